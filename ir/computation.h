@@ -1,0 +1,135 @@
+// Computation: a Problem on a Mesh with its schedule, shardings and transfers, on isl.
+//
+// The statement domain is S[i...] with one dimension per index (sorted by name), each tensor
+// has an access relation S[i...] -> T[e...], and the schedule maps the domain onto the
+// time-space S[t...] whose dimensions are the loops (serial, distributed over a mesh axis,
+// or tensorized into one kernel call). Each sharded tensor has a layout T[e] -> T[mesh
+// coords..., local index...] (multi-valued when replicated) and each communicated tensor a
+// Transfer at one loop.
+//
+// Computations are immutable values: schedule primitives (primitives.h) return new ones
+// through the With* functions. Copies are cheap (isl objects are reference counted, the
+// problem and mesh are shared). All Computations derived from one Create() share an isl
+// context and must be used on one thread at a time.
+#ifndef MESHTUNE_IR_COMPUTATION_H_
+#define MESHTUNE_IR_COMPUTATION_H_
+
+#include <isl/cpp.h>
+
+#include <cstdint>
+#include <map>
+#include <memory>
+#include <string>
+#include "absl/strings/string_view.h"
+#include <vector>
+
+#include "absl/status/statusor.h"
+#include "ir/axis_expr.h"
+#include "ir/isl_util.h"
+#include "ir/mesh.h"
+#include "ir/problem.h"
+
+namespace meshtune::ir {
+
+enum class LoopKind { kSerial, kDistributed, kTensorized };
+absl::string_view LoopKindName(LoopKind kind);  // "serial", "distributed", "tensorized"
+
+struct Loop {
+  std::string name;
+  int64_t extent = 1;
+  LoopKind kind = LoopKind::kSerial;
+  int axis = -1;                    // mesh axis of a distributed loop
+  std::string origin;               // the problem index this loop walks (part of)
+  std::vector<std::string> rotate;  // a rotated loop runs (t + sum rotate) mod extent
+};
+
+// One `dim@target` of a shard call: tensor dim (named by the index of the tensor's first
+// access) and the mesh-axis expression that picks the block.
+struct ShardTarget {
+  std::string dim;
+  AxisExpr target;
+  bool operator==(const ShardTarget& o) const { return dim == o.dim && target == o.target; }
+};
+
+struct Sharding {
+  std::vector<ShardTarget> targets;
+  isl::map layout;  // T[e] -> T[mesh coords..., local index...]
+  isl::map owners;  // T[e] -> Mesh[r]: the ranks holding element e
+  std::vector<int64_t> local_shape;
+  std::vector<bool> replicated_axes;  // axes no target names: T is copied along them
+};
+
+// communicate(T, loop, rotate=[...]): before each iteration of `loop`, T's elements used
+// inside it are fetched (inputs), or after it reduced to their owners (outputs).
+struct Transfer {
+  std::string tensor;
+  std::string loop;
+  std::vector<std::string> rotate;
+};
+
+class Computation {
+ public:
+  // The unscheduled computation: identity schedule, all loops serial, every tensor
+  // replicated. Fails with InvalidArgument when a mesh axis shares a name with an index
+  // or tensor of the problem.
+  static absl::StatusOr<Computation> Create(const Problem& problem, const Mesh& mesh);
+
+  const Problem& problem() const { return base_->problem; }
+  const Mesh& mesh() const { return base_->mesh; }
+  isl::ctx ctx() const { return base_->isl->ctx(); }
+
+  const isl::set& domain() const { return base_->domain; }  // S[i...]
+  // S[i...] -> T[e...], the union of T's accesses. CHECK-fails for unknown tensors.
+  const isl::map& Access(const std::string& tensor) const;
+  const isl::set& TensorSet(const std::string& tensor) const;  // T[e...] within bounds
+  const isl::map& schedule() const { return schedule_; }      // S[i...] -> S[t...]
+  const std::vector<Loop>& loops() const { return loops_; }
+  int LoopIndex(absl::string_view name) const;  // -1 when absent
+  // nullptr when `tensor` is replicated on every rank.
+  const Sharding* sharding(const std::string& tensor) const;
+  // T[e] -> Mesh[r]; every rank for a tensor without sharding.
+  isl::map Owners(const std::string& tensor) const;
+  const std::vector<Transfer>& transfers() const { return transfers_; }
+  const Transfer* TransferOf(const std::string& tensor) const;  // nullptr when none
+  const std::string& kernel() const { return kernel_; }  // tensorize op, "" when none
+  // S[i...] -> Mesh[r...]: the ranks that execute each statement instance (every rank
+  // along a mesh axis that no loop is distributed over).
+  isl::map Execution() const;
+  // Time-space point -> rank: S[t...] -> Mesh[r...].
+  isl::map Placement() const;
+  // The schedule with loop names, in isl notation.
+  std::string ScheduleString() const;
+  std::string LayoutString(const std::string& tensor) const;  // "replicated" or isl text
+
+  // Functional updates; each returns a new value.
+  Computation WithSchedule(isl::map schedule, std::vector<Loop> loops) const;
+  Computation WithSharding(const std::string& tensor, Sharding sharding) const;
+  Computation WithTransfer(Transfer transfer) const;
+  Computation WithKernel(std::string op) const;
+
+  // Positional isl variable names used when building maps from text: i<k> for domain
+  // dims, t<k> for loops, r<k> for mesh axes, e<k> / l<k> for tensor / local dims.
+  static std::vector<std::string> Vars(absl::string_view prefix, size_t n);
+
+ private:
+  struct Base {
+    std::shared_ptr<IslContext> isl;  // first: destroyed last
+    Problem problem;
+    Mesh mesh;
+    isl::set domain;
+    std::map<std::string, isl::map> accesses;
+    std::map<std::string, isl::set> tensor_sets;
+  };
+  Computation() = default;
+
+  std::shared_ptr<const Base> base_;
+  isl::map schedule_;
+  std::vector<Loop> loops_;
+  std::map<std::string, Sharding> shardings_;
+  std::vector<Transfer> transfers_;
+  std::string kernel_;
+};
+
+}  // namespace meshtune::ir
+
+#endif  // MESHTUNE_IR_COMPUTATION_H_

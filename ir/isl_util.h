@@ -1,0 +1,51 @@
+// The one place where ir/ calls isl's C API directly.
+//
+// isl's C++ bindings (isl/cpp.h) cover most of what meshtune needs; the few operations
+// they lack (projecting out dimensions, naming dimensions, reading sample points) are
+// wrapped here with isl::manage. IslContext owns an isl_ctx. isl objects must be used on
+// one thread at a time together with their context; each Computation family has its own.
+#ifndef MESHTUNE_IR_ISL_UTIL_H_
+#define MESHTUNE_IR_ISL_UTIL_H_
+
+#include <isl/cpp.h>
+
+#include <cstdint>
+#include <memory>
+#include <string>
+#include <vector>
+
+namespace meshtune::ir {
+
+// Owns one isl_ctx, freed when the last shared owner goes away. isl errors become
+// isl::exception (the C++ bindings' default) instead of messages on stderr.
+class IslContext {
+ public:
+  IslContext();
+  ~IslContext();
+  IslContext(const IslContext&) = delete;
+  IslContext& operator=(const IslContext&) = delete;
+  isl::ctx ctx() const { return isl::ctx(ctx_); }
+
+ private:
+  isl_ctx* ctx_;
+};
+
+// Removes `n` output (range) dimensions starting at `first`, existentially quantified.
+isl::map ProjectOutRange(const isl::map& m, unsigned first, unsigned n);
+// Removes `n` input (domain) dimensions starting at `first`.
+isl::map ProjectOutDomain(const isl::map& m, unsigned first, unsigned n);
+// The product relation { d -> r : d in domain, r in range }.
+isl::map MapFromDomainAndRange(const isl::set& domain, const isl::set& range);
+// Names the dimensions of a map's domain / range, or of a set, for printing.
+isl::map NameDomainDims(const isl::map& m, const std::vector<std::string>& names);
+isl::map NameRangeDims(const isl::map& m, const std::vector<std::string>& names);
+isl::set NameSetDims(const isl::set& s, const std::vector<std::string>& names);
+// Coordinates of some point of a non-empty set. CHECK-fails on an empty set.
+std::vector<int64_t> SamplePoint(const isl::set& s);
+// isl's own text for a map or set.
+std::string ToString(const isl::map& m);
+std::string ToString(const isl::set& s);
+
+}  // namespace meshtune::ir
+
+#endif  // MESHTUNE_IR_ISL_UTIL_H_

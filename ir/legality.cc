@@ -1,0 +1,244 @@
+#include "ir/legality.h"
+
+#include "absl/strings/str_cat.h"
+#include "absl/strings/str_format.h"
+#include "absl/strings/str_join.h"
+#include "ir/check.h"
+
+namespace meshtune::ir {
+
+namespace {
+
+std::string RankText(const Mesh& mesh, const std::vector<int64_t>& coords, size_t offset = 0) {
+  std::vector<std::string> parts;
+  for (size_t a = 0; a < mesh.axes.size(); ++a) {
+    parts.push_back(absl::StrCat(mesh.axes[a].name, "=", coords[offset + a]));
+  }
+  return absl::StrCat("(", absl::StrJoin(parts, ", "), ")");
+}
+
+std::string ElementText(const std::string& tensor, const std::vector<int64_t>& coords,
+                        size_t offset, size_t n) {
+  std::vector<std::string> parts;
+  for (size_t d = 0; d < n; ++d) parts.push_back(absl::StrCat(coords[offset + d]));
+  return absl::StrCat(tensor, "[", absl::StrJoin(parts, ", "), "]");
+}
+
+// "mo=0, no=1, ko=0": the serial loops among the first `depth` loops.
+std::string IterationText(const Computation& c, const std::vector<int64_t>& coords, size_t offset,
+                          int depth) {
+  std::vector<std::string> parts;
+  for (int j = 0; j < depth; ++j) {
+    if (c.loops()[j].kind == LoopKind::kDistributed) continue;
+    parts.push_back(absl::StrCat(c.loops()[j].name, "=", coords[offset + j]));
+  }
+  return absl::StrJoin(parts, ", ");
+}
+
+isl::set PointSet(isl::ctx ctx, const std::string& tuple, const std::vector<int64_t>& coords,
+                  size_t offset, size_t n) {
+  std::vector<std::string> parts;
+  for (size_t d = 0; d < n; ++d) parts.push_back(absl::StrCat(coords[offset + d]));
+  return isl::set(ctx, absl::StrCat("{ ", tuple, "[", absl::StrJoin(parts, ","), "] }"));
+}
+
+int64_t Product(const std::vector<int64_t>& v) {
+  int64_t p = 1;
+  for (int64_t x : v) p *= x;
+  return p;
+}
+
+// Rank that holds element `e` (the first one), as text.
+std::string HolderText(const Computation& c, const std::string& tensor,
+                       const std::vector<int64_t>& coords, size_t offset, size_t n) {
+  const isl::set holders =
+      PointSet(c.ctx(), tensor, coords, offset, n).apply(c.Owners(tensor));
+  if (holders.is_empty()) return "no rank";
+  return absl::StrCat("rank ", RankText(c.mesh(), SamplePoint(holders.lexmin())));
+}
+
+void CheckOwnership(const Computation& c, const std::string& tensor, std::vector<Rejection>& out) {
+  const Sharding* s = c.sharding(tensor);
+  if (s == nullptr) return;
+  const isl::set orphans = c.TensorSet(tensor).subtract(s->owners.domain());
+  if (orphans.is_empty()) return;
+  const std::vector<int64_t> e = SamplePoint(orphans.lexmin());
+  std::vector<std::string> targets;
+  for (const ShardTarget& t : s->targets) targets.push_back(absl::StrCat(t.dim, "@", t.target.ToString()));
+  out.push_back({std::string(kUnownedElement),
+                 absl::StrCat(ElementText(tensor, e, 0, e.size()), " is held by no rank: shard(", tensor,
+                              ", ", absl::StrJoin(targets, ", "),
+                              ") leaves blocks that no mesh coordinate maps to")});
+}
+
+void CheckLocal(const Computation& c, const std::string& tensor, std::vector<Rejection>& out) {
+  const isl::map uses = c.Execution().reverse().apply_range(c.Access(tensor));  // Mesh -> T
+  const isl::map remote = uses.subtract(c.Owners(tensor).reverse());
+  if (remote.is_empty()) return;
+  const std::vector<int64_t> w = SamplePoint(remote.wrap().lexmin());
+  const size_t na = c.mesh().axes.size();
+  const size_t nd = w.size() - na;
+  const bool output = c.problem().IsOutput(tensor);
+  out.push_back({std::string(kNonLocalAccess),
+                 absl::StrCat("rank ", RankText(c.mesh(), w), output ? " writes " : " reads ",
+                              ElementText(tensor, w, na, nd), ", which ",
+                              HolderText(c, tensor, w, na, nd), " holds, not it; ",
+                              output ? "communicate the output to reduce it to its holders, or shard "
+                                     : "communicate it, or shard ",
+                              tensor, " to match the computation")});
+}
+
+void CheckOutputComplete(const Computation& c, const std::string& tensor, std::vector<Rejection>& out) {
+  // Mesh[r] -> S[i]: r holds the element instance i writes, but does not execute i.
+  const isl::map needed = c.Owners(tensor).reverse().apply_range(c.Access(tensor).reverse());
+  const isl::map missing = needed.subtract(c.Execution().reverse());
+  if (missing.is_empty()) return;
+  const std::vector<int64_t> w = SamplePoint(missing.wrap().lexmin());
+  const size_t na = c.mesh().axes.size();
+  const Problem& p = c.problem();
+  const isl::set inst = PointSet(c.ctx(), "S", w, na, p.indices.size());
+  const std::vector<int64_t> elem = SamplePoint(inst.apply(c.Access(tensor)));
+  const std::vector<int64_t> runner = SamplePoint(inst.apply(c.Execution()).lexmin());
+  std::vector<std::string> iter;
+  for (size_t d = 0; d < p.indices.size(); ++d) iter.push_back(absl::StrCat(p.indices[d], "=", w[na + d]));
+  out.push_back({std::string(kUnreducedOutput),
+                 absl::StrCat(ElementText(tensor, elem, 0, elem.size()), " is held by rank ",
+                              RankText(c.mesh(), w), " but its update at (", absl::StrJoin(iter, ", "),
+                              ") runs on rank ", RankText(c.mesh(), runner),
+                              ": an output written by several ranks needs communicate(", tensor,
+                              ", <loop>) to reduce it")});
+}
+
+void CheckSingleSource(const Computation& c, const Transfer& t, std::vector<Rejection>& out) {
+  const isl::map sources = TransferSources(c, t);
+  if (sources.is_single_valued()) return;
+  const isl::map extra = sources.subtract(sources.lexmin());
+  const std::vector<int64_t> w = SamplePoint(extra.domain().lexmin());
+  const int depth = c.LoopIndex(t.loop) + 1;
+  const size_t na = c.mesh().axes.size();
+  const isl::set ranks = PointSet(c.ctx(), "P", w, 0, w.size()).apply(sources);
+  const isl::set data = PointSet(c.ctx(), "P", w, 0, w.size()).apply(TransferElements(c, t));
+  const std::vector<int64_t> lo = SamplePoint(data.lexmin()), hi = SamplePoint(data.lexmax());
+  std::vector<std::string> range;
+  for (size_t d = 0; d < lo.size(); ++d) range.push_back(absl::StrCat(lo[d], ":", hi[d] + 1));
+  const std::string iteration = IterationText(c, w, na, depth);
+  out.push_back(
+      {std::string(kMultiSourceTransfer),
+       absl::StrCat("communicate(", t.tensor, ", ", t.loop, "): at ", iteration.empty() ? "" : iteration + " ",
+                    "rank ", RankText(c.mesh(), w), " needs ", t.tensor, "[", absl::StrJoin(range, ", "),
+                    "], which lives on several ranks, e.g. ", RankText(c.mesh(), SamplePoint(ranks.lexmin())),
+                    " and ", RankText(c.mesh(), SamplePoint(ranks.lexmax())),
+                    "; one transfer reads from one source rank")});
+}
+
+}  // namespace
+
+isl::map RankAndTime(const Computation& c, int depth) {
+  const Mesh& m = c.mesh();
+  const std::vector<Loop>& loops = c.loops();
+  const std::vector<std::string> tv = Computation::Vars("t", loops.size());
+  const std::vector<std::string> rv = Computation::Vars("r", m.axes.size());
+  std::vector<std::string> cons;
+  for (size_t a = 0; a < m.axes.size(); ++a) {
+    int loop = -1;
+    for (size_t j = 0; j < loops.size(); ++j) {
+      if (loops[j].kind == LoopKind::kDistributed && loops[j].axis == static_cast<int>(a)) loop = j;
+    }
+    cons.push_back(loop >= 0 ? absl::StrCat(rv[a], " = ", tv[loop])
+                             : absl::StrCat("0 <= ", rv[a], " < ", m.axes[a].size));
+  }
+  std::vector<std::string> out = rv;
+  out.insert(out.end(), tv.begin(), tv.begin() + depth);
+  const isl::map place(c.ctx(), absl::StrCat("{ S[", absl::StrJoin(tv, ","), "] -> P[",
+                                             absl::StrJoin(out, ","), "] : ",
+                                             absl::StrJoin(cons, " and "), " }"));
+  return c.schedule().apply_range(place);
+}
+
+isl::map TransferElements(const Computation& c, const Transfer& t) {
+  const int p = c.LoopIndex(t.loop);
+  MT_CHECK(p >= 0);
+  return RankAndTime(c, p + 1).reverse().apply_range(c.Access(t.tensor));
+}
+
+isl::map TransferSources(const Computation& c, const Transfer& t) {
+  const int depth = c.LoopIndex(t.loop) + 1;
+  const isl::map sources = TransferElements(c, t).apply_range(c.Owners(t.tensor));
+  const Sharding* s = c.sharding(t.tensor);
+  const Mesh& m = c.mesh();
+  const std::vector<std::string> rv = Computation::Vars("r", m.axes.size());
+  const std::vector<std::string> sv = Computation::Vars("s", m.axes.size());
+  std::vector<std::string> in = rv;
+  for (const std::string& v : Computation::Vars("t", depth)) in.push_back(v);
+  std::vector<std::string> cons;
+  for (size_t a = 0; a < m.axes.size(); ++a) {
+    if (s == nullptr || s->replicated_axes[a]) cons.push_back(absl::StrCat(sv[a], " = ", rv[a]));
+  }
+  if (cons.empty()) return sources;
+  const isl::map pin(c.ctx(), absl::StrCat("{ P[", absl::StrJoin(in, ","), "] -> Mesh[",
+                                           absl::StrJoin(sv, ","), "] : ", absl::StrJoin(cons, " and "),
+                                           " }"));
+  return sources.intersect(pin);
+}
+
+Footprint ComputeFootprint(const Computation& c) {
+  Footprint f;
+  const int64_t bytes = DTypeBytes(c.problem().dtype);
+  for (const std::string& t : c.problem().Tensors()) {
+    const Sharding* s = c.sharding(t);
+    f.shard_bytes += bytes * Product(s ? s->local_shape : c.problem().Shape(t));
+  }
+  for (const Transfer& t : c.transfers()) {
+    const isl::fixed_box box = TransferElements(c, t).range_simple_fixed_box_hull();
+    int64_t elems = Product(c.problem().Shape(t.tensor));
+    if (box.is_valid()) {
+      const isl::multi_val size = box.size();
+      elems = 1;
+      for (unsigned d = 0; d < size.size(); ++d) elems *= size.at(d).num_si();
+    }
+    f.buffer_bytes += bytes * elems;
+  }
+  return f;
+}
+
+std::string FormatBytes(int64_t bytes) {
+  static const char* kUnits[] = {"B", "KiB", "MiB", "GiB", "TiB"};
+  double v = static_cast<double>(bytes);
+  int u = 0;
+  while (v >= 1024 && u < 4) {
+    v /= 1024;
+    ++u;
+  }
+  if (u == 0) return absl::StrCat(bytes, " B");
+  return absl::StrFormat("%.4g %s", v, kUnits[u]);
+}
+
+std::vector<Rejection> CheckLegality(const Computation& c) {
+  std::vector<Rejection> out;
+  const Problem& p = c.problem();
+  for (const std::string& t : p.Tensors()) CheckOwnership(c, t, out);
+  for (const std::string& t : p.Tensors()) {
+    const Transfer* tr = c.TransferOf(t);
+    if (tr != nullptr) {
+      if (!p.IsOutput(t)) CheckSingleSource(c, *tr, out);
+      continue;
+    }
+    const size_t before = out.size();
+    CheckLocal(c, t, out);
+    if (p.IsOutput(t) && out.size() == before) CheckOutputComplete(c, t, out);
+  }
+  if (c.mesh().mem_per_rank_bytes.has_value()) {
+    const Footprint f = ComputeFootprint(c);
+    const int64_t budget = *c.mesh().mem_per_rank_bytes;
+    if (f.total() > budget) {
+      out.push_back({std::string(kOverMemoryBudget),
+                     absl::StrCat("per-rank footprint ", FormatBytes(f.total()), " (shards ",
+                                  FormatBytes(f.shard_bytes), ", transfer buffers ",
+                                  FormatBytes(f.buffer_bytes), ") exceeds the memory budget of ",
+                                  FormatBytes(budget))});
+    }
+  }
+  return out;
+}
+
+}  // namespace meshtune::ir

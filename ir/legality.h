@@ -1,0 +1,57 @@
+// Legality of a scheduled Computation, decided with isl.
+//
+// CheckLegality returns every rule the computation breaks, each with a reason code
+// (reason.h) and a message naming a witness (a rank, an element, an iteration):
+//   - every element of every tensor is held by at least one rank;
+//   - a communicate reads, for each rank and iteration of its loop, from one source rank:
+//     the map (rank, loops up to the communicate loop) -> source rank is single-valued
+//     (replicas along axes a tensor is copied over count as the reader's own copy);
+//   - every access to a tensor that is not communicated is local to the executing rank;
+//   - every output element is written only on ranks that hold it, and each holder
+//     computes all of it (several writers need a communicate that reduces);
+//   - shards plus transfer buffers fit the mesh's per-rank memory budget.
+// Divisibility and rotation conflicts are found earlier, by the primitives.
+// Thread-compatible: uses the Computation's isl context.
+#ifndef MESHTUNE_IR_LEGALITY_H_
+#define MESHTUNE_IR_LEGALITY_H_
+
+#include <cstdint>
+#include <string>
+#include <utility>
+#include <vector>
+
+#include "ir/computation.h"
+#include "ir/reason.h"
+
+namespace meshtune::ir {
+
+// S[i...] -> P[r..., t_0..t_{depth-1}]: the rank executing each instance and the values
+// of the outermost `depth` loops (distributed loops equal their rank coordinate).
+isl::map RankAndTime(const Computation& c, int depth);
+
+// For a transfer at loop p: P[r..., t_0..t_p] -> T[e], the elements of T that rank r uses
+// inside that iteration of the loop.
+isl::map TransferElements(const Computation& c, const Transfer& t);
+
+// P[r..., t_0..t_p] -> Mesh[s...]: the ranks holding those elements; along axes the tensor
+// is replicated over, the reader's own coordinate is taken.
+isl::map TransferSources(const Computation& c, const Transfer& t);
+
+struct Footprint {
+  int64_t shard_bytes = 0;   // every tensor's local part
+  int64_t buffer_bytes = 0;  // every transfer's buffer
+  int64_t total() const { return shard_bytes + buffer_bytes; }
+};
+
+// Per-rank bytes of shards and transfer buffers (the box around each transfer's data).
+Footprint ComputeFootprint(const Computation& c);
+
+// Every legality rule `c` breaks; empty when legal.
+std::vector<Rejection> CheckLegality(const Computation& c);
+
+// "1.5 GiB", "64 KiB", "12 B".
+std::string FormatBytes(int64_t bytes);
+
+}  // namespace meshtune::ir
+
+#endif  // MESHTUNE_IR_LEGALITY_H_

@@ -1,0 +1,181 @@
+// The reference schedules of DESIGN.md are legal; the illegal examples are rejected with
+// the right reason codes and messages that name a witness.
+#include "ir/legality.h"
+
+#include <gtest/gtest.h>
+
+#include <fstream>
+#include <sstream>
+
+#include "ir/verdict.h"
+
+namespace meshtune::ir {
+namespace {
+
+std::string ReadFile(const std::string& path) {
+  std::ifstream in(path);
+  EXPECT_TRUE(in.good()) << path;
+  std::stringstream ss;
+  ss << in.rdbuf();
+  return ss.str();
+}
+
+Verdict JudgeFile(const std::string& expr, const std::string& extents, const std::string& mesh,
+                  const std::string& trace_file) {
+  absl::StatusOr<Problem> p = ParseProblem(expr, extents);
+  EXPECT_TRUE(p.ok()) << p.status();
+  absl::StatusOr<Mesh> m = ParseMesh(mesh);
+  EXPECT_TRUE(m.ok()) << m.status();
+  absl::StatusOr<Computation> c = Computation::Create(*p, *m);
+  EXPECT_TRUE(c.ok()) << c.status();
+  absl::StatusOr<Trace> t = ParseTrace(ReadFile("examples/" + trace_file));
+  EXPECT_TRUE(t.ok()) << t.status();
+  absl::StatusOr<Verdict> v = Judge(*c, *t);
+  EXPECT_TRUE(v.ok()) << v.status();
+  return *std::move(v);
+}
+
+constexpr char kMatmul[] = "C[m,n] += A[m,k] * B[k,n]";
+constexpr char kMatmulExtents[] = "m=512,n=1024,k=2048";
+
+std::string Reasons(const Verdict& v) {
+  std::string s;
+  for (const Rejection& r : v.reasons) s += "[" + r.code + "] " + r.message + "\n";
+  return s;
+}
+
+TEST(LegalityTest, ReferenceSchedulesAreLegal) {
+  for (const char* f : {"summa.trace", "pumma.trace", "cannon.trace"}) {
+    const Verdict v = JudgeFile(kMatmul, kMatmulExtents, "x=8,y=8", f);
+    EXPECT_TRUE(v.legal) << f << "\n" << Reasons(v);
+  }
+  const Verdict ag = JudgeFile("C[m,n] = A[k,m] * B[k,n]", "m=2048,k=1024,n=4096", "x=4",
+                               "allgather_gemm.trace");
+  EXPECT_TRUE(ag.legal) << Reasons(ag);
+}
+
+TEST(LegalityTest, ReferenceSchedulesAreLegalOnSmallMeshes) {
+  // The notebook's traces divide k by 8; on 2x2 the same trace shape with divide 2 is SUMMA.
+  absl::StatusOr<Problem> p = ParseProblem(kMatmul, "m=64,n=64,k=64");
+  ASSERT_TRUE(p.ok());
+  absl::StatusOr<Mesh> m = ParseMesh("x=2,y=2");
+  ASSERT_TRUE(m.ok());
+  absl::StatusOr<Computation> c = Computation::Create(*p, *m);
+  ASSERT_TRUE(c.ok());
+  absl::StatusOr<Trace> t = ParseTrace(
+      "distribute([m,n], [mo,no], [mi,ni], [x,y])\ndivide(k, ko, ki, 2)\n"
+      "reorder(mo, no, ko, mi, ni, ki)\nshard(A, m@x, k@(x+y)%2)\nshard(B, k@(x+y)%2, n@y)\n"
+      "shard(C, m@x, n@y)\ncommunicate(A, ko, rotate=[mo,no])\ncommunicate(B, ko, rotate=[mo,no])\n"
+      "tensorize([mi, ni, ki], matmul)\n");
+  ASSERT_TRUE(t.ok()) << t.status();
+  absl::StatusOr<Verdict> v = Judge(*c, *t);
+  ASSERT_TRUE(v.ok());
+  EXPECT_TRUE(v->legal) << Reasons(*v);
+}
+
+TEST(LegalityTest, CoarseDivideMakesTheTransferMultiSource) {
+  const Verdict v = JudgeFile(kMatmul, kMatmulExtents, "x=8,y=8", "summa_bad_divide.trace");
+  ASSERT_FALSE(v.legal);
+  ASSERT_EQ(v.reasons.size(), 2u) << Reasons(v);  // A along y and B along x
+  EXPECT_EQ(v.reasons[0].code, kMultiSourceTransfer);
+  EXPECT_EQ(v.reasons[0].message,
+            "communicate(A, ko): at ko=0 rank (x=0, y=0) needs A[0:64, 0:512], which lives on several "
+            "ranks, e.g. (x=0, y=0) and (x=0, y=1); one transfer reads from one source rank");
+  EXPECT_EQ(v.reasons[1].code, kMultiSourceTransfer);
+}
+
+TEST(LegalityTest, MissingCommunicateIsANonLocalAccess) {
+  const Verdict v = JudgeFile(kMatmul, kMatmulExtents, "x=8,y=8", "summa_no_comm_a.trace");
+  ASSERT_FALSE(v.legal);
+  ASSERT_EQ(v.reasons.size(), 1u) << Reasons(v);
+  EXPECT_EQ(v.reasons[0].code, kNonLocalAccess);
+  EXPECT_EQ(v.reasons[0].message,
+            "rank (x=0, y=0) reads A[0, 256], which rank (x=0, y=1) holds, not it; communicate it, or "
+            "shard A to match the computation");
+}
+
+Verdict JudgeText(const std::string& expr, const std::string& extents, const std::string& mesh,
+                  const std::string& trace) {
+  absl::StatusOr<Problem> p = ParseProblem(expr, extents);
+  EXPECT_TRUE(p.ok()) << p.status();
+  absl::StatusOr<Mesh> m = ParseMesh(mesh);
+  EXPECT_TRUE(m.ok()) << m.status();
+  absl::StatusOr<Computation> c = Computation::Create(*p, *m);
+  EXPECT_TRUE(c.ok()) << c.status();
+  absl::StatusOr<Trace> t = ParseTrace(trace);
+  EXPECT_TRUE(t.ok()) << t.status();
+  absl::StatusOr<Verdict> v = Judge(*c, *t);
+  EXPECT_TRUE(v.ok()) << v.status();
+  return *std::move(v);
+}
+
+TEST(LegalityTest, SplitKWithoutReductionIsUnreduced) {
+  const std::string trace =
+      "distribute([k], [ko], [ki], [x])\nshard(A, k@x)\nshard(B, k@x)\n";
+  const Verdict v = JudgeText(kMatmul, "m=8,n=8,k=16", "x=4", trace);
+  ASSERT_FALSE(v.legal);
+  ASSERT_EQ(v.reasons.size(), 1u) << Reasons(v);
+  EXPECT_EQ(v.reasons[0].code, kUnreducedOutput);
+  EXPECT_EQ(v.reasons[0].message,
+            "C[0, 0] is held by rank (x=0) but its update at (k=4, m=0, n=0) runs on rank (x=1): an "
+            "output written by several ranks needs communicate(C, <loop>) to reduce it");
+  // With the reduction it is legal.
+  const Verdict ok = JudgeText(kMatmul, "m=8,n=8,k=16", "x=4", trace + "communicate(C, m)\n");
+  EXPECT_TRUE(ok.legal) << Reasons(ok);
+}
+
+TEST(LegalityTest, UnownedElementsAreRejected) {
+  const Verdict v = JudgeText(kMatmul, "m=8,n=8,k=16", "x=4", "shard(A, k@(2*x)%8)\n");
+  ASSERT_GE(v.reasons.size(), 1u);
+  EXPECT_EQ(v.reasons[0].code, kUnownedElement);
+  EXPECT_EQ(v.reasons[0].message,
+            "A[0, 2] is held by no rank: shard(A, k@(2*x)%8) leaves blocks that no mesh coordinate "
+            "maps to");
+}
+
+TEST(LegalityTest, OutputWrittenAwayFromItsHolderIsNonLocal) {
+  const Verdict v = JudgeText(kMatmul, "m=8,n=8,k=16", "x=4",
+                              "distribute([m], [mo], [mi], [x])\nshard(A, m@x)\nshard(C, n@x)\n");
+  ASSERT_EQ(v.reasons.size(), 1u) << Reasons(v);
+  EXPECT_EQ(v.reasons[0].code, kNonLocalAccess);
+  EXPECT_EQ(v.reasons[0].message,
+            "rank (x=0) writes C[0, 2], which rank (x=1) holds, not it; communicate the output to "
+            "reduce it to its holders, or shard C to match the computation");
+}
+
+TEST(LegalityTest, MemoryBudgetCountsShardsAndBuffers) {
+  absl::StatusOr<Problem> p = ParseProblem(kMatmul, kMatmulExtents);
+  ASSERT_TRUE(p.ok());
+  absl::StatusOr<Mesh> m = ParseMesh("x=8,y=8");
+  ASSERT_TRUE(m.ok());
+  absl::StatusOr<Computation> c = Computation::Create(*p, *m);
+  ASSERT_TRUE(c.ok());
+  absl::StatusOr<Trace> t = ParseTrace(ReadFile("examples/summa.trace"));
+  ASSERT_TRUE(t.ok());
+  absl::StatusOr<Verdict> v = Judge(*c, *t);
+  ASSERT_TRUE(v.ok());
+  // f32 shards A 64x256, B 256x128, C 64x128 (224 KiB); buffers A 64x256, B 256x128 (192 KiB).
+  const Footprint f = ComputeFootprint(v->computation);
+  EXPECT_EQ(f.shard_bytes, 4 * (64 * 256 + 256 * 128 + 64 * 128));
+  EXPECT_EQ(f.buffer_bytes, 4 * (64 * 256 + 256 * 128));
+  m->mem_per_rank_bytes = 300 * 1024;
+  c = Computation::Create(*p, *m);
+  v = Judge(*c, *t);
+  ASSERT_TRUE(v.ok());
+  ASSERT_EQ(v->reasons.size(), 1u);
+  EXPECT_EQ(v->reasons[0].code, kOverMemoryBudget);
+  EXPECT_EQ(v->reasons[0].message,
+            "per-rank footprint 416 KiB (shards 224 KiB, transfer buffers 192 KiB) exceeds the "
+            "memory budget of 300 KiB");
+}
+
+TEST(LegalityTest, IndivisibleDivideIsTheVerdict) {
+  const Verdict v = JudgeText(kMatmul, "m=8,n=8,k=16", "x=4", "divide(k, ko, ki, 3)\n");
+  ASSERT_EQ(v.reasons.size(), 1u);
+  EXPECT_EQ(v.reasons[0].code, kIndivisible);
+  EXPECT_EQ(v.reasons[0].message,
+            "instruction 1, divide(k, ko, ki, 3): loop k has extent 16, which does not divide into 3 parts");
+}
+
+}  // namespace
+}  // namespace meshtune::ir

@@ -1,0 +1,106 @@
+#include "ir/mesh.h"
+
+#include <utility>
+#include <vector>
+
+#include "absl/strings/str_cat.h"
+#include "absl/strings/str_join.h"
+#include "ir/scanner.h"
+
+namespace meshtune::ir {
+
+int64_t Mesh::Ranks() const {
+  int64_t r = 1;
+  for (const MeshAxis& a : axes) r *= a.size;
+  return r;
+}
+
+int Mesh::AxisIndex(absl::string_view name) const {
+  for (size_t i = 0; i < axes.size(); ++i) {
+    if (axes[i].name == name) return static_cast<int>(i);
+  }
+  return -1;
+}
+
+std::string Mesh::AxisNames() const {
+  std::vector<std::string> names;
+  for (const MeshAxis& a : axes) names.push_back(a.name);
+  return absl::StrJoin(names, ", ");
+}
+
+std::string Mesh::ToString() const {
+  std::vector<std::string> parts;
+  for (const MeshAxis& a : axes) parts.push_back(absl::StrCat(a.name, "=", a.size));
+  return absl::StrJoin(parts, ",");
+}
+
+absl::StatusOr<Mesh> ParseMesh(absl::string_view text) {
+  absl::StatusOr<std::vector<Token>> tokens = Tokenize(text, "mesh", 1024);
+  if (!tokens.ok()) return tokens.status();
+  TokenStream ts(std::move(*tokens), "mesh");
+  Mesh mesh;
+  if (ts.AtEnd()) return ts.ErrorAt(ts.Peek(), "no mesh axes given (expected e.g. x=8,y=8)");
+  int64_t ranks = 1;
+  while (!ts.AtEnd()) {
+    const Token name_tok = ts.Peek();
+    absl::StatusOr<std::string> name = ts.ExpectIdent("a mesh axis name");
+    if (!name.ok()) return name.status();
+    if (mesh.AxisIndex(*name) >= 0) {
+      return ts.ErrorAt(name_tok, absl::StrCat("mesh axis ", *name, " is given twice"));
+    }
+    if (static_cast<int>(mesh.axes.size()) == kMaxMeshAxes) {
+      return ts.ErrorAt(name_tok, absl::StrCat("mesh axis ", *name, " is one too many: a mesh has 1 to ",
+                                               kMaxMeshAxes, " axes"));
+    }
+    if (absl::Status s = ts.Expect("="); !s.ok()) return s;
+    const Token size_tok = ts.Peek();
+    absl::StatusOr<int64_t> size = ts.ExpectInt(absl::StrCat("size of mesh axis ", *name));
+    if (!size.ok()) return size.status();
+    if (*size < 1) {
+      return ts.ErrorAt(size_tok, absl::StrCat("mesh axis ", *name, " has size ", *size,
+                                               "; sizes must be at least 1"));
+    }
+    if (*size > kMaxRanks || ranks * *size > kMaxRanks) {
+      return ts.ErrorAt(size_tok, absl::StrCat("mesh axis ", *name, "=", *size, " makes the mesh over ",
+                                               kMaxRanks, " ranks"));
+    }
+    ranks *= *size;
+    mesh.axes.push_back({*name, *size});
+    ts.Accept(",");
+  }
+  return mesh;
+}
+
+absl::StatusOr<int64_t> ParseByteSize(absl::string_view text) {
+  size_t digits = 0;
+  while (digits < text.size() && text[digits] >= '0' && text[digits] <= '9') ++digits;
+  if (digits == 0) {
+    return absl::InvalidArgumentError(
+        absl::StrCat("memory size '", text, "' does not start with a number (e.g. 2GiB)"));
+  }
+  absl::StatusOr<int64_t> n = ParseInt64(text.substr(0, digits), "memory size");
+  if (!n.ok()) return n.status();
+  const absl::string_view unit = text.substr(digits);
+  int shift = 0;
+  if (unit.empty() || unit == "B") {
+    shift = 0;
+  } else if (unit == "K" || unit == "KiB" || unit == "KB") {
+    shift = 10;
+  } else if (unit == "M" || unit == "MiB" || unit == "MB") {
+    shift = 20;
+  } else if (unit == "G" || unit == "GiB" || unit == "GB") {
+    shift = 30;
+  } else if (unit == "T" || unit == "TiB" || unit == "TB") {
+    shift = 40;
+  } else {
+    return absl::InvalidArgumentError(absl::StrCat("unknown unit '", unit, "' in memory size '",
+                                                   text, "' (use B, KiB, MiB, GiB or TiB)"));
+  }
+  if (*n == 0) return absl::InvalidArgumentError(absl::StrCat("memory size '", text, "' is zero"));
+  if (*n > (int64_t{1} << (62 - shift))) {
+    return absl::InvalidArgumentError(absl::StrCat("memory size '", text, "' is too large"));
+  }
+  return *n << shift;
+}
+
+}  // namespace meshtune::ir

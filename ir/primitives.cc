@@ -1,0 +1,484 @@
+#include "ir/primitives.h"
+
+#include <algorithm>
+#include <set>
+#include <utility>
+
+#include "absl/strings/str_cat.h"
+#include "absl/strings/str_join.h"
+#include "ir/check.h"
+#include "ir/reason.h"
+#include "ir/scanner.h"
+
+namespace meshtune::ir {
+
+namespace {
+
+std::string LoopList(const Computation& c) {
+  std::vector<std::string> names;
+  for (const Loop& l : c.loops()) names.push_back(l.name);
+  return absl::StrJoin(names, ", ");
+}
+
+absl::StatusOr<int> FindLoop(const Computation& c, const std::string& name) {
+  const int p = c.LoopIndex(name);
+  if (p < 0) {
+    return absl::InvalidArgumentError(
+        absl::StrCat("unknown loop ", name, " (loops: ", LoopList(c), ")"));
+  }
+  return p;
+}
+
+absl::Status CheckTensor(const Computation& c, const std::string& tensor) {
+  if (c.problem().FirstAccess(tensor) == nullptr) {
+    return absl::InvalidArgumentError(absl::StrCat("unknown tensor ", tensor, " (tensors: ",
+                                                   absl::StrJoin(c.problem().Tensors(), ", "), ")"));
+  }
+  return absl::OkStatus();
+}
+
+// A name for a new loop: an identifier not used by another loop, mesh axis or tensor.
+absl::Status CheckNewLoopName(const Computation& c, const std::string& name,
+                              const std::string& replaced) {
+  if (!IsIdentifier(name)) {
+    return absl::InvalidArgumentError(absl::StrCat("'", name, "' is not a valid loop name"));
+  }
+  if (name != replaced && c.LoopIndex(name) >= 0) {
+    return absl::InvalidArgumentError(absl::StrCat("loop name ", name, " is already in use"));
+  }
+  if (c.mesh().AxisIndex(name) >= 0) {
+    return absl::InvalidArgumentError(absl::StrCat("loop name ", name, " is a mesh axis"));
+  }
+  if (c.problem().FirstAccess(name) != nullptr) {
+    return absl::InvalidArgumentError(absl::StrCat("loop name ", name, " is a tensor"));
+  }
+  return absl::OkStatus();
+}
+
+// Applies { S[t...] -> S[u...] : constraints } to the schedule and installs `loops`.
+Computation Transform(const Computation& c, const std::vector<std::string>& constraints,
+                      std::vector<Loop> loops) {
+  const std::vector<std::string> tv = Computation::Vars("t", c.loops().size());
+  const std::vector<std::string> uv = Computation::Vars("u", loops.size());
+  const isl::map m(c.ctx(), absl::StrCat("{ S[", absl::StrJoin(tv, ","), "] -> S[",
+                                         absl::StrJoin(uv, ","), "] : ",
+                                         absl::StrJoin(constraints, " and "), " }"));
+  return c.WithSchedule(c.schedule().apply_range(m), std::move(loops));
+}
+
+// The schedule with loops permuted: new loop j is old loop perm[j].
+Computation Permute(const Computation& c, const std::vector<int>& perm) {
+  std::vector<std::string> cons;
+  std::vector<Loop> loops;
+  for (size_t j = 0; j < perm.size(); ++j) {
+    cons.push_back(absl::StrCat("u", j, " = t", perm[j]));
+    loops.push_back(c.loops()[perm[j]]);
+  }
+  return Transform(c, cons, std::move(loops));
+}
+
+absl::Status CheckSplittable(const Computation& c, int p) {
+  const Loop& l = c.loops()[p];
+  if (l.kind == LoopKind::kDistributed) {
+    return absl::InvalidArgumentError(absl::StrCat("loop ", l.name, " is distributed over mesh axis ",
+                                                   c.mesh().axes[l.axis].name,
+                                                   " and cannot be split"));
+  }
+  if (l.kind == LoopKind::kTensorized) {
+    return absl::InvalidArgumentError(absl::StrCat("loop ", l.name, " is tensorized and cannot be split"));
+  }
+  if (!l.rotate.empty()) {
+    return absl::InvalidArgumentError(
+        absl::StrCat("loop ", l.name, " is rotated; split it before the rotating communicate"));
+  }
+  return absl::OkStatus();
+}
+
+absl::StatusOr<Computation> SplitAt(const Computation& c, int p, const std::string& outer,
+                                    const std::string& inner, int64_t factor) {
+  const Loop& l = c.loops()[p];
+  if (outer == inner) {
+    return absl::InvalidArgumentError(absl::StrCat("outer and inner loops are both named ", outer));
+  }
+  if (absl::Status s = CheckNewLoopName(c, outer, l.name); !s.ok()) return s;
+  if (absl::Status s = CheckNewLoopName(c, inner, l.name); !s.ok()) return s;
+  std::vector<Loop> loops;
+  std::vector<std::string> cons;
+  const size_t n = c.loops().size();
+  for (size_t j = 0; j < n; ++j) {
+    const size_t u = j < static_cast<size_t>(p) ? j : j + 1;
+    if (static_cast<int>(j) != p) {
+      loops.push_back(c.loops()[j]);
+      cons.push_back(absl::StrCat("u", u, " = t", j));
+      continue;
+    }
+    Loop o = l, i = l;
+    o.name = outer;
+    o.extent = l.extent / factor;
+    i.name = inner;
+    i.extent = factor;
+    loops.push_back(o);
+    loops.push_back(i);
+    cons.push_back(absl::StrCat("t", j, " = ", factor, "*u", j, " + u", j + 1));
+    cons.push_back(absl::StrCat("0 <= u", j + 1, " < ", factor));
+  }
+  return Transform(c, cons, std::move(loops));
+}
+
+}  // namespace
+
+absl::StatusOr<Computation> Split(const Computation& c, const std::string& var,
+                                  const std::string& outer, const std::string& inner,
+                                  int64_t factor) {
+  absl::StatusOr<int> p = FindLoop(c, var);
+  if (!p.ok()) return p.status();
+  if (absl::Status s = CheckSplittable(c, *p); !s.ok()) return s;
+  if (factor < 1) {
+    return absl::InvalidArgumentError(absl::StrCat("split factor must be at least 1, got ", factor));
+  }
+  const int64_t extent = c.loops()[*p].extent;
+  if (extent % factor != 0) {
+    return Reject(kIndivisible, absl::StrCat("loop ", var, " has extent ", extent,
+                                             ", which is not divisible by the split factor ", factor));
+  }
+  return SplitAt(c, *p, outer, inner, factor);
+}
+
+absl::StatusOr<Computation> Divide(const Computation& c, const std::string& var,
+                                   const std::string& outer, const std::string& inner,
+                                   int64_t parts) {
+  absl::StatusOr<int> p = FindLoop(c, var);
+  if (!p.ok()) return p.status();
+  if (absl::Status s = CheckSplittable(c, *p); !s.ok()) return s;
+  if (parts < 1) {
+    return absl::InvalidArgumentError(absl::StrCat("divide needs at least 1 part, got ", parts));
+  }
+  const int64_t extent = c.loops()[*p].extent;
+  if (extent % parts != 0) {
+    return Reject(kIndivisible, absl::StrCat("loop ", var, " has extent ", extent,
+                                             ", which does not divide into ", parts, " parts"));
+  }
+  return SplitAt(c, *p, outer, inner, extent / parts);
+}
+
+absl::StatusOr<Computation> Reorder(const Computation& c, const std::vector<std::string>& order) {
+  std::vector<int> positions;
+  std::set<std::string> seen;
+  for (const std::string& name : order) {
+    absl::StatusOr<int> p = FindLoop(c, name);
+    if (!p.ok()) return p.status();
+    if (!seen.insert(name).second) {
+      return absl::InvalidArgumentError(absl::StrCat("loop ", name, " is named twice in reorder"));
+    }
+    positions.push_back(*p);
+  }
+  std::vector<int> slots = positions;
+  std::sort(slots.begin(), slots.end());
+  std::vector<int> perm(c.loops().size());
+  for (size_t j = 0; j < perm.size(); ++j) perm[j] = static_cast<int>(j);
+  for (size_t k = 0; k < slots.size(); ++k) perm[slots[k]] = positions[k];
+  // Distributed loops outermost, tensorized loops innermost.
+  for (size_t j = 1; j < perm.size(); ++j) {
+    const Loop& prev = c.loops()[perm[j - 1]];
+    const Loop& cur = c.loops()[perm[j]];
+    if (cur.kind == LoopKind::kDistributed && prev.kind != LoopKind::kDistributed) {
+      return absl::InvalidArgumentError(absl::StrCat("reorder puts loop ", prev.name, " outside distributed loop ",
+                                                     cur.name, "; distributed loops must stay outermost"));
+    }
+    if (prev.kind == LoopKind::kTensorized && cur.kind != LoopKind::kTensorized) {
+      return absl::InvalidArgumentError(absl::StrCat("reorder puts loop ", cur.name, " inside tensorized loop ",
+                                                     prev.name, "; tensorized loops must stay innermost"));
+    }
+  }
+  return Permute(c, perm);
+}
+
+absl::StatusOr<Computation> Distribute(const Computation& c, const std::vector<std::string>& vars,
+                                       const std::vector<std::string>& outers,
+                                       const std::vector<std::string>& inners,
+                                       const std::vector<std::string>& axes) {
+  if (vars.empty() || vars.size() != outers.size() || vars.size() != inners.size() ||
+      vars.size() != axes.size()) {
+    return absl::InvalidArgumentError(absl::StrCat(
+        "distribute needs four lists of the same non-zero length (loops, outer names, inner "
+        "names, mesh axes); got ",
+        vars.size(), ", ", outers.size(), ", ", inners.size(), " and ", axes.size()));
+  }
+  std::set<int> used_axes;
+  for (const Loop& l : c.loops()) {
+    if (l.kind == LoopKind::kDistributed) used_axes.insert(l.axis);
+  }
+  Computation cur = c;
+  std::vector<std::string> names;
+  for (size_t i = 0; i < vars.size(); ++i) {
+    const int axis = c.mesh().AxisIndex(axes[i]);
+    if (axis < 0) {
+      return absl::InvalidArgumentError(absl::StrCat("unknown mesh axis ", axes[i], " (mesh axes: ",
+                                                     c.mesh().AxisNames(), ")"));
+    }
+    if (!used_axes.insert(axis).second) {
+      return absl::InvalidArgumentError(
+          absl::StrCat("mesh axis ", axes[i], " already has a loop distributed over it"));
+    }
+    absl::StatusOr<Computation> next = Divide(cur, vars[i], outers[i], inners[i], c.mesh().axes[axis].size);
+    if (!next.ok()) return next.status();
+    std::vector<Loop> loops = next->loops();
+    Loop& o = loops[next->LoopIndex(outers[i])];
+    o.kind = LoopKind::kDistributed;
+    o.axis = axis;
+    cur = next->WithSchedule(next->schedule(), std::move(loops));
+  }
+  // Order: distributed loops from earlier calls, the new outers as listed, then the rest.
+  std::vector<int> perm;
+  const std::vector<Loop>& ls = cur.loops();
+  for (size_t j = 0; j < ls.size(); ++j) {
+    if (ls[j].kind == LoopKind::kDistributed &&
+        std::find(outers.begin(), outers.end(), ls[j].name) == outers.end()) {
+      perm.push_back(static_cast<int>(j));
+    }
+  }
+  for (const std::string& o : outers) perm.push_back(cur.LoopIndex(o));
+  for (size_t j = 0; j < ls.size(); ++j) {
+    if (ls[j].kind != LoopKind::kDistributed) perm.push_back(static_cast<int>(j));
+  }
+  return Permute(cur, perm);
+}
+
+absl::StatusOr<Computation> Shard(const Computation& c, const std::string& tensor,
+                                  const std::vector<ShardTarget>& targets) {
+  if (absl::Status s = CheckTensor(c, tensor); !s.ok()) return s;
+  if (c.sharding(tensor) != nullptr) {
+    return absl::InvalidArgumentError(absl::StrCat("tensor ", tensor, " is already sharded"));
+  }
+  const Problem& p = c.problem();
+  const Mesh& mesh = c.mesh();
+  const std::vector<std::string>& dims = p.FirstAccess(tensor)->indices;
+  const std::vector<int64_t> shape = p.Shape(tensor);
+  const std::vector<std::string> ev = Computation::Vars("e", dims.size());
+  const std::vector<std::string> lv = Computation::Vars("l", dims.size());
+  const std::vector<std::string> rv = Computation::Vars("r", mesh.axes.size());
+
+  Sharding sh;
+  sh.targets = targets;
+  sh.replicated_axes.assign(mesh.axes.size(), true);
+  std::vector<std::vector<const ShardTarget*>> per_dim(dims.size());
+  for (const ShardTarget& t : targets) {
+    auto it = std::find(dims.begin(), dims.end(), t.dim);
+    if (it == dims.end()) {
+      return absl::InvalidArgumentError(absl::StrCat("tensor ", tensor, " has no dim ", t.dim, " (its dims: ",
+                                                     absl::StrJoin(dims, ", "), ")"));
+    }
+    if (absl::Status s = CheckAxes(t.target, mesh); !s.ok()) return s;
+    for (const auto& [axis, coeff] : t.target.terms) sh.replicated_axes[mesh.AxisIndex(axis)] = false;
+    per_dim[it - dims.begin()].push_back(&t);
+  }
+  std::vector<std::string> cons;
+  for (size_t d = 0; d < dims.size(); ++d) cons.push_back(absl::StrCat("0 <= ", ev[d], " < ", shape[d]));
+  for (size_t a = 0; a < mesh.axes.size(); ++a) {
+    cons.push_back(absl::StrCat("0 <= ", rv[a], " < ", mesh.axes[a].size));
+  }
+  for (size_t d = 0; d < dims.size(); ++d) {
+    int64_t block = shape[d];
+    std::string offset;
+    for (const ShardTarget* t : per_dim[d]) {
+      const auto [lo, hi] = t->target.Range(mesh);
+      const int64_t parts = t->target.modulus != 0 ? t->target.modulus : hi - lo + 1;
+      if (block % parts != 0) {
+        return Reject(kIndivisible,
+                      absl::StrCat("dim ", dims[d], " of ", tensor, " has ", block == shape[d] ? "extent " : "block size ",
+                                   block, ", which does not divide into the ", parts, " blocks of target ",
+                                   t->target.ToString()));
+      }
+      block /= parts;
+      std::string index = t->target.ToIsl(mesh, rv);
+      if (t->target.modulus == 0 && lo != 0) index = absl::StrCat("(", index, " - ", lo, ")");
+      absl::StrAppend(&offset, block, "*", index, " + ");
+    }
+    cons.push_back(absl::StrCat(ev[d], " = ", offset, lv[d]));
+    cons.push_back(absl::StrCat("0 <= ", lv[d], " < ", block));
+    sh.local_shape.push_back(block);
+  }
+  const isl::map layout(c.ctx(), absl::StrCat("{ ", tensor, "[", absl::StrJoin(ev, ","), "] -> ", tensor, "[",
+                                              absl::StrJoin(rv, ","), ",", absl::StrJoin(lv, ","),
+                                              "] : ", absl::StrJoin(cons, " and "), " }"));
+  std::vector<std::string> out_names;
+  for (const MeshAxis& a : mesh.axes) out_names.push_back(a.name);
+  for (const std::string& d : dims) out_names.push_back("l" + d);
+  sh.layout = NameRangeDims(NameDomainDims(layout, dims), out_names);
+  sh.owners = ProjectOutRange(layout, mesh.axes.size(), dims.size()).set_range_tuple("Mesh");
+  return c.WithSharding(tensor, std::move(sh));
+}
+
+absl::StatusOr<Computation> Communicate(const Computation& c, const std::string& tensor,
+                                        const std::string& loop,
+                                        const std::vector<std::string>& rotate) {
+  if (absl::Status s = CheckTensor(c, tensor); !s.ok()) return s;
+  absl::StatusOr<int> p = FindLoop(c, loop);
+  if (!p.ok()) return p.status();
+  if (const Transfer* t = c.TransferOf(tensor)) {
+    return absl::InvalidArgumentError(
+        absl::StrCat("tensor ", tensor, " is already communicated at loop ", t->loop));
+  }
+  const Loop& l = c.loops()[*p];
+  if (l.kind == LoopKind::kDistributed) {
+    return absl::InvalidArgumentError(absl::StrCat("loop ", loop, " is distributed; communicate at a serial loop"));
+  }
+  if (l.kind == LoopKind::kTensorized && *p > 0 && c.loops()[*p - 1].kind == LoopKind::kTensorized) {
+    return absl::InvalidArgumentError(absl::StrCat(
+        "loop ", loop, " is inside the tensorized kernel; communicate at a serial loop or at the "
+        "kernel's outermost loop"));
+  }
+  std::set<std::string> seen;
+  for (const std::string& r : rotate) {
+    absl::StatusOr<int> rp = FindLoop(c, r);
+    if (!rp.ok()) return rp.status();
+    if (c.loops()[*rp].kind != LoopKind::kDistributed) {
+      return absl::InvalidArgumentError(
+          absl::StrCat("rotate by loop ", r, ", which is not distributed; rotate names distributed loops"));
+    }
+    if (!seen.insert(r).second) {
+      return absl::InvalidArgumentError(absl::StrCat("loop ", r, " is named twice in rotate"));
+    }
+  }
+  Computation out = c.WithTransfer(Transfer{tensor, loop, rotate});
+  if (rotate.empty()) return out;
+  if (l.kind == LoopKind::kTensorized) {
+    return absl::InvalidArgumentError(absl::StrCat("loop ", loop, " is tensorized and cannot rotate"));
+  }
+  if (!l.rotate.empty()) {
+    const std::set<std::string> have(l.rotate.begin(), l.rotate.end());
+    if (have == seen) return out;
+    return Reject(kConflictingRotation,
+                  absl::StrCat("loop ", loop, " already rotates by [", absl::StrJoin(l.rotate, ", "),
+                               "]; communicate(", tensor, ", ", loop, ") asks for [",
+                               absl::StrJoin(rotate, ", "), "]"));
+  }
+  std::vector<std::string> cons;
+  std::vector<Loop> loops = c.loops();
+  for (size_t j = 0; j < loops.size(); ++j) {
+    if (static_cast<int>(j) != *p) {
+      cons.push_back(absl::StrCat("u", j, " = t", j));
+      continue;
+    }
+    std::string shift;
+    for (const std::string& r : rotate) absl::StrAppend(&shift, " - t", c.LoopIndex(r));
+    cons.push_back(absl::StrCat("u", j, " = (t", j, shift, ") mod ", l.extent));
+  }
+  loops[*p].rotate = rotate;
+  return Transform(out, cons, std::move(loops));
+}
+
+const std::vector<std::string>& KernelOps() {
+  static const auto* ops = new std::vector<std::string>{
+      "matmul", "matmul_ta", "matmul_tb", "matmul_tab", "mul", "add", "contraction"};
+  return *ops;
+}
+
+namespace {
+
+// The statement restricted to the indices in `keep`, e.g. "C[m,n] += A[k,m] * B[k,n]".
+Problem Restrict(const Problem& p, const std::set<std::string>& keep) {
+  Problem r = p;
+  auto filter = [&](TensorAccess& a) {
+    std::vector<std::string> idx;
+    for (const std::string& i : a.indices) {
+      if (keep.count(i)) idx.push_back(i);
+    }
+    a.indices = idx;
+  };
+  filter(r.output);
+  for (TensorAccess& a : r.operands) filter(a);
+  return r;
+}
+
+// The named kernel whose form the restricted statement has, or "contraction".
+std::string KernelOf(const Problem& r) {
+  const auto& out = r.output.indices;
+  if (r.combine == Problem::Combine::kSum) {
+    for (const TensorAccess& a : r.operands) {
+      if (a.indices != out) return "contraction";
+    }
+    return "add";
+  }
+  if (r.operands.size() != 2) return "contraction";
+  const auto& a = r.operands[0].indices;
+  const auto& b = r.operands[1].indices;
+  if (a == out && b == out) return "mul";
+  if (out.size() != 2 || a.size() != 2 || b.size() != 2) return "contraction";
+  const std::string& i = out[0];
+  const std::string& j = out[1];
+  std::string k;
+  for (const std::string& x : a) {
+    if (x != i && x != j) k = x;
+  }
+  if (k.empty()) return "contraction";
+  const bool a_n = a == std::vector<std::string>{i, k}, a_t = a == std::vector<std::string>{k, i};
+  const bool b_n = b == std::vector<std::string>{k, j}, b_t = b == std::vector<std::string>{j, k};
+  if (a_n && b_n) return "matmul";
+  if (a_t && b_n) return "matmul_ta";
+  if (a_n && b_t) return "matmul_tb";
+  if (a_t && b_t) return "matmul_tab";
+  return "contraction";
+}
+
+}  // namespace
+
+absl::StatusOr<Computation> Tensorize(const Computation& c, const std::vector<std::string>& loops,
+                                      const std::string& op) {
+  if (!c.kernel().empty()) {
+    return absl::InvalidArgumentError(absl::StrCat("the computation is already tensorized into ", c.kernel()));
+  }
+  if (std::find(KernelOps().begin(), KernelOps().end(), op) == KernelOps().end()) {
+    return absl::InvalidArgumentError(absl::StrCat("unknown kernel ", op, " (kernels: ",
+                                                   absl::StrJoin(KernelOps(), ", "), ")"));
+  }
+  if (loops.empty()) return absl::InvalidArgumentError("tensorize needs at least one loop");
+  std::set<int> positions;
+  std::set<std::string> origins;
+  for (const std::string& name : loops) {
+    absl::StatusOr<int> p = FindLoop(c, name);
+    if (!p.ok()) return p.status();
+    const Loop& l = c.loops()[*p];
+    if (l.kind == LoopKind::kDistributed) {
+      return absl::InvalidArgumentError(absl::StrCat("loop ", name, " is distributed and cannot be tensorized"));
+    }
+    if (!positions.insert(*p).second) {
+      return absl::InvalidArgumentError(absl::StrCat("loop ", name, " is named twice in tensorize"));
+    }
+    if (!origins.insert(l.origin).second && op != "contraction") {
+      return absl::InvalidArgumentError(absl::StrCat("two tensorized loops walk index ", l.origin,
+                                                     "; kernel ", op, " needs one loop per index"));
+    }
+  }
+  const int n = static_cast<int>(c.loops().size());
+  const int first = n - static_cast<int>(loops.size());
+  if (*positions.begin() != first) {
+    return absl::InvalidArgumentError(absl::StrCat(
+        "loop ", c.loops()[first].name, " lies inside the tensorized loops but is not tensorized; ",
+        "tensorize the innermost loops (reorder first)"));
+  }
+  for (int j = first; j < n; ++j) {
+    if (!c.loops()[j].rotate.empty()) {
+      return absl::InvalidArgumentError(absl::StrCat("loop ", c.loops()[j].name, " is rotated and cannot be tensorized"));
+    }
+  }
+  for (const Transfer& t : c.transfers()) {
+    if (c.LoopIndex(t.loop) > first) {
+      return absl::InvalidArgumentError(absl::StrCat(
+          "tensor ", t.tensor, " is communicated at loop ", t.loop,
+          ", inside the tensorized loops; communicate at the kernel's outermost loop or outside it"));
+    }
+  }
+  const Problem restricted = Restrict(c.problem(), origins);
+  const std::string form = KernelOf(restricted);
+  if (op != "contraction" && form != op) {
+    return absl::InvalidArgumentError(absl::StrCat(
+        "kernel ", op, " does not fit: over the tensorized indices the statement is ",
+        restricted.ToString(), ", which is ", form == "contraction" ? "a generic contraction" : form));
+  }
+  std::vector<Loop> ls = c.loops();
+  for (int j = first; j < n; ++j) ls[j].kind = LoopKind::kTensorized;
+  return c.WithSchedule(c.schedule(), std::move(ls)).WithKernel(op);
+}
+
+}  // namespace meshtune::ir

@@ -1,0 +1,149 @@
+// The seed notebook's maps, reproduced by the primitives, compared with isl equality.
+#include "ir/primitives.h"
+
+#include <gtest/gtest.h>
+
+#include "ir/isl_util.h"
+#include "ir/reason.h"
+
+namespace meshtune::ir {
+namespace {
+
+Computation Matmul(const char* mesh = "x=8,y=8") {
+  absl::StatusOr<Problem> p = ParseProblem("C[m,n] += A[m,k] * B[k,n]", "m=512,n=1024,k=2048");
+  EXPECT_TRUE(p.ok()) << p.status();
+  absl::StatusOr<Mesh> m = ParseMesh(mesh);
+  EXPECT_TRUE(m.ok()) << m.status();
+  absl::StatusOr<Computation> c = Computation::Create(*p, *m);
+  EXPECT_TRUE(c.ok()) << c.status();
+  return *c;
+}
+
+std::string Msg(const absl::StatusOr<Computation>& c) { return std::string(c.status().message()); }
+
+Computation Must(absl::StatusOr<Computation> c) {
+  EXPECT_TRUE(c.ok()) << c.status();
+  return *std::move(c);
+}
+
+TEST(PrimitivesTest, NotebookScheduleAfterDistributeDivideReorder) {
+  Computation c = Matmul();
+  c = Must(Distribute(c, {"m", "n"}, {"mo", "no"}, {"mi", "ni"}, {"x", "y"}));
+  c = Must(Divide(c, "k", "ko", "ki", 8));
+  c = Must(Reorder(c, {"mo", "no", "ko", "mi", "ni", "ki"}));
+  // The notebook's printed schedule (Out[8]), tuple s0 renamed S.
+  const isl::map expected(c.ctx(),
+                          "{ S[k, m, n] -> S[mo, no, ko, mi = m - 64mo, ni = n - 128no, ki = k - 256ko] "
+                          ": 0 <= k <= 2047 and 0 <= m <= 511 and 0 <= n <= 1023 and -63 + m <= 64mo "
+                          "<= m and -127 + n <= 128no <= n and -255 + k <= 256ko <= k }");
+  EXPECT_TRUE(c.schedule().is_equal(expected)) << c.ScheduleString();
+  ASSERT_EQ(c.loops().size(), 6u);
+  EXPECT_EQ(c.loops()[0].kind, LoopKind::kDistributed);
+  EXPECT_EQ(c.loops()[0].axis, 0);
+  EXPECT_EQ(c.loops()[1].axis, 1);
+  EXPECT_EQ(c.loops()[2].kind, LoopKind::kSerial);
+  EXPECT_EQ(c.loops()[2].extent, 8);
+  EXPECT_EQ(c.loops()[5].extent, 256);
+  EXPECT_EQ(c.loops()[3].origin, "m");
+}
+
+TEST(PrimitivesTest, NotebookShardingOfC) {
+  Computation c = Matmul();
+  c = Must(Distribute(c, {"m", "n"}, {"mo", "no"}, {"mi", "ni"}, {"x", "y"}));
+  c = Must(Shard(c, "C", {{"m", AxisExpr{{{"x", 1}}, 0, 0}}, {"n", AxisExpr{{{"y", 1}}, 0, 0}}}));
+  const isl::map expected(c.ctx(),
+                          "{ C[m, n] -> C[x, y, m - 64x, local_n = n - 128y] : 0 <= m <= 511 and 0 <= n "
+                          "<= 1023 and 0 <= x <= 7 and -63 + m <= 64x <= m and 0 <= y <= 7 and -127 + n "
+                          "<= 128y <= n }");
+  ASSERT_NE(c.sharding("C"), nullptr);
+  EXPECT_TRUE(c.sharding("C")->layout.is_equal(expected)) << c.LayoutString("C");
+  EXPECT_EQ(c.sharding("C")->local_shape, (std::vector<int64_t>{64, 128}));
+  EXPECT_EQ(c.sharding("A"), nullptr);  // untouched tensors stay replicated
+}
+
+TEST(PrimitivesTest, NotebookSplitThenDivide) {
+  Computation c = Matmul();
+  c = Must(Split(c, "m", "mo", "mi", 8));
+  c = Must(Divide(c, "n", "no", "ni", 8));
+  const isl::map expected(c.ctx(),
+                          "{ S[k, m, n] -> S[k' = k, mo, mi = m - 8mo, no, ni = n - 128no] : 0 <= k <= "
+                          "2047 and 0 <= m <= 511 and 0 <= n <= 1023 and -7 + m <= 8mo <= m and -127 + n "
+                          "<= 128no <= n }");
+  EXPECT_TRUE(c.schedule().is_equal(expected)) << c.ScheduleString();
+}
+
+TEST(PrimitivesTest, SkewedShardingIsCannonsLayout) {
+  Computation c = Matmul();
+  AxisExpr skew{{{"x", 1}, {"y", 1}}, 0, 8};
+  c = Must(Shard(c, "A", {{"m", AxisExpr{{{"x", 1}}, 0, 0}}, {"k", skew}}));
+  const isl::map expected(c.ctx(),
+                          "{ A[m, k] -> A[x, y, m - 64x, k - 256*((x + y) mod 8)] : 0 <= m < 512 and "
+                          "0 <= k < 2048 and 0 <= x < 8 and 0 <= y < 8 and 64x <= m < 64x + 64 and "
+                          "256*((x + y) mod 8) <= k < 256*((x + y) mod 8) + 256 }");
+  EXPECT_TRUE(c.sharding("A")->layout.is_equal(expected)) << c.LayoutString("A");
+}
+
+TEST(PrimitivesTest, RotateRewritesTheLoopOnEveryRank) {
+  Computation c = Matmul();
+  c = Must(Distribute(c, {"m", "n"}, {"mo", "no"}, {"mi", "ni"}, {"x", "y"}));
+  c = Must(Divide(c, "k", "ko", "ki", 8));
+  c = Must(Reorder(c, {"mo", "no", "ko", "mi", "ni", "ki"}));
+  c = Must(Communicate(c, "A", "ko", {"no"}));
+  const isl::map expected(c.ctx(),
+                          "{ S[k, m, n] -> S[mo, no, ko, mi, ni, ki] : 0 <= k < 2048 and 0 <= m < 512 "
+                          "and 0 <= n < 1024 and mi = m - 64mo and 0 <= mi < 64 and ni = n - 128no and "
+                          "0 <= ni < 128 and ki = k - 256*floor(k/256) and ko = (floor(k/256) - no) mod 8 }");
+  EXPECT_TRUE(c.schedule().is_equal(expected)) << c.ScheduleString();
+  EXPECT_EQ(c.loops()[2].rotate, std::vector<std::string>{"no"});
+  // The same rotation again is fine; a different one conflicts.
+  EXPECT_TRUE(Communicate(c, "B", "ko", {"no"}).ok());
+  absl::StatusOr<Computation> bad = Communicate(c, "B", "ko", {"mo"});
+  ASSERT_FALSE(bad.ok());
+  EXPECT_EQ(AsRejection(bad.status())->code, kConflictingRotation);
+}
+
+TEST(PrimitivesTest, IndivisibleSplitsAreRejectedWithReason) {
+  Computation c = Matmul();
+  absl::StatusOr<Computation> d = Divide(c, "k", "ko", "ki", 3);
+  ASSERT_FALSE(d.ok());
+  EXPECT_EQ(AsRejection(d.status())->code, kIndivisible);
+  EXPECT_EQ(Msg(d), "loop k has extent 2048, which does not divide into 3 parts");
+  absl::StatusOr<Computation> s = Split(c, "m", "mo", "mi", 7);
+  EXPECT_EQ(AsRejection(s.status())->code, kIndivisible);
+  absl::StatusOr<Computation> sh =
+      Shard(c, "A", {{"k", AxisExpr{{{"x", 1}, {"y", 1}}, 0, 0}}});  // x+y spans 15 values
+  ASSERT_FALSE(sh.ok());
+  EXPECT_EQ(AsRejection(sh.status())->code, kIndivisible);
+  EXPECT_EQ(Msg(sh),
+            "dim k of A has extent 2048, which does not divide into the 15 blocks of target (x+y)");
+}
+
+TEST(PrimitivesTest, MalformedCallsAreInvalidArgument) {
+  Computation c = Matmul();
+  EXPECT_EQ(Msg(Split(c, "q", "a", "b", 2)), "unknown loop q (loops: k, m, n)");
+  EXPECT_EQ(Msg(Shard(c, "Z", {})), "unknown tensor Z (tensors: C, A, B)");
+  EXPECT_EQ(Msg(Shard(c, "A", {{"m", AxisExpr{{{"w", 1}}, 0, 0}}})),
+            "unknown mesh axis w in shard target w (mesh axes: x, y)");
+  EXPECT_EQ(Msg(Shard(c, "A", {{"n", AxisExpr{{{"x", 1}}, 0, 0}}})),
+            "tensor A has no dim n (its dims: m, k)");
+  Computation d = Must(Distribute(c, {"m"}, {"mo"}, {"mi"}, {"x"}));
+  EXPECT_EQ(Msg(Communicate(d, "A", "k", {"mi"})),
+            "rotate by loop mi, which is not distributed; rotate names distributed loops");
+  EXPECT_EQ(Msg(Distribute(d, {"n"}, {"no"}, {"ni"}, {"x"})),
+            "mesh axis x already has a loop distributed over it");
+  EXPECT_EQ(Msg(Split(d, "n", "k", "ni", 2)), "loop name k is already in use");
+  EXPECT_EQ(Msg(Tensorize(d, {"k", "n"}, "matmul")),
+            "loop mi lies inside the tensorized loops but is not tensorized; tensorize the innermost "
+            "loops (reorder first)");
+  EXPECT_EQ(Msg(Tensorize(d, {"k", "mi", "n"}, "matmul_ta")),
+            "kernel matmul_ta does not fit: over the tensorized indices the statement is C[m,n] += "
+            "A[m,k] * B[k,n], which is matmul");
+  EXPECT_EQ(Msg(Tensorize(d, {"k", "mi", "n"}, "gemm")),
+            "unknown kernel gemm (kernels: matmul, matmul_ta, matmul_tb, matmul_tab, mul, add, "
+            "contraction)");
+  EXPECT_EQ(Msg(Reorder(d, {"k", "mo"})),
+            "reorder puts loop k outside distributed loop mo; distributed loops must stay outermost");
+}
+
+}  // namespace
+}  // namespace meshtune::ir

@@ -1,0 +1,47 @@
+// Why a schedule is illegal: reason codes and the status that carries them.
+//
+// A primitive or the legality check that finds a schedule illegal (as opposed to a
+// malformed request) returns FailedPrecondition with a reason code attached as a status
+// payload; Rejection pairs the code with the human message. The search counts prunes by
+// code, `meshtune explain` prints them.
+#ifndef MESHTUNE_IR_REASON_H_
+#define MESHTUNE_IR_REASON_H_
+
+#include <optional>
+#include <string>
+#include "absl/strings/string_view.h"
+
+#include "absl/status/status.h"
+
+namespace meshtune::ir {
+
+// A split, divide or shard whose extent does not divide evenly.
+inline constexpr absl::string_view kIndivisible = "indivisible";
+// A tensor element that no rank holds.
+inline constexpr absl::string_view kUnownedElement = "unowned_element";
+// A communicate whose data for one rank and iteration lives on several ranks.
+inline constexpr absl::string_view kMultiSourceTransfer = "multi_source_transfer";
+// An access to an element the executing rank does not hold, with no communicate.
+inline constexpr absl::string_view kNonLocalAccess = "non_local_access";
+// An output element written by several ranks (or away from a holder) without a reduction.
+inline constexpr absl::string_view kUnreducedOutput = "unreduced_output";
+// Shards plus transfer buffers exceed the per-rank memory budget.
+inline constexpr absl::string_view kOverMemoryBudget = "over_memory_budget";
+// Two communicates rotate the same loop by different variables.
+inline constexpr absl::string_view kConflictingRotation = "conflicting_rotation";
+
+struct Rejection {
+  std::string code;
+  std::string message;
+  bool operator==(const Rejection& o) const { return code == o.code && message == o.message; }
+};
+
+// FailedPrecondition with `message`, carrying `code` as its reason.
+absl::Status Reject(absl::string_view code, absl::string_view message);
+
+// The rejection a status carries, or nullopt for OK and for other errors (bad input).
+std::optional<Rejection> AsRejection(const absl::Status& status);
+
+}  // namespace meshtune::ir
+
+#endif  // MESHTUNE_IR_REASON_H_
