@@ -89,7 +89,8 @@ absl::StatusOr<Computation> Computation::Create(const Problem& problem, const Me
   for (size_t d = 0; d < n; ++d) eqs.push_back(absl::StrCat(tv[d], " = ", iv[d]));
   isl::map sched(ctx, absl::StrCat("{ ", dom_tuple, " -> S[", absl::StrJoin(tv, ","), "]",
                                    eqs.empty() ? "" : " : ", absl::StrJoin(eqs, " and "), " }"));
-  c.schedule_ = NameRangeDims(sched.intersect_domain(c.base_->domain), problem.indices);
+  c.schedule_ = NameDomainDims(NameRangeDims(sched.intersect_domain(c.base_->domain), problem.indices),
+                               problem.indices);
   for (const std::string& idx : problem.indices) {
     Loop l;
     l.name = idx;
@@ -175,7 +176,7 @@ Computation Computation::WithSchedule(isl::map schedule, std::vector<Loop> loops
   Computation c = *this;
   std::vector<std::string> names;
   for (const Loop& l : loops) names.push_back(l.name);
-  c.schedule_ = NameRangeDims(schedule, names);
+  c.schedule_ = NameDomainDims(NameRangeDims(schedule, names), base_->problem.indices);
   c.loops_ = std::move(loops);
   return c;
 }

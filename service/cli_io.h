@@ -1,0 +1,21 @@
+// Small I/O helpers for the command-line tools: reading inputs and printing protos as JSON.
+#ifndef MESHTUNE_SERVICE_CLI_IO_H_
+#define MESHTUNE_SERVICE_CLI_IO_H_
+
+#include <string>
+
+#include "absl/status/statusor.h"
+#include "google/protobuf/message.h"
+
+namespace meshtune::service {
+
+// Reads `path` ("-" for stdin), at most `max_bytes` + 1 bytes (so that callers can report
+// an oversized input themselves). InvalidArgument naming the path when it cannot be read.
+absl::StatusOr<std::string> ReadInput(const std::string& path, size_t max_bytes);
+
+// One-line JSON of `message` with field names as in the .proto and default values printed.
+std::string ToJson(const google::protobuf::Message& message);
+
+}  // namespace meshtune::service
+
+#endif  // MESHTUNE_SERVICE_CLI_IO_H_

@@ -1,0 +1,25 @@
+// Explain: the legality verdict, reasons, schedule and shardings of one trace.
+//
+// The in-process engine behind `meshtune explain` (and the Explain RPC). Stateless and
+// thread-safe: each call builds its own isl context.
+#ifndef MESHTUNE_SERVICE_EXPLAIN_H_
+#define MESHTUNE_SERVICE_EXPLAIN_H_
+
+#include <string>
+
+#include "absl/status/statusor.h"
+#include "proto/meshtune.pb.h"
+
+namespace meshtune::service {
+
+// Replays the request's trace on its problem and mesh and judges it. Returns
+// InvalidArgument for malformed problems, meshes and traces (the message names the
+// offending token); an illegal schedule is a response with legal=false, not an error.
+absl::StatusOr<v1::ExplainResponse> Explain(const v1::ExplainRequest& request);
+
+// Human-readable rendering: verdict, reasons, schedule, shardings.
+std::string ExplainText(const v1::ExplainResponse& response);
+
+}  // namespace meshtune::service
+
+#endif  // MESHTUNE_SERVICE_EXPLAIN_H_
