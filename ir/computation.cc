@@ -84,13 +84,6 @@ absl::StatusOr<Computation> Computation::Create(const Problem& problem, const Me
 
   Computation c;
   c.base_ = std::move(base);
-  const std::vector<std::string> tv = Vars("t", n);
-  std::vector<std::string> eqs;
-  for (size_t d = 0; d < n; ++d) eqs.push_back(absl::StrCat(tv[d], " = ", iv[d]));
-  isl::map sched(ctx, absl::StrCat("{ ", dom_tuple, " -> S[", absl::StrJoin(tv, ","), "]",
-                                   eqs.empty() ? "" : " : ", absl::StrJoin(eqs, " and "), " }"));
-  c.schedule_ = NameDomainDims(NameRangeDims(sched.intersect_domain(c.base_->domain), problem.indices),
-                               problem.indices);
   for (const std::string& idx : problem.indices) {
     Loop l;
     l.name = idx;
@@ -127,13 +120,9 @@ const Sharding* Computation::sharding(const std::string& tensor) const {
 
 isl::map Computation::Owners(const std::string& tensor) const {
   if (const Sharding* s = sharding(tensor)) return s->owners;
-  const Mesh& m = mesh();
-  const std::vector<std::string> rv = Vars("r", m.axes.size());
-  std::vector<std::string> b;
-  for (size_t a = 0; a < m.axes.size(); ++a) b.push_back(absl::StrCat("0 <= ", rv[a], " < ", m.axes[a].size));
-  const isl::set ranks(ctx(), absl::StrCat("{ Mesh[", absl::StrJoin(rv, ","), "] : ",
-                                           absl::StrJoin(b, " and "), " }"));
-  return MapFromDomainAndRange(TensorSet(tensor), ranks);
+  std::vector<int64_t> sizes;
+  for (const MeshAxis& a : mesh().axes) sizes.push_back(a.size);
+  return MapFromDomainAndRange(TensorSet(tensor), Box(SetSpace(ctx(), "Mesh", sizes.size()), sizes));
 }
 
 const Transfer* Computation::TransferOf(const std::string& tensor) const {
@@ -143,41 +132,77 @@ const Transfer* Computation::TransferOf(const std::string& tensor) const {
   return nullptr;
 }
 
-isl::map Computation::Placement() const {
-  const Mesh& m = mesh();
-  const std::vector<std::string> tv = Vars("t", loops_.size());
-  const std::vector<std::string> rv = Vars("r", m.axes.size());
-  std::vector<std::string> cons;
-  for (size_t a = 0; a < m.axes.size(); ++a) {
-    int loop = -1;
-    for (size_t j = 0; j < loops_.size(); ++j) {
-      if (loops_[j].kind == LoopKind::kDistributed && loops_[j].axis == static_cast<int>(a)) {
-        loop = static_cast<int>(j);
-      }
-    }
-    cons.push_back(loop >= 0 ? absl::StrCat(rv[a], " = ", tv[loop])
-                             : absl::StrCat("0 <= ", rv[a], " < ", m.axes[a].size));
+isl::aff Computation::LoopValue(size_t j) const {
+  const Loop& l = loops_[j];
+  isl::aff v = FloorDiv(DomainVar(domain().space(), problem().IndexPosition(l.origin)), l.stride);
+  bool outermost = true;  // no loop of the same index has a larger stride: no wrap-around
+  for (const Loop& o : loops_) {
+    if (o.origin == l.origin && o.stride > l.stride) outermost = false;
   }
-  return isl::map(ctx(), absl::StrCat("{ S[", absl::StrJoin(tv, ","), "] -> Mesh[",
-                                      absl::StrJoin(rv, ","), "] : ", absl::StrJoin(cons, " and "),
-                                      " }"));
+  if (l.rotate.empty()) return outermost ? v : Mod(v, l.extent);
+  for (const std::string& r : l.rotate) v = Sub(v, LoopValue(LoopIndex(r)));
+  return Mod(v, l.extent);
 }
 
-isl::map Computation::Execution() const { return schedule_.apply_range(Placement()); }
+isl::map Computation::PlacedMap(const std::string& tuple, int depth) const {
+  const Mesh& m = mesh();
+  std::vector<isl::aff> fs;
+  std::vector<bool> free(m.axes.size(), true);
+  const isl::aff zero = Sub(DomainVar(domain().space(), 0), DomainVar(domain().space(), 0));
+  for (size_t a = 0; a < m.axes.size(); ++a) {
+    fs.push_back(zero);
+    for (size_t j = 0; j < loops_.size(); ++j) {
+      if (loops_[j].kind == LoopKind::kDistributed && loops_[j].axis == static_cast<int>(a)) {
+        fs.back() = LoopValue(j);
+        free[a] = false;
+      }
+    }
+  }
+  for (int j = 0; j < depth; ++j) fs.push_back(LoopValue(j));
+  isl::map out = MapFromAffs(domain().space(), tuple, fs).intersect_domain(domain());
+  std::vector<int64_t> bounds(m.axes.size() + depth, 0);
+  bool any_free = false;
+  for (size_t a = 0; a < m.axes.size(); ++a) {
+    if (!free[a]) continue;
+    out = FreeRangeDim(out, a);
+    bounds[a] = m.axes[a].size;
+    any_free = true;
+  }
+  if (!any_free) return out;
+  return out.intersect_range(Box(SetSpace(ctx(), tuple, bounds.size()), bounds));
+}
 
-std::string Computation::ScheduleString() const { return ToString(schedule_); }
+const isl::map& Computation::schedule() const {
+  if (!schedule_.has_value()) {
+    std::vector<isl::aff> fs;
+    std::vector<std::string> names;
+    for (size_t j = 0; j < loops_.size(); ++j) {
+      fs.push_back(LoopValue(j));
+      names.push_back(loops_[j].name);
+    }
+    const isl::map m = MapFromAffs(domain().space(), "S", fs).intersect_domain(domain());
+    schedule_ = NameDomainDims(NameRangeDims(m, names), problem().indices);
+  }
+  return *schedule_;
+}
+
+isl::map Computation::RankAndTime(int depth) const { return PlacedMap("P", depth); }
+
+isl::map Computation::Execution() const { return PlacedMap("Mesh", 0); }
+
+std::string Computation::ScheduleString() const {
+  return ToString(schedule().detect_equalities().coalesce());
+}
 
 std::string Computation::LayoutString(const std::string& tensor) const {
   const Sharding* s = sharding(tensor);
   return s == nullptr ? "replicated" : ToString(s->layout);
 }
 
-Computation Computation::WithSchedule(isl::map schedule, std::vector<Loop> loops) const {
+Computation Computation::WithLoops(std::vector<Loop> loops) const {
   Computation c = *this;
-  std::vector<std::string> names;
-  for (const Loop& l : loops) names.push_back(l.name);
-  c.schedule_ = NameDomainDims(NameRangeDims(schedule, names), base_->problem.indices);
   c.loops_ = std::move(loops);
+  c.schedule_.reset();
   return c;
 }
 

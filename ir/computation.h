@@ -19,6 +19,7 @@
 #include <cstdint>
 #include <map>
 #include <memory>
+#include <optional>
 #include <string>
 #include "absl/strings/string_view.h"
 #include <vector>
@@ -40,6 +41,7 @@ struct Loop {
   LoopKind kind = LoopKind::kSerial;
   int axis = -1;                    // mesh axis of a distributed loop
   std::string origin;               // the problem index this loop walks (part of)
+  int64_t stride = 1;               // origin index = sum of stride * value over its loops
   std::vector<std::string> rotate;  // a rotated loop runs (t + sum rotate) mod extent
 };
 
@@ -82,7 +84,8 @@ class Computation {
   // S[i...] -> T[e...], the union of T's accesses. CHECK-fails for unknown tensors.
   const isl::map& Access(const std::string& tensor) const;
   const isl::set& TensorSet(const std::string& tensor) const;  // T[e...] within bounds
-  const isl::map& schedule() const { return schedule_; }      // S[i...] -> S[t...]
+  // S[i...] -> S[t...], built from the loops on first use.
+  const isl::map& schedule() const;
   const std::vector<Loop>& loops() const { return loops_; }
   int LoopIndex(absl::string_view name) const;  // -1 when absent
   // nullptr when `tensor` is replicated on every rank.
@@ -95,14 +98,15 @@ class Computation {
   // S[i...] -> Mesh[r...]: the ranks that execute each statement instance (every rank
   // along a mesh axis that no loop is distributed over).
   isl::map Execution() const;
-  // Time-space point -> rank: S[t...] -> Mesh[r...].
-  isl::map Placement() const;
+  // S[i...] -> P[r..., t_0..t_{depth-1}]: the rank executing each instance and the values
+  // of the outermost `depth` loops (distributed loops equal their rank coordinate).
+  isl::map RankAndTime(int depth) const;
   // The schedule with loop names, in isl notation.
   std::string ScheduleString() const;
   std::string LayoutString(const std::string& tensor) const;  // "replicated" or isl text
 
   // Functional updates; each returns a new value.
-  Computation WithSchedule(isl::map schedule, std::vector<Loop> loops) const;
+  Computation WithLoops(std::vector<Loop> loops) const;
   Computation WithSharding(const std::string& tensor, Sharding sharding) const;
   Computation WithTransfer(Transfer transfer) const;
   Computation WithKernel(std::string op) const;
@@ -121,10 +125,16 @@ class Computation {
     std::map<std::string, isl::set> tensor_sets;
   };
   Computation() = default;
+  // The value of loop j at a domain point: the index's block number floor(i/stride),
+  // wrapped mod extent unless it is the index's outermost loop, shifted by its rotation.
+  isl::aff LoopValue(size_t j) const;
+  // S[i...] -> tuple[r..., t_0..t_{depth-1}]: executing rank (every coordinate along axes
+  // no loop is distributed over) and the outermost `depth` loop values.
+  isl::map PlacedMap(const std::string& tuple, int depth) const;
 
   std::shared_ptr<const Base> base_;
-  isl::map schedule_;
   std::vector<Loop> loops_;
+  mutable std::optional<isl::map> schedule_;  // cache, derived from loops_
   std::map<std::string, Sharding> shardings_;
   std::vector<Transfer> transfers_;
   std::string kernel_;

@@ -1,6 +1,9 @@
 #include "ir/isl_util.h"
 
+#include <isl/aff.h>
+#include <isl/local_space.h>
 #include <isl/map.h>
+#include <isl/space.h>
 #include <isl/options.h>
 #include <isl/point.h>
 #include <isl/set.h>
@@ -29,6 +32,70 @@ isl::map ProjectOutDomain(const isl::map& m, unsigned first, unsigned n) {
 
 isl::map MapFromDomainAndRange(const isl::set& domain, const isl::set& range) {
   return isl::manage(isl_map_from_domain_and_range(domain.copy(), range.copy()));
+}
+
+isl::aff DomainVar(const isl::space& set_space, unsigned pos) {
+  return isl::manage(
+      isl_aff_var_on_domain(isl_local_space_from_space(set_space.copy()), isl_dim_set, pos));
+}
+
+isl::aff FloorDiv(const isl::aff& a, int64_t d) {
+  if (d == 1) return a;
+  return isl::manage(isl_aff_floor(isl_aff_scale_down_ui(a.copy(), static_cast<unsigned>(d))));
+}
+
+isl::aff Mod(const isl::aff& a, int64_t m) {
+  return isl::manage(isl_aff_mod_val(a.copy(), isl_val_int_from_si(isl_aff_get_ctx(a.get()), m)));
+}
+
+isl::aff Sub(const isl::aff& a, const isl::aff& b) { return isl::manage(isl_aff_sub(a.copy(), b.copy())); }
+
+isl::aff Add(const isl::aff& a, const isl::aff& b) { return isl::manage(isl_aff_add(a.copy(), b.copy())); }
+
+isl::aff Linear(const isl::space& set_space, const std::vector<std::pair<unsigned, int64_t>>& terms,
+                int64_t constant) {
+  isl_aff* a = isl_aff_zero_on_domain(isl_local_space_from_space(set_space.copy()));
+  for (const auto& [pos, coeff] : terms) a = isl_aff_add_coefficient_si(a, isl_dim_in, pos, coeff);
+  return isl::manage(isl_aff_add_constant_si(a, constant));
+}
+
+isl::aff Scale(const isl::aff& a, int64_t k) {
+  return isl::manage(isl_aff_scale_val(a.copy(), isl_val_int_from_si(isl_aff_get_ctx(a.get()), k)));
+}
+
+isl::map MapFromAffs(const isl::space& set_space, const std::string& tuple,
+                     const std::vector<isl::aff>& fs) {
+  isl_space* space = isl_space_map_from_domain_and_range(
+      set_space.copy(), isl_space_set_alloc(isl_space_get_ctx(set_space.get()), 0, fs.size()));
+  space = isl_space_set_tuple_name(space, isl_dim_out, tuple.c_str());
+  isl_aff_list* list = isl_aff_list_alloc(isl_space_get_ctx(set_space.get()), fs.size());
+  for (const isl::aff& f : fs) list = isl_aff_list_add(list, f.copy());
+  return isl::manage(isl_map_from_multi_aff(isl_multi_aff_from_aff_list(space, list)));
+}
+
+isl::space SetSpace(isl::ctx ctx, const std::string& tuple, unsigned n) {
+  return isl::manage(isl_space_set_tuple_name(isl_space_set_alloc(ctx.get(), 0, n), isl_dim_set, tuple.c_str()));
+}
+
+isl::set Box(const isl::space& set_space, const std::vector<int64_t>& upper) {
+  isl_set* s = isl_set_universe(set_space.copy());
+  for (size_t d = 0; d < upper.size(); ++d) {
+    if (upper[d] <= 0) continue;
+    s = isl_set_lower_bound_si(s, isl_dim_set, d, 0);
+    s = isl_set_upper_bound_si(s, isl_dim_set, d, upper[d] - 1);
+  }
+  return isl::manage(s);
+}
+
+isl::map Equalities(const isl::space& a, const isl::space& b,
+                    const std::vector<std::pair<unsigned, unsigned>>& pairs) {
+  isl_map* m = isl_map_universe(isl_space_map_from_domain_and_range(a.copy(), b.copy()));
+  for (const auto& [p, q] : pairs) m = isl_map_equate(m, isl_dim_in, p, isl_dim_out, q);
+  return isl::manage(m);
+}
+
+isl::map FreeRangeDim(const isl::map& m, unsigned pos) {
+  return isl::manage(isl_map_drop_constraints_involving_dims(m.copy(), isl_dim_out, pos, 1));
 }
 
 isl::map NameDomainDims(const isl::map& m, const std::vector<std::string>& names) {

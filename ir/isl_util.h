@@ -12,6 +12,7 @@
 #include <cstdint>
 #include <memory>
 #include <string>
+#include <utility>
 #include <vector>
 
 namespace meshtune::ir {
@@ -36,6 +37,33 @@ isl::map ProjectOutRange(const isl::map& m, unsigned first, unsigned n);
 isl::map ProjectOutDomain(const isl::map& m, unsigned first, unsigned n);
 // The product relation { d -> r : d in domain, r in range }.
 isl::map MapFromDomainAndRange(const isl::set& domain, const isl::set& range);
+// Affine functions built with isl's API rather than parsed from text (isl's parser
+// dominates the cost of building maps with floor and mod terms).
+// The function returning coordinate `pos` of points in `set_space`.
+isl::aff DomainVar(const isl::space& set_space, unsigned pos);
+// floor(a / d), for d >= 1.
+isl::aff FloorDiv(const isl::aff& a, int64_t d);
+// a mod m (non-negative), for m >= 1.
+isl::aff Mod(const isl::aff& a, int64_t m);
+isl::aff Sub(const isl::aff& a, const isl::aff& b);
+isl::aff Add(const isl::aff& a, const isl::aff& b);
+// constant + sum of coeff * x[pos] over `terms`, on `set_space`.
+isl::aff Linear(const isl::space& set_space, const std::vector<std::pair<unsigned, int64_t>>& terms,
+                int64_t constant);
+// k * a.
+isl::aff Scale(const isl::aff& a, int64_t k);
+// The map { x -> Tuple[f_0(x), ..., f_k(x)] } on `set_space`.
+isl::map MapFromAffs(const isl::space& set_space, const std::string& tuple,
+                     const std::vector<isl::aff>& fs);
+// The space of sets Tuple[x_0, ..., x_{n-1}].
+isl::space SetSpace(isl::ctx ctx, const std::string& tuple, unsigned n);
+// { x in space : 0 <= x_d < upper[d] } (no bound on dims whose upper is 0).
+isl::set Box(const isl::space& set_space, const std::vector<int64_t>& upper);
+// { a -> b : a[p] = b[q] for each (p, q) in pairs } from set spaces `a` and `b`.
+isl::map Equalities(const isl::space& a, const isl::space& b,
+                    const std::vector<std::pair<unsigned, unsigned>>& pairs);
+// Drops every constraint on output dim `pos`, leaving it free.
+isl::map FreeRangeDim(const isl::map& m, unsigned pos);
 // Names the dimensions of a map's domain / range, or of a set, for printing.
 isl::map NameDomainDims(const isl::map& m, const std::vector<std::string>& names);
 isl::map NameRangeDims(const isl::map& m, const std::vector<std::string>& names);

@@ -133,52 +133,23 @@ void CheckSingleSource(const Computation& c, const Transfer& t, std::vector<Reje
 
 }  // namespace
 
-isl::map RankAndTime(const Computation& c, int depth) {
-  const Mesh& m = c.mesh();
-  const std::vector<Loop>& loops = c.loops();
-  const std::vector<std::string> tv = Computation::Vars("t", loops.size());
-  const std::vector<std::string> rv = Computation::Vars("r", m.axes.size());
-  std::vector<std::string> cons;
-  for (size_t a = 0; a < m.axes.size(); ++a) {
-    int loop = -1;
-    for (size_t j = 0; j < loops.size(); ++j) {
-      if (loops[j].kind == LoopKind::kDistributed && loops[j].axis == static_cast<int>(a)) loop = j;
-    }
-    cons.push_back(loop >= 0 ? absl::StrCat(rv[a], " = ", tv[loop])
-                             : absl::StrCat("0 <= ", rv[a], " < ", m.axes[a].size));
-  }
-  std::vector<std::string> out = rv;
-  out.insert(out.end(), tv.begin(), tv.begin() + depth);
-  const isl::map place(c.ctx(), absl::StrCat("{ S[", absl::StrJoin(tv, ","), "] -> P[",
-                                             absl::StrJoin(out, ","), "] : ",
-                                             absl::StrJoin(cons, " and "), " }"));
-  return c.schedule().apply_range(place);
-}
-
 isl::map TransferElements(const Computation& c, const Transfer& t) {
   const int p = c.LoopIndex(t.loop);
   MT_CHECK(p >= 0);
-  return RankAndTime(c, p + 1).reverse().apply_range(c.Access(t.tensor));
+  return c.RankAndTime(p + 1).reverse().apply_range(c.Access(t.tensor));
 }
 
 isl::map TransferSources(const Computation& c, const Transfer& t) {
   const int depth = c.LoopIndex(t.loop) + 1;
   const isl::map sources = TransferElements(c, t).apply_range(c.Owners(t.tensor));
   const Sharding* s = c.sharding(t.tensor);
-  const Mesh& m = c.mesh();
-  const std::vector<std::string> rv = Computation::Vars("r", m.axes.size());
-  const std::vector<std::string> sv = Computation::Vars("s", m.axes.size());
-  std::vector<std::string> in = rv;
-  for (const std::string& v : Computation::Vars("t", depth)) in.push_back(v);
-  std::vector<std::string> cons;
-  for (size_t a = 0; a < m.axes.size(); ++a) {
-    if (s == nullptr || s->replicated_axes[a]) cons.push_back(absl::StrCat(sv[a], " = ", rv[a]));
+  const size_t na = c.mesh().axes.size();
+  std::vector<std::pair<unsigned, unsigned>> pin;  // replicated axes: read the own copy
+  for (size_t a = 0; a < na; ++a) {
+    if (s == nullptr || s->replicated_axes[a]) pin.emplace_back(a, a);
   }
-  if (cons.empty()) return sources;
-  const isl::map pin(c.ctx(), absl::StrCat("{ P[", absl::StrJoin(in, ","), "] -> Mesh[",
-                                           absl::StrJoin(sv, ","), "] : ", absl::StrJoin(cons, " and "),
-                                           " }"));
-  return sources.intersect(pin);
+  if (pin.empty()) return sources;
+  return sources.intersect(Equalities(SetSpace(c.ctx(), "P", na + depth), SetSpace(c.ctx(), "Mesh", na), pin));
 }
 
 Footprint ComputeFootprint(const Computation& c) {

@@ -25,10 +25,6 @@
 
 namespace meshtune::ir {
 
-// S[i...] -> P[r..., t_0..t_{depth-1}]: the rank executing each instance and the values
-// of the outermost `depth` loops (distributed loops equal their rank coordinate).
-isl::map RankAndTime(const Computation& c, int depth);
-
 // For a transfer at loop p: P[r..., t_0..t_p] -> T[e], the elements of T that rank r uses
 // inside that iteration of the loop.
 isl::map TransferElements(const Computation& c, const Transfer& t);

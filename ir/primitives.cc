@@ -55,26 +55,11 @@ absl::Status CheckNewLoopName(const Computation& c, const std::string& name,
   return absl::OkStatus();
 }
 
-// Applies { S[t...] -> S[u...] : constraints } to the schedule and installs `loops`.
-Computation Transform(const Computation& c, const std::vector<std::string>& constraints,
-                      std::vector<Loop> loops) {
-  const std::vector<std::string> tv = Computation::Vars("t", c.loops().size());
-  const std::vector<std::string> uv = Computation::Vars("u", loops.size());
-  const isl::map m(c.ctx(), absl::StrCat("{ S[", absl::StrJoin(tv, ","), "] -> S[",
-                                         absl::StrJoin(uv, ","), "] : ",
-                                         absl::StrJoin(constraints, " and "), " }"));
-  return c.WithSchedule(c.schedule().apply_range(m), std::move(loops));
-}
-
-// The schedule with loops permuted: new loop j is old loop perm[j].
+// The computation with loops permuted: new loop j is old loop perm[j].
 Computation Permute(const Computation& c, const std::vector<int>& perm) {
-  std::vector<std::string> cons;
   std::vector<Loop> loops;
-  for (size_t j = 0; j < perm.size(); ++j) {
-    cons.push_back(absl::StrCat("u", j, " = t", perm[j]));
-    loops.push_back(c.loops()[perm[j]]);
-  }
-  return Transform(c, cons, std::move(loops));
+  for (int j : perm) loops.push_back(c.loops()[j]);
+  return c.WithLoops(std::move(loops));
 }
 
 absl::Status CheckSplittable(const Computation& c, int p) {
@@ -103,26 +88,21 @@ absl::StatusOr<Computation> SplitAt(const Computation& c, int p, const std::stri
   if (absl::Status s = CheckNewLoopName(c, outer, l.name); !s.ok()) return s;
   if (absl::Status s = CheckNewLoopName(c, inner, l.name); !s.ok()) return s;
   std::vector<Loop> loops;
-  std::vector<std::string> cons;
-  const size_t n = c.loops().size();
-  for (size_t j = 0; j < n; ++j) {
-    const size_t u = j < static_cast<size_t>(p) ? j : j + 1;
+  for (size_t j = 0; j < c.loops().size(); ++j) {
     if (static_cast<int>(j) != p) {
       loops.push_back(c.loops()[j]);
-      cons.push_back(absl::StrCat("u", u, " = t", j));
       continue;
     }
     Loop o = l, i = l;
     o.name = outer;
     o.extent = l.extent / factor;
+    o.stride = l.stride * factor;
     i.name = inner;
     i.extent = factor;
     loops.push_back(o);
     loops.push_back(i);
-    cons.push_back(absl::StrCat("t", j, " = ", factor, "*u", j, " + u", j + 1));
-    cons.push_back(absl::StrCat("0 <= u", j + 1, " < ", factor));
   }
-  return Transform(c, cons, std::move(loops));
+  return c.WithLoops(std::move(loops));
 }
 
 }  // namespace
@@ -226,7 +206,7 @@ absl::StatusOr<Computation> Distribute(const Computation& c, const std::vector<s
     Loop& o = loops[next->LoopIndex(outers[i])];
     o.kind = LoopKind::kDistributed;
     o.axis = axis;
-    cur = next->WithSchedule(next->schedule(), std::move(loops));
+    cur = next->WithLoops(std::move(loops));
   }
   // Order: distributed loops from earlier calls, the new outers as listed, then the rest.
   std::vector<int> perm;
@@ -254,9 +234,6 @@ absl::StatusOr<Computation> Shard(const Computation& c, const std::string& tenso
   const Mesh& mesh = c.mesh();
   const std::vector<std::string>& dims = p.FirstAccess(tensor)->indices;
   const std::vector<int64_t> shape = p.Shape(tensor);
-  const std::vector<std::string> ev = Computation::Vars("e", dims.size());
-  const std::vector<std::string> lv = Computation::Vars("l", dims.size());
-  const std::vector<std::string> rv = Computation::Vars("r", mesh.axes.size());
 
   Sharding sh;
   sh.targets = targets;
@@ -272,14 +249,17 @@ absl::StatusOr<Computation> Shard(const Computation& c, const std::string& tenso
     for (const auto& [axis, coeff] : t.target.terms) sh.replicated_axes[mesh.AxisIndex(axis)] = false;
     per_dim[it - dims.begin()].push_back(&t);
   }
-  std::vector<std::string> cons;
-  for (size_t d = 0; d < dims.size(); ++d) cons.push_back(absl::StrCat("0 <= ", ev[d], " < ", shape[d]));
-  for (size_t a = 0; a < mesh.axes.size(); ++a) {
-    cons.push_back(absl::StrCat("0 <= ", rv[a], " < ", mesh.axes[a].size));
-  }
+  // The inverse of the layout is a function: (mesh coords r, local index l) -> element e,
+  // with e_d = sum over the dim's targets of block_j * target_j(r) + l_d.
+  const size_t na = mesh.axes.size();
+  const isl::space rl = SetSpace(c.ctx(), tensor, na + dims.size());
+  std::vector<int64_t> box;
+  for (const MeshAxis& a : mesh.axes) box.push_back(a.size);
+  std::vector<isl::aff> elems;
   for (size_t d = 0; d < dims.size(); ++d) {
     int64_t block = shape[d];
-    std::string offset;
+    isl::aff e = Linear(rl, {{static_cast<unsigned>(na + d), 1}}, 0);
+    std::vector<std::pair<const ShardTarget*, int64_t>> blocks;
     for (const ShardTarget* t : per_dim[d]) {
       const auto [lo, hi] = t->target.Range(mesh);
       const int64_t parts = t->target.modulus != 0 ? t->target.modulus : hi - lo + 1;
@@ -290,17 +270,18 @@ absl::StatusOr<Computation> Shard(const Computation& c, const std::string& tenso
                                    t->target.ToString()));
       }
       block /= parts;
-      std::string index = t->target.ToIsl(mesh, rv);
-      if (t->target.modulus == 0 && lo != 0) index = absl::StrCat("(", index, " - ", lo, ")");
-      absl::StrAppend(&offset, block, "*", index, " + ");
+      std::vector<std::pair<unsigned, int64_t>> terms;
+      for (const auto& [axis, coeff] : t->target.terms) terms.emplace_back(mesh.AxisIndex(axis), coeff);
+      isl::aff index = Linear(rl, terms, t->target.constant);
+      index = t->target.modulus != 0 ? Mod(index, t->target.modulus) : Linear(rl, terms, t->target.constant - lo);
+      e = Add(e, Scale(index, block));
     }
-    cons.push_back(absl::StrCat(ev[d], " = ", offset, lv[d]));
-    cons.push_back(absl::StrCat("0 <= ", lv[d], " < ", block));
+    elems.push_back(e);
+    box.push_back(block);
     sh.local_shape.push_back(block);
   }
-  const isl::map layout(c.ctx(), absl::StrCat("{ ", tensor, "[", absl::StrJoin(ev, ","), "] -> ", tensor, "[",
-                                              absl::StrJoin(rv, ","), ",", absl::StrJoin(lv, ","),
-                                              "] : ", absl::StrJoin(cons, " and "), " }"));
+  const isl::map layout =
+      MapFromAffs(rl, tensor, elems).intersect_domain(Box(rl, box)).intersect_range(c.TensorSet(tensor)).reverse();
   std::vector<std::string> out_names;
   for (const MeshAxis& a : mesh.axes) out_names.push_back(a.name);
   for (const std::string& d : dims) out_names.push_back("l" + d);
@@ -353,19 +334,9 @@ absl::StatusOr<Computation> Communicate(const Computation& c, const std::string&
                                "]; communicate(", tensor, ", ", loop, ") asks for [",
                                absl::StrJoin(rotate, ", "), "]"));
   }
-  std::vector<std::string> cons;
-  std::vector<Loop> loops = c.loops();
-  for (size_t j = 0; j < loops.size(); ++j) {
-    if (static_cast<int>(j) != *p) {
-      cons.push_back(absl::StrCat("u", j, " = t", j));
-      continue;
-    }
-    std::string shift;
-    for (const std::string& r : rotate) absl::StrAppend(&shift, " - t", c.LoopIndex(r));
-    cons.push_back(absl::StrCat("u", j, " = (t", j, shift, ") mod ", l.extent));
-  }
+  std::vector<Loop> loops = out.loops();
   loops[*p].rotate = rotate;
-  return Transform(out, cons, std::move(loops));
+  return out.WithLoops(std::move(loops));
 }
 
 const std::vector<std::string>& KernelOps() {
@@ -478,7 +449,7 @@ absl::StatusOr<Computation> Tensorize(const Computation& c, const std::vector<st
   }
   std::vector<Loop> ls = c.loops();
   for (int j = first; j < n; ++j) ls[j].kind = LoopKind::kTensorized;
-  return c.WithSchedule(c.schedule(), std::move(ls)).WithKernel(op);
+  return c.WithLoops(std::move(ls)).WithKernel(op);
 }
 
 }  // namespace meshtune::ir

@@ -1,0 +1,88 @@
+// `meshtune explain` as a user runs it: verdicts, JSON shape, exit status, stdin traces.
+#include <gtest/gtest.h>
+#include <sys/wait.h>
+
+#include <cstdio>
+#include <cstdlib>
+#include <fstream>
+#include <sstream>
+#include <string>
+
+namespace {
+
+struct CliRun {
+  int status = -1;
+  std::string out, err;
+};
+
+std::string Slurp(const std::string& path) {
+  std::ifstream in(path);
+  std::stringstream ss;
+  ss << in.rdbuf();
+  return ss.str();
+}
+
+// Runs `service/meshtune <args>` through the shell, capturing stdout, stderr and status.
+CliRun Meshtune(const std::string& args, const std::string& stdin_path = "/dev/null") {
+  const char* tmp = std::getenv("TEST_TMPDIR");
+  const std::string dir = tmp ? tmp : "/tmp";
+  const std::string out = dir + "/out.txt", err = dir + "/err.txt";
+  const std::string cmd = "service/meshtune " + args + " <" + stdin_path + " >" + out + " 2>" + err;
+  const int rc = std::system(cmd.c_str());
+  CliRun r;
+  r.status = WIFEXITED(rc) ? WEXITSTATUS(rc) : -1;
+  r.out = Slurp(out);
+  r.err = Slurp(err);
+  return r;
+}
+
+const std::string kMatmul =
+    "--expr 'C[m,n] += A[m,k] * B[k,n]' --extents m=512,n=1024,k=2048 --mesh x=8,y=8 ";
+
+TEST(ExplainCliTest, LegalTraceInText) {
+  const CliRun r = Meshtune("explain " + kMatmul + "--trace examples/summa.trace");
+  EXPECT_EQ(r.status, 0) << r.err;
+  EXPECT_EQ(r.out.rfind("verdict: legal\nschedule: { S[k, m, n] -> S[mo, no, ko, mi = m - 64mo, ", 0), 0u)
+      << r.out;
+  EXPECT_NE(r.out.find("  C: { C[m, n] -> C[x, y, lm = m - 64x, ln = n - 128y] :"), std::string::npos)
+      << r.out;
+}
+
+TEST(ExplainCliTest, IllegalTraceInJsonStillExitsZero) {
+  const CliRun r = Meshtune("explain " + kMatmul + "--trace examples/summa_bad_divide.trace --json");
+  EXPECT_EQ(r.status, 0) << r.err;
+  EXPECT_EQ(r.out.rfind("{\"legal\":false,\"reasons\":[{\"code\":\"multi_source_transfer\",\"message\":"
+                        "\"communicate(A, ko): at ko=0 rank (x=0, y=0) needs A[0:64, 0:512]",
+                        0),
+            0u)
+      << r.out;
+  EXPECT_NE(r.out.find("\"schedule\":\"{ S[k, m, n] -\\u003e S[mo, no, ko, mi"), std::string::npos);
+  EXPECT_NE(r.out.find("\"shardings\":{"), std::string::npos);
+  EXPECT_NE(r.out.find("\"A\":\"{ A[m, k] -\\u003e A[x, y, lm = m - 64x, lk = k - 256y]"),
+            std::string::npos)
+      << r.out;
+}
+
+TEST(ExplainCliTest, TraceFromStdin) {
+  const CliRun r = Meshtune("explain " + kMatmul + "--trace - --json", "examples/pumma.trace");
+  EXPECT_EQ(r.status, 0) << r.err;
+  EXPECT_EQ(r.out.rfind("{\"legal\":true,\"reasons\":[],", 0), 0u) << r.out;
+}
+
+TEST(ExplainCliTest, BadInputExitsTwoNamingTheToken) {
+  CliRun r = Meshtune("explain --expr 'C[m,n] += A[m,k] * B[k,q]' --extents m=4,n=4,k=4,q=4 --mesh x=2 "
+                   "--trace examples/summa.trace");
+  EXPECT_EQ(r.status, 2);
+  EXPECT_EQ(r.err, "meshtune: expression column 5: index n of the output C[m,n] is read by no operand\n");
+  EXPECT_TRUE(r.out.empty());
+  r = Meshtune("explain " + kMatmul + "--trace /nonexistent.trace");
+  EXPECT_EQ(r.status, 2);
+  EXPECT_EQ(r.err, "meshtune: cannot read trace file '/nonexistent.trace': No such file or directory\n");
+  r = Meshtune("explain " + kMatmul);
+  EXPECT_EQ(r.status, 2);
+  EXPECT_NE(r.err.find("--trace is required"), std::string::npos) << r.err;
+  r = Meshtune("frobnicate");
+  EXPECT_EQ(r.status, 2);
+}
+
+}  // namespace
