@@ -20,19 +20,24 @@ std::string ReadFile(const std::string& path) {
   return ss.str();
 }
 
-Verdict JudgeFile(const std::string& expr, const std::string& extents, const std::string& mesh,
-                  const std::string& trace_file) {
+Verdict JudgeText(const std::string& expr, const std::string& extents, const std::string& mesh,
+                  const std::string& trace) {
   absl::StatusOr<Problem> p = ParseProblem(expr, extents);
   EXPECT_TRUE(p.ok()) << p.status();
   absl::StatusOr<Mesh> m = ParseMesh(mesh);
   EXPECT_TRUE(m.ok()) << m.status();
   absl::StatusOr<Computation> c = Computation::Create(*p, *m);
   EXPECT_TRUE(c.ok()) << c.status();
-  absl::StatusOr<Trace> t = ParseTrace(ReadFile("examples/" + trace_file));
+  absl::StatusOr<Trace> t = ParseTrace(trace);
   EXPECT_TRUE(t.ok()) << t.status();
   absl::StatusOr<Verdict> v = Judge(*c, *t);
   EXPECT_TRUE(v.ok()) << v.status();
   return *std::move(v);
+}
+
+Verdict JudgeFile(const std::string& expr, const std::string& extents, const std::string& mesh,
+                  const std::string& trace_file) {
+  return JudgeText(expr, extents, mesh, ReadFile("examples/" + trace_file));
 }
 
 constexpr char kMatmul[] = "C[m,n] += A[m,k] * B[k,n]";
@@ -92,21 +97,6 @@ TEST(LegalityTest, MissingCommunicateIsANonLocalAccess) {
   EXPECT_EQ(v.reasons[0].message,
             "rank (x=0, y=0) reads A[0, 256], which rank (x=0, y=1) holds, not it; communicate it, or "
             "shard A to match the computation");
-}
-
-Verdict JudgeText(const std::string& expr, const std::string& extents, const std::string& mesh,
-                  const std::string& trace) {
-  absl::StatusOr<Problem> p = ParseProblem(expr, extents);
-  EXPECT_TRUE(p.ok()) << p.status();
-  absl::StatusOr<Mesh> m = ParseMesh(mesh);
-  EXPECT_TRUE(m.ok()) << m.status();
-  absl::StatusOr<Computation> c = Computation::Create(*p, *m);
-  EXPECT_TRUE(c.ok()) << c.status();
-  absl::StatusOr<Trace> t = ParseTrace(trace);
-  EXPECT_TRUE(t.ok()) << t.status();
-  absl::StatusOr<Verdict> v = Judge(*c, *t);
-  EXPECT_TRUE(v.ok()) << v.status();
-  return *std::move(v);
 }
 
 TEST(LegalityTest, SplitKWithoutReductionIsUnreduced) {
