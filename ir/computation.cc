@@ -63,6 +63,7 @@ absl::StatusOr<Computation> Computation::Create(const Problem& problem, const Me
     isl::map m(ctx, absl::StrCat("{ ", dom_tuple, " -> ", a->tensor, "[", absl::StrJoin(elems, ","),
                                  "] }"));
     m = NameDomainDims(m.intersect_domain(base->domain), problem.indices);
+    base->operand_accesses.push_back(m);
     auto it = base->accesses.find(a->tensor);
     if (it == base->accesses.end()) {
       base->accesses.emplace(a->tensor, m);

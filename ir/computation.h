@@ -58,6 +58,9 @@ struct Sharding {
   isl::map layout;  // T[e] -> T[mesh coords..., local index...]
   isl::map owners;  // T[e] -> Mesh[r]: the ranks holding element e
   std::vector<int64_t> local_shape;
+  // Per dim, outermost first: (block size, block index). The dim's global index is the
+  // sum of block size * index(rank coords) plus the local index.
+  std::vector<std::vector<std::pair<int64_t, AxisExpr>>> blocks;
   std::vector<bool> replicated_axes;  // axes no target names: T is copied along them
 };
 
@@ -84,6 +87,8 @@ class Computation {
   // S[i...] -> T[e...], the union of T's accesses. CHECK-fails for unknown tensors.
   const isl::map& Access(const std::string& tensor) const;
   const isl::set& TensorSet(const std::string& tensor) const;  // T[e...] within bounds
+  // The access of operand i: 0 is the output, i >= 1 the right-hand side's (i-1)th access.
+  const isl::map& OperandAccess(size_t i) const { return base_->operand_accesses[i]; }
   // S[i...] -> S[t...], built from the loops on first use.
   const isl::map& schedule() const;
   const std::vector<Loop>& loops() const { return loops_; }
@@ -122,6 +127,7 @@ class Computation {
     Mesh mesh;
     isl::set domain;
     std::map<std::string, isl::map> accesses;
+    std::vector<isl::map> operand_accesses;
     std::map<std::string, isl::set> tensor_sets;
   };
   Computation() = default;

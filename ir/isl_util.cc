@@ -94,6 +94,10 @@ isl::map Equalities(const isl::space& a, const isl::space& b,
   return isl::manage(m);
 }
 
+isl::map EliminateDomainDim(const isl::map& m, unsigned pos) {
+  return isl::manage(isl_map_eliminate(m.copy(), isl_dim_in, pos, 1));
+}
+
 isl::map FreeRangeDim(const isl::map& m, unsigned pos) {
   return isl::manage(isl_map_drop_constraints_involving_dims(m.copy(), isl_dim_out, pos, 1));
 }

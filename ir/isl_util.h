@@ -62,6 +62,9 @@ isl::set Box(const isl::space& set_space, const std::vector<int64_t>& upper);
 // { a -> b : a[p] = b[q] for each (p, q) in pairs } from set spaces `a` and `b`.
 isl::map Equalities(const isl::space& a, const isl::space& b,
                     const std::vector<std::pair<unsigned, unsigned>>& pairs);
+// m with input dim `pos` existentially quantified and re-added unconstrained: equal to
+// m (restricted to m's domain) exactly when m does not depend on that dim.
+isl::map EliminateDomainDim(const isl::map& m, unsigned pos);
 // Drops every constraint on output dim `pos`, leaving it free.
 isl::map FreeRangeDim(const isl::map& m, unsigned pos);
 // Names the dimensions of a map's domain / range, or of a set, for printing.

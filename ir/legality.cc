@@ -114,7 +114,7 @@ void CheckSingleSource(const Computation& c, const Transfer& t, std::vector<Reje
   if (sources.is_single_valued()) return;
   const isl::map extra = sources.subtract(sources.lexmin());
   const std::vector<int64_t> w = SamplePoint(extra.domain().lexmin());
-  const int depth = c.LoopIndex(t.loop) + 1;
+  const int depth = TransferPrefix(c, t);
   const size_t na = c.mesh().axes.size();
   const isl::set ranks = PointSet(c.ctx(), "P", w, 0, w.size()).apply(sources);
   const isl::set data = PointSet(c.ctx(), "P", w, 0, w.size()).apply(TransferElements(c, t));
@@ -133,14 +133,18 @@ void CheckSingleSource(const Computation& c, const Transfer& t, std::vector<Reje
 
 }  // namespace
 
-isl::map TransferElements(const Computation& c, const Transfer& t) {
+int TransferPrefix(const Computation& c, const Transfer& t) {
   const int p = c.LoopIndex(t.loop);
   MT_CHECK(p >= 0);
-  return c.RankAndTime(p + 1).reverse().apply_range(c.Access(t.tensor));
+  return c.loops()[p].kind == LoopKind::kTensorized ? p : p + 1;
+}
+
+isl::map TransferElements(const Computation& c, const Transfer& t) {
+  return c.RankAndTime(TransferPrefix(c, t)).reverse().apply_range(c.Access(t.tensor));
 }
 
 isl::map TransferSources(const Computation& c, const Transfer& t) {
-  const int depth = c.LoopIndex(t.loop) + 1;
+  const int depth = TransferPrefix(c, t);
   const isl::map sources = TransferElements(c, t).apply_range(c.Owners(t.tensor));
   const Sharding* s = c.sharding(t.tensor);
   const size_t na = c.mesh().axes.size();

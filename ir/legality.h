@@ -25,11 +25,16 @@
 
 namespace meshtune::ir {
 
-// For a transfer at loop p: P[r..., t_0..t_p] -> T[e], the elements of T that rank r uses
-// inside that iteration of the loop.
+// How many outer loops fix one instance of transfer `t`: up to and including its loop
+// when that loop is serial, up to it when it is the kernel's outermost tensorized loop
+// (the transfer then serves the whole kernel call).
+int TransferPrefix(const Computation& c, const Transfer& t);
+
+// For a transfer with prefix L: P[r..., t_0..t_{L-1}] -> T[e], the elements of T that rank
+// r uses (or, for the output, writes) inside one instance.
 isl::map TransferElements(const Computation& c, const Transfer& t);
 
-// P[r..., t_0..t_p] -> Mesh[s...]: the ranks holding those elements; along axes the tensor
+// P[r..., t_0..t_{L-1}] -> Mesh[s...]: the ranks holding those elements; along axes the tensor
 // is replicated over, the reader's own coordinate is taken.
 isl::map TransferSources(const Computation& c, const Transfer& t);
 

@@ -259,7 +259,7 @@ absl::StatusOr<Computation> Shard(const Computation& c, const std::string& tenso
   for (size_t d = 0; d < dims.size(); ++d) {
     int64_t block = shape[d];
     isl::aff e = Linear(rl, {{static_cast<unsigned>(na + d), 1}}, 0);
-    std::vector<std::pair<const ShardTarget*, int64_t>> blocks;
+    sh.blocks.emplace_back();
     for (const ShardTarget* t : per_dim[d]) {
       const auto [lo, hi] = t->target.Range(mesh);
       const int64_t parts = t->target.modulus != 0 ? t->target.modulus : hi - lo + 1;
@@ -272,8 +272,11 @@ absl::StatusOr<Computation> Shard(const Computation& c, const std::string& tenso
       block /= parts;
       std::vector<std::pair<unsigned, int64_t>> terms;
       for (const auto& [axis, coeff] : t->target.terms) terms.emplace_back(mesh.AxisIndex(axis), coeff);
-      isl::aff index = Linear(rl, terms, t->target.constant);
-      index = t->target.modulus != 0 ? Mod(index, t->target.modulus) : Linear(rl, terms, t->target.constant - lo);
+      AxisExpr normalized = t->target;
+      if (normalized.modulus == 0) normalized.constant -= lo;
+      sh.blocks.back().emplace_back(block, normalized);
+      isl::aff index = Linear(rl, terms, normalized.constant);
+      if (normalized.modulus != 0) index = Mod(index, normalized.modulus);
       e = Add(e, Scale(index, block));
     }
     elems.push_back(e);

@@ -1,0 +1,207 @@
+#include "codegen/expr.h"
+
+#include <algorithm>
+
+#include "absl/strings/str_cat.h"
+#include "ir/check.h"
+
+namespace meshtune::codegen {
+
+int64_t FloorDiv(int64_t a, int64_t b) {
+  const int64_t q = a / b;
+  return (a % b != 0 && ((a < 0) != (b < 0))) ? q - 1 : q;
+}
+
+int64_t FloorMod(int64_t a, int64_t b) { return a - FloorDiv(a, b) * b; }
+
+Expr Expr::Const(int64_t v) {
+  auto n = std::make_shared<Node>();
+  n->op = Op::kConst;
+  n->value = v;
+  return Expr(std::move(n));
+}
+
+Expr Expr::Var(std::string name) {
+  auto n = std::make_shared<Node>();
+  n->op = Op::kVar;
+  n->name = std::move(name);
+  return Expr(std::move(n));
+}
+
+Expr Expr::Make(Op op, std::vector<Expr> args) {
+  // Fold constants; drop neutral elements.
+  bool all_const = !args.empty() && op != Op::kSelect;
+  for (const Expr& a : args) all_const = all_const && a.IsConst();
+  auto n = std::make_shared<Node>();
+  n->op = op;
+  n->args = std::move(args);
+  Expr e(std::move(n));
+  if (all_const) return Const(e.Eval([](const std::string&) -> int64_t { return 0; }));
+  const auto& a = e.args();
+  if (op == Op::kAdd && a[1].IsConst() && a[1].value() == 0) return a[0];
+  if (op == Op::kAdd && a[0].IsConst() && a[0].value() == 0) return a[1];
+  if (op == Op::kSub && a[1].IsConst() && a[1].value() == 0) return a[0];
+  if (op == Op::kMul && a[0].IsConst() && a[0].value() == 1) return a[1];
+  if (op == Op::kMul && a[1].IsConst() && a[1].value() == 1) return a[0];
+  if (op == Op::kMul && ((a[0].IsConst() && a[0].value() == 0) || (a[1].IsConst() && a[1].value() == 0))) {
+    return Const(0);
+  }
+  return e;
+}
+
+Expr operator+(const Expr& a, const Expr& b) { return Expr::Make(Expr::Op::kAdd, {a, b}); }
+Expr operator-(const Expr& a, const Expr& b) { return Expr::Make(Expr::Op::kSub, {a, b}); }
+Expr operator*(const Expr& a, const Expr& b) { return Expr::Make(Expr::Op::kMul, {a, b}); }
+
+int64_t Expr::Eval(const std::function<int64_t(const std::string&)>& lookup) const {
+  const auto& a = args();
+  auto v = [&](int i) { return a[i].Eval(lookup); };
+  switch (op()) {
+    case Op::kConst:
+      return value();
+    case Op::kVar:
+      return lookup(name());
+    case Op::kAdd:
+      return v(0) + v(1);
+    case Op::kSub:
+      return v(0) - v(1);
+    case Op::kMul:
+      return v(0) * v(1);
+    case Op::kFloorDiv:
+      return FloorDiv(v(0), v(1));
+    case Op::kMod:
+      return FloorMod(v(0), v(1));
+    case Op::kNeg:
+      return -v(0);
+    case Op::kMin:
+      return std::min(v(0), v(1));
+    case Op::kMax:
+      return std::max(v(0), v(1));
+    case Op::kEq:
+      return v(0) == v(1);
+    case Op::kLe:
+      return v(0) <= v(1);
+    case Op::kLt:
+      return v(0) < v(1);
+    case Op::kGe:
+      return v(0) >= v(1);
+    case Op::kGt:
+      return v(0) > v(1);
+    case Op::kAnd:
+      return v(0) && v(1);
+    case Op::kOr:
+      return v(0) || v(1);
+    case Op::kSelect:
+      return v(0) ? v(1) : v(2);
+  }
+  MT_CHECK(false);
+  return 0;
+}
+
+namespace {
+
+// Binding strength: comparisons and logic 0, + and - 1, * // % 2, atoms 3.
+int Level(const Expr& e, bool python) {
+  using Op = Expr::Op;
+  switch (e.op()) {
+    case Op::kAdd:
+    case Op::kSub:
+      return 1;
+    case Op::kMul:
+      return 2;
+    case Op::kFloorDiv:
+    case Op::kMod:
+      return python ? 2 : 3;
+    case Op::kConst:
+      return e.value() < 0 ? 1 : 3;
+    case Op::kVar:
+    case Op::kMin:
+    case Op::kMax:
+    case Op::kNeg:
+      return 3;
+    default:
+      return 0;
+  }
+}
+
+std::string Render(const Expr& e, bool python, int min_level);
+
+std::string Child(const Expr& e, bool python, int min_level) { return Render(e, python, min_level); }
+
+std::string Render(const Expr& e, bool python, int min_level) {
+  using Op = Expr::Op;
+  const auto& a = e.args();
+  std::string s;
+  switch (e.op()) {
+    case Op::kConst:
+      s = absl::StrCat(e.value());
+      break;
+    case Op::kVar:
+      s = e.name();
+      break;
+    case Op::kAdd:
+      if (a[1].IsConst() && a[1].value() < 0) {
+        s = absl::StrCat(Child(a[0], python, 1), " - ", -a[1].value());
+      } else {
+        s = absl::StrCat(Child(a[0], python, 1), " + ", Child(a[1], python, 2));
+      }
+      break;
+    case Op::kSub:
+      s = absl::StrCat(Child(a[0], python, 1), " - ", Child(a[1], python, 2));
+      break;
+    case Op::kMul:
+      s = absl::StrCat(Child(a[0], python, 2), " * ", Child(a[1], python, 3));
+      break;
+    case Op::kFloorDiv:
+      s = python ? absl::StrCat(Child(a[0], python, 2), " // ", Child(a[1], python, 3))
+                 : absl::StrCat("floord(", Render(a[0], python, 0), ", ", Render(a[1], python, 0), ")");
+      break;
+    case Op::kMod:
+      s = python ? absl::StrCat(Child(a[0], python, 2), " % ", Child(a[1], python, 3))
+                 : absl::StrCat("floormod(", Render(a[0], python, 0), ", ", Render(a[1], python, 0), ")");
+      break;
+    case Op::kNeg:
+      s = absl::StrCat("-", Child(a[0], python, 3));
+      break;
+    case Op::kMin:
+    case Op::kMax:
+      s = absl::StrCat(e.op() == Op::kMin ? (python ? "min(" : "std::min<int64_t>(") : (python ? "max(" : "std::max<int64_t>("),
+                       Render(a[0], python, 0), ", ", Render(a[1], python, 0), ")");
+      break;
+    case Op::kEq:
+    case Op::kLe:
+    case Op::kLt:
+    case Op::kGe:
+    case Op::kGt: {
+      static const char* kOps[] = {" == ", " <= ", " < ", " >= ", " > "};
+      const int i = static_cast<int>(e.op()) - static_cast<int>(Op::kEq);
+      s = absl::StrCat(Child(a[0], python, 1), kOps[i], Child(a[1], python, 1));
+      break;
+    }
+    case Op::kAnd:
+    case Op::kOr:
+      s = absl::StrCat(Child(a[0], python, 1), e.op() == Op::kAnd ? (python ? " and " : " && ") : (python ? " or " : " || "),
+                       Child(a[1], python, 1));
+      break;
+    case Op::kSelect:
+      s = python ? absl::StrCat(Child(a[1], python, 1), " if ", Child(a[0], python, 1), " else ", Child(a[2], python, 1))
+                 : absl::StrCat(Child(a[0], python, 1), " ? ", Child(a[1], python, 1), " : ", Child(a[2], python, 1));
+      break;
+  }
+  return Level(e, python) < min_level ? absl::StrCat("(", s, ")") : s;
+}
+
+}  // namespace
+
+std::string Expr::ToString() const { return Render(*this, false, 0); }
+std::string Expr::ToPython() const { return Render(*this, true, 0); }
+
+void Expr::CollectVars(std::vector<std::string>* out) const {
+  if (op() == Op::kVar) {
+    if (std::find(out->begin(), out->end(), name()) == out->end()) out->push_back(name());
+    return;
+  }
+  for (const Expr& a : args()) a.CollectVars(out);
+}
+
+}  // namespace meshtune::codegen

@@ -1,0 +1,328 @@
+#include "codegen/lower.h"
+
+#include <map>
+#include <utility>
+
+#include "absl/strings/str_cat.h"
+#include "absl/strings/str_join.h"
+#include "codegen/isl_ast.h"
+#include "codegen/patterns.h"
+#include "ir/isl_util.h"
+#include "ir/legality.h"
+#include "ir/status_macros.h"
+
+namespace meshtune::codegen {
+
+namespace {
+
+using ir::Computation;
+using ir::LoopKind;
+
+// The names every expression is written in: mesh axes, then the serial loops.
+struct Names {
+  std::vector<std::string> axes;
+  std::vector<int> serial;  // loop indices of serial loops, in order
+  isl::set context;         // bounds of axes and serial loops, as parameters
+};
+
+Names MakeNames(const Computation& c) {
+  Names n;
+  std::vector<std::string> params, bounds;
+  for (const ir::MeshAxis& a : c.mesh().axes) {
+    n.axes.push_back(a.name);
+    params.push_back(a.name);
+    bounds.push_back(absl::StrCat("0 <= ", a.name, " < ", a.size));
+  }
+  for (size_t j = 0; j < c.loops().size(); ++j) {
+    const ir::Loop& l = c.loops()[j];
+    if (l.kind != LoopKind::kSerial) continue;
+    n.serial.push_back(static_cast<int>(j));
+    params.push_back(l.name);
+    bounds.push_back(absl::StrCat("0 <= ", l.name, " < ", l.extent));
+  }
+  n.context = isl::set(c.ctx(), absl::StrCat("[", absl::StrJoin(params, ","), "] -> { : ",
+                                             absl::StrJoin(bounds, " and "), " }"));
+  return n;
+}
+
+// Number of serial loops among the first `prefix` loops: the AST depth of a statement.
+int Depth(const Computation& c, int prefix) {
+  int d = 0;
+  for (int j = 0; j < prefix; ++j) d += c.loops()[j].kind == LoopKind::kSerial;
+  return d;
+}
+
+// A function on P[r..., t_0..t_{L-1}] as Exprs over mesh coordinates and serial loops.
+absl::StatusOr<std::vector<Expr>> ToExprs(const Computation& c, const Names& names, const isl::map& f,
+                                          int prefix) {
+  isl::map m = f;
+  const unsigned na = c.mesh().axes.size();
+  std::vector<std::string> in = names.axes;
+  for (int j = prefix - 1; j >= 0; --j) {
+    if (c.loops()[j].kind != LoopKind::kSerial) m = ir::ProjectOutDomain(m, na + j, 1);
+  }
+  for (int j = 0; j < prefix; ++j) {
+    if (c.loops()[j].kind == LoopKind::kSerial) in.push_back(c.loops()[j].name);
+  }
+  return FunctionToExprs(InputsToParams(m, in), names.context);
+}
+
+// The global block start of `tensor` at rank coordinates: Mesh[r] -> T[start].
+isl::map BlockStart(const Computation& c, const std::string& tensor) {
+  const isl::space mesh = ir::SetSpace(c.ctx(), "Mesh", c.mesh().axes.size());
+  const ir::Sharding* s = c.sharding(tensor);
+  std::vector<isl::aff> fs;
+  for (size_t d = 0; d < c.problem().Shape(tensor).size(); ++d) {
+    isl::aff start = ir::Linear(mesh, {}, 0);
+    if (s != nullptr) {
+      for (const auto& [block, target] : s->blocks[d]) {
+        std::vector<std::pair<unsigned, int64_t>> terms;
+        for (const auto& [axis, coeff] : target.terms) terms.emplace_back(c.mesh().AxisIndex(axis), coeff);
+        isl::aff index = ir::Linear(mesh, terms, target.constant);
+        if (target.modulus != 0) index = ir::Mod(index, target.modulus);
+        start = ir::Add(start, ir::Scale(index, block));
+      }
+    }
+    fs.push_back(start);
+  }
+  return ir::MapFromAffs(mesh, tensor, fs);
+}
+
+// P[r..., t_0..t_{L-1}] -> P[r..., t_0..t_{K-1}] (K <= L) or -> Mesh[r...] (K < 0).
+isl::map Truncate(const Computation& c, int from, int to) {
+  const unsigned na = c.mesh().axes.size();
+  const isl::space p = ir::SetSpace(c.ctx(), "P", na + from);
+  std::vector<isl::aff> fs;
+  const unsigned keep = to < 0 ? na : na + to;
+  for (unsigned i = 0; i < keep; ++i) fs.push_back(ir::DomainVar(p, i));
+  return ir::MapFromAffs(p, to < 0 ? "Mesh" : "P", fs);
+}
+
+// The box of elements `elements` (P -> T) touches in one instance: its origin as a
+// function of P (quasi-affine: rotations make it a modulo) and its constant sizes.
+absl::Status Box(const isl::map& elements, const std::string& what, isl::map* origin,
+                 std::vector<int64_t>* size) {
+  size->clear();
+  const unsigned n = elements.range_tuple_dim();
+  for (unsigned d = 0; d < n; ++d) {
+    const isl::map dim = ir::ProjectOutRange(ir::ProjectOutRange(elements, d + 1, n - d - 1), 0, d);
+    const isl::set extent = dim.lexmax_pw_multi_aff().sub(dim.lexmin_pw_multi_aff()).as_map().range();
+    if (extent.is_empty() || !extent.lexmin().is_equal(extent.lexmax())) {
+      return absl::UnimplementedError(absl::StrCat("the data of ", what, " is not a box of fixed size"));
+    }
+    size->push_back(ir::SamplePoint(extent)[0] + 1);
+  }
+  *origin = elements.lexmin_pw_multi_aff().as_map();
+  return absl::OkStatus();
+}
+
+// ---- Step 1: tensors and their layouts -------------------------------------------------
+
+Expr AxisExprToExpr(const ir::AxisExpr& e) {
+  Expr sum = Expr::Const(e.constant);
+  for (const auto& [axis, coeff] : e.terms) sum = sum + Expr::Const(coeff) * Expr::Var(axis);
+  return e.modulus == 0 ? sum : Expr::Make(Expr::Op::kMod, {sum, Expr::Const(e.modulus)});
+}
+
+Program DescribeTensors(const Computation& c) {
+  Program p;
+  for (const ir::MeshAxis& a : c.mesh().axes) {
+    p.axis_names.push_back(a.name);
+    p.axis_sizes.push_back(a.size);
+  }
+  p.dtype_bytes = static_cast<int>(ir::DTypeBytes(c.problem().dtype));
+  p.accumulate = c.problem().assign == ir::Problem::Assign::kAccumulate;
+  for (const std::string& t : c.problem().Tensors()) {
+    TensorInfo info;
+    info.name = t;
+    info.dims = c.problem().FirstAccess(t)->indices;
+    info.shape = c.problem().Shape(t);
+    info.is_output = c.problem().IsOutput(t);
+    const ir::Sharding* s = c.sharding(t);
+    info.local_shape = s ? s->local_shape : info.shape;
+    for (size_t d = 0; d < info.shape.size(); ++d) {
+      DimLayout l;
+      if (s != nullptr) {
+        for (const auto& [block, target] : s->blocks[d]) l.blocks.emplace_back(block, AxisExprToExpr(target));
+      }
+      info.layout.push_back(std::move(l));
+    }
+    p.tensors.push_back(std::move(info));
+  }
+  return p;
+}
+
+// ---- Step 2: transfers -----------------------------------------------------------------
+
+struct TransferPlan {
+  ir::Transfer transfer;
+  bool output = false;
+  int prefix = 0;
+  isl::map origin;  // P -> T: global origin of the box
+  std::vector<int64_t> size;
+  StmtPtr alloc, stmt;
+};
+
+absl::StatusOr<TransferPlan> PlanTransfer(const Computation& c, const Names& names, const ir::Transfer& t) {
+  TransferPlan plan;
+  plan.transfer = t;
+  plan.output = c.problem().IsOutput(t.tensor);
+  plan.prefix = ir::TransferPrefix(c, t);
+  const std::string buffer = (plan.output ? "Part" : "Trans") + t.tensor;
+  MT_RETURN_IF_ERROR(Box(ir::TransferElements(c, t), "communicate(" + t.tensor + ", " + t.loop + ")",
+                         &plan.origin, &plan.size));
+  Slice global;
+  global.size = plan.size;
+  MT_ASSIGN_OR_RETURN(global.offset, ToExprs(c, names, plan.origin, plan.prefix));
+  plan.alloc = MakeStmt(Alloc{buffer, plan.size, plan.output});
+  if (plan.output) {
+    Reduce r{t.tensor, buffer, t.loop, DetectReducePattern(c, t, plan.origin, plan.size), global};
+    plan.stmt = MakeStmt(std::move(r));
+    return plan;
+  }
+  const isl::map sources = ir::TransferSources(c, t);
+  Transfer x;
+  x.tensor = t.tensor;
+  x.buffer = buffer;
+  x.loop = t.loop;
+  x.pattern = DetectFetchPattern(c, plan.prefix, sources, plan.origin);
+  MT_ASSIGN_OR_RETURN(x.source, ToExprs(c, names, sources, plan.prefix));
+  // The box in the source's local shard: global origin minus the source's block start.
+  const isl::pw_multi_aff start = BlockStart(c, t.tensor).as_pw_multi_aff().pullback(sources.as_pw_multi_aff());
+  const isl::map local = plan.origin.as_pw_multi_aff().sub(start).as_map();
+  x.src.size = plan.size;
+  MT_ASSIGN_OR_RETURN(x.src.offset, ToExprs(c, names, local, plan.prefix));
+  x.global = std::move(global);
+  plan.stmt = MakeStmt(std::move(x));
+  return plan;
+}
+
+// ---- Step 3: the kernel call -------------------------------------------------------------
+
+absl::StatusOr<StmtPtr> PlanCompute(const Computation& c, const Names& names,
+                                    const std::vector<TransferPlan>& transfers) {
+  const ir::Problem& prob = c.problem();
+  int prefix = static_cast<int>(c.loops().size());
+  while (prefix > 0 && c.loops()[prefix - 1].kind == LoopKind::kTensorized) --prefix;
+  const isl::map instances = c.RankAndTime(prefix).reverse();  // P -> S
+  Compute k;
+  k.kernel = c.kernel().empty() ? "contraction" : c.kernel();
+  k.sum = prob.combine == ir::Problem::Combine::kSum;
+  for (const std::string& idx : prob.indices) {
+    int64_t extent = 1;
+    for (const ir::Loop& l : c.loops()) {
+      if (l.kind == LoopKind::kTensorized && l.origin == idx) extent *= l.extent;
+    }
+    k.tile.emplace_back(idx, extent);
+  }
+  for (size_t i = 0; i <= prob.operands.size(); ++i) {
+    const ir::TensorAccess& a = i == 0 ? prob.output : prob.operands[i - 1];
+    Operand op;
+    op.dims = a.indices;
+    isl::map tile;
+    MT_RETURN_IF_ERROR(Box(instances.apply_range(c.OperandAccess(i)), "the kernel's " + a.tensor, &tile, &op.slice.size));
+    const TransferPlan* via = nullptr;
+    for (const TransferPlan& t : transfers) {
+      if (t.transfer.tensor == a.tensor) via = &t;
+    }
+    isl::pw_multi_aff base;
+    if (via != nullptr) {
+      op.buffer = (via->output ? "Part" : "Trans") + a.tensor;
+      base = via->origin.as_pw_multi_aff().pullback(Truncate(c, prefix, via->prefix).as_pw_multi_aff());
+    } else {
+      op.buffer = a.tensor;
+      base = BlockStart(c, a.tensor).as_pw_multi_aff().pullback(Truncate(c, prefix, -1).as_pw_multi_aff());
+    }
+    const isl::map offset = tile.as_pw_multi_aff().sub(base).as_map();
+    MT_ASSIGN_OR_RETURN(op.slice.offset, ToExprs(c, names, offset, prefix));
+    if (i == 0) {
+      k.out = std::move(op);
+    } else {
+      k.in.push_back(std::move(op));
+    }
+  }
+  return MakeStmt(std::move(k));
+}
+
+// ---- Step 4: the loop nest through isl's AST generator -----------------------------------
+
+absl::StatusOr<StmtPtr> BuildLoops(const Computation& c, const Names& names,
+                                   const std::vector<TransferPlan>& transfers, const StmtPtr& compute) {
+  const int q = static_cast<int>(names.serial.size());
+  constexpr int kNested = 1000;
+  std::map<std::string, StmtPtr> leaves;
+  std::vector<isl::map> parts;
+  auto add = [&](const std::string& name, int depth, int order, StmtPtr stmt) {
+    std::vector<std::string> vars, out, cons;
+    for (int k = 0; k < depth; ++k) {
+      const ir::Loop& l = c.loops()[names.serial[k]];
+      vars.push_back(l.name);
+      cons.push_back(absl::StrCat("0 <= ", l.name, " < ", l.extent));
+    }
+    for (int k = 0; k <= q; ++k) {
+      out.push_back(absl::StrCat(k < depth ? kNested : (k == depth ? order : 0)));
+      if (k < q) out.push_back(k < depth ? c.loops()[names.serial[k]].name : "0");
+    }
+    parts.push_back(isl::map(c.ctx(), absl::StrCat("[", absl::StrJoin(names.axes, ","), "] -> { ", name, "[",
+                                                   absl::StrJoin(vars, ","), "] -> [", absl::StrJoin(out, ","), "]",
+                                                   cons.empty() ? "" : " : ", absl::StrJoin(cons, " and "), " }")));
+    leaves[name] = std::move(stmt);
+  };
+  std::map<int, int> fetches_at, reduces_at;
+  for (const TransferPlan& t : transfers) {
+    const int depth = Depth(c, t.prefix);
+    if (t.output) {
+      const int j = reduces_at[depth]++;
+      add("Zero" + t.transfer.tensor, depth, 500 + j, t.alloc);
+      add("Reduce" + t.transfer.tensor, depth, 2000 + j, t.stmt);
+    } else {
+      const int j = fetches_at[depth]++;
+      add("Alloc" + t.transfer.tensor, depth, 2 * j, t.alloc);
+      add("Fetch" + t.transfer.tensor, depth, 2 * j + 1, t.stmt);
+    }
+  }
+  add("Compute", q, kNested, compute);
+  isl::union_map all = parts[0];
+  for (size_t i = 1; i < parts.size(); ++i) all = all.unite(parts[i]);
+  std::vector<std::string> iterators;
+  for (int k = 0; k <= q; ++k) {
+    iterators.push_back(absl::StrCat("c", k));
+    if (k < q) iterators.push_back(c.loops()[names.serial[k]].name);
+  }
+  isl::set mesh_context = names.context;
+  for (int k = q - 1; k >= 0; --k) {
+    mesh_context = mesh_context.project_out_param(c.loops()[names.serial[k]].name);
+  }
+  return GenerateLoops(all, mesh_context, iterators, [&](const std::string& name) -> absl::StatusOr<StmtPtr> {
+    auto it = leaves.find(name);
+    if (it == leaves.end()) return absl::InternalError("unknown statement " + name);
+    return it->second;
+  });
+}
+
+}  // namespace
+
+absl::StatusOr<Program> Lower(const ir::Computation& c, const LowerOptions& options) {
+  auto log = [&](const std::string& step, const Program& p) {
+    if (options.log) options.log(step, Dump(p));
+  };
+  try {
+    const Names names = MakeNames(c);
+    Program p = DescribeTensors(c);
+    log("tensors", p);
+    std::vector<TransferPlan> transfers;
+    for (const ir::Transfer& t : c.transfers()) {
+      MT_ASSIGN_OR_RETURN(TransferPlan plan, PlanTransfer(c, names, t));
+      p.buffers.push_back(std::get<Alloc>(plan.alloc->node));
+      transfers.push_back(std::move(plan));
+    }
+    MT_ASSIGN_OR_RETURN(StmtPtr compute, PlanCompute(c, names, transfers));
+    MT_ASSIGN_OR_RETURN(p.body, BuildLoops(c, names, transfers, compute));
+    log("loops", p);
+    return p;
+  } catch (const isl::exception& e) {
+    return absl::InternalError(absl::StrCat("isl failed while lowering: ", e.what()));
+  }
+}
+
+}  // namespace meshtune::codegen

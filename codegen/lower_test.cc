@@ -1,0 +1,120 @@
+// Lowering of the reference schedules: communication patterns as DESIGN.md expects, and
+// the pseudo-code compared with golden files (codegen/testdata/*.pseudo).
+#include "codegen/lower.h"
+
+#include <gtest/gtest.h>
+
+#include <cstdlib>
+#include <fstream>
+#include <sstream>
+
+#include "codegen/pseudocode.h"
+#include "ir/verdict.h"
+
+namespace meshtune::codegen {
+namespace {
+
+std::string ReadFile(const std::string& path) {
+  std::ifstream in(path);
+  std::stringstream ss;
+  ss << in.rdbuf();
+  return ss.str();
+}
+
+Program LowerText(const std::string& expr, const std::string& extents, const std::string& mesh,
+                  const std::string& trace) {
+  absl::StatusOr<ir::Problem> p = ir::ParseProblem(expr, extents);
+  absl::StatusOr<ir::Mesh> m = ir::ParseMesh(mesh);
+  EXPECT_TRUE(p.ok() && m.ok());
+  absl::StatusOr<ir::Computation> c = ir::Computation::Create(*p, *m);
+  absl::StatusOr<ir::Trace> t = ir::ParseTrace(trace);
+  EXPECT_TRUE(c.ok() && t.ok()) << t.status();
+  absl::StatusOr<ir::Verdict> v = ir::Judge(*c, *t);
+  EXPECT_TRUE(v.ok() && v->legal);
+  absl::StatusOr<Program> prog = Lower(v->computation);
+  EXPECT_TRUE(prog.ok()) << prog.status();
+  return prog.ok() ? *std::move(prog) : Program{};
+}
+
+Program LowerFile(const std::string& expr, const std::string& extents, const std::string& mesh,
+                  const std::string& trace_file) {
+  return LowerText(expr, extents, mesh, ReadFile("examples/" + trace_file));
+}
+
+constexpr char kMatmul[] = "C[m,n] += A[m,k] * B[k,n]";
+constexpr char kExtents[] = "m=512,n=1024,k=2048";
+constexpr char kAgExpr[] = "C[m,n] = A[k,m] * B[k,n]";
+constexpr char kAgExtents[] = "m=2048,k=1024,n=4096";
+
+// Patterns of the transfers, in program order.
+std::vector<std::string> Patterns(const Program& p) {
+  std::vector<std::string> out;
+  std::function<void(const StmtPtr&)> walk = [&](const StmtPtr& s) {
+    if (const auto* b = std::get_if<Block>(&s->node)) {
+      for (const StmtPtr& c : b->body) walk(c);
+    } else if (const auto* f = std::get_if<For>(&s->node)) {
+      walk(f->body);
+    } else if (const auto* t = std::get_if<Transfer>(&s->node)) {
+      out.push_back(t->tensor + " " + t->pattern.ToString());
+    } else if (const auto* r = std::get_if<Reduce>(&s->node)) {
+      out.push_back(r->tensor + " " + r->pattern.ToString());
+    }
+  };
+  walk(p.body);
+  return out;
+}
+
+TEST(LowerTest, ReferencePatterns) {
+  EXPECT_EQ(Patterns(LowerFile(kMatmul, kExtents, "x=8,y=8", "summa.trace")),
+            (std::vector<std::string>{"A Broadcast(axes=[1])", "B Broadcast(axes=[0])"}));
+  EXPECT_EQ(Patterns(LowerFile(kMatmul, kExtents, "x=8,y=8", "pumma.trace")),
+            (std::vector<std::string>{"A Shift(axis=1, +1)", "B Broadcast(axes=[0])"}));
+  EXPECT_EQ(Patterns(LowerFile(kMatmul, kExtents, "x=8,y=8", "cannon.trace")),
+            (std::vector<std::string>{"A Shift(axis=1, +1)", "B Shift(axis=0, +1)"}));
+  EXPECT_EQ(Patterns(LowerFile(kAgExpr, kAgExtents, "x=4", "allgather_gemm.trace")),
+            (std::vector<std::string>{"B Broadcast(axes=[0])"}));
+  std::string rotated = ReadFile("examples/allgather_gemm.trace");
+  rotated.replace(rotated.find("communicate(B, no)"), 18, "communicate(B, no, rotate=[mo])");
+  EXPECT_EQ(Patterns(LowerText(kAgExpr, kAgExtents, "x=4", rotated)),
+            (std::vector<std::string>{"B Shift(axis=0, +1)"}));
+}
+
+TEST(LowerTest, PummaBroadcastRootFollowsTheRotation) {
+  const Program p = LowerFile(kMatmul, kExtents, "x=8,y=8", "pumma.trace");
+  const std::string code = PseudoCode(p);
+  EXPECT_NE(code.find("Broadcast(axes=[0]) B[0:256, 0:128] from rank[(y + ko) % 8] -> TransB[0:256, 0:128]"),
+            std::string::npos)
+      << code;
+}
+
+TEST(LowerTest, SplitKReducesTheOutput) {
+  const Program p = LowerText(kMatmul, "m=8,n=8,k=16", "x=4",
+                              "distribute([k], [ko], [ki], [x])\nshard(A, k@x)\nshard(B, k@x)\nshard(C, m@x)\n"
+                              "communicate(C, ki)\ntensorize([ki, m, n], matmul)\n");
+  EXPECT_EQ(Patterns(p), std::vector<std::string>{"C ReduceScatter(axes=[0])"});
+  const Program all = LowerText(kMatmul, "m=8,n=8,k=16", "x=4",
+                                "distribute([k], [ko], [ki], [x])\nshard(A, k@x)\nshard(B, k@x)\n"
+                                "communicate(C, ki)\ntensorize([ki, m, n], matmul)\n");
+  EXPECT_EQ(Patterns(all), std::vector<std::string>{"C AllReduce(axes=[0])"});
+}
+
+// Golden pseudo-code; MESHTUNE_UPDATE_GOLDEN=1 rewrites the files in the source tree.
+void ExpectGolden(const Program& p, const std::string& name) {
+  const std::string code = PseudoCode(p);
+  const std::string path = "codegen/testdata/" + name + ".pseudo";
+  if (const char* dir = std::getenv("MESHTUNE_UPDATE_GOLDEN")) {
+    std::ofstream(std::string(dir) + "/" + path) << code;
+    return;
+  }
+  EXPECT_EQ(code, ReadFile(path)) << name;
+}
+
+TEST(LowerTest, GoldenPseudoCode) {
+  ExpectGolden(LowerFile(kMatmul, kExtents, "x=8,y=8", "summa.trace"), "summa");
+  ExpectGolden(LowerFile(kMatmul, kExtents, "x=8,y=8", "pumma.trace"), "pumma");
+  ExpectGolden(LowerFile(kMatmul, kExtents, "x=8,y=8", "cannon.trace"), "cannon");
+  ExpectGolden(LowerFile(kAgExpr, kAgExtents, "x=4", "allgather_gemm.trace"), "allgather_gemm");
+}
+
+}  // namespace
+}  // namespace meshtune::codegen

@@ -1,0 +1,146 @@
+#include "codegen/patterns.h"
+
+#include <algorithm>
+
+#include "ir/isl_util.h"
+
+namespace meshtune::codegen {
+
+namespace {
+
+using ir::DomainVar;
+using ir::MapFromAffs;
+
+// Output dim `a` of `m` alone: P -> [m_a].
+isl::map Component(const isl::map& m, unsigned a) {
+  const unsigned n = m.range_tuple_dim();
+  return ir::ProjectOutRange(ir::ProjectOutRange(m, a + 1, n - a - 1), 0, a);
+}
+
+// True when m (a function) takes the same value at any two points of its domain that
+// differ only in input dim `dim`.
+bool IndependentOf(const isl::map& m, unsigned dim) {
+  const isl::space p = m.domain().space();
+  const unsigned n = m.domain_tuple_dim();
+  std::vector<std::pair<unsigned, unsigned>> same;
+  for (unsigned i = 0; i < n; ++i) {
+    if (i != dim) same.emplace_back(i, i);
+  }
+  const isl::map pairs = ir::Equalities(p, p, same).intersect_domain(m.domain()).intersect_range(m.domain());
+  return pairs.is_subset(m.apply_range(m.reverse()));
+}
+
+// P -> P with input dim `pos` replaced by f(P).
+isl::map Substitute(const isl::space& p, unsigned n, unsigned pos, const isl::aff& f) {
+  std::vector<isl::aff> fs;
+  for (unsigned i = 0; i < n; ++i) fs.push_back(i == pos ? f : DomainVar(p, i));
+  return MapFromAffs(p, "P", fs);
+}
+
+}  // namespace
+
+std::vector<int> ReductionAxes(const ir::Computation& c) {
+  std::vector<int> axes;
+  for (const ir::Loop& l : c.loops()) {
+    if (l.kind == ir::LoopKind::kDistributed && c.problem().IsReductionIndex(l.origin)) axes.push_back(l.axis);
+  }
+  std::sort(axes.begin(), axes.end());
+  return axes;
+}
+
+// m with the distributed loops among the first `prefix` removed from its domain P: they
+// equal mesh coordinates, which stay. The domain becomes [r..., serial loops...].
+isl::map DropDistributed(const ir::Computation& c, const isl::map& m, int prefix) {
+  isl::map out = m;
+  const unsigned na = c.mesh().axes.size();
+  for (int j = prefix - 1; j >= 0; --j) {
+    if (c.loops()[j].kind == ir::LoopKind::kDistributed) out = ir::ProjectOutDomain(out, na + j, 1);
+  }
+  return out.set_domain_tuple("P");
+}
+
+CommPattern DetectFetchPattern(const ir::Computation& c, int prefix, const isl::map& all_sources,
+                               const isl::map& all_offsets) {
+  const ir::Mesh& mesh = c.mesh();
+  const unsigned na = mesh.axes.size();
+  const isl::map sources = DropDistributed(c, all_sources, prefix);
+  const isl::map offsets = DropDistributed(c, all_offsets, prefix);
+  int serial = 0;
+  for (int j = 0; j < prefix; ++j) serial += c.loops()[j].kind != ir::LoopKind::kDistributed;
+  const isl::space p = sources.domain().space();
+  const isl::space m = ir::SetSpace(c.ctx(), "Mesh", na);
+  std::vector<int> moving;
+  for (unsigned a = 0; a < na; ++a) {
+    if (!sources.is_subset(ir::Equalities(p, m, {{a, a}}))) moving.push_back(a);
+  }
+  CommPattern out;
+  if (moving.empty()) return out;  // Local
+  // Broadcast: within a group along the moving axes everyone has one root and one box.
+  bool broadcast = true;
+  for (int a : moving) {
+    broadcast = broadcast && IndependentOf(Component(sources, a), a) && IndependentOf(offsets, a);
+  }
+  if (broadcast) {
+    out.kind = CommPattern::Kind::kBroadcast;
+    out.axes = moving;
+    return out;
+  }
+  // Shift along one axis: the source moves by a constant step each iteration of the last
+  // loop, and what a rank needs next is what its neighbour at that step needs now.
+  const unsigned last = na + serial - 1;
+  if (moving.size() == 1 && serial > 0 && c.loops()[prefix - 1].kind == ir::LoopKind::kSerial &&
+      c.loops()[prefix - 1].extent > 1) {
+    const unsigned a = moving[0];
+    const int64_t size = mesh.axes[a].size;
+    const isl::map next = Substitute(p, na + serial, last, DomainVar(p, last).add_constant(1));
+    const isl::map src_a = Component(sources, a);
+    const isl::set valid = next.intersect_range(sources.domain()).domain().intersect(sources.domain());
+    // { [now] -> [later] } over every rank and iteration, then its differences.
+    const isl::set deltas =
+        src_a.intersect_domain(valid).range_product(next.apply_range(src_a)).range().unwrap().deltas();
+    if (!deltas.is_empty()) {
+      const int64_t lo = ir::SamplePoint(deltas.lexmin())[0], hi = ir::SamplePoint(deltas.lexmax())[0];
+      const bool ring = lo == hi || (hi - lo == size && deltas.is_equal(isl::set(
+                                         c.ctx(), "{ [" + std::to_string(lo) + "]; [" + std::to_string(hi) + "] }")));
+      int64_t d = ((lo % size) + size) % size;
+      if (d > size / 2) d -= size;
+      if (ring && d != 0) {
+        const isl::map nbr = Substitute(p, na + serial, a, ir::Mod(DomainVar(p, a).add_constant(d), size));
+        if (next.apply_range(offsets).intersect_domain(valid).is_equal(
+                nbr.apply_range(offsets).intersect_domain(valid))) {
+          out.kind = CommPattern::Kind::kShift;
+          out.axes = {static_cast<int>(a)};
+          out.shift = static_cast<int>(d);
+          return out;
+        }
+      }
+    }
+  }
+  out.kind = CommPattern::Kind::kSendRecv;
+  return out;
+}
+
+CommPattern DetectReducePattern(const ir::Computation& c, const ir::Transfer& t,
+                                const isl::map& offsets, const std::vector<int64_t>& box_size) {
+  CommPattern out;
+  const std::vector<int> axes = ReductionAxes(c);
+  if (axes.empty()) {
+    out.kind = CommPattern::Kind::kSendRecv;
+    return out;
+  }
+  out.axes = axes;
+  const ir::Sharding* s = c.sharding(t.tensor);
+  bool replicated = true;
+  for (int a : axes) replicated = replicated && (s == nullptr || s->replicated_axes[a]);
+  if (replicated) {
+    out.kind = CommPattern::Kind::kAllReduce;
+    return out;
+  }
+  bool split = false;
+  for (size_t d = 0; d < box_size.size(); ++d) split = split || box_size[d] > s->local_shape[d];
+  out.kind = split ? CommPattern::Kind::kReduceScatter : CommPattern::Kind::kReduce;
+  (void)offsets;
+  return out;
+}
+
+}  // namespace meshtune::codegen

@@ -1,0 +1,34 @@
+// Communication patterns of transfers, derived with isl.
+//
+// A fetch is classified by how its source rank varies with the destination rank and, along
+// the communication loop, with time: Local (no message), Broadcast(axes) (one root per
+// group of ranks, all needing the same box), Shift(axis, d) (a ring: what a rank needs next
+// is what its neighbour at +d holds now), or SendRecv (general point-to-point). A reduction
+// of an output is AllReduce, Reduce or ReduceScatter over the mesh axes its reduction
+// indices are distributed over. Uses the Computation's isl context.
+#ifndef MESHTUNE_CODEGEN_PATTERNS_H_
+#define MESHTUNE_CODEGEN_PATTERNS_H_
+
+#include <isl/cpp.h>
+
+#include "codegen/program.h"
+#include "ir/computation.h"
+
+namespace meshtune::codegen {
+
+// `sources`: P[r..., t_0..t_{L-1}] -> Mesh[s...] (single-valued); `offsets`: P -> T[e], the
+// global origin of the fetched box; `prefix` = L.
+CommPattern DetectFetchPattern(const ir::Computation& c, int prefix, const isl::map& sources,
+                               const isl::map& offsets);
+
+// The pattern of reducing output transfer `t` whose written box origin is `offsets`
+// (P -> T[e]) with `box_size` elements per dim.
+CommPattern DetectReducePattern(const ir::Computation& c, const ir::Transfer& t,
+                                const isl::map& offsets, const std::vector<int64_t>& box_size);
+
+// The mesh axes over which a reduction index of the problem is distributed.
+std::vector<int> ReductionAxes(const ir::Computation& c);
+
+}  // namespace meshtune::codegen
+
+#endif  // MESHTUNE_CODEGEN_PATTERNS_H_

@@ -1,0 +1,113 @@
+#include "codegen/program.h"
+
+#include "absl/strings/str_cat.h"
+#include "absl/strings/str_join.h"
+
+namespace meshtune::codegen {
+
+std::string CommPattern::Name() const {
+  switch (kind) {
+    case Kind::kLocal:
+      return "Local";
+    case Kind::kBroadcast:
+      return "Broadcast";
+    case Kind::kShift:
+      return "Shift";
+    case Kind::kSendRecv:
+      return "SendRecv";
+    case Kind::kAllGather:
+      return "AllGather";
+    case Kind::kReduce:
+      return "Reduce";
+    case Kind::kReduceScatter:
+      return "ReduceScatter";
+    case Kind::kAllReduce:
+      return "AllReduce";
+  }
+  return "?";
+}
+
+std::string CommPattern::ToString() const {
+  switch (kind) {
+    case Kind::kLocal:
+    case Kind::kSendRecv:
+      return Name();
+    case Kind::kShift:
+      return absl::StrCat("Shift(axis=", axes.empty() ? -1 : axes[0], ", ", shift > 0 ? "+" : "", shift, ")");
+    default:
+      return absl::StrCat(Name(), "(axes=[", absl::StrJoin(axes, ", "), "])");
+  }
+}
+
+int64_t Slice::Elements() const {
+  int64_t n = 1;
+  for (int64_t s : size) n *= s;
+  return n;
+}
+
+const TensorInfo* Program::Tensor(const std::string& name) const {
+  for (const TensorInfo& t : tensors) {
+    if (t.name == name) return &t;
+  }
+  return nullptr;
+}
+
+int64_t Program::Ranks() const {
+  int64_t r = 1;
+  for (int64_t s : axis_sizes) r *= s;
+  return r;
+}
+
+StmtPtr MakeStmt(std::variant<Block, For, Alloc, Transfer, Compute, Reduce> node) {
+  return std::make_shared<const Stmt>(Stmt{std::move(node)});
+}
+
+namespace {
+
+std::string SliceText(const std::string& buffer, const Slice& s) {
+  std::vector<std::string> parts;
+  for (size_t d = 0; d < s.size.size(); ++d) {
+    parts.push_back(absl::StrCat(s.offset[d].ToString(), " +: ", s.size[d]));
+  }
+  return absl::StrCat(buffer, "[", absl::StrJoin(parts, ", "), "]");
+}
+
+void DumpStmt(const StmtPtr& s, int indent, std::string* out) {
+  const std::string pad(indent * 2, ' ');
+  if (const auto* b = std::get_if<Block>(&s->node)) {
+    for (const StmtPtr& c : b->body) DumpStmt(c, indent, out);
+  } else if (const auto* f = std::get_if<For>(&s->node)) {
+    absl::StrAppend(out, pad, "for ", f->var, " = ", f->lo.ToString(), " +: ", f->extent, "\n");
+    DumpStmt(f->body, indent + 1, out);
+  } else if (const auto* a = std::get_if<Alloc>(&s->node)) {
+    absl::StrAppend(out, pad, "alloc ", a->buffer, "[", absl::StrJoin(a->shape, ", "), "]",
+                    a->zero ? " zeroed" : "", "\n");
+  } else if (const auto* t = std::get_if<Transfer>(&s->node)) {
+    std::vector<std::string> src;
+    for (const Expr& e : t->source) src.push_back(e.ToString());
+    absl::StrAppend(out, pad, "transfer ", t->pattern.ToString(), " ", SliceText(t->tensor, t->src), " from [",
+                    absl::StrJoin(src, ", "), "] -> ", t->buffer, " (global ", SliceText(t->tensor, t->global), ")\n");
+  } else if (const auto* c = std::get_if<Compute>(&s->node)) {
+    std::vector<std::string> ins;
+    for (const Operand& o : c->in) ins.push_back(SliceText(o.buffer, o.slice));
+    absl::StrAppend(out, pad, "compute ", c->kernel, " ", SliceText(c->out.buffer, c->out.slice), " <- ",
+                    absl::StrJoin(ins, c->sum ? " + " : " * "), "\n");
+  } else if (const auto* r = std::get_if<Reduce>(&s->node)) {
+    absl::StrAppend(out, pad, "reduce ", r->pattern.ToString(), " ", r->buffer, " -> ",
+                    SliceText(r->tensor, r->global), "\n");
+  }
+}
+
+}  // namespace
+
+std::string Dump(const Program& p) {
+  std::string out;
+  for (const TensorInfo& t : p.tensors) {
+    absl::StrAppend(&out, "tensor ", t.name, "[", absl::StrJoin(t.shape, ", "), "] local [",
+                    absl::StrJoin(t.local_shape, ", "), "]", t.is_output ? " output" : "", "\n");
+  }
+  if (p.body) DumpStmt(p.body, 0, &out);
+  return out;
+}
+
+}  // namespace meshtune::codegen

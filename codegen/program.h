@@ -1,0 +1,126 @@
+// Program: the lowered form of a Computation, one SPMD program that every rank runs.
+//
+// A tree of For, Alloc, Transfer, Compute and Reduce nodes whose expressions (Expr) are
+// quasi-affine in loop variables and the rank's mesh coordinates (named after the mesh
+// axes). Distributed loops are gone: they are the mesh coordinates. One Program feeds the
+// cost model, the executor and the C++ emitter. Immutable once built; thread-safe to read.
+#ifndef MESHTUNE_CODEGEN_PROGRAM_H_
+#define MESHTUNE_CODEGEN_PROGRAM_H_
+
+#include <cstdint>
+#include <memory>
+#include <string>
+#include <variant>
+#include <vector>
+
+#include "codegen/expr.h"
+
+namespace meshtune::codegen {
+
+// How a transfer's data moves between ranks (codegen/patterns.h derives it).
+struct CommPattern {
+  enum class Kind { kLocal, kBroadcast, kShift, kSendRecv, kAllGather, kReduce, kReduceScatter, kAllReduce };
+  Kind kind = Kind::kLocal;
+  std::vector<int> axes;  // mesh axes of the group (broadcast, gather, reduce) or the ring
+  int shift = 0;          // Shift: data comes from the neighbour at +shift along axes[0]
+
+  std::string Name() const;      // "Broadcast"
+  std::string ToString() const;  // "Broadcast(axes=[0])", "Shift(axis=1, +1)", "Local"
+  bool operator==(const CommPattern& o) const {
+    return kind == o.kind && axes == o.axes && shift == o.shift;
+  }
+};
+
+// A box inside a buffer: per dim an offset expression and a size.
+struct Slice {
+  std::vector<Expr> offset;
+  std::vector<int64_t> size;
+  int64_t Elements() const;
+};
+
+// One dim of a tensor's block layout: global index = sum of block * index(coords) + local.
+struct DimLayout {
+  std::vector<std::pair<int64_t, Expr>> blocks;  // (block size, block index over mesh coords)
+};
+
+// A tensor as the program sees it: global shape, per-rank shard, layout.
+struct TensorInfo {
+  std::string name;
+  std::vector<std::string> dims;  // index names of its dims (first access)
+  std::vector<int64_t> shape;
+  std::vector<int64_t> local_shape;
+  std::vector<DimLayout> layout;  // empty blocks: dim kept whole on every holder
+  bool is_output = false;
+};
+
+struct Stmt;
+using StmtPtr = std::shared_ptr<const Stmt>;
+
+struct Block {
+  std::vector<StmtPtr> body;
+};
+struct For {
+  std::string var;
+  Expr lo;
+  int64_t extent = 0;  // iterations: var runs lo, lo+1, ..., lo+extent-1
+  StmtPtr body;
+};
+// A transfer buffer comes to life here (buffers are sized once; zeroed for reductions).
+struct Alloc {
+  std::string buffer;
+  std::vector<int64_t> shape;
+  bool zero = false;
+};
+// Input communication: rank fills `buffer` with tensor[global box] from `source`.
+struct Transfer {
+  std::string tensor, buffer, loop;
+  CommPattern pattern;
+  std::vector<Expr> source;  // the source rank's coordinates, one per mesh axis
+  Slice src;                 // the box in the source's local shard
+  Slice global;              // the same box in global indices
+};
+// One kernel call (or one scalar update when nothing is tensorized).
+struct Operand {
+  std::string buffer;  // a tensor's local shard (its name) or a transfer buffer
+  std::vector<std::string> dims;  // the index each buffer dim walks
+  Slice slice;
+};
+struct Compute {
+  std::string kernel;  // matmul, matmul_ta, matmul_tb, matmul_tab, mul, add, contraction
+  bool sum = false;    // operands added (element-wise sum) rather than multiplied
+  Operand out;
+  std::vector<Operand> in;
+  std::vector<std::pair<std::string, int64_t>> tile;  // extent per index in this call
+};
+// Output communication: partial results in `buffer` (global box) summed into their holders.
+struct Reduce {
+  std::string tensor, buffer, loop;
+  CommPattern pattern;
+  Slice global;
+};
+
+struct Stmt {
+  std::variant<Block, For, Alloc, Transfer, Compute, Reduce> node;
+};
+
+struct Program {
+  std::vector<std::string> axis_names;  // mesh coordinates, by axis
+  std::vector<int64_t> axis_sizes;
+  int dtype_bytes = 4;
+  bool accumulate = false;  // '+=': the output starts from its own values
+  std::vector<TensorInfo> tensors;
+  std::vector<Alloc> buffers;  // every transfer buffer, for up-front allocation
+  StmtPtr body;
+
+  const TensorInfo* Tensor(const std::string& name) const;
+  int64_t Ranks() const;
+};
+
+StmtPtr MakeStmt(std::variant<Block, For, Alloc, Transfer, Compute, Reduce> node);
+
+// Indented tree dump of the program, for debugging and lowering logs.
+std::string Dump(const Program& p);
+
+}  // namespace meshtune::codegen
+
+#endif  // MESHTUNE_CODEGEN_PROGRAM_H_
