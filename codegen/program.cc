@@ -1,5 +1,7 @@
 #include "codegen/program.h"
 
+#include <functional>
+
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_join.h"
 
@@ -60,6 +62,26 @@ int64_t Program::Ranks() const {
 
 StmtPtr MakeStmt(std::variant<Block, For, Alloc, Transfer, Compute, Reduce> node) {
   return std::make_shared<const Stmt>(Stmt{std::move(node)});
+}
+
+std::vector<TransferSummary> Summarize(const Program& p) {
+  std::vector<TransferSummary> out;
+  std::function<void(const StmtPtr&, int64_t)> walk = [&](const StmtPtr& s, int64_t times) {
+    if (const auto* b = std::get_if<Block>(&s->node)) {
+      for (const StmtPtr& c : b->body) walk(c, times);
+    } else if (const auto* f = std::get_if<For>(&s->node)) {
+      walk(f->body, times * f->extent);
+    } else if (const auto* t = std::get_if<Transfer>(&s->node)) {
+      out.push_back({t->tensor, t->loop, t->pattern, t->global.Elements(), times, 0});
+    } else if (const auto* r = std::get_if<Reduce>(&s->node)) {
+      out.push_back({r->tensor, r->loop, r->pattern, r->global.Elements(), times, 0});
+    }
+  };
+  if (p.body) walk(p.body, 1);
+  for (TransferSummary& t : out) {
+    if (t.pattern.kind != CommPattern::Kind::kLocal) t.bytes_per_rank = t.elements * t.instances * p.dtype_bytes;
+  }
+  return out;
 }
 
 namespace {

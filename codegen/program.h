@@ -116,6 +116,18 @@ struct Program {
   int64_t Ranks() const;
 };
 
+// What one transfer or reduction costs a rank in data, over the whole program.
+struct TransferSummary {
+  std::string tensor, loop;
+  CommPattern pattern;
+  int64_t elements = 0;    // per instance
+  int64_t instances = 0;   // how often it runs (product of the enclosing loop extents)
+  int64_t bytes_per_rank = 0;  // received over the program; 0 for Local
+};
+
+// The transfers and reductions of `p`, in program order.
+std::vector<TransferSummary> Summarize(const Program& p);
+
 StmtPtr MakeStmt(std::variant<Block, For, Alloc, Transfer, Compute, Reduce> node);
 
 // Indented tree dump of the program, for debugging and lowering logs.

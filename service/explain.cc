@@ -3,6 +3,10 @@
 #include <map>
 
 #include "absl/strings/str_cat.h"
+#include "absl/strings/str_join.h"
+#include "ir/legality.h"
+#include "codegen/lower.h"
+#include "codegen/pseudocode.h"
 #include "ir/status_macros.h"
 #include "ir/verdict.h"
 #include "service/requests.h"
@@ -23,6 +27,22 @@ absl::StatusOr<v1::ExplainResponse> Explain(const v1::ExplainRequest& request) {
   const ir::Computation& c = verdict.computation;
   out.set_schedule(c.ScheduleString());
   for (const std::string& t : c.problem().Tensors()) (*out.mutable_shardings())[t] = c.LayoutString(t);
+  if (!verdict.legal) return out;
+  absl::StatusOr<codegen::Program> program = codegen::Lower(c);
+  if (!program.ok()) {
+    out.set_lowering_error(std::string(program.status().message()));
+    return out;
+  }
+  for (const codegen::TransferSummary& s : codegen::Summarize(*program)) {
+    v1::TransferInfo* t = out.add_transfers();
+    t->set_tensor(s.tensor);
+    t->set_loop(s.loop);
+    t->set_pattern(s.pattern.Name());
+    for (int a : s.pattern.axes) t->add_axes(a);
+    t->set_shift(s.pattern.shift);
+    t->set_bytes_per_rank(static_cast<double>(s.bytes_per_rank));
+  }
+  out.set_pseudocode(codegen::PseudoCode(*program));
   return out;
 }
 
@@ -36,6 +56,14 @@ std::string ExplainText(const v1::ExplainResponse& response) {
   const std::map<std::string, std::string> sorted(response.shardings().begin(),
                                                   response.shardings().end());
   for (const auto& [tensor, layout] : sorted) absl::StrAppend(&s, "  ", tensor, ": ", layout, "\n");
+  if (response.transfers_size() > 0) s += "transfers:\n";
+  for (const v1::TransferInfo& t : response.transfers()) {
+    absl::StrAppend(&s, "  ", t.tensor(), " at ", t.loop(), ": ", t.pattern(), " axes [",
+                    absl::StrJoin(t.axes(), ", "), "]", t.pattern() == "Shift" ? absl::StrCat(" shift ", t.shift()) : "",
+                    ", ", ir::FormatBytes(static_cast<int64_t>(t.bytes_per_rank())), " per rank\n");
+  }
+  if (!response.lowering_error().empty()) absl::StrAppend(&s, "not lowered: ", response.lowering_error(), "\n");
+  if (!response.pseudocode().empty()) absl::StrAppend(&s, "program:\n", response.pseudocode());
   return s;
 }
 

@@ -63,6 +63,18 @@ TEST(ExplainCliTest, IllegalTraceInJsonStillExitsZero) {
       << r.out;
 }
 
+TEST(ExplainCliTest, LegalTraceReportsTransfersAndPseudoCode) {
+  const CliRun r = Meshtune("explain " + kMatmul + "--trace examples/pumma.trace --json");
+  EXPECT_EQ(r.status, 0) << r.err;
+  EXPECT_NE(r.out.find("\"transfers\":[{\"tensor\":\"A\",\"loop\":\"ko\",\"pattern\":\"Shift\",\"axes\":[1],"
+                       "\"shift\":1,\"bytes_per_rank\":524288},{\"tensor\":\"B\",\"loop\":\"ko\",\"pattern\":"
+                       "\"Broadcast\",\"axes\":[0],\"shift\":0,\"bytes_per_rank\":1048576}]"),
+            std::string::npos)
+      << r.out;
+  EXPECT_NE(r.out.find("\"pseudocode\":\"for ko in range(0, 8):\\n    TransA = alloc(64, 256)\\n"), std::string::npos)
+      << r.out;
+}
+
 TEST(ExplainCliTest, TraceFromStdin) {
   const CliRun r = Meshtune("explain " + kMatmul + "--trace - --json", "examples/pumma.trace");
   EXPECT_EQ(r.status, 0) << r.err;
