@@ -186,6 +186,7 @@ absl::StatusOr<TransferPlan> PlanTransfer(const Computation& c, const Names& nam
   x.buffer = buffer;
   x.loop = t.loop;
   x.pattern = DetectFetchPattern(c, plan.prefix, sources, plan.origin);
+  if (x.pattern.kind == CommPattern::Kind::kShift) x.time_loop = c.loops()[plan.prefix - 1].name;
   MT_ASSIGN_OR_RETURN(x.source, ToExprs(c, names, sources, plan.prefix));
   // The box in the source's local shard: global origin minus the source's block start.
   const isl::pw_multi_aff start = BlockStart(c, t.tensor).as_pw_multi_aff().pullback(sources.as_pw_multi_aff());
@@ -218,6 +219,7 @@ absl::StatusOr<StmtPtr> PlanCompute(const Computation& c, const Names& names,
   for (size_t i = 0; i <= prob.operands.size(); ++i) {
     const ir::TensorAccess& a = i == 0 ? prob.output : prob.operands[i - 1];
     Operand op;
+    op.tensor = a.tensor;
     op.dims = a.indices;
     isl::map tile;
     MT_RETURN_IF_ERROR(Box(instances.apply_range(c.OperandAccess(i)), "the kernel's " + a.tensor, &tile, &op.slice.size));

@@ -74,6 +74,7 @@ struct Alloc {
 // Input communication: rank fills `buffer` with tensor[global box] from `source`.
 struct Transfer {
   std::string tensor, buffer, loop;
+  std::string time_loop;  // Shift: the loop along which the ring turns (fetch at its first iteration)
   CommPattern pattern;
   std::vector<Expr> source;  // the source rank's coordinates, one per mesh axis
   Slice src;                 // the box in the source's local shard
@@ -81,7 +82,8 @@ struct Transfer {
 };
 // One kernel call (or one scalar update when nothing is tensorized).
 struct Operand {
-  std::string buffer;  // a tensor's local shard (its name) or a transfer buffer
+  std::string tensor;  // the tensor accessed
+  std::string buffer;  // its local shard (the tensor's name) or a transfer buffer
   std::vector<std::string> dims;  // the index each buffer dim walks
   Slice slice;
 };

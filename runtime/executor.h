@@ -1,0 +1,44 @@
+// The Program executor: runs one lowered Program on every rank of an MPI job.
+//
+// Each rank fills its own shards from runtime/fill.h, runs warm-up and timed repetitions
+// (a repetition's time is the slowest rank's), verifies its own output shard against an
+// f64 reference computed from the same hashes, and counts the bytes it sends. Execute is
+// collective: every rank calls it with the same program. Not thread-safe.
+#ifndef MESHTUNE_RUNTIME_EXECUTOR_H_
+#define MESHTUNE_RUNTIME_EXECUTOR_H_
+
+#include <mpi.h>
+
+#include <cstdint>
+#include <string>
+#include <vector>
+
+#include "codegen/program.h"
+
+namespace meshtune::runtime {
+
+struct ExecOptions {
+  int warmup = 1;
+  int reps = 3;
+  uint64_t seed = 1;
+  // Verify every output element when the reference costs at most this many
+  // multiply-adds per rank; otherwise a deterministic sample of them.
+  int64_t full_verify_limit = 50'000'000;
+  // For tests of the launcher: "wrong" perturbs one output element on rank 0.
+  std::string inject_fault;
+};
+
+struct ExecResult {
+  bool verified = false;
+  std::vector<double> seconds;  // per timed repetition, max over ranks
+  int64_t bytes_sent_max = 0;   // per repetition, the busiest rank
+  double checksum = 0;          // sum over ranks of their output shard
+  std::string error;            // first failure seen on any rank ("" when none)
+};
+
+// Runs `program` on `comm`, whose size must equal the program's rank count.
+ExecResult Execute(const codegen::Program& program, MPI_Comm comm, const ExecOptions& options);
+
+}  // namespace meshtune::runtime
+
+#endif  // MESHTUNE_RUNTIME_EXECUTOR_H_

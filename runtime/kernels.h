@@ -1,0 +1,36 @@
+// Local kernels: one tile of a contraction or element-wise operation on this rank.
+//
+// Matmul-shaped tiles go to OpenBLAS (sgemm/dgemm, transposed operands included); any
+// other contraction or element-wise sum runs in a generic strided loop. Thread-compatible.
+#ifndef MESHTUNE_RUNTIME_KERNELS_H_
+#define MESHTUNE_RUNTIME_KERNELS_H_
+
+#include <cstdint>
+#include <string>
+#include <vector>
+
+namespace meshtune::runtime {
+
+// A tile operand: the address of its first element and, per tile index, the stride (in
+// elements) along that index (0 when the operand does not use the index).
+template <typename T>
+struct TileOperand {
+  T* base = nullptr;
+  std::vector<int64_t> strides;
+};
+
+// out += prod(in) (or sum(in) when `sum`), over every point of the tile `extents`.
+template <typename T>
+void GenericKernel(const std::vector<int64_t>& extents, const TileOperand<T>& out,
+                   const std::vector<TileOperand<T>>& in, bool sum);
+
+// out[i,j] += sum_k a * b through BLAS, when the strides allow it (each operand's minor
+// dim contiguous). `i`, `j`, `k` are positions in `extents`. Returns false (doing nothing)
+// when the layout does not fit BLAS; the caller falls back to GenericKernel.
+template <typename T>
+bool GemmKernel(const std::vector<int64_t>& extents, int i, int j, int k, const TileOperand<T>& out,
+                const TileOperand<T>& a, const TileOperand<T>& b);
+
+}  // namespace meshtune::runtime
+
+#endif  // MESHTUNE_RUNTIME_KERNELS_H_

@@ -1,0 +1,120 @@
+// meshtune_worker: one rank of an MPI run of a schedule. mpirun starts P of these.
+//
+// Every rank parses the problem, mesh and trace, lowers the schedule itself (lowering is
+// deterministic), runs the Program through the executor, and rank 0 prints one JSON line
+// (meshtune.v1.RunResult in protobuf's JSON mapping). Failures are reported in that line,
+// never by a crash of the worker; a worker dies with its launcher (PR_SET_PDEATHSIG).
+#include <mpi.h>
+#include <sys/prctl.h>
+#include <unistd.h>
+
+#include <algorithm>
+#include <csignal>
+#include <cstdlib>
+#include <fstream>
+#include <iostream>
+#include <sstream>
+
+#include "CLI/CLI.hpp"
+#include "codegen/lower.h"
+#include "google/protobuf/util/json_util.h"
+#include "ir/verdict.h"
+#include "proto/meshtune.pb.h"
+#include "runtime/executor.h"
+
+namespace {
+
+struct Flags {
+  std::string expr, extents, dtype = "f32", mesh, trace_file, inject_fault;
+  int reps = 3, warmup = 1;
+  uint64_t seed = 1;
+};
+
+absl::StatusOr<meshtune::codegen::Program> Prepare(const Flags& f) {
+  using namespace meshtune;
+  absl::StatusOr<ir::Problem> p = ir::ParseProblem(f.expr, f.extents, f.dtype);
+  if (!p.ok()) return p.status();
+  absl::StatusOr<ir::Mesh> m = ir::ParseMesh(f.mesh);
+  if (!m.ok()) return m.status();
+  absl::StatusOr<ir::Computation> c = ir::Computation::Create(*p, *m);
+  if (!c.ok()) return c.status();
+  std::ifstream in(f.trace_file);
+  if (!in) return absl::InvalidArgumentError("cannot read trace file '" + f.trace_file + "'");
+  std::stringstream ss;
+  ss << in.rdbuf();
+  absl::StatusOr<ir::Trace> t = ir::ParseTrace(ss.str());
+  if (!t.ok()) return t.status();
+  absl::StatusOr<ir::Verdict> v = ir::Judge(*c, *t);
+  if (!v.ok()) return v.status();
+  if (!v->legal) {
+    return absl::FailedPreconditionError("illegal schedule: [" + v->reasons[0].code + "] " + v->reasons[0].message);
+  }
+  return codegen::Lower(v->computation);
+}
+
+void Print(const meshtune::v1::RunResult& r) {
+  std::string out;
+  google::protobuf::util::JsonPrintOptions o;
+  o.always_print_primitive_fields = true;
+  o.preserve_proto_field_names = true;
+  (void)google::protobuf::util::MessageToJsonString(r, &out, o);
+  std::cout << out << std::endl;
+}
+
+}  // namespace
+
+int main(int argc, char** argv) {
+  prctl(PR_SET_PDEATHSIG, SIGKILL);
+  MPI_Init(&argc, &argv);
+  int rank = 0, size = 1;
+  MPI_Comm_rank(MPI_COMM_WORLD, &rank);
+  MPI_Comm_size(MPI_COMM_WORLD, &size);
+  Flags f;
+  CLI::App app{"meshtune_worker: one rank of a schedule run"};
+  app.add_option("--expr", f.expr)->required();
+  app.add_option("--extents", f.extents)->required();
+  app.add_option("--dtype", f.dtype);
+  app.add_option("--mesh", f.mesh)->required();
+  app.add_option("--trace", f.trace_file)->required();
+  app.add_option("--reps", f.reps);
+  app.add_option("--warmup", f.warmup);
+  app.add_option("--seed", f.seed);
+  app.add_option("--inject-fault", f.inject_fault, "tests only: crash, hang or wrong");
+  meshtune::v1::RunResult result;
+  try {
+    app.parse(argc, argv);
+  } catch (const CLI::ParseError& e) {
+    result.set_error(std::string("bad worker arguments: ") + e.what());
+    if (rank == 0) Print(result);
+    MPI_Finalize();
+    return 0;
+  }
+  absl::StatusOr<meshtune::codegen::Program> program = Prepare(f);
+  if (!program.ok()) {
+    result.set_error(std::string(program.status().message()));
+    if (rank == 0) Print(result);
+    MPI_Finalize();
+    return 0;
+  }
+  if (f.inject_fault == "crash" && rank == size - 1) std::abort();
+  if (f.inject_fault == "hang" && rank == size - 1) {
+    while (true) pause();
+  }
+  meshtune::runtime::ExecOptions options;
+  options.reps = std::max(1, f.reps);
+  options.warmup = std::max(0, f.warmup);
+  options.seed = f.seed;
+  options.inject_fault = f.inject_fault;
+  const meshtune::runtime::ExecResult r = meshtune::runtime::Execute(*program, MPI_COMM_WORLD, options);
+  result.set_verified(r.verified);
+  for (double s : r.seconds) result.add_seconds(s);
+  std::vector<double> sorted = r.seconds;
+  std::sort(sorted.begin(), sorted.end());
+  if (!sorted.empty()) result.set_median_s(sorted[sorted.size() / 2]);
+  result.set_bytes_sent_max(static_cast<double>(r.bytes_sent_max));
+  result.set_checksum(r.checksum);
+  result.set_error(r.error);
+  if (rank == 0) Print(result);
+  MPI_Finalize();
+  return 0;
+}
