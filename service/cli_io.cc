@@ -5,6 +5,7 @@
 #include <cstring>
 
 #include "absl/strings/str_cat.h"
+#include "absl/strings/str_format.h"
 #include "google/protobuf/util/json_util.h"
 
 namespace meshtune::service {
@@ -37,6 +38,33 @@ std::string ToJson(const google::protobuf::Message& message) {
   const auto status = google::protobuf::util::MessageToJsonString(message, &out, options);
   if (!status.ok()) return absl::StrCat("{\"error\": \"cannot print JSON\"}");
   return out;
+}
+
+std::string JsonQuote(const std::string& s) {
+  std::string out = "\"";
+  for (unsigned char c : s) {
+    switch (c) {
+      case '"':
+        out += "\\\"";
+        break;
+      case '\\':
+        out += "\\\\";
+        break;
+      case '\n':
+        out += "\\n";
+        break;
+      case '\t':
+        out += "\\t";
+        break;
+      default:
+        if (c < 0x20) {
+          absl::StrAppendFormat(&out, "\\u%04x", c);
+        } else {
+          out += static_cast<char>(c);
+        }
+    }
+  }
+  return out + "\"";
 }
 
 }  // namespace meshtune::service

@@ -16,6 +16,9 @@ absl::StatusOr<std::string> ReadInput(const std::string& path, size_t max_bytes)
 // One-line JSON of `message` with field names as in the .proto and default values printed.
 std::string ToJson(const google::protobuf::Message& message);
 
+// `s` as a JSON string literal, quotes included.
+std::string JsonQuote(const std::string& s);
+
 }  // namespace meshtune::service
 
 #endif  // MESHTUNE_SERVICE_CLI_IO_H_

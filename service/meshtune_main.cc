@@ -1,8 +1,9 @@
 // meshtune: the command-line front end of the engine.
 //
-// Subcommands: explain (legality verdict and maps of one trace). Exit status: 0 when the
-// command ran (whatever the verdict), 2 on bad input (message on stderr naming the
-// offending token), 1 on an internal error.
+// Subcommands: explain (legality verdict, maps, transfers and pseudo-code of one trace) and
+// run (one trace under MPI). Exit status: 0 when the command ran (for run: and verified),
+// 2 on bad input (message on stderr naming the offending token), 1 on an internal error
+// or a run that failed (its JSON result says why).
 #include <cstdio>
 #include <exception>
 #include <iostream>
@@ -12,6 +13,10 @@
 #include "ir/trace.h"
 #include "service/cli_io.h"
 #include "service/explain.h"
+#include "absl/strings/str_format.h"
+#include "absl/strings/str_join.h"
+#include "ir/mesh.h"
+#include "runtime/launcher.h"
 
 namespace meshtune::service {
 namespace {
@@ -24,6 +29,27 @@ int Fail(const absl::Status& status) {
   std::cerr << "meshtune: " << status.message() << "\n";
   return status.code() == absl::StatusCode::kInvalidArgument ? kExitBadInput : kExitInternal;
 }
+
+struct RunFlags {
+  int reps = 3, warmup = 1;
+  double timeout_s = 300;
+  uint64_t seed = 1;
+  std::string worker, hostfile, launcher, inject_fault;
+  std::vector<std::string> launcher_args;
+
+  void Add(CLI::App* cmd) {
+    cmd->add_option("--reps", reps, "timed repetitions")->check(CLI::Range(1, 100000));
+    cmd->add_option("--warmup", warmup, "untimed repetitions first")->check(CLI::Range(0, 100000));
+    cmd->add_option("--timeout", timeout_s, "seconds before the job is killed")->check(CLI::PositiveNumber);
+    cmd->add_option("--seed", seed, "seed of the input values");
+    cmd->add_option("--worker", worker, "path of meshtune_worker (default: found beside meshtune)");
+    cmd->add_option("--hostfile", hostfile, "MPI hostfile for a cluster");
+    cmd->add_option("--launcher", launcher, "launcher program instead of mpirun (e.g. srun)");
+    cmd->add_option("--launcher-arg", launcher_args, "extra launcher argument (repeatable)");
+    cmd->add_option("--inject-fault", inject_fault, "tests only: crash, hang or wrong")
+        ->check(CLI::IsMember({"crash", "hang", "wrong"}));
+  }
+};
 
 struct ProblemFlags {
   std::string expr, extents, dtype = "f32", mesh, mem_per_rank;
@@ -57,6 +83,51 @@ int RunExplain(const ProblemFlags& flags, const std::string& trace_path, bool js
   return kExitOk;
 }
 
+// `meshtune run`: legality first (an illegal trace is bad input here), then one MPI run.
+int RunRun(const ProblemFlags& flags, const std::string& trace_path, const RunFlags& rf) {
+  v1::ExplainRequest request;
+  flags.Fill(request.mutable_problem(), request.mutable_mesh());
+  absl::StatusOr<std::string> text = ReadInput(trace_path, ir::kMaxTraceBytes);
+  if (!text.ok()) return Fail(text.status());
+  request.mutable_trace()->set_text(*text);
+  absl::StatusOr<v1::ExplainResponse> verdict = Explain(request);
+  if (!verdict.ok()) return Fail(verdict.status());
+  if (!verdict->legal()) {
+    return Fail(absl::InvalidArgumentError(absl::StrCat("the schedule is illegal: [", verdict->reasons(0).code(),
+                                                        "] ", verdict->reasons(0).message())));
+  }
+  if (!verdict->lowering_error().empty()) {
+    return Fail(absl::UnimplementedError("cannot lower the schedule: " + verdict->lowering_error()));
+  }
+  absl::StatusOr<ir::Mesh> mesh = ir::ParseMesh(flags.mesh);
+  runtime::RunSpec spec;
+  spec.expr = flags.expr;
+  spec.extents = flags.extents;
+  spec.dtype = flags.dtype;
+  spec.mesh = flags.mesh;
+  spec.trace = *text;
+  spec.ranks = mesh->Ranks();
+  spec.reps = rf.reps;
+  spec.warmup = rf.warmup;
+  spec.seed = rf.seed;
+  spec.inject_fault = rf.inject_fault;
+  runtime::LaunchOptions options;
+  options.worker = rf.worker;
+  options.timeout_s = rf.timeout_s;
+  options.hostfile = rf.hostfile;
+  options.extra_args = rf.launcher_args;
+  if (!rf.launcher.empty()) options.launcher = {rf.launcher};
+  const runtime::LaunchResult r = runtime::Launch(spec, options);
+  std::vector<std::string> secs;
+  for (double s : r.seconds) secs.push_back(absl::StrFormat("%.9g", s));
+  std::cout << absl::StrFormat(R"({"verified": %s, "seconds": [%s], "median_s": %.9g, "bytes_sent_max": %d, )"
+                               R"("checksum": %.17g, "error": %s})",
+                               r.verified ? "true" : "false", absl::StrJoin(secs, ", "), r.median_s,
+                               r.bytes_sent_max, r.checksum, r.error ? JsonQuote(*r.error) : "null")
+            << "\n";
+  return r.verified ? kExitOk : kExitInternal;
+}
+
 int Main(int argc, char** argv) {
   CLI::App app{"meshtune: distributed schedules for tensor computations"};
   app.require_subcommand(1);
@@ -69,6 +140,14 @@ int Main(int argc, char** argv) {
   explain->add_option("--trace", trace_path, "trace file ('-' for stdin)")->required();
   explain->add_flag("--json", json, "print JSON");
 
+  ProblemFlags run_flags;
+  RunFlags run_opts;
+  std::string run_trace;
+  CLI::App* run = app.add_subcommand("run", "run a trace under MPI, verify it and time it");
+  run_flags.Add(run);
+  run->add_option("--trace", run_trace, "trace file ('-' for stdin)")->required();
+  run_opts.Add(run);
+
   try {
     app.parse(argc, argv);
   } catch (const CLI::ParseError& e) {
@@ -76,6 +155,7 @@ int Main(int argc, char** argv) {
     return code == 0 ? kExitOk : kExitBadInput;
   }
   if (explain->parsed()) return RunExplain(explain_flags, trace_path, json);
+  if (run->parsed()) return RunRun(run_flags, run_trace, run_opts);
   return kExitBadInput;
 }
 

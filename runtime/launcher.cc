@@ -1,0 +1,226 @@
+#include "runtime/launcher.h"
+
+#include <dirent.h>
+#include <fcntl.h>
+#include <poll.h>
+#include <signal.h>
+#include <sys/stat.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include <chrono>
+#include <cstdlib>
+#include <cstring>
+#include <fstream>
+#include <iterator>
+#include <thread>
+
+#include "absl/strings/str_cat.h"
+#include "absl/strings/str_split.h"
+#include "google/protobuf/util/json_util.h"
+#include "proto/meshtune.pb.h"
+
+namespace meshtune::runtime {
+
+namespace {
+
+bool Executable(const std::string& p) { return !p.empty() && access(p.c_str(), X_OK) == 0; }
+
+std::string SelfDir() {
+  char buf[4096];
+  const ssize_t n = readlink("/proc/self/exe", buf, sizeof(buf) - 1);
+  if (n <= 0) return ".";
+  std::string path(buf, n);
+  return path.substr(0, path.rfind('/'));
+}
+
+std::string Tail(const std::string& s, size_t n) { return s.size() <= n ? s : "..." + s.substr(s.size() - n); }
+
+// What went wrong, from the launcher's stderr: Open MPI's one-line account of a rank that
+// died when there is one, else the end of the output.
+std::string Explain(const std::string& err) {
+  const size_t at = err.find("noticed that process rank");
+  if (at != std::string::npos) {
+    const size_t start = err.rfind('\n', at);
+    const size_t end = err.find('\n', at);
+    std::string line = err.substr(start == std::string::npos ? 0 : start + 1,
+                                  end == std::string::npos ? std::string::npos : end - start - 1);
+    return line;
+  }
+  return Tail(err, 600);
+}
+
+// Kills every process whose command line mentions `marker` (the run's own trace file):
+// Open MPI gives each rank its own process group, so a group kill does not reach them.
+void KillMarked(const std::string& marker) {
+  DIR* proc = opendir("/proc");
+  if (proc == nullptr) return;
+  while (dirent* e = readdir(proc)) {
+    const int pid = std::atoi(e->d_name);
+    if (pid <= 0) continue;
+    std::ifstream in(std::string("/proc/") + e->d_name + "/cmdline", std::ios::binary);
+    std::string cmd((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
+    if (cmd.find(marker) != std::string::npos) kill(pid, SIGKILL);
+  }
+  closedir(proc);
+}
+
+}  // namespace
+
+std::string FindWorker() {
+  if (const char* env = std::getenv("MESHTUNE_WORKER"); env && Executable(env)) return env;
+  const std::string dir = SelfDir();
+  char exe[4096];
+  const ssize_t n = readlink("/proc/self/exe", exe, sizeof(exe) - 1);
+  const std::string self = n > 0 ? std::string(exe, n) : "";
+  for (const std::string& c : {self + ".runfiles/meshtune/runtime/meshtune_worker", dir + "/meshtune_worker",
+                               dir + "/../runtime/meshtune_worker", std::string("runtime/meshtune_worker")}) {
+    if (Executable(c)) return c;
+  }
+  return "";
+}
+
+LaunchResult Launch(const RunSpec& spec, const LaunchOptions& options) {
+  LaunchResult result;
+  const std::string worker = options.worker.empty() ? FindWorker() : options.worker;
+  if (!Executable(worker)) {
+    result.error = absl::StrCat("cannot find the worker binary meshtune_worker (looked for '", worker,
+                                "'); set MESHTUNE_WORKER");
+    return result;
+  }
+  char trace_path[] = "/tmp/meshtune-trace-XXXXXX";
+  const int fd = mkstemp(trace_path);
+  if (fd < 0) {
+    result.error = absl::StrCat("cannot create a temporary trace file: ", std::strerror(errno));
+    return result;
+  }
+  (void)!write(fd, spec.trace.data(), spec.trace.size());
+  close(fd);
+
+  std::vector<std::string> args = options.launcher;
+  const bool mpirun = !args.empty() && args[0].find("mpirun") != std::string::npos;
+  args.insert(args.end(), {"-n", std::to_string(spec.ranks)});
+  if (mpirun) {
+    if (spec.ranks > sysconf(_SC_NPROCESSORS_ONLN)) args.push_back("--oversubscribe");
+    args.insert(args.end(), {"-x", "OPENBLAS_NUM_THREADS"});
+  }
+  if (!options.hostfile.empty()) args.insert(args.end(), {"--hostfile", options.hostfile});
+  args.insert(args.end(), options.extra_args.begin(), options.extra_args.end());
+  args.insert(args.end(), {worker, "--expr", spec.expr, "--extents", spec.extents, "--dtype", spec.dtype,
+                           "--mesh", spec.mesh, "--trace", trace_path, "--reps", std::to_string(spec.reps),
+                           "--warmup", std::to_string(spec.warmup), "--seed", std::to_string(spec.seed)});
+  if (!spec.inject_fault.empty()) args.insert(args.end(), {"--inject-fault", spec.inject_fault});
+
+  int out_pipe[2], err_pipe[2];
+  if (pipe(out_pipe) != 0 || pipe(err_pipe) != 0) {
+    unlink(trace_path);
+    result.error = absl::StrCat("pipe failed: ", std::strerror(errno));
+    return result;
+  }
+  const pid_t pid = fork();
+  if (pid == 0) {
+    setsid();  // a process group of its own, killed as one on timeout
+    dup2(out_pipe[1], 1);
+    dup2(err_pipe[1], 2);
+    close(out_pipe[0]);
+    close(err_pipe[0]);
+    setenv("OPENBLAS_NUM_THREADS", "1", 1);
+    if (geteuid() == 0) {
+      setenv("OMPI_ALLOW_RUN_AS_ROOT", "1", 1);
+      setenv("OMPI_ALLOW_RUN_AS_ROOT_CONFIRM", "1", 1);
+    }
+    std::vector<char*> argv;
+    for (std::string& a : args) argv.push_back(a.data());
+    argv.push_back(nullptr);
+    execvp(argv[0], argv.data());
+    dprintf(2, "cannot start %s: %s\n", argv[0], std::strerror(errno));
+    _exit(127);
+  }
+  close(out_pipe[1]);
+  close(err_pipe[1]);
+  if (pid < 0) {
+    close(out_pipe[0]);
+    close(err_pipe[0]);
+    unlink(trace_path);
+    result.error = absl::StrCat("fork failed: ", std::strerror(errno));
+    return result;
+  }
+
+  std::string out, err;
+  bool timed_out = false;
+  const auto deadline = std::chrono::steady_clock::now() + std::chrono::duration<double>(options.timeout_s);
+  pollfd fds[2] = {{out_pipe[0], POLLIN, 0}, {err_pipe[0], POLLIN, 0}};
+  int open_fds = 2;
+  while (open_fds > 0) {
+    const auto left = std::chrono::duration_cast<std::chrono::milliseconds>(deadline - std::chrono::steady_clock::now());
+    if (left.count() <= 0) {
+      timed_out = true;
+      break;
+    }
+    if (poll(fds, 2, static_cast<int>(std::min<int64_t>(left.count(), 1000))) < 0 && errno != EINTR) break;
+    for (int i = 0; i < 2; ++i) {
+      if (fds[i].fd < 0 || !(fds[i].revents & (POLLIN | POLLHUP | POLLERR))) continue;
+      char buf[8192];
+      const ssize_t n = read(fds[i].fd, buf, sizeof(buf));
+      if (n <= 0) {
+        close(fds[i].fd);
+        fds[i].fd = -1;
+        --open_fds;
+      } else {
+        (i == 0 ? out : err).append(buf, n);
+      }
+    }
+  }
+  int status = 0;
+  if (timed_out) {
+    kill(-pid, SIGTERM);
+    for (int i = 0; i < 20 && waitpid(pid, &status, WNOHANG) == 0; ++i) {
+      std::this_thread::sleep_for(std::chrono::milliseconds(100));
+    }
+    kill(-pid, SIGKILL);
+  }
+  waitpid(pid, &status, 0);
+  if (timed_out) {
+    kill(-pid, SIGKILL);  // anything of the group still alive
+    KillMarked(trace_path);
+  }
+  for (const pollfd& f : fds) {
+    if (f.fd >= 0) close(f.fd);
+  }
+  unlink(trace_path);
+
+  if (timed_out) {
+    result.error = absl::StrCat("timed out after ", options.timeout_s, " s; the job was killed");
+    return result;
+  }
+  std::string json;
+  for (absl::string_view line : absl::StrSplit(out, '\n')) {
+    if (!line.empty() && line[0] == '{') json = std::string(line);
+  }
+  v1::RunResult r;
+  if (json.empty() || !google::protobuf::util::JsonStringToMessage(json, &r).ok()) {
+    if (WIFSIGNALED(status)) {
+      result.error = absl::StrCat("the launcher died of signal ", WTERMSIG(status), ": ", Explain(err));
+    } else {
+      result.error = absl::StrCat("the job failed (exit status ", WEXITSTATUS(status), ") without a result: ",
+                                  Explain(err));
+    }
+    return result;
+  }
+  result.verified = r.verified();
+  result.seconds.assign(r.seconds().begin(), r.seconds().end());
+  result.median_s = r.median_s();
+  result.bytes_sent_max = static_cast<int64_t>(r.bytes_sent_max());
+  result.checksum = r.checksum();
+  if (!r.error().empty()) {
+    result.error = r.error();
+  } else if (!r.verified()) {
+    result.error = "the output did not verify";
+  } else if (WIFEXITED(status) && WEXITSTATUS(status) != 0) {
+    result.verified = false;
+    result.error = absl::StrCat("the job exited with status ", WEXITSTATUS(status), ": ", Tail(err, 600));
+  }
+  return result;
+}
+
+}  // namespace meshtune::runtime

@@ -1,0 +1,175 @@
+// Schedules run under mpirun through `meshtune run` and verify; faults become results.
+// Small shapes on 2 to 9 ranks (oversubscribed on a 2-core machine).
+#include <dirent.h>
+#include <gtest/gtest.h>
+#include <sys/wait.h>
+
+#include <algorithm>
+#include <chrono>
+#include <cstdlib>
+#include <fstream>
+#include <sstream>
+#include <string>
+#include <thread>
+
+namespace {
+
+std::string ReadFile(const std::string& path) {
+  std::ifstream in(path);
+  std::stringstream ss;
+  ss << in.rdbuf();
+  return ss.str();
+}
+
+std::string Replace(std::string s, const std::string& from, const std::string& to) {
+  for (size_t at = s.find(from); at != std::string::npos; at = s.find(from, at + to.size())) {
+    s.replace(at, from.size(), to);
+  }
+  return s;
+}
+
+struct Result {
+  int status = -1;
+  std::string out, err;
+};
+
+// `meshtune run` with the trace text written to a temporary file.
+Result MeshtuneRun(const std::string& expr, const std::string& extents, const std::string& mesh,
+           const std::string& trace, const std::string& extra = "") {
+  const char* tmp = std::getenv("TEST_TMPDIR");
+  const std::string dir = tmp ? tmp : "/tmp";
+  std::ofstream(dir + "/t.trace") << trace;
+  const std::string cmd = "service/meshtune run --expr '" + expr + "' --extents " + extents + " --mesh " + mesh +
+                          " --trace " + dir + "/t.trace --reps 2 " +
+                          (extra.find("--timeout") == std::string::npos ? "--timeout 60 " : "") + extra + " >" + dir +
+                          "/out.txt 2>" + dir + "/err.txt";
+  const int rc = std::system(cmd.c_str());
+  Result r;
+  r.status = WIFEXITED(rc) ? WEXITSTATUS(rc) : -1;
+  r.out = ReadFile(dir + "/out.txt");
+  r.err = ReadFile(dir + "/err.txt");
+  return r;
+}
+
+void ExpectVerified(const Result& r) {
+  EXPECT_EQ(r.status, 0) << r.out << r.err;
+  EXPECT_NE(r.out.find("\"verified\": true"), std::string::npos) << r.out << r.err;
+  EXPECT_NE(r.out.find("\"error\": null"), std::string::npos) << r.out;
+}
+
+const std::string kMatmul = "C[m,n] += A[m,k] * B[k,n]";
+
+std::string OnSquare(const std::string& file, int p) {
+  return Replace(Replace(ReadFile("examples/" + file), "divide(k, ko, ki, 8)",
+                         "divide(k, ko, ki, " + std::to_string(p) + ")"),
+                 "%8", "%" + std::to_string(p));
+}
+
+TEST(MpiRunTest, SummaPummaCannonOn2x2And3x3) {
+  for (int p : {2, 3}) {
+    const std::string mesh = "x=" + std::to_string(p) + ",y=" + std::to_string(p);
+    const std::string extents =
+        "m=" + std::to_string(8 * p) + ",n=" + std::to_string(4 * p) + ",k=" + std::to_string(6 * p);
+    for (const char* f : {"summa.trace", "pumma.trace", "cannon.trace"}) {
+      SCOPED_TRACE(std::string(f) + " on " + mesh);
+      ExpectVerified(MeshtuneRun(kMatmul, extents, mesh, OnSquare(f, p)));
+    }
+  }
+}
+
+TEST(MpiRunTest, AllGatherGemmOn4And2) {
+  for (int p : {4, 2}) {
+    const std::string trace = Replace(ReadFile("examples/allgather_gemm.trace"), "divide(n, no, ni, 4)",
+                                      "divide(n, no, ni, " + std::to_string(p) + ")");
+    const std::string mesh = "x=" + std::to_string(p);
+    ExpectVerified(MeshtuneRun("C[m,n] = A[k,m] * B[k,n]", "m=32,k=24,n=16", mesh, trace));
+    ExpectVerified(MeshtuneRun("C[m,n] = A[k,m] * B[k,n]", "m=32,k=24,n=16", mesh,
+                       Replace(trace, "communicate(B, no)", "communicate(B, no, rotate=[mo])")));
+  }
+}
+
+TEST(MpiRunTest, SplitKReducesToTheOwners) {
+  ExpectVerified(MeshtuneRun(kMatmul, "m=16,n=8,k=32", "x=4",
+                     "distribute([k], [ko], [ki], [x])\nshard(A, k@x)\nshard(B, k@x)\nshard(C, m@x)\n"
+                     "communicate(C, ki)\ntensorize([ki, m, n], matmul)\n"));
+}
+
+TEST(MpiRunTest, ThreeDimensionalMatmulOn2x2x2) {
+  ExpectVerified(MeshtuneRun(kMatmul, "m=16,n=8,k=12", "x=2,y=2,z=2",
+                     "distribute([m,n,k], [mo,no,ko], [mi,ni,ki], [x,y,z])\nshard(A, m@x, k@z)\n"
+                     "shard(B, k@z, n@y)\nshard(C, m@x, n@y)\ncommunicate(C, ki)\n"
+                     "tensorize([ki, mi, ni], contraction)\n"));
+}
+
+TEST(MpiRunTest, BatchedGemmMatrixVectorAndElementwiseSum) {
+  ExpectVerified(MeshtuneRun("C[b,m,n] += A[b,m,k] * B[b,k,n]", "b=4,m=8,n=6,k=10", "x=2",
+                     "distribute([b], [bo], [bi], [x])\nreorder(bo, bi, m, n, k)\nshard(A, b@x)\n"
+                     "shard(B, b@x)\nshard(C, b@x)\ntensorize([m, n, k], matmul)\n"));
+  ExpectVerified(MeshtuneRun("y[i] += A[i,j] * x[j]", "i=32,j=16", "p=4",
+                     "distribute([i], [io], [ii], [p])\nshard(A, i@p)\nshard(y, i@p)\n"
+                     "tensorize([ii, j], contraction)\n"));
+  ExpectVerified(MeshtuneRun("C[i,j] = A[i,j] + B[i,j]", "i=8,j=12", "x=2,y=2",
+                     "distribute([i,j], [io,jo], [ii,ji], [x,y])\nshard(A, i@x, j@y)\nshard(B, i@x, j@y)\n"
+                     "shard(C, i@x, j@y)\ntensorize([ii, ji], add)\n"));
+}
+
+TEST(MpiRunTest, UntensorizedScalarLoopsVerify) {
+  ExpectVerified(MeshtuneRun(kMatmul, "m=6,n=4,k=4", "x=2,y=2", OnSquare("summa.trace", 2).substr(0,
+      OnSquare("summa.trace", 2).find("tensorize"))));
+}
+
+// Live (not zombie) worker processes started with `--seed <seed>`.
+int LiveWorkers(const std::string& seed) {
+  int n = 0;
+  DIR* proc = opendir("/proc");
+  while (dirent* e = readdir(proc)) {
+    if (std::atoi(e->d_name) <= 0) continue;
+    const std::string base = std::string("/proc/") + e->d_name;
+    std::string cmd = ReadFile(base + "/cmdline");
+    std::replace(cmd.begin(), cmd.end(), '\0', ' ');
+    const std::string stat = ReadFile(base + "/stat");
+    const size_t paren = stat.rfind(')');
+    const bool zombie = paren != std::string::npos && paren + 2 < stat.size() && stat[paren + 2] == 'Z';
+    if (!zombie && cmd.find("meshtune_worker") != std::string::npos && cmd.find("--seed " + seed) != std::string::npos) {
+      ++n;
+    }
+  }
+  closedir(proc);
+  return n;
+}
+
+int LiveWorkersAfterAWhile(const std::string& seed) {
+  for (int i = 0; i < 50 && LiveWorkers(seed) > 0; ++i) std::this_thread::sleep_for(std::chrono::milliseconds(100));
+  return LiveWorkers(seed);
+}
+
+TEST(MpiRunTest, FaultsBecomeResultsAndLeaveNoProcess) {
+  const std::string trace = OnSquare("summa.trace", 2);
+  Result crash = MeshtuneRun(kMatmul, "m=16,n=8,k=8", "x=2,y=2", trace, "--inject-fault crash --seed 424201");
+  EXPECT_EQ(crash.status, 1);
+  EXPECT_NE(crash.out.find("\"verified\": false"), std::string::npos) << crash.out;
+  EXPECT_NE(crash.out.find("exited on signal 6 (Aborted)"), std::string::npos) << crash.out;
+  EXPECT_EQ(LiveWorkersAfterAWhile("424201"), 0);
+
+  Result hang = MeshtuneRun(kMatmul, "m=16,n=8,k=8", "x=2,y=2", trace, "--inject-fault hang --seed 424202 --timeout 3");
+  EXPECT_EQ(hang.status, 1);
+  EXPECT_NE(hang.out.find("\"error\": \"timed out after 3 s; the job was killed\""), std::string::npos) << hang.out;
+  EXPECT_EQ(LiveWorkersAfterAWhile("424202"), 0);
+
+  Result wrong = MeshtuneRun(kMatmul, "m=16,n=8,k=8", "x=2,y=2", trace, "--inject-fault wrong --seed 424203");
+  EXPECT_EQ(wrong.status, 1);
+  EXPECT_NE(wrong.out.find("\"error\": \"rank (x=0, y=0): C["), std::string::npos) << wrong.out;
+  EXPECT_NE(wrong.out.find("but the reference is"), std::string::npos) << wrong.out;
+  EXPECT_EQ(LiveWorkersAfterAWhile("424203"), 0);
+}
+
+TEST(MpiRunTest, IllegalTraceIsBadInput) {
+  const Result r = MeshtuneRun(kMatmul, "m=16,n=8,k=8", "x=2,y=2",
+                       Replace(OnSquare("summa.trace", 2), "communicate(A, ko)\n", ""));
+  EXPECT_EQ(r.status, 2);
+  EXPECT_NE(r.err.find("meshtune: the schedule is illegal: [non_local_access] rank (x=0, y=0) reads A["),
+            std::string::npos)
+      << r.err;
+}
+
+}  // namespace
