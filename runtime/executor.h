@@ -21,9 +21,6 @@ struct ExecOptions {
   int warmup = 1;
   int reps = 3;
   uint64_t seed = 1;
-  // Verify every output element when the reference costs at most this many
-  // multiply-adds per rank; otherwise a deterministic sample of them.
-  int64_t full_verify_limit = 50'000'000;
   // For tests of the launcher: "wrong" perturbs one output element on rank 0.
   std::string inject_fault;
 };

@@ -1,0 +1,489 @@
+#include "runtime/rank.h"
+
+#include <algorithm>
+#include <cmath>
+#include <cstring>
+#include <memory>
+#include <utility>
+
+#include "absl/strings/str_cat.h"
+#include "absl/strings/str_format.h"
+#include "absl/strings/str_join.h"
+#include "runtime/fill.h"
+#include "runtime/kernels.h"
+
+namespace meshtune::runtime {
+
+namespace {
+
+template <typename T>
+MPI_Datatype MpiType();
+template <>
+MPI_Datatype MpiType<float>() { return MPI_FLOAT; }
+template <>
+MPI_Datatype MpiType<double>() { return MPI_DOUBLE; }
+
+// A dense row-major buffer.
+template <typename T>
+struct Buffer {
+  std::vector<int64_t> shape, strides;
+  std::vector<T> data;
+
+  void Resize(const std::vector<int64_t>& s) {
+    shape = s;
+    strides.assign(s.size(), 1);
+    for (int d = static_cast<int>(s.size()) - 2; d >= 0; --d) strides[d] = strides[d + 1] * s[d + 1];
+    int64_t n = 1;
+    for (int64_t x : s) n *= x;
+    data.assign(n, T(0));
+  }
+  int64_t Offset(const std::vector<int64_t>& idx) const {
+    int64_t o = 0;
+    for (size_t d = 0; d < idx.size(); ++d) o += idx[d] * strides[d];
+    return o;
+  }
+};
+
+// Calls fn(index) for every point of the box `size`, last dim fastest.
+void ForEachPoint(const std::vector<int64_t>& size, const std::function<void(const std::vector<int64_t>&)>& fn) {
+  for (int64_t s : size) {
+    if (s <= 0) return;
+  }
+  std::vector<int64_t> idx(size.size(), 0);
+  while (true) {
+    fn(idx);
+    int d = static_cast<int>(size.size()) - 1;
+    while (d >= 0 && ++idx[d] == size[d]) idx[d--] = 0;
+    if (d < 0) return;
+  }
+}
+
+template <typename T>
+void CopyBox(const Buffer<T>& src, const std::vector<int64_t>& src_off, Buffer<T>& dst,
+             const std::vector<int64_t>& dst_off, const std::vector<int64_t>& size) {
+  if (size.empty()) {
+    dst.data[0] = src.data[0];
+    return;
+  }
+  const std::vector<int64_t> outer(size.begin(), size.end() - 1);
+  std::vector<int64_t> s(size.size()), d(size.size());
+  ForEachPoint(outer, [&](const std::vector<int64_t>& idx) {
+    for (size_t k = 0; k + 1 < size.size(); ++k) {
+      s[k] = src_off[k] + idx[k];
+      d[k] = dst_off[k] + idx[k];
+    }
+    s.back() = src_off.back();
+    d.back() = dst_off.back();
+    std::memcpy(&dst.data[dst.Offset(d)], &src.data[src.Offset(s)], size.back() * sizeof(T));
+  });
+}
+
+int64_t Linear(const std::vector<int64_t>& idx, const std::vector<int64_t>& shape) {
+  int64_t o = 0;
+  for (size_t d = 0; d < idx.size(); ++d) o = o * shape[d] + idx[d];
+  return o;
+}
+
+template <typename T>
+class RankRuntime : public RankRuntimeBase {
+ public:
+  RankRuntime(MPI_Comm comm, std::vector<int64_t> axis_sizes, std::vector<std::string> axis_names,
+              std::vector<TensorSpec> tensors, std::vector<BufferSpec> buffers, StatementSpec statement,
+              bool accumulate, uint64_t seed)
+      : sizes_(std::move(axis_sizes)),
+        names_(std::move(axis_names)),
+        tensors_(std::move(tensors)),
+        statement_(std::move(statement)),
+        accumulate_(accumulate),
+        seed_(seed) {
+    std::vector<int> dims(sizes_.begin(), sizes_.end()), periods(dims.size(), 1);
+    MPI_Cart_create(comm, static_cast<int>(dims.size()), dims.data(), periods.data(), 0, &cart_);
+    MPI_Comm_rank(cart_, &rank_);
+    MPI_Comm_size(cart_, &size_);
+    coords_ = CoordsOf(rank_);
+    for (const TensorSpec& t : tensors_) {
+      shards_[t.name].Resize(t.local_shape);
+      if (!t.is_output) Fill(t);
+    }
+    for (const BufferSpec& b : buffers) buffers_[b.name].Resize(b.shape);
+  }
+  ~RankRuntime() override {
+    for (auto& [mask, c] : subs_) MPI_Comm_free(&c);
+    MPI_Comm_free(&cart_);
+  }
+
+  const Coords& coords() const override { return coords_; }
+
+  void Zero(const std::string& buffer) override {
+    std::fill(buffers_[buffer].data.begin(), buffers_[buffer].data.end(), T(0));
+  }
+
+  void Local(const std::string& tensor, const std::string& buffer, const std::vector<int64_t>& offset) override {
+    Buffer<T>& buf = buffers_[buffer];
+    CopyBox(shards_[tensor], offset, buf, std::vector<int64_t>(buf.shape.size(), 0), buf.shape);
+  }
+
+  void Broadcast(const std::string& tensor, const std::string& buffer, const std::vector<int64_t>& offset,
+                 const std::vector<int>& axes, const Coords& root) override {
+    Buffer<T>& buf = buffers_[buffer];
+    MPI_Comm sub = Sub(axes);
+    const int r = SubRank(sub, axes, root);
+    int me = 0;
+    MPI_Comm_rank(sub, &me);
+    if (me == r) {
+      Local(tensor, buffer, offset);
+      bytes_ += static_cast<int64_t>(buf.data.size()) * sizeof(T);
+    }
+    MPI_Bcast(buf.data.data(), static_cast<int>(buf.data.size()), MpiType<T>(), r, sub);
+  }
+
+  void ShiftStep(const std::string& buffer, int axis, int shift) override {
+    Buffer<T>& buf = buffers_[buffer];
+    int from = 0, to = 0;
+    MPI_Cart_shift(cart_, axis, -shift, &from, &to);
+    MPI_Sendrecv_replace(buf.data.data(), static_cast<int>(buf.data.size()), MpiType<T>(), to, 7, from, 7, cart_,
+                         MPI_STATUS_IGNORE);
+    bytes_ += static_cast<int64_t>(buf.data.size()) * sizeof(T);
+  }
+
+  void PointToPoint(const std::string& tensor, const std::string& buffer, const CoordsFn& source,
+                    const CoordsFn& offset) override {
+    Buffer<T>& buf = buffers_[buffer];
+    const Buffer<T>& shard = shards_[tensor];
+    const std::vector<int64_t> zeros(buf.shape.size(), 0);
+    std::vector<MPI_Request> reqs;
+    std::vector<Buffer<T>> packed;
+    packed.reserve(size_);
+    for (int r = 0; r < size_; ++r) {
+      if (r == rank_) continue;
+      const Coords c = CoordsOf(r);
+      if (source(c) != coords_) continue;
+      packed.emplace_back();
+      packed.back().Resize(buf.shape);
+      CopyBox(shard, offset(c), packed.back(), zeros, buf.shape);
+      reqs.emplace_back();
+      MPI_Isend(packed.back().data.data(), static_cast<int>(packed.back().data.size()), MpiType<T>(), r, 11,
+                cart_, &reqs.back());
+      bytes_ += static_cast<int64_t>(packed.back().data.size()) * sizeof(T);
+    }
+    const Coords src = source(coords_);
+    if (src == coords_) {
+      CopyBox(shard, offset(coords_), buf, zeros, buf.shape);
+    } else {
+      reqs.emplace_back();
+      MPI_Irecv(buf.data.data(), static_cast<int>(buf.data.size()), MpiType<T>(), RankOf(src), 11, cart_,
+                &reqs.back());
+    }
+    MPI_Waitall(static_cast<int>(reqs.size()), reqs.data(), MPI_STATUSES_IGNORE);
+  }
+
+  void ReduceInto(const std::string& kind, const std::string& tensor, const std::string& buffer,
+                  const std::vector<int64_t>& offset, const std::vector<int>& axes) override {
+    const TensorSpec& t = Tensor(tensor);
+    Buffer<T>& part = buffers_[buffer];
+    if (kind == "AllReduce") {
+      MPI_Allreduce(MPI_IN_PLACE, part.data.data(), static_cast<int>(part.data.size()), MpiType<T>(), MPI_SUM,
+                    Sub(axes));
+      bytes_ += static_cast<int64_t>(part.data.size()) * sizeof(T);
+      AddHeld(t, part, offset);
+    } else if (kind == "Reduce" || kind == "ReduceScatter") {
+      MPI_Comm sub = Sub(axes);
+      for (const Coords& g : Group(axes)) {
+        std::vector<int64_t> lo, len;
+        if (!Held(t, g, offset, part.shape, &lo, &len)) continue;
+        std::vector<int64_t> rel(lo.size());
+        for (size_t d = 0; d < lo.size(); ++d) rel[d] = lo[d] - offset[d];
+        Buffer<T> piece, sum;
+        piece.Resize(len);
+        sum.Resize(len);
+        CopyBox(part, rel, piece, std::vector<int64_t>(len.size(), 0), len);
+        MPI_Reduce(piece.data.data(), sum.data.data(), static_cast<int>(piece.data.size()), MpiType<T>(), MPI_SUM,
+                   SubRank(sub, axes, g), sub);
+        bytes_ += static_cast<int64_t>(piece.data.size()) * sizeof(T);
+        if (g == coords_) AddHeld(t, sum, lo);
+      }
+    } else {
+      AddHeld(t, part, offset);
+    }
+  }
+
+  void Kernel(const std::string& kernel, bool sum, const std::vector<std::string>& indices,
+              const std::vector<int64_t>& extents, const OperandSpec& out, const std::vector<OperandSpec>& in) override {
+    const TileOperand<T> o = Tile(out, indices);
+    std::vector<TileOperand<T>> ins;
+    for (const OperandSpec& x : in) ins.push_back(Tile(x, indices));
+    if (kernel.rfind("matmul", 0) == 0 && in.size() == 2 && out.dims.size() >= 2) {
+      auto pos = [&](const std::string& name) {
+        return static_cast<int>(std::find(indices.begin(), indices.end(), name) - indices.begin());
+      };
+      std::string k;
+      for (const std::string& d : in[0].dims) {
+        if (std::find(out.dims.begin(), out.dims.end(), d) == out.dims.end()) k = d;
+      }
+      if (!k.empty() &&
+          GemmKernel(extents, pos(out.dims[out.dims.size() - 2]), pos(out.dims.back()), pos(k), o, ins[0], ins[1])) {
+        return;
+      }
+    }
+    GenericKernel(extents, o, ins, sum);
+  }
+
+  Measurement Measure(const std::function<void()>& body, int warmup, int reps, const std::string& fault) override {
+    Measurement m;
+    for (int i = 0; i < warmup + reps; ++i) {
+      ResetOutput();
+      bytes_ = 0;
+      MPI_Barrier(cart_);
+      const double t0 = MPI_Wtime();
+      body();
+      double dt = MPI_Wtime() - t0, worst = 0;
+      MPI_Allreduce(&dt, &worst, 1, MPI_DOUBLE, MPI_MAX, cart_);
+      if (i >= warmup) m.seconds.push_back(worst);
+    }
+    long long mine = bytes_, most = 0;
+    MPI_Allreduce(&mine, &most, 1, MPI_LONG_LONG, MPI_MAX, cart_);
+    m.bytes_sent_max = most;
+    Buffer<T>& out = shards_[statement_.output];
+    if (fault == "wrong" && rank_ == 0 && !out.data.empty()) out.data[out.data.size() / 2] += T(1);
+    double local = 0;
+    for (T v : out.data) local += v;
+    MPI_Allreduce(&local, &m.checksum, 1, MPI_DOUBLE, MPI_SUM, cart_);
+    m.error = FirstError(Verify());
+    m.verified = m.error.empty();
+    return m;
+  }
+
+ private:
+  const TensorSpec& Tensor(const std::string& name) const {
+    for (const TensorSpec& t : tensors_) {
+      if (t.name == name) return t;
+    }
+    return tensors_[0];
+  }
+  Coords CoordsOf(int rank) const {
+    std::vector<int> c(sizes_.size());
+    MPI_Cart_coords(cart_, rank, static_cast<int>(c.size()), c.data());
+    return Coords(c.begin(), c.end());
+  }
+  int RankOf(const Coords& coords) const {
+    std::vector<int> c(coords.begin(), coords.end());
+    int r = 0;
+    MPI_Cart_rank(cart_, c.data(), &r);
+    return r;
+  }
+  MPI_Comm Sub(const std::vector<int>& axes) {
+    int mask = 0;
+    for (int a : axes) mask |= 1 << a;
+    auto it = subs_.find(mask);
+    if (it != subs_.end()) return it->second;
+    std::vector<int> keep(sizes_.size(), 0);
+    for (int a : axes) keep[a] = 1;
+    MPI_Comm c;
+    MPI_Cart_sub(cart_, keep.data(), &c);
+    return subs_[mask] = c;
+  }
+  static int SubRank(MPI_Comm sub, const std::vector<int>& axes, const Coords& coords) {
+    std::vector<int> c;
+    for (int a : axes) c.push_back(static_cast<int>(coords[a]));
+    int r = 0;
+    MPI_Cart_rank(sub, c.data(), &r);
+    return r;
+  }
+  // Members of my group along `axes` (my coordinates elsewhere), in sub-communicator order.
+  std::vector<Coords> Group(const std::vector<int>& axes) const {
+    std::vector<int64_t> extent;
+    for (int a : axes) extent.push_back(sizes_[a]);
+    std::vector<Coords> out;
+    ForEachPoint(extent, [&](const std::vector<int64_t>& i) {
+      Coords c = coords_;
+      for (size_t k = 0; k < axes.size(); ++k) c[axes[k]] = i[k];
+      out.push_back(c);
+    });
+    return out;
+  }
+
+  void Fill(const TensorSpec& t) {
+    Buffer<T>& b = shards_[t.name];
+    const std::vector<int64_t> start = t.block_start(coords_);
+    std::vector<int64_t> g(start.size());
+    int64_t i = 0;
+    if (t.local_shape.empty()) b.data[0] = static_cast<T>(ElementValue(seed_, t.name, 0));
+    ForEachPoint(t.local_shape, [&](const std::vector<int64_t>& l) {
+      for (size_t d = 0; d < l.size(); ++d) g[d] = start[d] + l[d];
+      b.data[i++] = static_cast<T>(ElementValue(seed_, t.name, Linear(g, t.shape)));
+    });
+  }
+  void ResetOutput() {
+    const TensorSpec& out = Tensor(statement_.output);
+    if (accumulate_) {
+      Fill(out);
+    } else {
+      std::fill(shards_[out.name].data.begin(), shards_[out.name].data.end(), T(0));
+    }
+  }
+
+  // The part of the box (offset, size) that the rank at `coords` holds; false if none.
+  bool Held(const TensorSpec& t, const Coords& coords, const std::vector<int64_t>& off,
+            const std::vector<int64_t>& size, std::vector<int64_t>* lo, std::vector<int64_t>* len) const {
+    const std::vector<int64_t> start = t.block_start(coords);
+    lo->clear();
+    len->clear();
+    for (size_t d = 0; d < off.size(); ++d) {
+      const int64_t a = std::max(off[d], start[d]);
+      const int64_t b = std::min(off[d] + size[d], start[d] + t.local_shape[d]);
+      if (b <= a) return false;
+      lo->push_back(a);
+      len->push_back(b - a);
+    }
+    return true;
+  }
+  void AddHeld(const TensorSpec& t, const Buffer<T>& part, const std::vector<int64_t>& off) {
+    std::vector<int64_t> lo, len;
+    if (!Held(t, coords_, off, part.shape, &lo, &len)) return;
+    const std::vector<int64_t> start = t.block_start(coords_);
+    Buffer<T>& shard = shards_[t.name];
+    if (lo.empty()) {
+      shard.data[0] += part.data[0];
+      return;
+    }
+    std::vector<int64_t> s(lo.size()), d(lo.size());
+    ForEachPoint(len, [&](const std::vector<int64_t>& i) {
+      for (size_t k = 0; k < i.size(); ++k) {
+        s[k] = lo[k] + i[k] - off[k];
+        d[k] = lo[k] + i[k] - start[k];
+      }
+      shard.data[shard.Offset(d)] += part.data[part.Offset(s)];
+    });
+  }
+
+  TileOperand<T> Tile(const OperandSpec& o, const std::vector<std::string>& indices) {
+    Buffer<T>& b = o.buffer == o.tensor ? shards_[o.buffer] : buffers_[o.buffer];
+    TileOperand<T> t;
+    t.base = b.data.data() + b.Offset(o.offset);
+    for (const std::string& idx : indices) {
+      int64_t s = 0;
+      for (size_t d = 0; d < o.dims.size(); ++d) {
+        if (o.dims[d] == idx) s += b.strides[d];
+      }
+      t.strides.push_back(s);
+    }
+    return t;
+  }
+
+  // Checks this rank's output shard (or a deterministic sample when the reference would
+  // cost more than 5e7 multiply-adds) against the f64 reference; "" when it matches.
+  std::string Verify() {
+    const TensorSpec& out = Tensor(statement_.output);
+    std::map<std::string, int64_t> extent;
+    for (const TensorSpec& t : tensors_) {
+      for (size_t d = 0; d < t.dims.size(); ++d) extent[t.dims[d]] = t.shape[d];
+    }
+    std::vector<std::string> reduction;
+    std::vector<int64_t> red_extent;
+    int64_t red_size = 1;
+    for (const auto& [idx, e] : extent) {
+      if (std::find(out.dims.begin(), out.dims.end(), idx) != out.dims.end()) continue;
+      reduction.push_back(idx);
+      red_extent.push_back(e);
+      red_size *= e;
+    }
+    const Buffer<T>& shard = shards_[out.name];
+    const int64_t local = static_cast<int64_t>(shard.data.size());
+    constexpr int64_t kLimit = 50'000'000;
+    const int64_t step = local * red_size > kLimit ? std::max<int64_t>(1, local * red_size / kLimit) : 1;
+    const std::vector<int64_t> start = out.block_start(coords_);
+    const double tol = sizeof(T) == 4 ? 2e-4 : 1e-10;
+    std::map<std::string, int64_t> at;
+    int64_t flat = -1;
+    std::string error;
+    ForEachPoint(out.local_shape.empty() ? std::vector<int64_t>{1} : out.local_shape,
+                 [&](const std::vector<int64_t>& l) {
+      ++flat;
+      if (!error.empty() || flat % step != 0) return;
+      std::vector<int64_t> g;
+      for (size_t d = 0; d < out.dims.size(); ++d) {
+        g.push_back(start[d] + l[d]);
+        at[out.dims[d]] = g.back();
+      }
+      double ref = accumulate_ ? ElementValue(seed_, out.name, Linear(g, out.shape)) : 0.0;
+      double mag = std::abs(ref);
+      ForEachPoint(red_extent.empty() ? std::vector<int64_t>{1} : red_extent, [&](const std::vector<int64_t>& ri) {
+        for (size_t k = 0; k < reduction.size(); ++k) at[reduction[k]] = ri[k];
+        double term = statement_.sum ? 0.0 : 1.0;
+        for (const auto& [tensor, dims] : statement_.operands) {
+          std::vector<int64_t> e;
+          for (const std::string& d : dims) e.push_back(at[d]);
+          const double v = ElementValue(seed_, tensor, Linear(e, Tensor(tensor).shape));
+          term = statement_.sum ? term + v : term * v;
+        }
+        ref += term;
+        mag += std::abs(term);
+      });
+      const double got = shard.data[flat];
+      if (!(std::abs(got - ref) <= tol * mag + 1e-6)) {
+        std::vector<std::string> coord;
+        for (size_t a = 0; a < coords_.size(); ++a) coord.push_back(absl::StrCat(names_[a], "=", coords_[a]));
+        error = absl::StrFormat("rank (%s): %s[%s] = %.6g but the reference is %.6g", absl::StrJoin(coord, ", "),
+                                out.name, absl::StrJoin(g, ", "), got, ref);
+      }
+    });
+    return error;
+  }
+
+  // The error of the lowest rank that has one, on every rank.
+  std::string FirstError(const std::string& mine) {
+    int flag = mine.empty() ? size_ : rank_, first = 0;
+    MPI_Allreduce(&flag, &first, 1, MPI_INT, MPI_MIN, cart_);
+    if (first == size_) return "";
+    std::vector<char> text(512, 0);
+    if (rank_ == first) std::strncpy(text.data(), mine.c_str(), text.size() - 1);
+    MPI_Bcast(text.data(), static_cast<int>(text.size()), MPI_CHAR, first, cart_);
+    return std::string(text.data());
+  }
+
+  std::vector<int64_t> sizes_;
+  std::vector<std::string> names_;
+  std::vector<TensorSpec> tensors_;
+  StatementSpec statement_;
+  bool accumulate_;
+  uint64_t seed_;
+  MPI_Comm cart_;
+  int rank_ = 0, size_ = 1;
+  Coords coords_;
+  std::map<std::string, Buffer<T>> shards_, buffers_;
+  std::map<int, MPI_Comm> subs_;
+  int64_t bytes_ = 0;
+};
+
+}  // namespace
+
+std::unique_ptr<RankRuntimeBase> MakeRankRuntime(int dtype_bytes, MPI_Comm comm,
+                                                 const std::vector<int64_t>& axis_sizes,
+                                                 const std::vector<std::string>& axis_names,
+                                                 std::vector<TensorSpec> tensors, std::vector<BufferSpec> buffers,
+                                                 StatementSpec statement, bool accumulate, uint64_t seed) {
+  if (dtype_bytes == 8) {
+    return std::make_unique<RankRuntime<double>>(comm, axis_sizes, axis_names, std::move(tensors), std::move(buffers),
+                                                 std::move(statement), accumulate, seed);
+  }
+  return std::make_unique<RankRuntime<float>>(comm, axis_sizes, axis_names, std::move(tensors), std::move(buffers),
+                                              std::move(statement), accumulate, seed);
+}
+
+std::string MeasurementJson(const Measurement& m) {
+  std::vector<double> sorted = m.seconds;
+  std::sort(sorted.begin(), sorted.end());
+  std::vector<std::string> secs;
+  for (double s : m.seconds) secs.push_back(absl::StrFormat("%.9g", s));
+  std::string err;
+  for (char c : m.error) {
+    if (c == '"' || c == '\\') err += '\\';
+    err += c;
+  }
+  return absl::StrFormat(
+      R"({"verified": %s, "seconds": [%s], "median_s": %.9g, "bytes_sent_max": %d, "checksum": %.17g, "error": "%s"})",
+      m.verified ? "true" : "false", absl::StrJoin(secs, ", "), sorted.empty() ? 0.0 : sorted[sorted.size() / 2],
+      m.bytes_sent_max, m.checksum, err);
+}
+
+}  // namespace meshtune::runtime

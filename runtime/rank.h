@@ -1,0 +1,101 @@
+// RankRuntime: what one rank of a distributed schedule does, as plain calls.
+//
+// Shards filled from runtime/fill.h, transfer buffers, the communication primitives over
+// an MPI Cartesian communicator (with per-axis sub-communicators), local kernels,
+// verification against an f64 reference, and the timing loop. The Program executor
+// (executor.h) and the C++ programs codegen/emit_cpp.h writes both drive a RankRuntime, so
+// the two have the same semantics. One object per rank; not thread-safe.
+#ifndef MESHTUNE_RUNTIME_RANK_H_
+#define MESHTUNE_RUNTIME_RANK_H_
+
+#include <mpi.h>
+
+#include <cstdint>
+#include <functional>
+#include <map>
+#include <memory>
+#include <string>
+#include <vector>
+
+namespace meshtune::runtime {
+
+using Coords = std::vector<int64_t>;
+// A function of a rank's mesh coordinates (a source rank, a slice offset, a block start).
+using CoordsFn = std::function<std::vector<int64_t>(const Coords&)>;
+
+struct TensorSpec {
+  std::string name;
+  std::vector<std::string> dims;  // the index of each dim
+  std::vector<int64_t> shape, local_shape;
+  bool is_output = false;
+  CoordsFn block_start;  // global index of the shard's first element on a rank
+};
+
+struct BufferSpec {
+  std::string name;
+  std::vector<int64_t> shape;
+};
+
+// One operand of a kernel call: a tensor's shard (buffer == tensor) or a transfer buffer.
+struct OperandSpec {
+  std::string tensor, buffer;
+  std::vector<std::string> dims;
+  std::vector<int64_t> offset;
+};
+
+// The statement, for the reference: output and operand accesses, products or a sum.
+struct StatementSpec {
+  std::string output;
+  std::vector<std::string> output_dims;
+  std::vector<std::pair<std::string, std::vector<std::string>>> operands;  // (tensor, dims)
+  bool sum = false;
+};
+
+struct Measurement {
+  bool verified = false;
+  std::vector<double> seconds;  // per timed repetition, max over ranks
+  int64_t bytes_sent_max = 0;
+  double checksum = 0;
+  std::string error;  // the lowest failing rank's message, on every rank
+};
+
+class RankRuntimeBase {
+ public:
+  virtual ~RankRuntimeBase() = default;
+  virtual const Coords& coords() const = 0;
+  virtual void Zero(const std::string& buffer) = 0;
+  virtual void Local(const std::string& tensor, const std::string& buffer, const std::vector<int64_t>& offset) = 0;
+  virtual void Broadcast(const std::string& tensor, const std::string& buffer, const std::vector<int64_t>& offset,
+                         const std::vector<int>& axes, const Coords& root) = 0;
+  // Replaces `buffer` with the one of the neighbour at +shift along `axis` (a ring).
+  virtual void ShiftStep(const std::string& buffer, int axis, int shift) = 0;
+  // General transfer: every rank's source and source-side offset as functions of coords.
+  virtual void PointToPoint(const std::string& tensor, const std::string& buffer, const CoordsFn& source,
+                            const CoordsFn& offset) = 0;
+  // Sums `buffer` (the global box at `offset`) into the holders: kind is "AllReduce",
+  // "Reduce", "ReduceScatter" over `axes`, or "Local".
+  virtual void ReduceInto(const std::string& kind, const std::string& tensor, const std::string& buffer,
+                          const std::vector<int64_t>& offset, const std::vector<int>& axes) = 0;
+  // out += in[0] * in[1] ... (or the sum) over the tile; "matmul*" kernels use BLAS.
+  virtual void Kernel(const std::string& kernel, bool sum, const std::vector<std::string>& indices,
+                      const std::vector<int64_t>& extents, const OperandSpec& out,
+                      const std::vector<OperandSpec>& in) = 0;
+  // Runs `body` warmup + reps times (output reset before each), then verifies.
+  // `inject_fault` "wrong" perturbs one output element on rank 0 (tests of the launcher).
+  virtual Measurement Measure(const std::function<void()>& body, int warmup, int reps,
+                              const std::string& inject_fault) = 0;
+};
+
+// A runtime for f32 (dtype_bytes 4) or f64 (8). `comm`'s size must equal the mesh's ranks.
+std::unique_ptr<RankRuntimeBase> MakeRankRuntime(int dtype_bytes, MPI_Comm comm,
+                                                 const std::vector<int64_t>& axis_sizes,
+                                                 const std::vector<std::string>& axis_names,
+                                                 std::vector<TensorSpec> tensors, std::vector<BufferSpec> buffers,
+                                                 StatementSpec statement, bool accumulate, uint64_t seed);
+
+// Prints a Measurement as one JSON line (meshtune.v1.RunResult's fields).
+std::string MeasurementJson(const Measurement& m);
+
+}  // namespace meshtune::runtime
+
+#endif  // MESHTUNE_RUNTIME_RANK_H_
