@@ -124,11 +124,12 @@ int Level(const Expr& e, bool python) {
   }
 }
 
-std::string Render(const Expr& e, bool python, int min_level);
+using Rename = std::function<std::string(const std::string&)>;
 
-std::string Child(const Expr& e, bool python, int min_level) { return Render(e, python, min_level); }
+std::string Render(const Expr& e, bool python, int min_level, const Rename& rename = nullptr);
 
-std::string Render(const Expr& e, bool python, int min_level) {
+std::string Render(const Expr& e, bool python, int min_level, const Rename& rename) {
+  auto Child = [&](const Expr& c, bool py, int level) { return Render(c, py, level, rename); };
   using Op = Expr::Op;
   const auto& a = e.args();
   std::string s;
@@ -137,7 +138,7 @@ std::string Render(const Expr& e, bool python, int min_level) {
       s = absl::StrCat(e.value());
       break;
     case Op::kVar:
-      s = e.name();
+      s = rename ? rename(e.name()) : e.name();
       break;
     case Op::kAdd:
       if (a[1].IsConst() && a[1].value() < 0) {
@@ -154,11 +155,11 @@ std::string Render(const Expr& e, bool python, int min_level) {
       break;
     case Op::kFloorDiv:
       s = python ? absl::StrCat(Child(a[0], python, 2), " // ", Child(a[1], python, 3))
-                 : absl::StrCat("floord(", Render(a[0], python, 0), ", ", Render(a[1], python, 0), ")");
+                 : absl::StrCat("floord(", Render(a[0], python, 0, rename), ", ", Render(a[1], python, 0, rename), ")");
       break;
     case Op::kMod:
       s = python ? absl::StrCat(Child(a[0], python, 2), " % ", Child(a[1], python, 3))
-                 : absl::StrCat("floormod(", Render(a[0], python, 0), ", ", Render(a[1], python, 0), ")");
+                 : absl::StrCat("floormod(", Render(a[0], python, 0, rename), ", ", Render(a[1], python, 0, rename), ")");
       break;
     case Op::kNeg:
       s = absl::StrCat("-", Child(a[0], python, 3));
@@ -166,7 +167,7 @@ std::string Render(const Expr& e, bool python, int min_level) {
     case Op::kMin:
     case Op::kMax:
       s = absl::StrCat(e.op() == Op::kMin ? (python ? "min(" : "std::min<int64_t>(") : (python ? "max(" : "std::max<int64_t>("),
-                       Render(a[0], python, 0), ", ", Render(a[1], python, 0), ")");
+                       Render(a[0], python, 0, rename), ", ", Render(a[1], python, 0, rename), ")");
       break;
     case Op::kEq:
     case Op::kLe:
@@ -194,6 +195,9 @@ std::string Render(const Expr& e, bool python, int min_level) {
 }  // namespace
 
 std::string Expr::ToString() const { return Render(*this, false, 0); }
+std::string Expr::ToString(const std::function<std::string(const std::string&)>& rename) const {
+  return Render(*this, false, 0, rename);
+}
 std::string Expr::ToPython() const { return Render(*this, true, 0); }
 
 void Expr::CollectVars(std::vector<std::string>* out) const {

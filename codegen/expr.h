@@ -38,6 +38,8 @@ class Expr {
   // C-like text ("(y + ko) % 8", "floord(k, 256)" written as "(k) / 256" only for
   // non-negative operands is not assumed: floordiv prints as floord(a, b)).
   std::string ToString() const;
+  // C-like text with every variable renamed by `rename`.
+  std::string ToString(const std::function<std::string(const std::string&)>& rename) const;
   // Python-like text for pseudo-code: "//" and "%" (Python's floor semantics match).
   std::string ToPython() const;
   // Every variable name used.

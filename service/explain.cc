@@ -5,6 +5,7 @@
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_join.h"
 #include "ir/legality.h"
+#include "codegen/emit_cpp.h"
 #include "codegen/lower.h"
 #include "codegen/pseudocode.h"
 #include "ir/status_macros.h"
@@ -43,6 +44,23 @@ absl::StatusOr<v1::ExplainResponse> Explain(const v1::ExplainRequest& request) {
     t->set_bytes_per_rank(static_cast<double>(s.bytes_per_rank));
   }
   out.set_pseudocode(codegen::PseudoCode(*program));
+  return out;
+}
+
+absl::StatusOr<v1::CodegenResponse> Codegen(const v1::CodegenRequest& request) {
+  MT_ASSIGN_OR_RETURN(ir::Computation base, BaseComputation(request.problem(), request.mesh()));
+  MT_ASSIGN_OR_RETURN(ir::Trace trace, ParseTraceMessage(request.trace()));
+  MT_ASSIGN_OR_RETURN(ir::Verdict verdict, ir::Judge(base, trace));
+  if (!verdict.legal) {
+    return absl::InvalidArgumentError(absl::StrCat("the schedule is illegal: [", verdict.reasons[0].code, "] ",
+                                                   verdict.reasons[0].message));
+  }
+  MT_ASSIGN_OR_RETURN(codegen::Program program, codegen::Lower(verdict.computation));
+  const std::string title = absl::StrCat(base.problem().ToString(), " with ", base.problem().ExtentsString(), " (",
+                                         ir::DTypeName(base.problem().dtype), ") on mesh ", base.mesh().ToString(),
+                                         "\ntrace:\n", trace.ToString());
+  v1::CodegenResponse out;
+  out.set_source(codegen::EmitCpp(program, title));
   return out;
 }
 

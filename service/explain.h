@@ -17,6 +17,10 @@ namespace meshtune::service {
 // offending token); an illegal schedule is a response with legal=false, not an error.
 absl::StatusOr<v1::ExplainResponse> Explain(const v1::ExplainRequest& request);
 
+// The C++ MPI program of the request's trace. InvalidArgument for bad input or an illegal
+// schedule (the message gives the first reason), Unimplemented when it cannot be lowered.
+absl::StatusOr<v1::CodegenResponse> Codegen(const v1::CodegenRequest& request);
+
 // Human-readable rendering: verdict, reasons, schedule, shardings.
 std::string ExplainText(const v1::ExplainResponse& response);
 

@@ -6,6 +6,7 @@
 // or a run that failed (its JSON result says why).
 #include <cstdio>
 #include <exception>
+#include <fstream>
 #include <iostream>
 #include <string>
 
@@ -128,6 +129,25 @@ int RunRun(const ProblemFlags& flags, const std::string& trace_path, const RunFl
   return r.verified ? kExitOk : kExitInternal;
 }
 
+// `meshtune codegen`: the C++ MPI program of a trace, to a file or stdout.
+int RunCodegen(const ProblemFlags& flags, const std::string& trace_path, const std::string& output) {
+  v1::CodegenRequest request;
+  flags.Fill(request.mutable_problem(), request.mutable_mesh());
+  absl::StatusOr<std::string> text = ReadInput(trace_path, ir::kMaxTraceBytes);
+  if (!text.ok()) return Fail(text.status());
+  request.mutable_trace()->set_text(*text);
+  absl::StatusOr<v1::CodegenResponse> response = Codegen(request);
+  if (!response.ok()) return Fail(response.status());
+  if (output.empty() || output == "-") {
+    std::cout << response->source();
+    return kExitOk;
+  }
+  std::ofstream out(output);
+  out << response->source();
+  if (!out) return Fail(absl::InvalidArgumentError("cannot write '" + output + "'"));
+  return kExitOk;
+}
+
 int Main(int argc, char** argv) {
   CLI::App app{"meshtune: distributed schedules for tensor computations"};
   app.require_subcommand(1);
@@ -148,6 +168,13 @@ int Main(int argc, char** argv) {
   run->add_option("--trace", run_trace, "trace file ('-' for stdin)")->required();
   run_opts.Add(run);
 
+  ProblemFlags codegen_flags;
+  std::string codegen_trace, codegen_out;
+  CLI::App* gen = app.add_subcommand("codegen", "write the C++ MPI program of a trace");
+  codegen_flags.Add(gen);
+  gen->add_option("--trace", codegen_trace, "trace file ('-' for stdin)")->required();
+  gen->add_option("-o,--output", codegen_out, "output file (default: stdout)");
+
   try {
     app.parse(argc, argv);
   } catch (const CLI::ParseError& e) {
@@ -156,6 +183,7 @@ int Main(int argc, char** argv) {
   }
   if (explain->parsed()) return RunExplain(explain_flags, trace_path, json);
   if (run->parsed()) return RunRun(run_flags, run_trace, run_opts);
+  if (gen->parsed()) return RunCodegen(codegen_flags, codegen_trace, codegen_out);
   return kExitBadInput;
 }
 

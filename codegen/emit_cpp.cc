@@ -1,0 +1,192 @@
+#include "codegen/emit_cpp.h"
+
+#include "absl/strings/str_cat.h"
+#include "absl/strings/str_join.h"
+#include "absl/strings/str_replace.h"
+#include "absl/strings/str_split.h"
+
+namespace meshtune::codegen {
+
+namespace {
+
+// Variables of the emitted code get a prefix so that no loop name clashes with C++.
+std::string Var(const std::string& name) { return "v_" + name; }
+
+std::string Cpp(const Expr& e) { return e.ToString(Var); }
+
+std::string Quote(const std::string& s) { return absl::StrCat("\"", s, "\""); }
+
+std::string Strings(const std::vector<std::string>& v) {
+  std::vector<std::string> q;
+  for (const std::string& s : v) q.push_back(Quote(s));
+  return absl::StrCat("{", absl::StrJoin(q, ", "), "}");
+}
+
+template <typename Int>
+std::string Ints(const std::vector<Int>& v) {
+  return absl::StrCat("{", absl::StrJoin(v, ", "), "}");
+}
+
+std::string Exprs(const std::vector<Expr>& v) {
+  std::vector<std::string> s;
+  for (const Expr& e : v) s.push_back(Cpp(e));
+  return absl::StrCat("{", absl::StrJoin(s, ", "), "}");
+}
+
+// A lambda of mesh coordinates returning `values`.
+std::string CoordsLambda(const Program& p, const std::vector<Expr>& values) {
+  std::vector<std::string> binds;
+  for (size_t a = 0; a < p.axis_names.size(); ++a) {
+    binds.push_back(absl::StrCat("const int64_t ", Var(p.axis_names[a]), " = c[", a, "];"));
+  }
+  for (size_t a = 0; a < p.axis_names.size(); ++a) binds.push_back(absl::StrCat("(void)", Var(p.axis_names[a]), ";"));
+  return absl::StrCat("[&](const Coords& c) { ", absl::StrJoin(binds, " "), " return std::vector<int64_t>", Exprs(values),
+                      "; }");
+}
+
+std::string OperandText(const Operand& o) {
+  return absl::StrCat("OperandSpec{", Quote(o.tensor), ", ", Quote(o.buffer), ", ", Strings(o.dims), ", ",
+                      Exprs(o.slice.offset), "}");
+}
+
+void Emit(const Program& p, const StmtPtr& s, int indent, std::string* out) {
+  const std::string pad(indent * 2, ' ');
+  if (const auto* b = std::get_if<Block>(&s->node)) {
+    for (const StmtPtr& c : b->body) Emit(p, c, indent, out);
+  } else if (const auto* f = std::get_if<For>(&s->node)) {
+    absl::StrAppend(out, pad, "for (int64_t ", Var(f->var), " = ", Cpp(f->lo), "; ", Var(f->var), " < ",
+                    Cpp(f->lo + Expr::Const(f->extent)), "; ++", Var(f->var), ") {\n");
+    Emit(p, f->body, indent + 1, out);
+    absl::StrAppend(out, pad, "}\n");
+  } else if (const auto* a = std::get_if<Alloc>(&s->node)) {
+    if (a->zero) absl::StrAppend(out, pad, "rt->Zero(", Quote(a->buffer), ");\n");
+  } else if (const auto* t = std::get_if<Transfer>(&s->node)) {
+    const std::string p2p = absl::StrCat("rt->PointToPoint(", Quote(t->tensor), ", ", Quote(t->buffer), ", ",
+                                         CoordsLambda(p, t->source), ", ", CoordsLambda(p, t->src.offset), ");");
+    absl::StrAppend(out, pad, "// ", t->pattern.ToString(), " of ", t->tensor, "\n");
+    switch (t->pattern.kind) {
+      case CommPattern::Kind::kLocal:
+        absl::StrAppend(out, pad, "rt->Local(", Quote(t->tensor), ", ", Quote(t->buffer), ", ", Exprs(t->src.offset),
+                        ");\n");
+        break;
+      case CommPattern::Kind::kBroadcast:
+        absl::StrAppend(out, pad, "rt->Broadcast(", Quote(t->tensor), ", ", Quote(t->buffer), ", ",
+                        Exprs(t->src.offset), ", ", Ints(t->pattern.axes), ", ", Exprs(t->source), ");\n");
+        break;
+      case CommPattern::Kind::kShift:
+        absl::StrAppend(out, pad, "if (", Var(t->time_loop), " != 0) {\n", pad, "  rt->ShiftStep(", Quote(t->buffer),
+                        ", ", t->pattern.axes[0], ", ", t->pattern.shift, ");\n", pad, "} else {\n", pad, "  ", p2p,
+                        "\n", pad, "}\n");
+        break;
+      default:
+        absl::StrAppend(out, pad, p2p, "\n");
+    }
+  } else if (const auto* c = std::get_if<Compute>(&s->node)) {
+    std::vector<std::string> indices, extents, ins;
+    for (const auto& [idx, e] : c->tile) {
+      indices.push_back(idx);
+      extents.push_back(absl::StrCat(e));
+    }
+    for (const Operand& o : c->in) ins.push_back(OperandText(o));
+    absl::StrAppend(out, pad, "rt->Kernel(", Quote(c->kernel), ", ", c->sum ? "true" : "false", ", ",
+                    Strings(indices), ", {", absl::StrJoin(extents, ", "), "}, ", OperandText(c->out), ", {",
+                    absl::StrJoin(ins, ", "), "});\n");
+  } else if (const auto* r = std::get_if<Reduce>(&s->node)) {
+    absl::StrAppend(out, pad, "rt->ReduceInto(",
+                    Quote(r->pattern.kind == CommPattern::Kind::kSendRecv ? "Local" : r->pattern.Name()), ", ",
+                    Quote(r->tensor), ", ", Quote(r->buffer), ", ", Exprs(r->global.offset), ", ",
+                    Ints(r->pattern.axes), ");\n");
+  }
+}
+
+const Compute* FindCompute(const StmtPtr& s) {
+  if (const auto* b = std::get_if<Block>(&s->node)) {
+    for (const StmtPtr& c : b->body) {
+      if (const Compute* k = FindCompute(c)) return k;
+    }
+  } else if (const auto* f = std::get_if<For>(&s->node)) {
+    return FindCompute(f->body);
+  } else if (const auto* c = std::get_if<Compute>(&s->node)) {
+    return c;
+  }
+  return nullptr;
+}
+
+}  // namespace
+
+std::string EmitCpp(const Program& p, const std::string& title) {
+  std::string out;
+  for (absl::string_view line : absl::StrSplit(title, '\n')) absl::StrAppend(&out, "// ", line, "\n");
+  absl::StrAppend(&out, R"(//
+// Generated by meshtune: a standalone MPI program over runtime/rank.h. Run it with
+//   mpirun -n )", p.Ranks(), R"( ./program [--reps N] [--warmup N] [--seed S]
+// Rank 0 prints one JSON line: verified, seconds, median_s, bytes_sent_max, checksum, error.
+#include <mpi.h>
+
+#include <cstdint>
+#include <cstdio>
+#include <cstdlib>
+#include <cstring>
+#include <string>
+#include <vector>
+
+#include "runtime/rank.h"
+
+using namespace meshtune::runtime;
+
+static inline int64_t floord(int64_t a, int64_t b) { return a / b - ((a % b != 0) && ((a < 0) != (b < 0))); }
+static inline int64_t floormod(int64_t a, int64_t b) { return a - floord(a, b) * b; }
+
+int main(int argc, char** argv) {
+  MPI_Init(&argc, &argv);
+  int reps = 3, warmup = 1;
+  uint64_t seed = 1;
+  for (int i = 1; i + 1 < argc; i += 2) {
+    if (!std::strcmp(argv[i], "--reps")) reps = std::atoi(argv[i + 1]);
+    if (!std::strcmp(argv[i], "--warmup")) warmup = std::atoi(argv[i + 1]);
+    if (!std::strcmp(argv[i], "--seed")) seed = std::strtoull(argv[i + 1], nullptr, 10);
+  }
+  {
+    std::vector<TensorSpec> tensors;
+)");
+  for (const TensorInfo& t : p.tensors) {
+    std::vector<Expr> start;
+    for (const DimLayout& l : t.layout) {
+      Expr s = Expr::Const(0);
+      for (const auto& [block, index] : l.blocks) s = s + Expr::Const(block) * index;
+      start.push_back(s);
+    }
+    absl::StrAppend(&out, "    tensors.push_back(TensorSpec{", Quote(t.name), ", ", Strings(t.dims), ", ", Ints(t.shape),
+                    ", ", Ints(t.local_shape), ", ", t.is_output ? "true" : "false", ", ", CoordsLambda(p, start),
+                    "});\n");
+  }
+  std::vector<std::string> buffers;
+  for (const Alloc& a : p.buffers) buffers.push_back(absl::StrCat("{", Quote(a.buffer), ", ", Ints(a.shape), "}"));
+  const Compute* c = FindCompute(p.body);
+  std::vector<std::string> operands;
+  for (const Operand& o : c->in) operands.push_back(absl::StrCat("{", Quote(o.tensor), ", ", Strings(o.dims), "}"));
+  absl::StrAppend(&out, "    std::vector<BufferSpec> buffers = {", absl::StrJoin(buffers, ", "), "};\n",
+                  "    StatementSpec statement{", Quote(c->out.tensor), ", ", Strings(c->out.dims), ", {",
+                  absl::StrJoin(operands, ", "), "}, ", c->sum ? "true" : "false", "};\n",
+                  "    auto rt = MakeRankRuntime(", p.dtype_bytes, ", MPI_COMM_WORLD, ", Ints(p.axis_sizes), ", ",
+                  Strings(p.axis_names), ", tensors, buffers, statement, ", p.accumulate ? "true" : "false",
+                  ", seed);\n");
+  for (size_t a = 0; a < p.axis_names.size(); ++a) {
+    absl::StrAppend(&out, "    const int64_t ", Var(p.axis_names[a]), " = rt->coords()[", a, "];\n", "    (void)",
+                    Var(p.axis_names[a]), ";\n");
+  }
+  absl::StrAppend(&out, "    const Measurement m = rt->Measure([&] {\n");
+  Emit(p, p.body, 3, &out);
+  absl::StrAppend(&out, R"(    }, warmup, reps, "");
+    int rank = 0;
+    MPI_Comm_rank(MPI_COMM_WORLD, &rank);
+    if (rank == 0) std::printf("%s\n", MeasurementJson(m).c_str());
+  }
+  MPI_Finalize();
+  return 0;
+}
+)");
+  return out;
+}
+
+}  // namespace meshtune::codegen
