@@ -159,6 +159,8 @@ ExecResult Execute(const Program& program, MPI_Comm comm, const ExecOptions& opt
       rt->Measure([&] { interpreter.Exec(program.body); }, options.warmup, options.reps, options.inject_fault);
   result.verified = m.verified;
   result.seconds = m.seconds;
+  result.kernel_seconds = m.kernel_seconds;
+  result.kernel_calls = m.kernel_calls;
   result.bytes_sent_max = m.bytes_sent_max;
   result.checksum = m.checksum;
   result.error = m.error;

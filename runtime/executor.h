@@ -28,6 +28,8 @@ struct ExecOptions {
 struct ExecResult {
   bool verified = false;
   std::vector<double> seconds;  // per timed repetition, max over ranks
+  std::vector<double> kernel_seconds;  // per repetition, max over ranks of local kernel time
+  int64_t kernel_calls = 0;
   int64_t bytes_sent_max = 0;   // per repetition, the busiest rank
   double checksum = 0;          // sum over ranks of their output shard
   std::string error;            // first failure seen on any rank ("" when none)

@@ -209,6 +209,13 @@ class RankRuntime : public RankRuntimeBase {
 
   void Kernel(const std::string& kernel, bool sum, const std::vector<std::string>& indices,
               const std::vector<int64_t>& extents, const OperandSpec& out, const std::vector<OperandSpec>& in) override {
+    const double t0 = MPI_Wtime();
+    ++kernel_calls_;
+    struct Timer {
+      double t0;
+      double* acc;
+      ~Timer() { *acc += MPI_Wtime() - t0; }
+    } timer{t0, &kernel_time_};
     const TileOperand<T> o = Tile(out, indices);
     std::vector<TileOperand<T>> ins;
     for (const OperandSpec& x : in) ins.push_back(Tile(x, indices));
@@ -233,12 +240,18 @@ class RankRuntime : public RankRuntimeBase {
     for (int i = 0; i < warmup + reps; ++i) {
       ResetOutput();
       bytes_ = 0;
+      kernel_time_ = 0;
+      kernel_calls_ = 0;
       MPI_Barrier(cart_);
       const double t0 = MPI_Wtime();
       body();
-      double dt = MPI_Wtime() - t0, worst = 0;
-      MPI_Allreduce(&dt, &worst, 1, MPI_DOUBLE, MPI_MAX, cart_);
-      if (i >= warmup) m.seconds.push_back(worst);
+      double dt[2] = {MPI_Wtime() - t0, kernel_time_}, worst[2] = {0, 0};
+      MPI_Allreduce(dt, worst, 2, MPI_DOUBLE, MPI_MAX, cart_);
+      if (i >= warmup) {
+        m.seconds.push_back(worst[0]);
+        m.kernel_seconds.push_back(worst[1]);
+      }
+      m.kernel_calls = kernel_calls_;
     }
     long long mine = bytes_, most = 0;
     MPI_Allreduce(&mine, &most, 1, MPI_LONG_LONG, MPI_MAX, cart_);
@@ -453,6 +466,8 @@ class RankRuntime : public RankRuntimeBase {
   std::map<std::string, Buffer<T>> shards_, buffers_;
   std::map<int, MPI_Comm> subs_;
   int64_t bytes_ = 0;
+  double kernel_time_ = 0;
+  int64_t kernel_calls_ = 0;
 };
 
 }  // namespace

@@ -54,6 +54,8 @@ struct StatementSpec {
 struct Measurement {
   bool verified = false;
   std::vector<double> seconds;  // per timed repetition, max over ranks
+  std::vector<double> kernel_seconds;  // per timed repetition, max over ranks of local kernel time
+  int64_t kernel_calls = 0;            // kernel calls per rank and repetition (rank 0)
   int64_t bytes_sent_max = 0;
   double checksum = 0;
   std::string error;  // the lowest failing rank's message, on every rank
