@@ -73,6 +73,10 @@ void Emit(const Program& p, const StmtPtr& s, int indent, std::string* out) {
         absl::StrAppend(out, pad, "rt->Broadcast(", Quote(t->tensor), ", ", Quote(t->buffer), ", ",
                         Exprs(t->src.offset), ", ", Ints(t->pattern.axes), ", ", Exprs(t->source), ");\n");
         break;
+      case CommPattern::Kind::kAllGather:
+        absl::StrAppend(out, pad, "rt->AllGather(", Quote(t->tensor), ", ", Quote(t->buffer), ", ",
+                        Exprs(t->global.offset), ", ", Ints(t->pattern.axes), ");\n");
+        break;
       case CommPattern::Kind::kShift:
         absl::StrAppend(out, pad, "if (", Var(t->time_loop), " != 0) {\n", pad, "  rt->ShiftStep(", Quote(t->buffer),
                         ", ", t->pattern.axes[0], ", ", t->pattern.shift, ");\n", pad, "} else {\n", pad, "  ", p2p,

@@ -180,11 +180,20 @@ absl::StatusOr<TransferPlan> PlanTransfer(const Computation& c, const Names& nam
     plan.stmt = MakeStmt(std::move(r));
     return plan;
   }
-  const isl::map sources = ir::TransferSources(c, t);
   Transfer x;
   x.tensor = t.tensor;
   x.buffer = buffer;
   x.loop = t.loop;
+  if (std::vector<int> axes = ir::GatherAxes(c, t); !axes.empty()) {
+    // Many sources: every rank along `axes` contributes the piece of the box it holds.
+    x.pattern.kind = CommPattern::Kind::kAllGather;
+    x.pattern.axes = std::move(axes);
+    x.src.size = plan.size;
+    x.global = std::move(global);
+    plan.stmt = MakeStmt(std::move(x));
+    return plan;
+  }
+  const isl::map sources = ir::TransferSources(c, t);
   x.pattern = DetectFetchPattern(c, plan.prefix, sources, plan.origin);
   if (x.pattern.kind == CommPattern::Kind::kShift) x.time_loop = c.loops()[plan.prefix - 1].name;
   MT_ASSIGN_OR_RETURN(x.source, ToExprs(c, names, sources, plan.prefix));

@@ -79,6 +79,17 @@ TEST(LowerTest, ReferencePatterns) {
             (std::vector<std::string>{"B Shift(axis=0, +1)"}));
 }
 
+TEST(LowerTest, WholeRowsOfBlocksAreAllGathered) {
+  const Program p = LowerText(kMatmul, "m=16,n=12,k=8", "x=2,y=2",
+                              "distribute([m,n], [mo,no], [mi,ni], [x,y])\nreorder(mo, no, mi, ni, k)\n"
+                              "shard(A, m@x, k@y)\nshard(B, k@x, n@y)\nshard(C, m@x, n@y)\n"
+                              "communicate(A, mi)\ncommunicate(B, mi)\ntensorize([mi, ni, k], matmul)\n");
+  EXPECT_EQ(Patterns(p), (std::vector<std::string>{"A AllGather(axes=[1])", "B AllGather(axes=[0])"}));
+  EXPECT_NE(PseudoCode(p).find("AllGather(axes=[1]) A[8 * x:8 * x + 8, 0:8] (global) -> TransA[0:8, 0:8]"),
+            std::string::npos)
+      << PseudoCode(p);
+}
+
 TEST(LowerTest, PummaBroadcastRootFollowsTheRotation) {
   const Program p = LowerFile(kMatmul, kExtents, "x=8,y=8", "pumma.trace");
   const std::string code = PseudoCode(p);

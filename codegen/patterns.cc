@@ -3,6 +3,7 @@
 #include <algorithm>
 
 #include "ir/isl_util.h"
+#include "ir/legality.h"
 
 namespace meshtune::codegen {
 
@@ -10,25 +11,6 @@ namespace {
 
 using ir::DomainVar;
 using ir::MapFromAffs;
-
-// Output dim `a` of `m` alone: P -> [m_a].
-isl::map Component(const isl::map& m, unsigned a) {
-  const unsigned n = m.range_tuple_dim();
-  return ir::ProjectOutRange(ir::ProjectOutRange(m, a + 1, n - a - 1), 0, a);
-}
-
-// True when m (a function) takes the same value at any two points of its domain that
-// differ only in input dim `dim`.
-bool IndependentOf(const isl::map& m, unsigned dim) {
-  const isl::space p = m.domain().space();
-  const unsigned n = m.domain_tuple_dim();
-  std::vector<std::pair<unsigned, unsigned>> same;
-  for (unsigned i = 0; i < n; ++i) {
-    if (i != dim) same.emplace_back(i, i);
-  }
-  const isl::map pairs = ir::Equalities(p, p, same).intersect_domain(m.domain()).intersect_range(m.domain());
-  return pairs.is_subset(m.apply_range(m.reverse()));
-}
 
 // P -> P with input dim `pos` replaced by f(P).
 isl::map Substitute(const isl::space& p, unsigned n, unsigned pos, const isl::aff& f) {
@@ -48,23 +30,12 @@ std::vector<int> ReductionAxes(const ir::Computation& c) {
   return axes;
 }
 
-// m with the distributed loops among the first `prefix` removed from its domain P: they
-// equal mesh coordinates, which stay. The domain becomes [r..., serial loops...].
-isl::map DropDistributed(const ir::Computation& c, const isl::map& m, int prefix) {
-  isl::map out = m;
-  const unsigned na = c.mesh().axes.size();
-  for (int j = prefix - 1; j >= 0; --j) {
-    if (c.loops()[j].kind == ir::LoopKind::kDistributed) out = ir::ProjectOutDomain(out, na + j, 1);
-  }
-  return out.set_domain_tuple("P");
-}
-
 CommPattern DetectFetchPattern(const ir::Computation& c, int prefix, const isl::map& all_sources,
                                const isl::map& all_offsets) {
   const ir::Mesh& mesh = c.mesh();
   const unsigned na = mesh.axes.size();
-  const isl::map sources = DropDistributed(c, all_sources, prefix);
-  const isl::map offsets = DropDistributed(c, all_offsets, prefix);
+  const isl::map sources = ir::DropDistributedLoops(c, all_sources, prefix);
+  const isl::map offsets = ir::DropDistributedLoops(c, all_offsets, prefix);
   int serial = 0;
   for (int j = 0; j < prefix; ++j) serial += c.loops()[j].kind != ir::LoopKind::kDistributed;
   const isl::space p = sources.domain().space();
@@ -78,7 +49,7 @@ CommPattern DetectFetchPattern(const ir::Computation& c, int prefix, const isl::
   // Broadcast: within a group along the moving axes everyone has one root and one box.
   bool broadcast = true;
   for (int a : moving) {
-    broadcast = broadcast && IndependentOf(Component(sources, a), a) && IndependentOf(offsets, a);
+    broadcast = broadcast && ir::IndependentOfDim(ir::RangeComponent(sources, a), a) && ir::IndependentOfDim(offsets, a);
   }
   if (broadcast) {
     out.kind = CommPattern::Kind::kBroadcast;
@@ -93,7 +64,7 @@ CommPattern DetectFetchPattern(const ir::Computation& c, int prefix, const isl::
     const unsigned a = moving[0];
     const int64_t size = mesh.axes[a].size;
     const isl::map next = Substitute(p, na + serial, last, DomainVar(p, last).add_constant(1));
-    const isl::map src_a = Component(sources, a);
+    const isl::map src_a = ir::RangeComponent(sources, a);
     const isl::set valid = next.intersect_range(sources.domain()).domain().intersect(sources.domain());
     // { [now] -> [later] } over every rank and iteration, then its differences.
     const isl::set deltas =

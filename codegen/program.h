@@ -71,7 +71,8 @@ struct Alloc {
   std::vector<int64_t> shape;
   bool zero = false;
 };
-// Input communication: rank fills `buffer` with tensor[global box] from `source`.
+// Input communication: rank fills `buffer` with tensor[global box] from `source` (for an
+// AllGather, from every rank along the pattern's axes; `source` and `src` are then unused).
 struct Transfer {
   std::string tensor, buffer, loop;
   std::string time_loop;  // Shift: the loop along which the ring turns (fetch at its first iteration)

@@ -63,8 +63,13 @@ void Print(const Program& p, const StmtPtr& s, int indent, bool accumulate, std:
       if (shown) rank.push_back(t->source[i].ToPython());
     }
     Slice whole{std::vector<Expr>(t->src.size.size(), Expr::Const(0)), t->src.size};
-    absl::StrAppend(out, pad, t->pattern.ToString(), " ", SliceText(t->tensor, t->src), " from rank[",
-                    absl::StrJoin(rank, ", "), "] -> ", SliceText(t->buffer, whole), "\n");
+    if (t->pattern.kind == CommPattern::Kind::kAllGather) {
+      absl::StrAppend(out, pad, t->pattern.ToString(), " ", SliceText(t->tensor, t->global), " (global) -> ",
+                      SliceText(t->buffer, whole), "\n");
+    } else {
+      absl::StrAppend(out, pad, t->pattern.ToString(), " ", SliceText(t->tensor, t->src), " from rank[",
+                      absl::StrJoin(rank, ", "), "] -> ", SliceText(t->buffer, whole), "\n");
+    }
   } else if (const auto* c = std::get_if<Compute>(&s->node)) {
     absl::StrAppend(out, pad, OperandText(p, c->out), accumulate ? " += " : " = ", KernelText(p, *c), "\n");
   } else if (const auto* r = std::get_if<Reduce>(&s->node)) {

@@ -94,6 +94,22 @@ isl::map Equalities(const isl::space& a, const isl::space& b,
   return isl::manage(m);
 }
 
+isl::map RangeComponent(const isl::map& m, unsigned a) {
+  const unsigned n = m.range_tuple_dim();
+  return ProjectOutRange(ProjectOutRange(m, a + 1, n - a - 1), 0, a);
+}
+
+bool IndependentOfDim(const isl::map& m, unsigned dim) {
+  const isl::set dom = m.domain();
+  const unsigned n = m.domain_tuple_dim();
+  std::vector<std::pair<unsigned, unsigned>> same;
+  for (unsigned i = 0; i < n; ++i) {
+    if (i != dim) same.emplace_back(i, i);
+  }
+  const isl::map pairs = Equalities(dom.space(), dom.space(), same).intersect_domain(dom).intersect_range(dom);
+  return pairs.apply_range(m).is_equal(m);
+}
+
 isl::map EliminateDomainDim(const isl::map& m, unsigned pos) {
   return isl::manage(isl_map_eliminate(m.copy(), isl_dim_in, pos, 1));
 }

@@ -62,6 +62,11 @@ isl::set Box(const isl::space& set_space, const std::vector<int64_t>& upper);
 // { a -> b : a[p] = b[q] for each (p, q) in pairs } from set spaces `a` and `b`.
 isl::map Equalities(const isl::space& a, const isl::space& b,
                     const std::vector<std::pair<unsigned, unsigned>>& pairs);
+// Output dim `a` of `m` alone: X -> [m_a].
+isl::map RangeComponent(const isl::map& m, unsigned a);
+// True when `m` relates any two points of its domain that differ only in input dim `dim`
+// to the same outputs (m need not be a function).
+bool IndependentOfDim(const isl::map& m, unsigned dim);
 // m with input dim `pos` existentially quantified and re-added unconstrained: equal to
 // m (restricted to m's domain) exactly when m does not depend on that dim.
 isl::map EliminateDomainDim(const isl::map& m, unsigned pos);

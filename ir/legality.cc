@@ -111,7 +111,7 @@ void CheckOutputComplete(const Computation& c, const std::string& tensor, std::v
 
 void CheckSingleSource(const Computation& c, const Transfer& t, std::vector<Rejection>& out) {
   const isl::map sources = TransferSources(c, t);
-  if (sources.is_single_valued()) return;
+  if (sources.is_single_valued() || !GatherAxes(c, t).empty()) return;
   const isl::map extra = sources.subtract(sources.lexmin());
   const std::vector<int64_t> w = SamplePoint(extra.domain().lexmin());
   const int depth = TransferPrefix(c, t);
@@ -154,6 +154,39 @@ isl::map TransferSources(const Computation& c, const Transfer& t) {
   }
   if (pin.empty()) return sources;
   return sources.intersect(Equalities(SetSpace(c.ctx(), "P", na + depth), SetSpace(c.ctx(), "Mesh", na), pin));
+}
+
+isl::map DropDistributedLoops(const Computation& c, const isl::map& m, int prefix) {
+  isl::map out = m;
+  const unsigned na = c.mesh().axes.size();
+  for (int j = prefix - 1; j >= 0; --j) {
+    if (c.loops()[j].kind == LoopKind::kDistributed) out = ProjectOutDomain(out, na + j, 1);
+  }
+  return out.set_domain_tuple("P");
+}
+
+std::vector<int> GatherAxes(const Computation& c, const Transfer& t) {
+  const int prefix = TransferPrefix(c, t);
+  const isl::map sources = DropDistributedLoops(c, TransferSources(c, t), prefix);
+  if (sources.is_single_valued()) return {};
+  const Mesh& mesh = c.mesh();
+  std::vector<int> axes;
+  std::vector<int64_t> box(mesh.axes.size(), 0);
+  isl::map freed = sources;
+  for (unsigned a = 0; a < mesh.axes.size(); ++a) {
+    if (RangeComponent(sources, a).is_single_valued()) continue;
+    axes.push_back(static_cast<int>(a));
+    box[a] = mesh.axes[a].size;
+    freed = FreeRangeDim(freed, a);
+  }
+  // Sources cover the whole group, and the whole group needs the same data.
+  freed = freed.intersect_range(Box(SetSpace(c.ctx(), "Mesh", mesh.axes.size()), box));
+  if (!freed.is_subset(sources)) return {};
+  const isl::map elements = DropDistributedLoops(c, TransferElements(c, t), prefix);
+  for (int a : axes) {
+    if (!IndependentOfDim(elements, a)) return {};
+  }
+  return axes;
 }
 
 Footprint ComputeFootprint(const Computation& c) {

@@ -5,7 +5,9 @@
 //   - every element of every tensor is held by at least one rank;
 //   - a communicate reads, for each rank and iteration of its loop, from one source rank:
 //     the map (rank, loops up to the communicate loop) -> source rank is single-valued
-//     (replicas along axes a tensor is copied over count as the reader's own copy);
+//     (replicas along axes a tensor is copied over count as the reader's own copy), or
+//     it is an all-gather: the data comes from every rank along whole mesh axes and
+//     every rank along them needs the same data;
 //   - every access to a tensor that is not communicated is local to the executing rank;
 //   - every output element is written only on ranks that hold it, and each holder
 //     computes all of it (several writers need a communicate that reduces);
@@ -37,6 +39,15 @@ isl::map TransferElements(const Computation& c, const Transfer& t);
 // P[r..., t_0..t_{L-1}] -> Mesh[s...]: the ranks holding those elements; along axes the tensor
 // is replicated over, the reader's own coordinate is taken.
 isl::map TransferSources(const Computation& c, const Transfer& t);
+
+// m (domain P[r..., t_0..t_{prefix-1}]) with the distributed loops removed from its
+// domain: they equal mesh coordinates, which stay. The domain is then P[r..., serial...].
+isl::map DropDistributedLoops(const Computation& c, const isl::map& m, int prefix);
+
+// When transfer `t` reads from several ranks, the mesh axes of an all-gather: its data
+// comes from every rank along these axes (each holding a piece) and every rank along
+// them needs the same data. Empty when `t` is single-source or not such a gather.
+std::vector<int> GatherAxes(const Computation& c, const Transfer& t);
 
 struct Footprint {
   int64_t shard_bytes = 0;   // every tensor's local part

@@ -84,6 +84,9 @@ class Interpreter {
       case CommPattern::Kind::kBroadcast:
         rt_->Broadcast(t.tensor, t.buffer, Eval(t.src.offset, me), t.pattern.axes, Eval(t.source, me));
         return;
+      case CommPattern::Kind::kAllGather:
+        rt_->AllGather(t.tensor, t.buffer, Eval(t.global.offset, me), t.pattern.axes);
+        return;
       case CommPattern::Kind::kShift:
         for (const auto& [var, value] : loops_) {
           if (var == t.time_loop && value != 0) {

@@ -137,6 +137,49 @@ class RankRuntime : public RankRuntimeBase {
     MPI_Bcast(buf.data.data(), static_cast<int>(buf.data.size()), MpiType<T>(), r, sub);
   }
 
+  void AllGather(const std::string& tensor, const std::string& buffer, const std::vector<int64_t>& offset,
+                 const std::vector<int>& axes) override {
+    const TensorSpec& t = Tensor(tensor);
+    Buffer<T>& buf = buffers_[buffer];
+    MPI_Comm sub = Sub(axes);
+    const std::vector<Coords> group = Group(axes);
+    std::vector<int> counts(group.size(), 0), displs(group.size(), 0);
+    std::vector<std::vector<int64_t>> los(group.size()), lens(group.size());
+    for (size_t i = 0; i < group.size(); ++i) {
+      const int r = SubRank(sub, axes, group[i]);
+      int64_t n = 0;
+      if (Held(t, group[i], offset, buf.shape, &los[r], &lens[r])) {
+        n = 1;
+        for (int64_t l : lens[r]) n *= l;
+      }
+      counts[r] = static_cast<int>(n);
+    }
+    for (size_t r = 1; r < group.size(); ++r) displs[r] = displs[r - 1] + counts[r - 1];
+    int me = 0;
+    MPI_Comm_rank(sub, &me);
+    Buffer<T> mine, all;
+    all.data.resize(displs.back() + counts.back());
+    if (counts[me] > 0) {
+      mine.Resize(lens[me]);
+      const std::vector<int64_t> start = t.block_start(coords_);
+      std::vector<int64_t> local(los[me].size());
+      for (size_t d = 0; d < local.size(); ++d) local[d] = los[me][d] - start[d];
+      CopyBox(shards_[tensor], local, mine, std::vector<int64_t>(local.size(), 0), lens[me]);
+    }
+    MPI_Allgatherv(mine.data.data(), counts[me], MpiType<T>(), all.data.data(), counts.data(), displs.data(),
+                   MpiType<T>(), sub);
+    bytes_ += static_cast<int64_t>(counts[me]) * sizeof(T);
+    for (size_t r = 0; r < group.size(); ++r) {
+      if (counts[r] == 0) continue;
+      Buffer<T> piece;
+      piece.Resize(lens[r]);
+      std::copy(all.data.begin() + displs[r], all.data.begin() + displs[r] + counts[r], piece.data.begin());
+      std::vector<int64_t> at(los[r].size());
+      for (size_t d = 0; d < at.size(); ++d) at[d] = los[r][d] - offset[d];
+      CopyBox(piece, std::vector<int64_t>(at.size(), 0), buf, at, lens[r]);
+    }
+  }
+
   void ShiftStep(const std::string& buffer, int axis, int shift) override {
     Buffer<T>& buf = buffers_[buffer];
     int from = 0, to = 0;

@@ -69,6 +69,10 @@ class RankRuntimeBase {
   virtual void Local(const std::string& tensor, const std::string& buffer, const std::vector<int64_t>& offset) = 0;
   virtual void Broadcast(const std::string& tensor, const std::string& buffer, const std::vector<int64_t>& offset,
                          const std::vector<int>& axes, const Coords& root) = 0;
+  // Fills `buffer` (the global box at `offset`) from every rank along `axes`, each
+  // contributing the part of the box it holds.
+  virtual void AllGather(const std::string& tensor, const std::string& buffer, const std::vector<int64_t>& offset,
+                         const std::vector<int>& axes) = 0;
   // Replaces `buffer` with the one of the neighbour at +shift along `axis` (a ring).
   virtual void ShiftStep(const std::string& buffer, int axis, int shift) = 0;
   // General transfer: every rank's source and source-side offset as functions of coords.

@@ -88,6 +88,15 @@ TEST(MpiRunTest, AllGatherGemmOn4And2) {
   }
 }
 
+TEST(MpiRunTest, AllGatherOfRowAndColumnBlocks) {
+  const std::string trace =
+      "distribute([m,n], [mo,no], [mi,ni], [x,y])\nreorder(mo, no, mi, ni, k)\nshard(A, m@x, k@y)\n"
+      "shard(B, k@x, n@y)\nshard(C, m@x, n@y)\ncommunicate(A, mi)\ncommunicate(B, mi)\n"
+      "tensorize([mi, ni, k], matmul)\n";
+  ExpectVerified(MeshtuneRun(kMatmul, "m=16,n=12,k=8", "x=2,y=2", trace));
+  ExpectVerified(MeshtuneRun(kMatmul, "m=24,n=12,k=18", "x=3,y=3", trace));
+}
+
 TEST(MpiRunTest, SplitKReducesToTheOwners) {
   ExpectVerified(MeshtuneRun(kMatmul, "m=16,n=8,k=32", "x=4",
                      "distribute([k], [ko], [ki], [x])\nshard(A, k@x)\nshard(B, k@x)\nshard(C, m@x)\n"
