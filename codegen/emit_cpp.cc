@@ -103,19 +103,6 @@ void Emit(const Program& p, const StmtPtr& s, int indent, std::string* out) {
   }
 }
 
-const Compute* FindCompute(const StmtPtr& s) {
-  if (const auto* b = std::get_if<Block>(&s->node)) {
-    for (const StmtPtr& c : b->body) {
-      if (const Compute* k = FindCompute(c)) return k;
-    }
-  } else if (const auto* f = std::get_if<For>(&s->node)) {
-    return FindCompute(f->body);
-  } else if (const auto* c = std::get_if<Compute>(&s->node)) {
-    return c;
-  }
-  return nullptr;
-}
-
 }  // namespace
 
 std::string EmitCpp(const Program& p, const std::string& title) {
@@ -166,7 +153,7 @@ int main(int argc, char** argv) {
   }
   std::vector<std::string> buffers;
   for (const Alloc& a : p.buffers) buffers.push_back(absl::StrCat("{", Quote(a.buffer), ", ", Ints(a.shape), "}"));
-  const Compute* c = FindCompute(p.body);
+  const Compute* c = KernelCall(p);
   std::vector<std::string> operands;
   for (const Operand& o : c->in) operands.push_back(absl::StrCat("{", Quote(o.tensor), ", ", Strings(o.dims), "}"));
   absl::StrAppend(&out, "    std::vector<BufferSpec> buffers = {", absl::StrJoin(buffers, ", "), "};\n",

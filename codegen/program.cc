@@ -64,6 +64,22 @@ StmtPtr MakeStmt(std::variant<Block, For, Alloc, Transfer, Compute, Reduce> node
   return std::make_shared<const Stmt>(Stmt{std::move(node)});
 }
 
+const Compute* KernelCall(const Program& p) {
+  std::function<const Compute*(const StmtPtr&)> find = [&](const StmtPtr& s) -> const Compute* {
+    if (const auto* b = std::get_if<Block>(&s->node)) {
+      for (const StmtPtr& c : b->body) {
+        if (const Compute* k = find(c)) return k;
+      }
+    } else if (const auto* f = std::get_if<For>(&s->node)) {
+      return find(f->body);
+    } else if (const auto* c = std::get_if<Compute>(&s->node)) {
+      return c;
+    }
+    return nullptr;
+  };
+  return p.body ? find(p.body) : nullptr;
+}
+
 std::vector<TransferSummary> Summarize(const Program& p) {
   std::vector<TransferSummary> out;
   std::function<void(const StmtPtr&, int64_t)> walk = [&](const StmtPtr& s, int64_t times) {

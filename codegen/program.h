@@ -119,6 +119,9 @@ struct Program {
   int64_t Ranks() const;
 };
 
+// The program's kernel call (every Program has exactly one Compute node).
+const Compute* KernelCall(const Program& p);
+
 // What one transfer or reduction costs a rank in data, over the whole program.
 struct TransferSummary {
   std::string tensor, loop;

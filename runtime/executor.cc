@@ -107,19 +107,6 @@ class Interpreter {
   std::vector<std::pair<std::string, int64_t>> loops_;
 };
 
-const Compute* FindCompute(const StmtPtr& s) {
-  if (const auto* b = std::get_if<Block>(&s->node)) {
-    for (const StmtPtr& c : b->body) {
-      if (const Compute* k = FindCompute(c)) return k;
-    }
-  } else if (const auto* f = std::get_if<For>(&s->node)) {
-    return FindCompute(f->body);
-  } else if (const auto* c = std::get_if<Compute>(&s->node)) {
-    return c;
-  }
-  return nullptr;
-}
-
 }  // namespace
 
 ExecResult Execute(const Program& program, MPI_Comm comm, const ExecOptions& options) {
@@ -130,7 +117,7 @@ ExecResult Execute(const Program& program, MPI_Comm comm, const ExecOptions& opt
     result.error = absl::StrCat("the mesh has ", program.Ranks(), " ranks but the job has ", size);
     return result;
   }
-  const Compute* compute = FindCompute(program.body);
+  const Compute* compute = codegen::KernelCall(program);
   if (compute == nullptr) {
     result.error = "the program has no kernel call";
     return result;
