@@ -144,16 +144,6 @@ std::string AxisExpr::ToString() const {
   return plain ? body : absl::StrCat("(", body, ")");
 }
 
-std::string AxisExpr::ToIsl(const Mesh& mesh, const std::vector<std::string>& axis_vars) const {
-  std::string s;
-  for (const auto& [axis, c] : terms) {
-    absl::StrAppend(&s, s.empty() ? "" : " + ", c, "*", axis_vars[mesh.AxisIndex(axis)]);
-  }
-  absl::StrAppend(&s, s.empty() ? "" : " + ", constant);
-  if (modulus != 0) return absl::StrCat("((", s, ") mod ", modulus, ")");
-  return absl::StrCat("(", s, ")");
-}
-
 int64_t AxisExpr::Evaluate(const Mesh& mesh, const std::vector<int64_t>& coords) const {
   int64_t v = constant;
   for (const auto& [axis, c] : terms) v += c * coords[mesh.AxisIndex(axis)];

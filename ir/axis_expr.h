@@ -23,8 +23,6 @@ struct AxisExpr {
 
   // Canonical text: "x", "(x+y)%8", "x%4", "(2*x-y+1)".
   std::string ToString() const;
-  // The same expression over isl variable names `axis_vars[i]` for mesh axis i.
-  std::string ToIsl(const Mesh& mesh, const std::vector<std::string>& axis_vars) const;
   // Value for the mesh coordinates `coords` (mod taken non-negative, as isl does).
   int64_t Evaluate(const Mesh& mesh, const std::vector<int64_t>& coords) const;
   // Smallest and largest value over the mesh box (before the modulo).

@@ -110,10 +110,6 @@ bool IndependentOfDim(const isl::map& m, unsigned dim) {
   return pairs.apply_range(m).is_equal(m);
 }
 
-isl::map EliminateDomainDim(const isl::map& m, unsigned pos) {
-  return isl::manage(isl_map_eliminate(m.copy(), isl_dim_in, pos, 1));
-}
-
 isl::map FreeRangeDim(const isl::map& m, unsigned pos) {
   return isl::manage(isl_map_drop_constraints_involving_dims(m.copy(), isl_dim_out, pos, 1));
 }

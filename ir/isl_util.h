@@ -67,9 +67,6 @@ isl::map RangeComponent(const isl::map& m, unsigned a);
 // True when `m` relates any two points of its domain that differ only in input dim `dim`
 // to the same outputs (m need not be a function).
 bool IndependentOfDim(const isl::map& m, unsigned dim);
-// m with input dim `pos` existentially quantified and re-added unconstrained: equal to
-// m (restricted to m's domain) exactly when m does not depend on that dim.
-isl::map EliminateDomainDim(const isl::map& m, unsigned pos);
 // Drops every constraint on output dim `pos`, leaving it free.
 isl::map FreeRangeDim(const isl::map& m, unsigned pos);
 // Names the dimensions of a map's domain / range, or of a set, for printing.
