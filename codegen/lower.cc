@@ -176,7 +176,7 @@ absl::StatusOr<TransferPlan> PlanTransfer(const Computation& c, const Names& nam
   MT_ASSIGN_OR_RETURN(global.offset, ToExprs(c, names, plan.origin, plan.prefix));
   plan.alloc = MakeStmt(Alloc{buffer, plan.size, plan.output});
   if (plan.output) {
-    Reduce r{t.tensor, buffer, t.loop, DetectReducePattern(c, t, plan.origin, plan.size), global};
+    Reduce r{t.tensor, buffer, t.loop, DetectReducePattern(c, t, plan.size), global};
     plan.stmt = MakeStmt(std::move(r));
     return plan;
   }
@@ -184,7 +184,10 @@ absl::StatusOr<TransferPlan> PlanTransfer(const Computation& c, const Names& nam
   x.tensor = t.tensor;
   x.buffer = buffer;
   x.loop = t.loop;
-  if (std::vector<int> axes = ir::GatherAxes(c, t); !axes.empty()) {
+  const isl::map sources = ir::TransferSources(c, t);
+  if (!sources.is_single_valued()) {
+    std::vector<int> axes = ir::GatherAxes(c, t);
+    if (axes.empty()) return absl::InternalError("communicate(" + t.tensor + ") reads from several ranks");
     // Many sources: every rank along `axes` contributes the piece of the box it holds.
     x.pattern.kind = CommPattern::Kind::kAllGather;
     x.pattern.axes = std::move(axes);
@@ -193,7 +196,6 @@ absl::StatusOr<TransferPlan> PlanTransfer(const Computation& c, const Names& nam
     plan.stmt = MakeStmt(std::move(x));
     return plan;
   }
-  const isl::map sources = ir::TransferSources(c, t);
   x.pattern = DetectFetchPattern(c, plan.prefix, sources, plan.origin);
   if (x.pattern.kind == CommPattern::Kind::kShift) x.time_loop = c.loops()[plan.prefix - 1].name;
   MT_ASSIGN_OR_RETURN(x.source, ToExprs(c, names, sources, plan.prefix));

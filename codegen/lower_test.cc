@@ -10,16 +10,12 @@
 
 #include "codegen/pseudocode.h"
 #include "ir/verdict.h"
+#include "tests/test_util.h"
 
 namespace meshtune::codegen {
 namespace {
 
-std::string ReadFile(const std::string& path) {
-  std::ifstream in(path);
-  std::stringstream ss;
-  ss << in.rdbuf();
-  return ss.str();
-}
+using ::meshtune::testing::ReadFile;
 
 Program LowerText(const std::string& expr, const std::string& extents, const std::string& mesh,
                   const std::string& trace) {

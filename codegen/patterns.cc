@@ -92,7 +92,7 @@ CommPattern DetectFetchPattern(const ir::Computation& c, int prefix, const isl::
 }
 
 CommPattern DetectReducePattern(const ir::Computation& c, const ir::Transfer& t,
-                                const isl::map& offsets, const std::vector<int64_t>& box_size) {
+                                const std::vector<int64_t>& box_size) {
   CommPattern out;
   const std::vector<int> axes = ReductionAxes(c);
   if (axes.empty()) {
@@ -110,7 +110,6 @@ CommPattern DetectReducePattern(const ir::Computation& c, const ir::Transfer& t,
   bool split = false;
   for (size_t d = 0; d < box_size.size(); ++d) split = split || box_size[d] > s->local_shape[d];
   out.kind = split ? CommPattern::Kind::kReduceScatter : CommPattern::Kind::kReduce;
-  (void)offsets;
   return out;
 }
 

@@ -21,10 +21,10 @@ namespace meshtune::codegen {
 CommPattern DetectFetchPattern(const ir::Computation& c, int prefix, const isl::map& sources,
                                const isl::map& offsets);
 
-// The pattern of reducing output transfer `t` whose written box origin is `offsets`
-// (P -> T[e]) with `box_size` elements per dim.
+// The pattern of reducing output transfer `t`, whose written box has `box_size` elements
+// per dim.
 CommPattern DetectReducePattern(const ir::Computation& c, const ir::Transfer& t,
-                                const isl::map& offsets, const std::vector<int64_t>& box_size);
+                                const std::vector<int64_t>& box_size);
 
 // The mesh axes over which a reduction index of the problem is distributed.
 std::vector<int> ReductionAxes(const ir::Computation& c);

@@ -1,5 +1,7 @@
 #include "codegen/pseudocode.h"
 
+#include <algorithm>
+
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_join.h"
 
@@ -82,33 +84,18 @@ void Print(const Program& p, const StmtPtr& s, int indent, bool accumulate, std:
 }  // namespace
 
 std::string PseudoCode(const Program& program) {
-  // A kernel call accumulates when the statement does, or when some index it sums over
-  // is split across calls (not tensorized whole).
+  // A kernel call accumulates when the statement does, or when an index it sums over is
+  // split across calls (not tensorized whole).
   bool accumulate = program.accumulate;
-  std::string out;
-  std::function<void(const StmtPtr&)> scan = [&](const StmtPtr& s) {
-    if (const auto* b = std::get_if<Block>(&s->node)) {
-      for (const StmtPtr& c : b->body) scan(c);
-    } else if (const auto* f = std::get_if<For>(&s->node)) {
-      scan(f->body);
-    } else if (const auto* c = std::get_if<Compute>(&s->node)) {
-      for (const auto& [index, extent] : c->tile) {
-        bool in_out = false;
-        for (const std::string& d : c->out.dims) in_out = in_out || d == index;
-        const TensorInfo* any = nullptr;
-        for (const TensorInfo& t : program.tensors) {
-          for (size_t d = 0; d < t.dims.size(); ++d) {
-            if (t.dims[d] == index) {
-              any = &t;
-              if (extent < t.shape[d]) accumulate = accumulate || !in_out;
-            }
-          }
-        }
-        (void)any;
+  if (const Compute* c = KernelCall(program)) {
+    for (const auto& [index, extent] : c->tile) {
+      if (std::find(c->out.dims.begin(), c->out.dims.end(), index) != c->out.dims.end()) continue;
+      for (const TensorInfo& t : program.tensors) {
+        for (size_t d = 0; d < t.dims.size(); ++d) accumulate = accumulate || (t.dims[d] == index && extent < t.shape[d]);
       }
     }
-  };
-  scan(program.body);
+  }
+  std::string out;
   Print(program, program.body, 0, accumulate, &out);
   return out;
 }

@@ -8,17 +8,12 @@
 #include <sstream>
 
 #include "ir/verdict.h"
+#include "tests/test_util.h"
 
 namespace meshtune::ir {
 namespace {
 
-std::string ReadFile(const std::string& path) {
-  std::ifstream in(path);
-  EXPECT_TRUE(in.good()) << path;
-  std::stringstream ss;
-  ss << in.rdbuf();
-  return ss.str();
-}
+using ::meshtune::testing::ReadFile;
 
 Verdict JudgeText(const std::string& expr, const std::string& extents, const std::string& mesh,
                   const std::string& trace) {

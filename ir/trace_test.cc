@@ -7,16 +7,12 @@
 #include <sstream>
 
 #include "ir/legality.h"
+#include "tests/test_util.h"
 
 namespace meshtune::ir {
 namespace {
 
-std::string ReadFile(const std::string& path) {
-  std::ifstream in(path);
-  std::stringstream ss;
-  ss << in.rdbuf();
-  return ss.str();
-}
+using ::meshtune::testing::ReadFile;
 
 constexpr char kCanonical[] =
     "distribute([m,n], [mo,no], [mi,ni], [x,y])\n"

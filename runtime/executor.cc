@@ -17,6 +17,20 @@ using codegen::For;
 using codegen::Program;
 using codegen::StmtPtr;
 
+// The value of `e` on the rank at `coords`, with the loop variables `loops` bound.
+int64_t EvalAt(const Program& p, const Expr& e, const Coords& coords,
+               const std::vector<std::pair<std::string, int64_t>>& loops) {
+  return e.Eval([&](const std::string& name) -> int64_t {
+    for (size_t a = 0; a < p.axis_names.size(); ++a) {
+      if (p.axis_names[a] == name) return coords[a];
+    }
+    for (const auto& [var, value] : loops) {
+      if (var == name) return value;
+    }
+    return 0;
+  });
+}
+
 // Walks the Program, evaluating its expressions, and drives a RankRuntime.
 class Interpreter {
  public:
@@ -53,17 +67,7 @@ class Interpreter {
     }
   }
 
-  int64_t Eval(const Expr& e, const Coords& coords) const {
-    return e.Eval([&](const std::string& name) -> int64_t {
-      for (size_t a = 0; a < p_.axis_names.size(); ++a) {
-        if (p_.axis_names[a] == name) return coords[a];
-      }
-      for (const auto& [var, value] : loops_) {
-        if (var == name) return value;
-      }
-      return 0;
-    });
-  }
+  int64_t Eval(const Expr& e, const Coords& coords) const { return EvalAt(p_, e, coords, loops_); }
   std::vector<int64_t> Eval(const std::vector<Expr>& es, const Coords& coords) const {
     std::vector<int64_t> out;
     for (const Expr& e : es) out.push_back(Eval(e, coords));
@@ -109,8 +113,8 @@ class Interpreter {
 
 }  // namespace
 
-ExecResult Execute(const Program& program, MPI_Comm comm, const ExecOptions& options) {
-  ExecResult result;
+Measurement Execute(const Program& program, MPI_Comm comm, const ExecOptions& options) {
+  Measurement result;
   int size = 0;
   MPI_Comm_size(comm, &size);
   if (size != program.Ranks()) {
@@ -126,11 +130,10 @@ ExecResult Execute(const Program& program, MPI_Comm comm, const ExecOptions& opt
   for (const codegen::TensorInfo& t : program.tensors) {
     TensorSpec s{t.name, t.dims, t.shape, t.local_shape, t.is_output, nullptr};
     s.block_start = [&program, layout = t.layout](const Coords& coords) {
-      Interpreter eval(program, nullptr);
       std::vector<int64_t> start;
       for (const codegen::DimLayout& l : layout) {
         int64_t v = 0;
-        for (const auto& [block, index] : l.blocks) v += block * eval.Eval(index, coords);
+        for (const auto& [block, index] : l.blocks) v += block * EvalAt(program, index, coords, {});
         start.push_back(v);
       }
       return start;
@@ -145,16 +148,7 @@ ExecResult Execute(const Program& program, MPI_Comm comm, const ExecOptions& opt
       MakeRankRuntime(program.dtype_bytes, comm, program.axis_sizes, program.axis_names, std::move(tensors),
                       std::move(buffers), std::move(statement), program.accumulate, options.seed);
   Interpreter interpreter(program, rt.get());
-  const Measurement m =
-      rt->Measure([&] { interpreter.Exec(program.body); }, options.warmup, options.reps, options.inject_fault);
-  result.verified = m.verified;
-  result.seconds = m.seconds;
-  result.kernel_seconds = m.kernel_seconds;
-  result.kernel_calls = m.kernel_calls;
-  result.bytes_sent_max = m.bytes_sent_max;
-  result.checksum = m.checksum;
-  result.error = m.error;
-  return result;
+  return rt->Measure([&] { interpreter.Exec(program.body); }, options.warmup, options.reps, options.inject_fault);
 }
 
 }  // namespace meshtune::runtime

@@ -14,6 +14,7 @@
 #include <vector>
 
 #include "codegen/program.h"
+#include "runtime/rank.h"
 
 namespace meshtune::runtime {
 
@@ -25,18 +26,9 @@ struct ExecOptions {
   std::string inject_fault;
 };
 
-struct ExecResult {
-  bool verified = false;
-  std::vector<double> seconds;  // per timed repetition, max over ranks
-  std::vector<double> kernel_seconds;  // per repetition, max over ranks of local kernel time
-  int64_t kernel_calls = 0;
-  int64_t bytes_sent_max = 0;   // per repetition, the busiest rank
-  double checksum = 0;          // sum over ranks of their output shard
-  std::string error;            // first failure seen on any rank ("" when none)
-};
-
-// Runs `program` on `comm`, whose size must equal the program's rank count.
-ExecResult Execute(const codegen::Program& program, MPI_Comm comm, const ExecOptions& options);
+// Runs `program` on `comm`, whose size must equal the program's rank count (otherwise,
+// and when the program has no kernel call, the result carries an error).
+Measurement Execute(const codegen::Program& program, MPI_Comm comm, const ExecOptions& options);
 
 }  // namespace meshtune::runtime
 

@@ -534,9 +534,15 @@ std::string MeasurementJson(const Measurement& m) {
   std::vector<std::string> secs;
   for (double s : m.seconds) secs.push_back(absl::StrFormat("%.9g", s));
   std::string err;
-  for (char c : m.error) {
-    if (c == '"' || c == '\\') err += '\\';
-    err += c;
+  for (unsigned char c : m.error) {
+    if (c == '"' || c == '\\') {
+      err += '\\';
+      err += static_cast<char>(c);
+    } else if (c < 0x20) {
+      absl::StrAppendFormat(&err, "\\u%04x", c);
+    } else {
+      err += static_cast<char>(c);
+    }
   }
   return absl::StrFormat(
       R"({"verified": %s, "seconds": [%s], "median_s": %.9g, "bytes_sent_max": %d, "checksum": %.17g, "error": "%s"})",

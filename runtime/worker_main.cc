@@ -52,7 +52,18 @@ absl::StatusOr<meshtune::codegen::Program> Prepare(const Flags& f) {
   return codegen::Lower(v->computation);
 }
 
-void Print(const meshtune::v1::RunResult& r) {
+// Rank 0 prints the one result line: meshtune.v1.RunResult in protobuf's JSON mapping.
+void Report(int rank, const meshtune::runtime::Measurement& m) {
+  if (rank != 0) return;
+  meshtune::v1::RunResult r;
+  r.set_verified(m.verified);
+  for (double s : m.seconds) r.add_seconds(s);
+  std::vector<double> sorted = m.seconds;
+  std::sort(sorted.begin(), sorted.end());
+  if (!sorted.empty()) r.set_median_s(sorted[sorted.size() / 2]);
+  r.set_bytes_sent_max(static_cast<double>(m.bytes_sent_max));
+  r.set_checksum(m.checksum);
+  r.set_error(m.error);
   std::string out;
   google::protobuf::util::JsonPrintOptions o;
   o.always_print_primitive_fields = true;
@@ -80,19 +91,19 @@ int main(int argc, char** argv) {
   app.add_option("--warmup", f.warmup);
   app.add_option("--seed", f.seed);
   app.add_option("--inject-fault", f.inject_fault, "tests only: crash, hang or wrong");
-  meshtune::v1::RunResult result;
+  meshtune::runtime::Measurement result;
   try {
     app.parse(argc, argv);
   } catch (const CLI::ParseError& e) {
-    result.set_error(std::string("bad worker arguments: ") + e.what());
-    if (rank == 0) Print(result);
+    result.error = std::string("bad worker arguments: ") + e.what();
+    Report(rank, result);
     MPI_Finalize();
     return 0;
   }
   absl::StatusOr<meshtune::codegen::Program> program = Prepare(f);
   if (!program.ok()) {
-    result.set_error(std::string(program.status().message()));
-    if (rank == 0) Print(result);
+    result.error = std::string(program.status().message());
+    Report(rank, result);
     MPI_Finalize();
     return 0;
   }
@@ -105,16 +116,7 @@ int main(int argc, char** argv) {
   options.warmup = std::max(0, f.warmup);
   options.seed = f.seed;
   options.inject_fault = f.inject_fault;
-  const meshtune::runtime::ExecResult r = meshtune::runtime::Execute(*program, MPI_COMM_WORLD, options);
-  result.set_verified(r.verified);
-  for (double s : r.seconds) result.add_seconds(s);
-  std::vector<double> sorted = r.seconds;
-  std::sort(sorted.begin(), sorted.end());
-  if (!sorted.empty()) result.set_median_s(sorted[sorted.size() / 2]);
-  result.set_bytes_sent_max(static_cast<double>(r.bytes_sent_max));
-  result.set_checksum(r.checksum);
-  result.set_error(r.error);
-  if (rank == 0) Print(result);
+  Report(rank, meshtune::runtime::Execute(*program, MPI_COMM_WORLD, options));
   MPI_Finalize();
   return 0;
 }

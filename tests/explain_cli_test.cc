@@ -7,20 +7,16 @@
 #include <fstream>
 #include <sstream>
 #include <string>
+#include "tests/test_util.h"
 
 namespace {
+
+using ::meshtune::testing::ReadFile;
 
 struct CliRun {
   int status = -1;
   std::string out, err;
 };
-
-std::string Slurp(const std::string& path) {
-  std::ifstream in(path);
-  std::stringstream ss;
-  ss << in.rdbuf();
-  return ss.str();
-}
 
 // Runs `service/meshtune <args>` through the shell, capturing stdout, stderr and status.
 CliRun Meshtune(const std::string& args, const std::string& stdin_path = "/dev/null") {
@@ -31,8 +27,8 @@ CliRun Meshtune(const std::string& args, const std::string& stdin_path = "/dev/n
   const int rc = std::system(cmd.c_str());
   CliRun r;
   r.status = WIFEXITED(rc) ? WEXITSTATUS(rc) : -1;
-  r.out = Slurp(out);
-  r.err = Slurp(err);
+  r.out = ReadFile(out);
+  r.err = ReadFile(err);
   return r;
 }
 

@@ -11,15 +11,11 @@
 #include <sstream>
 #include <string>
 #include <thread>
+#include "tests/test_util.h"
 
 namespace {
 
-std::string ReadFile(const std::string& path) {
-  std::ifstream in(path);
-  std::stringstream ss;
-  ss << in.rdbuf();
-  return ss.str();
-}
+using ::meshtune::testing::ReadFile;
 
 std::string Replace(std::string s, const std::string& from, const std::string& to) {
   for (size_t at = s.find(from); at != std::string::npos; at = s.find(from, at + to.size())) {
@@ -123,8 +119,8 @@ TEST(MpiRunTest, BatchedGemmMatrixVectorAndElementwiseSum) {
 }
 
 TEST(MpiRunTest, UntensorizedScalarLoopsVerify) {
-  ExpectVerified(MeshtuneRun(kMatmul, "m=6,n=4,k=4", "x=2,y=2", OnSquare("summa.trace", 2).substr(0,
-      OnSquare("summa.trace", 2).find("tensorize"))));
+  const std::string summa = OnSquare("summa.trace", 2);
+  ExpectVerified(MeshtuneRun(kMatmul, "m=6,n=4,k=4", "x=2,y=2", summa.substr(0, summa.find("tensorize"))));
 }
 
 // Live (not zombie) worker processes started with `--seed <seed>`.
