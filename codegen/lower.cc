@@ -211,12 +211,67 @@ absl::StatusOr<TransferPlan> PlanTransfer(const Computation& c, const Names& nam
 
 // ---- Step 3: the kernel call -------------------------------------------------------------
 
-absl::StatusOr<StmtPtr> PlanCompute(const Computation& c, const Names& names,
-                                    const std::vector<TransferPlan>& transfers) {
-  const ir::Problem& prob = c.problem();
+int KernelPrefix(const Computation& c) {
   int prefix = static_cast<int>(c.loops().size());
   while (prefix > 0 && c.loops()[prefix - 1].kind == LoopKind::kTensorized) --prefix;
+  return prefix;
+}
+
+// Operand i of the kernel call (0: the output): its buffer and its slice there.
+absl::StatusOr<Operand> PlanOperand(const Computation& c, const Names& names, size_t i, const TransferPlan* via) {
+  const ir::TensorAccess& a = i == 0 ? c.problem().output : c.problem().operands[i - 1];
+  const int prefix = KernelPrefix(c);
   const isl::map instances = c.RankAndTime(prefix).reverse();  // P -> S
+  Operand op;
+  op.tensor = a.tensor;
+  op.dims = a.indices;
+  isl::map tile;
+  MT_RETURN_IF_ERROR(Box(instances.apply_range(c.OperandAccess(i)), "the kernel's " + a.tensor, &tile, &op.slice.size));
+  isl::pw_multi_aff base;
+  if (via != nullptr) {
+    op.buffer = (via->output ? "Part" : "Trans") + a.tensor;
+    base = via->origin.as_pw_multi_aff().pullback(Truncate(c, prefix, via->prefix).as_pw_multi_aff());
+  } else {
+    op.buffer = a.tensor;
+    base = BlockStart(c, a.tensor).as_pw_multi_aff().pullback(Truncate(c, prefix, -1).as_pw_multi_aff());
+  }
+  const isl::map offset = tile.as_pw_multi_aff().sub(base).as_map();
+  MT_ASSIGN_OR_RETURN(op.slice.offset, ToExprs(c, names, offset, prefix));
+  return op;
+}
+
+}  // namespace
+
+struct LoweringCache::Impl {
+  std::map<std::string, Names> names;
+  std::map<std::string, absl::StatusOr<TransferPlan>> transfers;
+  std::map<std::string, absl::StatusOr<Operand>> operands;
+  struct Skeleton {
+    StmtPtr tree;
+    std::map<const Stmt*, std::string> leaves;  // placeholder -> statement name
+  };
+  std::map<std::string, absl::StatusOr<Skeleton>> loops;
+};
+
+LoweringCache::LoweringCache() : impl_(std::make_unique<Impl>()) {}
+LoweringCache::~LoweringCache() = default;
+
+namespace {
+
+// Looks `key` up in `memo`, computing and storing it with `make` on a miss (no cache: just
+// computes).
+template <typename T, typename F>
+T Memo(std::map<std::string, T>* memo, const std::string& key, F make) {
+  if (memo == nullptr) return make();
+  auto it = memo->find(key);
+  if (it == memo->end()) it = memo->emplace(key, make()).first;
+  return it->second;
+}
+
+absl::StatusOr<StmtPtr> PlanCompute(const Computation& c, const Names& names,
+                                    const std::vector<TransferPlan>& transfers, LoweringCache::Impl* cache,
+                                    const std::string& loops_key) {
+  const ir::Problem& prob = c.problem();
   Compute k;
   k.kernel = c.kernel().empty() ? "contraction" : c.kernel();
   k.sum = prob.combine == ir::Problem::Combine::kSum;
@@ -228,26 +283,14 @@ absl::StatusOr<StmtPtr> PlanCompute(const Computation& c, const Names& names,
     k.tile.emplace_back(idx, extent);
   }
   for (size_t i = 0; i <= prob.operands.size(); ++i) {
-    const ir::TensorAccess& a = i == 0 ? prob.output : prob.operands[i - 1];
-    Operand op;
-    op.tensor = a.tensor;
-    op.dims = a.indices;
-    isl::map tile;
-    MT_RETURN_IF_ERROR(Box(instances.apply_range(c.OperandAccess(i)), "the kernel's " + a.tensor, &tile, &op.slice.size));
+    const std::string& tensor = i == 0 ? prob.output.tensor : prob.operands[i - 1].tensor;
     const TransferPlan* via = nullptr;
     for (const TransferPlan& t : transfers) {
-      if (t.transfer.tensor == a.tensor) via = &t;
+      if (t.transfer.tensor == tensor) via = &t;
     }
-    isl::pw_multi_aff base;
-    if (via != nullptr) {
-      op.buffer = (via->output ? "Part" : "Trans") + a.tensor;
-      base = via->origin.as_pw_multi_aff().pullback(Truncate(c, prefix, via->prefix).as_pw_multi_aff());
-    } else {
-      op.buffer = a.tensor;
-      base = BlockStart(c, a.tensor).as_pw_multi_aff().pullback(Truncate(c, prefix, -1).as_pw_multi_aff());
-    }
-    const isl::map offset = tile.as_pw_multi_aff().sub(base).as_map();
-    MT_ASSIGN_OR_RETURN(op.slice.offset, ToExprs(c, names, offset, prefix));
+    const std::string key = absl::StrCat(loops_key, "|", i, "|", c.TensorKey(tensor));
+    MT_ASSIGN_OR_RETURN(Operand op, Memo(cache ? &cache->operands : nullptr, key,
+                                         [&] { return PlanOperand(c, names, i, via); }));
     if (i == 0) {
       k.out = std::move(op);
     } else {
@@ -259,13 +302,20 @@ absl::StatusOr<StmtPtr> PlanCompute(const Computation& c, const Names& names,
 
 // ---- Step 4: the loop nest through isl's AST generator -----------------------------------
 
-absl::StatusOr<StmtPtr> BuildLoops(const Computation& c, const Names& names,
-                                   const std::vector<TransferPlan>& transfers, const StmtPtr& compute) {
+// Where the transfers sit: (tensor, AST depth, output) in program order.
+struct Placement {
+  std::string tensor;
+  int depth = 0;
+  bool output = false;
+};
+
+// The loop nest for `placement`, with a placeholder leaf per statement instance.
+absl::StatusOr<LoweringCache::Impl::Skeleton> BuildSkeleton(const Computation& c, const Names& names,
+                                                            const std::vector<Placement>& placement) {
   const int q = static_cast<int>(names.serial.size());
   constexpr int kNested = 1000;
-  std::map<std::string, StmtPtr> leaves;
   std::vector<isl::map> parts;
-  auto add = [&](const std::string& name, int depth, int order, StmtPtr stmt) {
+  auto add = [&](const std::string& name, int depth, int order) {
     std::vector<std::string> vars, out, cons;
     for (int k = 0; k < depth; ++k) {
       const ir::Loop& l = c.loops()[names.serial[k]];
@@ -279,22 +329,20 @@ absl::StatusOr<StmtPtr> BuildLoops(const Computation& c, const Names& names,
     parts.push_back(isl::map(c.ctx(), absl::StrCat("[", absl::StrJoin(names.axes, ","), "] -> { ", name, "[",
                                                    absl::StrJoin(vars, ","), "] -> [", absl::StrJoin(out, ","), "]",
                                                    cons.empty() ? "" : " : ", absl::StrJoin(cons, " and "), " }")));
-    leaves[name] = std::move(stmt);
   };
   std::map<int, int> fetches_at, reduces_at;
-  for (const TransferPlan& t : transfers) {
-    const int depth = Depth(c, t.prefix);
+  for (const Placement& t : placement) {
     if (t.output) {
-      const int j = reduces_at[depth]++;
-      add("Zero" + t.transfer.tensor, depth, 500 + j, t.alloc);
-      add("Reduce" + t.transfer.tensor, depth, 2000 + j, t.stmt);
+      const int j = reduces_at[t.depth]++;
+      add("Zero" + t.tensor, t.depth, 500 + j);
+      add("Reduce" + t.tensor, t.depth, 2000 + j);
     } else {
-      const int j = fetches_at[depth]++;
-      add("Alloc" + t.transfer.tensor, depth, 2 * j, t.alloc);
-      add("Fetch" + t.transfer.tensor, depth, 2 * j + 1, t.stmt);
+      const int j = fetches_at[t.depth]++;
+      add("Alloc" + t.tensor, t.depth, 2 * j);
+      add("Fetch" + t.tensor, t.depth, 2 * j + 1);
     }
   }
-  add("Compute", q, kNested, compute);
+  add("Compute", q, kNested);
   isl::union_map all = parts[0];
   for (size_t i = 1; i < parts.size(); ++i) all = all.unite(parts[i]);
   std::vector<std::string> iterators;
@@ -306,11 +354,32 @@ absl::StatusOr<StmtPtr> BuildLoops(const Computation& c, const Names& names,
   for (int k = q - 1; k >= 0; --k) {
     mesh_context = mesh_context.project_out_param(c.loops()[names.serial[k]].name);
   }
-  return GenerateLoops(all, mesh_context, iterators, [&](const std::string& name) -> absl::StatusOr<StmtPtr> {
-    auto it = leaves.find(name);
-    if (it == leaves.end()) return absl::InternalError("unknown statement " + name);
-    return it->second;
-  });
+  LoweringCache::Impl::Skeleton skeleton;
+  MT_ASSIGN_OR_RETURN(skeleton.tree,
+                      GenerateLoops(all, mesh_context, iterators, [&](const std::string& name) -> absl::StatusOr<StmtPtr> {
+                        StmtPtr placeholder = MakeStmt(Block{});
+                        skeleton.leaves[placeholder.get()] = name;
+                        return placeholder;
+                      }));
+  return skeleton;
+}
+
+// `s` with every placeholder leaf replaced by its statement.
+StmtPtr Fill(const StmtPtr& s, const std::map<const Stmt*, std::string>& leaves,
+             const std::map<std::string, StmtPtr>& statements) {
+  auto leaf = leaves.find(s.get());
+  if (leaf != leaves.end()) return statements.at(leaf->second);
+  if (const auto* b = std::get_if<Block>(&s->node)) {
+    Block out;
+    for (const StmtPtr& child : b->body) out.body.push_back(Fill(child, leaves, statements));
+    return MakeStmt(std::move(out));
+  }
+  if (const auto* f = std::get_if<For>(&s->node)) {
+    For out = *f;
+    out.body = Fill(f->body, leaves, statements);
+    return MakeStmt(std::move(out));
+  }
+  return s;
 }
 
 }  // namespace
@@ -319,18 +388,32 @@ absl::StatusOr<Program> Lower(const ir::Computation& c, const LowerOptions& opti
   auto log = [&](const std::string& step, const Program& p) {
     if (options.log) options.log(step, Dump(p));
   };
+  LoweringCache::Impl* cache = options.cache != nullptr ? &options.cache->impl() : nullptr;
   try {
-    const Names names = MakeNames(c);
+    const std::string loops_key = cache != nullptr ? c.LoopsKey() : "";
+    const Names names = Memo(cache ? &cache->names : nullptr, loops_key, [&] { return MakeNames(c); });
     Program p = DescribeTensors(c);
     log("tensors", p);
     std::vector<TransferPlan> transfers;
+    std::vector<Placement> placement;
+    std::map<std::string, StmtPtr> statements;
+    std::string placement_key = loops_key;
     for (const ir::Transfer& t : c.transfers()) {
-      MT_ASSIGN_OR_RETURN(TransferPlan plan, PlanTransfer(c, names, t));
+      MT_ASSIGN_OR_RETURN(TransferPlan plan,
+                          Memo(cache ? &cache->transfers : nullptr, absl::StrCat(loops_key, "|", c.TensorKey(t.tensor)),
+                               [&] { return PlanTransfer(c, names, t); }));
       p.buffers.push_back(std::get<Alloc>(plan.alloc->node));
+      placement.push_back({t.tensor, Depth(c, plan.prefix), plan.output});
+      absl::StrAppend(&placement_key, "|", t.tensor, ":", placement.back().depth, ":", plan.output);
+      statements[(plan.output ? "Zero" : "Alloc") + t.tensor] = plan.alloc;
+      statements[(plan.output ? "Reduce" : "Fetch") + t.tensor] = plan.stmt;
       transfers.push_back(std::move(plan));
     }
-    MT_ASSIGN_OR_RETURN(StmtPtr compute, PlanCompute(c, names, transfers));
-    MT_ASSIGN_OR_RETURN(p.body, BuildLoops(c, names, transfers, compute));
+    MT_ASSIGN_OR_RETURN(statements["Compute"], PlanCompute(c, names, transfers, cache, loops_key));
+    MT_ASSIGN_OR_RETURN(const LoweringCache::Impl::Skeleton skeleton,
+                        Memo(cache ? &cache->loops : nullptr, placement_key,
+                             [&] { return BuildSkeleton(c, names, placement); }));
+    p.body = Fill(skeleton.tree, skeleton.leaves, statements);
     log("loops", p);
     return p;
   } catch (const isl::exception& e) {

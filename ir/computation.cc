@@ -200,6 +200,26 @@ std::string Computation::LayoutString(const std::string& tensor) const {
   return s == nullptr ? "replicated" : ToString(s->layout);
 }
 
+std::string Computation::LoopsKey() const {
+  std::string key = kernel_;
+  for (const Loop& l : loops_) {
+    absl::StrAppend(&key, ";", l.name, ":", l.extent, ":", static_cast<int>(l.kind), ":", l.axis, ":", l.origin,
+                    ":", l.stride, ":", absl::StrJoin(l.rotate, ","));
+  }
+  return key;
+}
+
+std::string Computation::TensorKey(const std::string& tensor) const {
+  std::string key = tensor;
+  if (const Sharding* s = sharding(tensor)) {
+    for (const ShardTarget& t : s->targets) absl::StrAppend(&key, " ", t.dim, "@", t.target.ToString());
+  }
+  if (const Transfer* t = TransferOf(tensor)) {
+    absl::StrAppend(&key, " @", t->loop, "/", absl::StrJoin(t->rotate, ","));
+  }
+  return key;
+}
+
 Computation Computation::WithLoops(std::vector<Loop> loops) const {
   Computation c = *this;
   c.loops_ = std::move(loops);

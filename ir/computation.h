@@ -110,6 +110,13 @@ class Computation {
   std::string ScheduleString() const;
   std::string LayoutString(const std::string& tensor) const;  // "replicated" or isl text
 
+  // Memo keys for analyses that a search repeats over many schedules of one base: two
+  // computations of one base with equal LoopsKey() have the same loops (names, extents,
+  // kinds, axes, rotations) and kernel; equal TensorKey(t) adds the same sharding and
+  // transfer of t. Per-tensor results (legality, lowered transfers) depend on no more.
+  std::string LoopsKey() const;
+  std::string TensorKey(const std::string& tensor) const;
+
   // Functional updates; each returns a new value.
   Computation WithLoops(std::vector<Loop> loops) const;
   Computation WithSharding(const std::string& tensor, Sharding sharding) const;

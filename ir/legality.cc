@@ -189,7 +189,46 @@ std::vector<int> GatherAxes(const Computation& c, const Transfer& t) {
   return axes;
 }
 
-Footprint ComputeFootprint(const Computation& c) {
+namespace {
+
+// Bytes of the box around the data of transfer `t` in one instance.
+int64_t TransferBufferBytes(const Computation& c, const Transfer& t) {
+  const isl::fixed_box box = TransferElements(c, t).range_simple_fixed_box_hull();
+  int64_t elems = Product(c.problem().Shape(t.tensor));
+  if (box.is_valid()) {
+    const isl::multi_val size = box.size();
+    elems = 1;
+    for (unsigned d = 0; d < size.size(); ++d) elems *= size.at(d).num_si();
+  }
+  return DTypeBytes(c.problem().dtype) * elems;
+}
+
+}  // namespace
+
+LegalityCache::TensorChecks CheckTensor(const Computation& c, const std::string& tensor) {
+  LegalityCache::TensorChecks out;
+  out.buffer_bytes = c.TransferOf(tensor) != nullptr ? -1 : 0;
+  CheckOwnership(c, tensor, out.ownership);
+  const Problem& p = c.problem();
+  if (const Transfer* tr = c.TransferOf(tensor)) {
+    if (!p.IsOutput(tensor)) CheckSingleSource(c, *tr, out.access);
+    if (c.mesh().mem_per_rank_bytes.has_value()) out.buffer_bytes = TransferBufferBytes(c, *tr);
+    return out;
+  }
+  CheckLocal(c, tensor, out.access);
+  if (p.IsOutput(tensor) && out.access.empty()) CheckOutputComplete(c, tensor, out.access);
+  return out;
+}
+
+const LegalityCache::TensorChecks& LegalityCache::Get(const Computation& c, const std::string& tensor) {
+  std::string key = c.LoopsKey();
+  absl::StrAppend(&key, "|", c.TensorKey(tensor));
+  auto it = checks_.find(key);
+  if (it == checks_.end()) it = checks_.emplace(std::move(key), CheckTensor(c, tensor)).first;
+  return it->second;
+}
+
+Footprint ComputeFootprint(const Computation& c, LegalityCache* cache) {
   Footprint f;
   const int64_t bytes = DTypeBytes(c.problem().dtype);
   for (const std::string& t : c.problem().Tensors()) {
@@ -197,14 +236,8 @@ Footprint ComputeFootprint(const Computation& c) {
     f.shard_bytes += bytes * Product(s ? s->local_shape : c.problem().Shape(t));
   }
   for (const Transfer& t : c.transfers()) {
-    const isl::fixed_box box = TransferElements(c, t).range_simple_fixed_box_hull();
-    int64_t elems = Product(c.problem().Shape(t.tensor));
-    if (box.is_valid()) {
-      const isl::multi_val size = box.size();
-      elems = 1;
-      for (unsigned d = 0; d < size.size(); ++d) elems *= size.at(d).num_si();
-    }
-    f.buffer_bytes += bytes * elems;
+    const int64_t known = cache != nullptr ? cache->Get(c, t.tensor).buffer_bytes : -1;
+    f.buffer_bytes += known >= 0 ? known : TransferBufferBytes(c, t);
   }
   return f;
 }
@@ -221,22 +254,22 @@ std::string FormatBytes(int64_t bytes) {
   return absl::StrFormat("%.4g %s", v, kUnits[u]);
 }
 
-std::vector<Rejection> CheckLegality(const Computation& c) {
+std::vector<Rejection> CheckLegality(const Computation& c, LegalityCache* cache) {
   std::vector<Rejection> out;
-  const Problem& p = c.problem();
-  for (const std::string& t : p.Tensors()) CheckOwnership(c, t, out);
-  for (const std::string& t : p.Tensors()) {
-    const Transfer* tr = c.TransferOf(t);
-    if (tr != nullptr) {
-      if (!p.IsOutput(t)) CheckSingleSource(c, *tr, out);
-      continue;
+  std::vector<LegalityCache::TensorChecks> owned;  // without a cache
+  std::vector<const LegalityCache::TensorChecks*> checks;
+  for (const std::string& t : c.problem().Tensors()) {
+    if (cache != nullptr) {
+      checks.push_back(&cache->Get(c, t));
+    } else {
+      owned.push_back(CheckTensor(c, t));
     }
-    const size_t before = out.size();
-    CheckLocal(c, t, out);
-    if (p.IsOutput(t) && out.size() == before) CheckOutputComplete(c, t, out);
   }
+  for (const LegalityCache::TensorChecks& o : owned) checks.push_back(&o);
+  for (const auto* k : checks) out.insert(out.end(), k->ownership.begin(), k->ownership.end());
+  for (const auto* k : checks) out.insert(out.end(), k->access.begin(), k->access.end());
   if (c.mesh().mem_per_rank_bytes.has_value()) {
-    const Footprint f = ComputeFootprint(c);
+    const Footprint f = ComputeFootprint(c, cache);
     const int64_t budget = *c.mesh().mem_per_rank_bytes;
     if (f.total() > budget) {
       out.push_back({std::string(kOverMemoryBudget),

@@ -19,6 +19,7 @@
 
 #include <cstdint>
 #include <string>
+#include <unordered_map>
 #include <utility>
 #include <vector>
 
@@ -55,11 +56,37 @@ struct Footprint {
   int64_t total() const { return shard_bytes + buffer_bytes; }
 };
 
-// Per-rank bytes of shards and transfer buffers (the box around each transfer's data).
-Footprint ComputeFootprint(const Computation& c);
+// Memo of the per-tensor checks, keyed by Computation::LoopsKey and TensorKey: the search
+// judges thousands of schedules of one base that share loops and per-tensor choices, and
+// each tensor's verdict depends on no more. Holds no isl objects. Use one cache per base
+// Computation, on one thread.
+class LegalityCache {
+ public:
+  struct TensorChecks {
+    std::vector<Rejection> ownership;  // unowned_element
+    std::vector<Rejection> access;     // multi_source_transfer, non_local_access, unreduced_output
+    // The tensor's transfer buffer: 0 when not communicated, -1 when not computed (it is
+    // computed only for meshes with a memory budget).
+    int64_t buffer_bytes = 0;
+  };
+  // The checks of `tensor` in `c`, computed on first use.
+  const TensorChecks& Get(const Computation& c, const std::string& tensor);
+  size_t size() const { return checks_.size(); }
 
-// Every legality rule `c` breaks; empty when legal.
-std::vector<Rejection> CheckLegality(const Computation& c);
+ private:
+  std::unordered_map<std::string, TensorChecks> checks_;
+};
+
+// Per-rank bytes of shards and transfer buffers (the box around each transfer's data).
+Footprint ComputeFootprint(const Computation& c, LegalityCache* cache = nullptr);
+
+// The checks of one tensor alone (what LegalityCache memoizes); buffer_bytes is computed
+// only when the mesh has a memory budget.
+LegalityCache::TensorChecks CheckTensor(const Computation& c, const std::string& tensor);
+
+// Every legality rule `c` breaks; empty when legal. With a cache, per-tensor checks are
+// looked up (the result is the same).
+std::vector<Rejection> CheckLegality(const Computation& c, LegalityCache* cache = nullptr);
 
 // "1.5 GiB", "64 KiB", "12 B".
 std::string FormatBytes(int64_t bytes);

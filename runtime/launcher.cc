@@ -65,57 +65,54 @@ void KillMarked(const std::string& marker) {
   closedir(proc);
 }
 
-}  // namespace
-
-std::string FindWorker() {
-  if (const char* env = std::getenv("MESHTUNE_WORKER"); env && Executable(env)) return env;
+// The first executable of: $`env`, `name` in this executable's runfiles, beside it, in
+// ../runtime beside it, runtime/`name` under the working directory; "" when none is.
+std::string FindBinary(const char* env, const std::string& name) {
+  if (const char* path = std::getenv(env); path && Executable(path)) return path;
   const std::string dir = SelfDir();
   char exe[4096];
   const ssize_t n = readlink("/proc/self/exe", exe, sizeof(exe) - 1);
   const std::string self = n > 0 ? std::string(exe, n) : "";
-  for (const std::string& c : {self + ".runfiles/meshtune/runtime/meshtune_worker", dir + "/meshtune_worker",
-                               dir + "/../runtime/meshtune_worker", std::string("runtime/meshtune_worker")}) {
+  for (const std::string& c : {self + ".runfiles/meshtune/runtime/" + name, dir + "/" + name,
+                               dir + "/../runtime/" + name, "runtime/" + name}) {
     if (Executable(c)) return c;
   }
   return "";
 }
 
-LaunchResult Launch(const RunSpec& spec, const LaunchOptions& options) {
-  LaunchResult result;
-  const std::string worker = options.worker.empty() ? FindWorker() : options.worker;
-  if (!Executable(worker)) {
-    result.error = absl::StrCat("cannot find the worker binary meshtune_worker (looked for '", worker,
-                                "'); set MESHTUNE_WORKER");
-    return result;
-  }
-  char trace_path[] = "/tmp/meshtune-trace-XXXXXX";
-  const int fd = mkstemp(trace_path);
-  if (fd < 0) {
-    result.error = absl::StrCat("cannot create a temporary trace file: ", std::strerror(errno));
-    return result;
-  }
-  (void)!write(fd, spec.trace.data(), spec.trace.size());
-  close(fd);
+constexpr size_t kErrTailBytes = 64 << 10;
 
+}  // namespace
+
+std::string FindWorker() { return FindBinary("MESHTUNE_WORKER", "meshtune_worker"); }
+
+std::string FindCalibrator() { return FindBinary("MESHTUNE_CALIBRATOR", "meshtune_calibrate"); }
+
+std::string JobFailure(const CommandResult& result) {
+  if (result.signal != 0) return absl::StrCat("the launcher died of signal ", result.signal, ": ", Explain(result.err_tail));
+  return absl::StrCat("the job failed (exit status ", result.exit_code, ") without a result: ", Explain(result.err_tail));
+}
+
+absl::StatusOr<CommandResult> LaunchCommand(int64_t ranks, const std::vector<std::string>& command,
+                                            const LaunchOptions& options, const std::string& marker) {
   std::vector<std::string> args = options.launcher;
   const bool mpirun = !args.empty() && args[0].find("mpirun") != std::string::npos;
-  args.insert(args.end(), {"-n", std::to_string(spec.ranks)});
+  args.insert(args.end(), {"-n", std::to_string(ranks)});
   if (mpirun) {
-    if (spec.ranks > sysconf(_SC_NPROCESSORS_ONLN)) args.push_back("--oversubscribe");
+    if (ranks > sysconf(_SC_NPROCESSORS_ONLN)) args.push_back("--oversubscribe");
     args.insert(args.end(), {"-x", "OPENBLAS_NUM_THREADS"});
   }
   if (!options.hostfile.empty()) args.insert(args.end(), {"--hostfile", options.hostfile});
   args.insert(args.end(), options.extra_args.begin(), options.extra_args.end());
-  args.insert(args.end(), {worker, "--expr", spec.expr, "--extents", spec.extents, "--dtype", spec.dtype,
-                           "--mesh", spec.mesh, "--trace", trace_path, "--reps", std::to_string(spec.reps),
-                           "--warmup", std::to_string(spec.warmup), "--seed", std::to_string(spec.seed)});
-  if (!spec.inject_fault.empty()) args.insert(args.end(), {"--inject-fault", spec.inject_fault});
+  args.insert(args.end(), command.begin(), command.end());
 
   int out_pipe[2], err_pipe[2];
-  if (pipe(out_pipe) != 0 || pipe(err_pipe) != 0) {
-    unlink(trace_path);
-    result.error = absl::StrCat("pipe failed: ", std::strerror(errno));
-    return result;
+  if (pipe(out_pipe) != 0) return absl::InternalError(absl::StrCat("pipe failed: ", std::strerror(errno)));
+  if (pipe(err_pipe) != 0) {
+    const int e = errno;
+    close(out_pipe[0]);
+    close(out_pipe[1]);
+    return absl::InternalError(absl::StrCat("pipe failed: ", std::strerror(e)));
   }
   const pid_t pid = fork();
   if (pid == 0) {
@@ -139,14 +136,14 @@ LaunchResult Launch(const RunSpec& spec, const LaunchOptions& options) {
   close(out_pipe[1]);
   close(err_pipe[1]);
   if (pid < 0) {
+    const int e = errno;
     close(out_pipe[0]);
     close(err_pipe[0]);
-    unlink(trace_path);
-    result.error = absl::StrCat("fork failed: ", std::strerror(errno));
-    return result;
+    return absl::InternalError(absl::StrCat("fork failed: ", std::strerror(e)));
   }
 
-  std::string out, err;
+  CommandResult result;
+  std::string& err = result.err_tail;
   bool timed_out = false;
   const auto deadline = std::chrono::steady_clock::now() + std::chrono::duration<double>(options.timeout_s);
   pollfd fds[2] = {{out_pipe[0], POLLIN, 0}, {err_pipe[0], POLLIN, 0}};
@@ -167,7 +164,8 @@ LaunchResult Launch(const RunSpec& spec, const LaunchOptions& options) {
         fds[i].fd = -1;
         --open_fds;
       } else {
-        (i == 0 ? out : err).append(buf, n);
+        (i == 0 ? result.out : err).append(buf, n);
+        if (err.size() > 2 * kErrTailBytes) err.erase(0, err.size() - kErrTailBytes);
       }
     }
   }
@@ -182,29 +180,60 @@ LaunchResult Launch(const RunSpec& spec, const LaunchOptions& options) {
   waitpid(pid, &status, 0);
   if (timed_out) {
     kill(-pid, SIGKILL);  // anything of the group still alive
-    KillMarked(trace_path);
+    if (!marker.empty()) KillMarked(marker);
   }
   for (const pollfd& f : fds) {
     if (f.fd >= 0) close(f.fd);
   }
-  unlink(trace_path);
-
   if (timed_out) {
-    result.error = absl::StrCat("timed out after ", options.timeout_s, " s; the job was killed");
+    return absl::DeadlineExceededError(absl::StrCat("timed out after ", options.timeout_s, " s; the job was killed"));
+  }
+  if (err.size() > kErrTailBytes) err.erase(0, err.size() - kErrTailBytes);
+  if (WIFSIGNALED(status)) {
+    result.exit_code = -1;
+    result.signal = WTERMSIG(status);
+  } else {
+    result.exit_code = WEXITSTATUS(status);
+  }
+  return result;
+}
+
+LaunchResult Launch(const RunSpec& spec, const LaunchOptions& options) {
+  LaunchResult result;
+  const std::string worker = options.worker.empty() ? FindWorker() : options.worker;
+  if (!Executable(worker)) {
+    result.error = absl::StrCat("cannot find the worker binary meshtune_worker (looked for '", worker,
+                                "'); set MESHTUNE_WORKER");
     return result;
   }
+  char trace_path[] = "/tmp/meshtune-trace-XXXXXX";
+  const int fd = mkstemp(trace_path);
+  if (fd < 0) {
+    result.error = absl::StrCat("cannot create a temporary trace file: ", std::strerror(errno));
+    return result;
+  }
+  (void)!write(fd, spec.trace.data(), spec.trace.size());
+  close(fd);
+
+  std::vector<std::string> command = {worker, "--expr", spec.expr, "--extents", spec.extents, "--dtype", spec.dtype,
+                                      "--mesh", spec.mesh, "--trace", trace_path, "--reps", std::to_string(spec.reps),
+                                      "--warmup", std::to_string(spec.warmup), "--seed", std::to_string(spec.seed)};
+  if (!spec.inject_fault.empty()) command.insert(command.end(), {"--inject-fault", spec.inject_fault});
+  // The trace file's name is on every rank's command line: the marker of this run's ranks.
+  absl::StatusOr<CommandResult> job = LaunchCommand(spec.ranks, command, options, trace_path);
+  unlink(trace_path);
+  if (!job.ok()) {
+    result.error = std::string(job.status().message());
+    return result;
+  }
+
   std::string json;
-  for (absl::string_view line : absl::StrSplit(out, '\n')) {
+  for (absl::string_view line : absl::StrSplit(job->out, '\n')) {
     if (!line.empty() && line[0] == '{') json = std::string(line);
   }
   v1::RunResult r;
   if (json.empty() || !google::protobuf::util::JsonStringToMessage(json, &r).ok()) {
-    if (WIFSIGNALED(status)) {
-      result.error = absl::StrCat("the launcher died of signal ", WTERMSIG(status), ": ", Explain(err));
-    } else {
-      result.error = absl::StrCat("the job failed (exit status ", WEXITSTATUS(status), ") without a result: ",
-                                  Explain(err));
-    }
+    result.error = JobFailure(*job);
     return result;
   }
   result.verified = r.verified();
@@ -216,9 +245,9 @@ LaunchResult Launch(const RunSpec& spec, const LaunchOptions& options) {
     result.error = r.error();
   } else if (!r.verified()) {
     result.error = "the output did not verify";
-  } else if (WIFEXITED(status) && WEXITSTATUS(status) != 0) {
+  } else if (job->signal == 0 && job->exit_code != 0) {
     result.verified = false;
-    result.error = absl::StrCat("the job exited with status ", WEXITSTATUS(status), ": ", Tail(err, 600));
+    result.error = absl::StrCat("the job exited with status ", job->exit_code, ": ", Tail(job->err_tail, 600));
   }
   return result;
 }

@@ -2,6 +2,7 @@
 // turns whatever happens into a LaunchResult — a verified run, a wrong answer, a crash, a
 // hang past the timeout — never a crash of the caller. On timeout the whole process group
 // is killed; workers also die with their launcher, so no process is left behind.
+// LaunchCommand gives any other MPI job (the calibration) the same treatment.
 // Thread-compatible: each call forks its own job.
 #ifndef MESHTUNE_RUNTIME_LAUNCHER_H_
 #define MESHTUNE_RUNTIME_LAUNCHER_H_
@@ -10,6 +11,8 @@
 #include <optional>
 #include <string>
 #include <vector>
+
+#include "absl/status/statusor.h"
 
 namespace meshtune::runtime {
 
@@ -45,6 +48,32 @@ LaunchResult Launch(const RunSpec& spec, const LaunchOptions& options);
 // The worker binary: $MESHTUNE_WORKER, then beside this executable or in its runfiles;
 // "" when not found.
 std::string FindWorker();
+
+// The calibration binary meshtune_calibrate, found like the worker ($MESHTUNE_CALIBRATOR
+// first); "" when not found.
+std::string FindCalibrator();
+
+// How a finished launcher job ended and what it printed.
+struct CommandResult {
+  int exit_code = 0;     // the launcher's exit status; -1 when a signal killed it
+  int signal = 0;        // the signal that killed the launcher, 0 when it exited
+  std::string out;       // all of its stdout
+  std::string err_tail;  // the last 64 KiB of its stderr
+};
+
+// Runs `<options.launcher> -n ranks [--oversubscribe] [--hostfile H] <options.extra_args>
+// command...` (command[0] is the binary run on every rank) in a process group of its
+// own, with OPENBLAS_NUM_THREADS=1 and Open MPI's run-as-root variables for root, and
+// waits at most options.timeout_s. On expiry the group is killed, and so is every
+// process whose command line contains `marker` (when not empty; Open MPI puts each rank
+// in a process group of its own): DeadlineExceeded "timed out after S s; the job was
+// killed". Internal when the job cannot be started. A failed job is a CommandResult.
+absl::StatusOr<CommandResult> LaunchCommand(int64_t ranks, const std::vector<std::string>& command,
+                                            const LaunchOptions& options, const std::string& marker);
+
+// Why a job that printed no result failed, for messages: its exit status or signal and
+// Open MPI's account of a rank that died, else the end of its stderr.
+std::string JobFailure(const CommandResult& result);
 
 }  // namespace meshtune::runtime
 

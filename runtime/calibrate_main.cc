@@ -1,0 +1,269 @@
+// meshtune_calibrate: measures the alpha-beta-gamma numbers of the machine it runs on.
+// mpirun starts P >= 2 of these; rank 0 prints one JSON line, a meshtune.v1.HardwareProfile
+// in protobuf's JSON mapping (without a name: `meshtune calibrate` sets it and stores it).
+//
+//   ping-pong  ranks 0 and 1, sizes 8 B .. --max-bytes (doubling); one-way time = median
+//              round trip / 2; fit t = alpha + beta * bytes. The other ranks sleep.
+//   broadcast  MPI_Bcast from rank 0 over all P ranks, same sizes; a repetition's time is
+//              the slowest rank's; fit t = alpha_coll * log2(P) + beta_coll * bytes.
+//   GEMM       one n x n x n sgemm (f32) or dgemm (f64) through OpenBLAS on every rank at
+//              once, so that the rate includes the sharing of cores; a repetition's time
+//              is the slowest rank's; gamma = median seconds / (2 n^3).
+//
+// Every measurement is a median over --reps repetitions after a warm-up. Bad flags: a
+// message on stderr and exit status 2. A rank dies with its launcher (PR_SET_PDEATHSIG).
+#include <cblas.h>
+#include <mpi.h>
+#include <sys/prctl.h>
+#include <unistd.h>
+
+#include <algorithm>
+#include <cmath>
+#include <csignal>
+#include <cstdint>
+#include <ctime>
+#include <iostream>
+#include <string>
+#include <vector>
+
+#include "CLI/CLI.hpp"
+#include "google/protobuf/util/json_util.h"
+#include "proto/meshtune.pb.h"
+
+namespace {
+
+struct Flags {
+  std::string dtype = "f32";
+  int64_t max_bytes = 4 << 20;
+  int reps = 50;
+  int gemm_n = 1024;
+  int gemm_reps = 10;
+  std::string job_id;
+};
+
+double Median(std::vector<double> v) {
+  std::sort(v.begin(), v.end());
+  const size_t n = v.size();
+  return n % 2 == 1 ? v[n / 2] : 0.5 * (v[n / 2 - 1] + v[n / 2]);
+}
+
+// A barrier whose waiting ranks sleep instead of spinning, so that ranks with nothing to
+// do leave the cores to the ranks being measured (the machine may be oversubscribed).
+void SleepyBarrier(MPI_Comm comm) {
+  MPI_Request request;
+  MPI_Ibarrier(comm, &request);
+  int done = 0;
+  for (MPI_Test(&request, &done, MPI_STATUS_IGNORE); !done; MPI_Test(&request, &done, MPI_STATUS_IGNORE)) {
+    usleep(100);
+  }
+}
+
+// Per repetition, the maximum over ranks of `local` (on rank 0; empty elsewhere).
+std::vector<double> MaxOverRanks(const std::vector<double>& local, MPI_Comm comm) {
+  int rank = 0;
+  MPI_Comm_rank(comm, &rank);
+  std::vector<double> out(rank == 0 ? local.size() : 0);
+  MPI_Reduce(local.data(), out.data(), static_cast<int>(local.size()), MPI_DOUBLE, MPI_MAX, 0, comm);
+  return out;
+}
+
+struct Line {
+  double intercept = 0, slope = 0;
+};
+
+// Least-squares fit of t = intercept + slope * x over the samples, weighted by 1 / t^2
+// (relative errors: the 8-byte latencies count as much as the megabyte transfers).
+// Neither coefficient may be negative — a negative latency or bandwidth cost is noise, not
+// a machine — so this is the non-negative least-squares solution: when the free fit's
+// intercept (slope) comes out negative, it is clamped to 0 and the other coefficient is
+// refitted alone.
+Line FitNonNegative(const std::vector<double>& x, const std::vector<double>& t) {
+  double s = 0, sx = 0, sxx = 0, st = 0, sxt = 0;
+  for (size_t i = 0; i < x.size(); ++i) {
+    const double w = t[i] > 0 ? 1 / (t[i] * t[i]) : 0;
+    s += w;
+    sx += w * x[i];
+    sxx += w * x[i] * x[i];
+    st += w * t[i];
+    sxt += w * x[i] * t[i];
+  }
+  Line line;
+  const double det = s * sxx - sx * sx;
+  if (det > 0) {
+    line.intercept = (sxx * st - sx * sxt) / det;
+    line.slope = (s * sxt - sx * st) / det;
+  }
+  if (det <= 0 || line.slope < 0) {  // clamp: slope 0, intercept = weighted mean
+    line.slope = 0;
+    line.intercept = s > 0 ? st / s : 0;
+  } else if (line.intercept < 0) {  // clamp: intercept 0, slope through the origin
+    line.intercept = 0;
+    line.slope = sxx > 0 ? sxt / sxx : 0;
+  }
+  return line;
+}
+
+std::vector<int64_t> MessageSizes(int64_t max_bytes) {
+  std::vector<int64_t> sizes;
+  for (int64_t b = 8; b < max_bytes; b *= 2) sizes.push_back(b);
+  sizes.push_back(max_bytes);
+  return sizes;
+}
+
+int Warmups(int reps) { return std::max(2, reps / 5); }
+
+// Median one-way time of a `bytes` message between ranks 0 and 1 (on rank 0).
+double PingPong(char* buf, int64_t bytes, int reps, int rank) {
+  std::vector<double> round_trips;
+  const int n = static_cast<int>(bytes);
+  for (int i = 0; i < Warmups(reps) + reps; ++i) {
+    if (rank == 0) {
+      const double t0 = MPI_Wtime();
+      MPI_Send(buf, n, MPI_BYTE, 1, 0, MPI_COMM_WORLD);
+      MPI_Recv(buf, n, MPI_BYTE, 1, 0, MPI_COMM_WORLD, MPI_STATUS_IGNORE);
+      if (i >= Warmups(reps)) round_trips.push_back(MPI_Wtime() - t0);
+    } else if (rank == 1) {
+      MPI_Recv(buf, n, MPI_BYTE, 0, 0, MPI_COMM_WORLD, MPI_STATUS_IGNORE);
+      MPI_Send(buf, n, MPI_BYTE, 0, 0, MPI_COMM_WORLD);
+    }
+  }
+  return round_trips.empty() ? 0 : Median(round_trips) / 2;
+}
+
+// Median over repetitions of the slowest rank's MPI_Bcast of `bytes` from rank 0 (on rank 0).
+double Broadcast(char* buf, int64_t bytes, int reps, int rank) {
+  const int n = static_cast<int>(bytes);
+  for (int i = 0; i < Warmups(reps); ++i) MPI_Bcast(buf, n, MPI_BYTE, 0, MPI_COMM_WORLD);
+  std::vector<double> local;
+  for (int i = 0; i < reps; ++i) {
+    MPI_Barrier(MPI_COMM_WORLD);
+    const double t0 = MPI_Wtime();
+    MPI_Bcast(buf, n, MPI_BYTE, 0, MPI_COMM_WORLD);
+    local.push_back(MPI_Wtime() - t0);
+  }
+  const std::vector<double> slowest = MaxOverRanks(local, MPI_COMM_WORLD);
+  return rank == 0 ? Median(slowest) : 0;
+}
+
+void Gemm(int n, const float* a, const float* b, float* c) {
+  cblas_sgemm(CblasRowMajor, CblasNoTrans, CblasNoTrans, n, n, n, 1.0f, a, n, b, n, 0.0f, c, n);
+}
+void Gemm(int n, const double* a, const double* b, double* c) {
+  cblas_dgemm(CblasRowMajor, CblasNoTrans, CblasNoTrans, n, n, n, 1.0, a, n, b, n, 0.0, c, n);
+}
+
+// Median over repetitions of the slowest rank's n x n x n GEMM, every rank at once (on rank 0).
+template <typename T>
+double TimeGemm(int n, int reps, int rank) {
+  const size_t elems = static_cast<size_t>(n) * n;
+  std::vector<T> a(elems), b(elems), c(elems);
+  for (size_t i = 0; i < elems; ++i) {
+    a[i] = static_cast<T>(1.0 / (1 + i % 7));
+    b[i] = static_cast<T>(1.0 / (1 + i % 5));
+  }
+  Gemm(n, a.data(), b.data(), c.data());  // warm-up: pages, caches, OpenBLAS buffers
+  std::vector<double> local;
+  for (int i = 0; i < reps; ++i) {
+    SleepyBarrier(MPI_COMM_WORLD);
+    const double t0 = MPI_Wtime();
+    Gemm(n, a.data(), b.data(), c.data());
+    local.push_back(MPI_Wtime() - t0);
+  }
+  const std::vector<double> slowest = MaxOverRanks(local, MPI_COMM_WORLD);
+  return rank == 0 ? Median(slowest) : 0;
+}
+
+std::string HostName() {
+  char buf[256] = {};
+  return gethostname(buf, sizeof(buf) - 1) == 0 ? buf : "";
+}
+
+std::string UtcNow() {
+  const std::time_t now = std::time(nullptr);
+  std::tm tm{};
+  gmtime_r(&now, &tm);
+  char buf[32];
+  std::strftime(buf, sizeof(buf), "%Y-%m-%dT%H:%M:%SZ", &tm);
+  return buf;
+}
+
+meshtune::v1::HardwareProfile Calibrate(const Flags& f, int rank, int size) {
+  meshtune::v1::HardwareProfile profile;
+  auto add_sample = [&profile](const char* kind, int64_t bytes, double seconds) {
+    meshtune::v1::CalibrationSample* s = profile.add_samples();
+    s->set_kind(kind);
+    s->set_bytes(bytes);
+    s->set_seconds(seconds);
+  };
+  std::vector<char> buf(f.max_bytes, 1);
+  const std::vector<int64_t> sizes = MessageSizes(f.max_bytes);
+  std::vector<double> x(sizes.begin(), sizes.end()), pingpong, bcast;
+
+  for (int64_t bytes : sizes) {
+    pingpong.push_back(PingPong(buf.data(), bytes, f.reps, rank));
+    SleepyBarrier(MPI_COMM_WORLD);
+  }
+  for (int64_t bytes : sizes) bcast.push_back(Broadcast(buf.data(), bytes, f.reps, rank));
+  const double gemm_s = f.dtype == "f64" ? TimeGemm<double>(f.gemm_n, f.gemm_reps, rank)
+                                         : TimeGemm<float>(f.gemm_n, f.gemm_reps, rank);
+  if (rank != 0) return profile;
+
+  const Line p2p = FitNonNegative(x, pingpong);
+  const Line coll = FitNonNegative(x, bcast);
+  profile.set_ranks(size);
+  profile.set_alpha_s(p2p.intercept);
+  profile.set_beta_s_per_byte(p2p.slope);
+  profile.set_alpha_coll_s(coll.intercept / std::log2(static_cast<double>(size)));
+  profile.set_beta_coll_s_per_byte(coll.slope);
+  const double n = f.gemm_n;
+  profile.set_gamma_s_per_flop(gemm_s / (2 * n * n * n));
+  profile.set_gemm_n(f.gemm_n);
+  profile.set_dtype(f.dtype);
+  profile.set_host(HostName());
+  profile.set_created(UtcNow());
+  for (size_t i = 0; i < sizes.size(); ++i) add_sample("pingpong", sizes[i], pingpong[i]);
+  for (size_t i = 0; i < sizes.size(); ++i) add_sample("bcast", sizes[i], bcast[i]);
+  const int64_t elem = f.dtype == "f64" ? 8 : 4;
+  add_sample("gemm", 3 * elem * f.gemm_n * f.gemm_n, gemm_s);
+  return profile;
+}
+
+}  // namespace
+
+int main(int argc, char** argv) {
+  prctl(PR_SET_PDEATHSIG, SIGKILL);
+  MPI_Init(&argc, &argv);
+  int rank = 0, size = 1;
+  MPI_Comm_rank(MPI_COMM_WORLD, &rank);
+  MPI_Comm_size(MPI_COMM_WORLD, &size);
+  Flags f;
+  CLI::App app{"meshtune_calibrate: alpha, beta and gamma of this machine (run under mpirun, P >= 2)"};
+  app.add_option("--dtype", f.dtype, "GEMM element type")->check(CLI::IsMember({"f32", "f64"}));
+  app.add_option("--max-bytes", f.max_bytes, "largest message")->check(CLI::Range(int64_t{1024}, int64_t{1} << 30));
+  app.add_option("--reps", f.reps, "timed repetitions per message size")->check(CLI::Range(1, 100000));
+  app.add_option("--gemm-n", f.gemm_n, "GEMM size n (n x n x n)")->check(CLI::Range(16, 4096));
+  app.add_option("--gemm-reps", f.gemm_reps, "timed GEMMs")->check(CLI::Range(1, 1000));
+  app.add_option("--job-id", f.job_id, "ignored; names the job on the command line for the launcher");
+  try {
+    app.parse(argc, argv);
+    if (size < 2) throw CLI::ValidationError("calibration needs at least 2 ranks, got " + std::to_string(size));
+  } catch (const CLI::Error& e) {
+    if (rank == 0) std::cerr << "meshtune_calibrate: " << e.what() << std::endl;
+    MPI_Finalize();
+    return 2;
+  }
+  const meshtune::v1::HardwareProfile profile = Calibrate(f, rank, size);
+  if (rank == 0) {
+    std::string json;
+    google::protobuf::util::JsonPrintOptions o;
+    o.always_print_primitive_fields = true;
+    o.preserve_proto_field_names = true;
+    if (!google::protobuf::util::MessageToJsonString(profile, &json, o).ok()) {
+      std::cerr << "meshtune_calibrate: cannot print the profile as JSON" << std::endl;
+      MPI_Abort(MPI_COMM_WORLD, 1);
+    }
+    std::cout << json << std::endl;
+  }
+  MPI_Finalize();
+  return 0;
+}

@@ -1,0 +1,418 @@
+#include "search/cost_model.h"
+
+#include <algorithm>
+#include <cmath>
+#include <set>
+#include <unordered_map>
+#include <utility>
+
+#include "codegen/expr.h"
+
+namespace meshtune::search {
+
+namespace {
+
+using codegen::Block;
+using codegen::CommPattern;
+using codegen::Compute;
+using codegen::Expr;
+using codegen::For;
+using codegen::Program;
+using codegen::Reduce;
+using codegen::StmtPtr;
+using codegen::Transfer;
+using Kind = CommPattern::Kind;
+using Values = std::vector<int64_t>;  // one value per rank, by row-major rank id
+
+// Variables bound to one value per rank: the mesh coordinates, then the enclosing loops.
+class RankValues {
+ public:
+  explicit RankValues(const Program& p) : sizes_(p.axis_sizes), ranks_(p.Ranks()) {
+    for (size_t a = 0; a < sizes_.size(); ++a) vars_.emplace_back(p.axis_names[a], Values(ranks_));
+    for (int64_t r = 0; r < ranks_; ++r) {
+      int64_t rest = r;
+      for (size_t a = sizes_.size(); a-- > 0;) {
+        vars_[a].second[r] = rest % sizes_[a];
+        rest /= sizes_[a];
+      }
+    }
+  }
+
+  int64_t ranks() const { return ranks_; }
+
+  // Binds `name` to `values` until the matching Pop; returns its slot for Set.
+  size_t Push(const std::string& name, Values values) {
+    vars_.emplace_back(name, std::move(values));
+    return vars_.size() - 1;
+  }
+  Values& Slot(size_t slot) { return vars_[slot].second; }
+  void Pop() { vars_.pop_back(); }
+
+  // The innermost binding of `name`, or null.
+  const Values* Find(const std::string& name) const {
+    for (size_t i = vars_.size(); i-- > 0;) {
+      if (vars_[i].first == name) return &vars_[i].second;
+    }
+    return nullptr;
+  }
+
+  // `e` on every rank; unbound variables are 0, as in the executor.
+  void Eval(const Expr& e, Values* out) const {
+    if (e.op() == Expr::Op::kConst) {
+      out->assign(ranks_, e.value());
+      return;
+    }
+    if (e.op() == Expr::Op::kVar) {
+      const Values* v = Find(e.name());
+      if (v != nullptr) {
+        *out = *v;
+      } else {
+        out->assign(ranks_, 0);
+      }
+      return;
+    }
+    const std::vector<Expr>& args = e.args();
+    std::vector<Values> a(3);
+    for (size_t i = 0; i < args.size() && i < a.size(); ++i) Eval(args[i], &a[i]);
+    for (Values& v : a) v.resize(ranks_, 0);
+    out->resize(ranks_);
+    for (int64_t r = 0; r < ranks_; ++r) (*out)[r] = Apply(e.op(), a[0][r], a[1][r], a[2][r]);
+  }
+
+  // Each rank's row-major id of the coordinates `coords` (one per axis); -1 off the mesh.
+  void RankIds(const std::vector<Expr>& coords, Values* out) const {
+    out->assign(ranks_, 0);
+    Values c;
+    for (size_t a = 0; a < sizes_.size(); ++a) {
+      if (a < coords.size()) {
+        Eval(coords[a], &c);
+      } else {
+        c.assign(ranks_, 0);
+      }
+      for (int64_t r = 0; r < ranks_; ++r) {
+        int64_t& id = (*out)[r];
+        id = (id < 0 || c[r] < 0 || c[r] >= sizes_[a]) ? -1 : id * sizes_[a] + c[r];
+      }
+    }
+  }
+
+ private:
+  static int64_t Apply(Expr::Op op, int64_t x, int64_t y, int64_t z) {
+    switch (op) {
+      case Expr::Op::kAdd:
+        return x + y;
+      case Expr::Op::kSub:
+        return x - y;
+      case Expr::Op::kMul:
+        return x * y;
+      case Expr::Op::kFloorDiv:
+        return codegen::FloorDiv(x, y);
+      case Expr::Op::kMod:
+        return codegen::FloorMod(x, y);
+      case Expr::Op::kNeg:
+        return -x;
+      case Expr::Op::kMin:
+        return std::min(x, y);
+      case Expr::Op::kMax:
+        return std::max(x, y);
+      case Expr::Op::kEq:
+        return x == y;
+      case Expr::Op::kLe:
+        return x <= y;
+      case Expr::Op::kLt:
+        return x < y;
+      case Expr::Op::kGe:
+        return x >= y;
+      case Expr::Op::kGt:
+        return x > y;
+      case Expr::Op::kAnd:
+        return x && y;
+      case Expr::Op::kOr:
+        return x || y;
+      case Expr::Op::kSelect:
+        return x ? y : z;
+      case Expr::Op::kConst:
+      case Expr::Op::kVar:
+        break;
+    }
+    return 0;
+  }
+
+  std::vector<int64_t> sizes_;
+  int64_t ranks_;
+  std::vector<std::pair<std::string, Values>> vars_;
+};
+
+bool RefersTo(const std::vector<Expr>& exprs, const std::set<std::string>& vars) {
+  std::vector<std::string> used;
+  for (const Expr& e : exprs) e.CollectVars(&used);
+  for (const std::string& u : used) {
+    if (vars.count(u) > 0) return true;
+  }
+  return false;
+}
+
+// Whether the cost of `s` may change with the variables in `varying` (the loop variables of
+// inner loops whose start refers to them vary too). A Shift timed by `first_only` is taken
+// as invariant: its source matters only where that loop is 0.
+bool Varies(const StmtPtr& s, std::set<std::string> varying, const std::string& first_only) {
+  if (const auto* b = std::get_if<Block>(&s->node)) {
+    for (const StmtPtr& c : b->body) {
+      if (Varies(c, varying, first_only)) return true;
+    }
+    return false;
+  }
+  if (const auto* f = std::get_if<For>(&s->node)) {
+    if (RefersTo({f->lo}, varying)) varying.insert(f->var);
+    return Varies(f->body, std::move(varying), first_only);
+  }
+  if (const auto* t = std::get_if<Transfer>(&s->node)) {
+    switch (t->pattern.kind) {
+      case Kind::kBroadcast:
+      case Kind::kSendRecv:
+        return RefersTo(t->source, varying);
+      case Kind::kShift:
+        if (t->time_loop == first_only) return false;
+        return varying.count(t->time_loop) > 0 || RefersTo(t->source, varying);
+      default:
+        return false;
+    }
+  }
+  return false;
+}
+
+// How a For is costed: once times its extent, first iteration plus one representative of
+// the rest, or every iteration.
+enum class LoopMode { kOnce, kFirstThenRest, kEach };
+
+LoopMode Classify(const For& f) {
+  if (!Varies(f.body, {f.var}, "")) return LoopMode::kOnce;
+  if (f.lo.IsConst() && f.lo.value() == 0 && !Varies(f.body, {f.var}, f.var)) return LoopMode::kFirstThenRest;
+  return LoopMode::kEach;
+}
+
+int64_t GroupSize(const Program& p, const std::vector<int>& axes) {
+  int64_t g = 1;
+  for (int a : axes) g *= p.axis_sizes[a];
+  return g;
+}
+
+// Per-rank totals of one Transfer or Reduce statement.
+struct Tally {
+  std::string tensor, loop;
+  CommPattern pattern;
+  std::vector<double> seconds;
+  std::vector<int64_t> messages, words;
+};
+
+class CostWalker {
+ public:
+  CostWalker(const Program& p, const CostParams& params)
+      : p_(p), params_(params), values_(p), comm_(values_.ranks()), words_(values_.ranks()) {
+    if (p.body) Index(p.body);
+  }
+
+  void Walk(const StmtPtr& s, int64_t times) {
+    if (const auto* b = std::get_if<Block>(&s->node)) {
+      for (const StmtPtr& c : b->body) Walk(c, times);
+    } else if (const auto* f = std::get_if<For>(&s->node)) {
+      WalkFor(*f, times);
+    } else if (const auto* t = std::get_if<Transfer>(&s->node)) {
+      CostTransfer(*t, tallies_[index_.at(s.get())], times);
+    } else if (const auto* r = std::get_if<Reduce>(&s->node)) {
+      CostReduce(*r, tallies_[index_.at(s.get())], times);
+    } else if (const auto* c = std::get_if<Compute>(&s->node)) {
+      double points = 1;
+      for (const auto& [index, extent] : c->tile) points *= static_cast<double>(extent);
+      const double flops_per_point = c->sum ? 1.0 : static_cast<double>(c->in.size());
+      compute_ += flops_per_point * points * params_.gamma * static_cast<double>(times);
+    }
+  }
+
+  CostReport Report() const {
+    CostReport out;
+    const int64_t n = values_.ranks();
+    out.rank_seconds.resize(n);
+    for (int64_t r = 0; r < n; ++r) {
+      out.rank_seconds[r] = comm_[r] + compute_;
+      if (out.rank_seconds[r] > out.rank_seconds[out.critical_rank]) out.critical_rank = static_cast<int>(r);
+      out.comm_words_per_rank = std::max(out.comm_words_per_rank, words_[r]);
+    }
+    const int c = out.critical_rank;
+    out.seconds = n > 0 ? out.rank_seconds[c] : 0;
+    out.compute_seconds = compute_;
+    out.comm_seconds = n > 0 ? comm_[c] : 0;
+    for (const Tally& t : tallies_) {
+      out.transfers.push_back(
+          {t.tensor, t.loop, t.pattern, t.seconds[c], t.messages[c], t.words[c] * p_.dtype_bytes});
+    }
+    return out;
+  }
+
+ private:
+  // Numbers the Transfer and Reduce statements in program order.
+  void Index(const StmtPtr& s) {
+    if (const auto* b = std::get_if<Block>(&s->node)) {
+      for (const StmtPtr& c : b->body) Index(c);
+    } else if (const auto* f = std::get_if<For>(&s->node)) {
+      modes_[f] = Classify(*f);
+      Index(f->body);
+    } else if (const auto* t = std::get_if<Transfer>(&s->node)) {
+      AddTally(s, t->tensor, t->loop, t->pattern);
+    } else if (const auto* r = std::get_if<Reduce>(&s->node)) {
+      AddTally(s, r->tensor, r->loop, r->pattern);
+    }
+  }
+
+  void AddTally(const StmtPtr& s, const std::string& tensor, const std::string& loop, const CommPattern& pattern) {
+    const int64_t n = values_.ranks();
+    index_[s.get()] = tallies_.size();
+    tallies_.push_back({tensor, loop, pattern, std::vector<double>(n), Values(n), Values(n)});
+  }
+
+  void WalkFor(const For& f, int64_t times) {
+    if (f.extent <= 0) return;
+    Values lo;
+    values_.Eval(f.lo, &lo);
+    const size_t slot = values_.Push(f.var, lo);
+    switch (modes_.at(&f)) {
+      case LoopMode::kOnce:
+        Walk(f.body, times * f.extent);
+        break;
+      case LoopMode::kFirstThenRest:
+        Walk(f.body, times);
+        if (f.extent > 1) {
+          for (int64_t& v : values_.Slot(slot)) v += 1;
+          Walk(f.body, times * (f.extent - 1));
+        }
+        break;
+      case LoopMode::kEach:
+        for (int64_t i = 0; i < f.extent; ++i) {
+          if (i > 0) {
+            for (int64_t& v : values_.Slot(slot)) v += 1;
+          }
+          Walk(f.body, times);
+        }
+        break;
+    }
+    values_.Pop();
+  }
+
+  void Charge(Tally& t, int64_t r, double seconds, int64_t words, int64_t messages, int64_t times) {
+    const double s = seconds * static_cast<double>(times);
+    t.seconds[r] += s;
+    comm_[r] += s;
+    t.words[r] += words * times;
+    words_[r] += words * times;
+    t.messages[r] += messages * times;
+  }
+
+  void CostTransfer(const Transfer& t, Tally& tally, int64_t times) {
+    const int64_t n = values_.ranks();
+    const int64_t elements = t.global.Elements();
+    const double w = static_cast<double>(elements * p_.dtype_bytes);
+    const int64_t g = GroupSize(p_, t.pattern.axes);
+    switch (t.pattern.kind) {
+      case Kind::kLocal:
+        return;
+      case Kind::kBroadcast: {
+        if (g <= 1) return;
+        const double seconds = params_.alpha_coll * std::log2(static_cast<double>(g)) + params_.beta_coll * w;
+        Values root;
+        values_.RankIds(t.source, &root);
+        for (int64_t r = 0; r < n; ++r) {
+          const bool receives = root[r] != r;
+          Charge(tally, r, seconds, receives ? elements : 0, receives ? 1 : 0, times);
+        }
+        return;
+      }
+      case Kind::kAllGather: {
+        if (g <= 1) return;
+        const double seconds = (g - 1) * (params_.alpha_coll + params_.beta_coll * w / g);
+        for (int64_t r = 0; r < n; ++r) Charge(tally, r, seconds, elements * (g - 1) / g, g - 1, times);
+        return;
+      }
+      case Kind::kShift: {
+        const Values* time = values_.Find(t.time_loop);
+        std::vector<bool> first(n, true);
+        bool any_first = false;
+        for (int64_t r = 0; r < n; ++r) {
+          first[r] = time == nullptr || (*time)[r] == 0;
+          any_first = any_first || first[r];
+        }
+        if (any_first) PointToPoint(t, tally, first, times);
+        const int axis = t.pattern.axes.empty() ? 0 : t.pattern.axes[0];
+        const bool self = p_.axis_sizes.empty() || t.pattern.shift % p_.axis_sizes[axis] == 0;
+        if (self) return;
+        for (int64_t r = 0; r < n; ++r) {
+          if (!first[r]) Charge(tally, r, params_.alpha + params_.beta * w, elements, 1, times);
+        }
+        return;
+      }
+      default:  // kSendRecv
+        PointToPoint(t, tally, std::vector<bool>(n, true), times);
+        return;
+    }
+  }
+
+  // A general fetch on the ranks in `active`: each pays max(receives, sends) messages.
+  void PointToPoint(const Transfer& t, Tally& tally, const std::vector<bool>& active, int64_t times) {
+    const int64_t n = values_.ranks();
+    const int64_t elements = t.global.Elements();
+    const double message = params_.alpha + params_.beta * static_cast<double>(elements * p_.dtype_bytes);
+    Values source, sends(n, 0);
+    values_.RankIds(t.source, &source);
+    for (int64_t r = 0; r < n; ++r) {
+      if (active[r] && source[r] >= 0 && source[r] != r) ++sends[source[r]];
+    }
+    for (int64_t r = 0; r < n; ++r) {
+      if (!active[r]) continue;
+      const int64_t receives = source[r] != r ? 1 : 0;
+      const int64_t messages = std::max(receives, sends[r]);
+      if (messages > 0) Charge(tally, r, messages * message, receives * elements, receives, times);
+    }
+  }
+
+  void CostReduce(const Reduce& red, Tally& tally, int64_t times) {
+    const int64_t g = GroupSize(p_, red.pattern.axes);
+    if (g <= 1) return;
+    const int64_t elements = red.global.Elements();
+    const double w = static_cast<double>(elements * p_.dtype_bytes);
+    const double tree = params_.alpha_coll * std::log2(static_cast<double>(g));
+    double seconds = 0;
+    switch (red.pattern.kind) {
+      case Kind::kReduce:
+        seconds = tree + params_.beta_coll * w;
+        break;
+      case Kind::kAllReduce:
+        seconds = 2 * (tree + params_.beta_coll * w);
+        break;
+      case Kind::kReduceScatter:
+        seconds = g * tree + params_.beta_coll * w;
+        break;
+      default:  // a local add
+        return;
+    }
+    for (int64_t r = 0; r < values_.ranks(); ++r) Charge(tally, r, seconds, elements, 1, times);
+  }
+
+  const Program& p_;
+  const CostParams& params_;
+  RankValues values_;
+  std::unordered_map<const For*, LoopMode> modes_;
+  std::unordered_map<const codegen::Stmt*, size_t> index_;
+  std::vector<Tally> tallies_;
+  std::vector<double> comm_;  // per rank
+  Values words_;              // per rank
+  double compute_ = 0;        // the same on every rank: one SPMD kernel sequence
+};
+
+}  // namespace
+
+CostReport EstimateCost(const Program& p, const CostParams& params) {
+  CostWalker walker(p, params);
+  if (p.body) walker.Walk(p.body, 1);
+  return walker.Report();
+}
+
+}  // namespace meshtune::search

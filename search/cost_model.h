@@ -1,0 +1,74 @@
+// The alpha-beta-gamma cost model of a lowered Program, evaluated on every rank.
+//
+// EstimateCost walks the Program tree once, evaluating each statement instance for all
+// ranks at once (loop variables bound, mesh coordinates per rank), and adds up per rank:
+//
+//   w = bytes of one instance of a transfer (elements of its box * dtype_bytes),
+//   g = number of ranks in its group (product of the sizes of pattern.axes).
+//
+//   Local            0
+//   Broadcast        alpha_coll*log2(g) + beta_coll*w on every rank of the group
+//   AllGather        (g-1) * (alpha_coll + beta_coll*w/g)                    (a ring)
+//   Shift            at the first iteration of its time loop (the loop variable is 0, or
+//                    unbound) a point-to-point fetch, costed as SendRecv; later iterations
+//                    one ring step alpha + beta*w (0 when the neighbour is the rank itself)
+//   SendRecv         max(receives, sends) * (alpha + beta*w), where a rank receives once
+//                    when its source is another rank and sends once to every other rank
+//                    whose source it is
+//   Reduce           alpha_coll*log2(g) + beta_coll*w
+//   AllReduce        2 * (alpha_coll*log2(g) + beta_coll*w)            (reduce, broadcast)
+//   ReduceScatter    g*alpha_coll*log2(g) + beta_coll*w   (g reduces of w/g, as the runtime)
+//   SendRecv/Local reductions: 0 (a local add)
+//   Compute          flops * gamma per call, flops = (number of operands) * (tile points)
+//                    for a product (a multiply-add, 2 per point, for two operands) and one
+//                    add per tile point for an element-wise sum
+//
+// Collectives over a group of one rank cost nothing. Words received by a rank (elements of
+// the dtype): a broadcast's box except on its root; (g-1)/g of an all-gather's box; a
+// point-to-point fetch's box when the source is another rank; a ring step's box; a
+// reduction's box once per instance (g > 1). Messages count the instances in which a rank
+// receives data (an all-gather counts its g-1 ring steps).
+//
+// Loops are not always iterated: a For whose body's cost does not depend on its variable
+// (no Broadcast root, point-to-point source or Shift time loop refers to it) is costed once
+// and multiplied by its extent; one whose only dependence is the first iteration of Shifts
+// timed by it (and starting at 0) is costed at its first and second iterations, the second
+// counted extent-1 times; other loops are iterated. Thread-safe (no shared state).
+#ifndef MESHTUNE_SEARCH_COST_MODEL_H_
+#define MESHTUNE_SEARCH_COST_MODEL_H_
+
+#include <cstdint>
+#include <string>
+#include <vector>
+
+#include "codegen/program.h"
+#include "search/cost_params.h"
+
+namespace meshtune::search {
+
+// What one Transfer or Reduce statement costs the critical rank over the whole program.
+struct TransferCost {
+  std::string tensor, loop;
+  codegen::CommPattern pattern;
+  double seconds = 0;     // on the critical rank
+  int64_t messages = 0;   // received by the critical rank over the program
+  int64_t bytes = 0;      // received by the critical rank over the program
+};
+
+// The model's estimate of one Program.
+struct CostReport {
+  double seconds = 0;                   // critical path: max over ranks of the rank's total
+  int critical_rank = 0;                // row-major rank id (last axis fastest); lowest on ties
+  std::vector<double> rank_seconds;     // per rank, compute plus communication
+  double compute_seconds = 0;           // the critical rank's compute time
+  double comm_seconds = 0;              // the critical rank's communication time
+  std::vector<TransferCost> transfers;  // one per Transfer/Reduce statement, in program order
+  int64_t comm_words_per_rank = 0;      // max over ranks of elements received
+};
+
+// The alpha-beta-gamma estimate of `p` under `params` (see the file comment).
+CostReport EstimateCost(const codegen::Program& p, const CostParams& params);
+
+}  // namespace meshtune::search
+
+#endif  // MESHTUNE_SEARCH_COST_MODEL_H_

@@ -1,0 +1,288 @@
+// The alpha-beta-gamma model on the reference schedules, against closed forms worked out by
+// hand, and the matmul communication lower bound.
+#include "search/cost_model.h"
+
+#include <gtest/gtest.h>
+
+#include <chrono>
+#include <cmath>
+#include <string>
+
+#include "absl/strings/str_replace.h"
+#include "codegen/lower.h"
+#include "ir/trace.h"
+#include "ir/verdict.h"
+#include "search/lower_bound.h"
+#include "tests/test_util.h"
+
+namespace meshtune::search {
+namespace {
+
+using codegen::CommPattern;
+using codegen::Expr;
+using codegen::Program;
+using Kind = CommPattern::Kind;
+using ::meshtune::testing::ReadFile;
+
+constexpr char kMatmul[] = "C[m,n] += A[m,k] * B[k,n]";
+
+// Parses, replays and judges `trace` (which must be legal), then lowers it.
+Program LowerText(const std::string& expr, const std::string& extents, const std::string& mesh,
+                  const std::string& trace) {
+  absl::StatusOr<ir::Problem> p = ir::ParseProblem(expr, extents);
+  absl::StatusOr<ir::Mesh> m = ir::ParseMesh(mesh);
+  EXPECT_TRUE(p.ok() && m.ok());
+  absl::StatusOr<ir::Computation> base = ir::Computation::Create(*p, *m);
+  absl::StatusOr<ir::Trace> t = ir::ParseTrace(trace);
+  EXPECT_TRUE(base.ok() && t.ok()) << t.status();
+  absl::StatusOr<ir::Verdict> v = ir::Judge(*base, *t);
+  EXPECT_TRUE(v.ok() && v->legal) << trace;
+  absl::StatusOr<Program> prog = codegen::Lower(v->computation);
+  EXPECT_TRUE(prog.ok()) << prog.status();
+  return prog.ok() ? *std::move(prog) : Program{};
+}
+
+// An example trace for an s x s mesh: k divided in s, skews taken mod s.
+std::string OnSquare(const std::string& file, int s) {
+  return absl::StrReplaceAll(ReadFile("examples/" + file),
+                             {{"divide(k, ko, ki, 8)", "divide(k, ko, ki, " + std::to_string(s) + ")"},
+                              {"%8", "%" + std::to_string(s)}});
+}
+
+std::string Square(int s) { return "x=" + std::to_string(s) + ",y=" + std::to_string(s); }
+
+// Latency and bandwidth only, the same for point-to-point and collectives.
+CostParams CommOnly() {
+  CostParams c;
+  c.alpha = c.alpha_coll = 3e-6;
+  c.beta = c.beta_coll = 2e-10;
+  return c;
+}
+
+void ExpectRel(double actual, double expected, double tol = 1e-12) {
+  EXPECT_LE(std::abs(actual - expected), tol * std::abs(expected)) << actual << " vs " << expected;
+}
+
+TEST(CostModelTest, CannonIsTwoRingShiftsPerStepAfterTheFirst) {
+  const CostParams c = CommOnly();
+  const int n = 256;
+  for (int s : {2, 4, 8}) {
+    SCOPED_TRACE(s);
+    const Program p = LowerText(kMatmul, "m=256,n=256,k=256", Square(s), OnSquare("cannon.trace", s));
+    const CostReport r = EstimateCost(p, c);
+    const double ranks = s * s;
+    const double block = n * n / ranks;  // elements of one block of A or B
+    // 2 (sqrt(P) - 1) (alpha + (n^2/P) * 4 * beta): the skewed first fetch is local.
+    ExpectRel(r.seconds, 2 * (s - 1) * (c.alpha + block * 4 * c.beta));
+    EXPECT_EQ(r.compute_seconds, 0);
+    ASSERT_EQ(r.transfers.size(), 2u);
+    for (const TransferCost& t : r.transfers) {
+      EXPECT_EQ(t.pattern.kind, Kind::kShift);
+      EXPECT_EQ(t.messages, s - 1);
+      EXPECT_EQ(t.bytes, static_cast<int64_t>((s - 1) * block * 4));
+    }
+    EXPECT_EQ(r.comm_words_per_rank, static_cast<int64_t>(2 * (s - 1) * block));
+  }
+}
+
+TEST(CostModelTest, SummaIsTwoBroadcastsPerStep) {
+  const CostParams c = CommOnly();
+  const int n = 256;
+  for (int s : {2, 4, 8}) {
+    SCOPED_TRACE(s);
+    const Program p = LowerText(kMatmul, "m=256,n=256,k=256", Square(s), OnSquare("summa.trace", s));
+    const CostReport r = EstimateCost(p, c);
+    const double block = n * n / double(s * s);
+    // 2 sqrt(P) (alpha log2 sqrt(P) + (n^2/P) * 4 * beta).
+    ExpectRel(r.seconds, 2 * s * (c.alpha * std::log2(s) + block * 4 * c.beta));
+    for (double rank : r.rank_seconds) ExpectRel(rank, r.seconds);
+    EXPECT_EQ(r.critical_rank, 0);
+  }
+}
+
+TEST(CostModelTest, SummaComputeIsTheLocalShareOfTheFlops) {
+  CostParams c;
+  c.gamma = 1e-11;
+  const Program p = LowerText(kMatmul, "m=512,n=1024,k=2048", "x=8,y=8", ReadFile("examples/summa.trace"));
+  const CostReport r = EstimateCost(p, c);
+  // 2 m n k / P * gamma: a multiply-add per point of the rank's share of the iteration space.
+  const double expected = 2.0 * 512 * 1024 * 2048 / 64 * c.gamma;
+  ExpectRel(r.compute_seconds, expected);
+  ExpectRel(r.seconds, expected);
+  EXPECT_EQ(r.comm_seconds, 0);
+}
+
+TEST(CostModelTest, SummaWordsOnEveryRankSkipTheStepsItIsRoot) {
+  const Program p = LowerText(kMatmul, "m=512,n=1024,k=2048", "x=8,y=8", ReadFile("examples/summa.trace"));
+  const CostReport r = EstimateCost(p, CommOnly());
+  // Blocks: A 64 x 256, B 256 x 128. A rank receives a block of each at every step but the
+  // one where it is the root (ko == y for A, ko == x for B): 7 (64*256 + 256*128) words.
+  EXPECT_EQ(r.comm_words_per_rank, 7 * (64 * 256 + 256 * 128));
+  ASSERT_EQ(r.transfers.size(), 2u);
+  EXPECT_EQ(r.transfers[0].tensor, "A");
+  EXPECT_EQ(r.transfers[0].messages, 7);
+  EXPECT_EQ(r.transfers[0].bytes, 7 * 64 * 256 * 4);
+  EXPECT_EQ(r.transfers[1].bytes, 7 * 256 * 128 * 4);
+
+  // Timing of the evaluation, for the log (the target is under 100 us).
+  const int reps = 200;
+  const auto t0 = std::chrono::steady_clock::now();
+  for (int i = 0; i < reps; ++i) EstimateCost(p, CommOnly());
+  const double us = std::chrono::duration<double, std::micro>(std::chrono::steady_clock::now() - t0).count() / reps;
+  std::printf("EstimateCost(SUMMA on x=8,y=8): %.1f us\n", us);
+}
+
+TEST(CostModelTest, AllGatherGemmBroadcastsAndItsRingVariant) {
+  const CostParams c = CommOnly();
+  const std::string expr = "C[m,n] = A[k,m] * B[k,n]";
+  const std::string extents = "m=2048,k=1024,n=4096";
+  const std::string trace = ReadFile("examples/allgather_gemm.trace");
+  const double w = 1024.0 * 1024 * 4;  // bytes of a B block (k x n/4)
+  // Broadcast of B along x=4 at each of 4 steps: 4 (alpha log2 4 + beta w).
+  const CostReport b = EstimateCost(LowerText(expr, extents, "x=4", trace), c);
+  ASSERT_EQ(b.transfers.size(), 1u);
+  EXPECT_EQ(b.transfers[0].pattern.kind, Kind::kBroadcast);
+  ExpectRel(b.seconds, 4 * (c.alpha_coll * 2 + c.beta_coll * w));
+  EXPECT_EQ(b.comm_words_per_rank, 3 * 1024 * 1024);  // root at one step of four
+  // Rotated: the first fetch is the rank's own block, then 3 ring steps: 3 (alpha + beta w).
+  const std::string rotated =
+      absl::StrReplaceAll(trace, {{"communicate(B, no)", "communicate(B, no, rotate=[mo])"}});
+  const CostReport s = EstimateCost(LowerText(expr, extents, "x=4", rotated), c);
+  ASSERT_EQ(s.transfers.size(), 1u);
+  EXPECT_EQ(s.transfers[0].pattern.kind, Kind::kShift);
+  ExpectRel(s.seconds, 3 * (c.alpha + c.beta * w));
+}
+
+TEST(CostModelTest, AllGatherIsARing) {
+  const CostParams c = CommOnly();
+  const Program p = LowerText(kMatmul, "m=16,n=12,k=8", "x=2,y=2",
+                              "distribute([m,n], [mo,no], [mi,ni], [x,y])\nreorder(mo, no, mi, ni, k)\n"
+                              "shard(A, m@x, k@y)\nshard(B, k@x, n@y)\nshard(C, m@x, n@y)\n"
+                              "communicate(A, mi)\ncommunicate(B, mi)\ntensorize([mi, ni, k], matmul)\n");
+  const CostReport r = EstimateCost(p, c);
+  ASSERT_EQ(r.transfers.size(), 2u);
+  EXPECT_EQ(r.transfers[0].pattern.kind, Kind::kAllGather);
+  EXPECT_EQ(r.transfers[1].pattern.kind, Kind::kAllGather);
+  // (g-1)(alpha + beta w/g) with g = 2: A's box is 8 x 8 (w = 256 B), B's 8 x 6 (w = 192 B).
+  const double a = c.alpha_coll + c.beta_coll * 256 / 2;
+  const double b = c.alpha_coll + c.beta_coll * 192 / 2;
+  ExpectRel(r.seconds, a + b);
+  EXPECT_EQ(r.comm_words_per_rank, 64 / 2 + 48 / 2);
+}
+
+TEST(CostModelTest, SplitKReduceScattersAndThreeDAllReduces) {
+  const CostParams c = CommOnly();
+  // k over x=4; C's 16 x 8 partial sums (w = 512 B) go to their owners by 4 reduces of
+  // w/4: g alpha log2 g + beta w.
+  const CostReport split =
+      EstimateCost(LowerText(kMatmul, "m=16,n=8,k=32", "x=4",
+                             "distribute([k], [ko], [ki], [x])\nshard(A, k@x)\nshard(B, k@x)\nshard(C, m@x)\n"
+                             "communicate(C, ki)\ntensorize([ki, m, n], matmul)\n"),
+                   c);
+  ASSERT_EQ(split.transfers.size(), 1u);
+  EXPECT_EQ(split.transfers[0].pattern.kind, Kind::kReduceScatter);
+  ExpectRel(split.seconds, 4 * c.alpha_coll * 2 + c.beta_coll * 512);
+  EXPECT_EQ(split.comm_words_per_rank, 16 * 8);
+  // 3D on 2x2x2: each rank's 8 x 4 block of C (w = 128 B) all-reduced along z (g = 2):
+  // 2 (alpha log2 2 + beta w).
+  const CostReport three =
+      EstimateCost(LowerText(kMatmul, "m=16,n=8,k=12", "x=2,y=2,z=2",
+                             "distribute([m,n,k], [mo,no,ko], [mi,ni,ki], [x,y,z])\nshard(A, m@x, k@z)\n"
+                             "shard(B, k@z, n@y)\nshard(C, m@x, n@y)\ncommunicate(C, ki)\n"
+                             "tensorize([ki, mi, ni], contraction)\n"),
+                   c);
+  ASSERT_EQ(three.transfers.size(), 1u);
+  EXPECT_EQ(three.transfers[0].pattern.kind, Kind::kAllReduce);
+  ExpectRel(three.seconds, 2 * (c.alpha_coll + c.beta_coll * 128));
+}
+
+// A program with one transfer of an 8 x 8 f32 box (256 B) on a mesh x=1,y=4.
+Program OneTransfer(CommPattern pattern, std::vector<Expr> source) {
+  Program p;
+  p.axis_names = {"x", "y"};
+  p.axis_sizes = {1, 4};
+  codegen::Transfer t;
+  t.tensor = "A";
+  t.buffer = "TransA";
+  t.pattern = std::move(pattern);
+  t.source = std::move(source);
+  t.global.offset = {Expr::Const(0), Expr::Const(0)};
+  t.global.size = {8, 8};
+  t.src = t.global;
+  p.body = codegen::MakeStmt(codegen::Block{{codegen::MakeStmt(t)}});
+  return p;
+}
+
+TEST(CostModelTest, BroadcastOverAnAxisOfSizeOneIsFree) {
+  const CostParams c = CommOnly();
+  CommPattern along_x{Kind::kBroadcast, {0}, 0};
+  const CostReport free = EstimateCost(OneTransfer(along_x, {Expr::Const(0), Expr::Var("y")}), c);
+  EXPECT_EQ(free.seconds, 0);
+  EXPECT_EQ(free.comm_words_per_rank, 0);
+  // The same along y (g = 4): alpha log2 4 + beta w on every rank, root included.
+  CommPattern along_y{Kind::kBroadcast, {1}, 0};
+  const CostReport paid = EstimateCost(OneTransfer(along_y, {Expr::Var("x"), Expr::Const(0)}), c);
+  for (double s : paid.rank_seconds) ExpectRel(s, 2 * c.alpha_coll + 256 * c.beta_coll);
+  EXPECT_EQ(paid.comm_words_per_rank, 64);
+}
+
+TEST(CostModelTest, SendRecvCostsTheBusiestEndpoint) {
+  const CostParams c = CommOnly();
+  // Every rank fetches from (0, 0): rank 0 sends 3 messages, the others receive one.
+  const CostReport r =
+      EstimateCost(OneTransfer(CommPattern{Kind::kSendRecv, {}, 0}, {Expr::Const(0), Expr::Const(0)}), c);
+  const double message = c.alpha + 256 * c.beta;
+  EXPECT_EQ(r.critical_rank, 0);
+  ExpectRel(r.seconds, 3 * message);
+  ExpectRel(r.rank_seconds[1], message);
+  EXPECT_EQ(r.transfers[0].messages, 0);  // the root receives nothing
+  EXPECT_EQ(r.comm_words_per_rank, 64);
+}
+
+ir::Problem Parse(const std::string& expr, const std::string& extents) {
+  absl::StatusOr<ir::Problem> p = ir::ParseProblem(expr, extents);
+  EXPECT_TRUE(p.ok()) << p.status();
+  return *p;
+}
+
+TEST(LowerBoundTest, SquareIn3DRegime) {
+  // d = (n, n, n), P = 8 > d1 d2 / d3^2 = 1: 3 (n^3/P)^(2/3) - 3 n^2/P = 3n^2/4 - 3n^2/8.
+  const double n = 1024;
+  const std::optional<double> w = MatmulCommLowerBound(Parse(kMatmul, "m=1024,n=1024,k=1024"), 8);
+  ASSERT_TRUE(w.has_value());
+  EXPECT_NEAR(*w, 3 * n * n / 8, 1e-9 * n * n);
+}
+
+TEST(LowerBoundTest, OneAndTwoDimensionalRegimes) {
+  // d = (8192, 1024, 1024), P = 4 <= d1/d2 = 8: (d1 d2 + d1 d3)/P + d2 d3 - (d1 d2 + d1 d3 +
+  // d2 d3)/P = d2 d3 (1 - 1/P): the smaller operand gathered everywhere.
+  const double mi = 1024.0 * 1024;
+  std::optional<double> w = MatmulCommLowerBound(Parse(kMatmul, "m=8192,n=1024,k=1024"), 4);
+  ASSERT_TRUE(w.has_value());
+  EXPECT_NEAR(*w, 0.75 * mi, 1e-9 * mi);
+  // d = (4096, 1024, 256), P = 16 in [d1/d2, d1 d2/d3^2] = [4, 64]:
+  // 2 sqrt(d1 d2 d3^2/P) + d1 d2/P - (d1 d2 + d1 d3 + d2 d3)/P
+  // = 2 * 2^17 + 2^18 - (2^22 + 2^20 + 2^18)/16 = 524288 - 344064.
+  w = MatmulCommLowerBound(Parse("C[m,n] += A[k,m] * B[k,n]", "m=1024,n=256,k=4096"), 16);
+  ASSERT_TRUE(w.has_value());
+  EXPECT_NEAR(*w, 180224, 1e-9 * 180224);
+}
+
+TEST(LowerBoundTest, MatrixVectorIsMatmulWithOneColumn) {
+  // d = (4096, 1024, 1), P = 4 <= 4: (d1 d2 + d1)/P + d2 - (d1 d2 + d1 + d2)/P = d2 (1 - 1/P).
+  const std::optional<double> w = MatmulCommLowerBound(Parse("y[i] += A[i,j] * x[j]", "i=4096,j=1024"), 4);
+  ASSERT_TRUE(w.has_value());
+  EXPECT_NEAR(*w, 768, 1e-9 * 768);
+}
+
+TEST(LowerBoundTest, OtherProblemsAndOneRankHaveNone) {
+  EXPECT_FALSE(MatmulCommLowerBound(Parse(kMatmul, "m=64,n=64,k=64"), 1).has_value());
+  EXPECT_FALSE(MatmulCommLowerBound(Parse("C[i,j] = A[i,j] + B[i,j]", "i=64,j=64"), 4).has_value());
+  EXPECT_FALSE(MatmulCommLowerBound(Parse("C[b,m,n] += A[b,m,k] * B[b,k,n]", "b=4,m=8,n=8,k=8"), 4).has_value());
+  EXPECT_FALSE(MatmulCommLowerBound(Parse("C[i,j] += A[i,k] * A[j,k]", "i=64,j=64,k=64"), 4).has_value());
+  EXPECT_FALSE(
+      MatmulCommLowerBound(Parse("O[i,l] += B[i,j,k] * C[j,l] * D[k,l]", "i=8,j=8,k=8,l=8"), 4).has_value());
+}
+
+}  // namespace
+}  // namespace meshtune::search

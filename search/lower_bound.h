@@ -1,0 +1,36 @@
+// A lower bound on the communication of parallel matrix multiplication.
+//
+// For a problem of matmul form, the memory-independent bound of
+//   H. Al Daas, G. Ballard, L. Grigori, S. Kumar, K. Rouse, "Tight Memory-Independent
+//   Parallel Matrix Multiplication Communication Lower Bounds", SPAA 2022
+//   (arXiv:2205.13407), Theorem 3 / Corollary 4:
+// with d1 >= d2 >= d3 the sorted dimensions and P ranks, some rank must access
+//   D = (d1 d2 + d1 d3)/P + d2 d3             when P <= d1/d2               (1D)
+//   D = 2 sqrt(d1 d2 d3^2 / P) + d1 d2 / P    when d1/d2 <= P <= d1 d2/d3^2 (2D)
+//   D = 3 (d1 d2 d3 / P)^(2/3)                otherwise                     (3D)
+// words, of which it may own its share (d1 d2 + d1 d3 + d2 d3)/P at the start, so it must
+// communicate W = D - (d1 d2 + d1 d3 + d2 d3)/P words. The model assumes every input and
+// output element is held by exactly one rank before and after (no replication) and an
+// even load; schedules that start from replicated inputs can communicate less.
+#ifndef MESHTUNE_SEARCH_LOWER_BOUND_H_
+#define MESHTUNE_SEARCH_LOWER_BOUND_H_
+
+#include <cstdint>
+#include <optional>
+
+#include "ir/problem.h"
+
+namespace meshtune::search {
+
+// Words (elements) some rank must communicate to compute `p` on `ranks` ranks, by the bound
+// above. `p` is of matmul form when it is a product of two operands, its three tensors are
+// distinct, and every index appears in exactly two of the three accesses: M = indices of
+// the output and the first operand, N = of the output and the second, K = of the two
+// operands; m, n, k are the products of their extents (1 for an empty set, so a
+// matrix-vector product is matmul form with n = 1). nullopt for other problems and for
+// ranks <= 1.
+std::optional<double> MatmulCommLowerBound(const ir::Problem& p, int64_t ranks);
+
+}  // namespace meshtune::search
+
+#endif  // MESHTUNE_SEARCH_LOWER_BOUND_H_

@@ -1,0 +1,337 @@
+#include "search/space.h"
+
+#include <algorithm>
+#include <functional>
+#include <numeric>
+#include <set>
+
+#include "absl/strings/str_cat.h"
+#include "absl/strings/str_join.h"
+#include "ir/primitives.h"
+
+namespace meshtune::search {
+
+namespace {
+
+using ir::ShardTarget;
+
+constexpr int kMaxIndices = 8;
+
+// A loop name not yet in `taken` (stem, stem2, stem3, ...); added to it.
+std::string Fresh(const std::string& stem, std::set<std::string>* taken) {
+  std::string name = stem;
+  for (int i = 2; taken->count(name); ++i) name = absl::StrCat(stem, i);
+  taken->insert(name);
+  return name;
+}
+
+ir::AxisExpr PlainAxis(const std::string& axis) {
+  ir::AxisExpr e;
+  e.terms.emplace_back(axis, 1);
+  return e;
+}
+
+// Every way to lay `dims` over the mesh: each axis goes to one dim (or, with replication,
+// to none); a dim given several axes is split over them in the order listed.
+std::vector<std::vector<ShardTarget>> Layouts(const std::vector<std::string>& dims, const ir::Mesh& mesh,
+                                              const SpaceOptions& options) {
+  const int na = static_cast<int>(mesh.axes.size());
+  const int nd = static_cast<int>(dims.size());
+  const int choices = nd + (options.allow_replication ? 1 : 0);  // choice nd: replicated
+  std::set<std::vector<std::pair<std::string, std::string>>> seen;
+  std::vector<std::vector<ShardTarget>> out;
+  if (nd == 0) return {{}};
+  std::vector<int> assign(na, 0);
+  std::function<void(int)> rec = [&](int a) {
+    if (a < na) {
+      for (int d = 0; d < choices; ++d) {
+        assign[a] = d;
+        rec(a + 1);
+      }
+      return;
+    }
+    // Per dim the axes it gets; then every order of each dim's axes.
+    std::vector<std::vector<std::string>> per_dim(nd);
+    for (int x = 0; x < na; ++x) {
+      if (assign[x] < nd) per_dim[assign[x]].push_back(mesh.axes[x].name);
+    }
+    std::function<void(int, std::vector<ShardTarget>)> orders = [&](int d, std::vector<ShardTarget> acc) {
+      if (d == nd) {
+        std::vector<std::pair<std::string, std::string>> key;
+        for (const ShardTarget& t : acc) key.emplace_back(t.dim, t.target.ToString());
+        if (seen.insert(key).second) out.push_back(acc);
+        return;
+      }
+      std::vector<std::string> axes = per_dim[d];
+      std::sort(axes.begin(), axes.end());
+      do {
+        std::vector<ShardTarget> next = acc;
+        for (const std::string& x : axes) next.push_back({dims[d], PlainAxis(x)});
+        orders(d + 1, std::move(next));
+      } while (std::next_permutation(axes.begin(), axes.end()));
+    };
+    orders(0, {});
+  };
+  rec(0);
+  if (!options.skew) return out;
+  // Skewed variants: a dim on one axis a instead on (a + b) % s for another axis b of the
+  // same size s (Cannon's initial alignment). One skewed dim per layout.
+  const size_t plain = out.size();
+  for (size_t i = 0; i < plain; ++i) {
+    for (size_t t = 0; t < out[i].size(); ++t) {
+      const std::string& dim = out[i][t].dim;
+      int on_dim = 0;
+      for (const ShardTarget& u : out[i]) on_dim += u.dim == dim;
+      if (on_dim != 1) continue;
+      const std::string a = out[i][t].target.terms[0].first;
+      const int64_t s = mesh.axes[mesh.AxisIndex(a)].size;
+      for (const ir::MeshAxis& b : mesh.axes) {
+        if (b.name == a || b.size != s) continue;
+        std::vector<ShardTarget> v = out[i];
+        ir::AxisExpr e;
+        e.terms = {{a, 1}, {b.name, 1}};
+        std::sort(e.terms.begin(), e.terms.end());
+        e.modulus = s;
+        v[t].target = e;
+        out.push_back(std::move(v));
+      }
+    }
+  }
+  return out;
+}
+
+// The kernel the innermost loops fold into: the first op Tensorize accepts on the whole
+// statement (every index has an innermost loop in every nest).
+std::string KernelForm(const ir::Computation& base) {
+  std::vector<std::string> all;
+  for (const ir::Loop& l : base.loops()) all.push_back(l.name);
+  for (const std::string& op : ir::KernelOps()) {
+    if (ir::Tensorize(base, all, op).ok()) return op;
+  }
+  return "contraction";
+}
+
+// Divide factors worth trying for an index of extent `extent`: the mesh's axis sizes, their
+// lcm and their product, when they divide the extent and leave more than one element.
+std::vector<int64_t> DivideParts(int64_t extent, const ir::Mesh& mesh) {
+  std::set<int64_t> parts;
+  int64_t lcm = 1, product = 1;
+  for (const ir::MeshAxis& a : mesh.axes) {
+    parts.insert(a.size);
+    lcm = std::lcm(lcm, a.size);
+    product *= a.size;
+  }
+  parts.insert(lcm);
+  parts.insert(product);
+  std::vector<int64_t> out;
+  for (int64_t p : parts) {
+    if (p > 1 && p < extent && extent % p == 0) out.push_back(p);
+  }
+  return out;
+}
+
+}  // namespace
+
+std::string LoopNest::Describe() const {
+  std::vector<std::string> parts;
+  for (const ir::Instruction& inst : calls) {
+    if (const auto* d = std::get_if<ir::DistributeCall>(&inst)) {
+      for (size_t i = 0; i < d->vars.size(); ++i) parts.push_back(absl::StrCat(d->vars[i], "@", d->axes[i]));
+    } else if (const auto* v = std::get_if<ir::DivideCall>(&inst)) {
+      parts.push_back(absl::StrCat(v->var, "/", v->parts));
+    }
+  }
+  if (!serial.empty()) parts.push_back(absl::StrCat("order ", absl::StrJoin(serial, ",")));
+  return absl::StrJoin(parts, " ");
+}
+
+std::string TensorOption::Describe() const {
+  std::vector<std::string> t;
+  for (const ShardTarget& s : targets) t.push_back(absl::StrCat(s.dim, "@", s.target.ToString()));
+  std::string out = targets.empty() ? "replicated" : absl::StrJoin(t, ", ");
+  if (!comm_loop.empty()) absl::StrAppend(&out, " at ", comm_loop);
+  return out;
+}
+
+std::vector<ir::Mesh> MeshFactorisations(int64_t ranks, std::optional<int64_t> mem_per_rank) {
+  static const char* kNames[] = {"x", "y", "z"};
+  std::vector<ir::Mesh> out;
+  std::function<void(int64_t, int64_t, std::vector<int64_t>)> rec = [&](int64_t left, int64_t max,
+                                                                       std::vector<int64_t> sizes) {
+    if (left == 1 && !sizes.empty()) {
+      ir::Mesh m;
+      for (size_t i = 0; i < sizes.size(); ++i) m.axes.push_back({kNames[i], sizes[i]});
+      m.mem_per_rank_bytes = mem_per_rank;
+      out.push_back(std::move(m));
+      return;
+    }
+    if (sizes.size() == 3) return;
+    for (int64_t f = std::min(left, max); f >= 2; --f) {
+      if (left % f != 0) continue;
+      std::vector<int64_t> next = sizes;
+      next.push_back(f);
+      rec(left / f, f, std::move(next));
+    }
+  };
+  rec(ranks, ranks, {});
+  if (ranks == 1) {
+    ir::Mesh m;
+    m.axes.push_back({"x", 1});
+    m.mem_per_rank_bytes = mem_per_rank;
+    out.push_back(std::move(m));
+  }
+  return out;
+}
+
+absl::StatusOr<Space> Space::Build(const ir::Computation& base, const SpaceOptions& options) {
+  const ir::Problem& p = base.problem();
+  const ir::Mesh& mesh = base.mesh();
+  if (p.indices.size() > kMaxIndices) {
+    return absl::InvalidArgumentError(absl::StrCat("the problem has ", p.indices.size(),
+                                                   " indices; the search enumerates at most ", kMaxIndices));
+  }
+  Space space;
+  space.tensors_ = p.Tensors();
+  std::set<std::string> taken(p.indices.begin(), p.indices.end());
+  for (const std::string& t : space.tensors_) taken.insert(t);
+  for (const ir::MeshAxis& a : mesh.axes) taken.insert(a.name);
+  std::map<std::string, std::string> outer, inner;
+  for (const std::string& i : p.indices) {
+    outer[i] = Fresh(i + "o", &taken);
+    inner[i] = Fresh(i + "i", &taken);
+  }
+  // Index order of the kernel: the output's indices, then the others as they appear.
+  std::vector<std::string> kernel_order = p.output.indices;
+  for (const ir::TensorAccess& a : p.operands) {
+    for (const std::string& i : a.indices) {
+      if (std::find(kernel_order.begin(), kernel_order.end(), i) == kernel_order.end()) kernel_order.push_back(i);
+    }
+  }
+  const std::string kernel = KernelForm(base);
+  // Per tensor, its shard layouts (independent of the nest).
+  std::vector<std::vector<std::vector<ShardTarget>>> layouts;
+  for (const std::string& t : space.tensors_) {
+    layouts.push_back(Layouts(p.FirstAccess(t)->indices, mesh, options));
+  }
+
+  const int na = static_cast<int>(mesh.axes.size());
+  const bool trivial_mesh = mesh.Ranks() == 1;
+  // Assignments: axis a runs index assign[a] (all distinct).
+  std::vector<std::string> assign(na);
+  std::function<void(int)> assign_rec = [&](int a) {
+    if (a < na && !trivial_mesh) {
+      for (const std::string& i : p.indices) {
+        if (std::find(assign.begin(), assign.begin() + a, i) != assign.begin() + a) continue;
+        assign[a] = i;
+        assign_rec(a + 1);
+      }
+      return;
+    }
+    std::vector<std::string> rest;
+    for (const std::string& i : p.indices) {
+      if (trivial_mesh || std::find(assign.begin(), assign.end(), i) == assign.end()) rest.push_back(i);
+    }
+    // Divides: a subset of `rest` (at most max_divided) with a factor each.
+    std::vector<std::pair<std::string, int64_t>> divides;
+    std::function<void(size_t)> divide_rec = [&](size_t r) {
+      if (r < rest.size()) {
+        divide_rec(r + 1);
+        if (static_cast<int>(divides.size()) >= options.max_divided) return;
+        for (int64_t parts : DivideParts(p.extents.at(rest[r]), mesh)) {
+          divides.emplace_back(rest[r], parts);
+          divide_rec(r + 1);
+          divides.pop_back();
+        }
+        return;
+      }
+      std::vector<std::string> serial;
+      for (const auto& d : divides) serial.push_back(outer[d.first]);
+      std::sort(serial.begin(), serial.end());
+      do {
+        NestChoices nc;
+        LoopNest& n = nc.nest;
+        if (!trivial_mesh) {
+          ir::DistributeCall dist;
+          for (int a = 0; a < na; ++a) {
+            dist.vars.push_back(assign[a]);
+            dist.outers.push_back(outer[assign[a]]);
+            dist.inners.push_back(inner[assign[a]]);
+            dist.axes.push_back(mesh.axes[a].name);
+            n.distributed.push_back(outer[assign[a]]);
+          }
+          n.calls.push_back(dist);
+        }
+        for (const auto& [index, parts] : divides) {
+          n.calls.push_back(ir::DivideCall{index, outer[index], inner[index], parts});
+        }
+        n.serial = serial;
+        std::vector<std::string> kernel_loops;
+        for (const std::string& i : kernel_order) {
+          const bool split = std::find(assign.begin(), assign.end(), i) != assign.end() && !trivial_mesh;
+          bool divided = false;
+          for (const auto& d : divides) divided |= d.first == i;
+          kernel_loops.push_back(split || divided ? inner[i] : i);
+        }
+        if (!divides.empty()) {
+          ir::ReorderCall order;
+          order.order = n.distributed;
+          order.order.insert(order.order.end(), serial.begin(), serial.end());
+          order.order.insert(order.order.end(), kernel_loops.begin(), kernel_loops.end());
+          n.calls.push_back(order);
+        }
+        n.tensorize = ir::TensorizeCall{kernel_loops, kernel};
+        nc.rotations.push_back({});
+        for (const std::string& loop : serial) {
+          for (const std::string& d : n.distributed) nc.rotations.push_back({loop, {d}});
+          if (n.distributed.size() > 1) nc.rotations.push_back({loop, n.distributed});
+        }
+        std::vector<std::string> levels = {""};
+        levels.insert(levels.end(), serial.begin(), serial.end());
+        levels.push_back(kernel_loops.front());
+        for (size_t t = 0; t < space.tensors_.size(); ++t) {
+          std::vector<TensorOption> opts;
+          for (const std::string& level : levels) {
+            for (const std::vector<ShardTarget>& layout : layouts[t]) opts.push_back({layout, level});
+          }
+          nc.options.push_back(std::move(opts));
+        }
+        space.nests_.push_back(std::move(nc));
+      } while (std::next_permutation(serial.begin(), serial.end()));
+    };
+    divide_rec(0);
+  };
+  assign_rec(0);
+  return space;
+}
+
+int64_t Space::Size() const {
+  int64_t total = 0;
+  for (const NestChoices& n : nests_) {
+    int64_t count = static_cast<int64_t>(n.rotations.size());
+    for (const auto& o : n.options) count *= static_cast<int64_t>(o.size());
+    total += count;
+  }
+  return total;
+}
+
+ir::Trace Space::ToTrace(const Genome& g) const {
+  const NestChoices& n = nests_[g.nest];
+  const Rotation& rot = n.rotations[g.rotation];
+  ir::Trace trace;
+  trace.instructions = n.nest.calls;
+  for (size_t t = 0; t < tensors_.size(); ++t) {
+    const TensorOption& o = n.options[t][g.options[t]];
+    if (!o.targets.empty()) trace.instructions.push_back(ir::ShardCall{tensors_[t], o.targets});
+  }
+  for (size_t t = 0; t < tensors_.size(); ++t) {
+    const TensorOption& o = n.options[t][g.options[t]];
+    if (o.comm_loop.empty()) continue;
+    ir::CommunicateCall call{tensors_[t], o.comm_loop, {}};
+    if (!rot.loop.empty() && rot.loop == o.comm_loop) call.rotate = rot.by;
+    trace.instructions.push_back(call);
+  }
+  trace.instructions.push_back(n.nest.tensorize);
+  return trace;
+}
+
+}  // namespace meshtune::search

@@ -1,0 +1,108 @@
+// The schedule space of a problem on a mesh, as structured choices that print as traces.
+//
+// A point of the space is a Genome: a loop nest (which indices are distributed over which
+// mesh axes, which others are divided into time loops and in what order, the kernel the
+// innermost loops fold into), a rotation (none, or a serial loop turned by some distributed
+// loops), and per tensor one TensorOption (its shard targets and the loop it is
+// communicated at, if any). ToTrace writes the genome as the trace a user would write.
+//
+//   nest:      distribute([m,n], [mo,no], [mi,ni], [x,y]); divide(k, ko, ki, 8);
+//              reorder(mo, no, ko, mi, ni, ki); ... tensorize([mi, ni, ki], matmul)
+//   rotation:  ko by [mo, no]   (written on every communicate at ko)
+//   options:   A: m@x, k@(x+y)%8 at ko;  B: k@(x+y)%8, n@y at ko;  C: m@x, n@y
+//
+// The space is built from the problem and mesh alone; legality is decided elsewhere
+// (search/evaluator.h). Plain values; thread-compatible.
+#ifndef MESHTUNE_SEARCH_SPACE_H_
+#define MESHTUNE_SEARCH_SPACE_H_
+
+#include <cstdint>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "absl/status/statusor.h"
+#include "ir/computation.h"
+#include "ir/mesh.h"
+#include "ir/trace.h"
+
+namespace meshtune::search {
+
+struct SpaceOptions {
+  // Storage policy. false (default): every tensor is stored spread over all ranks with no
+  // copies (as ScaLAPACK and most applications hold their data), so each layout names
+  // every mesh axis. true: tensors may also be replicated along axes (2.5D-style schedules
+  // that trade memory for communication; bound them with the mesh's memory budget).
+  bool allow_replication = false;
+  // At most this many indices are divided into time loops.
+  int max_divided = 2;
+  // Skewed layouts ((x+y)%s) for rotating schedules such as Cannon's.
+  bool skew = true;
+};
+
+// A loop nest: the trace's loop calls and the kernel.
+struct LoopNest {
+  std::vector<ir::Instruction> calls;  // distribute, divide..., reorder
+  ir::TensorizeCall tensorize;
+  std::vector<std::string> distributed;  // distributed loops, by mesh axis order of the call
+  std::vector<std::string> serial;       // time loops, outermost first
+  std::string Describe() const;          // "m@x n@y | ko/8" for logs
+};
+
+// A rotation: the serial loop `loop` runs (t + sum of `by`) mod extent. Empty loop: none.
+struct Rotation {
+  std::string loop;
+  std::vector<std::string> by;
+};
+
+// One tensor's layout and communication.
+struct TensorOption {
+  std::vector<ir::ShardTarget> targets;  // empty: replicated on every rank
+  std::string comm_loop;                 // "" when not communicated
+  std::string Describe() const;          // "m@x, k@y at ko"
+};
+
+// The choices for one loop nest: its rotations and each tensor's options.
+struct NestChoices {
+  LoopNest nest;
+  std::vector<Rotation> rotations;                  // rotations[0] is "none"
+  std::vector<std::vector<TensorOption>> options;  // per tensor, in Problem::Tensors() order
+};
+
+// A point of the space (indices into a Space's tables).
+struct Genome {
+  int nest = 0;
+  int rotation = 0;
+  std::vector<int> options;  // per tensor
+  bool operator==(const Genome& o) const {
+    return nest == o.nest && rotation == o.rotation && options == o.options;
+  }
+};
+
+// The meshes of `ranks` ranks: every factorisation into 1 to 3 axes of size >= 2 named
+// x, y, z with non-increasing sizes (4 -> x=4; x=2,y=2). `mem_per_rank` is copied on each.
+std::vector<ir::Mesh> MeshFactorisations(int64_t ranks, std::optional<int64_t> mem_per_rank);
+
+class Space {
+ public:
+  // The space of `base`'s problem on its mesh. Fails when the problem has more indices
+  // than the enumeration handles (8) or names the space needs are taken.
+  static absl::StatusOr<Space> Build(const ir::Computation& base, const SpaceOptions& options);
+
+  const std::vector<NestChoices>& nests() const { return nests_; }
+  const std::vector<std::string>& tensors() const { return tensors_; }
+
+  // Number of genomes (product of rotations and options, summed over nests).
+  int64_t Size() const;
+  // The genome as a trace (calls in the order distribute, divide, reorder, shard,
+  // communicate, tensorize).
+  ir::Trace ToTrace(const Genome& g) const;
+
+ private:
+  std::vector<std::string> tensors_;
+  std::vector<NestChoices> nests_;
+};
+
+}  // namespace meshtune::search
+
+#endif  // MESHTUNE_SEARCH_SPACE_H_
