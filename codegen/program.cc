@@ -105,7 +105,8 @@ namespace {
 std::string SliceText(const std::string& buffer, const Slice& s) {
   std::vector<std::string> parts;
   for (size_t d = 0; d < s.size.size(); ++d) {
-    parts.push_back(absl::StrCat(s.offset[d].ToString(), " +: ", s.size[d]));
+    // An all-gather's source box has sizes but no single offset.
+    parts.push_back(absl::StrCat(d < s.offset.size() ? s.offset[d].ToString() : "*", " +: ", s.size[d]));
   }
   return absl::StrCat(buffer, "[", absl::StrJoin(parts, ", "), "]");
 }

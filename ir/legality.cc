@@ -57,11 +57,15 @@ std::string HolderText(const Computation& c, const std::string& tensor,
   return absl::StrCat("rank ", RankText(c.mesh(), SamplePoint(holders.lexmin())));
 }
 
-void CheckOwnership(const Computation& c, const std::string& tensor, std::vector<Rejection>& out) {
+// Each check below appends its rejection to `out`; without `messages` only the code (the
+// search's case: finding an example point and naming it is most of the cost).
+
+void CheckOwnership(const Computation& c, const std::string& tensor, std::vector<Rejection>& out, bool messages) {
   const Sharding* s = c.sharding(tensor);
   if (s == nullptr) return;
   const isl::set orphans = c.TensorSet(tensor).subtract(s->owners.domain());
   if (orphans.is_empty()) return;
+  if (!messages) return out.push_back({std::string(kUnownedElement), ""});
   const std::vector<int64_t> e = SamplePoint(orphans.lexmin());
   std::vector<std::string> targets;
   for (const ShardTarget& t : s->targets) targets.push_back(absl::StrCat(t.dim, "@", t.target.ToString()));
@@ -71,10 +75,11 @@ void CheckOwnership(const Computation& c, const std::string& tensor, std::vector
                               ") leaves blocks that no mesh coordinate maps to")});
 }
 
-void CheckLocal(const Computation& c, const std::string& tensor, std::vector<Rejection>& out) {
+void CheckLocal(const Computation& c, const std::string& tensor, std::vector<Rejection>& out, bool messages) {
   const isl::map uses = c.Execution().reverse().apply_range(c.Access(tensor));  // Mesh -> T
   const isl::map remote = uses.subtract(c.Owners(tensor).reverse());
   if (remote.is_empty()) return;
+  if (!messages) return out.push_back({std::string(kNonLocalAccess), ""});
   const std::vector<int64_t> w = SamplePoint(remote.wrap().lexmin());
   const size_t na = c.mesh().axes.size();
   const size_t nd = w.size() - na;
@@ -88,11 +93,13 @@ void CheckLocal(const Computation& c, const std::string& tensor, std::vector<Rej
                               tensor, " to match the computation")});
 }
 
-void CheckOutputComplete(const Computation& c, const std::string& tensor, std::vector<Rejection>& out) {
+void CheckOutputComplete(const Computation& c, const std::string& tensor, std::vector<Rejection>& out,
+                         bool messages) {
   // Mesh[r] -> S[i]: r holds the element instance i writes, but does not execute i.
   const isl::map needed = c.Owners(tensor).reverse().apply_range(c.Access(tensor).reverse());
   const isl::map missing = needed.subtract(c.Execution().reverse());
   if (missing.is_empty()) return;
+  if (!messages) return out.push_back({std::string(kUnreducedOutput), ""});
   const std::vector<int64_t> w = SamplePoint(missing.wrap().lexmin());
   const size_t na = c.mesh().axes.size();
   const Problem& p = c.problem();
@@ -109,9 +116,12 @@ void CheckOutputComplete(const Computation& c, const std::string& tensor, std::v
                               ", <loop>) to reduce it")});
 }
 
-void CheckSingleSource(const Computation& c, const Transfer& t, std::vector<Rejection>& out) {
+std::vector<int> GatherAxesOf(const Computation& c, const Transfer& t, const isl::map& all_sources);
+
+void CheckSingleSource(const Computation& c, const Transfer& t, std::vector<Rejection>& out, bool messages) {
   const isl::map sources = TransferSources(c, t);
-  if (sources.is_single_valued() || !GatherAxes(c, t).empty()) return;
+  if (sources.is_single_valued() || !GatherAxesOf(c, t, sources).empty()) return;
+  if (!messages) return out.push_back({std::string(kMultiSourceTransfer), ""});
   const isl::map extra = sources.subtract(sources.lexmin());
   const std::vector<int64_t> w = SamplePoint(extra.domain().lexmin());
   const int depth = TransferPrefix(c, t);
@@ -165,11 +175,15 @@ isl::map DropDistributedLoops(const Computation& c, const isl::map& m, int prefi
   return out.set_domain_tuple("P");
 }
 
-std::vector<int> GatherAxes(const Computation& c, const Transfer& t) {
+namespace {
+
+// GatherAxes for a transfer whose `sources` (TransferSources) are known not to be
+// single-valued. The cheaper necessary condition first: the fetched data must be the same
+// along each axis the sources vary on; only then whether those sources cover the axes.
+std::vector<int> GatherAxesOf(const Computation& c, const Transfer& t, const isl::map& all_sources) {
   const int prefix = TransferPrefix(c, t);
-  const isl::map sources = DropDistributedLoops(c, TransferSources(c, t), prefix);
-  if (sources.is_single_valued()) return {};
   const Mesh& mesh = c.mesh();
+  const isl::map sources = DropDistributedLoops(c, all_sources, prefix);
   std::vector<int> axes;
   std::vector<int64_t> box(mesh.axes.size(), 0);
   isl::map freed = sources;
@@ -179,14 +193,23 @@ std::vector<int> GatherAxes(const Computation& c, const Transfer& t) {
     box[a] = mesh.axes[a].size;
     freed = FreeRangeDim(freed, a);
   }
-  // Sources cover the whole group, and the whole group needs the same data.
-  freed = freed.intersect_range(Box(SetSpace(c.ctx(), "Mesh", mesh.axes.size()), box));
-  if (!freed.is_subset(sources)) return {};
+  if (axes.empty()) return {};
   const isl::map elements = DropDistributedLoops(c, TransferElements(c, t), prefix);
   for (int a : axes) {
     if (!IndependentOfDim(elements, a)) return {};
   }
+  // Sources cover the whole group.
+  freed = freed.intersect_range(Box(SetSpace(c.ctx(), "Mesh", mesh.axes.size()), box));
+  if (!freed.is_subset(sources)) return {};
   return axes;
+}
+
+}  // namespace
+
+std::vector<int> GatherAxes(const Computation& c, const Transfer& t) {
+  const isl::map sources = TransferSources(c, t);
+  if (sources.is_single_valued()) return {};
+  return GatherAxesOf(c, t, sources);
 }
 
 namespace {
@@ -205,27 +228,65 @@ int64_t TransferBufferBytes(const Computation& c, const Transfer& t) {
 
 }  // namespace
 
-LegalityCache::TensorChecks CheckTensor(const Computation& c, const std::string& tensor) {
-  LegalityCache::TensorChecks out;
-  out.buffer_bytes = c.TransferOf(tensor) != nullptr ? -1 : 0;
-  CheckOwnership(c, tensor, out.ownership);
+namespace {
+
+// The checks of how `tensor` is used (everything but ownership) into `out`.
+void CheckUse(const Computation& c, const std::string& tensor, bool messages, LegalityCache::TensorChecks* out) {
+  out->buffer_bytes = c.TransferOf(tensor) != nullptr ? -1 : 0;
   const Problem& p = c.problem();
   if (const Transfer* tr = c.TransferOf(tensor)) {
-    if (!p.IsOutput(tensor)) CheckSingleSource(c, *tr, out.access);
-    if (c.mesh().mem_per_rank_bytes.has_value()) out.buffer_bytes = TransferBufferBytes(c, *tr);
-    return out;
+    if (!p.IsOutput(tensor)) CheckSingleSource(c, *tr, out->access, messages);
+    if (c.mesh().mem_per_rank_bytes.has_value()) out->buffer_bytes = TransferBufferBytes(c, *tr);
+    return;
   }
-  CheckLocal(c, tensor, out.access);
-  if (p.IsOutput(tensor) && out.access.empty()) CheckOutputComplete(c, tensor, out.access);
+  CheckLocal(c, tensor, out->access, messages);
+  if (p.IsOutput(tensor) && out->access.empty()) CheckOutputComplete(c, tensor, out->access, messages);
+}
+
+}  // namespace
+
+LegalityCache::TensorChecks CheckTensor(const Computation& c, const std::string& tensor, bool messages) {
+  LegalityCache::TensorChecks out;
+  CheckOwnership(c, tensor, out.ownership, messages);
+  CheckUse(c, tensor, messages, &out);
   return out;
 }
 
+std::string LegalityKey(const Computation& c, const std::string& tensor) {
+  const Transfer* t = c.TransferOf(tensor);
+  const int depth = t != nullptr ? TransferPrefix(c, *t) : 0;
+  std::string key = c.TensorKey(tensor);
+  const std::vector<Loop>& loops = c.loops();
+  for (size_t j = 0; j < loops.size(); ++j) {
+    const Loop& l = loops[j];
+    if (l.kind != LoopKind::kDistributed && static_cast<int>(j) >= depth) continue;
+    bool outermost = true;  // as Computation::LoopValue decides whether the loop wraps
+    for (const Loop& o : loops) outermost &= !(o.origin == l.origin && o.stride > l.stride);
+    absl::StrAppend(&key, ";", j, ":", l.name, ":", l.extent, ":", static_cast<int>(l.kind), ":", l.axis, ":",
+                    l.origin, ":", l.stride, ":", outermost, ":", absl::StrJoin(l.rotate, ","));
+  }
+  return key;
+}
+
 const LegalityCache::TensorChecks& LegalityCache::Get(const Computation& c, const std::string& tensor) {
-  std::string key = c.LoopsKey();
-  absl::StrAppend(&key, "|", c.TensorKey(tensor));
+  std::string key = LegalityKey(c, tensor);
   auto it = checks_.find(key);
-  if (it == checks_.end()) it = checks_.emplace(std::move(key), CheckTensor(c, tensor)).first;
-  return it->second;
+  if (it != checks_.end()) return it->second;
+  // Ownership depends on the layout alone: shared by every schedule with that layout.
+  std::string layout = tensor;
+  if (const Sharding* s = c.sharding(tensor)) {
+    for (const ShardTarget& t : s->targets) absl::StrAppend(&layout, " ", t.dim, "@", t.target.ToString());
+  }
+  auto own = ownership_.find(layout);
+  if (own == ownership_.end()) {
+    std::vector<Rejection> rejections;
+    CheckOwnership(c, tensor, rejections, messages_);
+    own = ownership_.emplace(std::move(layout), std::move(rejections)).first;
+  }
+  TensorChecks checks;
+  checks.ownership = own->second;
+  CheckUse(c, tensor, messages_, &checks);
+  return checks_.emplace(std::move(key), std::move(checks)).first->second;
 }
 
 Footprint ComputeFootprint(const Computation& c, LegalityCache* cache) {
@@ -262,7 +323,7 @@ std::vector<Rejection> CheckLegality(const Computation& c, LegalityCache* cache)
     if (cache != nullptr) {
       checks.push_back(&cache->Get(c, t));
     } else {
-      owned.push_back(CheckTensor(c, t));
+      owned.push_back(CheckTensor(c, t, /*messages=*/true));
     }
   }
   for (const LegalityCache::TensorChecks& o : owned) checks.push_back(&o);

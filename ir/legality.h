@@ -56,12 +56,15 @@ struct Footprint {
   int64_t total() const { return shard_bytes + buffer_bytes; }
 };
 
-// Memo of the per-tensor checks, keyed by Computation::LoopsKey and TensorKey: the search
-// judges thousands of schedules of one base that share loops and per-tensor choices, and
-// each tensor's verdict depends on no more. Holds no isl objects. Use one cache per base
-// Computation, on one thread.
+// Memo of the per-tensor checks, keyed by LegalityKey: the search judges thousands of
+// schedules of one base that share loops and per-tensor choices, and each tensor's verdict
+// depends on no more. Holds no isl objects. Use one cache per base
+// Computation, on one thread. Without `messages`, rejections carry their code and an empty
+// message (what a search needs, at a fraction of the cost).
 class LegalityCache {
  public:
+  explicit LegalityCache(bool messages = true) : messages_(messages) {}
+
   struct TensorChecks {
     std::vector<Rejection> ownership;  // unowned_element
     std::vector<Rejection> access;     // multi_source_transfer, non_local_access, unreduced_output
@@ -74,15 +77,24 @@ class LegalityCache {
   size_t size() const { return checks_.size(); }
 
  private:
+  bool messages_;
   std::unordered_map<std::string, TensorChecks> checks_;
+  std::unordered_map<std::string, std::vector<Rejection>> ownership_;  // by tensor and layout
 };
+
+// What the checks of `tensor` in `c` depend on, as text: its sharding and transfer, the
+// distributed loops (who executes what) and, for a communicated tensor, the loops up to its
+// transfer (what each fetch holds). Serial loops inside the transfer, or any serial loop of
+// a tensor that is not communicated, do not change its verdict: schedules that differ only
+// there share the key.
+std::string LegalityKey(const Computation& c, const std::string& tensor);
 
 // Per-rank bytes of shards and transfer buffers (the box around each transfer's data).
 Footprint ComputeFootprint(const Computation& c, LegalityCache* cache = nullptr);
 
 // The checks of one tensor alone (what LegalityCache memoizes); buffer_bytes is computed
-// only when the mesh has a memory budget.
-LegalityCache::TensorChecks CheckTensor(const Computation& c, const std::string& tensor);
+// only when the mesh has a memory budget; rejection messages only with `messages`.
+LegalityCache::TensorChecks CheckTensor(const Computation& c, const std::string& tensor, bool messages);
 
 // Every legality rule `c` breaks; empty when legal. With a cache, per-tensor checks are
 // looked up (the result is the same).

@@ -1,24 +1,27 @@
-// meshtune_calibrate: measures the alpha-beta-gamma numbers of the machine it runs on.
+// meshtune_calibrate: measures the message and GEMM times of the machine it runs on.
 // mpirun starts P >= 2 of these; rank 0 prints one JSON line, a meshtune.v1.HardwareProfile
-// in protobuf's JSON mapping (without a name: `meshtune calibrate` sets it and stores it).
+// in protobuf's JSON mapping holding the samples and how they were taken (ranks, dtype,
+// gemm_n, host, created) but neither a name nor the fitted numbers: `meshtune calibrate`
+// fits alpha, beta, alpha_coll, beta_coll and gamma to the samples (service/calibrate_cmd.h)
+// and stores the profile.
 //
-//   ping-pong  ranks 0 and 1, sizes 8 B .. --max-bytes (doubling); one-way time = median
-//              round trip / 2; fit t = alpha + beta * bytes. The other ranks sleep.
-//   broadcast  MPI_Bcast from rank 0 over all P ranks, same sizes; a repetition's time is
-//              the slowest rank's; fit t = alpha_coll * log2(P) + beta_coll * bytes.
+//   ping-pong  ranks 0 and 1, sizes 8 B .. --max-bytes (doubling); sample "pingpong":
+//              one-way time = median round trip / 2. The other ranks sleep.
+//   broadcast  MPI_Bcast from rank 0 over all P ranks, same sizes; sample "bcast": the
+//              median over repetitions of the slowest rank's time.
 //   GEMM       one n x n x n sgemm (f32) or dgemm (f64) through OpenBLAS on every rank at
-//              once, so that the rate includes the sharing of cores; a repetition's time
-//              is the slowest rank's; gamma = median seconds / (2 n^3).
+//              once, so that the rate includes the sharing of cores; sample "gemm" (bytes:
+//              its three operands): the median over repetitions of the slowest rank's time.
 //
-// Every measurement is a median over --reps repetitions after a warm-up. Bad flags: a
-// message on stderr and exit status 2. A rank dies with its launcher (PR_SET_PDEATHSIG).
+// Every measurement is a median over --reps (--gemm-reps) repetitions after a warm-up. Bad
+// flags or fewer than 2 ranks: a message on stderr and exit status 2. A rank dies with its
+// launcher (PR_SET_PDEATHSIG).
 #include <cblas.h>
 #include <mpi.h>
 #include <sys/prctl.h>
 #include <unistd.h>
 
 #include <algorithm>
-#include <cmath>
 #include <csignal>
 #include <cstdint>
 #include <ctime>
@@ -53,7 +56,8 @@ void SleepyBarrier(MPI_Comm comm) {
   MPI_Request request;
   MPI_Ibarrier(comm, &request);
   int done = 0;
-  for (MPI_Test(&request, &done, MPI_STATUS_IGNORE); !done; MPI_Test(&request, &done, MPI_STATUS_IGNORE)) {
+  for (MPI_Test(&request, &done, MPI_STATUS_IGNORE); !done;
+       MPI_Test(&request, &done, MPI_STATUS_IGNORE)) {
     usleep(100);
   }
 }
@@ -63,44 +67,9 @@ std::vector<double> MaxOverRanks(const std::vector<double>& local, MPI_Comm comm
   int rank = 0;
   MPI_Comm_rank(comm, &rank);
   std::vector<double> out(rank == 0 ? local.size() : 0);
-  MPI_Reduce(local.data(), out.data(), static_cast<int>(local.size()), MPI_DOUBLE, MPI_MAX, 0, comm);
+  MPI_Reduce(local.data(), out.data(), static_cast<int>(local.size()), MPI_DOUBLE, MPI_MAX, 0,
+             comm);
   return out;
-}
-
-struct Line {
-  double intercept = 0, slope = 0;
-};
-
-// Least-squares fit of t = intercept + slope * x over the samples, weighted by 1 / t^2
-// (relative errors: the 8-byte latencies count as much as the megabyte transfers).
-// Neither coefficient may be negative — a negative latency or bandwidth cost is noise, not
-// a machine — so this is the non-negative least-squares solution: when the free fit's
-// intercept (slope) comes out negative, it is clamped to 0 and the other coefficient is
-// refitted alone.
-Line FitNonNegative(const std::vector<double>& x, const std::vector<double>& t) {
-  double s = 0, sx = 0, sxx = 0, st = 0, sxt = 0;
-  for (size_t i = 0; i < x.size(); ++i) {
-    const double w = t[i] > 0 ? 1 / (t[i] * t[i]) : 0;
-    s += w;
-    sx += w * x[i];
-    sxx += w * x[i] * x[i];
-    st += w * t[i];
-    sxt += w * x[i] * t[i];
-  }
-  Line line;
-  const double det = s * sxx - sx * sx;
-  if (det > 0) {
-    line.intercept = (sxx * st - sx * sxt) / det;
-    line.slope = (s * sxt - sx * st) / det;
-  }
-  if (det <= 0 || line.slope < 0) {  // clamp: slope 0, intercept = weighted mean
-    line.slope = 0;
-    line.intercept = s > 0 ? st / s : 0;
-  } else if (line.intercept < 0) {  // clamp: intercept 0, slope through the origin
-    line.intercept = 0;
-    line.slope = sxx > 0 ? sxt / sxx : 0;
-  }
-  return line;
 }
 
 std::vector<int64_t> MessageSizes(int64_t max_bytes) {
@@ -197,8 +166,7 @@ meshtune::v1::HardwareProfile Calibrate(const Flags& f, int rank, int size) {
   };
   std::vector<char> buf(f.max_bytes, 1);
   const std::vector<int64_t> sizes = MessageSizes(f.max_bytes);
-  std::vector<double> x(sizes.begin(), sizes.end()), pingpong, bcast;
-
+  std::vector<double> pingpong, bcast;
   for (int64_t bytes : sizes) {
     pingpong.push_back(PingPong(buf.data(), bytes, f.reps, rank));
     SleepyBarrier(MPI_COMM_WORLD);
@@ -208,15 +176,7 @@ meshtune::v1::HardwareProfile Calibrate(const Flags& f, int rank, int size) {
                                          : TimeGemm<float>(f.gemm_n, f.gemm_reps, rank);
   if (rank != 0) return profile;
 
-  const Line p2p = FitNonNegative(x, pingpong);
-  const Line coll = FitNonNegative(x, bcast);
   profile.set_ranks(size);
-  profile.set_alpha_s(p2p.intercept);
-  profile.set_beta_s_per_byte(p2p.slope);
-  profile.set_alpha_coll_s(coll.intercept / std::log2(static_cast<double>(size)));
-  profile.set_beta_coll_s_per_byte(coll.slope);
-  const double n = f.gemm_n;
-  profile.set_gamma_s_per_flop(gemm_s / (2 * n * n * n));
   profile.set_gemm_n(f.gemm_n);
   profile.set_dtype(f.dtype);
   profile.set_host(HostName());
@@ -237,18 +197,28 @@ int main(int argc, char** argv) {
   MPI_Comm_rank(MPI_COMM_WORLD, &rank);
   MPI_Comm_size(MPI_COMM_WORLD, &size);
   Flags f;
-  CLI::App app{"meshtune_calibrate: alpha, beta and gamma of this machine (run under mpirun, P >= 2)"};
+  CLI::App app{
+      "meshtune_calibrate: message and GEMM times of this machine (run under mpirun, P >= 2)"};
   app.add_option("--dtype", f.dtype, "GEMM element type")->check(CLI::IsMember({"f32", "f64"}));
-  app.add_option("--max-bytes", f.max_bytes, "largest message")->check(CLI::Range(int64_t{1024}, int64_t{1} << 30));
-  app.add_option("--reps", f.reps, "timed repetitions per message size")->check(CLI::Range(1, 100000));
+  app.add_option("--max-bytes", f.max_bytes, "largest message")
+      ->check(CLI::Range(int64_t{1024}, int64_t{1} << 30));
+  app.add_option("--reps", f.reps, "timed repetitions per message size")
+      ->check(CLI::Range(1, 100000));
   app.add_option("--gemm-n", f.gemm_n, "GEMM size n (n x n x n)")->check(CLI::Range(16, 4096));
   app.add_option("--gemm-reps", f.gemm_reps, "timed GEMMs")->check(CLI::Range(1, 1000));
-  app.add_option("--job-id", f.job_id, "ignored; names the job on the command line for the launcher");
+  app.add_option("--job-id", f.job_id,
+                 "ignored; names the job on the command line for the launcher");
   try {
     app.parse(argc, argv);
-    if (size < 2) throw CLI::ValidationError("calibration needs at least 2 ranks, got " + std::to_string(size));
-  } catch (const CLI::Error& e) {
-    if (rank == 0) std::cerr << "meshtune_calibrate: " << e.what() << std::endl;
+  } catch (const CLI::ParseError& e) {  // --help too: printed, exit status 0
+    const int code = rank == 0 ? app.exit(e) : e.get_exit_code();
+    MPI_Finalize();
+    return code == 0 ? 0 : 2;
+  }
+  if (size < 2) {
+    if (rank == 0)
+      std::cerr << "meshtune_calibrate: calibration needs at least 2 ranks, got " << size
+                << std::endl;
     MPI_Finalize();
     return 2;
   }
@@ -256,7 +226,6 @@ int main(int argc, char** argv) {
   if (rank == 0) {
     std::string json;
     google::protobuf::util::JsonPrintOptions o;
-    o.always_print_primitive_fields = true;
     o.preserve_proto_field_names = true;
     if (!google::protobuf::util::MessageToJsonString(profile, &json, o).ok()) {
       std::cerr << "meshtune_calibrate: cannot print the profile as JSON" << std::endl;

@@ -3,6 +3,7 @@
 #include <algorithm>
 #include <functional>
 #include <numeric>
+#include <map>
 #include <set>
 
 #include "absl/strings/str_cat.h"
@@ -287,11 +288,25 @@ absl::StatusOr<Space> Space::Build(const ir::Computation& base, const SpaceOptio
         }
         std::vector<std::string> levels = {""};
         levels.insert(levels.end(), serial.begin(), serial.end());
-        levels.push_back(kernel_loops.front());
+        // The kernel's outermost loop: the first in kernel order after a reorder; without
+        // one, loops keep the domain's order (indices by name).
+        std::string kernel_outer = kernel_loops.front();
+        if (divides.empty()) {
+          const auto first = std::min_element(kernel_order.begin(), kernel_order.end(), [&](const auto& a, const auto& b) {
+            return p.IndexPosition(a) < p.IndexPosition(b);
+          });
+          kernel_outer = kernel_loops[first - kernel_order.begin()];
+        }
+        levels.push_back(kernel_outer);
         for (size_t t = 0; t < space.tensors_.size(); ++t) {
           std::vector<TensorOption> opts;
           for (const std::string& level : levels) {
-            for (const std::vector<ShardTarget>& layout : layouts[t]) opts.push_back({layout, level});
+            for (const std::vector<ShardTarget>& layout : layouts[t]) {
+              bool skewed = false;
+              for (const ShardTarget& st : layout) skewed |= st.target.terms.size() > 1 || st.target.modulus != 0;
+              if (skewed && level.empty()) continue;  // never admissible
+              opts.push_back({layout, level, skewed});
+            }
           }
           nc.options.push_back(std::move(opts));
         }
@@ -302,16 +317,6 @@ absl::StatusOr<Space> Space::Build(const ir::Computation& base, const SpaceOptio
   };
   assign_rec(0);
   return space;
-}
-
-int64_t Space::Size() const {
-  int64_t total = 0;
-  for (const NestChoices& n : nests_) {
-    int64_t count = static_cast<int64_t>(n.rotations.size());
-    for (const auto& o : n.options) count *= static_cast<int64_t>(o.size());
-    total += count;
-  }
-  return total;
 }
 
 ir::Trace Space::ToTrace(const Genome& g) const {
@@ -332,6 +337,53 @@ ir::Trace Space::ToTrace(const Genome& g) const {
   }
   trace.instructions.push_back(n.nest.tensorize);
   return trace;
+}
+
+std::optional<Genome> Space::Find(const ir::Trace& trace) const {
+  std::vector<ir::Instruction> loop_calls;
+  std::optional<ir::TensorizeCall> tensorize;
+  std::map<std::string, std::vector<ShardTarget>> targets;
+  std::map<std::string, std::string> comm;
+  Rotation rot;
+  for (const ir::Instruction& inst : trace.instructions) {
+    if (const auto* s = std::get_if<ir::ShardCall>(&inst)) {
+      targets[s->tensor] = s->targets;
+    } else if (const auto* c = std::get_if<ir::CommunicateCall>(&inst)) {
+      comm[c->tensor] = c->loop;
+      if (!c->rotate.empty()) {
+        if (!rot.loop.empty() && (rot.loop != c->loop || rot.by != c->rotate)) return std::nullopt;
+        rot = {c->loop, c->rotate};
+      }
+    } else if (const auto* t = std::get_if<ir::TensorizeCall>(&inst)) {
+      tensorize = *t;
+    } else {
+      loop_calls.push_back(inst);
+    }
+  }
+  if (!tensorize.has_value()) return std::nullopt;
+  for (size_t n = 0; n < nests_.size(); ++n) {
+    const NestChoices& nc = nests_[n];
+    if (nc.nest.calls != loop_calls || !(nc.nest.tensorize == *tensorize)) continue;
+    Genome g;
+    g.nest = static_cast<int>(n);
+    g.rotation = -1;
+    for (size_t r = 0; r < nc.rotations.size(); ++r) {
+      if (nc.rotations[r].loop == rot.loop && nc.rotations[r].by == rot.by) g.rotation = static_cast<int>(r);
+    }
+    if (g.rotation < 0) return std::nullopt;
+    for (size_t t = 0; t < tensors_.size(); ++t) {
+      const std::vector<ShardTarget>& want = targets[tensors_[t]];
+      const std::string& loop = comm[tensors_[t]];
+      int found = -1;
+      for (size_t o = 0; o < nc.options[t].size() && found < 0; ++o) {
+        if (nc.options[t][o].targets == want && nc.options[t][o].comm_loop == loop) found = static_cast<int>(o);
+      }
+      if (found < 0) return std::nullopt;
+      g.options.push_back(found);
+    }
+    return g;
+  }
+  return std::nullopt;
 }
 
 }  // namespace meshtune::search

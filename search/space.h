@@ -59,6 +59,9 @@ struct Rotation {
 struct TensorOption {
   std::vector<ir::ShardTarget> targets;  // empty: replicated on every rank
   std::string comm_loop;                 // "" when not communicated
+  // A skewed layout ((x+y)%s) exists for rotation: the space holds it only together with a
+  // rotation of the loop the tensor is communicated at (see Admissible).
+  bool skewed = false;
   std::string Describe() const;          // "m@x, k@y at ko"
 };
 
@@ -79,6 +82,12 @@ struct Genome {
   }
 };
 
+// Whether option `o` belongs to the space under rotation `r`: unskewed options always,
+// skewed ones only when communicated at the rotated loop.
+inline bool Admissible(const TensorOption& o, const Rotation& r) {
+  return !o.skewed || (!r.loop.empty() && o.comm_loop == r.loop);
+}
+
 // The meshes of `ranks` ranks: every factorisation into 1 to 3 axes of size >= 2 named
 // x, y, z with non-increasing sizes (4 -> x=4; x=2,y=2). `mem_per_rank` is copied on each.
 std::vector<ir::Mesh> MeshFactorisations(int64_t ranks, std::optional<int64_t> mem_per_rank);
@@ -92,11 +101,15 @@ class Space {
   const std::vector<NestChoices>& nests() const { return nests_; }
   const std::vector<std::string>& tensors() const { return tensors_; }
 
-  // Number of genomes (product of rotations and options, summed over nests).
-  int64_t Size() const;
   // The genome as a trace (calls in the order distribute, divide, reorder, shard,
   // communicate, tensorize).
   ir::Trace ToTrace(const Genome& g) const;
+
+  // The genome of `trace` when the space holds it: the same loop calls and kernel, the same
+  // shard targets and communicate loop per tensor and the same rotation, with shard and
+  // communicate calls in any order. nullopt otherwise (used to seed a search with a known
+  // schedule and to check that the space contains the classic algorithms).
+  std::optional<Genome> Find(const ir::Trace& trace) const;
 
  private:
   std::vector<std::string> tensors_;

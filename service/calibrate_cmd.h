@@ -1,6 +1,7 @@
 // `meshtune calibrate`: measures this machine's alpha-beta-gamma numbers with the
-// meshtune_calibrate job under mpirun (ping-pong, broadcast, local GEMM) and stores them as
-// a named hardware profile (search/hardware_profile.h).
+// meshtune_calibrate job under mpirun (ping-pong, broadcast, local GEMM; runtime/
+// calibrate_main.cc), fits them to its samples and stores them as a named hardware profile
+// (search/hardware_profile.h). Thread-compatible: each call runs its own job.
 #ifndef MESHTUNE_SERVICE_CALIBRATE_CMD_H_
 #define MESHTUNE_SERVICE_CALIBRATE_CMD_H_
 
@@ -8,24 +9,56 @@
 #include <ostream>
 #include <string>
 
+#include "absl/status/status.h"
+#include "absl/status/statusor.h"
+#include "proto/meshtune.pb.h"
+
 namespace meshtune::service {
 
 // The parsed flags of `meshtune calibrate`.
 struct CalibrateOptions {
-  int64_t ranks = 0;             // MPI ranks of the job, at least 2
+  int64_t ranks = 0;             // MPI ranks of the job, 2 to 65536
   std::string name = "default";  // the profile to store
   std::string dtype = "f32";     // element type of the GEMM: f32 or f64
-  double timeout_s = 600;        // the job is killed after this
-  bool quick = false;            // smaller messages, fewer repetitions, n = 512 GEMM: ~1 s
+  double timeout_s = 600;        // the job is killed after this; at most a week
+  bool quick = false;            // messages up to 1 MiB, 10 repetitions, n = 512 GEMM: ~1 s
   bool json = false;             // print the profile as JSON instead of a summary
   std::string calibrator;        // path of meshtune_calibrate; "" = runtime::FindCalibrator()
 };
 
-// Runs the calibration job, stores its profile under options.name and prints a summary
-// (or the profile's JSON) on `out`; errors go to `err` as "meshtune: MESSAGE". Returns the
-// exit status: 0 when the profile was stored, 2 on bad input (a bad name or dtype, fewer
-// than 2 ranks), 1 when the job failed or timed out (the launcher's account) or the
-// profile could not be written.
+// OK when `options` can be run; otherwise InvalidArgument naming the flag and its value: a
+// bad profile name (search::ValidateProfileName's message, which quotes the bad character),
+// ranks outside 2..65536, a dtype other than f32 or f64, a timeout that is not a positive
+// number of seconds up to a week, or a --calibrator that is not an executable file.
+absl::Status ValidateCalibrateOptions(const CalibrateOptions& options);
+
+// The profile `measured` (the calibration job's output: ranks, gemm_n and samples) with
+// its five numbers fitted, in seconds, bytes and flops:
+//   alpha, beta             t = alpha + beta * bytes over the "pingpong" samples;
+//   alpha_coll, beta_coll   t = alpha_coll * log2(ranks) + beta_coll * bytes over "bcast";
+//   gamma                   seconds / (2 gemm_n^3) of the one "gemm" sample.
+// The lines are least-squares fits in relative error (each sample weighted by 1 / t^2, so
+// that the 8-byte latencies count as much as the megabyte transfers) with non-negative
+// coefficients: when the free fit makes one negative, it is 0 and the other is refitted
+// alone. DataLoss naming the problem when ranks < 2 or gemm_n < 1, a kind has no sample,
+// there is not exactly one gemm sample, or a sample's bytes or seconds is not a positive
+// finite number.
+absl::StatusOr<v1::HardwareProfile> FitProfile(const v1::HardwareProfile& measured);
+
+// Validates `options`, runs the calibration job on options.ranks ranks, fits its samples
+// (FitProfile) and stores the profile as options.name (search::SaveProfile); returns the
+// stored profile. InvalidArgument for bad options (ValidateCalibrateOptions); NotFound when
+// no meshtune_calibrate is found; DeadlineExceeded when the job ran past the timeout (it
+// is killed); Internal when it failed (its exit status or signal and the end of its stderr)
+// or reported a rank count other than options.ranks; DataLoss when its output does not
+// parse or its samples cannot be fitted; SaveProfile's errors, naming the path.
+absl::StatusOr<v1::HardwareProfile> Calibrate(const CalibrateOptions& options);
+
+// The command: Calibrate, then a summary of the profile (or its one-line JSON with
+// options.json) on `out`. An error goes to `err` as "meshtune: MESSAGE". Returns the exit
+// status: 0 when the profile was stored, 2 on bad input (ValidateCalibrateOptions fails),
+// 1 otherwise (no calibrator, a failed or timed-out job, a profile that could not be fitted
+// or written).
 int RunCalibrate(const CalibrateOptions& options, std::ostream& out, std::ostream& err);
 
 }  // namespace meshtune::service

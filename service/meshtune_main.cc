@@ -1,9 +1,11 @@
 // meshtune: the command-line front end of the engine.
 //
-// Subcommands: explain (legality verdict, maps, transfers and pseudo-code of one trace) and
-// run (one trace under MPI). Exit status: 0 when the command ran (for run: and verified),
-// 2 on bad input (message on stderr naming the offending token), 1 on an internal error
-// or a run that failed (its JSON result says why).
+// Subcommands: explain (legality verdict, maps, transfers and pseudo-code of one trace),
+// run (one trace under MPI), codegen (the C++ MPI program of a trace) and calibrate (this
+// machine's alpha-beta-gamma numbers, stored as a hardware profile; service/calibrate_cmd.h).
+// Exit status: 0 when the command ran (for run: and verified), 2 on bad input (message on
+// stderr naming the offending token), 1 on an internal error or a run that failed (its JSON
+// result says why).
 #include <cstdio>
 #include <exception>
 #include <fstream>
@@ -12,6 +14,7 @@
 
 #include "CLI/CLI.hpp"
 #include "ir/trace.h"
+#include "service/calibrate_cmd.h"
 #include "service/cli_io.h"
 #include "service/explain.h"
 #include "absl/strings/str_format.h"
@@ -175,6 +178,19 @@ int Main(int argc, char** argv) {
   gen->add_option("--trace", codegen_trace, "trace file ('-' for stdin)")->required();
   gen->add_option("-o,--output", codegen_out, "output file (default: stdout)");
 
+  CalibrateOptions calibrate_opts;
+  CLI::App* calibrate =
+      app.add_subcommand("calibrate", "measure alpha, beta and gamma under MPI; store a profile");
+  calibrate->add_option("--ranks", calibrate_opts.ranks, "MPI ranks, at least 2")->required();
+  calibrate->add_option("--name", calibrate_opts.name, "hardware profile name (default: default)");
+  calibrate->add_option("--dtype", calibrate_opts.dtype, "GEMM element type: f32 or f64");
+  calibrate->add_option("--timeout", calibrate_opts.timeout_s,
+                        "seconds before the job is killed (default: 600)");
+  calibrate->add_flag("--quick", calibrate_opts.quick, "fewer sizes and repetitions (~1 s)");
+  calibrate->add_flag("--json", calibrate_opts.json, "print the profile as JSON");
+  calibrate->add_option("--calibrator", calibrate_opts.calibrator,
+                        "path of meshtune_calibrate (default: found beside meshtune)");
+
   try {
     app.parse(argc, argv);
   } catch (const CLI::ParseError& e) {
@@ -184,6 +200,7 @@ int Main(int argc, char** argv) {
   if (explain->parsed()) return RunExplain(explain_flags, trace_path, json);
   if (run->parsed()) return RunRun(run_flags, run_trace, run_opts);
   if (gen->parsed()) return RunCodegen(codegen_flags, codegen_trace, codegen_out);
+  if (calibrate->parsed()) return RunCalibrate(calibrate_opts, std::cout, std::cerr);
   return kExitBadInput;
 }
 

@@ -1,0 +1,123 @@
+// Evaluator: legality, lowering and cost of the points of one Space (one mesh).
+//
+// Legality decomposes by tensor: a tensor's checks (ownership, single-source transfers,
+// local access, complete output; ir/legality.h) depend only on the loops and on that
+// tensor's own shard and communicate (ir::Computation::TensorKey). So for each loop nest and
+// rotation the evaluator checks every tensor option once, keeps the legal ones, and a point
+// of the space is legal exactly when each of its tensor options is (and, with a memory
+// budget, their bytes add up within it). Counting the rejections of the whole space is then
+// arithmetic over these tables rather than a replay per point.
+//
+//   Space (nests x rotations x options^tensors)
+//      │  per (nest, rotation): replay the nest, then per tensor option Shard + Communicate
+//      ▼  + CheckTensor  ───▶ NestTable: legal options per tensor, rejections by reason
+//   Genome ──assemble (WithSharding/WithTransfer, no replay)──▶ Computation
+//      ──codegen::Lower (LoweringCache)──▶ Program ──EstimateCost──▶ Candidate
+//
+// A Candidate's Program is the one ReplayTrace(ToTrace(genome)) lowers to. One Evaluator
+// per base Computation, on one thread (it holds isl objects of the base's context).
+#ifndef MESHTUNE_SEARCH_EVALUATOR_H_
+#define MESHTUNE_SEARCH_EVALUATOR_H_
+
+#include <cstdint>
+#include <map>
+#include <memory>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "absl/status/statusor.h"
+#include "codegen/lower.h"
+#include "codegen/program.h"
+#include "ir/computation.h"
+#include "ir/legality.h"
+#include "search/cost_model.h"
+#include "search/cost_params.h"
+#include "search/space.h"
+
+namespace meshtune::search {
+
+// A costed, legal point of the space.
+struct Candidate {
+  int mesh = 0;  // which space it came from (the tuner's index; 0 for a single mesh)
+  Genome genome;
+  std::string trace;                  // canonical trace text
+  CostReport cost;                    // the model's estimate
+  std::vector<std::string> patterns;  // per transfer "A@ko Broadcast(axes=[1])"
+  std::string program_key;            // equal for candidates that lower to the same Program
+  int64_t order = 0;                  // evaluation order among the explorer's candidates
+};
+
+// Rejection counts by reason code.
+using ReasonCounts = std::map<std::string, int64_t>;
+
+// The legality table of one (nest, rotation): which tensor options are legal.
+struct NestTable {
+  bool usable = false;                // the nest itself replayed
+  std::vector<std::vector<int>> legal;  // per tensor, legal option indices (ascending)
+  int64_t points = 0;                 // genomes of this (nest, rotation) in the space
+  int64_t legal_points = 0;           // of which legal
+  ReasonCounts pruned;                // the others, by the first failing tensor's first reason
+};
+
+class Evaluator {
+ public:
+  // `space` must have been built from `base`.
+  Evaluator(ir::Computation base, Space space, const CostParams& params);
+  Evaluator(const Evaluator&) = delete;
+  Evaluator& operator=(const Evaluator&) = delete;
+
+  const ir::Computation& base() const { return base_; }
+
+  const Space& space() const { return space_; }
+
+  // The table of (nest, rotation), built on first use (thread-compatible, not thread-safe).
+  const NestTable& Table(int nest, int rotation);
+
+  // Whether `g` is legal according to the tables (and the memory budget).
+  bool Legal(const Genome& g);
+
+  // Lowers and costs `g`, which must be legal. Unimplemented / Internal when lowering
+  // fails (the message says why); such points are rejected by the caller.
+  absl::StatusOr<Candidate> Evaluate(const Genome& g);
+
+  // A genome with rotation 0 and the given nest/options is the same point as one with a
+  // rotation of that nest's serial loop when no tensor is communicated at that loop; the
+  // space keeps only the unrotated one. True when `g` is such a redundant rotated genome.
+  bool RedundantRotation(const Genome& g) const;
+
+ private:
+  struct OptionState {
+    bool legal = false;
+    std::string reason;          // first rejection code when not legal
+    std::optional<ir::Sharding> sharding;  // the tensor's layout (none: replicated)
+    std::optional<ir::Transfer> transfer;  // its communicate (none: not communicated)
+    int64_t bytes = 0;           // shard plus transfer buffer bytes (memory budget only)
+  };
+  struct NestState {
+    NestTable table;
+    bool built = false;
+    std::vector<std::vector<OptionState>> options;  // per tensor, per option
+    std::optional<ir::Computation> nest;             // loops (rotation applied), no tensors yet
+  };
+  NestState& State(int nest, int rotation);
+  void Build(int nest, int rotation, NestState* state);
+  int64_t Bytes(const NestState& s, const Genome& g) const;
+  // The nest's loop calls and kernel replayed on the base, or the reason they fail.
+  const absl::StatusOr<ir::Computation>& NestComputation(int nest);
+  // Shard(base, tensor, targets), memoized: shardings depend on the mesh alone.
+  const absl::StatusOr<ir::Sharding>& ShardingOf(size_t tensor, const std::vector<ir::ShardTarget>& targets);
+
+  ir::Computation base_;
+  Space space_;
+  CostParams params_;
+  ir::LegalityCache legality_{/*messages=*/false};
+  codegen::LoweringCache lowering_;
+  std::map<std::pair<int, int>, std::unique_ptr<NestState>> states_;
+  std::map<int, absl::StatusOr<ir::Computation>> nest_computations_;
+  std::map<std::string, absl::StatusOr<ir::Sharding>> shardings_;
+};
+
+}  // namespace meshtune::search
+
+#endif  // MESHTUNE_SEARCH_EVALUATOR_H_

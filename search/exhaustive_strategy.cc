@@ -1,0 +1,41 @@
+// The exhaustive strategy: every legal point of the explorer, in order.
+#include <memory>
+
+#include "search/strategy.h"
+
+namespace meshtune::search {
+
+namespace {
+
+class Exhaustive : public SearchStrategy {
+ public:
+  std::string name() const override { return "exhaustive"; }
+  void Search(Explorer& explorer, const SearchBudget& budget) override {
+    int64_t n = 0;
+    explorer.ForEachLegal([&](const Point& p) {
+      if (budget.Spent(n)) return false;
+      explorer.Evaluate(p);
+      if (budget.on_progress && ++n % budget.progress_every == 0) budget.on_progress();
+      return true;
+    });
+    if (budget.on_progress) budget.on_progress();
+  }
+};
+
+}  // namespace
+
+bool SearchBudget::Spent(int64_t evaluations) const {
+  if (evaluations >= max_evaluations) return true;
+  if (std::chrono::steady_clock::now() >= deadline) return true;
+  return cancelled && cancelled();
+}
+
+std::unique_ptr<SearchStrategy> NewExhaustiveStrategy() { return std::make_unique<Exhaustive>(); }
+
+std::unique_ptr<SearchStrategy> NewDefaultStrategy(const Explorer& explorer, int64_t max_exhaustive,
+                                                   const EvolutionOptions& options) {
+  if (explorer.counts().legal <= max_exhaustive) return NewExhaustiveStrategy();
+  return NewEvolutionaryStrategy(options);
+}
+
+}  // namespace meshtune::search

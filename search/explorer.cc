@@ -1,0 +1,174 @@
+#include "search/explorer.h"
+
+#include <algorithm>
+#include <utility>
+
+#include "absl/strings/str_cat.h"
+#include "absl/strings/str_join.h"
+
+namespace meshtune::search {
+
+namespace {
+
+// Uniform integer in [0, n).
+size_t Pick(size_t n, std::mt19937_64* rng) { return std::uniform_int_distribution<size_t>(0, n - 1)(*rng); }
+
+}  // namespace
+
+absl::StatusOr<std::unique_ptr<Explorer>> Explorer::Create(const ir::Problem& problem,
+                                                           const std::vector<ir::Mesh>& meshes,
+                                                           const SpaceOptions& options, const CostParams& params) {
+  std::unique_ptr<Explorer> e(new Explorer());
+  for (const ir::Mesh& mesh : meshes) {
+    absl::StatusOr<ir::Computation> base = ir::Computation::Create(problem, mesh);
+    if (!base.ok()) return base.status();
+    absl::StatusOr<Space> space = Space::Build(*base, options);
+    if (!space.ok()) return space.status();
+    e->evaluators_.push_back(std::make_unique<Evaluator>(*base, *std::move(space), params));
+  }
+  for (int m = 0; m < e->num_meshes(); ++m) {
+    Evaluator& ev = *e->evaluators_[m];
+    for (size_t n = 0; n < ev.space().nests().size(); ++n) {
+      for (size_t r = 0; r < ev.space().nests()[n].rotations.size(); ++r) {
+        const NestTable& t = ev.Table(static_cast<int>(n), static_cast<int>(r));
+        e->counts_.enumerated += t.points;
+        e->counts_.legal += t.legal_points;
+        for (const auto& [reason, count] : t.pruned) {
+          if (count > 0) e->counts_.pruned[reason] += count;
+        }
+        if (t.legal_points > 0) {
+          e->cells_.push_back({m, static_cast<int>(n), static_cast<int>(r)});
+          e->cell_weights_.push_back(t.legal_points);
+        }
+      }
+    }
+  }
+  return e;
+}
+
+std::string Explorer::Key(const Point& p) {
+  return absl::StrCat(p.mesh, ":", p.genome.nest, ":", p.genome.rotation, ":", absl::StrJoin(p.genome.options, ","));
+}
+
+void Explorer::ForEachLegal(const std::function<bool(const Point&)>& visit) {
+  for (const std::array<int, 3>& cell : cells_) {
+    Evaluator& ev = *evaluators_[cell[0]];
+    const NestTable& t = ev.Table(cell[1], cell[2]);
+    Point p;
+    p.mesh = cell[0];
+    p.genome.nest = cell[1];
+    p.genome.rotation = cell[2];
+    p.genome.options.assign(t.legal.size(), 0);
+    // Odometer over the legal options of each tensor.
+    std::vector<size_t> at(t.legal.size(), 0);
+    while (true) {
+      for (size_t i = 0; i < at.size(); ++i) p.genome.options[i] = t.legal[i][at[i]];
+      if (ev.Legal(p.genome) && !visit(p)) return;
+      size_t i = at.size();
+      while (i > 0 && ++at[i - 1] == t.legal[i - 1].size()) at[--i] = 0;
+      if (i == 0) break;
+    }
+  }
+}
+
+std::optional<Point> Explorer::Sample(std::mt19937_64* rng) {
+  if (cells_.empty()) return std::nullopt;
+  std::discrete_distribution<size_t> cell_dist(cell_weights_.begin(), cell_weights_.end());
+  for (int attempt = 0; attempt < 64; ++attempt) {
+    const std::array<int, 3>& cell = cells_[cell_dist(*rng)];
+    Evaluator& ev = *evaluators_[cell[0]];
+    const NestTable& t = ev.Table(cell[1], cell[2]);
+    Point p;
+    p.mesh = cell[0];
+    p.genome.nest = cell[1];
+    p.genome.rotation = cell[2];
+    for (const std::vector<int>& legal : t.legal) p.genome.options.push_back(legal[Pick(legal.size(), rng)]);
+    if (ev.Legal(p.genome)) return p;
+  }
+  return std::nullopt;
+}
+
+std::optional<Point> Explorer::Mutate(const Point& p, std::mt19937_64* rng) {
+  for (int attempt = 0; attempt < 32; ++attempt) {
+    Point q = p;
+    Evaluator* ev = evaluators_[q.mesh].get();
+    const int kind = static_cast<int>(Pick(4, rng));  // 0, 1: an option; 2: rotation; 3: nest
+    if (kind == 3) {
+      // Another nest, possibly on another mesh; keep each tensor's layout and loop if legal.
+      const std::array<int, 3>& cell = cells_[Pick(cells_.size(), rng)];
+      q.mesh = cell[0];
+      ev = evaluators_[q.mesh].get();
+      q.genome.nest = cell[1];
+      q.genome.rotation = cell[2];
+    } else if (kind == 2) {
+      q.genome.rotation = static_cast<int>(Pick(ev->space().nests()[q.genome.nest].rotations.size(), rng));
+    }
+    const NestTable& t = ev->Table(q.genome.nest, q.genome.rotation);
+    if (!t.usable) continue;
+    const NestChoices& to = ev->space().nests()[q.genome.nest];
+    const NestChoices& from = evaluators_[p.mesh]->space().nests()[p.genome.nest];
+    for (size_t i = 0; i < t.legal.size(); ++i) {
+      if (t.legal[i].empty()) break;
+      if (kind == 3) {
+        // The same layout and communicate level, when the new nest offers it legally.
+        const std::string want = from.options[i][p.genome.options[i]].Describe();
+        int keep = -1;
+        for (int o : t.legal[i]) {
+          if (to.options[i][o].Describe() == want) keep = o;
+        }
+        q.genome.options[i] = keep >= 0 ? keep : t.legal[i][Pick(t.legal[i].size(), rng)];
+      } else if (!std::binary_search(t.legal[i].begin(), t.legal[i].end(), q.genome.options[i])) {
+        q.genome.options[i] = t.legal[i][Pick(t.legal[i].size(), rng)];
+      }
+    }
+    if (kind <= 1 && !t.legal.empty()) {
+      const size_t i = Pick(t.legal.size(), rng);
+      if (!t.legal[i].empty()) q.genome.options[i] = t.legal[i][Pick(t.legal[i].size(), rng)];
+    }
+    if (!ev->Legal(q.genome) || Key(q) == Key(p)) continue;
+    return q;
+  }
+  return std::nullopt;
+}
+
+bool Explorer::Evaluated(const Point& p) const { return seen_points_.count(Key(p)) > 0; }
+
+const Candidate* Explorer::Evaluate(const Point& p) {
+  if (!seen_points_.insert(Key(p)).second) return nullptr;
+  ++counts_.evaluated;
+  absl::StatusOr<Candidate> c = evaluators_[p.mesh]->Evaluate(p.genome);
+  if (!c.ok()) {
+    ++counts_.unlowerable;
+    return nullptr;
+  }
+  c->mesh = p.mesh;
+  auto [it, fresh] = programs_.emplace(absl::StrCat(p.mesh, "\n", c->program_key), candidates_.size());
+  if (!fresh) {
+    ++counts_.duplicates;
+    return nullptr;
+  }
+  ++counts_.costed;
+  c->order = static_cast<int64_t>(candidates_.size());
+  candidates_.push_back(*std::move(c));
+  return &candidates_.back();
+}
+
+bool Explorer::Better(const Candidate& a, const Candidate& b) {
+  if (a.cost.seconds != b.cost.seconds) return a.cost.seconds < b.cost.seconds;
+  return a.cost.transfers.size() < b.cost.transfers.size();
+}
+
+std::vector<const Candidate*> Explorer::Best(size_t k) const {
+  std::vector<const Candidate*> all;
+  for (const Candidate& c : candidates_) all.push_back(&c);
+  k = std::min(k, all.size());
+  std::partial_sort(all.begin(), all.begin() + k, all.end(), [&](const Candidate* a, const Candidate* b) {
+    if (Better(*a, *b)) return true;
+    if (Better(*b, *a)) return false;
+    return a->order < b->order;
+  });
+  all.resize(k);
+  return all;
+}
+
+}  // namespace meshtune::search

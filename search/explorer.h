@@ -1,0 +1,103 @@
+// Explorer: the tuner's whole space — one Space and Evaluator per candidate mesh — as the
+// legal points that search strategies walk, sample and mutate, with the counters the tuner
+// reports (enumerated, legal, pruned by reason, costed, duplicates).
+//
+// Evaluating a point lowers and costs it once; points that lower to a Program already
+// costed count as duplicates and are not candidates again. Not thread-safe (isl contexts).
+#ifndef MESHTUNE_SEARCH_EXPLORER_H_
+#define MESHTUNE_SEARCH_EXPLORER_H_
+
+#include <array>
+#include <cstdint>
+#include <deque>
+#include <functional>
+#include <memory>
+#include <optional>
+#include <random>
+#include <set>
+#include <string>
+#include <unordered_map>
+#include <vector>
+
+#include "absl/status/statusor.h"
+#include "ir/mesh.h"
+#include "ir/problem.h"
+#include "search/cost_params.h"
+#include "search/evaluator.h"
+#include "search/space.h"
+
+namespace meshtune::search {
+
+// A point of the tuner's space: a mesh (index into Explorer's meshes) and a genome there.
+struct Point {
+  int mesh = 0;
+  Genome genome;
+};
+
+struct SearchCounts {
+  int64_t enumerated = 0;  // points of the space (all meshes)
+  int64_t legal = 0;       // of which legal
+  ReasonCounts pruned;     // the others by reason code
+  int64_t evaluated = 0;   // legal points lowered and costed
+  int64_t costed = 0;      // distinct Programs among them (the candidates)
+  int64_t duplicates = 0;  // evaluated points whose Program was already costed
+  int64_t unlowerable = 0; // legal points the lowering refused (see the log)
+};
+
+class Explorer {
+ public:
+  // Builds the space of `problem` on each of `meshes` and checks every tensor option of
+  // every nest (so counts() is complete on return). InvalidArgument when a mesh clashes
+  // with the problem's names or the problem is beyond the space's limits.
+  static absl::StatusOr<std::unique_ptr<Explorer>> Create(const ir::Problem& problem,
+                                                          const std::vector<ir::Mesh>& meshes,
+                                                          const SpaceOptions& options, const CostParams& params);
+
+  int num_meshes() const { return static_cast<int>(evaluators_.size()); }
+  const ir::Mesh& mesh(int i) const { return evaluators_[i]->base().mesh(); }
+  Evaluator& evaluator(int i) { return *evaluators_[i]; }
+  const SearchCounts& counts() const { return counts_; }
+
+  // Calls `visit` on every legal point, mesh by mesh, nest by nest, in order; stops when
+  // `visit` returns false.
+  void ForEachLegal(const std::function<bool(const Point&)>& visit);
+
+  // A legal point drawn uniformly over (mesh, nest, rotation) weighted by their legal
+  // points, then per tensor a legal option; nullopt when the space has no legal point.
+  std::optional<Point> Sample(std::mt19937_64* rng);
+
+  // A legal neighbour of `p`: one tensor's option, the rotation, or the nest (keeping the
+  // tensors' layouts and communicate loops where the new nest has them) changed at random.
+  // nullopt when no legal neighbour turned up in a few tries.
+  std::optional<Point> Mutate(const Point& p, std::mt19937_64* rng);
+
+  // Lowers and costs `p` (which must be legal) once. Returns the new candidate, or nullptr
+  // when `p` was evaluated before, lowers to an already costed Program, or does not lower.
+  const Candidate* Evaluate(const Point& p);
+  bool Evaluated(const Point& p) const;
+
+  // The costed candidates, in evaluation order (pointers to them stay valid).
+  const std::deque<Candidate>& candidates() const { return candidates_; }
+  // The `k` best by Better (ties: evaluation order).
+  std::vector<const Candidate*> Best(size_t k) const;
+  // Whether `a` ranks before `b`: less predicted time, then fewer transfers (a communicate
+  // that moves nothing only costs a copy).
+  static bool Better(const Candidate& a, const Candidate& b);
+
+ private:
+  Explorer() = default;
+  static std::string Key(const Point& p);
+
+  std::vector<std::unique_ptr<Evaluator>> evaluators_;
+  SearchCounts counts_;
+  // (mesh, nest, rotation) with legal points, and their legal point counts (for Sample).
+  std::vector<std::array<int, 3>> cells_;
+  std::vector<int64_t> cell_weights_;
+  std::set<std::string> seen_points_;
+  std::unordered_map<std::string, size_t> programs_;  // program key -> candidates_ index
+  std::deque<Candidate> candidates_;
+};
+
+}  // namespace meshtune::search
+
+#endif  // MESHTUNE_SEARCH_EXPLORER_H_

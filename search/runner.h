@@ -1,0 +1,61 @@
+// Runners: how the tuner measures a candidate. Measurement failures are data, not errors:
+// a crash, a hang past the timeout or a wrong answer comes back as a RunResult with
+// `error` set, and the tuner goes on with the next candidate.
+//
+//   MPI runner         runtime::Launch: the worker under mpirun, verified, timed, cleaned up
+//   model-only runner  measures nothing (fast tests, --model-only)
+// Thread-compatible.
+#ifndef MESHTUNE_SEARCH_RUNNER_H_
+#define MESHTUNE_SEARCH_RUNNER_H_
+
+#include <cstdint>
+#include <memory>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "ir/mesh.h"
+#include "ir/problem.h"
+#include "runtime/launcher.h"
+
+namespace meshtune::search {
+
+// What to measure: a trace of `problem` on `mesh`.
+struct MeasureInput {
+  const ir::Problem* problem = nullptr;
+  const ir::Mesh* mesh = nullptr;
+  std::string trace;      // canonical trace text
+  double timeout_s = 300; // the run is killed after this
+};
+
+struct RunResult {
+  std::optional<double> seconds;  // median over repetitions of the slowest rank; none when not run
+  std::vector<double> repetitions;
+  bool verified = false;          // the output matched the reference on every rank
+  std::optional<std::string> error;
+};
+
+class Runner {
+ public:
+  virtual ~Runner() = default;
+  // False for the model-only runner: the tuner then measures nothing.
+  virtual bool measures() const = 0;
+  virtual RunResult Run(const MeasureInput& input) = 0;
+};
+
+struct MpiRunnerOptions {
+  runtime::LaunchOptions launch;  // launcher, worker, hostfile; timeout_s comes per run
+  int reps = 3;
+  int warmup = 1;
+  uint64_t seed = 1;
+};
+
+// Runs each candidate with runtime::Launch (one rank per mesh point).
+std::unique_ptr<Runner> NewMpiRunner(const MpiRunnerOptions& options);
+
+// Measures nothing: Run returns no seconds, not verified, no error.
+std::unique_ptr<Runner> NewModelOnlyRunner();
+
+}  // namespace meshtune::search
+
+#endif  // MESHTUNE_SEARCH_RUNNER_H_

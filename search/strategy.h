@@ -1,0 +1,63 @@
+// Search strategies: how the tuner walks the legal points of an Explorer.
+//
+// A strategy evaluates points (Explorer::Evaluate lowers and costs each once, and keeps
+// the costed candidates); the tuner then takes the model's best from the explorer. One
+// interface, one implementation a file, one factory each:
+//   exhaustive    every legal point, in order (small spaces)
+//   evolutionary  random legal points, then mutations of the best so far (large spaces)
+// Not thread-safe (an Explorer is not).
+#ifndef MESHTUNE_SEARCH_STRATEGY_H_
+#define MESHTUNE_SEARCH_STRATEGY_H_
+
+#include <chrono>
+#include <cstdint>
+#include <functional>
+#include <memory>
+#include <string>
+
+#include "search/explorer.h"
+
+namespace meshtune::search {
+
+// When a strategy stops: whichever comes first.
+struct SearchBudget {
+  int64_t max_evaluations = 4000;  // legal points lowered and costed (duplicates included)
+  std::chrono::steady_clock::time_point deadline = std::chrono::steady_clock::time_point::max();
+  std::function<bool()> cancelled;  // polled between evaluations when set
+  // Called every `progress_every` evaluations and once at the end when set.
+  std::function<void()> on_progress;
+  int progress_every = 256;
+
+  // True when the budget is spent after `evaluations` evaluations.
+  bool Spent(int64_t evaluations) const;
+};
+
+class SearchStrategy {
+ public:
+  virtual ~SearchStrategy() = default;
+  virtual std::string name() const = 0;
+  // Evaluates points of `explorer` within `budget`; the candidates stay in the explorer.
+  virtual void Search(Explorer& explorer, const SearchBudget& budget) = 0;
+};
+
+// Every legal point in the explorer's order until the budget is spent.
+std::unique_ptr<SearchStrategy> NewExhaustiveStrategy();
+
+struct EvolutionOptions {
+  uint64_t seed = 1;       // the same seed, space and budget give the same search
+  int population = 48;     // random legal points to start from
+  int elite = 12;          // parents are drawn from this many best candidates
+  double explore = 0.1;    // share of children that are fresh random points
+  int patience = 2000;     // stop after this many tries in a row with no new point
+};
+
+// Random legal points, then mutations (Explorer::Mutate) of the best candidates so far.
+std::unique_ptr<SearchStrategy> NewEvolutionaryStrategy(const EvolutionOptions& options);
+
+// Exhaustive when the explorer's legal points fit in `max_exhaustive`, else evolutionary.
+std::unique_ptr<SearchStrategy> NewDefaultStrategy(const Explorer& explorer, int64_t max_exhaustive,
+                                                   const EvolutionOptions& options);
+
+}  // namespace meshtune::search
+
+#endif  // MESHTUNE_SEARCH_STRATEGY_H_

@@ -1,0 +1,130 @@
+#include "search/tuner.h"
+
+#include <algorithm>
+#include <chrono>
+#include <utility>
+
+#include "absl/strings/str_cat.h"
+#include "absl/strings/str_join.h"
+#include "search/lower_bound.h"
+
+namespace meshtune::search {
+
+namespace {
+
+using Clock = std::chrono::steady_clock;
+
+double Since(Clock::time_point start) { return std::chrono::duration<double>(Clock::now() - start).count(); }
+
+std::string PrunedText(const ReasonCounts& pruned) {
+  std::vector<std::string> parts;
+  for (const auto& [reason, n] : pruned) parts.push_back(absl::StrCat(reason, ": ", n));
+  return parts.empty() ? "none" : absl::StrJoin(parts, ", ");
+}
+
+}  // namespace
+
+absl::StatusOr<TuneResult> Tune(const TuneOptions& options, Runner& runner,
+                                const std::vector<TuneCallback*>& callbacks) {
+  const Clock::time_point start = Clock::now();
+  if (options.meshes.empty()) return absl::InvalidArgumentError("no mesh to tune for");
+  if (options.top_k < 0) return absl::InvalidArgumentError(absl::StrCat("top-k must be >= 0, got ", options.top_k));
+  if (!(options.budget_s > 0)) {
+    return absl::InvalidArgumentError(absl::StrCat("the budget must be a positive number of seconds, got ", options.budget_s));
+  }
+  auto cancelled = [&] { return options.cancelled && options.cancelled(); };
+  TuneProgress progress;
+  auto report = [&](const std::string& stage, const Explorer* explorer) {
+    progress.stage = stage;
+    progress.elapsed_s = Since(start);
+    if (explorer != nullptr) {
+      progress.counts = explorer->counts();
+      const std::vector<const Candidate*> best = explorer->Best(1);
+      if (!best.empty()) progress.best_predicted_s = best[0]->cost.seconds;
+    }
+    for (TuneCallback* cb : callbacks) cb->OnProgress(progress);
+  };
+
+  report("space", nullptr);
+  absl::StatusOr<std::unique_ptr<Explorer>> made =
+      Explorer::Create(options.problem, options.meshes, options.space, options.params);
+  if (!made.ok()) return made.status();
+  Explorer& explorer = **made;
+  if (explorer.counts().legal == 0) {
+    return absl::FailedPreconditionError(absl::StrCat("no legal schedule among ", explorer.counts().enumerated,
+                                                      " candidates (pruned: ", PrunedText(explorer.counts().pruned),
+                                                      ")"));
+  }
+  if (cancelled()) return absl::CancelledError("the tune was cancelled");
+  report("search", &explorer);
+
+  std::unique_ptr<SearchStrategy> strategy =
+      NewDefaultStrategy(explorer, options.max_exhaustive, options.evolution);
+  SearchBudget budget;
+  budget.max_evaluations = options.max_evaluations;
+  budget.deadline = start + std::chrono::duration_cast<Clock::duration>(std::chrono::duration<double>(options.budget_s / 2));
+  budget.cancelled = options.cancelled;
+  budget.on_progress = [&] { report("search", &explorer); };
+  strategy->Search(explorer, budget);
+  if (cancelled()) return absl::CancelledError("the tune was cancelled");
+  const std::vector<const Candidate*> ranked = explorer.Best(std::max(options.top_k, 1));
+  if (ranked.empty()) {
+    return absl::FailedPreconditionError(absl::StrCat("none of the ", explorer.counts().evaluated,
+                                                      " legal schedules evaluated could be lowered"));
+  }
+
+  TuneResult result;
+  result.strategy = strategy->name();
+  if (runner.measures()) {
+    progress.to_measure = std::min<int>(options.top_k, static_cast<int>(ranked.size()));
+    for (int i = 0; i < progress.to_measure; ++i) {
+      const double left = options.budget_s - Since(start);
+      if (left <= 1 || cancelled()) break;
+      report("measure", &explorer);
+      Measurement m;
+      m.candidate = *ranked[i];
+      m.mesh = explorer.mesh(ranked[i]->mesh).ToString();
+      MeasureInput in;
+      in.problem = &options.problem;
+      in.mesh = &explorer.mesh(ranked[i]->mesh);
+      in.trace = ranked[i]->trace;
+      in.timeout_s = left;
+      m.run = runner.Run(in);
+      ++progress.measured;
+      if (m.run.verified && m.run.seconds.has_value() &&
+          (!progress.best_measured_s.has_value() || *m.run.seconds < *progress.best_measured_s)) {
+        progress.best_measured_s = m.run.seconds;
+      }
+      for (TuneCallback* cb : callbacks) cb->OnMeasured(m);
+      result.measurements.push_back(std::move(m));
+    }
+  }
+  if (cancelled() && result.measurements.empty()) return absl::CancelledError("the tune was cancelled");
+
+  // The winner: the fastest verified measurement, else the model's best.
+  const Measurement* fastest = nullptr;
+  for (const Measurement& m : result.measurements) {
+    if (m.run.verified && m.run.seconds.has_value() && (fastest == nullptr || *m.run.seconds < *fastest->run.seconds)) {
+      fastest = &m;
+    }
+  }
+  if (fastest != nullptr) {
+    result.best = fastest->candidate;
+    result.mesh = fastest->mesh;
+    result.measured_s = fastest->run.seconds;
+    result.verified = true;
+  } else {
+    result.best = *ranked[0];
+    result.mesh = explorer.mesh(ranked[0]->mesh).ToString();
+  }
+  result.lower_bound = MatmulCommLowerBound(options.problem, explorer.mesh(result.best.mesh).Ranks());
+  if (result.lower_bound.has_value() && *result.lower_bound > 0) {
+    result.lower_bound_ratio = static_cast<double>(result.best.cost.comm_words_per_rank) / *result.lower_bound;
+  }
+  result.counts = explorer.counts();
+  report("done", &explorer);
+  result.seconds = Since(start);
+  return result;
+}
+
+}  // namespace meshtune::search

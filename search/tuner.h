@@ -1,0 +1,96 @@
+// The tuner: from a problem and a mesh (or a rank count) to the fastest verified schedule.
+//
+//   problem + meshes ─▶ Explorer::Create ── per mesh a Space; per (nest, rotation) every
+//        │              tensor option checked with isl ──▶ enumerated / legal / pruned{reason}
+//        ▼
+//   SearchStrategy (exhaustive if the legal points fit, else evolutionary)
+//        │   Explorer::Evaluate: assemble ─▶ codegen::Lower ─▶ EstimateCost  (dedup by Program)
+//        ▼
+//   model's top K ──▶ Runner::Run (mpirun: verify + time; model-only: nothing)
+//        │                   each result ─▶ callbacks (progress, measured)
+//        ▼
+//   winner: the fastest verified measurement; with no runner or no verified run, the
+//   model's best (measured_s empty, verified false)
+//
+// Side effects hang off the loop as TuneCallbacks (progress display, logging, storing), so
+// the loop does not change when one is added. Tune runs on the calling thread.
+#ifndef MESHTUNE_SEARCH_TUNER_H_
+#define MESHTUNE_SEARCH_TUNER_H_
+
+#include <cstdint>
+#include <functional>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "absl/status/statusor.h"
+#include "ir/mesh.h"
+#include "ir/problem.h"
+#include "search/cost_params.h"
+#include "search/evaluator.h"
+#include "search/explorer.h"
+#include "search/runner.h"
+#include "search/space.h"
+#include "search/strategy.h"
+
+namespace meshtune::search {
+
+struct TuneOptions {
+  ir::Problem problem;
+  std::vector<ir::Mesh> meshes;  // one (--mesh), or every factorisation of --ranks
+  SpaceOptions space;
+  CostParams params;
+  int top_k = 4;                  // candidates measured (0: none)
+  double budget_s = 600;          // the whole tune; the search gets at most half
+  int64_t max_evaluations = 4000; // points the search lowers and costs
+  int64_t max_exhaustive = 4000;  // exhaustive search up to this many legal points
+  EvolutionOptions evolution;
+  std::function<bool()> cancelled;  // polled between steps when set
+};
+
+// One measured candidate.
+struct Measurement {
+  Candidate candidate;
+  std::string mesh;  // "x=2,y=2"
+  RunResult run;
+};
+
+struct TuneResult {
+  Candidate best;
+  std::string mesh;                      // the winner's mesh
+  std::optional<double> measured_s;      // the winner's measured median, when measured
+  bool verified = false;                 // the winner ran and verified
+  std::optional<double> lower_bound;     // words: matmul lower bound (search/lower_bound.h)
+  std::optional<double> lower_bound_ratio;  // best.cost.comm_words_per_rank / lower_bound
+  SearchCounts counts;
+  std::string strategy;
+  std::vector<Measurement> measurements;  // in model order
+  double seconds = 0;                     // wall time of the whole tune
+};
+
+// What the tuner is doing, for progress displays.
+struct TuneProgress {
+  std::string stage;  // "space", "search", "measure", "done"
+  SearchCounts counts;
+  int measured = 0, to_measure = 0;
+  std::optional<double> best_predicted_s, best_measured_s;
+  double elapsed_s = 0;
+};
+
+class TuneCallback {
+ public:
+  virtual ~TuneCallback() = default;
+  virtual void OnProgress(const TuneProgress&) {}
+  virtual void OnMeasured(const Measurement&) {}
+};
+
+// Tunes `options.problem`. InvalidArgument for bad options (no mesh, top_k < 0, a mesh
+// that clashes with the problem's names); FailedPrecondition "no legal schedule ..." when
+// the space has no legal point (the message gives the prune counts); Cancelled when
+// `cancelled` fired before a result. Measurement failures are in the measurements.
+absl::StatusOr<TuneResult> Tune(const TuneOptions& options, Runner& runner,
+                                const std::vector<TuneCallback*>& callbacks = {});
+
+}  // namespace meshtune::search
+
+#endif  // MESHTUNE_SEARCH_TUNER_H_

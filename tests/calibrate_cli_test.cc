@@ -1,0 +1,139 @@
+// `meshtune calibrate` as a user runs it: a quick calibration on 2 ranks stores a profile
+// that loads back; bad flags exit 2 and a failing calibration job exits 1, with messages.
+#include <gtest/gtest.h>
+#include <sys/stat.h>
+#include <sys/wait.h>
+
+#include <cmath>
+#include <cstdlib>
+#include <fstream>
+#include <string>
+
+#include "search/hardware_profile.h"
+#include "tests/test_util.h"
+
+namespace {
+
+using ::meshtune::testing::ReadFile;
+
+struct CliRun {
+  int status = -1;
+  std::string out, err;
+};
+
+class CalibrateCliTest : public ::testing::Test {
+ protected:
+  // A fresh MESHTUNE_HOME per test, for meshtune and for search::LoadProfile here.
+  void SetUp() override {
+    const char* tmp = std::getenv("TEST_TMPDIR");
+    dir_ = std::string(tmp ? tmp : "/tmp") + "/calibrate_" +
+           ::testing::UnitTest::GetInstance()->current_test_info()->name();
+    home_ = dir_ + "/home";
+    ASSERT_EQ(std::system(("rm -rf '" + dir_ + "' && mkdir -p '" + home_ + "'").c_str()), 0);
+    setenv("MESHTUNE_HOME", home_.c_str(), 1);
+  }
+
+  // Runs `service/meshtune calibrate <args>` through the shell.
+  CliRun Calibrate(const std::string& args) const {
+    const std::string out = dir_ + "/out.txt", err = dir_ + "/err.txt";
+    const int rc = std::system(
+        ("service/meshtune calibrate " + args + " </dev/null >" + out + " 2>" + err).c_str());
+    CliRun r;
+    r.status = WIFEXITED(rc) ? WEXITSTATUS(rc) : -1;
+    r.out = ReadFile(out);
+    r.err = ReadFile(err);
+    return r;
+  }
+
+  std::string dir_, home_;
+};
+
+TEST_F(CalibrateCliTest, QuickCalibrationStoresAProfileThatLoads) {
+  const CliRun r = Calibrate("--ranks 2 --quick --name t1 --timeout 120");
+  ASSERT_EQ(r.status, 0) << r.out << r.err;
+  EXPECT_EQ(r.out.rfind("hardware profile \"t1\" saved to " + home_ + "/profiles/t1.json\n", 0), 0u)
+      << r.out;
+  EXPECT_FALSE(ReadFile(home_ + "/profiles/t1.json").empty());
+
+  const absl::StatusOr<meshtune::v1::HardwareProfile> p = meshtune::search::LoadProfile("t1");
+  ASSERT_TRUE(p.ok()) << p.status();
+  EXPECT_EQ(p->name(), "t1");
+  EXPECT_EQ(p->ranks(), 2);
+  EXPECT_EQ(p->dtype(), "f32");
+  EXPECT_EQ(p->gemm_n(), 512);
+  const std::pair<const char*, double> numbers[] = {
+      {"alpha_s", p->alpha_s()},
+      {"beta_s_per_byte", p->beta_s_per_byte()},
+      {"alpha_coll_s", p->alpha_coll_s()},
+      {"beta_coll_s_per_byte", p->beta_coll_s_per_byte()},
+      {"gamma_s_per_flop", p->gamma_s_per_flop()},
+  };
+  for (const auto& [field, value] : numbers) {
+    EXPECT_TRUE(std::isfinite(value) && value > 0) << field << " = " << value;
+  }
+  int pingpong = 0, bcast = 0, gemm = 0;
+  for (const meshtune::v1::CalibrationSample& s : p->samples()) {
+    pingpong += s.kind() == "pingpong";
+    bcast += s.kind() == "bcast";
+    gemm += s.kind() == "gemm";
+    EXPECT_GT(s.seconds(), 0) << s.kind() << " " << s.bytes();
+  }
+  EXPECT_EQ(pingpong, 18);  // 8 B to 1 MiB, doubling
+  EXPECT_EQ(bcast, 18);
+  EXPECT_EQ(gemm, 1);
+}
+
+TEST_F(CalibrateCliTest, BadFlagsExitTwoAndNameTheProblem) {
+  CliRun r = Calibrate("--ranks 2 --quick --name 'a/b'");
+  EXPECT_EQ(r.status, 2);
+  EXPECT_NE(
+      r.err.find("meshtune: invalid hardware profile name \"a/b\": character '/' is not allowed"),
+      std::string::npos)
+      << r.err;
+
+  r = Calibrate("--ranks 1 --quick");
+  EXPECT_EQ(r.status, 2);
+  EXPECT_NE(r.err.find("meshtune: --ranks 1 is out of range: calibrate needs 2 to 65536 ranks"),
+            std::string::npos)
+      << r.err;
+
+  r = Calibrate("--ranks 2 --quick --dtype bf16");
+  EXPECT_EQ(r.status, 2);
+  EXPECT_NE(r.err.find("meshtune: --dtype must be f32 or f64, not \"bf16\""), std::string::npos)
+      << r.err;
+
+  r = Calibrate("--quick");  // --ranks is required
+  EXPECT_EQ(r.status, 2);
+  EXPECT_NE(r.err.find("--ranks"), std::string::npos) << r.err;
+
+  EXPECT_EQ(ReadFile(home_ + "/profiles/default.json"), "");  // nothing was stored
+}
+
+TEST_F(CalibrateCliTest, FailingCalibrationJobExitsOneWithAMessage) {
+  CliRun r = Calibrate("--ranks 2 --quick --name broken --calibrator /bin/false --timeout 60");
+  EXPECT_EQ(r.status, 1) << r.out << r.err;
+  EXPECT_EQ(r.out, "");
+  EXPECT_EQ(r.err.rfind("meshtune: calibration failed: the job failed (exit status ", 0), 0u)
+      << r.err;
+
+  // A job that hangs is killed at the timeout, the ranks included (their command lines
+  // carry the job id).
+  const std::string hang = dir_ + "/hang.sh";
+  std::ofstream(hang) << "#!/bin/sh\nwhile :; do sleep 1; done\n";
+  ASSERT_EQ(chmod(hang.c_str(), 0755), 0);
+  r = Calibrate("--ranks 2 --quick --name broken --calibrator " + hang + " --timeout 2");
+  EXPECT_EQ(r.status, 1) << r.out << r.err;
+  EXPECT_EQ(r.err, "meshtune: calibration failed: timed out after 2 s; the job was killed\n");
+
+  const std::string garbage = dir_ + "/garbage.sh";
+  std::ofstream(garbage) << "#!/bin/sh\necho '{\"ranks\": \"two\"}'\n";
+  ASSERT_EQ(chmod(garbage.c_str(), 0755), 0);
+  r = Calibrate("--ranks 2 --quick --name broken --calibrator " + garbage + " --timeout 60");
+  EXPECT_EQ(r.status, 1) << r.out << r.err;
+  EXPECT_EQ(r.err.rfind("meshtune: calibration failed: cannot parse the job's samples: ", 0), 0u)
+      << r.err;
+
+  EXPECT_EQ(ReadFile(home_ + "/profiles/broken.json"), "");
+}
+
+}  // namespace
