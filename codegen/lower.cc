@@ -103,16 +103,25 @@ isl::map Truncate(const Computation& c, int from, int to) {
 absl::Status Box(const isl::map& elements, const std::string& what, isl::map* origin,
                  std::vector<int64_t>* size) {
   size->clear();
-  const unsigned n = elements.range_tuple_dim();
-  for (unsigned d = 0; d < n; ++d) {
-    const isl::map dim = ir::ProjectOutRange(ir::ProjectOutRange(elements, d + 1, n - d - 1), 0, d);
-    const isl::set extent = dim.lexmax_pw_multi_aff().sub(dim.lexmin_pw_multi_aff()).as_map().range();
-    if (extent.is_empty() || !extent.lexmin().is_equal(extent.lexmax())) {
-      return absl::UnimplementedError(absl::StrCat("the data of ", what, " is not a box of fixed size"));
-    }
-    size->push_back(ir::SamplePoint(extent)[0] + 1);
+  const isl::pw_multi_aff lo = elements.lexmin_pw_multi_aff();
+  const isl::pw_multi_aff hi = elements.lexmax_pw_multi_aff();
+  // Constant corner-to-corner extents...
+  const isl::set extent = hi.sub(lo).as_map().range();
+  if (extent.is_empty() || !extent.lexmin().is_equal(extent.lexmax())) {
+    return absl::UnimplementedError(absl::StrCat("the data of ", what, " is not a box of fixed size"));
   }
-  *origin = elements.lexmin_pw_multi_aff().as_map();
+  const std::vector<int64_t> span = ir::SamplePoint(extent);
+  for (int64_t s : span) {
+    if (s < 0) return absl::UnimplementedError(absl::StrCat("the data of ", what, " is not a box of fixed size"));
+    size->push_back(s + 1);
+  }
+  // ...and every element inside [lo, lo + size): lo and hi are then the corners of the
+  // per-dim ranges (both are elements), so this is the data's bounding box.
+  const isl::set offsets = ir::MinusOrigin(elements, lo).range();
+  if (!offsets.is_subset(ir::Box(offsets.space(), *size))) {
+    return absl::UnimplementedError(absl::StrCat("the data of ", what, " is not a box of fixed size"));
+  }
+  *origin = lo.as_map();
   return absl::OkStatus();
 }
 

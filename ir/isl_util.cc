@@ -94,6 +94,10 @@ isl::map Equalities(const isl::space& a, const isl::space& b,
   return isl::manage(m);
 }
 
+isl::map MinusOrigin(const isl::map& m, const isl::pw_multi_aff& origin) {
+  return isl::manage(isl_map_sum(m.copy(), isl_map_neg(origin.as_map().release())));
+}
+
 isl::map RangeComponent(const isl::map& m, unsigned a) {
   const unsigned n = m.range_tuple_dim();
   return ProjectOutRange(ProjectOutRange(m, a + 1, n - a - 1), 0, a);

@@ -62,6 +62,8 @@ isl::set Box(const isl::space& set_space, const std::vector<int64_t>& upper);
 // { a -> b : a[p] = b[q] for each (p, q) in pairs } from set spaces `a` and `b`.
 isl::map Equalities(const isl::space& a, const isl::space& b,
                     const std::vector<std::pair<unsigned, unsigned>>& pairs);
+// `m` shifted by `origin`: x -> y - origin(x) for every pair x -> y of `m` (same spaces).
+isl::map MinusOrigin(const isl::map& m, const isl::pw_multi_aff& origin);
 // Output dim `a` of `m` alone: X -> [m_a].
 isl::map RangeComponent(const isl::map& m, unsigned a);
 // True when `m` relates any two points of its domain that differ only in input dim `dim`

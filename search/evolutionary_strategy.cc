@@ -1,10 +1,12 @@
-// The evolutionary strategy: a random legal population, then children by mutation of
-// parents drawn from the best candidates so far (a share of fresh random points keeps it
+// The evolutionary strategy: a survey (one random legal point of every cell, then random
+// points up to the population), then children by mutation of parents drawn from the best
+// candidates so far (a share of fresh random points keeps it
 // exploring). Duplicates (points seen before, or lowering to a Program already costed)
 // cost an evaluation but add no candidate.
 #include <algorithm>
 #include <memory>
 #include <random>
+#include <vector>
 
 #include "search/strategy.h"
 
@@ -30,7 +32,15 @@ class Evolutionary : public SearchStrategy {
       explorer.Evaluate(*p);
       if (budget.on_progress && ++evaluations % budget.progress_every == 0) budget.on_progress();
     };
-    // Initial population.
+    // Survey: a random point of every cell (in random order), so that no loop nest or
+    // rotation goes unseen; then random points up to the population size.
+    std::vector<int> cells(explorer.num_cells());
+    for (size_t i = 0; i < cells.size(); ++i) cells[i] = static_cast<int>(i);
+    std::shuffle(cells.begin(), cells.end(), rng);
+    for (int cell : cells) {
+      if (budget.Spent(evaluations)) break;
+      evaluate(explorer.SampleCell(cell, &rng));
+    }
     for (int i = 0; i < options_.population * 4 && static_cast<int>(explorer.candidates().size()) < options_.population &&
                     !budget.Spent(evaluations) && idle < options_.patience;
          ++i) {

@@ -74,14 +74,22 @@ void Explorer::ForEachLegal(const std::function<bool(const Point&)>& visit) {
 std::optional<Point> Explorer::Sample(std::mt19937_64* rng) {
   if (cells_.empty()) return std::nullopt;
   std::discrete_distribution<size_t> cell_dist(cell_weights_.begin(), cell_weights_.end());
-  for (int attempt = 0; attempt < 64; ++attempt) {
-    const std::array<int, 3>& cell = cells_[cell_dist(*rng)];
-    Evaluator& ev = *evaluators_[cell[0]];
-    const NestTable& t = ev.Table(cell[1], cell[2]);
+  for (int attempt = 0; attempt < 8; ++attempt) {
+    std::optional<Point> p = SampleCell(static_cast<int>(cell_dist(*rng)), rng);
+    if (p.has_value()) return p;
+  }
+  return std::nullopt;
+}
+
+std::optional<Point> Explorer::SampleCell(int cell, std::mt19937_64* rng) {
+  const std::array<int, 3>& c = cells_[cell];
+  Evaluator& ev = *evaluators_[c[0]];
+  const NestTable& t = ev.Table(c[1], c[2]);
+  for (int attempt = 0; attempt < 16; ++attempt) {
     Point p;
-    p.mesh = cell[0];
-    p.genome.nest = cell[1];
-    p.genome.rotation = cell[2];
+    p.mesh = c[0];
+    p.genome.nest = c[1];
+    p.genome.rotation = c[2];
     for (const std::vector<int>& legal : t.legal) p.genome.options.push_back(legal[Pick(legal.size(), rng)]);
     if (ev.Legal(p.genome)) return p;
   }
@@ -92,7 +100,8 @@ std::optional<Point> Explorer::Mutate(const Point& p, std::mt19937_64* rng) {
   for (int attempt = 0; attempt < 32; ++attempt) {
     Point q = p;
     Evaluator* ev = evaluators_[q.mesh].get();
-    const int kind = static_cast<int>(Pick(4, rng));  // 0, 1: an option; 2: rotation; 3: nest
+    const size_t roll = Pick(20, rng);
+    const int kind = roll < 14 ? 0 : roll < 17 ? 2 : 3;  // 0: an option; 2: rotation; 3: nest
     if (kind == 3) {
       // Another nest, possibly on another mesh; keep each tensor's layout and loop if legal.
       const std::array<int, 3>& cell = cells_[Pick(cells_.size(), rng)];

@@ -66,8 +66,14 @@ class Explorer {
   // points, then per tensor a legal option; nullopt when the space has no legal point.
   std::optional<Point> Sample(std::mt19937_64* rng);
 
-  // A legal neighbour of `p`: one tensor's option, the rotation, or the nest (keeping the
-  // tensors' layouts and communicate loops where the new nest has them) changed at random.
+  // Cells: the (mesh, nest, rotation) triples that hold legal points.
+  int num_cells() const { return static_cast<int>(cells_.size()); }
+  // A random legal point of cell `cell`; nullopt when none turned up in a few tries.
+  std::optional<Point> SampleCell(int cell, std::mt19937_64* rng);
+
+  // A legal neighbour of `p`: one tensor's option (70%), the rotation (15%) or the nest
+  // (15%; keeping the tensors' layouts and communicate loops where the new nest has them)
+  // changed at random. Most steps stay in p's cell, where lowering reuses cached parts.
   // nullopt when no legal neighbour turned up in a few tries.
   std::optional<Point> Mutate(const Point& p, std::mt19937_64* rng);
 

@@ -1,11 +1,14 @@
 // meshtune: the command-line front end of the engine.
 //
 // Subcommands: explain (legality verdict, maps, transfers and pseudo-code of one trace),
-// run (one trace under MPI), codegen (the C++ MPI program of a trace) and calibrate (this
-// machine's alpha-beta-gamma numbers, stored as a hardware profile; service/calibrate_cmd.h).
+// run (one trace under MPI), codegen (the C++ MPI program of a trace), calibrate (this
+// machine's alpha-beta-gamma numbers, stored as a hardware profile; service/calibrate_cmd.h)
+// and tune (search, cost and measure schedules; service/tune_cmd.h).
 // Exit status: 0 when the command ran (for run: and verified), 2 on bad input (message on
 // stderr naming the offending token), 1 on an internal error or a run that failed (its JSON
 // result says why).
+#include <unistd.h>
+
 #include <cstdio>
 #include <exception>
 #include <fstream>
@@ -17,6 +20,7 @@
 #include "service/calibrate_cmd.h"
 #include "service/cli_io.h"
 #include "service/explain.h"
+#include "service/tune_cmd.h"
 #include "absl/strings/str_format.h"
 #include "absl/strings/str_join.h"
 #include "ir/mesh.h"
@@ -191,6 +195,35 @@ int Main(int argc, char** argv) {
   calibrate->add_option("--calibrator", calibrate_opts.calibrator,
                         "path of meshtune_calibrate (default: found beside meshtune)");
 
+  TuneFlags tune_opts;
+  double tune_alpha = 0, tune_beta = 0, tune_gamma = 0;
+  CLI::App* tune = app.add_subcommand("tune", "search, cost and measure schedules; print the best");
+  tune->add_option("--expr", tune_opts.expr, "statement in index notation, e.g. 'C[m,n] += A[m,k] * B[k,n]'")
+      ->required();
+  tune->add_option("--extents", tune_opts.extents, "index extents, e.g. m=512,n=1024,k=2048")->required();
+  tune->add_option("--dtype", tune_opts.dtype, "f32 or f64");
+  tune->add_option("--mesh", tune_opts.mesh, "mesh axes, e.g. x=8,y=8");
+  tune->add_option("--ranks", tune_opts.ranks, "rank count: try every mesh of 1 to 3 axes");
+  tune->add_option("--mem-per-rank", tune_opts.mem_per_rank, "memory budget per rank, e.g. 2GiB");
+  tune->add_option("--top-k", tune_opts.top_k, "candidates measured under MPI (default 4)");
+  tune->add_option("--budget-s", tune_opts.budget_s, "seconds for the whole tune (default 600)");
+  tune->add_flag("--model-only", tune_opts.model_only, "measure nothing: the cost model's best");
+  tune->add_flag("--json", tune_opts.json, "print the result as one JSON line");
+  CLI::Option* profile_opt = tune->add_option("--profile", tune_opts.profile, "hardware profile (default: default)");
+  CLI::Option* alpha_opt = tune->add_option("--alpha", tune_alpha, "latency per message, s (overrides the profile)");
+  CLI::Option* beta_opt = tune->add_option("--beta", tune_beta, "seconds per byte (overrides the profile)");
+  CLI::Option* gamma_opt = tune->add_option("--gamma", tune_gamma, "seconds per flop (overrides the profile)");
+  tune->add_option("--max-evaluations", tune_opts.max_evaluations, "schedules lowered and costed (default 4000)");
+  tune->add_option("--seed", tune_opts.seed, "seed of the evolutionary search");
+  tune->add_flag("--allow-replication", tune_opts.allow_replication,
+                 "let tensors be replicated along mesh axes (2.5D-style; bound it with --mem-per-rank)");
+  tune->add_option("--reps", tune_opts.reps, "timed repetitions per measurement")->check(CLI::Range(1, 100000));
+  tune->add_option("--warmup", tune_opts.warmup, "untimed repetitions first")->check(CLI::Range(0, 100000));
+  tune->add_option("--worker", tune_opts.worker, "path of meshtune_worker (default: found beside meshtune)");
+  tune->add_option("--hostfile", tune_opts.hostfile, "MPI hostfile for a cluster");
+  tune->add_option("--launcher", tune_opts.launcher, "launcher program instead of mpirun (e.g. srun)");
+  tune->add_option("--launcher-arg", tune_opts.launcher_args, "extra launcher argument (repeatable)");
+
   try {
     app.parse(argc, argv);
   } catch (const CLI::ParseError& e) {
@@ -201,6 +234,14 @@ int Main(int argc, char** argv) {
   if (run->parsed()) return RunRun(run_flags, run_trace, run_opts);
   if (gen->parsed()) return RunCodegen(codegen_flags, codegen_trace, codegen_out);
   if (calibrate->parsed()) return RunCalibrate(calibrate_opts, std::cout, std::cerr);
+  if (tune->parsed()) {
+    tune_opts.profile_given = profile_opt->count() > 0;
+    if (alpha_opt->count() > 0) tune_opts.alpha = tune_alpha;
+    if (beta_opt->count() > 0) tune_opts.beta = tune_beta;
+    if (gamma_opt->count() > 0) tune_opts.gamma = tune_gamma;
+    tune_opts.progress = isatty(STDERR_FILENO) != 0;
+    return RunTune(tune_opts, std::cout, std::cerr);
+  }
   return kExitBadInput;
 }
 

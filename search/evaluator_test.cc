@@ -1,0 +1,179 @@
+// The space and its evaluation: legality by per-tensor tables agrees with replaying and
+// judging whole traces, counts add up, candidates are the Programs their traces lower to,
+// and the classic algorithms are legal points of the space with their expected patterns.
+#include "search/evaluator.h"
+
+#include <gtest/gtest.h>
+
+#include <random>
+#include <string>
+
+#include "absl/strings/str_replace.h"
+#include "codegen/lower.h"
+#include "ir/trace.h"
+#include "ir/verdict.h"
+#include "search/explorer.h"
+#include "tests/test_util.h"
+
+namespace meshtune::search {
+namespace {
+
+using ::meshtune::testing::ReadFile;
+
+ir::Problem MustParse(const std::string& expr, const std::string& extents) {
+  absl::StatusOr<ir::Problem> p = ir::ParseProblem(expr, extents);
+  EXPECT_TRUE(p.ok()) << p.status();
+  return *p;
+}
+
+ir::Mesh MustMesh(const std::string& text) {
+  absl::StatusOr<ir::Mesh> m = ir::ParseMesh(text);
+  EXPECT_TRUE(m.ok()) << m.status();
+  return *m;
+}
+
+std::unique_ptr<Explorer> MustExplore(const ir::Problem& p, const std::vector<ir::Mesh>& meshes,
+                                      const SpaceOptions& options = {}) {
+  CostParams params;
+  params.alpha = params.alpha_coll = 1e-6;
+  params.beta = params.beta_coll = 1e-9;
+  params.gamma = 1e-10;
+  absl::StatusOr<std::unique_ptr<Explorer>> e = Explorer::Create(p, meshes, options, params);
+  EXPECT_TRUE(e.ok()) << e.status();
+  return *std::move(e);
+}
+
+// The Program `trace` lowers to after a full replay and judgment, as a dump.
+std::string ReplayedProgram(const ir::Computation& base, const ir::Trace& trace) {
+  absl::StatusOr<ir::Verdict> v = ir::Judge(base, trace);
+  EXPECT_TRUE(v.ok() && v->legal) << trace.ToString();
+  if (!v.ok() || !v->legal) return "";
+  absl::StatusOr<codegen::Program> p = codegen::Lower(v->computation);
+  EXPECT_TRUE(p.ok()) << p.status();
+  return p.ok() ? codegen::Dump(*p) : "";
+}
+
+TEST(EvaluatorTest, TableLegalityAgreesWithJudgingWholeTraces) {
+  const ir::Problem p = MustParse("C[m,n] += A[m,k] * B[k,n]", "m=16,n=16,k=16");
+  std::unique_ptr<Explorer> e = MustExplore(p, {MustMesh("x=2,y=2")});
+  Evaluator& ev = e->evaluator(0);
+  std::mt19937_64 rng(7);
+  int legal = 0, illegal = 0;
+  for (int i = 0; i < 400; ++i) {
+    // Any point of the space, legal or not.
+    Genome g;
+    g.nest = std::uniform_int_distribution<int>(0, ev.space().nests().size() - 1)(rng);
+    const NestChoices& n = ev.space().nests()[g.nest];
+    g.rotation = std::uniform_int_distribution<int>(0, n.rotations.size() - 1)(rng);
+    bool admissible = true;
+    for (const auto& options : n.options) {
+      g.options.push_back(std::uniform_int_distribution<int>(0, options.size() - 1)(rng));
+      admissible &= Admissible(options[g.options.back()], n.rotations[g.rotation]);
+    }
+    if (!admissible || ev.RedundantRotation(g)) continue;
+    const ir::Trace trace = ev.space().ToTrace(g);
+    absl::StatusOr<ir::Verdict> v = ir::Judge(ev.base(), trace);
+    ASSERT_TRUE(v.ok()) << v.status() << "\n" << trace.ToString();
+    EXPECT_EQ(ev.Legal(g), v->legal) << trace.ToString();
+    (v->legal ? legal : illegal)++;
+  }
+  EXPECT_GT(legal, 5);
+  EXPECT_GT(illegal, 50);
+}
+
+TEST(EvaluatorTest, CountsAddUpAndCandidatesAreTheirTracesPrograms) {
+  const ir::Problem p = MustParse("C[m,n] += A[m,k] * B[k,n]", "m=16,n=16,k=16");
+  std::unique_ptr<Explorer> e = MustExplore(p, {MustMesh("x=2,y=2")});
+  const SearchCounts& k = e->counts();
+  int64_t pruned = 0;
+  for (const auto& [reason, n] : k.pruned) pruned += n;
+  EXPECT_EQ(k.enumerated, k.legal + pruned);
+  EXPECT_GT(k.pruned.at("multi_source_transfer"), 0);
+  EXPECT_GT(k.pruned.at("non_local_access"), 0);
+  int64_t visited = 0;
+  e->ForEachLegal([&](const Point&) { return ++visited > 0; });
+  EXPECT_EQ(visited, k.legal);
+
+  std::mt19937_64 rng(3);
+  for (int i = 0; i < 25; ++i) {
+    std::optional<Point> pt = e->Sample(&rng);
+    ASSERT_TRUE(pt.has_value());
+    absl::StatusOr<Candidate> c = e->evaluator(0).Evaluate(pt->genome);
+    ASSERT_TRUE(c.ok()) << c.status();
+    EXPECT_EQ(c->program_key, ReplayedProgram(e->evaluator(0).base(), e->evaluator(0).space().ToTrace(pt->genome)));
+    EXPECT_EQ(c->trace, e->evaluator(0).space().ToTrace(pt->genome).ToString());
+  }
+}
+
+TEST(EvaluatorTest, MemoryBudgetPrunesWithItsReason) {
+  const ir::Problem p = MustParse("C[m,n] += A[m,k] * B[k,n]", "m=16,n=16,k=16");
+  ir::Mesh mesh = MustMesh("x=2,y=2");
+  // 3 tensors of 16x16 f32 are 3 KiB; each rank holds a quarter, plus transfer buffers.
+  mesh.mem_per_rank_bytes = 1024;
+  std::unique_ptr<Explorer> e = MustExplore(p, {mesh});
+  EXPECT_GT(e->counts().pruned.at("over_memory_budget"), 0);
+  EXPECT_GT(e->counts().legal, 0);
+  e->ForEachLegal([&](const Point& pt) {
+    absl::StatusOr<ir::Verdict> v = ir::Judge(e->evaluator(0).base(), e->evaluator(0).space().ToTrace(pt.genome));
+    EXPECT_TRUE(v.ok() && v->legal);
+    return true;
+  });
+}
+
+// A classic schedule: its trace, the mesh, and the patterns it must lower to.
+struct Classic {
+  std::string name, expr, extents, mesh, trace;
+  std::vector<std::string> patterns;
+  bool replication = false;
+};
+
+// The reference traces of examples/ adapted to an s x s mesh.
+std::string OnSquare(const std::string& file, int s) {
+  return absl::StrReplaceAll(ReadFile("examples/" + file),
+                             {{"divide(k, ko, ki, 8)", "divide(k, ko, ki, " + std::to_string(s) + ")"},
+                              {"%8", "%" + std::to_string(s)}});
+}
+
+TEST(EvaluatorTest, SpaceHoldsTheClassicAlgorithms) {
+  const std::string mm = "C[m,n] += A[m,k] * B[k,n]";
+  const std::vector<Classic> classics = {
+      {"1D tensor parallel", mm, "m=32,n=32,k=32", "x=4",
+       "distribute([n], [no], [ni], [x])\nshard(B, n@x)\nshard(C, n@x)\ntensorize([m, ni, k], matmul)\n",
+       {},
+       true},
+      {"AllGather-GEMM", "C[m,n] = A[k,m] * B[k,n]", "m=32,n=32,k=32", "x=4", ReadFile("examples/allgather_gemm.trace"),
+       {"B@no Broadcast(axes=[0])"}},
+      {"SUMMA", mm, "m=32,n=32,k=32", "x=2,y=2", OnSquare("summa.trace", 2),
+       {"A@ko Broadcast(axes=[1])", "B@ko Broadcast(axes=[0])"}},
+      {"PUMMA", mm, "m=32,n=32,k=32", "x=2,y=2", OnSquare("pumma.trace", 2),
+       {"A@ko Shift(axis=1, +1)", "B@ko Broadcast(axes=[0])"}},
+      {"Cannon", mm, "m=32,n=32,k=32", "x=2,y=2", OnSquare("cannon.trace", 2),
+       {"A@ko Shift(axis=1, +1)", "B@ko Shift(axis=0, +1)"}},
+      {"3D", mm, "m=32,n=32,k=32", "x=2,y=2,z=2",
+       "distribute([m,n,k], [mo,no,ko], [mi,ni,ki], [x,y,z])\n"
+       "shard(C, m@x, n@y)\nshard(A, m@x, k@z)\nshard(B, k@z, n@y)\n"
+       "communicate(C, ki)\ntensorize([mi, ni, ki], matmul)\n",
+       {"C@ki AllReduce(axes=[2])"},
+       true},
+  };
+  for (const Classic& c : classics) {
+    SCOPED_TRACE(c.name);
+    const ir::Problem p = MustParse(c.expr, c.extents);
+    SpaceOptions options;
+    options.allow_replication = c.replication;
+    std::unique_ptr<Explorer> e = MustExplore(p, {MustMesh(c.mesh)}, options);
+    Evaluator& ev = e->evaluator(0);
+    absl::StatusOr<ir::Trace> trace = ir::ParseTrace(c.trace);
+    ASSERT_TRUE(trace.ok()) << trace.status();
+    std::optional<Genome> g = ev.space().Find(*trace);
+    ASSERT_TRUE(g.has_value()) << "not in the space:\n" << c.trace;
+    ASSERT_TRUE(ev.Legal(*g)) << c.trace;
+    absl::StatusOr<Candidate> cand = ev.Evaluate(*g);
+    ASSERT_TRUE(cand.ok()) << cand.status();
+    EXPECT_EQ(cand->patterns, c.patterns);
+    EXPECT_EQ(cand->program_key, ReplayedProgram(ev.base(), *trace));
+  }
+}
+
+}  // namespace
+}  // namespace meshtune::search
