@@ -154,8 +154,13 @@ std::string TensorOption::Describe() const {
   return out;
 }
 
-std::vector<ir::Mesh> MeshFactorisations(int64_t ranks, std::optional<int64_t> mem_per_rank) {
-  static const char* kNames[] = {"x", "y", "z"};
+std::vector<ir::Mesh> MeshFactorisations(int64_t ranks, std::optional<int64_t> mem_per_rank,
+                                         const std::set<std::string>& taken) {
+  std::vector<std::string> kNames = {"a0", "a1", "a2"};
+  for (const std::vector<std::string>& names : std::vector<std::vector<std::string>>{
+           {"u", "v", "w"}, {"p", "q", "r"}, {"x", "y", "z"}}) {
+    if (!taken.count(names[0]) && !taken.count(names[1]) && !taken.count(names[2])) kNames = names;
+  }
   std::vector<ir::Mesh> out;
   std::function<void(int64_t, int64_t, std::vector<int64_t>)> rec = [&](int64_t left, int64_t max,
                                                                        std::vector<int64_t> sizes) {
@@ -177,7 +182,7 @@ std::vector<ir::Mesh> MeshFactorisations(int64_t ranks, std::optional<int64_t> m
   rec(ranks, ranks, {});
   if (ranks == 1) {
     ir::Mesh m;
-    m.axes.push_back({"x", 1});
+    m.axes.push_back({kNames[0], 1});
     m.mem_per_rank_bytes = mem_per_rank;
     out.push_back(std::move(m));
   }

@@ -18,6 +18,7 @@
 
 #include <cstdint>
 #include <optional>
+#include <set>
 #include <string>
 #include <vector>
 
@@ -88,9 +89,12 @@ inline bool Admissible(const TensorOption& o, const Rotation& r) {
   return !o.skewed || (!r.loop.empty() && o.comm_loop == r.loop);
 }
 
-// The meshes of `ranks` ranks: every factorisation into 1 to 3 axes of size >= 2 named
-// x, y, z with non-increasing sizes (4 -> x=4; x=2,y=2). `mem_per_rank` is copied on each.
-std::vector<ir::Mesh> MeshFactorisations(int64_t ranks, std::optional<int64_t> mem_per_rank);
+// The meshes of `ranks` ranks: every factorisation into 1 to 3 axes of size >= 2 with
+// non-increasing sizes (4 -> x=4; x=2,y=2), axes named x, y, z — or, when one of those is
+// in `taken` (the problem's tensor and index names), p, q, r, else u, v, w, else a0, a1,
+// a2. `mem_per_rank` is copied on each.
+std::vector<ir::Mesh> MeshFactorisations(int64_t ranks, std::optional<int64_t> mem_per_rank,
+                                         const std::set<std::string>& taken = {});
 
 class Space {
  public:

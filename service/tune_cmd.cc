@@ -2,6 +2,7 @@
 
 #include <cmath>
 #include <memory>
+#include <set>
 #include <utility>
 
 #include "absl/strings/str_cat.h"
@@ -135,7 +136,9 @@ absl::StatusOr<search::TuneOptions> MakeTuneOptions(const TuneFlags& flags, std:
       return absl::InvalidArgumentError(
           absl::StrCat("--ranks ", flags.ranks, " is out of range: give 1 to ", ir::kMaxRanks, " ranks"));
     }
-    o.meshes = search::MeshFactorisations(flags.ranks, mem);
+    std::set<std::string> taken(o.problem.indices.begin(), o.problem.indices.end());
+    for (const std::string& t : o.problem.Tensors()) taken.insert(t);
+    o.meshes = search::MeshFactorisations(flags.ranks, mem, taken);
   }
   if (flags.top_k < 0 || flags.top_k > kMaxTopK) {
     return absl::InvalidArgumentError(absl::StrCat("--top-k ", flags.top_k, " is out of range: 0 to ", kMaxTopK));

@@ -1,0 +1,129 @@
+// The tuner with fixed machine numbers and the model-only runner: the family it picks at
+// the shape extremes, its counters, its determinism, and its errors.
+#include "search/tuner.h"
+
+#include <gtest/gtest.h>
+
+#include <string>
+
+#include "absl/strings/match.h"
+#include "ir/mesh.h"
+#include "ir/problem.h"
+#include "search/runner.h"
+
+namespace meshtune::search {
+namespace {
+
+TuneOptions MatmulOnFourRanks(const std::string& extents) {
+  TuneOptions o;
+  absl::StatusOr<ir::Problem> p = ir::ParseProblem("C[m,n] += A[m,k] * B[k,n]", extents);
+  EXPECT_TRUE(p.ok()) << p.status();
+  o.problem = *p;
+  o.meshes = MeshFactorisations(4, std::nullopt);  // x=4 and x=2,y=2
+  o.params.alpha = o.params.alpha_coll = 1e-6;
+  o.params.beta = o.params.beta_coll = 1e-9;
+  o.params.gamma = 1e-11;
+  o.top_k = 0;
+  o.max_evaluations = 300;
+  return o;
+}
+
+TuneResult MustTune(const TuneOptions& o) {
+  std::unique_ptr<Runner> runner = NewModelOnlyRunner();
+  absl::StatusOr<TuneResult> r = Tune(o, *runner);
+  EXPECT_TRUE(r.ok()) << r.status();
+  return r.ok() ? *std::move(r) : TuneResult{};
+}
+
+bool Has(const std::string& text, const std::string& part) { return absl::StrContains(text, part); }
+
+TEST(TunerTest, SquareMatmulOnFourRanksIsTwoDimensional) {
+  const TuneResult r = MustTune(MatmulOnFourRanks("m=512,n=512,k=512"));
+  EXPECT_EQ(r.mesh, "x=2,y=2");
+  // m and n both over the mesh, k not: a 2D algorithm (SUMMA-like: both inputs move).
+  EXPECT_TRUE(Has(r.best.trace, "distribute([m,n]") || Has(r.best.trace, "distribute([n,m]")) << r.best.trace;
+  ASSERT_EQ(r.best.patterns.size(), 2u) << r.best.trace;
+  EXPECT_TRUE(Has(r.best.patterns[0], "A@") && Has(r.best.patterns[1], "B@")) << r.best.trace;
+  EXPECT_FALSE(r.measured_s.has_value());
+  EXPECT_FALSE(r.verified);
+  ASSERT_TRUE(r.lower_bound_ratio.has_value());
+  EXPECT_GE(*r.lower_bound_ratio, 1.0);
+}
+
+TEST(TunerTest, TallMatmulIsOneDimensionalOverMWithoutMovingA) {
+  const TuneResult r = MustTune(MatmulOnFourRanks("m=16384,n=64,k=64"));
+  EXPECT_TRUE(Has(r.best.trace, "distribute([m], [mo], [mi], [x])")) << r.best.trace;
+  EXPECT_EQ(r.mesh, "x=4");
+  EXPECT_TRUE(Has(r.best.trace, "shard(A, m@x)\n")) << r.best.trace;
+  for (const std::string& p : r.best.patterns) EXPECT_FALSE(Has(p, "A@")) << r.best.trace;
+}
+
+TEST(TunerTest, DeepMatmulDistributesKAndReduces) {
+  const TuneResult r = MustTune(MatmulOnFourRanks("m=64,n=64,k=16384"));
+  EXPECT_TRUE(Has(r.best.trace, "distribute([k]")) << r.best.trace;
+  bool reduces = false;
+  for (const std::string& p : r.best.patterns) reduces |= Has(p, "C@") && Has(p, "Reduce");
+  EXPECT_TRUE(reduces) << r.best.trace;
+}
+
+TEST(TunerTest, CountsAreConsistentAndTheSearchIsDeterministic) {
+  TuneOptions o = MatmulOnFourRanks("m=64,n=64,k=64");
+  o.meshes = {o.meshes[1]};  // x=2,y=2
+  o.max_evaluations = 120;
+  const TuneResult a = MustTune(o), b = MustTune(o);
+  int64_t pruned = 0;
+  for (const auto& [reason, n] : a.counts.pruned) pruned += n;
+  EXPECT_EQ(a.counts.enumerated, a.counts.legal + pruned);
+  EXPECT_EQ(a.counts.evaluated, 120);
+  EXPECT_EQ(a.counts.evaluated, a.counts.costed + a.counts.duplicates + a.counts.unlowerable);
+  EXPECT_EQ(a.strategy, "evolutionary");
+  EXPECT_EQ(a.best.trace, b.best.trace);
+  EXPECT_EQ(a.best.cost.seconds, b.best.cost.seconds);
+}
+
+TEST(TunerTest, SmallSpacesAreSearchedExhaustively) {
+  TuneOptions o;
+  o.problem = *ir::ParseProblem("y[i] += A[i,j] * x[j]", "i=64,j=64");
+  o.meshes = MeshFactorisations(2, std::nullopt, {"y", "A", "x", "i", "j"});
+  ASSERT_EQ(o.meshes.size(), 1u);
+  EXPECT_EQ(o.meshes[0].ToString(), "p=2");  // x is a tensor here
+  o.top_k = 0;
+  const TuneResult r = MustTune(o);
+  EXPECT_EQ(r.strategy, "exhaustive");
+  EXPECT_EQ(r.counts.evaluated, r.counts.legal);
+}
+
+TEST(TunerTest, BadOptionsAreErrors) {
+  std::unique_ptr<Runner> runner = NewModelOnlyRunner();
+  TuneOptions o = MatmulOnFourRanks("m=64,n=64,k=64");
+  o.meshes.clear();
+  EXPECT_EQ(Tune(o, *runner).status().message(), "no mesh to tune for");
+  o = MatmulOnFourRanks("m=64,n=64,k=64");
+  o.top_k = -1;
+  EXPECT_EQ(Tune(o, *runner).status().message(), "top-k must be >= 0, got -1");
+  o = MatmulOnFourRanks("m=64,n=64,k=64");
+  o.budget_s = 0;
+  EXPECT_EQ(Tune(o, *runner).status().message(), "the budget must be a positive number of seconds, got 0");
+}
+
+TEST(TunerTest, NoLegalScheduleSaysWhy) {
+  TuneOptions o;
+  // 3 does not divide 2 or 4: nothing distributes, nothing shards evenly.
+  o.problem = *ir::ParseProblem("C[m,n] += A[m,k] * B[k,n]", "m=3,n=3,k=3");
+  o.meshes = {*ir::ParseMesh("x=2")};
+  std::unique_ptr<Runner> runner = NewModelOnlyRunner();
+  const absl::StatusOr<TuneResult> r = Tune(o, *runner);
+  EXPECT_EQ(r.status().code(), absl::StatusCode::kFailedPrecondition);
+  EXPECT_TRUE(absl::StartsWith(r.status().message(), "no legal schedule among ")) << r.status();
+  EXPECT_TRUE(Has(std::string(r.status().message()), "indivisible")) << r.status();
+}
+
+TEST(TunerTest, CancellationStopsTheTune) {
+  TuneOptions o = MatmulOnFourRanks("m=64,n=64,k=64");
+  o.cancelled = [] { return true; };
+  std::unique_ptr<Runner> runner = NewModelOnlyRunner();
+  EXPECT_EQ(Tune(o, *runner).status().code(), absl::StatusCode::kCancelled);
+}
+
+}  // namespace
+}  // namespace meshtune::search
