@@ -8,12 +8,11 @@
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_format.h"
 #include "absl/strings/str_join.h"
-#include "google/protobuf/struct.pb.h"
-#include "google/protobuf/util/json_util.h"
 #include "ir/mesh.h"
 #include "ir/problem.h"
 #include "search/hardware_profile.h"
 #include "search/runner.h"
+#include "service/cli_io.h"
 
 namespace meshtune::service {
 
@@ -25,33 +24,14 @@ constexpr int kExitBadInput = 2;
 constexpr double kMaxBudgetS = 7 * 24 * 3600;
 constexpr int kMaxTopK = 1000;
 
-using google::protobuf::ListValue;
-using google::protobuf::Struct;
-using google::protobuf::Value;
-
-Value Num(double v) {
-  Value out;
-  out.set_number_value(v);
-  return out;
-}
-Value Str(const std::string& s) {
-  Value out;
-  out.set_string_value(s);
-  return out;
-}
-Value Bool(bool b) {
-  Value out;
-  out.set_bool_value(b);
-  return out;
-}
-Value NumOrNull(const std::optional<double>& v) {
-  Value out;
-  if (v.has_value() && std::isfinite(*v)) {
-    out.set_number_value(*v);
-  } else {
-    out.set_null_value(google::protobuf::NULL_VALUE);
-  }
-  return out;
+// JSON values for the result line (keys keep the documented order).
+std::string Num(double v) { return std::isfinite(v) ? absl::StrFormat("%.9g", v) : "null"; }
+std::string NumOrNull(const std::optional<double>& v) { return v.has_value() ? Num(*v) : "null"; }
+std::string Bool(bool b) { return b ? "true" : "false"; }
+std::string Strings(const std::vector<std::string>& v) {
+  std::vector<std::string> quoted;
+  for (const std::string& s : v) quoted.push_back(JsonQuote(s));
+  return absl::StrCat("[", absl::StrJoin(quoted, ", "), "]");
 }
 
 // Draws the tuner's progress on one terminal line.
@@ -179,53 +159,24 @@ absl::StatusOr<search::TuneOptions> MakeTuneOptions(const TuneFlags& flags, std:
 }
 
 std::string TuneResultJson(const search::TuneResult& r) {
-  Struct root;
-  auto& f = *root.mutable_fields();
-  Struct best;
-  auto& b = *best.mutable_fields();
-  b["trace"] = Str(r.best.trace);
-  b["mesh"] = Str(r.mesh);
-  b["predicted_s"] = Num(r.best.cost.seconds);
-  b["measured_s"] = NumOrNull(r.measured_s);
-  b["verified"] = Bool(r.verified);
-  ListValue patterns;
-  for (const std::string& p : r.best.patterns) *patterns.add_values() = Str(p);
-  *b["patterns"].mutable_list_value() = patterns;
-  b["comm_words_per_rank"] = Num(static_cast<double>(r.best.cost.comm_words_per_rank));
-  b["lower_bound_ratio"] = NumOrNull(r.lower_bound_ratio);
-  *f["best"].mutable_struct_value() = best;
-  f["enumerated"] = Num(static_cast<double>(r.counts.enumerated));
-  f["legal"] = Num(static_cast<double>(r.counts.legal));
-  Struct pruned;
-  for (const auto& [reason, n] : r.counts.pruned) (*pruned.mutable_fields())[reason] = Num(static_cast<double>(n));
-  *f["pruned"].mutable_struct_value() = pruned;
-  f["costed"] = Num(static_cast<double>(r.counts.costed));
-  f["duplicates"] = Num(static_cast<double>(r.counts.duplicates));
-  f["measured"] = Num(static_cast<double>(r.measurements.size()));
-  ListValue runs;
+  std::vector<std::string> pruned, runs;
+  for (const auto& [reason, n] : r.counts.pruned) pruned.push_back(absl::StrCat(JsonQuote(reason), ": ", n));
   for (const search::Measurement& m : r.measurements) {
-    Struct run;
-    auto& g = *run.mutable_fields();
-    g["trace"] = Str(m.candidate.trace);
-    g["mesh"] = Str(m.mesh);
-    g["predicted_s"] = Num(m.candidate.cost.seconds);
-    g["measured_s"] = NumOrNull(m.run.seconds);
-    g["verified"] = Bool(m.run.verified);
-    if (m.run.error.has_value()) {
-      g["error"] = Str(*m.run.error);
-    } else {
-      g["error"].set_null_value(google::protobuf::NULL_VALUE);
-    }
-    *runs.add_values()->mutable_struct_value() = run;
+    runs.push_back(absl::StrCat("{\"trace\": ", JsonQuote(m.candidate.trace), ", \"mesh\": ", JsonQuote(m.mesh),
+                                ", \"predicted_s\": ", Num(m.candidate.cost.seconds),
+                                ", \"measured_s\": ", NumOrNull(m.run.seconds), ", \"verified\": ", Bool(m.run.verified),
+                                ", \"error\": ", m.run.error ? JsonQuote(*m.run.error) : "null", "}"));
   }
-  *f["measurements"].mutable_list_value() = runs;
-  f["strategy"] = Str(r.strategy);
-  f["seconds"] = Num(r.seconds);
-  std::string json;
-  google::protobuf::util::JsonPrintOptions options;
-  options.preserve_proto_field_names = true;
-  (void)google::protobuf::util::MessageToJsonString(root, &json, options);
-  return json;
+  return absl::StrCat(
+      "{\"best\": {\"trace\": ", JsonQuote(r.best.trace), ", \"mesh\": ", JsonQuote(r.mesh),
+      ", \"predicted_s\": ", Num(r.best.cost.seconds), ", \"measured_s\": ", NumOrNull(r.measured_s),
+      ", \"verified\": ", Bool(r.verified), ", \"patterns\": ", Strings(r.best.patterns),
+      ", \"comm_words_per_rank\": ", r.best.cost.comm_words_per_rank,
+      ", \"lower_bound_ratio\": ", NumOrNull(r.lower_bound_ratio), "}",
+      ", \"enumerated\": ", r.counts.enumerated, ", \"legal\": ", r.counts.legal, ", \"pruned\": {",
+      absl::StrJoin(pruned, ", "), "}, \"costed\": ", r.counts.costed, ", \"duplicates\": ", r.counts.duplicates,
+      ", \"measured\": ", r.measurements.size(), ", \"measurements\": [", absl::StrJoin(runs, ", "),
+      "], \"strategy\": ", JsonQuote(r.strategy), ", \"seconds\": ", Num(r.seconds), "}");
 }
 
 int RunTune(const TuneFlags& flags, std::ostream& out, std::ostream& err) {
@@ -233,7 +184,9 @@ int RunTune(const TuneFlags& flags, std::ostream& out, std::ostream& err) {
   absl::StatusOr<search::TuneOptions> options = MakeTuneOptions(flags, &warning);
   if (!options.ok()) {
     err << "meshtune: " << options.status().message() << "\n";
-    return options.status().code() == absl::StatusCode::kInvalidArgument ? kExitBadInput : kExitFailed;
+    const absl::StatusCode code = options.status().code();
+    return code == absl::StatusCode::kInvalidArgument || code == absl::StatusCode::kNotFound ? kExitBadInput
+                                                                                             : kExitFailed;
   }
   if (!warning.empty()) err << "meshtune: " << warning << "\n";
   std::unique_ptr<search::Runner> runner;
@@ -262,6 +215,10 @@ int RunTune(const TuneFlags& flags, std::ostream& out, std::ostream& err) {
     return result.status().code() == absl::StatusCode::kInvalidArgument ? kExitBadInput : kExitFailed;
   }
   out << (flags.json ? TuneResultJson(*result) + "\n" : Summary(*result));
+  if (runner->measures() && !result->verified) {
+    err << "meshtune: no measured candidate verified; the result is the model's best (see measurements)\n";
+    return kExitFailed;
+  }
   return kExitOk;
 }
 

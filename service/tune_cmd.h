@@ -58,8 +58,10 @@ absl::StatusOr<search::TuneOptions> MakeTuneOptions(const TuneFlags& flags, std:
 std::string TuneResultJson(const search::TuneResult& result);
 
 // Runs the tune and prints the result on `out` (a summary, or the JSON line); progress and
-// errors go to `err` ("meshtune: MESSAGE"). Exit status: 0 when a schedule was found, 2 on
-// bad input, 1 when there is no legal schedule or the tune failed.
+// errors go to `err` ("meshtune: MESSAGE"). Exit status: 0 when a schedule was found (and,
+// when measuring, verified); 2 on bad input (a missing named profile included); 1 when
+// there is no legal schedule, the tune failed, or no measured candidate verified (the
+// result is then still printed, with each measurement's error).
 int RunTune(const TuneFlags& flags, std::ostream& out, std::ostream& err);
 
 }  // namespace meshtune::service

@@ -13,24 +13,8 @@ namespace {
 
 using ::meshtune::testing::ReadFile;
 
-struct CliRun {
-  int status = -1;
-  std::string out, err;
-};
-
-// Runs `service/meshtune <args>` through the shell, capturing stdout, stderr and status.
-CliRun Meshtune(const std::string& args, const std::string& stdin_path = "/dev/null") {
-  const char* tmp = std::getenv("TEST_TMPDIR");
-  const std::string dir = tmp ? tmp : "/tmp";
-  const std::string out = dir + "/out.txt", err = dir + "/err.txt";
-  const std::string cmd = "service/meshtune " + args + " <" + stdin_path + " >" + out + " 2>" + err;
-  const int rc = std::system(cmd.c_str());
-  CliRun r;
-  r.status = WIFEXITED(rc) ? WEXITSTATUS(rc) : -1;
-  r.out = ReadFile(out);
-  r.err = ReadFile(err);
-  return r;
-}
+using ::meshtune::testing::CliRun;
+using ::meshtune::testing::Meshtune;
 
 const std::string kMatmul =
     "--expr 'C[m,n] += A[m,k] * B[k,n]' --extents m=512,n=1024,k=2048 --mesh x=8,y=8 ";

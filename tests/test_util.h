@@ -2,6 +2,9 @@
 #ifndef MESHTUNE_TESTS_TEST_UTIL_H_
 #define MESHTUNE_TESTS_TEST_UTIL_H_
 
+#include <sys/wait.h>
+
+#include <cstdlib>
 #include <fstream>
 #include <sstream>
 #include <string>
@@ -14,6 +17,27 @@ inline std::string ReadFile(const std::string& path) {
   std::stringstream ss;
   ss << in.rdbuf();
   return ss.str();
+}
+
+// What a command-line run printed and how it exited.
+struct CliRun {
+  int status = -1;  // exit status; -1 when killed by a signal
+  std::string out, err;
+};
+
+// Runs `service/meshtune <args>` through the shell (args are shell text), stdin from
+// `stdin_path`, capturing stdout and stderr in files under $TEST_TMPDIR.
+inline CliRun Meshtune(const std::string& args, const std::string& stdin_path = "/dev/null") {
+  const char* tmp = std::getenv("TEST_TMPDIR");
+  const std::string dir = tmp ? tmp : "/tmp";
+  const std::string out = dir + "/out.txt", err = dir + "/err.txt";
+  const std::string cmd = "service/meshtune " + args + " <" + stdin_path + " >" + out + " 2>" + err;
+  const int rc = std::system(cmd.c_str());
+  CliRun r;
+  r.status = WIFEXITED(rc) ? WEXITSTATUS(rc) : -1;
+  r.out = ReadFile(out);
+  r.err = ReadFile(err);
+  return r;
 }
 
 }  // namespace meshtune::testing

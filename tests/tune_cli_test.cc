@@ -1,0 +1,109 @@
+// `meshtune tune` as a user runs it: a measured tune on 4 ranks verifies its winner under
+// MPI; the JSON result has its documented shape; bad flags exit 2 naming the problem; a
+// worker that fails turns into measurement errors and exit 1, not a crash.
+#include <gtest/gtest.h>
+
+#include <cstdlib>
+#include <string>
+
+#include "absl/strings/match.h"
+#include "tests/test_util.h"
+
+namespace {
+
+using ::meshtune::testing::CliRun;
+using ::meshtune::testing::Meshtune;
+
+// Fixed machine numbers, so no hardware profile is needed.
+const std::string kModel = "--alpha 1e-6 --beta 1e-9 --gamma 3e-11 ";
+const std::string kMatmul = "tune --expr 'C[m,n] += A[m,k] * B[k,n]' ";
+
+bool Has(const std::string& s, const std::string& part) { return absl::StrContains(s, part); }
+
+class TuneCliTest : public ::testing::Test {
+ protected:
+  void SetUp() override {
+    const char* tmp = std::getenv("TEST_TMPDIR");
+    setenv("MESHTUNE_HOME", (std::string(tmp ? tmp : "/tmp") + "/home").c_str(), 1);
+  }
+};
+
+TEST_F(TuneCliTest, MeasuredTuneOnFourRanksVerifiesItsWinner) {
+  const CliRun r = Meshtune(kMatmul + "--extents m=1024,n=1024,k=1024 --ranks 4 --top-k 3 --reps 1 --warmup 0 " +
+                            "--max-evaluations 150 --json " + kModel);
+  ASSERT_EQ(r.status, 0) << r.err << r.out;
+  EXPECT_TRUE(Has(r.out, "\"verified\": true, \"patterns\": [")) << r.out;
+  EXPECT_FALSE(Has(r.out, "\"measured_s\": null, \"verified\": true")) << r.out;
+  EXPECT_TRUE(Has(r.out, "\"measured\": 3, \"measurements\": [{\"trace\": ")) << r.out;
+  EXPECT_FALSE(Has(r.out, "\"verified\": false")) << r.out;  // every measured candidate verified
+  EXPECT_TRUE(Has(r.out, "\"mesh\": \"x=2,y=2\"") || Has(r.out, "\"mesh\": \"x=4\"")) << r.out;
+}
+
+TEST_F(TuneCliTest, ModelOnlyJsonShape) {
+  const CliRun r = Meshtune(kMatmul + "--extents m=64,n=64,k=64 --mesh x=2,y=2 --model-only --json " +
+                            "--max-evaluations 40 " + kModel);
+  ASSERT_EQ(r.status, 0) << r.err;
+  EXPECT_TRUE(r.out.rfind("{\"best\": {\"trace\": \"distribute(", 0) == 0) << r.out;
+  EXPECT_TRUE(Has(r.out, "\"mesh\": \"x=2,y=2\", \"predicted_s\": ")) << r.out;
+  EXPECT_TRUE(Has(r.out, "\"measured_s\": null, \"verified\": false, \"patterns\": [")) << r.out;
+  EXPECT_TRUE(Has(r.out, "\"comm_words_per_rank\": ")) << r.out;
+  EXPECT_TRUE(Has(r.out, "\"lower_bound_ratio\": ")) << r.out;
+  EXPECT_TRUE(Has(r.out, "\"pruned\": {\"multi_source_transfer\": ")) << r.out;
+  EXPECT_TRUE(Has(r.out, "\"costed\": ")) << r.out;
+  EXPECT_TRUE(Has(r.out, "\"measured\": 0, \"measurements\": [], \"strategy\": \"evolutionary\", \"seconds\": "))
+      << r.out;
+  EXPECT_EQ(r.err, "");  // fixed numbers: no warning about a missing profile
+}
+
+TEST_F(TuneCliTest, WithoutAProfileTheBuiltInNumbersAreUsedWithAWarning) {
+  const CliRun r = Meshtune("tune --expr 'y[i] += A[i,j] * x[j]' --extents i=64,j=64 --ranks 2 --model-only");
+  ASSERT_EQ(r.status, 0) << r.err;
+  EXPECT_TRUE(Has(r.err, "no hardware profile \"default\": using built-in machine numbers")) << r.err;
+  EXPECT_TRUE(Has(r.out, "best schedule on p=2 (exhaustive search; ")) << r.out;  // x is a tensor
+}
+
+TEST_F(TuneCliTest, BadFlagsNameTheProblem) {
+  CliRun r = Meshtune(kMatmul + "--extents m=64,n=64,k=64 --mesh x=2 --ranks 2 --model-only");
+  EXPECT_EQ(r.status, 2);
+  EXPECT_EQ(r.err, "meshtune: give exactly one of --mesh (e.g. x=2,y=2) and --ranks (e.g. 4)\n");
+  r = Meshtune(kMatmul + "--extents m=64,n=64,k=64 --ranks -3 --model-only");
+  EXPECT_EQ(r.status, 2);
+  EXPECT_EQ(r.err, "meshtune: --ranks -3 is out of range: give 1 to 65536 ranks\n");
+  r = Meshtune(kMatmul + "--extents m=64,n=64,k=64 --mesh x=2 --top-k -1");
+  EXPECT_EQ(r.status, 2);
+  EXPECT_EQ(r.err, "meshtune: --top-k -1 is out of range: 0 to 1000\n");
+  r = Meshtune(kMatmul + "--extents m=64,n=64,k=64 --mesh x=2 --budget-s 0");
+  EXPECT_EQ(r.status, 2);
+  EXPECT_TRUE(Has(r.err, "--budget-s 0 is out of range")) << r.err;
+  r = Meshtune(kMatmul + "--extents m=64,n=64,k=-4 --mesh x=2 --model-only");
+  EXPECT_EQ(r.status, 2);
+  EXPECT_TRUE(Has(r.err, "-4")) << r.err;
+  r = Meshtune("tune --expr 'C[m,n] += A[m,k] * B[k,n' --extents m=4,n=4,k=4 --mesh x=2 --model-only");
+  EXPECT_EQ(r.status, 2);
+  EXPECT_TRUE(r.err.rfind("meshtune: ", 0) == 0) << r.err;
+  r = Meshtune(kMatmul + "--extents m=64,n=64,k=64 --mesh x=2 --model-only --profile nosuch");
+  EXPECT_EQ(r.status, 2);
+  EXPECT_TRUE(Has(r.err, "no hardware profile \"nosuch\"")) << r.err;
+  r = Meshtune(kMatmul + "--extents m=64,n=64,k=64 --mesh x=2 --model-only --alpha -1");
+  EXPECT_EQ(r.status, 2);
+  EXPECT_EQ(r.err, "meshtune: --alpha -1 must be a finite number >= 0\n");
+}
+
+TEST_F(TuneCliTest, NoLegalScheduleExitsOne) {
+  const CliRun r = Meshtune(kMatmul + "--extents m=3,n=3,k=3 --mesh x=2 --model-only " + kModel);
+  EXPECT_EQ(r.status, 1);
+  EXPECT_TRUE(r.err.rfind("meshtune: no legal schedule among ", 0) == 0) << r.err;
+}
+
+TEST_F(TuneCliTest, FailingWorkerBecomesMeasurementErrors) {
+  const CliRun r = Meshtune(kMatmul + "--extents m=64,n=64,k=64 --mesh x=2 --top-k 2 --worker /bin/false --json " +
+                            "--max-evaluations 20 " + kModel);
+  EXPECT_EQ(r.status, 1) << r.err;
+  EXPECT_TRUE(Has(r.out, "\"measured_s\": null, \"verified\": false")) << r.out;
+  EXPECT_TRUE(Has(r.out, "\"measured\": 2, ")) << r.out;
+  EXPECT_TRUE(Has(r.out, "\"error\": \"cannot find the worker binary") || Has(r.out, "\"error\": \"the job failed"))
+      << r.out;
+  EXPECT_TRUE(Has(r.err, "no measured candidate verified")) << r.err;
+}
+
+}  // namespace
