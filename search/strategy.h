@@ -21,7 +21,7 @@ namespace meshtune::search {
 
 // When a strategy stops: whichever comes first.
 struct SearchBudget {
-  int64_t max_evaluations = 4000;  // legal points lowered and costed (duplicates included)
+  int64_t max_evaluations = 1000;  // legal points lowered and costed (duplicates included)
   std::chrono::steady_clock::time_point deadline = std::chrono::steady_clock::time_point::max();
   std::function<bool()> cancelled;  // polled between evaluations when set
   // Called every `progress_every` evaluations and once at the end when set.

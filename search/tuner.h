@@ -42,7 +42,7 @@ struct TuneOptions {
   CostParams params;
   int top_k = 4;                  // candidates measured (0: none)
   double budget_s = 600;          // the whole tune; the search gets at most half
-  int64_t max_evaluations = 4000; // points the search lowers and costs
+  int64_t max_evaluations = 1000; // points the search lowers and costs
   int64_t max_exhaustive = 4000;  // exhaustive search up to this many legal points
   EvolutionOptions evolution;
   std::function<bool()> cancelled;  // polled between steps when set

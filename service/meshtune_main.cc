@@ -213,7 +213,7 @@ int Main(int argc, char** argv) {
   CLI::Option* alpha_opt = tune->add_option("--alpha", tune_alpha, "latency per message, s (overrides the profile)");
   CLI::Option* beta_opt = tune->add_option("--beta", tune_beta, "seconds per byte (overrides the profile)");
   CLI::Option* gamma_opt = tune->add_option("--gamma", tune_gamma, "seconds per flop (overrides the profile)");
-  tune->add_option("--max-evaluations", tune_opts.max_evaluations, "schedules lowered and costed (default 4000)");
+  tune->add_option("--max-evaluations", tune_opts.max_evaluations, "schedules lowered and costed (default 1000)");
   tune->add_option("--seed", tune_opts.seed, "seed of the evolutionary search");
   tune->add_flag("--allow-replication", tune_opts.allow_replication,
                  "let tensors be replicated along mesh axes (2.5D-style; bound it with --mem-per-rank)");

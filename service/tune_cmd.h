@@ -28,7 +28,7 @@ struct TuneFlags {
   std::string profile = "default";  // hardware profile (search/hardware_profile.h)
   bool profile_given = false;       // --profile was on the command line
   std::optional<double> alpha, beta, gamma;  // override the profile (alpha, beta: all patterns)
-  int64_t max_evaluations = 4000;
+  int64_t max_evaluations = 1000;
   uint64_t seed = 1;
   bool allow_replication = false;
   // Measurement.
