@@ -53,34 +53,28 @@ double Median(std::vector<double> v) {
 }
 
 double PsgemmSeconds(int m, int n, int k, int nb, int prow, int pcol, int reps) {
-  int ctx = 0, rows = 0, cols = 0, row = -1, col = -1;
+  int ctx = 0, rows = 0, cols = 0, row = 0, col = 0;
   Cblacs_get(-1, 0, &ctx);
   Cblacs_gridinit(&ctx, "Row", prow, pcol);
-  const bool in_grid = ctx >= 0;
-  if (in_grid) Cblacs_gridinfo(ctx, &rows, &cols, &row, &col);
-  LocalMatrix a, b, c;
-  if (in_grid) {
-    a = Distribute(m, k, nb, ctx, row, col, prow, pcol);
-    b = Distribute(k, n, nb, ctx, row, col, prow, pcol);
-    c = Distribute(m, n, nb, ctx, row, col, prow, pcol);
-    Fill(a.data, 7919);
-    Fill(b.data, 104729);
-  }
+  Cblacs_gridinfo(ctx, &rows, &cols, &row, &col);
+  LocalMatrix a = Distribute(m, k, nb, ctx, row, col, prow, pcol);
+  LocalMatrix b = Distribute(k, n, nb, ctx, row, col, prow, pcol);
+  LocalMatrix c = Distribute(m, n, nb, ctx, row, col, prow, pcol);
+  Fill(a.data, 7919);
+  Fill(b.data, 104729);
   const int one = 1;
   const float alpha = 1, beta = 1;
   std::vector<double> times;
   for (int r = 0; r < reps + 1; ++r) {
     MPI_Barrier(MPI_COMM_WORLD);
     const double t0 = MPI_Wtime();
-    if (in_grid) {
-      psgemm_("N", "N", &m, &n, &k, &alpha, a.data.data(), &one, &one, a.desc, b.data.data(), &one, &one, b.desc,
-              &beta, c.data.data(), &one, &one, c.desc);
-    }
+    psgemm_("N", "N", &m, &n, &k, &alpha, a.data.data(), &one, &one, a.desc, b.data.data(), &one, &one, b.desc,
+            &beta, c.data.data(), &one, &one, c.desc);
     double dt = MPI_Wtime() - t0, worst = 0;
     MPI_Allreduce(&dt, &worst, 1, MPI_DOUBLE, MPI_MAX, MPI_COMM_WORLD);
     if (r > 0) times.push_back(worst);
   }
-  if (in_grid) Cblacs_gridexit(ctx);
+  Cblacs_gridexit(ctx);
   return Median(times);
 }
 

@@ -15,8 +15,7 @@ double Median(std::vector<double> v);
 // C[m,n] += A[m,k] * B[k,n] in f32 through PSGEMM, every matrix block-cyclic with square
 // nb x nb blocks on a row-major prow x pcol BLACS grid of MPI_COMM_WORLD. One warm-up call,
 // then `reps` timed ones; a call's time is the slowest rank's. Returns the median, on
-// every rank. Collective over MPI_COMM_WORLD; prow * pcol must not exceed its size (ranks
-// outside the grid only join the timing).
+// every rank. Collective over MPI_COMM_WORLD, whose size must be prow * pcol.
 double PsgemmSeconds(int m, int n, int k, int nb, int prow, int pcol, int reps);
 
 }  // namespace meshtune::bench

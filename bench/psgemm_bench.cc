@@ -10,7 +10,6 @@
 #include <mpi.h>
 #include <unistd.h>
 
-#include <algorithm>
 #include <cblas.h>
 #include <cstdio>
 #include <cstdlib>
@@ -18,59 +17,14 @@
 #include <string>
 #include <vector>
 
+#include "bench/psgemm.h"
 #include "codegen/lower.h"
 #include "ir/verdict.h"
 #include "runtime/executor.h"
 
-extern "C" {
-void Cblacs_get(int context, int request, int* value);
-void Cblacs_gridinit(int* context, const char* order, int rows, int cols);
-void Cblacs_gridinfo(int context, int* rows, int* cols, int* row, int* col);
-void Cblacs_gridexit(int context);
-int numroc_(const int* n, const int* nb, const int* iproc, const int* isrcproc, const int* nprocs);
-void descinit_(int* desc, const int* m, const int* n, const int* mb, const int* nb, const int* irsrc,
-               const int* icsrc, const int* ictxt, const int* lld, int* info);
-void psgemm_(const char* transa, const char* transb, const int* m, const int* n, const int* k, const float* alpha,
-             const float* a, const int* ia, const int* ja, const int* desca, const float* b, const int* ib,
-             const int* jb, const int* descb, const float* beta, float* c, const int* ic, const int* jc,
-             const int* descc);
-}
-
 namespace {
 
-double Median(std::vector<double> v) {
-  std::sort(v.begin(), v.end());
-  return v.empty() ? 0 : v[v.size() / 2];
-}
-
-double Psgemm(int n, int nb, int reps) {
-  int ctx = 0, rows = 0, cols = 0, row = 0, col = 0, zero = 0, info = 0, one = 1;
-  Cblacs_get(-1, 0, &ctx);
-  Cblacs_gridinit(&ctx, "Row", 2, 2);
-  Cblacs_gridinfo(ctx, &rows, &cols, &row, &col);
-  const int lr = numroc_(&n, &nb, &row, &zero, &rows), lc = numroc_(&n, &nb, &col, &zero, &cols);
-  const int lld = std::max(1, lr);
-  std::vector<float> a(static_cast<size_t>(lr) * lc), b(a.size()), c(a.size());
-  for (size_t i = 0; i < a.size(); ++i) {
-    a[i] = static_cast<float>((i * 7919 % 1000) / 1000.0 - 0.5);
-    b[i] = static_cast<float>((i * 104729 % 1000) / 1000.0 - 0.5);
-  }
-  int desc[9];
-  descinit_(desc, &n, &n, &nb, &nb, &zero, &zero, &ctx, &lld, &info);
-  const float alpha = 1, beta = 1;
-  std::vector<double> times;
-  for (int r = 0; r < reps + 1; ++r) {
-    MPI_Barrier(MPI_COMM_WORLD);
-    const double t0 = MPI_Wtime();
-    psgemm_("N", "N", &n, &n, &n, &alpha, a.data(), &one, &one, desc, b.data(), &one, &one, desc, &beta, c.data(),
-            &one, &one, desc);
-    double dt = MPI_Wtime() - t0, worst = 0;
-    MPI_Allreduce(&dt, &worst, 1, MPI_DOUBLE, MPI_MAX, MPI_COMM_WORLD);
-    if (r > 0) times.push_back(worst);
-  }
-  Cblacs_gridexit(ctx);
-  return Median(times);
-}
+using meshtune::bench::Median;
 
 // `calls` sgemm calls of m x n x k on rank 0 alone; the other ranks sleep in a
 // non-busy wait. Median seconds per repetition, on every rank.
@@ -135,7 +89,7 @@ int main(int argc, char** argv) {
   double best = 0;
   int best_nb = 0;
   for (int nb : {64, 128, 256, 512, 1024}) {
-    const double t = Psgemm(n, nb, reps);
+    const double t = meshtune::bench::PsgemmSeconds(n, n, n, nb, 2, 2, reps);
     if (rank == 0) std::printf("PSGEMM  NB=%-4d  median %.4f s  %.2f GFLOP/s\n", nb, t, 2.0 * n * n * n / t / 1e9);
     if (best == 0 || t < best) {
       best = t;

@@ -1,10 +1,10 @@
 #!/usr/bin/env bash
-# The main job: explain the SUMMA reference trace on an 8x8 mesh (installs missing
-# packages first). Extra arguments go to `meshtune explain` (e.g. --json).
+# The main job: tune C[m,n] += A[m,k] * B[k,n] (m=n=k=1024) on 4 ranks — every mesh of 4
+# ranks searched, the model's top 3 measured under mpirun, the verified winner printed
+# (installs missing packages first). Extra arguments go to `meshtune tune` (e.g. --json).
 set -euo pipefail
 cd "$(dirname "$0")/.."
 bash tools/deps.sh
-bazel build -c opt //service:meshtune
-exec bazel-bin/service/meshtune explain \
-  --expr 'C[m,n] += A[m,k] * B[k,n]' --extents m=512,n=1024,k=2048 --mesh x=8,y=8 \
-  --trace examples/summa.trace "$@"
+bazel build -c opt //service:meshtune //runtime:meshtune_worker
+exec bazel-bin/service/meshtune tune \
+  --expr 'C[m,n] += A[m,k] * B[k,n]' --extents m=1024,n=1024,k=1024 --ranks 4 --top-k 3 "$@"

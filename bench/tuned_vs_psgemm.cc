@@ -1,0 +1,169 @@
+// One meshtune schedule (typically the tuner's pick) against ScaLAPACK PSGEMM at its best
+// block size and process grid, same ranks, same MPI job.
+//
+//   bazel build -c opt //bench:tuned_vs_psgemm
+//   OPENBLAS_NUM_THREADS=1 mpirun -n 4 --oversubscribe bazel-bin/bench/tuned_vs_psgemm
+//       --m 2048 --n 2048 --k 2048 --mesh x=2,y=2 --trace FILE [--reps 5]
+//
+// bench/tuned_vs_psgemm.sh gets the trace and mesh from `meshtune tune` and runs this.
+// C[m,n] += A[m,k] * B[k,n], f32. PSGEMM runs at every block size NB in {64, ..., 1024}
+// that exceeds none of m, n, k, on every prow x pcol grid of the job's ranks (2x2, 4x1 and
+// 1x4 for 4 ranks); the fastest configuration is the peer. The schedule is then judged,
+// lowered and executed as psgemm_bench does. Every time is a median over --reps
+// repetitions after one warm-up, a repetition's time being the slowest rank's. Rank 0
+// prints one table, the ratio tuned / best PSGEMM, and the schedule. Exit status 0 when
+// the schedule ran and verified, 1 when it did not verify, 2 on bad flags or an illegal or
+// unlowerable schedule.
+#include <mpi.h>
+
+#include <algorithm>
+#include <cstdio>
+#include <cstdlib>
+#include <cstring>
+#include <fstream>
+#include <sstream>
+#include <string>
+#include <vector>
+
+#include "bench/psgemm.h"
+#include "codegen/lower.h"
+#include "ir/verdict.h"
+#include "runtime/executor.h"
+
+namespace {
+
+constexpr char kExpr[] = "C[m,n] += A[m,k] * B[k,n]";
+
+struct Flags {
+  int m = 0, n = 0, k = 0, reps = 5;
+  std::string mesh, trace_file;
+};
+
+// Parses `--name value` pairs; InvalidArgument on anything else, a missing flag, or a
+// dim below 64 (the smallest PSGEMM block tried).
+absl::Status ParseFlags(int argc, char** argv, Flags* f) {
+  for (int i = 1; i < argc; i += 2) {
+    if (i + 1 >= argc) return absl::InvalidArgumentError(std::string("missing value after ") + argv[i]);
+    const std::string name = argv[i], value = argv[i + 1];
+    if (name == "--m") f->m = std::atoi(value.c_str());
+    else if (name == "--n") f->n = std::atoi(value.c_str());
+    else if (name == "--k") f->k = std::atoi(value.c_str());
+    else if (name == "--reps") f->reps = std::atoi(value.c_str());
+    else if (name == "--mesh") f->mesh = value;
+    else if (name == "--trace") f->trace_file = value;
+    else return absl::InvalidArgumentError("unknown flag " + name);
+  }
+  if (f->m < 64 || f->n < 64 || f->k < 64 || f->reps < 1 || f->mesh.empty() || f->trace_file.empty()) {
+    return absl::InvalidArgumentError(
+        "usage: tuned_vs_psgemm --m M --n N --k K --mesh x=2,y=2 --trace FILE [--reps 5]  (M, N, K >= 64)");
+  }
+  return absl::OkStatus();
+}
+
+// The schedule in `flags` judged and lowered for the problem, or why it cannot be. Deterministic, so
+// every rank reaches the same outcome.
+absl::StatusOr<meshtune::codegen::Program> LowerSchedule(const Flags& flags, std::string* trace_text) {
+  std::ifstream in(flags.trace_file);
+  if (!in) return absl::NotFoundError("cannot read " + flags.trace_file);
+  std::stringstream text;
+  text << in.rdbuf();
+  const std::string extents =
+      "m=" + std::to_string(flags.m) + ",n=" + std::to_string(flags.n) + ",k=" + std::to_string(flags.k);
+  const auto problem = meshtune::ir::ParseProblem(kExpr, extents);
+  if (!problem.ok()) return problem.status();
+  const auto mesh = meshtune::ir::ParseMesh(flags.mesh);
+  if (!mesh.ok()) return mesh.status();
+  const auto trace = meshtune::ir::ParseTrace(text.str());
+  if (!trace.ok()) return trace.status();
+  *trace_text = trace->ToString();
+  const auto base = meshtune::ir::Computation::Create(*problem, *mesh);
+  if (!base.ok()) return base.status();
+  const auto verdict = meshtune::ir::Judge(*base, *trace);
+  if (!verdict.ok()) return verdict.status();
+  if (!verdict->legal) return absl::InvalidArgumentError("illegal schedule: " + verdict->reasons[0].message);
+  return meshtune::codegen::Lower(verdict->computation);
+}
+
+double Gflops(const Flags& f, double seconds) { return 2.0 * f.m * f.n * f.k / seconds / 1e9; }
+
+}  // namespace
+
+int main(int argc, char** argv) {
+  MPI_Init(&argc, &argv);
+  int rank = 0, size = 0;
+  MPI_Comm_rank(MPI_COMM_WORLD, &rank);
+  MPI_Comm_size(MPI_COMM_WORLD, &size);
+  Flags flags;
+  std::string trace_text;
+  const absl::Status parsed = ParseFlags(argc, argv, &flags);
+  absl::StatusOr<meshtune::codegen::Program> program = parsed.ok() ? LowerSchedule(flags, &trace_text) : parsed;
+  if (program.ok() && program->Ranks() != size) {
+    program = absl::InvalidArgumentError("the mesh has " + std::to_string(program->Ranks()) + " ranks, the job " +
+                                         std::to_string(size));
+  }
+  if (!program.ok()) {
+    if (rank == 0) std::fprintf(stderr, "tuned_vs_psgemm: %s\n", std::string(program.status().message()).c_str());
+    MPI_Finalize();
+    return 2;
+  }
+
+  if (rank == 0) {
+    std::printf("%s  m=%d n=%d k=%d  f32  %d ranks  median of %d\n\n", kExpr, flags.m, flags.n, flags.k, size,
+                flags.reps);
+    std::fflush(stdout);
+  }
+  struct Config {
+    int nb, prow, pcol;
+    double seconds;
+  };
+  std::vector<Config> configs;
+  std::vector<std::pair<int, int>> grids;  // every prow x pcol = size, squarest first
+  for (int prow = 1; prow <= size; ++prow) {
+    if (size % prow == 0) grids.push_back({prow, size / prow});
+  }
+  std::stable_sort(grids.begin(), grids.end(), [](const auto& a, const auto& b) {
+    return std::abs(a.first - a.second) < std::abs(b.first - b.second);
+  });
+  for (const auto& [prow, pcol] : grids) {
+    for (int nb : {64, 128, 256, 512, 1024}) {
+      if (nb > flags.m || nb > flags.n || nb > flags.k) continue;
+      configs.push_back({nb, prow, pcol, meshtune::bench::PsgemmSeconds(flags.m, flags.n, flags.k, nb, prow, pcol,
+                                                                         flags.reps)});
+    }
+  }
+  const Config* best = &configs[0];
+  for (const Config& c : configs) {
+    if (c.seconds < best->seconds) best = &c;
+  }
+
+  meshtune::runtime::ExecOptions options;
+  options.reps = flags.reps;
+  const meshtune::runtime::Measurement run = meshtune::runtime::Execute(*program, MPI_COMM_WORLD, options);
+  const double tuned = meshtune::bench::Median(run.seconds);
+
+  if (rank == 0) {
+    std::printf("%-28s %10s %9s %8s\n", "config", "median_s", "GFLOP/s", "/best");
+    for (const Config& c : configs) {
+      const std::string name =
+          "PSGEMM NB=" + std::to_string(c.nb) + " grid " + std::to_string(c.prow) + "x" + std::to_string(c.pcol);
+      std::printf("%-28s %10.4f %9.2f %8.3f\n", name.c_str(), c.seconds, Gflops(flags, c.seconds),
+                  c.seconds / best->seconds);
+    }
+    std::printf("%-28s %10.4f %9.2f %8.3f\n", ("tuned, mesh " + flags.mesh).c_str(), tuned, Gflops(flags, tuned),
+                tuned / best->seconds);
+    std::printf("\nbest PSGEMM: NB=%d grid %dx%d, %.4f s\n", best->nb, best->prow, best->pcol, best->seconds);
+    std::printf("tuned: %.4f s (rank kernel time %.4f s), verified %s%s%s\n", tuned,
+                meshtune::bench::Median(run.kernel_seconds), run.verified ? "yes" : "NO",
+                run.error.empty() ? "" : ": ", run.error.c_str());
+    std::printf("ratio tuned / best PSGEMM: %.3f\n", tuned / best->seconds);
+    std::printf("\ntrace (mesh %s):\n%s", flags.mesh.c_str(), trace_text.c_str());
+    std::printf("transfers:\n");
+    for (const auto& t : meshtune::codegen::Summarize(*program)) {
+      std::printf("  %s@%s %s x%lld, %lld bytes per rank\n", t.tensor.c_str(), t.loop.c_str(),
+                  t.pattern.ToString().c_str(), static_cast<long long>(t.instances),
+                  static_cast<long long>(t.bytes_per_rank));
+    }
+  }
+  MPI_Finalize();
+  return run.verified ? 0 : 1;
+}
