@@ -105,6 +105,7 @@ int main(int argc, char** argv) {
     std::printf("%5zu %12.6f %12s  %s\n", at + 1, c.cost.seconds,
                 r.seconds ? std::to_string(*r.seconds).c_str() : ("failed: " + r.error.value_or("?")).c_str(),
                 transfers.empty() ? "none" : transfers.c_str());
+    if (!r.verified) std::printf("%s", c.trace.c_str());  // the schedule that failed, for a report
     if (r.verified && r.seconds) {
       predicted.push_back(c.cost.seconds);
       measured.push_back(*r.seconds);
