@@ -2,7 +2,7 @@
 //
 //   bazel build -c opt //bench:fidelity_bench //runtime:meshtune_worker
 //   MESHTUNE_HOME=... bazel-bin/bench/fidelity_bench [--extents m=1024,n=1024,k=1024]
-//       [--mesh x=2,y=2] [--count 12] [--reps 3] [--profile default]
+//       [--mesh x=2,y=2] [--count 12] [--reps 3] [--profile default] [--timeout-s 300]
 //
 // Searches the space of C[m,n] += A[m,k] * B[k,n] on the mesh with the hardware profile's
 // numbers (as `meshtune tune --model-only` does), then measures `count` candidates spread
@@ -63,12 +63,14 @@ double Spearman(const std::vector<double>& x, const std::vector<double>& y) {
 int main(int argc, char** argv) {
   std::string extents = "m=1024,n=1024,k=1024", mesh_text = "x=2,y=2", profile_name = "default";
   int count = 12, reps = 3;
+  double timeout_s = 300;
   for (int i = 1; i + 1 < argc; i += 2) {
     if (!std::strcmp(argv[i], "--extents")) extents = argv[i + 1];
     if (!std::strcmp(argv[i], "--mesh")) mesh_text = argv[i + 1];
     if (!std::strcmp(argv[i], "--count")) count = std::atoi(argv[i + 1]);
     if (!std::strcmp(argv[i], "--reps")) reps = std::atoi(argv[i + 1]);
     if (!std::strcmp(argv[i], "--profile")) profile_name = argv[i + 1];
+    if (!std::strcmp(argv[i], "--timeout-s")) timeout_s = std::atof(argv[i + 1]);
   }
   const auto problem = meshtune::ir::ParseProblem("C[m,n] += A[m,k] * B[k,n]", extents);
   const auto mesh = meshtune::ir::ParseMesh(mesh_text);
@@ -98,7 +100,7 @@ int main(int argc, char** argv) {
     in.problem = &*problem;
     in.mesh = &*mesh;
     in.trace = c.trace;
-    in.timeout_s = 300;
+    in.timeout_s = timeout_s;
     const meshtune::search::RunResult r = runner->Run(in);
     std::string transfers;
     for (const std::string& p : c.patterns) transfers += (transfers.empty() ? "" : "; ") + p;

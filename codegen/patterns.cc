@@ -21,15 +21,6 @@ isl::map Substitute(const isl::space& p, unsigned n, unsigned pos, const isl::af
 
 }  // namespace
 
-std::vector<int> ReductionAxes(const ir::Computation& c) {
-  std::vector<int> axes;
-  for (const ir::Loop& l : c.loops()) {
-    if (l.kind == ir::LoopKind::kDistributed && c.problem().IsReductionIndex(l.origin)) axes.push_back(l.axis);
-  }
-  std::sort(axes.begin(), axes.end());
-  return axes;
-}
-
 CommPattern DetectFetchPattern(const ir::Computation& c, int prefix, const isl::map& all_sources,
                                const isl::map& all_offsets) {
   const ir::Mesh& mesh = c.mesh();
@@ -94,7 +85,7 @@ CommPattern DetectFetchPattern(const ir::Computation& c, int prefix, const isl::
 CommPattern DetectReducePattern(const ir::Computation& c, const ir::Transfer& t,
                                 const std::vector<int64_t>& box_size) {
   CommPattern out;
-  const std::vector<int> axes = ReductionAxes(c);
+  const std::vector<int> axes = ir::ReductionAxes(c);
   if (axes.empty()) {
     out.kind = CommPattern::Kind::kSendRecv;
     return out;

@@ -26,9 +26,6 @@ CommPattern DetectFetchPattern(const ir::Computation& c, int prefix, const isl::
 CommPattern DetectReducePattern(const ir::Computation& c, const ir::Transfer& t,
                                 const std::vector<int64_t>& box_size);
 
-// The mesh axes over which a reduction index of the problem is distributed.
-std::vector<int> ReductionAxes(const ir::Computation& c);
-
 }  // namespace meshtune::codegen
 
 #endif  // MESHTUNE_CODEGEN_PATTERNS_H_

@@ -1,5 +1,7 @@
 #include "ir/legality.h"
 
+#include <algorithm>
+
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_format.h"
 #include "absl/strings/str_join.h"
@@ -93,11 +95,35 @@ void CheckLocal(const Computation& c, const std::string& tensor, std::vector<Rej
                               tensor, " to match the computation")});
 }
 
-void CheckOutputComplete(const Computation& c, const std::string& tensor, std::vector<Rejection>& out,
-                         bool messages) {
-  // Mesh[r] -> S[i]: r holds the element instance i writes, but does not execute i.
+// Mesh[r] -> Mesh[g]: g is in r's group along `axes` (equal coordinates on every other axis).
+isl::map GroupOf(const Computation& c, const std::vector<int>& axes) {
+  const Mesh& mesh = c.mesh();
+  const isl::space m = SetSpace(c.ctx(), "Mesh", mesh.axes.size());
+  std::vector<std::pair<unsigned, unsigned>> pin;
+  std::vector<int64_t> sizes;
+  for (unsigned a = 0; a < mesh.axes.size(); ++a) {
+    sizes.push_back(mesh.axes[a].size);
+    if (std::find(axes.begin(), axes.end(), static_cast<int>(a)) == axes.end()) pin.emplace_back(a, a);
+  }
+  const isl::set all = Box(m, sizes);
+  return Equalities(m, m, pin).intersect_domain(all).intersect_range(all);
+}
+
+std::string AxesText(const Mesh& mesh, const std::vector<int>& axes) {
+  std::vector<std::string> names;
+  for (int a : axes) names.push_back(mesh.axes[a].name);
+  return absl::StrJoin(names, ", ");
+}
+
+// Every holder of an output element receives every update of it: executes it itself or,
+// when the output is reduced over `reduce_axes`, some rank of its reduction group does.
+void CheckOutputComplete(const Computation& c, const std::string& tensor, const std::vector<int>& reduce_axes,
+                         std::vector<Rejection>& out, bool messages) {
+  // Mesh[r] -> S[i]: r holds the element instance i writes, but no rank of its group executes i.
   const isl::map needed = c.Owners(tensor).reverse().apply_range(c.Access(tensor).reverse());
-  const isl::map missing = needed.subtract(c.Execution().reverse());
+  const isl::map executed = reduce_axes.empty() ? c.Execution().reverse()
+                                                : GroupOf(c, reduce_axes).apply_range(c.Execution().reverse());
+  const isl::map missing = needed.subtract(executed);
   if (missing.is_empty()) return;
   if (!messages) return out.push_back({std::string(kUnreducedOutput), ""});
   const std::vector<int64_t> w = SamplePoint(missing.wrap().lexmin());
@@ -112,8 +138,69 @@ void CheckOutputComplete(const Computation& c, const std::string& tensor, std::v
                  absl::StrCat(ElementText(tensor, elem, 0, elem.size()), " is held by rank ",
                               RankText(c.mesh(), w), " but its update at (", absl::StrJoin(iter, ", "),
                               ") runs on rank ", RankText(c.mesh(), runner),
-                              ": an output written by several ranks needs communicate(", tensor,
-                              ", <loop>) to reduce it")});
+                              reduce_axes.empty()
+                                  ? absl::StrCat(": an output written by several ranks needs communicate(", tensor,
+                                                 ", <loop>) to reduce it")
+                                  : absl::StrCat(", outside its reduction group along ",
+                                                 AxesText(c.mesh(), reduce_axes)))});
+}
+
+// A communicated output is summed over the reduction axes at each instance of its loop:
+// every rank of a group must hold partial sums of the same elements then, or the sums mix
+// different blocks (and the ranks disagree on the collective). Without reduction axes the
+// buffer only stages the rank's own writes, which must then be local and complete.
+void CheckReduction(const Computation& c, const Transfer& t, std::vector<Rejection>& out, bool messages) {
+  const std::vector<int> axes = ReductionAxes(c);
+  const size_t before = out.size();
+  if (axes.empty()) {
+    CheckLocal(c, t.tensor, out, messages);
+    if (out.size() == before) CheckOutputComplete(c, t.tensor, axes, out, messages);
+    return;
+  }
+  const int prefix = TransferPrefix(c, t);
+  const isl::map elements = DropDistributedLoops(c, TransferElements(c, t), prefix);  // P[r, serial] -> T
+  const Mesh& mesh = c.mesh();
+  const unsigned na = mesh.axes.size();
+  for (int a : axes) {
+    if (IndependentOfDim(elements, a)) continue;
+    if (!messages) return out.push_back({std::string(kMisalignedReduction), ""});
+    // P1 -> P2 differing in mesh coordinate a alone; then an element P2 holds and P1 does not.
+    const isl::space p = elements.domain().space();
+    std::vector<std::pair<unsigned, unsigned>> same;
+    for (unsigned d = 0; d < elements.domain_tuple_dim(); ++d) {
+      if (d != static_cast<unsigned>(a)) same.emplace_back(d, d);
+    }
+    const isl::set dom = elements.domain();
+    const isl::map peers = Equalities(p, p, same).intersect_domain(dom).intersect_range(dom);
+    const isl::map back = peers.apply_range(elements).subtract(elements);
+    const std::vector<int64_t> w1 = SamplePoint(back.domain().lexmin());
+    const isl::set at1 = PointSet(c.ctx(), "P", w1, 0, w1.size());
+    const std::vector<int64_t> e = SamplePoint(at1.apply(back).lexmin());
+    const isl::set holders = PointSet(c.ctx(), t.tensor, e, 0, e.size())
+                                 .apply(elements.reverse())
+                                 .intersect(at1.apply(peers));
+    const std::vector<int64_t> w2 = SamplePoint(holders.lexmin());
+    auto block = [&](const std::vector<int64_t>& w) {
+      const isl::set data = PointSet(c.ctx(), "P", w, 0, w.size()).apply(elements);
+      const std::vector<int64_t> lo = SamplePoint(data.lexmin()), hi = SamplePoint(data.lexmax());
+      std::vector<std::string> range;
+      for (size_t d = 0; d < lo.size(); ++d) range.push_back(absl::StrCat(lo[d], ":", hi[d] + 1));
+      return absl::StrCat(t.tensor, "[", absl::StrJoin(range, ", "), "]");
+    };
+    std::vector<std::string> iter;
+    size_t k = na;
+    for (int j = 0; j < prefix; ++j) {
+      if (c.loops()[j].kind != LoopKind::kDistributed) iter.push_back(absl::StrCat(c.loops()[j].name, "=", w1[k++]));
+    }
+    out.push_back({std::string(kMisalignedReduction),
+                   absl::StrCat("communicate(", t.tensor, ", ", t.loop, "): at ",
+                                iter.empty() ? "" : absl::StrJoin(iter, ", ") + " ", "rank ", RankText(mesh, w1),
+                                " holds partial sums of ", block(w1), " but rank ", RankText(mesh, w2),
+                                " of its reduction group along ", mesh.axes[a].name, " holds ", block(w2),
+                                "; a reduction adds up the same elements across the group")});
+    return;
+  }
+  CheckOutputComplete(c, t.tensor, axes, out, messages);
 }
 
 std::vector<int> GatherAxesOf(const Computation& c, const Transfer& t, const isl::map& all_sources);
@@ -206,6 +293,15 @@ std::vector<int> GatherAxesOf(const Computation& c, const Transfer& t, const isl
 
 }  // namespace
 
+std::vector<int> ReductionAxes(const Computation& c) {
+  std::vector<int> axes;
+  for (const Loop& l : c.loops()) {
+    if (l.kind == LoopKind::kDistributed && c.problem().IsReductionIndex(l.origin)) axes.push_back(l.axis);
+  }
+  std::sort(axes.begin(), axes.end());
+  return axes;
+}
+
 std::vector<int> GatherAxes(const Computation& c, const Transfer& t) {
   const isl::map sources = TransferSources(c, t);
   if (sources.is_single_valued()) return {};
@@ -235,12 +331,16 @@ void CheckUse(const Computation& c, const std::string& tensor, bool messages, Le
   out->buffer_bytes = c.TransferOf(tensor) != nullptr ? -1 : 0;
   const Problem& p = c.problem();
   if (const Transfer* tr = c.TransferOf(tensor)) {
-    if (!p.IsOutput(tensor)) CheckSingleSource(c, *tr, out->access, messages);
+    if (p.IsOutput(tensor)) {
+      CheckReduction(c, *tr, out->access, messages);
+    } else {
+      CheckSingleSource(c, *tr, out->access, messages);
+    }
     if (c.mesh().mem_per_rank_bytes.has_value()) out->buffer_bytes = TransferBufferBytes(c, *tr);
     return;
   }
   CheckLocal(c, tensor, out->access, messages);
-  if (p.IsOutput(tensor) && out->access.empty()) CheckOutputComplete(c, tensor, out->access, messages);
+  if (p.IsOutput(tensor) && out->access.empty()) CheckOutputComplete(c, tensor, {}, out->access, messages);
 }
 
 }  // namespace

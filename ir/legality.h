@@ -50,6 +50,10 @@ isl::map DropDistributedLoops(const Computation& c, const isl::map& m, int prefi
 // them needs the same data. Empty when `t` is single-source or not such a gather.
 std::vector<int> GatherAxes(const Computation& c, const Transfer& t);
 
+// The mesh axes over which a reduction index of the problem is distributed, ascending: a
+// communicated output sums its partial results over these axes.
+std::vector<int> ReductionAxes(const Computation& c);
+
 struct Footprint {
   int64_t shard_bytes = 0;   // every tensor's local part
   int64_t buffer_bytes = 0;  // every transfer's buffer

@@ -25,6 +25,9 @@ inline constexpr absl::string_view kMultiSourceTransfer = "multi_source_transfer
 inline constexpr absl::string_view kNonLocalAccess = "non_local_access";
 // An output element written by several ranks (or away from a holder) without a reduction.
 inline constexpr absl::string_view kUnreducedOutput = "unreduced_output";
+// A reduced output whose ranks of one reduction group hold partial sums of different
+// elements at the same iteration.
+inline constexpr absl::string_view kMisalignedReduction = "misaligned_reduction";
 // Shards plus transfer buffers exceed the per-rank memory budget.
 inline constexpr absl::string_view kOverMemoryBudget = "over_memory_budget";
 // Two communicates rotate the same loop by different variables.
