@@ -3,6 +3,7 @@
 //   bazel build -c opt //bench:fidelity_bench //runtime:meshtune_worker
 //   MESHTUNE_HOME=... bazel-bin/bench/fidelity_bench [--extents m=1024,n=1024,k=1024]
 //       [--mesh x=2,y=2] [--count 12] [--reps 3] [--profile default] [--timeout-s 300]
+//       [--print-traces]
 //
 // Searches the space of C[m,n] += A[m,k] * B[k,n] on the mesh with the hardware profile's
 // numbers (as `meshtune tune --model-only` does), then measures `count` candidates spread
@@ -64,13 +65,20 @@ int main(int argc, char** argv) {
   std::string extents = "m=1024,n=1024,k=1024", mesh_text = "x=2,y=2", profile_name = "default";
   int count = 12, reps = 3;
   double timeout_s = 300;
-  for (int i = 1; i + 1 < argc; i += 2) {
+  bool print_traces = false;
+  for (int i = 1; i < argc; ++i) {
+    if (!std::strcmp(argv[i], "--print-traces")) {
+      print_traces = true;
+      continue;
+    }
+    if (i + 1 == argc) break;
     if (!std::strcmp(argv[i], "--extents")) extents = argv[i + 1];
     if (!std::strcmp(argv[i], "--mesh")) mesh_text = argv[i + 1];
     if (!std::strcmp(argv[i], "--count")) count = std::atoi(argv[i + 1]);
     if (!std::strcmp(argv[i], "--reps")) reps = std::atoi(argv[i + 1]);
     if (!std::strcmp(argv[i], "--profile")) profile_name = argv[i + 1];
     if (!std::strcmp(argv[i], "--timeout-s")) timeout_s = std::atof(argv[i + 1]);
+    ++i;
   }
   const auto problem = meshtune::ir::ParseProblem("C[m,n] += A[m,k] * B[k,n]", extents);
   const auto mesh = meshtune::ir::ParseMesh(mesh_text);
@@ -107,7 +115,7 @@ int main(int argc, char** argv) {
     std::printf("%5zu %12.6f %12s  %s\n", at + 1, c.cost.seconds,
                 r.seconds ? std::to_string(*r.seconds).c_str() : ("failed: " + r.error.value_or("?")).c_str(),
                 transfers.empty() ? "none" : transfers.c_str());
-    if (!r.verified) std::printf("%s", c.trace.c_str());  // the schedule that failed, for a report
+    if (!r.verified || print_traces) std::printf("%s", c.trace.c_str());  // a failure's schedule, for a report
     if (r.verified && r.seconds) {
       predicted.push_back(c.cost.seconds);
       measured.push_back(*r.seconds);

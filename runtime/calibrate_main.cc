@@ -7,6 +7,11 @@
 //
 //   ping-pong  ranks 0 and 1, sizes 8 B .. --max-bytes (doubling); sample "pingpong":
 //              one-way time = median round trip / 2. The other ranks sleep.
+//   shift      every rank at once sends the same sizes to rank + 1 and receives from
+//              rank - 1 (MPI_Sendrecv), as a schedule's ring steps and point-to-point
+//              fetches do; sample "shift": the median over repetitions of the slowest
+//              rank's time. Contention for memory bandwidth and, on an oversubscribed
+//              machine, for cores is in it; the point-to-point alpha and beta come from it.
 //   broadcast  MPI_Bcast from rank 0 over all P ranks, same sizes; sample "bcast": the
 //              median over repetitions of the slowest rank's time.
 //   GEMM       one n x n x n sgemm (f32) or dgemm (f64) through OpenBLAS on every rank at
@@ -99,6 +104,26 @@ double PingPong(char* buf, int64_t bytes, int reps, int rank) {
   return round_trips.empty() ? 0 : Median(round_trips) / 2;
 }
 
+// Median over repetitions of the slowest rank's ring exchange of `bytes`, every rank at
+// once (on rank 0).
+double Shift(char* send, char* recv, int64_t bytes, int reps, int rank, int size) {
+  const int n = static_cast<int>(bytes);
+  const int to = (rank + 1) % size, from = (rank + size - 1) % size;
+  auto exchange = [&] {
+    MPI_Sendrecv(send, n, MPI_BYTE, to, 1, recv, n, MPI_BYTE, from, 1, MPI_COMM_WORLD, MPI_STATUS_IGNORE);
+  };
+  for (int i = 0; i < Warmups(reps); ++i) exchange();
+  std::vector<double> local;
+  for (int i = 0; i < reps; ++i) {
+    MPI_Barrier(MPI_COMM_WORLD);
+    const double t0 = MPI_Wtime();
+    exchange();
+    local.push_back(MPI_Wtime() - t0);
+  }
+  const std::vector<double> slowest = MaxOverRanks(local, MPI_COMM_WORLD);
+  return rank == 0 ? Median(slowest) : 0;
+}
+
 // Median over repetitions of the slowest rank's MPI_Bcast of `bytes` from rank 0 (on rank 0).
 double Broadcast(char* buf, int64_t bytes, int reps, int rank) {
   const int n = static_cast<int>(bytes);
@@ -164,13 +189,14 @@ meshtune::v1::HardwareProfile Calibrate(const Flags& f, int rank, int size) {
     s->set_bytes(bytes);
     s->set_seconds(seconds);
   };
-  std::vector<char> buf(f.max_bytes, 1);
+  std::vector<char> buf(f.max_bytes, 1), recv(f.max_bytes, 0);
   const std::vector<int64_t> sizes = MessageSizes(f.max_bytes);
-  std::vector<double> pingpong, bcast;
+  std::vector<double> pingpong, shift, bcast;
   for (int64_t bytes : sizes) {
     pingpong.push_back(PingPong(buf.data(), bytes, f.reps, rank));
     SleepyBarrier(MPI_COMM_WORLD);
   }
+  for (int64_t bytes : sizes) shift.push_back(Shift(buf.data(), recv.data(), bytes, f.reps, rank, size));
   for (int64_t bytes : sizes) bcast.push_back(Broadcast(buf.data(), bytes, f.reps, rank));
   const double gemm_s = f.dtype == "f64" ? TimeGemm<double>(f.gemm_n, f.gemm_reps, rank)
                                          : TimeGemm<float>(f.gemm_n, f.gemm_reps, rank);
@@ -182,6 +208,7 @@ meshtune::v1::HardwareProfile Calibrate(const Flags& f, int rank, int size) {
   profile.set_host(HostName());
   profile.set_created(UtcNow());
   for (size_t i = 0; i < sizes.size(); ++i) add_sample("pingpong", sizes[i], pingpong[i]);
+  for (size_t i = 0; i < sizes.size(); ++i) add_sample("shift", sizes[i], shift[i]);
   for (size_t i = 0; i < sizes.size(); ++i) add_sample("bcast", sizes[i], bcast[i]);
   const int64_t elem = f.dtype == "f64" ? 8 : 4;
   add_sample("gemm", 3 * elem * f.gemm_n * f.gemm_n, gemm_s);

@@ -402,13 +402,19 @@ class RankRuntime : public RankRuntimeBase {
       shard.data[0] += part.data[0];
       return;
     }
+    // Row by row: the last dim is contiguous in both buffers.
+    const std::vector<int64_t> outer(len.begin(), len.end() - 1);
     std::vector<int64_t> s(lo.size()), d(lo.size());
-    ForEachPoint(len, [&](const std::vector<int64_t>& i) {
-      for (size_t k = 0; k < i.size(); ++k) {
+    ForEachPoint(outer, [&](const std::vector<int64_t>& i) {
+      for (size_t k = 0; k + 1 < lo.size(); ++k) {
         s[k] = lo[k] + i[k] - off[k];
         d[k] = lo[k] + i[k] - start[k];
       }
-      shard.data[shard.Offset(d)] += part.data[part.Offset(s)];
+      s.back() = lo.back() - off.back();
+      d.back() = lo.back() - start.back();
+      T* to = &shard.data[shard.Offset(d)];
+      const T* from = &part.data[part.Offset(s)];
+      for (int64_t j = 0; j < len.back(); ++j) to[j] += from[j];
     });
   }
 

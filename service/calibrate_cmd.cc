@@ -150,7 +150,7 @@ absl::StatusOr<v1::HardwareProfile> FitProfile(const v1::HardwareProfile& measur
     return absl::DataLossError(
         absl::StrCat("the calibration's GEMM size gemm_n is ", measured.gemm_n()));
   }
-  std::vector<double> pp_bytes, pp_s, bc_bytes, bc_s, gemm_s;
+  std::vector<double> pp_bytes, pp_s, sh_bytes, sh_s, bc_bytes, bc_s, gemm_s;
   for (int i = 0; i < measured.samples_size(); ++i) {
     const v1::CalibrationSample& s = measured.samples(i);
     const std::string what =
@@ -162,6 +162,9 @@ absl::StatusOr<v1::HardwareProfile> FitProfile(const v1::HardwareProfile& measur
     if (s.kind() == "pingpong") {
       pp_bytes.push_back(s.bytes());
       pp_s.push_back(s.seconds());
+    } else if (s.kind() == "shift") {
+      sh_bytes.push_back(s.bytes());
+      sh_s.push_back(s.seconds());
     } else if (s.kind() == "bcast") {
       bc_bytes.push_back(s.bytes());
       bc_s.push_back(s.seconds());
@@ -182,7 +185,9 @@ absl::StatusOr<v1::HardwareProfile> FitProfile(const v1::HardwareProfile& measur
   }
 
   v1::HardwareProfile profile = measured;
-  const Line p2p = FitNonNegative(pp_bytes, pp_s);
+  // Point-to-point transfers of a schedule run on every rank at once: the ring exchange
+  // (profiles from before it existed have the ping-pong alone).
+  const Line p2p = sh_s.empty() ? FitNonNegative(pp_bytes, pp_s) : FitNonNegative(sh_bytes, sh_s);
   const Line coll = FitNonNegative(bc_bytes, bc_s);
   const double n = measured.gemm_n();
   profile.set_alpha_s(p2p.intercept);

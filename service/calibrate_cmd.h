@@ -34,7 +34,8 @@ absl::Status ValidateCalibrateOptions(const CalibrateOptions& options);
 
 // The profile `measured` (the calibration job's output: ranks, gemm_n and samples) with
 // its five numbers fitted, in seconds, bytes and flops:
-//   alpha, beta             t = alpha + beta * bytes over the "pingpong" samples;
+//   alpha, beta             t = alpha + beta * bytes over the "shift" samples (every rank
+//                           exchanging at once), or "pingpong" when a profile has no shift;
 //   alpha_coll, beta_coll   t = alpha_coll * log2(ranks) + beta_coll * bytes over "bcast";
 //   gamma                   seconds / (2 gemm_n^3) of the one "gemm" sample.
 // The lines are least-squares fits in relative error (each sample weighted by 1 / t^2, so

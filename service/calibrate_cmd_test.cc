@@ -42,6 +42,17 @@ TEST(FitProfileTest, RecoversExactLines) {
   EXPECT_EQ(p->samples_size(), Exact().samples_size());  // the samples are kept
 }
 
+TEST(FitProfileTest, RingExchangeGivesThePointToPointNumbers) {
+  // Schedules send on every rank at once: with "shift" samples, alpha and beta are theirs.
+  v1::HardwareProfile measured = Exact();
+  for (int64_t b = 8; b <= (1 << 20); b *= 4) Add(&measured, "shift", b, 4e-6 + 8e-10 * b);
+  const absl::StatusOr<v1::HardwareProfile> p = FitProfile(measured);
+  ASSERT_TRUE(p.ok()) << p.status();
+  EXPECT_NEAR(p->alpha_s(), 4e-6, 1e-15);
+  EXPECT_NEAR(p->beta_s_per_byte(), 8e-10, 1e-19);
+  EXPECT_NEAR(p->beta_coll_s_per_byte(), 5e-10, 1e-19);
+}
+
 TEST(FitProfileTest, WeighsSamplesByRelativeError) {
   // A 10% outlier at the largest size moves an unweighted fit's intercept by far more
   // than alpha; in relative error the small messages still pin alpha down.

@@ -71,14 +71,16 @@ TEST_F(CalibrateCliTest, QuickCalibrationStoresAProfileThatLoads) {
   for (const auto& [field, value] : numbers) {
     EXPECT_TRUE(std::isfinite(value) && value > 0) << field << " = " << value;
   }
-  int pingpong = 0, bcast = 0, gemm = 0;
+  int pingpong = 0, shift = 0, bcast = 0, gemm = 0;
   for (const meshtune::v1::CalibrationSample& s : p->samples()) {
     pingpong += s.kind() == "pingpong";
+    shift += s.kind() == "shift";
     bcast += s.kind() == "bcast";
     gemm += s.kind() == "gemm";
     EXPECT_GT(s.seconds(), 0) << s.kind() << " " << s.bytes();
   }
   EXPECT_EQ(pingpong, 18);  // 8 B to 1 MiB, doubling
+  EXPECT_EQ(shift, 18);
   EXPECT_EQ(bcast, 18);
   EXPECT_EQ(gemm, 1);
 }
