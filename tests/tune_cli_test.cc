@@ -48,7 +48,7 @@ TEST_F(TuneCliTest, ModelOnlyJsonShape) {
   EXPECT_TRUE(Has(r.out, "\"measured_s\": null, \"verified\": false, \"patterns\": [")) << r.out;
   EXPECT_TRUE(Has(r.out, "\"comm_words_per_rank\": ")) << r.out;
   EXPECT_TRUE(Has(r.out, "\"lower_bound_ratio\": ")) << r.out;
-  EXPECT_TRUE(Has(r.out, "\"pruned\": {\"multi_source_transfer\": ")) << r.out;
+  EXPECT_TRUE(Has(r.out, "\"pruned\": {\"misaligned_reduction\": ")) << r.out;  // reasons in name order
   EXPECT_TRUE(Has(r.out, "\"costed\": ")) << r.out;
   EXPECT_TRUE(Has(r.out, "\"measured\": 0, \"measurements\": [], \"strategy\": \"evolutionary\", \"seconds\": "))
       << r.out;
