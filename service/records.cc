@@ -1,0 +1,238 @@
+#include "service/records.h"
+
+#include <algorithm>
+#include <chrono>
+#include <optional>
+#include <utility>
+#include <vector>
+
+#include "absl/strings/numbers.h"
+#include "absl/strings/str_cat.h"
+#include "absl/strings/str_split.h"
+#include "absl/strings/strip.h"
+#include "ir/mesh.h"
+#include "ir/problem.h"
+#include "ir/status_macros.h"
+#include "ir/trace.h"
+#include "ir/verdict.h"
+#include "service/requests.h"
+
+namespace meshtune::service {
+
+namespace {
+
+constexpr int kDefaultPageSize = 50;
+
+std::string ProfileOrDefault(const std::string& profile) { return profile.empty() ? "default" : profile; }
+
+// The fields of a workload's canonical text ("key: value" lines).
+struct CanonicalFields {
+  std::string expr, extents, dtype, mesh, profile;
+};
+
+CanonicalFields ParseCanonical(const std::string& canonical) {
+  CanonicalFields f;
+  for (absl::string_view line : absl::StrSplit(canonical, '\n')) {
+    std::pair<absl::string_view, absl::string_view> kv = absl::StrSplit(line, absl::MaxSplits(": ", 1));
+    if (kv.first == "expr") f.expr = std::string(kv.second);
+    if (kv.first == "extents") f.extents = std::string(kv.second);
+    if (kv.first == "dtype") f.dtype = std::string(kv.second);
+    if (kv.first == "mesh") f.mesh = std::string(kv.second);
+    if (kv.first == "profile") f.profile = std::string(kv.second);
+  }
+  return f;
+}
+
+// How a problem reads in messages: "C[m,n] += A[m,k] * B[k,n] (k=64,m=64,n=64, f32)".
+std::string Describe(const v1::Problem& p) {
+  return absl::StrCat(p.expr(), " (", p.extents(), ", ", p.dtype().empty() ? "f32" : p.dtype(), ")");
+}
+
+// `r` as a message: in the names of `problem` (whose workload is `w`), or in canonical names
+// when `w` is null.
+absl::StatusOr<v1::Record> ToMessage(const search::TuningRecord& r, const search::Workload* w,
+                                     const v1::Problem* problem) {
+  v1::Record out;
+  out.set_id(r.id);
+  out.set_fingerprint(r.fingerprint);
+  const CanonicalFields canonical = ParseCanonical(r.canonical_workload);
+  if (w != nullptr) {
+    absl::StatusOr<std::string> trace = search::FromCanonicalTrace(*w, r.trace);
+    if (!trace.ok()) {
+      return absl::FailedPreconditionError(absl::StrCat("record ", r.id, " cannot be written in the names of ",
+                                                        Describe(*problem), ": ", trace.status().message()));
+    }
+    out.mutable_trace()->set_text(*trace);
+    *out.mutable_problem() = *problem;
+    if (out.problem().dtype().empty()) out.mutable_problem()->set_dtype("f32");
+  } else {
+    out.mutable_trace()->set_text(r.trace);
+    out.mutable_problem()->set_expr(canonical.expr);
+    out.mutable_problem()->set_extents(canonical.extents);
+    out.mutable_problem()->set_dtype(canonical.dtype);
+  }
+  out.set_mesh(r.mesh);
+  out.set_predicted_s(r.predicted_s);
+  if (r.measured_s) out.set_measured_s(*r.measured_s);
+  out.set_verified(r.verified);
+  for (const std::string& p : r.patterns) out.add_patterns(p);
+  out.set_tuner_version(r.tuner_version);
+  out.set_created_unix_ms(r.created_unix_ms);
+  out.set_profile(canonical.profile);
+  out.set_workload_mesh(canonical.mesh);
+  return out;
+}
+
+// Whether `record` (in the requester's names) is legal on its mesh with `mem` bytes a rank.
+bool FitsBudget(const v1::Record& record, const std::string& mem) {
+  v1::Mesh mesh;
+  mesh.set_axes(record.mesh());
+  mesh.set_mem_per_rank(mem);
+  absl::StatusOr<ir::Computation> base = BaseComputation(record.problem(), mesh);
+  if (!base.ok()) return false;
+  absl::StatusOr<ir::Trace> trace = ir::ParseTrace(record.trace().text());
+  if (!trace.ok()) return false;
+  absl::StatusOr<ir::Verdict> verdict = ir::Judge(*base, *trace);
+  return verdict.ok() && verdict->legal;
+}
+
+}  // namespace
+
+absl::StatusOr<search::Workload> RequestWorkload(const v1::Problem& problem, const v1::Mesh& mesh,
+                                                 int64_t ranks, const std::string& profile) {
+  MT_ASSIGN_OR_RETURN(ir::Problem p, ir::ParseProblem(problem.expr(), problem.extents(), problem.dtype()));
+  if (mesh.axes().empty() == (ranks == 0)) {
+    return absl::InvalidArgumentError(
+        mesh.axes().empty() ? "give a mesh (e.g. x=2,y=2) or a rank count (e.g. 4)"
+                            : absl::StrCat("give exactly one of mesh (\"", mesh.axes(), "\") and ranks (", ranks, ")"));
+  }
+  if (!mesh.mem_per_rank().empty()) {
+    MT_ASSIGN_OR_RETURN(int64_t bytes, ir::ParseByteSize(mesh.mem_per_rank()));
+    (void)bytes;
+  }
+  if (ranks != 0 && (ranks < 1 || ranks > ir::kMaxRanks)) {
+    return absl::InvalidArgumentError(
+        absl::StrCat("ranks ", ranks, " is out of range: give 1 to ", ir::kMaxRanks, " ranks"));
+  }
+  return search::MakeWorkload(p, ranks != 0 ? absl::StrCat("ranks=", ranks) : mesh.axes(),
+                              ProfileOrDefault(profile));
+}
+
+absl::StatusOr<v1::LookupResponse> Lookup(search::TuningDb& db, const v1::LookupRequest& request) {
+  MT_ASSIGN_OR_RETURN(search::Workload w,
+                      RequestWorkload(request.problem(), request.mesh(), request.ranks(), request.profile()));
+  const std::string& mem = request.mesh().mem_per_rank();
+  auto not_found = [&] {
+    return absl::NotFoundError(absl::StrCat("no tuning record for ", Describe(request.problem()), " on ", w.mesh,
+                                            " with profile ", w.profile,
+                                            mem.empty() ? "" : absl::StrCat(" that fits ", mem, " per rank"),
+                                            "; tune it first"));
+  };
+  MT_ASSIGN_OR_RETURN(std::optional<search::TuningRecord> best, db.Best(w.fingerprint));
+  if (!best.has_value()) return not_found();
+  v1::LookupResponse out;
+  MT_ASSIGN_OR_RETURN(*out.mutable_record(), ToMessage(*best, &w, &request.problem()));
+  if (mem.empty() || FitsBudget(out.record(), mem)) return out;
+  // The best does not fit the budget: the best of the others that does.
+  std::vector<search::TuningRecord> all;
+  int64_t after = 0;
+  while (true) {
+    MT_ASSIGN_OR_RETURN(std::vector<search::TuningRecord> page, db.List(w.fingerprint, search::kMaxListLimit, after));
+    if (page.empty()) break;
+    after = page.back().id;
+    for (search::TuningRecord& r : page) all.push_back(std::move(r));
+  }
+  std::sort(all.begin(), all.end(), search::BetterRecord);
+  for (const search::TuningRecord& r : all) {
+    MT_ASSIGN_OR_RETURN(v1::Record record, ToMessage(r, &w, &request.problem()));
+    if (FitsBudget(record, mem)) {
+      *out.mutable_record() = std::move(record);
+      return out;
+    }
+  }
+  return not_found();
+}
+
+absl::StatusOr<v1::ListRecordsResponse> ListRecords(search::TuningDb& db, const v1::ListRecordsRequest& request) {
+  if (request.page_size() < 0 || request.page_size() > search::kMaxListLimit) {
+    return absl::InvalidArgumentError(absl::StrCat("page_size ", request.page_size(), " is out of range: 0 to ",
+                                                   search::kMaxListLimit));
+  }
+  const int size = request.page_size() == 0 ? kDefaultPageSize : request.page_size();
+  int64_t after = 0;
+  if (!request.page_token().empty() && (!absl::SimpleAtoi(request.page_token(), &after) || after < 0)) {
+    return absl::InvalidArgumentError(
+        absl::StrCat("page_token \"", request.page_token(), "\" is not a token that ListRecords returned"));
+  }
+  std::optional<search::Workload> w;
+  if (request.has_problem()) {
+    MT_ASSIGN_OR_RETURN(w, RequestWorkload(request.problem(), request.mesh(), request.ranks(), request.profile()));
+  }
+  // One more than a page tells whether another page follows.
+  const int ask = std::min(size + 1, search::kMaxListLimit);
+  MT_ASSIGN_OR_RETURN(std::vector<search::TuningRecord> records, db.List(w ? w->fingerprint : "", ask, after));
+  v1::ListRecordsResponse out;
+  const bool more = static_cast<int>(records.size()) > size || (ask == size && static_cast<int>(records.size()) == size);
+  if (static_cast<int>(records.size()) > size) records.resize(size);
+  for (const search::TuningRecord& r : records) {
+    MT_ASSIGN_OR_RETURN(*out.add_records(), ToMessage(r, w ? &*w : nullptr, &request.problem()));
+  }
+  if (more && !records.empty()) out.set_next_page_token(absl::StrCat(records.back().id));
+  return out;
+}
+
+absl::StatusOr<v1::Record> GetRecord(search::TuningDb& db, const v1::GetRecordRequest& request) {
+  MT_ASSIGN_OR_RETURN(std::optional<search::TuningRecord> record, db.Get(request.id()));
+  if (!record.has_value()) return absl::NotFoundError(absl::StrCat("no tuning record with id ", request.id()));
+  if (!request.has_problem()) return ToMessage(*record, nullptr, nullptr);
+  const CanonicalFields canonical = ParseCanonical(record->canonical_workload);
+  MT_ASSIGN_OR_RETURN(ir::Problem p, ir::ParseProblem(request.problem().expr(), request.problem().extents(),
+                                                      request.problem().dtype()));
+  MT_ASSIGN_OR_RETURN(search::Workload w, search::MakeWorkload(p, canonical.mesh, canonical.profile));
+  if (w.fingerprint != record->fingerprint) {
+    return absl::InvalidArgumentError(absl::StrCat(
+        "record ", request.id(), " is for ", canonical.expr, " (", canonical.extents, ", ", canonical.dtype, "); ",
+        Describe(request.problem()), " is another problem (it canonicalises to ", w.expr, " (", w.extents, ", ",
+        w.dtype, "))"));
+  }
+  return ToMessage(*record, &w, &request.problem());
+}
+
+absl::StatusOr<v1::CodegenRequest> ResolveCodegenRequest(search::TuningDb& db, const v1::CodegenRequest& request) {
+  if (request.record_id() == 0 || !request.trace().text().empty()) return request;
+  v1::GetRecordRequest get;
+  get.set_id(request.record_id());
+  if (request.has_problem()) *get.mutable_problem() = request.problem();
+  MT_ASSIGN_OR_RETURN(v1::Record record, GetRecord(db, get));
+  v1::CodegenRequest out = request;
+  *out.mutable_problem() = record.problem();
+  if (out.mesh().axes().empty()) out.mutable_mesh()->set_axes(record.mesh());
+  *out.mutable_trace() = record.trace();
+  return out;
+}
+
+absl::Status StoreTuneResult(search::TuningDb& db, const search::Workload& w, v1::TuneResult* result) {
+  v1::Record* record = result->mutable_record();
+  search::TuningRecord r;
+  MT_ASSIGN_OR_RETURN(r.trace, search::ToCanonicalTrace(w, record->trace().text()));
+  r.mesh = record->mesh();
+  r.predicted_s = record->predicted_s();
+  if (record->has_measured_s()) r.measured_s = record->measured_s();
+  r.verified = record->verified();
+  r.patterns.assign(record->patterns().begin(), record->patterns().end());
+  r.tuner_version = search::kTunerVersion;
+  r.created_unix_ms = std::chrono::duration_cast<std::chrono::milliseconds>(
+                          std::chrono::system_clock::now().time_since_epoch())
+                          .count();
+  MT_ASSIGN_OR_RETURN(int64_t id, db.Add(w, r));
+  record->set_id(id);
+  record->set_fingerprint(w.fingerprint);
+  record->set_tuner_version(r.tuner_version);
+  record->set_created_unix_ms(r.created_unix_ms);
+  record->set_profile(w.profile);
+  record->set_workload_mesh(w.mesh);
+  result->set_stored(true);
+  return absl::OkStatus();
+}
+
+}  // namespace meshtune::service

@@ -1,0 +1,234 @@
+#include "service/tuner_service.h"
+
+#include <exception>
+#include <memory>
+#include <string>
+#include <utility>
+#include <vector>
+
+#include "absl/strings/str_cat.h"
+#include "search/runner.h"
+#include "service/explain.h"
+#include "service/records.h"
+#include "service/tune_messages.h"
+#include "spdlog/spdlog.h"
+
+namespace meshtune::service {
+
+namespace {
+
+// How often a Tune handler looks at its client (cancelled? past the deadline?).
+constexpr absl::Duration kClientPoll = absl::Milliseconds(100);
+
+grpc::Status ToGrpc(const absl::Status& s) {
+  if (s.ok()) return grpc::Status::OK;
+  return grpc::Status(static_cast<grpc::StatusCode>(s.code()), std::string(s.message()));
+}
+
+// Runs one unary handler body: exceptions become INTERNAL, every call is logged (failures
+// of the caller's making at debug level, the daemon's own at warning level).
+template <typename Fn>
+grpc::Status Serve(const char* rpc, grpc::ServerContext* context, Fn&& body) {
+  const absl::Time start = absl::Now();
+  absl::Status status;
+  try {
+    status = body();
+  } catch (const std::exception& e) {
+    status = absl::InternalError(absl::StrCat("internal error: ", e.what()));
+  }
+  const double ms = absl::ToDoubleMilliseconds(absl::Now() - start);
+  switch (status.code()) {
+    case absl::StatusCode::kOk:
+    case absl::StatusCode::kInvalidArgument:
+    case absl::StatusCode::kNotFound:
+    case absl::StatusCode::kFailedPrecondition:
+    case absl::StatusCode::kCancelled:
+    case absl::StatusCode::kDeadlineExceeded:
+      spdlog::debug("{} from {}: {} ({:.3f} ms) {}", rpc, context->peer(), absl::StatusCodeToString(status.code()),
+                    ms, std::string(status.message()));
+      break;
+    default:
+      spdlog::warn("{} from {}: {} ({:.3f} ms) {}", rpc, context->peer(), absl::StatusCodeToString(status.code()),
+                   ms, std::string(status.message()));
+  }
+  return ToGrpc(status);
+}
+
+// Forwards the tuner's progress reports as messages.
+class ProgressForwarder : public search::TuneCallback {
+ public:
+  explicit ProgressForwarder(const std::function<void(const v1::TuneProgress&)>& progress) : progress_(progress) {}
+  void OnProgress(const search::TuneProgress& p) override { progress_(ProgressMessage(p)); }
+
+ private:
+  const std::function<void(const v1::TuneProgress&)>& progress_;
+};
+
+}  // namespace
+
+TunerService::TunerService(search::TuningDb* db, int max_concurrent_tunes)
+    : db_(db), jobs_(max_concurrent_tunes) {}
+
+TunerService::~TunerService() { Stop(absl::InfiniteDuration()); }
+
+bool TunerService::Stop(absl::Duration grace) {
+  stopping_.store(true);
+  return jobs_.CancelAll(grace);
+}
+
+absl::StatusOr<v1::TuneResult> TunerService::RunTune(search::TuneOptions options, const search::Workload& workload,
+                                                     const v1::TuneRequest& request,
+                                                     const std::function<bool()>& cancelled,
+                                                     const std::function<void(const v1::TuneProgress&)>& progress) {
+  options.cancelled = cancelled;
+  std::unique_ptr<search::Runner> runner =
+      options.top_k == 0 ? search::NewModelOnlyRunner() : search::NewMpiRunner(search::MpiRunnerOptions{});
+  ProgressForwarder forwarder(progress);
+  spdlog::info("tune {} on {} (profile {}): started", workload.fingerprint.substr(0, 12), workload.mesh,
+               workload.profile);
+  absl::StatusOr<search::TuneResult> result = search::Tune(options, *runner, {&forwarder});
+  if (!result.ok()) {
+    spdlog::info("tune {}: {}", workload.fingerprint.substr(0, 12), result.status().ToString());
+    return result.status();
+  }
+  if (cancelled()) return absl::CancelledError("the tune was cancelled");
+  v1::TuneResult out = ResultMessage(*result, request);
+  // A schedule whose measurements all failed is not served from the cache; a model-only
+  // winner (nothing measured) is, marked unverified.
+  if (result->verified || result->measurements.empty()) {
+    absl::Status stored = StoreTuneResult(*db_, workload, &out);
+    if (!stored.ok()) spdlog::error("tune {}: the result was not stored: {}", workload.fingerprint, stored.ToString());
+  } else {
+    spdlog::warn("tune {}: no measured candidate verified; the result is not stored", workload.fingerprint);
+  }
+  spdlog::info("tune {}: done in {:.2f} s, record {} on {}, predicted {:.4g} s{}", workload.fingerprint.substr(0, 12),
+               result->seconds, out.record().id(), out.record().mesh(), out.record().predicted_s(),
+               out.record().has_measured_s() ? absl::StrCat(", measured ", out.record().measured_s(), " s") : "");
+  return out;
+}
+
+grpc::Status TunerService::Tune(grpc::ServerContext* context, const v1::TuneRequest* request,
+                                grpc::ServerWriter<v1::TuneEvent>* writer) {
+  std::shared_ptr<TuneJob> job;
+  bool shared = false;
+  grpc::Status setup = Serve("Tune request", context, [&]() -> absl::Status {
+    std::string warning;
+    absl::StatusOr<search::TuneOptions> options = TuneOptionsFromRequest(*request, &warning);
+    if (!options.ok()) return options.status();
+    absl::StatusOr<search::Workload> workload =
+        RequestWorkload(request->problem(), request->mesh(), request->ranks(), RequestedProfile(request->profile()));
+    if (!workload.ok()) return workload.status();
+    if (!warning.empty()) spdlog::warn("{}", warning);
+    const std::string key = TuneJobKey(workload->fingerprint, *options, *request);
+    TuneJobFn run = [this, options = *std::move(options), workload = *std::move(workload), request = *request](
+                        const std::function<bool()>& cancelled,
+                        const std::function<void(const v1::TuneProgress&)>& progress) {
+      try {
+        return RunTune(options, workload, request, cancelled, progress);
+      } catch (const std::exception& e) {
+        return absl::StatusOr<v1::TuneResult>(absl::InternalError(absl::StrCat("internal error: ", e.what())));
+      }
+    };
+    absl::StatusOr<std::shared_ptr<TuneJob>> joined = jobs_.Join(key, std::move(run), &shared);
+    if (!joined.ok()) return joined.status();
+    job = *std::move(joined);
+    return absl::OkStatus();
+  });
+  if (!setup.ok()) return setup;
+  spdlog::debug("Tune from {}: {} job", context->peer(), shared ? "joined a running" : "started a");
+
+  // Stream the job's progress, then its end. Leaving early lets the job go when no caller is left.
+  bool finished = false;
+  struct Leaver {
+    TuneJob* job;
+    bool* finished;
+    ~Leaver() {
+      if (!*finished) job->Leave();
+    }
+  } leaver{job.get(), &finished};
+  int64_t seen = 0;
+  while (true) {
+    const bool late = absl::Now() >= absl::FromChrono(context->deadline());
+    if (late || context->IsCancelled()) {
+      spdlog::debug("Tune from {}: {}", context->peer(), late ? "deadline exceeded" : "cancelled by the client");
+      return late ? grpc::Status(grpc::StatusCode::DEADLINE_EXCEEDED, "the deadline passed before the tune ended")
+                  : grpc::Status(grpc::StatusCode::CANCELLED, "the client cancelled the tune");
+    }
+    TuneJob::Update update = job->Wait(&seen, kClientPoll);
+    if (update.progress.has_value()) {
+      v1::TuneEvent event;
+      *event.mutable_progress() = *std::move(update.progress);
+      if (!writer->Write(event)) return grpc::Status(grpc::StatusCode::CANCELLED, "the client went away");
+    }
+    if (!update.result.has_value()) continue;
+    finished = true;
+    job->Leave();
+    const absl::StatusOr<v1::TuneResult>& result = *update.result;
+    spdlog::debug("Tune from {}: the job ended: {}", context->peer(),
+                  result.ok() ? std::string("OK") : result.status().ToString());
+    if (!result.ok()) {
+      if (stopping_.load() && result.status().code() == absl::StatusCode::kCancelled) {
+        return grpc::Status(grpc::StatusCode::UNAVAILABLE, "the daemon is shutting down; the tune was cancelled");
+      }
+      return ToGrpc(result.status());
+    }
+    v1::TuneEvent event;
+    *event.mutable_result() = *result;
+    writer->Write(event);
+    return grpc::Status::OK;
+  }
+}
+
+grpc::Status TunerService::Lookup(grpc::ServerContext* context, const v1::LookupRequest* request,
+                                  v1::LookupResponse* response) {
+  return Serve("Lookup", context, [&]() -> absl::Status {
+    absl::StatusOr<v1::LookupResponse> out = service::Lookup(*db_, *request);
+    if (!out.ok()) return out.status();
+    *response = *std::move(out);
+    return absl::OkStatus();
+  });
+}
+
+grpc::Status TunerService::Explain(grpc::ServerContext* context, const v1::ExplainRequest* request,
+                                   v1::ExplainResponse* response) {
+  return Serve("Explain", context, [&]() -> absl::Status {
+    absl::StatusOr<v1::ExplainResponse> out = service::Explain(*request);
+    if (!out.ok()) return out.status();
+    *response = *std::move(out);
+    return absl::OkStatus();
+  });
+}
+
+grpc::Status TunerService::Codegen(grpc::ServerContext* context, const v1::CodegenRequest* request,
+                                   v1::CodegenResponse* response) {
+  return Serve("Codegen", context, [&]() -> absl::Status {
+    absl::StatusOr<v1::CodegenRequest> resolved = ResolveCodegenRequest(*db_, *request);
+    if (!resolved.ok()) return resolved.status();
+    absl::StatusOr<v1::CodegenResponse> out = service::Codegen(*resolved);
+    if (!out.ok()) return out.status();
+    *response = *std::move(out);
+    return absl::OkStatus();
+  });
+}
+
+grpc::Status TunerService::ListRecords(grpc::ServerContext* context, const v1::ListRecordsRequest* request,
+                                       v1::ListRecordsResponse* response) {
+  return Serve("ListRecords", context, [&]() -> absl::Status {
+    absl::StatusOr<v1::ListRecordsResponse> out = service::ListRecords(*db_, *request);
+    if (!out.ok()) return out.status();
+    *response = *std::move(out);
+    return absl::OkStatus();
+  });
+}
+
+grpc::Status TunerService::GetRecord(grpc::ServerContext* context, const v1::GetRecordRequest* request,
+                                     v1::Record* response) {
+  return Serve("GetRecord", context, [&]() -> absl::Status {
+    absl::StatusOr<v1::Record> out = service::GetRecord(*db_, *request);
+    if (!out.ok()) return out.status();
+    *response = *std::move(out);
+    return absl::OkStatus();
+  });
+}
+
+}  // namespace meshtune::service
