@@ -2,24 +2,39 @@
 //
 // Subcommands: explain (legality verdict, maps, transfers and pseudo-code of one trace),
 // run (one trace under MPI), codegen (the C++ MPI program of a trace), calibrate (this
-// machine's alpha-beta-gamma numbers, stored as a hardware profile; service/calibrate_cmd.h)
-// and tune (search, cost and measure schedules; service/tune_cmd.h).
+// machine's alpha-beta-gamma numbers, stored as a hardware profile; service/calibrate_cmd.h),
+// tune (search, cost and measure schedules, store the winner; service/tune_cmd.h), lookup
+// and records (the tuning database; service/record_cmds.h) and batch (tunes from a JSON-lines
+// file; service/batch_cmd.h); serve runs the daemon meshtuned. tune, lookup, records, batch, explain and codegen run in this
+// process (against the tuning database `--db`, search::DefaultDbPath() by default) or, with
+// `--server HOST:PORT`, by a meshtuned daemon; their output is the same either way.
 // Exit status: 0 when the command ran (for run: and verified), 2 on bad input (message on
-// stderr naming the offending token), 1 on an internal error or a run that failed (its JSON
-// result says why).
+// stderr naming the offending token), 1 on an internal error, a run that failed (its JSON
+// result says why), a missing record or an unreachable daemon.
 #include <unistd.h>
 
+#include <cerrno>
 #include <cstdio>
+#include <cstring>
 #include <exception>
 #include <fstream>
 #include <iostream>
+#include <memory>
 #include <string>
+#include <utility>
+#include <vector>
 
 #include "CLI/CLI.hpp"
 #include "ir/trace.h"
+#include "search/tuning_db.h"
+#include "service/backend.h"
+#include "service/batch_cmd.h"
 #include "service/calibrate_cmd.h"
 #include "service/cli_io.h"
 #include "service/explain.h"
+#include "service/local_backend.h"
+#include "service/record_cmds.h"
+#include "service/remote_backend.h"
 #include "service/tune_cmd.h"
 #include "absl/strings/str_format.h"
 #include "absl/strings/str_join.h"
@@ -79,13 +94,53 @@ struct ProblemFlags {
   }
 };
 
-int RunExplain(const ProblemFlags& flags, const std::string& trace_path, bool json) {
+// Where a command is answered: this process (with a tuning database) or meshtuned.
+struct TargetFlags {
+  std::string db = search::DefaultDbPath();
+  std::string server;
+  bool no_db = false;
+
+  // `db`: whether the command uses the tuning database (--db, and --no-db for tune).
+  void Add(CLI::App* cmd, bool db_flag, bool no_db_flag) {
+    CLI::Option* server_opt =
+        cmd->add_option("--server", server, "HOST:PORT of a meshtuned daemon to ask instead of this process");
+    if (db_flag) {
+      cmd->add_option("--db", db, "SQLite tuning database (default: " + db + ")")->excludes(server_opt);
+    }
+    if (no_db_flag) cmd->add_flag("--no-db", no_db, "do not store the winner")->excludes(server_opt);
+  }
+
+  std::unique_ptr<Backend> Make(LocalTuneSettings settings = {}) const {
+    if (!server.empty()) return NewRemoteBackend(server);
+    LocalBackendOptions options;
+    options.db_path = no_db ? "" : db;
+    options.tune = std::move(settings);
+    options.warn = [](const std::string& message) { std::cerr << "meshtune: " << message << "\n"; };
+    return NewLocalBackend(std::move(options));
+  }
+};
+
+// Workload flags for lookup and records.
+void AddWorkloadFlags(CLI::App* cmd, WorkloadFlags* w, bool required) {
+  CLI::Option* expr = cmd->add_option("--expr", w->expr, "statement in index notation, e.g. 'C[m,n] += A[m,k] * B[k,n]'");
+  CLI::Option* extents = cmd->add_option("--extents", w->extents, "index extents, e.g. m=512,n=1024,k=2048");
+  if (required) {
+    expr->required();
+    extents->required();
+  }
+  cmd->add_option("--dtype", w->dtype, "f32 or f64");
+  cmd->add_option("--mesh", w->mesh, "mesh axes, e.g. x=8,y=8");
+  cmd->add_option("--ranks", w->ranks, "rank count (a tune over every mesh of that many ranks)");
+  cmd->add_option("--profile", w->profile, "hardware profile (default: default)");
+}
+
+int RunExplain(const ProblemFlags& flags, const std::string& trace_path, bool json, Backend& backend) {
   v1::ExplainRequest request;
   flags.Fill(request.mutable_problem(), request.mutable_mesh());
   absl::StatusOr<std::string> text = ReadInput(trace_path, ir::kMaxTraceBytes);
   if (!text.ok()) return Fail(text.status());
   request.mutable_trace()->set_text(*text);
-  absl::StatusOr<v1::ExplainResponse> response = Explain(request);
+  absl::StatusOr<v1::ExplainResponse> response = backend.Explain(request);
   if (!response.ok()) return Fail(response.status());
   std::cout << (json ? ToJson(*response) + "\n" : ExplainText(*response));
   return kExitOk;
@@ -137,13 +192,14 @@ int RunRun(const ProblemFlags& flags, const std::string& trace_path, const RunFl
 }
 
 // `meshtune codegen`: the C++ MPI program of a trace, to a file or stdout.
-int RunCodegen(const ProblemFlags& flags, const std::string& trace_path, const std::string& output) {
+int RunCodegen(const ProblemFlags& flags, const std::string& trace_path, const std::string& output,
+               Backend& backend) {
   v1::CodegenRequest request;
   flags.Fill(request.mutable_problem(), request.mutable_mesh());
   absl::StatusOr<std::string> text = ReadInput(trace_path, ir::kMaxTraceBytes);
   if (!text.ok()) return Fail(text.status());
   request.mutable_trace()->set_text(*text);
-  absl::StatusOr<v1::CodegenResponse> response = Codegen(request);
+  absl::StatusOr<v1::CodegenResponse> response = backend.Codegen(request);
   if (!response.ok()) return Fail(response.status());
   if (output.empty() || output == "-") {
     std::cout << response->source();
@@ -153,6 +209,21 @@ int RunCodegen(const ProblemFlags& flags, const std::string& trace_path, const s
   out << response->source();
   if (!out) return Fail(absl::InvalidArgumentError("cannot write '" + output + "'"));
   return kExitOk;
+}
+
+// `meshtune serve ARGS...`: replaces this process with meshtuned ARGS..., found beside
+// meshtune (as Bazel builds both into service/). Returns only when it cannot be started.
+int RunServe(const std::vector<std::string>& args) {
+  char self[4096];
+  const ssize_t n = readlink("/proc/self/exe", self, sizeof(self) - 1);
+  if (n <= 0) return Fail(absl::InternalError("cannot find meshtune's own path to find meshtuned beside it"));
+  const std::string path = std::string(self, n).substr(0, std::string(self, n).rfind('/') + 1) + "meshtuned";
+  std::vector<char*> argv{const_cast<char*>(path.c_str())};
+  for (const std::string& a : args) argv.push_back(const_cast<char*>(a.c_str()));
+  argv.push_back(nullptr);
+  execv(path.c_str(), argv.data());
+  return Fail(absl::InternalError(absl::StrCat("cannot start ", path, ": ", std::strerror(errno),
+                                               " (build it: bazel build -c opt //service:meshtuned)")));
 }
 
 int Main(int argc, char** argv) {
@@ -166,6 +237,8 @@ int Main(int argc, char** argv) {
   explain_flags.Add(explain);
   explain->add_option("--trace", trace_path, "trace file ('-' for stdin)")->required();
   explain->add_flag("--json", json, "print JSON");
+  TargetFlags explain_target;
+  explain_target.Add(explain, false, false);
 
   ProblemFlags run_flags;
   RunFlags run_opts;
@@ -181,6 +254,8 @@ int Main(int argc, char** argv) {
   codegen_flags.Add(gen);
   gen->add_option("--trace", codegen_trace, "trace file ('-' for stdin)")->required();
   gen->add_option("-o,--output", codegen_out, "output file (default: stdout)");
+  TargetFlags codegen_target;
+  codegen_target.Add(gen, false, false);
 
   CalibrateOptions calibrate_opts;
   CLI::App* calibrate =
@@ -223,6 +298,43 @@ int Main(int argc, char** argv) {
   tune->add_option("--hostfile", tune_opts.hostfile, "MPI hostfile for a cluster");
   tune->add_option("--launcher", tune_opts.launcher, "launcher program instead of mpirun (e.g. srun)");
   tune->add_option("--launcher-arg", tune_opts.launcher_args, "extra launcher argument (repeatable)");
+  TargetFlags tune_target;
+  tune_target.Add(tune, true, true);
+  // A daemon costs with its own profile and measures with its own launcher.
+  for (const char* local_only : {"--alpha", "--beta", "--gamma", "--reps", "--warmup", "--worker", "--hostfile",
+                                 "--launcher", "--launcher-arg"}) {
+    tune->get_option(local_only)->excludes("--server");
+  }
+
+  WorkloadFlags lookup_flags;
+  bool lookup_json = false;
+  CLI::App* lookup = app.add_subcommand("lookup", "the best tuning record of a problem on a mesh or rank count");
+  AddWorkloadFlags(lookup, &lookup_flags, true);
+  lookup->add_option("--mem-per-rank", lookup_flags.mem_per_rank, "the best record that fits this budget, e.g. 2GiB");
+  lookup->add_flag("--json", lookup_json, "print the record as one JSON line");
+  TargetFlags lookup_target;
+  lookup_target.Add(lookup, true, false);
+
+  RecordsFlags records_flags;
+  CLI::App* records = app.add_subcommand("records", "list tuning records (of one workload with --expr ...)");
+  AddWorkloadFlags(records, &records_flags.workload, false);
+  records->add_option("--limit", records_flags.limit, "records to list, 1 to 1000 (default 50)");
+  records->add_option("--after", records_flags.after, "list records with ids above this one");
+  records->add_option("--id", records_flags.id, "print this one record");
+  records->add_flag("--json", records_flags.json, "print each record as one JSON line");
+  TargetFlags records_target;
+  records_target.Add(records, true, false);
+
+  BatchFlags batch_flags;
+  CLI::App* batch = app.add_subcommand("batch", "run the tunes of a JSON-lines file of meshtune.v1.TuneRequest");
+  batch->add_option("file", batch_flags.path, "JSON-lines file ('-' for stdin)")->required();
+  batch->add_flag("--model-only", batch_flags.model_only, "measure nothing in any request: the cost model's best");
+  TargetFlags batch_target;
+  batch_target.Add(batch, true, false);
+
+  CLI::App* serve = app.add_subcommand("serve", "run the daemon meshtuned (its flags follow; see meshtuned --help)");
+  serve->prefix_command();
+  serve->set_help_flag();  // `meshtune serve --help` is meshtuned's help
 
   try {
     app.parse(argc, argv);
@@ -230,9 +342,16 @@ int Main(int argc, char** argv) {
     const int code = app.exit(e);
     return code == 0 ? kExitOk : kExitBadInput;
   }
-  if (explain->parsed()) return RunExplain(explain_flags, trace_path, json);
+  if (explain->parsed()) return RunExplain(explain_flags, trace_path, json, *explain_target.Make());
   if (run->parsed()) return RunRun(run_flags, run_trace, run_opts);
-  if (gen->parsed()) return RunCodegen(codegen_flags, codegen_trace, codegen_out);
+  if (gen->parsed()) return RunCodegen(codegen_flags, codegen_trace, codegen_out, *codegen_target.Make());
+  if (serve->parsed()) return RunServe(serve->remaining());
+  if (lookup->parsed()) return RunLookup(lookup_flags, lookup_json, *lookup_target.Make(), std::cout, std::cerr);
+  if (records->parsed()) return RunRecords(records_flags, *records_target.Make(), std::cout, std::cerr);
+  if (batch->parsed()) {
+    batch_flags.progress = isatty(STDERR_FILENO) != 0;
+    return RunBatch(batch_flags, *batch_target.Make(), std::cout, std::cerr);
+  }
   if (calibrate->parsed()) return RunCalibrate(calibrate_opts, std::cout, std::cerr);
   if (tune->parsed()) {
     tune_opts.profile_given = profile_opt->count() > 0;
@@ -240,7 +359,7 @@ int Main(int argc, char** argv) {
     if (beta_opt->count() > 0) tune_opts.beta = tune_beta;
     if (gamma_opt->count() > 0) tune_opts.gamma = tune_gamma;
     tune_opts.progress = isatty(STDERR_FILENO) != 0;
-    return RunTune(tune_opts, std::cout, std::cerr);
+    return RunTune(tune_opts, *tune_target.Make(TuneSettingsFromFlags(tune_opts)), std::cout, std::cerr);
   }
   return kExitBadInput;
 }

@@ -2,6 +2,7 @@
 
 #include <algorithm>
 #include <chrono>
+#include <map>
 #include <optional>
 #include <utility>
 #include <vector>
@@ -48,6 +49,35 @@ std::string Describe(const v1::Problem& p) {
   return absl::StrCat(p.expr(), " (", p.extents(), ", ", p.dtype().empty() ? "f32" : p.dtype(), ")");
 }
 
+// The renames from the requester's names of `w` to canonical ones (`to_canonical`) or back.
+std::map<std::string, std::string> Renames(const search::Workload& w, bool to_canonical) {
+  std::map<std::string, std::string> names;
+  for (size_t j = 0; j < w.index_names.size(); ++j) {
+    const std::string canonical = absl::StrCat("i", j);
+    to_canonical ? names[w.index_names[j]] = canonical : names[canonical] = w.index_names[j];
+  }
+  for (size_t j = 0; j < w.tensor_names.size(); ++j) {
+    const std::string canonical = absl::StrCat("T", j);
+    to_canonical ? names[w.tensor_names[j]] = canonical : names[canonical] = w.tensor_names[j];
+  }
+  return names;
+}
+
+// A transfer pattern "TENSOR@LOOP DESCRIPTION" with its tensor and loop renamed as the
+// trace is (whole names in `names`; a loop the trace created, like "ko", keeps its name).
+// Any other text is left as it is.
+std::string RenamePattern(const std::string& pattern, const std::map<std::string, std::string>& names) {
+  const size_t at = pattern.find('@');
+  const size_t space = pattern.find(' ');
+  if (at == std::string::npos || space == std::string::npos || space < at) return pattern;
+  auto rename = [&](const std::string& name) {
+    const auto it = names.find(name);
+    return it == names.end() ? name : it->second;
+  };
+  return absl::StrCat(rename(pattern.substr(0, at)), "@", rename(pattern.substr(at + 1, space - at - 1)),
+                      pattern.substr(space));
+}
+
 // `r` as a message: in the names of `problem` (whose workload is `w`), or in canonical names
 // when `w` is null.
 absl::StatusOr<v1::Record> ToMessage(const search::TuningRecord& r, const search::Workload* w,
@@ -75,7 +105,8 @@ absl::StatusOr<v1::Record> ToMessage(const search::TuningRecord& r, const search
   out.set_predicted_s(r.predicted_s);
   if (r.measured_s) out.set_measured_s(*r.measured_s);
   out.set_verified(r.verified);
-  for (const std::string& p : r.patterns) out.add_patterns(p);
+  const std::map<std::string, std::string> names = w != nullptr ? Renames(*w, false) : std::map<std::string, std::string>{};
+  for (const std::string& p : r.patterns) out.add_patterns(RenamePattern(p, names));
   out.set_tuner_version(r.tuner_version);
   out.set_created_unix_ms(r.created_unix_ms);
   out.set_profile(canonical.profile);
@@ -219,7 +250,8 @@ absl::Status StoreTuneResult(search::TuningDb& db, const search::Workload& w, v1
   r.predicted_s = record->predicted_s();
   if (record->has_measured_s()) r.measured_s = record->measured_s();
   r.verified = record->verified();
-  r.patterns.assign(record->patterns().begin(), record->patterns().end());
+  const std::map<std::string, std::string> names = Renames(w, true);
+  for (const std::string& p : record->patterns()) r.patterns.push_back(RenamePattern(p, names));
   r.tuner_version = search::kTunerVersion;
   r.created_unix_ms = std::chrono::duration_cast<std::chrono::milliseconds>(
                           std::chrono::system_clock::now().time_since_epoch())

@@ -1,9 +1,10 @@
 // Tuning records for callers: the in-process engine behind the Lookup, ListRecords and
 // GetRecord RPCs (and the CLI's record commands), and the storing of a tune's winner.
 //
-// Requests name problems in their own index and tensor names; the database keeps traces in
-// each workload's canonical names (search/workload.h). Everything here translates both
-// ways, so a renamed but identical problem finds the same record, written in its names.
+// Requests name problems in their own index and tensor names; the database keeps traces
+// (and the tensor and loop of each transfer pattern, "T1@i2 AllGather(axes=[0])") in each
+// workload's canonical names (search/workload.h). Everything here translates both ways, so
+// a renamed but identical problem finds the same record, written in its names.
 // Stateless; thread-safe when the database is (search::TuningDb implementations are).
 #ifndef MESHTUNE_SERVICE_RECORDS_H_
 #define MESHTUNE_SERVICE_RECORDS_H_
@@ -31,8 +32,9 @@ absl::StatusOr<search::Workload> RequestWorkload(const v1::Problem& problem, con
 absl::StatusOr<v1::LookupResponse> Lookup(search::TuningDb& db, const v1::LookupRequest& request);
 
 // One page of records: of the request's workload (its names) or, without a problem, of
-// every workload (canonical names). InvalidArgument for bad input, a page size outside
-// 0..1000 or a page token that is not one this function returned.
+// every workload (canonical names). A page token is a record id in decimal: the page
+// starts after that record. InvalidArgument for bad input, a page size outside 0..1000 or
+// a page token that is not a record id.
 absl::StatusOr<v1::ListRecordsResponse> ListRecords(search::TuningDb& db, const v1::ListRecordsRequest& request);
 
 // The record `request.id`, in canonical names or in the names of `request.problem`.

@@ -1,68 +1,34 @@
-// `meshtune tune`: the tuner (search/tuner.h) from the command line — the problem and the
-// mesh (or a rank count) from flags, the machine numbers from a hardware profile, progress
-// on a terminal, the result as text or JSON.
+// `meshtune tune`: the tuner from the command line — the problem and the mesh (or a rank
+// count) from flags (tune_options.h), run in this process or by meshtuned (a Backend),
+// progress on a terminal, the result as text or JSON (tune_output.h), the winner stored as
+// a tuning record.
 #ifndef MESHTUNE_SERVICE_TUNE_CMD_H_
 #define MESHTUNE_SERVICE_TUNE_CMD_H_
 
-#include <cstdint>
-#include <optional>
 #include <ostream>
-#include <string>
-#include <vector>
 
-#include "absl/status/statusor.h"
-#include "search/tuner.h"
+#include "proto/meshtune.pb.h"
+#include "service/backend.h"
+#include "service/local_backend.h"
+#include "service/tune_options.h"
 
 namespace meshtune::service {
 
-// The parsed flags of `meshtune tune`.
-struct TuneFlags {
-  std::string expr, extents, dtype = "f32";
-  std::string mesh;       // "x=2,y=2"; exactly one of mesh and ranks
-  int64_t ranks = 0;      // every factorisation into 1 to 3 axes
-  std::string mem_per_rank;
-  int top_k = 4;
-  double budget_s = 600;
-  bool model_only = false;
-  bool json = false;
-  std::string profile = "default";  // hardware profile (search/hardware_profile.h)
-  bool profile_given = false;       // --profile was on the command line
-  std::optional<double> alpha, beta, gamma;  // override the profile (alpha, beta: all patterns)
-  int64_t max_evaluations = 1000;
-  uint64_t seed = 1;
-  bool allow_replication = false;
-  // Measurement.
-  int reps = 3, warmup = 1;
-  std::string worker, hostfile, launcher;
-  std::vector<std::string> launcher_args;
-  bool progress = false;  // draw progress on stderr (set when stderr is a terminal)
-};
+// The Tune request the flags ask for (problem, mesh or ranks, budget, top-k, evaluations,
+// seed, replication, profile when given).
+v1::TuneRequest TuneRequestFromFlags(const TuneFlags& flags);
 
-// The machine numbers used when no profile was calibrated (and none named): a typical
-// node, alpha 1 us, 4 GB/s point-to-point, 2 GB/s in collectives, 30 GFLOP/s per rank.
-search::CostParams BuiltinCostParams();
+// What the flags set that a Tune request cannot carry (machine numbers, measurement
+// settings): an in-process tune applies them.
+LocalTuneSettings TuneSettingsFromFlags(const TuneFlags& flags);
 
-// The tuner's options from `flags`: InvalidArgument naming the bad flag or value (a bad
-// expression, mesh, rank count, byte size, a budget or top-k out of range, both or neither
-// of --mesh and --ranks); NotFound when a profile named with --profile does not exist.
-// `warning` receives a note when the built-in numbers stand in for a missing default profile.
-absl::StatusOr<search::TuneOptions> MakeTuneOptions(const TuneFlags& flags, std::string* warning);
-
-// The result as one line of JSON:
-//   {"best": {"trace": str, "mesh": str, "predicted_s": x, "measured_s": x|null,
-//             "verified": bool, "patterns": [str...], "comm_words_per_rank": n,
-//             "lower_bound_ratio": x|null},
-//    "enumerated": n, "legal": n, "pruned": {"reason": n...}, "costed": n,
-//    "duplicates": n, "measured": n, "measurements": [{"trace", "mesh", "predicted_s",
-//    "measured_s", "verified", "error"}...], "strategy": str, "seconds": x}
-std::string TuneResultJson(const search::TuneResult& result);
-
-// Runs the tune and prints the result on `out` (a summary, or the JSON line); progress and
-// errors go to `err` ("meshtune: MESSAGE"). Exit status: 0 when a schedule was found (and,
-// when measuring, verified); 2 on bad input (a missing named profile included); 1 when
-// there is no legal schedule, the tune failed, or no measured candidate verified (the
-// result is then still printed, with each measurement's error).
-int RunTune(const TuneFlags& flags, std::ostream& out, std::ostream& err);
+// Runs the tune on `backend` and prints the result on `out` (text, or the JSON line);
+// progress (when flags.progress) and errors go to `err` ("meshtune: MESSAGE"). Exit status:
+// 0 when a schedule was found (and, when measuring, verified); 2 on bad input (a missing
+// named profile included); 1 when there is no legal schedule, the tune failed, the daemon
+// cannot be reached, or no measured candidate verified (the result is then still printed,
+// with each measurement's error).
+int RunTune(const TuneFlags& flags, Backend& backend, std::ostream& out, std::ostream& err);
 
 }  // namespace meshtune::service
 

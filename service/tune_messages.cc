@@ -4,7 +4,7 @@
 
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_format.h"
-#include "service/tune_cmd.h"
+#include "service/tune_options.h"
 
 namespace meshtune::service {
 
@@ -22,8 +22,7 @@ void SetCounts(const search::SearchCounts& counts, v1::TuneResult* out) {
 
 std::string RequestedProfile(const std::string& profile) { return profile.empty() ? "default" : profile; }
 
-absl::StatusOr<search::TuneOptions> TuneOptionsFromRequest(const v1::TuneRequest& request,
-                                                           std::string* warning) {
+TuneFlags TuneFlagsFromRequest(const v1::TuneRequest& request) {
   TuneFlags flags;
   flags.expr = request.problem().expr();
   flags.extents = request.problem().extents();
@@ -39,6 +38,12 @@ absl::StatusOr<search::TuneOptions> TuneOptionsFromRequest(const v1::TuneRequest
   if (request.has_max_evaluations()) flags.max_evaluations = request.max_evaluations();
   if (request.has_seed()) flags.seed = request.seed();
   flags.allow_replication = request.allow_replication();
+  return flags;
+}
+
+absl::StatusOr<search::TuneOptions> TuneOptionsFromRequest(const v1::TuneRequest& request,
+                                                           std::string* warning) {
+  const TuneFlags flags = TuneFlagsFromRequest(request);
   if (!flags.mesh.empty() && flags.ranks != 0) {
     return absl::InvalidArgumentError(absl::StrCat("give exactly one of mesh (\"", flags.mesh, "\") and ranks (",
                                                    flags.ranks, ")"));
@@ -89,10 +94,12 @@ v1::TuneResult ResultMessage(const search::TuneResult& r, const v1::TuneRequest&
     if (m.run.seconds) pm->set_measured_s(*m.run.seconds);
     pm->set_verified(m.run.verified);
     if (m.run.error) pm->set_error(*m.run.error);
+    for (const std::string& p : m.candidate.patterns) pm->add_patterns(p);
   }
   out.set_strategy(r.strategy);
   out.set_seconds(r.seconds);
   if (r.lower_bound_ratio) out.set_lower_bound_ratio(*r.lower_bound_ratio);
+  out.set_comm_words_per_rank(r.best.cost.comm_words_per_rank);
   return out;
 }
 

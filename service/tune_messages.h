@@ -9,11 +9,17 @@
 #include "absl/status/statusor.h"
 #include "proto/meshtune.pb.h"
 #include "search/tuner.h"
+#include "service/tune_options.h"
 
 namespace meshtune::service {
 
 // The hardware profile a request names: its `profile`, or "default" when empty.
 std::string RequestedProfile(const std::string& profile);
+
+// The `meshtune tune` flags that ask for what `request` asks (machine numbers and
+// measurement settings at their defaults). Does not check that exactly one of mesh and
+// ranks is given: TuneOptionsFromRequest and MakeTuneOptions do.
+TuneFlags TuneFlagsFromRequest(const v1::TuneRequest& request);
 
 // The tuner's options for `request`: the problem, the mesh (or every factorisation of
 // `ranks`), the profile's machine numbers (built-in ones when the profile is "default" and

@@ -11,6 +11,7 @@
 #include "service/explain.h"
 #include "service/records.h"
 #include "service/tune_messages.h"
+#include "service/tune_run.h"
 #include "spdlog/spdlog.h"
 
 namespace meshtune::service {
@@ -86,23 +87,21 @@ absl::StatusOr<v1::TuneResult> TunerService::RunTune(search::TuneOptions options
   ProgressForwarder forwarder(progress);
   spdlog::info("tune {} on {} (profile {}): started", workload.fingerprint.substr(0, 12), workload.mesh,
                workload.profile);
-  absl::StatusOr<search::TuneResult> result = search::Tune(options, *runner, {&forwarder});
+  std::string store_error;
+  absl::StatusOr<v1::TuneResult> result =
+      RunAndStoreTune(options, workload, request, *runner, {&forwarder}, db_, &store_error);
   if (!result.ok()) {
     spdlog::info("tune {}: {}", workload.fingerprint.substr(0, 12), result.status().ToString());
     return result.status();
   }
-  if (cancelled()) return absl::CancelledError("the tune was cancelled");
-  v1::TuneResult out = ResultMessage(*result, request);
-  // A schedule whose measurements all failed is not served from the cache; a model-only
-  // winner (nothing measured) is, marked unverified.
-  if (result->verified || result->measurements.empty()) {
-    absl::Status stored = StoreTuneResult(*db_, workload, &out);
-    if (!stored.ok()) spdlog::error("tune {}: the result was not stored: {}", workload.fingerprint, stored.ToString());
-  } else {
+  v1::TuneResult& out = *result;
+  if (!store_error.empty()) {
+    spdlog::error("tune {}: the result was not stored: {}", workload.fingerprint, store_error);
+  } else if (!out.stored()) {
     spdlog::warn("tune {}: no measured candidate verified; the result is not stored", workload.fingerprint);
   }
   spdlog::info("tune {}: done in {:.2f} s, record {} on {}, predicted {:.4g} s{}", workload.fingerprint.substr(0, 12),
-               result->seconds, out.record().id(), out.record().mesh(), out.record().predicted_s(),
+               out.seconds(), out.record().id(), out.record().mesh(), out.record().predicted_s(),
                out.record().has_measured_s() ? absl::StrCat(", measured ", out.record().measured_s(), " s") : "");
   return out;
 }

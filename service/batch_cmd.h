@@ -1,0 +1,31 @@
+// `meshtune batch FILE.jsonl`: many tunes from a file, one meshtune.v1.TuneRequest a line
+// in protobuf's JSON mapping (blank lines and lines starting with '#' are skipped), each
+// run on a Backend (in this process, storing its winner, or by meshtuned) in file order.
+#ifndef MESHTUNE_SERVICE_BATCH_CMD_H_
+#define MESHTUNE_SERVICE_BATCH_CMD_H_
+
+#include <ostream>
+#include <string>
+
+#include "service/backend.h"
+
+namespace meshtune::service {
+
+struct BatchFlags {
+  std::string path;         // the JSON-lines file; "-" for stdin
+  bool model_only = false;  // set model_only on every request
+  bool progress = false;    // draw progress on `err` (set when stderr is a terminal)
+};
+
+// Runs every request and prints one JSON line per request line on `out`, flushed as each
+// ends: {"line": N, "result": TUNE_RESULT} (the TuneResult message in protobuf's JSON
+// mapping) or {"line": N, "error": MESSAGE} for a line that is not a TuneRequest (bad JSON,
+// an unknown field) or whose tune failed (bad input, no legal schedule); the batch goes
+// on. Exit status: 0 when every request produced a result that verified (or measured
+// nothing); 1 when any did not — `err` then says how many — or when the daemon cannot be
+// reached (the batch stops there); 2 when the file cannot be read.
+int RunBatch(const BatchFlags& flags, Backend& backend, std::ostream& out, std::ostream& err);
+
+}  // namespace meshtune::service
+
+#endif  // MESHTUNE_SERVICE_BATCH_CMD_H_

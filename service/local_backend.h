@@ -1,0 +1,39 @@
+// The in-process Backend: the engine of this process (explain.h, records.h, tune_run.h)
+// over a SQLite tuning database file — the same code the daemon runs.
+#ifndef MESHTUNE_SERVICE_LOCAL_BACKEND_H_
+#define MESHTUNE_SERVICE_LOCAL_BACKEND_H_
+
+#include <functional>
+#include <memory>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "service/backend.h"
+
+namespace meshtune::service {
+
+// What a tune in this process may set beyond a TuneRequest (the CLI's flags).
+struct LocalTuneSettings {
+  std::optional<double> alpha, beta, gamma;  // override the profile's machine numbers
+  int reps = 3, warmup = 1;                  // per measurement
+  std::string worker, hostfile, launcher;    // see runtime/launcher.h
+  std::vector<std::string> launcher_args;
+};
+
+struct LocalBackendOptions {
+  // The SQLite tuning database, opened (and created) at its first use; "" for none: tunes
+  // are then not stored and the record calls fail with FailedPrecondition.
+  std::string db_path;
+  LocalTuneSettings tune;
+  // Receives notes for the user (e.g. that built-in machine numbers stand in for a missing
+  // default profile, or that a result could not be stored), each once; may be empty.
+  std::function<void(const std::string&)> warn;
+};
+
+// A Backend in this process. Not thread-safe (the CLI calls it from one thread).
+std::unique_ptr<Backend> NewLocalBackend(LocalBackendOptions options);
+
+}  // namespace meshtune::service
+
+#endif  // MESHTUNE_SERVICE_LOCAL_BACKEND_H_

@@ -1,0 +1,28 @@
+// The Backend of a meshtuned daemon: each call is the Tuner service's RPC through a gRPC
+// client stub. grpc::Status becomes absl::Status with the same code and message (the
+// daemon's messages are the engine's), except that a daemon that cannot be reached —
+// UNAVAILABLE — is Unavailable "cannot reach meshtuned at ADDRESS: <gRPC's message>".
+#ifndef MESHTUNE_SERVICE_REMOTE_BACKEND_H_
+#define MESHTUNE_SERVICE_REMOTE_BACKEND_H_
+
+#include <memory>
+#include <string>
+
+#include "absl/time/time.h"
+#include "service/backend.h"
+
+namespace meshtune::service {
+
+// Unary calls wait at most this long for their answer.
+inline constexpr absl::Duration kUnaryDeadline = absl::Seconds(30);
+// A Tune call waits for its budget (request.budget_s, 600 s when unset) plus this margin
+// (for measurements, which end at their own timeouts).
+inline constexpr absl::Duration kTuneDeadlineMargin = absl::Seconds(600);
+
+// A Backend that calls the daemon at `address` ("HOST:PORT"; insecure credentials, as the
+// daemon listens on loopback). The channel connects at the first call. Thread-safe.
+std::unique_ptr<Backend> NewRemoteBackend(const std::string& address);
+
+}  // namespace meshtune::service
+
+#endif  // MESHTUNE_SERVICE_REMOTE_BACKEND_H_

@@ -1,0 +1,29 @@
+#include "service/tune_run.h"
+
+#include "service/records.h"
+#include "service/tune_messages.h"
+
+namespace meshtune::service {
+
+absl::StatusOr<v1::TuneResult> RunAndStoreTune(const search::TuneOptions& options,
+                                               const search::Workload& w,
+                                               const v1::TuneRequest& request,
+                                               search::Runner& runner,
+                                               const std::vector<search::TuneCallback*>& callbacks,
+                                               search::TuningDb* db, std::string* store_error) {
+  absl::StatusOr<search::TuneResult> result = search::Tune(options, runner, callbacks);
+  if (!result.ok()) return result.status();
+  if (options.cancelled && options.cancelled())
+    return absl::CancelledError("the tune was cancelled");
+  v1::TuneResult out = ResultMessage(*result, request);
+  if (db != nullptr && (result->verified || result->measurements.empty())) {
+    const absl::Status stored = StoreTuneResult(*db, w, &out);
+    if (!stored.ok()) {
+      out.set_stored(false);
+      if (store_error != nullptr) *store_error = std::string(stored.message());
+    }
+  }
+  return out;
+}
+
+}  // namespace meshtune::service

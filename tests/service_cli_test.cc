@@ -1,0 +1,322 @@
+// The CLI's service commands end to end: `tune` stores its winner in a --db file, `lookup`
+// finds it (also under renamed indices and tensors, in the new names) or says exactly that
+// there is none, `records` lists it, `batch` runs a JSON-lines file line by line (a bad
+// line is an error line, the batch goes on), and `--server` against a started meshtuned
+// prints the same as the in-process engine; an unreachable daemon is exit 1 with its message.
+#include <fcntl.h>
+#include <gtest/gtest.h>
+#include <poll.h>
+#include <signal.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include <chrono>
+#include <cstdlib>
+#include <fstream>
+#include <string>
+#include <vector>
+
+#include "absl/strings/match.h"
+#include "absl/strings/str_split.h"
+#include "tests/test_util.h"
+
+namespace {
+
+using ::meshtune::testing::CliRun;
+using ::meshtune::testing::Meshtune;
+
+// Fixed machine numbers, so no hardware profile is needed.
+const std::string kModel = " --alpha 1e-6 --beta 1e-9 --gamma 3e-11";
+const std::string kMatmul =
+    " --expr 'C[m,n] += A[m,k] * B[k,n]' --extents m=64,n=64,k=64 --mesh x=2";
+const std::string kRenamed =
+    " --expr 'Out[i,j] += X[i,l] * Y[l,j]' --extents l=64,j=64,i=64 --mesh x=2";
+
+std::string TmpDir() {
+  const char* tmp = std::getenv("TEST_TMPDIR");
+  return tmp ? tmp : "/tmp";
+}
+
+bool Has(const std::string& s, const std::string& part) { return absl::StrContains(s, part); }
+
+// meshtuned on 127.0.0.1:0 over the database `db`, stopped with SIGTERM at the end.
+class Daemon {
+ public:
+  explicit Daemon(const std::string& db) : err_(TmpDir() + "/meshtuned.err") {
+    int out[2];
+    if (pipe(out) != 0) return;
+    pid_ = fork();
+    if (pid_ == 0) {
+      dup2(out[1], STDOUT_FILENO);
+      const int err = open(err_.c_str(), O_WRONLY | O_CREAT | O_TRUNC, 0644);
+      dup2(err, STDERR_FILENO);
+      close(out[0]);
+      execl("service/meshtuned", "meshtuned", "--listen", "127.0.0.1:0", "--db", db.c_str(),
+            static_cast<char*>(nullptr));
+      _exit(127);
+    }
+    close(out[1]);
+    std::string line;
+    const auto deadline = std::chrono::steady_clock::now() + std::chrono::seconds(60);
+    while (line.find('\n') == std::string::npos && std::chrono::steady_clock::now() < deadline) {
+      pollfd p{out[0], POLLIN, 0};
+      if (poll(&p, 1, 200) <= 0) continue;
+      char buf[256];
+      const ssize_t n = read(out[0], buf, sizeof buf);
+      if (n <= 0) break;
+      line.append(buf, n);
+    }
+    close(out[0]);
+    const std::string prefix = "meshtuned listening on ";
+    if (line.rfind(prefix, 0) == 0)
+      address_ = line.substr(prefix.size(), line.find('\n') - prefix.size());
+  }
+  ~Daemon() {
+    if (pid_ <= 0) return;
+    kill(pid_, SIGTERM);
+    waitpid(pid_, nullptr, 0);
+  }
+  // "127.0.0.1:PORT"; "" when the daemon did not come up.
+  const std::string& address() const { return address_; }
+  std::string log() const { return meshtune::testing::ReadFile(err_); }
+
+ private:
+  std::string err_, address_;
+  pid_t pid_ = -1;
+};
+
+class ServiceCliTest : public ::testing::Test {
+ protected:
+  void SetUp() override {
+    setenv("MESHTUNE_HOME", (TmpDir() + "/home").c_str(), 1);
+    const std::string name = ::testing::UnitTest::GetInstance()->current_test_info()->name();
+    db_ = TmpDir() + "/" + name + ".db";
+    std::remove(db_.c_str());
+  }
+  // " --db PATH" of this test's database.
+  std::string Db() const { return " --db " + db_; }
+  // A model-only tune of C[m,n] += A[m,k] * B[k,n] (64 cubed) on x=2 into the database.
+  void TuneMatmul() {
+    const CliRun r = Meshtune("tune" + kMatmul + " --model-only --json" + kModel + Db());
+    ASSERT_EQ(r.status, 0) << r.err;
+    ASSERT_TRUE(Has(r.out, "\"record_id\": 1}")) << r.out;
+  }
+  std::string WriteFile(const std::string& name, const std::string& text) const {
+    const std::string path = TmpDir() + "/" + name;
+    std::ofstream(path) << text;
+    return path;
+  }
+  std::string db_;
+};
+
+TEST_F(ServiceCliTest, TuneStoresItsWinnerAndLookupFindsItUnderAnyNames) {
+  TuneMatmul();
+  CliRun r = Meshtune("lookup" + kMatmul + Db());
+  ASSERT_EQ(r.status, 0) << r.err;
+  EXPECT_EQ(r.err, "");
+  EXPECT_TRUE(
+      r.out.rfind(
+          "record 1: C[m,n] += A[m,k] * B[k,n] (m=64,n=64,k=64, f32) on x=2, profile default\n"
+          "created 20",
+          0) == 0)
+      << r.out;
+  EXPECT_TRUE(Has(r.out, "\n\ndistribute(")) << r.out;
+  EXPECT_TRUE(Has(r.out, "shard(A, ")) << r.out;
+  EXPECT_TRUE(Has(r.out, "\nmesh       x=2\npredicted  ")) << r.out;
+  EXPECT_TRUE(Has(r.out, "\nmeasured   -\ntransfers  ")) << r.out;
+
+  // Renamed indices and tensors, extents in another order: the same record, in the new names.
+  r = Meshtune("lookup" + kRenamed + Db());
+  ASSERT_EQ(r.status, 0) << r.err;
+  EXPECT_TRUE(
+      r.out.rfind("record 1: Out[i,j] += X[i,l] * Y[l,j] (l=64,j=64,i=64, f32) on x=2", 0) == 0)
+      << r.out;
+  EXPECT_TRUE(Has(r.out, "shard(X, ")) << r.out;
+  EXPECT_FALSE(Has(r.out, "shard(A, ")) << r.out;
+  EXPECT_TRUE(Has(r.out, "\ntransfers  X@l ") || Has(r.out, "\ntransfers  Y@l "))
+      << r.out;  // patterns too
+  r = Meshtune("lookup --json" + kRenamed + Db());
+  ASSERT_EQ(r.status, 0) << r.err;
+  EXPECT_TRUE(r.out.rfind("{\"id\":\"1\",\"fingerprint\":\"", 0) == 0) << r.out;
+  EXPECT_TRUE(Has(r.out, "\"problem\":{\"expr\":\"Out[i,j] += X[i,l] * Y[l,j]\"")) << r.out;
+  EXPECT_TRUE(Has(r.out, "\"verified\":false")) << r.out;
+  EXPECT_TRUE(Has(r.out, "\"created_unix_ms\":\"")) << r.out;
+}
+
+TEST_F(ServiceCliTest, LookupOfAnUntunedWorkloadOrBadInput) {
+  TuneMatmul();
+  CliRun r = Meshtune(
+      "lookup --expr 'C[m,n] += A[m,k] * B[k,n]' --extents m=64,n=64,k=32 --mesh x=2" + Db());
+  EXPECT_EQ(r.status, 1);
+  EXPECT_EQ(r.out, "");
+  EXPECT_EQ(r.err,
+            "meshtune: no tuning record for C[m,n] += A[m,k] * B[k,n] (m=64,n=64,k=32, f32) on x=2 "
+            "with profile "
+            "default; tune it first\n");
+  r = Meshtune("lookup --expr 'C[m,n] += A[m,k] * B[k,n]' --extents m=64,n=64,k=64 --ranks 2" +
+               Db());
+  EXPECT_EQ(r.status, 1);
+  EXPECT_EQ(r.err,
+            "meshtune: no tuning record for C[m,n] += A[m,k] * B[k,n] (m=64,n=64,k=64, f32) on "
+            "ranks=2 with profile "
+            "default; tune it first\n");
+  r = Meshtune("lookup --expr 'C[m,n] += A[m,k] * B[k,n]' --extents m=64,n=64,k=-4 --mesh x=2" +
+               Db());
+  EXPECT_EQ(r.status, 2);
+  EXPECT_EQ(r.err, "meshtune: extents column 13: extent of k must be positive, got -4\n");
+  r = Meshtune("lookup --expr 'C[m,n] += A[m,k] * B[k,n]' --extents m=64,n=64,k=64" + Db());
+  EXPECT_EQ(r.status, 2);
+  EXPECT_EQ(r.err, "meshtune: give exactly one of --mesh (e.g. x=2,y=2) and --ranks (e.g. 4)\n");
+}
+
+TEST_F(ServiceCliTest, RecordsListsAndShowsRecords) {
+  TuneMatmul();
+  ASSERT_EQ(Meshtune("tune" + kMatmul + " --model-only --seed 2 --json" + kModel + Db()).status, 0);
+  CliRun r = Meshtune("records" + Db());
+  ASSERT_EQ(r.status, 0) << r.err;
+  const std::vector<std::string> lines = absl::StrSplit(r.out, '\n', absl::SkipEmpty());
+  ASSERT_EQ(lines.size(), 2u) << r.out;
+  EXPECT_TRUE(lines[0].rfind("1  20", 0) == 0) << lines[0];
+  EXPECT_TRUE(Has(lines[0],
+                  "  T0[i0,i1] += T1[i0,i2] * T2[i2,i1] (i0=64,i1=64,i2=64, f32)  on x=2 -> x=2  "
+                  "profile default  predicted "))
+      << lines[0];
+  EXPECT_TRUE(lines[1].rfind("2  20", 0) == 0) << lines[1];
+
+  // A page at a time, and the next page.
+  r = Meshtune("records --limit 1" + Db());
+  ASSERT_EQ(r.status, 0) << r.err;
+  EXPECT_TRUE(r.out.rfind("1  ", 0) == 0) << r.out;
+  EXPECT_EQ(r.err, "meshtune: more records follow: add --after 1\n");
+  r = Meshtune("records --limit 1 --after 1 --json" + Db());
+  ASSERT_EQ(r.status, 0) << r.err;
+  EXPECT_TRUE(r.out.rfind("{\"id\":\"2\",", 0) == 0) << r.out;
+  EXPECT_EQ(r.err, "");
+
+  // Filtered by workload (in its names), and one record by id.
+  r = Meshtune("records" + kRenamed + Db());
+  ASSERT_EQ(r.status, 0) << r.err;
+  EXPECT_TRUE(Has(r.out, "Out[i,j] += X[i,l] * Y[l,j] (l=64,j=64,i=64, f32)  on x=2")) << r.out;
+  r = Meshtune("records --id 2" + kRenamed + Db());
+  ASSERT_EQ(r.status, 0) << r.err;
+  EXPECT_TRUE(r.out.rfind("record 2: Out[i,j] += X[i,l] * Y[l,j]", 0) == 0) << r.out;
+  r = Meshtune("records --id 7" + Db());
+  EXPECT_EQ(r.status, 1);
+  EXPECT_EQ(r.err, "meshtune: no tuning record with id 7\n");
+  r = Meshtune("records --limit 0" + Db());
+  EXPECT_EQ(r.status, 2);
+  EXPECT_EQ(r.err, "meshtune: --limit 0 is out of range: 1 to 1000\n");
+}
+
+TEST_F(ServiceCliTest, TuneWithoutDatabaseStoresNothing) {
+  const CliRun r = Meshtune("tune" + kMatmul + " --model-only --json --no-db" + kModel);
+  ASSERT_EQ(r.status, 0) << r.err;
+  EXPECT_TRUE(Has(r.out, "\"record_id\": null}")) << r.out;
+}
+
+TEST_F(ServiceCliTest, BatchRunsEveryLineAndReportsABadOne) {
+  const std::string batch = WriteFile(
+      "three.jsonl",
+      R"({"problem": {"expr": "C[m,n] += A[m,k] * B[k,n]", "extents": "m=64,n=64,k=64"}, "mesh": {"axes": "x=2"}, "model_only": true})"
+      "\n"
+      R"({"problem": {"expr": "y[i] += A[i,j] * x[j]", "extents": "i=64,j=64"}, "rank": 2, "model_only": true})"
+      "\n"
+      R"({"problem": {"expr": "y[i] += A[i,j] * x[j]", "extents": "i=64,j=64"}, "ranks": 2, "model_only": true})"
+      "\n");
+  CliRun r = Meshtune("batch " + batch + Db());
+  EXPECT_EQ(r.status, 1);
+  const std::vector<std::string> lines = absl::StrSplit(r.out, '\n', absl::SkipEmpty());
+  ASSERT_EQ(lines.size(), 3u) << r.out;
+  EXPECT_TRUE(lines[0].rfind("{\"line\": 1, \"result\": {\"record\":{\"id\":\"1\",", 0) == 0)
+      << lines[0];
+  EXPECT_TRUE(Has(lines[0], "\"stored\":true")) << lines[0];
+  EXPECT_EQ(lines[1],
+            "{\"line\": 2, \"error\": \"not a meshtune.v1.TuneRequest in JSON: rank: Cannot find "
+            "field.\"}");
+  EXPECT_TRUE(lines[2].rfind("{\"line\": 3, \"result\": {\"record\":{\"id\":\"2\",", 0) == 0)
+      << lines[2];
+  EXPECT_TRUE(Has(r.err, "meshtune: 1 of 3 requests failed\n")) << r.err;
+  // The batch's winners are records like any tune's.
+  EXPECT_EQ(Meshtune("lookup" + kRenamed + Db()).status, 0);
+
+  // Comments and blank lines are skipped (line numbers count them); a failing tune is an
+  // error line too; a batch without failures exits 0.
+  const std::string more = WriteFile(
+      "more.jsonl",
+      "# a comment\n\n"
+      R"({"problem": {"expr": "y[i] += A[i,j] * x[j]", "extents": "i=64,j=-4"}, "ranks": 2})"
+      "\n");
+  r = Meshtune("batch " + more + Db());
+  EXPECT_EQ(r.status, 1);
+  EXPECT_EQ(
+      r.out,
+      "{\"line\": 3, \"error\": \"extents column 8: extent of j must be positive, got -4\"}\n");
+  const std::string good = WriteFile(
+      "good.jsonl",
+      "# one\n"
+      R"({"problem": {"expr": "y[i] += A[i,j] * x[j]", "extents": "i=64,j=64"}, "ranks": 2, "model_only": true})"
+      "\n");
+  r = Meshtune("batch " + good + Db());
+  EXPECT_EQ(r.status, 0) << r.err;
+  EXPECT_TRUE(r.out.rfind("{\"line\": 2, \"result\": ", 0) == 0) << r.out;
+  r = Meshtune("batch " + TmpDir() + "/nosuch.jsonl" + Db());
+  EXPECT_EQ(r.status, 2);
+  EXPECT_EQ(r.err, "meshtune: cannot read batch file '" + TmpDir() +
+                       "/nosuch.jsonl': No such file or directory\n");
+}
+
+TEST_F(ServiceCliTest, ServerAnswersAsTheInProcessEngine) {
+  TuneMatmul();
+  Daemon daemon(db_);
+  ASSERT_FALSE(daemon.address().empty()) << daemon.log();
+  const std::string server = " --server " + daemon.address();
+  for (const std::string& command : std::vector<std::string>{
+           "lookup" + kMatmul, "lookup --json" + kRenamed, "lookup" + kRenamed, "records",
+           "records --json", "records --id 1" + kRenamed,
+           "lookup --expr 'C[m,n] += A[m,k] * B[k,n]' --extents m=64,n=64,k=32 --mesh x=2",
+           "lookup --expr 'C[m,n] += A[m,k] * B[k,n]' --extents m=64,n=64,k=-4 --mesh x=2"}) {
+    const CliRun local = Meshtune(command + Db());
+    const CliRun remote = Meshtune(command + server);
+    EXPECT_EQ(remote.status, local.status) << command << "\n" << remote.err;
+    EXPECT_EQ(remote.out, local.out) << command;
+    EXPECT_EQ(remote.err, local.err) << command;
+  }
+  // A tune through the daemon is stored in its database.
+  CliRun r = Meshtune(
+      "tune --expr 'y[i] += A[i,j] * x[j]' --extents i=64,j=64 --ranks 2 --model-only --json" +
+      server);
+  ASSERT_EQ(r.status, 0) << r.err;
+  EXPECT_TRUE(Has(r.out, "\"record_id\": 2}")) << r.out;
+  r = Meshtune("lookup --expr 'v[a] += M[a,b] * u[b]' --extents a=64,b=64 --ranks 2" + Db());
+  EXPECT_EQ(r.status, 0) << r.err;
+  // Flags only an in-process tune can apply.
+  r = Meshtune("tune" + kMatmul + " --model-only" + kModel + server);
+  EXPECT_EQ(r.status, 2);
+  EXPECT_EQ(r.err, "--alpha excludes --server\nRun with --help for more information.\n");
+}
+
+TEST_F(ServiceCliTest, ServeRunsMeshtunedWithItsFlags) {
+  CliRun r = Meshtune("serve --help");
+  EXPECT_EQ(r.status, 0) << r.err;
+  EXPECT_TRUE(Has(r.out, "meshtuned: the meshtune gRPC daemon")) << r.out;
+  r = Meshtune("serve --log-level loud");
+  EXPECT_EQ(r.status, 2);
+  EXPECT_TRUE(
+      r.err.rfind("--log-level: loud not in {trace,debug,info,warn,error,critical,off}", 0) == 0)
+      << r.err;
+}
+
+TEST_F(ServiceCliTest, UnreachableServer) {
+  const std::string prefix =
+      "meshtune: cannot reach meshtuned at 127.0.0.1:1: failed to connect to all addresses";
+  for (const std::string& command :
+       std::vector<std::string>{"lookup" + kMatmul, "records", "tune" + kMatmul + " --model-only",
+                                "explain" + kMatmul + " --trace /dev/null"}) {
+    const CliRun r = Meshtune(command + " --server 127.0.0.1:1");
+    EXPECT_EQ(r.status, 1) << command << "\n" << r.err;
+    EXPECT_EQ(r.out, "") << command;
+    EXPECT_TRUE(r.err.rfind(prefix, 0) == 0) << command << "\n" << r.err;
+  }
+}
+
+}  // namespace
