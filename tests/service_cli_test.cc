@@ -10,6 +10,7 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <chrono>
 #include <cstdlib>
 #include <fstream>
@@ -18,6 +19,7 @@
 
 #include "absl/strings/match.h"
 #include "absl/strings/str_split.h"
+#include "sqlite3.h"
 #include "tests/test_util.h"
 
 namespace {
@@ -75,6 +77,13 @@ class Daemon {
     if (pid_ <= 0) return;
     kill(pid_, SIGTERM);
     waitpid(pid_, nullptr, 0);
+  }
+  // kill -9, as a crash or the OOM killer would, and reap it.
+  void Kill9() {
+    if (pid_ <= 0) return;
+    kill(pid_, SIGKILL);
+    waitpid(pid_, nullptr, 0);
+    pid_ = -1;
   }
   // "127.0.0.1:PORT"; "" when the daemon did not come up.
   const std::string& address() const { return address_; }
@@ -317,6 +326,63 @@ TEST_F(ServiceCliTest, UnreachableServer) {
     EXPECT_EQ(r.out, "") << command;
     EXPECT_TRUE(r.err.rfind(prefix, 0) == 0) << command << "\n" << r.err;
   }
+}
+
+// SELECT's single text or integer cell of `sql` on the database file `path`, as text.
+std::string QueryOne(const std::string& path, const std::string& sql) {
+  sqlite3* db = nullptr;
+  std::string out = "<open failed>";
+  if (sqlite3_open_v2(path.c_str(), &db, SQLITE_OPEN_READONLY, nullptr) == SQLITE_OK) {
+    sqlite3_stmt* st = nullptr;
+    out = "<no row>";
+    if (sqlite3_prepare_v2(db, sql.c_str(), -1, &st, nullptr) == SQLITE_OK && sqlite3_step(st) == SQLITE_ROW) {
+      out = reinterpret_cast<const char*>(sqlite3_column_text(st, 0));
+    }
+    sqlite3_finalize(st);
+  }
+  sqlite3_close(db);
+  return out;
+}
+
+TEST_F(ServiceCliTest, KillNineMidBatchLosesNoCommittedRecord) {
+  Daemon daemon(db_);
+  ASSERT_FALSE(daemon.address().empty()) << daemon.log();
+  std::string lines;
+  for (int i = 0; i < 12; ++i) {
+    const int m = 32 * (1 + i % 4), n = 32 * (1 + i / 4);
+    lines += "{\"problem\": {\"expr\": \"C[m,n] += A[m,k] * B[k,n]\", \"extents\": \"m=" + std::to_string(m) +
+             ",n=" + std::to_string(n) + ",k=64\"}, \"ranks\": 4, \"model_only\": true, \"max_evaluations\": 60}\n";
+  }
+  const std::string file = WriteFile("batch.jsonl", lines);
+  FILE* batch = popen(("service/meshtune batch --server " + daemon.address() + " " + file + " 2>/dev/null").c_str(), "r");
+  ASSERT_NE(batch, nullptr);
+  std::vector<std::string> ids;  // records the batch was told are stored
+  int seen = 0;
+  char buf[1 << 16];
+  while (fgets(buf, sizeof buf, batch) != nullptr) {
+    const std::string line = buf;
+    ++seen;
+    const size_t at = line.find("\"record\":{\"id\":\"");
+    if (at != std::string::npos && Has(line, "\"stored\":true")) {
+      const size_t from = at + 16;
+      ids.push_back(line.substr(from, line.find('"', from) - from));
+    }
+    if (ids.size() == 3) daemon.Kill9();  // in the middle: 9 lines to go
+  }
+  const int status = pclose(batch);
+  EXPECT_EQ(WEXITSTATUS(status), 1);  // the daemon went away mid-batch
+  EXPECT_GE(seen, 3);
+  ASSERT_EQ(ids.size(), 3u);
+  EXPECT_EQ(QueryOne(db_, "PRAGMA integrity_check"), "ok");
+  for (const std::string& id : ids) {
+    EXPECT_EQ(QueryOne(db_, "SELECT COUNT(*) FROM records WHERE id = " + id), "1") << "record " << id;
+  }
+  // A new daemon on the same file serves them.
+  Daemon again(db_);
+  ASSERT_FALSE(again.address().empty()) << again.log();
+  const CliRun r = Meshtune("records --server " + again.address());
+  EXPECT_EQ(r.status, 0) << r.err;
+  EXPECT_GE(std::count(r.out.begin(), r.out.end(), '\n'), 3) << r.out;
 }
 
 }  // namespace
