@@ -31,6 +31,11 @@ class MemoryTuningDb : public TuningDb {
     return id;
   }
 
+  absl::StatusOr<int64_t> Generation() override {
+    absl::MutexLock lock(&mu_);
+    return last_id_;
+  }
+
   absl::StatusOr<std::optional<TuningRecord>> Best(const std::string& fingerprint) override {
     absl::MutexLock lock(&mu_);
     auto it = workloads_.find(fingerprint);

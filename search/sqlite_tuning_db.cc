@@ -179,7 +179,7 @@ class SqliteTuningDb : public TuningDb {
 
   ~SqliteTuningDb() override {
     for (Statement* s : {&begin_, &commit_, &rollback_, &select_workload_, &insert_workload_, &insert_record_,
-                         &select_best_id_, &update_best_, &best_, &get_, &list_all_, &list_workload_}) {
+                         &select_best_id_, &update_best_, &best_, &get_, &list_all_, &list_workload_, &data_version_}) {
       s->reset();  // finalized before the connection closes
     }
     sqlite3_close_v2(db_);
@@ -193,8 +193,18 @@ class SqliteTuningDb : public TuningDb {
     if (id.ok()) {
       if (absl::Status s = Run(commit_, "commit a record"); !s.ok()) id = s;
     }
+    ++local_commits_;  // also after a failure: whatever happened, readers look again
     if (!id.ok() && !sqlite3_get_autocommit(db_)) Run(rollback_, "roll back").IgnoreError();
     return id;
+  }
+
+  // PRAGMA data_version moves with other connections' commits, `local_commits_` with ours.
+  absl::StatusOr<int64_t> Generation() override {
+    absl::MutexLock lock(&mu_);
+    Use use(data_version_);
+    const int rc = sqlite3_step(use.get());
+    if (rc != SQLITE_ROW) return Error(rc, "read PRAGMA data_version");
+    return (sqlite3_column_int64(use.get(), 0) << 32) + local_commits_;
   }
 
   absl::StatusOr<std::optional<TuningRecord>> Best(const std::string& fingerprint) override {
@@ -323,6 +333,7 @@ class SqliteTuningDb : public TuningDb {
         {&list_all_, absl::StrCat(kSelectRecord, " WHERE r.id > ?1 ORDER BY r.id LIMIT ?2")},
         {&list_workload_,
          absl::StrCat(kSelectRecord, " WHERE r.fingerprint = ?3 AND r.id > ?1 ORDER BY r.id LIMIT ?2")},
+        {&data_version_, "PRAGMA data_version"},
     };
     for (const auto& [statement, sql] : statements) {
       MT_ASSIGN_OR_RETURN(*statement, Prepare(sql));
@@ -413,9 +424,10 @@ class SqliteTuningDb : public TuningDb {
   const std::string path_;
   absl::Mutex mu_;
   sqlite3* db_ = nullptr;  // set once by Open; mu_ guards every use of the connection
+  int64_t local_commits_ = 0;  // Add calls on this connection (guarded by mu_)
   // mu_ guards these too.
   Statement begin_, commit_, rollback_, select_workload_, insert_workload_, insert_record_, select_best_id_,
-      update_best_, best_, get_, list_all_, list_workload_;
+      update_best_, best_, get_, list_all_, list_workload_, data_version_;
 };
 
 }  // namespace

@@ -64,6 +64,11 @@ class TuningDb {
   // InvalidArgument for limit < 1 or after_id < 0; a limit over kMaxListLimit is lowered to it.
   virtual absl::StatusOr<std::vector<TuningRecord>> List(const std::string& fingerprint, int limit,
                                                          int64_t after_id) = 0;
+
+  // A number that changes whenever a record may have been added since the last call — by
+  // this object, or (SQLite) by any other connection to the same file — so that callers can
+  // cache what they read. Cheap: no query of the records.
+  virtual absl::StatusOr<int64_t> Generation() = 0;
 };
 
 // Opens (creating when missing, with its parent directories) the SQLite database at

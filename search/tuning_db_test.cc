@@ -388,6 +388,18 @@ TEST_P(TuningDbTest, AddGetBestList) {
   EXPECT_FALSE(db_->Get(-1)->has_value());
 }
 
+TEST_P(TuningDbTest, GenerationMovesWithEveryAdd) {
+  const absl::StatusOr<int64_t> g0 = db_->Generation();
+  ASSERT_TRUE(g0.ok()) << g0.status();
+  EXPECT_EQ(*db_->Generation(), *g0);  // reading changes nothing
+  Add(MakeW(), Rec(0.5));
+  const absl::StatusOr<int64_t> g1 = db_->Generation();
+  ASSERT_TRUE(g1.ok()) << g1.status();
+  EXPECT_NE(*g1, *g0);
+  db_->Best(MakeW().fingerprint).IgnoreError();
+  EXPECT_EQ(*db_->Generation(), *g1);
+}
+
 TEST_P(TuningDbTest, Pagination) {
   const Workload a = MakeW(), b = MakeW(kMatmul, "m=8,n=8,k=8");
   std::vector<int64_t> of_a, of_b;
@@ -532,6 +544,19 @@ INSTANTIATE_TEST_SUITE_P(Both, TuningDbTest, ::testing::Values("memory", "sqlite
                          [](const ::testing::TestParamInfo<std::string>& info) { return info.param; });
 
 // ---- SQLite only ----
+
+TEST(SqliteTuningDbTest, GenerationSeesOtherConnectionsCommits) {
+  const std::string path = FreshDbPath();
+  absl::StatusOr<std::unique_ptr<TuningDb>> reader = OpenSqliteTuningDb(path);
+  absl::StatusOr<std::unique_ptr<TuningDb>> writer = OpenSqliteTuningDb(path);
+  ASSERT_TRUE(reader.ok() && writer.ok());
+  const absl::StatusOr<int64_t> before = (*reader)->Generation();
+  ASSERT_TRUE(before.ok()) << before.status();
+  ASSERT_TRUE((*writer)->Add(MakeW(), Rec(0.3)).ok());
+  const absl::StatusOr<int64_t> after = (*reader)->Generation();
+  ASSERT_TRUE(after.ok()) << after.status();
+  EXPECT_NE(*after, *before);
+}
 
 TEST(SqliteTuningDbTest, RecordsPersistAcrossReopening) {
   const std::string path = FreshDbPath();

@@ -181,7 +181,7 @@ grpc::Status TunerService::Tune(grpc::ServerContext* context, const v1::TuneRequ
 grpc::Status TunerService::Lookup(grpc::ServerContext* context, const v1::LookupRequest* request,
                                   v1::LookupResponse* response) {
   return Serve("Lookup", context, [&]() -> absl::Status {
-    absl::StatusOr<v1::LookupResponse> out = service::Lookup(*db_, *request);
+    absl::StatusOr<v1::LookupResponse> out = lookups_.Lookup(*db_, *request);
     if (!out.ok()) return out.status();
     *response = *std::move(out);
     return absl::OkStatus();

@@ -20,6 +20,7 @@
 #include "search/tuner.h"
 #include "search/tuning_db.h"
 #include "search/workload.h"
+#include "service/lookup_cache.h"
 #include "service/tune_jobs.h"
 
 namespace meshtune::service {
@@ -57,6 +58,7 @@ class TunerService final : public v1::Tuner::Service {
                                          const std::function<void(const v1::TuneProgress&)>& progress);
 
   search::TuningDb* const db_;
+  LookupCache lookups_;
   TuneJobs jobs_;
   std::atomic<bool> stopping_{false};
 };
