@@ -115,7 +115,13 @@ bool IndependentOfDim(const isl::map& m, unsigned dim) {
 }
 
 isl::map FreeRangeDim(const isl::map& m, unsigned pos) {
-  return isl::manage(isl_map_drop_constraints_involving_dims(m.copy(), isl_dim_out, pos, 1));
+  // Project the dim out and put a fresh one back: what the other dims' constraints implied
+  // through it stays (dropping the constraints that mention it would lose that).
+  const std::string tuple = isl_map_get_tuple_name(m.get(), isl_dim_out) ? isl_map_get_tuple_name(m.get(), isl_dim_out) : "";
+  isl_map* r = isl_map_project_out(m.copy(), isl_dim_out, pos, 1);
+  r = isl_map_insert_dims(r, isl_dim_out, pos, 1);
+  if (!tuple.empty()) r = isl_map_set_tuple_name(r, isl_dim_out, tuple.c_str());
+  return isl::manage(r);
 }
 
 isl::map NameDomainDims(const isl::map& m, const std::vector<std::string>& names) {

@@ -69,7 +69,8 @@ isl::map RangeComponent(const isl::map& m, unsigned a);
 // True when `m` relates any two points of its domain that differ only in input dim `dim`
 // to the same outputs (m need not be a function).
 bool IndependentOfDim(const isl::map& m, unsigned dim);
-// Drops every constraint on output dim `pos`, leaving it free.
+// Output dim `pos` of `m` made free: projected out and put back unconstrained (what the
+// other dims' constraints implied through it is kept).
 isl::map FreeRangeDim(const isl::map& m, unsigned pos);
 // Names the dimensions of a map's domain / range, or of a set, for printing.
 isl::map NameDomainDims(const isl::map& m, const std::vector<std::string>& names);

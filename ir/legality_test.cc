@@ -176,6 +176,23 @@ TEST(LegalityTest, CommunicatedOutputWithoutReductionStaysLocal) {
             "reduce it to its holders, or shard C to match the computation");
 }
 
+TEST(LegalityTest, GatherOfADimSplitOverTwoAxes) {
+  // A's rows are split over x then y; each rank needs the 32 rows of its x block, held by
+  // the two ranks along y: an all-gather, though the holders' x and y are tied together.
+  const Verdict v = JudgeText(kMatmul, "m=64,n=64,k=64", "x=2,y=2,z=2",
+                              "distribute([m,n,k], [mo,no,ko], [mi,ni,ki], [x,y,z])\n"
+                              "shard(C, m@x, n@y, n@z)\nshard(A, m@x, m@y, k@z)\nshard(B, k@z, k@x, n@y)\n"
+                              "communicate(C, ki)\ncommunicate(A, ki)\ncommunicate(B, ki)\n"
+                              "tensorize([mi, ni, ki], matmul)\n");
+  EXPECT_TRUE(v.legal) << Reasons(v);
+  const Transfer* a = v.computation.TransferOf("A");
+  ASSERT_NE(a, nullptr);
+  EXPECT_EQ(GatherAxes(v.computation, *a), std::vector<int>{1});
+  const Transfer* b = v.computation.TransferOf("B");
+  ASSERT_NE(b, nullptr);
+  EXPECT_EQ(GatherAxes(v.computation, *b), std::vector<int>{0});
+}
+
 TEST(LegalityTest, MemoryBudgetCountsShardsAndBuffers) {
   absl::StatusOr<Problem> p = ParseProblem(kMatmul, kMatmulExtents);
   ASSERT_TRUE(p.ok());

@@ -106,6 +106,15 @@ TEST(MpiRunTest, ThreeDimensionalMatmulOn2x2x2) {
                      "tensorize([ki, mi, ni], contraction)\n"));
 }
 
+TEST(MpiRunTest, ThreeDimensionalMatmulWithoutCopies) {
+  // Every tensor split over all three axes, one dim over two of them: A and B are gathered
+  // along the axis that splits their rows further, C's partial sums reduce-scattered over z.
+  ExpectVerified(MeshtuneRun(kMatmul, "m=16,n=8,k=12", "x=2,y=2,z=2",
+                     "distribute([m,n,k], [mo,no,ko], [mi,ni,ki], [x,y,z])\nshard(C, m@x, n@y, n@z)\n"
+                     "shard(A, m@x, m@y, k@z)\nshard(B, k@z, k@x, n@y)\ncommunicate(C, ki)\n"
+                     "communicate(A, ki)\ncommunicate(B, ki)\ntensorize([mi, ni, ki], matmul)\n"));
+}
+
 TEST(MpiRunTest, BatchedGemmMatrixVectorAndElementwiseSum) {
   ExpectVerified(MeshtuneRun("C[b,m,n] += A[b,m,k] * B[b,k,n]", "b=4,m=8,n=6,k=10", "x=2",
                      "distribute([b], [bo], [bi], [x])\nreorder(bo, bi, m, n, k)\nshard(A, b@x)\n"
