@@ -3,8 +3,6 @@
 // Lookup (also under renamed indices and tensors), NOT_FOUND for untuned problems, Explain,
 // Codegen, records, bad input as INVALID_ARGUMENT (the daemon keeps serving), shared jobs,
 // deadlines and cancellation, 8 clients looking up during a tune, and a clean SIGTERM.
-#include <fcntl.h>
-#include <poll.h>
 #include <signal.h>
 #include <sqlite3.h>
 #include <sys/wait.h>
@@ -24,6 +22,7 @@
 #include "proto/meshtune.grpc.pb.h"
 #include "tests/protos/health.grpc.pb.h"
 #include "tests/protos/reflection.grpc.pb.h"
+#include "tests/meshtuned_process.h"
 #include "tests/test_util.h"
 
 namespace meshtune {
@@ -41,82 +40,23 @@ std::string TmpDir() {
 }
 
 // One meshtuned process: started on 127.0.0.1:0 with a database under $TEST_TMPDIR and an
-// empty MESHTUNE_HOME (so the tuner uses the built-in machine numbers).
-class Daemon {
+// empty MESHTUNE_HOME (so the tuner uses the built-in machine numbers), logging at debug.
+class Daemon : public testing::MeshtunedProcess {
  public:
-  explicit Daemon(const std::string& name) : db_(TmpDir() + "/" + name + ".db"), err_(TmpDir() + "/" + name + ".err") {
-    int out[2];
-    if (pipe(out) != 0) return;
-    const std::string home = TmpDir() + "/" + name + "_home";
-    pid_ = fork();
-    if (pid_ == 0) {
-      dup2(out[1], STDOUT_FILENO);
-      const int err = open(err_.c_str(), O_WRONLY | O_CREAT | O_TRUNC, 0644);
-      dup2(err, STDERR_FILENO);
-      close(out[0]);
-      setenv("MESHTUNE_HOME", home.c_str(), 1);
-      execl("service/meshtuned", "meshtuned", "--listen", "127.0.0.1:0", "--db", db_.c_str(), "--log-level", "debug",
-            static_cast<char*>(nullptr));
-      _exit(127);
-    }
-    close(out[1]);
-    out_ = out[0];
-    // The first line: "meshtuned listening on 127.0.0.1:PORT".
-    std::string line;
-    const auto deadline = std::chrono::steady_clock::now() + std::chrono::seconds(60);
-    while (line.find('\n') == std::string::npos && std::chrono::steady_clock::now() < deadline) {
-      pollfd p{out_, POLLIN, 0};
-      if (poll(&p, 1, 200) <= 0) continue;
-      char buf[256];
-      const ssize_t n = read(out_, buf, sizeof buf);
-      if (n <= 0) break;
-      line.append(buf, n);
-    }
-    const std::string prefix = "meshtuned listening on ";
-    if (line.rfind(prefix, 0) == 0) address_ = line.substr(prefix.size(), line.find('\n') - prefix.size());
-  }
+  explicit Daemon(const std::string& name)
+      : MeshtunedProcess(TmpDir() + "/" + name + ".db", TmpDir() + "/" + name + ".err",
+                         TmpDir() + "/" + name + "_home", {"--log-level", "debug"}),
+        db_(TmpDir() + "/" + name + ".db") {}
 
-  ~Daemon() {
-    if (pid_ > 0 && !exited_) {
-      kill(pid_, SIGKILL);
-      waitpid(pid_, nullptr, 0);
-    }
-    if (out_ >= 0) close(out_);
-  }
-
-  // "127.0.0.1:PORT"; "" when the daemon did not come up.
-  const std::string& address() const { return address_; }
   const std::string& db() const { return db_; }
-  std::string log() const { return testing::ReadFile(err_); }
 
-  std::unique_ptr<v1::Tuner::Stub> Tuner() const {
-    return v1::Tuner::NewStub(grpc::CreateChannel(address_, grpc::InsecureChannelCredentials()));
-  }
+  std::unique_ptr<v1::Tuner::Stub> Tuner() const { return v1::Tuner::NewStub(Channel()); }
   std::shared_ptr<grpc::Channel> Channel() const {
-    return grpc::CreateChannel(address_, grpc::InsecureChannelCredentials());
-  }
-
-  // Sends `signal` and waits up to `timeout_s` for the exit. The exit status; -1 when it
-  // did not exit in time or died of a signal.
-  int Stop(int signal, int timeout_s) {
-    kill(pid_, signal);
-    const auto deadline = std::chrono::steady_clock::now() + std::chrono::seconds(timeout_s);
-    while (std::chrono::steady_clock::now() < deadline) {
-      int status = 0;
-      if (waitpid(pid_, &status, WNOHANG) == pid_) {
-        exited_ = true;
-        return WIFEXITED(status) ? WEXITSTATUS(status) : -1;
-      }
-      std::this_thread::sleep_for(std::chrono::milliseconds(50));
-    }
-    return -1;
+    return grpc::CreateChannel(address(), grpc::InsecureChannelCredentials());
   }
 
  private:
-  std::string db_, err_, address_;
-  pid_t pid_ = -1;
-  int out_ = -1;
-  bool exited_ = false;
+  std::string db_;
 };
 
 v1::Problem Problem(const std::string& expr, const std::string& extents) {

@@ -3,9 +3,7 @@
 // there is none, `records` lists it, `batch` runs a JSON-lines file line by line (a bad
 // line is an error line, the batch goes on), and `--server` against a started meshtuned
 // prints the same as the in-process engine; an unreachable daemon is exit 1 with its message.
-#include <fcntl.h>
 #include <gtest/gtest.h>
-#include <poll.h>
 #include <signal.h>
 #include <sys/wait.h>
 #include <unistd.h>
@@ -20,6 +18,7 @@
 #include "absl/strings/match.h"
 #include "absl/strings/str_split.h"
 #include "sqlite3.h"
+#include "tests/meshtuned_process.h"
 #include "tests/test_util.h"
 
 namespace {
@@ -41,57 +40,11 @@ std::string TmpDir() {
 
 bool Has(const std::string& s, const std::string& part) { return absl::StrContains(s, part); }
 
-// meshtuned on 127.0.0.1:0 over the database `db`, stopped with SIGTERM at the end.
-class Daemon {
+// meshtuned on 127.0.0.1:0 over the database `db` (MESHTUNE_HOME from the test's
+// environment), stopped with SIGTERM at the end.
+class Daemon : public meshtune::testing::MeshtunedProcess {
  public:
-  explicit Daemon(const std::string& db) : err_(TmpDir() + "/meshtuned.err") {
-    int out[2];
-    if (pipe(out) != 0) return;
-    pid_ = fork();
-    if (pid_ == 0) {
-      dup2(out[1], STDOUT_FILENO);
-      const int err = open(err_.c_str(), O_WRONLY | O_CREAT | O_TRUNC, 0644);
-      dup2(err, STDERR_FILENO);
-      close(out[0]);
-      execl("service/meshtuned", "meshtuned", "--listen", "127.0.0.1:0", "--db", db.c_str(),
-            static_cast<char*>(nullptr));
-      _exit(127);
-    }
-    close(out[1]);
-    std::string line;
-    const auto deadline = std::chrono::steady_clock::now() + std::chrono::seconds(60);
-    while (line.find('\n') == std::string::npos && std::chrono::steady_clock::now() < deadline) {
-      pollfd p{out[0], POLLIN, 0};
-      if (poll(&p, 1, 200) <= 0) continue;
-      char buf[256];
-      const ssize_t n = read(out[0], buf, sizeof buf);
-      if (n <= 0) break;
-      line.append(buf, n);
-    }
-    close(out[0]);
-    const std::string prefix = "meshtuned listening on ";
-    if (line.rfind(prefix, 0) == 0)
-      address_ = line.substr(prefix.size(), line.find('\n') - prefix.size());
-  }
-  ~Daemon() {
-    if (pid_ <= 0) return;
-    kill(pid_, SIGTERM);
-    waitpid(pid_, nullptr, 0);
-  }
-  // kill -9, as a crash or the OOM killer would, and reap it.
-  void Kill9() {
-    if (pid_ <= 0) return;
-    kill(pid_, SIGKILL);
-    waitpid(pid_, nullptr, 0);
-    pid_ = -1;
-  }
-  // "127.0.0.1:PORT"; "" when the daemon did not come up.
-  const std::string& address() const { return address_; }
-  std::string log() const { return meshtune::testing::ReadFile(err_); }
-
- private:
-  std::string err_, address_;
-  pid_t pid_ = -1;
+  explicit Daemon(const std::string& db) : MeshtunedProcess(db, TmpDir() + "/meshtuned.err") {}
 };
 
 class ServiceCliTest : public ::testing::Test {
