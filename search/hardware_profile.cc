@@ -1,6 +1,5 @@
 #include "search/hardware_profile.h"
 
-#include <pwd.h>
 #include <sys/stat.h>
 #include <unistd.h>
 
@@ -15,6 +14,7 @@
 #include "absl/strings/escaping.h"
 #include "absl/strings/str_cat.h"
 #include "google/protobuf/util/json_util.h"
+#include "search/home_dir.h"
 
 namespace meshtune::search {
 namespace {
@@ -68,12 +68,7 @@ std::string ProfileDir() {
   if (const char* home = std::getenv("MESHTUNE_HOME"); home != nullptr && *home != '\0') {
     return absl::StrCat(home, "/profiles");
   }
-  const char* home = std::getenv("HOME");
-  if (home == nullptr || *home == '\0') {
-    const passwd* pw = getpwuid(getuid());
-    home = pw != nullptr ? pw->pw_dir : ".";
-  }
-  return absl::StrCat(home, "/.meshtune/profiles");
+  return absl::StrCat(HomeDir(), "/.meshtune/profiles");
 }
 
 absl::Status ValidateProfileName(absl::string_view name) {

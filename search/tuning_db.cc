@@ -1,7 +1,5 @@
 #include "search/tuning_db.h"
 
-#include <pwd.h>
-#include <unistd.h>
 
 #include <chrono>
 #include <cmath>
@@ -14,6 +12,7 @@
 #include "absl/strings/str_cat.h"
 #include "ir/mesh.h"
 #include "ir/trace.h"
+#include "search/home_dir.h"
 
 namespace meshtune::search {
 namespace {
@@ -58,12 +57,7 @@ std::string DefaultDbPath() {
   if (const char* cache = std::getenv("XDG_CACHE_HOME"); cache != nullptr && cache[0] == '/') {
     return absl::StrCat(cache, "/meshtune/tuning.db");
   }
-  const char* home = std::getenv("HOME");
-  if (home == nullptr || *home == '\0') {
-    const passwd* pw = getpwuid(getuid());
-    home = pw != nullptr ? pw->pw_dir : ".";
-  }
-  return absl::StrCat(home, "/.cache/meshtune/tuning.db");
+  return absl::StrCat(HomeDir(), "/.cache/meshtune/tuning.db");
 }
 
 absl::Status CheckRecord(const Workload& w, TuningRecord* r) {

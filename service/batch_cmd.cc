@@ -9,15 +9,12 @@
 #include "absl/strings/str_cat.h"
 #include "google/protobuf/util/json_util.h"
 #include "service/cli_io.h"
+#include "service/exit_codes.h"
 #include "service/tune_output.h"
 
 namespace meshtune::service {
 
 namespace {
-
-constexpr int kExitOk = 0;
-constexpr int kExitFailed = 1;
-constexpr int kExitBadInput = 2;
 
 std::string ErrorLine(int line, const std::string& message) {
   return absl::StrCat("{\"line\": ", line, ", \"error\": ", JsonQuote(message), "}");

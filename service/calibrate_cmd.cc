@@ -15,13 +15,11 @@
 #include "runtime/launcher.h"
 #include "search/hardware_profile.h"
 #include "service/cli_io.h"
+#include "service/exit_codes.h"
 
 namespace meshtune::service {
 namespace {
 
-constexpr int kExitOk = 0;
-constexpr int kExitFailed = 1;
-constexpr int kExitBadInput = 2;
 constexpr int64_t kMaxRanks = 65536;
 constexpr double kMaxTimeoutS = 7 * 24 * 3600;
 

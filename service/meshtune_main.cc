@@ -31,6 +31,7 @@
 #include "service/batch_cmd.h"
 #include "service/calibrate_cmd.h"
 #include "service/cli_io.h"
+#include "service/exit_codes.h"
 #include "service/explain.h"
 #include "service/local_backend.h"
 #include "service/record_cmds.h"
@@ -44,13 +45,9 @@
 namespace meshtune::service {
 namespace {
 
-constexpr int kExitOk = 0;
-constexpr int kExitInternal = 1;
-constexpr int kExitBadInput = 2;
-
 int Fail(const absl::Status& status) {
   std::cerr << "meshtune: " << status.message() << "\n";
-  return status.code() == absl::StatusCode::kInvalidArgument ? kExitBadInput : kExitInternal;
+  return status.code() == absl::StatusCode::kInvalidArgument ? kExitBadInput : kExitFailed;
 }
 
 struct RunFlags {
@@ -188,7 +185,7 @@ int RunRun(const ProblemFlags& flags, const std::string& trace_path, const RunFl
                                r.verified ? "true" : "false", absl::StrJoin(secs, ", "), r.median_s,
                                r.bytes_sent_max, r.checksum, r.error ? JsonQuote(*r.error) : "null")
             << "\n";
-  return r.verified ? kExitOk : kExitInternal;
+  return r.verified ? kExitOk : kExitFailed;
 }
 
 // `meshtune codegen`: the C++ MPI program of a trace, to a file or stdout.

@@ -28,6 +28,7 @@
 #include "grpcpp/grpcpp.h"
 #include "grpcpp/health_check_service_interface.h"
 #include "search/tuning_db.h"
+#include "service/exit_codes.h"
 #include "service/tuner_service.h"
 #include "spdlog/sinks/stdout_color_sinks.h"
 #include "spdlog/spdlog.h"
@@ -35,9 +36,6 @@
 namespace meshtune::service {
 namespace {
 
-constexpr int kExitOk = 0;
-constexpr int kExitFailed = 1;
-constexpr int kExitBadFlags = 2;
 constexpr char kServiceName[] = "meshtune.v1.Tuner";
 
 struct Flags {
@@ -71,7 +69,7 @@ int Main(int argc, char** argv) {
     app.parse(argc, argv);
   } catch (const CLI::ParseError& e) {
     const int code = app.exit(e);
-    return code == 0 ? kExitOk : kExitBadFlags;
+    return code == 0 ? kExitOk : kExitBadInput;
   }
 
   // SIGTERM and SIGINT are blocked in every thread (gRPC's included, started later) and

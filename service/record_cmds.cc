@@ -3,15 +3,13 @@
 #include "absl/status/statusor.h"
 #include "absl/strings/str_cat.h"
 #include "service/cli_io.h"
+#include "service/exit_codes.h"
 #include "service/record_output.h"
 
 namespace meshtune::service {
 
 namespace {
 
-constexpr int kExitOk = 0;
-constexpr int kExitFailed = 1;
-constexpr int kExitBadInput = 2;
 constexpr int kMaxLimit = 1000;
 
 int Fail(const absl::Status& status, std::ostream& err) {

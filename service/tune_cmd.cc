@@ -1,17 +1,10 @@
 #include "service/tune_cmd.h"
 
 #include "absl/status/statusor.h"
+#include "service/exit_codes.h"
 #include "service/tune_output.h"
 
 namespace meshtune::service {
-
-namespace {
-
-constexpr int kExitOk = 0;
-constexpr int kExitFailed = 1;
-constexpr int kExitBadInput = 2;
-
-}  // namespace
 
 v1::TuneRequest TuneRequestFromFlags(const TuneFlags& flags) {
   v1::TuneRequest r;
