@@ -89,6 +89,7 @@ absl::StatusOr<std::shared_ptr<TuneJob>> TuneJobs::Join(const std::string& key, 
   worker->job = job;
   Worker* w = worker.get();
   workers_.push_back(std::move(worker));
+  waiting_.push_back(job.get());
   w->thread = std::thread(&TuneJobs::RunJob, this, w, std::move(run));
   *shared = false;
   return job;
@@ -102,11 +103,16 @@ void TuneJobs::RunJob(Worker* worker, TuneJobFn run) {
   bool started = false;
   {
     std::unique_lock<std::mutex> lock(mu_);
-    while (!job.cancelled() && running_ >= max_concurrent_) cv_.wait_for(lock, kQueuePoll);
+    // Jobs start in the order they were joined: only the oldest waiting job takes a slot.
+    while (!job.cancelled() && (running_ >= max_concurrent_ || waiting_.front() != &job)) {
+      cv_.wait_for(lock, kQueuePoll);
+    }
+    waiting_.erase(std::find(waiting_.begin(), waiting_.end(), &job));
     if (!job.cancelled()) {
       ++running_;
       started = true;
     }
+    cv_.notify_all();  // the next waiting job may be at the front now
   }
   absl::StatusOr<v1::TuneResult> result = absl::CancelledError("the tune was cancelled before it started");
   if (started) {

@@ -15,6 +15,7 @@
 #include <atomic>
 #include <condition_variable>
 #include <cstdint>
+#include <deque>
 #include <functional>
 #include <map>
 #include <memory>
@@ -76,7 +77,8 @@ class TuneJob {
 
 class TuneJobs {
  public:
-  // At most `max_concurrent` (>= 1) jobs run at once; the others wait in stage "queued".
+  // At most `max_concurrent` (>= 1) jobs run at once; the others wait in stage "queued"
+  // and start in the order they were joined.
   explicit TuneJobs(int max_concurrent);
   // Cancels every job and waits for their threads.
   ~TuneJobs();
@@ -110,6 +112,7 @@ class TuneJobs {
   bool closed_ = false;
   int running_ = 0;
   std::map<std::string, std::shared_ptr<TuneJob>> jobs_;  // active jobs by key
+  std::deque<const TuneJob*> waiting_;                    // jobs not yet started, oldest first
   std::vector<std::unique_ptr<Worker>> workers_;
 };
 

@@ -88,8 +88,9 @@ TEST(TuneJobsTest, JobsBeyondTheLimitQueue) {
   bool shared = false;
   std::shared_ptr<TuneJob> a = *jobs.Join("a", first.Fn(), &shared);
   std::shared_ptr<TuneJob> b = *jobs.Join("b", second.Fn(), &shared);
-  std::this_thread::sleep_for(std::chrono::milliseconds(200));
-  EXPECT_EQ(first.runs.load(), 1);
+  for (int i = 0; i < 1000 && first.runs.load() == 0; ++i) std::this_thread::sleep_for(std::chrono::milliseconds(10));
+  ASSERT_EQ(first.runs.load(), 1);
+  std::this_thread::sleep_for(std::chrono::milliseconds(50));
   EXPECT_EQ(second.runs.load(), 0);
   int64_t seen = 0;
   TuneJob::Update u = b->Wait(&seen, absl::Milliseconds(10));
