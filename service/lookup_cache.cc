@@ -1,5 +1,8 @@
 #include "service/lookup_cache.h"
 
+#include <algorithm>
+#include <utility>
+
 #include "google/protobuf/io/coded_stream.h"
 #include "google/protobuf/io/zero_copy_stream_impl_lite.h"
 #include "service/records.h"
@@ -25,16 +28,35 @@ bool Keep(const absl::Status& s) {
 
 }  // namespace
 
+std::optional<absl::StatusOr<v1::LookupResponse>> LookupCache::FreshHit(const std::string& key) {
+  absl::MutexLock lock(&mu_);
+  if (absl::Now() >= next_check_) return std::nullopt;
+  auto it = entries_.find(key);
+  if (it == entries_.end()) return std::nullopt;
+  ++hits_;
+  return it->second;
+}
+
 absl::StatusOr<v1::LookupResponse> LookupCache::Lookup(search::TuningDb& db, const v1::LookupRequest& request) {
+  std::string key = Key(request);
+  if (std::optional<absl::StatusOr<v1::LookupResponse>> hit = FreshHit(key)) return *std::move(hit);
+  int64_t invalidations = 0;
+  {
+    absl::MutexLock lock(&mu_);
+    invalidations = invalidations_;
+  }
+  const absl::Time read_at = absl::Now();
   const absl::StatusOr<int64_t> generation = db.Generation();
   if (!generation.ok()) return service::Lookup(db, request);
-  std::string key = Key(request);
   {
     absl::MutexLock lock(&mu_);
     if (*generation != generation_) {
       entries_.clear();
       generation_ = *generation;
-    } else if (auto it = entries_.find(key); it != entries_.end()) {
+    }
+    // Trust this read for `recheck_` unless a write was announced since it began.
+    if (invalidations == invalidations_) next_check_ = std::max(next_check_, read_at + recheck_);
+    if (auto it = entries_.find(key); it != entries_.end()) {
       ++hits_;
       return it->second;
     }
@@ -42,12 +64,18 @@ absl::StatusOr<v1::LookupResponse> LookupCache::Lookup(search::TuningDb& db, con
   absl::StatusOr<v1::LookupResponse> answer = service::Lookup(db, request);
   if (Keep(answer.status())) {
     absl::MutexLock lock(&mu_);
-    if (generation_ == *generation) {  // not dropped meanwhile
+    if (generation_ == *generation && invalidations == invalidations_) {  // not dropped meanwhile
       if (entries_.size() >= capacity_) entries_.clear();
       entries_.emplace(std::move(key), answer);
     }
   }
   return answer;
+}
+
+void LookupCache::Invalidate() {
+  absl::MutexLock lock(&mu_);
+  ++invalidations_;
+  next_check_ = absl::InfinitePast();
 }
 
 int64_t LookupCache::hits() const {

@@ -75,5 +75,26 @@ TEST(LookupCacheTest, ServesFromMemoryUntilTheDatabaseChanges) {
   EXPECT_EQ(r.status().code(), absl::StatusCode::kInvalidArgument);
 }
 
+TEST(LookupCacheTest, TrustsAGenerationReadForTheRecheckTimeUntilInvalidated) {
+  std::unique_ptr<search::TuningDb> db = search::NewInMemoryTuningDb();
+  LookupCache cache(/*capacity=*/16, /*recheck=*/absl::Hours(1));
+  const v1::LookupRequest mm = Request("C[m,n] += A[m,k] * B[k,n]", "m=8,n=8,k=8");
+  EXPECT_EQ(cache.Lookup(*db, mm).status().code(), absl::StatusCode::kNotFound);
+
+  // Within the recheck time a write the cache was not told of is not seen yet...
+  AddRecord(*db, mm, "distribute([m], [mo], [mi], [x])\nshard(A, m@x)\nshard(C, m@x)\n", 2.0);
+  EXPECT_EQ(cache.Lookup(*db, mm).status().code(), absl::StatusCode::kNotFound);
+  EXPECT_EQ(cache.hits(), 1);
+
+  // ...and once told, the next Lookup reads the database again.
+  cache.Invalidate();
+  absl::StatusOr<v1::LookupResponse> r = cache.Lookup(*db, mm);
+  ASSERT_TRUE(r.ok()) << r.status();
+  EXPECT_EQ(r->record().predicted_s(), 2.0);
+  r = cache.Lookup(*db, mm);
+  ASSERT_TRUE(r.ok()) << r.status();
+  EXPECT_EQ(cache.hits(), 2);
+}
+
 }  // namespace
 }  // namespace meshtune::service

@@ -26,10 +26,14 @@ grpc::Status ToGrpc(const absl::Status& s) {
   return grpc::Status(static_cast<grpc::StatusCode>(s.code()), std::string(s.message()));
 }
 
+// How long a read of the database's generation is trusted by cached Lookups: records other
+// processes commit become visible within this time (the daemon's own at once).
+constexpr absl::Duration kLookupRecheck = absl::Milliseconds(1);
+
 // Runs one unary handler body: exceptions become INTERNAL, every call is logged (failures
 // of the caller's making at debug level, the daemon's own at warning level).
 template <typename Fn>
-grpc::Status Serve(const char* rpc, grpc::ServerContext* context, Fn&& body) {
+grpc::Status Serve(const char* rpc, grpc::ServerContextBase* context, Fn&& body) {
   const absl::Time start = absl::Now();
   absl::Status status;
   try {
@@ -37,7 +41,7 @@ grpc::Status Serve(const char* rpc, grpc::ServerContext* context, Fn&& body) {
   } catch (const std::exception& e) {
     status = absl::InternalError(absl::StrCat("internal error: ", e.what()));
   }
-  const double ms = absl::ToDoubleMilliseconds(absl::Now() - start);
+  bool expected = false;
   switch (status.code()) {
     case absl::StatusCode::kOk:
     case absl::StatusCode::kInvalidArgument:
@@ -45,12 +49,17 @@ grpc::Status Serve(const char* rpc, grpc::ServerContext* context, Fn&& body) {
     case absl::StatusCode::kFailedPrecondition:
     case absl::StatusCode::kCancelled:
     case absl::StatusCode::kDeadlineExceeded:
-      spdlog::debug("{} from {}: {} ({:.3f} ms) {}", rpc, context->peer(), absl::StatusCodeToString(status.code()),
-                    ms, std::string(status.message()));
+      expected = true;
       break;
     default:
-      spdlog::warn("{} from {}: {} ({:.3f} ms) {}", rpc, context->peer(), absl::StatusCodeToString(status.code()),
-                   ms, std::string(status.message()));
+      break;
+  }
+  // The peer and the message are formatted only when the line is logged (Lookup's hot path).
+  const spdlog::level::level_enum level = expected ? spdlog::level::debug : spdlog::level::warn;
+  if (spdlog::should_log(level)) {
+    const double ms = absl::ToDoubleMilliseconds(absl::Now() - start);
+    spdlog::log(level, "{} from {}: {} ({:.3f} ms) {}", rpc, context->peer(), absl::StatusCodeToString(status.code()),
+                ms, std::string(status.message()));
   }
   return ToGrpc(status);
 }
@@ -68,7 +77,7 @@ class ProgressForwarder : public search::TuneCallback {
 }  // namespace
 
 TunerService::TunerService(search::TuningDb* db, int max_concurrent_tunes)
-    : db_(db), jobs_(max_concurrent_tunes) {}
+    : db_(db), lookups_(/*capacity=*/4096, kLookupRecheck), jobs_(max_concurrent_tunes) {}
 
 TunerService::~TunerService() { Stop(absl::InfiniteDuration()); }
 
@@ -90,6 +99,7 @@ absl::StatusOr<v1::TuneResult> TunerService::RunTune(search::TuneOptions options
   std::string store_error;
   absl::StatusOr<v1::TuneResult> result =
       RunAndStoreTune(options, workload, request, *runner, {&forwarder}, db_, &store_error);
+  lookups_.Invalidate();  // before the caller hears of the record, Lookup sees it
   if (!result.ok()) {
     spdlog::info("tune {}: {}", workload.fingerprint.substr(0, 12), result.status().ToString());
     return result.status();
@@ -178,14 +188,16 @@ grpc::Status TunerService::Tune(grpc::ServerContext* context, const v1::TuneRequ
   }
 }
 
-grpc::Status TunerService::Lookup(grpc::ServerContext* context, const v1::LookupRequest* request,
-                                  v1::LookupResponse* response) {
-  return Serve("Lookup", context, [&]() -> absl::Status {
+grpc::ServerUnaryReactor* TunerService::Lookup(grpc::CallbackServerContext* context, const v1::LookupRequest* request,
+                                               v1::LookupResponse* response) {
+  grpc::ServerUnaryReactor* reactor = context->DefaultReactor();
+  reactor->Finish(Serve("Lookup", context, [&]() -> absl::Status {
     absl::StatusOr<v1::LookupResponse> out = lookups_.Lookup(*db_, *request);
     if (!out.ok()) return out.status();
     *response = *std::move(out);
     return absl::OkStatus();
-  });
+  }));
+  return reactor;
 }
 
 grpc::Status TunerService::Explain(grpc::ServerContext* context, const v1::ExplainRequest* request,
