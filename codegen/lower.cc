@@ -194,7 +194,7 @@ absl::StatusOr<TransferPlan> PlanTransfer(const Computation& c, const Names& nam
   x.buffer = buffer;
   x.loop = t.loop;
   const isl::map sources = ir::TransferSources(c, t);
-  if (!sources.is_single_valued()) {
+  if (!ir::SingleSource(c, t)) {
     std::vector<int> axes = ir::GatherAxes(c, t);
     if (axes.empty()) return absl::InternalError("communicate(" + t.tensor + ") reads from several ranks");
     // Many sources: every rank along `axes` contributes the piece of the box it holds.

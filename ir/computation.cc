@@ -187,9 +187,13 @@ const isl::map& Computation::schedule() const {
   return *schedule_;
 }
 
-isl::map Computation::RankAndTime(int depth) const { return PlacedMap("P", depth); }
+isl::map Computation::RankAndTime(int depth) const {
+  return MemoMap(absl::StrCat(LoopsKey(), "|RankAndTime ", depth), [&] { return PlacedMap("P", depth); });
+}
 
-isl::map Computation::Execution() const { return PlacedMap("Mesh", 0); }
+isl::map Computation::Execution() const {
+  return MemoMap(absl::StrCat(LoopsKey(), "|Execution"), [&] { return PlacedMap("Mesh", 0); });
+}
 
 std::string Computation::ScheduleString() const {
   return ToString(schedule().detect_equalities().coalesce());
@@ -200,13 +204,32 @@ std::string Computation::LayoutString(const std::string& tensor) const {
   return s == nullptr ? "replicated" : ToString(s->layout);
 }
 
-std::string Computation::LoopsKey() const {
-  std::string key = kernel_;
-  for (const Loop& l : loops_) {
-    absl::StrAppend(&key, ";", l.name, ":", l.extent, ":", static_cast<int>(l.kind), ":", l.axis, ":", l.origin,
-                    ":", l.stride, ":", absl::StrJoin(l.rotate, ","));
+const std::string& Computation::LoopsKey() const {
+  if (!loops_key_.has_value()) {
+    std::string key = kernel_;
+    for (const Loop& l : loops_) {
+      absl::StrAppend(&key, ";", l.name, ":", l.extent, ":", static_cast<int>(l.kind), ":", l.axis, ":", l.origin,
+                      ":", l.stride, ":", absl::StrJoin(l.rotate, ","));
+    }
+    loops_key_ = std::move(key);
   }
-  return key;
+  return *loops_key_;
+}
+
+isl::map Computation::MemoMap(const std::string& key, const std::function<isl::map()>& make) const {
+  auto it = base_->memo_maps.find(key);
+  if (it != base_->memo_maps.end()) return it->second;
+  isl::map m = make();
+  base_->memo_maps.emplace(key, m);
+  return m;
+}
+
+bool Computation::MemoBool(const std::string& key, const std::function<bool()>& make) const {
+  auto it = base_->memo_bools.find(key);
+  if (it != base_->memo_bools.end()) return it->second;
+  const bool b = make();
+  base_->memo_bools.emplace(key, b);
+  return b;
 }
 
 std::string Computation::TensorKey(const std::string& tensor) const {
@@ -224,6 +247,7 @@ Computation Computation::WithLoops(std::vector<Loop> loops) const {
   Computation c = *this;
   c.loops_ = std::move(loops);
   c.schedule_.reset();
+  c.loops_key_.reset();
   return c;
 }
 
@@ -242,6 +266,7 @@ Computation Computation::WithTransfer(Transfer transfer) const {
 Computation Computation::WithKernel(std::string op) const {
   Computation c = *this;
   c.kernel_ = std::move(op);
+  c.loops_key_.reset();
   return c;
 }
 

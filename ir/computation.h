@@ -17,10 +17,12 @@
 #include <isl/cpp.h>
 
 #include <cstdint>
+#include <functional>
 #include <map>
 #include <memory>
 #include <optional>
 #include <string>
+#include <unordered_map>
 #include "absl/strings/string_view.h"
 #include <vector>
 
@@ -114,8 +116,15 @@ class Computation {
   // computations of one base with equal LoopsKey() have the same loops (names, extents,
   // kinds, axes, rotations) and kernel; equal TensorKey(t) adds the same sharding and
   // transfer of t. Per-tensor results (legality, lowered transfers) depend on no more.
-  std::string LoopsKey() const;
+  const std::string& LoopsKey() const;
   std::string TensorKey(const std::string& tensor) const;
+
+  // Results of analyses remembered across every computation derived from one base (a
+  // search asks the same questions of thousands of schedules). `key` must name everything
+  // the result depends on, usually LoopsKey() plus the question; `make` computes it on a
+  // miss. Like the isl context the memo is for one thread at a time.
+  isl::map MemoMap(const std::string& key, const std::function<isl::map()>& make) const;
+  bool MemoBool(const std::string& key, const std::function<bool()>& make) const;
 
   // Functional updates; each returns a new value.
   Computation WithLoops(std::vector<Loop> loops) const;
@@ -136,6 +145,9 @@ class Computation {
     std::map<std::string, isl::map> accesses;
     std::vector<isl::map> operand_accesses;
     std::map<std::string, isl::set> tensor_sets;
+    // MemoMap / MemoBool; isl objects of `isl`'s context.
+    mutable std::unordered_map<std::string, isl::map> memo_maps;
+    mutable std::unordered_map<std::string, bool> memo_bools;
   };
   Computation() = default;
   // The value of loop j at a domain point: the index's block number floor(i/stride),
@@ -147,7 +159,8 @@ class Computation {
 
   std::shared_ptr<const Base> base_;
   std::vector<Loop> loops_;
-  mutable std::optional<isl::map> schedule_;  // cache, derived from loops_
+  mutable std::optional<isl::map> schedule_;     // cache, derived from loops_
+  mutable std::optional<std::string> loops_key_;  // cache, derived from loops_ and kernel_
   std::map<std::string, Sharding> shardings_;
   std::vector<Transfer> transfers_;
   std::string kernel_;

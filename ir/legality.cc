@@ -149,6 +149,15 @@ void CheckOutputComplete(const Computation& c, const std::string& tensor, const 
 // every rank of a group must hold partial sums of the same elements then, or the sums mix
 // different blocks (and the ranks disagree on the collective). Without reduction axes the
 // buffer only stages the rank's own writes, which must then be local and complete.
+// Whether every rank along mesh axis `a` handles the same elements of `t` at each instance
+// of its loop: TransferElements without the distributed loops is independent of rank
+// coordinate `a`. A question of the loops alone, so remembered per loops.
+bool ElementsAlignedAlong(const Computation& c, const Transfer& t, int a) {
+  return c.MemoBool(absl::StrCat(c.LoopsKey(), "|ElementsAligned ", t.tensor, "@", t.loop, " ", a), [&] {
+    return IndependentOfDim(DropDistributedLoops(c, TransferElements(c, t), TransferPrefix(c, t)), a);
+  });
+}
+
 void CheckReduction(const Computation& c, const Transfer& t, std::vector<Rejection>& out, bool messages) {
   const std::vector<int> axes = ReductionAxes(c);
   const size_t before = out.size();
@@ -157,13 +166,13 @@ void CheckReduction(const Computation& c, const Transfer& t, std::vector<Rejecti
     if (out.size() == before) CheckOutputComplete(c, t.tensor, axes, out, messages);
     return;
   }
-  const int prefix = TransferPrefix(c, t);
-  const isl::map elements = DropDistributedLoops(c, TransferElements(c, t), prefix);  // P[r, serial] -> T
-  const Mesh& mesh = c.mesh();
-  const unsigned na = mesh.axes.size();
   for (int a : axes) {
-    if (IndependentOfDim(elements, a)) continue;
+    if (ElementsAlignedAlong(c, t, a)) continue;
     if (!messages) return out.push_back({std::string(kMisalignedReduction), ""});
+    const int prefix = TransferPrefix(c, t);
+    const isl::map elements = DropDistributedLoops(c, TransferElements(c, t), prefix);  // P[r, serial] -> T
+    const Mesh& mesh = c.mesh();
+    const unsigned na = mesh.axes.size();
     // P1 -> P2 differing in mesh coordinate a alone; then an element P2 holds and P1 does not.
     const isl::space p = elements.domain().space();
     std::vector<std::pair<unsigned, unsigned>> same;
@@ -206,8 +215,9 @@ void CheckReduction(const Computation& c, const Transfer& t, std::vector<Rejecti
 std::vector<int> GatherAxesOf(const Computation& c, const Transfer& t, const isl::map& all_sources);
 
 void CheckSingleSource(const Computation& c, const Transfer& t, std::vector<Rejection>& out, bool messages) {
+  if (SingleSource(c, t)) return;
   const isl::map sources = TransferSources(c, t);
-  if (sources.is_single_valued() || !GatherAxesOf(c, t, sources).empty()) return;
+  if (!GatherAxesOf(c, t, sources).empty()) return;
   if (!messages) return out.push_back({std::string(kMultiSourceTransfer), ""});
   const isl::map extra = sources.subtract(sources.lexmin());
   const std::vector<int64_t> w = SamplePoint(extra.domain().lexmin());
@@ -237,20 +247,34 @@ int TransferPrefix(const Computation& c, const Transfer& t) {
 }
 
 isl::map TransferElements(const Computation& c, const Transfer& t) {
-  return c.RankAndTime(TransferPrefix(c, t)).reverse().apply_range(c.Access(t.tensor));
+  // The loops and the tensor's access decide it; its sharding does not.
+  return c.MemoMap(absl::StrCat(c.LoopsKey(), "|TransferElements ", t.tensor, "@", t.loop), [&] {
+    return c.RankAndTime(TransferPrefix(c, t)).reverse().apply_range(c.Access(t.tensor));
+  });
 }
 
 isl::map TransferSources(const Computation& c, const Transfer& t) {
-  const int depth = TransferPrefix(c, t);
-  const isl::map sources = TransferElements(c, t).apply_range(c.Owners(t.tensor));
-  const Sharding* s = c.sharding(t.tensor);
-  const size_t na = c.mesh().axes.size();
-  std::vector<std::pair<unsigned, unsigned>> pin;  // replicated axes: read the own copy
-  for (size_t a = 0; a < na; ++a) {
-    if (s == nullptr || s->replicated_axes[a]) pin.emplace_back(a, a);
-  }
-  if (pin.empty()) return sources;
-  return sources.intersect(Equalities(SetSpace(c.ctx(), "P", na + depth), SetSpace(c.ctx(), "Mesh", na), pin));
+  // The loops, the tensor's sharding (in TensorKey) and the transfer's loop decide it.
+  const std::string key = absl::StrCat(c.LoopsKey(), "|TransferSources ", c.TensorKey(t.tensor), " via ", t.loop,
+                                       "/", absl::StrJoin(t.rotate, ","));
+  return c.MemoMap(key, [&] {
+    const int depth = TransferPrefix(c, t);
+    const isl::map sources = TransferElements(c, t).apply_range(c.Owners(t.tensor));
+    const Sharding* s = c.sharding(t.tensor);
+    const size_t na = c.mesh().axes.size();
+    std::vector<std::pair<unsigned, unsigned>> pin;  // replicated axes: read the own copy
+    for (size_t a = 0; a < na; ++a) {
+      if (s == nullptr || s->replicated_axes[a]) pin.emplace_back(a, a);
+    }
+    if (pin.empty()) return sources;
+    return sources.intersect(Equalities(SetSpace(c.ctx(), "P", na + depth), SetSpace(c.ctx(), "Mesh", na), pin));
+  });
+}
+
+bool SingleSource(const Computation& c, const Transfer& t) {
+  const std::string key = absl::StrCat(c.LoopsKey(), "|SingleSource ", c.TensorKey(t.tensor), " via ", t.loop, "/",
+                                       absl::StrJoin(t.rotate, ","));
+  return c.MemoBool(key, [&] { return TransferSources(c, t).is_single_valued(); });
 }
 
 isl::map DropDistributedLoops(const Computation& c, const isl::map& m, int prefix) {
@@ -281,9 +305,8 @@ std::vector<int> GatherAxesOf(const Computation& c, const Transfer& t, const isl
     freed = FreeRangeDim(freed, a);
   }
   if (axes.empty()) return {};
-  const isl::map elements = DropDistributedLoops(c, TransferElements(c, t), prefix);
   for (int a : axes) {
-    if (!IndependentOfDim(elements, a)) return {};
+    if (!ElementsAlignedAlong(c, t, a)) return {};
   }
   // Sources cover the whole group.
   freed = freed.intersect_range(Box(SetSpace(c.ctx(), "Mesh", mesh.axes.size()), box));
@@ -303,9 +326,8 @@ std::vector<int> ReductionAxes(const Computation& c) {
 }
 
 std::vector<int> GatherAxes(const Computation& c, const Transfer& t) {
-  const isl::map sources = TransferSources(c, t);
-  if (sources.is_single_valued()) return {};
-  return GatherAxesOf(c, t, sources);
+  if (SingleSource(c, t)) return {};
+  return GatherAxesOf(c, t, TransferSources(c, t));
 }
 
 namespace {

@@ -41,6 +41,10 @@ isl::map TransferElements(const Computation& c, const Transfer& t);
 // is replicated over, the reader's own coordinate is taken.
 isl::map TransferSources(const Computation& c, const Transfer& t);
 
+// Whether TransferSources(c, t) is single-valued: each rank reads each instance's data
+// from one rank. Remembered (Computation::MemoBool), as legality and lowering both ask.
+bool SingleSource(const Computation& c, const Transfer& t);
+
 // m (domain P[r..., t_0..t_{prefix-1}]) with the distributed loops removed from its
 // domain: they equal mesh coordinates, which stay. The domain is then P[r..., serial...].
 isl::map DropDistributedLoops(const Computation& c, const isl::map& m, int prefix);
