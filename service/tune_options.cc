@@ -74,6 +74,15 @@ absl::StatusOr<search::TuneOptions> MakeTuneOptions(const TuneFlags& flags, std:
   absl::StatusOr<v1::HardwareProfile> profile = search::LoadProfile(flags.profile);
   if (profile.ok()) {
     o.params = search::ToCostParams(*profile);
+    // Gamma is per rank with every rank busy, and on a shared node it depends on how many
+    // ranks share the cores: a profile from another rank count misjudges the trade-offs.
+    const int64_t ranks = o.meshes.empty() ? 0 : o.meshes.front().Ranks();
+    const bool overridden = flags.alpha && flags.beta && flags.gamma;
+    if (warning != nullptr && profile->ranks() > 0 && ranks > 0 && profile->ranks() != ranks && !overridden) {
+      *warning = absl::StrCat("hardware profile \"", flags.profile, "\" was calibrated on ", profile->ranks(),
+                              " ranks, this tune runs on ", ranks, ": for this rank count run `meshtune calibrate --ranks ",
+                              ranks, " --name NAME` and tune with --profile NAME");
+    }
   } else if (profile.status().code() == absl::StatusCode::kNotFound && !flags.profile_given) {
     o.params = BuiltinCostParams();
     if (warning != nullptr && !(flags.alpha && flags.beta && flags.gamma)) {

@@ -4,6 +4,7 @@
 #include <gtest/gtest.h>
 
 #include <cstdlib>
+#include <fstream>
 #include <string>
 
 #include "absl/strings/match.h"
@@ -60,6 +61,28 @@ TEST_F(TuneCliTest, WithoutAProfileTheBuiltInNumbersAreUsedWithAWarning) {
   ASSERT_EQ(r.status, 0) << r.err;
   EXPECT_TRUE(Has(r.err, "no hardware profile \"default\": using built-in machine numbers")) << r.err;
   EXPECT_TRUE(Has(r.out, "best schedule on p=2 (exhaustive search; ")) << r.out;  // x is a tensor
+}
+
+TEST_F(TuneCliTest, AProfileFromAnotherRankCountIsUsedWithAWarning) {
+  const std::string dir = std::string(std::getenv("MESHTUNE_HOME")) + "/profiles";
+  ASSERT_EQ(std::system(("mkdir -p " + dir).c_str()), 0);
+  {
+    std::ofstream f(dir + "/four.json");
+    f << R"({"name": "four", "ranks": 4, "alphaS": 2e-6, "betaSPerByte": 1e-9, "alphaCollS": 2e-6,
+             "betaCollSPerByte": 1e-9, "gammaSPerFlop": 3e-11, "dtype": "f32"})";
+  }
+  const std::string tune = kMatmul + "--extents m=64,n=64,k=64 --model-only --max-evaluations 20 --profile four ";
+  CliRun r = Meshtune(tune + "--mesh x=2");
+  ASSERT_EQ(r.status, 0) << r.err;
+  EXPECT_EQ(r.err,
+            "meshtune: hardware profile \"four\" was calibrated on 4 ranks, this tune runs on 2: for this rank "
+            "count run `meshtune calibrate --ranks 2 --name NAME` and tune with --profile NAME\n");
+  r = Meshtune(tune + "--ranks 4");
+  ASSERT_EQ(r.status, 0) << r.err;
+  EXPECT_EQ(r.err, "");
+  r = Meshtune(tune + "--mesh x=2 " + kModel);  // every number given: the profile does not matter
+  ASSERT_EQ(r.status, 0) << r.err;
+  EXPECT_EQ(r.err, "");
 }
 
 TEST_F(TuneCliTest, BadFlagsNameTheProblem) {
