@@ -34,12 +34,18 @@ int RunBatch(const BatchFlags& flags, Backend& backend, std::ostream& out, std::
   }
   std::istream& in = flags.path == "-" ? std::cin : file;
   int number = 0, requests = 0, failed = 0;
+  std::string unavailable;  // once the daemon is gone, why: the rest is not sent
   std::string text;
   while (std::getline(in, text)) {
     ++number;
     const absl::string_view line = absl::StripAsciiWhitespace(text);
     if (line.empty() || line[0] == '#') continue;
     ++requests;
+    if (!unavailable.empty()) {
+      ++failed;
+      out << ErrorLine(number, absl::StrCat("not sent: ", unavailable)) << std::endl;
+      continue;
+    }
     v1::TuneRequest request;
     const auto parsed = google::protobuf::util::JsonStringToMessage(std::string(line), &request);
     if (!parsed.ok()) {
@@ -64,10 +70,8 @@ int RunBatch(const BatchFlags& flags, Backend& backend, std::ostream& out, std::
     absl::StatusOr<v1::TuneResult> result = backend.Tune(request, progress);
     if (drew) err << "\r\033[K" << std::flush;
     if (!result.ok()) {
-      if (result.status().code() == absl::StatusCode::kUnavailable) {
-        err << "meshtune: " << result.status().message() << "\n";
-        return kExitFailed;
-      }
+      // The daemon went away (or never answered): every later line gets its error line too.
+      if (result.status().code() == absl::StatusCode::kUnavailable) unavailable = std::string(result.status().message());
       ++failed;
       out << ErrorLine(number, std::string(result.status().message())) << std::endl;
       continue;

@@ -22,8 +22,9 @@ struct BatchFlags {
 // mapping) or {"line": N, "error": MESSAGE} for a line that is not a TuneRequest (bad JSON,
 // an unknown field) or whose tune failed (bad input, no legal schedule); the batch goes
 // on. Exit status: 0 when every request produced a result that verified (or measured
-// nothing); 1 when any did not — `err` then says how many — or when the daemon cannot be
-// reached (the batch stops there); 2 when the file cannot be read.
+// nothing); 1 when any did not — `err` then says how many; 2 when the file cannot be read.
+// Once the daemon cannot be reached (UNAVAILABLE), later requests are not sent: each gets
+// {"line": N, "error": "not sent: WHY"}.
 int RunBatch(const BatchFlags& flags, Backend& backend, std::ostream& out, std::ostream& err);
 
 }  // namespace meshtune::service
