@@ -17,9 +17,12 @@ size_t Pick(size_t n, std::mt19937_64* rng) { return std::uniform_int_distributi
 
 absl::StatusOr<std::unique_ptr<Explorer>> Explorer::Create(const ir::Problem& problem,
                                                            const std::vector<ir::Mesh>& meshes,
-                                                           const SpaceOptions& options, const CostParams& params) {
+                                                           const SpaceOptions& options, const CostParams& params,
+                                                           const std::function<bool()>& cancelled) {
+  auto stop = [&] { return cancelled && cancelled(); };
   std::unique_ptr<Explorer> e(new Explorer());
   for (const ir::Mesh& mesh : meshes) {
+    if (stop()) return absl::CancelledError("the tune was cancelled");
     absl::StatusOr<ir::Computation> base = ir::Computation::Create(problem, mesh);
     if (!base.ok()) return base.status();
     absl::StatusOr<Space> space = Space::Build(*base, options);
@@ -29,6 +32,7 @@ absl::StatusOr<std::unique_ptr<Explorer>> Explorer::Create(const ir::Problem& pr
   for (int m = 0; m < e->num_meshes(); ++m) {
     Evaluator& ev = *e->evaluators_[m];
     for (size_t n = 0; n < ev.space().nests().size(); ++n) {
+      if (stop()) return absl::CancelledError("the tune was cancelled");
       for (size_t r = 0; r < ev.space().nests()[n].rotations.size(); ++r) {
         const NestTable& t = ev.Table(static_cast<int>(n), static_cast<int>(r));
         e->counts_.enumerated += t.points;

@@ -48,10 +48,12 @@ class Explorer {
  public:
   // Builds the space of `problem` on each of `meshes` and checks every tensor option of
   // every nest (so counts() is complete on return). InvalidArgument when a mesh clashes
-  // with the problem's names or the problem is beyond the space's limits.
+  // with the problem's names or the problem is beyond the space's limits. Cancelled as
+  // soon as `cancelled` (polled between nests) returns true.
   static absl::StatusOr<std::unique_ptr<Explorer>> Create(const ir::Problem& problem,
                                                           const std::vector<ir::Mesh>& meshes,
-                                                          const SpaceOptions& options, const CostParams& params);
+                                                          const SpaceOptions& options, const CostParams& params,
+                                                          const std::function<bool()>& cancelled = nullptr);
 
   int num_meshes() const { return static_cast<int>(evaluators_.size()); }
   const ir::Mesh& mesh(int i) const { return evaluators_[i]->base().mesh(); }

@@ -47,7 +47,7 @@ absl::StatusOr<TuneResult> Tune(const TuneOptions& options, Runner& runner,
 
   report("space", nullptr);
   absl::StatusOr<std::unique_ptr<Explorer>> made =
-      Explorer::Create(options.problem, options.meshes, options.space, options.params);
+      Explorer::Create(options.problem, options.meshes, options.space, options.params, cancelled);
   if (!made.ok()) return made.status();
   Explorer& explorer = **made;
   if (explorer.counts().legal == 0) {

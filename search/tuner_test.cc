@@ -9,6 +9,7 @@
 #include "absl/strings/match.h"
 #include "ir/mesh.h"
 #include "ir/problem.h"
+#include "search/explorer.h"
 #include "search/runner.h"
 
 namespace meshtune::search {
@@ -123,6 +124,17 @@ TEST(TunerTest, CancellationStopsTheTune) {
   o.cancelled = [] { return true; };
   std::unique_ptr<Runner> runner = NewModelOnlyRunner();
   EXPECT_EQ(Tune(o, *runner).status().code(), absl::StatusCode::kCancelled);
+}
+
+TEST(TunerTest, CancellationStopsTheSpaceMidway) {
+  // Polled between nests: the third poll says stop, and there is no fourth.
+  int polls = 0;
+  const absl::StatusOr<std::unique_ptr<Explorer>> e =
+      Explorer::Create(*ir::ParseProblem("C[m,n] += A[m,k] * B[k,n]", "m=64,n=64,k=64"), {*ir::ParseMesh("x=2,y=2")},
+                       {}, CostParams{}, [&] { return ++polls >= 3; });
+  EXPECT_EQ(e.status().code(), absl::StatusCode::kCancelled);
+  EXPECT_EQ(e.status().message(), "the tune was cancelled");
+  EXPECT_EQ(polls, 3);
 }
 
 }  // namespace
