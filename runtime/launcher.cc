@@ -144,7 +144,8 @@ absl::StatusOr<CommandResult> LaunchCommand(int64_t ranks, const std::vector<std
 
   CommandResult result;
   std::string& err = result.err_tail;
-  bool timed_out = false;
+  bool timed_out = false, cancelled = false;
+  const int poll_ms = options.cancelled ? 100 : 1000;
   const auto deadline = std::chrono::steady_clock::now() + std::chrono::duration<double>(options.timeout_s);
   pollfd fds[2] = {{out_pipe[0], POLLIN, 0}, {err_pipe[0], POLLIN, 0}};
   int open_fds = 2;
@@ -154,7 +155,11 @@ absl::StatusOr<CommandResult> LaunchCommand(int64_t ranks, const std::vector<std
       timed_out = true;
       break;
     }
-    if (poll(fds, 2, static_cast<int>(std::min<int64_t>(left.count(), 1000))) < 0 && errno != EINTR) break;
+    if (options.cancelled && options.cancelled()) {
+      timed_out = cancelled = true;  // killed the same way
+      break;
+    }
+    if (poll(fds, 2, static_cast<int>(std::min<int64_t>(left.count(), poll_ms))) < 0 && errno != EINTR) break;
     for (int i = 0; i < 2; ++i) {
       if (fds[i].fd < 0 || !(fds[i].revents & (POLLIN | POLLHUP | POLLERR))) continue;
       char buf[8192];
@@ -185,6 +190,7 @@ absl::StatusOr<CommandResult> LaunchCommand(int64_t ranks, const std::vector<std
   for (const pollfd& f : fds) {
     if (f.fd >= 0) close(f.fd);
   }
+  if (cancelled) return absl::CancelledError("cancelled; the job was killed");
   if (timed_out) {
     return absl::DeadlineExceededError(absl::StrCat("timed out after ", options.timeout_s, " s; the job was killed"));
   }

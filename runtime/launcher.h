@@ -8,6 +8,7 @@
 #define MESHTUNE_RUNTIME_LAUNCHER_H_
 
 #include <cstdint>
+#include <functional>
 #include <optional>
 #include <string>
 #include <vector>
@@ -22,6 +23,9 @@ struct LaunchOptions {
   std::string hostfile;                     // passed as --hostfile when set
   std::vector<std::string> extra_args;      // more launcher arguments, before the worker
   double timeout_s = 300;
+  // Polled about every 100 ms while the job runs; when it returns true the job is killed
+  // as on a timeout (Cancelled "cancelled; the job was killed"). Unset: never.
+  std::function<bool()> cancelled;
 };
 
 // What to run: the problem, mesh and trace as text, and the measurement settings.
@@ -67,6 +71,7 @@ struct CommandResult {
 // waits at most options.timeout_s. On expiry the group is killed, and so is every
 // process whose command line contains `marker` (when not empty; Open MPI puts each rank
 // in a process group of its own): DeadlineExceeded "timed out after S s; the job was
+// killed". Likewise when options.cancelled says so: Cancelled "cancelled; the job was
 // killed". Internal when the job cannot be started. A failed job is a CommandResult.
 absl::StatusOr<CommandResult> LaunchCommand(int64_t ranks, const std::vector<std::string>& command,
                                             const LaunchOptions& options, const std::string& marker);

@@ -26,6 +26,7 @@ class MpiRunner : public Runner {
     spec.seed = options_.seed;
     runtime::LaunchOptions launch = options_.launch;
     launch.timeout_s = input.timeout_s;
+    launch.cancelled = input.cancelled;
     const runtime::LaunchResult r = runtime::Launch(spec, launch);
     RunResult out;
     out.verified = r.verified && !r.error.has_value();

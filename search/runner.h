@@ -9,6 +9,7 @@
 #define MESHTUNE_SEARCH_RUNNER_H_
 
 #include <cstdint>
+#include <functional>
 #include <memory>
 #include <optional>
 #include <string>
@@ -26,6 +27,7 @@ struct MeasureInput {
   const ir::Mesh* mesh = nullptr;
   std::string trace;      // canonical trace text
   double timeout_s = 300; // the run is killed after this
+  std::function<bool()> cancelled;  // the run is killed as soon as this says so (unset: never)
 };
 
 struct RunResult {

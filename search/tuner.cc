@@ -89,6 +89,7 @@ absl::StatusOr<TuneResult> Tune(const TuneOptions& options, Runner& runner,
       in.mesh = &explorer.mesh(ranked[i]->mesh);
       in.trace = ranked[i]->trace;
       in.timeout_s = left;
+      in.cancelled = options.cancelled;
       m.run = runner.Run(in);
       ++progress.measured;
       if (m.run.verified && m.run.seconds.has_value() &&

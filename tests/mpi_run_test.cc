@@ -11,6 +11,8 @@
 #include <sstream>
 #include <string>
 #include <thread>
+
+#include "runtime/launcher.h"
 #include "tests/test_util.h"
 
 namespace {
@@ -175,6 +177,26 @@ TEST(MpiRunTest, FaultsBecomeResultsAndLeaveNoProcess) {
   EXPECT_NE(wrong.out.find("\"error\": \"rank (x=0, y=0): C["), std::string::npos) << wrong.out;
   EXPECT_NE(wrong.out.find("but the reference is"), std::string::npos) << wrong.out;
   EXPECT_EQ(LiveWorkersAfterAWhile("424203"), 0);
+}
+
+TEST(MpiRunTest, ACancelledRunIsKilledAndLeavesNoProcess) {
+  meshtune::runtime::RunSpec spec;
+  spec.expr = kMatmul;
+  spec.extents = "m=16,n=8,k=8";
+  spec.mesh = "x=2,y=2";
+  spec.ranks = 4;
+  spec.trace = OnSquare("summa.trace", 2);
+  spec.inject_fault = "hang";
+  spec.seed = 424204;
+  meshtune::runtime::LaunchOptions options;
+  options.worker = "runtime/meshtune_worker";
+  options.timeout_s = 600;  // far off: only the cancellation can end this run
+  const auto start = std::chrono::steady_clock::now();
+  options.cancelled = [&] { return std::chrono::steady_clock::now() - start > std::chrono::seconds(1); };
+  const meshtune::runtime::LaunchResult r = meshtune::runtime::Launch(spec, options);
+  EXPECT_FALSE(r.verified);
+  EXPECT_EQ(r.error.value_or("<none>"), "cancelled; the job was killed");
+  EXPECT_EQ(LiveWorkersAfterAWhile("424204"), 0);
 }
 
 TEST(MpiRunTest, IllegalTraceIsBadInput) {
