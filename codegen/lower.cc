@@ -172,7 +172,9 @@ struct TransferPlan {
   StmtPtr alloc, stmt;
 };
 
-absl::StatusOr<TransferPlan> PlanTransfer(const Computation& c, const Names& names, const ir::Transfer& t) {
+// Without `offsets` the boxes' offsets (Slice::offset) stay empty (LowerOptions::offsets).
+absl::StatusOr<TransferPlan> PlanTransfer(const Computation& c, const Names& names, const ir::Transfer& t,
+                                          bool offsets) {
   TransferPlan plan;
   plan.transfer = t;
   plan.output = c.problem().IsOutput(t.tensor);
@@ -182,7 +184,9 @@ absl::StatusOr<TransferPlan> PlanTransfer(const Computation& c, const Names& nam
                          &plan.origin, &plan.size));
   Slice global;
   global.size = plan.size;
-  MT_ASSIGN_OR_RETURN(global.offset, ToExprs(c, names, plan.origin, plan.prefix));
+  if (offsets) {
+    MT_ASSIGN_OR_RETURN(global.offset, ToExprs(c, names, plan.origin, plan.prefix));
+  }
   plan.alloc = MakeStmt(Alloc{buffer, plan.size, plan.output});
   if (plan.output) {
     Reduce r{t.tensor, buffer, t.loop, DetectReducePattern(c, t, plan.size), global};
@@ -208,11 +212,13 @@ absl::StatusOr<TransferPlan> PlanTransfer(const Computation& c, const Names& nam
   x.pattern = DetectFetchPattern(c, plan.prefix, sources, plan.origin);
   if (x.pattern.kind == CommPattern::Kind::kShift) x.time_loop = c.loops()[plan.prefix - 1].name;
   MT_ASSIGN_OR_RETURN(x.source, ToExprs(c, names, sources, plan.prefix));
-  // The box in the source's local shard: global origin minus the source's block start.
-  const isl::pw_multi_aff start = BlockStart(c, t.tensor).as_pw_multi_aff().pullback(sources.as_pw_multi_aff());
-  const isl::map local = plan.origin.as_pw_multi_aff().sub(start).as_map();
   x.src.size = plan.size;
-  MT_ASSIGN_OR_RETURN(x.src.offset, ToExprs(c, names, local, plan.prefix));
+  if (offsets) {
+    // The box in the source's local shard: global origin minus the source's block start.
+    const isl::pw_multi_aff start = BlockStart(c, t.tensor).as_pw_multi_aff().pullback(sources.as_pw_multi_aff());
+    const isl::map local = plan.origin.as_pw_multi_aff().sub(start).as_map();
+    MT_ASSIGN_OR_RETURN(x.src.offset, ToExprs(c, names, local, plan.prefix));
+  }
   x.global = std::move(global);
   plan.stmt = MakeStmt(std::move(x));
   return plan;
@@ -227,7 +233,8 @@ int KernelPrefix(const Computation& c) {
 }
 
 // Operand i of the kernel call (0: the output): its buffer and its slice there.
-absl::StatusOr<Operand> PlanOperand(const Computation& c, const Names& names, size_t i, const TransferPlan* via) {
+absl::StatusOr<Operand> PlanOperand(const Computation& c, const Names& names, size_t i, const TransferPlan* via,
+                                    bool offsets) {
   const ir::TensorAccess& a = i == 0 ? c.problem().output : c.problem().operands[i - 1];
   const int prefix = KernelPrefix(c);
   const isl::map instances = c.RankAndTime(prefix).reverse();  // P -> S
@@ -236,12 +243,12 @@ absl::StatusOr<Operand> PlanOperand(const Computation& c, const Names& names, si
   op.dims = a.indices;
   isl::map tile;
   MT_RETURN_IF_ERROR(Box(instances.apply_range(c.OperandAccess(i)), "the kernel's " + a.tensor, &tile, &op.slice.size));
+  op.buffer = via != nullptr ? (via->output ? "Part" : "Trans") + a.tensor : a.tensor;
+  if (!offsets) return op;
   isl::pw_multi_aff base;
   if (via != nullptr) {
-    op.buffer = (via->output ? "Part" : "Trans") + a.tensor;
     base = via->origin.as_pw_multi_aff().pullback(Truncate(c, prefix, via->prefix).as_pw_multi_aff());
   } else {
-    op.buffer = a.tensor;
     base = BlockStart(c, a.tensor).as_pw_multi_aff().pullback(Truncate(c, prefix, -1).as_pw_multi_aff());
   }
   const isl::map offset = tile.as_pw_multi_aff().sub(base).as_map();
@@ -279,7 +286,7 @@ T Memo(std::map<std::string, T>* memo, const std::string& key, F make) {
 
 absl::StatusOr<StmtPtr> PlanCompute(const Computation& c, const Names& names,
                                     const std::vector<TransferPlan>& transfers, LoweringCache::Impl* cache,
-                                    const std::string& loops_key) {
+                                    const std::string& loops_key, bool offsets) {
   const ir::Problem& prob = c.problem();
   Compute k;
   k.kernel = c.kernel().empty() ? "contraction" : c.kernel();
@@ -297,9 +304,9 @@ absl::StatusOr<StmtPtr> PlanCompute(const Computation& c, const Names& names,
     for (const TransferPlan& t : transfers) {
       if (t.transfer.tensor == tensor) via = &t;
     }
-    const std::string key = absl::StrCat(loops_key, "|", i, "|", c.TensorKey(tensor));
+    const std::string key = absl::StrCat(offsets, "|", loops_key, "|", i, "|", c.TensorKey(tensor));
     MT_ASSIGN_OR_RETURN(Operand op, Memo(cache ? &cache->operands : nullptr, key,
-                                         [&] { return PlanOperand(c, names, i, via); }));
+                                         [&] { return PlanOperand(c, names, i, via, offsets); }));
     if (i == 0) {
       k.out = std::move(op);
     } else {
@@ -409,8 +416,9 @@ absl::StatusOr<Program> Lower(const ir::Computation& c, const LowerOptions& opti
     std::string placement_key = loops_key;
     for (const ir::Transfer& t : c.transfers()) {
       MT_ASSIGN_OR_RETURN(TransferPlan plan,
-                          Memo(cache ? &cache->transfers : nullptr, absl::StrCat(loops_key, "|", c.TensorKey(t.tensor)),
-                               [&] { return PlanTransfer(c, names, t); }));
+                          Memo(cache ? &cache->transfers : nullptr,
+                               absl::StrCat(options.offsets, "|", loops_key, "|", c.TensorKey(t.tensor)),
+                               [&] { return PlanTransfer(c, names, t, options.offsets); }));
       p.buffers.push_back(std::get<Alloc>(plan.alloc->node));
       placement.push_back({t.tensor, Depth(c, plan.prefix), plan.output});
       absl::StrAppend(&placement_key, "|", t.tensor, ":", placement.back().depth, ":", plan.output);
@@ -418,7 +426,7 @@ absl::StatusOr<Program> Lower(const ir::Computation& c, const LowerOptions& opti
       statements[(plan.output ? "Reduce" : "Fetch") + t.tensor] = plan.stmt;
       transfers.push_back(std::move(plan));
     }
-    MT_ASSIGN_OR_RETURN(statements["Compute"], PlanCompute(c, names, transfers, cache, loops_key));
+    MT_ASSIGN_OR_RETURN(statements["Compute"], PlanCompute(c, names, transfers, cache, loops_key, options.offsets));
     MT_ASSIGN_OR_RETURN(const LoweringCache::Impl::Skeleton skeleton,
                         Memo(cache ? &cache->loops : nullptr, placement_key,
                              [&] { return BuildSkeleton(c, names, placement); }));

@@ -40,6 +40,10 @@ struct LowerOptions {
   std::function<void(const std::string&, const std::string&)> log;
   // When set, parts are looked up and stored here (the Program is the same either way).
   LoweringCache* cache = nullptr;
+  // False: the boxes' offsets (Slice::offset of transfers and kernel operands) are left
+  // empty — all the cost model needs is there (sizes, sources, patterns, loops), at a
+  // fraction of the isl work. Such a Program is for costing only, not for running.
+  bool offsets = true;
 };
 
 // Lowers `c`, which must be legal (ir/legality.h). Returns Unimplemented for schedules the

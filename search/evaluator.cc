@@ -238,6 +238,20 @@ bool Evaluator::Legal(const Genome& g) {
   return !budget.has_value() || Bytes(s, g) <= *budget;
 }
 
+std::string Evaluator::ProgramKey(const codegen::Program& p) {
+  std::string key = codegen::Dump(p);
+  for (const codegen::TensorInfo& t : p.tensors) {
+    absl::StrAppend(&key, "layout ", t.name);
+    for (const codegen::DimLayout& d : t.layout) {
+      absl::StrAppend(&key, " [");
+      for (const auto& [block, index] : d.blocks) absl::StrAppend(&key, block, "*", index.ToString(), ";");
+      absl::StrAppend(&key, "]");
+    }
+    absl::StrAppend(&key, "\n");
+  }
+  return key;
+}
+
 absl::StatusOr<Candidate> Evaluator::Evaluate(const Genome& g) {
   NestState& s = State(g.nest, g.rotation);
   MT_CHECK(s.table.usable);
@@ -253,6 +267,7 @@ absl::StatusOr<Candidate> Evaluator::Evaluate(const Genome& g) {
   }
   codegen::LowerOptions options;
   options.cache = &lowering_;
+  options.offsets = false;  // costing needs no offsets; the runner lowers the trace afresh
   absl::StatusOr<codegen::Program> p = codegen::Lower(c, options);
   if (!p.ok()) return p.status();
   Candidate out;
@@ -262,7 +277,7 @@ absl::StatusOr<Candidate> Evaluator::Evaluate(const Genome& g) {
   for (const TransferCost& t : out.cost.transfers) {
     out.patterns.push_back(absl::StrCat(t.tensor, "@", t.loop, " ", t.pattern.ToString()));
   }
-  out.program_key = codegen::Dump(*p);
+  out.program_key = ProgramKey(*p);
   return out;
 }
 

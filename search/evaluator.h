@@ -77,7 +77,13 @@ class Evaluator {
   // Whether `g` is legal according to the tables (and the memory budget).
   bool Legal(const Genome& g);
 
-  // Lowers and costs `g`, which must be legal. Unimplemented / Internal when lowering
+  // The dedup key of a costing Program (lowered without offsets): its dump plus every
+  // tensor's layout, which stands in for the offsets (schedules placing data differently
+  // stay apart).
+  static std::string ProgramKey(const codegen::Program& p);
+
+  // Lowers and costs `g`, which must be legal. The Program is lowered without offsets
+  // (codegen::LowerOptions::offsets): the cost is the same, the isl work half. Unimplemented / Internal when lowering
   // fails (the message says why); such points are rejected by the caller.
   absl::StatusOr<Candidate> Evaluate(const Genome& g);
 

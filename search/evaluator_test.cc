@@ -32,25 +32,32 @@ ir::Mesh MustMesh(const std::string& text) {
   return *m;
 }
 
-std::unique_ptr<Explorer> MustExplore(const ir::Problem& p, const std::vector<ir::Mesh>& meshes,
-                                      const SpaceOptions& options = {}) {
+// Fixed machine numbers for every explorer of these tests.
+CostParams TestParams() {
   CostParams params;
   params.alpha = params.alpha_coll = 1e-6;
   params.beta = params.beta_coll = 1e-9;
   params.gamma = 1e-10;
-  absl::StatusOr<std::unique_ptr<Explorer>> e = Explorer::Create(p, meshes, options, params);
+  return params;
+}
+
+std::unique_ptr<Explorer> MustExplore(const ir::Problem& p, const std::vector<ir::Mesh>& meshes,
+                                      const SpaceOptions& options = {}) {
+  absl::StatusOr<std::unique_ptr<Explorer>> e = Explorer::Create(p, meshes, options, TestParams());
   EXPECT_TRUE(e.ok()) << e.status();
   return *std::move(e);
 }
 
-// The Program `trace` lowers to after a full replay and judgment, as a dump.
-std::string ReplayedProgram(const ir::Computation& base, const ir::Trace& trace) {
+// `trace` judged afresh on `base` and lowered, with or without offsets.
+codegen::Program ReplayedProgram(const ir::Computation& base, const ir::Trace& trace, bool offsets) {
   absl::StatusOr<ir::Verdict> v = ir::Judge(base, trace);
   EXPECT_TRUE(v.ok() && v->legal) << trace.ToString();
-  if (!v.ok() || !v->legal) return "";
-  absl::StatusOr<codegen::Program> p = codegen::Lower(v->computation);
+  if (!v.ok() || !v->legal) return {};
+  codegen::LowerOptions options;
+  options.offsets = offsets;
+  absl::StatusOr<codegen::Program> p = codegen::Lower(v->computation, options);
   EXPECT_TRUE(p.ok()) << p.status();
-  return p.ok() ? codegen::Dump(*p) : "";
+  return p.ok() ? *std::move(p) : codegen::Program{};
 }
 
 TEST(EvaluatorTest, TableLegalityAgreesWithJudgingWholeTraces) {
@@ -110,8 +117,13 @@ TEST(EvaluatorTest, CountsAddUpAndCandidatesAreTheirTracesPrograms) {
     ASSERT_TRUE(pt.has_value());
     absl::StatusOr<Candidate> c = e->evaluator(0).Evaluate(pt->genome);
     ASSERT_TRUE(c.ok()) << c.status();
-    EXPECT_EQ(c->program_key, ReplayedProgram(e->evaluator(0).base(), e->evaluator(0).space().ToTrace(pt->genome)));
-    EXPECT_EQ(c->trace, e->evaluator(0).space().ToTrace(pt->genome).ToString());
+    const ir::Trace trace = e->evaluator(0).space().ToTrace(pt->genome);
+    EXPECT_EQ(c->program_key, Evaluator::ProgramKey(ReplayedProgram(e->evaluator(0).base(), trace, false)));
+    EXPECT_EQ(c->trace, trace.ToString());
+    // The costing program without offsets costs exactly what the runnable one does.
+    const codegen::Program full = ReplayedProgram(e->evaluator(0).base(), trace, true);
+    EXPECT_EQ(c->cost.seconds, EstimateCost(full, TestParams()).seconds) << c->trace;
+    EXPECT_EQ(c->cost.transfers.size(), EstimateCost(full, TestParams()).transfers.size()) << c->trace;
   }
 }
 
@@ -186,7 +198,8 @@ TEST(EvaluatorTest, SpaceHoldsTheClassicAlgorithms) {
     absl::StatusOr<Candidate> cand = ev.Evaluate(*g);
     ASSERT_TRUE(cand.ok()) << cand.status();
     EXPECT_EQ(cand->patterns, c.patterns);
-    EXPECT_EQ(cand->program_key, ReplayedProgram(ev.base(), *trace));
+    EXPECT_EQ(cand->program_key, Evaluator::ProgramKey(ReplayedProgram(ev.base(), *trace, false)));
+    EXPECT_EQ(cand->cost.seconds, EstimateCost(ReplayedProgram(ev.base(), *trace, true), TestParams()).seconds);
   }
 }
 
