@@ -125,6 +125,28 @@ absl::Status Box(const isl::map& elements, const std::string& what, isl::map* or
   return absl::OkStatus();
 }
 
+// A Box result: the origin and sizes, or why the data is not a box.
+struct BoxResult {
+  isl::map origin;
+  std::vector<int64_t> size;
+};
+using BoxMemo = std::map<std::string, absl::StatusOr<BoxResult>>;
+
+// Box(elements()) remembered in `memo` under `key` (no memo: computed each time).
+// `elements` is only called on a miss.
+absl::StatusOr<BoxResult> MemoBox(BoxMemo* memo, const std::string& key, const std::function<isl::map()>& elements,
+                                  const std::string& what) {
+  auto make = [&]() -> absl::StatusOr<BoxResult> {
+    BoxResult b;
+    MT_RETURN_IF_ERROR(Box(elements(), what, &b.origin, &b.size));
+    return b;
+  };
+  if (memo == nullptr) return make();
+  auto it = memo->find(key);
+  if (it == memo->end()) it = memo->emplace(key, make()).first;
+  return it->second;
+}
+
 // ---- Step 1: tensors and their layouts -------------------------------------------------
 
 Expr AxisExprToExpr(const ir::AxisExpr& e) {
@@ -174,14 +196,18 @@ struct TransferPlan {
 
 // Without `offsets` the boxes' offsets (Slice::offset) stay empty (LowerOptions::offsets).
 absl::StatusOr<TransferPlan> PlanTransfer(const Computation& c, const Names& names, const ir::Transfer& t,
-                                          bool offsets) {
+                                          bool offsets, BoxMemo* boxes) {
   TransferPlan plan;
   plan.transfer = t;
   plan.output = c.problem().IsOutput(t.tensor);
   plan.prefix = ir::TransferPrefix(c, t);
   const std::string buffer = (plan.output ? "Part" : "Trans") + t.tensor;
-  MT_RETURN_IF_ERROR(Box(ir::TransferElements(c, t), "communicate(" + t.tensor + ", " + t.loop + ")",
-                         &plan.origin, &plan.size));
+  // The box depends on the loops and the tensor's access only: shared by all its shardings.
+  MT_ASSIGN_OR_RETURN(BoxResult box, MemoBox(boxes, absl::StrCat(c.LoopsKey(), "|transfer ", t.tensor, "@", t.loop),
+                                             [&] { return ir::TransferElements(c, t); },
+                                             "communicate(" + t.tensor + ", " + t.loop + ")"));
+  plan.origin = std::move(box.origin);
+  plan.size = std::move(box.size);
   Slice global;
   global.size = plan.size;
   if (offsets) {
@@ -234,15 +260,19 @@ int KernelPrefix(const Computation& c) {
 
 // Operand i of the kernel call (0: the output): its buffer and its slice there.
 absl::StatusOr<Operand> PlanOperand(const Computation& c, const Names& names, size_t i, const TransferPlan* via,
-                                    bool offsets) {
+                                    bool offsets, BoxMemo* boxes) {
   const ir::TensorAccess& a = i == 0 ? c.problem().output : c.problem().operands[i - 1];
   const int prefix = KernelPrefix(c);
   const isl::map instances = c.RankAndTime(prefix).reverse();  // P -> S
   Operand op;
   op.tensor = a.tensor;
   op.dims = a.indices;
-  isl::map tile;
-  MT_RETURN_IF_ERROR(Box(instances.apply_range(c.OperandAccess(i)), "the kernel's " + a.tensor, &tile, &op.slice.size));
+  // The tile depends on the loops alone: shared by all shardings of the tensor.
+  MT_ASSIGN_OR_RETURN(BoxResult box, MemoBox(boxes, absl::StrCat(c.LoopsKey(), "|operand ", i),
+                                             [&] { return instances.apply_range(c.OperandAccess(i)); },
+                                             "the kernel's " + a.tensor));
+  const isl::map tile = std::move(box.origin);
+  op.slice.size = std::move(box.size);
   op.buffer = via != nullptr ? (via->output ? "Part" : "Trans") + a.tensor : a.tensor;
   if (!offsets) return op;
   isl::pw_multi_aff base;
@@ -262,6 +292,7 @@ struct LoweringCache::Impl {
   std::map<std::string, Names> names;
   std::map<std::string, absl::StatusOr<TransferPlan>> transfers;
   std::map<std::string, absl::StatusOr<Operand>> operands;
+  BoxMemo boxes;  // by loops and tensor (transfers) or operand (kernel tiles)
   struct Skeleton {
     StmtPtr tree;
     std::map<const Stmt*, std::string> leaves;  // placeholder -> statement name
@@ -306,7 +337,7 @@ absl::StatusOr<StmtPtr> PlanCompute(const Computation& c, const Names& names,
     }
     const std::string key = absl::StrCat(offsets, "|", loops_key, "|", i, "|", c.TensorKey(tensor));
     MT_ASSIGN_OR_RETURN(Operand op, Memo(cache ? &cache->operands : nullptr, key,
-                                         [&] { return PlanOperand(c, names, i, via, offsets); }));
+                                         [&] { return PlanOperand(c, names, i, via, offsets, cache ? &cache->boxes : nullptr); }));
     if (i == 0) {
       k.out = std::move(op);
     } else {
@@ -418,7 +449,7 @@ absl::StatusOr<Program> Lower(const ir::Computation& c, const LowerOptions& opti
       MT_ASSIGN_OR_RETURN(TransferPlan plan,
                           Memo(cache ? &cache->transfers : nullptr,
                                absl::StrCat(options.offsets, "|", loops_key, "|", c.TensorKey(t.tensor)),
-                               [&] { return PlanTransfer(c, names, t, options.offsets); }));
+                               [&] { return PlanTransfer(c, names, t, options.offsets, cache ? &cache->boxes : nullptr); }));
       p.buffers.push_back(std::get<Alloc>(plan.alloc->node));
       placement.push_back({t.tensor, Depth(c, plan.prefix), plan.output});
       absl::StrAppend(&placement_key, "|", t.tensor, ":", placement.back().depth, ":", plan.output);

@@ -212,13 +212,12 @@ void CheckReduction(const Computation& c, const Transfer& t, std::vector<Rejecti
   CheckOutputComplete(c, t.tensor, axes, out, messages);
 }
 
-std::vector<int> GatherAxesOf(const Computation& c, const Transfer& t, const isl::map& all_sources);
+std::vector<int> GatherAxesOf(const Computation& c, const Transfer& t);
 
 void CheckSingleSource(const Computation& c, const Transfer& t, std::vector<Rejection>& out, bool messages) {
-  if (SingleSource(c, t)) return;
-  const isl::map sources = TransferSources(c, t);
-  if (!GatherAxesOf(c, t, sources).empty()) return;
+  if (SingleSource(c, t) || !GatherAxesOf(c, t).empty()) return;
   if (!messages) return out.push_back({std::string(kMultiSourceTransfer), ""});
+  const isl::map sources = TransferSources(c, t);
   const isl::map extra = sources.subtract(sources.lexmin());
   const std::vector<int64_t> w = SamplePoint(extra.domain().lexmin());
   const int depth = TransferPrefix(c, t);
@@ -271,10 +270,31 @@ isl::map TransferSources(const Computation& c, const Transfer& t) {
   });
 }
 
-bool SingleSource(const Computation& c, const Transfer& t) {
-  const std::string key = absl::StrCat(c.LoopsKey(), "|SingleSource ", c.TensorKey(t.tensor), " via ", t.loop, "/",
+namespace {
+
+// TransferSources without the distributed loops (their values are the rank's coordinates).
+isl::map SourcesByRank(const Computation& c, const Transfer& t) {
+  const std::string key = absl::StrCat(c.LoopsKey(), "|SourcesByRank ", c.TensorKey(t.tensor), " via ", t.loop, "/",
                                        absl::StrJoin(t.rotate, ","));
-  return c.MemoBool(key, [&] { return TransferSources(c, t).is_single_valued(); });
+  return c.MemoMap(key, [&] { return DropDistributedLoops(c, TransferSources(c, t), TransferPrefix(c, t)); });
+}
+
+// Whether the source's coordinate along mesh axis `a` is one value per reader and instance.
+bool SourceAxisSingle(const Computation& c, const Transfer& t, unsigned a) {
+  const std::string key = absl::StrCat(c.LoopsKey(), "|SourceAxisSingle ", c.TensorKey(t.tensor), " via ", t.loop,
+                                       "/", absl::StrJoin(t.rotate, ","), " ", a);
+  return c.MemoBool(key, [&] { return RangeComponent(SourcesByRank(c, t), a).is_single_valued(); });
+}
+
+}  // namespace
+
+bool SingleSource(const Computation& c, const Transfer& t) {
+  // A map into Mesh[s...] is single-valued exactly when each coordinate is; the
+  // one-coordinate checks are cheaper and GatherAxes asks them too.
+  for (unsigned a = 0; a < c.mesh().axes.size(); ++a) {
+    if (!SourceAxisSingle(c, t, a)) return false;
+  }
+  return true;
 }
 
 isl::map DropDistributedLoops(const Computation& c, const isl::map& m, int prefix) {
@@ -288,18 +308,18 @@ isl::map DropDistributedLoops(const Computation& c, const isl::map& m, int prefi
 
 namespace {
 
-// GatherAxes for a transfer whose `sources` (TransferSources) are known not to be
+// GatherAxes for a transfer whose sources (TransferSources) are known not to be
 // single-valued. The cheaper necessary condition first: the fetched data must be the same
 // along each axis the sources vary on; only then whether those sources cover the axes.
-std::vector<int> GatherAxesOf(const Computation& c, const Transfer& t, const isl::map& all_sources) {
+std::vector<int> GatherAxesOf(const Computation& c, const Transfer& t) {
   const int prefix = TransferPrefix(c, t);
   const Mesh& mesh = c.mesh();
-  const isl::map sources = DropDistributedLoops(c, all_sources, prefix);
+  const isl::map sources = SourcesByRank(c, t);
   std::vector<int> axes;
   std::vector<int64_t> box(mesh.axes.size(), 0);
   isl::map freed = sources;
   for (unsigned a = 0; a < mesh.axes.size(); ++a) {
-    if (RangeComponent(sources, a).is_single_valued()) continue;
+    if (SourceAxisSingle(c, t, a)) continue;
     axes.push_back(static_cast<int>(a));
     box[a] = mesh.axes[a].size;
     freed = FreeRangeDim(freed, a);
@@ -327,7 +347,7 @@ std::vector<int> ReductionAxes(const Computation& c) {
 
 std::vector<int> GatherAxes(const Computation& c, const Transfer& t) {
   if (SingleSource(c, t)) return {};
-  return GatherAxesOf(c, t, TransferSources(c, t));
+  return GatherAxesOf(c, t);
 }
 
 namespace {
