@@ -4,7 +4,10 @@
 // caches).
 //
 //   bazel run -c opt //bench:search_bench -- [--reps 5] [--extents m=512,n=1024,k=2048]
-//       [--mesh x=8,y=8] [--evaluate 500] [--max-evaluations 4000]
+//       [--mesh x=8,y=8] [--evaluate 500] [--max-evaluations 1000]
+//
+// --max-evaluations defaults to `meshtune tune`'s own default, so the tune timed is the
+// one `meshtune tune --model-only` runs.
 //
 // Machine numbers are fixed (alpha 1 us, beta 1 ns/B, gamma 30 GFLOP/s) so runs compare.
 #include <algorithm>
@@ -36,7 +39,7 @@ double Since(Clock::time_point t) { return std::chrono::duration<double>(Clock::
 
 int main(int argc, char** argv) {
   int reps = 5, evaluate = 500;
-  int64_t max_evaluations = 4000;
+  int64_t max_evaluations = 1000;  // meshtune tune's default
   std::string extents = "m=512,n=1024,k=2048", mesh_text = "x=8,y=8";
   for (int i = 1; i + 1 < argc; i += 2) {
     if (!std::strcmp(argv[i], "--reps")) reps = std::atoi(argv[i + 1]);
