@@ -312,7 +312,6 @@ namespace {
 // single-valued. The cheaper necessary condition first: the fetched data must be the same
 // along each axis the sources vary on; only then whether those sources cover the axes.
 std::vector<int> GatherAxesOf(const Computation& c, const Transfer& t) {
-  const int prefix = TransferPrefix(c, t);
   const Mesh& mesh = c.mesh();
   const isl::map sources = SourcesByRank(c, t);
   std::vector<int> axes;
