@@ -203,8 +203,8 @@ absl::StatusOr<TransferPlan> PlanTransfer(const Computation& c, const Names& nam
   plan.prefix = ir::TransferPrefix(c, t);
   const std::string buffer = (plan.output ? "Part" : "Trans") + t.tensor;
   // The box depends on the loops and the tensor's access only: shared by all its shardings.
-  MT_ASSIGN_OR_RETURN(BoxResult box, MemoBox(boxes, absl::StrCat(c.LoopsKey(), "|transfer ", t.tensor, "@", t.loop),
-                                             [&] { return ir::TransferElements(c, t); },
+  const std::string box_key = absl::StrCat(c.LoopsKey(), "|transfer ", t.tensor, "@", t.loop);
+  MT_ASSIGN_OR_RETURN(BoxResult box, MemoBox(boxes, box_key, [&] { return ir::TransferElements(c, t); },
                                              "communicate(" + t.tensor + ", " + t.loop + ")"));
   plan.origin = std::move(box.origin);
   plan.size = std::move(box.size);
@@ -235,7 +235,7 @@ absl::StatusOr<TransferPlan> PlanTransfer(const Computation& c, const Names& nam
     plan.stmt = MakeStmt(std::move(x));
     return plan;
   }
-  x.pattern = DetectFetchPattern(c, plan.prefix, sources, plan.origin);
+  x.pattern = DetectFetchPattern(c, plan.prefix, sources, plan.origin, box_key + " origin");
   if (x.pattern.kind == CommPattern::Kind::kShift) x.time_loop = c.loops()[plan.prefix - 1].name;
   MT_ASSIGN_OR_RETURN(x.source, ToExprs(c, names, sources, plan.prefix));
   x.src.size = plan.size;

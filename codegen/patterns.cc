@@ -2,6 +2,7 @@
 
 #include <algorithm>
 
+#include "absl/strings/str_cat.h"
 #include "ir/isl_util.h"
 #include "ir/legality.h"
 
@@ -22,7 +23,7 @@ isl::map Substitute(const isl::space& p, unsigned n, unsigned pos, const isl::af
 }  // namespace
 
 CommPattern DetectFetchPattern(const ir::Computation& c, int prefix, const isl::map& all_sources,
-                               const isl::map& all_offsets) {
+                               const isl::map& all_offsets, const std::string& offsets_key) {
   const ir::Mesh& mesh = c.mesh();
   const unsigned na = mesh.axes.size();
   const isl::map sources = ir::DropDistributedLoops(c, all_sources, prefix);
@@ -39,8 +40,12 @@ CommPattern DetectFetchPattern(const ir::Computation& c, int prefix, const isl::
   if (moving.empty()) return out;  // Local
   // Broadcast: within a group along the moving axes everyone has one root and one box.
   bool broadcast = true;
+  auto offsets_independent = [&](int a) {
+    if (offsets_key.empty()) return ir::IndependentOfDim(offsets, a);
+    return c.MemoBool(absl::StrCat(offsets_key, "|IndependentOfDim ", a), [&] { return ir::IndependentOfDim(offsets, a); });
+  };
   for (int a : moving) {
-    broadcast = broadcast && ir::IndependentOfDim(ir::RangeComponent(sources, a), a) && ir::IndependentOfDim(offsets, a);
+    broadcast = broadcast && ir::IndependentOfDim(ir::RangeComponent(sources, a), a) && offsets_independent(a);
   }
   if (broadcast) {
     out.kind = CommPattern::Kind::kBroadcast;

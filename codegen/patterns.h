@@ -11,15 +11,19 @@
 
 #include <isl/cpp.h>
 
+#include <string>
+
 #include "codegen/program.h"
 #include "ir/computation.h"
 
 namespace meshtune::codegen {
 
 // `sources`: P[r..., t_0..t_{L-1}] -> Mesh[s...] (single-valued); `offsets`: P -> T[e], the
-// global origin of the fetched box; `prefix` = L.
+// global origin of the fetched box; `prefix` = L. When `offsets_key` is not empty it names
+// `offsets` for ir::Computation::MemoBool (offsets depend on the loops, not the sharding:
+// many candidates share them), and answers about them are remembered under it.
 CommPattern DetectFetchPattern(const ir::Computation& c, int prefix, const isl::map& sources,
-                               const isl::map& offsets);
+                               const isl::map& offsets, const std::string& offsets_key = "");
 
 // The pattern of reducing output transfer `t`, whose written box has `box_size` elements
 // per dim.
