@@ -108,11 +108,12 @@ struct TargetFlags {
   }
 
   std::unique_ptr<Backend> Make(LocalTuneSettings settings = {}) const {
-    if (!server.empty()) return NewRemoteBackend(server);
+    auto warn = [](const std::string& message) { std::cerr << "meshtune: " << message << "\n"; };
+    if (!server.empty()) return NewRemoteBackend(server, warn);
     LocalBackendOptions options;
     options.db_path = no_db ? "" : db;
     options.tune = std::move(settings);
-    options.warn = [](const std::string& message) { std::cerr << "meshtune: " << message << "\n"; };
+    options.warn = warn;
     return NewLocalBackend(std::move(options));
   }
 };

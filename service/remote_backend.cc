@@ -1,7 +1,9 @@
 #include "service/remote_backend.h"
 
 #include <chrono>
+#include <mutex>
 #include <optional>
+#include <set>
 #include <utility>
 
 #include "absl/strings/str_cat.h"
@@ -15,8 +17,9 @@ namespace {
 
 class RemoteBackend final : public Backend {
  public:
-  explicit RemoteBackend(const std::string& address)
+  RemoteBackend(const std::string& address, std::function<void(const std::string&)> warn)
       : address_(address),
+        warn_(std::move(warn)),
         stub_(
             v1::Tuner::NewStub(grpc::CreateChannel(address, grpc::InsecureChannelCredentials()))) {}
 
@@ -37,6 +40,10 @@ class RemoteBackend final : public Backend {
     if (!result.has_value()) {
       return absl::InternalError(
           absl::StrCat("meshtuned at ", address_, " ended the tune without a result"));
+    }
+    for (const std::string& w : result->warnings()) {
+      std::lock_guard<std::mutex> lock(mu_);
+      if (warn_ && warned_.insert(w).second) warn_(w);
     }
     return *std::move(result);
   }
@@ -83,13 +90,17 @@ class RemoteBackend final : public Backend {
   }
 
   const std::string address_;
+  const std::function<void(const std::string&)> warn_;
+  std::mutex mu_;
+  std::set<std::string> warned_;  // each warning once (a batch would repeat it)
   std::unique_ptr<v1::Tuner::Stub> stub_;
 };
 
 }  // namespace
 
-std::unique_ptr<Backend> NewRemoteBackend(const std::string& address) {
-  return std::make_unique<RemoteBackend>(address);
+std::unique_ptr<Backend> NewRemoteBackend(const std::string& address,
+                                          std::function<void(const std::string&)> warn) {
+  return std::make_unique<RemoteBackend>(address, std::move(warn));
 }
 
 }  // namespace meshtune::service

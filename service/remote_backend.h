@@ -5,6 +5,7 @@
 #ifndef MESHTUNE_SERVICE_REMOTE_BACKEND_H_
 #define MESHTUNE_SERVICE_REMOTE_BACKEND_H_
 
+#include <functional>
 #include <memory>
 #include <string>
 
@@ -20,8 +21,10 @@ inline constexpr absl::Duration kUnaryDeadline = absl::Seconds(30);
 inline constexpr absl::Duration kTuneDeadlineMargin = absl::Seconds(600);
 
 // A Backend that calls the daemon at `address` ("HOST:PORT"; insecure credentials, as the
-// daemon listens on loopback). The channel connects at the first call. Thread-safe.
-std::unique_ptr<Backend> NewRemoteBackend(const std::string& address);
+// daemon listens on loopback). The channel connects at the first call. A tune result's
+// warnings go to `warn` (when set), each text once, as the local backend's do. Thread-safe.
+std::unique_ptr<Backend> NewRemoteBackend(const std::string& address,
+                                          std::function<void(const std::string&)> warn = nullptr);
 
 }  // namespace meshtune::service
 

@@ -107,6 +107,7 @@ absl::StatusOr<v1::TuneResult> TunerService::RunTune(search::TuneOptions options
   v1::TuneResult& out = *result;
   if (!store_error.empty()) {
     spdlog::error("tune {}: the result was not stored: {}", workload.fingerprint, store_error);
+    out.add_warnings("the result was not stored in the tuning database: " + store_error);
   } else if (!out.stored()) {
     spdlog::warn("tune {}: no measured candidate verified; the result is not stored", workload.fingerprint);
   }
@@ -129,11 +130,13 @@ grpc::Status TunerService::Tune(grpc::ServerContext* context, const v1::TuneRequ
     if (!workload.ok()) return workload.status();
     if (!warning.empty()) spdlog::warn("{}", warning);
     const std::string key = TuneJobKey(workload->fingerprint, *options, *request);
-    TuneJobFn run = [this, options = *std::move(options), workload = *std::move(workload), request = *request](
-                        const std::function<bool()>& cancelled,
-                        const std::function<void(const v1::TuneProgress&)>& progress) {
+    TuneJobFn run = [this, options = *std::move(options), workload = *std::move(workload), request = *request,
+                     warning](const std::function<bool()>& cancelled,
+                              const std::function<void(const v1::TuneProgress&)>& progress) {
       try {
-        return RunTune(options, workload, request, cancelled, progress);
+        absl::StatusOr<v1::TuneResult> result = RunTune(options, workload, request, cancelled, progress);
+        if (result.ok() && !warning.empty()) result->add_warnings(warning);
+        return result;
       } catch (const std::exception& e) {
         return absl::StatusOr<v1::TuneResult>(absl::InternalError(absl::StrCat("internal error: ", e.what())));
       }

@@ -249,6 +249,9 @@ TEST_F(ServiceCliTest, ServerAnswersAsTheInProcessEngine) {
       server);
   ASSERT_EQ(r.status, 0) << r.err;
   EXPECT_TRUE(Has(r.out, "\"record_id\": 2}")) << r.out;
+  // The daemon has no profile either: its warning reaches the caller as the engine's would.
+  EXPECT_TRUE(r.err.rfind("meshtune: no hardware profile \"default\": using built-in machine numbers", 0) == 0)
+      << r.err;
   r = Meshtune("lookup --expr 'v[a] += M[a,b] * u[b]' --extents a=64,b=64 --ranks 2" + Db());
   EXPECT_EQ(r.status, 0) << r.err;
   // Flags only an in-process tune can apply.
