@@ -1,6 +1,7 @@
 #include "search/explorer.h"
 
 #include <algorithm>
+#include <set>
 #include <utility>
 
 #include "absl/strings/str_cat.h"
@@ -164,6 +165,29 @@ const Candidate* Explorer::Evaluate(const Point& p) {
   c->order = static_cast<int64_t>(candidates_.size());
   candidates_.push_back(*std::move(c));
   return &candidates_.back();
+}
+
+std::vector<const Candidate*> Explorer::ToMeasure(size_t k) const {
+  const std::vector<const Candidate*> ranked = Best(candidates_.size());
+  std::vector<const Candidate*> out;
+  std::set<const Candidate*> taken;
+  // Each mesh's best, in the model's order, in up to half of the slots (at least 2).
+  std::set<int> meshes_seen;
+  const size_t champions = num_meshes() > 1 ? std::max<size_t>(2, k / 2) : 0;
+  for (const Candidate* c : ranked) {
+    if (out.size() >= std::min(k, champions)) break;
+    if (meshes_seen.insert(c->mesh).second && taken.insert(c).second) out.push_back(c);
+  }
+  for (const Candidate* c : ranked) {
+    if (out.size() >= k) break;
+    if (taken.insert(c).second) out.push_back(c);
+  }
+  std::stable_sort(out.begin(), out.end(), [&](const Candidate* a, const Candidate* b) {
+    if (Better(*a, *b)) return true;
+    if (Better(*b, *a)) return false;
+    return a->order < b->order;
+  });
+  return out;
 }
 
 bool Explorer::Better(const Candidate& a, const Candidate& b) {

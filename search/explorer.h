@@ -88,6 +88,11 @@ class Explorer {
   const std::deque<Candidate>& candidates() const { return candidates_; }
   // The `k` best by Better (ties: evaluation order).
   std::vector<const Candidate*> Best(size_t k) const;
+  // What to measure: `k` candidates, best first. With several meshes, each mesh's best
+  // candidate is among them (in up to half of the slots but at least 2, the meshes' best
+  // first), so that a model that misjudges one mesh shape against another is corrected by
+  // measurement; the other slots go by the model's order.
+  std::vector<const Candidate*> ToMeasure(size_t k) const;
   // Whether `a` ranks before `b`: less predicted time, then fewer transfers (a communicate
   // that moves nothing only costs a copy).
   static bool Better(const Candidate& a, const Candidate& b);

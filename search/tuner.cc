@@ -76,18 +76,19 @@ absl::StatusOr<TuneResult> Tune(const TuneOptions& options, Runner& runner,
   TuneResult result;
   result.strategy = strategy->name();
   if (runner.measures()) {
-    progress.to_measure = std::min<int>(options.top_k, static_cast<int>(ranked.size()));
+    const std::vector<const Candidate*> measure = explorer.ToMeasure(options.top_k);
+    progress.to_measure = static_cast<int>(measure.size());
     for (int i = 0; i < progress.to_measure; ++i) {
       const double left = options.budget_s - Since(start);
       if (left <= 1 || cancelled()) break;
       report("measure", &explorer);
       Measurement m;
-      m.candidate = *ranked[i];
-      m.mesh = explorer.mesh(ranked[i]->mesh).ToString();
+      m.candidate = *measure[i];
+      m.mesh = explorer.mesh(measure[i]->mesh).ToString();
       MeasureInput in;
       in.problem = &options.problem;
-      in.mesh = &explorer.mesh(ranked[i]->mesh);
-      in.trace = ranked[i]->trace;
+      in.mesh = &explorer.mesh(measure[i]->mesh);
+      in.trace = measure[i]->trace;
       in.timeout_s = left;
       in.cancelled = options.cancelled;
       m.run = runner.Run(in);

@@ -126,6 +126,40 @@ TEST(TunerTest, CancellationStopsTheTune) {
   EXPECT_EQ(Tune(o, *runner).status().code(), absl::StatusCode::kCancelled);
 }
 
+// Measures nothing for real: every run verifies, 1 s on a 1D mesh (x=4 alone), 2 s on others.
+class PrefersOneDimension : public Runner {
+ public:
+  bool measures() const override { return true; }
+  RunResult Run(const MeasureInput& input) override {
+    meshes.push_back(input.mesh->ToString());
+    RunResult r;
+    r.verified = true;
+    r.seconds = input.mesh->axes.size() == 1 ? 1.0 : 2.0;
+    return r;
+  }
+  std::vector<std::string> meshes;
+};
+
+TEST(TunerTest, EachMeshsBestIsMeasuredAndMeasurementDecides) {
+  // Square matmul: the model prefers x=2,y=2 throughout its top list; the measured set
+  // still holds x=4's best, and that one wins when it runs faster.
+  TuneOptions o = MatmulOnFourRanks("m=512,n=512,k=512");
+  o.top_k = 2;
+  PrefersOneDimension runner;
+  const absl::StatusOr<TuneResult> r = Tune(o, runner);
+  ASSERT_TRUE(r.ok()) << r.status();
+  ASSERT_EQ(runner.meshes.size(), 2u);
+  EXPECT_NE(runner.meshes[0], runner.meshes[1]);
+  EXPECT_EQ(r->mesh, "x=4");
+  EXPECT_EQ(r->measured_s, 1.0);
+  EXPECT_TRUE(r->verified);
+  // In model order: the first measured is the model's best.
+  const absl::StatusOr<TuneResult> model = Tune(MatmulOnFourRanks("m=512,n=512,k=512"), *NewModelOnlyRunner());
+  ASSERT_TRUE(model.ok());
+  EXPECT_EQ(runner.meshes[0], model->mesh);
+  EXPECT_EQ(model->mesh, "x=2,y=2");
+}
+
 TEST(TunerTest, CancellationStopsTheSpaceMidway) {
   // Polled between nests: the third poll says stop, and there is no fourth.
   int polls = 0;
