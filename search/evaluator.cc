@@ -4,6 +4,7 @@
 #include <utility>
 
 #include "absl/strings/str_cat.h"
+#include "absl/strings/str_join.h"
 #include "ir/check.h"
 #include "ir/primitives.h"
 #include "ir/reason.h"
@@ -238,8 +239,15 @@ bool Evaluator::Legal(const Genome& g) {
   return !budget.has_value() || Bytes(s, g) <= *budget;
 }
 
-std::string Evaluator::ProgramKey(const codegen::Program& p) {
+std::string Evaluator::ProgramKey(const codegen::Program& p, const ir::Computation& c) {
   std::string key = codegen::Dump(p);
+  // The loops outside the kernel: the boxes' origins are functions of them (the order of
+  // the tensorized loops inside the kernel is not).
+  for (const ir::Loop& l : c.loops()) {
+    if (l.kind == ir::LoopKind::kTensorized) continue;
+    absl::StrAppend(&key, "loop ", l.name, ":", l.extent, ":", static_cast<int>(l.kind), ":", l.axis, ":", l.origin,
+                    ":", l.stride, ":", absl::StrJoin(l.rotate, ","), "\n");
+  }
   for (const codegen::TensorInfo& t : p.tensors) {
     absl::StrAppend(&key, "layout ", t.name);
     for (const codegen::DimLayout& d : t.layout) {
@@ -277,7 +285,7 @@ absl::StatusOr<Candidate> Evaluator::Evaluate(const Genome& g) {
   for (const TransferCost& t : out.cost.transfers) {
     out.patterns.push_back(absl::StrCat(t.tensor, "@", t.loop, " ", t.pattern.ToString()));
   }
-  out.program_key = ProgramKey(*p);
+  out.program_key = ProgramKey(*p, c);
   return out;
 }
 

@@ -77,10 +77,11 @@ class Evaluator {
   // Whether `g` is legal according to the tables (and the memory budget).
   bool Legal(const Genome& g);
 
-  // The dedup key of a costing Program (lowered without offsets): its dump plus every
-  // tensor's layout, which stands in for the offsets (schedules placing data differently
-  // stay apart).
-  static std::string ProgramKey(const codegen::Program& p);
+  // The dedup key of a costing Program `p` (lowered from `c` without offsets): its dump,
+  // plus what the offsets it lacks are functions of — every tensor's layout and the loops
+  // outside the kernel (strides, rotations) — so that schedules whose runnable programs
+  // differ stay apart.
+  static std::string ProgramKey(const codegen::Program& p, const ir::Computation& c);
 
   // Lowers and costs `g`, which must be legal. The Program is lowered without offsets
   // (codegen::LowerOptions::offsets): the cost is the same, the isl work half. Unimplemented / Internal when lowering

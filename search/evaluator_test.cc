@@ -60,6 +60,13 @@ codegen::Program ReplayedProgram(const ir::Computation& base, const ir::Trace& t
   return p.ok() ? *std::move(p) : codegen::Program{};
 }
 
+// Evaluator::ProgramKey of `trace` judged afresh on `base`.
+std::string ReplayedKey(const ir::Computation& base, const ir::Trace& trace) {
+  absl::StatusOr<ir::Verdict> v = ir::Judge(base, trace);
+  if (!v.ok() || !v->legal) return "";
+  return Evaluator::ProgramKey(ReplayedProgram(base, trace, false), v->computation);
+}
+
 TEST(EvaluatorTest, TableLegalityAgreesWithJudgingWholeTraces) {
   const ir::Problem p = MustParse("C[m,n] += A[m,k] * B[k,n]", "m=16,n=16,k=16");
   std::unique_ptr<Explorer> e = MustExplore(p, {MustMesh("x=2,y=2")});
@@ -118,7 +125,7 @@ TEST(EvaluatorTest, CountsAddUpAndCandidatesAreTheirTracesPrograms) {
     absl::StatusOr<Candidate> c = e->evaluator(0).Evaluate(pt->genome);
     ASSERT_TRUE(c.ok()) << c.status();
     const ir::Trace trace = e->evaluator(0).space().ToTrace(pt->genome);
-    EXPECT_EQ(c->program_key, Evaluator::ProgramKey(ReplayedProgram(e->evaluator(0).base(), trace, false)));
+    EXPECT_EQ(c->program_key, ReplayedKey(e->evaluator(0).base(), trace));
     EXPECT_EQ(c->trace, trace.ToString());
     // The costing program without offsets costs exactly what the runnable one does.
     const codegen::Program full = ReplayedProgram(e->evaluator(0).base(), trace, true);
@@ -198,7 +205,7 @@ TEST(EvaluatorTest, SpaceHoldsTheClassicAlgorithms) {
     absl::StatusOr<Candidate> cand = ev.Evaluate(*g);
     ASSERT_TRUE(cand.ok()) << cand.status();
     EXPECT_EQ(cand->patterns, c.patterns);
-    EXPECT_EQ(cand->program_key, Evaluator::ProgramKey(ReplayedProgram(ev.base(), *trace, false)));
+    EXPECT_EQ(cand->program_key, ReplayedKey(ev.base(), *trace));
     EXPECT_EQ(cand->cost.seconds, EstimateCost(ReplayedProgram(ev.base(), *trace, true), TestParams()).seconds);
   }
 }
