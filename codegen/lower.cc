@@ -125,6 +125,16 @@ absl::Status Box(const isl::map& elements, const std::string& what, isl::map* or
   return absl::OkStatus();
 }
 
+// Looks `key` up in `memo`, computing and storing it with `make` on a miss (no cache: just
+// computes).
+template <typename T, typename F>
+T Memo(std::map<std::string, T>* memo, const std::string& key, F make) {
+  if (memo == nullptr) return make();
+  auto it = memo->find(key);
+  if (it == memo->end()) it = memo->emplace(key, make()).first;
+  return it->second;
+}
+
 // A Box result: the origin and sizes, or why the data is not a box.
 struct BoxResult {
   isl::map origin;
@@ -136,15 +146,11 @@ using BoxMemo = std::map<std::string, absl::StatusOr<BoxResult>>;
 // `elements` is only called on a miss.
 absl::StatusOr<BoxResult> MemoBox(BoxMemo* memo, const std::string& key, const std::function<isl::map()>& elements,
                                   const std::string& what) {
-  auto make = [&]() -> absl::StatusOr<BoxResult> {
+  return Memo(memo, key, [&]() -> absl::StatusOr<BoxResult> {
     BoxResult b;
     MT_RETURN_IF_ERROR(Box(elements(), what, &b.origin, &b.size));
     return b;
-  };
-  if (memo == nullptr) return make();
-  auto it = memo->find(key);
-  if (it == memo->end()) it = memo->emplace(key, make()).first;
-  return it->second;
+  });
 }
 
 // ---- Step 1: tensors and their layouts -------------------------------------------------
@@ -304,16 +310,6 @@ LoweringCache::LoweringCache() : impl_(std::make_unique<Impl>()) {}
 LoweringCache::~LoweringCache() = default;
 
 namespace {
-
-// Looks `key` up in `memo`, computing and storing it with `make` on a miss (no cache: just
-// computes).
-template <typename T, typename F>
-T Memo(std::map<std::string, T>* memo, const std::string& key, F make) {
-  if (memo == nullptr) return make();
-  auto it = memo->find(key);
-  if (it == memo->end()) it = memo->emplace(key, make()).first;
-  return it->second;
-}
 
 absl::StatusOr<StmtPtr> PlanCompute(const Computation& c, const Names& names,
                                     const std::vector<TransferPlan>& transfers, LoweringCache::Impl* cache,

@@ -216,20 +216,24 @@ const std::string& Computation::LoopsKey() const {
   return *loops_key_;
 }
 
+namespace {
+
+// `memo[key]`, computed with `make` on a miss.
+template <typename T>
+T Remembered(std::unordered_map<std::string, T>& memo, const std::string& key, const std::function<T()>& make) {
+  auto it = memo.find(key);
+  if (it == memo.end()) it = memo.emplace(key, make()).first;
+  return it->second;
+}
+
+}  // namespace
+
 isl::map Computation::MemoMap(const std::string& key, const std::function<isl::map()>& make) const {
-  auto it = base_->memo_maps.find(key);
-  if (it != base_->memo_maps.end()) return it->second;
-  isl::map m = make();
-  base_->memo_maps.emplace(key, m);
-  return m;
+  return Remembered(base_->memo_maps, key, make);
 }
 
 bool Computation::MemoBool(const std::string& key, const std::function<bool()>& make) const {
-  auto it = base_->memo_bools.find(key);
-  if (it != base_->memo_bools.end()) return it->second;
-  const bool b = make();
-  base_->memo_bools.emplace(key, b);
-  return b;
+  return Remembered(base_->memo_bools, key, make);
 }
 
 std::string Computation::TensorKey(const std::string& tensor) const {

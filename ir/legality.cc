@@ -5,6 +5,7 @@
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_format.h"
 #include "absl/strings/str_join.h"
+#include "absl/strings/string_view.h"
 #include "ir/check.h"
 
 namespace meshtune::ir {
@@ -252,11 +253,19 @@ isl::map TransferElements(const Computation& c, const Transfer& t) {
   });
 }
 
+namespace {
+
+// The memo key of `question` about transfer `t`'s sources: the loops, the tensor's sharding
+// (in TensorKey) and the transfer's loop decide them.
+std::string SourcesKey(const Computation& c, const Transfer& t, absl::string_view question) {
+  return absl::StrCat(c.LoopsKey(), "|", question, " ", c.TensorKey(t.tensor), " via ", t.loop, "/",
+                      absl::StrJoin(t.rotate, ","));
+}
+
+}  // namespace
+
 isl::map TransferSources(const Computation& c, const Transfer& t) {
-  // The loops, the tensor's sharding (in TensorKey) and the transfer's loop decide it.
-  const std::string key = absl::StrCat(c.LoopsKey(), "|TransferSources ", c.TensorKey(t.tensor), " via ", t.loop,
-                                       "/", absl::StrJoin(t.rotate, ","));
-  return c.MemoMap(key, [&] {
+  return c.MemoMap(SourcesKey(c, t, "TransferSources"), [&] {
     const int depth = TransferPrefix(c, t);
     const isl::map sources = TransferElements(c, t).apply_range(c.Owners(t.tensor));
     const Sharding* s = c.sharding(t.tensor);
@@ -274,16 +283,12 @@ namespace {
 
 // TransferSources without the distributed loops (their values are the rank's coordinates).
 isl::map SourcesByRank(const Computation& c, const Transfer& t) {
-  const std::string key = absl::StrCat(c.LoopsKey(), "|SourcesByRank ", c.TensorKey(t.tensor), " via ", t.loop, "/",
-                                       absl::StrJoin(t.rotate, ","));
-  return c.MemoMap(key, [&] { return DropDistributedLoops(c, TransferSources(c, t), TransferPrefix(c, t)); });
+  return c.MemoMap(SourcesKey(c, t, "SourcesByRank"), [&] { return DropDistributedLoops(c, TransferSources(c, t), TransferPrefix(c, t)); });
 }
 
 // Whether the source's coordinate along mesh axis `a` is one value per reader and instance.
 bool SourceAxisSingle(const Computation& c, const Transfer& t, unsigned a) {
-  const std::string key = absl::StrCat(c.LoopsKey(), "|SourceAxisSingle ", c.TensorKey(t.tensor), " via ", t.loop,
-                                       "/", absl::StrJoin(t.rotate, ","), " ", a);
-  return c.MemoBool(key, [&] { return RangeComponent(SourcesByRank(c, t), a).is_single_valued(); });
+  return c.MemoBool(absl::StrCat(SourcesKey(c, t, "SourceAxisSingle"), " ", a), [&] { return RangeComponent(SourcesByRank(c, t), a).is_single_valued(); });
 }
 
 }  // namespace

@@ -74,10 +74,7 @@ class LocalBackend final : public Backend {
     std::string store_error;
     absl::StatusOr<v1::TuneResult> result =
         RunAndStoreTune(*options, *workload, request, *runner, callbacks, db, &store_error);
-    if (!store_error.empty()) {
-      Warn("the result was not stored in the tuning database: " + store_error);
-      if (result.ok()) result->add_warnings("the result was not stored in the tuning database: " + store_error);
-    }
+    if (!store_error.empty()) Warn("the result was not stored in the tuning database: " + store_error);
     if (result.ok() && !warning.empty()) result->add_warnings(warning);
     return result;
   }

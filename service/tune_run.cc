@@ -1,5 +1,7 @@
 #include "service/tune_run.h"
 
+#include "absl/strings/str_cat.h"
+
 #include "service/records.h"
 #include "service/tune_messages.h"
 
@@ -20,6 +22,7 @@ absl::StatusOr<v1::TuneResult> RunAndStoreTune(const search::TuneOptions& option
     const absl::Status stored = StoreTuneResult(*db, w, &out);
     if (!stored.ok()) {
       out.set_stored(false);
+      out.add_warnings(absl::StrCat("the result was not stored in the tuning database: ", stored.message()));
       if (store_error != nullptr) *store_error = std::string(stored.message());
     }
   }

@@ -20,7 +20,8 @@ namespace meshtune::service {
 // returns the result message. The winner is stored in `db` (unless `db` is null) when it
 // verified or nothing was measured — a schedule whose measurements all failed is not
 // served from the cache; `stored` tells. A failure to store does not fail the tune: it is
-// described in `*store_error` (when non-null) and `stored` stays false. Errors are
+// described in `*store_error` (when non-null) and in the result's warnings, and `stored`
+// stays false. Errors are
 // search::Tune's (FailedPrecondition when no schedule is legal), and Cancelled when
 // `options.cancelled` fires (nothing is stored then).
 absl::StatusOr<v1::TuneResult> RunAndStoreTune(const search::TuneOptions& options,

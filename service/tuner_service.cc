@@ -64,6 +64,17 @@ grpc::Status Serve(const char* rpc, grpc::ServerContextBase* context, Fn&& body)
   return ToGrpc(status);
 }
 
+// Serve for a handler whose body computes the response: `make` returns it or the error.
+template <typename Response, typename Fn>
+grpc::Status ServeInto(const char* rpc, grpc::ServerContextBase* context, Response* response, Fn&& make) {
+  return Serve(rpc, context, [&]() -> absl::Status {
+    absl::StatusOr<Response> out = make();
+    if (!out.ok()) return out.status();
+    *response = *std::move(out);
+    return absl::OkStatus();
+  });
+}
+
 // Forwards the tuner's progress reports as messages.
 class ProgressForwarder : public search::TuneCallback {
  public:
@@ -107,7 +118,6 @@ absl::StatusOr<v1::TuneResult> TunerService::RunTune(search::TuneOptions options
   v1::TuneResult& out = *result;
   if (!store_error.empty()) {
     spdlog::error("tune {}: the result was not stored: {}", workload.fingerprint, store_error);
-    out.add_warnings("the result was not stored in the tuning database: " + store_error);
   } else if (!out.stored()) {
     spdlog::warn("tune {}: no measured candidate verified; the result is not stored", workload.fingerprint);
   }
@@ -194,55 +204,32 @@ grpc::Status TunerService::Tune(grpc::ServerContext* context, const v1::TuneRequ
 grpc::ServerUnaryReactor* TunerService::Lookup(grpc::CallbackServerContext* context, const v1::LookupRequest* request,
                                                v1::LookupResponse* response) {
   grpc::ServerUnaryReactor* reactor = context->DefaultReactor();
-  reactor->Finish(Serve("Lookup", context, [&]() -> absl::Status {
-    absl::StatusOr<v1::LookupResponse> out = lookups_.Lookup(*db_, *request);
-    if (!out.ok()) return out.status();
-    *response = *std::move(out);
-    return absl::OkStatus();
-  }));
+  reactor->Finish(ServeInto("Lookup", context, response, [&] { return lookups_.Lookup(*db_, *request); }));
   return reactor;
 }
 
 grpc::Status TunerService::Explain(grpc::ServerContext* context, const v1::ExplainRequest* request,
                                    v1::ExplainResponse* response) {
-  return Serve("Explain", context, [&]() -> absl::Status {
-    absl::StatusOr<v1::ExplainResponse> out = service::Explain(*request);
-    if (!out.ok()) return out.status();
-    *response = *std::move(out);
-    return absl::OkStatus();
-  });
+  return ServeInto("Explain", context, response, [&] { return service::Explain(*request); });
 }
 
 grpc::Status TunerService::Codegen(grpc::ServerContext* context, const v1::CodegenRequest* request,
                                    v1::CodegenResponse* response) {
-  return Serve("Codegen", context, [&]() -> absl::Status {
+  return ServeInto("Codegen", context, response, [&]() -> absl::StatusOr<v1::CodegenResponse> {
     absl::StatusOr<v1::CodegenRequest> resolved = ResolveCodegenRequest(*db_, *request);
     if (!resolved.ok()) return resolved.status();
-    absl::StatusOr<v1::CodegenResponse> out = service::Codegen(*resolved);
-    if (!out.ok()) return out.status();
-    *response = *std::move(out);
-    return absl::OkStatus();
+    return service::Codegen(*resolved);
   });
 }
 
 grpc::Status TunerService::ListRecords(grpc::ServerContext* context, const v1::ListRecordsRequest* request,
                                        v1::ListRecordsResponse* response) {
-  return Serve("ListRecords", context, [&]() -> absl::Status {
-    absl::StatusOr<v1::ListRecordsResponse> out = service::ListRecords(*db_, *request);
-    if (!out.ok()) return out.status();
-    *response = *std::move(out);
-    return absl::OkStatus();
-  });
+  return ServeInto("ListRecords", context, response, [&] { return service::ListRecords(*db_, *request); });
 }
 
 grpc::Status TunerService::GetRecord(grpc::ServerContext* context, const v1::GetRecordRequest* request,
                                      v1::Record* response) {
-  return Serve("GetRecord", context, [&]() -> absl::Status {
-    absl::StatusOr<v1::Record> out = service::GetRecord(*db_, *request);
-    if (!out.ok()) return out.status();
-    *response = *std::move(out);
-    return absl::OkStatus();
-  });
+  return ServeInto("GetRecord", context, response, [&] { return service::GetRecord(*db_, *request); });
 }
 
 }  // namespace meshtune::service
