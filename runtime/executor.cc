@@ -3,6 +3,7 @@
 #include <utility>
 
 #include "absl/strings/str_cat.h"
+#include "runtime/mpi_comm.h"
 #include "runtime/rank.h"
 
 namespace meshtune::runtime {
@@ -113,12 +114,10 @@ class Interpreter {
 
 }  // namespace
 
-Measurement Execute(const Program& program, MPI_Comm comm, const ExecOptions& options) {
+Measurement Execute(const Program& program, std::unique_ptr<Comm> comm, const ExecOptions& options) {
   Measurement result;
-  int size = 0;
-  MPI_Comm_size(comm, &size);
-  if (size != program.Ranks()) {
-    result.error = absl::StrCat("the mesh has ", program.Ranks(), " ranks but the job has ", size);
+  if (comm->axis_sizes() != program.axis_sizes) {
+    result.error = absl::StrCat("the mesh has ", program.Ranks(), " ranks but the job has ", comm->size());
     return result;
   }
   const Compute* compute = codegen::KernelCall(program);
@@ -145,10 +144,21 @@ Measurement Execute(const Program& program, MPI_Comm comm, const ExecOptions& op
   StatementSpec statement{compute->out.tensor, compute->out.dims, {}, compute->sum};
   for (const codegen::Operand& o : compute->in) statement.operands.emplace_back(o.tensor, o.dims);
   std::unique_ptr<RankRuntimeBase> rt =
-      MakeRankRuntime(program.dtype_bytes, comm, program.axis_sizes, program.axis_names, std::move(tensors),
+      MakeRankRuntime(program.dtype_bytes, std::move(comm), program.axis_names, std::move(tensors),
                       std::move(buffers), std::move(statement), program.accumulate, options.seed);
   Interpreter interpreter(program, rt.get());
   return rt->Measure([&] { interpreter.Exec(program.body); }, options.warmup, options.reps, options.inject_fault);
+}
+
+Measurement Execute(const Program& program, MPI_Comm comm, const ExecOptions& options) {
+  int size = 0;
+  MPI_Comm_size(comm, &size);
+  if (size != program.Ranks()) {
+    Measurement result;
+    result.error = absl::StrCat("the mesh has ", program.Ranks(), " ranks but the job has ", size);
+    return result;
+  }
+  return Execute(program, NewMpiComm(comm, program.axis_sizes), options);
 }
 
 }  // namespace meshtune::runtime

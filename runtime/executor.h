@@ -10,10 +10,12 @@
 #include <mpi.h>
 
 #include <cstdint>
+#include <memory>
 #include <string>
 #include <vector>
 
 #include "codegen/program.h"
+#include "runtime/comm.h"
 #include "runtime/rank.h"
 
 namespace meshtune::runtime {
@@ -26,8 +28,12 @@ struct ExecOptions {
   std::string inject_fault;
 };
 
-// Runs `program` on `comm`, whose size must equal the program's rank count (otherwise,
-// and when the program has no kernel call, the result carries an error).
+// Runs `program` as the rank of `comm` (every rank of the mesh calls it, each with its own
+// Comm). The result carries an error when the Comm's mesh is not the program's or the
+// program has no kernel call.
+Measurement Execute(const codegen::Program& program, std::unique_ptr<Comm> comm, const ExecOptions& options);
+
+// The same over MPI: `comm`'s size must equal the program's rank count.
 Measurement Execute(const codegen::Program& program, MPI_Comm comm, const ExecOptions& options);
 
 }  // namespace meshtune::runtime

@@ -11,17 +11,18 @@
 #include "absl/strings/str_join.h"
 #include "runtime/fill.h"
 #include "runtime/kernels.h"
+#include "runtime/mpi_comm.h"
 
 namespace meshtune::runtime {
 
 namespace {
 
 template <typename T>
-MPI_Datatype MpiType();
+DataType TypeOf();
 template <>
-MPI_Datatype MpiType<float>() { return MPI_FLOAT; }
+DataType TypeOf<float>() { return DataType::kFloat; }
 template <>
-MPI_Datatype MpiType<double>() { return MPI_DOUBLE; }
+DataType TypeOf<double>() { return DataType::kDouble; }
 
 // A dense row-major buffer.
 template <typename T>
@@ -87,29 +88,22 @@ int64_t Linear(const std::vector<int64_t>& idx, const std::vector<int64_t>& shap
 template <typename T>
 class RankRuntime : public RankRuntimeBase {
  public:
-  RankRuntime(MPI_Comm comm, std::vector<int64_t> axis_sizes, std::vector<std::string> axis_names,
-              std::vector<TensorSpec> tensors, std::vector<BufferSpec> buffers, StatementSpec statement,
-              bool accumulate, uint64_t seed)
-      : sizes_(std::move(axis_sizes)),
+  RankRuntime(std::unique_ptr<Comm> comm, std::vector<std::string> axis_names, std::vector<TensorSpec> tensors,
+              std::vector<BufferSpec> buffers, StatementSpec statement, bool accumulate, uint64_t seed)
+      : comm_(std::move(comm)),
         names_(std::move(axis_names)),
         tensors_(std::move(tensors)),
         statement_(std::move(statement)),
         accumulate_(accumulate),
         seed_(seed) {
-    std::vector<int> dims(sizes_.begin(), sizes_.end()), periods(dims.size(), 1);
-    MPI_Cart_create(comm, static_cast<int>(dims.size()), dims.data(), periods.data(), 0, &cart_);
-    MPI_Comm_rank(cart_, &rank_);
-    MPI_Comm_size(cart_, &size_);
-    coords_ = CoordsOf(rank_);
+    rank_ = comm_->rank();
+    size_ = comm_->size();
+    coords_ = comm_->CoordsOf(rank_);
     for (const TensorSpec& t : tensors_) {
       shards_[t.name].Resize(t.local_shape);
       if (!t.is_output) Fill(t);
     }
     for (const BufferSpec& b : buffers) buffers_[b.name].Resize(b.shape);
-  }
-  ~RankRuntime() override {
-    for (auto& [mask, c] : subs_) MPI_Comm_free(&c);
-    MPI_Comm_free(&cart_);
   }
 
   const Coords& coords() const override { return coords_; }
@@ -126,27 +120,22 @@ class RankRuntime : public RankRuntimeBase {
   void Broadcast(const std::string& tensor, const std::string& buffer, const std::vector<int64_t>& offset,
                  const std::vector<int>& axes, const Coords& root) override {
     Buffer<T>& buf = buffers_[buffer];
-    MPI_Comm sub = Sub(axes);
-    const int r = SubRank(sub, axes, root);
-    int me = 0;
-    MPI_Comm_rank(sub, &me);
-    if (me == r) {
+    if (comm_->GroupIndex(axes, coords_) == comm_->GroupIndex(axes, root)) {
       Local(tensor, buffer, offset);
       bytes_ += static_cast<int64_t>(buf.data.size()) * sizeof(T);
     }
-    MPI_Bcast(buf.data.data(), static_cast<int>(buf.data.size()), MpiType<T>(), r, sub);
+    comm_->Bcast(buf.data.data(), static_cast<int64_t>(buf.data.size()), TypeOf<T>(), axes, root);
   }
 
   void AllGather(const std::string& tensor, const std::string& buffer, const std::vector<int64_t>& offset,
                  const std::vector<int>& axes) override {
     const TensorSpec& t = Tensor(tensor);
     Buffer<T>& buf = buffers_[buffer];
-    MPI_Comm sub = Sub(axes);
-    const std::vector<Coords> group = Group(axes);
+    const std::vector<Coords> group = comm_->Group(axes);
     std::vector<int> counts(group.size(), 0), displs(group.size(), 0);
     std::vector<std::vector<int64_t>> los(group.size()), lens(group.size());
     for (size_t i = 0; i < group.size(); ++i) {
-      const int r = SubRank(sub, axes, group[i]);
+      const int r = comm_->GroupIndex(axes, group[i]);
       int64_t n = 0;
       if (Held(t, group[i], offset, buf.shape, &los[r], &lens[r])) {
         n = 1;
@@ -155,8 +144,7 @@ class RankRuntime : public RankRuntimeBase {
       counts[r] = static_cast<int>(n);
     }
     for (size_t r = 1; r < group.size(); ++r) displs[r] = displs[r - 1] + counts[r - 1];
-    int me = 0;
-    MPI_Comm_rank(sub, &me);
+    const int me = comm_->GroupIndex(axes, coords_);
     Buffer<T> mine, all;
     all.data.resize(displs.back() + counts.back());
     if (counts[me] > 0) {
@@ -166,8 +154,7 @@ class RankRuntime : public RankRuntimeBase {
       for (size_t d = 0; d < local.size(); ++d) local[d] = los[me][d] - start[d];
       CopyBox(shards_[tensor], local, mine, std::vector<int64_t>(local.size(), 0), lens[me]);
     }
-    MPI_Allgatherv(mine.data.data(), counts[me], MpiType<T>(), all.data.data(), counts.data(), displs.data(),
-                   MpiType<T>(), sub);
+    comm_->Allgatherv(mine.data.data(), counts[me], all.data.data(), counts, displs, TypeOf<T>(), axes);
     bytes_ += static_cast<int64_t>(counts[me]) * sizeof(T);
     for (size_t r = 0; r < group.size(); ++r) {
       if (counts[r] == 0) continue;
@@ -182,10 +169,12 @@ class RankRuntime : public RankRuntimeBase {
 
   void ShiftStep(const std::string& buffer, int axis, int shift) override {
     Buffer<T>& buf = buffers_[buffer];
-    int from = 0, to = 0;
-    MPI_Cart_shift(cart_, axis, -shift, &from, &to);
-    MPI_Sendrecv_replace(buf.data.data(), static_cast<int>(buf.data.size()), MpiType<T>(), to, 7, from, 7, cart_,
-                         MPI_STATUS_IGNORE);
+    // Receive from the neighbour at +shift, send to the one at -shift (a ring).
+    Coords from = coords_, to = coords_;
+    from[axis] += shift;
+    to[axis] -= shift;
+    comm_->SendrecvReplace(buf.data.data(), static_cast<int64_t>(buf.data.size()), TypeOf<T>(), comm_->RankOf(to),
+                           comm_->RankOf(from));
     bytes_ += static_cast<int64_t>(buf.data.size()) * sizeof(T);
   }
 
@@ -194,30 +183,27 @@ class RankRuntime : public RankRuntimeBase {
     Buffer<T>& buf = buffers_[buffer];
     const Buffer<T>& shard = shards_[tensor];
     const std::vector<int64_t> zeros(buf.shape.size(), 0);
-    std::vector<MPI_Request> reqs;
+    std::vector<Message> sends;
     std::vector<Buffer<T>> packed;
     packed.reserve(size_);
     for (int r = 0; r < size_; ++r) {
       if (r == rank_) continue;
-      const Coords c = CoordsOf(r);
+      const Coords c = comm_->CoordsOf(r);
       if (source(c) != coords_) continue;
       packed.emplace_back();
       packed.back().Resize(buf.shape);
       CopyBox(shard, offset(c), packed.back(), zeros, buf.shape);
-      reqs.emplace_back();
-      MPI_Isend(packed.back().data.data(), static_cast<int>(packed.back().data.size()), MpiType<T>(), r, 11,
-                cart_, &reqs.back());
+      sends.push_back({r, packed.back().data.data(), static_cast<int64_t>(packed.back().data.size())});
       bytes_ += static_cast<int64_t>(packed.back().data.size()) * sizeof(T);
     }
     const Coords src = source(coords_);
+    Message recv;
     if (src == coords_) {
       CopyBox(shard, offset(coords_), buf, zeros, buf.shape);
     } else {
-      reqs.emplace_back();
-      MPI_Irecv(buf.data.data(), static_cast<int>(buf.data.size()), MpiType<T>(), RankOf(src), 11, cart_,
-                &reqs.back());
+      recv = {comm_->RankOf(src), buf.data.data(), static_cast<int64_t>(buf.data.size())};
     }
-    MPI_Waitall(static_cast<int>(reqs.size()), reqs.data(), MPI_STATUSES_IGNORE);
+    comm_->Exchange(sends, recv, TypeOf<T>());
   }
 
   void ReduceInto(const std::string& kind, const std::string& tensor, const std::string& buffer,
@@ -225,13 +211,11 @@ class RankRuntime : public RankRuntimeBase {
     const TensorSpec& t = Tensor(tensor);
     Buffer<T>& part = buffers_[buffer];
     if (kind == "AllReduce") {
-      MPI_Allreduce(MPI_IN_PLACE, part.data.data(), static_cast<int>(part.data.size()), MpiType<T>(), MPI_SUM,
-                    Sub(axes));
+      comm_->Allreduce(part.data.data(), static_cast<int64_t>(part.data.size()), TypeOf<T>(), ReduceOp::kSum, axes);
       bytes_ += static_cast<int64_t>(part.data.size()) * sizeof(T);
       AddHeld(t, part, offset);
     } else if (kind == "Reduce" || kind == "ReduceScatter") {
-      MPI_Comm sub = Sub(axes);
-      for (const Coords& g : Group(axes)) {
+      for (const Coords& g : comm_->Group(axes)) {
         std::vector<int64_t> lo, len;
         if (!Held(t, g, offset, part.shape, &lo, &len)) continue;
         std::vector<int64_t> rel(lo.size());
@@ -240,8 +224,8 @@ class RankRuntime : public RankRuntimeBase {
         piece.Resize(len);
         sum.Resize(len);
         CopyBox(part, rel, piece, std::vector<int64_t>(len.size(), 0), len);
-        MPI_Reduce(piece.data.data(), sum.data.data(), static_cast<int>(piece.data.size()), MpiType<T>(), MPI_SUM,
-                   SubRank(sub, axes, g), sub);
+        comm_->ReduceSum(piece.data.data(), sum.data.data(), static_cast<int64_t>(piece.data.size()), TypeOf<T>(),
+                         axes, g);
         bytes_ += static_cast<int64_t>(piece.data.size()) * sizeof(T);
         if (g == coords_) AddHeld(t, sum, lo);
       }
@@ -252,13 +236,14 @@ class RankRuntime : public RankRuntimeBase {
 
   void Kernel(const std::string& kernel, bool sum, const std::vector<std::string>& indices,
               const std::vector<int64_t>& extents, const OperandSpec& out, const std::vector<OperandSpec>& in) override {
-    const double t0 = MPI_Wtime();
+    const double t0 = comm_->Now();
     ++kernel_calls_;
     struct Timer {
+      const Comm& comm;
       double t0;
       double* acc;
-      ~Timer() { *acc += MPI_Wtime() - t0; }
-    } timer{t0, &kernel_time_};
+      ~Timer() { *acc += comm.Now() - t0; }
+    } timer{*comm_, t0, &kernel_time_};
     const TileOperand<T> o = Tile(out, indices);
     std::vector<TileOperand<T>> ins;
     for (const OperandSpec& x : in) ins.push_back(Tile(x, indices));
@@ -285,25 +270,25 @@ class RankRuntime : public RankRuntimeBase {
       bytes_ = 0;
       kernel_time_ = 0;
       kernel_calls_ = 0;
-      MPI_Barrier(cart_);
-      const double t0 = MPI_Wtime();
+      comm_->Barrier();
+      const double t0 = comm_->Now();
       body();
-      double dt[2] = {MPI_Wtime() - t0, kernel_time_}, worst[2] = {0, 0};
-      MPI_Allreduce(dt, worst, 2, MPI_DOUBLE, MPI_MAX, cart_);
+      double worst[2] = {comm_->Now() - t0, kernel_time_};
+      comm_->Allreduce(worst, 2, DataType::kDouble, ReduceOp::kMax, comm_->AllAxes());
       if (i >= warmup) {
         m.seconds.push_back(worst[0]);
         m.kernel_seconds.push_back(worst[1]);
       }
       m.kernel_calls = kernel_calls_;
     }
-    long long mine = bytes_, most = 0;
-    MPI_Allreduce(&mine, &most, 1, MPI_LONG_LONG, MPI_MAX, cart_);
+    long long most = bytes_;
+    comm_->Allreduce(&most, 1, DataType::kLongLong, ReduceOp::kMax, comm_->AllAxes());
     m.bytes_sent_max = most;
     Buffer<T>& out = shards_[statement_.output];
     if (fault == "wrong" && rank_ == 0 && !out.data.empty()) out.data[out.data.size() / 2] += T(1);
-    double local = 0;
-    for (T v : out.data) local += v;
-    MPI_Allreduce(&local, &m.checksum, 1, MPI_DOUBLE, MPI_SUM, cart_);
+    m.checksum = 0;
+    for (T v : out.data) m.checksum += v;
+    comm_->Allreduce(&m.checksum, 1, DataType::kDouble, ReduceOp::kSum, comm_->AllAxes());
     m.error = FirstError(Verify());
     m.verified = m.error.empty();
     return m;
@@ -316,48 +301,6 @@ class RankRuntime : public RankRuntimeBase {
     }
     return tensors_[0];
   }
-  Coords CoordsOf(int rank) const {
-    std::vector<int> c(sizes_.size());
-    MPI_Cart_coords(cart_, rank, static_cast<int>(c.size()), c.data());
-    return Coords(c.begin(), c.end());
-  }
-  int RankOf(const Coords& coords) const {
-    std::vector<int> c(coords.begin(), coords.end());
-    int r = 0;
-    MPI_Cart_rank(cart_, c.data(), &r);
-    return r;
-  }
-  MPI_Comm Sub(const std::vector<int>& axes) {
-    int mask = 0;
-    for (int a : axes) mask |= 1 << a;
-    auto it = subs_.find(mask);
-    if (it != subs_.end()) return it->second;
-    std::vector<int> keep(sizes_.size(), 0);
-    for (int a : axes) keep[a] = 1;
-    MPI_Comm c;
-    MPI_Cart_sub(cart_, keep.data(), &c);
-    return subs_[mask] = c;
-  }
-  static int SubRank(MPI_Comm sub, const std::vector<int>& axes, const Coords& coords) {
-    std::vector<int> c;
-    for (int a : axes) c.push_back(static_cast<int>(coords[a]));
-    int r = 0;
-    MPI_Cart_rank(sub, c.data(), &r);
-    return r;
-  }
-  // Members of my group along `axes` (my coordinates elsewhere), in sub-communicator order.
-  std::vector<Coords> Group(const std::vector<int>& axes) const {
-    std::vector<int64_t> extent;
-    for (int a : axes) extent.push_back(sizes_[a]);
-    std::vector<Coords> out;
-    ForEachPoint(extent, [&](const std::vector<int64_t>& i) {
-      Coords c = coords_;
-      for (size_t k = 0; k < axes.size(); ++k) c[axes[k]] = i[k];
-      out.push_back(c);
-    });
-    return out;
-  }
-
   void Fill(const TensorSpec& t) {
     Buffer<T>& b = shards_[t.name];
     const std::vector<int64_t> start = t.block_start(coords_);
@@ -494,26 +437,25 @@ class RankRuntime : public RankRuntimeBase {
 
   // The error of the lowest rank that has one, on every rank.
   std::string FirstError(const std::string& mine) {
-    int flag = mine.empty() ? size_ : rank_, first = 0;
-    MPI_Allreduce(&flag, &first, 1, MPI_INT, MPI_MIN, cart_);
+    int first = mine.empty() ? size_ : rank_;
+    comm_->Allreduce(&first, 1, DataType::kInt, ReduceOp::kMin, comm_->AllAxes());
     if (first == size_) return "";
     std::vector<char> text(512, 0);
     if (rank_ == first) std::strncpy(text.data(), mine.c_str(), text.size() - 1);
-    MPI_Bcast(text.data(), static_cast<int>(text.size()), MPI_CHAR, first, cart_);
+    comm_->Bcast(text.data(), static_cast<int64_t>(text.size()), DataType::kChar, comm_->AllAxes(),
+                 comm_->CoordsOf(first));
     return std::string(text.data());
   }
 
-  std::vector<int64_t> sizes_;
+  std::unique_ptr<Comm> comm_;
   std::vector<std::string> names_;
   std::vector<TensorSpec> tensors_;
   StatementSpec statement_;
   bool accumulate_;
   uint64_t seed_;
-  MPI_Comm cart_;
   int rank_ = 0, size_ = 1;
   Coords coords_;
   std::map<std::string, Buffer<T>> shards_, buffers_;
-  std::map<int, MPI_Comm> subs_;
   int64_t bytes_ = 0;
   double kernel_time_ = 0;
   int64_t kernel_calls_ = 0;
@@ -521,17 +463,25 @@ class RankRuntime : public RankRuntimeBase {
 
 }  // namespace
 
+std::unique_ptr<RankRuntimeBase> MakeRankRuntime(int dtype_bytes, std::unique_ptr<Comm> comm,
+                                                 const std::vector<std::string>& axis_names,
+                                                 std::vector<TensorSpec> tensors, std::vector<BufferSpec> buffers,
+                                                 StatementSpec statement, bool accumulate, uint64_t seed) {
+  if (dtype_bytes == 8) {
+    return std::make_unique<RankRuntime<double>>(std::move(comm), axis_names, std::move(tensors), std::move(buffers),
+                                                 std::move(statement), accumulate, seed);
+  }
+  return std::make_unique<RankRuntime<float>>(std::move(comm), axis_names, std::move(tensors), std::move(buffers),
+                                              std::move(statement), accumulate, seed);
+}
+
 std::unique_ptr<RankRuntimeBase> MakeRankRuntime(int dtype_bytes, MPI_Comm comm,
                                                  const std::vector<int64_t>& axis_sizes,
                                                  const std::vector<std::string>& axis_names,
                                                  std::vector<TensorSpec> tensors, std::vector<BufferSpec> buffers,
                                                  StatementSpec statement, bool accumulate, uint64_t seed) {
-  if (dtype_bytes == 8) {
-    return std::make_unique<RankRuntime<double>>(comm, axis_sizes, axis_names, std::move(tensors), std::move(buffers),
-                                                 std::move(statement), accumulate, seed);
-  }
-  return std::make_unique<RankRuntime<float>>(comm, axis_sizes, axis_names, std::move(tensors), std::move(buffers),
-                                              std::move(statement), accumulate, seed);
+  return MakeRankRuntime(dtype_bytes, NewMpiComm(comm, axis_sizes), axis_names, std::move(tensors),
+                         std::move(buffers), std::move(statement), accumulate, seed);
 }
 
 std::string MeasurementJson(const Measurement& m) {

@@ -1,10 +1,11 @@
 // RankRuntime: what one rank of a distributed schedule does, as plain calls.
 //
-// Shards filled from runtime/fill.h, transfer buffers, the communication primitives over
-// an MPI Cartesian communicator (with per-axis sub-communicators), local kernels,
+// Shards filled from runtime/fill.h, transfer buffers, the communication patterns over a
+// Comm (runtime/comm.h: MPI, or the in-process simulator's virtual ranks), local kernels,
 // verification against an f64 reference, and the timing loop. The Program executor
-// (executor.h) and the C++ programs codegen/emit_cpp.h writes both drive a RankRuntime, so
-// the two have the same semantics. One object per rank; not thread-safe.
+// (executor.h), the simulator (simulator.h) and the C++ programs codegen/emit_cpp.h writes
+// all drive a RankRuntime, so the three have the same semantics. One object per rank; not
+// thread-safe.
 #ifndef MESHTUNE_RUNTIME_RANK_H_
 #define MESHTUNE_RUNTIME_RANK_H_
 
@@ -17,9 +18,10 @@
 #include <string>
 #include <vector>
 
+#include "runtime/comm.h"
+
 namespace meshtune::runtime {
 
-using Coords = std::vector<int64_t>;
 // A function of a rank's mesh coordinates (a source rank, a slice offset, a block start).
 using CoordsFn = std::function<std::vector<int64_t>(const Coords&)>;
 
@@ -92,7 +94,13 @@ class RankRuntimeBase {
                               const std::string& inject_fault) = 0;
 };
 
-// A runtime for f32 (dtype_bytes 4) or f64 (8). `comm`'s size must equal the mesh's ranks.
+// A runtime for f32 (dtype_bytes 4) or f64 (8) over `comm` (one rank of the mesh).
+std::unique_ptr<RankRuntimeBase> MakeRankRuntime(int dtype_bytes, std::unique_ptr<Comm> comm,
+                                                 const std::vector<std::string>& axis_names,
+                                                 std::vector<TensorSpec> tensors, std::vector<BufferSpec> buffers,
+                                                 StatementSpec statement, bool accumulate, uint64_t seed);
+
+// The same over MPI (runtime/mpi_comm.h); `comm`'s size must equal the mesh's ranks.
 std::unique_ptr<RankRuntimeBase> MakeRankRuntime(int dtype_bytes, MPI_Comm comm,
                                                  const std::vector<int64_t>& axis_sizes,
                                                  const std::vector<std::string>& axis_names,

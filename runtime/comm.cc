@@ -1,0 +1,74 @@
+#include "runtime/comm.h"
+
+#include <cstddef>
+#include <utility>
+
+namespace meshtune::runtime {
+
+int DataTypeBytes(DataType type) {
+  switch (type) {
+    case DataType::kFloat:
+    case DataType::kInt:
+      return 4;
+    case DataType::kDouble:
+    case DataType::kLongLong:
+      return 8;
+    case DataType::kChar:
+      return 1;
+  }
+  return 1;
+}
+
+Comm::Comm(std::vector<int64_t> axis_sizes) : sizes_(std::move(axis_sizes)) {}
+
+int Comm::size() const {
+  int64_t n = 1;
+  for (int64_t s : sizes_) n *= s;
+  return static_cast<int>(n);
+}
+
+Coords Comm::CoordsOf(int rank) const {
+  Coords c(sizes_.size());
+  for (int a = static_cast<int>(sizes_.size()) - 1; a >= 0; --a) {
+    c[a] = rank % sizes_[a];
+    rank = static_cast<int>(rank / sizes_[a]);
+  }
+  return c;
+}
+
+int Comm::RankOf(const Coords& coords) const {
+  int64_t r = 0;
+  for (size_t a = 0; a < sizes_.size(); ++a) r = r * sizes_[a] + ((coords[a] % sizes_[a]) + sizes_[a]) % sizes_[a];
+  return static_cast<int>(r);
+}
+
+std::vector<Coords> Comm::Group(const std::vector<int>& axes) const {
+  const Coords me = CoordsOf(rank());
+  std::vector<Coords> out = {me};
+  // Row-major over `axes`: the last listed axis fastest.
+  for (int a : axes) {
+    std::vector<Coords> next;
+    for (const Coords& c : out) {
+      for (int64_t v = 0; v < sizes_[a]; ++v) {
+        next.push_back(c);
+        next.back()[a] = v;
+      }
+    }
+    out = std::move(next);
+  }
+  return out;
+}
+
+int Comm::GroupIndex(const std::vector<int>& axes, const Coords& coords) const {
+  int64_t i = 0;
+  for (int a : axes) i = i * sizes_[a] + coords[a];
+  return static_cast<int>(i);
+}
+
+std::vector<int> Comm::AllAxes() const {
+  std::vector<int> axes;
+  for (size_t a = 0; a < sizes_.size(); ++a) axes.push_back(static_cast<int>(a));
+  return axes;
+}
+
+}  // namespace meshtune::runtime

@@ -1,0 +1,83 @@
+// Comm: the message passing one rank of a mesh needs, as an interface with two
+// implementations — MPI (runtime/mpi_comm.h, a periodic Cartesian communicator with one
+// sub-communicator per set of axes) and the in-process simulator (runtime/sim_comm.h, every
+// rank a thread of one process). RankRuntime (rank.h) implements every communication
+// pattern once, over this interface, so a simulated run moves the same boxes between the
+// same ranks as an MPI run.
+//
+// Ranks are numbered row-major over the mesh (the last axis fastest), as MPI_Cart_create
+// without reordering numbers them. A group "along axes" is the set of ranks that share the
+// caller's coordinates on every other axis; its members are indexed row-major over `axes`
+// (as MPI_Cart_sub orders them). Collectives must be called by every member of the group,
+// in the same order. One Comm per rank; not thread-safe.
+#ifndef MESHTUNE_RUNTIME_COMM_H_
+#define MESHTUNE_RUNTIME_COMM_H_
+
+#include <cstdint>
+#include <vector>
+
+namespace meshtune::runtime {
+
+using Coords = std::vector<int64_t>;
+
+enum class DataType { kFloat, kDouble, kInt, kLongLong, kChar };
+enum class ReduceOp { kSum, kMax, kMin };
+
+// Bytes of one element of `type`.
+int DataTypeBytes(DataType type);
+
+// A message of point-to-point Exchange: `count` elements at `data` to or from rank `peer`.
+struct Message {
+  int peer = 0;
+  void* data = nullptr;
+  int64_t count = 0;
+};
+
+class Comm {
+ public:
+  explicit Comm(std::vector<int64_t> axis_sizes);
+  virtual ~Comm() = default;
+
+  const std::vector<int64_t>& axis_sizes() const { return sizes_; }
+  int size() const;
+  virtual int rank() const = 0;
+  Coords CoordsOf(int rank) const;
+  // The rank at `coords`, each coordinate taken modulo its axis size (the mesh is periodic).
+  int RankOf(const Coords& coords) const;
+  // The members of the caller's group along `axes`, by group index; and the index of the
+  // member at `coords` (its coordinates along `axes`, row-major).
+  std::vector<Coords> Group(const std::vector<int>& axes) const;
+  int GroupIndex(const std::vector<int>& axes, const Coords& coords) const;
+
+  // MPI_Bcast over the group along `axes` from the member at `root`.
+  virtual void Bcast(void* data, int64_t count, DataType type, const std::vector<int>& axes,
+                     const Coords& root) = 0;
+  // MPI_Allgatherv over the group along `axes`: member i's `send` (counts[i] elements)
+  // lands at recv + displs[i]. Every member passes the same counts and displacements.
+  virtual void Allgatherv(const void* send, int64_t send_count, void* recv, const std::vector<int>& counts,
+                          const std::vector<int>& displs, DataType type, const std::vector<int>& axes) = 0;
+  // MPI_Sendrecv_replace: sends `data` to rank `dest` and replaces it with what rank
+  // `source` sends.
+  virtual void SendrecvReplace(void* data, int64_t count, DataType type, int dest, int source) = 0;
+  // Every message of `sends` goes out, and `recv` (when its data is not null) is filled from
+  // its peer; returns when all are done (Isend/Irecv/Waitall).
+  virtual void Exchange(const std::vector<Message>& sends, const Message& recv, DataType type) = 0;
+  // MPI_Allreduce in place over the group along `axes` (every axis: the whole mesh).
+  virtual void Allreduce(void* data, int64_t count, DataType type, ReduceOp op, const std::vector<int>& axes) = 0;
+  // MPI_Reduce (sum) of `send` over the group along `axes` into `recv` on the member at `root`.
+  virtual void ReduceSum(const void* send, void* recv, int64_t count, DataType type, const std::vector<int>& axes,
+                         const Coords& root) = 0;
+  virtual void Barrier() = 0;
+  // Seconds from a fixed point (MPI_Wtime).
+  virtual double Now() const = 0;
+
+  // Every axis of the mesh, for collectives over all ranks.
+  std::vector<int> AllAxes() const;
+
+ private:
+  std::vector<int64_t> sizes_;
+};
+
+}  // namespace meshtune::runtime
+
+#endif  // MESHTUNE_RUNTIME_COMM_H_

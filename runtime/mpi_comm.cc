@@ -1,0 +1,112 @@
+#include "runtime/mpi_comm.h"
+
+#include <map>
+
+namespace meshtune::runtime {
+
+namespace {
+
+MPI_Datatype Type(DataType t) {
+  switch (t) {
+    case DataType::kFloat:
+      return MPI_FLOAT;
+    case DataType::kDouble:
+      return MPI_DOUBLE;
+    case DataType::kInt:
+      return MPI_INT;
+    case DataType::kLongLong:
+      return MPI_LONG_LONG;
+    case DataType::kChar:
+      return MPI_CHAR;
+  }
+  return MPI_BYTE;
+}
+
+MPI_Op Op(ReduceOp op) {
+  switch (op) {
+    case ReduceOp::kSum:
+      return MPI_SUM;
+    case ReduceOp::kMax:
+      return MPI_MAX;
+    case ReduceOp::kMin:
+      return MPI_MIN;
+  }
+  return MPI_SUM;
+}
+
+class MpiComm : public Comm {
+ public:
+  MpiComm(MPI_Comm comm, const std::vector<int64_t>& sizes) : Comm(sizes) {
+    std::vector<int> dims(sizes.begin(), sizes.end()), periods(dims.size(), 1);
+    MPI_Cart_create(comm, static_cast<int>(dims.size()), dims.data(), periods.data(), 0, &cart_);
+    MPI_Comm_rank(cart_, &rank_);
+  }
+  ~MpiComm() override {
+    for (auto& [mask, c] : subs_) MPI_Comm_free(&c);
+    MPI_Comm_free(&cart_);
+  }
+
+  int rank() const override { return rank_; }
+
+  void Bcast(void* data, int64_t count, DataType type, const std::vector<int>& axes, const Coords& root) override {
+    MPI_Bcast(data, static_cast<int>(count), Type(type), GroupIndex(axes, root), Sub(axes));
+  }
+
+  void Allgatherv(const void* send, int64_t send_count, void* recv, const std::vector<int>& counts,
+                  const std::vector<int>& displs, DataType type, const std::vector<int>& axes) override {
+    MPI_Allgatherv(send, static_cast<int>(send_count), Type(type), recv, counts.data(), displs.data(), Type(type),
+                   Sub(axes));
+  }
+
+  void SendrecvReplace(void* data, int64_t count, DataType type, int dest, int source) override {
+    MPI_Sendrecv_replace(data, static_cast<int>(count), Type(type), dest, 7, source, 7, cart_, MPI_STATUS_IGNORE);
+  }
+
+  void Exchange(const std::vector<Message>& sends, const Message& recv, DataType type) override {
+    std::vector<MPI_Request> reqs(sends.size() + (recv.data != nullptr ? 1 : 0));
+    for (size_t i = 0; i < sends.size(); ++i) {
+      MPI_Isend(sends[i].data, static_cast<int>(sends[i].count), Type(type), sends[i].peer, 11, cart_, &reqs[i]);
+    }
+    if (recv.data != nullptr) {
+      MPI_Irecv(recv.data, static_cast<int>(recv.count), Type(type), recv.peer, 11, cart_, &reqs.back());
+    }
+    MPI_Waitall(static_cast<int>(reqs.size()), reqs.data(), MPI_STATUSES_IGNORE);
+  }
+
+  void Allreduce(void* data, int64_t count, DataType type, ReduceOp op, const std::vector<int>& axes) override {
+    MPI_Allreduce(MPI_IN_PLACE, data, static_cast<int>(count), Type(type), Op(op), Sub(axes));
+  }
+
+  void ReduceSum(const void* send, void* recv, int64_t count, DataType type, const std::vector<int>& axes,
+                 const Coords& root) override {
+    MPI_Reduce(send, recv, static_cast<int>(count), Type(type), MPI_SUM, GroupIndex(axes, root), Sub(axes));
+  }
+
+  void Barrier() override { MPI_Barrier(cart_); }
+  double Now() const override { return MPI_Wtime(); }
+
+ private:
+  MPI_Comm Sub(const std::vector<int>& axes) {
+    int mask = 0;
+    for (int a : axes) mask |= 1 << a;
+    auto it = subs_.find(mask);
+    if (it != subs_.end()) return it->second;
+    std::vector<int> keep(axis_sizes().size(), 0);
+    for (int a : axes) keep[a] = 1;
+    MPI_Comm c;
+    MPI_Cart_sub(cart_, keep.data(), &c);
+    return subs_[mask] = c;
+  }
+
+  MPI_Comm cart_;
+  int rank_ = 0;
+  std::map<int, MPI_Comm> subs_;
+};
+
+}  // namespace
+
+std::unique_ptr<Comm> NewMpiComm(MPI_Comm comm, const std::vector<int64_t>& axis_sizes) {
+  return std::make_unique<MpiComm>(comm, axis_sizes);
+}
+
+}  // namespace meshtune::runtime

@@ -1,0 +1,124 @@
+#include "tests/space_sweep.h"
+
+#include <algorithm>
+#include <memory>
+#include <random>
+#include <set>
+#include <utility>
+
+#include "absl/strings/str_cat.h"
+#include "codegen/lower.h"
+#include "ir/mesh.h"
+#include "ir/problem.h"
+#include "ir/trace.h"
+#include "ir/verdict.h"
+#include "runtime/simulator.h"
+#include "search/evaluator.h"
+#include "search/space.h"
+
+namespace meshtune::testing {
+
+std::string SweepCase::Name() const {
+  return absl::StrCat(expr, " ", extents, " on ", mesh, allow_replication ? " (replication)" : "");
+}
+
+namespace {
+
+// Every legal genome of the evaluator's space.
+std::vector<search::Genome> LegalGenomes(search::Evaluator& ev) {
+  std::vector<search::Genome> out;
+  const search::Space& space = ev.space();
+  for (int n = 0; n < static_cast<int>(space.nests().size()); ++n) {
+    const search::NestChoices& nest = space.nests()[n];
+    for (int r = 0; r < static_cast<int>(nest.rotations.size()); ++r) {
+      const search::NestTable& table = ev.Table(n, r);
+      if (!table.usable || table.legal_points == 0) continue;
+      // The cartesian product of each tensor's legal options.
+      std::vector<size_t> at(table.legal.size(), 0);
+      bool empty = false;
+      for (const auto& l : table.legal) empty |= l.empty();
+      if (empty) continue;
+      while (true) {
+        search::Genome g;
+        g.nest = n;
+        g.rotation = r;
+        for (size_t t = 0; t < at.size(); ++t) g.options.push_back(table.legal[t][at[t]]);
+        if (ev.Legal(g)) out.push_back(std::move(g));
+        size_t t = 0;
+        while (t < at.size() && ++at[t] == table.legal[t].size()) at[t++] = 0;
+        if (t == at.size()) break;
+      }
+    }
+  }
+  return out;
+}
+
+}  // namespace
+
+absl::StatusOr<SweepResult> SweepSpace(const SweepCase& c, int64_t max_points, uint64_t seed,
+                                       const ProgramCheck& check) {
+  absl::StatusOr<ir::Problem> problem = ir::ParseProblem(c.expr, c.extents);
+  if (!problem.ok()) return problem.status();
+  absl::StatusOr<ir::Mesh> mesh = ir::ParseMesh(c.mesh);
+  if (!mesh.ok()) return mesh.status();
+  absl::StatusOr<ir::Computation> base = ir::Computation::Create(*problem, *mesh);
+  if (!base.ok()) return base.status();
+  search::SpaceOptions options;
+  options.allow_replication = c.allow_replication;
+  absl::StatusOr<search::Space> space = search::Space::Build(*base, options);
+  if (!space.ok()) return space.status();
+  search::CostParams params;
+  search::Evaluator ev(*base, *std::move(space), params);
+  std::vector<search::Genome> genomes = LegalGenomes(ev);
+  SweepResult result;
+  result.legal_points = static_cast<int64_t>(genomes.size());
+  if (static_cast<int64_t>(genomes.size()) > max_points) {
+    std::mt19937_64 rng(seed);
+    std::shuffle(genomes.begin(), genomes.end(), rng);
+    genomes.resize(max_points);
+  }
+  codegen::LoweringCache cache;
+  std::set<std::string> programs;
+  for (const search::Genome& g : genomes) {
+    ++result.checked;
+    const std::string trace = ev.space().ToTrace(g).ToString();
+    auto fail = [&](std::string error) { result.failures.push_back({trace, std::move(error)}); };
+    absl::StatusOr<ir::Trace> parsed = ir::ParseTrace(trace);
+    if (!parsed.ok()) {
+      fail(absl::StrCat("the trace does not parse: ", parsed.status().message()));
+      continue;
+    }
+    absl::StatusOr<ir::Verdict> verdict = ir::Judge(*base, *parsed);
+    if (!verdict.ok() || !verdict->legal) {
+      fail(verdict.ok() ? absl::StrCat("legal in the space's tables but judged illegal: [",
+                                       verdict->reasons[0].code, "] ", verdict->reasons[0].message)
+                        : absl::StrCat("judging failed: ", verdict.status().message()));
+      continue;
+    }
+    codegen::LowerOptions lower;
+    lower.cache = &cache;
+    absl::StatusOr<codegen::Program> program = codegen::Lower(verdict->computation, lower);
+    if (!program.ok()) {
+      if (absl::IsUnimplemented(program.status())) {
+        ++result.unlowerable;
+      } else {
+        fail(absl::StrCat("lowering failed: ", program.status().message()));
+      }
+      continue;
+    }
+    programs.insert(search::Evaluator::ProgramKey(*program, verdict->computation));
+    if (check) {
+      std::string error = check(verdict->computation, *program);
+      if (!error.empty()) {
+        fail(std::move(error));
+        continue;
+      }
+    }
+    const runtime::Measurement m = runtime::Simulate(*program);
+    if (!m.verified) fail(m.error.empty() ? "not verified" : m.error);
+  }
+  result.distinct_programs = static_cast<int64_t>(programs.size());
+  return result;
+}
+
+}  // namespace meshtune::testing

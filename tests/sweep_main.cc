@@ -1,0 +1,38 @@
+// space_sweep: sweeps one space (tests/space_sweep.h) and prints its counts and failures.
+//   bazel run //tests:space_sweep_main -- --expr 'C[m,n] += A[m,k] * B[k,n]' \
+//       --extents m=4,n=4,k=6 --mesh x=2,y=2 [--replication] [--max 2000] [--seed 1]
+#include <chrono>
+#include <iostream>
+
+#include "CLI/CLI.hpp"
+#include "tests/space_sweep.h"
+
+int main(int argc, char** argv) {
+  CLI::App app{"sweep a schedule space through the mesh simulator"};
+  meshtune::testing::SweepCase c;
+  int64_t max_points = 2000;
+  uint64_t seed = 1;
+  int show = 5;
+  app.add_option("--expr", c.expr)->required();
+  app.add_option("--extents", c.extents)->required();
+  app.add_option("--mesh", c.mesh)->required();
+  app.add_flag("--replication", c.allow_replication);
+  app.add_option("--max", max_points);
+  app.add_option("--seed", seed);
+  app.add_option("--show", show, "failures to print");
+  CLI11_PARSE(app, argc, argv);
+  const auto t0 = std::chrono::steady_clock::now();
+  auto r = meshtune::testing::SweepSpace(c, max_points, seed);
+  const double s = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
+  if (!r.ok()) {
+    std::cerr << r.status() << "\n";
+    return 2;
+  }
+  std::cout << c.Name() << ": " << r->legal_points << " legal, " << r->checked << " checked, "
+            << r->distinct_programs << " distinct programs, " << r->unlowerable << " unlowerable, "
+            << r->failures.size() << " failures, " << s << " s\n";
+  for (int i = 0; i < show && i < static_cast<int>(r->failures.size()); ++i) {
+    std::cout << "--- " << r->failures[i].error << "\n" << r->failures[i].trace << "\n";
+  }
+  return r->failures.empty() ? 0 : 1;
+}
