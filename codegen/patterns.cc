@@ -38,14 +38,16 @@ CommPattern DetectFetchPattern(const ir::Computation& c, int prefix, const isl::
   }
   CommPattern out;
   if (moving.empty()) return out;  // Local
-  // Broadcast: within a group along the moving axes everyone has one root and one box.
+  // Broadcast: within a group along the moving axes everyone has one root (every
+  // coordinate of the source, not only its coordinate along that axis, is the same across
+  // the group) and one box.
   bool broadcast = true;
   auto offsets_independent = [&](int a) {
     if (offsets_key.empty()) return ir::IndependentOfDim(offsets, a);
     return c.MemoBool(absl::StrCat(offsets_key, "|IndependentOfDim ", a), [&] { return ir::IndependentOfDim(offsets, a); });
   };
   for (int a : moving) {
-    broadcast = broadcast && ir::IndependentOfDim(ir::RangeComponent(sources, a), a) && offsets_independent(a);
+    broadcast = broadcast && ir::IndependentOfDim(sources, a) && offsets_independent(a);
   }
   if (broadcast) {
     out.kind = CommPattern::Kind::kBroadcast;

@@ -133,14 +133,21 @@ const Transfer* Computation::TransferOf(const std::string& tensor) const {
   return nullptr;
 }
 
+bool Computation::OutermostOfIndex(size_t j) const {
+  const Loop& l = loops_[j];
+  for (const Loop& o : loops_) {
+    if (o.origin == l.origin && o.extent > 1 && o.stride > l.stride) return false;
+  }
+  return true;
+}
+
 isl::aff Computation::LoopValue(size_t j) const {
   const Loop& l = loops_[j];
-  isl::aff v = FloorDiv(DomainVar(domain().space(), problem().IndexPosition(l.origin)), l.stride);
-  bool outermost = true;  // no loop of the same index has a larger stride: no wrap-around
-  for (const Loop& o : loops_) {
-    if (o.origin == l.origin && o.stride > l.stride) outermost = false;
-  }
-  if (l.rotate.empty()) return outermost ? v : Mod(v, l.extent);
+  const isl::aff index = DomainVar(domain().space(), problem().IndexPosition(l.origin));
+  // A loop of one iteration is 0 (its stride may equal that of the loop outside it).
+  if (l.extent == 1) return Sub(index, index);
+  isl::aff v = FloorDiv(index, l.stride);
+  if (l.rotate.empty()) return OutermostOfIndex(j) ? v : Mod(v, l.extent);
   for (const std::string& r : l.rotate) v = Sub(v, LoopValue(LoopIndex(r)));
   return Mod(v, l.extent);
 }

@@ -102,6 +102,9 @@ class Computation {
   const std::vector<Transfer>& transfers() const { return transfers_; }
   const Transfer* TransferOf(const std::string& tensor) const;  // nullptr when none
   const std::string& kernel() const { return kernel_; }  // tensorize op, "" when none
+  // Whether loop j is the outermost loop of its index among the loops of more than one
+  // iteration: its value is then the index's block number, with no wrap-around.
+  bool OutermostOfIndex(size_t j) const;
   // S[i...] -> Mesh[r...]: the ranks that execute each statement instance (every rank
   // along a mesh axis that no loop is distributed over).
   isl::map Execution() const;
@@ -151,7 +154,8 @@ class Computation {
   };
   Computation() = default;
   // The value of loop j at a domain point: the index's block number floor(i/stride),
-  // wrapped mod extent unless it is the index's outermost loop, shifted by its rotation.
+  // wrapped mod extent unless it is the index's outermost loop (OutermostOfIndex), shifted
+  // by its rotation; 0 for a loop of one iteration.
   isl::aff LoopValue(size_t j) const;
   // S[i...] -> tuple[r..., t_0..t_{depth-1}]: executing rank (every coordinate along axes
   // no loop is distributed over) and the outermost `depth` loop values.

@@ -329,6 +329,15 @@ std::vector<int> GatherAxesOf(const Computation& c, const Transfer& t) {
     freed = FreeRangeDim(freed, a);
   }
   if (axes.empty()) return {};
+  // The group is the reader's own: along every other axis the data lives at the reader's
+  // coordinate (the runtime gathers among the ranks that share its other coordinates).
+  std::vector<std::pair<unsigned, unsigned>> own;
+  for (unsigned a = 0; a < mesh.axes.size(); ++a) {
+    if (std::find(axes.begin(), axes.end(), static_cast<int>(a)) == axes.end()) own.emplace_back(a, a);
+  }
+  if (!own.empty() && !sources.is_subset(Equalities(sources.domain().space(), sources.range().space(), own))) {
+    return {};
+  }
   for (int a : axes) {
     if (!ElementsAlignedAlong(c, t, a)) return {};
   }
@@ -406,10 +415,8 @@ std::string LegalityKey(const Computation& c, const std::string& tensor) {
   for (size_t j = 0; j < loops.size(); ++j) {
     const Loop& l = loops[j];
     if (l.kind != LoopKind::kDistributed && static_cast<int>(j) >= depth) continue;
-    bool outermost = true;  // as Computation::LoopValue decides whether the loop wraps
-    for (const Loop& o : loops) outermost &= !(o.origin == l.origin && o.stride > l.stride);
     absl::StrAppend(&key, ";", j, ":", l.name, ":", l.extent, ":", static_cast<int>(l.kind), ":", l.axis, ":",
-                    l.origin, ":", l.stride, ":", outermost, ":", absl::StrJoin(l.rotate, ","));
+                    l.origin, ":", l.stride, ":", c.OutermostOfIndex(j), ":", absl::StrJoin(l.rotate, ","));
   }
   return key;
 }

@@ -128,5 +128,39 @@ TEST(SimulatorTest, ACollectiveWithDisagreeingRootsIsReported) {
   EXPECT_NE(m.error.find("simulated Bcast along [1]"), std::string::npos) << m.error;
 }
 
+
+// Issue repro: B's block at step ko lives on the ranks with x = ko, not along the reader's
+// own y group; an all-gather among the reader's group would gather the wrong block.
+TEST(SimulatorTest, AGatherFromAnotherRowIsRefused) {
+  const Lowered l = LowerTrace(kMatmul, "m=64,n=64,k=64", "x=2,y=2",
+                               "distribute([m], [mo], [mi], [y])\n"
+                               "divide(k, ko, ki, 2)\n"
+                               "reorder(mo, ko, mi, n, ki)\n"
+                               "shard(A, m@y)\nshard(B, k@x, n@y)\nshard(C, m@y)\n"
+                               "communicate(B, ko)\n"
+                               "tensorize([mi, n, ki], matmul)\n");
+  EXPECT_FALSE(l.legal);
+  EXPECT_EQ(l.reason,
+            "multi_source_transfer: communicate(B, ko): at ko=0 rank (x=0, y=0) needs B[0:32, 0:64], which lives "
+            "on several ranks, e.g. (x=0, y=0) and (x=0, y=1); one transfer reads from one source rank");
+}
+
+// Issue repro: a divide by 1 made a loop of one iteration whose value was taken as the
+// row block (mio = mo), so the reduced block landed at C[0:32] on every rank.
+TEST(SimulatorTest, ALoopOfOneIterationKeepsTheBlockOffsets) {
+  for (const std::string parts : {"1", "2"}) {
+    const Lowered l = LowerTrace(kMatmul, "m=64,n=64,k=64", "x=2,y=2",
+                                 "distribute([m,k], [mo,ko], [mi,ki], [x,y])\n"
+                                 "divide(mi, mio, mii, " + parts + ")\n"
+                                 "reorder(mo, ko, mio, mii, n, ki)\n"
+                                 "shard(A, m@x, k@y)\nshard(B, k@y)\nshard(C, m@x)\n"
+                                 "communicate(C, mio)\n"
+                                 "tensorize([mii, n, ki], matmul)\n");
+    ASSERT_TRUE(l.legal) << l.reason;
+    const Measurement m = Simulate(l.program);
+    EXPECT_TRUE(m.verified) << "divide by " << parts << ": " << m.error;
+  }
+}
+
 }  // namespace
 }  // namespace meshtune::runtime
