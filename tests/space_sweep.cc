@@ -53,15 +53,62 @@ std::vector<search::Genome> LegalGenomes(search::Evaluator& ev) {
   return out;
 }
 
-}  // namespace
+// Judges, lowers, checks and simulates one trace into `result`.
+void CheckOne(const ir::Computation& base, const std::string& trace, const ProgramCheck& check,
+              codegen::LoweringCache* cache, std::set<std::string>* programs, SweepResult* result) {
+  ++result->checked;
+  auto fail = [&](std::string error) { result->failures.push_back({trace, std::move(error)}); };
+  absl::StatusOr<ir::Trace> parsed = ir::ParseTrace(trace);
+  if (!parsed.ok()) return fail(absl::StrCat("the trace does not parse: ", parsed.status().message()));
+  absl::StatusOr<ir::Verdict> verdict = ir::Judge(base, *parsed);
+  if (!verdict.ok()) return fail(absl::StrCat("judging failed: ", verdict.status().message()));
+  if (!verdict->legal) {
+    return fail(absl::StrCat("judged illegal: [", verdict->reasons[0].code, "] ", verdict->reasons[0].message));
+  }
+  codegen::LowerOptions lower;
+  lower.cache = cache;
+  absl::StatusOr<codegen::Program> program = codegen::Lower(verdict->computation, lower);
+  if (!program.ok()) {
+    if (absl::IsUnimplemented(program.status())) {
+      ++result->unlowerable;
+      return;
+    }
+    return fail(absl::StrCat("lowering failed: ", program.status().message()));
+  }
+  programs->insert(search::Evaluator::ProgramKey(*program, verdict->computation));
+  if (check) {
+    std::string error = check(verdict->computation, *program);
+    if (!error.empty()) return fail(std::move(error));
+  }
+  const runtime::Measurement m = runtime::Simulate(*program);
+  if (!m.verified) fail(m.error.empty() ? "not verified" : m.error);
+}
 
-absl::StatusOr<SweepResult> SweepSpace(const SweepCase& c, int64_t max_points, uint64_t seed,
-                                       const ProgramCheck& check) {
+// The base computation of `c`.
+absl::StatusOr<ir::Computation> Base(const SweepCase& c) {
   absl::StatusOr<ir::Problem> problem = ir::ParseProblem(c.expr, c.extents);
   if (!problem.ok()) return problem.status();
   absl::StatusOr<ir::Mesh> mesh = ir::ParseMesh(c.mesh);
   if (!mesh.ok()) return mesh.status();
-  absl::StatusOr<ir::Computation> base = ir::Computation::Create(*problem, *mesh);
+  return ir::Computation::Create(*problem, *mesh);
+}
+
+}  // namespace
+
+absl::StatusOr<SweepResult> CheckTrace(const SweepCase& c, const std::string& trace, const ProgramCheck& check) {
+  absl::StatusOr<ir::Computation> base = Base(c);
+  if (!base.ok()) return base.status();
+  SweepResult result;
+  std::set<std::string> programs;
+  CheckOne(*base, trace, check, nullptr, &programs, &result);
+  result.legal_points = result.failures.empty() || result.failures[0].error.rfind("judged illegal", 0) != 0;
+  result.distinct_programs = static_cast<int64_t>(programs.size());
+  return result;
+}
+
+absl::StatusOr<SweepResult> SweepSpace(const SweepCase& c, int64_t max_points, uint64_t seed,
+                                       const ProgramCheck& check) {
+  absl::StatusOr<ir::Computation> base = Base(c);
   if (!base.ok()) return base.status();
   search::SpaceOptions options;
   options.allow_replication = c.allow_replication;
@@ -80,42 +127,7 @@ absl::StatusOr<SweepResult> SweepSpace(const SweepCase& c, int64_t max_points, u
   codegen::LoweringCache cache;
   std::set<std::string> programs;
   for (const search::Genome& g : genomes) {
-    ++result.checked;
-    const std::string trace = ev.space().ToTrace(g).ToString();
-    auto fail = [&](std::string error) { result.failures.push_back({trace, std::move(error)}); };
-    absl::StatusOr<ir::Trace> parsed = ir::ParseTrace(trace);
-    if (!parsed.ok()) {
-      fail(absl::StrCat("the trace does not parse: ", parsed.status().message()));
-      continue;
-    }
-    absl::StatusOr<ir::Verdict> verdict = ir::Judge(*base, *parsed);
-    if (!verdict.ok() || !verdict->legal) {
-      fail(verdict.ok() ? absl::StrCat("legal in the space's tables but judged illegal: [",
-                                       verdict->reasons[0].code, "] ", verdict->reasons[0].message)
-                        : absl::StrCat("judging failed: ", verdict.status().message()));
-      continue;
-    }
-    codegen::LowerOptions lower;
-    lower.cache = &cache;
-    absl::StatusOr<codegen::Program> program = codegen::Lower(verdict->computation, lower);
-    if (!program.ok()) {
-      if (absl::IsUnimplemented(program.status())) {
-        ++result.unlowerable;
-      } else {
-        fail(absl::StrCat("lowering failed: ", program.status().message()));
-      }
-      continue;
-    }
-    programs.insert(search::Evaluator::ProgramKey(*program, verdict->computation));
-    if (check) {
-      std::string error = check(verdict->computation, *program);
-      if (!error.empty()) {
-        fail(std::move(error));
-        continue;
-      }
-    }
-    const runtime::Measurement m = runtime::Simulate(*program);
-    if (!m.verified) fail(m.error.empty() ? "not verified" : m.error);
+    CheckOne(*base, ev.space().ToTrace(g).ToString(), check, &cache, &programs, &result);
   }
   result.distinct_programs = static_cast<int64_t>(programs.size());
   return result;

@@ -47,6 +47,11 @@ using ProgramCheck = std::function<std::string(const ir::Computation&, const cod
 absl::StatusOr<SweepResult> SweepSpace(const SweepCase& c, int64_t max_points, uint64_t seed,
                                        const ProgramCheck& check = nullptr);
 
+// The same checks for one trace of the case's problem and mesh (legal_points counts 1
+// when the trace is legal).
+absl::StatusOr<SweepResult> CheckTrace(const SweepCase& c, const std::string& trace,
+                                       const ProgramCheck& check = nullptr);
+
 }  // namespace meshtune::testing
 
 #endif  // MESHTUNE_TESTS_SPACE_SWEEP_H_

@@ -2,7 +2,9 @@
 //   bazel run //tests:space_sweep_main -- --expr 'C[m,n] += A[m,k] * B[k,n]' \
 //       --extents m=4,n=4,k=6 --mesh x=2,y=2 [--replication] [--max 2000] [--seed 1]
 #include <chrono>
+#include <fstream>
 #include <iostream>
+#include <sstream>
 
 #include "CLI/CLI.hpp"
 #include "tests/space_sweep.h"
@@ -20,9 +22,19 @@ int main(int argc, char** argv) {
   app.add_option("--max", max_points);
   app.add_option("--seed", seed);
   app.add_option("--show", show, "failures to print");
+  std::string trace_path;
+  app.add_option("--trace", trace_path, "check this trace file instead of sweeping the space");
   CLI11_PARSE(app, argc, argv);
   const auto t0 = std::chrono::steady_clock::now();
-  auto r = meshtune::testing::SweepSpace(c, max_points, seed);
+  absl::StatusOr<meshtune::testing::SweepResult> r;
+  if (trace_path.empty()) {
+    r = meshtune::testing::SweepSpace(c, max_points, seed);
+  } else {
+    std::ifstream in(trace_path);
+    std::stringstream text;
+    text << in.rdbuf();
+    r = meshtune::testing::CheckTrace(c, text.str());
+  }
   const double s = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
   if (!r.ok()) {
     std::cerr << r.status() << "\n";
