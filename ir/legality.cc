@@ -214,12 +214,33 @@ void CheckReduction(const Computation& c, const Transfer& t, std::vector<Rejecti
 }
 
 std::vector<int> GatherAxesOf(const Computation& c, const Transfer& t);
+bool SourceAxisSingle(const Computation& c, const Transfer& t, unsigned a);
 
 void CheckSingleSource(const Computation& c, const Transfer& t, std::vector<Rejection>& out, bool messages) {
   if (SingleSource(c, t) || !GatherAxesOf(c, t).empty()) return;
   if (!messages) return out.push_back({std::string(kMultiSourceTransfer), ""});
   const isl::map sources = TransferSources(c, t);
-  const isl::map extra = sources.subtract(sources.lexmin());
+  isl::map extra = sources.subtract(sources.lexmin());
+  // Data that varies along some axes but lives off the reader's coordinate on the others
+  // cannot be gathered either: name such a reader when there is one.
+  const Mesh& mesh = c.mesh();
+  std::vector<std::pair<unsigned, unsigned>> own;
+  std::vector<std::string> varying, others;
+  for (unsigned a = 0; a < mesh.axes.size(); ++a) {
+    if (SourceAxisSingle(c, t, a)) {
+      own.emplace_back(a, a);
+      others.push_back(mesh.axes[a].name);
+    } else {
+      varying.push_back(mesh.axes[a].name);
+    }
+  }
+  const isl::set elsewhere =
+      own.empty() ? isl::set::empty(extra.domain().space())
+                  : sources.subtract(Equalities(SetSpace(c.ctx(), "P", sources.domain_tuple_dim()),
+                                                SetSpace(c.ctx(), "Mesh", mesh.axes.size()), own))
+                        .domain();
+  const bool foreign = !elsewhere.is_empty();
+  if (foreign) extra = extra.intersect_domain(elsewhere);
   const std::vector<int64_t> w = SamplePoint(extra.domain().lexmin());
   const int depth = TransferPrefix(c, t);
   const size_t na = c.mesh().axes.size();
@@ -235,7 +256,10 @@ void CheckSingleSource(const Computation& c, const Transfer& t, std::vector<Reje
                     "rank ", RankText(c.mesh(), w), " needs ", t.tensor, "[", absl::StrJoin(range, ", "),
                     "], which lives on several ranks, e.g. ", RankText(c.mesh(), SamplePoint(ranks.lexmin())),
                     " and ", RankText(c.mesh(), SamplePoint(ranks.lexmax())),
-                    "; one transfer reads from one source rank")});
+                    foreign ? absl::StrCat("; an all-gather along ", absl::StrJoin(varying, ", "),
+                                           " fetches only from ranks with the reader's own ",
+                                           absl::StrJoin(others, ", "))
+                            : "; one transfer reads from one source rank")});
 }
 
 }  // namespace

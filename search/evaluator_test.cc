@@ -186,7 +186,7 @@ TEST(EvaluatorTest, SpaceHoldsTheClassicAlgorithms) {
        true},
       {"3D without copies", mm, "m=32,n=32,k=32", "x=2,y=2,z=2",
        "distribute([k,m,n], [ko,mo,no], [ki,mi,ni], [x,y,z])\n"
-       "shard(C, m@y, m@x, n@z)\nshard(A, m@x, m@z, k@y)\nshard(B, k@x, k@y, n@z)\n"
+       "shard(C, m@y, m@x, n@z)\nshard(A, m@y, m@z, k@x)\nshard(B, k@x, k@y, n@z)\n"
        "communicate(C, ki)\ncommunicate(A, ki)\ncommunicate(B, ki)\ntensorize([mi, ni, ki], matmul)\n",
        {"A@ki AllGather(axes=[2])", "B@ki AllGather(axes=[1])", "C@ki ReduceScatter(axes=[0])"}},
   };

@@ -141,8 +141,9 @@ TEST(SimulatorTest, AGatherFromAnotherRowIsRefused) {
                                "tensorize([mi, n, ki], matmul)\n");
   EXPECT_FALSE(l.legal);
   EXPECT_EQ(l.reason,
-            "multi_source_transfer: communicate(B, ko): at ko=0 rank (x=0, y=0) needs B[0:32, 0:64], which lives "
-            "on several ranks, e.g. (x=0, y=0) and (x=0, y=1); one transfer reads from one source rank");
+            "multi_source_transfer: communicate(B, ko): at ko=1 rank (x=0, y=0) needs B[32:64, 0:64], which lives "
+            "on several ranks, e.g. (x=1, y=0) and (x=1, y=1); an all-gather along y fetches only from ranks with "
+            "the reader's own x");
 }
 
 // Issue repro: a divide by 1 made a loop of one iteration whose value was taken as the
