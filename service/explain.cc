@@ -47,21 +47,33 @@ absl::StatusOr<v1::ExplainResponse> Explain(const v1::ExplainRequest& request) {
   return out;
 }
 
-absl::StatusOr<v1::CodegenResponse> Codegen(const v1::CodegenRequest& request) {
-  MT_ASSIGN_OR_RETURN(ir::Computation base, BaseComputation(request.problem(), request.mesh()));
-  MT_ASSIGN_OR_RETURN(ir::Trace trace, ParseTraceMessage(request.trace()));
-  MT_ASSIGN_OR_RETURN(ir::Verdict verdict, ir::Judge(base, trace));
+absl::StatusOr<codegen::Program> LowerTrace(const v1::Problem& problem, const v1::Mesh& mesh, const v1::Trace& trace) {
+  MT_ASSIGN_OR_RETURN(ir::Computation base, BaseComputation(problem, mesh));
+  MT_ASSIGN_OR_RETURN(ir::Trace parsed, ParseTraceMessage(trace));
+  MT_ASSIGN_OR_RETURN(ir::Verdict verdict, ir::Judge(base, parsed));
   if (!verdict.legal) {
     return absl::InvalidArgumentError(absl::StrCat("the schedule is illegal: [", verdict.reasons[0].code, "] ",
                                                    verdict.reasons[0].message));
   }
-  MT_ASSIGN_OR_RETURN(codegen::Program program, codegen::Lower(verdict.computation));
+  return codegen::Lower(verdict.computation);
+}
+
+absl::StatusOr<v1::CodegenResponse> Codegen(const v1::CodegenRequest& request) {
+  MT_ASSIGN_OR_RETURN(codegen::Program program, LowerTrace(request.problem(), request.mesh(), request.trace()));
+  MT_ASSIGN_OR_RETURN(ir::Computation base, BaseComputation(request.problem(), request.mesh()));
+  MT_ASSIGN_OR_RETURN(ir::Trace trace, ParseTraceMessage(request.trace()));
   const std::string title = absl::StrCat(base.problem().ToString(), " with ", base.problem().ExtentsString(), " (",
                                          ir::DTypeName(base.problem().dtype), ") on mesh ", base.mesh().ToString(),
                                          "\ntrace:\n", trace.ToString());
   v1::CodegenResponse out;
   out.set_source(codegen::EmitCpp(program, title));
   return out;
+}
+
+absl::StatusOr<runtime::Measurement> SimulateTrace(const v1::ExplainRequest& request,
+                                                   const runtime::SimOptions& options) {
+  MT_ASSIGN_OR_RETURN(codegen::Program program, LowerTrace(request.problem(), request.mesh(), request.trace()));
+  return runtime::Simulate(program, options);
 }
 
 std::string ExplainText(const v1::ExplainResponse& response) {

@@ -13,6 +13,7 @@
 // result says why), a missing record or an unreachable daemon.
 #include <unistd.h>
 
+#include <algorithm>
 #include <cerrno>
 #include <cstdio>
 #include <cstring>
@@ -20,6 +21,7 @@
 #include <fstream>
 #include <iostream>
 #include <memory>
+#include <optional>
 #include <string>
 #include <utility>
 #include <vector>
@@ -56,6 +58,7 @@ struct RunFlags {
   uint64_t seed = 1;
   std::string worker, hostfile, launcher, inject_fault;
   std::vector<std::string> launcher_args;
+  bool simulate = false;
 
   void Add(CLI::App* cmd) {
     cmd->add_option("--reps", reps, "timed repetitions")->check(CLI::Range(1, 100000));
@@ -68,6 +71,9 @@ struct RunFlags {
     cmd->add_option("--launcher-arg", launcher_args, "extra launcher argument (repeatable)");
     cmd->add_option("--inject-fault", inject_fault, "tests only: crash, hang or wrong")
         ->check(CLI::IsMember({"crash", "hang", "wrong"}));
+    cmd->add_flag("--simulate", simulate,
+                  "run every rank in this process (no MPI) and verify against the reference; times are not a "
+                  "machine's");
   }
 };
 
@@ -144,7 +150,21 @@ int RunExplain(const ProblemFlags& flags, const std::string& trace_path, bool js
   return kExitOk;
 }
 
-// `meshtune run`: legality first (an illegal trace is bad input here), then one MPI run.
+// The JSON line `meshtune run` prints; `checked` says how: "measured" (under MPI) or
+// "simulated" (every rank in this process).
+void PrintRunResult(bool verified, const std::vector<double>& seconds, double median_s, int64_t bytes_sent_max,
+                    double checksum, const std::optional<std::string>& error, const char* checked) {
+  std::vector<std::string> secs;
+  for (double s : seconds) secs.push_back(absl::StrFormat("%.9g", s));
+  std::cout << absl::StrFormat(R"({"verified": %s, "checked": "%s", "seconds": [%s], "median_s": %.9g, )"
+                               R"("bytes_sent_max": %d, "checksum": %.17g, "error": %s})",
+                               verified ? "true" : "false", checked, absl::StrJoin(secs, ", "), median_s,
+                               bytes_sent_max, checksum, error ? JsonQuote(*error) : "null")
+            << "\n";
+}
+
+// `meshtune run`: legality first (an illegal trace is bad input here), then one MPI run,
+// or with --simulate one run of every rank in this process.
 int RunRun(const ProblemFlags& flags, const std::string& trace_path, const RunFlags& rf) {
   v1::ExplainRequest request;
   flags.Fill(request.mutable_problem(), request.mutable_mesh());
@@ -159,6 +179,21 @@ int RunRun(const ProblemFlags& flags, const std::string& trace_path, const RunFl
   }
   if (!verdict->lowering_error().empty()) {
     return Fail(absl::UnimplementedError("cannot lower the schedule: " + verdict->lowering_error()));
+  }
+  if (rf.simulate) {
+    runtime::SimOptions options;
+    options.seed = rf.seed;
+    options.warmup = rf.warmup;
+    options.reps = rf.reps;
+    options.timeout_s = rf.timeout_s;
+    if (rf.inject_fault == "wrong") options.inject_fault = rf.inject_fault;
+    absl::StatusOr<runtime::Measurement> m = SimulateTrace(request, options);
+    if (!m.ok()) return Fail(m.status());
+    std::vector<double> sorted = m->seconds;
+    std::sort(sorted.begin(), sorted.end());
+    PrintRunResult(m->verified, m->seconds, sorted.empty() ? 0 : sorted[sorted.size() / 2], m->bytes_sent_max,
+                   m->checksum, m->error.empty() ? std::nullopt : std::optional<std::string>(m->error), "simulated");
+    return m->verified ? kExitOk : kExitFailed;
   }
   absl::StatusOr<ir::Mesh> mesh = ir::ParseMesh(flags.mesh);
   runtime::RunSpec spec;
@@ -179,13 +214,7 @@ int RunRun(const ProblemFlags& flags, const std::string& trace_path, const RunFl
   options.extra_args = rf.launcher_args;
   if (!rf.launcher.empty()) options.launcher = {rf.launcher};
   const runtime::LaunchResult r = runtime::Launch(spec, options);
-  std::vector<std::string> secs;
-  for (double s : r.seconds) secs.push_back(absl::StrFormat("%.9g", s));
-  std::cout << absl::StrFormat(R"({"verified": %s, "seconds": [%s], "median_s": %.9g, "bytes_sent_max": %d, )"
-                               R"("checksum": %.17g, "error": %s})",
-                               r.verified ? "true" : "false", absl::StrJoin(secs, ", "), r.median_s,
-                               r.bytes_sent_max, r.checksum, r.error ? JsonQuote(*r.error) : "null")
-            << "\n";
+  PrintRunResult(r.verified, r.seconds, r.median_s, r.bytes_sent_max, r.checksum, r.error, "measured");
   return r.verified ? kExitOk : kExitFailed;
 }
 

@@ -93,6 +93,45 @@ absl::StatusOr<ir::Computation> Base(const SweepCase& c) {
   return ir::Computation::Create(*problem, *mesh);
 }
 
+// Every legal genome when the space has at most `max` of them, else `max` distinct ones
+// drawn with `seed`: a (nest, rotation) cell in proportion to its legal points, then each
+// tensor's option uniformly among its legal ones. `*total` is the space's legal points.
+std::vector<search::Genome> PickGenomes(search::Evaluator& ev, int64_t max, uint64_t seed, int64_t* total) {
+  const search::Space& space = ev.space();
+  std::vector<std::pair<int, int>> cells;
+  std::vector<double> weights;
+  *total = 0;
+  for (int n = 0; n < static_cast<int>(space.nests().size()); ++n) {
+    for (int r = 0; r < static_cast<int>(space.nests()[n].rotations.size()); ++r) {
+      const search::NestTable& table = ev.Table(n, r);
+      if (!table.usable || table.legal_points == 0) continue;
+      cells.emplace_back(n, r);
+      weights.push_back(static_cast<double>(table.legal_points));
+      *total += table.legal_points;
+    }
+  }
+  if (*total <= max) return LegalGenomes(ev);
+  std::mt19937_64 rng(seed);
+  std::discrete_distribution<size_t> pick_cell(weights.begin(), weights.end());
+  std::set<std::vector<int>> seen;
+  std::vector<search::Genome> out;
+  for (int64_t attempts = 0; static_cast<int64_t>(out.size()) < max && attempts < 100 * max; ++attempts) {
+    const auto [n, r] = cells[pick_cell(rng)];
+    const search::NestTable& table = ev.Table(n, r);
+    search::Genome g;
+    g.nest = n;
+    g.rotation = r;
+    for (const std::vector<int>& legal : table.legal) {
+      g.options.push_back(legal[std::uniform_int_distribution<size_t>(0, legal.size() - 1)(rng)]);
+    }
+    std::vector<int> key = {n, r};
+    key.insert(key.end(), g.options.begin(), g.options.end());
+    if (!ev.Legal(g) || !seen.insert(key).second) continue;
+    out.push_back(std::move(g));
+  }
+  return out;
+}
+
 }  // namespace
 
 absl::StatusOr<SweepResult> CheckTrace(const SweepCase& c, const std::string& trace, const ProgramCheck& check) {
@@ -116,14 +155,8 @@ absl::StatusOr<SweepResult> SweepSpace(const SweepCase& c, int64_t max_points, u
   if (!space.ok()) return space.status();
   search::CostParams params;
   search::Evaluator ev(*base, *std::move(space), params);
-  std::vector<search::Genome> genomes = LegalGenomes(ev);
   SweepResult result;
-  result.legal_points = static_cast<int64_t>(genomes.size());
-  if (static_cast<int64_t>(genomes.size()) > max_points) {
-    std::mt19937_64 rng(seed);
-    std::shuffle(genomes.begin(), genomes.end(), rng);
-    genomes.resize(max_points);
-  }
+  const std::vector<search::Genome> genomes = PickGenomes(ev, max_points, seed, &result.legal_points);
   codegen::LoweringCache cache;
   std::set<std::string> programs;
   for (const search::Genome& g : genomes) {
