@@ -59,13 +59,19 @@ CREATE TABLE records (
 );
 CREATE INDEX records_by_fingerprint ON records(fingerprint);
 )sql",
+    // 2: how each record's schedule is known to compute the right answer (meshtune 0.5).
+    R"sql(
+ALTER TABLE records ADD COLUMN checked TEXT NOT NULL DEFAULT '';
+ALTER TABLE records ADD COLUMN checked_extents TEXT NOT NULL DEFAULT '';
+)sql",
 };
 static_assert(sizeof(kMigrations) / sizeof(kMigrations[0]) == kTuningDbSchemaVersion,
               "one migration per schema version");
 
 constexpr char kSelectRecord[] =
     "SELECT r.id, r.fingerprint, w.canonical, r.trace, r.mesh, r.predicted_s, r.measured_s, r.verified, "
-    "r.patterns, r.tuner_version, r.created_unix_ms FROM records r JOIN workloads w ON w.fingerprint = r.fingerprint";
+    "r.patterns, r.tuner_version, r.created_unix_ms, r.checked, r.checked_extents "
+    "FROM records r JOIN workloads w ON w.fingerprint = r.fingerprint";
 
 // The status code for an SQLite result code.
 absl::StatusCode CodeOf(int rc) {
@@ -158,6 +164,8 @@ TuningRecord ReadRecord(sqlite3_stmt* s) {
   if (!patterns.empty()) r.patterns = absl::StrSplit(patterns, '\n');
   r.tuner_version = ColumnText(s, 9);
   r.created_unix_ms = sqlite3_column_int64(s, 10);
+  r.checked = ColumnText(s, 11);
+  r.checked_extents = ColumnText(s, 12);
   return r;
 }
 
@@ -321,11 +329,11 @@ class SqliteTuningDb : public TuningDb {
          "VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7)"},
         {&insert_record_,
          "INSERT INTO records (fingerprint, trace, mesh, predicted_s, measured_s, verified, patterns, "
-         "tuner_version, created_unix_ms) VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9)"},
+         "tuner_version, created_unix_ms, checked, checked_extents) VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11)"},
         // BetterRecord as SQL.
         {&select_best_id_,
          "SELECT id FROM records WHERE fingerprint = ?1 "
-         "ORDER BY verified DESC, CASE WHEN verified THEN measured_s ELSE predicted_s END, id LIMIT 1"},
+         "ORDER BY verified DESC, checked = '', CASE WHEN verified THEN measured_s ELSE predicted_s END, id LIMIT 1"},
         {&update_best_, "UPDATE workloads SET best_record_id = ?2 WHERE fingerprint = ?1"},
         {&best_, absl::StrCat(kSelectRecord,
                               " WHERE r.id = (SELECT best_record_id FROM workloads WHERE fingerprint = ?1)")},
@@ -403,6 +411,8 @@ class SqliteTuningDb : public TuningDb {
       BindText(s, 7, absl::StrJoin(r.patterns, "\n"));
       BindText(s, 8, r.tuner_version);
       sqlite3_bind_int64(s, 9, r.created_unix_ms);
+      BindText(s, 10, r.checked);
+      BindText(s, 11, r.checked_extents);
       if (const int rc = sqlite3_step(s); rc != SQLITE_DONE) return Error(rc, "add a record");
       id = sqlite3_last_insert_rowid(db_);
     }

@@ -115,9 +115,31 @@ absl::StatusOr<TuneResult> Tune(const TuneOptions& options, Runner& runner,
     result.mesh = fastest->mesh;
     result.measured_s = fastest->run.seconds;
     result.verified = true;
+    result.checked = "measured";
   } else {
-    result.best = *ranked[0];
-    result.mesh = explorer.mesh(ranked[0]->mesh).ToString();
+    // Unmeasured: the model's best that the checker verifies.
+    std::unique_ptr<Checker> simulating;
+    Checker* checker = options.checker;
+    if (checker == nullptr) checker = (simulating = NewSimulatingChecker()).get();
+    const Candidate* chosen = nullptr;
+    for (const Candidate* c : explorer.Best(std::max(options.max_checked, 1))) {
+      if (cancelled()) return absl::CancelledError("the tune was cancelled");
+      const CheckResult check = checker->Check(options.problem, explorer.mesh(c->mesh), c->trace);
+      if (check.ok) {
+        chosen = c;
+        result.checked = check.how;
+        result.checked_extents = check.scaled;
+        break;
+      }
+      result.refused.push_back(absl::StrCat(c->trace, "\n  ", check.error));
+    }
+    if (chosen == nullptr) {
+      return absl::FailedPreconditionError(absl::StrCat(
+          "none of the model's ", result.refused.size(), " best schedules passed the simulator's check; the first: ",
+          result.refused.empty() ? "" : result.refused[0]));
+    }
+    result.best = *chosen;
+    result.mesh = explorer.mesh(chosen->mesh).ToString();
   }
   result.lower_bound = MatmulCommLowerBound(options.problem, explorer.mesh(result.best.mesh).Ranks());
   if (result.lower_bound.has_value() && *result.lower_bound > 0) {

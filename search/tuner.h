@@ -10,7 +10,9 @@
 //        │                   each result ─▶ callbacks (progress, measured)
 //        ▼
 //   winner: the fastest verified measurement; with no runner or no verified run, the
-//   model's best (measured_s empty, verified false)
+//   model's best that the Checker verifies in the mesh simulator (measured_s empty,
+//   verified false, checked "simulated" or "simulated-scaled"); a candidate the checker
+//   refuses is counted and never returned
 //
 // Side effects hang off the loop as TuneCallbacks (progress display, logging, storing), so
 // the loop does not change when one is added. Tune runs on the calling thread.
@@ -26,6 +28,7 @@
 #include "absl/status/statusor.h"
 #include "ir/mesh.h"
 #include "ir/problem.h"
+#include "search/checker.h"
 #include "search/cost_params.h"
 #include "search/evaluator.h"
 #include "search/explorer.h"
@@ -46,6 +49,10 @@ struct TuneOptions {
   int64_t max_exhaustive = 4000;  // exhaustive search up to this many legal points
   EvolutionOptions evolution;
   std::function<bool()> cancelled;  // polled between steps when set
+  // Checks an unmeasured winner before it is returned (search/checker.h); nullptr: the
+  // simulating checker. Candidates are tried in the model's order, at most `max_checked`.
+  Checker* checker = nullptr;
+  int max_checked = 8;
 };
 
 // One measured candidate.
@@ -60,6 +67,12 @@ struct TuneResult {
   std::string mesh;                      // the winner's mesh
   std::optional<double> measured_s;      // the winner's measured median, when measured
   bool verified = false;                 // the winner ran and verified
+  // How the winner is known to compute the right answer: "measured" (verified under MPI),
+  // "simulated" or "simulated-scaled" (search/checker.h).
+  std::string checked;
+  std::string checked_extents;           // the extents simulated when "simulated-scaled"
+  // Candidates the checker refused (wrong results in the simulator), with why: never returned.
+  std::vector<std::string> refused;
   std::optional<double> lower_bound;     // words: matmul lower bound (search/lower_bound.h)
   std::optional<double> lower_bound_ratio;  // best.cost.comm_words_per_rank / lower_bound
   SearchCounts counts;
@@ -86,7 +99,8 @@ class TuneCallback {
 
 // Tunes `options.problem`. InvalidArgument for bad options (no mesh, top_k < 0, a mesh
 // that clashes with the problem's names); FailedPrecondition "no legal schedule ..." when
-// the space has no legal point (the message gives the prune counts); Cancelled when
+// the space has no legal point (the message gives the prune counts), or when no candidate
+// measured or passed the checker (the message gives the first refusal); Cancelled when
 // `cancelled` fired before a result. Measurement failures are in the measurements.
 absl::StatusOr<TuneResult> Tune(const TuneOptions& options, Runner& runner,
                                 const std::vector<TuneCallback*>& callbacks = {});

@@ -109,6 +109,7 @@ absl::Status CheckListArguments(int limit, int64_t after_id) {
 
 bool BetterRecord(const TuningRecord& a, const TuningRecord& b) {
   if (a.verified != b.verified) return a.verified;
+  if (a.checked.empty() != b.checked.empty()) return !a.checked.empty();
   const double ta = a.verified ? *a.measured_s : a.predicted_s;
   const double tb = b.verified ? *b.measured_s : b.predicted_s;
   if (ta != tb) return ta < tb;

@@ -22,9 +22,9 @@
 
 namespace meshtune::search {
 
-inline constexpr char kTunerVersion[] = "meshtune 0.4";
+inline constexpr char kTunerVersion[] = "meshtune 0.5";
 // The newest SQLite schema this code knows (PRAGMA user_version).
-inline constexpr int kTuningDbSchemaVersion = 1;
+inline constexpr int kTuningDbSchemaVersion = 2;
 // List returns at most this many records a call.
 inline constexpr int kMaxListLimit = 1000;
 
@@ -39,6 +39,9 @@ struct TuningRecord {
   bool verified = false;           // measured and the output checked out
   std::vector<std::string> patterns;  // pattern summary, e.g. {"A: Shift", "B: Broadcast"}
   std::string tuner_version;       // kTunerVersion when left empty
+  // "measured", "simulated" or "simulated-scaled" (meshtune.v1.Record.checked); "" before 0.5.
+  std::string checked;
+  std::string checked_extents;     // the extents simulated when "simulated-scaled"
   int64_t created_unix_ms = 0;     // now when left 0
 };
 
@@ -100,7 +103,8 @@ absl::Status CheckRecord(const Workload& w, TuningRecord* r);
 absl::Status CheckListArguments(int limit, int64_t after_id);
 
 // True when `a` ranks before `b` as a workload's best: a verified record before an
-// unverified one; among verified ones the lower measured_s, among unverified ones the lower
+// unverified one, then a checked one (Record.checked set) before one written before checks
+// existed; among verified ones the lower measured_s, among unverified ones the lower
 // predicted_s; then the lower id.
 bool BetterRecord(const TuningRecord& a, const TuningRecord& b);
 

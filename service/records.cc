@@ -105,6 +105,8 @@ absl::StatusOr<v1::Record> ToMessage(const search::TuningRecord& r, const search
   out.set_predicted_s(r.predicted_s);
   if (r.measured_s) out.set_measured_s(*r.measured_s);
   out.set_verified(r.verified);
+  out.set_checked(r.checked);
+  out.set_checked_extents(r.checked_extents);
   const std::map<std::string, std::string> names = w != nullptr ? Renames(*w, false) : std::map<std::string, std::string>{};
   for (const std::string& p : r.patterns) out.add_patterns(RenamePattern(p, names));
   out.set_tuner_version(r.tuner_version);
@@ -250,6 +252,8 @@ absl::Status StoreTuneResult(search::TuningDb& db, const search::Workload& w, v1
   r.predicted_s = record->predicted_s();
   if (record->has_measured_s()) r.measured_s = record->measured_s();
   r.verified = record->verified();
+  r.checked = record->checked();
+  r.checked_extents = record->checked_extents();
   const std::map<std::string, std::string> names = Renames(w, true);
   for (const std::string& p : record->patterns()) r.patterns.push_back(RenamePattern(p, names));
   r.tuner_version = search::kTunerVersion;

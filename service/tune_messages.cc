@@ -83,6 +83,9 @@ v1::TuneResult ResultMessage(const search::TuneResult& r, const v1::TuneRequest&
   record->set_predicted_s(r.best.cost.seconds);
   if (r.measured_s) record->set_measured_s(*r.measured_s);
   record->set_verified(r.verified);
+  record->set_checked(r.checked);
+  record->set_checked_extents(r.checked_extents);
+  for (const std::string& refused : r.refused) out.add_refused(refused);
   for (const std::string& p : r.best.patterns) record->add_patterns(p);
   record->set_profile(RequestedProfile(request.profile()));
   SetCounts(r.counts, &out);

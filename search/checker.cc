@@ -1,0 +1,134 @@
+#include "search/checker.h"
+
+#include <algorithm>
+#include <map>
+#include <utility>
+#include <vector>
+
+#include "absl/strings/str_cat.h"
+#include "absl/strings/str_join.h"
+#include "codegen/lower.h"
+#include "codegen/program.h"
+#include "ir/legality.h"
+#include "ir/status_macros.h"
+#include "ir/trace.h"
+#include "ir/verdict.h"
+#include "runtime/simulator.h"
+
+namespace meshtune::search {
+
+namespace {
+
+struct Lowered {
+  codegen::Program program;
+  std::vector<std::string> patterns;  // per transfer "A@ko Broadcast(axes=[1])"
+  int64_t instances = 1;              // statement instances
+  int64_t bytes = 0;                  // every rank's shards and buffers
+};
+
+// `trace` on `problem` with `extents` and on `mesh`: judged, lowered with offsets.
+absl::StatusOr<Lowered> LowerAt(const ir::Problem& problem, const std::map<std::string, int64_t>& extents,
+                                const ir::Mesh& mesh, const ir::Trace& trace) {
+  std::vector<std::string> parts;
+  for (const auto& [index, extent] : extents) parts.push_back(absl::StrCat(index, "=", extent));
+  MT_ASSIGN_OR_RETURN(ir::Problem p,
+                      ir::ParseProblem(problem.ToString(), absl::StrJoin(parts, ","), ir::DTypeName(problem.dtype)));
+  MT_ASSIGN_OR_RETURN(ir::Computation base, ir::Computation::Create(p, mesh));
+  MT_ASSIGN_OR_RETURN(ir::Verdict verdict, ir::Judge(base, trace));
+  if (!verdict.legal) {
+    return absl::FailedPreconditionError(
+        absl::StrCat("illegal: [", verdict.reasons[0].code, "] ", verdict.reasons[0].message));
+  }
+  Lowered out;
+  MT_ASSIGN_OR_RETURN(out.program, codegen::Lower(verdict.computation));
+  for (const codegen::TransferSummary& s : codegen::Summarize(out.program)) {
+    out.patterns.push_back(absl::StrCat(s.tensor, "@", s.loop, " ", s.pattern.ToString()));
+  }
+  for (const auto& [index, extent] : extents) out.instances *= extent;
+  out.bytes = ir::ComputeFootprint(verdict.computation).total() * mesh.Ranks();
+  return out;
+}
+
+// The divisors of n, largest first.
+std::vector<int64_t> Divisors(int64_t n) {
+  std::vector<int64_t> small, large;
+  for (int64_t d = 1; d * d <= n; ++d) {
+    if (n % d != 0) continue;
+    small.push_back(d);
+    if (d != n / d) large.push_back(n / d);
+  }
+  std::vector<int64_t> out(large.begin(), large.end());
+  out.insert(out.end(), small.rbegin(), small.rend());
+  return out;
+}
+
+class SimulatingChecker : public Checker {
+ public:
+  explicit SimulatingChecker(const SimulatingCheckerOptions& options) : options_(options) {}
+
+  CheckResult Check(const ir::Problem& problem, const ir::Mesh& mesh, const std::string& text) override {
+    CheckResult result;
+    absl::StatusOr<ir::Trace> trace = ir::ParseTrace(text);
+    if (!trace.ok()) {
+      result.error = std::string(trace.status().message());
+      return result;
+    }
+    std::map<std::string, int64_t> extents = problem.extents;
+    absl::StatusOr<Lowered> real = LowerAt(problem, extents, mesh, *trace);
+    if (!real.ok()) {
+      result.error = std::string(real.status().message());
+      return result;
+    }
+    Lowered run = *std::move(real);
+    result.how = "simulated";
+    if (!Cheap(run)) {
+      // Each index in turn: the smallest extent (a divisor of the real one) at which the
+      // trace still applies and lowers to the same transfers and patterns.
+      for (auto& [index, extent] : extents) {
+        const int64_t full = extent;
+        int tries = 0;
+        for (int64_t d : Divisors(full)) {
+          if (d == 1 || ++tries > 16) break;
+          extent = full / d;
+          absl::StatusOr<Lowered> scaled = LowerAt(problem, extents, mesh, *trace);
+          if (scaled.ok() && scaled->patterns == run.patterns) {
+            run = *std::move(scaled);
+            break;
+          }
+          extent = full;
+        }
+      }
+      result.how = "simulated-scaled";
+      std::vector<std::string> parts;
+      for (const auto& [index, extent] : extents) parts.push_back(absl::StrCat(index, "=", extent));
+      result.scaled = absl::StrJoin(parts, ",");
+      if (!Cheap(run)) {
+        result.error = absl::StrCat("too large to simulate even scaled down to ", result.scaled, " (",
+                                    run.instances, " instances, ", ir::FormatBytes(run.bytes), " over all ranks)");
+        return result;
+      }
+    }
+    runtime::SimOptions sim;
+    sim.seed = options_.seed;
+    const runtime::Measurement m = runtime::Simulate(run.program, sim);
+    result.ok = m.verified;
+    if (!m.verified) {
+      result.error = absl::StrCat(result.how, result.scaled.empty() ? "" : " at " + result.scaled, ": ",
+                                  m.error.empty() ? "not verified" : m.error);
+    }
+    return result;
+  }
+
+ private:
+  bool Cheap(const Lowered& l) const { return l.instances <= options_.max_instances && l.bytes <= options_.max_bytes; }
+
+  SimulatingCheckerOptions options_;
+};
+
+}  // namespace
+
+std::unique_ptr<Checker> NewSimulatingChecker(const SimulatingCheckerOptions& options) {
+  return std::make_unique<SimulatingChecker>(options);
+}
+
+}  // namespace meshtune::search

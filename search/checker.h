@@ -1,0 +1,52 @@
+// Checker: makes sure a schedule the tuner is about to return without measuring it
+// computes the right answer. Model-only tunes (and a measured tune whose measurements all
+// failed) return the model's best; before that answer is returned or stored, the checker
+// runs it on every rank in the mesh simulator (runtime/simulator.h) against the reference —
+// at the real size when that is cheap, otherwise on a scaled-down instance with the same
+// divisibility structure (each index's extent divided so that every divide, distribute,
+// split and shard of the trace still applies and the program keeps its transfers and
+// patterns).
+//
+//   CheckResult::how   "simulated"         the real problem, every rank
+//                      "simulated-scaled"  extents scaled down (`scaled` says which)
+// Thread-compatible.
+#ifndef MESHTUNE_SEARCH_CHECKER_H_
+#define MESHTUNE_SEARCH_CHECKER_H_
+
+#include <cstdint>
+#include <memory>
+#include <string>
+
+#include "ir/mesh.h"
+#include "ir/problem.h"
+
+namespace meshtune::search {
+
+struct CheckResult {
+  bool ok = false;
+  std::string how;     // "simulated" or "simulated-scaled"
+  std::string scaled;  // the extents simulated when scaled, e.g. "k=12,m=8,n=8"
+  std::string error;   // why it failed: the simulator's wrong element, or what could not be run
+};
+
+class Checker {
+ public:
+  virtual ~Checker() = default;
+  // Checks `trace` (canonical text) of `problem` on `mesh`.
+  virtual CheckResult Check(const ir::Problem& problem, const ir::Mesh& mesh, const std::string& trace) = 0;
+};
+
+struct SimulatingCheckerOptions {
+  // The real size is simulated when the statement has at most this many instances and all
+  // ranks' shards and buffers together take at most this many bytes.
+  int64_t max_instances = int64_t{1} << 27;
+  int64_t max_bytes = int64_t{512} << 20;
+  uint64_t seed = 1;
+};
+
+// The simulator-backed checker described above.
+std::unique_ptr<Checker> NewSimulatingChecker(const SimulatingCheckerOptions& options = {});
+
+}  // namespace meshtune::search
+
+#endif  // MESHTUNE_SEARCH_CHECKER_H_
