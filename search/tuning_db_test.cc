@@ -582,9 +582,30 @@ TEST(SqliteTuningDbTest, RecordsPersistAcrossReopening) {
   EXPECT_EQ(QueryText(path, "PRAGMA integrity_check"), "ok");
   EXPECT_EQ(QueryText(path, "PRAGMA foreign_key_check"), "<no row>");
   EXPECT_EQ(QueryText(path, "PRAGMA journal_mode"), "wal");
-  EXPECT_EQ(QueryText(path, "PRAGMA user_version"), "1");
+  EXPECT_EQ(QueryText(path, "PRAGMA user_version"), "2");
   EXPECT_EQ(QueryText(path, "SELECT profile || ' ' || mesh || ' ' || best_record_id FROM workloads"),
             "default x=2,y=2 2");
+}
+
+TEST(SqliteTuningDbTest, CheckedRecordsPersistAndRankBeforeUncheckedOnes) {
+  const std::string path = FreshDbPath();
+  const Workload w = MakeW();
+  {
+    absl::StatusOr<std::unique_ptr<TuningDb>> db = OpenSqliteTuningDb(path);
+    ASSERT_TRUE(db.ok()) << db.status();
+    ASSERT_TRUE((*db)->Add(w, Rec(0.1)).ok());  // predicted faster, written before checks existed
+    TuningRecord checked = Rec(0.2);
+    checked.checked = "simulated-scaled";
+    checked.checked_extents = "k=4,m=4,n=4";
+    ASSERT_TRUE((*db)->Add(w, checked).ok());
+  }
+  absl::StatusOr<std::unique_ptr<TuningDb>> db = OpenSqliteTuningDb(path);
+  ASSERT_TRUE(db.ok()) << db.status();
+  absl::StatusOr<std::optional<TuningRecord>> best = (*db)->Best(w.fingerprint);
+  ASSERT_TRUE(best.ok() && best->has_value()) << best.status();
+  EXPECT_EQ((*best)->id, 2);
+  EXPECT_EQ((*best)->checked, "simulated-scaled");
+  EXPECT_EQ((*best)->checked_extents, "k=4,m=4,n=4");
 }
 
 TEST(SqliteTuningDbTest, NewerSchemaIsRejectedUntouched) {
@@ -593,7 +614,7 @@ TEST(SqliteTuningDbTest, NewerSchemaIsRejectedUntouched) {
   absl::StatusOr<std::unique_ptr<TuningDb>> db = OpenSqliteTuningDb(path);
   EXPECT_EQ(db.status().code(), absl::StatusCode::kFailedPrecondition);
   EXPECT_EQ(db.status().message(), "tuning database " + path +
-                                       " has schema version 7, but meshtune 0.4 knows versions up to 1; "
+                                       " has schema version 7, but meshtune 0.5 knows versions up to 2; "
                                        "use a newer meshtune or another database file");
   EXPECT_EQ(QueryText(path, "PRAGMA user_version"), "7");
   EXPECT_EQ(QueryText(path, "PRAGMA journal_mode"), "delete");
@@ -661,7 +682,7 @@ TEST(SqliteTuningDbTest, ConcurrentOpensOfANewFileMigrateOnce) {
   }
   for (std::thread& t : threads) t.join();
   EXPECT_EQ(QueryText(path, "SELECT count(*) FROM records"), "6");
-  EXPECT_EQ(QueryText(path, "PRAGMA user_version"), "1");
+  EXPECT_EQ(QueryText(path, "PRAGMA user_version"), "2");
 }
 
 TEST(DefaultDbPathTest, FollowsXdgCacheHomeThenHome) {
