@@ -7,6 +7,7 @@
 
 #include "absl/strings/ascii.h"
 #include "absl/strings/str_cat.h"
+#include "ir/excerpt.h"
 #include "google/protobuf/util/json_util.h"
 #include "service/cli_io.h"
 #include "service/exit_codes.h"
@@ -27,7 +28,7 @@ int RunBatch(const BatchFlags& flags, Backend& backend, std::ostream& out, std::
   if (flags.path != "-") {
     file.open(flags.path);
     if (!file) {
-      err << "meshtune: cannot read batch file '" << flags.path << "': " << std::strerror(errno)
+      err << "meshtune: cannot read batch file '" << ir::Excerpt(flags.path) << "': " << std::strerror(errno)
           << "\n";
       return kExitBadInput;
     }

@@ -7,6 +7,7 @@
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_format.h"
 #include "google/protobuf/util/json_util.h"
+#include "ir/excerpt.h"
 
 namespace meshtune::service {
 
@@ -14,7 +15,7 @@ absl::StatusOr<std::string> ReadInput(const std::string& path, size_t max_bytes)
   FILE* f = path == "-" ? stdin : std::fopen(path.c_str(), "rb");
   if (f == nullptr) {
     return absl::InvalidArgumentError(
-        absl::StrCat("cannot read trace file '", path, "': ", std::strerror(errno)));
+        absl::StrCat("cannot read trace file '", ir::Excerpt(path), "': ", std::strerror(errno)));
   }
   std::string data;
   char buf[65536];
@@ -25,7 +26,7 @@ absl::StatusOr<std::string> ReadInput(const std::string& path, size_t max_bytes)
   }
   const bool failed = std::ferror(f) != 0;
   if (f != stdin) std::fclose(f);
-  if (failed) return absl::InvalidArgumentError(absl::StrCat("error reading '", path, "'"));
+  if (failed) return absl::InvalidArgumentError(absl::StrCat("error reading '", ir::Excerpt(path), "'"));
   if (data.size() > max_bytes + 1) data.resize(max_bytes + 1);
   return data;
 }

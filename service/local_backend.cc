@@ -4,6 +4,7 @@
 #include <utility>
 
 #include "absl/strings/str_cat.h"
+#include "ir/excerpt.h"
 #include "search/runner.h"
 #include "search/tuning_db.h"
 #include "service/explain.h"
@@ -34,7 +35,7 @@ class LocalBackend final : public Backend {
                                       const TuneProgressFn& progress) override {
     TuneFlags flags = TuneFlagsFromRequest(request);
     if (!flags.mesh.empty() && flags.ranks != 0) {
-      return absl::InvalidArgumentError(absl::StrCat("give exactly one of mesh (\"", flags.mesh,
+      return absl::InvalidArgumentError(absl::StrCat("give exactly one of mesh (\"", ir::Excerpt(flags.mesh),
                                                      "\") and ranks (", flags.ranks, ")"));
     }
     const LocalTuneSettings& s = options_.tune;
