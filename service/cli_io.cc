@@ -3,6 +3,7 @@
 #include <cerrno>
 #include <cstdio>
 #include <cstring>
+#include <iostream>
 
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_format.h"
@@ -29,6 +30,21 @@ absl::StatusOr<std::string> ReadInput(const std::string& path, size_t max_bytes)
   if (failed) return absl::InvalidArgumentError(absl::StrCat("error reading '", ir::Excerpt(path), "'"));
   if (data.size() > max_bytes + 1) data.resize(max_bytes + 1);
   return data;
+}
+
+absl::Status FlushStdout() {
+  // std::cout writes through stdout's buffer: its flush is stdout's, and sets errno.
+  errno = 0;
+  std::cout.flush();
+  int error = errno;
+  const bool stream_failed = !std::cout;
+  errno = 0;
+  const bool flush_failed = std::fflush(stdout) != 0;
+  if (error == 0) error = errno;
+  if (!stream_failed && !flush_failed && std::ferror(stdout) == 0) return absl::OkStatus();
+  // A write that failed before the final flush has lost its errno: say so plainly.
+  return absl::UnavailableError(absl::StrCat("cannot write to standard output: ",
+                                             error != 0 ? std::strerror(error) : "a write failed"));
 }
 
 std::string ToJson(const google::protobuf::Message& message) {
