@@ -12,6 +12,7 @@
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_join.h"
 #include "ir/excerpt.h"
+#include "ir/computation.h"
 #include "ir/mesh.h"
 #include "ir/status_macros.h"
 #include "ir/trace.h"
@@ -189,6 +190,11 @@ absl::StatusOr<Workload> MakeWorkload(const ir::Problem& p, const std::string& m
                                       const std::string& profile) {
   Workload w;
   MT_ASSIGN_OR_RETURN(w.mesh, NormaliseMesh(mesh_text));
+  if (!w.IsRankCount()) {
+    // As ir::Computation::Create would say for the same problem and mesh.
+    MT_ASSIGN_OR_RETURN(ir::Mesh mesh, ir::ParseMesh(w.mesh));
+    MT_RETURN_IF_ERROR(ir::CheckMeshNames(p, mesh));
+  }
   if (!profile.empty()) MT_RETURN_IF_ERROR(ValidateProfileName(profile));
   w.profile = profile;
   w.dtype = std::string(ir::DTypeName(p.dtype));

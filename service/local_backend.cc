@@ -64,7 +64,7 @@ class LocalBackend final : public Backend {
     }
     search::TuningDb* db = nullptr;
     if (!options_.db_path.empty()) {
-      absl::StatusOr<search::TuningDb*> opened = Db();
+      absl::StatusOr<search::TuningDb*> opened = Db(/*write=*/true);
       if (!opened.ok()) return opened.status();
       db = *opened;
     }
@@ -81,20 +81,20 @@ class LocalBackend final : public Backend {
   }
 
   absl::StatusOr<v1::LookupResponse> Lookup(const v1::LookupRequest& request) override {
-    absl::StatusOr<search::TuningDb*> db = Db();
+    absl::StatusOr<search::TuningDb*> db = Db(/*write=*/false);
     if (!db.ok()) return db.status();
     return service::Lookup(**db, request);
   }
 
   absl::StatusOr<v1::ListRecordsResponse> ListRecords(
       const v1::ListRecordsRequest& request) override {
-    absl::StatusOr<search::TuningDb*> db = Db();
+    absl::StatusOr<search::TuningDb*> db = Db(/*write=*/false);
     if (!db.ok()) return db.status();
     return service::ListRecords(**db, request);
   }
 
   absl::StatusOr<v1::Record> GetRecord(const v1::GetRecordRequest& request) override {
-    absl::StatusOr<search::TuningDb*> db = Db();
+    absl::StatusOr<search::TuningDb*> db = Db(/*write=*/false);
     if (!db.ok()) return db.status();
     return service::GetRecord(**db, request);
   }
@@ -106,7 +106,7 @@ class LocalBackend final : public Backend {
   absl::StatusOr<v1::CodegenResponse> Codegen(const v1::CodegenRequest& request) override {
     if (request.record_id() == 0 || !request.trace().text().empty())
       return service::Codegen(request);
-    absl::StatusOr<search::TuningDb*> db = Db();
+    absl::StatusOr<search::TuningDb*> db = Db(/*write=*/false);
     if (!db.ok()) return db.status();
     absl::StatusOr<v1::CodegenRequest> resolved = ResolveCodegenRequest(**db, request);
     if (!resolved.ok()) return resolved.status();
@@ -114,16 +114,19 @@ class LocalBackend final : public Backend {
   }
 
  private:
-  // The database, opened at the first call.
-  absl::StatusOr<search::TuningDb*> Db() {
-    if (db_ != nullptr) return db_.get();
+  // The database, opened at the first call that needs it: for reading only (a mistyped
+  // --db must not create an empty database), or to write (created when missing).
+  absl::StatusOr<search::TuningDb*> Db(bool write) {
+    if (db_ != nullptr && (db_writable_ || !write)) return db_.get();
     if (options_.db_path.empty()) {
       return absl::FailedPreconditionError("no tuning database (--no-db); give --db PATH");
     }
-    absl::StatusOr<std::unique_ptr<search::TuningDb>> db =
-        search::OpenSqliteTuningDb(options_.db_path);
+    absl::StatusOr<std::unique_ptr<search::TuningDb>> db = write
+                                                               ? search::OpenSqliteTuningDb(options_.db_path)
+                                                               : search::OpenSqliteTuningDbReadOnly(options_.db_path);
     if (!db.ok()) return db.status();
     db_ = *std::move(db);
+    db_writable_ = write;
     return db_.get();
   }
 
@@ -134,6 +137,7 @@ class LocalBackend final : public Backend {
 
   LocalBackendOptions options_;
   std::unique_ptr<search::TuningDb> db_;
+  bool db_writable_ = false;
   std::set<std::string> warned_;
 };
 
