@@ -46,6 +46,7 @@
 #include "ir/excerpt.h"
 #include "ir/mesh.h"
 #include "runtime/launcher.h"
+#include "runtime/memory_fit.h"
 
 namespace meshtune::service {
 namespace {
@@ -195,6 +196,9 @@ int RunRun(const ProblemFlags& flags, const std::string& trace_path, const RunFl
   options.hostfile = rf.hostfile;
   options.extra_args = rf.launcher_args;
   if (!rf.launcher.empty()) options.launcher = {rf.launcher};
+  // --mem-per-rank was checked with the legality (over_memory_budget); the machine's own
+  // memory is checked here, before any worker can die of std::bad_alloc.
+  if (absl::Status fits = runtime::CheckRunFitsMemory(spec, options); !fits.ok()) return Fail(fits);
   const runtime::LaunchResult r = runtime::Launch(spec, options);
   std::vector<std::string> secs;
   for (double s : r.seconds) secs.push_back(absl::StrFormat("%.9g", s));
