@@ -104,6 +104,8 @@ int RunBatch(const BatchFlags& flags, Backend& backend, std::ostream& out, std::
       if (result.status().code() == absl::StatusCode::kUnavailable) unavailable = std::string(result.status().message());
       ++failed;
       if (!emit(ErrorLine(number, std::string(result.status().message())))) return kExitFailed;
+      // Interrupted (SIGINT/SIGTERM stopped this tune's search or job): the rest is not run.
+      if (result.status().code() == absl::StatusCode::kCancelled) break;
       continue;
     }
     if (result->measurements_size() > 0 && !result->record().verified()) ++failed;

@@ -5,6 +5,7 @@
 
 #include "absl/strings/str_cat.h"
 #include "ir/excerpt.h"
+#include "runtime/launcher.h"
 #include "search/runner.h"
 #include "search/tuning_db.h"
 #include "service/explain.h"
@@ -49,6 +50,9 @@ class LocalBackend final : public Backend {
         request.problem(), request.mesh(), request.ranks(), RequestedProfile(request.profile()));
     if (!workload.ok()) return workload.status();
     if (!warning.empty()) Warn(warning);
+    // SIGINT/SIGTERM (when the command installed runtime's handlers) stop the search and
+    // kill a measurement's job.
+    options->cancelled = [] { return runtime::StopSignal() != 0; };
     std::unique_ptr<search::Runner> runner;
     if (options->top_k == 0) {
       runner = search::NewModelOnlyRunner();

@@ -12,6 +12,7 @@
 // stderr naming the offending token), 1 on an internal error, a run that failed (its JSON
 // result says why), a missing record, an unreachable daemon or output that could not be
 // written ("meshtune: cannot write to standard output: No space left on device").
+#include <signal.h>
 #include <unistd.h>
 
 #include <cerrno>
@@ -199,7 +200,10 @@ int RunRun(const ProblemFlags& flags, const std::string& trace_path, const RunFl
   // --mem-per-rank was checked with the legality (over_memory_budget); the machine's own
   // memory is checked here, before any worker can die of std::bad_alloc.
   if (absl::Status fits = runtime::CheckRunFitsMemory(spec, options); !fits.ok()) return Fail(fits);
+  runtime::InstallStopSignalHandlers();
   const runtime::LaunchResult r = runtime::Launch(spec, options);
+  // Interrupted: the job, its ranks and the trace file are gone; main() ends by the signal.
+  if (runtime::StopSignal() != 0) return Fail(absl::CancelledError(r.error.value_or("interrupted")));
   std::vector<std::string> secs;
   for (double s : r.seconds) secs.push_back(absl::StrFormat("%.9g", s));
   std::cout << absl::StrFormat(R"({"verified": %s, "seconds": [%s], "median_s": %.9g, "bytes_sent_max": %d, )"
@@ -385,6 +389,12 @@ int Main(int argc, char** argv) {
     const int code = app.exit(e);
     return code == 0 ? kExitOk : kExitBadInput;
   }
+  // Commands that run MPI jobs here stop them on SIGINT/SIGTERM (see RunRun for `run`);
+  // main() then ends by that signal.
+  if (calibrate->parsed() || ((tune->parsed() && tune_target.server.empty()) ||
+                              (batch->parsed() && batch_target.server.empty()))) {
+    runtime::InstallStopSignalHandlers();
+  }
   if (explain->parsed()) return RunExplain(explain_flags, trace_path, json, *explain_target.Make());
   if (run->parsed()) return RunRun(run_flags, run_trace, run_opts);
   if (gen->parsed()) return RunCodegen(codegen_flags, codegen_trace, codegen_out, *codegen_target.Make());
@@ -420,8 +430,16 @@ int main(int argc, char** argv) {
   // What a command printed must have reached its reader (a full disk, a closed pipe): a
   // command that succeeded but whose output was lost failed. (One that failed has said why
   // already; batch also stops at its first lost line and says so.)
-  if (const absl::Status s = meshtune::service::FlushStdout(); !s.ok() && code == meshtune::service::kExitOk) {
-    std::cerr << "meshtune: " << s.message() << "\n";
+  const absl::Status flushed = meshtune::service::FlushStdout();
+  // Stopped by SIGINT/SIGTERM (its jobs killed, temporary files removed): end by the same
+  // signal, as a shell expects of Ctrl-C (status 130 or 143 to a shell).
+  if (const int sig = meshtune::runtime::StopSignal(); sig != 0) {
+    signal(sig, SIG_DFL);
+    raise(sig);
+    return 128 + sig;
+  }
+  if (!flushed.ok() && code == meshtune::service::kExitOk) {
+    std::cerr << "meshtune: " << flushed.message() << "\n";
     return meshtune::service::kExitFailed;
   }
   return code;
