@@ -95,7 +95,7 @@ absl::StatusOr<int64_t> ParseByteSize(absl::string_view text) {
     shift = 40;
   } else {
     return absl::InvalidArgumentError(absl::StrCat("unknown unit '", Excerpt(unit), "' in memory size '",
-                                                   text, "' (use B, KiB, MiB, GiB or TiB)"));
+                                                   Excerpt(text), "' (use B, KiB, MiB, GiB or TiB)"));
   }
   if (*n == 0) return absl::InvalidArgumentError(absl::StrCat("memory size '", Excerpt(text), "' is zero"));
   if (*n > (int64_t{1} << (62 - shift))) {

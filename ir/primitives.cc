@@ -67,7 +67,7 @@ absl::Status CheckSplittable(const Computation& c, int p) {
   const Loop& l = c.loops()[p];
   if (l.kind == LoopKind::kDistributed) {
     return absl::InvalidArgumentError(absl::StrCat("loop ", Excerpt(l.name), " is distributed over mesh axis ",
-                                                   c.mesh().axes[l.axis].name,
+                                                   Excerpt(c.mesh().axes[l.axis].name),
                                                    " and cannot be split"));
   }
   if (l.kind == LoopKind::kTensorized) {
@@ -164,11 +164,11 @@ absl::StatusOr<Computation> Reorder(const Computation& c, const std::vector<std:
     const Loop& cur = c.loops()[perm[j]];
     if (cur.kind == LoopKind::kDistributed && prev.kind != LoopKind::kDistributed) {
       return absl::InvalidArgumentError(absl::StrCat("reorder puts loop ", Excerpt(prev.name), " outside distributed loop ",
-                                                     cur.name, "; distributed loops must stay outermost"));
+                                                     Excerpt(cur.name), "; distributed loops must stay outermost"));
     }
     if (prev.kind == LoopKind::kTensorized && cur.kind != LoopKind::kTensorized) {
       return absl::InvalidArgumentError(absl::StrCat("reorder puts loop ", Excerpt(cur.name), " inside tensorized loop ",
-                                                     prev.name, "; tensorized loops must stay innermost"));
+                                                     Excerpt(prev.name), "; tensorized loops must stay innermost"));
     }
   }
   return Permute(c, perm);

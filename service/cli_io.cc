@@ -26,8 +26,12 @@ absl::StatusOr<std::string> ReadInput(const std::string& path, size_t max_bytes)
     data.append(buf, n);
   }
   const bool failed = std::ferror(f) != 0;
+  const int error = errno;
   if (f != stdin) std::fclose(f);
-  if (failed) return absl::InvalidArgumentError(absl::StrCat("error reading '", ir::Excerpt(path), "'"));
+  if (failed) {
+    return absl::InvalidArgumentError(
+        absl::StrCat("cannot read trace file '", ir::Excerpt(path), "': ", std::strerror(error)));
+  }
   if (data.size() > max_bytes + 1) data.resize(max_bytes + 1);
   return data;
 }

@@ -229,8 +229,17 @@ int RunCodegen(const ProblemFlags& flags, const std::string& trace_path, const s
     return kExitOk;
   }
   std::ofstream out(output);
+  if (!out) {
+    return Fail(absl::InvalidArgumentError(
+        absl::StrCat("cannot open '", ir::Excerpt(output), "' for writing: ", std::strerror(errno))));
+  }
+  errno = 0;
   out << response->source();
-  if (!out) return Fail(absl::InvalidArgumentError("cannot write '" + output + "'"));
+  out.close();  // the last write happens here
+  if (!out) {
+    return Fail(absl::UnavailableError(absl::StrCat("cannot write '", ir::Excerpt(output),
+                                                    "': ", errno != 0 ? std::strerror(errno) : "a write failed")));
+  }
   return kExitOk;
 }
 
