@@ -9,7 +9,13 @@ namespace {
 void AppendEscaped(absl::string_view text, std::string* out) {
   for (const char ch : text) {
     const unsigned char c = static_cast<unsigned char>(ch);
-    if (c < 0x20 || c >= 0x7f) {
+    if (c == '\t') {
+      *out += "\\t";
+    } else if (c == '\n') {
+      *out += "\\n";
+    } else if (c == '\r') {
+      *out += "\\r";
+    } else if (c < 0x20 || c >= 0x7f) {
       absl::StrAppendFormat(out, "\\x%02X", c);
     } else {
       out->push_back(ch);

@@ -15,11 +15,14 @@ namespace meshtune::ir {
 
 // The most characters of one token a message quotes.
 inline constexpr size_t kMaxExcerpt = 80;
+// The most characters of a file path a message quotes (real paths are often longer than
+// a token, a hostile one as long as any other input).
+inline constexpr size_t kMaxPathExcerpt = 2 * kMaxExcerpt;
 
 // `text` for a message: unchanged when it has at most `max` (>= 8) characters, else its
 // start and its end with "..." between them, `max` characters in all. Bytes that are not
-// printable ASCII are written as \xNN (and count as one character each before escaping).
-// Adds no quote marks.
+// printable ASCII are escaped as in C (\t, \n, \r, else \xNN; each counts as one
+// character before escaping). Adds no quote marks.
 std::string Excerpt(absl::string_view text, size_t max = kMaxExcerpt);
 
 // `items` joined with ", " for a message listing choices ("loops: mo, no, ko"), each item

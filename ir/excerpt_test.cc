@@ -25,7 +25,7 @@ TEST(ExcerptTest, LongTextKeepsItsStartAndEnd) {
 }
 
 TEST(ExcerptTest, NonPrintableBytesAreEscaped) {
-  EXPECT_EQ(Excerpt("a\nb\x1b[31m\xC3\xA9"), "a\\x0Ab\\x1B[31m\\xC3\\xA9");
+  EXPECT_EQ(Excerpt("a\nb\x1b[31m\xC3\xA9\t\r"), "a\\nb\\x1B[31m\\xC3\\xA9\\t\\r");
 }
 
 TEST(ExcerptTest, ListsStayShort) {

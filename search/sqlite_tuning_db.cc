@@ -172,14 +172,14 @@ class SqliteTuningDb : public TuningDb {
       struct stat st;
       if (stat(path.c_str(), &st) != 0) {
         if (errno == ENOENT || errno == ENOTDIR) {
-          return absl::NotFoundError(absl::StrCat("no tuning database at ", ir::Excerpt(path, 2 * ir::kMaxExcerpt),
+          return absl::NotFoundError(absl::StrCat("no tuning database at ", ir::Excerpt(path, ir::kMaxPathExcerpt),
                                                   " (tune something first, or give --db PATH of an existing one)"));
         }
-        return absl::ErrnoToStatus(errno, absl::StrCat("tuning database ", ir::Excerpt(path, 2 * ir::kMaxExcerpt)));
+        return absl::ErrnoToStatus(errno, absl::StrCat("tuning database ", ir::Excerpt(path, ir::kMaxPathExcerpt)));
       }
       if (S_ISDIR(st.st_mode)) {
         return absl::FailedPreconditionError(
-            absl::StrCat("tuning database ", ir::Excerpt(path, 2 * ir::kMaxExcerpt), " is a directory, not a file"));
+            absl::StrCat("tuning database ", ir::Excerpt(path, ir::kMaxPathExcerpt), " is a directory, not a file"));
       }
     } else {
       MT_RETURN_IF_ERROR(MakeParentDirs(path));
@@ -320,12 +320,12 @@ class SqliteTuningDb : public TuningDb {
     if (read_only) {
       // No journal switch, no migration: a reader leaves the file as it is.
       if (version == 0) {
-        return absl::FailedPreconditionError(absl::StrCat("tuning database ", ir::Excerpt(path_, 2 * ir::kMaxExcerpt),
+        return absl::FailedPreconditionError(absl::StrCat("tuning database ", ir::Excerpt(path_, ir::kMaxPathExcerpt),
                                                           " holds no meshtune schema (an empty or another SQLite file)"));
       }
       if (version < kTuningDbSchemaVersion) {
         return absl::FailedPreconditionError(
-            absl::StrCat("tuning database ", ir::Excerpt(path_, 2 * ir::kMaxExcerpt), " has schema version ", version,
+            absl::StrCat("tuning database ", ir::Excerpt(path_, ir::kMaxPathExcerpt), " has schema version ", version,
                          "; a command that writes to it (tune, meshtuned) migrates it to ", kTuningDbSchemaVersion));
       }
       return PrepareStatements();

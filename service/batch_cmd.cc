@@ -33,12 +33,15 @@ int RunBatch(const BatchFlags& flags, Backend& backend, std::ostream& out, std::
   if (flags.path != "-") {
     std::error_code ec;
     if (std::filesystem::is_directory(flags.path, ec)) {
-      err << "meshtune: cannot read batch file '" << ir::Excerpt(flags.path) << "': it is a directory\n";
+      err << "meshtune: cannot read batch file '" << ir::Excerpt(flags.path, ir::kMaxPathExcerpt)
+          << "': it is a directory\n";
       return kExitBadInput;
     }
     file.open(flags.path);
     if (!file) {
-      err << "meshtune: cannot read batch file '" << ir::Excerpt(flags.path) << "': " << std::strerror(errno)
+      const int error = errno;
+      err << "meshtune: cannot read batch file '" << ir::Excerpt(flags.path, ir::kMaxPathExcerpt)
+          << "': " << std::strerror(error)
           << "\n";
       return kExitBadInput;
     }
@@ -112,7 +115,7 @@ int RunBatch(const BatchFlags& flags, Backend& backend, std::ostream& out, std::
     if (!emit(absl::StrCat("{\"line\": ", number, ", \"result\": ", ToJson(*result), "}"))) return kExitFailed;
   }
   if (in.bad()) {
-    err << "meshtune: error reading batch file '" << ir::Excerpt(flags.path) << "' after line " << number << "\n";
+    err << "meshtune: error reading batch file '" << ir::Excerpt(flags.path, ir::kMaxPathExcerpt) << "' after line " << number << "\n";
     return kExitFailed;
   }
   if (failed > 0) {

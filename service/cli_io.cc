@@ -15,8 +15,9 @@ namespace meshtune::service {
 absl::StatusOr<std::string> ReadInput(const std::string& path, size_t max_bytes) {
   FILE* f = path == "-" ? stdin : std::fopen(path.c_str(), "rb");
   if (f == nullptr) {
+    const int error = errno;
     return absl::InvalidArgumentError(
-        absl::StrCat("cannot read trace file '", ir::Excerpt(path), "': ", std::strerror(errno)));
+        absl::StrCat("cannot read trace file '", ir::Excerpt(path, ir::kMaxPathExcerpt), "': ", std::strerror(error)));
   }
   std::string data;
   char buf[65536];
@@ -30,7 +31,7 @@ absl::StatusOr<std::string> ReadInput(const std::string& path, size_t max_bytes)
   if (f != stdin) std::fclose(f);
   if (failed) {
     return absl::InvalidArgumentError(
-        absl::StrCat("cannot read trace file '", ir::Excerpt(path), "': ", std::strerror(error)));
+        absl::StrCat("cannot read trace file '", ir::Excerpt(path, ir::kMaxPathExcerpt), "': ", std::strerror(error)));
   }
   if (data.size() > max_bytes + 1) data.resize(max_bytes + 1);
   return data;

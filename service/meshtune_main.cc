@@ -230,14 +230,15 @@ int RunCodegen(const ProblemFlags& flags, const std::string& trace_path, const s
   }
   std::ofstream out(output);
   if (!out) {
-    return Fail(absl::InvalidArgumentError(
-        absl::StrCat("cannot open '", ir::Excerpt(output), "' for writing: ", std::strerror(errno))));
+    const int error = errno;
+    return Fail(absl::InvalidArgumentError(absl::StrCat("cannot open '", ir::Excerpt(output, ir::kMaxPathExcerpt),
+                                                        "' for writing: ", std::strerror(error))));
   }
   errno = 0;
   out << response->source();
   out.close();  // the last write happens here
   if (!out) {
-    return Fail(absl::UnavailableError(absl::StrCat("cannot write '", ir::Excerpt(output),
+    return Fail(absl::UnavailableError(absl::StrCat("cannot write '", ir::Excerpt(output, ir::kMaxPathExcerpt),
                                                     "': ", errno != 0 ? std::strerror(errno) : "a write failed")));
   }
   return kExitOk;
