@@ -5,6 +5,7 @@
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_join.h"
 #include "ir/check.h"
+#include "ir/excerpt.h"
 
 namespace meshtune::ir {
 
@@ -26,19 +27,24 @@ std::vector<std::string> Computation::Vars(absl::string_view prefix, size_t n) {
   return v;
 }
 
-absl::StatusOr<Computation> Computation::Create(const Problem& problem, const Mesh& mesh) {
+absl::Status CheckMeshNames(const Problem& problem, const Mesh& mesh) {
   for (const MeshAxis& a : mesh.axes) {
     if (problem.IndexPosition(a.name) >= 0) {
-      return absl::InvalidArgumentError(absl::StrCat("mesh axis ", a.name,
+      return absl::InvalidArgumentError(absl::StrCat("mesh axis ", Excerpt(a.name),
                                                      " has the same name as an index of ",
-                                                     problem.ToString(), "; rename one"));
+                                                     Excerpt(problem.ToString(), 2 * kMaxExcerpt), "; rename one"));
     }
     if (problem.FirstAccess(a.name) != nullptr) {
-      return absl::InvalidArgumentError(absl::StrCat("mesh axis ", a.name,
+      return absl::InvalidArgumentError(absl::StrCat("mesh axis ", Excerpt(a.name),
                                                      " has the same name as a tensor of ",
-                                                     problem.ToString(), "; rename one"));
+                                                     Excerpt(problem.ToString(), 2 * kMaxExcerpt), "; rename one"));
     }
   }
+  return absl::OkStatus();
+}
+
+absl::StatusOr<Computation> Computation::Create(const Problem& problem, const Mesh& mesh) {
+  if (absl::Status s = CheckMeshNames(problem, mesh); !s.ok()) return s;
   auto base = std::make_shared<Base>();
   base->isl = std::make_shared<IslContext>();
   base->problem = problem;

@@ -74,6 +74,10 @@ struct Transfer {
   std::vector<std::string> rotate;
 };
 
+// InvalidArgument when a mesh axis of `mesh` shares a name with an index or a tensor of
+// `problem` ("mesh axis k has the same name as an index of C[m,n] += ...; rename one").
+absl::Status CheckMeshNames(const Problem& problem, const Mesh& mesh);
+
 class Computation {
  public:
   // The unscheduled computation: identity schedule, all loops serial, every tensor

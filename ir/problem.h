@@ -69,7 +69,8 @@ struct Problem {
 // oversized input, non-ASCII bytes, syntax errors and unbalanced brackets, a tensor read
 // with two ranks or shapes, an index repeated within one access, an output index that no
 // operand reads, an index without an extent or an extent for an unknown index, and
-// extents that are zero, negative, overflow, or make a tensor too large.
+// extents that are zero, negative, overflow, or make a tensor (over 2^48 elements) or the
+// iteration space (over 2^62 points) too large.
 absl::StatusOr<Problem> ParseProblem(absl::string_view expr, absl::string_view extents,
                                      absl::string_view dtype = "f32");
 
@@ -79,6 +80,9 @@ absl::StatusOr<std::map<std::string, int64_t>> ParseExtents(absl::string_view te
 // Limits on input sizes, enforced with clear errors.
 inline constexpr size_t kMaxExpressionBytes = 4096;
 inline constexpr int64_t kMaxTensorElements = int64_t{1} << 48;
+// The most points of an iteration space (the product of every extent): counts of points,
+// and twice them (flops), fit in int64_t.
+inline constexpr int64_t kMaxIterationPoints = int64_t{1} << 62;
 
 }  // namespace meshtune::ir
 

@@ -11,8 +11,10 @@
 #include <chrono>
 #include <cstdlib>
 #include <cstring>
+#include <filesystem>
 #include <fstream>
 #include <iterator>
+#include <system_error>
 #include <thread>
 
 #include "absl/strings/str_cat.h"
@@ -82,7 +84,33 @@ std::string FindBinary(const char* env, const std::string& name) {
 
 constexpr size_t kErrTailBytes = 64 << 10;
 
+volatile sig_atomic_t g_stop_signal = 0;
+volatile sig_atomic_t g_handlers_installed = 0;
+
+void OnStopSignal(int signal_number) {
+  if (g_stop_signal == 0) g_stop_signal = signal_number;
+}
+
+// "SIGINT", "SIGTERM", else "signal N".
+std::string SignalName(int signal_number) {
+  if (signal_number == SIGINT) return "SIGINT";
+  if (signal_number == SIGTERM) return "SIGTERM";
+  return absl::StrCat("signal ", signal_number);
+}
+
 }  // namespace
+
+void InstallStopSignalHandlers() {
+  struct sigaction action = {};
+  action.sa_handler = OnStopSignal;
+  sigemptyset(&action.sa_mask);
+  action.sa_flags = 0;  // no SA_RESTART: a waiting poll() returns at once (EINTR)
+  sigaction(SIGINT, &action, nullptr);
+  sigaction(SIGTERM, &action, nullptr);
+  g_handlers_installed = 1;
+}
+
+int StopSignal() { return g_stop_signal; }
 
 std::string FindWorker() { return FindBinary("MESHTUNE_WORKER", "meshtune_worker"); }
 
@@ -95,6 +123,9 @@ std::string JobFailure(const CommandResult& result) {
 
 absl::StatusOr<CommandResult> LaunchCommand(int64_t ranks, const std::vector<std::string>& command,
                                             const LaunchOptions& options, const std::string& marker) {
+  if (const int sig = StopSignal(); sig != 0) {
+    return absl::CancelledError(absl::StrCat("interrupted by ", SignalName(sig), "; the job was not started"));
+  }
   std::vector<std::string> args = options.launcher;
   const bool mpirun = !args.empty() && args[0].find("mpirun") != std::string::npos;
   args.insert(args.end(), {"-n", std::to_string(ranks)});
@@ -145,7 +176,8 @@ absl::StatusOr<CommandResult> LaunchCommand(int64_t ranks, const std::vector<std
   CommandResult result;
   std::string& err = result.err_tail;
   bool timed_out = false, cancelled = false;
-  const int poll_ms = options.cancelled ? 100 : 1000;
+  int interrupted = 0;  // the stop signal that ended the wait
+  const int poll_ms = options.cancelled || g_handlers_installed ? 100 : 1000;
   const auto deadline = std::chrono::steady_clock::now() + std::chrono::duration<double>(options.timeout_s);
   pollfd fds[2] = {{out_pipe[0], POLLIN, 0}, {err_pipe[0], POLLIN, 0}};
   int open_fds = 2;
@@ -157,6 +189,10 @@ absl::StatusOr<CommandResult> LaunchCommand(int64_t ranks, const std::vector<std
     }
     if (options.cancelled && options.cancelled()) {
       timed_out = cancelled = true;  // killed the same way
+      break;
+    }
+    if ((interrupted = StopSignal()) != 0) {
+      timed_out = true;  // killed the same way
       break;
     }
     if (poll(fds, 2, static_cast<int>(std::min<int64_t>(left.count(), poll_ms))) < 0 && errno != EINTR) break;
@@ -190,6 +226,9 @@ absl::StatusOr<CommandResult> LaunchCommand(int64_t ranks, const std::vector<std
   for (const pollfd& f : fds) {
     if (f.fd >= 0) close(f.fd);
   }
+  if (interrupted != 0) {
+    return absl::CancelledError(absl::StrCat("interrupted by ", SignalName(interrupted), "; the job was killed"));
+  }
   if (cancelled) return absl::CancelledError("cancelled; the job was killed");
   if (timed_out) {
     return absl::DeadlineExceededError(absl::StrCat("timed out after ", options.timeout_s, " s; the job was killed"));
@@ -212,14 +251,30 @@ LaunchResult Launch(const RunSpec& spec, const LaunchOptions& options) {
                                 "'); set MESHTUNE_WORKER");
     return result;
   }
-  char trace_path[] = "/tmp/meshtune-trace-XXXXXX";
-  const int fd = mkstemp(trace_path);
-  if (fd < 0) {
-    result.error = absl::StrCat("cannot create a temporary trace file: ", std::strerror(errno));
+  std::error_code ec;
+  const std::filesystem::path temp_dir = std::filesystem::temp_directory_path(ec);  // $TMPDIR, else /tmp
+  if (ec) {
+    result.error = absl::StrCat("cannot find a directory for temporary files ($TMPDIR): ", ec.message());
     return result;
   }
-  (void)!write(fd, spec.trace.data(), spec.trace.size());
+  std::string path_template = (temp_dir / "meshtune-trace-XXXXXX").string();
+  std::vector<char> trace_path_buf(path_template.begin(), path_template.end());
+  trace_path_buf.push_back('\0');
+  char* trace_path = trace_path_buf.data();
+  const int fd = mkstemp(trace_path);
+  if (fd < 0) {
+    result.error = absl::StrCat("cannot create a temporary trace file in ", temp_dir.string(), ": ",
+                                std::strerror(errno));
+    return result;
+  }
+  const bool written = write(fd, spec.trace.data(), spec.trace.size()) == static_cast<ssize_t>(spec.trace.size());
+  const int write_errno = errno;
   close(fd);
+  if (!written) {
+    unlink(trace_path);
+    result.error = absl::StrCat("cannot write the temporary trace file ", trace_path, ": ", std::strerror(write_errno));
+    return result;
+  }
 
   std::vector<std::string> command = {worker, "--expr", spec.expr, "--extents", spec.extents, "--dtype", spec.dtype,
                                       "--mesh", spec.mesh, "--trace", trace_path, "--reps", std::to_string(spec.reps),

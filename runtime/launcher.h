@@ -46,8 +46,25 @@ struct LaunchResult {
   std::optional<std::string> error;  // set whenever the run did not verify
 };
 
-// Runs `spec` and waits for it (at most options.timeout_s).
+// Runs `spec` and waits for it (at most options.timeout_s). The trace goes to a temporary
+// file under std::filesystem::temp_directory_path() ($TMPDIR, else /tmp), removed when the
+// job ends, however it ends (SIGKILL of this process aside).
 LaunchResult Launch(const RunSpec& spec, const LaunchOptions& options);
+
+// Stop signals for command-line tools. After InstallStopSignalHandlers(), SIGINT and
+// SIGTERM no longer end this process at once: the handler only records the signal, and
+// every LaunchCommand (so every Launch) running or starting then kills its job as on a
+// timeout — the launcher's process group, and every rank found by its marker — and
+// returns Cancelled "interrupted by SIGINT; the job was killed". The caller then cleans up
+// and ends itself by StopSignal() (e.g. re-raising it with the default disposition).
+// Ctrl-C in a terminal reaches only this process: each job runs in a session of its own.
+// Idempotent; async-signal-safe handlers. Not for processes that take signals otherwise
+// (meshtuned blocks them and waits for them in a thread).
+void InstallStopSignalHandlers();
+
+// The first stop signal received since InstallStopSignalHandlers() (SIGINT or SIGTERM);
+// 0 when none (or when the handlers are not installed).
+int StopSignal();
 
 // The worker binary: $MESHTUNE_WORKER, then beside this executable or in its runfiles;
 // "" when not found.

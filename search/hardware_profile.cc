@@ -14,6 +14,7 @@
 #include "absl/strings/escaping.h"
 #include "absl/strings/str_cat.h"
 #include "google/protobuf/util/json_util.h"
+#include "ir/excerpt.h"
 #include "search/home_dir.h"
 
 namespace meshtune::search {
@@ -72,7 +73,7 @@ std::string ProfileDir() {
 }
 
 absl::Status ValidateProfileName(absl::string_view name) {
-  const std::string quoted = absl::StrCat("\"", absl::CHexEscape(name), "\"");
+  const std::string quoted = absl::StrCat("\"", ir::Excerpt(name), "\"");
   if (name.empty() || name.size() > kMaxNameLength) {
     return absl::InvalidArgumentError(absl::StrCat("invalid hardware profile name ", quoted, ": it has ", name.size(),
                                                    " characters; a name has 1 to ", kMaxNameLength));

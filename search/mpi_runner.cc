@@ -1,7 +1,9 @@
-// The MPI runner: one runtime::Launch per candidate.
+// The MPI runner: one runtime::Launch per candidate that fits in memory.
 #include <memory>
 
+#include "absl/strings/str_cat.h"
 #include "ir/problem.h"
+#include "runtime/memory_fit.h"
 #include "search/runner.h"
 
 namespace meshtune::search {
@@ -27,8 +29,14 @@ class MpiRunner : public Runner {
     runtime::LaunchOptions launch = options_.launch;
     launch.timeout_s = input.timeout_s;
     launch.cancelled = input.cancelled;
-    const runtime::LaunchResult r = runtime::Launch(spec, launch);
     RunResult out;
+    // A candidate whose ranks cannot hold their data is not started (each worker would
+    // abort on std::bad_alloc).
+    if (absl::Status fits = runtime::CheckRunFitsMemory(spec, launch); !fits.ok()) {
+      out.error = absl::StrCat("not run: ", fits.message());
+      return out;
+    }
+    const runtime::LaunchResult r = runtime::Launch(spec, launch);
     out.verified = r.verified && !r.error.has_value();
     out.error = r.error;
     out.repetitions = r.seconds;

@@ -23,6 +23,7 @@
 #include "absl/strings/str_join.h"
 #include "absl/strings/str_split.h"
 #include "absl/synchronization/mutex.h"
+#include "ir/excerpt.h"
 #include "ir/status_macros.h"
 #include "search/tuning_db.h"
 
@@ -171,17 +172,34 @@ TuningRecord ReadRecord(sqlite3_stmt* s) {
 
 class SqliteTuningDb : public TuningDb {
  public:
-  static absl::StatusOr<std::unique_ptr<TuningDb>> Open(const std::string& path) {
+  static absl::StatusOr<std::unique_ptr<TuningDb>> Open(const std::string& path, bool read_only) {
     if (path.empty()) return absl::InvalidArgumentError("tuning database: the path is empty");
-    MT_RETURN_IF_ERROR(MakeParentDirs(path));
+    if (read_only) {
+      // SQLite would create the file (and we the directories): a mistyped path must not
+      // leave an empty database behind.
+      struct stat st;
+      if (stat(path.c_str(), &st) != 0) {
+        if (errno == ENOENT || errno == ENOTDIR) {
+          return absl::NotFoundError(absl::StrCat("no tuning database at ", ir::Excerpt(path, ir::kMaxPathExcerpt),
+                                                  " (tune something first, or give --db PATH of an existing one)"));
+        }
+        return absl::ErrnoToStatus(errno, absl::StrCat("tuning database ", ir::Excerpt(path, ir::kMaxPathExcerpt)));
+      }
+      if (S_ISDIR(st.st_mode)) {
+        return absl::FailedPreconditionError(
+            absl::StrCat("tuning database ", ir::Excerpt(path, ir::kMaxPathExcerpt), " is a directory, not a file"));
+      }
+    } else {
+      MT_RETURN_IF_ERROR(MakeParentDirs(path));
+    }
     std::unique_ptr<SqliteTuningDb> db(new SqliteTuningDb(path));
     // mu_ serialises every use of the connection: no SQLite mutex needed.
-    const int rc = sqlite3_open_v2(path.c_str(), &db->db_,
-                                   SQLITE_OPEN_READWRITE | SQLITE_OPEN_CREATE | SQLITE_OPEN_NOMUTEX, nullptr);
+    const int flags = read_only ? SQLITE_OPEN_READONLY : SQLITE_OPEN_READWRITE | SQLITE_OPEN_CREATE;
+    const int rc = sqlite3_open_v2(path.c_str(), &db->db_, flags | SQLITE_OPEN_NOMUTEX, nullptr);
     if (db->db_ == nullptr) return absl::ResourceExhaustedError("sqlite3_open_v2: out of memory");
     if (rc != SQLITE_OK) return db->Error(rc, "open it");
     absl::MutexLock lock(&db->mu_);
-    MT_RETURN_IF_ERROR(db->Setup());
+    MT_RETURN_IF_ERROR(db->Setup(read_only));
     return std::unique_ptr<TuningDb>(std::move(db));
   }
 
@@ -301,12 +319,25 @@ class SqliteTuningDb : public TuningDb {
                                                       "; use a newer meshtune or another database file"));
   }
 
-  absl::Status Setup() ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_) {
+  absl::Status Setup(bool read_only) ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_) {
     sqlite3_extended_result_codes(db_, 1);
     sqlite3_busy_timeout(db_, kBusyTimeoutMs);
     // Before anything writes to the file: reject a newer schema untouched.
     MT_ASSIGN_OR_RETURN(int64_t version, QueryInt("PRAGMA user_version", "read the schema version"));
     MT_RETURN_IF_ERROR(CheckVersion(version));
+    if (read_only) {
+      // No journal switch, no migration: a reader leaves the file as it is.
+      if (version == 0) {
+        return absl::FailedPreconditionError(absl::StrCat("tuning database ", ir::Excerpt(path_, ir::kMaxPathExcerpt),
+                                                          " holds no meshtune schema (an empty or another SQLite file)"));
+      }
+      if (version < kTuningDbSchemaVersion) {
+        return absl::FailedPreconditionError(
+            absl::StrCat("tuning database ", ir::Excerpt(path_, ir::kMaxPathExcerpt), " has schema version ", version,
+                         "; a command that writes to it (tune, meshtuned) migrates it to ", kTuningDbSchemaVersion));
+      }
+      return PrepareStatements();
+    }
     {
       MT_ASSIGN_OR_RETURN(Statement wal, Prepare("PRAGMA journal_mode=WAL"));
       const int rc = sqlite3_step(wal.get());
@@ -318,7 +349,10 @@ class SqliteTuningDb : public TuningDb {
     }
     MT_RETURN_IF_ERROR(Exec("PRAGMA synchronous=FULL; PRAGMA foreign_keys=ON", "set up the connection"));
     if (version < kTuningDbSchemaVersion) MT_RETURN_IF_ERROR(Migrate());
+    return PrepareStatements();
+  }
 
+  absl::Status PrepareStatements() ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_) {
     const std::pair<Statement*, std::string> statements[] = {
         {&begin_, "BEGIN IMMEDIATE"},
         {&commit_, "COMMIT"},
@@ -443,7 +477,11 @@ class SqliteTuningDb : public TuningDb {
 }  // namespace
 
 absl::StatusOr<std::unique_ptr<TuningDb>> OpenSqliteTuningDb(const std::string& path) {
-  return SqliteTuningDb::Open(path);
+  return SqliteTuningDb::Open(path, /*read_only=*/false);
+}
+
+absl::StatusOr<std::unique_ptr<TuningDb>> OpenSqliteTuningDbReadOnly(const std::string& path) {
+  return SqliteTuningDb::Open(path, /*read_only=*/true);
 }
 
 }  // namespace meshtune::search

@@ -5,6 +5,7 @@
 #include <utility>
 
 #include "absl/strings/str_cat.h"
+#include "absl/strings/str_format.h"
 #include "absl/strings/str_join.h"
 #include "search/lower_bound.h"
 
@@ -69,6 +70,12 @@ absl::StatusOr<TuneResult> Tune(const TuneOptions& options, Runner& runner,
   if (cancelled()) return absl::CancelledError("the tune was cancelled");
   const std::vector<const Candidate*> ranked = explorer.Best(std::max(options.top_k, 1));
   if (ranked.empty()) {
+    if (explorer.counts().evaluated == 0 && Clock::now() >= budget.deadline) {
+      return absl::FailedPreconditionError(absl::StrFormat(
+          "the time budget of %g s ran out before any schedule was evaluated (the search gets half of it); "
+          "give a larger budget (--budget-s)",
+          options.budget_s));
+    }
     return absl::FailedPreconditionError(absl::StrCat("none of the ", explorer.counts().evaluated,
                                                       " legal schedules evaluated could be lowered"));
   }

@@ -82,6 +82,13 @@ class TuningDb {
 // message (DataLoss for a file that is not a database or is corrupt).
 absl::StatusOr<std::unique_ptr<TuningDb>> OpenSqliteTuningDb(const std::string& path);
 
+// Opens the existing SQLite database at `path` for reading only (SQLITE_OPEN_READONLY):
+// creates no file or directory, switches no journal, migrates nothing. NotFound "no
+// tuning database at PATH (...)" when there is no file; FailedPrecondition for a
+// directory, a file without meshtune's schema or an older schema; otherwise as
+// OpenSqliteTuningDb. Add fails (PermissionDenied) on the result.
+absl::StatusOr<std::unique_ptr<TuningDb>> OpenSqliteTuningDbReadOnly(const std::string& path);
+
 // An empty database in memory, gone with the object.
 std::unique_ptr<TuningDb> NewInMemoryTuningDb();
 

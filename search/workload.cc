@@ -11,6 +11,8 @@
 #include "absl/strings/match.h"
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_join.h"
+#include "ir/excerpt.h"
+#include "ir/computation.h"
 #include "ir/mesh.h"
 #include "ir/status_macros.h"
 #include "ir/trace.h"
@@ -37,7 +39,7 @@ absl::StatusOr<std::string> NormaliseMesh(const std::string& text) {
   // "ranks=N" parses as one axis named "ranks"; that name is reserved for the rank count.
   if (mesh->AxisIndex("ranks") >= 0 && mesh->axes.size() > 1) {
     return absl::InvalidArgumentError(absl::StrCat(
-        "mesh \"", absl::CHexEscape(text), "\": ranks=N gives a rank count and stands alone; ",
+        "mesh \"", ir::Excerpt(text), "\": ranks=N gives a rank count and stands alone; ",
         "'ranks' is not a mesh axis name"));
   }
   return mesh->ToString();
@@ -121,7 +123,7 @@ absl::StatusOr<ir::Trace> Rename(const ir::Trace& trace, const std::map<std::str
     taken.insert(from);
     taken.insert(to);
     if (names.names.count(from) > 0 && names.axes.count(to) > 0) {
-      return absl::InvalidArgumentError(absl::StrCat("cannot rename ", from, " to ", to, " in the trace: ", to,
+      return absl::InvalidArgumentError(absl::StrCat("cannot rename ", ir::Excerpt(from), " to ", ir::Excerpt(to), " in the trace: ", ir::Excerpt(to),
                                                      " is a mesh axis there"));
     }
   }
@@ -188,6 +190,11 @@ absl::StatusOr<Workload> MakeWorkload(const ir::Problem& p, const std::string& m
                                       const std::string& profile) {
   Workload w;
   MT_ASSIGN_OR_RETURN(w.mesh, NormaliseMesh(mesh_text));
+  if (!w.IsRankCount()) {
+    // As ir::Computation::Create would say for the same problem and mesh.
+    MT_ASSIGN_OR_RETURN(ir::Mesh mesh, ir::ParseMesh(w.mesh));
+    MT_RETURN_IF_ERROR(ir::CheckMeshNames(p, mesh));
+  }
   if (!profile.empty()) MT_RETURN_IF_ERROR(ValidateProfileName(profile));
   w.profile = profile;
   w.dtype = std::string(ir::DTypeName(p.dtype));

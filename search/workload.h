@@ -48,7 +48,8 @@ struct Workload {
 // "ranks=N" (1 <= N <= ir::kMaxRanks), a tune over every factorisation of N ranks (so no
 // mesh axis may be called "ranks").
 // `profile` is empty or a valid hardware profile name. InvalidArgument naming the
-// offending token for a bad mesh, rank count or profile name.
+// offending token for a bad mesh (also a mesh axis named like an index or a tensor of
+// `p`), rank count or profile name.
 absl::StatusOr<Workload> MakeWorkload(const ir::Problem& p, const std::string& mesh_text,
                                       const std::string& profile);
 

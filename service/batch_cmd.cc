@@ -2,11 +2,14 @@
 
 #include <cerrno>
 #include <cstring>
+#include <filesystem>
+#include <system_error>
 #include <fstream>
 #include <iostream>
 
 #include "absl/strings/ascii.h"
 #include "absl/strings/str_cat.h"
+#include "ir/excerpt.h"
 #include "google/protobuf/util/json_util.h"
 #include "service/cli_io.h"
 #include "service/exit_codes.h"
@@ -15,6 +18,9 @@
 namespace meshtune::service {
 
 namespace {
+
+// A TuneRequest's text fields are a few KB at most: a longer line is not one.
+constexpr size_t kMaxLineBytes = 1 << 20;
 
 std::string ErrorLine(int line, const std::string& message) {
   return absl::StrCat("{\"line\": ", line, ", \"error\": ", JsonQuote(message), "}");
@@ -25,15 +31,33 @@ std::string ErrorLine(int line, const std::string& message) {
 int RunBatch(const BatchFlags& flags, Backend& backend, std::ostream& out, std::ostream& err) {
   std::ifstream file;
   if (flags.path != "-") {
+    std::error_code ec;
+    if (std::filesystem::is_directory(flags.path, ec)) {
+      err << "meshtune: cannot read batch file '" << ir::Excerpt(flags.path, ir::kMaxPathExcerpt)
+          << "': it is a directory\n";
+      return kExitBadInput;
+    }
     file.open(flags.path);
     if (!file) {
-      err << "meshtune: cannot read batch file '" << flags.path << "': " << std::strerror(errno)
+      const int error = errno;
+      err << "meshtune: cannot read batch file '" << ir::Excerpt(flags.path, ir::kMaxPathExcerpt)
+          << "': " << std::strerror(error)
           << "\n";
       return kExitBadInput;
     }
   }
   std::istream& in = flags.path == "-" ? std::cin : file;
   int number = 0, requests = 0, failed = 0;
+  // One result line; false (with the message on `err`) once `out` cannot be written: the
+  // rest of the batch would tune for nobody.
+  auto emit = [&](const std::string& line) {
+    errno = 0;
+    out << line << std::endl;
+    if (out) return true;
+    err << "meshtune: cannot write to standard output: " << (errno != 0 ? std::strerror(errno) : "a write failed")
+        << "\n";
+    return false;
+  };
   std::string unavailable;  // once the daemon is gone, why: the rest is not sent
   std::string text;
   while (std::getline(in, text)) {
@@ -41,9 +65,17 @@ int RunBatch(const BatchFlags& flags, Backend& backend, std::ostream& out, std::
     const absl::string_view line = absl::StripAsciiWhitespace(text);
     if (line.empty() || line[0] == '#') continue;
     ++requests;
+    if (line.size() > kMaxLineBytes) {
+      ++failed;
+      if (!emit(ErrorLine(number, absl::StrCat("the line is ", line.size(), " bytes long; the limit is ", kMaxLineBytes,
+                                               " bytes")))) {
+        return kExitFailed;
+      }
+      continue;
+    }
     if (!unavailable.empty()) {
       ++failed;
-      out << ErrorLine(number, absl::StrCat("not sent: ", unavailable)) << std::endl;
+      if (!emit(ErrorLine(number, absl::StrCat("not sent: ", unavailable)))) return kExitFailed;
       continue;
     }
     v1::TuneRequest request;
@@ -52,9 +84,10 @@ int RunBatch(const BatchFlags& flags, Backend& backend, std::ostream& out, std::
       ++failed;
       // protobuf's message may go on with a picture of the input: its first line says it.
       const std::string message(parsed.message().data(), parsed.message().size());
-      out << ErrorLine(number, absl::StrCat("not a meshtune.v1.TuneRequest in JSON: ",
-                                            message.substr(0, message.find('\n'))))
-          << std::endl;
+      if (!emit(ErrorLine(number, absl::StrCat("not a meshtune.v1.TuneRequest in JSON: ",
+                                               ir::Excerpt(message.substr(0, message.find('\n')), 4 * ir::kMaxExcerpt))))) {
+        return kExitFailed;
+      }
       continue;
     }
     if (flags.model_only) request.set_model_only(true);
@@ -73,11 +106,17 @@ int RunBatch(const BatchFlags& flags, Backend& backend, std::ostream& out, std::
       // The daemon went away (or never answered): every later line gets its error line too.
       if (result.status().code() == absl::StatusCode::kUnavailable) unavailable = std::string(result.status().message());
       ++failed;
-      out << ErrorLine(number, std::string(result.status().message())) << std::endl;
+      if (!emit(ErrorLine(number, std::string(result.status().message())))) return kExitFailed;
+      // Interrupted (SIGINT/SIGTERM stopped this tune's search or job): the rest is not run.
+      if (result.status().code() == absl::StatusCode::kCancelled) break;
       continue;
     }
     if (result->measurements_size() > 0 && !result->record().verified()) ++failed;
-    out << "{\"line\": " << number << ", \"result\": " << ToJson(*result) << "}" << std::endl;
+    if (!emit(absl::StrCat("{\"line\": ", number, ", \"result\": ", ToJson(*result), "}"))) return kExitFailed;
+  }
+  if (in.bad()) {
+    err << "meshtune: error reading batch file '" << ir::Excerpt(flags.path, ir::kMaxPathExcerpt) << "' after line " << number << "\n";
+    return kExitFailed;
   }
   if (failed > 0) {
     err << "meshtune: " << failed << " of " << requests << " requests failed\n";

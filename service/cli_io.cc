@@ -3,18 +3,21 @@
 #include <cerrno>
 #include <cstdio>
 #include <cstring>
+#include <iostream>
 
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_format.h"
 #include "google/protobuf/util/json_util.h"
+#include "ir/excerpt.h"
 
 namespace meshtune::service {
 
 absl::StatusOr<std::string> ReadInput(const std::string& path, size_t max_bytes) {
   FILE* f = path == "-" ? stdin : std::fopen(path.c_str(), "rb");
   if (f == nullptr) {
+    const int error = errno;
     return absl::InvalidArgumentError(
-        absl::StrCat("cannot read trace file '", path, "': ", std::strerror(errno)));
+        absl::StrCat("cannot read trace file '", ir::Excerpt(path, ir::kMaxPathExcerpt), "': ", std::strerror(error)));
   }
   std::string data;
   char buf[65536];
@@ -24,10 +27,29 @@ absl::StatusOr<std::string> ReadInput(const std::string& path, size_t max_bytes)
     data.append(buf, n);
   }
   const bool failed = std::ferror(f) != 0;
+  const int error = errno;
   if (f != stdin) std::fclose(f);
-  if (failed) return absl::InvalidArgumentError(absl::StrCat("error reading '", path, "'"));
+  if (failed) {
+    return absl::InvalidArgumentError(
+        absl::StrCat("cannot read trace file '", ir::Excerpt(path, ir::kMaxPathExcerpt), "': ", std::strerror(error)));
+  }
   if (data.size() > max_bytes + 1) data.resize(max_bytes + 1);
   return data;
+}
+
+absl::Status FlushStdout() {
+  // std::cout writes through stdout's buffer: its flush is stdout's, and sets errno.
+  errno = 0;
+  std::cout.flush();
+  int error = errno;
+  const bool stream_failed = !std::cout;
+  errno = 0;
+  const bool flush_failed = std::fflush(stdout) != 0;
+  if (error == 0) error = errno;
+  if (!stream_failed && !flush_failed && std::ferror(stdout) == 0) return absl::OkStatus();
+  // A write that failed before the final flush has lost its errno: say so plainly.
+  return absl::UnavailableError(absl::StrCat("cannot write to standard output: ",
+                                             error != 0 ? std::strerror(error) : "a write failed"));
 }
 
 std::string ToJson(const google::protobuf::Message& message) {

@@ -13,6 +13,11 @@ namespace meshtune::service {
 // an oversized input themselves). InvalidArgument naming the path when it cannot be read.
 absl::StatusOr<std::string> ReadInput(const std::string& path, size_t max_bytes);
 
+// Flushes stdout (std::cout and C stdio) and tells whether everything written to it
+// reached the file: Unavailable "cannot write to standard output: No space left on
+// device" (or the system's other reason) when a write failed.
+absl::Status FlushStdout();
+
 // One-line JSON of `message` with field names as in the .proto and default values printed.
 std::string ToJson(const google::protobuf::Message& message);
 

@@ -4,6 +4,8 @@
 #include <utility>
 
 #include "absl/strings/str_cat.h"
+#include "ir/excerpt.h"
+#include "runtime/launcher.h"
 #include "search/runner.h"
 #include "search/tuning_db.h"
 #include "service/explain.h"
@@ -34,7 +36,7 @@ class LocalBackend final : public Backend {
                                       const TuneProgressFn& progress) override {
     TuneFlags flags = TuneFlagsFromRequest(request);
     if (!flags.mesh.empty() && flags.ranks != 0) {
-      return absl::InvalidArgumentError(absl::StrCat("give exactly one of mesh (\"", flags.mesh,
+      return absl::InvalidArgumentError(absl::StrCat("give exactly one of mesh (\"", ir::Excerpt(flags.mesh),
                                                      "\") and ranks (", flags.ranks, ")"));
     }
     const LocalTuneSettings& s = options_.tune;
@@ -48,6 +50,9 @@ class LocalBackend final : public Backend {
         request.problem(), request.mesh(), request.ranks(), RequestedProfile(request.profile()));
     if (!workload.ok()) return workload.status();
     if (!warning.empty()) Warn(warning);
+    // SIGINT/SIGTERM (when the command installed runtime's handlers) stop the search and
+    // kill a measurement's job.
+    options->cancelled = [] { return runtime::StopSignal() != 0; };
     std::unique_ptr<search::Runner> runner;
     if (options->top_k == 0) {
       runner = search::NewModelOnlyRunner();
@@ -63,7 +68,7 @@ class LocalBackend final : public Backend {
     }
     search::TuningDb* db = nullptr;
     if (!options_.db_path.empty()) {
-      absl::StatusOr<search::TuningDb*> opened = Db();
+      absl::StatusOr<search::TuningDb*> opened = Db(/*write=*/true);
       if (!opened.ok()) return opened.status();
       db = *opened;
     }
@@ -80,20 +85,20 @@ class LocalBackend final : public Backend {
   }
 
   absl::StatusOr<v1::LookupResponse> Lookup(const v1::LookupRequest& request) override {
-    absl::StatusOr<search::TuningDb*> db = Db();
+    absl::StatusOr<search::TuningDb*> db = Db(/*write=*/false);
     if (!db.ok()) return db.status();
     return service::Lookup(**db, request);
   }
 
   absl::StatusOr<v1::ListRecordsResponse> ListRecords(
       const v1::ListRecordsRequest& request) override {
-    absl::StatusOr<search::TuningDb*> db = Db();
+    absl::StatusOr<search::TuningDb*> db = Db(/*write=*/false);
     if (!db.ok()) return db.status();
     return service::ListRecords(**db, request);
   }
 
   absl::StatusOr<v1::Record> GetRecord(const v1::GetRecordRequest& request) override {
-    absl::StatusOr<search::TuningDb*> db = Db();
+    absl::StatusOr<search::TuningDb*> db = Db(/*write=*/false);
     if (!db.ok()) return db.status();
     return service::GetRecord(**db, request);
   }
@@ -105,7 +110,7 @@ class LocalBackend final : public Backend {
   absl::StatusOr<v1::CodegenResponse> Codegen(const v1::CodegenRequest& request) override {
     if (request.record_id() == 0 || !request.trace().text().empty())
       return service::Codegen(request);
-    absl::StatusOr<search::TuningDb*> db = Db();
+    absl::StatusOr<search::TuningDb*> db = Db(/*write=*/false);
     if (!db.ok()) return db.status();
     absl::StatusOr<v1::CodegenRequest> resolved = ResolveCodegenRequest(**db, request);
     if (!resolved.ok()) return resolved.status();
@@ -113,16 +118,19 @@ class LocalBackend final : public Backend {
   }
 
  private:
-  // The database, opened at the first call.
-  absl::StatusOr<search::TuningDb*> Db() {
-    if (db_ != nullptr) return db_.get();
+  // The database, opened at the first call that needs it: for reading only (a mistyped
+  // --db must not create an empty database), or to write (created when missing).
+  absl::StatusOr<search::TuningDb*> Db(bool write) {
+    if (db_ != nullptr && (db_writable_ || !write)) return db_.get();
     if (options_.db_path.empty()) {
       return absl::FailedPreconditionError("no tuning database (--no-db); give --db PATH");
     }
-    absl::StatusOr<std::unique_ptr<search::TuningDb>> db =
-        search::OpenSqliteTuningDb(options_.db_path);
+    absl::StatusOr<std::unique_ptr<search::TuningDb>> db = write
+                                                               ? search::OpenSqliteTuningDb(options_.db_path)
+                                                               : search::OpenSqliteTuningDbReadOnly(options_.db_path);
     if (!db.ok()) return db.status();
     db_ = *std::move(db);
+    db_writable_ = write;
     return db_.get();
   }
 
@@ -133,6 +141,7 @@ class LocalBackend final : public Backend {
 
   LocalBackendOptions options_;
   std::unique_ptr<search::TuningDb> db_;
+  bool db_writable_ = false;
   std::set<std::string> warned_;
 };
 

@@ -22,8 +22,10 @@ struct LocalTuneSettings {
 };
 
 struct LocalBackendOptions {
-  // The SQLite tuning database, opened (and created) at its first use; "" for none: tunes
-  // are then not stored and the record calls fail with FailedPrecondition.
+  // The SQLite tuning database, opened at its first use: created when missing by a tune;
+  // read-only for lookups, records and codegen of a record, which fail with NotFound "no
+  // tuning database at PATH" when it does not exist (and create nothing). "" for none:
+  // tunes are then not stored and the record calls fail with FailedPrecondition.
   std::string db_path;
   LocalTuneSettings tune;
   // Receives notes for the user (e.g. that built-in machine numbers stand in for a missing

@@ -10,14 +10,18 @@
 // `--server HOST:PORT`, by a meshtuned daemon; their output is the same either way.
 // Exit status: 0 when the command ran (for run: and verified), 2 on bad input (message on
 // stderr naming the offending token), 1 on an internal error, a run that failed (its JSON
-// result says why), a missing record or an unreachable daemon.
+// result says why), a missing record, an unreachable daemon or output that could not be
+// written ("meshtune: cannot write to standard output: No space left on device").
+#include <signal.h>
 #include <unistd.h>
 
 #include <algorithm>
 #include <cerrno>
 #include <cstdio>
+#include <algorithm>
 #include <cstring>
 #include <exception>
+#include <limits>
 #include <fstream>
 #include <iostream>
 #include <memory>
@@ -32,6 +36,7 @@
 #include "service/backend.h"
 #include "service/batch_cmd.h"
 #include "service/calibrate_cmd.h"
+#include "service/cli_flags.h"
 #include "service/cli_io.h"
 #include "service/exit_codes.h"
 #include "service/explain.h"
@@ -41,8 +46,10 @@
 #include "service/tune_cmd.h"
 #include "absl/strings/str_format.h"
 #include "absl/strings/str_join.h"
+#include "ir/excerpt.h"
 #include "ir/mesh.h"
 #include "runtime/launcher.h"
+#include "runtime/memory_fit.h"
 
 namespace meshtune::service {
 namespace {
@@ -51,6 +58,15 @@ int Fail(const absl::Status& status) {
   std::cerr << "meshtune: " << status.message() << "\n";
   return status.code() == absl::StatusCode::kInvalidArgument ? kExitBadInput : kExitFailed;
 }
+
+// The longest --timeout, --budget-s: a week.
+constexpr double kMaxTimeoutS = 7 * 24 * 3600;
+// Integer flags whose range the command checks itself (with its own message) are only
+// checked to be integers that fit: CLI11 would saturate 99999999999999999999 to 2^63 - 1.
+constexpr int64_t kInt64Min = std::numeric_limits<int64_t>::min();
+constexpr int64_t kInt64Max = std::numeric_limits<int64_t>::max();
+constexpr int64_t kIntMin = std::numeric_limits<int>::min();
+constexpr int64_t kIntMax = std::numeric_limits<int>::max();
 
 struct RunFlags {
   int reps = 3, warmup = 1;
@@ -61,16 +77,17 @@ struct RunFlags {
   bool simulate = false;
 
   void Add(CLI::App* cmd) {
-    cmd->add_option("--reps", reps, "timed repetitions")->check(CLI::Range(1, 100000));
-    cmd->add_option("--warmup", warmup, "untimed repetitions first")->check(CLI::Range(0, 100000));
-    cmd->add_option("--timeout", timeout_s, "seconds before the job is killed")->check(CLI::PositiveNumber);
-    cmd->add_option("--seed", seed, "seed of the input values");
+    cmd->add_option("--reps", reps, "timed repetitions")->transform(IntegerIn(1, 100000));
+    cmd->add_option("--warmup", warmup, "untimed repetitions first")->transform(IntegerIn(0, 100000));
+    cmd->add_option("--timeout", timeout_s, "seconds before the job is killed")
+        ->check(NumberIn(0, kMaxTimeoutS, /*min_exclusive=*/true));
+    cmd->add_option("--seed", seed, "seed of the input values")->transform(Unsigned64());
     cmd->add_option("--worker", worker, "path of meshtune_worker (default: found beside meshtune)");
     cmd->add_option("--hostfile", hostfile, "MPI hostfile for a cluster");
     cmd->add_option("--launcher", launcher, "launcher program instead of mpirun (e.g. srun)");
     cmd->add_option("--launcher-arg", launcher_args, "extra launcher argument (repeatable)");
     cmd->add_option("--inject-fault", inject_fault, "tests only: crash, hang or wrong")
-        ->check(CLI::IsMember({"crash", "hang", "wrong"}));
+        ->check(OneOf({"crash", "hang", "wrong"}));
     cmd->add_flag("--simulate", simulate,
                   "run every rank in this process (no MPI) and verify against the reference; times are not a "
                   "machine's");
@@ -106,7 +123,8 @@ struct TargetFlags {
   // `db`: whether the command uses the tuning database (--db, and --no-db for tune).
   void Add(CLI::App* cmd, bool db_flag, bool no_db_flag) {
     CLI::Option* server_opt =
-        cmd->add_option("--server", server, "HOST:PORT of a meshtuned daemon to ask instead of this process");
+        cmd->add_option("--server", server, "HOST:PORT of a meshtuned daemon to ask instead of this process")
+            ->check(HostPort(/*allow_port_zero=*/false));
     if (db_flag) {
       cmd->add_option("--db", db, "SQLite tuning database (default: " + db + ")")->excludes(server_opt);
     }
@@ -134,7 +152,8 @@ void AddWorkloadFlags(CLI::App* cmd, WorkloadFlags* w, bool required) {
   }
   cmd->add_option("--dtype", w->dtype, "f32 or f64");
   cmd->add_option("--mesh", w->mesh, "mesh axes, e.g. x=8,y=8");
-  cmd->add_option("--ranks", w->ranks, "rank count (a tune over every mesh of that many ranks)");
+  cmd->add_option("--ranks", w->ranks, "rank count (a tune over every mesh of that many ranks)")
+      ->transform(IntegerIn(kInt64Min, kInt64Max));  // the range: RequestWorkload
   cmd->add_option("--profile", w->profile, "hardware profile (default: default)");
 }
 
@@ -180,21 +199,6 @@ int RunRun(const ProblemFlags& flags, const std::string& trace_path, const RunFl
   if (!verdict->lowering_error().empty()) {
     return Fail(absl::UnimplementedError("cannot lower the schedule: " + verdict->lowering_error()));
   }
-  if (rf.simulate) {
-    runtime::SimOptions options;
-    options.seed = rf.seed;
-    options.warmup = rf.warmup;
-    options.reps = rf.reps;
-    options.timeout_s = rf.timeout_s;
-    if (rf.inject_fault == "wrong") options.inject_fault = rf.inject_fault;
-    absl::StatusOr<runtime::Measurement> m = SimulateTrace(request, options);
-    if (!m.ok()) return Fail(m.status());
-    std::vector<double> sorted = m->seconds;
-    std::sort(sorted.begin(), sorted.end());
-    PrintRunResult(m->verified, m->seconds, sorted.empty() ? 0 : sorted[sorted.size() / 2], m->bytes_sent_max,
-                   m->checksum, m->error.empty() ? std::nullopt : std::optional<std::string>(m->error), "simulated");
-    return m->verified ? kExitOk : kExitFailed;
-  }
   absl::StatusOr<ir::Mesh> mesh = ir::ParseMesh(flags.mesh);
   runtime::RunSpec spec;
   spec.expr = flags.expr;
@@ -213,7 +217,29 @@ int RunRun(const ProblemFlags& flags, const std::string& trace_path, const RunFl
   options.hostfile = rf.hostfile;
   options.extra_args = rf.launcher_args;
   if (!rf.launcher.empty()) options.launcher = {rf.launcher};
+  // --mem-per-rank was checked with the legality (over_memory_budget); the machine's own
+  // memory is checked here, before any worker can die of std::bad_alloc.
+  if (absl::Status fits = runtime::CheckRunFitsMemory(spec, options); !fits.ok()) return Fail(fits);
+  // Every rank in this process (the memory check above counted them all).
+  if (rf.simulate) {
+    runtime::SimOptions sim;
+    sim.seed = rf.seed;
+    sim.warmup = rf.warmup;
+    sim.reps = rf.reps;
+    sim.timeout_s = rf.timeout_s;
+    if (rf.inject_fault == "wrong") options.inject_fault = rf.inject_fault;
+    absl::StatusOr<runtime::Measurement> m = SimulateTrace(request, sim);
+    if (!m.ok()) return Fail(m.status());
+    std::vector<double> sorted = m->seconds;
+    std::sort(sorted.begin(), sorted.end());
+    PrintRunResult(m->verified, m->seconds, sorted.empty() ? 0 : sorted[sorted.size() / 2], m->bytes_sent_max,
+                   m->checksum, m->error.empty() ? std::nullopt : std::optional<std::string>(m->error), "simulated");
+    return m->verified ? kExitOk : kExitFailed;
+  }
+  runtime::InstallStopSignalHandlers();
   const runtime::LaunchResult r = runtime::Launch(spec, options);
+  // Interrupted: the job, its ranks and the trace file are gone; main() ends by the signal.
+  if (runtime::StopSignal() != 0) return Fail(absl::CancelledError(r.error.value_or("interrupted")));
   PrintRunResult(r.verified, r.seconds, r.median_s, r.bytes_sent_max, r.checksum, r.error, "measured");
   return r.verified ? kExitOk : kExitFailed;
 }
@@ -233,8 +259,18 @@ int RunCodegen(const ProblemFlags& flags, const std::string& trace_path, const s
     return kExitOk;
   }
   std::ofstream out(output);
+  if (!out) {
+    const int error = errno;
+    return Fail(absl::InvalidArgumentError(absl::StrCat("cannot open '", ir::Excerpt(output, ir::kMaxPathExcerpt),
+                                                        "' for writing: ", std::strerror(error))));
+  }
+  errno = 0;
   out << response->source();
-  if (!out) return Fail(absl::InvalidArgumentError("cannot write '" + output + "'"));
+  out.close();  // the last write happens here
+  if (!out) {
+    return Fail(absl::UnavailableError(absl::StrCat("cannot write '", ir::Excerpt(output, ir::kMaxPathExcerpt),
+                                                    "': ", errno != 0 ? std::strerror(errno) : "a write failed")));
+  }
   return kExitOk;
 }
 
@@ -287,11 +323,13 @@ int Main(int argc, char** argv) {
   CalibrateOptions calibrate_opts;
   CLI::App* calibrate =
       app.add_subcommand("calibrate", "measure alpha, beta and gamma under MPI; store a profile");
-  calibrate->add_option("--ranks", calibrate_opts.ranks, "MPI ranks, at least 2")->required();
+  calibrate->add_option("--ranks", calibrate_opts.ranks, "MPI ranks, at least 2")
+      ->required()
+      ->transform(IntegerIn(kInt64Min, kInt64Max));  // the range: RunCalibrate
   calibrate->add_option("--name", calibrate_opts.name, "hardware profile name (default: default)");
   calibrate->add_option("--dtype", calibrate_opts.dtype, "GEMM element type: f32 or f64");
-  calibrate->add_option("--timeout", calibrate_opts.timeout_s,
-                        "seconds before the job is killed (default: 600)");
+  calibrate->add_option("--timeout", calibrate_opts.timeout_s, "seconds before the job is killed (default: 600)")
+      ->check(NumberIn(0, kMaxTimeoutS, /*min_exclusive=*/true));
   calibrate->add_flag("--quick", calibrate_opts.quick, "fewer sizes and repetitions (~1 s)");
   calibrate->add_flag("--json", calibrate_opts.json, "print the profile as JSON");
   calibrate->add_option("--calibrator", calibrate_opts.calibrator,
@@ -305,22 +343,30 @@ int Main(int argc, char** argv) {
   tune->add_option("--extents", tune_opts.extents, "index extents, e.g. m=512,n=1024,k=2048")->required();
   tune->add_option("--dtype", tune_opts.dtype, "f32 or f64");
   tune->add_option("--mesh", tune_opts.mesh, "mesh axes, e.g. x=8,y=8");
-  tune->add_option("--ranks", tune_opts.ranks, "rank count: try every mesh of 1 to 3 axes");
+  tune->add_option("--ranks", tune_opts.ranks, "rank count: try every mesh of 1 to 3 axes")
+      ->transform(IntegerIn(kInt64Min, kInt64Max));  // the range: MakeTuneOptions
   tune->add_option("--mem-per-rank", tune_opts.mem_per_rank, "memory budget per rank, e.g. 2GiB");
-  tune->add_option("--top-k", tune_opts.top_k, "candidates measured under MPI (default 4)");
-  tune->add_option("--budget-s", tune_opts.budget_s, "seconds for the whole tune (default 600)");
+  tune->add_option("--top-k", tune_opts.top_k, "candidates measured under MPI (default 4)")
+      ->transform(IntegerIn(kIntMin, kIntMax));  // the range: MakeTuneOptions
+  tune->add_option("--budget-s", tune_opts.budget_s, "seconds for the whole tune (default 600)")
+      ->check(NumberIn(0, kMaxTimeoutS, /*min_exclusive=*/true));
   tune->add_flag("--model-only", tune_opts.model_only, "measure nothing: the cost model's best");
   tune->add_flag("--json", tune_opts.json, "print the result as one JSON line");
   CLI::Option* profile_opt = tune->add_option("--profile", tune_opts.profile, "hardware profile (default: default)");
-  CLI::Option* alpha_opt = tune->add_option("--alpha", tune_alpha, "latency per message, s (overrides the profile)");
-  CLI::Option* beta_opt = tune->add_option("--beta", tune_beta, "seconds per byte (overrides the profile)");
-  CLI::Option* gamma_opt = tune->add_option("--gamma", tune_gamma, "seconds per flop (overrides the profile)");
-  tune->add_option("--max-evaluations", tune_opts.max_evaluations, "schedules lowered and costed (default 1000)");
-  tune->add_option("--seed", tune_opts.seed, "seed of the evolutionary search");
+  // Machine numbers: seconds per message, byte and flop; a second for any of them is absurd already.
+  CLI::Option* alpha_opt = tune->add_option("--alpha", tune_alpha, "latency per message, s (overrides the profile)")
+                               ->check(NumberIn(0, 1));
+  CLI::Option* beta_opt =
+      tune->add_option("--beta", tune_beta, "seconds per byte (overrides the profile)")->check(NumberIn(0, 1));
+  CLI::Option* gamma_opt =
+      tune->add_option("--gamma", tune_gamma, "seconds per flop (overrides the profile)")->check(NumberIn(0, 1));
+  tune->add_option("--max-evaluations", tune_opts.max_evaluations, "schedules lowered and costed (default 1000)")
+      ->transform(IntegerIn(kInt64Min, kInt64Max));  // the range: MakeTuneOptions
+  tune->add_option("--seed", tune_opts.seed, "seed of the evolutionary search")->transform(Unsigned64());
   tune->add_flag("--allow-replication", tune_opts.allow_replication,
                  "let tensors be replicated along mesh axes (2.5D-style; bound it with --mem-per-rank)");
-  tune->add_option("--reps", tune_opts.reps, "timed repetitions per measurement")->check(CLI::Range(1, 100000));
-  tune->add_option("--warmup", tune_opts.warmup, "untimed repetitions first")->check(CLI::Range(0, 100000));
+  tune->add_option("--reps", tune_opts.reps, "timed repetitions per measurement")->transform(IntegerIn(1, 100000));
+  tune->add_option("--warmup", tune_opts.warmup, "untimed repetitions first")->transform(IntegerIn(0, 100000));
   tune->add_option("--worker", tune_opts.worker, "path of meshtune_worker (default: found beside meshtune)");
   tune->add_option("--hostfile", tune_opts.hostfile, "MPI hostfile for a cluster");
   tune->add_option("--launcher", tune_opts.launcher, "launcher program instead of mpirun (e.g. srun)");
@@ -345,9 +391,12 @@ int Main(int argc, char** argv) {
   RecordsFlags records_flags;
   CLI::App* records = app.add_subcommand("records", "list tuning records (of one workload with --expr ...)");
   AddWorkloadFlags(records, &records_flags.workload, false);
-  records->add_option("--limit", records_flags.limit, "records to list, 1 to 1000 (default 50)");
-  records->add_option("--after", records_flags.after, "list records with ids above this one");
-  records->add_option("--id", records_flags.id, "print this one record");
+  records->add_option("--limit", records_flags.limit, "records to list, 1 to 1000 (default 50)")
+      ->transform(IntegerIn(kIntMin, kIntMax));  // the range: RunRecords
+  records->add_option("--after", records_flags.after, "list records with ids above this one")
+      ->transform(IntegerIn(0, kInt64Max));
+  records->add_option("--id", records_flags.id, "print this one record")
+      ->transform(IntegerIn(1, kInt64Max));
   records->add_flag("--json", records_flags.json, "print each record as one JSON line");
   TargetFlags records_target;
   records_target.Add(records, true, false);
@@ -363,11 +412,28 @@ int Main(int argc, char** argv) {
   serve->prefix_command();
   serve->set_help_flag();  // `meshtune serve --help` is meshtuned's help
 
+  app.failure_message(ParseFailureMessage);
+  // CLI11 would say "A subcommand is required" for a mistyped command.
+  if (argc > 1 && argv[1][0] != '-') {
+    std::vector<std::string> names;
+    for (const CLI::App* sub : app.get_subcommands({})) names.push_back(sub->get_name());
+    if (std::find(names.begin(), names.end(), argv[1]) == names.end()) {
+      return Fail(absl::InvalidArgumentError(absl::StrCat("unknown command '", ir::Excerpt(argv[1]),
+                                                          "'; the commands are ", absl::StrJoin(names, ", "),
+                                                          " (meshtune --help)")));
+    }
+  }
   try {
     app.parse(argc, argv);
   } catch (const CLI::ParseError& e) {
     const int code = app.exit(e);
     return code == 0 ? kExitOk : kExitBadInput;
+  }
+  // Commands that run MPI jobs here stop them on SIGINT/SIGTERM (see RunRun for `run`);
+  // main() then ends by that signal.
+  if (calibrate->parsed() || ((tune->parsed() && tune_target.server.empty()) ||
+                              (batch->parsed() && batch_target.server.empty()))) {
+    runtime::InstallStopSignalHandlers();
   }
   if (explain->parsed()) return RunExplain(explain_flags, trace_path, json, *explain_target.Make());
   if (run->parsed()) return RunRun(run_flags, run_trace, run_opts);
@@ -395,10 +461,26 @@ int Main(int argc, char** argv) {
 }  // namespace meshtune::service
 
 int main(int argc, char** argv) {
+  int code = meshtune::service::kExitFailed;
   try {
-    return meshtune::service::Main(argc, argv);
+    code = meshtune::service::Main(argc, argv);
   } catch (const std::exception& e) {
     std::cerr << "meshtune: internal error: " << e.what() << "\n";
-    return 1;
   }
+  // What a command printed must have reached its reader (a full disk, a closed pipe): a
+  // command that succeeded but whose output was lost failed. (One that failed has said why
+  // already; batch also stops at its first lost line and says so.)
+  const absl::Status flushed = meshtune::service::FlushStdout();
+  // Stopped by SIGINT/SIGTERM (its jobs killed, temporary files removed): end by the same
+  // signal, as a shell expects of Ctrl-C (status 130 or 143 to a shell).
+  if (const int sig = meshtune::runtime::StopSignal(); sig != 0) {
+    signal(sig, SIG_DFL);
+    raise(sig);
+    return 128 + sig;
+  }
+  if (!flushed.ok() && code == meshtune::service::kExitOk) {
+    std::cerr << "meshtune: " << flushed.message() << "\n";
+    return meshtune::service::kExitFailed;
+  }
+  return code;
 }

@@ -6,7 +6,8 @@
 //             [--log-level trace|debug|info|warn|error|critical|off] [--shutdown-grace-s 10]
 //
 // Once it listens it prints "meshtuned listening on HOST:PORT" on stdout (the bound port:
-// --listen HOST:0 picks a free one). Logs go to stderr. SIGTERM or SIGINT stops it: health
+// --listen HOST:0 picks a free one; a port above 65535 or an address that is not HOST:PORT
+// is bad input). Logs go to stderr. SIGTERM or SIGINT stops it: health
 // turns NOT_SERVING, running tunes are cancelled, calls still in flight get the grace
 // period, then the database is closed and the exit status is 0. Exit status 2 for bad
 // flags, 1 when the database cannot be opened or the address cannot be bound.
@@ -29,6 +30,7 @@
 #include "grpcpp/grpcpp.h"
 #include "grpcpp/health_check_service_interface.h"
 #include "search/tuning_db.h"
+#include "service/cli_flags.h"
 #include "service/exit_codes.h"
 #include "service/tuner_service.h"
 #include "spdlog/sinks/stdout_color_sinks.h"
@@ -57,15 +59,17 @@ int Main(int argc, char** argv) {
   Flags flags;
   flags.db = search::DefaultDbPath();
   CLI::App app{"meshtuned: the meshtune gRPC daemon (meshtune.v1.Tuner)"};
-  app.add_option("--listen", flags.listen, "address to listen on, HOST:PORT (port 0: any free port)");
+  app.add_option("--listen", flags.listen, "address to listen on, HOST:PORT (port 0: any free port)")
+      ->check(HostPort(/*allow_port_zero=*/true));
   app.add_option("--db", flags.db, "SQLite tuning database (created when missing)");
   app.add_option("--max-concurrent-tunes", flags.max_concurrent_tunes, "tunes running at once; more queue")
-      ->check(CLI::Range(1, 1024));
+      ->transform(IntegerIn(1, 1024));
   app.add_option("--log-level", flags.log_level, "trace, debug, info, warn, error, critical or off")
-      ->check(CLI::IsMember({"trace", "debug", "info", "warn", "error", "critical", "off"}));
+      ->check(OneOf({"trace", "debug", "info", "warn", "error", "critical", "off"}));
   app.add_option("--shutdown-grace-s", flags.shutdown_grace_s,
                  "seconds calls and tunes get to end after SIGTERM/SIGINT")
-      ->check(CLI::Range(0.0, 3600.0));
+      ->check(NumberIn(0, 3600));
+  app.failure_message(ParseFailureMessage);
   try {
     app.parse(argc, argv);
   } catch (const CLI::ParseError& e) {

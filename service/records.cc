@@ -11,6 +11,7 @@
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_split.h"
 #include "absl/strings/strip.h"
+#include "ir/excerpt.h"
 #include "ir/mesh.h"
 #include "ir/problem.h"
 #include "ir/status_macros.h"
@@ -46,7 +47,8 @@ CanonicalFields ParseCanonical(const std::string& canonical) {
 
 // How a problem reads in messages: "C[m,n] += A[m,k] * B[k,n] (k=64,m=64,n=64, f32)".
 std::string Describe(const v1::Problem& p) {
-  return absl::StrCat(p.expr(), " (", p.extents(), ", ", p.dtype().empty() ? "f32" : p.dtype(), ")");
+  return absl::StrCat(ir::Excerpt(p.expr(), 2 * ir::kMaxExcerpt), " (", ir::Excerpt(p.extents(), 2 * ir::kMaxExcerpt), ", ",
+                      p.dtype().empty() ? "f32" : ir::Excerpt(p.dtype()), ")");
 }
 
 // The renames from the requester's names of `w` to canonical ones (`to_canonical`) or back.
@@ -137,7 +139,7 @@ absl::StatusOr<search::Workload> RequestWorkload(const v1::Problem& problem, con
   if (mesh.axes().empty() == (ranks == 0)) {
     return absl::InvalidArgumentError(
         mesh.axes().empty() ? "give a mesh (e.g. x=2,y=2) or a rank count (e.g. 4)"
-                            : absl::StrCat("give exactly one of mesh (\"", mesh.axes(), "\") and ranks (", ranks, ")"));
+                            : absl::StrCat("give exactly one of mesh (\"", ir::Excerpt(mesh.axes()), "\") and ranks (", ranks, ")"));
   }
   if (!mesh.mem_per_rank().empty()) {
     MT_ASSIGN_OR_RETURN(int64_t bytes, ir::ParseByteSize(mesh.mem_per_rank()));
@@ -158,7 +160,7 @@ absl::StatusOr<v1::LookupResponse> Lookup(search::TuningDb& db, const v1::Lookup
   auto not_found = [&] {
     return absl::NotFoundError(absl::StrCat("no tuning record for ", Describe(request.problem()), " on ", w.mesh,
                                             " with profile ", w.profile,
-                                            mem.empty() ? "" : absl::StrCat(" that fits ", mem, " per rank"),
+                                            mem.empty() ? "" : absl::StrCat(" that fits ", ir::Excerpt(mem), " per rank"),
                                             "; tune it first"));
   };
   MT_ASSIGN_OR_RETURN(std::optional<search::TuningRecord> best, db.Best(w.fingerprint));
@@ -195,7 +197,7 @@ absl::StatusOr<v1::ListRecordsResponse> ListRecords(search::TuningDb& db, const 
   int64_t after = 0;
   if (!request.page_token().empty() && (!absl::SimpleAtoi(request.page_token(), &after) || after < 0)) {
     return absl::InvalidArgumentError(
-        absl::StrCat("page_token \"", request.page_token(), "\" is not a token that ListRecords returned"));
+        absl::StrCat("page_token \"", ir::Excerpt(request.page_token()), "\" is not a token that ListRecords returned"));
   }
   std::optional<search::Workload> w;
   if (request.has_problem()) {
@@ -225,8 +227,8 @@ absl::StatusOr<v1::Record> GetRecord(search::TuningDb& db, const v1::GetRecordRe
   if (w.fingerprint != record->fingerprint) {
     return absl::InvalidArgumentError(absl::StrCat(
         "record ", request.id(), " is for ", canonical.expr, " (", canonical.extents, ", ", canonical.dtype, "); ",
-        Describe(request.problem()), " is another problem (it canonicalises to ", w.expr, " (", w.extents, ", ",
-        w.dtype, "))"));
+        Describe(request.problem()), " is another problem (it canonicalises to ", ir::Excerpt(w.expr, 2 * ir::kMaxExcerpt),
+        " (", ir::Excerpt(w.extents, 2 * ir::kMaxExcerpt), ", ", w.dtype, "))"));
   }
   return ToMessage(*record, &w, &request.problem());
 }

@@ -9,6 +9,7 @@
 #include "absl/strings/str_cat.h"
 #include "absl/time/clock.h"
 #include "grpcpp/grpcpp.h"
+#include "ir/excerpt.h"
 #include "proto/meshtune.grpc.pb.h"
 
 namespace meshtune::service {
@@ -39,7 +40,7 @@ class RemoteBackend final : public Backend {
     if (!status.ok()) return FromGrpc(status);
     if (!result.has_value()) {
       return absl::InternalError(
-          absl::StrCat("meshtuned at ", address_, " ended the tune without a result"));
+          absl::StrCat("meshtuned at ", ir::Excerpt(address_), " ended the tune without a result"));
     }
     for (const std::string& w : result->warnings()) {
       std::lock_guard<std::mutex> lock(mu_);
@@ -80,11 +81,11 @@ class RemoteBackend final : public Backend {
   absl::Status FromGrpc(const grpc::Status& s) const {
     if (s.error_code() == grpc::StatusCode::UNAVAILABLE) {
       return absl::UnavailableError(
-          absl::StrCat("cannot reach meshtuned at ", address_, ": ", s.error_message()));
+          absl::StrCat("cannot reach meshtuned at ", ir::Excerpt(address_), ": ", s.error_message()));
     }
     if (s.error_code() == grpc::StatusCode::DEADLINE_EXCEEDED) {
       return absl::DeadlineExceededError(
-          absl::StrCat("meshtuned at ", address_, " did not answer in time: ", s.error_message()));
+          absl::StrCat("meshtuned at ", ir::Excerpt(address_), " did not answer in time: ", s.error_message()));
     }
     return absl::Status(static_cast<absl::StatusCode>(s.error_code()), s.error_message());
   }

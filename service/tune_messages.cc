@@ -3,6 +3,7 @@
 #include <optional>
 
 #include "absl/strings/str_cat.h"
+#include "ir/excerpt.h"
 #include "absl/strings/str_format.h"
 #include "service/tune_options.h"
 
@@ -45,7 +46,7 @@ absl::StatusOr<search::TuneOptions> TuneOptionsFromRequest(const v1::TuneRequest
                                                            std::string* warning) {
   const TuneFlags flags = TuneFlagsFromRequest(request);
   if (!flags.mesh.empty() && flags.ranks != 0) {
-    return absl::InvalidArgumentError(absl::StrCat("give exactly one of mesh (\"", flags.mesh, "\") and ranks (",
+    return absl::InvalidArgumentError(absl::StrCat("give exactly one of mesh (\"", ir::Excerpt(flags.mesh), "\") and ranks (",
                                                    flags.ranks, ")"));
   }
   return MakeTuneOptions(flags, warning);

@@ -21,9 +21,18 @@ namespace {
 // How often a Tune handler looks at its client (cancelled? past the deadline?).
 constexpr absl::Duration kClientPoll = absl::Milliseconds(100);
 
+// The longest error message sent: gRPC carries it in metadata, which clients cap at 8 KB
+// (a longer one arrives as RESOURCE_EXHAUSTED). Messages quote input through ir::Excerpt
+// and stay far below this; the cut is a last resort.
+constexpr size_t kMaxStatusMessage = 2048;
+
 grpc::Status ToGrpc(const absl::Status& s) {
   if (s.ok()) return grpc::Status::OK;
-  return grpc::Status(static_cast<grpc::StatusCode>(s.code()), std::string(s.message()));
+  std::string message(s.message());
+  if (message.size() > kMaxStatusMessage) {
+    message = absl::StrCat(message.substr(0, kMaxStatusMessage - 40), "... (", message.size(), " bytes in all)");
+  }
+  return grpc::Status(static_cast<grpc::StatusCode>(s.code()), message);
 }
 
 // How long a read of the database's generation is trusted by cached Lookups: records other

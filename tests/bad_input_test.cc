@@ -152,6 +152,42 @@ TEST(BadInputTest, ContractionWithTooManyOperandsAndBadSums) {
             "expression column 20: output tensor C also appears on the right-hand side");
 }
 
+TEST(BadInputTest, HugeTokensAreQuotedShort) {
+  // Every message quotes at most ir::kMaxExcerpt characters of a token: the start, "...",
+  // the end.
+  const std::string name(30000, 'q');
+  std::string e = Error(kMatmul, "m=4,n=4,k=4", "x=2,y=2", name + "(k, ko, ki, 2)\n");
+  EXPECT_EQ(e, "trace line 1, column 1: unknown primitive '" + std::string(58, 'q') + "..." + std::string(19, 'q') +
+                   "' (primitives: split, divide, reorder, distribute, shard, communicate, tensorize)");
+  e = Error(kMatmul, "m=4,n=4,k=4", "x=2,y=2", std::string(kSumma) + "shard(" + name + ", m@x)\n");
+  EXPECT_LT(e.size(), 300u) << e;
+  EXPECT_EQ(e.rfind("instruction 4, shard(qqq", 0), 0u) << e;
+  EXPECT_NE(e.find(": unknown tensor qqq"), std::string::npos) << e;
+  e = Error(kMatmul, "m=4,n=4,k=4", "x=2,y=2", "divide(" + name + ", ko, ki, 2)\n");
+  EXPECT_LT(e.size(), 400u) << e;
+  const std::string long_index(2000, 'i');
+  e = ProblemError("C[m," + long_index + "," + long_index + "] += A[m,k] * B[k,n]");
+  EXPECT_LT(e.size(), 300u) << e;
+  EXPECT_NE(e.find("is repeated in tensor C"), std::string::npos) << e;
+  e = Error(kMatmul, "m=4,n=4,k=4", std::string(1000, 'x') + "=2");
+  EXPECT_EQ(e, "instruction 1, distribute([m,n], [mo,no], [mi,ni], [x,y]): unknown mesh axis x (mesh axes: " +
+                   std::string(58, 'x') + "..." + std::string(19, 'x') + ")");
+  e = Error(kMatmul, "m=4,n=4,k=4", "x=2,y=2,z=2," + std::string(1000, 'w') + "=2");
+  EXPECT_LT(e.size(), 200u) << e;
+}
+
+TEST(BadInputTest, IterationSpaceOverflowingInt64) {
+  // 2^66 points: every product of extents overflows 64 bits before anything runs.
+  EXPECT_EQ(ProblemError(kMatmul, "m=4194304,n=4194304,k=4194304"),
+            "the iteration space of C[m,n] += A[m,k] * B[k,n] is too large: the extents of k, m, n multiply to "
+            "more than 2^62 points");
+  EXPECT_EQ(ProblemError(kMatmul, "m=16777216,n=16777216,k=16777216"),
+            "the iteration space of C[m,n] += A[m,k] * B[k,n] is too large: the extents of k, m, n multiply to "
+            "more than 2^62 points");
+  // 2^62 exactly is allowed (each tensor 2^42 elements).
+  EXPECT_EQ(ProblemError(kMatmul, "m=2097152,n=2097152,k=1048576"), "");
+}
+
 TEST(BadInputTest, MeshAxisNamedLikeAnIndex) {
   EXPECT_EQ(Error(kMatmul, "m=4,n=4,k=4", "k=2"),
             "mesh axis k has the same name as an index of C[m,n] += A[m,k] * B[k,n]; rename one");

@@ -97,7 +97,7 @@ TEST_F(TuneCliTest, BadFlagsNameTheProblem) {
   EXPECT_EQ(r.err, "meshtune: --top-k -1 is out of range: 0 to 1000\n");
   r = Meshtune(kMatmul + "--extents m=64,n=64,k=64 --mesh x=2 --budget-s 0");
   EXPECT_EQ(r.status, 2);
-  EXPECT_TRUE(Has(r.err, "--budget-s 0 is out of range")) << r.err;
+  EXPECT_TRUE(Has(r.err, "--budget-s: '0' is out of range; give a number in (0, 604800]")) << r.err;
   r = Meshtune(kMatmul + "--extents m=64,n=64,k=-4 --mesh x=2 --model-only");
   EXPECT_EQ(r.status, 2);
   EXPECT_TRUE(Has(r.err, "-4")) << r.err;
@@ -109,7 +109,10 @@ TEST_F(TuneCliTest, BadFlagsNameTheProblem) {
   EXPECT_TRUE(Has(r.err, "no hardware profile \"nosuch\"")) << r.err;
   r = Meshtune(kMatmul + "--extents m=64,n=64,k=64 --mesh x=2 --model-only --alpha -1");
   EXPECT_EQ(r.status, 2);
-  EXPECT_EQ(r.err, "meshtune: --alpha -1 must be a finite number >= 0\n");
+  EXPECT_EQ(r.err, "--alpha: '-1' is out of range; give a number in [0, 1]\nRun with --help for more information.\n");
+  r = Meshtune(kMatmul + "--extents m=64,n=64,k=64 --mesh x=2 --model-only --gamma nan");
+  EXPECT_EQ(r.status, 2);
+  EXPECT_EQ(r.err, "--gamma: 'nan' is not a finite number; give a number in [0, 1]\nRun with --help for more information.\n");
 }
 
 TEST_F(TuneCliTest, NoLegalScheduleExitsOne) {

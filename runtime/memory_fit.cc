@@ -1,0 +1,63 @@
+#include "runtime/memory_fit.h"
+
+#include <unistd.h>
+
+#include <limits>
+#include <utility>
+
+#include "absl/strings/str_cat.h"
+#include "ir/computation.h"
+#include "ir/legality.h"
+#include "ir/mesh.h"
+#include "ir/problem.h"
+#include "ir/trace.h"
+
+namespace meshtune::runtime {
+
+int64_t MachineMemoryBytes() {
+  const long pages = sysconf(_SC_PHYS_PAGES);
+  const long page_size = sysconf(_SC_PAGE_SIZE);
+  if (pages <= 0 || page_size <= 0) return 0;
+  return static_cast<int64_t>(pages) * page_size;
+}
+
+int64_t RanksOnThisMachine(int64_t ranks, const LaunchOptions& options) {
+  const bool mpirun = options.launcher.size() == 1 && options.launcher[0].find("mpirun") != std::string::npos;
+  return mpirun && options.hostfile.empty() && options.extra_args.empty() ? ranks : 1;
+}
+
+absl::Status CheckRunFitsMemory(const RunSpec& spec, const LaunchOptions& options, int64_t machine_bytes) {
+  if (machine_bytes <= 0) return absl::OkStatus();
+  absl::StatusOr<ir::Problem> problem = ir::ParseProblem(spec.expr, spec.extents, spec.dtype);
+  if (!problem.ok()) return problem.status();
+  absl::StatusOr<ir::Mesh> mesh = ir::ParseMesh(spec.mesh);
+  if (!mesh.ok()) return mesh.status();
+  absl::StatusOr<ir::Computation> base = ir::Computation::Create(*problem, *mesh);
+  if (!base.ok()) return base.status();
+  absl::StatusOr<ir::Trace> trace = ir::ParseTrace(spec.trace);
+  if (!trace.ok()) return trace.status();
+  ir::Replay replay = ir::ReplayTrace(*base, *trace);
+  if (!replay.status.ok()) return replay.status;
+  const ir::Footprint f = ir::ComputeFootprint(replay.computation);
+  const int64_t here = RanksOnThisMachine(spec.ranks, options);
+  // f.total() <= 3 * 2^48 elements * 8 bytes, times at most 65536 ranks: compare without
+  // multiplying.
+  if (f.total() <= machine_bytes / here) return absl::OkStatus();
+  const double all = static_cast<double>(f.total()) * static_cast<double>(here);
+  const int64_t all_bytes =
+      all >= static_cast<double>(std::numeric_limits<int64_t>::max()) ? std::numeric_limits<int64_t>::max()
+                                                                       : static_cast<int64_t>(all);
+  const std::string need =
+      absl::StrCat("each rank needs ", ir::FormatBytes(f.total()), " (shards ", ir::FormatBytes(f.shard_bytes),
+                   ", transfer buffers ", ir::FormatBytes(f.buffer_bytes), ")");
+  if (here == 1) {
+    return absl::InvalidArgumentError(absl::StrCat(need, " but this machine has ", ir::FormatBytes(machine_bytes),
+                                                   " of memory; use smaller extents or more ranks"));
+  }
+  return absl::InvalidArgumentError(absl::StrCat(need, ", ", ir::FormatBytes(all_bytes), " for the ", here,
+                                                 " ranks on this machine, but it has ", ir::FormatBytes(machine_bytes),
+                                                 " of memory; use smaller extents, or more ranks on more machines "
+                                                 "(--hostfile)"));
+}
+
+}  // namespace meshtune::runtime
