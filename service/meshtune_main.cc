@@ -227,7 +227,7 @@ int RunRun(const ProblemFlags& flags, const std::string& trace_path, const RunFl
     sim.warmup = rf.warmup;
     sim.reps = rf.reps;
     sim.timeout_s = rf.timeout_s;
-    if (rf.inject_fault == "wrong") options.inject_fault = rf.inject_fault;
+    if (rf.inject_fault == "wrong") sim.inject_fault = rf.inject_fault;
     absl::StatusOr<runtime::Measurement> m = SimulateTrace(request, sim);
     if (!m.ok()) return Fail(m.status());
     std::vector<double> sorted = m->seconds;
