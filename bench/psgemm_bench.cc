@@ -20,7 +20,7 @@
 #include "bench/psgemm.h"
 #include "codegen/lower.h"
 #include "ir/verdict.h"
-#include "runtime/executor.h"
+#include "runtime/mpi_executor.h"
 
 namespace {
 

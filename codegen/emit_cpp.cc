@@ -121,6 +121,7 @@ std::string EmitCpp(const Program& p, const std::string& title) {
 #include <string>
 #include <vector>
 
+#include "runtime/mpi_comm.h"
 #include "runtime/rank.h"
 
 using namespace meshtune::runtime;

@@ -3,7 +3,6 @@
 #include <utility>
 
 #include "absl/strings/str_cat.h"
-#include "runtime/mpi_comm.h"
 #include "runtime/rank.h"
 
 namespace meshtune::runtime {
@@ -148,17 +147,6 @@ Measurement Execute(const Program& program, std::unique_ptr<Comm> comm, const Ex
                       std::move(buffers), std::move(statement), program.accumulate, options.seed);
   Interpreter interpreter(program, rt.get());
   return rt->Measure([&] { interpreter.Exec(program.body); }, options.warmup, options.reps, options.inject_fault);
-}
-
-Measurement Execute(const Program& program, MPI_Comm comm, const ExecOptions& options) {
-  int size = 0;
-  MPI_Comm_size(comm, &size);
-  if (size != program.Ranks()) {
-    Measurement result;
-    result.error = absl::StrCat("the mesh has ", program.Ranks(), " ranks but the job has ", size);
-    return result;
-  }
-  return Execute(program, NewMpiComm(comm, program.axis_sizes), options);
 }
 
 }  // namespace meshtune::runtime

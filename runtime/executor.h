@@ -7,8 +7,6 @@
 #ifndef MESHTUNE_RUNTIME_EXECUTOR_H_
 #define MESHTUNE_RUNTIME_EXECUTOR_H_
 
-#include <mpi.h>
-
 #include <cstdint>
 #include <memory>
 #include <string>
@@ -33,8 +31,6 @@ struct ExecOptions {
 // program has no kernel call.
 Measurement Execute(const codegen::Program& program, std::unique_ptr<Comm> comm, const ExecOptions& options);
 
-// The same over MPI: `comm`'s size must equal the program's rank count.
-Measurement Execute(const codegen::Program& program, MPI_Comm comm, const ExecOptions& options);
 
 }  // namespace meshtune::runtime
 

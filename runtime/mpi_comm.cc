@@ -1,6 +1,7 @@
 #include "runtime/mpi_comm.h"
 
 #include <map>
+#include <utility>
 
 namespace meshtune::runtime {
 
@@ -107,6 +108,15 @@ class MpiComm : public Comm {
 
 std::unique_ptr<Comm> NewMpiComm(MPI_Comm comm, const std::vector<int64_t>& axis_sizes) {
   return std::make_unique<MpiComm>(comm, axis_sizes);
+}
+
+std::unique_ptr<RankRuntimeBase> MakeRankRuntime(int dtype_bytes, MPI_Comm comm,
+                                                 const std::vector<int64_t>& axis_sizes,
+                                                 const std::vector<std::string>& axis_names,
+                                                 std::vector<TensorSpec> tensors, std::vector<BufferSpec> buffers,
+                                                 StatementSpec statement, bool accumulate, uint64_t seed) {
+  return MakeRankRuntime(dtype_bytes, NewMpiComm(comm, axis_sizes), axis_names, std::move(tensors),
+                         std::move(buffers), std::move(statement), accumulate, seed);
 }
 
 }  // namespace meshtune::runtime

@@ -1,5 +1,6 @@
 // Comm over MPI: a periodic Cartesian communicator of the mesh (no reordering) and one
-// sub-communicator per set of axes, created on first use. Not thread-safe.
+// sub-communicator per set of axes, created on first use. The only part of the runtime
+// that links MPI (the simulator and the service do not). Not thread-safe.
 #ifndef MESHTUNE_RUNTIME_MPI_COMM_H_
 #define MESHTUNE_RUNTIME_MPI_COMM_H_
 
@@ -9,13 +10,23 @@
 #include <memory>
 #include <vector>
 
+#include <string>
+
 #include "runtime/comm.h"
+#include "runtime/rank.h"
 
 namespace meshtune::runtime {
 
 // A Comm over `comm`, whose size must equal the product of `axis_sizes` (collective: every
 // rank of `comm` calls it).
 std::unique_ptr<Comm> NewMpiComm(MPI_Comm comm, const std::vector<int64_t>& axis_sizes);
+
+// MakeRankRuntime (rank.h) over MPI: `comm`'s size must equal the mesh's ranks.
+std::unique_ptr<RankRuntimeBase> MakeRankRuntime(int dtype_bytes, MPI_Comm comm,
+                                                 const std::vector<int64_t>& axis_sizes,
+                                                 const std::vector<std::string>& axis_names,
+                                                 std::vector<TensorSpec> tensors, std::vector<BufferSpec> buffers,
+                                                 StatementSpec statement, bool accumulate, uint64_t seed);
 
 }  // namespace meshtune::runtime
 

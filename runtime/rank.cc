@@ -11,7 +11,6 @@
 #include "absl/strings/str_join.h"
 #include "runtime/fill.h"
 #include "runtime/kernels.h"
-#include "runtime/mpi_comm.h"
 
 namespace meshtune::runtime {
 
@@ -473,15 +472,6 @@ std::unique_ptr<RankRuntimeBase> MakeRankRuntime(int dtype_bytes, std::unique_pt
   }
   return std::make_unique<RankRuntime<float>>(std::move(comm), axis_names, std::move(tensors), std::move(buffers),
                                               std::move(statement), accumulate, seed);
-}
-
-std::unique_ptr<RankRuntimeBase> MakeRankRuntime(int dtype_bytes, MPI_Comm comm,
-                                                 const std::vector<int64_t>& axis_sizes,
-                                                 const std::vector<std::string>& axis_names,
-                                                 std::vector<TensorSpec> tensors, std::vector<BufferSpec> buffers,
-                                                 StatementSpec statement, bool accumulate, uint64_t seed) {
-  return MakeRankRuntime(dtype_bytes, NewMpiComm(comm, axis_sizes), axis_names, std::move(tensors),
-                         std::move(buffers), std::move(statement), accumulate, seed);
 }
 
 std::string MeasurementJson(const Measurement& m) {

@@ -9,8 +9,6 @@
 #ifndef MESHTUNE_RUNTIME_RANK_H_
 #define MESHTUNE_RUNTIME_RANK_H_
 
-#include <mpi.h>
-
 #include <cstdint>
 #include <functional>
 #include <map>
@@ -96,13 +94,6 @@ class RankRuntimeBase {
 
 // A runtime for f32 (dtype_bytes 4) or f64 (8) over `comm` (one rank of the mesh).
 std::unique_ptr<RankRuntimeBase> MakeRankRuntime(int dtype_bytes, std::unique_ptr<Comm> comm,
-                                                 const std::vector<std::string>& axis_names,
-                                                 std::vector<TensorSpec> tensors, std::vector<BufferSpec> buffers,
-                                                 StatementSpec statement, bool accumulate, uint64_t seed);
-
-// The same over MPI (runtime/mpi_comm.h); `comm`'s size must equal the mesh's ranks.
-std::unique_ptr<RankRuntimeBase> MakeRankRuntime(int dtype_bytes, MPI_Comm comm,
-                                                 const std::vector<int64_t>& axis_sizes,
                                                  const std::vector<std::string>& axis_names,
                                                  std::vector<TensorSpec> tensors, std::vector<BufferSpec> buffers,
                                                  StatementSpec statement, bool accumulate, uint64_t seed);

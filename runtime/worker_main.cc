@@ -20,7 +20,7 @@
 #include "google/protobuf/util/json_util.h"
 #include "ir/verdict.h"
 #include "proto/meshtune.pb.h"
-#include "runtime/executor.h"
+#include "runtime/mpi_executor.h"
 
 namespace {
 

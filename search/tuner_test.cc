@@ -67,6 +67,64 @@ TEST(TunerTest, DeepMatmulDistributesKAndReduces) {
   EXPECT_TRUE(reduces) << r.best.trace;
 }
 
+// Refuses the first `refuse` schedules it is asked about, and remembers them.
+class RefusingChecker : public Checker {
+ public:
+  explicit RefusingChecker(int refuse) : refuse_(refuse) {}
+  CheckResult Check(const ir::Problem&, const ir::Mesh&, const std::string& trace) override {
+    asked.push_back(trace);
+    CheckResult r;
+    r.ok = static_cast<int>(asked.size()) > refuse_;
+    r.how = "simulated";
+    if (!r.ok) r.error = "simulated: rank (x=0): C[0, 0] = 1 but the reference is 2";
+    return r;
+  }
+  std::vector<std::string> asked;
+
+ private:
+  int refuse_;
+};
+
+TEST(TunerTest, AnUnmeasuredWinnerIsTheModelsBestThatTheCheckerPasses) {
+  TuneOptions o = MatmulOnFourRanks("m=512,n=512,k=512");
+  RefusingChecker checker(2);
+  o.checker = &checker;
+  const TuneResult r = MustTune(o);
+  ASSERT_EQ(checker.asked.size(), 3u);
+  EXPECT_EQ(r.best.trace, checker.asked[2]);
+  EXPECT_EQ(r.checked, "simulated");
+  ASSERT_EQ(r.refused.size(), 2u);
+  EXPECT_EQ(r.refused[0], checker.asked[0] + "\n  simulated: rank (x=0): C[0, 0] = 1 but the reference is 2");
+  // In the model's order: the refused ones were predicted no slower than the winner.
+  EXPECT_NE(r.best.trace, checker.asked[0]);
+}
+
+TEST(TunerTest, WhenTheCheckerRefusesEveryCandidateNothingIsReturned) {
+  TuneOptions o = MatmulOnFourRanks("m=512,n=512,k=512");
+  RefusingChecker checker(1000);
+  o.checker = &checker;
+  o.max_checked = 3;
+  std::unique_ptr<Runner> runner = NewModelOnlyRunner();
+  absl::StatusOr<TuneResult> r = Tune(o, *runner);
+  ASSERT_FALSE(r.ok());
+  EXPECT_EQ(r.status().code(), absl::StatusCode::kFailedPrecondition);
+  EXPECT_TRUE(absl::StartsWith(r.status().message(),
+                               "none of the model's 3 best schedules passed the simulator's check; the first: "))
+      << r.status();
+  EXPECT_EQ(checker.asked.size(), 3u);
+}
+
+TEST(TunerTest, TheSimulatingCheckerVerifiesTheDefaultWinner) {
+  const TuneResult r = MustTune(MatmulOnFourRanks("m=512,n=512,k=512"));
+  EXPECT_EQ(r.checked, "simulated");
+  EXPECT_TRUE(r.refused.empty());
+  // Too large for the real size: a scaled-down instance, named in checked_extents.
+  TuneOptions big = MatmulOnFourRanks("m=8192,n=8192,k=8192");
+  const TuneResult s = MustTune(big);
+  EXPECT_EQ(s.checked, "simulated-scaled");
+  EXPECT_FALSE(s.checked_extents.empty());
+}
+
 TEST(TunerTest, CountsAreConsistentAndTheSearchIsDeterministic) {
   TuneOptions o = MatmulOnFourRanks("m=64,n=64,k=64");
   o.meshes = {o.meshes[1]};  // x=2,y=2

@@ -14,8 +14,11 @@
 #include <pthread.h>
 #include <signal.h>
 #include <string.h>
+#include <unistd.h>
 
+#include <cerrno>
 #include <cstdio>
+#include <cstring>
 #include <exception>
 #include <iostream>
 #include <memory>
@@ -55,6 +58,16 @@ std::string BoundAddress(const std::string& listen, int port) {
   return (colon == std::string::npos ? listen : listen.substr(0, colon)) + ":" + std::to_string(port);
 }
 
+// The pipe SIGTERM and SIGINT are written to (OnStopSignal) and the stopping thread reads.
+int g_stop_pipe[2] = {-1, -1};
+
+extern "C" void OnStopSignal(int signal_number) {
+  const char c = static_cast<char>(signal_number);
+  const int saved = errno;
+  (void)!write(g_stop_pipe[1], &c, 1);
+  errno = saved;
+}
+
 int Main(int argc, char** argv) {
   Flags flags;
   flags.db = search::DefaultDbPath();
@@ -77,13 +90,19 @@ int Main(int argc, char** argv) {
     return code == 0 ? kExitOk : kExitBadInput;
   }
 
-  // SIGTERM and SIGINT are blocked in every thread (gRPC's included, started later) and
-  // taken by one waiting thread.
-  sigset_t stop_signals;
-  sigemptyset(&stop_signals);
-  sigaddset(&stop_signals, SIGTERM);
-  sigaddset(&stop_signals, SIGINT);
-  pthread_sigmask(SIG_BLOCK, &stop_signals, nullptr);
+  // SIGTERM and SIGINT go through a handler that writes the signal to a pipe, read by one
+  // stopping thread. (Whichever thread the kernel picks runs the handler: libraries such
+  // as OpenBLAS start threads before main, so blocking the signals here would not cover
+  // every thread.)
+  if (pipe(g_stop_pipe) != 0) {
+    std::cerr << "meshtuned: cannot create a pipe for signals: " << std::strerror(errno) << "\n";
+    return kExitFailed;
+  }
+  struct sigaction action = {};
+  action.sa_handler = OnStopSignal;
+  sigemptyset(&action.sa_mask);
+  sigaction(SIGTERM, &action, nullptr);
+  sigaction(SIGINT, &action, nullptr);
 
   // Debian's absl is built with deadlock detection on: every lock of gRPC's and ours would
   // update a global lock graph. Lock order is a test-time concern; the daemon skips it.
@@ -120,8 +139,10 @@ int Main(int argc, char** argv) {
     std::cout << "meshtuned listening on " << address << std::endl;
 
     std::thread stopper([&] {
-      int signal_number = 0;
-      sigwait(&stop_signals, &signal_number);
+      char received = 0;
+      while (read(g_stop_pipe[0], &received, 1) < 0 && errno == EINTR) {
+      }
+      const int signal_number = received;
       const absl::Duration grace = absl::Seconds(flags.shutdown_grace_s);
       spdlog::info("{}: shutting down", strsignal(signal_number));
       server->GetHealthCheckService()->Shutdown();

@@ -33,7 +33,7 @@ TEST_F(TuneCliTest, MeasuredTuneOnFourRanksVerifiesItsWinner) {
   const CliRun r = Meshtune(kMatmul + "--extents m=1024,n=1024,k=1024 --ranks 4 --top-k 3 --reps 1 --warmup 0 " +
                             "--max-evaluations 150 --json " + kModel);
   ASSERT_EQ(r.status, 0) << r.err << r.out;
-  EXPECT_TRUE(Has(r.out, "\"verified\": true, \"patterns\": [")) << r.out;
+  EXPECT_TRUE(Has(r.out, "\"verified\": true, \"checked\": \"measured\", \"checked_extents\": null, \"patterns\": [")) << r.out;
   EXPECT_FALSE(Has(r.out, "\"measured_s\": null, \"verified\": true")) << r.out;
   EXPECT_TRUE(Has(r.out, "\"measured\": 3, \"measurements\": [{\"trace\": ")) << r.out;
   EXPECT_FALSE(Has(r.out, "\"verified\": false")) << r.out;  // every measured candidate verified
@@ -46,7 +46,7 @@ TEST_F(TuneCliTest, ModelOnlyJsonShape) {
   ASSERT_EQ(r.status, 0) << r.err;
   EXPECT_TRUE(r.out.rfind("{\"best\": {\"trace\": \"distribute(", 0) == 0) << r.out;
   EXPECT_TRUE(Has(r.out, "\"mesh\": \"x=2,y=2\", \"predicted_s\": ")) << r.out;
-  EXPECT_TRUE(Has(r.out, "\"measured_s\": null, \"verified\": false, \"patterns\": [")) << r.out;
+  EXPECT_TRUE(Has(r.out, "\"measured_s\": null, \"verified\": false, \"checked\": \"simulated\", \"checked_extents\": null, \"patterns\": [")) << r.out;
   EXPECT_TRUE(Has(r.out, "\"comm_words_per_rank\": ")) << r.out;
   EXPECT_TRUE(Has(r.out, "\"lower_bound_ratio\": ")) << r.out;
   EXPECT_TRUE(Has(r.out, "\"pruned\": {\"misaligned_reduction\": ")) << r.out;  // reasons in name order

@@ -1,0 +1,21 @@
+#include "runtime/mpi_executor.h"
+
+#include "absl/strings/str_cat.h"
+#include "runtime/mpi_comm.h"
+
+namespace meshtune::runtime {
+
+using codegen::Program;
+
+Measurement Execute(const Program& program, MPI_Comm comm, const ExecOptions& options) {
+  int size = 0;
+  MPI_Comm_size(comm, &size);
+  if (size != program.Ranks()) {
+    Measurement result;
+    result.error = absl::StrCat("the mesh has ", program.Ranks(), " ranks but the job has ", size);
+    return result;
+  }
+  return Execute(program, NewMpiComm(comm, program.axis_sizes), options);
+}
+
+}  // namespace meshtune::runtime

@@ -1,0 +1,18 @@
+// The Program executor over MPI (the worker's and the benchmarks' entry point).
+#ifndef MESHTUNE_RUNTIME_MPI_EXECUTOR_H_
+#define MESHTUNE_RUNTIME_MPI_EXECUTOR_H_
+
+#include <mpi.h>
+
+#include "codegen/program.h"
+#include "runtime/executor.h"
+
+namespace meshtune::runtime {
+
+// Execute (executor.h) on every rank of `comm`, whose size must equal the program's rank
+// count (otherwise the result carries an error). Collective.
+Measurement Execute(const codegen::Program& program, MPI_Comm comm, const ExecOptions& options);
+
+}  // namespace meshtune::runtime
+
+#endif  // MESHTUNE_RUNTIME_MPI_EXECUTOR_H_
