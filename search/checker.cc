@@ -22,6 +22,7 @@ namespace {
 struct Lowered {
   codegen::Program program;
   std::vector<std::string> patterns;  // per transfer "A@ko Broadcast(axes=[1])"
+  std::vector<bool> multiple;         // per loop: more than one iteration
   int64_t instances = 1;              // statement instances
   int64_t bytes = 0;                  // every rank's shards and buffers
 };
@@ -44,6 +45,7 @@ absl::StatusOr<Lowered> LowerAt(const ir::Problem& problem, const std::map<std::
   for (const codegen::TransferSummary& s : codegen::Summarize(out.program)) {
     out.patterns.push_back(absl::StrCat(s.tensor, "@", s.loop, " ", s.pattern.ToString()));
   }
+  for (const ir::Loop& l : verdict.computation.loops()) out.multiple.push_back(l.extent > 1);
   for (const auto& [index, extent] : extents) out.instances *= extent;
   out.bytes = ir::ComputeFootprint(verdict.computation).total() * mesh.Ranks();
   return out;
@@ -83,7 +85,8 @@ class SimulatingChecker : public Checker {
     result.how = "simulated";
     if (!Cheap(run)) {
       // Each index in turn: the smallest extent (a divisor of the real one) at which the
-      // trace still applies and lowers to the same transfers and patterns.
+      // trace still applies and lowers to the same transfers and patterns, with every loop
+      // of several iterations still of several.
       for (auto& [index, extent] : extents) {
         const int64_t full = extent;
         int tries = 0;
@@ -91,7 +94,7 @@ class SimulatingChecker : public Checker {
           if (d == 1 || ++tries > 16) break;
           extent = full / d;
           absl::StatusOr<Lowered> scaled = LowerAt(problem, extents, mesh, *trace);
-          if (scaled.ok() && scaled->patterns == run.patterns) {
+          if (scaled.ok() && scaled->patterns == run.patterns && scaled->multiple == run.multiple) {
             run = *std::move(scaled);
             break;
           }

@@ -4,8 +4,8 @@
 // runs it on every rank in the mesh simulator (runtime/simulator.h) against the reference —
 // at the real size when that is cheap, otherwise on a scaled-down instance with the same
 // divisibility structure (each index's extent divided so that every divide, distribute,
-// split and shard of the trace still applies and the program keeps its transfers and
-// patterns).
+// split and shard of the trace still applies, every loop of several iterations keeps
+// several, and the program keeps its transfers and patterns).
 //
 //   CheckResult::how   "simulated"         the real problem, every rank
 //                      "simulated-scaled"  extents scaled down (`scaled` says which)
