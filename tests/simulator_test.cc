@@ -48,6 +48,13 @@ Lowered LowerTrace(const std::string& expr, const std::string& extents, const st
 }
 
 constexpr char kMatmul[] = "C[m,n] += A[m,k] * B[k,n]";
+constexpr char kSumma2x2[] =
+    "distribute([m,n], [mo,no], [mi,ni], [x,y])\n"
+    "divide(k, ko, ki, 2)\n"
+    "reorder(mo, no, ko, mi, ni, ki)\n"
+    "shard(A, m@x, k@y)\nshard(B, k@x, n@y)\nshard(C, m@x, n@y)\n"
+    "communicate(A, ko)\ncommunicate(B, ko)\n"
+    "tensorize([mi, ni, ki], matmul)\n";
 
 std::string Example(const std::string& name) {
   return meshtune::testing::ReadFile("examples/" + name + ".trace");
@@ -73,13 +80,7 @@ TEST(SimulatorTest, ReferenceSchedulesVerifyOnEveryRank) {
 }
 
 TEST(SimulatorTest, AWrongElementIsReportedWithItsRank) {
-  const Lowered l = LowerTrace(kMatmul, "m=8,n=8,k=8", "x=2,y=2",
-                               "distribute([m,n], [mo,no], [mi,ni], [x,y])\n"
-                               "divide(k, ko, ki, 2)\n"
-                               "reorder(mo, no, ko, mi, ni, ki)\n"
-                               "shard(A, m@x, k@y)\nshard(B, k@x, n@y)\nshard(C, m@x, n@y)\n"
-                               "communicate(A, ko)\ncommunicate(B, ko)\n"
-                               "tensorize([mi, ni, ki], matmul)\n");
+  const Lowered l = LowerTrace(kMatmul, "m=8,n=8,k=8", "x=2,y=2", kSumma2x2);
   ASSERT_TRUE(l.legal) << l.reason;
   SimOptions options;
   options.inject_fault = "wrong";
@@ -89,13 +90,7 @@ TEST(SimulatorTest, AWrongElementIsReportedWithItsRank) {
 }
 
 TEST(SimulatorTest, ACollectiveWithDisagreeingRootsIsReported) {
-  Lowered l = LowerTrace(kMatmul, "m=8,n=8,k=8", "x=2,y=2",
-                         "distribute([m,n], [mo,no], [mi,ni], [x,y])\n"
-                         "divide(k, ko, ki, 2)\n"
-                         "reorder(mo, no, ko, mi, ni, ki)\n"
-                         "shard(A, m@x, k@y)\nshard(B, k@x, n@y)\nshard(C, m@x, n@y)\n"
-                         "communicate(A, ko)\ncommunicate(B, ko)\n"
-                         "tensorize([mi, ni, ki], matmul)\n");
+  Lowered l = LowerTrace(kMatmul, "m=8,n=8,k=8", "x=2,y=2", kSumma2x2);
   ASSERT_TRUE(l.legal) << l.reason;
   // Make A's broadcast root depend on the receiver's own coordinate along the group.
   bool changed = false;
