@@ -1188,8 +1188,16 @@ absl::Status Validator::CheckInstances() {
   // [q, S] -> path: every holder gets every instance of its elements exactly once.
   const isl::map by_instance = tuple.apply_range(FlatProduct(Identity(Frame(ctx_, na)), acc.reverse())).reverse().coalesce();
   const unsigned ns = prob_.indices.size();
+  std::vector<int64_t> kernels;  // node ids of the kernel calls, in program order
+  for (const Node& n : nodes_) {
+    if (std::holds_alternative<Compute>(n.stmt->node)) kernels.push_back(n.id);
+  }
   auto path_text = [&](const Point& w) {
     std::string s = InstanceAt(w, 0);
+    if (kernels.size() > 1) {
+      const size_t call = std::find(kernels.begin(), kernels.end(), w[na]) - kernels.begin();
+      absl::StrAppend(&s, " (kernel call ", call + 1, " of ", kernels.size(), ")");
+    }
     if (w[r0] >= 0) {
       const Node& rn = nodes_[w[r0]];
       const Reduce& red = std::get<Reduce>(rn.stmt->node);
@@ -1197,6 +1205,11 @@ absl::Status Validator::CheckInstances() {
       for (size_t l = 0; l < rn.depth(); ++l) parts.push_back(absl::StrCat(rn.loops[l]->var, "=", w[r0 + 1 + l]));
       absl::StrAppend(&s, " through ", red.pattern.ToString(), " of ", red.buffer,
                       parts.empty() ? "" : " at " + absl::StrJoin(parts, ", "));
+      const std::vector<const Node*> same = NodesWith<Reduce>([&](const Reduce& x) { return x.buffer == red.buffer; });
+      if (same.size() > 1) {
+        const size_t i = std::find(same.begin(), same.end(), &rn) - same.begin();
+        absl::StrAppend(&s, " (reduction ", i + 1, " of ", same.size(), ")");
+      }
     }
     return s;
   };
@@ -1300,21 +1313,17 @@ absl::Status Validator::ExplainBadTuple(const isl::map& tuple_o, const isl::set&
   for (size_t j = 1; j < tensors.size(); ++j) ins.push_back(Elem(tensors[j], comp(tuple, j)));
   const std::string product = absl::StrJoin(ins, Combine());
   // Blame the odd one out; among several, the one input whose transfer delivered another
-  // element than its box names, else the one tensor that was communicated at all.
+  // element than its own box names. Otherwise the operands disagree and the tuple alone
+  // cannot say which one is wrong: name every suspect.
   size_t culprit = tensors.size();
   if (suspects.size() == 1) {
     culprit = suspects[0];
   } else {
-    std::vector<size_t> contradicted, communicated;
+    std::vector<size_t> contradicted;
     for (size_t j : suspects) {
       if (j > 0 && source_of(j).contradicts_box) contradicted.push_back(j);
-      if (j == 0 ? red != nullptr : k.in[j - 1].buffer != k.in[j - 1].tensor) communicated.push_back(j);
     }
-    if (contradicted.size() == 1) {
-      culprit = contradicted[0];
-    } else if (contradicted.empty() && communicated.size() == 1) {
-      culprit = communicated[0];
-    }
+    if (contradicted.size() == 1) culprit = contradicted[0];
   }
   if (culprit == 0) {
     return Unsound(out, red ? red->loop : "", rank,
@@ -1329,9 +1338,14 @@ absl::Status Validator::ExplainBadTuple(const isl::map& tuple_o, const isl::set&
                                 " for ", Elem(out, comp(tuple, 0)), " += ", product, ", which needs ",
                                 Elem(tensors[culprit], needed[culprit])));
   }
+  std::vector<std::string> alternatives;
+  for (size_t j : suspects) {
+    alternatives.push_back(absl::StrCat(Elem(tensors[j], comp(tuple, j)), " should be ", Elem(tensors[j], needed[j])));
+  }
   return Unsound(out, "", rank,
                  absl::StrCat(where, " computes ", Elem(out, comp(tuple, 0)), " += ", product,
-                              ", which is no instance of the statement"));
+                              ", which is no instance of the statement",
+                              alternatives.empty() ? "" : ": either " + absl::StrJoin(alternatives, " or ")));
 }
 
 absl::Status Validator::Run() {

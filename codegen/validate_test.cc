@@ -53,6 +53,53 @@ std::optional<Lowered> LowerText(const std::string& expr, const std::string& ext
 
 constexpr char kMatmul[] = "C[m,n] += A[m,k] * B[k,n]";
 
+// `p` with every leaf statement replaced by edit(leaf): return the leaf to keep it, a
+// Block of several statements to duplicate it, an empty Block to drop it.
+Program EditLeaves(const Program& p, const std::function<StmtPtr(const StmtPtr&)>& edit) {
+  std::function<StmtPtr(const StmtPtr&)> walk = [&](const StmtPtr& s) -> StmtPtr {
+    if (const auto* b = std::get_if<Block>(&s->node)) {
+      Block out;
+      for (const StmtPtr& c : b->body) out.body.push_back(walk(c));
+      return MakeStmt(std::move(out));
+    }
+    if (const auto* f = std::get_if<For>(&s->node)) {
+      For out = *f;
+      out.body = walk(f->body);
+      return MakeStmt(std::move(out));
+    }
+    return edit(s);
+  };
+  Program q = p;
+  q.body = walk(p.body);
+  return q;
+}
+
+// `p` with the transfer of `tensor` changed by `change`.
+Program EditTransfer(const Program& p, const std::string& tensor, const std::function<void(Transfer*)>& change) {
+  return EditLeaves(p, [&](const StmtPtr& s) {
+    const auto* t = std::get_if<Transfer>(&s->node);
+    if (t == nullptr || t->tensor != tensor) return s;
+    Transfer x = *t;
+    change(&x);
+    return MakeStmt(std::move(x));
+  });
+}
+
+// The refusal of `p`: the status and what it names.
+struct Refusal {
+  absl::Status status;
+  Unsoundness why;
+};
+Refusal Refuse(const Lowered& l, const Program& p) {
+  Refusal r;
+  r.status = ValidateProgram(l.c, p, &r.why);
+  return r;
+}
+
+using Point = std::vector<int64_t>;
+
+Expr Mod(const Expr& a, int64_t m) { return Expr::Make(Expr::Op::kMod, {a, Expr::Const(m)}); }
+
 // The reference traces of examples/ adapted to an s x s mesh.
 std::string OnSquare(const std::string& file, int s) {
   return absl::StrReplaceAll(ReadFile("examples/" + file),
@@ -82,26 +129,235 @@ TEST(ValidateTest, ReferenceSchedulesValidate) {
 
 }  // namespace
 }  // namespace meshtune::codegen
-namespace meshtune::codegen {
-namespace {
-TEST(ValidateTest, DISABLED_Dump) {
-  const std::vector<std::pair<std::string, std::string>> cases = {
-      {"x=2,y=2", "distribute([m,k], [mo,ko], [mi,ki], [x,y])\nshard(A, m@x, k@y)\nshard(B, k@y)\nshard(C, m@x)\ncommunicate(C, ki)\ntensorize([mi, n, ki], matmul)\n"},
-      {"x=2,y=2", "distribute([m,n], [mo,no], [mi,ni], [x,y])\nreorder(mo, no, mi, ni, k)\nshard(A, m@x, k@y)\nshard(B, k@x, n@y)\nshard(C, m@x, n@y)\ncommunicate(A, mi)\ncommunicate(B, mi)\ntensorize([mi, ni, k], matmul)\n"},
-      {"x=2,y=2", "distribute([m], [mo], [mi], [y])\ndivide(k, ko, ki, 2)\nreorder(mo, ko, mi, n, ki)\nshard(A, m@y)\nshard(B, k@x, n@y)\nshard(C, m@y)\ncommunicate(B, ko)\ntensorize([mi, n, ki], matmul)\n"},
-      {"x=2,y=2", "distribute([m,k], [mo,ko], [mi,ki], [x,y])\ndivide(mi, mio, mii, 1)\nreorder(mo, ko, mio, mii, n, ki)\nshard(A, m@x, k@y)\nshard(B, k@y)\nshard(C, m@x)\ncommunicate(C, mio)\ntensorize([mii, n, ki], matmul)\n"},
-  };
-  for (const auto& [mesh, trace] : cases) {
-    std::optional<Lowered> l = LowerText(kMatmul, "m=64,n=64,k=64", mesh, trace);
-    if (!l) continue;
-    std::printf("----\n%s%s\n%s\n", trace.c_str(), Dump(l->p).c_str(), ValidateProgram(l->c, l->p).ToString().c_str());
-  }
-}
-}  // namespace
-}  // namespace meshtune::codegen
 
 namespace meshtune::codegen {
 namespace {
+
+std::string Text(const Refusal& r) { return std::string(r.status.message()); }
+
+void ExpectRefused(const Refusal& r, const std::string& tensor, const std::string& loop, const Point& rank) {
+  EXPECT_TRUE(absl::IsFailedPrecondition(r.status)) << r.status;
+  EXPECT_EQ(r.why.code, "lowering_unsound");
+  EXPECT_EQ(r.why.tensor, tensor) << r.status;
+  EXPECT_EQ(r.why.loop, loop) << r.status;
+  EXPECT_EQ(r.why.rank, rank) << r.status;
+  EXPECT_EQ(Text(r), r.why.ToString());
+}
+
+Program EditReduce(const Program& p, const std::function<void(Reduce*)>& change) {
+  return EditLeaves(p, [&](const StmtPtr& s) {
+    const auto* r = std::get_if<Reduce>(&s->node);
+    if (r == nullptr) return s;
+    Reduce x = *r;
+    change(&x);
+    return MakeStmt(std::move(x));
+  });
+}
+
+// Each statement `pred` picks twice in a row.
+template <typename T>
+Program Duplicate(const Program& p) {
+  return EditLeaves(p, [](const StmtPtr& s) { return std::holds_alternative<T>(s->node) ? MakeStmt(Block{{s, s}}) : s; });
+}
+
+template <typename T>
+Program Drop(const Program& p, const std::function<bool(const T&)>& pred) {
+  return EditLeaves(p, [&](const StmtPtr& s) {
+    const T* x = std::get_if<T>(&s->node);
+    return x != nullptr && pred(*x) ? MakeStmt(Block{}) : s;
+  });
+}
+
+Lowered Summa2x2() {
+  std::optional<Lowered> l = LowerText(kMatmul, "m=16,n=16,k=16", "x=2,y=2", OnSquare("summa.trace", 2));
+  EXPECT_TRUE(l.has_value());
+  return *l;
+}
+
+// Split k over y, m over x: the partial results of C are all-reduced along y at C[8x:8x+8].
+constexpr char kSplitK[] =
+    "distribute([m,k], [mo,ko], [mi,ki], [x,y])\nshard(A, m@x, k@y)\nshard(B, k@y)\nshard(C, m@x)\n"
+    "communicate(C, ki)\ntensorize([mi, n, ki], matmul)\n";
+
+TEST(ValidateTest, RefusesAWrongBroadcastRoot) {
+  const Lowered l = Summa2x2();
+  // SUMMA's B comes from rank (ko, y); take it from (ko + 1) % 2 instead.
+  const Refusal r = Refuse(l, EditTransfer(l.p, "B", [](Transfer* t) { t->source[0] = Mod(t->source[0] + Expr::Const(1), 2); }));
+  ExpectRefused(r, "B", "ko", {0, 0});
+  EXPECT_EQ(Text(r),
+            "lowering_unsound: B at ko: rank (x=0, y=0) at ko=0 reads B[8, 0] from rank (x=1, y=0) for "
+            "C[0, 0] += A[0, 0] * B[8, 0], which needs B[0, 0]");
+}
+
+TEST(ValidateTest, RefusesRootsThatDisagreeWithinAGroup) {
+  const Lowered l = Summa2x2();
+  // Every rank names itself as root along x: the ranks of one group disagree.
+  const Refusal r = Refuse(l, EditTransfer(l.p, "B", [](Transfer* t) { t->source[0] = Expr::Var("x"); }));
+  ExpectRefused(r, "B", "ko", {0, 0});
+  EXPECT_EQ(Text(r), "lowering_unsound: B at ko: rank (x=0, y=0) at ko=0 takes root rank (x=0, y=0) but rank (x=1, y=0) "
+                     "of its group takes rank (x=1, y=0)");
+}
+
+TEST(ValidateTest, RefusesAWrongSendRecvSource) {
+  // A is sharded along k, so rank x needs rows 8x.. of column block ko from rank ko: a
+  // point-to-point fetch. Take it from rank (ko + 1) % 2 instead.
+  std::optional<Lowered> l = LowerText(kMatmul, "m=16,n=16,k=16", "x=2",
+                                       "distribute([m], [mo], [mi], [x])\ndivide(k, ko, ki, 2)\nreorder(mo, ko, mi, n, ki)\n"
+                                       "shard(A, k@x)\nshard(B, k@x)\nshard(C, m@x)\ncommunicate(A, ko)\n"
+                                       "communicate(B, ko)\ntensorize([mi, n, ki], matmul)\n");
+  ASSERT_TRUE(l.has_value());
+  ASSERT_NE(Dump(l->p).find("transfer SendRecv A"), std::string::npos) << Dump(l->p);
+  EXPECT_TRUE(ValidateProgram(l->c, l->p).ok());
+  const Refusal r = Refuse(*l, EditTransfer(l->p, "A", [](Transfer* t) { t->source[0] = Mod(t->source[0] + Expr::Const(1), 2); }));
+  ExpectRefused(r, "A", "ko", {0});
+  EXPECT_EQ(Text(r), "lowering_unsound: A at ko: rank (x=0) at ko=0 reads A[0, 8] from rank (x=1) for "
+                     "C[0, 0] += A[0, 8] * B[0, 0], which needs A[0, 0]");
+}
+
+TEST(ValidateTest, RefusesAShiftTheWrongWayRound) {
+  std::optional<Lowered> l = LowerText(kMatmul, "m=24,n=24,k=24", "x=3,y=3", OnSquare("cannon.trace", 3));
+  ASSERT_TRUE(l.has_value());
+  ASSERT_TRUE(ValidateProgram(l->c, l->p).ok());
+  const Refusal r = Refuse(*l, EditTransfer(l->p, "A", [](Transfer* t) { t->pattern.shift = -t->pattern.shift; }));
+  ExpectRefused(r, "A", "ko", {0, 0});
+  EXPECT_EQ(Text(r), "lowering_unsound: A at ko: rank (x=0, y=0) at ko=1 reads A[0, 16] from rank (x=0, y=2) for "
+                     "C[0, 0] += A[0, 16] * B[8, 0], which needs A[0, 8]");
+}
+
+TEST(ValidateTest, RefusesABoxOutsideTheSourceShard) {
+  const Lowered l = Summa2x2();
+  const Refusal r = Refuse(l, EditTransfer(l.p, "A", [](Transfer* t) { t->src.offset[1] = t->src.offset[1] + Expr::Const(1); }));
+  ExpectRefused(r, "A", "ko", {0, 0});
+  EXPECT_EQ(Text(r), "lowering_unsound: A at ko: rank (x=0, y=0) at ko=0 reads A[0, 8] from rank (x=0, y=0), which does "
+                     "not hold it (Broadcast(axes=[1]) into TransA)");
+}
+
+TEST(ValidateTest, RefusesADroppedReduceOffset) {
+  std::optional<Lowered> l = LowerText(kMatmul, "m=16,n=16,k=16", "x=2,y=2", kSplitK);
+  ASSERT_TRUE(l.has_value());
+  ASSERT_TRUE(ValidateProgram(l->c, l->p).ok());
+  const Refusal r = Refuse(*l, EditReduce(l->p, [](Reduce* x) {
+    for (Expr& e : x->global.offset) e = Expr::Const(0);
+  }));
+  ExpectRefused(r, "C", "ki", {1, 0});
+  EXPECT_EQ(Text(r), "lowering_unsound: C at ki: rank (x=1, y=0) holds C[8, 0] but never receives C[8, 0] += A[8, 0] * B[0, 0]");
+}
+
+TEST(ValidateTest, RefusesADroppedGatherOffset) {
+  std::optional<Lowered> l = LowerText(kMatmul, "m=16,n=12,k=8", "x=2,y=2",
+                                       "distribute([m,n], [mo,no], [mi,ni], [x,y])\nreorder(mo, no, mi, ni, k)\n"
+                                       "shard(A, m@x, k@y)\nshard(B, k@x, n@y)\nshard(C, m@x, n@y)\n"
+                                       "communicate(A, mi)\ncommunicate(B, mi)\ntensorize([mi, ni, k], matmul)\n");
+  ASSERT_TRUE(l.has_value());
+  ASSERT_TRUE(ValidateProgram(l->c, l->p).ok());
+  const Refusal r = Refuse(*l, EditTransfer(l->p, "A", [](Transfer* t) {
+    for (Expr& e : t->global.offset) e = Expr::Const(0);
+  }));
+  ExpectRefused(r, "A", "mi", {1, 0});
+  EXPECT_EQ(Text(r), "lowering_unsound: A at mi: rank (x=1, y=0) has the kernel read TransA[0, 0], which is meant to hold "
+                     "A[0, 0] but no rank of its AllGather(axes=[1]) group holds A[0, 0]");
+}
+
+TEST(ValidateTest, RefusesADroppedKernelOffset) {
+  // Rank x reads its own rows of A at column 8 * ko; reading column 0 every time is wrong
+  // at ko = 1, and the local read cannot be told from B's fetch: both are named.
+  std::optional<Lowered> l = LowerText(kMatmul, "m=16,n=16,k=16", "x=2",
+                                       "distribute([m], [mo], [mi], [x])\ndivide(k, ko, ki, 2)\nreorder(mo, ko, mi, n, ki)\n"
+                                       "shard(A, m@x)\nshard(B, n@x)\nshard(C, m@x)\ncommunicate(B, ko)\n"
+                                       "tensorize([mi, n, ki], matmul)\n");
+  ASSERT_TRUE(l.has_value());
+  ASSERT_TRUE(ValidateProgram(l->c, l->p).ok()) << Dump(l->p);
+  const Refusal r = Refuse(*l, EditLeaves(l->p, [](const StmtPtr& s) {
+    const auto* k = std::get_if<Compute>(&s->node);
+    if (k == nullptr) return s;
+    Compute x = *k;
+    for (Expr& e : x.in[0].slice.offset) e = Expr::Const(0);
+    return MakeStmt(std::move(x));
+  }));
+  ExpectRefused(r, "C", "", {0});
+  EXPECT_EQ(Text(r), "lowering_unsound: C: rank (x=0) at ko=1 computes C[0, 0] += A[0, 0] * B[8, 0], which is no instance "
+                     "of the statement: either A[0, 0] should be A[0, 8] or B[8, 0] should be B[0, 0]");
+}
+
+TEST(ValidateTest, RefusesAWrongShardLayout) {
+  const Lowered l = Summa2x2();
+  Program p = l.p;
+  for (TensorInfo& t : p.tensors) {
+    if (t.name == "C") t.layout[0].blocks[0].second = Mod(t.layout[0].blocks[0].second + Expr::Const(1), 2);
+  }
+  const Refusal r = Refuse(l, p);
+  ExpectRefused(r, "C", "", {0, 0});
+  EXPECT_EQ(Text(r), "lowering_unsound: C: rank (x=0, y=0) at ko=0 computes C[8, 0] += A[0, 0] * B[0, 0], which is no "
+                     "instance of the statement: either C[8, 0] should be C[0, 0] or A[0, 0] should be A[8, 0]");
+}
+
+TEST(ValidateTest, RefusesAMissingReduce) {
+  std::optional<Lowered> l = LowerText(kMatmul, "m=16,n=16,k=16", "x=2,y=2", kSplitK);
+  ASSERT_TRUE(l.has_value());
+  const Refusal r = Refuse(*l, Drop<Reduce>(l->p, [](const Reduce&) { return true; }));
+  ExpectRefused(r, "C", "", {0, 0});
+  EXPECT_EQ(Text(r), "lowering_unsound: C: rank (x=0, y=0) accumulates into PartC, which no reduction reads");
+}
+
+TEST(ValidateTest, RefusesAMissingZero) {
+  std::optional<Lowered> l = LowerText(kMatmul, "m=16,n=16,k=16", "x=2,y=2", kSplitK);
+  ASSERT_TRUE(l.has_value());
+  const Refusal r = Refuse(*l, Drop<Alloc>(l->p, [](const Alloc& a) { return a.zero; }));
+  ExpectRefused(r, "C", "", {0, 0});
+  EXPECT_EQ(Text(r), "lowering_unsound: C: rank (x=0, y=0) accumulates into PartC before it is ever zeroed");
+}
+
+TEST(ValidateTest, RefusesDuplicatedContributions) {
+  const Lowered l = Summa2x2();
+  const Refusal kernel = Refuse(l, Duplicate<Compute>(l.p));
+  ExpectRefused(kernel, "C", "", {0, 0});
+  EXPECT_EQ(Text(kernel), "lowering_unsound: C: rank (x=0, y=0) receives C[0, 0] += A[0, 0] * B[0, 0] twice: from rank "
+                          "(x=0, y=0) at ko=0 (kernel call 1 of 2) and from rank (x=0, y=0) at ko=0 (kernel call 2 of 2)");
+  std::optional<Lowered> split = LowerText(kMatmul, "m=16,n=16,k=16", "x=2,y=2", kSplitK);
+  ASSERT_TRUE(split.has_value());
+  const Refusal reduce = Refuse(*split, Duplicate<Reduce>(split->p));
+  ExpectRefused(reduce, "C", "ki", {0, 0});
+  EXPECT_EQ(Text(reduce), "lowering_unsound: C at ki: rank (x=0, y=0) receives C[0, 0] += A[0, 0] * B[0, 0] twice: from "
+                          "rank (x=0, y=0) through AllReduce(axes=[1]) of PartC (reduction 1 of 2) and from rank (x=0, "
+                          "y=0) through AllReduce(axes=[1]) of PartC (reduction 2 of 2)");
+}
+
+// Two schedules ir/legality calls legal whose Programs compute wrong answers on main.
+TEST(ValidateTest, RefusesTheKnownWrongLowerings) {
+  std::optional<Lowered> gather = LowerText(
+      kMatmul, "m=64,n=64,k=64", "x=2,y=2",
+      "distribute([m], [mo], [mi], [y])\ndivide(k, ko, ki, 2)\nreorder(mo, ko, mi, n, ki)\nshard(A, m@y)\n"
+      "shard(B, k@x, n@y)\nshard(C, m@y)\ncommunicate(B, ko)\ntensorize([mi, n, ki], matmul)\n");
+  ASSERT_TRUE(gather.has_value());
+  const Refusal g = Refuse(*gather, gather->p);
+  ExpectRefused(g, "B", "ko", {0, 0});
+  EXPECT_EQ(Text(g), "lowering_unsound: B at ko: rank (x=0, y=0) at ko=1 has the kernel read TransB[0, 0], which is meant "
+                     "to hold B[32, 0] but no rank of its AllGather(axes=[1]) group holds B[32, 0]");
+  std::optional<Lowered> reduce = LowerText(
+      kMatmul, "m=64,n=64,k=64", "x=2,y=2",
+      "distribute([m,k], [mo,ko], [mi,ki], [x,y])\ndivide(mi, mio, mii, 1)\nreorder(mo, ko, mio, mii, n, ki)\n"
+      "shard(A, m@x, k@y)\nshard(B, k@y)\nshard(C, m@x)\ncommunicate(C, mio)\ntensorize([mii, n, ki], matmul)\n");
+  ASSERT_TRUE(reduce.has_value());
+  const Refusal r = Refuse(*reduce, reduce->p);
+  ExpectRefused(r, "C", "mio", {1, 0});
+  EXPECT_EQ(Text(r), "lowering_unsound: C at mio: rank (x=1, y=0) holds C[32, 0] but never receives "
+                     "C[32, 0] += A[32, 0] * B[0, 0]");
+}
+
+TEST(ValidateTest, NeedsOffsets) {
+  absl::StatusOr<ir::Problem> p = ir::ParseProblem(kMatmul, "m=16,n=16,k=16");
+  absl::StatusOr<ir::Mesh> m = ir::ParseMesh("x=2,y=2");
+  absl::StatusOr<ir::Computation> c = ir::Computation::Create(*p, *m);
+  absl::StatusOr<ir::Verdict> v = ir::Judge(*c, *ir::ParseTrace(OnSquare("summa.trace", 2)));
+  ASSERT_TRUE(v.ok() && v->legal);
+  LowerOptions options;
+  options.offsets = false;
+  absl::StatusOr<Program> costing = Lower(v->computation, options);
+  ASSERT_TRUE(costing.ok());
+  const absl::Status st = ValidateProgram(v->computation, *costing);
+  EXPECT_TRUE(absl::IsInvalidArgument(st)) << st;
+  EXPECT_NE(st.message().find("offsets"), std::string::npos) << st;
+}
 
 // Everything the validator reads of a Program, as text: two Programs with equal keys
 // validate alike (Dump() leaves out layouts, tiles, operand dims and Shift time loops).
