@@ -179,6 +179,52 @@ constexpr char kSplitK[] =
     "distribute([m,k], [mo,ko], [mi,ki], [x,y])\nshard(A, m@x, k@y)\nshard(B, k@y)\nshard(C, m@x)\n"
     "communicate(C, ki)\ntensorize([mi, n, ki], matmul)\n";
 
+constexpr char kAgExpr[] = "C[m,n] = A[k,m] * B[k,n]";
+
+TEST(ValidateTest, AllGatherGemmValidates) {
+  for (int s : {4, 2, 3}) {
+    const std::string mesh = absl::StrCat("x=", s);
+    const std::string trace = absl::StrReplaceAll(ReadFile("examples/allgather_gemm.trace"),
+                                                  {{"divide(n, no, ni, 4)", absl::StrCat("divide(n, no, ni, ", s, ")")}});
+    std::string rotated = trace;
+    rotated.replace(rotated.find("communicate(B, no)"), 18, "communicate(B, no, rotate=[mo])");
+    for (const std::string& t : {trace, rotated}) {
+      SCOPED_TRACE(absl::StrCat(mesh, "\n", t));
+      std::optional<Lowered> l = LowerText(kAgExpr, "m=24,k=16,n=48", mesh, t);
+      ASSERT_TRUE(l.has_value());
+      const absl::Status st = ValidateProgram(l->c, l->p);
+      EXPECT_TRUE(st.ok()) << st << "\n" << Dump(l->p);
+    }
+  }
+}
+
+// The symbolic check does not grow with the problem or the mesh: 512^3 on 8 x 8.
+TEST(ValidateTest, LargeProblemsValidateQuickly) {
+  const std::vector<std::pair<std::string, std::string>> cases = {
+      {"summa.trace", OnSquare("summa.trace", 8)},
+      {"pumma.trace", OnSquare("pumma.trace", 8)},
+      {"cannon.trace", OnSquare("cannon.trace", 8)},
+  };
+  for (const auto& [name, trace] : cases) {
+    std::optional<Lowered> l = LowerText(kMatmul, "m=512,n=512,k=512", "x=8,y=8", trace);
+    ASSERT_TRUE(l.has_value());
+    const auto t0 = std::chrono::steady_clock::now();
+    const absl::Status st = ValidateProgram(l->c, l->p);
+    const double ms = std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - t0).count();
+    EXPECT_TRUE(st.ok()) << name << ": " << st;
+    EXPECT_LT(ms, 2000) << name;  // generous: the machine may be loaded
+    std::printf("%s 512^3 on 8x8: %.1f ms\n", name.c_str(), ms);
+  }
+  std::optional<Lowered> ag = LowerText(kAgExpr, "m=512,k=512,n=512", "x=8",
+                                        absl::StrReplaceAll(ReadFile("examples/allgather_gemm.trace"),
+                                                            {{"divide(n, no, ni, 4)", "divide(n, no, ni, 8)"}}));
+  ASSERT_TRUE(ag.has_value());
+  const auto t0 = std::chrono::steady_clock::now();
+  EXPECT_TRUE(ValidateProgram(ag->c, ag->p).ok());
+  std::printf("allgather_gemm.trace 512^3 on x=8: %.1f ms\n",
+              std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - t0).count());
+}
+
 TEST(ValidateTest, RefusesAWrongBroadcastRoot) {
   const Lowered l = Summa2x2();
   // SUMMA's B comes from rank (ko, y); take it from (ko + 1) % 2 instead.
@@ -400,7 +446,8 @@ struct SpaceResult {
 
 // Every legal point of the space of `expr` on `mesh`: replayed, lowered with offsets and
 // validated (once per distinct Program).
-SpaceResult ValidateSpace(const std::string& expr, const std::string& extents, const std::string& mesh) {
+SpaceResult ValidateSpace(const std::string& expr, const std::string& extents, const std::string& mesh,
+                          bool replication = false) {
   SpaceResult out;
   absl::StatusOr<ir::Problem> p = ir::ParseProblem(expr, extents);
   absl::StatusOr<ir::Mesh> m = ir::ParseMesh(mesh);
@@ -409,7 +456,9 @@ SpaceResult ValidateSpace(const std::string& expr, const std::string& extents, c
   params.alpha = params.alpha_coll = 1e-6;
   params.beta = params.beta_coll = 1e-9;
   params.gamma = 1e-10;
-  absl::StatusOr<std::unique_ptr<search::Explorer>> e = search::Explorer::Create(*p, {*m}, {}, params);
+  search::SpaceOptions options;
+  options.allow_replication = replication;
+  absl::StatusOr<std::unique_ptr<search::Explorer>> e = search::Explorer::Create(*p, {*m}, options, params);
   EXPECT_TRUE(e.ok()) << e.status();
   if (!e.ok()) return out;
   LoweringCache cache;
@@ -438,11 +487,13 @@ SpaceResult ValidateSpace(const std::string& expr, const std::string& extents, c
     ++out.lowered;
     const std::string key = ValidationKey(*prog);
     auto it = verdicts.find(key);
+    if (std::getenv("VT_LIMIT") && out.distinct >= atoi(std::getenv("VT_LIMIT"))) return false;
     if (it == verdicts.end()) {
       ++out.distinct;
       t0 = std::chrono::steady_clock::now();
       const absl::Status st = ValidateProgram(v->computation, *prog);
       out.validate_s += secs(t0);
+      if (std::getenv("VT_SLOW") && secs(t0) > atof(std::getenv("VT_SLOW"))) std::printf("SLOW %.3f s\n%s%s\n", secs(t0), trace.ToString().c_str(), Dump(*prog).c_str());
       EXPECT_TRUE(st.ok() || absl::IsFailedPrecondition(st)) << st << "\n" << trace.ToString();
       it = verdicts.emplace(key, st.ok() ? "" : std::string(st.message())).first;
       if (!st.ok()) out.failures.push_back(trace.ToString() + std::string(st.message()));
@@ -460,7 +511,7 @@ TEST(ValidateTest, DISABLED_Space) {
            {kMatmul, "m=8,n=8,k=8", "x=2"}, {"y[i] += A[i,j] * x[j]", "i=8,j=8", "p=2"},
            {"y[i] += A[i,j] * x[j]", "i=8,j=8", "p=2,q=2"}, {kMatmul, "m=8,n=8,k=8", "x=2,y=2"}}) {
     if (only != nullptr && mesh != only) continue;
-    const SpaceResult r = ValidateSpace(expr, ext, mesh);
+    const SpaceResult r = ValidateSpace(expr, ext, mesh, std::getenv("VT_REPL") != nullptr);
     std::printf("%s on %s: %lld legal, %lld lowered (%lld distinct), %lld unlowerable, %lld failing points (%zu distinct); judge %.1fs lower %.1fs validate %.1fs\n",
                 expr.c_str(), mesh.c_str(), (long long)r.legal, (long long)r.lowered, (long long)r.distinct,
                 (long long)r.unlowerable, (long long)r.failing_points, r.failures.size(), r.judge_s, r.lower_s, r.validate_s);
