@@ -729,9 +729,10 @@ absl::Status Validator::CheckTransfer(const Node& n) {
 
   auto witness = [&](const isl::set& v) { return Witness(ProjectOut(v, s0, na + nd)); };  // [r, id, v, b]
   auto at = [&](const Point& w) { return InstanceAt(w, 0); };
-  // Every element of the box copied from `from`'s shard at local offsets `loc` must lie in
-  // that shard (the runtime copies the whole box).
-  auto check_copy = [&](const isl::set& exec, const Affs& from, const Affs& loc,
+  // Every element of the box copied from the shard of the rank from_at() names, at local
+  // offsets `loc` (`offset` evaluated at offset_rank(), plus b), must lie in that shard:
+  // the runtime copies the whole box.
+  auto check_copy = [&](const isl::set& exec, const Affs& loc,
                         const std::function<Point(const Point&)>& from_at, const std::vector<Expr>& offset,
                         const std::function<Point(const Point&)>& offset_rank) -> absl::Status {
     const isl::set outside = exec.intersect(f.OutOfBox(loc, info.local_shape));
@@ -766,14 +767,14 @@ absl::Status Validator::CheckTransfer(const Node& n) {
       return Unsound(t.tensor, t.loop, RankOf(w, 0),
                      absl::StrCat(at(w), " receives from ", RankText(source_at(w)), ", which is outside the mesh"));
     }
-    return check_copy(exec, src, Plus(off, b), source_at, t.src.offset, own_rank);
+    return check_copy(exec, Plus(off, b), source_at, t.src.offset, own_rank);
   };
 
   isl::set content = f.None();
   switch (t.pattern.kind) {
     case Kind::kLocal: {
       MT_ASSIGN_OR_RETURN(const Affs off, ToPwAffs(t.src.offset, f, MakeEnv(r, &n, loops)));
-      MT_RETURN_IF_ERROR(check_copy(base, r, Plus(off, b), own_rank, t.src.offset, own_rank));
+      MT_RETURN_IF_ERROR(check_copy(base, Plus(off, b), own_rank, t.src.offset, own_rank));
       MT_ASSIGN_OR_RETURN(const Affs start_r, BlockStart(t.tensor, f, r));
       content = base.intersect(f.Equal(s, r)).intersect(f.Equal(e, Plus(start_r, Plus(off, b)))).intersect(s_holds_e);
       break;
@@ -810,7 +811,7 @@ absl::Status Validator::CheckTransfer(const Node& n) {
       }
       // The root copies the box at its own offset.
       MT_ASSIGN_OR_RETURN(const Affs off, ToPwAffs(t.src.offset, f, MakeEnv(root, &n, loops)));
-      MT_RETURN_IF_ERROR(check_copy(base, root, Plus(off, b), source_at, t.src.offset, source_at));
+      MT_RETURN_IF_ERROR(check_copy(base, Plus(off, b), source_at, t.src.offset, source_at));
       content = base.intersect(f.Equal(s, root)).intersect(f.Equal(e, Plus(start_s, Plus(off, b)))).intersect(s_holds_e);
       break;
     }

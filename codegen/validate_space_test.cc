@@ -6,12 +6,15 @@
 // them): such points are legal yet fail validation. Each test prints how many there are and
 // the first few traces with the validator's message, and bounds their number by today's
 // count. Lower a bound (to 0) when a fix lands; never raise one without a reason.
-// MESHTUNE_VALIDATE_ALL=1 prints every failing Program, not just the first few.
+// MESHTUNE_VALIDATE_ALL=1 prints every failing Program, not just the first few;
+// MESHTUNE_VALIDATE_DUMP=<dir> writes one trace per distinct Program there, named
+// sound_<n>.trace or unsound_<n>.trace (to run them under MPI with `meshtune run`).
 #include <gtest/gtest.h>
 
 #include <chrono>
 #include <cstdio>
 #include <cstdlib>
+#include <fstream>
 #include <functional>
 #include <map>
 #include <memory>
@@ -114,6 +117,10 @@ SpaceResult ValidateSpace(const std::string& expr, const std::string& extents, c
       // Sound, or refused as unsound: never an error of the validator itself.
       EXPECT_TRUE(st.ok() || absl::IsFailedPrecondition(st)) << st << "\n" << trace.ToString();
       it = verdicts.emplace(key, st.ok()).first;
+      if (const char* dir = std::getenv("MESHTUNE_VALIDATE_DUMP")) {
+        std::ofstream(absl::StrCat(dir, "/", st.ok() ? "sound_" : "unsound_", out.distinct, ".trace"))
+            << trace.ToString();
+      }
       if (!st.ok()) out.failures.push_back(trace.ToString() + std::string(st.message()));
     }
     if (!it->second) ++out.failing_points;
@@ -143,6 +150,8 @@ constexpr char kMatmul[] = "C[m,n] += A[m,k] * B[k,n]";
 constexpr char kMatvec[] = "y[i] += A[i,j] * x[j]";
 
 TEST(ValidateSpaceTest, MatmulOnALine) { ExpectAtMostFailing(kMatmul, "m=8,n=8,k=8", "x=2", false, 0); }
+
+TEST(ValidateSpaceTest, MatmulOnALineWithReplication) { ExpectAtMostFailing(kMatmul, "m=8,n=8,k=8", "x=2", true, 0); }
 
 TEST(ValidateSpaceTest, MatvecOnALineAndASquare) {
   // The vector is called x: the mesh axes are p, q (as search::MeshFactorisations names them).
