@@ -1217,7 +1217,8 @@ absl::Status Validator::CheckInstances() {
       return absl::InternalError(absl::StrCat("the access of ", a.tensor, " is not its index list"));
     }
     const isl::map actual = j == 0 ? reach : FlatRangeProduct(reach_q, path_to_k.apply_range(read_of(j - 1)));
-    const isl::map expected = instance.apply_range(FlatProduct(Identity(qf), access));
+    // S must be an instance of the statement: in its domain.
+    const isl::map expected = instance.apply_range(FlatProduct(Identity(qf), access.intersect_domain(domain)));
     if (!actual.is_subset(expected)) {
       // Explain with the whole tuple: path -> [o, e...].
       isl::map tuple_o = ir::ProjectOutRange(reach, 0, na);

@@ -331,6 +331,24 @@ TEST(ValidateTest, RefusesAWrongShardLayout) {
                      "instance of the statement: either C[8, 0] should be C[0, 0] or A[0, 0] should be A[8, 0]");
 }
 
+TEST(ValidateTest, RefusesElementsOutsideTheTensors) {
+  // Every rank holds everything and computes all of C. Give A and C a block along x of
+  // their whole size: rank 0 still holds them, rank 1 holds rows 16..31, past the tensors,
+  // and computes products there that are no instances of the statement (every element of
+  // C still has a holder and gets each of its products exactly once).
+  std::optional<Lowered> l = LowerText(kMatmul, "m=16,n=16,k=16", "x=2", "tensorize([m, n, k], matmul)\n");
+  ASSERT_TRUE(l.has_value());
+  ASSERT_TRUE(ValidateProgram(l->c, l->p).ok()) << Dump(l->p);
+  Program p = l->p;
+  for (TensorInfo& t : p.tensors) {
+    if (t.name != "B") t.layout[0].blocks = {{16, Expr::Var("x")}};
+  }
+  const Refusal r = Refuse(*l, p);
+  ExpectRefused(r, "C", "", {1});
+  EXPECT_EQ(Text(r), "lowering_unsound: C: rank (x=1) computes C[16, 0] += A[16, 0] * B[0, 0], which is no instance of "
+                     "the statement");
+}
+
 TEST(ValidateTest, RefusesAMissingReduce) {
   std::optional<Lowered> l = LowerText(kMatmul, "m=16,n=16,k=16", "x=2,y=2", kSplitK);
   ASSERT_TRUE(l.has_value());
