@@ -1166,14 +1166,17 @@ absl::Status Validator::CheckInstances() {
 
   // The elements each path multiplies: [r, id, v, p] -> [e_k], pulled back to paths.
   const isl::map path_to_k = Prefix(path_frame, kf, nk);
-  // Operand i's element at each kernel instance: [r, id, v, p] -> [e].
-  auto read_of = [&](size_t i) {
+  // Operand i's element on each path: path -> [e] (from [r, id, v, p] -> [e]), built once.
+  std::map<size_t, isl::map> reads;
+  auto read_of = [&](size_t i) -> const isl::map& {
+    auto it = reads.find(i);
+    if (it != reads.end()) return it->second;
     std::optional<isl::map> read;
     for (const auto& [id, maps] : reads_) {
       const isl::map e = ir::ProjectOutRange(maps[i], 0, na);
       read = read.has_value() ? read->unite(e) : e;
     }
-    return read->coalesce();
+    return reads.emplace(i, path_to_k.apply_range(read->coalesce()).coalesce()).first->second;
   };
   // The statement instance of each path: each index read from the first access that
   // carries it, composing only the operands needed for that. path -> [q, S].
@@ -1195,7 +1198,7 @@ absl::Status Validator::CheckInstances() {
       }
     }
     if (j > 0 && needed) {
-      kept = FlatRangeProduct(kept, path_to_k.apply_range(read_of(j - 1)));
+      kept = FlatRangeProduct(kept, read_of(j - 1));
       width += a.indices.size();
     }
   }
@@ -1216,14 +1219,14 @@ absl::Status Validator::CheckInstances() {
     if (!Anonymous(c_.OperandAccess(j).intersect_domain(c_.domain())).is_equal(access.intersect_domain(domain))) {
       return absl::InternalError(absl::StrCat("the access of ", a.tensor, " is not its index list"));
     }
-    const isl::map actual = j == 0 ? reach : FlatRangeProduct(reach_q, path_to_k.apply_range(read_of(j - 1)));
+    const isl::map actual = j == 0 ? reach : FlatRangeProduct(reach_q, read_of(j - 1));
     // S must be an instance of the statement: in its domain.
     const isl::map expected = instance.apply_range(FlatProduct(Identity(qf), access.intersect_domain(domain)));
     if (!actual.is_subset(expected)) {
       // Explain with the whole tuple: path -> [o, e...].
       isl::map tuple_o = ir::ProjectOutRange(reach, 0, na);
       for (size_t i = 0; i < prob_.operands.size(); ++i) {
-        tuple_o = FlatRangeProduct(tuple_o, path_to_k.apply_range(read_of(i)));
+        tuple_o = FlatRangeProduct(tuple_o, read_of(i));
       }
       isl::map acc = c_.OperandAccess(0).intersect_domain(c_.domain());
       for (size_t i = 1; i <= prob_.operands.size(); ++i) acc = FlatRangeProduct(acc, c_.OperandAccess(i));
