@@ -1,0 +1,1426 @@
+#include "codegen/validate.h"
+
+#include <isl/aff.h>
+#include <isl/map.h>
+#include <isl/set.h>
+#include <isl/space.h>
+
+#include <algorithm>
+#include <functional>
+#include <map>
+#include <optional>
+#include <utility>
+#include <variant>
+
+#include "absl/status/statusor.h"
+#include "absl/strings/str_cat.h"
+#include "absl/strings/str_join.h"
+#include "ir/isl_util.h"
+#include "ir/problem.h"
+#include "ir/status_macros.h"
+
+namespace meshtune::codegen {
+
+std::string Unsoundness::ToString() const {
+  return absl::StrCat(code, ": ", tensor, loop.empty() ? "" : " at " + loop, ": ", message);
+}
+
+namespace {
+
+using Kind = CommPattern::Kind;
+using Op = Expr::Op;
+using Affs = std::vector<isl::pw_aff>;
+using Point = std::vector<int64_t>;
+
+// ---- isl helpers ---------------------------------------------------------------------
+// The C++ bindings lack a few operations on flat spaces (a map from a set, flat products,
+// inserting dims); those call the C API here.
+
+// A flat, anonymous set space of `n` integer dims, and the quasi-affine pieces built on it.
+class Frame {
+ public:
+  Frame(isl::ctx ctx, unsigned n) : space_(isl::manage(isl_space_set_alloc(ctx.get(), 0, n))), n_(n) {}
+  unsigned dims() const { return n_; }
+  const isl::space& space() const { return space_; }
+  isl::pw_aff Var(unsigned pos) const { return isl::pw_aff(ir::DomainVar(space_, pos)); }
+  Affs Vars(unsigned first, unsigned n) const {
+    Affs out;
+    for (unsigned i = 0; i < n; ++i) out.push_back(Var(first + i));
+    return out;
+  }
+  isl::pw_aff Cst(int64_t v) const { return isl::pw_aff(ir::Linear(space_, {}, v)); }
+  isl::set All() const { return isl::set::universe(space_); }
+  isl::set None() const { return isl::set::empty(space_); }
+  // lo <= a < hi.
+  isl::set Within(const isl::pw_aff& a, int64_t lo, int64_t hi) const {
+    return a.ge_set(Cst(lo)).intersect(a.lt_set(Cst(hi)));
+  }
+  // 0 <= a[d] < size[d] for every d.
+  isl::set InBox(const Affs& a, const std::vector<int64_t>& size) const {
+    isl::set s = All();
+    for (size_t d = 0; d < a.size(); ++d) s = s.intersect(Within(a[d], 0, size[d]));
+    return s;
+  }
+  // Some a[d] outside [0, size[d]) (a union of half-spaces: cheaper than a complement).
+  isl::set OutOfBox(const Affs& a, const std::vector<int64_t>& size) const {
+    isl::set s = None();
+    for (size_t d = 0; d < a.size(); ++d) s = s.unite(a[d].lt_set(Cst(0))).unite(a[d].ge_set(Cst(size[d])));
+    return s;
+  }
+  // a[d] == b[d] for every d.
+  isl::set Equal(const Affs& a, const Affs& b) const {
+    isl::set s = All();
+    for (size_t d = 0; d < a.size(); ++d) s = s.intersect(a[d].eq_set(b[d]));
+    return s;
+  }
+  // a[d] != b[d] for some d.
+  isl::set Differ(const Affs& a, const Affs& b) const {
+    isl::set s = None();
+    for (size_t d = 0; d < a.size(); ++d) s = s.unite(a[d].ne_set(b[d]));
+    return s;
+  }
+  // The set holding exactly `point` (its first point.size() dims; the others free).
+  isl::set At(const Point& point) const {
+    isl::set s = All();
+    for (size_t i = 0; i < point.size(); ++i) s = s.intersect(Var(i).eq_set(Cst(point[i])));
+    return s;
+  }
+
+ private:
+  isl::space space_;
+  unsigned n_;
+};
+
+Affs Plus(const Affs& a, const Affs& b) {
+  Affs out;
+  for (size_t d = 0; d < a.size(); ++d) out.push_back(a[d].add(b[d]));
+  return out;
+}
+
+// The map whose domain is the first `n_in` dims of `s` and whose range is the rest.
+isl::map Split(const isl::set& s, unsigned n_in) {
+  isl_map* m = isl_map_from_range(s.copy());
+  return isl::manage(isl_map_move_dims(m, isl_dim_in, 0, isl_dim_out, 0, n_in));
+}
+
+// The flat set [domain..., range...] of `m`.
+isl::set Flatten(const isl::map& m) { return m.wrap().flatten(); }
+
+// `s` with `n` unconstrained dims inserted at `pos`.
+isl::set InsertDims(const isl::set& s, unsigned pos, unsigned n) {
+  return isl::manage(isl_set_insert_dims(s.copy(), isl_dim_set, pos, n));
+}
+
+isl::set ProjectOut(const isl::set& s, unsigned first, unsigned n) {
+  return isl::manage(isl_set_project_out(s.copy(), isl_dim_set, first, n));
+}
+
+// { x -> [f(x), g(x)] } from { x -> f(x) } and { x -> g(x) }, flat.
+isl::map FlatRangeProduct(const isl::map& a, const isl::map& b) {
+  return isl::manage(isl_map_flat_range_product(a.copy(), b.copy()));
+}
+
+// { [a, c] -> [b, d] : a -> b in m1, c -> d in m2 }, flat.
+isl::map FlatProduct(const isl::map& a, const isl::map& b) {
+  return isl::manage(isl_map_flat_product(a.copy(), b.copy()));
+}
+
+isl::map Identity(const Frame& f) { return isl::manage(isl_map_identity(isl_space_map_from_set(f.space().copy()))); }
+
+// `m` with anonymous domain and range tuples.
+isl::map Anonymous(const isl::map& m) {
+  isl_map* r = isl_map_reset_tuple_id(m.copy(), isl_dim_in);
+  return isl::manage(isl_map_reset_tuple_id(r, isl_dim_out));
+}
+
+// { [a] -> [b] : a[i] == b[i] for i < n } from a frame of `from` dims onto one of `to`.
+isl::map Prefix(const Frame& from, const Frame& to, unsigned n) {
+  std::vector<std::pair<unsigned, unsigned>> pairs;
+  for (unsigned i = 0; i < n; ++i) pairs.emplace_back(i, i);
+  return ir::Equalities(from.space(), to.space(), pairs);
+}
+
+// The lexicographically smallest point of a non-empty, bounded set.
+Point Witness(const isl::set& s) { return ir::SamplePoint(s.lexmin()); }
+
+Point Slice(const Point& v, size_t first, size_t n) { return Point(v.begin() + first, v.begin() + first + n); }
+
+std::string Join(const Point& v) { return absl::StrJoin(v, ", "); }
+
+// ---- expressions ---------------------------------------------------------------------
+
+// What the variables of an Expr stand for, searched in order (the executor looks up mesh
+// axes first, then the enclosing loops outermost first); names not bound evaluate to 0.
+struct Env {
+  std::vector<std::pair<std::string, isl::pw_aff>> vars;
+};
+
+// `e` as a piecewise quasi-affine function on frame `f`, with Expr's semantics (floor
+// division, non-negative remainder, comparisons as 0/1). Unimplemented when not affine.
+absl::StatusOr<isl::pw_aff> ToPwAff(const Expr& e, const Frame& f, const Env& env) {
+  Affs a;
+  for (const Expr& x : e.args()) {
+    MT_ASSIGN_OR_RETURN(isl::pw_aff v, ToPwAff(x, f, env));
+    a.push_back(std::move(v));
+  }
+  const isl::pw_aff zero = f.Cst(0);
+  auto divisor = [&]() -> absl::StatusOr<int64_t> {
+    if (!e.args()[1].IsConst()) return absl::UnimplementedError(absl::StrCat("non-constant divisor in ", e.ToString()));
+    if (e.args()[1].value() == 0) return absl::InvalidArgumentError(absl::StrCat("division by zero in ", e.ToString()));
+    return e.args()[1].value();
+  };
+  auto floordiv = [](const isl::pw_aff& x, int64_t d) {
+    return d > 0 ? x.scale_down(d).floor() : x.neg().scale_down(-d).floor();
+  };
+  auto indicator = [](const isl::set& s) { return s.indicator_function(); };
+  switch (e.op()) {
+    case Op::kConst:
+      return f.Cst(e.value());
+    case Op::kVar:
+      for (const auto& [name, value] : env.vars) {
+        if (name == e.name()) return value;
+      }
+      return zero;
+    case Op::kAdd:
+      return a[0].add(a[1]);
+    case Op::kSub:
+      return a[0].sub(a[1]);
+    case Op::kNeg:
+      return a[0].neg();
+    case Op::kMul:
+      if (isl_pw_aff_is_cst(a[0].get()) != isl_bool_true && isl_pw_aff_is_cst(a[1].get()) != isl_bool_true) {
+        return absl::UnimplementedError(absl::StrCat("non-affine product ", e.ToString()));
+      }
+      return a[0].mul(a[1]);
+    case Op::kFloorDiv: {
+      MT_ASSIGN_OR_RETURN(const int64_t d, divisor());
+      return floordiv(a[0], d);
+    }
+    case Op::kMod: {
+      MT_ASSIGN_OR_RETURN(const int64_t d, divisor());
+      if (d > 0) return a[0].mod(d);
+      return a[0].sub(floordiv(a[0], d).scale(d));
+    }
+    case Op::kMin:
+      return a[0].min(a[1]);
+    case Op::kMax:
+      return a[0].max(a[1]);
+    case Op::kEq:
+      return indicator(a[0].eq_set(a[1]));
+    case Op::kLe:
+      return indicator(a[0].le_set(a[1]));
+    case Op::kLt:
+      return indicator(a[0].lt_set(a[1]));
+    case Op::kGe:
+      return indicator(a[0].ge_set(a[1]));
+    case Op::kGt:
+      return indicator(a[0].gt_set(a[1]));
+    case Op::kAnd:
+      return indicator(a[0].ne_set(zero).intersect(a[1].ne_set(zero)));
+    case Op::kOr:
+      return indicator(a[0].ne_set(zero).unite(a[1].ne_set(zero)));
+    case Op::kSelect:
+      return a[0].cond(a[1], a[2]);
+  }
+  return absl::InternalError("unknown expression operator");
+}
+
+absl::StatusOr<Affs> ToPwAffs(const std::vector<Expr>& es, const Frame& f, const Env& env) {
+  Affs out;
+  for (const Expr& e : es) {
+    MT_ASSIGN_OR_RETURN(isl::pw_aff v, ToPwAff(e, f, env));
+    out.push_back(std::move(v));
+  }
+  return out;
+}
+
+// ---- the program's statements --------------------------------------------------------
+
+// A leaf of the program tree (Alloc, Transfer, Compute, Reduce). An instance on a rank is
+// [r..., id, v_0..v_{D-1}]: the rank's coordinates, the node's index and the values of its
+// enclosing loops (0 past its depth; D is the deepest nesting). Loops run upward from
+// constant lower bounds, so two instances of one node run in the lexicographic order of
+// their loop values; between nodes, Before() adds where they sit in the tree.
+struct Node {
+  int64_t id = 0;
+  const Stmt* stmt = nullptr;
+  std::vector<const For*> loops;  // enclosing, outermost first
+  std::vector<int64_t> order;     // pre-order index of the node at each depth 0..d (the loops, then the leaf)
+  size_t depth() const { return loops.size(); }
+};
+
+// How many enclosing loops `x` and `y` share.
+size_t CommonDepth(const Node& x, const Node& y) {
+  size_t c = 0;
+  while (c < x.depth() && c < y.depth() && x.loops[c] == y.loops[c]) ++c;
+  return c;
+}
+
+class Validator {
+ public:
+  Validator(const ir::Computation& c, const Program& p)
+      : c_(c), p_(p), prob_(c.problem()), ctx_(c.ctx()), na_(p.axis_names.size()) {}
+
+  absl::Status Run();
+  const std::optional<Unsoundness>& found() const { return found_; }
+
+ private:
+  // ---- reporting ----
+  absl::Status Unsound(std::string tensor, std::string loop, Point rank, std::string message) {
+    Unsoundness u;
+    u.tensor = std::move(tensor);
+    u.loop = std::move(loop);
+    u.rank = std::move(rank);
+    u.message = std::move(message);
+    found_ = u;
+    return absl::FailedPreconditionError(u.ToString());
+  }
+  std::string RankText(const Point& r) const {
+    std::vector<std::string> parts;
+    for (size_t a = 0; a < r.size() && a < na_; ++a) parts.push_back(absl::StrCat(p_.axis_names[a], "=", r[a]));
+    return absl::StrCat("rank (", absl::StrJoin(parts, ", "), ")");
+  }
+  // "rank (x=0, y=1) at ko=1" for the instance at `at` in witness `w`.
+  std::string InstanceAt(const Point& w, size_t at) const {
+    const Node& n = nodes_[w[at + na_]];
+    std::vector<std::string> parts;
+    for (size_t k = 0; k < n.depth(); ++k) parts.push_back(absl::StrCat(n.loops[k]->var, "=", w[at + na_ + 1 + k]));
+    return RankText(Slice(w, at, na_)) + (parts.empty() ? "" : " at " + absl::StrJoin(parts, ", "));
+  }
+  const Node& NodeOf(const Point& w, size_t at) const { return nodes_[w[at + na_]]; }
+  Point RankOf(const Point& w, size_t at) const { return Slice(w, at, na_); }
+  Point LoopsOf(const Point& w, size_t at) const { return Slice(w, at + na_ + 1, depth_); }
+  std::string Elem(const std::string& tensor, const Point& e) const { return absl::StrCat(tensor, "[", Join(e), "]"); }
+  // Element `a` of the statement instance whose index values are `s` (domain order).
+  std::string AccessText(const ir::TensorAccess& a, const Point& s) const {
+    Point e;
+    for (const std::string& idx : a.indices) e.push_back(s[prob_.IndexPosition(idx)]);
+    return Elem(a.tensor, e);
+  }
+  std::string OutputText(const Point& s) const { return AccessText(prob_.output, s); }
+  // "C[0, 1] += A[0, 2] * B[2, 1]".
+  std::string InstanceText(const Point& s) const {
+    std::vector<std::string> ins;
+    for (const ir::TensorAccess& a : prob_.operands) ins.push_back(AccessText(a, s));
+    return absl::StrCat(OutputText(s), " += ", absl::StrJoin(ins, Combine()));
+  }
+  std::string Combine() const { return prob_.combine == ir::Problem::Combine::kSum ? " + " : " * "; }
+
+  // ---- structure ----
+  absl::Status Collect(const StmtPtr& s, std::vector<const For*>* loops, std::vector<int64_t>* order);
+  absl::Status CheckStructure();
+  // The shape of a (non-shard) buffer; nullptr when the program does not allocate it.
+  const std::vector<int64_t>* BufferShape(const std::string& name) const {
+    auto it = buffers_.find(name);
+    return it == buffers_.end() ? nullptr : &it->second;
+  }
+  // The shape of what an operand reads or writes: its tensor's shard or a buffer.
+  const std::vector<int64_t>* OperandShape(const Operand& o) const {
+    if (o.buffer == o.tensor) return &p_.Tensor(o.tensor)->local_shape;
+    return BufferShape(o.buffer);
+  }
+  template <typename T>
+  std::vector<const Node*> NodesWith(const std::function<bool(const T&)>& pred) const {
+    std::vector<const Node*> out;
+    for (const Node& n : nodes_) {
+      if (const T* x = std::get_if<T>(&n.stmt->node); x != nullptr && pred(*x)) out.push_back(&n);
+    }
+    return out;
+  }
+
+  // ---- instances and their order ----
+  unsigned InstDims() const { return na_ + 1 + depth_; }
+  // The instances of `n`, as a slot of InstDims() dims at `at` of frame `f`.
+  isl::set InstSet(const Frame& f, unsigned at, const Node& n) const;
+  Affs Coords(const Frame& f, unsigned at) const { return f.Vars(at, na_); }
+  Affs LoopValues(const Frame& f, unsigned at, const Node& n) const { return f.Vars(at + na_ + 1, n.depth()); }
+  // [r, id_x, v] -> [r, id_y, v']: instances of x that run before instances of y on one rank.
+  isl::map Before(const Node& x, const Node& y) const;
+  // [r, id_x, v] -> [r, id_y, v']: the same iteration of the loops x and y share.
+  isl::map SameIteration(const Node& x, const Node& y) const;
+  // For each instance of `reader`, the last instance of `writers` before it.
+  isl::map LastWriter(const Node& reader, const std::vector<const Node*>& writers) const;
+
+  Env MakeEnv(const Affs& coords, const Node* n, const Affs& loops) const {
+    Env env;
+    for (size_t a = 0; a < na_; ++a) env.vars.emplace_back(p_.axis_names[a], coords[a]);
+    if (n != nullptr) {
+      for (size_t k = 0; k < n->depth(); ++k) env.vars.emplace_back(n->loops[k]->var, loops[k]);
+    }
+    return env;
+  }
+  isl::set InMesh(const Frame& f, const Affs& r) const { return f.InBox(r, p_.axis_sizes); }
+  // g in the group of r along `axes`: equal coordinates on the other axes, g in the mesh.
+  isl::set Group(const Frame& f, const Affs& r, const Affs& g, const std::vector<int>& axes) const {
+    isl::set s = InMesh(f, g);
+    for (size_t a = 0; a < na_; ++a) {
+      if (std::find(axes.begin(), axes.end(), static_cast<int>(a)) == axes.end()) s = s.intersect(r[a].eq_set(g[a]));
+    }
+    return s;
+  }
+  // Global index of the first element of `tensor`'s shard on the rank at `coords`.
+  absl::StatusOr<Affs> BlockStart(const std::string& tensor, const Frame& f, const Affs& coords) const;
+  // The rank at `coords` (in the mesh) holds element `e` of `tensor`.
+  absl::StatusOr<isl::set> Holds(const std::string& tensor, const Frame& f, const Affs& coords, const Affs& e) const;
+  // Buffer positions an operand touches at tile point p (dims at p0 of `f`): offset + p
+  // along each dim's index.
+  absl::StatusOr<Affs> Positions(const Compute& k, const Operand& o, const Frame& f, const Affs& coords,
+                                 const Node& n, const Affs& loops, unsigned p0) const {
+    MT_ASSIGN_OR_RETURN(Affs pos, ToPwAffs(o.slice.offset, f, MakeEnv(coords, &n, loops)));
+    for (size_t d = 0; d < pos.size(); ++d) {
+      for (size_t j = 0; j < k.tile.size(); ++j) {
+        if (k.tile[j].first == o.dims[d]) pos[d] = pos[d].add(f.Var(p0 + j));
+      }
+    }
+    return pos;
+  }
+  // The tile points of `k` (dims at p0 of `f`; dims past its tile are 0).
+  isl::set TileSet(const Frame& f, unsigned p0, const Compute& k) const {
+    isl::set s = f.All();
+    for (size_t j = 0; j < np_; ++j) {
+      s = s.intersect(j < k.tile.size() ? f.Within(f.Var(p0 + j), 0, k.tile[j].second) : f.Var(p0 + j).eq_set(f.Cst(0)));
+    }
+    return s;
+  }
+
+  // ---- concrete evaluation for messages, as the executor evaluates ----
+  int64_t Eval(const Expr& e, const Point& coords, const Node* n, const Point& loops) const {
+    return e.Eval([&](const std::string& name) -> int64_t {
+      for (size_t a = 0; a < na_; ++a) {
+        if (p_.axis_names[a] == name) return coords[a];
+      }
+      if (n != nullptr) {
+        for (size_t k = 0; k < n->depth(); ++k) {
+          if (n->loops[k]->var == name) return loops[k];
+        }
+      }
+      return 0;
+    });
+  }
+  Point Eval(const std::vector<Expr>& es, const Point& coords, const Node* n, const Point& loops) const {
+    Point out;
+    for (const Expr& e : es) out.push_back(Eval(e, coords, n, loops));
+    return out;
+  }
+  Point BlockStartAt(const std::string& tensor, const Point& coords) const {
+    Point out;
+    for (const DimLayout& l : p_.Tensor(tensor)->layout) {
+      int64_t v = 0;
+      for (const auto& [block, index] : l.blocks) v += block * Eval(index, coords, nullptr, {});
+      out.push_back(v);
+    }
+    return out;
+  }
+
+  // ---- the checks ----
+  absl::Status CheckHolders();
+  absl::Status CheckTransfer(const Node& n);
+  absl::Status CheckReduce(const Node& n);
+  absl::Status CheckGemm(const Compute& k);
+  absl::Status CheckKernel(const Node& n);
+  absl::Status CheckInstances();
+  absl::Status ExplainBadTuple(const isl::map& tuple_o, const isl::set& acc_range, const Point& path);
+
+  const ir::Computation& c_;
+  const Program& p_;
+  const ir::Problem& prob_;
+  isl::ctx ctx_;
+  const size_t na_;
+  size_t depth_ = 0;  // D: the deepest loop nesting
+  size_t np_ = 0;     // tile dims: the longest tile of a kernel call
+  std::vector<Node> nodes_;
+  std::map<std::string, std::vector<int64_t>> buffers_;
+  int64_t next_order_ = 0;
+
+  // Per transfer node: [r, id, v, b] -> [s, e]: after the transfer, buffer position b holds
+  // element e of its tensor, copied from rank s.
+  std::map<int64_t, isl::map> contents_;
+  // Per kernel node and input operand: [r, id, v, p] -> [s, e], the element read (from s);
+  // the buffer positions per operand (output first): [r, id, v, p] -> [b]; the last writer
+  // of each input's buffer: [r, id, v] -> [r, id_w, v_w] (none for shards).
+  std::map<int64_t, std::vector<isl::map>> reads_;
+  std::map<int64_t, std::vector<isl::map>> positions_;
+  std::map<int64_t, std::vector<std::optional<isl::map>>> last_writers_;
+
+  std::optional<Unsoundness> found_;
+};
+
+absl::Status Validator::Collect(const StmtPtr& s, std::vector<const For*>* loops, std::vector<int64_t>* order) {
+  const int64_t index = next_order_++;
+  if (const auto* b = std::get_if<Block>(&s->node)) {
+    for (const StmtPtr& child : b->body) MT_RETURN_IF_ERROR(Collect(child, loops, order));
+    return absl::OkStatus();
+  }
+  if (const auto* f = std::get_if<For>(&s->node)) {
+    if (!f->lo.IsConst()) {
+      return absl::UnimplementedError(
+          absl::StrCat("validation needs constant loop bounds; loop ", f->var, " starts at ", f->lo.ToString()));
+    }
+    loops->push_back(f);
+    order->push_back(index);
+    MT_RETURN_IF_ERROR(Collect(f->body, loops, order));
+    order->pop_back();
+    loops->pop_back();
+    return absl::OkStatus();
+  }
+  Node n;
+  n.id = static_cast<int64_t>(nodes_.size());
+  n.stmt = s.get();
+  n.loops = *loops;
+  n.order = *order;
+  n.order.push_back(index);
+  nodes_.push_back(std::move(n));
+  return absl::OkStatus();
+}
+
+isl::set Validator::InstSet(const Frame& f, unsigned at, const Node& n) const {
+  isl::set s = InMesh(f, Coords(f, at)).intersect(f.Var(at + na_).eq_set(f.Cst(n.id)));
+  for (size_t k = 0; k < depth_; ++k) {
+    const isl::pw_aff v = f.Var(at + na_ + 1 + k);
+    if (k < n.depth()) {
+      const int64_t lo = n.loops[k]->lo.value();
+      s = s.intersect(f.Within(v, lo, lo + n.loops[k]->extent));
+    } else {
+      s = s.intersect(v.eq_set(f.Cst(0)));
+    }
+  }
+  return s;
+}
+
+isl::map Validator::Before(const Node& x, const Node& y) const {
+  const unsigned ni = InstDims();
+  const Frame f(ctx_, 2 * ni);
+  const size_t c = CommonDepth(x, y);
+  const unsigned vx = na_ + 1, vy = ni + na_ + 1;
+  // Earlier in the first shared loop where they differ, or in the same iteration of all
+  // shared loops with x's subtree first in the loop body.
+  isl::set order = f.None(), same = f.All();
+  for (size_t l = 0; l < c; ++l) {
+    order = order.unite(same.intersect(f.Var(vx + l).lt_set(f.Var(vy + l))));
+    same = same.intersect(f.Var(vx + l).eq_set(f.Var(vy + l)));
+  }
+  if (x.order[c] < y.order[c]) order = order.unite(same);
+  const isl::set s =
+      InstSet(f, 0, x).intersect(InstSet(f, ni, y)).intersect(f.Equal(Coords(f, 0), Coords(f, ni))).intersect(order);
+  return Split(s.coalesce(), ni);
+}
+
+isl::map Validator::SameIteration(const Node& x, const Node& y) const {
+  const unsigned ni = InstDims();
+  const Frame f(ctx_, 2 * ni);
+  isl::set s = InstSet(f, 0, x).intersect(InstSet(f, ni, y)).intersect(f.Equal(Coords(f, 0), Coords(f, ni)));
+  for (size_t l = 0; l < CommonDepth(x, y); ++l) s = s.intersect(f.Var(na_ + 1 + l).eq_set(f.Var(ni + na_ + 1 + l)));
+  return Split(s, ni);
+}
+
+isl::map Validator::LastWriter(const Node& reader, const std::vector<const Node*>& writers) const {
+  if (writers.size() == 1) {
+    const Node& w = *writers[0];
+    const size_t c = CommonDepth(w, reader);
+    // All of w's loops enclose the reader and w comes first in their body: the reader sees
+    // the write of the same iteration.
+    if (c == w.depth() && w.order[c] < reader.order[c]) return SameIteration(reader, w);
+    return Before(w, reader).reverse().lexmax();
+  }
+  // The latest write of each writer, then the one that runs after all the others.
+  std::vector<isl::map> latest;
+  for (const Node* w : writers) latest.push_back(Before(*w, reader).reverse().lexmax());
+  isl::map last = isl::map::empty(latest[0].space());
+  for (size_t i = 0; i < writers.size(); ++i) {
+    isl::set keep = latest[i].domain();
+    for (size_t j = 0; j < writers.size(); ++j) {
+      if (j == i) continue;
+      const isl::set j_first =
+          FlatRangeProduct(latest[j], latest[i]).intersect_range(Flatten(Before(*writers[j], *writers[i]))).domain();
+      keep = keep.subtract(latest[j].domain().subtract(j_first));
+    }
+    last = last.unite(latest[i].intersect_domain(keep));
+  }
+  return last;
+}
+
+absl::StatusOr<Affs> Validator::BlockStart(const std::string& tensor, const Frame& f, const Affs& coords) const {
+  const Env env = MakeEnv(coords, nullptr, {});
+  Affs out;
+  for (const DimLayout& l : p_.Tensor(tensor)->layout) {
+    isl::pw_aff start = f.Cst(0);
+    for (const auto& [block, index] : l.blocks) {
+      MT_ASSIGN_OR_RETURN(const isl::pw_aff i, ToPwAff(index, f, env));
+      start = start.add(i.scale(block));
+    }
+    out.push_back(start);
+  }
+  return out;
+}
+
+absl::StatusOr<isl::set> Validator::Holds(const std::string& tensor, const Frame& f, const Affs& coords,
+                                          const Affs& e) const {
+  MT_ASSIGN_OR_RETURN(const Affs start, BlockStart(tensor, f, coords));
+  const std::vector<int64_t>& local = p_.Tensor(tensor)->local_shape;
+  isl::set s = InMesh(f, coords);
+  for (size_t d = 0; d < e.size(); ++d) {
+    s = s.intersect(e[d].ge_set(start[d])).intersect(e[d].lt_set(start[d].add(f.Cst(local[d]))));
+  }
+  return s;
+}
+
+// ---- structure ---------------------------------------------------------------------
+
+absl::Status Validator::CheckStructure() {
+  if (p_.axis_sizes.size() != na_) return absl::InvalidArgumentError("the program's mesh axes and sizes disagree");
+  for (int64_t s : p_.axis_sizes) {
+    if (s < 1) return absl::InvalidArgumentError("the program's mesh has an empty axis");
+  }
+  for (const ir::TensorAccess& a : prob_.operands) {
+    if (a.tensor == prob_.output.tensor) {
+      return absl::UnimplementedError("validation of statements that read their output is not supported");
+    }
+  }
+  for (const std::string& t : prob_.Tensors()) {
+    const TensorInfo* info = p_.Tensor(t);
+    if (info == nullptr) return absl::InvalidArgumentError(absl::StrCat("the program lacks tensor ", t));
+    const size_t rank = prob_.Shape(t).size();
+    if (info->shape != prob_.Shape(t) || info->local_shape.size() != rank || info->layout.size() != rank ||
+        info->is_output != prob_.IsOutput(t)) {
+      return absl::InvalidArgumentError(absl::StrCat("the program's tensor ", t, " does not fit the statement"));
+    }
+  }
+  for (const Alloc& a : p_.buffers) buffers_[a.buffer] = a.shape;  // the runtime sizes them in order
+  if (!p_.body) return absl::InvalidArgumentError("the program has no body");
+  std::vector<const For*> loops;
+  std::vector<int64_t> order;
+  MT_RETURN_IF_ERROR(Collect(p_.body, &loops, &order));
+  bool kernel = false;
+  for (const Node& n : nodes_) {
+    depth_ = std::max(depth_, n.depth());
+    if (const auto* k = std::get_if<Compute>(&n.stmt->node)) {
+      kernel = true;
+      np_ = std::max(np_, k->tile.size());
+    }
+  }
+  if (!kernel) return absl::InvalidArgumentError("the program has no kernel call");
+
+  const std::string& out = prob_.output.tensor;
+  const bool accumulate = prob_.assign == ir::Problem::Assign::kAccumulate;
+  if (p_.accumulate != accumulate) {
+    return Unsound(out, "", Point(na_, 0),
+                   absl::StrCat("every rank starts ", out,
+                                accumulate ? " from zero but the statement accumulates ('+=')"
+                                           : " from its old values but the statement assigns ('=')"));
+  }
+  // Offsets, shapes and axes of every node, as the runtime indexes them.
+  auto valid_axes = [&](const std::vector<int>& axes) {
+    for (size_t i = 0; i < axes.size(); ++i) {
+      if (axes[i] < 0 || axes[i] >= static_cast<int>(na_)) return false;
+      for (size_t j = 0; j < i; ++j) {
+        if (axes[j] == axes[i]) return false;
+      }
+    }
+    return true;
+  };
+  const absl::Status no_offsets =
+      absl::InvalidArgumentError("the program has no offsets (lowered with LowerOptions::offsets = false)");
+  for (const Node& n : nodes_) {
+    if (const auto* t = std::get_if<Transfer>(&n.stmt->node)) {
+      if (prob_.FirstAccess(t->tensor) == nullptr) {
+        return absl::InvalidArgumentError(absl::StrCat("a transfer moves unknown tensor ", t->tensor));
+      }
+      const size_t rank = prob_.Shape(t->tensor).size();
+      const std::vector<Expr>& offset = t->pattern.kind == Kind::kAllGather ? t->global.offset : t->src.offset;
+      if (offset.empty() && rank > 0) return no_offsets;
+      std::string why;
+      if (prob_.IsOutput(t->tensor)) {
+        why = "fetches the output as an input";
+      } else if (BufferShape(t->buffer) == nullptr) {
+        why = absl::StrCat("fills ", t->buffer, ", which is never allocated");
+      } else if (BufferShape(t->buffer)->size() != rank) {
+        why = absl::StrCat("fills ", t->buffer, " of the wrong rank");
+      } else if (offset.size() != rank) {
+        why = "has a box of the wrong rank";
+      } else if (t->pattern.kind != Kind::kAllGather && t->source.size() != na_) {
+        why = "names a source of the wrong rank";
+      } else if (!valid_axes(t->pattern.axes) ||
+                 ((t->pattern.kind == Kind::kShift || t->pattern.kind == Kind::kAllGather ||
+                   t->pattern.kind == Kind::kBroadcast) &&
+                  t->pattern.axes.empty())) {
+        why = "has invalid mesh axes";
+      }
+      if (!why.empty()) return Unsound(t->tensor, t->loop, {}, absl::StrCat("the transfer ", why));
+    } else if (const auto* r = std::get_if<Reduce>(&n.stmt->node)) {
+      const size_t rank = prob_.Shape(out).size();
+      if (r->global.offset.empty() && rank > 0) return no_offsets;
+      std::string why;
+      if (r->tensor != out) {
+        why = absl::StrCat("adds into ", r->tensor, ", which is not the output");
+      } else if (BufferShape(r->buffer) == nullptr) {
+        why = absl::StrCat("reads ", r->buffer, ", which is never allocated");
+      } else if (BufferShape(r->buffer)->size() != rank) {
+        why = absl::StrCat("reads ", r->buffer, " of the wrong rank");
+      } else if (r->global.offset.size() != rank) {
+        why = "has a box of the wrong rank";
+      } else if (!valid_axes(r->pattern.axes)) {
+        why = "has invalid mesh axes";
+      }
+      if (!why.empty()) return Unsound(r->tensor, r->loop, {}, absl::StrCat("the reduction ", why));
+    } else if (const auto* k = std::get_if<Compute>(&n.stmt->node)) {
+      std::string why;
+      if (k->in.size() != prob_.operands.size()) {
+        why = "has the wrong number of operands";
+      } else if (k->sum != (prob_.combine == ir::Problem::Combine::kSum)) {
+        why = k->sum ? "adds its operands" : "multiplies its operands";
+      }
+      for (size_t i = 0; i <= k->in.size() && why.empty(); ++i) {
+        const Operand& o = i == 0 ? k->out : k->in[i - 1];
+        const std::string& want = i == 0 ? out : prob_.operands[i - 1].tensor;
+        if (o.tensor != want) {
+          why = absl::StrCat("uses ", o.tensor, " where the statement has ", want);
+          break;
+        }
+        if (o.slice.offset.empty() && !o.dims.empty()) return no_offsets;
+        const std::vector<int64_t>* shape = OperandShape(o);
+        if (shape == nullptr) {
+          why = absl::StrCat("uses ", o.buffer, ", which is never allocated");
+        } else if (o.dims.size() != shape->size() || o.slice.offset.size() != shape->size()) {
+          why = absl::StrCat("indexes ", o.buffer, " with the wrong rank");
+        }
+      }
+      if (!why.empty()) return Unsound(out, "", {}, absl::StrCat("the kernel call ", why));
+    }
+  }
+  return absl::OkStatus();
+}
+
+// ---- checks ------------------------------------------------------------------------
+
+absl::Status Validator::CheckHolders() {
+  const std::string& out = prob_.output.tensor;
+  const std::vector<int64_t> shape = prob_.Shape(out);
+  const unsigned nd = shape.size();
+  const Frame f(ctx_, na_ + nd);
+  MT_ASSIGN_OR_RETURN(const isl::set held, Holds(out, f, f.Vars(0, na_), f.Vars(na_, nd)));
+  const Frame e(ctx_, nd);
+  const isl::set all = e.InBox(e.Vars(0, nd), shape);
+  const isl::set holders = Split(held, na_).range();
+  if (!all.is_subset(holders)) {
+    return Unsound(out, "", {}, absl::StrCat(Elem(out, Witness(all.subtract(holders))), " is held by no rank"));
+  }
+  return absl::OkStatus();
+}
+
+absl::Status Validator::CheckTransfer(const Node& n) {
+  const Transfer& t = std::get<Transfer>(n.stmt->node);
+  const std::vector<int64_t>& shape = *BufferShape(t.buffer);
+  const TensorInfo& info = *p_.Tensor(t.tensor);
+  const unsigned na = na_, ni = InstDims(), nd = shape.size();
+  // [r, id, v, b, s, e]
+  const unsigned b0 = ni, s0 = b0 + nd, e0 = s0 + na;
+  const Frame f(ctx_, e0 + nd);
+  const Affs r = Coords(f, 0), b = f.Vars(b0, nd), s = f.Vars(s0, na), e = f.Vars(e0, nd);
+  const Affs loops = LoopValues(f, 0, n);
+  const isl::set base = InstSet(f, 0, n).intersect(f.InBox(b, shape));
+  MT_ASSIGN_OR_RETURN(const Affs start_s, BlockStart(t.tensor, f, s));
+  Affs local_e;
+  for (size_t d = 0; d < nd; ++d) local_e.push_back(e[d].sub(start_s[d]));
+  const isl::set s_holds_e = InMesh(f, s).intersect(f.InBox(local_e, info.local_shape));
+  // [r, id, v, g]: a rank and a member of its group.
+  const Frame gf(ctx_, ni + na);
+  const Affs gr = Coords(gf, 0), gg = gf.Vars(ni, na), gloops = LoopValues(gf, 0, n);
+  const isl::set g_base = InstSet(gf, 0, n);
+
+  auto witness = [&](const isl::set& v) { return Witness(ProjectOut(v, s0, na + nd)); };  // [r, id, v, b]
+  auto at = [&](const Point& w) { return InstanceAt(w, 0); };
+  // Every element of the box copied from the shard of the rank from_at() names, at local
+  // offsets `loc` (`offset` evaluated at offset_rank(), plus b), must lie in that shard:
+  // the runtime copies the whole box.
+  auto check_copy = [&](const isl::set& exec, const Affs& loc,
+                        const std::function<Point(const Point&)>& from_at, const std::vector<Expr>& offset,
+                        const std::function<Point(const Point&)>& offset_rank) -> absl::Status {
+    const isl::set outside = exec.intersect(f.OutOfBox(loc, info.local_shape));
+    if (outside.is_empty()) return absl::OkStatus();
+    const Point w = witness(outside);
+    const Point src = from_at(w), st = BlockStartAt(t.tensor, src);
+    Point elem = Eval(offset, offset_rank(w), &n, LoopsOf(w, 0));
+    for (size_t d = 0; d < nd; ++d) elem[d] += st[d] + w[b0 + d];
+    return Unsound(t.tensor, t.loop, RankOf(w, 0),
+                   absl::StrCat(at(w), " reads ", Elem(t.tensor, elem), " from ", RankText(src),
+                                ", which does not hold it (", t.pattern.ToString(), " into ", t.buffer, ")"));
+  };
+  auto source_at = [&](const Point& w) { return Eval(t.source, RankOf(w, 0), &n, LoopsOf(w, 0)); };
+  auto own_rank = [&](const Point& w) { return RankOf(w, 0); };
+
+  // What a point-to-point fetch leaves: source(W)'s box at W's offset, for W and the loop
+  // values given (the receiver; for a Shift, the rank whose fetch at time 0 the ring
+  // carries here).
+  auto point_to_point = [&](const Affs& who, const Affs& when, const isl::set& exec) -> absl::StatusOr<isl::set> {
+    const Env env = MakeEnv(who, &n, when);
+    MT_ASSIGN_OR_RETURN(const Affs src, ToPwAffs(t.source, f, env));
+    MT_ASSIGN_OR_RETURN(const Affs off, ToPwAffs(t.src.offset, f, env));
+    return exec.intersect(f.Equal(s, src)).intersect(f.Equal(e, Plus(start_s, Plus(off, b)))).intersect(s_holds_e);
+  };
+  auto check_point_to_point = [&](const isl::set& exec) -> absl::Status {
+    const Env env = MakeEnv(r, &n, loops);
+    MT_ASSIGN_OR_RETURN(const Affs src, ToPwAffs(t.source, f, env));
+    MT_ASSIGN_OR_RETURN(const Affs off, ToPwAffs(t.src.offset, f, env));
+    const isl::set nowhere = exec.intersect(f.OutOfBox(src, p_.axis_sizes));
+    if (!nowhere.is_empty()) {
+      const Point w = witness(nowhere);
+      return Unsound(t.tensor, t.loop, RankOf(w, 0),
+                     absl::StrCat(at(w), " receives from ", RankText(source_at(w)), ", which is outside the mesh"));
+    }
+    return check_copy(exec, Plus(off, b), source_at, t.src.offset, own_rank);
+  };
+
+  isl::set content = f.None();
+  switch (t.pattern.kind) {
+    case Kind::kLocal: {
+      MT_ASSIGN_OR_RETURN(const Affs off, ToPwAffs(t.src.offset, f, MakeEnv(r, &n, loops)));
+      MT_RETURN_IF_ERROR(check_copy(base, Plus(off, b), own_rank, t.src.offset, own_rank));
+      MT_ASSIGN_OR_RETURN(const Affs start_r, BlockStart(t.tensor, f, r));
+      content = base.intersect(f.Equal(s, r)).intersect(f.Equal(e, Plus(start_r, Plus(off, b)))).intersect(s_holds_e);
+      break;
+    }
+    case Kind::kBroadcast: {
+      const std::vector<int>& axes = t.pattern.axes;
+      MT_ASSIGN_OR_RETURN(const Affs root, ToPwAffs(t.source, f, MakeEnv(r, &n, loops)));
+      const isl::set nowhere = base.intersect(f.OutOfBox(root, p_.axis_sizes));
+      if (!nowhere.is_empty()) {
+        const Point w = witness(nowhere);
+        return Unsound(t.tensor, t.loop, RankOf(w, 0),
+                       absl::StrCat(at(w), " takes root ", RankText(source_at(w)), ", which is outside the mesh"));
+      }
+      isl::set outside = f.None();
+      for (size_t a = 0; a < na; ++a) {
+        if (std::find(axes.begin(), axes.end(), static_cast<int>(a)) == axes.end()) {
+          outside = outside.unite(base.intersect(root[a].ne_set(r[a])));
+        }
+      }
+      if (!outside.is_empty()) {
+        const Point w = witness(outside);
+        return Unsound(t.tensor, t.loop, RankOf(w, 0),
+                       absl::StrCat(at(w), " takes root ", RankText(source_at(w)), ", which is not in its ",
+                                    t.pattern.ToString(), " group"));
+      }
+      MT_ASSIGN_OR_RETURN(const Affs root_r, ToPwAffs(t.source, gf, MakeEnv(gr, &n, gloops)));
+      MT_ASSIGN_OR_RETURN(const Affs root_g, ToPwAffs(t.source, gf, MakeEnv(gg, &n, gloops)));
+      const isl::set disagree = g_base.intersect(Group(gf, gr, gg, axes)).intersect(gf.Differ(root_r, root_g));
+      if (!disagree.is_empty()) {
+        const Point w = Witness(disagree), g = Slice(w, ni, na);
+        return Unsound(t.tensor, t.loop, RankOf(w, 0),
+                       absl::StrCat(at(w), " takes root ", RankText(source_at(w)), " but ", RankText(g),
+                                    " of its group takes ", RankText(Eval(t.source, g, &n, LoopsOf(w, 0)))));
+      }
+      // The root copies the box at its own offset.
+      MT_ASSIGN_OR_RETURN(const Affs off, ToPwAffs(t.src.offset, f, MakeEnv(root, &n, loops)));
+      MT_RETURN_IF_ERROR(check_copy(base, Plus(off, b), source_at, t.src.offset, source_at));
+      content = base.intersect(f.Equal(s, root)).intersect(f.Equal(e, Plus(start_s, Plus(off, b)))).intersect(s_holds_e);
+      break;
+    }
+    case Kind::kAllGather: {
+      const std::vector<int>& axes = t.pattern.axes;
+      MT_ASSIGN_OR_RETURN(const Affs off_r, ToPwAffs(t.global.offset, gf, MakeEnv(gr, &n, gloops)));
+      MT_ASSIGN_OR_RETURN(const Affs off_g, ToPwAffs(t.global.offset, gf, MakeEnv(gg, &n, gloops)));
+      const isl::set disagree = g_base.intersect(Group(gf, gr, gg, axes)).intersect(gf.Differ(off_r, off_g));
+      if (!disagree.is_empty()) {
+        const Point w = Witness(disagree), g = Slice(w, ni, na);
+        return Unsound(t.tensor, t.loop, RankOf(w, 0),
+                       absl::StrCat(at(w), " gathers ", Elem(t.tensor, Eval(t.global.offset, RankOf(w, 0), &n, LoopsOf(w, 0))),
+                                    " +: [", Join(shape), "] but ", RankText(g), " of its group gathers ",
+                                    Elem(t.tensor, Eval(t.global.offset, g, &n, LoopsOf(w, 0)))));
+      }
+      // Each position holds its element when some member of the group holds it.
+      MT_ASSIGN_OR_RETURN(const Affs off, ToPwAffs(t.global.offset, f, MakeEnv(r, &n, loops)));
+      content = base.intersect(f.Equal(e, Plus(off, b))).intersect(Group(f, r, s, axes)).intersect(s_holds_e);
+      break;
+    }
+    case Kind::kShift: {
+      std::vector<size_t> time;
+      for (size_t k = 0; k < n.depth(); ++k) {
+        if (n.loops[k]->var == t.time_loop) time.push_back(k);
+      }
+      if (time.empty()) {  // the ring never turns: a point-to-point fetch every time
+        MT_RETURN_IF_ERROR(check_point_to_point(base));
+        MT_ASSIGN_OR_RETURN(content, point_to_point(r, loops, base));
+        break;
+      }
+      const size_t k = time[0];
+      if (time.size() > 1 || k + 1 != n.depth() || n.loops[k]->lo.value() != 0) {
+        return absl::UnimplementedError(absl::StrCat(
+            "validation models a Shift whose time loop is the innermost loop around it and starts at 0; ", t.tensor,
+            "'s turns along ", t.time_loop));
+      }
+      const std::vector<const Node*> others = NodesWith<Transfer>([&](const Transfer& x) { return x.buffer == t.buffer; });
+      const std::vector<const Node*> zeros = NodesWith<Alloc>([&](const Alloc& z) { return z.zero && z.buffer == t.buffer; });
+      if (others.size() != 1 || !zeros.empty()) {
+        return absl::UnimplementedError(
+            absl::StrCat("validation models a Shift whose buffer nothing else writes; ", t.buffer, " has other writers"));
+      }
+      const isl::pw_aff v = loops[k];
+      const isl::set start = base.intersect(v.eq_set(f.Cst(0))), turned = base.intersect(v.ne_set(f.Cst(0)));
+      MT_RETURN_IF_ERROR(check_point_to_point(start));
+      MT_ASSIGN_OR_RETURN(const isl::set fetched, point_to_point(r, loops, start));
+      // At time v the buffer holds what the rank v * shift further along the axis fetched
+      // at time 0 (each step receives from the neighbour at +shift).
+      const int axis = t.pattern.axes[0];
+      Affs who = r, when = loops;
+      who[axis] = r[axis].add(v.scale(t.pattern.shift)).mod(p_.axis_sizes[axis]);
+      when[k] = f.Cst(0);
+      MT_ASSIGN_OR_RETURN(const isl::set carried, point_to_point(who, when, turned));
+      content = fetched.unite(carried);
+      break;
+    }
+    default: {  // SendRecv, and any other kind: the executor's point-to-point fetch
+      MT_RETURN_IF_ERROR(check_point_to_point(base));
+      MT_ASSIGN_OR_RETURN(content, point_to_point(r, loops, base));
+      break;
+    }
+  }
+  contents_[n.id] = Split(content.coalesce(), b0 + nd);
+  return absl::OkStatus();
+}
+
+absl::Status Validator::CheckReduce(const Node& n) {
+  const Reduce& red = std::get<Reduce>(n.stmt->node);
+  if (red.pattern.kind != Kind::kAllReduce && red.pattern.kind != Kind::kReduce &&
+      red.pattern.kind != Kind::kReduceScatter) {
+    return absl::OkStatus();  // each rank adds its own partial results: nothing to agree on
+  }
+  // Collectives: every member of a group reduces the same box.
+  const unsigned ni = InstDims();
+  const Frame gf(ctx_, ni + na_);
+  const Affs gr = Coords(gf, 0), gg = gf.Vars(ni, na_), loops = LoopValues(gf, 0, n);
+  MT_ASSIGN_OR_RETURN(const Affs off_r, ToPwAffs(red.global.offset, gf, MakeEnv(gr, &n, loops)));
+  MT_ASSIGN_OR_RETURN(const Affs off_g, ToPwAffs(red.global.offset, gf, MakeEnv(gg, &n, loops)));
+  const isl::set disagree =
+      InstSet(gf, 0, n).intersect(Group(gf, gr, gg, red.pattern.axes)).intersect(gf.Differ(off_r, off_g));
+  if (!disagree.is_empty()) {
+    const Point w = Witness(disagree), r = RankOf(w, 0), g = Slice(w, ni, na_), v = LoopsOf(w, 0);
+    return Unsound(red.tensor, red.loop, r,
+                   absl::StrCat(InstanceAt(w, 0), " reduces into ", Elem(red.tensor, Eval(red.global.offset, r, &n, v)),
+                                " +: [", Join(*BufferShape(red.buffer)), "] but ", RankText(g), " of its ",
+                                red.pattern.ToString(), " group into ", Elem(red.tensor, Eval(red.global.offset, g, &n, v))));
+  }
+  return absl::OkStatus();
+}
+
+absl::Status Validator::CheckGemm(const Compute& k) {
+  // runtime/rank.cc hands matmul-shaped calls to BLAS, which walks i, j and k only: mirror
+  // its choice and check that BLAS then computes the tile's product.
+  if (k.kernel.rfind("matmul", 0) != 0 || k.in.size() != 2 || k.out.dims.size() < 2) return absl::OkStatus();
+  std::string kk_name;
+  for (const std::string& d : k.in[0].dims) {
+    if (std::find(k.out.dims.begin(), k.out.dims.end(), d) == k.out.dims.end()) kk_name = d;
+  }
+  if (kk_name.empty()) return absl::OkStatus();
+  auto pos = [&](const std::string& name) {
+    for (size_t i = 0; i < k.tile.size(); ++i) {
+      if (k.tile[i].first == name) return i;
+    }
+    return k.tile.size();
+  };
+  const std::string& out = prob_.output.tensor;
+  const size_t i = pos(k.out.dims[k.out.dims.size() - 2]), j = pos(k.out.dims.back()), kx = pos(kk_name);
+  if (i == k.tile.size() || j == k.tile.size() || kx == k.tile.size()) {
+    return Unsound(out, "", {}, "the matmul kernel call's tile lacks one of its i, j, k indices");
+  }
+  auto strides = [&](const Operand& o) {
+    const std::vector<int64_t>& shape = *OperandShape(o);
+    std::vector<int64_t> st(shape.size(), 1);
+    for (int d = static_cast<int>(shape.size()) - 2; d >= 0; --d) st[d] = st[d + 1] * shape[d + 1];
+    std::vector<int64_t> by_index;
+    for (const auto& [idx, extent] : k.tile) {
+      int64_t s = 0;
+      for (size_t d = 0; d < o.dims.size(); ++d) {
+        if (o.dims[d] == idx) s += st[d];
+      }
+      by_index.push_back(s);
+    }
+    return by_index;
+  };
+  const std::vector<int64_t> so = strides(k.out), sa = strides(k.in[0]), sb = strides(k.in[1]);
+  const int64_t m = k.tile[i].second, nn = k.tile[j].second, kk = k.tile[kx].second;
+  // GemmKernel's own tests; when one fails it falls back to the generic loop.
+  if (so[j] != 1 && nn > 1) return absl::OkStatus();
+  const int64_t ldc = m > 1 ? so[i] : std::max<int64_t>(nn, 1);
+  bool ta = false, tb = false;
+  int64_t lda = 0, ldb = 0;
+  if (sa[kx] == 1 || kk == 1) {
+    lda = m > 1 ? sa[i] : std::max<int64_t>(kk, 1);
+  } else if (sa[i] == 1 || m == 1) {
+    ta = true;
+    lda = kk > 1 ? sa[kx] : std::max<int64_t>(m, 1);
+  } else {
+    return absl::OkStatus();
+  }
+  if (sb[j] == 1 || nn == 1) {
+    ldb = kk > 1 ? sb[kx] : std::max<int64_t>(nn, 1);
+  } else if (sb[kx] == 1 || kk == 1) {
+    tb = true;
+    ldb = nn > 1 ? sb[j] : std::max<int64_t>(kk, 1);
+  } else {
+    return absl::OkStatus();
+  }
+  if (ldc < nn || lda < (ta ? m : kk) || ldb < (tb ? kk : nn)) return absl::OkStatus();
+  // BLAS runs: it computes the tile's product when nothing else varies.
+  std::string why;
+  if (k.sum) why = "adds its operands but BLAS multiplies them";
+  for (size_t x = 0; x < k.tile.size(); ++x) {
+    if (x != i && x != j && x != kx && k.tile[x].second > 1) why = absl::StrCat("BLAS ignores index ", k.tile[x].first);
+  }
+  if (sa[j] != 0 && nn > 1) why = absl::StrCat("BLAS ignores how ", k.in[0].tensor, " moves along ", k.tile[j].first);
+  if (sb[i] != 0 && m > 1) why = absl::StrCat("BLAS ignores how ", k.in[1].tensor, " moves along ", k.tile[i].first);
+  if (!why.empty()) return Unsound(out, "", {}, absl::StrCat("the ", k.kernel, " kernel call does not compute its tile: ", why));
+  return absl::OkStatus();
+}
+
+absl::Status Validator::CheckKernel(const Node& n) {
+  const Compute& k = std::get<Compute>(n.stmt->node);
+  MT_RETURN_IF_ERROR(CheckGemm(k));
+  const unsigned na = na_, ni = InstDims(), np = np_, nk = ni + np;
+  const Frame kf(ctx_, nk);  // [r, id, v, p]
+  const Frame inst(ctx_, ni);
+  const isl::set kbase = InstSet(kf, 0, n).intersect(TileSet(kf, ni, k));
+  const isl::set kinst = InstSet(inst, 0, n);
+  const isl::map to_inst = Prefix(kf, inst, ni);  // [r, id, v, p] -> [r, id, v]
+  auto at = [&](const Point& w) { return InstanceAt(w, 0); };
+  for (size_t i = 0; i <= k.in.size(); ++i) {
+    const Operand& o = i == 0 ? k.out : k.in[i - 1];
+    const std::vector<int64_t>& shape = *OperandShape(o);
+    const unsigned nd = shape.size();
+    const bool shard = o.buffer == o.tensor;
+    // [r, id, v, p, b]: the buffer position touched, inside the buffer.
+    const Frame pf(ctx_, nk + nd);
+    MT_ASSIGN_OR_RETURN(const Affs pos, Positions(k, o, pf, Coords(pf, 0), n, LoopValues(pf, 0, n), ni));
+    const isl::set touched = InsertDims(kbase, nk, nd);
+    const isl::set outside = touched.intersect(pf.OutOfBox(pos, shape));
+    if (!outside.is_empty()) {
+      const Point w = Witness(ProjectOut(outside, nk, nd));
+      const Point b = ir::SamplePoint(Split(touched.intersect(pf.Equal(pf.Vars(nk, nd), pos)), nk)
+                                          .intersect_domain(kf.At(w))
+                                          .range());
+      return Unsound(o.tensor, "", RankOf(w, 0),
+                     absl::StrCat(at(w), " has the kernel ", i == 0 ? "write " : "read ", Elem(o.buffer, b), ", outside ",
+                                  shard ? "its shard" : "the buffer", " of shape [", Join(shape), "]"));
+    }
+    const isl::map position = Split(touched.intersect(pf.Equal(pf.Vars(nk, nd), pos)).coalesce(), nk);
+    positions_[n.id].push_back(position);
+
+    if (i == 0) {
+      if (shard) continue;
+      // A partial-result buffer: zeroed before, and reduced after.
+      if (NodesWith<Reduce>([&](const Reduce& x) { return x.buffer == o.buffer; }).empty()) {
+        const Point w = Witness(kinst);
+        return Unsound(o.tensor, "", RankOf(w, 0), absl::StrCat(at(w), " accumulates into ", o.buffer,
+                                                               ", which no reduction reads"));
+      }
+      isl::set zeroed = inst.None();
+      for (const Node* z : NodesWith<Alloc>([&](const Alloc& a) { return a.zero && a.buffer == o.buffer; })) {
+        zeroed = zeroed.unite(Before(*z, n).range());
+      }
+      if (!kinst.is_subset(zeroed)) {
+        const Point w = Witness(kinst.subtract(zeroed));
+        return Unsound(o.tensor, "", RankOf(w, 0),
+                       absl::StrCat(at(w), " accumulates into ", o.buffer, " before it is ever zeroed"));
+      }
+      continue;
+    }
+    if (shard) {
+      // The rank's own shard: element = block start + position.
+      const Frame sf(ctx_, nk + na + nd);  // [r, id, v, p, s, e]
+      MT_ASSIGN_OR_RETURN(const Affs start, BlockStart(o.tensor, sf, Coords(sf, 0)));
+      MT_ASSIGN_OR_RETURN(const Affs spos, Positions(k, o, sf, Coords(sf, 0), n, LoopValues(sf, 0, n), ni));
+      const isl::set read = InsertDims(kbase, nk, na + nd)
+                                .intersect(sf.Equal(sf.Vars(nk, na), Coords(sf, 0)))
+                                .intersect(sf.Equal(sf.Vars(nk + na, nd), Plus(start, spos)));
+      reads_[n.id].push_back(Split(read, nk));
+      last_writers_[n.id].push_back(std::nullopt);
+      continue;
+    }
+    // A transfer buffer: what its last writer left there.
+    const std::vector<const Node*> writers = NodesWith<Transfer>([&](const Transfer& x) { return x.buffer == o.buffer; });
+    std::vector<const Node*> all_writers = writers;
+    for (const Node* z : NodesWith<Alloc>([&](const Alloc& a) { return a.zero && a.buffer == o.buffer; })) {
+      all_writers.push_back(z);
+    }
+    for (const Node* c : NodesWith<Compute>([&](const Compute& c) { return c.out.buffer == o.buffer && c.out.buffer != c.out.tensor; })) {
+      all_writers.push_back(c);
+    }
+    if (all_writers.empty()) {
+      const Point w = Witness(kinst);
+      return Unsound(o.tensor, "", RankOf(w, 0), absl::StrCat(at(w), " has the kernel read ", o.buffer,
+                                                             ", which no transfer fills"));
+    }
+    const isl::map last = LastWriter(n, all_writers).coalesce();
+    if (!kinst.is_subset(last.domain())) {
+      const Point w = Witness(kinst.subtract(last.domain()));
+      return Unsound(o.tensor, "", RankOf(w, 0),
+                     absl::StrCat(at(w), " has the kernel read ", o.buffer, " before any transfer fills it"));
+    }
+    last_writers_[n.id].push_back(last);
+    std::optional<isl::map> content;
+    bool total = writers.size() == all_writers.size();  // every writer defines every position
+    for (const Node* w : writers) {
+      const Transfer& x = std::get<Transfer>(w->stmt->node);
+      total = total && x.tensor == o.tensor && x.pattern.kind != Kind::kAllGather;
+      if (x.tensor != o.tensor) continue;  // holds another tensor: no element of o's
+      content = content.has_value() ? content->unite(contents_.at(w->id)) : contents_.at(w->id);
+    }
+    // [r, id, v, p] -> [w, b] -> [s, e]
+    const isl::map where = FlatRangeProduct(to_inst.apply_range(last), position);
+    const isl::map read = content.has_value() ? where.apply_range(*content).coalesce()
+                                              : Split(Frame(ctx_, nk + na + nd).None(), nk);
+    reads_[n.id].push_back(read);
+    if (total || kbase.is_subset(read.domain())) continue;
+    const Point w = Witness(kbase.subtract(read.domain()));
+    const Point lw = ir::SamplePoint(last.intersect_domain(inst.At(Slice(w, 0, ni))).range());
+    const Point b = ir::SamplePoint(position.intersect_domain(kf.At(w)).range());
+    const Node& m = NodeOf(lw, 0);
+    std::string why = "what the last writer left there", loop;
+    if (const auto* x = std::get_if<Transfer>(&m.stmt->node)) {
+      loop = x->loop;
+      if (x->tensor != o.tensor) {
+        why = absl::StrCat("holds ", x->tensor, " (", x->pattern.ToString(), " at ", InstanceAt(lw, 0), ")");
+      } else if (x->pattern.kind == Kind::kAllGather) {
+        Point e = Eval(x->global.offset, RankOf(w, 0), &m, LoopsOf(lw, 0));
+        for (size_t d = 0; d < nd; ++d) e[d] += b[d];
+        why = absl::StrCat("is meant to hold ", Elem(o.tensor, e), " but no rank of its ", x->pattern.ToString(),
+                           " group holds ", Elem(o.tensor, e));
+      } else {
+        why = absl::StrCat("was not filled by its ", x->pattern.ToString());
+      }
+    } else if (std::get_if<Alloc>(&m.stmt->node) != nullptr) {
+      why = "holds zeros";
+    } else {
+      why = "holds partial results of a kernel call";
+    }
+    return Unsound(o.tensor, loop, RankOf(w, 0), absl::StrCat(at(w), " has the kernel read ", Elem(o.buffer, b), ", which ", why));
+  }
+  return absl::OkStatus();
+}
+
+absl::Status Validator::CheckInstances() {
+  const std::string& out = prob_.output.tensor;
+  const std::vector<int64_t> out_shape = prob_.Shape(out);
+  const unsigned na = na_, ni = InstDims(), np = np_, nd = out_shape.size();
+  // A path: a kernel instance [r, id_K, v_K, p] and the reduction instance [id_R, v_R] that
+  // carries it to a holder (id_R = -1 for the kernel's own writes into the rank's shard).
+  const unsigned nk = ni + np, r0 = nk, npath = nk + 1 + depth_;
+  const Frame path_frame(ctx_, npath);
+  const Frame kf(ctx_, nk);
+  // [path, q, o]: the holder q and the element o the path adds to.
+  const unsigned q0 = npath, o0 = q0 + na;
+  const Frame f(ctx_, o0 + nd);
+  const Affs r = Coords(f, 0), q = f.Vars(q0, na), o = f.Vars(o0, nd);
+  isl::set paths = f.None();
+  std::vector<std::string> out_loops;  // the loops of the reductions that carry the output
+  for (const Node& n : nodes_) {
+    const auto* k = std::get_if<Compute>(&n.stmt->node);
+    if (k == nullptr) continue;
+    const isl::set kbase = InstSet(f, 0, n).intersect(TileSet(f, ni, *k));
+    MT_ASSIGN_OR_RETURN(const Affs pos, Positions(*k, k->out, f, r, n, LoopValues(f, 0, n), ni));
+    if (k->out.buffer == k->out.tensor) {
+      MT_ASSIGN_OR_RETURN(const Affs start, BlockStart(out, f, r));
+      isl::set direct = kbase.intersect(f.Equal(q, r)).intersect(f.Equal(o, Plus(start, pos)));
+      direct = direct.intersect(f.Var(r0).eq_set(f.Cst(-1)));
+      for (size_t l = 0; l < depth_; ++l) direct = direct.intersect(f.Var(r0 + 1 + l).eq_set(f.Cst(0)));
+      paths = paths.unite(direct);
+      continue;
+    }
+    // Through a partial buffer: every reduction of it after the kernel instance and before
+    // the buffer is zeroed again carries the contribution.
+    const std::vector<const Node*> zeros = NodesWith<Alloc>([&](const Alloc& a) { return a.zero && a.buffer == k->out.buffer; });
+    for (const Node* rn : NodesWith<Reduce>([&](const Reduce& x) { return x.buffer == k->out.buffer; })) {
+      const Reduce& red = std::get<Reduce>(rn->stmt->node);
+      out_loops.push_back(red.loop);
+      isl::map carries;
+      const size_t dz = zeros.size() == 1 ? zeros[0]->depth() : 0;
+      if (zeros.size() == 1 && CommonDepth(*zeros[0], *rn) == dz && rn->depth() == dz && CommonDepth(*zeros[0], n) == dz &&
+          zeros[0]->order[dz] < n.order[dz] && n.order[dz] < rn->order[dz]) {
+        // zero; ...kernel...; reduce in one loop body: the reduction of the same iteration.
+        carries = SameIteration(n, *rn);
+      } else {
+        carries = Before(n, *rn);
+        for (const Node* z : zeros) carries = carries.subtract(Before(n, *z).apply_range(Before(*z, *rn)));
+      }
+      // [r, id_K, v_K, r', id_R, v_R] (r' = r) -> [r, id_K, v_K, p, id_R, v_R, q, o]
+      isl::set carried = ProjectOut(Flatten(carries), ni, na);
+      carried = InsertDims(InsertDims(carried, ni, np), npath, na + nd);
+      const Affs rloops = LoopValues(f, r0 - na, *rn);  // R's slot [r, id_R, v_R] starts na before id_R
+      // AllReduce: each member adds the group's sum at its own offset; the others at the sender's.
+      const Affs& who = red.pattern.kind == Kind::kAllReduce ? q : r;
+      MT_ASSIGN_OR_RETURN(const Affs off, ToPwAffs(red.global.offset, f, MakeEnv(who, rn, rloops)));
+      isl::set reach = carried.intersect(kbase).intersect(f.Equal(o, Plus(off, pos)));
+      switch (red.pattern.kind) {
+        case Kind::kAllReduce:
+        case Kind::kReduce:
+        case Kind::kReduceScatter:
+          reach = reach.intersect(Group(f, r, q, red.pattern.axes));
+          break;
+        default:
+          reach = reach.intersect(f.Equal(q, r));
+      }
+      MT_ASSIGN_OR_RETURN(const isl::set held, Holds(out, f, q, o));
+      paths = paths.unite(reach.intersect(held));
+    }
+  }
+  const isl::map reach = Split(paths.coalesce(), npath);  // path -> [q, o]
+
+  // The elements each path multiplies: [r, id, v, p] -> [e_k], pulled back to paths.
+  const isl::map path_to_k = Prefix(path_frame, kf, nk);
+  // Operand i's element on each path: path -> [e] (from [r, id, v, p] -> [e]), built once.
+  std::map<size_t, isl::map> reads;
+  auto read_of = [&](size_t i) -> const isl::map& {
+    auto it = reads.find(i);
+    if (it != reads.end()) return it->second;
+    std::optional<isl::map> read;
+    for (const auto& [id, maps] : reads_) {
+      const isl::map e = ir::ProjectOutRange(maps[i], 0, na);
+      read = read.has_value() ? read->unite(e) : e;
+    }
+    return reads.emplace(i, path_to_k.apply_range(read->coalesce()).coalesce()).first->second;
+  };
+  // The statement instance of each path: each index read from the first access that
+  // carries it, composing only the operands needed for that. path -> [q, S].
+  const unsigned ns = prob_.indices.size();
+  std::vector<std::pair<unsigned, unsigned>> picks;  // (dim of [q, o, e...] kept, dim of [q, S])
+  for (unsigned a = 0; a < na; ++a) picks.emplace_back(a, a);
+  isl::map kept = reach;
+  unsigned width = na + nd;
+  for (size_t j = 0; j <= prob_.operands.size(); ++j) {
+    const ir::TensorAccess& a = j == 0 ? prob_.output : prob_.operands[j - 1];
+    bool needed = false;
+    for (size_t d = 0; d < a.indices.size(); ++d) {
+      const unsigned i = prob_.IndexPosition(a.indices[d]);
+      bool have = false;
+      for (const auto& [from, to] : picks) have = have || to == na + i;
+      if (!have) {
+        picks.emplace_back((j == 0 ? na : width) + d, na + i);
+        needed = true;
+      }
+    }
+    if (j > 0 && needed) {
+      kept = FlatRangeProduct(kept, read_of(j - 1));
+      width += a.indices.size();
+    }
+  }
+  if (picks.size() != na + ns) return absl::UnimplementedError("an index of the statement is in no access");
+  const isl::map instance =
+      kept.apply_range(ir::Equalities(Frame(ctx_, width).space(), Frame(ctx_, na + ns).space(), picks)).coalesce();
+
+  // Every element a path adds and multiplies is the one its instance S has there: o = out(S)
+  // and e_j = access_j(S) (each access is the plain index list the picks assume).
+  const Frame qf(ctx_, na), sf(ctx_, ns);
+  const isl::set domain = isl::manage(isl_set_reset_tuple_id(c_.domain().copy()));
+  const isl::map reach_q = ir::ProjectOutRange(reach, na, nd);  // path -> [q]
+  for (size_t j = 0; j <= prob_.operands.size(); ++j) {
+    const ir::TensorAccess& a = j == 0 ? prob_.output : prob_.operands[j - 1];
+    std::vector<std::pair<unsigned, unsigned>> dims;
+    for (size_t d = 0; d < a.indices.size(); ++d) dims.emplace_back(prob_.IndexPosition(a.indices[d]), d);
+    const isl::map access = ir::Equalities(sf.space(), Frame(ctx_, a.indices.size()).space(), dims);
+    if (!Anonymous(c_.OperandAccess(j).intersect_domain(c_.domain())).is_equal(access.intersect_domain(domain))) {
+      return absl::InternalError(absl::StrCat("the access of ", a.tensor, " is not its index list"));
+    }
+    const isl::map actual = j == 0 ? reach : FlatRangeProduct(reach_q, read_of(j - 1));
+    // S must be an instance of the statement: in its domain.
+    const isl::map expected = instance.apply_range(FlatProduct(Identity(qf), access.intersect_domain(domain)));
+    if (!actual.is_subset(expected)) {
+      // Explain with the whole tuple: path -> [o, e...].
+      isl::map tuple_o = ir::ProjectOutRange(reach, 0, na);
+      for (size_t i = 0; i < prob_.operands.size(); ++i) {
+        tuple_o = FlatRangeProduct(tuple_o, read_of(i));
+      }
+      isl::map acc = c_.OperandAccess(0).intersect_domain(c_.domain());
+      for (size_t i = 1; i <= prob_.operands.size(); ++i) acc = FlatRangeProduct(acc, c_.OperandAccess(i));
+      const isl::set acc_range = Anonymous(acc).range();
+      return ExplainBadTuple(tuple_o, acc_range, Witness(tuple_o.subtract(tuple_o.intersect_range(acc_range)).domain()));
+    }
+  }
+
+  // [q, S] -> path: every holder gets every instance of its elements exactly once.
+  const isl::map by_instance = instance.reverse();
+  std::vector<int64_t> kernels;  // node ids of the kernel calls, in program order
+  for (const Node& n : nodes_) {
+    if (std::holds_alternative<Compute>(n.stmt->node)) kernels.push_back(n.id);
+  }
+  auto path_text = [&](const Point& w) {
+    std::string s = InstanceAt(w, 0);
+    if (kernels.size() > 1) {
+      const size_t call = std::find(kernels.begin(), kernels.end(), w[na]) - kernels.begin();
+      absl::StrAppend(&s, " (kernel call ", call + 1, " of ", kernels.size(), ")");
+    }
+    if (w[r0] >= 0) {
+      const Node& rn = nodes_[w[r0]];
+      const Reduce& red = std::get<Reduce>(rn.stmt->node);
+      std::vector<std::string> parts;
+      for (size_t l = 0; l < rn.depth(); ++l) parts.push_back(absl::StrCat(rn.loops[l]->var, "=", w[r0 + 1 + l]));
+      absl::StrAppend(&s, " through ", red.pattern.ToString(), " of ", red.buffer,
+                      parts.empty() ? "" : " at " + absl::StrJoin(parts, ", "));
+      const std::vector<const Node*> same = NodesWith<Reduce>([&](const Reduce& x) { return x.buffer == red.buffer; });
+      if (same.size() > 1) {
+        const size_t i = std::find(same.begin(), same.end(), &rn) - same.begin();
+        absl::StrAppend(&s, " (reduction ", i + 1, " of ", same.size(), ")");
+      }
+    }
+    return s;
+  };
+  auto path_loop = [&](const Point& w) -> std::string {
+    return w[r0] >= 0 ? std::get<Reduce>(nodes_[w[r0]].stmt->node).loop : "";
+  };
+  if (!by_instance.is_single_valued()) {
+    const isl::map first = by_instance.lexmin();
+    const isl::map others = by_instance.subtract(first);
+    const Point w = Witness(others.domain());
+    const isl::set at = Frame(ctx_, na + ns).At(w);
+    const Point p1 = ir::SamplePoint(first.intersect_domain(at).range());
+    const Point p2 = Witness(others.intersect_domain(at).range());
+    const Point qr = Slice(w, 0, na), s = Slice(w, na, ns);
+    return Unsound(out, path_loop(p2), qr,
+                   absl::StrCat(RankText(qr), " receives ", InstanceText(s), " twice: from ", path_text(p1), " and from ",
+                                path_text(p2)));
+  }
+  const isl::set got = by_instance.domain();
+  // Who must get what: { [q, S] : q holds out(S) }.
+  const Frame ho(ctx_, na + nd);
+  MT_ASSIGN_OR_RETURN(const isl::set held, Holds(out, ho, ho.Vars(0, na), ho.Vars(na, nd)));
+  const isl::map out_of = Anonymous(c_.OperandAccess(0).intersect_domain(c_.domain()));
+  const isl::set need = Flatten(Split(held, na).apply_range(out_of.reverse()));
+  if (!need.is_subset(got)) {
+    const Point w = Witness(need.subtract(got));
+    const Point qr = Slice(w, 0, na), s = Slice(w, na, ns);
+    return Unsound(out, out_loops.empty() ? "" : out_loops[0], qr,
+                   absl::StrCat(RankText(qr), " holds ", OutputText(s), " but never receives ", InstanceText(s)));
+  }
+  // got is within need by construction: a path reaches only a holder of the element it
+  // adds to, and that element is its instance's output.
+  return absl::OkStatus();
+}
+
+absl::Status Validator::ExplainBadTuple(const isl::map& tuple_o, const isl::set& acc_range, const Point& path) {
+  const std::string& out = prob_.output.tensor;
+  const unsigned na = na_, ni = InstDims(), nk = ni + np_, r0 = nk;
+  const isl::set at = Frame(ctx_, nk + 1 + depth_).At(path);
+  const Point tuple = Witness(tuple_o.intersect_domain(at).range().subtract(acc_range));
+  // Components: the output, then each operand.
+  std::vector<std::string> tensors = {out};
+  std::vector<size_t> first = {0}, len = {prob_.Shape(out).size()};
+  for (const ir::TensorAccess& a : prob_.operands) {
+    first.push_back(first.back() + len.back());
+    len.push_back(prob_.Shape(a.tensor).size());
+    tensors.push_back(a.tensor);
+  }
+  auto comp = [&](const Point& t, size_t j) { return Slice(t, first[j], len[j]); };
+  const Frame tf(ctx_, tuple.size());
+  // Component j is the odd one out when the others belong to one statement instance;
+  // needed[j] is then what that instance needs there.
+  std::vector<size_t> suspects;
+  std::map<size_t, Point> needed;
+  for (size_t j = 0; j < tensors.size(); ++j) {
+    isl::set s = acc_range;
+    for (size_t x = 0; x < tuple.size(); ++x) {
+      if (x < first[j] || x >= first[j] + len[j]) s = s.intersect(tf.Var(x).eq_set(tf.Cst(tuple[x])));
+    }
+    if (!s.is_empty()) {
+      suspects.push_back(j);
+      needed[j] = comp(Witness(s), j);
+    }
+  }
+  const Node& kn = NodeOf(path, 0);
+  const Compute& k = std::get<Compute>(kn.stmt->node);
+  const Reduce* red = path[r0] >= 0 ? &std::get<Reduce>(nodes_[path[r0]].stmt->node) : nullptr;
+  const Point rank = RankOf(path, 0);
+  const std::string where = InstanceAt(path, 0);
+  // Where input j's element came from: the transfer that filled its buffer, the rank that
+  // sent it, and whether it is the element the transfer's own box names there.
+  struct Source {
+    std::string loop, from = "its own shard";
+    bool contradicts_box = false;
+  };
+  auto source_of = [&](size_t j) {
+    Source src;
+    const Operand& o = k.in[j - 1];
+    if (o.buffer == o.tensor) return src;
+    const isl::set kpoint = Frame(ctx_, nk).At(Slice(path, 0, nk));
+    const Point se = Witness(reads_.at(kn.id)[j - 1].intersect_domain(kpoint).range());
+    src.from = RankText(Slice(se, 0, na));
+    const Point lw = ir::SamplePoint(
+        last_writers_.at(kn.id)[j - 1]->intersect_domain(Frame(ctx_, ni).At(Slice(path, 0, ni))).range());
+    const Node& wn = NodeOf(lw, 0);
+    const auto* x = std::get_if<Transfer>(&wn.stmt->node);
+    if (x == nullptr) return src;
+    src.loop = x->loop;
+    const Point b = ir::SamplePoint(positions_.at(kn.id)[j].intersect_domain(kpoint).range());
+    Point claim = Eval(x->global.offset, rank, &wn, LoopsOf(lw, 0));
+    if (claim.size() == b.size()) {
+      for (size_t d = 0; d < b.size(); ++d) claim[d] += b[d];
+      src.contradicts_box = claim != comp(tuple, j);
+    }
+    return src;
+  };
+  std::vector<std::string> ins;
+  for (size_t j = 1; j < tensors.size(); ++j) ins.push_back(Elem(tensors[j], comp(tuple, j)));
+  const std::string product = absl::StrJoin(ins, Combine());
+  // Blame the odd one out; among several, the one input whose transfer delivered another
+  // element than its own box names. Otherwise the operands disagree and the tuple alone
+  // cannot say which one is wrong: name every suspect.
+  size_t culprit = tensors.size();
+  if (suspects.size() == 1) {
+    culprit = suspects[0];
+  } else {
+    std::vector<size_t> contradicted;
+    for (size_t j : suspects) {
+      if (j > 0 && source_of(j).contradicts_box) contradicted.push_back(j);
+    }
+    if (contradicted.size() == 1) culprit = contradicted[0];
+  }
+  if (culprit == 0) {
+    return Unsound(out, red ? red->loop : "", rank,
+                   absl::StrCat(where, " adds ", product, " into ", Elem(out, comp(tuple, 0)),
+                                red ? absl::StrCat(" (through ", red->pattern.ToString(), " of ", red->buffer, ")") : "",
+                                ", but it belongs to ", Elem(out, needed[0])));
+  }
+  if (culprit < tensors.size()) {
+    const Source src = source_of(culprit);
+    return Unsound(tensors[culprit], src.loop, rank,
+                   absl::StrCat(where, " reads ", Elem(tensors[culprit], comp(tuple, culprit)), " from ", src.from,
+                                " for ", Elem(out, comp(tuple, 0)), " += ", product, ", which needs ",
+                                Elem(tensors[culprit], needed[culprit])));
+  }
+  std::vector<std::string> alternatives;
+  for (size_t j : suspects) {
+    alternatives.push_back(absl::StrCat(Elem(tensors[j], comp(tuple, j)), " should be ", Elem(tensors[j], needed[j])));
+  }
+  return Unsound(out, "", rank,
+                 absl::StrCat(where, " computes ", Elem(out, comp(tuple, 0)), " += ", product,
+                              ", which is no instance of the statement",
+                              alternatives.empty() ? "" : ": either " + absl::StrJoin(alternatives, " or ")));
+}
+
+absl::Status Validator::Run() {
+  MT_RETURN_IF_ERROR(CheckStructure());
+  MT_RETURN_IF_ERROR(CheckHolders());
+  for (const Node& n : nodes_) {
+    if (std::holds_alternative<Transfer>(n.stmt->node)) MT_RETURN_IF_ERROR(CheckTransfer(n));
+  }
+  for (const Node& n : nodes_) {
+    if (std::holds_alternative<Reduce>(n.stmt->node)) MT_RETURN_IF_ERROR(CheckReduce(n));
+  }
+  for (const Node& n : nodes_) {
+    if (std::holds_alternative<Compute>(n.stmt->node)) MT_RETURN_IF_ERROR(CheckKernel(n));
+  }
+  return CheckInstances();
+}
+
+}  // namespace
+
+absl::Status ValidateProgram(const ir::Computation& c, const Program& p, Unsoundness* why) {
+  Validator v(c, p);
+  absl::Status status;
+  try {
+    status = v.Run();
+  } catch (const isl::exception& e) {
+    return absl::InternalError(absl::StrCat("isl failed while validating: ", e.what()));
+  }
+  if (why != nullptr && v.found().has_value()) *why = *v.found();
+  return status;
+}
+
+}  // namespace meshtune::codegen

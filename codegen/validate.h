@@ -1,0 +1,81 @@
+// Translation validation: an independent check, on isl, that a lowered Program computes
+// its statement.
+//
+// The Program is the only description of what runs: its loops, shards (TensorInfo
+// layouts), transfers, kernel calls and reductions are read with the semantics of
+// runtime/executor.cc and runtime/rank.cc (every rank runs the tree; a Broadcast takes the
+// root's box at the root's offset; a SendRecv the source's box at the receiver's offset; a
+// Shift turns a ring along its time loop; an AllGather pieces a box together from the
+// holders along its axes; reductions add a group's partial results into the parts of the
+// box each member holds). From the ir::Computation only the statement is used: its domain,
+// its access relations (OperandAccess) and its tensors' shapes — never the schedule,
+// shardings or transfers the Program was lowered from, nor ir/legality.
+//
+// Everything is decided symbolically over mesh coordinates and loop values (isl sets and
+// maps, witnesses by lexmin), never by enumerating ranks or iterations; the cost does not
+// grow with extents or mesh sizes (milliseconds for 512^3 on 8 x 8):
+//   (1) every element a kernel operand reads is in bounds of its buffer and holds, at that
+//       moment, a well-defined element of the operand's tensor, copied from a rank that
+//       holds it (every box a transfer copies lies inside the source's shard; collectives
+//       agree on root and box within each group);
+//   (2) each kernel instance (rank, loop values, tile point) multiplies (or adds) exactly
+//       the operands of one statement instance S and adds the result to out(S);
+//   (3) for every output element o and every rank q holding o, the statement instances
+//       whose results reach q's copy of o (directly, or through a partial buffer and a
+//       reduction) are exactly { S : out(S) = o }, each once; every output element has a
+//       holder.
+//
+// Assumptions and what is not modeled: every rank runs the same tree and loops start at
+// constant bounds (else Unimplemented), so collectives and messages pair up by program
+// order; a Shift must turn along the innermost loop around it, from 0, with nothing else
+// writing its buffer (else Unimplemented); buffers persist across the runtime's timed
+// repetitions, so a buffer must be filled (zeroed) before it is read (accumulated into);
+// every box a point-to-point, local or broadcast copy takes must lie in the source's shard
+// even where the kernel does not read it (the runtime copies whole boxes); the statement's
+// accesses are plain index lists and it does not read its output. Not modeled: arithmetic
+// (float rounding, int64 overflow of expressions), MPI deadlock beyond the agreement of
+// roots and boxes within collective groups, memory budgets and performance.
+//
+// Thread-compatible: uses the Computation's isl context (one thread at a time).
+#ifndef MESHTUNE_CODEGEN_VALIDATE_H_
+#define MESHTUNE_CODEGEN_VALIDATE_H_
+
+#include <cstdint>
+#include <string>
+#include <vector>
+
+#include "absl/status/status.h"
+#include "codegen/program.h"
+#include "ir/computation.h"
+
+namespace meshtune::codegen {
+
+// Why a Program is unsound: the tensor and the loop at which the fault shows (a transfer's
+// or reduction's loop; "" for the kernel and the shards), a witness rank (mesh coordinates,
+// in axis order; empty for faults of the Program's structure) and a message that names the
+// rank, the iteration and the elements. When a kernel call combines elements of no single
+// statement instance, the operand that disagrees with the others is named; if several could
+// be the wrong one (say A's and B's k differ) and no transfer contradicts its own box, the
+// output tensor is named and the message lists every candidate.
+struct Unsoundness {
+  std::string code = "lowering_unsound";
+  std::string tensor, loop;
+  std::vector<int64_t> rank;
+  std::string message;  // "rank (x=0, y=0) at ko=1 reads B[32, 0] from rank (x=0, y=1), ..."
+
+  // "lowering_unsound: B at ko: rank (x=0, y=0) at ko=1 ..." ("B: ..." when loop is "").
+  std::string ToString() const;
+};
+
+// Checks that `p`, run on every rank of its mesh, computes the statement of `c` (see the
+// file comment). Returns OK when it does; FailedPrecondition with Unsoundness::ToString()
+// as the message when it does not (and sets *why when `why` is given); InvalidArgument
+// when `p` was lowered without offsets (LowerOptions::offsets = false) or does not fit the
+// statement (tensors, shapes); Unimplemented for constructs the check does not model
+// (non-constant loop bounds, non-affine expressions, a Shift whose time loop is not the
+// innermost loop around it or does not start at 0).
+absl::Status ValidateProgram(const ir::Computation& c, const Program& p, Unsoundness* why = nullptr);
+
+}  // namespace meshtune::codegen
+
+#endif  // MESHTUNE_CODEGEN_VALIDATE_H_
