@@ -9,6 +9,7 @@
 #include "absl/strings/str_join.h"
 #include "codegen/lower.h"
 #include "codegen/program.h"
+#include "codegen/validate.h"
 #include "ir/legality.h"
 #include "ir/status_macros.h"
 #include "ir/trace.h"
@@ -42,6 +43,12 @@ absl::StatusOr<Lowered> LowerAt(const ir::Problem& problem, const std::map<std::
   }
   Lowered out;
   MT_ASSIGN_OR_RETURN(out.program, codegen::Lower(verdict.computation));
+  // Translation validation (codegen/validate.h): FailedPrecondition "lowering_unsound: ..."
+  // refuses; constructs it does not model (Unimplemented) are left to the simulator.
+  if (absl::Status valid = codegen::ValidateProgram(verdict.computation, out.program);
+      !valid.ok() && !absl::IsUnimplemented(valid)) {
+    return valid;
+  }
   for (const codegen::TransferSummary& s : codegen::Summarize(out.program)) {
     out.patterns.push_back(absl::StrCat(s.tensor, "@", s.loop, " ", s.pattern.ToString()));
   }
@@ -67,6 +74,13 @@ std::vector<int64_t> Divisors(int64_t n) {
 class SimulatingChecker : public Checker {
  public:
   explicit SimulatingChecker(const SimulatingCheckerOptions& options) : options_(options) {}
+
+  std::string Validate(const ir::Problem& problem, const ir::Mesh& mesh, const std::string& text) override {
+    absl::StatusOr<ir::Trace> trace = ir::ParseTrace(text);
+    if (!trace.ok()) return std::string(trace.status().message());
+    absl::StatusOr<Lowered> lowered = LowerAt(problem, problem.extents, mesh, *trace);
+    return lowered.ok() ? "" : std::string(lowered.status().message());
+  }
 
   CheckResult Check(const ir::Problem& problem, const ir::Mesh& mesh, const std::string& text) override {
     CheckResult result;

@@ -1,11 +1,14 @@
-// Checker: makes sure a schedule the tuner is about to return without measuring it
-// computes the right answer. Model-only tunes (and a measured tune whose measurements all
-// failed) return the model's best; before that answer is returned or stored, the checker
-// runs it on every rank in the mesh simulator (runtime/simulator.h) against the reference —
-// at the real size when that is cheap, otherwise on a scaled-down instance with the same
-// divisibility structure (each index's extent divided so that every divide, distribute,
-// split and shard of the trace still applies, every loop of several iterations keeps
-// several, and the program keeps its transfers and patterns).
+// Checker: makes sure a schedule the tuner returns computes the right answer.
+//
+// Model-only tunes (and a measured tune whose measurements all failed) return the model's
+// best. Before that answer is returned or stored, the checker validates its lowered
+// Program (translation validation, codegen/validate.h: an unsound Program is refused with
+// its "lowering_unsound: ..." reason) and runs it on every rank of the mesh simulator
+// (runtime/simulator.h) against the reference — at the real size when that is cheap,
+// otherwise on a scaled-down instance with the same divisibility structure (each index's
+// extent divided so that every divide, distribute, split and shard of the trace still
+// applies, every loop of several iterations keeps several, and the program keeps its
+// transfers and patterns). Candidates about to be measured get the validation alone.
 //
 //   CheckResult::how   "simulated"         the real problem, every rank
 //                      "simulated-scaled"  extents scaled down (`scaled` says which)
@@ -34,6 +37,12 @@ class Checker {
   virtual ~Checker() = default;
   // Checks `trace` (canonical text) of `problem` on `mesh`.
   virtual CheckResult Check(const ir::Problem& problem, const ir::Mesh& mesh, const std::string& trace) = 0;
+  // The static part alone, for candidates about to be measured: "" when `trace` lowers to
+  // a Program that translation validation (codegen/validate.h) accepts, else why
+  // ("lowering_unsound: ..."). The default accepts everything.
+  virtual std::string Validate(const ir::Problem& problem, const ir::Mesh& mesh, const std::string& trace) {
+    return "";
+  }
 };
 
 struct SimulatingCheckerOptions {

@@ -82,6 +82,9 @@ absl::StatusOr<TuneResult> Tune(const TuneOptions& options, Runner& runner,
 
   TuneResult result;
   result.strategy = strategy->name();
+  std::unique_ptr<Checker> simulating;
+  Checker* checker = options.checker;
+  if (checker == nullptr) checker = (simulating = NewSimulatingChecker()).get();
   if (runner.measures()) {
     const std::vector<const Candidate*> measure = explorer.ToMeasure(options.top_k);
     progress.to_measure = static_cast<int>(measure.size());
@@ -92,6 +95,17 @@ absl::StatusOr<TuneResult> Tune(const TuneOptions& options, Runner& runner,
       Measurement m;
       m.candidate = *measure[i];
       m.mesh = explorer.mesh(measure[i]->mesh).ToString();
+      // A Program translation validation refuses is not run, nor ever returned.
+      if (const std::string unsound = checker->Validate(options.problem, explorer.mesh(measure[i]->mesh),
+                                                        measure[i]->trace);
+          !unsound.empty()) {
+        m.run.error = unsound;
+        result.refused.push_back(absl::StrCat(measure[i]->trace, "\n  ", unsound));
+        ++progress.measured;
+        for (TuneCallback* cb : callbacks) cb->OnMeasured(m);
+        result.measurements.push_back(std::move(m));
+        continue;
+      }
       MeasureInput in;
       in.problem = &options.problem;
       in.mesh = &explorer.mesh(measure[i]->mesh);
@@ -125,9 +139,6 @@ absl::StatusOr<TuneResult> Tune(const TuneOptions& options, Runner& runner,
     result.checked = "measured";
   } else {
     // Unmeasured: the model's best that the checker verifies.
-    std::unique_ptr<Checker> simulating;
-    Checker* checker = options.checker;
-    if (checker == nullptr) checker = (simulating = NewSimulatingChecker()).get();
     const Candidate* chosen = nullptr;
     for (const Candidate* c : explorer.Best(std::max(options.max_checked, 1))) {
       if (cancelled()) return absl::CancelledError("the tune was cancelled");

@@ -218,6 +218,38 @@ TEST(TunerTest, EachMeshsBestIsMeasuredAndMeasurementDecides) {
   EXPECT_EQ(model->mesh, "x=2,y=2");
 }
 
+// Validation refuses the schedules of one mesh (x=4): they are never run nor returned.
+class RefusesTheLine : public Checker {
+ public:
+  CheckResult Check(const ir::Problem&, const ir::Mesh&, const std::string&) override {
+    CheckResult r;
+    r.ok = true;
+    r.how = "simulated";
+    return r;
+  }
+  std::string Validate(const ir::Problem&, const ir::Mesh& mesh, const std::string&) override {
+    return mesh.axes.size() == 1 ? "lowering_unsound: B at no: rank (x=1) reads B[0, 0] from rank (x=0)" : "";
+  }
+};
+
+TEST(TunerTest, AMeasuredCandidateThatValidationRefusesIsNeverRunNorReturned) {
+  TuneOptions o = MatmulOnFourRanks("m=512,n=512,k=512");
+  o.top_k = 2;
+  RefusesTheLine checker;
+  o.checker = &checker;
+  PrefersOneDimension runner;
+  const absl::StatusOr<TuneResult> r = Tune(o, runner);
+  ASSERT_TRUE(r.ok()) << r.status();
+  ASSERT_EQ(runner.meshes.size(), 1u);  // x=4's best was refused before running
+  EXPECT_EQ(runner.meshes[0], "x=2,y=2");
+  EXPECT_EQ(r->mesh, "x=2,y=2");
+  EXPECT_EQ(r->checked, "measured");
+  ASSERT_EQ(r->refused.size(), 1u);
+  EXPECT_NE(r->refused[0].find("\n  lowering_unsound: B at no: rank (x=1)"), std::string::npos) << r->refused[0];
+  ASSERT_EQ(r->measurements.size(), 2u);
+  EXPECT_EQ(r->measurements[1].run.error, "lowering_unsound: B at no: rank (x=1) reads B[0, 0] from rank (x=0)");
+}
+
 TEST(TunerTest, CancellationStopsTheSpaceMidway) {
   // Polled between nests: the third poll says stop, and there is no fourth.
   int polls = 0;
