@@ -22,6 +22,10 @@ std::string Measured(const v1::Record& r) {
 
 }  // namespace
 
+std::string Checked(const v1::Record& r) {
+  return r.checked_extents().empty() ? r.checked() : absl::StrCat(r.checked(), " at ", r.checked_extents());
+}
+
 std::string UtcTime(int64_t unix_ms) {
   return absl::FormatTime("%Y-%m-%dT%H:%M:%SZ", absl::FromUnixMillis(unix_ms), absl::UTCTimeZone());
 }
@@ -34,6 +38,7 @@ std::string RecordText(const v1::Record& r) {
   absl::StrAppend(&out, "mesh       ", r.mesh(), "\n");
   absl::StrAppend(&out, absl::StrFormat("predicted  %.6g s\n", r.predicted_s()));
   absl::StrAppend(&out, "measured   ", Measured(r), "\n");
+  if (!r.checked().empty()) absl::StrAppend(&out, "checked    ", Checked(r), "\n");
   absl::StrAppend(&out, "transfers  ",
                   r.patterns().empty() ? "none" : absl::StrJoin(r.patterns(), "; "), "\n");
   return out;

@@ -25,6 +25,10 @@ std::string UtcTime(int64_t unix_ms);
 //   predicted  1.2e-05 s
 //   measured   - | 0.0123 s (verified) | 0.0123 s (not verified)
 //   transfers  A@k AllGather(axes=[0]); ...
+// How the record's schedule is known to be right: "measured", "simulated" or
+// "simulated-scaled at k=8,m=8,n=8" ("" for records written before meshtune 0.5).
+std::string Checked(const v1::Record& r);
+
 std::string RecordText(const v1::Record& record);
 
 // The record as one line (no newline): id, time, problem, workload mesh, winner's mesh,

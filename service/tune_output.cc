@@ -8,6 +8,7 @@
 #include "absl/strings/str_format.h"
 #include "absl/strings/str_join.h"
 #include "service/cli_io.h"
+#include "service/record_output.h"
 
 namespace meshtune::service {
 
@@ -67,6 +68,8 @@ std::string TuneResultText(const v1::TuneResult& r) {
   } else {
     absl::StrAppend(&out, "measured   -\n");
   }
+  absl::StrAppend(&out, "checked    ", Checked(best), "\n");
+  for (const std::string& refused : r.refused()) absl::StrAppend(&out, "refused    ", refused, "\n");
   absl::StrAppend(&out, "transfers  ",
                   best.patterns().empty() ? "none" : absl::StrJoin(best.patterns(), "; "), "\n");
   absl::StrAppend(&out, "words      ", r.comm_words_per_rank(), " per rank");

@@ -85,7 +85,7 @@ TEST_F(ServiceCliTest, TuneStoresItsWinnerAndLookupFindsItUnderAnyNames) {
   EXPECT_TRUE(Has(r.out, "\n\ndistribute(")) << r.out;
   EXPECT_TRUE(Has(r.out, "shard(A, ")) << r.out;
   EXPECT_TRUE(Has(r.out, "\nmesh       x=2\npredicted  ")) << r.out;
-  EXPECT_TRUE(Has(r.out, "\nmeasured   -\ntransfers  ")) << r.out;
+  EXPECT_TRUE(Has(r.out, "\nmeasured   -\nchecked    simulated\ntransfers  ")) << r.out;
 
   // Renamed indices and tensors, extents in another order: the same record, in the new names.
   r = Meshtune("lookup" + kRenamed + Db());
