@@ -22,6 +22,10 @@
 #include "tests/space_sweep.h"
 
 namespace meshtune::testing {
+
+// gtest prints a case by its name (found by argument-dependent lookup).
+void PrintTo(const SweepCase& c, std::ostream* os) { *os << c.Name(); }
+
 namespace {
 
 int64_t g_max_points = 40;
@@ -65,8 +69,6 @@ std::vector<SweepCase> Cases(bool wide) {
   }
   return cases;
 }
-
-void PrintTo(const SweepCase& c, std::ostream* os) { *os << c.Name(); }
 
 class LegalIsCorrectTest : public ::testing::TestWithParam<SweepCase> {};
 

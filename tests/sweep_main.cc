@@ -1,6 +1,7 @@
 // space_sweep: sweeps one space (tests/space_sweep.h) and prints its counts and failures.
-//   bazel run //tests:space_sweep_main -- --expr 'C[m,n] += A[m,k] * B[k,n]' \
+//   bazel run -c opt //tests:space_sweep_main -- --expr 'C[m,n] += A[m,k] * B[k,n]'
 //       --extents m=4,n=4,k=6 --mesh x=2,y=2 [--replication] [--max 2000] [--seed 1]
+//       [--trace FILE: check this trace alone]
 #include <chrono>
 #include <fstream>
 #include <iostream>
