@@ -96,23 +96,20 @@ absl::StatusOr<TuneResult> Tune(const TuneOptions& options, Runner& runner,
       m.candidate = *measure[i];
       m.mesh = explorer.mesh(measure[i]->mesh).ToString();
       // A Program translation validation refuses is not run, nor ever returned.
-      if (const std::string unsound = checker->Validate(options.problem, explorer.mesh(measure[i]->mesh),
-                                                        measure[i]->trace);
-          !unsound.empty()) {
+      const std::string unsound = checker->Validate(options.problem, explorer.mesh(measure[i]->mesh),
+                                                    measure[i]->trace);
+      if (!unsound.empty()) {
         m.run.error = unsound;
         result.refused.push_back(absl::StrCat(measure[i]->trace, "\n  ", unsound));
-        ++progress.measured;
-        for (TuneCallback* cb : callbacks) cb->OnMeasured(m);
-        result.measurements.push_back(std::move(m));
-        continue;
+      } else {
+        MeasureInput in;
+        in.problem = &options.problem;
+        in.mesh = &explorer.mesh(measure[i]->mesh);
+        in.trace = measure[i]->trace;
+        in.timeout_s = left;
+        in.cancelled = options.cancelled;
+        m.run = runner.Run(in);
       }
-      MeasureInput in;
-      in.problem = &options.problem;
-      in.mesh = &explorer.mesh(measure[i]->mesh);
-      in.trace = measure[i]->trace;
-      in.timeout_s = left;
-      in.cancelled = options.cancelled;
-      m.run = runner.Run(in);
       ++progress.measured;
       if (m.run.verified && m.run.seconds.has_value() &&
           (!progress.best_measured_s.has_value() || *m.run.seconds < *progress.best_measured_s)) {
