@@ -20,7 +20,7 @@
 #include <vector>
 
 #include "search/explorer.h"
-#include "search/hardware_profile.h"
+#include "storage/hardware_profile.h"
 #include "search/runner.h"
 #include "search/strategy.h"
 
@@ -82,13 +82,13 @@ int main(int argc, char** argv) {
   }
   const auto problem = meshtune::ir::ParseProblem("C[m,n] += A[m,k] * B[k,n]", extents);
   const auto mesh = meshtune::ir::ParseMesh(mesh_text);
-  const auto profile = meshtune::search::LoadProfile(profile_name);
+  const auto profile = meshtune::storage::LoadProfile(profile_name);
   if (!problem.ok() || !mesh.ok() || !profile.ok()) {
     std::fprintf(stderr, "fidelity_bench: %s\n",
                  !profile.ok() ? std::string(profile.status().message()).c_str() : "bad --extents or --mesh");
     return 2;
   }
-  const meshtune::search::CostParams params = meshtune::search::ToCostParams(*profile);
+  const meshtune::search::CostParams params = meshtune::storage::ToCostParams(*profile);
   auto explorer = meshtune::search::Explorer::Create(*problem, {*mesh}, {}, params);
   if (!explorer.ok()) return 1;
   meshtune::search::SearchBudget budget;

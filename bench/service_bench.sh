@@ -7,7 +7,7 @@
 set -euo pipefail
 cd "$(dirname "$0")/.."
 
-bazel build -c opt //service:meshtuned //bench:service_bench
+bazel build -c opt //daemon:meshtuned //bench:service_bench
 work="$(mktemp -d)"
 daemon=""
 cleanup() {

@@ -23,8 +23,8 @@ fi
 mpirun_args=(-n "$ranks")
 [ "$(nproc)" -ge "$ranks" ] || mpirun_args+=(--oversubscribe)
 
-bazel build -c opt //service:meshtune //runtime:meshtune_worker //bench:tuned_vs_psgemm
-meshtune=bazel-bin/service/meshtune
+bazel build -c opt //cli:meshtune //runtime:meshtune_worker //bench:tuned_vs_psgemm
+meshtune=bazel-bin/cli/meshtune
 
 profile="${MESHTUNE_HOME:-$HOME/.meshtune}/profiles/default.json"
 [ -f "$profile" ] || "$meshtune" calibrate --ranks "$ranks"

@@ -9,7 +9,7 @@
 #include <isl/val.h>
 
 #include "absl/strings/str_cat.h"
-#include "ir/status_macros.h"
+#include "base/status_macros.h"
 
 namespace meshtune::codegen {
 

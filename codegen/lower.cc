@@ -7,10 +7,10 @@
 #include "absl/strings/str_join.h"
 #include "codegen/isl_ast.h"
 #include "codegen/patterns.h"
-#include "ir/excerpt.h"
+#include "base/excerpt.h"
 #include "ir/isl_util.h"
 #include "ir/legality.h"
-#include "ir/status_macros.h"
+#include "base/status_macros.h"
 
 namespace meshtune::codegen {
 
@@ -109,18 +109,18 @@ absl::Status Box(const isl::map& elements, const std::string& what, isl::map* or
   // Constant corner-to-corner extents...
   const isl::set extent = hi.sub(lo).as_map().range();
   if (extent.is_empty() || !extent.lexmin().is_equal(extent.lexmax())) {
-    return absl::UnimplementedError(absl::StrCat("the data of ", ir::Excerpt(what, 2 * ir::kMaxExcerpt), " is not a box of fixed size"));
+    return absl::UnimplementedError(absl::StrCat("the data of ", base::Excerpt(what, 2 * base::kMaxExcerpt), " is not a box of fixed size"));
   }
   const std::vector<int64_t> span = ir::SamplePoint(extent);
   for (int64_t s : span) {
-    if (s < 0) return absl::UnimplementedError(absl::StrCat("the data of ", ir::Excerpt(what, 2 * ir::kMaxExcerpt), " is not a box of fixed size"));
+    if (s < 0) return absl::UnimplementedError(absl::StrCat("the data of ", base::Excerpt(what, 2 * base::kMaxExcerpt), " is not a box of fixed size"));
     size->push_back(s + 1);
   }
   // ...and every element inside [lo, lo + size): lo and hi are then the corners of the
   // per-dim ranges (both are elements), so this is the data's bounding box.
   const isl::set offsets = ir::MinusOrigin(elements, lo).range();
   if (!offsets.is_subset(ir::Box(offsets.space(), *size))) {
-    return absl::UnimplementedError(absl::StrCat("the data of ", ir::Excerpt(what, 2 * ir::kMaxExcerpt), " is not a box of fixed size"));
+    return absl::UnimplementedError(absl::StrCat("the data of ", base::Excerpt(what, 2 * base::kMaxExcerpt), " is not a box of fixed size"));
   }
   *origin = lo.as_map();
   return absl::OkStatus();

@@ -17,7 +17,7 @@
 #include "absl/strings/str_join.h"
 #include "ir/isl_util.h"
 #include "ir/problem.h"
-#include "ir/status_macros.h"
+#include "base/status_macros.h"
 
 namespace meshtune::codegen {
 

@@ -3,7 +3,7 @@
 #include <algorithm>
 
 #include "absl/strings/str_cat.h"
-#include "ir/excerpt.h"
+#include "base/excerpt.h"
 
 namespace meshtune::ir {
 
@@ -192,8 +192,8 @@ absl::StatusOr<AxisExpr> ParseAxisExpr(TokenStream& ts) {
 absl::Status CheckAxes(const AxisExpr& e, const Mesh& mesh) {
   for (const auto& [axis, c] : e.terms) {
     if (mesh.AxisIndex(axis) < 0) {
-      return absl::InvalidArgumentError(absl::StrCat("unknown mesh axis ", Excerpt(axis), " in shard target ",
-                                                     Excerpt(e.ToString()), " (mesh axes: ", mesh.AxisNames(), ")"));
+      return absl::InvalidArgumentError(absl::StrCat("unknown mesh axis ", base::Excerpt(axis), " in shard target ",
+                                                     base::Excerpt(e.ToString()), " (mesh axes: ", mesh.AxisNames(), ")"));
     }
   }
   return absl::OkStatus();

@@ -4,8 +4,8 @@
 
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_join.h"
-#include "ir/check.h"
-#include "ir/excerpt.h"
+#include "base/check.h"
+#include "base/excerpt.h"
 
 namespace meshtune::ir {
 
@@ -30,14 +30,14 @@ std::vector<std::string> Computation::Vars(absl::string_view prefix, size_t n) {
 absl::Status CheckMeshNames(const Problem& problem, const Mesh& mesh) {
   for (const MeshAxis& a : mesh.axes) {
     if (problem.IndexPosition(a.name) >= 0) {
-      return absl::InvalidArgumentError(absl::StrCat("mesh axis ", Excerpt(a.name),
+      return absl::InvalidArgumentError(absl::StrCat("mesh axis ", base::Excerpt(a.name),
                                                      " has the same name as an index of ",
-                                                     Excerpt(problem.ToString(), 2 * kMaxExcerpt), "; rename one"));
+                                                     base::Excerpt(problem.ToString(), 2 * base::kMaxExcerpt), "; rename one"));
     }
     if (problem.FirstAccess(a.name) != nullptr) {
-      return absl::InvalidArgumentError(absl::StrCat("mesh axis ", Excerpt(a.name),
+      return absl::InvalidArgumentError(absl::StrCat("mesh axis ", base::Excerpt(a.name),
                                                      " has the same name as a tensor of ",
-                                                     Excerpt(problem.ToString(), 2 * kMaxExcerpt), "; rename one"));
+                                                     base::Excerpt(problem.ToString(), 2 * base::kMaxExcerpt), "; rename one"));
     }
   }
   return absl::OkStatus();

@@ -11,7 +11,7 @@
 
 #include <cstdlib>
 
-#include "ir/check.h"
+#include "base/check.h"
 
 namespace meshtune::ir {
 

@@ -2,12 +2,13 @@
 
 #include <algorithm>
 
+#include "base/bytes.h"
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_format.h"
 #include "absl/strings/str_join.h"
 #include "absl/strings/string_view.h"
-#include "ir/check.h"
-#include "ir/excerpt.h"
+#include "base/check.h"
+#include "base/excerpt.h"
 
 namespace meshtune::ir {
 
@@ -16,7 +17,7 @@ namespace {
 std::string RankText(const Mesh& mesh, const std::vector<int64_t>& coords, size_t offset = 0) {
   std::vector<std::string> parts;
   for (size_t a = 0; a < mesh.axes.size(); ++a) {
-    parts.push_back(absl::StrCat(Excerpt(mesh.axes[a].name), "=", coords[offset + a]));
+    parts.push_back(absl::StrCat(base::Excerpt(mesh.axes[a].name), "=", coords[offset + a]));
   }
   return absl::StrCat("(", absl::StrJoin(parts, ", "), ")");
 }
@@ -25,7 +26,7 @@ std::string ElementText(const std::string& tensor, const std::vector<int64_t>& c
                         size_t offset, size_t n) {
   std::vector<std::string> parts;
   for (size_t d = 0; d < n; ++d) parts.push_back(absl::StrCat(coords[offset + d]));
-  return absl::StrCat(Excerpt(tensor), "[", absl::StrJoin(parts, ", "), "]");
+  return absl::StrCat(base::Excerpt(tensor), "[", absl::StrJoin(parts, ", "), "]");
 }
 
 // "mo=0, no=1, ko=0": the serial loops among the first `depth` loops.
@@ -34,7 +35,7 @@ std::string IterationText(const Computation& c, const std::vector<int64_t>& coor
   std::vector<std::string> parts;
   for (int j = 0; j < depth; ++j) {
     if (c.loops()[j].kind == LoopKind::kDistributed) continue;
-    parts.push_back(absl::StrCat(Excerpt(c.loops()[j].name), "=", coords[offset + j]));
+    parts.push_back(absl::StrCat(base::Excerpt(c.loops()[j].name), "=", coords[offset + j]));
   }
   return absl::StrJoin(parts, ", ");
 }
@@ -72,9 +73,9 @@ void CheckOwnership(const Computation& c, const std::string& tensor, std::vector
   if (!messages) return out.push_back({std::string(kUnownedElement), ""});
   const std::vector<int64_t> e = SamplePoint(orphans.lexmin());
   std::vector<std::string> targets;
-  for (const ShardTarget& t : s->targets) targets.push_back(absl::StrCat(Excerpt(t.dim), "@", Excerpt(t.target.ToString())));
+  for (const ShardTarget& t : s->targets) targets.push_back(absl::StrCat(base::Excerpt(t.dim), "@", base::Excerpt(t.target.ToString())));
   out.push_back({std::string(kUnownedElement),
-                 absl::StrCat(ElementText(tensor, e, 0, e.size()), " is held by no rank: shard(", Excerpt(tensor),
+                 absl::StrCat(ElementText(tensor, e, 0, e.size()), " is held by no rank: shard(", base::Excerpt(tensor),
                               ", ", absl::StrJoin(targets, ", "),
                               ") leaves blocks that no mesh coordinate maps to")});
 }
@@ -114,7 +115,7 @@ isl::map GroupOf(const Computation& c, const std::vector<int>& axes) {
 std::string AxesText(const Mesh& mesh, const std::vector<int>& axes) {
   std::vector<std::string> names;
   for (int a : axes) names.push_back(mesh.axes[a].name);
-  return ExcerptList(names);
+  return base::ExcerptList(names);
 }
 
 // Every holder of an output element receives every update of it: executes it itself or,
@@ -135,13 +136,13 @@ void CheckOutputComplete(const Computation& c, const std::string& tensor, const 
   const std::vector<int64_t> elem = SamplePoint(inst.apply(c.Access(tensor)));
   const std::vector<int64_t> runner = SamplePoint(inst.apply(c.Execution()).lexmin());
   std::vector<std::string> iter;
-  for (size_t d = 0; d < p.indices.size(); ++d) iter.push_back(absl::StrCat(Excerpt(p.indices[d]), "=", w[na + d]));
+  for (size_t d = 0; d < p.indices.size(); ++d) iter.push_back(absl::StrCat(base::Excerpt(p.indices[d]), "=", w[na + d]));
   out.push_back({std::string(kUnreducedOutput),
                  absl::StrCat(ElementText(tensor, elem, 0, elem.size()), " is held by rank ",
                               RankText(c.mesh(), w), " but its update at (", absl::StrJoin(iter, ", "),
                               ") runs on rank ", RankText(c.mesh(), runner),
                               reduce_axes.empty()
-                                  ? absl::StrCat(": an output written by several ranks needs communicate(", Excerpt(tensor),
+                                  ? absl::StrCat(": an output written by several ranks needs communicate(", base::Excerpt(tensor),
                                                  ", <loop>) to reduce it")
                                   : absl::StrCat(", outside its reduction group along ",
                                                  AxesText(c.mesh(), reduce_axes)))});
@@ -196,15 +197,15 @@ void CheckReduction(const Computation& c, const Transfer& t, std::vector<Rejecti
       const std::vector<int64_t> lo = SamplePoint(data.lexmin()), hi = SamplePoint(data.lexmax());
       std::vector<std::string> range;
       for (size_t d = 0; d < lo.size(); ++d) range.push_back(absl::StrCat(lo[d], ":", hi[d] + 1));
-      return absl::StrCat(Excerpt(t.tensor), "[", absl::StrJoin(range, ", "), "]");
+      return absl::StrCat(base::Excerpt(t.tensor), "[", absl::StrJoin(range, ", "), "]");
     };
     std::vector<std::string> iter;
     size_t k = na;
     for (int j = 0; j < prefix; ++j) {
-      if (c.loops()[j].kind != LoopKind::kDistributed) iter.push_back(absl::StrCat(Excerpt(c.loops()[j].name), "=", w1[k++]));
+      if (c.loops()[j].kind != LoopKind::kDistributed) iter.push_back(absl::StrCat(base::Excerpt(c.loops()[j].name), "=", w1[k++]));
     }
     out.push_back({std::string(kMisalignedReduction),
-                   absl::StrCat("communicate(", Excerpt(t.tensor), ", ", Excerpt(t.loop), "): at ",
+                   absl::StrCat("communicate(", base::Excerpt(t.tensor), ", ", base::Excerpt(t.loop), "): at ",
                                 iter.empty() ? "" : absl::StrJoin(iter, ", ") + " ", "rank ", RankText(mesh, w1),
                                 " holds partial sums of ", block(w1), " but rank ", RankText(mesh, w2),
                                 " of its reduction group along ", mesh.axes[a].name, " holds ", block(w2),
@@ -253,8 +254,8 @@ void CheckSingleSource(const Computation& c, const Transfer& t, std::vector<Reje
   const std::string iteration = IterationText(c, w, na, depth);
   out.push_back(
       {std::string(kMultiSourceTransfer),
-       absl::StrCat("communicate(", Excerpt(t.tensor), ", ", Excerpt(t.loop), "): at ", iteration.empty() ? "" : iteration + " ",
-                    "rank ", RankText(c.mesh(), w), " needs ", Excerpt(t.tensor), "[", absl::StrJoin(range, ", "),
+       absl::StrCat("communicate(", base::Excerpt(t.tensor), ", ", base::Excerpt(t.loop), "): at ", iteration.empty() ? "" : iteration + " ",
+                    "rank ", RankText(c.mesh(), w), " needs ", base::Excerpt(t.tensor), "[", absl::StrJoin(range, ", "),
                     "], which lives on several ranks, e.g. ", RankText(c.mesh(), SamplePoint(ranks.lexmin())),
                     " and ", RankText(c.mesh(), SamplePoint(ranks.lexmax())),
                     foreign ? absl::StrCat("; an all-gather along ", absl::StrJoin(varying, ", "),
@@ -481,18 +482,6 @@ Footprint ComputeFootprint(const Computation& c, LegalityCache* cache) {
   return f;
 }
 
-std::string FormatBytes(int64_t bytes) {
-  static const char* kUnits[] = {"B", "KiB", "MiB", "GiB", "TiB"};
-  double v = static_cast<double>(bytes);
-  int u = 0;
-  while (v >= 1024 && u < 4) {
-    v /= 1024;
-    ++u;
-  }
-  if (u == 0) return absl::StrCat(bytes, " B");
-  return absl::StrFormat("%.4g %s", v, kUnits[u]);
-}
-
 std::vector<Rejection> CheckLegality(const Computation& c, LegalityCache* cache) {
   std::vector<Rejection> out;
   std::vector<LegalityCache::TensorChecks> owned;  // without a cache
@@ -512,10 +501,10 @@ std::vector<Rejection> CheckLegality(const Computation& c, LegalityCache* cache)
     const int64_t budget = *c.mesh().mem_per_rank_bytes;
     if (f.total() > budget) {
       out.push_back({std::string(kOverMemoryBudget),
-                     absl::StrCat("per-rank footprint ", FormatBytes(f.total()), " (shards ",
-                                  FormatBytes(f.shard_bytes), ", transfer buffers ",
-                                  FormatBytes(f.buffer_bytes), ") exceeds the memory budget of ",
-                                  FormatBytes(budget))});
+                     absl::StrCat("per-rank footprint ", base::FormatBytes(f.total()), " (shards ",
+                                  base::FormatBytes(f.shard_bytes), ", transfer buffers ",
+                                  base::FormatBytes(f.buffer_bytes), ") exceeds the memory budget of ",
+                                  base::FormatBytes(budget))});
     }
   }
   return out;

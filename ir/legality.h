@@ -108,9 +108,6 @@ LegalityCache::TensorChecks CheckTensor(const Computation& c, const std::string&
 // looked up (the result is the same).
 std::vector<Rejection> CheckLegality(const Computation& c, LegalityCache* cache = nullptr);
 
-// "1.5 GiB", "64 KiB", "12 B".
-std::string FormatBytes(int64_t bytes);
-
 }  // namespace meshtune::ir
 
 #endif  // MESHTUNE_IR_LEGALITY_H_

@@ -6,8 +6,8 @@
 
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_join.h"
-#include "ir/check.h"
-#include "ir/excerpt.h"
+#include "base/check.h"
+#include "base/excerpt.h"
 #include "ir/reason.h"
 #include "ir/scanner.h"
 
@@ -18,22 +18,22 @@ namespace {
 std::string LoopList(const Computation& c) {
   std::vector<std::string> names;
   for (const Loop& l : c.loops()) names.push_back(l.name);
-  return ExcerptList(names);
+  return base::ExcerptList(names);
 }
 
 absl::StatusOr<int> FindLoop(const Computation& c, const std::string& name) {
   const int p = c.LoopIndex(name);
   if (p < 0) {
     return absl::InvalidArgumentError(
-        absl::StrCat("unknown loop ", Excerpt(name), " (loops: ", LoopList(c), ")"));
+        absl::StrCat("unknown loop ", base::Excerpt(name), " (loops: ", LoopList(c), ")"));
   }
   return p;
 }
 
 absl::Status CheckTensor(const Computation& c, const std::string& tensor) {
   if (c.problem().FirstAccess(tensor) == nullptr) {
-    return absl::InvalidArgumentError(absl::StrCat("unknown tensor ", Excerpt(tensor), " (tensors: ",
-                                                   ExcerptList(c.problem().Tensors()), ")"));
+    return absl::InvalidArgumentError(absl::StrCat("unknown tensor ", base::Excerpt(tensor), " (tensors: ",
+                                                   base::ExcerptList(c.problem().Tensors()), ")"));
   }
   return absl::OkStatus();
 }
@@ -42,16 +42,16 @@ absl::Status CheckTensor(const Computation& c, const std::string& tensor) {
 absl::Status CheckNewLoopName(const Computation& c, const std::string& name,
                               const std::string& replaced) {
   if (!IsIdentifier(name)) {
-    return absl::InvalidArgumentError(absl::StrCat("'", Excerpt(name), "' is not a valid loop name"));
+    return absl::InvalidArgumentError(absl::StrCat("'", base::Excerpt(name), "' is not a valid loop name"));
   }
   if (name != replaced && c.LoopIndex(name) >= 0) {
-    return absl::InvalidArgumentError(absl::StrCat("loop name ", Excerpt(name), " is already in use"));
+    return absl::InvalidArgumentError(absl::StrCat("loop name ", base::Excerpt(name), " is already in use"));
   }
   if (c.mesh().AxisIndex(name) >= 0) {
-    return absl::InvalidArgumentError(absl::StrCat("loop name ", Excerpt(name), " is a mesh axis"));
+    return absl::InvalidArgumentError(absl::StrCat("loop name ", base::Excerpt(name), " is a mesh axis"));
   }
   if (c.problem().FirstAccess(name) != nullptr) {
-    return absl::InvalidArgumentError(absl::StrCat("loop name ", Excerpt(name), " is a tensor"));
+    return absl::InvalidArgumentError(absl::StrCat("loop name ", base::Excerpt(name), " is a tensor"));
   }
   return absl::OkStatus();
 }
@@ -66,16 +66,16 @@ Computation Permute(const Computation& c, const std::vector<int>& perm) {
 absl::Status CheckSplittable(const Computation& c, int p) {
   const Loop& l = c.loops()[p];
   if (l.kind == LoopKind::kDistributed) {
-    return absl::InvalidArgumentError(absl::StrCat("loop ", Excerpt(l.name), " is distributed over mesh axis ",
-                                                   Excerpt(c.mesh().axes[l.axis].name),
+    return absl::InvalidArgumentError(absl::StrCat("loop ", base::Excerpt(l.name), " is distributed over mesh axis ",
+                                                   base::Excerpt(c.mesh().axes[l.axis].name),
                                                    " and cannot be split"));
   }
   if (l.kind == LoopKind::kTensorized) {
-    return absl::InvalidArgumentError(absl::StrCat("loop ", Excerpt(l.name), " is tensorized and cannot be split"));
+    return absl::InvalidArgumentError(absl::StrCat("loop ", base::Excerpt(l.name), " is tensorized and cannot be split"));
   }
   if (!l.rotate.empty()) {
     return absl::InvalidArgumentError(
-        absl::StrCat("loop ", Excerpt(l.name), " is rotated; split it before the rotating communicate"));
+        absl::StrCat("loop ", base::Excerpt(l.name), " is rotated; split it before the rotating communicate"));
   }
   return absl::OkStatus();
 }
@@ -84,7 +84,7 @@ absl::StatusOr<Computation> SplitAt(const Computation& c, int p, const std::stri
                                     const std::string& inner, int64_t factor) {
   const Loop& l = c.loops()[p];
   if (outer == inner) {
-    return absl::InvalidArgumentError(absl::StrCat("outer and inner loops are both named ", Excerpt(outer)));
+    return absl::InvalidArgumentError(absl::StrCat("outer and inner loops are both named ", base::Excerpt(outer)));
   }
   if (absl::Status s = CheckNewLoopName(c, outer, l.name); !s.ok()) return s;
   if (absl::Status s = CheckNewLoopName(c, inner, l.name); !s.ok()) return s;
@@ -119,7 +119,7 @@ absl::StatusOr<Computation> Split(const Computation& c, const std::string& var,
   }
   const int64_t extent = c.loops()[*p].extent;
   if (extent % factor != 0) {
-    return Reject(kIndivisible, absl::StrCat("loop ", Excerpt(var), " has extent ", extent,
+    return Reject(kIndivisible, absl::StrCat("loop ", base::Excerpt(var), " has extent ", extent,
                                              ", which is not divisible by the split factor ", factor));
   }
   return SplitAt(c, *p, outer, inner, factor);
@@ -136,7 +136,7 @@ absl::StatusOr<Computation> Divide(const Computation& c, const std::string& var,
   }
   const int64_t extent = c.loops()[*p].extent;
   if (extent % parts != 0) {
-    return Reject(kIndivisible, absl::StrCat("loop ", Excerpt(var), " has extent ", extent,
+    return Reject(kIndivisible, absl::StrCat("loop ", base::Excerpt(var), " has extent ", extent,
                                              ", which does not divide into ", parts, " parts"));
   }
   return SplitAt(c, *p, outer, inner, extent / parts);
@@ -149,7 +149,7 @@ absl::StatusOr<Computation> Reorder(const Computation& c, const std::vector<std:
     absl::StatusOr<int> p = FindLoop(c, name);
     if (!p.ok()) return p.status();
     if (!seen.insert(name).second) {
-      return absl::InvalidArgumentError(absl::StrCat("loop ", Excerpt(name), " is named twice in reorder"));
+      return absl::InvalidArgumentError(absl::StrCat("loop ", base::Excerpt(name), " is named twice in reorder"));
     }
     positions.push_back(*p);
   }
@@ -163,12 +163,12 @@ absl::StatusOr<Computation> Reorder(const Computation& c, const std::vector<std:
     const Loop& prev = c.loops()[perm[j - 1]];
     const Loop& cur = c.loops()[perm[j]];
     if (cur.kind == LoopKind::kDistributed && prev.kind != LoopKind::kDistributed) {
-      return absl::InvalidArgumentError(absl::StrCat("reorder puts loop ", Excerpt(prev.name), " outside distributed loop ",
-                                                     Excerpt(cur.name), "; distributed loops must stay outermost"));
+      return absl::InvalidArgumentError(absl::StrCat("reorder puts loop ", base::Excerpt(prev.name), " outside distributed loop ",
+                                                     base::Excerpt(cur.name), "; distributed loops must stay outermost"));
     }
     if (prev.kind == LoopKind::kTensorized && cur.kind != LoopKind::kTensorized) {
-      return absl::InvalidArgumentError(absl::StrCat("reorder puts loop ", Excerpt(cur.name), " inside tensorized loop ",
-                                                     Excerpt(prev.name), "; tensorized loops must stay innermost"));
+      return absl::InvalidArgumentError(absl::StrCat("reorder puts loop ", base::Excerpt(cur.name), " inside tensorized loop ",
+                                                     base::Excerpt(prev.name), "; tensorized loops must stay innermost"));
     }
   }
   return Permute(c, perm);
@@ -194,12 +194,12 @@ absl::StatusOr<Computation> Distribute(const Computation& c, const std::vector<s
   for (size_t i = 0; i < vars.size(); ++i) {
     const int axis = c.mesh().AxisIndex(axes[i]);
     if (axis < 0) {
-      return absl::InvalidArgumentError(absl::StrCat("unknown mesh axis ", Excerpt(axes[i]), " (mesh axes: ",
+      return absl::InvalidArgumentError(absl::StrCat("unknown mesh axis ", base::Excerpt(axes[i]), " (mesh axes: ",
                                                      c.mesh().AxisNames(), ")"));
     }
     if (!used_axes.insert(axis).second) {
       return absl::InvalidArgumentError(
-          absl::StrCat("mesh axis ", Excerpt(axes[i]), " already has a loop distributed over it"));
+          absl::StrCat("mesh axis ", base::Excerpt(axes[i]), " already has a loop distributed over it"));
     }
     absl::StatusOr<Computation> next = Divide(cur, vars[i], outers[i], inners[i], c.mesh().axes[axis].size);
     if (!next.ok()) return next.status();
@@ -229,7 +229,7 @@ absl::StatusOr<Computation> Shard(const Computation& c, const std::string& tenso
                                   const std::vector<ShardTarget>& targets) {
   if (absl::Status s = CheckTensor(c, tensor); !s.ok()) return s;
   if (c.sharding(tensor) != nullptr) {
-    return absl::InvalidArgumentError(absl::StrCat("tensor ", Excerpt(tensor), " is already sharded"));
+    return absl::InvalidArgumentError(absl::StrCat("tensor ", base::Excerpt(tensor), " is already sharded"));
   }
   const Problem& p = c.problem();
   const Mesh& mesh = c.mesh();
@@ -243,8 +243,8 @@ absl::StatusOr<Computation> Shard(const Computation& c, const std::string& tenso
   for (const ShardTarget& t : targets) {
     auto it = std::find(dims.begin(), dims.end(), t.dim);
     if (it == dims.end()) {
-      return absl::InvalidArgumentError(absl::StrCat("tensor ", Excerpt(tensor), " has no dim ", Excerpt(t.dim), " (its dims: ",
-                                                     ExcerptList(dims), ")"));
+      return absl::InvalidArgumentError(absl::StrCat("tensor ", base::Excerpt(tensor), " has no dim ", base::Excerpt(t.dim), " (its dims: ",
+                                                     base::ExcerptList(dims), ")"));
     }
     if (absl::Status s = CheckAxes(t.target, mesh); !s.ok()) return s;
     for (const auto& [axis, coeff] : t.target.terms) sh.replicated_axes[mesh.AxisIndex(axis)] = false;
@@ -266,9 +266,9 @@ absl::StatusOr<Computation> Shard(const Computation& c, const std::string& tenso
       const int64_t parts = t->target.modulus != 0 ? t->target.modulus : hi - lo + 1;
       if (block % parts != 0) {
         return Reject(kIndivisible,
-                      absl::StrCat("dim ", Excerpt(dims[d]), " of ", Excerpt(tensor), " has ", block == shape[d] ? "extent " : "block size ",
+                      absl::StrCat("dim ", base::Excerpt(dims[d]), " of ", base::Excerpt(tensor), " has ", block == shape[d] ? "extent " : "block size ",
                                    block, ", which does not divide into the ", parts, " blocks of target ",
-                                   Excerpt(t->target.ToString())));
+                                   base::Excerpt(t->target.ToString())));
       }
       block /= parts;
       std::vector<std::pair<unsigned, int64_t>> terms;
@@ -302,15 +302,15 @@ absl::StatusOr<Computation> Communicate(const Computation& c, const std::string&
   if (!p.ok()) return p.status();
   if (const Transfer* t = c.TransferOf(tensor)) {
     return absl::InvalidArgumentError(
-        absl::StrCat("tensor ", Excerpt(tensor), " is already communicated at loop ", Excerpt(t->loop)));
+        absl::StrCat("tensor ", base::Excerpt(tensor), " is already communicated at loop ", base::Excerpt(t->loop)));
   }
   const Loop& l = c.loops()[*p];
   if (l.kind == LoopKind::kDistributed) {
-    return absl::InvalidArgumentError(absl::StrCat("loop ", Excerpt(loop), " is distributed; communicate at a serial loop"));
+    return absl::InvalidArgumentError(absl::StrCat("loop ", base::Excerpt(loop), " is distributed; communicate at a serial loop"));
   }
   if (l.kind == LoopKind::kTensorized && *p > 0 && c.loops()[*p - 1].kind == LoopKind::kTensorized) {
     return absl::InvalidArgumentError(absl::StrCat(
-        "loop ", Excerpt(loop), " is inside the tensorized kernel; communicate at a serial loop or at the "
+        "loop ", base::Excerpt(loop), " is inside the tensorized kernel; communicate at a serial loop or at the "
         "kernel's outermost loop"));
   }
   std::set<std::string> seen;
@@ -319,24 +319,24 @@ absl::StatusOr<Computation> Communicate(const Computation& c, const std::string&
     if (!rp.ok()) return rp.status();
     if (c.loops()[*rp].kind != LoopKind::kDistributed) {
       return absl::InvalidArgumentError(
-          absl::StrCat("rotate by loop ", Excerpt(r), ", which is not distributed; rotate names distributed loops"));
+          absl::StrCat("rotate by loop ", base::Excerpt(r), ", which is not distributed; rotate names distributed loops"));
     }
     if (!seen.insert(r).second) {
-      return absl::InvalidArgumentError(absl::StrCat("loop ", Excerpt(r), " is named twice in rotate"));
+      return absl::InvalidArgumentError(absl::StrCat("loop ", base::Excerpt(r), " is named twice in rotate"));
     }
   }
   Computation out = c.WithTransfer(Transfer{tensor, loop, rotate});
   if (rotate.empty()) return out;
   if (l.kind == LoopKind::kTensorized) {
-    return absl::InvalidArgumentError(absl::StrCat("loop ", Excerpt(loop), " is tensorized and cannot rotate"));
+    return absl::InvalidArgumentError(absl::StrCat("loop ", base::Excerpt(loop), " is tensorized and cannot rotate"));
   }
   if (!l.rotate.empty()) {
     const std::set<std::string> have(l.rotate.begin(), l.rotate.end());
     if (have == seen) return out;
     return Reject(kConflictingRotation,
-                  absl::StrCat("loop ", Excerpt(loop), " already rotates by [", ExcerptList(l.rotate),
-                               "]; communicate(", Excerpt(tensor), ", ", Excerpt(loop), ") asks for [",
-                               ExcerptList(rotate), "]"));
+                  absl::StrCat("loop ", base::Excerpt(loop), " already rotates by [", base::ExcerptList(l.rotate),
+                               "]; communicate(", base::Excerpt(tensor), ", ", base::Excerpt(loop), ") asks for [",
+                               base::ExcerptList(rotate), "]"));
   }
   std::vector<Loop> loops = out.loops();
   loops[*p].rotate = rotate;
@@ -404,7 +404,7 @@ absl::StatusOr<Computation> Tensorize(const Computation& c, const std::vector<st
     return absl::InvalidArgumentError(absl::StrCat("the computation is already tensorized into ", c.kernel()));
   }
   if (std::find(KernelOps().begin(), KernelOps().end(), op) == KernelOps().end()) {
-    return absl::InvalidArgumentError(absl::StrCat("unknown kernel ", Excerpt(op), " (kernels: ",
+    return absl::InvalidArgumentError(absl::StrCat("unknown kernel ", base::Excerpt(op), " (kernels: ",
                                                    absl::StrJoin(KernelOps(), ", "), ")"));
   }
   if (loops.empty()) return absl::InvalidArgumentError("tensorize needs at least one loop");
@@ -415,32 +415,32 @@ absl::StatusOr<Computation> Tensorize(const Computation& c, const std::vector<st
     if (!p.ok()) return p.status();
     const Loop& l = c.loops()[*p];
     if (l.kind == LoopKind::kDistributed) {
-      return absl::InvalidArgumentError(absl::StrCat("loop ", Excerpt(name), " is distributed and cannot be tensorized"));
+      return absl::InvalidArgumentError(absl::StrCat("loop ", base::Excerpt(name), " is distributed and cannot be tensorized"));
     }
     if (!positions.insert(*p).second) {
-      return absl::InvalidArgumentError(absl::StrCat("loop ", Excerpt(name), " is named twice in tensorize"));
+      return absl::InvalidArgumentError(absl::StrCat("loop ", base::Excerpt(name), " is named twice in tensorize"));
     }
     if (!origins.insert(l.origin).second && op != "contraction") {
-      return absl::InvalidArgumentError(absl::StrCat("two tensorized loops walk index ", Excerpt(l.origin),
-                                                     "; kernel ", Excerpt(op), " needs one loop per index"));
+      return absl::InvalidArgumentError(absl::StrCat("two tensorized loops walk index ", base::Excerpt(l.origin),
+                                                     "; kernel ", base::Excerpt(op), " needs one loop per index"));
     }
   }
   const int n = static_cast<int>(c.loops().size());
   const int first = n - static_cast<int>(loops.size());
   if (*positions.begin() != first) {
     return absl::InvalidArgumentError(absl::StrCat(
-        "loop ", Excerpt(c.loops()[first].name), " lies inside the tensorized loops but is not tensorized; ",
+        "loop ", base::Excerpt(c.loops()[first].name), " lies inside the tensorized loops but is not tensorized; ",
         "tensorize the innermost loops (reorder first)"));
   }
   for (int j = first; j < n; ++j) {
     if (!c.loops()[j].rotate.empty()) {
-      return absl::InvalidArgumentError(absl::StrCat("loop ", Excerpt(c.loops()[j].name), " is rotated and cannot be tensorized"));
+      return absl::InvalidArgumentError(absl::StrCat("loop ", base::Excerpt(c.loops()[j].name), " is rotated and cannot be tensorized"));
     }
   }
   for (const Transfer& t : c.transfers()) {
     if (c.LoopIndex(t.loop) > first) {
       return absl::InvalidArgumentError(absl::StrCat(
-          "tensor ", Excerpt(t.tensor), " is communicated at loop ", Excerpt(t.loop),
+          "tensor ", base::Excerpt(t.tensor), " is communicated at loop ", base::Excerpt(t.loop),
           ", inside the tensorized loops; communicate at the kernel's outermost loop or outside it"));
     }
   }
@@ -448,8 +448,8 @@ absl::StatusOr<Computation> Tensorize(const Computation& c, const std::vector<st
   const std::string form = KernelOf(restricted);
   if (op != "contraction" && form != op) {
     return absl::InvalidArgumentError(absl::StrCat(
-        "kernel ", Excerpt(op), " does not fit: over the tensorized indices the statement is ",
-        Excerpt(restricted.ToString(), 2 * kMaxExcerpt), ", which is ", form == "contraction" ? "a generic contraction" : form));
+        "kernel ", base::Excerpt(op), " does not fit: over the tensorized indices the statement is ",
+        base::Excerpt(restricted.ToString(), 2 * base::kMaxExcerpt), ", which is ", form == "contraction" ? "a generic contraction" : form));
   }
   std::vector<Loop> ls = c.loops();
   for (int j = first; j < n; ++j) ls[j].kind = LoopKind::kTensorized;

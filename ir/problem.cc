@@ -6,7 +6,7 @@
 
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_join.h"
-#include "ir/excerpt.h"
+#include "base/excerpt.h"
 #include "ir/scanner.h"
 
 namespace meshtune::ir {
@@ -81,7 +81,7 @@ absl::StatusOr<ParsedAccess> ParseAccess(TokenStream& ts) {
   out.access.tensor = *name;
   const Token open = ts.Peek();
   if (!ts.Accept("[")) {
-    return ts.ErrorAt(open, absl::StrCat("expected '[' after tensor ", Excerpt(*name), " but found ",
+    return ts.ErrorAt(open, absl::StrCat("expected '[' after tensor ", base::Excerpt(*name), " but found ",
                                          Describe(open)));
   }
   if (!ts.Accept("]")) {
@@ -89,15 +89,15 @@ absl::StatusOr<ParsedAccess> ParseAccess(TokenStream& ts) {
       const Token idx = ts.Peek();
       if (idx.kind != Token::kIdent) {
         if (idx.kind == Token::kEnd) {
-          return ts.ErrorAt(open, absl::StrCat("unbalanced '[' of ", Excerpt(*name), ": no closing ']'"));
+          return ts.ErrorAt(open, absl::StrCat("unbalanced '[' of ", base::Excerpt(*name), ": no closing ']'"));
         }
-        return ts.ErrorAt(idx, absl::StrCat("expected an index name in ", Excerpt(*name), "[...] but found ",
+        return ts.ErrorAt(idx, absl::StrCat("expected an index name in ", base::Excerpt(*name), "[...] but found ",
                                             Describe(idx)));
       }
       ts.Next();
       for (size_t j = 0; j < out.access.indices.size(); ++j) {
         if (out.access.indices[j] == idx.text) {
-          return ts.ErrorAt(idx, absl::StrCat("index ", Excerpt(idx.text), " is repeated in tensor ", Excerpt(*name),
+          return ts.ErrorAt(idx, absl::StrCat("index ", base::Excerpt(idx.text), " is repeated in tensor ", base::Excerpt(*name),
                                               " (diagonal accesses are not supported)"));
         }
       }
@@ -107,9 +107,9 @@ absl::StatusOr<ParsedAccess> ParseAccess(TokenStream& ts) {
       if (ts.Accept("]")) break;
       const Token bad = ts.Peek();
       if (bad.kind == Token::kEnd) {
-        return ts.ErrorAt(open, absl::StrCat("unbalanced '[' of ", Excerpt(*name), ": no closing ']'"));
+        return ts.ErrorAt(open, absl::StrCat("unbalanced '[' of ", base::Excerpt(*name), ": no closing ']'"));
       }
-      return ts.ErrorAt(bad, absl::StrCat("expected ',' or ']' in ", Excerpt(*name), "[...] but found ",
+      return ts.ErrorAt(bad, absl::StrCat("expected ',' or ']' in ", base::Excerpt(*name), "[...] but found ",
                                           Describe(bad)));
     }
   }
@@ -130,14 +130,14 @@ absl::StatusOr<std::map<std::string, int64_t>> ParseExtents(absl::string_view te
     if (!name.ok()) return name.status();
     if (absl::Status s = ts.Expect("="); !s.ok()) return s;
     const Token value_tok = ts.Peek();
-    absl::StatusOr<int64_t> value = ts.ExpectInt(absl::StrCat("extent of ", Excerpt(*name)));
+    absl::StatusOr<int64_t> value = ts.ExpectInt(absl::StrCat("extent of ", base::Excerpt(*name)));
     if (!value.ok()) return value.status();
     if (*value <= 0) {
-      return ts.ErrorAt(value_tok, absl::StrCat("extent of ", Excerpt(*name), " must be positive, got ",
+      return ts.ErrorAt(value_tok, absl::StrCat("extent of ", base::Excerpt(*name), " must be positive, got ",
                                                 *value));
     }
     if (!out.emplace(*name, *value).second) {
-      return ts.ErrorAt(name_tok, absl::StrCat("extent of ", Excerpt(*name), " is given twice"));
+      return ts.ErrorAt(name_tok, absl::StrCat("extent of ", base::Excerpt(*name), " is given twice"));
     }
     ts.Accept(",");
   }
@@ -153,7 +153,7 @@ absl::StatusOr<Problem> ParseProblem(absl::string_view expr, absl::string_view e
     p.dtype = DType::kF64;
   } else {
     return absl::InvalidArgumentError(
-        absl::StrCat("unknown dtype '", Excerpt(dtype), "' (expected f32 or f64)"));
+        absl::StrCat("unknown dtype '", base::Excerpt(dtype), "' (expected f32 or f64)"));
   }
   absl::StatusOr<std::vector<Token>> tokens = Tokenize(expr, "expression", kMaxExpressionBytes);
   if (!tokens.ok()) return tokens.status();
@@ -169,7 +169,7 @@ absl::StatusOr<Problem> ParseProblem(absl::string_view expr, absl::string_view e
   } else if (ts.Accept("=")) {
     p.assign = Problem::Assign::kSet;
   } else {
-    return ts.ErrorAt(op, absl::StrCat("expected '=' or '+=' after ", Excerpt(p.output.ToString()),
+    return ts.ErrorAt(op, absl::StrCat("expected '=' or '+=' after ", base::Excerpt(p.output.ToString()),
                                        " but found ", Describe(op)));
   }
   std::vector<ParsedAccess> operands;
@@ -210,16 +210,16 @@ absl::StatusOr<Problem> ParseProblem(absl::string_view expr, absl::string_view e
   first[p.output.tensor] = &*out;
   for (const ParsedAccess& a : operands) {
     if (a.access.tensor == p.output.tensor) {
-      return ts.ErrorAt(a.name_token, absl::StrCat("output tensor ", Excerpt(p.output.tensor),
+      return ts.ErrorAt(a.name_token, absl::StrCat("output tensor ", base::Excerpt(p.output.tensor),
                                                    " also appears on the right-hand side"));
     }
     auto [it, inserted] = first.emplace(a.access.tensor, &a);
     if (!inserted && it->second->access.indices.size() != a.access.indices.size()) {
       return ts.ErrorAt(a.name_token,
-                        absl::StrCat("tensor ", Excerpt(a.access.tensor), " is used with ",
+                        absl::StrCat("tensor ", base::Excerpt(a.access.tensor), " is used with ",
                                      it->second->access.indices.size(), " indices in ",
-                                     Excerpt(it->second->access.ToString()), " but ",
-                                     a.access.indices.size(), " in ", Excerpt(a.access.ToString())));
+                                     base::Excerpt(it->second->access.ToString()), " but ",
+                                     a.access.indices.size(), " in ", base::Excerpt(a.access.ToString())));
     }
     p.operands.push_back(a.access);
   }
@@ -229,8 +229,8 @@ absl::StatusOr<Problem> ParseProblem(absl::string_view expr, absl::string_view e
   for (size_t j = 0; j < p.output.indices.size(); ++j) {
     if (!read.count(p.output.indices[j])) {
       return ts.ErrorAt(out->index_tokens[j],
-                        absl::StrCat("index ", Excerpt(p.output.indices[j]), " of the output ",
-                                     Excerpt(p.output.ToString()), " is read by no operand"));
+                        absl::StrCat("index ", base::Excerpt(p.output.indices[j]), " of the output ",
+                                     base::Excerpt(p.output.ToString()), " is read by no operand"));
     }
   }
   if (p.combine == Problem::Combine::kSum) {
@@ -238,7 +238,7 @@ absl::StatusOr<Problem> ParseProblem(absl::string_view expr, absl::string_view e
       for (size_t j = 0; j < a.access.indices.size(); ++j) {
         if (p.IsReductionIndex(a.access.indices[j])) {
           return ts.ErrorAt(a.index_tokens[j],
-                            absl::StrCat("index ", Excerpt(a.access.indices[j]), " of ", Excerpt(a.access.ToString()),
+                            absl::StrCat("index ", base::Excerpt(a.access.indices[j]), " of ", base::Excerpt(a.access.ToString()),
                                          " is not in the output; an element-wise sum cannot reduce"));
         }
       }
@@ -247,7 +247,7 @@ absl::StatusOr<Problem> ParseProblem(absl::string_view expr, absl::string_view e
   for (const auto& [name, a] : first) {
     if (read.count(name)) {
       return ts.ErrorAt(a->name_token,
-                        absl::StrCat("name ", Excerpt(name), " is used both as a tensor and as an index"));
+                        absl::StrCat("name ", base::Excerpt(name), " is used both as a tensor and as an index"));
     }
   }
   p.indices.assign(read.begin(), read.end());  // std::set: sorted by name
@@ -258,15 +258,15 @@ absl::StatusOr<Problem> ParseProblem(absl::string_view expr, absl::string_view e
   for (const auto& [name, value] : *ext) {
     if (!read.count(name)) {
       return absl::InvalidArgumentError(absl::StrCat(
-          "extent given for unknown index ", Excerpt(name), " (the indices of ", Excerpt(p.ToString(), 2 * kMaxExcerpt), " are ",
-          ExcerptList(p.indices), ")"));
+          "extent given for unknown index ", base::Excerpt(name), " (the indices of ", base::Excerpt(p.ToString(), 2 * base::kMaxExcerpt), " are ",
+          base::ExcerptList(p.indices), ")"));
     }
   }
   for (const std::string& i : p.indices) {
     auto it = ext->find(i);
     if (it == ext->end()) {
       return absl::InvalidArgumentError(
-          absl::StrCat("index ", Excerpt(i), " has no extent (add ", Excerpt(i), "=<size> to the extents)"));
+          absl::StrCat("index ", base::Excerpt(i), " has no extent (add ", base::Excerpt(i), "=<size> to the extents)"));
     }
   }
   p.extents = *std::move(ext);
@@ -277,7 +277,7 @@ absl::StatusOr<Problem> ParseProblem(absl::string_view expr, absl::string_view e
       const int64_t e = p.extents.at(i);
       if (elements > kMaxTensorElements / e) {
         return absl::InvalidArgumentError(
-            absl::StrCat("tensor ", Excerpt(a->ToString()), " is too large: more than 2^48 elements"));
+            absl::StrCat("tensor ", base::Excerpt(a->ToString()), " is too large: more than 2^48 elements"));
       }
       elements *= e;
     }
@@ -288,9 +288,9 @@ absl::StatusOr<Problem> ParseProblem(absl::string_view expr, absl::string_view e
   for (const std::string& i : p.indices) {
     const int64_t e = p.extents.at(i);
     if (points > kMaxIterationPoints / e) {
-      return absl::InvalidArgumentError(absl::StrCat("the iteration space of ", Excerpt(p.ToString(), 2 * kMaxExcerpt),
+      return absl::InvalidArgumentError(absl::StrCat("the iteration space of ", base::Excerpt(p.ToString(), 2 * base::kMaxExcerpt),
                                                      " is too large: the extents of ",
-                                                     ExcerptList(p.indices), " multiply to more than 2^62 points"));
+                                                     base::ExcerptList(p.indices), " multiply to more than 2^62 points"));
     }
     points *= e;
   }
@@ -301,8 +301,8 @@ absl::StatusOr<Problem> ParseProblem(absl::string_view expr, absl::string_view e
           for (const std::string& i : a.indices) s.push_back(p.extents.at(i));
           return s;
         }()) {
-      return absl::InvalidArgumentError(absl::StrCat("tensor ", Excerpt(a.tensor), " has different shapes in ",
-                                                     Excerpt(f->ToString()), " and ", Excerpt(a.ToString())));
+      return absl::InvalidArgumentError(absl::StrCat("tensor ", base::Excerpt(a.tensor), " has different shapes in ",
+                                                     base::Excerpt(f->ToString()), " and ", base::Excerpt(a.ToString())));
     }
   }
   return p;

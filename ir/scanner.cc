@@ -6,13 +6,13 @@
 
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_format.h"
-#include "ir/excerpt.h"
+#include "base/excerpt.h"
 
 namespace meshtune::ir {
 
 std::string Describe(const Token& t) {
   if (t.kind == Token::kEnd) return "end of input";
-  return absl::StrCat("'", Excerpt(t.text), "'");
+  return absl::StrCat("'", base::Excerpt(t.text), "'");
 }
 
 bool IsIdentifier(absl::string_view s) {
@@ -32,18 +32,18 @@ absl::StatusOr<int64_t> ParseInt64(absl::string_view text, absl::string_view rol
     i = 1;
   }
   if (i == text.size()) {
-    return absl::InvalidArgumentError(absl::StrCat(role, " '", Excerpt(text), "' is not an integer"));
+    return absl::InvalidArgumentError(absl::StrCat(role, " '", base::Excerpt(text), "' is not an integer"));
   }
   uint64_t value = 0;
   const uint64_t limit = negative ? uint64_t{1} << 63 : std::numeric_limits<int64_t>::max();
   for (; i < text.size(); ++i) {
     if (!std::isdigit(static_cast<unsigned char>(text[i]))) {
-      return absl::InvalidArgumentError(absl::StrCat(role, " '", Excerpt(text), "' is not an integer"));
+      return absl::InvalidArgumentError(absl::StrCat(role, " '", base::Excerpt(text), "' is not an integer"));
     }
     const uint64_t digit = text[i] - '0';
     if (value > (limit - digit) / 10) {
       return absl::InvalidArgumentError(
-          absl::StrCat(role, " '", Excerpt(text), "' overflows a 64-bit integer"));
+          absl::StrCat(role, " '", base::Excerpt(text), "' overflows a 64-bit integer"));
     }
     value = value * 10 + digit;
   }

@@ -5,10 +5,10 @@
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_join.h"
 #include "ir/primitives.h"
-#include "ir/excerpt.h"
+#include "base/excerpt.h"
 #include "ir/reason.h"
 #include "ir/scanner.h"
-#include "ir/status_macros.h"
+#include "base/status_macros.h"
 
 namespace meshtune::ir {
 
@@ -57,7 +57,7 @@ class CallParser {
   absl::Status Comma() {
     if (ts_.Accept(",")) return absl::OkStatus();
     if (ts_.Peek().kind == Token::kPunct && ts_.Peek().text == ")") {
-      return ts_.ErrorAt(ts_.Peek(), absl::StrCat("too few arguments to ", Excerpt(name_.text), "; expected ",
+      return ts_.ErrorAt(ts_.Peek(), absl::StrCat("too few arguments to ", base::Excerpt(name_.text), "; expected ",
                                                   signature_));
     }
     return Unexpected("','");
@@ -66,18 +66,18 @@ class CallParser {
   absl::Status Close() {
     if (ts_.Accept(")")) return absl::OkStatus();
     if (ts_.Peek().kind == Token::kPunct && ts_.Peek().text == ",") {
-      return ts_.ErrorAt(ts_.Peek(), absl::StrCat("too many arguments to ", Excerpt(name_.text), "; expected ",
+      return ts_.ErrorAt(ts_.Peek(), absl::StrCat("too many arguments to ", base::Excerpt(name_.text), "; expected ",
                                                   signature_));
     }
     if (ts_.AtEnd()) {
-      return ts_.ErrorAt(name_, absl::StrCat("unbalanced '(' of ", Excerpt(name_.text), ": no closing ')'"));
+      return ts_.ErrorAt(name_, absl::StrCat("unbalanced '(' of ", base::Excerpt(name_.text), ": no closing ')'"));
     }
     return Unexpected("')'");
   }
   absl::StatusOr<std::string> Ident(absl::string_view role) {
     if (ts_.Peek().kind == Token::kIdent) return ts_.Next().text;
     if (ts_.Peek().kind == Token::kPunct && ts_.Peek().text == ")") {
-      return ts_.ErrorAt(ts_.Peek(), absl::StrCat("too few arguments to ", Excerpt(name_.text), "; expected ",
+      return ts_.ErrorAt(ts_.Peek(), absl::StrCat("too few arguments to ", base::Excerpt(name_.text), "; expected ",
                                                   signature_));
     }
     return ts_.ErrorAt(ts_.Peek(), absl::StrCat("expected ", role, " but found ", Describe(ts_.Peek())));
@@ -110,7 +110,7 @@ class CallParser {
 
  private:
   absl::Status Unexpected(absl::string_view want) {
-    return ts_.ErrorAt(ts_.Peek(), absl::StrCat("expected ", want, " in ", Excerpt(name_.text), "(...) but found ",
+    return ts_.ErrorAt(ts_.Peek(), absl::StrCat("expected ", want, " in ", base::Excerpt(name_.text), "(...) but found ",
                                                 Describe(ts_.Peek())));
   }
   TokenStream& ts_;
@@ -141,7 +141,7 @@ absl::StatusOr<Instruction> ParseCall(TokenStream& ts) {
   } else if (name.text == "tensorize") {
     signature = "tensorize([loops], kernel)";
   } else {
-    return ts.ErrorAt(name, absl::StrCat("unknown primitive '", Excerpt(name.text), "' (primitives: ", kKnown, ")"));
+    return ts.ErrorAt(name, absl::StrCat("unknown primitive '", base::Excerpt(name.text), "' (primitives: ", kKnown, ")"));
   }
   if (absl::Status s = ts.Expect("("); !s.ok()) return s;
   CallParser p(ts, name, signature);
@@ -193,7 +193,7 @@ absl::StatusOr<Instruction> ParseCall(TokenStream& ts) {
       MT_ASSIGN_OR_RETURN(t.dim, p.Ident("a tensor dim (an index name)"));
       const Token at = ts.Peek();
       if (!ts.Accept("@")) {
-        return ts.ErrorAt(at, absl::StrCat("expected '@' after dim ", Excerpt(t.dim), " (as in ", Excerpt(t.dim),
+        return ts.ErrorAt(at, absl::StrCat("expected '@' after dim ", base::Excerpt(t.dim), " (as in ", base::Excerpt(t.dim),
                                            "@x) but found ", Describe(at)));
       }
       MT_ASSIGN_OR_RETURN(t.target, ParseAxisExpr(ts));
@@ -292,7 +292,7 @@ Replay ReplayTrace(const Computation& base, const Trace& trace) {
     absl::StatusOr<Computation> next = Apply(r.computation, trace.instructions[i]);
     if (!next.ok()) {
       const std::string msg = absl::StrCat("instruction ", i + 1, ", ",
-                                           Excerpt(ToString(trace.instructions[i]), 2 * kMaxExcerpt),
+                                           base::Excerpt(ToString(trace.instructions[i]), 2 * base::kMaxExcerpt),
                                            ": ", next.status().message());
       if (std::optional<Rejection> rej = AsRejection(next.status())) {
         r.status = Reject(rej->code, msg);

@@ -2,7 +2,7 @@
 // mpirun starts P >= 2 of these; rank 0 prints one JSON line, a meshtune.v1.HardwareProfile
 // in protobuf's JSON mapping holding the samples and how they were taken (ranks, dtype,
 // gemm_n, host, created) but neither a name nor the fitted numbers: `meshtune calibrate`
-// fits alpha, beta, alpha_coll, beta_coll and gamma to the samples (service/calibrate_cmd.h)
+// fits alpha, beta, alpha_coll, beta_coll and gamma to the samples (storage/calibration_fit.h)
 // and stores the profile.
 //
 //   ping-pong  ranks 0 and 1, sizes 8 B .. --max-bytes (doubling); sample "pingpong":

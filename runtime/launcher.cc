@@ -1,5 +1,7 @@
 #include "runtime/launcher.h"
 
+#include "base/paths.h"
+
 #include <dirent.h>
 #include <fcntl.h>
 #include <poll.h>
@@ -27,14 +29,6 @@ namespace meshtune::runtime {
 namespace {
 
 bool Executable(const std::string& p) { return !p.empty() && access(p.c_str(), X_OK) == 0; }
-
-std::string SelfDir() {
-  char buf[4096];
-  const ssize_t n = readlink("/proc/self/exe", buf, sizeof(buf) - 1);
-  if (n <= 0) return ".";
-  std::string path(buf, n);
-  return path.substr(0, path.rfind('/'));
-}
 
 std::string Tail(const std::string& s, size_t n) { return s.size() <= n ? s : "..." + s.substr(s.size() - n); }
 
@@ -67,21 +61,6 @@ void KillMarked(const std::string& marker) {
   closedir(proc);
 }
 
-// The first executable of: $`env`, `name` in this executable's runfiles, beside it, in
-// ../runtime beside it, runtime/`name` under the working directory; "" when none is.
-std::string FindBinary(const char* env, const std::string& name) {
-  if (const char* path = std::getenv(env); path && Executable(path)) return path;
-  const std::string dir = SelfDir();
-  char exe[4096];
-  const ssize_t n = readlink("/proc/self/exe", exe, sizeof(exe) - 1);
-  const std::string self = n > 0 ? std::string(exe, n) : "";
-  for (const std::string& c : {self + ".runfiles/meshtune/runtime/" + name, dir + "/" + name,
-                               dir + "/../runtime/" + name, "runtime/" + name}) {
-    if (Executable(c)) return c;
-  }
-  return "";
-}
-
 constexpr size_t kErrTailBytes = 64 << 10;
 
 volatile sig_atomic_t g_stop_signal = 0;
@@ -112,9 +91,9 @@ void InstallStopSignalHandlers() {
 
 int StopSignal() { return g_stop_signal; }
 
-std::string FindWorker() { return FindBinary("MESHTUNE_WORKER", "meshtune_worker"); }
+std::string FindWorker() { return base::FindCompanion("MESHTUNE_WORKER", {"runtime/meshtune_worker"}); }
 
-std::string FindCalibrator() { return FindBinary("MESHTUNE_CALIBRATOR", "meshtune_calibrate"); }
+std::string FindCalibrator() { return base::FindCompanion("MESHTUNE_CALIBRATOR", {"runtime/meshtune_calibrate"}); }
 
 std::string JobFailure(const CommandResult& result) {
   if (result.signal != 0) return absl::StrCat("the launcher died of signal ", result.signal, ": ", Explain(result.err_tail));

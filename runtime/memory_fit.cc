@@ -5,6 +5,7 @@
 #include <limits>
 #include <utility>
 
+#include "base/bytes.h"
 #include "absl/strings/str_cat.h"
 #include "ir/computation.h"
 #include "ir/legality.h"
@@ -48,14 +49,14 @@ absl::Status CheckRunFitsMemory(const RunSpec& spec, const LaunchOptions& option
       all >= static_cast<double>(std::numeric_limits<int64_t>::max()) ? std::numeric_limits<int64_t>::max()
                                                                        : static_cast<int64_t>(all);
   const std::string need =
-      absl::StrCat("each rank needs ", ir::FormatBytes(f.total()), " (shards ", ir::FormatBytes(f.shard_bytes),
-                   ", transfer buffers ", ir::FormatBytes(f.buffer_bytes), ")");
+      absl::StrCat("each rank needs ", base::FormatBytes(f.total()), " (shards ", base::FormatBytes(f.shard_bytes),
+                   ", transfer buffers ", base::FormatBytes(f.buffer_bytes), ")");
   if (here == 1) {
-    return absl::InvalidArgumentError(absl::StrCat(need, " but this machine has ", ir::FormatBytes(machine_bytes),
+    return absl::InvalidArgumentError(absl::StrCat(need, " but this machine has ", base::FormatBytes(machine_bytes),
                                                    " of memory; use smaller extents or more ranks"));
   }
-  return absl::InvalidArgumentError(absl::StrCat(need, ", ", ir::FormatBytes(all_bytes), " for the ", here,
-                                                 " ranks on this machine, but it has ", ir::FormatBytes(machine_bytes),
+  return absl::InvalidArgumentError(absl::StrCat(need, ", ", base::FormatBytes(all_bytes), " for the ", here,
+                                                 " ranks on this machine, but it has ", base::FormatBytes(machine_bytes),
                                                  " of memory; use smaller extents, or more ranks on more machines "
                                                  "(--hostfile)"));
 }

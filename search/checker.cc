@@ -5,13 +5,14 @@
 #include <utility>
 #include <vector>
 
+#include "base/bytes.h"
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_join.h"
 #include "codegen/lower.h"
 #include "codegen/program.h"
 #include "codegen/validate.h"
 #include "ir/legality.h"
-#include "ir/status_macros.h"
+#include "base/status_macros.h"
 #include "ir/trace.h"
 #include "ir/verdict.h"
 #include "runtime/simulator.h"
@@ -121,7 +122,7 @@ class SimulatingChecker : public Checker {
       result.scaled = absl::StrJoin(parts, ",");
       if (!Cheap(run)) {
         result.error = absl::StrCat("too large to simulate even scaled down to ", result.scaled, " (",
-                                    run.instances, " instances, ", ir::FormatBytes(run.bytes), " over all ranks)");
+                                    run.instances, " instances, ", base::FormatBytes(run.bytes), " over all ranks)");
         return result;
       }
     }

@@ -5,7 +5,7 @@
 // compute free). Point-to-point messages and ring shifts use (alpha, beta); broadcasts,
 // all-gathers and reductions use (alpha_coll, beta_coll), the tree collectives' own fit.
 // Measured by `meshtune calibrate` and stored in a hardware profile
-// (search/hardware_profile.h). Plain value.
+// (storage/hardware_profile.h). Plain value.
 #ifndef MESHTUNE_SEARCH_COST_PARAMS_H_
 #define MESHTUNE_SEARCH_COST_PARAMS_H_
 

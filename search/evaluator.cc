@@ -5,7 +5,7 @@
 
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_join.h"
-#include "ir/check.h"
+#include "base/check.h"
 #include "ir/primitives.h"
 #include "ir/reason.h"
 #include "ir/trace.h"

@@ -4,9 +4,9 @@
 
 #include <string>
 
-#include "service/explain.h"
+#include "engine/explain.h"
 
-namespace meshtune::service {
+namespace meshtune::engine {
 namespace {
 
 constexpr char kMatmul[] = "C[m,n] += A[m,k] * B[k,n]";
@@ -153,7 +153,7 @@ TEST(BadInputTest, ContractionWithTooManyOperandsAndBadSums) {
 }
 
 TEST(BadInputTest, HugeTokensAreQuotedShort) {
-  // Every message quotes at most ir::kMaxExcerpt characters of a token: the start, "...",
+  // Every message quotes at most base::kMaxExcerpt characters of a token: the start, "...",
   // the end.
   const std::string name(30000, 'q');
   std::string e = Error(kMatmul, "m=4,n=4,k=4", "x=2,y=2", name + "(k, ko, ki, 2)\n");
@@ -194,4 +194,4 @@ TEST(BadInputTest, MeshAxisNamedLikeAnIndex) {
 }
 
 }  // namespace
-}  // namespace meshtune::service
+}  // namespace meshtune::engine

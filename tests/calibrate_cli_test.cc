@@ -9,7 +9,7 @@
 #include <fstream>
 #include <string>
 
-#include "search/hardware_profile.h"
+#include "storage/hardware_profile.h"
 #include "tests/test_util.h"
 
 namespace {
@@ -23,7 +23,7 @@ struct CliRun {
 
 class CalibrateCliTest : public ::testing::Test {
  protected:
-  // A fresh MESHTUNE_HOME per test, for meshtune and for search::LoadProfile here.
+  // A fresh MESHTUNE_HOME per test, for meshtune and for storage::LoadProfile here.
   void SetUp() override {
     const char* tmp = std::getenv("TEST_TMPDIR");
     dir_ = std::string(tmp ? tmp : "/tmp") + "/calibrate_" +
@@ -33,11 +33,11 @@ class CalibrateCliTest : public ::testing::Test {
     setenv("MESHTUNE_HOME", home_.c_str(), 1);
   }
 
-  // Runs `service/meshtune calibrate <args>` through the shell.
+  // Runs `cli/meshtune calibrate <args>` through the shell.
   CliRun Calibrate(const std::string& args) const {
     const std::string out = dir_ + "/out.txt", err = dir_ + "/err.txt";
     const int rc = std::system(
-        ("service/meshtune calibrate " + args + " </dev/null >" + out + " 2>" + err).c_str());
+        ("cli/meshtune calibrate " + args + " </dev/null >" + out + " 2>" + err).c_str());
     CliRun r;
     r.status = WIFEXITED(rc) ? WEXITSTATUS(rc) : -1;
     r.out = ReadFile(out);
@@ -55,7 +55,7 @@ TEST_F(CalibrateCliTest, QuickCalibrationStoresAProfileThatLoads) {
       << r.out;
   EXPECT_FALSE(ReadFile(home_ + "/profiles/t1.json").empty());
 
-  const absl::StatusOr<meshtune::v1::HardwareProfile> p = meshtune::search::LoadProfile("t1");
+  const absl::StatusOr<meshtune::v1::HardwareProfile> p = meshtune::storage::LoadProfile("t1");
   ASSERT_TRUE(p.ok()) << p.status();
   EXPECT_EQ(p->name(), "t1");
   EXPECT_EQ(p->ranks(), 2);

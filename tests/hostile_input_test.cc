@@ -104,7 +104,7 @@ struct Expect {
 
 struct CliRow {
   std::string name;
-  std::string binary;  // "service/meshtune" or "service/meshtuned"
+  std::string binary;  // "cli/meshtune" or "daemon/meshtuned"
   std::vector<std::string> args;
   Expect expect;
   std::string in = "/dev/null";
@@ -148,7 +148,7 @@ struct NumericFlag {
 };
 
 std::vector<NumericFlag> NumericFlags() {
-  const std::string mt = "service/meshtune", md = "service/meshtuned";
+  const std::string mt = "cli/meshtune", md = "daemon/meshtuned";
   const std::vector<std::string> run = Cat(Cat({"run"}, Problem()), {"--trace", kSumma});
   const std::vector<std::string> tune = Cat(Cat({"tune"}, Problem()), {"--model-only", "--no-db"});
   const std::vector<std::string> lookup = {"lookup", "--expr", kExpr, "--extents", "m=64,n=64,k=64"};
@@ -219,7 +219,7 @@ std::vector<CliRow> HugeStringRows(const std::string& db) {
   const std::string big_ident(100 * 1024, 'q');
   std::vector<CliRow> rows;
   auto add = [&](const std::string& name, std::vector<std::string> args, const std::string& part, int status = 2,
-                 const std::string& binary = "service/meshtune") {
+                 const std::string& binary = "cli/meshtune") {
     CliRow row;
     row.name = name;
     row.binary = binary;
@@ -258,9 +258,9 @@ std::vector<CliRow> HugeStringRows(const std::string& db) {
   add("huge --inject-fault", Cat(Cat({"run"}, Problem()), Cat(trace, {"--inject-fault", k100K})),
       "--inject-fault: '" + Excerpt80(k100K) + "' is not one of crash, hang, wrong");
   add("meshtuned huge --log-level", {"--log-level", k100K},
-      "--log-level: '" + Excerpt80(k100K) + "' is not one of trace, debug, info", 2, "service/meshtuned");
+      "--log-level: '" + Excerpt80(k100K) + "' is not one of trace, debug, info", 2, "daemon/meshtuned");
   add("meshtuned huge --listen", {"--listen", k100K}, "--listen: '" + Excerpt80(k100K) + "': expected HOST:PORT", 2,
-      "service/meshtuned");
+      "daemon/meshtuned");
   add("huge unknown command", {big_ident}, "meshtune: unknown command '" + Excerpt80(big_ident) + "'");
   add("huge unexpected argument", {"records", k100K}, "ZZZZ...ZZZZ");
   add("huge batch path", {"batch", "/nonexistent/" + k100K}, "meshtune: cannot read batch file '/nonexistent/ZZZZ");
@@ -269,7 +269,7 @@ std::vector<CliRow> HugeStringRows(const std::string& db) {
 
 // Hand-written rows: each a defect found with hostile input, or a neighbour of one.
 std::vector<CliRow> CommandRows(const std::string& db) {
-  const std::string mt = "service/meshtune", md = "service/meshtuned";
+  const std::string mt = "cli/meshtune", md = "daemon/meshtuned";
   std::vector<CliRow> rows;
   auto add = [&](const std::string& name, const std::string& binary, std::vector<std::string> args, Expect e,
                  const std::string& in = "/dev/null", const std::string& out_path = "") {
@@ -485,7 +485,7 @@ std::vector<CliRow> BatchRows(const std::string& db) {
     std::ofstream(path) << line_and_error.first << "\n";
     CliRow row;
     row.name = "batch line " + name;
-    row.binary = "service/meshtune";
+    row.binary = "cli/meshtune";
     row.args = {"batch", path, "--model-only", "--db", db};
     row.expect.status = 1;
     row.expect.text = "{\"line\": 1, \"error\": \"" + line_and_error.second;
@@ -704,7 +704,7 @@ TEST(HostileInputTest, EveryRowIsRefusedWithAShortMessageAndNothingIsLeftBehind)
   const auto start = std::chrono::steady_clock::now();
   // A database with one record, for the rows that read one.
   const std::string db = Dir("cache") + "/hostile.db";
-  const ProcRun tuned = Exec("service/meshtune", Cat(Cat({"tune"}, Problem("m=64,n=64,k=64", "x=2")),
+  const ProcRun tuned = Exec("cli/meshtune", Cat(Cat({"tune"}, Problem("m=64,n=64,k=64", "x=2")),
                                                  {"--model-only", "--db", db, kModel[0], kModel[1], kModel[2],
                                                   kModel[3], kModel[4], kModel[5]}));
   ASSERT_EQ(tuned.status, 0) << tuned.err;

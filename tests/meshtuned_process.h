@@ -1,5 +1,5 @@
 // A meshtuned child process for end-to-end tests (header-only; the tests run from the
-// runfiles root, where the daemon is service/meshtuned).
+// runfiles root, where the daemon is daemon/meshtuned).
 #ifndef MESHTUNE_TESTS_MESHTUNED_PROCESS_H_
 #define MESHTUNE_TESTS_MESHTUNED_PROCESS_H_
 
@@ -42,7 +42,7 @@ class MeshtunedProcess {
       std::vector<char*> argv;
       for (std::string& a : args) argv.push_back(a.data());
       argv.push_back(nullptr);
-      execv("service/meshtuned", argv.data());
+      execv("daemon/meshtuned", argv.data());
       _exit(127);
     }
     close(out[1]);

@@ -37,7 +37,7 @@ Result MeshtuneRun(const std::string& expr, const std::string& extents, const st
   const char* tmp = std::getenv("TEST_TMPDIR");
   const std::string dir = tmp ? tmp : "/tmp";
   std::ofstream(dir + "/t.trace") << trace;
-  const std::string cmd = "service/meshtune run --expr '" + expr + "' --extents " + extents + " --mesh " + mesh +
+  const std::string cmd = "cli/meshtune run --expr '" + expr + "' --extents " + extents + " --mesh " + mesh +
                           " --trace " + dir + "/t.trace --reps 2 " +
                           (extra.find("--timeout") == std::string::npos ? "--timeout 60 " : "") + extra + " >" + dir +
                           "/out.txt 2>" + dir + "/err.txt";

@@ -310,7 +310,7 @@ TEST_F(ServiceCliTest, KillNineMidBatchLosesNoCommittedRecord) {
              ",n=" + std::to_string(n) + ",k=64\"}, \"ranks\": 4, \"model_only\": true, \"max_evaluations\": 60}\n";
   }
   const std::string file = WriteFile("batch.jsonl", lines);
-  FILE* batch = popen(("service/meshtune batch --server " + daemon.address() + " " + file + " 2>/dev/null").c_str(), "r");
+  FILE* batch = popen(("cli/meshtune batch --server " + daemon.address() + " " + file + " 2>/dev/null").c_str(), "r");
   ASSERT_NE(batch, nullptr);
   std::vector<std::string> ids;  // records the batch was told are stored
   int seen = 0, not_sent = 0;

@@ -77,10 +77,10 @@ int RunAndSignal(const std::vector<std::string>& args, const std::string& tmpdir
     const int err = open((tmpdir + ".err").c_str(), O_WRONLY | O_CREAT | O_TRUNC, 0644);
     dup2(out, 1);
     dup2(err, 2);
-    std::vector<char*> argv = {const_cast<char*>("service/meshtune")};
+    std::vector<char*> argv = {const_cast<char*>("cli/meshtune")};
     for (const std::string& a : args) argv.push_back(const_cast<char*>(a.c_str()));
     argv.push_back(nullptr);
-    execv("service/meshtune", argv.data());
+    execv("cli/meshtune", argv.data());
     _exit(127);
   }
   setpgid(pid, pid);

@@ -25,13 +25,13 @@ struct CliRun {
   std::string out, err;
 };
 
-// Runs `service/meshtune <args>` through the shell (args are shell text), stdin from
+// Runs `cli/meshtune <args>` through the shell (args are shell text), stdin from
 // `stdin_path`, capturing stdout and stderr in files under $TEST_TMPDIR.
 inline CliRun Meshtune(const std::string& args, const std::string& stdin_path = "/dev/null") {
   const char* tmp = std::getenv("TEST_TMPDIR");
   const std::string dir = tmp ? tmp : "/tmp";
   const std::string out = dir + "/out.txt", err = dir + "/err.txt";
-  const std::string cmd = "service/meshtune " + args + " <" + stdin_path + " >" + out + " 2>" + err;
+  const std::string cmd = "cli/meshtune " + args + " <" + stdin_path + " >" + out + " 2>" + err;
   const int rc = std::system(cmd.c_str());
   CliRun r;
   r.status = WIFEXITED(rc) ? WEXITSTATUS(rc) : -1;

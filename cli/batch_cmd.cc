@@ -1,0 +1,128 @@
+#include "cli/batch_cmd.h"
+
+#include <cerrno>
+#include <cstring>
+#include <filesystem>
+#include <system_error>
+#include <fstream>
+#include <iostream>
+
+#include "absl/strings/ascii.h"
+#include "absl/strings/str_cat.h"
+#include "base/excerpt.h"
+#include "google/protobuf/util/json_util.h"
+#include "cli/cli_io.h"
+#include "engine/exit_codes.h"
+#include "cli/tune_output.h"
+
+namespace meshtune::cli {
+
+namespace {
+
+// A TuneRequest's text fields are a few KB at most: a longer line is not one.
+constexpr size_t kMaxLineBytes = 1 << 20;
+
+std::string ErrorLine(int line, const std::string& message) {
+  return absl::StrCat("{\"line\": ", line, ", \"error\": ", JsonQuote(message), "}");
+}
+
+}  // namespace
+
+int RunBatch(const BatchFlags& flags, engine::Backend& backend, std::ostream& out, std::ostream& err) {
+  std::ifstream file;
+  if (flags.path != "-") {
+    std::error_code ec;
+    if (std::filesystem::is_directory(flags.path, ec)) {
+      err << "meshtune: cannot read batch file '" << base::Excerpt(flags.path, base::kMaxPathExcerpt)
+          << "': it is a directory\n";
+      return engine::kExitBadInput;
+    }
+    file.open(flags.path);
+    if (!file) {
+      const int error = errno;
+      err << "meshtune: cannot read batch file '" << base::Excerpt(flags.path, base::kMaxPathExcerpt)
+          << "': " << std::strerror(error)
+          << "\n";
+      return engine::kExitBadInput;
+    }
+  }
+  std::istream& in = flags.path == "-" ? std::cin : file;
+  int number = 0, requests = 0, failed = 0;
+  // One result line; false (with the message on `err`) once `out` cannot be written: the
+  // rest of the batch would tune for nobody.
+  auto emit = [&](const std::string& line) {
+    errno = 0;
+    out << line << std::endl;
+    if (out) return true;
+    err << "meshtune: cannot write to standard output: " << (errno != 0 ? std::strerror(errno) : "a write failed")
+        << "\n";
+    return false;
+  };
+  std::string unavailable;  // once the daemon is gone, why: the rest is not sent
+  std::string text;
+  while (std::getline(in, text)) {
+    ++number;
+    const absl::string_view line = absl::StripAsciiWhitespace(text);
+    if (line.empty() || line[0] == '#') continue;
+    ++requests;
+    if (line.size() > kMaxLineBytes) {
+      ++failed;
+      if (!emit(ErrorLine(number, absl::StrCat("the line is ", line.size(), " bytes long; the limit is ", kMaxLineBytes,
+                                               " bytes")))) {
+        return engine::kExitFailed;
+      }
+      continue;
+    }
+    if (!unavailable.empty()) {
+      ++failed;
+      if (!emit(ErrorLine(number, absl::StrCat("not sent: ", unavailable)))) return engine::kExitFailed;
+      continue;
+    }
+    v1::TuneRequest request;
+    const auto parsed = google::protobuf::util::JsonStringToMessage(std::string(line), &request);
+    if (!parsed.ok()) {
+      ++failed;
+      // protobuf's message may go on with a picture of the input: its first line says it.
+      const std::string message(parsed.message().data(), parsed.message().size());
+      if (!emit(ErrorLine(number, absl::StrCat("not a meshtune.v1.TuneRequest in JSON: ",
+                                               base::Excerpt(message.substr(0, message.find('\n')), 4 * base::kMaxExcerpt))))) {
+        return engine::kExitFailed;
+      }
+      continue;
+    }
+    if (flags.model_only) request.set_model_only(true);
+    bool drew = false;
+    engine::TuneProgressFn progress;
+    if (flags.progress) {
+      progress = [&](const v1::TuneProgress& p) {
+        err << "\r\033[K"
+            << "line " << number << ": " << TuneProgressText(p) << std::flush;
+        drew = true;
+      };
+    }
+    absl::StatusOr<v1::TuneResult> result = backend.Tune(request, progress);
+    if (drew) err << "\r\033[K" << std::flush;
+    if (!result.ok()) {
+      // The daemon went away (or never answered): every later line gets its error line too.
+      if (result.status().code() == absl::StatusCode::kUnavailable) unavailable = std::string(result.status().message());
+      ++failed;
+      if (!emit(ErrorLine(number, std::string(result.status().message())))) return engine::kExitFailed;
+      // Interrupted (SIGINT/SIGTERM stopped this tune's search or job): the rest is not run.
+      if (result.status().code() == absl::StatusCode::kCancelled) break;
+      continue;
+    }
+    if (result->measurements_size() > 0 && !result->record().verified()) ++failed;
+    if (!emit(absl::StrCat("{\"line\": ", number, ", \"result\": ", ToJson(*result), "}"))) return engine::kExitFailed;
+  }
+  if (in.bad()) {
+    err << "meshtune: error reading batch file '" << base::Excerpt(flags.path, base::kMaxPathExcerpt) << "' after line " << number << "\n";
+    return engine::kExitFailed;
+  }
+  if (failed > 0) {
+    err << "meshtune: " << failed << " of " << requests << " requests failed\n";
+    return engine::kExitFailed;
+  }
+  return engine::kExitOk;
+}
+
+}  // namespace meshtune::cli

@@ -1,0 +1,162 @@
+#include "cli/calibrate_cmd.h"
+
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include <chrono>
+#include <cmath>
+#include <vector>
+
+#include "absl/strings/str_cat.h"
+#include "absl/strings/str_format.h"
+#include "absl/strings/str_split.h"
+#include "google/protobuf/util/json_util.h"
+#include "base/status_macros.h"
+#include "runtime/launcher.h"
+#include "storage/calibration_fit.h"
+#include "storage/hardware_profile.h"
+#include "cli/cli_io.h"
+#include "engine/exit_codes.h"
+
+namespace meshtune::cli {
+namespace {
+
+constexpr int64_t kMaxRanks = 65536;
+constexpr double kMaxTimeoutS = 7 * 24 * 3600;
+
+// "1.45 GB/s" for an inverse bandwidth in s/byte.
+std::string Bandwidth(double s_per_byte) {
+  return s_per_byte > 0 ? absl::StrFormat("%.3g GB/s", 1e-9 / s_per_byte)
+                        : std::string("unbounded");
+}
+
+std::string Summary(const v1::HardwareProfile& p) {
+  return absl::StrFormat(
+      "hardware profile \"%s\" saved to %s\n"
+      "  measured on %s with %d ranks, %s, %s\n"
+      "  point-to-point  alpha %.3g us, beta %.3g s/B (%s)\n"
+      "  broadcast       alpha_coll %.3g us per tree level, beta_coll %.3g s/B (%s)\n"
+      "  local GEMM      gamma %.3g s/flop (%.3g GFLOP/s per rank, n = %d, every rank busy)\n",
+      p.name(), storage::ProfilePath(p.name()), p.host(), p.ranks(), p.dtype(), p.created(),
+      p.alpha_s() * 1e6, p.beta_s_per_byte(), Bandwidth(p.beta_s_per_byte()),
+      p.alpha_coll_s() * 1e6, p.beta_coll_s_per_byte(), Bandwidth(p.beta_coll_s_per_byte()),
+      p.gamma_s_per_flop(), 1e-9 / p.gamma_s_per_flop(), p.gemm_n());
+}
+
+// A string found only on this job's command lines, by which the launcher finds its ranks.
+std::string JobId() {
+  const auto now = std::chrono::steady_clock::now().time_since_epoch();
+  return absl::StrCat("meshtune-calibrate-", getpid(), "-",
+                      std::chrono::duration_cast<std::chrono::nanoseconds>(now).count());
+}
+
+// The calibration job's profile: the last line of its stdout that starts with '{'. Internal
+// when the job failed, DataLoss when that line does not parse.
+absl::StatusOr<v1::HardwareProfile> ParseJobOutput(const runtime::CommandResult& job) {
+  std::string json;
+  for (absl::string_view line : absl::StrSplit(job.out, '\n')) {
+    if (!line.empty() && line[0] == '{') json = std::string(line);
+  }
+  if (json.empty()) {
+    return absl::InternalError(absl::StrCat("calibration failed: ", runtime::JobFailure(job)));
+  }
+  if (job.signal != 0 || job.exit_code != 0) {
+    const std::string how = job.signal != 0 ? absl::StrCat("died of signal ", job.signal)
+                                            : absl::StrCat("exited with status ", job.exit_code);
+    const std::string& tail = job.err_tail;
+    return absl::InternalError(
+        absl::StrCat("calibration failed: the job ", how, " after printing its samples: ",
+                     tail.size() > 600 ? tail.substr(tail.size() - 600) : tail));
+  }
+  v1::HardwareProfile measured;
+  if (const auto status = google::protobuf::util::JsonStringToMessage(json, &measured);
+      !status.ok()) {
+    return absl::DataLossError(absl::StrCat("calibration failed: cannot parse the job's samples: ",
+                                            status.message().ToString()));
+  }
+  return measured;
+}
+
+}  // namespace
+
+absl::Status ValidateCalibrateOptions(const CalibrateOptions& options) {
+  MT_RETURN_IF_ERROR(storage::ValidateProfileName(options.name));
+  if (options.ranks < 2 || options.ranks > kMaxRanks) {
+    return absl::InvalidArgumentError(
+        absl::StrCat("--ranks ", options.ranks, " is out of range: calibrate needs 2 to ",
+                     kMaxRanks, " ranks (it times messages between two of them)"));
+  }
+  if (options.dtype != "f32" && options.dtype != "f64") {
+    return absl::InvalidArgumentError(
+        absl::StrCat("--dtype must be f32 or f64, not \"", options.dtype, "\""));
+  }
+  if (!(options.timeout_s > 0 && options.timeout_s <= kMaxTimeoutS)) {
+    return absl::InvalidArgumentError(absl::StrCat(
+        "--timeout ", options.timeout_s, " is out of range: it must be positive and at most ",
+        kMaxTimeoutS, " s (a week)"));
+  }
+  if (!options.calibrator.empty()) {
+    struct stat st;
+    if (stat(options.calibrator.c_str(), &st) != 0 || !S_ISREG(st.st_mode) ||
+        access(options.calibrator.c_str(), X_OK) != 0) {
+      return absl::InvalidArgumentError(
+          absl::StrCat("--calibrator '", options.calibrator, "' is not an executable file"));
+    }
+  }
+  return absl::OkStatus();
+}
+
+absl::StatusOr<v1::HardwareProfile> Calibrate(const CalibrateOptions& options) {
+  MT_RETURN_IF_ERROR(ValidateCalibrateOptions(options));
+  const std::string calibrator =
+      options.calibrator.empty() ? runtime::FindCalibrator() : options.calibrator;
+  if (calibrator.empty()) {
+    return absl::NotFoundError(
+        "cannot find the calibration binary meshtune_calibrate beside meshtune or in its runfiles; "
+        "set MESHTUNE_CALIBRATOR or pass --calibrator");
+  }
+
+  const std::string job_id = JobId();
+  std::vector<std::string> command = {calibrator, "--dtype", options.dtype, "--job-id", job_id};
+  if (options.quick) {
+    command.insert(command.end(), {"--max-bytes", "1048576", "--reps", "10", "--gemm-n", "512",
+                                   "--gemm-reps", "3"});
+  }
+  runtime::LaunchOptions launch;
+  launch.timeout_s = options.timeout_s;
+  const absl::StatusOr<runtime::CommandResult> job =
+      runtime::LaunchCommand(options.ranks, command, launch, job_id);
+  if (!job.ok()) {
+    return absl::Status(job.status().code(),
+                        absl::StrCat("calibration failed: ", job.status().message()));
+  }
+  MT_ASSIGN_OR_RETURN(const v1::HardwareProfile measured, ParseJobOutput(*job));
+  if (measured.ranks() != options.ranks) {
+    return absl::InternalError(absl::StrCat("calibration failed: the job ran on ", measured.ranks(),
+                                            " ranks instead of --ranks ", options.ranks));
+  }
+  MT_ASSIGN_OR_RETURN(v1::HardwareProfile profile, storage::FitProfile(measured));
+  profile.set_name(options.name);
+  if (absl::Status s = storage::SaveProfile(profile); !s.ok()) {
+    return absl::Status(s.code(), absl::StrCat("cannot store the hardware profile: ", s.message()));
+  }
+  return profile;
+}
+
+int RunCalibrate(const CalibrateOptions& options, std::ostream& out, std::ostream& err) {
+  // Only the flags are bad input: a file-system error from storing the profile may be
+  // InvalidArgument too (ENAMETOOLONG), and is still a failure of the command.
+  if (absl::Status s = ValidateCalibrateOptions(options); !s.ok()) {
+    err << "meshtune: " << s.message() << "\n";
+    return engine::kExitBadInput;
+  }
+  const absl::StatusOr<v1::HardwareProfile> profile = Calibrate(options);
+  if (!profile.ok()) {
+    err << "meshtune: " << profile.status().message() << "\n";
+    return engine::kExitFailed;
+  }
+  out << (options.json ? ToJson(*profile) + "\n" : Summary(*profile));
+  return engine::kExitOk;
+}
+
+}  // namespace meshtune::cli

@@ -1,0 +1,92 @@
+#include "cli/cli_io.h"
+
+#include <cerrno>
+#include <cstdio>
+#include <cstring>
+#include <iostream>
+
+#include "absl/strings/str_cat.h"
+#include "absl/strings/str_format.h"
+#include "google/protobuf/util/json_util.h"
+#include "base/excerpt.h"
+
+namespace meshtune::cli {
+
+absl::StatusOr<std::string> ReadInput(const std::string& path, size_t max_bytes) {
+  FILE* f = path == "-" ? stdin : std::fopen(path.c_str(), "rb");
+  if (f == nullptr) {
+    const int error = errno;
+    return absl::InvalidArgumentError(
+        absl::StrCat("cannot read trace file '", base::Excerpt(path, base::kMaxPathExcerpt), "': ", std::strerror(error)));
+  }
+  std::string data;
+  char buf[65536];
+  while (data.size() <= max_bytes) {
+    const size_t n = std::fread(buf, 1, sizeof(buf), f);
+    if (n == 0) break;
+    data.append(buf, n);
+  }
+  const bool failed = std::ferror(f) != 0;
+  const int error = errno;
+  if (f != stdin) std::fclose(f);
+  if (failed) {
+    return absl::InvalidArgumentError(
+        absl::StrCat("cannot read trace file '", base::Excerpt(path, base::kMaxPathExcerpt), "': ", std::strerror(error)));
+  }
+  if (data.size() > max_bytes + 1) data.resize(max_bytes + 1);
+  return data;
+}
+
+absl::Status FlushStdout() {
+  // std::cout writes through stdout's buffer: its flush is stdout's, and sets errno.
+  errno = 0;
+  std::cout.flush();
+  int error = errno;
+  const bool stream_failed = !std::cout;
+  errno = 0;
+  const bool flush_failed = std::fflush(stdout) != 0;
+  if (error == 0) error = errno;
+  if (!stream_failed && !flush_failed && std::ferror(stdout) == 0) return absl::OkStatus();
+  // A write that failed before the final flush has lost its errno: say so plainly.
+  return absl::UnavailableError(absl::StrCat("cannot write to standard output: ",
+                                             error != 0 ? std::strerror(error) : "a write failed"));
+}
+
+std::string ToJson(const google::protobuf::Message& message) {
+  std::string out;
+  google::protobuf::util::JsonPrintOptions options;
+  options.always_print_primitive_fields = true;
+  options.preserve_proto_field_names = true;
+  const auto status = google::protobuf::util::MessageToJsonString(message, &out, options);
+  if (!status.ok()) return absl::StrCat("{\"error\": \"cannot print JSON\"}");
+  return out;
+}
+
+std::string JsonQuote(const std::string& s) {
+  std::string out = "\"";
+  for (unsigned char c : s) {
+    switch (c) {
+      case '"':
+        out += "\\\"";
+        break;
+      case '\\':
+        out += "\\\\";
+        break;
+      case '\n':
+        out += "\\n";
+        break;
+      case '\t':
+        out += "\\t";
+        break;
+      default:
+        if (c < 0x20) {
+          absl::StrAppendFormat(&out, "\\u%04x", c);
+        } else {
+          out += static_cast<char>(c);
+        }
+    }
+  }
+  return out + "\"";
+}
+
+}  // namespace meshtune::cli

@@ -1,0 +1,488 @@
+// meshtune: the command-line front end of the engine.
+//
+// Subcommands: explain (legality verdict, maps, transfers and pseudo-code of one trace),
+// run (one trace under MPI), codegen (the C++ MPI program of a trace), calibrate (this
+// machine's alpha-beta-gamma numbers, stored as a hardware profile; cli/calibrate_cmd.h),
+// tune (search, cost and measure schedules, store the winner; cli/tune_cmd.h), lookup
+// and records (the tuning database; cli/record_cmds.h) and batch (tunes from a JSON-lines
+// file; cli/batch_cmd.h); serve runs the daemon meshtuned. tune, lookup, records, batch, explain and codegen run in this
+// process (against the tuning database `--db`, storage::DefaultDbPath() by default) or, with
+// `--server HOST:PORT`, by a meshtuned daemon; their output is the same either way.
+// Exit status: 0 when the command ran (for run: and verified), 2 on bad input (message on
+// stderr naming the offending token), 1 on an internal error, a run that failed (its JSON
+// result says why), a missing record, an unreachable daemon or output that could not be
+// written ("meshtune: cannot write to standard output: No space left on device").
+#include <signal.h>
+#include <unistd.h>
+
+#include <algorithm>
+#include <cerrno>
+#include <cstdio>
+#include <algorithm>
+#include <cstring>
+#include <exception>
+#include <limits>
+#include <fstream>
+#include <iostream>
+#include <memory>
+#include <optional>
+#include <string>
+#include <utility>
+#include <vector>
+
+#include "CLI/CLI.hpp"
+#include "ir/trace.h"
+#include "storage/tuning_db.h"
+#include "engine/backend.h"
+#include "cli/batch_cmd.h"
+#include "cli/calibrate_cmd.h"
+#include "engine/flag_checks.h"
+#include "cli/cli_io.h"
+#include "engine/exit_codes.h"
+#include "engine/explain.h"
+#include "engine/local_backend.h"
+#include "cli/record_cmds.h"
+#include "cli/remote_backend.h"
+#include "cli/tune_cmd.h"
+#include "base/paths.h"
+#include "absl/strings/str_format.h"
+#include "absl/strings/str_join.h"
+#include "base/excerpt.h"
+#include "ir/mesh.h"
+#include "runtime/launcher.h"
+#include "runtime/memory_fit.h"
+
+namespace meshtune::cli {
+namespace {
+
+int Fail(const absl::Status& status) {
+  std::cerr << "meshtune: " << status.message() << "\n";
+  return status.code() == absl::StatusCode::kInvalidArgument ? engine::kExitBadInput : engine::kExitFailed;
+}
+
+// The longest --timeout, --budget-s: a week.
+constexpr double kMaxTimeoutS = 7 * 24 * 3600;
+// Integer flags whose range the command checks itself (with its own message) are only
+// checked to be integers that fit: CLI11 would saturate 99999999999999999999 to 2^63 - 1.
+constexpr int64_t kInt64Min = std::numeric_limits<int64_t>::min();
+constexpr int64_t kInt64Max = std::numeric_limits<int64_t>::max();
+constexpr int64_t kIntMin = std::numeric_limits<int>::min();
+constexpr int64_t kIntMax = std::numeric_limits<int>::max();
+
+struct RunFlags {
+  int reps = 3, warmup = 1;
+  double timeout_s = 300;
+  uint64_t seed = 1;
+  std::string worker, hostfile, launcher, inject_fault;
+  std::vector<std::string> launcher_args;
+  bool simulate = false;
+
+  void Add(CLI::App* cmd) {
+    cmd->add_option("--reps", reps, "timed repetitions")->transform(engine::IntegerIn(1, 100000));
+    cmd->add_option("--warmup", warmup, "untimed repetitions first")->transform(engine::IntegerIn(0, 100000));
+    cmd->add_option("--timeout", timeout_s, "seconds before the job is killed")
+        ->check(engine::NumberIn(0, kMaxTimeoutS, /*min_exclusive=*/true));
+    cmd->add_option("--seed", seed, "seed of the input values")->transform(engine::Unsigned64());
+    cmd->add_option("--worker", worker, "path of meshtune_worker (default: found beside meshtune)");
+    cmd->add_option("--hostfile", hostfile, "MPI hostfile for a cluster");
+    cmd->add_option("--launcher", launcher, "launcher program instead of mpirun (e.g. srun)");
+    cmd->add_option("--launcher-arg", launcher_args, "extra launcher argument (repeatable)");
+    cmd->add_option("--inject-fault", inject_fault, "tests only: crash, hang or wrong")
+        ->check(engine::OneOf({"crash", "hang", "wrong"}));
+    cmd->add_flag("--simulate", simulate,
+                  "run every rank in this process (no MPI) and verify against the reference; times are not a "
+                  "machine's");
+  }
+};
+
+struct ProblemFlags {
+  std::string expr, extents, dtype = "f32", mesh, mem_per_rank;
+
+  void Add(CLI::App* cmd) {
+    cmd->add_option("--expr", expr, "statement in index notation, e.g. 'C[m,n] += A[m,k] * B[k,n]'")
+        ->required();
+    cmd->add_option("--extents", extents, "index extents, e.g. m=512,n=1024,k=2048")->required();
+    cmd->add_option("--dtype", dtype, "f32 or f64");
+    cmd->add_option("--mesh", mesh, "mesh axes, e.g. x=8,y=8")->required();
+    cmd->add_option("--mem-per-rank", mem_per_rank, "memory budget per rank, e.g. 2GiB");
+  }
+  void Fill(v1::Problem* p, v1::Mesh* m) const {
+    p->set_expr(expr);
+    p->set_extents(extents);
+    p->set_dtype(dtype);
+    m->set_axes(mesh);
+    m->set_mem_per_rank(mem_per_rank);
+  }
+};
+
+// Where a command is answered: this process (with a tuning database) or meshtuned.
+struct TargetFlags {
+  std::string db = storage::DefaultDbPath();
+  std::string server;
+  bool no_db = false;
+
+  // `db`: whether the command uses the tuning database (--db, and --no-db for tune).
+  void Add(CLI::App* cmd, bool db_flag, bool no_db_flag) {
+    CLI::Option* server_opt =
+        cmd->add_option("--server", server, "HOST:PORT of a meshtuned daemon to ask instead of this process")
+            ->check(engine::HostPort(/*allow_port_zero=*/false));
+    if (db_flag) {
+      cmd->add_option("--db", db, "SQLite tuning database (default: " + db + ")")->excludes(server_opt);
+    }
+    if (no_db_flag) cmd->add_flag("--no-db", no_db, "do not store the winner")->excludes(server_opt);
+  }
+
+  std::unique_ptr<engine::Backend> Make(engine::LocalTuneSettings settings = {}) const {
+    auto warn = [](const std::string& message) { std::cerr << "meshtune: " << message << "\n"; };
+    if (!server.empty()) return NewRemoteBackend(server, warn);
+    engine::LocalBackendOptions options;
+    options.db_path = no_db ? "" : db;
+    options.tune = std::move(settings);
+    options.warn = warn;
+    return engine::NewLocalBackend(std::move(options));
+  }
+};
+
+// Workload flags for lookup and records.
+void AddWorkloadFlags(CLI::App* cmd, WorkloadFlags* w, bool required) {
+  CLI::Option* expr = cmd->add_option("--expr", w->expr, "statement in index notation, e.g. 'C[m,n] += A[m,k] * B[k,n]'");
+  CLI::Option* extents = cmd->add_option("--extents", w->extents, "index extents, e.g. m=512,n=1024,k=2048");
+  if (required) {
+    expr->required();
+    extents->required();
+  }
+  cmd->add_option("--dtype", w->dtype, "f32 or f64");
+  cmd->add_option("--mesh", w->mesh, "mesh axes, e.g. x=8,y=8");
+  cmd->add_option("--ranks", w->ranks, "rank count (a tune over every mesh of that many ranks)")
+      ->transform(engine::IntegerIn(kInt64Min, kInt64Max));  // the range: engine::RequestWorkload
+  cmd->add_option("--profile", w->profile, "hardware profile (default: default)");
+}
+
+int RunExplain(const ProblemFlags& flags, const std::string& trace_path, bool json, engine::Backend& backend) {
+  v1::ExplainRequest request;
+  flags.Fill(request.mutable_problem(), request.mutable_mesh());
+  absl::StatusOr<std::string> text = ReadInput(trace_path, ir::kMaxTraceBytes);
+  if (!text.ok()) return Fail(text.status());
+  request.mutable_trace()->set_text(*text);
+  absl::StatusOr<v1::ExplainResponse> response = backend.Explain(request);
+  if (!response.ok()) return Fail(response.status());
+  std::cout << (json ? ToJson(*response) + "\n" : engine::ExplainText(*response));
+  return engine::kExitOk;
+}
+
+// The JSON line `meshtune run` prints; `checked` says how: "measured" (under MPI) or
+// "simulated" (every rank in this process).
+void PrintRunResult(bool verified, const std::vector<double>& seconds, double median_s, int64_t bytes_sent_max,
+                    double checksum, const std::optional<std::string>& error, const char* checked) {
+  std::vector<std::string> secs;
+  for (double s : seconds) secs.push_back(absl::StrFormat("%.9g", s));
+  std::cout << absl::StrFormat(R"({"verified": %s, "checked": "%s", "seconds": [%s], "median_s": %.9g, )"
+                               R"("bytes_sent_max": %d, "checksum": %.17g, "error": %s})",
+                               verified ? "true" : "false", checked, absl::StrJoin(secs, ", "), median_s,
+                               bytes_sent_max, checksum, error ? JsonQuote(*error) : "null")
+            << "\n";
+}
+
+// `meshtune run`: legality first (an illegal trace is bad input here), then one MPI run,
+// or with --simulate one run of every rank in this process.
+int RunRun(const ProblemFlags& flags, const std::string& trace_path, const RunFlags& rf) {
+  v1::ExplainRequest request;
+  flags.Fill(request.mutable_problem(), request.mutable_mesh());
+  absl::StatusOr<std::string> text = ReadInput(trace_path, ir::kMaxTraceBytes);
+  if (!text.ok()) return Fail(text.status());
+  request.mutable_trace()->set_text(*text);
+  absl::StatusOr<v1::ExplainResponse> verdict = engine::Explain(request);
+  if (!verdict.ok()) return Fail(verdict.status());
+  if (!verdict->legal()) {
+    return Fail(absl::InvalidArgumentError(absl::StrCat("the schedule is illegal: [", verdict->reasons(0).code(),
+                                                        "] ", verdict->reasons(0).message())));
+  }
+  if (!verdict->lowering_error().empty()) {
+    return Fail(absl::UnimplementedError("cannot lower the schedule: " + verdict->lowering_error()));
+  }
+  absl::StatusOr<ir::Mesh> mesh = ir::ParseMesh(flags.mesh);
+  runtime::RunSpec spec;
+  spec.expr = flags.expr;
+  spec.extents = flags.extents;
+  spec.dtype = flags.dtype;
+  spec.mesh = flags.mesh;
+  spec.trace = *text;
+  spec.ranks = mesh->Ranks();
+  spec.reps = rf.reps;
+  spec.warmup = rf.warmup;
+  spec.seed = rf.seed;
+  spec.inject_fault = rf.inject_fault;
+  runtime::LaunchOptions options;
+  options.worker = rf.worker;
+  options.timeout_s = rf.timeout_s;
+  options.hostfile = rf.hostfile;
+  options.extra_args = rf.launcher_args;
+  if (!rf.launcher.empty()) options.launcher = {rf.launcher};
+  // --mem-per-rank was checked with the legality (over_memory_budget); the machine's own
+  // memory is checked here, before any worker can die of std::bad_alloc.
+  if (absl::Status fits = runtime::CheckRunFitsMemory(spec, options); !fits.ok()) return Fail(fits);
+  // Every rank in this process (the memory check above counted them all).
+  if (rf.simulate) {
+    runtime::SimOptions sim;
+    sim.seed = rf.seed;
+    sim.warmup = rf.warmup;
+    sim.reps = rf.reps;
+    sim.timeout_s = rf.timeout_s;
+    if (rf.inject_fault == "wrong") sim.inject_fault = rf.inject_fault;
+    absl::StatusOr<runtime::Measurement> m = engine::SimulateTrace(request, sim);
+    if (!m.ok()) return Fail(m.status());
+    std::vector<double> sorted = m->seconds;
+    std::sort(sorted.begin(), sorted.end());
+    PrintRunResult(m->verified, m->seconds, sorted.empty() ? 0 : sorted[sorted.size() / 2], m->bytes_sent_max,
+                   m->checksum, m->error.empty() ? std::nullopt : std::optional<std::string>(m->error), "simulated");
+    return m->verified ? engine::kExitOk : engine::kExitFailed;
+  }
+  runtime::InstallStopSignalHandlers();
+  const runtime::LaunchResult r = runtime::Launch(spec, options);
+  // Interrupted: the job, its ranks and the trace file are gone; main() ends by the signal.
+  if (runtime::StopSignal() != 0) return Fail(absl::CancelledError(r.error.value_or("interrupted")));
+  PrintRunResult(r.verified, r.seconds, r.median_s, r.bytes_sent_max, r.checksum, r.error, "measured");
+  return r.verified ? engine::kExitOk : engine::kExitFailed;
+}
+
+// `meshtune codegen`: the C++ MPI program of a trace, to a file or stdout.
+int RunCodegen(const ProblemFlags& flags, const std::string& trace_path, const std::string& output,
+               engine::Backend& backend) {
+  v1::CodegenRequest request;
+  flags.Fill(request.mutable_problem(), request.mutable_mesh());
+  absl::StatusOr<std::string> text = ReadInput(trace_path, ir::kMaxTraceBytes);
+  if (!text.ok()) return Fail(text.status());
+  request.mutable_trace()->set_text(*text);
+  absl::StatusOr<v1::CodegenResponse> response = backend.Codegen(request);
+  if (!response.ok()) return Fail(response.status());
+  if (output.empty() || output == "-") {
+    std::cout << response->source();
+    return engine::kExitOk;
+  }
+  std::ofstream out(output);
+  if (!out) {
+    const int error = errno;
+    return Fail(absl::InvalidArgumentError(absl::StrCat("cannot open '", base::Excerpt(output, base::kMaxPathExcerpt),
+                                                        "' for writing: ", std::strerror(error))));
+  }
+  errno = 0;
+  out << response->source();
+  out.close();  // the last write happens here
+  if (!out) {
+    return Fail(absl::UnavailableError(absl::StrCat("cannot write '", base::Excerpt(output, base::kMaxPathExcerpt),
+                                                    "': ", errno != 0 ? std::strerror(errno) : "a write failed")));
+  }
+  return engine::kExitOk;
+}
+
+// `meshtune serve ARGS...`: replaces this process with meshtuned ARGS..., found as Bazel
+// builds it (daemon/meshtuned beside cli/) or installed beside meshtune. Returns only when
+// it cannot be started.
+int RunServe(const std::vector<std::string>& args) {
+  const std::string path = base::FindCompanion("MESHTUNED", {"daemon/meshtuned"});
+  if (path.empty()) {
+    return Fail(absl::FailedPreconditionError(
+        "cannot find meshtuned beside meshtune (build it: bazel build -c opt //daemon:meshtuned)"));
+  }
+  std::vector<char*> argv{const_cast<char*>(path.c_str())};
+  for (const std::string& a : args) argv.push_back(const_cast<char*>(a.c_str()));
+  argv.push_back(nullptr);
+  execv(path.c_str(), argv.data());
+  return Fail(absl::InternalError(absl::StrCat("cannot start ", path, ": ", std::strerror(errno))));
+}
+
+int Main(int argc, char** argv) {
+  CLI::App app{"meshtune: distributed schedules for tensor computations"};
+  app.require_subcommand(1);
+
+  ProblemFlags explain_flags;
+  std::string trace_path;
+  bool json = false;
+  CLI::App* explain = app.add_subcommand("explain", "legality verdict, reasons and maps of a trace");
+  explain_flags.Add(explain);
+  explain->add_option("--trace", trace_path, "trace file ('-' for stdin)")->required();
+  explain->add_flag("--json", json, "print JSON");
+  TargetFlags explain_target;
+  explain_target.Add(explain, false, false);
+
+  ProblemFlags run_flags;
+  RunFlags run_opts;
+  std::string run_trace;
+  CLI::App* run = app.add_subcommand("run", "run a trace under MPI, verify it and time it");
+  run_flags.Add(run);
+  run->add_option("--trace", run_trace, "trace file ('-' for stdin)")->required();
+  run_opts.Add(run);
+
+  ProblemFlags codegen_flags;
+  std::string codegen_trace, codegen_out;
+  CLI::App* gen = app.add_subcommand("codegen", "write the C++ MPI program of a trace");
+  codegen_flags.Add(gen);
+  gen->add_option("--trace", codegen_trace, "trace file ('-' for stdin)")->required();
+  gen->add_option("-o,--output", codegen_out, "output file (default: stdout)");
+  TargetFlags codegen_target;
+  codegen_target.Add(gen, false, false);
+
+  CalibrateOptions calibrate_opts;
+  CLI::App* calibrate =
+      app.add_subcommand("calibrate", "measure alpha, beta and gamma under MPI; store a profile");
+  calibrate->add_option("--ranks", calibrate_opts.ranks, "MPI ranks, at least 2")
+      ->required()
+      ->transform(engine::IntegerIn(kInt64Min, kInt64Max));  // the range: RunCalibrate
+  calibrate->add_option("--name", calibrate_opts.name, "hardware profile name (default: default)");
+  calibrate->add_option("--dtype", calibrate_opts.dtype, "GEMM element type: f32 or f64");
+  calibrate->add_option("--timeout", calibrate_opts.timeout_s, "seconds before the job is killed (default: 600)")
+      ->check(engine::NumberIn(0, kMaxTimeoutS, /*min_exclusive=*/true));
+  calibrate->add_flag("--quick", calibrate_opts.quick, "fewer sizes and repetitions (~1 s)");
+  calibrate->add_flag("--json", calibrate_opts.json, "print the profile as JSON");
+  calibrate->add_option("--calibrator", calibrate_opts.calibrator,
+                        "path of meshtune_calibrate (default: found beside meshtune)");
+
+  engine::TuneFlags tune_opts;
+  double tune_alpha = 0, tune_beta = 0, tune_gamma = 0;
+  CLI::App* tune = app.add_subcommand("tune", "search, cost and measure schedules; print the best");
+  tune->add_option("--expr", tune_opts.expr, "statement in index notation, e.g. 'C[m,n] += A[m,k] * B[k,n]'")
+      ->required();
+  tune->add_option("--extents", tune_opts.extents, "index extents, e.g. m=512,n=1024,k=2048")->required();
+  tune->add_option("--dtype", tune_opts.dtype, "f32 or f64");
+  tune->add_option("--mesh", tune_opts.mesh, "mesh axes, e.g. x=8,y=8");
+  tune->add_option("--ranks", tune_opts.ranks, "rank count: try every mesh of 1 to 3 axes")
+      ->transform(engine::IntegerIn(kInt64Min, kInt64Max));  // the range: engine::MakeTuneOptions
+  tune->add_option("--mem-per-rank", tune_opts.mem_per_rank, "memory budget per rank, e.g. 2GiB");
+  tune->add_option("--top-k", tune_opts.top_k, "candidates measured under MPI (default 4)")
+      ->transform(engine::IntegerIn(kIntMin, kIntMax));  // the range: engine::MakeTuneOptions
+  tune->add_option("--budget-s", tune_opts.budget_s, "seconds for the whole tune (default 600)")
+      ->check(engine::NumberIn(0, kMaxTimeoutS, /*min_exclusive=*/true));
+  tune->add_flag("--model-only", tune_opts.model_only, "measure nothing: the cost model's best");
+  tune->add_flag("--json", tune_opts.json, "print the result as one JSON line");
+  CLI::Option* profile_opt = tune->add_option("--profile", tune_opts.profile, "hardware profile (default: default)");
+  // Machine numbers: seconds per message, byte and flop; a second for any of them is absurd already.
+  CLI::Option* alpha_opt = tune->add_option("--alpha", tune_alpha, "latency per message, s (overrides the profile)")
+                               ->check(engine::NumberIn(0, 1));
+  CLI::Option* beta_opt =
+      tune->add_option("--beta", tune_beta, "seconds per byte (overrides the profile)")->check(engine::NumberIn(0, 1));
+  CLI::Option* gamma_opt =
+      tune->add_option("--gamma", tune_gamma, "seconds per flop (overrides the profile)")->check(engine::NumberIn(0, 1));
+  tune->add_option("--max-evaluations", tune_opts.max_evaluations, "schedules lowered and costed (default 1000)")
+      ->transform(engine::IntegerIn(kInt64Min, kInt64Max));  // the range: engine::MakeTuneOptions
+  tune->add_option("--seed", tune_opts.seed, "seed of the evolutionary search")->transform(engine::Unsigned64());
+  tune->add_flag("--allow-replication", tune_opts.allow_replication,
+                 "let tensors be replicated along mesh axes (2.5D-style; bound it with --mem-per-rank)");
+  tune->add_option("--reps", tune_opts.reps, "timed repetitions per measurement")->transform(engine::IntegerIn(1, 100000));
+  tune->add_option("--warmup", tune_opts.warmup, "untimed repetitions first")->transform(engine::IntegerIn(0, 100000));
+  tune->add_option("--worker", tune_opts.worker, "path of meshtune_worker (default: found beside meshtune)");
+  tune->add_option("--hostfile", tune_opts.hostfile, "MPI hostfile for a cluster");
+  tune->add_option("--launcher", tune_opts.launcher, "launcher program instead of mpirun (e.g. srun)");
+  tune->add_option("--launcher-arg", tune_opts.launcher_args, "extra launcher argument (repeatable)");
+  TargetFlags tune_target;
+  tune_target.Add(tune, true, true);
+  // A daemon costs with its own profile and measures with its own launcher.
+  for (const char* local_only : {"--alpha", "--beta", "--gamma", "--reps", "--warmup", "--worker", "--hostfile",
+                                 "--launcher", "--launcher-arg"}) {
+    tune->get_option(local_only)->excludes("--server");
+  }
+
+  WorkloadFlags lookup_flags;
+  bool lookup_json = false;
+  CLI::App* lookup = app.add_subcommand("lookup", "the best tuning record of a problem on a mesh or rank count");
+  AddWorkloadFlags(lookup, &lookup_flags, true);
+  lookup->add_option("--mem-per-rank", lookup_flags.mem_per_rank, "the best record that fits this budget, e.g. 2GiB");
+  lookup->add_flag("--json", lookup_json, "print the record as one JSON line");
+  TargetFlags lookup_target;
+  lookup_target.Add(lookup, true, false);
+
+  RecordsFlags records_flags;
+  CLI::App* records = app.add_subcommand("records", "list tuning records (of one workload with --expr ...)");
+  AddWorkloadFlags(records, &records_flags.workload, false);
+  records->add_option("--limit", records_flags.limit, "records to list, 1 to 1000 (default 50)")
+      ->transform(engine::IntegerIn(kIntMin, kIntMax));  // the range: RunRecords
+  records->add_option("--after", records_flags.after, "list records with ids above this one")
+      ->transform(engine::IntegerIn(0, kInt64Max));
+  records->add_option("--id", records_flags.id, "print this one record")
+      ->transform(engine::IntegerIn(1, kInt64Max));
+  records->add_flag("--json", records_flags.json, "print each record as one JSON line");
+  TargetFlags records_target;
+  records_target.Add(records, true, false);
+
+  BatchFlags batch_flags;
+  CLI::App* batch = app.add_subcommand("batch", "run the tunes of a JSON-lines file of meshtune.v1.TuneRequest");
+  batch->add_option("file", batch_flags.path, "JSON-lines file ('-' for stdin)")->required();
+  batch->add_flag("--model-only", batch_flags.model_only, "measure nothing in any request: the cost model's best");
+  TargetFlags batch_target;
+  batch_target.Add(batch, true, false);
+
+  CLI::App* serve = app.add_subcommand("serve", "run the daemon meshtuned (its flags follow; see meshtuned --help)");
+  serve->prefix_command();
+  serve->set_help_flag();  // `meshtune serve --help` is meshtuned's help
+
+  app.failure_message(engine::ParseFailureMessage);
+  // CLI11 would say "A subcommand is required" for a mistyped command.
+  if (argc > 1 && argv[1][0] != '-') {
+    std::vector<std::string> names;
+    for (const CLI::App* sub : app.get_subcommands({})) names.push_back(sub->get_name());
+    if (std::find(names.begin(), names.end(), argv[1]) == names.end()) {
+      return Fail(absl::InvalidArgumentError(absl::StrCat("unknown command '", base::Excerpt(argv[1]),
+                                                          "'; the commands are ", absl::StrJoin(names, ", "),
+                                                          " (meshtune --help)")));
+    }
+  }
+  try {
+    app.parse(argc, argv);
+  } catch (const CLI::ParseError& e) {
+    const int code = app.exit(e);
+    return code == 0 ? engine::kExitOk : engine::kExitBadInput;
+  }
+  // Commands that run MPI jobs here stop them on SIGINT/SIGTERM (see RunRun for `run`);
+  // main() then ends by that signal.
+  if (calibrate->parsed() || ((tune->parsed() && tune_target.server.empty()) ||
+                              (batch->parsed() && batch_target.server.empty()))) {
+    runtime::InstallStopSignalHandlers();
+  }
+  if (explain->parsed()) return RunExplain(explain_flags, trace_path, json, *explain_target.Make());
+  if (run->parsed()) return RunRun(run_flags, run_trace, run_opts);
+  if (gen->parsed()) return RunCodegen(codegen_flags, codegen_trace, codegen_out, *codegen_target.Make());
+  if (serve->parsed()) return RunServe(serve->remaining());
+  if (lookup->parsed()) return RunLookup(lookup_flags, lookup_json, *lookup_target.Make(), std::cout, std::cerr);
+  if (records->parsed()) return RunRecords(records_flags, *records_target.Make(), std::cout, std::cerr);
+  if (batch->parsed()) {
+    batch_flags.progress = isatty(STDERR_FILENO) != 0;
+    return RunBatch(batch_flags, *batch_target.Make(), std::cout, std::cerr);
+  }
+  if (calibrate->parsed()) return RunCalibrate(calibrate_opts, std::cout, std::cerr);
+  if (tune->parsed()) {
+    tune_opts.profile_given = profile_opt->count() > 0;
+    if (alpha_opt->count() > 0) tune_opts.alpha = tune_alpha;
+    if (beta_opt->count() > 0) tune_opts.beta = tune_beta;
+    if (gamma_opt->count() > 0) tune_opts.gamma = tune_gamma;
+    tune_opts.progress = isatty(STDERR_FILENO) != 0;
+    return RunTune(tune_opts, *tune_target.Make(TuneSettingsFromFlags(tune_opts)), std::cout, std::cerr);
+  }
+  return engine::kExitBadInput;
+}
+
+}  // namespace
+}  // namespace meshtune::cli
+
+int main(int argc, char** argv) {
+  int code = meshtune::engine::kExitFailed;
+  try {
+    code = meshtune::cli::Main(argc, argv);
+  } catch (const std::exception& e) {
+    std::cerr << "meshtune: internal error: " << e.what() << "\n";
+  }
+  // What a command printed must have reached its reader (a full disk, a closed pipe): a
+  // command that succeeded but whose output was lost failed. (One that failed has said why
+  // already; batch also stops at its first lost line and says so.)
+  const absl::Status flushed = meshtune::cli::FlushStdout();
+  // Stopped by SIGINT/SIGTERM (its jobs killed, temporary files removed): end by the same
+  // signal, as a shell expects of Ctrl-C (status 130 or 143 to a shell).
+  if (const int sig = meshtune::runtime::StopSignal(); sig != 0) {
+    signal(sig, SIG_DFL);
+    raise(sig);
+    return 128 + sig;
+  }
+  if (!flushed.ok() && code == meshtune::engine::kExitOk) {
+    std::cerr << "meshtune: " << flushed.message() << "\n";
+    return meshtune::engine::kExitFailed;
+  }
+  return code;
+}

@@ -1,0 +1,54 @@
+#include "cli/record_output.h"
+
+#include "absl/strings/str_cat.h"
+#include "absl/strings/str_format.h"
+#include "absl/strings/str_join.h"
+#include "absl/strings/strip.h"
+#include "absl/time/time.h"
+
+namespace meshtune::cli {
+
+namespace {
+
+std::string Problem(const v1::Record& r) {
+  return absl::StrCat(r.problem().expr(), " (", r.problem().extents(), ", ", r.problem().dtype(),
+                      ")");
+}
+
+std::string Measured(const v1::Record& r) {
+  if (!r.has_measured_s()) return "-";
+  return absl::StrFormat("%.6g s (%s)", r.measured_s(), r.verified() ? "verified" : "not verified");
+}
+
+}  // namespace
+
+std::string Checked(const v1::Record& r) {
+  return r.checked_extents().empty() ? r.checked() : absl::StrCat(r.checked(), " at ", r.checked_extents());
+}
+
+std::string UtcTime(int64_t unix_ms) {
+  return absl::FormatTime("%Y-%m-%dT%H:%M:%SZ", absl::FromUnixMillis(unix_ms), absl::UTCTimeZone());
+}
+
+std::string RecordText(const v1::Record& r) {
+  std::string out = absl::StrCat("record ", r.id(), ": ", Problem(r), " on ", r.workload_mesh(),
+                                 ", profile ", r.profile(), "\n", "created ",
+                                 UtcTime(r.created_unix_ms()), " by ", r.tuner_version(), "\n\n");
+  absl::StrAppend(&out, absl::StripSuffix(r.trace().text(), "\n"), "\n\n");
+  absl::StrAppend(&out, "mesh       ", r.mesh(), "\n");
+  absl::StrAppend(&out, absl::StrFormat("predicted  %.6g s\n", r.predicted_s()));
+  absl::StrAppend(&out, "measured   ", Measured(r), "\n");
+  if (!r.checked().empty()) absl::StrAppend(&out, "checked    ", Checked(r), "\n");
+  absl::StrAppend(&out, "transfers  ",
+                  r.patterns().empty() ? "none" : absl::StrJoin(r.patterns(), "; "), "\n");
+  return out;
+}
+
+std::string RecordLine(const v1::Record& r) {
+  return absl::StrCat(r.id(), "  ", UtcTime(r.created_unix_ms()), "  ", Problem(r), "  on ",
+                      r.workload_mesh(), " -> ", r.mesh(), "  profile ", r.profile(),
+                      "  predicted ", absl::StrFormat("%.6g s", r.predicted_s()), "  measured ",
+                      Measured(r));
+}
+
+}  // namespace meshtune::cli

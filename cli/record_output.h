@@ -1,0 +1,40 @@
+// How tuning records read in `meshtune lookup` and `meshtune records`: a whole record as
+// text, or one line of a listing. (--json prints the Record message in protobuf's JSON
+// mapping instead, cli_io.h ToJson.) Stateless; thread-safe.
+#ifndef MESHTUNE_CLI_RECORD_OUTPUT_H_
+#define MESHTUNE_CLI_RECORD_OUTPUT_H_
+
+#include <cstdint>
+#include <string>
+
+#include "proto/meshtune.pb.h"
+
+namespace meshtune::cli {
+
+// `unix_ms` as UTC ISO 8601 to the second, "2026-11-23T12:40:01Z".
+std::string UtcTime(int64_t unix_ms);
+
+// The record as text:
+//   record 3: C[m,n] += A[m,k] * B[k,n] (m=64,n=64,k=64, f32) on ranks=4, profile default
+//   created 2026-11-23T12:40:01Z by meshtune 0.4
+//
+//   distribute(...)
+//   ...
+//
+//   mesh       x=2,y=2
+//   predicted  1.2e-05 s
+//   measured   - | 0.0123 s (verified) | 0.0123 s (not verified)
+//   transfers  A@k AllGather(axes=[0]); ...
+// How the record's schedule is known to be right: "measured", "simulated" or
+// "simulated-scaled at k=8,m=8,n=8" ("" for records written before meshtune 0.5).
+std::string Checked(const v1::Record& r);
+
+std::string RecordText(const v1::Record& record);
+
+// The record as one line (no newline): id, time, problem, workload mesh, winner's mesh,
+// profile, predicted and measured seconds.
+std::string RecordLine(const v1::Record& record);
+
+}  // namespace meshtune::cli
+
+#endif  // MESHTUNE_CLI_RECORD_OUTPUT_H_

@@ -1,0 +1,35 @@
+// `meshtune tune`: the tuner from the command line — the problem and the mesh (or a rank
+// count) from flags (tune_options.h), run in this process or by meshtuned (a Backend),
+// progress on a terminal, the result as text or JSON (tune_output.h), the winner stored as
+// a tuning record.
+#ifndef MESHTUNE_CLI_TUNE_CMD_H_
+#define MESHTUNE_CLI_TUNE_CMD_H_
+
+#include <ostream>
+
+#include "proto/meshtune.pb.h"
+#include "engine/backend.h"
+#include "engine/local_backend.h"
+#include "engine/tune_options.h"
+
+namespace meshtune::cli {
+
+// The Tune request the flags ask for (problem, mesh or ranks, budget, top-k, evaluations,
+// seed, replication, profile when given).
+v1::TuneRequest TuneRequestFromFlags(const engine::TuneFlags& flags);
+
+// What the flags set that a Tune request cannot carry (machine numbers, measurement
+// settings): an in-process tune applies them.
+engine::LocalTuneSettings TuneSettingsFromFlags(const engine::TuneFlags& flags);
+
+// Runs the tune on `backend` and prints the result on `out` (text, or the JSON line);
+// progress (when flags.progress) and errors go to `err` ("meshtune: MESSAGE"). Exit status:
+// 0 when a schedule was found (and, when measuring, verified); 2 on bad input (a missing
+// named profile included); 1 when there is no legal schedule, the tune failed, the daemon
+// cannot be reached, or no measured candidate verified (the result is then still printed,
+// with each measurement's error).
+int RunTune(const engine::TuneFlags& flags, engine::Backend& backend, std::ostream& out, std::ostream& err);
+
+}  // namespace meshtune::cli
+
+#endif  // MESHTUNE_CLI_TUNE_CMD_H_

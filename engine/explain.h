@@ -1,0 +1,42 @@
+// Explain: the legality verdict, reasons, schedule and shardings of one trace.
+//
+// The in-process engine behind `meshtune explain` (and the Explain RPC). Stateless and
+// thread-safe: each call builds its own isl context.
+#ifndef MESHTUNE_ENGINE_EXPLAIN_H_
+#define MESHTUNE_ENGINE_EXPLAIN_H_
+
+#include <string>
+
+#include "absl/status/statusor.h"
+#include "codegen/program.h"
+#include "proto/meshtune.pb.h"
+#include "runtime/simulator.h"
+
+namespace meshtune::engine {
+
+// Replays the request's trace on its problem and mesh and judges it. Returns
+// InvalidArgument for malformed problems, meshes and traces (the message names the
+// offending token); an illegal schedule is a response with legal=false, not an error.
+absl::StatusOr<v1::ExplainResponse> Explain(const v1::ExplainRequest& request);
+
+// The C++ MPI program of the request's trace. InvalidArgument for bad input or an illegal
+// schedule (the message gives the first reason), Unimplemented when it cannot be lowered.
+absl::StatusOr<v1::CodegenResponse> Codegen(const v1::CodegenRequest& request);
+
+// The Program every rank runs for the request's trace. InvalidArgument for bad input or an
+// illegal schedule (the message gives the first reason), Unimplemented when it cannot be
+// lowered.
+absl::StatusOr<codegen::Program> LowerTrace(const v1::Problem& problem, const v1::Mesh& mesh, const v1::Trace& trace);
+
+// The request's trace run on every rank of its mesh by the in-process simulator
+// (runtime/simulator.h) and verified against the reference: what `meshtune run` checks,
+// without MPI. Errors as LowerTrace's.
+absl::StatusOr<runtime::Measurement> SimulateTrace(const v1::ExplainRequest& request,
+                                                   const runtime::SimOptions& options);
+
+// Human-readable rendering: verdict, reasons, schedule, shardings.
+std::string ExplainText(const v1::ExplainResponse& response);
+
+}  // namespace meshtune::engine
+
+#endif  // MESHTUNE_ENGINE_EXPLAIN_H_

@@ -1,0 +1,154 @@
+#include "engine/local_backend.h"
+
+#include <set>
+#include <utility>
+
+#include "absl/strings/str_cat.h"
+#include "base/excerpt.h"
+#include "runtime/launcher.h"
+#include "search/runner.h"
+#include "storage/tuning_db.h"
+#include "engine/explain.h"
+#include "engine/records.h"
+#include "engine/tune_messages.h"
+#include "engine/tune_options.h"
+#include "engine/tune_run.h"
+
+namespace meshtune::engine {
+
+namespace {
+
+// Forwards the tuner's progress reports as messages.
+class ProgressForwarder : public search::TuneCallback {
+ public:
+  explicit ProgressForwarder(const TuneProgressFn& progress) : progress_(progress) {}
+  void OnProgress(const search::TuneProgress& p) override { progress_(ProgressMessage(p)); }
+
+ private:
+  const TuneProgressFn& progress_;
+};
+
+class LocalBackend final : public Backend {
+ public:
+  explicit LocalBackend(LocalBackendOptions options) : options_(std::move(options)) {}
+
+  absl::StatusOr<v1::TuneResult> Tune(const v1::TuneRequest& request,
+                                      const TuneProgressFn& progress) override {
+    TuneFlags flags = TuneFlagsFromRequest(request);
+    if (!flags.mesh.empty() && flags.ranks != 0) {
+      return absl::InvalidArgumentError(absl::StrCat("give exactly one of mesh (\"", base::Excerpt(flags.mesh),
+                                                     "\") and ranks (", flags.ranks, ")"));
+    }
+    const LocalTuneSettings& s = options_.tune;
+    flags.alpha = s.alpha;
+    flags.beta = s.beta;
+    flags.gamma = s.gamma;
+    std::string warning;
+    absl::StatusOr<search::TuneOptions> options = MakeTuneOptions(flags, &warning);
+    if (!options.ok()) return options.status();
+    absl::StatusOr<storage::Workload> workload = RequestWorkload(
+        request.problem(), request.mesh(), request.ranks(), RequestedProfile(request.profile()));
+    if (!workload.ok()) return workload.status();
+    if (!warning.empty()) Warn(warning);
+    // SIGINT/SIGTERM (when the command installed runtime's handlers) stop the search and
+    // kill a measurement's job.
+    options->cancelled = [] { return runtime::StopSignal() != 0; };
+    std::unique_ptr<search::Runner> runner;
+    if (options->top_k == 0) {
+      runner = search::NewModelOnlyRunner();
+    } else {
+      search::MpiRunnerOptions mpi;
+      mpi.reps = s.reps;
+      mpi.warmup = s.warmup;
+      mpi.launch.worker = s.worker;
+      mpi.launch.hostfile = s.hostfile;
+      mpi.launch.extra_args = s.launcher_args;
+      if (!s.launcher.empty()) mpi.launch.launcher = {s.launcher};
+      runner = search::NewMpiRunner(mpi);
+    }
+    storage::TuningDb* db = nullptr;
+    if (!options_.db_path.empty()) {
+      absl::StatusOr<storage::TuningDb*> opened = Db(/*write=*/true);
+      if (!opened.ok()) return opened.status();
+      db = *opened;
+    }
+    std::vector<search::TuneCallback*> callbacks;
+    const TuneProgressFn forward = progress ? progress : [](const v1::TuneProgress&) {};
+    ProgressForwarder forwarder(forward);
+    callbacks.push_back(&forwarder);
+    std::string store_error;
+    absl::StatusOr<v1::TuneResult> result =
+        RunAndStoreTune(*options, *workload, request, *runner, callbacks, db, &store_error);
+    if (!store_error.empty()) Warn("the result was not stored in the tuning database: " + store_error);
+    if (result.ok() && !warning.empty()) result->add_warnings(warning);
+    return result;
+  }
+
+  absl::StatusOr<v1::LookupResponse> Lookup(const v1::LookupRequest& request) override {
+    absl::StatusOr<storage::TuningDb*> db = Db(/*write=*/false);
+    if (!db.ok()) return db.status();
+    return engine::Lookup(**db, request);
+  }
+
+  absl::StatusOr<v1::ListRecordsResponse> ListRecords(
+      const v1::ListRecordsRequest& request) override {
+    absl::StatusOr<storage::TuningDb*> db = Db(/*write=*/false);
+    if (!db.ok()) return db.status();
+    return engine::ListRecords(**db, request);
+  }
+
+  absl::StatusOr<v1::Record> GetRecord(const v1::GetRecordRequest& request) override {
+    absl::StatusOr<storage::TuningDb*> db = Db(/*write=*/false);
+    if (!db.ok()) return db.status();
+    return engine::GetRecord(**db, request);
+  }
+
+  absl::StatusOr<v1::ExplainResponse> Explain(const v1::ExplainRequest& request) override {
+    return engine::Explain(request);
+  }
+
+  absl::StatusOr<v1::CodegenResponse> Codegen(const v1::CodegenRequest& request) override {
+    if (request.record_id() == 0 || !request.trace().text().empty())
+      return engine::Codegen(request);
+    absl::StatusOr<storage::TuningDb*> db = Db(/*write=*/false);
+    if (!db.ok()) return db.status();
+    absl::StatusOr<v1::CodegenRequest> resolved = ResolveCodegenRequest(**db, request);
+    if (!resolved.ok()) return resolved.status();
+    return engine::Codegen(*resolved);
+  }
+
+ private:
+  // The database, opened at the first call that needs it: for reading only (a mistyped
+  // --db must not create an empty database), or to write (created when missing).
+  absl::StatusOr<storage::TuningDb*> Db(bool write) {
+    if (db_ != nullptr && (db_writable_ || !write)) return db_.get();
+    if (options_.db_path.empty()) {
+      return absl::FailedPreconditionError("no tuning database (--no-db); give --db PATH");
+    }
+    absl::StatusOr<std::unique_ptr<storage::TuningDb>> db = write
+                                                               ? storage::OpenSqliteTuningDb(options_.db_path)
+                                                               : storage::OpenSqliteTuningDbReadOnly(options_.db_path);
+    if (!db.ok()) return db.status();
+    db_ = *std::move(db);
+    db_writable_ = write;
+    return db_.get();
+  }
+
+  // Each note once (a batch would repeat it for every request).
+  void Warn(const std::string& message) {
+    if (options_.warn && warned_.insert(message).second) options_.warn(message);
+  }
+
+  LocalBackendOptions options_;
+  std::unique_ptr<storage::TuningDb> db_;
+  bool db_writable_ = false;
+  std::set<std::string> warned_;
+};
+
+}  // namespace
+
+std::unique_ptr<Backend> NewLocalBackend(LocalBackendOptions options) {
+  return std::make_unique<LocalBackend>(std::move(options));
+}
+
+}  // namespace meshtune::engine

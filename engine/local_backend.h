@@ -1,0 +1,41 @@
+// The in-process Backend: the engine of this process (explain.h, records.h, tune_run.h)
+// over a SQLite tuning database file — the same code the daemon runs.
+#ifndef MESHTUNE_ENGINE_LOCAL_BACKEND_H_
+#define MESHTUNE_ENGINE_LOCAL_BACKEND_H_
+
+#include <functional>
+#include <memory>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "engine/backend.h"
+
+namespace meshtune::engine {
+
+// What a tune in this process may set beyond a TuneRequest (the CLI's flags).
+struct LocalTuneSettings {
+  std::optional<double> alpha, beta, gamma;  // override the profile's machine numbers
+  int reps = 3, warmup = 1;                  // per measurement
+  std::string worker, hostfile, launcher;    // see runtime/launcher.h
+  std::vector<std::string> launcher_args;
+};
+
+struct LocalBackendOptions {
+  // The SQLite tuning database, opened at its first use: created when missing by a tune;
+  // read-only for lookups, records and codegen of a record, which fail with NotFound "no
+  // tuning database at PATH" when it does not exist (and create nothing). "" for none:
+  // tunes are then not stored and the record calls fail with FailedPrecondition.
+  std::string db_path;
+  LocalTuneSettings tune;
+  // Receives notes for the user (e.g. that built-in machine numbers stand in for a missing
+  // default profile, or that a result could not be stored), each once; may be empty.
+  std::function<void(const std::string&)> warn;
+};
+
+// A Backend in this process. Not thread-safe (the CLI calls it from one thread).
+std::unique_ptr<Backend> NewLocalBackend(LocalBackendOptions options);
+
+}  // namespace meshtune::engine
+
+#endif  // MESHTUNE_ENGINE_LOCAL_BACKEND_H_

@@ -1,0 +1,276 @@
+#include "engine/records.h"
+
+#include <algorithm>
+#include <chrono>
+#include <map>
+#include <optional>
+#include <utility>
+#include <vector>
+
+#include "absl/strings/numbers.h"
+#include "absl/strings/str_cat.h"
+#include "absl/strings/str_split.h"
+#include "absl/strings/strip.h"
+#include "base/excerpt.h"
+#include "ir/mesh.h"
+#include "ir/problem.h"
+#include "base/status_macros.h"
+#include "ir/trace.h"
+#include "ir/verdict.h"
+#include "engine/requests.h"
+
+namespace meshtune::engine {
+
+namespace {
+
+constexpr int kDefaultPageSize = 50;
+
+std::string ProfileOrDefault(const std::string& profile) { return profile.empty() ? "default" : profile; }
+
+// The fields of a workload's canonical text ("key: value" lines).
+struct CanonicalFields {
+  std::string expr, extents, dtype, mesh, profile;
+};
+
+CanonicalFields ParseCanonical(const std::string& canonical) {
+  CanonicalFields f;
+  for (absl::string_view line : absl::StrSplit(canonical, '\n')) {
+    std::pair<absl::string_view, absl::string_view> kv = absl::StrSplit(line, absl::MaxSplits(": ", 1));
+    if (kv.first == "expr") f.expr = std::string(kv.second);
+    if (kv.first == "extents") f.extents = std::string(kv.second);
+    if (kv.first == "dtype") f.dtype = std::string(kv.second);
+    if (kv.first == "mesh") f.mesh = std::string(kv.second);
+    if (kv.first == "profile") f.profile = std::string(kv.second);
+  }
+  return f;
+}
+
+// How a problem reads in messages: "C[m,n] += A[m,k] * B[k,n] (k=64,m=64,n=64, f32)".
+std::string Describe(const v1::Problem& p) {
+  return absl::StrCat(base::Excerpt(p.expr(), 2 * base::kMaxExcerpt), " (", base::Excerpt(p.extents(), 2 * base::kMaxExcerpt), ", ",
+                      p.dtype().empty() ? "f32" : base::Excerpt(p.dtype()), ")");
+}
+
+// The renames from the requester's names of `w` to canonical ones (`to_canonical`) or back.
+std::map<std::string, std::string> Renames(const storage::Workload& w, bool to_canonical) {
+  std::map<std::string, std::string> names;
+  for (size_t j = 0; j < w.index_names.size(); ++j) {
+    const std::string canonical = absl::StrCat("i", j);
+    to_canonical ? names[w.index_names[j]] = canonical : names[canonical] = w.index_names[j];
+  }
+  for (size_t j = 0; j < w.tensor_names.size(); ++j) {
+    const std::string canonical = absl::StrCat("T", j);
+    to_canonical ? names[w.tensor_names[j]] = canonical : names[canonical] = w.tensor_names[j];
+  }
+  return names;
+}
+
+// A transfer pattern "TENSOR@LOOP DESCRIPTION" with its tensor and loop renamed as the
+// trace is (whole names in `names`; a loop the trace created, like "ko", keeps its name).
+// Any other text is left as it is.
+std::string RenamePattern(const std::string& pattern, const std::map<std::string, std::string>& names) {
+  const size_t at = pattern.find('@');
+  const size_t space = pattern.find(' ');
+  if (at == std::string::npos || space == std::string::npos || space < at) return pattern;
+  auto rename = [&](const std::string& name) {
+    const auto it = names.find(name);
+    return it == names.end() ? name : it->second;
+  };
+  return absl::StrCat(rename(pattern.substr(0, at)), "@", rename(pattern.substr(at + 1, space - at - 1)),
+                      pattern.substr(space));
+}
+
+// `r` as a message: in the names of `problem` (whose workload is `w`), or in canonical names
+// when `w` is null.
+absl::StatusOr<v1::Record> ToMessage(const storage::TuningRecord& r, const storage::Workload* w,
+                                     const v1::Problem* problem) {
+  v1::Record out;
+  out.set_id(r.id);
+  out.set_fingerprint(r.fingerprint);
+  const CanonicalFields canonical = ParseCanonical(r.canonical_workload);
+  if (w != nullptr) {
+    absl::StatusOr<std::string> trace = storage::FromCanonicalTrace(*w, r.trace);
+    if (!trace.ok()) {
+      return absl::FailedPreconditionError(absl::StrCat("record ", r.id, " cannot be written in the names of ",
+                                                        Describe(*problem), ": ", trace.status().message()));
+    }
+    out.mutable_trace()->set_text(*trace);
+    *out.mutable_problem() = *problem;
+    if (out.problem().dtype().empty()) out.mutable_problem()->set_dtype("f32");
+  } else {
+    out.mutable_trace()->set_text(r.trace);
+    out.mutable_problem()->set_expr(canonical.expr);
+    out.mutable_problem()->set_extents(canonical.extents);
+    out.mutable_problem()->set_dtype(canonical.dtype);
+  }
+  out.set_mesh(r.mesh);
+  out.set_predicted_s(r.predicted_s);
+  if (r.measured_s) out.set_measured_s(*r.measured_s);
+  out.set_verified(r.verified);
+  out.set_checked(r.checked);
+  out.set_checked_extents(r.checked_extents);
+  const std::map<std::string, std::string> names = w != nullptr ? Renames(*w, false) : std::map<std::string, std::string>{};
+  for (const std::string& p : r.patterns) out.add_patterns(RenamePattern(p, names));
+  out.set_tuner_version(r.tuner_version);
+  out.set_created_unix_ms(r.created_unix_ms);
+  out.set_profile(canonical.profile);
+  out.set_workload_mesh(canonical.mesh);
+  return out;
+}
+
+// Whether `record` (in the requester's names) is legal on its mesh with `mem` bytes a rank.
+bool FitsBudget(const v1::Record& record, const std::string& mem) {
+  v1::Mesh mesh;
+  mesh.set_axes(record.mesh());
+  mesh.set_mem_per_rank(mem);
+  absl::StatusOr<ir::Computation> base = BaseComputation(record.problem(), mesh);
+  if (!base.ok()) return false;
+  absl::StatusOr<ir::Trace> trace = ir::ParseTrace(record.trace().text());
+  if (!trace.ok()) return false;
+  absl::StatusOr<ir::Verdict> verdict = ir::Judge(*base, *trace);
+  return verdict.ok() && verdict->legal;
+}
+
+}  // namespace
+
+absl::StatusOr<storage::Workload> RequestWorkload(const v1::Problem& problem, const v1::Mesh& mesh,
+                                                 int64_t ranks, const std::string& profile) {
+  MT_ASSIGN_OR_RETURN(ir::Problem p, ir::ParseProblem(problem.expr(), problem.extents(), problem.dtype()));
+  if (mesh.axes().empty() == (ranks == 0)) {
+    return absl::InvalidArgumentError(
+        mesh.axes().empty() ? "give a mesh (e.g. x=2,y=2) or a rank count (e.g. 4)"
+                            : absl::StrCat("give exactly one of mesh (\"", base::Excerpt(mesh.axes()), "\") and ranks (", ranks, ")"));
+  }
+  if (!mesh.mem_per_rank().empty()) {
+    MT_ASSIGN_OR_RETURN(int64_t bytes, ir::ParseByteSize(mesh.mem_per_rank()));
+    (void)bytes;
+  }
+  if (ranks != 0 && (ranks < 1 || ranks > ir::kMaxRanks)) {
+    return absl::InvalidArgumentError(
+        absl::StrCat("ranks ", ranks, " is out of range: give 1 to ", ir::kMaxRanks, " ranks"));
+  }
+  return storage::MakeWorkload(p, ranks != 0 ? absl::StrCat("ranks=", ranks) : mesh.axes(),
+                              ProfileOrDefault(profile));
+}
+
+absl::StatusOr<v1::LookupResponse> Lookup(storage::TuningDb& db, const v1::LookupRequest& request) {
+  MT_ASSIGN_OR_RETURN(storage::Workload w,
+                      RequestWorkload(request.problem(), request.mesh(), request.ranks(), request.profile()));
+  const std::string& mem = request.mesh().mem_per_rank();
+  auto not_found = [&] {
+    return absl::NotFoundError(absl::StrCat("no tuning record for ", Describe(request.problem()), " on ", w.mesh,
+                                            " with profile ", w.profile,
+                                            mem.empty() ? "" : absl::StrCat(" that fits ", base::Excerpt(mem), " per rank"),
+                                            "; tune it first"));
+  };
+  MT_ASSIGN_OR_RETURN(std::optional<storage::TuningRecord> best, db.Best(w.fingerprint));
+  if (!best.has_value()) return not_found();
+  v1::LookupResponse out;
+  MT_ASSIGN_OR_RETURN(*out.mutable_record(), ToMessage(*best, &w, &request.problem()));
+  if (mem.empty() || FitsBudget(out.record(), mem)) return out;
+  // The best does not fit the budget: the best of the others that does.
+  std::vector<storage::TuningRecord> all;
+  int64_t after = 0;
+  while (true) {
+    MT_ASSIGN_OR_RETURN(std::vector<storage::TuningRecord> page, db.List(w.fingerprint, storage::kMaxListLimit, after));
+    if (page.empty()) break;
+    after = page.back().id;
+    for (storage::TuningRecord& r : page) all.push_back(std::move(r));
+  }
+  std::sort(all.begin(), all.end(), storage::BetterRecord);
+  for (const storage::TuningRecord& r : all) {
+    MT_ASSIGN_OR_RETURN(v1::Record record, ToMessage(r, &w, &request.problem()));
+    if (FitsBudget(record, mem)) {
+      *out.mutable_record() = std::move(record);
+      return out;
+    }
+  }
+  return not_found();
+}
+
+absl::StatusOr<v1::ListRecordsResponse> ListRecords(storage::TuningDb& db, const v1::ListRecordsRequest& request) {
+  if (request.page_size() < 0 || request.page_size() > storage::kMaxListLimit) {
+    return absl::InvalidArgumentError(absl::StrCat("page_size ", request.page_size(), " is out of range: 0 to ",
+                                                   storage::kMaxListLimit));
+  }
+  const int size = request.page_size() == 0 ? kDefaultPageSize : request.page_size();
+  int64_t after = 0;
+  if (!request.page_token().empty() && (!absl::SimpleAtoi(request.page_token(), &after) || after < 0)) {
+    return absl::InvalidArgumentError(
+        absl::StrCat("page_token \"", base::Excerpt(request.page_token()), "\" is not a token that ListRecords returned"));
+  }
+  std::optional<storage::Workload> w;
+  if (request.has_problem()) {
+    MT_ASSIGN_OR_RETURN(w, RequestWorkload(request.problem(), request.mesh(), request.ranks(), request.profile()));
+  }
+  // One more than a page tells whether another page follows.
+  const int ask = std::min(size + 1, storage::kMaxListLimit);
+  MT_ASSIGN_OR_RETURN(std::vector<storage::TuningRecord> records, db.List(w ? w->fingerprint : "", ask, after));
+  v1::ListRecordsResponse out;
+  const bool more = static_cast<int>(records.size()) > size || (ask == size && static_cast<int>(records.size()) == size);
+  if (static_cast<int>(records.size()) > size) records.resize(size);
+  for (const storage::TuningRecord& r : records) {
+    MT_ASSIGN_OR_RETURN(*out.add_records(), ToMessage(r, w ? &*w : nullptr, &request.problem()));
+  }
+  if (more && !records.empty()) out.set_next_page_token(absl::StrCat(records.back().id));
+  return out;
+}
+
+absl::StatusOr<v1::Record> GetRecord(storage::TuningDb& db, const v1::GetRecordRequest& request) {
+  MT_ASSIGN_OR_RETURN(std::optional<storage::TuningRecord> record, db.Get(request.id()));
+  if (!record.has_value()) return absl::NotFoundError(absl::StrCat("no tuning record with id ", request.id()));
+  if (!request.has_problem()) return ToMessage(*record, nullptr, nullptr);
+  const CanonicalFields canonical = ParseCanonical(record->canonical_workload);
+  MT_ASSIGN_OR_RETURN(ir::Problem p, ir::ParseProblem(request.problem().expr(), request.problem().extents(),
+                                                      request.problem().dtype()));
+  MT_ASSIGN_OR_RETURN(storage::Workload w, storage::MakeWorkload(p, canonical.mesh, canonical.profile));
+  if (w.fingerprint != record->fingerprint) {
+    return absl::InvalidArgumentError(absl::StrCat(
+        "record ", request.id(), " is for ", canonical.expr, " (", canonical.extents, ", ", canonical.dtype, "); ",
+        Describe(request.problem()), " is another problem (it canonicalises to ", base::Excerpt(w.expr, 2 * base::kMaxExcerpt),
+        " (", base::Excerpt(w.extents, 2 * base::kMaxExcerpt), ", ", w.dtype, "))"));
+  }
+  return ToMessage(*record, &w, &request.problem());
+}
+
+absl::StatusOr<v1::CodegenRequest> ResolveCodegenRequest(storage::TuningDb& db, const v1::CodegenRequest& request) {
+  if (request.record_id() == 0 || !request.trace().text().empty()) return request;
+  v1::GetRecordRequest get;
+  get.set_id(request.record_id());
+  if (request.has_problem()) *get.mutable_problem() = request.problem();
+  MT_ASSIGN_OR_RETURN(v1::Record record, GetRecord(db, get));
+  v1::CodegenRequest out = request;
+  *out.mutable_problem() = record.problem();
+  if (out.mesh().axes().empty()) out.mutable_mesh()->set_axes(record.mesh());
+  *out.mutable_trace() = record.trace();
+  return out;
+}
+
+absl::Status StoreTuneResult(storage::TuningDb& db, const storage::Workload& w, v1::TuneResult* result) {
+  v1::Record* record = result->mutable_record();
+  storage::TuningRecord r;
+  MT_ASSIGN_OR_RETURN(r.trace, storage::ToCanonicalTrace(w, record->trace().text()));
+  r.mesh = record->mesh();
+  r.predicted_s = record->predicted_s();
+  if (record->has_measured_s()) r.measured_s = record->measured_s();
+  r.verified = record->verified();
+  r.checked = record->checked();
+  r.checked_extents = record->checked_extents();
+  const std::map<std::string, std::string> names = Renames(w, true);
+  for (const std::string& p : record->patterns()) r.patterns.push_back(RenamePattern(p, names));
+  r.tuner_version = storage::kTunerVersion;
+  r.created_unix_ms = std::chrono::duration_cast<std::chrono::milliseconds>(
+                          std::chrono::system_clock::now().time_since_epoch())
+                          .count();
+  MT_ASSIGN_OR_RETURN(int64_t id, db.Add(w, r));
+  record->set_id(id);
+  record->set_fingerprint(w.fingerprint);
+  record->set_tuner_version(r.tuner_version);
+  record->set_created_unix_ms(r.created_unix_ms);
+  record->set_profile(w.profile);
+  record->set_workload_mesh(w.mesh);
+  result->set_stored(true);
+  return absl::OkStatus();
+}
+
+}  // namespace meshtune::engine

@@ -1,0 +1,110 @@
+#include "engine/tune_messages.h"
+
+#include <optional>
+
+#include "absl/strings/str_cat.h"
+#include "base/excerpt.h"
+#include "absl/strings/str_format.h"
+#include "engine/tune_options.h"
+
+namespace meshtune::engine {
+
+namespace {
+
+void SetCounts(const search::SearchCounts& counts, v1::TuneResult* out) {
+  out->set_enumerated(counts.enumerated);
+  out->set_legal(counts.legal);
+  for (const auto& [reason, n] : counts.pruned) (*out->mutable_pruned())[reason] = n;
+  out->set_costed(counts.costed);
+  out->set_duplicates(counts.duplicates);
+}
+
+}  // namespace
+
+std::string RequestedProfile(const std::string& profile) { return profile.empty() ? "default" : profile; }
+
+TuneFlags TuneFlagsFromRequest(const v1::TuneRequest& request) {
+  TuneFlags flags;
+  flags.expr = request.problem().expr();
+  flags.extents = request.problem().extents();
+  flags.dtype = request.problem().dtype().empty() ? "f32" : request.problem().dtype();
+  flags.mesh = request.mesh().axes();
+  flags.mem_per_rank = request.mesh().mem_per_rank();
+  flags.ranks = request.ranks();
+  if (request.has_top_k()) flags.top_k = request.top_k();
+  if (request.has_budget_s()) flags.budget_s = request.budget_s();
+  flags.model_only = request.model_only();
+  flags.profile = RequestedProfile(request.profile());
+  flags.profile_given = !request.profile().empty();
+  if (request.has_max_evaluations()) flags.max_evaluations = request.max_evaluations();
+  if (request.has_seed()) flags.seed = request.seed();
+  flags.allow_replication = request.allow_replication();
+  return flags;
+}
+
+absl::StatusOr<search::TuneOptions> TuneOptionsFromRequest(const v1::TuneRequest& request,
+                                                           std::string* warning) {
+  const TuneFlags flags = TuneFlagsFromRequest(request);
+  if (!flags.mesh.empty() && flags.ranks != 0) {
+    return absl::InvalidArgumentError(absl::StrCat("give exactly one of mesh (\"", base::Excerpt(flags.mesh), "\") and ranks (",
+                                                   flags.ranks, ")"));
+  }
+  return MakeTuneOptions(flags, warning);
+}
+
+std::string TuneJobKey(const std::string& fingerprint, const search::TuneOptions& options,
+                       const v1::TuneRequest& request) {
+  return absl::StrFormat("%s|mem=%s|top_k=%d|budget=%.17g|evals=%d|seed=%d|replication=%d", fingerprint,
+                         request.mesh().mem_per_rank(), options.top_k, options.budget_s, options.max_evaluations,
+                         options.evolution.seed, options.space.allow_replication ? 1 : 0);
+}
+
+v1::TuneProgress ProgressMessage(const search::TuneProgress& p) {
+  v1::TuneProgress out;
+  out.set_stage(p.stage);
+  out.set_enumerated(p.counts.enumerated);
+  out.set_legal(p.counts.legal);
+  for (const auto& [reason, n] : p.counts.pruned) (*out.mutable_pruned())[reason] = n;
+  out.set_costed(p.counts.costed);
+  out.set_measured(p.measured);
+  out.set_to_measure(p.to_measure);
+  if (p.best_predicted_s) out.set_best_predicted_s(*p.best_predicted_s);
+  if (p.best_measured_s) out.set_best_measured_s(*p.best_measured_s);
+  out.set_elapsed_s(p.elapsed_s);
+  return out;
+}
+
+v1::TuneResult ResultMessage(const search::TuneResult& r, const v1::TuneRequest& request) {
+  v1::TuneResult out;
+  v1::Record* record = out.mutable_record();
+  *record->mutable_problem() = request.problem();
+  if (record->problem().dtype().empty()) record->mutable_problem()->set_dtype("f32");
+  record->set_mesh(r.mesh);
+  record->mutable_trace()->set_text(r.best.trace);
+  record->set_predicted_s(r.best.cost.seconds);
+  if (r.measured_s) record->set_measured_s(*r.measured_s);
+  record->set_verified(r.verified);
+  record->set_checked(r.checked);
+  record->set_checked_extents(r.checked_extents);
+  for (const std::string& refused : r.refused) out.add_refused(refused);
+  for (const std::string& p : r.best.patterns) record->add_patterns(p);
+  record->set_profile(RequestedProfile(request.profile()));
+  SetCounts(r.counts, &out);
+  for (const search::Measurement& m : r.measurements) {
+    v1::Measurement* pm = out.add_measurements();
+    pm->mutable_trace()->set_text(m.candidate.trace);
+    pm->set_mesh(m.mesh);
+    pm->set_predicted_s(m.candidate.cost.seconds);
+    if (m.run.seconds) pm->set_measured_s(*m.run.seconds);
+    pm->set_verified(m.run.verified);
+    if (m.run.error) pm->set_error(*m.run.error);
+    for (const std::string& p : m.candidate.patterns) pm->add_patterns(p);
+  }
+  out.set_strategy(r.strategy);
+  out.set_seconds(r.seconds);
+  if (r.lower_bound_ratio) out.set_lower_bound_ratio(*r.lower_bound_ratio);
+  out.set_comm_words_per_rank(r.best.cost.comm_words_per_rank);
+  return out;
+}
+
+}  // namespace meshtune::engine

@@ -1,0 +1,27 @@
+// Calibration's fit: the alpha-beta-gamma numbers of a hardware profile from the samples
+// the calibration job (runtime/calibrate_main.cc) measured.
+#ifndef MESHTUNE_STORAGE_CALIBRATION_FIT_H_
+#define MESHTUNE_STORAGE_CALIBRATION_FIT_H_
+
+#include "absl/status/statusor.h"
+#include "proto/meshtune.pb.h"
+
+namespace meshtune::storage {
+
+// The profile `measured` (the calibration job's output: ranks, gemm_n and samples) with
+// its five numbers fitted, in seconds, bytes and flops:
+//   alpha, beta             t = alpha + beta * bytes over the "shift" samples (every rank
+//                           exchanging at once), or "pingpong" when a profile has no shift;
+//   alpha_coll, beta_coll   t = alpha_coll * log2(ranks) + beta_coll * bytes over "bcast";
+//   gamma                   seconds / (2 gemm_n^3) of the one "gemm" sample.
+// The lines are least-squares fits in relative error (each sample weighted by 1 / t^2, so
+// that the 8-byte latencies count as much as the megabyte transfers) with non-negative
+// coefficients: when the free fit makes one negative, it is 0 and the other is refitted
+// alone. DataLoss naming the problem when ranks < 2 or gemm_n < 1, a kind has no sample,
+// there is not exactly one gemm sample, or a sample's bytes or seconds is not a positive
+// finite number.
+absl::StatusOr<v1::HardwareProfile> FitProfile(const v1::HardwareProfile& measured);
+
+}  // namespace meshtune::storage
+
+#endif  // MESHTUNE_STORAGE_CALIBRATION_FIT_H_

@@ -1,0 +1,135 @@
+// The calibration's fit (FitProfile) on synthetic samples, without MPI.
+#include "storage/calibration_fit.h"
+
+#include <gtest/gtest.h>
+
+#include <cmath>
+#include <string>
+
+namespace meshtune::storage {
+namespace {
+
+void Add(v1::HardwareProfile* p, const std::string& kind, int64_t bytes, double seconds) {
+  v1::CalibrationSample* s = p->add_samples();
+  s->set_kind(kind);
+  s->set_bytes(bytes);
+  s->set_seconds(seconds);
+}
+
+// Exact samples of t = alpha + beta * bytes (ping-pong) and alpha_coll * log2(4) +
+// beta_coll * bytes (broadcast) on 4 ranks, and a 100 x 100 x 100 GEMM of 2e-3 s.
+v1::HardwareProfile Exact() {
+  v1::HardwareProfile p;
+  p.set_ranks(4);
+  p.set_gemm_n(100);
+  for (int64_t b = 8; b <= (1 << 20); b *= 4) {
+    Add(&p, "pingpong", b, 1e-6 + 2e-10 * b);
+    Add(&p, "bcast", b, 3e-6 * 2 + 5e-10 * b);
+  }
+  Add(&p, "gemm", 3 * 4 * 100 * 100, 2e-3);
+  return p;
+}
+
+TEST(FitProfileTest, RecoversExactLines) {
+  const absl::StatusOr<v1::HardwareProfile> p = FitProfile(Exact());
+  ASSERT_TRUE(p.ok()) << p.status();
+  EXPECT_NEAR(p->alpha_s(), 1e-6, 1e-15);
+  EXPECT_NEAR(p->beta_s_per_byte(), 2e-10, 1e-19);
+  EXPECT_NEAR(p->alpha_coll_s(), 3e-6, 1e-15);  // per tree level: log2(4) = 2 levels
+  EXPECT_NEAR(p->beta_coll_s_per_byte(), 5e-10, 1e-19);
+  EXPECT_DOUBLE_EQ(p->gamma_s_per_flop(), 2e-3 / 2e6);
+  EXPECT_EQ(p->samples_size(), Exact().samples_size());  // the samples are kept
+}
+
+TEST(FitProfileTest, RingExchangeGivesThePointToPointNumbers) {
+  // Schedules send on every rank at once: with "shift" samples, alpha and beta are theirs.
+  v1::HardwareProfile measured = Exact();
+  for (int64_t b = 8; b <= (1 << 20); b *= 4) Add(&measured, "shift", b, 4e-6 + 8e-10 * b);
+  const absl::StatusOr<v1::HardwareProfile> p = FitProfile(measured);
+  ASSERT_TRUE(p.ok()) << p.status();
+  EXPECT_NEAR(p->alpha_s(), 4e-6, 1e-15);
+  EXPECT_NEAR(p->beta_s_per_byte(), 8e-10, 1e-19);
+  EXPECT_NEAR(p->beta_coll_s_per_byte(), 5e-10, 1e-19);
+}
+
+TEST(FitProfileTest, WeighsSamplesByRelativeError) {
+  // A 10% outlier at the largest size moves an unweighted fit's intercept by far more
+  // than alpha; in relative error the small messages still pin alpha down.
+  v1::HardwareProfile measured = Exact();
+  for (v1::CalibrationSample& s : *measured.mutable_samples()) {
+    if (s.kind() == "pingpong" && s.bytes() == (1 << 20)) s.set_seconds(s.seconds() * 1.1);
+  }
+  const absl::StatusOr<v1::HardwareProfile> p = FitProfile(measured);
+  ASSERT_TRUE(p.ok()) << p.status();
+  EXPECT_GT(p->alpha_s(), 0.8e-6);
+  EXPECT_LT(p->alpha_s(), 1.2e-6);
+}
+
+TEST(FitProfileTest, CoefficientsAreNeverNegative) {
+  v1::HardwareProfile falling;  // times that fall with size: no bandwidth term
+  falling.set_ranks(2);
+  falling.set_gemm_n(16);
+  Add(&falling, "pingpong", 8, 4e-6);
+  Add(&falling, "pingpong", 1024, 2e-6);
+  Add(&falling, "bcast", 8, 3e-6);
+  Add(&falling, "bcast", 1024, 3e-6);  // flat
+  Add(&falling, "bcast", 1 << 20, 3e-6);
+  Add(&falling, "gemm", 3 * 4 * 16 * 16, 1e-6);
+  absl::StatusOr<v1::HardwareProfile> p = FitProfile(falling);
+  ASSERT_TRUE(p.ok()) << p.status();
+  EXPECT_EQ(p->beta_s_per_byte(), 0);
+  EXPECT_GT(p->alpha_s(), 2e-6);  // the weighted mean
+  EXPECT_LT(p->alpha_s(), 4e-6);
+  EXPECT_NEAR(p->alpha_coll_s(), 3e-6, 1e-15);
+  EXPECT_NEAR(p->beta_coll_s_per_byte(), 0, 1e-20);
+
+  v1::HardwareProfile proportional = falling;  // t = 1e-9 * bytes, the 8-byte one faster
+  proportional.clear_samples();
+  Add(&proportional, "pingpong", 1024, 1.024e-6);
+  Add(&proportional, "pingpong", 8192, 8.192e-6);
+  Add(&proportional, "pingpong", 8, 1e-9);
+  Add(&proportional, "bcast", 8, 1e-6);
+  Add(&proportional, "gemm", 3 * 4 * 16 * 16, 1e-6);
+  p = FitProfile(proportional);
+  ASSERT_TRUE(p.ok()) << p.status();
+  EXPECT_EQ(p->alpha_s(), 0);
+  EXPECT_GT(p->beta_s_per_byte(), 0);
+}
+
+TEST(FitProfileTest, UnusableSamplesAreDataLoss) {
+  v1::HardwareProfile p = Exact();
+  p.mutable_samples(2)->set_seconds(0);
+  EXPECT_EQ(FitProfile(p).status().code(), absl::StatusCode::kDataLoss);
+  EXPECT_EQ(FitProfile(p).status().message(),
+            "calibration sample 2 (pingpong, 32 bytes): seconds is 0; bytes and seconds must be "
+            "positive and "
+            "finite");
+
+  p = Exact();
+  p.mutable_samples(0)->set_seconds(std::nan(""));
+  EXPECT_EQ(FitProfile(p).status().code(), absl::StatusCode::kDataLoss);
+
+  p = Exact();
+  p.mutable_samples()->RemoveLast();  // the gemm sample
+  EXPECT_EQ(FitProfile(p).status().message(),
+            "the calibration has 0 \"gemm\" samples; one is needed");
+
+  p = Exact();
+  p.mutable_samples(1)->set_kind("allreduce");
+  EXPECT_EQ(FitProfile(p).status().message(),
+            "calibration sample 1 (allreduce, 8 bytes): unknown kind \"allreduce\"");
+
+  p = Exact();
+  p.set_ranks(1);
+  EXPECT_EQ(FitProfile(p).status().message(),
+            "the calibration ran on 1 ranks; at least 2 are needed");
+
+  v1::HardwareProfile only_gemm;
+  only_gemm.set_ranks(2);
+  only_gemm.set_gemm_n(16);
+  Add(&only_gemm, "gemm", 3 * 4 * 16 * 16, 1e-6);
+  EXPECT_EQ(FitProfile(only_gemm).status().message(), "the calibration has no \"pingpong\" sample");
+}
+
+}  // namespace
+}  // namespace meshtune::storage

@@ -1,0 +1,122 @@
+// Hardware profiles: names, the directory, save/load round trip and the errors.
+#include "storage/hardware_profile.h"
+
+#include <gtest/gtest.h>
+
+#include <cstdlib>
+#include <fstream>
+#include <string>
+
+namespace meshtune::storage {
+namespace {
+
+class HardwareProfileTest : public ::testing::Test {
+ protected:
+  void SetUp() override {
+    const char* tmp = std::getenv("TEST_TMPDIR");
+    home_ = std::string(tmp ? tmp : "/tmp") + "/hp_home_" +
+            ::testing::UnitTest::GetInstance()->current_test_info()->name();
+    setenv("MESHTUNE_HOME", home_.c_str(), 1);
+  }
+  std::string home_;
+};
+
+v1::HardwareProfile Sample(const std::string& name) {
+  v1::HardwareProfile p;
+  p.set_name(name);
+  p.set_ranks(4);
+  p.set_alpha_s(1.5e-6);
+  p.set_beta_s_per_byte(1e-10);
+  p.set_alpha_coll_s(2.5e-6);
+  p.set_beta_coll_s_per_byte(2e-10);
+  p.set_gamma_s_per_flop(3e-11);
+  p.set_dtype("f32");
+  p.set_host("node1");
+  p.set_created("2024-01-02T03:04:05Z");
+  p.set_gemm_n(512);
+  v1::CalibrationSample* s = p.add_samples();
+  s->set_kind("pingpong");
+  s->set_bytes(int64_t{1} << 40);
+  s->set_seconds(0.25);
+  return p;
+}
+
+TEST_F(HardwareProfileTest, DirectoryFollowsMeshtuneHomeThenHome) {
+  EXPECT_EQ(ProfileDir(), home_ + "/profiles");
+  EXPECT_EQ(ProfilePath("x"), home_ + "/profiles/x.json");
+  setenv("MESHTUNE_HOME", "", 1);
+  setenv("HOME", "/somewhere", 1);
+  EXPECT_EQ(ProfileDir(), "/somewhere/.meshtune/profiles");
+}
+
+TEST_F(HardwareProfileTest, ValidNames) {
+  for (const std::string& name : {std::string("default"), std::string("a"), std::string("node-1_f32.v2"),
+                                  std::string(64, 'x')}) {
+    EXPECT_TRUE(ValidateProfileName(name).ok()) << name;
+  }
+}
+
+TEST_F(HardwareProfileTest, InvalidNamesSayWhy) {
+  EXPECT_EQ(ValidateProfileName("a/b").message(),
+            "invalid hardware profile name \"a/b\": character '/' is not allowed (letters, digits, '_', '-' and '.' "
+            "are)");
+  EXPECT_EQ(ValidateProfileName("my profile").message(),
+            "invalid hardware profile name \"my profile\": character ' ' is not allowed (letters, digits, '_', '-' "
+            "and '.' are)");
+  EXPECT_EQ(ValidateProfileName("").message(),
+            "invalid hardware profile name \"\": it has 0 characters; a name has 1 to 64");
+  EXPECT_EQ(ValidateProfileName(std::string(65, 'y')).code(), absl::StatusCode::kInvalidArgument);
+  EXPECT_EQ(ValidateProfileName("tab\there").message(),
+            "invalid hardware profile name \"tab\\there\": character '\\t' is not allowed (letters, digits, '_', "
+            "'-' and '.' are)");
+}
+
+TEST_F(HardwareProfileTest, SaveThenLoadRoundTrips) {
+  const v1::HardwareProfile saved = Sample("round-trip");
+  ASSERT_TRUE(SaveProfile(saved).ok());  // creates $MESHTUNE_HOME/profiles
+  absl::StatusOr<v1::HardwareProfile> loaded = LoadProfile("round-trip");
+  ASSERT_TRUE(loaded.ok()) << loaded.status();
+  EXPECT_EQ(loaded->SerializeAsString(), saved.SerializeAsString());
+
+  v1::HardwareProfile changed = saved;
+  changed.set_alpha_s(9e-6);
+  ASSERT_TRUE(SaveProfile(changed).ok());  // replaces the file
+  EXPECT_EQ(LoadProfile("round-trip")->alpha_s(), 9e-6);
+
+  const search::CostParams params = ToCostParams(*loaded);
+  EXPECT_EQ(params.alpha, 1.5e-6);
+  EXPECT_EQ(params.beta, 1e-10);
+  EXPECT_EQ(params.alpha_coll, 2.5e-6);
+  EXPECT_EQ(params.beta_coll, 2e-10);
+  EXPECT_EQ(params.gamma, 3e-11);
+}
+
+TEST_F(HardwareProfileTest, MissingProfileIsNotFound) {
+  const absl::StatusOr<v1::HardwareProfile> p = LoadProfile("nope");
+  EXPECT_EQ(p.status().code(), absl::StatusCode::kNotFound);
+  EXPECT_EQ(p.status().message(),
+            "no hardware profile \"nope\" in " + home_ + "/profiles; run meshtune calibrate --name nope");
+}
+
+TEST_F(HardwareProfileTest, BadNamesAreRefusedBeforeTouchingFiles) {
+  EXPECT_EQ(LoadProfile("../etc/passwd").status().code(), absl::StatusCode::kInvalidArgument);
+  EXPECT_EQ(SaveProfile(Sample("a/b")).code(), absl::StatusCode::kInvalidArgument);
+}
+
+TEST_F(HardwareProfileTest, CorruptFilesNameTheFile) {
+  ASSERT_TRUE(SaveProfile(Sample("bad")).ok());
+  const std::string path = ProfilePath("bad");
+  std::ofstream(path) << "{\"alpha_s\": ";
+  absl::StatusOr<v1::HardwareProfile> p = LoadProfile("bad");
+  EXPECT_EQ(p.status().code(), absl::StatusCode::kDataLoss);
+  EXPECT_NE(p.status().message().find("cannot parse the hardware profile " + path + ": "), absl::string_view::npos)
+      << p.status();
+
+  std::ofstream(path) << "{\"alpha_s\": -1e-6}";
+  p = LoadProfile("bad");
+  EXPECT_EQ(p.status().message(),
+            "hardware profile " + path + ": alpha_s is -1e-06; it must be finite and >= 0");
+}
+
+}  // namespace
+}  // namespace meshtune::storage

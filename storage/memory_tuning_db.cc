@@ -1,0 +1,81 @@
+// The tuning database in memory: the SQLite one's behaviour over maps, one mutex around
+// everything.
+#include <algorithm>
+#include <map>
+#include <memory>
+#include <utility>
+
+#include "absl/base/thread_annotations.h"
+#include "absl/strings/str_cat.h"
+#include "absl/synchronization/mutex.h"
+#include "storage/tuning_db.h"
+
+namespace meshtune::storage {
+namespace {
+
+class MemoryTuningDb : public TuningDb {
+ public:
+  absl::StatusOr<int64_t> Add(const Workload& w, TuningRecord r) override {
+    if (absl::Status s = CheckRecord(w, &r); !s.ok()) return s;
+    absl::MutexLock lock(&mu_);
+    auto [it, inserted] = workloads_.try_emplace(w.fingerprint, StoredWorkload{w.canonical, 0});
+    if (!inserted && it->second.canonical != w.canonical) {
+      return absl::DataLossError(absl::StrCat("tuning database (memory): workload ", w.fingerprint,
+                                              " is stored with another canonical text"));
+    }
+    r.id = ++last_id_;
+    const int64_t id = r.id;
+    const TuningRecord& stored = records_.emplace(id, std::move(r)).first->second;
+    int64_t& best = it->second.best_record_id;
+    if (best == 0 || BetterRecord(stored, records_.at(best))) best = id;
+    return id;
+  }
+
+  absl::StatusOr<int64_t> Generation() override {
+    absl::MutexLock lock(&mu_);
+    return last_id_;
+  }
+
+  absl::StatusOr<std::optional<TuningRecord>> Best(const std::string& fingerprint) override {
+    absl::MutexLock lock(&mu_);
+    auto it = workloads_.find(fingerprint);
+    if (it == workloads_.end() || it->second.best_record_id == 0) return std::nullopt;
+    return records_.at(it->second.best_record_id);
+  }
+
+  absl::StatusOr<std::optional<TuningRecord>> Get(int64_t id) override {
+    absl::MutexLock lock(&mu_);
+    auto it = records_.find(id);
+    if (it == records_.end()) return std::nullopt;
+    return it->second;
+  }
+
+  absl::StatusOr<std::vector<TuningRecord>> List(const std::string& fingerprint, int limit,
+                                                 int64_t after_id) override {
+    if (absl::Status s = CheckListArguments(limit, after_id); !s.ok()) return s;
+    limit = std::min(limit, kMaxListLimit);
+    absl::MutexLock lock(&mu_);
+    std::vector<TuningRecord> out;
+    for (auto it = records_.upper_bound(after_id); it != records_.end() && static_cast<int>(out.size()) < limit;
+         ++it) {
+      if (fingerprint.empty() || it->second.fingerprint == fingerprint) out.push_back(it->second);
+    }
+    return out;
+  }
+
+ private:
+  struct StoredWorkload {
+    std::string canonical;
+    int64_t best_record_id = 0;  // 0: none
+  };
+  absl::Mutex mu_;
+  int64_t last_id_ ABSL_GUARDED_BY(mu_) = 0;
+  std::map<std::string, StoredWorkload> workloads_ ABSL_GUARDED_BY(mu_);
+  std::map<int64_t, TuningRecord> records_ ABSL_GUARDED_BY(mu_);
+};
+
+}  // namespace
+
+std::unique_ptr<TuningDb> NewInMemoryTuningDb() { return std::make_unique<MemoryTuningDb>(); }
+
+}  // namespace meshtune::storage

@@ -1,0 +1,120 @@
+// The tuning database: every tuning record (a schedule found for a workload, its predicted
+// and measured time) and the best record of each workload, so that a renamed but identical
+// problem is answered from the cache.
+//
+// Records hold traces in the workload's canonical names (see workload.h: translate with
+// ToCanonicalTrace before Add and FromCanonicalTrace after Best/Get/List). Two
+// implementations: SQLite on a file (sqlite_tuning_db.cc; safe to share between threads
+// and between processes) and memory (memory_tuning_db.cc; for tests and --no-db runs).
+// Both are thread-safe and behave alike.
+#ifndef MESHTUNE_STORAGE_TUNING_DB_H_
+#define MESHTUNE_STORAGE_TUNING_DB_H_
+
+#include <cstdint>
+#include <memory>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "absl/status/status.h"
+#include "absl/status/statusor.h"
+#include "storage/workload.h"
+
+namespace meshtune::storage {
+
+inline constexpr char kTunerVersion[] = "meshtune 0.5";
+// The newest SQLite schema this code knows (PRAGMA user_version).
+inline constexpr int kTuningDbSchemaVersion = 2;
+// List returns at most this many records a call.
+inline constexpr int kMaxListLimit = 1000;
+
+struct TuningRecord {
+  int64_t id = 0;                  // assigned by Add: 1, 2, ... never reused
+  std::string fingerprint;         // the workload's; Add fills it in
+  std::string canonical_workload;  // the workload's canonical text; Add fills it in
+  std::string trace;               // canonical names, canonical text (ir::Trace::ToString)
+  std::string mesh;                // the winner's mesh axes, "x=2,y=2"
+  double predicted_s = 0;          // the cost model's seconds
+  std::optional<double> measured_s;  // median seconds under MPI, when measured
+  bool verified = false;           // measured and the output checked out
+  std::vector<std::string> patterns;  // pattern summary, e.g. {"A: Shift", "B: Broadcast"}
+  std::string tuner_version;       // kTunerVersion when left empty
+  // "measured", "simulated" or "simulated-scaled" (meshtune.v1.Record.checked); "" before 0.5.
+  std::string checked;
+  std::string checked_extents;     // the extents simulated when "simulated-scaled"
+  int64_t created_unix_ms = 0;     // now when left 0
+};
+
+class TuningDb {
+ public:
+  virtual ~TuningDb() = default;
+
+  // Adds `r` as a record of workload `w` (storing `w` on first use), assigns and returns its
+  // id, and updates the workload's best record, in one transaction. InvalidArgument when
+  // CheckRecord rejects the record; DataLoss when `w`'s fingerprint is stored with another
+  // canonical text; other failures (I/O, a lock held past the busy timeout) name the file.
+  virtual absl::StatusOr<int64_t> Add(const Workload& w, TuningRecord r) = 0;
+
+  // The best record of the workload `fingerprint` (see BetterRecord); nullopt when the
+  // workload has no record.
+  virtual absl::StatusOr<std::optional<TuningRecord>> Best(const std::string& fingerprint) = 0;
+
+  // The record `id`; nullopt when there is none.
+  virtual absl::StatusOr<std::optional<TuningRecord>> Get(int64_t id) = 0;
+
+  // Up to `limit` records with id > `after_id`, ascending by id, of the workload
+  // `fingerprint` (of every workload when empty). Page on with the last id returned.
+  // InvalidArgument for limit < 1 or after_id < 0; a limit over kMaxListLimit is lowered to it.
+  virtual absl::StatusOr<std::vector<TuningRecord>> List(const std::string& fingerprint, int limit,
+                                                         int64_t after_id) = 0;
+
+  // A number that changes whenever a record may have been added since the last call — by
+  // this object, or (SQLite) by any other connection to the same file — so that callers can
+  // cache what they read. Cheap: no query of the records.
+  virtual absl::StatusOr<int64_t> Generation() = 0;
+};
+
+// Opens (creating when missing, with its parent directories) the SQLite database at
+// `path`: WAL journal, synchronous=FULL, a busy timeout, and schema migrations up to
+// kTuningDbSchemaVersion. FailedPrecondition "tuning database PATH has schema version N,
+// but meshtune 0.4 knows versions up to 1; use a newer meshtune or another database file"
+// for a newer file; every other error names `path` and carries SQLite's or the system's
+// message (DataLoss for a file that is not a database or is corrupt).
+absl::StatusOr<std::unique_ptr<TuningDb>> OpenSqliteTuningDb(const std::string& path);
+
+// Opens the existing SQLite database at `path` for reading only (SQLITE_OPEN_READONLY):
+// creates no file or directory, switches no journal, migrates nothing. NotFound "no
+// tuning database at PATH (...)" when there is no file; FailedPrecondition for a
+// directory, a file without meshtune's schema or an older schema; otherwise as
+// OpenSqliteTuningDb. Add fails (PermissionDenied) on the result.
+absl::StatusOr<std::unique_ptr<TuningDb>> OpenSqliteTuningDbReadOnly(const std::string& path);
+
+// An empty database in memory, gone with the object.
+std::unique_ptr<TuningDb> NewInMemoryTuningDb();
+
+// $XDG_CACHE_HOME/meshtune/tuning.db when XDG_CACHE_HOME is an absolute path, else
+// $HOME/.cache/meshtune/tuning.db (the password database's home when HOME is unset).
+std::string DefaultDbPath();
+
+// The checks and defaults Add applies, shared by the implementations: fills in
+// fingerprint, canonical_workload, tuner_version (when empty), created_unix_ms (when 0) and
+// mesh (when empty and `w` has mesh axes), and rewrites the trace in canonical text.
+// InvalidArgument, naming the field, for: a workload without fingerprint; a record
+// fingerprint that differs from `w`'s; a trace that does not parse; a mesh that does not
+// parse, differs from `w`'s axes, or does not have `w`'s rank count; a negative or
+// non-finite time; verified without measured_s; a pattern that is empty or holds a
+// newline; a negative created_unix_ms.
+absl::Status CheckRecord(const Workload& w, TuningRecord* r);
+
+// OK when List may run with these arguments; else List's InvalidArgument.
+absl::Status CheckListArguments(int limit, int64_t after_id);
+
+// True when `a` ranks before `b` as a workload's best: a verified record before an
+// unverified one, then a checked one (Record.checked set) before one written before checks
+// existed; among verified ones the lower measured_s, among unverified ones the lower
+// predicted_s; then the lower id.
+bool BetterRecord(const TuningRecord& a, const TuningRecord& b);
+
+}  // namespace meshtune::storage
+
+#endif  // MESHTUNE_STORAGE_TUNING_DB_H_

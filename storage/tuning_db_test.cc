@@ -1,0 +1,699 @@
+// The tuning database: workloads and their fingerprints, trace translation between a
+// requester's names and canonical ones, and the same behaviour from the SQLite and the
+// in-memory database; then what only the SQLite file does (persistence, schema versions,
+// errors naming the path, sharing between connections).
+#include "storage/tuning_db.h"
+
+#include <gtest/gtest.h>
+#include <sqlite3.h>
+
+#include <cstdlib>
+#include <fstream>
+#include <functional>
+#include <map>
+#include <set>
+#include <string>
+#include <thread>
+#include <vector>
+
+#include "absl/strings/str_cat.h"
+#include "absl/strings/str_join.h"
+#include "absl/strings/str_replace.h"
+#include "ir/computation.h"
+#include "ir/mesh.h"
+#include "ir/problem.h"
+#include "ir/trace.h"
+#include "storage/workload.h"
+
+namespace meshtune::storage {
+namespace {
+
+constexpr char kMatmul[] = "C[m,n] += A[m,k] * B[k,n]";
+constexpr char kMatmulExtents[] = "m=64,n=32,k=16";
+constexpr char kRenamed[] = "Out[i,j] += X[i,l] * Y[l,j]";
+constexpr char kRenamedExtents[] = "i=64,j=32,l=16";
+
+// PUMMA on the matmul's names, 2x2.
+constexpr char kPumma[] =
+    "distribute([m,n], [mo,no], [mi,ni], [x,y])\n"
+    "divide(k, ko, ki, 2)\n"
+    "reorder(mo, no, ko, mi, ni, ki)\n"
+    "shard(A, m@x, k@y)\n"
+    "shard(B, k@x, n@y)\n"
+    "shard(C, m@x, n@y)\n"
+    "communicate(A, ko, rotate=[no])\n"
+    "communicate(B, ko)\n"
+    "tensorize([mi, ni, ki], matmul)\n";
+
+// kPumma in canonical names: the matmul's loops start k, m, n (sorted names), the
+// canonical problem's i0, i1, i2, so a reorder restores the order first.
+constexpr char kPummaCanonical[] =
+    "reorder(i2, i0, i1)\n"
+    "distribute([i0,i1], [mo,no], [mi,ni], [x,y])\n"
+    "divide(i2, ko, ki, 2)\n"
+    "reorder(mo, no, ko, mi, ni, ki)\n"
+    "shard(T1, i0@x, i2@y)\n"
+    "shard(T2, i2@x, i1@y)\n"
+    "shard(T0, i0@x, i1@y)\n"
+    "communicate(T1, ko, rotate=[no])\n"
+    "communicate(T2, ko)\n"
+    "tensorize([mi, ni, ki], matmul)\n";
+
+// kPumma for kRenamed: its loops start i, j, l; the matmul's started k, m, n = l, i, j.
+constexpr char kPummaRenamed[] =
+    "reorder(l, i, j)\n"
+    "distribute([i,j], [mo,no], [mi,ni], [x,y])\n"
+    "divide(l, ko, ki, 2)\n"
+    "reorder(mo, no, ko, mi, ni, ki)\n"
+    "shard(X, i@x, l@y)\n"
+    "shard(Y, l@x, j@y)\n"
+    "shard(Out, i@x, j@y)\n"
+    "communicate(X, ko, rotate=[no])\n"
+    "communicate(Y, ko)\n"
+    "tensorize([mi, ni, ki], matmul)\n";
+
+ir::Problem MakeProblem(const std::string& expr, const std::string& extents, const std::string& dtype = "f32") {
+  absl::StatusOr<ir::Problem> p = ir::ParseProblem(expr, extents, dtype);
+  EXPECT_TRUE(p.ok()) << p.status();
+  return *p;
+}
+
+Workload MakeW(const std::string& expr = kMatmul, const std::string& extents = kMatmulExtents,
+               const std::string& mesh = "x=2,y=2", const std::string& profile = "default",
+               const std::string& dtype = "f32") {
+  absl::StatusOr<Workload> w = MakeWorkload(MakeProblem(expr, extents, dtype), mesh, profile);
+  EXPECT_TRUE(w.ok()) << w.status();
+  return *w;
+}
+
+TuningRecord Rec(double predicted, std::optional<double> measured = std::nullopt, bool verified = false) {
+  TuningRecord r;
+  r.trace = kPummaCanonical;
+  r.predicted_s = predicted;
+  r.measured_s = measured;
+  r.verified = verified;
+  r.patterns = {"T1: Shift(y, +1)", "T2: Broadcast(x)"};
+  return r;
+}
+
+std::string TmpDir() {
+  const char* tmp = std::getenv("TEST_TMPDIR");
+  return tmp != nullptr ? tmp : "/tmp";
+}
+
+// A per-test path in a directory that does not exist yet.
+std::string FreshDbPath() {
+  const auto* info = ::testing::UnitTest::GetInstance()->current_test_info();
+  std::string name = absl::StrCat(info->test_suite_name(), "_", info->name());
+  absl::StrReplaceAll({{"/", "_"}}, &name);
+  return absl::StrCat(TmpDir(), "/", name, "/cache/meshtune/tuning.db");
+}
+
+// The first column of the first row of `sql` on the SQLite file `path`.
+std::string QueryText(const std::string& path, const std::string& sql) {
+  sqlite3* db = nullptr;
+  EXPECT_EQ(sqlite3_open_v2(path.c_str(), &db, SQLITE_OPEN_READWRITE, nullptr), SQLITE_OK) << path;
+  sqlite3_stmt* s = nullptr;
+  std::string out = "<no row>";
+  if (sqlite3_prepare_v2(db, sql.c_str(), -1, &s, nullptr) == SQLITE_OK && sqlite3_step(s) == SQLITE_ROW) {
+    out = reinterpret_cast<const char*>(sqlite3_column_text(s, 0));
+  }
+  sqlite3_finalize(s);
+  sqlite3_close(db);
+  return out;
+}
+
+void ExecSql(const std::string& path, const std::string& sql) {
+  sqlite3* db = nullptr;
+  ASSERT_EQ(sqlite3_open_v2(path.c_str(), &db, SQLITE_OPEN_READWRITE | SQLITE_OPEN_CREATE, nullptr), SQLITE_OK);
+  ASSERT_EQ(sqlite3_exec(db, sql.c_str(), nullptr, nullptr, nullptr), SQLITE_OK) << sqlite3_errmsg(db);
+  sqlite3_close(db);
+}
+
+// The loops after replaying `trace` on `expr` over mesh x=2,y=2, as "name:extent:kind:axis".
+std::vector<std::string> ReplayedLoops(const std::string& expr, const std::string& extents,
+                                       const std::string& trace) {
+  absl::StatusOr<ir::Mesh> mesh = ir::ParseMesh("x=2,y=2");
+  absl::StatusOr<ir::Computation> base = ir::Computation::Create(MakeProblem(expr, extents), *mesh);
+  EXPECT_TRUE(base.ok()) << base.status();
+  absl::StatusOr<ir::Trace> parsed = ir::ParseTrace(trace);
+  EXPECT_TRUE(parsed.ok()) << parsed.status();
+  const ir::Replay replay = ir::ReplayTrace(*base, *parsed);
+  EXPECT_TRUE(replay.status.ok()) << replay.status;
+  std::vector<std::string> out;
+  for (const ir::Loop& loop : replay.computation.loops()) {
+    out.push_back(absl::StrCat(loop.name, ":", loop.extent, ":", static_cast<int>(loop.kind), ":", loop.axis));
+  }
+  return out;
+}
+
+// ---- Workloads ----
+
+TEST(WorkloadTest, CanonicalTextAndNames) {
+  const Workload w = MakeW();
+  EXPECT_EQ(w.expr, "T0[i0,i1] += T1[i0,i2] * T2[i2,i1]");
+  EXPECT_EQ(w.extents, "i0=64,i1=32,i2=16");
+  EXPECT_EQ(w.dtype, "f32");
+  EXPECT_EQ(w.mesh, "x=2,y=2");
+  EXPECT_EQ(w.profile, "default");
+  EXPECT_EQ(w.canonical,
+            "expr: T0[i0,i1] += T1[i0,i2] * T2[i2,i1]\nextents: i0=64,i1=32,i2=16\ndtype: f32\n"
+            "mesh: x=2,y=2\nprofile: default\n");
+  // sha256sum of the canonical text: stable across runs, builds and machines.
+  EXPECT_EQ(w.fingerprint, "ae9006818447605a6cbfafa8cf303df577e657b2b1bc6744c84fb5bfbf1f1d23");
+  EXPECT_EQ(w.index_names, (std::vector<std::string>{"m", "n", "k"}));
+  EXPECT_EQ(w.tensor_names, (std::vector<std::string>{"C", "A", "B"}));
+  EXPECT_FALSE(w.IsRankCount());
+}
+
+TEST(WorkloadTest, RenamedProblemHasTheSameFingerprint) {
+  const Workload a = MakeW(), b = MakeW(kRenamed, kRenamedExtents);
+  EXPECT_EQ(a.fingerprint, b.fingerprint);
+  EXPECT_EQ(a.canonical, b.canonical);
+  EXPECT_EQ(b.index_names, (std::vector<std::string>{"i", "j", "l"}));
+  EXPECT_EQ(b.tensor_names, (std::vector<std::string>{"Out", "X", "Y"}));
+  // Spelling of the mesh does not matter either.
+  EXPECT_EQ(MakeW(kMatmul, kMatmulExtents, "x=2 y=2").fingerprint, a.fingerprint);
+}
+
+TEST(WorkloadTest, EveryPartOfTheIdentityChangesTheFingerprint) {
+  const Workload base = MakeW();
+  const std::vector<Workload> others = {
+      MakeW(kMatmul, "m=64,n=32,k=32"),               // extents
+      MakeW(kMatmul, "m=32,n=64,k=16"),               // extents swapped between indices
+      MakeW(kMatmul, kMatmulExtents, "x=2,y=2", "default", "f64"),  // dtype
+      MakeW(kMatmul, kMatmulExtents, "x=4"),          // mesh
+      MakeW(kMatmul, kMatmulExtents, "y=2,x=2"),      // axis order
+      MakeW(kMatmul, kMatmulExtents, "a=2,b=2"),      // axis names (traces name axes)
+      MakeW(kMatmul, kMatmulExtents, "ranks=4"),      // a rank count
+      MakeW(kMatmul, kMatmulExtents, "x=2,y=2", "other"),  // profile
+      MakeW(kMatmul, kMatmulExtents, "x=2,y=2", ""),       // no profile
+      MakeW("C[m,n] = A[m,k] * B[k,n]", kMatmulExtents),   // '=' instead of '+='
+      MakeW("C[m,n] += A[k,m] * B[k,n]", kMatmulExtents),  // transposed A
+  };
+  std::set<std::string> fingerprints = {base.fingerprint};
+  for (const Workload& w : others) {
+    EXPECT_TRUE(fingerprints.insert(w.fingerprint).second) << w.canonical;
+  }
+}
+
+TEST(WorkloadTest, RankCountMesh) {
+  const Workload w = MakeW(kMatmul, kMatmulExtents, "ranks = 4");
+  EXPECT_EQ(w.mesh, "ranks=4");
+  EXPECT_TRUE(w.IsRankCount());
+}
+
+TEST(WorkloadTest, BadMeshOrProfileIsInvalidArgument) {
+  const ir::Problem p = MakeProblem(kMatmul, kMatmulExtents);
+  absl::StatusOr<Workload> w = MakeWorkload(p, "x=0", "default");
+  EXPECT_EQ(w.status().code(), absl::StatusCode::kInvalidArgument);
+  w = MakeWorkload(p, "ranks=4,y=2", "default");
+  EXPECT_EQ(w.status().code(), absl::StatusCode::kInvalidArgument);
+  EXPECT_EQ(w.status().message(),
+            "mesh \"ranks=4,y=2\": ranks=N gives a rank count and stands alone; 'ranks' is not a mesh axis name");
+  w = MakeWorkload(p, "x=2", "a/b");
+  EXPECT_EQ(w.status().code(), absl::StatusCode::kInvalidArgument);
+  EXPECT_NE(w.status().message().find("a/b"), absl::string_view::npos) << w.status();
+}
+
+// ---- Trace translation ----
+
+TEST(RenameTraceTest, WholeIdentifiersOnly) {
+  absl::StatusOr<std::string> t = RenameTrace("divide(m, mo, mi, 2)\nreorder(mo, n, mi)\n", {{"m", "row"}});
+  ASSERT_TRUE(t.ok()) << t.status();
+  EXPECT_EQ(*t, "divide(row, mo, mi, 2)\nreorder(mo, n, mi)\n");
+}
+
+TEST(RenameTraceTest, SwapsAtOnceAndLeavesAxesAndKernels) {
+  absl::StatusOr<std::string> t =
+      RenameTrace("distribute([m], [mo], [mi], [x])\nshard(A, m@(x+1)%2)\ntensorize([mi, n], matmul)\n",
+                  {{"m", "n"}, {"n", "m"}, {"A", "matmul"}});
+  ASSERT_TRUE(t.ok()) << t.status();
+  EXPECT_EQ(*t, "distribute([n], [mo], [mi], [x])\nshard(matmul, n@(x+1)%2)\ntensorize([mi, m], matmul)\n");
+}
+
+TEST(RenameTraceTest, TraceLocalNameInTheWayIsRenamedToo) {
+  // The requester's index `mo` meets the loop `mo` the trace creates; `mo_` is taken too.
+  absl::StatusOr<std::string> t =
+      RenameTrace("divide(i0, mo, mo_, 2)\nreorder(mo, mo_)\n", {{"i0", "mo"}});
+  ASSERT_TRUE(t.ok()) << t.status();
+  EXPECT_EQ(*t, "divide(mo, mo__, mo_, 2)\nreorder(mo__, mo_)\n");
+  // A target is in the way even when the trace does not name its key: every index is a loop.
+  t = RenameTrace("divide(i2, mo, mi, 2)\n", {{"i0", "mo"}, {"i2", "k"}});
+  ASSERT_TRUE(t.ok()) << t.status();
+  EXPECT_EQ(*t, "divide(k, mo_, mi, 2)\n");
+}
+
+TEST(RenameTraceTest, Errors) {
+  absl::StatusOr<std::string> t = RenameTrace("divide(m, mo, mi)\n", {});
+  EXPECT_EQ(t.status().code(), absl::StatusCode::kInvalidArgument);
+  EXPECT_NE(t.status().message().find("trace line 1"), absl::string_view::npos) << t.status();
+  t = RenameTrace("distribute([m], [mo], [mi], [x])\n", {{"m", "x"}});
+  EXPECT_EQ(t.status().code(), absl::StatusCode::kInvalidArgument);
+  EXPECT_EQ(t.status().message(), "cannot rename m to x in the trace: x is a mesh axis there");
+}
+
+TEST(CanonicalTraceTest, ToAndFromCanonicalNames) {
+  const Workload a = MakeW(), b = MakeW(kRenamed, kRenamedExtents);
+  absl::StatusOr<std::string> canonical = ToCanonicalTrace(a, kPumma);
+  ASSERT_TRUE(canonical.ok()) << canonical.status();
+  EXPECT_EQ(*canonical, kPummaCanonical);
+  absl::StatusOr<std::string> back = FromCanonicalTrace(a, *canonical);
+  ASSERT_TRUE(back.ok()) << back.status();
+  EXPECT_EQ(*back, kPumma);  // the restoring reorder cancels out
+  absl::StatusOr<std::string> renamed = FromCanonicalTrace(b, *canonical);
+  ASSERT_TRUE(renamed.ok()) << renamed.status();
+  EXPECT_EQ(*renamed, kPummaRenamed);
+  absl::StatusOr<std::string> again = ToCanonicalTrace(b, *renamed);
+  ASSERT_TRUE(again.ok()) << again.status();
+  EXPECT_EQ(*again, kPummaCanonical);
+}
+
+TEST(CanonicalTraceTest, TranslatedTraceIsTheSameSchedule) {
+  const Workload a = MakeW(), b = MakeW(kRenamed, kRenamedExtents);
+  // Without a full reorder the starting loop order shows: k m n for one, i j l the other.
+  for (const std::string& trace : {std::string(kPumma), std::string("divide(k, ko, ki, 2)\n")}) {
+    absl::StatusOr<std::string> canonical = ToCanonicalTrace(a, trace);
+    ASSERT_TRUE(canonical.ok()) << canonical.status();
+    absl::StatusOr<std::string> renamed = FromCanonicalTrace(b, *canonical);
+    ASSERT_TRUE(renamed.ok()) << renamed.status();
+    std::vector<std::string> expected = ReplayedLoops(kMatmul, kMatmulExtents, trace);
+    for (std::string& loop : expected) {
+      const std::string name = loop.substr(0, loop.find(':'));
+      const std::map<std::string, std::string> rename = {{"m", "i"}, {"n", "j"}, {"k", "l"}};
+      if (rename.count(name) > 0) loop = rename.at(name) + loop.substr(name.size());
+    }
+    EXPECT_EQ(ReplayedLoops(kRenamed, kRenamedExtents, *renamed), expected) << *renamed;
+  }
+}
+
+TEST(CanonicalTraceTest, RequesterIndexNamedLikeATraceLoop) {
+  const char* expr = "C[mo,n] += A[mo,k] * B[k,n]";
+  const char* extents = "mo=64,n=32,k=16";
+  const Workload w = MakeW(expr, extents);
+  EXPECT_EQ(w.fingerprint, MakeW().fingerprint);
+  absl::StatusOr<std::string> t = FromCanonicalTrace(w, kPummaCanonical);
+  ASSERT_TRUE(t.ok()) << t.status();
+  EXPECT_EQ(*t,
+            "distribute([mo,n], [mo_,no], [mi,ni], [x,y])\n"
+            "divide(k, ko, ki, 2)\n"
+            "reorder(mo_, no, ko, mi, ni, ki)\n"
+            "shard(A, mo@x, k@y)\n"
+            "shard(B, k@x, n@y)\n"
+            "shard(C, mo@x, n@y)\n"
+            "communicate(A, ko, rotate=[no])\n"
+            "communicate(B, ko)\n"
+            "tensorize([mi, ni, ki], matmul)\n");
+  EXPECT_EQ(ReplayedLoops(expr, extents, *t).size(), 6u);
+}
+
+// ---- Both databases ----
+
+class TuningDbTest : public ::testing::TestWithParam<std::string> {
+ protected:
+  void SetUp() override { db_ = Open(); }
+  std::unique_ptr<TuningDb> Open() {
+    if (GetParam() == "memory") return NewInMemoryTuningDb();
+    if (path_.empty()) path_ = FreshDbPath();
+    absl::StatusOr<std::unique_ptr<TuningDb>> db = OpenSqliteTuningDb(path_);
+    EXPECT_TRUE(db.ok()) << db.status();
+    return db.ok() ? std::move(*db) : nullptr;
+  }
+  int64_t Add(const Workload& w, TuningRecord r) {
+    absl::StatusOr<int64_t> id = db_->Add(w, std::move(r));
+    EXPECT_TRUE(id.ok()) << id.status();
+    return id.ok() ? *id : -1;
+  }
+  std::vector<int64_t> Ids(const std::string& fingerprint, int limit, int64_t after) {
+    absl::StatusOr<std::vector<TuningRecord>> list = db_->List(fingerprint, limit, after);
+    EXPECT_TRUE(list.ok()) << list.status();
+    std::vector<int64_t> ids;
+    if (list.ok()) {
+      for (const TuningRecord& r : *list) ids.push_back(r.id);
+    }
+    return ids;
+  }
+  int64_t BestId(const std::string& fingerprint) {
+    absl::StatusOr<std::optional<TuningRecord>> best = db_->Best(fingerprint);
+    EXPECT_TRUE(best.ok()) << best.status();
+    return best.ok() && best->has_value() ? (*best)->id : 0;
+  }
+
+  std::string path_;
+  std::unique_ptr<TuningDb> db_;
+};
+
+TEST_P(TuningDbTest, AddGetBestList) {
+  const Workload w = MakeW();
+  EXPECT_FALSE(db_->Best(w.fingerprint)->has_value());
+  EXPECT_FALSE(db_->Get(1)->has_value());
+  EXPECT_TRUE(db_->List("", 10, 0)->empty());
+
+  TuningRecord r = Rec(0.5, 0.75, true);
+  r.created_unix_ms = 1700000000123;
+  EXPECT_EQ(Add(w, r), 1);
+  TuningRecord unmeasured = Rec(0.25);
+  unmeasured.patterns.clear();
+  unmeasured.tuner_version = "meshtune 0.3";
+  EXPECT_EQ(Add(w, unmeasured), 2);
+
+  absl::StatusOr<std::optional<TuningRecord>> got = db_->Get(1);
+  ASSERT_TRUE(got.ok() && got->has_value()) << got.status();
+  const TuningRecord& g = **got;
+  EXPECT_EQ(g.id, 1);
+  EXPECT_EQ(g.fingerprint, w.fingerprint);
+  EXPECT_EQ(g.canonical_workload, w.canonical);
+  EXPECT_EQ(g.trace, kPummaCanonical);
+  EXPECT_EQ(g.mesh, "x=2,y=2");  // the workload's when left empty
+  EXPECT_EQ(g.predicted_s, 0.5);
+  EXPECT_EQ(g.measured_s, 0.75);
+  EXPECT_TRUE(g.verified);
+  EXPECT_EQ(g.patterns, r.patterns);
+  EXPECT_EQ(g.tuner_version, kTunerVersion);
+  EXPECT_EQ(g.created_unix_ms, 1700000000123);
+
+  got = db_->Get(2);
+  ASSERT_TRUE(got.ok() && got->has_value()) << got.status();
+  EXPECT_EQ((*got)->measured_s, std::nullopt);
+  EXPECT_FALSE((*got)->verified);
+  EXPECT_TRUE((*got)->patterns.empty());
+  EXPECT_EQ((*got)->tuner_version, "meshtune 0.3");
+  EXPECT_GT((*got)->created_unix_ms, 1700000000000);  // now
+
+  EXPECT_EQ(BestId(w.fingerprint), 1);  // verified beats the faster prediction
+  EXPECT_EQ(Ids("", 10, 0), (std::vector<int64_t>{1, 2}));
+  EXPECT_EQ(Ids(w.fingerprint, 10, 0), (std::vector<int64_t>{1, 2}));
+  EXPECT_TRUE(Ids("no such fingerprint", 10, 0).empty());
+  EXPECT_FALSE(db_->Get(3)->has_value());
+  EXPECT_FALSE(db_->Get(-1)->has_value());
+}
+
+TEST_P(TuningDbTest, GenerationMovesWithEveryAdd) {
+  const absl::StatusOr<int64_t> g0 = db_->Generation();
+  ASSERT_TRUE(g0.ok()) << g0.status();
+  EXPECT_EQ(*db_->Generation(), *g0);  // reading changes nothing
+  Add(MakeW(), Rec(0.5));
+  const absl::StatusOr<int64_t> g1 = db_->Generation();
+  ASSERT_TRUE(g1.ok()) << g1.status();
+  EXPECT_NE(*g1, *g0);
+  db_->Best(MakeW().fingerprint).IgnoreError();
+  EXPECT_EQ(*db_->Generation(), *g1);
+}
+
+TEST_P(TuningDbTest, Pagination) {
+  const Workload a = MakeW(), b = MakeW(kMatmul, "m=8,n=8,k=8");
+  std::vector<int64_t> of_a, of_b;
+  for (int i = 0; i < 7; ++i) {
+    (i % 3 == 2 ? of_b : of_a).push_back(Add(i % 3 == 2 ? b : a, Rec(1.0 + i)));
+  }
+  EXPECT_EQ(of_a, (std::vector<int64_t>{1, 2, 4, 5, 7}));
+  EXPECT_EQ(of_b, (std::vector<int64_t>{3, 6}));
+  EXPECT_EQ(Ids(a.fingerprint, 2, 0), (std::vector<int64_t>{1, 2}));
+  EXPECT_EQ(Ids(a.fingerprint, 2, 2), (std::vector<int64_t>{4, 5}));
+  EXPECT_EQ(Ids(a.fingerprint, 2, 5), (std::vector<int64_t>{7}));
+  EXPECT_TRUE(Ids(a.fingerprint, 2, 7).empty());
+  EXPECT_EQ(Ids(b.fingerprint, 10, 3), (std::vector<int64_t>{6}));
+  EXPECT_EQ(Ids("", 3, 0), (std::vector<int64_t>{1, 2, 3}));
+  EXPECT_EQ(Ids("", 3, 3), (std::vector<int64_t>{4, 5, 6}));
+  EXPECT_EQ(Ids("", 3, 6), (std::vector<int64_t>{7}));
+  EXPECT_EQ(Ids("", 1 << 30, 0).size(), 7u);  // a huge limit is lowered, not an error
+  EXPECT_EQ(BestId(a.fingerprint), 1);
+  EXPECT_EQ(BestId(b.fingerprint), 3);
+
+  absl::StatusOr<std::vector<TuningRecord>> bad = db_->List("", 0, 0);
+  EXPECT_EQ(bad.status().code(), absl::StatusCode::kInvalidArgument);
+  EXPECT_EQ(bad.status().message(),
+            "listing tuning records: limit is 0 and after_id 0; limit must be >= 1 and after_id >= 0");
+  EXPECT_EQ(db_->List("", 5, -1).status().code(), absl::StatusCode::kInvalidArgument);
+}
+
+TEST_P(TuningDbTest, BestPrefersVerifiedFastest) {
+  const Workload w = MakeW();
+  const int64_t predicted_fast = Add(w, Rec(0.1));
+  EXPECT_EQ(BestId(w.fingerprint), predicted_fast);
+  const int64_t predicted_faster = Add(w, Rec(0.05));
+  EXPECT_EQ(BestId(w.fingerprint), predicted_faster);
+  // A measured run that failed verification ranks by its prediction, like any unverified.
+  Add(w, Rec(0.2, 0.001, false));
+  EXPECT_EQ(BestId(w.fingerprint), predicted_faster);
+  const int64_t verified_slow = Add(w, Rec(0.3, 0.5, true));
+  EXPECT_EQ(BestId(w.fingerprint), verified_slow);
+  Add(w, Rec(0.01));  // a faster prediction does not beat a verified run
+  EXPECT_EQ(BestId(w.fingerprint), verified_slow);
+  const int64_t verified_fast = Add(w, Rec(0.9, 0.4, true));
+  EXPECT_EQ(BestId(w.fingerprint), verified_fast);
+  Add(w, Rec(0.01, 0.4, true));  // a tie keeps the earlier record
+  EXPECT_EQ(BestId(w.fingerprint), verified_fast);
+  Add(w, Rec(0.01, 0.45, true));
+  EXPECT_EQ(BestId(w.fingerprint), verified_fast);
+  absl::StatusOr<std::optional<TuningRecord>> best = db_->Best(w.fingerprint);
+  ASSERT_TRUE(best.ok() && best->has_value());
+  EXPECT_EQ((*best)->measured_s, 0.4);
+  EXPECT_EQ((*best)->predicted_s, 0.9);
+}
+
+TEST_P(TuningDbTest, RenamedProblemReadsTheRecordInItsOwnNames) {
+  const Workload a = MakeW(), b = MakeW(kRenamed, kRenamedExtents);
+  TuningRecord r = Rec(0.5, 0.6, true);
+  absl::StatusOr<std::string> canonical = ToCanonicalTrace(a, kPumma);
+  ASSERT_TRUE(canonical.ok()) << canonical.status();
+  r.trace = *canonical;
+  const int64_t id = Add(a, r);
+  absl::StatusOr<std::optional<TuningRecord>> best = db_->Best(b.fingerprint);
+  ASSERT_TRUE(best.ok() && best->has_value()) << best.status();
+  EXPECT_EQ((*best)->id, id);
+  absl::StatusOr<std::string> trace = FromCanonicalTrace(b, (*best)->trace);
+  ASSERT_TRUE(trace.ok()) << trace.status();
+  EXPECT_EQ(*trace, kPummaRenamed);
+  // Both spellings add to one workload.
+  Add(b, Rec(0.4, 0.45, true));
+  EXPECT_EQ(Ids(a.fingerprint, 10, 0), (std::vector<int64_t>{1, 2}));
+  EXPECT_EQ(BestId(a.fingerprint), 2);
+}
+
+TEST_P(TuningDbTest, RankCountWorkloadsKeepTheChosenMesh) {
+  const Workload w = MakeW(kMatmul, kMatmulExtents, "ranks=4");
+  TuningRecord r = Rec(0.5);
+  EXPECT_EQ(db_->Add(w, r).status().message(),
+            "tuning record: mesh is empty; a record of a ranks=4 workload names the mesh it chose");
+  r.mesh = "x=8";
+  EXPECT_EQ(db_->Add(w, r).status().message(), "tuning record: mesh x=8 has 8 ranks, not the workload's ranks=4");
+  r.mesh = "x=2 y=2";
+  const int64_t id = Add(w, r);
+  EXPECT_EQ((*db_->Get(id))->mesh, "x=2,y=2");
+  r.mesh = "x=4";
+  EXPECT_EQ((*db_->Get(Add(w, r)))->mesh, "x=4");
+}
+
+TEST_P(TuningDbTest, BadRecordsAreRejectedAndNothingIsStored) {
+  const Workload w = MakeW();
+  struct Case {
+    std::function<void(TuningRecord*)> spoil;
+    std::string message;
+  };
+  const std::vector<Case> cases = {
+      {[](TuningRecord* r) { r->trace = "divide(i0, a, b)"; }, "tuning record: trace line 1, column 16: "},
+      {[](TuningRecord* r) { r->trace = "# nothing\n"; }, "tuning record: the trace has no call"},
+      {[](TuningRecord* r) { r->mesh = "x=4"; }, "tuning record: mesh x=4 is not the workload's mesh x=2,y=2"},
+      {[](TuningRecord* r) { r->predicted_s = -1; }, "tuning record: predicted_s is -1; it must be finite and >= 0"},
+      {[](TuningRecord* r) { r->measured_s = std::nan(""); }, "tuning record: measured_s is nan;"},
+      {[](TuningRecord* r) { r->verified = true; }, "tuning record: verified without measured_s"},
+      {[](TuningRecord* r) { r->patterns = {"a\nb"}; }, "tuning record: pattern \"a\\nb\" is empty or holds a newline"},
+      {[](TuningRecord* r) { r->patterns = {""}; }, "tuning record: pattern \"\" is empty"},
+      {[](TuningRecord* r) { r->fingerprint = "abc"; }, "tuning record: fingerprint abc is not the workload's"},
+      {[](TuningRecord* r) { r->created_unix_ms = -5; }, "tuning record: created_unix_ms is -5"},
+  };
+  for (const Case& c : cases) {
+    TuningRecord r = Rec(1.0);
+    c.spoil(&r);
+    absl::StatusOr<int64_t> id = db_->Add(w, r);
+    EXPECT_EQ(id.status().code(), absl::StatusCode::kInvalidArgument) << c.message;
+    EXPECT_EQ(id.status().message().substr(0, c.message.size()), c.message) << id.status();
+  }
+  EXPECT_TRUE(Ids("", 10, 0).empty());
+  EXPECT_EQ(Add(w, Rec(1.0)), 1);
+}
+
+TEST_P(TuningDbTest, ConcurrentAddsAllLand) {
+  const Workload a = MakeW(), b = MakeW(kRenamed, "i=8,j=8,l=8");
+  constexpr int kThreads = 8, kEach = 25;
+  std::vector<std::thread> threads;
+  std::vector<std::vector<int64_t>> ids(kThreads);
+  for (int t = 0; t < kThreads; ++t) {
+    threads.emplace_back([&, t] {
+      for (int i = 0; i < kEach; ++i) {
+        absl::StatusOr<int64_t> id = db_->Add(t % 2 ? a : b, Rec(1.0 + t * kEach + i, 1.0 + i, i == 7 && t == 3));
+        if (id.ok()) ids[t].push_back(*id);
+        else ADD_FAILURE() << id.status();
+      }
+    });
+  }
+  for (std::thread& t : threads) t.join();
+  std::set<int64_t> all;
+  for (const auto& v : ids) all.insert(v.begin(), v.end());
+  EXPECT_EQ(all.size(), static_cast<size_t>(kThreads * kEach));
+  EXPECT_EQ(*all.begin(), 1);
+  EXPECT_EQ(*all.rbegin(), kThreads * kEach);
+  EXPECT_EQ(Ids("", 1000, 0).size(), static_cast<size_t>(kThreads * kEach));
+  EXPECT_EQ(Ids(a.fingerprint, 1000, 0).size(), static_cast<size_t>(kThreads / 2 * kEach));
+  EXPECT_EQ(BestId(a.fingerprint), ids[3][7]);  // the only verified record
+  EXPECT_EQ(BestId(b.fingerprint), ids[0][0]);  // the lowest prediction
+}
+
+INSTANTIATE_TEST_SUITE_P(Both, TuningDbTest, ::testing::Values("memory", "sqlite"),
+                         [](const ::testing::TestParamInfo<std::string>& info) { return info.param; });
+
+// ---- SQLite only ----
+
+TEST(SqliteTuningDbTest, GenerationSeesOtherConnectionsCommits) {
+  const std::string path = FreshDbPath();
+  absl::StatusOr<std::unique_ptr<TuningDb>> reader = OpenSqliteTuningDb(path);
+  absl::StatusOr<std::unique_ptr<TuningDb>> writer = OpenSqliteTuningDb(path);
+  ASSERT_TRUE(reader.ok() && writer.ok());
+  const absl::StatusOr<int64_t> before = (*reader)->Generation();
+  ASSERT_TRUE(before.ok()) << before.status();
+  ASSERT_TRUE((*writer)->Add(MakeW(), Rec(0.3)).ok());
+  const absl::StatusOr<int64_t> after = (*reader)->Generation();
+  ASSERT_TRUE(after.ok()) << after.status();
+  EXPECT_NE(*after, *before);
+}
+
+TEST(SqliteTuningDbTest, RecordsPersistAcrossReopening) {
+  const std::string path = FreshDbPath();
+  const Workload w = MakeW();
+  {
+    absl::StatusOr<std::unique_ptr<TuningDb>> db = OpenSqliteTuningDb(path);
+    ASSERT_TRUE(db.ok()) << db.status();
+    ASSERT_TRUE((*db)->Add(w, Rec(0.3)).ok());
+    ASSERT_TRUE((*db)->Add(w, Rec(0.5, 0.6, true)).ok());
+  }
+  absl::StatusOr<std::unique_ptr<TuningDb>> db = OpenSqliteTuningDb(path);
+  ASSERT_TRUE(db.ok()) << db.status();
+  absl::StatusOr<std::optional<TuningRecord>> best = (*db)->Best(w.fingerprint);
+  ASSERT_TRUE(best.ok() && best->has_value()) << best.status();
+  EXPECT_EQ((*best)->id, 2);
+  EXPECT_EQ((*best)->trace, kPummaCanonical);
+  EXPECT_EQ((*best)->patterns, Rec(0).patterns);
+  EXPECT_EQ((*db)->List("", 10, 0)->size(), 2u);
+  absl::StatusOr<int64_t> id = (*db)->Add(w, Rec(0.1));
+  ASSERT_TRUE(id.ok()) << id.status();
+  EXPECT_EQ(*id, 3);
+
+  EXPECT_EQ(QueryText(path, "PRAGMA integrity_check"), "ok");
+  EXPECT_EQ(QueryText(path, "PRAGMA foreign_key_check"), "<no row>");
+  EXPECT_EQ(QueryText(path, "PRAGMA journal_mode"), "wal");
+  EXPECT_EQ(QueryText(path, "PRAGMA user_version"), "2");
+  EXPECT_EQ(QueryText(path, "SELECT profile || ' ' || mesh || ' ' || best_record_id FROM workloads"),
+            "default x=2,y=2 2");
+}
+
+TEST(SqliteTuningDbTest, CheckedRecordsPersistAndRankBeforeUncheckedOnes) {
+  const std::string path = FreshDbPath();
+  const Workload w = MakeW();
+  {
+    absl::StatusOr<std::unique_ptr<TuningDb>> db = OpenSqliteTuningDb(path);
+    ASSERT_TRUE(db.ok()) << db.status();
+    ASSERT_TRUE((*db)->Add(w, Rec(0.1)).ok());  // predicted faster, written before checks existed
+    TuningRecord checked = Rec(0.2);
+    checked.checked = "simulated-scaled";
+    checked.checked_extents = "k=4,m=4,n=4";
+    ASSERT_TRUE((*db)->Add(w, checked).ok());
+  }
+  absl::StatusOr<std::unique_ptr<TuningDb>> db = OpenSqliteTuningDb(path);
+  ASSERT_TRUE(db.ok()) << db.status();
+  absl::StatusOr<std::optional<TuningRecord>> best = (*db)->Best(w.fingerprint);
+  ASSERT_TRUE(best.ok() && best->has_value()) << best.status();
+  EXPECT_EQ((*best)->id, 2);
+  EXPECT_EQ((*best)->checked, "simulated-scaled");
+  EXPECT_EQ((*best)->checked_extents, "k=4,m=4,n=4");
+}
+
+TEST(SqliteTuningDbTest, NewerSchemaIsRejectedUntouched) {
+  const std::string path = TmpDir() + "/future.db";
+  ExecSql(path, "CREATE TABLE t (x); PRAGMA user_version = 7;");
+  absl::StatusOr<std::unique_ptr<TuningDb>> db = OpenSqliteTuningDb(path);
+  EXPECT_EQ(db.status().code(), absl::StatusCode::kFailedPrecondition);
+  EXPECT_EQ(db.status().message(), "tuning database " + path +
+                                       " has schema version 7, but meshtune 0.5 knows versions up to 2; "
+                                       "use a newer meshtune or another database file");
+  EXPECT_EQ(QueryText(path, "PRAGMA user_version"), "7");
+  EXPECT_EQ(QueryText(path, "PRAGMA journal_mode"), "delete");
+}
+
+TEST(SqliteTuningDbTest, NotADatabaseIsDataLossNamingThePath) {
+  const std::string path = TmpDir() + "/junk.db";
+  std::ofstream(path) << std::string(4096, 'j');
+  absl::StatusOr<std::unique_ptr<TuningDb>> db = OpenSqliteTuningDb(path);
+  EXPECT_EQ(db.status().code(), absl::StatusCode::kDataLoss);
+  EXPECT_EQ(db.status().message(),
+            "tuning database " + path + ": cannot read the schema version: file is not a database");
+}
+
+TEST(SqliteTuningDbTest, UnusablePlaceIsAnErrorNamingThePath) {
+  const std::string blocker = TmpDir() + "/blocker";
+  std::ofstream(blocker) << "a file, not a directory\n";
+  const std::string path = blocker + "/sub/tuning.db";
+  absl::StatusOr<std::unique_ptr<TuningDb>> db = OpenSqliteTuningDb(path);
+  ASSERT_FALSE(db.ok());
+  EXPECT_EQ(db.status().message(), "tuning database " + path + ": cannot create the directory " + blocker +
+                                       "/sub: Not a directory");
+  db = OpenSqliteTuningDb("");
+  EXPECT_EQ(db.status().code(), absl::StatusCode::kInvalidArgument);
+}
+
+TEST(SqliteTuningDbTest, TwoConnectionsShareTheFile) {
+  // Two connections stand for two processes: SQLite's locks, not our mutex, keep them apart.
+  const std::string path = FreshDbPath();
+  absl::StatusOr<std::unique_ptr<TuningDb>> first = OpenSqliteTuningDb(path);
+  absl::StatusOr<std::unique_ptr<TuningDb>> second = OpenSqliteTuningDb(path);
+  ASSERT_TRUE(first.ok() && second.ok()) << first.status() << second.status();
+  const Workload w = MakeW();
+  std::vector<std::thread> threads;
+  for (int t = 0; t < 8; ++t) {
+    threads.emplace_back([&, t] {
+      TuningDb* db = (t % 2 ? *first : *second).get();
+      for (int i = 0; i < 10; ++i) {
+        absl::StatusOr<int64_t> id = db->Add(w, Rec(1.0 + t * 10 + i));
+        if (!id.ok()) ADD_FAILURE() << id.status();
+        absl::StatusOr<std::optional<TuningRecord>> best = db->Best(w.fingerprint);
+        if (!best.ok()) ADD_FAILURE() << best.status();
+      }
+    });
+  }
+  for (std::thread& t : threads) t.join();
+  EXPECT_EQ((*first)->List("", 1000, 0)->size(), 80u);
+  EXPECT_EQ((*second)->List(w.fingerprint, 1000, 0)->size(), 80u);
+  EXPECT_EQ((*(*second)->Best(w.fingerprint))->predicted_s, 1.0);
+  EXPECT_EQ(QueryText(path, "PRAGMA integrity_check"), "ok");
+}
+
+TEST(SqliteTuningDbTest, ConcurrentOpensOfANewFileMigrateOnce) {
+  const std::string path = FreshDbPath();
+  std::vector<std::thread> threads;
+  for (int t = 0; t < 6; ++t) {
+    threads.emplace_back([&] {
+      absl::StatusOr<std::unique_ptr<TuningDb>> db = OpenSqliteTuningDb(path);
+      if (!db.ok()) {
+        ADD_FAILURE() << db.status();
+      } else if (absl::StatusOr<int64_t> id = (*db)->Add(MakeW(), Rec(1.0)); !id.ok()) {
+        ADD_FAILURE() << id.status();
+      }
+    });
+  }
+  for (std::thread& t : threads) t.join();
+  EXPECT_EQ(QueryText(path, "SELECT count(*) FROM records"), "6");
+  EXPECT_EQ(QueryText(path, "PRAGMA user_version"), "2");
+}
+
+TEST(DefaultDbPathTest, FollowsXdgCacheHomeThenHome) {
+  setenv("XDG_CACHE_HOME", "/var/cache/me", 1);
+  EXPECT_EQ(DefaultDbPath(), "/var/cache/me/meshtune/tuning.db");
+  setenv("XDG_CACHE_HOME", "relative", 1);  // the XDG spec ignores relative paths
+  setenv("HOME", "/home/me", 1);
+  EXPECT_EQ(DefaultDbPath(), "/home/me/.cache/meshtune/tuning.db");
+  unsetenv("XDG_CACHE_HOME");
+  EXPECT_EQ(DefaultDbPath(), "/home/me/.cache/meshtune/tuning.db");
+}
+
+}  // namespace
+}  // namespace meshtune::storage

@@ -1,0 +1,79 @@
+// Workloads: the identity under which the tuning database stores schedules.
+//
+// A workload is a problem up to the names of its indices and tensors, with its extents,
+// dtype, mesh and hardware profile. `C[m,n] += A[m,k] * B[k,n]` and
+// `Out[i,j] += X[i,l] * Y[l,j]` with corresponding extents are one workload: both
+// canonicalise to `T0[i0,i1] += T1[i0,i2] * T2[i2,i1]`. Traces are stored with those
+// canonical names and translated to and from each requester's names.
+// Plain values; thread-safe to read.
+#ifndef MESHTUNE_STORAGE_WORKLOAD_H_
+#define MESHTUNE_STORAGE_WORKLOAD_H_
+
+#include <map>
+#include <string>
+#include <vector>
+
+#include "absl/status/statusor.h"
+#include "ir/problem.h"
+
+namespace meshtune::storage {
+
+struct Workload {
+  // Lowercase hex SHA-256 of `canonical` (64 characters): the database key.
+  std::string fingerprint;
+  // The text the fingerprint hashes, one "key: value" a line:
+  //   expr: T0[i0,i1] += T1[i0,i2] * T2[i2,i1]
+  //   extents: i0=1024,i1=1024,i2=512
+  //   dtype: f32
+  //   mesh: x=2,y=2
+  //   profile: default
+  std::string canonical;
+  std::string expr;     // canonical expression, "T0[i0,i1] += T1[i0,i2] * T2[i2,i1]"
+  std::string extents;  // canonical extents in canonical index order, "i0=1024,i1=1024,i2=512"
+  std::string dtype;    // "f32" / "f64"
+  std::string mesh;     // normalised mesh text: "x=2,y=2", or "ranks=4"
+  std::string profile;  // hardware profile name; "" when none
+  // The requester's names: index_names[j] is canonical index "i<j>", tensor_names[j] is
+  // canonical tensor "T<j>" (order of first appearance, the output first).
+  std::vector<std::string> index_names;
+  std::vector<std::string> tensor_names;
+
+  // True when the mesh is a rank count ("ranks=N"): a tune over every factorisation.
+  bool IsRankCount() const;
+};
+
+// The workload of problem `p` on `mesh_text` with hardware profile `profile`.
+// `mesh_text` is either mesh axes ("x=2,y=2", normalised by ir::ParseMesh; axis names are
+// part of the identity because traces name them in distribute and shard calls) or
+// "ranks=N" (1 <= N <= ir::kMaxRanks), a tune over every factorisation of N ranks (so no
+// mesh axis may be called "ranks").
+// `profile` is empty or a valid hardware profile name. InvalidArgument naming the
+// offending token for a bad mesh (also a mesh axis named like an index or a tensor of
+// `p`), rank count or profile name.
+absl::StatusOr<Workload> MakeWorkload(const ir::Problem& p, const std::string& mesh_text,
+                                      const std::string& profile);
+
+// Renames identifiers of the trace `trace_text` (validated with ir::ParseTrace): every
+// loop, index, shard dim and tensor name that is a key of `renames` becomes its value, all
+// at once (so swaps work); whole identifiers only (renaming `m` leaves `mo` alone), never
+// mesh axes or kernel names. A name that is not a key but equals a rename target (a loop
+// the trace creates, in the way of a renamed index) is renamed too, by appending '_'
+// until it is unique. Returns the trace's
+// canonical text (comments and blank lines dropped). InvalidArgument for a trace that does
+// not parse, or when a rename target equals a mesh axis the trace uses.
+absl::StatusOr<std::string> RenameTrace(const std::string& trace_text,
+                                        const std::map<std::string, std::string>& renames);
+
+// The trace `trace`, written with the requester's names of `w`, in canonical names
+// (i0.., T0..). A problem's loops start in its indices' sorted order, which renaming can
+// change, so a `reorder` of every index that restores the requester's starting order leads
+// the result unless the orders agree (leading reorders of every index are merged).
+absl::StatusOr<std::string> ToCanonicalTrace(const Workload& w, const std::string& trace);
+
+// The inverse: a trace in canonical names, written with the requester's names of `w`, the
+// same schedule on the requester's problem.
+absl::StatusOr<std::string> FromCanonicalTrace(const Workload& w, const std::string& trace);
+
+}  // namespace meshtune::storage
+
+#endif  // MESHTUNE_STORAGE_WORKLOAD_H_
