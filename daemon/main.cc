@@ -11,6 +11,7 @@
 // turns NOT_SERVING, running tunes are cancelled, calls still in flight get the grace
 // period, then the database is closed and the exit status is 0. Exit status 2 for bad
 // flags, 1 when the database cannot be opened or the address cannot be bound.
+#include <optional>
 #include <pthread.h>
 #include <signal.h>
 #include <string.h>
@@ -68,8 +69,9 @@ extern "C" void OnStopSignal(int signal_number) {
   errno = saved;
 }
 
-int Main(int argc, char** argv) {
-  Flags flags;
+// Parses the command line into `flags`. Returns an exit status when the process should end
+// now (--help: kExitOk; a bad flag: kExitBadInput, CLI11 having printed the message).
+std::optional<int> ParseFlags(int argc, char** argv, Flags& flags) {
   flags.db = storage::DefaultDbPath();
   CLI::App app{"meshtuned: the meshtune gRPC daemon (meshtune.v1.Tuner)"};
   app.add_option("--listen", flags.listen, "address to listen on, HOST:PORT (port 0: any free port)")
@@ -89,30 +91,86 @@ int Main(int argc, char** argv) {
     const int code = app.exit(e);
     return code == 0 ? engine::kExitOk : engine::kExitBadInput;
   }
+  return std::nullopt;
+}
 
-  // SIGTERM and SIGINT go through a handler that writes the signal to a pipe, read by one
-  // stopping thread. (Whichever thread the kernel picks runs the handler: libraries such
-  // as OpenBLAS start threads before main, so blocking the signals here would not cover
-  // every thread.)
+// Routes SIGTERM and SIGINT through a handler that writes the signal to g_stop_pipe, read by
+// one stopping thread. (Whichever thread the kernel picks runs the handler: libraries such
+// as OpenBLAS start threads before main, so blocking the signals here would not cover
+// every thread.) False, with the reason on stderr, when the pipe cannot be made.
+bool InstallStopPipe() {
   if (pipe(g_stop_pipe) != 0) {
     std::cerr << "meshtuned: cannot create a pipe for signals: " << std::strerror(errno) << "\n";
-    return engine::kExitFailed;
+    return false;
   }
   struct sigaction action = {};
   action.sa_handler = OnStopSignal;
   sigemptyset(&action.sa_mask);
   sigaction(SIGTERM, &action, nullptr);
   sigaction(SIGINT, &action, nullptr);
+  return true;
+}
 
+// spdlog's default logger on stderr at `level`, flushed at every message.
+void SetUpLogging(const std::string& level) {
+  auto logger = spdlog::stderr_color_mt("meshtuned");
+  logger->set_pattern("%Y-%m-%d %H:%M:%S.%e %^%l%$ %v");
+  logger->set_level(spdlog::level::from_str(level));
+  logger->flush_on(spdlog::level::trace);
+  spdlog::set_default_logger(logger);
+}
+
+// Serves the Tuner service on `db` until a stop signal arrives, then stops the tunes and
+// the server within the grace period. kExitFailed when it cannot listen.
+int Serve(const Flags& flags, storage::TuningDb* db) {
+  TunerService service(db, flags.max_concurrent_tunes);
+  grpc::EnableDefaultHealthCheckService(true);
+  grpc::reflection::InitProtoReflectionServerBuilderPlugin();
+  grpc::ServerBuilder builder;
+  int port = 0;
+  builder.AddListeningPort(flags.listen, grpc::InsecureServerCredentials(), &port);
+  builder.RegisterService(&service);
+  std::unique_ptr<grpc::Server> server = builder.BuildAndStart();
+  if (server == nullptr || port == 0) {
+    spdlog::critical("cannot listen on {}", flags.listen);
+    return engine::kExitFailed;
+  }
+  server->GetHealthCheckService()->SetServingStatus(kServiceName, true);
+  const std::string address = BoundAddress(flags.listen, port);
+  spdlog::info("listening on {} (at most {} concurrent tunes)", address, flags.max_concurrent_tunes);
+  std::cout << "meshtuned listening on " << address << std::endl;
+
+  std::thread stopper([&] {
+    char received = 0;
+    while (read(g_stop_pipe[0], &received, 1) < 0 && errno == EINTR) {
+    }
+    const int signal_number = received;
+    const absl::Duration grace = absl::Seconds(flags.shutdown_grace_s);
+    spdlog::info("{}: shutting down", strsignal(signal_number));
+    server->GetHealthCheckService()->Shutdown();
+    if (!service.Stop(grace)) {
+      spdlog::warn("tunes still running after {} s (a measurement under MPI ends at its timeout)",
+                   flags.shutdown_grace_s);
+    }
+    spdlog::debug("tunes stopped; shutting the server down");
+    server->Shutdown(absl::ToChronoTime(absl::Now() + grace));
+    spdlog::debug("server shut down");
+  });
+  server->Wait();
+  stopper.join();
+  server.reset();
+  spdlog::debug("server released");
+  return engine::kExitOk;
+}  // the service waits for its tune threads here
+
+int Main(int argc, char** argv) {
+  Flags flags;
+  if (std::optional<int> done = ParseFlags(argc, argv, flags)) return *done;
+  if (!InstallStopPipe()) return engine::kExitFailed;
   // Debian's absl is built with deadlock detection on: every lock of gRPC's and ours would
   // update a global lock graph. Lock order is a test-time concern; the daemon skips it.
   absl::SetMutexDeadlockDetectionMode(absl::OnDeadlockCycle::kIgnore);
-
-  auto logger = spdlog::stderr_color_mt("meshtuned");
-  logger->set_pattern("%Y-%m-%d %H:%M:%S.%e %^%l%$ %v");
-  logger->set_level(spdlog::level::from_str(flags.log_level));
-  logger->flush_on(spdlog::level::trace);
-  spdlog::set_default_logger(logger);
+  SetUpLogging(flags.log_level);
 
   absl::StatusOr<std::unique_ptr<storage::TuningDb>> db = storage::OpenSqliteTuningDb(flags.db);
   if (!db.ok()) {
@@ -120,48 +178,10 @@ int Main(int argc, char** argv) {
     return engine::kExitFailed;
   }
   spdlog::info("tuning database {}", flags.db);
-  {
-    TunerService service(db->get(), flags.max_concurrent_tunes);
-    grpc::EnableDefaultHealthCheckService(true);
-    grpc::reflection::InitProtoReflectionServerBuilderPlugin();
-    grpc::ServerBuilder builder;
-    int port = 0;
-    builder.AddListeningPort(flags.listen, grpc::InsecureServerCredentials(), &port);
-    builder.RegisterService(&service);
-    std::unique_ptr<grpc::Server> server = builder.BuildAndStart();
-    if (server == nullptr || port == 0) {
-      spdlog::critical("cannot listen on {}", flags.listen);
-      return engine::kExitFailed;
-    }
-    server->GetHealthCheckService()->SetServingStatus(kServiceName, true);
-    const std::string address = BoundAddress(flags.listen, port);
-    spdlog::info("listening on {} (at most {} concurrent tunes)", address, flags.max_concurrent_tunes);
-    std::cout << "meshtuned listening on " << address << std::endl;
-
-    std::thread stopper([&] {
-      char received = 0;
-      while (read(g_stop_pipe[0], &received, 1) < 0 && errno == EINTR) {
-      }
-      const int signal_number = received;
-      const absl::Duration grace = absl::Seconds(flags.shutdown_grace_s);
-      spdlog::info("{}: shutting down", strsignal(signal_number));
-      server->GetHealthCheckService()->Shutdown();
-      if (!service.Stop(grace)) {
-        spdlog::warn("tunes still running after {} s (a measurement under MPI ends at its timeout)",
-                     flags.shutdown_grace_s);
-      }
-      spdlog::debug("tunes stopped; shutting the server down");
-      server->Shutdown(absl::ToChronoTime(absl::Now() + grace));
-      spdlog::debug("server shut down");
-    });
-    server->Wait();
-    stopper.join();
-    server.reset();
-    spdlog::debug("server released");
-  }  // the service waits for its tune threads here
+  const int status = Serve(flags, db->get());
   db->reset();
-  spdlog::info("stopped");
-  return engine::kExitOk;
+  if (status == engine::kExitOk) spdlog::info("stopped");
+  return status;
 }
 
 }  // namespace

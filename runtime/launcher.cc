@@ -100,11 +100,13 @@ std::string JobFailure(const CommandResult& result) {
   return absl::StrCat("the job failed (exit status ", result.exit_code, ") without a result: ", Explain(result.err_tail));
 }
 
-absl::StatusOr<CommandResult> LaunchCommand(int64_t ranks, const std::vector<std::string>& command,
-                                            const LaunchOptions& options, const std::string& marker) {
-  if (const int sig = StopSignal(); sig != 0) {
-    return absl::CancelledError(absl::StrCat("interrupted by ", SignalName(sig), "; the job was not started"));
-  }
+namespace {
+
+// The launcher's command line: options.launcher, the rank count (oversubscribed past the
+// cores, OPENBLAS_NUM_THREADS passed on, under mpirun), the hostfile, extra arguments, then
+// `command`.
+std::vector<std::string> LauncherArgs(int64_t ranks, const std::vector<std::string>& command,
+                                      const LaunchOptions& options) {
   std::vector<std::string> args = options.launcher;
   const bool mpirun = !args.empty() && args[0].find("mpirun") != std::string::npos;
   args.insert(args.end(), {"-n", std::to_string(ranks)});
@@ -115,7 +117,19 @@ absl::StatusOr<CommandResult> LaunchCommand(int64_t ranks, const std::vector<std
   if (!options.hostfile.empty()) args.insert(args.end(), {"--hostfile", options.hostfile});
   args.insert(args.end(), options.extra_args.begin(), options.extra_args.end());
   args.insert(args.end(), command.begin(), command.end());
+  return args;
+}
 
+// A started job: its process (leader of its own process group) and the read ends of its
+// stdout and stderr.
+struct Child {
+  pid_t pid = -1;
+  int out = -1, err = -1;
+};
+
+// Forks and execs `args` in a process group of its own, with OPENBLAS_NUM_THREADS=1 and, as
+// root, Open MPI's permission to run as root. Internal when a pipe or the fork fails.
+absl::StatusOr<Child> StartChild(std::vector<std::string> args) {
   int out_pipe[2], err_pipe[2];
   if (pipe(out_pipe) != 0) return absl::InternalError(absl::StrCat("pipe failed: ", std::strerror(errno)));
   if (pipe(err_pipe) != 0) {
@@ -151,27 +165,34 @@ absl::StatusOr<CommandResult> LaunchCommand(int64_t ranks, const std::vector<std
     close(err_pipe[0]);
     return absl::InternalError(absl::StrCat("fork failed: ", std::strerror(e)));
   }
+  return Child{pid, out_pipe[0], err_pipe[0]};
+}
 
-  CommandResult result;
+// Why collecting a job's output ended before the job closed its pipes.
+enum class Cut { kNone, kTimedOut, kCancelled, kInterrupted };
+
+// Reads the child's stdout into result.out and the tail of its stderr into
+// result.err_tail until both pipes close, the deadline passes, options.cancelled says so or
+// a stop signal arrives (then `*signal` is that signal). Closes the pipes.
+Cut Collect(const Child& child, const LaunchOptions& options, CommandResult& result, int* signal) {
   std::string& err = result.err_tail;
-  bool timed_out = false, cancelled = false;
-  int interrupted = 0;  // the stop signal that ended the wait
+  Cut cut = Cut::kNone;
   const int poll_ms = options.cancelled || g_handlers_installed ? 100 : 1000;
   const auto deadline = std::chrono::steady_clock::now() + std::chrono::duration<double>(options.timeout_s);
-  pollfd fds[2] = {{out_pipe[0], POLLIN, 0}, {err_pipe[0], POLLIN, 0}};
+  pollfd fds[2] = {{child.out, POLLIN, 0}, {child.err, POLLIN, 0}};
   int open_fds = 2;
   while (open_fds > 0) {
     const auto left = std::chrono::duration_cast<std::chrono::milliseconds>(deadline - std::chrono::steady_clock::now());
     if (left.count() <= 0) {
-      timed_out = true;
+      cut = Cut::kTimedOut;
       break;
     }
     if (options.cancelled && options.cancelled()) {
-      timed_out = cancelled = true;  // killed the same way
+      cut = Cut::kCancelled;
       break;
     }
-    if ((interrupted = StopSignal()) != 0) {
-      timed_out = true;  // killed the same way
+    if ((*signal = StopSignal()) != 0) {
+      cut = Cut::kInterrupted;
       break;
     }
     if (poll(fds, 2, static_cast<int>(std::min<int64_t>(left.count(), poll_ms))) < 0 && errno != EINTR) break;
@@ -189,29 +210,54 @@ absl::StatusOr<CommandResult> LaunchCommand(int64_t ranks, const std::vector<std
       }
     }
   }
-  int status = 0;
-  if (timed_out) {
-    kill(-pid, SIGTERM);
-    for (int i = 0; i < 20 && waitpid(pid, &status, WNOHANG) == 0; ++i) {
-      std::this_thread::sleep_for(std::chrono::milliseconds(100));
-    }
-    kill(-pid, SIGKILL);
-  }
-  waitpid(pid, &status, 0);
-  if (timed_out) {
-    kill(-pid, SIGKILL);  // anything of the group still alive
-    if (!marker.empty()) KillMarked(marker);
-  }
   for (const pollfd& f : fds) {
     if (f.fd >= 0) close(f.fd);
   }
-  if (interrupted != 0) {
-    return absl::CancelledError(absl::StrCat("interrupted by ", SignalName(interrupted), "; the job was killed"));
+  return cut;
+}
+
+// Ends a job cut short: SIGTERM to its group, two seconds to exit, then SIGKILL to the group
+// and to every process whose command line holds `marker` (mpirun's ranks each have a group
+// of their own). Reaps the child.
+void KillJob(pid_t pid, const std::string& marker) {
+  int status = 0;
+  kill(-pid, SIGTERM);
+  for (int i = 0; i < 20 && waitpid(pid, &status, WNOHANG) == 0; ++i) {
+    std::this_thread::sleep_for(std::chrono::milliseconds(100));
   }
-  if (cancelled) return absl::CancelledError("cancelled; the job was killed");
-  if (timed_out) {
-    return absl::DeadlineExceededError(absl::StrCat("timed out after ", options.timeout_s, " s; the job was killed"));
+  kill(-pid, SIGKILL);
+  waitpid(pid, &status, 0);
+  kill(-pid, SIGKILL);  // anything of the group still alive
+  if (!marker.empty()) KillMarked(marker);
+}
+
+}  // namespace
+
+absl::StatusOr<CommandResult> LaunchCommand(int64_t ranks, const std::vector<std::string>& command,
+                                            const LaunchOptions& options, const std::string& marker) {
+  if (const int sig = StopSignal(); sig != 0) {
+    return absl::CancelledError(absl::StrCat("interrupted by ", SignalName(sig), "; the job was not started"));
   }
+  absl::StatusOr<Child> child = StartChild(LauncherArgs(ranks, command, options));
+  if (!child.ok()) return child.status();
+  CommandResult result;
+  int interrupted = 0;  // the stop signal that ended the wait
+  switch (Collect(*child, options, result, &interrupted)) {
+    case Cut::kInterrupted:
+      KillJob(child->pid, marker);
+      return absl::CancelledError(absl::StrCat("interrupted by ", SignalName(interrupted), "; the job was killed"));
+    case Cut::kCancelled:
+      KillJob(child->pid, marker);
+      return absl::CancelledError("cancelled; the job was killed");
+    case Cut::kTimedOut:
+      KillJob(child->pid, marker);
+      return absl::DeadlineExceededError(absl::StrCat("timed out after ", options.timeout_s, " s; the job was killed"));
+    case Cut::kNone:
+      break;
+  }
+  int status = 0;
+  waitpid(child->pid, &status, 0);
+  std::string& err = result.err_tail;
   if (err.size() > kErrTailBytes) err.erase(0, err.size() - kErrTailBytes);
   if (WIFSIGNALED(status)) {
     result.exit_code = -1;
