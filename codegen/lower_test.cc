@@ -1,4 +1,4 @@
-// Lowering of the reference schedules: communication patterns as DESIGN.md expects, and
+// Lowering of the reference schedules: communication patterns as docs/design.md expects, and
 // the pseudo-code compared with golden files (codegen/testdata/*.pseudo).
 #include "codegen/lower.h"
 

@@ -1,4 +1,4 @@
-// The reference schedules of DESIGN.md are legal; the illegal examples are rejected with
+// The reference schedules of docs/design.md are legal; the illegal examples are rejected with
 // the right reason codes and messages that name a witness.
 #include "ir/legality.h"
 
@@ -55,7 +55,7 @@ TEST(LegalityTest, ReferenceSchedulesAreLegal) {
 }
 
 TEST(LegalityTest, ReferenceSchedulesAreLegalOnSmallMeshes) {
-  // The notebook's traces divide k by 8; on 2x2 the same trace shape with divide 2 is SUMMA.
+  // The design notebook's traces divide k by 8; on 2x2 the same trace shape with divide 2 is SUMMA.
   absl::StatusOr<Problem> p = ParseProblem(kMatmul, "m=64,n=64,k=64");
   ASSERT_TRUE(p.ok());
   absl::StatusOr<Mesh> m = ParseMesh("x=2,y=2");

@@ -1,4 +1,4 @@
-// Every problem form of DESIGN.md parses, with its shapes, reduction indices and canonical text.
+// Every problem form of docs/design.md parses, with its shapes, reduction indices and canonical text.
 #include "ir/problem.h"
 
 #include <gtest/gtest.h>

@@ -1,7 +1,7 @@
 // Trace: a schedule as data, the list of primitive calls that builds it.
 //
 // A trace replays on a problem's base Computation, prints in a canonical text form (one
-// call a line, as in DESIGN.md) and parses back losslessly:
+// call a line, as in docs/design.md) and parses back losslessly:
 //
 //   distribute([m,n], [mo,no], [mi,ni], [x,y])
 //   divide(k, ko, ki, 8)
