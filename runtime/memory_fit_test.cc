@@ -101,6 +101,19 @@ TEST(CheckRunFitsMemoryTest, ExactlyEnoughFits) {
   EXPECT_FALSE(CheckRunFitsMemory(Summa(1024), srun, 5 * kMiB - 1).ok());
 }
 
+TEST(CheckRunFitsMemoryTest, ASpecWithoutRanksIsCheckedAsOneRank) {
+  // Not a division by zero: a rank count below 1 is taken as one rank.
+  RunSpec spec = Summa(1024);
+  for (const int64_t ranks : {0, -3}) {
+    spec.ranks = ranks;
+    EXPECT_TRUE(CheckRunFitsMemory(spec, LaunchOptions{}, 5 * kMiB).ok()) << ranks;
+    EXPECT_EQ(CheckRunFitsMemory(spec, LaunchOptions{}, 4 * kMiB).message(),
+              "each rank needs 5 MiB (shards 3 MiB, transfer buffers 2 MiB) but this machine has 4 "
+              "MiB of memory; use smaller extents or more ranks")
+        << ranks;
+  }
+}
+
 TEST(CheckRunFitsMemoryTest, UnknownMemoryIsNeverRefused) {
   RunSpec spec = Summa(1 << 20);
   EXPECT_TRUE(CheckRunFitsMemory(spec, LaunchOptions{}, 0).ok());
