@@ -268,6 +268,21 @@ TEST_F(LauncherTest, CancellingKillsTheJob) {
   for (pid_t pid : ReadPids(scratch_ + "/pid")) EXPECT_TRUE(ProcessEnded(pid));
 }
 
+TEST_F(LauncherTest, FindWorkerAndFindCalibratorTakeAnExecutableFromTheEnvironment) {
+  const std::string worker = Script("worker", "exit 0\n");
+  const std::string calibrator = Script("calibrator", "exit 0\n");
+  const std::string plain = scratch_ + "/not-executable";
+  std::ofstream(plain) << "data";
+  setenv("MESHTUNE_WORKER", worker.c_str(), 1);
+  setenv("MESHTUNE_CALIBRATOR", calibrator.c_str(), 1);
+  EXPECT_EQ(FindWorker(), worker);
+  EXPECT_EQ(FindCalibrator(), calibrator);
+  setenv("MESHTUNE_WORKER", plain.c_str(), 1);
+  EXPECT_NE(FindWorker(), plain);
+  unsetenv("MESHTUNE_WORKER");
+  unsetenv("MESHTUNE_CALIBRATOR");
+}
+
 TEST(JobFailureTest, QuotesOpenMpisLineAboutTheRankThatDied) {
   CommandResult r;
   r.exit_code = 1;
