@@ -4,4 +4,5 @@
 # arguments go to `bazel test` (e.g. --runs_per_test=3).
 set -uo pipefail
 cd "$(dirname "$0")/.."
-exec bash tools/test.sh --test_tag_filters=-mpi,-manual --test_size_filters=small --build_tests_only "$@"
+exec bash tools/test.sh --test_tag_filters=-mpi,-manual --test_size_filters=small \
+  --build_tests_only "$@"
