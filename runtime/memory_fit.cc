@@ -2,6 +2,7 @@
 
 #include <unistd.h>
 
+#include <algorithm>
 #include <limits>
 #include <utility>
 
@@ -40,7 +41,8 @@ absl::Status CheckRunFitsMemory(const RunSpec& spec, const LaunchOptions& option
   ir::Replay replay = ir::ReplayTrace(*base, *trace);
   if (!replay.status.ok()) return replay.status;
   const ir::Footprint f = ir::ComputeFootprint(replay.computation);
-  const int64_t here = RanksOnThisMachine(spec.ranks, options);
+  // At least one rank: a spec without ranks must not divide by zero below.
+  const int64_t here = std::max<int64_t>(1, RanksOnThisMachine(spec.ranks, options));
   // f.total() <= 3 * 2^48 elements * 8 bytes, times at most 65536 ranks: compare without
   // multiplying.
   if (f.total() <= machine_bytes / here) return absl::OkStatus();
