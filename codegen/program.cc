@@ -149,4 +149,17 @@ std::string Dump(const Program& p) {
   return out;
 }
 
+std::string PatternLabel(const std::string& tensor, const std::string& loop, const CommPattern& pattern) {
+  return absl::StrCat(tensor, "@", loop, " ", pattern.ToString());
+}
+
+std::string RenamePatternLabel(const std::string& label,
+                               const std::function<std::string(const std::string&)>& rename) {
+  const size_t at = label.find('@');
+  const size_t space = label.find(' ');
+  if (at == std::string::npos || space == std::string::npos || space < at) return label;
+  return absl::StrCat(rename(label.substr(0, at)), "@", rename(label.substr(at + 1, space - at - 1)),
+                      label.substr(space));
+}
+
 }  // namespace meshtune::codegen

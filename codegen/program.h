@@ -9,6 +9,7 @@
 
 #include <cstdint>
 #include <memory>
+#include <functional>
 #include <string>
 #include <variant>
 #include <vector>
@@ -133,6 +134,15 @@ struct TransferSummary {
 
 // The transfers and reductions of `p`, in program order.
 std::vector<TransferSummary> Summarize(const Program& p);
+
+// How answers and tuning records list a transfer: "TENSOR@LOOP PATTERN", e.g.
+// "A@ko Broadcast(axes=[1])". The one place the label is built.
+std::string PatternLabel(const std::string& tensor, const std::string& loop, const CommPattern& pattern);
+
+// `label` (a PatternLabel) with its tensor and loop passed through `rename`; any other text
+// is returned as it is.
+std::string RenamePatternLabel(const std::string& label,
+                               const std::function<std::string(const std::string&)>& rename);
 
 StmtPtr MakeStmt(std::variant<Block, For, Alloc, Transfer, Compute, Reduce> node);
 

@@ -12,6 +12,7 @@
 #include "absl/strings/str_split.h"
 #include "absl/strings/strip.h"
 #include "base/excerpt.h"
+#include "codegen/program.h"
 #include "ir/mesh.h"
 #include "ir/problem.h"
 #include "base/status_macros.h"
@@ -65,19 +66,14 @@ std::map<std::string, std::string> Renames(const storage::Workload& w, bool to_c
   return names;
 }
 
-// A transfer pattern "TENSOR@LOOP DESCRIPTION" with its tensor and loop renamed as the
-// trace is (whole names in `names`; a loop the trace created, like "ko", keeps its name).
-// Any other text is left as it is.
+// A transfer's pattern label (codegen::PatternLabel) with its tensor and loop renamed as
+// the trace is (whole names in `names`; a loop the trace created, like "ko", keeps its
+// name).
 std::string RenamePattern(const std::string& pattern, const std::map<std::string, std::string>& names) {
-  const size_t at = pattern.find('@');
-  const size_t space = pattern.find(' ');
-  if (at == std::string::npos || space == std::string::npos || space < at) return pattern;
-  auto rename = [&](const std::string& name) {
+  return codegen::RenamePatternLabel(pattern, [&](const std::string& name) {
     const auto it = names.find(name);
     return it == names.end() ? name : it->second;
-  };
-  return absl::StrCat(rename(pattern.substr(0, at)), "@", rename(pattern.substr(at + 1, space - at - 1)),
-                      pattern.substr(space));
+  });
 }
 
 // `r` as a message: in the names of `problem` (whose workload is `w`), or in canonical names

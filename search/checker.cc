@@ -51,7 +51,7 @@ absl::StatusOr<Lowered> LowerAt(const ir::Problem& problem, const std::map<std::
     return valid;
   }
   for (const codegen::TransferSummary& s : codegen::Summarize(out.program)) {
-    out.patterns.push_back(absl::StrCat(s.tensor, "@", s.loop, " ", s.pattern.ToString()));
+    out.patterns.push_back(codegen::PatternLabel(s.tensor, s.loop, s.pattern));
   }
   for (const ir::Loop& l : verdict.computation.loops()) out.multiple.push_back(l.extent > 1);
   for (const auto& [index, extent] : extents) out.instances *= extent;
