@@ -19,7 +19,7 @@ cleanup() {
 }
 trap cleanup EXIT
 
-MESHTUNE_HOME="$work/home" bazel-bin/service/meshtuned --listen 127.0.0.1:0 --db "$work/tuning.db" \
+MESHTUNE_HOME="$work/home" bazel-bin/daemon/meshtuned --listen 127.0.0.1:0 --db "$work/tuning.db" \
   --log-level warn >"$work/out" 2>"$work/err" &
 daemon=$!
 for _ in $(seq 100); do

@@ -87,7 +87,7 @@ absl::StatusOr<search::TuneOptions> MakeTuneOptions(const TuneFlags& flags, std:
     o.params = BuiltinCostParams();
     if (warning != nullptr && !(flags.alpha && flags.beta && flags.gamma)) {
       *warning = absl::StrCat("no hardware profile \"", flags.profile,
-                              "\": using built-in machine numbers; run `meshtune calibrate --ranks P` for this machine's");
+                              "\": using built-in machine numbers; run `meshtune calibrate --ranks P` for this machine's own numbers");
     }
   } else {
     return profile.status();
