@@ -55,7 +55,7 @@ TEST(LegalityTest, ReferenceSchedulesAreLegal) {
 }
 
 TEST(LegalityTest, ReferenceSchedulesAreLegalOnSmallMeshes) {
-  // The design notebook's traces divide k by 8; on 2x2 the same trace shape with divide 2 is SUMMA.
+  // The seed notebook's traces (docs/design.md) divide k by 8; on 2x2 the same trace shape with divide 2 is SUMMA.
   absl::StatusOr<Problem> p = ParseProblem(kMatmul, "m=64,n=64,k=64");
   ASSERT_TRUE(p.ok());
   absl::StatusOr<Mesh> m = ParseMesh("x=2,y=2");

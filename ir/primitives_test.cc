@@ -1,4 +1,5 @@
-// The maps of the design notebook (docs/design.md, "Primitives"), reproduced by the primitives, compared with isl equality.
+// The maps of the seed notebook (docs/design.md, "The seed notebook"), reproduced by the
+// primitives, compared with isl equality.
 #include "ir/primitives.h"
 
 #include <gtest/gtest.h>
@@ -31,7 +32,7 @@ TEST(PrimitivesTest, NotebookScheduleAfterDistributeDivideReorder) {
   c = Must(Distribute(c, {"m", "n"}, {"mo", "no"}, {"mi", "ni"}, {"x", "y"}));
   c = Must(Divide(c, "k", "ko", "ki", 8));
   c = Must(Reorder(c, {"mo", "no", "ko", "mi", "ni", "ki"}));
-  // The design notebook's printed schedule (Out[8]), tuple s0 renamed S.
+  // The seed notebook's printed schedule (Out[8]), tuple s0 renamed S.
   const isl::map expected(c.ctx(),
                           "{ S[k, m, n] -> S[mo, no, ko, mi = m - 64mo, ni = n - 128no, ki = k - 256ko] "
                           ": 0 <= k <= 2047 and 0 <= m <= 511 and 0 <= n <= 1023 and -63 + m <= 64mo "
