@@ -52,7 +52,9 @@ Result MeshtuneRun(const std::string& expr, const std::string& extents, const st
   r.status = WIFEXITED(rc) ? WEXITSTATUS(rc) : -1;
   r.out = ReadFile(dir + "/out.txt");
   r.err = ReadFile(dir + "/err.txt");
-  if (json && !r.out.empty()) EXPECT_TRUE(ParsesAs(r.out, &r.run));
+  if (json && !r.out.empty()) {
+    EXPECT_TRUE(ParsesAs(r.out, &r.run));
+  }
   return r;
 }
 
