@@ -39,13 +39,14 @@ for shape in "${shapes[@]}"; do
     --ranks "$ranks" --top-k 4 --reps 3 --json >"$work/tune.json" || { cat "$work/tune.json"; exit 1; }
   python3 - "$work/tune.json" "$work/best.trace" "$work/best.mesh" <<'EOF'
 import json, sys
+# A meshtune.v1.TuneResult in protobuf's JSON mapping (64-bit integers are strings).
 result = json.load(open(sys.argv[1]))
-best = result["best"]
-open(sys.argv[2], "w").write(best["trace"])
+best = result["record"]
+open(sys.argv[2], "w").write(best["trace"]["text"])
 open(sys.argv[3], "w").write(best["mesh"])
 print("tuner: %.1f s, %d costed, %d measured; best on mesh %s predicted %.4f s, measured %s s (%s)"
-      % (result["seconds"], result["costed"], result["measured"], best["mesh"], best["predicted_s"],
-         best["measured_s"], ", ".join(best["patterns"])))
+      % (result["seconds"], int(result["costed"]), len(result["measurements"]), best["mesh"],
+         best["predicted_s"], best.get("measured_s"), ", ".join(best["patterns"])))
 EOF
   mpirun "${mpirun_args[@]}" bazel-bin/bench/tuned_vs_psgemm --m "$m" --n "$n" --k "$k" \
     --mesh "$(cat "$work/best.mesh")" --trace "$work/best.trace" --reps "$reps"

@@ -10,8 +10,7 @@
 #include "absl/strings/ascii.h"
 #include "absl/strings/str_cat.h"
 #include "base/excerpt.h"
-#include "google/protobuf/util/json_util.h"
-#include "cli/cli_io.h"
+#include "base/json.h"
 #include "engine/exit_codes.h"
 #include "cli/tune_output.h"
 
@@ -23,7 +22,17 @@ namespace {
 constexpr size_t kMaxLineBytes = 1 << 20;
 
 std::string ErrorLine(int line, const std::string& message) {
-  return absl::StrCat("{\"line\": ", line, ", \"error\": ", JsonQuote(message), "}");
+  v1::BatchLine out;
+  out.set_line(line);
+  out.set_error(message);
+  return base::ToJsonLine(out);
+}
+
+std::string ResultLine(int line, const v1::TuneResult& result) {
+  v1::BatchLine out;
+  out.set_line(line);
+  *out.mutable_result() = result;
+  return base::ToJsonLine(out);
 }
 
 }  // namespace
@@ -79,11 +88,11 @@ int RunBatch(const BatchFlags& flags, engine::Backend& backend, std::ostream& ou
       continue;
     }
     v1::TuneRequest request;
-    const auto parsed = google::protobuf::util::JsonStringToMessage(std::string(line), &request);
+    const absl::Status parsed = base::FromJson(line, &request);
     if (!parsed.ok()) {
       ++failed;
       // protobuf's message may go on with a picture of the input: its first line says it.
-      const std::string message(parsed.message().data(), parsed.message().size());
+      const std::string message(parsed.message());
       if (!emit(ErrorLine(number, absl::StrCat("not a meshtune.v1.TuneRequest in JSON: ",
                                                base::Excerpt(message.substr(0, message.find('\n')), 4 * base::kMaxExcerpt))))) {
         return engine::kExitFailed;
@@ -112,7 +121,7 @@ int RunBatch(const BatchFlags& flags, engine::Backend& backend, std::ostream& ou
       continue;
     }
     if (result->measurements_size() > 0 && !result->record().verified()) ++failed;
-    if (!emit(absl::StrCat("{\"line\": ", number, ", \"result\": ", ToJson(*result), "}"))) return engine::kExitFailed;
+    if (!emit(ResultLine(number, *result))) return engine::kExitFailed;
   }
   if (in.bad()) {
     err << "meshtune: error reading batch file '" << base::Excerpt(flags.path, base::kMaxPathExcerpt) << "' after line " << number << "\n";

@@ -18,15 +18,16 @@ struct BatchFlags {
 };
 
 // Runs every request and prints one JSON line per request line on `out`, flushed as each
-// ends: {"line": N, "result": TUNE_RESULT} (the TuneResult message in protobuf's JSON
-// mapping) or {"line": N, "error": MESSAGE} for a line that is not a TuneRequest (bad JSON,
-// an unknown field, a line over 1 MiB) or whose tune failed (bad input, no legal
-// schedule); the batch goes on. Exit status: 0 when every request produced a result that
+// ends: a meshtune.v1.BatchLine message in protobuf's JSON mapping — {"line":N,
+// "result":TUNE_RESULT} (the TuneResult message, as `meshtune tune --json` prints it) or
+// {"line":N,"error":MESSAGE} for a line that is not a TuneRequest (bad JSON, an unknown
+// field, a line over 1 MiB) or whose tune failed (bad input, no legal schedule); the
+// batch goes on. Exit status: 0 when every request produced a result that
 // verified (or measured nothing); 1 when any did not — `err` then says how many — or when
 // `out` cannot be written (the batch stops) or the file fails mid-way; 2 when the file
 // cannot be read (missing, a directory).
 // Once the daemon cannot be reached (UNAVAILABLE), later requests are not sent: each gets
-// {"line": N, "error": "not sent: WHY"}.
+// {"line":N,"error":"not sent: WHY"}.
 int RunBatch(const BatchFlags& flags, engine::Backend& backend, std::ostream& out, std::ostream& err);
 
 }  // namespace meshtune::cli

@@ -10,12 +10,11 @@
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_format.h"
 #include "absl/strings/str_split.h"
-#include "google/protobuf/util/json_util.h"
+#include "base/json.h"
 #include "base/status_macros.h"
 #include "runtime/launcher.h"
 #include "storage/calibration_fit.h"
 #include "storage/hardware_profile.h"
-#include "cli/cli_io.h"
 #include "engine/exit_codes.h"
 
 namespace meshtune::cli {
@@ -69,10 +68,9 @@ absl::StatusOr<v1::HardwareProfile> ParseJobOutput(const runtime::CommandResult&
                      tail.size() > 600 ? tail.substr(tail.size() - 600) : tail));
   }
   v1::HardwareProfile measured;
-  if (const auto status = google::protobuf::util::JsonStringToMessage(json, &measured);
-      !status.ok()) {
+  if (const absl::Status status = base::FromJson(json, &measured); !status.ok()) {
     return absl::DataLossError(absl::StrCat("calibration failed: cannot parse the job's samples: ",
-                                            status.message().ToString()));
+                                            status.message()));
   }
   return measured;
 }
@@ -155,7 +153,7 @@ int RunCalibrate(const CalibrateOptions& options, std::ostream& out, std::ostrea
     err << "meshtune: " << profile.status().message() << "\n";
     return engine::kExitFailed;
   }
-  out << (options.json ? ToJson(*profile) + "\n" : Summary(*profile));
+  out << (options.json ? base::ToJsonLine(*profile) + "\n" : Summary(*profile));
   return engine::kExitOk;
 }
 

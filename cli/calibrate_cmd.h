@@ -41,8 +41,8 @@ absl::Status ValidateCalibrateOptions(const CalibrateOptions& options);
 // parse or its samples cannot be fitted; SaveProfile's errors, naming the path.
 absl::StatusOr<v1::HardwareProfile> Calibrate(const CalibrateOptions& options);
 
-// The command: Calibrate, then a summary of the profile (or its one-line JSON with
-// options.json) on `out`. An error goes to `err` as "meshtune: MESSAGE". Returns the exit
+// The command: Calibrate, then a summary of the profile (or, with options.json, the stored
+// meshtune.v1.HardwareProfile message as one line of protobuf's JSON mapping) on `out`. An error goes to `err` as "meshtune: MESSAGE". Returns the exit
 // status: 0 when the profile was stored, 2 on bad input (ValidateCalibrateOptions fails),
 // 1 otherwise (no calibrator, a failed or timed-out job, a profile that could not be fitted
 // or written).

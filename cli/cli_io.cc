@@ -6,8 +6,6 @@
 #include <iostream>
 
 #include "absl/strings/str_cat.h"
-#include "absl/strings/str_format.h"
-#include "google/protobuf/util/json_util.h"
 #include "base/excerpt.h"
 
 namespace meshtune::cli {
@@ -50,43 +48,6 @@ absl::Status FlushStdout() {
   // A write that failed before the final flush has lost its errno: say so plainly.
   return absl::UnavailableError(absl::StrCat("cannot write to standard output: ",
                                              error != 0 ? std::strerror(error) : "a write failed"));
-}
-
-std::string ToJson(const google::protobuf::Message& message) {
-  std::string out;
-  google::protobuf::util::JsonPrintOptions options;
-  options.always_print_primitive_fields = true;
-  options.preserve_proto_field_names = true;
-  const auto status = google::protobuf::util::MessageToJsonString(message, &out, options);
-  if (!status.ok()) return absl::StrCat("{\"error\": \"cannot print JSON\"}");
-  return out;
-}
-
-std::string JsonQuote(const std::string& s) {
-  std::string out = "\"";
-  for (unsigned char c : s) {
-    switch (c) {
-      case '"':
-        out += "\\\"";
-        break;
-      case '\\':
-        out += "\\\\";
-        break;
-      case '\n':
-        out += "\\n";
-        break;
-      case '\t':
-        out += "\\t";
-        break;
-      default:
-        if (c < 0x20) {
-          absl::StrAppendFormat(&out, "\\u%04x", c);
-        } else {
-          out += static_cast<char>(c);
-        }
-    }
-  }
-  return out + "\"";
 }
 
 }  // namespace meshtune::cli

@@ -1,11 +1,11 @@
-// Small I/O helpers for the command-line tools: reading inputs and printing protos as JSON.
+// Small I/O helpers for the command-line tools: reading inputs, flushing the output. (JSON
+// output is base/json.h's ToJsonLine of the command's message.)
 #ifndef MESHTUNE_CLI_CLI_IO_H_
 #define MESHTUNE_CLI_CLI_IO_H_
 
 #include <string>
 
 #include "absl/status/statusor.h"
-#include "google/protobuf/message.h"
 
 namespace meshtune::cli {
 
@@ -17,12 +17,6 @@ absl::StatusOr<std::string> ReadInput(const std::string& path, size_t max_bytes)
 // reached the file: Unavailable "cannot write to standard output: No space left on
 // device" (or the system's other reason) when a write failed.
 absl::Status FlushStdout();
-
-// One-line JSON of `message` with field names as in the .proto and default values printed.
-std::string ToJson(const google::protobuf::Message& message);
-
-// `s` as a JSON string literal, quotes included.
-std::string JsonQuote(const std::string& s);
 
 }  // namespace meshtune::cli
 

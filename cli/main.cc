@@ -8,8 +8,11 @@
 // file; cli/batch_cmd.h); serve runs the daemon meshtuned. tune, lookup, records, batch, explain and codegen run in this
 // process (against the tuning database `--db`, storage::DefaultDbPath() by default) or, with
 // `--server HOST:PORT`, by a meshtuned daemon; their output is the same either way.
+// With --json, each prints one message of proto/meshtune.proto in protobuf's JSON mapping
+// (base/json.h): explain an ExplainResponse, run a RunResult, calibrate a HardwareProfile,
+// tune a TuneResult, batch a BatchLine per request, lookup a Record, records a Record a line.
 // Exit status: 0 when the command ran (for run: and verified), 2 on bad input (message on
-// stderr naming the offending token), 1 on an internal error, a run that failed (its JSON
+// stderr naming the offending token), 1 on an internal error, a run that failed (its
 // result says why), a missing record, an unreachable daemon or output that could not be
 // written ("meshtune: cannot write to standard output: No space left on device").
 #include <signal.h>
@@ -43,14 +46,17 @@
 #include "engine/local_backend.h"
 #include "cli/record_cmds.h"
 #include "cli/remote_backend.h"
+#include "cli/run_output.h"
 #include "cli/tune_cmd.h"
 #include "base/paths.h"
 #include "absl/strings/str_format.h"
 #include "absl/strings/str_join.h"
 #include "base/excerpt.h"
+#include "base/json.h"
 #include "ir/mesh.h"
 #include "runtime/launcher.h"
 #include "runtime/memory_fit.h"
+#include "runtime/run_result.h"
 
 namespace meshtune::cli {
 namespace {
@@ -76,6 +82,7 @@ struct RunFlags {
   std::string worker, hostfile, launcher, inject_fault;
   std::vector<std::string> launcher_args;
   bool simulate = false;
+  bool json = false;
 
   void Add(CLI::App* cmd) {
     cmd->add_option("--reps", reps, "timed repetitions")->transform(engine::IntegerIn(1, 100000));
@@ -92,6 +99,7 @@ struct RunFlags {
     cmd->add_flag("--simulate", simulate,
                   "run every rank in this process (no MPI) and verify against the reference; times are not a "
                   "machine's");
+    cmd->add_flag("--json", json, "print the result as one JSON line (meshtune.v1.RunResult)");
   }
 };
 
@@ -158,6 +166,7 @@ void AddWorkloadFlags(CLI::App* cmd, WorkloadFlags* w, bool required) {
   cmd->add_option("--profile", w->profile, "hardware profile (default: default)");
 }
 
+// `meshtune explain`: the ExplainResponse as text, or with --json as one JSON line.
 int RunExplain(const ProblemFlags& flags, const std::string& trace_path, bool json, engine::Backend& backend) {
   v1::ExplainRequest request;
   flags.Fill(request.mutable_problem(), request.mutable_mesh());
@@ -166,25 +175,18 @@ int RunExplain(const ProblemFlags& flags, const std::string& trace_path, bool js
   request.mutable_trace()->set_text(*text);
   absl::StatusOr<v1::ExplainResponse> response = backend.Explain(request);
   if (!response.ok()) return Fail(response.status());
-  std::cout << (json ? ToJson(*response) + "\n" : engine::ExplainText(*response));
+  std::cout << (json ? base::ToJsonLine(*response) + "\n" : engine::ExplainText(*response));
   return engine::kExitOk;
 }
 
-// The JSON line `meshtune run` prints; `checked` says how: "measured" (under MPI) or
-// "simulated" (every rank in this process).
-void PrintRunResult(bool verified, const std::vector<double>& seconds, double median_s, int64_t bytes_sent_max,
-                    double checksum, const std::optional<std::string>& error, const char* checked) {
-  std::vector<std::string> secs;
-  for (double s : seconds) secs.push_back(absl::StrFormat("%.9g", s));
-  std::cout << absl::StrFormat(R"({"verified": %s, "checked": "%s", "seconds": [%s], "median_s": %.9g, )"
-                               R"("bytes_sent_max": %d, "checksum": %.17g, "error": %s})",
-                               verified ? "true" : "false", checked, absl::StrJoin(secs, ", "), median_s,
-                               bytes_sent_max, checksum, error ? JsonQuote(*error) : "null")
-            << "\n";
+// `meshtune run`'s answer: the RunResult as text, or with --json as one JSON line.
+void PrintRunResult(const v1::RunResult& result, bool json) {
+  std::cout << (json ? base::ToJsonLine(result) + "\n" : RunResultText(result));
 }
 
 // `meshtune run`: legality first (an illegal trace is bad input here), then one MPI run,
-// or with --simulate one run of every rank in this process.
+// or with --simulate one run of every rank in this process. Prints the meshtune.v1.RunResult
+// (checked "measured" or "simulated"): text, or with --json one JSON line.
 int RunRun(const ProblemFlags& flags, const std::string& trace_path, const RunFlags& rf) {
   v1::ExplainRequest request;
   flags.Fill(request.mutable_problem(), request.mutable_mesh());
@@ -231,17 +233,16 @@ int RunRun(const ProblemFlags& flags, const std::string& trace_path, const RunFl
     if (rf.inject_fault == "wrong") sim.inject_fault = rf.inject_fault;
     absl::StatusOr<runtime::Measurement> m = engine::SimulateTrace(request, sim);
     if (!m.ok()) return Fail(m.status());
-    std::vector<double> sorted = m->seconds;
-    std::sort(sorted.begin(), sorted.end());
-    PrintRunResult(m->verified, m->seconds, sorted.empty() ? 0 : sorted[sorted.size() / 2], m->bytes_sent_max,
-                   m->checksum, m->error.empty() ? std::nullopt : std::optional<std::string>(m->error), "simulated");
+    v1::RunResult result = runtime::RunResultOf(*m);
+    result.set_checked("simulated");
+    PrintRunResult(result, rf.json);
     return m->verified ? engine::kExitOk : engine::kExitFailed;
   }
   runtime::InstallStopSignalHandlers();
   const runtime::LaunchResult r = runtime::Launch(spec, options);
   // Interrupted: the job, its ranks and the trace file are gone; main() ends by the signal.
   if (runtime::StopSignal() != 0) return Fail(absl::CancelledError(r.error.value_or("interrupted")));
-  PrintRunResult(r.verified, r.seconds, r.median_s, r.bytes_sent_max, r.checksum, r.error, "measured");
+  PrintRunResult(RunResultOfLaunch(r), rf.json);
   return r.verified ? engine::kExitOk : engine::kExitFailed;
 }
 

@@ -2,7 +2,7 @@
 
 #include "absl/status/statusor.h"
 #include "absl/strings/str_cat.h"
-#include "cli/cli_io.h"
+#include "base/json.h"
 #include "engine/exit_codes.h"
 #include "cli/record_output.h"
 
@@ -37,7 +37,7 @@ absl::Status CheckWorkload(const WorkloadFlags& f) {
 }
 
 void PrintRecord(const v1::Record& record, bool json, std::ostream& out) {
-  out << (json ? ToJson(record) + "\n" : RecordText(record));
+  out << (json ? base::ToJsonLine(record) + "\n" : RecordText(record));
 }
 
 }  // namespace
@@ -103,7 +103,7 @@ int RunRecords(const RecordsFlags& flags, engine::Backend& backend, std::ostream
   absl::StatusOr<v1::ListRecordsResponse> page = backend.ListRecords(request);
   if (!page.ok()) return Fail(page.status(), err);
   for (const v1::Record& r : page->records())
-    out << (flags.json ? ToJson(r) : RecordLine(r)) << "\n";
+    out << (flags.json ? base::ToJsonLine(r) : RecordLine(r)) << "\n";
   if (!page->next_page_token().empty()) {
     err << "meshtune: more records follow: add --after " << page->next_page_token() << "\n";
   }

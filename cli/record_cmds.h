@@ -21,7 +21,8 @@ struct WorkloadFlags {
 };
 
 // `meshtune lookup`: the best record of the workload, in its names. Prints the record
-// (RecordText, or with `json` the Record message as one line of JSON) on `out`. Exit
+// (RecordText, or with `json` the meshtune.v1.Record message as one line of protobuf's
+// JSON mapping) on `out`. Exit
 // status: 0 when found; 1 with "meshtune: no tuning record for PROBLEM on MESH with profile
 // P; tune it first" when not (or when the daemon cannot be reached); 2 on bad input (the
 // message names the token).
@@ -36,8 +37,8 @@ struct RecordsFlags {
   bool json = false;
 };
 
-// `meshtune records`: one line a record in the order of ids (RecordLine, or one JSON
-// Record a line), at most `limit`, telling on `err` how to go on when more follow; or with
+// `meshtune records`: one line a record in the order of ids (RecordLine, or with --json
+// one meshtune.v1.Record a line in protobuf's JSON mapping), at most `limit`, telling on `err` how to go on when more follow; or with
 // `id` the one record as `lookup` prints it. Exit status: 0 when listed (an empty list
 // included); 1 for an unknown id or an unreachable daemon; 2 on bad input.
 int RunRecords(const RecordsFlags& flags, engine::Backend& backend, std::ostream& out, std::ostream& err);

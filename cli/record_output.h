@@ -1,6 +1,6 @@
 // How tuning records read in `meshtune lookup` and `meshtune records`: a whole record as
 // text, or one line of a listing. (--json prints the Record message in protobuf's JSON
-// mapping instead, cli_io.h ToJson.) Stateless; thread-safe.
+// mapping instead, base/json.h ToJsonLine.) Stateless; thread-safe.
 #ifndef MESHTUNE_CLI_RECORD_OUTPUT_H_
 #define MESHTUNE_CLI_RECORD_OUTPUT_H_
 

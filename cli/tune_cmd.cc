@@ -1,6 +1,7 @@
 #include "cli/tune_cmd.h"
 
 #include "absl/status/statusor.h"
+#include "base/json.h"
 #include "engine/exit_codes.h"
 #include "cli/tune_output.h"
 
@@ -60,7 +61,7 @@ int RunTune(const engine::TuneFlags& flags, engine::Backend& backend, std::ostre
                ? engine::kExitBadInput
                : engine::kExitFailed;
   }
-  out << (flags.json ? TuneResultJson(*result) + "\n" : TuneResultText(*result));
+  out << (flags.json ? base::ToJsonLine(*result) + "\n" : TuneResultText(*result));
   if (result->measurements_size() > 0 && !result->record().verified()) {
     err << "meshtune: no measured candidate verified; the result is the model's best (see "
            "measurements)\n";

@@ -1,7 +1,9 @@
 // `meshtune tune`: the tuner from the command line — the problem and the mesh (or a rank
 // count) from flags (tune_options.h), run in this process or by meshtuned (a Backend),
-// progress on a terminal, the result as text or JSON (tune_output.h), the winner stored as
-// a tuning record.
+// progress on a terminal, the result as text (tune_output.h) or, with --json, as the
+// meshtune.v1.TuneResult message in protobuf's JSON mapping (one line; the winner, as
+// stored, in its `record`: trace.text, mesh, predicted_s, measured_s, verified, checked,
+// patterns, id), the winner stored as a tuning record.
 #ifndef MESHTUNE_CLI_TUNE_CMD_H_
 #define MESHTUNE_CLI_TUNE_CMD_H_
 
@@ -22,9 +24,9 @@ v1::TuneRequest TuneRequestFromFlags(const engine::TuneFlags& flags);
 // settings): an in-process tune applies them.
 engine::LocalTuneSettings TuneSettingsFromFlags(const engine::TuneFlags& flags);
 
-// Runs the tune on `backend` and prints the result on `out` (text, or the JSON line);
-// progress (when flags.progress) and errors go to `err` ("meshtune: MESSAGE"). Exit status:
-// 0 when a schedule was found (and, when measuring, verified); 2 on bad input (a missing
+// Runs the tune on `backend` and prints the result on `out` (text, or the TuneResult
+// JSON line); progress (when flags.progress) and errors go to `err` ("meshtune: MESSAGE").
+// Exit status: 0 when a schedule was found (and, when measuring, verified); 2 on bad input (a missing
 // named profile included); 1 when there is no legal schedule, the tune failed, the daemon
 // cannot be reached, or no measured candidate verified (the result is then still printed,
 // with each measurement's error).

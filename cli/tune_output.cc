@@ -1,59 +1,11 @@
 #include "cli/tune_output.h"
 
-#include <cmath>
-#include <map>
-#include <vector>
-
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_format.h"
 #include "absl/strings/str_join.h"
-#include "cli/cli_io.h"
 #include "cli/record_output.h"
 
 namespace meshtune::cli {
-
-namespace {
-
-// JSON values (keys keep the documented order).
-std::string Num(double v) { return std::isfinite(v) ? absl::StrFormat("%.9g", v) : "null"; }
-std::string Bool(bool b) { return b ? "true" : "false"; }
-template <typename Strings>
-std::string StringList(const Strings& v) {
-  std::vector<std::string> quoted;
-  for (const std::string& s : v) quoted.push_back(JsonQuote(s));
-  return absl::StrCat("[", absl::StrJoin(quoted, ", "), "]");
-}
-
-}  // namespace
-
-std::string TuneResultJson(const v1::TuneResult& r) {
-  const v1::Record& best = r.record();
-  const std::map<std::string, int64_t> sorted(r.pruned().begin(), r.pruned().end());
-  std::vector<std::string> pruned, runs;
-  for (const auto& [reason, n] : sorted) pruned.push_back(absl::StrCat(JsonQuote(reason), ": ", n));
-  for (const v1::Measurement& m : r.measurements()) {
-    runs.push_back(absl::StrCat(
-        "{\"trace\": ", JsonQuote(m.trace().text()), ", \"mesh\": ", JsonQuote(m.mesh()),
-        ", \"predicted_s\": ", Num(m.predicted_s()), ", \"measured_s\": ",
-        m.has_measured_s() ? Num(m.measured_s()) : "null", ", \"verified\": ", Bool(m.verified()),
-        ", \"error\": ", m.error().empty() ? "null" : JsonQuote(m.error()), "}"));
-  }
-  return absl::StrCat(
-      "{\"best\": {\"trace\": ", JsonQuote(best.trace().text()),
-      ", \"mesh\": ", JsonQuote(best.mesh()), ", \"predicted_s\": ", Num(best.predicted_s()),
-      ", \"measured_s\": ", best.has_measured_s() ? Num(best.measured_s()) : "null",
-      ", \"verified\": ", Bool(best.verified()), ", \"checked\": ", JsonQuote(best.checked()),
-      ", \"checked_extents\": ", best.checked_extents().empty() ? "null" : JsonQuote(best.checked_extents()),
-      ", \"patterns\": ", StringList(best.patterns()),
-      ", \"comm_words_per_rank\": ", r.comm_words_per_rank(),
-      ", \"lower_bound_ratio\": ", r.has_lower_bound_ratio() ? Num(r.lower_bound_ratio()) : "null",
-      "}", ", \"enumerated\": ", r.enumerated(), ", \"legal\": ", r.legal(), ", \"pruned\": {",
-      absl::StrJoin(pruned, ", "), "}, \"costed\": ", r.costed(),
-      ", \"duplicates\": ", r.duplicates(), ", \"measured\": ", r.measurements_size(),
-      ", \"measurements\": [", absl::StrJoin(runs, ", "),
-      "], \"strategy\": ", JsonQuote(r.strategy()), ", \"seconds\": ", Num(r.seconds()),
-      ", \"record_id\": ", r.stored() ? absl::StrCat(best.id()) : "null", "}");
-}
 
 std::string TuneResultText(const v1::TuneResult& r) {
   const v1::Record& best = r.record();

@@ -35,7 +35,7 @@
 #include <vector>
 
 #include "CLI/CLI.hpp"
-#include "google/protobuf/util/json_util.h"
+#include "base/json.h"
 #include "proto/meshtune.pb.h"
 
 namespace {
@@ -251,14 +251,7 @@ int main(int argc, char** argv) {
   }
   const meshtune::v1::HardwareProfile profile = Calibrate(f, rank, size);
   if (rank == 0) {
-    std::string json;
-    google::protobuf::util::JsonPrintOptions o;
-    o.preserve_proto_field_names = true;
-    if (!google::protobuf::util::MessageToJsonString(profile, &json, o).ok()) {
-      std::cerr << "meshtune_calibrate: cannot print the profile as JSON" << std::endl;
-      MPI_Abort(MPI_COMM_WORLD, 1);
-    }
-    std::cout << json << std::endl;
+    std::cout << meshtune::base::ToJsonLine(profile) << std::endl;
   }
   MPI_Finalize();
   return 0;

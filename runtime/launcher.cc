@@ -1,5 +1,6 @@
 #include "runtime/launcher.h"
 
+#include "base/json.h"
 #include "base/paths.h"
 
 #include <dirent.h>
@@ -21,7 +22,6 @@
 
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_split.h"
-#include "google/protobuf/util/json_util.h"
 #include "proto/meshtune.pb.h"
 
 namespace meshtune::runtime {
@@ -318,7 +318,7 @@ LaunchResult Launch(const RunSpec& spec, const LaunchOptions& options) {
     if (!line.empty() && line[0] == '{') json = std::string(line);
   }
   v1::RunResult r;
-  if (json.empty() || !google::protobuf::util::JsonStringToMessage(json, &r).ok()) {
+  if (json.empty() || !base::FromJson(json, &r).ok()) {
     result.error = JobFailure(*job);
     return result;
   }

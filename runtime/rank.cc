@@ -474,26 +474,4 @@ std::unique_ptr<RankRuntimeBase> MakeRankRuntime(int dtype_bytes, std::unique_pt
                                               std::move(statement), accumulate, seed);
 }
 
-std::string MeasurementJson(const Measurement& m) {
-  std::vector<double> sorted = m.seconds;
-  std::sort(sorted.begin(), sorted.end());
-  std::vector<std::string> secs;
-  for (double s : m.seconds) secs.push_back(absl::StrFormat("%.9g", s));
-  std::string err;
-  for (unsigned char c : m.error) {
-    if (c == '"' || c == '\\') {
-      err += '\\';
-      err += static_cast<char>(c);
-    } else if (c < 0x20) {
-      absl::StrAppendFormat(&err, "\\u%04x", c);
-    } else {
-      err += static_cast<char>(c);
-    }
-  }
-  return absl::StrFormat(
-      R"({"verified": %s, "seconds": [%s], "median_s": %.9g, "bytes_sent_max": %d, "checksum": %.17g, "error": "%s"})",
-      m.verified ? "true" : "false", absl::StrJoin(secs, ", "), sorted.empty() ? 0.0 : sorted[sorted.size() / 2],
-      m.bytes_sent_max, m.checksum, err);
-}
-
 }  // namespace meshtune::runtime

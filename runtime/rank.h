@@ -98,9 +98,6 @@ std::unique_ptr<RankRuntimeBase> MakeRankRuntime(int dtype_bytes, std::unique_pt
                                                  std::vector<TensorSpec> tensors, std::vector<BufferSpec> buffers,
                                                  StatementSpec statement, bool accumulate, uint64_t seed);
 
-// Prints a Measurement as one JSON line (meshtune.v1.RunResult's fields).
-std::string MeasurementJson(const Measurement& m);
-
 }  // namespace meshtune::runtime
 
 #endif  // MESHTUNE_RUNTIME_RANK_H_

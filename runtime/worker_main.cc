@@ -17,10 +17,9 @@
 
 #include "CLI/CLI.hpp"
 #include "codegen/lower.h"
-#include "google/protobuf/util/json_util.h"
 #include "ir/verdict.h"
-#include "proto/meshtune.pb.h"
 #include "runtime/mpi_executor.h"
+#include "runtime/run_result.h"
 
 namespace {
 
@@ -54,22 +53,7 @@ absl::StatusOr<meshtune::codegen::Program> Prepare(const Flags& f) {
 
 // Rank 0 prints the one result line: meshtune.v1.RunResult in protobuf's JSON mapping.
 void Report(int rank, const meshtune::runtime::Measurement& m) {
-  if (rank != 0) return;
-  meshtune::v1::RunResult r;
-  r.set_verified(m.verified);
-  for (double s : m.seconds) r.add_seconds(s);
-  std::vector<double> sorted = m.seconds;
-  std::sort(sorted.begin(), sorted.end());
-  if (!sorted.empty()) r.set_median_s(sorted[sorted.size() / 2]);
-  r.set_bytes_sent_max(static_cast<double>(m.bytes_sent_max));
-  r.set_checksum(m.checksum);
-  r.set_error(m.error);
-  std::string out;
-  google::protobuf::util::JsonPrintOptions o;
-  o.always_print_primitive_fields = true;
-  o.preserve_proto_field_names = true;
-  (void)google::protobuf::util::MessageToJsonString(r, &out, o);
-  std::cout << out << std::endl;
+  if (rank == 0) std::cout << meshtune::runtime::RunResultLine(m) << std::endl;
 }
 
 }  // namespace

@@ -10,6 +10,7 @@
 #include <string>
 
 #include "storage/hardware_profile.h"
+#include "tests/proto_json.h"
 #include "tests/test_util.h"
 
 namespace {
@@ -83,6 +84,22 @@ TEST_F(CalibrateCliTest, QuickCalibrationStoresAProfileThatLoads) {
   EXPECT_EQ(shift, 18);
   EXPECT_EQ(bcast, 18);
   EXPECT_EQ(gemm, 1);
+}
+
+// --json: the stored profile, a meshtune.v1.HardwareProfile, as one line.
+TEST_F(CalibrateCliTest, JsonIsTheStoredHardwareProfile) {
+  const CliRun r = Calibrate("--ranks 2 --quick --name j1 --timeout 120 --json");
+  ASSERT_EQ(r.status, 0) << r.out << r.err;
+  meshtune::v1::HardwareProfile printed;
+  ASSERT_TRUE(meshtune::testing::ParsesAs(r.out, &printed));
+  EXPECT_EQ(printed.name(), "j1");
+  EXPECT_EQ(printed.ranks(), 2);
+  EXPECT_GT(printed.alpha_s(), 0);
+  EXPECT_GT(printed.gamma_s_per_flop(), 0);
+  EXPECT_FALSE(printed.samples().empty());
+  const absl::StatusOr<meshtune::v1::HardwareProfile> stored = meshtune::storage::LoadProfile("j1");
+  ASSERT_TRUE(stored.ok()) << stored.status();
+  EXPECT_EQ(stored->SerializeAsString(), printed.SerializeAsString());
 }
 
 TEST_F(CalibrateCliTest, BadFlagsExitTwoAndNameTheProblem) {

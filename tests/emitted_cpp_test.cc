@@ -1,5 +1,6 @@
 // The emitted C++ of SUMMA builds (Bazel builds it from `meshtune codegen` output) and
-// computes the same output checksum as the executor, both verified, under mpirun on 2x2.
+// computes the same output checksum as the executor, both verified, under mpirun on 2x2;
+// both print one meshtune.v1.RunResult line.
 #include <gtest/gtest.h>
 #include <sys/wait.h>
 
@@ -8,7 +9,12 @@
 #include <sstream>
 #include <string>
 
+#include "proto/meshtune.pb.h"
+#include "tests/proto_json.h"
+
 namespace {
+
+using ::meshtune::testing::ParsesAs;
 
 std::string RunMpi(const std::string& program_and_args) {
   setenv("OMPI_ALLOW_RUN_AS_ROOT", "1", 1);
@@ -24,10 +30,16 @@ std::string RunMpi(const std::string& program_and_args) {
   return ss.str();
 }
 
-double Checksum(const std::string& json) {
-  const size_t at = json.find("\"checksum\":");
-  EXPECT_NE(at, std::string::npos) << json;
-  return at == std::string::npos ? 0 : std::strtod(json.c_str() + at + 11, nullptr);
+// The RunResult of the last line of `out` that starts with '{' (mpirun may print more).
+meshtune::v1::RunResult Result(const std::string& out) {
+  std::string json;
+  std::istringstream in(out);
+  for (std::string line; std::getline(in, line);) {
+    if (!line.empty() && line[0] == '{') json = line;
+  }
+  meshtune::v1::RunResult r;
+  EXPECT_TRUE(ParsesAs(json, &r)) << out;
+  return r;
 }
 
 TEST(EmittedCppTest, SummaMatchesTheExecutor) {
@@ -35,10 +47,13 @@ TEST(EmittedCppTest, SummaMatchesTheExecutor) {
   const std::string executed =
       RunMpi("runtime/meshtune_worker --expr 'C[m,n] += A[m,k] * B[k,n]' --extents m=32,n=24,k=16 "
              "--mesh x=2,y=2 --trace tests/testdata/summa_2x2.trace --reps 1 --seed 7");
-  EXPECT_NE(emitted.find("\"verified\": true"), std::string::npos) << emitted;
-  EXPECT_NE(executed.find("\"verified\":true"), std::string::npos) << executed;
-  EXPECT_EQ(Checksum(emitted), Checksum(executed)) << emitted << "\n" << executed;
-  EXPECT_NE(Checksum(emitted), 0.0);
+  const meshtune::v1::RunResult from_emitted = Result(emitted), from_executor = Result(executed);
+  EXPECT_TRUE(from_emitted.verified()) << emitted;
+  EXPECT_TRUE(from_executor.verified()) << executed;
+  EXPECT_EQ(from_emitted.error(), "");
+  EXPECT_EQ(from_emitted.seconds_size(), 1);
+  EXPECT_EQ(from_emitted.checksum(), from_executor.checksum()) << emitted << "\n" << executed;
+  EXPECT_NE(from_emitted.checksum(), 0.0);
 }
 
 }  // namespace

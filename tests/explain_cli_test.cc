@@ -1,4 +1,5 @@
-// `meshtune explain` as a user runs it: verdicts, JSON shape, exit status, stdin traces.
+// `meshtune explain` as a user runs it: verdicts, JSON (a meshtune.v1.ExplainResponse), exit
+// status, stdin traces.
 #include <gtest/gtest.h>
 #include <sys/wait.h>
 
@@ -7,6 +8,9 @@
 #include <fstream>
 #include <sstream>
 #include <string>
+
+#include "proto/meshtune.pb.h"
+#include "tests/proto_json.h"
 #include "tests/test_util.h"
 
 namespace {
@@ -15,6 +19,7 @@ using ::meshtune::testing::ReadFile;
 
 using ::meshtune::testing::CliRun;
 using ::meshtune::testing::Meshtune;
+using ::meshtune::testing::ParsesAs;
 
 const std::string kMatmul =
     "--expr 'C[m,n] += A[m,k] * B[k,n]' --extents m=512,n=1024,k=2048 --mesh x=8,y=8 ";
@@ -31,6 +36,13 @@ TEST(ExplainCliTest, LegalTraceInText) {
 TEST(ExplainCliTest, IllegalTraceInJsonStillExitsZero) {
   const CliRun r = Meshtune("explain " + kMatmul + "--trace examples/summa_bad_divide.trace --json");
   EXPECT_EQ(r.status, 0) << r.err;
+  meshtune::v1::ExplainResponse response;
+  ASSERT_TRUE(ParsesAs(r.out, &response));
+  EXPECT_FALSE(response.legal());
+  ASSERT_GE(response.reasons_size(), 1) << r.out;
+  EXPECT_EQ(response.reasons(0).code(), "multi_source_transfer");
+  EXPECT_EQ(response.shardings().at("A").rfind("{ A[m, k] -> A[x, y, lm = m - 64x, lk = k - 256y]", 0), 0u) << r.out;
+  EXPECT_TRUE(response.transfers().empty());
   EXPECT_EQ(r.out.rfind("{\"legal\":false,\"reasons\":[{\"code\":\"multi_source_transfer\",\"message\":"
                         "\"communicate(A, ko): at ko=0 rank (x=0, y=0) needs A[0:64, 0:512]",
                         0),
@@ -46,6 +58,13 @@ TEST(ExplainCliTest, IllegalTraceInJsonStillExitsZero) {
 TEST(ExplainCliTest, LegalTraceReportsTransfersAndPseudoCode) {
   const CliRun r = Meshtune("explain " + kMatmul + "--trace examples/pumma.trace --json");
   EXPECT_EQ(r.status, 0) << r.err;
+  meshtune::v1::ExplainResponse response;
+  ASSERT_TRUE(ParsesAs(r.out, &response));
+  EXPECT_TRUE(response.legal());
+  ASSERT_EQ(response.transfers_size(), 2) << r.out;
+  EXPECT_EQ(response.transfers(0).pattern(), "Shift");
+  EXPECT_EQ(response.transfers(1).pattern(), "Broadcast");
+  EXPECT_EQ(response.pseudocode().rfind("for ko in range(0, 8):\n", 0), 0u) << r.out;
   EXPECT_NE(r.out.find("\"transfers\":[{\"tensor\":\"A\",\"loop\":\"ko\",\"pattern\":\"Shift\",\"axes\":[1],"
                        "\"shift\":1,\"bytes_per_rank\":524288},{\"tensor\":\"B\",\"loop\":\"ko\",\"pattern\":"
                        "\"Broadcast\",\"axes\":[0],\"shift\":0,\"bytes_per_rank\":1048576}]"),

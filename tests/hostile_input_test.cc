@@ -488,7 +488,7 @@ std::vector<CliRow> BatchRows(const std::string& db) {
     row.binary = "cli/meshtune";
     row.args = {"batch", path, "--model-only", "--db", db};
     row.expect.status = 1;
-    row.expect.text = "{\"line\": 1, \"error\": \"" + line_and_error.second;
+    row.expect.text = "{\"line\":1,\"error\":\"" + line_and_error.second;  // a meshtune.v1.BatchLine
     row.expect.on_stdout = true;
     row.expect.max_len = 500;
     rows.push_back(row);

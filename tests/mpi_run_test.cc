@@ -1,5 +1,6 @@
 // Schedules run under mpirun through `meshtune run` and verify; faults become results.
-// Small shapes on 2 to 9 ranks (oversubscribed on a 2-core machine).
+// Small shapes on 2 to 9 ranks (oversubscribed on a 2-core machine). `run --json` prints a
+// meshtune.v1.RunResult, parsed here by protobuf; plain `run` prints it as text.
 #include <dirent.h>
 #include <gtest/gtest.h>
 #include <sys/wait.h>
@@ -12,11 +13,14 @@
 #include <string>
 #include <thread>
 
+#include "proto/meshtune.pb.h"
 #include "runtime/launcher.h"
+#include "tests/proto_json.h"
 #include "tests/test_util.h"
 
 namespace {
 
+using ::meshtune::testing::ParsesAs;
 using ::meshtune::testing::ReadFile;
 
 std::string Replace(std::string s, const std::string& from, const std::string& to) {
@@ -29,16 +33,18 @@ std::string Replace(std::string s, const std::string& from, const std::string& t
 struct Result {
   int status = -1;
   std::string out, err;
+  meshtune::v1::RunResult run;  // parsed from `out` (with --json)
 };
 
-// `meshtune run` with the trace text written to a temporary file.
+// `meshtune run --json` (`json` false: without --json) with the trace text written to a
+// temporary file.
 Result MeshtuneRun(const std::string& expr, const std::string& extents, const std::string& mesh,
-           const std::string& trace, const std::string& extra = "") {
+                   const std::string& trace, const std::string& extra = "", bool json = true) {
   const char* tmp = std::getenv("TEST_TMPDIR");
   const std::string dir = tmp ? tmp : "/tmp";
   std::ofstream(dir + "/t.trace") << trace;
   const std::string cmd = "cli/meshtune run --expr '" + expr + "' --extents " + extents + " --mesh " + mesh +
-                          " --trace " + dir + "/t.trace --reps 2 " +
+                          " --trace " + dir + "/t.trace --reps 2 " + (json ? "--json " : "") +
                           (extra.find("--timeout") == std::string::npos ? "--timeout 60 " : "") + extra + " >" + dir +
                           "/out.txt 2>" + dir + "/err.txt";
   const int rc = std::system(cmd.c_str());
@@ -46,13 +52,19 @@ Result MeshtuneRun(const std::string& expr, const std::string& extents, const st
   r.status = WIFEXITED(rc) ? WEXITSTATUS(rc) : -1;
   r.out = ReadFile(dir + "/out.txt");
   r.err = ReadFile(dir + "/err.txt");
+  if (json && !r.out.empty()) {
+    EXPECT_TRUE(ParsesAs(r.out, &r.run));
+  }
   return r;
 }
 
 void ExpectVerified(const Result& r) {
   EXPECT_EQ(r.status, 0) << r.out << r.err;
-  EXPECT_NE(r.out.find("\"verified\": true"), std::string::npos) << r.out << r.err;
-  EXPECT_NE(r.out.find("\"error\": null"), std::string::npos) << r.out;
+  EXPECT_TRUE(r.run.verified()) << r.out << r.err;
+  EXPECT_EQ(r.run.error(), "") << r.out;
+  EXPECT_EQ(r.run.checked(), "measured");
+  EXPECT_EQ(r.run.seconds_size(), 2) << r.out;  // --reps 2
+  EXPECT_GT(r.run.median_s(), 0);
 }
 
 const std::string kMatmul = "C[m,n] += A[m,k] * B[k,n]";
@@ -163,20 +175,47 @@ TEST(MpiRunTest, FaultsBecomeResultsAndLeaveNoProcess) {
   const std::string trace = OnSquare("summa.trace", 2);
   Result crash = MeshtuneRun(kMatmul, "m=16,n=8,k=8", "x=2,y=2", trace, "--inject-fault crash --seed 424201");
   EXPECT_EQ(crash.status, 1);
-  EXPECT_NE(crash.out.find("\"verified\": false"), std::string::npos) << crash.out;
-  EXPECT_NE(crash.out.find("exited on signal 6 (Aborted)"), std::string::npos) << crash.out;
+  EXPECT_FALSE(crash.run.verified()) << crash.out;
+  EXPECT_NE(crash.run.error().find("exited on signal 6 (Aborted)"), std::string::npos) << crash.out;
   EXPECT_EQ(LiveWorkersAfterAWhile("424201"), 0);
 
   Result hang = MeshtuneRun(kMatmul, "m=16,n=8,k=8", "x=2,y=2", trace, "--inject-fault hang --seed 424202 --timeout 3");
   EXPECT_EQ(hang.status, 1);
-  EXPECT_NE(hang.out.find("\"error\": \"timed out after 3 s; the job was killed\""), std::string::npos) << hang.out;
+  EXPECT_FALSE(hang.run.verified()) << hang.out;
+  EXPECT_EQ(hang.run.error(), "timed out after 3 s; the job was killed") << hang.out;
   EXPECT_EQ(LiveWorkersAfterAWhile("424202"), 0);
 
   Result wrong = MeshtuneRun(kMatmul, "m=16,n=8,k=8", "x=2,y=2", trace, "--inject-fault wrong --seed 424203");
   EXPECT_EQ(wrong.status, 1);
-  EXPECT_NE(wrong.out.find("\"error\": \"rank (x=0, y=0): C["), std::string::npos) << wrong.out;
-  EXPECT_NE(wrong.out.find("but the reference is"), std::string::npos) << wrong.out;
+  EXPECT_FALSE(wrong.run.verified()) << wrong.out;
+  EXPECT_EQ(wrong.run.error().rfind("rank (x=0, y=0): C[", 0), 0u) << wrong.out;
+  EXPECT_NE(wrong.run.error().find("but the reference is"), std::string::npos) << wrong.out;
   EXPECT_EQ(LiveWorkersAfterAWhile("424203"), 0);
+}
+
+// Without --json, `run` prints its RunResult as text; --simulate says so.
+TEST(MpiRunTest, PlainRunPrintsText) {
+  const std::string trace = OnSquare("summa.trace", 2);
+  Result r = MeshtuneRun(kMatmul, "m=16,n=8,k=8", "x=2,y=2", trace, "", /*json=*/false);
+  EXPECT_EQ(r.status, 0) << r.err;
+  EXPECT_EQ(r.out.rfind("verified   yes (measured under MPI)\nmedian     ", 0), 0u) << r.out;
+  EXPECT_NE(r.out.find(" s of 2 repetitions ("), std::string::npos) << r.out;
+  EXPECT_NE(r.out.find("\nsent       "), std::string::npos) << r.out;
+  EXPECT_NE(r.out.find("\nchecksum   "), std::string::npos) << r.out;
+
+  r = MeshtuneRun(kMatmul, "m=16,n=8,k=8", "x=2,y=2", trace, "--simulate --inject-fault wrong", /*json=*/false);
+  EXPECT_EQ(r.status, 1) << r.err;
+  EXPECT_EQ(r.out.rfind("verified   no (simulated: every rank in this process, the times are the simulation's)\n"
+                        "error      rank (x=0, y=0): C[",
+                        0),
+            0u)
+      << r.out;
+
+  // The same simulated run with --json: its RunResult says "simulated".
+  r = MeshtuneRun(kMatmul, "m=16,n=8,k=8", "x=2,y=2", trace, "--simulate");
+  EXPECT_EQ(r.status, 0) << r.err;
+  EXPECT_TRUE(r.run.verified()) << r.out;
+  EXPECT_EQ(r.run.checked(), "simulated");
 }
 
 TEST(MpiRunTest, ACancelledRunIsKilledAndLeavesNoProcess) {

@@ -1,7 +1,8 @@
 // The CLI's service commands end to end: `tune` stores its winner in a --db file, `lookup`
 // finds it (also under renamed indices and tensors, in the new names) or says exactly that
 // there is none, `records` lists it, `batch` runs a JSON-lines file line by line (a bad
-// line is an error line, the batch goes on), and `--server` against a started meshtuned
+// line is an error line, the batch goes on; each line a meshtune.v1.BatchLine whose result
+// is the TuneResult `tune --json` prints), and `--server` against a started meshtuned
 // prints the same as the in-process engine; an unreachable daemon is exit 1 with its message.
 #include <gtest/gtest.h>
 #include <signal.h>
@@ -17,14 +18,20 @@
 
 #include "absl/strings/match.h"
 #include "absl/strings/str_split.h"
+#include "proto/meshtune.pb.h"
 #include "sqlite3.h"
 #include "tests/meshtuned_process.h"
+#include "tests/proto_json.h"
 #include "tests/test_util.h"
 
 namespace {
 
 using ::meshtune::testing::CliRun;
 using ::meshtune::testing::Meshtune;
+using ::meshtune::testing::ParsesAs;
+using ::meshtune::v1::BatchLine;
+using ::meshtune::v1::Record;
+using ::meshtune::v1::TuneResult;
 
 // Fixed machine numbers, so no hardware profile is needed.
 const std::string kModel = " --alpha 1e-6 --beta 1e-9 --gamma 3e-11";
@@ -61,7 +68,10 @@ class ServiceCliTest : public ::testing::Test {
   void TuneMatmul() {
     const CliRun r = Meshtune("tune" + kMatmul + " --model-only --json" + kModel + Db());
     ASSERT_EQ(r.status, 0) << r.err;
-    ASSERT_TRUE(Has(r.out, "\"record_id\": 1}")) << r.out;
+    TuneResult result;
+    ASSERT_TRUE(ParsesAs(r.out, &result));
+    ASSERT_TRUE(result.stored()) << r.out;
+    ASSERT_EQ(result.record().id(), 1) << r.out;
   }
   std::string WriteFile(const std::string& name, const std::string& text) const {
     const std::string path = TmpDir() + "/" + name;
@@ -97,12 +107,20 @@ TEST_F(ServiceCliTest, TuneStoresItsWinnerAndLookupFindsItUnderAnyNames) {
   EXPECT_FALSE(Has(r.out, "shard(A, ")) << r.out;
   EXPECT_TRUE(Has(r.out, "\ntransfers  X@l ") || Has(r.out, "\ntransfers  Y@l "))
       << r.out;  // patterns too
+  // lookup --json: the meshtune.v1.Record.
   r = Meshtune("lookup --json" + kRenamed + Db());
   ASSERT_EQ(r.status, 0) << r.err;
-  EXPECT_TRUE(r.out.rfind("{\"id\":\"1\",\"fingerprint\":\"", 0) == 0) << r.out;
-  EXPECT_TRUE(Has(r.out, "\"problem\":{\"expr\":\"Out[i,j] += X[i,l] * Y[l,j]\"")) << r.out;
-  EXPECT_TRUE(Has(r.out, "\"verified\":false")) << r.out;
-  EXPECT_TRUE(Has(r.out, "\"created_unix_ms\":\"")) << r.out;
+  Record record;
+  ASSERT_TRUE(ParsesAs(r.out, &record));
+  EXPECT_EQ(record.id(), 1);
+  EXPECT_FALSE(record.fingerprint().empty());
+  EXPECT_EQ(record.problem().expr(), "Out[i,j] += X[i,l] * Y[l,j]");
+  EXPECT_EQ(record.mesh(), "x=2");
+  EXPECT_TRUE(Has(record.trace().text(), "shard(X, ")) << r.out;
+  EXPECT_GT(record.predicted_s(), 0);
+  EXPECT_FALSE(record.verified());
+  EXPECT_GT(record.created_unix_ms(), 0);
+  EXPECT_EQ(r.out.rfind("{\"id\":\"1\",\"fingerprint\":\"", 0), 0u) << r.out;  // .proto names, in order
 }
 
 TEST_F(ServiceCliTest, LookupOfAnUntunedWorkloadOrBadInput) {
@@ -152,8 +170,18 @@ TEST_F(ServiceCliTest, RecordsListsAndShowsRecords) {
   EXPECT_EQ(r.err, "meshtune: more records follow: add --after 1\n");
   r = Meshtune("records --limit 1 --after 1 --json" + Db());
   ASSERT_EQ(r.status, 0) << r.err;
-  EXPECT_TRUE(r.out.rfind("{\"id\":\"2\",", 0) == 0) << r.out;
+  Record record;
+  ASSERT_TRUE(ParsesAs(r.out, &record));
+  EXPECT_EQ(record.id(), 2);
   EXPECT_EQ(r.err, "");
+  r = Meshtune("records --json" + Db());  // one Record a line
+  ASSERT_EQ(r.status, 0) << r.err;
+  const std::vector<std::string> json_lines = absl::StrSplit(r.out, '\n', absl::SkipEmpty());
+  ASSERT_EQ(json_lines.size(), 2u) << r.out;
+  for (size_t i = 0; i < json_lines.size(); ++i) {
+    ASSERT_TRUE(ParsesAs(json_lines[i], &record));
+    EXPECT_EQ(record.id(), static_cast<int64_t>(i + 1));
+  }
 
   // Filtered by workload (in its names), and one record by id.
   r = Meshtune("records" + kRenamed + Db());
@@ -173,7 +201,10 @@ TEST_F(ServiceCliTest, RecordsListsAndShowsRecords) {
 TEST_F(ServiceCliTest, TuneWithoutDatabaseStoresNothing) {
   const CliRun r = Meshtune("tune" + kMatmul + " --model-only --json --no-db" + kModel);
   ASSERT_EQ(r.status, 0) << r.err;
-  EXPECT_TRUE(Has(r.out, "\"record_id\": null}")) << r.out;
+  TuneResult result;
+  ASSERT_TRUE(ParsesAs(r.out, &result));
+  EXPECT_FALSE(result.stored());
+  EXPECT_EQ(result.record().id(), 0);
 }
 
 TEST_F(ServiceCliTest, BatchRunsEveryLineAndReportsABadOne) {
@@ -189,14 +220,34 @@ TEST_F(ServiceCliTest, BatchRunsEveryLineAndReportsABadOne) {
   EXPECT_EQ(r.status, 1);
   const std::vector<std::string> lines = absl::StrSplit(r.out, '\n', absl::SkipEmpty());
   ASSERT_EQ(lines.size(), 3u) << r.out;
-  EXPECT_TRUE(lines[0].rfind("{\"line\": 1, \"result\": {\"record\":{\"id\":\"1\",", 0) == 0)
-      << lines[0];
-  EXPECT_TRUE(Has(lines[0], "\"stored\":true")) << lines[0];
-  EXPECT_EQ(lines[1],
-            "{\"line\": 2, \"error\": \"not a meshtune.v1.TuneRequest in JSON: rank: Cannot find "
-            "field.\"}");
-  EXPECT_TRUE(lines[2].rfind("{\"line\": 3, \"result\": {\"record\":{\"id\":\"2\",", 0) == 0)
-      << lines[2];
+  // Each line a meshtune.v1.BatchLine: its result the TuneResult that `tune --json` prints.
+  BatchLine line;
+  ASSERT_TRUE(ParsesAs(lines[0], &line));
+  EXPECT_EQ(line.line(), 1);
+  ASSERT_TRUE(line.has_result()) << lines[0];
+  EXPECT_EQ(line.result().record().id(), 1);
+  EXPECT_TRUE(line.result().stored());
+  EXPECT_EQ(line.result().record().mesh(), "x=2");
+  EXPECT_TRUE(Has(line.result().record().trace().text(), "distribute(")) << lines[0];
+  EXPECT_EQ(lines[0].rfind("{\"line\":1,\"result\":{\"record\":{\"id\":\"1\",", 0), 0u) << lines[0];
+  ASSERT_TRUE(ParsesAs(lines[1], &line));
+  EXPECT_EQ(line.line(), 2);
+  EXPECT_EQ(line.error(), "not a meshtune.v1.TuneRequest in JSON: rank: Cannot find field.");
+  EXPECT_EQ(lines[1], "{\"line\":2,\"error\":\"not a meshtune.v1.TuneRequest in JSON: rank: Cannot find field.\"}");
+  ASSERT_TRUE(ParsesAs(lines[2], &line));
+  EXPECT_EQ(line.line(), 3);
+  ASSERT_TRUE(line.has_result()) << lines[2];
+  EXPECT_EQ(line.result().record().id(), 2);
+  // The same request as `tune --json` (no database): the same winner, the same message.
+  const CliRun tuned = Meshtune("tune --expr 'y[i] += A[i,j] * x[j]' --extents i=64,j=64 --ranks 2 --model-only "
+                                "--json --no-db");
+  ASSERT_EQ(tuned.status, 0) << tuned.err;
+  TuneResult alone;
+  ASSERT_TRUE(ParsesAs(tuned.out, &alone));
+  EXPECT_EQ(alone.record().trace().text(), line.result().record().trace().text());
+  EXPECT_EQ(alone.record().mesh(), line.result().record().mesh());
+  EXPECT_EQ(alone.record().predicted_s(), line.result().record().predicted_s());
+  EXPECT_EQ(alone.costed(), line.result().costed());
   EXPECT_TRUE(Has(r.err, "meshtune: 1 of 3 requests failed\n")) << r.err;
   // The batch's winners are records like any tune's.
   EXPECT_EQ(Meshtune("lookup" + kRenamed + Db()).status, 0);
@@ -210,9 +261,7 @@ TEST_F(ServiceCliTest, BatchRunsEveryLineAndReportsABadOne) {
       "\n");
   r = Meshtune("batch " + more + Db());
   EXPECT_EQ(r.status, 1);
-  EXPECT_EQ(
-      r.out,
-      "{\"line\": 3, \"error\": \"extents column 8: extent of j must be positive, got -4\"}\n");
+  EXPECT_EQ(r.out, "{\"line\":3,\"error\":\"extents column 8: extent of j must be positive, got -4\"}\n");
   const std::string good = WriteFile(
       "good.jsonl",
       "# one\n"
@@ -220,7 +269,9 @@ TEST_F(ServiceCliTest, BatchRunsEveryLineAndReportsABadOne) {
       "\n");
   r = Meshtune("batch " + good + Db());
   EXPECT_EQ(r.status, 0) << r.err;
-  EXPECT_TRUE(r.out.rfind("{\"line\": 2, \"result\": ", 0) == 0) << r.out;
+  ASSERT_TRUE(ParsesAs(r.out, &line));
+  EXPECT_EQ(line.line(), 2);
+  EXPECT_TRUE(line.has_result()) << r.out;
   r = Meshtune("batch " + TmpDir() + "/nosuch.jsonl" + Db());
   EXPECT_EQ(r.status, 2);
   EXPECT_EQ(r.err, "meshtune: cannot read batch file '" + TmpDir() +
@@ -248,7 +299,10 @@ TEST_F(ServiceCliTest, ServerAnswersAsTheInProcessEngine) {
       "tune --expr 'y[i] += A[i,j] * x[j]' --extents i=64,j=64 --ranks 2 --model-only --json" +
       server);
   ASSERT_EQ(r.status, 0) << r.err;
-  EXPECT_TRUE(Has(r.out, "\"record_id\": 2}")) << r.out;
+  TuneResult result;
+  ASSERT_TRUE(ParsesAs(r.out, &result));
+  EXPECT_TRUE(result.stored());
+  EXPECT_EQ(result.record().id(), 2) << r.out;
   // The daemon has no profile either: its warning reaches the caller as the engine's would.
   EXPECT_TRUE(r.err.rfind("meshtune: no hardware profile \"default\": using built-in machine numbers", 0) == 0)
       << r.err;
@@ -316,14 +370,11 @@ TEST_F(ServiceCliTest, KillNineMidBatchLosesNoCommittedRecord) {
   int seen = 0, not_sent = 0;
   char buf[1 << 16];
   while (fgets(buf, sizeof buf, batch) != nullptr) {
-    const std::string line = buf;
+    BatchLine line;
     ++seen;
-    not_sent += Has(line, "\"error\": \"not sent: ");
-    const size_t at = line.find("\"record\":{\"id\":\"");
-    if (at != std::string::npos && Has(line, "\"stored\":true")) {
-      const size_t from = at + 16;
-      ids.push_back(line.substr(from, line.find('"', from) - from));
-    }
+    EXPECT_TRUE(ParsesAs(buf, &line));
+    not_sent += line.error().rfind("not sent: ", 0) == 0;
+    if (line.has_result() && line.result().stored()) ids.push_back(std::to_string(line.result().record().id()));
     if (ids.size() == 3) daemon.Kill9();  // in the middle: 9 lines to go
   }
   const int status = pclose(batch);

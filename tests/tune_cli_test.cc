@@ -1,5 +1,5 @@
 // `meshtune tune` as a user runs it: a measured tune on 4 ranks verifies its winner under
-// MPI; the JSON result has its documented shape; bad flags exit 2 naming the problem; a
+// MPI; the JSON result is a meshtune.v1.TuneResult; bad flags exit 2 naming the problem; a
 // worker that fails turns into measurement errors and exit 1, not a crash.
 #include <gtest/gtest.h>
 
@@ -8,12 +8,15 @@
 #include <string>
 
 #include "absl/strings/match.h"
+#include "proto/meshtune.pb.h"
+#include "tests/proto_json.h"
 #include "tests/test_util.h"
 
 namespace {
 
 using ::meshtune::testing::CliRun;
 using ::meshtune::testing::Meshtune;
+using ::meshtune::testing::ParsesAs;
 
 // Fixed machine numbers, so no hardware profile is needed.
 const std::string kModel = "--alpha 1e-6 --beta 1e-9 --gamma 3e-11 ";
@@ -33,27 +36,55 @@ TEST_F(TuneCliTest, MeasuredTuneOnFourRanksVerifiesItsWinner) {
   const CliRun r = Meshtune(kMatmul + "--extents m=1024,n=1024,k=1024 --ranks 4 --top-k 3 --reps 1 --warmup 0 " +
                             "--max-evaluations 150 --json " + kModel);
   ASSERT_EQ(r.status, 0) << r.err << r.out;
-  EXPECT_TRUE(Has(r.out, "\"verified\": true, \"checked\": \"measured\", \"checked_extents\": null, \"patterns\": [")) << r.out;
-  EXPECT_FALSE(Has(r.out, "\"measured_s\": null, \"verified\": true")) << r.out;
-  EXPECT_TRUE(Has(r.out, "\"measured\": 3, \"measurements\": [{\"trace\": ")) << r.out;
-  EXPECT_FALSE(Has(r.out, "\"verified\": false")) << r.out;  // every measured candidate verified
-  EXPECT_TRUE(Has(r.out, "\"mesh\": \"x=2,y=2\"") || Has(r.out, "\"mesh\": \"x=4\"")) << r.out;
+  meshtune::v1::TuneResult result;
+  ASSERT_TRUE(ParsesAs(r.out, &result));
+  const meshtune::v1::Record& best = result.record();
+  EXPECT_TRUE(best.verified()) << r.out;
+  EXPECT_EQ(best.checked(), "measured");
+  EXPECT_EQ(best.checked_extents(), "");
+  EXPECT_TRUE(best.has_measured_s()) << r.out;
+  EXPECT_GT(best.measured_s(), 0);
+  EXPECT_TRUE(best.mesh() == "x=2,y=2" || best.mesh() == "x=4") << r.out;
+  ASSERT_EQ(result.measurements_size(), 3) << r.out;
+  for (const meshtune::v1::Measurement& m : result.measurements()) {  // every measured candidate verified
+    EXPECT_TRUE(m.verified()) << m.error();
+    EXPECT_TRUE(m.has_measured_s());
+    EXPECT_FALSE(m.trace().text().empty());
+  }
 }
 
-TEST_F(TuneCliTest, ModelOnlyJsonShape) {
+// `tune --json` is one line of protobuf's JSON mapping of meshtune.v1.TuneResult (parsed
+// here by protobuf, unknown fields refused): the winner, as stored, in `record`.
+TEST_F(TuneCliTest, ModelOnlyJsonIsATuneResult) {
   const CliRun r = Meshtune(kMatmul + "--extents m=64,n=64,k=64 --mesh x=2,y=2 --model-only --json " +
                             "--max-evaluations 40 " + kModel);
   ASSERT_EQ(r.status, 0) << r.err;
-  EXPECT_TRUE(r.out.rfind("{\"best\": {\"trace\": \"distribute(", 0) == 0) << r.out;
-  EXPECT_TRUE(Has(r.out, "\"mesh\": \"x=2,y=2\", \"predicted_s\": ")) << r.out;
-  EXPECT_TRUE(Has(r.out, "\"measured_s\": null, \"verified\": false, \"checked\": \"simulated\", \"checked_extents\": null, \"patterns\": [")) << r.out;
-  EXPECT_TRUE(Has(r.out, "\"comm_words_per_rank\": ")) << r.out;
-  EXPECT_TRUE(Has(r.out, "\"lower_bound_ratio\": ")) << r.out;
-  EXPECT_TRUE(Has(r.out, "\"pruned\": {\"misaligned_reduction\": ")) << r.out;  // reasons in name order
-  EXPECT_TRUE(Has(r.out, "\"costed\": ")) << r.out;
-  EXPECT_TRUE(Has(r.out, "\"measured\": 0, \"measurements\": [], \"strategy\": \"evolutionary\", \"seconds\": "))
-      << r.out;
   EXPECT_EQ(r.err, "");  // fixed numbers: no warning about a missing profile
+  meshtune::v1::TuneResult result;
+  ASSERT_TRUE(ParsesAs(r.out, &result));
+  const meshtune::v1::Record& best = result.record();
+  EXPECT_EQ(best.trace().text().rfind("distribute(", 0), 0u) << r.out;
+  EXPECT_EQ(best.mesh(), "x=2,y=2");
+  EXPECT_GT(best.predicted_s(), 0);
+  EXPECT_FALSE(best.has_measured_s());
+  EXPECT_FALSE(best.verified());
+  EXPECT_EQ(best.checked(), "simulated");
+  EXPECT_FALSE(best.patterns().empty()) << r.out;
+  EXPECT_EQ(best.problem().expr(), "C[m,n] += A[m,k] * B[k,n]");
+  EXPECT_EQ(result.stored(), best.id() > 0) << r.out;
+  EXPECT_GT(result.comm_words_per_rank(), 0);
+  EXPECT_TRUE(result.has_lower_bound_ratio());
+  EXPECT_GT(result.pruned().count("misaligned_reduction"), 0u) << r.out;
+  EXPECT_GT(result.costed(), 0);
+  EXPECT_GT(result.enumerated(), result.legal());
+  EXPECT_EQ(result.measurements_size(), 0);
+  EXPECT_EQ(result.strategy(), "evolutionary");
+  EXPECT_GT(result.seconds(), 0);
+  // Field names as in the .proto (what scripts read), every field printed.
+  EXPECT_EQ(r.out.rfind("{\"record\":{\"id\":", 0), 0u) << r.out;
+  EXPECT_TRUE(Has(r.out, "\"trace\":{\"text\":\"distribute(")) << r.out;
+  EXPECT_TRUE(Has(r.out, "\"predicted_s\":")) << r.out;
+  EXPECT_TRUE(Has(r.out, "\"measurements\":[]")) << r.out;
 }
 
 TEST_F(TuneCliTest, WithoutAProfileTheBuiltInNumbersAreUsedWithAWarning) {
@@ -125,10 +156,17 @@ TEST_F(TuneCliTest, FailingWorkerBecomesMeasurementErrors) {
   const CliRun r = Meshtune(kMatmul + "--extents m=64,n=64,k=64 --mesh x=2 --top-k 2 --worker /bin/false --json " +
                             "--max-evaluations 20 " + kModel);
   EXPECT_EQ(r.status, 1) << r.err;
-  EXPECT_TRUE(Has(r.out, "\"measured_s\": null, \"verified\": false")) << r.out;
-  EXPECT_TRUE(Has(r.out, "\"measured\": 2, ")) << r.out;
-  EXPECT_TRUE(Has(r.out, "\"error\": \"cannot find the worker binary") || Has(r.out, "\"error\": \"the job failed"))
-      << r.out;
+  meshtune::v1::TuneResult result;
+  ASSERT_TRUE(ParsesAs(r.out, &result));
+  EXPECT_FALSE(result.record().verified());
+  EXPECT_FALSE(result.record().has_measured_s());
+  ASSERT_EQ(result.measurements_size(), 2) << r.out;
+  for (const meshtune::v1::Measurement& m : result.measurements()) {
+    EXPECT_FALSE(m.verified());
+    EXPECT_FALSE(m.has_measured_s());
+    EXPECT_TRUE(m.error().rfind("cannot find the worker binary", 0) == 0 || m.error().rfind("the job failed", 0) == 0)
+        << m.error();
+  }
   EXPECT_TRUE(Has(r.err, "no measured candidate verified")) << r.err;
 }
 

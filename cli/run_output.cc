@@ -1,0 +1,45 @@
+#include "cli/run_output.h"
+
+#include <vector>
+
+#include "absl/strings/str_cat.h"
+#include "absl/strings/str_format.h"
+#include "absl/strings/str_join.h"
+
+namespace meshtune::cli {
+
+v1::RunResult RunResultOfLaunch(const runtime::LaunchResult& launched) {
+  v1::RunResult r;
+  r.set_verified(launched.verified);
+  for (double s : launched.seconds) r.add_seconds(s);
+  r.set_median_s(launched.median_s);
+  r.set_bytes_sent_max(static_cast<double>(launched.bytes_sent_max));
+  r.set_checksum(launched.checksum);
+  r.set_error(launched.error.value_or(""));
+  r.set_checked("measured");
+  return r;
+}
+
+std::string RunResultText(const v1::RunResult& r) {
+  std::string how = r.checked();
+  if (r.checked() == "measured") how = "measured under MPI";
+  if (r.checked() == "simulated")
+    how = "simulated: every rank in this process, the times are the simulation's";
+  std::string out = absl::StrCat("verified   ", r.verified() ? "yes" : "no",
+                                 how.empty() ? "" : " (" + how + ")", "\n");
+  if (!r.error().empty()) absl::StrAppend(&out, "error      ", r.error(), "\n");
+  if (r.seconds_size() > 0) {
+    std::vector<std::string> seconds;
+    for (double s : r.seconds()) seconds.push_back(absl::StrFormat("%.6g", s));
+    absl::StrAppend(&out,
+                    absl::StrFormat("median     %.6g s of %d repetition%s (%s s)\n", r.median_s(),
+                                    r.seconds_size(), r.seconds_size() == 1 ? "" : "s",
+                                    absl::StrJoin(seconds, ", ")),
+                    absl::StrFormat("sent       %.0f bytes by the busiest rank in one repetition\n",
+                                    r.bytes_sent_max()),
+                    absl::StrFormat("checksum   %.17g\n", r.checksum()));
+  }
+  return out;
+}
+
+}  // namespace meshtune::cli

@@ -1,0 +1,25 @@
+#include "runtime/run_result.h"
+
+#include <algorithm>
+#include <vector>
+
+#include "base/json.h"
+
+namespace meshtune::runtime {
+
+v1::RunResult RunResultOf(const Measurement& m) {
+  v1::RunResult r;
+  r.set_verified(m.verified);
+  for (double s : m.seconds) r.add_seconds(s);
+  std::vector<double> sorted = m.seconds;
+  std::sort(sorted.begin(), sorted.end());
+  if (!sorted.empty()) r.set_median_s(sorted[sorted.size() / 2]);
+  r.set_bytes_sent_max(static_cast<double>(m.bytes_sent_max));
+  r.set_checksum(m.checksum);
+  r.set_error(m.error);
+  return r;
+}
+
+std::string RunResultLine(const Measurement& m) { return base::ToJsonLine(RunResultOf(m)); }
+
+}  // namespace meshtune::runtime
