@@ -405,21 +405,5 @@ TEST_P(RankRuntimeTest, AMisSetReferenceIsNotVerified) {
   ExpectVerificationError(RunOnMesh(s, dtype()), "x=0");
 }
 
-TEST(MeasurementJsonTest, PrintsRunResultFieldsAndEscapesTheError) {
-  Measurement m;
-  m.verified = false;
-  m.seconds = {0.5, 0.25, 0.125};
-  m.bytes_sent_max = 64;
-  m.checksum = 1.5;
-  m.error = "rank \"0\"\\\n";
-  EXPECT_EQ(MeasurementJson(m),
-            R"({"verified": false, "seconds": [0.5, 0.25, 0.125], "median_s": 0.25, )"
-            R"("bytes_sent_max": 64, "checksum": 1.5, "error": "rank \"0\"\\\u000a"})");
-  EXPECT_EQ(
-      MeasurementJson(Measurement{}),
-      R"({"verified": false, "seconds": [], "median_s": 0, "bytes_sent_max": 0, "checksum": 0, )"
-      R"("error": ""})");
-}
-
 }  // namespace
 }  // namespace meshtune::runtime
