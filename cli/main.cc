@@ -292,140 +292,200 @@ int RunServe(const std::vector<std::string>& args) {
   return Fail(absl::InternalError(absl::StrCat("cannot start ", path, ": ", std::strerror(errno))));
 }
 
-int Main(int argc, char** argv) {
-  CLI::App app{"meshtune: distributed schedules for tensor computations"};
-  app.require_subcommand(1);
-
-  ProblemFlags explain_flags;
-  std::string trace_path;
-  bool json = false;
-  CLI::App* explain = app.add_subcommand("explain", "legality verdict, reasons and maps of a trace");
-  explain_flags.Add(explain);
-  explain->add_option("--trace", trace_path, "trace file ('-' for stdin)")->required();
-  explain->add_flag("--json", json, "print JSON");
-  TargetFlags explain_target;
-  explain_target.Add(explain, false, false);
-
-  ProblemFlags run_flags;
+// Every subcommand's flags, filled in by CLI11 as it parses.
+struct AllFlags {
+  ProblemFlags explain, run, codegen;
+  std::string explain_trace, run_trace, codegen_trace, codegen_out;
+  bool explain_json = false;
   RunFlags run_opts;
-  std::string run_trace;
-  CLI::App* run = app.add_subcommand("run", "run a trace under MPI, verify it and time it");
-  run_flags.Add(run);
-  run->add_option("--trace", run_trace, "trace file ('-' for stdin)")->required();
-  run_opts.Add(run);
+  TargetFlags explain_target, codegen_target, tune_target, lookup_target, records_target, batch_target;
+  CalibrateOptions calibrate;
+  engine::TuneFlags tune;
+  double tune_alpha = 0, tune_beta = 0, tune_gamma = 0;
+  CLI::Option* profile_opt = nullptr;
+  CLI::Option* alpha_opt = nullptr;
+  CLI::Option* beta_opt = nullptr;
+  CLI::Option* gamma_opt = nullptr;
+  WorkloadFlags lookup;
+  bool lookup_json = false;
+  RecordsFlags records;
+  BatchFlags batch;
+};
 
-  ProblemFlags codegen_flags;
-  std::string codegen_trace, codegen_out;
-  CLI::App* gen = app.add_subcommand("codegen", "write the C++ MPI program of a trace");
-  codegen_flags.Add(gen);
-  gen->add_option("--trace", codegen_trace, "trace file ('-' for stdin)")->required();
-  gen->add_option("-o,--output", codegen_out, "output file (default: stdout)");
-  TargetFlags codegen_target;
-  codegen_target.Add(gen, false, false);
+// The subcommands, to tell which one was given.
+struct Subcommands {
+  CLI::App* explain = nullptr;
+  CLI::App* run = nullptr;
+  CLI::App* gen = nullptr;
+  CLI::App* calibrate = nullptr;
+  CLI::App* tune = nullptr;
+  CLI::App* lookup = nullptr;
+  CLI::App* records = nullptr;
+  CLI::App* batch = nullptr;
+  CLI::App* serve = nullptr;
+};
 
-  CalibrateOptions calibrate_opts;
-  CLI::App* calibrate =
+// explain, run and codegen: one trace on a problem and a mesh.
+void AddTraceCommands(CLI::App& app, AllFlags& f, Subcommands& s) {
+    s.explain = app.add_subcommand("explain", "legality verdict, reasons and maps of a trace");
+  f.explain.Add(s.explain);
+  s.explain->add_option("--trace", f.explain_trace, "trace file ('-' for stdin)")->required();
+  s.explain->add_flag("--json", f.explain_json, "print JSON");
+  f.explain_target.Add(s.explain, false, false);
+
+  s.run = app.add_subcommand("run", "run a trace under MPI, verify it and time it");
+  f.run.Add(s.run);
+  s.run->add_option("--trace", f.run_trace, "trace file ('-' for stdin)")->required();
+  f.run_opts.Add(s.run);
+
+  s.gen = app.add_subcommand("codegen", "write the C++ MPI program of a trace");
+  f.codegen.Add(s.gen);
+  s.gen->add_option("--trace", f.codegen_trace, "trace file ('-' for stdin)")->required();
+  s.gen->add_option("-o,--output", f.codegen_out, "output file (default: stdout)");
+  f.codegen_target.Add(s.gen, false, false);
+}
+
+// calibrate.
+void AddCalibrateCommand(CLI::App& app, AllFlags& f, Subcommands& s) {
+  s.calibrate =
       app.add_subcommand("calibrate", "measure alpha, beta and gamma under MPI; store a profile");
-  calibrate->add_option("--ranks", calibrate_opts.ranks, "MPI ranks, at least 2")
+  s.calibrate->add_option("--ranks", f.calibrate.ranks, "MPI ranks, at least 2")
       ->required()
       ->transform(engine::IntegerIn(kInt64Min, kInt64Max));  // the range: RunCalibrate
-  calibrate->add_option("--name", calibrate_opts.name, "hardware profile name (default: default)");
-  calibrate->add_option("--dtype", calibrate_opts.dtype, "GEMM element type: f32 or f64");
-  calibrate->add_option("--timeout", calibrate_opts.timeout_s, "seconds before the job is killed (default: 600)")
+  s.calibrate->add_option("--name", f.calibrate.name, "hardware profile name (default: default)");
+  s.calibrate->add_option("--dtype", f.calibrate.dtype, "GEMM element type: f32 or f64");
+  s.calibrate->add_option("--timeout", f.calibrate.timeout_s, "seconds before the job is killed (default: 600)")
       ->check(engine::NumberIn(0, kMaxTimeoutS, /*min_exclusive=*/true));
-  calibrate->add_flag("--quick", calibrate_opts.quick, "fewer sizes and repetitions (~1 s)");
-  calibrate->add_flag("--json", calibrate_opts.json, "print the profile as JSON");
-  calibrate->add_option("--calibrator", calibrate_opts.calibrator,
+  s.calibrate->add_flag("--quick", f.calibrate.quick, "fewer sizes and repetitions (~1 s)");
+  s.calibrate->add_flag("--json", f.calibrate.json, "print the profile as JSON");
+  s.calibrate->add_option("--calibrator", f.calibrate.calibrator,
                         "path of meshtune_calibrate (default: found beside meshtune)");
+}
 
-  engine::TuneFlags tune_opts;
-  double tune_alpha = 0, tune_beta = 0, tune_gamma = 0;
-  CLI::App* tune = app.add_subcommand("tune", "search, cost and measure schedules; print the best");
-  tune->add_option("--expr", tune_opts.expr, "statement in index notation, e.g. 'C[m,n] += A[m,k] * B[k,n]'")
+// tune.
+void AddTuneCommand(CLI::App& app, AllFlags& f, Subcommands& s) {
+  s.tune = app.add_subcommand("tune", "search, cost and measure schedules; print the best");
+  s.tune->add_option("--expr", f.tune.expr, "statement in index notation, e.g. 'C[m,n] += A[m,k] * B[k,n]'")
       ->required();
-  tune->add_option("--extents", tune_opts.extents, "index extents, e.g. m=512,n=1024,k=2048")->required();
-  tune->add_option("--dtype", tune_opts.dtype, "f32 or f64");
-  tune->add_option("--mesh", tune_opts.mesh, "mesh axes, e.g. x=8,y=8");
-  tune->add_option("--ranks", tune_opts.ranks, "rank count: try every mesh of 1 to 3 axes")
+  s.tune->add_option("--extents", f.tune.extents, "index extents, e.g. m=512,n=1024,k=2048")->required();
+  s.tune->add_option("--dtype", f.tune.dtype, "f32 or f64");
+  s.tune->add_option("--mesh", f.tune.mesh, "mesh axes, e.g. x=8,y=8");
+  s.tune->add_option("--ranks", f.tune.ranks, "rank count: try every mesh of 1 to 3 axes")
       ->transform(engine::IntegerIn(kInt64Min, kInt64Max));  // the range: engine::MakeTuneOptions
-  tune->add_option("--mem-per-rank", tune_opts.mem_per_rank, "memory budget per rank, e.g. 2GiB");
-  tune->add_option("--top-k", tune_opts.top_k, "candidates measured under MPI (default 4)")
+  s.tune->add_option("--mem-per-rank", f.tune.mem_per_rank, "memory budget per rank, e.g. 2GiB");
+  s.tune->add_option("--top-k", f.tune.top_k, "candidates measured under MPI (default 4)")
       ->transform(engine::IntegerIn(kIntMin, kIntMax));  // the range: engine::MakeTuneOptions
-  tune->add_option("--budget-s", tune_opts.budget_s, "seconds for the whole tune (default 600)")
+  s.tune->add_option("--budget-s", f.tune.budget_s, "seconds for the whole tune (default 600)")
       ->check(engine::NumberIn(0, kMaxTimeoutS, /*min_exclusive=*/true));
-  tune->add_flag("--model-only", tune_opts.model_only, "measure nothing: the cost model's best");
-  tune->add_flag("--json", tune_opts.json, "print the result as one JSON line");
-  CLI::Option* profile_opt = tune->add_option("--profile", tune_opts.profile, "hardware profile (default: default)");
+  s.tune->add_flag("--model-only", f.tune.model_only, "measure nothing: the cost model's best");
+  s.tune->add_flag("--json", f.tune.json, "print the result as one JSON line");
+  f.profile_opt = s.tune->add_option("--profile", f.tune.profile, "hardware profile (default: default)");
   // Machine numbers: seconds per message, byte and flop; a second for any of them is absurd already.
-  CLI::Option* alpha_opt = tune->add_option("--alpha", tune_alpha, "latency per message, s (overrides the profile)")
+  f.alpha_opt = s.tune->add_option("--alpha", f.tune_alpha, "latency per message, s (overrides the profile)")
                                ->check(engine::NumberIn(0, 1));
-  CLI::Option* beta_opt =
-      tune->add_option("--beta", tune_beta, "seconds per byte (overrides the profile)")->check(engine::NumberIn(0, 1));
-  CLI::Option* gamma_opt =
-      tune->add_option("--gamma", tune_gamma, "seconds per flop (overrides the profile)")->check(engine::NumberIn(0, 1));
-  tune->add_option("--max-evaluations", tune_opts.max_evaluations, "schedules lowered and costed (default 1000)")
+  f.beta_opt =
+      s.tune->add_option("--beta", f.tune_beta, "seconds per byte (overrides the profile)")->check(engine::NumberIn(0, 1));
+  f.gamma_opt =
+      s.tune->add_option("--gamma", f.tune_gamma, "seconds per flop (overrides the profile)")->check(engine::NumberIn(0, 1));
+  s.tune->add_option("--max-evaluations", f.tune.max_evaluations, "schedules lowered and costed (default 1000)")
       ->transform(engine::IntegerIn(kInt64Min, kInt64Max));  // the range: engine::MakeTuneOptions
-  tune->add_option("--seed", tune_opts.seed, "seed of the evolutionary search")->transform(engine::Unsigned64());
-  tune->add_flag("--allow-replication", tune_opts.allow_replication,
+  s.tune->add_option("--seed", f.tune.seed, "seed of the evolutionary search")->transform(engine::Unsigned64());
+  s.tune->add_flag("--allow-replication", f.tune.allow_replication,
                  "let tensors be replicated along mesh axes (2.5D-style; bound it with --mem-per-rank)");
-  tune->add_option("--reps", tune_opts.reps, "timed repetitions per measurement")->transform(engine::IntegerIn(1, 100000));
-  tune->add_option("--warmup", tune_opts.warmup, "untimed repetitions first")->transform(engine::IntegerIn(0, 100000));
-  tune->add_option("--worker", tune_opts.worker, "path of meshtune_worker (default: found beside meshtune)");
-  tune->add_option("--hostfile", tune_opts.hostfile, "MPI hostfile for a cluster");
-  tune->add_option("--launcher", tune_opts.launcher, "launcher program instead of mpirun (e.g. srun)");
-  tune->add_option("--launcher-arg", tune_opts.launcher_args, "extra launcher argument (repeatable)");
-  TargetFlags tune_target;
-  tune_target.Add(tune, true, true);
+  s.tune->add_option("--reps", f.tune.reps, "timed repetitions per measurement")->transform(engine::IntegerIn(1, 100000));
+  s.tune->add_option("--warmup", f.tune.warmup, "untimed repetitions first")->transform(engine::IntegerIn(0, 100000));
+  s.tune->add_option("--worker", f.tune.worker, "path of meshtune_worker (default: found beside meshtune)");
+  s.tune->add_option("--hostfile", f.tune.hostfile, "MPI hostfile for a cluster");
+  s.tune->add_option("--launcher", f.tune.launcher, "launcher program instead of mpirun (e.g. srun)");
+  s.tune->add_option("--launcher-arg", f.tune.launcher_args, "extra launcher argument (repeatable)");
+  f.tune_target.Add(s.tune, true, true);
   // A daemon costs with its own profile and measures with its own launcher.
   for (const char* local_only : {"--alpha", "--beta", "--gamma", "--reps", "--warmup", "--worker", "--hostfile",
                                  "--launcher", "--launcher-arg"}) {
-    tune->get_option(local_only)->excludes("--server");
+    s.tune->get_option(local_only)->excludes("--server");
   }
+}
 
-  WorkloadFlags lookup_flags;
-  bool lookup_json = false;
-  CLI::App* lookup = app.add_subcommand("lookup", "the best tuning record of a problem on a mesh or rank count");
-  AddWorkloadFlags(lookup, &lookup_flags, true);
-  lookup->add_option("--mem-per-rank", lookup_flags.mem_per_rank, "the best record that fits this budget, e.g. 2GiB");
-  lookup->add_flag("--json", lookup_json, "print the record as one JSON line");
-  TargetFlags lookup_target;
-  lookup_target.Add(lookup, true, false);
+// lookup and records: the tuning database.
+void AddRecordCommands(CLI::App& app, AllFlags& f, Subcommands& s) {
+  s.lookup = app.add_subcommand("lookup", "the best tuning record of a problem on a mesh or rank count");
+  AddWorkloadFlags(s.lookup, &f.lookup, true);
+  s.lookup->add_option("--mem-per-rank", f.lookup.mem_per_rank, "the best record that fits this budget, e.g. 2GiB");
+  s.lookup->add_flag("--json", f.lookup_json, "print the record as one JSON line");
+  f.lookup_target.Add(s.lookup, true, false);
 
-  RecordsFlags records_flags;
-  CLI::App* records = app.add_subcommand("records", "list tuning records (of one workload with --expr ...)");
-  AddWorkloadFlags(records, &records_flags.workload, false);
-  records->add_option("--limit", records_flags.limit, "records to list, 1 to 1000 (default 50)")
+  s.records = app.add_subcommand("records", "list tuning records (of one workload with --expr ...)");
+  AddWorkloadFlags(s.records, &f.records.workload, false);
+  s.records->add_option("--limit", f.records.limit, "records to list, 1 to 1000 (default 50)")
       ->transform(engine::IntegerIn(kIntMin, kIntMax));  // the range: RunRecords
-  records->add_option("--after", records_flags.after, "list records with ids above this one")
+  s.records->add_option("--after", f.records.after, "list records with ids above this one")
       ->transform(engine::IntegerIn(0, kInt64Max));
-  records->add_option("--id", records_flags.id, "print this one record")
+  s.records->add_option("--id", f.records.id, "print this one record")
       ->transform(engine::IntegerIn(1, kInt64Max));
-  records->add_flag("--json", records_flags.json, "print each record as one JSON line");
-  TargetFlags records_target;
-  records_target.Add(records, true, false);
+  s.records->add_flag("--json", f.records.json, "print each record as one JSON line");
+  f.records_target.Add(s.records, true, false);
+}
 
-  BatchFlags batch_flags;
-  CLI::App* batch = app.add_subcommand("batch", "run the tunes of a JSON-lines file of meshtune.v1.TuneRequest");
-  batch->add_option("file", batch_flags.path, "JSON-lines file ('-' for stdin)")->required();
-  batch->add_flag("--model-only", batch_flags.model_only, "measure nothing in any request: the cost model's best");
-  TargetFlags batch_target;
-  batch_target.Add(batch, true, false);
+// batch, and serve (meshtuned's flags follow it).
+void AddBatchAndServeCommands(CLI::App& app, AllFlags& f, Subcommands& s) {
+  s.batch = app.add_subcommand("batch", "run the tunes of a JSON-lines file of meshtune.v1.TuneRequest");
+  s.batch->add_option("file", f.batch.path, "JSON-lines file ('-' for stdin)")->required();
+  s.batch->add_flag("--model-only", f.batch.model_only, "measure nothing in any request: the cost model's best");
+  f.batch_target.Add(s.batch, true, false);
 
-  CLI::App* serve = app.add_subcommand("serve", "run the daemon meshtuned (its flags follow; see meshtuned --help)");
-  serve->prefix_command();
-  serve->set_help_flag();  // `meshtune serve --help` is meshtuned's help
+  s.serve = app.add_subcommand("serve", "run the daemon meshtuned (its flags follow; see meshtuned --help)");
+  s.serve->prefix_command();
+  s.serve->set_help_flag();  // `meshtune serve --help` is meshtuned's help
+}
 
-  app.failure_message(engine::ParseFailureMessage);
-  // CLI11 would say "A subcommand is required" for a mistyped command.
-  if (argc > 1 && argv[1][0] != '-') {
-    std::vector<std::string> names;
-    for (const CLI::App* sub : app.get_subcommands({})) names.push_back(sub->get_name());
-    if (std::find(names.begin(), names.end(), argv[1]) == names.end()) {
-      return Fail(absl::InvalidArgumentError(absl::StrCat("unknown command '", base::Excerpt(argv[1]),
-                                                          "'; the commands are ", absl::StrJoin(names, ", "),
-                                                          " (meshtune --help)")));
-    }
+// Runs the subcommand that was given.
+int Dispatch(AllFlags& f, const Subcommands& s) {
+  if (s.explain->parsed()) return RunExplain(f.explain, f.explain_trace, f.explain_json, *f.explain_target.Make());
+  if (s.run->parsed()) return RunRun(f.run, f.run_trace, f.run_opts);
+  if (s.gen->parsed()) return RunCodegen(f.codegen, f.codegen_trace, f.codegen_out, *f.codegen_target.Make());
+  if (s.serve->parsed()) return RunServe(s.serve->remaining());
+  if (s.lookup->parsed()) return RunLookup(f.lookup, f.lookup_json, *f.lookup_target.Make(), std::cout, std::cerr);
+  if (s.records->parsed()) return RunRecords(f.records, *f.records_target.Make(), std::cout, std::cerr);
+  if (s.batch->parsed()) {
+    f.batch.progress = isatty(STDERR_FILENO) != 0;
+    return RunBatch(f.batch, *f.batch_target.Make(), std::cout, std::cerr);
   }
+  if (s.calibrate->parsed()) return RunCalibrate(f.calibrate, std::cout, std::cerr);
+  if (s.tune->parsed()) {
+    f.tune.profile_given = f.profile_opt->count() > 0;
+    if (f.alpha_opt->count() > 0) f.tune.alpha = f.tune_alpha;
+    if (f.beta_opt->count() > 0) f.tune.beta = f.tune_beta;
+    if (f.gamma_opt->count() > 0) f.tune.gamma = f.tune_gamma;
+    f.tune.progress = isatty(STDERR_FILENO) != 0;
+    return RunTune(f.tune, *f.tune_target.Make(TuneSettingsFromFlags(f.tune)), std::cout, std::cerr);
+  }
+  return engine::kExitBadInput;
+}
+
+// InvalidArgument naming the commands when argv[1] is a word that is none of them (CLI11
+// would say "A subcommand is required").
+absl::Status CheckCommandName(int argc, char** argv, CLI::App& app) {
+  if (argc <= 1 || argv[1][0] == '-') return absl::OkStatus();
+  std::vector<std::string> names;
+  for (const CLI::App* sub : app.get_subcommands({})) names.push_back(sub->get_name());
+  if (std::find(names.begin(), names.end(), argv[1]) != names.end()) return absl::OkStatus();
+  return absl::InvalidArgumentError(absl::StrCat("unknown command '", base::Excerpt(argv[1]),
+                                                 "'; the commands are ", absl::StrJoin(names, ", "),
+                                                 " (meshtune --help)"));
+}
+
+int Main(int argc, char** argv) {
+  CLI::App app{"meshtune: distributed schedules for tensor computations"};
+  app.require_subcommand(1);
+  AllFlags f;
+  Subcommands s;
+  AddTraceCommands(app, f, s);
+  AddCalibrateCommand(app, f, s);
+  AddTuneCommand(app, f, s);
+  AddRecordCommands(app, f, s);
+  AddBatchAndServeCommands(app, f, s);
+  app.failure_message(engine::ParseFailureMessage);
+  if (absl::Status name = CheckCommandName(argc, argv, app); !name.ok()) return Fail(name);
   try {
     app.parse(argc, argv);
   } catch (const CLI::ParseError& e) {
@@ -434,30 +494,11 @@ int Main(int argc, char** argv) {
   }
   // Commands that run MPI jobs here stop them on SIGINT/SIGTERM (see RunRun for `run`);
   // main() then ends by that signal.
-  if (calibrate->parsed() || ((tune->parsed() && tune_target.server.empty()) ||
-                              (batch->parsed() && batch_target.server.empty()))) {
+  if (s.calibrate->parsed() || (s.tune->parsed() && f.tune_target.server.empty()) ||
+      (s.batch->parsed() && f.batch_target.server.empty())) {
     runtime::InstallStopSignalHandlers();
   }
-  if (explain->parsed()) return RunExplain(explain_flags, trace_path, json, *explain_target.Make());
-  if (run->parsed()) return RunRun(run_flags, run_trace, run_opts);
-  if (gen->parsed()) return RunCodegen(codegen_flags, codegen_trace, codegen_out, *codegen_target.Make());
-  if (serve->parsed()) return RunServe(serve->remaining());
-  if (lookup->parsed()) return RunLookup(lookup_flags, lookup_json, *lookup_target.Make(), std::cout, std::cerr);
-  if (records->parsed()) return RunRecords(records_flags, *records_target.Make(), std::cout, std::cerr);
-  if (batch->parsed()) {
-    batch_flags.progress = isatty(STDERR_FILENO) != 0;
-    return RunBatch(batch_flags, *batch_target.Make(), std::cout, std::cerr);
-  }
-  if (calibrate->parsed()) return RunCalibrate(calibrate_opts, std::cout, std::cerr);
-  if (tune->parsed()) {
-    tune_opts.profile_given = profile_opt->count() > 0;
-    if (alpha_opt->count() > 0) tune_opts.alpha = tune_alpha;
-    if (beta_opt->count() > 0) tune_opts.beta = tune_beta;
-    if (gamma_opt->count() > 0) tune_opts.gamma = tune_gamma;
-    tune_opts.progress = isatty(STDERR_FILENO) != 0;
-    return RunTune(tune_opts, *tune_target.Make(TuneSettingsFromFlags(tune_opts)), std::cout, std::cerr);
-  }
-  return engine::kExitBadInput;
+  return Dispatch(f, s);
 }
 
 }  // namespace
