@@ -15,6 +15,7 @@
 #include "runtime/launcher.h"
 #include "storage/calibration_fit.h"
 #include "storage/hardware_profile.h"
+#include "cli/cli_io.h"
 #include "engine/exit_codes.h"
 
 namespace meshtune::cli {
@@ -150,7 +151,8 @@ int RunCalibrate(const CalibrateOptions& options, std::ostream& out, std::ostrea
   }
   const absl::StatusOr<v1::HardwareProfile> profile = Calibrate(options);
   if (!profile.ok()) {
-    err << "meshtune: " << profile.status().message() << "\n";
+    // A file-system error may be InvalidArgument too (ENAMETOOLONG): still a failure here.
+    Fail(profile.status(), err);
     return engine::kExitFailed;
   }
   out << (options.json ? base::ToJsonLine(*profile) + "\n" : Summary(*profile));

@@ -50,4 +50,9 @@ absl::Status FlushStdout() {
                                              error != 0 ? std::strerror(error) : "a write failed"));
 }
 
+int Fail(const absl::Status& status, std::ostream& err, engine::NotFoundIs not_found) {
+  err << "meshtune: " << status.message() << "\n";
+  return engine::ExitCodeFor(status, not_found);
+}
+
 }  // namespace meshtune::cli

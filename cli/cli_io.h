@@ -1,11 +1,14 @@
-// Small I/O helpers for the command-line tools: reading inputs, flushing the output. (JSON
+// Small I/O helpers for the command-line tools: reading inputs, flushing the output, ending a failed command. (JSON
 // output is base/json.h's ToJsonLine of the command's message.)
 #ifndef MESHTUNE_CLI_CLI_IO_H_
 #define MESHTUNE_CLI_CLI_IO_H_
 
+#include <ostream>
 #include <string>
 
+#include "absl/status/status.h"
 #include "absl/status/statusor.h"
+#include "engine/exit_codes.h"
 
 namespace meshtune::cli {
 
@@ -17,6 +20,11 @@ absl::StatusOr<std::string> ReadInput(const std::string& path, size_t max_bytes)
 // reached the file: Unavailable "cannot write to standard output: No space left on
 // device" (or the system's other reason) when a write failed.
 absl::Status FlushStdout();
+
+// A failed command's ending: "meshtune: MESSAGE" on `err`, and the exit status of `status`
+// (engine::ExitCodeFor).
+int Fail(const absl::Status& status, std::ostream& err,
+         engine::NotFoundIs not_found = engine::NotFoundIs::kFailure);
 
 }  // namespace meshtune::cli
 

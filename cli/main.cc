@@ -61,10 +61,7 @@
 namespace meshtune::cli {
 namespace {
 
-int Fail(const absl::Status& status) {
-  std::cerr << "meshtune: " << status.message() << "\n";
-  return status.code() == absl::StatusCode::kInvalidArgument ? engine::kExitBadInput : engine::kExitFailed;
-}
+int Fail(const absl::Status& status) { return cli::Fail(status, std::cerr); }
 
 // The longest --timeout, --budget-s: a week.
 constexpr double kMaxTimeoutS = 7 * 24 * 3600;

@@ -3,6 +3,7 @@
 #include "absl/status/statusor.h"
 #include "absl/strings/str_cat.h"
 #include "base/json.h"
+#include "cli/cli_io.h"
 #include "engine/exit_codes.h"
 #include "cli/record_output.h"
 
@@ -11,11 +12,6 @@ namespace meshtune::cli {
 namespace {
 
 constexpr int kMaxLimit = 1000;
-
-int Fail(const absl::Status& status, std::ostream& err) {
-  err << "meshtune: " << status.message() << "\n";
-  return status.code() == absl::StatusCode::kInvalidArgument ? engine::kExitBadInput : engine::kExitFailed;
-}
 
 void FillProblem(const WorkloadFlags& f, v1::Problem* p) {
   p->set_expr(f.expr);

@@ -1,5 +1,7 @@
 #include "cli/tune_cmd.h"
 
+#include "cli/cli_io.h"
+
 #include "absl/status/statusor.h"
 #include "base/json.h"
 #include "engine/exit_codes.h"
@@ -55,11 +57,8 @@ int RunTune(const engine::TuneFlags& flags, engine::Backend& backend, std::ostre
   absl::StatusOr<v1::TuneResult> result = backend.Tune(TuneRequestFromFlags(flags), progress);
   if (drew) err << "\r\033[K" << std::flush;
   if (!result.ok()) {
-    err << "meshtune: " << result.status().message() << "\n";
-    const absl::StatusCode code = result.status().code();
-    return code == absl::StatusCode::kInvalidArgument || code == absl::StatusCode::kNotFound
-               ? engine::kExitBadInput
-               : engine::kExitFailed;
+    // NotFound here is a --profile that does not exist.
+    return Fail(result.status(), err, engine::NotFoundIs::kBadInput);
   }
   out << (flags.json ? base::ToJsonLine(*result) + "\n" : TuneResultText(*result));
   if (result->measurements_size() > 0 && !result->record().verified()) {
