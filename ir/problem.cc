@@ -144,34 +144,36 @@ absl::StatusOr<std::map<std::string, int64_t>> ParseExtents(absl::string_view te
   return out;
 }
 
-absl::StatusOr<Problem> ParseProblem(absl::string_view expr, absl::string_view extents,
-                                     absl::string_view dtype) {
-  Problem p;
-  if (dtype.empty() || dtype == "f32") {
-    p.dtype = DType::kF32;
-  } else if (dtype == "f64") {
-    p.dtype = DType::kF64;
-  } else {
-    return absl::InvalidArgumentError(
-        absl::StrCat("unknown dtype '", Excerpt(dtype), "' (expected f32 or f64)"));
-  }
-  absl::StatusOr<std::vector<Token>> tokens = Tokenize(expr, "expression", kMaxExpressionBytes);
-  if (!tokens.ok()) return tokens.status();
-  TokenStream ts(std::move(*tokens), "expression");
-  if (ts.AtEnd()) return ts.ErrorAt(ts.Peek(), "empty expression (expected e.g. C[m,n] += A[m,k] * B[k,n])");
+namespace {
 
+// The dtype `dtype` names: "f32" (or empty) or "f64"; InvalidArgument otherwise.
+absl::StatusOr<DType> ParseDType(absl::string_view dtype) {
+  if (dtype.empty() || dtype == "f32") return DType::kF32;
+  if (dtype == "f64") return DType::kF64;
+  return absl::InvalidArgumentError(
+      absl::StrCat("unknown dtype '", Excerpt(dtype), "' (expected f32 or f64)"));
+}
+
+// Parses the output access and the '=' or '+=' after it into p->output and p->assign.
+absl::StatusOr<ParsedAccess> ParseLeftHandSide(TokenStream& ts, Problem* p) {
   absl::StatusOr<ParsedAccess> out = ParseAccess(ts);
   if (!out.ok()) return out.status();
-  p.output = out->access;
+  p->output = out->access;
   const Token op = ts.Peek();
   if (ts.Accept("+=")) {
-    p.assign = Problem::Assign::kAccumulate;
+    p->assign = Problem::Assign::kAccumulate;
   } else if (ts.Accept("=")) {
-    p.assign = Problem::Assign::kSet;
+    p->assign = Problem::Assign::kSet;
   } else {
-    return ts.ErrorAt(op, absl::StrCat("expected '=' or '+=' after ", Excerpt(p.output.ToString()),
+    return ts.ErrorAt(op, absl::StrCat("expected '=' or '+=' after ", Excerpt(p->output.ToString()),
                                        " but found ", Describe(op)));
   }
+  return out;
+}
+
+// Parses the operands up to the end of `ts` and sets p->combine from the operator between
+// them ('*' unless they are added); checks their number against it.
+absl::StatusOr<std::vector<ParsedAccess>> ParseRightHandSide(TokenStream& ts, Problem* p) {
   std::vector<ParsedAccess> operands;
   std::string combine_op;
   while (true) {
@@ -194,23 +196,32 @@ absl::StatusOr<Problem> ParseProblem(absl::string_view expr, absl::string_view e
     return ts.ErrorAt(sep, absl::StrCat("expected '*', '+' or end of expression but found ",
                                         Describe(sep)));
   }
-  p.combine = combine_op == "+" ? Problem::Combine::kSum : Problem::Combine::kProduct;
-  if (p.combine == Problem::Combine::kProduct && operands.size() > 3) {
+  p->combine = combine_op == "+" ? Problem::Combine::kSum : Problem::Combine::kProduct;
+  if (p->combine == Problem::Combine::kProduct && operands.size() > 3) {
     return ts.ErrorAt(operands[3].name_token,
                       absl::StrCat("a contraction has at most 3 operands; ",
                                    operands[3].access.tensor, " is the 4th"));
   }
-  if (p.combine == Problem::Combine::kSum && operands.size() != 2) {
+  if (p->combine == Problem::Combine::kSum && operands.size() != 2) {
     return ts.ErrorAt(operands.size() > 2 ? operands[2].name_token : operands[0].name_token,
                       "an element-wise sum has exactly 2 operands");
   }
+  return operands;
+}
 
-  // Tensors: consistent rank everywhere; the output never appears on the right.
-  std::map<std::string, const ParsedAccess*> first;
-  first[p.output.tensor] = &*out;
+// The first access of each tensor, by name.
+using FirstAccesses = std::map<std::string, const ParsedAccess*>;
+
+// Checks that every tensor has one rank everywhere and that the output is not read; appends
+// the operands to p->operands and returns each tensor's first access.
+absl::StatusOr<FirstAccesses> CheckTensors(TokenStream& ts, const ParsedAccess& out,
+                                           const std::vector<ParsedAccess>& operands,
+                                           Problem* p) {
+  FirstAccesses first;
+  first[p->output.tensor] = &out;
   for (const ParsedAccess& a : operands) {
-    if (a.access.tensor == p.output.tensor) {
-      return ts.ErrorAt(a.name_token, absl::StrCat("output tensor ", Excerpt(p.output.tensor),
+    if (a.access.tensor == p->output.tensor) {
+      return ts.ErrorAt(a.name_token, absl::StrCat("output tensor ", Excerpt(p->output.tensor),
                                                    " also appears on the right-hand side"));
     }
     auto [it, inserted] = first.emplace(a.access.tensor, &a);
@@ -221,22 +232,29 @@ absl::StatusOr<Problem> ParseProblem(absl::string_view expr, absl::string_view e
                                      Excerpt(it->second->access.ToString()), " but ",
                                      a.access.indices.size(), " in ", Excerpt(a.access.ToString())));
     }
-    p.operands.push_back(a.access);
+    p->operands.push_back(a.access);
   }
-  // Indices: every output index is read; element-wise sums have no reduction.
+  return first;
+}
+
+// Checks that every output index is read, that an element-wise sum reduces nothing and
+// that no name is both a tensor and an index; sets p->indices (sorted by name).
+absl::Status CheckIndices(TokenStream& ts, const ParsedAccess& out,
+                          const std::vector<ParsedAccess>& operands, const FirstAccesses& first,
+                          Problem* p) {
   std::set<std::string> read;
   for (const ParsedAccess& a : operands) read.insert(a.access.indices.begin(), a.access.indices.end());
-  for (size_t j = 0; j < p.output.indices.size(); ++j) {
-    if (!read.count(p.output.indices[j])) {
-      return ts.ErrorAt(out->index_tokens[j],
-                        absl::StrCat("index ", Excerpt(p.output.indices[j]), " of the output ",
-                                     Excerpt(p.output.ToString()), " is read by no operand"));
+  for (size_t j = 0; j < p->output.indices.size(); ++j) {
+    if (!read.count(p->output.indices[j])) {
+      return ts.ErrorAt(out.index_tokens[j],
+                        absl::StrCat("index ", Excerpt(p->output.indices[j]), " of the output ",
+                                     Excerpt(p->output.ToString()), " is read by no operand"));
     }
   }
-  if (p.combine == Problem::Combine::kSum) {
+  if (p->combine == Problem::Combine::kSum) {
     for (const ParsedAccess& a : operands) {
       for (size_t j = 0; j < a.access.indices.size(); ++j) {
-        if (p.IsReductionIndex(a.access.indices[j])) {
+        if (p->IsReductionIndex(a.access.indices[j])) {
           return ts.ErrorAt(a.index_tokens[j],
                             absl::StrCat("index ", Excerpt(a.access.indices[j]), " of ", Excerpt(a.access.ToString()),
                                          " is not in the output; an element-wise sum cannot reduce"));
@@ -250,26 +268,35 @@ absl::StatusOr<Problem> ParseProblem(absl::string_view expr, absl::string_view e
                         absl::StrCat("name ", Excerpt(name), " is used both as a tensor and as an index"));
     }
   }
-  p.indices.assign(read.begin(), read.end());  // std::set: sorted by name
+  p->indices.assign(read.begin(), read.end());  // std::set: sorted by name
+  return absl::OkStatus();
+}
 
-  // Extents.
+// Parses `extents` into p->extents: exactly one for each of p->indices.
+absl::Status SetExtents(absl::string_view extents, Problem* p) {
   absl::StatusOr<std::map<std::string, int64_t>> ext = ParseExtents(extents);
   if (!ext.ok()) return ext.status();
   for (const auto& [name, value] : *ext) {
-    if (!read.count(name)) {
+    if (std::find(p->indices.begin(), p->indices.end(), name) == p->indices.end()) {
       return absl::InvalidArgumentError(absl::StrCat(
-          "extent given for unknown index ", Excerpt(name), " (the indices of ", Excerpt(p.ToString(), 2 * kMaxExcerpt), " are ",
-          ExcerptList(p.indices), ")"));
+          "extent given for unknown index ", Excerpt(name), " (the indices of ", Excerpt(p->ToString(), 2 * kMaxExcerpt), " are ",
+          ExcerptList(p->indices), ")"));
     }
   }
-  for (const std::string& i : p.indices) {
+  for (const std::string& i : p->indices) {
     auto it = ext->find(i);
     if (it == ext->end()) {
       return absl::InvalidArgumentError(
           absl::StrCat("index ", Excerpt(i), " has no extent (add ", Excerpt(i), "=<size> to the extents)"));
     }
   }
-  p.extents = *std::move(ext);
+  p->extents = *std::move(ext);
+  return absl::OkStatus();
+}
+
+// Checks that no tensor has more than kMaxTensorElements elements, that the iteration
+// space has at most kMaxIterationPoints points and that each tensor has one shape.
+absl::Status CheckSizes(const Problem& p) {
   for (const std::string& t : p.Tensors()) {
     const TensorAccess* a = p.FirstAccess(t);
     int64_t elements = 1;
@@ -305,6 +332,31 @@ absl::StatusOr<Problem> ParseProblem(absl::string_view expr, absl::string_view e
                                                      Excerpt(f->ToString()), " and ", Excerpt(a.ToString())));
     }
   }
+  return absl::OkStatus();
+}
+
+}  // namespace
+
+absl::StatusOr<Problem> ParseProblem(absl::string_view expr, absl::string_view extents,
+                                     absl::string_view dtype) {
+  Problem p;
+  absl::StatusOr<DType> type = ParseDType(dtype);
+  if (!type.ok()) return type.status();
+  p.dtype = *type;
+  absl::StatusOr<std::vector<Token>> tokens = Tokenize(expr, "expression", kMaxExpressionBytes);
+  if (!tokens.ok()) return tokens.status();
+  TokenStream ts(std::move(*tokens), "expression");
+  if (ts.AtEnd()) return ts.ErrorAt(ts.Peek(), "empty expression (expected e.g. C[m,n] += A[m,k] * B[k,n])");
+
+  absl::StatusOr<ParsedAccess> out = ParseLeftHandSide(ts, &p);
+  if (!out.ok()) return out.status();
+  absl::StatusOr<std::vector<ParsedAccess>> operands = ParseRightHandSide(ts, &p);
+  if (!operands.ok()) return operands.status();
+  absl::StatusOr<FirstAccesses> first = CheckTensors(ts, *out, *operands, &p);
+  if (!first.ok()) return first.status();
+  if (absl::Status s = CheckIndices(ts, *out, *operands, *first, &p); !s.ok()) return s;
+  if (absl::Status s = SetExtents(extents, &p); !s.ok()) return s;
+  if (absl::Status s = CheckSizes(p); !s.ok()) return s;
   return p;
 }
 
