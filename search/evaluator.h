@@ -107,8 +107,22 @@ class Evaluator {
     std::vector<std::vector<OptionState>> options;  // per tensor, per option
     std::optional<ir::Computation> nest;             // loops (rotation applied), no tensors yet
   };
+  // Per tensor of one (nest, rotation): its admissible options, those communicated at the
+  // rotated loop, and of each the legal ones.
+  struct OptionCounts {
+    std::vector<int64_t> all, at, legal, legal_at;
+  };
   NestState& State(int nest, int rotation);
   void Build(int nest, int rotation, NestState* state);
+  // Option `opt` of tensor `t` on the nest's loops `c` (rotation `rot` applied): legal or
+  // why not, its layout and transfer, and its bytes under a memory budget.
+  OptionState CheckOption(const ir::Computation& c, size_t t, const TensorOption& opt,
+                          const Rotation& rot);
+  // Adds to state->table.pruned each rejected point, by its first failing tensor's reason.
+  static void CountRejections(const NestChoices& choices, const Rotation& rot, const OptionCounts& n,
+                              NestState* state);
+  // How many legal points of (nest, rotation) exceed the memory budget.
+  int64_t OverBudget(int nest, int rotation, const NestState& state) const;
   int64_t Bytes(const NestState& s, const Genome& g) const;
   // The nest's loop calls and kernel replayed on the base, or the reason they fail.
   const absl::StatusOr<ir::Computation>& NestComputation(int nest);
