@@ -121,11 +121,13 @@ std::string JobFailure(const CommandResult& result) {
   return absl::StrCat("the job failed (exit status ", result.exit_code, ") without a result: ", Explain(result.err_tail));
 }
 
-absl::StatusOr<CommandResult> LaunchCommand(int64_t ranks, const std::vector<std::string>& command,
-                                            const LaunchOptions& options, const std::string& marker) {
-  if (const int sig = StopSignal(); sig != 0) {
-    return absl::CancelledError(absl::StrCat("interrupted by ", SignalName(sig), "; the job was not started"));
-  }
+namespace {
+
+// The launcher's command line: the launcher with `ranks` processes (oversubscribed when
+// the machine has fewer cores, and OPENBLAS_NUM_THREADS forwarded, under mpirun), the
+// hostfile and extra arguments, then `command`.
+std::vector<std::string> LauncherArgs(int64_t ranks, const std::vector<std::string>& command,
+                                      const LaunchOptions& options) {
   std::vector<std::string> args = options.launcher;
   const bool mpirun = !args.empty() && args[0].find("mpirun") != std::string::npos;
   args.insert(args.end(), {"-n", std::to_string(ranks)});
@@ -136,7 +138,19 @@ absl::StatusOr<CommandResult> LaunchCommand(int64_t ranks, const std::vector<std
   if (!options.hostfile.empty()) args.insert(args.end(), {"--hostfile", options.hostfile});
   args.insert(args.end(), options.extra_args.begin(), options.extra_args.end());
   args.insert(args.end(), command.begin(), command.end());
+  return args;
+}
 
+// A started job: its process (the leader of its own process group) and the read ends of
+// its stdout and stderr.
+struct Job {
+  pid_t pid = -1;
+  int out_fd = -1, err_fd = -1;
+};
+
+// Forks and executes `args` in a session of its own, stdout and stderr piped back, with
+// one BLAS thread per rank (and Open MPI allowed to run as root).
+absl::StatusOr<Job> StartJob(std::vector<std::string> args) {
   int out_pipe[2], err_pipe[2];
   if (pipe(out_pipe) != 0) return absl::InternalError(absl::StrCat("pipe failed: ", std::strerror(errno)));
   if (pipe(err_pipe) != 0) {
@@ -172,27 +186,37 @@ absl::StatusOr<CommandResult> LaunchCommand(int64_t ranks, const std::vector<std
     close(err_pipe[0]);
     return absl::InternalError(absl::StrCat("fork failed: ", std::strerror(e)));
   }
+  return Job{pid, out_pipe[0], err_pipe[0]};
+}
 
-  CommandResult result;
-  std::string& err = result.err_tail;
+// Why the wait for a job's output ended early: the timeout, `options.cancelled` (which also
+// sets timed_out: the job is killed the same way) or a stop signal (likewise).
+struct WaitEnd {
   bool timed_out = false, cancelled = false;
   int interrupted = 0;  // the stop signal that ended the wait
+};
+
+// Reads the job's stdout into result->out and the tail of its stderr into
+// result->err_tail until both close, the timeout passes, the caller cancels or a stop
+// signal arrives. Closes each pipe at its end of file and marks it -1 in `fds`.
+WaitEnd ReadOutput(pollfd (&fds)[2], const LaunchOptions& options, CommandResult* result) {
+  WaitEnd end;
+  std::string& err = result->err_tail;
   const int poll_ms = options.cancelled || g_handlers_installed ? 100 : 1000;
   const auto deadline = std::chrono::steady_clock::now() + std::chrono::duration<double>(options.timeout_s);
-  pollfd fds[2] = {{out_pipe[0], POLLIN, 0}, {err_pipe[0], POLLIN, 0}};
   int open_fds = 2;
   while (open_fds > 0) {
     const auto left = std::chrono::duration_cast<std::chrono::milliseconds>(deadline - std::chrono::steady_clock::now());
     if (left.count() <= 0) {
-      timed_out = true;
+      end.timed_out = true;
       break;
     }
     if (options.cancelled && options.cancelled()) {
-      timed_out = cancelled = true;  // killed the same way
+      end.timed_out = end.cancelled = true;  // killed the same way
       break;
     }
-    if ((interrupted = StopSignal()) != 0) {
-      timed_out = true;  // killed the same way
+    if ((end.interrupted = StopSignal()) != 0) {
+      end.timed_out = true;  // killed the same way
       break;
     }
     if (poll(fds, 2, static_cast<int>(std::min<int64_t>(left.count(), poll_ms))) < 0 && errno != EINTR) break;
@@ -205,13 +229,21 @@ absl::StatusOr<CommandResult> LaunchCommand(int64_t ranks, const std::vector<std
         fds[i].fd = -1;
         --open_fds;
       } else {
-        (i == 0 ? result.out : err).append(buf, n);
+        (i == 0 ? result->out : err).append(buf, n);
         if (err.size() > 2 * kErrTailBytes) err.erase(0, err.size() - kErrTailBytes);
       }
     }
   }
+  return end;
+}
+
+// Waits for the job `pid` and returns its wait status. With `stop` set, first asks its
+// process group to stop (SIGTERM, up to 2 s) and then kills it, and afterwards kills
+// whatever of it is left: the group, and every process whose command line mentions
+// `marker` (when not empty).
+int Reap(pid_t pid, bool stop, const std::string& marker) {
   int status = 0;
-  if (timed_out) {
+  if (stop) {
     kill(-pid, SIGTERM);
     for (int i = 0; i < 20 && waitpid(pid, &status, WNOHANG) == 0; ++i) {
       std::this_thread::sleep_for(std::chrono::milliseconds(100));
@@ -219,18 +251,36 @@ absl::StatusOr<CommandResult> LaunchCommand(int64_t ranks, const std::vector<std
     kill(-pid, SIGKILL);
   }
   waitpid(pid, &status, 0);
-  if (timed_out) {
+  if (stop) {
     kill(-pid, SIGKILL);  // anything of the group still alive
     if (!marker.empty()) KillMarked(marker);
   }
+  return status;
+}
+
+}  // namespace
+
+absl::StatusOr<CommandResult> LaunchCommand(int64_t ranks, const std::vector<std::string>& command,
+                                            const LaunchOptions& options, const std::string& marker) {
+  if (const int sig = StopSignal(); sig != 0) {
+    return absl::CancelledError(absl::StrCat("interrupted by ", SignalName(sig), "; the job was not started"));
+  }
+  absl::StatusOr<Job> job = StartJob(LauncherArgs(ranks, command, options));
+  if (!job.ok()) return job.status();
+
+  CommandResult result;
+  std::string& err = result.err_tail;
+  pollfd fds[2] = {{job->out_fd, POLLIN, 0}, {job->err_fd, POLLIN, 0}};
+  const WaitEnd end = ReadOutput(fds, options, &result);
+  const int status = Reap(job->pid, end.timed_out, marker);
   for (const pollfd& f : fds) {
     if (f.fd >= 0) close(f.fd);
   }
-  if (interrupted != 0) {
-    return absl::CancelledError(absl::StrCat("interrupted by ", SignalName(interrupted), "; the job was killed"));
+  if (end.interrupted != 0) {
+    return absl::CancelledError(absl::StrCat("interrupted by ", SignalName(end.interrupted), "; the job was killed"));
   }
-  if (cancelled) return absl::CancelledError("cancelled; the job was killed");
-  if (timed_out) {
+  if (end.cancelled) return absl::CancelledError("cancelled; the job was killed");
+  if (end.timed_out) {
     return absl::DeadlineExceededError(absl::StrCat("timed out after ", options.timeout_s, " s; the job was killed"));
   }
   if (err.size() > kErrTailBytes) err.erase(0, err.size() - kErrTailBytes);
