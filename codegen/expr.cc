@@ -53,49 +53,57 @@ Expr operator+(const Expr& a, const Expr& b) { return Expr::Make(Expr::Op::kAdd,
 Expr operator-(const Expr& a, const Expr& b) { return Expr::Make(Expr::Op::kSub, {a, b}); }
 Expr operator*(const Expr& a, const Expr& b) { return Expr::Make(Expr::Op::kMul, {a, b}); }
 
-int64_t Expr::Eval(const std::function<int64_t(const std::string&)>& lookup) const {
-  const auto& a = args();
-  auto v = [&](int i) { return a[i].Eval(lookup); };
-  switch (op()) {
+int64_t ApplyOp(Expr::Op op, int64_t x, int64_t y, int64_t z) {
+  using Op = Expr::Op;
+  switch (op) {
     case Op::kConst:
-      return value();
     case Op::kVar:
-      return lookup(name());
+      return 0;
     case Op::kAdd:
-      return v(0) + v(1);
+      return x + y;
     case Op::kSub:
-      return v(0) - v(1);
+      return x - y;
     case Op::kMul:
-      return v(0) * v(1);
+      return x * y;
     case Op::kFloorDiv:
-      return FloorDiv(v(0), v(1));
+      return FloorDiv(x, y);
     case Op::kMod:
-      return FloorMod(v(0), v(1));
+      return FloorMod(x, y);
     case Op::kNeg:
-      return -v(0);
+      return -x;
     case Op::kMin:
-      return std::min(v(0), v(1));
+      return std::min(x, y);
     case Op::kMax:
-      return std::max(v(0), v(1));
+      return std::max(x, y);
     case Op::kEq:
-      return v(0) == v(1);
+      return x == y;
     case Op::kLe:
-      return v(0) <= v(1);
+      return x <= y;
     case Op::kLt:
-      return v(0) < v(1);
+      return x < y;
     case Op::kGe:
-      return v(0) >= v(1);
+      return x >= y;
     case Op::kGt:
-      return v(0) > v(1);
+      return x > y;
     case Op::kAnd:
-      return v(0) && v(1);
+      return x && y;
     case Op::kOr:
-      return v(0) || v(1);
+      return x || y;
     case Op::kSelect:
-      return v(0) ? v(1) : v(2);
+      return x ? y : z;
   }
   MT_CHECK(false);
   return 0;
+}
+
+int64_t Expr::Eval(const std::function<int64_t(const std::string&)>& lookup) const {
+  if (op() == Op::kConst) return value();
+  if (op() == Op::kVar) return lookup(name());
+  // Operators take at most 3 operands; all are evaluated (lookups have no side effects).
+  int64_t v[3] = {0, 0, 0};
+  const std::vector<Expr>& a = args();
+  for (size_t i = 0; i < a.size() && i < 3; ++i) v[i] = a[i].Eval(lookup);
+  return ApplyOp(op(), v[0], v[1], v[2]);
 }
 
 namespace {

@@ -76,7 +76,7 @@ class RankValues {
     for (size_t i = 0; i < args.size() && i < a.size(); ++i) Eval(args[i], &a[i]);
     for (Values& v : a) v.resize(ranks_, 0);
     out->resize(ranks_);
-    for (int64_t r = 0; r < ranks_; ++r) (*out)[r] = Apply(e.op(), a[0][r], a[1][r], a[2][r]);
+    for (int64_t r = 0; r < ranks_; ++r) (*out)[r] = codegen::ApplyOp(e.op(), a[0][r], a[1][r], a[2][r]);
   }
 
   // Each rank's row-major id of the coordinates `coords` (one per axis); -1 off the mesh.
@@ -97,47 +97,6 @@ class RankValues {
   }
 
  private:
-  static int64_t Apply(Expr::Op op, int64_t x, int64_t y, int64_t z) {
-    switch (op) {
-      case Expr::Op::kAdd:
-        return x + y;
-      case Expr::Op::kSub:
-        return x - y;
-      case Expr::Op::kMul:
-        return x * y;
-      case Expr::Op::kFloorDiv:
-        return codegen::FloorDiv(x, y);
-      case Expr::Op::kMod:
-        return codegen::FloorMod(x, y);
-      case Expr::Op::kNeg:
-        return -x;
-      case Expr::Op::kMin:
-        return std::min(x, y);
-      case Expr::Op::kMax:
-        return std::max(x, y);
-      case Expr::Op::kEq:
-        return x == y;
-      case Expr::Op::kLe:
-        return x <= y;
-      case Expr::Op::kLt:
-        return x < y;
-      case Expr::Op::kGe:
-        return x >= y;
-      case Expr::Op::kGt:
-        return x > y;
-      case Expr::Op::kAnd:
-        return x && y;
-      case Expr::Op::kOr:
-        return x || y;
-      case Expr::Op::kSelect:
-        return x ? y : z;
-      case Expr::Op::kConst:
-      case Expr::Op::kVar:
-        break;
-    }
-    return 0;
-  }
-
   std::vector<int64_t> sizes_;
   int64_t ranks_;
   std::vector<std::pair<std::string, Values>> vars_;
