@@ -43,7 +43,8 @@ Expr Expr::Make(Op op, std::vector<Expr> args) {
   if (op == Op::kSub && a[1].IsConst() && a[1].value() == 0) return a[0];
   if (op == Op::kMul && a[0].IsConst() && a[0].value() == 1) return a[1];
   if (op == Op::kMul && a[1].IsConst() && a[1].value() == 1) return a[0];
-  if (op == Op::kMul && ((a[0].IsConst() && a[0].value() == 0) || (a[1].IsConst() && a[1].value() == 0))) {
+  if (op == Op::kMul &&
+      ((a[0].IsConst() && a[0].value() == 0) || (a[1].IsConst() && a[1].value() == 0))) {
     return Const(0);
   }
   return e;
@@ -163,18 +164,21 @@ std::string Render(const Expr& e, bool python, int min_level, const Rename& rena
       break;
     case Op::kFloorDiv:
       s = python ? absl::StrCat(Child(a[0], python, 2), " // ", Child(a[1], python, 3))
-                 : absl::StrCat("floord(", Render(a[0], python, 0, rename), ", ", Render(a[1], python, 0, rename), ")");
+                 : absl::StrCat("floord(", Render(a[0], python, 0, rename), ", ",
+                                Render(a[1], python, 0, rename), ")");
       break;
     case Op::kMod:
       s = python ? absl::StrCat(Child(a[0], python, 2), " % ", Child(a[1], python, 3))
-                 : absl::StrCat("floormod(", Render(a[0], python, 0, rename), ", ", Render(a[1], python, 0, rename), ")");
+                 : absl::StrCat("floormod(", Render(a[0], python, 0, rename), ", ",
+                                Render(a[1], python, 0, rename), ")");
       break;
     case Op::kNeg:
       s = absl::StrCat("-", Child(a[0], python, 3));
       break;
     case Op::kMin:
     case Op::kMax:
-      s = absl::StrCat(e.op() == Op::kMin ? (python ? "min(" : "std::min<int64_t>(") : (python ? "max(" : "std::max<int64_t>("),
+      s = absl::StrCat(e.op() == Op::kMin ? (python ? "min(" : "std::min<int64_t>(")
+                                          : (python ? "max(" : "std::max<int64_t>("),
                        Render(a[0], python, 0, rename), ", ", Render(a[1], python, 0, rename), ")");
       break;
     case Op::kEq:
@@ -189,12 +193,16 @@ std::string Render(const Expr& e, bool python, int min_level, const Rename& rena
     }
     case Op::kAnd:
     case Op::kOr:
-      s = absl::StrCat(Child(a[0], python, 1), e.op() == Op::kAnd ? (python ? " and " : " && ") : (python ? " or " : " || "),
-                       Child(a[1], python, 1));
+      s = absl::StrCat(
+          Child(a[0], python, 1),
+          e.op() == Op::kAnd ? (python ? " and " : " && ") : (python ? " or " : " || "),
+          Child(a[1], python, 1));
       break;
     case Op::kSelect:
-      s = python ? absl::StrCat(Child(a[1], python, 1), " if ", Child(a[0], python, 1), " else ", Child(a[2], python, 1))
-                 : absl::StrCat(Child(a[0], python, 1), " ? ", Child(a[1], python, 1), " : ", Child(a[2], python, 1));
+      s = python ? absl::StrCat(Child(a[1], python, 1), " if ", Child(a[0], python, 1), " else ",
+                                Child(a[2], python, 1))
+                 : absl::StrCat(Child(a[0], python, 1), " ? ", Child(a[1], python, 1), " : ",
+                                Child(a[2], python, 1));
       break;
   }
   return Level(e, python) < min_level ? absl::StrCat("(", s, ")") : s;

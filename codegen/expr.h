@@ -16,7 +16,26 @@ namespace meshtune::codegen {
 
 class Expr {
  public:
-  enum class Op { kConst, kVar, kAdd, kSub, kMul, kFloorDiv, kMod, kNeg, kMin, kMax, kEq, kLe, kLt, kGe, kGt, kAnd, kOr, kSelect };
+  enum class Op {
+    kConst,
+    kVar,
+    kAdd,
+    kSub,
+    kMul,
+    kFloorDiv,
+    kMod,
+    kNeg,
+    kMin,
+    kMax,
+    kEq,
+    kLe,
+    kLt,
+    kGe,
+    kGt,
+    kAnd,
+    kOr,
+    kSelect
+  };
 
   Expr() : Expr(Const(0)) {}
   static Expr Const(int64_t v);

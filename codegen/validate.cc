@@ -39,7 +39,8 @@ using Point = std::vector<int64_t>;
 // A flat, anonymous set space of `n` integer dims, and the quasi-affine pieces built on it.
 class Frame {
  public:
-  Frame(isl::ctx ctx, unsigned n) : space_(isl::manage(isl_space_set_alloc(ctx.get(), 0, n))), n_(n) {}
+  Frame(isl::ctx ctx, unsigned n)
+      : space_(isl::manage(isl_space_set_alloc(ctx.get(), 0, n))), n_(n) {}
   unsigned dims() const { return n_; }
   const isl::space& space() const { return space_; }
   isl::pw_aff Var(unsigned pos) const { return isl::pw_aff(ir::DomainVar(space_, pos)); }
@@ -64,7 +65,8 @@ class Frame {
   // Some a[d] outside [0, size[d]) (a union of half-spaces: cheaper than a complement).
   isl::set OutOfBox(const Affs& a, const std::vector<int64_t>& size) const {
     isl::set s = None();
-    for (size_t d = 0; d < a.size(); ++d) s = s.unite(a[d].lt_set(Cst(0))).unite(a[d].ge_set(Cst(size[d])));
+    for (size_t d = 0; d < a.size(); ++d)
+      s = s.unite(a[d].lt_set(Cst(0))).unite(a[d].ge_set(Cst(size[d])));
     return s;
   }
   // a[d] == b[d] for every d.
@@ -125,7 +127,9 @@ isl::map FlatProduct(const isl::map& a, const isl::map& b) {
   return isl::manage(isl_map_flat_product(a.copy(), b.copy()));
 }
 
-isl::map Identity(const Frame& f) { return isl::manage(isl_map_identity(isl_space_map_from_set(f.space().copy()))); }
+isl::map Identity(const Frame& f) {
+  return isl::manage(isl_map_identity(isl_space_map_from_set(f.space().copy())));
+}
 
 // `m` with anonymous domain and range tuples.
 isl::map Anonymous(const isl::map& m) {
@@ -143,7 +147,9 @@ isl::map Prefix(const Frame& from, const Frame& to, unsigned n) {
 // The lexicographically smallest point of a non-empty, bounded set.
 Point Witness(const isl::set& s) { return ir::SamplePoint(s.lexmin()); }
 
-Point Slice(const Point& v, size_t first, size_t n) { return Point(v.begin() + first, v.begin() + first + n); }
+Point Slice(const Point& v, size_t first, size_t n) {
+  return Point(v.begin() + first, v.begin() + first + n);
+}
 
 std::string Join(const Point& v) { return absl::StrJoin(v, ", "); }
 
@@ -165,8 +171,10 @@ absl::StatusOr<isl::pw_aff> ToPwAff(const Expr& e, const Frame& f, const Env& en
   }
   const isl::pw_aff zero = f.Cst(0);
   auto divisor = [&]() -> absl::StatusOr<int64_t> {
-    if (!e.args()[1].IsConst()) return absl::UnimplementedError(absl::StrCat("non-constant divisor in ", e.ToString()));
-    if (e.args()[1].value() == 0) return absl::InvalidArgumentError(absl::StrCat("division by zero in ", e.ToString()));
+    if (!e.args()[1].IsConst())
+      return absl::UnimplementedError(absl::StrCat("non-constant divisor in ", e.ToString()));
+    if (e.args()[1].value() == 0)
+      return absl::InvalidArgumentError(absl::StrCat("division by zero in ", e.ToString()));
     return e.args()[1].value();
   };
   auto floordiv = [](const isl::pw_aff& x, int64_t d) {
@@ -188,7 +196,8 @@ absl::StatusOr<isl::pw_aff> ToPwAff(const Expr& e, const Frame& f, const Env& en
     case Op::kNeg:
       return a[0].neg();
     case Op::kMul:
-      if (isl_pw_aff_is_cst(a[0].get()) != isl_bool_true && isl_pw_aff_is_cst(a[1].get()) != isl_bool_true) {
+      if (isl_pw_aff_is_cst(a[0].get()) != isl_bool_true &&
+          isl_pw_aff_is_cst(a[1].get()) != isl_bool_true) {
         return absl::UnimplementedError(absl::StrCat("non-affine product ", e.ToString()));
       }
       return a[0].mul(a[1]);
@@ -245,7 +254,8 @@ struct Node {
   int64_t id = 0;
   const Stmt* stmt = nullptr;
   std::vector<const For*> loops;  // enclosing, outermost first
-  std::vector<int64_t> order;     // pre-order index of the node at each depth 0..d (the loops, then the leaf)
+  std::vector<int64_t>
+      order;  // pre-order index of the node at each depth 0..d (the loops, then the leaf)
   size_t depth() const { return loops.size(); }
 };
 
@@ -279,20 +289,24 @@ class Validator {
   }
   std::string RankText(const Point& r) const {
     std::vector<std::string> parts;
-    for (size_t a = 0; a < r.size() && a < na_; ++a) parts.push_back(absl::StrCat(p_.axis_names[a], "=", r[a]));
+    for (size_t a = 0; a < r.size() && a < na_; ++a)
+      parts.push_back(absl::StrCat(p_.axis_names[a], "=", r[a]));
     return absl::StrCat("rank (", absl::StrJoin(parts, ", "), ")");
   }
   // "rank (x=0, y=1) at ko=1" for the instance at `at` in witness `w`.
   std::string InstanceAt(const Point& w, size_t at) const {
     const Node& n = nodes_[w[at + na_]];
     std::vector<std::string> parts;
-    for (size_t k = 0; k < n.depth(); ++k) parts.push_back(absl::StrCat(n.loops[k]->var, "=", w[at + na_ + 1 + k]));
+    for (size_t k = 0; k < n.depth(); ++k)
+      parts.push_back(absl::StrCat(n.loops[k]->var, "=", w[at + na_ + 1 + k]));
     return RankText(Slice(w, at, na_)) + (parts.empty() ? "" : " at " + absl::StrJoin(parts, ", "));
   }
   const Node& NodeOf(const Point& w, size_t at) const { return nodes_[w[at + na_]]; }
   Point RankOf(const Point& w, size_t at) const { return Slice(w, at, na_); }
   Point LoopsOf(const Point& w, size_t at) const { return Slice(w, at + na_ + 1, depth_); }
-  std::string Elem(const std::string& tensor, const Point& e) const { return absl::StrCat(tensor, "[", Join(e), "]"); }
+  std::string Elem(const std::string& tensor, const Point& e) const {
+    return absl::StrCat(tensor, "[", Join(e), "]");
+  }
   // Element `a` of the statement instance whose index values are `s` (domain order).
   std::string AccessText(const ir::TensorAccess& a, const Point& s) const {
     Point e;
@@ -306,10 +320,13 @@ class Validator {
     for (const ir::TensorAccess& a : prob_.operands) ins.push_back(AccessText(a, s));
     return absl::StrCat(OutputText(s), " += ", absl::StrJoin(ins, Combine()));
   }
-  std::string Combine() const { return prob_.combine == ir::Problem::Combine::kSum ? " + " : " * "; }
+  std::string Combine() const {
+    return prob_.combine == ir::Problem::Combine::kSum ? " + " : " * ";
+  }
 
   // ---- structure ----
-  absl::Status Collect(const StmtPtr& s, std::vector<const For*>* loops, std::vector<int64_t>* order);
+  absl::Status Collect(const StmtPtr& s, std::vector<const For*>* loops,
+                       std::vector<int64_t>* order);
   absl::Status CheckStructure();
   // The program's mesh and tensors fit the statement (which must not read its output).
   absl::Status CheckFitsStatement() const;
@@ -343,7 +360,9 @@ class Validator {
   // The instances of `n`, as a slot of InstDims() dims at `at` of frame `f`.
   isl::set InstSet(const Frame& f, unsigned at, const Node& n) const;
   Affs Coords(const Frame& f, unsigned at) const { return f.Vars(at, na_); }
-  Affs LoopValues(const Frame& f, unsigned at, const Node& n) const { return f.Vars(at + na_ + 1, n.depth()); }
+  Affs LoopValues(const Frame& f, unsigned at, const Node& n) const {
+    return f.Vars(at + na_ + 1, n.depth());
+  }
   // [r, id_x, v] -> [r, id_y, v']: instances of x that run before instances of y on one rank.
   isl::map Before(const Node& x, const Node& y) const;
   // [r, id_x, v] -> [r, id_y, v']: the same iteration of the loops x and y share.
@@ -364,18 +383,22 @@ class Validator {
   isl::set Group(const Frame& f, const Affs& r, const Affs& g, const std::vector<int>& axes) const {
     isl::set s = InMesh(f, g);
     for (size_t a = 0; a < na_; ++a) {
-      if (std::find(axes.begin(), axes.end(), static_cast<int>(a)) == axes.end()) s = s.intersect(r[a].eq_set(g[a]));
+      if (std::find(axes.begin(), axes.end(), static_cast<int>(a)) == axes.end())
+        s = s.intersect(r[a].eq_set(g[a]));
     }
     return s;
   }
   // Global index of the first element of `tensor`'s shard on the rank at `coords`.
-  absl::StatusOr<Affs> BlockStart(const std::string& tensor, const Frame& f, const Affs& coords) const;
+  absl::StatusOr<Affs> BlockStart(const std::string& tensor, const Frame& f,
+                                  const Affs& coords) const;
   // The rank at `coords` (in the mesh) holds element `e` of `tensor`.
-  absl::StatusOr<isl::set> Holds(const std::string& tensor, const Frame& f, const Affs& coords, const Affs& e) const;
+  absl::StatusOr<isl::set> Holds(const std::string& tensor, const Frame& f, const Affs& coords,
+                                 const Affs& e) const;
   // Buffer positions an operand touches at tile point p (dims at p0 of `f`): offset + p
   // along each dim's index.
-  absl::StatusOr<Affs> Positions(const Compute& k, const Operand& o, const Frame& f, const Affs& coords,
-                                 const Node& n, const Affs& loops, unsigned p0) const {
+  absl::StatusOr<Affs> Positions(const Compute& k, const Operand& o, const Frame& f,
+                                 const Affs& coords, const Node& n, const Affs& loops,
+                                 unsigned p0) const {
     MT_ASSIGN_OR_RETURN(Affs pos, ToPwAffs(o.slice.offset, f, MakeEnv(coords, &n, loops)));
     for (size_t d = 0; d < pos.size(); ++d) {
       for (size_t j = 0; j < k.tile.size(); ++j) {
@@ -388,7 +411,8 @@ class Validator {
   isl::set TileSet(const Frame& f, unsigned p0, const Compute& k) const {
     isl::set s = f.All();
     for (size_t j = 0; j < np_; ++j) {
-      s = s.intersect(j < k.tile.size() ? f.Within(f.Var(p0 + j), 0, k.tile[j].second) : f.Var(p0 + j).eq_set(f.Cst(0)));
+      s = s.intersect(j < k.tile.size() ? f.Within(f.Var(p0 + j), 0, k.tile[j].second)
+                                        : f.Var(p0 + j).eq_set(f.Cst(0)));
     }
     return s;
   }
@@ -407,7 +431,8 @@ class Validator {
       return 0;
     });
   }
-  Point Eval(const std::vector<Expr>& es, const Point& coords, const Node* n, const Point& loops) const {
+  Point Eval(const std::vector<Expr>& es, const Point& coords, const Node* n,
+             const Point& loops) const {
     Point out;
     for (const Expr& e : es) out.push_back(Eval(e, coords, n, loops));
     return out;
@@ -433,7 +458,8 @@ class Validator {
   // offsets `loc` (`offset` evaluated at offset_rank(), plus b), lies in that shard: the
   // runtime copies the whole box.
   absl::Status CheckCopy(const TransferScope& x, const isl::set& exec, const Affs& loc,
-                         const std::function<Point(const Point&)>& from_at, const std::vector<Expr>& offset,
+                         const std::function<Point(const Point&)>& from_at,
+                         const std::vector<Expr>& offset,
                          const std::function<Point(const Point&)>& offset_rank);
   // What a point-to-point fetch leaves: source(W)'s box at W's offset, for W and the loop
   // values given (the receiver; for a Shift, the rank whose fetch at time 0 the ring
@@ -476,20 +502,22 @@ class Validator {
   // The paths of kernel node `n` (instances `kbase`, output positions `pos`) through the
   // reduction `rn` of its partial buffer, which `zeros` zero.
   absl::StatusOr<isl::set> ReducedPaths(const PathScope& x, const Node& n, const Node& rn,
-                                        const std::vector<const Node*>& zeros, const isl::set& kbase,
-                                        const Affs& pos) const;
+                                        const std::vector<const Node*>& zeros,
+                                        const isl::set& kbase, const Affs& pos) const;
   // path -> [q, S]: the statement instance S of each path, each index taken from the first
   // access that carries it.
-  absl::StatusOr<isl::map> InstanceOfPaths(const PathScope& x, const isl::map& reach, PathReads& reads) const;
+  absl::StatusOr<isl::map> InstanceOfPaths(const PathScope& x, const isl::map& reach,
+                                           PathReads& reads) const;
   // Every element a path adds to and multiplies is its instance's.
-  absl::Status CheckPathElements(const PathScope& x, const isl::map& reach, const isl::map& instance,
-                                 PathReads& reads);
+  absl::Status CheckPathElements(const PathScope& x, const isl::map& reach,
+                                 const isl::map& instance, PathReads& reads);
   // "rank (x=0, y=0) at ko=1 (kernel call 1 of 2) through AllReduce(...) of PartC" for path `w`.
   std::string PathText(const PathScope& x, const Point& w) const;
   // Every holder receives every instance of its elements, and exactly once.
   absl::Status CheckEachInstanceOnce(const PathScope& x, const isl::map& instance,
                                      const std::vector<std::string>& out_loops);
-  absl::Status ExplainBadTuple(const isl::map& tuple_o, const isl::set& acc_range, const Point& path);
+  absl::Status ExplainBadTuple(const isl::map& tuple_o, const isl::set& acc_range,
+                               const Point& path);
 
   const ir::Computation& c_;
   const Program& p_;
@@ -515,7 +543,8 @@ class Validator {
   std::optional<Unsoundness> found_;
 };
 
-absl::Status Validator::Collect(const StmtPtr& s, std::vector<const For*>* loops, std::vector<int64_t>* order) {
+absl::Status Validator::Collect(const StmtPtr& s, std::vector<const For*>* loops,
+                                std::vector<int64_t>* order) {
   const int64_t index = next_order_++;
   if (const auto* b = std::get_if<Block>(&s->node)) {
     for (const StmtPtr& child : b->body) MT_RETURN_IF_ERROR(Collect(child, loops, order));
@@ -523,8 +552,8 @@ absl::Status Validator::Collect(const StmtPtr& s, std::vector<const For*>* loops
   }
   if (const auto* f = std::get_if<For>(&s->node)) {
     if (!f->lo.IsConst()) {
-      return absl::UnimplementedError(
-          absl::StrCat("validation needs constant loop bounds; loop ", f->var, " starts at ", f->lo.ToString()));
+      return absl::UnimplementedError(absl::StrCat("validation needs constant loop bounds; loop ",
+                                                   f->var, " starts at ", f->lo.ToString()));
     }
     loops->push_back(f);
     order->push_back(index);
@@ -570,16 +599,20 @@ isl::map Validator::Before(const Node& x, const Node& y) const {
     same = same.intersect(f.Var(vx + l).eq_set(f.Var(vy + l)));
   }
   if (x.order[c] < y.order[c]) order = order.unite(same);
-  const isl::set s =
-      InstSet(f, 0, x).intersect(InstSet(f, ni, y)).intersect(f.Equal(Coords(f, 0), Coords(f, ni))).intersect(order);
+  const isl::set s = InstSet(f, 0, x)
+                         .intersect(InstSet(f, ni, y))
+                         .intersect(f.Equal(Coords(f, 0), Coords(f, ni)))
+                         .intersect(order);
   return Split(s.coalesce(), ni);
 }
 
 isl::map Validator::SameIteration(const Node& x, const Node& y) const {
   const unsigned ni = InstDims();
   const Frame f(ctx_, 2 * ni);
-  isl::set s = InstSet(f, 0, x).intersect(InstSet(f, ni, y)).intersect(f.Equal(Coords(f, 0), Coords(f, ni)));
-  for (size_t l = 0; l < CommonDepth(x, y); ++l) s = s.intersect(f.Var(na_ + 1 + l).eq_set(f.Var(ni + na_ + 1 + l)));
+  isl::set s =
+      InstSet(f, 0, x).intersect(InstSet(f, ni, y)).intersect(f.Equal(Coords(f, 0), Coords(f, ni)));
+  for (size_t l = 0; l < CommonDepth(x, y); ++l)
+    s = s.intersect(f.Var(na_ + 1 + l).eq_set(f.Var(ni + na_ + 1 + l)));
   return Split(s, ni);
 }
 
@@ -600,8 +633,9 @@ isl::map Validator::LastWriter(const Node& reader, const std::vector<const Node*
     isl::set keep = latest[i].domain();
     for (size_t j = 0; j < writers.size(); ++j) {
       if (j == i) continue;
-      const isl::set j_first =
-          FlatRangeProduct(latest[j], latest[i]).intersect_range(Flatten(Before(*writers[j], *writers[i]))).domain();
+      const isl::set j_first = FlatRangeProduct(latest[j], latest[i])
+                                   .intersect_range(Flatten(Before(*writers[j], *writers[i])))
+                                   .domain();
       keep = keep.subtract(latest[j].domain().subtract(j_first));
     }
     last = last.unite(latest[i].intersect_domain(keep));
@@ -609,7 +643,8 @@ isl::map Validator::LastWriter(const Node& reader, const std::vector<const Node*
   return last;
 }
 
-absl::StatusOr<Affs> Validator::BlockStart(const std::string& tensor, const Frame& f, const Affs& coords) const {
+absl::StatusOr<Affs> Validator::BlockStart(const std::string& tensor, const Frame& f,
+                                           const Affs& coords) const {
   const Env env = MakeEnv(coords, nullptr, {});
   Affs out;
   for (const DimLayout& l : p_.Tensor(tensor)->layout) {
@@ -623,8 +658,8 @@ absl::StatusOr<Affs> Validator::BlockStart(const std::string& tensor, const Fram
   return out;
 }
 
-absl::StatusOr<isl::set> Validator::Holds(const std::string& tensor, const Frame& f, const Affs& coords,
-                                          const Affs& e) const {
+absl::StatusOr<isl::set> Validator::Holds(const std::string& tensor, const Frame& f,
+                                          const Affs& coords, const Affs& e) const {
   MT_ASSIGN_OR_RETURN(const Affs start, BlockStart(tensor, f, coords));
   const std::vector<int64_t>& local = p_.Tensor(tensor)->local_shape;
   isl::set s = InMesh(f, coords);
@@ -638,7 +673,8 @@ absl::StatusOr<isl::set> Validator::Holds(const std::string& tensor, const Frame
 
 absl::Status Validator::CheckStructure() {
   MT_RETURN_IF_ERROR(CheckFitsStatement());
-  for (const Alloc& a : p_.buffers) buffers_[a.buffer] = a.shape;  // the runtime sizes them in order
+  for (const Alloc& a : p_.buffers)
+    buffers_[a.buffer] = a.shape;  // the runtime sizes them in order
   if (!p_.body) return absl::InvalidArgumentError("the program has no body");
   std::vector<const For*> loops;
   std::vector<int64_t> order;
@@ -656,10 +692,11 @@ absl::Status Validator::CheckStructure() {
   const std::string& out = prob_.output.tensor;
   const bool accumulate = prob_.assign == ir::Problem::Assign::kAccumulate;
   if (p_.accumulate != accumulate) {
-    return Unsound(out, "", Point(na_, 0),
-                   absl::StrCat("every rank starts ", out,
-                                accumulate ? " from zero but the statement accumulates ('+=')"
-                                           : " from its old values but the statement assigns ('=')"));
+    return Unsound(
+        out, "", Point(na_, 0),
+        absl::StrCat("every rank starts ", out,
+                     accumulate ? " from zero but the statement accumulates ('+=')"
+                                : " from its old values but the statement assigns ('=')"));
   }
   // Offsets, shapes and axes of every node, as the runtime indexes them.
   for (const Node& n : nodes_) {
@@ -675,22 +712,26 @@ absl::Status Validator::CheckStructure() {
 }
 
 absl::Status Validator::CheckFitsStatement() const {
-  if (p_.axis_sizes.size() != na_) return absl::InvalidArgumentError("the program's mesh axes and sizes disagree");
+  if (p_.axis_sizes.size() != na_)
+    return absl::InvalidArgumentError("the program's mesh axes and sizes disagree");
   for (int64_t s : p_.axis_sizes) {
     if (s < 1) return absl::InvalidArgumentError("the program's mesh has an empty axis");
   }
   for (const ir::TensorAccess& a : prob_.operands) {
     if (a.tensor == prob_.output.tensor) {
-      return absl::UnimplementedError("validation of statements that read their output is not supported");
+      return absl::UnimplementedError(
+          "validation of statements that read their output is not supported");
     }
   }
   for (const std::string& t : prob_.Tensors()) {
     const TensorInfo* info = p_.Tensor(t);
-    if (info == nullptr) return absl::InvalidArgumentError(absl::StrCat("the program lacks tensor ", t));
+    if (info == nullptr)
+      return absl::InvalidArgumentError(absl::StrCat("the program lacks tensor ", t));
     const size_t rank = prob_.Shape(t).size();
-    if (info->shape != prob_.Shape(t) || info->local_shape.size() != rank || info->layout.size() != rank ||
-        info->is_output != prob_.IsOutput(t)) {
-      return absl::InvalidArgumentError(absl::StrCat("the program's tensor ", t, " does not fit the statement"));
+    if (info->shape != prob_.Shape(t) || info->local_shape.size() != rank ||
+        info->layout.size() != rank || info->is_output != prob_.IsOutput(t)) {
+      return absl::InvalidArgumentError(
+          absl::StrCat("the program's tensor ", t, " does not fit the statement"));
     }
   }
   return absl::OkStatus();
@@ -708,7 +749,8 @@ bool Validator::ValidAxes(const std::vector<int>& axes) const {
 
 // The refusal of a program lowered without offsets.
 absl::Status NoOffsets() {
-  return absl::InvalidArgumentError("the program has no offsets (lowered with LowerOptions::offsets = false)");
+  return absl::InvalidArgumentError(
+      "the program has no offsets (lowered with LowerOptions::offsets = false)");
 }
 
 absl::Status Validator::CheckTransferFields(const Transfer& t) {
@@ -716,7 +758,8 @@ absl::Status Validator::CheckTransferFields(const Transfer& t) {
     return absl::InvalidArgumentError(absl::StrCat("a transfer moves unknown tensor ", t.tensor));
   }
   const size_t rank = prob_.Shape(t.tensor).size();
-  const std::vector<Expr>& offset = t.pattern.kind == Kind::kAllGather ? t.global.offset : t.src.offset;
+  const std::vector<Expr>& offset =
+      t.pattern.kind == Kind::kAllGather ? t.global.offset : t.src.offset;
   if (offset.empty() && rank > 0) return NoOffsets();
   std::string why;
   if (prob_.IsOutput(t.tensor)) {
@@ -798,7 +841,8 @@ absl::Status Validator::CheckHolders() {
   const isl::set all = e.InBox(e.Vars(0, nd), shape);
   const isl::set holders = Split(held, na_).range();
   if (!all.is_subset(holders)) {
-    return Unsound(out, "", {}, absl::StrCat(Elem(out, Witness(all.subtract(holders))), " is held by no rank"));
+    return Unsound(out, "", {},
+                   absl::StrCat(Elem(out, Witness(all.subtract(holders))), " is held by no rank"));
   }
   return absl::OkStatus();
 }
@@ -888,7 +932,8 @@ Point Validator::SourceAt(const TransferScope& x, const Point& w) const {
 }
 
 absl::Status Validator::CheckCopy(const TransferScope& x, const isl::set& exec, const Affs& loc,
-                                  const std::function<Point(const Point&)>& from_at, const std::vector<Expr>& offset,
+                                  const std::function<Point(const Point&)>& from_at,
+                                  const std::vector<Expr>& offset,
                                   const std::function<Point(const Point&)>& offset_rank) {
   const isl::set outside = exec.intersect(x.f.OutOfBox(loc, x.info.local_shape));
   if (outside.is_empty()) return absl::OkStatus();
@@ -897,12 +942,13 @@ absl::Status Validator::CheckCopy(const TransferScope& x, const isl::set& exec, 
   Point elem = Eval(offset, offset_rank(w), &x.n, LoopsOf(w, 0));
   for (size_t d = 0; d < x.nd; ++d) elem[d] += st[d] + w[x.b0 + d];
   return Unsound(x.t.tensor, x.t.loop, RankOf(w, 0),
-                 absl::StrCat(InstanceAt(w, 0), " reads ", Elem(x.t.tensor, elem), " from ", RankText(src),
-                              ", which does not hold it (", x.t.pattern.ToString(), " into ", x.t.buffer, ")"));
+                 absl::StrCat(InstanceAt(w, 0), " reads ", Elem(x.t.tensor, elem), " from ",
+                              RankText(src), ", which does not hold it (", x.t.pattern.ToString(),
+                              " into ", x.t.buffer, ")"));
 }
 
-absl::StatusOr<isl::set> Validator::PointToPoint(const TransferScope& x, const Affs& who, const Affs& when,
-                                                 const isl::set& exec) const {
+absl::StatusOr<isl::set> Validator::PointToPoint(const TransferScope& x, const Affs& who,
+                                                 const Affs& when, const isl::set& exec) const {
   const Env env = MakeEnv(who, &x.n, when);
   MT_ASSIGN_OR_RETURN(const Affs src, ToPwAffs(x.t.source, x.f, env));
   MT_ASSIGN_OR_RETURN(const Affs off, ToPwAffs(x.t.src.offset, x.f, env));
@@ -953,7 +999,8 @@ absl::StatusOr<isl::set> Validator::BroadcastContent(const TransferScope& x) {
   if (!nowhere.is_empty()) {
     const Point w = x.WitnessOf(nowhere);
     return Unsound(t.tensor, t.loop, RankOf(w, 0),
-                   absl::StrCat(InstanceAt(w, 0), " takes root ", RankText(source_at(w)), ", which is outside the mesh"));
+                   absl::StrCat(InstanceAt(w, 0), " takes root ", RankText(source_at(w)),
+                                ", which is outside the mesh"));
   }
   isl::set outside = f.None();
   for (size_t a = 0; a < x.na; ++a) {
@@ -964,41 +1011,52 @@ absl::StatusOr<isl::set> Validator::BroadcastContent(const TransferScope& x) {
   if (!outside.is_empty()) {
     const Point w = x.WitnessOf(outside);
     return Unsound(t.tensor, t.loop, RankOf(w, 0),
-                   absl::StrCat(InstanceAt(w, 0), " takes root ", RankText(source_at(w)), ", which is not in its ",
-                                t.pattern.ToString(), " group"));
+                   absl::StrCat(InstanceAt(w, 0), " takes root ", RankText(source_at(w)),
+                                ", which is not in its ", t.pattern.ToString(), " group"));
   }
   MT_ASSIGN_OR_RETURN(const Affs root_r, ToPwAffs(t.source, x.gf, MakeEnv(x.gr, &n, x.gloops)));
   MT_ASSIGN_OR_RETURN(const Affs root_g, ToPwAffs(t.source, x.gf, MakeEnv(x.gg, &n, x.gloops)));
-  const isl::set disagree = x.g_base.intersect(Group(x.gf, x.gr, x.gg, axes)).intersect(x.gf.Differ(root_r, root_g));
+  const isl::set disagree =
+      x.g_base.intersect(Group(x.gf, x.gr, x.gg, axes)).intersect(x.gf.Differ(root_r, root_g));
   if (!disagree.is_empty()) {
     const Point w = Witness(disagree), g = Slice(w, x.ni, x.na);
-    return Unsound(t.tensor, t.loop, RankOf(w, 0),
-                   absl::StrCat(InstanceAt(w, 0), " takes root ", RankText(source_at(w)), " but ", RankText(g),
-                                " of its group takes ", RankText(Eval(t.source, g, &n, LoopsOf(w, 0)))));
+    return Unsound(
+        t.tensor, t.loop, RankOf(w, 0),
+        absl::StrCat(InstanceAt(w, 0), " takes root ", RankText(source_at(w)), " but ", RankText(g),
+                     " of its group takes ", RankText(Eval(t.source, g, &n, LoopsOf(w, 0)))));
   }
   // The root copies the box at its own offset.
   MT_ASSIGN_OR_RETURN(const Affs off, ToPwAffs(t.src.offset, f, MakeEnv(root, &n, x.loops)));
   MT_RETURN_IF_ERROR(CheckCopy(x, x.base, Plus(off, x.b), source_at, t.src.offset, source_at));
-  return x.base.intersect(f.Equal(x.s, root)).intersect(f.Equal(x.e, Plus(x.start_s, Plus(off, x.b)))).intersect(x.s_holds_e);
+  return x.base.intersect(f.Equal(x.s, root))
+      .intersect(f.Equal(x.e, Plus(x.start_s, Plus(off, x.b))))
+      .intersect(x.s_holds_e);
 }
 
 absl::StatusOr<isl::set> Validator::AllGatherContent(const TransferScope& x) {
   const Transfer& t = x.t;
   const Node& n = x.n;
   const std::vector<int>& axes = t.pattern.axes;
-  MT_ASSIGN_OR_RETURN(const Affs off_r, ToPwAffs(t.global.offset, x.gf, MakeEnv(x.gr, &n, x.gloops)));
-  MT_ASSIGN_OR_RETURN(const Affs off_g, ToPwAffs(t.global.offset, x.gf, MakeEnv(x.gg, &n, x.gloops)));
-  const isl::set disagree = x.g_base.intersect(Group(x.gf, x.gr, x.gg, axes)).intersect(x.gf.Differ(off_r, off_g));
+  MT_ASSIGN_OR_RETURN(const Affs off_r,
+                      ToPwAffs(t.global.offset, x.gf, MakeEnv(x.gr, &n, x.gloops)));
+  MT_ASSIGN_OR_RETURN(const Affs off_g,
+                      ToPwAffs(t.global.offset, x.gf, MakeEnv(x.gg, &n, x.gloops)));
+  const isl::set disagree =
+      x.g_base.intersect(Group(x.gf, x.gr, x.gg, axes)).intersect(x.gf.Differ(off_r, off_g));
   if (!disagree.is_empty()) {
     const Point w = Witness(disagree), g = Slice(w, x.ni, x.na);
-    return Unsound(t.tensor, t.loop, RankOf(w, 0),
-                   absl::StrCat(InstanceAt(w, 0), " gathers ", Elem(t.tensor, Eval(t.global.offset, RankOf(w, 0), &n, LoopsOf(w, 0))),
-                                " +: [", Join(x.shape), "] but ", RankText(g), " of its group gathers ",
-                                Elem(t.tensor, Eval(t.global.offset, g, &n, LoopsOf(w, 0)))));
+    return Unsound(
+        t.tensor, t.loop, RankOf(w, 0),
+        absl::StrCat(InstanceAt(w, 0), " gathers ",
+                     Elem(t.tensor, Eval(t.global.offset, RankOf(w, 0), &n, LoopsOf(w, 0))),
+                     " +: [", Join(x.shape), "] but ", RankText(g), " of its group gathers ",
+                     Elem(t.tensor, Eval(t.global.offset, g, &n, LoopsOf(w, 0)))));
   }
   // Each position holds its element when some member of the group holds it.
   MT_ASSIGN_OR_RETURN(const Affs off, ToPwAffs(t.global.offset, x.f, MakeEnv(x.r, &n, x.loops)));
-  return x.base.intersect(x.f.Equal(x.e, Plus(off, x.b))).intersect(Group(x.f, x.r, x.s, axes)).intersect(x.s_holds_e);
+  return x.base.intersect(x.f.Equal(x.e, Plus(off, x.b)))
+      .intersect(Group(x.f, x.r, x.s, axes))
+      .intersect(x.s_holds_e);
 }
 
 absl::StatusOr<isl::set> Validator::ShiftContent(const TransferScope& x) {
@@ -1009,21 +1067,27 @@ absl::StatusOr<isl::set> Validator::ShiftContent(const TransferScope& x) {
   for (size_t k = 0; k < n.depth(); ++k) {
     if (n.loops[k]->var == t.time_loop) time.push_back(k);
   }
-  if (time.empty()) return FetchContent(x, x.base);  // the ring never turns: a point-to-point fetch every time
+  if (time.empty())
+    return FetchContent(x, x.base);  // the ring never turns: a point-to-point fetch every time
   const size_t k = time[0];
   if (time.size() > 1 || k + 1 != n.depth() || n.loops[k]->lo.value() != 0) {
-    return absl::UnimplementedError(absl::StrCat(
-        "validation models a Shift whose time loop is the innermost loop around it and starts at 0; ", t.tensor,
-        "'s turns along ", t.time_loop));
+    return absl::UnimplementedError(
+        absl::StrCat("validation models a Shift whose time loop is the innermost loop around it "
+                     "and starts at 0; ",
+                     t.tensor, "'s turns along ", t.time_loop));
   }
-  const std::vector<const Node*> others = NodesWith<Transfer>([&](const Transfer& y) { return y.buffer == t.buffer; });
-  const std::vector<const Node*> zeros = NodesWith<Alloc>([&](const Alloc& z) { return z.zero && z.buffer == t.buffer; });
+  const std::vector<const Node*> others =
+      NodesWith<Transfer>([&](const Transfer& y) { return y.buffer == t.buffer; });
+  const std::vector<const Node*> zeros =
+      NodesWith<Alloc>([&](const Alloc& z) { return z.zero && z.buffer == t.buffer; });
   if (others.size() != 1 || !zeros.empty()) {
     return absl::UnimplementedError(
-        absl::StrCat("validation models a Shift whose buffer nothing else writes; ", t.buffer, " has other writers"));
+        absl::StrCat("validation models a Shift whose buffer nothing else writes; ", t.buffer,
+                     " has other writers"));
   }
   const isl::pw_aff v = x.loops[k];
-  const isl::set start = x.base.intersect(v.eq_set(f.Cst(0))), turned = x.base.intersect(v.ne_set(f.Cst(0)));
+  const isl::set start = x.base.intersect(v.eq_set(f.Cst(0))),
+                 turned = x.base.intersect(v.ne_set(f.Cst(0)));
   MT_ASSIGN_OR_RETURN(const isl::set fetched, FetchContent(x, start));
   // At time v the buffer holds what the rank v * shift further along the axis fetched
   // at time 0 (each step receives from the neighbour at +shift).
@@ -1047,14 +1111,17 @@ absl::Status Validator::CheckReduce(const Node& n) {
   const Affs gr = Coords(gf, 0), gg = gf.Vars(ni, na_), loops = LoopValues(gf, 0, n);
   MT_ASSIGN_OR_RETURN(const Affs off_r, ToPwAffs(red.global.offset, gf, MakeEnv(gr, &n, loops)));
   MT_ASSIGN_OR_RETURN(const Affs off_g, ToPwAffs(red.global.offset, gf, MakeEnv(gg, &n, loops)));
-  const isl::set disagree =
-      InstSet(gf, 0, n).intersect(Group(gf, gr, gg, red.pattern.axes)).intersect(gf.Differ(off_r, off_g));
+  const isl::set disagree = InstSet(gf, 0, n)
+                                .intersect(Group(gf, gr, gg, red.pattern.axes))
+                                .intersect(gf.Differ(off_r, off_g));
   if (!disagree.is_empty()) {
     const Point w = Witness(disagree), r = RankOf(w, 0), g = Slice(w, ni, na_), v = LoopsOf(w, 0);
     return Unsound(red.tensor, red.loop, r,
-                   absl::StrCat(InstanceAt(w, 0), " reduces into ", Elem(red.tensor, Eval(red.global.offset, r, &n, v)),
-                                " +: [", Join(*BufferShape(red.buffer)), "] but ", RankText(g), " of its ",
-                                red.pattern.ToString(), " group into ", Elem(red.tensor, Eval(red.global.offset, g, &n, v))));
+                   absl::StrCat(InstanceAt(w, 0), " reduces into ",
+                                Elem(red.tensor, Eval(red.global.offset, r, &n, v)), " +: [",
+                                Join(*BufferShape(red.buffer)), "] but ", RankText(g), " of its ",
+                                red.pattern.ToString(), " group into ",
+                                Elem(red.tensor, Eval(red.global.offset, g, &n, v))));
   }
   return absl::OkStatus();
 }
@@ -1062,7 +1129,8 @@ absl::Status Validator::CheckReduce(const Node& n) {
 absl::Status Validator::CheckGemm(const Compute& k) {
   // runtime/rank.cc hands matmul-shaped calls to BLAS, which walks i, j and k only: mirror
   // its choice and check that BLAS then computes the tile's product.
-  if (k.kernel.rfind("matmul", 0) != 0 || k.in.size() != 2 || k.out.dims.size() < 2) return absl::OkStatus();
+  if (k.kernel.rfind("matmul", 0) != 0 || k.in.size() != 2 || k.out.dims.size() < 2)
+    return absl::OkStatus();
   std::string kk_name;
   for (const std::string& d : k.in[0].dims) {
     if (std::find(k.out.dims.begin(), k.out.dims.end(), d) == k.out.dims.end()) kk_name = d;
@@ -1075,7 +1143,8 @@ absl::Status Validator::CheckGemm(const Compute& k) {
     return k.tile.size();
   };
   const std::string& out = prob_.output.tensor;
-  const size_t i = pos(k.out.dims[k.out.dims.size() - 2]), j = pos(k.out.dims.back()), kx = pos(kk_name);
+  const size_t i = pos(k.out.dims[k.out.dims.size() - 2]), j = pos(k.out.dims.back()),
+               kx = pos(kk_name);
   if (i == k.tile.size() || j == k.tile.size() || kx == k.tile.size()) {
     return Unsound(out, "", {}, "the matmul kernel call's tile lacks one of its i, j, k indices");
   }
@@ -1121,11 +1190,16 @@ absl::Status Validator::CheckGemm(const Compute& k) {
   std::string why;
   if (k.sum) why = "adds its operands but BLAS multiplies them";
   for (size_t x = 0; x < k.tile.size(); ++x) {
-    if (x != i && x != j && x != kx && k.tile[x].second > 1) why = absl::StrCat("BLAS ignores index ", k.tile[x].first);
+    if (x != i && x != j && x != kx && k.tile[x].second > 1)
+      why = absl::StrCat("BLAS ignores index ", k.tile[x].first);
   }
-  if (sa[j] != 0 && nn > 1) why = absl::StrCat("BLAS ignores how ", k.in[0].tensor, " moves along ", k.tile[j].first);
-  if (sb[i] != 0 && m > 1) why = absl::StrCat("BLAS ignores how ", k.in[1].tensor, " moves along ", k.tile[i].first);
-  if (!why.empty()) return Unsound(out, "", {}, absl::StrCat("the ", k.kernel, " kernel call does not compute its tile: ", why));
+  if (sa[j] != 0 && nn > 1)
+    why = absl::StrCat("BLAS ignores how ", k.in[0].tensor, " moves along ", k.tile[j].first);
+  if (sb[i] != 0 && m > 1)
+    why = absl::StrCat("BLAS ignores how ", k.in[1].tensor, " moves along ", k.tile[i].first);
+  if (!why.empty())
+    return Unsound(out, "", {},
+                   absl::StrCat("the ", k.kernel, " kernel call does not compute its tile: ", why));
   return absl::OkStatus();
 }
 
@@ -1148,11 +1222,11 @@ struct Validator::KernelScope {
   const Node& n;
   const Compute& k;
   const unsigned na, ni, np, nk;
-  const Frame kf;            // [r, id, v, p]
-  const Frame inst;          // [r, id, v]
-  const isl::set kbase;      // every instance and tile point
-  const isl::set kinst;      // every instance
-  const isl::map to_inst;    // [r, id, v, p] -> [r, id, v]
+  const Frame kf;          // [r, id, v, p]
+  const Frame inst;        // [r, id, v]
+  const isl::set kbase;    // every instance and tile point
+  const isl::set kinst;    // every instance
+  const isl::map to_inst;  // [r, id, v, p] -> [r, id, v]
 };
 
 absl::Status Validator::CheckKernel(const Node& n) {
@@ -1175,13 +1249,15 @@ absl::Status Validator::CheckKernel(const Node& n) {
   return absl::OkStatus();
 }
 
-absl::StatusOr<isl::map> Validator::OperandPosition(const KernelScope& x, const Operand& o, bool output) {
+absl::StatusOr<isl::map> Validator::OperandPosition(const KernelScope& x, const Operand& o,
+                                                    bool output) {
   const std::vector<int64_t>& shape = *OperandShape(o);
   const unsigned nd = shape.size(), nk = x.nk;
   const bool shard = o.buffer == o.tensor;
   // [r, id, v, p, b]: the buffer position touched, inside the buffer.
   const Frame pf(ctx_, nk + nd);
-  MT_ASSIGN_OR_RETURN(const Affs pos, Positions(x.k, o, pf, Coords(pf, 0), x.n, LoopValues(pf, 0, x.n), x.ni));
+  MT_ASSIGN_OR_RETURN(const Affs pos,
+                      Positions(x.k, o, pf, Coords(pf, 0), x.n, LoopValues(pf, 0, x.n), x.ni));
   const isl::set touched = InsertDims(x.kbase, nk, nd);
   const isl::set outside = touched.intersect(pf.OutOfBox(pos, shape));
   if (!outside.is_empty()) {
@@ -1190,8 +1266,9 @@ absl::StatusOr<isl::map> Validator::OperandPosition(const KernelScope& x, const 
                                         .intersect_domain(x.kf.At(w))
                                         .range());
     return Unsound(o.tensor, "", RankOf(w, 0),
-                   absl::StrCat(InstanceAt(w, 0), " has the kernel ", output ? "write " : "read ", Elem(o.buffer, b),
-                                ", outside ", shard ? "its shard" : "the buffer", " of shape [", Join(shape), "]"));
+                   absl::StrCat(InstanceAt(w, 0), " has the kernel ", output ? "write " : "read ",
+                                Elem(o.buffer, b), ", outside ", shard ? "its shard" : "the buffer",
+                                " of shape [", Join(shape), "]"));
   }
   return Split(touched.intersect(pf.Equal(pf.Vars(nk, nd), pos)).coalesce(), nk);
 }
@@ -1201,16 +1278,19 @@ absl::Status Validator::CheckPartialOutput(const KernelScope& x, const Operand& 
   if (NodesWith<Reduce>([&](const Reduce& r) { return r.buffer == o.buffer; }).empty()) {
     const Point w = Witness(x.kinst);
     return Unsound(o.tensor, "", RankOf(w, 0),
-                   absl::StrCat(InstanceAt(w, 0), " accumulates into ", o.buffer, ", which no reduction reads"));
+                   absl::StrCat(InstanceAt(w, 0), " accumulates into ", o.buffer,
+                                ", which no reduction reads"));
   }
   isl::set zeroed = x.inst.None();
-  for (const Node* z : NodesWith<Alloc>([&](const Alloc& a) { return a.zero && a.buffer == o.buffer; })) {
+  for (const Node* z :
+       NodesWith<Alloc>([&](const Alloc& a) { return a.zero && a.buffer == o.buffer; })) {
     zeroed = zeroed.unite(Before(*z, x.n).range());
   }
   if (!x.kinst.is_subset(zeroed)) {
     const Point w = Witness(x.kinst.subtract(zeroed));
     return Unsound(o.tensor, "", RankOf(w, 0),
-                   absl::StrCat(InstanceAt(w, 0), " accumulates into ", o.buffer, " before it is ever zeroed"));
+                   absl::StrCat(InstanceAt(w, 0), " accumulates into ", o.buffer,
+                                " before it is ever zeroed"));
   }
   return absl::OkStatus();
 }
@@ -1220,7 +1300,8 @@ absl::Status Validator::ReadShard(const KernelScope& x, const Operand& o) {
   const unsigned na = x.na, nk = x.nk, nd = OperandShape(o)->size();
   const Frame sf(ctx_, nk + na + nd);  // [r, id, v, p, s, e]
   MT_ASSIGN_OR_RETURN(const Affs start, BlockStart(o.tensor, sf, Coords(sf, 0)));
-  MT_ASSIGN_OR_RETURN(const Affs spos, Positions(x.k, o, sf, Coords(sf, 0), x.n, LoopValues(sf, 0, x.n), x.ni));
+  MT_ASSIGN_OR_RETURN(const Affs spos,
+                      Positions(x.k, o, sf, Coords(sf, 0), x.n, LoopValues(sf, 0, x.n), x.ni));
   const isl::set read = InsertDims(x.kbase, nk, na + nd)
                             .intersect(sf.Equal(sf.Vars(nk, na), Coords(sf, 0)))
                             .intersect(sf.Equal(sf.Vars(nk + na, nd), Plus(start, spos)));
@@ -1229,27 +1310,34 @@ absl::Status Validator::ReadShard(const KernelScope& x, const Operand& o) {
   return absl::OkStatus();
 }
 
-absl::Status Validator::ReadBuffer(const KernelScope& x, const Operand& o, const isl::map& position) {
+absl::Status Validator::ReadBuffer(const KernelScope& x, const Operand& o,
+                                   const isl::map& position) {
   // A transfer buffer: what its last writer left there.
   const unsigned na = x.na, nk = x.nk, nd = OperandShape(o)->size();
-  const std::vector<const Node*> writers = NodesWith<Transfer>([&](const Transfer& t) { return t.buffer == o.buffer; });
+  const std::vector<const Node*> writers =
+      NodesWith<Transfer>([&](const Transfer& t) { return t.buffer == o.buffer; });
   std::vector<const Node*> all_writers = writers;
-  for (const Node* z : NodesWith<Alloc>([&](const Alloc& a) { return a.zero && a.buffer == o.buffer; })) {
+  for (const Node* z :
+       NodesWith<Alloc>([&](const Alloc& a) { return a.zero && a.buffer == o.buffer; })) {
     all_writers.push_back(z);
   }
-  for (const Node* c : NodesWith<Compute>([&](const Compute& c) { return c.out.buffer == o.buffer && c.out.buffer != c.out.tensor; })) {
+  for (const Node* c : NodesWith<Compute>([&](const Compute& c) {
+         return c.out.buffer == o.buffer && c.out.buffer != c.out.tensor;
+       })) {
     all_writers.push_back(c);
   }
   if (all_writers.empty()) {
     const Point w = Witness(x.kinst);
     return Unsound(o.tensor, "", RankOf(w, 0),
-                   absl::StrCat(InstanceAt(w, 0), " has the kernel read ", o.buffer, ", which no transfer fills"));
+                   absl::StrCat(InstanceAt(w, 0), " has the kernel read ", o.buffer,
+                                ", which no transfer fills"));
   }
   const isl::map last = LastWriter(x.n, all_writers).coalesce();
   if (!x.kinst.is_subset(last.domain())) {
     const Point w = Witness(x.kinst.subtract(last.domain()));
     return Unsound(o.tensor, "", RankOf(w, 0),
-                   absl::StrCat(InstanceAt(w, 0), " has the kernel read ", o.buffer, " before any transfer fills it"));
+                   absl::StrCat(InstanceAt(w, 0), " has the kernel read ", o.buffer,
+                                " before any transfer fills it"));
   }
   last_writers_[x.n.id].push_back(last);
   std::optional<isl::map> content;
@@ -1269,8 +1357,9 @@ absl::Status Validator::ReadBuffer(const KernelScope& x, const Operand& o, const
   return ExplainUnfilled(x, o, last, position, read);
 }
 
-absl::Status Validator::ExplainUnfilled(const KernelScope& x, const Operand& o, const isl::map& last,
-                                        const isl::map& position, const isl::map& read) {
+absl::Status Validator::ExplainUnfilled(const KernelScope& x, const Operand& o,
+                                        const isl::map& last, const isl::map& position,
+                                        const isl::map& read) {
   const unsigned nd = OperandShape(o)->size();
   const Point w = Witness(x.kbase.subtract(read.domain()));
   const Point lw = ir::SamplePoint(last.intersect_domain(x.inst.At(Slice(w, 0, x.ni))).range());
@@ -1280,12 +1369,13 @@ absl::Status Validator::ExplainUnfilled(const KernelScope& x, const Operand& o, 
   if (const auto* t = std::get_if<Transfer>(&m.stmt->node)) {
     loop = t->loop;
     if (t->tensor != o.tensor) {
-      why = absl::StrCat("holds ", t->tensor, " (", t->pattern.ToString(), " at ", InstanceAt(lw, 0), ")");
+      why = absl::StrCat("holds ", t->tensor, " (", t->pattern.ToString(), " at ",
+                         InstanceAt(lw, 0), ")");
     } else if (t->pattern.kind == Kind::kAllGather) {
       Point e = Eval(t->global.offset, RankOf(w, 0), &m, LoopsOf(lw, 0));
       for (size_t d = 0; d < nd; ++d) e[d] += b[d];
-      why = absl::StrCat("is meant to hold ", Elem(o.tensor, e), " but no rank of its ", t->pattern.ToString(),
-                         " group holds ", Elem(o.tensor, e));
+      why = absl::StrCat("is meant to hold ", Elem(o.tensor, e), " but no rank of its ",
+                         t->pattern.ToString(), " group holds ", Elem(o.tensor, e));
     } else {
       why = absl::StrCat("was not filled by its ", t->pattern.ToString());
     }
@@ -1294,8 +1384,9 @@ absl::Status Validator::ExplainUnfilled(const KernelScope& x, const Operand& o, 
   } else {
     why = "holds partial results of a kernel call";
   }
-  return Unsound(o.tensor, loop, RankOf(w, 0),
-                 absl::StrCat(InstanceAt(w, 0), " has the kernel read ", Elem(o.buffer, b), ", which ", why));
+  return Unsound(
+      o.tensor, loop, RankOf(w, 0),
+      absl::StrCat(InstanceAt(w, 0), " has the kernel read ", Elem(o.buffer, b), ", which ", why));
 }
 
 // Frames of the paths a contribution takes. A path: a kernel instance [r, id_K, v_K, p]
@@ -1367,26 +1458,32 @@ absl::Status Validator::CheckInstances() {
   return CheckEachInstanceOnce(x, instance, out_loops);
 }
 
-absl::StatusOr<isl::set> Validator::Paths(const PathScope& x, std::vector<std::string>* out_loops) const {
+absl::StatusOr<isl::set> Validator::Paths(const PathScope& x,
+                                          std::vector<std::string>* out_loops) const {
   const Frame& f = x.f;
   isl::set paths = f.None();
   for (const Node& n : nodes_) {
     const auto* k = std::get_if<Compute>(&n.stmt->node);
     if (k == nullptr) continue;
     const isl::set kbase = InstSet(f, 0, n).intersect(TileSet(f, x.ni, *k));
-    MT_ASSIGN_OR_RETURN(const Affs pos, Positions(*k, k->out, f, x.r, n, LoopValues(f, 0, n), x.ni));
+    MT_ASSIGN_OR_RETURN(const Affs pos,
+                        Positions(*k, k->out, f, x.r, n, LoopValues(f, 0, n), x.ni));
     if (k->out.buffer == k->out.tensor) {
       MT_ASSIGN_OR_RETURN(const Affs start, BlockStart(x.out, f, x.r));
-      isl::set direct = kbase.intersect(f.Equal(x.q, x.r)).intersect(f.Equal(x.o, Plus(start, pos)));
+      isl::set direct =
+          kbase.intersect(f.Equal(x.q, x.r)).intersect(f.Equal(x.o, Plus(start, pos)));
       direct = direct.intersect(f.Var(x.r0).eq_set(f.Cst(-1)));
-      for (size_t l = 0; l < depth_; ++l) direct = direct.intersect(f.Var(x.r0 + 1 + l).eq_set(f.Cst(0)));
+      for (size_t l = 0; l < depth_; ++l)
+        direct = direct.intersect(f.Var(x.r0 + 1 + l).eq_set(f.Cst(0)));
       paths = paths.unite(direct);
       continue;
     }
     // Through a partial buffer: every reduction of it after the kernel instance and before
     // the buffer is zeroed again carries the contribution.
-    const std::vector<const Node*> zeros = NodesWith<Alloc>([&](const Alloc& a) { return a.zero && a.buffer == k->out.buffer; });
-    for (const Node* rn : NodesWith<Reduce>([&](const Reduce& r) { return r.buffer == k->out.buffer; })) {
+    const std::vector<const Node*> zeros =
+        NodesWith<Alloc>([&](const Alloc& a) { return a.zero && a.buffer == k->out.buffer; });
+    for (const Node* rn :
+         NodesWith<Reduce>([&](const Reduce& r) { return r.buffer == k->out.buffer; })) {
       out_loops->push_back(std::get<Reduce>(rn->stmt->node).loop);
       MT_ASSIGN_OR_RETURN(const isl::set reduced, ReducedPaths(x, n, *rn, zeros, kbase, pos));
       paths = paths.unite(reduced);
@@ -1396,24 +1493,27 @@ absl::StatusOr<isl::set> Validator::Paths(const PathScope& x, std::vector<std::s
 }
 
 absl::StatusOr<isl::set> Validator::ReducedPaths(const PathScope& x, const Node& n, const Node& rn,
-                                                 const std::vector<const Node*>& zeros, const isl::set& kbase,
-                                                 const Affs& pos) const {
+                                                 const std::vector<const Node*>& zeros,
+                                                 const isl::set& kbase, const Affs& pos) const {
   const Frame& f = x.f;
   const Reduce& red = std::get<Reduce>(rn.stmt->node);
   isl::map carries;
   const size_t dz = zeros.size() == 1 ? zeros[0]->depth() : 0;
-  if (zeros.size() == 1 && CommonDepth(*zeros[0], rn) == dz && rn.depth() == dz && CommonDepth(*zeros[0], n) == dz &&
-      zeros[0]->order[dz] < n.order[dz] && n.order[dz] < rn.order[dz]) {
+  if (zeros.size() == 1 && CommonDepth(*zeros[0], rn) == dz && rn.depth() == dz &&
+      CommonDepth(*zeros[0], n) == dz && zeros[0]->order[dz] < n.order[dz] &&
+      n.order[dz] < rn.order[dz]) {
     // zero; ...kernel...; reduce in one loop body: the reduction of the same iteration.
     carries = SameIteration(n, rn);
   } else {
     carries = Before(n, rn);
-    for (const Node* z : zeros) carries = carries.subtract(Before(n, *z).apply_range(Before(*z, rn)));
+    for (const Node* z : zeros)
+      carries = carries.subtract(Before(n, *z).apply_range(Before(*z, rn)));
   }
   // [r, id_K, v_K, r', id_R, v_R] (r' = r) -> [r, id_K, v_K, p, id_R, v_R, q, o]
   isl::set carried = ProjectOut(Flatten(carries), x.ni, x.na);
   carried = InsertDims(InsertDims(carried, x.ni, x.np), x.npath, x.na + x.nd);
-  const Affs rloops = LoopValues(f, x.r0 - x.na, rn);  // R's slot [r, id_R, v_R] starts na before id_R
+  const Affs rloops =
+      LoopValues(f, x.r0 - x.na, rn);  // R's slot [r, id_R, v_R] starts na before id_R
   // AllReduce: each member adds the group's sum at its own offset; the others at the sender's.
   const Affs& who = red.pattern.kind == Kind::kAllReduce ? x.q : x.r;
   MT_ASSIGN_OR_RETURN(const Affs off, ToPwAffs(red.global.offset, f, MakeEnv(who, &rn, rloops)));
@@ -1431,7 +1531,8 @@ absl::StatusOr<isl::set> Validator::ReducedPaths(const PathScope& x, const Node&
   return reach.intersect(held);
 }
 
-absl::StatusOr<isl::map> Validator::InstanceOfPaths(const PathScope& x, const isl::map& reach, PathReads& reads) const {
+absl::StatusOr<isl::map> Validator::InstanceOfPaths(const PathScope& x, const isl::map& reach,
+                                                    PathReads& reads) const {
   // The statement instance of each path: each index read from the first access that
   // carries it, composing only the operands needed for that. path -> [q, S].
   const unsigned na = x.na, ns = x.ns;
@@ -1456,12 +1557,15 @@ absl::StatusOr<isl::map> Validator::InstanceOfPaths(const PathScope& x, const is
       width += a.indices.size();
     }
   }
-  if (picks.size() != na + ns) return absl::UnimplementedError("an index of the statement is in no access");
-  return kept.apply_range(ir::Equalities(Frame(ctx_, width).space(), Frame(ctx_, na + ns).space(), picks)).coalesce();
+  if (picks.size() != na + ns)
+    return absl::UnimplementedError("an index of the statement is in no access");
+  return kept
+      .apply_range(ir::Equalities(Frame(ctx_, width).space(), Frame(ctx_, na + ns).space(), picks))
+      .coalesce();
 }
 
-absl::Status Validator::CheckPathElements(const PathScope& x, const isl::map& reach, const isl::map& instance,
-                                          PathReads& reads) {
+absl::Status Validator::CheckPathElements(const PathScope& x, const isl::map& reach,
+                                          const isl::map& instance, PathReads& reads) {
   // Every element a path adds and multiplies is the one its instance S has there: o = out(S)
   // and e_j = access_j(S) (each access is the plain index list the picks assume).
   const unsigned na = x.na;
@@ -1471,14 +1575,18 @@ absl::Status Validator::CheckPathElements(const PathScope& x, const isl::map& re
   for (size_t j = 0; j <= prob_.operands.size(); ++j) {
     const ir::TensorAccess& a = j == 0 ? prob_.output : prob_.operands[j - 1];
     std::vector<std::pair<unsigned, unsigned>> dims;
-    for (size_t d = 0; d < a.indices.size(); ++d) dims.emplace_back(prob_.IndexPosition(a.indices[d]), d);
+    for (size_t d = 0; d < a.indices.size(); ++d)
+      dims.emplace_back(prob_.IndexPosition(a.indices[d]), d);
     const isl::map access = ir::Equalities(sf.space(), Frame(ctx_, a.indices.size()).space(), dims);
-    if (!Anonymous(c_.OperandAccess(j).intersect_domain(c_.domain())).is_equal(access.intersect_domain(domain))) {
-      return absl::InternalError(absl::StrCat("the access of ", a.tensor, " is not its index list"));
+    if (!Anonymous(c_.OperandAccess(j).intersect_domain(c_.domain()))
+             .is_equal(access.intersect_domain(domain))) {
+      return absl::InternalError(
+          absl::StrCat("the access of ", a.tensor, " is not its index list"));
     }
     const isl::map actual = j == 0 ? reach : FlatRangeProduct(reach_q, reads.Of(j - 1));
     // S must be an instance of the statement: in its domain.
-    const isl::map expected = instance.apply_range(FlatProduct(Identity(qf), access.intersect_domain(domain)));
+    const isl::map expected =
+        instance.apply_range(FlatProduct(Identity(qf), access.intersect_domain(domain)));
     if (!actual.is_subset(expected)) {
       // Explain with the whole tuple: path -> [o, e...].
       isl::map tuple_o = ir::ProjectOutRange(reach, 0, na);
@@ -1486,9 +1594,12 @@ absl::Status Validator::CheckPathElements(const PathScope& x, const isl::map& re
         tuple_o = FlatRangeProduct(tuple_o, reads.Of(i));
       }
       isl::map acc = c_.OperandAccess(0).intersect_domain(c_.domain());
-      for (size_t i = 1; i <= prob_.operands.size(); ++i) acc = FlatRangeProduct(acc, c_.OperandAccess(i));
+      for (size_t i = 1; i <= prob_.operands.size(); ++i)
+        acc = FlatRangeProduct(acc, c_.OperandAccess(i));
       const isl::set acc_range = Anonymous(acc).range();
-      return ExplainBadTuple(tuple_o, acc_range, Witness(tuple_o.subtract(tuple_o.intersect_range(acc_range)).domain()));
+      return ExplainBadTuple(
+          tuple_o, acc_range,
+          Witness(tuple_o.subtract(tuple_o.intersect_range(acc_range)).domain()));
     }
   }
   return absl::OkStatus();
@@ -1508,10 +1619,12 @@ std::string Validator::PathText(const PathScope& x, const Point& w) const {
     const Node& rn = nodes_[w[x.r0]];
     const Reduce& red = std::get<Reduce>(rn.stmt->node);
     std::vector<std::string> parts;
-    for (size_t l = 0; l < rn.depth(); ++l) parts.push_back(absl::StrCat(rn.loops[l]->var, "=", w[x.r0 + 1 + l]));
+    for (size_t l = 0; l < rn.depth(); ++l)
+      parts.push_back(absl::StrCat(rn.loops[l]->var, "=", w[x.r0 + 1 + l]));
     absl::StrAppend(&s, " through ", red.pattern.ToString(), " of ", red.buffer,
                     parts.empty() ? "" : " at " + absl::StrJoin(parts, ", "));
-    const std::vector<const Node*> same = NodesWith<Reduce>([&](const Reduce& r) { return r.buffer == red.buffer; });
+    const std::vector<const Node*> same =
+        NodesWith<Reduce>([&](const Reduce& r) { return r.buffer == red.buffer; });
     if (same.size() > 1) {
       const size_t i = std::find(same.begin(), same.end(), &rn) - same.begin();
       absl::StrAppend(&s, " (reduction ", i + 1, " of ", same.size(), ")");
@@ -1537,8 +1650,8 @@ absl::Status Validator::CheckEachInstanceOnce(const PathScope& x, const isl::map
     const Point p2 = Witness(others.intersect_domain(at).range());
     const Point qr = Slice(w, 0, na), s = Slice(w, na, ns);
     return Unsound(x.out, path_loop(p2), qr,
-                   absl::StrCat(RankText(qr), " receives ", InstanceText(s), " twice: from ", PathText(x, p1),
-                                " and from ", PathText(x, p2)));
+                   absl::StrCat(RankText(qr), " receives ", InstanceText(s), " twice: from ",
+                                PathText(x, p1), " and from ", PathText(x, p2)));
   }
   const isl::set got = by_instance.domain();
   // Who must get what: { [q, S] : q holds out(S) }.
@@ -1550,14 +1663,16 @@ absl::Status Validator::CheckEachInstanceOnce(const PathScope& x, const isl::map
     const Point w = Witness(need.subtract(got));
     const Point qr = Slice(w, 0, na), s = Slice(w, na, ns);
     return Unsound(x.out, out_loops.empty() ? "" : out_loops[0], qr,
-                   absl::StrCat(RankText(qr), " holds ", OutputText(s), " but never receives ", InstanceText(s)));
+                   absl::StrCat(RankText(qr), " holds ", OutputText(s), " but never receives ",
+                                InstanceText(s)));
   }
   // got is within need by construction: a path reaches only a holder of the element it
   // adds to, and that element is its instance's output.
   return absl::OkStatus();
 }
 
-absl::Status Validator::ExplainBadTuple(const isl::map& tuple_o, const isl::set& acc_range, const Point& path) {
+absl::Status Validator::ExplainBadTuple(const isl::map& tuple_o, const isl::set& acc_range,
+                                        const Point& path) {
   const std::string& out = prob_.output.tensor;
   const unsigned na = na_, ni = InstDims(), nk = ni + np_, r0 = nk;
   const isl::set at = Frame(ctx_, nk + 1 + depth_).At(path);
@@ -1579,7 +1694,8 @@ absl::Status Validator::ExplainBadTuple(const isl::map& tuple_o, const isl::set&
   for (size_t j = 0; j < tensors.size(); ++j) {
     isl::set s = acc_range;
     for (size_t x = 0; x < tuple.size(); ++x) {
-      if (x < first[j] || x >= first[j] + len[j]) s = s.intersect(tf.Var(x).eq_set(tf.Cst(tuple[x])));
+      if (x < first[j] || x >= first[j] + len[j])
+        s = s.intersect(tf.Var(x).eq_set(tf.Cst(tuple[x])));
     }
     if (!s.is_empty()) {
       suspects.push_back(j);
@@ -1604,8 +1720,9 @@ absl::Status Validator::ExplainBadTuple(const isl::map& tuple_o, const isl::set&
     const isl::set kpoint = Frame(ctx_, nk).At(Slice(path, 0, nk));
     const Point se = Witness(reads_.at(kn.id)[j - 1].intersect_domain(kpoint).range());
     src.from = RankText(Slice(se, 0, na));
-    const Point lw = ir::SamplePoint(
-        last_writers_.at(kn.id)[j - 1]->intersect_domain(Frame(ctx_, ni).At(Slice(path, 0, ni))).range());
+    const Point lw = ir::SamplePoint(last_writers_.at(kn.id)[j - 1]
+                                         ->intersect_domain(Frame(ctx_, ni).At(Slice(path, 0, ni)))
+                                         .range());
     const Node& wn = NodeOf(lw, 0);
     const auto* x = std::get_if<Transfer>(&wn.stmt->node);
     if (x == nullptr) return src;
@@ -1637,24 +1754,29 @@ absl::Status Validator::ExplainBadTuple(const isl::map& tuple_o, const isl::set&
   if (culprit == 0) {
     return Unsound(out, red ? red->loop : "", rank,
                    absl::StrCat(where, " adds ", product, " into ", Elem(out, comp(tuple, 0)),
-                                red ? absl::StrCat(" (through ", red->pattern.ToString(), " of ", red->buffer, ")") : "",
+                                red ? absl::StrCat(" (through ", red->pattern.ToString(), " of ",
+                                                   red->buffer, ")")
+                                    : "",
                                 ", but it belongs to ", Elem(out, needed[0])));
   }
   if (culprit < tensors.size()) {
     const Source src = source_of(culprit);
-    return Unsound(tensors[culprit], src.loop, rank,
-                   absl::StrCat(where, " reads ", Elem(tensors[culprit], comp(tuple, culprit)), " from ", src.from,
-                                " for ", Elem(out, comp(tuple, 0)), " += ", product, ", which needs ",
-                                Elem(tensors[culprit], needed[culprit])));
+    return Unsound(
+        tensors[culprit], src.loop, rank,
+        absl::StrCat(where, " reads ", Elem(tensors[culprit], comp(tuple, culprit)), " from ",
+                     src.from, " for ", Elem(out, comp(tuple, 0)), " += ", product,
+                     ", which needs ", Elem(tensors[culprit], needed[culprit])));
   }
   std::vector<std::string> alternatives;
   for (size_t j : suspects) {
-    alternatives.push_back(absl::StrCat(Elem(tensors[j], comp(tuple, j)), " should be ", Elem(tensors[j], needed[j])));
+    alternatives.push_back(
+        absl::StrCat(Elem(tensors[j], comp(tuple, j)), " should be ", Elem(tensors[j], needed[j])));
   }
-  return Unsound(out, "", rank,
-                 absl::StrCat(where, " computes ", Elem(out, comp(tuple, 0)), " += ", product,
-                              ", which is no instance of the statement",
-                              alternatives.empty() ? "" : ": either " + absl::StrJoin(alternatives, " or ")));
+  return Unsound(
+      out, "", rank,
+      absl::StrCat(where, " computes ", Elem(out, comp(tuple, 0)), " += ", product,
+                   ", which is no instance of the statement",
+                   alternatives.empty() ? "" : ": either " + absl::StrJoin(alternatives, " or ")));
 }
 
 absl::Status Validator::Run() {

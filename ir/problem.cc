@@ -43,8 +43,7 @@ std::vector<int64_t> Problem::Shape(const std::string& tensor) const {
 }
 
 bool Problem::IsReductionIndex(const std::string& index) const {
-  return std::find(output.indices.begin(), output.indices.end(), index) ==
-         output.indices.end();
+  return std::find(output.indices.begin(), output.indices.end(), index) == output.indices.end();
 }
 
 int Problem::IndexPosition(const std::string& index) const {
@@ -81,24 +80,26 @@ absl::StatusOr<ParsedAccess> ParseAccess(TokenStream& ts) {
   out.access.tensor = *name;
   const Token open = ts.Peek();
   if (!ts.Accept("[")) {
-    return ts.ErrorAt(open, absl::StrCat("expected '[' after tensor ", Excerpt(*name), " but found ",
-                                         Describe(open)));
+    return ts.ErrorAt(open, absl::StrCat("expected '[' after tensor ", Excerpt(*name),
+                                         " but found ", Describe(open)));
   }
   if (!ts.Accept("]")) {
     while (true) {
       const Token idx = ts.Peek();
       if (idx.kind != Token::kIdent) {
         if (idx.kind == Token::kEnd) {
-          return ts.ErrorAt(open, absl::StrCat("unbalanced '[' of ", Excerpt(*name), ": no closing ']'"));
+          return ts.ErrorAt(open,
+                            absl::StrCat("unbalanced '[' of ", Excerpt(*name), ": no closing ']'"));
         }
-        return ts.ErrorAt(idx, absl::StrCat("expected an index name in ", Excerpt(*name), "[...] but found ",
-                                            Describe(idx)));
+        return ts.ErrorAt(idx, absl::StrCat("expected an index name in ", Excerpt(*name),
+                                            "[...] but found ", Describe(idx)));
       }
       ts.Next();
       for (size_t j = 0; j < out.access.indices.size(); ++j) {
         if (out.access.indices[j] == idx.text) {
-          return ts.ErrorAt(idx, absl::StrCat("index ", Excerpt(idx.text), " is repeated in tensor ", Excerpt(*name),
-                                              " (diagonal accesses are not supported)"));
+          return ts.ErrorAt(idx,
+                            absl::StrCat("index ", Excerpt(idx.text), " is repeated in tensor ",
+                                         Excerpt(*name), " (diagonal accesses are not supported)"));
         }
       }
       out.access.indices.push_back(idx.text);
@@ -107,10 +108,11 @@ absl::StatusOr<ParsedAccess> ParseAccess(TokenStream& ts) {
       if (ts.Accept("]")) break;
       const Token bad = ts.Peek();
       if (bad.kind == Token::kEnd) {
-        return ts.ErrorAt(open, absl::StrCat("unbalanced '[' of ", Excerpt(*name), ": no closing ']'"));
+        return ts.ErrorAt(open,
+                          absl::StrCat("unbalanced '[' of ", Excerpt(*name), ": no closing ']'"));
       }
-      return ts.ErrorAt(bad, absl::StrCat("expected ',' or ']' in ", Excerpt(*name), "[...] but found ",
-                                          Describe(bad)));
+      return ts.ErrorAt(bad, absl::StrCat("expected ',' or ']' in ", Excerpt(*name),
+                                          "[...] but found ", Describe(bad)));
     }
   }
   return out;
@@ -133,8 +135,8 @@ absl::StatusOr<std::map<std::string, int64_t>> ParseExtents(absl::string_view te
     absl::StatusOr<int64_t> value = ts.ExpectInt(absl::StrCat("extent of ", Excerpt(*name)));
     if (!value.ok()) return value.status();
     if (*value <= 0) {
-      return ts.ErrorAt(value_tok, absl::StrCat("extent of ", Excerpt(*name), " must be positive, got ",
-                                                *value));
+      return ts.ErrorAt(
+          value_tok, absl::StrCat("extent of ", Excerpt(*name), " must be positive, got ", *value));
     }
     if (!out.emplace(*name, *value).second) {
       return ts.ErrorAt(name_tok, absl::StrCat("extent of ", Excerpt(*name), " is given twice"));
@@ -193,8 +195,8 @@ absl::StatusOr<std::vector<ParsedAccess>> ParseRightHandSide(TokenStream& ts, Pr
     if (sep.kind == Token::kPunct && sep.text == "]") {
       return ts.ErrorAt(sep, "unbalanced ']' with no matching '['");
     }
-    return ts.ErrorAt(sep, absl::StrCat("expected '*', '+' or end of expression but found ",
-                                        Describe(sep)));
+    return ts.ErrorAt(
+        sep, absl::StrCat("expected '*', '+' or end of expression but found ", Describe(sep)));
   }
   p->combine = combine_op == "+" ? Problem::Combine::kSum : Problem::Combine::kProduct;
   if (p->combine == Problem::Combine::kProduct && operands.size() > 3) {
@@ -215,8 +217,7 @@ using FirstAccesses = std::map<std::string, const ParsedAccess*>;
 // Checks that every tensor has one rank everywhere and that the output is not read; appends
 // the operands to p->operands and returns each tensor's first access.
 absl::StatusOr<FirstAccesses> CheckTensors(TokenStream& ts, const ParsedAccess& out,
-                                           const std::vector<ParsedAccess>& operands,
-                                           Problem* p) {
+                                           const std::vector<ParsedAccess>& operands, Problem* p) {
   FirstAccesses first;
   first[p->output.tensor] = &out;
   for (const ParsedAccess& a : operands) {
@@ -226,11 +227,12 @@ absl::StatusOr<FirstAccesses> CheckTensors(TokenStream& ts, const ParsedAccess& 
     }
     auto [it, inserted] = first.emplace(a.access.tensor, &a);
     if (!inserted && it->second->access.indices.size() != a.access.indices.size()) {
-      return ts.ErrorAt(a.name_token,
-                        absl::StrCat("tensor ", Excerpt(a.access.tensor), " is used with ",
-                                     it->second->access.indices.size(), " indices in ",
-                                     Excerpt(it->second->access.ToString()), " but ",
-                                     a.access.indices.size(), " in ", Excerpt(a.access.ToString())));
+      return ts.ErrorAt(
+          a.name_token,
+          absl::StrCat("tensor ", Excerpt(a.access.tensor), " is used with ",
+                       it->second->access.indices.size(), " indices in ",
+                       Excerpt(it->second->access.ToString()), " but ", a.access.indices.size(),
+                       " in ", Excerpt(a.access.ToString())));
     }
     p->operands.push_back(a.access);
   }
@@ -243,7 +245,8 @@ absl::Status CheckIndices(TokenStream& ts, const ParsedAccess& out,
                           const std::vector<ParsedAccess>& operands, const FirstAccesses& first,
                           Problem* p) {
   std::set<std::string> read;
-  for (const ParsedAccess& a : operands) read.insert(a.access.indices.begin(), a.access.indices.end());
+  for (const ParsedAccess& a : operands)
+    read.insert(a.access.indices.begin(), a.access.indices.end());
   for (size_t j = 0; j < p->output.indices.size(); ++j) {
     if (!read.count(p->output.indices[j])) {
       return ts.ErrorAt(out.index_tokens[j],
@@ -255,17 +258,19 @@ absl::Status CheckIndices(TokenStream& ts, const ParsedAccess& out,
     for (const ParsedAccess& a : operands) {
       for (size_t j = 0; j < a.access.indices.size(); ++j) {
         if (p->IsReductionIndex(a.access.indices[j])) {
-          return ts.ErrorAt(a.index_tokens[j],
-                            absl::StrCat("index ", Excerpt(a.access.indices[j]), " of ", Excerpt(a.access.ToString()),
-                                         " is not in the output; an element-wise sum cannot reduce"));
+          return ts.ErrorAt(
+              a.index_tokens[j],
+              absl::StrCat("index ", Excerpt(a.access.indices[j]), " of ",
+                           Excerpt(a.access.ToString()),
+                           " is not in the output; an element-wise sum cannot reduce"));
         }
       }
     }
   }
   for (const auto& [name, a] : first) {
     if (read.count(name)) {
-      return ts.ErrorAt(a->name_token,
-                        absl::StrCat("name ", Excerpt(name), " is used both as a tensor and as an index"));
+      return ts.ErrorAt(a->name_token, absl::StrCat("name ", Excerpt(name),
+                                                    " is used both as a tensor and as an index"));
     }
   }
   p->indices.assign(read.begin(), read.end());  // std::set: sorted by name
@@ -279,15 +284,15 @@ absl::Status SetExtents(absl::string_view extents, Problem* p) {
   for (const auto& [name, value] : *ext) {
     if (std::find(p->indices.begin(), p->indices.end(), name) == p->indices.end()) {
       return absl::InvalidArgumentError(absl::StrCat(
-          "extent given for unknown index ", Excerpt(name), " (the indices of ", Excerpt(p->ToString(), 2 * kMaxExcerpt), " are ",
-          ExcerptList(p->indices), ")"));
+          "extent given for unknown index ", Excerpt(name), " (the indices of ",
+          Excerpt(p->ToString(), 2 * kMaxExcerpt), " are ", ExcerptList(p->indices), ")"));
     }
   }
   for (const std::string& i : p->indices) {
     auto it = ext->find(i);
     if (it == ext->end()) {
-      return absl::InvalidArgumentError(
-          absl::StrCat("index ", Excerpt(i), " has no extent (add ", Excerpt(i), "=<size> to the extents)"));
+      return absl::InvalidArgumentError(absl::StrCat("index ", Excerpt(i), " has no extent (add ",
+                                                     Excerpt(i), "=<size> to the extents)"));
     }
   }
   p->extents = *std::move(ext);
@@ -303,8 +308,8 @@ absl::Status CheckSizes(const Problem& p) {
     for (const std::string& i : a->indices) {
       const int64_t e = p.extents.at(i);
       if (elements > kMaxTensorElements / e) {
-        return absl::InvalidArgumentError(
-            absl::StrCat("tensor ", Excerpt(a->ToString()), " is too large: more than 2^48 elements"));
+        return absl::InvalidArgumentError(absl::StrCat("tensor ", Excerpt(a->ToString()),
+                                                       " is too large: more than 2^48 elements"));
       }
       elements *= e;
     }
@@ -315,9 +320,10 @@ absl::Status CheckSizes(const Problem& p) {
   for (const std::string& i : p.indices) {
     const int64_t e = p.extents.at(i);
     if (points > kMaxIterationPoints / e) {
-      return absl::InvalidArgumentError(absl::StrCat("the iteration space of ", Excerpt(p.ToString(), 2 * kMaxExcerpt),
-                                                     " is too large: the extents of ",
-                                                     ExcerptList(p.indices), " multiply to more than 2^62 points"));
+      return absl::InvalidArgumentError(
+          absl::StrCat("the iteration space of ", Excerpt(p.ToString(), 2 * kMaxExcerpt),
+                       " is too large: the extents of ", ExcerptList(p.indices),
+                       " multiply to more than 2^62 points"));
     }
     points *= e;
   }
@@ -328,8 +334,9 @@ absl::Status CheckSizes(const Problem& p) {
           for (const std::string& i : a.indices) s.push_back(p.extents.at(i));
           return s;
         }()) {
-      return absl::InvalidArgumentError(absl::StrCat("tensor ", Excerpt(a.tensor), " has different shapes in ",
-                                                     Excerpt(f->ToString()), " and ", Excerpt(a.ToString())));
+      return absl::InvalidArgumentError(
+          absl::StrCat("tensor ", Excerpt(a.tensor), " has different shapes in ",
+                       Excerpt(f->ToString()), " and ", Excerpt(a.ToString())));
     }
   }
   return absl::OkStatus();
@@ -346,7 +353,8 @@ absl::StatusOr<Problem> ParseProblem(absl::string_view expr, absl::string_view e
   absl::StatusOr<std::vector<Token>> tokens = Tokenize(expr, "expression", kMaxExpressionBytes);
   if (!tokens.ok()) return tokens.status();
   TokenStream ts(std::move(*tokens), "expression");
-  if (ts.AtEnd()) return ts.ErrorAt(ts.Peek(), "empty expression (expected e.g. C[m,n] += A[m,k] * B[k,n])");
+  if (ts.AtEnd())
+    return ts.ErrorAt(ts.Peek(), "empty expression (expected e.g. C[m,n] += A[m,k] * B[k,n])");
 
   absl::StatusOr<ParsedAccess> out = ParseLeftHandSide(ts, &p);
   if (!out.ok()) return out.status();

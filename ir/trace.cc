@@ -34,7 +34,8 @@ struct Printer {
   }
   std::string operator()(const ShardCall& c) const {
     std::string s = absl::StrCat("shard(", c.tensor);
-    for (const ShardTarget& t : c.targets) absl::StrAppend(&s, ", ", t.dim, "@", t.target.ToString());
+    for (const ShardTarget& t : c.targets)
+      absl::StrAppend(&s, ", ", t.dim, "@", t.target.ToString());
     return s + ")";
   }
   std::string operator()(const CommunicateCall& c) const {
@@ -57,8 +58,8 @@ class CallParser {
   absl::Status Comma() {
     if (ts_.Accept(",")) return absl::OkStatus();
     if (ts_.Peek().kind == Token::kPunct && ts_.Peek().text == ")") {
-      return ts_.ErrorAt(ts_.Peek(), absl::StrCat("too few arguments to ", Excerpt(name_.text), "; expected ",
-                                                  signature_));
+      return ts_.ErrorAt(ts_.Peek(), absl::StrCat("too few arguments to ", Excerpt(name_.text),
+                                                  "; expected ", signature_));
     }
     return Unexpected("','");
   }
@@ -66,28 +67,30 @@ class CallParser {
   absl::Status Close() {
     if (ts_.Accept(")")) return absl::OkStatus();
     if (ts_.Peek().kind == Token::kPunct && ts_.Peek().text == ",") {
-      return ts_.ErrorAt(ts_.Peek(), absl::StrCat("too many arguments to ", Excerpt(name_.text), "; expected ",
-                                                  signature_));
+      return ts_.ErrorAt(ts_.Peek(), absl::StrCat("too many arguments to ", Excerpt(name_.text),
+                                                  "; expected ", signature_));
     }
     if (ts_.AtEnd()) {
-      return ts_.ErrorAt(name_, absl::StrCat("unbalanced '(' of ", Excerpt(name_.text), ": no closing ')'"));
+      return ts_.ErrorAt(
+          name_, absl::StrCat("unbalanced '(' of ", Excerpt(name_.text), ": no closing ')'"));
     }
     return Unexpected("')'");
   }
   absl::StatusOr<std::string> Ident(absl::string_view role) {
     if (ts_.Peek().kind == Token::kIdent) return ts_.Next().text;
     if (ts_.Peek().kind == Token::kPunct && ts_.Peek().text == ")") {
-      return ts_.ErrorAt(ts_.Peek(), absl::StrCat("too few arguments to ", Excerpt(name_.text), "; expected ",
-                                                  signature_));
+      return ts_.ErrorAt(ts_.Peek(), absl::StrCat("too few arguments to ", Excerpt(name_.text),
+                                                  "; expected ", signature_));
     }
-    return ts_.ErrorAt(ts_.Peek(), absl::StrCat("expected ", role, " but found ", Describe(ts_.Peek())));
+    return ts_.ErrorAt(ts_.Peek(),
+                       absl::StrCat("expected ", role, " but found ", Describe(ts_.Peek())));
   }
   absl::StatusOr<int64_t> Int(absl::string_view role) { return ts_.ExpectInt(role); }
   absl::StatusOr<std::vector<std::string>> IdentList(absl::string_view role) {
     const Token open = ts_.Peek();
     if (!ts_.Accept("[")) {
-      return ts_.ErrorAt(open, absl::StrCat("expected '[' to start the list of ", role, " but found ",
-                                            Describe(open)));
+      return ts_.ErrorAt(open, absl::StrCat("expected '[' to start the list of ", role,
+                                            " but found ", Describe(open)));
     }
     std::vector<std::string> out;
     if (ts_.Accept("]")) return out;
@@ -110,8 +113,8 @@ class CallParser {
 
  private:
   absl::Status Unexpected(absl::string_view want) {
-    return ts_.ErrorAt(ts_.Peek(), absl::StrCat("expected ", want, " in ", Excerpt(name_.text), "(...) but found ",
-                                                Describe(ts_.Peek())));
+    return ts_.ErrorAt(ts_.Peek(), absl::StrCat("expected ", want, " in ", Excerpt(name_.text),
+                                                "(...) but found ", Describe(ts_.Peek())));
   }
   TokenStream& ts_;
   const Token& name_;
@@ -186,8 +189,8 @@ absl::StatusOr<Instruction> ParseShard(CallParser& p) {
     MT_ASSIGN_OR_RETURN(t.dim, p.Ident("a tensor dim (an index name)"));
     const Token at = ts.Peek();
     if (!ts.Accept("@")) {
-      return ts.ErrorAt(at, absl::StrCat("expected '@' after dim ", Excerpt(t.dim), " (as in ", Excerpt(t.dim),
-                                         "@x) but found ", Describe(at)));
+      return ts.ErrorAt(at, absl::StrCat("expected '@' after dim ", Excerpt(t.dim), " (as in ",
+                                         Excerpt(t.dim), "@x) but found ", Describe(at)));
     }
     MT_ASSIGN_OR_RETURN(t.target, ParseAxisExpr(ts));
     call.targets.push_back(t);
@@ -238,11 +241,13 @@ absl::StatusOr<Instruction> ParseCall(TokenStream& ts) {
   static const char* kKnown = "split, divide, reorder, distribute, shard, communicate, tensorize";
   const std::string signature = Signature(name.text);
   if (signature.empty()) {
-    return ts.ErrorAt(name, absl::StrCat("unknown primitive '", Excerpt(name.text), "' (primitives: ", kKnown, ")"));
+    return ts.ErrorAt(name, absl::StrCat("unknown primitive '", Excerpt(name.text),
+                                         "' (primitives: ", kKnown, ")"));
   }
   if (absl::Status s = ts.Expect("("); !s.ok()) return s;
   CallParser p(ts, name, signature);
-  if (name.text == "split" || name.text == "divide") return ParseSplitOrDivide(p, name.text == "split");
+  if (name.text == "split" || name.text == "divide")
+    return ParseSplitOrDivide(p, name.text == "split");
   if (name.text == "reorder") return ParseReorder(p);
   if (name.text == "distribute") return ParseDistribute(p);
   if (name.text == "shard") return ParseShard(p);
@@ -312,9 +317,9 @@ Replay ReplayTrace(const Computation& base, const Trace& trace) {
   for (size_t i = 0; i < trace.instructions.size(); ++i) {
     absl::StatusOr<Computation> next = Apply(r.computation, trace.instructions[i]);
     if (!next.ok()) {
-      const std::string msg = absl::StrCat("instruction ", i + 1, ", ",
-                                           Excerpt(ToString(trace.instructions[i]), 2 * kMaxExcerpt),
-                                           ": ", next.status().message());
+      const std::string msg = absl::StrCat(
+          "instruction ", i + 1, ", ", Excerpt(ToString(trace.instructions[i]), 2 * kMaxExcerpt),
+          ": ", next.status().message());
       if (std::optional<Rejection> rej = AsRejection(next.status())) {
         r.status = Reject(rej->code, msg);
       } else {

@@ -36,7 +36,9 @@ std::string SelfDir() {
   return path.substr(0, path.rfind('/'));
 }
 
-std::string Tail(const std::string& s, size_t n) { return s.size() <= n ? s : "..." + s.substr(s.size() - n); }
+std::string Tail(const std::string& s, size_t n) {
+  return s.size() <= n ? s : "..." + s.substr(s.size() - n);
+}
 
 // What went wrong, from the launcher's stderr: Open MPI's one-line account of a rank that
 // died when there is one, else the end of the output.
@@ -117,8 +119,11 @@ std::string FindWorker() { return FindBinary("MESHTUNE_WORKER", "meshtune_worker
 std::string FindCalibrator() { return FindBinary("MESHTUNE_CALIBRATOR", "meshtune_calibrate"); }
 
 std::string JobFailure(const CommandResult& result) {
-  if (result.signal != 0) return absl::StrCat("the launcher died of signal ", result.signal, ": ", Explain(result.err_tail));
-  return absl::StrCat("the job failed (exit status ", result.exit_code, ") without a result: ", Explain(result.err_tail));
+  if (result.signal != 0)
+    return absl::StrCat("the launcher died of signal ", result.signal, ": ",
+                        Explain(result.err_tail));
+  return absl::StrCat("the job failed (exit status ", result.exit_code,
+                      ") without a result: ", Explain(result.err_tail));
 }
 
 namespace {
@@ -152,7 +157,8 @@ struct Job {
 // one BLAS thread per rank (and Open MPI allowed to run as root).
 absl::StatusOr<Job> StartJob(std::vector<std::string> args) {
   int out_pipe[2], err_pipe[2];
-  if (pipe(out_pipe) != 0) return absl::InternalError(absl::StrCat("pipe failed: ", std::strerror(errno)));
+  if (pipe(out_pipe) != 0)
+    return absl::InternalError(absl::StrCat("pipe failed: ", std::strerror(errno)));
   if (pipe(err_pipe) != 0) {
     const int e = errno;
     close(out_pipe[0]);
@@ -203,10 +209,12 @@ WaitEnd ReadOutput(pollfd (&fds)[2], const LaunchOptions& options, CommandResult
   WaitEnd end;
   std::string& err = result->err_tail;
   const int poll_ms = options.cancelled || g_handlers_installed ? 100 : 1000;
-  const auto deadline = std::chrono::steady_clock::now() + std::chrono::duration<double>(options.timeout_s);
+  const auto deadline =
+      std::chrono::steady_clock::now() + std::chrono::duration<double>(options.timeout_s);
   int open_fds = 2;
   while (open_fds > 0) {
-    const auto left = std::chrono::duration_cast<std::chrono::milliseconds>(deadline - std::chrono::steady_clock::now());
+    const auto left = std::chrono::duration_cast<std::chrono::milliseconds>(
+        deadline - std::chrono::steady_clock::now());
     if (left.count() <= 0) {
       end.timed_out = true;
       break;
@@ -219,7 +227,9 @@ WaitEnd ReadOutput(pollfd (&fds)[2], const LaunchOptions& options, CommandResult
       end.timed_out = true;  // killed the same way
       break;
     }
-    if (poll(fds, 2, static_cast<int>(std::min<int64_t>(left.count(), poll_ms))) < 0 && errno != EINTR) break;
+    if (poll(fds, 2, static_cast<int>(std::min<int64_t>(left.count(), poll_ms))) < 0 &&
+        errno != EINTR)
+      break;
     for (int i = 0; i < 2; ++i) {
       if (fds[i].fd < 0 || !(fds[i].revents & (POLLIN | POLLHUP | POLLERR))) continue;
       char buf[8192];
@@ -261,9 +271,11 @@ int Reap(pid_t pid, bool stop, const std::string& marker) {
 }  // namespace
 
 absl::StatusOr<CommandResult> LaunchCommand(int64_t ranks, const std::vector<std::string>& command,
-                                            const LaunchOptions& options, const std::string& marker) {
+                                            const LaunchOptions& options,
+                                            const std::string& marker) {
   if (const int sig = StopSignal(); sig != 0) {
-    return absl::CancelledError(absl::StrCat("interrupted by ", SignalName(sig), "; the job was not started"));
+    return absl::CancelledError(
+        absl::StrCat("interrupted by ", SignalName(sig), "; the job was not started"));
   }
   absl::StatusOr<Job> job = StartJob(LauncherArgs(ranks, command, options));
   if (!job.ok()) return job.status();
@@ -277,11 +289,13 @@ absl::StatusOr<CommandResult> LaunchCommand(int64_t ranks, const std::vector<std
     if (f.fd >= 0) close(f.fd);
   }
   if (end.interrupted != 0) {
-    return absl::CancelledError(absl::StrCat("interrupted by ", SignalName(end.interrupted), "; the job was killed"));
+    return absl::CancelledError(
+        absl::StrCat("interrupted by ", SignalName(end.interrupted), "; the job was killed"));
   }
   if (end.cancelled) return absl::CancelledError("cancelled; the job was killed");
   if (end.timed_out) {
-    return absl::DeadlineExceededError(absl::StrCat("timed out after ", options.timeout_s, " s; the job was killed"));
+    return absl::DeadlineExceededError(
+        absl::StrCat("timed out after ", options.timeout_s, " s; the job was killed"));
   }
   if (err.size() > kErrTailBytes) err.erase(0, err.size() - kErrTailBytes);
   if (WIFSIGNALED(status)) {
@@ -297,14 +311,16 @@ LaunchResult Launch(const RunSpec& spec, const LaunchOptions& options) {
   LaunchResult result;
   const std::string worker = options.worker.empty() ? FindWorker() : options.worker;
   if (!Executable(worker)) {
-    result.error = absl::StrCat("cannot find the worker binary meshtune_worker (looked for '", worker,
-                                "'); set MESHTUNE_WORKER");
+    result.error = absl::StrCat("cannot find the worker binary meshtune_worker (looked for '",
+                                worker, "'); set MESHTUNE_WORKER");
     return result;
   }
   std::error_code ec;
-  const std::filesystem::path temp_dir = std::filesystem::temp_directory_path(ec);  // $TMPDIR, else /tmp
+  const std::filesystem::path temp_dir =
+      std::filesystem::temp_directory_path(ec);  // $TMPDIR, else /tmp
   if (ec) {
-    result.error = absl::StrCat("cannot find a directory for temporary files ($TMPDIR): ", ec.message());
+    result.error =
+        absl::StrCat("cannot find a directory for temporary files ($TMPDIR): ", ec.message());
     return result;
   }
   std::string path_template = (temp_dir / "meshtune-trace-XXXXXX").string();
@@ -317,19 +333,36 @@ LaunchResult Launch(const RunSpec& spec, const LaunchOptions& options) {
                                 std::strerror(errno));
     return result;
   }
-  const bool written = write(fd, spec.trace.data(), spec.trace.size()) == static_cast<ssize_t>(spec.trace.size());
+  const bool written =
+      write(fd, spec.trace.data(), spec.trace.size()) == static_cast<ssize_t>(spec.trace.size());
   const int write_errno = errno;
   close(fd);
   if (!written) {
     unlink(trace_path);
-    result.error = absl::StrCat("cannot write the temporary trace file ", trace_path, ": ", std::strerror(write_errno));
+    result.error = absl::StrCat("cannot write the temporary trace file ", trace_path, ": ",
+                                std::strerror(write_errno));
     return result;
   }
 
-  std::vector<std::string> command = {worker, "--expr", spec.expr, "--extents", spec.extents, "--dtype", spec.dtype,
-                                      "--mesh", spec.mesh, "--trace", trace_path, "--reps", std::to_string(spec.reps),
-                                      "--warmup", std::to_string(spec.warmup), "--seed", std::to_string(spec.seed)};
-  if (!spec.inject_fault.empty()) command.insert(command.end(), {"--inject-fault", spec.inject_fault});
+  std::vector<std::string> command = {worker,
+                                      "--expr",
+                                      spec.expr,
+                                      "--extents",
+                                      spec.extents,
+                                      "--dtype",
+                                      spec.dtype,
+                                      "--mesh",
+                                      spec.mesh,
+                                      "--trace",
+                                      trace_path,
+                                      "--reps",
+                                      std::to_string(spec.reps),
+                                      "--warmup",
+                                      std::to_string(spec.warmup),
+                                      "--seed",
+                                      std::to_string(spec.seed)};
+  if (!spec.inject_fault.empty())
+    command.insert(command.end(), {"--inject-fault", spec.inject_fault});
   // The trace file's name is on every rank's command line: the marker of this run's ranks.
   absl::StatusOr<CommandResult> job = LaunchCommand(spec.ranks, command, options, trace_path);
   unlink(trace_path);
@@ -358,7 +391,8 @@ LaunchResult Launch(const RunSpec& spec, const LaunchOptions& options) {
     result.error = "the output did not verify";
   } else if (job->signal == 0 && job->exit_code != 0) {
     result.verified = false;
-    result.error = absl::StrCat("the job exited with status ", job->exit_code, ": ", Tail(job->err_tail, 600));
+    result.error =
+        absl::StrCat("the job exited with status ", job->exit_code, ": ", Tail(job->err_tail, 600));
   }
   return result;
 }

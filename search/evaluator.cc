@@ -59,10 +59,12 @@ const absl::StatusOr<ir::Computation>& Evaluator::NestComputation(int nest) {
   return nest_computations_.emplace(nest, std::move(c)).first->second;
 }
 
-const absl::StatusOr<ir::Sharding>& Evaluator::ShardingOf(size_t tensor, const std::vector<ir::ShardTarget>& targets) {
+const absl::StatusOr<ir::Sharding>& Evaluator::ShardingOf(
+    size_t tensor, const std::vector<ir::ShardTarget>& targets) {
   const std::string& name = space_.tensors()[tensor];
   std::string key = name;
-  for (const ir::ShardTarget& t : targets) absl::StrAppend(&key, " ", t.dim, "@", t.target.ToString());
+  for (const ir::ShardTarget& t : targets)
+    absl::StrAppend(&key, " ", t.dim, "@", t.target.ToString());
   auto it = shardings_.find(key);
   if (it != shardings_.end()) return it->second;
   absl::StatusOr<ir::Sharding> out;
@@ -164,7 +166,8 @@ Evaluator::OptionState Evaluator::CheckOption(const ir::Computation& c, size_t t
     ct = sh.ok() ? absl::StatusOr<ir::Computation>(c.WithSharding(name, *sh)) : sh.status();
   }
   if (ct.ok() && !opt.comm_loop.empty()) {
-    ct = ir::Communicate(*ct, name, opt.comm_loop, opt.comm_loop == rot.loop ? rot.by : std::vector<std::string>{});
+    ct = ir::Communicate(*ct, name, opt.comm_loop,
+                         opt.comm_loop == rot.loop ? rot.by : std::vector<std::string>{});
   }
   if (!ct.ok()) {
     st.reason = ReasonOf(ct.status());
@@ -179,7 +182,8 @@ Evaluator::OptionState Evaluator::CheckOption(const ir::Computation& c, size_t t
     st.legal = true;
     if (budget) {
       const ir::Sharding* s = ct->sharding(name);
-      st.bytes = ir::DTypeBytes(problem.dtype) * Product(s != nullptr ? s->local_shape : problem.Shape(name)) +
+      st.bytes = ir::DTypeBytes(problem.dtype) *
+                     Product(s != nullptr ? s->local_shape : problem.Shape(name)) +
                  std::max<int64_t>(k.buffer_bytes, 0);
     }
   }
@@ -188,8 +192,8 @@ Evaluator::OptionState Evaluator::CheckOption(const ir::Computation& c, size_t t
   return st;
 }
 
-void Evaluator::CountRejections(const NestChoices& choices, const Rotation& rot, const OptionCounts& n,
-                                NestState* state) {
+void Evaluator::CountRejections(const NestChoices& choices, const Rotation& rot,
+                                const OptionCounts& n, NestState* state) {
   // Rejections, each point by its first failing tensor: tensors before it legal, after it
   // anything (minus, for a rotation, the points with nothing at the rotated loop).
   const size_t nt = n.all.size();
@@ -269,14 +273,15 @@ std::string Evaluator::ProgramKey(const codegen::Program& p, const ir::Computati
   // the tensorized loops inside the kernel is not).
   for (const ir::Loop& l : c.loops()) {
     if (l.kind == ir::LoopKind::kTensorized) continue;
-    absl::StrAppend(&key, "loop ", l.name, ":", l.extent, ":", static_cast<int>(l.kind), ":", l.axis, ":", l.origin,
-                    ":", l.stride, ":", absl::StrJoin(l.rotate, ","), "\n");
+    absl::StrAppend(&key, "loop ", l.name, ":", l.extent, ":", static_cast<int>(l.kind), ":",
+                    l.axis, ":", l.origin, ":", l.stride, ":", absl::StrJoin(l.rotate, ","), "\n");
   }
   for (const codegen::TensorInfo& t : p.tensors) {
     absl::StrAppend(&key, "layout ", t.name);
     for (const codegen::DimLayout& d : t.layout) {
       absl::StrAppend(&key, " [");
-      for (const auto& [block, index] : d.blocks) absl::StrAppend(&key, block, "*", index.ToString(), ";");
+      for (const auto& [block, index] : d.blocks)
+        absl::StrAppend(&key, block, "*", index.ToString(), ";");
       absl::StrAppend(&key, "]");
     }
     absl::StrAppend(&key, "\n");

@@ -34,8 +34,8 @@ ir::AxisExpr PlainAxis(const std::string& axis) {
 
 // Every way to lay `dims` over the mesh: each axis goes to one dim (or, with replication,
 // to none); a dim given several axes is split over them in the order listed.
-std::vector<std::vector<ShardTarget>> Layouts(const std::vector<std::string>& dims, const ir::Mesh& mesh,
-                                              const SpaceOptions& options) {
+std::vector<std::vector<ShardTarget>> Layouts(const std::vector<std::string>& dims,
+                                              const ir::Mesh& mesh, const SpaceOptions& options) {
   const int na = static_cast<int>(mesh.axes.size());
   const int nd = static_cast<int>(dims.size());
   const int choices = nd + (options.allow_replication ? 1 : 0);  // choice nd: replicated
@@ -56,7 +56,8 @@ std::vector<std::vector<ShardTarget>> Layouts(const std::vector<std::string>& di
     for (int x = 0; x < na; ++x) {
       if (assign[x] < nd) per_dim[assign[x]].push_back(mesh.axes[x].name);
     }
-    std::function<void(int, std::vector<ShardTarget>)> orders = [&](int d, std::vector<ShardTarget> acc) {
+    std::function<void(int, std::vector<ShardTarget>)> orders = [&](int d,
+                                                                    std::vector<ShardTarget> acc) {
       if (d == nd) {
         std::vector<std::pair<std::string, std::string>> key;
         for (const ShardTarget& t : acc) key.emplace_back(t.dim, t.target.ToString());
@@ -136,10 +137,10 @@ struct NestInputs {
   const ir::Problem& p;
   const ir::Mesh& mesh;
   const SpaceOptions& options;
-  bool trivial_mesh = false;                      // one rank: nothing is distributed
+  bool trivial_mesh = false;                        // one rank: nothing is distributed
   std::map<std::string, std::string> outer, inner;  // per index, its two loop names
-  std::vector<std::string> kernel_order;          // the kernel's index order
-  std::string kernel;                             // the op the innermost loops fold into
+  std::vector<std::string> kernel_order;            // the kernel's index order
+  std::string kernel;                               // the op the innermost loops fold into
   std::vector<std::vector<std::vector<ShardTarget>>> layouts;  // per tensor, its layouts
 };
 
@@ -164,7 +165,8 @@ std::vector<std::string> KernelOrder(const ir::Problem& p) {
   std::vector<std::string> kernel_order = p.output.indices;
   for (const ir::TensorAccess& a : p.operands) {
     for (const std::string& i : a.indices) {
-      if (std::find(kernel_order.begin(), kernel_order.end(), i) == kernel_order.end()) kernel_order.push_back(i);
+      if (std::find(kernel_order.begin(), kernel_order.end(), i) == kernel_order.end())
+        kernel_order.push_back(i);
     }
   }
   return kernel_order;
@@ -192,7 +194,8 @@ LoopNest MakeLoopNest(const NestInputs& in, const std::vector<std::string>& assi
   n.serial = serial;
   std::vector<std::string> kernel_loops;
   for (const std::string& i : in.kernel_order) {
-    const bool split = std::find(assign.begin(), assign.end(), i) != assign.end() && !in.trivial_mesh;
+    const bool split =
+        std::find(assign.begin(), assign.end(), i) != assign.end() && !in.trivial_mesh;
     bool divided = false;
     for (const auto& d : divides) divided |= d.first == i;
     kernel_loops.push_back(split || divided ? in.inner.at(i) : i);
@@ -230,9 +233,10 @@ std::vector<std::string> CommLevels(const NestInputs& in, const LoopNest& n, boo
   // one, loops keep the domain's order (indices by name).
   std::string kernel_outer = kernel_loops.front();
   if (!divided) {
-    const auto first = std::min_element(in.kernel_order.begin(), in.kernel_order.end(), [&](const auto& a, const auto& b) {
-      return in.p.IndexPosition(a) < in.p.IndexPosition(b);
-    });
+    const auto first = std::min_element(in.kernel_order.begin(), in.kernel_order.end(),
+                                        [&](const auto& a, const auto& b) {
+                                          return in.p.IndexPosition(a) < in.p.IndexPosition(b);
+                                        });
     kernel_outer = kernel_loops[first - in.kernel_order.begin()];
   }
   levels.push_back(kernel_outer);
@@ -249,7 +253,8 @@ std::vector<std::vector<TensorOption>> TensorOptions(const NestInputs& in,
     for (const std::string& level : levels) {
       for (const std::vector<ShardTarget>& layout : layouts) {
         bool skewed = false;
-        for (const ShardTarget& st : layout) skewed |= st.target.terms.size() > 1 || st.target.modulus != 0;
+        for (const ShardTarget& st : layout)
+          skewed |= st.target.terms.size() > 1 || st.target.modulus != 0;
         if (skewed && level.empty()) continue;  // never admissible
         opts.push_back({layout, level, skewed});
       }
@@ -312,7 +317,8 @@ void AddNests(const NestInputs& in, std::vector<NestChoices>* out) {
     }
     std::vector<std::string> rest;
     for (const std::string& i : in.p.indices) {
-      if (in.trivial_mesh || std::find(assign.begin(), assign.end(), i) == assign.end()) rest.push_back(i);
+      if (in.trivial_mesh || std::find(assign.begin(), assign.end(), i) == assign.end())
+        rest.push_back(i);
     }
     AddNestsPerDivides(in, assign, rest, out);
   };
@@ -325,7 +331,8 @@ std::string LoopNest::Describe() const {
   std::vector<std::string> parts;
   for (const ir::Instruction& inst : calls) {
     if (const auto* d = std::get_if<ir::DistributeCall>(&inst)) {
-      for (size_t i = 0; i < d->vars.size(); ++i) parts.push_back(absl::StrCat(d->vars[i], "@", d->axes[i]));
+      for (size_t i = 0; i < d->vars.size(); ++i)
+        parts.push_back(absl::StrCat(d->vars[i], "@", d->axes[i]));
     } else if (const auto* v = std::get_if<ir::DivideCall>(&inst)) {
       parts.push_back(absl::StrCat(v->var, "/", v->parts));
     }
@@ -345,28 +352,28 @@ std::string TensorOption::Describe() const {
 std::vector<ir::Mesh> MeshFactorisations(int64_t ranks, std::optional<int64_t> mem_per_rank,
                                          const std::set<std::string>& taken) {
   std::vector<std::string> kNames = {"a0", "a1", "a2"};
-  for (const std::vector<std::string>& names : std::vector<std::vector<std::string>>{
-           {"u", "v", "w"}, {"p", "q", "r"}, {"x", "y", "z"}}) {
+  for (const std::vector<std::string>& names :
+       std::vector<std::vector<std::string>>{{"u", "v", "w"}, {"p", "q", "r"}, {"x", "y", "z"}}) {
     if (!taken.count(names[0]) && !taken.count(names[1]) && !taken.count(names[2])) kNames = names;
   }
   std::vector<ir::Mesh> out;
-  std::function<void(int64_t, int64_t, std::vector<int64_t>)> rec = [&](int64_t left, int64_t max,
-                                                                       std::vector<int64_t> sizes) {
-    if (left == 1 && !sizes.empty()) {
-      ir::Mesh m;
-      for (size_t i = 0; i < sizes.size(); ++i) m.axes.push_back({kNames[i], sizes[i]});
-      m.mem_per_rank_bytes = mem_per_rank;
-      out.push_back(std::move(m));
-      return;
-    }
-    if (sizes.size() == 3) return;
-    for (int64_t f = std::min(left, max); f >= 2; --f) {
-      if (left % f != 0) continue;
-      std::vector<int64_t> next = sizes;
-      next.push_back(f);
-      rec(left / f, f, std::move(next));
-    }
-  };
+  std::function<void(int64_t, int64_t, std::vector<int64_t>)> rec =
+      [&](int64_t left, int64_t max, std::vector<int64_t> sizes) {
+        if (left == 1 && !sizes.empty()) {
+          ir::Mesh m;
+          for (size_t i = 0; i < sizes.size(); ++i) m.axes.push_back({kNames[i], sizes[i]});
+          m.mem_per_rank_bytes = mem_per_rank;
+          out.push_back(std::move(m));
+          return;
+        }
+        if (sizes.size() == 3) return;
+        for (int64_t f = std::min(left, max); f >= 2; --f) {
+          if (left % f != 0) continue;
+          std::vector<int64_t> next = sizes;
+          next.push_back(f);
+          rec(left / f, f, std::move(next));
+        }
+      };
   rec(ranks, ranks, {});
   if (ranks == 1) {
     ir::Mesh m;
@@ -382,7 +389,8 @@ absl::StatusOr<Space> Space::Build(const ir::Computation& base, const SpaceOptio
   const ir::Mesh& mesh = base.mesh();
   if (p.indices.size() > kMaxIndices) {
     return absl::InvalidArgumentError(absl::StrCat("the problem has ", p.indices.size(),
-                                                   " indices; the search enumerates at most ", kMaxIndices));
+                                                   " indices; the search enumerates at most ",
+                                                   kMaxIndices));
   }
   Space space;
   space.tensors_ = p.Tensors();
@@ -448,7 +456,8 @@ std::optional<Genome> Space::Find(const ir::Trace& trace) const {
     g.nest = static_cast<int>(n);
     g.rotation = -1;
     for (size_t r = 0; r < nc.rotations.size(); ++r) {
-      if (nc.rotations[r].loop == rot.loop && nc.rotations[r].by == rot.by) g.rotation = static_cast<int>(r);
+      if (nc.rotations[r].loop == rot.loop && nc.rotations[r].by == rot.by)
+        g.rotation = static_cast<int>(r);
     }
     if (g.rotation < 0) return std::nullopt;
     for (size_t t = 0; t < tensors_.size(); ++t) {
@@ -456,7 +465,8 @@ std::optional<Genome> Space::Find(const ir::Trace& trace) const {
       const std::string& loop = comm[tensors_[t]];
       int found = -1;
       for (size_t o = 0; o < nc.options[t].size() && found < 0; ++o) {
-        if (nc.options[t][o].targets == want && nc.options[t][o].comm_loop == loop) found = static_cast<int>(o);
+        if (nc.options[t][o].targets == want && nc.options[t][o].comm_loop == loop)
+          found = static_cast<int>(o);
       }
       if (found < 0) return std::nullopt;
       g.options.push_back(found);

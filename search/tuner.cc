@@ -15,7 +15,9 @@ namespace {
 
 using Clock = std::chrono::steady_clock;
 
-double Since(Clock::time_point start) { return std::chrono::duration<double>(Clock::now() - start).count(); }
+double Since(Clock::time_point start) {
+  return std::chrono::duration<double>(Clock::now() - start).count();
+}
 
 std::string PrunedText(const ReasonCounts& pruned) {
   std::vector<std::string> parts;
@@ -49,9 +51,11 @@ struct TuneRun {
 // positive number of seconds.
 absl::Status CheckOptions(const TuneOptions& options) {
   if (options.meshes.empty()) return absl::InvalidArgumentError("no mesh to tune for");
-  if (options.top_k < 0) return absl::InvalidArgumentError(absl::StrCat("top-k must be >= 0, got ", options.top_k));
+  if (options.top_k < 0)
+    return absl::InvalidArgumentError(absl::StrCat("top-k must be >= 0, got ", options.top_k));
   if (!(options.budget_s > 0)) {
-    return absl::InvalidArgumentError(absl::StrCat("the budget must be a positive number of seconds, got ", options.budget_s));
+    return absl::InvalidArgumentError(
+        absl::StrCat("the budget must be a positive number of seconds, got ", options.budget_s));
   }
   return absl::OkStatus();
 }
@@ -60,11 +64,13 @@ absl::Status CheckOptions(const TuneOptions& options) {
 // to its name. Cancelled when cancelled; FailedPrecondition when no candidate came out.
 absl::Status Search(TuneRun& run, Explorer& explorer, std::string* strategy) {
   const TuneOptions& options = run.options;
-  std::unique_ptr<SearchStrategy> s = NewDefaultStrategy(explorer, options.max_exhaustive, options.evolution);
+  std::unique_ptr<SearchStrategy> s =
+      NewDefaultStrategy(explorer, options.max_exhaustive, options.evolution);
   *strategy = s->name();
   SearchBudget budget;
   budget.max_evaluations = options.max_evaluations;
-  budget.deadline = run.start + std::chrono::duration_cast<Clock::duration>(std::chrono::duration<double>(options.budget_s / 2));
+  budget.deadline = run.start + std::chrono::duration_cast<Clock::duration>(
+                                    std::chrono::duration<double>(options.budget_s / 2));
   budget.cancelled = options.cancelled;
   budget.on_progress = [&] { run.Report("search", &explorer); };
   s->Search(explorer, budget);
@@ -72,13 +78,15 @@ absl::Status Search(TuneRun& run, Explorer& explorer, std::string* strategy) {
   const std::vector<const Candidate*> ranked = explorer.Best(std::max(options.top_k, 1));
   if (ranked.empty()) {
     if (explorer.counts().evaluated == 0 && Clock::now() >= budget.deadline) {
-      return absl::FailedPreconditionError(absl::StrFormat(
-          "the time budget of %g s ran out before any schedule was evaluated (the search gets half of it); "
-          "give a larger budget (--budget-s)",
-          options.budget_s));
+      return absl::FailedPreconditionError(
+          absl::StrFormat("the time budget of %g s ran out before any schedule was evaluated (the "
+                          "search gets half of it); "
+                          "give a larger budget (--budget-s)",
+                          options.budget_s));
     }
-    return absl::FailedPreconditionError(absl::StrCat("none of the ", explorer.counts().evaluated,
-                                                      " legal schedules evaluated could be lowered"));
+    return absl::FailedPreconditionError(
+        absl::StrCat("none of the ", explorer.counts().evaluated,
+                     " legal schedules evaluated could be lowered"));
   }
   return absl::OkStatus();
 }
@@ -112,7 +120,8 @@ Measurement Measure(TuneRun& run, Explorer& explorer, Runner& runner, Checker& c
 // Measures the candidates the explorer picks for the top_k, in order, into
 // result->measurements, while more than a second of the budget is left and the tune is
 // not cancelled.
-void MeasureTop(TuneRun& run, Explorer& explorer, Runner& runner, Checker& checker, TuneResult* result) {
+void MeasureTop(TuneRun& run, Explorer& explorer, Runner& runner, Checker& checker,
+                TuneResult* result) {
   const std::vector<const Candidate*> measure = explorer.ToMeasure(run.options.top_k);
   TuneProgress& progress = run.progress;
   progress.to_measure = static_cast<int>(measure.size());
@@ -137,7 +146,8 @@ void MeasureTop(TuneRun& run, Explorer& explorer, Runner& runner, Checker& check
 absl::Status ChooseWinner(TuneRun& run, Explorer& explorer, Checker& checker, TuneResult* result) {
   const Measurement* fastest = nullptr;
   for (const Measurement& m : result->measurements) {
-    if (m.run.verified && m.run.seconds.has_value() && (fastest == nullptr || *m.run.seconds < *fastest->run.seconds)) {
+    if (m.run.verified && m.run.seconds.has_value() &&
+        (fastest == nullptr || *m.run.seconds < *fastest->run.seconds)) {
       fastest = &m;
     }
   }
@@ -163,9 +173,10 @@ absl::Status ChooseWinner(TuneRun& run, Explorer& explorer, Checker& checker, Tu
     result->refused.push_back(absl::StrCat(c->trace, "\n  ", check.error));
   }
   if (chosen == nullptr) {
-    return absl::FailedPreconditionError(absl::StrCat(
-        "none of the model's ", result->refused.size(), " best schedules passed the simulator's check; the first: ",
-        result->refused.empty() ? "" : result->refused[0]));
+    return absl::FailedPreconditionError(
+        absl::StrCat("none of the model's ", result->refused.size(),
+                     " best schedules passed the simulator's check; the first: ",
+                     result->refused.empty() ? "" : result->refused[0]));
   }
   result->best = *chosen;
   result->mesh = explorer.mesh(chosen->mesh).ToString();
@@ -186,9 +197,9 @@ absl::StatusOr<TuneResult> Tune(const TuneOptions& options, Runner& runner,
   if (!made.ok()) return made.status();
   Explorer& explorer = **made;
   if (explorer.counts().legal == 0) {
-    return absl::FailedPreconditionError(absl::StrCat("no legal schedule among ", explorer.counts().enumerated,
-                                                      " candidates (pruned: ", PrunedText(explorer.counts().pruned),
-                                                      ")"));
+    return absl::FailedPreconditionError(
+        absl::StrCat("no legal schedule among ", explorer.counts().enumerated,
+                     " candidates (pruned: ", PrunedText(explorer.counts().pruned), ")"));
   }
   if (cancelled()) return absl::CancelledError("the tune was cancelled");
   run.Report("search", &explorer);
@@ -199,12 +210,15 @@ absl::StatusOr<TuneResult> Tune(const TuneOptions& options, Runner& runner,
   Checker* checker = options.checker;
   if (checker == nullptr) checker = (simulating = NewSimulatingChecker()).get();
   if (runner.measures()) MeasureTop(run, explorer, runner, *checker, &result);
-  if (cancelled() && result.measurements.empty()) return absl::CancelledError("the tune was cancelled");
+  if (cancelled() && result.measurements.empty())
+    return absl::CancelledError("the tune was cancelled");
 
   if (absl::Status s = ChooseWinner(run, explorer, *checker, &result); !s.ok()) return s;
-  result.lower_bound = MatmulCommLowerBound(options.problem, explorer.mesh(result.best.mesh).Ranks());
+  result.lower_bound =
+      MatmulCommLowerBound(options.problem, explorer.mesh(result.best.mesh).Ranks());
   if (result.lower_bound.has_value() && *result.lower_bound > 0) {
-    result.lower_bound_ratio = static_cast<double>(result.best.cost.comm_words_per_rank) / *result.lower_bound;
+    result.lower_bound_ratio =
+        static_cast<double>(result.best.cost.comm_words_per_rank) / *result.lower_bound;
   }
   result.counts = explorer.counts();
   run.Report("done", &explorer);
