@@ -518,6 +518,14 @@ class Validator {
                                      const std::vector<std::string>& out_loops);
   absl::Status ExplainBadTuple(const isl::map& tuple_o, const isl::set& acc_range,
                                const Point& path);
+  // Where input j's element (`element`, of the kernel instance on `path`) came from: the
+  // transfer that filled its buffer, the rank that sent it, and whether it is the element
+  // the transfer's own box names there.
+  struct InputSource {
+    std::string loop, from = "its own shard";
+    bool contradicts_box = false;
+  };
+  InputSource SourceOf(const Point& path, size_t j, const Point& element) const;
 
   const ir::Computation& c_;
   const Program& p_;
@@ -1674,7 +1682,7 @@ absl::Status Validator::CheckEachInstanceOnce(const PathScope& x, const isl::map
 absl::Status Validator::ExplainBadTuple(const isl::map& tuple_o, const isl::set& acc_range,
                                         const Point& path) {
   const std::string& out = prob_.output.tensor;
-  const unsigned na = na_, ni = InstDims(), nk = ni + np_, r0 = nk;
+  const unsigned nk = InstDims() + np_, r0 = nk;
   const isl::set at = Frame(ctx_, nk + 1 + depth_).At(path);
   const Point tuple = Witness(tuple_o.intersect_domain(at).range().subtract(acc_range));
   // Components: the output, then each operand.
@@ -1702,39 +1710,10 @@ absl::Status Validator::ExplainBadTuple(const isl::map& tuple_o, const isl::set&
       needed[j] = comp(Witness(s), j);
     }
   }
-  const Node& kn = NodeOf(path, 0);
-  const Compute& k = std::get<Compute>(kn.stmt->node);
   const Reduce* red = path[r0] >= 0 ? &std::get<Reduce>(nodes_[path[r0]].stmt->node) : nullptr;
   const Point rank = RankOf(path, 0);
   const std::string where = InstanceAt(path, 0);
-  // Where input j's element came from: the transfer that filled its buffer, the rank that
-  // sent it, and whether it is the element the transfer's own box names there.
-  struct Source {
-    std::string loop, from = "its own shard";
-    bool contradicts_box = false;
-  };
-  auto source_of = [&](size_t j) {
-    Source src;
-    const Operand& o = k.in[j - 1];
-    if (o.buffer == o.tensor) return src;
-    const isl::set kpoint = Frame(ctx_, nk).At(Slice(path, 0, nk));
-    const Point se = Witness(reads_.at(kn.id)[j - 1].intersect_domain(kpoint).range());
-    src.from = RankText(Slice(se, 0, na));
-    const Point lw = ir::SamplePoint(last_writers_.at(kn.id)[j - 1]
-                                         ->intersect_domain(Frame(ctx_, ni).At(Slice(path, 0, ni)))
-                                         .range());
-    const Node& wn = NodeOf(lw, 0);
-    const auto* x = std::get_if<Transfer>(&wn.stmt->node);
-    if (x == nullptr) return src;
-    src.loop = x->loop;
-    const Point b = ir::SamplePoint(positions_.at(kn.id)[j].intersect_domain(kpoint).range());
-    Point claim = Eval(x->global.offset, rank, &wn, LoopsOf(lw, 0));
-    if (claim.size() == b.size()) {
-      for (size_t d = 0; d < b.size(); ++d) claim[d] += b[d];
-      src.contradicts_box = claim != comp(tuple, j);
-    }
-    return src;
-  };
+  auto source_of = [&](size_t j) { return SourceOf(path, j, comp(tuple, j)); };
   std::vector<std::string> ins;
   for (size_t j = 1; j < tensors.size(); ++j) ins.push_back(Elem(tensors[j], comp(tuple, j)));
   const std::string product = absl::StrJoin(ins, Combine());
@@ -1760,7 +1739,7 @@ absl::Status Validator::ExplainBadTuple(const isl::map& tuple_o, const isl::set&
                                 ", but it belongs to ", Elem(out, needed[0])));
   }
   if (culprit < tensors.size()) {
-    const Source src = source_of(culprit);
+    const InputSource src = source_of(culprit);
     return Unsound(
         tensors[culprit], src.loop, rank,
         absl::StrCat(where, " reads ", Elem(tensors[culprit], comp(tuple, culprit)), " from ",
@@ -1777,6 +1756,34 @@ absl::Status Validator::ExplainBadTuple(const isl::map& tuple_o, const isl::set&
       absl::StrCat(where, " computes ", Elem(out, comp(tuple, 0)), " += ", product,
                    ", which is no instance of the statement",
                    alternatives.empty() ? "" : ": either " + absl::StrJoin(alternatives, " or ")));
+}
+
+Validator::InputSource Validator::SourceOf(const Point& path, size_t j,
+                                           const Point& element) const {
+  const unsigned na = na_, ni = InstDims(), nk = ni + np_;
+  const Node& kn = NodeOf(path, 0);
+  const Compute& k = std::get<Compute>(kn.stmt->node);
+  const Point rank = RankOf(path, 0);
+  InputSource src;
+  const Operand& o = k.in[j - 1];
+  if (o.buffer == o.tensor) return src;
+  const isl::set kpoint = Frame(ctx_, nk).At(Slice(path, 0, nk));
+  const Point se = Witness(reads_.at(kn.id)[j - 1].intersect_domain(kpoint).range());
+  src.from = RankText(Slice(se, 0, na));
+  const Point lw = ir::SamplePoint(last_writers_.at(kn.id)[j - 1]
+                                       ->intersect_domain(Frame(ctx_, ni).At(Slice(path, 0, ni)))
+                                       .range());
+  const Node& wn = NodeOf(lw, 0);
+  const auto* x = std::get_if<Transfer>(&wn.stmt->node);
+  if (x == nullptr) return src;
+  src.loop = x->loop;
+  const Point b = ir::SamplePoint(positions_.at(kn.id)[j].intersect_domain(kpoint).range());
+  Point claim = Eval(x->global.offset, rank, &wn, LoopsOf(lw, 0));
+  if (claim.size() == b.size()) {
+    for (size_t d = 0; d < b.size(); ++d) claim[d] += b[d];
+    src.contradicts_box = claim != element;
+  }
+  return src;
 }
 
 absl::Status Validator::Run() {
