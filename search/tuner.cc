@@ -32,6 +32,7 @@ struct TuneRun {
   Clock::time_point start;
   TuneProgress progress;
 
+  // Whether the caller has cancelled the tune.
   bool Cancelled() const { return options.cancelled && options.cancelled(); }
   // Tells every callback the tune is at `stage` (with `explorer`'s counts and best
   // prediction, when given).
