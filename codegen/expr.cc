@@ -43,7 +43,8 @@ Expr Expr::Make(Op op, std::vector<Expr> args) {
   if (op == Op::kSub && a[1].IsConst() && a[1].value() == 0) return a[0];
   if (op == Op::kMul && a[0].IsConst() && a[0].value() == 1) return a[1];
   if (op == Op::kMul && a[1].IsConst() && a[1].value() == 1) return a[0];
-  if (op == Op::kMul && ((a[0].IsConst() && a[0].value() == 0) || (a[1].IsConst() && a[1].value() == 0))) {
+  if (op == Op::kMul &&
+      ((a[0].IsConst() && a[0].value() == 0) || (a[1].IsConst() && a[1].value() == 0))) {
     return Const(0);
   }
   return e;
@@ -53,49 +54,57 @@ Expr operator+(const Expr& a, const Expr& b) { return Expr::Make(Expr::Op::kAdd,
 Expr operator-(const Expr& a, const Expr& b) { return Expr::Make(Expr::Op::kSub, {a, b}); }
 Expr operator*(const Expr& a, const Expr& b) { return Expr::Make(Expr::Op::kMul, {a, b}); }
 
-int64_t Expr::Eval(const std::function<int64_t(const std::string&)>& lookup) const {
-  const auto& a = args();
-  auto v = [&](int i) { return a[i].Eval(lookup); };
-  switch (op()) {
+int64_t ApplyOp(Expr::Op op, int64_t x, int64_t y, int64_t z) {
+  using Op = Expr::Op;
+  switch (op) {
     case Op::kConst:
-      return value();
     case Op::kVar:
-      return lookup(name());
+      return 0;
     case Op::kAdd:
-      return v(0) + v(1);
+      return x + y;
     case Op::kSub:
-      return v(0) - v(1);
+      return x - y;
     case Op::kMul:
-      return v(0) * v(1);
+      return x * y;
     case Op::kFloorDiv:
-      return FloorDiv(v(0), v(1));
+      return FloorDiv(x, y);
     case Op::kMod:
-      return FloorMod(v(0), v(1));
+      return FloorMod(x, y);
     case Op::kNeg:
-      return -v(0);
+      return -x;
     case Op::kMin:
-      return std::min(v(0), v(1));
+      return std::min(x, y);
     case Op::kMax:
-      return std::max(v(0), v(1));
+      return std::max(x, y);
     case Op::kEq:
-      return v(0) == v(1);
+      return x == y;
     case Op::kLe:
-      return v(0) <= v(1);
+      return x <= y;
     case Op::kLt:
-      return v(0) < v(1);
+      return x < y;
     case Op::kGe:
-      return v(0) >= v(1);
+      return x >= y;
     case Op::kGt:
-      return v(0) > v(1);
+      return x > y;
     case Op::kAnd:
-      return v(0) && v(1);
+      return x && y;
     case Op::kOr:
-      return v(0) || v(1);
+      return x || y;
     case Op::kSelect:
-      return v(0) ? v(1) : v(2);
+      return x ? y : z;
   }
   MT_CHECK(false);
   return 0;
+}
+
+int64_t Expr::Eval(const std::function<int64_t(const std::string&)>& lookup) const {
+  if (op() == Op::kConst) return value();
+  if (op() == Op::kVar) return lookup(name());
+  // Operators take at most 3 operands; all are evaluated (lookups have no side effects).
+  int64_t v[3] = {0, 0, 0};
+  const std::vector<Expr>& a = args();
+  for (size_t i = 0; i < a.size() && i < 3; ++i) v[i] = a[i].Eval(lookup);
+  return ApplyOp(op(), v[0], v[1], v[2]);
 }
 
 namespace {
@@ -155,18 +164,21 @@ std::string Render(const Expr& e, bool python, int min_level, const Rename& rena
       break;
     case Op::kFloorDiv:
       s = python ? absl::StrCat(Child(a[0], python, 2), " // ", Child(a[1], python, 3))
-                 : absl::StrCat("floord(", Render(a[0], python, 0, rename), ", ", Render(a[1], python, 0, rename), ")");
+                 : absl::StrCat("floord(", Render(a[0], python, 0, rename), ", ",
+                                Render(a[1], python, 0, rename), ")");
       break;
     case Op::kMod:
       s = python ? absl::StrCat(Child(a[0], python, 2), " % ", Child(a[1], python, 3))
-                 : absl::StrCat("floormod(", Render(a[0], python, 0, rename), ", ", Render(a[1], python, 0, rename), ")");
+                 : absl::StrCat("floormod(", Render(a[0], python, 0, rename), ", ",
+                                Render(a[1], python, 0, rename), ")");
       break;
     case Op::kNeg:
       s = absl::StrCat("-", Child(a[0], python, 3));
       break;
     case Op::kMin:
     case Op::kMax:
-      s = absl::StrCat(e.op() == Op::kMin ? (python ? "min(" : "std::min<int64_t>(") : (python ? "max(" : "std::max<int64_t>("),
+      s = absl::StrCat(e.op() == Op::kMin ? (python ? "min(" : "std::min<int64_t>(")
+                                          : (python ? "max(" : "std::max<int64_t>("),
                        Render(a[0], python, 0, rename), ", ", Render(a[1], python, 0, rename), ")");
       break;
     case Op::kEq:
@@ -181,12 +193,16 @@ std::string Render(const Expr& e, bool python, int min_level, const Rename& rena
     }
     case Op::kAnd:
     case Op::kOr:
-      s = absl::StrCat(Child(a[0], python, 1), e.op() == Op::kAnd ? (python ? " and " : " && ") : (python ? " or " : " || "),
-                       Child(a[1], python, 1));
+      s = absl::StrCat(
+          Child(a[0], python, 1),
+          e.op() == Op::kAnd ? (python ? " and " : " && ") : (python ? " or " : " || "),
+          Child(a[1], python, 1));
       break;
     case Op::kSelect:
-      s = python ? absl::StrCat(Child(a[1], python, 1), " if ", Child(a[0], python, 1), " else ", Child(a[2], python, 1))
-                 : absl::StrCat(Child(a[0], python, 1), " ? ", Child(a[1], python, 1), " : ", Child(a[2], python, 1));
+      s = python ? absl::StrCat(Child(a[1], python, 1), " if ", Child(a[0], python, 1), " else ",
+                                Child(a[2], python, 1))
+                 : absl::StrCat(Child(a[0], python, 1), " ? ", Child(a[1], python, 1), " : ",
+                                Child(a[2], python, 1));
       break;
   }
   return Level(e, python) < min_level ? absl::StrCat("(", s, ")") : s;

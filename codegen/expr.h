@@ -16,7 +16,26 @@ namespace meshtune::codegen {
 
 class Expr {
  public:
-  enum class Op { kConst, kVar, kAdd, kSub, kMul, kFloorDiv, kMod, kNeg, kMin, kMax, kEq, kLe, kLt, kGe, kGt, kAnd, kOr, kSelect };
+  enum class Op {
+    kConst,
+    kVar,
+    kAdd,
+    kSub,
+    kMul,
+    kFloorDiv,
+    kMod,
+    kNeg,
+    kMin,
+    kMax,
+    kEq,
+    kLe,
+    kLt,
+    kGe,
+    kGt,
+    kAnd,
+    kOr,
+    kSelect
+  };
 
   Expr() : Expr(Const(0)) {}
   static Expr Const(int64_t v);
@@ -59,6 +78,14 @@ class Expr {
 // Floor division and non-negative remainder as isl defines them (b > 0).
 int64_t FloorDiv(int64_t a, int64_t b);
 int64_t FloorMod(int64_t a, int64_t b);
+
+// The one table of what Expr's operators compute: `op` applied to the values of its
+// operands, x, y and z in order (those it does not take are ignored). + - * and unary - on
+// int64_t; kFloorDiv and kMod are FloorDiv and FloorMod; comparisons, kAnd and kOr give 0
+// or 1; kSelect is x ? y : z. kConst and kVar take no operands and give 0. Expr::Eval and
+// the cost model's per-rank evaluation both use it (codegen/validate.cc's ToPwAff is its
+// isl counterpart, emit_cpp.cc's prelude its counterpart in emitted C++).
+int64_t ApplyOp(Expr::Op op, int64_t x, int64_t y = 0, int64_t z = 0);
 
 }  // namespace meshtune::codegen
 

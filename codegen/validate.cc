@@ -39,7 +39,8 @@ using Point = std::vector<int64_t>;
 // A flat, anonymous set space of `n` integer dims, and the quasi-affine pieces built on it.
 class Frame {
  public:
-  Frame(isl::ctx ctx, unsigned n) : space_(isl::manage(isl_space_set_alloc(ctx.get(), 0, n))), n_(n) {}
+  Frame(isl::ctx ctx, unsigned n)
+      : space_(isl::manage(isl_space_set_alloc(ctx.get(), 0, n))), n_(n) {}
   unsigned dims() const { return n_; }
   const isl::space& space() const { return space_; }
   isl::pw_aff Var(unsigned pos) const { return isl::pw_aff(ir::DomainVar(space_, pos)); }
@@ -64,7 +65,8 @@ class Frame {
   // Some a[d] outside [0, size[d]) (a union of half-spaces: cheaper than a complement).
   isl::set OutOfBox(const Affs& a, const std::vector<int64_t>& size) const {
     isl::set s = None();
-    for (size_t d = 0; d < a.size(); ++d) s = s.unite(a[d].lt_set(Cst(0))).unite(a[d].ge_set(Cst(size[d])));
+    for (size_t d = 0; d < a.size(); ++d)
+      s = s.unite(a[d].lt_set(Cst(0))).unite(a[d].ge_set(Cst(size[d])));
     return s;
   }
   // a[d] == b[d] for every d.
@@ -125,7 +127,9 @@ isl::map FlatProduct(const isl::map& a, const isl::map& b) {
   return isl::manage(isl_map_flat_product(a.copy(), b.copy()));
 }
 
-isl::map Identity(const Frame& f) { return isl::manage(isl_map_identity(isl_space_map_from_set(f.space().copy()))); }
+isl::map Identity(const Frame& f) {
+  return isl::manage(isl_map_identity(isl_space_map_from_set(f.space().copy())));
+}
 
 // `m` with anonymous domain and range tuples.
 isl::map Anonymous(const isl::map& m) {
@@ -143,7 +147,9 @@ isl::map Prefix(const Frame& from, const Frame& to, unsigned n) {
 // The lexicographically smallest point of a non-empty, bounded set.
 Point Witness(const isl::set& s) { return ir::SamplePoint(s.lexmin()); }
 
-Point Slice(const Point& v, size_t first, size_t n) { return Point(v.begin() + first, v.begin() + first + n); }
+Point Slice(const Point& v, size_t first, size_t n) {
+  return Point(v.begin() + first, v.begin() + first + n);
+}
 
 std::string Join(const Point& v) { return absl::StrJoin(v, ", "); }
 
@@ -165,8 +171,10 @@ absl::StatusOr<isl::pw_aff> ToPwAff(const Expr& e, const Frame& f, const Env& en
   }
   const isl::pw_aff zero = f.Cst(0);
   auto divisor = [&]() -> absl::StatusOr<int64_t> {
-    if (!e.args()[1].IsConst()) return absl::UnimplementedError(absl::StrCat("non-constant divisor in ", e.ToString()));
-    if (e.args()[1].value() == 0) return absl::InvalidArgumentError(absl::StrCat("division by zero in ", e.ToString()));
+    if (!e.args()[1].IsConst())
+      return absl::UnimplementedError(absl::StrCat("non-constant divisor in ", e.ToString()));
+    if (e.args()[1].value() == 0)
+      return absl::InvalidArgumentError(absl::StrCat("division by zero in ", e.ToString()));
     return e.args()[1].value();
   };
   auto floordiv = [](const isl::pw_aff& x, int64_t d) {
@@ -188,7 +196,8 @@ absl::StatusOr<isl::pw_aff> ToPwAff(const Expr& e, const Frame& f, const Env& en
     case Op::kNeg:
       return a[0].neg();
     case Op::kMul:
-      if (isl_pw_aff_is_cst(a[0].get()) != isl_bool_true && isl_pw_aff_is_cst(a[1].get()) != isl_bool_true) {
+      if (isl_pw_aff_is_cst(a[0].get()) != isl_bool_true &&
+          isl_pw_aff_is_cst(a[1].get()) != isl_bool_true) {
         return absl::UnimplementedError(absl::StrCat("non-affine product ", e.ToString()));
       }
       return a[0].mul(a[1]);
@@ -245,7 +254,8 @@ struct Node {
   int64_t id = 0;
   const Stmt* stmt = nullptr;
   std::vector<const For*> loops;  // enclosing, outermost first
-  std::vector<int64_t> order;     // pre-order index of the node at each depth 0..d (the loops, then the leaf)
+  std::vector<int64_t>
+      order;  // pre-order index of the node at each depth 0..d (the loops, then the leaf)
   size_t depth() const { return loops.size(); }
 };
 
@@ -255,6 +265,8 @@ size_t CommonDepth(const Node& x, const Node& y) {
   while (c < x.depth() && c < y.depth() && x.loops[c] == y.loops[c]) ++c;
   return c;
 }
+
+class PathReads;
 
 class Validator {
  public:
@@ -277,20 +289,24 @@ class Validator {
   }
   std::string RankText(const Point& r) const {
     std::vector<std::string> parts;
-    for (size_t a = 0; a < r.size() && a < na_; ++a) parts.push_back(absl::StrCat(p_.axis_names[a], "=", r[a]));
+    for (size_t a = 0; a < r.size() && a < na_; ++a)
+      parts.push_back(absl::StrCat(p_.axis_names[a], "=", r[a]));
     return absl::StrCat("rank (", absl::StrJoin(parts, ", "), ")");
   }
   // "rank (x=0, y=1) at ko=1" for the instance at `at` in witness `w`.
   std::string InstanceAt(const Point& w, size_t at) const {
     const Node& n = nodes_[w[at + na_]];
     std::vector<std::string> parts;
-    for (size_t k = 0; k < n.depth(); ++k) parts.push_back(absl::StrCat(n.loops[k]->var, "=", w[at + na_ + 1 + k]));
+    for (size_t k = 0; k < n.depth(); ++k)
+      parts.push_back(absl::StrCat(n.loops[k]->var, "=", w[at + na_ + 1 + k]));
     return RankText(Slice(w, at, na_)) + (parts.empty() ? "" : " at " + absl::StrJoin(parts, ", "));
   }
   const Node& NodeOf(const Point& w, size_t at) const { return nodes_[w[at + na_]]; }
   Point RankOf(const Point& w, size_t at) const { return Slice(w, at, na_); }
   Point LoopsOf(const Point& w, size_t at) const { return Slice(w, at + na_ + 1, depth_); }
-  std::string Elem(const std::string& tensor, const Point& e) const { return absl::StrCat(tensor, "[", Join(e), "]"); }
+  std::string Elem(const std::string& tensor, const Point& e) const {
+    return absl::StrCat(tensor, "[", Join(e), "]");
+  }
   // Element `a` of the statement instance whose index values are `s` (domain order).
   std::string AccessText(const ir::TensorAccess& a, const Point& s) const {
     Point e;
@@ -304,11 +320,22 @@ class Validator {
     for (const ir::TensorAccess& a : prob_.operands) ins.push_back(AccessText(a, s));
     return absl::StrCat(OutputText(s), " += ", absl::StrJoin(ins, Combine()));
   }
-  std::string Combine() const { return prob_.combine == ir::Problem::Combine::kSum ? " + " : " * "; }
+  std::string Combine() const {
+    return prob_.combine == ir::Problem::Combine::kSum ? " + " : " * ";
+  }
 
   // ---- structure ----
-  absl::Status Collect(const StmtPtr& s, std::vector<const For*>* loops, std::vector<int64_t>* order);
+  absl::Status Collect(const StmtPtr& s, std::vector<const For*>* loops,
+                       std::vector<int64_t>* order);
   absl::Status CheckStructure();
+  // The program's mesh and tensors fit the statement (which must not read its output).
+  absl::Status CheckFitsStatement() const;
+  // Each of `axes` names a mesh axis, none twice.
+  bool ValidAxes(const std::vector<int>& axes) const;
+  // A node's offsets, buffers and axes are what the runtime can index.
+  absl::Status CheckTransferFields(const Transfer& t);
+  absl::Status CheckReduceFields(const Reduce& r);
+  absl::Status CheckKernelFields(const Compute& k);
   // The shape of a (non-shard) buffer; nullptr when the program does not allocate it.
   const std::vector<int64_t>* BufferShape(const std::string& name) const {
     auto it = buffers_.find(name);
@@ -333,7 +360,9 @@ class Validator {
   // The instances of `n`, as a slot of InstDims() dims at `at` of frame `f`.
   isl::set InstSet(const Frame& f, unsigned at, const Node& n) const;
   Affs Coords(const Frame& f, unsigned at) const { return f.Vars(at, na_); }
-  Affs LoopValues(const Frame& f, unsigned at, const Node& n) const { return f.Vars(at + na_ + 1, n.depth()); }
+  Affs LoopValues(const Frame& f, unsigned at, const Node& n) const {
+    return f.Vars(at + na_ + 1, n.depth());
+  }
   // [r, id_x, v] -> [r, id_y, v']: instances of x that run before instances of y on one rank.
   isl::map Before(const Node& x, const Node& y) const;
   // [r, id_x, v] -> [r, id_y, v']: the same iteration of the loops x and y share.
@@ -354,18 +383,22 @@ class Validator {
   isl::set Group(const Frame& f, const Affs& r, const Affs& g, const std::vector<int>& axes) const {
     isl::set s = InMesh(f, g);
     for (size_t a = 0; a < na_; ++a) {
-      if (std::find(axes.begin(), axes.end(), static_cast<int>(a)) == axes.end()) s = s.intersect(r[a].eq_set(g[a]));
+      if (std::find(axes.begin(), axes.end(), static_cast<int>(a)) == axes.end())
+        s = s.intersect(r[a].eq_set(g[a]));
     }
     return s;
   }
   // Global index of the first element of `tensor`'s shard on the rank at `coords`.
-  absl::StatusOr<Affs> BlockStart(const std::string& tensor, const Frame& f, const Affs& coords) const;
+  absl::StatusOr<Affs> BlockStart(const std::string& tensor, const Frame& f,
+                                  const Affs& coords) const;
   // The rank at `coords` (in the mesh) holds element `e` of `tensor`.
-  absl::StatusOr<isl::set> Holds(const std::string& tensor, const Frame& f, const Affs& coords, const Affs& e) const;
+  absl::StatusOr<isl::set> Holds(const std::string& tensor, const Frame& f, const Affs& coords,
+                                 const Affs& e) const;
   // Buffer positions an operand touches at tile point p (dims at p0 of `f`): offset + p
   // along each dim's index.
-  absl::StatusOr<Affs> Positions(const Compute& k, const Operand& o, const Frame& f, const Affs& coords,
-                                 const Node& n, const Affs& loops, unsigned p0) const {
+  absl::StatusOr<Affs> Positions(const Compute& k, const Operand& o, const Frame& f,
+                                 const Affs& coords, const Node& n, const Affs& loops,
+                                 unsigned p0) const {
     MT_ASSIGN_OR_RETURN(Affs pos, ToPwAffs(o.slice.offset, f, MakeEnv(coords, &n, loops)));
     for (size_t d = 0; d < pos.size(); ++d) {
       for (size_t j = 0; j < k.tile.size(); ++j) {
@@ -378,7 +411,8 @@ class Validator {
   isl::set TileSet(const Frame& f, unsigned p0, const Compute& k) const {
     isl::set s = f.All();
     for (size_t j = 0; j < np_; ++j) {
-      s = s.intersect(j < k.tile.size() ? f.Within(f.Var(p0 + j), 0, k.tile[j].second) : f.Var(p0 + j).eq_set(f.Cst(0)));
+      s = s.intersect(j < k.tile.size() ? f.Within(f.Var(p0 + j), 0, k.tile[j].second)
+                                        : f.Var(p0 + j).eq_set(f.Cst(0)));
     }
     return s;
   }
@@ -397,7 +431,8 @@ class Validator {
       return 0;
     });
   }
-  Point Eval(const std::vector<Expr>& es, const Point& coords, const Node* n, const Point& loops) const {
+  Point Eval(const std::vector<Expr>& es, const Point& coords, const Node* n,
+             const Point& loops) const {
     Point out;
     for (const Expr& e : es) out.push_back(Eval(e, coords, n, loops));
     return out;
@@ -415,11 +450,82 @@ class Validator {
   // ---- the checks ----
   absl::Status CheckHolders();
   absl::Status CheckTransfer(const Node& n);
+  // ---- one transfer's checks, each recording what it leaves in its buffer ----
+  struct TransferScope;
+  // The rank witness `w` names as its source.
+  Point SourceAt(const TransferScope& x, const Point& w) const;
+  // Every element of the box copied from the shard of the rank from_at() names, at local
+  // offsets `loc` (`offset` evaluated at offset_rank(), plus b), lies in that shard: the
+  // runtime copies the whole box.
+  absl::Status CheckCopy(const TransferScope& x, const isl::set& exec, const Affs& loc,
+                         const std::function<Point(const Point&)>& from_at,
+                         const std::vector<Expr>& offset,
+                         const std::function<Point(const Point&)>& offset_rank);
+  // What a point-to-point fetch leaves: source(W)'s box at W's offset, for W and the loop
+  // values given (the receiver; for a Shift, the rank whose fetch at time 0 the ring
+  // carries here), on the instances `exec`.
+  absl::StatusOr<isl::set> PointToPoint(const TransferScope& x, const Affs& who, const Affs& when,
+                                        const isl::set& exec) const;
+  // The receiver's own fetch on `exec` has its source in the mesh and its box in the shard.
+  absl::Status CheckPointToPoint(const TransferScope& x, const isl::set& exec);
+  // CheckPointToPoint, then what the receiver's own fetch leaves on `exec`.
+  absl::StatusOr<isl::set> FetchContent(const TransferScope& x, const isl::set& exec);
+  // Per pattern: its checks, then what it leaves in the buffer ([r, id, v, b, s, e]).
+  absl::StatusOr<isl::set> LocalContent(const TransferScope& x);
+  absl::StatusOr<isl::set> BroadcastContent(const TransferScope& x);
+  absl::StatusOr<isl::set> AllGatherContent(const TransferScope& x);
+  absl::StatusOr<isl::set> ShiftContent(const TransferScope& x);
   absl::Status CheckReduce(const Node& n);
   absl::Status CheckGemm(const Compute& k);
   absl::Status CheckKernel(const Node& n);
+  // ---- one kernel call's checks, each recording its reads ----
+  struct KernelScope;
+  // [r, id, v, p] -> [b]: the position of operand `o` the call touches at tile point p,
+  // after checking that it lies inside o's shard or buffer.
+  absl::StatusOr<isl::map> OperandPosition(const KernelScope& x, const Operand& o, bool output);
+  // The output's partial-result buffer `o` is zeroed before the call and reduced after.
+  absl::Status CheckPartialOutput(const KernelScope& x, const Operand& o);
+  // Records the reads of input `o` from the rank's own shard.
+  absl::Status ReadShard(const KernelScope& x, const Operand& o);
+  // Records the reads of input `o` from a transfer buffer (what its last writer left at
+  // `position`), after checking that some writer filled it first and everywhere it is read.
+  absl::Status ReadBuffer(const KernelScope& x, const Operand& o, const isl::map& position);
+  // Refuses a read of `o` at a position its last writer (`last`) left without the element.
+  absl::Status ExplainUnfilled(const KernelScope& x, const Operand& o, const isl::map& last,
+                               const isl::map& position, const isl::map& read);
   absl::Status CheckInstances();
-  absl::Status ExplainBadTuple(const isl::map& tuple_o, const isl::set& acc_range, const Point& path);
+  // ---- CheckInstances' steps ----
+  struct PathScope;
+  // [path, q, o]: every path a contribution takes to a holder q of output element o;
+  // appends to `out_loops` the loops of the reductions on the way.
+  absl::StatusOr<isl::set> Paths(const PathScope& x, std::vector<std::string>* out_loops) const;
+  // The paths of kernel node `n` (instances `kbase`, output positions `pos`) through the
+  // reduction `rn` of its partial buffer, which `zeros` zero.
+  absl::StatusOr<isl::set> ReducedPaths(const PathScope& x, const Node& n, const Node& rn,
+                                        const std::vector<const Node*>& zeros,
+                                        const isl::set& kbase, const Affs& pos) const;
+  // path -> [q, S]: the statement instance S of each path, each index taken from the first
+  // access that carries it.
+  absl::StatusOr<isl::map> InstanceOfPaths(const PathScope& x, const isl::map& reach,
+                                           PathReads& reads) const;
+  // Every element a path adds to and multiplies is its instance's.
+  absl::Status CheckPathElements(const PathScope& x, const isl::map& reach,
+                                 const isl::map& instance, PathReads& reads);
+  // "rank (x=0, y=0) at ko=1 (kernel call 1 of 2) through AllReduce(...) of PartC" for path `w`.
+  std::string PathText(const PathScope& x, const Point& w) const;
+  // Every holder receives every instance of its elements, and exactly once.
+  absl::Status CheckEachInstanceOnce(const PathScope& x, const isl::map& instance,
+                                     const std::vector<std::string>& out_loops);
+  absl::Status ExplainBadTuple(const isl::map& tuple_o, const isl::set& acc_range,
+                               const Point& path);
+  // Where input j's element (`element`, of the kernel instance on `path`) came from: the
+  // transfer that filled its buffer, the rank that sent it, and whether it is the element
+  // the transfer's own box names there.
+  struct InputSource {
+    std::string loop, from = "its own shard";
+    bool contradicts_box = false;
+  };
+  InputSource SourceOf(const Point& path, size_t j, const Point& element) const;
 
   const ir::Computation& c_;
   const Program& p_;
@@ -445,7 +551,8 @@ class Validator {
   std::optional<Unsoundness> found_;
 };
 
-absl::Status Validator::Collect(const StmtPtr& s, std::vector<const For*>* loops, std::vector<int64_t>* order) {
+absl::Status Validator::Collect(const StmtPtr& s, std::vector<const For*>* loops,
+                                std::vector<int64_t>* order) {
   const int64_t index = next_order_++;
   if (const auto* b = std::get_if<Block>(&s->node)) {
     for (const StmtPtr& child : b->body) MT_RETURN_IF_ERROR(Collect(child, loops, order));
@@ -453,8 +560,8 @@ absl::Status Validator::Collect(const StmtPtr& s, std::vector<const For*>* loops
   }
   if (const auto* f = std::get_if<For>(&s->node)) {
     if (!f->lo.IsConst()) {
-      return absl::UnimplementedError(
-          absl::StrCat("validation needs constant loop bounds; loop ", f->var, " starts at ", f->lo.ToString()));
+      return absl::UnimplementedError(absl::StrCat("validation needs constant loop bounds; loop ",
+                                                   f->var, " starts at ", f->lo.ToString()));
     }
     loops->push_back(f);
     order->push_back(index);
@@ -500,16 +607,20 @@ isl::map Validator::Before(const Node& x, const Node& y) const {
     same = same.intersect(f.Var(vx + l).eq_set(f.Var(vy + l)));
   }
   if (x.order[c] < y.order[c]) order = order.unite(same);
-  const isl::set s =
-      InstSet(f, 0, x).intersect(InstSet(f, ni, y)).intersect(f.Equal(Coords(f, 0), Coords(f, ni))).intersect(order);
+  const isl::set s = InstSet(f, 0, x)
+                         .intersect(InstSet(f, ni, y))
+                         .intersect(f.Equal(Coords(f, 0), Coords(f, ni)))
+                         .intersect(order);
   return Split(s.coalesce(), ni);
 }
 
 isl::map Validator::SameIteration(const Node& x, const Node& y) const {
   const unsigned ni = InstDims();
   const Frame f(ctx_, 2 * ni);
-  isl::set s = InstSet(f, 0, x).intersect(InstSet(f, ni, y)).intersect(f.Equal(Coords(f, 0), Coords(f, ni)));
-  for (size_t l = 0; l < CommonDepth(x, y); ++l) s = s.intersect(f.Var(na_ + 1 + l).eq_set(f.Var(ni + na_ + 1 + l)));
+  isl::set s =
+      InstSet(f, 0, x).intersect(InstSet(f, ni, y)).intersect(f.Equal(Coords(f, 0), Coords(f, ni)));
+  for (size_t l = 0; l < CommonDepth(x, y); ++l)
+    s = s.intersect(f.Var(na_ + 1 + l).eq_set(f.Var(ni + na_ + 1 + l)));
   return Split(s, ni);
 }
 
@@ -530,8 +641,9 @@ isl::map Validator::LastWriter(const Node& reader, const std::vector<const Node*
     isl::set keep = latest[i].domain();
     for (size_t j = 0; j < writers.size(); ++j) {
       if (j == i) continue;
-      const isl::set j_first =
-          FlatRangeProduct(latest[j], latest[i]).intersect_range(Flatten(Before(*writers[j], *writers[i]))).domain();
+      const isl::set j_first = FlatRangeProduct(latest[j], latest[i])
+                                   .intersect_range(Flatten(Before(*writers[j], *writers[i])))
+                                   .domain();
       keep = keep.subtract(latest[j].domain().subtract(j_first));
     }
     last = last.unite(latest[i].intersect_domain(keep));
@@ -539,7 +651,8 @@ isl::map Validator::LastWriter(const Node& reader, const std::vector<const Node*
   return last;
 }
 
-absl::StatusOr<Affs> Validator::BlockStart(const std::string& tensor, const Frame& f, const Affs& coords) const {
+absl::StatusOr<Affs> Validator::BlockStart(const std::string& tensor, const Frame& f,
+                                           const Affs& coords) const {
   const Env env = MakeEnv(coords, nullptr, {});
   Affs out;
   for (const DimLayout& l : p_.Tensor(tensor)->layout) {
@@ -553,8 +666,8 @@ absl::StatusOr<Affs> Validator::BlockStart(const std::string& tensor, const Fram
   return out;
 }
 
-absl::StatusOr<isl::set> Validator::Holds(const std::string& tensor, const Frame& f, const Affs& coords,
-                                          const Affs& e) const {
+absl::StatusOr<isl::set> Validator::Holds(const std::string& tensor, const Frame& f,
+                                          const Affs& coords, const Affs& e) const {
   MT_ASSIGN_OR_RETURN(const Affs start, BlockStart(tensor, f, coords));
   const std::vector<int64_t>& local = p_.Tensor(tensor)->local_shape;
   isl::set s = InMesh(f, coords);
@@ -567,25 +680,9 @@ absl::StatusOr<isl::set> Validator::Holds(const std::string& tensor, const Frame
 // ---- structure ---------------------------------------------------------------------
 
 absl::Status Validator::CheckStructure() {
-  if (p_.axis_sizes.size() != na_) return absl::InvalidArgumentError("the program's mesh axes and sizes disagree");
-  for (int64_t s : p_.axis_sizes) {
-    if (s < 1) return absl::InvalidArgumentError("the program's mesh has an empty axis");
-  }
-  for (const ir::TensorAccess& a : prob_.operands) {
-    if (a.tensor == prob_.output.tensor) {
-      return absl::UnimplementedError("validation of statements that read their output is not supported");
-    }
-  }
-  for (const std::string& t : prob_.Tensors()) {
-    const TensorInfo* info = p_.Tensor(t);
-    if (info == nullptr) return absl::InvalidArgumentError(absl::StrCat("the program lacks tensor ", t));
-    const size_t rank = prob_.Shape(t).size();
-    if (info->shape != prob_.Shape(t) || info->local_shape.size() != rank || info->layout.size() != rank ||
-        info->is_output != prob_.IsOutput(t)) {
-      return absl::InvalidArgumentError(absl::StrCat("the program's tensor ", t, " does not fit the statement"));
-    }
-  }
-  for (const Alloc& a : p_.buffers) buffers_[a.buffer] = a.shape;  // the runtime sizes them in order
+  MT_RETURN_IF_ERROR(CheckFitsStatement());
+  for (const Alloc& a : p_.buffers)
+    buffers_[a.buffer] = a.shape;  // the runtime sizes them in order
   if (!p_.body) return absl::InvalidArgumentError("the program has no body");
   std::vector<const For*> loops;
   std::vector<int64_t> order;
@@ -603,90 +700,140 @@ absl::Status Validator::CheckStructure() {
   const std::string& out = prob_.output.tensor;
   const bool accumulate = prob_.assign == ir::Problem::Assign::kAccumulate;
   if (p_.accumulate != accumulate) {
-    return Unsound(out, "", Point(na_, 0),
-                   absl::StrCat("every rank starts ", out,
-                                accumulate ? " from zero but the statement accumulates ('+=')"
-                                           : " from its old values but the statement assigns ('=')"));
+    return Unsound(
+        out, "", Point(na_, 0),
+        absl::StrCat("every rank starts ", out,
+                     accumulate ? " from zero but the statement accumulates ('+=')"
+                                : " from its old values but the statement assigns ('=')"));
   }
   // Offsets, shapes and axes of every node, as the runtime indexes them.
-  auto valid_axes = [&](const std::vector<int>& axes) {
-    for (size_t i = 0; i < axes.size(); ++i) {
-      if (axes[i] < 0 || axes[i] >= static_cast<int>(na_)) return false;
-      for (size_t j = 0; j < i; ++j) {
-        if (axes[j] == axes[i]) return false;
-      }
-    }
-    return true;
-  };
-  const absl::Status no_offsets =
-      absl::InvalidArgumentError("the program has no offsets (lowered with LowerOptions::offsets = false)");
   for (const Node& n : nodes_) {
     if (const auto* t = std::get_if<Transfer>(&n.stmt->node)) {
-      if (prob_.FirstAccess(t->tensor) == nullptr) {
-        return absl::InvalidArgumentError(absl::StrCat("a transfer moves unknown tensor ", t->tensor));
-      }
-      const size_t rank = prob_.Shape(t->tensor).size();
-      const std::vector<Expr>& offset = t->pattern.kind == Kind::kAllGather ? t->global.offset : t->src.offset;
-      if (offset.empty() && rank > 0) return no_offsets;
-      std::string why;
-      if (prob_.IsOutput(t->tensor)) {
-        why = "fetches the output as an input";
-      } else if (BufferShape(t->buffer) == nullptr) {
-        why = absl::StrCat("fills ", t->buffer, ", which is never allocated");
-      } else if (BufferShape(t->buffer)->size() != rank) {
-        why = absl::StrCat("fills ", t->buffer, " of the wrong rank");
-      } else if (offset.size() != rank) {
-        why = "has a box of the wrong rank";
-      } else if (t->pattern.kind != Kind::kAllGather && t->source.size() != na_) {
-        why = "names a source of the wrong rank";
-      } else if (!valid_axes(t->pattern.axes) ||
-                 ((t->pattern.kind == Kind::kShift || t->pattern.kind == Kind::kAllGather ||
-                   t->pattern.kind == Kind::kBroadcast) &&
-                  t->pattern.axes.empty())) {
-        why = "has invalid mesh axes";
-      }
-      if (!why.empty()) return Unsound(t->tensor, t->loop, {}, absl::StrCat("the transfer ", why));
+      MT_RETURN_IF_ERROR(CheckTransferFields(*t));
     } else if (const auto* r = std::get_if<Reduce>(&n.stmt->node)) {
-      const size_t rank = prob_.Shape(out).size();
-      if (r->global.offset.empty() && rank > 0) return no_offsets;
-      std::string why;
-      if (r->tensor != out) {
-        why = absl::StrCat("adds into ", r->tensor, ", which is not the output");
-      } else if (BufferShape(r->buffer) == nullptr) {
-        why = absl::StrCat("reads ", r->buffer, ", which is never allocated");
-      } else if (BufferShape(r->buffer)->size() != rank) {
-        why = absl::StrCat("reads ", r->buffer, " of the wrong rank");
-      } else if (r->global.offset.size() != rank) {
-        why = "has a box of the wrong rank";
-      } else if (!valid_axes(r->pattern.axes)) {
-        why = "has invalid mesh axes";
-      }
-      if (!why.empty()) return Unsound(r->tensor, r->loop, {}, absl::StrCat("the reduction ", why));
+      MT_RETURN_IF_ERROR(CheckReduceFields(*r));
     } else if (const auto* k = std::get_if<Compute>(&n.stmt->node)) {
-      std::string why;
-      if (k->in.size() != prob_.operands.size()) {
-        why = "has the wrong number of operands";
-      } else if (k->sum != (prob_.combine == ir::Problem::Combine::kSum)) {
-        why = k->sum ? "adds its operands" : "multiplies its operands";
-      }
-      for (size_t i = 0; i <= k->in.size() && why.empty(); ++i) {
-        const Operand& o = i == 0 ? k->out : k->in[i - 1];
-        const std::string& want = i == 0 ? out : prob_.operands[i - 1].tensor;
-        if (o.tensor != want) {
-          why = absl::StrCat("uses ", o.tensor, " where the statement has ", want);
-          break;
-        }
-        if (o.slice.offset.empty() && !o.dims.empty()) return no_offsets;
-        const std::vector<int64_t>* shape = OperandShape(o);
-        if (shape == nullptr) {
-          why = absl::StrCat("uses ", o.buffer, ", which is never allocated");
-        } else if (o.dims.size() != shape->size() || o.slice.offset.size() != shape->size()) {
-          why = absl::StrCat("indexes ", o.buffer, " with the wrong rank");
-        }
-      }
-      if (!why.empty()) return Unsound(out, "", {}, absl::StrCat("the kernel call ", why));
+      MT_RETURN_IF_ERROR(CheckKernelFields(*k));
     }
   }
+  return absl::OkStatus();
+}
+
+absl::Status Validator::CheckFitsStatement() const {
+  if (p_.axis_sizes.size() != na_)
+    return absl::InvalidArgumentError("the program's mesh axes and sizes disagree");
+  for (int64_t s : p_.axis_sizes) {
+    if (s < 1) return absl::InvalidArgumentError("the program's mesh has an empty axis");
+  }
+  for (const ir::TensorAccess& a : prob_.operands) {
+    if (a.tensor == prob_.output.tensor) {
+      return absl::UnimplementedError(
+          "validation of statements that read their output is not supported");
+    }
+  }
+  for (const std::string& t : prob_.Tensors()) {
+    const TensorInfo* info = p_.Tensor(t);
+    if (info == nullptr)
+      return absl::InvalidArgumentError(absl::StrCat("the program lacks tensor ", t));
+    const size_t rank = prob_.Shape(t).size();
+    if (info->shape != prob_.Shape(t) || info->local_shape.size() != rank ||
+        info->layout.size() != rank || info->is_output != prob_.IsOutput(t)) {
+      return absl::InvalidArgumentError(
+          absl::StrCat("the program's tensor ", t, " does not fit the statement"));
+    }
+  }
+  return absl::OkStatus();
+}
+
+bool Validator::ValidAxes(const std::vector<int>& axes) const {
+  for (size_t i = 0; i < axes.size(); ++i) {
+    if (axes[i] < 0 || axes[i] >= static_cast<int>(na_)) return false;
+    for (size_t j = 0; j < i; ++j) {
+      if (axes[j] == axes[i]) return false;
+    }
+  }
+  return true;
+}
+
+// The refusal of a program lowered without offsets.
+absl::Status NoOffsets() {
+  return absl::InvalidArgumentError(
+      "the program has no offsets (lowered with LowerOptions::offsets = false)");
+}
+
+absl::Status Validator::CheckTransferFields(const Transfer& t) {
+  if (prob_.FirstAccess(t.tensor) == nullptr) {
+    return absl::InvalidArgumentError(absl::StrCat("a transfer moves unknown tensor ", t.tensor));
+  }
+  const size_t rank = prob_.Shape(t.tensor).size();
+  const std::vector<Expr>& offset =
+      t.pattern.kind == Kind::kAllGather ? t.global.offset : t.src.offset;
+  if (offset.empty() && rank > 0) return NoOffsets();
+  std::string why;
+  if (prob_.IsOutput(t.tensor)) {
+    why = "fetches the output as an input";
+  } else if (BufferShape(t.buffer) == nullptr) {
+    why = absl::StrCat("fills ", t.buffer, ", which is never allocated");
+  } else if (BufferShape(t.buffer)->size() != rank) {
+    why = absl::StrCat("fills ", t.buffer, " of the wrong rank");
+  } else if (offset.size() != rank) {
+    why = "has a box of the wrong rank";
+  } else if (t.pattern.kind != Kind::kAllGather && t.source.size() != na_) {
+    why = "names a source of the wrong rank";
+  } else if (!ValidAxes(t.pattern.axes) ||
+             ((t.pattern.kind == Kind::kShift || t.pattern.kind == Kind::kAllGather ||
+               t.pattern.kind == Kind::kBroadcast) &&
+              t.pattern.axes.empty())) {
+    why = "has invalid mesh axes";
+  }
+  if (!why.empty()) return Unsound(t.tensor, t.loop, {}, absl::StrCat("the transfer ", why));
+  return absl::OkStatus();
+}
+
+absl::Status Validator::CheckReduceFields(const Reduce& r) {
+  const std::string& out = prob_.output.tensor;
+  const size_t rank = prob_.Shape(out).size();
+  if (r.global.offset.empty() && rank > 0) return NoOffsets();
+  std::string why;
+  if (r.tensor != out) {
+    why = absl::StrCat("adds into ", r.tensor, ", which is not the output");
+  } else if (BufferShape(r.buffer) == nullptr) {
+    why = absl::StrCat("reads ", r.buffer, ", which is never allocated");
+  } else if (BufferShape(r.buffer)->size() != rank) {
+    why = absl::StrCat("reads ", r.buffer, " of the wrong rank");
+  } else if (r.global.offset.size() != rank) {
+    why = "has a box of the wrong rank";
+  } else if (!ValidAxes(r.pattern.axes)) {
+    why = "has invalid mesh axes";
+  }
+  if (!why.empty()) return Unsound(r.tensor, r.loop, {}, absl::StrCat("the reduction ", why));
+  return absl::OkStatus();
+}
+
+absl::Status Validator::CheckKernelFields(const Compute& k) {
+  const std::string& out = prob_.output.tensor;
+  std::string why;
+  if (k.in.size() != prob_.operands.size()) {
+    why = "has the wrong number of operands";
+  } else if (k.sum != (prob_.combine == ir::Problem::Combine::kSum)) {
+    why = k.sum ? "adds its operands" : "multiplies its operands";
+  }
+  for (size_t i = 0; i <= k.in.size() && why.empty(); ++i) {
+    const Operand& o = i == 0 ? k.out : k.in[i - 1];
+    const std::string& want = i == 0 ? out : prob_.operands[i - 1].tensor;
+    if (o.tensor != want) {
+      why = absl::StrCat("uses ", o.tensor, " where the statement has ", want);
+      break;
+    }
+    if (o.slice.offset.empty() && !o.dims.empty()) return NoOffsets();
+    const std::vector<int64_t>* shape = OperandShape(o);
+    if (shape == nullptr) {
+      why = absl::StrCat("uses ", o.buffer, ", which is never allocated");
+    } else if (o.dims.size() != shape->size() || o.slice.offset.size() != shape->size()) {
+      why = absl::StrCat("indexes ", o.buffer, " with the wrong rank");
+    }
+  }
+  if (!why.empty()) return Unsound(out, "", {}, absl::StrCat("the kernel call ", why));
   return absl::OkStatus();
 }
 
@@ -702,180 +849,262 @@ absl::Status Validator::CheckHolders() {
   const isl::set all = e.InBox(e.Vars(0, nd), shape);
   const isl::set holders = Split(held, na_).range();
   if (!all.is_subset(holders)) {
-    return Unsound(out, "", {}, absl::StrCat(Elem(out, Witness(all.subtract(holders))), " is held by no rank"));
+    return Unsound(out, "", {},
+                   absl::StrCat(Elem(out, Witness(all.subtract(holders))), " is held by no rank"));
   }
   return absl::OkStatus();
 }
 
+// What the checks of one transfer share. In `f`, [r, id, v, b, s, e]: an instance of the
+// transfer on rank r, a position b of its buffer, and the rank s and element e copied
+// there; in `gf`, [r, id, v, g]: an instance and a member g of its group.
+struct Validator::TransferScope {
+  TransferScope(const Validator& v, const Node& node)
+      : n(node),
+        t(std::get<Transfer>(node.stmt->node)),
+        shape(*v.BufferShape(t.buffer)),
+        info(*v.p_.Tensor(t.tensor)),
+        na(v.na_),
+        ni(v.InstDims()),
+        nd(shape.size()),
+        b0(ni),
+        s0(b0 + nd),
+        e0(s0 + na),
+        f(v.ctx_, e0 + nd),
+        r(v.Coords(f, 0)),
+        b(f.Vars(b0, nd)),
+        s(f.Vars(s0, na)),
+        e(f.Vars(e0, nd)),
+        loops(v.LoopValues(f, 0, n)),
+        base(v.InstSet(f, 0, n).intersect(f.InBox(b, shape))),
+        gf(v.ctx_, ni + na),
+        gr(v.Coords(gf, 0)),
+        gg(gf.Vars(ni, na)),
+        gloops(v.LoopValues(gf, 0, n)),
+        g_base(v.InstSet(gf, 0, n)) {}
+
+  // A witness [r, id, v, b] in `v`.
+  Point WitnessOf(const isl::set& v) const { return Witness(ProjectOut(v, s0, na + nd)); }
+
+  const Node& n;
+  const Transfer& t;
+  const std::vector<int64_t>& shape;  // the buffer's
+  const TensorInfo& info;
+  const unsigned na, ni, nd, b0, s0, e0;
+  const Frame f;
+  const Affs r, b, s, e, loops;
+  const isl::set base;  // every instance and buffer position
+  Affs start_s;         // the first element of s's shard
+  isl::set s_holds_e;   // s is in the mesh and holds e
+  const Frame gf;
+  const Affs gr, gg, gloops;
+  const isl::set g_base;
+};
+
 absl::Status Validator::CheckTransfer(const Node& n) {
-  const Transfer& t = std::get<Transfer>(n.stmt->node);
-  const std::vector<int64_t>& shape = *BufferShape(t.buffer);
-  const TensorInfo& info = *p_.Tensor(t.tensor);
-  const unsigned na = na_, ni = InstDims(), nd = shape.size();
-  // [r, id, v, b, s, e]
-  const unsigned b0 = ni, s0 = b0 + nd, e0 = s0 + na;
-  const Frame f(ctx_, e0 + nd);
-  const Affs r = Coords(f, 0), b = f.Vars(b0, nd), s = f.Vars(s0, na), e = f.Vars(e0, nd);
-  const Affs loops = LoopValues(f, 0, n);
-  const isl::set base = InstSet(f, 0, n).intersect(f.InBox(b, shape));
-  MT_ASSIGN_OR_RETURN(const Affs start_s, BlockStart(t.tensor, f, s));
+  TransferScope x(*this, n);
+  MT_ASSIGN_OR_RETURN(x.start_s, BlockStart(x.t.tensor, x.f, x.s));
   Affs local_e;
-  for (size_t d = 0; d < nd; ++d) local_e.push_back(e[d].sub(start_s[d]));
-  const isl::set s_holds_e = InMesh(f, s).intersect(f.InBox(local_e, info.local_shape));
-  // [r, id, v, g]: a rank and a member of its group.
-  const Frame gf(ctx_, ni + na);
-  const Affs gr = Coords(gf, 0), gg = gf.Vars(ni, na), gloops = LoopValues(gf, 0, n);
-  const isl::set g_base = InstSet(gf, 0, n);
+  for (size_t d = 0; d < x.nd; ++d) local_e.push_back(x.e[d].sub(x.start_s[d]));
+  x.s_holds_e = InMesh(x.f, x.s).intersect(x.f.InBox(local_e, x.info.local_shape));
 
-  auto witness = [&](const isl::set& v) { return Witness(ProjectOut(v, s0, na + nd)); };  // [r, id, v, b]
-  auto at = [&](const Point& w) { return InstanceAt(w, 0); };
-  // Every element of the box copied from the shard of the rank from_at() names, at local
-  // offsets `loc` (`offset` evaluated at offset_rank(), plus b), must lie in that shard:
-  // the runtime copies the whole box.
-  auto check_copy = [&](const isl::set& exec, const Affs& loc,
-                        const std::function<Point(const Point&)>& from_at, const std::vector<Expr>& offset,
-                        const std::function<Point(const Point&)>& offset_rank) -> absl::Status {
-    const isl::set outside = exec.intersect(f.OutOfBox(loc, info.local_shape));
-    if (outside.is_empty()) return absl::OkStatus();
-    const Point w = witness(outside);
-    const Point src = from_at(w), st = BlockStartAt(t.tensor, src);
-    Point elem = Eval(offset, offset_rank(w), &n, LoopsOf(w, 0));
-    for (size_t d = 0; d < nd; ++d) elem[d] += st[d] + w[b0 + d];
-    return Unsound(t.tensor, t.loop, RankOf(w, 0),
-                   absl::StrCat(at(w), " reads ", Elem(t.tensor, elem), " from ", RankText(src),
-                                ", which does not hold it (", t.pattern.ToString(), " into ", t.buffer, ")"));
-  };
-  auto source_at = [&](const Point& w) { return Eval(t.source, RankOf(w, 0), &n, LoopsOf(w, 0)); };
-  auto own_rank = [&](const Point& w) { return RankOf(w, 0); };
-
-  // What a point-to-point fetch leaves: source(W)'s box at W's offset, for W and the loop
-  // values given (the receiver; for a Shift, the rank whose fetch at time 0 the ring
-  // carries here).
-  auto point_to_point = [&](const Affs& who, const Affs& when, const isl::set& exec) -> absl::StatusOr<isl::set> {
-    const Env env = MakeEnv(who, &n, when);
-    MT_ASSIGN_OR_RETURN(const Affs src, ToPwAffs(t.source, f, env));
-    MT_ASSIGN_OR_RETURN(const Affs off, ToPwAffs(t.src.offset, f, env));
-    return exec.intersect(f.Equal(s, src)).intersect(f.Equal(e, Plus(start_s, Plus(off, b)))).intersect(s_holds_e);
-  };
-  auto check_point_to_point = [&](const isl::set& exec) -> absl::Status {
-    const Env env = MakeEnv(r, &n, loops);
-    MT_ASSIGN_OR_RETURN(const Affs src, ToPwAffs(t.source, f, env));
-    MT_ASSIGN_OR_RETURN(const Affs off, ToPwAffs(t.src.offset, f, env));
-    const isl::set nowhere = exec.intersect(f.OutOfBox(src, p_.axis_sizes));
-    if (!nowhere.is_empty()) {
-      const Point w = witness(nowhere);
-      return Unsound(t.tensor, t.loop, RankOf(w, 0),
-                     absl::StrCat(at(w), " receives from ", RankText(source_at(w)), ", which is outside the mesh"));
-    }
-    return check_copy(exec, Plus(off, b), source_at, t.src.offset, own_rank);
-  };
-
-  isl::set content = f.None();
-  switch (t.pattern.kind) {
+  isl::set content = x.f.None();
+  switch (x.t.pattern.kind) {
     case Kind::kLocal: {
-      MT_ASSIGN_OR_RETURN(const Affs off, ToPwAffs(t.src.offset, f, MakeEnv(r, &n, loops)));
-      MT_RETURN_IF_ERROR(check_copy(base, Plus(off, b), own_rank, t.src.offset, own_rank));
-      MT_ASSIGN_OR_RETURN(const Affs start_r, BlockStart(t.tensor, f, r));
-      content = base.intersect(f.Equal(s, r)).intersect(f.Equal(e, Plus(start_r, Plus(off, b)))).intersect(s_holds_e);
+      MT_ASSIGN_OR_RETURN(content, LocalContent(x));
       break;
     }
     case Kind::kBroadcast: {
-      const std::vector<int>& axes = t.pattern.axes;
-      MT_ASSIGN_OR_RETURN(const Affs root, ToPwAffs(t.source, f, MakeEnv(r, &n, loops)));
-      const isl::set nowhere = base.intersect(f.OutOfBox(root, p_.axis_sizes));
-      if (!nowhere.is_empty()) {
-        const Point w = witness(nowhere);
-        return Unsound(t.tensor, t.loop, RankOf(w, 0),
-                       absl::StrCat(at(w), " takes root ", RankText(source_at(w)), ", which is outside the mesh"));
-      }
-      isl::set outside = f.None();
-      for (size_t a = 0; a < na; ++a) {
-        if (std::find(axes.begin(), axes.end(), static_cast<int>(a)) == axes.end()) {
-          outside = outside.unite(base.intersect(root[a].ne_set(r[a])));
-        }
-      }
-      if (!outside.is_empty()) {
-        const Point w = witness(outside);
-        return Unsound(t.tensor, t.loop, RankOf(w, 0),
-                       absl::StrCat(at(w), " takes root ", RankText(source_at(w)), ", which is not in its ",
-                                    t.pattern.ToString(), " group"));
-      }
-      MT_ASSIGN_OR_RETURN(const Affs root_r, ToPwAffs(t.source, gf, MakeEnv(gr, &n, gloops)));
-      MT_ASSIGN_OR_RETURN(const Affs root_g, ToPwAffs(t.source, gf, MakeEnv(gg, &n, gloops)));
-      const isl::set disagree = g_base.intersect(Group(gf, gr, gg, axes)).intersect(gf.Differ(root_r, root_g));
-      if (!disagree.is_empty()) {
-        const Point w = Witness(disagree), g = Slice(w, ni, na);
-        return Unsound(t.tensor, t.loop, RankOf(w, 0),
-                       absl::StrCat(at(w), " takes root ", RankText(source_at(w)), " but ", RankText(g),
-                                    " of its group takes ", RankText(Eval(t.source, g, &n, LoopsOf(w, 0)))));
-      }
-      // The root copies the box at its own offset.
-      MT_ASSIGN_OR_RETURN(const Affs off, ToPwAffs(t.src.offset, f, MakeEnv(root, &n, loops)));
-      MT_RETURN_IF_ERROR(check_copy(base, Plus(off, b), source_at, t.src.offset, source_at));
-      content = base.intersect(f.Equal(s, root)).intersect(f.Equal(e, Plus(start_s, Plus(off, b)))).intersect(s_holds_e);
+      MT_ASSIGN_OR_RETURN(content, BroadcastContent(x));
       break;
     }
     case Kind::kAllGather: {
-      const std::vector<int>& axes = t.pattern.axes;
-      MT_ASSIGN_OR_RETURN(const Affs off_r, ToPwAffs(t.global.offset, gf, MakeEnv(gr, &n, gloops)));
-      MT_ASSIGN_OR_RETURN(const Affs off_g, ToPwAffs(t.global.offset, gf, MakeEnv(gg, &n, gloops)));
-      const isl::set disagree = g_base.intersect(Group(gf, gr, gg, axes)).intersect(gf.Differ(off_r, off_g));
-      if (!disagree.is_empty()) {
-        const Point w = Witness(disagree), g = Slice(w, ni, na);
-        return Unsound(t.tensor, t.loop, RankOf(w, 0),
-                       absl::StrCat(at(w), " gathers ", Elem(t.tensor, Eval(t.global.offset, RankOf(w, 0), &n, LoopsOf(w, 0))),
-                                    " +: [", Join(shape), "] but ", RankText(g), " of its group gathers ",
-                                    Elem(t.tensor, Eval(t.global.offset, g, &n, LoopsOf(w, 0)))));
-      }
-      // Each position holds its element when some member of the group holds it.
-      MT_ASSIGN_OR_RETURN(const Affs off, ToPwAffs(t.global.offset, f, MakeEnv(r, &n, loops)));
-      content = base.intersect(f.Equal(e, Plus(off, b))).intersect(Group(f, r, s, axes)).intersect(s_holds_e);
+      MT_ASSIGN_OR_RETURN(content, AllGatherContent(x));
       break;
     }
     case Kind::kShift: {
-      std::vector<size_t> time;
-      for (size_t k = 0; k < n.depth(); ++k) {
-        if (n.loops[k]->var == t.time_loop) time.push_back(k);
-      }
-      if (time.empty()) {  // the ring never turns: a point-to-point fetch every time
-        MT_RETURN_IF_ERROR(check_point_to_point(base));
-        MT_ASSIGN_OR_RETURN(content, point_to_point(r, loops, base));
-        break;
-      }
-      const size_t k = time[0];
-      if (time.size() > 1 || k + 1 != n.depth() || n.loops[k]->lo.value() != 0) {
-        return absl::UnimplementedError(absl::StrCat(
-            "validation models a Shift whose time loop is the innermost loop around it and starts at 0; ", t.tensor,
-            "'s turns along ", t.time_loop));
-      }
-      const std::vector<const Node*> others = NodesWith<Transfer>([&](const Transfer& x) { return x.buffer == t.buffer; });
-      const std::vector<const Node*> zeros = NodesWith<Alloc>([&](const Alloc& z) { return z.zero && z.buffer == t.buffer; });
-      if (others.size() != 1 || !zeros.empty()) {
-        return absl::UnimplementedError(
-            absl::StrCat("validation models a Shift whose buffer nothing else writes; ", t.buffer, " has other writers"));
-      }
-      const isl::pw_aff v = loops[k];
-      const isl::set start = base.intersect(v.eq_set(f.Cst(0))), turned = base.intersect(v.ne_set(f.Cst(0)));
-      MT_RETURN_IF_ERROR(check_point_to_point(start));
-      MT_ASSIGN_OR_RETURN(const isl::set fetched, point_to_point(r, loops, start));
-      // At time v the buffer holds what the rank v * shift further along the axis fetched
-      // at time 0 (each step receives from the neighbour at +shift).
-      const int axis = t.pattern.axes[0];
-      Affs who = r, when = loops;
-      who[axis] = r[axis].add(v.scale(t.pattern.shift)).mod(p_.axis_sizes[axis]);
-      when[k] = f.Cst(0);
-      MT_ASSIGN_OR_RETURN(const isl::set carried, point_to_point(who, when, turned));
-      content = fetched.unite(carried);
+      MT_ASSIGN_OR_RETURN(content, ShiftContent(x));
       break;
     }
     default: {  // SendRecv, and any other kind: the executor's point-to-point fetch
-      MT_RETURN_IF_ERROR(check_point_to_point(base));
-      MT_ASSIGN_OR_RETURN(content, point_to_point(r, loops, base));
+      MT_ASSIGN_OR_RETURN(content, FetchContent(x, x.base));
       break;
     }
   }
-  contents_[n.id] = Split(content.coalesce(), b0 + nd);
+  contents_[n.id] = Split(content.coalesce(), x.b0 + x.nd);
   return absl::OkStatus();
+}
+
+Point Validator::SourceAt(const TransferScope& x, const Point& w) const {
+  return Eval(x.t.source, RankOf(w, 0), &x.n, LoopsOf(w, 0));
+}
+
+absl::Status Validator::CheckCopy(const TransferScope& x, const isl::set& exec, const Affs& loc,
+                                  const std::function<Point(const Point&)>& from_at,
+                                  const std::vector<Expr>& offset,
+                                  const std::function<Point(const Point&)>& offset_rank) {
+  const isl::set outside = exec.intersect(x.f.OutOfBox(loc, x.info.local_shape));
+  if (outside.is_empty()) return absl::OkStatus();
+  const Point w = x.WitnessOf(outside);
+  const Point src = from_at(w), st = BlockStartAt(x.t.tensor, src);
+  Point elem = Eval(offset, offset_rank(w), &x.n, LoopsOf(w, 0));
+  for (size_t d = 0; d < x.nd; ++d) elem[d] += st[d] + w[x.b0 + d];
+  return Unsound(x.t.tensor, x.t.loop, RankOf(w, 0),
+                 absl::StrCat(InstanceAt(w, 0), " reads ", Elem(x.t.tensor, elem), " from ",
+                              RankText(src), ", which does not hold it (", x.t.pattern.ToString(),
+                              " into ", x.t.buffer, ")"));
+}
+
+absl::StatusOr<isl::set> Validator::PointToPoint(const TransferScope& x, const Affs& who,
+                                                 const Affs& when, const isl::set& exec) const {
+  const Env env = MakeEnv(who, &x.n, when);
+  MT_ASSIGN_OR_RETURN(const Affs src, ToPwAffs(x.t.source, x.f, env));
+  MT_ASSIGN_OR_RETURN(const Affs off, ToPwAffs(x.t.src.offset, x.f, env));
+  return exec.intersect(x.f.Equal(x.s, src))
+      .intersect(x.f.Equal(x.e, Plus(x.start_s, Plus(off, x.b))))
+      .intersect(x.s_holds_e);
+}
+
+absl::Status Validator::CheckPointToPoint(const TransferScope& x, const isl::set& exec) {
+  const Env env = MakeEnv(x.r, &x.n, x.loops);
+  MT_ASSIGN_OR_RETURN(const Affs src, ToPwAffs(x.t.source, x.f, env));
+  MT_ASSIGN_OR_RETURN(const Affs off, ToPwAffs(x.t.src.offset, x.f, env));
+  const isl::set nowhere = exec.intersect(x.f.OutOfBox(src, p_.axis_sizes));
+  if (!nowhere.is_empty()) {
+    const Point w = x.WitnessOf(nowhere);
+    return Unsound(x.t.tensor, x.t.loop, RankOf(w, 0),
+                   absl::StrCat(InstanceAt(w, 0), " receives from ", RankText(SourceAt(x, w)),
+                                ", which is outside the mesh"));
+  }
+  auto source_at = [&](const Point& w) { return SourceAt(x, w); };
+  auto own_rank = [&](const Point& w) { return RankOf(w, 0); };
+  return CheckCopy(x, exec, Plus(off, x.b), source_at, x.t.src.offset, own_rank);
+}
+
+absl::StatusOr<isl::set> Validator::FetchContent(const TransferScope& x, const isl::set& exec) {
+  MT_RETURN_IF_ERROR(CheckPointToPoint(x, exec));
+  return PointToPoint(x, x.r, x.loops, exec);
+}
+
+absl::StatusOr<isl::set> Validator::LocalContent(const TransferScope& x) {
+  auto own_rank = [&](const Point& w) { return RankOf(w, 0); };
+  MT_ASSIGN_OR_RETURN(const Affs off, ToPwAffs(x.t.src.offset, x.f, MakeEnv(x.r, &x.n, x.loops)));
+  MT_RETURN_IF_ERROR(CheckCopy(x, x.base, Plus(off, x.b), own_rank, x.t.src.offset, own_rank));
+  MT_ASSIGN_OR_RETURN(const Affs start_r, BlockStart(x.t.tensor, x.f, x.r));
+  return x.base.intersect(x.f.Equal(x.s, x.r))
+      .intersect(x.f.Equal(x.e, Plus(start_r, Plus(off, x.b))))
+      .intersect(x.s_holds_e);
+}
+
+absl::StatusOr<isl::set> Validator::BroadcastContent(const TransferScope& x) {
+  const Transfer& t = x.t;
+  const Node& n = x.n;
+  const Frame& f = x.f;
+  const std::vector<int>& axes = t.pattern.axes;
+  auto source_at = [&](const Point& w) { return SourceAt(x, w); };
+  MT_ASSIGN_OR_RETURN(const Affs root, ToPwAffs(t.source, f, MakeEnv(x.r, &n, x.loops)));
+  const isl::set nowhere = x.base.intersect(f.OutOfBox(root, p_.axis_sizes));
+  if (!nowhere.is_empty()) {
+    const Point w = x.WitnessOf(nowhere);
+    return Unsound(t.tensor, t.loop, RankOf(w, 0),
+                   absl::StrCat(InstanceAt(w, 0), " takes root ", RankText(source_at(w)),
+                                ", which is outside the mesh"));
+  }
+  isl::set outside = f.None();
+  for (size_t a = 0; a < x.na; ++a) {
+    if (std::find(axes.begin(), axes.end(), static_cast<int>(a)) == axes.end()) {
+      outside = outside.unite(x.base.intersect(root[a].ne_set(x.r[a])));
+    }
+  }
+  if (!outside.is_empty()) {
+    const Point w = x.WitnessOf(outside);
+    return Unsound(t.tensor, t.loop, RankOf(w, 0),
+                   absl::StrCat(InstanceAt(w, 0), " takes root ", RankText(source_at(w)),
+                                ", which is not in its ", t.pattern.ToString(), " group"));
+  }
+  MT_ASSIGN_OR_RETURN(const Affs root_r, ToPwAffs(t.source, x.gf, MakeEnv(x.gr, &n, x.gloops)));
+  MT_ASSIGN_OR_RETURN(const Affs root_g, ToPwAffs(t.source, x.gf, MakeEnv(x.gg, &n, x.gloops)));
+  const isl::set disagree =
+      x.g_base.intersect(Group(x.gf, x.gr, x.gg, axes)).intersect(x.gf.Differ(root_r, root_g));
+  if (!disagree.is_empty()) {
+    const Point w = Witness(disagree), g = Slice(w, x.ni, x.na);
+    return Unsound(
+        t.tensor, t.loop, RankOf(w, 0),
+        absl::StrCat(InstanceAt(w, 0), " takes root ", RankText(source_at(w)), " but ", RankText(g),
+                     " of its group takes ", RankText(Eval(t.source, g, &n, LoopsOf(w, 0)))));
+  }
+  // The root copies the box at its own offset.
+  MT_ASSIGN_OR_RETURN(const Affs off, ToPwAffs(t.src.offset, f, MakeEnv(root, &n, x.loops)));
+  MT_RETURN_IF_ERROR(CheckCopy(x, x.base, Plus(off, x.b), source_at, t.src.offset, source_at));
+  return x.base.intersect(f.Equal(x.s, root))
+      .intersect(f.Equal(x.e, Plus(x.start_s, Plus(off, x.b))))
+      .intersect(x.s_holds_e);
+}
+
+absl::StatusOr<isl::set> Validator::AllGatherContent(const TransferScope& x) {
+  const Transfer& t = x.t;
+  const Node& n = x.n;
+  const std::vector<int>& axes = t.pattern.axes;
+  MT_ASSIGN_OR_RETURN(const Affs off_r,
+                      ToPwAffs(t.global.offset, x.gf, MakeEnv(x.gr, &n, x.gloops)));
+  MT_ASSIGN_OR_RETURN(const Affs off_g,
+                      ToPwAffs(t.global.offset, x.gf, MakeEnv(x.gg, &n, x.gloops)));
+  const isl::set disagree =
+      x.g_base.intersect(Group(x.gf, x.gr, x.gg, axes)).intersect(x.gf.Differ(off_r, off_g));
+  if (!disagree.is_empty()) {
+    const Point w = Witness(disagree), g = Slice(w, x.ni, x.na);
+    return Unsound(
+        t.tensor, t.loop, RankOf(w, 0),
+        absl::StrCat(InstanceAt(w, 0), " gathers ",
+                     Elem(t.tensor, Eval(t.global.offset, RankOf(w, 0), &n, LoopsOf(w, 0))),
+                     " +: [", Join(x.shape), "] but ", RankText(g), " of its group gathers ",
+                     Elem(t.tensor, Eval(t.global.offset, g, &n, LoopsOf(w, 0)))));
+  }
+  // Each position holds its element when some member of the group holds it.
+  MT_ASSIGN_OR_RETURN(const Affs off, ToPwAffs(t.global.offset, x.f, MakeEnv(x.r, &n, x.loops)));
+  return x.base.intersect(x.f.Equal(x.e, Plus(off, x.b)))
+      .intersect(Group(x.f, x.r, x.s, axes))
+      .intersect(x.s_holds_e);
+}
+
+absl::StatusOr<isl::set> Validator::ShiftContent(const TransferScope& x) {
+  const Transfer& t = x.t;
+  const Node& n = x.n;
+  const Frame& f = x.f;
+  std::vector<size_t> time;
+  for (size_t k = 0; k < n.depth(); ++k) {
+    if (n.loops[k]->var == t.time_loop) time.push_back(k);
+  }
+  if (time.empty())
+    return FetchContent(x, x.base);  // the ring never turns: a point-to-point fetch every time
+  const size_t k = time[0];
+  if (time.size() > 1 || k + 1 != n.depth() || n.loops[k]->lo.value() != 0) {
+    return absl::UnimplementedError(
+        absl::StrCat("validation models a Shift whose time loop is the innermost loop around it "
+                     "and starts at 0; ",
+                     t.tensor, "'s turns along ", t.time_loop));
+  }
+  const std::vector<const Node*> others =
+      NodesWith<Transfer>([&](const Transfer& y) { return y.buffer == t.buffer; });
+  const std::vector<const Node*> zeros =
+      NodesWith<Alloc>([&](const Alloc& z) { return z.zero && z.buffer == t.buffer; });
+  if (others.size() != 1 || !zeros.empty()) {
+    return absl::UnimplementedError(
+        absl::StrCat("validation models a Shift whose buffer nothing else writes; ", t.buffer,
+                     " has other writers"));
+  }
+  const isl::pw_aff v = x.loops[k];
+  const isl::set start = x.base.intersect(v.eq_set(f.Cst(0))),
+                 turned = x.base.intersect(v.ne_set(f.Cst(0)));
+  MT_ASSIGN_OR_RETURN(const isl::set fetched, FetchContent(x, start));
+  // At time v the buffer holds what the rank v * shift further along the axis fetched
+  // at time 0 (each step receives from the neighbour at +shift).
+  const int axis = t.pattern.axes[0];
+  Affs who = x.r, when = x.loops;
+  who[axis] = x.r[axis].add(v.scale(t.pattern.shift)).mod(p_.axis_sizes[axis]);
+  when[k] = f.Cst(0);
+  MT_ASSIGN_OR_RETURN(const isl::set carried, PointToPoint(x, who, when, turned));
+  return fetched.unite(carried);
 }
 
 absl::Status Validator::CheckReduce(const Node& n) {
@@ -890,14 +1119,17 @@ absl::Status Validator::CheckReduce(const Node& n) {
   const Affs gr = Coords(gf, 0), gg = gf.Vars(ni, na_), loops = LoopValues(gf, 0, n);
   MT_ASSIGN_OR_RETURN(const Affs off_r, ToPwAffs(red.global.offset, gf, MakeEnv(gr, &n, loops)));
   MT_ASSIGN_OR_RETURN(const Affs off_g, ToPwAffs(red.global.offset, gf, MakeEnv(gg, &n, loops)));
-  const isl::set disagree =
-      InstSet(gf, 0, n).intersect(Group(gf, gr, gg, red.pattern.axes)).intersect(gf.Differ(off_r, off_g));
+  const isl::set disagree = InstSet(gf, 0, n)
+                                .intersect(Group(gf, gr, gg, red.pattern.axes))
+                                .intersect(gf.Differ(off_r, off_g));
   if (!disagree.is_empty()) {
     const Point w = Witness(disagree), r = RankOf(w, 0), g = Slice(w, ni, na_), v = LoopsOf(w, 0);
     return Unsound(red.tensor, red.loop, r,
-                   absl::StrCat(InstanceAt(w, 0), " reduces into ", Elem(red.tensor, Eval(red.global.offset, r, &n, v)),
-                                " +: [", Join(*BufferShape(red.buffer)), "] but ", RankText(g), " of its ",
-                                red.pattern.ToString(), " group into ", Elem(red.tensor, Eval(red.global.offset, g, &n, v))));
+                   absl::StrCat(InstanceAt(w, 0), " reduces into ",
+                                Elem(red.tensor, Eval(red.global.offset, r, &n, v)), " +: [",
+                                Join(*BufferShape(red.buffer)), "] but ", RankText(g), " of its ",
+                                red.pattern.ToString(), " group into ",
+                                Elem(red.tensor, Eval(red.global.offset, g, &n, v))));
   }
   return absl::OkStatus();
 }
@@ -905,7 +1137,8 @@ absl::Status Validator::CheckReduce(const Node& n) {
 absl::Status Validator::CheckGemm(const Compute& k) {
   // runtime/rank.cc hands matmul-shaped calls to BLAS, which walks i, j and k only: mirror
   // its choice and check that BLAS then computes the tile's product.
-  if (k.kernel.rfind("matmul", 0) != 0 || k.in.size() != 2 || k.out.dims.size() < 2) return absl::OkStatus();
+  if (k.kernel.rfind("matmul", 0) != 0 || k.in.size() != 2 || k.out.dims.size() < 2)
+    return absl::OkStatus();
   std::string kk_name;
   for (const std::string& d : k.in[0].dims) {
     if (std::find(k.out.dims.begin(), k.out.dims.end(), d) == k.out.dims.end()) kk_name = d;
@@ -918,7 +1151,8 @@ absl::Status Validator::CheckGemm(const Compute& k) {
     return k.tile.size();
   };
   const std::string& out = prob_.output.tensor;
-  const size_t i = pos(k.out.dims[k.out.dims.size() - 2]), j = pos(k.out.dims.back()), kx = pos(kk_name);
+  const size_t i = pos(k.out.dims[k.out.dims.size() - 2]), j = pos(k.out.dims.back()),
+               kx = pos(kk_name);
   if (i == k.tile.size() || j == k.tile.size() || kx == k.tile.size()) {
     return Unsound(out, "", {}, "the matmul kernel call's tile lacks one of its i, j, k indices");
   }
@@ -964,227 +1198,356 @@ absl::Status Validator::CheckGemm(const Compute& k) {
   std::string why;
   if (k.sum) why = "adds its operands but BLAS multiplies them";
   for (size_t x = 0; x < k.tile.size(); ++x) {
-    if (x != i && x != j && x != kx && k.tile[x].second > 1) why = absl::StrCat("BLAS ignores index ", k.tile[x].first);
+    if (x != i && x != j && x != kx && k.tile[x].second > 1)
+      why = absl::StrCat("BLAS ignores index ", k.tile[x].first);
   }
-  if (sa[j] != 0 && nn > 1) why = absl::StrCat("BLAS ignores how ", k.in[0].tensor, " moves along ", k.tile[j].first);
-  if (sb[i] != 0 && m > 1) why = absl::StrCat("BLAS ignores how ", k.in[1].tensor, " moves along ", k.tile[i].first);
-  if (!why.empty()) return Unsound(out, "", {}, absl::StrCat("the ", k.kernel, " kernel call does not compute its tile: ", why));
+  if (sa[j] != 0 && nn > 1)
+    why = absl::StrCat("BLAS ignores how ", k.in[0].tensor, " moves along ", k.tile[j].first);
+  if (sb[i] != 0 && m > 1)
+    why = absl::StrCat("BLAS ignores how ", k.in[1].tensor, " moves along ", k.tile[i].first);
+  if (!why.empty())
+    return Unsound(out, "", {},
+                   absl::StrCat("the ", k.kernel, " kernel call does not compute its tile: ", why));
   return absl::OkStatus();
 }
+
+// What the checks of one kernel call share: in `kf`, [r, id, v, p]: an instance of the
+// call on rank r and a point p of its tile; in `inst`, [r, id, v]: the instance alone.
+struct Validator::KernelScope {
+  KernelScope(const Validator& v, const Node& node)
+      : n(node),
+        k(std::get<Compute>(node.stmt->node)),
+        na(v.na_),
+        ni(v.InstDims()),
+        np(v.np_),
+        nk(ni + np),
+        kf(v.ctx_, nk),
+        inst(v.ctx_, ni),
+        kbase(v.InstSet(kf, 0, n).intersect(v.TileSet(kf, ni, k))),
+        kinst(v.InstSet(inst, 0, n)),
+        to_inst(Prefix(kf, inst, ni)) {}
+
+  const Node& n;
+  const Compute& k;
+  const unsigned na, ni, np, nk;
+  const Frame kf;          // [r, id, v, p]
+  const Frame inst;        // [r, id, v]
+  const isl::set kbase;    // every instance and tile point
+  const isl::set kinst;    // every instance
+  const isl::map to_inst;  // [r, id, v, p] -> [r, id, v]
+};
 
 absl::Status Validator::CheckKernel(const Node& n) {
   const Compute& k = std::get<Compute>(n.stmt->node);
   MT_RETURN_IF_ERROR(CheckGemm(k));
-  const unsigned na = na_, ni = InstDims(), np = np_, nk = ni + np;
-  const Frame kf(ctx_, nk);  // [r, id, v, p]
-  const Frame inst(ctx_, ni);
-  const isl::set kbase = InstSet(kf, 0, n).intersect(TileSet(kf, ni, k));
-  const isl::set kinst = InstSet(inst, 0, n);
-  const isl::map to_inst = Prefix(kf, inst, ni);  // [r, id, v, p] -> [r, id, v]
-  auto at = [&](const Point& w) { return InstanceAt(w, 0); };
+  const KernelScope x(*this, n);
   for (size_t i = 0; i <= k.in.size(); ++i) {
     const Operand& o = i == 0 ? k.out : k.in[i - 1];
-    const std::vector<int64_t>& shape = *OperandShape(o);
-    const unsigned nd = shape.size();
-    const bool shard = o.buffer == o.tensor;
-    // [r, id, v, p, b]: the buffer position touched, inside the buffer.
-    const Frame pf(ctx_, nk + nd);
-    MT_ASSIGN_OR_RETURN(const Affs pos, Positions(k, o, pf, Coords(pf, 0), n, LoopValues(pf, 0, n), ni));
-    const isl::set touched = InsertDims(kbase, nk, nd);
-    const isl::set outside = touched.intersect(pf.OutOfBox(pos, shape));
-    if (!outside.is_empty()) {
-      const Point w = Witness(ProjectOut(outside, nk, nd));
-      const Point b = ir::SamplePoint(Split(touched.intersect(pf.Equal(pf.Vars(nk, nd), pos)), nk)
-                                          .intersect_domain(kf.At(w))
-                                          .range());
-      return Unsound(o.tensor, "", RankOf(w, 0),
-                     absl::StrCat(at(w), " has the kernel ", i == 0 ? "write " : "read ", Elem(o.buffer, b), ", outside ",
-                                  shard ? "its shard" : "the buffer", " of shape [", Join(shape), "]"));
-    }
-    const isl::map position = Split(touched.intersect(pf.Equal(pf.Vars(nk, nd), pos)).coalesce(), nk);
+    MT_ASSIGN_OR_RETURN(const isl::map position, OperandPosition(x, o, i == 0));
     positions_[n.id].push_back(position);
-
+    const bool shard = o.buffer == o.tensor;
     if (i == 0) {
-      if (shard) continue;
-      // A partial-result buffer: zeroed before, and reduced after.
-      if (NodesWith<Reduce>([&](const Reduce& x) { return x.buffer == o.buffer; }).empty()) {
-        const Point w = Witness(kinst);
-        return Unsound(o.tensor, "", RankOf(w, 0), absl::StrCat(at(w), " accumulates into ", o.buffer,
-                                                               ", which no reduction reads"));
-      }
-      isl::set zeroed = inst.None();
-      for (const Node* z : NodesWith<Alloc>([&](const Alloc& a) { return a.zero && a.buffer == o.buffer; })) {
-        zeroed = zeroed.unite(Before(*z, n).range());
-      }
-      if (!kinst.is_subset(zeroed)) {
-        const Point w = Witness(kinst.subtract(zeroed));
-        return Unsound(o.tensor, "", RankOf(w, 0),
-                       absl::StrCat(at(w), " accumulates into ", o.buffer, " before it is ever zeroed"));
-      }
-      continue;
-    }
-    if (shard) {
-      // The rank's own shard: element = block start + position.
-      const Frame sf(ctx_, nk + na + nd);  // [r, id, v, p, s, e]
-      MT_ASSIGN_OR_RETURN(const Affs start, BlockStart(o.tensor, sf, Coords(sf, 0)));
-      MT_ASSIGN_OR_RETURN(const Affs spos, Positions(k, o, sf, Coords(sf, 0), n, LoopValues(sf, 0, n), ni));
-      const isl::set read = InsertDims(kbase, nk, na + nd)
-                                .intersect(sf.Equal(sf.Vars(nk, na), Coords(sf, 0)))
-                                .intersect(sf.Equal(sf.Vars(nk + na, nd), Plus(start, spos)));
-      reads_[n.id].push_back(Split(read, nk));
-      last_writers_[n.id].push_back(std::nullopt);
-      continue;
-    }
-    // A transfer buffer: what its last writer left there.
-    const std::vector<const Node*> writers = NodesWith<Transfer>([&](const Transfer& x) { return x.buffer == o.buffer; });
-    std::vector<const Node*> all_writers = writers;
-    for (const Node* z : NodesWith<Alloc>([&](const Alloc& a) { return a.zero && a.buffer == o.buffer; })) {
-      all_writers.push_back(z);
-    }
-    for (const Node* c : NodesWith<Compute>([&](const Compute& c) { return c.out.buffer == o.buffer && c.out.buffer != c.out.tensor; })) {
-      all_writers.push_back(c);
-    }
-    if (all_writers.empty()) {
-      const Point w = Witness(kinst);
-      return Unsound(o.tensor, "", RankOf(w, 0), absl::StrCat(at(w), " has the kernel read ", o.buffer,
-                                                             ", which no transfer fills"));
-    }
-    const isl::map last = LastWriter(n, all_writers).coalesce();
-    if (!kinst.is_subset(last.domain())) {
-      const Point w = Witness(kinst.subtract(last.domain()));
-      return Unsound(o.tensor, "", RankOf(w, 0),
-                     absl::StrCat(at(w), " has the kernel read ", o.buffer, " before any transfer fills it"));
-    }
-    last_writers_[n.id].push_back(last);
-    std::optional<isl::map> content;
-    bool total = writers.size() == all_writers.size();  // every writer defines every position
-    for (const Node* w : writers) {
-      const Transfer& x = std::get<Transfer>(w->stmt->node);
-      total = total && x.tensor == o.tensor && x.pattern.kind != Kind::kAllGather;
-      if (x.tensor != o.tensor) continue;  // holds another tensor: no element of o's
-      content = content.has_value() ? content->unite(contents_.at(w->id)) : contents_.at(w->id);
-    }
-    // [r, id, v, p] -> [w, b] -> [s, e]
-    const isl::map where = FlatRangeProduct(to_inst.apply_range(last), position);
-    const isl::map read = content.has_value() ? where.apply_range(*content).coalesce()
-                                              : Split(Frame(ctx_, nk + na + nd).None(), nk);
-    reads_[n.id].push_back(read);
-    if (total || kbase.is_subset(read.domain())) continue;
-    const Point w = Witness(kbase.subtract(read.domain()));
-    const Point lw = ir::SamplePoint(last.intersect_domain(inst.At(Slice(w, 0, ni))).range());
-    const Point b = ir::SamplePoint(position.intersect_domain(kf.At(w)).range());
-    const Node& m = NodeOf(lw, 0);
-    std::string why = "what the last writer left there", loop;
-    if (const auto* x = std::get_if<Transfer>(&m.stmt->node)) {
-      loop = x->loop;
-      if (x->tensor != o.tensor) {
-        why = absl::StrCat("holds ", x->tensor, " (", x->pattern.ToString(), " at ", InstanceAt(lw, 0), ")");
-      } else if (x->pattern.kind == Kind::kAllGather) {
-        Point e = Eval(x->global.offset, RankOf(w, 0), &m, LoopsOf(lw, 0));
-        for (size_t d = 0; d < nd; ++d) e[d] += b[d];
-        why = absl::StrCat("is meant to hold ", Elem(o.tensor, e), " but no rank of its ", x->pattern.ToString(),
-                           " group holds ", Elem(o.tensor, e));
-      } else {
-        why = absl::StrCat("was not filled by its ", x->pattern.ToString());
-      }
-    } else if (std::get_if<Alloc>(&m.stmt->node) != nullptr) {
-      why = "holds zeros";
+      if (!shard) MT_RETURN_IF_ERROR(CheckPartialOutput(x, o));
+    } else if (shard) {
+      MT_RETURN_IF_ERROR(ReadShard(x, o));
     } else {
-      why = "holds partial results of a kernel call";
+      MT_RETURN_IF_ERROR(ReadBuffer(x, o, position));
     }
-    return Unsound(o.tensor, loop, RankOf(w, 0), absl::StrCat(at(w), " has the kernel read ", Elem(o.buffer, b), ", which ", why));
   }
   return absl::OkStatus();
 }
 
+absl::StatusOr<isl::map> Validator::OperandPosition(const KernelScope& x, const Operand& o,
+                                                    bool output) {
+  const std::vector<int64_t>& shape = *OperandShape(o);
+  const unsigned nd = shape.size(), nk = x.nk;
+  const bool shard = o.buffer == o.tensor;
+  // [r, id, v, p, b]: the buffer position touched, inside the buffer.
+  const Frame pf(ctx_, nk + nd);
+  MT_ASSIGN_OR_RETURN(const Affs pos,
+                      Positions(x.k, o, pf, Coords(pf, 0), x.n, LoopValues(pf, 0, x.n), x.ni));
+  const isl::set touched = InsertDims(x.kbase, nk, nd);
+  const isl::set outside = touched.intersect(pf.OutOfBox(pos, shape));
+  if (!outside.is_empty()) {
+    const Point w = Witness(ProjectOut(outside, nk, nd));
+    const Point b = ir::SamplePoint(Split(touched.intersect(pf.Equal(pf.Vars(nk, nd), pos)), nk)
+                                        .intersect_domain(x.kf.At(w))
+                                        .range());
+    return Unsound(o.tensor, "", RankOf(w, 0),
+                   absl::StrCat(InstanceAt(w, 0), " has the kernel ", output ? "write " : "read ",
+                                Elem(o.buffer, b), ", outside ", shard ? "its shard" : "the buffer",
+                                " of shape [", Join(shape), "]"));
+  }
+  return Split(touched.intersect(pf.Equal(pf.Vars(nk, nd), pos)).coalesce(), nk);
+}
+
+absl::Status Validator::CheckPartialOutput(const KernelScope& x, const Operand& o) {
+  // A partial-result buffer: zeroed before, and reduced after.
+  if (NodesWith<Reduce>([&](const Reduce& r) { return r.buffer == o.buffer; }).empty()) {
+    const Point w = Witness(x.kinst);
+    return Unsound(o.tensor, "", RankOf(w, 0),
+                   absl::StrCat(InstanceAt(w, 0), " accumulates into ", o.buffer,
+                                ", which no reduction reads"));
+  }
+  isl::set zeroed = x.inst.None();
+  for (const Node* z :
+       NodesWith<Alloc>([&](const Alloc& a) { return a.zero && a.buffer == o.buffer; })) {
+    zeroed = zeroed.unite(Before(*z, x.n).range());
+  }
+  if (!x.kinst.is_subset(zeroed)) {
+    const Point w = Witness(x.kinst.subtract(zeroed));
+    return Unsound(o.tensor, "", RankOf(w, 0),
+                   absl::StrCat(InstanceAt(w, 0), " accumulates into ", o.buffer,
+                                " before it is ever zeroed"));
+  }
+  return absl::OkStatus();
+}
+
+absl::Status Validator::ReadShard(const KernelScope& x, const Operand& o) {
+  // The rank's own shard: element = block start + position.
+  const unsigned na = x.na, nk = x.nk, nd = OperandShape(o)->size();
+  const Frame sf(ctx_, nk + na + nd);  // [r, id, v, p, s, e]
+  MT_ASSIGN_OR_RETURN(const Affs start, BlockStart(o.tensor, sf, Coords(sf, 0)));
+  MT_ASSIGN_OR_RETURN(const Affs spos,
+                      Positions(x.k, o, sf, Coords(sf, 0), x.n, LoopValues(sf, 0, x.n), x.ni));
+  const isl::set read = InsertDims(x.kbase, nk, na + nd)
+                            .intersect(sf.Equal(sf.Vars(nk, na), Coords(sf, 0)))
+                            .intersect(sf.Equal(sf.Vars(nk + na, nd), Plus(start, spos)));
+  reads_[x.n.id].push_back(Split(read, nk));
+  last_writers_[x.n.id].push_back(std::nullopt);
+  return absl::OkStatus();
+}
+
+absl::Status Validator::ReadBuffer(const KernelScope& x, const Operand& o,
+                                   const isl::map& position) {
+  // A transfer buffer: what its last writer left there.
+  const unsigned na = x.na, nk = x.nk, nd = OperandShape(o)->size();
+  const std::vector<const Node*> writers =
+      NodesWith<Transfer>([&](const Transfer& t) { return t.buffer == o.buffer; });
+  std::vector<const Node*> all_writers = writers;
+  for (const Node* z :
+       NodesWith<Alloc>([&](const Alloc& a) { return a.zero && a.buffer == o.buffer; })) {
+    all_writers.push_back(z);
+  }
+  for (const Node* c : NodesWith<Compute>([&](const Compute& c) {
+         return c.out.buffer == o.buffer && c.out.buffer != c.out.tensor;
+       })) {
+    all_writers.push_back(c);
+  }
+  if (all_writers.empty()) {
+    const Point w = Witness(x.kinst);
+    return Unsound(o.tensor, "", RankOf(w, 0),
+                   absl::StrCat(InstanceAt(w, 0), " has the kernel read ", o.buffer,
+                                ", which no transfer fills"));
+  }
+  const isl::map last = LastWriter(x.n, all_writers).coalesce();
+  if (!x.kinst.is_subset(last.domain())) {
+    const Point w = Witness(x.kinst.subtract(last.domain()));
+    return Unsound(o.tensor, "", RankOf(w, 0),
+                   absl::StrCat(InstanceAt(w, 0), " has the kernel read ", o.buffer,
+                                " before any transfer fills it"));
+  }
+  last_writers_[x.n.id].push_back(last);
+  std::optional<isl::map> content;
+  bool total = writers.size() == all_writers.size();  // every writer defines every position
+  for (const Node* w : writers) {
+    const Transfer& t = std::get<Transfer>(w->stmt->node);
+    total = total && t.tensor == o.tensor && t.pattern.kind != Kind::kAllGather;
+    if (t.tensor != o.tensor) continue;  // holds another tensor: no element of o's
+    content = content.has_value() ? content->unite(contents_.at(w->id)) : contents_.at(w->id);
+  }
+  // [r, id, v, p] -> [w, b] -> [s, e]
+  const isl::map where = FlatRangeProduct(x.to_inst.apply_range(last), position);
+  const isl::map read = content.has_value() ? where.apply_range(*content).coalesce()
+                                            : Split(Frame(ctx_, nk + na + nd).None(), nk);
+  reads_[x.n.id].push_back(read);
+  if (total || x.kbase.is_subset(read.domain())) return absl::OkStatus();
+  return ExplainUnfilled(x, o, last, position, read);
+}
+
+absl::Status Validator::ExplainUnfilled(const KernelScope& x, const Operand& o,
+                                        const isl::map& last, const isl::map& position,
+                                        const isl::map& read) {
+  const unsigned nd = OperandShape(o)->size();
+  const Point w = Witness(x.kbase.subtract(read.domain()));
+  const Point lw = ir::SamplePoint(last.intersect_domain(x.inst.At(Slice(w, 0, x.ni))).range());
+  const Point b = ir::SamplePoint(position.intersect_domain(x.kf.At(w)).range());
+  const Node& m = NodeOf(lw, 0);
+  std::string why = "what the last writer left there", loop;
+  if (const auto* t = std::get_if<Transfer>(&m.stmt->node)) {
+    loop = t->loop;
+    if (t->tensor != o.tensor) {
+      why = absl::StrCat("holds ", t->tensor, " (", t->pattern.ToString(), " at ",
+                         InstanceAt(lw, 0), ")");
+    } else if (t->pattern.kind == Kind::kAllGather) {
+      Point e = Eval(t->global.offset, RankOf(w, 0), &m, LoopsOf(lw, 0));
+      for (size_t d = 0; d < nd; ++d) e[d] += b[d];
+      why = absl::StrCat("is meant to hold ", Elem(o.tensor, e), " but no rank of its ",
+                         t->pattern.ToString(), " group holds ", Elem(o.tensor, e));
+    } else {
+      why = absl::StrCat("was not filled by its ", t->pattern.ToString());
+    }
+  } else if (std::get_if<Alloc>(&m.stmt->node) != nullptr) {
+    why = "holds zeros";
+  } else {
+    why = "holds partial results of a kernel call";
+  }
+  return Unsound(
+      o.tensor, loop, RankOf(w, 0),
+      absl::StrCat(InstanceAt(w, 0), " has the kernel read ", Elem(o.buffer, b), ", which ", why));
+}
+
+// Frames of the paths a contribution takes. A path: a kernel instance [r, id_K, v_K, p]
+// and the reduction instance [id_R, v_R] that carries it to a holder (id_R = -1 for the
+// kernel's own writes into the rank's shard). In `f`, [path, q, o]: the holder q and the
+// element o the path adds to.
+struct Validator::PathScope {
+  explicit PathScope(const Validator& v)
+      : out(v.prob_.output.tensor),
+        na(v.na_),
+        ni(v.InstDims()),
+        np(v.np_),
+        nd(v.prob_.Shape(out).size()),
+        ns(v.prob_.indices.size()),
+        nk(ni + np),
+        r0(nk),
+        npath(nk + 1 + v.depth_),
+        q0(npath),
+        o0(q0 + na),
+        path_frame(v.ctx_, npath),
+        kf(v.ctx_, nk),
+        f(v.ctx_, o0 + nd),
+        r(v.Coords(f, 0)),
+        q(f.Vars(q0, na)),
+        o(f.Vars(o0, nd)) {}
+
+  const std::string& out;
+  const unsigned na, ni, np, nd, ns, nk, r0, npath, q0, o0;
+  const Frame path_frame;  // [path]
+  const Frame kf;          // [r, id_K, v_K, p]
+  const Frame f;           // [path, q, o]
+  const Affs r, q, o;
+};
+
+// Operand i's element on each path: path -> [e] (from the kernels' reads
+// [r, id, v, p] -> [s, e]), each built on first use.
+class PathReads {
+ public:
+  PathReads(const std::map<int64_t, std::vector<isl::map>>& reads, isl::map path_to_k, unsigned na)
+      : reads_(reads), path_to_k_(std::move(path_to_k)), na_(na) {}
+
+  const isl::map& Of(size_t i) {
+    auto it = built_.find(i);
+    if (it != built_.end()) return it->second;
+    std::optional<isl::map> read;
+    for (const auto& [id, maps] : reads_) {
+      const isl::map e = ir::ProjectOutRange(maps[i], 0, na_);
+      read = read.has_value() ? read->unite(e) : e;
+    }
+    return built_.emplace(i, path_to_k_.apply_range(read->coalesce()).coalesce()).first->second;
+  }
+
+ private:
+  const std::map<int64_t, std::vector<isl::map>>& reads_;
+  const isl::map path_to_k_;
+  const unsigned na_;
+  std::map<size_t, isl::map> built_;
+};
+
 absl::Status Validator::CheckInstances() {
-  const std::string& out = prob_.output.tensor;
-  const std::vector<int64_t> out_shape = prob_.Shape(out);
-  const unsigned na = na_, ni = InstDims(), np = np_, nd = out_shape.size();
-  // A path: a kernel instance [r, id_K, v_K, p] and the reduction instance [id_R, v_R] that
-  // carries it to a holder (id_R = -1 for the kernel's own writes into the rank's shard).
-  const unsigned nk = ni + np, r0 = nk, npath = nk + 1 + depth_;
-  const Frame path_frame(ctx_, npath);
-  const Frame kf(ctx_, nk);
-  // [path, q, o]: the holder q and the element o the path adds to.
-  const unsigned q0 = npath, o0 = q0 + na;
-  const Frame f(ctx_, o0 + nd);
-  const Affs r = Coords(f, 0), q = f.Vars(q0, na), o = f.Vars(o0, nd);
-  isl::set paths = f.None();
+  const PathScope x(*this);
   std::vector<std::string> out_loops;  // the loops of the reductions that carry the output
+  MT_ASSIGN_OR_RETURN(const isl::set paths, Paths(x, &out_loops));
+  const isl::map reach = Split(paths.coalesce(), x.npath);  // path -> [q, o]
+  // The elements each path multiplies: [r, id, v, p] -> [e_k], pulled back to paths.
+  PathReads reads(reads_, Prefix(x.path_frame, x.kf, x.nk), x.na);
+  MT_ASSIGN_OR_RETURN(const isl::map instance, InstanceOfPaths(x, reach, reads));
+  MT_RETURN_IF_ERROR(CheckPathElements(x, reach, instance, reads));
+  return CheckEachInstanceOnce(x, instance, out_loops);
+}
+
+absl::StatusOr<isl::set> Validator::Paths(const PathScope& x,
+                                          std::vector<std::string>* out_loops) const {
+  const Frame& f = x.f;
+  isl::set paths = f.None();
   for (const Node& n : nodes_) {
     const auto* k = std::get_if<Compute>(&n.stmt->node);
     if (k == nullptr) continue;
-    const isl::set kbase = InstSet(f, 0, n).intersect(TileSet(f, ni, *k));
-    MT_ASSIGN_OR_RETURN(const Affs pos, Positions(*k, k->out, f, r, n, LoopValues(f, 0, n), ni));
+    const isl::set kbase = InstSet(f, 0, n).intersect(TileSet(f, x.ni, *k));
+    MT_ASSIGN_OR_RETURN(const Affs pos,
+                        Positions(*k, k->out, f, x.r, n, LoopValues(f, 0, n), x.ni));
     if (k->out.buffer == k->out.tensor) {
-      MT_ASSIGN_OR_RETURN(const Affs start, BlockStart(out, f, r));
-      isl::set direct = kbase.intersect(f.Equal(q, r)).intersect(f.Equal(o, Plus(start, pos)));
-      direct = direct.intersect(f.Var(r0).eq_set(f.Cst(-1)));
-      for (size_t l = 0; l < depth_; ++l) direct = direct.intersect(f.Var(r0 + 1 + l).eq_set(f.Cst(0)));
+      MT_ASSIGN_OR_RETURN(const Affs start, BlockStart(x.out, f, x.r));
+      isl::set direct =
+          kbase.intersect(f.Equal(x.q, x.r)).intersect(f.Equal(x.o, Plus(start, pos)));
+      direct = direct.intersect(f.Var(x.r0).eq_set(f.Cst(-1)));
+      for (size_t l = 0; l < depth_; ++l)
+        direct = direct.intersect(f.Var(x.r0 + 1 + l).eq_set(f.Cst(0)));
       paths = paths.unite(direct);
       continue;
     }
     // Through a partial buffer: every reduction of it after the kernel instance and before
     // the buffer is zeroed again carries the contribution.
-    const std::vector<const Node*> zeros = NodesWith<Alloc>([&](const Alloc& a) { return a.zero && a.buffer == k->out.buffer; });
-    for (const Node* rn : NodesWith<Reduce>([&](const Reduce& x) { return x.buffer == k->out.buffer; })) {
-      const Reduce& red = std::get<Reduce>(rn->stmt->node);
-      out_loops.push_back(red.loop);
-      isl::map carries;
-      const size_t dz = zeros.size() == 1 ? zeros[0]->depth() : 0;
-      if (zeros.size() == 1 && CommonDepth(*zeros[0], *rn) == dz && rn->depth() == dz && CommonDepth(*zeros[0], n) == dz &&
-          zeros[0]->order[dz] < n.order[dz] && n.order[dz] < rn->order[dz]) {
-        // zero; ...kernel...; reduce in one loop body: the reduction of the same iteration.
-        carries = SameIteration(n, *rn);
-      } else {
-        carries = Before(n, *rn);
-        for (const Node* z : zeros) carries = carries.subtract(Before(n, *z).apply_range(Before(*z, *rn)));
-      }
-      // [r, id_K, v_K, r', id_R, v_R] (r' = r) -> [r, id_K, v_K, p, id_R, v_R, q, o]
-      isl::set carried = ProjectOut(Flatten(carries), ni, na);
-      carried = InsertDims(InsertDims(carried, ni, np), npath, na + nd);
-      const Affs rloops = LoopValues(f, r0 - na, *rn);  // R's slot [r, id_R, v_R] starts na before id_R
-      // AllReduce: each member adds the group's sum at its own offset; the others at the sender's.
-      const Affs& who = red.pattern.kind == Kind::kAllReduce ? q : r;
-      MT_ASSIGN_OR_RETURN(const Affs off, ToPwAffs(red.global.offset, f, MakeEnv(who, rn, rloops)));
-      isl::set reach = carried.intersect(kbase).intersect(f.Equal(o, Plus(off, pos)));
-      switch (red.pattern.kind) {
-        case Kind::kAllReduce:
-        case Kind::kReduce:
-        case Kind::kReduceScatter:
-          reach = reach.intersect(Group(f, r, q, red.pattern.axes));
-          break;
-        default:
-          reach = reach.intersect(f.Equal(q, r));
-      }
-      MT_ASSIGN_OR_RETURN(const isl::set held, Holds(out, f, q, o));
-      paths = paths.unite(reach.intersect(held));
+    const std::vector<const Node*> zeros =
+        NodesWith<Alloc>([&](const Alloc& a) { return a.zero && a.buffer == k->out.buffer; });
+    for (const Node* rn :
+         NodesWith<Reduce>([&](const Reduce& r) { return r.buffer == k->out.buffer; })) {
+      out_loops->push_back(std::get<Reduce>(rn->stmt->node).loop);
+      MT_ASSIGN_OR_RETURN(const isl::set reduced, ReducedPaths(x, n, *rn, zeros, kbase, pos));
+      paths = paths.unite(reduced);
     }
   }
-  const isl::map reach = Split(paths.coalesce(), npath);  // path -> [q, o]
+  return paths;
+}
 
-  // The elements each path multiplies: [r, id, v, p] -> [e_k], pulled back to paths.
-  const isl::map path_to_k = Prefix(path_frame, kf, nk);
-  // Operand i's element on each path: path -> [e] (from [r, id, v, p] -> [e]), built once.
-  std::map<size_t, isl::map> reads;
-  auto read_of = [&](size_t i) -> const isl::map& {
-    auto it = reads.find(i);
-    if (it != reads.end()) return it->second;
-    std::optional<isl::map> read;
-    for (const auto& [id, maps] : reads_) {
-      const isl::map e = ir::ProjectOutRange(maps[i], 0, na);
-      read = read.has_value() ? read->unite(e) : e;
-    }
-    return reads.emplace(i, path_to_k.apply_range(read->coalesce()).coalesce()).first->second;
-  };
+absl::StatusOr<isl::set> Validator::ReducedPaths(const PathScope& x, const Node& n, const Node& rn,
+                                                 const std::vector<const Node*>& zeros,
+                                                 const isl::set& kbase, const Affs& pos) const {
+  const Frame& f = x.f;
+  const Reduce& red = std::get<Reduce>(rn.stmt->node);
+  isl::map carries;
+  const size_t dz = zeros.size() == 1 ? zeros[0]->depth() : 0;
+  if (zeros.size() == 1 && CommonDepth(*zeros[0], rn) == dz && rn.depth() == dz &&
+      CommonDepth(*zeros[0], n) == dz && zeros[0]->order[dz] < n.order[dz] &&
+      n.order[dz] < rn.order[dz]) {
+    // zero; ...kernel...; reduce in one loop body: the reduction of the same iteration.
+    carries = SameIteration(n, rn);
+  } else {
+    carries = Before(n, rn);
+    for (const Node* z : zeros)
+      carries = carries.subtract(Before(n, *z).apply_range(Before(*z, rn)));
+  }
+  // [r, id_K, v_K, r', id_R, v_R] (r' = r) -> [r, id_K, v_K, p, id_R, v_R, q, o]
+  isl::set carried = ProjectOut(Flatten(carries), x.ni, x.na);
+  carried = InsertDims(InsertDims(carried, x.ni, x.np), x.npath, x.na + x.nd);
+  const Affs rloops =
+      LoopValues(f, x.r0 - x.na, rn);  // R's slot [r, id_R, v_R] starts na before id_R
+  // AllReduce: each member adds the group's sum at its own offset; the others at the sender's.
+  const Affs& who = red.pattern.kind == Kind::kAllReduce ? x.q : x.r;
+  MT_ASSIGN_OR_RETURN(const Affs off, ToPwAffs(red.global.offset, f, MakeEnv(who, &rn, rloops)));
+  isl::set reach = carried.intersect(kbase).intersect(f.Equal(x.o, Plus(off, pos)));
+  switch (red.pattern.kind) {
+    case Kind::kAllReduce:
+    case Kind::kReduce:
+    case Kind::kReduceScatter:
+      reach = reach.intersect(Group(f, x.r, x.q, red.pattern.axes));
+      break;
+    default:
+      reach = reach.intersect(f.Equal(x.q, x.r));
+  }
+  MT_ASSIGN_OR_RETURN(const isl::set held, Holds(x.out, f, x.q, x.o));
+  return reach.intersect(held);
+}
+
+absl::StatusOr<isl::map> Validator::InstanceOfPaths(const PathScope& x, const isl::map& reach,
+                                                    PathReads& reads) const {
   // The statement instance of each path: each index read from the first access that
   // carries it, composing only the operands needed for that. path -> [q, S].
-  const unsigned ns = prob_.indices.size();
+  const unsigned na = x.na, ns = x.ns;
   std::vector<std::pair<unsigned, unsigned>> picks;  // (dim of [q, o, e...] kept, dim of [q, S])
   for (unsigned a = 0; a < na; ++a) picks.emplace_back(a, a);
   isl::map kept = reach;
-  unsigned width = na + nd;
+  unsigned width = na + x.nd;
   for (size_t j = 0; j <= prob_.operands.size(); ++j) {
     const ir::TensorAccess& a = j == 0 ? prob_.output : prob_.operands[j - 1];
     bool needed = false;
@@ -1198,72 +1561,93 @@ absl::Status Validator::CheckInstances() {
       }
     }
     if (j > 0 && needed) {
-      kept = FlatRangeProduct(kept, read_of(j - 1));
+      kept = FlatRangeProduct(kept, reads.Of(j - 1));
       width += a.indices.size();
     }
   }
-  if (picks.size() != na + ns) return absl::UnimplementedError("an index of the statement is in no access");
-  const isl::map instance =
-      kept.apply_range(ir::Equalities(Frame(ctx_, width).space(), Frame(ctx_, na + ns).space(), picks)).coalesce();
+  if (picks.size() != na + ns)
+    return absl::UnimplementedError("an index of the statement is in no access");
+  return kept
+      .apply_range(ir::Equalities(Frame(ctx_, width).space(), Frame(ctx_, na + ns).space(), picks))
+      .coalesce();
+}
 
+absl::Status Validator::CheckPathElements(const PathScope& x, const isl::map& reach,
+                                          const isl::map& instance, PathReads& reads) {
   // Every element a path adds and multiplies is the one its instance S has there: o = out(S)
   // and e_j = access_j(S) (each access is the plain index list the picks assume).
-  const Frame qf(ctx_, na), sf(ctx_, ns);
+  const unsigned na = x.na;
+  const Frame qf(ctx_, na), sf(ctx_, x.ns);
   const isl::set domain = isl::manage(isl_set_reset_tuple_id(c_.domain().copy()));
-  const isl::map reach_q = ir::ProjectOutRange(reach, na, nd);  // path -> [q]
+  const isl::map reach_q = ir::ProjectOutRange(reach, na, x.nd);  // path -> [q]
   for (size_t j = 0; j <= prob_.operands.size(); ++j) {
     const ir::TensorAccess& a = j == 0 ? prob_.output : prob_.operands[j - 1];
     std::vector<std::pair<unsigned, unsigned>> dims;
-    for (size_t d = 0; d < a.indices.size(); ++d) dims.emplace_back(prob_.IndexPosition(a.indices[d]), d);
+    for (size_t d = 0; d < a.indices.size(); ++d)
+      dims.emplace_back(prob_.IndexPosition(a.indices[d]), d);
     const isl::map access = ir::Equalities(sf.space(), Frame(ctx_, a.indices.size()).space(), dims);
-    if (!Anonymous(c_.OperandAccess(j).intersect_domain(c_.domain())).is_equal(access.intersect_domain(domain))) {
-      return absl::InternalError(absl::StrCat("the access of ", a.tensor, " is not its index list"));
+    if (!Anonymous(c_.OperandAccess(j).intersect_domain(c_.domain()))
+             .is_equal(access.intersect_domain(domain))) {
+      return absl::InternalError(
+          absl::StrCat("the access of ", a.tensor, " is not its index list"));
     }
-    const isl::map actual = j == 0 ? reach : FlatRangeProduct(reach_q, read_of(j - 1));
+    const isl::map actual = j == 0 ? reach : FlatRangeProduct(reach_q, reads.Of(j - 1));
     // S must be an instance of the statement: in its domain.
-    const isl::map expected = instance.apply_range(FlatProduct(Identity(qf), access.intersect_domain(domain)));
+    const isl::map expected =
+        instance.apply_range(FlatProduct(Identity(qf), access.intersect_domain(domain)));
     if (!actual.is_subset(expected)) {
       // Explain with the whole tuple: path -> [o, e...].
       isl::map tuple_o = ir::ProjectOutRange(reach, 0, na);
       for (size_t i = 0; i < prob_.operands.size(); ++i) {
-        tuple_o = FlatRangeProduct(tuple_o, read_of(i));
+        tuple_o = FlatRangeProduct(tuple_o, reads.Of(i));
       }
       isl::map acc = c_.OperandAccess(0).intersect_domain(c_.domain());
-      for (size_t i = 1; i <= prob_.operands.size(); ++i) acc = FlatRangeProduct(acc, c_.OperandAccess(i));
+      for (size_t i = 1; i <= prob_.operands.size(); ++i)
+        acc = FlatRangeProduct(acc, c_.OperandAccess(i));
       const isl::set acc_range = Anonymous(acc).range();
-      return ExplainBadTuple(tuple_o, acc_range, Witness(tuple_o.subtract(tuple_o.intersect_range(acc_range)).domain()));
+      return ExplainBadTuple(
+          tuple_o, acc_range,
+          Witness(tuple_o.subtract(tuple_o.intersect_range(acc_range)).domain()));
     }
   }
+  return absl::OkStatus();
+}
 
-  // [q, S] -> path: every holder gets every instance of its elements exactly once.
-  const isl::map by_instance = instance.reverse();
+std::string Validator::PathText(const PathScope& x, const Point& w) const {
   std::vector<int64_t> kernels;  // node ids of the kernel calls, in program order
   for (const Node& n : nodes_) {
     if (std::holds_alternative<Compute>(n.stmt->node)) kernels.push_back(n.id);
   }
-  auto path_text = [&](const Point& w) {
-    std::string s = InstanceAt(w, 0);
-    if (kernels.size() > 1) {
-      const size_t call = std::find(kernels.begin(), kernels.end(), w[na]) - kernels.begin();
-      absl::StrAppend(&s, " (kernel call ", call + 1, " of ", kernels.size(), ")");
+  std::string s = InstanceAt(w, 0);
+  if (kernels.size() > 1) {
+    const size_t call = std::find(kernels.begin(), kernels.end(), w[x.na]) - kernels.begin();
+    absl::StrAppend(&s, " (kernel call ", call + 1, " of ", kernels.size(), ")");
+  }
+  if (w[x.r0] >= 0) {
+    const Node& rn = nodes_[w[x.r0]];
+    const Reduce& red = std::get<Reduce>(rn.stmt->node);
+    std::vector<std::string> parts;
+    for (size_t l = 0; l < rn.depth(); ++l)
+      parts.push_back(absl::StrCat(rn.loops[l]->var, "=", w[x.r0 + 1 + l]));
+    absl::StrAppend(&s, " through ", red.pattern.ToString(), " of ", red.buffer,
+                    parts.empty() ? "" : " at " + absl::StrJoin(parts, ", "));
+    const std::vector<const Node*> same =
+        NodesWith<Reduce>([&](const Reduce& r) { return r.buffer == red.buffer; });
+    if (same.size() > 1) {
+      const size_t i = std::find(same.begin(), same.end(), &rn) - same.begin();
+      absl::StrAppend(&s, " (reduction ", i + 1, " of ", same.size(), ")");
     }
-    if (w[r0] >= 0) {
-      const Node& rn = nodes_[w[r0]];
-      const Reduce& red = std::get<Reduce>(rn.stmt->node);
-      std::vector<std::string> parts;
-      for (size_t l = 0; l < rn.depth(); ++l) parts.push_back(absl::StrCat(rn.loops[l]->var, "=", w[r0 + 1 + l]));
-      absl::StrAppend(&s, " through ", red.pattern.ToString(), " of ", red.buffer,
-                      parts.empty() ? "" : " at " + absl::StrJoin(parts, ", "));
-      const std::vector<const Node*> same = NodesWith<Reduce>([&](const Reduce& x) { return x.buffer == red.buffer; });
-      if (same.size() > 1) {
-        const size_t i = std::find(same.begin(), same.end(), &rn) - same.begin();
-        absl::StrAppend(&s, " (reduction ", i + 1, " of ", same.size(), ")");
-      }
-    }
-    return s;
-  };
+  }
+  return s;
+}
+
+absl::Status Validator::CheckEachInstanceOnce(const PathScope& x, const isl::map& instance,
+                                              const std::vector<std::string>& out_loops) {
+  // [q, S] -> path: every holder gets every instance of its elements exactly once.
+  const unsigned na = x.na, ns = x.ns, nd = x.nd;
+  const isl::map by_instance = instance.reverse();
   auto path_loop = [&](const Point& w) -> std::string {
-    return w[r0] >= 0 ? std::get<Reduce>(nodes_[w[r0]].stmt->node).loop : "";
+    return w[x.r0] >= 0 ? std::get<Reduce>(nodes_[w[x.r0]].stmt->node).loop : "";
   };
   if (!by_instance.is_single_valued()) {
     const isl::map first = by_instance.lexmin();
@@ -1273,30 +1657,32 @@ absl::Status Validator::CheckInstances() {
     const Point p1 = ir::SamplePoint(first.intersect_domain(at).range());
     const Point p2 = Witness(others.intersect_domain(at).range());
     const Point qr = Slice(w, 0, na), s = Slice(w, na, ns);
-    return Unsound(out, path_loop(p2), qr,
-                   absl::StrCat(RankText(qr), " receives ", InstanceText(s), " twice: from ", path_text(p1), " and from ",
-                                path_text(p2)));
+    return Unsound(x.out, path_loop(p2), qr,
+                   absl::StrCat(RankText(qr), " receives ", InstanceText(s), " twice: from ",
+                                PathText(x, p1), " and from ", PathText(x, p2)));
   }
   const isl::set got = by_instance.domain();
   // Who must get what: { [q, S] : q holds out(S) }.
   const Frame ho(ctx_, na + nd);
-  MT_ASSIGN_OR_RETURN(const isl::set held, Holds(out, ho, ho.Vars(0, na), ho.Vars(na, nd)));
+  MT_ASSIGN_OR_RETURN(const isl::set held, Holds(x.out, ho, ho.Vars(0, na), ho.Vars(na, nd)));
   const isl::map out_of = Anonymous(c_.OperandAccess(0).intersect_domain(c_.domain()));
   const isl::set need = Flatten(Split(held, na).apply_range(out_of.reverse()));
   if (!need.is_subset(got)) {
     const Point w = Witness(need.subtract(got));
     const Point qr = Slice(w, 0, na), s = Slice(w, na, ns);
-    return Unsound(out, out_loops.empty() ? "" : out_loops[0], qr,
-                   absl::StrCat(RankText(qr), " holds ", OutputText(s), " but never receives ", InstanceText(s)));
+    return Unsound(x.out, out_loops.empty() ? "" : out_loops[0], qr,
+                   absl::StrCat(RankText(qr), " holds ", OutputText(s), " but never receives ",
+                                InstanceText(s)));
   }
   // got is within need by construction: a path reaches only a holder of the element it
   // adds to, and that element is its instance's output.
   return absl::OkStatus();
 }
 
-absl::Status Validator::ExplainBadTuple(const isl::map& tuple_o, const isl::set& acc_range, const Point& path) {
+absl::Status Validator::ExplainBadTuple(const isl::map& tuple_o, const isl::set& acc_range,
+                                        const Point& path) {
   const std::string& out = prob_.output.tensor;
-  const unsigned na = na_, ni = InstDims(), nk = ni + np_, r0 = nk;
+  const unsigned nk = InstDims() + np_, r0 = nk;
   const isl::set at = Frame(ctx_, nk + 1 + depth_).At(path);
   const Point tuple = Witness(tuple_o.intersect_domain(at).range().subtract(acc_range));
   // Components: the output, then each operand.
@@ -1316,45 +1702,18 @@ absl::Status Validator::ExplainBadTuple(const isl::map& tuple_o, const isl::set&
   for (size_t j = 0; j < tensors.size(); ++j) {
     isl::set s = acc_range;
     for (size_t x = 0; x < tuple.size(); ++x) {
-      if (x < first[j] || x >= first[j] + len[j]) s = s.intersect(tf.Var(x).eq_set(tf.Cst(tuple[x])));
+      if (x < first[j] || x >= first[j] + len[j])
+        s = s.intersect(tf.Var(x).eq_set(tf.Cst(tuple[x])));
     }
     if (!s.is_empty()) {
       suspects.push_back(j);
       needed[j] = comp(Witness(s), j);
     }
   }
-  const Node& kn = NodeOf(path, 0);
-  const Compute& k = std::get<Compute>(kn.stmt->node);
   const Reduce* red = path[r0] >= 0 ? &std::get<Reduce>(nodes_[path[r0]].stmt->node) : nullptr;
   const Point rank = RankOf(path, 0);
   const std::string where = InstanceAt(path, 0);
-  // Where input j's element came from: the transfer that filled its buffer, the rank that
-  // sent it, and whether it is the element the transfer's own box names there.
-  struct Source {
-    std::string loop, from = "its own shard";
-    bool contradicts_box = false;
-  };
-  auto source_of = [&](size_t j) {
-    Source src;
-    const Operand& o = k.in[j - 1];
-    if (o.buffer == o.tensor) return src;
-    const isl::set kpoint = Frame(ctx_, nk).At(Slice(path, 0, nk));
-    const Point se = Witness(reads_.at(kn.id)[j - 1].intersect_domain(kpoint).range());
-    src.from = RankText(Slice(se, 0, na));
-    const Point lw = ir::SamplePoint(
-        last_writers_.at(kn.id)[j - 1]->intersect_domain(Frame(ctx_, ni).At(Slice(path, 0, ni))).range());
-    const Node& wn = NodeOf(lw, 0);
-    const auto* x = std::get_if<Transfer>(&wn.stmt->node);
-    if (x == nullptr) return src;
-    src.loop = x->loop;
-    const Point b = ir::SamplePoint(positions_.at(kn.id)[j].intersect_domain(kpoint).range());
-    Point claim = Eval(x->global.offset, rank, &wn, LoopsOf(lw, 0));
-    if (claim.size() == b.size()) {
-      for (size_t d = 0; d < b.size(); ++d) claim[d] += b[d];
-      src.contradicts_box = claim != comp(tuple, j);
-    }
-    return src;
-  };
+  auto source_of = [&](size_t j) { return SourceOf(path, j, comp(tuple, j)); };
   std::vector<std::string> ins;
   for (size_t j = 1; j < tensors.size(); ++j) ins.push_back(Elem(tensors[j], comp(tuple, j)));
   const std::string product = absl::StrJoin(ins, Combine());
@@ -1374,24 +1733,57 @@ absl::Status Validator::ExplainBadTuple(const isl::map& tuple_o, const isl::set&
   if (culprit == 0) {
     return Unsound(out, red ? red->loop : "", rank,
                    absl::StrCat(where, " adds ", product, " into ", Elem(out, comp(tuple, 0)),
-                                red ? absl::StrCat(" (through ", red->pattern.ToString(), " of ", red->buffer, ")") : "",
+                                red ? absl::StrCat(" (through ", red->pattern.ToString(), " of ",
+                                                   red->buffer, ")")
+                                    : "",
                                 ", but it belongs to ", Elem(out, needed[0])));
   }
   if (culprit < tensors.size()) {
-    const Source src = source_of(culprit);
-    return Unsound(tensors[culprit], src.loop, rank,
-                   absl::StrCat(where, " reads ", Elem(tensors[culprit], comp(tuple, culprit)), " from ", src.from,
-                                " for ", Elem(out, comp(tuple, 0)), " += ", product, ", which needs ",
-                                Elem(tensors[culprit], needed[culprit])));
+    const InputSource src = source_of(culprit);
+    return Unsound(
+        tensors[culprit], src.loop, rank,
+        absl::StrCat(where, " reads ", Elem(tensors[culprit], comp(tuple, culprit)), " from ",
+                     src.from, " for ", Elem(out, comp(tuple, 0)), " += ", product,
+                     ", which needs ", Elem(tensors[culprit], needed[culprit])));
   }
   std::vector<std::string> alternatives;
   for (size_t j : suspects) {
-    alternatives.push_back(absl::StrCat(Elem(tensors[j], comp(tuple, j)), " should be ", Elem(tensors[j], needed[j])));
+    alternatives.push_back(
+        absl::StrCat(Elem(tensors[j], comp(tuple, j)), " should be ", Elem(tensors[j], needed[j])));
   }
-  return Unsound(out, "", rank,
-                 absl::StrCat(where, " computes ", Elem(out, comp(tuple, 0)), " += ", product,
-                              ", which is no instance of the statement",
-                              alternatives.empty() ? "" : ": either " + absl::StrJoin(alternatives, " or ")));
+  return Unsound(
+      out, "", rank,
+      absl::StrCat(where, " computes ", Elem(out, comp(tuple, 0)), " += ", product,
+                   ", which is no instance of the statement",
+                   alternatives.empty() ? "" : ": either " + absl::StrJoin(alternatives, " or ")));
+}
+
+Validator::InputSource Validator::SourceOf(const Point& path, size_t j,
+                                           const Point& element) const {
+  const unsigned na = na_, ni = InstDims(), nk = ni + np_;
+  const Node& kn = NodeOf(path, 0);
+  const Compute& k = std::get<Compute>(kn.stmt->node);
+  const Point rank = RankOf(path, 0);
+  InputSource src;
+  const Operand& o = k.in[j - 1];
+  if (o.buffer == o.tensor) return src;
+  const isl::set kpoint = Frame(ctx_, nk).At(Slice(path, 0, nk));
+  const Point se = Witness(reads_.at(kn.id)[j - 1].intersect_domain(kpoint).range());
+  src.from = RankText(Slice(se, 0, na));
+  const Point lw = ir::SamplePoint(last_writers_.at(kn.id)[j - 1]
+                                       ->intersect_domain(Frame(ctx_, ni).At(Slice(path, 0, ni)))
+                                       .range());
+  const Node& wn = NodeOf(lw, 0);
+  const auto* x = std::get_if<Transfer>(&wn.stmt->node);
+  if (x == nullptr) return src;
+  src.loop = x->loop;
+  const Point b = ir::SamplePoint(positions_.at(kn.id)[j].intersect_domain(kpoint).range());
+  Point claim = Eval(x->global.offset, rank, &wn, LoopsOf(lw, 0));
+  if (claim.size() == b.size()) {
+    for (size_t d = 0; d < b.size(); ++d) claim[d] += b[d];
+    src.contradicts_box = claim != element;
+  }
+  return src;
 }
 
 absl::Status Validator::Run() {

@@ -43,8 +43,7 @@ std::vector<int64_t> Problem::Shape(const std::string& tensor) const {
 }
 
 bool Problem::IsReductionIndex(const std::string& index) const {
-  return std::find(output.indices.begin(), output.indices.end(), index) ==
-         output.indices.end();
+  return std::find(output.indices.begin(), output.indices.end(), index) == output.indices.end();
 }
 
 int Problem::IndexPosition(const std::string& index) const {
@@ -81,24 +80,26 @@ absl::StatusOr<ParsedAccess> ParseAccess(TokenStream& ts) {
   out.access.tensor = *name;
   const Token open = ts.Peek();
   if (!ts.Accept("[")) {
-    return ts.ErrorAt(open, absl::StrCat("expected '[' after tensor ", base::Excerpt(*name), " but found ",
-                                         Describe(open)));
+    return ts.ErrorAt(open, absl::StrCat("expected '[' after tensor ", base::Excerpt(*name),
+                                         " but found ", Describe(open)));
   }
   if (!ts.Accept("]")) {
     while (true) {
       const Token idx = ts.Peek();
       if (idx.kind != Token::kIdent) {
         if (idx.kind == Token::kEnd) {
-          return ts.ErrorAt(open, absl::StrCat("unbalanced '[' of ", base::Excerpt(*name), ": no closing ']'"));
+          return ts.ErrorAt(open,
+                            absl::StrCat("unbalanced '[' of ", base::Excerpt(*name), ": no closing ']'"));
         }
-        return ts.ErrorAt(idx, absl::StrCat("expected an index name in ", base::Excerpt(*name), "[...] but found ",
-                                            Describe(idx)));
+        return ts.ErrorAt(idx, absl::StrCat("expected an index name in ", base::Excerpt(*name),
+                                            "[...] but found ", Describe(idx)));
       }
       ts.Next();
       for (size_t j = 0; j < out.access.indices.size(); ++j) {
         if (out.access.indices[j] == idx.text) {
-          return ts.ErrorAt(idx, absl::StrCat("index ", base::Excerpt(idx.text), " is repeated in tensor ", base::Excerpt(*name),
-                                              " (diagonal accesses are not supported)"));
+          return ts.ErrorAt(idx,
+                            absl::StrCat("index ", base::Excerpt(idx.text), " is repeated in tensor ",
+                                         base::Excerpt(*name), " (diagonal accesses are not supported)"));
         }
       }
       out.access.indices.push_back(idx.text);
@@ -107,10 +108,11 @@ absl::StatusOr<ParsedAccess> ParseAccess(TokenStream& ts) {
       if (ts.Accept("]")) break;
       const Token bad = ts.Peek();
       if (bad.kind == Token::kEnd) {
-        return ts.ErrorAt(open, absl::StrCat("unbalanced '[' of ", base::Excerpt(*name), ": no closing ']'"));
+        return ts.ErrorAt(open,
+                          absl::StrCat("unbalanced '[' of ", base::Excerpt(*name), ": no closing ']'"));
       }
-      return ts.ErrorAt(bad, absl::StrCat("expected ',' or ']' in ", base::Excerpt(*name), "[...] but found ",
-                                          Describe(bad)));
+      return ts.ErrorAt(bad, absl::StrCat("expected ',' or ']' in ", base::Excerpt(*name),
+                                          "[...] but found ", Describe(bad)));
     }
   }
   return out;
@@ -133,8 +135,8 @@ absl::StatusOr<std::map<std::string, int64_t>> ParseExtents(absl::string_view te
     absl::StatusOr<int64_t> value = ts.ExpectInt(absl::StrCat("extent of ", base::Excerpt(*name)));
     if (!value.ok()) return value.status();
     if (*value <= 0) {
-      return ts.ErrorAt(value_tok, absl::StrCat("extent of ", base::Excerpt(*name), " must be positive, got ",
-                                                *value));
+      return ts.ErrorAt(
+          value_tok, absl::StrCat("extent of ", base::Excerpt(*name), " must be positive, got ", *value));
     }
     if (!out.emplace(*name, *value).second) {
       return ts.ErrorAt(name_tok, absl::StrCat("extent of ", base::Excerpt(*name), " is given twice"));
@@ -144,34 +146,36 @@ absl::StatusOr<std::map<std::string, int64_t>> ParseExtents(absl::string_view te
   return out;
 }
 
-absl::StatusOr<Problem> ParseProblem(absl::string_view expr, absl::string_view extents,
-                                     absl::string_view dtype) {
-  Problem p;
-  if (dtype.empty() || dtype == "f32") {
-    p.dtype = DType::kF32;
-  } else if (dtype == "f64") {
-    p.dtype = DType::kF64;
-  } else {
-    return absl::InvalidArgumentError(
-        absl::StrCat("unknown dtype '", base::Excerpt(dtype), "' (expected f32 or f64)"));
-  }
-  absl::StatusOr<std::vector<Token>> tokens = Tokenize(expr, "expression", kMaxExpressionBytes);
-  if (!tokens.ok()) return tokens.status();
-  TokenStream ts(std::move(*tokens), "expression");
-  if (ts.AtEnd()) return ts.ErrorAt(ts.Peek(), "empty expression (expected e.g. C[m,n] += A[m,k] * B[k,n])");
+namespace {
 
+// The dtype `dtype` names: "f32" (or empty) or "f64"; InvalidArgument otherwise.
+absl::StatusOr<DType> ParseDType(absl::string_view dtype) {
+  if (dtype.empty() || dtype == "f32") return DType::kF32;
+  if (dtype == "f64") return DType::kF64;
+  return absl::InvalidArgumentError(
+      absl::StrCat("unknown dtype '", base::Excerpt(dtype), "' (expected f32 or f64)"));
+}
+
+// Parses the output access and the '=' or '+=' after it into p->output and p->assign.
+absl::StatusOr<ParsedAccess> ParseLeftHandSide(TokenStream& ts, Problem* p) {
   absl::StatusOr<ParsedAccess> out = ParseAccess(ts);
   if (!out.ok()) return out.status();
-  p.output = out->access;
+  p->output = out->access;
   const Token op = ts.Peek();
   if (ts.Accept("+=")) {
-    p.assign = Problem::Assign::kAccumulate;
+    p->assign = Problem::Assign::kAccumulate;
   } else if (ts.Accept("=")) {
-    p.assign = Problem::Assign::kSet;
+    p->assign = Problem::Assign::kSet;
   } else {
-    return ts.ErrorAt(op, absl::StrCat("expected '=' or '+=' after ", base::Excerpt(p.output.ToString()),
+    return ts.ErrorAt(op, absl::StrCat("expected '=' or '+=' after ", base::Excerpt(p->output.ToString()),
                                        " but found ", Describe(op)));
   }
+  return out;
+}
+
+// Parses the operands up to the end of `ts` and sets p->combine from the operator between
+// them ('*' unless they are added); checks their number against it.
+absl::StatusOr<std::vector<ParsedAccess>> ParseRightHandSide(TokenStream& ts, Problem* p) {
   std::vector<ParsedAccess> operands;
   std::string combine_op;
   while (true) {
@@ -191,93 +195,121 @@ absl::StatusOr<Problem> ParseProblem(absl::string_view expr, absl::string_view e
     if (sep.kind == Token::kPunct && sep.text == "]") {
       return ts.ErrorAt(sep, "unbalanced ']' with no matching '['");
     }
-    return ts.ErrorAt(sep, absl::StrCat("expected '*', '+' or end of expression but found ",
-                                        Describe(sep)));
+    return ts.ErrorAt(
+        sep, absl::StrCat("expected '*', '+' or end of expression but found ", Describe(sep)));
   }
-  p.combine = combine_op == "+" ? Problem::Combine::kSum : Problem::Combine::kProduct;
-  if (p.combine == Problem::Combine::kProduct && operands.size() > 3) {
+  p->combine = combine_op == "+" ? Problem::Combine::kSum : Problem::Combine::kProduct;
+  if (p->combine == Problem::Combine::kProduct && operands.size() > 3) {
     return ts.ErrorAt(operands[3].name_token,
                       absl::StrCat("a contraction has at most 3 operands; ",
                                    operands[3].access.tensor, " is the 4th"));
   }
-  if (p.combine == Problem::Combine::kSum && operands.size() != 2) {
+  if (p->combine == Problem::Combine::kSum && operands.size() != 2) {
     return ts.ErrorAt(operands.size() > 2 ? operands[2].name_token : operands[0].name_token,
                       "an element-wise sum has exactly 2 operands");
   }
+  return operands;
+}
 
-  // Tensors: consistent rank everywhere; the output never appears on the right.
-  std::map<std::string, const ParsedAccess*> first;
-  first[p.output.tensor] = &*out;
+// The first access of each tensor, by name.
+using FirstAccesses = std::map<std::string, const ParsedAccess*>;
+
+// Checks that every tensor has one rank everywhere and that the output is not read; appends
+// the operands to p->operands and returns each tensor's first access.
+absl::StatusOr<FirstAccesses> CheckTensors(TokenStream& ts, const ParsedAccess& out,
+                                           const std::vector<ParsedAccess>& operands, Problem* p) {
+  FirstAccesses first;
+  first[p->output.tensor] = &out;
   for (const ParsedAccess& a : operands) {
-    if (a.access.tensor == p.output.tensor) {
-      return ts.ErrorAt(a.name_token, absl::StrCat("output tensor ", base::Excerpt(p.output.tensor),
+    if (a.access.tensor == p->output.tensor) {
+      return ts.ErrorAt(a.name_token, absl::StrCat("output tensor ", base::Excerpt(p->output.tensor),
                                                    " also appears on the right-hand side"));
     }
     auto [it, inserted] = first.emplace(a.access.tensor, &a);
     if (!inserted && it->second->access.indices.size() != a.access.indices.size()) {
-      return ts.ErrorAt(a.name_token,
-                        absl::StrCat("tensor ", base::Excerpt(a.access.tensor), " is used with ",
-                                     it->second->access.indices.size(), " indices in ",
-                                     base::Excerpt(it->second->access.ToString()), " but ",
-                                     a.access.indices.size(), " in ", base::Excerpt(a.access.ToString())));
+      return ts.ErrorAt(
+          a.name_token,
+          absl::StrCat("tensor ", base::Excerpt(a.access.tensor), " is used with ",
+                       it->second->access.indices.size(), " indices in ",
+                       base::Excerpt(it->second->access.ToString()), " but ", a.access.indices.size(),
+                       " in ", base::Excerpt(a.access.ToString())));
     }
-    p.operands.push_back(a.access);
+    p->operands.push_back(a.access);
   }
-  // Indices: every output index is read; element-wise sums have no reduction.
+  return first;
+}
+
+// Checks that every output index is read, that an element-wise sum reduces nothing and
+// that no name is both a tensor and an index; sets p->indices (sorted by name).
+absl::Status CheckIndices(TokenStream& ts, const ParsedAccess& out,
+                          const std::vector<ParsedAccess>& operands, const FirstAccesses& first,
+                          Problem* p) {
   std::set<std::string> read;
-  for (const ParsedAccess& a : operands) read.insert(a.access.indices.begin(), a.access.indices.end());
-  for (size_t j = 0; j < p.output.indices.size(); ++j) {
-    if (!read.count(p.output.indices[j])) {
-      return ts.ErrorAt(out->index_tokens[j],
-                        absl::StrCat("index ", base::Excerpt(p.output.indices[j]), " of the output ",
-                                     base::Excerpt(p.output.ToString()), " is read by no operand"));
+  for (const ParsedAccess& a : operands)
+    read.insert(a.access.indices.begin(), a.access.indices.end());
+  for (size_t j = 0; j < p->output.indices.size(); ++j) {
+    if (!read.count(p->output.indices[j])) {
+      return ts.ErrorAt(out.index_tokens[j],
+                        absl::StrCat("index ", base::Excerpt(p->output.indices[j]), " of the output ",
+                                     base::Excerpt(p->output.ToString()), " is read by no operand"));
     }
   }
-  if (p.combine == Problem::Combine::kSum) {
+  if (p->combine == Problem::Combine::kSum) {
     for (const ParsedAccess& a : operands) {
       for (size_t j = 0; j < a.access.indices.size(); ++j) {
-        if (p.IsReductionIndex(a.access.indices[j])) {
-          return ts.ErrorAt(a.index_tokens[j],
-                            absl::StrCat("index ", base::Excerpt(a.access.indices[j]), " of ", base::Excerpt(a.access.ToString()),
-                                         " is not in the output; an element-wise sum cannot reduce"));
+        if (p->IsReductionIndex(a.access.indices[j])) {
+          return ts.ErrorAt(
+              a.index_tokens[j],
+              absl::StrCat("index ", base::Excerpt(a.access.indices[j]), " of ",
+                           base::Excerpt(a.access.ToString()),
+                           " is not in the output; an element-wise sum cannot reduce"));
         }
       }
     }
   }
   for (const auto& [name, a] : first) {
     if (read.count(name)) {
-      return ts.ErrorAt(a->name_token,
-                        absl::StrCat("name ", base::Excerpt(name), " is used both as a tensor and as an index"));
+      return ts.ErrorAt(a->name_token, absl::StrCat("name ", base::Excerpt(name),
+                                                    " is used both as a tensor and as an index"));
     }
   }
-  p.indices.assign(read.begin(), read.end());  // std::set: sorted by name
+  p->indices.assign(read.begin(), read.end());  // std::set: sorted by name
+  return absl::OkStatus();
+}
 
-  // Extents.
+// Parses `extents` into p->extents: exactly one for each of p->indices.
+absl::Status SetExtents(absl::string_view extents, Problem* p) {
   absl::StatusOr<std::map<std::string, int64_t>> ext = ParseExtents(extents);
   if (!ext.ok()) return ext.status();
   for (const auto& [name, value] : *ext) {
-    if (!read.count(name)) {
+    if (std::find(p->indices.begin(), p->indices.end(), name) == p->indices.end()) {
       return absl::InvalidArgumentError(absl::StrCat(
-          "extent given for unknown index ", base::Excerpt(name), " (the indices of ", base::Excerpt(p.ToString(), 2 * base::kMaxExcerpt), " are ",
-          base::ExcerptList(p.indices), ")"));
+          "extent given for unknown index ", base::Excerpt(name), " (the indices of ",
+          base::Excerpt(p->ToString(), 2 * base::kMaxExcerpt), " are ", base::ExcerptList(p->indices), ")"));
     }
   }
-  for (const std::string& i : p.indices) {
+  for (const std::string& i : p->indices) {
     auto it = ext->find(i);
     if (it == ext->end()) {
-      return absl::InvalidArgumentError(
-          absl::StrCat("index ", base::Excerpt(i), " has no extent (add ", base::Excerpt(i), "=<size> to the extents)"));
+      return absl::InvalidArgumentError(absl::StrCat("index ", base::Excerpt(i), " has no extent (add ",
+                                                     base::Excerpt(i), "=<size> to the extents)"));
     }
   }
-  p.extents = *std::move(ext);
+  p->extents = *std::move(ext);
+  return absl::OkStatus();
+}
+
+// Checks that no tensor has more than kMaxTensorElements elements, that the iteration
+// space has at most kMaxIterationPoints points and that each tensor has one shape.
+absl::Status CheckSizes(const Problem& p) {
   for (const std::string& t : p.Tensors()) {
     const TensorAccess* a = p.FirstAccess(t);
     int64_t elements = 1;
     for (const std::string& i : a->indices) {
       const int64_t e = p.extents.at(i);
       if (elements > kMaxTensorElements / e) {
-        return absl::InvalidArgumentError(
-            absl::StrCat("tensor ", base::Excerpt(a->ToString()), " is too large: more than 2^48 elements"));
+        return absl::InvalidArgumentError(absl::StrCat("tensor ", base::Excerpt(a->ToString()),
+                                                       " is too large: more than 2^48 elements"));
       }
       elements *= e;
     }
@@ -288,9 +320,10 @@ absl::StatusOr<Problem> ParseProblem(absl::string_view expr, absl::string_view e
   for (const std::string& i : p.indices) {
     const int64_t e = p.extents.at(i);
     if (points > kMaxIterationPoints / e) {
-      return absl::InvalidArgumentError(absl::StrCat("the iteration space of ", base::Excerpt(p.ToString(), 2 * base::kMaxExcerpt),
-                                                     " is too large: the extents of ",
-                                                     base::ExcerptList(p.indices), " multiply to more than 2^62 points"));
+      return absl::InvalidArgumentError(
+          absl::StrCat("the iteration space of ", base::Excerpt(p.ToString(), 2 * base::kMaxExcerpt),
+                       " is too large: the extents of ", base::ExcerptList(p.indices),
+                       " multiply to more than 2^62 points"));
     }
     points *= e;
   }
@@ -301,10 +334,37 @@ absl::StatusOr<Problem> ParseProblem(absl::string_view expr, absl::string_view e
           for (const std::string& i : a.indices) s.push_back(p.extents.at(i));
           return s;
         }()) {
-      return absl::InvalidArgumentError(absl::StrCat("tensor ", base::Excerpt(a.tensor), " has different shapes in ",
-                                                     base::Excerpt(f->ToString()), " and ", base::Excerpt(a.ToString())));
+      return absl::InvalidArgumentError(
+          absl::StrCat("tensor ", base::Excerpt(a.tensor), " has different shapes in ",
+                       base::Excerpt(f->ToString()), " and ", base::Excerpt(a.ToString())));
     }
   }
+  return absl::OkStatus();
+}
+
+}  // namespace
+
+absl::StatusOr<Problem> ParseProblem(absl::string_view expr, absl::string_view extents,
+                                     absl::string_view dtype) {
+  Problem p;
+  absl::StatusOr<DType> type = ParseDType(dtype);
+  if (!type.ok()) return type.status();
+  p.dtype = *type;
+  absl::StatusOr<std::vector<Token>> tokens = Tokenize(expr, "expression", kMaxExpressionBytes);
+  if (!tokens.ok()) return tokens.status();
+  TokenStream ts(std::move(*tokens), "expression");
+  if (ts.AtEnd())
+    return ts.ErrorAt(ts.Peek(), "empty expression (expected e.g. C[m,n] += A[m,k] * B[k,n])");
+
+  absl::StatusOr<ParsedAccess> out = ParseLeftHandSide(ts, &p);
+  if (!out.ok()) return out.status();
+  absl::StatusOr<std::vector<ParsedAccess>> operands = ParseRightHandSide(ts, &p);
+  if (!operands.ok()) return operands.status();
+  absl::StatusOr<FirstAccesses> first = CheckTensors(ts, *out, *operands, &p);
+  if (!first.ok()) return first.status();
+  if (absl::Status s = CheckIndices(ts, *out, *operands, *first, &p); !s.ok()) return s;
+  if (absl::Status s = SetExtents(extents, &p); !s.ok()) return s;
+  if (absl::Status s = CheckSizes(p); !s.ok()) return s;
   return p;
 }
 

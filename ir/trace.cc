@@ -34,7 +34,8 @@ struct Printer {
   }
   std::string operator()(const ShardCall& c) const {
     std::string s = absl::StrCat("shard(", c.tensor);
-    for (const ShardTarget& t : c.targets) absl::StrAppend(&s, ", ", t.dim, "@", t.target.ToString());
+    for (const ShardTarget& t : c.targets)
+      absl::StrAppend(&s, ", ", t.dim, "@", t.target.ToString());
     return s + ")";
   }
   std::string operator()(const CommunicateCall& c) const {
@@ -57,8 +58,8 @@ class CallParser {
   absl::Status Comma() {
     if (ts_.Accept(",")) return absl::OkStatus();
     if (ts_.Peek().kind == Token::kPunct && ts_.Peek().text == ")") {
-      return ts_.ErrorAt(ts_.Peek(), absl::StrCat("too few arguments to ", base::Excerpt(name_.text), "; expected ",
-                                                  signature_));
+      return ts_.ErrorAt(ts_.Peek(), absl::StrCat("too few arguments to ", base::Excerpt(name_.text),
+                                                  "; expected ", signature_));
     }
     return Unexpected("','");
   }
@@ -66,28 +67,30 @@ class CallParser {
   absl::Status Close() {
     if (ts_.Accept(")")) return absl::OkStatus();
     if (ts_.Peek().kind == Token::kPunct && ts_.Peek().text == ",") {
-      return ts_.ErrorAt(ts_.Peek(), absl::StrCat("too many arguments to ", base::Excerpt(name_.text), "; expected ",
-                                                  signature_));
+      return ts_.ErrorAt(ts_.Peek(), absl::StrCat("too many arguments to ", base::Excerpt(name_.text),
+                                                  "; expected ", signature_));
     }
     if (ts_.AtEnd()) {
-      return ts_.ErrorAt(name_, absl::StrCat("unbalanced '(' of ", base::Excerpt(name_.text), ": no closing ')'"));
+      return ts_.ErrorAt(
+          name_, absl::StrCat("unbalanced '(' of ", base::Excerpt(name_.text), ": no closing ')'"));
     }
     return Unexpected("')'");
   }
   absl::StatusOr<std::string> Ident(absl::string_view role) {
     if (ts_.Peek().kind == Token::kIdent) return ts_.Next().text;
     if (ts_.Peek().kind == Token::kPunct && ts_.Peek().text == ")") {
-      return ts_.ErrorAt(ts_.Peek(), absl::StrCat("too few arguments to ", base::Excerpt(name_.text), "; expected ",
-                                                  signature_));
+      return ts_.ErrorAt(ts_.Peek(), absl::StrCat("too few arguments to ", base::Excerpt(name_.text),
+                                                  "; expected ", signature_));
     }
-    return ts_.ErrorAt(ts_.Peek(), absl::StrCat("expected ", role, " but found ", Describe(ts_.Peek())));
+    return ts_.ErrorAt(ts_.Peek(),
+                       absl::StrCat("expected ", role, " but found ", Describe(ts_.Peek())));
   }
   absl::StatusOr<int64_t> Int(absl::string_view role) { return ts_.ExpectInt(role); }
   absl::StatusOr<std::vector<std::string>> IdentList(absl::string_view role) {
     const Token open = ts_.Peek();
     if (!ts_.Accept("[")) {
-      return ts_.ErrorAt(open, absl::StrCat("expected '[' to start the list of ", role, " but found ",
-                                            Describe(open)));
+      return ts_.ErrorAt(open, absl::StrCat("expected '[' to start the list of ", role,
+                                            " but found ", Describe(open)));
     }
     std::vector<std::string> out;
     if (ts_.Accept("]")) return out;
@@ -110,14 +113,125 @@ class CallParser {
 
  private:
   absl::Status Unexpected(absl::string_view want) {
-    return ts_.ErrorAt(ts_.Peek(), absl::StrCat("expected ", want, " in ", base::Excerpt(name_.text), "(...) but found ",
-                                                Describe(ts_.Peek())));
+    return ts_.ErrorAt(ts_.Peek(), absl::StrCat("expected ", want, " in ", base::Excerpt(name_.text),
+                                                "(...) but found ", Describe(ts_.Peek())));
   }
   TokenStream& ts_;
   const Token& name_;
   std::string signature_;
 };
 
+// The signature a primitive's errors quote, e.g. "split(loop, outer, inner, factor)"; ""
+// for a name that is no primitive.
+std::string Signature(const std::string& primitive) {
+  if (primitive == "split") return "split(loop, outer, inner, factor)";
+  if (primitive == "divide") return "divide(loop, outer, inner, parts)";
+  if (primitive == "reorder") return "reorder(loop, ...)";
+  if (primitive == "distribute") return "distribute([loops], [outers], [inners], [mesh axes])";
+  if (primitive == "shard") return "shard(tensor, dim@target, ...)";
+  if (primitive == "communicate") return "communicate(tensor, loop[, rotate=[loops]])";
+  if (primitive == "tensorize") return "tensorize([loops], kernel)";
+  return "";
+}
+
+// The arguments and ')' of split (`split` true) or divide.
+absl::StatusOr<Instruction> ParseSplitOrDivide(CallParser& p, bool split) {
+  std::string var, outer, inner;
+  int64_t n = 0;
+  MT_ASSIGN_OR_RETURN(var, p.Ident("a loop name"));
+  MT_RETURN_IF_ERROR(p.Comma());
+  MT_ASSIGN_OR_RETURN(outer, p.Ident("the outer loop name"));
+  MT_RETURN_IF_ERROR(p.Comma());
+  MT_ASSIGN_OR_RETURN(inner, p.Ident("the inner loop name"));
+  MT_RETURN_IF_ERROR(p.Comma());
+  MT_ASSIGN_OR_RETURN(n, p.Int(split ? "split factor" : "number of parts"));
+  MT_RETURN_IF_ERROR(p.Close());
+  if (split) return Instruction(SplitCall{var, outer, inner, n});
+  return Instruction(DivideCall{var, outer, inner, n});
+}
+
+// The arguments and ')' of reorder.
+absl::StatusOr<Instruction> ParseReorder(CallParser& p) {
+  ReorderCall call;
+  while (true) {
+    std::string v;
+    MT_ASSIGN_OR_RETURN(v, p.Ident("a loop name"));
+    call.order.push_back(v);
+    if (p.AtClose()) break;
+    MT_RETURN_IF_ERROR(p.Comma());
+  }
+  MT_RETURN_IF_ERROR(p.Close());
+  return Instruction(call);
+}
+
+// The arguments and ')' of distribute.
+absl::StatusOr<Instruction> ParseDistribute(CallParser& p) {
+  DistributeCall call;
+  MT_ASSIGN_OR_RETURN(call.vars, p.IdentList("loops to distribute"));
+  MT_RETURN_IF_ERROR(p.Comma());
+  MT_ASSIGN_OR_RETURN(call.outers, p.IdentList("outer loop names"));
+  MT_RETURN_IF_ERROR(p.Comma());
+  MT_ASSIGN_OR_RETURN(call.inners, p.IdentList("inner loop names"));
+  MT_RETURN_IF_ERROR(p.Comma());
+  MT_ASSIGN_OR_RETURN(call.axes, p.IdentList("mesh axes"));
+  MT_RETURN_IF_ERROR(p.Close());
+  return Instruction(call);
+}
+
+// The arguments and ')' of shard.
+absl::StatusOr<Instruction> ParseShard(CallParser& p) {
+  TokenStream& ts = p.ts();
+  ShardCall call;
+  MT_ASSIGN_OR_RETURN(call.tensor, p.Ident("a tensor name"));
+  while (!p.AtClose()) {
+    MT_RETURN_IF_ERROR(p.Comma());
+    ShardTarget t;
+    MT_ASSIGN_OR_RETURN(t.dim, p.Ident("a tensor dim (an index name)"));
+    const Token at = ts.Peek();
+    if (!ts.Accept("@")) {
+      return ts.ErrorAt(at, absl::StrCat("expected '@' after dim ", base::Excerpt(t.dim), " (as in ",
+                                         base::Excerpt(t.dim), "@x) but found ", Describe(at)));
+    }
+    MT_ASSIGN_OR_RETURN(t.target, ParseAxisExpr(ts));
+    call.targets.push_back(t);
+  }
+  MT_RETURN_IF_ERROR(p.Close());
+  return Instruction(call);
+}
+
+// The arguments and ')' of communicate.
+absl::StatusOr<Instruction> ParseCommunicate(CallParser& p) {
+  TokenStream& ts = p.ts();
+  CommunicateCall call;
+  MT_ASSIGN_OR_RETURN(call.tensor, p.Ident("a tensor name"));
+  MT_RETURN_IF_ERROR(p.Comma());
+  MT_ASSIGN_OR_RETURN(call.loop, p.Ident("a loop name"));
+  if (!p.AtClose()) {
+    MT_RETURN_IF_ERROR(p.Comma());
+    const Token kw = ts.Peek();
+    if (kw.kind != Token::kIdent || kw.text != "rotate") {
+      return ts.ErrorAt(kw, absl::StrCat("expected rotate=[...] but found ", Describe(kw)));
+    }
+    ts.Next();
+    MT_RETURN_IF_ERROR(ts.Expect("="));
+    MT_ASSIGN_OR_RETURN(call.rotate, p.IdentList("loops to rotate by"));
+    if (call.rotate.empty()) return ts.ErrorAt(kw, "rotate=[] names no loop");
+  }
+  MT_RETURN_IF_ERROR(p.Close());
+  return Instruction(call);
+}
+
+// The arguments and ')' of tensorize.
+absl::StatusOr<Instruction> ParseTensorize(CallParser& p) {
+  TensorizeCall call;
+  MT_ASSIGN_OR_RETURN(call.loops, p.IdentList("loops to tensorize"));
+  MT_RETURN_IF_ERROR(p.Comma());
+  MT_ASSIGN_OR_RETURN(call.op, p.Ident("a kernel name"));
+  MT_RETURN_IF_ERROR(p.Close());
+  return Instruction(call);
+}
+
+// One call, from its primitive's name to its ')'.
 absl::StatusOr<Instruction> ParseCall(TokenStream& ts) {
   const Token name = ts.Peek();
   if (name.kind != Token::kIdent) {
@@ -125,108 +239,20 @@ absl::StatusOr<Instruction> ParseCall(TokenStream& ts) {
   }
   ts.Next();
   static const char* kKnown = "split, divide, reorder, distribute, shard, communicate, tensorize";
-  std::string signature;
-  if (name.text == "split") {
-    signature = "split(loop, outer, inner, factor)";
-  } else if (name.text == "divide") {
-    signature = "divide(loop, outer, inner, parts)";
-  } else if (name.text == "reorder") {
-    signature = "reorder(loop, ...)";
-  } else if (name.text == "distribute") {
-    signature = "distribute([loops], [outers], [inners], [mesh axes])";
-  } else if (name.text == "shard") {
-    signature = "shard(tensor, dim@target, ...)";
-  } else if (name.text == "communicate") {
-    signature = "communicate(tensor, loop[, rotate=[loops]])";
-  } else if (name.text == "tensorize") {
-    signature = "tensorize([loops], kernel)";
-  } else {
-    return ts.ErrorAt(name, absl::StrCat("unknown primitive '", base::Excerpt(name.text), "' (primitives: ", kKnown, ")"));
+  const std::string signature = Signature(name.text);
+  if (signature.empty()) {
+    return ts.ErrorAt(name, absl::StrCat("unknown primitive '", base::Excerpt(name.text),
+                                         "' (primitives: ", kKnown, ")"));
   }
   if (absl::Status s = ts.Expect("("); !s.ok()) return s;
   CallParser p(ts, name, signature);
-
-  if (name.text == "split" || name.text == "divide") {
-    std::string var, outer, inner;
-    int64_t n = 0;
-    MT_ASSIGN_OR_RETURN(var, p.Ident("a loop name"));
-    MT_RETURN_IF_ERROR(p.Comma());
-    MT_ASSIGN_OR_RETURN(outer, p.Ident("the outer loop name"));
-    MT_RETURN_IF_ERROR(p.Comma());
-    MT_ASSIGN_OR_RETURN(inner, p.Ident("the inner loop name"));
-    MT_RETURN_IF_ERROR(p.Comma());
-    MT_ASSIGN_OR_RETURN(n, p.Int(name.text == "split" ? "split factor" : "number of parts"));
-    MT_RETURN_IF_ERROR(p.Close());
-    if (name.text == "split") return Instruction(SplitCall{var, outer, inner, n});
-    return Instruction(DivideCall{var, outer, inner, n});
-  }
-  if (name.text == "reorder") {
-    ReorderCall call;
-    while (true) {
-      std::string v;
-      MT_ASSIGN_OR_RETURN(v, p.Ident("a loop name"));
-      call.order.push_back(v);
-      if (p.AtClose()) break;
-      MT_RETURN_IF_ERROR(p.Comma());
-    }
-    MT_RETURN_IF_ERROR(p.Close());
-    return Instruction(call);
-  }
-  if (name.text == "distribute") {
-    DistributeCall call;
-    MT_ASSIGN_OR_RETURN(call.vars, p.IdentList("loops to distribute"));
-    MT_RETURN_IF_ERROR(p.Comma());
-    MT_ASSIGN_OR_RETURN(call.outers, p.IdentList("outer loop names"));
-    MT_RETURN_IF_ERROR(p.Comma());
-    MT_ASSIGN_OR_RETURN(call.inners, p.IdentList("inner loop names"));
-    MT_RETURN_IF_ERROR(p.Comma());
-    MT_ASSIGN_OR_RETURN(call.axes, p.IdentList("mesh axes"));
-    MT_RETURN_IF_ERROR(p.Close());
-    return Instruction(call);
-  }
-  if (name.text == "shard") {
-    ShardCall call;
-    MT_ASSIGN_OR_RETURN(call.tensor, p.Ident("a tensor name"));
-    while (!p.AtClose()) {
-      MT_RETURN_IF_ERROR(p.Comma());
-      ShardTarget t;
-      MT_ASSIGN_OR_RETURN(t.dim, p.Ident("a tensor dim (an index name)"));
-      const Token at = ts.Peek();
-      if (!ts.Accept("@")) {
-        return ts.ErrorAt(at, absl::StrCat("expected '@' after dim ", base::Excerpt(t.dim), " (as in ", base::Excerpt(t.dim),
-                                           "@x) but found ", Describe(at)));
-      }
-      MT_ASSIGN_OR_RETURN(t.target, ParseAxisExpr(ts));
-      call.targets.push_back(t);
-    }
-    MT_RETURN_IF_ERROR(p.Close());
-    return Instruction(call);
-  }
-  if (name.text == "communicate") {
-    CommunicateCall call;
-    MT_ASSIGN_OR_RETURN(call.tensor, p.Ident("a tensor name"));
-    MT_RETURN_IF_ERROR(p.Comma());
-    MT_ASSIGN_OR_RETURN(call.loop, p.Ident("a loop name"));
-    if (!p.AtClose()) {
-      MT_RETURN_IF_ERROR(p.Comma());
-      const Token kw = ts.Peek();
-      if (kw.kind != Token::kIdent || kw.text != "rotate") {
-        return ts.ErrorAt(kw, absl::StrCat("expected rotate=[...] but found ", Describe(kw)));
-      }
-      ts.Next();
-      MT_RETURN_IF_ERROR(ts.Expect("="));
-      MT_ASSIGN_OR_RETURN(call.rotate, p.IdentList("loops to rotate by"));
-      if (call.rotate.empty()) return ts.ErrorAt(kw, "rotate=[] names no loop");
-    }
-    MT_RETURN_IF_ERROR(p.Close());
-    return Instruction(call);
-  }
-  TensorizeCall call;  // tensorize
-  MT_ASSIGN_OR_RETURN(call.loops, p.IdentList("loops to tensorize"));
-  MT_RETURN_IF_ERROR(p.Comma());
-  MT_ASSIGN_OR_RETURN(call.op, p.Ident("a kernel name"));
-  MT_RETURN_IF_ERROR(p.Close());
-  return Instruction(call);
+  if (name.text == "split" || name.text == "divide")
+    return ParseSplitOrDivide(p, name.text == "split");
+  if (name.text == "reorder") return ParseReorder(p);
+  if (name.text == "distribute") return ParseDistribute(p);
+  if (name.text == "shard") return ParseShard(p);
+  if (name.text == "communicate") return ParseCommunicate(p);
+  return ParseTensorize(p);
 }
 
 struct Applier {
@@ -291,9 +317,9 @@ Replay ReplayTrace(const Computation& base, const Trace& trace) {
   for (size_t i = 0; i < trace.instructions.size(); ++i) {
     absl::StatusOr<Computation> next = Apply(r.computation, trace.instructions[i]);
     if (!next.ok()) {
-      const std::string msg = absl::StrCat("instruction ", i + 1, ", ",
-                                           base::Excerpt(ToString(trace.instructions[i]), 2 * base::kMaxExcerpt),
-                                           ": ", next.status().message());
+      const std::string msg = absl::StrCat(
+          "instruction ", i + 1, ", ", base::Excerpt(ToString(trace.instructions[i]), 2 * base::kMaxExcerpt),
+          ": ", next.status().message());
       if (std::optional<Rejection> rej = AsRejection(next.status())) {
         r.status = Reject(rej->code, msg);
       } else {

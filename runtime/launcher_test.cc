@@ -25,6 +25,7 @@
 #include <vector>
 
 #include "runtime/rank.h"
+#include "runtime/run_result.h"
 
 namespace meshtune::runtime {
 namespace {
@@ -322,7 +323,7 @@ TEST_F(LauncherTest, LaunchReadsTheWorkersResultAndRemovesTheTraceFile) {
   m.checksum = 1.5;
   LaunchOptions options;
   options.launcher = kFakeLauncher;
-  options.worker = Worker("echo 'a line of noise'\necho '" + MeasurementJson(m) + "'\n");
+  options.worker = Worker("echo 'a line of noise'\necho '" + RunResultLine(m) + "'\n");
   const RunSpec spec = Spec();
   const LaunchResult r = Launch(spec, options);
   EXPECT_FALSE(r.error.has_value()) << *r.error;
@@ -382,13 +383,13 @@ TEST_F(LauncherTest, AResultThatDidNotVerifyOrAFailedExitIsNotVerified) {
   options.launcher = kFakeLauncher;
   Measurement wrong;
   wrong.seconds = {1};
-  options.worker = Worker("echo '" + MeasurementJson(wrong) + "'\n");
+  options.worker = Worker("echo '" + RunResultLine(wrong) + "'\n");
   LaunchResult r = Launch(Spec(), options);
   EXPECT_FALSE(r.verified);
   EXPECT_EQ(r.error.value_or(""), "the output did not verify");
 
   wrong.error = "rank (x=1): C[4, 0] = 1 but the reference is 2";
-  options.worker = Worker("echo '" + MeasurementJson(wrong) + "'\n");
+  options.worker = Worker("echo '" + RunResultLine(wrong) + "'\n");
   r = Launch(Spec(), options);
   EXPECT_FALSE(r.verified);
   EXPECT_EQ(r.error.value_or(""), "rank (x=1): C[4, 0] = 1 but the reference is 2");
@@ -397,7 +398,7 @@ TEST_F(LauncherTest, AResultThatDidNotVerifyOrAFailedExitIsNotVerified) {
   right.verified = true;
   right.seconds = {1};
   options.worker =
-      Worker("echo '" + MeasurementJson(right) + "'\necho 'rank 1 hiccup' >&2\nexit 3\n");
+      Worker("echo '" + RunResultLine(right) + "'\necho 'rank 1 hiccup' >&2\nexit 3\n");
   r = Launch(Spec(), options);
   EXPECT_FALSE(r.verified);
   EXPECT_EQ(r.error.value_or(""), "the job exited with status 3: rank 1 hiccup\n");

@@ -76,7 +76,8 @@ class RankValues {
     for (size_t i = 0; i < args.size() && i < a.size(); ++i) Eval(args[i], &a[i]);
     for (Values& v : a) v.resize(ranks_, 0);
     out->resize(ranks_);
-    for (int64_t r = 0; r < ranks_; ++r) (*out)[r] = Apply(e.op(), a[0][r], a[1][r], a[2][r]);
+    for (int64_t r = 0; r < ranks_; ++r)
+      (*out)[r] = codegen::ApplyOp(e.op(), a[0][r], a[1][r], a[2][r]);
   }
 
   // Each rank's row-major id of the coordinates `coords` (one per axis); -1 off the mesh.
@@ -97,47 +98,6 @@ class RankValues {
   }
 
  private:
-  static int64_t Apply(Expr::Op op, int64_t x, int64_t y, int64_t z) {
-    switch (op) {
-      case Expr::Op::kAdd:
-        return x + y;
-      case Expr::Op::kSub:
-        return x - y;
-      case Expr::Op::kMul:
-        return x * y;
-      case Expr::Op::kFloorDiv:
-        return codegen::FloorDiv(x, y);
-      case Expr::Op::kMod:
-        return codegen::FloorMod(x, y);
-      case Expr::Op::kNeg:
-        return -x;
-      case Expr::Op::kMin:
-        return std::min(x, y);
-      case Expr::Op::kMax:
-        return std::max(x, y);
-      case Expr::Op::kEq:
-        return x == y;
-      case Expr::Op::kLe:
-        return x <= y;
-      case Expr::Op::kLt:
-        return x < y;
-      case Expr::Op::kGe:
-        return x >= y;
-      case Expr::Op::kGt:
-        return x > y;
-      case Expr::Op::kAnd:
-        return x && y;
-      case Expr::Op::kOr:
-        return x || y;
-      case Expr::Op::kSelect:
-        return x ? y : z;
-      case Expr::Op::kConst:
-      case Expr::Op::kVar:
-        break;
-    }
-    return 0;
-  }
-
   std::vector<int64_t> sizes_;
   int64_t ranks_;
   std::vector<std::pair<std::string, Values>> vars_;
@@ -187,7 +147,8 @@ enum class LoopMode { kOnce, kFirstThenRest, kEach };
 
 LoopMode Classify(const For& f) {
   if (!Varies(f.body, {f.var}, "")) return LoopMode::kOnce;
-  if (f.lo.IsConst() && f.lo.value() == 0 && !Varies(f.body, {f.var}, f.var)) return LoopMode::kFirstThenRest;
+  if (f.lo.IsConst() && f.lo.value() == 0 && !Varies(f.body, {f.var}, f.var))
+    return LoopMode::kFirstThenRest;
   return LoopMode::kEach;
 }
 
@@ -235,7 +196,8 @@ class CostWalker {
     out.rank_seconds.resize(n);
     for (int64_t r = 0; r < n; ++r) {
       out.rank_seconds[r] = comm_[r] + compute_;
-      if (out.rank_seconds[r] > out.rank_seconds[out.critical_rank]) out.critical_rank = static_cast<int>(r);
+      if (out.rank_seconds[r] > out.rank_seconds[out.critical_rank])
+        out.critical_rank = static_cast<int>(r);
       out.comm_words_per_rank = std::max(out.comm_words_per_rank, words_[r]);
     }
     const int c = out.critical_rank;
@@ -264,7 +226,8 @@ class CostWalker {
     }
   }
 
-  void AddTally(const StmtPtr& s, const std::string& tensor, const std::string& loop, const CommPattern& pattern) {
+  void AddTally(const StmtPtr& s, const std::string& tensor, const std::string& loop,
+                const CommPattern& pattern) {
     const int64_t n = values_.ranks();
     index_[s.get()] = tallies_.size();
     tallies_.push_back({tensor, loop, pattern, std::vector<double>(n), Values(n), Values(n)});
@@ -317,7 +280,8 @@ class CostWalker {
         return;
       case Kind::kBroadcast: {
         if (g <= 1) return;
-        const double seconds = params_.alpha_coll * std::log2(static_cast<double>(g)) + params_.beta_coll * w;
+        const double seconds =
+            params_.alpha_coll * std::log2(static_cast<double>(g)) + params_.beta_coll * w;
         Values root;
         values_.RankIds(t.source, &root);
         for (int64_t r = 0; r < n; ++r) {
@@ -329,7 +293,8 @@ class CostWalker {
       case Kind::kAllGather: {
         if (g <= 1) return;
         const double seconds = (g - 1) * (params_.alpha_coll + params_.beta_coll * w / g);
-        for (int64_t r = 0; r < n; ++r) Charge(tally, r, seconds, elements * (g - 1) / g, g - 1, times);
+        for (int64_t r = 0; r < n; ++r)
+          Charge(tally, r, seconds, elements * (g - 1) / g, g - 1, times);
         return;
       }
       case Kind::kShift: {
@@ -356,10 +321,12 @@ class CostWalker {
   }
 
   // A general fetch on the ranks in `active`: each pays max(receives, sends) messages.
-  void PointToPoint(const Transfer& t, Tally& tally, const std::vector<bool>& active, int64_t times) {
+  void PointToPoint(const Transfer& t, Tally& tally, const std::vector<bool>& active,
+                    int64_t times) {
     const int64_t n = values_.ranks();
     const int64_t elements = t.global.Elements();
-    const double message = params_.alpha + params_.beta * static_cast<double>(elements * p_.dtype_bytes);
+    const double message =
+        params_.alpha + params_.beta * static_cast<double>(elements * p_.dtype_bytes);
     Values source, sends(n, 0);
     values_.RankIds(t.source, &source);
     for (int64_t r = 0; r < n; ++r) {

@@ -27,6 +27,20 @@ int64_t Product(const std::vector<int64_t>& v) {
   return p;
 }
 
+// Points of a (nest, rotation) whose tensors have total[t] options, at_loop[t] of them
+// communicated at the rotated loop: every combination, and for a rotation only those that
+// communicate some tensor at the rotated loop (the others equal the unrotated points).
+int64_t CountPoints(const std::vector<int64_t>& total, const std::vector<int64_t>& at_loop,
+                    const Rotation& rot) {
+  int64_t n = Product(total);
+  if (!rot.loop.empty()) {
+    std::vector<int64_t> off(total.size());
+    for (size_t t = 0; t < total.size(); ++t) off[t] = total[t] - at_loop[t];
+    n -= Product(off);
+  }
+  return n;
+}
+
 }  // namespace
 
 Evaluator::Evaluator(ir::Computation base, Space space, const CostParams& params)
@@ -45,10 +59,12 @@ const absl::StatusOr<ir::Computation>& Evaluator::NestComputation(int nest) {
   return nest_computations_.emplace(nest, std::move(c)).first->second;
 }
 
-const absl::StatusOr<ir::Sharding>& Evaluator::ShardingOf(size_t tensor, const std::vector<ir::ShardTarget>& targets) {
+const absl::StatusOr<ir::Sharding>& Evaluator::ShardingOf(
+    size_t tensor, const std::vector<ir::ShardTarget>& targets) {
   const std::string& name = space_.tensors()[tensor];
   std::string key = name;
-  for (const ir::ShardTarget& t : targets) absl::StrAppend(&key, " ", t.dim, "@", t.target.ToString());
+  for (const ir::ShardTarget& t : targets)
+    absl::StrAppend(&key, " ", t.dim, "@", t.target.ToString());
   auto it = shardings_.find(key);
   if (it != shardings_.end()) return it->second;
   absl::StatusOr<ir::Sharding> out;
@@ -77,30 +93,22 @@ void Evaluator::Build(int nest, int rotation, NestState* state) {
   const Rotation& rot = choices.rotations[rotation];
   const size_t nt = space_.tensors().size();
   NestTable& table = state->table;
-  const ir::Problem& problem = base_.problem();
   const bool budget = base_.mesh().mem_per_rank_bytes.has_value();
 
   // Per tensor: all options, those at the rotated loop, the legal ones, legal at the loop.
-  std::vector<int64_t> all(nt), at(nt, 0), legal(nt, 0), legal_at(nt, 0);
+  OptionCounts n;
+  n.all.assign(nt, 0);
+  n.at.assign(nt, 0);
+  n.legal.assign(nt, 0);
+  n.legal_at.assign(nt, 0);
   for (size_t t = 0; t < nt; ++t) {
     for (const TensorOption& o : choices.options[t]) {
       if (!Admissible(o, rot)) continue;
-      ++all[t];
-      at[t] += !rot.loop.empty() && o.comm_loop == rot.loop;
+      ++n.all[t];
+      n.at[t] += !rot.loop.empty() && o.comm_loop == rot.loop;
     }
   }
-  // Points of (nest, rotation): every combination, and for a rotation only those that
-  // communicate some tensor at the rotated loop (the others equal the unrotated points).
-  auto count = [&](const std::vector<int64_t>& total, const std::vector<int64_t>& at_loop) {
-    int64_t n = Product(total);
-    if (!rot.loop.empty()) {
-      std::vector<int64_t> off(nt);
-      for (size_t t = 0; t < nt; ++t) off[t] = total[t] - at_loop[t];
-      n -= Product(off);
-    }
-    return n;
-  };
-  table.points = count(all, at);
+  table.points = CountPoints(n.all, n.at, rot);
 
   const absl::StatusOr<ir::Computation>& nest_c = NestComputation(nest);
   if (!nest_c.ok()) {
@@ -119,97 +127,117 @@ void Evaluator::Build(int nest, int rotation, NestState* state) {
   table.legal.assign(nt, {});
   state->options.assign(nt, {});
   for (size_t t = 0; t < nt; ++t) {
-    const std::string& name = space_.tensors()[t];
     for (size_t o = 0; o < choices.options[t].size(); ++o) {
       const TensorOption& opt = choices.options[t][o];
-      OptionState st;
-      if (!Admissible(opt, rot)) {
-        st.reason = "inadmissible";  // not a point of this cell; never counted
-        state->options[t].push_back(std::move(st));
-        continue;
-      }
-      absl::StatusOr<ir::Computation> ct = c;
-      if (!opt.targets.empty()) {
-        const absl::StatusOr<ir::Sharding>& sh = ShardingOf(t, opt.targets);
-        ct = sh.ok() ? absl::StatusOr<ir::Computation>(c.WithSharding(name, *sh)) : sh.status();
-      }
-      if (ct.ok() && !opt.comm_loop.empty()) {
-        ct = ir::Communicate(*ct, name, opt.comm_loop, opt.comm_loop == rot.loop ? rot.by : std::vector<std::string>{});
-      }
-      if (!ct.ok()) {
-        st.reason = ReasonOf(ct.status());
-      } else {
-        const ir::LegalityCache::TensorChecks& k = legality_.Get(*ct, name);
-        if (!k.ownership.empty()) {
-          st.reason = k.ownership.front().code;
-        } else if (!k.access.empty()) {
-          st.reason = k.access.front().code;
-        } else {
-          st.legal = true;
-          if (budget) {
-            const ir::Sharding* s = ct->sharding(name);
-            st.bytes = ir::DTypeBytes(problem.dtype) * Product(s != nullptr ? s->local_shape : problem.Shape(name)) +
-                       std::max<int64_t>(k.buffer_bytes, 0);
-          }
-        }
-        if (const ir::Sharding* sh = ct->sharding(name)) st.sharding = *sh;
-        if (const ir::Transfer* tr = ct->TransferOf(name)) st.transfer = *tr;
-      }
+      OptionState st = CheckOption(c, t, opt, rot);
       if (st.legal) {
         table.legal[t].push_back(static_cast<int>(o));
-        ++legal[t];
-        legal_at[t] += !rot.loop.empty() && opt.comm_loop == rot.loop;
+        ++n.legal[t];
+        n.legal_at[t] += !rot.loop.empty() && opt.comm_loop == rot.loop;
       }
       state->options[t].push_back(std::move(st));
     }
   }
+  CountRejections(choices, rot, n, state);
+  table.legal_points = CountPoints(n.legal, n.legal_at, rot);
 
+  // A memory budget couples the tensors: walk the legal combinations and add up bytes.
+  if (budget && table.legal_points > 0) {
+    const int64_t over = OverBudget(nest, rotation, *state);
+    table.legal_points -= over;
+    if (over > 0) table.pruned[std::string(ir::kOverMemoryBudget)] += over;
+  }
+  state->built = true;
+}
+
+Evaluator::OptionState Evaluator::CheckOption(const ir::Computation& c, size_t t,
+                                              const TensorOption& opt, const Rotation& rot) {
+  const std::string& name = space_.tensors()[t];
+  const ir::Problem& problem = base_.problem();
+  const bool budget = base_.mesh().mem_per_rank_bytes.has_value();
+  OptionState st;
+  if (!Admissible(opt, rot)) {
+    st.reason = "inadmissible";  // not a point of this cell; never counted
+    return st;
+  }
+  absl::StatusOr<ir::Computation> ct = c;
+  if (!opt.targets.empty()) {
+    const absl::StatusOr<ir::Sharding>& sh = ShardingOf(t, opt.targets);
+    ct = sh.ok() ? absl::StatusOr<ir::Computation>(c.WithSharding(name, *sh)) : sh.status();
+  }
+  if (ct.ok() && !opt.comm_loop.empty()) {
+    ct = ir::Communicate(*ct, name, opt.comm_loop,
+                         opt.comm_loop == rot.loop ? rot.by : std::vector<std::string>{});
+  }
+  if (!ct.ok()) {
+    st.reason = ReasonOf(ct.status());
+    return st;
+  }
+  const ir::LegalityCache::TensorChecks& k = legality_.Get(*ct, name);
+  if (!k.ownership.empty()) {
+    st.reason = k.ownership.front().code;
+  } else if (!k.access.empty()) {
+    st.reason = k.access.front().code;
+  } else {
+    st.legal = true;
+    if (budget) {
+      const ir::Sharding* s = ct->sharding(name);
+      st.bytes = ir::DTypeBytes(problem.dtype) *
+                     Product(s != nullptr ? s->local_shape : problem.Shape(name)) +
+                 std::max<int64_t>(k.buffer_bytes, 0);
+    }
+  }
+  if (const ir::Sharding* sh = ct->sharding(name)) st.sharding = *sh;
+  if (const ir::Transfer* tr = ct->TransferOf(name)) st.transfer = *tr;
+  return st;
+}
+
+void Evaluator::CountRejections(const NestChoices& choices, const Rotation& rot,
+                                const OptionCounts& n, NestState* state) {
   // Rejections, each point by its first failing tensor: tensors before it legal, after it
   // anything (minus, for a rotation, the points with nothing at the rotated loop).
+  const size_t nt = n.all.size();
   for (size_t t = 0; t < nt; ++t) {
     for (size_t o = 0; o < choices.options[t].size(); ++o) {
       const OptionState& st = state->options[t][o];
       if (st.legal || !Admissible(choices.options[t][o], rot)) continue;
       const bool o_at = !rot.loop.empty() && choices.options[t][o].comm_loop == rot.loop;
-      int64_t n = 1, off = 1;
+      int64_t points = 1, off = 1;
       for (size_t j = 0; j < nt; ++j) {
         if (j < t) {
-          n *= legal[j];
-          off *= legal[j] - legal_at[j];
+          points *= n.legal[j];
+          off *= n.legal[j] - n.legal_at[j];
         } else if (j > t) {
-          n *= all[j];
-          off *= all[j] - at[j];
+          points *= n.all[j];
+          off *= n.all[j] - n.at[j];
         }
       }
-      if (!rot.loop.empty() && !o_at) n -= off;
-      table.pruned[st.reason] += n;
+      if (!rot.loop.empty() && !o_at) points -= off;
+      state->table.pruned[st.reason] += points;
     }
   }
-  table.legal_points = count(legal, legal_at);
+}
 
-  // A memory budget couples the tensors: walk the legal combinations and add up bytes.
-  if (budget && table.legal_points > 0) {
-    const int64_t limit = *base_.mesh().mem_per_rank_bytes;
-    int64_t over = 0;
-    Genome g;
-    g.nest = nest;
-    g.rotation = rotation;
-    g.options.assign(nt, 0);
-    std::function<void(size_t, int64_t)> walk = [&](size_t t, int64_t bytes) {
-      if (t == nt) {
-        if (bytes > limit && !RedundantRotation(g)) ++over;
-        return;
-      }
-      for (int o : table.legal[t]) {
-        g.options[t] = o;
-        walk(t + 1, bytes + state->options[t][o].bytes);
-      }
-    };
-    walk(0, 0);
-    table.legal_points -= over;
-    if (over > 0) table.pruned[std::string(ir::kOverMemoryBudget)] += over;
-  }
-  state->built = true;
+int64_t Evaluator::OverBudget(int nest, int rotation, const NestState& state) const {
+  const size_t nt = space_.tensors().size();
+  const int64_t limit = *base_.mesh().mem_per_rank_bytes;
+  int64_t over = 0;
+  Genome g;
+  g.nest = nest;
+  g.rotation = rotation;
+  g.options.assign(nt, 0);
+  std::function<void(size_t, int64_t)> walk = [&](size_t t, int64_t bytes) {
+    if (t == nt) {
+      if (bytes > limit && !RedundantRotation(g)) ++over;
+      return;
+    }
+    for (int o : state.table.legal[t]) {
+      g.options[t] = o;
+      walk(t + 1, bytes + state.options[t][o].bytes);
+    }
+  };
+  walk(0, 0);
+  return over;
 }
 
 bool Evaluator::RedundantRotation(const Genome& g) const {
@@ -245,14 +273,15 @@ std::string Evaluator::ProgramKey(const codegen::Program& p, const ir::Computati
   // the tensorized loops inside the kernel is not).
   for (const ir::Loop& l : c.loops()) {
     if (l.kind == ir::LoopKind::kTensorized) continue;
-    absl::StrAppend(&key, "loop ", l.name, ":", l.extent, ":", static_cast<int>(l.kind), ":", l.axis, ":", l.origin,
-                    ":", l.stride, ":", absl::StrJoin(l.rotate, ","), "\n");
+    absl::StrAppend(&key, "loop ", l.name, ":", l.extent, ":", static_cast<int>(l.kind), ":",
+                    l.axis, ":", l.origin, ":", l.stride, ":", absl::StrJoin(l.rotate, ","), "\n");
   }
   for (const codegen::TensorInfo& t : p.tensors) {
     absl::StrAppend(&key, "layout ", t.name);
     for (const codegen::DimLayout& d : t.layout) {
       absl::StrAppend(&key, " [");
-      for (const auto& [block, index] : d.blocks) absl::StrAppend(&key, block, "*", index.ToString(), ";");
+      for (const auto& [block, index] : d.blocks)
+        absl::StrAppend(&key, block, "*", index.ToString(), ";");
       absl::StrAppend(&key, "]");
     }
     absl::StrAppend(&key, "\n");
@@ -283,7 +312,7 @@ absl::StatusOr<Candidate> Evaluator::Evaluate(const Genome& g) {
   out.trace = space_.ToTrace(g).ToString();
   out.cost = EstimateCost(*p, params_);
   for (const TransferCost& t : out.cost.transfers) {
-    out.patterns.push_back(absl::StrCat(t.tensor, "@", t.loop, " ", t.pattern.ToString()));
+    out.patterns.push_back(codegen::PatternLabel(t.tensor, t.loop, t.pattern));
   }
   out.program_key = ProgramKey(*p, c);
   return out;

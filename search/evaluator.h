@@ -53,11 +53,11 @@ using ReasonCounts = std::map<std::string, int64_t>;
 
 // The legality table of one (nest, rotation): which tensor options are legal.
 struct NestTable {
-  bool usable = false;                // the nest itself replayed
+  bool usable = false;                  // the nest itself replayed
   std::vector<std::vector<int>> legal;  // per tensor, legal option indices (ascending)
-  int64_t points = 0;                 // genomes of this (nest, rotation) in the space
-  int64_t legal_points = 0;           // of which legal
-  ReasonCounts pruned;                // the others, by the first failing tensor's first reason
+  int64_t points = 0;                   // genomes of this (nest, rotation) in the space
+  int64_t legal_points = 0;             // of which legal
+  ReasonCounts pruned;                  // the others, by the first failing tensor's first reason
 };
 
 class Evaluator {
@@ -84,8 +84,8 @@ class Evaluator {
   static std::string ProgramKey(const codegen::Program& p, const ir::Computation& c);
 
   // Lowers and costs `g`, which must be legal. The Program is lowered without offsets
-  // (codegen::LowerOptions::offsets): the cost is the same, the isl work half. Unimplemented / Internal when lowering
-  // fails (the message says why); such points are rejected by the caller.
+  // (codegen::LowerOptions::offsets): the cost is the same, the isl work half. Unimplemented /
+  // Internal when lowering fails (the message says why); such points are rejected by the caller.
   absl::StatusOr<Candidate> Evaluate(const Genome& g);
 
   // A genome with rotation 0 and the given nest/options is the same point as one with a
@@ -96,24 +96,39 @@ class Evaluator {
  private:
   struct OptionState {
     bool legal = false;
-    std::string reason;          // first rejection code when not legal
+    std::string reason;                    // first rejection code when not legal
     std::optional<ir::Sharding> sharding;  // the tensor's layout (none: replicated)
     std::optional<ir::Transfer> transfer;  // its communicate (none: not communicated)
-    int64_t bytes = 0;           // shard plus transfer buffer bytes (memory budget only)
+    int64_t bytes = 0;                     // shard plus transfer buffer bytes (memory budget only)
   };
   struct NestState {
     NestTable table;
     bool built = false;
     std::vector<std::vector<OptionState>> options;  // per tensor, per option
-    std::optional<ir::Computation> nest;             // loops (rotation applied), no tensors yet
+    std::optional<ir::Computation> nest;            // loops (rotation applied), no tensors yet
+  };
+  // Per tensor of one (nest, rotation): its admissible options, those communicated at the
+  // rotated loop, and of each the legal ones.
+  struct OptionCounts {
+    std::vector<int64_t> all, at, legal, legal_at;
   };
   NestState& State(int nest, int rotation);
   void Build(int nest, int rotation, NestState* state);
+  // Option `opt` of tensor `t` on the nest's loops `c` (rotation `rot` applied): legal or
+  // why not, its layout and transfer, and its bytes under a memory budget.
+  OptionState CheckOption(const ir::Computation& c, size_t t, const TensorOption& opt,
+                          const Rotation& rot);
+  // Adds to state->table.pruned each rejected point, by its first failing tensor's reason.
+  static void CountRejections(const NestChoices& choices, const Rotation& rot,
+                              const OptionCounts& n, NestState* state);
+  // How many legal points of (nest, rotation) exceed the memory budget.
+  int64_t OverBudget(int nest, int rotation, const NestState& state) const;
   int64_t Bytes(const NestState& s, const Genome& g) const;
   // The nest's loop calls and kernel replayed on the base, or the reason they fail.
   const absl::StatusOr<ir::Computation>& NestComputation(int nest);
   // Shard(base, tensor, targets), memoized: shardings depend on the mesh alone.
-  const absl::StatusOr<ir::Sharding>& ShardingOf(size_t tensor, const std::vector<ir::ShardTarget>& targets);
+  const absl::StatusOr<ir::Sharding>& ShardingOf(size_t tensor,
+                                                 const std::vector<ir::ShardTarget>& targets);
 
   ir::Computation base_;
   Space space_;

@@ -34,8 +34,8 @@ ir::AxisExpr PlainAxis(const std::string& axis) {
 
 // Every way to lay `dims` over the mesh: each axis goes to one dim (or, with replication,
 // to none); a dim given several axes is split over them in the order listed.
-std::vector<std::vector<ShardTarget>> Layouts(const std::vector<std::string>& dims, const ir::Mesh& mesh,
-                                              const SpaceOptions& options) {
+std::vector<std::vector<ShardTarget>> Layouts(const std::vector<std::string>& dims,
+                                              const ir::Mesh& mesh, const SpaceOptions& options) {
   const int na = static_cast<int>(mesh.axes.size());
   const int nd = static_cast<int>(dims.size());
   const int choices = nd + (options.allow_replication ? 1 : 0);  // choice nd: replicated
@@ -56,7 +56,8 @@ std::vector<std::vector<ShardTarget>> Layouts(const std::vector<std::string>& di
     for (int x = 0; x < na; ++x) {
       if (assign[x] < nd) per_dim[assign[x]].push_back(mesh.axes[x].name);
     }
-    std::function<void(int, std::vector<ShardTarget>)> orders = [&](int d, std::vector<ShardTarget> acc) {
+    std::function<void(int, std::vector<ShardTarget>)> orders = [&](int d,
+                                                                    std::vector<ShardTarget> acc) {
       if (d == nd) {
         std::vector<std::pair<std::string, std::string>> key;
         for (const ShardTarget& t : acc) key.emplace_back(t.dim, t.target.ToString());
@@ -131,13 +132,207 @@ std::vector<int64_t> DivideParts(int64_t extent, const ir::Mesh& mesh) {
   return out;
 }
 
+// What every loop nest of one space is built from.
+struct NestInputs {
+  const ir::Problem& p;
+  const ir::Mesh& mesh;
+  const SpaceOptions& options;
+  bool trivial_mesh = false;                        // one rank: nothing is distributed
+  std::map<std::string, std::string> outer, inner;  // per index, its two loop names
+  std::vector<std::string> kernel_order;            // the kernel's index order
+  std::string kernel;                               // the op the innermost loops fold into
+  std::vector<std::vector<std::vector<ShardTarget>>> layouts;  // per tensor, its layouts
+};
+
+// A divided index and its number of parts.
+using Divides = std::vector<std::pair<std::string, int64_t>>;
+
+// Per index of `p`, fresh outer ("mo") and inner ("mi") loop names clashing with no index,
+// tensor or mesh axis name.
+void NameLoops(const ir::Problem& p, const std::vector<std::string>& tensors, const ir::Mesh& mesh,
+               NestInputs* in) {
+  std::set<std::string> taken(p.indices.begin(), p.indices.end());
+  for (const std::string& t : tensors) taken.insert(t);
+  for (const ir::MeshAxis& a : mesh.axes) taken.insert(a.name);
+  for (const std::string& i : p.indices) {
+    in->outer[i] = Fresh(i + "o", &taken);
+    in->inner[i] = Fresh(i + "i", &taken);
+  }
+}
+
+// Index order of the kernel: the output's indices, then the others as they appear.
+std::vector<std::string> KernelOrder(const ir::Problem& p) {
+  std::vector<std::string> kernel_order = p.output.indices;
+  for (const ir::TensorAccess& a : p.operands) {
+    for (const std::string& i : a.indices) {
+      if (std::find(kernel_order.begin(), kernel_order.end(), i) == kernel_order.end())
+        kernel_order.push_back(i);
+    }
+  }
+  return kernel_order;
+}
+
+// The nest that distributes index assign[a] over mesh axis a (none on a trivial mesh),
+// divides `divides` and runs the time loops `serial` in that order above the kernel.
+LoopNest MakeLoopNest(const NestInputs& in, const std::vector<std::string>& assign,
+                      const Divides& divides, const std::vector<std::string>& serial) {
+  LoopNest n;
+  if (!in.trivial_mesh) {
+    ir::DistributeCall dist;
+    for (size_t a = 0; a < assign.size(); ++a) {
+      dist.vars.push_back(assign[a]);
+      dist.outers.push_back(in.outer.at(assign[a]));
+      dist.inners.push_back(in.inner.at(assign[a]));
+      dist.axes.push_back(in.mesh.axes[a].name);
+      n.distributed.push_back(in.outer.at(assign[a]));
+    }
+    n.calls.push_back(dist);
+  }
+  for (const auto& [index, parts] : divides) {
+    n.calls.push_back(ir::DivideCall{index, in.outer.at(index), in.inner.at(index), parts});
+  }
+  n.serial = serial;
+  std::vector<std::string> kernel_loops;
+  for (const std::string& i : in.kernel_order) {
+    const bool split =
+        std::find(assign.begin(), assign.end(), i) != assign.end() && !in.trivial_mesh;
+    bool divided = false;
+    for (const auto& d : divides) divided |= d.first == i;
+    kernel_loops.push_back(split || divided ? in.inner.at(i) : i);
+  }
+  if (!divides.empty()) {
+    ir::ReorderCall order;
+    order.order = n.distributed;
+    order.order.insert(order.order.end(), serial.begin(), serial.end());
+    order.order.insert(order.order.end(), kernel_loops.begin(), kernel_loops.end());
+    n.calls.push_back(order);
+  }
+  n.tensorize = ir::TensorizeCall{kernel_loops, in.kernel};
+  return n;
+}
+
+// The rotations of `n`: none first, then per time loop each distributed loop alone and,
+// with several, all of them together.
+std::vector<Rotation> Rotations(const LoopNest& n) {
+  std::vector<Rotation> rotations;
+  rotations.push_back({});
+  for (const std::string& loop : n.serial) {
+    for (const std::string& d : n.distributed) rotations.push_back({loop, {d}});
+    if (n.distributed.size() > 1) rotations.push_back({loop, n.distributed});
+  }
+  return rotations;
+}
+
+// Where a tensor may be communicated in `n`: nowhere (""), at each time loop, or at the
+// kernel's outermost loop (`divided`: whether `n` divides any index).
+std::vector<std::string> CommLevels(const NestInputs& in, const LoopNest& n, bool divided) {
+  const std::vector<std::string>& kernel_loops = n.tensorize.loops;
+  std::vector<std::string> levels = {""};
+  levels.insert(levels.end(), n.serial.begin(), n.serial.end());
+  // The kernel's outermost loop: the first in kernel order after a reorder; without
+  // one, loops keep the domain's order (indices by name).
+  std::string kernel_outer = kernel_loops.front();
+  if (!divided) {
+    const auto first = std::min_element(in.kernel_order.begin(), in.kernel_order.end(),
+                                        [&](const auto& a, const auto& b) {
+                                          return in.p.IndexPosition(a) < in.p.IndexPosition(b);
+                                        });
+    kernel_outer = kernel_loops[first - in.kernel_order.begin()];
+  }
+  levels.push_back(kernel_outer);
+  return levels;
+}
+
+// Per tensor, its options: each of its layouts communicated at each of `levels`, except
+// skewed layouts left uncommunicated (never admissible).
+std::vector<std::vector<TensorOption>> TensorOptions(const NestInputs& in,
+                                                     const std::vector<std::string>& levels) {
+  std::vector<std::vector<TensorOption>> options;
+  for (const std::vector<std::vector<ShardTarget>>& layouts : in.layouts) {
+    std::vector<TensorOption> opts;
+    for (const std::string& level : levels) {
+      for (const std::vector<ShardTarget>& layout : layouts) {
+        bool skewed = false;
+        for (const ShardTarget& st : layout)
+          skewed |= st.target.terms.size() > 1 || st.target.modulus != 0;
+        if (skewed && level.empty()) continue;  // never admissible
+        opts.push_back({layout, level, skewed});
+      }
+    }
+    options.push_back(std::move(opts));
+  }
+  return options;
+}
+
+// Appends to `out` the nests of the distribution `assign` and the divides `divides`, one
+// per order of the time loops.
+void AddNestsPerOrder(const NestInputs& in, const std::vector<std::string>& assign,
+                      const Divides& divides, std::vector<NestChoices>* out) {
+  std::vector<std::string> serial;
+  for (const auto& d : divides) serial.push_back(in.outer.at(d.first));
+  std::sort(serial.begin(), serial.end());
+  do {
+    NestChoices nc;
+    nc.nest = MakeLoopNest(in, assign, divides, serial);
+    nc.rotations = Rotations(nc.nest);
+    nc.options = TensorOptions(in, CommLevels(in, nc.nest, !divides.empty()));
+    out->push_back(std::move(nc));
+  } while (std::next_permutation(serial.begin(), serial.end()));
+}
+
+// Appends to `out` the nests of the distribution `assign` for every choice of divides: a
+// subset of `rest` (at most options.max_divided) with a factor each.
+void AddNestsPerDivides(const NestInputs& in, const std::vector<std::string>& assign,
+                        const std::vector<std::string>& rest, std::vector<NestChoices>* out) {
+  Divides divides;
+  std::function<void(size_t)> divide_rec = [&](size_t r) {
+    if (r < rest.size()) {
+      divide_rec(r + 1);
+      if (static_cast<int>(divides.size()) >= in.options.max_divided) return;
+      for (int64_t parts : DivideParts(in.p.extents.at(rest[r]), in.mesh)) {
+        divides.emplace_back(rest[r], parts);
+        divide_rec(r + 1);
+        divides.pop_back();
+      }
+      return;
+    }
+    AddNestsPerOrder(in, assign, divides, out);
+  };
+  divide_rec(0);
+}
+
+// Appends to `out` the nests of every distribution: mesh axis a runs index assign[a], all
+// distinct (on a trivial mesh, none).
+void AddNests(const NestInputs& in, std::vector<NestChoices>* out) {
+  const int na = static_cast<int>(in.mesh.axes.size());
+  std::vector<std::string> assign(na);
+  std::function<void(int)> assign_rec = [&](int a) {
+    if (a < na && !in.trivial_mesh) {
+      for (const std::string& i : in.p.indices) {
+        if (std::find(assign.begin(), assign.begin() + a, i) != assign.begin() + a) continue;
+        assign[a] = i;
+        assign_rec(a + 1);
+      }
+      return;
+    }
+    std::vector<std::string> rest;
+    for (const std::string& i : in.p.indices) {
+      if (in.trivial_mesh || std::find(assign.begin(), assign.end(), i) == assign.end())
+        rest.push_back(i);
+    }
+    AddNestsPerDivides(in, assign, rest, out);
+  };
+  assign_rec(0);
+}
+
 }  // namespace
 
 std::string LoopNest::Describe() const {
   std::vector<std::string> parts;
   for (const ir::Instruction& inst : calls) {
     if (const auto* d = std::get_if<ir::DistributeCall>(&inst)) {
-      for (size_t i = 0; i < d->vars.size(); ++i) parts.push_back(absl::StrCat(d->vars[i], "@", d->axes[i]));
+      for (size_t i = 0; i < d->vars.size(); ++i)
+        parts.push_back(absl::StrCat(d->vars[i], "@", d->axes[i]));
     } else if (const auto* v = std::get_if<ir::DivideCall>(&inst)) {
       parts.push_back(absl::StrCat(v->var, "/", v->parts));
     }
@@ -157,28 +352,28 @@ std::string TensorOption::Describe() const {
 std::vector<ir::Mesh> MeshFactorisations(int64_t ranks, std::optional<int64_t> mem_per_rank,
                                          const std::set<std::string>& taken) {
   std::vector<std::string> kNames = {"a0", "a1", "a2"};
-  for (const std::vector<std::string>& names : std::vector<std::vector<std::string>>{
-           {"u", "v", "w"}, {"p", "q", "r"}, {"x", "y", "z"}}) {
+  for (const std::vector<std::string>& names :
+       std::vector<std::vector<std::string>>{{"u", "v", "w"}, {"p", "q", "r"}, {"x", "y", "z"}}) {
     if (!taken.count(names[0]) && !taken.count(names[1]) && !taken.count(names[2])) kNames = names;
   }
   std::vector<ir::Mesh> out;
-  std::function<void(int64_t, int64_t, std::vector<int64_t>)> rec = [&](int64_t left, int64_t max,
-                                                                       std::vector<int64_t> sizes) {
-    if (left == 1 && !sizes.empty()) {
-      ir::Mesh m;
-      for (size_t i = 0; i < sizes.size(); ++i) m.axes.push_back({kNames[i], sizes[i]});
-      m.mem_per_rank_bytes = mem_per_rank;
-      out.push_back(std::move(m));
-      return;
-    }
-    if (sizes.size() == 3) return;
-    for (int64_t f = std::min(left, max); f >= 2; --f) {
-      if (left % f != 0) continue;
-      std::vector<int64_t> next = sizes;
-      next.push_back(f);
-      rec(left / f, f, std::move(next));
-    }
-  };
+  std::function<void(int64_t, int64_t, std::vector<int64_t>)> rec =
+      [&](int64_t left, int64_t max, std::vector<int64_t> sizes) {
+        if (left == 1 && !sizes.empty()) {
+          ir::Mesh m;
+          for (size_t i = 0; i < sizes.size(); ++i) m.axes.push_back({kNames[i], sizes[i]});
+          m.mem_per_rank_bytes = mem_per_rank;
+          out.push_back(std::move(m));
+          return;
+        }
+        if (sizes.size() == 3) return;
+        for (int64_t f = std::min(left, max); f >= 2; --f) {
+          if (left % f != 0) continue;
+          std::vector<int64_t> next = sizes;
+          next.push_back(f);
+          rec(left / f, f, std::move(next));
+        }
+      };
   rec(ranks, ranks, {});
   if (ranks == 1) {
     ir::Mesh m;
@@ -194,133 +389,21 @@ absl::StatusOr<Space> Space::Build(const ir::Computation& base, const SpaceOptio
   const ir::Mesh& mesh = base.mesh();
   if (p.indices.size() > kMaxIndices) {
     return absl::InvalidArgumentError(absl::StrCat("the problem has ", p.indices.size(),
-                                                   " indices; the search enumerates at most ", kMaxIndices));
+                                                   " indices; the search enumerates at most ",
+                                                   kMaxIndices));
   }
   Space space;
   space.tensors_ = p.Tensors();
-  std::set<std::string> taken(p.indices.begin(), p.indices.end());
-  for (const std::string& t : space.tensors_) taken.insert(t);
-  for (const ir::MeshAxis& a : mesh.axes) taken.insert(a.name);
-  std::map<std::string, std::string> outer, inner;
-  for (const std::string& i : p.indices) {
-    outer[i] = Fresh(i + "o", &taken);
-    inner[i] = Fresh(i + "i", &taken);
-  }
-  // Index order of the kernel: the output's indices, then the others as they appear.
-  std::vector<std::string> kernel_order = p.output.indices;
-  for (const ir::TensorAccess& a : p.operands) {
-    for (const std::string& i : a.indices) {
-      if (std::find(kernel_order.begin(), kernel_order.end(), i) == kernel_order.end()) kernel_order.push_back(i);
-    }
-  }
-  const std::string kernel = KernelForm(base);
+  NestInputs in{p, mesh, options};
+  in.trivial_mesh = mesh.Ranks() == 1;
+  NameLoops(p, space.tensors_, mesh, &in);
+  in.kernel_order = KernelOrder(p);
+  in.kernel = KernelForm(base);
   // Per tensor, its shard layouts (independent of the nest).
-  std::vector<std::vector<std::vector<ShardTarget>>> layouts;
   for (const std::string& t : space.tensors_) {
-    layouts.push_back(Layouts(p.FirstAccess(t)->indices, mesh, options));
+    in.layouts.push_back(Layouts(p.FirstAccess(t)->indices, mesh, options));
   }
-
-  const int na = static_cast<int>(mesh.axes.size());
-  const bool trivial_mesh = mesh.Ranks() == 1;
-  // Assignments: axis a runs index assign[a] (all distinct).
-  std::vector<std::string> assign(na);
-  std::function<void(int)> assign_rec = [&](int a) {
-    if (a < na && !trivial_mesh) {
-      for (const std::string& i : p.indices) {
-        if (std::find(assign.begin(), assign.begin() + a, i) != assign.begin() + a) continue;
-        assign[a] = i;
-        assign_rec(a + 1);
-      }
-      return;
-    }
-    std::vector<std::string> rest;
-    for (const std::string& i : p.indices) {
-      if (trivial_mesh || std::find(assign.begin(), assign.end(), i) == assign.end()) rest.push_back(i);
-    }
-    // Divides: a subset of `rest` (at most max_divided) with a factor each.
-    std::vector<std::pair<std::string, int64_t>> divides;
-    std::function<void(size_t)> divide_rec = [&](size_t r) {
-      if (r < rest.size()) {
-        divide_rec(r + 1);
-        if (static_cast<int>(divides.size()) >= options.max_divided) return;
-        for (int64_t parts : DivideParts(p.extents.at(rest[r]), mesh)) {
-          divides.emplace_back(rest[r], parts);
-          divide_rec(r + 1);
-          divides.pop_back();
-        }
-        return;
-      }
-      std::vector<std::string> serial;
-      for (const auto& d : divides) serial.push_back(outer[d.first]);
-      std::sort(serial.begin(), serial.end());
-      do {
-        NestChoices nc;
-        LoopNest& n = nc.nest;
-        if (!trivial_mesh) {
-          ir::DistributeCall dist;
-          for (int a = 0; a < na; ++a) {
-            dist.vars.push_back(assign[a]);
-            dist.outers.push_back(outer[assign[a]]);
-            dist.inners.push_back(inner[assign[a]]);
-            dist.axes.push_back(mesh.axes[a].name);
-            n.distributed.push_back(outer[assign[a]]);
-          }
-          n.calls.push_back(dist);
-        }
-        for (const auto& [index, parts] : divides) {
-          n.calls.push_back(ir::DivideCall{index, outer[index], inner[index], parts});
-        }
-        n.serial = serial;
-        std::vector<std::string> kernel_loops;
-        for (const std::string& i : kernel_order) {
-          const bool split = std::find(assign.begin(), assign.end(), i) != assign.end() && !trivial_mesh;
-          bool divided = false;
-          for (const auto& d : divides) divided |= d.first == i;
-          kernel_loops.push_back(split || divided ? inner[i] : i);
-        }
-        if (!divides.empty()) {
-          ir::ReorderCall order;
-          order.order = n.distributed;
-          order.order.insert(order.order.end(), serial.begin(), serial.end());
-          order.order.insert(order.order.end(), kernel_loops.begin(), kernel_loops.end());
-          n.calls.push_back(order);
-        }
-        n.tensorize = ir::TensorizeCall{kernel_loops, kernel};
-        nc.rotations.push_back({});
-        for (const std::string& loop : serial) {
-          for (const std::string& d : n.distributed) nc.rotations.push_back({loop, {d}});
-          if (n.distributed.size() > 1) nc.rotations.push_back({loop, n.distributed});
-        }
-        std::vector<std::string> levels = {""};
-        levels.insert(levels.end(), serial.begin(), serial.end());
-        // The kernel's outermost loop: the first in kernel order after a reorder; without
-        // one, loops keep the domain's order (indices by name).
-        std::string kernel_outer = kernel_loops.front();
-        if (divides.empty()) {
-          const auto first = std::min_element(kernel_order.begin(), kernel_order.end(), [&](const auto& a, const auto& b) {
-            return p.IndexPosition(a) < p.IndexPosition(b);
-          });
-          kernel_outer = kernel_loops[first - kernel_order.begin()];
-        }
-        levels.push_back(kernel_outer);
-        for (size_t t = 0; t < space.tensors_.size(); ++t) {
-          std::vector<TensorOption> opts;
-          for (const std::string& level : levels) {
-            for (const std::vector<ShardTarget>& layout : layouts[t]) {
-              bool skewed = false;
-              for (const ShardTarget& st : layout) skewed |= st.target.terms.size() > 1 || st.target.modulus != 0;
-              if (skewed && level.empty()) continue;  // never admissible
-              opts.push_back({layout, level, skewed});
-            }
-          }
-          nc.options.push_back(std::move(opts));
-        }
-        space.nests_.push_back(std::move(nc));
-      } while (std::next_permutation(serial.begin(), serial.end()));
-    };
-    divide_rec(0);
-  };
-  assign_rec(0);
+  AddNests(in, &space.nests_);
   return space;
 }
 
@@ -373,7 +456,8 @@ std::optional<Genome> Space::Find(const ir::Trace& trace) const {
     g.nest = static_cast<int>(n);
     g.rotation = -1;
     for (size_t r = 0; r < nc.rotations.size(); ++r) {
-      if (nc.rotations[r].loop == rot.loop && nc.rotations[r].by == rot.by) g.rotation = static_cast<int>(r);
+      if (nc.rotations[r].loop == rot.loop && nc.rotations[r].by == rot.by)
+        g.rotation = static_cast<int>(r);
     }
     if (g.rotation < 0) return std::nullopt;
     for (size_t t = 0; t < tensors_.size(); ++t) {
@@ -381,7 +465,8 @@ std::optional<Genome> Space::Find(const ir::Trace& trace) const {
       const std::string& loop = comm[tensors_[t]];
       int found = -1;
       for (size_t o = 0; o < nc.options[t].size() && found < 0; ++o) {
-        if (nc.options[t][o].targets == want && nc.options[t][o].comm_loop == loop) found = static_cast<int>(o);
+        if (nc.options[t][o].targets == want && nc.options[t][o].comm_loop == loop)
+          found = static_cast<int>(o);
       }
       if (found < 0) return std::nullopt;
       g.options.push_back(found);

@@ -15,7 +15,9 @@ namespace {
 
 using Clock = std::chrono::steady_clock;
 
-double Since(Clock::time_point start) { return std::chrono::duration<double>(Clock::now() - start).count(); }
+double Since(Clock::time_point start) {
+  return std::chrono::duration<double>(Clock::now() - start).count();
+}
 
 std::string PrunedText(const ReasonCounts& pruned) {
   std::vector<std::string> parts;
@@ -23,19 +25,18 @@ std::string PrunedText(const ReasonCounts& pruned) {
   return parts.empty() ? "none" : absl::StrJoin(parts, ", ");
 }
 
-}  // namespace
-
-absl::StatusOr<TuneResult> Tune(const TuneOptions& options, Runner& runner,
-                                const std::vector<TuneCallback*>& callbacks) {
-  const Clock::time_point start = Clock::now();
-  if (options.meshes.empty()) return absl::InvalidArgumentError("no mesh to tune for");
-  if (options.top_k < 0) return absl::InvalidArgumentError(absl::StrCat("top-k must be >= 0, got ", options.top_k));
-  if (!(options.budget_s > 0)) {
-    return absl::InvalidArgumentError(absl::StrCat("the budget must be a positive number of seconds, got ", options.budget_s));
-  }
-  auto cancelled = [&] { return options.cancelled && options.cancelled(); };
+// What the stages of one Tune call share: its options, callbacks, start and progress.
+struct TuneRun {
+  const TuneOptions& options;
+  const std::vector<TuneCallback*>& callbacks;
+  Clock::time_point start;
   TuneProgress progress;
-  auto report = [&](const std::string& stage, const Explorer* explorer) {
+
+  // Whether the caller has cancelled the tune.
+  bool Cancelled() const { return options.cancelled && options.cancelled(); }
+  // Tells every callback the tune is at `stage` (with `explorer`'s counts and best
+  // prediction, when given).
+  void Report(const std::string& stage, const Explorer* explorer) {
     progress.stage = stage;
     progress.elapsed_s = Since(start);
     if (explorer != nullptr) {
@@ -44,125 +45,185 @@ absl::StatusOr<TuneResult> Tune(const TuneOptions& options, Runner& runner,
       if (!best.empty()) progress.best_predicted_s = best[0]->cost.seconds;
     }
     for (TuneCallback* cb : callbacks) cb->OnProgress(progress);
-  };
+  }
+};
 
-  report("space", nullptr);
+// InvalidArgument when `options` has no mesh, a negative top_k or a budget that is not a
+// positive number of seconds.
+absl::Status CheckOptions(const TuneOptions& options) {
+  if (options.meshes.empty()) return absl::InvalidArgumentError("no mesh to tune for");
+  if (options.top_k < 0)
+    return absl::InvalidArgumentError(absl::StrCat("top-k must be >= 0, got ", options.top_k));
+  if (!(options.budget_s > 0)) {
+    return absl::InvalidArgumentError(
+        absl::StrCat("the budget must be a positive number of seconds, got ", options.budget_s));
+  }
+  return absl::OkStatus();
+}
+
+// Runs the default strategy on `explorer` for at most half the budget and sets `*strategy`
+// to its name. Cancelled when cancelled; FailedPrecondition when no candidate came out.
+absl::Status Search(TuneRun& run, Explorer& explorer, std::string* strategy) {
+  const TuneOptions& options = run.options;
+  std::unique_ptr<SearchStrategy> s =
+      NewDefaultStrategy(explorer, options.max_exhaustive, options.evolution);
+  *strategy = s->name();
+  SearchBudget budget;
+  budget.max_evaluations = options.max_evaluations;
+  budget.deadline = run.start + std::chrono::duration_cast<Clock::duration>(
+                                    std::chrono::duration<double>(options.budget_s / 2));
+  budget.cancelled = options.cancelled;
+  budget.on_progress = [&] { run.Report("search", &explorer); };
+  s->Search(explorer, budget);
+  if (run.Cancelled()) return absl::CancelledError("the tune was cancelled");
+  const std::vector<const Candidate*> ranked = explorer.Best(std::max(options.top_k, 1));
+  if (ranked.empty()) {
+    if (explorer.counts().evaluated == 0 && Clock::now() >= budget.deadline) {
+      return absl::FailedPreconditionError(
+          absl::StrFormat("the time budget of %g s ran out before any schedule was evaluated (the "
+                          "search gets half of it); "
+                          "give a larger budget (--budget-s)",
+                          options.budget_s));
+    }
+    return absl::FailedPreconditionError(
+        absl::StrCat("none of the ", explorer.counts().evaluated,
+                     " legal schedules evaluated could be lowered"));
+  }
+  return absl::OkStatus();
+}
+
+// Candidate `c` measured by `runner` within `left` seconds — or, when translation
+// validation refuses its Program, not run: the refusal is the error and joins
+// result->refused.
+Measurement Measure(TuneRun& run, Explorer& explorer, Runner& runner, Checker& checker,
+                    const Candidate& c, double left, TuneResult* result) {
+  const TuneOptions& options = run.options;
+  Measurement m;
+  m.candidate = c;
+  m.mesh = explorer.mesh(c.mesh).ToString();
+  // A Program translation validation refuses is not run, nor ever returned.
+  const std::string unsound = checker.Validate(options.problem, explorer.mesh(c.mesh), c.trace);
+  if (!unsound.empty()) {
+    m.run.error = unsound;
+    result->refused.push_back(absl::StrCat(c.trace, "\n  ", unsound));
+  } else {
+    MeasureInput in;
+    in.problem = &options.problem;
+    in.mesh = &explorer.mesh(c.mesh);
+    in.trace = c.trace;
+    in.timeout_s = left;
+    in.cancelled = options.cancelled;
+    m.run = runner.Run(in);
+  }
+  return m;
+}
+
+// Measures the candidates the explorer picks for the top_k, in order, into
+// result->measurements, while more than a second of the budget is left and the tune is
+// not cancelled.
+void MeasureTop(TuneRun& run, Explorer& explorer, Runner& runner, Checker& checker,
+                TuneResult* result) {
+  const std::vector<const Candidate*> measure = explorer.ToMeasure(run.options.top_k);
+  TuneProgress& progress = run.progress;
+  progress.to_measure = static_cast<int>(measure.size());
+  for (int i = 0; i < progress.to_measure; ++i) {
+    const double left = run.options.budget_s - Since(run.start);
+    if (left <= 1 || run.Cancelled()) break;
+    run.Report("measure", &explorer);
+    Measurement m = Measure(run, explorer, runner, checker, *measure[i], left, result);
+    ++progress.measured;
+    if (m.run.verified && m.run.seconds.has_value() &&
+        (!progress.best_measured_s.has_value() || *m.run.seconds < *progress.best_measured_s)) {
+      progress.best_measured_s = m.run.seconds;
+    }
+    for (TuneCallback* cb : run.callbacks) cb->OnMeasured(m);
+    result->measurements.push_back(std::move(m));
+  }
+}
+
+// Sets the winner: the fastest verified measurement, else the model's best (of at most
+// max_checked) that the checker passes. FailedPrecondition when none passes; Cancelled
+// when cancelled while checking.
+absl::Status ChooseWinner(TuneRun& run, Explorer& explorer, Checker& checker, TuneResult* result) {
+  const Measurement* fastest = nullptr;
+  for (const Measurement& m : result->measurements) {
+    if (m.run.verified && m.run.seconds.has_value() &&
+        (fastest == nullptr || *m.run.seconds < *fastest->run.seconds)) {
+      fastest = &m;
+    }
+  }
+  if (fastest != nullptr) {
+    result->best = fastest->candidate;
+    result->mesh = fastest->mesh;
+    result->measured_s = fastest->run.seconds;
+    result->verified = true;
+    result->checked = "measured";
+    return absl::OkStatus();
+  }
+  // Unmeasured: the model's best that the checker verifies.
+  const Candidate* chosen = nullptr;
+  for (const Candidate* c : explorer.Best(std::max(run.options.max_checked, 1))) {
+    if (run.Cancelled()) return absl::CancelledError("the tune was cancelled");
+    const CheckResult check = checker.Check(run.options.problem, explorer.mesh(c->mesh), c->trace);
+    if (check.ok) {
+      chosen = c;
+      result->checked = check.how;
+      result->checked_extents = check.scaled;
+      break;
+    }
+    result->refused.push_back(absl::StrCat(c->trace, "\n  ", check.error));
+  }
+  if (chosen == nullptr) {
+    return absl::FailedPreconditionError(
+        absl::StrCat("none of the model's ", result->refused.size(),
+                     " best schedules passed the simulator's check; the first: ",
+                     result->refused.empty() ? "" : result->refused[0]));
+  }
+  result->best = *chosen;
+  result->mesh = explorer.mesh(chosen->mesh).ToString();
+  return absl::OkStatus();
+}
+
+}  // namespace
+
+absl::StatusOr<TuneResult> Tune(const TuneOptions& options, Runner& runner,
+                                const std::vector<TuneCallback*>& callbacks) {
+  TuneRun run{options, callbacks, Clock::now()};
+  if (absl::Status s = CheckOptions(options); !s.ok()) return s;
+  auto cancelled = [&] { return run.Cancelled(); };
+
+  run.Report("space", nullptr);
   absl::StatusOr<std::unique_ptr<Explorer>> made =
       Explorer::Create(options.problem, options.meshes, options.space, options.params, cancelled);
   if (!made.ok()) return made.status();
   Explorer& explorer = **made;
   if (explorer.counts().legal == 0) {
-    return absl::FailedPreconditionError(absl::StrCat("no legal schedule among ", explorer.counts().enumerated,
-                                                      " candidates (pruned: ", PrunedText(explorer.counts().pruned),
-                                                      ")"));
+    return absl::FailedPreconditionError(
+        absl::StrCat("no legal schedule among ", explorer.counts().enumerated,
+                     " candidates (pruned: ", PrunedText(explorer.counts().pruned), ")"));
   }
   if (cancelled()) return absl::CancelledError("the tune was cancelled");
-  report("search", &explorer);
-
-  std::unique_ptr<SearchStrategy> strategy =
-      NewDefaultStrategy(explorer, options.max_exhaustive, options.evolution);
-  SearchBudget budget;
-  budget.max_evaluations = options.max_evaluations;
-  budget.deadline = start + std::chrono::duration_cast<Clock::duration>(std::chrono::duration<double>(options.budget_s / 2));
-  budget.cancelled = options.cancelled;
-  budget.on_progress = [&] { report("search", &explorer); };
-  strategy->Search(explorer, budget);
-  if (cancelled()) return absl::CancelledError("the tune was cancelled");
-  const std::vector<const Candidate*> ranked = explorer.Best(std::max(options.top_k, 1));
-  if (ranked.empty()) {
-    if (explorer.counts().evaluated == 0 && Clock::now() >= budget.deadline) {
-      return absl::FailedPreconditionError(absl::StrFormat(
-          "the time budget of %g s ran out before any schedule was evaluated (the search gets half of it); "
-          "give a larger budget (--budget-s)",
-          options.budget_s));
-    }
-    return absl::FailedPreconditionError(absl::StrCat("none of the ", explorer.counts().evaluated,
-                                                      " legal schedules evaluated could be lowered"));
-  }
+  run.Report("search", &explorer);
 
   TuneResult result;
-  result.strategy = strategy->name();
+  if (absl::Status s = Search(run, explorer, &result.strategy); !s.ok()) return s;
   std::unique_ptr<Checker> simulating;
   Checker* checker = options.checker;
   if (checker == nullptr) checker = (simulating = NewSimulatingChecker()).get();
-  if (runner.measures()) {
-    const std::vector<const Candidate*> measure = explorer.ToMeasure(options.top_k);
-    progress.to_measure = static_cast<int>(measure.size());
-    for (int i = 0; i < progress.to_measure; ++i) {
-      const double left = options.budget_s - Since(start);
-      if (left <= 1 || cancelled()) break;
-      report("measure", &explorer);
-      Measurement m;
-      m.candidate = *measure[i];
-      m.mesh = explorer.mesh(measure[i]->mesh).ToString();
-      // A Program translation validation refuses is not run, nor ever returned.
-      const std::string unsound = checker->Validate(options.problem, explorer.mesh(measure[i]->mesh),
-                                                    measure[i]->trace);
-      if (!unsound.empty()) {
-        m.run.error = unsound;
-        result.refused.push_back(absl::StrCat(measure[i]->trace, "\n  ", unsound));
-      } else {
-        MeasureInput in;
-        in.problem = &options.problem;
-        in.mesh = &explorer.mesh(measure[i]->mesh);
-        in.trace = measure[i]->trace;
-        in.timeout_s = left;
-        in.cancelled = options.cancelled;
-        m.run = runner.Run(in);
-      }
-      ++progress.measured;
-      if (m.run.verified && m.run.seconds.has_value() &&
-          (!progress.best_measured_s.has_value() || *m.run.seconds < *progress.best_measured_s)) {
-        progress.best_measured_s = m.run.seconds;
-      }
-      for (TuneCallback* cb : callbacks) cb->OnMeasured(m);
-      result.measurements.push_back(std::move(m));
-    }
-  }
-  if (cancelled() && result.measurements.empty()) return absl::CancelledError("the tune was cancelled");
+  if (runner.measures()) MeasureTop(run, explorer, runner, *checker, &result);
+  if (cancelled() && result.measurements.empty())
+    return absl::CancelledError("the tune was cancelled");
 
-  // The winner: the fastest verified measurement, else the model's best.
-  const Measurement* fastest = nullptr;
-  for (const Measurement& m : result.measurements) {
-    if (m.run.verified && m.run.seconds.has_value() && (fastest == nullptr || *m.run.seconds < *fastest->run.seconds)) {
-      fastest = &m;
-    }
-  }
-  if (fastest != nullptr) {
-    result.best = fastest->candidate;
-    result.mesh = fastest->mesh;
-    result.measured_s = fastest->run.seconds;
-    result.verified = true;
-    result.checked = "measured";
-  } else {
-    // Unmeasured: the model's best that the checker verifies.
-    const Candidate* chosen = nullptr;
-    for (const Candidate* c : explorer.Best(std::max(options.max_checked, 1))) {
-      if (cancelled()) return absl::CancelledError("the tune was cancelled");
-      const CheckResult check = checker->Check(options.problem, explorer.mesh(c->mesh), c->trace);
-      if (check.ok) {
-        chosen = c;
-        result.checked = check.how;
-        result.checked_extents = check.scaled;
-        break;
-      }
-      result.refused.push_back(absl::StrCat(c->trace, "\n  ", check.error));
-    }
-    if (chosen == nullptr) {
-      return absl::FailedPreconditionError(absl::StrCat(
-          "none of the model's ", result.refused.size(), " best schedules passed the simulator's check; the first: ",
-          result.refused.empty() ? "" : result.refused[0]));
-    }
-    result.best = *chosen;
-    result.mesh = explorer.mesh(chosen->mesh).ToString();
-  }
-  result.lower_bound = MatmulCommLowerBound(options.problem, explorer.mesh(result.best.mesh).Ranks());
+  if (absl::Status s = ChooseWinner(run, explorer, *checker, &result); !s.ok()) return s;
+  result.lower_bound =
+      MatmulCommLowerBound(options.problem, explorer.mesh(result.best.mesh).Ranks());
   if (result.lower_bound.has_value() && *result.lower_bound > 0) {
-    result.lower_bound_ratio = static_cast<double>(result.best.cost.comm_words_per_rank) / *result.lower_bound;
+    result.lower_bound_ratio =
+        static_cast<double>(result.best.cost.comm_words_per_rank) / *result.lower_bound;
   }
   result.counts = explorer.counts();
-  report("done", &explorer);
-  result.seconds = Since(start);
+  run.Report("done", &explorer);
+  result.seconds = Since(run.start);
   return result;
 }
 
