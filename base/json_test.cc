@@ -11,7 +11,7 @@ namespace meshtune::base {
 namespace {
 
 TEST(JsonTest, OneLineWithProtoNamesAndDefaults) {
-  v1::Measurement m;
+  v1::MeasuredCandidate m;
   m.mutable_trace()->set_text("distribute([m], [mo], [mi], [x])\nshard(A, m@x)\n");
   m.set_mesh("x=2");
   m.set_predicted_s(0.5);
@@ -23,7 +23,7 @@ TEST(JsonTest, OneLineWithProtoNamesAndDefaults) {
             "\"predicted_s\":0.5,\"verified\":false,\"error\":\"\",\"patterns\":[\"A@ko "
             "\\\"Broadcast\\\"\\\\\"]}");
   EXPECT_EQ(json.find('\n'), std::string::npos);
-  v1::Measurement back;
+  v1::MeasuredCandidate back;
   ASSERT_TRUE(FromJson(json, &back).ok());
   EXPECT_EQ(back.SerializeAsString(), m.SerializeAsString());
   EXPECT_FALSE(back.has_measured_s());

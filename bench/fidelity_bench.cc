@@ -109,7 +109,7 @@ int main(int argc, char** argv) {
     in.mesh = &*mesh;
     in.trace = c.trace;
     in.timeout_s = timeout_s;
-    const meshtune::search::RunResult r = runner->Run(in);
+    const meshtune::search::CandidateRun r = runner->Run(in);
     std::string transfers;
     for (const std::string& p : c.patterns) transfers += (transfers.empty() ? "" : "; ") + p;
     std::printf("%5zu %12.6f %12s  %s\n", at + 1, c.cost.seconds,

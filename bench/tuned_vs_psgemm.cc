@@ -138,7 +138,7 @@ int main(int argc, char** argv) {
 
   meshtune::runtime::ExecOptions options;
   options.reps = flags.reps;
-  const meshtune::runtime::Measurement run = meshtune::runtime::Execute(*program, MPI_COMM_WORLD, options);
+  const meshtune::runtime::RunStats run = meshtune::runtime::Execute(*program, MPI_COMM_WORLD, options);
   const double tuned = meshtune::bench::Median(run.seconds);
 
   if (rank == 0) {

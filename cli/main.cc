@@ -228,7 +228,7 @@ int RunRun(const ProblemFlags& flags, const std::string& trace_path, const RunFl
     sim.reps = rf.reps;
     sim.timeout_s = rf.timeout_s;
     if (rf.inject_fault == "wrong") sim.inject_fault = rf.inject_fault;
-    absl::StatusOr<runtime::Measurement> m = engine::SimulateTrace(request, sim);
+    absl::StatusOr<runtime::RunStats> m = engine::SimulateTrace(request, sim);
     if (!m.ok()) return Fail(m.status());
     v1::RunResult result = runtime::RunResultOf(*m);
     result.set_checked("simulated");

@@ -30,7 +30,7 @@ std::string TuneResultText(const v1::TuneResult& r) {
   absl::StrAppend(&out, "\n");
   absl::StrAppend(&out, "record     ", r.stored() ? absl::StrCat(best.id()) : "- (not stored)",
                   "\n");
-  for (const v1::Measurement& m : r.measurements()) {
+  for (const v1::MeasuredCandidate& m : r.measurements()) {
     absl::StrAppend(
         &out, absl::StrFormat(
                   "  run: predicted %.4g s, %s  %s\n", m.predicted_s(),

@@ -169,7 +169,7 @@ int main(int argc, char** argv) {
     absl::StrAppend(&out, "    const int64_t ", Var(p.axis_names[a]), " = rt->coords()[", a, "];\n", "    (void)",
                     Var(p.axis_names[a]), ";\n");
   }
-  absl::StrAppend(&out, "    const Measurement m = rt->Measure([&] {\n");
+  absl::StrAppend(&out, "    const RunStats m = rt->Measure([&] {\n");
   Emit(p, p.body, 3, &out);
   absl::StrAppend(&out, R"(    }, warmup, reps, "");
     int rank = 0;

@@ -193,7 +193,7 @@ Program DescribeTensors(const Computation& c) {
 // ---- Step 2: transfers -----------------------------------------------------------------
 
 struct TransferPlan {
-  ir::Transfer transfer;
+  ir::Communication transfer;
   bool output = false;
   int prefix = 0;
   isl::map origin;  // P -> T: global origin of the box
@@ -202,7 +202,7 @@ struct TransferPlan {
 };
 
 // Without `offsets` the boxes' offsets (Slice::offset) stay empty (LowerOptions::offsets).
-absl::StatusOr<TransferPlan> PlanTransfer(const Computation& c, const Names& names, const ir::Transfer& t,
+absl::StatusOr<TransferPlan> PlanTransfer(const Computation& c, const Names& names, const ir::Communication& t,
                                           bool offsets, BoxMemo* boxes) {
   TransferPlan plan;
   plan.transfer = t;
@@ -442,7 +442,7 @@ absl::StatusOr<Program> Lower(const ir::Computation& c, const LowerOptions& opti
     std::vector<Placement> placement;
     std::map<std::string, StmtPtr> statements;
     std::string placement_key = loops_key;
-    for (const ir::Transfer& t : c.transfers()) {
+    for (const ir::Communication& t : c.transfers()) {
       MT_ASSIGN_OR_RETURN(TransferPlan plan,
                           Memo(cache ? &cache->transfers : nullptr,
                                absl::StrCat(options.offsets, "|", loops_key, "|", c.TensorKey(t.tensor)),

@@ -89,7 +89,7 @@ CommPattern DetectFetchPattern(const ir::Computation& c, int prefix, const isl::
   return out;
 }
 
-CommPattern DetectReducePattern(const ir::Computation& c, const ir::Transfer& t,
+CommPattern DetectReducePattern(const ir::Computation& c, const ir::Communication& t,
                                 const std::vector<int64_t>& box_size) {
   CommPattern out;
   const std::vector<int> axes = ir::ReductionAxes(c);

@@ -27,7 +27,7 @@ CommPattern DetectFetchPattern(const ir::Computation& c, int prefix, const isl::
 
 // The pattern of reducing output transfer `t`, whose written box has `box_size` elements
 // per dim.
-CommPattern DetectReducePattern(const ir::Computation& c, const ir::Transfer& t,
+CommPattern DetectReducePattern(const ir::Computation& c, const ir::Communication& t,
                                 const std::vector<int64_t>& box_size);
 
 }  // namespace meshtune::codegen

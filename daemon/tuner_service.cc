@@ -85,10 +85,10 @@ grpc::Status ServeInto(const char* rpc, grpc::ServerContextBase* context, Respon
 }
 
 // Forwards the tuner's progress reports as messages.
-class ProgressForwarder : public search::TuneCallback {
+class ProgressForwarder : public search::SearchCallback {
  public:
   explicit ProgressForwarder(const std::function<void(const v1::TuneProgress&)>& progress) : progress_(progress) {}
-  void OnProgress(const search::TuneProgress& p) override { progress_(engine::ProgressMessage(p)); }
+  void OnProgress(const search::SearchProgress& p) override { progress_(engine::ProgressMessage(p)); }
 
  private:
   const std::function<void(const v1::TuneProgress&)>& progress_;

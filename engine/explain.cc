@@ -85,7 +85,7 @@ absl::StatusOr<v1::CodegenResponse> Codegen(const v1::CodegenRequest& request) {
   return out;
 }
 
-absl::StatusOr<runtime::Measurement> SimulateTrace(const v1::ExplainRequest& request,
+absl::StatusOr<runtime::RunStats> SimulateTrace(const v1::ExplainRequest& request,
                                                    const runtime::SimOptions& options) {
   MT_ASSIGN_OR_RETURN(codegen::Program program, LowerTrace(request.problem(), request.mesh(), request.trace()));
   return runtime::Simulate(program, options);

@@ -31,7 +31,7 @@ absl::StatusOr<codegen::Program> LowerTrace(const v1::Problem& problem, const v1
 // The request's trace run on every rank of its mesh by the in-process simulator
 // (runtime/simulator.h) and verified against the reference: what `meshtune run` checks,
 // without MPI. Errors as LowerTrace's.
-absl::StatusOr<runtime::Measurement> SimulateTrace(const v1::ExplainRequest& request,
+absl::StatusOr<runtime::RunStats> SimulateTrace(const v1::ExplainRequest& request,
                                                    const runtime::SimOptions& options);
 
 // Human-readable rendering: verdict, reasons, schedule, shardings.

@@ -19,10 +19,10 @@ namespace meshtune::engine {
 namespace {
 
 // Forwards the tuner's progress reports as messages.
-class ProgressForwarder : public search::TuneCallback {
+class ProgressForwarder : public search::SearchCallback {
  public:
   explicit ProgressForwarder(const TuneProgressFn& progress) : progress_(progress) {}
-  void OnProgress(const search::TuneProgress& p) override { progress_(ProgressMessage(p)); }
+  void OnProgress(const search::SearchProgress& p) override { progress_(ProgressMessage(p)); }
 
  private:
   const TuneProgressFn& progress_;
@@ -72,7 +72,7 @@ class LocalBackend final : public Backend {
       if (!opened.ok()) return opened.status();
       db = *opened;
     }
-    std::vector<search::TuneCallback*> callbacks;
+    std::vector<search::SearchCallback*> callbacks;
     const TuneProgressFn forward = progress ? progress : [](const v1::TuneProgress&) {};
     ProgressForwarder forwarder(forward);
     callbacks.push_back(&forwarder);

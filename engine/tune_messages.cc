@@ -59,7 +59,7 @@ std::string TuneJobKey(const std::string& fingerprint, const search::TuneOptions
                          options.evolution.seed, options.space.allow_replication ? 1 : 0);
 }
 
-v1::TuneProgress ProgressMessage(const search::TuneProgress& p) {
+v1::TuneProgress ProgressMessage(const search::SearchProgress& p) {
   v1::TuneProgress out;
   out.set_stage(p.stage);
   out.set_enumerated(p.counts.enumerated);
@@ -74,7 +74,7 @@ v1::TuneProgress ProgressMessage(const search::TuneProgress& p) {
   return out;
 }
 
-v1::TuneResult ResultMessage(const search::TuneResult& r, const v1::TuneRequest& request) {
+v1::TuneResult ResultMessage(const search::SearchResult& r, const v1::TuneRequest& request) {
   v1::TuneResult out;
   v1::Record* record = out.mutable_record();
   *record->mutable_problem() = request.problem();
@@ -90,8 +90,8 @@ v1::TuneResult ResultMessage(const search::TuneResult& r, const v1::TuneRequest&
   for (const std::string& p : r.best.patterns) record->add_patterns(p);
   record->set_profile(RequestedProfile(request.profile()));
   SetCounts(r.counts, &out);
-  for (const search::Measurement& m : r.measurements) {
-    v1::Measurement* pm = out.add_measurements();
+  for (const search::MeasuredCandidate& m : r.measurements) {
+    v1::MeasuredCandidate* pm = out.add_measurements();
     pm->mutable_trace()->set_text(m.candidate.trace);
     pm->set_mesh(m.mesh);
     pm->set_predicted_s(m.candidate.cost.seconds);

@@ -37,11 +37,11 @@ std::string TuneJobKey(const std::string& fingerprint, const search::TuneOptions
                        const v1::TuneRequest& request);
 
 // The progress message of one tuner report.
-v1::TuneProgress ProgressMessage(const search::TuneProgress& progress);
+v1::TuneProgress ProgressMessage(const search::SearchProgress& progress);
 
 // The result message of a finished tune (record.trace in the tuned problem's names; the
 // database fields of the record — id, fingerprint, version, time — are left for the caller).
-v1::TuneResult ResultMessage(const search::TuneResult& result, const v1::TuneRequest& request);
+v1::TuneResult ResultMessage(const search::SearchResult& result, const v1::TuneRequest& request);
 
 }  // namespace meshtune::engine
 

@@ -11,9 +11,9 @@ absl::StatusOr<v1::TuneResult> RunAndStoreTune(const search::TuneOptions& option
                                                const storage::Workload& w,
                                                const v1::TuneRequest& request,
                                                search::Runner& runner,
-                                               const std::vector<search::TuneCallback*>& callbacks,
+                                               const std::vector<search::SearchCallback*>& callbacks,
                                                storage::TuningDb* db, std::string* store_error) {
-  absl::StatusOr<search::TuneResult> result = search::Tune(options, runner, callbacks);
+  absl::StatusOr<search::SearchResult> result = search::Tune(options, runner, callbacks);
   if (!result.ok()) return result.status();
   if (options.cancelled && options.cancelled())
     return absl::CancelledError("the tune was cancelled");

@@ -28,7 +28,7 @@ absl::StatusOr<v1::TuneResult> RunAndStoreTune(const search::TuneOptions& option
                                                const storage::Workload& w,
                                                const v1::TuneRequest& request,
                                                search::Runner& runner,
-                                               const std::vector<search::TuneCallback*>& callbacks,
+                                               const std::vector<search::SearchCallback*>& callbacks,
                                                storage::TuningDb* db, std::string* store_error);
 
 }  // namespace meshtune::engine

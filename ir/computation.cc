@@ -132,8 +132,8 @@ isl::map Computation::Owners(const std::string& tensor) const {
   return MapFromDomainAndRange(TensorSet(tensor), Box(SetSpace(ctx(), "Mesh", sizes.size()), sizes));
 }
 
-const Transfer* Computation::TransferOf(const std::string& tensor) const {
-  for (const Transfer& t : transfers_) {
+const Communication* Computation::TransferOf(const std::string& tensor) const {
+  for (const Communication& t : transfers_) {
     if (t.tensor == tensor) return &t;
   }
   return nullptr;
@@ -254,7 +254,7 @@ std::string Computation::TensorKey(const std::string& tensor) const {
   if (const Sharding* s = sharding(tensor)) {
     for (const ShardTarget& t : s->targets) absl::StrAppend(&key, " ", t.dim, "@", t.target.ToString());
   }
-  if (const Transfer* t = TransferOf(tensor)) {
+  if (const Communication* t = TransferOf(tensor)) {
     absl::StrAppend(&key, " @", t->loop, "/", absl::StrJoin(t->rotate, ","));
   }
   return key;
@@ -274,7 +274,7 @@ Computation Computation::WithSharding(const std::string& tensor, Sharding shardi
   return c;
 }
 
-Computation Computation::WithTransfer(Transfer transfer) const {
+Computation Computation::WithTransfer(Communication transfer) const {
   Computation c = *this;
   c.transfers_.push_back(std::move(transfer));
   return c;

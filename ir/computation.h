@@ -5,7 +5,7 @@
 // time-space S[t...] whose dimensions are the loops (serial, distributed over a mesh axis,
 // or tensorized into one kernel call). Each sharded tensor has a layout T[e] -> T[mesh
 // coords..., local index...] (multi-valued when replicated) and each communicated tensor a
-// Transfer at one loop.
+// Communication (a communicate clause) at one loop.
 //
 // Computations are immutable values: schedule primitives (primitives.h) return new ones
 // through the With* functions. Copies are cheap (isl objects are reference counted, the
@@ -68,7 +68,7 @@ struct Sharding {
 
 // communicate(T, loop, rotate=[...]): before each iteration of `loop`, T's elements used
 // inside it are fetched (inputs), or after it reduced to their owners (outputs).
-struct Transfer {
+struct Communication {
   std::string tensor;
   std::string loop;
   std::vector<std::string> rotate;
@@ -103,8 +103,8 @@ class Computation {
   const Sharding* sharding(const std::string& tensor) const;
   // T[e] -> Mesh[r]; every rank for a tensor without sharding.
   isl::map Owners(const std::string& tensor) const;
-  const std::vector<Transfer>& transfers() const { return transfers_; }
-  const Transfer* TransferOf(const std::string& tensor) const;  // nullptr when none
+  const std::vector<Communication>& transfers() const { return transfers_; }
+  const Communication* TransferOf(const std::string& tensor) const;  // nullptr when none
   const std::string& kernel() const { return kernel_; }  // tensorize op, "" when none
   // Whether loop j is the outermost loop of its index among the loops of more than one
   // iteration: its value is then the index's block number, with no wrap-around.
@@ -136,7 +136,7 @@ class Computation {
   // Functional updates; each returns a new value.
   Computation WithLoops(std::vector<Loop> loops) const;
   Computation WithSharding(const std::string& tensor, Sharding sharding) const;
-  Computation WithTransfer(Transfer transfer) const;
+  Computation WithTransfer(Communication transfer) const;
   Computation WithKernel(std::string op) const;
 
   // Positional isl variable names used when building maps from text: i<k> for domain
@@ -170,7 +170,7 @@ class Computation {
   mutable std::optional<isl::map> schedule_;     // cache, derived from loops_
   mutable std::optional<std::string> loops_key_;  // cache, derived from loops_ and kernel_
   std::map<std::string, Sharding> shardings_;
-  std::vector<Transfer> transfers_;
+  std::vector<Communication> transfers_;
   std::string kernel_;
 };
 

@@ -155,13 +155,13 @@ void CheckOutputComplete(const Computation& c, const std::string& tensor, const 
 // Whether every rank along mesh axis `a` handles the same elements of `t` at each instance
 // of its loop: TransferElements without the distributed loops is independent of rank
 // coordinate `a`. A question of the loops alone, so remembered per loops.
-bool ElementsAlignedAlong(const Computation& c, const Transfer& t, int a) {
+bool ElementsAlignedAlong(const Computation& c, const Communication& t, int a) {
   return c.MemoBool(absl::StrCat(c.LoopsKey(), "|ElementsAligned ", t.tensor, "@", t.loop, " ", a), [&] {
     return IndependentOfDim(DropDistributedLoops(c, TransferElements(c, t), TransferPrefix(c, t)), a);
   });
 }
 
-void CheckReduction(const Computation& c, const Transfer& t, std::vector<Rejection>& out, bool messages) {
+void CheckReduction(const Computation& c, const Communication& t, std::vector<Rejection>& out, bool messages) {
   const std::vector<int> axes = ReductionAxes(c);
   const size_t before = out.size();
   if (axes.empty()) {
@@ -215,10 +215,10 @@ void CheckReduction(const Computation& c, const Transfer& t, std::vector<Rejecti
   CheckOutputComplete(c, t.tensor, axes, out, messages);
 }
 
-std::vector<int> GatherAxesOf(const Computation& c, const Transfer& t);
-bool SourceAxisSingle(const Computation& c, const Transfer& t, unsigned a);
+std::vector<int> GatherAxesOf(const Computation& c, const Communication& t);
+bool SourceAxisSingle(const Computation& c, const Communication& t, unsigned a);
 
-void CheckSingleSource(const Computation& c, const Transfer& t, std::vector<Rejection>& out, bool messages) {
+void CheckSingleSource(const Computation& c, const Communication& t, std::vector<Rejection>& out, bool messages) {
   if (SingleSource(c, t) || !GatherAxesOf(c, t).empty()) return;
   if (!messages) return out.push_back({std::string(kMultiSourceTransfer), ""});
   const isl::map sources = TransferSources(c, t);
@@ -266,13 +266,13 @@ void CheckSingleSource(const Computation& c, const Transfer& t, std::vector<Reje
 
 }  // namespace
 
-int TransferPrefix(const Computation& c, const Transfer& t) {
+int TransferPrefix(const Computation& c, const Communication& t) {
   const int p = c.LoopIndex(t.loop);
   MT_CHECK(p >= 0);
   return c.loops()[p].kind == LoopKind::kTensorized ? p : p + 1;
 }
 
-isl::map TransferElements(const Computation& c, const Transfer& t) {
+isl::map TransferElements(const Computation& c, const Communication& t) {
   // The loops and the tensor's access decide it; its sharding does not.
   return c.MemoMap(absl::StrCat(c.LoopsKey(), "|TransferElements ", t.tensor, "@", t.loop), [&] {
     return c.RankAndTime(TransferPrefix(c, t)).reverse().apply_range(c.Access(t.tensor));
@@ -283,14 +283,14 @@ namespace {
 
 // The memo key of `question` about transfer `t`'s sources: the loops, the tensor's sharding
 // (in TensorKey) and the transfer's loop decide them.
-std::string SourcesKey(const Computation& c, const Transfer& t, absl::string_view question) {
+std::string SourcesKey(const Computation& c, const Communication& t, absl::string_view question) {
   return absl::StrCat(c.LoopsKey(), "|", question, " ", c.TensorKey(t.tensor), " via ", t.loop, "/",
                       absl::StrJoin(t.rotate, ","));
 }
 
 }  // namespace
 
-isl::map TransferSources(const Computation& c, const Transfer& t) {
+isl::map TransferSources(const Computation& c, const Communication& t) {
   return c.MemoMap(SourcesKey(c, t, "TransferSources"), [&] {
     const int depth = TransferPrefix(c, t);
     const isl::map sources = TransferElements(c, t).apply_range(c.Owners(t.tensor));
@@ -308,18 +308,18 @@ isl::map TransferSources(const Computation& c, const Transfer& t) {
 namespace {
 
 // TransferSources without the distributed loops (their values are the rank's coordinates).
-isl::map SourcesByRank(const Computation& c, const Transfer& t) {
+isl::map SourcesByRank(const Computation& c, const Communication& t) {
   return c.MemoMap(SourcesKey(c, t, "SourcesByRank"), [&] { return DropDistributedLoops(c, TransferSources(c, t), TransferPrefix(c, t)); });
 }
 
 // Whether the source's coordinate along mesh axis `a` is one value per reader and instance.
-bool SourceAxisSingle(const Computation& c, const Transfer& t, unsigned a) {
+bool SourceAxisSingle(const Computation& c, const Communication& t, unsigned a) {
   return c.MemoBool(absl::StrCat(SourcesKey(c, t, "SourceAxisSingle"), " ", a), [&] { return RangeComponent(SourcesByRank(c, t), a).is_single_valued(); });
 }
 
 }  // namespace
 
-bool SingleSource(const Computation& c, const Transfer& t) {
+bool SingleSource(const Computation& c, const Communication& t) {
   // A map into Mesh[s...] is single-valued exactly when each coordinate is; the
   // one-coordinate checks are cheaper and GatherAxes asks them too.
   for (unsigned a = 0; a < c.mesh().axes.size(); ++a) {
@@ -342,7 +342,7 @@ namespace {
 // GatherAxes for a transfer whose sources (TransferSources) are known not to be
 // single-valued. The cheaper necessary condition first: the fetched data must be the same
 // along each axis the sources vary on; only then whether those sources cover the axes.
-std::vector<int> GatherAxesOf(const Computation& c, const Transfer& t) {
+std::vector<int> GatherAxesOf(const Computation& c, const Communication& t) {
   const Mesh& mesh = c.mesh();
   const isl::map sources = SourcesByRank(c, t);
   std::vector<int> axes;
@@ -384,7 +384,7 @@ std::vector<int> ReductionAxes(const Computation& c) {
   return axes;
 }
 
-std::vector<int> GatherAxes(const Computation& c, const Transfer& t) {
+std::vector<int> GatherAxes(const Computation& c, const Communication& t) {
   if (SingleSource(c, t)) return {};
   return GatherAxesOf(c, t);
 }
@@ -392,7 +392,7 @@ std::vector<int> GatherAxes(const Computation& c, const Transfer& t) {
 namespace {
 
 // Bytes of the box around the data of transfer `t` in one instance.
-int64_t TransferBufferBytes(const Computation& c, const Transfer& t) {
+int64_t TransferBufferBytes(const Computation& c, const Communication& t) {
   const isl::fixed_box box = TransferElements(c, t).range_simple_fixed_box_hull();
   int64_t elems = Product(c.problem().Shape(t.tensor));
   if (box.is_valid()) {
@@ -411,7 +411,7 @@ namespace {
 void CheckUse(const Computation& c, const std::string& tensor, bool messages, LegalityCache::TensorChecks* out) {
   out->buffer_bytes = c.TransferOf(tensor) != nullptr ? -1 : 0;
   const Problem& p = c.problem();
-  if (const Transfer* tr = c.TransferOf(tensor)) {
+  if (const Communication* tr = c.TransferOf(tensor)) {
     if (p.IsOutput(tensor)) {
       CheckReduction(c, *tr, out->access, messages);
     } else {
@@ -434,7 +434,7 @@ LegalityCache::TensorChecks CheckTensor(const Computation& c, const std::string&
 }
 
 std::string LegalityKey(const Computation& c, const std::string& tensor) {
-  const Transfer* t = c.TransferOf(tensor);
+  const Communication* t = c.TransferOf(tensor);
   const int depth = t != nullptr ? TransferPrefix(c, *t) : 0;
   std::string key = c.TensorKey(tensor);
   const std::vector<Loop>& loops = c.loops();
@@ -475,7 +475,7 @@ Footprint ComputeFootprint(const Computation& c, LegalityCache* cache) {
     const Sharding* s = c.sharding(t);
     f.shard_bytes += bytes * Product(s ? s->local_shape : c.problem().Shape(t));
   }
-  for (const Transfer& t : c.transfers()) {
+  for (const Communication& t : c.transfers()) {
     const int64_t known = cache != nullptr ? cache->Get(c, t.tensor).buffer_bytes : -1;
     f.buffer_bytes += known >= 0 ? known : TransferBufferBytes(c, t);
   }

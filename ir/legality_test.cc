@@ -185,10 +185,10 @@ TEST(LegalityTest, GatherOfADimSplitOverTwoAxes) {
                               "communicate(C, ki)\ncommunicate(A, ki)\ncommunicate(B, ki)\n"
                               "tensorize([mi, ni, ki], matmul)\n");
   EXPECT_TRUE(v.legal) << Reasons(v);
-  const Transfer* a = v.computation.TransferOf("A");
+  const Communication* a = v.computation.TransferOf("A");
   ASSERT_NE(a, nullptr);
   EXPECT_EQ(GatherAxes(v.computation, *a), std::vector<int>{1});
-  const Transfer* b = v.computation.TransferOf("B");
+  const Communication* b = v.computation.TransferOf("B");
   ASSERT_NE(b, nullptr);
   EXPECT_EQ(GatherAxes(v.computation, *b), std::vector<int>{0});
 }

@@ -300,7 +300,7 @@ absl::StatusOr<Computation> Communicate(const Computation& c, const std::string&
   if (absl::Status s = CheckTensor(c, tensor); !s.ok()) return s;
   absl::StatusOr<int> p = FindLoop(c, loop);
   if (!p.ok()) return p.status();
-  if (const Transfer* t = c.TransferOf(tensor)) {
+  if (const Communication* t = c.TransferOf(tensor)) {
     return absl::InvalidArgumentError(
         absl::StrCat("tensor ", base::Excerpt(tensor), " is already communicated at loop ", base::Excerpt(t->loop)));
   }
@@ -325,7 +325,7 @@ absl::StatusOr<Computation> Communicate(const Computation& c, const std::string&
       return absl::InvalidArgumentError(absl::StrCat("loop ", base::Excerpt(r), " is named twice in rotate"));
     }
   }
-  Computation out = c.WithTransfer(Transfer{tensor, loop, rotate});
+  Computation out = c.WithTransfer(Communication{tensor, loop, rotate});
   if (rotate.empty()) return out;
   if (l.kind == LoopKind::kTensorized) {
     return absl::InvalidArgumentError(absl::StrCat("loop ", base::Excerpt(loop), " is tensorized and cannot rotate"));
@@ -437,7 +437,7 @@ absl::StatusOr<Computation> Tensorize(const Computation& c, const std::vector<st
       return absl::InvalidArgumentError(absl::StrCat("loop ", base::Excerpt(c.loops()[j].name), " is rotated and cannot be tensorized"));
     }
   }
-  for (const Transfer& t : c.transfers()) {
+  for (const Communication& t : c.transfers()) {
     if (c.LoopIndex(t.loop) > first) {
       return absl::InvalidArgumentError(absl::StrCat(
           "tensor ", base::Excerpt(t.tensor), " is communicated at loop ", base::Excerpt(t.loop),

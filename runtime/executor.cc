@@ -113,8 +113,8 @@ class Interpreter {
 
 }  // namespace
 
-Measurement Execute(const Program& program, std::unique_ptr<Comm> comm, const ExecOptions& options) {
-  Measurement result;
+RunStats Execute(const Program& program, std::unique_ptr<Comm> comm, const ExecOptions& options) {
+  RunStats result;
   if (comm->axis_sizes() != program.axis_sizes) {
     result.error = absl::StrCat("the mesh has ", program.Ranks(), " ranks but the job has ", comm->size());
     return result;

@@ -316,7 +316,7 @@ TEST(JobFailureTest, QuotesTheLast600CharactersOfAnyOtherStderr) {
 }
 
 TEST_F(LauncherTest, LaunchReadsTheWorkersResultAndRemovesTheTraceFile) {
-  Measurement m;
+  RunStats m;
   m.verified = true;
   m.seconds = {0.5, 0.25, 0.75};
   m.bytes_sent_max = 64;
@@ -381,7 +381,7 @@ TEST_F(LauncherTest, AHangingWorkerIsKilledAtTheTimeoutAndItsTraceIsRemoved) {
 TEST_F(LauncherTest, AResultThatDidNotVerifyOrAFailedExitIsNotVerified) {
   LaunchOptions options;
   options.launcher = kFakeLauncher;
-  Measurement wrong;
+  RunStats wrong;
   wrong.seconds = {1};
   options.worker = Worker("echo '" + RunResultLine(wrong) + "'\n");
   LaunchResult r = Launch(Spec(), options);
@@ -394,7 +394,7 @@ TEST_F(LauncherTest, AResultThatDidNotVerifyOrAFailedExitIsNotVerified) {
   EXPECT_FALSE(r.verified);
   EXPECT_EQ(r.error.value_or(""), "rank (x=1): C[4, 0] = 1 but the reference is 2");
 
-  Measurement right;
+  RunStats right;
   right.verified = true;
   right.seconds = {1};
   options.worker =

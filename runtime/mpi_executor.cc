@@ -7,11 +7,11 @@ namespace meshtune::runtime {
 
 using codegen::Program;
 
-Measurement Execute(const Program& program, MPI_Comm comm, const ExecOptions& options) {
+RunStats Execute(const Program& program, MPI_Comm comm, const ExecOptions& options) {
   int size = 0;
   MPI_Comm_size(comm, &size);
   if (size != program.Ranks()) {
-    Measurement result;
+    RunStats result;
     result.error = absl::StrCat("the mesh has ", program.Ranks(), " ranks but the job has ", size);
     return result;
   }

@@ -262,8 +262,8 @@ class RankRuntime : public RankRuntimeBase {
     GenericKernel(extents, o, ins, sum);
   }
 
-  Measurement Measure(const std::function<void()>& body, int warmup, int reps, const std::string& fault) override {
-    Measurement m;
+  RunStats Measure(const std::function<void()>& body, int warmup, int reps, const std::string& fault) override {
+    RunStats m;
     for (int i = 0; i < warmup + reps; ++i) {
       ResetOutput();
       bytes_ = 0;

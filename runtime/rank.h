@@ -51,7 +51,7 @@ struct StatementSpec {
   bool sum = false;
 };
 
-struct Measurement {
+struct RunStats {
   bool verified = false;
   std::vector<double> seconds;  // per timed repetition, max over ranks
   std::vector<double> kernel_seconds;  // per timed repetition, max over ranks of local kernel time
@@ -88,7 +88,7 @@ class RankRuntimeBase {
                       const std::vector<OperandSpec>& in) = 0;
   // Runs `body` warmup + reps times (output reset before each), then verifies.
   // `inject_fault` "wrong" perturbs one output element on rank 0 (tests of the launcher).
-  virtual Measurement Measure(const std::function<void()>& body, int warmup, int reps,
+  virtual RunStats Measure(const std::function<void()>& body, int warmup, int reps,
                               const std::string& inject_fault) = 0;
 };
 

@@ -38,11 +38,11 @@ struct MeshProgram {
 };
 
 // Runs `program` on every rank of a simulated mesh with `dtype_bytes` elements (4 or 8);
-// returns rank 0's Measurement, or one whose error is the simulated world's when a rank
+// returns rank 0's RunStats, or one whose error is the simulated world's when a rank
 // aborted.
-Measurement RunOnMesh(const MeshProgram& program, int dtype_bytes) {
+RunStats RunOnMesh(const MeshProgram& program, int dtype_bytes) {
   SimWorld world(program.axis_sizes, /*timeout_s=*/5);
-  std::vector<Measurement> results(world.ranks());
+  std::vector<RunStats> results(world.ranks());
   std::vector<std::thread> threads;
   for (int r = 0; r < world.ranks(); ++r) {
     threads.emplace_back([&, r] {
@@ -59,12 +59,12 @@ Measurement RunOnMesh(const MeshProgram& program, int dtype_bytes) {
   }
   for (std::thread& t : threads) t.join();
   if (!world.error().empty()) {
-    Measurement m;
+    RunStats m;
     m.error = world.error();
     return m;
   }
   // Every rank agrees on the verdict, the checksum and the worst bytes sent.
-  for (const Measurement& m : results) {
+  for (const RunStats& m : results) {
     EXPECT_EQ(m.verified, results[0].verified);
     EXPECT_EQ(m.error, results[0].error);
     EXPECT_EQ(m.checksum, results[0].checksum);
@@ -112,7 +112,7 @@ void AddInto(RankRuntimeBase& rt, const std::string& buffer, const std::vector<s
 }
 
 // Matches a verification error: "rank (<coords>): C[<index>] = <got> but the reference is <ref>".
-void ExpectVerificationError(const Measurement& m, const std::string& coords) {
+void ExpectVerificationError(const RunStats& m, const std::string& coords) {
   EXPECT_FALSE(m.verified);
   EXPECT_TRUE(std::regex_match(
       m.error,
@@ -158,7 +158,7 @@ MeshProgram BroadcastSetup() {
 }
 
 TEST_P(RankRuntimeTest, BroadcastFromEachRootFillsTheGroup) {
-  const Measurement m = RunOnMesh(BroadcastSetup(), dtype());
+  const RunStats m = RunOnMesh(BroadcastSetup(), dtype());
   EXPECT_TRUE(m.verified) << m.error;
   EXPECT_EQ(m.error, "");
   // C is held twice (along x): the checksum is twice A's sum.
@@ -170,10 +170,10 @@ TEST_P(RankRuntimeTest, BroadcastFromEachRootFillsTheGroup) {
 }
 
 TEST_P(RankRuntimeTest, AnInjectedWrongElementIsReportedOnRankZero) {
-  const Measurement clean = RunOnMesh(BroadcastSetup(), dtype());
+  const RunStats clean = RunOnMesh(BroadcastSetup(), dtype());
   MeshProgram s = BroadcastSetup();
   s.fault = "wrong";
-  const Measurement m = RunOnMesh(s, dtype());
+  const RunStats m = RunOnMesh(s, dtype());
   ExpectVerificationError(m, "x=0, y=0");
   // One element of rank 0's shard is off by one.
   EXPECT_NEAR(m.checksum, clean.checksum + 1, 1e-5);
@@ -211,7 +211,7 @@ TEST_P(RankRuntimeTest, AllGatherOfAlignedBlocks) {
     rt.AllGather("A", "TA", {0, 3 * rt.coords()[1]}, {0});
     AddInto(rt, "TA", {"i", "j"}, {4, 3}, {0, 0});
   };
-  const Measurement m = RunOnMesh(s, dtype());
+  const RunStats m = RunOnMesh(s, dtype());
   EXPECT_TRUE(m.verified) << m.error;
   EXPECT_NEAR(m.checksum, 2 * Sum("A", 24, dtype()), 1e-5);
   EXPECT_EQ(m.bytes_sent_max, 6 * dtype());
@@ -236,7 +236,7 @@ TEST_P(RankRuntimeTest, AllGatherOfBoxesAcrossShardBoundaries) {
       AddInto(rt, buffer, {"i"}, {boxes[b].second}, {boxes[b].first});
     }
   };
-  const Measurement m = RunOnMesh(s, dtype());
+  const RunStats m = RunOnMesh(s, dtype());
   EXPECT_TRUE(m.verified) << m.error;
   EXPECT_NEAR(m.checksum, 2 * Sum("A", 4, dtype()), 1e-5);
   EXPECT_EQ(m.bytes_sent_max, 2 * dtype());  // each rank contributes 2 elements in all
@@ -281,7 +281,7 @@ TEST_P(RankRuntimeTest, ReductionsSumThePartialsIntoTheHolders) {
   };
   for (const Case& c : {Case{"AllReduce", false, 3, 6}, Case{"Reduce", false, 3, 18},
                         Case{"ReduceScatter", true, 1, 6}}) {
-    const Measurement m = RunOnMesh(ReduceSetup(c.kind, c.split_output), dtype());
+    const RunStats m = RunOnMesh(ReduceSetup(c.kind, c.split_output), dtype());
     EXPECT_TRUE(m.verified) << c.kind << ": " << m.error;
     EXPECT_NEAR(m.checksum, c.copies * Sum("A", 18, dtype()), 1e-4) << c.kind;
     EXPECT_EQ(m.bytes_sent_max, c.elements_sent * dtype()) << c.kind;
@@ -321,7 +321,7 @@ MeshProgram RingSetup(int64_t held, std::function<void(RankRuntimeBase&)> step) 
 
 TEST_P(RankRuntimeTest, ShiftStepBringsTheNeighboursBlock) {
   for (const int shift : {1, -1, 2}) {
-    const Measurement m = RunOnMesh(
+    const RunStats m = RunOnMesh(
         RingSetup((shift + 3) % 3, [shift](RankRuntimeBase& rt) { rt.ShiftStep("TA", 0, shift); }),
         dtype());
     EXPECT_TRUE(m.verified) << "shift " << shift << ": " << m.error;
@@ -331,7 +331,7 @@ TEST_P(RankRuntimeTest, ShiftStepBringsTheNeighboursBlock) {
 }
 
 TEST_P(RankRuntimeTest, AShiftTheWrongWayIsNotVerified) {
-  const Measurement m =
+  const RunStats m =
       RunOnMesh(RingSetup(1, [](RankRuntimeBase& rt) { rt.ShiftStep("TA", 0, -1); }), dtype());
   ExpectVerificationError(m, "x=0");
 }
@@ -354,7 +354,7 @@ TEST_P(RankRuntimeTest, PointToPointFetchesFromEachRanksSource) {
         });
     AddInto(rt, "TA", {"i", "j"}, {1, 4}, {0, 0});
   };
-  const Measurement m = RunOnMesh(s, dtype());
+  const RunStats m = RunOnMesh(s, dtype());
   EXPECT_TRUE(m.verified) << m.error;
   EXPECT_NEAR(m.checksum, Sum("A", 12, dtype()), 1e-5);
   EXPECT_EQ(m.bytes_sent_max, 4 * dtype());  // rank 0 sends nothing, 1 and 2 one row each
@@ -388,7 +388,7 @@ TEST_P(RankRuntimeTest, MatmulTilesVerifyAndRepetitionsStartFromAFreshOutput) {
     MeshProgram s = MatmulSetup(accumulate);
     s.warmup = 2;
     s.reps = 3;
-    const Measurement m = RunOnMesh(s, dtype());
+    const RunStats m = RunOnMesh(s, dtype());
     // Without the reset before each repetition C would hold 5 products (or 5 starts).
     EXPECT_TRUE(m.verified) << "accumulate " << accumulate << ": " << m.error;
     EXPECT_EQ(m.seconds.size(), 3u);

@@ -7,7 +7,7 @@
 
 namespace meshtune::runtime {
 
-v1::RunResult RunResultOf(const Measurement& m) {
+v1::RunResult RunResultOf(const RunStats& m) {
   v1::RunResult r;
   r.set_verified(m.verified);
   for (double s : m.seconds) r.add_seconds(s);
@@ -20,6 +20,6 @@ v1::RunResult RunResultOf(const Measurement& m) {
   return r;
 }
 
-std::string RunResultLine(const Measurement& m) { return base::ToJsonLine(RunResultOf(m)); }
+std::string RunResultLine(const RunStats& m) { return base::ToJsonLine(RunResultOf(m)); }
 
 }  // namespace meshtune::runtime

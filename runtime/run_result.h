@@ -1,4 +1,4 @@
-// A run's Measurement as the meshtune.v1.RunResult message: the one JSON line that rank 0
+// A run's RunStats as the meshtune.v1.RunResult message: the one JSON line that rank 0
 // of meshtune_worker and of the programs `meshtune codegen` writes prints (the launcher
 // parses it), and what `meshtune run --simulate` reports. Stateless; thread-safe.
 #ifndef MESHTUNE_RUNTIME_RUN_RESULT_H_
@@ -13,10 +13,10 @@ namespace meshtune::runtime {
 
 // verified, seconds, median_s (the upper median of seconds; 0 when there are none),
 // bytes_sent_max, checksum and error of `m`; `checked` is left empty.
-v1::RunResult RunResultOf(const Measurement& m);
+v1::RunResult RunResultOf(const RunStats& m);
 
 // RunResultOf(m) in protobuf's JSON mapping, one line without a newline (base/json.h).
-std::string RunResultLine(const Measurement& m);
+std::string RunResultLine(const RunStats& m);
 
 }  // namespace meshtune::runtime
 

@@ -9,7 +9,7 @@ namespace meshtune::runtime {
 namespace {
 
 TEST(RunResultTest, CarriesEveryFieldAndTheUpperMedian) {
-  Measurement m;
+  RunStats m;
   m.verified = false;
   m.seconds = {0.5, 0.125, 0.25, 1.0};
   m.bytes_sent_max = 64;
@@ -23,11 +23,11 @@ TEST(RunResultTest, CarriesEveryFieldAndTheUpperMedian) {
   EXPECT_EQ(r.checksum(), 1.5);
   EXPECT_EQ(r.error(), m.error);
   EXPECT_EQ(r.checked(), "");
-  EXPECT_EQ(RunResultOf(Measurement{}).median_s(), 0);
+  EXPECT_EQ(RunResultOf(RunStats{}).median_s(), 0);
 }
 
 TEST(RunResultTest, TheLineParsesBackToTheSameMessage) {
-  Measurement m;
+  RunStats m;
   m.verified = true;
   m.seconds = {0.25};
   m.checksum = -27.5;

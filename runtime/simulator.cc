@@ -10,7 +10,7 @@
 
 namespace meshtune::runtime {
 
-Measurement Simulate(const codegen::Program& program, const SimOptions& options) {
+RunStats Simulate(const codegen::Program& program, const SimOptions& options) {
   SimWorld world(program.axis_sizes, options.timeout_s);
   ExecOptions exec;
   exec.seed = options.seed;
@@ -18,7 +18,7 @@ Measurement Simulate(const codegen::Program& program, const SimOptions& options)
   exec.reps = options.reps;
   exec.inject_fault = options.inject_fault;
   const int ranks = world.ranks();
-  std::vector<Measurement> results(ranks);
+  std::vector<RunStats> results(ranks);
   std::vector<std::thread> threads;
   threads.reserve(ranks);
   for (int r = 0; r < ranks; ++r) {
@@ -33,7 +33,7 @@ Measurement Simulate(const codegen::Program& program, const SimOptions& options)
     });
   }
   for (std::thread& t : threads) t.join();
-  Measurement m = ranks > 0 ? std::move(results[0]) : Measurement{};
+  RunStats m = ranks > 0 ? std::move(results[0]) : RunStats{};
   const std::string error = world.error();
   if (!error.empty()) {
     m.verified = false;

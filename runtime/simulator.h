@@ -30,7 +30,7 @@ struct SimOptions {
 // what went wrong between ranks (members of a collective disagreeing on its root or
 // sizes, a message of the wrong size, a deadlock). `seconds` are the simulation's wall
 // times per repetition.
-Measurement Simulate(const codegen::Program& program, const SimOptions& options = {});
+RunStats Simulate(const codegen::Program& program, const SimOptions& options = {});
 
 }  // namespace meshtune::runtime
 

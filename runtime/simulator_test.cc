@@ -171,7 +171,7 @@ TEST(SimulateTest, EveryPatternVerifiesInBothDtypesWithOneChecksum) {
       SimOptions options;
       options.warmup = 1;
       options.reps = 2;
-      const Measurement m = Simulate(p, options);
+      const RunStats m = Simulate(p, options);
       EXPECT_TRUE(m.verified) << c.name << " " << dtype << ": " << m.error;
       EXPECT_EQ(m.error, "") << c.name << " " << dtype;
       EXPECT_EQ(m.seconds.size(), 2u) << c.name << " " << dtype;
@@ -188,7 +188,7 @@ TEST(SimulateTest, AnInjectedWrongElementIsReportedForEveryPattern) {
     const codegen::Program p = LowerOrFail(c.expr, c.extents, "f64", c.mesh, c.trace);
     SimOptions options;
     options.inject_fault = "wrong";
-    const Measurement m = Simulate(p, options);
+    const RunStats m = Simulate(p, options);
     EXPECT_FALSE(m.verified) << c.name;
     const std::string rank0 = c.mesh == "x=4" ? "rank (x=0): C[" : "rank (x=0, y=0): C[";
     EXPECT_EQ(m.error.rfind(rank0, 0), 0u) << c.name << ": " << m.error;
@@ -202,7 +202,7 @@ TEST(SimulateTest, AProgramWithoutItsReductionDoesNotVerify) {
     ASSERT_TRUE(Simulate(p).verified) << c.name;
     p.body = WithoutReduce(p.body);
     ASSERT_EQ(Patterns(p), std::vector<std::string>{}) << c.name;
-    const Measurement m = Simulate(p);
+    const RunStats m = Simulate(p);
     EXPECT_FALSE(m.verified) << c.name;
     EXPECT_EQ(m.error.rfind("rank (x=0): C[", 0), 0u) << c.name << ": " << m.error;
   }
@@ -212,7 +212,7 @@ TEST(ExecuteTest, AJobOnAnotherMeshIsRefused) {
   const Case& summa = Cases()[0];
   const codegen::Program p = LowerOrFail(summa.expr, summa.extents, "f32", summa.mesh, summa.trace);
   SimWorld world({2});
-  const Measurement m = Execute(p, world.CommFor(0), ExecOptions{});
+  const RunStats m = Execute(p, world.CommFor(0), ExecOptions{});
   EXPECT_FALSE(m.verified);
   EXPECT_EQ(m.error, "the mesh has 4 ranks but the job has 2");
 }

@@ -52,7 +52,7 @@ absl::StatusOr<meshtune::codegen::Program> Prepare(const Flags& f) {
 }
 
 // Rank 0 prints the one result line: meshtune.v1.RunResult in protobuf's JSON mapping.
-void Report(int rank, const meshtune::runtime::Measurement& m) {
+void Report(int rank, const meshtune::runtime::RunStats& m) {
   if (rank == 0) std::cout << meshtune::runtime::RunResultLine(m) << std::endl;
 }
 
@@ -75,7 +75,7 @@ int main(int argc, char** argv) {
   app.add_option("--warmup", f.warmup);
   app.add_option("--seed", f.seed);
   app.add_option("--inject-fault", f.inject_fault, "tests only: crash, hang or wrong");
-  meshtune::runtime::Measurement result;
+  meshtune::runtime::RunStats result;
   try {
     app.parse(argc, argv);
   } catch (const CLI::ParseError& e) {

@@ -128,7 +128,7 @@ class SimulatingChecker : public Checker {
     }
     runtime::SimOptions sim;
     sim.seed = options_.seed;
-    const runtime::Measurement m = runtime::Simulate(run.program, sim);
+    const runtime::RunStats m = runtime::Simulate(run.program, sim);
     result.ok = m.verified;
     if (!m.verified) {
       result.error = absl::StrCat(result.how, result.scaled.empty() ? "" : " at " + result.scaled, ": ",

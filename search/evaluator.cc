@@ -188,7 +188,7 @@ Evaluator::OptionState Evaluator::CheckOption(const ir::Computation& c, size_t t
     }
   }
   if (const ir::Sharding* sh = ct->sharding(name)) st.sharding = *sh;
-  if (const ir::Transfer* tr = ct->TransferOf(name)) st.transfer = *tr;
+  if (const ir::Communication* tr = ct->TransferOf(name)) st.transfer = *tr;
   return st;
 }
 

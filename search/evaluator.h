@@ -98,7 +98,7 @@ class Evaluator {
     bool legal = false;
     std::string reason;                    // first rejection code when not legal
     std::optional<ir::Sharding> sharding;  // the tensor's layout (none: replicated)
-    std::optional<ir::Transfer> transfer;  // its communicate (none: not communicated)
+    std::optional<ir::Communication> transfer;  // its communicate (none: not communicated)
     int64_t bytes = 0;                     // shard plus transfer buffer bytes (memory budget only)
   };
   struct NestState {

@@ -10,7 +10,7 @@ namespace {
 class ModelOnlyRunner : public Runner {
  public:
   bool measures() const override { return false; }
-  RunResult Run(const MeasureInput&) override { return {}; }
+  CandidateRun Run(const MeasureInput&) override { return {}; }
 };
 
 }  // namespace

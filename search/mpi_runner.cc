@@ -15,7 +15,7 @@ class MpiRunner : public Runner {
   explicit MpiRunner(const MpiRunnerOptions& options) : options_(options) {}
   bool measures() const override { return true; }
 
-  RunResult Run(const MeasureInput& input) override {
+  CandidateRun Run(const MeasureInput& input) override {
     runtime::RunSpec spec;
     spec.expr = input.problem->ToString();
     spec.extents = input.problem->ExtentsString();
@@ -29,7 +29,7 @@ class MpiRunner : public Runner {
     runtime::LaunchOptions launch = options_.launch;
     launch.timeout_s = input.timeout_s;
     launch.cancelled = input.cancelled;
-    RunResult out;
+    CandidateRun out;
     // A candidate whose ranks cannot hold their data is not started (each worker would
     // abort on std::bad_alloc).
     if (absl::Status fits = runtime::CheckRunFitsMemory(spec, launch); !fits.ok()) {

@@ -1,5 +1,5 @@
 // Runners: how the tuner measures a candidate. Measurement failures are data, not errors:
-// a crash, a hang past the timeout or a wrong answer comes back as a RunResult with
+// a crash, a hang past the timeout or a wrong answer comes back as a CandidateRun with
 // `error` set, and the tuner goes on with the next candidate.
 //
 //   MPI runner         runtime::Launch: the worker under mpirun, verified, timed, cleaned up
@@ -30,7 +30,7 @@ struct MeasureInput {
   std::function<bool()> cancelled;  // the run is killed as soon as this says so (unset: never)
 };
 
-struct RunResult {
+struct CandidateRun {
   std::optional<double> seconds;  // median over repetitions of the slowest rank; none when not run
   std::vector<double> repetitions;
   bool verified = false;          // the output matched the reference on every rank
@@ -42,7 +42,7 @@ class Runner {
   virtual ~Runner() = default;
   // False for the model-only runner: the tuner then measures nothing.
   virtual bool measures() const = 0;
-  virtual RunResult Run(const MeasureInput& input) = 0;
+  virtual CandidateRun Run(const MeasureInput& input) = 0;
 };
 
 struct MpiRunnerOptions {

@@ -28,9 +28,9 @@ std::string PrunedText(const ReasonCounts& pruned) {
 // What the stages of one Tune call share: its options, callbacks, start and progress.
 struct TuneRun {
   const TuneOptions& options;
-  const std::vector<TuneCallback*>& callbacks;
+  const std::vector<SearchCallback*>& callbacks;
   Clock::time_point start;
-  TuneProgress progress;
+  SearchProgress progress;
 
   // Whether the caller has cancelled the tune.
   bool Cancelled() const { return options.cancelled && options.cancelled(); }
@@ -44,7 +44,7 @@ struct TuneRun {
       const std::vector<const Candidate*> best = explorer->Best(1);
       if (!best.empty()) progress.best_predicted_s = best[0]->cost.seconds;
     }
-    for (TuneCallback* cb : callbacks) cb->OnProgress(progress);
+    for (SearchCallback* cb : callbacks) cb->OnProgress(progress);
   }
 };
 
@@ -95,10 +95,10 @@ absl::Status Search(TuneRun& run, Explorer& explorer, std::string* strategy) {
 // Candidate `c` measured by `runner` within `left` seconds — or, when translation
 // validation refuses its Program, not run: the refusal is the error and joins
 // result->refused.
-Measurement Measure(TuneRun& run, Explorer& explorer, Runner& runner, Checker& checker,
-                    const Candidate& c, double left, TuneResult* result) {
+MeasuredCandidate Measure(TuneRun& run, Explorer& explorer, Runner& runner, Checker& checker,
+                    const Candidate& c, double left, SearchResult* result) {
   const TuneOptions& options = run.options;
-  Measurement m;
+  MeasuredCandidate m;
   m.candidate = c;
   m.mesh = explorer.mesh(c.mesh).ToString();
   // A Program translation validation refuses is not run, nor ever returned.
@@ -122,21 +122,21 @@ Measurement Measure(TuneRun& run, Explorer& explorer, Runner& runner, Checker& c
 // result->measurements, while more than a second of the budget is left and the tune is
 // not cancelled.
 void MeasureTop(TuneRun& run, Explorer& explorer, Runner& runner, Checker& checker,
-                TuneResult* result) {
+                SearchResult* result) {
   const std::vector<const Candidate*> measure = explorer.ToMeasure(run.options.top_k);
-  TuneProgress& progress = run.progress;
+  SearchProgress& progress = run.progress;
   progress.to_measure = static_cast<int>(measure.size());
   for (int i = 0; i < progress.to_measure; ++i) {
     const double left = run.options.budget_s - Since(run.start);
     if (left <= 1 || run.Cancelled()) break;
     run.Report("measure", &explorer);
-    Measurement m = Measure(run, explorer, runner, checker, *measure[i], left, result);
+    MeasuredCandidate m = Measure(run, explorer, runner, checker, *measure[i], left, result);
     ++progress.measured;
     if (m.run.verified && m.run.seconds.has_value() &&
         (!progress.best_measured_s.has_value() || *m.run.seconds < *progress.best_measured_s)) {
       progress.best_measured_s = m.run.seconds;
     }
-    for (TuneCallback* cb : run.callbacks) cb->OnMeasured(m);
+    for (SearchCallback* cb : run.callbacks) cb->OnMeasured(m);
     result->measurements.push_back(std::move(m));
   }
 }
@@ -144,9 +144,9 @@ void MeasureTop(TuneRun& run, Explorer& explorer, Runner& runner, Checker& check
 // Sets the winner: the fastest verified measurement, else the model's best (of at most
 // max_checked) that the checker passes. FailedPrecondition when none passes; Cancelled
 // when cancelled while checking.
-absl::Status ChooseWinner(TuneRun& run, Explorer& explorer, Checker& checker, TuneResult* result) {
-  const Measurement* fastest = nullptr;
-  for (const Measurement& m : result->measurements) {
+absl::Status ChooseWinner(TuneRun& run, Explorer& explorer, Checker& checker, SearchResult* result) {
+  const MeasuredCandidate* fastest = nullptr;
+  for (const MeasuredCandidate& m : result->measurements) {
     if (m.run.verified && m.run.seconds.has_value() &&
         (fastest == nullptr || *m.run.seconds < *fastest->run.seconds)) {
       fastest = &m;
@@ -186,8 +186,8 @@ absl::Status ChooseWinner(TuneRun& run, Explorer& explorer, Checker& checker, Tu
 
 }  // namespace
 
-absl::StatusOr<TuneResult> Tune(const TuneOptions& options, Runner& runner,
-                                const std::vector<TuneCallback*>& callbacks) {
+absl::StatusOr<SearchResult> Tune(const TuneOptions& options, Runner& runner,
+                                const std::vector<SearchCallback*>& callbacks) {
   TuneRun run{options, callbacks, Clock::now()};
   if (absl::Status s = CheckOptions(options); !s.ok()) return s;
   auto cancelled = [&] { return run.Cancelled(); };
@@ -205,7 +205,7 @@ absl::StatusOr<TuneResult> Tune(const TuneOptions& options, Runner& runner,
   if (cancelled()) return absl::CancelledError("the tune was cancelled");
   run.Report("search", &explorer);
 
-  TuneResult result;
+  SearchResult result;
   if (absl::Status s = Search(run, explorer, &result.strategy); !s.ok()) return s;
   std::unique_ptr<Checker> simulating;
   Checker* checker = options.checker;

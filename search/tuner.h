@@ -56,13 +56,13 @@ struct TuneOptions {
 };
 
 // One measured candidate.
-struct Measurement {
+struct MeasuredCandidate {
   Candidate candidate;
   std::string mesh;  // "x=2,y=2"
-  RunResult run;
+  CandidateRun run;
 };
 
-struct TuneResult {
+struct SearchResult {
   Candidate best;
   std::string mesh;                      // the winner's mesh
   std::optional<double> measured_s;      // the winner's measured median, when measured
@@ -77,12 +77,12 @@ struct TuneResult {
   std::optional<double> lower_bound_ratio;  // best.cost.comm_words_per_rank / lower_bound
   SearchCounts counts;
   std::string strategy;
-  std::vector<Measurement> measurements;  // in model order
+  std::vector<MeasuredCandidate> measurements;  // in model order
   double seconds = 0;                     // wall time of the whole tune
 };
 
 // What the tuner is doing, for progress displays.
-struct TuneProgress {
+struct SearchProgress {
   std::string stage;  // "space", "search", "measure", "done"
   SearchCounts counts;
   int measured = 0, to_measure = 0;
@@ -90,11 +90,11 @@ struct TuneProgress {
   double elapsed_s = 0;
 };
 
-class TuneCallback {
+class SearchCallback {
  public:
-  virtual ~TuneCallback() = default;
-  virtual void OnProgress(const TuneProgress&) {}
-  virtual void OnMeasured(const Measurement&) {}
+  virtual ~SearchCallback() = default;
+  virtual void OnProgress(const SearchProgress&) {}
+  virtual void OnMeasured(const MeasuredCandidate&) {}
 };
 
 // Tunes `options.problem`. InvalidArgument for bad options (no mesh, top_k < 0, a mesh
@@ -102,8 +102,8 @@ class TuneCallback {
 // the space has no legal point (the message gives the prune counts), or when no candidate
 // measured or passed the checker (the message gives the first refusal); Cancelled when
 // `cancelled` fired before a result. Measurement failures are in the measurements.
-absl::StatusOr<TuneResult> Tune(const TuneOptions& options, Runner& runner,
-                                const std::vector<TuneCallback*>& callbacks = {});
+absl::StatusOr<SearchResult> Tune(const TuneOptions& options, Runner& runner,
+                                const std::vector<SearchCallback*>& callbacks = {});
 
 }  // namespace meshtune::search
 

@@ -29,17 +29,17 @@ TuneOptions MatmulOnFourRanks(const std::string& extents) {
   return o;
 }
 
-TuneResult MustTune(const TuneOptions& o) {
+SearchResult MustTune(const TuneOptions& o) {
   std::unique_ptr<Runner> runner = NewModelOnlyRunner();
-  absl::StatusOr<TuneResult> r = Tune(o, *runner);
+  absl::StatusOr<SearchResult> r = Tune(o, *runner);
   EXPECT_TRUE(r.ok()) << r.status();
-  return r.ok() ? *std::move(r) : TuneResult{};
+  return r.ok() ? *std::move(r) : SearchResult{};
 }
 
 bool Has(const std::string& text, const std::string& part) { return absl::StrContains(text, part); }
 
 TEST(TunerTest, SquareMatmulOnFourRanksIsTwoDimensional) {
-  const TuneResult r = MustTune(MatmulOnFourRanks("m=512,n=512,k=512"));
+  const SearchResult r = MustTune(MatmulOnFourRanks("m=512,n=512,k=512"));
   EXPECT_EQ(r.mesh, "x=2,y=2");
   // m and n both over the mesh, k not: a 2D algorithm (SUMMA-like: both inputs move).
   EXPECT_TRUE(Has(r.best.trace, "distribute([m,n]") || Has(r.best.trace, "distribute([n,m]")) << r.best.trace;
@@ -52,7 +52,7 @@ TEST(TunerTest, SquareMatmulOnFourRanksIsTwoDimensional) {
 }
 
 TEST(TunerTest, TallMatmulIsOneDimensionalOverMWithoutMovingA) {
-  const TuneResult r = MustTune(MatmulOnFourRanks("m=16384,n=64,k=64"));
+  const SearchResult r = MustTune(MatmulOnFourRanks("m=16384,n=64,k=64"));
   EXPECT_TRUE(Has(r.best.trace, "distribute([m], [mo], [mi], [x])")) << r.best.trace;
   EXPECT_EQ(r.mesh, "x=4");
   EXPECT_TRUE(Has(r.best.trace, "shard(A, m@x)\n")) << r.best.trace;
@@ -60,7 +60,7 @@ TEST(TunerTest, TallMatmulIsOneDimensionalOverMWithoutMovingA) {
 }
 
 TEST(TunerTest, DeepMatmulDistributesKAndReduces) {
-  const TuneResult r = MustTune(MatmulOnFourRanks("m=64,n=64,k=16384"));
+  const SearchResult r = MustTune(MatmulOnFourRanks("m=64,n=64,k=16384"));
   EXPECT_TRUE(Has(r.best.trace, "distribute([k]")) << r.best.trace;
   bool reduces = false;
   for (const std::string& p : r.best.patterns) reduces |= Has(p, "C@") && Has(p, "Reduce");
@@ -89,7 +89,7 @@ TEST(TunerTest, AnUnmeasuredWinnerIsTheModelsBestThatTheCheckerPasses) {
   TuneOptions o = MatmulOnFourRanks("m=512,n=512,k=512");
   RefusingChecker checker(2);
   o.checker = &checker;
-  const TuneResult r = MustTune(o);
+  const SearchResult r = MustTune(o);
   ASSERT_EQ(checker.asked.size(), 3u);
   EXPECT_EQ(r.best.trace, checker.asked[2]);
   EXPECT_EQ(r.checked, "simulated");
@@ -105,7 +105,7 @@ TEST(TunerTest, WhenTheCheckerRefusesEveryCandidateNothingIsReturned) {
   o.checker = &checker;
   o.max_checked = 3;
   std::unique_ptr<Runner> runner = NewModelOnlyRunner();
-  absl::StatusOr<TuneResult> r = Tune(o, *runner);
+  absl::StatusOr<SearchResult> r = Tune(o, *runner);
   ASSERT_FALSE(r.ok());
   EXPECT_EQ(r.status().code(), absl::StatusCode::kFailedPrecondition);
   EXPECT_TRUE(absl::StartsWith(r.status().message(),
@@ -115,12 +115,12 @@ TEST(TunerTest, WhenTheCheckerRefusesEveryCandidateNothingIsReturned) {
 }
 
 TEST(TunerTest, TheSimulatingCheckerVerifiesTheDefaultWinner) {
-  const TuneResult r = MustTune(MatmulOnFourRanks("m=512,n=512,k=512"));
+  const SearchResult r = MustTune(MatmulOnFourRanks("m=512,n=512,k=512"));
   EXPECT_EQ(r.checked, "simulated");
   EXPECT_TRUE(r.refused.empty());
   // Too large for the real size: a scaled-down instance, named in checked_extents.
   TuneOptions big = MatmulOnFourRanks("m=8192,n=8192,k=8192");
-  const TuneResult s = MustTune(big);
+  const SearchResult s = MustTune(big);
   EXPECT_EQ(s.checked, "simulated-scaled");
   EXPECT_FALSE(s.checked_extents.empty());
 }
@@ -129,7 +129,7 @@ TEST(TunerTest, CountsAreConsistentAndTheSearchIsDeterministic) {
   TuneOptions o = MatmulOnFourRanks("m=64,n=64,k=64");
   o.meshes = {o.meshes[1]};  // x=2,y=2
   o.max_evaluations = 120;
-  const TuneResult a = MustTune(o), b = MustTune(o);
+  const SearchResult a = MustTune(o), b = MustTune(o);
   int64_t pruned = 0;
   for (const auto& [reason, n] : a.counts.pruned) pruned += n;
   EXPECT_EQ(a.counts.enumerated, a.counts.legal + pruned);
@@ -147,7 +147,7 @@ TEST(TunerTest, SmallSpacesAreSearchedExhaustively) {
   ASSERT_EQ(o.meshes.size(), 1u);
   EXPECT_EQ(o.meshes[0].ToString(), "p=2");  // x is a tensor here
   o.top_k = 0;
-  const TuneResult r = MustTune(o);
+  const SearchResult r = MustTune(o);
   EXPECT_EQ(r.strategy, "exhaustive");
   EXPECT_EQ(r.counts.evaluated, r.counts.legal);
 }
@@ -171,7 +171,7 @@ TEST(TunerTest, NoLegalScheduleSaysWhy) {
   o.problem = *ir::ParseProblem("C[m,n] += A[m,k] * B[k,n]", "m=3,n=3,k=3");
   o.meshes = {*ir::ParseMesh("x=2")};
   std::unique_ptr<Runner> runner = NewModelOnlyRunner();
-  const absl::StatusOr<TuneResult> r = Tune(o, *runner);
+  const absl::StatusOr<SearchResult> r = Tune(o, *runner);
   EXPECT_EQ(r.status().code(), absl::StatusCode::kFailedPrecondition);
   EXPECT_TRUE(absl::StartsWith(r.status().message(), "no legal schedule among ")) << r.status();
   EXPECT_TRUE(Has(std::string(r.status().message()), "indivisible")) << r.status();
@@ -188,9 +188,9 @@ TEST(TunerTest, CancellationStopsTheTune) {
 class PrefersOneDimension : public Runner {
  public:
   bool measures() const override { return true; }
-  RunResult Run(const MeasureInput& input) override {
+  CandidateRun Run(const MeasureInput& input) override {
     meshes.push_back(input.mesh->ToString());
-    RunResult r;
+    CandidateRun r;
     r.verified = true;
     r.seconds = input.mesh->axes.size() == 1 ? 1.0 : 2.0;
     return r;
@@ -204,7 +204,7 @@ TEST(TunerTest, EachMeshsBestIsMeasuredAndMeasurementDecides) {
   TuneOptions o = MatmulOnFourRanks("m=512,n=512,k=512");
   o.top_k = 2;
   PrefersOneDimension runner;
-  const absl::StatusOr<TuneResult> r = Tune(o, runner);
+  const absl::StatusOr<SearchResult> r = Tune(o, runner);
   ASSERT_TRUE(r.ok()) << r.status();
   ASSERT_EQ(runner.meshes.size(), 2u);
   EXPECT_NE(runner.meshes[0], runner.meshes[1]);
@@ -212,7 +212,7 @@ TEST(TunerTest, EachMeshsBestIsMeasuredAndMeasurementDecides) {
   EXPECT_EQ(r->measured_s, 1.0);
   EXPECT_TRUE(r->verified);
   // In model order: the first measured is the model's best.
-  const absl::StatusOr<TuneResult> model = Tune(MatmulOnFourRanks("m=512,n=512,k=512"), *NewModelOnlyRunner());
+  const absl::StatusOr<SearchResult> model = Tune(MatmulOnFourRanks("m=512,n=512,k=512"), *NewModelOnlyRunner());
   ASSERT_TRUE(model.ok());
   EXPECT_EQ(runner.meshes[0], model->mesh);
   EXPECT_EQ(model->mesh, "x=2,y=2");
@@ -238,7 +238,7 @@ TEST(TunerTest, AMeasuredCandidateThatValidationRefusesIsNeverRunNorReturned) {
   RefusesTheLine checker;
   o.checker = &checker;
   PrefersOneDimension runner;
-  const absl::StatusOr<TuneResult> r = Tune(o, runner);
+  const absl::StatusOr<SearchResult> r = Tune(o, runner);
   ASSERT_TRUE(r.ok()) << r.status();
   ASSERT_EQ(runner.meshes.size(), 1u);  // x=4's best was refused before running
   EXPECT_EQ(runner.meshes[0], "x=2,y=2");

@@ -72,7 +72,7 @@ TEST(SimulatorTest, ReferenceSchedulesVerifyOnEveryRank) {
     }
     const Lowered l = LowerTrace(kMatmul, "m=8,n=12,k=16", "x=2,y=2", trace);
     ASSERT_TRUE(l.legal) << name << ": " << l.reason;
-    const Measurement m = Simulate(l.program);
+    const RunStats m = Simulate(l.program);
     EXPECT_TRUE(m.verified) << name << ": " << m.error;
     EXPECT_EQ(m.error, "");
     EXPECT_GT(m.bytes_sent_max, 0) << name;
@@ -84,7 +84,7 @@ TEST(SimulatorTest, AWrongElementIsReportedWithItsRank) {
   ASSERT_TRUE(l.legal) << l.reason;
   SimOptions options;
   options.inject_fault = "wrong";
-  const Measurement m = Simulate(l.program, options);
+  const RunStats m = Simulate(l.program, options);
   EXPECT_FALSE(m.verified);
   EXPECT_EQ(m.error.rfind("rank (x=0, y=0): C[", 0), 0u) << m.error;
 }
@@ -118,7 +118,7 @@ TEST(SimulatorTest, ACollectiveWithDisagreeingRootsIsReported) {
   };
   l.program.body = corrupt(l.program.body);
   ASSERT_TRUE(changed);
-  const Measurement m = Simulate(l.program);
+  const RunStats m = Simulate(l.program);
   EXPECT_FALSE(m.verified);
   EXPECT_NE(m.error.find("simulated Bcast along [1]"), std::string::npos) << m.error;
 }
@@ -153,7 +153,7 @@ TEST(SimulatorTest, ALoopOfOneIterationKeepsTheBlockOffsets) {
                                  "communicate(C, mio)\n"
                                  "tensorize([mii, n, ki], matmul)\n");
     ASSERT_TRUE(l.legal) << l.reason;
-    const Measurement m = Simulate(l.program);
+    const RunStats m = Simulate(l.program);
     EXPECT_TRUE(m.verified) << "divide by " << parts << ": " << m.error;
   }
 }

@@ -46,7 +46,7 @@ TEST_F(TuneCliTest, MeasuredTuneOnFourRanksVerifiesItsWinner) {
   EXPECT_GT(best.measured_s(), 0);
   EXPECT_TRUE(best.mesh() == "x=2,y=2" || best.mesh() == "x=4") << r.out;
   ASSERT_EQ(result.measurements_size(), 3) << r.out;
-  for (const meshtune::v1::Measurement& m : result.measurements()) {  // every measured candidate verified
+  for (const meshtune::v1::MeasuredCandidate& m : result.measurements()) {  // every measured candidate verified
     EXPECT_TRUE(m.verified()) << m.error();
     EXPECT_TRUE(m.has_measured_s());
     EXPECT_FALSE(m.trace().text().empty());
@@ -161,7 +161,7 @@ TEST_F(TuneCliTest, FailingWorkerBecomesMeasurementErrors) {
   EXPECT_FALSE(result.record().verified());
   EXPECT_FALSE(result.record().has_measured_s());
   ASSERT_EQ(result.measurements_size(), 2) << r.out;
-  for (const meshtune::v1::Measurement& m : result.measurements()) {
+  for (const meshtune::v1::MeasuredCandidate& m : result.measurements()) {
     EXPECT_FALSE(m.verified());
     EXPECT_FALSE(m.has_measured_s());
     EXPECT_TRUE(m.error().rfind("cannot find the worker binary", 0) == 0 || m.error().rfind("the job failed", 0) == 0)
