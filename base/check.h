@@ -6,13 +6,13 @@
 #include <cstdio>
 #include <cstdlib>
 
-#define MT_CHECK(cond)                                                                  \
-  do {                                                                                  \
-    if (!(cond)) {                                                                      \
+#define MT_CHECK(cond)                                                                      \
+  do {                                                                                      \
+    if (!(cond)) {                                                                          \
       std::fprintf(stderr, "%s:%d: internal error: CHECK(%s) failed\n", __FILE__, __LINE__, \
-                   #cond);                                                              \
-      std::abort();                                                                     \
-    }                                                                                   \
+                   #cond);                                                                  \
+      std::abort();                                                                         \
+    }                                                                                       \
   } while (0)
 
 #endif  // MESHTUNE_BASE_CHECK_H_

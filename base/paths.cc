@@ -36,13 +36,14 @@ std::string FindCompanion(const std::string& env, const std::vector<std::string>
     return !p.empty() && fs::is_regular_file(p, ec) && access(p.c_str(), X_OK) == 0;
   };
   if (!env.empty()) {
-    if (const char* path = std::getenv(env.c_str()); path != nullptr && executable(path)) return path;
+    if (const char* path = std::getenv(env.c_str()); path != nullptr && executable(path))
+      return path;
   }
   const std::string self = SelfExePath();
   const fs::path dir = self.empty() ? fs::path(".") : fs::path(self).parent_path();
   for (const std::string& rel : relative_paths) {
-    for (const fs::path& c : {fs::path(self + ".runfiles/meshtune") / rel, dir / fs::path(rel).filename(),
-                              dir / ".." / rel, fs::path(rel)}) {
+    for (const fs::path& c : {fs::path(self + ".runfiles/meshtune") / rel,
+                              dir / fs::path(rel).filename(), dir / ".." / rel, fs::path(rel)}) {
       if (executable(c)) return c.string();
     }
   }

@@ -9,10 +9,10 @@
 #define MT_STATUS_CONCAT_INNER(a, b) a##b
 #define MT_STATUS_CONCAT(a, b) MT_STATUS_CONCAT_INNER(a, b)
 
-#define MT_RETURN_IF_ERROR(expr)                                    \
-  do {                                                              \
-    ::absl::Status mt_status_ = (expr);                             \
-    if (!mt_status_.ok()) return mt_status_;                        \
+#define MT_RETURN_IF_ERROR(expr)             \
+  do {                                       \
+    ::absl::Status mt_status_ = (expr);      \
+    if (!mt_status_.ok()) return mt_status_; \
   } while (0)
 
 #define MT_ASSIGN_OR_RETURN_IMPL(tmp, lhs, expr) \

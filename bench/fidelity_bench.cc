@@ -20,9 +20,9 @@
 #include <vector>
 
 #include "search/explorer.h"
-#include "storage/hardware_profile.h"
 #include "search/runner.h"
 #include "search/strategy.h"
+#include "storage/hardware_profile.h"
 
 namespace {
 
@@ -85,7 +85,8 @@ int main(int argc, char** argv) {
   const auto profile = meshtune::storage::LoadProfile(profile_name);
   if (!problem.ok() || !mesh.ok() || !profile.ok()) {
     std::fprintf(stderr, "fidelity_bench: %s\n",
-                 !profile.ok() ? std::string(profile.status().message()).c_str() : "bad --extents or --mesh");
+                 !profile.ok() ? std::string(profile.status().message()).c_str()
+                               : "bad --extents or --mesh");
     return 2;
   }
   const meshtune::search::CostParams params = meshtune::storage::ToCostParams(*profile);
@@ -93,9 +94,10 @@ int main(int argc, char** argv) {
   if (!explorer.ok()) return 1;
   meshtune::search::SearchBudget budget;
   meshtune::search::NewDefaultStrategy(**explorer, 4000, {})->Search(**explorer, budget);
-  const std::vector<const meshtune::search::Candidate*> ranked = (*explorer)->Best((*explorer)->candidates().size());
-  std::printf("%zu candidates costed; measuring %d spread over the ranking (profile %s)\n\n", ranked.size(), count,
-              profile_name.c_str());
+  const std::vector<const meshtune::search::Candidate*> ranked =
+      (*explorer)->Best((*explorer)->candidates().size());
+  std::printf("%zu candidates costed; measuring %d spread over the ranking (profile %s)\n\n",
+              ranked.size(), count, profile_name.c_str());
   std::printf("%5s %12s %12s  %s\n", "rank", "predicted_s", "measured_s", "transfers");
   meshtune::search::MpiRunnerOptions mpi;
   mpi.reps = reps;
@@ -113,16 +115,19 @@ int main(int argc, char** argv) {
     std::string transfers;
     for (const std::string& p : c.patterns) transfers += (transfers.empty() ? "" : "; ") + p;
     std::printf("%5zu %12.6f %12s  %s\n", at + 1, c.cost.seconds,
-                r.seconds ? std::to_string(*r.seconds).c_str() : ("failed: " + r.error.value_or("?")).c_str(),
+                r.seconds ? std::to_string(*r.seconds).c_str()
+                          : ("failed: " + r.error.value_or("?")).c_str(),
                 transfers.empty() ? "none" : transfers.c_str());
-    if (!r.verified || print_traces) std::printf("%s", c.trace.c_str());  // a failure's schedule, for a report
+    if (!r.verified || print_traces)
+      std::printf("%s", c.trace.c_str());  // a failure's schedule, for a report
     if (r.verified && r.seconds) {
       predicted.push_back(c.cost.seconds);
       measured.push_back(*r.seconds);
     }
   }
   if (predicted.size() >= 2) {
-    std::printf("\nSpearman rho over %zu verified candidates: %.3f\n", predicted.size(), Spearman(predicted, measured));
+    std::printf("\nSpearman rho over %zu verified candidates: %.3f\n", predicted.size(),
+                Spearman(predicted, measured));
   }
   return 0;
 }

@@ -13,12 +13,12 @@ void Cblacs_gridinit(int* context, const char* order, int rows, int cols);
 void Cblacs_gridinfo(int context, int* rows, int* cols, int* row, int* col);
 void Cblacs_gridexit(int context);
 int numroc_(const int* n, const int* nb, const int* iproc, const int* isrcproc, const int* nprocs);
-void descinit_(int* desc, const int* m, const int* n, const int* mb, const int* nb, const int* irsrc,
-               const int* icsrc, const int* ictxt, const int* lld, int* info);
-void psgemm_(const char* transa, const char* transb, const int* m, const int* n, const int* k, const float* alpha,
-             const float* a, const int* ia, const int* ja, const int* desca, const float* b, const int* ib,
-             const int* jb, const int* descb, const float* beta, float* c, const int* ic, const int* jc,
-             const int* descc);
+void descinit_(int* desc, const int* m, const int* n, const int* mb, const int* nb,
+               const int* irsrc, const int* icsrc, const int* ictxt, const int* lld, int* info);
+void psgemm_(const char* transa, const char* transb, const int* m, const int* n, const int* k,
+             const float* alpha, const float* a, const int* ia, const int* ja, const int* desca,
+             const float* b, const int* ib, const int* jb, const int* descb, const float* beta,
+             float* c, const int* ic, const int* jc, const int* descc);
 }
 
 namespace meshtune::bench {
@@ -32,7 +32,8 @@ struct LocalMatrix {
 
 LocalMatrix Distribute(int rows, int cols, int nb, int ctx, int row, int col, int prow, int pcol) {
   const int zero = 0;
-  const int lr = numroc_(&rows, &nb, &row, &zero, &prow), lc = numroc_(&cols, &nb, &col, &zero, &pcol);
+  const int lr = numroc_(&rows, &nb, &row, &zero, &prow),
+            lc = numroc_(&cols, &nb, &col, &zero, &pcol);
   const int lld = std::max(1, lr);
   int info = 0;
   LocalMatrix x;
@@ -42,7 +43,8 @@ LocalMatrix Distribute(int rows, int cols, int nb, int ctx, int row, int col, in
 }
 
 void Fill(std::vector<float>& v, size_t prime) {
-  for (size_t i = 0; i < v.size(); ++i) v[i] = static_cast<float>((i * prime % 1000) / 1000.0 - 0.5);
+  for (size_t i = 0; i < v.size(); ++i)
+    v[i] = static_cast<float>((i * prime % 1000) / 1000.0 - 0.5);
 }
 
 }  // namespace
@@ -68,8 +70,8 @@ double PsgemmSeconds(int m, int n, int k, int nb, int prow, int pcol, int reps) 
   for (int r = 0; r < reps + 1; ++r) {
     MPI_Barrier(MPI_COMM_WORLD);
     const double t0 = MPI_Wtime();
-    psgemm_("N", "N", &m, &n, &k, &alpha, a.data.data(), &one, &one, a.desc, b.data.data(), &one, &one, b.desc,
-            &beta, c.data.data(), &one, &one, c.desc);
+    psgemm_("N", "N", &m, &n, &k, &alpha, a.data.data(), &one, &one, a.desc, b.data.data(), &one,
+            &one, b.desc, &beta, c.data.data(), &one, &one, c.desc);
     double dt = MPI_Wtime() - t0, worst = 0;
     MPI_Allreduce(&dt, &worst, 1, MPI_DOUBLE, MPI_MAX, MPI_COMM_WORLD);
     if (r > 0) times.push_back(worst);

@@ -1,16 +1,17 @@
 // meshtune's SUMMA-family schedules against ScaLAPACK PSGEMM, same ranks, same run.
 //
 //   bazel build -c opt //bench:psgemm_bench
-//   OPENBLAS_NUM_THREADS=1 mpirun -n 4 --oversubscribe bazel-bin/bench/psgemm_bench [--n 2048] [--reps 5]
+//   OPENBLAS_NUM_THREADS=1 mpirun -n 4 --oversubscribe bazel-bin/bench/psgemm_bench [--n 2048]
+//   [--reps 5]
 //
 // C[m,n] += A[m,k] * B[k,n], f32, m = n = k = N on a 2x2 mesh. PSGEMM runs at every block
 // size in {64, ..., 1024} and the best is the peer. For each meshtune schedule it prints
 // the median time, the ratio to the best PSGEMM, and each rank's local kernel time
 // against the same GEMM calls run by one process alone (the other ranks sleep meanwhile).
+#include <cblas.h>
 #include <mpi.h>
 #include <unistd.h>
 
-#include <cblas.h>
 #include <cstdio>
 #include <cstdlib>
 #include <cstring>
@@ -39,7 +40,8 @@ double SingleProcessGemm(int m, int n, int k, int calls, int reps) {
     for (int r = 0; r < reps + 1; ++r) {
       const double t0 = MPI_Wtime();
       for (int i = 0; i < calls; ++i) {
-        cblas_sgemm(CblasRowMajor, CblasNoTrans, CblasNoTrans, m, n, k, 1.f, a.data(), k, b.data(), n, 1.f, c.data(), n);
+        cblas_sgemm(CblasRowMajor, CblasNoTrans, CblasNoTrans, m, n, k, 1.f, a.data(), k, b.data(),
+                    n, 1.f, c.data(), n);
       }
       if (r > 0) times.push_back(MPI_Wtime() - t0);
     }
@@ -90,7 +92,9 @@ int main(int argc, char** argv) {
   int best_nb = 0;
   for (int nb : {64, 128, 256, 512, 1024}) {
     const double t = meshtune::bench::PsgemmSeconds(n, n, n, nb, 2, 2, reps);
-    if (rank == 0) std::printf("PSGEMM  NB=%-4d  median %.4f s  %.2f GFLOP/s\n", nb, t, 2.0 * n * n * n / t / 1e9);
+    if (rank == 0)
+      std::printf("PSGEMM  NB=%-4d  median %.4f s  %.2f GFLOP/s\n", nb, t,
+                  2.0 * n * n * n / t / 1e9);
     if (best == 0 || t < best) {
       best = t;
       best_nb = nb;
@@ -98,26 +102,30 @@ int main(int argc, char** argv) {
   }
   if (rank == 0) {
     std::printf("best PSGEMM: NB=%d, %.4f s\n\n", best_nb, best);
-    std::printf("%-10s %5s %10s %10s %12s %12s %12s\n", "schedule", "k/ko", "median_s", "/PSGEMM", "kernel_s",
-                "alone_s", "kernel_eff");
+    std::printf("%-10s %5s %10s %10s %12s %12s %12s\n", "schedule", "k/ko", "median_s", "/PSGEMM",
+                "kernel_s", "alone_s", "kernel_eff");
   }
-  const std::string extents = "m=" + std::to_string(n) + ",n=" + std::to_string(n) + ",k=" + std::to_string(n);
+  const std::string extents =
+      "m=" + std::to_string(n) + ",n=" + std::to_string(n) + ",k=" + std::to_string(n);
   for (const auto& [name, parts] : std::vector<std::pair<std::string, int>>{
            {"summa", 2}, {"summa", 4}, {"summa", 8}, {"pumma", 2}, {"cannon", 2}}) {
     const auto problem = meshtune::ir::ParseProblem("C[m,n] += A[m,k] * B[k,n]", extents);
-    const auto base = meshtune::ir::Computation::Create(*problem, *meshtune::ir::ParseMesh("x=2,y=2"));
+    const auto base =
+        meshtune::ir::Computation::Create(*problem, *meshtune::ir::ParseMesh("x=2,y=2"));
     const auto verdict = meshtune::ir::Judge(*base, *meshtune::ir::ParseTrace(Trace(name, parts)));
     if (!verdict.ok() || !verdict->legal) continue;
     const auto program = meshtune::codegen::Lower(verdict->computation);
     if (!program.ok()) continue;
     meshtune::runtime::ExecOptions options;
     options.reps = reps;
-    const meshtune::runtime::RunStats r = meshtune::runtime::Execute(*program, MPI_COMM_WORLD, options);
+    const meshtune::runtime::RunStats r =
+        meshtune::runtime::Execute(*program, MPI_COMM_WORLD, options);
     const double alone = SingleProcessGemm(n / 2, n / 2, n / parts, parts, reps);
     const double t = Median(r.seconds), kernel = Median(r.kernel_seconds);
     if (rank == 0) {
-      std::printf("%-10s %5d %10.4f %10.3f %12.4f %12.4f %11.0f%%%s\n", name.c_str(), n / parts, t, t / best, kernel,
-                  alone, 100.0 * alone / kernel, r.verified ? "" : "  NOT VERIFIED");
+      std::printf("%-10s %5d %10.4f %10.3f %12.4f %12.4f %11.0f%%%s\n", name.c_str(), n / parts, t,
+                  t / best, kernel, alone, 100.0 * alone / kernel,
+                  r.verified ? "" : "  NOT VERIFIED");
     }
   }
   MPI_Finalize();

@@ -33,7 +33,9 @@ double Median(std::vector<double> v) {
   return v.empty() ? 0 : v[v.size() / 2];
 }
 
-double Since(Clock::time_point t) { return std::chrono::duration<double>(Clock::now() - t).count(); }
+double Since(Clock::time_point t) {
+  return std::chrono::duration<double>(Clock::now() - t).count();
+}
 
 }  // namespace
 
@@ -96,14 +98,18 @@ int main(int argc, char** argv) {
     best_s.push_back(result->best.cost.seconds);
     evaluated = result->counts.evaluated;
   }
-  std::printf("problem C[m,n] += A[m,k] * B[k,n], %s on %s, %d repetitions (medians)\n", extents.c_str(),
-              mesh_text.c_str(), reps);
-  std::printf("space:    %.3f s to enumerate and judge %lld candidates (%lld legal): %.0f candidates/s\n",
-              Median(space_s), static_cast<long long>(enumerated), static_cast<long long>(legal),
-              enumerated / Median(space_s));
-  std::printf("evaluate: %.1f fresh legal candidates/s through lowering and costing (%d sampled, %lld distinct)\n",
-              Median(eval_rate), evaluate, static_cast<long long>(fresh));
-  std::printf("tune:     %.3f s for the whole model-only tune (%lld evaluations), best predicted %.6g s\n",
-              Median(tune_s), static_cast<long long>(evaluated), Median(best_s));
+  std::printf("problem C[m,n] += A[m,k] * B[k,n], %s on %s, %d repetitions (medians)\n",
+              extents.c_str(), mesh_text.c_str(), reps);
+  std::printf(
+      "space:    %.3f s to enumerate and judge %lld candidates (%lld legal): %.0f candidates/s\n",
+      Median(space_s), static_cast<long long>(enumerated), static_cast<long long>(legal),
+      enumerated / Median(space_s));
+  std::printf(
+      "evaluate: %.1f fresh legal candidates/s through lowering and costing (%d sampled, %lld "
+      "distinct)\n",
+      Median(eval_rate), evaluate, static_cast<long long>(fresh));
+  std::printf(
+      "tune:     %.3f s for the whole model-only tune (%lld evaluations), best predicted %.6g s\n",
+      Median(tune_s), static_cast<long long>(evaluated), Median(best_s));
   return 0;
 }

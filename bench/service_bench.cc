@@ -86,7 +86,9 @@ int main(int argc, char** argv) {
     if (!std::strcmp(argv[i], "--batch")) f.batch = std::atoi(argv[i + 1]);
   }
   if (f.server.empty() || f.clients < 1 || f.requests < f.clients || f.batch < 0) {
-    std::fprintf(stderr, "usage: service_bench --server HOST:PORT [--clients 8] [--requests 10000] [--batch 20]\n");
+    std::fprintf(
+        stderr,
+        "usage: service_bench --server HOST:PORT [--clients 8] [--requests 10000] [--batch 20]\n");
     return 2;
   }
   const v1::Problem cached = Matmul(256, 256, 256);
@@ -97,7 +99,8 @@ int main(int argc, char** argv) {
     grpc::ClientContext context;
     v1::LookupResponse response;
     std::unique_ptr<v1::Tuner::Stub> stub = Connect(f.server);
-    if (!stub->Lookup(&context, lookup, &response).ok() && Tune(stub.get(), cached, 200) < 0) return 1;
+    if (!stub->Lookup(&context, lookup, &response).ok() && Tune(stub.get(), cached, 200) < 0)
+      return 1;
   }
 
   // Lookups.
@@ -116,7 +119,8 @@ int main(int argc, char** argv) {
         v1::LookupResponse response;
         const grpc::Status status = stub->Lookup(&context, lookup, &response);
         if (!status.ok() || response.record().trace().text().empty()) {
-          if (failures.fetch_add(1) == 0) std::fprintf(stderr, "Lookup failed: %s\n", status.error_message().c_str());
+          if (failures.fetch_add(1) == 0)
+            std::fprintf(stderr, "Lookup failed: %s\n", status.error_message().c_str());
         }
       };
       for (int i = 0; i < 100; ++i) call();  // connect, warm up
@@ -140,10 +144,12 @@ int main(int argc, char** argv) {
   for (const auto& l : latencies) all.insert(all.end(), l.begin(), l.end());
   std::sort(all.begin(), all.end());
   const double wall = std::chrono::duration<double>(end - start).count();
-  std::printf("lookup: %zu calls from %d clients in %.3f s: %.0f lookups/s; latency p50 %.3f ms, p99 %.3f ms, "
-              "max %.3f ms; %d failed\n",
-              all.size(), f.clients, wall, all.size() / wall, 1e3 * Percentile(all, 0.5), 1e3 * Percentile(all, 0.99),
-              1e3 * all.back(), failures.load());
+  std::printf(
+      "lookup: %zu calls from %d clients in %.3f s: %.0f lookups/s; latency p50 %.3f ms, p99 %.3f "
+      "ms, "
+      "max %.3f ms; %d failed\n",
+      all.size(), f.clients, wall, all.size() / wall, 1e3 * Percentile(all, 0.5),
+      1e3 * Percentile(all, 0.99), 1e3 * all.back(), failures.load());
 
   // A model-only batch of distinct problems.
   if (f.batch > 0) {
@@ -153,7 +159,8 @@ int main(int argc, char** argv) {
     int done = 0;
     const Clock::time_point t0 = Clock::now();
     for (int i = 0; i < f.batch; ++i) {
-      const int m = sizes[i % 5], n = sizes[(i / 5 + i) % 5], k = sizes[(i / 5 + 2 * i) % 5] * (1 + i / 25);
+      const int m = sizes[i % 5], n = sizes[(i / 5 + i) % 5],
+                k = sizes[(i / 5 + 2 * i) % 5] * (1 + i / 25);
       const double s = Tune(stub.get(), Matmul(m, n, k), 1000);
       if (s < 0) {
         failures.fetch_add(1);
@@ -163,9 +170,11 @@ int main(int argc, char** argv) {
       ++done;
     }
     const double batch_wall = std::chrono::duration<double>(Clock::now() - t0).count();
-    std::printf("batch: %d of %d model-only tunes (4 ranks, default 1000 evaluations) in %.1f s: %.2f problems/s "
-                "(mean %.2f s a tune)\n",
-                done, f.batch, batch_wall, done / batch_wall, done ? sum / done : 0.0);
+    std::printf(
+        "batch: %d of %d model-only tunes (4 ranks, default 1000 evaluations) in %.1f s: %.2f "
+        "problems/s "
+        "(mean %.2f s a tune)\n",
+        done, f.batch, batch_wall, done / batch_wall, done ? sum / done : 0.0);
   }
   return failures.load() == 0 ? 0 : 1;
 }

@@ -43,32 +43,43 @@ struct Flags {
 // dim below 64 (the smallest PSGEMM block tried).
 absl::Status ParseFlags(int argc, char** argv, Flags* f) {
   for (int i = 1; i < argc; i += 2) {
-    if (i + 1 >= argc) return absl::InvalidArgumentError(std::string("missing value after ") + argv[i]);
+    if (i + 1 >= argc)
+      return absl::InvalidArgumentError(std::string("missing value after ") + argv[i]);
     const std::string name = argv[i], value = argv[i + 1];
-    if (name == "--m") f->m = std::atoi(value.c_str());
-    else if (name == "--n") f->n = std::atoi(value.c_str());
-    else if (name == "--k") f->k = std::atoi(value.c_str());
-    else if (name == "--reps") f->reps = std::atoi(value.c_str());
-    else if (name == "--mesh") f->mesh = value;
-    else if (name == "--trace") f->trace_file = value;
-    else return absl::InvalidArgumentError("unknown flag " + name);
+    if (name == "--m")
+      f->m = std::atoi(value.c_str());
+    else if (name == "--n")
+      f->n = std::atoi(value.c_str());
+    else if (name == "--k")
+      f->k = std::atoi(value.c_str());
+    else if (name == "--reps")
+      f->reps = std::atoi(value.c_str());
+    else if (name == "--mesh")
+      f->mesh = value;
+    else if (name == "--trace")
+      f->trace_file = value;
+    else
+      return absl::InvalidArgumentError("unknown flag " + name);
   }
-  if (f->m < 64 || f->n < 64 || f->k < 64 || f->reps < 1 || f->mesh.empty() || f->trace_file.empty()) {
+  if (f->m < 64 || f->n < 64 || f->k < 64 || f->reps < 1 || f->mesh.empty() ||
+      f->trace_file.empty()) {
     return absl::InvalidArgumentError(
-        "usage: tuned_vs_psgemm --m M --n N --k K --mesh x=2,y=2 --trace FILE [--reps 5]  (M, N, K >= 64)");
+        "usage: tuned_vs_psgemm --m M --n N --k K --mesh x=2,y=2 --trace FILE [--reps 5]  (M, N, K "
+        ">= 64)");
   }
   return absl::OkStatus();
 }
 
-// The schedule in `flags` judged and lowered for the problem, or why it cannot be. Deterministic, so
-// every rank reaches the same outcome.
-absl::StatusOr<meshtune::codegen::Program> LowerSchedule(const Flags& flags, std::string* trace_text) {
+// The schedule in `flags` judged and lowered for the problem, or why it cannot be. Deterministic,
+// so every rank reaches the same outcome.
+absl::StatusOr<meshtune::codegen::Program> LowerSchedule(const Flags& flags,
+                                                         std::string* trace_text) {
   std::ifstream in(flags.trace_file);
   if (!in) return absl::NotFoundError("cannot read " + flags.trace_file);
   std::stringstream text;
   text << in.rdbuf();
-  const std::string extents =
-      "m=" + std::to_string(flags.m) + ",n=" + std::to_string(flags.n) + ",k=" + std::to_string(flags.k);
+  const std::string extents = "m=" + std::to_string(flags.m) + ",n=" + std::to_string(flags.n) +
+                              ",k=" + std::to_string(flags.k);
   const auto problem = meshtune::ir::ParseProblem(kExpr, extents);
   if (!problem.ok()) return problem.status();
   const auto mesh = meshtune::ir::ParseMesh(flags.mesh);
@@ -80,7 +91,8 @@ absl::StatusOr<meshtune::codegen::Program> LowerSchedule(const Flags& flags, std
   if (!base.ok()) return base.status();
   const auto verdict = meshtune::ir::Judge(*base, *trace);
   if (!verdict.ok()) return verdict.status();
-  if (!verdict->legal) return absl::InvalidArgumentError("illegal schedule: " + verdict->reasons[0].message);
+  if (!verdict->legal)
+    return absl::InvalidArgumentError("illegal schedule: " + verdict->reasons[0].message);
   return meshtune::codegen::Lower(verdict->computation);
 }
 
@@ -96,20 +108,23 @@ int main(int argc, char** argv) {
   Flags flags;
   std::string trace_text;
   const absl::Status parsed = ParseFlags(argc, argv, &flags);
-  absl::StatusOr<meshtune::codegen::Program> program = parsed.ok() ? LowerSchedule(flags, &trace_text) : parsed;
+  absl::StatusOr<meshtune::codegen::Program> program =
+      parsed.ok() ? LowerSchedule(flags, &trace_text) : parsed;
   if (program.ok() && program->Ranks() != size) {
-    program = absl::InvalidArgumentError("the mesh has " + std::to_string(program->Ranks()) + " ranks, the job " +
-                                         std::to_string(size));
+    program = absl::InvalidArgumentError("the mesh has " + std::to_string(program->Ranks()) +
+                                         " ranks, the job " + std::to_string(size));
   }
   if (!program.ok()) {
-    if (rank == 0) std::fprintf(stderr, "tuned_vs_psgemm: %s\n", std::string(program.status().message()).c_str());
+    if (rank == 0)
+      std::fprintf(stderr, "tuned_vs_psgemm: %s\n",
+                   std::string(program.status().message()).c_str());
     MPI_Finalize();
     return 2;
   }
 
   if (rank == 0) {
-    std::printf("%s  m=%d n=%d k=%d  f32  %d ranks  median of %d\n\n", kExpr, flags.m, flags.n, flags.k, size,
-                flags.reps);
+    std::printf("%s  m=%d n=%d k=%d  f32  %d ranks  median of %d\n\n", kExpr, flags.m, flags.n,
+                flags.k, size, flags.reps);
     std::fflush(stdout);
   }
   struct Config {
@@ -127,8 +142,9 @@ int main(int argc, char** argv) {
   for (const auto& [prow, pcol] : grids) {
     for (int nb : {64, 128, 256, 512, 1024}) {
       if (nb > flags.m || nb > flags.n || nb > flags.k) continue;
-      configs.push_back({nb, prow, pcol, meshtune::bench::PsgemmSeconds(flags.m, flags.n, flags.k, nb, prow, pcol,
-                                                                         flags.reps)});
+      configs.push_back(
+          {nb, prow, pcol,
+           meshtune::bench::PsgemmSeconds(flags.m, flags.n, flags.k, nb, prow, pcol, flags.reps)});
     }
   }
   const Config* best = &configs[0];
@@ -138,20 +154,22 @@ int main(int argc, char** argv) {
 
   meshtune::runtime::ExecOptions options;
   options.reps = flags.reps;
-  const meshtune::runtime::RunStats run = meshtune::runtime::Execute(*program, MPI_COMM_WORLD, options);
+  const meshtune::runtime::RunStats run =
+      meshtune::runtime::Execute(*program, MPI_COMM_WORLD, options);
   const double tuned = meshtune::bench::Median(run.seconds);
 
   if (rank == 0) {
     std::printf("%-28s %10s %9s %8s\n", "config", "median_s", "GFLOP/s", "/best");
     for (const Config& c : configs) {
-      const std::string name =
-          "PSGEMM NB=" + std::to_string(c.nb) + " grid " + std::to_string(c.prow) + "x" + std::to_string(c.pcol);
+      const std::string name = "PSGEMM NB=" + std::to_string(c.nb) + " grid " +
+                               std::to_string(c.prow) + "x" + std::to_string(c.pcol);
       std::printf("%-28s %10.4f %9.2f %8.3f\n", name.c_str(), c.seconds, Gflops(flags, c.seconds),
                   c.seconds / best->seconds);
     }
-    std::printf("%-28s %10.4f %9.2f %8.3f\n", ("tuned, mesh " + flags.mesh).c_str(), tuned, Gflops(flags, tuned),
-                tuned / best->seconds);
-    std::printf("\nbest PSGEMM: NB=%d grid %dx%d, %.4f s\n", best->nb, best->prow, best->pcol, best->seconds);
+    std::printf("%-28s %10.4f %9.2f %8.3f\n", ("tuned, mesh " + flags.mesh).c_str(), tuned,
+                Gflops(flags, tuned), tuned / best->seconds);
+    std::printf("\nbest PSGEMM: NB=%d grid %dx%d, %.4f s\n", best->nb, best->prow, best->pcol,
+                best->seconds);
     std::printf("tuned: %.4f s (rank kernel time %.4f s), verified %s%s%s\n", tuned,
                 meshtune::bench::Median(run.kernel_seconds), run.verified ? "yes" : "NO",
                 run.error.empty() ? "" : ": ", run.error.c_str());

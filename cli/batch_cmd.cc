@@ -3,16 +3,16 @@
 #include <cerrno>
 #include <cstring>
 #include <filesystem>
-#include <system_error>
 #include <fstream>
 #include <iostream>
+#include <system_error>
 
 #include "absl/strings/ascii.h"
 #include "absl/strings/str_cat.h"
 #include "base/excerpt.h"
 #include "base/json.h"
-#include "engine/exit_codes.h"
 #include "cli/tune_output.h"
+#include "engine/exit_codes.h"
 
 namespace meshtune::cli {
 
@@ -37,20 +37,21 @@ std::string ResultLine(int line, const v1::TuneResult& result) {
 
 }  // namespace
 
-int RunBatch(const BatchFlags& flags, engine::Backend& backend, std::ostream& out, std::ostream& err) {
+int RunBatch(const BatchFlags& flags, engine::Backend& backend, std::ostream& out,
+             std::ostream& err) {
   std::ifstream file;
   if (flags.path != "-") {
     std::error_code ec;
     if (std::filesystem::is_directory(flags.path, ec)) {
-      err << "meshtune: cannot read batch file '" << base::Excerpt(flags.path, base::kMaxPathExcerpt)
-          << "': it is a directory\n";
+      err << "meshtune: cannot read batch file '"
+          << base::Excerpt(flags.path, base::kMaxPathExcerpt) << "': it is a directory\n";
       return engine::kExitBadInput;
     }
     file.open(flags.path);
     if (!file) {
       const int error = errno;
-      err << "meshtune: cannot read batch file '" << base::Excerpt(flags.path, base::kMaxPathExcerpt)
-          << "': " << std::strerror(error)
+      err << "meshtune: cannot read batch file '"
+          << base::Excerpt(flags.path, base::kMaxPathExcerpt) << "': " << std::strerror(error)
           << "\n";
       return engine::kExitBadInput;
     }
@@ -63,8 +64,8 @@ int RunBatch(const BatchFlags& flags, engine::Backend& backend, std::ostream& ou
     errno = 0;
     out << line << std::endl;
     if (out) return true;
-    err << "meshtune: cannot write to standard output: " << (errno != 0 ? std::strerror(errno) : "a write failed")
-        << "\n";
+    err << "meshtune: cannot write to standard output: "
+        << (errno != 0 ? std::strerror(errno) : "a write failed") << "\n";
     return false;
   };
   std::string unavailable;  // once the daemon is gone, why: the rest is not sent
@@ -76,15 +77,17 @@ int RunBatch(const BatchFlags& flags, engine::Backend& backend, std::ostream& ou
     ++requests;
     if (line.size() > kMaxLineBytes) {
       ++failed;
-      if (!emit(ErrorLine(number, absl::StrCat("the line is ", line.size(), " bytes long; the limit is ", kMaxLineBytes,
-                                               " bytes")))) {
+      if (!emit(ErrorLine(number,
+                          absl::StrCat("the line is ", line.size(), " bytes long; the limit is ",
+                                       kMaxLineBytes, " bytes")))) {
         return engine::kExitFailed;
       }
       continue;
     }
     if (!unavailable.empty()) {
       ++failed;
-      if (!emit(ErrorLine(number, absl::StrCat("not sent: ", unavailable)))) return engine::kExitFailed;
+      if (!emit(ErrorLine(number, absl::StrCat("not sent: ", unavailable))))
+        return engine::kExitFailed;
       continue;
     }
     v1::TuneRequest request;
@@ -94,7 +97,8 @@ int RunBatch(const BatchFlags& flags, engine::Backend& backend, std::ostream& ou
       // protobuf's message may go on with a picture of the input: its first line says it.
       const std::string message(parsed.message());
       if (!emit(ErrorLine(number, absl::StrCat("not a meshtune.v1.TuneRequest in JSON: ",
-                                               base::Excerpt(message.substr(0, message.find('\n')), 4 * base::kMaxExcerpt))))) {
+                                               base::Excerpt(message.substr(0, message.find('\n')),
+                                                             4 * base::kMaxExcerpt))))) {
         return engine::kExitFailed;
       }
       continue;
@@ -113,9 +117,11 @@ int RunBatch(const BatchFlags& flags, engine::Backend& backend, std::ostream& ou
     if (drew) err << "\r\033[K" << std::flush;
     if (!result.ok()) {
       // The daemon went away (or never answered): every later line gets its error line too.
-      if (result.status().code() == absl::StatusCode::kUnavailable) unavailable = std::string(result.status().message());
+      if (result.status().code() == absl::StatusCode::kUnavailable)
+        unavailable = std::string(result.status().message());
       ++failed;
-      if (!emit(ErrorLine(number, std::string(result.status().message())))) return engine::kExitFailed;
+      if (!emit(ErrorLine(number, std::string(result.status().message()))))
+        return engine::kExitFailed;
       // Interrupted (SIGINT/SIGTERM stopped this tune's search or job): the rest is not run.
       if (result.status().code() == absl::StatusCode::kCancelled) break;
       continue;
@@ -124,7 +130,8 @@ int RunBatch(const BatchFlags& flags, engine::Backend& backend, std::ostream& ou
     if (!emit(ResultLine(number, *result))) return engine::kExitFailed;
   }
   if (in.bad()) {
-    err << "meshtune: error reading batch file '" << base::Excerpt(flags.path, base::kMaxPathExcerpt) << "' after line " << number << "\n";
+    err << "meshtune: error reading batch file '"
+        << base::Excerpt(flags.path, base::kMaxPathExcerpt) << "' after line " << number << "\n";
     return engine::kExitFailed;
   }
   if (failed > 0) {

@@ -28,7 +28,8 @@ struct BatchFlags {
 // cannot be read (missing, a directory).
 // Once the daemon cannot be reached (UNAVAILABLE), later requests are not sent: each gets
 // {"line":N,"error":"not sent: WHY"}.
-int RunBatch(const BatchFlags& flags, engine::Backend& backend, std::ostream& out, std::ostream& err);
+int RunBatch(const BatchFlags& flags, engine::Backend& backend, std::ostream& out,
+             std::ostream& err);
 
 }  // namespace meshtune::cli
 

@@ -12,11 +12,11 @@
 #include "absl/strings/str_split.h"
 #include "base/json.h"
 #include "base/status_macros.h"
+#include "cli/cli_io.h"
+#include "engine/exit_codes.h"
 #include "runtime/launcher.h"
 #include "storage/calibration_fit.h"
 #include "storage/hardware_profile.h"
-#include "cli/cli_io.h"
-#include "engine/exit_codes.h"
 
 namespace meshtune::cli {
 namespace {
@@ -70,8 +70,8 @@ absl::StatusOr<v1::HardwareProfile> ParseJobOutput(const runtime::CommandResult&
   }
   v1::HardwareProfile measured;
   if (const absl::Status status = base::FromJson(json, &measured); !status.ok()) {
-    return absl::DataLossError(absl::StrCat("calibration failed: cannot parse the job's samples: ",
-                                            status.message()));
+    return absl::DataLossError(
+        absl::StrCat("calibration failed: cannot parse the job's samples: ", status.message()));
   }
   return measured;
 }

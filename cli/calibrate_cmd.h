@@ -42,10 +42,10 @@ absl::Status ValidateCalibrateOptions(const CalibrateOptions& options);
 absl::StatusOr<v1::HardwareProfile> Calibrate(const CalibrateOptions& options);
 
 // The command: Calibrate, then a summary of the profile (or, with options.json, the stored
-// meshtune.v1.HardwareProfile message as one line of protobuf's JSON mapping) on `out`. An error goes to `err` as "meshtune: MESSAGE". Returns the exit
-// status: 0 when the profile was stored, 2 on bad input (ValidateCalibrateOptions fails),
-// 1 otherwise (no calibrator, a failed or timed-out job, a profile that could not be fitted
-// or written).
+// meshtune.v1.HardwareProfile message as one line of protobuf's JSON mapping) on `out`. An error
+// goes to `err` as "meshtune: MESSAGE". Returns the exit status: 0 when the profile was stored, 2
+// on bad input (ValidateCalibrateOptions fails), 1 otherwise (no calibrator, a failed or timed-out
+// job, a profile that could not be fitted or written).
 int RunCalibrate(const CalibrateOptions& options, std::ostream& out, std::ostream& err);
 
 }  // namespace meshtune::cli

@@ -14,8 +14,9 @@ absl::StatusOr<std::string> ReadInput(const std::string& path, size_t max_bytes)
   FILE* f = path == "-" ? stdin : std::fopen(path.c_str(), "rb");
   if (f == nullptr) {
     const int error = errno;
-    return absl::InvalidArgumentError(
-        absl::StrCat("cannot read trace file '", base::Excerpt(path, base::kMaxPathExcerpt), "': ", std::strerror(error)));
+    return absl::InvalidArgumentError(absl::StrCat("cannot read trace file '",
+                                                   base::Excerpt(path, base::kMaxPathExcerpt),
+                                                   "': ", std::strerror(error)));
   }
   std::string data;
   char buf[65536];
@@ -28,8 +29,9 @@ absl::StatusOr<std::string> ReadInput(const std::string& path, size_t max_bytes)
   const int error = errno;
   if (f != stdin) std::fclose(f);
   if (failed) {
-    return absl::InvalidArgumentError(
-        absl::StrCat("cannot read trace file '", base::Excerpt(path, base::kMaxPathExcerpt), "': ", std::strerror(error)));
+    return absl::InvalidArgumentError(absl::StrCat("cannot read trace file '",
+                                                   base::Excerpt(path, base::kMaxPathExcerpt),
+                                                   "': ", std::strerror(error)));
   }
   if (data.size() > max_bytes + 1) data.resize(max_bytes + 1);
   return data;

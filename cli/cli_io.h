@@ -1,5 +1,5 @@
-// Small I/O helpers for the command-line tools: reading inputs, flushing the output, ending a failed command. (JSON
-// output is base/json.h's ToJsonLine of the command's message.)
+// Small I/O helpers for the command-line tools: reading inputs, flushing the output, ending a
+// failed command. (JSON output is base/json.h's ToJsonLine of the command's message.)
 #ifndef MESHTUNE_CLI_CLI_IO_H_
 #define MESHTUNE_CLI_CLI_IO_H_
 

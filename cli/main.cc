@@ -5,8 +5,9 @@
 // machine's alpha-beta-gamma numbers, stored as a hardware profile; cli/calibrate_cmd.h),
 // tune (search, cost and measure schedules, store the winner; cli/tune_cmd.h), lookup
 // and records (the tuning database; cli/record_cmds.h) and batch (tunes from a JSON-lines
-// file; cli/batch_cmd.h); serve runs the daemon meshtuned. tune, lookup, records, batch, explain and codegen run in this
-// process (against the tuning database `--db`, storage::DefaultDbPath() by default) or, with
+// file; cli/batch_cmd.h); serve runs the daemon meshtuned. tune, lookup, records, batch, explain
+// and codegen run in this process (against the tuning database `--db`, storage::DefaultDbPath() by
+// default) or, with
 // `--server HOST:PORT`, by a meshtuned daemon; their output is the same either way.
 // With --json, each prints one message of proto/meshtune.proto in protobuf's JSON mapping
 // (base/json.h): explain an ExplainResponse, run a RunResult, calibrate a HardwareProfile,
@@ -21,12 +22,11 @@
 #include <algorithm>
 #include <cerrno>
 #include <cstdio>
-#include <algorithm>
 #include <cstring>
 #include <exception>
-#include <limits>
 #include <fstream>
 #include <iostream>
+#include <limits>
 #include <memory>
 #include <optional>
 #include <string>
@@ -34,29 +34,29 @@
 #include <vector>
 
 #include "CLI/CLI.hpp"
-#include "ir/trace.h"
-#include "storage/tuning_db.h"
-#include "engine/backend.h"
-#include "cli/batch_cmd.h"
-#include "cli/calibrate_cmd.h"
-#include "engine/flag_checks.h"
-#include "cli/cli_io.h"
-#include "engine/exit_codes.h"
-#include "engine/explain.h"
-#include "engine/local_backend.h"
-#include "cli/record_cmds.h"
-#include "cli/remote_backend.h"
-#include "cli/run_output.h"
-#include "cli/tune_cmd.h"
-#include "base/paths.h"
 #include "absl/strings/str_format.h"
 #include "absl/strings/str_join.h"
 #include "base/excerpt.h"
 #include "base/json.h"
+#include "base/paths.h"
+#include "cli/batch_cmd.h"
+#include "cli/calibrate_cmd.h"
+#include "cli/cli_io.h"
+#include "cli/record_cmds.h"
+#include "cli/remote_backend.h"
+#include "cli/run_output.h"
+#include "cli/tune_cmd.h"
+#include "engine/backend.h"
+#include "engine/exit_codes.h"
+#include "engine/explain.h"
+#include "engine/flag_checks.h"
+#include "engine/local_backend.h"
 #include "ir/mesh.h"
+#include "ir/trace.h"
 #include "runtime/launcher.h"
 #include "runtime/memory_fit.h"
 #include "runtime/run_result.h"
+#include "storage/tuning_db.h"
 
 namespace meshtune::cli {
 namespace {
@@ -83,7 +83,8 @@ struct RunFlags {
 
   void Add(CLI::App* cmd) {
     cmd->add_option("--reps", reps, "timed repetitions")->transform(engine::IntegerIn(1, 100000));
-    cmd->add_option("--warmup", warmup, "untimed repetitions first")->transform(engine::IntegerIn(0, 100000));
+    cmd->add_option("--warmup", warmup, "untimed repetitions first")
+        ->transform(engine::IntegerIn(0, 100000));
     cmd->add_option("--timeout", timeout_s, "seconds before the job is killed")
         ->check(engine::NumberIn(0, kMaxTimeoutS, /*min_exclusive=*/true));
     cmd->add_option("--seed", seed, "seed of the input values")->transform(engine::Unsigned64());
@@ -93,9 +94,10 @@ struct RunFlags {
     cmd->add_option("--launcher-arg", launcher_args, "extra launcher argument (repeatable)");
     cmd->add_option("--inject-fault", inject_fault, "tests only: crash, hang or wrong")
         ->check(engine::OneOf({"crash", "hang", "wrong"}));
-    cmd->add_flag("--simulate", simulate,
-                  "run every rank in this process (no MPI) and verify against the reference; times are not a "
-                  "machine's");
+    cmd->add_flag(
+        "--simulate", simulate,
+        "run every rank in this process (no MPI) and verify against the reference; times are not a "
+        "machine's");
     cmd->add_flag("--json", json, "print the result as one JSON line (meshtune.v1.RunResult)");
   }
 };
@@ -129,12 +131,15 @@ struct TargetFlags {
   // `db`: whether the command uses the tuning database (--db, and --no-db for tune).
   void Add(CLI::App* cmd, bool db_flag, bool no_db_flag) {
     CLI::Option* server_opt =
-        cmd->add_option("--server", server, "HOST:PORT of a meshtuned daemon to ask instead of this process")
+        cmd->add_option("--server", server,
+                        "HOST:PORT of a meshtuned daemon to ask instead of this process")
             ->check(engine::HostPort(/*allow_port_zero=*/false));
     if (db_flag) {
-      cmd->add_option("--db", db, "SQLite tuning database (default: " + db + ")")->excludes(server_opt);
+      cmd->add_option("--db", db, "SQLite tuning database (default: " + db + ")")
+          ->excludes(server_opt);
     }
-    if (no_db_flag) cmd->add_flag("--no-db", no_db, "do not store the winner")->excludes(server_opt);
+    if (no_db_flag)
+      cmd->add_flag("--no-db", no_db, "do not store the winner")->excludes(server_opt);
   }
 
   std::unique_ptr<engine::Backend> Make(engine::LocalTuneSettings settings = {}) const {
@@ -150,8 +155,10 @@ struct TargetFlags {
 
 // Workload flags for lookup and records.
 void AddWorkloadFlags(CLI::App* cmd, WorkloadFlags* w, bool required) {
-  CLI::Option* expr = cmd->add_option("--expr", w->expr, "statement in index notation, e.g. 'C[m,n] += A[m,k] * B[k,n]'");
-  CLI::Option* extents = cmd->add_option("--extents", w->extents, "index extents, e.g. m=512,n=1024,k=2048");
+  CLI::Option* expr = cmd->add_option(
+      "--expr", w->expr, "statement in index notation, e.g. 'C[m,n] += A[m,k] * B[k,n]'");
+  CLI::Option* extents =
+      cmd->add_option("--extents", w->extents, "index extents, e.g. m=512,n=1024,k=2048");
   if (required) {
     expr->required();
     extents->required();
@@ -164,7 +171,8 @@ void AddWorkloadFlags(CLI::App* cmd, WorkloadFlags* w, bool required) {
 }
 
 // `meshtune explain`: the ExplainResponse as text, or with --json as one JSON line.
-int RunExplain(const ProblemFlags& flags, const std::string& trace_path, bool json, engine::Backend& backend) {
+int RunExplain(const ProblemFlags& flags, const std::string& trace_path, bool json,
+               engine::Backend& backend) {
   v1::ExplainRequest request;
   flags.Fill(request.mutable_problem(), request.mutable_mesh());
   absl::StatusOr<std::string> text = ReadInput(trace_path, ir::kMaxTraceBytes);
@@ -193,11 +201,13 @@ int RunRun(const ProblemFlags& flags, const std::string& trace_path, const RunFl
   absl::StatusOr<v1::ExplainResponse> verdict = engine::Explain(request);
   if (!verdict.ok()) return Fail(verdict.status());
   if (!verdict->legal()) {
-    return Fail(absl::InvalidArgumentError(absl::StrCat("the schedule is illegal: [", verdict->reasons(0).code(),
-                                                        "] ", verdict->reasons(0).message())));
+    return Fail(absl::InvalidArgumentError(absl::StrCat("the schedule is illegal: [",
+                                                        verdict->reasons(0).code(), "] ",
+                                                        verdict->reasons(0).message())));
   }
   if (!verdict->lowering_error().empty()) {
-    return Fail(absl::UnimplementedError("cannot lower the schedule: " + verdict->lowering_error()));
+    return Fail(
+        absl::UnimplementedError("cannot lower the schedule: " + verdict->lowering_error()));
   }
   absl::StatusOr<ir::Mesh> mesh = ir::ParseMesh(flags.mesh);
   runtime::RunSpec spec;
@@ -238,7 +248,8 @@ int RunRun(const ProblemFlags& flags, const std::string& trace_path, const RunFl
   runtime::InstallStopSignalHandlers();
   const runtime::LaunchResult r = runtime::Launch(spec, options);
   // Interrupted: the job, its ranks and the trace file are gone; main() ends by the signal.
-  if (runtime::StopSignal() != 0) return Fail(absl::CancelledError(r.error.value_or("interrupted")));
+  if (runtime::StopSignal() != 0)
+    return Fail(absl::CancelledError(r.error.value_or("interrupted")));
   PrintRunResult(RunResultOfLaunch(r), rf.json);
   return r.verified ? engine::kExitOk : engine::kExitFailed;
 }
@@ -260,15 +271,17 @@ int RunCodegen(const ProblemFlags& flags, const std::string& trace_path, const s
   std::ofstream out(output);
   if (!out) {
     const int error = errno;
-    return Fail(absl::InvalidArgumentError(absl::StrCat("cannot open '", base::Excerpt(output, base::kMaxPathExcerpt),
-                                                        "' for writing: ", std::strerror(error))));
+    return Fail(absl::InvalidArgumentError(
+        absl::StrCat("cannot open '", base::Excerpt(output, base::kMaxPathExcerpt),
+                     "' for writing: ", std::strerror(error))));
   }
   errno = 0;
   out << response->source();
   out.close();  // the last write happens here
   if (!out) {
-    return Fail(absl::UnavailableError(absl::StrCat("cannot write '", base::Excerpt(output, base::kMaxPathExcerpt),
-                                                    "': ", errno != 0 ? std::strerror(errno) : "a write failed")));
+    return Fail(absl::UnavailableError(
+        absl::StrCat("cannot write '", base::Excerpt(output, base::kMaxPathExcerpt),
+                     "': ", errno != 0 ? std::strerror(errno) : "a write failed")));
   }
   return engine::kExitOk;
 }
@@ -295,7 +308,8 @@ struct AllFlags {
   std::string explain_trace, run_trace, codegen_trace, codegen_out;
   bool explain_json = false;
   RunFlags run_opts;
-  TargetFlags explain_target, codegen_target, tune_target, lookup_target, records_target, batch_target;
+  TargetFlags explain_target, codegen_target, tune_target, lookup_target, records_target,
+      batch_target;
   CalibrateOptions calibrate;
   engine::TuneFlags tune;
   double tune_alpha = 0, tune_beta = 0, tune_gamma = 0;
@@ -324,7 +338,7 @@ struct Subcommands {
 
 // explain, run and codegen: one trace on a problem and a mesh.
 void AddTraceCommands(CLI::App& app, AllFlags& f, Subcommands& s) {
-    s.explain = app.add_subcommand("explain", "legality verdict, reasons and maps of a trace");
+  s.explain = app.add_subcommand("explain", "legality verdict, reasons and maps of a trace");
   f.explain.Add(s.explain);
   s.explain->add_option("--trace", f.explain_trace, "trace file ('-' for stdin)")->required();
   s.explain->add_flag("--json", f.explain_json, "print JSON");
@@ -351,20 +365,25 @@ void AddCalibrateCommand(CLI::App& app, AllFlags& f, Subcommands& s) {
       ->transform(engine::IntegerIn(kInt64Min, kInt64Max));  // the range: RunCalibrate
   s.calibrate->add_option("--name", f.calibrate.name, "hardware profile name (default: default)");
   s.calibrate->add_option("--dtype", f.calibrate.dtype, "GEMM element type: f32 or f64");
-  s.calibrate->add_option("--timeout", f.calibrate.timeout_s, "seconds before the job is killed (default: 600)")
+  s.calibrate
+      ->add_option("--timeout", f.calibrate.timeout_s,
+                   "seconds before the job is killed (default: 600)")
       ->check(engine::NumberIn(0, kMaxTimeoutS, /*min_exclusive=*/true));
   s.calibrate->add_flag("--quick", f.calibrate.quick, "fewer sizes and repetitions (~1 s)");
   s.calibrate->add_flag("--json", f.calibrate.json, "print the profile as JSON");
   s.calibrate->add_option("--calibrator", f.calibrate.calibrator,
-                        "path of meshtune_calibrate (default: found beside meshtune)");
+                          "path of meshtune_calibrate (default: found beside meshtune)");
 }
 
 // tune.
 void AddTuneCommand(CLI::App& app, AllFlags& f, Subcommands& s) {
   s.tune = app.add_subcommand("tune", "search, cost and measure schedules; print the best");
-  s.tune->add_option("--expr", f.tune.expr, "statement in index notation, e.g. 'C[m,n] += A[m,k] * B[k,n]'")
+  s.tune
+      ->add_option("--expr", f.tune.expr,
+                   "statement in index notation, e.g. 'C[m,n] += A[m,k] * B[k,n]'")
       ->required();
-  s.tune->add_option("--extents", f.tune.extents, "index extents, e.g. m=512,n=1024,k=2048")->required();
+  s.tune->add_option("--extents", f.tune.extents, "index extents, e.g. m=512,n=1024,k=2048")
+      ->required();
   s.tune->add_option("--dtype", f.tune.dtype, "f32 or f64");
   s.tune->add_option("--mesh", f.tune.mesh, "mesh axes, e.g. x=8,y=8");
   s.tune->add_option("--ranks", f.tune.ranks, "rank count: try every mesh of 1 to 3 axes")
@@ -376,42 +395,58 @@ void AddTuneCommand(CLI::App& app, AllFlags& f, Subcommands& s) {
       ->check(engine::NumberIn(0, kMaxTimeoutS, /*min_exclusive=*/true));
   s.tune->add_flag("--model-only", f.tune.model_only, "measure nothing: the cost model's best");
   s.tune->add_flag("--json", f.tune.json, "print the result as one JSON line");
-  f.profile_opt = s.tune->add_option("--profile", f.tune.profile, "hardware profile (default: default)");
-  // Machine numbers: seconds per message, byte and flop; a second for any of them is absurd already.
-  f.alpha_opt = s.tune->add_option("--alpha", f.tune_alpha, "latency per message, s (overrides the profile)")
-                               ->check(engine::NumberIn(0, 1));
-  f.beta_opt =
-      s.tune->add_option("--beta", f.tune_beta, "seconds per byte (overrides the profile)")->check(engine::NumberIn(0, 1));
+  f.profile_opt =
+      s.tune->add_option("--profile", f.tune.profile, "hardware profile (default: default)");
+  // Machine numbers: seconds per message, byte and flop; a second for any of them is absurd
+  // already.
+  f.alpha_opt =
+      s.tune->add_option("--alpha", f.tune_alpha, "latency per message, s (overrides the profile)")
+          ->check(engine::NumberIn(0, 1));
+  f.beta_opt = s.tune->add_option("--beta", f.tune_beta, "seconds per byte (overrides the profile)")
+                   ->check(engine::NumberIn(0, 1));
   f.gamma_opt =
-      s.tune->add_option("--gamma", f.tune_gamma, "seconds per flop (overrides the profile)")->check(engine::NumberIn(0, 1));
-  s.tune->add_option("--max-evaluations", f.tune.max_evaluations, "schedules lowered and costed (default 1000)")
+      s.tune->add_option("--gamma", f.tune_gamma, "seconds per flop (overrides the profile)")
+          ->check(engine::NumberIn(0, 1));
+  s.tune
+      ->add_option("--max-evaluations", f.tune.max_evaluations,
+                   "schedules lowered and costed (default 1000)")
       ->transform(engine::IntegerIn(kInt64Min, kInt64Max));  // the range: engine::MakeTuneOptions
-  s.tune->add_option("--seed", f.tune.seed, "seed of the evolutionary search")->transform(engine::Unsigned64());
-  s.tune->add_flag("--allow-replication", f.tune.allow_replication,
-                 "let tensors be replicated along mesh axes (2.5D-style; bound it with --mem-per-rank)");
-  s.tune->add_option("--reps", f.tune.reps, "timed repetitions per measurement")->transform(engine::IntegerIn(1, 100000));
-  s.tune->add_option("--warmup", f.tune.warmup, "untimed repetitions first")->transform(engine::IntegerIn(0, 100000));
-  s.tune->add_option("--worker", f.tune.worker, "path of meshtune_worker (default: found beside meshtune)");
+  s.tune->add_option("--seed", f.tune.seed, "seed of the evolutionary search")
+      ->transform(engine::Unsigned64());
+  s.tune->add_flag(
+      "--allow-replication", f.tune.allow_replication,
+      "let tensors be replicated along mesh axes (2.5D-style; bound it with --mem-per-rank)");
+  s.tune->add_option("--reps", f.tune.reps, "timed repetitions per measurement")
+      ->transform(engine::IntegerIn(1, 100000));
+  s.tune->add_option("--warmup", f.tune.warmup, "untimed repetitions first")
+      ->transform(engine::IntegerIn(0, 100000));
+  s.tune->add_option("--worker", f.tune.worker,
+                     "path of meshtune_worker (default: found beside meshtune)");
   s.tune->add_option("--hostfile", f.tune.hostfile, "MPI hostfile for a cluster");
-  s.tune->add_option("--launcher", f.tune.launcher, "launcher program instead of mpirun (e.g. srun)");
-  s.tune->add_option("--launcher-arg", f.tune.launcher_args, "extra launcher argument (repeatable)");
+  s.tune->add_option("--launcher", f.tune.launcher,
+                     "launcher program instead of mpirun (e.g. srun)");
+  s.tune->add_option("--launcher-arg", f.tune.launcher_args,
+                     "extra launcher argument (repeatable)");
   f.tune_target.Add(s.tune, true, true);
   // A daemon costs with its own profile and measures with its own launcher.
-  for (const char* local_only : {"--alpha", "--beta", "--gamma", "--reps", "--warmup", "--worker", "--hostfile",
-                                 "--launcher", "--launcher-arg"}) {
+  for (const char* local_only : {"--alpha", "--beta", "--gamma", "--reps", "--warmup", "--worker",
+                                 "--hostfile", "--launcher", "--launcher-arg"}) {
     s.tune->get_option(local_only)->excludes("--server");
   }
 }
 
 // lookup and records: the tuning database.
 void AddRecordCommands(CLI::App& app, AllFlags& f, Subcommands& s) {
-  s.lookup = app.add_subcommand("lookup", "the best tuning record of a problem on a mesh or rank count");
+  s.lookup =
+      app.add_subcommand("lookup", "the best tuning record of a problem on a mesh or rank count");
   AddWorkloadFlags(s.lookup, &f.lookup, true);
-  s.lookup->add_option("--mem-per-rank", f.lookup.mem_per_rank, "the best record that fits this budget, e.g. 2GiB");
+  s.lookup->add_option("--mem-per-rank", f.lookup.mem_per_rank,
+                       "the best record that fits this budget, e.g. 2GiB");
   s.lookup->add_flag("--json", f.lookup_json, "print the record as one JSON line");
   f.lookup_target.Add(s.lookup, true, false);
 
-  s.records = app.add_subcommand("records", "list tuning records (of one workload with --expr ...)");
+  s.records =
+      app.add_subcommand("records", "list tuning records (of one workload with --expr ...)");
   AddWorkloadFlags(s.records, &f.records.workload, false);
   s.records->add_option("--limit", f.records.limit, "records to list, 1 to 1000 (default 50)")
       ->transform(engine::IntegerIn(kIntMin, kIntMax));  // the range: RunRecords
@@ -425,24 +460,31 @@ void AddRecordCommands(CLI::App& app, AllFlags& f, Subcommands& s) {
 
 // batch, and serve (meshtuned's flags follow it).
 void AddBatchAndServeCommands(CLI::App& app, AllFlags& f, Subcommands& s) {
-  s.batch = app.add_subcommand("batch", "run the tunes of a JSON-lines file of meshtune.v1.TuneRequest");
+  s.batch =
+      app.add_subcommand("batch", "run the tunes of a JSON-lines file of meshtune.v1.TuneRequest");
   s.batch->add_option("file", f.batch.path, "JSON-lines file ('-' for stdin)")->required();
-  s.batch->add_flag("--model-only", f.batch.model_only, "measure nothing in any request: the cost model's best");
+  s.batch->add_flag("--model-only", f.batch.model_only,
+                    "measure nothing in any request: the cost model's best");
   f.batch_target.Add(s.batch, true, false);
 
-  s.serve = app.add_subcommand("serve", "run the daemon meshtuned (its flags follow; see meshtuned --help)");
+  s.serve = app.add_subcommand("serve",
+                               "run the daemon meshtuned (its flags follow; see meshtuned --help)");
   s.serve->prefix_command();
   s.serve->set_help_flag();  // `meshtune serve --help` is meshtuned's help
 }
 
 // Runs the subcommand that was given.
 int Dispatch(AllFlags& f, const Subcommands& s) {
-  if (s.explain->parsed()) return RunExplain(f.explain, f.explain_trace, f.explain_json, *f.explain_target.Make());
+  if (s.explain->parsed())
+    return RunExplain(f.explain, f.explain_trace, f.explain_json, *f.explain_target.Make());
   if (s.run->parsed()) return RunRun(f.run, f.run_trace, f.run_opts);
-  if (s.gen->parsed()) return RunCodegen(f.codegen, f.codegen_trace, f.codegen_out, *f.codegen_target.Make());
+  if (s.gen->parsed())
+    return RunCodegen(f.codegen, f.codegen_trace, f.codegen_out, *f.codegen_target.Make());
   if (s.serve->parsed()) return RunServe(s.serve->remaining());
-  if (s.lookup->parsed()) return RunLookup(f.lookup, f.lookup_json, *f.lookup_target.Make(), std::cout, std::cerr);
-  if (s.records->parsed()) return RunRecords(f.records, *f.records_target.Make(), std::cout, std::cerr);
+  if (s.lookup->parsed())
+    return RunLookup(f.lookup, f.lookup_json, *f.lookup_target.Make(), std::cout, std::cerr);
+  if (s.records->parsed())
+    return RunRecords(f.records, *f.records_target.Make(), std::cout, std::cerr);
   if (s.batch->parsed()) {
     f.batch.progress = isatty(STDERR_FILENO) != 0;
     return RunBatch(f.batch, *f.batch_target.Make(), std::cout, std::cerr);
@@ -454,7 +496,8 @@ int Dispatch(AllFlags& f, const Subcommands& s) {
     if (f.beta_opt->count() > 0) f.tune.beta = f.tune_beta;
     if (f.gamma_opt->count() > 0) f.tune.gamma = f.tune_gamma;
     f.tune.progress = isatty(STDERR_FILENO) != 0;
-    return RunTune(f.tune, *f.tune_target.Make(TuneSettingsFromFlags(f.tune)), std::cout, std::cerr);
+    return RunTune(f.tune, *f.tune_target.Make(TuneSettingsFromFlags(f.tune)), std::cout,
+                   std::cerr);
   }
   return engine::kExitBadInput;
 }

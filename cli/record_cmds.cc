@@ -4,8 +4,8 @@
 #include "absl/strings/str_cat.h"
 #include "base/json.h"
 #include "cli/cli_io.h"
-#include "engine/exit_codes.h"
 #include "cli/record_output.h"
+#include "engine/exit_codes.h"
 
 namespace meshtune::cli {
 
@@ -53,7 +53,8 @@ int RunLookup(const WorkloadFlags& flags, bool json, engine::Backend& backend, s
   return engine::kExitOk;
 }
 
-int RunRecords(const RecordsFlags& flags, engine::Backend& backend, std::ostream& out, std::ostream& err) {
+int RunRecords(const RecordsFlags& flags, engine::Backend& backend, std::ostream& out,
+               std::ostream& err) {
   const WorkloadFlags& w = flags.workload;
   const bool filtered = !w.expr.empty() || !w.extents.empty();
   if (flags.id != 0) {

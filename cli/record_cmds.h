@@ -38,10 +38,11 @@ struct RecordsFlags {
 };
 
 // `meshtune records`: one line a record in the order of ids (RecordLine, or with --json
-// one meshtune.v1.Record a line in protobuf's JSON mapping), at most `limit`, telling on `err` how to go on when more follow; or with
-// `id` the one record as `lookup` prints it. Exit status: 0 when listed (an empty list
-// included); 1 for an unknown id or an unreachable daemon; 2 on bad input.
-int RunRecords(const RecordsFlags& flags, engine::Backend& backend, std::ostream& out, std::ostream& err);
+// one meshtune.v1.Record a line in protobuf's JSON mapping), at most `limit`, telling on `err` how
+// to go on when more follow; or with `id` the one record as `lookup` prints it. Exit status: 0 when
+// listed (an empty list included); 1 for an unknown id or an unreachable daemon; 2 on bad input.
+int RunRecords(const RecordsFlags& flags, engine::Backend& backend, std::ostream& out,
+               std::ostream& err);
 
 }  // namespace meshtune::cli
 

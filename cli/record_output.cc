@@ -23,7 +23,8 @@ std::string Measured(const v1::Record& r) {
 }  // namespace
 
 std::string Checked(const v1::Record& r) {
-  return r.checked_extents().empty() ? r.checked() : absl::StrCat(r.checked(), " at ", r.checked_extents());
+  return r.checked_extents().empty() ? r.checked()
+                                     : absl::StrCat(r.checked(), " at ", r.checked_extents());
 }
 
 std::string UtcTime(int64_t unix_ms) {

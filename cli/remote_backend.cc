@@ -8,8 +8,8 @@
 
 #include "absl/strings/str_cat.h"
 #include "absl/time/clock.h"
-#include "grpcpp/grpcpp.h"
 #include "base/excerpt.h"
+#include "grpcpp/grpcpp.h"
 #include "proto/meshtune.grpc.pb.h"
 
 namespace meshtune::cli {
@@ -39,8 +39,8 @@ class RemoteBackend final : public engine::Backend {
     const grpc::Status status = reader->Finish();
     if (!status.ok()) return FromGrpc(status);
     if (!result.has_value()) {
-      return absl::InternalError(
-          absl::StrCat("meshtuned at ", base::Excerpt(address_), " ended the tune without a result"));
+      return absl::InternalError(absl::StrCat("meshtuned at ", base::Excerpt(address_),
+                                              " ended the tune without a result"));
     }
     for (const std::string& w : result->warnings()) {
       std::lock_guard<std::mutex> lock(mu_);
@@ -80,12 +80,13 @@ class RemoteBackend final : public engine::Backend {
 
   absl::Status FromGrpc(const grpc::Status& s) const {
     if (s.error_code() == grpc::StatusCode::UNAVAILABLE) {
-      return absl::UnavailableError(
-          absl::StrCat("cannot reach meshtuned at ", base::Excerpt(address_), ": ", s.error_message()));
+      return absl::UnavailableError(absl::StrCat("cannot reach meshtuned at ",
+                                                 base::Excerpt(address_), ": ", s.error_message()));
     }
     if (s.error_code() == grpc::StatusCode::DEADLINE_EXCEEDED) {
       return absl::DeadlineExceededError(
-          absl::StrCat("meshtuned at ", base::Excerpt(address_), " did not answer in time: ", s.error_message()));
+          absl::StrCat("meshtuned at ", base::Excerpt(address_),
+                       " did not answer in time: ", s.error_message()));
     }
     return absl::Status(static_cast<absl::StatusCode>(s.error_code()), s.error_message());
   }
@@ -100,7 +101,7 @@ class RemoteBackend final : public engine::Backend {
 }  // namespace
 
 std::unique_ptr<engine::Backend> NewRemoteBackend(const std::string& address,
-                                          std::function<void(const std::string&)> warn) {
+                                                  std::function<void(const std::string&)> warn) {
   return std::make_unique<RemoteBackend>(address, std::move(warn));
 }
 

@@ -23,8 +23,8 @@ inline constexpr absl::Duration kTuneDeadlineMargin = absl::Seconds(600);
 // A Backend that calls the daemon at `address` ("HOST:PORT"; insecure credentials, as the
 // daemon listens on loopback). The channel connects at the first call. A tune result's
 // warnings go to `warn` (when set), each text once, as the local backend's do. Thread-safe.
-std::unique_ptr<engine::Backend> NewRemoteBackend(const std::string& address,
-                                          std::function<void(const std::string&)> warn = nullptr);
+std::unique_ptr<engine::Backend> NewRemoteBackend(
+    const std::string& address, std::function<void(const std::string&)> warn = nullptr);
 
 }  // namespace meshtune::cli
 

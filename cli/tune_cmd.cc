@@ -1,11 +1,10 @@
 #include "cli/tune_cmd.h"
 
-#include "cli/cli_io.h"
-
 #include "absl/status/statusor.h"
 #include "base/json.h"
-#include "engine/exit_codes.h"
+#include "cli/cli_io.h"
 #include "cli/tune_output.h"
+#include "engine/exit_codes.h"
 
 namespace meshtune::cli {
 
@@ -41,7 +40,8 @@ engine::LocalTuneSettings TuneSettingsFromFlags(const engine::TuneFlags& flags) 
   return s;
 }
 
-int RunTune(const engine::TuneFlags& flags, engine::Backend& backend, std::ostream& out, std::ostream& err) {
+int RunTune(const engine::TuneFlags& flags, engine::Backend& backend, std::ostream& out,
+            std::ostream& err) {
   if (flags.mesh.empty() == (flags.ranks == 0)) {
     err << "meshtune: give exactly one of --mesh (e.g. x=2,y=2) and --ranks (e.g. 4)\n";
     return engine::kExitBadInput;

@@ -9,10 +9,10 @@
 
 #include <ostream>
 
-#include "proto/meshtune.pb.h"
 #include "engine/backend.h"
 #include "engine/local_backend.h"
 #include "engine/tune_options.h"
+#include "proto/meshtune.pb.h"
 
 namespace meshtune::cli {
 
@@ -26,11 +26,12 @@ engine::LocalTuneSettings TuneSettingsFromFlags(const engine::TuneFlags& flags);
 
 // Runs the tune on `backend` and prints the result on `out` (text, or the TuneResult
 // JSON line); progress (when flags.progress) and errors go to `err` ("meshtune: MESSAGE").
-// Exit status: 0 when a schedule was found (and, when measuring, verified); 2 on bad input (a missing
-// named profile included); 1 when there is no legal schedule, the tune failed, the daemon
+// Exit status: 0 when a schedule was found (and, when measuring, verified); 2 on bad input (a
+// missing named profile included); 1 when there is no legal schedule, the tune failed, the daemon
 // cannot be reached, or no measured candidate verified (the result is then still printed,
 // with each measurement's error).
-int RunTune(const engine::TuneFlags& flags, engine::Backend& backend, std::ostream& out, std::ostream& err);
+int RunTune(const engine::TuneFlags& flags, engine::Backend& backend, std::ostream& out,
+            std::ostream& err);
 
 }  // namespace meshtune::cli
 

@@ -21,7 +21,8 @@ std::string TuneResultText(const v1::TuneResult& r) {
     absl::StrAppend(&out, "measured   -\n");
   }
   absl::StrAppend(&out, "checked    ", Checked(best), "\n");
-  for (const std::string& refused : r.refused()) absl::StrAppend(&out, "refused    ", refused, "\n");
+  for (const std::string& refused : r.refused())
+    absl::StrAppend(&out, "refused    ", refused, "\n");
   absl::StrAppend(&out, "transfers  ",
                   best.patterns().empty() ? "none" : absl::StrJoin(best.patterns(), "; "), "\n");
   absl::StrAppend(&out, "words      ", r.comm_words_per_rank(), " per rank");

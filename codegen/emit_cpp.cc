@@ -39,14 +39,15 @@ std::string CoordsLambda(const Program& p, const std::vector<Expr>& values) {
   for (size_t a = 0; a < p.axis_names.size(); ++a) {
     binds.push_back(absl::StrCat("const int64_t ", Var(p.axis_names[a]), " = c[", a, "];"));
   }
-  for (size_t a = 0; a < p.axis_names.size(); ++a) binds.push_back(absl::StrCat("(void)", Var(p.axis_names[a]), ";"));
-  return absl::StrCat("[&](const Coords& c) { ", absl::StrJoin(binds, " "), " return std::vector<int64_t>", Exprs(values),
-                      "; }");
+  for (size_t a = 0; a < p.axis_names.size(); ++a)
+    binds.push_back(absl::StrCat("(void)", Var(p.axis_names[a]), ";"));
+  return absl::StrCat("[&](const Coords& c) { ", absl::StrJoin(binds, " "),
+                      " return std::vector<int64_t>", Exprs(values), "; }");
 }
 
 std::string OperandText(const Operand& o) {
-  return absl::StrCat("OperandSpec{", Quote(o.tensor), ", ", Quote(o.buffer), ", ", Strings(o.dims), ", ",
-                      Exprs(o.slice.offset), "}");
+  return absl::StrCat("OperandSpec{", Quote(o.tensor), ", ", Quote(o.buffer), ", ", Strings(o.dims),
+                      ", ", Exprs(o.slice.offset), "}");
 }
 
 void Emit(const Program& p, const StmtPtr& s, int indent, std::string* out) {
@@ -54,33 +55,35 @@ void Emit(const Program& p, const StmtPtr& s, int indent, std::string* out) {
   if (const auto* b = std::get_if<Block>(&s->node)) {
     for (const StmtPtr& c : b->body) Emit(p, c, indent, out);
   } else if (const auto* f = std::get_if<For>(&s->node)) {
-    absl::StrAppend(out, pad, "for (int64_t ", Var(f->var), " = ", Cpp(f->lo), "; ", Var(f->var), " < ",
-                    Cpp(f->lo + Expr::Const(f->extent)), "; ++", Var(f->var), ") {\n");
+    absl::StrAppend(out, pad, "for (int64_t ", Var(f->var), " = ", Cpp(f->lo), "; ", Var(f->var),
+                    " < ", Cpp(f->lo + Expr::Const(f->extent)), "; ++", Var(f->var), ") {\n");
     Emit(p, f->body, indent + 1, out);
     absl::StrAppend(out, pad, "}\n");
   } else if (const auto* a = std::get_if<Alloc>(&s->node)) {
     if (a->zero) absl::StrAppend(out, pad, "rt->Zero(", Quote(a->buffer), ");\n");
   } else if (const auto* t = std::get_if<Transfer>(&s->node)) {
-    const std::string p2p = absl::StrCat("rt->PointToPoint(", Quote(t->tensor), ", ", Quote(t->buffer), ", ",
-                                         CoordsLambda(p, t->source), ", ", CoordsLambda(p, t->src.offset), ");");
+    const std::string p2p =
+        absl::StrCat("rt->PointToPoint(", Quote(t->tensor), ", ", Quote(t->buffer), ", ",
+                     CoordsLambda(p, t->source), ", ", CoordsLambda(p, t->src.offset), ");");
     absl::StrAppend(out, pad, "// ", t->pattern.ToString(), " of ", t->tensor, "\n");
     switch (t->pattern.kind) {
       case CommPattern::Kind::kLocal:
-        absl::StrAppend(out, pad, "rt->Local(", Quote(t->tensor), ", ", Quote(t->buffer), ", ", Exprs(t->src.offset),
-                        ");\n");
+        absl::StrAppend(out, pad, "rt->Local(", Quote(t->tensor), ", ", Quote(t->buffer), ", ",
+                        Exprs(t->src.offset), ");\n");
         break;
       case CommPattern::Kind::kBroadcast:
         absl::StrAppend(out, pad, "rt->Broadcast(", Quote(t->tensor), ", ", Quote(t->buffer), ", ",
-                        Exprs(t->src.offset), ", ", Ints(t->pattern.axes), ", ", Exprs(t->source), ");\n");
+                        Exprs(t->src.offset), ", ", Ints(t->pattern.axes), ", ", Exprs(t->source),
+                        ");\n");
         break;
       case CommPattern::Kind::kAllGather:
         absl::StrAppend(out, pad, "rt->AllGather(", Quote(t->tensor), ", ", Quote(t->buffer), ", ",
                         Exprs(t->global.offset), ", ", Ints(t->pattern.axes), ");\n");
         break;
       case CommPattern::Kind::kShift:
-        absl::StrAppend(out, pad, "if (", Var(t->time_loop), " != 0) {\n", pad, "  rt->ShiftStep(", Quote(t->buffer),
-                        ", ", t->pattern.axes[0], ", ", t->pattern.shift, ");\n", pad, "} else {\n", pad, "  ", p2p,
-                        "\n", pad, "}\n");
+        absl::StrAppend(out, pad, "if (", Var(t->time_loop), " != 0) {\n", pad, "  rt->ShiftStep(",
+                        Quote(t->buffer), ", ", t->pattern.axes[0], ", ", t->pattern.shift, ");\n",
+                        pad, "} else {\n", pad, "  ", p2p, "\n", pad, "}\n");
         break;
       default:
         absl::StrAppend(out, pad, p2p, "\n");
@@ -92,14 +95,15 @@ void Emit(const Program& p, const StmtPtr& s, int indent, std::string* out) {
       extents.push_back(absl::StrCat(e));
     }
     for (const Operand& o : c->in) ins.push_back(OperandText(o));
-    absl::StrAppend(out, pad, "rt->Kernel(", Quote(c->kernel), ", ", c->sum ? "true" : "false", ", ",
-                    Strings(indices), ", {", absl::StrJoin(extents, ", "), "}, ", OperandText(c->out), ", {",
-                    absl::StrJoin(ins, ", "), "});\n");
+    absl::StrAppend(out, pad, "rt->Kernel(", Quote(c->kernel), ", ", c->sum ? "true" : "false",
+                    ", ", Strings(indices), ", {", absl::StrJoin(extents, ", "), "}, ",
+                    OperandText(c->out), ", {", absl::StrJoin(ins, ", "), "});\n");
   } else if (const auto* r = std::get_if<Reduce>(&s->node)) {
-    absl::StrAppend(out, pad, "rt->ReduceInto(",
-                    Quote(r->pattern.kind == CommPattern::Kind::kSendRecv ? "Local" : r->pattern.Name()), ", ",
-                    Quote(r->tensor), ", ", Quote(r->buffer), ", ", Exprs(r->global.offset), ", ",
-                    Ints(r->pattern.axes), ");\n");
+    absl::StrAppend(
+        out, pad, "rt->ReduceInto(",
+        Quote(r->pattern.kind == CommPattern::Kind::kSendRecv ? "Local" : r->pattern.Name()), ", ",
+        Quote(r->tensor), ", ", Quote(r->buffer), ", ", Exprs(r->global.offset), ", ",
+        Ints(r->pattern.axes), ");\n");
   }
 }
 
@@ -107,10 +111,12 @@ void Emit(const Program& p, const StmtPtr& s, int indent, std::string* out) {
 
 std::string EmitCpp(const Program& p, const std::string& title) {
   std::string out;
-  for (absl::string_view line : absl::StrSplit(title, '\n')) absl::StrAppend(&out, "// ", line, "\n");
+  for (absl::string_view line : absl::StrSplit(title, '\n'))
+    absl::StrAppend(&out, "// ", line, "\n");
   absl::StrAppend(&out, R"(//
 // Generated by meshtune: a standalone MPI program over runtime/rank.h. Run it with
-//   mpirun -n )", p.Ranks(), R"( ./program [--reps N] [--warmup N] [--seed S]
+//   mpirun -n )",
+                  p.Ranks(), R"( ./program [--reps N] [--warmup N] [--seed S]
 // Rank 0 prints one JSON line: a meshtune.v1.RunResult (verified, seconds, median_s,
 // bytes_sent_max, checksum, error) in protobuf's JSON mapping.
 #include <mpi.h>
@@ -150,24 +156,27 @@ int main(int argc, char** argv) {
       for (const auto& [block, index] : l.blocks) s = s + Expr::Const(block) * index;
       start.push_back(s);
     }
-    absl::StrAppend(&out, "    tensors.push_back(TensorSpec{", Quote(t.name), ", ", Strings(t.dims), ", ", Ints(t.shape),
-                    ", ", Ints(t.local_shape), ", ", t.is_output ? "true" : "false", ", ", CoordsLambda(p, start),
-                    "});\n");
+    absl::StrAppend(&out, "    tensors.push_back(TensorSpec{", Quote(t.name), ", ", Strings(t.dims),
+                    ", ", Ints(t.shape), ", ", Ints(t.local_shape), ", ",
+                    t.is_output ? "true" : "false", ", ", CoordsLambda(p, start), "});\n");
   }
   std::vector<std::string> buffers;
-  for (const Alloc& a : p.buffers) buffers.push_back(absl::StrCat("{", Quote(a.buffer), ", ", Ints(a.shape), "}"));
+  for (const Alloc& a : p.buffers)
+    buffers.push_back(absl::StrCat("{", Quote(a.buffer), ", ", Ints(a.shape), "}"));
   const Compute* c = KernelCall(p);
   std::vector<std::string> operands;
-  for (const Operand& o : c->in) operands.push_back(absl::StrCat("{", Quote(o.tensor), ", ", Strings(o.dims), "}"));
-  absl::StrAppend(&out, "    std::vector<BufferSpec> buffers = {", absl::StrJoin(buffers, ", "), "};\n",
-                  "    StatementSpec statement{", Quote(c->out.tensor), ", ", Strings(c->out.dims), ", {",
-                  absl::StrJoin(operands, ", "), "}, ", c->sum ? "true" : "false", "};\n",
-                  "    auto rt = MakeRankRuntime(", p.dtype_bytes, ", MPI_COMM_WORLD, ", Ints(p.axis_sizes), ", ",
-                  Strings(p.axis_names), ", tensors, buffers, statement, ", p.accumulate ? "true" : "false",
-                  ", seed);\n");
+  for (const Operand& o : c->in)
+    operands.push_back(absl::StrCat("{", Quote(o.tensor), ", ", Strings(o.dims), "}"));
+  absl::StrAppend(&out, "    std::vector<BufferSpec> buffers = {", absl::StrJoin(buffers, ", "),
+                  "};\n", "    StatementSpec statement{", Quote(c->out.tensor), ", ",
+                  Strings(c->out.dims), ", {", absl::StrJoin(operands, ", "), "}, ",
+                  c->sum ? "true" : "false", "};\n", "    auto rt = MakeRankRuntime(",
+                  p.dtype_bytes, ", MPI_COMM_WORLD, ", Ints(p.axis_sizes), ", ",
+                  Strings(p.axis_names), ", tensors, buffers, statement, ",
+                  p.accumulate ? "true" : "false", ", seed);\n");
   for (size_t a = 0; a < p.axis_names.size(); ++a) {
-    absl::StrAppend(&out, "    const int64_t ", Var(p.axis_names[a]), " = rt->coords()[", a, "];\n", "    (void)",
-                    Var(p.axis_names[a]), ";\n");
+    absl::StrAppend(&out, "    const int64_t ", Var(p.axis_names[a]), " = rt->coords()[", a, "];\n",
+                    "    (void)", Var(p.axis_names[a]), ";\n");
   }
   absl::StrAppend(&out, "    const RunStats m = rt->Measure([&] {\n");
   Emit(p, p.body, 3, &out);

@@ -1,10 +1,10 @@
 #include "codegen/isl_ast.h"
 
+#include <isl/aff.h>
 #include <isl/ast.h>
 #include <isl/ast_build.h>
 #include <isl/id.h>
 #include <isl/map.h>
-#include <isl/aff.h>
 #include <isl/set.h>
 #include <isl/val.h>
 
@@ -91,8 +91,8 @@ absl::StatusOr<Expr> ToExpr(isl_ast_expr* e) {
   }
 }
 
-absl::StatusOr<StmtPtr> ToStmt(isl_ast_node* node,
-                               const std::function<absl::StatusOr<StmtPtr>(const std::string&)>& leaf) {
+absl::StatusOr<StmtPtr> ToStmt(
+    isl_ast_node* node, const std::function<absl::StatusOr<StmtPtr>(const std::string&)>& leaf) {
   switch (isl_ast_node_get_type(node)) {
     case isl_ast_node_block: {
       isl_ast_node_list* list = isl_ast_node_block_get_children(node);
@@ -122,11 +122,13 @@ absl::StatusOr<StmtPtr> ToStmt(isl_ast_node* node,
       isl_ast_expr_free(init);
       isl_ast_expr_free(cond);
       isl_ast_node_free(body);
-      if (!var.ok() || !lo.ok() || !c.ok()) return absl::InternalError("unsupported loop in isl AST");
+      if (!var.ok() || !lo.ok() || !c.ok())
+        return absl::InternalError("unsupported loop in isl AST");
       if (!inner.ok()) return inner.status();
       // cond is "var <= hi" or "var < hi" with constant bounds for rectangular nests.
       const Expr& cx = *c;
-      if ((cx.op() != Expr::Op::kLe && cx.op() != Expr::Op::kLt) || !cx.args()[1].IsConst() || !lo->IsConst()) {
+      if ((cx.op() != Expr::Op::kLe && cx.op() != Expr::Op::kLt) || !cx.args()[1].IsConst() ||
+          !lo->IsConst()) {
         return absl::InternalError(absl::StrCat("loop ", var->name(), " has non-constant bounds"));
       }
       For f;
@@ -158,7 +160,8 @@ isl::map InputsToParams(const isl::map& m, const std::vector<std::string>& names
   const isl_size np = isl_map_dim(r, isl_dim_param);
   r = isl_map_move_dims(r, isl_dim_param, np, isl_dim_in, 0, names.size());
   for (size_t i = 0; i < names.size(); ++i) {
-    r = isl_map_set_dim_id(r, isl_dim_param, np + i, isl_id_alloc(isl_map_get_ctx(r), names[i].c_str(), nullptr));
+    r = isl_map_set_dim_id(r, isl_dim_param, np + i,
+                           isl_id_alloc(isl_map_get_ctx(r), names[i].c_str(), nullptr));
   }
   return isl::manage(r);
 }
@@ -180,7 +183,8 @@ absl::StatusOr<std::vector<Expr>> FunctionToExprs(const isl::map& m, const isl::
     isl_ast_expr* e = isl_ast_build_expr_from_pw_aff(build, pa);
     if (e == nullptr) {
       const char* msg = isl_ctx_last_error_msg(ctx);
-      status = absl::InternalError(absl::StrCat("isl could not print an expression: ", msg ? msg : "?"));
+      status =
+          absl::InternalError(absl::StrCat("isl could not print an expression: ", msg ? msg : "?"));
       break;
     }
     absl::StatusOr<Expr> x = ToExpr(e);
@@ -198,13 +202,15 @@ absl::StatusOr<std::vector<Expr>> FunctionToExprs(const isl::map& m, const isl::
   return out;
 }
 
-absl::StatusOr<StmtPtr> GenerateLoops(const isl::union_map& schedule, const isl::set& context,
-                                      const std::vector<std::string>& iterators,
-                                      const std::function<absl::StatusOr<StmtPtr>(const std::string&)>& leaf) {
+absl::StatusOr<StmtPtr> GenerateLoops(
+    const isl::union_map& schedule, const isl::set& context,
+    const std::vector<std::string>& iterators,
+    const std::function<absl::StatusOr<StmtPtr>(const std::string&)>& leaf) {
   isl_ctx* ctx = isl_union_map_get_ctx(schedule.get());
   isl_ast_build* build = isl_ast_build_from_context(context.copy());
   isl_id_list* ids = isl_id_list_alloc(ctx, iterators.size());
-  for (const std::string& it : iterators) ids = isl_id_list_add(ids, isl_id_alloc(ctx, it.c_str(), nullptr));
+  for (const std::string& it : iterators)
+    ids = isl_id_list_add(ids, isl_id_alloc(ctx, it.c_str(), nullptr));
   build = isl_ast_build_set_iterators(build, ids);
   isl_ast_node* tree = isl_ast_build_node_from_schedule_map(build, schedule.copy());
   isl_ast_build_free(build);

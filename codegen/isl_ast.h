@@ -28,9 +28,10 @@ absl::StatusOr<std::vector<Expr>> FunctionToExprs(const isl::map& m, const isl::
 // loops and constants, with parameters) within `context`, naming schedule dims
 // `iterators`, and converts it: For and Block nodes become Program nodes; each statement
 // instance becomes leaf(statement name).
-absl::StatusOr<StmtPtr> GenerateLoops(const isl::union_map& schedule, const isl::set& context,
-                                      const std::vector<std::string>& iterators,
-                                      const std::function<absl::StatusOr<StmtPtr>(const std::string&)>& leaf);
+absl::StatusOr<StmtPtr> GenerateLoops(
+    const isl::union_map& schedule, const isl::set& context,
+    const std::vector<std::string>& iterators,
+    const std::function<absl::StatusOr<StmtPtr>(const std::string&)>& leaf);
 
 }  // namespace meshtune::codegen
 

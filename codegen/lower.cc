@@ -5,12 +5,12 @@
 
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_join.h"
+#include "base/excerpt.h"
+#include "base/status_macros.h"
 #include "codegen/isl_ast.h"
 #include "codegen/patterns.h"
-#include "base/excerpt.h"
 #include "ir/isl_util.h"
 #include "ir/legality.h"
-#include "base/status_macros.h"
 
 namespace meshtune::codegen {
 
@@ -41,8 +41,8 @@ Names MakeNames(const Computation& c) {
     params.push_back(l.name);
     bounds.push_back(absl::StrCat("0 <= ", l.name, " < ", l.extent));
   }
-  n.context = isl::set(c.ctx(), absl::StrCat("[", absl::StrJoin(params, ","), "] -> { : ",
-                                             absl::StrJoin(bounds, " and "), " }"));
+  n.context = isl::set(c.ctx(), absl::StrCat("[", absl::StrJoin(params, ","),
+                                             "] -> { : ", absl::StrJoin(bounds, " and "), " }"));
   return n;
 }
 
@@ -54,8 +54,8 @@ int Depth(const Computation& c, int prefix) {
 }
 
 // A function on P[r..., t_0..t_{L-1}] as Exprs over mesh coordinates and serial loops.
-absl::StatusOr<std::vector<Expr>> ToExprs(const Computation& c, const Names& names, const isl::map& f,
-                                          int prefix) {
+absl::StatusOr<std::vector<Expr>> ToExprs(const Computation& c, const Names& names,
+                                          const isl::map& f, int prefix) {
   isl::map m = f;
   const unsigned na = c.mesh().axes.size();
   std::vector<std::string> in = names.axes;
@@ -78,7 +78,8 @@ isl::map BlockStart(const Computation& c, const std::string& tensor) {
     if (s != nullptr) {
       for (const auto& [block, target] : s->blocks[d]) {
         std::vector<std::pair<unsigned, int64_t>> terms;
-        for (const auto& [axis, coeff] : target.terms) terms.emplace_back(c.mesh().AxisIndex(axis), coeff);
+        for (const auto& [axis, coeff] : target.terms)
+          terms.emplace_back(c.mesh().AxisIndex(axis), coeff);
         isl::aff index = ir::Linear(mesh, terms, target.constant);
         if (target.modulus != 0) index = ir::Mod(index, target.modulus);
         start = ir::Add(start, ir::Scale(index, block));
@@ -109,18 +110,23 @@ absl::Status Box(const isl::map& elements, const std::string& what, isl::map* or
   // Constant corner-to-corner extents...
   const isl::set extent = hi.sub(lo).as_map().range();
   if (extent.is_empty() || !extent.lexmin().is_equal(extent.lexmax())) {
-    return absl::UnimplementedError(absl::StrCat("the data of ", base::Excerpt(what, 2 * base::kMaxExcerpt), " is not a box of fixed size"));
+    return absl::UnimplementedError(absl::StrCat(
+        "the data of ", base::Excerpt(what, 2 * base::kMaxExcerpt), " is not a box of fixed size"));
   }
   const std::vector<int64_t> span = ir::SamplePoint(extent);
   for (int64_t s : span) {
-    if (s < 0) return absl::UnimplementedError(absl::StrCat("the data of ", base::Excerpt(what, 2 * base::kMaxExcerpt), " is not a box of fixed size"));
+    if (s < 0)
+      return absl::UnimplementedError(absl::StrCat("the data of ",
+                                                   base::Excerpt(what, 2 * base::kMaxExcerpt),
+                                                   " is not a box of fixed size"));
     size->push_back(s + 1);
   }
   // ...and every element inside [lo, lo + size): lo and hi are then the corners of the
   // per-dim ranges (both are elements), so this is the data's bounding box.
   const isl::set offsets = ir::MinusOrigin(elements, lo).range();
   if (!offsets.is_subset(ir::Box(offsets.space(), *size))) {
-    return absl::UnimplementedError(absl::StrCat("the data of ", base::Excerpt(what, 2 * base::kMaxExcerpt), " is not a box of fixed size"));
+    return absl::UnimplementedError(absl::StrCat(
+        "the data of ", base::Excerpt(what, 2 * base::kMaxExcerpt), " is not a box of fixed size"));
   }
   *origin = lo.as_map();
   return absl::OkStatus();
@@ -145,7 +151,8 @@ using BoxMemo = std::map<std::string, absl::StatusOr<BoxResult>>;
 
 // Box(elements()) remembered in `memo` under `key` (no memo: computed each time).
 // `elements` is only called on a miss.
-absl::StatusOr<BoxResult> MemoBox(BoxMemo* memo, const std::string& key, const std::function<isl::map()>& elements,
+absl::StatusOr<BoxResult> MemoBox(BoxMemo* memo, const std::string& key,
+                                  const std::function<isl::map()>& elements,
                                   const std::string& what) {
   return Memo(memo, key, [&]() -> absl::StatusOr<BoxResult> {
     BoxResult b;
@@ -181,7 +188,8 @@ Program DescribeTensors(const Computation& c) {
     for (size_t d = 0; d < info.shape.size(); ++d) {
       DimLayout l;
       if (s != nullptr) {
-        for (const auto& [block, target] : s->blocks[d]) l.blocks.emplace_back(block, AxisExprToExpr(target));
+        for (const auto& [block, target] : s->blocks[d])
+          l.blocks.emplace_back(block, AxisExprToExpr(target));
       }
       info.layout.push_back(std::move(l));
     }
@@ -202,8 +210,9 @@ struct TransferPlan {
 };
 
 // Without `offsets` the boxes' offsets (Slice::offset) stay empty (LowerOptions::offsets).
-absl::StatusOr<TransferPlan> PlanTransfer(const Computation& c, const Names& names, const ir::Communication& t,
-                                          bool offsets, BoxMemo* boxes) {
+absl::StatusOr<TransferPlan> PlanTransfer(const Computation& c, const Names& names,
+                                          const ir::Communication& t, bool offsets,
+                                          BoxMemo* boxes) {
   TransferPlan plan;
   plan.transfer = t;
   plan.output = c.problem().IsOutput(t.tensor);
@@ -211,8 +220,9 @@ absl::StatusOr<TransferPlan> PlanTransfer(const Computation& c, const Names& nam
   const std::string buffer = (plan.output ? "Part" : "Trans") + t.tensor;
   // The box depends on the loops and the tensor's access only: shared by all its shardings.
   const std::string box_key = absl::StrCat(c.LoopsKey(), "|transfer ", t.tensor, "@", t.loop);
-  MT_ASSIGN_OR_RETURN(BoxResult box, MemoBox(boxes, box_key, [&] { return ir::TransferElements(c, t); },
-                                             "communicate(" + t.tensor + ", " + t.loop + ")"));
+  MT_ASSIGN_OR_RETURN(BoxResult box, MemoBox(
+                                         boxes, box_key, [&] { return ir::TransferElements(c, t); },
+                                         "communicate(" + t.tensor + ", " + t.loop + ")"));
   plan.origin = std::move(box.origin);
   plan.size = std::move(box.size);
   Slice global;
@@ -233,7 +243,8 @@ absl::StatusOr<TransferPlan> PlanTransfer(const Computation& c, const Names& nam
   const isl::map sources = ir::TransferSources(c, t);
   if (!ir::SingleSource(c, t)) {
     std::vector<int> axes = ir::GatherAxes(c, t);
-    if (axes.empty()) return absl::InternalError("communicate(" + t.tensor + ") reads from several ranks");
+    if (axes.empty())
+      return absl::InternalError("communicate(" + t.tensor + ") reads from several ranks");
     // Many sources: every rank along `axes` contributes the piece of the box it holds.
     x.pattern.kind = CommPattern::Kind::kAllGather;
     x.pattern.axes = std::move(axes);
@@ -248,7 +259,8 @@ absl::StatusOr<TransferPlan> PlanTransfer(const Computation& c, const Names& nam
   x.src.size = plan.size;
   if (offsets) {
     // The box in the source's local shard: global origin minus the source's block start.
-    const isl::pw_multi_aff start = BlockStart(c, t.tensor).as_pw_multi_aff().pullback(sources.as_pw_multi_aff());
+    const isl::pw_multi_aff start =
+        BlockStart(c, t.tensor).as_pw_multi_aff().pullback(sources.as_pw_multi_aff());
     const isl::map local = plan.origin.as_pw_multi_aff().sub(start).as_map();
     MT_ASSIGN_OR_RETURN(x.src.offset, ToExprs(c, names, local, plan.prefix));
   }
@@ -266,8 +278,8 @@ int KernelPrefix(const Computation& c) {
 }
 
 // Operand i of the kernel call (0: the output): its buffer and its slice there.
-absl::StatusOr<Operand> PlanOperand(const Computation& c, const Names& names, size_t i, const TransferPlan* via,
-                                    bool offsets, BoxMemo* boxes) {
+absl::StatusOr<Operand> PlanOperand(const Computation& c, const Names& names, size_t i,
+                                    const TransferPlan* via, bool offsets, BoxMemo* boxes) {
   const ir::TensorAccess& a = i == 0 ? c.problem().output : c.problem().operands[i - 1];
   const int prefix = KernelPrefix(c);
   const isl::map instances = c.RankAndTime(prefix).reverse();  // P -> S
@@ -275,18 +287,22 @@ absl::StatusOr<Operand> PlanOperand(const Computation& c, const Names& names, si
   op.tensor = a.tensor;
   op.dims = a.indices;
   // The tile depends on the loops alone: shared by all shardings of the tensor.
-  MT_ASSIGN_OR_RETURN(BoxResult box, MemoBox(boxes, absl::StrCat(c.LoopsKey(), "|operand ", i),
-                                             [&] { return instances.apply_range(c.OperandAccess(i)); },
-                                             "the kernel's " + a.tensor));
+  MT_ASSIGN_OR_RETURN(BoxResult box, MemoBox(
+                                         boxes, absl::StrCat(c.LoopsKey(), "|operand ", i),
+                                         [&] { return instances.apply_range(c.OperandAccess(i)); },
+                                         "the kernel's " + a.tensor));
   const isl::map tile = std::move(box.origin);
   op.slice.size = std::move(box.size);
   op.buffer = via != nullptr ? (via->output ? "Part" : "Trans") + a.tensor : a.tensor;
   if (!offsets) return op;
   isl::pw_multi_aff base;
   if (via != nullptr) {
-    base = via->origin.as_pw_multi_aff().pullback(Truncate(c, prefix, via->prefix).as_pw_multi_aff());
+    base =
+        via->origin.as_pw_multi_aff().pullback(Truncate(c, prefix, via->prefix).as_pw_multi_aff());
   } else {
-    base = BlockStart(c, a.tensor).as_pw_multi_aff().pullback(Truncate(c, prefix, -1).as_pw_multi_aff());
+    base = BlockStart(c, a.tensor)
+               .as_pw_multi_aff()
+               .pullback(Truncate(c, prefix, -1).as_pw_multi_aff());
   }
   const isl::map offset = tile.as_pw_multi_aff().sub(base).as_map();
   MT_ASSIGN_OR_RETURN(op.slice.offset, ToExprs(c, names, offset, prefix));
@@ -313,8 +329,9 @@ LoweringCache::~LoweringCache() = default;
 namespace {
 
 absl::StatusOr<StmtPtr> PlanCompute(const Computation& c, const Names& names,
-                                    const std::vector<TransferPlan>& transfers, LoweringCache::Impl* cache,
-                                    const std::string& loops_key, bool offsets) {
+                                    const std::vector<TransferPlan>& transfers,
+                                    LoweringCache::Impl* cache, const std::string& loops_key,
+                                    bool offsets) {
   const ir::Problem& prob = c.problem();
   Compute k;
   k.kernel = c.kernel().empty() ? "contraction" : c.kernel();
@@ -333,8 +350,10 @@ absl::StatusOr<StmtPtr> PlanCompute(const Computation& c, const Names& names,
       if (t.transfer.tensor == tensor) via = &t;
     }
     const std::string key = absl::StrCat(offsets, "|", loops_key, "|", i, "|", c.TensorKey(tensor));
-    MT_ASSIGN_OR_RETURN(Operand op, Memo(cache ? &cache->operands : nullptr, key,
-                                         [&] { return PlanOperand(c, names, i, via, offsets, cache ? &cache->boxes : nullptr); }));
+    MT_ASSIGN_OR_RETURN(Operand op, Memo(cache ? &cache->operands : nullptr, key, [&] {
+                          return PlanOperand(c, names, i, via, offsets,
+                                             cache ? &cache->boxes : nullptr);
+                        }));
     if (i == 0) {
       k.out = std::move(op);
     } else {
@@ -354,8 +373,8 @@ struct Placement {
 };
 
 // The loop nest for `placement`, with a placeholder leaf per statement instance.
-absl::StatusOr<LoweringCache::Impl::Skeleton> BuildSkeleton(const Computation& c, const Names& names,
-                                                            const std::vector<Placement>& placement) {
+absl::StatusOr<LoweringCache::Impl::Skeleton> BuildSkeleton(
+    const Computation& c, const Names& names, const std::vector<Placement>& placement) {
   const int q = static_cast<int>(names.serial.size());
   constexpr int kNested = 1000;
   std::vector<isl::map> parts;
@@ -370,9 +389,10 @@ absl::StatusOr<LoweringCache::Impl::Skeleton> BuildSkeleton(const Computation& c
       out.push_back(absl::StrCat(k < depth ? kNested : (k == depth ? order : 0)));
       if (k < q) out.push_back(k < depth ? c.loops()[names.serial[k]].name : "0");
     }
-    parts.push_back(isl::map(c.ctx(), absl::StrCat("[", absl::StrJoin(names.axes, ","), "] -> { ", name, "[",
-                                                   absl::StrJoin(vars, ","), "] -> [", absl::StrJoin(out, ","), "]",
-                                                   cons.empty() ? "" : " : ", absl::StrJoin(cons, " and "), " }")));
+    parts.push_back(isl::map(
+        c.ctx(), absl::StrCat("[", absl::StrJoin(names.axes, ","), "] -> { ", name, "[",
+                              absl::StrJoin(vars, ","), "] -> [", absl::StrJoin(out, ","), "]",
+                              cons.empty() ? "" : " : ", absl::StrJoin(cons, " and "), " }")));
   };
   std::map<int, int> fetches_at, reduces_at;
   for (const Placement& t : placement) {
@@ -400,11 +420,12 @@ absl::StatusOr<LoweringCache::Impl::Skeleton> BuildSkeleton(const Computation& c
   }
   LoweringCache::Impl::Skeleton skeleton;
   MT_ASSIGN_OR_RETURN(skeleton.tree,
-                      GenerateLoops(all, mesh_context, iterators, [&](const std::string& name) -> absl::StatusOr<StmtPtr> {
-                        StmtPtr placeholder = MakeStmt(Block{});
-                        skeleton.leaves[placeholder.get()] = name;
-                        return placeholder;
-                      }));
+                      GenerateLoops(all, mesh_context, iterators,
+                                    [&](const std::string& name) -> absl::StatusOr<StmtPtr> {
+                                      StmtPtr placeholder = MakeStmt(Block{});
+                                      skeleton.leaves[placeholder.get()] = name;
+                                      return placeholder;
+                                    }));
   return skeleton;
 }
 
@@ -435,7 +456,8 @@ absl::StatusOr<Program> Lower(const ir::Computation& c, const LowerOptions& opti
   LoweringCache::Impl* cache = options.cache != nullptr ? &options.cache->impl() : nullptr;
   try {
     const std::string loops_key = cache != nullptr ? c.LoopsKey() : "";
-    const Names names = Memo(cache ? &cache->names : nullptr, loops_key, [&] { return MakeNames(c); });
+    const Names names =
+        Memo(cache ? &cache->names : nullptr, loops_key, [&] { return MakeNames(c); });
     Program p = DescribeTensors(c);
     log("tensors", p);
     std::vector<TransferPlan> transfers;
@@ -443,10 +465,12 @@ absl::StatusOr<Program> Lower(const ir::Computation& c, const LowerOptions& opti
     std::map<std::string, StmtPtr> statements;
     std::string placement_key = loops_key;
     for (const ir::Communication& t : c.transfers()) {
-      MT_ASSIGN_OR_RETURN(TransferPlan plan,
-                          Memo(cache ? &cache->transfers : nullptr,
-                               absl::StrCat(options.offsets, "|", loops_key, "|", c.TensorKey(t.tensor)),
-                               [&] { return PlanTransfer(c, names, t, options.offsets, cache ? &cache->boxes : nullptr); }));
+      MT_ASSIGN_OR_RETURN(
+          TransferPlan plan,
+          Memo(cache ? &cache->transfers : nullptr,
+               absl::StrCat(options.offsets, "|", loops_key, "|", c.TensorKey(t.tensor)), [&] {
+                 return PlanTransfer(c, names, t, options.offsets, cache ? &cache->boxes : nullptr);
+               }));
       p.buffers.push_back(std::get<Alloc>(plan.alloc->node));
       placement.push_back({t.tensor, Depth(c, plan.prefix), plan.output});
       absl::StrAppend(&placement_key, "|", t.tensor, ":", placement.back().depth, ":", plan.output);
@@ -454,7 +478,8 @@ absl::StatusOr<Program> Lower(const ir::Computation& c, const LowerOptions& opti
       statements[(plan.output ? "Reduce" : "Fetch") + t.tensor] = plan.stmt;
       transfers.push_back(std::move(plan));
     }
-    MT_ASSIGN_OR_RETURN(statements["Compute"], PlanCompute(c, names, transfers, cache, loops_key, options.offsets));
+    MT_ASSIGN_OR_RETURN(statements["Compute"],
+                        PlanCompute(c, names, transfers, cache, loops_key, options.offsets));
     MT_ASSIGN_OR_RETURN(const LoweringCache::Impl::Skeleton skeleton,
                         Memo(cache ? &cache->loops : nullptr, placement_key,
                              [&] { return BuildSkeleton(c, names, placement); }));

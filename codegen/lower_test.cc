@@ -76,12 +76,15 @@ TEST(LowerTest, ReferencePatterns) {
 }
 
 TEST(LowerTest, WholeRowsOfBlocksAreAllGathered) {
-  const Program p = LowerText(kMatmul, "m=16,n=12,k=8", "x=2,y=2",
-                              "distribute([m,n], [mo,no], [mi,ni], [x,y])\nreorder(mo, no, mi, ni, k)\n"
-                              "shard(A, m@x, k@y)\nshard(B, k@x, n@y)\nshard(C, m@x, n@y)\n"
-                              "communicate(A, mi)\ncommunicate(B, mi)\ntensorize([mi, ni, k], matmul)\n");
-  EXPECT_EQ(Patterns(p), (std::vector<std::string>{"A AllGather(axes=[1])", "B AllGather(axes=[0])"}));
-  EXPECT_NE(PseudoCode(p).find("AllGather(axes=[1]) A[8 * x:8 * x + 8, 0:8] (global) -> TransA[0:8, 0:8]"),
+  const Program p =
+      LowerText(kMatmul, "m=16,n=12,k=8", "x=2,y=2",
+                "distribute([m,n], [mo,no], [mi,ni], [x,y])\nreorder(mo, no, mi, ni, k)\n"
+                "shard(A, m@x, k@y)\nshard(B, k@x, n@y)\nshard(C, m@x, n@y)\n"
+                "communicate(A, mi)\ncommunicate(B, mi)\ntensorize([mi, ni, k], matmul)\n");
+  EXPECT_EQ(Patterns(p),
+            (std::vector<std::string>{"A AllGather(axes=[1])", "B AllGather(axes=[0])"}));
+  EXPECT_NE(PseudoCode(p).find(
+                "AllGather(axes=[1]) A[8 * x:8 * x + 8, 0:8] (global) -> TransA[0:8, 0:8]"),
             std::string::npos)
       << PseudoCode(p);
 }
@@ -89,15 +92,18 @@ TEST(LowerTest, WholeRowsOfBlocksAreAllGathered) {
 TEST(LowerTest, PummaBroadcastRootFollowsTheRotation) {
   const Program p = LowerFile(kMatmul, kExtents, "x=8,y=8", "pumma.trace");
   const std::string code = PseudoCode(p);
-  EXPECT_NE(code.find("Broadcast(axes=[0]) B[0:256, 0:128] from rank[(y + ko) % 8] -> TransB[0:256, 0:128]"),
-            std::string::npos)
+  EXPECT_NE(
+      code.find(
+          "Broadcast(axes=[0]) B[0:256, 0:128] from rank[(y + ko) % 8] -> TransB[0:256, 0:128]"),
+      std::string::npos)
       << code;
 }
 
 TEST(LowerTest, SplitKReducesTheOutput) {
-  const Program p = LowerText(kMatmul, "m=8,n=8,k=16", "x=4",
-                              "distribute([k], [ko], [ki], [x])\nshard(A, k@x)\nshard(B, k@x)\nshard(C, m@x)\n"
-                              "communicate(C, ki)\ntensorize([ki, m, n], matmul)\n");
+  const Program p =
+      LowerText(kMatmul, "m=8,n=8,k=16", "x=4",
+                "distribute([k], [ko], [ki], [x])\nshard(A, k@x)\nshard(B, k@x)\nshard(C, m@x)\n"
+                "communicate(C, ki)\ntensorize([ki, m, n], matmul)\n");
   EXPECT_EQ(Patterns(p), std::vector<std::string>{"C ReduceScatter(axes=[0])"});
   const Program all = LowerText(kMatmul, "m=8,n=8,k=16", "x=4",
                                 "distribute([k], [ko], [ki], [x])\nshard(A, k@x)\nshard(B, k@x)\n"

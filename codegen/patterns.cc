@@ -44,7 +44,8 @@ CommPattern DetectFetchPattern(const ir::Computation& c, int prefix, const isl::
   bool broadcast = true;
   auto offsets_independent = [&](int a) {
     if (offsets_key.empty()) return ir::IndependentOfDim(offsets, a);
-    return c.MemoBool(absl::StrCat(offsets_key, "|IndependentOfDim ", a), [&] { return ir::IndependentOfDim(offsets, a); });
+    return c.MemoBool(absl::StrCat(offsets_key, "|IndependentOfDim ", a),
+                      [&] { return ir::IndependentOfDim(offsets, a); });
   };
   for (int a : moving) {
     broadcast = broadcast && ir::IndependentOfDim(sources, a) && offsets_independent(a);
@@ -63,18 +64,26 @@ CommPattern DetectFetchPattern(const ir::Computation& c, int prefix, const isl::
     const int64_t size = mesh.axes[a].size;
     const isl::map next = Substitute(p, na + serial, last, DomainVar(p, last).add_constant(1));
     const isl::map src_a = ir::RangeComponent(sources, a);
-    const isl::set valid = next.intersect_range(sources.domain()).domain().intersect(sources.domain());
+    const isl::set valid =
+        next.intersect_range(sources.domain()).domain().intersect(sources.domain());
     // { [now] -> [later] } over every rank and iteration, then its differences.
-    const isl::set deltas =
-        src_a.intersect_domain(valid).range_product(next.apply_range(src_a)).range().unwrap().deltas();
+    const isl::set deltas = src_a.intersect_domain(valid)
+                                .range_product(next.apply_range(src_a))
+                                .range()
+                                .unwrap()
+                                .deltas();
     if (!deltas.is_empty()) {
-      const int64_t lo = ir::SamplePoint(deltas.lexmin())[0], hi = ir::SamplePoint(deltas.lexmax())[0];
-      const bool ring = lo == hi || (hi - lo == size && deltas.is_equal(isl::set(
-                                         c.ctx(), "{ [" + std::to_string(lo) + "]; [" + std::to_string(hi) + "] }")));
+      const int64_t lo = ir::SamplePoint(deltas.lexmin())[0],
+                    hi = ir::SamplePoint(deltas.lexmax())[0];
+      const bool ring =
+          lo == hi || (hi - lo == size &&
+                       deltas.is_equal(isl::set(c.ctx(), "{ [" + std::to_string(lo) + "]; [" +
+                                                             std::to_string(hi) + "] }")));
       int64_t d = ((lo % size) + size) % size;
       if (d > size / 2) d -= size;
       if (ring && d != 0) {
-        const isl::map nbr = Substitute(p, na + serial, a, ir::Mod(DomainVar(p, a).add_constant(d), size));
+        const isl::map nbr =
+            Substitute(p, na + serial, a, ir::Mod(DomainVar(p, a).add_constant(d), size));
         if (next.apply_range(offsets).intersect_domain(valid).is_equal(
                 nbr.apply_range(offsets).intersect_domain(valid))) {
           out.kind = CommPattern::Kind::kShift;

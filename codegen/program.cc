@@ -35,7 +35,8 @@ std::string CommPattern::ToString() const {
     case Kind::kSendRecv:
       return Name();
     case Kind::kShift:
-      return absl::StrCat("Shift(axis=", axes.empty() ? -1 : axes[0], ", ", shift > 0 ? "+" : "", shift, ")");
+      return absl::StrCat("Shift(axis=", axes.empty() ? -1 : axes[0], ", ", shift > 0 ? "+" : "",
+                          shift, ")");
     default:
       return absl::StrCat(Name(), "(axes=[", absl::StrJoin(axes, ", "), "])");
   }
@@ -95,7 +96,8 @@ std::vector<TransferSummary> Summarize(const Program& p) {
   };
   if (p.body) walk(p.body, 1);
   for (TransferSummary& t : out) {
-    if (t.pattern.kind != CommPattern::Kind::kLocal) t.bytes_per_rank = t.elements * t.instances * p.dtype_bytes;
+    if (t.pattern.kind != CommPattern::Kind::kLocal)
+      t.bytes_per_rank = t.elements * t.instances * p.dtype_bytes;
   }
   return out;
 }
@@ -106,7 +108,8 @@ std::string SliceText(const std::string& buffer, const Slice& s) {
   std::vector<std::string> parts;
   for (size_t d = 0; d < s.size.size(); ++d) {
     // An all-gather's source box has sizes but no single offset.
-    parts.push_back(absl::StrCat(d < s.offset.size() ? s.offset[d].ToString() : "*", " +: ", s.size[d]));
+    parts.push_back(
+        absl::StrCat(d < s.offset.size() ? s.offset[d].ToString() : "*", " +: ", s.size[d]));
   }
   return absl::StrCat(buffer, "[", absl::StrJoin(parts, ", "), "]");
 }
@@ -124,13 +127,14 @@ void DumpStmt(const StmtPtr& s, int indent, std::string* out) {
   } else if (const auto* t = std::get_if<Transfer>(&s->node)) {
     std::vector<std::string> src;
     for (const Expr& e : t->source) src.push_back(e.ToString());
-    absl::StrAppend(out, pad, "transfer ", t->pattern.ToString(), " ", SliceText(t->tensor, t->src), " from [",
-                    absl::StrJoin(src, ", "), "] -> ", t->buffer, " (global ", SliceText(t->tensor, t->global), ")\n");
+    absl::StrAppend(out, pad, "transfer ", t->pattern.ToString(), " ", SliceText(t->tensor, t->src),
+                    " from [", absl::StrJoin(src, ", "), "] -> ", t->buffer, " (global ",
+                    SliceText(t->tensor, t->global), ")\n");
   } else if (const auto* c = std::get_if<Compute>(&s->node)) {
     std::vector<std::string> ins;
     for (const Operand& o : c->in) ins.push_back(SliceText(o.buffer, o.slice));
-    absl::StrAppend(out, pad, "compute ", c->kernel, " ", SliceText(c->out.buffer, c->out.slice), " <- ",
-                    absl::StrJoin(ins, c->sum ? " + " : " * "), "\n");
+    absl::StrAppend(out, pad, "compute ", c->kernel, " ", SliceText(c->out.buffer, c->out.slice),
+                    " <- ", absl::StrJoin(ins, c->sum ? " + " : " * "), "\n");
   } else if (const auto* r = std::get_if<Reduce>(&s->node)) {
     absl::StrAppend(out, pad, "reduce ", r->pattern.ToString(), " ", r->buffer, " -> ",
                     SliceText(r->tensor, r->global), "\n");
@@ -149,7 +153,8 @@ std::string Dump(const Program& p) {
   return out;
 }
 
-std::string PatternLabel(const std::string& tensor, const std::string& loop, const CommPattern& pattern) {
+std::string PatternLabel(const std::string& tensor, const std::string& loop,
+                         const CommPattern& pattern) {
   return absl::StrCat(tensor, "@", loop, " ", pattern.ToString());
 }
 
@@ -158,8 +163,8 @@ std::string RenamePatternLabel(const std::string& label,
   const size_t at = label.find('@');
   const size_t space = label.find(' ');
   if (at == std::string::npos || space == std::string::npos || space < at) return label;
-  return absl::StrCat(rename(label.substr(0, at)), "@", rename(label.substr(at + 1, space - at - 1)),
-                      label.substr(space));
+  return absl::StrCat(rename(label.substr(0, at)), "@",
+                      rename(label.substr(at + 1, space - at - 1)), label.substr(space));
 }
 
 }  // namespace meshtune::codegen

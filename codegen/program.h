@@ -8,8 +8,8 @@
 #define MESHTUNE_CODEGEN_PROGRAM_H_
 
 #include <cstdint>
-#include <memory>
 #include <functional>
+#include <memory>
 #include <string>
 #include <variant>
 #include <vector>
@@ -20,7 +20,16 @@ namespace meshtune::codegen {
 
 // How a transfer's data moves between ranks (codegen/patterns.h derives it).
 struct CommPattern {
-  enum class Kind { kLocal, kBroadcast, kShift, kSendRecv, kAllGather, kReduce, kReduceScatter, kAllReduce };
+  enum class Kind {
+    kLocal,
+    kBroadcast,
+    kShift,
+    kSendRecv,
+    kAllGather,
+    kReduce,
+    kReduceScatter,
+    kAllReduce
+  };
   Kind kind = Kind::kLocal;
   std::vector<int> axes;  // mesh axes of the group (broadcast, gather, reduce) or the ring
   int shift = 0;          // Shift: data comes from the neighbour at +shift along axes[0]
@@ -76,7 +85,8 @@ struct Alloc {
 // AllGather, from every rank along the pattern's axes; `source` and `src` are then unused).
 struct Transfer {
   std::string tensor, buffer, loop;
-  std::string time_loop;  // Shift: the loop along which the ring turns (fetch at its first iteration)
+  std::string
+      time_loop;  // Shift: the loop along which the ring turns (fetch at its first iteration)
   CommPattern pattern;
   std::vector<Expr> source;  // the source rank's coordinates, one per mesh axis
   Slice src;                 // the box in the source's local shard
@@ -84,8 +94,8 @@ struct Transfer {
 };
 // One kernel call (or one scalar update when nothing is tensorized).
 struct Operand {
-  std::string tensor;  // the tensor accessed
-  std::string buffer;  // its local shard (the tensor's name) or a transfer buffer
+  std::string tensor;             // the tensor accessed
+  std::string buffer;             // its local shard (the tensor's name) or a transfer buffer
   std::vector<std::string> dims;  // the index each buffer dim walks
   Slice slice;
 };
@@ -127,8 +137,8 @@ const Compute* KernelCall(const Program& p);
 struct TransferSummary {
   std::string tensor, loop;
   CommPattern pattern;
-  int64_t elements = 0;    // per instance
-  int64_t instances = 0;   // how often it runs (product of the enclosing loop extents)
+  int64_t elements = 0;        // per instance
+  int64_t instances = 0;       // how often it runs (product of the enclosing loop extents)
   int64_t bytes_per_rank = 0;  // received over the program; 0 for Local
 };
 
@@ -137,7 +147,8 @@ std::vector<TransferSummary> Summarize(const Program& p);
 
 // How answers and tuning records list a transfer: "TENSOR@LOOP PATTERN", e.g.
 // "A@ko Broadcast(axes=[1])". The one place the label is built.
-std::string PatternLabel(const std::string& tensor, const std::string& loop, const CommPattern& pattern);
+std::string PatternLabel(const std::string& tensor, const std::string& loop,
+                         const CommPattern& pattern);
 
 // `label` (a PatternLabel) with its tensor and loop passed through `rename`; any other text
 // is returned as it is.

@@ -42,8 +42,8 @@ std::string KernelText(const Program& p, const Compute& c) {
   if (c.kernel == "mul") return absl::StrJoin(in, " * ");
   std::vector<std::string> specs;
   for (const Operand& o : c.in) specs.push_back(absl::StrJoin(o.dims, ","));
-  return absl::StrCat("einsum('", absl::StrJoin(specs, ";"), "->", absl::StrJoin(c.out.dims, ","), "', ",
-                      absl::StrJoin(in, ", "), ")");
+  return absl::StrCat("einsum('", absl::StrJoin(specs, ";"), "->", absl::StrJoin(c.out.dims, ","),
+                      "', ", absl::StrJoin(in, ", "), ")");
 }
 
 void Print(const Program& p, const StmtPtr& s, int indent, bool accumulate, std::string* out) {
@@ -52,28 +52,32 @@ void Print(const Program& p, const StmtPtr& s, int indent, bool accumulate, std:
     for (const StmtPtr& c : b->body) Print(p, c, indent, accumulate, out);
   } else if (const auto* f = std::get_if<For>(&s->node)) {
     const Expr end = f->lo + Expr::Const(f->extent);
-    absl::StrAppend(out, pad, "for ", f->var, " in range(", f->lo.ToPython(), ", ", end.ToPython(), "):\n");
+    absl::StrAppend(out, pad, "for ", f->var, " in range(", f->lo.ToPython(), ", ", end.ToPython(),
+                    "):\n");
     Print(p, f->body, indent + 1, accumulate, out);
   } else if (const auto* a = std::get_if<Alloc>(&s->node)) {
-    absl::StrAppend(out, pad, a->buffer, " = ", a->zero ? "zeros" : "alloc", "(", absl::StrJoin(a->shape, ", "), ")\n");
+    absl::StrAppend(out, pad, a->buffer, " = ", a->zero ? "zeros" : "alloc", "(",
+                    absl::StrJoin(a->shape, ", "), ")\n");
   } else if (const auto* t = std::get_if<Transfer>(&s->node)) {
     std::vector<std::string> rank;
     for (size_t i = 0; i < t->source.size(); ++i) {
       const bool shown = t->pattern.kind != CommPattern::Kind::kBroadcast ||
-                         std::find(t->pattern.axes.begin(), t->pattern.axes.end(), static_cast<int>(i)) !=
-                             t->pattern.axes.end();
+                         std::find(t->pattern.axes.begin(), t->pattern.axes.end(),
+                                   static_cast<int>(i)) != t->pattern.axes.end();
       if (shown) rank.push_back(t->source[i].ToPython());
     }
     Slice whole{std::vector<Expr>(t->src.size.size(), Expr::Const(0)), t->src.size};
     if (t->pattern.kind == CommPattern::Kind::kAllGather) {
-      absl::StrAppend(out, pad, t->pattern.ToString(), " ", SliceText(t->tensor, t->global), " (global) -> ",
-                      SliceText(t->buffer, whole), "\n");
+      absl::StrAppend(out, pad, t->pattern.ToString(), " ", SliceText(t->tensor, t->global),
+                      " (global) -> ", SliceText(t->buffer, whole), "\n");
     } else {
-      absl::StrAppend(out, pad, t->pattern.ToString(), " ", SliceText(t->tensor, t->src), " from rank[",
-                      absl::StrJoin(rank, ", "), "] -> ", SliceText(t->buffer, whole), "\n");
+      absl::StrAppend(out, pad, t->pattern.ToString(), " ", SliceText(t->tensor, t->src),
+                      " from rank[", absl::StrJoin(rank, ", "), "] -> ",
+                      SliceText(t->buffer, whole), "\n");
     }
   } else if (const auto* c = std::get_if<Compute>(&s->node)) {
-    absl::StrAppend(out, pad, OperandText(p, c->out), accumulate ? " += " : " = ", KernelText(p, *c), "\n");
+    absl::StrAppend(out, pad, OperandText(p, c->out), accumulate ? " += " : " = ",
+                    KernelText(p, *c), "\n");
   } else if (const auto* r = std::get_if<Reduce>(&s->node)) {
     Slice whole{std::vector<Expr>(r->global.size.size(), Expr::Const(0)), r->global.size};
     absl::StrAppend(out, pad, r->pattern.ToString(), " ", SliceText(r->buffer, whole), " -> ",
@@ -91,7 +95,8 @@ std::string PseudoCode(const Program& program) {
     for (const auto& [index, extent] : c->tile) {
       if (std::find(c->out.dims.begin(), c->out.dims.end(), index) != c->out.dims.end()) continue;
       for (const TensorInfo& t : program.tensors) {
-        for (size_t d = 0; d < t.dims.size(); ++d) accumulate = accumulate || (t.dims[d] == index && extent < t.shape[d]);
+        for (size_t d = 0; d < t.dims.size(); ++d)
+          accumulate = accumulate || (t.dims[d] == index && extent < t.shape[d]);
       }
     }
   }

@@ -1,4 +1,5 @@
-// Pseudo-code of a Program, in the style of the seed notebook's listings (docs/design.md, "Pseudo-code"):
+// Pseudo-code of a Program, in the style of the seed notebook's listings (docs/design.md,
+// "Pseudo-code"):
 //
 //   for ko in range(0, 8):
 //       TransA = alloc(64, 256)

@@ -15,9 +15,9 @@
 #include "absl/status/statusor.h"
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_join.h"
+#include "base/status_macros.h"
 #include "ir/isl_util.h"
 #include "ir/problem.h"
-#include "base/status_macros.h"
 
 namespace meshtune::codegen {
 

@@ -74,7 +74,8 @@ struct Unsoundness {
 // statement (tensors, shapes); Unimplemented for constructs the check does not model
 // (non-constant loop bounds, non-affine expressions, a Shift whose time loop is not the
 // innermost loop around it or does not start at 0).
-absl::Status ValidateProgram(const ir::Computation& c, const Program& p, Unsoundness* why = nullptr);
+absl::Status ValidateProgram(const ir::Computation& c, const Program& p,
+                             Unsoundness* why = nullptr);
 
 }  // namespace meshtune::codegen
 

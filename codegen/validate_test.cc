@@ -32,8 +32,8 @@ struct Lowered {
 };
 
 // `trace` judged legal on the problem and mesh, and lowered with offsets.
-std::optional<Lowered> LowerText(const std::string& expr, const std::string& extents, const std::string& mesh,
-                                 const std::string& trace) {
+std::optional<Lowered> LowerText(const std::string& expr, const std::string& extents,
+                                 const std::string& mesh, const std::string& trace) {
   absl::StatusOr<ir::Problem> p = ir::ParseProblem(expr, extents);
   absl::StatusOr<ir::Mesh> m = ir::ParseMesh(mesh);
   EXPECT_TRUE(p.ok() && m.ok());
@@ -75,7 +75,8 @@ Program EditLeaves(const Program& p, const std::function<StmtPtr(const StmtPtr&)
 }
 
 // `p` with the transfer of `tensor` changed by `change`.
-Program EditTransfer(const Program& p, const std::string& tensor, const std::function<void(Transfer*)>& change) {
+Program EditTransfer(const Program& p, const std::string& tensor,
+                     const std::function<void(Transfer*)>& change) {
   return EditLeaves(p, [&](const StmtPtr& s) {
     const auto* t = std::get_if<Transfer>(&s->node);
     if (t == nullptr || t->tensor != tensor) return s;
@@ -102,9 +103,10 @@ Expr Mod(const Expr& a, int64_t m) { return Expr::Make(Expr::Op::kMod, {a, Expr:
 
 // The reference traces of examples/ adapted to an s x s mesh.
 std::string OnSquare(const std::string& file, int s) {
-  return absl::StrReplaceAll(ReadFile("examples/" + file),
-                             {{"divide(k, ko, ki, 8)", "divide(k, ko, ki, " + std::to_string(s) + ")"},
-                              {"%8", "%" + std::to_string(s)}});
+  return absl::StrReplaceAll(
+      ReadFile("examples/" + file),
+      {{"divide(k, ko, ki, 8)", "divide(k, ko, ki, " + std::to_string(s) + ")"},
+       {"%8", "%" + std::to_string(s)}});
 }
 
 TEST(ValidateTest, ReferenceSchedulesValidate) {
@@ -119,7 +121,9 @@ TEST(ValidateTest, ReferenceSchedulesValidate) {
       for (int rep = 0; rep < 3; ++rep) {
         const auto t0 = std::chrono::steady_clock::now();
         st = ValidateProgram(l->c, l->p);
-        ms = std::min(ms, std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - t0).count());
+        ms = std::min(
+            ms, std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - t0)
+                    .count());
       }
       EXPECT_TRUE(st.ok()) << st << "\n" << Dump(l->p);
       std::printf("%s on %s: %.1f ms\n", file, mesh.c_str(), ms);
@@ -129,7 +133,8 @@ TEST(ValidateTest, ReferenceSchedulesValidate) {
 
 std::string Text(const Refusal& r) { return std::string(r.status.message()); }
 
-void ExpectRefused(const Refusal& r, const std::string& tensor, const std::string& loop, const Point& rank) {
+void ExpectRefused(const Refusal& r, const std::string& tensor, const std::string& loop,
+                   const Point& rank) {
   EXPECT_TRUE(absl::IsFailedPrecondition(r.status)) << r.status;
   EXPECT_EQ(r.why.code, "lowering_unsound");
   EXPECT_EQ(r.why.tensor, tensor) << r.status;
@@ -151,7 +156,9 @@ Program EditReduce(const Program& p, const std::function<void(Reduce*)>& change)
 // Each statement `pred` picks twice in a row.
 template <typename T>
 Program Duplicate(const Program& p) {
-  return EditLeaves(p, [](const StmtPtr& s) { return std::holds_alternative<T>(s->node) ? MakeStmt(Block{{s, s}}) : s; });
+  return EditLeaves(p, [](const StmtPtr& s) {
+    return std::holds_alternative<T>(s->node) ? MakeStmt(Block{{s, s}}) : s;
+  });
 }
 
 template <typename T>
@@ -163,7 +170,8 @@ Program Drop(const Program& p, const std::function<bool(const T&)>& pred) {
 }
 
 Lowered Summa2x2() {
-  std::optional<Lowered> l = LowerText(kMatmul, "m=16,n=16,k=16", "x=2,y=2", OnSquare("summa.trace", 2));
+  std::optional<Lowered> l =
+      LowerText(kMatmul, "m=16,n=16,k=16", "x=2,y=2", OnSquare("summa.trace", 2));
   EXPECT_TRUE(l.has_value());
   return *l;
 }
@@ -178,8 +186,9 @@ constexpr char kAgExpr[] = "C[m,n] = A[k,m] * B[k,n]";
 TEST(ValidateTest, AllGatherGemmValidates) {
   for (int s : {4, 2, 3}) {
     const std::string mesh = absl::StrCat("x=", s);
-    const std::string trace = absl::StrReplaceAll(ReadFile("examples/allgather_gemm.trace"),
-                                                  {{"divide(n, no, ni, 4)", absl::StrCat("divide(n, no, ni, ", s, ")")}});
+    const std::string trace =
+        absl::StrReplaceAll(ReadFile("examples/allgather_gemm.trace"),
+                            {{"divide(n, no, ni, 4)", absl::StrCat("divide(n, no, ni, ", s, ")")}});
     std::string rotated = trace;
     rotated.replace(rotated.find("communicate(B, no)"), 18, "communicate(B, no, rotate=[mo])");
     for (const std::string& t : {trace, rotated}) {
@@ -204,72 +213,93 @@ TEST(ValidateTest, LargeProblemsValidateQuickly) {
     ASSERT_TRUE(l.has_value());
     const auto t0 = std::chrono::steady_clock::now();
     const absl::Status st = ValidateProgram(l->c, l->p);
-    const double ms = std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - t0).count();
+    const double ms =
+        std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - t0).count();
     EXPECT_TRUE(st.ok()) << name << ": " << st;
     EXPECT_LT(ms, 2000) << name;  // generous: the machine may be loaded
     std::printf("%s 512^3 on 8x8: %.1f ms\n", name.c_str(), ms);
   }
-  std::optional<Lowered> ag = LowerText(kAgExpr, "m=512,k=512,n=512", "x=8",
-                                        absl::StrReplaceAll(ReadFile("examples/allgather_gemm.trace"),
-                                                            {{"divide(n, no, ni, 4)", "divide(n, no, ni, 8)"}}));
+  std::optional<Lowered> ag =
+      LowerText(kAgExpr, "m=512,k=512,n=512", "x=8",
+                absl::StrReplaceAll(ReadFile("examples/allgather_gemm.trace"),
+                                    {{"divide(n, no, ni, 4)", "divide(n, no, ni, 8)"}}));
   ASSERT_TRUE(ag.has_value());
   const auto t0 = std::chrono::steady_clock::now();
   EXPECT_TRUE(ValidateProgram(ag->c, ag->p).ok());
-  std::printf("allgather_gemm.trace 512^3 on x=8: %.1f ms\n",
-              std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - t0).count());
+  std::printf(
+      "allgather_gemm.trace 512^3 on x=8: %.1f ms\n",
+      std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - t0).count());
 }
 
 TEST(ValidateTest, RefusesAWrongBroadcastRoot) {
   const Lowered l = Summa2x2();
   // SUMMA's B comes from rank (ko, y); take it from (ko + 1) % 2 instead.
-  const Refusal r = Refuse(l, EditTransfer(l.p, "B", [](Transfer* t) { t->source[0] = Mod(t->source[0] + Expr::Const(1), 2); }));
+  const Refusal r = Refuse(l, EditTransfer(l.p, "B", [](Transfer* t) {
+                             t->source[0] = Mod(t->source[0] + Expr::Const(1), 2);
+                           }));
   ExpectRefused(r, "B", "ko", {0, 0});
-  EXPECT_EQ(Text(r),
-            "lowering_unsound: B at ko: rank (x=0, y=0) at ko=0 reads B[8, 0] from rank (x=1, y=0) for "
-            "C[0, 0] += A[0, 0] * B[8, 0], which needs B[0, 0]");
+  EXPECT_EQ(
+      Text(r),
+      "lowering_unsound: B at ko: rank (x=0, y=0) at ko=0 reads B[8, 0] from rank (x=1, y=0) for "
+      "C[0, 0] += A[0, 0] * B[8, 0], which needs B[0, 0]");
 }
 
 TEST(ValidateTest, RefusesRootsThatDisagreeWithinAGroup) {
   const Lowered l = Summa2x2();
   // Every rank names itself as root along x: the ranks of one group disagree.
-  const Refusal r = Refuse(l, EditTransfer(l.p, "B", [](Transfer* t) { t->source[0] = Expr::Var("x"); }));
+  const Refusal r =
+      Refuse(l, EditTransfer(l.p, "B", [](Transfer* t) { t->source[0] = Expr::Var("x"); }));
   ExpectRefused(r, "B", "ko", {0, 0});
-  EXPECT_EQ(Text(r), "lowering_unsound: B at ko: rank (x=0, y=0) at ko=0 takes root rank (x=0, y=0) but rank (x=1, y=0) "
-                     "of its group takes rank (x=1, y=0)");
+  EXPECT_EQ(Text(r),
+            "lowering_unsound: B at ko: rank (x=0, y=0) at ko=0 takes root rank (x=0, y=0) but "
+            "rank (x=1, y=0) "
+            "of its group takes rank (x=1, y=0)");
 }
 
 TEST(ValidateTest, RefusesAWrongSendRecvSource) {
   // A is sharded along k, so rank x needs rows 8x.. of column block ko from rank ko: a
   // point-to-point fetch. Take it from rank (ko + 1) % 2 instead.
-  std::optional<Lowered> l = LowerText(kMatmul, "m=16,n=16,k=16", "x=2",
-                                       "distribute([m], [mo], [mi], [x])\ndivide(k, ko, ki, 2)\nreorder(mo, ko, mi, n, ki)\n"
-                                       "shard(A, k@x)\nshard(B, k@x)\nshard(C, m@x)\ncommunicate(A, ko)\n"
-                                       "communicate(B, ko)\ntensorize([mi, n, ki], matmul)\n");
+  std::optional<Lowered> l = LowerText(
+      kMatmul, "m=16,n=16,k=16", "x=2",
+      "distribute([m], [mo], [mi], [x])\ndivide(k, ko, ki, 2)\nreorder(mo, ko, mi, n, ki)\n"
+      "shard(A, k@x)\nshard(B, k@x)\nshard(C, m@x)\ncommunicate(A, ko)\n"
+      "communicate(B, ko)\ntensorize([mi, n, ki], matmul)\n");
   ASSERT_TRUE(l.has_value());
   ASSERT_NE(Dump(l->p).find("transfer SendRecv A"), std::string::npos) << Dump(l->p);
   EXPECT_TRUE(ValidateProgram(l->c, l->p).ok());
-  const Refusal r = Refuse(*l, EditTransfer(l->p, "A", [](Transfer* t) { t->source[0] = Mod(t->source[0] + Expr::Const(1), 2); }));
+  const Refusal r = Refuse(*l, EditTransfer(l->p, "A", [](Transfer* t) {
+    t->source[0] = Mod(t->source[0] + Expr::Const(1), 2);
+  }));
   ExpectRefused(r, "A", "ko", {0});
-  EXPECT_EQ(Text(r), "lowering_unsound: A at ko: rank (x=0) at ko=0 reads A[0, 8] from rank (x=1) for "
-                     "C[0, 0] += A[0, 8] * B[0, 0], which needs A[0, 0]");
+  EXPECT_EQ(Text(r),
+            "lowering_unsound: A at ko: rank (x=0) at ko=0 reads A[0, 8] from rank (x=1) for "
+            "C[0, 0] += A[0, 8] * B[0, 0], which needs A[0, 0]");
 }
 
 TEST(ValidateTest, RefusesAShiftTheWrongWayRound) {
-  std::optional<Lowered> l = LowerText(kMatmul, "m=24,n=24,k=24", "x=3,y=3", OnSquare("cannon.trace", 3));
+  std::optional<Lowered> l =
+      LowerText(kMatmul, "m=24,n=24,k=24", "x=3,y=3", OnSquare("cannon.trace", 3));
   ASSERT_TRUE(l.has_value());
   ASSERT_TRUE(ValidateProgram(l->c, l->p).ok());
-  const Refusal r = Refuse(*l, EditTransfer(l->p, "A", [](Transfer* t) { t->pattern.shift = -t->pattern.shift; }));
+  const Refusal r = Refuse(
+      *l, EditTransfer(l->p, "A", [](Transfer* t) { t->pattern.shift = -t->pattern.shift; }));
   ExpectRefused(r, "A", "ko", {0, 0});
-  EXPECT_EQ(Text(r), "lowering_unsound: A at ko: rank (x=0, y=0) at ko=1 reads A[0, 16] from rank (x=0, y=2) for "
-                     "C[0, 0] += A[0, 16] * B[8, 0], which needs A[0, 8]");
+  EXPECT_EQ(
+      Text(r),
+      "lowering_unsound: A at ko: rank (x=0, y=0) at ko=1 reads A[0, 16] from rank (x=0, y=2) for "
+      "C[0, 0] += A[0, 16] * B[8, 0], which needs A[0, 8]");
 }
 
 TEST(ValidateTest, RefusesABoxOutsideTheSourceShard) {
   const Lowered l = Summa2x2();
-  const Refusal r = Refuse(l, EditTransfer(l.p, "A", [](Transfer* t) { t->src.offset[1] = t->src.offset[1] + Expr::Const(1); }));
+  const Refusal r = Refuse(l, EditTransfer(l.p, "A", [](Transfer* t) {
+                             t->src.offset[1] = t->src.offset[1] + Expr::Const(1);
+                           }));
   ExpectRefused(r, "A", "ko", {0, 0});
-  EXPECT_EQ(Text(r), "lowering_unsound: A at ko: rank (x=0, y=0) at ko=0 reads A[0, 8] from rank (x=0, y=0), which does "
-                     "not hold it (Broadcast(axes=[1]) into TransA)");
+  EXPECT_EQ(Text(r),
+            "lowering_unsound: A at ko: rank (x=0, y=0) at ko=0 reads A[0, 8] from rank (x=0, "
+            "y=0), which does "
+            "not hold it (Broadcast(axes=[1]) into TransA)");
 }
 
 TEST(ValidateTest, RefusesADroppedReduceOffset) {
@@ -280,31 +310,37 @@ TEST(ValidateTest, RefusesADroppedReduceOffset) {
     for (Expr& e : x->global.offset) e = Expr::Const(0);
   }));
   ExpectRefused(r, "C", "ki", {1, 0});
-  EXPECT_EQ(Text(r), "lowering_unsound: C at ki: rank (x=1, y=0) holds C[8, 0] but never receives C[8, 0] += A[8, 0] * B[0, 0]");
+  EXPECT_EQ(Text(r),
+            "lowering_unsound: C at ki: rank (x=1, y=0) holds C[8, 0] but never receives C[8, 0] "
+            "+= A[8, 0] * B[0, 0]");
 }
 
 TEST(ValidateTest, RefusesADroppedGatherOffset) {
-  std::optional<Lowered> l = LowerText(kMatmul, "m=16,n=12,k=8", "x=2,y=2",
-                                       "distribute([m,n], [mo,no], [mi,ni], [x,y])\nreorder(mo, no, mi, ni, k)\n"
-                                       "shard(A, m@x, k@y)\nshard(B, k@x, n@y)\nshard(C, m@x, n@y)\n"
-                                       "communicate(A, mi)\ncommunicate(B, mi)\ntensorize([mi, ni, k], matmul)\n");
+  std::optional<Lowered> l =
+      LowerText(kMatmul, "m=16,n=12,k=8", "x=2,y=2",
+                "distribute([m,n], [mo,no], [mi,ni], [x,y])\nreorder(mo, no, mi, ni, k)\n"
+                "shard(A, m@x, k@y)\nshard(B, k@x, n@y)\nshard(C, m@x, n@y)\n"
+                "communicate(A, mi)\ncommunicate(B, mi)\ntensorize([mi, ni, k], matmul)\n");
   ASSERT_TRUE(l.has_value());
   ASSERT_TRUE(ValidateProgram(l->c, l->p).ok());
   const Refusal r = Refuse(*l, EditTransfer(l->p, "A", [](Transfer* t) {
     for (Expr& e : t->global.offset) e = Expr::Const(0);
   }));
   ExpectRefused(r, "A", "mi", {1, 0});
-  EXPECT_EQ(Text(r), "lowering_unsound: A at mi: rank (x=1, y=0) has the kernel read TransA[0, 0], which is meant to hold "
-                     "A[0, 0] but no rank of its AllGather(axes=[1]) group holds A[0, 0]");
+  EXPECT_EQ(Text(r),
+            "lowering_unsound: A at mi: rank (x=1, y=0) has the kernel read TransA[0, 0], which is "
+            "meant to hold "
+            "A[0, 0] but no rank of its AllGather(axes=[1]) group holds A[0, 0]");
 }
 
 TEST(ValidateTest, RefusesADroppedKernelOffset) {
   // Rank x reads its own rows of A at column 8 * ko; reading column 0 every time is wrong
   // at ko = 1, and the local read cannot be told from B's fetch: both are named.
-  std::optional<Lowered> l = LowerText(kMatmul, "m=16,n=16,k=16", "x=2",
-                                       "distribute([m], [mo], [mi], [x])\ndivide(k, ko, ki, 2)\nreorder(mo, ko, mi, n, ki)\n"
-                                       "shard(A, m@x)\nshard(B, n@x)\nshard(C, m@x)\ncommunicate(B, ko)\n"
-                                       "tensorize([mi, n, ki], matmul)\n");
+  std::optional<Lowered> l = LowerText(
+      kMatmul, "m=16,n=16,k=16", "x=2",
+      "distribute([m], [mo], [mi], [x])\ndivide(k, ko, ki, 2)\nreorder(mo, ko, mi, n, ki)\n"
+      "shard(A, m@x)\nshard(B, n@x)\nshard(C, m@x)\ncommunicate(B, ko)\n"
+      "tensorize([mi, n, ki], matmul)\n");
   ASSERT_TRUE(l.has_value());
   ASSERT_TRUE(ValidateProgram(l->c, l->p).ok()) << Dump(l->p);
   const Refusal r = Refuse(*l, EditLeaves(l->p, [](const StmtPtr& s) {
@@ -315,20 +351,26 @@ TEST(ValidateTest, RefusesADroppedKernelOffset) {
     return MakeStmt(std::move(x));
   }));
   ExpectRefused(r, "C", "", {0});
-  EXPECT_EQ(Text(r), "lowering_unsound: C: rank (x=0) at ko=1 computes C[0, 0] += A[0, 0] * B[8, 0], which is no instance "
-                     "of the statement: either A[0, 0] should be A[0, 8] or B[8, 0] should be B[0, 0]");
+  EXPECT_EQ(Text(r),
+            "lowering_unsound: C: rank (x=0) at ko=1 computes C[0, 0] += A[0, 0] * B[8, 0], which "
+            "is no instance "
+            "of the statement: either A[0, 0] should be A[0, 8] or B[8, 0] should be B[0, 0]");
 }
 
 TEST(ValidateTest, RefusesAWrongShardLayout) {
   const Lowered l = Summa2x2();
   Program p = l.p;
   for (TensorInfo& t : p.tensors) {
-    if (t.name == "C") t.layout[0].blocks[0].second = Mod(t.layout[0].blocks[0].second + Expr::Const(1), 2);
+    if (t.name == "C")
+      t.layout[0].blocks[0].second = Mod(t.layout[0].blocks[0].second + Expr::Const(1), 2);
   }
   const Refusal r = Refuse(l, p);
   ExpectRefused(r, "C", "", {0, 0});
-  EXPECT_EQ(Text(r), "lowering_unsound: C: rank (x=0, y=0) at ko=0 computes C[8, 0] += A[0, 0] * B[0, 0], which is no "
-                     "instance of the statement: either C[8, 0] should be C[0, 0] or A[0, 0] should be A[8, 0]");
+  EXPECT_EQ(
+      Text(r),
+      "lowering_unsound: C: rank (x=0, y=0) at ko=0 computes C[8, 0] += A[0, 0] * B[0, 0], which "
+      "is no "
+      "instance of the statement: either C[8, 0] should be C[0, 0] or A[0, 0] should be A[8, 0]");
 }
 
 TEST(ValidateTest, RefusesElementsOutsideTheTensors) {
@@ -336,7 +378,8 @@ TEST(ValidateTest, RefusesElementsOutsideTheTensors) {
   // their whole size: rank 0 still holds them, rank 1 holds rows 16..31, past the tensors,
   // and computes products there that are no instances of the statement (every element of
   // C still has a holder and gets each of its products exactly once).
-  std::optional<Lowered> l = LowerText(kMatmul, "m=16,n=16,k=16", "x=2", "tensorize([m, n, k], matmul)\n");
+  std::optional<Lowered> l =
+      LowerText(kMatmul, "m=16,n=16,k=16", "x=2", "tensorize([m, n, k], matmul)\n");
   ASSERT_TRUE(l.has_value());
   ASSERT_TRUE(ValidateProgram(l->c, l->p).ok()) << Dump(l->p);
   Program p = l->p;
@@ -345,8 +388,10 @@ TEST(ValidateTest, RefusesElementsOutsideTheTensors) {
   }
   const Refusal r = Refuse(*l, p);
   ExpectRefused(r, "C", "", {1});
-  EXPECT_EQ(Text(r), "lowering_unsound: C: rank (x=1) computes C[16, 0] += A[16, 0] * B[0, 0], which is no instance of "
-                     "the statement");
+  EXPECT_EQ(Text(r),
+            "lowering_unsound: C: rank (x=1) computes C[16, 0] += A[16, 0] * B[0, 0], which is no "
+            "instance of "
+            "the statement");
 }
 
 TEST(ValidateTest, RefusesAMissingReduce) {
@@ -354,7 +399,9 @@ TEST(ValidateTest, RefusesAMissingReduce) {
   ASSERT_TRUE(l.has_value());
   const Refusal r = Refuse(*l, Drop<Reduce>(l->p, [](const Reduce&) { return true; }));
   ExpectRefused(r, "C", "", {0, 0});
-  EXPECT_EQ(Text(r), "lowering_unsound: C: rank (x=0, y=0) accumulates into PartC, which no reduction reads");
+  EXPECT_EQ(
+      Text(r),
+      "lowering_unsound: C: rank (x=0, y=0) accumulates into PartC, which no reduction reads");
 }
 
 TEST(ValidateTest, RefusesAMissingZero) {
@@ -362,22 +409,29 @@ TEST(ValidateTest, RefusesAMissingZero) {
   ASSERT_TRUE(l.has_value());
   const Refusal r = Refuse(*l, Drop<Alloc>(l->p, [](const Alloc& a) { return a.zero; }));
   ExpectRefused(r, "C", "", {0, 0});
-  EXPECT_EQ(Text(r), "lowering_unsound: C: rank (x=0, y=0) accumulates into PartC before it is ever zeroed");
+  EXPECT_EQ(Text(r),
+            "lowering_unsound: C: rank (x=0, y=0) accumulates into PartC before it is ever zeroed");
 }
 
 TEST(ValidateTest, RefusesDuplicatedContributions) {
   const Lowered l = Summa2x2();
   const Refusal kernel = Refuse(l, Duplicate<Compute>(l.p));
   ExpectRefused(kernel, "C", "", {0, 0});
-  EXPECT_EQ(Text(kernel), "lowering_unsound: C: rank (x=0, y=0) receives C[0, 0] += A[0, 0] * B[0, 0] twice: from rank "
-                          "(x=0, y=0) at ko=0 (kernel call 1 of 2) and from rank (x=0, y=0) at ko=0 (kernel call 2 of 2)");
+  EXPECT_EQ(
+      Text(kernel),
+      "lowering_unsound: C: rank (x=0, y=0) receives C[0, 0] += A[0, 0] * B[0, 0] twice: from rank "
+      "(x=0, y=0) at ko=0 (kernel call 1 of 2) and from rank (x=0, y=0) at ko=0 (kernel call 2 of "
+      "2)");
   std::optional<Lowered> split = LowerText(kMatmul, "m=16,n=16,k=16", "x=2,y=2", kSplitK);
   ASSERT_TRUE(split.has_value());
   const Refusal reduce = Refuse(*split, Duplicate<Reduce>(split->p));
   ExpectRefused(reduce, "C", "ki", {0, 0});
-  EXPECT_EQ(Text(reduce), "lowering_unsound: C at ki: rank (x=0, y=0) receives C[0, 0] += A[0, 0] * B[0, 0] twice: from "
-                          "rank (x=0, y=0) through AllReduce(axes=[1]) of PartC (reduction 1 of 2) and from rank (x=0, "
-                          "y=0) through AllReduce(axes=[1]) of PartC (reduction 2 of 2)");
+  EXPECT_EQ(
+      Text(reduce),
+      "lowering_unsound: C at ki: rank (x=0, y=0) receives C[0, 0] += A[0, 0] * B[0, 0] twice: "
+      "from "
+      "rank (x=0, y=0) through AllReduce(axes=[1]) of PartC (reduction 1 of 2) and from rank (x=0, "
+      "y=0) through AllReduce(axes=[1]) of PartC (reduction 2 of 2)");
 }
 
 // The two schedules meshtune 0.4 called legal and lowered to wrong Programs. With the
@@ -388,23 +442,27 @@ TEST(ValidateTest, TheKnownWrongLoweringsAreIllegalOrRightAndTheOldFaultIsRefuse
   absl::StatusOr<ir::Mesh> m = ir::ParseMesh("x=2,y=2");
   absl::StatusOr<ir::Computation> c = ir::Computation::Create(*p, *m);
   absl::StatusOr<ir::Verdict> gather = ir::Judge(
-      *c, *ir::ParseTrace("distribute([m], [mo], [mi], [y])\ndivide(k, ko, ki, 2)\nreorder(mo, ko, mi, n, ki)\n"
-                          "shard(A, m@y)\nshard(B, k@x, n@y)\nshard(C, m@y)\ncommunicate(B, ko)\n"
-                          "tensorize([mi, n, ki], matmul)\n"));
+      *c, *ir::ParseTrace(
+              "distribute([m], [mo], [mi], [y])\ndivide(k, ko, ki, 2)\nreorder(mo, ko, mi, n, ki)\n"
+              "shard(A, m@y)\nshard(B, k@x, n@y)\nshard(C, m@y)\ncommunicate(B, ko)\n"
+              "tensorize([mi, n, ki], matmul)\n"));
   ASSERT_TRUE(gather.ok()) << gather.status();
   EXPECT_FALSE(gather->legal);
-  std::optional<Lowered> reduce = LowerText(
-      kMatmul, "m=64,n=64,k=64", "x=2,y=2",
-      "distribute([m,k], [mo,ko], [mi,ki], [x,y])\ndivide(mi, mio, mii, 1)\nreorder(mo, ko, mio, mii, n, ki)\n"
-      "shard(A, m@x, k@y)\nshard(B, k@y)\nshard(C, m@x)\ncommunicate(C, mio)\ntensorize([mii, n, ki], matmul)\n");
+  std::optional<Lowered> reduce =
+      LowerText(kMatmul, "m=64,n=64,k=64", "x=2,y=2",
+                "distribute([m,k], [mo,ko], [mi,ki], [x,y])\ndivide(mi, mio, mii, 1)\nreorder(mo, "
+                "ko, mio, mii, n, ki)\n"
+                "shard(A, m@x, k@y)\nshard(B, k@y)\nshard(C, m@x)\ncommunicate(C, "
+                "mio)\ntensorize([mii, n, ki], matmul)\n");
   ASSERT_TRUE(reduce.has_value());
   EXPECT_TRUE(ValidateProgram(reduce->c, reduce->p).ok());
   const Refusal r = Refuse(*reduce, EditReduce(reduce->p, [](Reduce* x) {
     for (Expr& e : x->global.offset) e = Expr::Const(0);
   }));
   ExpectRefused(r, "C", "mio", {1, 0});
-  EXPECT_EQ(Text(r), "lowering_unsound: C at mio: rank (x=1, y=0) holds C[32, 0] but never receives "
-                     "C[32, 0] += A[32, 0] * B[0, 0]");
+  EXPECT_EQ(Text(r),
+            "lowering_unsound: C at mio: rank (x=1, y=0) holds C[32, 0] but never receives "
+            "C[32, 0] += A[32, 0] * B[0, 0]");
 }
 
 TEST(ValidateTest, NeedsOffsets) {

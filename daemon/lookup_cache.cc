@@ -3,9 +3,9 @@
 #include <algorithm>
 #include <utility>
 
+#include "engine/records.h"
 #include "google/protobuf/io/coded_stream.h"
 #include "google/protobuf/io/zero_copy_stream_impl_lite.h"
-#include "engine/records.h"
 
 namespace meshtune::daemon {
 
@@ -23,7 +23,8 @@ std::string Key(const v1::LookupRequest& request) {
 }
 
 bool Keep(const absl::Status& s) {
-  return s.ok() || s.code() == absl::StatusCode::kNotFound || s.code() == absl::StatusCode::kInvalidArgument;
+  return s.ok() || s.code() == absl::StatusCode::kNotFound ||
+         s.code() == absl::StatusCode::kInvalidArgument;
 }
 
 }  // namespace
@@ -37,7 +38,8 @@ std::optional<absl::StatusOr<v1::LookupResponse>> LookupCache::FreshHit(const st
   return it->second;
 }
 
-absl::StatusOr<v1::LookupResponse> LookupCache::Lookup(storage::TuningDb& db, const v1::LookupRequest& request) {
+absl::StatusOr<v1::LookupResponse> LookupCache::Lookup(storage::TuningDb& db,
+                                                       const v1::LookupRequest& request) {
   std::string key = Key(request);
   if (std::optional<absl::StatusOr<v1::LookupResponse>> hit = FreshHit(key)) return *std::move(hit);
   int64_t invalidations = 0;

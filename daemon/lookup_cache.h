@@ -36,7 +36,8 @@ class LookupCache {
 
   // engine::Lookup(db, request), from memory when the same request was answered since
   // the database last changed.
-  absl::StatusOr<v1::LookupResponse> Lookup(storage::TuningDb& db, const v1::LookupRequest& request);
+  absl::StatusOr<v1::LookupResponse> Lookup(storage::TuningDb& db,
+                                            const v1::LookupRequest& request);
 
   // The next Lookup reads the database's generation again: call after writing to it.
   void Invalidate();

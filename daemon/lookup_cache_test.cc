@@ -4,9 +4,9 @@
 
 #include <gtest/gtest.h>
 
+#include "engine/records.h"
 #include "storage/tuning_db.h"
 #include "storage/workload.h"
-#include "engine/records.h"
 
 namespace meshtune::daemon {
 namespace {
@@ -20,8 +20,10 @@ v1::LookupRequest Request(const std::string& expr, const std::string& extents) {
 }
 
 // Adds a record of `request`'s workload with `trace` (in its names) and `predicted` seconds.
-void AddRecord(storage::TuningDb& db, const v1::LookupRequest& request, const std::string& trace, double predicted) {
-  absl::StatusOr<storage::Workload> w = engine::RequestWorkload(request.problem(), request.mesh(), 0, "");
+void AddRecord(storage::TuningDb& db, const v1::LookupRequest& request, const std::string& trace,
+               double predicted) {
+  absl::StatusOr<storage::Workload> w =
+      engine::RequestWorkload(request.problem(), request.mesh(), 0, "");
   ASSERT_TRUE(w.ok()) << w.status();
   absl::StatusOr<std::string> canonical = storage::ToCanonicalTrace(*w, trace);
   ASSERT_TRUE(canonical.ok()) << canonical.status();
@@ -60,7 +62,8 @@ TEST(LookupCacheTest, ServesFromMemoryUntilTheDatabaseChanges) {
   r = cache.Lookup(*db, renamed);
   ASSERT_TRUE(r.ok()) << r.status();
   EXPECT_EQ(r->record().id(), first);
-  EXPECT_NE(r->record().trace().text().find("shard(X, i@x)"), std::string::npos) << r->record().trace().text();
+  EXPECT_NE(r->record().trace().text().find("shard(X, i@x)"), std::string::npos)
+      << r->record().trace().text();
 
   // A better record replaces the remembered answer.
   AddRecord(*db, mm, "distribute([n], [no], [ni], [x])\nshard(B, n@x)\nshard(C, n@x)\n", 1.0);

@@ -11,7 +11,6 @@
 // turns NOT_SERVING, running tunes are cancelled, calls still in flight get the grace
 // period, then the database is closed and the exit status is 0. Exit status 2 for bad
 // flags, 1 when the database cannot be opened or the address cannot be bound.
-#include <optional>
 #include <pthread.h>
 #include <signal.h>
 #include <string.h>
@@ -23,6 +22,7 @@
 #include <exception>
 #include <iostream>
 #include <memory>
+#include <optional>
 #include <string>
 #include <thread>
 
@@ -30,15 +30,15 @@
 #include "absl/synchronization/mutex.h"
 #include "absl/time/clock.h"
 #include "absl/time/time.h"
+#include "daemon/tuner_service.h"
+#include "engine/exit_codes.h"
+#include "engine/flag_checks.h"
 #include "grpcpp/ext/proto_server_reflection_plugin.h"
 #include "grpcpp/grpcpp.h"
 #include "grpcpp/health_check_service_interface.h"
-#include "storage/tuning_db.h"
-#include "engine/flag_checks.h"
-#include "engine/exit_codes.h"
-#include "daemon/tuner_service.h"
 #include "spdlog/sinks/stdout_color_sinks.h"
 #include "spdlog/spdlog.h"
+#include "storage/tuning_db.h"
 
 namespace meshtune::daemon {
 namespace {
@@ -56,7 +56,8 @@ struct Flags {
 // "HOST:PORT" with the port actually bound.
 std::string BoundAddress(const std::string& listen, int port) {
   const size_t colon = listen.rfind(':');
-  return (colon == std::string::npos ? listen : listen.substr(0, colon)) + ":" + std::to_string(port);
+  return (colon == std::string::npos ? listen : listen.substr(0, colon)) + ":" +
+         std::to_string(port);
 }
 
 // The pipe SIGTERM and SIGINT are written to (OnStopSignal) and the stopping thread reads.
@@ -74,10 +75,12 @@ extern "C" void OnStopSignal(int signal_number) {
 std::optional<int> ParseFlags(int argc, char** argv, Flags& flags) {
   flags.db = storage::DefaultDbPath();
   CLI::App app{"meshtuned: the meshtune gRPC daemon (meshtune.v1.Tuner)"};
-  app.add_option("--listen", flags.listen, "address to listen on, HOST:PORT (port 0: any free port)")
+  app.add_option("--listen", flags.listen,
+                 "address to listen on, HOST:PORT (port 0: any free port)")
       ->check(engine::HostPort(/*allow_port_zero=*/true));
   app.add_option("--db", flags.db, "SQLite tuning database (created when missing)");
-  app.add_option("--max-concurrent-tunes", flags.max_concurrent_tunes, "tunes running at once; more queue")
+  app.add_option("--max-concurrent-tunes", flags.max_concurrent_tunes,
+                 "tunes running at once; more queue")
       ->transform(engine::IntegerIn(1, 1024));
   app.add_option("--log-level", flags.log_level, "trace, debug, info, warn, error, critical or off")
       ->check(engine::OneOf({"trace", "debug", "info", "warn", "error", "critical", "off"}));
@@ -137,7 +140,8 @@ int Serve(const Flags& flags, storage::TuningDb* db) {
   }
   server->GetHealthCheckService()->SetServingStatus(kServiceName, true);
   const std::string address = BoundAddress(flags.listen, port);
-  spdlog::info("listening on {} (at most {} concurrent tunes)", address, flags.max_concurrent_tunes);
+  spdlog::info("listening on {} (at most {} concurrent tunes)", address,
+               flags.max_concurrent_tunes);
   std::cout << "meshtuned listening on " << address << std::endl;
 
   std::thread stopper([&] {

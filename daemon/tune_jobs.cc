@@ -71,7 +71,8 @@ TuneJobs::~TuneJobs() {
   }
 }
 
-absl::StatusOr<std::shared_ptr<TuneJob>> TuneJobs::Join(const std::string& key, TuneJobFn run, bool* shared) {
+absl::StatusOr<std::shared_ptr<TuneJob>> TuneJobs::Join(const std::string& key, TuneJobFn run,
+                                                        bool* shared) {
   std::lock_guard<std::mutex> lock(mu_);
   if (closed_) return absl::UnavailableError("the daemon is shutting down; no new tunes");
   ReapLocked();
@@ -114,9 +115,11 @@ void TuneJobs::RunJob(Worker* worker, TuneJobFn run) {
     }
     cv_.notify_all();  // the next waiting job may be at the front now
   }
-  absl::StatusOr<v1::TuneResult> result = absl::CancelledError("the tune was cancelled before it started");
+  absl::StatusOr<v1::TuneResult> result =
+      absl::CancelledError("the tune was cancelled before it started");
   if (started) {
-    result = run([&job] { return job.cancelled(); }, [&job](const v1::TuneProgress& p) { job.Publish(p); });
+    result = run([&job] { return job.cancelled(); },
+                 [&job](const v1::TuneProgress& p) { job.Publish(p); });
   }
   job.Finish(std::move(result));
   std::lock_guard<std::mutex> lock(mu_);
@@ -139,7 +142,8 @@ bool TuneJobs::CancelAll(absl::Duration grace) {
   closed_ = true;
   for (const std::unique_ptr<Worker>& w : workers_) w->job->Cancel();
   auto all_done = [&] {
-    return std::all_of(workers_.begin(), workers_.end(), [](const std::unique_ptr<Worker>& w) { return w->done; });
+    return std::all_of(workers_.begin(), workers_.end(),
+                       [](const std::unique_ptr<Worker>& w) { return w->done; });
   };
   bool done = true;
   if (grace == absl::InfiniteDuration()) {

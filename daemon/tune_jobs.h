@@ -34,7 +34,8 @@ namespace meshtune::daemon {
 // What a job runs: the tune itself. It polls `cancelled` between steps and reports progress
 // through `progress` (any thread-compatible rate; the job coalesces it).
 using TuneJobFn = std::function<absl::StatusOr<v1::TuneResult>(
-    const std::function<bool()>& cancelled, const std::function<void(const v1::TuneProgress&)>& progress)>;
+    const std::function<bool()>& cancelled,
+    const std::function<void(const v1::TuneProgress&)>& progress)>;
 
 class TuneJob {
  public:
@@ -88,7 +89,8 @@ class TuneJobs {
 
   // Subscribes the caller to the running job under `key`, or starts `run` as a new one.
   // `*shared` tells which. Unavailable after CancelAll.
-  absl::StatusOr<std::shared_ptr<TuneJob>> Join(const std::string& key, TuneJobFn run, bool* shared);
+  absl::StatusOr<std::shared_ptr<TuneJob>> Join(const std::string& key, TuneJobFn run,
+                                                bool* shared);
 
   // Cancels every job, refuses new ones from now on, and waits up to `grace` for the jobs'
   // threads to end. False when some job is still running at the deadline.

@@ -1,10 +1,10 @@
 #include "daemon/tune_jobs.h"
 
+#include <gtest/gtest.h>
+
 #include <atomic>
 #include <chrono>
 #include <thread>
-
-#include <gtest/gtest.h>
 
 namespace meshtune::daemon {
 namespace {
@@ -16,7 +16,8 @@ struct FakeTune {
 
   TuneJobFn Fn() {
     return [this](const std::function<bool()>& cancelled,
-                  const std::function<void(const v1::TuneProgress&)>& progress) -> absl::StatusOr<v1::TuneResult> {
+                  const std::function<void(const v1::TuneProgress&)>& progress)
+               -> absl::StatusOr<v1::TuneResult> {
       ++runs;
       v1::TuneProgress p;
       p.set_stage("search");
@@ -33,7 +34,8 @@ struct FakeTune {
 };
 
 // Waits on `job` until it ends (at most 10 s); the updates' progress stages go to `stages`.
-absl::StatusOr<v1::TuneResult> WaitForEnd(TuneJob& job, std::vector<std::string>* stages = nullptr) {
+absl::StatusOr<v1::TuneResult> WaitForEnd(TuneJob& job,
+                                          std::vector<std::string>* stages = nullptr) {
   int64_t seen = 0;
   for (int i = 0; i < 1000; ++i) {
     TuneJob::Update u = job.Wait(&seen, absl::Milliseconds(10));
@@ -88,7 +90,8 @@ TEST(TuneJobsTest, JobsBeyondTheLimitQueue) {
   bool shared = false;
   std::shared_ptr<TuneJob> a = *jobs.Join("a", first.Fn(), &shared);
   std::shared_ptr<TuneJob> b = *jobs.Join("b", second.Fn(), &shared);
-  for (int i = 0; i < 1000 && first.runs.load() == 0; ++i) std::this_thread::sleep_for(std::chrono::milliseconds(10));
+  for (int i = 0; i < 1000 && first.runs.load() == 0; ++i)
+    std::this_thread::sleep_for(std::chrono::milliseconds(10));
   ASSERT_EQ(first.runs.load(), 1);
   std::this_thread::sleep_for(std::chrono::milliseconds(50));
   EXPECT_EQ(second.runs.load(), 0);

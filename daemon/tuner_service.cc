@@ -7,11 +7,11 @@
 #include <vector>
 
 #include "absl/strings/str_cat.h"
-#include "search/runner.h"
 #include "engine/explain.h"
 #include "engine/records.h"
 #include "engine/tune_messages.h"
 #include "engine/tune_run.h"
+#include "search/runner.h"
 #include "spdlog/spdlog.h"
 
 namespace meshtune::daemon {
@@ -30,7 +30,8 @@ grpc::Status ToGrpc(const absl::Status& s) {
   if (s.ok()) return grpc::Status::OK;
   std::string message(s.message());
   if (message.size() > kMaxStatusMessage) {
-    message = absl::StrCat(message.substr(0, kMaxStatusMessage - 40), "... (", message.size(), " bytes in all)");
+    message = absl::StrCat(message.substr(0, kMaxStatusMessage - 40), "... (", message.size(),
+                           " bytes in all)");
   }
   return grpc::Status(static_cast<grpc::StatusCode>(s.code()), message);
 }
@@ -67,15 +68,16 @@ grpc::Status Serve(const char* rpc, grpc::ServerContextBase* context, Fn&& body)
   const spdlog::level::level_enum level = expected ? spdlog::level::debug : spdlog::level::warn;
   if (spdlog::should_log(level)) {
     const double ms = absl::ToDoubleMilliseconds(absl::Now() - start);
-    spdlog::log(level, "{} from {}: {} ({:.3f} ms) {}", rpc, context->peer(), absl::StatusCodeToString(status.code()),
-                ms, std::string(status.message()));
+    spdlog::log(level, "{} from {}: {} ({:.3f} ms) {}", rpc, context->peer(),
+                absl::StatusCodeToString(status.code()), ms, std::string(status.message()));
   }
   return ToGrpc(status);
 }
 
 // Serve for a handler whose body computes the response: `make` returns it or the error.
 template <typename Response, typename Fn>
-grpc::Status ServeInto(const char* rpc, grpc::ServerContextBase* context, Response* response, Fn&& make) {
+grpc::Status ServeInto(const char* rpc, grpc::ServerContextBase* context, Response* response,
+                       Fn&& make) {
   return Serve(rpc, context, [&]() -> absl::Status {
     absl::StatusOr<Response> out = make();
     if (!out.ok()) return out.status();
@@ -87,8 +89,11 @@ grpc::Status ServeInto(const char* rpc, grpc::ServerContextBase* context, Respon
 // Forwards the tuner's progress reports as messages.
 class ProgressForwarder : public search::SearchCallback {
  public:
-  explicit ProgressForwarder(const std::function<void(const v1::TuneProgress&)>& progress) : progress_(progress) {}
-  void OnProgress(const search::SearchProgress& p) override { progress_(engine::ProgressMessage(p)); }
+  explicit ProgressForwarder(const std::function<void(const v1::TuneProgress&)>& progress)
+      : progress_(progress) {}
+  void OnProgress(const search::SearchProgress& p) override {
+    progress_(engine::ProgressMessage(p));
+  }
 
  private:
   const std::function<void(const v1::TuneProgress&)>& progress_;
@@ -106,16 +111,17 @@ bool TunerService::Stop(absl::Duration grace) {
   return jobs_.CancelAll(grace);
 }
 
-absl::StatusOr<v1::TuneResult> TunerService::RunTune(search::TuneOptions options, const storage::Workload& workload,
-                                                     const v1::TuneRequest& request,
-                                                     const std::function<bool()>& cancelled,
-                                                     const std::function<void(const v1::TuneProgress&)>& progress) {
+absl::StatusOr<v1::TuneResult> TunerService::RunTune(
+    search::TuneOptions options, const storage::Workload& workload, const v1::TuneRequest& request,
+    const std::function<bool()>& cancelled,
+    const std::function<void(const v1::TuneProgress&)>& progress) {
   options.cancelled = cancelled;
-  std::unique_ptr<search::Runner> runner =
-      options.top_k == 0 ? search::NewModelOnlyRunner() : search::NewMpiRunner(search::MpiRunnerOptions{});
+  std::unique_ptr<search::Runner> runner = options.top_k == 0
+                                               ? search::NewModelOnlyRunner()
+                                               : search::NewMpiRunner(search::MpiRunnerOptions{});
   ProgressForwarder forwarder(progress);
-  spdlog::info("tune {} on {} (profile {}): started", workload.fingerprint.substr(0, 12), workload.mesh,
-               workload.profile);
+  spdlog::info("tune {} on {} (profile {}): started", workload.fingerprint.substr(0, 12),
+               workload.mesh, workload.profile);
   std::string store_error;
   absl::StatusOr<v1::TuneResult> result =
       engine::RunAndStoreTune(options, workload, request, *runner, {&forwarder}, db_, &store_error);
@@ -128,11 +134,15 @@ absl::StatusOr<v1::TuneResult> TunerService::RunTune(search::TuneOptions options
   if (!store_error.empty()) {
     spdlog::error("tune {}: the result was not stored: {}", workload.fingerprint, store_error);
   } else if (!out.stored()) {
-    spdlog::warn("tune {}: no measured candidate verified; the result is not stored", workload.fingerprint);
+    spdlog::warn("tune {}: no measured candidate verified; the result is not stored",
+                 workload.fingerprint);
   }
-  spdlog::info("tune {}: done in {:.2f} s, record {} on {}, predicted {:.4g} s{}", workload.fingerprint.substr(0, 12),
-               out.seconds(), out.record().id(), out.record().mesh(), out.record().predicted_s(),
-               out.record().has_measured_s() ? absl::StrCat(", measured ", out.record().measured_s(), " s") : "");
+  spdlog::info("tune {}: done in {:.2f} s, record {} on {}, predicted {:.4g} s{}",
+               workload.fingerprint.substr(0, 12), out.seconds(), out.record().id(),
+               out.record().mesh(), out.record().predicted_s(),
+               out.record().has_measured_s()
+                   ? absl::StrCat(", measured ", out.record().measured_s(), " s")
+                   : "");
   return out;
 }
 
@@ -142,22 +152,27 @@ grpc::Status TunerService::Tune(grpc::ServerContext* context, const v1::TuneRequ
   bool shared = false;
   grpc::Status setup = Serve("Tune request", context, [&]() -> absl::Status {
     std::string warning;
-    absl::StatusOr<search::TuneOptions> options = engine::TuneOptionsFromRequest(*request, &warning);
+    absl::StatusOr<search::TuneOptions> options =
+        engine::TuneOptionsFromRequest(*request, &warning);
     if (!options.ok()) return options.status();
     absl::StatusOr<storage::Workload> workload =
-        engine::RequestWorkload(request->problem(), request->mesh(), request->ranks(), engine::RequestedProfile(request->profile()));
+        engine::RequestWorkload(request->problem(), request->mesh(), request->ranks(),
+                                engine::RequestedProfile(request->profile()));
     if (!workload.ok()) return workload.status();
     if (!warning.empty()) spdlog::warn("{}", warning);
     const std::string key = engine::TuneJobKey(workload->fingerprint, *options, *request);
-    TuneJobFn run = [this, options = *std::move(options), workload = *std::move(workload), request = *request,
+    TuneJobFn run = [this, options = *std::move(options), workload = *std::move(workload),
+                     request = *request,
                      warning](const std::function<bool()>& cancelled,
                               const std::function<void(const v1::TuneProgress&)>& progress) {
       try {
-        absl::StatusOr<v1::TuneResult> result = RunTune(options, workload, request, cancelled, progress);
+        absl::StatusOr<v1::TuneResult> result =
+            RunTune(options, workload, request, cancelled, progress);
         if (result.ok() && !warning.empty()) result->add_warnings(warning);
         return result;
       } catch (const std::exception& e) {
-        return absl::StatusOr<v1::TuneResult>(absl::InternalError(absl::StrCat("internal error: ", e.what())));
+        return absl::StatusOr<v1::TuneResult>(
+            absl::InternalError(absl::StrCat("internal error: ", e.what())));
       }
     };
     absl::StatusOr<std::shared_ptr<TuneJob>> joined = jobs_.Join(key, std::move(run), &shared);
@@ -181,15 +196,18 @@ grpc::Status TunerService::Tune(grpc::ServerContext* context, const v1::TuneRequ
   while (true) {
     const bool late = absl::Now() >= absl::FromChrono(context->deadline());
     if (late || context->IsCancelled()) {
-      spdlog::debug("Tune from {}: {}", context->peer(), late ? "deadline exceeded" : "cancelled by the client");
-      return late ? grpc::Status(grpc::StatusCode::DEADLINE_EXCEEDED, "the deadline passed before the tune ended")
+      spdlog::debug("Tune from {}: {}", context->peer(),
+                    late ? "deadline exceeded" : "cancelled by the client");
+      return late ? grpc::Status(grpc::StatusCode::DEADLINE_EXCEEDED,
+                                 "the deadline passed before the tune ended")
                   : grpc::Status(grpc::StatusCode::CANCELLED, "the client cancelled the tune");
     }
     TuneJob::Update update = job->Wait(&seen, kClientPoll);
     if (update.progress.has_value()) {
       v1::TuneEvent event;
       *event.mutable_progress() = *std::move(update.progress);
-      if (!writer->Write(event)) return grpc::Status(grpc::StatusCode::CANCELLED, "the client went away");
+      if (!writer->Write(event))
+        return grpc::Status(grpc::StatusCode::CANCELLED, "the client went away");
     }
     if (!update.result.has_value()) continue;
     finished = true;
@@ -199,7 +217,8 @@ grpc::Status TunerService::Tune(grpc::ServerContext* context, const v1::TuneRequ
                   result.ok() ? std::string("OK") : result.status().ToString());
     if (!result.ok()) {
       if (stopping_.load() && result.status().code() == absl::StatusCode::kCancelled) {
-        return grpc::Status(grpc::StatusCode::UNAVAILABLE, "the daemon is shutting down; the tune was cancelled");
+        return grpc::Status(grpc::StatusCode::UNAVAILABLE,
+                            "the daemon is shutting down; the tune was cancelled");
       }
       return ToGrpc(result.status());
     }
@@ -210,10 +229,12 @@ grpc::Status TunerService::Tune(grpc::ServerContext* context, const v1::TuneRequ
   }
 }
 
-grpc::ServerUnaryReactor* TunerService::Lookup(grpc::CallbackServerContext* context, const v1::LookupRequest* request,
+grpc::ServerUnaryReactor* TunerService::Lookup(grpc::CallbackServerContext* context,
+                                               const v1::LookupRequest* request,
                                                v1::LookupResponse* response) {
   grpc::ServerUnaryReactor* reactor = context->DefaultReactor();
-  reactor->Finish(ServeInto("Lookup", context, response, [&] { return lookups_.Lookup(*db_, *request); }));
+  reactor->Finish(
+      ServeInto("Lookup", context, response, [&] { return lookups_.Lookup(*db_, *request); }));
   return reactor;
 }
 
@@ -231,14 +252,17 @@ grpc::Status TunerService::Codegen(grpc::ServerContext* context, const v1::Codeg
   });
 }
 
-grpc::Status TunerService::ListRecords(grpc::ServerContext* context, const v1::ListRecordsRequest* request,
+grpc::Status TunerService::ListRecords(grpc::ServerContext* context,
+                                       const v1::ListRecordsRequest* request,
                                        v1::ListRecordsResponse* response) {
-  return ServeInto("ListRecords", context, response, [&] { return engine::ListRecords(*db_, *request); });
+  return ServeInto("ListRecords", context, response,
+                   [&] { return engine::ListRecords(*db_, *request); });
 }
 
-grpc::Status TunerService::GetRecord(grpc::ServerContext* context, const v1::GetRecordRequest* request,
-                                     v1::Record* response) {
-  return ServeInto("GetRecord", context, response, [&] { return engine::GetRecord(*db_, *request); });
+grpc::Status TunerService::GetRecord(grpc::ServerContext* context,
+                                     const v1::GetRecordRequest* request, v1::Record* response) {
+  return ServeInto("GetRecord", context, response,
+                   [&] { return engine::GetRecord(*db_, *request); });
 }
 
 }  // namespace meshtune::daemon

@@ -16,12 +16,12 @@
 
 #include "absl/status/statusor.h"
 #include "absl/time/time.h"
+#include "daemon/lookup_cache.h"
+#include "daemon/tune_jobs.h"
 #include "proto/meshtune.grpc.pb.h"
 #include "search/tuner.h"
 #include "storage/tuning_db.h"
 #include "storage/workload.h"
-#include "daemon/lookup_cache.h"
-#include "daemon/tune_jobs.h"
 
 namespace meshtune::daemon {
 
@@ -42,7 +42,8 @@ class TunerService final : public v1::Tuner::WithCallbackMethod_Lookup<v1::Tuner
 
   grpc::Status Tune(grpc::ServerContext* context, const v1::TuneRequest* request,
                     grpc::ServerWriter<v1::TuneEvent>* writer) override;
-  grpc::ServerUnaryReactor* Lookup(grpc::CallbackServerContext* context, const v1::LookupRequest* request,
+  grpc::ServerUnaryReactor* Lookup(grpc::CallbackServerContext* context,
+                                   const v1::LookupRequest* request,
                                    v1::LookupResponse* response) override;
   grpc::Status Explain(grpc::ServerContext* context, const v1::ExplainRequest* request,
                        v1::ExplainResponse* response) override;
@@ -55,9 +56,10 @@ class TunerService final : public v1::Tuner::WithCallbackMethod_Lookup<v1::Tuner
 
  private:
   // The body of one tune job: search::Tune, then the winner stored in the database.
-  absl::StatusOr<v1::TuneResult> RunTune(search::TuneOptions options, const storage::Workload& workload,
-                                         const v1::TuneRequest& request, const std::function<bool()>& cancelled,
-                                         const std::function<void(const v1::TuneProgress&)>& progress);
+  absl::StatusOr<v1::TuneResult> RunTune(
+      search::TuneOptions options, const storage::Workload& workload,
+      const v1::TuneRequest& request, const std::function<bool()>& cancelled,
+      const std::function<void(const v1::TuneProgress&)>& progress);
 
   storage::TuningDb* const db_;
   LookupCache lookups_;

@@ -2,17 +2,17 @@
 
 #include <map>
 
-#include "base/bytes.h"
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_join.h"
-#include "ir/legality.h"
+#include "base/bytes.h"
+#include "base/status_macros.h"
 #include "codegen/emit_cpp.h"
 #include "codegen/lower.h"
-#include "codegen/validate.h"
 #include "codegen/pseudocode.h"
-#include "base/status_macros.h"
-#include "ir/verdict.h"
+#include "codegen/validate.h"
 #include "engine/requests.h"
+#include "ir/legality.h"
+#include "ir/verdict.h"
 
 namespace meshtune::engine {
 
@@ -20,7 +20,8 @@ namespace {
 
 // `program` when translation validation (codegen/validate.h) accepts it or does not model
 // it; FailedPrecondition "lowering_unsound: ..." when it finds it unsound.
-absl::StatusOr<codegen::Program> Validated(const ir::Computation& c, absl::StatusOr<codegen::Program> program) {
+absl::StatusOr<codegen::Program> Validated(const ir::Computation& c,
+                                           absl::StatusOr<codegen::Program> program) {
   if (!program.ok()) return program;
   absl::Status valid = codegen::ValidateProgram(c, *program);
   if (!valid.ok() && !absl::IsUnimplemented(valid)) return valid;
@@ -42,7 +43,8 @@ absl::StatusOr<v1::ExplainResponse> Explain(const v1::ExplainRequest& request) {
   }
   const ir::Computation& c = verdict.computation;
   out.set_schedule(c.ScheduleString());
-  for (const std::string& t : c.problem().Tensors()) (*out.mutable_shardings())[t] = c.LayoutString(t);
+  for (const std::string& t : c.problem().Tensors())
+    (*out.mutable_shardings())[t] = c.LayoutString(t);
   if (!verdict.legal) return out;
   absl::StatusOr<codegen::Program> program = Validated(c, codegen::Lower(c));
   if (!program.ok()) {
@@ -62,32 +64,36 @@ absl::StatusOr<v1::ExplainResponse> Explain(const v1::ExplainRequest& request) {
   return out;
 }
 
-absl::StatusOr<codegen::Program> LowerTrace(const v1::Problem& problem, const v1::Mesh& mesh, const v1::Trace& trace) {
+absl::StatusOr<codegen::Program> LowerTrace(const v1::Problem& problem, const v1::Mesh& mesh,
+                                            const v1::Trace& trace) {
   MT_ASSIGN_OR_RETURN(ir::Computation base, BaseComputation(problem, mesh));
   MT_ASSIGN_OR_RETURN(ir::Trace parsed, ParseTraceMessage(trace));
   MT_ASSIGN_OR_RETURN(ir::Verdict verdict, ir::Judge(base, parsed));
   if (!verdict.legal) {
-    return absl::InvalidArgumentError(absl::StrCat("the schedule is illegal: [", verdict.reasons[0].code, "] ",
-                                                   verdict.reasons[0].message));
+    return absl::InvalidArgumentError(absl::StrCat(
+        "the schedule is illegal: [", verdict.reasons[0].code, "] ", verdict.reasons[0].message));
   }
   return Validated(verdict.computation, codegen::Lower(verdict.computation));
 }
 
 absl::StatusOr<v1::CodegenResponse> Codegen(const v1::CodegenRequest& request) {
-  MT_ASSIGN_OR_RETURN(codegen::Program program, LowerTrace(request.problem(), request.mesh(), request.trace()));
+  MT_ASSIGN_OR_RETURN(codegen::Program program,
+                      LowerTrace(request.problem(), request.mesh(), request.trace()));
   MT_ASSIGN_OR_RETURN(ir::Computation base, BaseComputation(request.problem(), request.mesh()));
   MT_ASSIGN_OR_RETURN(ir::Trace trace, ParseTraceMessage(request.trace()));
-  const std::string title = absl::StrCat(base.problem().ToString(), " with ", base.problem().ExtentsString(), " (",
-                                         ir::DTypeName(base.problem().dtype), ") on mesh ", base.mesh().ToString(),
-                                         "\ntrace:\n", trace.ToString());
+  const std::string title =
+      absl::StrCat(base.problem().ToString(), " with ", base.problem().ExtentsString(), " (",
+                   ir::DTypeName(base.problem().dtype), ") on mesh ", base.mesh().ToString(),
+                   "\ntrace:\n", trace.ToString());
   v1::CodegenResponse out;
   out.set_source(codegen::EmitCpp(program, title));
   return out;
 }
 
 absl::StatusOr<runtime::RunStats> SimulateTrace(const v1::ExplainRequest& request,
-                                                   const runtime::SimOptions& options) {
-  MT_ASSIGN_OR_RETURN(codegen::Program program, LowerTrace(request.problem(), request.mesh(), request.trace()));
+                                                const runtime::SimOptions& options) {
+  MT_ASSIGN_OR_RETURN(codegen::Program program,
+                      LowerTrace(request.problem(), request.mesh(), request.trace()));
   return runtime::Simulate(program, options);
 }
 
@@ -95,7 +101,8 @@ std::string ExplainText(const v1::ExplainResponse& response) {
   std::string s = absl::StrCat("verdict: ", response.legal() ? "legal" : "illegal", "\n");
   if (response.reasons_size() > 0) {
     s += "reasons:\n";
-    for (const v1::Rejection& r : response.reasons()) absl::StrAppend(&s, "  [", r.code(), "] ", r.message(), "\n");
+    for (const v1::Rejection& r : response.reasons())
+      absl::StrAppend(&s, "  [", r.code(), "] ", r.message(), "\n");
   }
   absl::StrAppend(&s, "schedule: ", response.schedule(), "\nshardings:\n");
   const std::map<std::string, std::string> sorted(response.shardings().begin(),
@@ -104,10 +111,12 @@ std::string ExplainText(const v1::ExplainResponse& response) {
   if (response.transfers_size() > 0) s += "transfers:\n";
   for (const v1::TransferInfo& t : response.transfers()) {
     absl::StrAppend(&s, "  ", t.tensor(), " at ", t.loop(), ": ", t.pattern(), " axes [",
-                    absl::StrJoin(t.axes(), ", "), "]", t.pattern() == "Shift" ? absl::StrCat(" shift ", t.shift()) : "",
-                    ", ", base::FormatBytes(static_cast<int64_t>(t.bytes_per_rank())), " per rank\n");
+                    absl::StrJoin(t.axes(), ", "), "]",
+                    t.pattern() == "Shift" ? absl::StrCat(" shift ", t.shift()) : "", ", ",
+                    base::FormatBytes(static_cast<int64_t>(t.bytes_per_rank())), " per rank\n");
   }
-  if (!response.lowering_error().empty()) absl::StrAppend(&s, "not lowered: ", response.lowering_error(), "\n");
+  if (!response.lowering_error().empty())
+    absl::StrAppend(&s, "not lowered: ", response.lowering_error(), "\n");
   if (!response.pseudocode().empty()) absl::StrAppend(&s, "program:\n", response.pseudocode());
   return s;
 }

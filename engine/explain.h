@@ -26,13 +26,14 @@ absl::StatusOr<v1::CodegenResponse> Codegen(const v1::CodegenRequest& request);
 // The Program every rank runs for the request's trace. InvalidArgument for bad input or an
 // illegal schedule (the message gives the first reason), Unimplemented when it cannot be
 // lowered.
-absl::StatusOr<codegen::Program> LowerTrace(const v1::Problem& problem, const v1::Mesh& mesh, const v1::Trace& trace);
+absl::StatusOr<codegen::Program> LowerTrace(const v1::Problem& problem, const v1::Mesh& mesh,
+                                            const v1::Trace& trace);
 
 // The request's trace run on every rank of its mesh by the in-process simulator
 // (runtime/simulator.h) and verified against the reference: what `meshtune run` checks,
 // without MPI. Errors as LowerTrace's.
 absl::StatusOr<runtime::RunStats> SimulateTrace(const v1::ExplainRequest& request,
-                                                   const runtime::SimOptions& options);
+                                                const runtime::SimOptions& options);
 
 // Human-readable rendering: verdict, reasons, schedule, shardings.
 std::string ExplainText(const v1::ExplainResponse& response);

@@ -52,7 +52,8 @@ CLI::Validator NumberIn(double min, double max, bool min_exclusive) {
         if (!std::isfinite(x)) {
           // SimpleAtod gives inf for 1e400 as well as for "inf".
           const bool spelled = absl::StrContains(absl::AsciiStrToLower(v), "n");
-          return absl::StrCat(Quoted(value), spelled ? " is not a finite number" : " is out of range",
+          return absl::StrCat(Quoted(value),
+                              spelled ? " is not a finite number" : " is out of range",
                               "; give a number in ", range);
         }
         if (x < min || (min_exclusive && x == min) || x > max) {
@@ -73,7 +74,8 @@ CLI::Validator IntegerIn(int64_t min, int64_t max) {
   return CLI::Validator(
       [=](std::string& value) -> std::string {
         const std::string v(absl::StripAsciiWhitespace(value));
-        if (!DecimalInteger(v)) return absl::StrCat(Quoted(value), " is not an integer; give an integer from ", range);
+        if (!DecimalInteger(v))
+          return absl::StrCat(Quoted(value), " is not an integer; give an integer from ", range);
         int64_t x = 0;
         if (!absl::SimpleAtoi(v, &x) || x < min || x > max) {
           return absl::StrCat(Quoted(value), " is out of range; give an integer from ", range);
@@ -115,7 +117,8 @@ CLI::Validator OneOf(std::vector<std::string> choices) {
       absl::StrCat("one of ", list));
 }
 
-absl::Status CheckHostPort(absl::string_view flag, absl::string_view address, bool allow_port_zero) {
+absl::Status CheckHostPort(absl::string_view flag, absl::string_view address,
+                           bool allow_port_zero) {
   if (absl::StartsWith(address, "unix:") && address.size() > 5) return absl::OkStatus();
   auto bad = [&](const std::string& why) {
     return absl::InvalidArgumentError(absl::StrCat(flag, " ", Quoted(address), ": ", why));
@@ -157,7 +160,8 @@ std::string ParseFailureMessage(const CLI::App* app, const CLI::Error& e) {
     words.push_back(w.size() > 2 * base::kMaxExcerpt ? base::Excerpt(w) : std::string(w));
   }
   std::string out = absl::StrJoin(words, " ") + "\n";
-  if (app->get_help_ptr() != nullptr) out += "Run with " + app->get_help_ptr()->get_name() + " for more information.\n";
+  if (app->get_help_ptr() != nullptr)
+    out += "Run with " + app->get_help_ptr()->get_name() + " for more information.\n";
   return out;
 }
 

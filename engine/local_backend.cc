@@ -5,14 +5,14 @@
 
 #include "absl/strings/str_cat.h"
 #include "base/excerpt.h"
-#include "runtime/launcher.h"
-#include "search/runner.h"
-#include "storage/tuning_db.h"
 #include "engine/explain.h"
 #include "engine/records.h"
 #include "engine/tune_messages.h"
 #include "engine/tune_options.h"
 #include "engine/tune_run.h"
+#include "runtime/launcher.h"
+#include "search/runner.h"
+#include "storage/tuning_db.h"
 
 namespace meshtune::engine {
 
@@ -36,8 +36,9 @@ class LocalBackend final : public Backend {
                                       const TuneProgressFn& progress) override {
     TuneFlags flags = TuneFlagsFromRequest(request);
     if (!flags.mesh.empty() && flags.ranks != 0) {
-      return absl::InvalidArgumentError(absl::StrCat("give exactly one of mesh (\"", base::Excerpt(flags.mesh),
-                                                     "\") and ranks (", flags.ranks, ")"));
+      return absl::InvalidArgumentError(absl::StrCat("give exactly one of mesh (\"",
+                                                     base::Excerpt(flags.mesh), "\") and ranks (",
+                                                     flags.ranks, ")"));
     }
     const LocalTuneSettings& s = options_.tune;
     flags.alpha = s.alpha;
@@ -79,7 +80,8 @@ class LocalBackend final : public Backend {
     std::string store_error;
     absl::StatusOr<v1::TuneResult> result =
         RunAndStoreTune(*options, *workload, request, *runner, callbacks, db, &store_error);
-    if (!store_error.empty()) Warn("the result was not stored in the tuning database: " + store_error);
+    if (!store_error.empty())
+      Warn("the result was not stored in the tuning database: " + store_error);
     if (result.ok() && !warning.empty()) result->add_warnings(warning);
     return result;
   }
@@ -125,9 +127,9 @@ class LocalBackend final : public Backend {
     if (options_.db_path.empty()) {
       return absl::FailedPreconditionError("no tuning database (--no-db); give --db PATH");
     }
-    absl::StatusOr<std::unique_ptr<storage::TuningDb>> db = write
-                                                               ? storage::OpenSqliteTuningDb(options_.db_path)
-                                                               : storage::OpenSqliteTuningDbReadOnly(options_.db_path);
+    absl::StatusOr<std::unique_ptr<storage::TuningDb>> db =
+        write ? storage::OpenSqliteTuningDb(options_.db_path)
+              : storage::OpenSqliteTuningDbReadOnly(options_.db_path);
     if (!db.ok()) return db.status();
     db_ = *std::move(db);
     db_writable_ = write;

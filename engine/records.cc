@@ -12,13 +12,13 @@
 #include "absl/strings/str_split.h"
 #include "absl/strings/strip.h"
 #include "base/excerpt.h"
+#include "base/status_macros.h"
 #include "codegen/program.h"
+#include "engine/requests.h"
 #include "ir/mesh.h"
 #include "ir/problem.h"
-#include "base/status_macros.h"
 #include "ir/trace.h"
 #include "ir/verdict.h"
-#include "engine/requests.h"
 
 namespace meshtune::engine {
 
@@ -26,7 +26,9 @@ namespace {
 
 constexpr int kDefaultPageSize = 50;
 
-std::string ProfileOrDefault(const std::string& profile) { return profile.empty() ? "default" : profile; }
+std::string ProfileOrDefault(const std::string& profile) {
+  return profile.empty() ? "default" : profile;
+}
 
 // The fields of a workload's canonical text ("key: value" lines).
 struct CanonicalFields {
@@ -36,7 +38,8 @@ struct CanonicalFields {
 CanonicalFields ParseCanonical(const std::string& canonical) {
   CanonicalFields f;
   for (absl::string_view line : absl::StrSplit(canonical, '\n')) {
-    std::pair<absl::string_view, absl::string_view> kv = absl::StrSplit(line, absl::MaxSplits(": ", 1));
+    std::pair<absl::string_view, absl::string_view> kv =
+        absl::StrSplit(line, absl::MaxSplits(": ", 1));
     if (kv.first == "expr") f.expr = std::string(kv.second);
     if (kv.first == "extents") f.extents = std::string(kv.second);
     if (kv.first == "dtype") f.dtype = std::string(kv.second);
@@ -48,7 +51,8 @@ CanonicalFields ParseCanonical(const std::string& canonical) {
 
 // How a problem reads in messages: "C[m,n] += A[m,k] * B[k,n] (k=64,m=64,n=64, f32)".
 std::string Describe(const v1::Problem& p) {
-  return absl::StrCat(base::Excerpt(p.expr(), 2 * base::kMaxExcerpt), " (", base::Excerpt(p.extents(), 2 * base::kMaxExcerpt), ", ",
+  return absl::StrCat(base::Excerpt(p.expr(), 2 * base::kMaxExcerpt), " (",
+                      base::Excerpt(p.extents(), 2 * base::kMaxExcerpt), ", ",
                       p.dtype().empty() ? "f32" : base::Excerpt(p.dtype()), ")");
 }
 
@@ -69,7 +73,8 @@ std::map<std::string, std::string> Renames(const storage::Workload& w, bool to_c
 // A transfer's pattern label (codegen::PatternLabel) with its tensor and loop renamed as
 // the trace is (whole names in `names`; a loop the trace created, like "ko", keeps its
 // name).
-std::string RenamePattern(const std::string& pattern, const std::map<std::string, std::string>& names) {
+std::string RenamePattern(const std::string& pattern,
+                          const std::map<std::string, std::string>& names) {
   return codegen::RenamePatternLabel(pattern, [&](const std::string& name) {
     const auto it = names.find(name);
     return it == names.end() ? name : it->second;
@@ -87,8 +92,9 @@ absl::StatusOr<v1::Record> ToMessage(const storage::TuningRecord& r, const stora
   if (w != nullptr) {
     absl::StatusOr<std::string> trace = storage::FromCanonicalTrace(*w, r.trace);
     if (!trace.ok()) {
-      return absl::FailedPreconditionError(absl::StrCat("record ", r.id, " cannot be written in the names of ",
-                                                        Describe(*problem), ": ", trace.status().message()));
+      return absl::FailedPreconditionError(
+          absl::StrCat("record ", r.id, " cannot be written in the names of ", Describe(*problem),
+                       ": ", trace.status().message()));
     }
     out.mutable_trace()->set_text(*trace);
     *out.mutable_problem() = *problem;
@@ -105,7 +111,8 @@ absl::StatusOr<v1::Record> ToMessage(const storage::TuningRecord& r, const stora
   out.set_verified(r.verified);
   out.set_checked(r.checked);
   out.set_checked_extents(r.checked_extents);
-  const std::map<std::string, std::string> names = w != nullptr ? Renames(*w, false) : std::map<std::string, std::string>{};
+  const std::map<std::string, std::string> names =
+      w != nullptr ? Renames(*w, false) : std::map<std::string, std::string>{};
   for (const std::string& p : r.patterns) out.add_patterns(RenamePattern(p, names));
   out.set_tuner_version(r.tuner_version);
   out.set_created_unix_ms(r.created_unix_ms);
@@ -130,12 +137,15 @@ bool FitsBudget(const v1::Record& record, const std::string& mem) {
 }  // namespace
 
 absl::StatusOr<storage::Workload> RequestWorkload(const v1::Problem& problem, const v1::Mesh& mesh,
-                                                 int64_t ranks, const std::string& profile) {
-  MT_ASSIGN_OR_RETURN(ir::Problem p, ir::ParseProblem(problem.expr(), problem.extents(), problem.dtype()));
+                                                  int64_t ranks, const std::string& profile) {
+  MT_ASSIGN_OR_RETURN(ir::Problem p,
+                      ir::ParseProblem(problem.expr(), problem.extents(), problem.dtype()));
   if (mesh.axes().empty() == (ranks == 0)) {
-    return absl::InvalidArgumentError(
-        mesh.axes().empty() ? "give a mesh (e.g. x=2,y=2) or a rank count (e.g. 4)"
-                            : absl::StrCat("give exactly one of mesh (\"", base::Excerpt(mesh.axes()), "\") and ranks (", ranks, ")"));
+    return absl::InvalidArgumentError(mesh.axes().empty()
+                                          ? "give a mesh (e.g. x=2,y=2) or a rank count (e.g. 4)"
+                                          : absl::StrCat("give exactly one of mesh (\"",
+                                                         base::Excerpt(mesh.axes()),
+                                                         "\") and ranks (", ranks, ")"));
   }
   if (!mesh.mem_per_rank().empty()) {
     MT_ASSIGN_OR_RETURN(int64_t bytes, ir::ParseByteSize(mesh.mem_per_rank()));
@@ -146,18 +156,18 @@ absl::StatusOr<storage::Workload> RequestWorkload(const v1::Problem& problem, co
         absl::StrCat("ranks ", ranks, " is out of range: give 1 to ", ir::kMaxRanks, " ranks"));
   }
   return storage::MakeWorkload(p, ranks != 0 ? absl::StrCat("ranks=", ranks) : mesh.axes(),
-                              ProfileOrDefault(profile));
+                               ProfileOrDefault(profile));
 }
 
 absl::StatusOr<v1::LookupResponse> Lookup(storage::TuningDb& db, const v1::LookupRequest& request) {
-  MT_ASSIGN_OR_RETURN(storage::Workload w,
-                      RequestWorkload(request.problem(), request.mesh(), request.ranks(), request.profile()));
+  MT_ASSIGN_OR_RETURN(storage::Workload w, RequestWorkload(request.problem(), request.mesh(),
+                                                           request.ranks(), request.profile()));
   const std::string& mem = request.mesh().mem_per_rank();
   auto not_found = [&] {
-    return absl::NotFoundError(absl::StrCat("no tuning record for ", Describe(request.problem()), " on ", w.mesh,
-                                            " with profile ", w.profile,
-                                            mem.empty() ? "" : absl::StrCat(" that fits ", base::Excerpt(mem), " per rank"),
-                                            "; tune it first"));
+    return absl::NotFoundError(absl::StrCat(
+        "no tuning record for ", Describe(request.problem()), " on ", w.mesh, " with profile ",
+        w.profile, mem.empty() ? "" : absl::StrCat(" that fits ", base::Excerpt(mem), " per rank"),
+        "; tune it first"));
   };
   MT_ASSIGN_OR_RETURN(std::optional<storage::TuningRecord> best, db.Best(w.fingerprint));
   if (!best.has_value()) return not_found();
@@ -168,7 +178,8 @@ absl::StatusOr<v1::LookupResponse> Lookup(storage::TuningDb& db, const v1::Looku
   std::vector<storage::TuningRecord> all;
   int64_t after = 0;
   while (true) {
-    MT_ASSIGN_OR_RETURN(std::vector<storage::TuningRecord> page, db.List(w.fingerprint, storage::kMaxListLimit, after));
+    MT_ASSIGN_OR_RETURN(std::vector<storage::TuningRecord> page,
+                        db.List(w.fingerprint, storage::kMaxListLimit, after));
     if (page.empty()) break;
     after = page.back().id;
     for (storage::TuningRecord& r : page) all.push_back(std::move(r));
@@ -184,26 +195,32 @@ absl::StatusOr<v1::LookupResponse> Lookup(storage::TuningDb& db, const v1::Looku
   return not_found();
 }
 
-absl::StatusOr<v1::ListRecordsResponse> ListRecords(storage::TuningDb& db, const v1::ListRecordsRequest& request) {
+absl::StatusOr<v1::ListRecordsResponse> ListRecords(storage::TuningDb& db,
+                                                    const v1::ListRecordsRequest& request) {
   if (request.page_size() < 0 || request.page_size() > storage::kMaxListLimit) {
-    return absl::InvalidArgumentError(absl::StrCat("page_size ", request.page_size(), " is out of range: 0 to ",
-                                                   storage::kMaxListLimit));
+    return absl::InvalidArgumentError(absl::StrCat(
+        "page_size ", request.page_size(), " is out of range: 0 to ", storage::kMaxListLimit));
   }
   const int size = request.page_size() == 0 ? kDefaultPageSize : request.page_size();
   int64_t after = 0;
-  if (!request.page_token().empty() && (!absl::SimpleAtoi(request.page_token(), &after) || after < 0)) {
-    return absl::InvalidArgumentError(
-        absl::StrCat("page_token \"", base::Excerpt(request.page_token()), "\" is not a token that ListRecords returned"));
+  if (!request.page_token().empty() &&
+      (!absl::SimpleAtoi(request.page_token(), &after) || after < 0)) {
+    return absl::InvalidArgumentError(absl::StrCat("page_token \"",
+                                                   base::Excerpt(request.page_token()),
+                                                   "\" is not a token that ListRecords returned"));
   }
   std::optional<storage::Workload> w;
   if (request.has_problem()) {
-    MT_ASSIGN_OR_RETURN(w, RequestWorkload(request.problem(), request.mesh(), request.ranks(), request.profile()));
+    MT_ASSIGN_OR_RETURN(
+        w, RequestWorkload(request.problem(), request.mesh(), request.ranks(), request.profile()));
   }
   // One more than a page tells whether another page follows.
   const int ask = std::min(size + 1, storage::kMaxListLimit);
-  MT_ASSIGN_OR_RETURN(std::vector<storage::TuningRecord> records, db.List(w ? w->fingerprint : "", ask, after));
+  MT_ASSIGN_OR_RETURN(std::vector<storage::TuningRecord> records,
+                      db.List(w ? w->fingerprint : "", ask, after));
   v1::ListRecordsResponse out;
-  const bool more = static_cast<int>(records.size()) > size || (ask == size && static_cast<int>(records.size()) == size);
+  const bool more = static_cast<int>(records.size()) > size ||
+                    (ask == size && static_cast<int>(records.size()) == size);
   if (static_cast<int>(records.size()) > size) records.resize(size);
   for (const storage::TuningRecord& r : records) {
     MT_ASSIGN_OR_RETURN(*out.add_records(), ToMessage(r, w ? &*w : nullptr, &request.problem()));
@@ -214,22 +231,27 @@ absl::StatusOr<v1::ListRecordsResponse> ListRecords(storage::TuningDb& db, const
 
 absl::StatusOr<v1::Record> GetRecord(storage::TuningDb& db, const v1::GetRecordRequest& request) {
   MT_ASSIGN_OR_RETURN(std::optional<storage::TuningRecord> record, db.Get(request.id()));
-  if (!record.has_value()) return absl::NotFoundError(absl::StrCat("no tuning record with id ", request.id()));
+  if (!record.has_value())
+    return absl::NotFoundError(absl::StrCat("no tuning record with id ", request.id()));
   if (!request.has_problem()) return ToMessage(*record, nullptr, nullptr);
   const CanonicalFields canonical = ParseCanonical(record->canonical_workload);
-  MT_ASSIGN_OR_RETURN(ir::Problem p, ir::ParseProblem(request.problem().expr(), request.problem().extents(),
-                                                      request.problem().dtype()));
-  MT_ASSIGN_OR_RETURN(storage::Workload w, storage::MakeWorkload(p, canonical.mesh, canonical.profile));
+  MT_ASSIGN_OR_RETURN(ir::Problem p,
+                      ir::ParseProblem(request.problem().expr(), request.problem().extents(),
+                                       request.problem().dtype()));
+  MT_ASSIGN_OR_RETURN(storage::Workload w,
+                      storage::MakeWorkload(p, canonical.mesh, canonical.profile));
   if (w.fingerprint != record->fingerprint) {
     return absl::InvalidArgumentError(absl::StrCat(
-        "record ", request.id(), " is for ", canonical.expr, " (", canonical.extents, ", ", canonical.dtype, "); ",
-        Describe(request.problem()), " is another problem (it canonicalises to ", base::Excerpt(w.expr, 2 * base::kMaxExcerpt),
+        "record ", request.id(), " is for ", canonical.expr, " (", canonical.extents, ", ",
+        canonical.dtype, "); ", Describe(request.problem()),
+        " is another problem (it canonicalises to ", base::Excerpt(w.expr, 2 * base::kMaxExcerpt),
         " (", base::Excerpt(w.extents, 2 * base::kMaxExcerpt), ", ", w.dtype, "))"));
   }
   return ToMessage(*record, &w, &request.problem());
 }
 
-absl::StatusOr<v1::CodegenRequest> ResolveCodegenRequest(storage::TuningDb& db, const v1::CodegenRequest& request) {
+absl::StatusOr<v1::CodegenRequest> ResolveCodegenRequest(storage::TuningDb& db,
+                                                         const v1::CodegenRequest& request) {
   if (request.record_id() == 0 || !request.trace().text().empty()) return request;
   v1::GetRecordRequest get;
   get.set_id(request.record_id());
@@ -242,7 +264,8 @@ absl::StatusOr<v1::CodegenRequest> ResolveCodegenRequest(storage::TuningDb& db, 
   return out;
 }
 
-absl::Status StoreTuneResult(storage::TuningDb& db, const storage::Workload& w, v1::TuneResult* result) {
+absl::Status StoreTuneResult(storage::TuningDb& db, const storage::Workload& w,
+                             v1::TuneResult* result) {
   v1::Record* record = result->mutable_record();
   storage::TuningRecord r;
   MT_ASSIGN_OR_RETURN(r.trace, storage::ToCanonicalTrace(w, record->trace().text()));

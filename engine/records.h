@@ -24,7 +24,7 @@ namespace meshtune::engine {
 // token for a bad problem, mesh, rank count, profile name or memory budget, and when both
 // or neither of mesh and ranks are given.
 absl::StatusOr<storage::Workload> RequestWorkload(const v1::Problem& problem, const v1::Mesh& mesh,
-                                                 int64_t ranks, const std::string& profile);
+                                                  int64_t ranks, const std::string& profile);
 
 // The best record of the request's workload, in the request's names; with
 // mesh.mem_per_rank, the best whose schedule fits that budget per rank. NotFound when the
@@ -35,7 +35,8 @@ absl::StatusOr<v1::LookupResponse> Lookup(storage::TuningDb& db, const v1::Looku
 // every workload (canonical names). A page token is a record id in decimal: the page
 // starts after that record. InvalidArgument for bad input, a page size outside 0..1000 or
 // a page token that is not a record id.
-absl::StatusOr<v1::ListRecordsResponse> ListRecords(storage::TuningDb& db, const v1::ListRecordsRequest& request);
+absl::StatusOr<v1::ListRecordsResponse> ListRecords(storage::TuningDb& db,
+                                                    const v1::ListRecordsRequest& request);
 
 // The record `request.id`, in canonical names or in the names of `request.problem`.
 // NotFound for an unknown id; InvalidArgument for a bad problem or one of another workload.
@@ -45,12 +46,14 @@ absl::StatusOr<v1::Record> GetRecord(storage::TuningDb& db, const v1::GetRecordR
 // trace empty), with that record's trace in the names of `request.problem` (the record's
 // canonical problem when unset) and the record's mesh when `request.mesh.axes` is empty.
 // NotFound for an unknown record; InvalidArgument as GetRecord.
-absl::StatusOr<v1::CodegenRequest> ResolveCodegenRequest(storage::TuningDb& db, const v1::CodegenRequest& request);
+absl::StatusOr<v1::CodegenRequest> ResolveCodegenRequest(storage::TuningDb& db,
+                                                         const v1::CodegenRequest& request);
 
 // Stores the winner of a tune of workload `w` (`result->record`, in the tuned problem's
 // names) and fills in the record's id, fingerprint, tuner version and time. Errors from the
 // database (or from translating the trace) are returned as they are.
-absl::Status StoreTuneResult(storage::TuningDb& db, const storage::Workload& w, v1::TuneResult* result);
+absl::Status StoreTuneResult(storage::TuningDb& db, const storage::Workload& w,
+                             v1::TuneResult* result);
 
 }  // namespace meshtune::engine
 

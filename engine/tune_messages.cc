@@ -3,8 +3,8 @@
 #include <optional>
 
 #include "absl/strings/str_cat.h"
-#include "base/excerpt.h"
 #include "absl/strings/str_format.h"
+#include "base/excerpt.h"
 #include "engine/tune_options.h"
 
 namespace meshtune::engine {
@@ -21,7 +21,9 @@ void SetCounts(const search::SearchCounts& counts, v1::TuneResult* out) {
 
 }  // namespace
 
-std::string RequestedProfile(const std::string& profile) { return profile.empty() ? "default" : profile; }
+std::string RequestedProfile(const std::string& profile) {
+  return profile.empty() ? "default" : profile;
+}
 
 TuneFlags TuneFlagsFromRequest(const v1::TuneRequest& request) {
   TuneFlags flags;
@@ -46,7 +48,8 @@ absl::StatusOr<search::TuneOptions> TuneOptionsFromRequest(const v1::TuneRequest
                                                            std::string* warning) {
   const TuneFlags flags = TuneFlagsFromRequest(request);
   if (!flags.mesh.empty() && flags.ranks != 0) {
-    return absl::InvalidArgumentError(absl::StrCat("give exactly one of mesh (\"", base::Excerpt(flags.mesh), "\") and ranks (",
+    return absl::InvalidArgumentError(absl::StrCat("give exactly one of mesh (\"",
+                                                   base::Excerpt(flags.mesh), "\") and ranks (",
                                                    flags.ranks, ")"));
   }
   return MakeTuneOptions(flags, warning);
@@ -54,9 +57,10 @@ absl::StatusOr<search::TuneOptions> TuneOptionsFromRequest(const v1::TuneRequest
 
 std::string TuneJobKey(const std::string& fingerprint, const search::TuneOptions& options,
                        const v1::TuneRequest& request) {
-  return absl::StrFormat("%s|mem=%s|top_k=%d|budget=%.17g|evals=%d|seed=%d|replication=%d", fingerprint,
-                         request.mesh().mem_per_rank(), options.top_k, options.budget_s, options.max_evaluations,
-                         options.evolution.seed, options.space.allow_replication ? 1 : 0);
+  return absl::StrFormat("%s|mem=%s|top_k=%d|budget=%.17g|evals=%d|seed=%d|replication=%d",
+                         fingerprint, request.mesh().mem_per_rank(), options.top_k,
+                         options.budget_s, options.max_evaluations, options.evolution.seed,
+                         options.space.allow_replication ? 1 : 0);
 }
 
 v1::TuneProgress ProgressMessage(const search::SearchProgress& p) {

@@ -7,9 +7,9 @@
 #include <string>
 
 #include "absl/status/statusor.h"
+#include "engine/tune_options.h"
 #include "proto/meshtune.pb.h"
 #include "search/tuner.h"
-#include "engine/tune_options.h"
 
 namespace meshtune::engine {
 

@@ -40,7 +40,8 @@ absl::StatusOr<search::TuneOptions> MakeTuneOptions(const TuneFlags& flags, std:
     mem = *bytes;
   }
   if (flags.mesh.empty() == (flags.ranks == 0)) {
-    return absl::InvalidArgumentError("give exactly one of --mesh (e.g. x=2,y=2) and --ranks (e.g. 4)");
+    return absl::InvalidArgumentError(
+        "give exactly one of --mesh (e.g. x=2,y=2) and --ranks (e.g. 4)");
   }
   if (!flags.mesh.empty()) {
     absl::StatusOr<ir::Mesh> mesh = ir::ParseMesh(flags.mesh);
@@ -49,26 +50,30 @@ absl::StatusOr<search::TuneOptions> MakeTuneOptions(const TuneFlags& flags, std:
     o.meshes.push_back(*std::move(mesh));
   } else {
     if (flags.ranks < 1 || flags.ranks > ir::kMaxRanks) {
-      return absl::InvalidArgumentError(
-          absl::StrCat("--ranks ", flags.ranks, " is out of range: give 1 to ", ir::kMaxRanks, " ranks"));
+      return absl::InvalidArgumentError(absl::StrCat(
+          "--ranks ", flags.ranks, " is out of range: give 1 to ", ir::kMaxRanks, " ranks"));
     }
     std::set<std::string> taken(o.problem.indices.begin(), o.problem.indices.end());
     for (const std::string& t : o.problem.Tensors()) taken.insert(t);
     o.meshes = search::MeshFactorisations(flags.ranks, mem, taken);
   }
   if (flags.top_k < 0 || flags.top_k > kMaxTopK) {
-    return absl::InvalidArgumentError(absl::StrCat("--top-k ", flags.top_k, " is out of range: 0 to ", kMaxTopK));
+    return absl::InvalidArgumentError(
+        absl::StrCat("--top-k ", flags.top_k, " is out of range: 0 to ", kMaxTopK));
   }
   if (!(flags.budget_s > 0) || flags.budget_s > kMaxBudgetS) {
-    return absl::InvalidArgumentError(
-        absl::StrCat("--budget-s ", flags.budget_s, " is out of range: more than 0, at most ", kMaxBudgetS));
+    return absl::InvalidArgumentError(absl::StrCat(
+        "--budget-s ", flags.budget_s, " is out of range: more than 0, at most ", kMaxBudgetS));
   }
   if (flags.max_evaluations < 1) {
-    return absl::InvalidArgumentError(absl::StrCat("--max-evaluations ", flags.max_evaluations, " must be at least 1"));
+    return absl::InvalidArgumentError(
+        absl::StrCat("--max-evaluations ", flags.max_evaluations, " must be at least 1"));
   }
-  for (const auto& [name, v] : {std::pair{"--alpha", flags.alpha}, {"--beta", flags.beta}, {"--gamma", flags.gamma}}) {
+  for (const auto& [name, v] :
+       {std::pair{"--alpha", flags.alpha}, {"--beta", flags.beta}, {"--gamma", flags.gamma}}) {
     if (v.has_value() && !(*v >= 0 && std::isfinite(*v))) {
-      return absl::InvalidArgumentError(absl::StrCat(name, " ", *v, " must be a finite number >= 0"));
+      return absl::InvalidArgumentError(
+          absl::StrCat(name, " ", *v, " must be a finite number >= 0"));
     }
   }
   absl::StatusOr<v1::HardwareProfile> profile = storage::LoadProfile(flags.profile);
@@ -78,16 +83,19 @@ absl::StatusOr<search::TuneOptions> MakeTuneOptions(const TuneFlags& flags, std:
     // ranks share the cores: a profile from another rank count misjudges the trade-offs.
     const int64_t ranks = o.meshes.empty() ? 0 : o.meshes.front().Ranks();
     const bool overridden = flags.alpha && flags.beta && flags.gamma;
-    if (warning != nullptr && profile->ranks() > 0 && ranks > 0 && profile->ranks() != ranks && !overridden) {
-      *warning = absl::StrCat("hardware profile \"", flags.profile, "\" was calibrated on ", profile->ranks(),
-                              " ranks, this tune runs on ", ranks, ": for this rank count run `meshtune calibrate --ranks ",
-                              ranks, " --name NAME` and tune with --profile NAME");
+    if (warning != nullptr && profile->ranks() > 0 && ranks > 0 && profile->ranks() != ranks &&
+        !overridden) {
+      *warning = absl::StrCat("hardware profile \"", flags.profile, "\" was calibrated on ",
+                              profile->ranks(), " ranks, this tune runs on ", ranks,
+                              ": for this rank count run `meshtune calibrate --ranks ", ranks,
+                              " --name NAME` and tune with --profile NAME");
     }
   } else if (profile.status().code() == absl::StatusCode::kNotFound && !flags.profile_given) {
     o.params = BuiltinCostParams();
     if (warning != nullptr && !(flags.alpha && flags.beta && flags.gamma)) {
       *warning = absl::StrCat("no hardware profile \"", flags.profile,
-                              "\": using built-in machine numbers; run `meshtune calibrate --ranks P` for this machine's own numbers");
+                              "\": using built-in machine numbers; run `meshtune calibrate --ranks "
+                              "P` for this machine's own numbers");
     }
   } else {
     return profile.status();

@@ -17,15 +17,15 @@ namespace meshtune::engine {
 // The parsed flags of `meshtune tune`.
 struct TuneFlags {
   std::string expr, extents, dtype = "f32";
-  std::string mesh;       // "x=2,y=2"; exactly one of mesh and ranks
-  int64_t ranks = 0;      // every factorisation into 1 to 3 axes
+  std::string mesh;   // "x=2,y=2"; exactly one of mesh and ranks
+  int64_t ranks = 0;  // every factorisation into 1 to 3 axes
   std::string mem_per_rank;
   int top_k = 4;
   double budget_s = 600;
   bool model_only = false;
   bool json = false;
-  std::string profile = "default";  // hardware profile (storage/hardware_profile.h)
-  bool profile_given = false;       // --profile was on the command line
+  std::string profile = "default";           // hardware profile (storage/hardware_profile.h)
+  bool profile_given = false;                // --profile was on the command line
   std::optional<double> alpha, beta, gamma;  // override the profile (alpha, beta: all patterns)
   int64_t max_evaluations = 1000;
   uint64_t seed = 1;

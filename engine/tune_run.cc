@@ -1,18 +1,15 @@
 #include "engine/tune_run.h"
 
 #include "absl/strings/str_cat.h"
-
 #include "engine/records.h"
 #include "engine/tune_messages.h"
 
 namespace meshtune::engine {
 
-absl::StatusOr<v1::TuneResult> RunAndStoreTune(const search::TuneOptions& options,
-                                               const storage::Workload& w,
-                                               const v1::TuneRequest& request,
-                                               search::Runner& runner,
-                                               const std::vector<search::SearchCallback*>& callbacks,
-                                               storage::TuningDb* db, std::string* store_error) {
+absl::StatusOr<v1::TuneResult> RunAndStoreTune(
+    const search::TuneOptions& options, const storage::Workload& w, const v1::TuneRequest& request,
+    search::Runner& runner, const std::vector<search::SearchCallback*>& callbacks,
+    storage::TuningDb* db, std::string* store_error) {
   absl::StatusOr<search::SearchResult> result = search::Tune(options, runner, callbacks);
   if (!result.ok()) return result.status();
   if (options.cancelled && options.cancelled())
@@ -22,7 +19,8 @@ absl::StatusOr<v1::TuneResult> RunAndStoreTune(const search::TuneOptions& option
     const absl::Status stored = StoreTuneResult(*db, w, &out);
     if (!stored.ok()) {
       out.set_stored(false);
-      out.add_warnings(absl::StrCat("the result was not stored in the tuning database: ", stored.message()));
+      out.add_warnings(
+          absl::StrCat("the result was not stored in the tuning database: ", stored.message()));
       if (store_error != nullptr) *store_error = std::string(stored.message());
     }
   }

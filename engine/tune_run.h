@@ -24,12 +24,10 @@ namespace meshtune::engine {
 // stays false. Errors are
 // search::Tune's (FailedPrecondition when no schedule is legal), and Cancelled when
 // `options.cancelled` fires (nothing is stored then).
-absl::StatusOr<v1::TuneResult> RunAndStoreTune(const search::TuneOptions& options,
-                                               const storage::Workload& w,
-                                               const v1::TuneRequest& request,
-                                               search::Runner& runner,
-                                               const std::vector<search::SearchCallback*>& callbacks,
-                                               storage::TuningDb* db, std::string* store_error);
+absl::StatusOr<v1::TuneResult> RunAndStoreTune(
+    const search::TuneOptions& options, const storage::Workload& w, const v1::TuneRequest& request,
+    search::Runner& runner, const std::vector<search::SearchCallback*>& callbacks,
+    storage::TuningDb* db, std::string* store_error);
 
 }  // namespace meshtune::engine
 

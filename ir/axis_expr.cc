@@ -33,8 +33,8 @@ struct Linear {
   bool IsConstant() const { return terms.empty(); }
   void Add(const Linear& o, int64_t sign) {
     for (const auto& [axis, c] : o.terms) {
-      auto it = std::find_if(terms.begin(), terms.end(),
-                             [&](const auto& t) { return t.first == axis; });
+      auto it =
+          std::find_if(terms.begin(), terms.end(), [&](const auto& t) { return t.first == axis; });
       if (it == terms.end()) {
         terms.emplace_back(axis, sign * c);
       } else {
@@ -42,8 +42,9 @@ struct Linear {
       }
     }
     constant += sign * o.constant;
-    terms.erase(std::remove_if(terms.begin(), terms.end(), [](const auto& t) { return t.second == 0; }),
-                terms.end());
+    terms.erase(
+        std::remove_if(terms.begin(), terms.end(), [](const auto& t) { return t.second == 0; }),
+        terms.end());
   }
   void Scale(int64_t k) {
     for (auto& t : terms) t.second *= k;
@@ -78,16 +79,17 @@ absl::StatusOr<Linear> ParseFactor(TokenStream& ts, int depth) {
     absl::StatusOr<Linear> inner = ParseSum(ts, depth + 1, &single);
     if (!inner.ok()) return inner.status();
     if (!ts.Accept(")")) {
-      return ts.ErrorAt(ts.Peek().kind == Token::kEnd ? t : ts.Peek(),
-                        ts.Peek().kind == Token::kEnd
-                            ? "unbalanced '(' in shard target"
-                            : absl::StrCat("expected ')' in shard target but found ",
-                                           Describe(ts.Peek())));
+      return ts.ErrorAt(
+          ts.Peek().kind == Token::kEnd ? t : ts.Peek(),
+          ts.Peek().kind == Token::kEnd
+              ? "unbalanced '(' in shard target"
+              : absl::StrCat("expected ')' in shard target but found ", Describe(ts.Peek())));
     }
     return inner;
   }
-  return ts.ErrorAt(t, absl::StrCat("expected a mesh axis, integer or '(' in shard target but found ",
-                                    Describe(t)));
+  return ts.ErrorAt(
+      t,
+      absl::StrCat("expected a mesh axis, integer or '(' in shard target but found ", Describe(t)));
 }
 
 absl::StatusOr<Linear> ParseTerm(TokenStream& ts, int depth) {
@@ -179,7 +181,8 @@ absl::StatusOr<AxisExpr> ParseAxisExpr(TokenStream& ts) {
     absl::StatusOr<int64_t> v = ts.ExpectInt("a modulus");
     if (!v.ok()) return v.status();
     if (*v < 1 || *v > kMaxCoefficient) {
-      return ts.ErrorAt(m, absl::StrCat("modulus ", *v, " must be between 1 and ", kMaxCoefficient));
+      return ts.ErrorAt(m,
+                        absl::StrCat("modulus ", *v, " must be between 1 and ", kMaxCoefficient));
     }
     e.modulus = *v;
   }
@@ -192,8 +195,9 @@ absl::StatusOr<AxisExpr> ParseAxisExpr(TokenStream& ts) {
 absl::Status CheckAxes(const AxisExpr& e, const Mesh& mesh) {
   for (const auto& [axis, c] : e.terms) {
     if (mesh.AxisIndex(axis) < 0) {
-      return absl::InvalidArgumentError(absl::StrCat("unknown mesh axis ", base::Excerpt(axis), " in shard target ",
-                                                     base::Excerpt(e.ToString()), " (mesh axes: ", mesh.AxisNames(), ")"));
+      return absl::InvalidArgumentError(
+          absl::StrCat("unknown mesh axis ", base::Excerpt(axis), " in shard target ",
+                       base::Excerpt(e.ToString()), " (mesh axes: ", mesh.AxisNames(), ")"));
     }
   }
   return absl::OkStatus();

@@ -30,14 +30,14 @@ std::vector<std::string> Computation::Vars(absl::string_view prefix, size_t n) {
 absl::Status CheckMeshNames(const Problem& problem, const Mesh& mesh) {
   for (const MeshAxis& a : mesh.axes) {
     if (problem.IndexPosition(a.name) >= 0) {
-      return absl::InvalidArgumentError(absl::StrCat("mesh axis ", base::Excerpt(a.name),
-                                                     " has the same name as an index of ",
-                                                     base::Excerpt(problem.ToString(), 2 * base::kMaxExcerpt), "; rename one"));
+      return absl::InvalidArgumentError(
+          absl::StrCat("mesh axis ", base::Excerpt(a.name), " has the same name as an index of ",
+                       base::Excerpt(problem.ToString(), 2 * base::kMaxExcerpt), "; rename one"));
     }
     if (problem.FirstAccess(a.name) != nullptr) {
-      return absl::InvalidArgumentError(absl::StrCat("mesh axis ", base::Excerpt(a.name),
-                                                     " has the same name as a tensor of ",
-                                                     base::Excerpt(problem.ToString(), 2 * base::kMaxExcerpt), "; rename one"));
+      return absl::InvalidArgumentError(
+          absl::StrCat("mesh axis ", base::Excerpt(a.name), " has the same name as a tensor of ",
+                       base::Excerpt(problem.ToString(), 2 * base::kMaxExcerpt), "; rename one"));
     }
   }
   return absl::OkStatus();
@@ -57,9 +57,10 @@ absl::StatusOr<Computation> Computation::Create(const Problem& problem, const Me
     bounds.push_back(absl::StrCat("0 <= ", iv[d], " < ", problem.extents.at(problem.indices[d])));
   }
   const std::string dom_tuple = absl::StrCat("S[", absl::StrJoin(iv, ","), "]");
-  const std::string cond = bounds.empty() ? "" : absl::StrCat(" : ", absl::StrJoin(bounds, " and "));
-  base->domain = NameSetDims(isl::set(ctx, absl::StrCat("{ ", dom_tuple, cond, " }")),
-                             problem.indices);
+  const std::string cond =
+      bounds.empty() ? "" : absl::StrCat(" : ", absl::StrJoin(bounds, " and "));
+  base->domain =
+      NameSetDims(isl::set(ctx, absl::StrCat("{ ", dom_tuple, cond, " }")), problem.indices);
 
   std::vector<const TensorAccess*> all = {&problem.output};
   for (const TensorAccess& a : problem.operands) all.push_back(&a);
@@ -81,12 +82,13 @@ absl::StatusOr<Computation> Computation::Create(const Problem& problem, const Me
     const std::vector<int64_t> shape = problem.Shape(t);
     const std::vector<std::string> ev = Vars("e", shape.size());
     std::vector<std::string> b;
-    for (size_t d = 0; d < shape.size(); ++d) b.push_back(absl::StrCat("0 <= ", ev[d], " < ", shape[d]));
+    for (size_t d = 0; d < shape.size(); ++d)
+      b.push_back(absl::StrCat("0 <= ", ev[d], " < ", shape[d]));
     base->tensor_sets.emplace(
-        t, NameSetDims(isl::set(ctx, absl::StrCat("{ ", t, "[", absl::StrJoin(ev, ","), "]",
-                                                  b.empty() ? "" : " : ", absl::StrJoin(b, " and "),
-                                                  " }")),
-                       problem.FirstAccess(t)->indices));
+        t, NameSetDims(
+               isl::set(ctx, absl::StrCat("{ ", t, "[", absl::StrJoin(ev, ","), "]",
+                                          b.empty() ? "" : " : ", absl::StrJoin(b, " and "), " }")),
+               problem.FirstAccess(t)->indices));
   }
 
   Computation c;
@@ -129,7 +131,8 @@ isl::map Computation::Owners(const std::string& tensor) const {
   if (const Sharding* s = sharding(tensor)) return s->owners;
   std::vector<int64_t> sizes;
   for (const MeshAxis& a : mesh().axes) sizes.push_back(a.size);
-  return MapFromDomainAndRange(TensorSet(tensor), Box(SetSpace(ctx(), "Mesh", sizes.size()), sizes));
+  return MapFromDomainAndRange(TensorSet(tensor),
+                               Box(SetSpace(ctx(), "Mesh", sizes.size()), sizes));
 }
 
 const Communication* Computation::TransferOf(const std::string& tensor) const {
@@ -201,7 +204,8 @@ const isl::map& Computation::schedule() const {
 }
 
 isl::map Computation::RankAndTime(int depth) const {
-  return MemoMap(absl::StrCat(LoopsKey(), "|RankAndTime ", depth), [&] { return PlacedMap("P", depth); });
+  return MemoMap(absl::StrCat(LoopsKey(), "|RankAndTime ", depth),
+                 [&] { return PlacedMap("P", depth); });
 }
 
 isl::map Computation::Execution() const {
@@ -221,8 +225,8 @@ const std::string& Computation::LoopsKey() const {
   if (!loops_key_.has_value()) {
     std::string key = kernel_;
     for (const Loop& l : loops_) {
-      absl::StrAppend(&key, ";", l.name, ":", l.extent, ":", static_cast<int>(l.kind), ":", l.axis, ":", l.origin,
-                      ":", l.stride, ":", absl::StrJoin(l.rotate, ","));
+      absl::StrAppend(&key, ";", l.name, ":", l.extent, ":", static_cast<int>(l.kind), ":", l.axis,
+                      ":", l.origin, ":", l.stride, ":", absl::StrJoin(l.rotate, ","));
     }
     loops_key_ = std::move(key);
   }
@@ -233,7 +237,8 @@ namespace {
 
 // `memo[key]`, computed with `make` on a miss.
 template <typename T>
-T Remembered(std::unordered_map<std::string, T>& memo, const std::string& key, const std::function<T()>& make) {
+T Remembered(std::unordered_map<std::string, T>& memo, const std::string& key,
+             const std::function<T()>& make) {
   auto it = memo.find(key);
   if (it == memo.end()) it = memo.emplace(key, make()).first;
   return it->second;
@@ -252,7 +257,8 @@ bool Computation::MemoBool(const std::string& key, const std::function<bool()>& 
 std::string Computation::TensorKey(const std::string& tensor) const {
   std::string key = tensor;
   if (const Sharding* s = sharding(tensor)) {
-    for (const ShardTarget& t : s->targets) absl::StrAppend(&key, " ", t.dim, "@", t.target.ToString());
+    for (const ShardTarget& t : s->targets)
+      absl::StrAppend(&key, " ", t.dim, "@", t.target.ToString());
   }
   if (const Communication* t = TransferOf(tensor)) {
     absl::StrAppend(&key, " @", t->loop, "/", absl::StrJoin(t->rotate, ","));

@@ -23,10 +23,10 @@
 #include <optional>
 #include <string>
 #include <unordered_map>
-#include "absl/strings/string_view.h"
 #include <vector>
 
 #include "absl/status/statusor.h"
+#include "absl/strings/string_view.h"
 #include "ir/axis_expr.h"
 #include "ir/isl_util.h"
 #include "ir/mesh.h"
@@ -105,7 +105,7 @@ class Computation {
   isl::map Owners(const std::string& tensor) const;
   const std::vector<Communication>& transfers() const { return transfers_; }
   const Communication* TransferOf(const std::string& tensor) const;  // nullptr when none
-  const std::string& kernel() const { return kernel_; }  // tensorize op, "" when none
+  const std::string& kernel() const { return kernel_; }              // tensorize op, "" when none
   // Whether loop j is the outermost loop of its index among the loops of more than one
   // iteration: its value is then the index's block number, with no wrap-around.
   bool OutermostOfIndex(size_t j) const;
@@ -167,7 +167,7 @@ class Computation {
 
   std::shared_ptr<const Base> base_;
   std::vector<Loop> loops_;
-  mutable std::optional<isl::map> schedule_;     // cache, derived from loops_
+  mutable std::optional<isl::map> schedule_;      // cache, derived from loops_
   mutable std::optional<std::string> loops_key_;  // cache, derived from loops_ and kernel_
   std::map<std::string, Sharding> shardings_;
   std::vector<Communication> transfers_;

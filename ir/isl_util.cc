@@ -3,10 +3,10 @@
 #include <isl/aff.h>
 #include <isl/local_space.h>
 #include <isl/map.h>
-#include <isl/space.h>
 #include <isl/options.h>
 #include <isl/point.h>
 #include <isl/set.h>
+#include <isl/space.h>
 #include <isl/val.h>
 
 #include <cstdlib>
@@ -48,9 +48,13 @@ isl::aff Mod(const isl::aff& a, int64_t m) {
   return isl::manage(isl_aff_mod_val(a.copy(), isl_val_int_from_si(isl_aff_get_ctx(a.get()), m)));
 }
 
-isl::aff Sub(const isl::aff& a, const isl::aff& b) { return isl::manage(isl_aff_sub(a.copy(), b.copy())); }
+isl::aff Sub(const isl::aff& a, const isl::aff& b) {
+  return isl::manage(isl_aff_sub(a.copy(), b.copy()));
+}
 
-isl::aff Add(const isl::aff& a, const isl::aff& b) { return isl::manage(isl_aff_add(a.copy(), b.copy())); }
+isl::aff Add(const isl::aff& a, const isl::aff& b) {
+  return isl::manage(isl_aff_add(a.copy(), b.copy()));
+}
 
 isl::aff Linear(const isl::space& set_space, const std::vector<std::pair<unsigned, int64_t>>& terms,
                 int64_t constant) {
@@ -74,7 +78,8 @@ isl::map MapFromAffs(const isl::space& set_space, const std::string& tuple,
 }
 
 isl::space SetSpace(isl::ctx ctx, const std::string& tuple, unsigned n) {
-  return isl::manage(isl_space_set_tuple_name(isl_space_set_alloc(ctx.get(), 0, n), isl_dim_set, tuple.c_str()));
+  return isl::manage(
+      isl_space_set_tuple_name(isl_space_set_alloc(ctx.get(), 0, n), isl_dim_set, tuple.c_str()));
 }
 
 isl::set Box(const isl::space& set_space, const std::vector<int64_t>& upper) {
@@ -116,7 +121,9 @@ bool IndependentOfDim(const isl::map& m, unsigned dim) {
 isl::map FreeRangeDim(const isl::map& m, unsigned pos) {
   // Project the dim out and put a fresh one back: what the other dims' constraints implied
   // through it stays (dropping the constraints that mention it would lose that).
-  const std::string tuple = isl_map_get_tuple_name(m.get(), isl_dim_out) ? isl_map_get_tuple_name(m.get(), isl_dim_out) : "";
+  const std::string tuple = isl_map_get_tuple_name(m.get(), isl_dim_out)
+                                ? isl_map_get_tuple_name(m.get(), isl_dim_out)
+                                : "";
   isl_map* r = isl_map_project_out(m.copy(), isl_dim_out, pos, 1);
   r = isl_map_insert_dims(r, isl_dim_out, pos, 1);
   if (!tuple.empty()) r = isl_map_set_tuple_name(r, isl_dim_out, tuple.c_str());
@@ -125,19 +132,22 @@ isl::map FreeRangeDim(const isl::map& m, unsigned pos) {
 
 isl::map NameDomainDims(const isl::map& m, const std::vector<std::string>& names) {
   isl_map* r = m.copy();
-  for (size_t i = 0; i < names.size(); ++i) r = isl_map_set_dim_name(r, isl_dim_in, i, names[i].c_str());
+  for (size_t i = 0; i < names.size(); ++i)
+    r = isl_map_set_dim_name(r, isl_dim_in, i, names[i].c_str());
   return isl::manage(r);
 }
 
 isl::map NameRangeDims(const isl::map& m, const std::vector<std::string>& names) {
   isl_map* r = m.copy();
-  for (size_t i = 0; i < names.size(); ++i) r = isl_map_set_dim_name(r, isl_dim_out, i, names[i].c_str());
+  for (size_t i = 0; i < names.size(); ++i)
+    r = isl_map_set_dim_name(r, isl_dim_out, i, names[i].c_str());
   return isl::manage(r);
 }
 
 isl::set NameSetDims(const isl::set& s, const std::vector<std::string>& names) {
   isl_set* r = s.copy();
-  for (size_t i = 0; i < names.size(); ++i) r = isl_set_set_dim_name(r, isl_dim_set, i, names[i].c_str());
+  for (size_t i = 0; i < names.size(); ++i)
+    r = isl_set_set_dim_name(r, isl_dim_set, i, names[i].c_str());
   return isl::manage(r);
 }
 

@@ -2,11 +2,11 @@
 
 #include <algorithm>
 
-#include "base/bytes.h"
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_format.h"
 #include "absl/strings/str_join.h"
 #include "absl/strings/string_view.h"
+#include "base/bytes.h"
 #include "base/check.h"
 #include "base/excerpt.h"
 
@@ -56,8 +56,7 @@ int64_t Product(const std::vector<int64_t>& v) {
 // Rank that holds element `e` (the first one), as text.
 std::string HolderText(const Computation& c, const std::string& tensor,
                        const std::vector<int64_t>& coords, size_t offset, size_t n) {
-  const isl::set holders =
-      PointSet(c.ctx(), tensor, coords, offset, n).apply(c.Owners(tensor));
+  const isl::set holders = PointSet(c.ctx(), tensor, coords, offset, n).apply(c.Owners(tensor));
   if (holders.is_empty()) return "no rank";
   return absl::StrCat("rank ", RankText(c.mesh(), SamplePoint(holders.lexmin())));
 }
@@ -65,7 +64,8 @@ std::string HolderText(const Computation& c, const std::string& tensor,
 // Each check below appends its rejection to `out`; without `messages` only the code (the
 // search's case: finding an example point and naming it is most of the cost).
 
-void CheckOwnership(const Computation& c, const std::string& tensor, std::vector<Rejection>& out, bool messages) {
+void CheckOwnership(const Computation& c, const std::string& tensor, std::vector<Rejection>& out,
+                    bool messages) {
   const Sharding* s = c.sharding(tensor);
   if (s == nullptr) return;
   const isl::set orphans = c.TensorSet(tensor).subtract(s->owners.domain());
@@ -73,14 +73,16 @@ void CheckOwnership(const Computation& c, const std::string& tensor, std::vector
   if (!messages) return out.push_back({std::string(kUnownedElement), ""});
   const std::vector<int64_t> e = SamplePoint(orphans.lexmin());
   std::vector<std::string> targets;
-  for (const ShardTarget& t : s->targets) targets.push_back(absl::StrCat(base::Excerpt(t.dim), "@", base::Excerpt(t.target.ToString())));
+  for (const ShardTarget& t : s->targets)
+    targets.push_back(absl::StrCat(base::Excerpt(t.dim), "@", base::Excerpt(t.target.ToString())));
   out.push_back({std::string(kUnownedElement),
-                 absl::StrCat(ElementText(tensor, e, 0, e.size()), " is held by no rank: shard(", base::Excerpt(tensor),
-                              ", ", absl::StrJoin(targets, ", "),
+                 absl::StrCat(ElementText(tensor, e, 0, e.size()), " is held by no rank: shard(",
+                              base::Excerpt(tensor), ", ", absl::StrJoin(targets, ", "),
                               ") leaves blocks that no mesh coordinate maps to")});
 }
 
-void CheckLocal(const Computation& c, const std::string& tensor, std::vector<Rejection>& out, bool messages) {
+void CheckLocal(const Computation& c, const std::string& tensor, std::vector<Rejection>& out,
+                bool messages) {
   const isl::map uses = c.Execution().reverse().apply_range(c.Access(tensor));  // Mesh -> T
   const isl::map remote = uses.subtract(c.Owners(tensor).reverse());
   if (remote.is_empty()) return;
@@ -89,13 +91,14 @@ void CheckLocal(const Computation& c, const std::string& tensor, std::vector<Rej
   const size_t na = c.mesh().axes.size();
   const size_t nd = w.size() - na;
   const bool output = c.problem().IsOutput(tensor);
-  out.push_back({std::string(kNonLocalAccess),
-                 absl::StrCat("rank ", RankText(c.mesh(), w), output ? " writes " : " reads ",
-                              ElementText(tensor, w, na, nd), ", which ",
-                              HolderText(c, tensor, w, na, nd), " holds, not it; ",
-                              output ? "communicate the output to reduce it to its holders, or shard "
-                                     : "communicate it, or shard ",
-                              tensor, " to match the computation")});
+  out.push_back(
+      {std::string(kNonLocalAccess),
+       absl::StrCat("rank ", RankText(c.mesh(), w), output ? " writes " : " reads ",
+                    ElementText(tensor, w, na, nd), ", which ", HolderText(c, tensor, w, na, nd),
+                    " holds, not it; ",
+                    output ? "communicate the output to reduce it to its holders, or shard "
+                           : "communicate it, or shard ",
+                    tensor, " to match the computation")});
 }
 
 // Mesh[r] -> Mesh[g]: g is in r's group along `axes` (equal coordinates on every other axis).
@@ -106,7 +109,8 @@ isl::map GroupOf(const Computation& c, const std::vector<int>& axes) {
   std::vector<int64_t> sizes;
   for (unsigned a = 0; a < mesh.axes.size(); ++a) {
     sizes.push_back(mesh.axes[a].size);
-    if (std::find(axes.begin(), axes.end(), static_cast<int>(a)) == axes.end()) pin.emplace_back(a, a);
+    if (std::find(axes.begin(), axes.end(), static_cast<int>(a)) == axes.end())
+      pin.emplace_back(a, a);
   }
   const isl::set all = Box(m, sizes);
   return Equalities(m, m, pin).intersect_domain(all).intersect_range(all);
@@ -120,12 +124,14 @@ std::string AxesText(const Mesh& mesh, const std::vector<int>& axes) {
 
 // Every holder of an output element receives every update of it: executes it itself or,
 // when the output is reduced over `reduce_axes`, some rank of its reduction group does.
-void CheckOutputComplete(const Computation& c, const std::string& tensor, const std::vector<int>& reduce_axes,
-                         std::vector<Rejection>& out, bool messages) {
+void CheckOutputComplete(const Computation& c, const std::string& tensor,
+                         const std::vector<int>& reduce_axes, std::vector<Rejection>& out,
+                         bool messages) {
   // Mesh[r] -> S[i]: r holds the element instance i writes, but no rank of its group executes i.
   const isl::map needed = c.Owners(tensor).reverse().apply_range(c.Access(tensor).reverse());
-  const isl::map executed = reduce_axes.empty() ? c.Execution().reverse()
-                                                : GroupOf(c, reduce_axes).apply_range(c.Execution().reverse());
+  const isl::map executed = reduce_axes.empty()
+                                ? c.Execution().reverse()
+                                : GroupOf(c, reduce_axes).apply_range(c.Execution().reverse());
   const isl::map missing = needed.subtract(executed);
   if (missing.is_empty()) return;
   if (!messages) return out.push_back({std::string(kUnreducedOutput), ""});
@@ -136,16 +142,18 @@ void CheckOutputComplete(const Computation& c, const std::string& tensor, const 
   const std::vector<int64_t> elem = SamplePoint(inst.apply(c.Access(tensor)));
   const std::vector<int64_t> runner = SamplePoint(inst.apply(c.Execution()).lexmin());
   std::vector<std::string> iter;
-  for (size_t d = 0; d < p.indices.size(); ++d) iter.push_back(absl::StrCat(base::Excerpt(p.indices[d]), "=", w[na + d]));
-  out.push_back({std::string(kUnreducedOutput),
-                 absl::StrCat(ElementText(tensor, elem, 0, elem.size()), " is held by rank ",
-                              RankText(c.mesh(), w), " but its update at (", absl::StrJoin(iter, ", "),
-                              ") runs on rank ", RankText(c.mesh(), runner),
-                              reduce_axes.empty()
-                                  ? absl::StrCat(": an output written by several ranks needs communicate(", base::Excerpt(tensor),
-                                                 ", <loop>) to reduce it")
-                                  : absl::StrCat(", outside its reduction group along ",
-                                                 AxesText(c.mesh(), reduce_axes)))});
+  for (size_t d = 0; d < p.indices.size(); ++d)
+    iter.push_back(absl::StrCat(base::Excerpt(p.indices[d]), "=", w[na + d]));
+  out.push_back(
+      {std::string(kUnreducedOutput),
+       absl::StrCat(ElementText(tensor, elem, 0, elem.size()), " is held by rank ",
+                    RankText(c.mesh(), w), " but its update at (", absl::StrJoin(iter, ", "),
+                    ") runs on rank ", RankText(c.mesh(), runner),
+                    reduce_axes.empty()
+                        ? absl::StrCat(": an output written by several ranks needs communicate(",
+                                       base::Excerpt(tensor), ", <loop>) to reduce it")
+                        : absl::StrCat(", outside its reduction group along ",
+                                       AxesText(c.mesh(), reduce_axes)))});
 }
 
 // A communicated output is summed over the reduction axes at each instance of its loop:
@@ -156,12 +164,15 @@ void CheckOutputComplete(const Computation& c, const std::string& tensor, const 
 // of its loop: TransferElements without the distributed loops is independent of rank
 // coordinate `a`. A question of the loops alone, so remembered per loops.
 bool ElementsAlignedAlong(const Computation& c, const Communication& t, int a) {
-  return c.MemoBool(absl::StrCat(c.LoopsKey(), "|ElementsAligned ", t.tensor, "@", t.loop, " ", a), [&] {
-    return IndependentOfDim(DropDistributedLoops(c, TransferElements(c, t), TransferPrefix(c, t)), a);
-  });
+  return c.MemoBool(absl::StrCat(c.LoopsKey(), "|ElementsAligned ", t.tensor, "@", t.loop, " ", a),
+                    [&] {
+                      return IndependentOfDim(
+                          DropDistributedLoops(c, TransferElements(c, t), TransferPrefix(c, t)), a);
+                    });
 }
 
-void CheckReduction(const Computation& c, const Communication& t, std::vector<Rejection>& out, bool messages) {
+void CheckReduction(const Computation& c, const Communication& t, std::vector<Rejection>& out,
+                    bool messages) {
   const std::vector<int> axes = ReductionAxes(c);
   const size_t before = out.size();
   if (axes.empty()) {
@@ -173,7 +184,8 @@ void CheckReduction(const Computation& c, const Communication& t, std::vector<Re
     if (ElementsAlignedAlong(c, t, a)) continue;
     if (!messages) return out.push_back({std::string(kMisalignedReduction), ""});
     const int prefix = TransferPrefix(c, t);
-    const isl::map elements = DropDistributedLoops(c, TransferElements(c, t), prefix);  // P[r, serial] -> T
+    const isl::map elements =
+        DropDistributedLoops(c, TransferElements(c, t), prefix);  // P[r, serial] -> T
     const Mesh& mesh = c.mesh();
     const unsigned na = mesh.axes.size();
     // P1 -> P2 differing in mesh coordinate a alone; then an element P2 holds and P1 does not.
@@ -202,14 +214,17 @@ void CheckReduction(const Computation& c, const Communication& t, std::vector<Re
     std::vector<std::string> iter;
     size_t k = na;
     for (int j = 0; j < prefix; ++j) {
-      if (c.loops()[j].kind != LoopKind::kDistributed) iter.push_back(absl::StrCat(base::Excerpt(c.loops()[j].name), "=", w1[k++]));
+      if (c.loops()[j].kind != LoopKind::kDistributed)
+        iter.push_back(absl::StrCat(base::Excerpt(c.loops()[j].name), "=", w1[k++]));
     }
-    out.push_back({std::string(kMisalignedReduction),
-                   absl::StrCat("communicate(", base::Excerpt(t.tensor), ", ", base::Excerpt(t.loop), "): at ",
-                                iter.empty() ? "" : absl::StrJoin(iter, ", ") + " ", "rank ", RankText(mesh, w1),
-                                " holds partial sums of ", block(w1), " but rank ", RankText(mesh, w2),
-                                " of its reduction group along ", mesh.axes[a].name, " holds ", block(w2),
-                                "; a reduction adds up the same elements across the group")});
+    out.push_back(
+        {std::string(kMisalignedReduction),
+         absl::StrCat("communicate(", base::Excerpt(t.tensor), ", ", base::Excerpt(t.loop),
+                      "): at ", iter.empty() ? "" : absl::StrJoin(iter, ", ") + " ", "rank ",
+                      RankText(mesh, w1), " holds partial sums of ", block(w1), " but rank ",
+                      RankText(mesh, w2), " of its reduction group along ", mesh.axes[a].name,
+                      " holds ", block(w2),
+                      "; a reduction adds up the same elements across the group")});
     return;
   }
   CheckOutputComplete(c, t.tensor, axes, out, messages);
@@ -218,7 +233,8 @@ void CheckReduction(const Computation& c, const Communication& t, std::vector<Re
 std::vector<int> GatherAxesOf(const Computation& c, const Communication& t);
 bool SourceAxisSingle(const Computation& c, const Communication& t, unsigned a);
 
-void CheckSingleSource(const Computation& c, const Communication& t, std::vector<Rejection>& out, bool messages) {
+void CheckSingleSource(const Computation& c, const Communication& t, std::vector<Rejection>& out,
+                       bool messages) {
   if (SingleSource(c, t) || !GatherAxesOf(c, t).empty()) return;
   if (!messages) return out.push_back({std::string(kMultiSourceTransfer), ""});
   const isl::map sources = TransferSources(c, t);
@@ -238,8 +254,9 @@ void CheckSingleSource(const Computation& c, const Communication& t, std::vector
   }
   const isl::set elsewhere =
       own.empty() ? isl::set::empty(extra.domain().space())
-                  : sources.subtract(Equalities(SetSpace(c.ctx(), "P", sources.domain_tuple_dim()),
-                                                SetSpace(c.ctx(), "Mesh", mesh.axes.size()), own))
+                  : sources
+                        .subtract(Equalities(SetSpace(c.ctx(), "P", sources.domain_tuple_dim()),
+                                             SetSpace(c.ctx(), "Mesh", mesh.axes.size()), own))
                         .domain();
   const bool foreign = !elsewhere.is_empty();
   if (foreign) extra = extra.intersect_domain(elsewhere);
@@ -254,10 +271,12 @@ void CheckSingleSource(const Computation& c, const Communication& t, std::vector
   const std::string iteration = IterationText(c, w, na, depth);
   out.push_back(
       {std::string(kMultiSourceTransfer),
-       absl::StrCat("communicate(", base::Excerpt(t.tensor), ", ", base::Excerpt(t.loop), "): at ", iteration.empty() ? "" : iteration + " ",
-                    "rank ", RankText(c.mesh(), w), " needs ", base::Excerpt(t.tensor), "[", absl::StrJoin(range, ", "),
-                    "], which lives on several ranks, e.g. ", RankText(c.mesh(), SamplePoint(ranks.lexmin())),
-                    " and ", RankText(c.mesh(), SamplePoint(ranks.lexmax())),
+       absl::StrCat("communicate(", base::Excerpt(t.tensor), ", ", base::Excerpt(t.loop), "): at ",
+                    iteration.empty() ? "" : iteration + " ", "rank ", RankText(c.mesh(), w),
+                    " needs ", base::Excerpt(t.tensor), "[", absl::StrJoin(range, ", "),
+                    "], which lives on several ranks, e.g. ",
+                    RankText(c.mesh(), SamplePoint(ranks.lexmin())), " and ",
+                    RankText(c.mesh(), SamplePoint(ranks.lexmax())),
                     foreign ? absl::StrCat("; an all-gather along ", absl::StrJoin(varying, ", "),
                                            " fetches only from ranks with the reader's own ",
                                            absl::StrJoin(others, ", "))
@@ -301,7 +320,8 @@ isl::map TransferSources(const Computation& c, const Communication& t) {
       if (s == nullptr || s->replicated_axes[a]) pin.emplace_back(a, a);
     }
     if (pin.empty()) return sources;
-    return sources.intersect(Equalities(SetSpace(c.ctx(), "P", na + depth), SetSpace(c.ctx(), "Mesh", na), pin));
+    return sources.intersect(
+        Equalities(SetSpace(c.ctx(), "P", na + depth), SetSpace(c.ctx(), "Mesh", na), pin));
   });
 }
 
@@ -309,12 +329,15 @@ namespace {
 
 // TransferSources without the distributed loops (their values are the rank's coordinates).
 isl::map SourcesByRank(const Computation& c, const Communication& t) {
-  return c.MemoMap(SourcesKey(c, t, "SourcesByRank"), [&] { return DropDistributedLoops(c, TransferSources(c, t), TransferPrefix(c, t)); });
+  return c.MemoMap(SourcesKey(c, t, "SourcesByRank"), [&] {
+    return DropDistributedLoops(c, TransferSources(c, t), TransferPrefix(c, t));
+  });
 }
 
 // Whether the source's coordinate along mesh axis `a` is one value per reader and instance.
 bool SourceAxisSingle(const Computation& c, const Communication& t, unsigned a) {
-  return c.MemoBool(absl::StrCat(SourcesKey(c, t, "SourceAxisSingle"), " ", a), [&] { return RangeComponent(SourcesByRank(c, t), a).is_single_valued(); });
+  return c.MemoBool(absl::StrCat(SourcesKey(c, t, "SourceAxisSingle"), " ", a),
+                    [&] { return RangeComponent(SourcesByRank(c, t), a).is_single_valued(); });
 }
 
 }  // namespace
@@ -359,9 +382,11 @@ std::vector<int> GatherAxesOf(const Computation& c, const Communication& t) {
   // coordinate (the runtime gathers among the ranks that share its other coordinates).
   std::vector<std::pair<unsigned, unsigned>> own;
   for (unsigned a = 0; a < mesh.axes.size(); ++a) {
-    if (std::find(axes.begin(), axes.end(), static_cast<int>(a)) == axes.end()) own.emplace_back(a, a);
+    if (std::find(axes.begin(), axes.end(), static_cast<int>(a)) == axes.end())
+      own.emplace_back(a, a);
   }
-  if (!own.empty() && !sources.is_subset(Equalities(sources.domain().space(), sources.range().space(), own))) {
+  if (!own.empty() &&
+      !sources.is_subset(Equalities(sources.domain().space(), sources.range().space(), own))) {
     return {};
   }
   for (int a : axes) {
@@ -378,7 +403,8 @@ std::vector<int> GatherAxesOf(const Computation& c, const Communication& t) {
 std::vector<int> ReductionAxes(const Computation& c) {
   std::vector<int> axes;
   for (const Loop& l : c.loops()) {
-    if (l.kind == LoopKind::kDistributed && c.problem().IsReductionIndex(l.origin)) axes.push_back(l.axis);
+    if (l.kind == LoopKind::kDistributed && c.problem().IsReductionIndex(l.origin))
+      axes.push_back(l.axis);
   }
   std::sort(axes.begin(), axes.end());
   return axes;
@@ -408,7 +434,8 @@ int64_t TransferBufferBytes(const Computation& c, const Communication& t) {
 namespace {
 
 // The checks of how `tensor` is used (everything but ownership) into `out`.
-void CheckUse(const Computation& c, const std::string& tensor, bool messages, LegalityCache::TensorChecks* out) {
+void CheckUse(const Computation& c, const std::string& tensor, bool messages,
+              LegalityCache::TensorChecks* out) {
   out->buffer_bytes = c.TransferOf(tensor) != nullptr ? -1 : 0;
   const Problem& p = c.problem();
   if (const Communication* tr = c.TransferOf(tensor)) {
@@ -421,12 +448,14 @@ void CheckUse(const Computation& c, const std::string& tensor, bool messages, Le
     return;
   }
   CheckLocal(c, tensor, out->access, messages);
-  if (p.IsOutput(tensor) && out->access.empty()) CheckOutputComplete(c, tensor, {}, out->access, messages);
+  if (p.IsOutput(tensor) && out->access.empty())
+    CheckOutputComplete(c, tensor, {}, out->access, messages);
 }
 
 }  // namespace
 
-LegalityCache::TensorChecks CheckTensor(const Computation& c, const std::string& tensor, bool messages) {
+LegalityCache::TensorChecks CheckTensor(const Computation& c, const std::string& tensor,
+                                        bool messages) {
   LegalityCache::TensorChecks out;
   CheckOwnership(c, tensor, out.ownership, messages);
   CheckUse(c, tensor, messages, &out);
@@ -441,20 +470,23 @@ std::string LegalityKey(const Computation& c, const std::string& tensor) {
   for (size_t j = 0; j < loops.size(); ++j) {
     const Loop& l = loops[j];
     if (l.kind != LoopKind::kDistributed && static_cast<int>(j) >= depth) continue;
-    absl::StrAppend(&key, ";", j, ":", l.name, ":", l.extent, ":", static_cast<int>(l.kind), ":", l.axis, ":",
-                    l.origin, ":", l.stride, ":", c.OutermostOfIndex(j), ":", absl::StrJoin(l.rotate, ","));
+    absl::StrAppend(&key, ";", j, ":", l.name, ":", l.extent, ":", static_cast<int>(l.kind), ":",
+                    l.axis, ":", l.origin, ":", l.stride, ":", c.OutermostOfIndex(j), ":",
+                    absl::StrJoin(l.rotate, ","));
   }
   return key;
 }
 
-const LegalityCache::TensorChecks& LegalityCache::Get(const Computation& c, const std::string& tensor) {
+const LegalityCache::TensorChecks& LegalityCache::Get(const Computation& c,
+                                                      const std::string& tensor) {
   std::string key = LegalityKey(c, tensor);
   auto it = checks_.find(key);
   if (it != checks_.end()) return it->second;
   // Ownership depends on the layout alone: shared by every schedule with that layout.
   std::string layout = tensor;
   if (const Sharding* s = c.sharding(tensor)) {
-    for (const ShardTarget& t : s->targets) absl::StrAppend(&layout, " ", t.dim, "@", t.target.ToString());
+    for (const ShardTarget& t : s->targets)
+      absl::StrAppend(&layout, " ", t.dim, "@", t.target.ToString());
   }
   auto own = ownership_.find(layout);
   if (own == ownership_.end()) {
@@ -503,8 +535,8 @@ std::vector<Rejection> CheckLegality(const Computation& c, LegalityCache* cache)
       out.push_back({std::string(kOverMemoryBudget),
                      absl::StrCat("per-rank footprint ", base::FormatBytes(f.total()), " (shards ",
                                   base::FormatBytes(f.shard_bytes), ", transfer buffers ",
-                                  base::FormatBytes(f.buffer_bytes), ") exceeds the memory budget of ",
-                                  base::FormatBytes(budget))});
+                                  base::FormatBytes(f.buffer_bytes),
+                                  ") exceeds the memory budget of ", base::FormatBytes(budget))});
     }
   }
   return out;

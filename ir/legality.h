@@ -102,7 +102,8 @@ Footprint ComputeFootprint(const Computation& c, LegalityCache* cache = nullptr)
 
 // The checks of one tensor alone (what LegalityCache memoizes); buffer_bytes is computed
 // only when the mesh has a memory budget; rejection messages only with `messages`.
-LegalityCache::TensorChecks CheckTensor(const Computation& c, const std::string& tensor, bool messages);
+LegalityCache::TensorChecks CheckTensor(const Computation& c, const std::string& tensor,
+                                        bool messages);
 
 // Every legality rule `c` breaks; empty when legal. With a cache, per-tensor checks are
 // looked up (the result is the same).

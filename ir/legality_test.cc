@@ -49,13 +49,14 @@ TEST(LegalityTest, ReferenceSchedulesAreLegal) {
     const Verdict v = JudgeFile(kMatmul, kMatmulExtents, "x=8,y=8", f);
     EXPECT_TRUE(v.legal) << f << "\n" << Reasons(v);
   }
-  const Verdict ag = JudgeFile("C[m,n] = A[k,m] * B[k,n]", "m=2048,k=1024,n=4096", "x=4",
-                               "allgather_gemm.trace");
+  const Verdict ag =
+      JudgeFile("C[m,n] = A[k,m] * B[k,n]", "m=2048,k=1024,n=4096", "x=4", "allgather_gemm.trace");
   EXPECT_TRUE(ag.legal) << Reasons(ag);
 }
 
 TEST(LegalityTest, ReferenceSchedulesAreLegalOnSmallMeshes) {
-  // The seed notebook's traces (docs/design.md) divide k by 8; on 2x2 the same trace shape with divide 2 is SUMMA.
+  // The seed notebook's traces (docs/design.md) divide k by 8; on 2x2 the same trace shape with
+  // divide 2 is SUMMA.
   absl::StatusOr<Problem> p = ParseProblem(kMatmul, "m=64,n=64,k=64");
   ASSERT_TRUE(p.ok());
   absl::StatusOr<Mesh> m = ParseMesh("x=2,y=2");
@@ -78,9 +79,10 @@ TEST(LegalityTest, CoarseDivideMakesTheTransferMultiSource) {
   ASSERT_FALSE(v.legal);
   ASSERT_EQ(v.reasons.size(), 2u) << Reasons(v);  // A along y and B along x
   EXPECT_EQ(v.reasons[0].code, kMultiSourceTransfer);
-  EXPECT_EQ(v.reasons[0].message,
-            "communicate(A, ko): at ko=0 rank (x=0, y=0) needs A[0:64, 0:512], which lives on several "
-            "ranks, e.g. (x=0, y=0) and (x=0, y=1); one transfer reads from one source rank");
+  EXPECT_EQ(
+      v.reasons[0].message,
+      "communicate(A, ko): at ko=0 rank (x=0, y=0) needs A[0:64, 0:512], which lives on several "
+      "ranks, e.g. (x=0, y=0) and (x=0, y=1); one transfer reads from one source rank");
   EXPECT_EQ(v.reasons[1].code, kMultiSourceTransfer);
 }
 
@@ -89,21 +91,22 @@ TEST(LegalityTest, MissingCommunicateIsANonLocalAccess) {
   ASSERT_FALSE(v.legal);
   ASSERT_EQ(v.reasons.size(), 1u) << Reasons(v);
   EXPECT_EQ(v.reasons[0].code, kNonLocalAccess);
-  EXPECT_EQ(v.reasons[0].message,
-            "rank (x=0, y=0) reads A[0, 256], which rank (x=0, y=1) holds, not it; communicate it, or "
-            "shard A to match the computation");
+  EXPECT_EQ(
+      v.reasons[0].message,
+      "rank (x=0, y=0) reads A[0, 256], which rank (x=0, y=1) holds, not it; communicate it, or "
+      "shard A to match the computation");
 }
 
 TEST(LegalityTest, SplitKWithoutReductionIsUnreduced) {
-  const std::string trace =
-      "distribute([k], [ko], [ki], [x])\nshard(A, k@x)\nshard(B, k@x)\n";
+  const std::string trace = "distribute([k], [ko], [ki], [x])\nshard(A, k@x)\nshard(B, k@x)\n";
   const Verdict v = JudgeText(kMatmul, "m=8,n=8,k=16", "x=4", trace);
   ASSERT_FALSE(v.legal);
   ASSERT_EQ(v.reasons.size(), 1u) << Reasons(v);
   EXPECT_EQ(v.reasons[0].code, kUnreducedOutput);
-  EXPECT_EQ(v.reasons[0].message,
-            "C[0, 0] is held by rank (x=0) but its update at (k=4, m=0, n=0) runs on rank (x=1): an "
-            "output written by several ranks needs communicate(C, <loop>) to reduce it");
+  EXPECT_EQ(
+      v.reasons[0].message,
+      "C[0, 0] is held by rank (x=0) but its update at (k=4, m=0, n=0) runs on rank (x=1): an "
+      "output written by several ranks needs communicate(C, <loop>) to reduce it");
   // With the reduction it is legal.
   const Verdict ok = JudgeText(kMatmul, "m=8,n=8,k=16", "x=4", trace + "communicate(C, m)\n");
   EXPECT_TRUE(ok.legal) << Reasons(ok);
@@ -145,10 +148,12 @@ TEST(LegalityTest, ReductionOfDifferentBlocksAcrossItsGroupIsMisaligned) {
                               "tensorize([mi, ni, ki], matmul)\n");
   ASSERT_EQ(v.reasons.size(), 1u) << Reasons(v);
   EXPECT_EQ(v.reasons[0].code, kMisalignedReduction);
-  EXPECT_EQ(v.reasons[0].message,
-            "communicate(C, no): at no=0 rank (x=0, y=0) holds partial sums of C[0:32, 0:32] but rank "
-            "(x=0, y=1) of its reduction group along y holds C[0:32, 32:64]; a reduction adds up the same "
-            "elements across the group");
+  EXPECT_EQ(
+      v.reasons[0].message,
+      "communicate(C, no): at no=0 rank (x=0, y=0) holds partial sums of C[0:32, 0:32] but rank "
+      "(x=0, y=1) of its reduction group along y holds C[0:32, 32:64]; a reduction adds up the "
+      "same "
+      "elements across the group");
 }
 
 TEST(LegalityTest, ReducedOutputMustReachEveryHolder) {
@@ -160,7 +165,8 @@ TEST(LegalityTest, ReducedOutputMustReachEveryHolder) {
   ASSERT_EQ(v.reasons.size(), 1u) << Reasons(v);
   EXPECT_EQ(v.reasons[0].code, kUnreducedOutput);
   EXPECT_EQ(v.reasons[0].message,
-            "C[4, 0] is held by rank (x=0, y=1) but its update at (k=0, m=4, n=0) runs on rank (x=1, y=0), "
+            "C[4, 0] is held by rank (x=0, y=1) but its update at (k=0, m=4, n=0) runs on rank "
+            "(x=1, y=0), "
             "outside its reduction group along y");
 }
 
@@ -179,11 +185,12 @@ TEST(LegalityTest, CommunicatedOutputWithoutReductionStaysLocal) {
 TEST(LegalityTest, GatherOfADimSplitOverTwoAxes) {
   // A's rows are split over x then y; each rank needs the 32 rows of its x block, held by
   // the two ranks along y: an all-gather, though the holders' x and y are tied together.
-  const Verdict v = JudgeText(kMatmul, "m=64,n=64,k=64", "x=2,y=2,z=2",
-                              "distribute([m,n,k], [mo,no,ko], [mi,ni,ki], [x,y,z])\n"
-                              "shard(C, m@x, n@y, n@z)\nshard(A, m@x, m@y, k@z)\nshard(B, k@z, k@x, n@y)\n"
-                              "communicate(C, ki)\ncommunicate(A, ki)\ncommunicate(B, ki)\n"
-                              "tensorize([mi, ni, ki], matmul)\n");
+  const Verdict v =
+      JudgeText(kMatmul, "m=64,n=64,k=64", "x=2,y=2,z=2",
+                "distribute([m,n,k], [mo,no,ko], [mi,ni,ki], [x,y,z])\n"
+                "shard(C, m@x, n@y, n@z)\nshard(A, m@x, m@y, k@z)\nshard(B, k@z, k@x, n@y)\n"
+                "communicate(C, ki)\ncommunicate(A, ki)\ncommunicate(B, ki)\n"
+                "tensorize([mi, ni, ki], matmul)\n");
   EXPECT_TRUE(v.legal) << Reasons(v);
   const Communication* a = v.computation.TransferOf("A");
   ASSERT_NE(a, nullptr);
@@ -224,7 +231,8 @@ TEST(LegalityTest, IndivisibleDivideIsTheVerdict) {
   ASSERT_EQ(v.reasons.size(), 1u);
   EXPECT_EQ(v.reasons[0].code, kIndivisible);
   EXPECT_EQ(v.reasons[0].message,
-            "instruction 1, divide(k, ko, ki, 3): loop k has extent 16, which does not divide into 3 parts");
+            "instruction 1, divide(k, ko, ki, 3): loop k has extent 16, which does not divide into "
+            "3 parts");
 }
 
 }  // namespace

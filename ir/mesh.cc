@@ -47,23 +47,26 @@ absl::StatusOr<Mesh> ParseMesh(absl::string_view text) {
     absl::StatusOr<std::string> name = ts.ExpectIdent("a mesh axis name");
     if (!name.ok()) return name.status();
     if (mesh.AxisIndex(*name) >= 0) {
-      return ts.ErrorAt(name_tok, absl::StrCat("mesh axis ", base::Excerpt(*name), " is given twice"));
+      return ts.ErrorAt(name_tok,
+                        absl::StrCat("mesh axis ", base::Excerpt(*name), " is given twice"));
     }
     if (static_cast<int>(mesh.axes.size()) == kMaxMeshAxes) {
-      return ts.ErrorAt(name_tok, absl::StrCat("mesh axis ", base::Excerpt(*name), " is one too many: a mesh has 1 to ",
-                                               kMaxMeshAxes, " axes"));
+      return ts.ErrorAt(name_tok,
+                        absl::StrCat("mesh axis ", base::Excerpt(*name),
+                                     " is one too many: a mesh has 1 to ", kMaxMeshAxes, " axes"));
     }
     if (absl::Status s = ts.Expect("="); !s.ok()) return s;
     const Token size_tok = ts.Peek();
-    absl::StatusOr<int64_t> size = ts.ExpectInt(absl::StrCat("size of mesh axis ", base::Excerpt(*name)));
+    absl::StatusOr<int64_t> size =
+        ts.ExpectInt(absl::StrCat("size of mesh axis ", base::Excerpt(*name)));
     if (!size.ok()) return size.status();
     if (*size < 1) {
-      return ts.ErrorAt(size_tok, absl::StrCat("mesh axis ", base::Excerpt(*name), " has size ", *size,
-                                               "; sizes must be at least 1"));
+      return ts.ErrorAt(size_tok, absl::StrCat("mesh axis ", base::Excerpt(*name), " has size ",
+                                               *size, "; sizes must be at least 1"));
     }
     if (*size > kMaxRanks || ranks * *size > kMaxRanks) {
-      return ts.ErrorAt(size_tok, absl::StrCat("mesh axis ", base::Excerpt(*name), "=", *size, " makes the mesh over ",
-                                               kMaxRanks, " ranks"));
+      return ts.ErrorAt(size_tok, absl::StrCat("mesh axis ", base::Excerpt(*name), "=", *size,
+                                               " makes the mesh over ", kMaxRanks, " ranks"));
     }
     ranks *= *size;
     mesh.axes.push_back({*name, *size});
@@ -76,8 +79,8 @@ absl::StatusOr<int64_t> ParseByteSize(absl::string_view text) {
   size_t digits = 0;
   while (digits < text.size() && text[digits] >= '0' && text[digits] <= '9') ++digits;
   if (digits == 0) {
-    return absl::InvalidArgumentError(
-        absl::StrCat("memory size '", base::Excerpt(text), "' does not start with a number (e.g. 2GiB)"));
+    return absl::InvalidArgumentError(absl::StrCat("memory size '", base::Excerpt(text),
+                                                   "' does not start with a number (e.g. 2GiB)"));
   }
   absl::StatusOr<int64_t> n = ParseInt64(text.substr(0, digits), "memory size");
   if (!n.ok()) return n.status();
@@ -94,12 +97,16 @@ absl::StatusOr<int64_t> ParseByteSize(absl::string_view text) {
   } else if (unit == "T" || unit == "TiB" || unit == "TB") {
     shift = 40;
   } else {
-    return absl::InvalidArgumentError(absl::StrCat("unknown unit '", base::Excerpt(unit), "' in memory size '",
-                                                   base::Excerpt(text), "' (use B, KiB, MiB, GiB or TiB)"));
+    return absl::InvalidArgumentError(absl::StrCat("unknown unit '", base::Excerpt(unit),
+                                                   "' in memory size '", base::Excerpt(text),
+                                                   "' (use B, KiB, MiB, GiB or TiB)"));
   }
-  if (*n == 0) return absl::InvalidArgumentError(absl::StrCat("memory size '", base::Excerpt(text), "' is zero"));
+  if (*n == 0)
+    return absl::InvalidArgumentError(
+        absl::StrCat("memory size '", base::Excerpt(text), "' is zero"));
   if (*n > (int64_t{1} << (62 - shift))) {
-    return absl::InvalidArgumentError(absl::StrCat("memory size '", base::Excerpt(text), "' is too large"));
+    return absl::InvalidArgumentError(
+        absl::StrCat("memory size '", base::Excerpt(text), "' is too large"));
   }
   return *n << shift;
 }

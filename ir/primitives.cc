@@ -32,8 +32,9 @@ absl::StatusOr<int> FindLoop(const Computation& c, const std::string& name) {
 
 absl::Status CheckTensor(const Computation& c, const std::string& tensor) {
   if (c.problem().FirstAccess(tensor) == nullptr) {
-    return absl::InvalidArgumentError(absl::StrCat("unknown tensor ", base::Excerpt(tensor), " (tensors: ",
-                                                   base::ExcerptList(c.problem().Tensors()), ")"));
+    return absl::InvalidArgumentError(
+        absl::StrCat("unknown tensor ", base::Excerpt(tensor),
+                     " (tensors: ", base::ExcerptList(c.problem().Tensors()), ")"));
   }
   return absl::OkStatus();
 }
@@ -42,16 +43,20 @@ absl::Status CheckTensor(const Computation& c, const std::string& tensor) {
 absl::Status CheckNewLoopName(const Computation& c, const std::string& name,
                               const std::string& replaced) {
   if (!IsIdentifier(name)) {
-    return absl::InvalidArgumentError(absl::StrCat("'", base::Excerpt(name), "' is not a valid loop name"));
+    return absl::InvalidArgumentError(
+        absl::StrCat("'", base::Excerpt(name), "' is not a valid loop name"));
   }
   if (name != replaced && c.LoopIndex(name) >= 0) {
-    return absl::InvalidArgumentError(absl::StrCat("loop name ", base::Excerpt(name), " is already in use"));
+    return absl::InvalidArgumentError(
+        absl::StrCat("loop name ", base::Excerpt(name), " is already in use"));
   }
   if (c.mesh().AxisIndex(name) >= 0) {
-    return absl::InvalidArgumentError(absl::StrCat("loop name ", base::Excerpt(name), " is a mesh axis"));
+    return absl::InvalidArgumentError(
+        absl::StrCat("loop name ", base::Excerpt(name), " is a mesh axis"));
   }
   if (c.problem().FirstAccess(name) != nullptr) {
-    return absl::InvalidArgumentError(absl::StrCat("loop name ", base::Excerpt(name), " is a tensor"));
+    return absl::InvalidArgumentError(
+        absl::StrCat("loop name ", base::Excerpt(name), " is a tensor"));
   }
   return absl::OkStatus();
 }
@@ -66,16 +71,17 @@ Computation Permute(const Computation& c, const std::vector<int>& perm) {
 absl::Status CheckSplittable(const Computation& c, int p) {
   const Loop& l = c.loops()[p];
   if (l.kind == LoopKind::kDistributed) {
-    return absl::InvalidArgumentError(absl::StrCat("loop ", base::Excerpt(l.name), " is distributed over mesh axis ",
-                                                   base::Excerpt(c.mesh().axes[l.axis].name),
-                                                   " and cannot be split"));
+    return absl::InvalidArgumentError(
+        absl::StrCat("loop ", base::Excerpt(l.name), " is distributed over mesh axis ",
+                     base::Excerpt(c.mesh().axes[l.axis].name), " and cannot be split"));
   }
   if (l.kind == LoopKind::kTensorized) {
-    return absl::InvalidArgumentError(absl::StrCat("loop ", base::Excerpt(l.name), " is tensorized and cannot be split"));
+    return absl::InvalidArgumentError(
+        absl::StrCat("loop ", base::Excerpt(l.name), " is tensorized and cannot be split"));
   }
   if (!l.rotate.empty()) {
-    return absl::InvalidArgumentError(
-        absl::StrCat("loop ", base::Excerpt(l.name), " is rotated; split it before the rotating communicate"));
+    return absl::InvalidArgumentError(absl::StrCat(
+        "loop ", base::Excerpt(l.name), " is rotated; split it before the rotating communicate"));
   }
   return absl::OkStatus();
 }
@@ -84,7 +90,8 @@ absl::StatusOr<Computation> SplitAt(const Computation& c, int p, const std::stri
                                     const std::string& inner, int64_t factor) {
   const Loop& l = c.loops()[p];
   if (outer == inner) {
-    return absl::InvalidArgumentError(absl::StrCat("outer and inner loops are both named ", base::Excerpt(outer)));
+    return absl::InvalidArgumentError(
+        absl::StrCat("outer and inner loops are both named ", base::Excerpt(outer)));
   }
   if (absl::Status s = CheckNewLoopName(c, outer, l.name); !s.ok()) return s;
   if (absl::Status s = CheckNewLoopName(c, inner, l.name); !s.ok()) return s;
@@ -115,12 +122,14 @@ absl::StatusOr<Computation> Split(const Computation& c, const std::string& var,
   if (!p.ok()) return p.status();
   if (absl::Status s = CheckSplittable(c, *p); !s.ok()) return s;
   if (factor < 1) {
-    return absl::InvalidArgumentError(absl::StrCat("split factor must be at least 1, got ", factor));
+    return absl::InvalidArgumentError(
+        absl::StrCat("split factor must be at least 1, got ", factor));
   }
   const int64_t extent = c.loops()[*p].extent;
   if (extent % factor != 0) {
-    return Reject(kIndivisible, absl::StrCat("loop ", base::Excerpt(var), " has extent ", extent,
-                                             ", which is not divisible by the split factor ", factor));
+    return Reject(kIndivisible,
+                  absl::StrCat("loop ", base::Excerpt(var), " has extent ", extent,
+                               ", which is not divisible by the split factor ", factor));
   }
   return SplitAt(c, *p, outer, inner, factor);
 }
@@ -149,7 +158,8 @@ absl::StatusOr<Computation> Reorder(const Computation& c, const std::vector<std:
     absl::StatusOr<int> p = FindLoop(c, name);
     if (!p.ok()) return p.status();
     if (!seen.insert(name).second) {
-      return absl::InvalidArgumentError(absl::StrCat("loop ", base::Excerpt(name), " is named twice in reorder"));
+      return absl::InvalidArgumentError(
+          absl::StrCat("loop ", base::Excerpt(name), " is named twice in reorder"));
     }
     positions.push_back(*p);
   }
@@ -163,12 +173,14 @@ absl::StatusOr<Computation> Reorder(const Computation& c, const std::vector<std:
     const Loop& prev = c.loops()[perm[j - 1]];
     const Loop& cur = c.loops()[perm[j]];
     if (cur.kind == LoopKind::kDistributed && prev.kind != LoopKind::kDistributed) {
-      return absl::InvalidArgumentError(absl::StrCat("reorder puts loop ", base::Excerpt(prev.name), " outside distributed loop ",
-                                                     base::Excerpt(cur.name), "; distributed loops must stay outermost"));
+      return absl::InvalidArgumentError(
+          absl::StrCat("reorder puts loop ", base::Excerpt(prev.name), " outside distributed loop ",
+                       base::Excerpt(cur.name), "; distributed loops must stay outermost"));
     }
     if (prev.kind == LoopKind::kTensorized && cur.kind != LoopKind::kTensorized) {
-      return absl::InvalidArgumentError(absl::StrCat("reorder puts loop ", base::Excerpt(cur.name), " inside tensorized loop ",
-                                                     base::Excerpt(prev.name), "; tensorized loops must stay innermost"));
+      return absl::InvalidArgumentError(
+          absl::StrCat("reorder puts loop ", base::Excerpt(cur.name), " inside tensorized loop ",
+                       base::Excerpt(prev.name), "; tensorized loops must stay innermost"));
     }
   }
   return Permute(c, perm);
@@ -194,14 +206,15 @@ absl::StatusOr<Computation> Distribute(const Computation& c, const std::vector<s
   for (size_t i = 0; i < vars.size(); ++i) {
     const int axis = c.mesh().AxisIndex(axes[i]);
     if (axis < 0) {
-      return absl::InvalidArgumentError(absl::StrCat("unknown mesh axis ", base::Excerpt(axes[i]), " (mesh axes: ",
-                                                     c.mesh().AxisNames(), ")"));
+      return absl::InvalidArgumentError(absl::StrCat("unknown mesh axis ", base::Excerpt(axes[i]),
+                                                     " (mesh axes: ", c.mesh().AxisNames(), ")"));
     }
     if (!used_axes.insert(axis).second) {
-      return absl::InvalidArgumentError(
-          absl::StrCat("mesh axis ", base::Excerpt(axes[i]), " already has a loop distributed over it"));
+      return absl::InvalidArgumentError(absl::StrCat("mesh axis ", base::Excerpt(axes[i]),
+                                                     " already has a loop distributed over it"));
     }
-    absl::StatusOr<Computation> next = Divide(cur, vars[i], outers[i], inners[i], c.mesh().axes[axis].size);
+    absl::StatusOr<Computation> next =
+        Divide(cur, vars[i], outers[i], inners[i], c.mesh().axes[axis].size);
     if (!next.ok()) return next.status();
     std::vector<Loop> loops = next->loops();
     Loop& o = loops[next->LoopIndex(outers[i])];
@@ -229,7 +242,8 @@ absl::StatusOr<Computation> Shard(const Computation& c, const std::string& tenso
                                   const std::vector<ShardTarget>& targets) {
   if (absl::Status s = CheckTensor(c, tensor); !s.ok()) return s;
   if (c.sharding(tensor) != nullptr) {
-    return absl::InvalidArgumentError(absl::StrCat("tensor ", base::Excerpt(tensor), " is already sharded"));
+    return absl::InvalidArgumentError(
+        absl::StrCat("tensor ", base::Excerpt(tensor), " is already sharded"));
   }
   const Problem& p = c.problem();
   const Mesh& mesh = c.mesh();
@@ -243,11 +257,13 @@ absl::StatusOr<Computation> Shard(const Computation& c, const std::string& tenso
   for (const ShardTarget& t : targets) {
     auto it = std::find(dims.begin(), dims.end(), t.dim);
     if (it == dims.end()) {
-      return absl::InvalidArgumentError(absl::StrCat("tensor ", base::Excerpt(tensor), " has no dim ", base::Excerpt(t.dim), " (its dims: ",
-                                                     base::ExcerptList(dims), ")"));
+      return absl::InvalidArgumentError(absl::StrCat("tensor ", base::Excerpt(tensor),
+                                                     " has no dim ", base::Excerpt(t.dim),
+                                                     " (its dims: ", base::ExcerptList(dims), ")"));
     }
     if (absl::Status s = CheckAxes(t.target, mesh); !s.ok()) return s;
-    for (const auto& [axis, coeff] : t.target.terms) sh.replicated_axes[mesh.AxisIndex(axis)] = false;
+    for (const auto& [axis, coeff] : t.target.terms)
+      sh.replicated_axes[mesh.AxisIndex(axis)] = false;
     per_dim[it - dims.begin()].push_back(&t);
   }
   // The inverse of the layout is a function: (mesh coords r, local index l) -> element e,
@@ -266,13 +282,15 @@ absl::StatusOr<Computation> Shard(const Computation& c, const std::string& tenso
       const int64_t parts = t->target.modulus != 0 ? t->target.modulus : hi - lo + 1;
       if (block % parts != 0) {
         return Reject(kIndivisible,
-                      absl::StrCat("dim ", base::Excerpt(dims[d]), " of ", base::Excerpt(tensor), " has ", block == shape[d] ? "extent " : "block size ",
-                                   block, ", which does not divide into the ", parts, " blocks of target ",
+                      absl::StrCat("dim ", base::Excerpt(dims[d]), " of ", base::Excerpt(tensor),
+                                   " has ", block == shape[d] ? "extent " : "block size ", block,
+                                   ", which does not divide into the ", parts, " blocks of target ",
                                    base::Excerpt(t->target.ToString())));
       }
       block /= parts;
       std::vector<std::pair<unsigned, int64_t>> terms;
-      for (const auto& [axis, coeff] : t->target.terms) terms.emplace_back(mesh.AxisIndex(axis), coeff);
+      for (const auto& [axis, coeff] : t->target.terms)
+        terms.emplace_back(mesh.AxisIndex(axis), coeff);
       AxisExpr normalized = t->target;
       if (normalized.modulus == 0) normalized.constant -= lo;
       sh.blocks.back().emplace_back(block, normalized);
@@ -284,8 +302,10 @@ absl::StatusOr<Computation> Shard(const Computation& c, const std::string& tenso
     box.push_back(block);
     sh.local_shape.push_back(block);
   }
-  const isl::map layout =
-      MapFromAffs(rl, tensor, elems).intersect_domain(Box(rl, box)).intersect_range(c.TensorSet(tensor)).reverse();
+  const isl::map layout = MapFromAffs(rl, tensor, elems)
+                              .intersect_domain(Box(rl, box))
+                              .intersect_range(c.TensorSet(tensor))
+                              .reverse();
   std::vector<std::string> out_names;
   for (const MeshAxis& a : mesh.axes) out_names.push_back(a.name);
   for (const std::string& d : dims) out_names.push_back("l" + d);
@@ -301,17 +321,21 @@ absl::StatusOr<Computation> Communicate(const Computation& c, const std::string&
   absl::StatusOr<int> p = FindLoop(c, loop);
   if (!p.ok()) return p.status();
   if (const Communication* t = c.TransferOf(tensor)) {
-    return absl::InvalidArgumentError(
-        absl::StrCat("tensor ", base::Excerpt(tensor), " is already communicated at loop ", base::Excerpt(t->loop)));
+    return absl::InvalidArgumentError(absl::StrCat("tensor ", base::Excerpt(tensor),
+                                                   " is already communicated at loop ",
+                                                   base::Excerpt(t->loop)));
   }
   const Loop& l = c.loops()[*p];
   if (l.kind == LoopKind::kDistributed) {
-    return absl::InvalidArgumentError(absl::StrCat("loop ", base::Excerpt(loop), " is distributed; communicate at a serial loop"));
-  }
-  if (l.kind == LoopKind::kTensorized && *p > 0 && c.loops()[*p - 1].kind == LoopKind::kTensorized) {
     return absl::InvalidArgumentError(absl::StrCat(
-        "loop ", base::Excerpt(loop), " is inside the tensorized kernel; communicate at a serial loop or at the "
-        "kernel's outermost loop"));
+        "loop ", base::Excerpt(loop), " is distributed; communicate at a serial loop"));
+  }
+  if (l.kind == LoopKind::kTensorized && *p > 0 &&
+      c.loops()[*p - 1].kind == LoopKind::kTensorized) {
+    return absl::InvalidArgumentError(
+        absl::StrCat("loop ", base::Excerpt(loop),
+                     " is inside the tensorized kernel; communicate at a serial loop or at the "
+                     "kernel's outermost loop"));
   }
   std::set<std::string> seen;
   for (const std::string& r : rotate) {
@@ -319,24 +343,28 @@ absl::StatusOr<Computation> Communicate(const Computation& c, const std::string&
     if (!rp.ok()) return rp.status();
     if (c.loops()[*rp].kind != LoopKind::kDistributed) {
       return absl::InvalidArgumentError(
-          absl::StrCat("rotate by loop ", base::Excerpt(r), ", which is not distributed; rotate names distributed loops"));
+          absl::StrCat("rotate by loop ", base::Excerpt(r),
+                       ", which is not distributed; rotate names distributed loops"));
     }
     if (!seen.insert(r).second) {
-      return absl::InvalidArgumentError(absl::StrCat("loop ", base::Excerpt(r), " is named twice in rotate"));
+      return absl::InvalidArgumentError(
+          absl::StrCat("loop ", base::Excerpt(r), " is named twice in rotate"));
     }
   }
   Computation out = c.WithTransfer(Communication{tensor, loop, rotate});
   if (rotate.empty()) return out;
   if (l.kind == LoopKind::kTensorized) {
-    return absl::InvalidArgumentError(absl::StrCat("loop ", base::Excerpt(loop), " is tensorized and cannot rotate"));
+    return absl::InvalidArgumentError(
+        absl::StrCat("loop ", base::Excerpt(loop), " is tensorized and cannot rotate"));
   }
   if (!l.rotate.empty()) {
     const std::set<std::string> have(l.rotate.begin(), l.rotate.end());
     if (have == seen) return out;
-    return Reject(kConflictingRotation,
-                  absl::StrCat("loop ", base::Excerpt(loop), " already rotates by [", base::ExcerptList(l.rotate),
-                               "]; communicate(", base::Excerpt(tensor), ", ", base::Excerpt(loop), ") asks for [",
-                               base::ExcerptList(rotate), "]"));
+    return Reject(
+        kConflictingRotation,
+        absl::StrCat("loop ", base::Excerpt(loop), " already rotates by [",
+                     base::ExcerptList(l.rotate), "]; communicate(", base::Excerpt(tensor), ", ",
+                     base::Excerpt(loop), ") asks for [", base::ExcerptList(rotate), "]"));
   }
   std::vector<Loop> loops = out.loops();
   loops[*p].rotate = rotate;
@@ -401,11 +429,13 @@ std::string KernelOf(const Problem& r) {
 absl::StatusOr<Computation> Tensorize(const Computation& c, const std::vector<std::string>& loops,
                                       const std::string& op) {
   if (!c.kernel().empty()) {
-    return absl::InvalidArgumentError(absl::StrCat("the computation is already tensorized into ", c.kernel()));
+    return absl::InvalidArgumentError(
+        absl::StrCat("the computation is already tensorized into ", c.kernel()));
   }
   if (std::find(KernelOps().begin(), KernelOps().end(), op) == KernelOps().end()) {
-    return absl::InvalidArgumentError(absl::StrCat("unknown kernel ", base::Excerpt(op), " (kernels: ",
-                                                   absl::StrJoin(KernelOps(), ", "), ")"));
+    return absl::InvalidArgumentError(absl::StrCat("unknown kernel ", base::Excerpt(op),
+                                                   " (kernels: ", absl::StrJoin(KernelOps(), ", "),
+                                                   ")"));
   }
   if (loops.empty()) return absl::InvalidArgumentError("tensorize needs at least one loop");
   std::set<int> positions;
@@ -415,41 +445,49 @@ absl::StatusOr<Computation> Tensorize(const Computation& c, const std::vector<st
     if (!p.ok()) return p.status();
     const Loop& l = c.loops()[*p];
     if (l.kind == LoopKind::kDistributed) {
-      return absl::InvalidArgumentError(absl::StrCat("loop ", base::Excerpt(name), " is distributed and cannot be tensorized"));
+      return absl::InvalidArgumentError(
+          absl::StrCat("loop ", base::Excerpt(name), " is distributed and cannot be tensorized"));
     }
     if (!positions.insert(*p).second) {
-      return absl::InvalidArgumentError(absl::StrCat("loop ", base::Excerpt(name), " is named twice in tensorize"));
+      return absl::InvalidArgumentError(
+          absl::StrCat("loop ", base::Excerpt(name), " is named twice in tensorize"));
     }
     if (!origins.insert(l.origin).second && op != "contraction") {
-      return absl::InvalidArgumentError(absl::StrCat("two tensorized loops walk index ", base::Excerpt(l.origin),
-                                                     "; kernel ", base::Excerpt(op), " needs one loop per index"));
+      return absl::InvalidArgumentError(
+          absl::StrCat("two tensorized loops walk index ", base::Excerpt(l.origin), "; kernel ",
+                       base::Excerpt(op), " needs one loop per index"));
     }
   }
   const int n = static_cast<int>(c.loops().size());
   const int first = n - static_cast<int>(loops.size());
   if (*positions.begin() != first) {
-    return absl::InvalidArgumentError(absl::StrCat(
-        "loop ", base::Excerpt(c.loops()[first].name), " lies inside the tensorized loops but is not tensorized; ",
-        "tensorize the innermost loops (reorder first)"));
+    return absl::InvalidArgumentError(
+        absl::StrCat("loop ", base::Excerpt(c.loops()[first].name),
+                     " lies inside the tensorized loops but is not tensorized; ",
+                     "tensorize the innermost loops (reorder first)"));
   }
   for (int j = first; j < n; ++j) {
     if (!c.loops()[j].rotate.empty()) {
-      return absl::InvalidArgumentError(absl::StrCat("loop ", base::Excerpt(c.loops()[j].name), " is rotated and cannot be tensorized"));
+      return absl::InvalidArgumentError(absl::StrCat("loop ", base::Excerpt(c.loops()[j].name),
+                                                     " is rotated and cannot be tensorized"));
     }
   }
   for (const Communication& t : c.transfers()) {
     if (c.LoopIndex(t.loop) > first) {
       return absl::InvalidArgumentError(absl::StrCat(
           "tensor ", base::Excerpt(t.tensor), " is communicated at loop ", base::Excerpt(t.loop),
-          ", inside the tensorized loops; communicate at the kernel's outermost loop or outside it"));
+          ", inside the tensorized loops; communicate at the kernel's outermost loop or outside "
+          "it"));
     }
   }
   const Problem restricted = Restrict(c.problem(), origins);
   const std::string form = KernelOf(restricted);
   if (op != "contraction" && form != op) {
-    return absl::InvalidArgumentError(absl::StrCat(
-        "kernel ", base::Excerpt(op), " does not fit: over the tensorized indices the statement is ",
-        base::Excerpt(restricted.ToString(), 2 * base::kMaxExcerpt), ", which is ", form == "contraction" ? "a generic contraction" : form));
+    return absl::InvalidArgumentError(
+        absl::StrCat("kernel ", base::Excerpt(op),
+                     " does not fit: over the tensorized indices the statement is ",
+                     base::Excerpt(restricted.ToString(), 2 * base::kMaxExcerpt), ", which is ",
+                     form == "contraction" ? "a generic contraction" : form));
   }
   std::vector<Loop> ls = c.loops();
   for (int j = first; j < n; ++j) ls[j].kind = LoopKind::kTensorized;

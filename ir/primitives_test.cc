@@ -33,10 +33,11 @@ TEST(PrimitivesTest, NotebookScheduleAfterDistributeDivideReorder) {
   c = Must(Divide(c, "k", "ko", "ki", 8));
   c = Must(Reorder(c, {"mo", "no", "ko", "mi", "ni", "ki"}));
   // The seed notebook's printed schedule (Out[8]), tuple s0 renamed S.
-  const isl::map expected(c.ctx(),
-                          "{ S[k, m, n] -> S[mo, no, ko, mi = m - 64mo, ni = n - 128no, ki = k - 256ko] "
-                          ": 0 <= k <= 2047 and 0 <= m <= 511 and 0 <= n <= 1023 and -63 + m <= 64mo "
-                          "<= m and -127 + n <= 128no <= n and -255 + k <= 256ko <= k }");
+  const isl::map expected(
+      c.ctx(),
+      "{ S[k, m, n] -> S[mo, no, ko, mi = m - 64mo, ni = n - 128no, ki = k - 256ko] "
+      ": 0 <= k <= 2047 and 0 <= m <= 511 and 0 <= n <= 1023 and -63 + m <= 64mo "
+      "<= m and -127 + n <= 128no <= n and -255 + k <= 256ko <= k }");
   EXPECT_TRUE(c.schedule().is_equal(expected)) << c.ScheduleString();
   ASSERT_EQ(c.loops().size(), 6u);
   EXPECT_EQ(c.loops()[0].kind, LoopKind::kDistributed);
@@ -52,10 +53,11 @@ TEST(PrimitivesTest, NotebookShardingOfC) {
   Computation c = Matmul();
   c = Must(Distribute(c, {"m", "n"}, {"mo", "no"}, {"mi", "ni"}, {"x", "y"}));
   c = Must(Shard(c, "C", {{"m", AxisExpr{{{"x", 1}}, 0, 0}}, {"n", AxisExpr{{{"y", 1}}, 0, 0}}}));
-  const isl::map expected(c.ctx(),
-                          "{ C[m, n] -> C[x, y, m - 64x, local_n = n - 128y] : 0 <= m <= 511 and 0 <= n "
-                          "<= 1023 and 0 <= x <= 7 and -63 + m <= 64x <= m and 0 <= y <= 7 and -127 + n "
-                          "<= 128y <= n }");
+  const isl::map expected(
+      c.ctx(),
+      "{ C[m, n] -> C[x, y, m - 64x, local_n = n - 128y] : 0 <= m <= 511 and 0 <= n "
+      "<= 1023 and 0 <= x <= 7 and -63 + m <= 64x <= m and 0 <= y <= 7 and -127 + n "
+      "<= 128y <= n }");
   ASSERT_NE(c.sharding("C"), nullptr);
   EXPECT_TRUE(c.sharding("C")->layout.is_equal(expected)) << c.LayoutString("C");
   EXPECT_EQ(c.sharding("C")->local_shape, (std::vector<int64_t>{64, 128}));
@@ -66,10 +68,11 @@ TEST(PrimitivesTest, NotebookSplitThenDivide) {
   Computation c = Matmul();
   c = Must(Split(c, "m", "mo", "mi", 8));
   c = Must(Divide(c, "n", "no", "ni", 8));
-  const isl::map expected(c.ctx(),
-                          "{ S[k, m, n] -> S[k' = k, mo, mi = m - 8mo, no, ni = n - 128no] : 0 <= k <= "
-                          "2047 and 0 <= m <= 511 and 0 <= n <= 1023 and -7 + m <= 8mo <= m and -127 + n "
-                          "<= 128no <= n }");
+  const isl::map expected(
+      c.ctx(),
+      "{ S[k, m, n] -> S[k' = k, mo, mi = m - 8mo, no, ni = n - 128no] : 0 <= k <= "
+      "2047 and 0 <= m <= 511 and 0 <= n <= 1023 and -7 + m <= 8mo <= m and -127 + n "
+      "<= 128no <= n }");
   EXPECT_TRUE(c.schedule().is_equal(expected)) << c.ScheduleString();
 }
 
@@ -77,10 +80,11 @@ TEST(PrimitivesTest, SkewedShardingIsCannonsLayout) {
   Computation c = Matmul();
   AxisExpr skew{{{"x", 1}, {"y", 1}}, 0, 8};
   c = Must(Shard(c, "A", {{"m", AxisExpr{{{"x", 1}}, 0, 0}}, {"k", skew}}));
-  const isl::map expected(c.ctx(),
-                          "{ A[m, k] -> A[x, y, m - 64x, k - 256*((x + y) mod 8)] : 0 <= m < 512 and "
-                          "0 <= k < 2048 and 0 <= x < 8 and 0 <= y < 8 and 64x <= m < 64x + 64 and "
-                          "256*((x + y) mod 8) <= k < 256*((x + y) mod 8) + 256 }");
+  const isl::map expected(
+      c.ctx(),
+      "{ A[m, k] -> A[x, y, m - 64x, k - 256*((x + y) mod 8)] : 0 <= m < 512 and "
+      "0 <= k < 2048 and 0 <= x < 8 and 0 <= y < 8 and 64x <= m < 64x + 64 and "
+      "256*((x + y) mod 8) <= k < 256*((x + y) mod 8) + 256 }");
   EXPECT_TRUE(c.sharding("A")->layout.is_equal(expected)) << c.LayoutString("A");
 }
 
@@ -90,10 +94,11 @@ TEST(PrimitivesTest, RotateRewritesTheLoopOnEveryRank) {
   c = Must(Divide(c, "k", "ko", "ki", 8));
   c = Must(Reorder(c, {"mo", "no", "ko", "mi", "ni", "ki"}));
   c = Must(Communicate(c, "A", "ko", {"no"}));
-  const isl::map expected(c.ctx(),
-                          "{ S[k, m, n] -> S[mo, no, ko, mi, ni, ki] : 0 <= k < 2048 and 0 <= m < 512 "
-                          "and 0 <= n < 1024 and mi = m - 64mo and 0 <= mi < 64 and ni = n - 128no and "
-                          "0 <= ni < 128 and ki = k - 256*floor(k/256) and ko = (floor(k/256) - no) mod 8 }");
+  const isl::map expected(
+      c.ctx(),
+      "{ S[k, m, n] -> S[mo, no, ko, mi, ni, ki] : 0 <= k < 2048 and 0 <= m < 512 "
+      "and 0 <= n < 1024 and mi = m - 64mo and 0 <= mi < 64 and ni = n - 128no and "
+      "0 <= ni < 128 and ki = k - 256*floor(k/256) and ko = (floor(k/256) - no) mod 8 }");
   EXPECT_TRUE(c.schedule().is_equal(expected)) << c.ScheduleString();
   EXPECT_EQ(c.loops()[2].rotate, std::vector<std::string>{"no"});
   // The same rotation again is fine; a different one conflicts.
@@ -133,17 +138,19 @@ TEST(PrimitivesTest, MalformedCallsAreInvalidArgument) {
   EXPECT_EQ(Msg(Distribute(d, {"n"}, {"no"}, {"ni"}, {"x"})),
             "mesh axis x already has a loop distributed over it");
   EXPECT_EQ(Msg(Split(d, "n", "k", "ni", 2)), "loop name k is already in use");
-  EXPECT_EQ(Msg(Tensorize(d, {"k", "n"}, "matmul")),
-            "loop mi lies inside the tensorized loops but is not tensorized; tensorize the innermost "
-            "loops (reorder first)");
+  EXPECT_EQ(
+      Msg(Tensorize(d, {"k", "n"}, "matmul")),
+      "loop mi lies inside the tensorized loops but is not tensorized; tensorize the innermost "
+      "loops (reorder first)");
   EXPECT_EQ(Msg(Tensorize(d, {"k", "mi", "n"}, "matmul_ta")),
             "kernel matmul_ta does not fit: over the tensorized indices the statement is C[m,n] += "
             "A[m,k] * B[k,n], which is matmul");
   EXPECT_EQ(Msg(Tensorize(d, {"k", "mi", "n"}, "gemm")),
             "unknown kernel gemm (kernels: matmul, matmul_ta, matmul_tb, matmul_tab, mul, add, "
             "contraction)");
-  EXPECT_EQ(Msg(Reorder(d, {"k", "mo"})),
-            "reorder puts loop k outside distributed loop mo; distributed loops must stay outermost");
+  EXPECT_EQ(
+      Msg(Reorder(d, {"k", "mo"})),
+      "reorder puts loop k outside distributed loop mo; distributed loops must stay outermost");
 }
 
 }  // namespace

@@ -88,8 +88,8 @@ absl::StatusOr<ParsedAccess> ParseAccess(TokenStream& ts) {
       const Token idx = ts.Peek();
       if (idx.kind != Token::kIdent) {
         if (idx.kind == Token::kEnd) {
-          return ts.ErrorAt(open,
-                            absl::StrCat("unbalanced '[' of ", base::Excerpt(*name), ": no closing ']'"));
+          return ts.ErrorAt(
+              open, absl::StrCat("unbalanced '[' of ", base::Excerpt(*name), ": no closing ']'"));
         }
         return ts.ErrorAt(idx, absl::StrCat("expected an index name in ", base::Excerpt(*name),
                                             "[...] but found ", Describe(idx)));
@@ -97,9 +97,9 @@ absl::StatusOr<ParsedAccess> ParseAccess(TokenStream& ts) {
       ts.Next();
       for (size_t j = 0; j < out.access.indices.size(); ++j) {
         if (out.access.indices[j] == idx.text) {
-          return ts.ErrorAt(idx,
-                            absl::StrCat("index ", base::Excerpt(idx.text), " is repeated in tensor ",
-                                         base::Excerpt(*name), " (diagonal accesses are not supported)"));
+          return ts.ErrorAt(
+              idx, absl::StrCat("index ", base::Excerpt(idx.text), " is repeated in tensor ",
+                                base::Excerpt(*name), " (diagonal accesses are not supported)"));
         }
       }
       out.access.indices.push_back(idx.text);
@@ -108,8 +108,8 @@ absl::StatusOr<ParsedAccess> ParseAccess(TokenStream& ts) {
       if (ts.Accept("]")) break;
       const Token bad = ts.Peek();
       if (bad.kind == Token::kEnd) {
-        return ts.ErrorAt(open,
-                          absl::StrCat("unbalanced '[' of ", base::Excerpt(*name), ": no closing ']'"));
+        return ts.ErrorAt(
+            open, absl::StrCat("unbalanced '[' of ", base::Excerpt(*name), ": no closing ']'"));
       }
       return ts.ErrorAt(bad, absl::StrCat("expected ',' or ']' in ", base::Excerpt(*name),
                                           "[...] but found ", Describe(bad)));
@@ -135,11 +135,12 @@ absl::StatusOr<std::map<std::string, int64_t>> ParseExtents(absl::string_view te
     absl::StatusOr<int64_t> value = ts.ExpectInt(absl::StrCat("extent of ", base::Excerpt(*name)));
     if (!value.ok()) return value.status();
     if (*value <= 0) {
-      return ts.ErrorAt(
-          value_tok, absl::StrCat("extent of ", base::Excerpt(*name), " must be positive, got ", *value));
+      return ts.ErrorAt(value_tok, absl::StrCat("extent of ", base::Excerpt(*name),
+                                                " must be positive, got ", *value));
     }
     if (!out.emplace(*name, *value).second) {
-      return ts.ErrorAt(name_tok, absl::StrCat("extent of ", base::Excerpt(*name), " is given twice"));
+      return ts.ErrorAt(name_tok,
+                        absl::StrCat("extent of ", base::Excerpt(*name), " is given twice"));
     }
     ts.Accept(",");
   }
@@ -167,8 +168,9 @@ absl::StatusOr<ParsedAccess> ParseLeftHandSide(TokenStream& ts, Problem* p) {
   } else if (ts.Accept("=")) {
     p->assign = Problem::Assign::kSet;
   } else {
-    return ts.ErrorAt(op, absl::StrCat("expected '=' or '+=' after ", base::Excerpt(p->output.ToString()),
-                                       " but found ", Describe(op)));
+    return ts.ErrorAt(
+        op, absl::StrCat("expected '=' or '+=' after ", base::Excerpt(p->output.ToString()),
+                         " but found ", Describe(op)));
   }
   return out;
 }
@@ -222,8 +224,9 @@ absl::StatusOr<FirstAccesses> CheckTensors(TokenStream& ts, const ParsedAccess& 
   first[p->output.tensor] = &out;
   for (const ParsedAccess& a : operands) {
     if (a.access.tensor == p->output.tensor) {
-      return ts.ErrorAt(a.name_token, absl::StrCat("output tensor ", base::Excerpt(p->output.tensor),
-                                                   " also appears on the right-hand side"));
+      return ts.ErrorAt(a.name_token,
+                        absl::StrCat("output tensor ", base::Excerpt(p->output.tensor),
+                                     " also appears on the right-hand side"));
     }
     auto [it, inserted] = first.emplace(a.access.tensor, &a);
     if (!inserted && it->second->access.indices.size() != a.access.indices.size()) {
@@ -231,8 +234,8 @@ absl::StatusOr<FirstAccesses> CheckTensors(TokenStream& ts, const ParsedAccess& 
           a.name_token,
           absl::StrCat("tensor ", base::Excerpt(a.access.tensor), " is used with ",
                        it->second->access.indices.size(), " indices in ",
-                       base::Excerpt(it->second->access.ToString()), " but ", a.access.indices.size(),
-                       " in ", base::Excerpt(a.access.ToString())));
+                       base::Excerpt(it->second->access.ToString()), " but ",
+                       a.access.indices.size(), " in ", base::Excerpt(a.access.ToString())));
     }
     p->operands.push_back(a.access);
   }
@@ -249,9 +252,10 @@ absl::Status CheckIndices(TokenStream& ts, const ParsedAccess& out,
     read.insert(a.access.indices.begin(), a.access.indices.end());
   for (size_t j = 0; j < p->output.indices.size(); ++j) {
     if (!read.count(p->output.indices[j])) {
-      return ts.ErrorAt(out.index_tokens[j],
-                        absl::StrCat("index ", base::Excerpt(p->output.indices[j]), " of the output ",
-                                     base::Excerpt(p->output.ToString()), " is read by no operand"));
+      return ts.ErrorAt(
+          out.index_tokens[j],
+          absl::StrCat("index ", base::Excerpt(p->output.indices[j]), " of the output ",
+                       base::Excerpt(p->output.ToString()), " is read by no operand"));
     }
   }
   if (p->combine == Problem::Combine::kSum) {
@@ -283,16 +287,18 @@ absl::Status SetExtents(absl::string_view extents, Problem* p) {
   if (!ext.ok()) return ext.status();
   for (const auto& [name, value] : *ext) {
     if (std::find(p->indices.begin(), p->indices.end(), name) == p->indices.end()) {
-      return absl::InvalidArgumentError(absl::StrCat(
-          "extent given for unknown index ", base::Excerpt(name), " (the indices of ",
-          base::Excerpt(p->ToString(), 2 * base::kMaxExcerpt), " are ", base::ExcerptList(p->indices), ")"));
+      return absl::InvalidArgumentError(
+          absl::StrCat("extent given for unknown index ", base::Excerpt(name), " (the indices of ",
+                       base::Excerpt(p->ToString(), 2 * base::kMaxExcerpt), " are ",
+                       base::ExcerptList(p->indices), ")"));
     }
   }
   for (const std::string& i : p->indices) {
     auto it = ext->find(i);
     if (it == ext->end()) {
-      return absl::InvalidArgumentError(absl::StrCat("index ", base::Excerpt(i), " has no extent (add ",
-                                                     base::Excerpt(i), "=<size> to the extents)"));
+      return absl::InvalidArgumentError(absl::StrCat("index ", base::Excerpt(i),
+                                                     " has no extent (add ", base::Excerpt(i),
+                                                     "=<size> to the extents)"));
     }
   }
   p->extents = *std::move(ext);
@@ -320,10 +326,10 @@ absl::Status CheckSizes(const Problem& p) {
   for (const std::string& i : p.indices) {
     const int64_t e = p.extents.at(i);
     if (points > kMaxIterationPoints / e) {
-      return absl::InvalidArgumentError(
-          absl::StrCat("the iteration space of ", base::Excerpt(p.ToString(), 2 * base::kMaxExcerpt),
-                       " is too large: the extents of ", base::ExcerptList(p.indices),
-                       " multiply to more than 2^62 points"));
+      return absl::InvalidArgumentError(absl::StrCat(
+          "the iteration space of ", base::Excerpt(p.ToString(), 2 * base::kMaxExcerpt),
+          " is too large: the extents of ", base::ExcerptList(p.indices),
+          " multiply to more than 2^62 points"));
     }
     points *= e;
   }

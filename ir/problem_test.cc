@@ -1,4 +1,5 @@
-// Every problem form of docs/design.md parses, with its shapes, reduction indices and canonical text.
+// Every problem form of docs/design.md parses, with its shapes, reduction indices and canonical
+// text.
 #include "ir/problem.h"
 
 #include <gtest/gtest.h>
@@ -8,7 +9,8 @@
 namespace meshtune::ir {
 namespace {
 
-Problem Parse(const std::string& expr, const std::string& extents, const std::string& dtype = "f32") {
+Problem Parse(const std::string& expr, const std::string& extents,
+              const std::string& dtype = "f32") {
   absl::StatusOr<Problem> p = ParseProblem(expr, extents, dtype);
   EXPECT_TRUE(p.ok()) << expr << ": " << p.status();
   return p.ok() ? *p : Problem{};
@@ -27,7 +29,8 @@ TEST(ProblemTest, Matmul) {
 }
 
 TEST(ProblemTest, AllFormsOfTheDesign) {
-  EXPECT_EQ(Parse("C[m,n] += A[k,m] * B[k,n]", "m=4,n=4,k=4").Shape("A"), (std::vector<int64_t>{4, 4}));
+  EXPECT_EQ(Parse("C[m,n] += A[k,m] * B[k,n]", "m=4,n=4,k=4").Shape("A"),
+            (std::vector<int64_t>{4, 4}));
   const Problem mv = Parse("y[i] += A[i,j] * x[j]", "i=8,j=16");
   EXPECT_EQ(mv.Shape("x"), std::vector<int64_t>{16});
   const Problem bmm = Parse("C[b,m,n] += A[b,m,k] * B[b,k,n]", "b=2,m=4,n=8,k=16");

@@ -32,13 +32,15 @@ absl::StatusOr<int64_t> ParseInt64(absl::string_view text, absl::string_view rol
     i = 1;
   }
   if (i == text.size()) {
-    return absl::InvalidArgumentError(absl::StrCat(role, " '", base::Excerpt(text), "' is not an integer"));
+    return absl::InvalidArgumentError(
+        absl::StrCat(role, " '", base::Excerpt(text), "' is not an integer"));
   }
   uint64_t value = 0;
   const uint64_t limit = negative ? uint64_t{1} << 63 : std::numeric_limits<int64_t>::max();
   for (; i < text.size(); ++i) {
     if (!std::isdigit(static_cast<unsigned char>(text[i]))) {
-      return absl::InvalidArgumentError(absl::StrCat(role, " '", base::Excerpt(text), "' is not an integer"));
+      return absl::InvalidArgumentError(
+          absl::StrCat(role, " '", base::Excerpt(text), "' is not an integer"));
     }
     const uint64_t digit = text[i] - '0';
     if (value > (limit - digit) / 10) {
@@ -47,16 +49,17 @@ absl::StatusOr<int64_t> ParseInt64(absl::string_view text, absl::string_view rol
     }
     value = value * 10 + digit;
   }
-  if (negative) return value == (uint64_t{1} << 63) ? std::numeric_limits<int64_t>::min()
-                                                    : -static_cast<int64_t>(value);
+  if (negative)
+    return value == (uint64_t{1} << 63) ? std::numeric_limits<int64_t>::min()
+                                        : -static_cast<int64_t>(value);
   return static_cast<int64_t>(value);
 }
 
 absl::StatusOr<std::vector<Token>> Tokenize(absl::string_view text, absl::string_view what,
                                             size_t max_bytes) {
   if (text.size() > max_bytes) {
-    return absl::InvalidArgumentError(absl::StrFormat(
-        "%s is %d bytes long; the limit is %d bytes", what, text.size(), max_bytes));
+    return absl::InvalidArgumentError(absl::StrFormat("%s is %d bytes long; the limit is %d bytes",
+                                                      what, text.size(), max_bytes));
   }
   std::vector<Token> out;
   int line = 1;
@@ -98,8 +101,8 @@ absl::StatusOr<std::vector<Token>> Tokenize(absl::string_view text, absl::string
     t.column = column;
     size_t j = i;
     if (std::isalpha(c) || c == '_') {
-      while (j < text.size() && (std::isalnum(static_cast<unsigned char>(text[j])) ||
-                                 text[j] == '_')) {
+      while (j < text.size() &&
+             (std::isalnum(static_cast<unsigned char>(text[j])) || text[j] == '_')) {
         ++j;
       }
       t.kind = Token::kIdent;
@@ -173,8 +176,8 @@ absl::StatusOr<int64_t> TokenStream::ExpectInt(absl::string_view role) {
     Next();
   }
   if (Peek().kind != Token::kInt) {
-    return ErrorAt(Peek(), absl::StrCat("expected ", role, " (an integer) but found ",
-                                        Describe(Peek())));
+    return ErrorAt(Peek(),
+                   absl::StrCat("expected ", role, " (an integer) but found ", Describe(Peek())));
   }
   const Token& t = Next();
   absl::StatusOr<int64_t> v = ParseInt64(negative ? "-" + t.text : t.text, role);

@@ -4,11 +4,11 @@
 
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_join.h"
-#include "ir/primitives.h"
 #include "base/excerpt.h"
+#include "base/status_macros.h"
+#include "ir/primitives.h"
 #include "ir/reason.h"
 #include "ir/scanner.h"
-#include "base/status_macros.h"
 
 namespace meshtune::ir {
 
@@ -58,8 +58,9 @@ class CallParser {
   absl::Status Comma() {
     if (ts_.Accept(",")) return absl::OkStatus();
     if (ts_.Peek().kind == Token::kPunct && ts_.Peek().text == ")") {
-      return ts_.ErrorAt(ts_.Peek(), absl::StrCat("too few arguments to ", base::Excerpt(name_.text),
-                                                  "; expected ", signature_));
+      return ts_.ErrorAt(ts_.Peek(),
+                         absl::StrCat("too few arguments to ", base::Excerpt(name_.text),
+                                      "; expected ", signature_));
     }
     return Unexpected("','");
   }
@@ -67,8 +68,9 @@ class CallParser {
   absl::Status Close() {
     if (ts_.Accept(")")) return absl::OkStatus();
     if (ts_.Peek().kind == Token::kPunct && ts_.Peek().text == ",") {
-      return ts_.ErrorAt(ts_.Peek(), absl::StrCat("too many arguments to ", base::Excerpt(name_.text),
-                                                  "; expected ", signature_));
+      return ts_.ErrorAt(ts_.Peek(),
+                         absl::StrCat("too many arguments to ", base::Excerpt(name_.text),
+                                      "; expected ", signature_));
     }
     if (ts_.AtEnd()) {
       return ts_.ErrorAt(
@@ -79,8 +81,9 @@ class CallParser {
   absl::StatusOr<std::string> Ident(absl::string_view role) {
     if (ts_.Peek().kind == Token::kIdent) return ts_.Next().text;
     if (ts_.Peek().kind == Token::kPunct && ts_.Peek().text == ")") {
-      return ts_.ErrorAt(ts_.Peek(), absl::StrCat("too few arguments to ", base::Excerpt(name_.text),
-                                                  "; expected ", signature_));
+      return ts_.ErrorAt(ts_.Peek(),
+                         absl::StrCat("too few arguments to ", base::Excerpt(name_.text),
+                                      "; expected ", signature_));
     }
     return ts_.ErrorAt(ts_.Peek(),
                        absl::StrCat("expected ", role, " but found ", Describe(ts_.Peek())));
@@ -113,8 +116,9 @@ class CallParser {
 
  private:
   absl::Status Unexpected(absl::string_view want) {
-    return ts_.ErrorAt(ts_.Peek(), absl::StrCat("expected ", want, " in ", base::Excerpt(name_.text),
-                                                "(...) but found ", Describe(ts_.Peek())));
+    return ts_.ErrorAt(ts_.Peek(),
+                       absl::StrCat("expected ", want, " in ", base::Excerpt(name_.text),
+                                    "(...) but found ", Describe(ts_.Peek())));
   }
   TokenStream& ts_;
   const Token& name_;
@@ -189,8 +193,9 @@ absl::StatusOr<Instruction> ParseShard(CallParser& p) {
     MT_ASSIGN_OR_RETURN(t.dim, p.Ident("a tensor dim (an index name)"));
     const Token at = ts.Peek();
     if (!ts.Accept("@")) {
-      return ts.ErrorAt(at, absl::StrCat("expected '@' after dim ", base::Excerpt(t.dim), " (as in ",
-                                         base::Excerpt(t.dim), "@x) but found ", Describe(at)));
+      return ts.ErrorAt(at,
+                        absl::StrCat("expected '@' after dim ", base::Excerpt(t.dim), " (as in ",
+                                     base::Excerpt(t.dim), "@x) but found ", Describe(at)));
     }
     MT_ASSIGN_OR_RETURN(t.target, ParseAxisExpr(ts));
     call.targets.push_back(t);
@@ -317,9 +322,10 @@ Replay ReplayTrace(const Computation& base, const Trace& trace) {
   for (size_t i = 0; i < trace.instructions.size(); ++i) {
     absl::StatusOr<Computation> next = Apply(r.computation, trace.instructions[i]);
     if (!next.ok()) {
-      const std::string msg = absl::StrCat(
-          "instruction ", i + 1, ", ", base::Excerpt(ToString(trace.instructions[i]), 2 * base::kMaxExcerpt),
-          ": ", next.status().message());
+      const std::string msg =
+          absl::StrCat("instruction ", i + 1, ", ",
+                       base::Excerpt(ToString(trace.instructions[i]), 2 * base::kMaxExcerpt), ": ",
+                       next.status().message());
       if (std::optional<Rejection> rej = AsRejection(next.status())) {
         r.status = Reject(rej->code, msg);
       } else {

@@ -16,11 +16,11 @@
 
 #include <cstdint>
 #include <string>
-#include "absl/strings/string_view.h"
 #include <variant>
 #include <vector>
 
 #include "absl/status/statusor.h"
+#include "absl/strings/string_view.h"
 #include "ir/computation.h"
 
 namespace meshtune::ir {
@@ -95,8 +95,8 @@ absl::StatusOr<Computation> Apply(const Computation& c, const Instruction& inst)
 // applied, and the failure of the next one, if any.
 struct Replay {
   Computation computation;
-  absl::Status status;   // OK when every instruction applied
-  int failed_line = 0;   // 1-based index of the failing instruction, 0 when none
+  absl::Status status;  // OK when every instruction applied
+  int failed_line = 0;  // 1-based index of the failing instruction, 0 when none
 };
 
 // Replays `trace` on `base`, stopping at the first instruction that fails. The status of a

@@ -72,8 +72,10 @@ TEST(TraceTest, ReplayIsDeterministic) {
     Replay r = ReplayTrace(*base, *t);
     ASSERT_TRUE(r.status.ok()) << r.status;
     std::string dump = r.computation.ScheduleString();
-    for (const std::string& tensor : p->Tensors()) dump += "\n" + r.computation.LayoutString(tensor);
-    for (const Loop& l : r.computation.loops()) dump += "\n" + l.name + ":" + std::to_string(l.extent);
+    for (const std::string& tensor : p->Tensors())
+      dump += "\n" + r.computation.LayoutString(tensor);
+    for (const Loop& l : r.computation.loops())
+      dump += "\n" + l.name + ":" + std::to_string(l.extent);
     if (run == 0) {
       first = dump;
     } else {

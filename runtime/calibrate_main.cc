@@ -110,7 +110,8 @@ double Shift(char* send, char* recv, int64_t bytes, int reps, int rank, int size
   const int n = static_cast<int>(bytes);
   const int to = (rank + 1) % size, from = (rank + size - 1) % size;
   auto exchange = [&] {
-    MPI_Sendrecv(send, n, MPI_BYTE, to, 1, recv, n, MPI_BYTE, from, 1, MPI_COMM_WORLD, MPI_STATUS_IGNORE);
+    MPI_Sendrecv(send, n, MPI_BYTE, to, 1, recv, n, MPI_BYTE, from, 1, MPI_COMM_WORLD,
+                 MPI_STATUS_IGNORE);
   };
   for (int i = 0; i < Warmups(reps); ++i) exchange();
   std::vector<double> local;
@@ -196,7 +197,8 @@ meshtune::v1::HardwareProfile Calibrate(const Flags& f, int rank, int size) {
     pingpong.push_back(PingPong(buf.data(), bytes, f.reps, rank));
     SleepyBarrier(MPI_COMM_WORLD);
   }
-  for (int64_t bytes : sizes) shift.push_back(Shift(buf.data(), recv.data(), bytes, f.reps, rank, size));
+  for (int64_t bytes : sizes)
+    shift.push_back(Shift(buf.data(), recv.data(), bytes, f.reps, rank, size));
   for (int64_t bytes : sizes) bcast.push_back(Broadcast(buf.data(), bytes, f.reps, rank));
   const double gemm_s = f.dtype == "f64" ? TimeGemm<double>(f.gemm_n, f.gemm_reps, rank)
                                          : TimeGemm<float>(f.gemm_n, f.gemm_reps, rank);

@@ -38,7 +38,8 @@ Coords Comm::CoordsOf(int rank) const {
 
 int Comm::RankOf(const Coords& coords) const {
   int64_t r = 0;
-  for (size_t a = 0; a < sizes_.size(); ++a) r = r * sizes_[a] + ((coords[a] % sizes_[a]) + sizes_[a]) % sizes_[a];
+  for (size_t a = 0; a < sizes_.size(); ++a)
+    r = r * sizes_[a] + ((coords[a] % sizes_[a]) + sizes_[a]) % sizes_[a];
   return static_cast<int>(r);
 }
 

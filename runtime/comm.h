@@ -54,8 +54,9 @@ class Comm {
                      const Coords& root) = 0;
   // MPI_Allgatherv over the group along `axes`: member i's `send` (counts[i] elements)
   // lands at recv + displs[i]. Every member passes the same counts and displacements.
-  virtual void Allgatherv(const void* send, int64_t send_count, void* recv, const std::vector<int>& counts,
-                          const std::vector<int>& displs, DataType type, const std::vector<int>& axes) = 0;
+  virtual void Allgatherv(const void* send, int64_t send_count, void* recv,
+                          const std::vector<int>& counts, const std::vector<int>& displs,
+                          DataType type, const std::vector<int>& axes) = 0;
   // MPI_Sendrecv_replace: sends `data` to rank `dest` and replaces it with what rank
   // `source` sends.
   virtual void SendrecvReplace(void* data, int64_t count, DataType type, int dest, int source) = 0;
@@ -63,10 +64,11 @@ class Comm {
   // its peer; returns when all are done (Isend/Irecv/Waitall).
   virtual void Exchange(const std::vector<Message>& sends, const Message& recv, DataType type) = 0;
   // MPI_Allreduce in place over the group along `axes` (every axis: the whole mesh).
-  virtual void Allreduce(void* data, int64_t count, DataType type, ReduceOp op, const std::vector<int>& axes) = 0;
+  virtual void Allreduce(void* data, int64_t count, DataType type, ReduceOp op,
+                         const std::vector<int>& axes) = 0;
   // MPI_Reduce (sum) of `send` over the group along `axes` into `recv` on the member at `root`.
-  virtual void ReduceSum(const void* send, void* recv, int64_t count, DataType type, const std::vector<int>& axes,
-                         const Coords& root) = 0;
+  virtual void ReduceSum(const void* send, void* recv, int64_t count, DataType type,
+                         const std::vector<int>& axes, const Coords& root) = 0;
   virtual void Barrier() = 0;
   // Seconds from a fixed point (MPI_Wtime).
   virtual double Now() const = 0;

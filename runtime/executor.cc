@@ -62,8 +62,8 @@ class Interpreter {
       for (const codegen::Operand& o : c->in) in.push_back(Spec(o));
       rt_->Kernel(c->kernel, c->sum, indices, extents, Spec(c->out), in);
     } else if (const auto* r = std::get_if<codegen::Reduce>(&s->node)) {
-      rt_->ReduceInto(r->pattern.kind == CommPattern::Kind::kSendRecv ? "Local" : r->pattern.Name(), r->tensor,
-                      r->buffer, Eval(r->global.offset, rt_->coords()), r->pattern.axes);
+      rt_->ReduceInto(r->pattern.kind == CommPattern::Kind::kSendRecv ? "Local" : r->pattern.Name(),
+                      r->tensor, r->buffer, Eval(r->global.offset, rt_->coords()), r->pattern.axes);
     }
   }
 
@@ -86,7 +86,8 @@ class Interpreter {
         rt_->Local(t.tensor, t.buffer, Eval(t.src.offset, me));
         return;
       case CommPattern::Kind::kBroadcast:
-        rt_->Broadcast(t.tensor, t.buffer, Eval(t.src.offset, me), t.pattern.axes, Eval(t.source, me));
+        rt_->Broadcast(t.tensor, t.buffer, Eval(t.src.offset, me), t.pattern.axes,
+                       Eval(t.source, me));
         return;
       case CommPattern::Kind::kAllGather:
         rt_->AllGather(t.tensor, t.buffer, Eval(t.global.offset, me), t.pattern.axes);
@@ -116,7 +117,8 @@ class Interpreter {
 RunStats Execute(const Program& program, std::unique_ptr<Comm> comm, const ExecOptions& options) {
   RunStats result;
   if (comm->axis_sizes() != program.axis_sizes) {
-    result.error = absl::StrCat("the mesh has ", program.Ranks(), " ranks but the job has ", comm->size());
+    result.error =
+        absl::StrCat("the mesh has ", program.Ranks(), " ranks but the job has ", comm->size());
     return result;
   }
   const Compute* compute = codegen::KernelCall(program);
@@ -146,7 +148,8 @@ RunStats Execute(const Program& program, std::unique_ptr<Comm> comm, const ExecO
       MakeRankRuntime(program.dtype_bytes, std::move(comm), program.axis_names, std::move(tensors),
                       std::move(buffers), std::move(statement), program.accumulate, options.seed);
   Interpreter interpreter(program, rt.get());
-  return rt->Measure([&] { interpreter.Exec(program.body); }, options.warmup, options.reps, options.inject_fault);
+  return rt->Measure([&] { interpreter.Exec(program.body); }, options.warmup, options.reps,
+                     options.inject_fault);
 }
 
 }  // namespace meshtune::runtime

@@ -29,8 +29,8 @@ struct ExecOptions {
 // Runs `program` as the rank of `comm` (every rank of the mesh calls it, each with its own
 // Comm). The result carries an error when the Comm's mesh is not the program's or the
 // program has no kernel call.
-RunStats Execute(const codegen::Program& program, std::unique_ptr<Comm> comm, const ExecOptions& options);
-
+RunStats Execute(const codegen::Program& program, std::unique_ptr<Comm> comm,
+                 const ExecOptions& options);
 
 }  // namespace meshtune::runtime
 

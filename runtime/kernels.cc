@@ -84,9 +84,10 @@ bool GemmKernel(const std::vector<int64_t>& extents, int i, int j, int k, const 
     return false;
   }
   // BLAS wants leading dims of at least the row length.
-  if (ldc < n || lda < (ta == CblasNoTrans ? kk : m) || ldb < (tb == CblasNoTrans ? n : kk)) return false;
-  Gemm(ta, tb, static_cast<int>(m), static_cast<int>(n), static_cast<int>(kk), a.base, static_cast<int>(lda),
-       b.base, static_cast<int>(ldb), out.base, static_cast<int>(ldc));
+  if (ldc < n || lda < (ta == CblasNoTrans ? kk : m) || ldb < (tb == CblasNoTrans ? n : kk))
+    return false;
+  Gemm(ta, tb, static_cast<int>(m), static_cast<int>(n), static_cast<int>(kk), a.base,
+       static_cast<int>(lda), b.base, static_cast<int>(ldb), out.base, static_cast<int>(ldc));
   return true;
 }
 
@@ -94,9 +95,11 @@ template void GenericKernel<float>(const std::vector<int64_t>&, const TileOperan
                                    const std::vector<TileOperand<float>>&, bool);
 template void GenericKernel<double>(const std::vector<int64_t>&, const TileOperand<double>&,
                                     const std::vector<TileOperand<double>>&, bool);
-template bool GemmKernel<float>(const std::vector<int64_t>&, int, int, int, const TileOperand<float>&,
-                                const TileOperand<float>&, const TileOperand<float>&);
-template bool GemmKernel<double>(const std::vector<int64_t>&, int, int, int, const TileOperand<double>&,
-                                 const TileOperand<double>&, const TileOperand<double>&);
+template bool GemmKernel<float>(const std::vector<int64_t>&, int, int, int,
+                                const TileOperand<float>&, const TileOperand<float>&,
+                                const TileOperand<float>&);
+template bool GemmKernel<double>(const std::vector<int64_t>&, int, int, int,
+                                 const TileOperand<double>&, const TileOperand<double>&,
+                                 const TileOperand<double>&);
 
 }  // namespace meshtune::runtime

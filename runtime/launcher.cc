@@ -1,8 +1,5 @@
 #include "runtime/launcher.h"
 
-#include "base/json.h"
-#include "base/paths.h"
-
 #include <dirent.h>
 #include <fcntl.h>
 #include <poll.h>
@@ -22,6 +19,8 @@
 
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_split.h"
+#include "base/json.h"
+#include "base/paths.h"
 #include "proto/meshtune.pb.h"
 
 namespace meshtune::runtime {
@@ -30,7 +29,9 @@ namespace {
 
 bool Executable(const std::string& p) { return !p.empty() && access(p.c_str(), X_OK) == 0; }
 
-std::string Tail(const std::string& s, size_t n) { return s.size() <= n ? s : "..." + s.substr(s.size() - n); }
+std::string Tail(const std::string& s, size_t n) {
+  return s.size() <= n ? s : "..." + s.substr(s.size() - n);
+}
 
 // What went wrong, from the launcher's stderr: Open MPI's one-line account of a rank that
 // died when there is one, else the end of the output.
@@ -91,13 +92,20 @@ void InstallStopSignalHandlers() {
 
 int StopSignal() { return g_stop_signal; }
 
-std::string FindWorker() { return base::FindCompanion("MESHTUNE_WORKER", {"runtime/meshtune_worker"}); }
+std::string FindWorker() {
+  return base::FindCompanion("MESHTUNE_WORKER", {"runtime/meshtune_worker"});
+}
 
-std::string FindCalibrator() { return base::FindCompanion("MESHTUNE_CALIBRATOR", {"runtime/meshtune_calibrate"}); }
+std::string FindCalibrator() {
+  return base::FindCompanion("MESHTUNE_CALIBRATOR", {"runtime/meshtune_calibrate"});
+}
 
 std::string JobFailure(const CommandResult& result) {
-  if (result.signal != 0) return absl::StrCat("the launcher died of signal ", result.signal, ": ", Explain(result.err_tail));
-  return absl::StrCat("the job failed (exit status ", result.exit_code, ") without a result: ", Explain(result.err_tail));
+  if (result.signal != 0)
+    return absl::StrCat("the launcher died of signal ", result.signal, ": ",
+                        Explain(result.err_tail));
+  return absl::StrCat("the job failed (exit status ", result.exit_code,
+                      ") without a result: ", Explain(result.err_tail));
 }
 
 namespace {
@@ -131,7 +139,8 @@ struct Child {
 // root, Open MPI's permission to run as root. Internal when a pipe or the fork fails.
 absl::StatusOr<Child> StartChild(std::vector<std::string> args) {
   int out_pipe[2], err_pipe[2];
-  if (pipe(out_pipe) != 0) return absl::InternalError(absl::StrCat("pipe failed: ", std::strerror(errno)));
+  if (pipe(out_pipe) != 0)
+    return absl::InternalError(absl::StrCat("pipe failed: ", std::strerror(errno)));
   if (pipe(err_pipe) != 0) {
     const int e = errno;
     close(out_pipe[0]);
@@ -178,11 +187,13 @@ Cut Collect(const Child& child, const LaunchOptions& options, CommandResult& res
   std::string& err = result.err_tail;
   Cut cut = Cut::kNone;
   const int poll_ms = options.cancelled || g_handlers_installed ? 100 : 1000;
-  const auto deadline = std::chrono::steady_clock::now() + std::chrono::duration<double>(options.timeout_s);
+  const auto deadline =
+      std::chrono::steady_clock::now() + std::chrono::duration<double>(options.timeout_s);
   pollfd fds[2] = {{child.out, POLLIN, 0}, {child.err, POLLIN, 0}};
   int open_fds = 2;
   while (open_fds > 0) {
-    const auto left = std::chrono::duration_cast<std::chrono::milliseconds>(deadline - std::chrono::steady_clock::now());
+    const auto left = std::chrono::duration_cast<std::chrono::milliseconds>(
+        deadline - std::chrono::steady_clock::now());
     if (left.count() <= 0) {
       cut = Cut::kTimedOut;
       break;
@@ -195,7 +206,9 @@ Cut Collect(const Child& child, const LaunchOptions& options, CommandResult& res
       cut = Cut::kInterrupted;
       break;
     }
-    if (poll(fds, 2, static_cast<int>(std::min<int64_t>(left.count(), poll_ms))) < 0 && errno != EINTR) break;
+    if (poll(fds, 2, static_cast<int>(std::min<int64_t>(left.count(), poll_ms))) < 0 &&
+        errno != EINTR)
+      break;
     for (int i = 0; i < 2; ++i) {
       if (fds[i].fd < 0 || !(fds[i].revents & (POLLIN | POLLHUP | POLLERR))) continue;
       char buf[8192];
@@ -234,9 +247,11 @@ void KillJob(pid_t pid, const std::string& marker) {
 }  // namespace
 
 absl::StatusOr<CommandResult> LaunchCommand(int64_t ranks, const std::vector<std::string>& command,
-                                            const LaunchOptions& options, const std::string& marker) {
+                                            const LaunchOptions& options,
+                                            const std::string& marker) {
   if (const int sig = StopSignal(); sig != 0) {
-    return absl::CancelledError(absl::StrCat("interrupted by ", SignalName(sig), "; the job was not started"));
+    return absl::CancelledError(
+        absl::StrCat("interrupted by ", SignalName(sig), "; the job was not started"));
   }
   absl::StatusOr<Child> child = StartChild(LauncherArgs(ranks, command, options));
   if (!child.ok()) return child.status();
@@ -245,13 +260,15 @@ absl::StatusOr<CommandResult> LaunchCommand(int64_t ranks, const std::vector<std
   switch (Collect(*child, options, result, &interrupted)) {
     case Cut::kInterrupted:
       KillJob(child->pid, marker);
-      return absl::CancelledError(absl::StrCat("interrupted by ", SignalName(interrupted), "; the job was killed"));
+      return absl::CancelledError(
+          absl::StrCat("interrupted by ", SignalName(interrupted), "; the job was killed"));
     case Cut::kCancelled:
       KillJob(child->pid, marker);
       return absl::CancelledError("cancelled; the job was killed");
     case Cut::kTimedOut:
       KillJob(child->pid, marker);
-      return absl::DeadlineExceededError(absl::StrCat("timed out after ", options.timeout_s, " s; the job was killed"));
+      return absl::DeadlineExceededError(
+          absl::StrCat("timed out after ", options.timeout_s, " s; the job was killed"));
     case Cut::kNone:
       break;
   }
@@ -272,14 +289,16 @@ LaunchResult Launch(const RunSpec& spec, const LaunchOptions& options) {
   LaunchResult result;
   const std::string worker = options.worker.empty() ? FindWorker() : options.worker;
   if (!Executable(worker)) {
-    result.error = absl::StrCat("cannot find the worker binary meshtune_worker (looked for '", worker,
-                                "'); set MESHTUNE_WORKER");
+    result.error = absl::StrCat("cannot find the worker binary meshtune_worker (looked for '",
+                                worker, "'); set MESHTUNE_WORKER");
     return result;
   }
   std::error_code ec;
-  const std::filesystem::path temp_dir = std::filesystem::temp_directory_path(ec);  // $TMPDIR, else /tmp
+  const std::filesystem::path temp_dir =
+      std::filesystem::temp_directory_path(ec);  // $TMPDIR, else /tmp
   if (ec) {
-    result.error = absl::StrCat("cannot find a directory for temporary files ($TMPDIR): ", ec.message());
+    result.error =
+        absl::StrCat("cannot find a directory for temporary files ($TMPDIR): ", ec.message());
     return result;
   }
   std::string path_template = (temp_dir / "meshtune-trace-XXXXXX").string();
@@ -292,19 +311,36 @@ LaunchResult Launch(const RunSpec& spec, const LaunchOptions& options) {
                                 std::strerror(errno));
     return result;
   }
-  const bool written = write(fd, spec.trace.data(), spec.trace.size()) == static_cast<ssize_t>(spec.trace.size());
+  const bool written =
+      write(fd, spec.trace.data(), spec.trace.size()) == static_cast<ssize_t>(spec.trace.size());
   const int write_errno = errno;
   close(fd);
   if (!written) {
     unlink(trace_path);
-    result.error = absl::StrCat("cannot write the temporary trace file ", trace_path, ": ", std::strerror(write_errno));
+    result.error = absl::StrCat("cannot write the temporary trace file ", trace_path, ": ",
+                                std::strerror(write_errno));
     return result;
   }
 
-  std::vector<std::string> command = {worker, "--expr", spec.expr, "--extents", spec.extents, "--dtype", spec.dtype,
-                                      "--mesh", spec.mesh, "--trace", trace_path, "--reps", std::to_string(spec.reps),
-                                      "--warmup", std::to_string(spec.warmup), "--seed", std::to_string(spec.seed)};
-  if (!spec.inject_fault.empty()) command.insert(command.end(), {"--inject-fault", spec.inject_fault});
+  std::vector<std::string> command = {worker,
+                                      "--expr",
+                                      spec.expr,
+                                      "--extents",
+                                      spec.extents,
+                                      "--dtype",
+                                      spec.dtype,
+                                      "--mesh",
+                                      spec.mesh,
+                                      "--trace",
+                                      trace_path,
+                                      "--reps",
+                                      std::to_string(spec.reps),
+                                      "--warmup",
+                                      std::to_string(spec.warmup),
+                                      "--seed",
+                                      std::to_string(spec.seed)};
+  if (!spec.inject_fault.empty())
+    command.insert(command.end(), {"--inject-fault", spec.inject_fault});
   // The trace file's name is on every rank's command line: the marker of this run's ranks.
   absl::StatusOr<CommandResult> job = LaunchCommand(spec.ranks, command, options, trace_path);
   unlink(trace_path);
@@ -333,7 +369,8 @@ LaunchResult Launch(const RunSpec& spec, const LaunchOptions& options) {
     result.error = "the output did not verify";
   } else if (job->signal == 0 && job->exit_code != 0) {
     result.verified = false;
-    result.error = absl::StrCat("the job exited with status ", job->exit_code, ": ", Tail(job->err_tail, 600));
+    result.error =
+        absl::StrCat("the job exited with status ", job->exit_code, ": ", Tail(job->err_tail, 600));
   }
   return result;
 }

@@ -18,10 +18,10 @@
 namespace meshtune::runtime {
 
 struct LaunchOptions {
-  std::string worker;                       // path of meshtune_worker ("" = find it)
+  std::string worker;                              // path of meshtune_worker ("" = find it)
   std::vector<std::string> launcher = {"mpirun"};  // e.g. {"srun"} on a cluster
-  std::string hostfile;                     // passed as --hostfile when set
-  std::vector<std::string> extra_args;      // more launcher arguments, before the worker
+  std::string hostfile;                            // passed as --hostfile when set
+  std::vector<std::string> extra_args;             // more launcher arguments, before the worker
   double timeout_s = 300;
   // Polled about every 100 ms while the job runs; when it returns true the job is killed
   // as on a timeout (Cancelled "cancelled; the job was killed"). Unset: never.
@@ -91,7 +91,8 @@ struct CommandResult {
 // killed". Likewise when options.cancelled says so: Cancelled "cancelled; the job was
 // killed". Internal when the job cannot be started. A failed job is a CommandResult.
 absl::StatusOr<CommandResult> LaunchCommand(int64_t ranks, const std::vector<std::string>& command,
-                                            const LaunchOptions& options, const std::string& marker);
+                                            const LaunchOptions& options,
+                                            const std::string& marker);
 
 // Why a job that printed no result failed, for messages: its exit status or signal and
 // Open MPI's account of a rank that died, else the end of its stderr.

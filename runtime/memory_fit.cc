@@ -6,8 +6,8 @@
 #include <limits>
 #include <utility>
 
-#include "base/bytes.h"
 #include "absl/strings/str_cat.h"
+#include "base/bytes.h"
 #include "ir/computation.h"
 #include "ir/legality.h"
 #include "ir/mesh.h"
@@ -24,11 +24,13 @@ int64_t MachineMemoryBytes() {
 }
 
 int64_t RanksOnThisMachine(int64_t ranks, const LaunchOptions& options) {
-  const bool mpirun = options.launcher.size() == 1 && options.launcher[0].find("mpirun") != std::string::npos;
+  const bool mpirun =
+      options.launcher.size() == 1 && options.launcher[0].find("mpirun") != std::string::npos;
   return mpirun && options.hostfile.empty() && options.extra_args.empty() ? ranks : 1;
 }
 
-absl::Status CheckRunFitsMemory(const RunSpec& spec, const LaunchOptions& options, int64_t machine_bytes) {
+absl::Status CheckRunFitsMemory(const RunSpec& spec, const LaunchOptions& options,
+                                int64_t machine_bytes) {
   if (machine_bytes <= 0) return absl::OkStatus();
   absl::StatusOr<ir::Problem> problem = ir::ParseProblem(spec.expr, spec.extents, spec.dtype);
   if (!problem.ok()) return problem.status();
@@ -47,20 +49,23 @@ absl::Status CheckRunFitsMemory(const RunSpec& spec, const LaunchOptions& option
   // multiplying.
   if (f.total() <= machine_bytes / here) return absl::OkStatus();
   const double all = static_cast<double>(f.total()) * static_cast<double>(here);
-  const int64_t all_bytes =
-      all >= static_cast<double>(std::numeric_limits<int64_t>::max()) ? std::numeric_limits<int64_t>::max()
-                                                                       : static_cast<int64_t>(all);
+  const int64_t all_bytes = all >= static_cast<double>(std::numeric_limits<int64_t>::max())
+                                ? std::numeric_limits<int64_t>::max()
+                                : static_cast<int64_t>(all);
   const std::string need =
-      absl::StrCat("each rank needs ", base::FormatBytes(f.total()), " (shards ", base::FormatBytes(f.shard_bytes),
-                   ", transfer buffers ", base::FormatBytes(f.buffer_bytes), ")");
+      absl::StrCat("each rank needs ", base::FormatBytes(f.total()), " (shards ",
+                   base::FormatBytes(f.shard_bytes), ", transfer buffers ",
+                   base::FormatBytes(f.buffer_bytes), ")");
   if (here == 1) {
-    return absl::InvalidArgumentError(absl::StrCat(need, " but this machine has ", base::FormatBytes(machine_bytes),
-                                                   " of memory; use smaller extents or more ranks"));
+    return absl::InvalidArgumentError(
+        absl::StrCat(need, " but this machine has ", base::FormatBytes(machine_bytes),
+                     " of memory; use smaller extents or more ranks"));
   }
-  return absl::InvalidArgumentError(absl::StrCat(need, ", ", base::FormatBytes(all_bytes), " for the ", here,
-                                                 " ranks on this machine, but it has ", base::FormatBytes(machine_bytes),
-                                                 " of memory; use smaller extents, or more ranks on more machines "
-                                                 "(--hostfile)"));
+  return absl::InvalidArgumentError(
+      absl::StrCat(need, ", ", base::FormatBytes(all_bytes), " for the ", here,
+                   " ranks on this machine, but it has ", base::FormatBytes(machine_bytes),
+                   " of memory; use smaller extents, or more ranks on more machines "
+                   "(--hostfile)"));
 }
 
 }  // namespace meshtune::runtime

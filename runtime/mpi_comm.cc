@@ -49,38 +49,45 @@ class MpiComm : public Comm {
 
   int rank() const override { return rank_; }
 
-  void Bcast(void* data, int64_t count, DataType type, const std::vector<int>& axes, const Coords& root) override {
+  void Bcast(void* data, int64_t count, DataType type, const std::vector<int>& axes,
+             const Coords& root) override {
     MPI_Bcast(data, static_cast<int>(count), Type(type), GroupIndex(axes, root), Sub(axes));
   }
 
   void Allgatherv(const void* send, int64_t send_count, void* recv, const std::vector<int>& counts,
-                  const std::vector<int>& displs, DataType type, const std::vector<int>& axes) override {
-    MPI_Allgatherv(send, static_cast<int>(send_count), Type(type), recv, counts.data(), displs.data(), Type(type),
-                   Sub(axes));
+                  const std::vector<int>& displs, DataType type,
+                  const std::vector<int>& axes) override {
+    MPI_Allgatherv(send, static_cast<int>(send_count), Type(type), recv, counts.data(),
+                   displs.data(), Type(type), Sub(axes));
   }
 
   void SendrecvReplace(void* data, int64_t count, DataType type, int dest, int source) override {
-    MPI_Sendrecv_replace(data, static_cast<int>(count), Type(type), dest, 7, source, 7, cart_, MPI_STATUS_IGNORE);
+    MPI_Sendrecv_replace(data, static_cast<int>(count), Type(type), dest, 7, source, 7, cart_,
+                         MPI_STATUS_IGNORE);
   }
 
   void Exchange(const std::vector<Message>& sends, const Message& recv, DataType type) override {
     std::vector<MPI_Request> reqs(sends.size() + (recv.data != nullptr ? 1 : 0));
     for (size_t i = 0; i < sends.size(); ++i) {
-      MPI_Isend(sends[i].data, static_cast<int>(sends[i].count), Type(type), sends[i].peer, 11, cart_, &reqs[i]);
+      MPI_Isend(sends[i].data, static_cast<int>(sends[i].count), Type(type), sends[i].peer, 11,
+                cart_, &reqs[i]);
     }
     if (recv.data != nullptr) {
-      MPI_Irecv(recv.data, static_cast<int>(recv.count), Type(type), recv.peer, 11, cart_, &reqs.back());
+      MPI_Irecv(recv.data, static_cast<int>(recv.count), Type(type), recv.peer, 11, cart_,
+                &reqs.back());
     }
     MPI_Waitall(static_cast<int>(reqs.size()), reqs.data(), MPI_STATUSES_IGNORE);
   }
 
-  void Allreduce(void* data, int64_t count, DataType type, ReduceOp op, const std::vector<int>& axes) override {
+  void Allreduce(void* data, int64_t count, DataType type, ReduceOp op,
+                 const std::vector<int>& axes) override {
     MPI_Allreduce(MPI_IN_PLACE, data, static_cast<int>(count), Type(type), Op(op), Sub(axes));
   }
 
-  void ReduceSum(const void* send, void* recv, int64_t count, DataType type, const std::vector<int>& axes,
-                 const Coords& root) override {
-    MPI_Reduce(send, recv, static_cast<int>(count), Type(type), MPI_SUM, GroupIndex(axes, root), Sub(axes));
+  void ReduceSum(const void* send, void* recv, int64_t count, DataType type,
+                 const std::vector<int>& axes, const Coords& root) override {
+    MPI_Reduce(send, recv, static_cast<int>(count), Type(type), MPI_SUM, GroupIndex(axes, root),
+               Sub(axes));
   }
 
   void Barrier() override { MPI_Barrier(cart_); }
@@ -110,11 +117,10 @@ std::unique_ptr<Comm> NewMpiComm(MPI_Comm comm, const std::vector<int64_t>& axis
   return std::make_unique<MpiComm>(comm, axis_sizes);
 }
 
-std::unique_ptr<RankRuntimeBase> MakeRankRuntime(int dtype_bytes, MPI_Comm comm,
-                                                 const std::vector<int64_t>& axis_sizes,
-                                                 const std::vector<std::string>& axis_names,
-                                                 std::vector<TensorSpec> tensors, std::vector<BufferSpec> buffers,
-                                                 StatementSpec statement, bool accumulate, uint64_t seed) {
+std::unique_ptr<RankRuntimeBase> MakeRankRuntime(
+    int dtype_bytes, MPI_Comm comm, const std::vector<int64_t>& axis_sizes,
+    const std::vector<std::string>& axis_names, std::vector<TensorSpec> tensors,
+    std::vector<BufferSpec> buffers, StatementSpec statement, bool accumulate, uint64_t seed) {
   return MakeRankRuntime(dtype_bytes, NewMpiComm(comm, axis_sizes), axis_names, std::move(tensors),
                          std::move(buffers), std::move(statement), accumulate, seed);
 }

@@ -8,9 +8,8 @@
 
 #include <cstdint>
 #include <memory>
-#include <vector>
-
 #include <string>
+#include <vector>
 
 #include "runtime/comm.h"
 #include "runtime/rank.h"
@@ -22,11 +21,10 @@ namespace meshtune::runtime {
 std::unique_ptr<Comm> NewMpiComm(MPI_Comm comm, const std::vector<int64_t>& axis_sizes);
 
 // MakeRankRuntime (rank.h) over MPI: `comm`'s size must equal the mesh's ranks.
-std::unique_ptr<RankRuntimeBase> MakeRankRuntime(int dtype_bytes, MPI_Comm comm,
-                                                 const std::vector<int64_t>& axis_sizes,
-                                                 const std::vector<std::string>& axis_names,
-                                                 std::vector<TensorSpec> tensors, std::vector<BufferSpec> buffers,
-                                                 StatementSpec statement, bool accumulate, uint64_t seed);
+std::unique_ptr<RankRuntimeBase> MakeRankRuntime(
+    int dtype_bytes, MPI_Comm comm, const std::vector<int64_t>& axis_sizes,
+    const std::vector<std::string>& axis_names, std::vector<TensorSpec> tensors,
+    std::vector<BufferSpec> buffers, StatementSpec statement, bool accumulate, uint64_t seed);
 
 }  // namespace meshtune::runtime
 

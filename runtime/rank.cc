@@ -19,9 +19,13 @@ namespace {
 template <typename T>
 DataType TypeOf();
 template <>
-DataType TypeOf<float>() { return DataType::kFloat; }
+DataType TypeOf<float>() {
+  return DataType::kFloat;
+}
 template <>
-DataType TypeOf<double>() { return DataType::kDouble; }
+DataType TypeOf<double>() {
+  return DataType::kDouble;
+}
 
 // A dense row-major buffer.
 template <typename T>
@@ -32,7 +36,8 @@ struct Buffer {
   void Resize(const std::vector<int64_t>& s) {
     shape = s;
     strides.assign(s.size(), 1);
-    for (int d = static_cast<int>(s.size()) - 2; d >= 0; --d) strides[d] = strides[d + 1] * s[d + 1];
+    for (int d = static_cast<int>(s.size()) - 2; d >= 0; --d)
+      strides[d] = strides[d + 1] * s[d + 1];
     int64_t n = 1;
     for (int64_t x : s) n *= x;
     data.assign(n, T(0));
@@ -45,7 +50,8 @@ struct Buffer {
 };
 
 // Calls fn(index) for every point of the box `size`, last dim fastest.
-void ForEachPoint(const std::vector<int64_t>& size, const std::function<void(const std::vector<int64_t>&)>& fn) {
+void ForEachPoint(const std::vector<int64_t>& size,
+                  const std::function<void(const std::vector<int64_t>&)>& fn) {
   for (int64_t s : size) {
     if (s <= 0) return;
   }
@@ -87,8 +93,9 @@ int64_t Linear(const std::vector<int64_t>& idx, const std::vector<int64_t>& shap
 template <typename T>
 class RankRuntime : public RankRuntimeBase {
  public:
-  RankRuntime(std::unique_ptr<Comm> comm, std::vector<std::string> axis_names, std::vector<TensorSpec> tensors,
-              std::vector<BufferSpec> buffers, StatementSpec statement, bool accumulate, uint64_t seed)
+  RankRuntime(std::unique_ptr<Comm> comm, std::vector<std::string> axis_names,
+              std::vector<TensorSpec> tensors, std::vector<BufferSpec> buffers,
+              StatementSpec statement, bool accumulate, uint64_t seed)
       : comm_(std::move(comm)),
         names_(std::move(axis_names)),
         tensors_(std::move(tensors)),
@@ -111,13 +118,15 @@ class RankRuntime : public RankRuntimeBase {
     std::fill(buffers_[buffer].data.begin(), buffers_[buffer].data.end(), T(0));
   }
 
-  void Local(const std::string& tensor, const std::string& buffer, const std::vector<int64_t>& offset) override {
+  void Local(const std::string& tensor, const std::string& buffer,
+             const std::vector<int64_t>& offset) override {
     Buffer<T>& buf = buffers_[buffer];
     CopyBox(shards_[tensor], offset, buf, std::vector<int64_t>(buf.shape.size(), 0), buf.shape);
   }
 
-  void Broadcast(const std::string& tensor, const std::string& buffer, const std::vector<int64_t>& offset,
-                 const std::vector<int>& axes, const Coords& root) override {
+  void Broadcast(const std::string& tensor, const std::string& buffer,
+                 const std::vector<int64_t>& offset, const std::vector<int>& axes,
+                 const Coords& root) override {
     Buffer<T>& buf = buffers_[buffer];
     if (comm_->GroupIndex(axes, coords_) == comm_->GroupIndex(axes, root)) {
       Local(tensor, buffer, offset);
@@ -126,8 +135,8 @@ class RankRuntime : public RankRuntimeBase {
     comm_->Bcast(buf.data.data(), static_cast<int64_t>(buf.data.size()), TypeOf<T>(), axes, root);
   }
 
-  void AllGather(const std::string& tensor, const std::string& buffer, const std::vector<int64_t>& offset,
-                 const std::vector<int>& axes) override {
+  void AllGather(const std::string& tensor, const std::string& buffer,
+                 const std::vector<int64_t>& offset, const std::vector<int>& axes) override {
     const TensorSpec& t = Tensor(tensor);
     Buffer<T>& buf = buffers_[buffer];
     const std::vector<Coords> group = comm_->Group(axes);
@@ -153,13 +162,15 @@ class RankRuntime : public RankRuntimeBase {
       for (size_t d = 0; d < local.size(); ++d) local[d] = los[me][d] - start[d];
       CopyBox(shards_[tensor], local, mine, std::vector<int64_t>(local.size(), 0), lens[me]);
     }
-    comm_->Allgatherv(mine.data.data(), counts[me], all.data.data(), counts, displs, TypeOf<T>(), axes);
+    comm_->Allgatherv(mine.data.data(), counts[me], all.data.data(), counts, displs, TypeOf<T>(),
+                      axes);
     bytes_ += static_cast<int64_t>(counts[me]) * sizeof(T);
     for (size_t r = 0; r < group.size(); ++r) {
       if (counts[r] == 0) continue;
       Buffer<T> piece;
       piece.Resize(lens[r]);
-      std::copy(all.data.begin() + displs[r], all.data.begin() + displs[r] + counts[r], piece.data.begin());
+      std::copy(all.data.begin() + displs[r], all.data.begin() + displs[r] + counts[r],
+                piece.data.begin());
       std::vector<int64_t> at(los[r].size());
       for (size_t d = 0; d < at.size(); ++d) at[d] = los[r][d] - offset[d];
       CopyBox(piece, std::vector<int64_t>(at.size(), 0), buf, at, lens[r]);
@@ -172,8 +183,8 @@ class RankRuntime : public RankRuntimeBase {
     Coords from = coords_, to = coords_;
     from[axis] += shift;
     to[axis] -= shift;
-    comm_->SendrecvReplace(buf.data.data(), static_cast<int64_t>(buf.data.size()), TypeOf<T>(), comm_->RankOf(to),
-                           comm_->RankOf(from));
+    comm_->SendrecvReplace(buf.data.data(), static_cast<int64_t>(buf.data.size()), TypeOf<T>(),
+                           comm_->RankOf(to), comm_->RankOf(from));
     bytes_ += static_cast<int64_t>(buf.data.size()) * sizeof(T);
   }
 
@@ -192,7 +203,8 @@ class RankRuntime : public RankRuntimeBase {
       packed.emplace_back();
       packed.back().Resize(buf.shape);
       CopyBox(shard, offset(c), packed.back(), zeros, buf.shape);
-      sends.push_back({r, packed.back().data.data(), static_cast<int64_t>(packed.back().data.size())});
+      sends.push_back(
+          {r, packed.back().data.data(), static_cast<int64_t>(packed.back().data.size())});
       bytes_ += static_cast<int64_t>(packed.back().data.size()) * sizeof(T);
     }
     const Coords src = source(coords_);
@@ -210,7 +222,8 @@ class RankRuntime : public RankRuntimeBase {
     const TensorSpec& t = Tensor(tensor);
     Buffer<T>& part = buffers_[buffer];
     if (kind == "AllReduce") {
-      comm_->Allreduce(part.data.data(), static_cast<int64_t>(part.data.size()), TypeOf<T>(), ReduceOp::kSum, axes);
+      comm_->Allreduce(part.data.data(), static_cast<int64_t>(part.data.size()), TypeOf<T>(),
+                       ReduceOp::kSum, axes);
       bytes_ += static_cast<int64_t>(part.data.size()) * sizeof(T);
       AddHeld(t, part, offset);
     } else if (kind == "Reduce" || kind == "ReduceScatter") {
@@ -223,8 +236,8 @@ class RankRuntime : public RankRuntimeBase {
         piece.Resize(len);
         sum.Resize(len);
         CopyBox(part, rel, piece, std::vector<int64_t>(len.size(), 0), len);
-        comm_->ReduceSum(piece.data.data(), sum.data.data(), static_cast<int64_t>(piece.data.size()), TypeOf<T>(),
-                         axes, g);
+        comm_->ReduceSum(piece.data.data(), sum.data.data(),
+                         static_cast<int64_t>(piece.data.size()), TypeOf<T>(), axes, g);
         bytes_ += static_cast<int64_t>(piece.data.size()) * sizeof(T);
         if (g == coords_) AddHeld(t, sum, lo);
       }
@@ -234,7 +247,8 @@ class RankRuntime : public RankRuntimeBase {
   }
 
   void Kernel(const std::string& kernel, bool sum, const std::vector<std::string>& indices,
-              const std::vector<int64_t>& extents, const OperandSpec& out, const std::vector<OperandSpec>& in) override {
+              const std::vector<int64_t>& extents, const OperandSpec& out,
+              const std::vector<OperandSpec>& in) override {
     const double t0 = comm_->Now();
     ++kernel_calls_;
     struct Timer {
@@ -254,15 +268,16 @@ class RankRuntime : public RankRuntimeBase {
       for (const std::string& d : in[0].dims) {
         if (std::find(out.dims.begin(), out.dims.end(), d) == out.dims.end()) k = d;
       }
-      if (!k.empty() &&
-          GemmKernel(extents, pos(out.dims[out.dims.size() - 2]), pos(out.dims.back()), pos(k), o, ins[0], ins[1])) {
+      if (!k.empty() && GemmKernel(extents, pos(out.dims[out.dims.size() - 2]),
+                                   pos(out.dims.back()), pos(k), o, ins[0], ins[1])) {
         return;
       }
     }
     GenericKernel(extents, o, ins, sum);
   }
 
-  RunStats Measure(const std::function<void()>& body, int warmup, int reps, const std::string& fault) override {
+  RunStats Measure(const std::function<void()>& body, int warmup, int reps,
+                   const std::string& fault) override {
     RunStats m;
     for (int i = 0; i < warmup + reps; ++i) {
       ResetOutput();
@@ -322,7 +337,8 @@ class RankRuntime : public RankRuntimeBase {
 
   // The part of the box (offset, size) that the rank at `coords` holds; false if none.
   bool Held(const TensorSpec& t, const Coords& coords, const std::vector<int64_t>& off,
-            const std::vector<int64_t>& size, std::vector<int64_t>* lo, std::vector<int64_t>* len) const {
+            const std::vector<int64_t>& size, std::vector<int64_t>* lo,
+            std::vector<int64_t>* len) const {
     const std::vector<int64_t> start = t.block_start(coords);
     lo->clear();
     len->clear();
@@ -394,7 +410,8 @@ class RankRuntime : public RankRuntimeBase {
     const Buffer<T>& shard = shards_[out.name];
     const int64_t local = static_cast<int64_t>(shard.data.size());
     constexpr int64_t kLimit = 4'000'000;
-    const int64_t step = local * red_size > kLimit ? std::max<int64_t>(1, local * red_size / kLimit) : 1;
+    const int64_t step =
+        local * red_size > kLimit ? std::max<int64_t>(1, local * red_size / kLimit) : 1;
     const std::vector<int64_t> start = out.block_start(coords_);
     const double tol = sizeof(T) == 4 ? 2e-4 : 1e-10;
     std::map<std::string, int64_t> at;
@@ -402,35 +419,41 @@ class RankRuntime : public RankRuntimeBase {
     std::string error;
     ForEachPoint(out.local_shape.empty() ? std::vector<int64_t>{1} : out.local_shape,
                  [&](const std::vector<int64_t>& l) {
-      ++flat;
-      if (!error.empty() || flat % step != 0) return;
-      std::vector<int64_t> g;
-      for (size_t d = 0; d < out.dims.size(); ++d) {
-        g.push_back(start[d] + l[d]);
-        at[out.dims[d]] = g.back();
-      }
-      double ref = accumulate_ ? ElementValue(seed_, out.name, Linear(g, out.shape)) : 0.0;
-      double mag = std::abs(ref);
-      ForEachPoint(red_extent.empty() ? std::vector<int64_t>{1} : red_extent, [&](const std::vector<int64_t>& ri) {
-        for (size_t k = 0; k < reduction.size(); ++k) at[reduction[k]] = ri[k];
-        double term = statement_.sum ? 0.0 : 1.0;
-        for (const auto& [tensor, dims] : statement_.operands) {
-          std::vector<int64_t> e;
-          for (const std::string& d : dims) e.push_back(at[d]);
-          const double v = ElementValue(seed_, tensor, Linear(e, Tensor(tensor).shape));
-          term = statement_.sum ? term + v : term * v;
-        }
-        ref += term;
-        mag += std::abs(term);
-      });
-      const double got = shard.data[flat];
-      if (!(std::abs(got - ref) <= tol * mag + 1e-6)) {
-        std::vector<std::string> coord;
-        for (size_t a = 0; a < coords_.size(); ++a) coord.push_back(absl::StrCat(names_[a], "=", coords_[a]));
-        error = absl::StrFormat("rank (%s): %s[%s] = %.6g but the reference is %.6g", absl::StrJoin(coord, ", "),
-                                out.name, absl::StrJoin(g, ", "), got, ref);
-      }
-    });
+                   ++flat;
+                   if (!error.empty() || flat % step != 0) return;
+                   std::vector<int64_t> g;
+                   for (size_t d = 0; d < out.dims.size(); ++d) {
+                     g.push_back(start[d] + l[d]);
+                     at[out.dims[d]] = g.back();
+                   }
+                   double ref =
+                       accumulate_ ? ElementValue(seed_, out.name, Linear(g, out.shape)) : 0.0;
+                   double mag = std::abs(ref);
+                   ForEachPoint(red_extent.empty() ? std::vector<int64_t>{1} : red_extent,
+                                [&](const std::vector<int64_t>& ri) {
+                                  for (size_t k = 0; k < reduction.size(); ++k)
+                                    at[reduction[k]] = ri[k];
+                                  double term = statement_.sum ? 0.0 : 1.0;
+                                  for (const auto& [tensor, dims] : statement_.operands) {
+                                    std::vector<int64_t> e;
+                                    for (const std::string& d : dims) e.push_back(at[d]);
+                                    const double v = ElementValue(seed_, tensor,
+                                                                  Linear(e, Tensor(tensor).shape));
+                                    term = statement_.sum ? term + v : term * v;
+                                  }
+                                  ref += term;
+                                  mag += std::abs(term);
+                                });
+                   const double got = shard.data[flat];
+                   if (!(std::abs(got - ref) <= tol * mag + 1e-6)) {
+                     std::vector<std::string> coord;
+                     for (size_t a = 0; a < coords_.size(); ++a)
+                       coord.push_back(absl::StrCat(names_[a], "=", coords_[a]));
+                     error = absl::StrFormat("rank (%s): %s[%s] = %.6g but the reference is %.6g",
+                                             absl::StrJoin(coord, ", "), out.name,
+                                             absl::StrJoin(g, ", "), got, ref);
+                   }
+                 });
     return error;
   }
 
@@ -464,14 +487,18 @@ class RankRuntime : public RankRuntimeBase {
 
 std::unique_ptr<RankRuntimeBase> MakeRankRuntime(int dtype_bytes, std::unique_ptr<Comm> comm,
                                                  const std::vector<std::string>& axis_names,
-                                                 std::vector<TensorSpec> tensors, std::vector<BufferSpec> buffers,
-                                                 StatementSpec statement, bool accumulate, uint64_t seed) {
+                                                 std::vector<TensorSpec> tensors,
+                                                 std::vector<BufferSpec> buffers,
+                                                 StatementSpec statement, bool accumulate,
+                                                 uint64_t seed) {
   if (dtype_bytes == 8) {
-    return std::make_unique<RankRuntime<double>>(std::move(comm), axis_names, std::move(tensors), std::move(buffers),
-                                                 std::move(statement), accumulate, seed);
+    return std::make_unique<RankRuntime<double>>(std::move(comm), axis_names, std::move(tensors),
+                                                 std::move(buffers), std::move(statement),
+                                                 accumulate, seed);
   }
-  return std::make_unique<RankRuntime<float>>(std::move(comm), axis_names, std::move(tensors), std::move(buffers),
-                                              std::move(statement), accumulate, seed);
+  return std::make_unique<RankRuntime<float>>(std::move(comm), axis_names, std::move(tensors),
+                                              std::move(buffers), std::move(statement), accumulate,
+                                              seed);
 }
 
 }  // namespace meshtune::runtime

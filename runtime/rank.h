@@ -53,7 +53,7 @@ struct StatementSpec {
 
 struct RunStats {
   bool verified = false;
-  std::vector<double> seconds;  // per timed repetition, max over ranks
+  std::vector<double> seconds;         // per timed repetition, max over ranks
   std::vector<double> kernel_seconds;  // per timed repetition, max over ranks of local kernel time
   int64_t kernel_calls = 0;            // kernel calls per rank and repetition (rank 0)
   int64_t bytes_sent_max = 0;
@@ -66,22 +66,25 @@ class RankRuntimeBase {
   virtual ~RankRuntimeBase() = default;
   virtual const Coords& coords() const = 0;
   virtual void Zero(const std::string& buffer) = 0;
-  virtual void Local(const std::string& tensor, const std::string& buffer, const std::vector<int64_t>& offset) = 0;
-  virtual void Broadcast(const std::string& tensor, const std::string& buffer, const std::vector<int64_t>& offset,
-                         const std::vector<int>& axes, const Coords& root) = 0;
+  virtual void Local(const std::string& tensor, const std::string& buffer,
+                     const std::vector<int64_t>& offset) = 0;
+  virtual void Broadcast(const std::string& tensor, const std::string& buffer,
+                         const std::vector<int64_t>& offset, const std::vector<int>& axes,
+                         const Coords& root) = 0;
   // Fills `buffer` (the global box at `offset`) from every rank along `axes`, each
   // contributing the part of the box it holds.
-  virtual void AllGather(const std::string& tensor, const std::string& buffer, const std::vector<int64_t>& offset,
-                         const std::vector<int>& axes) = 0;
+  virtual void AllGather(const std::string& tensor, const std::string& buffer,
+                         const std::vector<int64_t>& offset, const std::vector<int>& axes) = 0;
   // Replaces `buffer` with the one of the neighbour at +shift along `axis` (a ring).
   virtual void ShiftStep(const std::string& buffer, int axis, int shift) = 0;
   // General transfer: every rank's source and source-side offset as functions of coords.
-  virtual void PointToPoint(const std::string& tensor, const std::string& buffer, const CoordsFn& source,
-                            const CoordsFn& offset) = 0;
+  virtual void PointToPoint(const std::string& tensor, const std::string& buffer,
+                            const CoordsFn& source, const CoordsFn& offset) = 0;
   // Sums `buffer` (the global box at `offset`) into the holders: kind is "AllReduce",
   // "Reduce", "ReduceScatter" over `axes`, or "Local".
-  virtual void ReduceInto(const std::string& kind, const std::string& tensor, const std::string& buffer,
-                          const std::vector<int64_t>& offset, const std::vector<int>& axes) = 0;
+  virtual void ReduceInto(const std::string& kind, const std::string& tensor,
+                          const std::string& buffer, const std::vector<int64_t>& offset,
+                          const std::vector<int>& axes) = 0;
   // out += in[0] * in[1] ... (or the sum) over the tile; "matmul*" kernels use BLAS.
   virtual void Kernel(const std::string& kernel, bool sum, const std::vector<std::string>& indices,
                       const std::vector<int64_t>& extents, const OperandSpec& out,
@@ -89,14 +92,16 @@ class RankRuntimeBase {
   // Runs `body` warmup + reps times (output reset before each), then verifies.
   // `inject_fault` "wrong" perturbs one output element on rank 0 (tests of the launcher).
   virtual RunStats Measure(const std::function<void()>& body, int warmup, int reps,
-                              const std::string& inject_fault) = 0;
+                           const std::string& inject_fault) = 0;
 };
 
 // A runtime for f32 (dtype_bytes 4) or f64 (8) over `comm` (one rank of the mesh).
 std::unique_ptr<RankRuntimeBase> MakeRankRuntime(int dtype_bytes, std::unique_ptr<Comm> comm,
                                                  const std::vector<std::string>& axis_names,
-                                                 std::vector<TensorSpec> tensors, std::vector<BufferSpec> buffers,
-                                                 StatementSpec statement, bool accumulate, uint64_t seed);
+                                                 std::vector<TensorSpec> tensors,
+                                                 std::vector<BufferSpec> buffers,
+                                                 StatementSpec statement, bool accumulate,
+                                                 uint64_t seed);
 
 }  // namespace meshtune::runtime
 

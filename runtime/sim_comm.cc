@@ -75,8 +75,8 @@ void SimWorld::WaitLocked(std::unique_lock<std::mutex>& lock, F ready) {
     if (stopped_) throw SimAborted{};
     if (cv_.wait_until(lock, deadline) == std::cv_status::timeout && !ready() && !stopped_) {
       if (error_.empty()) {
-        error_ = absl::StrCat("simulated ranks deadlocked: a rank waited more than ", timeout_.count(),
-                              " s for its peers");
+        error_ = absl::StrCat("simulated ranks deadlocked: a rank waited more than ",
+                              timeout_.count(), " s for its peers");
       }
       stopped_ = true;
       cv_.notify_all();
@@ -86,11 +86,13 @@ void SimWorld::WaitLocked(std::unique_lock<std::mutex>& lock, F ready) {
 
 class SimComm : public Comm {
  public:
-  SimComm(SimWorld* world, int rank) : Comm(world->sizes_), world_(world), rank_(rank), me_(CoordsOf(rank)) {}
+  SimComm(SimWorld* world, int rank)
+      : Comm(world->sizes_), world_(world), rank_(rank), me_(CoordsOf(rank)) {}
 
   int rank() const override { return rank_; }
 
-  void Bcast(void* data, int64_t count, DataType type, const std::vector<int>& axes, const Coords& root) override {
+  void Bcast(void* data, int64_t count, DataType type, const std::vector<int>& axes,
+             const Coords& root) override {
     const int r = GroupIndex(axes, root);
     Collective(axes, data, count, r, "Bcast", [&](SimWorld::Rendezvous& rv, int me) {
       if (me != r) std::memcpy(data, rv.data[r], Bytes(std::min(count, rv.counts[r]), type));
@@ -98,12 +100,14 @@ class SimComm : public Comm {
   }
 
   void Allgatherv(const void* send, int64_t send_count, void* recv, const std::vector<int>& counts,
-                  const std::vector<int>& displs, DataType type, const std::vector<int>& axes) override {
+                  const std::vector<int>& displs, DataType type,
+                  const std::vector<int>& axes) override {
     Collective(axes, send, send_count, -1, "Allgatherv", [&](SimWorld::Rendezvous& rv, int) {
       for (size_t i = 0; i < counts.size(); ++i) {
         if (rv.counts[i] != counts[i]) {
-          Fail(absl::StrCat("Allgatherv along ", AxesText(axes), ": rank ", RankText(rank_), " expects ", counts[i],
-                            " elements from group member ", i, ", which sends ", rv.counts[i]));
+          Fail(absl::StrCat("Allgatherv along ", AxesText(axes), ": rank ", RankText(rank_),
+                            " expects ", counts[i], " elements from group member ", i,
+                            ", which sends ", rv.counts[i]));
         }
         std::memcpy(static_cast<char*>(recv) + Bytes(displs[i], type), rv.data[i],
                     Bytes(std::min<int64_t>(counts[i], rv.counts[i]), type));
@@ -121,22 +125,26 @@ class SimComm : public Comm {
     if (recv.data != nullptr) Take(recv.peer, 11, recv.data, recv.count, type);
   }
 
-  void Allreduce(void* data, int64_t count, DataType type, ReduceOp op, const std::vector<int>& axes) override {
+  void Allreduce(void* data, int64_t count, DataType type, ReduceOp op,
+                 const std::vector<int>& axes) override {
     std::vector<char> acc;
     Collective(axes, data, count, -1, "Allreduce", [&](SimWorld::Rendezvous& rv, int) {
-      acc.assign(static_cast<const char*>(rv.data[0]), static_cast<const char*>(rv.data[0]) + Bytes(count, type));
-      for (size_t i = 1; i < rv.data.size(); ++i) CombineTyped(acc.data(), rv.data[i], count, type, op);
+      acc.assign(static_cast<const char*>(rv.data[0]),
+                 static_cast<const char*>(rv.data[0]) + Bytes(count, type));
+      for (size_t i = 1; i < rv.data.size(); ++i)
+        CombineTyped(acc.data(), rv.data[i], count, type, op);
     });
     std::memcpy(data, acc.data(), acc.size());
   }
 
-  void ReduceSum(const void* send, void* recv, int64_t count, DataType type, const std::vector<int>& axes,
-                 const Coords& root) override {
+  void ReduceSum(const void* send, void* recv, int64_t count, DataType type,
+                 const std::vector<int>& axes, const Coords& root) override {
     const int r = GroupIndex(axes, root);
     Collective(axes, send, count, r, "Reduce", [&](SimWorld::Rendezvous& rv, int me) {
       if (me != r) return;
       std::memcpy(recv, rv.data[0], Bytes(count, type));
-      for (size_t i = 1; i < rv.data.size(); ++i) CombineTyped(recv, rv.data[i], count, type, ReduceOp::kSum);
+      for (size_t i = 1; i < rv.data.size(); ++i)
+        CombineTyped(recv, rv.data[i], count, type, ReduceOp::kSum);
     });
   }
 
@@ -145,14 +153,19 @@ class SimComm : public Comm {
   }
 
   double Now() const override {
-    return std::chrono::duration<double>(std::chrono::steady_clock::now().time_since_epoch()).count();
+    return std::chrono::duration<double>(std::chrono::steady_clock::now().time_since_epoch())
+        .count();
   }
 
  private:
   static int64_t Bytes(int64_t count, DataType type) { return count * DataTypeBytes(type); }
 
-  std::string RankText(int rank) const { return absl::StrCat("(", absl::StrJoin(CoordsOf(rank), ", "), ")"); }
-  static std::string AxesText(const std::vector<int>& axes) { return absl::StrCat("[", absl::StrJoin(axes, ","), "]"); }
+  std::string RankText(int rank) const {
+    return absl::StrCat("(", absl::StrJoin(CoordsOf(rank), ", "), ")");
+  }
+  static std::string AxesText(const std::vector<int>& axes) {
+    return absl::StrCat("[", absl::StrJoin(axes, ","), "]");
+  }
 
   // Records an error while the world's lock is held.
   void Fail(const std::string& message) {
@@ -166,8 +179,8 @@ class SimComm : public Comm {
   // the world's lock, then waits until every member is done before anyone returns (so a
   // member's buffer stays unchanged while the others read it).
   template <typename F>
-  void Collective(const std::vector<int>& axes, const void* data, int64_t count, int root, const char* what,
-                  F use) {
+  void Collective(const std::vector<int>& axes, const void* data, int64_t count, int root,
+                  const char* what, F use) {
     Coords base = me_;
     int mask = 0;
     for (int a : axes) {
@@ -195,16 +208,17 @@ class SimComm : public Comm {
     world_->WaitLocked(lock, [&] { return rv.arrived == rv.expected; });
     for (int i = 0; i < n; ++i) {
       if (rv.roots[i] != root) {
-        Fail(absl::StrCat(what, " along ", AxesText(axes), ": rank ", RankText(rank_), " names group member ", root,
-                          " as the root but another member names ", rv.roots[i]));
+        Fail(absl::StrCat(what, " along ", AxesText(axes), ": rank ", RankText(rank_),
+                          " names group member ", root, " as the root but another member names ",
+                          rv.roots[i]));
       }
       if (root >= 0 && i == root && rv.counts[i] != count) {
-        Fail(absl::StrCat(what, " along ", AxesText(axes), ": rank ", RankText(rank_), " expects ", count,
-                          " elements but the root sends ", rv.counts[i]));
+        Fail(absl::StrCat(what, " along ", AxesText(axes), ": rank ", RankText(rank_), " expects ",
+                          count, " elements but the root sends ", rv.counts[i]));
       }
       if (root < 0 && std::string(what) != "Allgatherv" && rv.counts[i] != count) {
-        Fail(absl::StrCat(what, " along ", AxesText(axes), ": rank ", RankText(rank_), " passes ", count,
-                          " elements but another member passes ", rv.counts[i]));
+        Fail(absl::StrCat(what, " along ", AxesText(axes), ": rank ", RankText(rank_), " passes ",
+                          count, " elements but another member passes ", rv.counts[i]));
       }
     }
     use(rv, me);

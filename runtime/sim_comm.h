@@ -45,9 +45,9 @@ class SimWorld {
   friend class SimComm;
   struct Rendezvous {
     int expected = 0, arrived = 0, left = 0;
-    std::vector<const void*> data;   // per member (group index)
-    std::vector<int64_t> counts;     // per member
-    std::vector<int> roots;          // per member: the root's group index (or -1)
+    std::vector<const void*> data;  // per member (group index)
+    std::vector<int64_t> counts;    // per member
+    std::vector<int> roots;         // per member: the root's group index (or -1)
   };
   // Blocks on cv_ until `ready` holds; throws SimAborted when the world stops first.
   template <typename F>

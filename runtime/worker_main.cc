@@ -46,7 +46,8 @@ absl::StatusOr<meshtune::codegen::Program> Prepare(const Flags& f) {
   absl::StatusOr<ir::Verdict> v = ir::Judge(*c, *t);
   if (!v.ok()) return v.status();
   if (!v->legal) {
-    return absl::FailedPreconditionError("illegal schedule: [" + v->reasons[0].code + "] " + v->reasons[0].message);
+    return absl::FailedPreconditionError("illegal schedule: [" + v->reasons[0].code + "] " +
+                                         v->reasons[0].message);
   }
   return codegen::Lower(v->computation);
 }

@@ -5,14 +5,14 @@
 #include <utility>
 #include <vector>
 
-#include "base/bytes.h"
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_join.h"
+#include "base/bytes.h"
+#include "base/status_macros.h"
 #include "codegen/lower.h"
 #include "codegen/program.h"
 #include "codegen/validate.h"
 #include "ir/legality.h"
-#include "base/status_macros.h"
 #include "ir/trace.h"
 #include "ir/verdict.h"
 #include "runtime/simulator.h"
@@ -30,12 +30,13 @@ struct Lowered {
 };
 
 // `trace` on `problem` with `extents` and on `mesh`: judged, lowered with offsets.
-absl::StatusOr<Lowered> LowerAt(const ir::Problem& problem, const std::map<std::string, int64_t>& extents,
-                                const ir::Mesh& mesh, const ir::Trace& trace) {
+absl::StatusOr<Lowered> LowerAt(const ir::Problem& problem,
+                                const std::map<std::string, int64_t>& extents, const ir::Mesh& mesh,
+                                const ir::Trace& trace) {
   std::vector<std::string> parts;
   for (const auto& [index, extent] : extents) parts.push_back(absl::StrCat(index, "=", extent));
-  MT_ASSIGN_OR_RETURN(ir::Problem p,
-                      ir::ParseProblem(problem.ToString(), absl::StrJoin(parts, ","), ir::DTypeName(problem.dtype)));
+  MT_ASSIGN_OR_RETURN(ir::Problem p, ir::ParseProblem(problem.ToString(), absl::StrJoin(parts, ","),
+                                                      ir::DTypeName(problem.dtype)));
   MT_ASSIGN_OR_RETURN(ir::Computation base, ir::Computation::Create(p, mesh));
   MT_ASSIGN_OR_RETURN(ir::Verdict verdict, ir::Judge(base, trace));
   if (!verdict.legal) {
@@ -76,14 +77,16 @@ class SimulatingChecker : public Checker {
  public:
   explicit SimulatingChecker(const SimulatingCheckerOptions& options) : options_(options) {}
 
-  std::string Validate(const ir::Problem& problem, const ir::Mesh& mesh, const std::string& text) override {
+  std::string Validate(const ir::Problem& problem, const ir::Mesh& mesh,
+                       const std::string& text) override {
     absl::StatusOr<ir::Trace> trace = ir::ParseTrace(text);
     if (!trace.ok()) return std::string(trace.status().message());
     absl::StatusOr<Lowered> lowered = LowerAt(problem, problem.extents, mesh, *trace);
     return lowered.ok() ? "" : std::string(lowered.status().message());
   }
 
-  CheckResult Check(const ir::Problem& problem, const ir::Mesh& mesh, const std::string& text) override {
+  CheckResult Check(const ir::Problem& problem, const ir::Mesh& mesh,
+                    const std::string& text) override {
     CheckResult result;
     absl::StatusOr<ir::Trace> trace = ir::ParseTrace(text);
     if (!trace.ok()) {
@@ -121,8 +124,9 @@ class SimulatingChecker : public Checker {
       for (const auto& [index, extent] : extents) parts.push_back(absl::StrCat(index, "=", extent));
       result.scaled = absl::StrJoin(parts, ",");
       if (!Cheap(run)) {
-        result.error = absl::StrCat("too large to simulate even scaled down to ", result.scaled, " (",
-                                    run.instances, " instances, ", base::FormatBytes(run.bytes), " over all ranks)");
+        result.error = absl::StrCat("too large to simulate even scaled down to ", result.scaled,
+                                    " (", run.instances, " instances, ",
+                                    base::FormatBytes(run.bytes), " over all ranks)");
         return result;
       }
     }
@@ -131,14 +135,16 @@ class SimulatingChecker : public Checker {
     const runtime::RunStats m = runtime::Simulate(run.program, sim);
     result.ok = m.verified;
     if (!m.verified) {
-      result.error = absl::StrCat(result.how, result.scaled.empty() ? "" : " at " + result.scaled, ": ",
-                                  m.error.empty() ? "not verified" : m.error);
+      result.error = absl::StrCat(result.how, result.scaled.empty() ? "" : " at " + result.scaled,
+                                  ": ", m.error.empty() ? "not verified" : m.error);
     }
     return result;
   }
 
  private:
-  bool Cheap(const Lowered& l) const { return l.instances <= options_.max_instances && l.bytes <= options_.max_bytes; }
+  bool Cheap(const Lowered& l) const {
+    return l.instances <= options_.max_instances && l.bytes <= options_.max_bytes;
+  }
 
   SimulatingCheckerOptions options_;
 };

@@ -36,11 +36,13 @@ class Checker {
  public:
   virtual ~Checker() = default;
   // Checks `trace` (canonical text) of `problem` on `mesh`.
-  virtual CheckResult Check(const ir::Problem& problem, const ir::Mesh& mesh, const std::string& trace) = 0;
+  virtual CheckResult Check(const ir::Problem& problem, const ir::Mesh& mesh,
+                            const std::string& trace) = 0;
   // The static part alone, for candidates about to be measured: "" when `trace` lowers to
   // a Program that translation validation (codegen/validate.h) accepts, else why
   // ("lowering_unsound: ..."). The default accepts everything.
-  virtual std::string Validate(const ir::Problem& problem, const ir::Mesh& mesh, const std::string& trace) {
+  virtual std::string Validate(const ir::Problem& problem, const ir::Mesh& mesh,
+                               const std::string& trace) {
     return "";
   }
 };

@@ -50,9 +50,9 @@ namespace meshtune::search {
 struct TransferCost {
   std::string tensor, loop;
   codegen::CommPattern pattern;
-  double seconds = 0;     // on the critical rank
-  int64_t messages = 0;   // received by the critical rank over the program
-  int64_t bytes = 0;      // received by the critical rank over the program
+  double seconds = 0;    // on the critical rank
+  int64_t messages = 0;  // received by the critical rank over the program
+  int64_t bytes = 0;     // received by the critical rank over the program
 };
 
 // The model's estimate of one Program.

@@ -44,9 +44,10 @@ Program LowerText(const std::string& expr, const std::string& extents, const std
 
 // An example trace for an s x s mesh: k divided in s, skews taken mod s.
 std::string OnSquare(const std::string& file, int s) {
-  return absl::StrReplaceAll(ReadFile("examples/" + file),
-                             {{"divide(k, ko, ki, 8)", "divide(k, ko, ki, " + std::to_string(s) + ")"},
-                              {"%8", "%" + std::to_string(s)}});
+  return absl::StrReplaceAll(
+      ReadFile("examples/" + file),
+      {{"divide(k, ko, ki, 8)", "divide(k, ko, ki, " + std::to_string(s) + ")"},
+       {"%8", "%" + std::to_string(s)}});
 }
 
 std::string Square(int s) { return "x=" + std::to_string(s) + ",y=" + std::to_string(s); }
@@ -68,7 +69,8 @@ TEST(CostModelTest, CannonIsTwoRingShiftsPerStepAfterTheFirst) {
   const int n = 256;
   for (int s : {2, 4, 8}) {
     SCOPED_TRACE(s);
-    const Program p = LowerText(kMatmul, "m=256,n=256,k=256", Square(s), OnSquare("cannon.trace", s));
+    const Program p =
+        LowerText(kMatmul, "m=256,n=256,k=256", Square(s), OnSquare("cannon.trace", s));
     const CostReport r = EstimateCost(p, c);
     const double ranks = s * s;
     const double block = n * n / ranks;  // elements of one block of A or B
@@ -90,7 +92,8 @@ TEST(CostModelTest, SummaIsTwoBroadcastsPerStep) {
   const int n = 256;
   for (int s : {2, 4, 8}) {
     SCOPED_TRACE(s);
-    const Program p = LowerText(kMatmul, "m=256,n=256,k=256", Square(s), OnSquare("summa.trace", s));
+    const Program p =
+        LowerText(kMatmul, "m=256,n=256,k=256", Square(s), OnSquare("summa.trace", s));
     const CostReport r = EstimateCost(p, c);
     const double block = n * n / double(s * s);
     // 2 sqrt(P) (alpha log2 sqrt(P) + (n^2/P) * 4 * beta).
@@ -103,7 +106,8 @@ TEST(CostModelTest, SummaIsTwoBroadcastsPerStep) {
 TEST(CostModelTest, SummaComputeIsTheLocalShareOfTheFlops) {
   CostParams c;
   c.gamma = 1e-11;
-  const Program p = LowerText(kMatmul, "m=512,n=1024,k=2048", "x=8,y=8", ReadFile("examples/summa.trace"));
+  const Program p =
+      LowerText(kMatmul, "m=512,n=1024,k=2048", "x=8,y=8", ReadFile("examples/summa.trace"));
   const CostReport r = EstimateCost(p, c);
   // 2 m n k / P * gamma: a multiply-add per point of the rank's share of the iteration space.
   const double expected = 2.0 * 512 * 1024 * 2048 / 64 * c.gamma;
@@ -113,7 +117,8 @@ TEST(CostModelTest, SummaComputeIsTheLocalShareOfTheFlops) {
 }
 
 TEST(CostModelTest, SummaWordsOnEveryRankSkipTheStepsItIsRoot) {
-  const Program p = LowerText(kMatmul, "m=512,n=1024,k=2048", "x=8,y=8", ReadFile("examples/summa.trace"));
+  const Program p =
+      LowerText(kMatmul, "m=512,n=1024,k=2048", "x=8,y=8", ReadFile("examples/summa.trace"));
   const CostReport r = EstimateCost(p, CommOnly());
   // Blocks: A 64 x 256, B 256 x 128. A rank receives a block of each at every step but the
   // one where it is the root (ko == y for A, ko == x for B): 7 (64*256 + 256*128) words.
@@ -128,7 +133,9 @@ TEST(CostModelTest, SummaWordsOnEveryRankSkipTheStepsItIsRoot) {
   const int reps = 200;
   const auto t0 = std::chrono::steady_clock::now();
   for (int i = 0; i < reps; ++i) EstimateCost(p, CommOnly());
-  const double us = std::chrono::duration<double, std::micro>(std::chrono::steady_clock::now() - t0).count() / reps;
+  const double us =
+      std::chrono::duration<double, std::micro>(std::chrono::steady_clock::now() - t0).count() /
+      reps;
   std::printf("EstimateCost(SUMMA on x=8,y=8): %.1f us\n", us);
 }
 
@@ -155,10 +162,11 @@ TEST(CostModelTest, AllGatherGemmBroadcastsAndItsRingVariant) {
 
 TEST(CostModelTest, AllGatherIsARing) {
   const CostParams c = CommOnly();
-  const Program p = LowerText(kMatmul, "m=16,n=12,k=8", "x=2,y=2",
-                              "distribute([m,n], [mo,no], [mi,ni], [x,y])\nreorder(mo, no, mi, ni, k)\n"
-                              "shard(A, m@x, k@y)\nshard(B, k@x, n@y)\nshard(C, m@x, n@y)\n"
-                              "communicate(A, mi)\ncommunicate(B, mi)\ntensorize([mi, ni, k], matmul)\n");
+  const Program p =
+      LowerText(kMatmul, "m=16,n=12,k=8", "x=2,y=2",
+                "distribute([m,n], [mo,no], [mi,ni], [x,y])\nreorder(mo, no, mi, ni, k)\n"
+                "shard(A, m@x, k@y)\nshard(B, k@x, n@y)\nshard(C, m@x, n@y)\n"
+                "communicate(A, mi)\ncommunicate(B, mi)\ntensorize([mi, ni, k], matmul)\n");
   const CostReport r = EstimateCost(p, c);
   ASSERT_EQ(r.transfers.size(), 2u);
   EXPECT_EQ(r.transfers[0].pattern.kind, Kind::kAllGather);
@@ -174,23 +182,23 @@ TEST(CostModelTest, SplitKReduceScattersAndThreeDAllReduces) {
   const CostParams c = CommOnly();
   // k over x=4; C's 16 x 8 partial sums (w = 512 B) go to their owners by 4 reduces of
   // w/4: g alpha log2 g + beta w.
-  const CostReport split =
-      EstimateCost(LowerText(kMatmul, "m=16,n=8,k=32", "x=4",
-                             "distribute([k], [ko], [ki], [x])\nshard(A, k@x)\nshard(B, k@x)\nshard(C, m@x)\n"
-                             "communicate(C, ki)\ntensorize([ki, m, n], matmul)\n"),
-                   c);
+  const CostReport split = EstimateCost(
+      LowerText(kMatmul, "m=16,n=8,k=32", "x=4",
+                "distribute([k], [ko], [ki], [x])\nshard(A, k@x)\nshard(B, k@x)\nshard(C, m@x)\n"
+                "communicate(C, ki)\ntensorize([ki, m, n], matmul)\n"),
+      c);
   ASSERT_EQ(split.transfers.size(), 1u);
   EXPECT_EQ(split.transfers[0].pattern.kind, Kind::kReduceScatter);
   ExpectRel(split.seconds, 4 * c.alpha_coll * 2 + c.beta_coll * 512);
   EXPECT_EQ(split.comm_words_per_rank, 16 * 8);
   // 3D on 2x2x2: each rank's 8 x 4 block of C (w = 128 B) all-reduced along z (g = 2):
   // 2 (alpha log2 2 + beta w).
-  const CostReport three =
-      EstimateCost(LowerText(kMatmul, "m=16,n=8,k=12", "x=2,y=2,z=2",
-                             "distribute([m,n,k], [mo,no,ko], [mi,ni,ki], [x,y,z])\nshard(A, m@x, k@z)\n"
-                             "shard(B, k@z, n@y)\nshard(C, m@x, n@y)\ncommunicate(C, ki)\n"
-                             "tensorize([ki, mi, ni], contraction)\n"),
-                   c);
+  const CostReport three = EstimateCost(
+      LowerText(kMatmul, "m=16,n=8,k=12", "x=2,y=2,z=2",
+                "distribute([m,n,k], [mo,no,ko], [mi,ni,ki], [x,y,z])\nshard(A, m@x, k@z)\n"
+                "shard(B, k@z, n@y)\nshard(C, m@x, n@y)\ncommunicate(C, ki)\n"
+                "tensorize([ki, mi, ni], contraction)\n"),
+      c);
   ASSERT_EQ(three.transfers.size(), 1u);
   EXPECT_EQ(three.transfers[0].pattern.kind, Kind::kAllReduce);
   ExpectRel(three.seconds, 2 * (c.alpha_coll + c.beta_coll * 128));
@@ -229,8 +237,8 @@ TEST(CostModelTest, BroadcastOverAnAxisOfSizeOneIsFree) {
 TEST(CostModelTest, SendRecvCostsTheBusiestEndpoint) {
   const CostParams c = CommOnly();
   // Every rank fetches from (0, 0): rank 0 sends 3 messages, the others receive one.
-  const CostReport r =
-      EstimateCost(OneTransfer(CommPattern{Kind::kSendRecv, {}, 0}, {Expr::Const(0), Expr::Const(0)}), c);
+  const CostReport r = EstimateCost(
+      OneTransfer(CommPattern{Kind::kSendRecv, {}, 0}, {Expr::Const(0), Expr::Const(0)}), c);
   const double message = c.alpha + 256 * c.beta;
   EXPECT_EQ(r.critical_rank, 0);
   ExpectRel(r.seconds, 3 * message);
@@ -270,7 +278,8 @@ TEST(LowerBoundTest, OneAndTwoDimensionalRegimes) {
 
 TEST(LowerBoundTest, MatrixVectorIsMatmulWithOneColumn) {
   // d = (4096, 1024, 1), P = 4 <= 4: (d1 d2 + d1)/P + d2 - (d1 d2 + d1 + d2)/P = d2 (1 - 1/P).
-  const std::optional<double> w = MatmulCommLowerBound(Parse("y[i] += A[i,j] * x[j]", "i=4096,j=1024"), 4);
+  const std::optional<double> w =
+      MatmulCommLowerBound(Parse("y[i] += A[i,j] * x[j]", "i=4096,j=1024"), 4);
   ASSERT_TRUE(w.has_value());
   EXPECT_NEAR(*w, 768, 1e-9 * 768);
 }
@@ -278,10 +287,13 @@ TEST(LowerBoundTest, MatrixVectorIsMatmulWithOneColumn) {
 TEST(LowerBoundTest, OtherProblemsAndOneRankHaveNone) {
   EXPECT_FALSE(MatmulCommLowerBound(Parse(kMatmul, "m=64,n=64,k=64"), 1).has_value());
   EXPECT_FALSE(MatmulCommLowerBound(Parse("C[i,j] = A[i,j] + B[i,j]", "i=64,j=64"), 4).has_value());
-  EXPECT_FALSE(MatmulCommLowerBound(Parse("C[b,m,n] += A[b,m,k] * B[b,k,n]", "b=4,m=8,n=8,k=8"), 4).has_value());
-  EXPECT_FALSE(MatmulCommLowerBound(Parse("C[i,j] += A[i,k] * A[j,k]", "i=64,j=64,k=64"), 4).has_value());
+  EXPECT_FALSE(MatmulCommLowerBound(Parse("C[b,m,n] += A[b,m,k] * B[b,k,n]", "b=4,m=8,n=8,k=8"), 4)
+                   .has_value());
   EXPECT_FALSE(
-      MatmulCommLowerBound(Parse("O[i,l] += B[i,j,k] * C[j,l] * D[k,l]", "i=8,j=8,k=8,l=8"), 4).has_value());
+      MatmulCommLowerBound(Parse("C[i,j] += A[i,k] * A[j,k]", "i=64,j=64,k=64"), 4).has_value());
+  EXPECT_FALSE(
+      MatmulCommLowerBound(Parse("O[i,l] += B[i,j,k] * C[j,l] * D[k,l]", "i=8,j=8,k=8,l=8"), 4)
+          .has_value());
 }
 
 }  // namespace

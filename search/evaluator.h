@@ -96,10 +96,10 @@ class Evaluator {
  private:
   struct OptionState {
     bool legal = false;
-    std::string reason;                    // first rejection code when not legal
-    std::optional<ir::Sharding> sharding;  // the tensor's layout (none: replicated)
+    std::string reason;                         // first rejection code when not legal
+    std::optional<ir::Sharding> sharding;       // the tensor's layout (none: replicated)
     std::optional<ir::Communication> transfer;  // its communicate (none: not communicated)
-    int64_t bytes = 0;                     // shard plus transfer buffer bytes (memory budget only)
+    int64_t bytes = 0;  // shard plus transfer buffer bytes (memory budget only)
   };
   struct NestState {
     NestTable table;

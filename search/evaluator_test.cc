@@ -49,7 +49,8 @@ std::unique_ptr<Explorer> MustExplore(const ir::Problem& p, const std::vector<ir
 }
 
 // `trace` judged afresh on `base` and lowered, with or without offsets.
-codegen::Program ReplayedProgram(const ir::Computation& base, const ir::Trace& trace, bool offsets) {
+codegen::Program ReplayedProgram(const ir::Computation& base, const ir::Trace& trace,
+                                 bool offsets) {
   absl::StatusOr<ir::Verdict> v = ir::Judge(base, trace);
   EXPECT_TRUE(v.ok() && v->legal) << trace.ToString();
   if (!v.ok() || !v->legal) return {};
@@ -130,7 +131,8 @@ TEST(EvaluatorTest, CountsAddUpAndCandidatesAreTheirTracesPrograms) {
     // The costing program without offsets costs exactly what the runnable one does.
     const codegen::Program full = ReplayedProgram(e->evaluator(0).base(), trace, true);
     EXPECT_EQ(c->cost.seconds, EstimateCost(full, TestParams()).seconds) << c->trace;
-    EXPECT_EQ(c->cost.transfers.size(), EstimateCost(full, TestParams()).transfers.size()) << c->trace;
+    EXPECT_EQ(c->cost.transfers.size(), EstimateCost(full, TestParams()).transfers.size())
+        << c->trace;
   }
 }
 
@@ -143,7 +145,8 @@ TEST(EvaluatorTest, MemoryBudgetPrunesWithItsReason) {
   EXPECT_GT(e->counts().pruned.at("over_memory_budget"), 0);
   EXPECT_GT(e->counts().legal, 0);
   e->ForEachLegal([&](const Point& pt) {
-    absl::StatusOr<ir::Verdict> v = ir::Judge(e->evaluator(0).base(), e->evaluator(0).space().ToTrace(pt.genome));
+    absl::StatusOr<ir::Verdict> v =
+        ir::Judge(e->evaluator(0).base(), e->evaluator(0).space().ToTrace(pt.genome));
     EXPECT_TRUE(v.ok() && v->legal);
     return true;
   });
@@ -158,36 +161,64 @@ struct Classic {
 
 // The reference traces of examples/ adapted to an s x s mesh.
 std::string OnSquare(const std::string& file, int s) {
-  return absl::StrReplaceAll(ReadFile("examples/" + file),
-                             {{"divide(k, ko, ki, 8)", "divide(k, ko, ki, " + std::to_string(s) + ")"},
-                              {"%8", "%" + std::to_string(s)}});
+  return absl::StrReplaceAll(
+      ReadFile("examples/" + file),
+      {{"divide(k, ko, ki, 8)", "divide(k, ko, ki, " + std::to_string(s) + ")"},
+       {"%8", "%" + std::to_string(s)}});
 }
 
 TEST(EvaluatorTest, SpaceHoldsTheClassicAlgorithms) {
   const std::string mm = "C[m,n] += A[m,k] * B[k,n]";
   const std::vector<Classic> classics = {
-      {"1D tensor parallel", mm, "m=32,n=32,k=32", "x=4",
-       "distribute([n], [no], [ni], [x])\nshard(B, n@x)\nshard(C, n@x)\ntensorize([m, ni, k], matmul)\n",
+      {"1D tensor parallel",
+       mm,
+       "m=32,n=32,k=32",
+       "x=4",
+       "distribute([n], [no], [ni], [x])\nshard(B, n@x)\nshard(C, n@x)\ntensorize([m, ni, k], "
+       "matmul)\n",
        {},
        true},
-      {"AllGather-GEMM", "C[m,n] = A[k,m] * B[k,n]", "m=32,n=32,k=32", "x=4", ReadFile("examples/allgather_gemm.trace"),
+      {"AllGather-GEMM",
+       "C[m,n] = A[k,m] * B[k,n]",
+       "m=32,n=32,k=32",
+       "x=4",
+       ReadFile("examples/allgather_gemm.trace"),
        {"B@no Broadcast(axes=[0])"}},
-      {"SUMMA", mm, "m=32,n=32,k=32", "x=2,y=2", OnSquare("summa.trace", 2),
+      {"SUMMA",
+       mm,
+       "m=32,n=32,k=32",
+       "x=2,y=2",
+       OnSquare("summa.trace", 2),
        {"A@ko Broadcast(axes=[1])", "B@ko Broadcast(axes=[0])"}},
-      {"PUMMA", mm, "m=32,n=32,k=32", "x=2,y=2", OnSquare("pumma.trace", 2),
+      {"PUMMA",
+       mm,
+       "m=32,n=32,k=32",
+       "x=2,y=2",
+       OnSquare("pumma.trace", 2),
        {"A@ko Shift(axis=1, +1)", "B@ko Broadcast(axes=[0])"}},
-      {"Cannon", mm, "m=32,n=32,k=32", "x=2,y=2", OnSquare("cannon.trace", 2),
+      {"Cannon",
+       mm,
+       "m=32,n=32,k=32",
+       "x=2,y=2",
+       OnSquare("cannon.trace", 2),
        {"A@ko Shift(axis=1, +1)", "B@ko Shift(axis=0, +1)"}},
-      {"3D", mm, "m=32,n=32,k=32", "x=2,y=2,z=2",
+      {"3D",
+       mm,
+       "m=32,n=32,k=32",
+       "x=2,y=2,z=2",
        "distribute([m,n,k], [mo,no,ko], [mi,ni,ki], [x,y,z])\n"
        "shard(C, m@x, n@y)\nshard(A, m@x, k@z)\nshard(B, k@z, n@y)\n"
        "communicate(C, ki)\ntensorize([mi, ni, ki], matmul)\n",
        {"C@ki AllReduce(axes=[2])"},
        true},
-      {"3D without copies", mm, "m=32,n=32,k=32", "x=2,y=2,z=2",
+      {"3D without copies",
+       mm,
+       "m=32,n=32,k=32",
+       "x=2,y=2,z=2",
        "distribute([k,m,n], [ko,mo,no], [ki,mi,ni], [x,y,z])\n"
        "shard(C, m@y, m@x, n@z)\nshard(A, m@y, m@z, k@x)\nshard(B, k@x, k@y, n@z)\n"
-       "communicate(C, ki)\ncommunicate(A, ki)\ncommunicate(B, ki)\ntensorize([mi, ni, ki], matmul)\n",
+       "communicate(C, ki)\ncommunicate(A, ki)\ncommunicate(B, ki)\ntensorize([mi, ni, ki], "
+       "matmul)\n",
        {"A@ki AllGather(axes=[2])", "B@ki AllGather(axes=[1])", "C@ki ReduceScatter(axes=[0])"}},
   };
   for (const Classic& c : classics) {
@@ -206,7 +237,8 @@ TEST(EvaluatorTest, SpaceHoldsTheClassicAlgorithms) {
     ASSERT_TRUE(cand.ok()) << cand.status();
     EXPECT_EQ(cand->patterns, c.patterns);
     EXPECT_EQ(cand->program_key, ReplayedKey(ev.base(), *trace));
-    EXPECT_EQ(cand->cost.seconds, EstimateCost(ReplayedProgram(ev.base(), *trace, true), TestParams()).seconds);
+    EXPECT_EQ(cand->cost.seconds,
+              EstimateCost(ReplayedProgram(ev.base(), *trace, true), TestParams()).seconds);
   }
 }
 

@@ -41,7 +41,8 @@ class Evolutionary : public SearchStrategy {
       if (budget.Spent(evaluations)) break;
       evaluate(explorer.SampleCell(cell, &rng));
     }
-    for (int i = 0; i < options_.population * 4 && static_cast<int>(explorer.candidates().size()) < options_.population &&
+    for (int i = 0; i < options_.population * 4 &&
+                    static_cast<int>(explorer.candidates().size()) < options_.population &&
                     !budget.Spent(evaluations) && idle < options_.patience;
          ++i) {
       evaluate(explorer.Sample(&rng));
@@ -52,7 +53,8 @@ class Evolutionary : public SearchStrategy {
         evaluate(explorer.Sample(&rng));
         continue;
       }
-      const std::vector<const Candidate*> elite = explorer.Best(static_cast<size_t>(options_.elite));
+      const std::vector<const Candidate*> elite =
+          explorer.Best(static_cast<size_t>(options_.elite));
       // Rank-biased parent: the best is drawn most often.
       std::geometric_distribution<size_t> rank(0.3);
       const Candidate* parent = elite[std::min(rank(rng), elite.size() - 1)];

@@ -12,13 +12,16 @@ namespace meshtune::search {
 namespace {
 
 // Uniform integer in [0, n).
-size_t Pick(size_t n, std::mt19937_64* rng) { return std::uniform_int_distribution<size_t>(0, n - 1)(*rng); }
+size_t Pick(size_t n, std::mt19937_64* rng) {
+  return std::uniform_int_distribution<size_t>(0, n - 1)(*rng);
+}
 
 }  // namespace
 
 absl::StatusOr<std::unique_ptr<Explorer>> Explorer::Create(const ir::Problem& problem,
                                                            const std::vector<ir::Mesh>& meshes,
-                                                           const SpaceOptions& options, const CostParams& params,
+                                                           const SpaceOptions& options,
+                                                           const CostParams& params,
                                                            const std::function<bool()>& cancelled) {
   auto stop = [&] { return cancelled && cancelled(); };
   std::unique_ptr<Explorer> e(new Explorer());
@@ -52,7 +55,8 @@ absl::StatusOr<std::unique_ptr<Explorer>> Explorer::Create(const ir::Problem& pr
 }
 
 std::string Explorer::Key(const Point& p) {
-  return absl::StrCat(p.mesh, ":", p.genome.nest, ":", p.genome.rotation, ":", absl::StrJoin(p.genome.options, ","));
+  return absl::StrCat(p.mesh, ":", p.genome.nest, ":", p.genome.rotation, ":",
+                      absl::StrJoin(p.genome.options, ","));
 }
 
 void Explorer::ForEachLegal(const std::function<bool(const Point&)>& visit) {
@@ -95,7 +99,8 @@ std::optional<Point> Explorer::SampleCell(int cell, std::mt19937_64* rng) {
     p.mesh = c[0];
     p.genome.nest = c[1];
     p.genome.rotation = c[2];
-    for (const std::vector<int>& legal : t.legal) p.genome.options.push_back(legal[Pick(legal.size(), rng)]);
+    for (const std::vector<int>& legal : t.legal)
+      p.genome.options.push_back(legal[Pick(legal.size(), rng)]);
     if (ev.Legal(p.genome)) return p;
   }
   return std::nullopt;
@@ -115,7 +120,8 @@ std::optional<Point> Explorer::Mutate(const Point& p, std::mt19937_64* rng) {
       q.genome.nest = cell[1];
       q.genome.rotation = cell[2];
     } else if (kind == 2) {
-      q.genome.rotation = static_cast<int>(Pick(ev->space().nests()[q.genome.nest].rotations.size(), rng));
+      q.genome.rotation =
+          static_cast<int>(Pick(ev->space().nests()[q.genome.nest].rotations.size(), rng));
     }
     const NestTable& t = ev->Table(q.genome.nest, q.genome.rotation);
     if (!t.usable) continue;
@@ -156,7 +162,8 @@ const Candidate* Explorer::Evaluate(const Point& p) {
     return nullptr;
   }
   c->mesh = p.mesh;
-  auto [it, fresh] = programs_.emplace(absl::StrCat(p.mesh, "\n", c->program_key), candidates_.size());
+  auto [it, fresh] =
+      programs_.emplace(absl::StrCat(p.mesh, "\n", c->program_key), candidates_.size());
   if (!fresh) {
     ++counts_.duplicates;
     return nullptr;
@@ -199,11 +206,12 @@ std::vector<const Candidate*> Explorer::Best(size_t k) const {
   std::vector<const Candidate*> all;
   for (const Candidate& c : candidates_) all.push_back(&c);
   k = std::min(k, all.size());
-  std::partial_sort(all.begin(), all.begin() + k, all.end(), [&](const Candidate* a, const Candidate* b) {
-    if (Better(*a, *b)) return true;
-    if (Better(*b, *a)) return false;
-    return a->order < b->order;
-  });
+  std::partial_sort(all.begin(), all.begin() + k, all.end(),
+                    [&](const Candidate* a, const Candidate* b) {
+                      if (Better(*a, *b)) return true;
+                      if (Better(*b, *a)) return false;
+                      return a->order < b->order;
+                    });
   all.resize(k);
   return all;
 }

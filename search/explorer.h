@@ -35,13 +35,13 @@ struct Point {
 };
 
 struct SearchCounts {
-  int64_t enumerated = 0;  // points of the space (all meshes)
-  int64_t legal = 0;       // of which legal
-  ReasonCounts pruned;     // the others by reason code
-  int64_t evaluated = 0;   // legal points lowered and costed
-  int64_t costed = 0;      // distinct Programs among them (the candidates)
-  int64_t duplicates = 0;  // evaluated points whose Program was already costed
-  int64_t unlowerable = 0; // legal points the lowering refused (see the log)
+  int64_t enumerated = 0;   // points of the space (all meshes)
+  int64_t legal = 0;        // of which legal
+  ReasonCounts pruned;      // the others by reason code
+  int64_t evaluated = 0;    // legal points lowered and costed
+  int64_t costed = 0;       // distinct Programs among them (the candidates)
+  int64_t duplicates = 0;   // evaluated points whose Program was already costed
+  int64_t unlowerable = 0;  // legal points the lowering refused (see the log)
 };
 
 class Explorer {
@@ -50,10 +50,9 @@ class Explorer {
   // every nest (so counts() is complete on return). InvalidArgument when a mesh clashes
   // with the problem's names or the problem is beyond the space's limits. Cancelled as
   // soon as `cancelled` (polled between nests) returns true.
-  static absl::StatusOr<std::unique_ptr<Explorer>> Create(const ir::Problem& problem,
-                                                          const std::vector<ir::Mesh>& meshes,
-                                                          const SpaceOptions& options, const CostParams& params,
-                                                          const std::function<bool()>& cancelled = nullptr);
+  static absl::StatusOr<std::unique_ptr<Explorer>> Create(
+      const ir::Problem& problem, const std::vector<ir::Mesh>& meshes, const SpaceOptions& options,
+      const CostParams& params, const std::function<bool()>& cancelled = nullptr);
 
   int num_meshes() const { return static_cast<int>(evaluators_.size()); }
   const ir::Mesh& mesh(int i) const { return evaluators_[i]->base().mesh(); }

@@ -17,7 +17,8 @@ bool Has(const ir::TensorAccess& a, const std::string& index) {
 }  // namespace
 
 std::optional<double> MatmulCommLowerBound(const ir::Problem& p, int64_t ranks) {
-  if (ranks <= 1 || p.combine != ir::Problem::Combine::kProduct || p.operands.size() != 2) return std::nullopt;
+  if (ranks <= 1 || p.combine != ir::Problem::Combine::kProduct || p.operands.size() != 2)
+    return std::nullopt;
   const ir::TensorAccess& out = p.output;
   const ir::TensorAccess& a = p.operands[0];
   const ir::TensorAccess& b = p.operands[1];

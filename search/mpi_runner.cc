@@ -50,6 +50,8 @@ class MpiRunner : public Runner {
 
 }  // namespace
 
-std::unique_ptr<Runner> NewMpiRunner(const MpiRunnerOptions& options) { return std::make_unique<MpiRunner>(options); }
+std::unique_ptr<Runner> NewMpiRunner(const MpiRunnerOptions& options) {
+  return std::make_unique<MpiRunner>(options);
+}
 
 }  // namespace meshtune::search

@@ -25,15 +25,15 @@ namespace meshtune::search {
 struct MeasureInput {
   const ir::Problem* problem = nullptr;
   const ir::Mesh* mesh = nullptr;
-  std::string trace;      // canonical trace text
-  double timeout_s = 300; // the run is killed after this
+  std::string trace;                // canonical trace text
+  double timeout_s = 300;           // the run is killed after this
   std::function<bool()> cancelled;  // the run is killed as soon as this says so (unset: never)
 };
 
 struct CandidateRun {
   std::optional<double> seconds;  // median over repetitions of the slowest rank; none when not run
   std::vector<double> repetitions;
-  bool verified = false;          // the output matched the reference on every rank
+  bool verified = false;  // the output matched the reference on every rank
   std::optional<std::string> error;
 };
 

@@ -2,8 +2,8 @@
 
 #include <algorithm>
 #include <functional>
-#include <numeric>
 #include <map>
+#include <numeric>
 #include <set>
 
 #include "absl/strings/str_cat.h"

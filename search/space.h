@@ -63,13 +63,13 @@ struct TensorOption {
   // A skewed layout ((x+y)%s) exists for rotation: the space holds it only together with a
   // rotation of the loop the tensor is communicated at (see Admissible).
   bool skewed = false;
-  std::string Describe() const;          // "m@x, k@y at ko"
+  std::string Describe() const;  // "m@x, k@y at ko"
 };
 
 // The choices for one loop nest: its rotations and each tensor's options.
 struct NestChoices {
   LoopNest nest;
-  std::vector<Rotation> rotations;                  // rotations[0] is "none"
+  std::vector<Rotation> rotations;                 // rotations[0] is "none"
   std::vector<std::vector<TensorOption>> options;  // per tensor, in Problem::Tensors() order
 };
 

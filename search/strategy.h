@@ -44,11 +44,11 @@ class SearchStrategy {
 std::unique_ptr<SearchStrategy> NewExhaustiveStrategy();
 
 struct EvolutionOptions {
-  uint64_t seed = 1;       // the same seed, space and budget give the same search
-  int population = 48;     // random legal points to start from
-  int elite = 12;          // parents are drawn from this many best candidates
-  double explore = 0.1;    // share of children that are fresh random points
-  int patience = 2000;     // stop after this many tries in a row with no new point
+  uint64_t seed = 1;     // the same seed, space and budget give the same search
+  int population = 48;   // random legal points to start from
+  int elite = 12;        // parents are drawn from this many best candidates
+  double explore = 0.1;  // share of children that are fresh random points
+  int patience = 2000;   // stop after this many tries in a row with no new point
 };
 
 // Random legal points, then mutations (Explorer::Mutate) of the best candidates so far.

@@ -96,7 +96,7 @@ absl::Status Search(TuneRun& run, Explorer& explorer, std::string* strategy) {
 // validation refuses its Program, not run: the refusal is the error and joins
 // result->refused.
 MeasuredCandidate Measure(TuneRun& run, Explorer& explorer, Runner& runner, Checker& checker,
-                    const Candidate& c, double left, SearchResult* result) {
+                          const Candidate& c, double left, SearchResult* result) {
   const TuneOptions& options = run.options;
   MeasuredCandidate m;
   m.candidate = c;
@@ -144,7 +144,8 @@ void MeasureTop(TuneRun& run, Explorer& explorer, Runner& runner, Checker& check
 // Sets the winner: the fastest verified measurement, else the model's best (of at most
 // max_checked) that the checker passes. FailedPrecondition when none passes; Cancelled
 // when cancelled while checking.
-absl::Status ChooseWinner(TuneRun& run, Explorer& explorer, Checker& checker, SearchResult* result) {
+absl::Status ChooseWinner(TuneRun& run, Explorer& explorer, Checker& checker,
+                          SearchResult* result) {
   const MeasuredCandidate* fastest = nullptr;
   for (const MeasuredCandidate& m : result->measurements) {
     if (m.run.verified && m.run.seconds.has_value() &&
@@ -187,7 +188,7 @@ absl::Status ChooseWinner(TuneRun& run, Explorer& explorer, Checker& checker, Se
 }  // namespace
 
 absl::StatusOr<SearchResult> Tune(const TuneOptions& options, Runner& runner,
-                                const std::vector<SearchCallback*>& callbacks) {
+                                  const std::vector<SearchCallback*>& callbacks) {
   TuneRun run{options, callbacks, Clock::now()};
   if (absl::Status s = CheckOptions(options); !s.ok()) return s;
   auto cancelled = [&] { return run.Cancelled(); };

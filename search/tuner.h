@@ -43,10 +43,10 @@ struct TuneOptions {
   std::vector<ir::Mesh> meshes;  // one (--mesh), or every factorisation of --ranks
   SpaceOptions space;
   CostParams params;
-  int top_k = 4;                  // candidates measured (0: none)
-  double budget_s = 600;          // the whole tune; the search gets at most half
-  int64_t max_evaluations = 1000; // points the search lowers and costs
-  int64_t max_exhaustive = 4000;  // exhaustive search up to this many legal points
+  int top_k = 4;                   // candidates measured (0: none)
+  double budget_s = 600;           // the whole tune; the search gets at most half
+  int64_t max_evaluations = 1000;  // points the search lowers and costs
+  int64_t max_exhaustive = 4000;   // exhaustive search up to this many legal points
   EvolutionOptions evolution;
   std::function<bool()> cancelled;  // polled between steps when set
   // Checks an unmeasured winner before it is returned (search/checker.h); nullptr: the
@@ -64,21 +64,21 @@ struct MeasuredCandidate {
 
 struct SearchResult {
   Candidate best;
-  std::string mesh;                      // the winner's mesh
-  std::optional<double> measured_s;      // the winner's measured median, when measured
-  bool verified = false;                 // the winner ran and verified
+  std::string mesh;                  // the winner's mesh
+  std::optional<double> measured_s;  // the winner's measured median, when measured
+  bool verified = false;             // the winner ran and verified
   // How the winner is known to compute the right answer: "measured" (verified under MPI),
   // "simulated" or "simulated-scaled" (search/checker.h).
   std::string checked;
-  std::string checked_extents;           // the extents simulated when "simulated-scaled"
+  std::string checked_extents;  // the extents simulated when "simulated-scaled"
   // Candidates the checker refused (wrong results in the simulator), with why: never returned.
   std::vector<std::string> refused;
-  std::optional<double> lower_bound;     // words: matmul lower bound (search/lower_bound.h)
+  std::optional<double> lower_bound;        // words: matmul lower bound (search/lower_bound.h)
   std::optional<double> lower_bound_ratio;  // best.cost.comm_words_per_rank / lower_bound
   SearchCounts counts;
   std::string strategy;
   std::vector<MeasuredCandidate> measurements;  // in model order
-  double seconds = 0;                     // wall time of the whole tune
+  double seconds = 0;                           // wall time of the whole tune
 };
 
 // What the tuner is doing, for progress displays.
@@ -103,7 +103,7 @@ class SearchCallback {
 // measured or passed the checker (the message gives the first refusal); Cancelled when
 // `cancelled` fired before a result. Measurement failures are in the measurements.
 absl::StatusOr<SearchResult> Tune(const TuneOptions& options, Runner& runner,
-                                const std::vector<SearchCallback*>& callbacks = {});
+                                  const std::vector<SearchCallback*>& callbacks = {});
 
 }  // namespace meshtune::search
 

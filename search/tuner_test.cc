@@ -42,7 +42,8 @@ TEST(TunerTest, SquareMatmulOnFourRanksIsTwoDimensional) {
   const SearchResult r = MustTune(MatmulOnFourRanks("m=512,n=512,k=512"));
   EXPECT_EQ(r.mesh, "x=2,y=2");
   // m and n both over the mesh, k not: a 2D algorithm (SUMMA-like: both inputs move).
-  EXPECT_TRUE(Has(r.best.trace, "distribute([m,n]") || Has(r.best.trace, "distribute([n,m]")) << r.best.trace;
+  EXPECT_TRUE(Has(r.best.trace, "distribute([m,n]") || Has(r.best.trace, "distribute([n,m]"))
+      << r.best.trace;
   ASSERT_EQ(r.best.patterns.size(), 2u) << r.best.trace;
   EXPECT_TRUE(Has(r.best.patterns[0], "A@") && Has(r.best.patterns[1], "B@")) << r.best.trace;
   EXPECT_FALSE(r.measured_s.has_value());
@@ -94,7 +95,8 @@ TEST(TunerTest, AnUnmeasuredWinnerIsTheModelsBestThatTheCheckerPasses) {
   EXPECT_EQ(r.best.trace, checker.asked[2]);
   EXPECT_EQ(r.checked, "simulated");
   ASSERT_EQ(r.refused.size(), 2u);
-  EXPECT_EQ(r.refused[0], checker.asked[0] + "\n  simulated: rank (x=0): C[0, 0] = 1 but the reference is 2");
+  EXPECT_EQ(r.refused[0],
+            checker.asked[0] + "\n  simulated: rank (x=0): C[0, 0] = 1 but the reference is 2");
   // In the model's order: the refused ones were predicted no slower than the winner.
   EXPECT_NE(r.best.trace, checker.asked[0]);
 }
@@ -108,8 +110,9 @@ TEST(TunerTest, WhenTheCheckerRefusesEveryCandidateNothingIsReturned) {
   absl::StatusOr<SearchResult> r = Tune(o, *runner);
   ASSERT_FALSE(r.ok());
   EXPECT_EQ(r.status().code(), absl::StatusCode::kFailedPrecondition);
-  EXPECT_TRUE(absl::StartsWith(r.status().message(),
-                               "none of the model's 3 best schedules passed the simulator's check; the first: "))
+  EXPECT_TRUE(absl::StartsWith(
+      r.status().message(),
+      "none of the model's 3 best schedules passed the simulator's check; the first: "))
       << r.status();
   EXPECT_EQ(checker.asked.size(), 3u);
 }
@@ -162,7 +165,8 @@ TEST(TunerTest, BadOptionsAreErrors) {
   EXPECT_EQ(Tune(o, *runner).status().message(), "top-k must be >= 0, got -1");
   o = MatmulOnFourRanks("m=64,n=64,k=64");
   o.budget_s = 0;
-  EXPECT_EQ(Tune(o, *runner).status().message(), "the budget must be a positive number of seconds, got 0");
+  EXPECT_EQ(Tune(o, *runner).status().message(),
+            "the budget must be a positive number of seconds, got 0");
 }
 
 TEST(TunerTest, NoLegalScheduleSaysWhy) {
@@ -212,7 +216,8 @@ TEST(TunerTest, EachMeshsBestIsMeasuredAndMeasurementDecides) {
   EXPECT_EQ(r->measured_s, 1.0);
   EXPECT_TRUE(r->verified);
   // In model order: the first measured is the model's best.
-  const absl::StatusOr<SearchResult> model = Tune(MatmulOnFourRanks("m=512,n=512,k=512"), *NewModelOnlyRunner());
+  const absl::StatusOr<SearchResult> model =
+      Tune(MatmulOnFourRanks("m=512,n=512,k=512"), *NewModelOnlyRunner());
   ASSERT_TRUE(model.ok());
   EXPECT_EQ(runner.meshes[0], model->mesh);
   EXPECT_EQ(model->mesh, "x=2,y=2");
@@ -228,7 +233,9 @@ class RefusesTheLine : public Checker {
     return r;
   }
   std::string Validate(const ir::Problem&, const ir::Mesh& mesh, const std::string&) override {
-    return mesh.axes.size() == 1 ? "lowering_unsound: B at no: rank (x=1) reads B[0, 0] from rank (x=0)" : "";
+    return mesh.axes.size() == 1
+               ? "lowering_unsound: B at no: rank (x=1) reads B[0, 0] from rank (x=0)"
+               : "";
   }
 };
 
@@ -245,17 +252,19 @@ TEST(TunerTest, AMeasuredCandidateThatValidationRefusesIsNeverRunNorReturned) {
   EXPECT_EQ(r->mesh, "x=2,y=2");
   EXPECT_EQ(r->checked, "measured");
   ASSERT_EQ(r->refused.size(), 1u);
-  EXPECT_NE(r->refused[0].find("\n  lowering_unsound: B at no: rank (x=1)"), std::string::npos) << r->refused[0];
+  EXPECT_NE(r->refused[0].find("\n  lowering_unsound: B at no: rank (x=1)"), std::string::npos)
+      << r->refused[0];
   ASSERT_EQ(r->measurements.size(), 2u);
-  EXPECT_EQ(r->measurements[1].run.error, "lowering_unsound: B at no: rank (x=1) reads B[0, 0] from rank (x=0)");
+  EXPECT_EQ(r->measurements[1].run.error,
+            "lowering_unsound: B at no: rank (x=1) reads B[0, 0] from rank (x=0)");
 }
 
 TEST(TunerTest, CancellationStopsTheSpaceMidway) {
   // Polled between nests: the third poll says stop, and there is no fourth.
   int polls = 0;
   const absl::StatusOr<std::unique_ptr<Explorer>> e =
-      Explorer::Create(*ir::ParseProblem("C[m,n] += A[m,k] * B[k,n]", "m=64,n=64,k=64"), {*ir::ParseMesh("x=2,y=2")},
-                       {}, CostParams{}, [&] { return ++polls >= 3; });
+      Explorer::Create(*ir::ParseProblem("C[m,n] += A[m,k] * B[k,n]", "m=64,n=64,k=64"),
+                       {*ir::ParseMesh("x=2,y=2")}, {}, CostParams{}, [&] { return ++polls >= 3; });
   EXPECT_EQ(e.status().code(), absl::StatusCode::kCancelled);
   EXPECT_EQ(e.status().message(), "the tune was cancelled");
   EXPECT_EQ(polls, 3);

@@ -10,12 +10,12 @@
 #include <fstream>
 #include <sstream>
 
-#include "base/paths.h"
 #include "absl/strings/ascii.h"
 #include "absl/strings/escaping.h"
 #include "absl/strings/str_cat.h"
-#include "google/protobuf/util/json_util.h"
 #include "base/excerpt.h"
+#include "base/paths.h"
+#include "google/protobuf/util/json_util.h"
 #include "storage/home_dir.h"
 
 namespace meshtune::storage {
@@ -38,8 +38,8 @@ absl::Status CheckNumbers(const v1::HardwareProfile& p, const std::string& path)
   };
   for (const auto& [field, value] : fields) {
     if (!std::isfinite(value) || value < 0) {
-      return absl::DataLossError(
-          absl::StrCat("hardware profile ", path, ": ", field, " is ", value, "; it must be finite and >= 0"));
+      return absl::DataLossError(absl::StrCat("hardware profile ", path, ": ", field, " is ", value,
+                                              "; it must be finite and >= 0"));
     }
   }
   if (p.ranks() < 0) {
@@ -60,20 +60,24 @@ std::string ProfileDir() {
 absl::Status ValidateProfileName(absl::string_view name) {
   const std::string quoted = absl::StrCat("\"", base::Excerpt(name), "\"");
   if (name.empty() || name.size() > kMaxNameLength) {
-    return absl::InvalidArgumentError(absl::StrCat("invalid hardware profile name ", quoted, ": it has ", name.size(),
-                                                   " characters; a name has 1 to ", kMaxNameLength));
+    return absl::InvalidArgumentError(
+        absl::StrCat("invalid hardware profile name ", quoted, ": it has ", name.size(),
+                     " characters; a name has 1 to ", kMaxNameLength));
   }
   for (const char c : name) {
     if (!absl::ascii_isalnum(static_cast<unsigned char>(c)) && c != '_' && c != '-' && c != '.') {
       return absl::InvalidArgumentError(
-          absl::StrCat("invalid hardware profile name ", quoted, ": character '", absl::CHexEscape(std::string(1, c)),
+          absl::StrCat("invalid hardware profile name ", quoted, ": character '",
+                       absl::CHexEscape(std::string(1, c)),
                        "' is not allowed (letters, digits, '_', '-' and '.' are)"));
     }
   }
   return absl::OkStatus();
 }
 
-std::string ProfilePath(absl::string_view name) { return absl::StrCat(ProfileDir(), "/", name, ".json"); }
+std::string ProfilePath(absl::string_view name) {
+  return absl::StrCat(ProfileDir(), "/", name, ".json");
+}
 
 absl::StatusOr<v1::HardwareProfile> LoadProfile(absl::string_view name) {
   if (absl::Status s = ValidateProfileName(name); !s.ok()) return s;
@@ -81,8 +85,9 @@ absl::StatusOr<v1::HardwareProfile> LoadProfile(absl::string_view name) {
   std::ifstream in(path);
   if (!in) {
     if (errno == ENOENT) {
-      return absl::NotFoundError(absl::StrCat("no hardware profile \"", name, "\" in ", ProfileDir(),
-                                              "; run meshtune calibrate --name ", name));
+      return absl::NotFoundError(absl::StrCat("no hardware profile \"", name, "\" in ",
+                                              ProfileDir(), "; run meshtune calibrate --name ",
+                                              name));
     }
     return FileError(errno, "read the hardware profile", path);
   }
@@ -92,8 +97,11 @@ absl::StatusOr<v1::HardwareProfile> LoadProfile(absl::string_view name) {
   v1::HardwareProfile profile;
   google::protobuf::util::JsonParseOptions options;
   options.ignore_unknown_fields = true;  // a newer meshtune may store more
-  if (const auto status = google::protobuf::util::JsonStringToMessage(text.str(), &profile, options); !status.ok()) {
-    return absl::DataLossError(absl::StrCat("cannot parse the hardware profile ", path, ": ", status.message().ToString()));
+  if (const auto status =
+          google::protobuf::util::JsonStringToMessage(text.str(), &profile, options);
+      !status.ok()) {
+    return absl::DataLossError(absl::StrCat("cannot parse the hardware profile ", path, ": ",
+                                            status.message().ToString()));
   }
   if (absl::Status s = CheckNumbers(profile, path); !s.ok()) return s;
   profile.set_name(std::string(name));
@@ -109,8 +117,10 @@ absl::Status SaveProfile(const v1::HardwareProfile& profile) {
   options.add_whitespace = true;
   options.always_print_primitive_fields = true;
   options.preserve_proto_field_names = true;
-  if (const auto status = google::protobuf::util::MessageToJsonString(profile, &json, options); !status.ok()) {
-    return absl::InternalError(absl::StrCat("cannot print the hardware profile as JSON: ", status.message().ToString()));
+  if (const auto status = google::protobuf::util::MessageToJsonString(profile, &json, options);
+      !status.ok()) {
+    return absl::InternalError(
+        absl::StrCat("cannot print the hardware profile as JSON: ", status.message().ToString()));
   }
   const std::string path = ProfilePath(profile.name());
   std::string temp = absl::StrCat(dir, "/.", profile.name(), ".json.XXXXXX");

@@ -50,24 +50,27 @@ TEST_F(HardwareProfileTest, DirectoryFollowsMeshtuneHomeThenHome) {
 }
 
 TEST_F(HardwareProfileTest, ValidNames) {
-  for (const std::string& name : {std::string("default"), std::string("a"), std::string("node-1_f32.v2"),
-                                  std::string(64, 'x')}) {
+  for (const std::string& name : {std::string("default"), std::string("a"),
+                                  std::string("node-1_f32.v2"), std::string(64, 'x')}) {
     EXPECT_TRUE(ValidateProfileName(name).ok()) << name;
   }
 }
 
 TEST_F(HardwareProfileTest, InvalidNamesSayWhy) {
   EXPECT_EQ(ValidateProfileName("a/b").message(),
-            "invalid hardware profile name \"a/b\": character '/' is not allowed (letters, digits, '_', '-' and '.' "
+            "invalid hardware profile name \"a/b\": character '/' is not allowed (letters, digits, "
+            "'_', '-' and '.' "
             "are)");
   EXPECT_EQ(ValidateProfileName("my profile").message(),
-            "invalid hardware profile name \"my profile\": character ' ' is not allowed (letters, digits, '_', '-' "
+            "invalid hardware profile name \"my profile\": character ' ' is not allowed (letters, "
+            "digits, '_', '-' "
             "and '.' are)");
   EXPECT_EQ(ValidateProfileName("").message(),
             "invalid hardware profile name \"\": it has 0 characters; a name has 1 to 64");
   EXPECT_EQ(ValidateProfileName(std::string(65, 'y')).code(), absl::StatusCode::kInvalidArgument);
   EXPECT_EQ(ValidateProfileName("tab\there").message(),
-            "invalid hardware profile name \"tab\\there\": character '\\t' is not allowed (letters, digits, '_', "
+            "invalid hardware profile name \"tab\\there\": character '\\t' is not allowed "
+            "(letters, digits, '_', "
             "'-' and '.' are)");
 }
 
@@ -94,8 +97,8 @@ TEST_F(HardwareProfileTest, SaveThenLoadRoundTrips) {
 TEST_F(HardwareProfileTest, MissingProfileIsNotFound) {
   const absl::StatusOr<v1::HardwareProfile> p = LoadProfile("nope");
   EXPECT_EQ(p.status().code(), absl::StatusCode::kNotFound);
-  EXPECT_EQ(p.status().message(),
-            "no hardware profile \"nope\" in " + home_ + "/profiles; run meshtune calibrate --name nope");
+  EXPECT_EQ(p.status().message(), "no hardware profile \"nope\" in " + home_ +
+                                      "/profiles; run meshtune calibrate --name nope");
 }
 
 TEST_F(HardwareProfileTest, BadNamesAreRefusedBeforeTouchingFiles) {
@@ -109,7 +112,8 @@ TEST_F(HardwareProfileTest, CorruptFilesNameTheFile) {
   std::ofstream(path) << "{\"alpha_s\": ";
   absl::StatusOr<v1::HardwareProfile> p = LoadProfile("bad");
   EXPECT_EQ(p.status().code(), absl::StatusCode::kDataLoss);
-  EXPECT_NE(p.status().message().find("cannot parse the hardware profile " + path + ": "), absl::string_view::npos)
+  EXPECT_NE(p.status().message().find("cannot parse the hardware profile " + path + ": "),
+            absl::string_view::npos)
       << p.status();
 
   std::ofstream(path) << "{\"alpha_s\": -1e-6}";

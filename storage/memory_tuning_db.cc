@@ -56,8 +56,8 @@ class MemoryTuningDb : public TuningDb {
     limit = std::min(limit, kMaxListLimit);
     absl::MutexLock lock(&mu_);
     std::vector<TuningRecord> out;
-    for (auto it = records_.upper_bound(after_id); it != records_.end() && static_cast<int>(out.size()) < limit;
-         ++it) {
+    for (auto it = records_.upper_bound(after_id);
+         it != records_.end() && static_cast<int>(out.size()) < limit; ++it) {
       if (fingerprint.empty() || it->second.fingerprint == fingerprint) out.push_back(it->second);
     }
     return out;

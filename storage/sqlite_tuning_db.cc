@@ -10,22 +10,22 @@
 //
 // Schema: PRAGMA user_version is the number of migrations applied; kMigrations[v] takes the
 // file from version v to v + 1 in one transaction.
-#include <filesystem>
 #include <sqlite3.h>
 #include <sys/stat.h>
 
 #include <algorithm>
 #include <cerrno>
+#include <filesystem>
 #include <memory>
 #include <utility>
 
-#include "base/paths.h"
 #include "absl/base/thread_annotations.h"
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_join.h"
 #include "absl/strings/str_split.h"
 #include "absl/synchronization/mutex.h"
 #include "base/excerpt.h"
+#include "base/paths.h"
 #include "base/status_macros.h"
 #include "storage/tuning_db.h"
 
@@ -72,7 +72,8 @@ static_assert(sizeof(kMigrations) / sizeof(kMigrations[0]) == kTuningDbSchemaVer
               "one migration per schema version");
 
 constexpr char kSelectRecord[] =
-    "SELECT r.id, r.fingerprint, w.canonical, r.trace, r.mesh, r.predicted_s, r.measured_s, r.verified, "
+    "SELECT r.id, r.fingerprint, w.canonical, r.trace, r.mesh, r.predicted_s, r.measured_s, "
+    "r.verified, "
     "r.patterns, r.tuner_version, r.created_unix_ms, r.checked, r.checked_extents "
     "FROM records r JOIN workloads w ON w.fingerprint = r.fingerprint";
 
@@ -136,7 +137,8 @@ void BindText(sqlite3_stmt* s, int i, const std::string& text) {
 std::string ColumnText(sqlite3_stmt* s, int i) {
   const unsigned char* text = sqlite3_column_text(s, i);
   if (text == nullptr) return "";
-  return std::string(reinterpret_cast<const char*>(text), static_cast<size_t>(sqlite3_column_bytes(s, i)));
+  return std::string(reinterpret_cast<const char*>(text),
+                     static_cast<size_t>(sqlite3_column_bytes(s, i)));
 }
 
 // The record in the current row of a kSelectRecord statement.
@@ -169,14 +171,17 @@ class SqliteTuningDb : public TuningDb {
       struct stat st;
       if (stat(path.c_str(), &st) != 0) {
         if (errno == ENOENT || errno == ENOTDIR) {
-          return absl::NotFoundError(absl::StrCat("no tuning database at ", base::Excerpt(path, base::kMaxPathExcerpt),
-                                                  " (tune something first, or give --db PATH of an existing one)"));
+          return absl::NotFoundError(
+              absl::StrCat("no tuning database at ", base::Excerpt(path, base::kMaxPathExcerpt),
+                           " (tune something first, or give --db PATH of an existing one)"));
         }
-        return absl::ErrnoToStatus(errno, absl::StrCat("tuning database ", base::Excerpt(path, base::kMaxPathExcerpt)));
+        return absl::ErrnoToStatus(
+            errno, absl::StrCat("tuning database ", base::Excerpt(path, base::kMaxPathExcerpt)));
       }
       if (S_ISDIR(st.st_mode)) {
         return absl::FailedPreconditionError(
-            absl::StrCat("tuning database ", base::Excerpt(path, base::kMaxPathExcerpt), " is a directory, not a file"));
+            absl::StrCat("tuning database ", base::Excerpt(path, base::kMaxPathExcerpt),
+                         " is a directory, not a file"));
       }
     } else {
       MT_RETURN_IF_ERROR(MakeParentDirs(path));
@@ -193,8 +198,9 @@ class SqliteTuningDb : public TuningDb {
   }
 
   ~SqliteTuningDb() override {
-    for (Statement* s : {&begin_, &commit_, &rollback_, &select_workload_, &insert_workload_, &insert_record_,
-                         &select_best_id_, &update_best_, &best_, &get_, &list_all_, &list_workload_, &data_version_}) {
+    for (Statement* s : {&begin_, &commit_, &rollback_, &select_workload_, &insert_workload_,
+                         &insert_record_, &select_best_id_, &update_best_, &best_, &get_,
+                         &list_all_, &list_workload_, &data_version_}) {
       s->reset();  // finalized before the connection closes
     }
     sqlite3_close_v2(db_);
@@ -259,32 +265,36 @@ class SqliteTuningDb : public TuningDb {
   explicit SqliteTuningDb(std::string path) : path_(std::move(path)) {}
 
   absl::Status Error(int rc, absl::string_view what) const {
-    return absl::Status(CodeOf(rc), absl::StrCat("tuning database ", path_, ": cannot ", what, ": ",
-                                                 db_ != nullptr ? sqlite3_errmsg(db_) : sqlite3_errstr(rc)));
+    return absl::Status(CodeOf(rc),
+                        absl::StrCat("tuning database ", path_, ": cannot ", what, ": ",
+                                     db_ != nullptr ? sqlite3_errmsg(db_) : sqlite3_errstr(rc)));
   }
 
-  absl::Status Exec(const std::string& sql, absl::string_view what) ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_) {
+  absl::Status Exec(const std::string& sql, absl::string_view what)
+      ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_) {
     const int rc = sqlite3_exec(db_, sql.c_str(), nullptr, nullptr, nullptr);
     return rc == SQLITE_OK ? absl::OkStatus() : Error(rc, what);
   }
 
   absl::StatusOr<Statement> Prepare(const std::string& sql) ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_) {
     sqlite3_stmt* s = nullptr;
-    const int rc = sqlite3_prepare_v3(db_, sql.c_str(), static_cast<int>(sql.size()), SQLITE_PREPARE_PERSISTENT,
-                                      &s, nullptr);
+    const int rc = sqlite3_prepare_v3(db_, sql.c_str(), static_cast<int>(sql.size()),
+                                      SQLITE_PREPARE_PERSISTENT, &s, nullptr);
     if (rc != SQLITE_OK) return Error(rc, absl::StrCat("prepare \"", sql, "\""));
     return Statement(s);
   }
 
   // Steps a statement that returns no rows (or whose rows do not matter) once.
-  absl::Status Run(const Statement& statement, absl::string_view what) ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_) {
+  absl::Status Run(const Statement& statement, absl::string_view what)
+      ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_) {
     Use use(statement);
     const int rc = sqlite3_step(use.get());
     return rc == SQLITE_DONE || rc == SQLITE_ROW ? absl::OkStatus() : Error(rc, what);
   }
 
   // The single integer a query returns.
-  absl::StatusOr<int64_t> QueryInt(const std::string& sql, absl::string_view what) ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_) {
+  absl::StatusOr<int64_t> QueryInt(const std::string& sql, absl::string_view what)
+      ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_) {
     MT_ASSIGN_OR_RETURN(Statement s, Prepare(sql));
     const int rc = sqlite3_step(s.get());
     if (rc != SQLITE_ROW) return Error(rc, what);
@@ -302,28 +312,31 @@ class SqliteTuningDb : public TuningDb {
 
   absl::Status CheckVersion(int64_t version) const {
     if (version <= kTuningDbSchemaVersion) return absl::OkStatus();
-    return absl::FailedPreconditionError(absl::StrCat("tuning database ", path_, " has schema version ", version,
-                                                      ", but ", kTunerVersion, " knows versions up to ",
-                                                      kTuningDbSchemaVersion,
-                                                      "; use a newer meshtune or another database file"));
+    return absl::FailedPreconditionError(
+        absl::StrCat("tuning database ", path_, " has schema version ", version, ", but ",
+                     kTunerVersion, " knows versions up to ", kTuningDbSchemaVersion,
+                     "; use a newer meshtune or another database file"));
   }
 
   absl::Status Setup(bool read_only) ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_) {
     sqlite3_extended_result_codes(db_, 1);
     sqlite3_busy_timeout(db_, kBusyTimeoutMs);
     // Before anything writes to the file: reject a newer schema untouched.
-    MT_ASSIGN_OR_RETURN(int64_t version, QueryInt("PRAGMA user_version", "read the schema version"));
+    MT_ASSIGN_OR_RETURN(int64_t version,
+                        QueryInt("PRAGMA user_version", "read the schema version"));
     MT_RETURN_IF_ERROR(CheckVersion(version));
     if (read_only) {
       // No journal switch, no migration: a reader leaves the file as it is.
       if (version == 0) {
-        return absl::FailedPreconditionError(absl::StrCat("tuning database ", base::Excerpt(path_, base::kMaxPathExcerpt),
-                                                          " holds no meshtune schema (an empty or another SQLite file)"));
+        return absl::FailedPreconditionError(
+            absl::StrCat("tuning database ", base::Excerpt(path_, base::kMaxPathExcerpt),
+                         " holds no meshtune schema (an empty or another SQLite file)"));
       }
       if (version < kTuningDbSchemaVersion) {
-        return absl::FailedPreconditionError(
-            absl::StrCat("tuning database ", base::Excerpt(path_, base::kMaxPathExcerpt), " has schema version ", version,
-                         "; a command that writes to it (tune, meshtuned) migrates it to ", kTuningDbSchemaVersion));
+        return absl::FailedPreconditionError(absl::StrCat(
+            "tuning database ", base::Excerpt(path_, base::kMaxPathExcerpt), " has schema version ",
+            version, "; a command that writes to it (tune, meshtuned) migrates it to ",
+            kTuningDbSchemaVersion));
       }
       return PrepareStatements();
     }
@@ -333,10 +346,12 @@ class SqliteTuningDb : public TuningDb {
       if (rc != SQLITE_ROW) return Error(rc, "switch to the WAL journal");
       if (const std::string mode = ColumnText(wal.get(), 0); mode != "wal") {
         return absl::FailedPreconditionError(
-            absl::StrCat("tuning database ", path_, ": cannot switch to the WAL journal (SQLite kept ", mode, ")"));
+            absl::StrCat("tuning database ", path_,
+                         ": cannot switch to the WAL journal (SQLite kept ", mode, ")"));
       }
     }
-    MT_RETURN_IF_ERROR(Exec("PRAGMA synchronous=FULL; PRAGMA foreign_keys=ON", "set up the connection"));
+    MT_RETURN_IF_ERROR(
+        Exec("PRAGMA synchronous=FULL; PRAGMA foreign_keys=ON", "set up the connection"));
     if (version < kTuningDbSchemaVersion) MT_RETURN_IF_ERROR(Migrate());
     return PrepareStatements();
   }
@@ -351,19 +366,25 @@ class SqliteTuningDb : public TuningDb {
          "INSERT INTO workloads (fingerprint, canonical, expr, extents, dtype, mesh, profile) "
          "VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7)"},
         {&insert_record_,
-         "INSERT INTO records (fingerprint, trace, mesh, predicted_s, measured_s, verified, patterns, "
-         "tuner_version, created_unix_ms, checked, checked_extents) VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11)"},
+         "INSERT INTO records (fingerprint, trace, mesh, predicted_s, measured_s, verified, "
+         "patterns, "
+         "tuner_version, created_unix_ms, checked, checked_extents) VALUES (?1, ?2, ?3, ?4, ?5, "
+         "?6, ?7, ?8, ?9, ?10, ?11)"},
         // BetterRecord as SQL.
         {&select_best_id_,
          "SELECT id FROM records WHERE fingerprint = ?1 "
-         "ORDER BY verified DESC, checked = '', CASE WHEN verified THEN measured_s ELSE predicted_s END, id LIMIT 1"},
+         "ORDER BY verified DESC, checked = '', CASE WHEN verified THEN measured_s ELSE "
+         "predicted_s END, id LIMIT 1"},
         {&update_best_, "UPDATE workloads SET best_record_id = ?2 WHERE fingerprint = ?1"},
-        {&best_, absl::StrCat(kSelectRecord,
-                              " WHERE r.id = (SELECT best_record_id FROM workloads WHERE fingerprint = ?1)")},
+        {&best_,
+         absl::StrCat(
+             kSelectRecord,
+             " WHERE r.id = (SELECT best_record_id FROM workloads WHERE fingerprint = ?1)")},
         {&get_, absl::StrCat(kSelectRecord, " WHERE r.id = ?1")},
         {&list_all_, absl::StrCat(kSelectRecord, " WHERE r.id > ?1 ORDER BY r.id LIMIT ?2")},
         {&list_workload_,
-         absl::StrCat(kSelectRecord, " WHERE r.fingerprint = ?3 AND r.id > ?1 ORDER BY r.id LIMIT ?2")},
+         absl::StrCat(kSelectRecord,
+                      " WHERE r.fingerprint = ?3 AND r.id > ?1 ORDER BY r.id LIMIT ?2")},
         {&data_version_, "PRAGMA data_version"},
     };
     for (const auto& [statement, sql] : statements) {
@@ -378,8 +399,10 @@ class SqliteTuningDb : public TuningDb {
     while (true) {
       MT_RETURN_IF_ERROR(Exec("BEGIN IMMEDIATE", "start a schema migration"));
       // True when the schema is current, false after one migration.
-      absl::StatusOr<bool> current = [&]() ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_) -> absl::StatusOr<bool> {
-        MT_ASSIGN_OR_RETURN(int64_t version, QueryInt("PRAGMA user_version", "read the schema version"));
+      absl::StatusOr<bool> current =
+          [&]() ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_) -> absl::StatusOr<bool> {
+        MT_ASSIGN_OR_RETURN(int64_t version,
+                            QueryInt("PRAGMA user_version", "read the schema version"));
         MT_RETURN_IF_ERROR(CheckVersion(version));
         if (version == kTuningDbSchemaVersion) return true;
         const std::string what = absl::StrCat("migrate to schema version ", version + 1);
@@ -406,7 +429,8 @@ class SqliteTuningDb : public TuningDb {
       const int rc = sqlite3_step(use.get());
       if (rc == SQLITE_ROW) {
         if (ColumnText(use.get(), 0) != w.canonical) {
-          return absl::DataLossError(absl::StrCat("tuning database ", path_, ": workload ", w.fingerprint,
+          return absl::DataLossError(absl::StrCat("tuning database ", path_, ": workload ",
+                                                  w.fingerprint,
                                                   " is stored with another canonical text"));
         }
       } else if (rc != SQLITE_DONE) {
@@ -414,11 +438,12 @@ class SqliteTuningDb : public TuningDb {
       } else {
         Use insert(insert_workload_);
         int i = 1;
-        for (const std::string* field : {&w.fingerprint, &w.canonical, &w.expr, &w.extents, &w.dtype, &w.mesh,
-                                         &w.profile}) {
+        for (const std::string* field :
+             {&w.fingerprint, &w.canonical, &w.expr, &w.extents, &w.dtype, &w.mesh, &w.profile}) {
           BindText(insert.get(), i++, *field);
         }
-        if (const int rc = sqlite3_step(insert.get()); rc != SQLITE_DONE) return Error(rc, "add a workload");
+        if (const int rc = sqlite3_step(insert.get()); rc != SQLITE_DONE)
+          return Error(rc, "add a workload");
       }
     }
     int64_t id = 0;
@@ -450,17 +475,18 @@ class SqliteTuningDb : public TuningDb {
     Use use(update_best_);
     BindText(use.get(), 1, w.fingerprint);
     sqlite3_bind_int64(use.get(), 2, best);
-    if (const int rc = sqlite3_step(use.get()); rc != SQLITE_DONE) return Error(rc, "update the best record");
+    if (const int rc = sqlite3_step(use.get()); rc != SQLITE_DONE)
+      return Error(rc, "update the best record");
     return id;
   }
 
   const std::string path_;
   absl::Mutex mu_;
-  sqlite3* db_ = nullptr;  // set once by Open; mu_ guards every use of the connection
+  sqlite3* db_ = nullptr;      // set once by Open; mu_ guards every use of the connection
   int64_t local_commits_ = 0;  // Add calls on this connection (guarded by mu_)
   // mu_ guards these too.
-  Statement begin_, commit_, rollback_, select_workload_, insert_workload_, insert_record_, select_best_id_,
-      update_best_, best_, get_, list_all_, list_workload_, data_version_;
+  Statement begin_, commit_, rollback_, select_workload_, insert_workload_, insert_record_,
+      select_best_id_, update_best_, best_, get_, list_all_, list_workload_, data_version_;
 };
 
 }  // namespace

@@ -1,6 +1,5 @@
 #include "storage/tuning_db.h"
 
-
 #include <chrono>
 #include <cmath>
 #include <cstdlib>
@@ -8,8 +7,8 @@
 #include "absl/strings/escaping.h"
 #include "absl/strings/match.h"
 #include "absl/strings/numbers.h"
-#include "absl/strings/strip.h"
 #include "absl/strings/str_cat.h"
+#include "absl/strings/strip.h"
 #include "ir/mesh.h"
 #include "ir/trace.h"
 #include "storage/home_dir.h"
@@ -29,20 +28,22 @@ absl::Status CheckSeconds(absl::string_view field, double s) {
 absl::Status CheckMesh(const Workload& w, TuningRecord* r) {
   if (r->mesh.empty()) {
     if (w.IsRankCount()) {
-      return absl::InvalidArgumentError(absl::StrCat("tuning record: mesh is empty; a record of a ", w.mesh,
-                                                     " workload names the mesh it chose"));
+      return absl::InvalidArgumentError(absl::StrCat("tuning record: mesh is empty; a record of a ",
+                                                     w.mesh, " workload names the mesh it chose"));
     }
     r->mesh = w.mesh;
     return absl::OkStatus();
   }
   absl::StatusOr<ir::Mesh> mesh = ir::ParseMesh(r->mesh);
-  if (!mesh.ok()) return absl::InvalidArgumentError(absl::StrCat("tuning record: ", mesh.status().message()));
+  if (!mesh.ok())
+    return absl::InvalidArgumentError(absl::StrCat("tuning record: ", mesh.status().message()));
   r->mesh = mesh->ToString();
   if (w.IsRankCount()) {
     int64_t ranks = 0;
     if (!absl::SimpleAtoi(absl::StripPrefix(w.mesh, "ranks="), &ranks) || mesh->Ranks() != ranks) {
-      return absl::InvalidArgumentError(absl::StrCat("tuning record: mesh ", r->mesh, " has ", mesh->Ranks(),
-                                                     " ranks, not the workload's ", w.mesh));
+      return absl::InvalidArgumentError(absl::StrCat("tuning record: mesh ", r->mesh, " has ",
+                                                     mesh->Ranks(), " ranks, not the workload's ",
+                                                     w.mesh));
     }
   } else if (r->mesh != w.mesh) {
     return absl::InvalidArgumentError(
@@ -62,17 +63,21 @@ std::string DefaultDbPath() {
 
 absl::Status CheckRecord(const Workload& w, TuningRecord* r) {
   if (w.fingerprint.empty()) {
-    return absl::InvalidArgumentError("tuning record: the workload has no fingerprint (make it with MakeWorkload)");
+    return absl::InvalidArgumentError(
+        "tuning record: the workload has no fingerprint (make it with MakeWorkload)");
   }
   if (!r->fingerprint.empty() && r->fingerprint != w.fingerprint) {
-    return absl::InvalidArgumentError(absl::StrCat("tuning record: fingerprint ", absl::CHexEscape(r->fingerprint),
+    return absl::InvalidArgumentError(absl::StrCat("tuning record: fingerprint ",
+                                                   absl::CHexEscape(r->fingerprint),
                                                    " is not the workload's ", w.fingerprint));
   }
   r->fingerprint = w.fingerprint;
   r->canonical_workload = w.canonical;
   absl::StatusOr<ir::Trace> trace = ir::ParseTrace(r->trace);
-  if (!trace.ok()) return absl::InvalidArgumentError(absl::StrCat("tuning record: ", trace.status().message()));
-  if (trace->instructions.empty()) return absl::InvalidArgumentError("tuning record: the trace has no call");
+  if (!trace.ok())
+    return absl::InvalidArgumentError(absl::StrCat("tuning record: ", trace.status().message()));
+  if (trace->instructions.empty())
+    return absl::InvalidArgumentError("tuning record: the trace has no call");
   r->trace = trace->ToString();
   if (absl::Status s = CheckMesh(w, r); !s.ok()) return s;
   if (absl::Status s = CheckSeconds("predicted_s", r->predicted_s); !s.ok()) return s;
@@ -83,13 +88,14 @@ absl::Status CheckRecord(const Workload& w, TuningRecord* r) {
   }
   for (const std::string& p : r->patterns) {
     if (p.empty() || absl::StrContains(p, '\n')) {
-      return absl::InvalidArgumentError(absl::StrCat("tuning record: pattern \"", absl::CHexEscape(p),
-                                                     "\" is empty or holds a newline"));
+      return absl::InvalidArgumentError(absl::StrCat(
+          "tuning record: pattern \"", absl::CHexEscape(p), "\" is empty or holds a newline"));
     }
   }
   if (r->tuner_version.empty()) r->tuner_version = kTunerVersion;
   if (r->created_unix_ms < 0) {
-    return absl::InvalidArgumentError(absl::StrCat("tuning record: created_unix_ms is ", r->created_unix_ms));
+    return absl::InvalidArgumentError(
+        absl::StrCat("tuning record: created_unix_ms is ", r->created_unix_ms));
   }
   if (r->created_unix_ms == 0) {
     r->created_unix_ms = std::chrono::duration_cast<std::chrono::milliseconds>(
@@ -101,8 +107,9 @@ absl::Status CheckRecord(const Workload& w, TuningRecord* r) {
 
 absl::Status CheckListArguments(int limit, int64_t after_id) {
   if (limit < 1 || after_id < 0) {
-    return absl::InvalidArgumentError(absl::StrCat("listing tuning records: limit is ", limit, " and after_id ",
-                                                   after_id, "; limit must be >= 1 and after_id >= 0"));
+    return absl::InvalidArgumentError(absl::StrCat("listing tuning records: limit is ", limit,
+                                                   " and after_id ", after_id,
+                                                   "; limit must be >= 1 and after_id >= 0"));
   }
   return absl::OkStatus();
 }

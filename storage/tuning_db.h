@@ -29,20 +29,20 @@ inline constexpr int kTuningDbSchemaVersion = 2;
 inline constexpr int kMaxListLimit = 1000;
 
 struct TuningRecord {
-  int64_t id = 0;                  // assigned by Add: 1, 2, ... never reused
-  std::string fingerprint;         // the workload's; Add fills it in
-  std::string canonical_workload;  // the workload's canonical text; Add fills it in
-  std::string trace;               // canonical names, canonical text (ir::Trace::ToString)
-  std::string mesh;                // the winner's mesh axes, "x=2,y=2"
-  double predicted_s = 0;          // the cost model's seconds
-  std::optional<double> measured_s;  // median seconds under MPI, when measured
-  bool verified = false;           // measured and the output checked out
+  int64_t id = 0;                     // assigned by Add: 1, 2, ... never reused
+  std::string fingerprint;            // the workload's; Add fills it in
+  std::string canonical_workload;     // the workload's canonical text; Add fills it in
+  std::string trace;                  // canonical names, canonical text (ir::Trace::ToString)
+  std::string mesh;                   // the winner's mesh axes, "x=2,y=2"
+  double predicted_s = 0;             // the cost model's seconds
+  std::optional<double> measured_s;   // median seconds under MPI, when measured
+  bool verified = false;              // measured and the output checked out
   std::vector<std::string> patterns;  // pattern summary, e.g. {"A: Shift", "B: Broadcast"}
-  std::string tuner_version;       // kTunerVersion when left empty
+  std::string tuner_version;          // kTunerVersion when left empty
   // "measured", "simulated" or "simulated-scaled" (meshtune.v1.Record.checked); "" before 0.5.
   std::string checked;
-  std::string checked_extents;     // the extents simulated when "simulated-scaled"
-  int64_t created_unix_ms = 0;     // now when left 0
+  std::string checked_extents;  // the extents simulated when "simulated-scaled"
+  int64_t created_unix_ms = 0;  // now when left 0
 };
 
 class TuningDb {

@@ -72,7 +72,8 @@ constexpr char kPummaRenamed[] =
     "communicate(Y, ko)\n"
     "tensorize([mi, ni, ki], matmul)\n";
 
-ir::Problem MakeProblem(const std::string& expr, const std::string& extents, const std::string& dtype = "f32") {
+ir::Problem MakeProblem(const std::string& expr, const std::string& extents,
+                        const std::string& dtype = "f32") {
   absl::StatusOr<ir::Problem> p = ir::ParseProblem(expr, extents, dtype);
   EXPECT_TRUE(p.ok()) << p.status();
   return *p;
@@ -86,7 +87,8 @@ Workload MakeW(const std::string& expr = kMatmul, const std::string& extents = k
   return *w;
 }
 
-TuningRecord Rec(double predicted, std::optional<double> measured = std::nullopt, bool verified = false) {
+TuningRecord Rec(double predicted, std::optional<double> measured = std::nullopt,
+                 bool verified = false) {
   TuningRecord r;
   r.trace = kPummaCanonical;
   r.predicted_s = predicted;
@@ -115,7 +117,8 @@ std::string QueryText(const std::string& path, const std::string& sql) {
   EXPECT_EQ(sqlite3_open_v2(path.c_str(), &db, SQLITE_OPEN_READWRITE, nullptr), SQLITE_OK) << path;
   sqlite3_stmt* s = nullptr;
   std::string out = "<no row>";
-  if (sqlite3_prepare_v2(db, sql.c_str(), -1, &s, nullptr) == SQLITE_OK && sqlite3_step(s) == SQLITE_ROW) {
+  if (sqlite3_prepare_v2(db, sql.c_str(), -1, &s, nullptr) == SQLITE_OK &&
+      sqlite3_step(s) == SQLITE_ROW) {
     out = reinterpret_cast<const char*>(sqlite3_column_text(s, 0));
   }
   sqlite3_finalize(s);
@@ -125,8 +128,10 @@ std::string QueryText(const std::string& path, const std::string& sql) {
 
 void ExecSql(const std::string& path, const std::string& sql) {
   sqlite3* db = nullptr;
-  ASSERT_EQ(sqlite3_open_v2(path.c_str(), &db, SQLITE_OPEN_READWRITE | SQLITE_OPEN_CREATE, nullptr), SQLITE_OK);
-  ASSERT_EQ(sqlite3_exec(db, sql.c_str(), nullptr, nullptr, nullptr), SQLITE_OK) << sqlite3_errmsg(db);
+  ASSERT_EQ(sqlite3_open_v2(path.c_str(), &db, SQLITE_OPEN_READWRITE | SQLITE_OPEN_CREATE, nullptr),
+            SQLITE_OK);
+  ASSERT_EQ(sqlite3_exec(db, sql.c_str(), nullptr, nullptr, nullptr), SQLITE_OK)
+      << sqlite3_errmsg(db);
   sqlite3_close(db);
 }
 
@@ -142,7 +147,8 @@ std::vector<std::string> ReplayedLoops(const std::string& expr, const std::strin
   EXPECT_TRUE(replay.status.ok()) << replay.status;
   std::vector<std::string> out;
   for (const ir::Loop& loop : replay.computation.loops()) {
-    out.push_back(absl::StrCat(loop.name, ":", loop.extent, ":", static_cast<int>(loop.kind), ":", loop.axis));
+    out.push_back(absl::StrCat(loop.name, ":", loop.extent, ":", static_cast<int>(loop.kind), ":",
+                               loop.axis));
   }
   return out;
 }
@@ -179,17 +185,17 @@ TEST(WorkloadTest, RenamedProblemHasTheSameFingerprint) {
 TEST(WorkloadTest, EveryPartOfTheIdentityChangesTheFingerprint) {
   const Workload base = MakeW();
   const std::vector<Workload> others = {
-      MakeW(kMatmul, "m=64,n=32,k=32"),               // extents
-      MakeW(kMatmul, "m=32,n=64,k=16"),               // extents swapped between indices
+      MakeW(kMatmul, "m=64,n=32,k=32"),  // extents
+      MakeW(kMatmul, "m=32,n=64,k=16"),  // extents swapped between indices
       MakeW(kMatmul, kMatmulExtents, "x=2,y=2", "default", "f64"),  // dtype
-      MakeW(kMatmul, kMatmulExtents, "x=4"),          // mesh
-      MakeW(kMatmul, kMatmulExtents, "y=2,x=2"),      // axis order
-      MakeW(kMatmul, kMatmulExtents, "a=2,b=2"),      // axis names (traces name axes)
-      MakeW(kMatmul, kMatmulExtents, "ranks=4"),      // a rank count
-      MakeW(kMatmul, kMatmulExtents, "x=2,y=2", "other"),  // profile
-      MakeW(kMatmul, kMatmulExtents, "x=2,y=2", ""),       // no profile
-      MakeW("C[m,n] = A[m,k] * B[k,n]", kMatmulExtents),   // '=' instead of '+='
-      MakeW("C[m,n] += A[k,m] * B[k,n]", kMatmulExtents),  // transposed A
+      MakeW(kMatmul, kMatmulExtents, "x=4"),                        // mesh
+      MakeW(kMatmul, kMatmulExtents, "y=2,x=2"),                    // axis order
+      MakeW(kMatmul, kMatmulExtents, "a=2,b=2"),                    // axis names (traces name axes)
+      MakeW(kMatmul, kMatmulExtents, "ranks=4"),                    // a rank count
+      MakeW(kMatmul, kMatmulExtents, "x=2,y=2", "other"),           // profile
+      MakeW(kMatmul, kMatmulExtents, "x=2,y=2", ""),                // no profile
+      MakeW("C[m,n] = A[m,k] * B[k,n]", kMatmulExtents),            // '=' instead of '+='
+      MakeW("C[m,n] += A[k,m] * B[k,n]", kMatmulExtents),           // transposed A
   };
   std::set<std::string> fingerprints = {base.fingerprint};
   for (const Workload& w : others) {
@@ -210,7 +216,8 @@ TEST(WorkloadTest, BadMeshOrProfileIsInvalidArgument) {
   w = MakeWorkload(p, "ranks=4,y=2", "default");
   EXPECT_EQ(w.status().code(), absl::StatusCode::kInvalidArgument);
   EXPECT_EQ(w.status().message(),
-            "mesh \"ranks=4,y=2\": ranks=N gives a rank count and stands alone; 'ranks' is not a mesh axis name");
+            "mesh \"ranks=4,y=2\": ranks=N gives a rank count and stands alone; 'ranks' is not a "
+            "mesh axis name");
   w = MakeWorkload(p, "x=2", "a/b");
   EXPECT_EQ(w.status().code(), absl::StatusCode::kInvalidArgument);
   EXPECT_NE(w.status().message().find("a/b"), absl::string_view::npos) << w.status();
@@ -219,17 +226,20 @@ TEST(WorkloadTest, BadMeshOrProfileIsInvalidArgument) {
 // ---- Trace translation ----
 
 TEST(RenameTraceTest, WholeIdentifiersOnly) {
-  absl::StatusOr<std::string> t = RenameTrace("divide(m, mo, mi, 2)\nreorder(mo, n, mi)\n", {{"m", "row"}});
+  absl::StatusOr<std::string> t =
+      RenameTrace("divide(m, mo, mi, 2)\nreorder(mo, n, mi)\n", {{"m", "row"}});
   ASSERT_TRUE(t.ok()) << t.status();
   EXPECT_EQ(*t, "divide(row, mo, mi, 2)\nreorder(mo, n, mi)\n");
 }
 
 TEST(RenameTraceTest, SwapsAtOnceAndLeavesAxesAndKernels) {
-  absl::StatusOr<std::string> t =
-      RenameTrace("distribute([m], [mo], [mi], [x])\nshard(A, m@(x+1)%2)\ntensorize([mi, n], matmul)\n",
-                  {{"m", "n"}, {"n", "m"}, {"A", "matmul"}});
+  absl::StatusOr<std::string> t = RenameTrace(
+      "distribute([m], [mo], [mi], [x])\nshard(A, m@(x+1)%2)\ntensorize([mi, n], matmul)\n",
+      {{"m", "n"}, {"n", "m"}, {"A", "matmul"}});
   ASSERT_TRUE(t.ok()) << t.status();
-  EXPECT_EQ(*t, "distribute([n], [mo], [mi], [x])\nshard(matmul, n@(x+1)%2)\ntensorize([mi, m], matmul)\n");
+  EXPECT_EQ(
+      *t,
+      "distribute([n], [mo], [mi], [x])\nshard(matmul, n@(x+1)%2)\ntensorize([mi, m], matmul)\n");
 }
 
 TEST(RenameTraceTest, TraceLocalNameInTheWayIsRenamedToo) {
@@ -422,8 +432,9 @@ TEST_P(TuningDbTest, Pagination) {
 
   absl::StatusOr<std::vector<TuningRecord>> bad = db_->List("", 0, 0);
   EXPECT_EQ(bad.status().code(), absl::StatusCode::kInvalidArgument);
-  EXPECT_EQ(bad.status().message(),
-            "listing tuning records: limit is 0 and after_id 0; limit must be >= 1 and after_id >= 0");
+  EXPECT_EQ(
+      bad.status().message(),
+      "listing tuning records: limit is 0 and after_id 0; limit must be >= 1 and after_id >= 0");
   EXPECT_EQ(db_->List("", 5, -1).status().code(), absl::StatusCode::kInvalidArgument);
 }
 
@@ -477,7 +488,8 @@ TEST_P(TuningDbTest, RankCountWorkloadsKeepTheChosenMesh) {
   EXPECT_EQ(db_->Add(w, r).status().message(),
             "tuning record: mesh is empty; a record of a ranks=4 workload names the mesh it chose");
   r.mesh = "x=8";
-  EXPECT_EQ(db_->Add(w, r).status().message(), "tuning record: mesh x=8 has 8 ranks, not the workload's ranks=4");
+  EXPECT_EQ(db_->Add(w, r).status().message(),
+            "tuning record: mesh x=8 has 8 ranks, not the workload's ranks=4");
   r.mesh = "x=2 y=2";
   const int64_t id = Add(w, r);
   EXPECT_EQ((*db_->Get(id))->mesh, "x=2,y=2");
@@ -492,15 +504,20 @@ TEST_P(TuningDbTest, BadRecordsAreRejectedAndNothingIsStored) {
     std::string message;
   };
   const std::vector<Case> cases = {
-      {[](TuningRecord* r) { r->trace = "divide(i0, a, b)"; }, "tuning record: trace line 1, column 16: "},
+      {[](TuningRecord* r) { r->trace = "divide(i0, a, b)"; },
+       "tuning record: trace line 1, column 16: "},
       {[](TuningRecord* r) { r->trace = "# nothing\n"; }, "tuning record: the trace has no call"},
-      {[](TuningRecord* r) { r->mesh = "x=4"; }, "tuning record: mesh x=4 is not the workload's mesh x=2,y=2"},
-      {[](TuningRecord* r) { r->predicted_s = -1; }, "tuning record: predicted_s is -1; it must be finite and >= 0"},
+      {[](TuningRecord* r) { r->mesh = "x=4"; },
+       "tuning record: mesh x=4 is not the workload's mesh x=2,y=2"},
+      {[](TuningRecord* r) { r->predicted_s = -1; },
+       "tuning record: predicted_s is -1; it must be finite and >= 0"},
       {[](TuningRecord* r) { r->measured_s = std::nan(""); }, "tuning record: measured_s is nan;"},
       {[](TuningRecord* r) { r->verified = true; }, "tuning record: verified without measured_s"},
-      {[](TuningRecord* r) { r->patterns = {"a\nb"}; }, "tuning record: pattern \"a\\nb\" is empty or holds a newline"},
+      {[](TuningRecord* r) { r->patterns = {"a\nb"}; },
+       "tuning record: pattern \"a\\nb\" is empty or holds a newline"},
       {[](TuningRecord* r) { r->patterns = {""}; }, "tuning record: pattern \"\" is empty"},
-      {[](TuningRecord* r) { r->fingerprint = "abc"; }, "tuning record: fingerprint abc is not the workload's"},
+      {[](TuningRecord* r) { r->fingerprint = "abc"; },
+       "tuning record: fingerprint abc is not the workload's"},
       {[](TuningRecord* r) { r->created_unix_ms = -5; }, "tuning record: created_unix_ms is -5"},
   };
   for (const Case& c : cases) {
@@ -522,9 +539,12 @@ TEST_P(TuningDbTest, ConcurrentAddsAllLand) {
   for (int t = 0; t < kThreads; ++t) {
     threads.emplace_back([&, t] {
       for (int i = 0; i < kEach; ++i) {
-        absl::StatusOr<int64_t> id = db_->Add(t % 2 ? a : b, Rec(1.0 + t * kEach + i, 1.0 + i, i == 7 && t == 3));
-        if (id.ok()) ids[t].push_back(*id);
-        else ADD_FAILURE() << id.status();
+        absl::StatusOr<int64_t> id =
+            db_->Add(t % 2 ? a : b, Rec(1.0 + t * kEach + i, 1.0 + i, i == 7 && t == 3));
+        if (id.ok())
+          ids[t].push_back(*id);
+        else
+          ADD_FAILURE() << id.status();
       }
     });
   }
@@ -541,7 +561,9 @@ TEST_P(TuningDbTest, ConcurrentAddsAllLand) {
 }
 
 INSTANTIATE_TEST_SUITE_P(Both, TuningDbTest, ::testing::Values("memory", "sqlite"),
-                         [](const ::testing::TestParamInfo<std::string>& info) { return info.param; });
+                         [](const ::testing::TestParamInfo<std::string>& info) {
+                           return info.param;
+                         });
 
 // ---- SQLite only ----
 
@@ -583,8 +605,9 @@ TEST(SqliteTuningDbTest, RecordsPersistAcrossReopening) {
   EXPECT_EQ(QueryText(path, "PRAGMA foreign_key_check"), "<no row>");
   EXPECT_EQ(QueryText(path, "PRAGMA journal_mode"), "wal");
   EXPECT_EQ(QueryText(path, "PRAGMA user_version"), "2");
-  EXPECT_EQ(QueryText(path, "SELECT profile || ' ' || mesh || ' ' || best_record_id FROM workloads"),
-            "default x=2,y=2 2");
+  EXPECT_EQ(
+      QueryText(path, "SELECT profile || ' ' || mesh || ' ' || best_record_id FROM workloads"),
+      "default x=2,y=2 2");
 }
 
 TEST(SqliteTuningDbTest, CheckedRecordsPersistAndRankBeforeUncheckedOnes) {
@@ -613,9 +636,10 @@ TEST(SqliteTuningDbTest, NewerSchemaIsRejectedUntouched) {
   ExecSql(path, "CREATE TABLE t (x); PRAGMA user_version = 7;");
   absl::StatusOr<std::unique_ptr<TuningDb>> db = OpenSqliteTuningDb(path);
   EXPECT_EQ(db.status().code(), absl::StatusCode::kFailedPrecondition);
-  EXPECT_EQ(db.status().message(), "tuning database " + path +
-                                       " has schema version 7, but meshtune 0.5 knows versions up to 2; "
-                                       "use a newer meshtune or another database file");
+  EXPECT_EQ(db.status().message(),
+            "tuning database " + path +
+                " has schema version 7, but meshtune 0.5 knows versions up to 2; "
+                "use a newer meshtune or another database file");
   EXPECT_EQ(QueryText(path, "PRAGMA user_version"), "7");
   EXPECT_EQ(QueryText(path, "PRAGMA journal_mode"), "delete");
 }
@@ -635,8 +659,8 @@ TEST(SqliteTuningDbTest, UnusablePlaceIsAnErrorNamingThePath) {
   const std::string path = blocker + "/sub/tuning.db";
   absl::StatusOr<std::unique_ptr<TuningDb>> db = OpenSqliteTuningDb(path);
   ASSERT_FALSE(db.ok());
-  EXPECT_EQ(db.status().message(), "tuning database " + path + ": cannot create the directory " + blocker +
-                                       "/sub: Not a directory");
+  EXPECT_EQ(db.status().message(), "tuning database " + path + ": cannot create the directory " +
+                                       blocker + "/sub: Not a directory");
   db = OpenSqliteTuningDb("");
   EXPECT_EQ(db.status().code(), absl::StatusCode::kInvalidArgument);
 }

@@ -12,9 +12,9 @@
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_join.h"
 #include "base/excerpt.h"
+#include "base/status_macros.h"
 #include "ir/computation.h"
 #include "ir/mesh.h"
-#include "base/status_macros.h"
 #include "ir/trace.h"
 #include "storage/hardware_profile.h"
 
@@ -112,7 +112,8 @@ ir::Trace MapNames(const ir::Trace& trace, const std::map<std::string, std::stri
   return out;
 }
 
-absl::StatusOr<ir::Trace> Rename(const ir::Trace& trace, const std::map<std::string, std::string>& renames) {
+absl::StatusOr<ir::Trace> Rename(const ir::Trace& trace,
+                                 const std::map<std::string, std::string>& renames) {
   const TraceNames names = CollectNames(trace);
   std::set<std::string> targets, taken = names.names;
   taken.insert(names.axes.begin(), names.axes.end());
@@ -123,8 +124,9 @@ absl::StatusOr<ir::Trace> Rename(const ir::Trace& trace, const std::map<std::str
     taken.insert(from);
     taken.insert(to);
     if (names.names.count(from) > 0 && names.axes.count(to) > 0) {
-      return absl::InvalidArgumentError(absl::StrCat("cannot rename ", base::Excerpt(from), " to ", base::Excerpt(to), " in the trace: ", base::Excerpt(to),
-                                                     " is a mesh axis there"));
+      return absl::InvalidArgumentError(
+          absl::StrCat("cannot rename ", base::Excerpt(from), " to ", base::Excerpt(to),
+                       " in the trace: ", base::Excerpt(to), " is a mesh axis there"));
     }
   }
   std::map<std::string, std::string> map;
@@ -154,7 +156,8 @@ bool ReordersAll(const ir::Instruction& inst, const std::vector<std::string>& so
 
 // Renames `text` with `renames`, then fixes the starting loop order: the source problem's
 // loops start as `source_start` (source names), the target's as its sorted indices.
-absl::StatusOr<std::string> Translate(const std::string& text, const std::map<std::string, std::string>& renames,
+absl::StatusOr<std::string> Translate(const std::string& text,
+                                      const std::map<std::string, std::string>& renames,
                                       const std::vector<std::string>& source_start) {
   MT_ASSIGN_OR_RETURN(ir::Trace source, ir::ParseTrace(text));
   MT_ASSIGN_OR_RETURN(ir::Trace trace, Rename(source, renames));
@@ -205,7 +208,8 @@ absl::StatusOr<Workload> MakeWorkload(const ir::Problem& p, const std::string& m
       w.tensor_names.push_back(a.tensor);
     }
     for (const std::string& i : a.indices) {
-      if (index_map.emplace(i, absl::StrCat("i", index_map.size())).second) w.index_names.push_back(i);
+      if (index_map.emplace(i, absl::StrCat("i", index_map.size())).second)
+        w.index_names.push_back(i);
     }
   };
   visit(p.output);
@@ -225,8 +229,8 @@ absl::StatusOr<Workload> MakeWorkload(const ir::Problem& p, const std::string& m
   }
   w.extents = absl::StrJoin(extents, ",");
 
-  w.canonical = absl::StrCat("expr: ", w.expr, "\nextents: ", w.extents, "\ndtype: ", w.dtype, "\nmesh: ", w.mesh,
-                             "\nprofile: ", w.profile, "\n");
+  w.canonical = absl::StrCat("expr: ", w.expr, "\nextents: ", w.extents, "\ndtype: ", w.dtype,
+                             "\nmesh: ", w.mesh, "\nprofile: ", w.profile, "\n");
   MT_ASSIGN_OR_RETURN(w.fingerprint, Sha256Hex(w.canonical));
   return w;
 }

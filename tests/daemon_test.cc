@@ -3,6 +3,7 @@
 // Lookup (also under renamed indices and tensors), NOT_FOUND for untuned problems, Explain,
 // Codegen, records, bad input as INVALID_ARGUMENT (the daemon keeps serving), shared jobs,
 // deadlines and cancellation, 8 clients looking up during a tune, and a clean SIGTERM.
+#include <gtest/gtest.h>
 #include <signal.h>
 #include <sqlite3.h>
 #include <sys/wait.h>
@@ -16,13 +17,11 @@
 #include <thread>
 #include <vector>
 
-#include <gtest/gtest.h>
-
 #include "grpcpp/grpcpp.h"
 #include "proto/meshtune.grpc.pb.h"
+#include "tests/meshtuned_process.h"
 #include "tests/protos/health.grpc.pb.h"
 #include "tests/protos/reflection.grpc.pb.h"
-#include "tests/meshtuned_process.h"
 #include "tests/test_util.h"
 
 namespace meshtune {
@@ -77,7 +76,8 @@ v1::TuneRequest TuneRequest(const std::string& expr = kMatmul, const std::string
   return r;
 }
 
-v1::LookupRequest LookupRequest(const std::string& expr, const std::string& extents, int64_t ranks = 4) {
+v1::LookupRequest LookupRequest(const std::string& expr, const std::string& extents,
+                                int64_t ranks = 4) {
   v1::LookupRequest r;
   *r.mutable_problem() = Problem(expr, extents);
   r.set_ranks(ranks);
@@ -111,20 +111,22 @@ TuneCall Tune(v1::Tuner::Stub& stub, const v1::TuneRequest& request) {
   return Tune(stub, request, &context);
 }
 
-grpc::Status Lookup(v1::Tuner::Stub& stub, const v1::LookupRequest& request, v1::LookupResponse* response) {
+grpc::Status Lookup(v1::Tuner::Stub& stub, const v1::LookupRequest& request,
+                    v1::LookupResponse* response) {
   ClientContext context;
   context.set_deadline(std::chrono::system_clock::now() + std::chrono::seconds(60));
   return stub.Lookup(&context, request, response);
 }
 
-grpc::Status Explain(v1::Tuner::Stub& stub, const v1::ExplainRequest& request, v1::ExplainResponse* response) {
+grpc::Status Explain(v1::Tuner::Stub& stub, const v1::ExplainRequest& request,
+                     v1::ExplainResponse* response) {
   ClientContext context;
   context.set_deadline(std::chrono::system_clock::now() + std::chrono::seconds(60));
   return stub.Explain(&context, request, response);
 }
 
-v1::ExplainRequest ExplainRequest(const std::string& expr, const std::string& extents, const std::string& mesh,
-                                  const std::string& trace) {
+v1::ExplainRequest ExplainRequest(const std::string& expr, const std::string& extents,
+                                  const std::string& mesh, const std::string& trace) {
   v1::ExplainRequest r;
   *r.mutable_problem() = Problem(expr, extents);
   r.mutable_mesh()->set_axes(mesh);
@@ -132,7 +134,8 @@ v1::ExplainRequest ExplainRequest(const std::string& expr, const std::string& ex
   return r;
 }
 
-grpc::health::v1::HealthCheckResponse::ServingStatus Health(const Daemon& d, const std::string& service) {
+grpc::health::v1::HealthCheckResponse::ServingStatus Health(const Daemon& d,
+                                                            const std::string& service) {
   auto stub = grpc::health::v1::Health::NewStub(d.Channel());
   ClientContext context;
   context.set_deadline(std::chrono::system_clock::now() + std::chrono::seconds(30));
@@ -154,7 +157,9 @@ class DaemonTest : public ::testing::Test {
     delete daemon_;
     daemon_ = nullptr;
   }
-  void SetUp() override { ASSERT_FALSE(daemon_->address().empty()) << "meshtuned did not start:\n" << daemon_->log(); }
+  void SetUp() override {
+    ASSERT_FALSE(daemon_->address().empty()) << "meshtuned did not start:\n" << daemon_->log();
+  }
   void TearDown() override {
     if (HasFailure()) std::cerr << "meshtuned log:\n" << daemon_->log();
   }
@@ -223,7 +228,8 @@ TEST_F(DaemonTest, TuneStreamsProgressThenResultAndLookupFindsItUnderAnyNames) {
   EXPECT_NE(trace.find("X"), std::string::npos) << trace;
   // ... and it is the same legal schedule on the renamed problem.
   v1::ExplainResponse verdict;
-  status = Explain(*stub, ExplainRequest(renamed, "i=64,j=64,l=64", other.record().mesh(), trace), &verdict);
+  status = Explain(*stub, ExplainRequest(renamed, "i=64,j=64,l=64", other.record().mesh(), trace),
+                   &verdict);
   ASSERT_TRUE(status.ok()) << status.error_message();
   EXPECT_TRUE(verdict.legal()) << trace;
 
@@ -297,10 +303,12 @@ TEST_F(DaemonTest, AMeasuredTuneRunsUnderMpiAndLookupPrefersTheVerifiedRecord) {
   EXPECT_TRUE(call.result->record().has_measured_s());
   EXPECT_TRUE(call.result->stored());
   bool measuring = false;
-  for (const v1::TuneProgress& p : call.progress) measuring |= p.stage() == "measure" && p.to_measure() == 1;
+  for (const v1::TuneProgress& p : call.progress)
+    measuring |= p.stage() == "measure" && p.to_measure() == 1;
   EXPECT_TRUE(measuring);
 
-  // A model-only tune of the same workload adds an unverified record; Lookup keeps the verified one.
+  // A model-only tune of the same workload adds an unverified record; Lookup keeps the verified
+  // one.
   const TuneCall model = Tune(*stub, TuneRequest(kMatmul, "m=32,n=32,k=64", 2));
   ASSERT_TRUE(model.status.ok()) << model.status.error_message();
   EXPECT_NE(model.result->record().id(), call.result->record().id());
@@ -313,9 +321,11 @@ TEST_F(DaemonTest, AMeasuredTuneRunsUnderMpiAndLookupPrefersTheVerifiedRecord) {
 TEST_F(DaemonTest, LookupOfAnUntunedProblemIsNotFound) {
   auto stub = daemon_->Tuner();
   v1::LookupResponse response;
-  const grpc::Status status = Lookup(*stub, LookupRequest(kMatmul, "m=128,n=64,k=32", 2), &response);
+  const grpc::Status status =
+      Lookup(*stub, LookupRequest(kMatmul, "m=128,n=64,k=32", 2), &response);
   EXPECT_EQ(status.error_code(), StatusCode::NOT_FOUND) << status.error_message();
-  EXPECT_NE(status.error_message().find("tune it first"), std::string::npos) << status.error_message();
+  EXPECT_NE(status.error_message().find("tune it first"), std::string::npos)
+      << status.error_message();
   ClientContext context;
   v1::GetRecordRequest get;
   get.set_id(999999);
@@ -326,7 +336,8 @@ TEST_F(DaemonTest, LookupOfAnUntunedProblemIsNotFound) {
 TEST_F(DaemonTest, ExplainAndCodegenAnswer) {
   auto stub = daemon_->Tuner();
   v1::ExplainResponse verdict;
-  const grpc::Status status = Explain(*stub, ExplainRequest(kMatmul, "m=32,n=24,k=16", "x=2,y=2", Summa2x2()), &verdict);
+  const grpc::Status status =
+      Explain(*stub, ExplainRequest(kMatmul, "m=32,n=24,k=16", "x=2,y=2", Summa2x2()), &verdict);
   ASSERT_TRUE(status.ok()) << status.error_message();
   EXPECT_TRUE(verdict.legal());
   EXPECT_FALSE(verdict.pseudocode().empty());
@@ -345,10 +356,10 @@ TEST_F(DaemonTest, ExplainAndCodegenAnswer) {
 }
 
 // Checks that `text` contains `part`, printing `text` when it does not.
-#define EXPECT_CONTAINS(text, part)                                   \
-  do {                                                                \
-    const std::string mt_text = (text);                               \
-    EXPECT_NE(mt_text.find(part), std::string::npos) << mt_text;      \
+#define EXPECT_CONTAINS(text, part)                              \
+  do {                                                           \
+    const std::string mt_text = (text);                          \
+    EXPECT_NE(mt_text.find(part), std::string::npos) << mt_text; \
   } while (0)
 
 // The message of a failed call, after checking that it is INVALID_ARGUMENT.
@@ -376,9 +387,12 @@ TEST_F(DaemonTest, BadInputIsInvalidArgumentNamingTheTokenAndTheDaemonKeepsServi
   const std::string unbalanced = "C[m,n] += A[m,k] * B[k,n";
   EXPECT_CONTAINS(lookup(LookupRequest(unbalanced, kSmall)), "unbalanced '[' of B");
   EXPECT_CONTAINS(tune(TuneRequest(unbalanced)), "unbalanced '[' of B");
-  EXPECT_CONTAINS(explain(ExplainRequest("C[m,n] += A[m,k] ** B[k,n]", kSmall, "x=2,y=2", Summa2x2())), "'*'");
+  EXPECT_CONTAINS(
+      explain(ExplainRequest("C[m,n] += A[m,k] ** B[k,n]", kSmall, "x=2,y=2", Summa2x2())), "'*'");
   // Unknown tensors in traces.
-  EXPECT_CONTAINS(explain(ExplainRequest(kMatmul, kSmall, "x=2,y=2", Summa2x2() + "shard(Z, m@x)\n")), "unknown tensor Z");
+  EXPECT_CONTAINS(
+      explain(ExplainRequest(kMatmul, kSmall, "x=2,y=2", Summa2x2() + "shard(Z, m@x)\n")),
+      "unknown tensor Z");
   {
     ClientContext context;
     v1::CodegenRequest gen;
@@ -403,9 +417,11 @@ TEST_F(DaemonTest, BadInputIsInvalidArgumentNamingTheTokenAndTheDaemonKeepsServi
   }
   EXPECT_CONTAINS(explain(ExplainRequest(kMatmul, kSmall, "x=1000,y=1000", Summa2x2())), "y=1000");
   // Negative extents.
-  EXPECT_CONTAINS(lookup(LookupRequest(kMatmul, "m=64,n=-4,k=64")), "extent of n must be positive, got -4");
+  EXPECT_CONTAINS(lookup(LookupRequest(kMatmul, "m=64,n=-4,k=64")),
+                  "extent of n must be positive, got -4");
   EXPECT_CONTAINS(tune(TuneRequest(kMatmul, "m=64,n=-4,k=64")), "got -4");
-  EXPECT_CONTAINS(explain(ExplainRequest(kMatmul, "m=-64,n=4,k=64", "x=2,y=2", Summa2x2())), "got -64");
+  EXPECT_CONTAINS(explain(ExplainRequest(kMatmul, "m=-64,n=4,k=64", "x=2,y=2", Summa2x2())),
+                  "got -64");
   // Other bad Tune and record requests.
   {
     v1::TuneRequest r = TuneRequest();
@@ -429,7 +445,9 @@ TEST_F(DaemonTest, BadInputIsInvalidArgumentNamingTheTokenAndTheDaemonKeepsServi
   // Still serving.
   EXPECT_EQ(Health(*daemon_, ""), grpc::health::v1::HealthCheckResponse::SERVING);
   v1::ExplainResponse verdict;
-  EXPECT_TRUE(Explain(*stub, ExplainRequest(kMatmul, "m=32,n=24,k=16", "x=2,y=2", Summa2x2()), &verdict).ok());
+  EXPECT_TRUE(
+      Explain(*stub, ExplainRequest(kMatmul, "m=32,n=24,k=16", "x=2,y=2", Summa2x2()), &verdict)
+          .ok());
   EXPECT_TRUE(verdict.legal());
 }
 
@@ -459,7 +477,8 @@ TEST_F(DaemonTest, DeadlinesAndCancellationEndTheCall) {
     context.set_deadline(std::chrono::system_clock::now() + std::chrono::milliseconds(500));
     const auto start = std::chrono::steady_clock::now();
     const TuneCall call = Tune(*stub, slow, &context);
-    EXPECT_EQ(call.status.error_code(), StatusCode::DEADLINE_EXCEEDED) << call.status.error_message();
+    EXPECT_EQ(call.status.error_code(), StatusCode::DEADLINE_EXCEEDED)
+        << call.status.error_message();
     EXPECT_LT(std::chrono::steady_clock::now() - start, std::chrono::seconds(10));
   }
   {
@@ -509,9 +528,11 @@ TEST_F(DaemonTest, EightClientsLookUpWhileATuneRuns) {
       for (int i = 0; i < kLookups; ++i) {
         v1::LookupResponse response;
         // Half of the clients use renamed problems.
-        const grpc::Status s = c % 2 == 0 ? Lookup(*own, LookupRequest(kMatmul, "m=32,n=32,k=32", 2), &response)
-                                          : Lookup(*own, LookupRequest("Z[a,b] += P[a,c] * Q[c,b]", "a=32,b=32,c=32", 2),
-                                                   &response);
+        const grpc::Status s =
+            c % 2 == 0
+                ? Lookup(*own, LookupRequest(kMatmul, "m=32,n=32,k=32", 2), &response)
+                : Lookup(*own, LookupRequest("Z[a,b] += P[a,c] * Q[c,b]", "a=32,b=32,c=32", 2),
+                         &response);
         if (s.ok() && response.record().id() == id) ++ok;
       }
     });
@@ -548,7 +569,8 @@ TEST(DaemonShutdownTest, SigtermCancelsTunesAndLeavesAConsistentDatabase) {
   EXPECT_EQ(daemon.Stop(SIGTERM, 120), 0) << daemon.log();
   tuner.join();
   EXPECT_LT(std::chrono::steady_clock::now() - start, std::chrono::seconds(60));
-  EXPECT_EQ(inflight.status.error_code(), StatusCode::UNAVAILABLE) << inflight.status.error_message();
+  EXPECT_EQ(inflight.status.error_code(), StatusCode::UNAVAILABLE)
+      << inflight.status.error_message();
   EXPECT_NE(daemon.log().find("shutting down"), std::string::npos);
 
   sqlite3* db = nullptr;

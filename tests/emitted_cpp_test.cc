@@ -22,7 +22,8 @@ std::string RunMpi(const std::string& program_and_args) {
   setenv("OPENBLAS_NUM_THREADS", "1", 1);
   const char* tmp = std::getenv("TEST_TMPDIR");
   const std::string out = std::string(tmp ? tmp : "/tmp") + "/mpi_out.txt";
-  const std::string cmd = "timeout 120 mpirun -n 4 --oversubscribe " + program_and_args + " >" + out + " 2>&1";
+  const std::string cmd =
+      "timeout 120 mpirun -n 4 --oversubscribe " + program_and_args + " >" + out + " 2>&1";
   EXPECT_EQ(std::system(cmd.c_str()), 0) << cmd;
   std::ifstream in(out);
   std::stringstream ss;
@@ -44,9 +45,9 @@ meshtune::v1::RunResult Result(const std::string& out) {
 
 TEST(EmittedCppTest, SummaMatchesTheExecutor) {
   const std::string emitted = RunMpi("tests/summa_emitted --reps 1 --seed 7");
-  const std::string executed =
-      RunMpi("runtime/meshtune_worker --expr 'C[m,n] += A[m,k] * B[k,n]' --extents m=32,n=24,k=16 "
-             "--mesh x=2,y=2 --trace tests/testdata/summa_2x2.trace --reps 1 --seed 7");
+  const std::string executed = RunMpi(
+      "runtime/meshtune_worker --expr 'C[m,n] += A[m,k] * B[k,n]' --extents m=32,n=24,k=16 "
+      "--mesh x=2,y=2 --trace tests/testdata/summa_2x2.trace --reps 1 --seed 7");
   const meshtune::v1::RunResult from_emitted = Result(emitted), from_executor = Result(executed);
   EXPECT_TRUE(from_emitted.verified()) << emitted;
   EXPECT_TRUE(from_executor.verified()) << executed;

@@ -27,26 +27,33 @@ const std::string kMatmul =
 TEST(ExplainCliTest, LegalTraceInText) {
   const CliRun r = Meshtune("explain " + kMatmul + "--trace examples/summa.trace");
   EXPECT_EQ(r.status, 0) << r.err;
-  EXPECT_EQ(r.out.rfind("verdict: legal\nschedule: { S[k, m, n] -> S[mo, no, ko, mi = m - 64mo, ", 0), 0u)
+  EXPECT_EQ(
+      r.out.rfind("verdict: legal\nschedule: { S[k, m, n] -> S[mo, no, ko, mi = m - 64mo, ", 0), 0u)
       << r.out;
-  EXPECT_NE(r.out.find("  C: { C[m, n] -> C[x, y, lm = m - 64x, ln = n - 128y] :"), std::string::npos)
+  EXPECT_NE(r.out.find("  C: { C[m, n] -> C[x, y, lm = m - 64x, ln = n - 128y] :"),
+            std::string::npos)
       << r.out;
 }
 
 TEST(ExplainCliTest, IllegalTraceInJsonStillExitsZero) {
-  const CliRun r = Meshtune("explain " + kMatmul + "--trace examples/summa_bad_divide.trace --json");
+  const CliRun r =
+      Meshtune("explain " + kMatmul + "--trace examples/summa_bad_divide.trace --json");
   EXPECT_EQ(r.status, 0) << r.err;
   meshtune::v1::ExplainResponse response;
   ASSERT_TRUE(ParsesAs(r.out, &response));
   EXPECT_FALSE(response.legal());
   ASSERT_GE(response.reasons_size(), 1) << r.out;
   EXPECT_EQ(response.reasons(0).code(), "multi_source_transfer");
-  EXPECT_EQ(response.shardings().at("A").rfind("{ A[m, k] -> A[x, y, lm = m - 64x, lk = k - 256y]", 0), 0u) << r.out;
+  EXPECT_EQ(
+      response.shardings().at("A").rfind("{ A[m, k] -> A[x, y, lm = m - 64x, lk = k - 256y]", 0),
+      0u)
+      << r.out;
   EXPECT_TRUE(response.transfers().empty());
-  EXPECT_EQ(r.out.rfind("{\"legal\":false,\"reasons\":[{\"code\":\"multi_source_transfer\",\"message\":"
-                        "\"communicate(A, ko): at ko=0 rank (x=0, y=0) needs A[0:64, 0:512]",
-                        0),
-            0u)
+  EXPECT_EQ(
+      r.out.rfind("{\"legal\":false,\"reasons\":[{\"code\":\"multi_source_transfer\",\"message\":"
+                  "\"communicate(A, ko): at ko=0 rank (x=0, y=0) needs A[0:64, 0:512]",
+                  0),
+      0u)
       << r.out;
   EXPECT_NE(r.out.find("\"schedule\":\"{ S[k, m, n] -\\u003e S[mo, no, ko, mi"), std::string::npos);
   EXPECT_NE(r.out.find("\"shardings\":{"), std::string::npos);
@@ -65,12 +72,15 @@ TEST(ExplainCliTest, LegalTraceReportsTransfersAndPseudoCode) {
   EXPECT_EQ(response.transfers(0).pattern(), "Shift");
   EXPECT_EQ(response.transfers(1).pattern(), "Broadcast");
   EXPECT_EQ(response.pseudocode().rfind("for ko in range(0, 8):\n", 0), 0u) << r.out;
-  EXPECT_NE(r.out.find("\"transfers\":[{\"tensor\":\"A\",\"loop\":\"ko\",\"pattern\":\"Shift\",\"axes\":[1],"
-                       "\"shift\":1,\"bytes_per_rank\":524288},{\"tensor\":\"B\",\"loop\":\"ko\",\"pattern\":"
-                       "\"Broadcast\",\"axes\":[0],\"shift\":0,\"bytes_per_rank\":1048576}]"),
-            std::string::npos)
+  EXPECT_NE(
+      r.out.find(
+          "\"transfers\":[{\"tensor\":\"A\",\"loop\":\"ko\",\"pattern\":\"Shift\",\"axes\":[1],"
+          "\"shift\":1,\"bytes_per_rank\":524288},{\"tensor\":\"B\",\"loop\":\"ko\",\"pattern\":"
+          "\"Broadcast\",\"axes\":[0],\"shift\":0,\"bytes_per_rank\":1048576}]"),
+      std::string::npos)
       << r.out;
-  EXPECT_NE(r.out.find("\"pseudocode\":\"for ko in range(0, 8):\\n    TransA = alloc(64, 256)\\n"), std::string::npos)
+  EXPECT_NE(r.out.find("\"pseudocode\":\"for ko in range(0, 8):\\n    TransA = alloc(64, 256)\\n"),
+            std::string::npos)
       << r.out;
 }
 
@@ -81,14 +91,17 @@ TEST(ExplainCliTest, TraceFromStdin) {
 }
 
 TEST(ExplainCliTest, BadInputExitsTwoNamingTheToken) {
-  CliRun r = Meshtune("explain --expr 'C[m,n] += A[m,k] * B[k,q]' --extents m=4,n=4,k=4,q=4 --mesh x=2 "
-                   "--trace examples/summa.trace");
+  CliRun r = Meshtune(
+      "explain --expr 'C[m,n] += A[m,k] * B[k,q]' --extents m=4,n=4,k=4,q=4 --mesh x=2 "
+      "--trace examples/summa.trace");
   EXPECT_EQ(r.status, 2);
-  EXPECT_EQ(r.err, "meshtune: expression column 5: index n of the output C[m,n] is read by no operand\n");
+  EXPECT_EQ(r.err,
+            "meshtune: expression column 5: index n of the output C[m,n] is read by no operand\n");
   EXPECT_TRUE(r.out.empty());
   r = Meshtune("explain " + kMatmul + "--trace /nonexistent.trace");
   EXPECT_EQ(r.status, 2);
-  EXPECT_EQ(r.err, "meshtune: cannot read trace file '/nonexistent.trace': No such file or directory\n");
+  EXPECT_EQ(r.err,
+            "meshtune: cannot read trace file '/nonexistent.trace': No such file or directory\n");
   r = Meshtune("explain " + kMatmul);
   EXPECT_EQ(r.status, 2);
   EXPECT_NE(r.err.find("--trace is required"), std::string::npos) << r.err;

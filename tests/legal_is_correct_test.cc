@@ -6,15 +6,15 @@
 // The suite runs a sample per space (--max-points 40 by default); the wider sweep
 // (//tests:legal_is_correct_sweep) runs more spaces (see Cases) with --max-points 2000. Problems:
 // matmul, transposed operands, batched matmul, MTTKRP, C[i,j,l] += A[i,j,k] * B[k,l],
-// mat-vec (w[i] += A[i,j] * v[j]: x and y name mesh axes), element-wise add and a split-k shape, with extents that divide unevenly over
-// some meshes (6, 12: non-powers of two); meshes x=2, x=3, x=4, 2x2, 2x3, 2x2x2; each with
-// and without replicated layouts.
+// mat-vec (w[i] += A[i,j] * v[j]: x and y name mesh axes), element-wise add and a split-k shape,
+// with extents that divide unevenly over some meshes (6, 12: non-powers of two); meshes x=2, x=3,
+// x=4, 2x2, 2x3, 2x2x2; each with and without replicated layouts.
 #include <gtest/gtest.h>
 
 #include <algorithm>
 #include <cstdlib>
-#include <ostream>
 #include <iostream>
+#include <ostream>
 #include <string>
 #include <vector>
 
@@ -61,8 +61,9 @@ std::vector<SweepCase> Cases(bool wide) {
     const bool big = std::count(extents.begin(), extents.end(), '=') >= 4;
     for (const std::string mesh : {"x=2", "x=3", "x=4", "x=2,y=2", "x=2,y=3", "x=2,y=2,z=2"}) {
       for (bool replication : {false, true}) {
-        const bool in_suite = !big || mesh.find(',') == std::string::npos ||
-                              (expr[0] == 'C' && expr[2] == 'b' && mesh == "x=2,y=2" && !replication);
+        const bool in_suite =
+            !big || mesh.find(',') == std::string::npos ||
+            (expr[0] == 'C' && expr[2] == 'b' && mesh == "x=2,y=2" && !replication);
         if (wide || in_suite) cases.push_back({expr, extents, mesh, replication});
       }
     }
@@ -92,15 +93,17 @@ TEST_P(LegalIsCorrectTest, EveryCheckedLegalPointVerifies) {
 }
 
 INSTANTIATE_TEST_SUITE_P(Spaces, LegalIsCorrectTest, ::testing::ValuesIn(Cases(kWide)),
-                         [](const ::testing::TestParamInfo<SweepCase>& info) { return absl::StrCat("case", info.index); });
+                         [](const ::testing::TestParamInfo<SweepCase>& info) {
+                           return absl::StrCat("case", info.index);
+                         });
 
 class PrintTotals : public ::testing::Environment {
  public:
   void TearDown() override {
-    std::cout << "TOTAL: " << g_totals.spaces << " spaces, " << g_totals.legal << " legal points, " << g_totals.checked
-              << " checked (at most " << g_max_points << " per space, seed " << g_seed << "), " << g_totals.programs
-              << " distinct programs, " << g_totals.unlowerable << " not lowered, " << g_totals.failures
-              << " failures\n";
+    std::cout << "TOTAL: " << g_totals.spaces << " spaces, " << g_totals.legal << " legal points, "
+              << g_totals.checked << " checked (at most " << g_max_points << " per space, seed "
+              << g_seed << "), " << g_totals.programs << " distinct programs, "
+              << g_totals.unlowerable << " not lowered, " << g_totals.failures << " failures\n";
   }
 };
 

@@ -21,8 +21,8 @@ namespace meshtune::testing {
 
 // meshtuned started on 127.0.0.1:0 over the database `db`, its stderr written to
 // `err_path`, with MESHTUNE_HOME set to `home` when not empty and `extra` flags appended.
-// Its stdout stays open. The constructor waits (up to 60 s) for the "meshtuned listening on HOST:PORT" line. The
-// destructor stops a daemon still running: SIGTERM, then SIGKILL after 10 s.
+// Its stdout stays open. The constructor waits (up to 60 s) for the "meshtuned listening on
+// HOST:PORT" line. The destructor stops a daemon still running: SIGTERM, then SIGKILL after 10 s.
 class MeshtunedProcess {
  public:
   MeshtunedProcess(const std::string& db, const std::string& err_path, const std::string& home = "",
@@ -58,7 +58,8 @@ class MeshtunedProcess {
     }
     out_ = out[0];  // kept open: a daemon writing to stdout later must not get SIGPIPE
     const std::string prefix = "meshtuned listening on ";
-    if (line.rfind(prefix, 0) == 0) address_ = line.substr(prefix.size(), line.find('\n') - prefix.size());
+    if (line.rfind(prefix, 0) == 0)
+      address_ = line.substr(prefix.size(), line.find('\n') - prefix.size());
   }
 
   ~MeshtunedProcess() {

@@ -43,10 +43,11 @@ Result MeshtuneRun(const std::string& expr, const std::string& extents, const st
   const char* tmp = std::getenv("TEST_TMPDIR");
   const std::string dir = tmp ? tmp : "/tmp";
   std::ofstream(dir + "/t.trace") << trace;
-  const std::string cmd = "cli/meshtune run --expr '" + expr + "' --extents " + extents + " --mesh " + mesh +
-                          " --trace " + dir + "/t.trace --reps 2 " + (json ? "--json " : "") +
-                          (extra.find("--timeout") == std::string::npos ? "--timeout 60 " : "") + extra + " >" + dir +
-                          "/out.txt 2>" + dir + "/err.txt";
+  const std::string cmd = "cli/meshtune run --expr '" + expr + "' --extents " + extents +
+                          " --mesh " + mesh + " --trace " + dir + "/t.trace --reps 2 " +
+                          (json ? "--json " : "") +
+                          (extra.find("--timeout") == std::string::npos ? "--timeout 60 " : "") +
+                          extra + " >" + dir + "/out.txt 2>" + dir + "/err.txt";
   const int rc = std::system(cmd.c_str());
   Result r;
   r.status = WIFEXITED(rc) ? WEXITSTATUS(rc) : -1;
@@ -78,8 +79,8 @@ std::string OnSquare(const std::string& file, int p) {
 TEST(MpiRunTest, SummaPummaCannonOn2x2And3x3) {
   for (int p : {2, 3}) {
     const std::string mesh = "x=" + std::to_string(p) + ",y=" + std::to_string(p);
-    const std::string extents =
-        "m=" + std::to_string(8 * p) + ",n=" + std::to_string(4 * p) + ",k=" + std::to_string(6 * p);
+    const std::string extents = "m=" + std::to_string(8 * p) + ",n=" + std::to_string(4 * p) +
+                                ",k=" + std::to_string(6 * p);
     for (const char* f : {"summa.trace", "pumma.trace", "cannon.trace"}) {
       SCOPED_TRACE(std::string(f) + " on " + mesh);
       ExpectVerified(MeshtuneRun(kMatmul, extents, mesh, OnSquare(f, p)));
@@ -89,12 +90,14 @@ TEST(MpiRunTest, SummaPummaCannonOn2x2And3x3) {
 
 TEST(MpiRunTest, AllGatherGemmOn4And2) {
   for (int p : {4, 2}) {
-    const std::string trace = Replace(ReadFile("examples/allgather_gemm.trace"), "divide(n, no, ni, 4)",
-                                      "divide(n, no, ni, " + std::to_string(p) + ")");
+    const std::string trace =
+        Replace(ReadFile("examples/allgather_gemm.trace"), "divide(n, no, ni, 4)",
+                "divide(n, no, ni, " + std::to_string(p) + ")");
     const std::string mesh = "x=" + std::to_string(p);
     ExpectVerified(MeshtuneRun("C[m,n] = A[k,m] * B[k,n]", "m=32,k=24,n=16", mesh, trace));
-    ExpectVerified(MeshtuneRun("C[m,n] = A[k,m] * B[k,n]", "m=32,k=24,n=16", mesh,
-                       Replace(trace, "communicate(B, no)", "communicate(B, no, rotate=[mo])")));
+    ExpectVerified(
+        MeshtuneRun("C[m,n] = A[k,m] * B[k,n]", "m=32,k=24,n=16", mesh,
+                    Replace(trace, "communicate(B, no)", "communicate(B, no, rotate=[mo])")));
   }
 }
 
@@ -108,42 +111,48 @@ TEST(MpiRunTest, AllGatherOfRowAndColumnBlocks) {
 }
 
 TEST(MpiRunTest, SplitKReducesToTheOwners) {
-  ExpectVerified(MeshtuneRun(kMatmul, "m=16,n=8,k=32", "x=4",
-                     "distribute([k], [ko], [ki], [x])\nshard(A, k@x)\nshard(B, k@x)\nshard(C, m@x)\n"
-                     "communicate(C, ki)\ntensorize([ki, m, n], matmul)\n"));
+  ExpectVerified(
+      MeshtuneRun(kMatmul, "m=16,n=8,k=32", "x=4",
+                  "distribute([k], [ko], [ki], [x])\nshard(A, k@x)\nshard(B, k@x)\nshard(C, m@x)\n"
+                  "communicate(C, ki)\ntensorize([ki, m, n], matmul)\n"));
 }
 
 TEST(MpiRunTest, ThreeDimensionalMatmulOn2x2x2) {
-  ExpectVerified(MeshtuneRun(kMatmul, "m=16,n=8,k=12", "x=2,y=2,z=2",
-                     "distribute([m,n,k], [mo,no,ko], [mi,ni,ki], [x,y,z])\nshard(A, m@x, k@z)\n"
-                     "shard(B, k@z, n@y)\nshard(C, m@x, n@y)\ncommunicate(C, ki)\n"
-                     "tensorize([ki, mi, ni], contraction)\n"));
+  ExpectVerified(
+      MeshtuneRun(kMatmul, "m=16,n=8,k=12", "x=2,y=2,z=2",
+                  "distribute([m,n,k], [mo,no,ko], [mi,ni,ki], [x,y,z])\nshard(A, m@x, k@z)\n"
+                  "shard(B, k@z, n@y)\nshard(C, m@x, n@y)\ncommunicate(C, ki)\n"
+                  "tensorize([ki, mi, ni], contraction)\n"));
 }
 
 TEST(MpiRunTest, ThreeDimensionalMatmulWithoutCopies) {
   // Every tensor split over all three axes, one dim over two of them: A and B are gathered
   // along the axis that splits their rows further, C's partial sums reduce-scattered over z.
-  ExpectVerified(MeshtuneRun(kMatmul, "m=16,n=8,k=12", "x=2,y=2,z=2",
-                     "distribute([m,n,k], [mo,no,ko], [mi,ni,ki], [x,y,z])\nshard(C, m@x, n@y, n@z)\n"
-                     "shard(A, m@x, m@y, k@z)\nshard(B, k@z, k@x, n@y)\ncommunicate(C, ki)\n"
-                     "communicate(A, ki)\ncommunicate(B, ki)\ntensorize([mi, ni, ki], matmul)\n"));
+  ExpectVerified(
+      MeshtuneRun(kMatmul, "m=16,n=8,k=12", "x=2,y=2,z=2",
+                  "distribute([m,n,k], [mo,no,ko], [mi,ni,ki], [x,y,z])\nshard(C, m@x, n@y, n@z)\n"
+                  "shard(A, m@x, m@y, k@z)\nshard(B, k@z, k@x, n@y)\ncommunicate(C, ki)\n"
+                  "communicate(A, ki)\ncommunicate(B, ki)\ntensorize([mi, ni, ki], matmul)\n"));
 }
 
 TEST(MpiRunTest, BatchedGemmMatrixVectorAndElementwiseSum) {
-  ExpectVerified(MeshtuneRun("C[b,m,n] += A[b,m,k] * B[b,k,n]", "b=4,m=8,n=6,k=10", "x=2",
-                     "distribute([b], [bo], [bi], [x])\nreorder(bo, bi, m, n, k)\nshard(A, b@x)\n"
-                     "shard(B, b@x)\nshard(C, b@x)\ntensorize([m, n, k], matmul)\n"));
+  ExpectVerified(
+      MeshtuneRun("C[b,m,n] += A[b,m,k] * B[b,k,n]", "b=4,m=8,n=6,k=10", "x=2",
+                  "distribute([b], [bo], [bi], [x])\nreorder(bo, bi, m, n, k)\nshard(A, b@x)\n"
+                  "shard(B, b@x)\nshard(C, b@x)\ntensorize([m, n, k], matmul)\n"));
   ExpectVerified(MeshtuneRun("y[i] += A[i,j] * x[j]", "i=32,j=16", "p=4",
-                     "distribute([i], [io], [ii], [p])\nshard(A, i@p)\nshard(y, i@p)\n"
-                     "tensorize([ii, j], contraction)\n"));
-  ExpectVerified(MeshtuneRun("C[i,j] = A[i,j] + B[i,j]", "i=8,j=12", "x=2,y=2",
-                     "distribute([i,j], [io,jo], [ii,ji], [x,y])\nshard(A, i@x, j@y)\nshard(B, i@x, j@y)\n"
-                     "shard(C, i@x, j@y)\ntensorize([ii, ji], add)\n"));
+                             "distribute([i], [io], [ii], [p])\nshard(A, i@p)\nshard(y, i@p)\n"
+                             "tensorize([ii, j], contraction)\n"));
+  ExpectVerified(MeshtuneRun(
+      "C[i,j] = A[i,j] + B[i,j]", "i=8,j=12", "x=2,y=2",
+      "distribute([i,j], [io,jo], [ii,ji], [x,y])\nshard(A, i@x, j@y)\nshard(B, i@x, j@y)\n"
+      "shard(C, i@x, j@y)\ntensorize([ii, ji], add)\n"));
 }
 
 TEST(MpiRunTest, UntensorizedScalarLoopsVerify) {
   const std::string summa = OnSquare("summa.trace", 2);
-  ExpectVerified(MeshtuneRun(kMatmul, "m=6,n=4,k=4", "x=2,y=2", summa.substr(0, summa.find("tensorize"))));
+  ExpectVerified(
+      MeshtuneRun(kMatmul, "m=6,n=4,k=4", "x=2,y=2", summa.substr(0, summa.find("tensorize"))));
 }
 
 // Live (not zombie) worker processes started with `--seed <seed>`.
@@ -157,8 +166,10 @@ int LiveWorkers(const std::string& seed) {
     std::replace(cmd.begin(), cmd.end(), '\0', ' ');
     const std::string stat = ReadFile(base + "/stat");
     const size_t paren = stat.rfind(')');
-    const bool zombie = paren != std::string::npos && paren + 2 < stat.size() && stat[paren + 2] == 'Z';
-    if (!zombie && cmd.find("meshtune_worker") != std::string::npos && cmd.find("--seed " + seed) != std::string::npos) {
+    const bool zombie =
+        paren != std::string::npos && paren + 2 < stat.size() && stat[paren + 2] == 'Z';
+    if (!zombie && cmd.find("meshtune_worker") != std::string::npos &&
+        cmd.find("--seed " + seed) != std::string::npos) {
       ++n;
     }
   }
@@ -167,25 +178,29 @@ int LiveWorkers(const std::string& seed) {
 }
 
 int LiveWorkersAfterAWhile(const std::string& seed) {
-  for (int i = 0; i < 50 && LiveWorkers(seed) > 0; ++i) std::this_thread::sleep_for(std::chrono::milliseconds(100));
+  for (int i = 0; i < 50 && LiveWorkers(seed) > 0; ++i)
+    std::this_thread::sleep_for(std::chrono::milliseconds(100));
   return LiveWorkers(seed);
 }
 
 TEST(MpiRunTest, FaultsBecomeResultsAndLeaveNoProcess) {
   const std::string trace = OnSquare("summa.trace", 2);
-  Result crash = MeshtuneRun(kMatmul, "m=16,n=8,k=8", "x=2,y=2", trace, "--inject-fault crash --seed 424201");
+  Result crash =
+      MeshtuneRun(kMatmul, "m=16,n=8,k=8", "x=2,y=2", trace, "--inject-fault crash --seed 424201");
   EXPECT_EQ(crash.status, 1);
   EXPECT_FALSE(crash.run.verified()) << crash.out;
   EXPECT_NE(crash.run.error().find("exited on signal 6 (Aborted)"), std::string::npos) << crash.out;
   EXPECT_EQ(LiveWorkersAfterAWhile("424201"), 0);
 
-  Result hang = MeshtuneRun(kMatmul, "m=16,n=8,k=8", "x=2,y=2", trace, "--inject-fault hang --seed 424202 --timeout 3");
+  Result hang = MeshtuneRun(kMatmul, "m=16,n=8,k=8", "x=2,y=2", trace,
+                            "--inject-fault hang --seed 424202 --timeout 3");
   EXPECT_EQ(hang.status, 1);
   EXPECT_FALSE(hang.run.verified()) << hang.out;
   EXPECT_EQ(hang.run.error(), "timed out after 3 s; the job was killed") << hang.out;
   EXPECT_EQ(LiveWorkersAfterAWhile("424202"), 0);
 
-  Result wrong = MeshtuneRun(kMatmul, "m=16,n=8,k=8", "x=2,y=2", trace, "--inject-fault wrong --seed 424203");
+  Result wrong =
+      MeshtuneRun(kMatmul, "m=16,n=8,k=8", "x=2,y=2", trace, "--inject-fault wrong --seed 424203");
   EXPECT_EQ(wrong.status, 1);
   EXPECT_FALSE(wrong.run.verified()) << wrong.out;
   EXPECT_EQ(wrong.run.error().rfind("rank (x=0, y=0): C[", 0), 0u) << wrong.out;
@@ -203,12 +218,15 @@ TEST(MpiRunTest, PlainRunPrintsText) {
   EXPECT_NE(r.out.find("\nsent       "), std::string::npos) << r.out;
   EXPECT_NE(r.out.find("\nchecksum   "), std::string::npos) << r.out;
 
-  r = MeshtuneRun(kMatmul, "m=16,n=8,k=8", "x=2,y=2", trace, "--simulate --inject-fault wrong", /*json=*/false);
+  r = MeshtuneRun(kMatmul, "m=16,n=8,k=8", "x=2,y=2", trace, "--simulate --inject-fault wrong",
+                  /*json=*/false);
   EXPECT_EQ(r.status, 1) << r.err;
-  EXPECT_EQ(r.out.rfind("verified   no (simulated: every rank in this process, the times are the simulation's)\n"
-                        "error      rank (x=0, y=0): C[",
-                        0),
-            0u)
+  EXPECT_EQ(
+      r.out.rfind(
+          "verified   no (simulated: every rank in this process, the times are the simulation's)\n"
+          "error      rank (x=0, y=0): C[",
+          0),
+      0u)
       << r.out;
 
   // The same simulated run with --json: its RunResult says "simulated".
@@ -231,7 +249,9 @@ TEST(MpiRunTest, ACancelledRunIsKilledAndLeavesNoProcess) {
   options.worker = "runtime/meshtune_worker";
   options.timeout_s = 600;  // far off: only the cancellation can end this run
   const auto start = std::chrono::steady_clock::now();
-  options.cancelled = [&] { return std::chrono::steady_clock::now() - start > std::chrono::seconds(1); };
+  options.cancelled = [&] {
+    return std::chrono::steady_clock::now() - start > std::chrono::seconds(1);
+  };
   const meshtune::runtime::LaunchResult r = meshtune::runtime::Launch(spec, options);
   EXPECT_FALSE(r.verified);
   EXPECT_EQ(r.error.value_or("<none>"), "cancelled; the job was killed");
@@ -240,10 +260,11 @@ TEST(MpiRunTest, ACancelledRunIsKilledAndLeavesNoProcess) {
 
 TEST(MpiRunTest, IllegalTraceIsBadInput) {
   const Result r = MeshtuneRun(kMatmul, "m=16,n=8,k=8", "x=2,y=2",
-                       Replace(OnSquare("summa.trace", 2), "communicate(A, ko)\n", ""));
+                               Replace(OnSquare("summa.trace", 2), "communicate(A, ko)\n", ""));
   EXPECT_EQ(r.status, 2);
-  EXPECT_NE(r.err.find("meshtune: the schedule is illegal: [non_local_access] rank (x=0, y=0) reads A["),
-            std::string::npos)
+  EXPECT_NE(
+      r.err.find("meshtune: the schedule is illegal: [non_local_access] rank (x=0, y=0) reads A["),
+      std::string::npos)
       << r.err;
 }
 

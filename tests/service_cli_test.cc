@@ -120,7 +120,8 @@ TEST_F(ServiceCliTest, TuneStoresItsWinnerAndLookupFindsItUnderAnyNames) {
   EXPECT_GT(record.predicted_s(), 0);
   EXPECT_FALSE(record.verified());
   EXPECT_GT(record.created_unix_ms(), 0);
-  EXPECT_EQ(r.out.rfind("{\"id\":\"1\",\"fingerprint\":\"", 0), 0u) << r.out;  // .proto names, in order
+  EXPECT_EQ(r.out.rfind("{\"id\":\"1\",\"fingerprint\":\"", 0), 0u)
+      << r.out;  // .proto names, in order
 }
 
 TEST_F(ServiceCliTest, LookupOfAnUntunedWorkloadOrBadInput) {
@@ -233,14 +234,17 @@ TEST_F(ServiceCliTest, BatchRunsEveryLineAndReportsABadOne) {
   ASSERT_TRUE(ParsesAs(lines[1], &line));
   EXPECT_EQ(line.line(), 2);
   EXPECT_EQ(line.error(), "not a meshtune.v1.TuneRequest in JSON: rank: Cannot find field.");
-  EXPECT_EQ(lines[1], "{\"line\":2,\"error\":\"not a meshtune.v1.TuneRequest in JSON: rank: Cannot find field.\"}");
+  EXPECT_EQ(
+      lines[1],
+      "{\"line\":2,\"error\":\"not a meshtune.v1.TuneRequest in JSON: rank: Cannot find field.\"}");
   ASSERT_TRUE(ParsesAs(lines[2], &line));
   EXPECT_EQ(line.line(), 3);
   ASSERT_TRUE(line.has_result()) << lines[2];
   EXPECT_EQ(line.result().record().id(), 2);
   // The same request as `tune --json` (no database): the same winner, the same message.
-  const CliRun tuned = Meshtune("tune --expr 'y[i] += A[i,j] * x[j]' --extents i=64,j=64 --ranks 2 --model-only "
-                                "--json --no-db");
+  const CliRun tuned = Meshtune(
+      "tune --expr 'y[i] += A[i,j] * x[j]' --extents i=64,j=64 --ranks 2 --model-only "
+      "--json --no-db");
   ASSERT_EQ(tuned.status, 0) << tuned.err;
   TuneResult alone;
   ASSERT_TRUE(ParsesAs(tuned.out, &alone));
@@ -261,7 +265,8 @@ TEST_F(ServiceCliTest, BatchRunsEveryLineAndReportsABadOne) {
       "\n");
   r = Meshtune("batch " + more + Db());
   EXPECT_EQ(r.status, 1);
-  EXPECT_EQ(r.out, "{\"line\":3,\"error\":\"extents column 8: extent of j must be positive, got -4\"}\n");
+  EXPECT_EQ(r.out,
+            "{\"line\":3,\"error\":\"extents column 8: extent of j must be positive, got -4\"}\n");
   const std::string good = WriteFile(
       "good.jsonl",
       "# one\n"
@@ -304,7 +309,9 @@ TEST_F(ServiceCliTest, ServerAnswersAsTheInProcessEngine) {
   EXPECT_TRUE(result.stored());
   EXPECT_EQ(result.record().id(), 2) << r.out;
   // The daemon has no profile either: its warning reaches the caller as the engine's would.
-  EXPECT_TRUE(r.err.rfind("meshtune: no hardware profile \"default\": using built-in machine numbers", 0) == 0)
+  EXPECT_TRUE(
+      r.err.rfind("meshtune: no hardware profile \"default\": using built-in machine numbers", 0) ==
+      0)
       << r.err;
   r = Meshtune("lookup --expr 'v[a] += M[a,b] * u[b]' --extents a=64,b=64 --ranks 2" + Db());
   EXPECT_EQ(r.status, 0) << r.err;
@@ -345,7 +352,8 @@ std::string QueryOne(const std::string& path, const std::string& sql) {
   if (sqlite3_open_v2(path.c_str(), &db, SQLITE_OPEN_READONLY, nullptr) == SQLITE_OK) {
     sqlite3_stmt* st = nullptr;
     out = "<no row>";
-    if (sqlite3_prepare_v2(db, sql.c_str(), -1, &st, nullptr) == SQLITE_OK && sqlite3_step(st) == SQLITE_ROW) {
+    if (sqlite3_prepare_v2(db, sql.c_str(), -1, &st, nullptr) == SQLITE_OK &&
+        sqlite3_step(st) == SQLITE_ROW) {
       out = reinterpret_cast<const char*>(sqlite3_column_text(st, 0));
     }
     sqlite3_finalize(st);
@@ -360,11 +368,14 @@ TEST_F(ServiceCliTest, KillNineMidBatchLosesNoCommittedRecord) {
   std::string lines;
   for (int i = 0; i < 12; ++i) {
     const int m = 32 * (1 + i % 4), n = 32 * (1 + i / 4);
-    lines += "{\"problem\": {\"expr\": \"C[m,n] += A[m,k] * B[k,n]\", \"extents\": \"m=" + std::to_string(m) +
-             ",n=" + std::to_string(n) + ",k=64\"}, \"ranks\": 4, \"model_only\": true, \"max_evaluations\": 60}\n";
+    lines += "{\"problem\": {\"expr\": \"C[m,n] += A[m,k] * B[k,n]\", \"extents\": \"m=" +
+             std::to_string(m) + ",n=" + std::to_string(n) +
+             ",k=64\"}, \"ranks\": 4, \"model_only\": true, \"max_evaluations\": 60}\n";
   }
   const std::string file = WriteFile("batch.jsonl", lines);
-  FILE* batch = popen(("cli/meshtune batch --server " + daemon.address() + " " + file + " 2>/dev/null").c_str(), "r");
+  FILE* batch = popen(
+      ("cli/meshtune batch --server " + daemon.address() + " " + file + " 2>/dev/null").c_str(),
+      "r");
   ASSERT_NE(batch, nullptr);
   std::vector<std::string> ids;  // records the batch was told are stored
   int seen = 0, not_sent = 0;
@@ -374,17 +385,19 @@ TEST_F(ServiceCliTest, KillNineMidBatchLosesNoCommittedRecord) {
     ++seen;
     EXPECT_TRUE(ParsesAs(buf, &line));
     not_sent += line.error().rfind("not sent: ", 0) == 0;
-    if (line.has_result() && line.result().stored()) ids.push_back(std::to_string(line.result().record().id()));
+    if (line.has_result() && line.result().stored())
+      ids.push_back(std::to_string(line.result().record().id()));
     if (ids.size() == 3) daemon.Kill9();  // in the middle: 9 lines to go
   }
   const int status = pclose(batch);
   EXPECT_EQ(WEXITSTATUS(status), 1);  // the daemon went away mid-batch
-  EXPECT_EQ(seen, 12);  // a line for every request: the unsent ones say so
+  EXPECT_EQ(seen, 12);                // a line for every request: the unsent ones say so
   EXPECT_GE(not_sent, 1);
   ASSERT_EQ(ids.size(), 3u);
   EXPECT_EQ(QueryOne(db_, "PRAGMA integrity_check"), "ok");
   for (const std::string& id : ids) {
-    EXPECT_EQ(QueryOne(db_, "SELECT COUNT(*) FROM records WHERE id = " + id), "1") << "record " << id;
+    EXPECT_EQ(QueryOne(db_, "SELECT COUNT(*) FROM records WHERE id = " + id), "1")
+        << "record " << id;
   }
   // A new daemon on the same file serves them.
   Daemon again(db_);

@@ -4,6 +4,7 @@
 // SIGINT goes to meshtune's whole process group, as Ctrl-C in a terminal sends it.
 #include <dirent.h>
 #include <fcntl.h>
+#include <gtest/gtest.h>
 #include <signal.h>
 #include <sys/stat.h>
 #include <sys/wait.h>
@@ -16,8 +17,6 @@
 #include <string>
 #include <thread>
 #include <vector>
-
-#include <gtest/gtest.h>
 
 #include "absl/strings/str_join.h"
 #include "tests/test_util.h"
@@ -44,7 +43,8 @@ std::vector<std::string> Marked(const std::string& marker) {
     const std::string stat = ReadFile(base + "/stat");
     const size_t paren = stat.rfind(')');
     if (paren == std::string::npos || paren + 2 >= stat.size() || stat[paren + 2] == 'Z') continue;
-    if (cmd.find(marker) != std::string::npos) out.push_back(std::string(e->d_name) + " " + cmd.substr(0, 160));
+    if (cmd.find(marker) != std::string::npos)
+      out.push_back(std::string(e->d_name) + " " + cmd.substr(0, 160));
   }
   closedir(proc);
   return out;
@@ -66,8 +66,8 @@ std::vector<std::string> Files(const std::string& dir) {
 // string every process of its job has on its command line (the trace file under tmpdir).
 // Waits until `ready` appears in some process's command line, sends `signal` to the
 // group (to meshtune alone with `group` false), and returns the wait status.
-int RunAndSignal(const std::vector<std::string>& args, const std::string& tmpdir, const std::string& ready, int signal,
-                 bool group) {
+int RunAndSignal(const std::vector<std::string>& args, const std::string& tmpdir,
+                 const std::string& ready, int signal, bool group) {
   mkdir(tmpdir.c_str(), 0755);
   const pid_t pid = fork();
   if (pid == 0) {
@@ -117,15 +117,29 @@ void ExpectNothingLeft(const std::string& tmpdir) {
 }
 
 std::vector<std::string> HangingRun(const std::string& seed) {
-  return {"run",          "--expr",   "C[m,n] += A[m,k] * B[k,n]",     "--extents", "m=16,n=8,k=8", "--mesh",
-          "x=2,y=2",      "--trace",  "tests/testdata/summa_2x2.trace", "--inject-fault", "hang",   "--seed",
-          seed,           "--timeout", "120"};
+  return {"run",
+          "--expr",
+          "C[m,n] += A[m,k] * B[k,n]",
+          "--extents",
+          "m=16,n=8,k=8",
+          "--mesh",
+          "x=2,y=2",
+          "--trace",
+          "tests/testdata/summa_2x2.trace",
+          "--inject-fault",
+          "hang",
+          "--seed",
+          seed,
+          "--timeout",
+          "120"};
 }
 
 TEST(SignalTest, CtrlCStopsARunAndItsRanks) {
   const std::string tmpdir = TestTmp() + "/sigint";
-  const int status = RunAndSignal(HangingRun("515001"), tmpdir, tmpdir + "/meshtune-trace-", SIGINT, true);
-  ASSERT_TRUE(WIFSIGNALED(status)) << "exit status " << WEXITSTATUS(status) << ": " << ReadFile(tmpdir + ".err");
+  const int status =
+      RunAndSignal(HangingRun("515001"), tmpdir, tmpdir + "/meshtune-trace-", SIGINT, true);
+  ASSERT_TRUE(WIFSIGNALED(status))
+      << "exit status " << WEXITSTATUS(status) << ": " << ReadFile(tmpdir + ".err");
   EXPECT_EQ(WTERMSIG(status), SIGINT);
   EXPECT_EQ(ReadFile(tmpdir + ".err"), "meshtune: interrupted by SIGINT; the job was killed\n");
   EXPECT_EQ(ReadFile(tmpdir + ".out"), "");
@@ -134,8 +148,10 @@ TEST(SignalTest, CtrlCStopsARunAndItsRanks) {
 
 TEST(SignalTest, SigtermStopsARunAndItsRanks) {
   const std::string tmpdir = TestTmp() + "/sigterm";
-  const int status = RunAndSignal(HangingRun("515002"), tmpdir, tmpdir + "/meshtune-trace-", SIGTERM, false);
-  ASSERT_TRUE(WIFSIGNALED(status)) << "exit status " << WEXITSTATUS(status) << ": " << ReadFile(tmpdir + ".err");
+  const int status =
+      RunAndSignal(HangingRun("515002"), tmpdir, tmpdir + "/meshtune-trace-", SIGTERM, false);
+  ASSERT_TRUE(WIFSIGNALED(status))
+      << "exit status " << WEXITSTATUS(status) << ": " << ReadFile(tmpdir + ".err");
   EXPECT_EQ(WTERMSIG(status), SIGTERM);
   EXPECT_EQ(ReadFile(tmpdir + ".err"), "meshtune: interrupted by SIGTERM; the job was killed\n");
   ExpectNothingLeft(tmpdir);
@@ -147,11 +163,13 @@ TEST(SignalTest, SigtermStopsATuneWhileItMeasures) {
   std::ofstream(launcher) << "#!/bin/sh\nsleep 617\n";
   chmod(launcher.c_str(), 0755);
   const std::string tmpdir = TestTmp() + "/tune";
-  const int status = RunAndSignal({"tune", "--expr", "C[m,n] += A[m,k] * B[k,n]", "--extents", "m=64,n=64,k=64",
-                                   "--mesh", "x=2", "--top-k", "1", "--no-db", "--launcher", launcher, "--alpha",
-                                   "1e-6", "--beta", "1e-9", "--gamma", "3e-11"},
-                                  tmpdir, tmpdir + "/meshtune-trace-", SIGTERM, false);
-  ASSERT_TRUE(WIFSIGNALED(status)) << "exit status " << WEXITSTATUS(status) << ": " << ReadFile(tmpdir + ".err");
+  const int status =
+      RunAndSignal({"tune", "--expr", "C[m,n] += A[m,k] * B[k,n]", "--extents", "m=64,n=64,k=64",
+                    "--mesh", "x=2", "--top-k", "1", "--no-db", "--launcher", launcher, "--alpha",
+                    "1e-6", "--beta", "1e-9", "--gamma", "3e-11"},
+                   tmpdir, tmpdir + "/meshtune-trace-", SIGTERM, false);
+  ASSERT_TRUE(WIFSIGNALED(status))
+      << "exit status " << WEXITSTATUS(status) << ": " << ReadFile(tmpdir + ".err");
   EXPECT_EQ(WTERMSIG(status), SIGTERM);
   EXPECT_NE(ReadFile(tmpdir + ".err").find("meshtune: the tune was cancelled\n"), std::string::npos)
       << ReadFile(tmpdir + ".err");

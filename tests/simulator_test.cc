@@ -94,35 +94,35 @@ TEST(SimulatorTest, ACollectiveWithDisagreeingRootsIsReported) {
   ASSERT_TRUE(l.legal) << l.reason;
   // Make A's broadcast root depend on the receiver's own coordinate along the group.
   bool changed = false;
-  std::function<codegen::StmtPtr(const codegen::StmtPtr&)> corrupt = [&](const codegen::StmtPtr& s) {
-    if (const auto* b = std::get_if<codegen::Block>(&s->node)) {
-      codegen::Block out;
-      for (const codegen::StmtPtr& c : b->body) out.body.push_back(corrupt(c));
-      return codegen::MakeStmt(std::move(out));
-    }
-    if (const auto* f = std::get_if<codegen::For>(&s->node)) {
-      codegen::For out = *f;
-      out.body = corrupt(f->body);
-      return codegen::MakeStmt(std::move(out));
-    }
-    if (const auto* t = std::get_if<codegen::Transfer>(&s->node)) {
-      if (t->tensor == "A" && t->pattern.kind == codegen::CommPattern::Kind::kBroadcast) {
-        codegen::Transfer out = *t;
-        const int a = out.pattern.axes[0];
-        out.source[a] = codegen::Expr::Var(l.program.axis_names[a]);
-        changed = true;
-        return codegen::MakeStmt(std::move(out));
-      }
-    }
-    return s;
-  };
+  std::function<codegen::StmtPtr(const codegen::StmtPtr&)> corrupt =
+      [&](const codegen::StmtPtr& s) {
+        if (const auto* b = std::get_if<codegen::Block>(&s->node)) {
+          codegen::Block out;
+          for (const codegen::StmtPtr& c : b->body) out.body.push_back(corrupt(c));
+          return codegen::MakeStmt(std::move(out));
+        }
+        if (const auto* f = std::get_if<codegen::For>(&s->node)) {
+          codegen::For out = *f;
+          out.body = corrupt(f->body);
+          return codegen::MakeStmt(std::move(out));
+        }
+        if (const auto* t = std::get_if<codegen::Transfer>(&s->node)) {
+          if (t->tensor == "A" && t->pattern.kind == codegen::CommPattern::Kind::kBroadcast) {
+            codegen::Transfer out = *t;
+            const int a = out.pattern.axes[0];
+            out.source[a] = codegen::Expr::Var(l.program.axis_names[a]);
+            changed = true;
+            return codegen::MakeStmt(std::move(out));
+          }
+        }
+        return s;
+      };
   l.program.body = corrupt(l.program.body);
   ASSERT_TRUE(changed);
   const RunStats m = Simulate(l.program);
   EXPECT_FALSE(m.verified);
   EXPECT_NE(m.error.find("simulated Bcast along [1]"), std::string::npos) << m.error;
 }
-
 
 // Issue repro: B's block at step ko lives on the ranks with x = ko, not along the reader's
 // own y group; an all-gather among the reader's group would gather the wrong block.
@@ -136,8 +136,10 @@ TEST(SimulatorTest, AGatherFromAnotherRowIsRefused) {
                                "tensorize([mi, n, ki], matmul)\n");
   EXPECT_FALSE(l.legal);
   EXPECT_EQ(l.reason,
-            "multi_source_transfer: communicate(B, ko): at ko=1 rank (x=0, y=0) needs B[32:64, 0:64], which lives "
-            "on several ranks, e.g. (x=1, y=0) and (x=1, y=1); an all-gather along y fetches only from ranks with "
+            "multi_source_transfer: communicate(B, ko): at ko=1 rank (x=0, y=0) needs B[32:64, "
+            "0:64], which lives "
+            "on several ranks, e.g. (x=1, y=0) and (x=1, y=1); an all-gather along y fetches only "
+            "from ranks with "
             "the reader's own x");
 }
 
@@ -147,11 +149,13 @@ TEST(SimulatorTest, ALoopOfOneIterationKeepsTheBlockOffsets) {
   for (const std::string parts : {"1", "2"}) {
     const Lowered l = LowerTrace(kMatmul, "m=64,n=64,k=64", "x=2,y=2",
                                  "distribute([m,k], [mo,ko], [mi,ki], [x,y])\n"
-                                 "divide(mi, mio, mii, " + parts + ")\n"
-                                 "reorder(mo, ko, mio, mii, n, ki)\n"
-                                 "shard(A, m@x, k@y)\nshard(B, k@y)\nshard(C, m@x)\n"
-                                 "communicate(C, mio)\n"
-                                 "tensorize([mii, n, ki], matmul)\n");
+                                 "divide(mi, mio, mii, " +
+                                     parts +
+                                     ")\n"
+                                     "reorder(mo, ko, mio, mii, n, ki)\n"
+                                     "shard(A, m@x, k@y)\nshard(B, k@y)\nshard(C, m@x)\n"
+                                     "communicate(C, mio)\n"
+                                     "tensorize([mii, n, ki], matmul)\n");
     ASSERT_TRUE(l.legal) << l.reason;
     const RunStats m = Simulate(l.program);
     EXPECT_TRUE(m.verified) << "divide by " << parts << ": " << m.error;

@@ -59,11 +59,13 @@ void CheckOne(const ir::Computation& base, const std::string& trace, const Progr
   ++result->checked;
   auto fail = [&](std::string error) { result->failures.push_back({trace, std::move(error)}); };
   absl::StatusOr<ir::Trace> parsed = ir::ParseTrace(trace);
-  if (!parsed.ok()) return fail(absl::StrCat("the trace does not parse: ", parsed.status().message()));
+  if (!parsed.ok())
+    return fail(absl::StrCat("the trace does not parse: ", parsed.status().message()));
   absl::StatusOr<ir::Verdict> verdict = ir::Judge(base, *parsed);
   if (!verdict.ok()) return fail(absl::StrCat("judging failed: ", verdict.status().message()));
   if (!verdict->legal) {
-    return fail(absl::StrCat("judged illegal: [", verdict->reasons[0].code, "] ", verdict->reasons[0].message));
+    return fail(absl::StrCat("judged illegal: [", verdict->reasons[0].code, "] ",
+                             verdict->reasons[0].message));
   }
   codegen::LowerOptions lower;
   lower.cache = cache;
@@ -96,7 +98,8 @@ absl::StatusOr<ir::Computation> Base(const SweepCase& c) {
 // Every legal genome when the space has at most `max` of them, else `max` distinct ones
 // drawn with `seed`: a (nest, rotation) cell in proportion to its legal points, then each
 // tensor's option uniformly among its legal ones. `*total` is the space's legal points.
-std::vector<search::Genome> PickGenomes(search::Evaluator& ev, int64_t max, uint64_t seed, int64_t* total) {
+std::vector<search::Genome> PickGenomes(search::Evaluator& ev, int64_t max, uint64_t seed,
+                                        int64_t* total) {
   const search::Space& space = ev.space();
   std::vector<std::pair<int, int>> cells;
   std::vector<double> weights;
@@ -115,7 +118,8 @@ std::vector<search::Genome> PickGenomes(search::Evaluator& ev, int64_t max, uint
   std::discrete_distribution<size_t> pick_cell(weights.begin(), weights.end());
   std::set<std::vector<int>> seen;
   std::vector<search::Genome> out;
-  for (int64_t attempts = 0; static_cast<int64_t>(out.size()) < max && attempts < 100 * max; ++attempts) {
+  for (int64_t attempts = 0; static_cast<int64_t>(out.size()) < max && attempts < 100 * max;
+       ++attempts) {
     const auto [n, r] = cells[pick_cell(rng)];
     const search::NestTable& table = ev.Table(n, r);
     search::Genome g;
@@ -134,13 +138,15 @@ std::vector<search::Genome> PickGenomes(search::Evaluator& ev, int64_t max, uint
 
 }  // namespace
 
-absl::StatusOr<SweepResult> CheckTrace(const SweepCase& c, const std::string& trace, const ProgramCheck& check) {
+absl::StatusOr<SweepResult> CheckTrace(const SweepCase& c, const std::string& trace,
+                                       const ProgramCheck& check) {
   absl::StatusOr<ir::Computation> base = Base(c);
   if (!base.ok()) return base.status();
   SweepResult result;
   std::set<std::string> programs;
   CheckOne(*base, trace, check, nullptr, &programs, &result);
-  result.legal_points = result.failures.empty() || result.failures[0].error.rfind("judged illegal", 0) != 0;
+  result.legal_points =
+      result.failures.empty() || result.failures[0].error.rfind("judged illegal", 0) != 0;
   result.distinct_programs = static_cast<int64_t>(programs.size());
   return result;
 }
@@ -156,7 +162,8 @@ absl::StatusOr<SweepResult> SweepSpace(const SweepCase& c, int64_t max_points, u
   search::CostParams params;
   search::Evaluator ev(*base, *std::move(space), params);
   SweepResult result;
-  const std::vector<search::Genome> genomes = PickGenomes(ev, max_points, seed, &result.legal_points);
+  const std::vector<search::Genome> genomes =
+      PickGenomes(ev, max_points, seed, &result.legal_points);
   codegen::LoweringCache cache;
   std::set<std::string> programs;
   for (const search::Genome& g : genomes) {

@@ -33,8 +33,9 @@ class TuneCliTest : public ::testing::Test {
 };
 
 TEST_F(TuneCliTest, MeasuredTuneOnFourRanksVerifiesItsWinner) {
-  const CliRun r = Meshtune(kMatmul + "--extents m=1024,n=1024,k=1024 --ranks 4 --top-k 3 --reps 1 --warmup 0 " +
-                            "--max-evaluations 150 --json " + kModel);
+  const CliRun r =
+      Meshtune(kMatmul + "--extents m=1024,n=1024,k=1024 --ranks 4 --top-k 3 --reps 1 --warmup 0 " +
+               "--max-evaluations 150 --json " + kModel);
   ASSERT_EQ(r.status, 0) << r.err << r.out;
   meshtune::v1::TuneResult result;
   ASSERT_TRUE(ParsesAs(r.out, &result));
@@ -46,7 +47,8 @@ TEST_F(TuneCliTest, MeasuredTuneOnFourRanksVerifiesItsWinner) {
   EXPECT_GT(best.measured_s(), 0);
   EXPECT_TRUE(best.mesh() == "x=2,y=2" || best.mesh() == "x=4") << r.out;
   ASSERT_EQ(result.measurements_size(), 3) << r.out;
-  for (const meshtune::v1::MeasuredCandidate& m : result.measurements()) {  // every measured candidate verified
+  for (const meshtune::v1::MeasuredCandidate& m :
+       result.measurements()) {  // every measured candidate verified
     EXPECT_TRUE(m.verified()) << m.error();
     EXPECT_TRUE(m.has_measured_s());
     EXPECT_FALSE(m.trace().text().empty());
@@ -56,8 +58,9 @@ TEST_F(TuneCliTest, MeasuredTuneOnFourRanksVerifiesItsWinner) {
 // `tune --json` is one line of protobuf's JSON mapping of meshtune.v1.TuneResult (parsed
 // here by protobuf, unknown fields refused): the winner, as stored, in `record`.
 TEST_F(TuneCliTest, ModelOnlyJsonIsATuneResult) {
-  const CliRun r = Meshtune(kMatmul + "--extents m=64,n=64,k=64 --mesh x=2,y=2 --model-only --json " +
-                            "--max-evaluations 40 " + kModel);
+  const CliRun r =
+      Meshtune(kMatmul + "--extents m=64,n=64,k=64 --mesh x=2,y=2 --model-only --json " +
+               "--max-evaluations 40 " + kModel);
   ASSERT_EQ(r.status, 0) << r.err;
   EXPECT_EQ(r.err, "");  // fixed numbers: no warning about a missing profile
   meshtune::v1::TuneResult result;
@@ -88,9 +91,11 @@ TEST_F(TuneCliTest, ModelOnlyJsonIsATuneResult) {
 }
 
 TEST_F(TuneCliTest, WithoutAProfileTheBuiltInNumbersAreUsedWithAWarning) {
-  const CliRun r = Meshtune("tune --expr 'y[i] += A[i,j] * x[j]' --extents i=64,j=64 --ranks 2 --model-only");
+  const CliRun r =
+      Meshtune("tune --expr 'y[i] += A[i,j] * x[j]' --extents i=64,j=64 --ranks 2 --model-only");
   ASSERT_EQ(r.status, 0) << r.err;
-  EXPECT_TRUE(Has(r.err, "no hardware profile \"default\": using built-in machine numbers")) << r.err;
+  EXPECT_TRUE(Has(r.err, "no hardware profile \"default\": using built-in machine numbers"))
+      << r.err;
   EXPECT_TRUE(Has(r.out, "best schedule on p=2 (exhaustive search; ")) << r.out;  // x is a tensor
 }
 
@@ -102,11 +107,13 @@ TEST_F(TuneCliTest, AProfileFromAnotherRankCountIsUsedWithAWarning) {
     f << R"({"name": "four", "ranks": 4, "alphaS": 2e-6, "betaSPerByte": 1e-9, "alphaCollS": 2e-6,
              "betaCollSPerByte": 1e-9, "gammaSPerFlop": 3e-11, "dtype": "f32"})";
   }
-  const std::string tune = kMatmul + "--extents m=64,n=64,k=64 --model-only --max-evaluations 20 --profile four ";
+  const std::string tune =
+      kMatmul + "--extents m=64,n=64,k=64 --model-only --max-evaluations 20 --profile four ";
   CliRun r = Meshtune(tune + "--mesh x=2");
   ASSERT_EQ(r.status, 0) << r.err;
   EXPECT_EQ(r.err,
-            "meshtune: hardware profile \"four\" was calibrated on 4 ranks, this tune runs on 2: for this rank "
+            "meshtune: hardware profile \"four\" was calibrated on 4 ranks, this tune runs on 2: "
+            "for this rank "
             "count run `meshtune calibrate --ranks 2 --name NAME` and tune with --profile NAME\n");
   r = Meshtune(tune + "--ranks 4");
   ASSERT_EQ(r.status, 0) << r.err;
@@ -132,7 +139,8 @@ TEST_F(TuneCliTest, BadFlagsNameTheProblem) {
   r = Meshtune(kMatmul + "--extents m=64,n=64,k=-4 --mesh x=2 --model-only");
   EXPECT_EQ(r.status, 2);
   EXPECT_TRUE(Has(r.err, "-4")) << r.err;
-  r = Meshtune("tune --expr 'C[m,n] += A[m,k] * B[k,n' --extents m=4,n=4,k=4 --mesh x=2 --model-only");
+  r = Meshtune(
+      "tune --expr 'C[m,n] += A[m,k] * B[k,n' --extents m=4,n=4,k=4 --mesh x=2 --model-only");
   EXPECT_EQ(r.status, 2);
   EXPECT_TRUE(r.err.rfind("meshtune: ", 0) == 0) << r.err;
   r = Meshtune(kMatmul + "--extents m=64,n=64,k=64 --mesh x=2 --model-only --profile nosuch");
@@ -140,10 +148,14 @@ TEST_F(TuneCliTest, BadFlagsNameTheProblem) {
   EXPECT_TRUE(Has(r.err, "no hardware profile \"nosuch\"")) << r.err;
   r = Meshtune(kMatmul + "--extents m=64,n=64,k=64 --mesh x=2 --model-only --alpha -1");
   EXPECT_EQ(r.status, 2);
-  EXPECT_EQ(r.err, "--alpha: '-1' is out of range; give a number in [0, 1]\nRun with --help for more information.\n");
+  EXPECT_EQ(r.err,
+            "--alpha: '-1' is out of range; give a number in [0, 1]\nRun with --help for more "
+            "information.\n");
   r = Meshtune(kMatmul + "--extents m=64,n=64,k=64 --mesh x=2 --model-only --gamma nan");
   EXPECT_EQ(r.status, 2);
-  EXPECT_EQ(r.err, "--gamma: 'nan' is not a finite number; give a number in [0, 1]\nRun with --help for more information.\n");
+  EXPECT_EQ(r.err,
+            "--gamma: 'nan' is not a finite number; give a number in [0, 1]\nRun with --help for "
+            "more information.\n");
 }
 
 TEST_F(TuneCliTest, NoLegalScheduleExitsOne) {
@@ -153,8 +165,9 @@ TEST_F(TuneCliTest, NoLegalScheduleExitsOne) {
 }
 
 TEST_F(TuneCliTest, FailingWorkerBecomesMeasurementErrors) {
-  const CliRun r = Meshtune(kMatmul + "--extents m=64,n=64,k=64 --mesh x=2 --top-k 2 --worker /bin/false --json " +
-                            "--max-evaluations 20 " + kModel);
+  const CliRun r = Meshtune(
+      kMatmul + "--extents m=64,n=64,k=64 --mesh x=2 --top-k 2 --worker /bin/false --json " +
+      "--max-evaluations 20 " + kModel);
   EXPECT_EQ(r.status, 1) << r.err;
   meshtune::v1::TuneResult result;
   ASSERT_TRUE(ParsesAs(r.out, &result));
@@ -164,7 +177,8 @@ TEST_F(TuneCliTest, FailingWorkerBecomesMeasurementErrors) {
   for (const meshtune::v1::MeasuredCandidate& m : result.measurements()) {
     EXPECT_FALSE(m.verified());
     EXPECT_FALSE(m.has_measured_s());
-    EXPECT_TRUE(m.error().rfind("cannot find the worker binary", 0) == 0 || m.error().rfind("the job failed", 0) == 0)
+    EXPECT_TRUE(m.error().rfind("cannot find the worker binary", 0) == 0 ||
+                m.error().rfind("the job failed", 0) == 0)
         << m.error();
   }
   EXPECT_TRUE(Has(r.err, "no measured candidate verified")) << r.err;

@@ -42,12 +42,14 @@ std::string ValidationKey(const Program& p) {
     absl::StrAppend(&key, t.name, ":");
     for (const DimLayout& l : t.layout) {
       absl::StrAppend(&key, "[");
-      for (const auto& [block, index] : l.blocks) absl::StrAppend(&key, block, "*", index.ToString(), ";");
+      for (const auto& [block, index] : l.blocks)
+        absl::StrAppend(&key, block, "*", index.ToString(), ";");
       absl::StrAppend(&key, "]");
     }
     absl::StrAppend(&key, "\n");
   }
-  for (const Alloc& a : p.buffers) absl::StrAppend(&key, a.buffer, "[", absl::StrJoin(a.shape, ","), "]");
+  for (const Alloc& a : p.buffers)
+    absl::StrAppend(&key, a.buffer, "[", absl::StrJoin(a.shape, ","), "]");
   std::function<void(const StmtPtr&)> walk = [&](const StmtPtr& s) {
     if (const auto* b = std::get_if<Block>(&s->node)) {
       for (const StmtPtr& c : b->body) walk(c);
@@ -74,8 +76,8 @@ struct SpaceResult {
 
 // Every legal point of the space of `expr` on `mesh`, replayed, lowered with offsets and
 // validated once per distinct Program.
-SpaceResult ValidateSpace(const std::string& expr, const std::string& extents, const std::string& mesh,
-                          bool replication) {
+SpaceResult ValidateSpace(const std::string& expr, const std::string& extents,
+                          const std::string& mesh, bool replication) {
   SpaceResult out;
   absl::StatusOr<ir::Problem> p = ir::ParseProblem(expr, extents);
   absl::StatusOr<ir::Mesh> m = ir::ParseMesh(mesh);
@@ -87,7 +89,8 @@ SpaceResult ValidateSpace(const std::string& expr, const std::string& extents, c
   params.gamma = 1e-10;
   search::SpaceOptions options;
   options.allow_replication = replication;
-  absl::StatusOr<std::unique_ptr<search::Explorer>> e = search::Explorer::Create(*p, {*m}, options, params);
+  absl::StatusOr<std::unique_ptr<search::Explorer>> e =
+      search::Explorer::Create(*p, {*m}, options, params);
   EXPECT_TRUE(e.ok()) << e.status();
   if (!e.ok()) return out;
   LoweringCache cache;
@@ -113,12 +116,14 @@ SpaceResult ValidateSpace(const std::string& expr, const std::string& extents, c
       ++out.distinct;
       const auto t0 = std::chrono::steady_clock::now();
       const absl::Status st = ValidateProgram(v->computation, *prog);
-      out.validate_s += std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
+      out.validate_s +=
+          std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
       // Sound, or refused as unsound: never an error of the validator itself.
       EXPECT_TRUE(st.ok() || absl::IsFailedPrecondition(st)) << st << "\n" << trace.ToString();
       it = verdicts.emplace(key, st.ok()).first;
       if (const char* dir = std::getenv("MESHTUNE_VALIDATE_DUMP")) {
-        std::ofstream(absl::StrCat(dir, "/", st.ok() ? "sound_" : "unsound_", out.distinct, ".trace"))
+        std::ofstream(
+            absl::StrCat(dir, "/", st.ok() ? "sound_" : "unsound_", out.distinct, ".trace"))
             << trace.ToString();
       }
       if (!st.ok()) out.failures.push_back(trace.ToString() + std::string(st.message()));
@@ -130,17 +135,20 @@ SpaceResult ValidateSpace(const std::string& expr, const std::string& extents, c
 }
 
 // Validates the space and reports; at most `max_failing` legal points may fail (see top).
-void ExpectAtMostFailing(const std::string& expr, const std::string& extents, const std::string& mesh,
-                         bool replication, int64_t max_failing) {
+void ExpectAtMostFailing(const std::string& expr, const std::string& extents,
+                         const std::string& mesh, bool replication, int64_t max_failing) {
   const SpaceResult r = ValidateSpace(expr, extents, mesh, replication);
-  std::printf("%s (%s) on %s%s: %lld legal points, %lld lowered (%lld distinct Programs, validated in %.1f s), "
-              "%lld unlowerable; %lld legal points fail validation (%zu distinct Programs)\n",
-              expr.c_str(), extents.c_str(), mesh.c_str(), replication ? " with replication" : "",
-              static_cast<long long>(r.legal), static_cast<long long>(r.lowered), static_cast<long long>(r.distinct),
-              r.validate_s, static_cast<long long>(r.unlowerable), static_cast<long long>(r.failing_points),
-              r.failures.size());
+  std::printf(
+      "%s (%s) on %s%s: %lld legal points, %lld lowered (%lld distinct Programs, validated in %.1f "
+      "s), "
+      "%lld unlowerable; %lld legal points fail validation (%zu distinct Programs)\n",
+      expr.c_str(), extents.c_str(), mesh.c_str(), replication ? " with replication" : "",
+      static_cast<long long>(r.legal), static_cast<long long>(r.lowered),
+      static_cast<long long>(r.distinct), r.validate_s, static_cast<long long>(r.unlowerable),
+      static_cast<long long>(r.failing_points), r.failures.size());
   const size_t shown = std::getenv("MESHTUNE_VALIDATE_ALL") != nullptr ? r.failures.size() : 3;
-  for (size_t i = 0; i < r.failures.size() && i < shown; ++i) std::printf("--- failing\n%s\n", r.failures[i].c_str());
+  for (size_t i = 0; i < r.failures.size() && i < shown; ++i)
+    std::printf("--- failing\n%s\n", r.failures[i].c_str());
   EXPECT_GT(r.legal, 0);
   EXPECT_EQ(r.lowered + r.unlowerable, r.legal);
   EXPECT_LE(r.failing_points, max_failing) << "more legal points fail validation than on main";
@@ -149,9 +157,13 @@ void ExpectAtMostFailing(const std::string& expr, const std::string& extents, co
 constexpr char kMatmul[] = "C[m,n] += A[m,k] * B[k,n]";
 constexpr char kMatvec[] = "y[i] += A[i,j] * x[j]";
 
-TEST(ValidateSpaceTest, MatmulOnALine) { ExpectAtMostFailing(kMatmul, "m=8,n=8,k=8", "x=2", false, 0); }
+TEST(ValidateSpaceTest, MatmulOnALine) {
+  ExpectAtMostFailing(kMatmul, "m=8,n=8,k=8", "x=2", false, 0);
+}
 
-TEST(ValidateSpaceTest, MatmulOnALineWithReplication) { ExpectAtMostFailing(kMatmul, "m=8,n=8,k=8", "x=2", true, 0); }
+TEST(ValidateSpaceTest, MatmulOnALineWithReplication) {
+  ExpectAtMostFailing(kMatmul, "m=8,n=8,k=8", "x=2", true, 0);
+}
 
 TEST(ValidateSpaceTest, MatvecOnALineAndASquare) {
   // The vector is called x: the mesh axes are p, q (as search::MeshFactorisations names them).
