@@ -5,6 +5,7 @@
 #include <filesystem>
 #include <fstream>
 #include <iostream>
+#include <optional>
 #include <system_error>
 
 #include "absl/strings/ascii.h"
@@ -35,39 +36,86 @@ std::string ResultLine(int line, const v1::TuneResult& result) {
   return base::ToJsonLine(out);
 }
 
+// Opens the batch file (flags.path, "-" for stdin) into `file`. kExitBadInput, with the
+// message on `err`, when it is a directory or cannot be read.
+std::optional<int> OpenBatchFile(const std::string& path, std::ifstream& file, std::ostream& err) {
+  if (path == "-") return std::nullopt;
+  std::error_code ec;
+  if (std::filesystem::is_directory(path, ec)) {
+    err << "meshtune: cannot read batch file '" << base::Excerpt(path, base::kMaxPathExcerpt)
+        << "': it is a directory\n";
+    return engine::kExitBadInput;
+  }
+  file.open(path);
+  if (!file) {
+    const int error = errno;
+    err << "meshtune: cannot read batch file '" << base::Excerpt(path, base::kMaxPathExcerpt)
+        << "': " << std::strerror(error) << "\n";
+    return engine::kExitBadInput;
+  }
+  return std::nullopt;
+}
+
+// What one request line produced: its BatchLine in JSON, whether it failed, whether the
+// batch stops after it (interrupted by SIGINT/SIGTERM).
+struct LineOutcome {
+  std::string json;
+  bool failed = false;
+  bool stop = false;
+};
+
+// Runs request line `number` (not blank, not a comment) on `backend`. Once the daemon is
+// unreachable, `unavailable` holds why and later lines are not sent.
+LineOutcome RunLine(absl::string_view line, int number, const BatchFlags& flags,
+                    engine::Backend& backend, std::string& unavailable, std::ostream& err) {
+  if (line.size() > kMaxLineBytes) {
+    return {ErrorLine(number, absl::StrCat("the line is ", line.size(),
+                                           " bytes long; the limit is ", kMaxLineBytes, " bytes")),
+            true};
+  }
+  if (!unavailable.empty())
+    return {ErrorLine(number, absl::StrCat("not sent: ", unavailable)), true};
+  v1::TuneRequest request;
+  const absl::Status parsed = base::FromJson(line, &request);
+  if (!parsed.ok()) {
+    // protobuf's message may go on with a picture of the input: its first line says it.
+    const std::string message(parsed.message());
+    return {ErrorLine(number, absl::StrCat("not a meshtune.v1.TuneRequest in JSON: ",
+                                           base::Excerpt(message.substr(0, message.find('\n')),
+                                                         4 * base::kMaxExcerpt))),
+            true};
+  }
+  if (flags.model_only) request.set_model_only(true);
+  bool drew = false;
+  engine::TuneProgressFn progress;
+  if (flags.progress) {
+    progress = [&](const v1::TuneProgress& p) {
+      err << "\r\033[K"
+          << "line " << number << ": " << TuneProgressText(p) << std::flush;
+      drew = true;
+    };
+  }
+  absl::StatusOr<v1::TuneResult> result = backend.Tune(request, progress);
+  if (drew) err << "\r\033[K" << std::flush;
+  if (!result.ok()) {
+    // The daemon went away (or never answered): every later line gets its error line too.
+    if (absl::IsUnavailable(result.status())) unavailable = std::string(result.status().message());
+    // Interrupted (SIGINT/SIGTERM stopped this tune's search or job): the rest is not run.
+    return {ErrorLine(number, std::string(result.status().message())), true,
+            absl::IsCancelled(result.status())};
+  }
+  return {ResultLine(number, *result),
+          result->measurements_size() > 0 && !result->record().verified()};
+}
+
 }  // namespace
 
 int RunBatch(const BatchFlags& flags, engine::Backend& backend, std::ostream& out,
              std::ostream& err) {
   std::ifstream file;
-  if (flags.path != "-") {
-    std::error_code ec;
-    if (std::filesystem::is_directory(flags.path, ec)) {
-      err << "meshtune: cannot read batch file '"
-          << base::Excerpt(flags.path, base::kMaxPathExcerpt) << "': it is a directory\n";
-      return engine::kExitBadInput;
-    }
-    file.open(flags.path);
-    if (!file) {
-      const int error = errno;
-      err << "meshtune: cannot read batch file '"
-          << base::Excerpt(flags.path, base::kMaxPathExcerpt) << "': " << std::strerror(error)
-          << "\n";
-      return engine::kExitBadInput;
-    }
-  }
+  if (std::optional<int> bad = OpenBatchFile(flags.path, file, err)) return *bad;
   std::istream& in = flags.path == "-" ? std::cin : file;
   int number = 0, requests = 0, failed = 0;
-  // One result line; false (with the message on `err`) once `out` cannot be written: the
-  // rest of the batch would tune for nobody.
-  auto emit = [&](const std::string& line) {
-    errno = 0;
-    out << line << std::endl;
-    if (out) return true;
-    err << "meshtune: cannot write to standard output: "
-        << (errno != 0 ? std::strerror(errno) : "a write failed") << "\n";
-    return false;
-  };
   std::string unavailable;  // once the daemon is gone, why: the rest is not sent
   std::string text;
   while (std::getline(in, text)) {
@@ -75,59 +123,17 @@ int RunBatch(const BatchFlags& flags, engine::Backend& backend, std::ostream& ou
     const absl::string_view line = absl::StripAsciiWhitespace(text);
     if (line.empty() || line[0] == '#') continue;
     ++requests;
-    if (line.size() > kMaxLineBytes) {
-      ++failed;
-      if (!emit(ErrorLine(number,
-                          absl::StrCat("the line is ", line.size(), " bytes long; the limit is ",
-                                       kMaxLineBytes, " bytes")))) {
-        return engine::kExitFailed;
-      }
-      continue;
+    const LineOutcome outcome = RunLine(line, number, flags, backend, unavailable, err);
+    if (outcome.failed) ++failed;
+    // Once `out` cannot be written, the rest of the batch would tune for nobody.
+    errno = 0;
+    out << outcome.json << std::endl;
+    if (!out) {
+      err << "meshtune: cannot write to standard output: "
+          << (errno != 0 ? std::strerror(errno) : "a write failed") << "\n";
+      return engine::kExitFailed;
     }
-    if (!unavailable.empty()) {
-      ++failed;
-      if (!emit(ErrorLine(number, absl::StrCat("not sent: ", unavailable))))
-        return engine::kExitFailed;
-      continue;
-    }
-    v1::TuneRequest request;
-    const absl::Status parsed = base::FromJson(line, &request);
-    if (!parsed.ok()) {
-      ++failed;
-      // protobuf's message may go on with a picture of the input: its first line says it.
-      const std::string message(parsed.message());
-      if (!emit(ErrorLine(number, absl::StrCat("not a meshtune.v1.TuneRequest in JSON: ",
-                                               base::Excerpt(message.substr(0, message.find('\n')),
-                                                             4 * base::kMaxExcerpt))))) {
-        return engine::kExitFailed;
-      }
-      continue;
-    }
-    if (flags.model_only) request.set_model_only(true);
-    bool drew = false;
-    engine::TuneProgressFn progress;
-    if (flags.progress) {
-      progress = [&](const v1::TuneProgress& p) {
-        err << "\r\033[K"
-            << "line " << number << ": " << TuneProgressText(p) << std::flush;
-        drew = true;
-      };
-    }
-    absl::StatusOr<v1::TuneResult> result = backend.Tune(request, progress);
-    if (drew) err << "\r\033[K" << std::flush;
-    if (!result.ok()) {
-      // The daemon went away (or never answered): every later line gets its error line too.
-      if (result.status().code() == absl::StatusCode::kUnavailable)
-        unavailable = std::string(result.status().message());
-      ++failed;
-      if (!emit(ErrorLine(number, std::string(result.status().message()))))
-        return engine::kExitFailed;
-      // Interrupted (SIGINT/SIGTERM stopped this tune's search or job): the rest is not run.
-      if (result.status().code() == absl::StatusCode::kCancelled) break;
-      continue;
-    }
-    if (result->measurements_size() > 0 && !result->record().verified()) ++failed;
-    if (!emit(ResultLine(number, *result))) return engine::kExitFailed;
+    if (outcome.stop) break;
   }
   if (in.bad()) {
     err << "meshtune: error reading batch file '"

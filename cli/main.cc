@@ -113,12 +113,19 @@ struct ProblemFlags {
     cmd->add_option("--mesh", mesh, "mesh axes, e.g. x=8,y=8")->required();
     cmd->add_option("--mem-per-rank", mem_per_rank, "memory budget per rank, e.g. 2GiB");
   }
-  void Fill(v1::Problem* p, v1::Mesh* m) const {
-    p->set_expr(expr);
-    p->set_extents(extents);
-    p->set_dtype(dtype);
-    m->set_axes(mesh);
-    m->set_mem_per_rank(mem_per_rank);
+  // `request`'s problem and mesh from the flags, and its trace read from `trace_path`
+  // ("-": stdin). The reader's error (naming the path) when it cannot be read.
+  template <typename Request>
+  absl::Status Fill(const std::string& trace_path, Request& request) const {
+    request.mutable_problem()->set_expr(expr);
+    request.mutable_problem()->set_extents(extents);
+    request.mutable_problem()->set_dtype(dtype);
+    request.mutable_mesh()->set_axes(mesh);
+    request.mutable_mesh()->set_mem_per_rank(mem_per_rank);
+    absl::StatusOr<std::string> text = ReadInput(trace_path, ir::kMaxTraceBytes);
+    if (!text.ok()) return text.status();
+    request.mutable_trace()->set_text(*text);
+    return absl::OkStatus();
   }
 };
 
@@ -174,10 +181,7 @@ void AddWorkloadFlags(CLI::App* cmd, WorkloadFlags* w, bool required) {
 int RunExplain(const ProblemFlags& flags, const std::string& trace_path, bool json,
                engine::Backend& backend) {
   v1::ExplainRequest request;
-  flags.Fill(request.mutable_problem(), request.mutable_mesh());
-  absl::StatusOr<std::string> text = ReadInput(trace_path, ir::kMaxTraceBytes);
-  if (!text.ok()) return Fail(text.status());
-  request.mutable_trace()->set_text(*text);
+  if (absl::Status read = flags.Fill(trace_path, request); !read.ok()) return Fail(read);
   absl::StatusOr<v1::ExplainResponse> response = backend.Explain(request);
   if (!response.ok()) return Fail(response.status());
   std::cout << (json ? base::ToJsonLine(*response) + "\n" : engine::ExplainText(*response));
@@ -194,10 +198,7 @@ void PrintRunResult(const v1::RunResult& result, bool json) {
 // (checked "measured" or "simulated"): text, or with --json one JSON line.
 int RunRun(const ProblemFlags& flags, const std::string& trace_path, const RunFlags& rf) {
   v1::ExplainRequest request;
-  flags.Fill(request.mutable_problem(), request.mutable_mesh());
-  absl::StatusOr<std::string> text = ReadInput(trace_path, ir::kMaxTraceBytes);
-  if (!text.ok()) return Fail(text.status());
-  request.mutable_trace()->set_text(*text);
+  if (absl::Status read = flags.Fill(trace_path, request); !read.ok()) return Fail(read);
   absl::StatusOr<v1::ExplainResponse> verdict = engine::Explain(request);
   if (!verdict.ok()) return Fail(verdict.status());
   if (!verdict->legal()) {
@@ -215,7 +216,7 @@ int RunRun(const ProblemFlags& flags, const std::string& trace_path, const RunFl
   spec.extents = flags.extents;
   spec.dtype = flags.dtype;
   spec.mesh = flags.mesh;
-  spec.trace = *text;
+  spec.trace = request.trace().text();
   spec.ranks = mesh->Ranks();
   spec.reps = rf.reps;
   spec.warmup = rf.warmup;
@@ -258,10 +259,7 @@ int RunRun(const ProblemFlags& flags, const std::string& trace_path, const RunFl
 int RunCodegen(const ProblemFlags& flags, const std::string& trace_path, const std::string& output,
                engine::Backend& backend) {
   v1::CodegenRequest request;
-  flags.Fill(request.mutable_problem(), request.mutable_mesh());
-  absl::StatusOr<std::string> text = ReadInput(trace_path, ir::kMaxTraceBytes);
-  if (!text.ok()) return Fail(text.status());
-  request.mutable_trace()->set_text(*text);
+  if (absl::Status read = flags.Fill(trace_path, request); !read.ok()) return Fail(read);
   absl::StatusOr<v1::CodegenResponse> response = backend.Codegen(request);
   if (!response.ok()) return Fail(response.status());
   if (output.empty() || output == "-") {
