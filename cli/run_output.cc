@@ -14,6 +14,7 @@ v1::RunResult RunResultOfLaunch(const runtime::LaunchResult& launched) {
   for (double s : launched.seconds) r.add_seconds(s);
   r.set_median_s(launched.median_s);
   r.set_bytes_sent_max(static_cast<double>(launched.bytes_sent_max));
+  r.set_bytes_copied_max(static_cast<double>(launched.bytes_copied_max));
   r.set_checksum(launched.checksum);
   r.set_error(launched.error.value_or(""));
   r.set_checked("measured");
@@ -37,6 +38,8 @@ std::string RunResultText(const v1::RunResult& r) {
                                     absl::StrJoin(seconds, ", ")),
                     absl::StrFormat("sent       %.0f bytes by the busiest rank in one repetition\n",
                                     r.bytes_sent_max()),
+                    absl::StrFormat("copied     %.0f bytes packed or copied by the busiest rank\n",
+                                    r.bytes_copied_max()),
                     absl::StrFormat("checksum   %.17g\n", r.checksum()));
   }
   return out;

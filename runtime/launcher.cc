@@ -362,6 +362,7 @@ LaunchResult Launch(const RunSpec& spec, const LaunchOptions& options) {
   result.seconds.assign(r.seconds().begin(), r.seconds().end());
   result.median_s = r.median_s();
   result.bytes_sent_max = static_cast<int64_t>(r.bytes_sent_max());
+  result.bytes_copied_max = static_cast<int64_t>(r.bytes_copied_max());
   result.checksum = r.checksum();
   if (!r.error().empty()) {
     result.error = r.error();

@@ -42,6 +42,7 @@ struct LaunchResult {
   std::vector<double> seconds;
   double median_s = 0;
   int64_t bytes_sent_max = 0;
+  int64_t bytes_copied_max = 0;  // bytes the busiest rank packed or copied in a repetition
   double checksum = 0;
   std::optional<std::string> error;  // set whenever the run did not verify
 };

@@ -84,10 +84,40 @@ void CopyBox(const Buffer<T>& src, const std::vector<int64_t>& src_off, Buffer<T
   });
 }
 
+// Copies the dense row-major box of sizes `len` at `src` into `dst` at `dst_off`.
+template <typename T>
+void CopyDenseInto(const T* src, const std::vector<int64_t>& len, Buffer<T>& dst,
+                   const std::vector<int64_t>& dst_off) {
+  if (len.empty()) {
+    dst.data[0] = src[0];
+    return;
+  }
+  const std::vector<int64_t> outer(len.begin(), len.end() - 1);
+  std::vector<int64_t> d(len.size());
+  int64_t row = 0;
+  ForEachPoint(outer, [&](const std::vector<int64_t>& idx) {
+    for (size_t k = 0; k + 1 < len.size(); ++k) d[k] = dst_off[k] + idx[k];
+    d.back() = dst_off.back();
+    std::memcpy(&dst.data[dst.Offset(d)], src + row * len.back(), len.back() * sizeof(T));
+    ++row;
+  });
+}
+
 int64_t Linear(const std::vector<int64_t>& idx, const std::vector<int64_t>& shape) {
   int64_t o = 0;
   for (size_t d = 0; d < idx.size(); ++d) o = o * shape[d] + idx[d];
   return o;
+}
+
+// Whether the box of sizes `len` in a row-major array of `shape` is one contiguous run of
+// elements: every dim after the first one longer than 1 is whole.
+bool Contiguous(const std::vector<int64_t>& len, const std::vector<int64_t>& shape) {
+  size_t d = 0;
+  while (d < len.size() && len[d] == 1) ++d;
+  for (++d; d < len.size(); ++d) {
+    if (len[d] != shape[d]) return false;
+  }
+  return true;
 }
 
 template <typename T>
@@ -122,6 +152,7 @@ class RankRuntime : public RankRuntimeBase {
              const std::vector<int64_t>& offset) override {
     Buffer<T>& buf = buffers_[buffer];
     CopyBox(shards_[tensor], offset, buf, std::vector<int64_t>(buf.shape.size(), 0), buf.shape);
+    copied_ += static_cast<int64_t>(buf.data.size()) * sizeof(T);
   }
 
   void Broadcast(const std::string& tensor, const std::string& buffer,
@@ -151,41 +182,67 @@ class RankRuntime : public RankRuntimeBase {
       }
       counts[r] = static_cast<int>(n);
     }
-    for (size_t r = 1; r < group.size(); ++r) displs[r] = displs[r - 1] + counts[r - 1];
     const int me = comm_->GroupIndex(axes, coords_);
-    Buffer<T> mine, all;
-    all.data.resize(displs.back() + counts.back());
+    // Send straight from the shard when this rank's part is contiguous in it; else pack it.
+    const T* send = nullptr;
+    Buffer<T> mine;
     if (counts[me] > 0) {
-      mine.Resize(lens[me]);
       const std::vector<int64_t> start = t.block_start(coords_);
       std::vector<int64_t> local(los[me].size());
       for (size_t d = 0; d < local.size(); ++d) local[d] = los[me][d] - start[d];
-      CopyBox(shards_[tensor], local, mine, std::vector<int64_t>(local.size(), 0), lens[me]);
+      const Buffer<T>& shard = shards_[tensor];
+      if (Contiguous(lens[me], shard.shape)) {
+        send = shard.data.data() + shard.Offset(local);
+      } else {
+        mine.Resize(lens[me]);
+        CopyBox(shard, local, mine, std::vector<int64_t>(local.size(), 0), lens[me]);
+        copied_ += static_cast<int64_t>(counts[me]) * sizeof(T);
+        send = mine.data.data();
+      }
     }
-    comm_->Allgatherv(mine.data.data(), counts[me], all.data.data(), counts, displs, TypeOf<T>(),
-                      axes);
-    bytes_ += static_cast<int64_t>(counts[me]) * sizeof(T);
+    // Receive straight into the buffer when every part lands contiguously in it (each at
+    // its own displacement); else into one staging array, then each part to its place.
+    std::vector<std::vector<int64_t>> at(group.size());
+    bool direct = true;
     for (size_t r = 0; r < group.size(); ++r) {
       if (counts[r] == 0) continue;
-      Buffer<T> piece;
-      piece.Resize(lens[r]);
-      std::copy(all.data.begin() + displs[r], all.data.begin() + displs[r] + counts[r],
-                piece.data.begin());
-      std::vector<int64_t> at(los[r].size());
-      for (size_t d = 0; d < at.size(); ++d) at[d] = los[r][d] - offset[d];
-      CopyBox(piece, std::vector<int64_t>(at.size(), 0), buf, at, lens[r]);
+      at[r].resize(los[r].size());
+      for (size_t d = 0; d < at[r].size(); ++d) at[r][d] = los[r][d] - offset[d];
+      direct = direct && Contiguous(lens[r], buf.shape);
     }
+    if (direct) {
+      for (size_t r = 0; r < group.size(); ++r) {
+        displs[r] = counts[r] == 0 ? 0 : static_cast<int>(buf.Offset(at[r]));
+      }
+      comm_->Allgatherv(send, counts[me], buf.data.data(), counts, displs, TypeOf<T>(), axes);
+    } else {
+      for (size_t r = 1; r < group.size(); ++r) displs[r] = displs[r - 1] + counts[r - 1];
+      Buffer<T> all;
+      all.Resize({displs.back() + counts.back()});
+      comm_->Allgatherv(send, counts[me], all.data.data(), counts, displs, TypeOf<T>(), axes);
+      for (size_t r = 0; r < group.size(); ++r) {
+        if (counts[r] == 0) continue;
+        CopyDenseInto(all.data.data() + displs[r], lens[r], buf, at[r]);
+        copied_ += static_cast<int64_t>(counts[r]) * sizeof(T);
+      }
+    }
+    bytes_ += static_cast<int64_t>(counts[me]) * sizeof(T);
   }
 
   void ShiftStep(const std::string& buffer, int axis, int shift) override {
     Buffer<T>& buf = buffers_[buffer];
-    // Receive from the neighbour at +shift, send to the one at -shift (a ring).
+    // Receive from the neighbour at +shift into a second buffer while sending this one to
+    // the neighbour at -shift (a ring), then swap the two by pointer: no copy.
     Coords from = coords_, to = coords_;
     from[axis] += shift;
     to[axis] -= shift;
-    comm_->SendrecvReplace(buf.data.data(), static_cast<int64_t>(buf.data.size()), TypeOf<T>(),
-                           comm_->RankOf(to), comm_->RankOf(from));
-    bytes_ += static_cast<int64_t>(buf.data.size()) * sizeof(T);
+    std::vector<T>& spare = spare_[buffer];
+    spare.resize(buf.data.size());
+    const int64_t n = static_cast<int64_t>(buf.data.size());
+    comm_->Exchange({{comm_->RankOf(to), buf.data.data(), n}},
+                    {comm_->RankOf(from), spare.data(), n}, TypeOf<T>());
+    buf.data.swap(spare);
+    bytes_ += n * static_cast<int64_t>(sizeof(T));
   }
 
   void PointToPoint(const std::string& tensor, const std::string& buffer, const CoordsFn& source,
@@ -203,6 +260,7 @@ class RankRuntime : public RankRuntimeBase {
       packed.emplace_back();
       packed.back().Resize(buf.shape);
       CopyBox(shard, offset(c), packed.back(), zeros, buf.shape);
+      copied_ += static_cast<int64_t>(packed.back().data.size()) * sizeof(T);
       sends.push_back(
           {r, packed.back().data.data(), static_cast<int64_t>(packed.back().data.size())});
       bytes_ += static_cast<int64_t>(packed.back().data.size()) * sizeof(T);
@@ -211,6 +269,7 @@ class RankRuntime : public RankRuntimeBase {
     Message recv;
     if (src == coords_) {
       CopyBox(shard, offset(coords_), buf, zeros, buf.shape);
+      copied_ += static_cast<int64_t>(buf.data.size()) * sizeof(T);
     } else {
       recv = {comm_->RankOf(src), buf.data.data(), static_cast<int64_t>(buf.data.size())};
     }
@@ -236,6 +295,7 @@ class RankRuntime : public RankRuntimeBase {
         piece.Resize(len);
         sum.Resize(len);
         CopyBox(part, rel, piece, std::vector<int64_t>(len.size(), 0), len);
+        copied_ += static_cast<int64_t>(piece.data.size()) * sizeof(T);
         comm_->ReduceSum(piece.data.data(), sum.data.data(),
                          static_cast<int64_t>(piece.data.size()), TypeOf<T>(), axes, g);
         bytes_ += static_cast<int64_t>(piece.data.size()) * sizeof(T);
@@ -282,6 +342,7 @@ class RankRuntime : public RankRuntimeBase {
     for (int i = 0; i < warmup + reps; ++i) {
       ResetOutput();
       bytes_ = 0;
+      copied_ = 0;
       kernel_time_ = 0;
       kernel_calls_ = 0;
       comm_->Barrier();
@@ -295,9 +356,10 @@ class RankRuntime : public RankRuntimeBase {
       }
       m.kernel_calls = kernel_calls_;
     }
-    long long most = bytes_;
-    comm_->Allreduce(&most, 1, DataType::kLongLong, ReduceOp::kMax, comm_->AllAxes());
-    m.bytes_sent_max = most;
+    long long most[2] = {bytes_, copied_};
+    comm_->Allreduce(most, 2, DataType::kLongLong, ReduceOp::kMax, comm_->AllAxes());
+    m.bytes_sent_max = most[0];
+    m.bytes_copied_max = most[1];
     Buffer<T>& out = shards_[statement_.output];
     if (fault == "wrong" && rank_ == 0 && !out.data.empty()) out.data[out.data.size() / 2] += T(1);
     m.checksum = 0;
@@ -478,6 +540,8 @@ class RankRuntime : public RankRuntimeBase {
   int rank_ = 0, size_ = 1;
   Coords coords_;
   std::map<std::string, Buffer<T>> shards_, buffers_;
+  std::map<std::string, std::vector<T>> spare_;  // a shifted buffer's second half
+  int64_t copied_ = 0;  // bytes packed or copied on this rank in this repetition
   int64_t bytes_ = 0;
   double kernel_time_ = 0;
   int64_t kernel_calls_ = 0;

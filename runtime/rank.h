@@ -57,6 +57,10 @@ struct RunStats {
   std::vector<double> kernel_seconds;  // per timed repetition, max over ranks of local kernel time
   int64_t kernel_calls = 0;            // kernel calls per rank and repetition (rank 0)
   int64_t bytes_sent_max = 0;
+  // Bytes the busiest rank packed or copied locally in one repetition (shard to buffer,
+  // packing for a collective, unpacking after one); 0 when every transfer moved data
+  // straight between shards, buffers and the network.
+  int64_t bytes_copied_max = 0;
   double checksum = 0;
   std::string error;  // the lowest failing rank's message, on every rank
 };

@@ -163,8 +163,9 @@ TEST_P(RankRuntimeTest, BroadcastFromEachRootFillsTheGroup) {
   EXPECT_EQ(m.error, "");
   // C is held twice (along x): the checksum is twice A's sum.
   EXPECT_NEAR(m.checksum, 2 * Sum("A", 12, dtype()), 1e-5);
-  // Each rank is the root once and sends its 3 elements.
+  // Each rank is the root once and sends its 3 elements, copied from its shard first.
   EXPECT_EQ(m.bytes_sent_max, 3 * dtype());
+  EXPECT_EQ(m.bytes_copied_max, 3 * dtype());
   EXPECT_EQ(m.kernel_calls, 2);
   EXPECT_EQ(m.seconds.size(), 1u);
 }
@@ -215,6 +216,38 @@ TEST_P(RankRuntimeTest, AllGatherOfAlignedBlocks) {
   EXPECT_TRUE(m.verified) << m.error;
   EXPECT_NEAR(m.checksum, 2 * Sum("A", 24, dtype()), 1e-5);
   EXPECT_EQ(m.bytes_sent_max, 6 * dtype());
+  // Whole shards, landing as whole rows of the buffer: sent and received in place.
+  EXPECT_EQ(m.bytes_copied_max, 0);
+}
+
+TEST_P(RankRuntimeTest, AllGatherOfColumnBlocksUnpacksThem) {
+  // A[4,6] split over x=2 by columns (j@x); every rank gathers all of A. A rank's shard is
+  // contiguous (sent in place) but its part of the buffer is not: received into a staging
+  // array, then each of the 2 parts (12 elements) copied to its columns.
+  MeshProgram s;
+  s.axis_sizes = {2};
+  s.axis_names = {"x"};
+  s.tensors = {Tensor("A", {"i", "j"}, {4, 6}, {4, 3},
+                      [](const Coords& c) {
+                        return Coords{0, 3 * c[0]};
+                      }),
+               Tensor(
+                   "C", {"i", "j"}, {4, 6}, {4, 6},
+                   [](const Coords&) {
+                     return Coords{0, 0};
+                   },
+                   true)};
+  s.buffers = {{"TA", {4, 6}}};
+  s.statement = Copy({"i", "j"});
+  s.body = [](RankRuntimeBase& rt) {
+    rt.AllGather("A", "TA", {0, 0}, {0});
+    AddInto(rt, "TA", {"i", "j"}, {4, 6}, {0, 0});
+  };
+  const RunStats m = RunOnMesh(s, dtype());
+  EXPECT_TRUE(m.verified) << m.error;
+  EXPECT_NEAR(m.checksum, 2 * Sum("A", 24, dtype()), 1e-5);
+  EXPECT_EQ(m.bytes_sent_max, 12 * dtype());
+  EXPECT_EQ(m.bytes_copied_max, 24 * dtype());
 }
 
 TEST_P(RankRuntimeTest, AllGatherOfBoxesAcrossShardBoundaries) {
@@ -240,6 +273,7 @@ TEST_P(RankRuntimeTest, AllGatherOfBoxesAcrossShardBoundaries) {
   EXPECT_TRUE(m.verified) << m.error;
   EXPECT_NEAR(m.checksum, 2 * Sum("A", 4, dtype()), 1e-5);
   EXPECT_EQ(m.bytes_sent_max, 2 * dtype());  // each rank contributes 2 elements in all
+  EXPECT_EQ(m.bytes_copied_max, 0);          // 1-D boxes: all in place
 }
 
 // C[j] += A[i,j] with A's rows split over x=3: each rank sums its row into P, then `kind`
@@ -327,6 +361,8 @@ TEST_P(RankRuntimeTest, ShiftStepBringsTheNeighboursBlock) {
     EXPECT_TRUE(m.verified) << "shift " << shift << ": " << m.error;
     EXPECT_NEAR(m.checksum, Sum("A", 12, dtype()), 1e-5);
     EXPECT_EQ(m.bytes_sent_max, 4 * dtype());
+    // The first Local copies the row; the shift swaps two buffers and copies nothing.
+    EXPECT_EQ(m.bytes_copied_max, 4 * dtype());
   }
 }
 

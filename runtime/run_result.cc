@@ -15,6 +15,7 @@ v1::RunResult RunResultOf(const RunStats& m) {
   std::sort(sorted.begin(), sorted.end());
   if (!sorted.empty()) r.set_median_s(sorted[sorted.size() / 2]);
   r.set_bytes_sent_max(static_cast<double>(m.bytes_sent_max));
+  r.set_bytes_copied_max(static_cast<double>(m.bytes_copied_max));
   r.set_checksum(m.checksum);
   r.set_error(m.error);
   return r;

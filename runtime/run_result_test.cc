@@ -13,6 +13,7 @@ TEST(RunResultTest, CarriesEveryFieldAndTheUpperMedian) {
   m.verified = false;
   m.seconds = {0.5, 0.125, 0.25, 1.0};
   m.bytes_sent_max = 64;
+  m.bytes_copied_max = 32;
   m.checksum = 1.5;
   m.error = "rank \"0\"\\\n";
   const v1::RunResult r = RunResultOf(m);
@@ -20,6 +21,7 @@ TEST(RunResultTest, CarriesEveryFieldAndTheUpperMedian) {
   EXPECT_EQ(r.seconds_size(), 4);
   EXPECT_EQ(r.median_s(), 0.5);  // the upper median of 0.125, 0.25, 0.5, 1.0
   EXPECT_EQ(r.bytes_sent_max(), 64);
+  EXPECT_EQ(r.bytes_copied_max(), 32);
   EXPECT_EQ(r.checksum(), 1.5);
   EXPECT_EQ(r.error(), m.error);
   EXPECT_EQ(r.checked(), "");

@@ -216,6 +216,7 @@ TEST(MpiRunTest, PlainRunPrintsText) {
   EXPECT_EQ(r.out.rfind("verified   yes (measured under MPI)\nmedian     ", 0), 0u) << r.out;
   EXPECT_NE(r.out.find(" s of 2 repetitions ("), std::string::npos) << r.out;
   EXPECT_NE(r.out.find("\nsent       "), std::string::npos) << r.out;
+  EXPECT_NE(r.out.find("\ncopied     "), std::string::npos) << r.out;
   EXPECT_NE(r.out.find("\nchecksum   "), std::string::npos) << r.out;
 
   r = MeshtuneRun(kMatmul, "m=16,n=8,k=8", "x=2,y=2", trace, "--simulate --inject-fault wrong",
