@@ -291,14 +291,21 @@ class RankRuntime : public RankRuntimeBase {
         if (!Held(t, g, offset, part.shape, &lo, &len)) continue;
         std::vector<int64_t> rel(lo.size());
         for (size_t d = 0; d < lo.size(); ++d) rel[d] = lo[d] - offset[d];
+        int64_t n = 1;
+        for (int64_t l : len) n *= l;
+        // The piece goes straight from the partial buffer when it is contiguous there;
+        // else it is packed first. Only the holder receives the sum.
+        const T* send = part.data.data() + part.Offset(rel);
         Buffer<T> piece, sum;
-        piece.Resize(len);
-        sum.Resize(len);
-        CopyBox(part, rel, piece, std::vector<int64_t>(len.size(), 0), len);
-        copied_ += static_cast<int64_t>(piece.data.size()) * sizeof(T);
-        comm_->ReduceSum(piece.data.data(), sum.data.data(),
-                         static_cast<int64_t>(piece.data.size()), TypeOf<T>(), axes, g);
-        bytes_ += static_cast<int64_t>(piece.data.size()) * sizeof(T);
+        if (!Contiguous(len, part.shape)) {
+          piece.Resize(len);
+          CopyBox(part, rel, piece, std::vector<int64_t>(len.size(), 0), len);
+          copied_ += n * static_cast<int64_t>(sizeof(T));
+          send = piece.data.data();
+        }
+        if (g == coords_) sum.Resize(len);
+        comm_->ReduceSum(send, g == coords_ ? sum.data.data() : nullptr, n, TypeOf<T>(), axes, g);
+        bytes_ += n * static_cast<int64_t>(sizeof(T));
         if (g == coords_) AddHeld(t, sum, lo);
       }
     } else {

@@ -319,6 +319,7 @@ TEST_P(RankRuntimeTest, ReductionsSumThePartialsIntoTheHolders) {
     EXPECT_TRUE(m.verified) << c.kind << ": " << m.error;
     EXPECT_NEAR(m.checksum, c.copies * Sum("A", 18, dtype()), 1e-4) << c.kind;
     EXPECT_EQ(m.bytes_sent_max, c.elements_sent * dtype()) << c.kind;
+    EXPECT_EQ(m.bytes_copied_max, 0) << c.kind;  // contiguous pieces go in place
   }
 }
 
