@@ -18,6 +18,7 @@ v1::RunResult RunResultOfLaunch(const runtime::LaunchResult& launched);
 //   verified   yes (measured under MPI)
 //   median     0.00119 s of 3 repetitions (0.00123, 0.00119, 0.0012 s)
 //   sent       4096 bytes by the busiest rank in one repetition
+//   copied     4096 bytes packed or copied by the busiest rank
 //   checksum   -337.71358995139599
 // or "verified   no (...)" followed by "error      WHY" (and the times, when it ran).
 std::string RunResultText(const v1::RunResult& result);

@@ -164,8 +164,8 @@ int Serve(const Flags& flags, storage::TuningDb* db) {
   stopper.join();
   server.reset();
   spdlog::debug("server released");
-  return engine::kExitOk;
-}  // the service waits for its tune threads here
+  return engine::kExitOk;  // `service` waits for its tune threads as it goes out of scope
+}
 
 int Main(int argc, char** argv) {
   Flags flags;
