@@ -4,6 +4,7 @@
 #include <cmath>
 #include <cstring>
 #include <memory>
+#include <set>
 #include <utility>
 
 #include "absl/strings/str_cat.h"
@@ -144,30 +145,60 @@ class RankRuntime : public RankRuntimeBase {
 
   const Coords& coords() const override { return coords_; }
 
+  void Async(const std::string& buffer) override { async_.insert(buffer); }
+
+  void Wait(const std::string& buffer) override {
+    auto it = pending_.find(buffer);
+    if (it == pending_.end()) return;
+    buffers_[buffer].data.swap(spare_[buffer]);  // the filled half becomes current
+    pending_.erase(it);
+  }
+
   void Zero(const std::string& buffer) override {
     std::fill(buffers_[buffer].data.begin(), buffers_[buffer].data.end(), T(0));
   }
 
   void Local(const std::string& tensor, const std::string& buffer,
              const std::vector<int64_t>& offset) override {
-    Buffer<T>& buf = buffers_[buffer];
-    CopyBox(shards_[tensor], offset, buf, std::vector<int64_t>(buf.shape.size(), 0), buf.shape);
-    copied_ += static_cast<int64_t>(buf.data.size()) * sizeof(T);
+    IntoBuffer(buffer, [&] { LocalNow(tensor, buffer, offset); });
   }
 
   void Broadcast(const std::string& tensor, const std::string& buffer,
                  const std::vector<int64_t>& offset, const std::vector<int>& axes,
                  const Coords& root) override {
+    IntoBuffer(buffer, [&] { BroadcastNow(tensor, buffer, offset, axes, root); });
+  }
+
+  void AllGather(const std::string& tensor, const std::string& buffer,
+                 const std::vector<int64_t>& offset, const std::vector<int>& axes) override {
+    IntoBuffer(buffer, [&] { AllGatherNow(tensor, buffer, offset, axes); });
+  }
+
+  void PointToPoint(const std::string& tensor, const std::string& buffer, const CoordsFn& source,
+                    const CoordsFn& offset) override {
+    IntoBuffer(buffer, [&] { PointToPointNow(tensor, buffer, source, offset); });
+  }
+
+  void LocalNow(const std::string& tensor, const std::string& buffer,
+                const std::vector<int64_t>& offset) {
+    Buffer<T>& buf = buffers_[buffer];
+    CopyBox(shards_[tensor], offset, buf, std::vector<int64_t>(buf.shape.size(), 0), buf.shape);
+    copied_ += static_cast<int64_t>(buf.data.size()) * sizeof(T);
+  }
+
+  void BroadcastNow(const std::string& tensor, const std::string& buffer,
+                    const std::vector<int64_t>& offset, const std::vector<int>& axes,
+                    const Coords& root) {
     Buffer<T>& buf = buffers_[buffer];
     if (comm_->GroupIndex(axes, coords_) == comm_->GroupIndex(axes, root)) {
-      Local(tensor, buffer, offset);
+      LocalNow(tensor, buffer, offset);
       bytes_ += static_cast<int64_t>(buf.data.size()) * sizeof(T);
     }
     comm_->Bcast(buf.data.data(), static_cast<int64_t>(buf.data.size()), TypeOf<T>(), axes, root);
   }
 
-  void AllGather(const std::string& tensor, const std::string& buffer,
-                 const std::vector<int64_t>& offset, const std::vector<int>& axes) override {
+  void AllGatherNow(const std::string& tensor, const std::string& buffer,
+                    const std::vector<int64_t>& offset, const std::vector<int>& axes) {
     const TensorSpec& t = Tensor(tensor);
     Buffer<T>& buf = buffers_[buffer];
     const std::vector<Coords> group = comm_->Group(axes);
@@ -241,12 +272,16 @@ class RankRuntime : public RankRuntimeBase {
     const int64_t n = static_cast<int64_t>(buf.data.size());
     comm_->Exchange({{comm_->RankOf(to), buf.data.data(), n}},
                     {comm_->RankOf(from), spare.data(), n}, TypeOf<T>());
-    buf.data.swap(spare);
+    if (async_.erase(buffer) > 0) {
+      pending_.insert(buffer);  // Wait swaps the halves
+    } else {
+      buf.data.swap(spare);
+    }
     bytes_ += n * static_cast<int64_t>(sizeof(T));
   }
 
-  void PointToPoint(const std::string& tensor, const std::string& buffer, const CoordsFn& source,
-                    const CoordsFn& offset) override {
+  void PointToPointNow(const std::string& tensor, const std::string& buffer, const CoordsFn& source,
+                       const CoordsFn& offset) {
     Buffer<T>& buf = buffers_[buffer];
     const Buffer<T>& shard = shards_[tensor];
     const std::vector<int64_t> zeros(buf.shape.size(), 0);
@@ -278,6 +313,17 @@ class RankRuntime : public RankRuntimeBase {
 
   void ReduceInto(const std::string& kind, const std::string& tensor, const std::string& buffer,
                   const std::vector<int64_t>& offset, const std::vector<int>& axes) override {
+    ReduceNow(kind, tensor, buffer, offset, axes);
+    if (async_.erase(buffer) > 0) {
+      // Done already: the next kernels and Zero use the other half.
+      std::vector<T>& other = spare_[buffer];
+      other.resize(buffers_[buffer].data.size());
+      buffers_[buffer].data.swap(other);
+    }
+  }
+
+  void ReduceNow(const std::string& kind, const std::string& tensor, const std::string& buffer,
+                 const std::vector<int64_t>& offset, const std::vector<int>& axes) {
     const TensorSpec& t = Tensor(tensor);
     Buffer<T>& part = buffers_[buffer];
     if (kind == "AllReduce") {
@@ -378,6 +424,19 @@ class RankRuntime : public RankRuntimeBase {
   }
 
  private:
+  // Runs `fill` (a transfer into `buffer`); after Async(buffer), into the buffer's other
+  // half, which Wait makes current.
+  void IntoBuffer(const std::string& buffer, const std::function<void()>& fill) {
+    if (async_.erase(buffer) == 0) return fill();
+    Buffer<T>& buf = buffers_[buffer];
+    std::vector<T>& other = spare_[buffer];
+    other.resize(buf.data.size());
+    buf.data.swap(other);
+    fill();
+    buf.data.swap(other);
+    pending_.insert(buffer);
+  }
+
   const TensorSpec& Tensor(const std::string& name) const {
     for (const TensorSpec& t : tensors_) {
       if (t.name == name) return t;
@@ -547,8 +606,10 @@ class RankRuntime : public RankRuntimeBase {
   int rank_ = 0, size_ = 1;
   Coords coords_;
   std::map<std::string, Buffer<T>> shards_, buffers_;
-  std::map<std::string, std::vector<T>> spare_;  // a shifted buffer's second half
-  int64_t copied_ = 0;  // bytes packed or copied on this rank in this repetition
+  std::map<std::string, std::vector<T>> spare_;  // a buffer's second half (rings, prefetch)
+  std::set<std::string> async_;    // buffers whose next transfer goes to the other half
+  std::set<std::string> pending_;  // buffers whose other half Wait makes current
+  int64_t copied_ = 0;             // bytes packed or copied on this rank in this repetition
   int64_t bytes_ = 0;
   double kernel_time_ = 0;
   int64_t kernel_calls_ = 0;

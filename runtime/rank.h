@@ -89,6 +89,16 @@ class RankRuntimeBase {
   virtual void ReduceInto(const std::string& kind, const std::string& tensor,
                           const std::string& buffer, const std::vector<int64_t>& offset,
                           const std::vector<int>& axes) = 0;
+  // Double buffering, for prefetched transfers. After Async(buffer), the next transfer into
+  // `buffer` (Local, Broadcast, AllGather, ShiftStep, PointToPoint) fills the buffer's other
+  // half and may return before the data has arrived; kernels and transfers keep reading the
+  // current half until Wait(buffer) completes the transfer and makes the filled half
+  // current. For a partial-result buffer, after Async(buffer) the next ReduceInto from it
+  // may return before the sum has landed in the holders, and Zero and kernels then use the
+  // buffer's other half; Wait(buffer) completes that reduction. At most one transfer or
+  // reduction per buffer is pending; Wait with none pending does nothing.
+  virtual void Async(const std::string& buffer) = 0;
+  virtual void Wait(const std::string& buffer) = 0;
   // out += in[0] * in[1] ... (or the sum) over the tile; "matmul*" kernels use BLAS.
   virtual void Kernel(const std::string& kernel, bool sum, const std::vector<std::string>& indices,
                       const std::vector<int64_t>& extents, const OperandSpec& out,

@@ -170,6 +170,37 @@ TEST_P(RankRuntimeTest, BroadcastFromEachRootFillsTheGroup) {
   EXPECT_EQ(m.seconds.size(), 1u);
 }
 
+TEST_P(RankRuntimeTest, APrefetchedBroadcastFillsTheOtherHalfUntilWait) {
+  // Root r+1's block is started (Async) before root r's is added: the kernel must still
+  // read root r's block, and Wait must make root r+1's current.
+  MeshProgram s = BroadcastSetup();
+  s.body = [](RankRuntimeBase& rt) {
+    auto fetch = [&rt](int64_t root) {
+      rt.Async("TA");
+      rt.Broadcast("A", "TA", {0, 0}, {0}, Coords{root, rt.coords()[1]});
+    };
+    fetch(0);
+    for (int64_t root = 0; root < 2; ++root) {
+      rt.Wait("TA");
+      if (root + 1 < 2) fetch(root + 1);
+      AddInto(rt, "TA", {"i", "j"}, {1, 3}, {root, 0});
+    }
+    rt.Wait("TA");  // nothing pending: does nothing
+  };
+  const RunStats m = RunOnMesh(s, dtype());
+  EXPECT_TRUE(m.verified) << m.error;
+  EXPECT_NEAR(m.checksum, 2 * Sum("A", 12, dtype()), 1e-5);
+  // Without the Wait the kernel reads the half that was current: root 0's block twice.
+  s.body = [](RankRuntimeBase& rt) {
+    rt.Broadcast("A", "TA", {0, 0}, {0}, Coords{0, rt.coords()[1]});
+    AddInto(rt, "TA", {"i", "j"}, {1, 3}, {0, 0});
+    rt.Async("TA");
+    rt.Broadcast("A", "TA", {0, 0}, {0}, Coords{1, rt.coords()[1]});
+    AddInto(rt, "TA", {"i", "j"}, {1, 3}, {1, 0});
+  };
+  ExpectVerificationError(RunOnMesh(s, dtype()), "x=0, y=0");
+}
+
 TEST_P(RankRuntimeTest, AnInjectedWrongElementIsReportedOnRankZero) {
   const RunStats clean = RunOnMesh(BroadcastSetup(), dtype());
   MeshProgram s = BroadcastSetup();
@@ -323,6 +354,28 @@ TEST_P(RankRuntimeTest, ReductionsSumThePartialsIntoTheHolders) {
   }
 }
 
+TEST_P(RankRuntimeTest, APrefetchedReductionLeavesTheOtherHalfToTheNextStep) {
+  // C[j] in two halves of 3 columns: each step sums its half into P and starts the
+  // reduction (Async); the next step's Zero and kernel must use P's other half.
+  for (const std::string kind : {"AllReduce", "Reduce", "ReduceScatter"}) {
+    MeshProgram s = ReduceSetup(kind, kind == "ReduceScatter");
+    s.buffers = {{"P", {3}}};
+    s.body = [kind](RankRuntimeBase& rt) {
+      for (int64_t h = 0; h < 2; ++h) {
+        rt.Zero("P");
+        rt.Kernel("sum", true, {"i", "j"}, {1, 3}, OperandSpec{"C", "P", {"j"}, {0}},
+                  {OperandSpec{"A", "A", {"i", "j"}, {0, 3 * h}}});
+        rt.Wait("P");
+        rt.Async("P");
+        rt.ReduceInto(kind, "C", "P", {3 * h}, {0});
+      }
+      rt.Wait("P");
+    };
+    const RunStats m = RunOnMesh(s, dtype());
+    EXPECT_TRUE(m.verified) << kind << ": " << m.error;
+  }
+}
+
 TEST_P(RankRuntimeTest, AMissingReductionIsNotVerified) {
   // "Local" adds only this rank's partial sum: C misses the other rows.
   ExpectVerificationError(RunOnMesh(ReduceSetup("Local", true), dtype()), "x=0");
@@ -365,6 +418,24 @@ TEST_P(RankRuntimeTest, ShiftStepBringsTheNeighboursBlock) {
     // The first Local copies the row; the shift swaps two buffers and copies nothing.
     EXPECT_EQ(m.bytes_copied_max, 4 * dtype());
   }
+}
+
+TEST_P(RankRuntimeTest, APrefetchedShiftKeepsTheCurrentBlockUntilWait) {
+  // Async shift: the kernel after it still reads the own row (C holds row x), and the
+  // neighbour's row becomes current only at Wait.
+  MeshProgram s = RingSetup(0, [](RankRuntimeBase& rt) {
+    rt.Async("TA");
+    rt.ShiftStep("TA", 0, 1);
+  });
+  const RunStats m = RunOnMesh(s, dtype());
+  EXPECT_TRUE(m.verified) << m.error;
+  EXPECT_EQ(m.bytes_sent_max, 4 * dtype());
+  s = RingSetup(1, [](RankRuntimeBase& rt) {
+    rt.Async("TA");
+    rt.ShiftStep("TA", 0, 1);
+    rt.Wait("TA");
+  });
+  EXPECT_TRUE(RunOnMesh(s, dtype()).verified);
 }
 
 TEST_P(RankRuntimeTest, AShiftTheWrongWayIsNotVerified) {
