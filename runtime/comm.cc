@@ -73,3 +73,57 @@ std::vector<int> Comm::AllAxes() const {
 }
 
 }  // namespace meshtune::runtime
+
+namespace meshtune::runtime {
+
+namespace {
+
+// An operation that finished when it started.
+class DoneOp : public CommOp {
+ public:
+  void Wait() override {}
+};
+
+}  // namespace
+
+std::unique_ptr<CommOp> Comm::StartBcast(void* data, int64_t count, DataType type,
+                                         const std::vector<int>& axes, const Coords& root) {
+  Bcast(data, count, type, axes, root);
+  return std::make_unique<DoneOp>();
+}
+
+std::unique_ptr<CommOp> Comm::StartAllgatherv(const void* send, int64_t send_count, void* recv,
+                                              const std::vector<int>& counts,
+                                              const std::vector<int>& displs, DataType type,
+                                              const std::vector<int>& axes) {
+  Allgatherv(send, send_count, recv, counts, displs, type, axes);
+  return std::make_unique<DoneOp>();
+}
+
+std::unique_ptr<CommOp> Comm::StartExchange(const std::vector<Message>& sends, const Message& recv,
+                                            DataType type) {
+  Exchange(sends, recv, type);
+  return std::make_unique<DoneOp>();
+}
+
+std::unique_ptr<CommOp> Comm::StartAllreduce(void* data, int64_t count, DataType type, ReduceOp op,
+                                             const std::vector<int>& axes) {
+  Allreduce(data, count, type, op, axes);
+  return std::make_unique<DoneOp>();
+}
+
+std::unique_ptr<CommOp> Comm::StartReduceSum(const void* send, void* recv, int64_t count,
+                                             DataType type, const std::vector<int>& axes,
+                                             const Coords& root) {
+  ReduceSum(send, recv, count, type, axes, root);
+  return std::make_unique<DoneOp>();
+}
+
+std::unique_ptr<CommOp> Comm::StartReduceScatterSum(const void* send, void* recv,
+                                                    const std::vector<int>& counts, DataType type,
+                                                    const std::vector<int>& axes) {
+  ReduceScatterSum(send, recv, counts, type, axes);
+  return std::make_unique<DoneOp>();
+}
+
+}  // namespace meshtune::runtime

@@ -14,6 +14,7 @@
 #define MESHTUNE_RUNTIME_COMM_H_
 
 #include <cstdint>
+#include <memory>
 #include <vector>
 
 namespace meshtune::runtime {
@@ -31,6 +32,15 @@ struct Message {
   int peer = 0;
   void* data = nullptr;
   int64_t count = 0;
+};
+
+// A started non-blocking operation (Comm::Start*). Its buffers must stay as they are (sends
+// unchanged, receives unread) until Wait returns. Destroying an op that was not waited for
+// waits for it.
+class CommOp {
+ public:
+  virtual ~CommOp() = default;
+  virtual void Wait() = 0;
 };
 
 class Comm {
@@ -69,7 +79,38 @@ class Comm {
   // MPI_Reduce (sum) of `send` over the group along `axes` into `recv` on the member at `root`.
   virtual void ReduceSum(const void* send, void* recv, int64_t count, DataType type,
                          const std::vector<int>& axes, const Coords& root) = 0;
+  // MPI_Reduce_scatter (sum) over the group along `axes`: member i receives in `recv` the
+  // sum of every member's `send` elements [displ_i, displ_i + counts[i]), where displ_i is
+  // the sum of counts[0..i). Every member passes the same counts.
+  virtual void ReduceScatterSum(const void* send, void* recv, const std::vector<int>& counts,
+                                DataType type, const std::vector<int>& axes) = 0;
   virtual void Barrier() = 0;
+
+  // Non-blocking forms of the calls above (MPI_Ibcast, MPI_Iallgatherv, Isend/Irecv,
+  // MPI_Iallreduce, MPI_Ireduce, MPI_Ireduce_scatter): each starts the operation and returns
+  // it. These defaults run the blocking call at once and return a finished op — what the
+  // simulator's ranks (threads that already run apart) need.
+  virtual std::unique_ptr<CommOp> StartBcast(void* data, int64_t count, DataType type,
+                                             const std::vector<int>& axes, const Coords& root);
+  virtual std::unique_ptr<CommOp> StartAllgatherv(const void* send, int64_t send_count, void* recv,
+                                                  const std::vector<int>& counts,
+                                                  const std::vector<int>& displs, DataType type,
+                                                  const std::vector<int>& axes);
+  virtual std::unique_ptr<CommOp> StartExchange(const std::vector<Message>& sends,
+                                                const Message& recv, DataType type);
+  virtual std::unique_ptr<CommOp> StartAllreduce(void* data, int64_t count, DataType type,
+                                                 ReduceOp op, const std::vector<int>& axes);
+  virtual std::unique_ptr<CommOp> StartReduceSum(const void* send, void* recv, int64_t count,
+                                                 DataType type, const std::vector<int>& axes,
+                                                 const Coords& root);
+  virtual std::unique_ptr<CommOp> StartReduceScatterSum(const void* send, void* recv,
+                                                        const std::vector<int>& counts,
+                                                        DataType type,
+                                                        const std::vector<int>& axes);
+  // Lets started operations advance while the caller computes (MPI progresses only inside
+  // MPI calls); does nothing by default.
+  virtual void Progress() {}
+
   // Seconds from a fixed point (MPI_Wtime).
   virtual double Now() const = 0;
 

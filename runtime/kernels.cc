@@ -32,12 +32,12 @@ void Recurse(const std::vector<int64_t>& extents, size_t d, T* out, std::vector<
 }
 
 void Gemm(CBLAS_TRANSPOSE ta, CBLAS_TRANSPOSE tb, int m, int n, int k, const float* a, int lda,
-          const float* b, int ldb, float* c, int ldc) {
-  cblas_sgemm(CblasRowMajor, ta, tb, m, n, k, 1.0f, a, lda, b, ldb, 1.0f, c, ldc);
+          const float* b, int ldb, float beta, float* c, int ldc) {
+  cblas_sgemm(CblasRowMajor, ta, tb, m, n, k, 1.0f, a, lda, b, ldb, beta, c, ldc);
 }
 void Gemm(CBLAS_TRANSPOSE ta, CBLAS_TRANSPOSE tb, int m, int n, int k, const double* a, int lda,
-          const double* b, int ldb, double* c, int ldc) {
-  cblas_dgemm(CblasRowMajor, ta, tb, m, n, k, 1.0, a, lda, b, ldb, 1.0, c, ldc);
+          const double* b, int ldb, double beta, double* c, int ldc) {
+  cblas_dgemm(CblasRowMajor, ta, tb, m, n, k, 1.0, a, lda, b, ldb, beta, c, ldc);
 }
 
 }  // namespace
@@ -58,7 +58,7 @@ void GenericKernel(const std::vector<int64_t>& extents, const TileOperand<T>& ou
 
 template <typename T>
 bool GemmKernel(const std::vector<int64_t>& extents, int i, int j, int k, const TileOperand<T>& out,
-                const TileOperand<T>& a, const TileOperand<T>& b) {
+                const TileOperand<T>& a, const TileOperand<T>& b, bool overwrite) {
   const int64_t m = extents[i], n = extents[j], kk = extents[k];
   if (out.strides[j] != 1 && n > 1) return false;
   // A leading dim only matters when its rows are more than one; otherwise any valid one.
@@ -87,7 +87,8 @@ bool GemmKernel(const std::vector<int64_t>& extents, int i, int j, int k, const 
   if (ldc < n || lda < (ta == CblasNoTrans ? kk : m) || ldb < (tb == CblasNoTrans ? n : kk))
     return false;
   Gemm(ta, tb, static_cast<int>(m), static_cast<int>(n), static_cast<int>(kk), a.base,
-       static_cast<int>(lda), b.base, static_cast<int>(ldb), out.base, static_cast<int>(ldc));
+       static_cast<int>(lda), b.base, static_cast<int>(ldb), overwrite ? T(0) : T(1), out.base,
+       static_cast<int>(ldc));
   return true;
 }
 
@@ -97,9 +98,9 @@ template void GenericKernel<double>(const std::vector<int64_t>&, const TileOpera
                                     const std::vector<TileOperand<double>>&, bool);
 template bool GemmKernel<float>(const std::vector<int64_t>&, int, int, int,
                                 const TileOperand<float>&, const TileOperand<float>&,
-                                const TileOperand<float>&);
+                                const TileOperand<float>&, bool);
 template bool GemmKernel<double>(const std::vector<int64_t>&, int, int, int,
                                  const TileOperand<double>&, const TileOperand<double>&,
-                                 const TileOperand<double>&);
+                                 const TileOperand<double>&, bool);
 
 }  // namespace meshtune::runtime

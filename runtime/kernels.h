@@ -24,12 +24,13 @@ template <typename T>
 void GenericKernel(const std::vector<int64_t>& extents, const TileOperand<T>& out,
                    const std::vector<TileOperand<T>>& in, bool sum);
 
-// out[i,j] += sum_k a * b through BLAS, when the strides allow it (each operand's minor
-// dim contiguous). `i`, `j`, `k` are positions in `extents`. Returns false (doing nothing)
-// when the layout does not fit BLAS; the caller falls back to GenericKernel.
+// out[i,j] += sum_k a * b through BLAS (out = ... when `overwrite`: beta 0, whatever out
+// held), when the strides allow it (each operand's minor dim contiguous, transposed or
+// not). `i`, `j`, `k` are positions in `extents`. Returns false (doing nothing) when the
+// layout does not fit BLAS; the caller falls back to GenericKernel.
 template <typename T>
 bool GemmKernel(const std::vector<int64_t>& extents, int i, int j, int k, const TileOperand<T>& out,
-                const TileOperand<T>& a, const TileOperand<T>& b);
+                const TileOperand<T>& a, const TileOperand<T>& b, bool overwrite = false);
 
 }  // namespace meshtune::runtime
 

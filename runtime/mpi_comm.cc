@@ -35,6 +35,18 @@ MPI_Op Op(ReduceOp op) {
   return MPI_SUM;
 }
 
+// A started MPI operation: its requests, and the count arrays MPI reads until completion.
+class MpiOp : public CommOp {
+ public:
+  ~MpiOp() override { Wait(); }
+  void Wait() override {
+    if (!reqs.empty()) MPI_Waitall(static_cast<int>(reqs.size()), reqs.data(), MPI_STATUSES_IGNORE);
+    reqs.clear();
+  }
+  std::vector<MPI_Request> reqs;
+  std::vector<int> counts, displs;
+};
+
 class MpiComm : public Comm {
  public:
   MpiComm(MPI_Comm comm, const std::vector<int64_t>& sizes) : Comm(sizes) {
@@ -67,15 +79,7 @@ class MpiComm : public Comm {
   }
 
   void Exchange(const std::vector<Message>& sends, const Message& recv, DataType type) override {
-    std::vector<MPI_Request> reqs(sends.size() + (recv.data != nullptr ? 1 : 0));
-    for (size_t i = 0; i < sends.size(); ++i) {
-      MPI_Isend(sends[i].data, static_cast<int>(sends[i].count), Type(type), sends[i].peer, 11,
-                cart_, &reqs[i]);
-    }
-    if (recv.data != nullptr) {
-      MPI_Irecv(recv.data, static_cast<int>(recv.count), Type(type), recv.peer, 11, cart_,
-                &reqs.back());
-    }
+    std::vector<MPI_Request> reqs = Post(sends, recv, type);
     MPI_Waitall(static_cast<int>(reqs.size()), reqs.data(), MPI_STATUSES_IGNORE);
   }
 
@@ -90,10 +94,95 @@ class MpiComm : public Comm {
                Sub(axes));
   }
 
+  void ReduceScatterSum(const void* send, void* recv, const std::vector<int>& counts, DataType type,
+                        const std::vector<int>& axes) override {
+    MPI_Reduce_scatter(send, recv, counts.data(), Type(type), MPI_SUM, Sub(axes));
+  }
+
   void Barrier() override { MPI_Barrier(cart_); }
+
+  std::unique_ptr<CommOp> StartBcast(void* data, int64_t count, DataType type,
+                                     const std::vector<int>& axes, const Coords& root) override {
+    auto op = std::make_unique<MpiOp>();
+    op->reqs.resize(1);
+    MPI_Ibcast(data, static_cast<int>(count), Type(type), GroupIndex(axes, root), Sub(axes),
+               &op->reqs[0]);
+    return op;
+  }
+
+  std::unique_ptr<CommOp> StartAllgatherv(const void* send, int64_t send_count, void* recv,
+                                          const std::vector<int>& counts,
+                                          const std::vector<int>& displs, DataType type,
+                                          const std::vector<int>& axes) override {
+    auto op = std::make_unique<MpiOp>();
+    op->reqs.resize(1);
+    op->counts = counts;
+    op->displs = displs;
+    MPI_Iallgatherv(send, static_cast<int>(send_count), Type(type), recv, op->counts.data(),
+                    op->displs.data(), Type(type), Sub(axes), &op->reqs[0]);
+    return op;
+  }
+
+  std::unique_ptr<CommOp> StartExchange(const std::vector<Message>& sends, const Message& recv,
+                                        DataType type) override {
+    auto op = std::make_unique<MpiOp>();
+    op->reqs = Post(sends, recv, type);
+    return op;
+  }
+
+  std::unique_ptr<CommOp> StartAllreduce(void* data, int64_t count, DataType type, ReduceOp o,
+                                         const std::vector<int>& axes) override {
+    auto op = std::make_unique<MpiOp>();
+    op->reqs.resize(1);
+    MPI_Iallreduce(MPI_IN_PLACE, data, static_cast<int>(count), Type(type), Op(o), Sub(axes),
+                   &op->reqs[0]);
+    return op;
+  }
+
+  std::unique_ptr<CommOp> StartReduceSum(const void* send, void* recv, int64_t count, DataType type,
+                                         const std::vector<int>& axes,
+                                         const Coords& root) override {
+    auto op = std::make_unique<MpiOp>();
+    op->reqs.resize(1);
+    MPI_Ireduce(send, recv, static_cast<int>(count), Type(type), MPI_SUM, GroupIndex(axes, root),
+                Sub(axes), &op->reqs[0]);
+    return op;
+  }
+
+  std::unique_ptr<CommOp> StartReduceScatterSum(const void* send, void* recv,
+                                                const std::vector<int>& counts, DataType type,
+                                                const std::vector<int>& axes) override {
+    auto op = std::make_unique<MpiOp>();
+    op->reqs.resize(1);
+    op->counts = counts;
+    MPI_Ireduce_scatter(send, recv, op->counts.data(), Type(type), MPI_SUM, Sub(axes),
+                        &op->reqs[0]);
+    return op;
+  }
+
+  // Open MPI moves started transfers only inside MPI calls; a probe drives its progress engine.
+  void Progress() override {
+    int flag = 0;
+    MPI_Iprobe(MPI_ANY_SOURCE, MPI_ANY_TAG, cart_, &flag, MPI_STATUS_IGNORE);
+  }
   double Now() const override { return MPI_Wtime(); }
 
  private:
+  // Starts every send of `sends` and the receive `recv` (when its data is not null).
+  std::vector<MPI_Request> Post(const std::vector<Message>& sends, const Message& recv,
+                                DataType type) {
+    std::vector<MPI_Request> reqs(sends.size() + (recv.data != nullptr ? 1 : 0));
+    for (size_t i = 0; i < sends.size(); ++i) {
+      MPI_Isend(sends[i].data, static_cast<int>(sends[i].count), Type(type), sends[i].peer, 11,
+                cart_, &reqs[i]);
+    }
+    if (recv.data != nullptr) {
+      MPI_Irecv(recv.data, static_cast<int>(recv.count), Type(type), recv.peer, 11, cart_,
+                &reqs.back());
+    }
+    return reqs;
+  }
+
   MPI_Comm Sub(const std::vector<int>& axes) {
     int mask = 0;
     for (int a : axes) mask |= 1 << a;

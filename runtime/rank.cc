@@ -1,17 +1,14 @@
 #include "runtime/rank.h"
 
 #include <algorithm>
-#include <cmath>
 #include <cstring>
 #include <memory>
-#include <set>
 #include <utility>
 
-#include "absl/strings/str_cat.h"
-#include "absl/strings/str_format.h"
-#include "absl/strings/str_join.h"
+#include "runtime/box.h"
 #include "runtime/fill.h"
 #include "runtime/kernels.h"
+#include "runtime/reference.h"
 
 namespace meshtune::runtime {
 
@@ -28,97 +25,52 @@ DataType TypeOf<double>() {
   return DataType::kDouble;
 }
 
-// A dense row-major buffer.
-template <typename T>
-struct Buffer {
-  std::vector<int64_t> shape, strides;
-  std::vector<T> data;
+using Ops = std::vector<std::unique_ptr<CommOp>>;
 
-  void Resize(const std::vector<int64_t>& s) {
-    shape = s;
-    strides.assign(s.size(), 1);
-    for (int d = static_cast<int>(s.size()) - 2; d >= 0; --d)
-      strides[d] = strides[d + 1] * s[d + 1];
-    int64_t n = 1;
-    for (int64_t x : s) n *= x;
-    data.assign(n, T(0));
-  }
-  int64_t Offset(const std::vector<int64_t>& idx) const {
-    int64_t o = 0;
-    for (size_t d = 0; d < idx.size(); ++d) o += idx[d] * strides[d];
-    return o;
-  }
+// Where a transfer buffer's current data lies: in one of its own two halves, or in a box of
+// a shard read in place (a view). `dense`: the data is one contiguous row-major run.
+template <typename T>
+struct Slot {
+  T* ptr = nullptr;
+  std::vector<int64_t> strides;
+  bool dense = true;
 };
 
-// Calls fn(index) for every point of the box `size`, last dim fastest.
-void ForEachPoint(const std::vector<int64_t>& size,
-                  const std::function<void(const std::vector<int64_t>&)>& fn) {
-  for (int64_t s : size) {
-    if (s <= 0) return;
-  }
-  std::vector<int64_t> idx(size.size(), 0);
-  while (true) {
-    fn(idx);
-    int d = static_cast<int>(size.size()) - 1;
-    while (d >= 0 && ++idx[d] == size[d]) idx[d--] = 0;
-    if (d < 0) return;
-  }
-}
-
+// A transfer buffer: two halves allocated once (the second on first need) and reused by
+// every repetition, what the kernels read now, and at most one started transfer or
+// reduction (Async/Wait).
 template <typename T>
-void CopyBox(const Buffer<T>& src, const std::vector<int64_t>& src_off, Buffer<T>& dst,
-             const std::vector<int64_t>& dst_off, const std::vector<int64_t>& size) {
-  if (size.empty()) {
-    dst.data[0] = src.data[0];
-    return;
-  }
-  const std::vector<int64_t> outer(size.begin(), size.end() - 1);
-  std::vector<int64_t> s(size.size()), d(size.size());
-  ForEachPoint(outer, [&](const std::vector<int64_t>& idx) {
-    for (size_t k = 0; k + 1 < size.size(); ++k) {
-      s[k] = src_off[k] + idx[k];
-      d[k] = dst_off[k] + idx[k];
-    }
-    s.back() = src_off.back();
-    d.back() = dst_off.back();
-    std::memcpy(&dst.data[dst.Offset(d)], &src.data[src.Offset(s)], size.back() * sizeof(T));
-  });
-}
+struct TransferBuffer {
+  std::vector<int64_t> shape, strides;  // strides: dense row-major
+  int64_t size = 0;
+  std::vector<T> half[2];
+  Slot<T> cur;
+  bool zero_pending = false;  // Zero was called: the first kernel overwrites, or zeros first
+  // The started operation: its requests, what completes it, and the slot Wait makes current
+  // (unless it is a reduction, which moved on to the other half at once).
+  bool pending = false, switch_at_wait = false;
+  Ops ops;
+  std::function<void()> finish;
+  Slot<T> next;
+  // Scratch kept across calls: packing, staging, a reduction's sum, point-to-point sends.
+  std::vector<T> pack, stage, sum;
+  std::vector<std::vector<T>> packs;
 
-// Copies the dense row-major box of sizes `len` at `src` into `dst` at `dst_off`.
+  bool Owns(const T* p) const { return p == half[0].data() || p == half[1].data(); }
+  // The own half that `cur` does not use.
+  T* Free() {
+    const int i = cur.ptr == half[0].data() ? 1 : 0;
+    half[i].resize(size);
+    return half[i].data();
+  }
+  Slot<T> Own(T* p) const { return Slot<T>{p, strides, true}; }
+};
+
+// Resizes `v` to `n` elements (keeping its storage when it is large enough) and returns it.
 template <typename T>
-void CopyDenseInto(const T* src, const std::vector<int64_t>& len, Buffer<T>& dst,
-                   const std::vector<int64_t>& dst_off) {
-  if (len.empty()) {
-    dst.data[0] = src[0];
-    return;
-  }
-  const std::vector<int64_t> outer(len.begin(), len.end() - 1);
-  std::vector<int64_t> d(len.size());
-  int64_t row = 0;
-  ForEachPoint(outer, [&](const std::vector<int64_t>& idx) {
-    for (size_t k = 0; k + 1 < len.size(); ++k) d[k] = dst_off[k] + idx[k];
-    d.back() = dst_off.back();
-    std::memcpy(&dst.data[dst.Offset(d)], src + row * len.back(), len.back() * sizeof(T));
-    ++row;
-  });
-}
-
-int64_t Linear(const std::vector<int64_t>& idx, const std::vector<int64_t>& shape) {
-  int64_t o = 0;
-  for (size_t d = 0; d < idx.size(); ++d) o = o * shape[d] + idx[d];
-  return o;
-}
-
-// Whether the box of sizes `len` in a row-major array of `shape` is one contiguous run of
-// elements: every dim after the first one longer than 1 is whole.
-bool Contiguous(const std::vector<int64_t>& len, const std::vector<int64_t>& shape) {
-  size_t d = 0;
-  while (d < len.size() && len[d] == 1) ++d;
-  for (++d; d < len.size(); ++d) {
-    if (len[d] != shape[d]) return false;
-  }
-  return true;
+T* Scratch(std::vector<T>& v, int64_t n) {
+  if (static_cast<int64_t>(v.size()) < n) v.resize(n);
+  return v.data();
 }
 
 template <typename T>
@@ -140,223 +92,291 @@ class RankRuntime : public RankRuntimeBase {
       shards_[t.name].Resize(t.local_shape);
       if (!t.is_output) Fill(t);
     }
-    for (const BufferSpec& b : buffers) buffers_[b.name].Resize(b.shape);
+    for (const BufferSpec& spec : buffers) {
+      TransferBuffer<T>& b = buffers_[spec.name];
+      b.shape = spec.shape;
+      b.strides = DenseStrides(spec.shape);
+      b.size = Elements(spec.shape);
+      b.half[0].assign(b.size, T(0));
+      b.cur = b.Own(b.half[0].data());
+    }
   }
 
   const Coords& coords() const override { return coords_; }
 
-  void Async(const std::string& buffer) override { async_.insert(buffer); }
+  void Async(const std::string& buffer) override { async_ = buffer; }
 
   void Wait(const std::string& buffer) override {
-    auto it = pending_.find(buffer);
-    if (it == pending_.end()) return;
-    buffers_[buffer].data.swap(spare_[buffer]);  // the filled half becomes current
-    pending_.erase(it);
+    TransferBuffer<T>& b = buffers_[buffer];
+    if (!b.pending) return;
+    for (std::unique_ptr<CommOp>& op : b.ops) op->Wait();
+    b.ops.clear();
+    if (b.finish) b.finish();
+    b.finish = nullptr;
+    if (b.switch_at_wait) b.cur = b.next;
+    b.pending = false;
+    --pending_;
   }
 
   void Zero(const std::string& buffer) override {
-    std::fill(buffers_[buffer].data.begin(), buffers_[buffer].data.end(), T(0));
+    TransferBuffer<T>& b = buffers_[buffer];
+    if (!b.Owns(b.cur.ptr)) b.cur = b.Own(b.Free());
+    b.zero_pending = true;  // the first kernel into it overwrites (beta 0), or zeros first
   }
 
+  // A box of a shard as a buffer's data: read in place, never copied.
   void Local(const std::string& tensor, const std::string& buffer,
              const std::vector<int64_t>& offset) override {
-    IntoBuffer(buffer, [&] { LocalNow(tensor, buffer, offset); });
+    TransferBuffer<T>& b = buffers_[buffer];
+    Land(b, TakeAsync(buffer), View(tensor, offset, b.shape), {}, nullptr);
   }
 
   void Broadcast(const std::string& tensor, const std::string& buffer,
                  const std::vector<int64_t>& offset, const std::vector<int>& axes,
                  const Coords& root) override {
-    IntoBuffer(buffer, [&] { BroadcastNow(tensor, buffer, offset, axes, root); });
+    const bool async = TakeAsync(buffer);
+    TransferBuffer<T>& b = buffers_[buffer];
+    Slot<T> slot;
+    if (comm_->GroupIndex(axes, coords_) == comm_->GroupIndex(axes, root)) {
+      // The root sends its block in place when it is contiguous in its shard (and reads
+      // it there), else packs it into the buffer first.
+      slot = View(tensor, offset, b.shape);
+      if (!slot.dense) {
+        T* to = Target(b, async);
+        CopyStrided(slot.ptr, slot.strides, to, b.strides, b.shape);
+        copied_ += b.size * static_cast<int64_t>(sizeof(T));
+        slot = b.Own(to);
+      }
+      bytes_ += b.size * static_cast<int64_t>(sizeof(T));
+    } else {
+      slot = b.Own(Target(b, async));
+    }
+    Ops ops;
+    if (async) {
+      ops.push_back(comm_->StartBcast(slot.ptr, b.size, TypeOf<T>(), axes, root));
+    } else {
+      comm_->Bcast(slot.ptr, b.size, TypeOf<T>(), axes, root);
+    }
+    Land(b, async, slot, std::move(ops), nullptr);
   }
 
+  void ShiftStep(const std::string& buffer, int axis, int shift) override {
+    const bool async = TakeAsync(buffer);
+    TransferBuffer<T>& b = buffers_[buffer];
+    // Receive from the neighbour at +shift into the other half while sending the current
+    // one to the neighbour at -shift (a ring): no copy, unless the current data is a
+    // non-contiguous box of a shard, which is packed to be sent.
+    Coords from = coords_, to = coords_;
+    from[axis] += shift;
+    to[axis] -= shift;
+    T* send = b.cur.ptr;
+    if (!b.cur.dense) {
+      send = Scratch(b.pack, b.size);
+      CopyStrided(b.cur.ptr, b.cur.strides, send, b.strides, b.shape);
+      copied_ += b.size * static_cast<int64_t>(sizeof(T));
+    }
+    T* recv = b.Free();
+    Ops ops;
+    const std::vector<Message> sends = {{comm_->RankOf(to), send, b.size}};
+    const Message in = {comm_->RankOf(from), recv, b.size};
+    if (async) {
+      ops.push_back(comm_->StartExchange(sends, in, TypeOf<T>()));
+    } else {
+      comm_->Exchange(sends, in, TypeOf<T>());
+    }
+    bytes_ += b.size * static_cast<int64_t>(sizeof(T));
+    Land(b, async, b.Own(recv), std::move(ops), nullptr);
+  }
+
+ private:
+  // Whether Async(buffer) was called for this transfer (and clears it).
+  bool TakeAsync(const std::string& buffer) {
+    if (async_ != buffer) return false;
+    async_.clear();
+    return true;
+  }
+
+  // Where a transfer into `b` writes: after Async the half kernels are not reading; else
+  // the current half (or the first, when the current data is a view of a shard).
+  T* Target(TransferBuffer<T>& b, bool async) {
+    if (!async && b.Owns(b.cur.ptr)) return b.cur.ptr;
+    return b.Free();
+  }
+
+  // The box of `tensor`'s shard at `offset` of sizes `shape`, read in place.
+  Slot<T> View(const std::string& tensor, const std::vector<int64_t>& offset,
+               const std::vector<int64_t>& shape) {
+    Dense<T>& shard = shards_[tensor];
+    T* p = shard.data.data() + shard.Offset(offset);
+    if (Contiguous(shape, shard.shape)) return Slot<T>{p, DenseStrides(shape), true};
+    return Slot<T>{p, shard.strides, false};
+  }
+
+  // Completes a transfer into `b` whose data will be `slot`: at once (waiting for `ops`,
+  // then `finish`), or after Async at Wait.
+  void Land(TransferBuffer<T>& b, bool async, Slot<T> slot, Ops ops, std::function<void()> finish) {
+    b.zero_pending = false;
+    if (!async) {
+      for (std::unique_ptr<CommOp>& op : ops) op->Wait();
+      if (finish) finish();
+      b.cur = std::move(slot);
+      return;
+    }
+    b.pending = true;
+    b.switch_at_wait = true;
+    b.next = std::move(slot);
+    b.ops = std::move(ops);
+    b.finish = std::move(finish);
+    ++pending_;
+  }
+
+  // Writes the zeros a Zero deferred, when something reads the buffer before a kernel
+  // overwrote it.
+  void Materialize(TransferBuffer<T>& b) {
+    if (!b.zero_pending) return;
+    std::fill(b.cur.ptr, b.cur.ptr + b.size, T(0));
+    b.zero_pending = false;
+  }
+
+ public:
   void AllGather(const std::string& tensor, const std::string& buffer,
                  const std::vector<int64_t>& offset, const std::vector<int>& axes) override {
-    IntoBuffer(buffer, [&] { AllGatherNow(tensor, buffer, offset, axes); });
+    const bool async = TakeAsync(buffer);
+    const TensorSpec& t = Tensor(tensor);
+    TransferBuffer<T>& b = buffers_[buffer];
+    const std::vector<Coords> group = comm_->Group(axes);
+    const size_t g = group.size();
+    std::vector<int> counts(g, 0), displs(g, 0);
+    std::vector<std::vector<int64_t>> los(g), lens(g), at(g);
+    for (size_t r = 0; r < g; ++r) {
+      if (!Held(t, group[r], offset, b.shape, &los[r], &lens[r])) continue;
+      counts[r] = static_cast<int>(Elements(lens[r]));
+      at[r] = Minus(los[r], offset);
+    }
+    const int me = comm_->GroupIndex(axes, coords_);
+    // Sent straight from the shard when this rank's part is contiguous there; else packed.
+    const T* send = nullptr;
+    if (counts[me] > 0) {
+      const Slot<T> mine = View(tensor, Minus(los[me], t.block_start(coords_)), lens[me]);
+      send = mine.ptr;
+      if (!mine.dense) {
+        T* p = Scratch(b.pack, counts[me]);
+        CopyStrided(mine.ptr, mine.strides, p, DenseStrides(lens[me]), lens[me]);
+        copied_ += static_cast<int64_t>(counts[me]) * sizeof(T);
+        send = p;
+      }
+    }
+    // Received straight into the buffer when every part lands contiguously there (each at
+    // its own displacement); else into one staging array, each part then copied to its box.
+    T* to = Target(b, async);
+    bool direct = true;
+    for (size_t r = 0; r < g; ++r)
+      direct = direct && (counts[r] == 0 || Contiguous(lens[r], b.shape));
+    T* recv = to;
+    std::function<void()> finish;
+    if (direct) {
+      for (size_t r = 0; r < g; ++r)
+        displs[r] = counts[r] == 0 ? 0 : static_cast<int>(OffsetOf(at[r], b.strides));
+    } else {
+      for (size_t r = 1; r < g; ++r) displs[r] = displs[r - 1] + counts[r - 1];
+      recv = Scratch(b.stage, displs.back() + counts.back());
+      finish = [this, &b, to, recv, counts, displs, lens, at] {
+        for (size_t r = 0; r < counts.size(); ++r) {
+          if (counts[r] == 0) continue;
+          CopyStrided(recv + displs[r], DenseStrides(lens[r]), to + OffsetOf(at[r], b.strides),
+                      b.strides, lens[r]);
+          copied_ += static_cast<int64_t>(counts[r]) * sizeof(T);
+        }
+      };
+    }
+    Ops ops;
+    if (async) {
+      ops.push_back(
+          comm_->StartAllgatherv(send, counts[me], recv, counts, displs, TypeOf<T>(), axes));
+    } else {
+      comm_->Allgatherv(send, counts[me], recv, counts, displs, TypeOf<T>(), axes);
+    }
+    bytes_ += static_cast<int64_t>(counts[me]) * sizeof(T);
+    Land(b, async, b.Own(to), std::move(ops), std::move(finish));
   }
 
   void PointToPoint(const std::string& tensor, const std::string& buffer, const CoordsFn& source,
                     const CoordsFn& offset) override {
-    IntoBuffer(buffer, [&] { PointToPointNow(tensor, buffer, source, offset); });
-  }
-
-  void LocalNow(const std::string& tensor, const std::string& buffer,
-                const std::vector<int64_t>& offset) {
-    Buffer<T>& buf = buffers_[buffer];
-    CopyBox(shards_[tensor], offset, buf, std::vector<int64_t>(buf.shape.size(), 0), buf.shape);
-    copied_ += static_cast<int64_t>(buf.data.size()) * sizeof(T);
-  }
-
-  void BroadcastNow(const std::string& tensor, const std::string& buffer,
-                    const std::vector<int64_t>& offset, const std::vector<int>& axes,
-                    const Coords& root) {
-    Buffer<T>& buf = buffers_[buffer];
-    if (comm_->GroupIndex(axes, coords_) == comm_->GroupIndex(axes, root)) {
-      LocalNow(tensor, buffer, offset);
-      bytes_ += static_cast<int64_t>(buf.data.size()) * sizeof(T);
-    }
-    comm_->Bcast(buf.data.data(), static_cast<int64_t>(buf.data.size()), TypeOf<T>(), axes, root);
-  }
-
-  void AllGatherNow(const std::string& tensor, const std::string& buffer,
-                    const std::vector<int64_t>& offset, const std::vector<int>& axes) {
-    const TensorSpec& t = Tensor(tensor);
-    Buffer<T>& buf = buffers_[buffer];
-    const std::vector<Coords> group = comm_->Group(axes);
-    std::vector<int> counts(group.size(), 0), displs(group.size(), 0);
-    std::vector<std::vector<int64_t>> los(group.size()), lens(group.size());
-    for (size_t i = 0; i < group.size(); ++i) {
-      const int r = comm_->GroupIndex(axes, group[i]);
-      int64_t n = 0;
-      if (Held(t, group[i], offset, buf.shape, &los[r], &lens[r])) {
-        n = 1;
-        for (int64_t l : lens[r]) n *= l;
-      }
-      counts[r] = static_cast<int>(n);
-    }
-    const int me = comm_->GroupIndex(axes, coords_);
-    // Send straight from the shard when this rank's part is contiguous in it; else pack it.
-    const T* send = nullptr;
-    Buffer<T> mine;
-    if (counts[me] > 0) {
-      const std::vector<int64_t> start = t.block_start(coords_);
-      std::vector<int64_t> local(los[me].size());
-      for (size_t d = 0; d < local.size(); ++d) local[d] = los[me][d] - start[d];
-      const Buffer<T>& shard = shards_[tensor];
-      if (Contiguous(lens[me], shard.shape)) {
-        send = shard.data.data() + shard.Offset(local);
-      } else {
-        mine.Resize(lens[me]);
-        CopyBox(shard, local, mine, std::vector<int64_t>(local.size(), 0), lens[me]);
-        copied_ += static_cast<int64_t>(counts[me]) * sizeof(T);
-        send = mine.data.data();
-      }
-    }
-    // Receive straight into the buffer when every part lands contiguously in it (each at
-    // its own displacement); else into one staging array, then each part to its place.
-    std::vector<std::vector<int64_t>> at(group.size());
-    bool direct = true;
-    for (size_t r = 0; r < group.size(); ++r) {
-      if (counts[r] == 0) continue;
-      at[r].resize(los[r].size());
-      for (size_t d = 0; d < at[r].size(); ++d) at[r][d] = los[r][d] - offset[d];
-      direct = direct && Contiguous(lens[r], buf.shape);
-    }
-    if (direct) {
-      for (size_t r = 0; r < group.size(); ++r) {
-        displs[r] = counts[r] == 0 ? 0 : static_cast<int>(buf.Offset(at[r]));
-      }
-      comm_->Allgatherv(send, counts[me], buf.data.data(), counts, displs, TypeOf<T>(), axes);
-    } else {
-      for (size_t r = 1; r < group.size(); ++r) displs[r] = displs[r - 1] + counts[r - 1];
-      Buffer<T> all;
-      all.Resize({displs.back() + counts.back()});
-      comm_->Allgatherv(send, counts[me], all.data.data(), counts, displs, TypeOf<T>(), axes);
-      for (size_t r = 0; r < group.size(); ++r) {
-        if (counts[r] == 0) continue;
-        CopyDenseInto(all.data.data() + displs[r], lens[r], buf, at[r]);
-        copied_ += static_cast<int64_t>(counts[r]) * sizeof(T);
-      }
-    }
-    bytes_ += static_cast<int64_t>(counts[me]) * sizeof(T);
-  }
-
-  void ShiftStep(const std::string& buffer, int axis, int shift) override {
-    Buffer<T>& buf = buffers_[buffer];
-    // Receive from the neighbour at +shift into a second buffer while sending this one to
-    // the neighbour at -shift (a ring), then swap the two by pointer: no copy.
-    Coords from = coords_, to = coords_;
-    from[axis] += shift;
-    to[axis] -= shift;
-    std::vector<T>& spare = spare_[buffer];
-    spare.resize(buf.data.size());
-    const int64_t n = static_cast<int64_t>(buf.data.size());
-    comm_->Exchange({{comm_->RankOf(to), buf.data.data(), n}},
-                    {comm_->RankOf(from), spare.data(), n}, TypeOf<T>());
-    if (async_.erase(buffer) > 0) {
-      pending_.insert(buffer);  // Wait swaps the halves
-    } else {
-      buf.data.swap(spare);
-    }
-    bytes_ += n * static_cast<int64_t>(sizeof(T));
-  }
-
-  void PointToPointNow(const std::string& tensor, const std::string& buffer, const CoordsFn& source,
-                       const CoordsFn& offset) {
-    Buffer<T>& buf = buffers_[buffer];
-    const Buffer<T>& shard = shards_[tensor];
-    const std::vector<int64_t> zeros(buf.shape.size(), 0);
+    const bool async = TakeAsync(buffer);
+    TransferBuffer<T>& b = buffers_[buffer];
+    // Each box this rank is the source of goes out straight from its shard when it is
+    // contiguous there, else packed; its own box, when it is its own source, is read in
+    // place.
     std::vector<Message> sends;
-    std::vector<Buffer<T>> packed;
-    packed.reserve(size_);
+    size_t packed = 0;
     for (int r = 0; r < size_; ++r) {
       if (r == rank_) continue;
       const Coords c = comm_->CoordsOf(r);
       if (source(c) != coords_) continue;
-      packed.emplace_back();
-      packed.back().Resize(buf.shape);
-      CopyBox(shard, offset(c), packed.back(), zeros, buf.shape);
-      copied_ += static_cast<int64_t>(packed.back().data.size()) * sizeof(T);
-      sends.push_back(
-          {r, packed.back().data.data(), static_cast<int64_t>(packed.back().data.size())});
-      bytes_ += static_cast<int64_t>(packed.back().data.size()) * sizeof(T);
+      const Slot<T> box = View(tensor, offset(c), b.shape);
+      T* data = box.ptr;
+      if (!box.dense) {
+        if (b.packs.size() <= packed) b.packs.emplace_back();
+        data = Scratch(b.packs[packed++], b.size);
+        CopyStrided(box.ptr, box.strides, data, b.strides, b.shape);
+        copied_ += b.size * static_cast<int64_t>(sizeof(T));
+      }
+      sends.push_back({r, data, b.size});
+      bytes_ += b.size * static_cast<int64_t>(sizeof(T));
     }
     const Coords src = source(coords_);
+    Slot<T> slot;
     Message recv;
     if (src == coords_) {
-      CopyBox(shard, offset(coords_), buf, zeros, buf.shape);
-      copied_ += static_cast<int64_t>(buf.data.size()) * sizeof(T);
+      slot = View(tensor, offset(coords_), b.shape);
     } else {
-      recv = {comm_->RankOf(src), buf.data.data(), static_cast<int64_t>(buf.data.size())};
+      T* to = Target(b, async);
+      slot = b.Own(to);
+      recv = {comm_->RankOf(src), to, b.size};
     }
-    comm_->Exchange(sends, recv, TypeOf<T>());
+    Ops ops;
+    if (async) {
+      ops.push_back(comm_->StartExchange(sends, recv, TypeOf<T>()));
+    } else {
+      comm_->Exchange(sends, recv, TypeOf<T>());
+    }
+    Land(b, async, std::move(slot), std::move(ops), nullptr);
   }
 
   void ReduceInto(const std::string& kind, const std::string& tensor, const std::string& buffer,
                   const std::vector<int64_t>& offset, const std::vector<int>& axes) override {
-    ReduceNow(kind, tensor, buffer, offset, axes);
-    if (async_.erase(buffer) > 0) {
-      // Done already: the next kernels and Zero use the other half.
-      std::vector<T>& other = spare_[buffer];
-      other.resize(buffers_[buffer].data.size());
-      buffers_[buffer].data.swap(other);
-    }
-  }
-
-  void ReduceNow(const std::string& kind, const std::string& tensor, const std::string& buffer,
-                 const std::vector<int64_t>& offset, const std::vector<int>& axes) {
+    const bool async = TakeAsync(buffer);
     const TensorSpec& t = Tensor(tensor);
-    Buffer<T>& part = buffers_[buffer];
+    TransferBuffer<T>& b = buffers_[buffer];
+    Materialize(b);
+    T* part = b.cur.ptr;
+    Ops ops;
+    std::function<void()> finish;
     if (kind == "AllReduce") {
-      comm_->Allreduce(part.data.data(), static_cast<int64_t>(part.data.size()), TypeOf<T>(),
-                       ReduceOp::kSum, axes);
-      bytes_ += static_cast<int64_t>(part.data.size()) * sizeof(T);
-      AddHeld(t, part, offset);
-    } else if (kind == "Reduce" || kind == "ReduceScatter") {
-      for (const Coords& g : comm_->Group(axes)) {
-        std::vector<int64_t> lo, len;
-        if (!Held(t, g, offset, part.shape, &lo, &len)) continue;
-        std::vector<int64_t> rel(lo.size());
-        for (size_t d = 0; d < lo.size(); ++d) rel[d] = lo[d] - offset[d];
-        int64_t n = 1;
-        for (int64_t l : len) n *= l;
-        // The piece goes straight from the partial buffer when it is contiguous there;
-        // else it is packed first. Only the holder receives the sum.
-        const T* send = part.data.data() + part.Offset(rel);
-        Buffer<T> piece, sum;
-        if (!Contiguous(len, part.shape)) {
-          piece.Resize(len);
-          CopyBox(part, rel, piece, std::vector<int64_t>(len.size(), 0), len);
-          copied_ += n * static_cast<int64_t>(sizeof(T));
-          send = piece.data.data();
-        }
-        if (g == coords_) sum.Resize(len);
-        comm_->ReduceSum(send, g == coords_ ? sum.data.data() : nullptr, n, TypeOf<T>(), axes, g);
-        bytes_ += n * static_cast<int64_t>(sizeof(T));
-        if (g == coords_) AddHeld(t, sum, lo);
+      if (async) {
+        ops.push_back(comm_->StartAllreduce(part, b.size, TypeOf<T>(), ReduceOp::kSum, axes));
+      } else {
+        comm_->Allreduce(part, b.size, TypeOf<T>(), ReduceOp::kSum, axes);
       }
+      bytes_ += b.size * static_cast<int64_t>(sizeof(T));
+      finish = [this, &t, &b, part, offset] { AddHeld(t, part, b.shape, offset); };
+    } else if (kind == "Reduce" || kind == "ReduceScatter") {
+      finish = ReduceToHolders(t, b, offset, axes, async, &ops);
     } else {
-      AddHeld(t, part, offset);
+      AddHeld(t, part, b.shape, offset);
     }
+    if (!async) {
+      if (finish) finish();
+      return;
+    }
+    // Started: it completes at Wait, while Zero and kernels move on to the other half.
+    b.pending = true;
+    b.switch_at_wait = false;
+    b.ops = std::move(ops);
+    b.finish = std::move(finish);
+    ++pending_;
+    b.cur = b.Own(b.Free());
+    b.zero_pending = false;
   }
 
   void Kernel(const std::string& kernel, bool sum, const std::vector<std::string>& indices,
@@ -364,29 +384,50 @@ class RankRuntime : public RankRuntimeBase {
               const std::vector<OperandSpec>& in) override {
     const double t0 = comm_->Now();
     ++kernel_calls_;
-    struct Timer {
-      const Comm& comm;
-      double t0;
-      double* acc;
-      ~Timer() { *acc += comm.Now() - t0; }
-    } timer{*comm_, t0, &kernel_time_};
+    for (const OperandSpec& x : in) {
+      if (x.buffer != x.tensor) Materialize(buffers_[x.buffer]);
+    }
+    // A buffer just zeroed that the kernel covers whole is overwritten (GEMM with beta 0)
+    // instead of being filled with zeros first.
+    TransferBuffer<T>* zeroed = nullptr;
+    if (out.buffer != out.tensor && buffers_[out.buffer].zero_pending) {
+      zeroed = &buffers_[out.buffer];
+      if (!Covers(*zeroed, out, indices, extents)) {
+        Materialize(*zeroed);
+        zeroed = nullptr;
+      }
+    }
     const TileOperand<T> o = Tile(out, indices);
     std::vector<TileOperand<T>> ins;
     for (const OperandSpec& x : in) ins.push_back(Tile(x, indices));
-    if (kernel.rfind("matmul", 0) == 0 && in.size() == 2 && out.dims.size() >= 2) {
-      auto pos = [&](const std::string& name) {
-        return static_cast<int>(std::find(indices.begin(), indices.end(), name) - indices.begin());
-      };
-      std::string k;
-      for (const std::string& d : in[0].dims) {
-        if (std::find(out.dims.begin(), out.dims.end(), d) == out.dims.end()) k = d;
+    int gi = -1, gj = -1, gk = -1;
+    const bool gemm = GemmIndices(kernel, indices, out, in, &gi, &gj, &gk);
+    // While a transfer is in flight, the tile runs in row chunks with MPI progress between
+    // them (MPI moves data only inside its calls).
+    const int rows_at = out.dims.empty() ? -1 : Position(indices, out.dims[0]);
+    const int64_t rows = rows_at < 0 ? 1 : extents[rows_at];
+    const int64_t chunks =
+        pending_ > 0 && rows_at >= 0 ? std::max<int64_t>(1, std::min<int64_t>(8, rows / 64)) : 1;
+    for (int64_t c = 0; c < chunks; ++c) {
+      const int64_t r0 = rows * c / chunks, r1 = rows * (c + 1) / chunks;
+      std::vector<int64_t> sub = extents;
+      TileOperand<T> oc = o;
+      std::vector<TileOperand<T>> inc = ins;
+      if (rows_at >= 0) {
+        sub[rows_at] = r1 - r0;
+        oc.base += r0 * o.strides[rows_at];
+        for (size_t x = 0; x < ins.size(); ++x) inc[x].base += r0 * ins[x].strides[rows_at];
       }
-      if (!k.empty() && GemmKernel(extents, pos(out.dims[out.dims.size() - 2]),
-                                   pos(out.dims.back()), pos(k), o, ins[0], ins[1])) {
-        return;
+      if (!(gemm && GemmKernel(sub, gi, gj, gk, oc, inc[0], inc[1], zeroed != nullptr))) {
+        // The rows this chunk covers of a zeroed buffer: zeros first, then accumulate.
+        if (zeroed != nullptr)
+          std::fill(oc.base, oc.base + (r1 - r0) * (zeroed->size / rows), T(0));
+        GenericKernel(sub, oc, inc, sum);
       }
+      if (c + 1 < chunks) comm_->Progress();
     }
-    GenericKernel(extents, o, ins, sum);
+    if (zeroed != nullptr) zeroed->zero_pending = false;
+    kernel_time_ += comm_->Now() - t0;
   }
 
   RunStats Measure(const std::function<void()>& body, int warmup, int reps,
@@ -401,6 +442,7 @@ class RankRuntime : public RankRuntimeBase {
       comm_->Barrier();
       const double t0 = comm_->Now();
       body();
+      for (auto& [name, b] : buffers_) Wait(name);  // a body that left one started
       double worst[2] = {comm_->Now() - t0, kernel_time_};
       comm_->Allreduce(worst, 2, DataType::kDouble, ReduceOp::kMax, comm_->AllAxes());
       if (i >= warmup) {
@@ -413,28 +455,121 @@ class RankRuntime : public RankRuntimeBase {
     comm_->Allreduce(most, 2, DataType::kLongLong, ReduceOp::kMax, comm_->AllAxes());
     m.bytes_sent_max = most[0];
     m.bytes_copied_max = most[1];
-    Buffer<T>& out = shards_[statement_.output];
+    Dense<T>& out = shards_[statement_.output];
     if (fault == "wrong" && rank_ == 0 && !out.data.empty()) out.data[out.data.size() / 2] += T(1);
     m.checksum = 0;
     for (T v : out.data) m.checksum += v;
     comm_->Allreduce(&m.checksum, 1, DataType::kDouble, ReduceOp::kSum, comm_->AllAxes());
-    m.error = FirstError(Verify());
+    ReferenceCheck check{&statement_,
+                         &tensors_,
+                         &names_,
+                         coords_,
+                         accumulate_,
+                         seed_,
+                         sizeof(T) == 4 ? 2e-4 : 1e-10};
+    m.error = FirstError(CheckOutputShard(check, [&out](int64_t i) { return out.data[i]; }));
     m.verified = m.error.empty();
     return m;
   }
 
  private:
-  // Runs `fill` (a transfer into `buffer`); after Async(buffer), into the buffer's other
-  // half, which Wait makes current.
-  void IntoBuffer(const std::string& buffer, const std::function<void()>& fill) {
-    if (async_.erase(buffer) == 0) return fill();
-    Buffer<T>& buf = buffers_[buffer];
-    std::vector<T>& other = spare_[buffer];
-    other.resize(buf.data.size());
-    buf.data.swap(other);
-    fill();
-    buf.data.swap(other);
-    pending_.insert(buffer);
+  static std::vector<int64_t> Minus(const std::vector<int64_t>& a, const std::vector<int64_t>& b) {
+    std::vector<int64_t> d(a.size());
+    for (size_t i = 0; i < a.size(); ++i) d[i] = a[i] - b[i];
+    return d;
+  }
+  static int Position(const std::vector<std::string>& indices, const std::string& name) {
+    const auto it = std::find(indices.begin(), indices.end(), name);
+    return it == indices.end() ? -1 : static_cast<int>(it - indices.begin());
+  }
+
+  // Whether the kernel is a GEMM out[i,j] += a[.., k ..] * b[..]; sets the positions of i,
+  // j and k in `indices`.
+  static bool GemmIndices(const std::string& kernel, const std::vector<std::string>& indices,
+                          const OperandSpec& out, const std::vector<OperandSpec>& in, int* i,
+                          int* j, int* k) {
+    if (kernel.rfind("matmul", 0) != 0 || in.size() != 2 || out.dims.size() < 2) return false;
+    std::string kname;
+    for (const std::string& d : in[0].dims) {
+      if (std::find(out.dims.begin(), out.dims.end(), d) == out.dims.end()) kname = d;
+    }
+    if (kname.empty()) return false;
+    *i = Position(indices, out.dims[out.dims.size() - 2]);
+    *j = Position(indices, out.dims.back());
+    *k = Position(indices, kname);
+    return *i >= 0 && *j >= 0 && *k >= 0;
+  }
+
+  // Whether the tile writes every element of `b` (the operand is the whole buffer).
+  static bool Covers(const TransferBuffer<T>& b, const OperandSpec& out,
+                     const std::vector<std::string>& indices, const std::vector<int64_t>& extents) {
+    for (size_t d = 0; d < out.dims.size(); ++d) {
+      const int at = Position(indices, out.dims[d]);
+      if (out.offset[d] != 0 || at < 0 || extents[at] != b.shape[d]) return false;
+      for (size_t e = 0; e < d; ++e) {
+        if (out.dims[e] == out.dims[d]) return false;
+      }
+    }
+    return true;
+  }
+
+  // Starts (or, unless `async`, runs) the sum of `b`'s current data into the ranks along
+  // `axes` that hold its parts: one MPI reduce-scatter when the parts lie in group order,
+  // one after another, in the buffer; else one reduce per holder. Returns what adds this
+  // rank's sum into its shard (nullptr when it holds no part).
+  std::function<void()> ReduceToHolders(const TensorSpec& t, TransferBuffer<T>& b,
+                                        const std::vector<int64_t>& offset,
+                                        const std::vector<int>& axes, bool async, Ops* ops) {
+    const T* part = b.cur.ptr;
+    const std::vector<Coords> group = comm_->Group(axes);
+    const size_t g = group.size();
+    std::vector<int> counts(g, 0);
+    std::vector<std::vector<int64_t>> los(g), lens(g);
+    int64_t next = 0;
+    int holders = 0;
+    bool in_order = true;
+    for (size_t r = 0; r < g; ++r) {
+      if (!Held(t, group[r], offset, b.shape, &los[r], &lens[r])) continue;
+      counts[r] = static_cast<int>(Elements(lens[r]));
+      ++holders;
+      in_order = in_order && Contiguous(lens[r], b.shape) &&
+                 OffsetOf(Minus(los[r], offset), b.strides) == next;
+      next += counts[r];
+    }
+    const int me = comm_->GroupIndex(axes, coords_);
+    T* sum = counts[me] > 0 ? Scratch(b.sum, counts[me]) : nullptr;
+    if (in_order && holders > 1) {
+      if (async) {
+        ops->push_back(comm_->StartReduceScatterSum(part, sum, counts, TypeOf<T>(), axes));
+      } else {
+        comm_->ReduceScatterSum(part, sum, counts, TypeOf<T>(), axes);
+      }
+      bytes_ += next * static_cast<int64_t>(sizeof(T));
+    } else {
+      size_t packed = 0;
+      for (size_t r = 0; r < g; ++r) {
+        if (counts[r] == 0) continue;
+        // A piece goes straight from the partial buffer when it is contiguous there.
+        const std::vector<int64_t> rel = Minus(los[r], offset);
+        const T* send = part + OffsetOf(rel, b.strides);
+        if (!Contiguous(lens[r], b.shape)) {
+          if (b.packs.size() <= packed) b.packs.emplace_back();
+          T* p = Scratch(b.packs[packed++], counts[r]);
+          CopyStrided(send, b.strides, p, DenseStrides(lens[r]), lens[r]);
+          copied_ += static_cast<int64_t>(counts[r]) * sizeof(T);
+          send = p;
+        }
+        T* recv = static_cast<int>(r) == me ? sum : nullptr;
+        if (async) {
+          ops->push_back(comm_->StartReduceSum(send, recv, counts[r], TypeOf<T>(), axes, group[r]));
+        } else {
+          comm_->ReduceSum(send, recv, counts[r], TypeOf<T>(), axes, group[r]);
+        }
+        bytes_ += static_cast<int64_t>(counts[r]) * sizeof(T);
+      }
+    }
+    if (counts[me] == 0) return nullptr;
+    return [this, &t, sum, len = lens[me], lo = los[me]] { AddHeld(t, sum, len, lo); };
   }
 
   const TensorSpec& Tensor(const std::string& name) const {
@@ -444,7 +579,7 @@ class RankRuntime : public RankRuntimeBase {
     return tensors_[0];
   }
   void Fill(const TensorSpec& t) {
-    Buffer<T>& b = shards_[t.name];
+    Dense<T>& b = shards_[t.name];
     const std::vector<int64_t> start = t.block_start(coords_);
     std::vector<int64_t> g(start.size());
     int64_t i = 0;
@@ -462,8 +597,6 @@ class RankRuntime : public RankRuntimeBase {
       std::fill(shards_[out.name].data.begin(), shards_[out.name].data.end(), T(0));
     }
   }
-
-  // The part of the box (offset, size) that the rank at `coords` holds; false if none.
   bool Held(const TensorSpec& t, const Coords& coords, const std::vector<int64_t>& off,
             const std::vector<int64_t>& size, std::vector<int64_t>* lo,
             std::vector<int64_t>* len) const {
@@ -479,110 +612,53 @@ class RankRuntime : public RankRuntimeBase {
     }
     return true;
   }
-  void AddHeld(const TensorSpec& t, const Buffer<T>& part, const std::vector<int64_t>& off) {
+
+  // Adds the part of the box at `off` (dense, sizes `shape`, at `part`) that this rank
+  // holds into its shard of `t`.
+  void AddHeld(const TensorSpec& t, const T* part, const std::vector<int64_t>& shape,
+               const std::vector<int64_t>& off) {
     std::vector<int64_t> lo, len;
-    if (!Held(t, coords_, off, part.shape, &lo, &len)) return;
-    const std::vector<int64_t> start = t.block_start(coords_);
-    Buffer<T>& shard = shards_[t.name];
+    if (!Held(t, coords_, off, shape, &lo, &len)) return;
+    Dense<T>& shard = shards_[t.name];
     if (lo.empty()) {
-      shard.data[0] += part.data[0];
+      shard.data[0] += part[0];
       return;
     }
-    // Row by row: the last dim is contiguous in both buffers.
-    const std::vector<int64_t> outer(len.begin(), len.end() - 1);
-    std::vector<int64_t> s(lo.size()), d(lo.size());
-    ForEachPoint(outer, [&](const std::vector<int64_t>& i) {
-      for (size_t k = 0; k + 1 < lo.size(); ++k) {
-        s[k] = lo[k] + i[k] - off[k];
-        d[k] = lo[k] + i[k] - start[k];
-      }
-      s.back() = lo.back() - off.back();
-      d.back() = lo.back() - start.back();
-      T* to = &shard.data[shard.Offset(d)];
-      const T* from = &part.data[part.Offset(s)];
-      for (int64_t j = 0; j < len.back(); ++j) to[j] += from[j];
-    });
+    T* to = shard.data.data() + shard.Offset(Minus(lo, t.block_start(coords_)));
+    const std::vector<int64_t> from_strides = DenseStrides(shape);
+    const T* from = part + OffsetOf(Minus(lo, off), from_strides);
+    // Row by row: the last dim is contiguous in both.
+    ForEachPoint(std::vector<int64_t>(len.begin(), len.end() - 1),
+                 [&](const std::vector<int64_t>& i) {
+                   T* x = to + OffsetOf(i, shard.strides);
+                   const T* y = from + OffsetOf(i, from_strides);
+                   for (int64_t j = 0; j < len.back(); ++j) x[j] += y[j];
+                 });
   }
 
+  // A kernel operand: its address and its stride along each tile index.
   TileOperand<T> Tile(const OperandSpec& o, const std::vector<std::string>& indices) {
-    Buffer<T>& b = o.buffer == o.tensor ? shards_[o.buffer] : buffers_[o.buffer];
+    T* base;
+    const std::vector<int64_t>* strides;
+    if (o.buffer == o.tensor) {
+      Dense<T>& shard = shards_[o.buffer];
+      base = shard.data.data();
+      strides = &shard.strides;
+    } else {
+      const Slot<T>& cur = buffers_[o.buffer].cur;
+      base = cur.ptr;
+      strides = &cur.strides;
+    }
     TileOperand<T> t;
-    t.base = b.data.data() + b.Offset(o.offset);
+    t.base = base + OffsetOf(o.offset, *strides);
     for (const std::string& idx : indices) {
       int64_t s = 0;
       for (size_t d = 0; d < o.dims.size(); ++d) {
-        if (o.dims[d] == idx) s += b.strides[d];
+        if (o.dims[d] == idx) s += (*strides)[d];
       }
       t.strides.push_back(s);
     }
     return t;
-  }
-
-  // Checks this rank's output shard (or a deterministic sample when the reference would
-  // cost more than 4e6 multiply-adds) against the f64 reference; "" when it matches.
-  std::string Verify() {
-    const TensorSpec& out = Tensor(statement_.output);
-    std::map<std::string, int64_t> extent;
-    for (const TensorSpec& t : tensors_) {
-      for (size_t d = 0; d < t.dims.size(); ++d) extent[t.dims[d]] = t.shape[d];
-    }
-    std::vector<std::string> reduction;
-    std::vector<int64_t> red_extent;
-    int64_t red_size = 1;
-    for (const auto& [idx, e] : extent) {
-      if (std::find(out.dims.begin(), out.dims.end(), idx) != out.dims.end()) continue;
-      reduction.push_back(idx);
-      red_extent.push_back(e);
-      red_size *= e;
-    }
-    const Buffer<T>& shard = shards_[out.name];
-    const int64_t local = static_cast<int64_t>(shard.data.size());
-    constexpr int64_t kLimit = 4'000'000;
-    const int64_t step =
-        local * red_size > kLimit ? std::max<int64_t>(1, local * red_size / kLimit) : 1;
-    const std::vector<int64_t> start = out.block_start(coords_);
-    const double tol = sizeof(T) == 4 ? 2e-4 : 1e-10;
-    std::map<std::string, int64_t> at;
-    int64_t flat = -1;
-    std::string error;
-    ForEachPoint(out.local_shape.empty() ? std::vector<int64_t>{1} : out.local_shape,
-                 [&](const std::vector<int64_t>& l) {
-                   ++flat;
-                   if (!error.empty() || flat % step != 0) return;
-                   std::vector<int64_t> g;
-                   for (size_t d = 0; d < out.dims.size(); ++d) {
-                     g.push_back(start[d] + l[d]);
-                     at[out.dims[d]] = g.back();
-                   }
-                   double ref =
-                       accumulate_ ? ElementValue(seed_, out.name, Linear(g, out.shape)) : 0.0;
-                   double mag = std::abs(ref);
-                   ForEachPoint(red_extent.empty() ? std::vector<int64_t>{1} : red_extent,
-                                [&](const std::vector<int64_t>& ri) {
-                                  for (size_t k = 0; k < reduction.size(); ++k)
-                                    at[reduction[k]] = ri[k];
-                                  double term = statement_.sum ? 0.0 : 1.0;
-                                  for (const auto& [tensor, dims] : statement_.operands) {
-                                    std::vector<int64_t> e;
-                                    for (const std::string& d : dims) e.push_back(at[d]);
-                                    const double v = ElementValue(seed_, tensor,
-                                                                  Linear(e, Tensor(tensor).shape));
-                                    term = statement_.sum ? term + v : term * v;
-                                  }
-                                  ref += term;
-                                  mag += std::abs(term);
-                                });
-                   const double got = shard.data[flat];
-                   if (!(std::abs(got - ref) <= tol * mag + 1e-6)) {
-                     std::vector<std::string> coord;
-                     for (size_t a = 0; a < coords_.size(); ++a)
-                       coord.push_back(absl::StrCat(names_[a], "=", coords_[a]));
-                     error = absl::StrFormat("rank (%s): %s[%s] = %.6g but the reference is %.6g",
-                                             absl::StrJoin(coord, ", "), out.name,
-                                             absl::StrJoin(g, ", "), got, ref);
-                   }
-                 });
-    return error;
   }
 
   // The error of the lowest rank that has one, on every rank.
@@ -605,11 +681,11 @@ class RankRuntime : public RankRuntimeBase {
   uint64_t seed_;
   int rank_ = 0, size_ = 1;
   Coords coords_;
-  std::map<std::string, Buffer<T>> shards_, buffers_;
-  std::map<std::string, std::vector<T>> spare_;  // a buffer's second half (rings, prefetch)
-  std::set<std::string> async_;    // buffers whose next transfer goes to the other half
-  std::set<std::string> pending_;  // buffers whose other half Wait makes current
-  int64_t copied_ = 0;             // bytes packed or copied on this rank in this repetition
+  std::map<std::string, Dense<T>> shards_;
+  std::map<std::string, TransferBuffer<T>> buffers_;
+  std::string async_;   // the buffer named by the last Async, until its transfer starts
+  int pending_ = 0;     // buffers with a started transfer or reduction
+  int64_t copied_ = 0;  // bytes packed or copied on this rank in this repetition
   int64_t bytes_ = 0;
   double kernel_time_ = 0;
   int64_t kernel_calls_ = 0;

@@ -163,9 +163,9 @@ TEST_P(RankRuntimeTest, BroadcastFromEachRootFillsTheGroup) {
   EXPECT_EQ(m.error, "");
   // C is held twice (along x): the checksum is twice A's sum.
   EXPECT_NEAR(m.checksum, 2 * Sum("A", 12, dtype()), 1e-5);
-  // Each rank is the root once and sends its 3 elements, copied from its shard first.
+  // Each rank is the root once and sends its 3 elements straight from its shard.
   EXPECT_EQ(m.bytes_sent_max, 3 * dtype());
-  EXPECT_EQ(m.bytes_copied_max, 3 * dtype());
+  EXPECT_EQ(m.bytes_copied_max, 0);
   EXPECT_EQ(m.kernel_calls, 2);
   EXPECT_EQ(m.seconds.size(), 1u);
 }
@@ -199,6 +199,40 @@ TEST_P(RankRuntimeTest, APrefetchedBroadcastFillsTheOtherHalfUntilWait) {
     AddInto(rt, "TA", {"i", "j"}, {1, 3}, {1, 0});
   };
   ExpectVerificationError(RunOnMesh(s, dtype()), "x=0, y=0");
+}
+
+TEST_P(RankRuntimeTest, ABroadcastOfABoxNotContiguousInTheShardIsPackedByTheRoot) {
+  // A[2,4] split over y=2 by columns (2x2 shards); each root broadcasts its two columns
+  // one at a time — a [2,1] box, not contiguous in the shard, so the root packs it — and
+  // every rank adds them into C[2,4] (whole on every rank).
+  MeshProgram s;
+  s.axis_sizes = {1, 2};
+  s.axis_names = {"x", "y"};
+  s.tensors = {Tensor("A", {"i", "j"}, {2, 4}, {2, 2},
+                      [](const Coords& c) {
+                        return Coords{0, 2 * c[1]};
+                      }),
+               Tensor(
+                   "C", {"i", "j"}, {2, 4}, {2, 4},
+                   [](const Coords&) {
+                     return Coords{0, 0};
+                   },
+                   true)};
+  s.buffers = {{"TA", {2, 1}}};
+  s.statement = Copy({"i", "j"});
+  s.body = [](RankRuntimeBase& rt) {
+    for (int64_t root = 0; root < 2; ++root) {
+      for (int64_t col = 0; col < 2; ++col) {
+        rt.Broadcast("A", "TA", {0, col}, {1}, Coords{0, root});
+        AddInto(rt, "TA", {"i", "j"}, {2, 1}, {0, 2 * root + col});
+      }
+    }
+  };
+  const RunStats m = RunOnMesh(s, dtype());
+  EXPECT_TRUE(m.verified) << m.error;
+  EXPECT_NEAR(m.checksum, 2 * Sum("A", 8, dtype()), 1e-5);
+  EXPECT_EQ(m.bytes_sent_max, 4 * dtype());
+  EXPECT_EQ(m.bytes_copied_max, 4 * dtype());  // the root's 2 columns, packed
 }
 
 TEST_P(RankRuntimeTest, AnInjectedWrongElementIsReportedOnRankZero) {
@@ -415,8 +449,9 @@ TEST_P(RankRuntimeTest, ShiftStepBringsTheNeighboursBlock) {
     EXPECT_TRUE(m.verified) << "shift " << shift << ": " << m.error;
     EXPECT_NEAR(m.checksum, Sum("A", 12, dtype()), 1e-5);
     EXPECT_EQ(m.bytes_sent_max, 4 * dtype());
-    // The first Local copies the row; the shift swaps two buffers and copies nothing.
-    EXPECT_EQ(m.bytes_copied_max, 4 * dtype());
+    // The Local reads the row in place, the shift sends it from there and receives into
+    // the buffer: nothing is copied.
+    EXPECT_EQ(m.bytes_copied_max, 0);
   }
 }
 
@@ -503,6 +538,36 @@ TEST_P(RankRuntimeTest, MatmulTilesVerifyAndRepetitionsStartFromAFreshOutput) {
     EXPECT_EQ(m.kernel_seconds.size(), 3u);
     EXPECT_EQ(m.kernel_calls, 2);
     EXPECT_EQ(m.bytes_sent_max, 0);
+  }
+}
+
+TEST_P(RankRuntimeTest, AZeroedBufferIsOverwrittenByTheFirstGemmThatCoversIt) {
+  // C = A * B through a partial buffer P: Zero, then two k tiles into P (the first with
+  // beta 0, over whatever P held from the last repetition), then P added into C.
+  for (const bool covering : {true, false}) {
+    MeshProgram s = MatmulSetup(false);
+    s.warmup = 1;
+    s.reps = 2;
+    s.buffers = {{"P", {4, 5}}};
+    s.body = [covering](RankRuntimeBase& rt) {
+      rt.Zero("P");
+      // Not covering: the first tile writes rows 0-1 only, so P must be zeroed first.
+      const std::vector<std::pair<int64_t, int64_t>> tiles =
+          covering ? std::vector<std::pair<int64_t, int64_t>>{{0, 4}}
+                   : std::vector<std::pair<int64_t, int64_t>>{{0, 2}, {2, 2}};
+      for (int64_t k0 : {0, 3}) {
+        for (const auto& [m0, rows] : tiles) {
+          rt.Kernel("matmul", false, {"m", "n", "k"}, {rows, 5, 3},
+                    OperandSpec{"C", "P", {"m", "n"}, {m0, 0}},
+                    {OperandSpec{"A", "A", {"m", "k"}, {m0, k0}},
+                     OperandSpec{"B", "B", {"k", "n"}, {k0, 0}}});
+        }
+      }
+      rt.ReduceInto("Local", "C", "P", {0, 0}, {0});
+    };
+    const RunStats m = RunOnMesh(s, dtype());
+    EXPECT_TRUE(m.verified) << "covering " << covering << ": " << m.error;
+    EXPECT_EQ(m.bytes_copied_max, 0);
   }
 }
 

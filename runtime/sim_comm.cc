@@ -148,6 +148,24 @@ class SimComm : public Comm {
     });
   }
 
+  void ReduceScatterSum(const void* send, void* recv, const std::vector<int>& counts, DataType type,
+                        const std::vector<int>& axes) override {
+    int64_t total = 0, at = 0;
+    const int me = GroupIndex(axes, me_);
+    for (size_t i = 0; i < counts.size(); ++i) {
+      if (static_cast<int>(i) < me) at += counts[i];
+      total += counts[i];
+    }
+    Collective(axes, send, total, -1, "ReduceScatter", [&](SimWorld::Rendezvous& rv, int) {
+      const int64_t n = counts[me];
+      std::memcpy(recv, static_cast<const char*>(rv.data[0]) + Bytes(at, type), Bytes(n, type));
+      for (size_t i = 1; i < rv.data.size(); ++i) {
+        CombineTyped(recv, static_cast<const char*>(rv.data[i]) + Bytes(at, type), n, type,
+                     ReduceOp::kSum);
+      }
+    });
+  }
+
   void Barrier() override {
     Collective(AllAxes(), nullptr, 0, -1, "Barrier", [](SimWorld::Rendezvous&, int) {});
   }

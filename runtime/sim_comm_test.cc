@@ -125,6 +125,27 @@ TEST(SimCommTest, CollectivesOverGroupsAndTheWholeMesh) {
   EXPECT_EQ(gathered[4], (std::vector<double>{3, 4, 4, 5, 5, 5}));
 }
 
+TEST(SimCommTest, ReduceScatterGivesEachMemberTheSumOfItsPiece) {
+  // Along y (3 members), pieces of 1, 0 and 2 elements: member i gets the sum over the row
+  // of the elements at its displacement.
+  SimWorld world({2, 3});
+  std::vector<std::vector<int>> got(6);
+  EXPECT_EQ(RunRanks(world,
+                     [&](Comm& c) {
+                       const int r = c.rank();
+                       const std::vector<int> send = {r, 10 * r, 100 * r};
+                       std::vector<int> recv(2, -1);
+                       c.ReduceScatterSum(send.data(), recv.data(), {1, 0, 2}, DataType::kInt, {1});
+                       got[r] = recv;
+                     }),
+            0);
+  EXPECT_EQ(world.error(), "");
+  EXPECT_EQ(got[0], (std::vector<int>{0 + 1 + 2, -1}));
+  EXPECT_EQ(got[1], (std::vector<int>{-1, -1}));  // no piece: untouched
+  EXPECT_EQ(got[2], (std::vector<int>{30, 300}));
+  EXPECT_EQ(got[5], (std::vector<int>{120, 1200}));
+}
+
 TEST(SimCommTest, PointToPointAroundARing) {
   SimWorld world({4});
   std::vector<std::vector<float>> ring(4), fan(4);
