@@ -79,6 +79,45 @@ TEST(SimulatorTest, ReferenceSchedulesVerifyOnEveryRank) {
   }
 }
 
+// The families whose layouts allow it move data only between shards, buffers and the
+// network: no packing, no staging, no copy of a rank's own block.
+TEST(SimulatorTest, SummaCannonAllGatherGemmAndSplitKCopyNothing) {
+  struct Case {
+    std::string name, expr, extents, mesh, trace;
+  };
+  std::string summa = Example("summa"), cannon = Example("cannon");
+  for (std::string* t : {&summa, &cannon}) {
+    for (const std::string from : {"%8", "ko, ki, 8"}) {
+      const std::string to = from == "%8" ? "%2" : "ko, ki, 2";
+      for (size_t at = t->find(from); at != std::string::npos; at = t->find(from))
+        t->replace(at, from.size(), to);
+    }
+  }
+  const std::string ag = Example("allgather_gemm");
+  std::string ag_ring = ag;
+  ag_ring.replace(ag_ring.find("communicate(B, no)"), 18, "communicate(B, no, rotate=[mo])");
+  const std::string ag_expr = "C[m,n] = A[k,m] * B[k,n]";
+  const Case cases[] = {
+      {"SUMMA", kMatmul, "m=8,n=12,k=16", "x=2,y=2", summa},
+      {"Cannon", kMatmul, "m=8,n=12,k=16", "x=2,y=2", cannon},
+      {"AG-GEMM (broadcast)", ag_expr, "m=16,n=32,k=8", "x=4", ag},
+      {"AG-GEMM (ring)", ag_expr, "m=16,n=32,k=8", "x=4", ag_ring},
+      {"split-k", kMatmul, "m=16,n=8,k=32", "x=4",
+       "distribute([k], [ko], [ki], [x])\nshard(A, k@x)\nshard(B, k@x)\nshard(C, m@x)\n"
+       "communicate(C, ki)\ntensorize([ki, m, n], matmul)\n"},
+  };
+  for (const Case& c : cases) {
+    const Lowered l = LowerTrace(c.expr, c.extents, c.mesh, c.trace);
+    ASSERT_TRUE(l.legal) << c.name << ": " << l.reason;
+    SimOptions options;
+    options.warmup = 1;  // a second repetition reuses the buffers
+    const RunStats m = Simulate(l.program, options);
+    EXPECT_TRUE(m.verified) << c.name << ": " << m.error;
+    EXPECT_GT(m.bytes_sent_max, 0) << c.name;
+    EXPECT_EQ(m.bytes_copied_max, 0) << c.name;
+  }
+}
+
 TEST(SimulatorTest, AWrongElementIsReportedWithItsRank) {
   const Lowered l = LowerTrace(kMatmul, "m=8,n=8,k=8", "x=2,y=2", kSumma2x2);
   ASSERT_TRUE(l.legal) << l.reason;
