@@ -92,10 +92,115 @@ bool GemmKernel(const std::vector<int64_t>& extents, int i, int j, int k, const 
   return true;
 }
 
+namespace {
+
+// A group of tile indices (positions in the tile) that acts as one GEMM dim: merged when
+// each index's stride is the next (inner) one's times its extent, in every operand given.
+struct Merged {
+  int64_t extent = 1;
+  std::vector<int64_t> strides;  // per operand (0 when the group is empty)
+  std::vector<int> loops;        // indices of the group left as loops
+};
+
+// Merges the innermost run of `group` (ordered by the first operand's stride, largest
+// first) whose strides chain in every operand of `ops`; the others become loops.
+template <typename T>
+Merged Merge(std::vector<int> group, const std::vector<int64_t>& extents,
+             const std::vector<const TileOperand<T>*>& ops) {
+  Merged m;
+  m.strides.assign(ops.size(), 0);
+  if (group.empty()) return m;
+  std::sort(group.begin(), group.end(),
+            [&](int x, int y) { return ops[0]->strides[x] > ops[0]->strides[y]; });
+  size_t first = group.size() - 1;  // the run is group[first..]
+  while (first > 0) {
+    const int outer = group[first - 1], inner = group[first];
+    bool chains = true;
+    for (const TileOperand<T>* op : ops)
+      chains = chains && op->strides[outer] == op->strides[inner] * extents[inner];
+    if (!chains) break;
+    --first;
+  }
+  m.loops.assign(group.begin(), group.begin() + first);
+  for (size_t g = first; g < group.size(); ++g) m.extent *= extents[group[g]];
+  for (size_t o = 0; o < ops.size(); ++o) m.strides[o] = ops[o]->strides[group.back()];
+  return m;
+}
+
+}  // namespace
+
+template <typename T>
+bool ContractionGemm(const std::vector<int64_t>& extents, const TileOperand<T>& out,
+                     const TileOperand<T>& a, const TileOperand<T>& b, bool overwrite) {
+  for (int64_t e : extents) {
+    if (e <= 0) return true;  // an empty tile: nothing to do
+  }
+  std::vector<int> mg, ng, kg, loops;
+  for (size_t p = 0; p < extents.size(); ++p) {
+    if (extents[p] == 1) continue;
+    const bool o = out.strides[p] != 0, x = a.strides[p] != 0, y = b.strides[p] != 0;
+    const int i = static_cast<int>(p);
+    if (o && x && !y) {
+      mg.push_back(i);
+    } else if (o && !x && y) {
+      ng.push_back(i);
+    } else if (!o && x && y) {
+      kg.push_back(i);
+    } else {
+      loops.push_back(i);
+    }
+  }
+  const Merged m = Merge<T>(mg, extents, {&out, &a});
+  const Merged n = Merge<T>(ng, extents, {&out, &b});
+  const Merged k = Merge<T>(kg, extents, {&a, &b});
+  for (const Merged* g : {&m, &n, &k}) loops.insert(loops.end(), g->loops.begin(), g->loops.end());
+  // Loops of tiny GEMMs (an element-wise product is a loop of 1x1x1 ones) are slower than
+  // the generic loop.
+  if (!loops.empty() && m.extent * n.extent * k.extent < 4096) return false;
+  // The GEMM: tile indices 0 (M), 1 (N), 2 (K) over the merged strides.
+  const std::vector<int64_t> gemm_extents = {m.extent, n.extent, k.extent};
+  TileOperand<T> go{out.base, {m.strides[0], n.strides[0], 0}};
+  TileOperand<T> ga{a.base, {m.strides[1], 0, k.strides[0]}};
+  TileOperand<T> gb{b.base, {0, n.strides[1], k.strides[1]}};
+  // Loops around it, the last fastest; out = a*b only where no loop index skips out.
+  std::vector<int64_t> idx(loops.size(), 0);
+  bool first_call = true;
+  while (true) {
+    bool revisit = false;
+    go.base = out.base;
+    ga.base = a.base;
+    gb.base = b.base;
+    for (size_t l = 0; l < loops.size(); ++l) {
+      go.base += idx[l] * out.strides[loops[l]];
+      ga.base += idx[l] * a.strides[loops[l]];
+      gb.base += idx[l] * b.strides[loops[l]];
+      revisit = revisit || (out.strides[loops[l]] == 0 && idx[l] > 0);
+    }
+    if (!GemmKernel(gemm_extents, 0, 1, 2, go, ga, gb, overwrite && !revisit)) {
+      // C^T = B^T A^T: the same GEMM with the roles of M and N (and of a and b) swapped.
+      TileOperand<T> to{go.base, {go.strides[1], go.strides[0], 0}};
+      TileOperand<T> ta{gb.base, {gb.strides[1], 0, gb.strides[2]}};
+      TileOperand<T> tb{ga.base, {0, ga.strides[0], ga.strides[2]}};
+      const std::vector<int64_t> swapped = {n.extent, m.extent, k.extent};
+      if (!GemmKernel(swapped, 0, 1, 2, to, ta, tb, overwrite && !revisit)) {
+        if (first_call) return false;  // layouts are the same at every loop point
+      }
+    }
+    first_call = false;
+    int d = static_cast<int>(loops.size()) - 1;
+    while (d >= 0 && ++idx[d] == extents[loops[d]]) idx[d--] = 0;
+    if (d < 0) return true;
+  }
+}
+
 template void GenericKernel<float>(const std::vector<int64_t>&, const TileOperand<float>&,
                                    const std::vector<TileOperand<float>>&, bool);
 template void GenericKernel<double>(const std::vector<int64_t>&, const TileOperand<double>&,
                                     const std::vector<TileOperand<double>>&, bool);
+template bool ContractionGemm<float>(const std::vector<int64_t>&, const TileOperand<float>&,
+                                     const TileOperand<float>&, const TileOperand<float>&, bool);
+template bool ContractionGemm<double>(const std::vector<int64_t>&, const TileOperand<double>&,
+                                      const TileOperand<double>&, const TileOperand<double>&, bool);
 template bool GemmKernel<float>(const std::vector<int64_t>&, int, int, int,
                                 const TileOperand<float>&, const TileOperand<float>&,
                                 const TileOperand<float>&, bool);

@@ -179,6 +179,95 @@ std::vector<int64_t> Strides(int po, int64_t outer, int pi, int64_t inner) {
   return s;
 }
 
+// Row-major strides over the tile's indices for an operand whose dims are `dims` (tile
+// positions, outermost first); 0 for tile indices it does not use.
+std::vector<int64_t> StridesFor(const std::vector<int>& dims, const std::vector<int64_t>& extents) {
+  std::vector<int64_t> strides(extents.size(), 0);
+  int64_t s = 1;
+  for (int d = static_cast<int>(dims.size()) - 1; d >= 0; --d) {
+    strides[dims[d]] = s;
+    s *= extents[dims[d]];
+  }
+  return strides;
+}
+
+// The whole space of two-operand contractions over four indices (16, 16, 16 and 3): each
+// index in out and a, out and b, a and b, all three, a only or out only (6^4 structures),
+// each operand's dims in a seeded order or its reverse. Where ContractionGemm takes the
+// tile, out must equal the naive loop (+=, and = with overwrite where it applies); where it
+// refuses, out must be untouched. The structures of GEMMs and batched GEMMs must be taken.
+TYPED_TEST(KernelsTest, ContractionGemmMatchesTheNaiveLoopOverEveryIndexStructure) {
+  using T = TypeParam;
+  const std::vector<int64_t> extents = {16, 16, 16, 3};
+  // Membership per index: bit 0 out, bit 1 a, bit 2 b.
+  const int kinds[] = {3, 5, 6, 7, 2, 1};
+  uint64_t rng = 12345;
+  auto next = [&rng] {
+    rng = rng * 6364136223846793005ULL + 1442695040888963407ULL;
+    return static_cast<int>(rng >> 33);
+  };
+  int taken = 0, structures = 0;
+  for (int code = 0; code < 6 * 6 * 6 * 6; ++code) {
+    std::vector<int> member(4);
+    for (int p = 0, c = code; p < 4; ++p, c /= 6) member[p] = kinds[c % 6];
+    std::vector<int> od, ad, bd;
+    for (int p = 0; p < 4; ++p) {
+      if (member[p] & 1) od.push_back(p);
+      if (member[p] & 2) ad.push_back(p);
+      if (member[p] & 4) bd.push_back(p);
+    }
+    if (od.empty() || ad.empty() || bd.empty()) continue;
+    ++structures;
+    for (int variant = 0; variant < 2; ++variant) {
+      for (std::vector<int>* d : {&od, &ad, &bd}) {
+        for (size_t i = d->size(); i > 1; --i) std::swap((*d)[i - 1], (*d)[next() % i]);
+        if (variant == 1) std::reverse(d->begin(), d->end());
+      }
+      for (const bool overwrite : {false, true}) {
+        Strided<T> out = MakeOperand<T>(extents, StridesFor(od, extents), 1, 1);
+        Strided<T> a = MakeOperand<T>(extents, StridesFor(ad, extents), 0, 2);
+        Strided<T> b = MakeOperand<T>(extents, StridesFor(bd, extents), 2, 3);
+        Strided<T> start = out;
+        if (overwrite) {
+          // The expected result of out = a * b: the touched elements start from 0.
+          std::vector<int64_t> idx(4, 0);
+          for (idx[0] = 0; idx[0] < 16; ++idx[0])
+            for (idx[1] = 0; idx[1] < 16; ++idx[1])
+              for (idx[2] = 0; idx[2] < 16; ++idx[2])
+                for (idx[3] = 0; idx[3] < 3; ++idx[3]) start.data[start.Offset(idx)] = 0;
+        }
+        const std::vector<double> want = NaiveKernel<T>(extents, start, {a, b}, false);
+        const std::vector<T> before = out.data;
+        const bool ok = ContractionGemm<T>(extents, out.Tile(), a.Tile(), b.Tile(), overwrite);
+        const std::string what = "structure " + std::to_string(code) + " variant " +
+                                 std::to_string(variant) + (overwrite ? " (=)" : " (+=)");
+        if (!ok) {
+          ExpectBufferNear(out.data, std::vector<double>(before.begin(), before.end()), what);
+          continue;
+        }
+        ++taken;
+        // An index out does not use is summed over by a loop: = applies to its first pass
+        // only, which the loop accounts for; the result is the same either way.
+        ExpectBufferNear(out.data, want, what);
+      }
+    }
+  }
+  // 6^4, less those without out (2^4), without a (2^4) or without b (3^4), plus those
+  // without out and b (1) or without a and b (1), counted twice.
+  EXPECT_EQ(structures, 1296 - 16 - 16 - 81 + 1 + 1);
+  EXPECT_GT(taken, 0);
+  // A plain GEMM (i: out a, j: out b, k: a b, l: all three — a batch) is always taken.
+  {
+    const std::vector<int> od = {3, 0, 1}, ad = {3, 0, 2}, bd = {3, 2, 1};
+    Strided<T> out = MakeOperand<T>(extents, StridesFor(od, extents), 0, 1);
+    Strided<T> a = MakeOperand<T>(extents, StridesFor(ad, extents), 0, 2);
+    Strided<T> b = MakeOperand<T>(extents, StridesFor(bd, extents), 0, 3);
+    const std::vector<double> want = NaiveKernel<T>(extents, out, {a, b}, false);
+    EXPECT_TRUE(ContractionGemm<T>(extents, out.Tile(), a.Tile(), b.Tile()));
+    ExpectBufferNear(out.data, want, "batched GEMM");
+  }
+}
+
 TYPED_TEST(KernelsTest, GemmKernelMatchesATripleLoop) {
   using T = TypeParam;
   std::vector<GemmCase> cases;

@@ -400,8 +400,8 @@ class RankRuntime : public RankRuntimeBase {
     const TileOperand<T> o = Tile(out, indices);
     std::vector<TileOperand<T>> ins;
     for (const OperandSpec& x : in) ins.push_back(Tile(x, indices));
-    int gi = -1, gj = -1, gk = -1;
-    const bool gemm = GemmIndices(kernel, indices, out, in, &gi, &gj, &gk);
+    // Products of two operands go to (loops of) GEMMs when their indices allow it.
+    const bool gemm = !sum && in.size() == 2;
     // While a transfer is in flight, the tile runs in row chunks with MPI progress between
     // them (MPI moves data only inside its calls).
     const int rows_at = out.dims.empty() ? -1 : Position(indices, out.dims[0]);
@@ -418,7 +418,7 @@ class RankRuntime : public RankRuntimeBase {
         oc.base += r0 * o.strides[rows_at];
         for (size_t x = 0; x < ins.size(); ++x) inc[x].base += r0 * ins[x].strides[rows_at];
       }
-      if (!(gemm && GemmKernel(sub, gi, gj, gk, oc, inc[0], inc[1], zeroed != nullptr))) {
+      if (!(gemm && ContractionGemm(sub, oc, inc[0], inc[1], zeroed != nullptr))) {
         // The rows this chunk covers of a zeroed buffer: zeros first, then accumulate.
         if (zeroed != nullptr)
           std::fill(oc.base, oc.base + (r1 - r0) * (zeroed->size / rows), T(0));
@@ -481,23 +481,6 @@ class RankRuntime : public RankRuntimeBase {
   static int Position(const std::vector<std::string>& indices, const std::string& name) {
     const auto it = std::find(indices.begin(), indices.end(), name);
     return it == indices.end() ? -1 : static_cast<int>(it - indices.begin());
-  }
-
-  // Whether the kernel is a GEMM out[i,j] += a[.., k ..] * b[..]; sets the positions of i,
-  // j and k in `indices`.
-  static bool GemmIndices(const std::string& kernel, const std::vector<std::string>& indices,
-                          const OperandSpec& out, const std::vector<OperandSpec>& in, int* i,
-                          int* j, int* k) {
-    if (kernel.rfind("matmul", 0) != 0 || in.size() != 2 || out.dims.size() < 2) return false;
-    std::string kname;
-    for (const std::string& d : in[0].dims) {
-      if (std::find(out.dims.begin(), out.dims.end(), d) == out.dims.end()) kname = d;
-    }
-    if (kname.empty()) return false;
-    *i = Position(indices, out.dims[out.dims.size() - 2]);
-    *j = Position(indices, out.dims.back());
-    *k = Position(indices, kname);
-    return *i >= 0 && *j >= 0 && *k >= 0;
   }
 
   // Whether the tile writes every element of `b` (the operand is the whole buffer).
