@@ -9,9 +9,11 @@
 // C[m,n] += A[m,k] * B[k,n], f32. PSGEMM runs at every block size NB in {64, ..., 1024}
 // that exceeds none of m, n, k, on every prow x pcol grid of the job's ranks (2x2, 4x1 and
 // 1x4 for 4 ranks); the fastest configuration is the peer. The schedule is then judged,
-// lowered and executed as psgemm_bench does. Every time is a median over --reps
-// repetitions after one warm-up, a repetition's time being the slowest rank's. Rank 0
-// prints one table, the ratio tuned / best PSGEMM, and the schedule. Exit status 0 when
+// lowered and executed as psgemm_bench does. Last, one process of OpenBLAS with 2 threads
+// does the whole GEMM on rank 0 while the other ranks sleep (bench/blas_peer.h). Every time
+// is a median over --reps repetitions after one warm-up, a repetition's time being the
+// slowest rank's. Rank 0 prints one table, the ratios tuned / best PSGEMM and tuned /
+// OpenBLAS, a `summary:` line for scripts, and the schedule. Exit status 0 when
 // the schedule ran and verified, 1 when it did not verify, 2 on bad flags or an illegal or
 // unlowerable schedule.
 #include <mpi.h>
@@ -25,6 +27,7 @@
 #include <string>
 #include <vector>
 
+#include "bench/blas_peer.h"
 #include "bench/psgemm.h"
 #include "codegen/lower.h"
 #include "ir/verdict.h"
@@ -157,6 +160,8 @@ int main(int argc, char** argv) {
   const meshtune::runtime::RunStats run =
       meshtune::runtime::Execute(*program, MPI_COMM_WORLD, options);
   const double tuned = meshtune::bench::Median(run.seconds);
+  const double openblas =
+      meshtune::bench::OpenBlasSeconds(MPI_COMM_WORLD, flags.m, flags.n, flags.k, 2, flags.reps);
 
   if (rank == 0) {
     std::printf("%-28s %10s %9s %8s\n", "config", "median_s", "GFLOP/s", "/best");
@@ -174,6 +179,13 @@ int main(int argc, char** argv) {
                 meshtune::bench::Median(run.kernel_seconds), run.verified ? "yes" : "NO",
                 run.error.empty() ? "" : ": ", run.error.c_str());
     std::printf("ratio tuned / best PSGEMM: %.3f\n", tuned / best->seconds);
+    std::printf("OpenBLAS, one process, 2 threads: %.4f s; ratio tuned / OpenBLAS: %.3f\n",
+                openblas, tuned / openblas);
+    std::printf(
+        "summary: tuned %.6f best_psgemm %.6f openblas2 %.6f psgemm_config NB=%d,%dx%d "
+        "verified %d copied %lld\n",
+        tuned, best->seconds, openblas, best->nb, best->prow, best->pcol, run.verified ? 1 : 0,
+        static_cast<long long>(run.bytes_copied_max));
     std::printf("\ntrace (mesh %s):\n%s", flags.mesh.c_str(), trace_text.c_str());
     std::printf("transfers:\n");
     for (const auto& t : meshtune::codegen::Summarize(*program)) {
