@@ -43,8 +43,8 @@ Candidate Make(int64_t order, int mesh, double seconds, std::vector<TransferCost
 
 // Families by name: a single transfer of A with the given pattern kind along axis 0.
 std::vector<TransferCost> Family(int f) {
-  static const Kind kinds[] = {Kind::kBroadcast, Kind::kShift, Kind::kAllGather, Kind::kSendRecv,
-                               Kind::kReduceScatter,    Kind::kReduce};
+  static const Kind kinds[] = {Kind::kBroadcast, Kind::kShift,         Kind::kAllGather,
+                               Kind::kSendRecv,  Kind::kReduceScatter, Kind::kReduce};
   return {Comm("A", "ko", kinds[f % 6], {0})};
 }
 
@@ -69,25 +69,28 @@ std::vector<ir::Mesh> Meshes(const std::vector<std::string>& texts) {
 TEST(FamilyOfTest, TheMeshAndEachTensorsPatternsWithoutLoopsRootsOrDistances) {
   const ir::Mesh square = *ir::ParseMesh("x=2,y=2");
   // Cannon: tensors in name order, axes by name.
-  EXPECT_EQ(FamilyOf(Make(0, 0, 1,
-                          {Comm("B", "ko", Kind::kShift, {0}, 1), Comm("A", "ko", Kind::kShift, {1}, 1),
-                           Comm("C", "mi", Kind::kSendRecv, {})}),
-                     square),
-            "x=2,y=2: A Shift(y); B Shift(x); C SendRecv");
+  EXPECT_EQ(
+      FamilyOf(Make(0, 0, 1,
+                    {Comm("B", "ko", Kind::kShift, {0}, 1), Comm("A", "ko", Kind::kShift, {1}, 1),
+                     Comm("C", "mi", Kind::kSendRecv, {})}),
+               square),
+      "x=2,y=2: A Shift(y); B Shift(x); C SendRecv");
   // Other loops and shift distances: the same family.
-  EXPECT_EQ(FamilyOf(Make(1, 0, 1,
-                          {Comm("A", "k", Kind::kShift, {1}, -1), Comm("B", "mi", Kind::kShift, {0}, 1),
-                           Comm("C", "ki", Kind::kSendRecv, {})}),
-                     square),
-            "x=2,y=2: A Shift(y); B Shift(x); C SendRecv");
+  EXPECT_EQ(
+      FamilyOf(Make(1, 0, 1,
+                    {Comm("A", "k", Kind::kShift, {1}, -1), Comm("B", "mi", Kind::kShift, {0}, 1),
+                     Comm("C", "ki", Kind::kSendRecv, {})}),
+               square),
+      "x=2,y=2: A Shift(y); B Shift(x); C SendRecv");
   // A pattern repeated for one tensor counts once; different ones are joined in the order
   // seen; Local transfers and reductions (no message) are left out.
-  EXPECT_EQ(FamilyOf(Make(2, 0, 1,
-                          {Comm("A", "ko", Kind::kBroadcast, {1}), Comm("A", "ki", Kind::kBroadcast, {1}),
-                           Comm("A", "ni", Kind::kSendRecv, {}), Comm("B", "ni", Kind::kLocal, {}),
-                           Comm("C", "ko", Kind::kReduce, {0, 1})}),
-                     square),
-            "x=2,y=2: A Broadcast(y)+SendRecv; C Reduce(x,y)");
+  EXPECT_EQ(
+      FamilyOf(Make(2, 0, 1,
+                    {Comm("A", "ko", Kind::kBroadcast, {1}), Comm("A", "ki", Kind::kBroadcast, {1}),
+                     Comm("A", "ni", Kind::kSendRecv, {}), Comm("B", "ni", Kind::kLocal, {}),
+                     Comm("C", "ko", Kind::kReduce, {0, 1})}),
+               square),
+      "x=2,y=2: A Broadcast(y)+SendRecv; C Reduce(x,y)");
   // The mesh is part of the family.
   EXPECT_EQ(FamilyOf(Make(3, 0, 1, {Comm("B", "k", Kind::kAllGather, {0})}), *ir::ParseMesh("x=4")),
             "x=4: B AllGather(x)");
@@ -125,8 +128,8 @@ TEST(ChooseToMeasureTest, TheWindowIsAFactorOfTheBestPrediction) {
 TEST(ChooseToMeasureTest, EachMeshsBestIsKeptWithSeveralMeshes) {
   const std::vector<ir::Mesh> two = Meshes({"x=2,y=2", "x=4"});
   const std::vector<Candidate> cs = {
-      Make(0, 0, 1.0, Family(0)),  Make(1, 0, 1.05, Family(1)), Make(2, 0, 1.1, Family(2)),
-      Make(3, 0, 1.2, Family(3)),  Make(4, 1, 2.0, Family(0)),  // x=4's best, far behind
+      Make(0, 0, 1.0, Family(0)), Make(1, 0, 1.05, Family(1)), Make(2, 0, 1.1, Family(2)),
+      Make(3, 0, 1.2, Family(3)), Make(4, 1, 2.0, Family(0)),  // x=4's best, far behind
       Make(5, 1, 2.1, Family(4)),
   };
   // Up to half of the slots, at least 2, hold the meshes' best; then the families.
@@ -139,8 +142,7 @@ TEST(ChooseToMeasureTest, EachMeshsBestIsKeptWithSeveralMeshes) {
   EXPECT_EQ(Picks(cs, two, 5), (std::vector<int64_t>{0, 1, 2, 3, 4}));
   EXPECT_EQ(Picks(cs, two, 6), (std::vector<int64_t>{0, 1, 2, 3, 4, 5}));
   // A mesh with no candidate takes no slot.
-  EXPECT_EQ(Picks(cs, Meshes({"x=2,y=2", "x=4", "x=2,y=2,z=1"}), 2),
-            (std::vector<int64_t>{0, 4}));
+  EXPECT_EQ(Picks(cs, Meshes({"x=2,y=2", "x=4", "x=2,y=2,z=1"}), 2), (std::vector<int64_t>{0, 4}));
 }
 
 TEST(ChooseToMeasureTest, MoreSlotsThanCandidatesAndNoSlots) {
