@@ -127,7 +127,7 @@ inline constexpr double kFamilyWindow = 1.5;
 // three passes, each walking the candidates in the model's order:
 //   1. with several meshes, each mesh's best, in up to half of the slots but at least 2
 //      (the best meshes first), so that measurement can overrule the model across shapes;
-//   2. the best of each family (FamilyOf) not yet measured, among the candidates predicted
+//   2. the best of each family (FamilyOf) not yet chosen, among the candidates predicted
 //      within kFamilyWindow times the best prediction, until the slots run out, so that
 //      measurement can overrule a model that cannot tell near families apart;
 //   3. the remaining slots in the model's order.
