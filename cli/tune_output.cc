@@ -34,11 +34,12 @@ std::string TuneResultText(const v1::TuneResult& r) {
   for (const v1::MeasuredCandidate& m : r.measurements()) {
     absl::StrAppend(
         &out, absl::StrFormat(
-                  "  run: predicted %.4g s, %s  %s\n", m.predicted_s(),
+                  "  run: predicted %.4g s, %s  %s%s\n", m.predicted_s(),
                   m.has_measured_s()
                       ? absl::StrFormat("measured %.4g s", m.measured_s())
                       : "failed: " + (m.error().empty() ? std::string("not verified") : m.error()),
-                  absl::StrJoin(m.patterns(), "; ")));
+                  absl::StrJoin(m.patterns(), "; "),
+                  m.family().empty() ? "" : absl::StrCat("  [family ", m.family(), "]")));
   }
   return out;
 }

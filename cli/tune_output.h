@@ -12,7 +12,8 @@
 namespace meshtune::cli {
 
 // The result as text: the winner's mesh and search summary, its trace, predicted and
-// measured seconds, transfers, words per rank, the stored record, and one line per run.
+// measured seconds, transfers, words per rank, the stored record, and one line per run
+// (predicted and measured seconds or the failure, transfers, and the schedule family).
 std::string TuneResultText(const v1::TuneResult& result);
 
 // One line (no newline) of a tune's progress: stage, seconds, counts, measured k of K,

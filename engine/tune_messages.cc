@@ -98,6 +98,7 @@ v1::TuneResult ResultMessage(const search::SearchResult& r, const v1::TuneReques
     v1::MeasuredCandidate* pm = out.add_measurements();
     pm->mutable_trace()->set_text(m.candidate.trace);
     pm->set_mesh(m.mesh);
+    pm->set_family(m.family);
     pm->set_predicted_s(m.candidate.cost.seconds);
     if (m.run.seconds) pm->set_measured_s(*m.run.seconds);
     pm->set_verified(m.run.verified);

@@ -1,6 +1,7 @@
 #include "search/explorer.h"
 
 #include <algorithm>
+#include <map>
 #include <set>
 #include <utility>
 
@@ -10,6 +11,13 @@
 namespace meshtune::search {
 
 namespace {
+
+// The model's order: Explorer::Better, ties by evaluation order.
+bool ModelOrder(const Candidate* a, const Candidate* b) {
+  if (Explorer::Better(*a, *b)) return true;
+  if (Explorer::Better(*b, *a)) return false;
+  return a->order < b->order;
+}
 
 // Uniform integer in [0, n).
 size_t Pick(size_t n, std::mt19937_64* rng) {
@@ -175,25 +183,67 @@ const Candidate* Explorer::Evaluate(const Point& p) {
 }
 
 std::vector<const Candidate*> Explorer::ToMeasure(size_t k) const {
-  const std::vector<const Candidate*> ranked = Best(candidates_.size());
+  std::vector<const Candidate*> all;
+  for (const Candidate& c : candidates_) all.push_back(&c);
+  std::vector<ir::Mesh> meshes;
+  for (int m = 0; m < num_meshes(); ++m) meshes.push_back(mesh(m));
+  return ChooseToMeasure(std::move(all), meshes, k);
+}
+
+std::string FamilyOf(const Candidate& c, const ir::Mesh& mesh) {
+  // Per tensor (in name order) its distinct patterns, in the order first seen.
+  std::map<std::string, std::vector<std::string>> patterns;
+  for (const TransferCost& t : c.cost.transfers) {
+    if (t.pattern.kind == codegen::CommPattern::Kind::kLocal) continue;  // a copy, no message
+    std::vector<std::string> axes;
+    for (int a : t.pattern.axes) {
+      axes.push_back(a >= 0 && a < static_cast<int>(mesh.axes.size()) ? mesh.axes[a].name
+                                                                      : absl::StrCat(a));
+    }
+    // Once TransferCost says whether a transfer is prefetched (overlapped), append it here.
+    const std::string p = axes.empty()
+                              ? t.pattern.Name()
+                              : absl::StrCat(t.pattern.Name(), "(", absl::StrJoin(axes, ","), ")");
+    std::vector<std::string>& of = patterns[t.tensor];
+    if (std::find(of.begin(), of.end(), p) == of.end()) of.push_back(p);
+  }
+  std::vector<std::string> parts;
+  for (const auto& [tensor, of] : patterns)
+    parts.push_back(absl::StrCat(tensor, " ", absl::StrJoin(of, "+")));
+  return absl::StrCat(mesh.ToString(), ": ",
+                      parts.empty() ? "no communication" : absl::StrJoin(parts, "; "));
+}
+
+std::vector<const Candidate*> ChooseToMeasure(std::vector<const Candidate*> candidates,
+                                              const std::vector<ir::Mesh>& meshes, size_t k) {
+  std::stable_sort(candidates.begin(), candidates.end(), ModelOrder);
   std::vector<const Candidate*> out;
   std::set<const Candidate*> taken;
-  // Each mesh's best, in the model's order, in up to half of the slots (at least 2).
+  std::set<std::string> families;
+  auto take = [&](const Candidate* c) {
+    if (!taken.insert(c).second) return;
+    out.push_back(c);
+    families.insert(FamilyOf(*c, meshes[c->mesh]));
+  };
+  // 1. Each mesh's best, in the model's order, in up to half of the slots (at least 2).
   std::set<int> meshes_seen;
-  const size_t champions = num_meshes() > 1 ? std::max<size_t>(2, k / 2) : 0;
-  for (const Candidate* c : ranked) {
-    if (out.size() >= std::min(k, champions)) break;
-    if (meshes_seen.insert(c->mesh).second && taken.insert(c).second) out.push_back(c);
+  const size_t champions = meshes.size() > 1 ? std::min(k, std::max<size_t>(2, k / 2)) : 0;
+  for (const Candidate* c : candidates) {
+    if (out.size() >= champions) break;
+    if (meshes_seen.insert(c->mesh).second) take(c);
   }
-  for (const Candidate* c : ranked) {
+  // 2. Each family's best among those predicted within kFamilyWindow of the best.
+  const double window = candidates.empty() ? 0 : candidates[0]->cost.seconds * kFamilyWindow;
+  for (const Candidate* c : candidates) {
+    if (out.size() >= k || c->cost.seconds > window) break;
+    if (families.count(FamilyOf(*c, meshes[c->mesh])) == 0) take(c);
+  }
+  // 3. The rest in the model's order.
+  for (const Candidate* c : candidates) {
     if (out.size() >= k) break;
-    if (taken.insert(c).second) out.push_back(c);
+    take(c);
   }
-  std::stable_sort(out.begin(), out.end(), [&](const Candidate* a, const Candidate* b) {
-    if (Better(*a, *b)) return true;
-    if (Better(*b, *a)) return false;
-    return a->order < b->order;
-  });
+  std::stable_sort(out.begin(), out.end(), ModelOrder);
   return out;
 }
 
@@ -206,12 +256,7 @@ std::vector<const Candidate*> Explorer::Best(size_t k) const {
   std::vector<const Candidate*> all;
   for (const Candidate& c : candidates_) all.push_back(&c);
   k = std::min(k, all.size());
-  std::partial_sort(all.begin(), all.begin() + k, all.end(),
-                    [&](const Candidate* a, const Candidate* b) {
-                      if (Better(*a, *b)) return true;
-                      if (Better(*b, *a)) return false;
-                      return a->order < b->order;
-                    });
+  std::partial_sort(all.begin(), all.begin() + k, all.end(), ModelOrder);
   all.resize(k);
   return all;
 }

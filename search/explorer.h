@@ -1,6 +1,7 @@
 // Explorer: the tuner's whole space — one Space and Evaluator per candidate mesh — as the
 // legal points that search strategies walk, sample and mutate, with the counters the tuner
-// reports (enumerated, legal, pruned by reason, costed, duplicates).
+// reports (enumerated, legal, pruned by reason, costed, duplicates), and which of the costed
+// candidates to measure (ToMeasure: by mesh and schedule family, FamilyOf).
 //
 // Evaluating a point lowers and costs it once; points that lower to a Program already
 // costed count as duplicates and are not candidates again. Not thread-safe (isl contexts).
@@ -87,10 +88,7 @@ class Explorer {
   const std::deque<Candidate>& candidates() const { return candidates_; }
   // The `k` best by Better (ties: evaluation order).
   std::vector<const Candidate*> Best(size_t k) const;
-  // What to measure: `k` candidates, best first. With several meshes, each mesh's best
-  // candidate is among them (in up to half of the slots but at least 2, the meshes' best
-  // first), so that a model that misjudges one mesh shape against another is corrected by
-  // measurement; the other slots go by the model's order.
+  // What to measure: ChooseToMeasure over the costed candidates and this explorer's meshes.
   std::vector<const Candidate*> ToMeasure(size_t k) const;
   // Whether `a` ranks before `b`: less predicted time, then fewer transfers (a communicate
   // that moves nothing only costs a copy).
@@ -109,6 +107,34 @@ class Explorer {
   std::unordered_map<std::string, size_t> programs_;  // program key -> candidates_ index
   std::deque<Candidate> candidates_;
 };
+
+// The schedule family of `c`, whose mesh (Candidate::mesh) is `mesh`: the mesh and its
+// communication structure — per tensor, in name order, the distinct patterns of its transfers
+// and reductions in c.cost.transfers, each its kind and mesh axes by name (loops, broadcast
+// roots and shift distances left out; Local ones, which send nothing, too). E.g.
+// "x=2,y=2: A Shift(y); B Shift(x); C SendRecv", "x=4: A AllGather(x)", "x=2: no
+// communication". Candidates of one family move data the same way and differ in loops and
+// block sizes, where the model's errors tend to be alike; those of different families may
+// err differently, which only measurement shows.
+std::string FamilyOf(const Candidate& c, const ir::Mesh& mesh);
+
+// How near the top a candidate must be predicted for its family to be measured: within this
+// factor of the best predicted time (see ChooseToMeasure).
+inline constexpr double kFamilyWindow = 1.5;
+
+// What to measure of `candidates` (any order; each one's mesh is meshes[c->mesh]): at most
+// `k` of them, in the model's order (Explorer::Better, ties by Candidate::order). Chosen in
+// three passes, each walking the candidates in the model's order:
+//   1. with several meshes, each mesh's best, in up to half of the slots but at least 2
+//      (the best meshes first), so that measurement can overrule the model across shapes;
+//   2. the best of each family (FamilyOf) not yet chosen, among the candidates predicted
+//      within kFamilyWindow times the best prediction, until the slots run out, so that
+//      measurement can overrule a model that cannot tell near families apart;
+//   3. the remaining slots in the model's order.
+// A mesh's best is its family's best, so pass 2 skips the families pass 1 took.
+// Deterministic: it depends only on the predictions, transfer counts, orders and families.
+std::vector<const Candidate*> ChooseToMeasure(std::vector<const Candidate*> candidates,
+                                              const std::vector<ir::Mesh>& meshes, size_t k);
 
 }  // namespace meshtune::search
 

@@ -101,6 +101,7 @@ MeasuredCandidate Measure(TuneRun& run, Explorer& explorer, Runner& runner, Chec
   MeasuredCandidate m;
   m.candidate = c;
   m.mesh = explorer.mesh(c.mesh).ToString();
+  m.family = FamilyOf(c, explorer.mesh(c.mesh));
   // A Program translation validation refuses is not run, nor ever returned.
   const std::string unsound = checker.Validate(options.problem, explorer.mesh(c.mesh), c.trace);
   if (!unsound.empty()) {

@@ -6,8 +6,9 @@
 //   SearchStrategy (exhaustive if the legal points fit, else evolutionary)
 //        │   Explorer::Evaluate: assemble ─▶ codegen::Lower ─▶ EstimateCost  (dedup by Program)
 //        ▼
-//   model's top K ──▶ Runner::Run (mpirun: verify + time; model-only: nothing)
-//        │                   each result ─▶ callbacks (progress, measured)
+//   K to measure ──▶ Runner::Run (mpirun: verify + time; model-only: nothing)
+//        │   (Explorer::ToMeasure: each mesh's best, each family's best near the top, then
+//        │   the model's order)   each result ─▶ callbacks (progress, measured)
 //        ▼
 //   winner: the fastest verified measurement; with no runner or no verified run, the
 //   model's best that the Checker verifies in the mesh simulator (measured_s empty,
@@ -58,7 +59,8 @@ struct TuneOptions {
 // One measured candidate.
 struct MeasuredCandidate {
   Candidate candidate;
-  std::string mesh;  // "x=2,y=2"
+  std::string mesh;    // "x=2,y=2"
+  std::string family;  // FamilyOf(candidate, its mesh): "x=2,y=2: A Shift(y); B Shift(x)"
   CandidateRun run;
 };
 

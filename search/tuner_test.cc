@@ -215,6 +215,12 @@ TEST(TunerTest, EachMeshsBestIsMeasuredAndMeasurementDecides) {
   EXPECT_EQ(r->mesh, "x=4");
   EXPECT_EQ(r->measured_s, 1.0);
   EXPECT_TRUE(r->verified);
+  // Each measurement says its family, which starts with its mesh.
+  ASSERT_EQ(r->measurements.size(), 2u);
+  for (const MeasuredCandidate& m : r->measurements) {
+    EXPECT_EQ(m.family, FamilyOf(m.candidate, *ir::ParseMesh(m.mesh)));
+    EXPECT_EQ(m.family.rfind(m.mesh + ": ", 0), 0u) << m.family;
+  }
   // In model order: the first measured is the model's best.
   const absl::StatusOr<SearchResult> model =
       Tune(MatmulOnFourRanks("m=512,n=512,k=512"), *NewModelOnlyRunner());
