@@ -50,43 +50,90 @@ std::string OperandText(const Operand& o) {
                       ", ", Exprs(o.slice.offset), "}");
 }
 
-void Emit(const Program& p, const StmtPtr& s, int indent, std::string* out) {
+// Renders expressions of the step at hand: the identity, or for a prefetched transfer's
+// next step its loop variable v replaced by v + 1.
+struct Step {
+  std::string var;  // "" : the identity
+  Expr Of(const Expr& e) const {
+    return var.empty() ? e : e.Substitute(var, Expr::Var(var) + Expr::Const(1));
+  }
+  std::string Cpp(const Expr& e) const { return codegen::Cpp(Of(e)); }
+  std::vector<Expr> Of(const std::vector<Expr>& es) const {
+    std::vector<Expr> out;
+    for (const Expr& e : es) out.push_back(Of(e));
+    return out;
+  }
+};
+
+// The runtime call(s) of transfer `t` at `step`.
+void EmitFetch(const Program& p, const Transfer& t, const Step& step, const std::string& pad,
+               std::string* out) {
+  const std::string p2p = absl::StrCat("rt->PointToPoint(", Quote(t.tensor), ", ", Quote(t.buffer),
+                                       ", ", CoordsLambda(p, step.Of(t.source)), ", ",
+                                       CoordsLambda(p, step.Of(t.src.offset)), ");");
+  switch (t.pattern.kind) {
+    case CommPattern::Kind::kLocal:
+      absl::StrAppend(out, pad, "rt->Local(", Quote(t.tensor), ", ", Quote(t.buffer), ", ",
+                      Exprs(step.Of(t.src.offset)), ");\n");
+      break;
+    case CommPattern::Kind::kBroadcast:
+      absl::StrAppend(out, pad, "rt->Broadcast(", Quote(t.tensor), ", ", Quote(t.buffer), ", ",
+                      Exprs(step.Of(t.src.offset)), ", ", Ints(t.pattern.axes), ", ",
+                      Exprs(step.Of(t.source)), ");\n");
+      break;
+    case CommPattern::Kind::kAllGather:
+      absl::StrAppend(out, pad, "rt->AllGather(", Quote(t.tensor), ", ", Quote(t.buffer), ", ",
+                      Exprs(step.Of(t.global.offset)), ", ", Ints(t.pattern.axes), ");\n");
+      break;
+    case CommPattern::Kind::kShift:
+      absl::StrAppend(out, pad, "if (", step.Cpp(Expr::Var(t.time_loop)), " != 0) {\n", pad,
+                      "  rt->ShiftStep(", Quote(t.buffer), ", ", t.pattern.axes[0], ", ",
+                      t.pattern.shift, ");\n", pad, "} else {\n", pad, "  ", p2p, "\n", pad, "}\n");
+      break;
+    default:
+      absl::StrAppend(out, pad, p2p, "\n");
+  }
+}
+
+// A prefetched transfer driven by loop `f` (codegen/program.h): the first step fetches its
+// own block, every step waits for its block and starts the next step's.
+void EmitPrefetch(const Program& p, const Transfer& t, const For& f, const std::string& pad,
+                  std::string* out) {
+  absl::StrAppend(out, pad, "if (", Var(f.var), " == ", Cpp(f.lo), ") {\n");
+  EmitFetch(p, t, Step{}, pad + "  ", out);
+  absl::StrAppend(out, pad, "}\n", pad, "rt->Wait(", Quote(t.buffer), ");\n", pad, "if (",
+                  Cpp(Expr::Var(f.var) + Expr::Const(1)), " < ", Cpp(f.lo + Expr::Const(f.extent)),
+                  ") {\n", pad, "  rt->Async(", Quote(t.buffer), ");\n");
+  EmitFetch(p, t, Step{f.var}, pad + "  ", out);
+  absl::StrAppend(out, pad, "}\n");
+}
+
+// `s`; `loop` is the innermost For around it (nullptr at the top).
+void Emit(const Program& p, const StmtPtr& s, const For* loop, int indent, std::string* out) {
   const std::string pad(indent * 2, ' ');
   if (const auto* b = std::get_if<Block>(&s->node)) {
-    for (const StmtPtr& c : b->body) Emit(p, c, indent, out);
+    for (const StmtPtr& c : b->body) Emit(p, c, loop, indent, out);
   } else if (const auto* f = std::get_if<For>(&s->node)) {
     absl::StrAppend(out, pad, "for (int64_t ", Var(f->var), " = ", Cpp(f->lo), "; ", Var(f->var),
                     " < ", Cpp(f->lo + Expr::Const(f->extent)), "; ++", Var(f->var), ") {\n");
-    Emit(p, f->body, indent + 1, out);
+    Emit(p, f->body, f, indent + 1, out);
     absl::StrAppend(out, pad, "}\n");
+    for (const Stmt* d : PrefetchedIn(*f)) {
+      if (const auto* r = std::get_if<Reduce>(&d->node)) {
+        absl::StrAppend(out, pad, "rt->Wait(", Quote(r->buffer), ");  // the last step's ",
+                        r->pattern.ToString(), " of ", r->tensor, "\n");
+      }
+    }
   } else if (const auto* a = std::get_if<Alloc>(&s->node)) {
     if (a->zero) absl::StrAppend(out, pad, "rt->Zero(", Quote(a->buffer), ");\n");
   } else if (const auto* t = std::get_if<Transfer>(&s->node)) {
-    const std::string p2p =
-        absl::StrCat("rt->PointToPoint(", Quote(t->tensor), ", ", Quote(t->buffer), ", ",
-                     CoordsLambda(p, t->source), ", ", CoordsLambda(p, t->src.offset), ");");
-    absl::StrAppend(out, pad, "// ", t->pattern.ToString(), " of ", t->tensor, "\n");
-    switch (t->pattern.kind) {
-      case CommPattern::Kind::kLocal:
-        absl::StrAppend(out, pad, "rt->Local(", Quote(t->tensor), ", ", Quote(t->buffer), ", ",
-                        Exprs(t->src.offset), ");\n");
-        break;
-      case CommPattern::Kind::kBroadcast:
-        absl::StrAppend(out, pad, "rt->Broadcast(", Quote(t->tensor), ", ", Quote(t->buffer), ", ",
-                        Exprs(t->src.offset), ", ", Ints(t->pattern.axes), ", ", Exprs(t->source),
-                        ");\n");
-        break;
-      case CommPattern::Kind::kAllGather:
-        absl::StrAppend(out, pad, "rt->AllGather(", Quote(t->tensor), ", ", Quote(t->buffer), ", ",
-                        Exprs(t->global.offset), ", ", Ints(t->pattern.axes), ");\n");
-        break;
-      case CommPattern::Kind::kShift:
-        absl::StrAppend(out, pad, "if (", Var(t->time_loop), " != 0) {\n", pad, "  rt->ShiftStep(",
-                        Quote(t->buffer), ", ", t->pattern.axes[0], ", ", t->pattern.shift, ");\n",
-                        pad, "} else {\n", pad, "  ", p2p, "\n", pad, "}\n");
-        break;
-      default:
-        absl::StrAppend(out, pad, p2p, "\n");
+    const bool prefetch = t->prefetch != 0 && loop != nullptr && loop->var == t->loop;
+    absl::StrAppend(out, pad, "// ", t->pattern.ToString(), " of ", t->tensor,
+                    prefetch ? ", prefetched along " + t->loop : "", "\n");
+    if (prefetch) {
+      EmitPrefetch(p, *t, *loop, pad, out);
+    } else {
+      EmitFetch(p, *t, Step{}, pad, out);
     }
   } else if (const auto* c = std::get_if<Compute>(&s->node)) {
     std::vector<std::string> indices, extents, ins;
@@ -99,6 +146,11 @@ void Emit(const Program& p, const StmtPtr& s, int indent, std::string* out) {
                     ", ", Strings(indices), ", {", absl::StrJoin(extents, ", "), "}, ",
                     OperandText(c->out), ", {", absl::StrJoin(ins, ", "), "});\n");
   } else if (const auto* r = std::get_if<Reduce>(&s->node)) {
+    if (r->prefetch != 0 && loop != nullptr && loop->var == r->loop) {
+      // Prefetched: the previous step's reduction completes, this step's is started.
+      absl::StrAppend(out, pad, "rt->Wait(", Quote(r->buffer), ");\n", pad, "rt->Async(",
+                      Quote(r->buffer), ");\n");
+    }
     absl::StrAppend(
         out, pad, "rt->ReduceInto(",
         Quote(r->pattern.kind == CommPattern::Kind::kSendRecv ? "Local" : r->pattern.Name()), ", ",
@@ -179,7 +231,7 @@ int main(int argc, char** argv) {
                     "    (void)", Var(p.axis_names[a]), ";\n");
   }
   absl::StrAppend(&out, "    const RunStats m = rt->Measure([&] {\n");
-  Emit(p, p.body, 3, &out);
+  Emit(p, p.body, nullptr, 3, &out);
   absl::StrAppend(&out, R"(    }, warmup, reps, "");
     int rank = 0;
     MPI_Comm_rank(MPI_COMM_WORLD, &rank);

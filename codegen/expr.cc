@@ -50,6 +50,14 @@ Expr Expr::Make(Op op, std::vector<Expr> args) {
   return e;
 }
 
+Expr Expr::Substitute(const std::string& var, const Expr& with) const {
+  if (op() == Op::kConst) return *this;
+  if (op() == Op::kVar) return name() == var ? with : *this;
+  std::vector<Expr> args;
+  for (const Expr& a : this->args()) args.push_back(a.Substitute(var, with));
+  return Make(op(), std::move(args));
+}
+
 Expr operator+(const Expr& a, const Expr& b) { return Expr::Make(Expr::Op::kAdd, {a, b}); }
 Expr operator-(const Expr& a, const Expr& b) { return Expr::Make(Expr::Op::kSub, {a, b}); }
 Expr operator*(const Expr& a, const Expr& b) { return Expr::Make(Expr::Op::kMul, {a, b}); }

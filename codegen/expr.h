@@ -63,6 +63,9 @@ class Expr {
   std::string ToPython() const;
   // Every variable name used.
   void CollectVars(std::vector<std::string>* out) const;
+  // The expression with variable `var` replaced by `with` everywhere (constants folded as
+  // Make folds them), e.g. a prefetched transfer's source at the next step, ko -> ko + 1.
+  Expr Substitute(const std::string& var, const Expr& with) const;
 
  private:
   struct Node {

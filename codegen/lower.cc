@@ -1,6 +1,8 @@
 #include "codegen/lower.h"
 
+#include <functional>
 #include <map>
+#include <set>
 #include <utility>
 
 #include "absl/strings/str_cat.h"
@@ -447,6 +449,49 @@ StmtPtr Fill(const StmtPtr& s, const std::map<const Stmt*, std::string>& leaves,
   return s;
 }
 
+// The transfer or reduction `s` of communicate `t` with t's prefetch (plans are shared
+// by the prefetched and plain forms of a communicate).
+StmtPtr WithPrefetch(const StmtPtr& s, const ir::Communication& t) {
+  if (t.prefetch == 0) return s;
+  if (const auto* x = std::get_if<Transfer>(&s->node)) {
+    Transfer out = *x;
+    out.prefetch = t.prefetch;
+    return MakeStmt(std::move(out));
+  }
+  Reduce out = std::get<Reduce>(s->node);
+  out.prefetch = t.prefetch;
+  return MakeStmt(std::move(out));
+}
+
+// Every prefetched statement of `p` is driven by the For of its loop (PrefetchedIn): the
+// placement ir/legality's nothing_to_overlap rule promises (a serial loop of several
+// iterations gets a For, and its transfers sit in that For's body).
+absl::Status CheckPrefetchDriven(const Program& p) {
+  std::set<const Stmt*> driven;
+  std::vector<const Stmt*> prefetched;
+  std::function<void(const StmtPtr&)> walk = [&](const StmtPtr& s) {
+    if (const auto* b = std::get_if<Block>(&s->node)) {
+      for (const StmtPtr& c : b->body) walk(c);
+    } else if (const auto* f = std::get_if<For>(&s->node)) {
+      for (const Stmt* d : PrefetchedIn(*f)) driven.insert(d);
+      walk(f->body);
+    } else if (IsPrefetched(*s)) {
+      prefetched.push_back(s.get());
+    }
+  };
+  if (p.body) walk(p.body);
+  for (const Stmt* s : prefetched) {
+    if (driven.count(s) > 0) continue;
+    const auto* t = std::get_if<Transfer>(&s->node);
+    const std::string& tensor = t ? t->tensor : std::get<Reduce>(s->node).tensor;
+    const std::string& loop = t ? t->loop : std::get<Reduce>(s->node).loop;
+    return absl::InternalError(absl::StrCat(
+        "communicate(", base::Excerpt(tensor), ", ", base::Excerpt(loop),
+        ", prefetch=1) did not land in the body of loop ", base::Excerpt(loop), "'s For"));
+  }
+  return absl::OkStatus();
+}
+
 }  // namespace
 
 absl::StatusOr<Program> Lower(const ir::Computation& c, const LowerOptions& options) {
@@ -475,7 +520,7 @@ absl::StatusOr<Program> Lower(const ir::Computation& c, const LowerOptions& opti
       placement.push_back({t.tensor, Depth(c, plan.prefix), plan.output});
       absl::StrAppend(&placement_key, "|", t.tensor, ":", placement.back().depth, ":", plan.output);
       statements[(plan.output ? "Zero" : "Alloc") + t.tensor] = plan.alloc;
-      statements[(plan.output ? "Reduce" : "Fetch") + t.tensor] = plan.stmt;
+      statements[(plan.output ? "Reduce" : "Fetch") + t.tensor] = WithPrefetch(plan.stmt, t);
       transfers.push_back(std::move(plan));
     }
     MT_ASSIGN_OR_RETURN(statements["Compute"],
@@ -484,6 +529,7 @@ absl::StatusOr<Program> Lower(const ir::Computation& c, const LowerOptions& opti
                         Memo(cache ? &cache->loops : nullptr, placement_key,
                              [&] { return BuildSkeleton(c, names, placement); }));
     p.body = Fill(skeleton.tree, skeleton.leaves, statements);
+    MT_RETURN_IF_ERROR(CheckPrefetchDriven(p));
     log("loops", p);
     return p;
   } catch (const isl::exception& e) {

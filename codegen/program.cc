@@ -81,6 +81,27 @@ const Compute* KernelCall(const Program& p) {
   return p.body ? find(p.body) : nullptr;
 }
 
+bool IsPrefetched(const Stmt& s) {
+  if (const auto* t = std::get_if<Transfer>(&s.node)) return t->prefetch != 0;
+  if (const auto* r = std::get_if<Reduce>(&s.node)) return r->prefetch != 0;
+  return false;
+}
+
+std::vector<const Stmt*> PrefetchedIn(const For& f) {
+  std::vector<const Stmt*> out;
+  std::function<void(const StmtPtr&)> walk = [&](const StmtPtr& s) {
+    if (const auto* b = std::get_if<Block>(&s->node)) {
+      for (const StmtPtr& c : b->body) walk(c);
+    } else if (const auto* t = std::get_if<Transfer>(&s->node)) {
+      if (t->prefetch != 0 && t->loop == f.var) out.push_back(s.get());
+    } else if (const auto* r = std::get_if<Reduce>(&s->node)) {
+      if (r->prefetch != 0 && r->loop == f.var) out.push_back(s.get());
+    }
+  };
+  if (f.body) walk(f.body);
+  return out;
+}
+
 std::vector<TransferSummary> Summarize(const Program& p) {
   std::vector<TransferSummary> out;
   std::function<void(const StmtPtr&, int64_t)> walk = [&](const StmtPtr& s, int64_t times) {
@@ -89,15 +110,16 @@ std::vector<TransferSummary> Summarize(const Program& p) {
     } else if (const auto* f = std::get_if<For>(&s->node)) {
       walk(f->body, times * f->extent);
     } else if (const auto* t = std::get_if<Transfer>(&s->node)) {
-      out.push_back({t->tensor, t->loop, t->pattern, t->global.Elements(), times, 0});
+      out.push_back({t->tensor, t->loop, t->pattern, t->global.Elements(), times, 0, t->prefetch});
     } else if (const auto* r = std::get_if<Reduce>(&s->node)) {
-      out.push_back({r->tensor, r->loop, r->pattern, r->global.Elements(), times, 0});
+      out.push_back({r->tensor, r->loop, r->pattern, r->global.Elements(), times, 0, r->prefetch});
     }
   };
   if (p.body) walk(p.body, 1);
   for (TransferSummary& t : out) {
     if (t.pattern.kind != CommPattern::Kind::kLocal)
       t.bytes_per_rank = t.elements * t.instances * p.dtype_bytes;
+    t.buffer_bytes = t.elements * p.dtype_bytes * (t.prefetch != 0 ? 2 : 1);
   }
   return out;
 }
@@ -129,7 +151,8 @@ void DumpStmt(const StmtPtr& s, int indent, std::string* out) {
     for (const Expr& e : t->source) src.push_back(e.ToString());
     absl::StrAppend(out, pad, "transfer ", t->pattern.ToString(), " ", SliceText(t->tensor, t->src),
                     " from [", absl::StrJoin(src, ", "), "] -> ", t->buffer, " (global ",
-                    SliceText(t->tensor, t->global), ")\n");
+                    SliceText(t->tensor, t->global), ")",
+                    t->prefetch != 0 ? absl::StrCat(" prefetch=", t->prefetch) : "", "\n");
   } else if (const auto* c = std::get_if<Compute>(&s->node)) {
     std::vector<std::string> ins;
     for (const Operand& o : c->in) ins.push_back(SliceText(o.buffer, o.slice));
@@ -137,7 +160,8 @@ void DumpStmt(const StmtPtr& s, int indent, std::string* out) {
                     " <- ", absl::StrJoin(ins, c->sum ? " + " : " * "), "\n");
   } else if (const auto* r = std::get_if<Reduce>(&s->node)) {
     absl::StrAppend(out, pad, "reduce ", r->pattern.ToString(), " ", r->buffer, " -> ",
-                    SliceText(r->tensor, r->global), "\n");
+                    SliceText(r->tensor, r->global),
+                    r->prefetch != 0 ? absl::StrCat(" prefetch=", r->prefetch) : "", "\n");
   }
 }
 

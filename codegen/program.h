@@ -4,6 +4,25 @@
 // quasi-affine in loop variables and the rank's mesh coordinates (named after the mesh
 // axes). Distributed loops are gone: they are the mesh coordinates. One Program feeds the
 // cost model, the executor and the C++ emitter. Immutable once built; thread-safe to read.
+//
+// Prefetch (overlap of communication with computation). A Transfer or Reduce with
+// prefetch = 1 is driven by the innermost For around it when that For's variable is the
+// statement's loop (PrefetchedIn); the tree is the same as without prefetch, its buffer has
+// two halves (runtime/rank.h: Async, Wait), and the statement means, for that For over v
+// in lo .. lo+E-1:
+//   Transfer: at v == lo, the transfer for v is done (started and waited); then at every v,
+//     where the statement sits: wait for v's data (started at v-1; nothing to wait for at
+//     lo), and if v+1 < lo+E start the transfer for v+1 into the other half, with every
+//     expression (source, offsets, a Shift's time loop) evaluated with the variable at
+//     v+1. What runs after it in the body at v (the kernel) reads v's data while v+1's is
+//     in flight. A Shift's ring step for v+1 sends the current half (v's block) and
+//     receives into the other.
+//   Reduce: at every v, where the statement sits: wait for v-1's reduction (nothing at lo),
+//     then start v's; the buffer's Zero and kernels then use the other half, so v+1
+//     computes while v's sums travel. After the For, the last reduction is waited for.
+// A prefetched statement that no For drives runs as without prefetch (translation
+// validation refuses such a Program; lowering never makes one). Every element reaches the
+// same place as without prefetch: only when the communication runs changes.
 #ifndef MESHTUNE_CODEGEN_PROGRAM_H_
 #define MESHTUNE_CODEGEN_PROGRAM_H_
 
@@ -91,6 +110,7 @@ struct Transfer {
   std::vector<Expr> source;  // the source rank's coordinates, one per mesh axis
   Slice src;                 // the box in the source's local shard
   Slice global;              // the same box in global indices
+  int prefetch = 0;          // 1: double-buffered, the next step's fetch overlaps this one
 };
 // One kernel call (or one scalar update when nothing is tensorized).
 struct Operand {
@@ -111,6 +131,7 @@ struct Reduce {
   std::string tensor, buffer, loop;
   CommPattern pattern;
   Slice global;
+  int prefetch = 0;  // 1: double-buffered, this step's reduction overlaps the next step
 };
 
 struct Stmt {
@@ -133,6 +154,13 @@ struct Program {
 // The program's kernel call (every Program has exactly one Compute node).
 const Compute* KernelCall(const Program& p);
 
+// The prefetched Transfer and Reduce statements `f` drives (see the file comment): those
+// with prefetch set and loop == f.var in its body outside any nested For, in program order.
+std::vector<const Stmt*> PrefetchedIn(const For& f);
+
+// Whether `s` is a Transfer or Reduce with prefetch set.
+bool IsPrefetched(const Stmt& s);
+
 // What one transfer or reduction costs a rank in data, over the whole program.
 struct TransferSummary {
   std::string tensor, loop;
@@ -140,6 +168,8 @@ struct TransferSummary {
   int64_t elements = 0;        // per instance
   int64_t instances = 0;       // how often it runs (product of the enclosing loop extents)
   int64_t bytes_per_rank = 0;  // received over the program; 0 for Local
+  int prefetch = 0;            // the statement's prefetch
+  int64_t buffer_bytes = 0;    // its buffer's memory per rank: both halves when prefetched
 };
 
 // The transfers and reductions of `p`, in program order.

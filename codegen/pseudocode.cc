@@ -46,42 +46,82 @@ std::string KernelText(const Program& p, const Compute& c) {
                       "', ", absl::StrJoin(in, ", "), ")");
 }
 
-void Print(const Program& p, const StmtPtr& s, int indent, bool accumulate, std::string* out) {
+// One line of transfer `t` without indentation: "Broadcast(axes=[1]) A[...] from rank[ko]
+// -> TransA[...]"; its expressions at the next step of `next_of` (v -> v + 1) when set, into
+// the buffer's other half ("TransA.next").
+std::string TransferText(const Transfer& t, const std::string& next_of = "") {
+  auto at = [&](const Expr& e) {
+    return next_of.empty() ? e : e.Substitute(next_of, Expr::Var(next_of) + Expr::Const(1));
+  };
+  std::vector<std::string> rank;
+  for (size_t i = 0; i < t.source.size(); ++i) {
+    const bool shown = t.pattern.kind != CommPattern::Kind::kBroadcast ||
+                       std::find(t.pattern.axes.begin(), t.pattern.axes.end(),
+                                 static_cast<int>(i)) != t.pattern.axes.end();
+    if (shown) rank.push_back(at(t.source[i]).ToPython());
+  }
+  Slice src = t.src, global = t.global;
+  for (Expr& e : src.offset) e = at(e);
+  for (Expr& e : global.offset) e = at(e);
+  const Slice whole{std::vector<Expr>(t.src.size.size(), Expr::Const(0)), t.src.size};
+  const std::string buffer = next_of.empty() ? t.buffer : t.buffer + ".next";
+  if (t.pattern.kind == CommPattern::Kind::kAllGather) {
+    return absl::StrCat(t.pattern.ToString(), " ", SliceText(t.tensor, global), " (global) -> ",
+                        SliceText(buffer, whole));
+  }
+  return absl::StrCat(t.pattern.ToString(), " ", SliceText(t.tensor, src), " from rank[",
+                      absl::StrJoin(rank, ", "), "] -> ", SliceText(buffer, whole));
+}
+
+std::string ReduceText(const Reduce& r) {
+  const Slice whole{std::vector<Expr>(r.global.size.size(), Expr::Const(0)), r.global.size};
+  return absl::StrCat(r.pattern.ToString(), " ", SliceText(r.buffer, whole), " -> ",
+                      SliceText(r.tensor, r.global), " (global)");
+}
+
+// A prefetched transfer driven by loop `f` (codegen/program.h): the first step's own fetch,
+// the wait for this step's block, the start of the next step's.
+void PrintPrefetch(const Transfer& t, const For& f, const std::string& pad, std::string* out) {
+  const Expr var = Expr::Var(f.var);
+  absl::StrAppend(out, pad, TransferText(t), "   (if ", f.var, " == ", f.lo.ToPython(), ")\n", pad,
+                  "wait ", t.buffer, "\n", pad, "start ", TransferText(t, f.var), "   (if ",
+                  (var + Expr::Const(1)).ToPython(), " < ",
+                  (f.lo + Expr::Const(f.extent)).ToPython(), ")\n");
+}
+
+// `s`; `loop` is the innermost For around it (nullptr at the top).
+void Print(const Program& p, const StmtPtr& s, const For* loop, int indent, bool accumulate,
+           std::string* out) {
   const std::string pad(indent * 4, ' ');
   if (const auto* b = std::get_if<Block>(&s->node)) {
-    for (const StmtPtr& c : b->body) Print(p, c, indent, accumulate, out);
+    for (const StmtPtr& c : b->body) Print(p, c, loop, indent, accumulate, out);
   } else if (const auto* f = std::get_if<For>(&s->node)) {
     const Expr end = f->lo + Expr::Const(f->extent);
     absl::StrAppend(out, pad, "for ", f->var, " in range(", f->lo.ToPython(), ", ", end.ToPython(),
                     "):\n");
-    Print(p, f->body, indent + 1, accumulate, out);
+    Print(p, f->body, f, indent + 1, accumulate, out);
+    for (const Stmt* d : PrefetchedIn(*f)) {
+      if (const auto* r = std::get_if<Reduce>(&d->node))
+        absl::StrAppend(out, pad, "wait ", r->buffer, "\n");
+    }
   } else if (const auto* a = std::get_if<Alloc>(&s->node)) {
     absl::StrAppend(out, pad, a->buffer, " = ", a->zero ? "zeros" : "alloc", "(",
                     absl::StrJoin(a->shape, ", "), ")\n");
   } else if (const auto* t = std::get_if<Transfer>(&s->node)) {
-    std::vector<std::string> rank;
-    for (size_t i = 0; i < t->source.size(); ++i) {
-      const bool shown = t->pattern.kind != CommPattern::Kind::kBroadcast ||
-                         std::find(t->pattern.axes.begin(), t->pattern.axes.end(),
-                                   static_cast<int>(i)) != t->pattern.axes.end();
-      if (shown) rank.push_back(t->source[i].ToPython());
-    }
-    Slice whole{std::vector<Expr>(t->src.size.size(), Expr::Const(0)), t->src.size};
-    if (t->pattern.kind == CommPattern::Kind::kAllGather) {
-      absl::StrAppend(out, pad, t->pattern.ToString(), " ", SliceText(t->tensor, t->global),
-                      " (global) -> ", SliceText(t->buffer, whole), "\n");
+    if (t->prefetch != 0 && loop != nullptr && loop->var == t->loop) {
+      PrintPrefetch(*t, *loop, pad, out);
     } else {
-      absl::StrAppend(out, pad, t->pattern.ToString(), " ", SliceText(t->tensor, t->src),
-                      " from rank[", absl::StrJoin(rank, ", "), "] -> ",
-                      SliceText(t->buffer, whole), "\n");
+      absl::StrAppend(out, pad, TransferText(*t), "\n");
     }
   } else if (const auto* c = std::get_if<Compute>(&s->node)) {
     absl::StrAppend(out, pad, OperandText(p, c->out), accumulate ? " += " : " = ",
                     KernelText(p, *c), "\n");
   } else if (const auto* r = std::get_if<Reduce>(&s->node)) {
-    Slice whole{std::vector<Expr>(r->global.size.size(), Expr::Const(0)), r->global.size};
-    absl::StrAppend(out, pad, r->pattern.ToString(), " ", SliceText(r->buffer, whole), " -> ",
-                    SliceText(r->tensor, r->global), " (global)\n");
+    if (r->prefetch != 0 && loop != nullptr && loop->var == r->loop) {
+      absl::StrAppend(out, pad, "wait ", r->buffer, "\n", pad, "start ", ReduceText(*r), "\n");
+    } else {
+      absl::StrAppend(out, pad, ReduceText(*r), "\n");
+    }
   }
 }
 
@@ -101,7 +141,7 @@ std::string PseudoCode(const Program& program) {
     }
   }
   std::string out;
-  Print(program, program.body, 0, accumulate, &out);
+  Print(program, program.body, nullptr, 0, accumulate, &out);
   return out;
 }
 

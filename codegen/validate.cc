@@ -336,6 +336,10 @@ class Validator {
   absl::Status CheckTransferFields(const Transfer& t);
   absl::Status CheckReduceFields(const Reduce& r);
   absl::Status CheckKernelFields(const Compute& k);
+  // A prefetched transfer or reduction is driven by its loop's For (codegen/program.h) and
+  // its two-half buffer has no other writer; a prefetched reduction's buffer is zeroed in
+  // that loop's body.
+  absl::Status CheckPrefetch(const Node& n);
   // The shape of a (non-shard) buffer; nullptr when the program does not allocate it.
   const std::vector<int64_t>* BufferShape(const std::string& name) const {
     auto it = buffers_.find(name);
@@ -715,8 +719,52 @@ absl::Status Validator::CheckStructure() {
     } else if (const auto* k = std::get_if<Compute>(&n.stmt->node)) {
       MT_RETURN_IF_ERROR(CheckKernelFields(*k));
     }
+    MT_RETURN_IF_ERROR(CheckPrefetch(n));
   }
   return absl::OkStatus();
+}
+
+absl::Status Validator::CheckPrefetch(const Node& n) {
+  const auto* t = std::get_if<Transfer>(&n.stmt->node);
+  const auto* r = std::get_if<Reduce>(&n.stmt->node);
+  if (t == nullptr && r == nullptr) return absl::OkStatus();
+  const int prefetch = t ? t->prefetch : r->prefetch;
+  if (prefetch == 0) return absl::OkStatus();
+  const std::string& tensor = t ? t->tensor : r->tensor;
+  const std::string& loop = t ? t->loop : r->loop;
+  const std::string& buffer = t ? t->buffer : r->buffer;
+  const std::string what = t ? "transfer" : "reduction";
+  auto unsound = [&](const std::string& why) {
+    return Unsound(tensor, loop, {}, absl::StrCat("the prefetched ", what, " ", why));
+  };
+  if (prefetch != 1) {
+    return unsound(
+        absl::StrCat("has prefetch=", prefetch, "; a buffer has two halves (prefetch=1)"));
+  }
+  if (n.depth() == 0 || n.loops.back()->var != loop) {
+    return unsound(absl::StrCat(
+        "is not in the body of loop ", loop, "'s For",
+        n.depth() == 0 ? " (it is outside every loop)"
+                       : absl::StrCat(" (its innermost loop is ", n.loops.back()->var, ")"),
+        ": no step of its loop drives its two halves"));
+  }
+  const std::vector<const Node*> writers =
+      NodesWith<Transfer>([&](const Transfer& y) { return y.buffer == buffer; });
+  const std::vector<const Node*> readers =
+      NodesWith<Reduce>([&](const Reduce& y) { return y.buffer == buffer; });
+  if (writers.size() + readers.size() != 1) {
+    return unsound(absl::StrCat("shares ", buffer,
+                                " with another transfer or reduction; a double-buffered buffer "
+                                "has one"));
+  }
+  if (r == nullptr) return absl::OkStatus();
+  const std::vector<const Node*> zeros =
+      NodesWith<Alloc>([&](const Alloc& z) { return z.zero && z.buffer == buffer; });
+  for (const Node* z : zeros) {
+    if (z->depth() == n.depth() && CommonDepth(*z, n) == n.depth()) return absl::OkStatus();
+  }
+  return unsound(absl::StrCat("reads ", buffer, ", which is not zeroed in the body of loop ", loop,
+                              ": each step's half must start from zero"));
 }
 
 absl::Status Validator::CheckFitsStatement() const {

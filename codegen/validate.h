@@ -28,7 +28,11 @@
 // Assumptions and what is not modeled: every rank runs the same tree and loops start at
 // constant bounds (else Unimplemented), so collectives and messages pair up by program
 // order; a Shift must turn along the innermost loop around it, from 0, with nothing else
-// writing its buffer (else Unimplemented); buffers persist across the runtime's timed
+// writing its buffer (else Unimplemented); a prefetched transfer or reduction
+// (codegen/program.h) means what it means without prefetch — only when its communication
+// runs changes, the data it leaves is the same — provided its loop's For drives it, its
+// buffer has no other transfer or reduction and, for a reduction, that buffer is zeroed in
+// the loop's body (else lowering_unsound); buffers persist across the runtime's timed
 // repetitions, so a buffer must be filled (zeroed) before it is read (accumulated into);
 // every box a point-to-point, local or broadcast copy takes must lie in the source's shard
 // even where the kernel does not read it (the runtime copies whole boxes); the statement's

@@ -59,6 +59,7 @@ absl::StatusOr<v1::ExplainResponse> Explain(const v1::ExplainRequest& request) {
     for (int a : s.pattern.axes) t->add_axes(a);
     t->set_shift(s.pattern.shift);
     t->set_bytes_per_rank(static_cast<double>(s.bytes_per_rank));
+    t->set_prefetch(s.prefetch);
   }
   out.set_pseudocode(codegen::PseudoCode(*program));
   return out;
@@ -113,7 +114,8 @@ std::string ExplainText(const v1::ExplainResponse& response) {
     absl::StrAppend(&s, "  ", t.tensor(), " at ", t.loop(), ": ", t.pattern(), " axes [",
                     absl::StrJoin(t.axes(), ", "), "]",
                     t.pattern() == "Shift" ? absl::StrCat(" shift ", t.shift()) : "", ", ",
-                    base::FormatBytes(static_cast<int64_t>(t.bytes_per_rank())), " per rank\n");
+                    base::FormatBytes(static_cast<int64_t>(t.bytes_per_rank())), " per rank",
+                    t.prefetch() != 0 ? ", prefetched (two buffers)" : "", "\n");
   }
   if (!response.lowering_error().empty())
     absl::StrAppend(&s, "not lowered: ", response.lowering_error(), "\n");

@@ -66,12 +66,16 @@ struct Sharding {
   std::vector<bool> replicated_axes;  // axes no target names: T is copied along them
 };
 
-// communicate(T, loop, rotate=[...]): before each iteration of `loop`, T's elements used
-// inside it are fetched (inputs), or after it reduced to their owners (outputs).
+// communicate(T, loop, rotate=[...], prefetch=1): before each iteration of `loop`, T's
+// elements used inside it are fetched (inputs), or after it reduced to their owners
+// (outputs). With prefetch = 1 the buffer has two halves: an input's fetch for the next
+// iteration is started before this iteration's kernel, an output's reduction of this
+// iteration completes while the next one computes (codegen/program.h has the semantics).
 struct Communication {
   std::string tensor;
   std::string loop;
   std::vector<std::string> rotate;
+  int prefetch = 0;  // 0 or 1
 };
 
 // InvalidArgument when a mesh axis of `mesh` shares a name with an index or a tensor of
@@ -122,7 +126,9 @@ class Computation {
   // Memo keys for analyses that a search repeats over many schedules of one base: two
   // computations of one base with equal LoopsKey() have the same loops (names, extents,
   // kinds, axes, rotations) and kernel; equal TensorKey(t) adds the same sharding and
-  // transfer of t. Per-tensor results (legality, lowered transfers) depend on no more.
+  // transfer of t (its loop and rotation, not its prefetch, which changes no analysis of
+  // the data: where it matters, callers add it, as ir::LegalityKey does). Per-tensor
+  // results (legality, lowered transfers) depend on no more.
   const std::string& LoopsKey() const;
   std::string TensorKey(const std::string& tensor) const;
 

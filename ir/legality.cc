@@ -417,7 +417,8 @@ std::vector<int> GatherAxes(const Computation& c, const Communication& t) {
 
 namespace {
 
-// Bytes of the box around the data of transfer `t` in one instance.
+// Bytes of the box around the data of transfer `t` in one instance (one half of a
+// prefetched transfer's buffer).
 int64_t TransferBufferBytes(const Computation& c, const Communication& t) {
   const isl::fixed_box box = TransferElements(c, t).range_simple_fixed_box_hull();
   int64_t elems = Product(c.problem().Shape(t.tensor));
@@ -429,9 +430,39 @@ int64_t TransferBufferBytes(const Computation& c, const Communication& t) {
   return DTypeBytes(c.problem().dtype) * elems;
 }
 
-}  // namespace
+// A prefetched communicate needs a next step to overlap: its loop must be serial with more
+// than one iteration. Lowering then places the transfer (or reduction) directly in the
+// body of that loop's For, which is what the runtime's double buffering turns over.
+void CheckOverlap(const Computation& c, const Communication& t, std::vector<Rejection>& out,
+                  bool messages) {
+  if (t.prefetch == 0) return;
+  const Loop& l = c.loops()[c.LoopIndex(t.loop)];
+  if (l.kind == LoopKind::kSerial && l.extent > 1) return;
+  if (!messages) return out.push_back({std::string(kNothingToOverlap), ""});
+  const std::string loop = base::Excerpt(t.loop);
+  const std::string what = c.problem().IsOutput(t.tensor) ? "reduction" : "transfer";
+  std::string message = absl::StrCat("communicate(", base::Excerpt(t.tensor), ", ", loop,
+                                     ", prefetch=1): loop ", loop);
+  if (l.kind == LoopKind::kTensorized) {
+    absl::StrAppend(&message, " is the kernel's outermost loop, so one ", what,
+                    " serves the whole kernel call and there is no next step to overlap it "
+                    "with; prefetch at a serial loop of several iterations");
+  } else {
+    absl::StrAppend(&message, " has one iteration, so there is no next step to overlap the ", what,
+                    " with; prefetch at a loop of several iterations");
+  }
+  out.push_back({std::string(kNothingToOverlap), std::move(message)});
+}
 
-namespace {
+// What prefetching adds to the checks of `tensor` (`out`, computed as if not prefetched):
+// whether there is anything to overlap, and the buffer's second half.
+void ApplyPrefetch(const Computation& c, const std::string& tensor, bool messages,
+                   LegalityCache::TensorChecks* out) {
+  const Communication* t = c.TransferOf(tensor);
+  if (t == nullptr || t->prefetch == 0) return;
+  CheckOverlap(c, *t, out->access, messages);
+  if (out->buffer_bytes > 0) out->buffer_bytes *= 2;
+}
 
 // The checks of how `tensor` is used (everything but ownership) into `out`.
 void CheckUse(const Computation& c, const std::string& tensor, bool messages,
@@ -459,10 +490,14 @@ LegalityCache::TensorChecks CheckTensor(const Computation& c, const std::string&
   LegalityCache::TensorChecks out;
   CheckOwnership(c, tensor, out.ownership, messages);
   CheckUse(c, tensor, messages, &out);
+  ApplyPrefetch(c, tensor, messages, &out);
   return out;
 }
 
-std::string LegalityKey(const Computation& c, const std::string& tensor) {
+namespace {
+
+// LegalityKey without the transfer's prefetch.
+std::string PlainLegalityKey(const Computation& c, const std::string& tensor) {
   const Communication* t = c.TransferOf(tensor);
   const int depth = t != nullptr ? TransferPrefix(c, *t) : 0;
   std::string key = c.TensorKey(tensor);
@@ -477,9 +512,33 @@ std::string LegalityKey(const Computation& c, const std::string& tensor) {
   return key;
 }
 
+}  // namespace
+
+std::string LegalityKey(const Computation& c, const std::string& tensor) {
+  std::string key = PlainLegalityKey(c, tensor);
+  const Communication* t = c.TransferOf(tensor);
+  if (t != nullptr && t->prefetch != 0) absl::StrAppend(&key, "|prefetch=", t->prefetch);
+  return key;
+}
+
 const LegalityCache::TensorChecks& LegalityCache::Get(const Computation& c,
                                                       const std::string& tensor) {
   std::string key = LegalityKey(c, tensor);
+  auto it = checks_.find(key);
+  if (it != checks_.end()) return it->second;
+  const TensorChecks& plain = GetPlain(c, tensor);
+  const Communication* t = c.TransferOf(tensor);
+  if (t == nullptr || t->prefetch == 0) return plain;
+  // A prefetched transfer: the checks of the same transfer without prefetch, plus what
+  // prefetching adds (no isl work).
+  TensorChecks checks = plain;
+  ApplyPrefetch(c, tensor, messages_, &checks);
+  return checks_.emplace(std::move(key), std::move(checks)).first->second;
+}
+
+const LegalityCache::TensorChecks& LegalityCache::GetPlain(const Computation& c,
+                                                           const std::string& tensor) {
+  std::string key = PlainLegalityKey(c, tensor);
   auto it = checks_.find(key);
   if (it != checks_.end()) return it->second;
   // Ownership depends on the layout alone: shared by every schedule with that layout.
@@ -509,7 +568,7 @@ Footprint ComputeFootprint(const Computation& c, LegalityCache* cache) {
   }
   for (const Communication& t : c.transfers()) {
     const int64_t known = cache != nullptr ? cache->Get(c, t.tensor).buffer_bytes : -1;
-    f.buffer_bytes += known >= 0 ? known : TransferBufferBytes(c, t);
+    f.buffer_bytes += known >= 0 ? known : TransferBufferBytes(c, t) * (1 + t.prefetch);
   }
   return f;
 }

@@ -11,7 +11,10 @@
 //   - every access to a tensor that is not communicated is local to the executing rank;
 //   - every output element is written only on ranks that hold it, and each holder
 //     computes all of it (several writers need a communicate that reduces);
-//   - shards plus transfer buffers fit the mesh's per-rank memory budget.
+//   - shards plus transfer buffers fit the mesh's per-rank memory budget (a prefetched
+//     transfer's buffer counts twice: it has two halves);
+//   - a prefetched communicate has a next step to overlap: its loop is serial with more
+//     than one iteration (nothing_to_overlap otherwise).
 // Divisibility and rotation conflicts are found earlier, by the primitives.
 // Thread-compatible: uses the Computation's isl context.
 #ifndef MESHTUNE_IR_LEGALITY_H_
@@ -60,7 +63,7 @@ std::vector<int> ReductionAxes(const Computation& c);
 
 struct Footprint {
   int64_t shard_bytes = 0;   // every tensor's local part
-  int64_t buffer_bytes = 0;  // every transfer's buffer
+  int64_t buffer_bytes = 0;  // every transfer's buffer (both halves of a prefetched one)
   int64_t total() const { return shard_bytes + buffer_bytes; }
 };
 
@@ -75,16 +78,22 @@ class LegalityCache {
 
   struct TensorChecks {
     std::vector<Rejection> ownership;  // unowned_element
-    std::vector<Rejection> access;     // multi_source_transfer, non_local_access, unreduced_output
-    // The tensor's transfer buffer: 0 when not communicated, -1 when not computed (it is
-    // computed only for meshes with a memory budget).
+    // multi_source_transfer, non_local_access, unreduced_output, misaligned_reduction, then
+    // nothing_to_overlap
+    std::vector<Rejection> access;
+    // The tensor's transfer buffer, both halves when prefetched: 0 when not communicated,
+    // -1 when not computed (it is computed only for meshes with a memory budget).
     int64_t buffer_bytes = 0;
   };
-  // The checks of `tensor` in `c`, computed on first use.
+  // The checks of `tensor` in `c`, computed on first use. A prefetched transfer's checks
+  // are derived from those of the same transfer without prefetch.
   const TensorChecks& Get(const Computation& c, const std::string& tensor);
   size_t size() const { return checks_.size(); }
 
  private:
+  // Get as if `tensor`'s transfer were not prefetched.
+  const TensorChecks& GetPlain(const Computation& c, const std::string& tensor);
+
   bool messages_;
   std::unordered_map<std::string, TensorChecks> checks_;
   std::unordered_map<std::string, std::vector<Rejection>> ownership_;  // by tensor and layout
@@ -94,10 +103,11 @@ class LegalityCache {
 // distributed loops (who executes what) and, for a communicated tensor, the loops up to its
 // transfer (what each fetch holds). Serial loops inside the transfer, or any serial loop of
 // a tensor that is not communicated, do not change its verdict: schedules that differ only
-// there share the key.
+// there share the key. A prefetched transfer's key ends in "|prefetch=1".
 std::string LegalityKey(const Computation& c, const std::string& tensor);
 
-// Per-rank bytes of shards and transfer buffers (the box around each transfer's data).
+// Per-rank bytes of shards and transfer buffers (the box around each transfer's data,
+// twice for a prefetched transfer).
 Footprint ComputeFootprint(const Computation& c, LegalityCache* cache = nullptr);
 
 // The checks of one tensor alone (what LegalityCache memoizes); buffer_bytes is computed

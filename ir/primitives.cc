@@ -316,8 +316,14 @@ absl::StatusOr<Computation> Shard(const Computation& c, const std::string& tenso
 
 absl::StatusOr<Computation> Communicate(const Computation& c, const std::string& tensor,
                                         const std::string& loop,
-                                        const std::vector<std::string>& rotate) {
+                                        const std::vector<std::string>& rotate, int prefetch) {
   if (absl::Status s = CheckTensor(c, tensor); !s.ok()) return s;
+  if (prefetch != 0 && prefetch != 1) {
+    return absl::InvalidArgumentError(
+        absl::StrCat("prefetch=", prefetch,
+                     " is not supported; prefetch is 0 (off) or 1 (the next step's "
+                     "transfer overlaps this step)"));
+  }
   absl::StatusOr<int> p = FindLoop(c, loop);
   if (!p.ok()) return p.status();
   if (const Communication* t = c.TransferOf(tensor)) {
@@ -351,7 +357,7 @@ absl::StatusOr<Computation> Communicate(const Computation& c, const std::string&
           absl::StrCat("loop ", base::Excerpt(r), " is named twice in rotate"));
     }
   }
-  Computation out = c.WithTransfer(Communication{tensor, loop, rotate});
+  Computation out = c.WithTransfer(Communication{tensor, loop, rotate, prefetch});
   if (rotate.empty()) return out;
   if (l.kind == LoopKind::kTensorized) {
     return absl::InvalidArgumentError(

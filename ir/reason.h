@@ -32,6 +32,9 @@ inline constexpr absl::string_view kMisalignedReduction = "misaligned_reduction"
 inline constexpr absl::string_view kOverMemoryBudget = "over_memory_budget";
 // Two communicates rotate the same loop by different variables.
 inline constexpr absl::string_view kConflictingRotation = "conflicting_rotation";
+// A prefetched communicate with no next step to overlap its transfer with: its loop has one
+// iteration, or it is the kernel's outermost loop (one transfer per kernel call).
+inline constexpr absl::string_view kNothingToOverlap = "nothing_to_overlap";
 
 struct Rejection {
   std::string code;

@@ -41,6 +41,7 @@ struct Printer {
   std::string operator()(const CommunicateCall& c) const {
     std::string s = absl::StrCat("communicate(", c.tensor, ", ", c.loop);
     if (!c.rotate.empty()) absl::StrAppend(&s, ", rotate=", List(c.rotate, ","));
+    if (c.prefetch != 0) absl::StrAppend(&s, ", prefetch=", c.prefetch);
     return s + ")";
   }
   std::string operator()(const TensorizeCall& c) const {
@@ -133,7 +134,8 @@ std::string Signature(const std::string& primitive) {
   if (primitive == "reorder") return "reorder(loop, ...)";
   if (primitive == "distribute") return "distribute([loops], [outers], [inners], [mesh axes])";
   if (primitive == "shard") return "shard(tensor, dim@target, ...)";
-  if (primitive == "communicate") return "communicate(tensor, loop[, rotate=[loops]])";
+  if (primitive == "communicate")
+    return "communicate(tensor, loop[, rotate=[loops]][, prefetch=0|1])";
   if (primitive == "tensorize") return "tensorize([loops], kernel)";
   return "";
 }
@@ -204,23 +206,45 @@ absl::StatusOr<Instruction> ParseShard(CallParser& p) {
   return Instruction(call);
 }
 
-// The arguments and ')' of communicate.
+// The arguments and ')' of communicate: tensor, loop, then the keywords rotate=[...] and
+// prefetch=0|1, each at most once, in either order.
 absl::StatusOr<Instruction> ParseCommunicate(CallParser& p) {
   TokenStream& ts = p.ts();
   CommunicateCall call;
   MT_ASSIGN_OR_RETURN(call.tensor, p.Ident("a tensor name"));
   MT_RETURN_IF_ERROR(p.Comma());
   MT_ASSIGN_OR_RETURN(call.loop, p.Ident("a loop name"));
-  if (!p.AtClose()) {
+  bool rotate = false, prefetch = false;
+  while (!p.AtClose()) {
     MT_RETURN_IF_ERROR(p.Comma());
     const Token kw = ts.Peek();
-    if (kw.kind != Token::kIdent || kw.text != "rotate") {
-      return ts.ErrorAt(kw, absl::StrCat("expected rotate=[...] but found ", Describe(kw)));
+    const bool is_rotate = kw.kind == Token::kIdent && kw.text == "rotate";
+    const bool is_prefetch = kw.kind == Token::kIdent && kw.text == "prefetch";
+    if (!is_rotate && !is_prefetch) {
+      return ts.ErrorAt(
+          kw, absl::StrCat("expected rotate=[...] or prefetch=0|1 but found ", Describe(kw)));
+    }
+    if ((is_rotate && rotate) || (is_prefetch && prefetch)) {
+      return ts.ErrorAt(kw, absl::StrCat(kw.text, "= is given twice"));
     }
     ts.Next();
     MT_RETURN_IF_ERROR(ts.Expect("="));
-    MT_ASSIGN_OR_RETURN(call.rotate, p.IdentList("loops to rotate by"));
-    if (call.rotate.empty()) return ts.ErrorAt(kw, "rotate=[] names no loop");
+    if (is_rotate) {
+      rotate = true;
+      MT_ASSIGN_OR_RETURN(call.rotate, p.IdentList("loops to rotate by"));
+      if (call.rotate.empty()) return ts.ErrorAt(kw, "rotate=[] names no loop");
+      continue;
+    }
+    prefetch = true;
+    const Token value = ts.Peek();
+    int64_t v = 0;
+    MT_ASSIGN_OR_RETURN(v, p.Int("the prefetch depth (0 or 1)"));
+    if (v != 0 && v != 1) {
+      return ts.ErrorAt(value, absl::StrCat("prefetch=", v,
+                                            " is not supported; prefetch is 0 (off) or 1 (the "
+                                            "next step's transfer overlaps this step)"));
+    }
+    call.prefetch = static_cast<int>(v);
   }
   MT_RETURN_IF_ERROR(p.Close());
   return Instruction(call);
@@ -276,7 +300,7 @@ struct Applier {
     return Shard(c, s.tensor, s.targets);
   }
   absl::StatusOr<Computation> operator()(const CommunicateCall& s) const {
-    return Communicate(c, s.tensor, s.loop, s.rotate);
+    return Communicate(c, s.tensor, s.loop, s.rotate, s.prefetch);
   }
   absl::StatusOr<Computation> operator()(const TensorizeCall& s) const {
     return Tensorize(c, s.loops, s.op);

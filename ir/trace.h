@@ -8,6 +8,7 @@
 //   reorder(mo, no, ko, mi, ni, ki)
 //   shard(A, m@x, k@(x+y)%8)
 //   communicate(A, ko, rotate=[mo,no])
+//   communicate(B, ko, prefetch=1)
 //   tensorize([mi, ni, ki], matmul)
 //
 // Plain values; thread-safe to read.
@@ -57,8 +58,9 @@ struct ShardCall {
 struct CommunicateCall {
   std::string tensor, loop;
   std::vector<std::string> rotate;
+  int prefetch = 0;  // 1: double-buffered, overlapping the loop's next step (prefetch=1)
   bool operator==(const CommunicateCall& o) const {
-    return tensor == o.tensor && loop == o.loop && rotate == o.rotate;
+    return tensor == o.tensor && loop == o.loop && rotate == o.rotate && prefetch == o.prefetch;
   }
 };
 struct TensorizeCall {

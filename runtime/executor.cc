@@ -40,17 +40,15 @@ class Interpreter {
     if (const auto* b = std::get_if<Block>(&s->node)) {
       for (const StmtPtr& c : b->body) Exec(c);
     } else if (const auto* f = std::get_if<For>(&s->node)) {
-      const int64_t lo = Eval(f->lo, rt_->coords());
-      loops_.emplace_back(f->var, lo);
-      for (int64_t i = 0; i < f->extent; ++i) {
-        loops_.back().second = lo + i;
-        Exec(f->body);
-      }
-      loops_.pop_back();
+      ExecFor(*f);
     } else if (const auto* a = std::get_if<codegen::Alloc>(&s->node)) {
       if (a->zero) rt_->Zero(a->buffer);
     } else if (const auto* t = std::get_if<codegen::Transfer>(&s->node)) {
-      Fetch(*t);
+      if (t->prefetch != 0 && Driven(t->loop)) {
+        Prefetch(*t);
+      } else {
+        Fetch(*t);
+      }
     } else if (const auto* c = std::get_if<Compute>(&s->node)) {
       std::vector<std::string> indices;
       std::vector<int64_t> extents;
@@ -62,6 +60,10 @@ class Interpreter {
       for (const codegen::Operand& o : c->in) in.push_back(Spec(o));
       rt_->Kernel(c->kernel, c->sum, indices, extents, Spec(c->out), in);
     } else if (const auto* r = std::get_if<codegen::Reduce>(&s->node)) {
+      if (r->prefetch != 0 && Driven(r->loop)) {
+        rt_->Wait(r->buffer);  // the previous step's reduction (none at the first)
+        rt_->Async(r->buffer);
+      }
       rt_->ReduceInto(r->pattern.kind == CommPattern::Kind::kSendRecv ? "Local" : r->pattern.Name(),
                       r->tensor, r->buffer, Eval(r->global.offset, rt_->coords()), r->pattern.axes);
     }
@@ -77,6 +79,43 @@ class Interpreter {
  private:
   OperandSpec Spec(const codegen::Operand& o) const {
     return OperandSpec{o.tensor, o.buffer, o.dims, Eval(o.slice.offset, rt_->coords())};
+  }
+
+  void ExecFor(const For& f) {
+    const int64_t lo = Eval(f.lo, rt_->coords());
+    loops_.emplace_back(f.var, lo);
+    fors_.push_back({lo, f.extent});
+    for (int64_t i = 0; i < f.extent; ++i) {
+      loops_.back().second = lo + i;
+      Exec(f.body);
+    }
+    fors_.pop_back();
+    loops_.pop_back();
+    // The last step's prefetched reductions (codegen/program.h).
+    for (const codegen::Stmt* s : codegen::PrefetchedIn(f)) {
+      if (const auto* r = std::get_if<codegen::Reduce>(&s->node)) rt_->Wait(r->buffer);
+    }
+  }
+
+  // Whether the innermost loop is `loop`: a prefetched statement there is driven by it
+  // (codegen::PrefetchedIn); elsewhere it runs as without prefetch.
+  bool Driven(const std::string& loop) const {
+    return !loops_.empty() && loops_.back().first == loop;
+  }
+
+  // A prefetched transfer at step v of its loop: the first step fetches its own data; each
+  // waits for its data, then starts the next step's into the buffer's other half.
+  void Prefetch(const codegen::Transfer& t) {
+    const auto [lo, extent] = fors_.back();
+    int64_t& v = loops_.back().second;
+    if (v == lo) Fetch(t);
+    rt_->Wait(t.buffer);  // started at v - 1 (nothing pending at the first step)
+    if (v + 1 < lo + extent) {
+      rt_->Async(t.buffer);
+      ++v;  // the next step's source, offsets and ring position
+      Fetch(t);
+      --v;
+    }
   }
 
   void Fetch(const codegen::Transfer& t) {
@@ -110,6 +149,7 @@ class Interpreter {
   const Program& p_;
   RankRuntimeBase* rt_;
   std::vector<std::pair<std::string, int64_t>> loops_;
+  std::vector<std::pair<int64_t, int64_t>> fors_;  // (lo, extent) of the enclosing loops
 };
 
 }  // namespace

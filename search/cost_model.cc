@@ -5,6 +5,8 @@
 #include <set>
 #include <unordered_map>
 #include <utility>
+#include <variant>
+#include <vector>
 
 #include "codegen/expr.h"
 
@@ -169,7 +171,12 @@ struct Tally {
 class CostWalker {
  public:
   CostWalker(const Program& p, const CostParams& params)
-      : p_(p), params_(params), values_(p), comm_(values_.ranks()), words_(values_.ranks()) {
+      : p_(p),
+        params_(params),
+        values_(p),
+        comm_(values_.ranks()),
+        hidden_(values_.ranks()),
+        words_(values_.ranks()) {
     if (p.body) Index(p.body);
   }
 
@@ -195,7 +202,7 @@ class CostWalker {
     const int64_t n = values_.ranks();
     out.rank_seconds.resize(n);
     for (int64_t r = 0; r < n; ++r) {
-      out.rank_seconds[r] = comm_[r] + compute_;
+      out.rank_seconds[r] = comm_[r] + compute_ - hidden_[r];
       if (out.rank_seconds[r] > out.rank_seconds[out.critical_rank])
         out.critical_rank = static_cast<int>(r);
       out.comm_words_per_rank = std::max(out.comm_words_per_rank, words_[r]);
@@ -204,6 +211,7 @@ class CostWalker {
     out.seconds = n > 0 ? out.rank_seconds[c] : 0;
     out.compute_seconds = compute_;
     out.comm_seconds = n > 0 ? comm_[c] : 0;
+    out.overlap_seconds = n > 0 ? hidden_[c] : 0;
     for (const Tally& t : tallies_) {
       out.transfers.push_back(
           {t.tensor, t.loop, t.pattern, t.seconds[c], t.messages[c], t.words[c] * p_.dtype_bytes});
@@ -238,6 +246,12 @@ class CostWalker {
     Values lo;
     values_.Eval(f.lo, &lo);
     const size_t slot = values_.Push(f.var, lo);
+    const std::vector<const codegen::Stmt*> driven = codegen::PrefetchedIn(f);
+    if (!driven.empty()) {
+      WalkOverlapped(f, driven, slot, times);
+      values_.Pop();
+      return;
+    }
     switch (modes_.at(&f)) {
       case LoopMode::kOnce:
         Walk(f.body, times * f.extent);
@@ -259,6 +273,92 @@ class CostWalker {
         break;
     }
     values_.Pop();
+  }
+
+  // What one iteration of a loop with prefetched statements costs, per rank.
+  struct Iteration {
+    double compute = 0;           // kernels inside (the same on every rank)
+    std::vector<double> nested;   // per rank: what loops inside already hide
+    std::vector<double> in, out;  // per rank: the prefetched transfers / reductions
+  };
+
+  // Walks one iteration of `f`'s body (the loop variable set), counted `count` times, and
+  // returns what a single one costs.
+  Iteration WalkIteration(const For& f, const std::vector<const codegen::Stmt*>& driven,
+                          double count, int64_t times) {
+    const int64_t n = values_.ranks();
+    auto prefetched = [&](bool input) {
+      std::vector<double> sum(n, 0);
+      for (const codegen::Stmt* d : driven) {
+        if (std::holds_alternative<Transfer>(d->node) != input) continue;
+        const Tally& t = tallies_[index_.at(d)];
+        for (int64_t r = 0; r < n; ++r) sum[r] += t.seconds[r];
+      }
+      return sum;
+    };
+    const double compute0 = compute_;
+    const std::vector<double> hidden0 = hidden_, in0 = prefetched(true), out0 = prefetched(false);
+    Walk(f.body, times * static_cast<int64_t>(count));
+    const double m = count * static_cast<double>(times);
+    Iteration it;
+    it.compute = (compute_ - compute0) / m;
+    const std::vector<double> in1 = prefetched(true), out1 = prefetched(false);
+    for (int64_t r = 0; r < n; ++r) {
+      it.nested.push_back((hidden_[r] - hidden0[r]) / m);
+      it.in.push_back((in1[r] - in0[r]) / m);
+      it.out.push_back((out1[r] - out0[r]) / m);
+    }
+    return it;
+  }
+
+  // A loop that drives prefetched statements (codegen::PrefetchedIn). Everything is charged
+  // as in a plain loop; what overlap hides is counted in hidden_: at step i the kernels
+  // (less what inner loops already hide with them) run while step i+1's transfers and step
+  // i-1's reductions are in flight, so per rank the loop saves
+  //   sum over i of min(compute_i, in_{i+1} + out_{i-1})   (in_E = out_-1 = 0),
+  // i.e. it costs in_0 + sum_i max(compute_i, in_{i+1} + out_{i-1}) + out_{E-1} plus its
+  // other communication, serial.
+  void WalkOverlapped(const For& f, const std::vector<const codegen::Stmt*>& driven, size_t slot,
+                      int64_t times) {
+    const LoopMode mode = modes_.at(&f);
+    const int64_t e = f.extent;
+    // Representative iterations: one for all (kOnce), the first and one for the rest
+    // (kFirstThenRest), or each.
+    std::vector<Iteration> reps;
+    for (int64_t i = 0; i < e; ++i) {
+      if (i > 0) {
+        for (int64_t& v : values_.Slot(slot)) v += 1;
+      }
+      if (mode == LoopMode::kOnce) {
+        reps.push_back(WalkIteration(f, driven, static_cast<double>(e), times));
+        break;
+      }
+      if (mode == LoopMode::kFirstThenRest && i == 1) {
+        reps.push_back(WalkIteration(f, driven, static_cast<double>(e - 1), times));
+        break;
+      }
+      reps.push_back(WalkIteration(f, driven, 1, times));
+    }
+    auto rep = [&](int64_t i) -> const Iteration& {
+      return reps[std::min<int64_t>(i, static_cast<int64_t>(reps.size()) - 1)];
+    };
+    // Steps 2 .. e-3 are alike unless each is walked; the others are summed one by one.
+    std::vector<std::pair<int64_t, double>> steps;  // (step, how many like it)
+    if (mode == LoopMode::kEach || e <= 4) {
+      for (int64_t i = 0; i < e; ++i) steps.emplace_back(i, 1);
+    } else {
+      steps = {{0, 1}, {1, 1}, {2, static_cast<double>(e - 4)}, {e - 2, 1}, {e - 1, 1}};
+    }
+    for (int64_t r = 0; r < values_.ranks(); ++r) {
+      double saved = 0;
+      for (const auto& [i, like] : steps) {
+        const Iteration& it = rep(i);
+        const double in = i + 1 < e ? rep(i + 1).in[r] : 0;
+        const double out = i > 0 ? rep(i - 1).out[r] : 0;
+        saved += like * std::min(std::max(0.0, it.compute - it.nested[r]), in + out);
+      }
+      hidden_[r] += saved * static_cast<double>(times);
+    }
   }
 
   void Charge(Tally& t, int64_t r, double seconds, int64_t words, int64_t messages, int64_t times) {
@@ -369,9 +469,10 @@ class CostWalker {
   std::unordered_map<const For*, LoopMode> modes_;
   std::unordered_map<const codegen::Stmt*, size_t> index_;
   std::vector<Tally> tallies_;
-  std::vector<double> comm_;  // per rank
-  Values words_;              // per rank
-  double compute_ = 0;        // the same on every rank: one SPMD kernel sequence
+  std::vector<double> comm_;    // per rank
+  std::vector<double> hidden_;  // per rank: communication and compute overlapping each other
+  Values words_;                // per rank
+  double compute_ = 0;          // the same on every rank: one SPMD kernel sequence
 };
 
 }  // namespace

@@ -29,6 +29,20 @@
 // reduction's box once per instance (g > 1). Messages count the instances in which a rank
 // receives data (an all-gather counts its g-1 ring steps).
 //
+// Prefetch (overlap). A loop over v (E iterations) that drives prefetched transfers or
+// reductions (codegen::PrefetchedIn) runs step i's kernels while step i+1's prefetched
+// transfers and step i-1's prefetched reductions are in flight. Per rank, with K_i the
+// compute of step i (less what loops inside it already overlap), In_i and Out_i its
+// prefetched transfers and reductions and S_i its other communication (which stays
+// serial):
+//
+//   In_0 + sum_i (S_i + max(K_i, In_{i+1} + Out_{i-1})) + Out_{E-1}   (In_E = Out_-1 = 0)
+//
+// — for inputs alone, per iteration the max of compute and the prefetched communication
+// plus the first transfer and the last kernel; for the output alone, the first kernel and
+// the last reduction. The report still charges every transfer and kernel in full (the
+// breakdown); what overlap hides is CostReport::overlap_seconds, taken off the total.
+//
 // Loops are not always iterated: a For whose body's cost does not depend on its variable
 // (no Broadcast root, point-to-point source or Shift time loop refers to it) is costed once
 // and multiplied by its extent; one whose only dependence is the first iteration of Shifts
@@ -57,11 +71,13 @@ struct TransferCost {
 
 // The model's estimate of one Program.
 struct CostReport {
-  double seconds = 0;                   // critical path: max over ranks of the rank's total
-  int critical_rank = 0;                // row-major rank id (last axis fastest); lowest on ties
-  std::vector<double> rank_seconds;     // per rank, compute plus communication
-  double compute_seconds = 0;           // the critical rank's compute time
-  double comm_seconds = 0;              // the critical rank's communication time
+  double seconds = 0;                // critical path: max over ranks of the rank's total
+  int critical_rank = 0;             // row-major rank id (last axis fastest); lowest on ties
+  std::vector<double> rank_seconds;  // per rank, compute plus communication
+  double compute_seconds = 0;        // the critical rank's compute time
+  double comm_seconds = 0;           // the critical rank's communication time
+  // What prefetching hides on the critical rank: seconds = compute + comm - overlap.
+  double overlap_seconds = 0;
   std::vector<TransferCost> transfers;  // one per Transfer/Reduce statement, in program order
   int64_t comm_words_per_rank = 0;      // max over ranks of elements received
 };

@@ -167,7 +167,8 @@ Evaluator::OptionState Evaluator::CheckOption(const ir::Computation& c, size_t t
   }
   if (ct.ok() && !opt.comm_loop.empty()) {
     ct = ir::Communicate(*ct, name, opt.comm_loop,
-                         opt.comm_loop == rot.loop ? rot.by : std::vector<std::string>{});
+                         opt.comm_loop == rot.loop ? rot.by : std::vector<std::string>{},
+                         opt.prefetch ? 1 : 0);
   }
   if (!ct.ok()) {
     st.reason = ReasonOf(ct.status());

@@ -244,8 +244,10 @@ std::vector<std::string> CommLevels(const NestInputs& in, const LoopNest& n, boo
 }
 
 // Per tensor, its options: each of its layouts communicated at each of `levels`, except
-// skewed layouts left uncommunicated (never admissible).
-std::vector<std::vector<TensorOption>> TensorOptions(const NestInputs& in,
+// skewed layouts left uncommunicated (never admissible); then, after all of those, the
+// prefetched twin of each option communicated at a time loop of `n` (a serial loop of
+// several iterations: the space divides into at least 2 parts).
+std::vector<std::vector<TensorOption>> TensorOptions(const NestInputs& in, const LoopNest& n,
                                                      const std::vector<std::string>& levels) {
   std::vector<std::vector<TensorOption>> options;
   for (const std::vector<std::vector<ShardTarget>>& layouts : in.layouts) {
@@ -256,8 +258,16 @@ std::vector<std::vector<TensorOption>> TensorOptions(const NestInputs& in,
         for (const ShardTarget& st : layout)
           skewed |= st.target.terms.size() > 1 || st.target.modulus != 0;
         if (skewed && level.empty()) continue;  // never admissible
-        opts.push_back({layout, level, skewed});
+        opts.push_back({layout, level, false, skewed});
       }
+    }
+    const size_t plain = opts.size();
+    for (size_t o = 0; o < plain; ++o) {
+      if (std::find(n.serial.begin(), n.serial.end(), opts[o].comm_loop) == n.serial.end())
+        continue;
+      TensorOption twin = opts[o];
+      twin.prefetch = true;
+      opts.push_back(std::move(twin));
     }
     options.push_back(std::move(opts));
   }
@@ -275,7 +285,7 @@ void AddNestsPerOrder(const NestInputs& in, const std::vector<std::string>& assi
     NestChoices nc;
     nc.nest = MakeLoopNest(in, assign, divides, serial);
     nc.rotations = Rotations(nc.nest);
-    nc.options = TensorOptions(in, CommLevels(in, nc.nest, !divides.empty()));
+    nc.options = TensorOptions(in, nc.nest, CommLevels(in, nc.nest, !divides.empty()));
     out->push_back(std::move(nc));
   } while (std::next_permutation(serial.begin(), serial.end()));
 }
@@ -346,6 +356,7 @@ std::string TensorOption::Describe() const {
   for (const ShardTarget& s : targets) t.push_back(absl::StrCat(s.dim, "@", s.target.ToString()));
   std::string out = targets.empty() ? "replicated" : absl::StrJoin(t, ", ");
   if (!comm_loop.empty()) absl::StrAppend(&out, " at ", comm_loop);
+  if (prefetch) absl::StrAppend(&out, ", prefetched");
   return out;
 }
 
@@ -419,7 +430,7 @@ ir::Trace Space::ToTrace(const Genome& g) const {
   for (size_t t = 0; t < tensors_.size(); ++t) {
     const TensorOption& o = n.options[t][g.options[t]];
     if (o.comm_loop.empty()) continue;
-    ir::CommunicateCall call{tensors_[t], o.comm_loop, {}};
+    ir::CommunicateCall call{tensors_[t], o.comm_loop, {}, o.prefetch ? 1 : 0};
     if (!rot.loop.empty() && rot.loop == o.comm_loop) call.rotate = rot.by;
     trace.instructions.push_back(call);
   }
@@ -432,12 +443,14 @@ std::optional<Genome> Space::Find(const ir::Trace& trace) const {
   std::optional<ir::TensorizeCall> tensorize;
   std::map<std::string, std::vector<ShardTarget>> targets;
   std::map<std::string, std::string> comm;
+  std::map<std::string, bool> prefetch;
   Rotation rot;
   for (const ir::Instruction& inst : trace.instructions) {
     if (const auto* s = std::get_if<ir::ShardCall>(&inst)) {
       targets[s->tensor] = s->targets;
     } else if (const auto* c = std::get_if<ir::CommunicateCall>(&inst)) {
       comm[c->tensor] = c->loop;
+      prefetch[c->tensor] = c->prefetch != 0;
       if (!c->rotate.empty()) {
         if (!rot.loop.empty() && (rot.loop != c->loop || rot.by != c->rotate)) return std::nullopt;
         rot = {c->loop, c->rotate};
@@ -465,7 +478,8 @@ std::optional<Genome> Space::Find(const ir::Trace& trace) const {
       const std::string& loop = comm[tensors_[t]];
       int found = -1;
       for (size_t o = 0; o < nc.options[t].size() && found < 0; ++o) {
-        if (nc.options[t][o].targets == want && nc.options[t][o].comm_loop == loop)
+        if (nc.options[t][o].targets == want && nc.options[t][o].comm_loop == loop &&
+            nc.options[t][o].prefetch == prefetch[tensors_[t]])
           found = static_cast<int>(o);
       }
       if (found < 0) return std::nullopt;

@@ -3,13 +3,16 @@
 // A point of the space is a Genome: a loop nest (which indices are distributed over which
 // mesh axes, which others are divided into time loops and in what order, the kernel the
 // innermost loops fold into), a rotation (none, or a serial loop turned by some distributed
-// loops), and per tensor one TensorOption (its shard targets and the loop it is
-// communicated at, if any). ToTrace writes the genome as the trace a user would write.
+// loops), and per tensor one TensorOption (its shard targets, the loop it is communicated
+// at, if any, and whether that communication is prefetched — double-buffered to overlap the
+// time loop's next step; every option communicated at a time loop has a prefetched twin,
+// listed after all the plain options). ToTrace writes the genome as the trace a user would
+// write.
 //
 //   nest:      distribute([m,n], [mo,no], [mi,ni], [x,y]); divide(k, ko, ki, 8);
 //              reorder(mo, no, ko, mi, ni, ki); ... tensorize([mi, ni, ki], matmul)
 //   rotation:  ko by [mo, no]   (written on every communicate at ko)
-//   options:   A: m@x, k@(x+y)%8 at ko;  B: k@(x+y)%8, n@y at ko;  C: m@x, n@y
+//   options:   A: m@x, k@(x+y)%8 at ko;  B: k@(x+y)%8, n@y at ko, prefetched;  C: m@x, n@y
 //
 // The space is built from the problem and mesh alone; legality is decided elsewhere
 // (search/evaluator.h). Plain values; thread-compatible.
@@ -60,10 +63,13 @@ struct Rotation {
 struct TensorOption {
   std::vector<ir::ShardTarget> targets;  // empty: replicated on every rank
   std::string comm_loop;                 // "" when not communicated
+  // communicate(..., prefetch=1): only at a time loop (a serial loop of several
+  // iterations), where there is a next step to overlap.
+  bool prefetch = false;
   // A skewed layout ((x+y)%s) exists for rotation: the space holds it only together with a
   // rotation of the loop the tensor is communicated at (see Admissible).
   bool skewed = false;
-  std::string Describe() const;  // "m@x, k@y at ko"
+  std::string Describe() const;  // "m@x, k@y at ko", "m@x, k@y at ko, prefetched"
 };
 
 // The choices for one loop nest: its rotations and each tensor's options.
@@ -110,7 +116,7 @@ class Space {
   ir::Trace ToTrace(const Genome& g) const;
 
   // The genome of `trace` when the space holds it: the same loop calls and kernel, the same
-  // shard targets and communicate loop per tensor and the same rotation, with shard and
+  // shard targets, communicate loop and prefetch per tensor and the same rotation, with shard and
   // communicate calls in any order. nullopt otherwise (used to seed a search with a known
   // schedule and to check that the space contains the classic algorithms).
   std::optional<Genome> Find(const ir::Trace& trace) const;

@@ -75,8 +75,9 @@ TEST(ExplainCliTest, LegalTraceReportsTransfersAndPseudoCode) {
   EXPECT_NE(
       r.out.find(
           "\"transfers\":[{\"tensor\":\"A\",\"loop\":\"ko\",\"pattern\":\"Shift\",\"axes\":[1],"
-          "\"shift\":1,\"bytes_per_rank\":524288},{\"tensor\":\"B\",\"loop\":\"ko\",\"pattern\":"
-          "\"Broadcast\",\"axes\":[0],\"shift\":0,\"bytes_per_rank\":1048576}]"),
+          "\"shift\":1,\"bytes_per_rank\":524288,\"prefetch\":0},{\"tensor\":\"B\",\"loop\":"
+          "\"ko\",\"pattern\":\"Broadcast\",\"axes\":[0],\"shift\":0,\"bytes_per_rank\":1048576,"
+          "\"prefetch\":0}]"),
       std::string::npos)
       << r.out;
   EXPECT_NE(r.out.find("\"pseudocode\":\"for ko in range(0, 8):\\n    TransA = alloc(64, 256)\\n"),
