@@ -41,6 +41,7 @@ constexpr char kMatmul[] = "C[m,n] += A[m,k] * B[k,n]";
 constexpr char kExtents[] = "m=512,n=1024,k=2048";
 constexpr char kAgExpr[] = "C[m,n] = A[k,m] * B[k,n]";
 constexpr char kAgExtents[] = "m=2048,k=1024,n=4096";
+constexpr char kRsExpr[] = "C[m,n] = A[m,k] * B[k,n]";  // GEMM-ReduceScatter's form
 
 // Patterns of the transfers, in program order.
 std::vector<std::string> Patterns(const Program& p) {
@@ -127,6 +128,68 @@ TEST(LowerTest, GoldenPseudoCode) {
   ExpectGolden(LowerFile(kMatmul, kExtents, "x=8,y=8", "pumma.trace"), "pumma");
   ExpectGolden(LowerFile(kMatmul, kExtents, "x=8,y=8", "cannon.trace"), "cannon");
   ExpectGolden(LowerFile(kAgExpr, kAgExtents, "x=4", "allgather_gemm.trace"), "allgather_gemm");
+  ExpectGolden(LowerFile(kMatmul, kExtents, "x=8,y=8", "summa_prefetch.trace"), "summa_prefetch");
+  ExpectGolden(LowerFile(kAgExpr, kAgExtents, "x=4", "allgather_gemm_prefetch.trace"),
+               "allgather_gemm_prefetch");
+  ExpectGolden(LowerFile(kRsExpr, kAgExtents, "x=4", "gemm_reducescatter.trace"),
+               "gemm_reducescatter");
+}
+
+// The prefetched statements of `p`, as "TENSOR@LOOP" of the For that drives each.
+std::vector<std::string> Driven(const Program& p) {
+  std::vector<std::string> out;
+  std::function<void(const StmtPtr&)> walk = [&](const StmtPtr& s) {
+    if (const auto* b = std::get_if<Block>(&s->node)) {
+      for (const StmtPtr& c : b->body) walk(c);
+    } else if (const auto* f = std::get_if<For>(&s->node)) {
+      for (const Stmt* d : PrefetchedIn(*f)) {
+        const auto* t = std::get_if<Transfer>(&d->node);
+        out.push_back((t ? t->tensor : std::get<Reduce>(d->node).tensor) + "@" + f->var);
+      }
+      walk(f->body);
+    }
+  };
+  walk(p.body);
+  return out;
+}
+
+TEST(LowerTest, PrefetchedTransfersSitInTheBodyOfTheirLoop) {
+  EXPECT_EQ(Driven(LowerFile(kMatmul, kExtents, "x=8,y=8", "summa_prefetch.trace")),
+            (std::vector<std::string>{"A@ko", "B@ko"}));
+  EXPECT_TRUE(Driven(LowerFile(kMatmul, kExtents, "x=8,y=8", "summa.trace")).empty());
+  const Program ring = LowerFile(kAgExpr, kAgExtents, "x=4", "allgather_gemm_prefetch.trace");
+  EXPECT_EQ(Driven(ring), std::vector<std::string>{"B@no"});
+  EXPECT_EQ(Patterns(ring), std::vector<std::string>{"B Shift(axis=0, +1)"});
+  const Program rs = LowerFile(kRsExpr, kAgExtents, "x=4", "gemm_reducescatter.trace");
+  EXPECT_EQ(Driven(rs), std::vector<std::string>{"C@no"});
+  EXPECT_EQ(Patterns(rs), std::vector<std::string>{"C ReduceScatter(axes=[0])"});
+  // The summary counts both halves of a prefetched buffer.
+  const std::vector<TransferSummary> s = Summarize(rs);
+  ASSERT_EQ(s.size(), 1u);
+  EXPECT_EQ(s[0].prefetch, 1);
+  EXPECT_EQ(s[0].buffer_bytes, 2 * 4 * 2048 * 1024);
+}
+
+TEST(LowerTest, APrefetchWithNoLoopToDriveItIsAnInternalError) {
+  // Legality refuses prefetch at the kernel's outermost loop (nothing_to_overlap); lowering
+  // such a computation anyway does not quietly drop the prefetch.
+  absl::StatusOr<ir::Problem> p = ir::ParseProblem(kMatmul, "m=16,n=12,k=8");
+  absl::StatusOr<ir::Mesh> m = ir::ParseMesh("x=2,y=2");
+  ASSERT_TRUE(p.ok() && m.ok());
+  absl::StatusOr<ir::Computation> c = ir::Computation::Create(*p, *m);
+  absl::StatusOr<ir::Trace> t = ir::ParseTrace(
+      "distribute([m,n], [mo,no], [mi,ni], [x,y])\nreorder(mo, no, mi, ni, k)\n"
+      "shard(A, m@x, k@y)\nshard(B, k@x, n@y)\nshard(C, m@x, n@y)\n"
+      "communicate(A, mi, prefetch=1)\ncommunicate(B, mi)\n"
+      "tensorize([mi, ni, k], matmul)\n");
+  ASSERT_TRUE(c.ok() && t.ok()) << t.status();
+  const ir::Replay r = ir::ReplayTrace(*c, *t);
+  ASSERT_TRUE(r.status.ok()) << r.status;
+  absl::StatusOr<Program> prog = Lower(r.computation);
+  ASSERT_FALSE(prog.ok());
+  EXPECT_EQ(prog.status().code(), absl::StatusCode::kInternal);
+  EXPECT_EQ(prog.status().message(),
+            "communicate(A, mi, prefetch=1) did not land in the body of loop mi's For");
 }
 
 }  // namespace

@@ -434,6 +434,122 @@ TEST(ValidateTest, RefusesDuplicatedContributions) {
       "y=0) through AllReduce(axes=[1]) of PartC (reduction 2 of 2)");
 }
 
+constexpr char kRsExpr[] = "C[m,n] = A[m,k] * B[k,n]";
+
+// The prefetched examples on small meshes: SUMMA (both operands), the all-gather ring and
+// GEMM-ReduceScatter (the output).
+std::vector<std::pair<std::string, std::optional<Lowered>>> PrefetchedExamples() {
+  std::vector<std::pair<std::string, std::optional<Lowered>>> out;
+  for (int s : {2, 3}) {
+    out.emplace_back(absl::StrCat("summa_prefetch on ", s, "x", s),
+                     LowerText(kMatmul, "m=24,n=12,k=36", absl::StrCat("x=", s, ",y=", s),
+                               OnSquare("summa_prefetch.trace", s)));
+  }
+  for (int s : {4, 2, 3}) {
+    const std::string divide = absl::StrCat("divide(n, no, ni, ", s, ")");
+    out.emplace_back(
+        absl::StrCat("allgather_gemm_prefetch on x=", s),
+        LowerText(kAgExpr, "m=24,k=16,n=48", absl::StrCat("x=", s),
+                  absl::StrReplaceAll(ReadFile("examples/allgather_gemm_prefetch.trace"),
+                                      {{"divide(n, no, ni, 4)", divide}})));
+    out.emplace_back(absl::StrCat("gemm_reducescatter on x=", s),
+                     LowerText(kRsExpr, "m=24,k=48,n=48", absl::StrCat("x=", s),
+                               absl::StrReplaceAll(ReadFile("examples/gemm_reducescatter.trace"),
+                                                   {{"divide(n, no, ni, 4)", divide}})));
+  }
+  return out;
+}
+
+TEST(ValidateTest, PrefetchedSchedulesValidate) {
+  for (const auto& [name, l] : PrefetchedExamples()) {
+    SCOPED_TRACE(name);
+    ASSERT_TRUE(l.has_value());
+    ASSERT_NE(Dump(l->p).find("prefetch=1"), std::string::npos) << Dump(l->p);
+    const absl::Status st = ValidateProgram(l->c, l->p);
+    EXPECT_TRUE(st.ok()) << st << "\n" << Dump(l->p);
+  }
+}
+
+Lowered SummaPrefetch2x2() {
+  std::optional<Lowered> l =
+      LowerText(kMatmul, "m=16,n=16,k=16", "x=2,y=2", OnSquare("summa_prefetch.trace", 2));
+  EXPECT_TRUE(l.has_value());
+  return *l;
+}
+
+TEST(ValidateTest, RefusesAWrongRootOfAPrefetchedBroadcast) {
+  // Prefetch changes when a transfer runs, not what it brings: a wrong root is still found.
+  const Lowered l = SummaPrefetch2x2();
+  const Refusal r = Refuse(l, EditTransfer(l.p, "B", [](Transfer* t) {
+                             t->source[0] = Mod(t->source[0] + Expr::Const(1), 2);
+                           }));
+  ExpectRefused(r, "B", "ko", {0, 0});
+  EXPECT_EQ(
+      Text(r),
+      "lowering_unsound: B at ko: rank (x=0, y=0) at ko=0 reads B[8, 0] from rank (x=1, y=0) for "
+      "C[0, 0] += A[0, 0] * B[8, 0], which needs B[0, 0]");
+}
+
+TEST(ValidateTest, RefusesAPrefetchedTransferOutsideItsLoop) {
+  // A's prefetched fetch hoisted out of the loop over ko: no step drives its two halves.
+  const Lowered l = SummaPrefetch2x2();
+  StmtPtr hoisted;
+  Program q = EditLeaves(l.p, [&](const StmtPtr& s) {
+    const auto* t = std::get_if<Transfer>(&s->node);
+    if (t == nullptr || t->tensor != "A") return s;
+    hoisted = s;
+    return MakeStmt(Block{});
+  });
+  ASSERT_NE(hoisted, nullptr);
+  q.body = MakeStmt(Block{{hoisted, q.body}});
+  const Refusal r = Refuse(l, q);
+  ExpectRefused(r, "A", "ko", {});
+  EXPECT_EQ(Text(r),
+            "lowering_unsound: A at ko: the prefetched transfer is not in the body of loop ko's "
+            "For (it is outside every loop): no step of its loop drives its two halves");
+  // Named after another loop than the one around it.
+  const Refusal other = Refuse(l, EditTransfer(l.p, "A", [](Transfer* t) { t->loop = "mi"; }));
+  ExpectRefused(other, "A", "mi", {});
+  EXPECT_EQ(Text(other),
+            "lowering_unsound: A at mi: the prefetched transfer is not in the body of loop mi's "
+            "For (its innermost loop is ko): no step of its loop drives its two halves");
+}
+
+TEST(ValidateTest, RefusesTwoTransfersIntoOnePrefetchedBuffer) {
+  const Lowered l = SummaPrefetch2x2();
+  const Refusal r = Refuse(l, EditLeaves(l.p, [](const StmtPtr& s) {
+                             const auto* t = std::get_if<Transfer>(&s->node);
+                             return t != nullptr && t->tensor == "A" ? MakeStmt(Block{{s, s}}) : s;
+                           }));
+  ExpectRefused(r, "A", "ko", {});
+  EXPECT_EQ(Text(r),
+            "lowering_unsound: A at ko: the prefetched transfer shares TransA with another "
+            "transfer or reduction; a double-buffered buffer has one");
+  const Refusal deep = Refuse(l, EditTransfer(l.p, "A", [](Transfer* t) { t->prefetch = 2; }));
+  EXPECT_EQ(Text(deep),
+            "lowering_unsound: A at ko: the prefetched transfer has prefetch=2; a buffer has two "
+            "halves (prefetch=1)");
+}
+
+TEST(ValidateTest, RefusesAPrefetchedReductionWhoseHalvesAreNotZeroed) {
+  std::optional<Lowered> l =
+      LowerText(kRsExpr, "m=16,k=32,n=16", "x=4", ReadFile("examples/gemm_reducescatter.trace"));
+  ASSERT_TRUE(l.has_value());
+  ASSERT_TRUE(ValidateProgram(l->c, l->p).ok());
+  const Refusal r = Refuse(*l, Drop<Alloc>(l->p, [](const Alloc& a) { return a.zero; }));
+  ExpectRefused(r, "C", "no", {});
+  EXPECT_EQ(Text(r),
+            "lowering_unsound: C at no: the prefetched reduction reads PartC, which is not zeroed "
+            "in the body of loop no: each step's half must start from zero");
+  // A duplicated prefetched reduction adds twice, as without prefetch; it is refused first
+  // for sharing its buffer.
+  const Refusal twice = Refuse(*l, Duplicate<Reduce>(l->p));
+  ExpectRefused(twice, "C", "no", {});
+  EXPECT_EQ(Text(twice),
+            "lowering_unsound: C at no: the prefetched reduction shares PartC with another "
+            "transfer or reduction; a double-buffered buffer has one");
+}
+
 // The two schedules meshtune 0.4 called legal and lowered to wrong Programs. With the
 // corrected rules the first is illegal and the second lowers right; its old fault (the
 // reduced block written at the offset of rank x=0 on every rank) is refused.

@@ -226,6 +226,88 @@ TEST(LegalityTest, MemoryBudgetCountsShardsAndBuffers) {
             "memory budget of 300 KiB");
 }
 
+TEST(LegalityTest, PrefetchedReferenceSchedulesAreLegal) {
+  const Verdict summa = JudgeFile(kMatmul, kMatmulExtents, "x=8,y=8", "summa_prefetch.trace");
+  EXPECT_TRUE(summa.legal) << Reasons(summa);
+  const Verdict ring = JudgeFile("C[m,n] = A[k,m] * B[k,n]", "m=2048,k=1024,n=4096", "x=4",
+                                 "allgather_gemm_prefetch.trace");
+  EXPECT_TRUE(ring.legal) << Reasons(ring);
+  const Verdict rs = JudgeFile("C[m,n] = A[m,k] * B[k,n]", "m=2048,k=1024,n=4096", "x=4",
+                               "gemm_reducescatter.trace");
+  EXPECT_TRUE(rs.legal) << Reasons(rs);
+  ASSERT_NE(rs.computation.TransferOf("C"), nullptr);
+  EXPECT_EQ(rs.computation.TransferOf("C")->prefetch, 1);
+}
+
+TEST(LegalityTest, PrefetchAtALoopOfOneIterationHasNothingToOverlap) {
+  std::string trace = ReadFile("examples/summa_prefetch.trace");
+  trace.replace(trace.find("divide(k, ko, ki, 8)"), 20, "divide(k, ko, ki, 1)");
+  trace.replace(trace.find("communicate(B, ko, prefetch=1)"), 30, "communicate(B, ko)");
+  const Verdict v = JudgeText(kMatmul, kMatmulExtents, "x=8,y=8", trace);
+  ASSERT_EQ(v.reasons.size(), 1u) << Reasons(v);
+  EXPECT_EQ(v.reasons[0].code, kNothingToOverlap);
+  EXPECT_EQ(v.reasons[0].message,
+            "communicate(A, ko, prefetch=1): loop ko has one iteration, so there is no next step "
+            "to overlap the transfer with; prefetch at a loop of several iterations");
+  // The output's reduction alike.
+  const Verdict out = JudgeText(kMatmul, "m=8,n=8,k=16", "x=4",
+                                "distribute([k], [ko], [ki], [x])\ndivide(n, no, ni, 1)\n"
+                                "reorder(ko, no, m, ni, ki)\nshard(A, k@x)\nshard(B, k@x)\n"
+                                "shard(C, m@x)\ncommunicate(C, no, prefetch=1)\n"
+                                "tensorize([m, ni, ki], matmul)\n");
+  ASSERT_EQ(out.reasons.size(), 1u) << Reasons(out);
+  EXPECT_EQ(out.reasons[0].code, kNothingToOverlap);
+  EXPECT_EQ(out.reasons[0].message,
+            "communicate(C, no, prefetch=1): loop no has one iteration, so there is no next step "
+            "to overlap the reduction with; prefetch at a loop of several iterations");
+}
+
+TEST(LegalityTest, PrefetchAtTheKernelsOutermostLoopHasNothingToOverlap) {
+  // A transfer at the kernel's outermost loop serves one kernel call: no loop of its own.
+  const Verdict v =
+      JudgeText(kMatmul, "m=16,n=12,k=8", "x=2,y=2",
+                "distribute([m,n], [mo,no], [mi,ni], [x,y])\nreorder(mo, no, mi, ni, k)\n"
+                "shard(A, m@x, k@y)\nshard(B, k@x, n@y)\nshard(C, m@x, n@y)\n"
+                "communicate(A, mi, prefetch=1)\ncommunicate(B, mi)\n"
+                "tensorize([mi, ni, k], matmul)\n");
+  ASSERT_EQ(v.reasons.size(), 1u) << Reasons(v);
+  EXPECT_EQ(v.reasons[0].code, kNothingToOverlap);
+  EXPECT_EQ(v.reasons[0].message,
+            "communicate(A, mi, prefetch=1): loop mi is the kernel's outermost loop, so one "
+            "transfer serves the whole kernel call and there is no next step to overlap it with; "
+            "prefetch at a serial loop of several iterations");
+}
+
+TEST(LegalityTest, APrefetchedBufferCountsTwiceInTheMemoryBudget) {
+  absl::StatusOr<Problem> p = ParseProblem(kMatmul, kMatmulExtents);
+  ASSERT_TRUE(p.ok());
+  absl::StatusOr<Mesh> m = ParseMesh("x=8,y=8");
+  ASSERT_TRUE(m.ok());
+  absl::StatusOr<Trace> t = ParseTrace(ReadFile("examples/summa_prefetch.trace"));
+  ASSERT_TRUE(t.ok());
+  // Shards 224 KiB as in SUMMA; the buffers' two halves 2 * 192 KiB.
+  m->mem_per_rank_bytes = 500 * 1024;  // SUMMA's 416 KiB fit, 608 KiB do not
+  absl::StatusOr<Computation> c = Computation::Create(*p, *m);
+  ASSERT_TRUE(c.ok());
+  absl::StatusOr<Verdict> v = Judge(*c, *t);
+  ASSERT_TRUE(v.ok());
+  EXPECT_EQ(ComputeFootprint(v->computation).buffer_bytes, 2 * 4 * (64 * 256 + 256 * 128));
+  ASSERT_EQ(v->reasons.size(), 1u);
+  EXPECT_EQ(v->reasons[0].code, kOverMemoryBudget);
+  EXPECT_EQ(v->reasons[0].message,
+            "per-rank footprint 608 KiB (shards 224 KiB, transfer buffers 384 KiB) exceeds the "
+            "memory budget of 500 KiB");
+  // The same through a cache: the prefetched transfer's checks derive from the plain ones.
+  LegalityCache cache;
+  EXPECT_EQ(CheckLegality(v->computation, &cache), v->reasons);
+  absl::StatusOr<Trace> plain = ParseTrace(ReadFile("examples/summa.trace"));
+  ASSERT_TRUE(plain.ok());
+  v = Judge(*c, *plain);
+  ASSERT_TRUE(v.ok());
+  EXPECT_TRUE(v->legal) << Reasons(*v);
+  EXPECT_TRUE(CheckLegality(v->computation, &cache).empty());
+}
+
 TEST(LegalityTest, IndivisibleDivideIsTheVerdict) {
   const Verdict v = JudgeText(kMatmul, "m=8,n=8,k=16", "x=4", "divide(k, ko, ki, 3)\n");
   ASSERT_EQ(v.reasons.size(), 1u);

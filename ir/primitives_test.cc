@@ -135,6 +135,10 @@ TEST(PrimitivesTest, MalformedCallsAreInvalidArgument) {
   Computation d = Must(Distribute(c, {"m"}, {"mo"}, {"mi"}, {"x"}));
   EXPECT_EQ(Msg(Communicate(d, "A", "k", {"mi"})),
             "rotate by loop mi, which is not distributed; rotate names distributed loops");
+  EXPECT_EQ(Msg(Communicate(d, "A", "k", {}, 2)),
+            "prefetch=2 is not supported; prefetch is 0 (off) or 1 (the next step's transfer "
+            "overlaps this step)");
+  EXPECT_EQ(Must(Communicate(d, "A", "k", {}, 1)).TransferOf("A")->prefetch, 1);
   EXPECT_EQ(Msg(Distribute(d, {"n"}, {"no"}, {"ni"}, {"x"})),
             "mesh axis x already has a loop distributed over it");
   EXPECT_EQ(Msg(Split(d, "n", "k", "ni", 2)), "loop name k is already in use");

@@ -50,8 +50,52 @@ TEST(TraceTest, LooseTextPrintsCanonically) {
             "divide(k, ko, ki, 8)\n");
 }
 
+TEST(TraceTest, PrefetchParsesInEitherOrderAndPrintsOnlyWhenSet) {
+  absl::StatusOr<Trace> t = ParseTrace(
+      "communicate(A, ko, prefetch=1, rotate=[mo,no])\ncommunicate(B, ko, prefetch=0)\n"
+      "communicate(C, no, prefetch = 1)\n");
+  ASSERT_TRUE(t.ok()) << t.status();
+  EXPECT_EQ(t->ToString(),
+            "communicate(A, ko, rotate=[mo,no], prefetch=1)\ncommunicate(B, ko)\n"
+            "communicate(C, no, prefetch=1)\n");
+  const auto& a = std::get<CommunicateCall>(t->instructions[0]);
+  EXPECT_EQ(a.prefetch, 1);
+  EXPECT_EQ(a.rotate, (std::vector<std::string>{"mo", "no"}));
+  EXPECT_EQ(std::get<CommunicateCall>(t->instructions[1]).prefetch, 0);
+  CommunicateCall plain = a;
+  plain.prefetch = 0;
+  EXPECT_FALSE(plain == a);
+  absl::StatusOr<Trace> again = ParseTrace(t->ToString());
+  ASSERT_TRUE(again.ok());
+  EXPECT_EQ(*again, *t);
+}
+
+TEST(TraceTest, PrefetchOtherThanZeroOrOneIsRefused) {
+  for (const auto& [text, message] : std::vector<std::pair<std::string, std::string>>{
+           {"communicate(A, ko, prefetch=2)",
+            "trace line 1, column 29: prefetch=2 is not supported; prefetch is 0 (off) or 1 (the "
+            "next step's transfer overlaps this step)"},
+           {"communicate(A, ko, prefetch=-1)",
+            "trace line 1, column 29: prefetch=-1 is not supported; prefetch is 0 (off) or 1 (the "
+            "next step's transfer overlaps this step)"},
+           {"communicate(A, ko, prefetch=yes)",
+            "trace line 1, column 29: expected the prefetch depth (0 or 1) (an integer) but found "
+            "'yes'"},
+           {"communicate(A, ko, prefetch=1, prefetch=1)",
+            "trace line 1, column 32: prefetch= is given twice"},
+           {"communicate(A, ko, depth=1)",
+            "trace line 1, column 20: expected rotate=[...] or prefetch=0|1 but found 'depth'"},
+       }) {
+    absl::StatusOr<Trace> t = ParseTrace(text);
+    ASSERT_FALSE(t.ok()) << text;
+    EXPECT_EQ(t.status().code(), absl::StatusCode::kInvalidArgument) << text;
+    EXPECT_EQ(t.status().message(), message) << text;
+  }
+}
+
 TEST(TraceTest, ReferenceTracesRoundTrip) {
-  for (const char* f : {"summa", "pumma", "cannon", "allgather_gemm"}) {
+  for (const char* f : {"summa", "pumma", "cannon", "allgather_gemm", "summa_prefetch",
+                        "allgather_gemm_prefetch", "gemm_reducescatter"}) {
     absl::StatusOr<Trace> t = ParseTrace(ReadFile(std::string("examples/") + f + ".trace"));
     ASSERT_TRUE(t.ok()) << f << ": " << t.status();
     absl::StatusOr<Trace> again = ParseTrace(t->ToString());
