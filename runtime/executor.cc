@@ -154,6 +154,11 @@ class Interpreter {
 
 }  // namespace
 
+void Interpret(const Program& program, RankRuntimeBase* rt) {
+  Interpreter interpreter(program, rt);
+  if (program.body) interpreter.Exec(program.body);
+}
+
 RunStats Execute(const Program& program, std::unique_ptr<Comm> comm, const ExecOptions& options) {
   RunStats result;
   if (comm->axis_sizes() != program.axis_sizes) {

@@ -32,6 +32,12 @@ struct ExecOptions {
 RunStats Execute(const codegen::Program& program, std::unique_ptr<Comm> comm,
                  const ExecOptions& options);
 
+// Runs `program`'s body once on `rt` (what Execute repeats and times): every loop,
+// transfer, kernel call and reduction becomes calls of `rt`, a prefetched transfer or
+// reduction (codegen/program.h) its Async/Wait sequence. Execute is the way to run a
+// program; this is for tests of the call sequence.
+void Interpret(const codegen::Program& program, RankRuntimeBase* rt);
+
 }  // namespace meshtune::runtime
 
 #endif  // MESHTUNE_RUNTIME_EXECUTOR_H_

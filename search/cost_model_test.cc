@@ -253,6 +253,82 @@ ir::Problem Parse(const std::string& expr, const std::string& extents) {
   return *p;
 }
 
+// Overlap (cost_model.h, "Prefetch"), worked by hand. SUMMA, n = 256 on 4 x 4: E = 4 steps;
+// a step broadcasts a 64 x 64 block of A and one of B (16384 bytes each):
+//   one broadcast  b = 3 us * log2(4) + 16384 B * 0.2 ns/B = 9.2768 us,
+//   both           P = 2b = 18.5536 us,
+//   a step's GEMM  K = 2 * 64^3 flops * gamma.
+TEST(CostModelTest, PrefetchedSummaOverlapsEachStepsBroadcastsWithTheKernel) {
+  CostParams c = CommOnly();
+  const std::string plain = OnSquare("summa.trace", 4);
+  const std::string both = OnSquare("summa_prefetch.trace", 4);
+  std::string a_only = plain;
+  a_only.replace(a_only.find("communicate(A, ko)"), 18, "communicate(A, ko, prefetch=1)");
+  const Program p_plain = LowerText(kMatmul, "m=256,n=256,k=256", Square(4), plain);
+  const Program p_both = LowerText(kMatmul, "m=256,n=256,k=256", Square(4), both);
+  const Program p_a = LowerText(kMatmul, "m=256,n=256,k=256", Square(4), a_only);
+  // Compute-bound, gamma = 0.1 ns: K = 52.4288 us > P. P + (E-1) max(K, P) + K = P + 4K.
+  c.gamma = 1e-10;
+  CostReport r = EstimateCost(p_both, c);
+  ExpectRel(r.seconds, 228.2688e-6, 1e-9);
+  ExpectRel(r.compute_seconds, 4 * 52.4288e-6, 1e-9);
+  ExpectRel(r.comm_seconds, 4 * 18.5536e-6, 1e-9);
+  ExpectRel(r.overlap_seconds, r.compute_seconds + r.comm_seconds - r.seconds, 1e-9);
+  for (double rank : r.rank_seconds) ExpectRel(rank, r.seconds, 1e-9);
+  // Without prefetch: E (P + K) = 283.9296 us, nothing hidden.
+  const CostReport serial = EstimateCost(p_plain, c);
+  ExpectRel(serial.seconds, 283.9296e-6, 1e-9);
+  EXPECT_EQ(serial.overlap_seconds, 0);
+  // Only A prefetched: B's broadcast stays serial, E b + b + (E-1) max(K, b) + K
+  // = 37.1072 + 9.2768 + 3 * 52.4288 + 52.4288 = 256.0992 us.
+  ExpectRel(EstimateCost(p_a, c).seconds, 256.0992e-6, 1e-9);
+  // Communication-bound, gamma = 0.01 ns: K = 5.24288 us < P. P + 3P + K = 79.45728 us.
+  c.gamma = 1e-11;
+  r = EstimateCost(p_both, c);
+  ExpectRel(r.seconds, 79.45728e-6, 1e-9);
+  ExpectRel(r.overlap_seconds, 3 * 5.24288e-6, 1e-9);  // each step but the last hides K
+}
+
+// GEMM-ReduceScatter, m = n = k = 64 on x = 4, n in E = 4 steps of 16: a step reduce-scatters
+// a 64 x 16 partial block (4096 bytes) over 4 ranks and multiplies 64 x 16 x 16 locally:
+//   R = 4 * 3 us * log2(4) + 4096 B * 0.2 ns/B = 24.8192 us,  K = 2 * 64 * 16 * 16 * gamma.
+// The first kernel, then per later step max(K, the previous reduction), then the last
+// reduction: K + (E-1) max(K, R) + R.
+TEST(CostModelTest, PrefetchedReduceScatterOverlapsTheNextStepsKernel) {
+  CostParams c = CommOnly();
+  const Program p = LowerText("C[m,n] = A[m,k] * B[k,n]", "m=64,k=64,n=64", "x=4",
+                              ReadFile("examples/gemm_reducescatter.trace"));
+  ASSERT_EQ(p.buffers.size(), 1u);
+  c.gamma = 1e-9;  // K = 32.768 us > R: 4K + R = 155.8912 us
+  CostReport r = EstimateCost(p, c);
+  ASSERT_EQ(r.transfers.size(), 1u);
+  EXPECT_EQ(r.transfers[0].pattern.kind, Kind::kReduceScatter);
+  ExpectRel(r.transfers[0].seconds, 4 * 24.8192e-6, 1e-9);
+  ExpectRel(r.seconds, 155.8912e-6, 1e-9);
+  c.gamma = 1e-10;  // K = 3.2768 us < R: K + 4R = 102.5536 us
+  r = EstimateCost(p, c);
+  ExpectRel(r.seconds, 102.5536e-6, 1e-9);
+  ExpectRel(r.overlap_seconds, 3 * 3.2768e-6, 1e-9);
+}
+
+// A prefetched ring: the first step's fetch is a point-to-point message, later ones ring
+// steps (cost_model.h, Shift), each overlapping the kernel before it.
+TEST(CostModelTest, PrefetchedRingHidesEveryStepButTheFirst) {
+  CostParams c = CommOnly();
+  c.gamma = 1e-9;
+  const Program plain =
+      LowerText("C[m,n] = A[k,m] * B[k,n]", "m=64,k=64,n=64", "x=4",
+                absl::StrReplaceAll(ReadFile("examples/allgather_gemm_prefetch.trace"),
+                                    {{", prefetch=1", ""}}));
+  const Program ring = LowerText("C[m,n] = A[k,m] * B[k,n]", "m=64,k=64,n=64", "x=4",
+                                 ReadFile("examples/allgather_gemm_prefetch.trace"));
+  const CostReport a = EstimateCost(plain, c), b = EstimateCost(ring, c);
+  // B's block 64 x 16 (4096 bytes): a ring step 3 us + 0.8192 us = 3.8192 us; the kernel
+  // 2 * 16 * 16 * 64 * 1 ns = 32.768 us hides each of the three ring steps.
+  ExpectRel(a.seconds - b.seconds, 3 * 3.8192e-6, 1e-9);
+  ExpectRel(b.overlap_seconds, 3 * 3.8192e-6, 1e-9);
+}
+
 TEST(LowerBoundTest, SquareIn3DRegime) {
   // d = (n, n, n), P = 8 > d1 d2 / d3^2 = 1: 3 (n^3/P)^(2/3) - 3 n^2/P = 3n^2/4 - 3n^2/8.
   const double n = 1024;

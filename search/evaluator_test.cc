@@ -220,6 +220,24 @@ TEST(EvaluatorTest, SpaceHoldsTheClassicAlgorithms) {
        "communicate(C, ki)\ncommunicate(A, ki)\ncommunicate(B, ki)\ntensorize([mi, ni, ki], "
        "matmul)\n",
        {"A@ki AllGather(axes=[2])", "B@ki AllGather(axes=[1])", "C@ki ReduceScatter(axes=[0])"}},
+      {"SUMMA prefetched",
+       mm,
+       "m=32,n=32,k=32",
+       "x=2,y=2",
+       OnSquare("summa_prefetch.trace", 2),
+       {"A@ko Broadcast(axes=[1])", "B@ko Broadcast(axes=[0])"}},
+      {"AllGather-GEMM, a prefetched ring",
+       "C[m,n] = A[k,m] * B[k,n]",
+       "m=32,n=32,k=32",
+       "x=4",
+       ReadFile("examples/allgather_gemm_prefetch.trace"),
+       {"B@no Shift(axis=0, +1)"}},
+      {"GEMM-ReduceScatter, the output prefetched",
+       "C[m,n] = A[m,k] * B[k,n]",
+       "m=32,n=32,k=32",
+       "x=4",
+       ReadFile("examples/gemm_reducescatter.trace"),
+       {"C@no ReduceScatter(axes=[0])"}},
   };
   for (const Classic& c : classics) {
     SCOPED_TRACE(c.name);
@@ -240,6 +258,49 @@ TEST(EvaluatorTest, SpaceHoldsTheClassicAlgorithms) {
     EXPECT_EQ(cand->cost.seconds,
               EstimateCost(ReplayedProgram(ev.base(), *trace, true), TestParams()).seconds);
   }
+}
+
+TEST(EvaluatorTest, PrefetchedTwinsAreOptionsAtTimeLoopsAndCostLess) {
+  const ir::Problem p = MustParse("C[m,n] += A[m,k] * B[k,n]", "m=32,n=32,k=32");
+  std::unique_ptr<Explorer> e = MustExplore(p, {MustMesh("x=2,y=2")});
+  Evaluator& ev = e->evaluator(0);
+  // Each option communicated at a time loop has one prefetched twin, after the plain ones;
+  // no other option is prefetched.
+  for (const NestChoices& n : ev.space().nests()) {
+    for (const std::vector<TensorOption>& options : n.options) {
+      size_t at_time = 0, twins = 0, first_twin = options.size();
+      for (size_t o = 0; o < options.size(); ++o) {
+        const bool time = std::find(n.nest.serial.begin(), n.nest.serial.end(),
+                                    options[o].comm_loop) != n.nest.serial.end();
+        if (options[o].prefetch) {
+          EXPECT_TRUE(time) << options[o].Describe();
+          first_twin = std::min(first_twin, o);
+          ++twins;
+        } else {
+          EXPECT_LT(o, first_twin) << options[o].Describe();
+          at_time += time;
+        }
+      }
+      EXPECT_EQ(twins, at_time) << n.nest.Describe();
+    }
+  }
+  // SUMMA and its prefetched twin: distinct programs, the twin cheaper (gamma > 0).
+  absl::StatusOr<ir::Trace> plain = ir::ParseTrace(OnSquare("summa.trace", 2));
+  absl::StatusOr<ir::Trace> twin = ir::ParseTrace(OnSquare("summa_prefetch.trace", 2));
+  ASSERT_TRUE(plain.ok() && twin.ok());
+  std::optional<Genome> gp = ev.space().Find(*plain), gt = ev.space().Find(*twin);
+  ASSERT_TRUE(gp.has_value() && gt.has_value());
+  EXPECT_EQ(gp->nest, gt->nest);
+  EXPECT_FALSE(*gp == *gt);
+  const std::string text = ev.space().ToTrace(*gt).ToString();
+  EXPECT_NE(text.find("communicate(A, ko, prefetch=1)\ncommunicate(B, ko, prefetch=1)\n"),
+            std::string::npos)
+      << text;
+  absl::StatusOr<Candidate> cp = ev.Evaluate(*gp), ct = ev.Evaluate(*gt);
+  ASSERT_TRUE(cp.ok() && ct.ok());
+  EXPECT_NE(cp->program_key, ct->program_key);
+  EXPECT_LT(ct->cost.seconds, cp->cost.seconds);
+  EXPECT_GT(ct->cost.overlap_seconds, 0);
 }
 
 }  // namespace

@@ -101,6 +101,28 @@ TEST(MpiRunTest, AllGatherGemmOn4And2) {
   }
 }
 
+// The prefetched examples (double-buffered transfers and reductions, runtime Async/Wait)
+// under mpirun: SUMMA with both broadcasts prefetched on 2x2, the all-gather ring and
+// GEMM-ReduceScatter with the output prefetched on 4 and 2 ranks.
+TEST(MpiRunTest, PrefetchedSummaRingAndReduceScatter) {
+  {
+    SCOPED_TRACE("summa_prefetch on 2x2");
+    ExpectVerified(
+        MeshtuneRun(kMatmul, "m=16,n=8,k=12", "x=2,y=2", OnSquare("summa_prefetch.trace", 2)));
+  }
+  for (int p : {4, 2}) {
+    const std::string divide = "divide(n, no, ni, " + std::to_string(p) + ")";
+    const std::string mesh = "x=" + std::to_string(p);
+    SCOPED_TRACE(mesh);
+    ExpectVerified(MeshtuneRun("C[m,n] = A[k,m] * B[k,n]", "m=32,k=24,n=16", mesh,
+                               Replace(ReadFile("examples/allgather_gemm_prefetch.trace"),
+                                       "divide(n, no, ni, 4)", divide)));
+    ExpectVerified(MeshtuneRun(
+        "C[m,n] = A[m,k] * B[k,n]", "m=32,k=24,n=16", mesh,
+        Replace(ReadFile("examples/gemm_reducescatter.trace"), "divide(n, no, ni, 4)", divide)));
+  }
+}
+
 TEST(MpiRunTest, AllGatherOfRowAndColumnBlocks) {
   const std::string trace =
       "distribute([m,n], [mo,no], [mi,ni], [x,y])\nreorder(mo, no, mi, ni, k)\nshard(A, m@x, k@y)\n"
