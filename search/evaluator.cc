@@ -28,12 +28,13 @@ int64_t Product(const std::vector<int64_t>& v) {
 }
 
 // Points of a (nest, rotation) whose tensors have total[t] options, at_loop[t] of them
-// communicated at the rotated loop: every combination, and for a rotation only those that
-// communicate some tensor at the rotated loop (the others equal the unrotated points).
+// Distinct under the rotation (communicated at the rotated loop; for a prefetch without
+// rotation, at a time loop): every combination, and for a rotation that is not Plain only
+// those with some tensor's option Distinct (the others equal points of a plainer rotation).
 int64_t CountPoints(const std::vector<int64_t>& total, const std::vector<int64_t>& at_loop,
                     const Rotation& rot) {
   int64_t n = Product(total);
-  if (!rot.loop.empty()) {
+  if (!Plain(rot)) {
     std::vector<int64_t> off(total.size());
     for (size_t t = 0; t < total.size(); ++t) off[t] = total[t] - at_loop[t];
     n -= Product(off);
@@ -105,7 +106,7 @@ void Evaluator::Build(int nest, int rotation, NestState* state) {
     for (const TensorOption& o : choices.options[t]) {
       if (!Admissible(o, rot)) continue;
       ++n.all[t];
-      n.at[t] += !rot.loop.empty() && o.comm_loop == rot.loop;
+      n.at[t] += Distinct(o, rot);
     }
   }
   table.points = CountPoints(n.all, n.at, rot);
@@ -133,7 +134,7 @@ void Evaluator::Build(int nest, int rotation, NestState* state) {
       if (st.legal) {
         table.legal[t].push_back(static_cast<int>(o));
         ++n.legal[t];
-        n.legal_at[t] += !rot.loop.empty() && opt.comm_loop == rot.loop;
+        n.legal_at[t] += Distinct(opt, rot);
       }
       state->options[t].push_back(std::move(st));
     }
@@ -168,7 +169,7 @@ Evaluator::OptionState Evaluator::CheckOption(const ir::Computation& c, size_t t
   if (ct.ok() && !opt.comm_loop.empty()) {
     ct = ir::Communicate(*ct, name, opt.comm_loop,
                          opt.comm_loop == rot.loop ? rot.by : std::vector<std::string>{},
-                         opt.prefetch ? 1 : 0);
+                         rot.prefetch && opt.at_time_loop ? 1 : 0);
   }
   if (!ct.ok()) {
     st.reason = ReasonOf(ct.status());
@@ -202,7 +203,7 @@ void Evaluator::CountRejections(const NestChoices& choices, const Rotation& rot,
     for (size_t o = 0; o < choices.options[t].size(); ++o) {
       const OptionState& st = state->options[t][o];
       if (st.legal || !Admissible(choices.options[t][o], rot)) continue;
-      const bool o_at = !rot.loop.empty() && choices.options[t][o].comm_loop == rot.loop;
+      const bool o_at = Distinct(choices.options[t][o], rot);
       int64_t points = 1, off = 1;
       for (size_t j = 0; j < nt; ++j) {
         if (j < t) {
@@ -213,7 +214,7 @@ void Evaluator::CountRejections(const NestChoices& choices, const Rotation& rot,
           off *= n.all[j] - n.at[j];
         }
       }
-      if (!rot.loop.empty() && !o_at) points -= off;
+      if (!Plain(rot) && !o_at) points -= off;
       state->table.pruned[st.reason] += points;
     }
   }
@@ -244,9 +245,9 @@ int64_t Evaluator::OverBudget(int nest, int rotation, const NestState& state) co
 bool Evaluator::RedundantRotation(const Genome& g) const {
   const NestChoices& choices = space_.nests()[g.nest];
   const Rotation& rot = choices.rotations[g.rotation];
-  if (rot.loop.empty()) return false;
+  if (Plain(rot)) return false;
   for (size_t t = 0; t < g.options.size(); ++t) {
-    if (choices.options[t][g.options[t]].comm_loop == rot.loop) return false;
+    if (Distinct(choices.options[t][g.options[t]], rot)) return false;
   }
   return true;
 }

@@ -89,8 +89,10 @@ class Evaluator {
   absl::StatusOr<Candidate> Evaluate(const Genome& g);
 
   // A genome with rotation 0 and the given nest/options is the same point as one with a
-  // rotation of that nest's serial loop when no tensor is communicated at that loop; the
-  // space keeps only the unrotated one. True when `g` is such a redundant rotated genome.
+  // rotation of that nest's serial loop when no tensor is communicated at that loop, and as
+  // one with a prefetched rotation when no tensor is communicated at a time loop (search/
+  // space.h: Distinct); the space keeps only the plainer one. True when `g` is such a
+  // redundant genome.
   bool RedundantRotation(const Genome& g) const;
 
  private:

@@ -3,16 +3,56 @@
 // candidates so far (a share of fresh random points keeps it
 // exploring). Duplicates (points seen before, or lowering to a Program already costed)
 // cost an evaluation but add no candidate.
+//
+// Prefetch (search/space.h: each rotation of a nest with a time loop again, prefetched) is
+// a choice about a schedule rather than another schedule. The walk is over points that do
+// not prefetch: the survey skips prefetched cells, and a prefetched point drawn or bred is
+// taken as its plain twin. Each point evaluated brings its prefetched twin along (when
+// legal; it counts as an evaluation), and a point and its twin count once among the
+// parents. The model prefers the twin whenever compute can hide communication, so the
+// walk looks for schedules and prefetch is decided for each one found.
 #include <algorithm>
 #include <memory>
+#include <optional>
 #include <random>
+#include <set>
+#include <string>
 #include <vector>
 
+#include "absl/strings/str_cat.h"
+#include "absl/strings/str_join.h"
 #include "search/strategy.h"
 
 namespace meshtune::search {
 
 namespace {
+
+// `p` with its rotation's prefetch set to `prefetch` (the same rotated loop and rotation),
+// when the nest has such a rotation and the point is legal; nullopt otherwise.
+std::optional<Point> WithPrefetch(Explorer& explorer, const Point& p, bool prefetch) {
+  Evaluator& ev = explorer.evaluator(p.mesh);
+  const std::vector<Rotation>& rotations = ev.space().nests()[p.genome.nest].rotations;
+  const Rotation& r = rotations[p.genome.rotation];
+  if (r.prefetch == prefetch) return p;
+  for (size_t i = 0; i < rotations.size(); ++i) {
+    const Rotation& o = rotations[i];
+    if (o.loop != r.loop || o.by != r.by || o.prefetch != prefetch) continue;
+    Point q = p;
+    q.genome.rotation = static_cast<int>(i);
+    if (ev.Legal(q.genome)) return q;
+    break;
+  }
+  return std::nullopt;
+}
+
+// Whether `p`'s rotation prefetches.
+bool Prefetches(Explorer& explorer, const Point& p) {
+  return explorer.evaluator(p.mesh)
+      .space()
+      .nests()[p.genome.nest]
+      .rotations[p.genome.rotation]
+      .prefetch;
+}
 
 class Evolutionary : public SearchStrategy {
  public:
@@ -23,14 +63,20 @@ class Evolutionary : public SearchStrategy {
     std::mt19937_64 rng(options_.seed);
     int64_t evaluations = 0;
     int idle = 0;  // tries in a row that found no point to evaluate
-    auto evaluate = [&](const std::optional<Point>& p) {
+    // Evaluates the plain form of `drawn`, then its prefetched twin (each counts).
+    auto evaluate = [&](const std::optional<Point>& drawn) {
+      const std::optional<Point> p =
+          drawn.has_value() ? WithPrefetch(explorer, *drawn, false) : std::nullopt;
       if (!p.has_value() || explorer.Evaluated(*p)) {
         ++idle;
         return;
       }
       idle = 0;
-      explorer.Evaluate(*p);
-      if (budget.on_progress && ++evaluations % budget.progress_every == 0) budget.on_progress();
+      for (const std::optional<Point>& q : {p, WithPrefetch(explorer, *p, true)}) {
+        if (!q.has_value() || explorer.Evaluated(*q) || budget.Spent(evaluations)) continue;
+        explorer.Evaluate(*q);
+        if (budget.on_progress && ++evaluations % budget.progress_every == 0) budget.on_progress();
+      }
     };
     // Survey: a random point of every cell (in random order), so that no loop nest or
     // rotation goes unseen; then random points up to the population size.
@@ -39,7 +85,9 @@ class Evolutionary : public SearchStrategy {
     std::shuffle(cells.begin(), cells.end(), rng);
     for (int cell : cells) {
       if (budget.Spent(evaluations)) break;
-      evaluate(explorer.SampleCell(cell, &rng));
+      const std::optional<Point> p = explorer.SampleCell(cell, &rng);
+      if (p.has_value() && Prefetches(explorer, *p)) continue;  // a twin, evaluated with its own
+      evaluate(p);
     }
     for (int i = 0; i < options_.population * 4 &&
                     static_cast<int>(explorer.candidates().size()) < options_.population &&
@@ -53,8 +101,7 @@ class Evolutionary : public SearchStrategy {
         evaluate(explorer.Sample(&rng));
         continue;
       }
-      const std::vector<const Candidate*> elite =
-          explorer.Best(static_cast<size_t>(options_.elite));
+      const std::vector<const Candidate*> elite = Elite(explorer);
       // Rank-biased parent: the best is drawn most often.
       std::geometric_distribution<size_t> rank(0.3);
       const Candidate* parent = elite[std::min(rank(rng), elite.size() - 1)];
@@ -64,6 +111,27 @@ class Evolutionary : public SearchStrategy {
   }
 
  private:
+  // The best candidates, one per plain point (a point and its prefetched twin count once,
+  // by the better of the two), at most options_.elite.
+  std::vector<const Candidate*> Elite(Explorer& explorer) const {
+    const size_t k = static_cast<size_t>(options_.elite);
+    std::vector<const Candidate*> out;
+    std::set<std::string> plain;
+    for (const Candidate* c : explorer.Best(2 * k)) {
+      const std::optional<Point> p = WithPrefetch(explorer, Point{c->mesh, c->genome}, false);
+      if (p.has_value() &&
+          !plain
+               .insert(absl::StrCat(p->mesh, ":", p->genome.nest, ":", p->genome.rotation, ":",
+                                    absl::StrJoin(p->genome.options, ",")))
+               .second) {
+        continue;
+      }
+      out.push_back(c);
+      if (out.size() == k) break;
+    }
+    return out;
+  }
+
   EvolutionOptions options_;
 };
 

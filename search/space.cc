@@ -212,13 +212,21 @@ LoopNest MakeLoopNest(const NestInputs& in, const std::vector<std::string>& assi
 }
 
 // The rotations of `n`: none first, then per time loop each distributed loop alone and,
-// with several, all of them together.
+// with several, all of them together; then, when `n` has a time loop, each of those again
+// prefetched.
 std::vector<Rotation> Rotations(const LoopNest& n) {
   std::vector<Rotation> rotations;
   rotations.push_back({});
   for (const std::string& loop : n.serial) {
     for (const std::string& d : n.distributed) rotations.push_back({loop, {d}});
     if (n.distributed.size() > 1) rotations.push_back({loop, n.distributed});
+  }
+  if (n.serial.empty()) return rotations;
+  const size_t plain = rotations.size();
+  for (size_t r = 0; r < plain; ++r) {
+    Rotation prefetched = rotations[r];
+    prefetched.prefetch = true;
+    rotations.push_back(std::move(prefetched));
   }
   return rotations;
 }
@@ -244,30 +252,22 @@ std::vector<std::string> CommLevels(const NestInputs& in, const LoopNest& n, boo
 }
 
 // Per tensor, its options: each of its layouts communicated at each of `levels`, except
-// skewed layouts left uncommunicated (never admissible); then, after all of those, the
-// prefetched twin of each option communicated at a time loop of `n` (a serial loop of
-// several iterations: the space divides into at least 2 parts).
+// skewed layouts left uncommunicated (never admissible). A level among `n`'s time loops (each
+// of at least 2 iterations: the space divides into 2 parts or more) can be prefetched.
 std::vector<std::vector<TensorOption>> TensorOptions(const NestInputs& in, const LoopNest& n,
                                                      const std::vector<std::string>& levels) {
   std::vector<std::vector<TensorOption>> options;
   for (const std::vector<std::vector<ShardTarget>>& layouts : in.layouts) {
     std::vector<TensorOption> opts;
     for (const std::string& level : levels) {
+      const bool time = std::find(n.serial.begin(), n.serial.end(), level) != n.serial.end();
       for (const std::vector<ShardTarget>& layout : layouts) {
         bool skewed = false;
         for (const ShardTarget& st : layout)
           skewed |= st.target.terms.size() > 1 || st.target.modulus != 0;
         if (skewed && level.empty()) continue;  // never admissible
-        opts.push_back({layout, level, false, skewed});
+        opts.push_back({layout, level, time, skewed});
       }
-    }
-    const size_t plain = opts.size();
-    for (size_t o = 0; o < plain; ++o) {
-      if (std::find(n.serial.begin(), n.serial.end(), opts[o].comm_loop) == n.serial.end())
-        continue;
-      TensorOption twin = opts[o];
-      twin.prefetch = true;
-      opts.push_back(std::move(twin));
     }
     options.push_back(std::move(opts));
   }
@@ -356,7 +356,6 @@ std::string TensorOption::Describe() const {
   for (const ShardTarget& s : targets) t.push_back(absl::StrCat(s.dim, "@", s.target.ToString()));
   std::string out = targets.empty() ? "replicated" : absl::StrJoin(t, ", ");
   if (!comm_loop.empty()) absl::StrAppend(&out, " at ", comm_loop);
-  if (prefetch) absl::StrAppend(&out, ", prefetched");
   return out;
 }
 
@@ -430,7 +429,7 @@ ir::Trace Space::ToTrace(const Genome& g) const {
   for (size_t t = 0; t < tensors_.size(); ++t) {
     const TensorOption& o = n.options[t][g.options[t]];
     if (o.comm_loop.empty()) continue;
-    ir::CommunicateCall call{tensors_[t], o.comm_loop, {}, o.prefetch ? 1 : 0};
+    ir::CommunicateCall call{tensors_[t], o.comm_loop, {}, rot.prefetch && o.at_time_loop ? 1 : 0};
     if (!rot.loop.empty() && rot.loop == o.comm_loop) call.rotate = rot.by;
     trace.instructions.push_back(call);
   }
@@ -443,7 +442,7 @@ std::optional<Genome> Space::Find(const ir::Trace& trace) const {
   std::optional<ir::TensorizeCall> tensorize;
   std::map<std::string, std::vector<ShardTarget>> targets;
   std::map<std::string, std::string> comm;
-  std::map<std::string, bool> prefetch;
+  std::map<std::string, bool> prefetch;  // per communicated tensor
   Rotation rot;
   for (const ir::Instruction& inst : trace.instructions) {
     if (const auto* s = std::get_if<ir::ShardCall>(&inst)) {
@@ -451,9 +450,11 @@ std::optional<Genome> Space::Find(const ir::Trace& trace) const {
     } else if (const auto* c = std::get_if<ir::CommunicateCall>(&inst)) {
       comm[c->tensor] = c->loop;
       prefetch[c->tensor] = c->prefetch != 0;
+      rot.prefetch = rot.prefetch || c->prefetch != 0;
       if (!c->rotate.empty()) {
         if (!rot.loop.empty() && (rot.loop != c->loop || rot.by != c->rotate)) return std::nullopt;
-        rot = {c->loop, c->rotate};
+        rot.loop = c->loop;
+        rot.by = c->rotate;
       }
     } else if (const auto* t = std::get_if<ir::TensorizeCall>(&inst)) {
       tensorize = *t;
@@ -469,7 +470,8 @@ std::optional<Genome> Space::Find(const ir::Trace& trace) const {
     g.nest = static_cast<int>(n);
     g.rotation = -1;
     for (size_t r = 0; r < nc.rotations.size(); ++r) {
-      if (nc.rotations[r].loop == rot.loop && nc.rotations[r].by == rot.by)
+      if (nc.rotations[r].loop == rot.loop && nc.rotations[r].by == rot.by &&
+          nc.rotations[r].prefetch == rot.prefetch)
         g.rotation = static_cast<int>(r);
     }
     if (g.rotation < 0) return std::nullopt;
@@ -478,11 +480,14 @@ std::optional<Genome> Space::Find(const ir::Trace& trace) const {
       const std::string& loop = comm[tensors_[t]];
       int found = -1;
       for (size_t o = 0; o < nc.options[t].size() && found < 0; ++o) {
-        if (nc.options[t][o].targets == want && nc.options[t][o].comm_loop == loop &&
-            nc.options[t][o].prefetch == prefetch[tensors_[t]])
+        if (nc.options[t][o].targets == want && nc.options[t][o].comm_loop == loop)
           found = static_cast<int>(o);
       }
-      if (found < 0) return std::nullopt;
+      // Prefetch is all or none: on every communicate at a time loop when the rotation has it.
+      if (found < 0 ||
+          prefetch[tensors_[t]] != (rot.prefetch && nc.options[t][found].at_time_loop)) {
+        return std::nullopt;
+      }
       g.options.push_back(found);
     }
     return g;

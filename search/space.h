@@ -3,16 +3,16 @@
 // A point of the space is a Genome: a loop nest (which indices are distributed over which
 // mesh axes, which others are divided into time loops and in what order, the kernel the
 // innermost loops fold into), a rotation (none, or a serial loop turned by some distributed
-// loops), and per tensor one TensorOption (its shard targets, the loop it is communicated
-// at, if any, and whether that communication is prefetched — double-buffered to overlap the
-// time loop's next step; every option communicated at a time loop has a prefetched twin,
-// listed after all the plain options). ToTrace writes the genome as the trace a user would
-// write.
+// loops; and whether every communicate at a time loop is prefetched — double-buffered to
+// overlap the loop's steps, all of them or none), and per tensor one TensorOption (its
+// shard targets and the loop it is communicated at, if any). ToTrace writes the genome as
+// the trace a user would write.
 //
 //   nest:      distribute([m,n], [mo,no], [mi,ni], [x,y]); divide(k, ko, ki, 8);
 //              reorder(mo, no, ko, mi, ni, ki); ... tensorize([mi, ni, ki], matmul)
-//   rotation:  ko by [mo, no]   (written on every communicate at ko)
-//   options:   A: m@x, k@(x+y)%8 at ko;  B: k@(x+y)%8, n@y at ko, prefetched;  C: m@x, n@y
+//   rotation:  ko by [mo, no], prefetched   (written on every communicate at ko; prefetch=1
+//              on every communicate at a time loop)
+//   options:   A: m@x, k@(x+y)%8 at ko;  B: k@(x+y)%8, n@y at ko;  C: m@x, n@y
 //
 // The space is built from the problem and mesh alone; legality is decided elsewhere
 // (search/evaluator.h). Plain values; thread-compatible.
@@ -54,22 +54,25 @@ struct LoopNest {
 };
 
 // A rotation: the serial loop `loop` runs (t + sum of `by`) mod extent. Empty loop: none.
+// With `prefetch`, every tensor communicated at a time loop is prefetched (all or none: the
+// space doubles at most, and the search toggles prefetch as it changes the rotation).
 struct Rotation {
   std::string loop;
   std::vector<std::string> by;
+  bool prefetch = false;
 };
 
 // One tensor's layout and communication.
 struct TensorOption {
   std::vector<ir::ShardTarget> targets;  // empty: replicated on every rank
   std::string comm_loop;                 // "" when not communicated
-  // communicate(..., prefetch=1): only at a time loop (a serial loop of several
-  // iterations), where there is a next step to overlap.
-  bool prefetch = false;
+  // comm_loop is a time loop (serial, of several iterations), where a prefetched rotation
+  // prefetches it; not the kernel's outermost loop.
+  bool at_time_loop = false;
   // A skewed layout ((x+y)%s) exists for rotation: the space holds it only together with a
   // rotation of the loop the tensor is communicated at (see Admissible).
   bool skewed = false;
-  std::string Describe() const;  // "m@x, k@y at ko", "m@x, k@y at ko, prefetched"
+  std::string Describe() const;  // "m@x, k@y at ko"
 };
 
 // The choices for one loop nest: its rotations and each tensor's options.
@@ -95,6 +98,17 @@ inline bool Admissible(const TensorOption& o, const Rotation& r) {
   return !o.skewed || (!r.loop.empty() && o.comm_loop == r.loop);
 }
 
+// Whether rotation `r` is "none" and not prefetched: every point of it is distinct.
+inline bool Plain(const Rotation& r) { return r.loop.empty() && !r.prefetch; }
+
+// Whether option `o` is one that `r` changes: communicated at the rotated loop or, for a
+// prefetch without rotation, at a time loop. A point of a rotation that is not Plain is in
+// the space only when some tensor's option is (the others equal points of a plainer one).
+inline bool Distinct(const TensorOption& o, const Rotation& r) {
+  if (!r.loop.empty()) return o.comm_loop == r.loop;
+  return r.prefetch && o.at_time_loop;
+}
+
 // The meshes of `ranks` ranks: every factorisation into 1 to 3 axes of size >= 2 with
 // non-increasing sizes (4 -> x=4; x=2,y=2), axes named x, y, z — or, when one of those is
 // in `taken` (the problem's tensor and index names), p, q, r, else u, v, w, else a0, a1,
@@ -116,7 +130,8 @@ class Space {
   ir::Trace ToTrace(const Genome& g) const;
 
   // The genome of `trace` when the space holds it: the same loop calls and kernel, the same
-  // shard targets, communicate loop and prefetch per tensor and the same rotation, with shard and
+  // shard targets and communicate loop per tensor, the same rotation and prefetch (set on
+  // every communicate at a time loop, or on none), with shard and
   // communicate calls in any order. nullopt otherwise (used to seed a search with a known
   // schedule and to check that the space contains the classic algorithms).
   std::optional<Genome> Find(const ir::Trace& trace) const;

@@ -38,14 +38,24 @@ SearchResult MustTune(const TuneOptions& o) {
 
 bool Has(const std::string& text, const std::string& part) { return absl::StrContains(text, part); }
 
+// Square matmul, 512 cubed. With overlap in the model (prefetch), split-k and 1D schedules
+// whose communication the kernels hide come within 10% of the 2D ones: the search takes
+// the default 1000 evaluations to find the 2D family.
+TuneOptions SquareMatmulOnFourRanks() {
+  TuneOptions o = MatmulOnFourRanks("m=512,n=512,k=512");
+  o.max_evaluations = 1000;
+  return o;
+}
+
 TEST(TunerTest, SquareMatmulOnFourRanksIsTwoDimensional) {
-  const SearchResult r = MustTune(MatmulOnFourRanks("m=512,n=512,k=512"));
+  const SearchResult r = MustTune(SquareMatmulOnFourRanks());
   EXPECT_EQ(r.mesh, "x=2,y=2");
   // m and n both over the mesh, k not: a 2D algorithm (SUMMA-like: both inputs move).
   EXPECT_TRUE(Has(r.best.trace, "distribute([m,n]") || Has(r.best.trace, "distribute([n,m]"))
       << r.best.trace;
-  ASSERT_EQ(r.best.patterns.size(), 2u) << r.best.trace;
-  EXPECT_TRUE(Has(r.best.patterns[0], "A@") && Has(r.best.patterns[1], "B@")) << r.best.trace;
+  int inputs = 0;
+  for (const std::string& p : r.best.patterns) inputs += Has(p, "A@") || Has(p, "B@");
+  EXPECT_EQ(inputs, 2) << r.best.trace;
   EXPECT_FALSE(r.measured_s.has_value());
   EXPECT_FALSE(r.verified);
   ASSERT_TRUE(r.lower_bound_ratio.has_value());
@@ -57,7 +67,10 @@ TEST(TunerTest, TallMatmulIsOneDimensionalOverMWithoutMovingA) {
   EXPECT_TRUE(Has(r.best.trace, "distribute([m], [mo], [mi], [x])")) << r.best.trace;
   EXPECT_EQ(r.mesh, "x=4");
   EXPECT_TRUE(Has(r.best.trace, "shard(A, m@x)\n")) << r.best.trace;
-  for (const std::string& p : r.best.patterns) EXPECT_FALSE(Has(p, "A@")) << r.best.trace;
+  // A never moves between ranks (a Local copy of its own block costs nothing, and may be).
+  for (const std::string& p : r.best.patterns) {
+    EXPECT_FALSE(Has(p, "A@") && !Has(p, " Local")) << r.best.trace;
+  }
 }
 
 TEST(TunerTest, DeepMatmulDistributesKAndReduces) {
@@ -205,7 +218,7 @@ class PrefersOneDimension : public Runner {
 TEST(TunerTest, EachMeshsBestIsMeasuredAndMeasurementDecides) {
   // Square matmul: the model prefers x=2,y=2 throughout its top list; the measured set
   // still holds x=4's best, and that one wins when it runs faster.
-  TuneOptions o = MatmulOnFourRanks("m=512,n=512,k=512");
+  TuneOptions o = SquareMatmulOnFourRanks();
   o.top_k = 2;
   PrefersOneDimension runner;
   const absl::StatusOr<SearchResult> r = Tune(o, runner);
@@ -222,8 +235,7 @@ TEST(TunerTest, EachMeshsBestIsMeasuredAndMeasurementDecides) {
     EXPECT_EQ(m.family.rfind(m.mesh + ": ", 0), 0u) << m.family;
   }
   // In model order: the first measured is the model's best.
-  const absl::StatusOr<SearchResult> model =
-      Tune(MatmulOnFourRanks("m=512,n=512,k=512"), *NewModelOnlyRunner());
+  const absl::StatusOr<SearchResult> model = Tune(SquareMatmulOnFourRanks(), *NewModelOnlyRunner());
   ASSERT_TRUE(model.ok());
   EXPECT_EQ(runner.meshes[0], model->mesh);
   EXPECT_EQ(model->mesh, "x=2,y=2");
@@ -246,7 +258,7 @@ class RefusesTheLine : public Checker {
 };
 
 TEST(TunerTest, AMeasuredCandidateThatValidationRefusesIsNeverRunNorReturned) {
-  TuneOptions o = MatmulOnFourRanks("m=512,n=512,k=512");
+  TuneOptions o = SquareMatmulOnFourRanks();
   o.top_k = 2;
   RefusesTheLine checker;
   o.checker = &checker;
