@@ -1,7 +1,9 @@
 // The property behind "a schedule called legal computes the right answer": for small
 // problems on small meshes, every legal point of the schedule space — or a seeded sample
 // where the space is larger than --max-points — replays, lowers and verifies against the
-// reference on every rank of the mesh simulator (tests/space_sweep.h).
+// reference on every rank of the mesh simulator (tests/space_sweep.h). The spaces hold
+// prefetched schedules (double-buffered transfers and reductions, search/space.h), so
+// those are swept too; each space's line says how many of its checked points prefetch.
 //
 // The suite runs a sample per space (--max-points 40 by default); the wider sweep
 // (//tests:legal_is_correct_sweep) runs more spaces (see Cases) with --max-points 2000. Problems:
@@ -37,7 +39,8 @@ constexpr bool kWide = false;
 uint64_t g_seed = 1;
 
 struct Totals {
-  int64_t spaces = 0, legal = 0, checked = 0, programs = 0, unlowerable = 0, failures = 0;
+  int64_t spaces = 0, legal = 0, checked = 0, prefetched = 0, programs = 0, unlowerable = 0,
+          failures = 0;
 };
 Totals g_totals;
 
@@ -77,9 +80,9 @@ TEST_P(LegalIsCorrectTest, EveryCheckedLegalPointVerifies) {
   const SweepCase& c = GetParam();
   absl::StatusOr<SweepResult> r = SweepSpace(c, g_max_points, g_seed);
   ASSERT_TRUE(r.ok()) << r.status();
-  std::cout << c.Name() << ": " << r->legal_points << " legal, " << r->checked << " checked, "
-            << r->distinct_programs << " distinct programs, " << r->unlowerable << " not lowered, "
-            << r->failures.size() << " failures\n";
+  std::cout << c.Name() << ": " << r->legal_points << " legal, " << r->checked << " checked ("
+            << r->prefetched << " prefetched), " << r->distinct_programs << " distinct programs, "
+            << r->unlowerable << " not lowered, " << r->failures.size() << " failures\n";
   EXPECT_EQ(r->checked, std::min(r->legal_points, g_max_points));
   for (size_t i = 0; i < r->failures.size() && i < 5; ++i) {
     ADD_FAILURE() << r->failures[i].error << "\n" << r->failures[i].trace;
@@ -87,9 +90,23 @@ TEST_P(LegalIsCorrectTest, EveryCheckedLegalPointVerifies) {
   ++g_totals.spaces;
   g_totals.legal += r->legal_points;
   g_totals.checked += r->checked;
+  g_totals.prefetched += r->prefetched;
   g_totals.programs += r->distinct_programs;
   g_totals.unlowerable += r->unlowerable;
   g_totals.failures += static_cast<int64_t>(r->failures.size());
+}
+
+// The spaces hold prefetched schedules (search/space.h: every rotation of a nest with a
+// time loop again, prefetched), and the sweep runs them: in matmul on 2x2 some of the
+// sample prefetch, and each verifies.
+TEST(LegalIsCorrectPrefetchTest, PrefetchedPointsAreSweptAndVerify) {
+  absl::StatusOr<SweepResult> r =
+      SweepSpace({"C[m,n] += A[m,k] * B[k,n]", "m=12,n=8,k=12", "x=2,y=2"}, 40, 3);
+  ASSERT_TRUE(r.ok()) << r.status();
+  EXPECT_EQ(r->checked, 40);
+  EXPECT_GT(r->prefetched, 5);
+  EXPECT_LT(r->prefetched, 40);
+  EXPECT_TRUE(r->failures.empty()) << r->failures[0].error << "\n" << r->failures[0].trace;
 }
 
 INSTANTIATE_TEST_SUITE_P(Spaces, LegalIsCorrectTest, ::testing::ValuesIn(Cases(kWide)),
@@ -102,8 +119,9 @@ class PrintTotals : public ::testing::Environment {
   void TearDown() override {
     std::cout << "TOTAL: " << g_totals.spaces << " spaces, " << g_totals.legal << " legal points, "
               << g_totals.checked << " checked (at most " << g_max_points << " per space, seed "
-              << g_seed << "), " << g_totals.programs << " distinct programs, "
-              << g_totals.unlowerable << " not lowered, " << g_totals.failures << " failures\n";
+              << g_seed << "; " << g_totals.prefetched << " prefetched), " << g_totals.programs
+              << " distinct programs, " << g_totals.unlowerable << " not lowered, "
+              << g_totals.failures << " failures\n";
   }
 };
 

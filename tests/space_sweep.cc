@@ -57,6 +57,7 @@ std::vector<search::Genome> LegalGenomes(search::Evaluator& ev) {
 void CheckOne(const ir::Computation& base, const std::string& trace, const ProgramCheck& check,
               codegen::LoweringCache* cache, std::set<std::string>* programs, SweepResult* result) {
   ++result->checked;
+  result->prefetched += trace.find("prefetch=1") != std::string::npos;
   auto fail = [&](std::string error) { result->failures.push_back({trace, std::move(error)}); };
   absl::StatusOr<ir::Trace> parsed = ir::ParseTrace(trace);
   if (!parsed.ok())

@@ -32,6 +32,7 @@ struct SweepFailure {
 struct SweepResult {
   int64_t legal_points = 0;            // legal points of the space
   int64_t checked = 0;                 // of which checked (all, or the sample)
+  int64_t prefetched = 0;              // checked points that prefetch (communicate ... prefetch=1)
   int64_t distinct_programs = 0;       // distinct lowered Programs among the checked
   int64_t unlowerable = 0;             // legal but lowering declined (Unimplemented): never run
   std::vector<SweepFailure> failures;  // checked points that did not verify

@@ -41,9 +41,10 @@ int main(int argc, char** argv) {
     std::cerr << r.status() << "\n";
     return 2;
   }
-  std::cout << c.Name() << ": " << r->legal_points << " legal, " << r->checked << " checked, "
-            << r->distinct_programs << " distinct programs, " << r->unlowerable << " unlowerable, "
-            << r->failures.size() << " failures, " << s << " s\n";
+  std::cout << c.Name() << ": " << r->legal_points << " legal, " << r->checked << " checked ("
+            << r->prefetched << " prefetched), " << r->distinct_programs << " distinct programs, "
+            << r->unlowerable << " unlowerable, " << r->failures.size() << " failures, " << s
+            << " s\n";
   for (int i = 0; i < show && i < static_cast<int>(r->failures.size()); ++i) {
     std::cout << "--- " << r->failures[i].error << "\n" << r->failures[i].trace << "\n";
   }
