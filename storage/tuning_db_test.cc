@@ -279,6 +279,23 @@ TEST(CanonicalTraceTest, ToAndFromCanonicalNames) {
   EXPECT_EQ(*again, kPummaCanonical);
 }
 
+TEST(CanonicalTraceTest, PrefetchSurvivesTheTranslation) {
+  const Workload a = MakeW(), b = MakeW(kRenamed, kRenamedExtents);
+  std::string trace = kPumma;
+  const size_t at = trace.find("communicate(A, ko, rotate=[no])");
+  ASSERT_NE(at, std::string::npos) << trace;
+  trace.replace(at, 31, "communicate(A, ko, rotate=[no], prefetch=1)");
+  absl::StatusOr<std::string> canonical = ToCanonicalTrace(a, trace);
+  ASSERT_TRUE(canonical.ok()) << canonical.status();
+  EXPECT_NE(canonical->find(", prefetch=1)"), std::string::npos) << *canonical;
+  absl::StatusOr<std::string> back = FromCanonicalTrace(a, *canonical);
+  ASSERT_TRUE(back.ok()) << back.status();
+  EXPECT_EQ(*back, trace);
+  absl::StatusOr<std::string> renamed = FromCanonicalTrace(b, *canonical);
+  ASSERT_TRUE(renamed.ok()) << renamed.status();
+  EXPECT_NE(renamed->find(", prefetch=1)"), std::string::npos) << *renamed;
+}
+
 TEST(CanonicalTraceTest, TranslatedTraceIsTheSameSchedule) {
   const Workload a = MakeW(), b = MakeW(kRenamed, kRenamedExtents);
   // Without a full reorder the starting loop order shows: k m n for one, i j l the other.

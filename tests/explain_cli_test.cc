@@ -62,6 +62,26 @@ TEST(ExplainCliTest, IllegalTraceInJsonStillExitsZero) {
       << r.out;
 }
 
+TEST(ExplainCliTest, PrefetchedTransfersSayItInTextAndJson) {
+  const CliRun text = Meshtune("explain " + kMatmul + "--trace examples/summa_prefetch.trace");
+  EXPECT_EQ(text.status, 0) << text.err;
+  EXPECT_NE(text.out.find("  A at ko: Broadcast axes [1], 512 KiB per rank, prefetched (two "
+                          "buffers)\n"),
+            std::string::npos)
+      << text.out;
+  EXPECT_NE(text.out.find("    wait TransA\n    start Broadcast(axes=[1]) A[0:64, 0:256] from "
+                          "rank[ko + 1] -> TransA.next[0:64, 0:256]   (if ko + 1 < 8)\n"),
+            std::string::npos)
+      << text.out;
+  const CliRun json =
+      Meshtune("explain " + kMatmul + "--trace examples/summa_prefetch.trace --json");
+  meshtune::v1::ExplainResponse response;
+  ASSERT_TRUE(ParsesAs(json.out, &response));
+  ASSERT_EQ(response.transfers_size(), 2) << json.out;
+  EXPECT_EQ(response.transfers(0).prefetch(), 1);
+  EXPECT_EQ(response.transfers(1).prefetch(), 1);
+}
+
 TEST(ExplainCliTest, LegalTraceReportsTransfersAndPseudoCode) {
   const CliRun r = Meshtune("explain " + kMatmul + "--trace examples/pumma.trace --json");
   EXPECT_EQ(r.status, 0) << r.err;
