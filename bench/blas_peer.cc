@@ -24,8 +24,8 @@ double OpenBlasSeconds(MPI_Comm comm, int m, int n, int k, int threads, int reps
     std::vector<double> seconds;
     for (int r = 0; r <= reps; ++r) {
       const double t0 = MPI_Wtime();
-      cblas_sgemm(CblasRowMajor, CblasNoTrans, CblasNoTrans, m, n, k, 1.0f, a.data(), k,
-                  b.data(), n, 1.0f, c.data(), n);
+      cblas_sgemm(CblasRowMajor, CblasNoTrans, CblasNoTrans, m, n, k, 1.0f, a.data(), k, b.data(),
+                  n, 1.0f, c.data(), n);
       if (r > 0) seconds.push_back(MPI_Wtime() - t0);
     }
     openblas_set_num_threads(1);

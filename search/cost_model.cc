@@ -164,6 +164,7 @@ int64_t GroupSize(const Program& p, const std::vector<int>& axes) {
 struct Tally {
   std::string tensor, loop;
   CommPattern pattern;
+  int prefetch = 0;
   std::vector<double> seconds;
   std::vector<int64_t> messages, words;
 };
@@ -213,8 +214,8 @@ class CostWalker {
     out.comm_seconds = n > 0 ? comm_[c] : 0;
     out.overlap_seconds = n > 0 ? hidden_[c] : 0;
     for (const Tally& t : tallies_) {
-      out.transfers.push_back(
-          {t.tensor, t.loop, t.pattern, t.seconds[c], t.messages[c], t.words[c] * p_.dtype_bytes});
+      out.transfers.push_back({t.tensor, t.loop, t.pattern, t.seconds[c], t.messages[c],
+                               t.words[c] * p_.dtype_bytes, t.prefetch});
     }
     return out;
   }
@@ -228,17 +229,18 @@ class CostWalker {
       modes_[f] = Classify(*f);
       Index(f->body);
     } else if (const auto* t = std::get_if<Transfer>(&s->node)) {
-      AddTally(s, t->tensor, t->loop, t->pattern);
+      AddTally(s, t->tensor, t->loop, t->pattern, t->prefetch);
     } else if (const auto* r = std::get_if<Reduce>(&s->node)) {
-      AddTally(s, r->tensor, r->loop, r->pattern);
+      AddTally(s, r->tensor, r->loop, r->pattern, r->prefetch);
     }
   }
 
   void AddTally(const StmtPtr& s, const std::string& tensor, const std::string& loop,
-                const CommPattern& pattern) {
+                const CommPattern& pattern, int prefetch) {
     const int64_t n = values_.ranks();
     index_[s.get()] = tallies_.size();
-    tallies_.push_back({tensor, loop, pattern, std::vector<double>(n), Values(n), Values(n)});
+    tallies_.push_back(
+        {tensor, loop, pattern, prefetch, std::vector<double>(n), Values(n), Values(n)});
   }
 
   void WalkFor(const For& f, int64_t times) {

@@ -67,6 +67,7 @@ struct TransferCost {
   double seconds = 0;    // on the critical rank
   int64_t messages = 0;  // received by the critical rank over the program
   int64_t bytes = 0;     // received by the critical rank over the program
+  int prefetch = 0;      // the statement's prefetch (1: overlapped, codegen/program.h)
 };
 
 // The model's estimate of one Program.

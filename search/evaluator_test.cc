@@ -300,6 +300,10 @@ TEST(EvaluatorTest, PrefetchIsAllOrNonePerRotationAndCostsLess) {
   EXPECT_NE(cp->program_key, ct->program_key);
   EXPECT_LT(ct->cost.seconds, cp->cost.seconds);
   EXPECT_GT(ct->cost.overlap_seconds, 0);
+  // Measurement tells a schedule and its prefetched twin apart: two families.
+  EXPECT_EQ(FamilyOf(*cp, ev.base().mesh()), "x=2,y=2: A Broadcast(y); B Broadcast(x)");
+  EXPECT_EQ(FamilyOf(*ct, ev.base().mesh()),
+            "x=2,y=2: A Broadcast(y) prefetched; B Broadcast(x) prefetched");
   // Prefetching one of two communicates at a time loop is not a point of the space, nor is
   // a prefetch at the kernel's outermost loop; a prefetched point with nothing at a time
   // loop is the unprefetched one.

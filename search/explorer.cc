@@ -200,10 +200,10 @@ std::string FamilyOf(const Candidate& c, const ir::Mesh& mesh) {
       axes.push_back(a >= 0 && a < static_cast<int>(mesh.axes.size()) ? mesh.axes[a].name
                                                                       : absl::StrCat(a));
     }
-    // Once TransferCost says whether a transfer is prefetched (overlapped), append it here.
-    const std::string p = axes.empty()
-                              ? t.pattern.Name()
-                              : absl::StrCat(t.pattern.Name(), "(", absl::StrJoin(axes, ","), ")");
+    // A prefetched (overlapped) transfer is another family: measurement decides overlap.
+    const std::string p = absl::StrCat(
+        t.pattern.Name(), axes.empty() ? "" : absl::StrCat("(", absl::StrJoin(axes, ","), ")"),
+        t.prefetch != 0 ? " prefetched" : "");
     std::vector<std::string>& of = patterns[t.tensor];
     if (std::find(of.begin(), of.end(), p) == of.end()) of.push_back(p);
   }

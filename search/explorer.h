@@ -111,11 +111,11 @@ class Explorer {
 // The schedule family of `c`, whose mesh (Candidate::mesh) is `mesh`: the mesh and its
 // communication structure — per tensor, in name order, the distinct patterns of its transfers
 // and reductions in c.cost.transfers, each its kind and mesh axes by name (loops, broadcast
-// roots and shift distances left out; Local ones, which send nothing, too). E.g.
-// "x=2,y=2: A Shift(y); B Shift(x); C SendRecv", "x=4: A AllGather(x)", "x=2: no
-// communication". Candidates of one family move data the same way and differ in loops and
-// block sizes, where the model's errors tend to be alike; those of different families may
-// err differently, which only measurement shows.
+// roots and shift distances left out; Local ones, which send nothing, too), a prefetched one
+// marked " prefetched". E.g. "x=2,y=2: A Shift(y); B Shift(x); C SendRecv", "x=4: A
+// AllGather(x) prefetched", "x=2: no communication". Candidates of one family move data the same
+// way and differ in loops and block sizes, where the model's errors tend to be alike; those of
+// different families may err differently, which only measurement shows.
 std::string FamilyOf(const Candidate& c, const ir::Mesh& mesh);
 
 // How near the top a candidate must be predicted for its family to be measured: within this
