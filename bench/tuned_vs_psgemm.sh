@@ -25,7 +25,9 @@ export OPENBLAS_NUM_THREADS=1
 if [ "$(id -u)" = 0 ]; then
   export OMPI_ALLOW_RUN_AS_ROOT=1 OMPI_ALLOW_RUN_AS_ROOT_CONFIRM=1
 fi
-mpirun_args=(-n "$ranks")
+# Unbound: Open MPI binds each rank to a core when the ranks fit the cores, which would
+# leave the 2-thread OpenBLAS run on rank 0 one core.
+mpirun_args=(-n "$ranks" --bind-to none)
 [ "$(nproc)" -ge "$ranks" ] || mpirun_args+=(--oversubscribe)
 
 bazel build -c opt //cli:meshtune //runtime:meshtune_worker //bench:tuned_vs_psgemm
