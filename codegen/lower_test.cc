@@ -10,27 +10,14 @@
 
 #include "codegen/pseudocode.h"
 #include "ir/verdict.h"
+#include "tests/lower_text.h"
 #include "tests/test_util.h"
 
 namespace meshtune::codegen {
 namespace {
 
+using ::meshtune::testing::LowerText;
 using ::meshtune::testing::ReadFile;
-
-Program LowerText(const std::string& expr, const std::string& extents, const std::string& mesh,
-                  const std::string& trace) {
-  absl::StatusOr<ir::Problem> p = ir::ParseProblem(expr, extents);
-  absl::StatusOr<ir::Mesh> m = ir::ParseMesh(mesh);
-  EXPECT_TRUE(p.ok() && m.ok());
-  absl::StatusOr<ir::Computation> c = ir::Computation::Create(*p, *m);
-  absl::StatusOr<ir::Trace> t = ir::ParseTrace(trace);
-  EXPECT_TRUE(c.ok() && t.ok()) << t.status();
-  absl::StatusOr<ir::Verdict> v = ir::Judge(*c, *t);
-  EXPECT_TRUE(v.ok() && v->legal);
-  absl::StatusOr<Program> prog = Lower(v->computation);
-  EXPECT_TRUE(prog.ok()) << prog.status();
-  return prog.ok() ? *std::move(prog) : Program{};
-}
 
 Program LowerFile(const std::string& expr, const std::string& extents, const std::string& mesh,
                   const std::string& trace_file) {

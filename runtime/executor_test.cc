@@ -15,11 +15,13 @@
 #include "codegen/lower.h"
 #include "ir/trace.h"
 #include "ir/verdict.h"
+#include "tests/lower_text.h"
 #include "tests/test_util.h"
 
 namespace meshtune::runtime {
 namespace {
 
+using ::meshtune::testing::LowerText;
 using ::meshtune::testing::ReadFile;
 
 // Records each call as one line; computes nothing.
@@ -81,21 +83,6 @@ class Recorder : public RankRuntimeBase {
   Coords coords_;
   std::vector<std::string> calls_;
 };
-
-codegen::Program LowerText(const std::string& expr, const std::string& extents,
-                           const std::string& mesh, const std::string& trace) {
-  absl::StatusOr<ir::Problem> p = ir::ParseProblem(expr, extents);
-  absl::StatusOr<ir::Mesh> m = ir::ParseMesh(mesh);
-  EXPECT_TRUE(p.ok() && m.ok());
-  absl::StatusOr<ir::Computation> c = ir::Computation::Create(*p, *m);
-  absl::StatusOr<ir::Trace> t = ir::ParseTrace(trace);
-  EXPECT_TRUE(c.ok() && t.ok()) << t.status();
-  absl::StatusOr<ir::Verdict> v = ir::Judge(*c, *t);
-  EXPECT_TRUE(v.ok() && v->legal) << trace;
-  absl::StatusOr<codegen::Program> prog = codegen::Lower(v->computation);
-  EXPECT_TRUE(prog.ok()) << prog.status();
-  return prog.ok() ? *std::move(prog) : codegen::Program{};
-}
 
 std::vector<std::string> Calls(const codegen::Program& p, const Coords& rank) {
   Recorder r(rank);

@@ -13,6 +13,7 @@
 #include "ir/trace.h"
 #include "ir/verdict.h"
 #include "search/lower_bound.h"
+#include "tests/lower_text.h"
 #include "tests/test_util.h"
 
 namespace meshtune::search {
@@ -22,25 +23,10 @@ using codegen::CommPattern;
 using codegen::Expr;
 using codegen::Program;
 using Kind = CommPattern::Kind;
+using ::meshtune::testing::LowerText;
 using ::meshtune::testing::ReadFile;
 
 constexpr char kMatmul[] = "C[m,n] += A[m,k] * B[k,n]";
-
-// Parses, replays and judges `trace` (which must be legal), then lowers it.
-Program LowerText(const std::string& expr, const std::string& extents, const std::string& mesh,
-                  const std::string& trace) {
-  absl::StatusOr<ir::Problem> p = ir::ParseProblem(expr, extents);
-  absl::StatusOr<ir::Mesh> m = ir::ParseMesh(mesh);
-  EXPECT_TRUE(p.ok() && m.ok());
-  absl::StatusOr<ir::Computation> base = ir::Computation::Create(*p, *m);
-  absl::StatusOr<ir::Trace> t = ir::ParseTrace(trace);
-  EXPECT_TRUE(base.ok() && t.ok()) << t.status();
-  absl::StatusOr<ir::Verdict> v = ir::Judge(*base, *t);
-  EXPECT_TRUE(v.ok() && v->legal) << trace;
-  absl::StatusOr<Program> prog = codegen::Lower(v->computation);
-  EXPECT_TRUE(prog.ok()) << prog.status();
-  return prog.ok() ? *std::move(prog) : Program{};
-}
 
 // An example trace for an s x s mesh: k divided in s, skews taken mod s.
 std::string OnSquare(const std::string& file, int s) {
