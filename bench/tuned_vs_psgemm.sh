@@ -9,8 +9,8 @@
 #       default shapes: 2048,2048,2048 8192,512,512 65536,256,256 512,512,65536
 #   RANKS=2 bash bench/tuned_vs_psgemm.sh ...      # 2 ranks (default 4)
 #
-# Uses the hardware profile "default" under $MESHTUNE_HOME (~/.meshtune when unset) and
-# calibrates it first when missing. REPS (default 5) sets each job's repetitions, RUNS
+# Uses the hardware profile "ranksN" (N = RANKS) under $MESHTUNE_HOME (~/.meshtune when
+# unset) and calibrates it first when missing (CALIBRATE=1: always). REPS (default 5) sets each job's repetitions, RUNS
 # (default 3) the jobs per shape.
 set -euo pipefail
 cd "$(dirname "$0")/.."
@@ -33,8 +33,10 @@ mpirun_args=(-n "$ranks" --bind-to none)
 bazel build -c opt //cli:meshtune //runtime:meshtune_worker //bench:tuned_vs_psgemm
 meshtune=bazel-bin/cli/meshtune
 
-profile="${MESHTUNE_HOME:-$HOME/.meshtune}/profiles/default.json"
-[ -f "$profile" ] || "$meshtune" calibrate --ranks "$ranks"
+profile="ranks$ranks"
+if [ "${CALIBRATE:-0}" = 1 ] || [ ! -f "${MESHTUNE_HOME:-$HOME/.meshtune}/profiles/$profile.json" ]; then
+  "$meshtune" calibrate --ranks "$ranks" --name "$profile"
+fi
 
 work="$(mktemp -d)"
 trap 'rm -rf "$work"' EXIT
@@ -43,7 +45,7 @@ for shape in "${shapes[@]}"; do
   IFS=, read -r m n k <<<"$shape"
   echo "=== m=$m n=$n k=$k on $ranks ranks"
   "$meshtune" tune --expr 'C[m,n] += A[m,k] * B[k,n]' --extents "m=$m,n=$n,k=$k" \
-    --ranks "$ranks" --top-k 4 --reps 3 --json >"$work/tune.json" || { cat "$work/tune.json"; exit 1; }
+    --ranks "$ranks" --profile "$profile" --top-k 4 --reps 3 --json >"$work/tune.json" || { cat "$work/tune.json"; exit 1; }
   python3 - "$work/tune.json" "$work/best.trace" "$work/best.mesh" "$work/family" <<'PY'
 import json, sys
 # A meshtune.v1.TuneResult in protobuf's JSON mapping (64-bit integers are strings).

@@ -38,7 +38,8 @@ struct TuneFlags {
 };
 
 // The machine numbers used when no profile was calibrated (and none named): a typical
-// node, alpha 1 us, 4 GB/s point-to-point, 2 GB/s in collectives, 30 GFLOP/s per rank.
+// node, alpha 1 us, 4 GB/s point-to-point, 2 GB/s in collectives, 30 GFLOP/s per rank,
+// and no overlap credited to prefetch (unmeasured, it is not promised).
 search::CostParams BuiltinCostParams();
 
 // The tuner's options from `flags`: InvalidArgument naming the bad flag or value (a bad

@@ -17,6 +17,12 @@
 //   GEMM       one n x n x n sgemm (f32) or dgemm (f64) through OpenBLAS on every rank at
 //              once, so that the rate includes the sharing of cores; sample "gemm" (bytes:
 //              its three operands): the median over repetitions of the slowest rank's time.
+//   overlap    every rank at once, in turn: a GEMM of a size whose time is near the
+//              largest ring exchange's ("overlap_gemm", bytes: its three operands), that
+//              exchange alone ("overlap_shift", bytes: the message), and the exchange
+//              started (MPI_Isend / MPI_Irecv) while the GEMM runs in row chunks with
+//              MPI_Iprobe between them, then waited for, as the runtime runs a prefetched
+//              step ("overlap_both"). Medians of the slowest rank's times.
 //
 // Every measurement is a median over --reps (--gemm-reps) repetitions after a warm-up. Bad
 // flags or fewer than 2 ranks: a message on stderr and exit status 2. A rank dies with its
@@ -27,6 +33,7 @@
 #include <unistd.h>
 
 #include <algorithm>
+#include <cmath>
 #include <csignal>
 #include <cstdint>
 #include <ctime>
@@ -140,32 +147,107 @@ double Broadcast(char* buf, int64_t bytes, int reps, int rank) {
   return rank == 0 ? Median(slowest) : 0;
 }
 
-void Gemm(int n, const float* a, const float* b, float* c) {
-  cblas_sgemm(CblasRowMajor, CblasNoTrans, CblasNoTrans, n, n, n, 1.0f, a, n, b, n, 0.0f, c, n);
+// C = A B for the first `rows` rows of row-major n x n matrices.
+void Gemm(int rows, int n, const float* a, const float* b, float* c) {
+  cblas_sgemm(CblasRowMajor, CblasNoTrans, CblasNoTrans, rows, n, n, 1.0f, a, n, b, n, 0.0f, c, n);
 }
-void Gemm(int n, const double* a, const double* b, double* c) {
-  cblas_dgemm(CblasRowMajor, CblasNoTrans, CblasNoTrans, n, n, n, 1.0, a, n, b, n, 0.0, c, n);
+void Gemm(int rows, int n, const double* a, const double* b, double* c) {
+  cblas_dgemm(CblasRowMajor, CblasNoTrans, CblasNoTrans, rows, n, n, 1.0, a, n, b, n, 0.0, c, n);
 }
+
+// Row-major n x n operands A and B (values that keep the GEMM finite) and C.
+template <typename T>
+struct Operands {
+  explicit Operands(int n) : n(n), a(Elems(n)), b(Elems(n)), c(Elems(n)) {
+    for (size_t i = 0; i < a.size(); ++i) {
+      a[i] = static_cast<T>(1.0 / (1 + i % 7));
+      b[i] = static_cast<T>(1.0 / (1 + i % 5));
+    }
+  }
+  static size_t Elems(int n) { return static_cast<size_t>(n) * n; }
+  void Multiply() { Gemm(n, n, a.data(), b.data(), c.data()); }
+  // The same GEMM in row chunks with MPI progress between them, as the runtime runs a
+  // kernel while a transfer is in flight (runtime/rank.cc).
+  void MultiplyWithProgress() {
+    const int chunks = std::max(1, std::min(8, n / 64));
+    for (int i = 0; i < chunks; ++i) {
+      const int r0 = n * i / chunks, r1 = n * (i + 1) / chunks;
+      Gemm(r1 - r0, n, a.data() + static_cast<size_t>(r0) * n, b.data(),
+           c.data() + static_cast<size_t>(r0) * n);
+      int flag = 0;
+      if (i + 1 < chunks)
+        MPI_Iprobe(MPI_ANY_SOURCE, MPI_ANY_TAG, MPI_COMM_WORLD, &flag, MPI_STATUS_IGNORE);
+    }
+  }
+  int n;
+  std::vector<T> a, b, c;
+};
 
 // Median over repetitions of the slowest rank's n x n x n GEMM, every rank at once (on rank 0).
 template <typename T>
 double TimeGemm(int n, int reps, int rank) {
-  const size_t elems = static_cast<size_t>(n) * n;
-  std::vector<T> a(elems), b(elems), c(elems);
-  for (size_t i = 0; i < elems; ++i) {
-    a[i] = static_cast<T>(1.0 / (1 + i % 7));
-    b[i] = static_cast<T>(1.0 / (1 + i % 5));
-  }
-  Gemm(n, a.data(), b.data(), c.data());  // warm-up: pages, caches, OpenBLAS buffers
+  Operands<T> x(n);
+  x.Multiply();  // warm-up: pages, caches, OpenBLAS buffers
   std::vector<double> local;
   for (int i = 0; i < reps; ++i) {
     SleepyBarrier(MPI_COMM_WORLD);
     const double t0 = MPI_Wtime();
-    Gemm(n, a.data(), b.data(), c.data());
+    x.Multiply();
     local.push_back(MPI_Wtime() - t0);
   }
   const std::vector<double> slowest = MaxOverRanks(local, MPI_COMM_WORLD);
   return rank == 0 ? Median(slowest) : 0;
+}
+
+// The overlap measurement's three medians (on rank 0).
+struct OverlapTimes {
+  double gemm = 0, shift = 0, both = 0;
+};
+
+// Every rank at once, alternating within each repetition: an n x n x n GEMM alone, a ring
+// exchange of `bytes` alone, and the exchange in flight during the GEMM (file comment).
+template <typename T>
+OverlapTimes TimeOverlap(int n, int64_t bytes, int reps, int rank, int size) {
+  Operands<T> x(n);
+  std::vector<char> send(bytes, 1), recv(bytes, 0);
+  const int count = static_cast<int>(bytes);
+  const int to = (rank + 1) % size, from = (rank + size - 1) % size;
+  enum Mode { kGemm, kShift, kBoth };
+  std::vector<double> local[3];
+  for (int i = 0; i < Warmups(reps) + reps; ++i) {
+    for (Mode mode : {kGemm, kShift, kBoth}) {
+      MPI_Request requests[2];
+      MPI_Barrier(MPI_COMM_WORLD);
+      const double t0 = MPI_Wtime();
+      if (mode != kGemm) {
+        MPI_Irecv(recv.data(), count, MPI_BYTE, from, 2, MPI_COMM_WORLD, &requests[0]);
+        MPI_Isend(send.data(), count, MPI_BYTE, to, 2, MPI_COMM_WORLD, &requests[1]);
+      }
+      if (mode == kGemm) x.Multiply();
+      if (mode == kBoth) x.MultiplyWithProgress();
+      if (mode != kGemm) MPI_Waitall(2, requests, MPI_STATUSES_IGNORE);
+      if (i >= Warmups(reps)) local[mode].push_back(MPI_Wtime() - t0);
+    }
+  }
+  OverlapTimes t;
+  double* out[3] = {&t.gemm, &t.shift, &t.both};
+  for (int mode = 0; mode < 3; ++mode) {
+    const std::vector<double> slowest = MaxOverRanks(local[mode], MPI_COMM_WORLD);
+    if (rank == 0) *out[mode] = Median(slowest);
+  }
+  return t;
+}
+
+// The overlap GEMM's size: near the one whose time is the exchange's, a multiple of 64 in
+// [64, gemm_n] (rank 0 decides, every rank gets it).
+int OverlapGemmSize(int gemm_n, double gemm_s, double shift_s) {
+  int n = gemm_n;
+  if (gemm_s > 0) {
+    const double fit = gemm_n * std::cbrt(shift_s / gemm_s);
+    n = std::clamp(64 * static_cast<int>(std::lround(fit / 64)), 64, std::max(64, gemm_n));
+  }
+  MPI_Bcast(&n, 1, MPI_INT, 0, MPI_COMM_WORLD);
+  return n;
 }
 
 std::string HostName() {
@@ -200,8 +282,14 @@ meshtune::v1::HardwareProfile Calibrate(const Flags& f, int rank, int size) {
   for (int64_t bytes : sizes)
     shift.push_back(Shift(buf.data(), recv.data(), bytes, f.reps, rank, size));
   for (int64_t bytes : sizes) bcast.push_back(Broadcast(buf.data(), bytes, f.reps, rank));
-  const double gemm_s = f.dtype == "f64" ? TimeGemm<double>(f.gemm_n, f.gemm_reps, rank)
-                                         : TimeGemm<float>(f.gemm_n, f.gemm_reps, rank);
+  const bool f64 = f.dtype == "f64";
+  const double gemm_s = f64 ? TimeGemm<double>(f.gemm_n, f.gemm_reps, rank)
+                            : TimeGemm<float>(f.gemm_n, f.gemm_reps, rank);
+  const int overlap_n = OverlapGemmSize(f.gemm_n, gemm_s, shift.back());
+  const int overlap_reps = 2 * f.gemm_reps;
+  const OverlapTimes overlap =
+      f64 ? TimeOverlap<double>(overlap_n, f.max_bytes, overlap_reps, rank, size)
+          : TimeOverlap<float>(overlap_n, f.max_bytes, overlap_reps, rank, size);
   if (rank != 0) return profile;
 
   profile.set_ranks(size);
@@ -214,6 +302,9 @@ meshtune::v1::HardwareProfile Calibrate(const Flags& f, int rank, int size) {
   for (size_t i = 0; i < sizes.size(); ++i) add_sample("bcast", sizes[i], bcast[i]);
   const int64_t elem = f.dtype == "f64" ? 8 : 4;
   add_sample("gemm", 3 * elem * f.gemm_n * f.gemm_n, gemm_s);
+  add_sample("overlap_gemm", 3 * elem * overlap_n * overlap_n, overlap.gemm);
+  add_sample("overlap_shift", f.max_bytes, overlap.shift);
+  add_sample("overlap_both", f.max_bytes, overlap.both);
   return profile;
 }
 

@@ -317,9 +317,9 @@ class CostWalker {
   // as in a plain loop; what overlap hides is counted in hidden_: at step i the kernels
   // (less what inner loops already hide with them) run while step i+1's transfers and step
   // i-1's reductions are in flight, so per rank the loop saves
-  //   sum over i of min(compute_i, in_{i+1} + out_{i-1})   (in_E = out_-1 = 0),
-  // i.e. it costs in_0 + sum_i max(compute_i, in_{i+1} + out_{i-1}) + out_{E-1} plus its
-  // other communication, serial.
+  //   overlap * sum over i of min(compute_i, in_{i+1} + out_{i-1})   (in_E = out_-1 = 0),
+  // i.e. with overlap 1 it costs in_0 + sum_i max(compute_i, in_{i+1} + out_{i-1}) +
+  // out_{E-1} plus its other communication, serial.
   void WalkOverlapped(const For& f, const std::vector<const codegen::Stmt*>& driven, size_t slot,
                       int64_t times) {
     const LoopMode mode = modes_.at(&f);
@@ -359,7 +359,7 @@ class CostWalker {
         const double out = i > 0 ? rep(i - 1).out[r] : 0;
         saved += like * std::min(std::max(0.0, it.compute - it.nested[r]), in + out);
       }
-      hidden_[r] += saved * static_cast<double>(times);
+      hidden_[r] += params_.overlap * saved * static_cast<double>(times);
     }
   }
 

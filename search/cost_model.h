@@ -17,7 +17,9 @@
 //                    whose source it is
 //   Reduce           alpha_coll*log2(g) + beta_coll*w
 //   AllReduce        2 * (alpha_coll*log2(g) + beta_coll*w)            (reduce, broadcast)
-//   ReduceScatter    g*alpha_coll*log2(g) + beta_coll*w   (g reduces of w/g, as the runtime)
+//   ReduceScatter    g*alpha_coll*log2(g) + beta_coll*w   (g reduces of w/g, as the runtime
+//                    does when the pieces are out of group order; in order it makes one
+//                    MPI_Reduce_scatter, which this over-charges by (g-1) tree latencies)
 //   SendRecv/Local reductions: 0 (a local add)
 //   Compute          flops * gamma per call, flops = (number of operands) * (tile points)
 //                    for a product (a multiply-add, 2 per point, for two operands) and one
@@ -40,8 +42,11 @@
 //
 // — for inputs alone, per iteration the max of compute and the prefetched communication
 // plus the first transfer and the last kernel; for the output alone, the first kernel and
-// the last reduction. The report still charges every transfer and kernel in full (the
-// breakdown); what overlap hides is CostReport::overlap_seconds, taken off the total.
+// the last reduction. That is with CostParams::overlap = 1; in general each step's
+// max(K, C) is K + C - overlap * min(K, C), so overlap = 0 (the cores that run the kernels
+// also copy the data) makes a prefetched loop cost what the plain one does. The report still
+// charges every transfer and kernel in full (the breakdown); what overlap hides is
+// CostReport::overlap_seconds, taken off the total.
 //
 // Loops are not always iterated: a For whose body's cost does not depend on its variable
 // (no Broadcast root, point-to-point source or Shift time loop refers to it) is costed once

@@ -246,6 +246,7 @@ ir::Problem Parse(const std::string& expr, const std::string& extents) {
 //   a step's GEMM  K = 2 * 64^3 flops * gamma.
 TEST(CostModelTest, PrefetchedSummaOverlapsEachStepsBroadcastsWithTheKernel) {
   CostParams c = CommOnly();
+  c.overlap = 1;
   const std::string plain = OnSquare("summa.trace", 4);
   const std::string both = OnSquare("summa_prefetch.trace", 4);
   std::string a_only = plain;
@@ -282,6 +283,7 @@ TEST(CostModelTest, PrefetchedSummaOverlapsEachStepsBroadcastsWithTheKernel) {
 // reduction: K + (E-1) max(K, R) + R.
 TEST(CostModelTest, PrefetchedReduceScatterOverlapsTheNextStepsKernel) {
   CostParams c = CommOnly();
+  c.overlap = 1;
   const Program p = LowerText("C[m,n] = A[m,k] * B[k,n]", "m=64,k=64,n=64", "x=4",
                               ReadFile("examples/gemm_reducescatter.trace"));
   ASSERT_EQ(p.buffers.size(), 1u);
@@ -301,6 +303,7 @@ TEST(CostModelTest, PrefetchedReduceScatterOverlapsTheNextStepsKernel) {
 // steps (cost_model.h, Shift), each overlapping the kernel before it.
 TEST(CostModelTest, PrefetchedRingHidesEveryStepButTheFirst) {
   CostParams c = CommOnly();
+  c.overlap = 1;
   c.gamma = 1e-9;
   const Program plain =
       LowerText("C[m,n] = A[k,m] * B[k,n]", "m=64,k=64,n=64", "x=4",
@@ -313,6 +316,26 @@ TEST(CostModelTest, PrefetchedRingHidesEveryStepButTheFirst) {
   // 2 * 16 * 16 * 64 * 1 ns = 32.768 us hides each of the three ring steps.
   ExpectRel(a.seconds - b.seconds, 3 * 3.8192e-6, 1e-9);
   ExpectRel(b.overlap_seconds, 3 * 3.8192e-6, 1e-9);
+}
+
+// The machine's overlap scales what prefetch hides: each step costs K + C - overlap *
+// min(K, C). SUMMA as above, compute-bound (K = 52.4288 us > P = 18.5536 us): the three
+// steps that overlap hide overlap * 3P.
+TEST(CostModelTest, OverlapFractionScalesWhatPrefetchHides) {
+  CostParams c = CommOnly();
+  c.gamma = 1e-10;
+  const Program plain =
+      LowerText(kMatmul, "m=256,n=256,k=256", Square(4), OnSquare("summa.trace", 4));
+  const Program both =
+      LowerText(kMatmul, "m=256,n=256,k=256", Square(4), OnSquare("summa_prefetch.trace", 4));
+  const double serial = EstimateCost(plain, c).seconds;
+  for (double overlap : {0.0, 0.25, 0.5, 1.0}) {
+    SCOPED_TRACE(overlap);
+    c.overlap = overlap;
+    const CostReport r = EstimateCost(both, c);
+    EXPECT_NEAR(r.overlap_seconds, overlap * 3 * 18.5536e-6, 1e-15);
+    ExpectRel(r.seconds, serial - overlap * 3 * 18.5536e-6, 1e-9);
+  }
 }
 
 TEST(LowerBoundTest, SquareIn3DRegime) {

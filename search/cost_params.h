@@ -5,7 +5,10 @@
 // compute free). Point-to-point messages and ring shifts use (alpha, beta); broadcasts,
 // all-gathers and reductions use (alpha_coll, beta_coll), the tree collectives' own fit.
 // Measured by `meshtune calibrate` and stored in a hardware profile
-// (storage/hardware_profile.h). Plain value.
+// (storage/hardware_profile.h). overlap is the fraction of the shorter of a kernel and a
+// transfer in flight with it that runs hidden (1: the longer of the two alone, as on a
+// machine with a spare core or a NIC that moves data by itself; 0: their sum, as when the
+// ranks' cores also do the copies); calibration measures it. Plain value.
 #ifndef MESHTUNE_SEARCH_COST_PARAMS_H_
 #define MESHTUNE_SEARCH_COST_PARAMS_H_
 
@@ -17,6 +20,7 @@ struct CostParams {
   double alpha_coll = 0;  // s per tree level of a broadcast / reduce / all-gather
   double beta_coll = 0;   // s per byte, collectives
   double gamma = 0;       // s per flop of the local kernel
+  double overlap = 0;     // in [0, 1]: what prefetch hides of min(kernel, transfer)
 };
 
 }  // namespace meshtune::search

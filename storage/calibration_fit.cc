@@ -3,8 +3,11 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <chrono>
 #include <cmath>
+#include <map>
+#include <string>
 #include <vector>
 
 #include "absl/strings/str_cat.h"
@@ -46,6 +49,23 @@ Line FitNonNegative(const std::vector<double>& x, const std::vector<double>& t) 
   return line;
 }
 
+// FitProfile's overlap from the three "overlap_*" samples' seconds (by kind): 0 when there
+// are none, DataLoss unless there is exactly one of each.
+absl::StatusOr<double> OverlapFraction(const std::map<std::string, std::vector<double>>& samples) {
+  if (samples.empty()) return 0.0;
+  for (const char* kind : {"overlap_gemm", "overlap_shift", "overlap_both"}) {
+    const auto it = samples.find(kind);
+    const size_t n = it == samples.end() ? 0 : it->second.size();
+    if (n != 1) {
+      return absl::DataLossError(
+          absl::StrCat("the calibration has ", n, " \"", kind, "\" samples; one is needed"));
+    }
+  }
+  const double gemm = samples.at("overlap_gemm")[0], shift = samples.at("overlap_shift")[0];
+  const double hidden = (gemm + shift - samples.at("overlap_both")[0]) / std::min(gemm, shift);
+  return std::clamp(hidden, 0.0, 1.0);
+}
+
 }  // namespace
 
 absl::StatusOr<v1::HardwareProfile> FitProfile(const v1::HardwareProfile& measured) {
@@ -58,6 +78,7 @@ absl::StatusOr<v1::HardwareProfile> FitProfile(const v1::HardwareProfile& measur
         absl::StrCat("the calibration's GEMM size gemm_n is ", measured.gemm_n()));
   }
   std::vector<double> pp_bytes, pp_s, sh_bytes, sh_s, bc_bytes, bc_s, gemm_s;
+  std::map<std::string, std::vector<double>> overlap;  // "overlap_*" kind -> seconds
   for (int i = 0; i < measured.samples_size(); ++i) {
     const v1::CalibrationSample& s = measured.samples(i);
     const std::string what =
@@ -77,6 +98,9 @@ absl::StatusOr<v1::HardwareProfile> FitProfile(const v1::HardwareProfile& measur
       bc_s.push_back(s.seconds());
     } else if (s.kind() == "gemm") {
       gemm_s.push_back(s.seconds());
+    } else if (s.kind() == "overlap_gemm" || s.kind() == "overlap_shift" ||
+               s.kind() == "overlap_both") {
+      overlap[s.kind()].push_back(s.seconds());
     } else {
       return absl::DataLossError(absl::StrCat(what, ": unknown kind \"", s.kind(), "\""));
     }
@@ -91,7 +115,11 @@ absl::StatusOr<v1::HardwareProfile> FitProfile(const v1::HardwareProfile& measur
         absl::StrCat("the calibration has ", gemm_s.size(), " \"gemm\" samples; one is needed"));
   }
 
+  absl::StatusOr<double> hidden = OverlapFraction(overlap);
+  if (!hidden.ok()) return hidden.status();
+
   v1::HardwareProfile profile = measured;
+  profile.set_overlap(*hidden);
   // Point-to-point transfers of a schedule run on every rank at once: the ring exchange
   // (profiles from before it existed have the ping-pong alone).
   const Line p2p = sh_s.empty() ? FitNonNegative(pp_bytes, pp_s) : FitNonNegative(sh_bytes, sh_s);

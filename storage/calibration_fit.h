@@ -13,13 +13,17 @@ namespace meshtune::storage {
 //   alpha, beta             t = alpha + beta * bytes over the "shift" samples (every rank
 //                           exchanging at once), or "pingpong" when a profile has no shift;
 //   alpha_coll, beta_coll   t = alpha_coll * log2(ranks) + beta_coll * bytes over "bcast";
-//   gamma                   seconds / (2 gemm_n^3) of the one "gemm" sample.
+//   gamma                   seconds / (2 gemm_n^3) of the one "gemm" sample;
+//   overlap                 (G + S - B) / min(G, S) clamped to [0, 1], with G, S and B the
+//                           "overlap_gemm", "overlap_shift" and "overlap_both" samples (a
+//                           GEMM alone, a ring exchange alone, the exchange in flight
+//                           while the GEMM runs); 0 for a profile without them.
 // The lines are least-squares fits in relative error (each sample weighted by 1 / t^2, so
 // that the 8-byte latencies count as much as the megabyte transfers) with non-negative
 // coefficients: when the free fit makes one negative, it is 0 and the other is refitted
 // alone. DataLoss naming the problem when ranks < 2 or gemm_n < 1, a kind has no sample,
-// there is not exactly one gemm sample, or a sample's bytes or seconds is not a positive
-// finite number.
+// there is not exactly one gemm sample (or one of each overlap sample when any is there), or a
+// sample's bytes or seconds is not a positive finite number.
 absl::StatusOr<v1::HardwareProfile> FitProfile(const v1::HardwareProfile& measured);
 
 }  // namespace meshtune::storage

@@ -65,6 +65,27 @@ TEST(FitProfileTest, WeighsSamplesByRelativeError) {
   EXPECT_LT(p->alpha_s(), 1.2e-6);
 }
 
+TEST(FitProfileTest, OverlapIsWhatRunningBothTogetherSavesOfTheShorter) {
+  EXPECT_EQ(FitProfile(Exact())->overlap(), 0);  // a profile from before the measurement
+  // G = 4 ms, S = 2 ms: together in 6 ms hide nothing, in 4 ms all of S, in 5 ms half.
+  for (const auto& [both, expected] :
+       {std::pair{6e-3, 0.0}, {4e-3, 1.0}, {5e-3, 0.5}, {7e-3, 0.0}, {3e-3, 1.0}}) {
+    SCOPED_TRACE(both);
+    v1::HardwareProfile measured = Exact();
+    Add(&measured, "overlap_gemm", 3 * 4 * 256 * 256, 4e-3);
+    Add(&measured, "overlap_shift", 1 << 22, 2e-3);
+    Add(&measured, "overlap_both", 1 << 22, both);
+    const absl::StatusOr<v1::HardwareProfile> p = FitProfile(measured);
+    ASSERT_TRUE(p.ok()) << p.status();
+    EXPECT_NEAR(p->overlap(), expected, 1e-12);
+  }
+  v1::HardwareProfile partial = Exact();
+  Add(&partial, "overlap_gemm", 3 * 4 * 256 * 256, 4e-3);
+  Add(&partial, "overlap_both", 1 << 22, 5e-3);
+  EXPECT_EQ(FitProfile(partial).status().message(),
+            "the calibration has 0 \"overlap_shift\" samples; one is needed");
+}
+
 TEST(FitProfileTest, CoefficientsAreNeverNegative) {
   v1::HardwareProfile falling;  // times that fall with size: no bandwidth term
   falling.set_ranks(2);

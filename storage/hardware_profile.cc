@@ -35,12 +35,17 @@ absl::Status CheckNumbers(const v1::HardwareProfile& p, const std::string& path)
       {"alpha_coll_s", p.alpha_coll_s()},
       {"beta_coll_s_per_byte", p.beta_coll_s_per_byte()},
       {"gamma_s_per_flop", p.gamma_s_per_flop()},
+      {"overlap", p.overlap()},
   };
   for (const auto& [field, value] : fields) {
     if (!std::isfinite(value) || value < 0) {
       return absl::DataLossError(absl::StrCat("hardware profile ", path, ": ", field, " is ", value,
                                               "; it must be finite and >= 0"));
     }
+  }
+  if (p.overlap() > 1) {
+    return absl::DataLossError(absl::StrCat("hardware profile ", path, ": overlap is ", p.overlap(),
+                                            "; it must be at most 1"));
   }
   if (p.ranks() < 0) {
     return absl::DataLossError(absl::StrCat("hardware profile ", path, ": ranks is ", p.ranks()));
@@ -158,6 +163,7 @@ search::CostParams ToCostParams(const v1::HardwareProfile& profile) {
   params.alpha_coll = profile.alpha_coll_s();
   params.beta_coll = profile.beta_coll_s_per_byte();
   params.gamma = profile.gamma_s_per_flop();
+  params.overlap = profile.overlap();
   return params;
 }
 

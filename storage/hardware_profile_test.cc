@@ -120,6 +120,23 @@ TEST_F(HardwareProfileTest, CorruptFilesNameTheFile) {
   p = LoadProfile("bad");
   EXPECT_EQ(p.status().message(),
             "hardware profile " + path + ": alpha_s is -1e-06; it must be finite and >= 0");
+
+  std::ofstream(path) << "{\"overlap\": 1.5}";
+  p = LoadProfile("bad");
+  EXPECT_EQ(p.status().message(),
+            "hardware profile " + path + ": overlap is 1.5; it must be at most 1");
+}
+
+TEST(ToCostParamsTest, CarriesEveryNumberIncludingOverlap) {
+  v1::HardwareProfile p = Sample("x");
+  p.set_overlap(0.25);
+  const search::CostParams c = ToCostParams(p);
+  EXPECT_EQ(c.alpha, 1.5e-6);
+  EXPECT_EQ(c.beta, 1e-10);
+  EXPECT_EQ(c.alpha_coll, 2.5e-6);
+  EXPECT_EQ(c.beta_coll, 2e-10);
+  EXPECT_EQ(c.gamma, 3e-11);
+  EXPECT_EQ(c.overlap, 0.25);
 }
 
 }  // namespace

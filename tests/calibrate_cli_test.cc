@@ -7,6 +7,7 @@
 #include <cmath>
 #include <cstdlib>
 #include <fstream>
+#include <map>
 #include <string>
 
 #include "storage/hardware_profile.h"
@@ -72,18 +73,19 @@ TEST_F(CalibrateCliTest, QuickCalibrationStoresAProfileThatLoads) {
   for (const auto& [field, value] : numbers) {
     EXPECT_TRUE(std::isfinite(value) && value > 0) << field << " = " << value;
   }
-  int pingpong = 0, shift = 0, bcast = 0, gemm = 0;
+  EXPECT_TRUE(p->overlap() >= 0 && p->overlap() <= 1) << p->overlap();
+  std::map<std::string, int> kinds;
   for (const meshtune::v1::CalibrationSample& s : p->samples()) {
-    pingpong += s.kind() == "pingpong";
-    shift += s.kind() == "shift";
-    bcast += s.kind() == "bcast";
-    gemm += s.kind() == "gemm";
+    ++kinds[s.kind()];
     EXPECT_GT(s.seconds(), 0) << s.kind() << " " << s.bytes();
+    if (s.kind() == "overlap_shift" || s.kind() == "overlap_both") {
+      EXPECT_EQ(s.bytes(), 1 << 20);
+    }
   }
-  EXPECT_EQ(pingpong, 18);  // 8 B to 1 MiB, doubling
-  EXPECT_EQ(shift, 18);
-  EXPECT_EQ(bcast, 18);
-  EXPECT_EQ(gemm, 1);
+  const std::map<std::string, int> expected = {
+      {"pingpong", 18}, {"shift", 18},       {"bcast", 18},  // 8 B to 1 MiB, doubling
+      {"gemm", 1},      {"overlap_gemm", 1}, {"overlap_shift", 1}, {"overlap_both", 1}};
+  EXPECT_EQ(kinds, expected);
 }
 
 // --json: the stored profile, a meshtune.v1.HardwareProfile, as one line.
