@@ -10,6 +10,15 @@
 
 namespace meshtune::bench {
 
+namespace {
+
+// Completes `request`, polling every 2 ms.
+void WaitSleeping(MPI_Request* request) {
+  for (int done = 0; MPI_Test(request, &done, MPI_STATUS_IGNORE), !done;) usleep(2000);
+}
+
+}  // namespace
+
 double OpenBlasSeconds(MPI_Comm comm, int m, int n, int k, int threads, int reps) {
   int rank = 0, size = 1;
   MPI_Comm_rank(comm, &rank);
@@ -34,14 +43,15 @@ double OpenBlasSeconds(MPI_Comm comm, int m, int n, int k, int threads, int reps
   } else {
     MPI_Request request;
     MPI_Irecv(&median, 1, MPI_DOUBLE, 0, 99, comm, &request);
-    int done = 0;
-    while (true) {
-      MPI_Test(&request, &done, MPI_STATUS_IGNORE);
-      if (done) break;
-      usleep(2000);
-    }
+    WaitSleeping(&request);
   }
   return median;
+}
+
+void SleepyBarrier(MPI_Comm comm) {
+  MPI_Request request;
+  MPI_Ibarrier(comm, &request);
+  WaitSleeping(&request);
 }
 
 }  // namespace meshtune::bench

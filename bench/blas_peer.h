@@ -14,6 +14,10 @@ namespace meshtune::bench {
 // Collective over `comm`. OpenBLAS is set back to one thread afterwards.
 double OpenBlasSeconds(MPI_Comm comm, int m, int n, int k, int threads, int reps);
 
+// A barrier over `comm` whose waiting ranks poll every 2 ms instead of spinning in MPI, so
+// that ranks with nothing to do leave the cores to those still working.
+void SleepyBarrier(MPI_Comm comm);
+
 }  // namespace meshtune::bench
 
 #endif  // MESHTUNE_BENCH_BLAS_PEER_H_

@@ -33,15 +33,16 @@ std::string Bandwidth(double s_per_byte) {
 std::string Summary(const v1::HardwareProfile& p) {
   return absl::StrFormat(
       "hardware profile \"%s\" saved to %s\n"
-      "  measured on %s with %d ranks, %s, %s\n"
+      "  measured on %s with %d ranks (%d on a node of %d cores), %s, %s\n"
       "  point-to-point  alpha %.3g us, beta %.3g s/B (%s)\n"
       "  broadcast       alpha_coll %.3g us per tree level, beta_coll %.3g s/B (%s)\n"
       "  local GEMM      gamma %.3g s/flop (%.3g GFLOP/s per rank, n = %d, every rank busy)\n"
       "  overlap         %.2f of the shorter of a GEMM and a transfer in flight with it hidden\n",
-      p.name(), storage::ProfilePath(p.name()), p.host(), p.ranks(), p.dtype(), p.created(),
-      p.alpha_s() * 1e6, p.beta_s_per_byte(), Bandwidth(p.beta_s_per_byte()),
-      p.alpha_coll_s() * 1e6, p.beta_coll_s_per_byte(), Bandwidth(p.beta_coll_s_per_byte()),
-      p.gamma_s_per_flop(), 1e-9 / p.gamma_s_per_flop(), p.gemm_n(), p.overlap());
+      p.name(), storage::ProfilePath(p.name()), p.host(), p.ranks(), p.ranks_per_node(), p.cores(),
+      p.dtype(), p.created(), p.alpha_s() * 1e6, p.beta_s_per_byte(),
+      Bandwidth(p.beta_s_per_byte()), p.alpha_coll_s() * 1e6, p.beta_coll_s_per_byte(),
+      Bandwidth(p.beta_coll_s_per_byte()), p.gamma_s_per_flop(), 1e-9 / p.gamma_s_per_flop(),
+      p.gemm_n(), p.overlap());
 }
 
 // A string found only on this job's command lines, by which the launcher finds its ranks.

@@ -414,6 +414,9 @@ void AddTuneCommand(CLI::App& app, AllFlags& f, Subcommands& s) {
   s.tune->add_flag(
       "--allow-replication", f.tune.allow_replication,
       "let tensors be replicated along mesh axes (2.5D-style; bound it with --mem-per-rank)");
+  s.tune->add_flag("--allow-idle-ranks", f.tune.allow_idle_ranks,
+                   "with --ranks P: also try meshes of fewer ranks, down to half of P, the other "
+                   "ranks idle");
   s.tune->add_option("--reps", f.tune.reps, "timed repetitions per measurement")
       ->transform(engine::IntegerIn(1, 100000));
   s.tune->add_option("--warmup", f.tune.warmup, "untimed repetitions first")

@@ -23,6 +23,7 @@ v1::TuneRequest TuneRequestFromFlags(const engine::TuneFlags& flags) {
   r.set_max_evaluations(flags.max_evaluations);
   r.set_seed(flags.seed);
   r.set_allow_replication(flags.allow_replication);
+  r.set_allow_idle_ranks(flags.allow_idle_ranks);
   return r;
 }
 

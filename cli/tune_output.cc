@@ -1,18 +1,37 @@
 #include "cli/tune_output.h"
 
+#include "absl/strings/numbers.h"
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_format.h"
 #include "absl/strings/str_join.h"
+#include "absl/strings/strip.h"
 #include "cli/record_output.h"
+#include "ir/mesh.h"
 
 namespace meshtune::cli {
 
+namespace {
+
+// " (2 of 4 ranks, 2 idle)" when the best mesh uses fewer ranks than the workload's
+// "ranks=P" (a tune with --allow-idle-ranks), else "".
+std::string IdleRanks(const v1::Record& best) {
+  absl::string_view workload = best.workload_mesh();
+  int64_t asked = 0;
+  if (!absl::ConsumePrefix(&workload, "ranks=") || !absl::SimpleAtoi(workload, &asked)) return "";
+  const absl::StatusOr<ir::Mesh> mesh = ir::ParseMesh(best.mesh());
+  if (!mesh.ok() || mesh->Ranks() >= asked) return "";
+  return absl::StrCat(" (", mesh->Ranks(), " of ", asked, " ranks, ", asked - mesh->Ranks(),
+                      " idle)");
+}
+
+}  // namespace
+
 std::string TuneResultText(const v1::TuneResult& r) {
   const v1::Record& best = r.record();
-  std::string out = absl::StrCat("best schedule on ", best.mesh(), " (", r.strategy(), " search; ",
-                                 r.enumerated(), " candidates, ", r.legal(), " legal, ", r.costed(),
-                                 " costed, ", r.measurements_size(), " measured, ",
-                                 absl::StrFormat("%.2f", r.seconds()), " s):\n\n");
+  std::string out = absl::StrCat(
+      "best schedule on ", best.mesh(), IdleRanks(best), " (", r.strategy(), " search; ",
+      r.enumerated(), " candidates, ", r.legal(), " legal, ", r.costed(), " costed, ",
+      r.measurements_size(), " measured, ", absl::StrFormat("%.2f", r.seconds()), " s):\n\n");
   absl::StrAppend(&out, best.trace().text(), "\n");
   absl::StrAppend(&out, absl::StrFormat("predicted  %.6g s\n", best.predicted_s()));
   if (best.has_measured_s()) {

@@ -41,6 +41,7 @@ TuneFlags TuneFlagsFromRequest(const v1::TuneRequest& request) {
   if (request.has_max_evaluations()) flags.max_evaluations = request.max_evaluations();
   if (request.has_seed()) flags.seed = request.seed();
   flags.allow_replication = request.allow_replication();
+  flags.allow_idle_ranks = request.allow_idle_ranks();
   return flags;
 }
 
@@ -57,10 +58,11 @@ absl::StatusOr<search::TuneOptions> TuneOptionsFromRequest(const v1::TuneRequest
 
 std::string TuneJobKey(const std::string& fingerprint, const search::TuneOptions& options,
                        const v1::TuneRequest& request) {
-  return absl::StrFormat("%s|mem=%s|top_k=%d|budget=%.17g|evals=%d|seed=%d|replication=%d",
+  return absl::StrFormat("%s|mem=%s|top_k=%d|budget=%.17g|evals=%d|seed=%d|replication=%d|idle=%d",
                          fingerprint, request.mesh().mem_per_rank(), options.top_k,
                          options.budget_s, options.max_evaluations, options.evolution.seed,
-                         options.space.allow_replication ? 1 : 0);
+                         options.space.allow_replication ? 1 : 0,
+                         request.allow_idle_ranks() ? 1 : 0);
 }
 
 v1::TuneProgress ProgressMessage(const search::SearchProgress& p) {
@@ -84,6 +86,8 @@ v1::TuneResult ResultMessage(const search::SearchResult& r, const v1::TuneReques
   *record->mutable_problem() = request.problem();
   if (record->problem().dtype().empty()) record->mutable_problem()->set_dtype("f32");
   record->set_mesh(r.mesh);
+  record->set_workload_mesh(request.ranks() != 0 ? absl::StrCat("ranks=", request.ranks())
+                                                 : request.mesh().axes());
   record->mutable_trace()->set_text(r.best.trace);
   record->set_predicted_s(r.best.cost.seconds);
   if (r.measured_s) record->set_measured_s(*r.measured_s);

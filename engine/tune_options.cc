@@ -44,6 +44,10 @@ absl::StatusOr<search::TuneOptions> MakeTuneOptions(const TuneFlags& flags, std:
         "give exactly one of --mesh (e.g. x=2,y=2) and --ranks (e.g. 4)");
   }
   if (!flags.mesh.empty()) {
+    if (flags.allow_idle_ranks) {
+      return absl::InvalidArgumentError(
+          "--allow-idle-ranks needs --ranks: a mesh given with --mesh uses all its ranks");
+    }
     absl::StatusOr<ir::Mesh> mesh = ir::ParseMesh(flags.mesh);
     if (!mesh.ok()) return mesh.status();
     mesh->mem_per_rank_bytes = mem;
@@ -55,7 +59,13 @@ absl::StatusOr<search::TuneOptions> MakeTuneOptions(const TuneFlags& flags, std:
     }
     std::set<std::string> taken(o.problem.indices.begin(), o.problem.indices.end());
     for (const std::string& t : o.problem.Tensors()) taken.insert(t);
-    o.meshes = search::MeshFactorisations(flags.ranks, mem, taken);
+    // With idle ranks allowed, fewer ranks down to half: the full count's meshes first.
+    const int64_t fewest = flags.allow_idle_ranks ? (flags.ranks + 1) / 2 : flags.ranks;
+    for (int64_t r = flags.ranks; r >= std::max<int64_t>(fewest, 2); --r) {
+      for (ir::Mesh& m : search::MeshFactorisations(r, mem, taken))
+        o.meshes.push_back(std::move(m));
+    }
+    if (o.meshes.empty()) o.meshes = search::MeshFactorisations(flags.ranks, mem, taken);
   }
   if (flags.top_k < 0 || flags.top_k > kMaxTopK) {
     return absl::InvalidArgumentError(

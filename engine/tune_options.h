@@ -30,6 +30,7 @@ struct TuneFlags {
   int64_t max_evaluations = 1000;
   uint64_t seed = 1;
   bool allow_replication = false;
+  bool allow_idle_ranks = false;  // with ranks: meshes of ceil(ranks/2) .. ranks ranks
   // Measurement.
   int reps = 3, warmup = 1;
   std::string worker, hostfile, launcher;

@@ -24,6 +24,9 @@
 //              MPI_Iprobe between them, then waited for, as the runtime runs a prefetched
 //              step ("overlap_both"). Medians of the slowest rank's times.
 //
+// The profile also records rank 0's node: its online cores and how many of the job's ranks
+// share it, which tell how much the GEMM's ranks shared cores.
+//
 // Every measurement is a median over --reps (--gemm-reps) repetitions after a warm-up. Bad
 // flags or fewer than 2 ranks: a message on stderr and exit status 2. A rank dies with its
 // launcher (PR_SET_PDEATHSIG).
@@ -285,6 +288,12 @@ meshtune::v1::HardwareProfile Calibrate(const Flags& f, int rank, int size) {
   const bool f64 = f.dtype == "f64";
   const double gemm_s = f64 ? TimeGemm<double>(f.gemm_n, f.gemm_reps, rank)
                             : TimeGemm<float>(f.gemm_n, f.gemm_reps, rank);
+  // Ranks sharing rank 0's node, and its cores: how much the GEMMs above shared them.
+  MPI_Comm node;
+  MPI_Comm_split_type(MPI_COMM_WORLD, MPI_COMM_TYPE_SHARED, rank, MPI_INFO_NULL, &node);
+  int ranks_per_node = 0;
+  MPI_Comm_size(node, &ranks_per_node);
+  MPI_Comm_free(&node);
   const int overlap_n = OverlapGemmSize(f.gemm_n, gemm_s, shift.back());
   const int overlap_reps = 2 * f.gemm_reps;
   const OverlapTimes overlap =
@@ -293,6 +302,8 @@ meshtune::v1::HardwareProfile Calibrate(const Flags& f, int rank, int size) {
   if (rank != 0) return profile;
 
   profile.set_ranks(size);
+  profile.set_ranks_per_node(ranks_per_node);
+  profile.set_cores(static_cast<int>(sysconf(_SC_NPROCESSORS_ONLN)));
   profile.set_gemm_n(f.gemm_n);
   profile.set_dtype(f.dtype);
   profile.set_host(HostName());

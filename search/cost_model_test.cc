@@ -338,6 +338,24 @@ TEST(CostModelTest, OverlapFractionScalesWhatPrefetchHides) {
   }
 }
 
+// ForRanks: gamma follows how many ranks share a node's cores, against the calibration.
+TEST(ForRanksTest, GammaScalesWithTheRanksSharingANodesCores) {
+  CostParams p;
+  p.gamma = 4e-11;
+  p.alpha = 1e-6;
+  EXPECT_EQ(ForRanks(p, 2).gamma, 4e-11);  // cores unknown: unchanged
+  p.cores = 2;
+  p.ranks_per_node = 4;  // calibrated with 4 ranks on 2 cores: each had half a core
+  EXPECT_EQ(ForRanks(p, 4).gamma, 4e-11);
+  EXPECT_EQ(ForRanks(p, 3).gamma, 3e-11);  // 3 on 2 cores: 1.5 / 2
+  EXPECT_EQ(ForRanks(p, 2).gamma, 2e-11);  // a core each
+  EXPECT_EQ(ForRanks(p, 1).gamma, 2e-11);
+  EXPECT_EQ(ForRanks(p, 64).gamma, 4e-11);  // more nodes, each as full as in calibration
+  EXPECT_EQ(ForRanks(p, 2).alpha, 1e-6);
+  p.cores = 8;  // 4 ranks on 8 cores: never shared, never scaled
+  EXPECT_EQ(ForRanks(p, 2).gamma, 4e-11);
+}
+
 TEST(LowerBoundTest, SquareIn3DRegime) {
   // d = (n, n, n), P = 8 > d1 d2 / d3^2 = 1: 3 (n^3/P)^(2/3) - 3 n^2/P = 3n^2/4 - 3n^2/8.
   const double n = 1024;

@@ -12,6 +12,9 @@
 #ifndef MESHTUNE_SEARCH_COST_PARAMS_H_
 #define MESHTUNE_SEARCH_COST_PARAMS_H_
 
+#include <algorithm>
+#include <cstdint>
+
 namespace meshtune::search {
 
 struct CostParams {
@@ -21,7 +24,24 @@ struct CostParams {
   double beta_coll = 0;   // s per byte, collectives
   double gamma = 0;       // s per flop of the local kernel
   double overlap = 0;     // in [0, 1]: what prefetch hides of min(kernel, transfer)
+  // How gamma was measured: ranks_per_node ranks on a node of `cores` cores (0: unknown).
+  int cores = 0;
+  int ranks_per_node = 0;
 };
+
+// `p` for a run on `ranks` ranks: gamma scaled by how much the run's ranks share a node's
+// cores against how much the calibration's did, load(n) = max(1, n / cores) with n the
+// ranks on a node (min(ranks, ranks_per_node): ranks fill a node before the next). So a
+// profile taken with 4 ranks on 2 cores halves gamma for a 2-rank mesh. `p` itself when
+// cores or ranks_per_node is unknown.
+inline CostParams ForRanks(const CostParams& p, int64_t ranks) {
+  if (p.cores <= 0 || p.ranks_per_node <= 0 || ranks <= 0) return p;
+  auto load = [&p](double n) { return std::max(1.0, n / p.cores); };
+  CostParams out = p;
+  out.gamma = p.gamma * load(static_cast<double>(std::min<int64_t>(ranks, p.ranks_per_node))) /
+              load(p.ranks_per_node);
+  return out;
+}
 
 }  // namespace meshtune::search
 

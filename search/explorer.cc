@@ -39,7 +39,8 @@ absl::StatusOr<std::unique_ptr<Explorer>> Explorer::Create(const ir::Problem& pr
     if (!base.ok()) return base.status();
     absl::StatusOr<Space> space = Space::Build(*base, options);
     if (!space.ok()) return space.status();
-    e->evaluators_.push_back(std::make_unique<Evaluator>(*base, *std::move(space), params));
+    e->evaluators_.push_back(
+        std::make_unique<Evaluator>(*base, *std::move(space), ForRanks(params, mesh.Ranks())));
   }
   for (int m = 0; m < e->num_meshes(); ++m) {
     Evaluator& ev = *e->evaluators_[m];

@@ -47,6 +47,11 @@ absl::Status CheckNumbers(const v1::HardwareProfile& p, const std::string& path)
     return absl::DataLossError(absl::StrCat("hardware profile ", path, ": overlap is ", p.overlap(),
                                             "; it must be at most 1"));
   }
+  if (p.cores() < 0 || p.ranks_per_node() < 0) {
+    return absl::DataLossError(absl::StrCat("hardware profile ", path, ": cores is ", p.cores(),
+                                            " and ranks_per_node ", p.ranks_per_node(),
+                                            "; neither may be negative"));
+  }
   if (p.ranks() < 0) {
     return absl::DataLossError(absl::StrCat("hardware profile ", path, ": ranks is ", p.ranks()));
   }
@@ -164,6 +169,8 @@ search::CostParams ToCostParams(const v1::HardwareProfile& profile) {
   params.beta_coll = profile.beta_coll_s_per_byte();
   params.gamma = profile.gamma_s_per_flop();
   params.overlap = profile.overlap();
+  params.cores = profile.cores();
+  params.ranks_per_node = profile.ranks_per_node();
   return params;
 }
 

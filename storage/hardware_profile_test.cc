@@ -130,6 +130,8 @@ TEST_F(HardwareProfileTest, CorruptFilesNameTheFile) {
 TEST(ToCostParamsTest, CarriesEveryNumberIncludingOverlap) {
   v1::HardwareProfile p = Sample("x");
   p.set_overlap(0.25);
+  p.set_cores(2);
+  p.set_ranks_per_node(4);
   const search::CostParams c = ToCostParams(p);
   EXPECT_EQ(c.alpha, 1.5e-6);
   EXPECT_EQ(c.beta, 1e-10);
@@ -137,6 +139,8 @@ TEST(ToCostParamsTest, CarriesEveryNumberIncludingOverlap) {
   EXPECT_EQ(c.beta_coll, 2e-10);
   EXPECT_EQ(c.gamma, 3e-11);
   EXPECT_EQ(c.overlap, 0.25);
+  EXPECT_EQ(c.cores, 2);
+  EXPECT_EQ(c.ranks_per_node, 4);
 }
 
 }  // namespace

@@ -3,6 +3,7 @@
 #include <gtest/gtest.h>
 #include <sys/stat.h>
 #include <sys/wait.h>
+#include <unistd.h>
 
 #include <cmath>
 #include <cstdlib>
@@ -74,6 +75,8 @@ TEST_F(CalibrateCliTest, QuickCalibrationStoresAProfileThatLoads) {
     EXPECT_TRUE(std::isfinite(value) && value > 0) << field << " = " << value;
   }
   EXPECT_TRUE(p->overlap() >= 0 && p->overlap() <= 1) << p->overlap();
+  EXPECT_EQ(p->ranks_per_node(), 2);  // one machine
+  EXPECT_EQ(p->cores(), static_cast<int>(sysconf(_SC_NPROCESSORS_ONLN)));
   std::map<std::string, int> kinds;
   for (const meshtune::v1::CalibrationSample& s : p->samples()) {
     ++kinds[s.kind()];

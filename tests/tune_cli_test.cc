@@ -8,6 +8,7 @@
 #include <string>
 
 #include "absl/strings/match.h"
+#include "absl/strings/str_replace.h"
 #include "proto/meshtune.pb.h"
 #include "tests/proto_json.h"
 #include "tests/test_util.h"
@@ -156,6 +157,41 @@ TEST_F(TuneCliTest, BadFlagsNameTheProblem) {
   EXPECT_EQ(r.err,
             "--gamma: 'nan' is not a finite number; give a number in [0, 1]\nRun with --help for "
             "more information.\n");
+}
+
+// --allow-idle-ranks: meshes of fewer ranks too. With a profile taken by 4 ranks on a node
+// of 2 cores, a 2-rank mesh's ranks each have a core (gamma halves, search::ForRanks), so
+// it computes as fast as the 4 ranks and moves less: the model's best leaves 2 ranks idle.
+TEST_F(TuneCliTest, IdleRanksLetAnOversubscribedNodeUseFewerRanks) {
+  const std::string dir = std::string(std::getenv("MESHTUNE_HOME")) + "/profiles";
+  ASSERT_EQ(std::system(("mkdir -p " + dir).c_str()), 0);
+  std::ofstream(dir + "/shared.json")
+      << R"({"name": "shared", "ranks": 4, "alphaS": 2e-6, "betaSPerByte": 1e-9, "alphaCollS": 2e-6,
+             "betaCollSPerByte": 1e-9, "gammaSPerFlop": 6e-11, "dtype": "f32", "cores": 2,
+             "ranksPerNode": 4})";
+  const std::string tune = kMatmul +
+                           "--extents m=2048,n=256,k=256 --model-only --max-evaluations 300 "
+                           "--profile shared --json --ranks 4 ";
+  meshtune::v1::TuneResult idle, all;
+  CliRun r = Meshtune(tune + "--allow-idle-ranks");
+  ASSERT_EQ(r.status, 0) << r.err;
+  ASSERT_TRUE(meshtune::testing::ParsesAs(r.out, &idle)) << r.out;
+  EXPECT_EQ(idle.record().mesh(), "x=2");
+  EXPECT_EQ(idle.record().workload_mesh(), "ranks=4");
+  r = Meshtune(tune);
+  ASSERT_EQ(r.status, 0) << r.err;
+  ASSERT_TRUE(meshtune::testing::ParsesAs(r.out, &all)) << r.out;
+  EXPECT_NE(all.record().mesh(), "x=2");
+  EXPECT_LT(idle.record().predicted_s(), all.record().predicted_s());
+  // The text names the idle ranks.
+  r = Meshtune(absl::StrReplaceAll(tune, {{"--json ", ""}}) + "--allow-idle-ranks --no-db");
+  ASSERT_EQ(r.status, 0) << r.err;
+  EXPECT_EQ(r.out.rfind("best schedule on x=2 (2 of 4 ranks, 2 idle) (", 0), 0u) << r.out;
+  r = Meshtune(kMatmul + "--extents m=64,n=64,k=64 --mesh x=2 --model-only --allow-idle-ranks");
+  EXPECT_EQ(r.status, 2);
+  EXPECT_EQ(r.err,
+            "meshtune: --allow-idle-ranks needs --ranks: a mesh given with --mesh uses all its "
+            "ranks\n");
 }
 
 TEST_F(TuneCliTest, NoLegalScheduleExitsOne) {
