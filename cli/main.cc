@@ -46,6 +46,7 @@
 #include "cli/remote_backend.h"
 #include "cli/run_output.h"
 #include "cli/tune_cmd.h"
+#include "cli/wisdom_cmds.h"
 #include "engine/backend.h"
 #include "engine/exit_codes.h"
 #include "engine/explain.h"
@@ -318,6 +319,7 @@ struct AllFlags {
   WorkloadFlags lookup;
   bool lookup_json = false;
   RecordsFlags records;
+  std::string import_path;
   BatchFlags batch;
 };
 
@@ -330,6 +332,8 @@ struct Subcommands {
   CLI::App* tune = nullptr;
   CLI::App* lookup = nullptr;
   CLI::App* records = nullptr;
+  CLI::App* records_export = nullptr;
+  CLI::App* records_import = nullptr;
   CLI::App* batch = nullptr;
   CLI::App* serve = nullptr;
 };
@@ -444,6 +448,8 @@ void AddRecordCommands(CLI::App& app, AllFlags& f, Subcommands& s) {
   s.lookup->add_option("--mem-per-rank", f.lookup.mem_per_rank,
                        "the best record that fits this budget, e.g. 2GiB");
   s.lookup->add_flag("--json", f.lookup_json, "print the record as one JSON line");
+  s.lookup->add_flag("--same-machine", f.lookup.same_machine,
+                     "only records tuned with this machine's profile (same machine fingerprint)");
   f.lookup_target.Add(s.lookup, true, false);
 
   s.records =
@@ -457,6 +463,15 @@ void AddRecordCommands(CLI::App& app, AllFlags& f, Subcommands& s) {
       ->transform(engine::IntegerIn(1, kInt64Max));
   s.records->add_flag("--json", f.records.json, "print each record as one JSON line");
   f.records_target.Add(s.records, true, false);
+  // The workload flags, --db and --server of `records` serve its subcommands too.
+  s.records_export = s.records->add_subcommand(
+      "export", "write the records (of one workload with --expr ...) as a wisdom file on stdout");
+  s.records_export->fallthrough();
+  s.records_import = s.records->add_subcommand(
+      "import",
+      "merge a wisdom file into the database (--db); the verified faster record stays best");
+  s.records_import->add_option("file", f.import_path, "wisdom file ('-' for stdin)")->required();
+  s.records_import->fallthrough();
 }
 
 // batch, and serve (meshtuned's flags follow it).
@@ -484,6 +499,15 @@ int Dispatch(AllFlags& f, const Subcommands& s) {
   if (s.serve->parsed()) return RunServe(s.serve->remaining());
   if (s.lookup->parsed())
     return RunLookup(f.lookup, f.lookup_json, *f.lookup_target.Make(), std::cout, std::cerr);
+  if (s.records_export->parsed())
+    return RunExport(f.records.workload, *f.records_target.Make(), std::cout, std::cerr);
+  if (s.records_import->parsed()) {
+    if (!f.records_target.server.empty()) {
+      return Fail(absl::InvalidArgumentError(
+          "records import writes a local database (--db), not a daemon's (--server)"));
+    }
+    return RunImport(f.import_path, f.records_target.db, std::cout, std::cerr);
+  }
   if (s.records->parsed())
     return RunRecords(f.records, *f.records_target.Make(), std::cout, std::cerr);
   if (s.batch->parsed()) {

@@ -6,6 +6,7 @@
 #include "cli/cli_io.h"
 #include "cli/record_output.h"
 #include "engine/exit_codes.h"
+#include "engine/tune_options.h"
 
 namespace meshtune::cli {
 
@@ -47,6 +48,7 @@ int RunLookup(const WorkloadFlags& flags, bool json, engine::Backend& backend, s
   request.mutable_mesh()->set_mem_per_rank(flags.mem_per_rank);
   request.set_ranks(flags.ranks);
   request.set_profile(flags.profile);
+  if (flags.same_machine) request.set_machine(engine::ProfileMachine(flags.profile));
   absl::StatusOr<v1::LookupResponse> response = backend.Lookup(request);
   if (!response.ok()) return Fail(response.status(), err);
   PrintRecord(response->record(), json, out);

@@ -16,8 +16,9 @@ struct WorkloadFlags {
   std::string expr, extents, dtype = "f32";
   std::string mesh;  // "x=2,y=2"
   int64_t ranks = 0;
-  std::string mem_per_rank;  // lookup: the best record that fits this budget per rank
-  std::string profile;       // "" means "default"
+  std::string mem_per_rank;   // lookup: the best record that fits this budget per rank
+  std::string profile;        // "" means "default"
+  bool same_machine = false;  // lookup: only records with this machine's fingerprint
 };
 
 // `meshtune lookup`: the best record of the workload, in its names. Prints the record

@@ -111,6 +111,7 @@ absl::StatusOr<v1::Record> ToMessage(const storage::TuningRecord& r, const stora
   out.set_verified(r.verified);
   out.set_checked(r.checked);
   out.set_checked_extents(r.checked_extents);
+  out.set_machine(r.machine);
   const std::map<std::string, std::string> names =
       w != nullptr ? Renames(*w, false) : std::map<std::string, std::string>{};
   for (const std::string& p : r.patterns) out.add_patterns(RenamePattern(p, names));
@@ -163,18 +164,24 @@ absl::StatusOr<v1::LookupResponse> Lookup(storage::TuningDb& db, const v1::Looku
   MT_ASSIGN_OR_RETURN(storage::Workload w, RequestWorkload(request.problem(), request.mesh(),
                                                            request.ranks(), request.profile()));
   const std::string& mem = request.mesh().mem_per_rank();
+  const std::string& machine = request.machine();
   auto not_found = [&] {
     return absl::NotFoundError(absl::StrCat(
         "no tuning record for ", Describe(request.problem()), " on ", w.mesh, " with profile ",
         w.profile, mem.empty() ? "" : absl::StrCat(" that fits ", base::Excerpt(mem), " per rank"),
+        machine.empty() ? "" : absl::StrCat(" from machine ", base::Excerpt(machine)),
         "; tune it first"));
+  };
+  auto acceptable = [&](const v1::Record& r) {
+    return (machine.empty() || r.machine() == machine) && (mem.empty() || FitsBudget(r, mem));
   };
   MT_ASSIGN_OR_RETURN(std::optional<storage::TuningRecord> best, db.Best(w.fingerprint));
   if (!best.has_value()) return not_found();
   v1::LookupResponse out;
   MT_ASSIGN_OR_RETURN(*out.mutable_record(), ToMessage(*best, &w, &request.problem()));
-  if (mem.empty() || FitsBudget(out.record(), mem)) return out;
-  // The best does not fit the budget: the best of the others that does.
+  if (acceptable(out.record())) return out;
+  // The best does not fit the budget or comes from another machine: the best of the others
+  // that is acceptable.
   std::vector<storage::TuningRecord> all;
   int64_t after = 0;
   while (true) {
@@ -187,7 +194,7 @@ absl::StatusOr<v1::LookupResponse> Lookup(storage::TuningDb& db, const v1::Looku
   std::sort(all.begin(), all.end(), storage::BetterRecord);
   for (const storage::TuningRecord& r : all) {
     MT_ASSIGN_OR_RETURN(v1::Record record, ToMessage(r, &w, &request.problem()));
-    if (FitsBudget(record, mem)) {
+    if (acceptable(record)) {
       *out.mutable_record() = std::move(record);
       return out;
     }
@@ -273,6 +280,7 @@ absl::Status StoreTuneResult(storage::TuningDb& db, const storage::Workload& w,
   r.predicted_s = record->predicted_s();
   if (record->has_measured_s()) r.measured_s = record->measured_s();
   r.verified = record->verified();
+  r.machine = record->machine();
   r.checked = record->checked();
   r.checked_extents = record->checked_extents();
   const std::map<std::string, std::string> names = Renames(w, true);

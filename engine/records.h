@@ -27,7 +27,8 @@ absl::StatusOr<storage::Workload> RequestWorkload(const v1::Problem& problem, co
                                                   int64_t ranks, const std::string& profile);
 
 // The best record of the request's workload, in the request's names; with
-// mesh.mem_per_rank, the best whose schedule fits that budget per rank. NotFound when the
+// mesh.mem_per_rank, the best whose schedule fits that budget per rank; with machine, the
+// best of the records from that machine (Record.machine). NotFound when the
 // workload has no (fitting) record; InvalidArgument for bad input (see RequestWorkload).
 absl::StatusOr<v1::LookupResponse> Lookup(storage::TuningDb& db, const v1::LookupRequest& request);
 

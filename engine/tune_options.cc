@@ -8,6 +8,7 @@
 #include "ir/mesh.h"
 #include "ir/problem.h"
 #include "storage/hardware_profile.h"
+#include "storage/machine_fingerprint.h"
 
 namespace meshtune::engine {
 
@@ -26,6 +27,15 @@ search::CostParams BuiltinCostParams() {
   p.beta_coll = 5e-10;
   p.gamma = 1.0 / 30e9;
   return p;
+}
+
+std::string ProfileMachine(const std::string& name) {
+  const absl::StatusOr<v1::HardwareProfile> profile =
+      storage::LoadProfile(name.empty() ? "default" : name);
+  if (profile.ok()) return storage::MachineFingerprint(&*profile);
+  if (profile.status().code() == absl::StatusCode::kNotFound)
+    return storage::MachineFingerprint(nullptr);
+  return "";
 }
 
 absl::StatusOr<search::TuneOptions> MakeTuneOptions(const TuneFlags& flags, std::string* warning) {

@@ -43,6 +43,11 @@ struct TuneFlags {
 // and no overlap credited to prefetch (unmeasured, it is not promised).
 search::CostParams BuiltinCostParams();
 
+// The machine fingerprint (storage/machine_fingerprint.h) of the hardware profile `name`
+// ("default" when empty) as a tune uses it: the profile's, or the built-in numbers' when it
+// does not exist; "" when it exists but cannot be read.
+std::string ProfileMachine(const std::string& name);
+
 // The tuner's options from `flags`: InvalidArgument naming the bad flag or value (a bad
 // expression, mesh, rank count, byte size, a budget or top-k out of range, both or neither
 // of --mesh and --ranks); NotFound when a profile named with --profile does not exist.

@@ -25,7 +25,8 @@
 //              step ("overlap_both"). Medians of the slowest rank's times.
 //
 // The profile also records rank 0's node: its online cores and how many of the job's ranks
-// share it, which tell how much the GEMM's ranks shared cores.
+// share it, which tell how much the GEMM's ranks shared cores; and the MPI library's
+// version and OpenBLAS's configuration, for the machine fingerprint.
 //
 // Every measurement is a median over --reps (--gemm-reps) repetitions after a warm-up. Bad
 // flags or fewer than 2 ranks: a message on stderr and exit status 2. A rank dies with its
@@ -253,6 +254,17 @@ int OverlapGemmSize(int gemm_n, double gemm_s, double shift_s) {
   return n;
 }
 
+// The first line of MPI_Get_library_version, e.g. "Open MPI v4.1.4, package: ...".
+std::string MpiLibrary() {
+  char version[MPI_MAX_LIBRARY_VERSION_STRING] = {};
+  int length = 0;
+  MPI_Get_library_version(version, &length);
+  std::string text(version, static_cast<size_t>(length));
+  text = text.substr(0, text.find('\n'));
+  while (!text.empty() && (text.back() == ' ' || text.back() == '\0')) text.pop_back();
+  return text;
+}
+
 std::string HostName() {
   char buf[256] = {};
   return gethostname(buf, sizeof(buf) - 1) == 0 ? buf : "";
@@ -304,6 +316,8 @@ meshtune::v1::HardwareProfile Calibrate(const Flags& f, int rank, int size) {
   profile.set_ranks(size);
   profile.set_ranks_per_node(ranks_per_node);
   profile.set_cores(static_cast<int>(sysconf(_SC_NPROCESSORS_ONLN)));
+  profile.set_mpi_library(MpiLibrary());
+  profile.set_blas_config(openblas_get_config());
   profile.set_gemm_n(f.gemm_n);
   profile.set_dtype(f.dtype);
   profile.set_host(HostName());

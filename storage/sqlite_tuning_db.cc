@@ -67,6 +67,10 @@ CREATE INDEX records_by_fingerprint ON records(fingerprint);
 ALTER TABLE records ADD COLUMN checked TEXT NOT NULL DEFAULT '';
 ALTER TABLE records ADD COLUMN checked_extents TEXT NOT NULL DEFAULT '';
 )sql",
+    // 3: the machine fingerprint of the profile a record was tuned with (meshtune 0.6).
+    R"sql(
+ALTER TABLE records ADD COLUMN machine TEXT NOT NULL DEFAULT '';
+)sql",
 };
 static_assert(sizeof(kMigrations) / sizeof(kMigrations[0]) == kTuningDbSchemaVersion,
               "one migration per schema version");
@@ -74,7 +78,7 @@ static_assert(sizeof(kMigrations) / sizeof(kMigrations[0]) == kTuningDbSchemaVer
 constexpr char kSelectRecord[] =
     "SELECT r.id, r.fingerprint, w.canonical, r.trace, r.mesh, r.predicted_s, r.measured_s, "
     "r.verified, "
-    "r.patterns, r.tuner_version, r.created_unix_ms, r.checked, r.checked_extents "
+    "r.patterns, r.tuner_version, r.created_unix_ms, r.checked, r.checked_extents, r.machine "
     "FROM records r JOIN workloads w ON w.fingerprint = r.fingerprint";
 
 // The status code for an SQLite result code.
@@ -158,6 +162,7 @@ TuningRecord ReadRecord(sqlite3_stmt* s) {
   r.created_unix_ms = sqlite3_column_int64(s, 10);
   r.checked = ColumnText(s, 11);
   r.checked_extents = ColumnText(s, 12);
+  r.machine = ColumnText(s, 13);
   return r;
 }
 
@@ -368,8 +373,8 @@ class SqliteTuningDb : public TuningDb {
         {&insert_record_,
          "INSERT INTO records (fingerprint, trace, mesh, predicted_s, measured_s, verified, "
          "patterns, "
-         "tuner_version, created_unix_ms, checked, checked_extents) VALUES (?1, ?2, ?3, ?4, ?5, "
-         "?6, ?7, ?8, ?9, ?10, ?11)"},
+         "tuner_version, created_unix_ms, checked, checked_extents, machine) VALUES (?1, ?2, ?3, "
+         "?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11, ?12)"},
         // BetterRecord as SQL.
         {&select_best_id_,
          "SELECT id FROM records WHERE fingerprint = ?1 "
@@ -461,6 +466,7 @@ class SqliteTuningDb : public TuningDb {
       sqlite3_bind_int64(s, 9, r.created_unix_ms);
       BindText(s, 10, r.checked);
       BindText(s, 11, r.checked_extents);
+      BindText(s, 12, r.machine);
       if (const int rc = sqlite3_step(s); rc != SQLITE_DONE) return Error(rc, "add a record");
       id = sqlite3_last_insert_rowid(db_);
     }

@@ -22,9 +22,9 @@
 
 namespace meshtune::storage {
 
-inline constexpr char kTunerVersion[] = "meshtune 0.5";
+inline constexpr char kTunerVersion[] = "meshtune 0.6";
 // The newest SQLite schema this code knows (PRAGMA user_version).
-inline constexpr int kTuningDbSchemaVersion = 2;
+inline constexpr int kTuningDbSchemaVersion = 3;
 // List returns at most this many records a call.
 inline constexpr int kMaxListLimit = 1000;
 
@@ -43,6 +43,9 @@ struct TuningRecord {
   std::string checked;
   std::string checked_extents;  // the extents simulated when "simulated-scaled"
   int64_t created_unix_ms = 0;  // now when left 0
+  // The machine fingerprint of the hardware profile it was tuned with (MachineFingerprint in
+  // hardware_profile.h); "" when unknown (records from before meshtune 0.6).
+  std::string machine;
 };
 
 class TuningDb {

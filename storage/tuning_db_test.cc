@@ -604,13 +604,17 @@ TEST(SqliteTuningDbTest, RecordsPersistAcrossReopening) {
     absl::StatusOr<std::unique_ptr<TuningDb>> db = OpenSqliteTuningDb(path);
     ASSERT_TRUE(db.ok()) << db.status();
     ASSERT_TRUE((*db)->Add(w, Rec(0.3)).ok());
-    ASSERT_TRUE((*db)->Add(w, Rec(0.5, 0.6, true)).ok());
+    TuningRecord machined = Rec(0.5, 0.6, true);
+    machined.machine = "0123456789abcdef";
+    ASSERT_TRUE((*db)->Add(w, machined).ok());
   }
   absl::StatusOr<std::unique_ptr<TuningDb>> db = OpenSqliteTuningDb(path);
   ASSERT_TRUE(db.ok()) << db.status();
   absl::StatusOr<std::optional<TuningRecord>> best = (*db)->Best(w.fingerprint);
   ASSERT_TRUE(best.ok() && best->has_value()) << best.status();
   EXPECT_EQ((*best)->id, 2);
+  EXPECT_EQ((*best)->machine, "0123456789abcdef");
+  EXPECT_EQ((*(*db)->Get(1))->machine, "");
   EXPECT_EQ((*best)->trace, kPummaCanonical);
   EXPECT_EQ((*best)->patterns, Rec(0).patterns);
   EXPECT_EQ((*db)->List("", 10, 0)->size(), 2u);
@@ -621,7 +625,7 @@ TEST(SqliteTuningDbTest, RecordsPersistAcrossReopening) {
   EXPECT_EQ(QueryText(path, "PRAGMA integrity_check"), "ok");
   EXPECT_EQ(QueryText(path, "PRAGMA foreign_key_check"), "<no row>");
   EXPECT_EQ(QueryText(path, "PRAGMA journal_mode"), "wal");
-  EXPECT_EQ(QueryText(path, "PRAGMA user_version"), "2");
+  EXPECT_EQ(QueryText(path, "PRAGMA user_version"), "3");
   EXPECT_EQ(
       QueryText(path, "SELECT profile || ' ' || mesh || ' ' || best_record_id FROM workloads"),
       "default x=2,y=2 2");
@@ -655,7 +659,7 @@ TEST(SqliteTuningDbTest, NewerSchemaIsRejectedUntouched) {
   EXPECT_EQ(db.status().code(), absl::StatusCode::kFailedPrecondition);
   EXPECT_EQ(db.status().message(),
             "tuning database " + path +
-                " has schema version 7, but meshtune 0.5 knows versions up to 2; "
+                " has schema version 7, but meshtune 0.6 knows versions up to 3; "
                 "use a newer meshtune or another database file");
   EXPECT_EQ(QueryText(path, "PRAGMA user_version"), "7");
   EXPECT_EQ(QueryText(path, "PRAGMA journal_mode"), "delete");
@@ -723,7 +727,7 @@ TEST(SqliteTuningDbTest, ConcurrentOpensOfANewFileMigrateOnce) {
   }
   for (std::thread& t : threads) t.join();
   EXPECT_EQ(QueryText(path, "SELECT count(*) FROM records"), "6");
-  EXPECT_EQ(QueryText(path, "PRAGMA user_version"), "2");
+  EXPECT_EQ(QueryText(path, "PRAGMA user_version"), "3");
 }
 
 TEST(DefaultDbPathTest, FollowsXdgCacheHomeThenHome) {

@@ -1,13 +1,10 @@
 #include "storage/workload.h"
 
-#include <openssl/evp.h>
-
 #include <algorithm>
 #include <set>
 #include <utility>
 #include <variant>
 
-#include "absl/strings/escaping.h"
 #include "absl/strings/match.h"
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_join.h"
@@ -17,20 +14,12 @@
 #include "ir/mesh.h"
 #include "ir/trace.h"
 #include "storage/hardware_profile.h"
+#include "storage/sha256.h"
 
 namespace meshtune::storage {
 namespace {
 
 constexpr absl::string_view kRanksPrefix = "ranks=";
-
-absl::StatusOr<std::string> Sha256Hex(absl::string_view text) {
-  unsigned char digest[EVP_MAX_MD_SIZE];
-  unsigned int size = 0;
-  if (EVP_Digest(text.data(), text.size(), digest, &size, EVP_sha256(), nullptr) != 1) {
-    return absl::InternalError("OpenSSL's SHA-256 failed");
-  }
-  return absl::BytesToHexString(absl::string_view(reinterpret_cast<const char*>(digest), size));
-}
 
 // "x=2,y=2" or "ranks=4", normalised.
 absl::StatusOr<std::string> NormaliseMesh(const std::string& text) {

@@ -81,6 +81,75 @@ class ServiceCliTest : public ::testing::Test {
   std::string db_;
 };
 
+// Wisdom files: `records export` writes the database's records, `records import` merges
+// them into another database (a second import adds nothing), and the other database's export
+// is the same bytes; `lookup --same-machine` takes only records of this machine's profile.
+TEST_F(ServiceCliTest, WisdomExportImportRoundTripAndMachineMismatch) {
+  TuneMatmul();
+  CliRun r = Meshtune(
+      "tune --expr 'y[i] += A[i,j] * x[j]' --extents i=64,j=64 --ranks 2 "
+      "--model-only" +
+      kModel + Db());
+  ASSERT_EQ(r.status, 0) << r.err;
+  r = Meshtune("records export" + Db());
+  ASSERT_EQ(r.status, 0) << r.err;
+  const std::string exported = r.out;
+  EXPECT_EQ(std::count(exported.begin(), exported.end(), '\n'), 2) << exported;
+  Record first;
+  ASSERT_TRUE(ParsesAs(exported.substr(0, exported.find('\n')), &first)) << exported;
+  EXPECT_EQ(first.machine().size(), 16u) << first.machine();
+  // Filtered to one workload, in any names.
+  r = Meshtune("records export" + kRenamed + Db());
+  ASSERT_EQ(r.status, 0) << r.err;
+  EXPECT_EQ(std::count(r.out.begin(), r.out.end(), '\n'), 1) << r.out;
+  EXPECT_TRUE(Has(exported, r.out)) << r.out;
+
+  const std::string wisdom = WriteFile("wisdom.jsonl", exported);
+  const std::string other = TmpDir() + "/other.db";
+  std::remove(other.c_str());
+  r = Meshtune("records import " + wisdom + " --db " + other);
+  ASSERT_EQ(r.status, 0) << r.err;
+  EXPECT_TRUE(r.out.rfind("imported 2 records (0 already present) into " + other + "\n", 0) == 0)
+      << r.out;
+  EXPECT_TRUE(Has(r.out, " on x=2, profile default: 1 added, 0 present; best: record ")) << r.out;
+  EXPECT_TRUE(Has(r.out, " from the file, not measured, predicted ")) << r.out;
+  r = Meshtune("records import " + wisdom + " --db " + other);
+  ASSERT_EQ(r.status, 0) << r.err;
+  EXPECT_TRUE(r.out.rfind("imported 0 records (2 already present)", 0) == 0) << r.out;
+  r = Meshtune("records export --db " + other);
+  ASSERT_EQ(r.status, 0) << r.err;
+  EXPECT_EQ(r.out, exported);
+
+  // This machine's fingerprint is the built-in numbers' while no profile exists; with a
+  // profile it changes, and the records no longer count as this machine's.
+  r = Meshtune("lookup --same-machine" + kMatmul + " --db " + other);
+  EXPECT_EQ(r.status, 0) << r.err;
+  const std::string dir = std::string(std::getenv("MESHTUNE_HOME")) + "/profiles";
+  ASSERT_EQ(std::system(("mkdir -p " + dir).c_str()), 0);
+  std::ofstream(dir + "/default.json")
+      << R"({"name": "default", "ranks": 2, "alphaS": 2e-6, "betaSPerByte": 1e-9,
+             "alphaCollS": 2e-6, "betaCollSPerByte": 1e-9, "gammaSPerFlop": 3e-11})";
+  r = Meshtune("lookup --same-machine" + kMatmul + " --db " + other);
+  EXPECT_EQ(r.status, 1);
+  EXPECT_TRUE(r.err.rfind("meshtune: no tuning record for C[m,n] += A[m,k] * B[k,n] "
+                          "(m=64,n=64,k=64, f32) on x=2 with profile default from machine ",
+                          0) == 0)
+      << r.err;
+  r = Meshtune("lookup" + kMatmul + " --db " + other);  // any machine
+  EXPECT_EQ(r.status, 0) << r.err;
+  std::remove((dir + "/default.json").c_str());
+
+  // Bad input: a line that is not a record, naming its number; a daemon's database.
+  r = Meshtune("records import " + WriteFile("bad.jsonl", exported + "{\"mesh\": 3}\n") + " --db " +
+               other);
+  EXPECT_EQ(r.status, 2);
+  EXPECT_TRUE(r.err.rfind("meshtune: wisdom line 3: ", 0) == 0) << r.err;
+  r = Meshtune("records import " + wisdom + " --server 127.0.0.1:1");
+  EXPECT_EQ(r.status, 2);
+  EXPECT_EQ(r.err,
+            "meshtune: records import writes a local database (--db), not a daemon's (--server)\n");
+}
+
 TEST_F(ServiceCliTest, TuneStoresItsWinnerAndLookupFindsItUnderAnyNames) {
   TuneMatmul();
   CliRun r = Meshtune("lookup" + kMatmul + Db());

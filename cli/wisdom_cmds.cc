@@ -1,0 +1,79 @@
+#include "cli/wisdom_cmds.h"
+
+#include <vector>
+
+#include "absl/strings/str_cat.h"
+#include "absl/strings/str_format.h"
+#include "cli/cli_io.h"
+#include "engine/exit_codes.h"
+#include "engine/records.h"
+#include "engine/wisdom.h"
+#include "storage/tuning_db.h"
+
+namespace meshtune::cli {
+namespace {
+
+constexpr size_t kMaxWisdomBytes = size_t{1} << 30;
+
+// "verified, measured 0.0931 s" or "not measured, predicted 0.1 s".
+std::string Times(const v1::Record& r) {
+  if (r.verified()) return absl::StrFormat("verified, measured %.4g s", r.measured_s());
+  return absl::StrFormat("not measured, predicted %.4g s", r.predicted_s());
+}
+
+}  // namespace
+
+int RunExport(const WorkloadFlags& filter, engine::Backend& backend, std::ostream& out,
+              std::ostream& err) {
+  std::string fingerprint;
+  if (!filter.expr.empty() || !filter.extents.empty()) {
+    v1::Problem problem;
+    problem.set_expr(filter.expr);
+    problem.set_extents(filter.extents);
+    problem.set_dtype(filter.dtype);
+    v1::Mesh mesh;
+    mesh.set_axes(filter.mesh);
+    absl::StatusOr<storage::Workload> w =
+        engine::RequestWorkload(problem, mesh, filter.ranks, filter.profile);
+    if (!w.ok()) return Fail(w.status(), err);
+    fingerprint = w->fingerprint;
+  }
+  std::vector<v1::Record> records;
+  v1::ListRecordsRequest request;
+  request.set_page_size(storage::kMaxListLimit);
+  do {
+    absl::StatusOr<v1::ListRecordsResponse> page = backend.ListRecords(request);
+    if (!page.ok()) return Fail(page.status(), err);
+    for (const v1::Record& r : page->records()) {
+      if (fingerprint.empty() || r.fingerprint() == fingerprint) records.push_back(r);
+    }
+    request.set_page_token(page->next_page_token());
+  } while (!request.page_token().empty());
+  out << engine::WisdomText(std::move(records));
+  return engine::kExitOk;
+}
+
+int RunImport(const std::string& path, const std::string& db_path, std::ostream& out,
+              std::ostream& err) {
+  absl::StatusOr<std::string> text = ReadInput(path, kMaxWisdomBytes);
+  if (!text.ok()) return Fail(text.status(), err);
+  if (text->size() > kMaxWisdomBytes) {
+    return Fail(absl::InvalidArgumentError(
+                    absl::StrCat("wisdom file ", path, " is larger than 1 GiB")),
+                err);
+  }
+  absl::StatusOr<std::unique_ptr<storage::TuningDb>> db = storage::OpenSqliteTuningDb(db_path);
+  if (!db.ok()) return Fail(db.status(), err);
+  absl::StatusOr<engine::ImportReport> report = engine::ImportWisdom(**db, *text);
+  if (!report.ok()) return Fail(report.status(), err);
+  out << "imported " << report->added << (report->added == 1 ? " record" : " records") << " ("
+      << report->duplicates << " already present) into " << db_path << "\n";
+  for (const engine::ImportedWorkload& w : report->workloads) {
+    out << "  " << w.description << ": " << w.added << " added, " << w.duplicates
+        << " present; best: record " << w.best.id() << (w.best_imported ? " from the file" : "")
+        << ", " << Times(w.best) << "\n";
+  }
+  return engine::kExitOk;
+}
+
+}  // namespace meshtune::cli

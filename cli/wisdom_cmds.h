@@ -1,0 +1,34 @@
+// `meshtune records export` and `meshtune records import`: wisdom files (engine/wisdom.h)
+// out of and into a tuning database.
+#ifndef MESHTUNE_CLI_WISDOM_CMDS_H_
+#define MESHTUNE_CLI_WISDOM_CMDS_H_
+
+#include <ostream>
+#include <string>
+
+#include "cli/record_cmds.h"
+#include "engine/backend.h"
+
+namespace meshtune::cli {
+
+// `records export [--expr ... --extents ... --mesh|--ranks ... --profile ...]`: every
+// record of the database (of that workload when --expr is given) as a wisdom file on `out`.
+// Exit status 0 (an empty file when there are none); 1 when the database cannot be read or
+// the daemon reached; 2 for bad workload flags.
+int RunExport(const WorkloadFlags& filter, engine::Backend& backend, std::ostream& out,
+              std::ostream& err);
+
+// `records import FILE` ('-' for stdin): merges the wisdom file into the SQLite database
+// `db_path` (created when missing) and says on `out` what it added and which record is each
+// workload's best afterwards:
+//   imported 3 records (1 already present) into PATH
+//     T0[i0,i1] += ... (i0=64,..., f32) on x=2,y=2, profile default: 2 added, 1 present;
+//       best: record 7 from the file, verified, measured 0.0931 s
+// Exit status 0; 2 for a file that cannot be read or a bad line (nothing is added then);
+// 1 for database errors.
+int RunImport(const std::string& path, const std::string& db_path, std::ostream& out,
+              std::ostream& err);
+
+}  // namespace meshtune::cli
+
+#endif  // MESHTUNE_CLI_WISDOM_CMDS_H_

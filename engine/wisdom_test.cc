@@ -1,0 +1,156 @@
+// Wisdom files (engine/wisdom.h) on an in-memory database: the merge policy on conflicts,
+// duplicates, bad lines, and lookups that insist on a machine fingerprint.
+#include "engine/wisdom.h"
+
+#include <gtest/gtest.h>
+
+#include <algorithm>
+#include <string>
+#include <vector>
+
+#include "absl/strings/match.h"
+#include "absl/strings/str_cat.h"
+#include "engine/records.h"
+#include "storage/tuning_db.h"
+
+namespace meshtune::engine {
+namespace {
+
+// SUMMA-like trace of the canonical matmul on x=2.
+constexpr char kTrace[] =
+    "distribute([i0], [mo], [mi], [x])\nshard(T0, i0@x)\nshard(T1, i0@x)\nshard(T2, i1@x)\n"
+    "communicate(T2, i2)\ntensorize([mi, i1, i2], matmul)\n";
+
+v1::Record Rec(const std::string& extents, double predicted, std::optional<double> measured,
+               const std::string& machine, int64_t created) {
+  v1::Record r;
+  r.mutable_problem()->set_expr("T0[i0,i1] += T1[i0,i2] * T2[i2,i1]");
+  r.mutable_problem()->set_extents(extents);
+  r.mutable_problem()->set_dtype("f32");
+  r.set_workload_mesh("x=2");
+  r.set_profile("default");
+  r.set_mesh("x=2");
+  r.mutable_trace()->set_text(kTrace);
+  r.set_predicted_s(predicted);
+  if (measured) {
+    r.set_measured_s(*measured);
+    r.set_verified(true);
+    r.set_checked("measured");
+  } else {
+    r.set_checked("simulated");
+  }
+  r.set_machine(machine);
+  r.set_created_unix_ms(created);
+  return r;
+}
+
+std::string Wisdom(const std::vector<v1::Record>& records) { return WisdomText(records); }
+
+v1::LookupRequest Ask(const std::string& extents, const std::string& machine = "") {
+  v1::LookupRequest q;
+  q.mutable_problem()->set_expr("C[m,n] += A[m,k] * B[k,n]");
+  q.mutable_problem()->set_extents(absl::StrCat(extents));
+  q.mutable_mesh()->set_axes("x=2");
+  q.set_machine(machine);
+  return q;
+}
+
+TEST(WisdomTest, TheVerifiedFasterRecordStaysBestWhicheverSideItCameFrom) {
+  std::unique_ptr<storage::TuningDb> db = storage::NewInMemoryTuningDb();
+  // Already here: workload a verified at 0.2 s, workload b verified at 0.1 s.
+  ASSERT_TRUE(ImportWisdom(*db, Wisdom({Rec("i0=64,i1=64,i2=64", 0.1, 0.2, "m1", 1),
+                                        Rec("i0=32,i1=32,i2=32", 0.1, 0.1, "m1", 2)}))
+                  .ok());
+  // The file: a faster verified record of a; for b a slower verified one and an unverified
+  // one the model puts far lower.
+  absl::StatusOr<ImportReport> report = ImportWisdom(
+      *db, Wisdom({Rec("i0=64,i1=64,i2=64", 0.1, 0.15, "m2", 3),
+                   Rec("i0=32,i1=32,i2=32", 0.1, 0.3, "m2", 4),
+                   Rec("i0=32,i1=32,i2=32", 0.001, std::nullopt, "m2", 5)}));
+  ASSERT_TRUE(report.ok()) << report.status();
+  EXPECT_EQ(report->added, 3);
+  EXPECT_EQ(report->duplicates, 0);
+  ASSERT_EQ(report->workloads.size(), 2u);
+  const ImportedWorkload* a = nullptr;
+  const ImportedWorkload* b = nullptr;
+  for (const ImportedWorkload& w : report->workloads) {
+    (absl::StrContains(w.description, "i0=64") ? a : b) = &w;
+  }
+  ASSERT_TRUE(a != nullptr && b != nullptr);
+  EXPECT_TRUE(a->best_imported);
+  EXPECT_EQ(a->best.measured_s(), 0.15);
+  EXPECT_EQ(a->best.machine(), "m2");
+  EXPECT_FALSE(b->best_imported);
+  EXPECT_EQ(b->best.measured_s(), 0.1);
+  EXPECT_EQ(b->added, 2);
+  EXPECT_EQ(a->description,
+            "T0[i0,i1] += T1[i0,i2] * T2[i2,i1] (i0=64,i1=64,i2=64, f32) on x=2, profile default");
+}
+
+TEST(WisdomTest, ExportIsSortedStableAndImportsAsDuplicatesTheSecondTime) {
+  std::unique_ptr<storage::TuningDb> db = storage::NewInMemoryTuningDb();
+  const std::vector<v1::Record> records = {Rec("i0=64,i1=64,i2=64", 0.3, std::nullopt, "m1", 1),
+                                           Rec("i0=64,i1=64,i2=64", 0.1, 0.2, "m1", 2),
+                                           Rec("i0=32,i1=32,i2=32", 0.1, 0.1, "m1", 3)};
+  const std::string text = Wisdom(records);
+  EXPECT_EQ(text, Wisdom({records[2], records[0], records[1]}));  // any input order
+  ASSERT_TRUE(ImportWisdom(*db, text).ok());
+  // An export, imported into another database and exported from there, is the same bytes.
+  auto export_all = [](storage::TuningDb& from) {
+    absl::StatusOr<v1::ListRecordsResponse> listed = ListRecords(from, v1::ListRecordsRequest());
+    EXPECT_TRUE(listed.ok()) << listed.status();
+    return Wisdom({listed->records().begin(), listed->records().end()});
+  };
+  const std::string exported = export_all(*db);
+  std::unique_ptr<storage::TuningDb> other = storage::NewInMemoryTuningDb();
+  ASSERT_TRUE(ImportWisdom(*other, exported).ok());
+  EXPECT_EQ(export_all(*other), exported);
+  EXPECT_EQ(std::count(exported.begin(), exported.end(), '\n'), 3);
+  // Verified first within a workload.
+  const size_t verified = text.find("\"measured_s\":0.2"), unverified = text.find("0.3");
+  EXPECT_LT(verified, unverified);
+  absl::StatusOr<ImportReport> again = ImportWisdom(*db, "# a comment\n\n" + text);
+  ASSERT_TRUE(again.ok()) << again.status();
+  EXPECT_EQ(again->added, 0);
+  EXPECT_EQ(again->duplicates, 3);
+}
+
+TEST(WisdomTest, ABadLineNamesItsNumberAndNothingIsAdded) {
+  std::unique_ptr<storage::TuningDb> db = storage::NewInMemoryTuningDb();
+  std::string text = Wisdom({Rec("i0=64,i1=64,i2=64", 0.1, 0.2, "m1", 1)});
+  const absl::Status bad = ImportWisdom(*db, text + "{\"mesh\": 3}\n").status();
+  EXPECT_EQ(bad.code(), absl::StatusCode::kInvalidArgument);
+  EXPECT_TRUE(absl::StartsWith(bad.message(), "wisdom line 2: ")) << bad;
+  v1::Record other = Rec("i0=64,i1=64,i2=64", 0.1, 0.2, "m1", 1);
+  other.set_fingerprint("00ff");
+  const absl::Status wrong = ImportWisdom(*db, text + Wisdom({other})).status();
+  EXPECT_EQ(wrong.code(), absl::StatusCode::kInvalidArgument);
+  EXPECT_TRUE(absl::StartsWith(wrong.message(), "wisdom line 2: fingerprint 00ff is not the "))
+      << wrong;
+  v1::Record illegal = Rec("i0=64,i1=64,i2=64", 0.1, 0.2, "m1", 1);
+  illegal.mutable_trace()->set_text("shard(T0, i0@x");
+  EXPECT_TRUE(absl::StartsWith(ImportWisdom(*db, text + Wisdom({illegal})).status().message(),
+                               "wisdom line 2: "));
+  v1::ListRecordsRequest all;
+  EXPECT_EQ(ListRecords(*db, all)->records_size(), 0);
+}
+
+TEST(WisdomTest, LookupCanInsistOnTheMachine) {
+  std::unique_ptr<storage::TuningDb> db = storage::NewInMemoryTuningDb();
+  ASSERT_TRUE(ImportWisdom(*db, Wisdom({Rec("i0=64,i1=64,i2=64", 0.1, 0.1, "fast0000", 1),
+                                        Rec("i0=64,i1=64,i2=64", 0.1, 0.3, "here0000", 2)}))
+                  .ok());
+  absl::StatusOr<v1::LookupResponse> any = Lookup(*db, Ask("m=64,n=64,k=64"));
+  ASSERT_TRUE(any.ok()) << any.status();
+  EXPECT_EQ(any->record().machine(), "fast0000");
+  absl::StatusOr<v1::LookupResponse> here = Lookup(*db, Ask("m=64,n=64,k=64", "here0000"));
+  ASSERT_TRUE(here.ok()) << here.status();
+  EXPECT_EQ(here->record().machine(), "here0000");
+  EXPECT_EQ(here->record().measured_s(), 0.3);
+  EXPECT_EQ(Lookup(*db, Ask("m=64,n=64,k=64", "elsewhere")).status().message(),
+            "no tuning record for C[m,n] += A[m,k] * B[k,n] (m=64,n=64,k=64, f32) on x=2 with "
+            "profile default from machine elsewhere; tune it first");
+}
+
+}  // namespace
+}  // namespace meshtune::engine
