@@ -38,6 +38,7 @@
 #include "absl/strings/str_join.h"
 #include "base/excerpt.h"
 #include "base/json.h"
+#include "base/status_macros.h"
 #include "base/paths.h"
 #include "cli/batch_cmd.h"
 #include "cli/calibrate_cmd.h"
@@ -106,12 +107,18 @@ struct RunFlags {
 struct ProblemFlags {
   std::string expr, extents, dtype = "f32", mesh, mem_per_rank;
 
-  void Add(CLI::App* cmd) {
-    cmd->add_option("--expr", expr, "statement in index notation, e.g. 'C[m,n] += A[m,k] * B[k,n]'")
-        ->required();
-    cmd->add_option("--extents", extents, "index extents, e.g. m=512,n=1024,k=2048")->required();
+  // `required`: --expr, --extents and --mesh must be given (codegen checks them itself).
+  void Add(CLI::App* cmd, bool required = true) {
+    CLI::Option* e = cmd->add_option(
+        "--expr", expr, "statement in index notation, e.g. 'C[m,n] += A[m,k] * B[k,n]'");
+    CLI::Option* x = cmd->add_option("--extents", extents, "index extents, e.g. m=512,n=1024,k=2048");
     cmd->add_option("--dtype", dtype, "f32 or f64");
-    cmd->add_option("--mesh", mesh, "mesh axes, e.g. x=8,y=8")->required();
+    CLI::Option* m = cmd->add_option("--mesh", mesh, "mesh axes, e.g. x=8,y=8");
+    if (required) {
+      e->required();
+      x->required();
+      m->required();
+    }
     cmd->add_option("--mem-per-rank", mem_per_rank, "memory budget per rank, e.g. 2GiB");
   }
   // `request`'s problem and mesh from the flags, and its trace read from `trace_path`
@@ -256,12 +263,66 @@ int RunRun(const ProblemFlags& flags, const std::string& trace_path, const RunFl
   return r.verified ? engine::kExitOk : engine::kExitFailed;
 }
 
-// `meshtune codegen`: the C++ MPI program of a trace, to a file or stdout.
-int RunCodegen(const ProblemFlags& flags, const std::string& trace_path, const std::string& output,
-               engine::Backend& backend) {
+// Where codegen's trace comes from besides --trace.
+struct CodegenSource {
+  int64_t record = 0;  // --record ID
+  bool lookup = false;  // --lookup: the workload's best record
+  int64_t ranks = 0;    // with --lookup, instead of --mesh
+  std::string profile;  // with --lookup
+};
+
+// codegen's request: from --trace (with --expr, --extents, --mesh), --record ID (in the
+// names of --expr/--extents when given; its mesh unless --mesh) or --lookup (the
+// workload's best record, in its names). InvalidArgument naming what is missing.
+absl::StatusOr<v1::CodegenRequest> CodegenRequestOf(const ProblemFlags& flags,
+                                                    const std::string& trace_path,
+                                                    const CodegenSource& source,
+                                                    engine::Backend& backend) {
+  if ((!trace_path.empty()) + (source.record != 0) + source.lookup != 1) {
+    return absl::InvalidArgumentError(
+        "give exactly one of --trace FILE, --record ID and --lookup (with --expr, --extents "
+        "and --mesh or --ranks)");
+  }
   v1::CodegenRequest request;
-  if (absl::Status read = flags.Fill(trace_path, request); !read.ok()) return Fail(read);
-  absl::StatusOr<v1::CodegenResponse> response = backend.Codegen(request);
+  if (!trace_path.empty()) {
+    if (flags.expr.empty() || flags.extents.empty() || flags.mesh.empty())
+      return absl::InvalidArgumentError("--trace needs --expr, --extents and --mesh");
+    MT_RETURN_IF_ERROR(flags.Fill(trace_path, request));
+    return request;
+  }
+  if (!flags.expr.empty() || !flags.extents.empty() || source.lookup) {
+    if (flags.expr.empty() || flags.extents.empty()) {
+      return absl::InvalidArgumentError(
+          "give the problem: --expr (e.g. 'C[m,n] += A[m,k] * B[k,n]') and --extents");
+    }
+    request.mutable_problem()->set_expr(flags.expr);
+    request.mutable_problem()->set_extents(flags.extents);
+    request.mutable_problem()->set_dtype(flags.dtype);
+  }
+  request.mutable_mesh()->set_mem_per_rank(flags.mem_per_rank);
+  if (source.record != 0) {
+    request.set_record_id(source.record);
+    request.mutable_mesh()->set_axes(flags.mesh);
+    return request;
+  }
+  v1::LookupRequest lookup;
+  *lookup.mutable_problem() = request.problem();
+  lookup.mutable_mesh()->set_axes(flags.mesh);
+  lookup.set_ranks(source.ranks);
+  lookup.set_profile(source.profile);
+  MT_ASSIGN_OR_RETURN(v1::LookupResponse found, backend.Lookup(lookup));
+  request.mutable_mesh()->set_axes(found.record().mesh());
+  *request.mutable_trace() = found.record().trace();
+  return request;
+}
+
+// `meshtune codegen`: the C++ MPI program of a trace, to a file or stdout.
+int RunCodegen(const ProblemFlags& flags, const std::string& trace_path, const CodegenSource& source,
+               const std::string& output, engine::Backend& backend) {
+  absl::StatusOr<v1::CodegenRequest> request =
+      CodegenRequestOf(flags, trace_path, source, backend);
+  if (!request.ok()) return Fail(request.status());
+  absl::StatusOr<v1::CodegenResponse> response = backend.Codegen(*request);
   if (!response.ok()) return Fail(response.status());
   if (output.empty() || output == "-") {
     std::cout << response->source();
@@ -305,6 +366,7 @@ int RunServe(const std::vector<std::string>& args) {
 struct AllFlags {
   ProblemFlags explain, run, codegen;
   std::string explain_trace, run_trace, codegen_trace, codegen_out;
+  CodegenSource codegen_source;
   bool explain_json = false;
   RunFlags run_opts;
   TargetFlags explain_target, codegen_target, tune_target, lookup_target, records_target,
@@ -351,11 +413,20 @@ void AddTraceCommands(CLI::App& app, AllFlags& f, Subcommands& s) {
   s.run->add_option("--trace", f.run_trace, "trace file ('-' for stdin)")->required();
   f.run_opts.Add(s.run);
 
-  s.gen = app.add_subcommand("codegen", "write the C++ MPI program of a trace");
-  f.codegen.Add(s.gen);
-  s.gen->add_option("--trace", f.codegen_trace, "trace file ('-' for stdin)")->required();
+  s.gen = app.add_subcommand(
+      "codegen", "write the C++ MPI program of a trace, a record or a workload's best record");
+  f.codegen.Add(s.gen, /*required=*/false);
+  s.gen->add_option("--trace", f.codegen_trace, "trace file ('-' for stdin)");
+  s.gen->add_option("--record", f.codegen_source.record, "the trace of this tuning record")
+      ->transform(engine::IntegerIn(1, kInt64Max));
+  s.gen->add_flag("--lookup", f.codegen_source.lookup,
+                  "the best record of the workload (--expr, --extents, --mesh or --ranks)");
+  s.gen->add_option("--ranks", f.codegen_source.ranks, "with --lookup: the workload's rank count")
+      ->transform(engine::IntegerIn(1, kInt64Max));
+  s.gen->add_option("--profile", f.codegen_source.profile,
+                    "with --lookup: the workload's hardware profile (default: default)");
   s.gen->add_option("-o,--output", f.codegen_out, "output file (default: stdout)");
-  f.codegen_target.Add(s.gen, false, false);
+  f.codegen_target.Add(s.gen, true, false);
 }
 
 // calibrate.
@@ -495,7 +566,8 @@ int Dispatch(AllFlags& f, const Subcommands& s) {
     return RunExplain(f.explain, f.explain_trace, f.explain_json, *f.explain_target.Make());
   if (s.run->parsed()) return RunRun(f.run, f.run_trace, f.run_opts);
   if (s.gen->parsed())
-    return RunCodegen(f.codegen, f.codegen_trace, f.codegen_out, *f.codegen_target.Make());
+    return RunCodegen(f.codegen, f.codegen_trace, f.codegen_source, f.codegen_out,
+                      *f.codegen_target.Make());
   if (s.serve->parsed()) return RunServe(s.serve->remaining());
   if (s.lookup->parsed())
     return RunLookup(f.lookup, f.lookup_json, *f.lookup_target.Make(), std::cout, std::cerr);

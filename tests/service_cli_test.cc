@@ -150,6 +150,48 @@ TEST_F(ServiceCliTest, WisdomExportImportRoundTripAndMachineMismatch) {
             "meshtune: records import writes a local database (--db), not a daemon's (--server)\n");
 }
 
+// `codegen --record ID` and `codegen --lookup` write the program of a stored schedule
+// without a trace file: the same source as `codegen --trace` with the record's trace.
+TEST_F(ServiceCliTest, CodegenFromARecordOrALookup) {
+  TuneMatmul();
+  CliRun r = Meshtune("lookup --json" + kMatmul + Db());
+  ASSERT_EQ(r.status, 0) << r.err;
+  Record record;
+  ASSERT_TRUE(ParsesAs(r.out, &record)) << r.out;
+  const std::string trace = WriteFile("best.trace", record.trace().text());
+  r = Meshtune("codegen --trace " + trace + kMatmul);
+  ASSERT_EQ(r.status, 0) << r.err;
+  const std::string expected = r.out;
+  EXPECT_TRUE(Has(expected, "mpirun -n 2 ./program")) << expected;
+  r = Meshtune("codegen --lookup" + kMatmul + Db());
+  ASSERT_EQ(r.status, 0) << r.err;
+  EXPECT_EQ(r.out, expected);
+  r = Meshtune("codegen --record 1" + kMatmul + Db());
+  ASSERT_EQ(r.status, 0) << r.err;
+  EXPECT_EQ(r.out, expected);
+  r = Meshtune("codegen --record 1" + Db());  // canonical names, the record's mesh
+  ASSERT_EQ(r.status, 0) << r.err;
+  EXPECT_TRUE(Has(r.out, "mpirun -n 2 ./program")) << r.out;
+  EXPECT_TRUE(Has(r.out, "\"T0\"")) << r.out;
+
+  r = Meshtune("codegen" + kMatmul + Db());
+  EXPECT_EQ(r.status, 2);
+  EXPECT_EQ(r.err,
+            "meshtune: give exactly one of --trace FILE, --record ID and --lookup (with --expr, "
+            "--extents and --mesh or --ranks)\n");
+  r = Meshtune("codegen --record 1 --lookup" + kMatmul + Db());
+  EXPECT_EQ(r.status, 2);
+  r = Meshtune("codegen --record 7" + Db());
+  EXPECT_EQ(r.status, 1);
+  EXPECT_EQ(r.err, "meshtune: no tuning record with id 7\n");
+  r = Meshtune("codegen --lookup" + kRenamed + " --db " + TmpDir() + "/none.db");
+  EXPECT_EQ(r.status, 1);
+  EXPECT_TRUE(r.err.rfind("meshtune: no tuning database at ", 0) == 0) << r.err;
+  r = Meshtune("codegen --trace " + trace + " --expr 'C[m,n] += A[m,k] * B[k,n]' --mesh x=2");
+  EXPECT_EQ(r.status, 2);
+  EXPECT_EQ(r.err, "meshtune: --trace needs --expr, --extents and --mesh\n");
+}
+
 TEST_F(ServiceCliTest, TuneStoresItsWinnerAndLookupFindsItUnderAnyNames) {
   TuneMatmul();
   CliRun r = Meshtune("lookup" + kMatmul + Db());
