@@ -38,8 +38,8 @@
 #include "absl/strings/str_join.h"
 #include "base/excerpt.h"
 #include "base/json.h"
-#include "base/status_macros.h"
 #include "base/paths.h"
+#include "base/status_macros.h"
 #include "cli/batch_cmd.h"
 #include "cli/calibrate_cmd.h"
 #include "cli/cli_io.h"
@@ -111,7 +111,8 @@ struct ProblemFlags {
   void Add(CLI::App* cmd, bool required = true) {
     CLI::Option* e = cmd->add_option(
         "--expr", expr, "statement in index notation, e.g. 'C[m,n] += A[m,k] * B[k,n]'");
-    CLI::Option* x = cmd->add_option("--extents", extents, "index extents, e.g. m=512,n=1024,k=2048");
+    CLI::Option* x =
+        cmd->add_option("--extents", extents, "index extents, e.g. m=512,n=1024,k=2048");
     cmd->add_option("--dtype", dtype, "f32 or f64");
     CLI::Option* m = cmd->add_option("--mesh", mesh, "mesh axes, e.g. x=8,y=8");
     if (required) {
@@ -265,7 +266,7 @@ int RunRun(const ProblemFlags& flags, const std::string& trace_path, const RunFl
 
 // Where codegen's trace comes from besides --trace.
 struct CodegenSource {
-  int64_t record = 0;  // --record ID
+  int64_t record = 0;   // --record ID
   bool lookup = false;  // --lookup: the workload's best record
   int64_t ranks = 0;    // with --lookup, instead of --mesh
   std::string profile;  // with --lookup
@@ -317,10 +318,9 @@ absl::StatusOr<v1::CodegenRequest> CodegenRequestOf(const ProblemFlags& flags,
 }
 
 // `meshtune codegen`: the C++ MPI program of a trace, to a file or stdout.
-int RunCodegen(const ProblemFlags& flags, const std::string& trace_path, const CodegenSource& source,
-               const std::string& output, engine::Backend& backend) {
-  absl::StatusOr<v1::CodegenRequest> request =
-      CodegenRequestOf(flags, trace_path, source, backend);
+int RunCodegen(const ProblemFlags& flags, const std::string& trace_path,
+               const CodegenSource& source, const std::string& output, engine::Backend& backend) {
+  absl::StatusOr<v1::CodegenRequest> request = CodegenRequestOf(flags, trace_path, source, backend);
   if (!request.ok()) return Fail(request.status());
   absl::StatusOr<v1::CodegenResponse> response = backend.Codegen(*request);
   if (!response.ok()) return Fail(response.status());
@@ -523,8 +523,8 @@ void AddRecordCommands(CLI::App& app, AllFlags& f, Subcommands& s) {
                      "only records tuned with this machine's profile (same machine fingerprint)");
   f.lookup_target.Add(s.lookup, true, false);
 
-  s.records =
-      app.add_subcommand("records", "list tuning records (of one workload with --expr ...)");
+  s.records = app.add_subcommand(
+      "records", "list, export and import tuning records (of one workload with --expr ...)");
   AddWorkloadFlags(s.records, &f.records.workload, false);
   s.records->add_option("--limit", f.records.limit, "records to list, 1 to 1000 (default 50)")
       ->transform(engine::IntegerIn(kIntMin, kIntMax));  // the range: RunRecords

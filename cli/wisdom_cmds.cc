@@ -58,9 +58,9 @@ int RunImport(const std::string& path, const std::string& db_path, std::ostream&
   absl::StatusOr<std::string> text = ReadInput(path, kMaxWisdomBytes);
   if (!text.ok()) return Fail(text.status(), err);
   if (text->size() > kMaxWisdomBytes) {
-    return Fail(absl::InvalidArgumentError(
-                    absl::StrCat("wisdom file ", path, " is larger than 1 GiB")),
-                err);
+    return Fail(
+        absl::InvalidArgumentError(absl::StrCat("wisdom file ", path, " is larger than 1 GiB")),
+        err);
   }
   absl::StatusOr<std::unique_ptr<storage::TuningDb>> db = storage::OpenSqliteTuningDb(db_path);
   if (!db.ok()) return Fail(db.status(), err);

@@ -78,9 +78,9 @@ absl::StatusOr<Line> ParseLine(absl::string_view text) {
   r.checked_extents = m.checked_extents();
   r.machine = m.machine();
   r.created_unix_ms = m.created_unix_ms();
-  line.description = absl::StrCat(line.workload.expr, " (", line.workload.extents, ", ",
-                                  line.workload.dtype, ") on ", line.workload.mesh,
-                                  ", profile ", line.workload.profile);
+  line.description =
+      absl::StrCat(line.workload.expr, " (", line.workload.extents, ", ", line.workload.dtype,
+                   ") on ", line.workload.mesh, ", profile ", line.workload.profile);
   // What Add would refuse, refused before anything is added.
   storage::TuningRecord checked = r;
   MT_RETURN_IF_ERROR(storage::CheckRecord(line.workload, &checked));

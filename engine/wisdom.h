@@ -25,10 +25,10 @@ std::string WisdomText(std::vector<v1::Record> records);
 // What an import did with one workload of the file.
 struct ImportedWorkload {
   std::string fingerprint;
-  std::string description;  // "T0[i0,i1] += ... (i0=64,...) on x=2,y=2, profile default"
-  int64_t added = 0;        // records of the file added
-  int64_t duplicates = 0;   // records of the file already in the database
-  v1::Record best;          // the workload's best record after the merge
+  std::string description;     // "T0[i0,i1] += ... (i0=64,...) on x=2,y=2, profile default"
+  int64_t added = 0;           // records of the file added
+  int64_t duplicates = 0;      // records of the file already in the database
+  v1::Record best;             // the workload's best record after the merge
   bool best_imported = false;  // whether that best came from the file
 };
 

@@ -63,10 +63,10 @@ TEST(WisdomTest, TheVerifiedFasterRecordStaysBestWhicheverSideItCameFrom) {
                   .ok());
   // The file: a faster verified record of a; for b a slower verified one and an unverified
   // one the model puts far lower.
-  absl::StatusOr<ImportReport> report = ImportWisdom(
-      *db, Wisdom({Rec("i0=64,i1=64,i2=64", 0.1, 0.15, "m2", 3),
-                   Rec("i0=32,i1=32,i2=32", 0.1, 0.3, "m2", 4),
-                   Rec("i0=32,i1=32,i2=32", 0.001, std::nullopt, "m2", 5)}));
+  absl::StatusOr<ImportReport> report =
+      ImportWisdom(*db, Wisdom({Rec("i0=64,i1=64,i2=64", 0.1, 0.15, "m2", 3),
+                                Rec("i0=32,i1=32,i2=32", 0.1, 0.3, "m2", 4),
+                                Rec("i0=32,i1=32,i2=32", 0.001, std::nullopt, "m2", 5)}));
   ASSERT_TRUE(report.ok()) << report.status();
   EXPECT_EQ(report->added, 3);
   EXPECT_EQ(report->duplicates, 0);

@@ -18,8 +18,8 @@ std::string MachineFingerprint(const v1::HardwareProfile* profile) {
                     absl::StrFormat("profile: ranks=%d ranks_per_node=%d cores=%d dtype=%s "
                                     "gemm_n=%d alpha=%.17g beta=%.17g alpha_coll=%.17g "
                                     "beta_coll=%.17g gamma=%.17g overlap=%.17g\n",
-                                    p.ranks(), p.ranks_per_node(), p.cores(), p.dtype(),
-                                    p.gemm_n(), p.alpha_s(), p.beta_s_per_byte(), p.alpha_coll_s(),
+                                    p.ranks(), p.ranks_per_node(), p.cores(), p.dtype(), p.gemm_n(),
+                                    p.alpha_s(), p.beta_s_per_byte(), p.alpha_coll_s(),
                                     p.beta_coll_s_per_byte(), p.gamma_s_per_flop(), p.overlap()),
                     "mpi: ", p.mpi_library(), "\nblas: ", p.blas_config(), "\n");
   }
