@@ -1,8 +1,10 @@
 #include "runtime/executor.h"
 
+#include <memory>
 #include <utility>
 
 #include "absl/strings/str_cat.h"
+#include "absl/strings/str_replace.h"
 #include "runtime/rank.h"
 
 namespace meshtune::runtime {
@@ -159,22 +161,27 @@ void Interpret(const Program& program, RankRuntimeBase* rt) {
   if (program.body) interpreter.Exec(program.body);
 }
 
-RunStats Execute(const Program& program, std::unique_ptr<Comm> comm, const ExecOptions& options) {
-  RunStats result;
-  if (comm->axis_sizes() != program.axis_sizes) {
-    result.error =
-        absl::StrCat("the mesh has ", program.Ranks(), " ranks but the job has ", comm->size());
-    return result;
+namespace {
+
+// The runtime's view of `program`: tensors (with their block starts), buffers, statement.
+struct Specs {
+  std::vector<TensorSpec> tensors;
+  std::vector<BufferSpec> buffers;
+  StatementSpec statement;
+};
+
+// Specs of `program`, or the error of a program Execute and BoundProgram cannot run.
+absl::StatusOr<Specs> SpecsOf(const Program& program, const Comm& comm) {
+  if (comm.axis_sizes() != program.axis_sizes) {
+    return absl::InvalidArgumentError(
+        absl::StrCat("the mesh has ", program.Ranks(), " ranks but the job has ", comm.size()));
   }
   const Compute* compute = codegen::KernelCall(program);
-  if (compute == nullptr) {
-    result.error = "the program has no kernel call";
-    return result;
-  }
-  std::vector<TensorSpec> tensors;
+  if (compute == nullptr) return absl::InvalidArgumentError("the program has no kernel call");
+  Specs s;
   for (const codegen::TensorInfo& t : program.tensors) {
-    TensorSpec s{t.name, t.dims, t.shape, t.local_shape, t.is_output, nullptr};
-    s.block_start = [&program, layout = t.layout](const Coords& coords) {
+    TensorSpec spec{t.name, t.dims, t.shape, t.local_shape, t.is_output, nullptr};
+    spec.block_start = [&program, layout = t.layout](const Coords& coords) {
       std::vector<int64_t> start;
       for (const codegen::DimLayout& l : layout) {
         int64_t v = 0;
@@ -183,18 +190,71 @@ RunStats Execute(const Program& program, std::unique_ptr<Comm> comm, const ExecO
       }
       return start;
     };
-    tensors.push_back(std::move(s));
+    s.tensors.push_back(std::move(spec));
   }
-  std::vector<BufferSpec> buffers;
-  for (const codegen::Alloc& a : program.buffers) buffers.push_back({a.buffer, a.shape});
-  StatementSpec statement{compute->out.tensor, compute->out.dims, {}, compute->sum};
-  for (const codegen::Operand& o : compute->in) statement.operands.emplace_back(o.tensor, o.dims);
-  std::unique_ptr<RankRuntimeBase> rt =
-      MakeRankRuntime(program.dtype_bytes, std::move(comm), program.axis_names, std::move(tensors),
-                      std::move(buffers), std::move(statement), program.accumulate, options.seed);
+  for (const codegen::Alloc& a : program.buffers) s.buffers.push_back({a.buffer, a.shape});
+  s.statement = StatementSpec{compute->out.tensor, compute->out.dims, {}, compute->sum};
+  for (const codegen::Operand& o : compute->in) s.statement.operands.emplace_back(o.tensor, o.dims);
+  return s;
+}
+
+}  // namespace
+
+RunStats Execute(const Program& program, std::unique_ptr<Comm> comm, const ExecOptions& options) {
+  RunStats result;
+  absl::StatusOr<Specs> specs = SpecsOf(program, *comm);
+  if (!specs.ok()) {
+    result.error = std::string(specs.status().message());
+    return result;
+  }
+  std::unique_ptr<RankRuntimeBase> rt = MakeRankRuntime(
+      program.dtype_bytes, std::move(comm), program.axis_names, std::move(specs->tensors),
+      std::move(specs->buffers), std::move(specs->statement), program.accumulate, options.seed);
   Interpreter interpreter(program, rt.get());
   return rt->Measure([&] { interpreter.Exec(program.body); }, options.warmup, options.reps,
                      options.inject_fault);
+}
+
+absl::StatusOr<std::unique_ptr<BoundProgram>> BoundProgram::Create(const Program& program,
+                                                                   std::unique_ptr<Comm> comm) {
+  auto owned = std::make_shared<const Program>(program);
+  absl::StatusOr<Specs> specs = SpecsOf(*owned, *comm);
+  if (!specs.ok()) {
+    return absl::InvalidArgumentError(absl::StrReplaceAll(
+        specs.status().message(), {{"ranks but the job has", "ranks but the communicator has"}}));
+  }
+  const Coords coords = comm->CoordsOf(comm->rank());
+  std::unique_ptr<RankRuntimeBase> rt = MakeBoundRankRuntime(
+      owned->dtype_bytes, std::move(comm), owned->axis_names, std::move(specs->tensors),
+      std::move(specs->buffers), std::move(specs->statement), owned->accumulate);
+  return std::unique_ptr<BoundProgram>(new BoundProgram(std::move(owned), coords, std::move(rt)));
+}
+
+BoundProgram::BoundProgram(std::shared_ptr<const Program> program, Coords coords,
+                           std::unique_ptr<RankRuntimeBase> rt)
+    : program_(std::move(program)), coords_(std::move(coords)), rt_(std::move(rt)) {}
+
+std::vector<int64_t> BoundProgram::ShardStart(size_t t) const {
+  std::vector<int64_t> start;
+  for (const codegen::DimLayout& l : program_->tensors[t].layout) {
+    int64_t v = 0;
+    for (const auto& [block, index] : l.blocks) v += block * EvalAt(*program_, index, coords_, {});
+    start.push_back(v);
+  }
+  return start;
+}
+
+const std::vector<int64_t>& BoundProgram::ShardExtents(size_t t) const {
+  return program_->tensors[t].local_shape;
+}
+
+absl::Status BoundProgram::Run(const std::vector<void*>& shards) {
+  for (size_t t = 0; t < program_->tensors.size() && t < shards.size(); ++t)
+    rt_->Bind(program_->tensors[t].name, shards[t]);
+  Interpreter interpreter(*program_, rt_.get());
+  const std::string error = rt_->Run([&] { interpreter.Exec(program_->body); });
+  if (!error.empty()) return absl::InternalError(error);
+  return absl::OkStatus();
 }
 
 }  // namespace meshtune::runtime

@@ -12,6 +12,7 @@
 #include <string>
 #include <vector>
 
+#include "absl/status/statusor.h"
 #include "codegen/program.h"
 #include "runtime/comm.h"
 #include "runtime/rank.h"
@@ -37,6 +38,36 @@ RunStats Execute(const codegen::Program& program, std::unique_ptr<Comm> comm,
 // reduction (codegen/program.h) its Async/Wait sequence. Execute is the way to run a
 // program; this is for tests of the call sequence.
 void Interpret(const codegen::Program& program, RankRuntimeBase* rt);
+
+// A Program on one rank over the caller's memory, for applications: the transfer buffers
+// are allocated once, at Create, and Run executes the program once on the shards it is
+// given, as often as called. Not thread-safe; Run is collective (every rank of the mesh
+// calls it).
+class BoundProgram {
+ public:
+  // InvalidArgument when `comm`'s mesh is not the program's ("the mesh has 4 ranks but the
+  // communicator has 2") or the program has no kernel call.
+  static absl::StatusOr<std::unique_ptr<BoundProgram>> Create(const codegen::Program& program,
+                                                              std::unique_ptr<Comm> comm);
+
+  // This rank's shard of program.tensors[t]: the global index of its first element and
+  // its extents; the shard is dense and row-major (strides follow from the extents).
+  std::vector<int64_t> ShardStart(size_t t) const;
+  const std::vector<int64_t>& ShardExtents(size_t t) const;
+
+  // Runs the program once: shards[t] is this rank's shard of program.tensors[t] (inputs
+  // are only read; the output is overwritten for `=`, added to for `+=`). Internal with
+  // the runtime's message when a shard is missing.
+  absl::Status Run(const std::vector<void*>& shards);
+
+ private:
+  BoundProgram(std::shared_ptr<const codegen::Program> program, Coords coords,
+               std::unique_ptr<RankRuntimeBase> rt);
+  // Shared with the runtime's tensor specs, whose block starts read it.
+  std::shared_ptr<const codegen::Program> program_;
+  Coords coords_;
+  std::unique_ptr<RankRuntimeBase> rt_;
+};
 
 }  // namespace meshtune::runtime
 

@@ -78,18 +78,26 @@ class RankRuntime : public RankRuntimeBase {
  public:
   RankRuntime(std::unique_ptr<Comm> comm, std::vector<std::string> axis_names,
               std::vector<TensorSpec> tensors, std::vector<BufferSpec> buffers,
-              StatementSpec statement, bool accumulate, uint64_t seed)
+              StatementSpec statement, bool accumulate, uint64_t seed, bool bound = false)
       : comm_(std::move(comm)),
         names_(std::move(axis_names)),
         tensors_(std::move(tensors)),
         statement_(std::move(statement)),
         accumulate_(accumulate),
-        seed_(seed) {
+        seed_(seed),
+        bound_(bound) {
     rank_ = comm_->rank();
     size_ = comm_->size();
     coords_ = comm_->CoordsOf(rank_);
     for (const TensorSpec& t : tensors_) {
-      shards_[t.name].Resize(t.local_shape);
+      Dense<T>& shard = shards_[t.name];
+      if (bound_) {  // the caller's memory, bound later
+        shard.shape = t.local_shape;
+        shard.strides = DenseStrides(t.local_shape);
+        bound_data_[t.name] = nullptr;
+        continue;
+      }
+      shard.Resize(t.local_shape);
       if (!t.is_output) Fill(t);
     }
     for (const BufferSpec& spec : buffers) {
@@ -207,7 +215,7 @@ class RankRuntime : public RankRuntimeBase {
   Slot<T> View(const std::string& tensor, const std::vector<int64_t>& offset,
                const std::vector<int64_t>& shape) {
     Dense<T>& shard = shards_[tensor];
-    T* p = shard.data.data() + shard.Offset(offset);
+    T* p = Data(tensor) + shard.Offset(offset);
     if (Contiguous(shape, shard.shape)) return Slot<T>{p, DenseStrides(shape), true};
     return Slot<T>{p, shard.strides, false};
   }
@@ -433,6 +441,10 @@ class RankRuntime : public RankRuntimeBase {
   RunStats Measure(const std::function<void()>& body, int warmup, int reps,
                    const std::string& fault) override {
     RunStats m;
+    if (bound_) {
+      m.error = "Measure needs a runtime that owns its shards (MakeRankRuntime)";
+      return m;
+    }
     for (int i = 0; i < warmup + reps; ++i) {
       ResetOutput();
       bytes_ = 0;
@@ -555,6 +567,25 @@ class RankRuntime : public RankRuntimeBase {
     return [this, &t, sum, len = lens[me], lo = los[me]] { AddHeld(t, sum, len, lo); };
   }
 
+  void Bind(const std::string& tensor, void* data) override {
+    bound_data_[tensor] = static_cast<T*>(data);
+  }
+
+  std::string Run(const std::function<void()>& body) override {
+    if (!bound_) return "Run needs a runtime over the caller's memory (MakeBoundRankRuntime)";
+    for (const TensorSpec& t : tensors_) {
+      if (bound_data_[t.name] == nullptr && Elements(t.local_shape) > 0)
+        return "tensor " + t.name + " is not bound";
+    }
+    if (!accumulate_) {
+      const TensorSpec& out = Tensor(statement_.output);
+      std::fill(Data(out.name), Data(out.name) + Elements(out.local_shape), T(0));
+    }
+    body();
+    for (auto& [name, b] : buffers_) Wait(name);  // a body that left one started
+    return "";
+  }
+
   const TensorSpec& Tensor(const std::string& name) const {
     for (const TensorSpec& t : tensors_) {
       if (t.name == name) return t;
@@ -604,10 +635,10 @@ class RankRuntime : public RankRuntimeBase {
     if (!Held(t, coords_, off, shape, &lo, &len)) return;
     Dense<T>& shard = shards_[t.name];
     if (lo.empty()) {
-      shard.data[0] += part[0];
+      Data(t.name)[0] += part[0];
       return;
     }
-    T* to = shard.data.data() + shard.Offset(Minus(lo, t.block_start(coords_)));
+    T* to = Data(t.name) + shard.Offset(Minus(lo, t.block_start(coords_)));
     const std::vector<int64_t> from_strides = DenseStrides(shape);
     const T* from = part + OffsetOf(Minus(lo, off), from_strides);
     // Row by row: the last dim is contiguous in both.
@@ -625,7 +656,7 @@ class RankRuntime : public RankRuntimeBase {
     const std::vector<int64_t>* strides;
     if (o.buffer == o.tensor) {
       Dense<T>& shard = shards_[o.buffer];
-      base = shard.data.data();
+      base = Data(o.buffer);
       strides = &shard.strides;
     } else {
       const Slot<T>& cur = buffers_[o.buffer].cur;
@@ -664,7 +695,14 @@ class RankRuntime : public RankRuntimeBase {
   uint64_t seed_;
   int rank_ = 0, size_ = 1;
   Coords coords_;
-  std::map<std::string, Dense<T>> shards_;
+  // The shard of a tensor on this rank: the caller's memory when bound_, else shards_'s.
+  T* Data(const std::string& tensor) {
+    return bound_ ? bound_data_[tensor] : shards_[tensor].data.data();
+  }
+
+  bool bound_ = false;                      // MakeBoundRankRuntime: shards are the caller's (Bind)
+  std::map<std::string, Dense<T>> shards_;  // when bound_, shapes and strides only
+  std::map<std::string, T*> bound_data_;
   std::map<std::string, TransferBuffer<T>> buffers_;
   std::string async_;   // the buffer named by the last Async, until its transfer starts
   int pending_ = 0;     // buffers with a started transfer or reduction
@@ -690,6 +728,21 @@ std::unique_ptr<RankRuntimeBase> MakeRankRuntime(int dtype_bytes, std::unique_pt
   return std::make_unique<RankRuntime<float>>(std::move(comm), axis_names, std::move(tensors),
                                               std::move(buffers), std::move(statement), accumulate,
                                               seed);
+}
+
+std::unique_ptr<RankRuntimeBase> MakeBoundRankRuntime(int dtype_bytes, std::unique_ptr<Comm> comm,
+                                                      const std::vector<std::string>& axis_names,
+                                                      std::vector<TensorSpec> tensors,
+                                                      std::vector<BufferSpec> buffers,
+                                                      StatementSpec statement, bool accumulate) {
+  if (dtype_bytes == 8) {
+    return std::make_unique<RankRuntime<double>>(std::move(comm), axis_names, std::move(tensors),
+                                                 std::move(buffers), std::move(statement),
+                                                 accumulate, 0, /*bound=*/true);
+  }
+  return std::make_unique<RankRuntime<float>>(std::move(comm), axis_names, std::move(tensors),
+                                              std::move(buffers), std::move(statement), accumulate,
+                                              0, /*bound=*/true);
 }
 
 }  // namespace meshtune::runtime

@@ -107,6 +107,15 @@ class RankRuntimeBase {
   // `inject_fault` "wrong" perturbs one output element on rank 0 (tests of the launcher).
   virtual RunStats Measure(const std::function<void()>& body, int warmup, int reps,
                            const std::string& inject_fault) = 0;
+  // A runtime from MakeBoundRankRuntime works on the caller's memory: Bind makes `data`
+  // (dense, row-major, the tensor's local shape; const for inputs in spirit: inputs are
+  // only read) `tensor`'s shard on this rank until bound again.
+  virtual void Bind(const std::string& tensor, void* data) = 0;
+  // Runs `body` once on the bound shards, the output zeroed first unless the statement
+  // accumulates (+=), and completes every transfer it started. Returns "" or what is
+  // wrong: a tensor not bound, or a runtime that owns its shards (MakeRankRuntime). Not
+  // collective on error: every rank must bind alike.
+  virtual std::string Run(const std::function<void()>& body) = 0;
 };
 
 // A runtime for f32 (dtype_bytes 4) or f64 (8) over `comm` (one rank of the mesh).
@@ -116,6 +125,14 @@ std::unique_ptr<RankRuntimeBase> MakeRankRuntime(int dtype_bytes, std::unique_pt
                                                  std::vector<BufferSpec> buffers,
                                                  StatementSpec statement, bool accumulate,
                                                  uint64_t seed);
+
+// A runtime over the caller's memory (Bind, Run): no shards allocated or filled, no
+// verification; transfer buffers allocated once, here.
+std::unique_ptr<RankRuntimeBase> MakeBoundRankRuntime(int dtype_bytes, std::unique_ptr<Comm> comm,
+                                                      const std::vector<std::string>& axis_names,
+                                                      std::vector<TensorSpec> tensors,
+                                                      std::vector<BufferSpec> buffers,
+                                                      StatementSpec statement, bool accumulate);
 
 }  // namespace meshtune::runtime
 

@@ -1,7 +1,8 @@
 // The property behind "a schedule called legal computes the right answer": for small
 // problems on small meshes, every legal point of the schedule space — or a seeded sample
 // where the space is larger than --max-points — replays, lowers and verifies against the
-// reference on every rank of the mesh simulator (tests/space_sweep.h). The spaces hold
+// reference on every rank of the mesh simulator (tests/space_sweep.h), both as the runtime
+// owning its shards and on the caller's memory (tests/bound_run.h), twice. The spaces hold
 // prefetched schedules (double-buffered transfers and reductions, search/space.h), so
 // those are swept too; each space's line says how many of its checked points prefetch.
 //
@@ -21,6 +22,7 @@
 #include <vector>
 
 #include "absl/strings/str_cat.h"
+#include "tests/bound_run.h"
 #include "tests/space_sweep.h"
 
 namespace meshtune::testing {
@@ -78,7 +80,11 @@ class LegalIsCorrectTest : public ::testing::TestWithParam<SweepCase> {};
 
 TEST_P(LegalIsCorrectTest, EveryCheckedLegalPointVerifies) {
   const SweepCase& c = GetParam();
-  absl::StatusOr<SweepResult> r = SweepSpace(c, g_max_points, g_seed);
+  // Each point also runs on the caller's memory (runtime::BoundProgram), as a library user's
+  // and a generated callable kernel's calls do.
+  absl::StatusOr<SweepResult> r = SweepSpace(
+      c, g_max_points, g_seed,
+      [](const ir::Computation&, const codegen::Program& p) { return CheckBoundRun(p); });
   ASSERT_TRUE(r.ok()) << r.status();
   std::cout << c.Name() << ": " << r->legal_points << " legal, " << r->checked << " checked ("
             << r->prefetched << " prefetched), " << r->distinct_programs << " distinct programs, "

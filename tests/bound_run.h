@@ -1,0 +1,22 @@
+// Programs run on the caller's memory (runtime::BoundProgram), checked on the mesh
+// simulator: the path a library user and a generated callable kernel take.
+#ifndef MESHTUNE_TESTS_BOUND_RUN_H_
+#define MESHTUNE_TESTS_BOUND_RUN_H_
+
+#include <string>
+
+#include "codegen/program.h"
+
+namespace meshtune::testing {
+
+// Runs `program` through BoundProgram on every rank of a simulated mesh, on arrays this
+// function allocates per rank (each tensor's shard, filled with runtime/fill.h's values at
+// the shard's global indices; the output with its own values for '+=', garbage for '='),
+// twice (the output refilled in between, the same BoundProgram reused), and checks each
+// rank's output shard against the reference after each run. "" when every check passes;
+// else the first mismatch or error.
+std::string CheckBoundRun(const codegen::Program& program);
+
+}  // namespace meshtune::testing
+
+#endif  // MESHTUNE_TESTS_BOUND_RUN_H_
