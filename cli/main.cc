@@ -24,6 +24,7 @@
 #include <cstdio>
 #include <cstring>
 #include <exception>
+#include <filesystem>
 #include <fstream>
 #include <iostream>
 #include <limits>
@@ -266,6 +267,9 @@ int RunRun(const ProblemFlags& flags, const std::string& trace_path, const RunFl
 
 // Where codegen's trace comes from besides --trace.
 struct CodegenSource {
+  bool main = false;    // --main: a standalone benchmark program
+  std::string name;     // --name: the callable kernel's name
+  std::string header;   // --header: where the callable kernel's header goes
   int64_t record = 0;   // --record ID
   bool lookup = false;  // --lookup: the workload's best record
   int64_t ranks = 0;    // with --lookup, instead of --mesh
@@ -285,6 +289,8 @@ absl::StatusOr<v1::CodegenRequest> CodegenRequestOf(const ProblemFlags& flags,
         "and --mesh or --ranks)");
   }
   v1::CodegenRequest request;
+  request.set_main(source.main);
+  request.set_name(source.name);
   if (!trace_path.empty()) {
     if (flags.expr.empty() || flags.extents.empty() || flags.mesh.empty())
       return absl::InvalidArgumentError("--trace needs --expr, --extents and --mesh");
@@ -317,32 +323,53 @@ absl::StatusOr<v1::CodegenRequest> CodegenRequestOf(const ProblemFlags& flags,
   return request;
 }
 
-// `meshtune codegen`: the C++ MPI program of a trace, to a file or stdout.
+// Writes `text` to the file `path`; InvalidArgument when it cannot be opened, Unavailable
+// when a write fails, each naming the path.
+absl::Status WriteTextFile(const std::string& path, const std::string& text) {
+  std::ofstream out(path);
+  if (!out) {
+    const int error = errno;
+    return absl::InvalidArgumentError(absl::StrCat("cannot open '",
+                                                   base::Excerpt(path, base::kMaxPathExcerpt),
+                                                   "' for writing: ", std::strerror(error)));
+  }
+  errno = 0;
+  out << text;
+  out.close();  // the last write happens here
+  if (!out) {
+    return absl::UnavailableError(
+        absl::StrCat("cannot write '", base::Excerpt(path, base::kMaxPathExcerpt),
+                     "': ", errno != 0 ? std::strerror(errno) : "a write failed"));
+  }
+  return absl::OkStatus();
+}
+
+// Where a callable kernel's header goes: --header, or beside `output` with the extension
+// .h; "" when the source goes to stdout without --header (one self-contained file).
+std::string HeaderPath(const std::string& output, const CodegenSource& source) {
+  if (!source.header.empty() || source.main) return source.header;
+  if (output.empty() || output == "-") return "";
+  return std::filesystem::path(output).replace_extension(".h").string();
+}
+
+// `meshtune codegen`: a callable kernel (source and header) or, with --main, a standalone
+// C++ MPI program, of a trace or a record, to files or stdout.
 int RunCodegen(const ProblemFlags& flags, const std::string& trace_path,
                const CodegenSource& source, const std::string& output, engine::Backend& backend) {
   absl::StatusOr<v1::CodegenRequest> request = CodegenRequestOf(flags, trace_path, source, backend);
   if (!request.ok()) return Fail(request.status());
+  const std::string header = HeaderPath(output, source);
+  if (!header.empty()) request->set_header_name(std::filesystem::path(header).filename().string());
   absl::StatusOr<v1::CodegenResponse> response = backend.Codegen(*request);
   if (!response.ok()) return Fail(response.status());
+  if (!header.empty() && !source.main) {
+    if (absl::Status s = WriteTextFile(header, response->header()); !s.ok()) return Fail(s);
+  }
   if (output.empty() || output == "-") {
     std::cout << response->source();
     return engine::kExitOk;
   }
-  std::ofstream out(output);
-  if (!out) {
-    const int error = errno;
-    return Fail(absl::InvalidArgumentError(
-        absl::StrCat("cannot open '", base::Excerpt(output, base::kMaxPathExcerpt),
-                     "' for writing: ", std::strerror(error))));
-  }
-  errno = 0;
-  out << response->source();
-  out.close();  // the last write happens here
-  if (!out) {
-    return Fail(absl::UnavailableError(
-        absl::StrCat("cannot write '", base::Excerpt(output, base::kMaxPathExcerpt),
-                     "': ", errno != 0 ? std::strerror(errno) : "a write failed")));
-  }
+  if (absl::Status s = WriteTextFile(output, response->source()); !s.ok()) return Fail(s);
   return engine::kExitOk;
 }
 
@@ -414,7 +441,7 @@ void AddTraceCommands(CLI::App& app, AllFlags& f, Subcommands& s) {
   f.run_opts.Add(s.run);
 
   s.gen = app.add_subcommand(
-      "codegen", "write the C++ MPI program of a trace, a record or a workload's best record");
+      "codegen", "write the C++ kernel (or --main program) of a trace, a record or a best record");
   f.codegen.Add(s.gen, /*required=*/false);
   s.gen->add_option("--trace", f.codegen_trace, "trace file ('-' for stdin)");
   s.gen->add_option("--record", f.codegen_source.record, "the trace of this tuning record")
@@ -425,6 +452,12 @@ void AddTraceCommands(CLI::App& app, AllFlags& f, Subcommands& s) {
       ->transform(engine::IntegerIn(1, kInt64Max));
   s.gen->add_option("--profile", f.codegen_source.profile,
                     "with --lookup: the workload's hardware profile (default: default)");
+  s.gen->add_flag("--main", f.codegen_source.main,
+                  "a standalone benchmark program instead of a callable kernel");
+  s.gen->add_option("--name", f.codegen_source.name,
+                    "the callable kernel's name (default: meshtune_kernel)");
+  s.gen->add_option("--header", f.codegen_source.header,
+                    "where the kernel's header goes (default: beside -o FILE, as .h)");
   s.gen->add_option("-o,--output", f.codegen_out, "output file (default: stdout)");
   f.codegen_target.Add(s.gen, true, false);
 }

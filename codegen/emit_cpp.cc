@@ -1,5 +1,6 @@
 #include "codegen/emit_cpp.h"
 
+#include "absl/strings/ascii.h"
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_join.h"
 #include "absl/strings/str_replace.h"
@@ -159,7 +160,55 @@ void Emit(const Program& p, const StmtPtr& s, const For* loop, int indent, std::
   }
 }
 
+// The declarations of `tensors`, `buffers` and `statement` that MakeRankRuntime and
+// MakeBoundRankRuntime take, indented by `pad`.
+std::string Specs(const Program& p, const std::string& pad) {
+  std::string out = absl::StrCat(pad, "std::vector<TensorSpec> tensors;\n");
+  for (const TensorInfo& t : p.tensors) {
+    absl::StrAppend(&out, pad, "tensors.push_back(TensorSpec{", Quote(t.name), ", ",
+                    Strings(t.dims), ", ", Ints(t.shape), ", ", Ints(t.local_shape), ", ",
+                    t.is_output ? "true" : "false", ", ", CoordsLambda(p, ShardStart(t)), "});\n");
+  }
+  std::vector<std::string> buffers;
+  for (const Alloc& a : p.buffers)
+    buffers.push_back(absl::StrCat("{", Quote(a.buffer), ", ", Ints(a.shape), "}"));
+  const Compute* c = KernelCall(p);
+  std::vector<std::string> operands;
+  for (const Operand& o : c->in)
+    operands.push_back(absl::StrCat("{", Quote(o.tensor), ", ", Strings(o.dims), "}"));
+  absl::StrAppend(&out, pad, "std::vector<BufferSpec> buffers = {", absl::StrJoin(buffers, ", "),
+                  "};\n", pad, "StatementSpec statement{", Quote(c->out.tensor), ", ",
+                  Strings(c->out.dims), ", {", absl::StrJoin(operands, ", "), "}, ",
+                  c->sum ? "true" : "false", "};\n");
+  return out;
+}
+
+// `const int64_t v_x = rt->coords()[0];` for every mesh axis, indented by `pad`.
+std::string AxisVars(const Program& p, const std::string& pad) {
+  std::string out;
+  for (size_t a = 0; a < p.axis_names.size(); ++a) {
+    absl::StrAppend(&out, pad, "const int64_t ", Var(p.axis_names[a]), " = rt->coords()[", a,
+                    "];\n", pad, "(void)", Var(p.axis_names[a]), ";\n");
+  }
+  return out;
+}
+
+constexpr char kHelpers[] =
+    R"(static inline int64_t floord(int64_t a, int64_t b) { return a / b - ((a % b != 0) && ((a < 0) != (b < 0))); }
+static inline int64_t floormod(int64_t a, int64_t b) { return a - floord(a, b) * b; }
+)";
+
 }  // namespace
+
+std::vector<Expr> ShardStart(const TensorInfo& t) {
+  std::vector<Expr> start;
+  for (const DimLayout& l : t.layout) {
+    Expr s = Expr::Const(0);
+    for (const auto& [block, index] : l.blocks) s = s + Expr::Const(block) * index;
+    start.push_back(s);
+  }
+  return start;
+}
 
 std::string EmitCpp(const Program& p, const std::string& title) {
   std::string out;
@@ -186,9 +235,8 @@ std::string EmitCpp(const Program& p, const std::string& title) {
 
 using namespace meshtune::runtime;
 
-static inline int64_t floord(int64_t a, int64_t b) { return a / b - ((a % b != 0) && ((a < 0) != (b < 0))); }
-static inline int64_t floormod(int64_t a, int64_t b) { return a - floord(a, b) * b; }
-
+)",
+                  kHelpers, R"(
 int main(int argc, char** argv) {
   MPI_Init(&argc, &argv);
   int reps = 3, warmup = 1;
@@ -199,38 +247,11 @@ int main(int argc, char** argv) {
     if (!std::strcmp(argv[i], "--seed")) seed = std::strtoull(argv[i + 1], nullptr, 10);
   }
   {
-    std::vector<TensorSpec> tensors;
 )");
-  for (const TensorInfo& t : p.tensors) {
-    std::vector<Expr> start;
-    for (const DimLayout& l : t.layout) {
-      Expr s = Expr::Const(0);
-      for (const auto& [block, index] : l.blocks) s = s + Expr::Const(block) * index;
-      start.push_back(s);
-    }
-    absl::StrAppend(&out, "    tensors.push_back(TensorSpec{", Quote(t.name), ", ", Strings(t.dims),
-                    ", ", Ints(t.shape), ", ", Ints(t.local_shape), ", ",
-                    t.is_output ? "true" : "false", ", ", CoordsLambda(p, start), "});\n");
-  }
-  std::vector<std::string> buffers;
-  for (const Alloc& a : p.buffers)
-    buffers.push_back(absl::StrCat("{", Quote(a.buffer), ", ", Ints(a.shape), "}"));
-  const Compute* c = KernelCall(p);
-  std::vector<std::string> operands;
-  for (const Operand& o : c->in)
-    operands.push_back(absl::StrCat("{", Quote(o.tensor), ", ", Strings(o.dims), "}"));
-  absl::StrAppend(&out, "    std::vector<BufferSpec> buffers = {", absl::StrJoin(buffers, ", "),
-                  "};\n", "    StatementSpec statement{", Quote(c->out.tensor), ", ",
-                  Strings(c->out.dims), ", {", absl::StrJoin(operands, ", "), "}, ",
-                  c->sum ? "true" : "false", "};\n", "    auto rt = MakeRankRuntime(",
-                  p.dtype_bytes, ", MPI_COMM_WORLD, ", Ints(p.axis_sizes), ", ",
-                  Strings(p.axis_names), ", tensors, buffers, statement, ",
-                  p.accumulate ? "true" : "false", ", seed);\n");
-  for (size_t a = 0; a < p.axis_names.size(); ++a) {
-    absl::StrAppend(&out, "    const int64_t ", Var(p.axis_names[a]), " = rt->coords()[", a, "];\n",
-                    "    (void)", Var(p.axis_names[a]), ";\n");
-  }
-  absl::StrAppend(&out, "    const RunStats m = rt->Measure([&] {\n");
+  absl::StrAppend(&out, Specs(p, "    "), "    auto rt = MakeRankRuntime(", p.dtype_bytes,
+                  ", MPI_COMM_WORLD, ", Ints(p.axis_sizes), ", ", Strings(p.axis_names),
+                  ", tensors, buffers, statement, ", p.accumulate ? "true" : "false", ", seed);\n",
+                  AxisVars(p, "    "), "    const RunStats m = rt->Measure([&] {\n");
   Emit(p, p.body, nullptr, 3, &out);
   absl::StrAppend(&out, R"(    }, warmup, reps, "");
     int rank = 0;
@@ -242,6 +263,154 @@ int main(int argc, char** argv) {
 }
 )");
   return out;
+}
+
+namespace {
+
+std::string Identity(const std::string& name) { return name; }
+
+// "C[16*x, 12*y]": where `t`'s shard starts, in the mesh axes' names.
+std::string StartText(const TensorInfo& t) {
+  std::vector<std::string> dims;
+  for (const Expr& e : ShardStart(t)) dims.push_back(e.ToString(Identity));
+  return absl::StrCat(t.name, "[", absl::StrJoin(dims, ", "), "]");
+}
+
+// The header comment and declarations of the callable kernel.
+std::string CallableHeader(const Program& p, const std::string& title, const std::string& name,
+                           const std::string& params) {
+  std::string out;
+  for (absl::string_view line : absl::StrSplit(title, '\n'))
+    absl::StrAppend(&out, "// ", line, "\n");
+  const std::string guard = absl::AsciiStrToUpper(name) + "_H_";
+  std::vector<std::string> axes;
+  for (size_t a = 0; a < p.axis_names.size(); ++a)
+    axes.push_back(absl::StrCat(p.axis_names[a], "=", p.axis_sizes[a]));
+  absl::StrAppend(&out,
+                  "//\n// Generated by meshtune: a callable kernel over runtime/rank.h (link\n",
+                  "// //runtime:mpi_comm and //runtime:rank, or meshtune's support library).\n//\n",
+                  "// ", name, " is collective over `comm`, which must have ", p.Ranks(),
+                  " ranks: the mesh ", absl::StrJoin(axes, ","), ",\n",
+                  "// MPI rank r at the row-major coordinates of r (the last axis fastest). Each "
+                  "pointer is\n// that rank's shard of the tensor, dense and row-major:\n");
+  for (const TensorInfo& t : p.tensors) {
+    absl::StrAppend(&out, "//   ", t.name, "[", absl::StrJoin(t.dims, ","), "]: global shape ",
+                    Ints(t.shape), ", shard ", Ints(t.local_shape), " starting at ", StartText(t),
+                    t.is_output
+                        ? (p.accumulate ? "  (output, added to)" : "  (output, overwritten)")
+                        : "  (input, only read)",
+                    "\n");
+  }
+  absl::StrAppend(
+      &out, "// (on a mesh axis, x is the rank's coordinate; a tensor not split along an axis is\n",
+      "// copied on every rank along it, and every copy must hold the same values).\n",
+      "// Returns 0; 1 when comm's size is not ", p.Ranks(),
+      "; 2 when the runtime fails (a message on\n// stderr). Transfer buffers are allocated at "
+      "the first call and kept for later calls on\n// the same communicator. Not thread-safe: one "
+      "call at a time in a process.\n#ifndef ",
+      guard, "\n#define ", guard, "\n\n#include <mpi.h>\n#include <stdint.h>\n\n",
+      "#ifdef __cplusplus\nextern \"C\" {\n#endif\n\nint ", name, "(", params,
+      ", MPI_Comm comm);\n\n", "// Where `tensor`'s shard lies on MPI rank `rank` (0 <= rank < ",
+      p.Ranks(),
+      "): the global index of its\n// first element and its extents, one per dim. Returns the "
+      "number of dims, or -1 for\n// an unknown tensor or rank.\nint ",
+      name, "_shard(const char* tensor, int rank, int64_t* start, int64_t* extents);\n\n",
+      "#ifdef __cplusplus\n}\n#endif\n\n#endif  // ", guard, "\n");
+  return out;
+}
+
+// NAME_shard's body: per tensor, its start from the rank's coordinates and its extents.
+std::string ShardFunction(const Program& p, const std::string& name) {
+  std::string out = absl::StrCat(
+      "int ", name, "_shard(const char* tensor, int rank, int64_t* start, int64_t* extents) {\n",
+      "  if (rank < 0 || rank >= ", p.Ranks(), ") return -1;\n", "  int64_t r = rank;\n");
+  for (int a = static_cast<int>(p.axis_names.size()) - 1; a >= 0; --a) {
+    absl::StrAppend(&out, "  const int64_t ", Var(p.axis_names[a]), " = r % ", p.axis_sizes[a],
+                    ";\n  r /= ", p.axis_sizes[a], ";\n  (void)", Var(p.axis_names[a]), ";\n");
+  }
+  for (const TensorInfo& t : p.tensors) {
+    absl::StrAppend(&out, "  if (std::strcmp(tensor, ", Quote(t.name), ") == 0) {\n");
+    const std::vector<Expr> start = ShardStart(t);
+    for (size_t d = 0; d < start.size(); ++d) {
+      absl::StrAppend(&out, "    start[", d, "] = ", Cpp(start[d]), ";\n    extents[", d,
+                      "] = ", t.local_shape[d], ";\n");
+    }
+    absl::StrAppend(&out, "    return ", start.size(), ";\n  }\n");
+  }
+  absl::StrAppend(&out, "  return -1;\n}\n");
+  return out;
+}
+
+}  // namespace
+
+CallableKernel EmitCallable(const Program& p, const std::string& title, const std::string& name,
+                            const std::string& header_name) {
+  const char* type = p.dtype_bytes == 8 ? "double" : "float";
+  // The header names the parameters after the tensors; the source prefixes them, so that
+  // no tensor name clashes with the code's own names.
+  std::vector<std::string> params, source_params;
+  for (const TensorInfo& t : p.tensors) {
+    const std::string type_text = absl::StrCat(t.is_output ? "" : "const ", type, "* ");
+    params.push_back(type_text + t.name);
+    source_params.push_back(type_text + "p_" + t.name);
+  }
+  CallableKernel k;
+  k.header = CallableHeader(p, title, name, absl::StrJoin(params, ", "));
+  std::string& out = k.source;
+  absl::StrAppend(
+      &out, "// Generated by meshtune: the definition of the callable kernel ", name,
+      header_name.empty() ? ".\n" : absl::StrCat(".\n#include ", Quote(header_name), "\n"),
+      R"(
+#include <cstdint>
+#include <cstdio>
+#include <cstring>
+#include <memory>
+#include <string>
+#include <vector>
+
+#include "runtime/mpi_comm.h"
+#include "runtime/rank.h"
+
+using namespace meshtune::runtime;
+
+)",
+      kHelpers, "\n", ShardFunction(p, name), R"(
+// The runtime of the last communicator, freed when MPI_Finalize starts (a delete callback of
+// an attribute of MPI_COMM_SELF), before MPI is gone.
+static std::unique_ptr<RankRuntimeBase>& Runtime() {
+  static std::unique_ptr<RankRuntimeBase> rt;
+  return rt;
+}
+static int FreeRuntime(MPI_Comm, int, void*, void*) {
+  Runtime().reset();
+  return MPI_SUCCESS;
+}
+)",
+      "\nint ", name, "(", absl::StrJoin(source_params, ", "),
+      ", MPI_Comm comm) {\n  int size = 0;\n",
+      "  MPI_Comm_size(comm, &size);\n  if (size != ", p.Ranks(), ") {\n",
+      "    std::fprintf(stderr, \"", name,
+      ": the communicator has %d ranks; the "
+      "schedule needs ",
+      p.Ranks(), "\\n\", size);\n    return 1;\n  }\n",
+      "  std::unique_ptr<RankRuntimeBase>& rt = Runtime();\n",
+      "  static MPI_Comm built_for = MPI_COMM_NULL;\n", "  static bool registered = false;\n",
+      "  if (!registered) {\n    int key = MPI_KEYVAL_INVALID;\n",
+      "    MPI_Comm_create_keyval(MPI_COMM_NULL_COPY_FN, FreeRuntime, &key, nullptr);\n",
+      "    MPI_Comm_set_attr(MPI_COMM_SELF, key, nullptr);\n    registered = true;\n  }\n",
+      "  if (!rt || comm != built_for) {\n", Specs(p, "    "), "    rt = MakeBoundRankRuntime(",
+      p.dtype_bytes, ", comm, ", Ints(p.axis_sizes), ", ", Strings(p.axis_names),
+      ", tensors, buffers, statement, ", p.accumulate ? "true" : "false",
+      ");\n    built_for = comm;\n  }\n");
+  for (const TensorInfo& t : p.tensors) {
+    absl::StrAppend(&out, "  rt->Bind(", Quote(t.name), ", const_cast<", type, "*>(p_", t.name,
+                    "));\n");
+  }
+  absl::StrAppend(&out, AxisVars(p, "  "), "  const std::string error = rt->Run([&] {\n");
+  Emit(p, p.body, nullptr, 2, &out);
+  absl::StrAppend(&out, "  });\n  if (!error.empty()) {\n    std::fprintf(stderr, \"", name,
+                  ": %s\\n\", error.c_str());\n    return 2;\n  }\n  return 0;\n}\n");
+  return k;
 }
 
 }  // namespace meshtune::codegen

@@ -1,10 +1,12 @@
-// The C++ emitter: a Program as a standalone MPI program over runtime/rank.h.
+// The C++ emitter: a Program as a callable kernel or a standalone MPI program, over
+// runtime/rank.h.
 //
-// The emitted main() builds the same RankRuntime the executor drives and calls its
-// primitives from plain loops, so it fills, communicates, computes, verifies and times
-// exactly like `meshtune run`; rank 0 prints one JSON line, a meshtune.v1.RunResult. Build
-// it against this repository's runtime (Bazel: a cc_binary depending on //runtime:mpi_comm,
-// //runtime:rank and //runtime:run_result; see README).
+// Both drive the same RankRuntime the executor does, calling its primitives from plain
+// loops. The callable kernel (EmitCallable) runs the schedule on the caller's shards and
+// MPI communicator; it links //runtime:mpi_comm and //runtime:rank (MPI, CBLAS). The
+// standalone program (EmitCpp) fills, communicates, computes, verifies and times exactly
+// like `meshtune run`; rank 0 prints one JSON line, a meshtune.v1.RunResult (Bazel: a
+// cc_binary depending on //runtime:mpi_comm, //runtime:rank and //runtime:run_result).
 #ifndef MESHTUNE_CODEGEN_EMIT_CPP_H_
 #define MESHTUNE_CODEGEN_EMIT_CPP_H_
 
@@ -16,6 +18,24 @@ namespace meshtune::codegen {
 
 // `title` goes into the header comment (e.g. the problem, mesh and trace).
 std::string EmitCpp(const Program& program, const std::string& title);
+
+// A callable kernel: a header declaring it, documenting each tensor's shard, and its source.
+struct CallableKernel {
+  std::string header, source;
+};
+
+// The kernel `name` (a C identifier) of `program`, declared extern "C" in the header:
+//   int NAME(float* C, const float* A, const float* B, MPI_Comm comm);
+// one pointer per tensor of program.tensors (inputs const), each this rank's shard, dense
+// and row-major; and
+//   int NAME_shard(const char* tensor, int rank, int64_t* start, int64_t* extents);
+// which tells where a tensor's shard lies on an MPI rank. `header_name` is how the source
+// includes the header (e.g. "kernel.h"); "" includes none (the caller puts the header first).
+CallableKernel EmitCallable(const Program& program, const std::string& title,
+                            const std::string& name, const std::string& header_name);
+
+// The global index of a tensor's first element on a rank, in the mesh axes' variables.
+std::vector<Expr> ShardStart(const TensorInfo& tensor);
 
 }  // namespace meshtune::codegen
 

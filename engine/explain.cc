@@ -1,10 +1,12 @@
 #include "engine/explain.h"
 
+#include <cctype>
 #include <map>
 
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_join.h"
 #include "base/bytes.h"
+#include "base/excerpt.h"
 #include "base/status_macros.h"
 #include "codegen/emit_cpp.h"
 #include "codegen/lower.h"
@@ -77,6 +79,19 @@ absl::StatusOr<codegen::Program> LowerTrace(const v1::Problem& problem, const v1
   return Validated(verdict.computation, codegen::Lower(verdict.computation));
 }
 
+namespace {
+
+// A letter or '_', then letters, digits or '_'; at most 128 characters.
+bool IsCIdentifier(const std::string& s) {
+  if (s.empty() || s.size() > 128 || std::isdigit(static_cast<unsigned char>(s[0]))) return false;
+  for (char c : s) {
+    if (!std::isalnum(static_cast<unsigned char>(c)) && c != '_') return false;
+  }
+  return true;
+}
+
+}  // namespace
+
 absl::StatusOr<v1::CodegenResponse> Codegen(const v1::CodegenRequest& request) {
   MT_ASSIGN_OR_RETURN(codegen::Program program,
                       LowerTrace(request.problem(), request.mesh(), request.trace()));
@@ -87,7 +102,20 @@ absl::StatusOr<v1::CodegenResponse> Codegen(const v1::CodegenRequest& request) {
                    ir::DTypeName(base.problem().dtype), ") on mesh ", base.mesh().ToString(),
                    "\ntrace:\n", trace.ToString());
   v1::CodegenResponse out;
-  out.set_source(codegen::EmitCpp(program, title));
+  if (request.main()) {
+    out.set_source(codegen::EmitCpp(program, title));
+    return out;
+  }
+  const std::string name = request.name().empty() ? "meshtune_kernel" : request.name();
+  if (!IsCIdentifier(name)) {
+    return absl::InvalidArgumentError(
+        absl::StrCat("kernel name '", base::Excerpt(name), "' is not a C identifier"));
+  }
+  codegen::CallableKernel kernel =
+      codegen::EmitCallable(program, title, name, request.header_name());
+  out.set_header(kernel.header);
+  out.set_source(request.header_name().empty() ? kernel.header + "\n" + kernel.source
+                                               : kernel.source);
   return out;
 }
 

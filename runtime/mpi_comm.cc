@@ -214,4 +214,15 @@ std::unique_ptr<RankRuntimeBase> MakeRankRuntime(
                          std::move(buffers), std::move(statement), accumulate, seed);
 }
 
+std::unique_ptr<RankRuntimeBase> MakeBoundRankRuntime(int dtype_bytes, MPI_Comm comm,
+                                                      const std::vector<int64_t>& axis_sizes,
+                                                      const std::vector<std::string>& axis_names,
+                                                      std::vector<TensorSpec> tensors,
+                                                      std::vector<BufferSpec> buffers,
+                                                      StatementSpec statement, bool accumulate) {
+  return MakeBoundRankRuntime(dtype_bytes, NewMpiComm(comm, axis_sizes), axis_names,
+                              std::move(tensors), std::move(buffers), std::move(statement),
+                              accumulate);
+}
+
 }  // namespace meshtune::runtime

@@ -26,6 +26,14 @@ std::unique_ptr<RankRuntimeBase> MakeRankRuntime(
     const std::vector<std::string>& axis_names, std::vector<TensorSpec> tensors,
     std::vector<BufferSpec> buffers, StatementSpec statement, bool accumulate, uint64_t seed);
 
+// MakeBoundRankRuntime (rank.h) over MPI: the caller's memory, `comm`'s size the mesh's ranks.
+std::unique_ptr<RankRuntimeBase> MakeBoundRankRuntime(int dtype_bytes, MPI_Comm comm,
+                                                      const std::vector<int64_t>& axis_sizes,
+                                                      const std::vector<std::string>& axis_names,
+                                                      std::vector<TensorSpec> tensors,
+                                                      std::vector<BufferSpec> buffers,
+                                                      StatementSpec statement, bool accumulate);
+
 }  // namespace meshtune::runtime
 
 #endif  // MESHTUNE_RUNTIME_MPI_COMM_H_

@@ -18,15 +18,18 @@ namespace {
 
 using ::meshtune::testing::ParsesAs;
 
-std::string RunMpi(const std::string& program_and_args) {
+// The output of `program_and_args` under mpirun on `ranks` ranks, whose exit status must
+// be `status`.
+std::string RunMpi(const std::string& program_and_args, int ranks = 4, int status = 0) {
   setenv("OMPI_ALLOW_RUN_AS_ROOT", "1", 1);
   setenv("OMPI_ALLOW_RUN_AS_ROOT_CONFIRM", "1", 1);
   setenv("OPENBLAS_NUM_THREADS", "1", 1);
   const char* tmp = std::getenv("TEST_TMPDIR");
   const std::string out = std::string(tmp ? tmp : "/tmp") + "/mpi_out.txt";
-  const std::string cmd =
-      "timeout 120 mpirun -n 4 --oversubscribe " + program_and_args + " >" + out + " 2>&1";
-  EXPECT_EQ(std::system(cmd.c_str()), 0) << cmd;
+  const std::string cmd = "timeout 120 mpirun -n " + std::to_string(ranks) + " --oversubscribe " +
+                          program_and_args + " >" + out + " 2>&1";
+  const int rc = std::system(cmd.c_str());
+  EXPECT_EQ(WIFEXITED(rc) ? WEXITSTATUS(rc) : -1, status) << cmd;
   std::ifstream in(out);
   std::stringstream ss;
   ss << in.rdbuf();
@@ -83,6 +86,24 @@ TEST(EmittedCppTest, PrefetchedSummaAndReduceScatterMatchTheExecutor) {
     EXPECT_EQ(from_emitted.checksum(), from_executor.checksum()) << emitted << "\n" << executed;
     EXPECT_EQ(from_emitted.bytes_sent_max(), from_executor.bytes_sent_max());
   }
+}
+
+// Callable kernels (codegen's default): an MPI application calls the kernel twice on its
+// own shards, placed where the kernel's _shard function says, and checks them against a
+// serial reference (tests/callable_kernel_app.cc): SUMMA (+=, the second call adds again)
+// and the prefetched GEMM-ReduceScatter (=). On a communicator of the wrong size the kernel
+// returns 1 with a message naming both sizes.
+TEST(EmittedCppTest, CallableKernelsComputeOnTheApplicationsData) {
+  for (const std::string app : {"tests/summa_kernel_app", "tests/reducescatter_kernel_app"}) {
+    SCOPED_TRACE(app);
+    const std::string out = RunMpi(app);
+    EXPECT_NE(out.find("callable kernel: verified\n"), std::string::npos) << out;
+  }
+  const std::string wrong = RunMpi("tests/summa_kernel_app", 2, 1);
+  EXPECT_NE(wrong.find("summa_kernel: the communicator has 2 ranks; the schedule needs 4\n"),
+            std::string::npos)
+      << wrong;
+  EXPECT_NE(wrong.find("kernel returned 1"), std::string::npos) << wrong;
 }
 
 }  // namespace

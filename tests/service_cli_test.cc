@@ -162,17 +162,33 @@ TEST_F(ServiceCliTest, CodegenFromARecordOrALookup) {
   r = Meshtune("codegen --trace " + trace + kMatmul);
   ASSERT_EQ(r.status, 0) << r.err;
   const std::string expected = r.out;
-  EXPECT_TRUE(Has(expected, "mpirun -n 2 ./program")) << expected;
+  EXPECT_TRUE(Has(
+      expected,
+      "\nint meshtune_kernel(float* p_C, const float* p_A, const float* p_B, MPI_Comm comm) {\n"))
+      << expected;
   r = Meshtune("codegen --lookup" + kMatmul + Db());
   ASSERT_EQ(r.status, 0) << r.err;
   EXPECT_EQ(r.out, expected);
   r = Meshtune("codegen --record 1" + kMatmul + Db());
   ASSERT_EQ(r.status, 0) << r.err;
   EXPECT_EQ(r.out, expected);
-  r = Meshtune("codegen --record 1" + Db());  // canonical names, the record's mesh
+  r = Meshtune("codegen --main --record 1" + Db());  // canonical names, the record's mesh
   ASSERT_EQ(r.status, 0) << r.err;
   EXPECT_TRUE(Has(r.out, "mpirun -n 2 ./program")) << r.out;
   EXPECT_TRUE(Has(r.out, "\"T0\"")) << r.out;
+  // -o FILE writes the kernel and its header beside it; --name names the kernel.
+  const std::string cc = TmpDir() + "/kern.cc";
+  r = Meshtune("codegen --lookup --name mm_kernel -o " + cc + kMatmul + Db());
+  ASSERT_EQ(r.status, 0) << r.err;
+  const std::string header = meshtune::testing::ReadFile(TmpDir() + "/kern.h");
+  EXPECT_TRUE(
+      Has(header, "\nint mm_kernel(float* C, const float* A, const float* B, MPI_Comm comm);\n"))
+      << header;
+  EXPECT_TRUE(Has(header, "//   C[m,n]: global shape {64, 64}, shard ")) << header;
+  EXPECT_TRUE(Has(meshtune::testing::ReadFile(cc), "#include \"kern.h\"\n"));
+  r = Meshtune("codegen --lookup --name 9lives" + kMatmul + Db());
+  EXPECT_EQ(r.status, 2);
+  EXPECT_EQ(r.err, "meshtune: kernel name '9lives' is not a C identifier\n");
 
   r = Meshtune("codegen" + kMatmul + Db());
   EXPECT_EQ(r.status, 2);
