@@ -78,8 +78,10 @@ std::vector<Candidate> Order(const std::vector<storage::TuningRecord>& records,
     if (extents.size() != here.size()) continue;
     all.push_back({&r, Distance(extents, here)});
   }
+  // Distances within rounding (64 is as far from 32 as from 128) are equal.
   std::sort(all.begin(), all.end(), [](const Candidate& a, const Candidate& b) {
-    return a.distance != b.distance ? a.distance < b.distance : a.record->id < b.record->id;
+    if (std::abs(a.distance - b.distance) > 1e-9) return a.distance < b.distance;
+    return a.record->id < b.record->id;
   });
   std::vector<Candidate> out;
   std::set<std::pair<std::string, std::string>> seen;
