@@ -3,7 +3,7 @@
 // so, which `meshtune run --simulate` verifies at 128 and which is not stored; a renamed
 // problem gets it in its own names; the tuned extents get their record, not a transfer;
 // extents at which the trace does not replay legally, or another mesh, are NotFound with
-// the reason; `--json` prints the LookupResponse.
+// the reason; `--json` prints the LookupResponse; `--server` prints the same.
 #include <gtest/gtest.h>
 
 #include <cstdlib>
@@ -14,6 +14,7 @@
 #include "absl/strings/match.h"
 #include "absl/strings/str_split.h"
 #include "proto/meshtune.pb.h"
+#include "tests/meshtuned_process.h"
 #include "tests/proto_json.h"
 #include "tests/test_util.h"
 
@@ -158,6 +159,25 @@ TEST_F(LookupNearestCliTest, NoLegalReplayIsNotFoundWithTheReason) {
             "meshtune: no tuning record for C[m,n] += A[m,k] * B[k,n] (m=128,n=128,k=128, f32) "
             "on x=4 with profile default, and no record of this problem at other extents; tune "
             "it first\n");
+}
+
+TEST_F(LookupNearestCliTest, ThroughTheDaemonTheSameAnswers) {
+  meshtune::testing::MeshtunedProcess daemon(*db_, TmpDir() + "/meshtuned.err", TmpDir() + "/home");
+  ASSERT_FALSE(daemon.address().empty()) << daemon.log();
+  for (const std::string& command :
+       {"lookup --nearest" + kExpr + " --extents m=128,n=128,k=128" + kMesh,
+        "lookup --nearest --json" + kRenamedExpr + " --extents i=128,j=96,l=32" + kMesh,
+        "lookup --nearest" + kExpr + " --extents m=1,n=1,k=1" + kMesh}) {
+    const CliRun local = Meshtune(command + Db());
+    const CliRun remote = Meshtune(command + " --server " + daemon.address());
+    EXPECT_EQ(remote.status, local.status) << command << "\n" << remote.err;
+    EXPECT_EQ(remote.out, local.out) << command;
+    EXPECT_EQ(remote.err, local.err) << command;
+  }
+  EXPECT_TRUE(Has(Meshtune("lookup --nearest" + kExpr + " --extents m=128,n=128,k=128" + kMesh +
+                           " --server " + daemon.address())
+                      .out,
+                  "transferred from record 1"));
 }
 
 }  // namespace
