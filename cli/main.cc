@@ -446,7 +446,8 @@ void AddRecordCommands(CLI::App& app, AllFlags& f, Subcommands& s) {
   s.lookup->add_flag("--nearest", f.lookup.nearest,
                      "when never tuned: the best schedule of the problem at other extents that "
                      "replays legally at these, re-costed, marked transferred and not stored");
-  s.lookup->add_flag("--json", f.lookup_json, "print the record as one JSON line");
+  s.lookup->add_flag("--json", f.lookup_json,
+                     "print the record as one JSON line (with --nearest the LookupResponse)");
   f.lookup_target.Add(s.lookup, true, false);
 
   s.records =
