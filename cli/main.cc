@@ -551,7 +551,11 @@ void AddRecordCommands(CLI::App& app, AllFlags& f, Subcommands& s) {
   AddWorkloadFlags(s.lookup, &f.lookup, true);
   s.lookup->add_option("--mem-per-rank", f.lookup.mem_per_rank,
                        "the best record that fits this budget, e.g. 2GiB");
-  s.lookup->add_flag("--json", f.lookup_json, "print the record as one JSON line");
+  s.lookup->add_flag("--nearest", f.lookup.nearest,
+                     "when never tuned: the best schedule of the problem at other extents that "
+                     "replays legally at these, re-costed, marked transferred and not stored");
+  s.lookup->add_flag("--json", f.lookup_json,
+                     "print the record as one JSON line (with --nearest the LookupResponse)");
   s.lookup->add_flag("--same-machine", f.lookup.same_machine,
                      "only records tuned with this machine's profile (same machine fingerprint)");
   f.lookup_target.Add(s.lookup, true, false);

@@ -49,9 +49,16 @@ int RunLookup(const WorkloadFlags& flags, bool json, engine::Backend& backend, s
   request.set_ranks(flags.ranks);
   request.set_profile(flags.profile);
   if (flags.same_machine) request.set_machine(engine::ProfileMachine(flags.profile));
+  request.set_nearest(flags.nearest);
   absl::StatusOr<v1::LookupResponse> response = backend.Lookup(request);
   if (!response.ok()) return Fail(response.status(), err);
-  PrintRecord(response->record(), json, out);
+  if (flags.nearest && json) {
+    out << base::ToJsonLine(*response) << "\n";
+  } else if (response->transferred()) {
+    out << TransferredText(*response);
+  } else {
+    PrintRecord(response->record(), json, out);
+  }
   return engine::kExitOk;
 }
 

@@ -17,13 +17,16 @@ struct WorkloadFlags {
   std::string mesh;  // "x=2,y=2"
   int64_t ranks = 0;
   std::string mem_per_rank;   // lookup: the best record that fits this budget per rank
+  bool nearest = false;       // lookup: else a schedule transferred from other extents
   std::string profile;        // "" means "default"
   bool same_machine = false;  // lookup: only records with this machine's fingerprint
 };
 
 // `meshtune lookup`: the best record of the workload, in its names. Prints the record
 // (RecordText, or with `json` the meshtune.v1.Record message as one line of protobuf's
-// JSON mapping) on `out`. Exit
+// JSON mapping) on `out`. With `flags.nearest`, a schedule transferred from other extents
+// when the workload has no record (TransferredText), and `json` prints the whole
+// meshtune.v1.LookupResponse (so that `transferred` shows) rather than the Record. Exit
 // status: 0 when found; 1 with "meshtune: no tuning record for PROBLEM on MESH with profile
 // P; tune it first" when not (or when the daemon cannot be reached); 2 on bad input (the
 // message names the token).

@@ -45,6 +45,23 @@ std::string RecordText(const v1::Record& r) {
   return out;
 }
 
+std::string TransferredText(const v1::LookupResponse& response) {
+  const v1::Record& r = response.record();
+  std::string out =
+      absl::StrCat("transferred from record ", response.transferred_from(), " (extents ",
+                   response.transferred_extents(), "), not tuned at these extents\n", Problem(r),
+                   " on ", r.workload_mesh(), ", profile ", r.profile(), "\n\n");
+  absl::StrAppend(&out, absl::StripSuffix(r.trace().text(), "\n"), "\n\n");
+  absl::StrAppend(&out, "mesh       ", r.mesh(), "\n");
+  absl::StrAppend(&out, absl::StrFormat("predicted  %.6g s (the cost model at these extents)\n",
+                                        r.predicted_s()));
+  absl::StrAppend(&out,
+                  "measured   - (check it with meshtune run --simulate, or tune these extents)\n");
+  absl::StrAppend(&out, "transfers  ",
+                  r.patterns().empty() ? "none" : absl::StrJoin(r.patterns(), "; "), "\n");
+  return out;
+}
+
 std::string RecordLine(const v1::Record& r) {
   return absl::StrCat(r.id(), "  ", UtcTime(r.created_unix_ms()), "  ", Problem(r), "  on ",
                       r.workload_mesh(), " -> ", r.mesh(), "  profile ", r.profile(),

@@ -31,6 +31,19 @@ std::string Checked(const v1::Record& r);
 
 std::string RecordText(const v1::Record& record);
 
+// A schedule transferred from another record's extents (LookupResponse.transferred):
+//   transferred from record 1 (extents m=64,n=64,k=64), not tuned at these extents
+//   C[m,n] += A[m,k] * B[k,n] (m=128,n=128,k=128, f32) on x=2,y=2, profile default
+//
+//   distribute(...)
+//   ...
+//
+//   mesh       x=2,y=2
+//   predicted  2.4e-05 s (the cost model at these extents)
+//   measured   - (check it with meshtune run --simulate, or tune these extents)
+//   transfers  A@ko Broadcast(axes=[1]); ...
+std::string TransferredText(const v1::LookupResponse& response);
+
 // The record as one line (no newline): id, time, problem, workload mesh, winner's mesh,
 // profile, predicted and measured seconds.
 std::string RecordLine(const v1::Record& record);

@@ -40,6 +40,7 @@ std::optional<absl::StatusOr<v1::LookupResponse>> LookupCache::FreshHit(const st
 
 absl::StatusOr<v1::LookupResponse> LookupCache::Lookup(storage::TuningDb& db,
                                                        const v1::LookupRequest& request) {
+  if (request.nearest()) return engine::Lookup(db, request);  // see the header
   std::string key = Key(request);
   if (std::optional<absl::StatusOr<v1::LookupResponse>> hit = FreshHit(key)) return *std::move(hit);
   int64_t invalidations = 0;

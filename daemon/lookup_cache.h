@@ -9,7 +9,9 @@
 // so under load it is read at most once per `recheck`: a record another process commits
 // is seen within `recheck`; Invalidate() (the daemon's own commits) takes effect at once.
 // Found records and NOT_FOUND / INVALID_ARGUMENT answers are kept; other failures
-// (I/O, a busy database) are not. Thread-safe.
+// (I/O, a busy database) are not. Requests with `nearest` are never kept nor served from
+// memory: their answers are costed with a hardware profile, whose file can change without
+// the database's generation moving. Thread-safe.
 #ifndef MESHTUNE_DAEMON_LOOKUP_CACHE_H_
 #define MESHTUNE_DAEMON_LOOKUP_CACHE_H_
 
@@ -34,8 +36,8 @@ class LookupCache {
   explicit LookupCache(size_t capacity = 4096, absl::Duration recheck = absl::ZeroDuration())
       : capacity_(capacity), recheck_(recheck) {}
 
-  // engine::Lookup(db, request), from memory when the same request was answered since
-  // the database last changed.
+  // engine::Lookup(db, request), from memory when the same request (without nearest) was
+  // answered since the database last changed.
   absl::StatusOr<v1::LookupResponse> Lookup(storage::TuningDb& db,
                                             const v1::LookupRequest& request);
 

@@ -33,6 +33,26 @@ void AddRecord(storage::TuningDb& db, const v1::LookupRequest& request, const st
   ASSERT_TRUE(db.Add(*w, r).ok());
 }
 
+// Requests with nearest are answered by the engine every time (their cost depends on a
+// hardware profile the generation does not track), transferred answers included.
+TEST(LookupCacheTest, NearestRequestsAreNeverServedFromMemory) {
+  std::unique_ptr<storage::TuningDb> db = storage::NewInMemoryTuningDb();
+  LookupCache cache;
+  const v1::LookupRequest tuned = Request("C[m,n] += A[m,k] * B[k,n]", "m=8,n=8,k=8");
+  AddRecord(*db, tuned, "distribute([m], [mo], [mi], [x])\nshard(A, m@x)\nshard(C, m@x)\n", 2.0);
+  v1::LookupRequest nearest = Request("C[m,n] += A[m,k] * B[k,n]", "m=16,n=8,k=8");
+  nearest.set_nearest(true);
+  for (int i = 0; i < 3; ++i) {
+    absl::StatusOr<v1::LookupResponse> r = cache.Lookup(*db, nearest);
+    ASSERT_TRUE(r.ok()) << r.status();
+    EXPECT_TRUE(r->transferred());
+  }
+  EXPECT_EQ(cache.hits(), 0);
+  nearest.mutable_problem()->set_extents("m=8,n=8,k=8");
+  for (int i = 0; i < 2; ++i) ASSERT_TRUE(cache.Lookup(*db, nearest).ok());
+  EXPECT_EQ(cache.hits(), 0);
+}
+
 TEST(LookupCacheTest, ServesFromMemoryUntilTheDatabaseChanges) {
   std::unique_ptr<storage::TuningDb> db = storage::NewInMemoryTuningDb();
   LookupCache cache;

@@ -14,6 +14,7 @@
 #include "base/excerpt.h"
 #include "base/status_macros.h"
 #include "codegen/program.h"
+#include "engine/nearest.h"
 #include "engine/requests.h"
 #include "ir/mesh.h"
 #include "ir/problem.h"
@@ -165,12 +166,19 @@ absl::StatusOr<v1::LookupResponse> Lookup(storage::TuningDb& db, const v1::Looku
                                                            request.ranks(), request.profile()));
   const std::string& mem = request.mesh().mem_per_rank();
   const std::string& machine = request.machine();
-  auto not_found = [&] {
+  // With nearest, a schedule transferred from other extents instead.
+  auto not_found = [&]() -> absl::StatusOr<v1::LookupResponse> {
+    std::string why_none;
+    if (request.nearest()) {
+      MT_ASSIGN_OR_RETURN(std::optional<v1::LookupResponse> transferred,
+                          TransferNearest(db, request, w, &why_none));
+      if (transferred.has_value()) return *std::move(transferred);
+    }
     return absl::NotFoundError(absl::StrCat(
         "no tuning record for ", Describe(request.problem()), " on ", w.mesh, " with profile ",
         w.profile, mem.empty() ? "" : absl::StrCat(" that fits ", base::Excerpt(mem), " per rank"),
         machine.empty() ? "" : absl::StrCat(" from machine ", base::Excerpt(machine)),
-        "; tune it first"));
+        why_none.empty() ? "" : absl::StrCat(", and ", why_none), "; tune it first"));
   };
   auto acceptable = [&](const v1::Record& r) {
     return (machine.empty() || r.machine() == machine) && (mem.empty() || FitsBudget(r, mem));

@@ -28,8 +28,10 @@ absl::StatusOr<storage::Workload> RequestWorkload(const v1::Problem& problem, co
 
 // The best record of the request's workload, in the request's names; with
 // mesh.mem_per_rank, the best whose schedule fits that budget per rank; with machine, the
-// best of the records from that machine (Record.machine). NotFound when the
-// workload has no (fitting) record; InvalidArgument for bad input (see RequestWorkload).
+// best of the records from that machine (Record.machine). With `nearest`, when there is
+// none, a schedule transferred from a record of the same problem at other extents
+// (engine/nearest.h; never stored). NotFound when the workload has no (fitting) record (and
+// no transfer replays legally); InvalidArgument for bad input (see RequestWorkload).
 absl::StatusOr<v1::LookupResponse> Lookup(storage::TuningDb& db, const v1::LookupRequest& request);
 
 // One page of records: of the request's workload (its names) or, without a problem, of

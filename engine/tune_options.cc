@@ -38,6 +38,16 @@ std::string ProfileMachine(const std::string& name) {
   return "";
 }
 
+absl::StatusOr<search::CostParams> ProfileCostParams(const std::string& profile) {
+  const std::string name = profile.empty() ? "default" : profile;
+  absl::StatusOr<v1::HardwareProfile> loaded = storage::LoadProfile(name);
+  if (loaded.ok()) return storage::ToCostParams(*loaded);
+  if (loaded.status().code() == absl::StatusCode::kNotFound && name == "default") {
+    return BuiltinCostParams();
+  }
+  return loaded.status();
+}
+
 absl::StatusOr<search::TuneOptions> MakeTuneOptions(const TuneFlags& flags, std::string* warning) {
   search::TuneOptions o;
   absl::StatusOr<ir::Problem> problem = ir::ParseProblem(flags.expr, flags.extents, flags.dtype);

@@ -48,6 +48,12 @@ search::CostParams BuiltinCostParams();
 // does not exist; "" when it exists but cannot be read.
 std::string ProfileMachine(const std::string& name);
 
+// The machine numbers of the hardware profile `profile` ("" means "default"), resolved as a
+// tune resolves them: the profile's own, or BuiltinCostParams() when the profile "default"
+// was never calibrated. NotFound when another named profile does not exist; other errors
+// as storage::LoadProfile's.
+absl::StatusOr<search::CostParams> ProfileCostParams(const std::string& profile);
+
 // The tuner's options from `flags`: InvalidArgument naming the bad flag or value (a bad
 // expression, mesh, rank count, byte size, a budget or top-k out of range, both or neither
 // of --mesh and --ranks); NotFound when a profile named with --profile does not exist.

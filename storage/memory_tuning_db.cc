@@ -18,7 +18,8 @@ class MemoryTuningDb : public TuningDb {
   absl::StatusOr<int64_t> Add(const Workload& w, TuningRecord r) override {
     if (absl::Status s = CheckRecord(w, &r); !s.ok()) return s;
     absl::MutexLock lock(&mu_);
-    auto [it, inserted] = workloads_.try_emplace(w.fingerprint, StoredWorkload{w.canonical, 0});
+    auto [it, inserted] = workloads_.try_emplace(
+        w.fingerprint, StoredWorkload{w.canonical, 0, w.expr, w.dtype, w.mesh, w.profile});
     if (!inserted && it->second.canonical != w.canonical) {
       return absl::DataLossError(absl::StrCat("tuning database (memory): workload ", w.fingerprint,
                                               " is stored with another canonical text"));
@@ -63,10 +64,26 @@ class MemoryTuningDb : public TuningDb {
     return out;
   }
 
+  absl::StatusOr<std::vector<TuningRecord>> BestOfSameStructure(const Workload& w) override {
+    absl::MutexLock lock(&mu_);
+    std::vector<TuningRecord> out;
+    for (const auto& [fingerprint, stored] : workloads_) {
+      if (fingerprint == w.fingerprint || stored.best_record_id == 0 || stored.expr != w.expr ||
+          stored.dtype != w.dtype || stored.mesh != w.mesh || stored.profile != w.profile) {
+        continue;
+      }
+      out.push_back(records_.at(stored.best_record_id));
+    }
+    std::sort(out.begin(), out.end(),
+              [](const TuningRecord& a, const TuningRecord& b) { return a.id < b.id; });
+    return out;
+  }
+
  private:
   struct StoredWorkload {
     std::string canonical;
-    int64_t best_record_id = 0;  // 0: none
+    int64_t best_record_id = 0;              // 0: none
+    std::string expr, dtype, mesh, profile;  // the structure (BestOfSameStructure)
   };
   absl::Mutex mu_;
   int64_t last_id_ ABSL_GUARDED_BY(mu_) = 0;

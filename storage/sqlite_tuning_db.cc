@@ -205,7 +205,7 @@ class SqliteTuningDb : public TuningDb {
   ~SqliteTuningDb() override {
     for (Statement* s : {&begin_, &commit_, &rollback_, &select_workload_, &insert_workload_,
                          &insert_record_, &select_best_id_, &update_best_, &best_, &get_,
-                         &list_all_, &list_workload_, &data_version_}) {
+                         &list_all_, &list_workload_, &data_version_, &same_structure_}) {
       s->reset();  // finalized before the connection closes
     }
     sqlite3_close_v2(db_);
@@ -257,13 +257,18 @@ class SqliteTuningDb : public TuningDb {
     sqlite3_bind_int64(s, 1, after_id);
     sqlite3_bind_int(s, 2, limit);
     if (!fingerprint.empty()) BindText(s, 3, fingerprint);
-    std::vector<TuningRecord> out;
-    while (true) {
-      const int rc = sqlite3_step(s);
-      if (rc == SQLITE_DONE) return out;
-      if (rc != SQLITE_ROW) return Error(rc, "list records");
-      out.push_back(ReadRecord(s));
+    return All(s, "list records");
+  }
+
+  absl::StatusOr<std::vector<TuningRecord>> BestOfSameStructure(const Workload& w) override {
+    absl::MutexLock lock(&mu_);
+    Use use(same_structure_);
+    sqlite3_stmt* s = use.get();
+    int i = 1;
+    for (const std::string* field : {&w.expr, &w.dtype, &w.mesh, &w.profile, &w.fingerprint}) {
+      BindText(s, i++, *field);
     }
+    return All(s, "read the records of the problem at other extents");
   }
 
  private:
@@ -313,6 +318,18 @@ class SqliteTuningDb : public TuningDb {
     if (rc == SQLITE_DONE) return std::nullopt;
     if (rc != SQLITE_ROW) return Error(rc, what);
     return ReadRecord(s);
+  }
+
+  // Every record a kSelectRecord statement with bound parameters finds.
+  absl::StatusOr<std::vector<TuningRecord>> All(sqlite3_stmt* s, absl::string_view what)
+      ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_) {
+    std::vector<TuningRecord> out;
+    while (true) {
+      const int rc = sqlite3_step(s);
+      if (rc == SQLITE_DONE) return out;
+      if (rc != SQLITE_ROW) return Error(rc, what);
+      out.push_back(ReadRecord(s));
+    }
   }
 
   absl::Status CheckVersion(int64_t version) const {
@@ -391,6 +408,10 @@ class SqliteTuningDb : public TuningDb {
          absl::StrCat(kSelectRecord,
                       " WHERE r.fingerprint = ?3 AND r.id > ?1 ORDER BY r.id LIMIT ?2")},
         {&data_version_, "PRAGMA data_version"},
+        {&same_structure_,
+         absl::StrCat(kSelectRecord,
+                      " WHERE r.id = w.best_record_id AND w.expr = ?1 AND w.dtype = ?2 AND "
+                      "w.mesh = ?3 AND w.profile = ?4 AND w.fingerprint <> ?5 ORDER BY r.id")},
     };
     for (const auto& [statement, sql] : statements) {
       MT_ASSIGN_OR_RETURN(*statement, Prepare(sql));
@@ -492,7 +513,8 @@ class SqliteTuningDb : public TuningDb {
   int64_t local_commits_ = 0;  // Add calls on this connection (guarded by mu_)
   // mu_ guards these too.
   Statement begin_, commit_, rollback_, select_workload_, insert_workload_, insert_record_,
-      select_best_id_, update_best_, best_, get_, list_all_, list_workload_, data_version_;
+      select_best_id_, update_best_, best_, get_, list_all_, list_workload_, data_version_,
+      same_structure_;
 };
 
 }  // namespace

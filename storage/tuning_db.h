@@ -75,6 +75,11 @@ class TuningDb {
   // this object, or (SQLite) by any other connection to the same file — so that callers can
   // cache what they read. Cheap: no query of the records.
   virtual absl::StatusOr<int64_t> Generation() = 0;
+
+  // The best record of every other workload of `w`'s structure: the same canonical expr,
+  // dtype, mesh text (axes or "ranks=N") and profile as `w`, other extents (never `w`'s own
+  // record), ascending by id. Empty when there is none.
+  virtual absl::StatusOr<std::vector<TuningRecord>> BestOfSameStructure(const Workload& w) = 0;
 };
 
 // Opens (creating when missing, with its parent directories) the SQLite database at

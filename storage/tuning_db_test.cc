@@ -577,6 +577,42 @@ TEST_P(TuningDbTest, ConcurrentAddsAllLand) {
   EXPECT_EQ(BestId(b.fingerprint), ids[0][0]);  // the lowest prediction
 }
 
+TEST_P(TuningDbTest, BestOfSameStructureFindsTheBestAtOtherExtentsOnly) {
+  const Workload here = MakeW(kMatmul, "m=128,n=128,k=128");
+  auto ids = [&](const Workload& w) {
+    absl::StatusOr<std::vector<TuningRecord>> found = db_->BestOfSameStructure(w);
+    EXPECT_TRUE(found.ok()) << found.status();
+    std::vector<int64_t> out;
+    if (found.ok()) {
+      for (const TuningRecord& r : *found) out.push_back(r.id);
+    }
+    return out;
+  };
+  EXPECT_TRUE(ids(here).empty());
+  const Workload small = MakeW(kMatmul, "m=64,n=64,k=64");
+  Add(small, Rec(0.5));                                    // 1
+  const int64_t small_best = Add(small, Rec(0.25));        // 2: the best of its workload
+  Add(MakeW(kRenamed, "i=32,j=16,l=8"), Rec(0.1));         // 3: renamed, same structure
+  Add(MakeW(kMatmul, "m=64,n=64,k=64", "x=4"), Rec(0.1));  // 4: another mesh
+  Add(MakeW(kMatmul, "m=64,n=64,k=64", "x=2,y=2", "other"), Rec(0.1));  // 5: another profile
+  Add(MakeW(kMatmul, "m=64,n=64,k=64", "x=2,y=2", "default", "f64"), Rec(0.1));  // 6: dtype
+  Add(MakeW("C[m,n] += A[m,k] * B[n,k]", "m=64,n=64,k=64"), Rec(0.1));           // 7: another expr
+  const int64_t own = Add(here, Rec(0.01));                                      // 8: `here` itself
+  EXPECT_EQ(ids(here), (std::vector<int64_t>{small_best, 3}));
+  absl::StatusOr<std::vector<TuningRecord>> found = db_->BestOfSameStructure(here);
+  ASSERT_TRUE(found.ok() && found->size() == 2) << found.status();
+  EXPECT_EQ((*found)[0].canonical_workload, small.canonical);
+  EXPECT_EQ((*found)[0].predicted_s, 0.25);
+  EXPECT_EQ(ids(small), (std::vector<int64_t>{3, own}));
+  // Rank-count workloads match on "ranks=N", whatever mesh their records chose.
+  const Workload ranks = MakeW(kMatmul, "m=64,n=64,k=64", "ranks=4");
+  TuningRecord r = Rec(0.1);
+  r.mesh = "x=2,y=2";
+  const int64_t of_ranks = Add(ranks, r);
+  EXPECT_EQ(ids(MakeW(kMatmul, "m=8,n=8,k=8", "ranks=4")), (std::vector<int64_t>{of_ranks}));
+  EXPECT_TRUE(ids(ranks).empty());
+}
+
 INSTANTIATE_TEST_SUITE_P(Both, TuningDbTest, ::testing::Values("memory", "sqlite"),
                          [](const ::testing::TestParamInfo<std::string>& info) {
                            return info.param;

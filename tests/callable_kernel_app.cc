@@ -42,9 +42,12 @@ int main(int argc, char** argv) {
   int rank = 0;
   MPI_Comm_rank(MPI_COMM_WORLD, &rank);
   int64_t as[2], ae[2], bs[2], be[2], cs[2], ce[2];
-  std::vector<float> a = Shard("A", rank, [](int64_t i, int64_t j) { return Value(1, i, j); }, as, ae);
-  std::vector<float> b = Shard("B", rank, [](int64_t i, int64_t j) { return Value(2, i, j); }, bs, be);
-  std::vector<float> c = Shard("C", rank, [](int64_t i, int64_t j) { return Value(0, i, j); }, cs, ce);
+  std::vector<float> a = Shard(
+      "A", rank, [](int64_t i, int64_t j) { return Value(1, i, j); }, as, ae);
+  std::vector<float> b = Shard(
+      "B", rank, [](int64_t i, int64_t j) { return Value(2, i, j); }, bs, be);
+  std::vector<float> c = Shard(
+      "C", rank, [](int64_t i, int64_t j) { return Value(0, i, j); }, cs, ce);
   int bad = a.empty() || b.empty() || c.empty() ? 1 : 0;
   for (int call = 1; call <= 2 && !bad; ++call) {
     const int status = KERNEL(c.data(), a.data(), b.data(), MPI_COMM_WORLD);

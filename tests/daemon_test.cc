@@ -333,6 +333,47 @@ TEST_F(DaemonTest, LookupOfAnUntunedProblemIsNotFound) {
   EXPECT_EQ(stub->GetRecord(&context, get, &record).error_code(), StatusCode::NOT_FOUND);
 }
 
+// Lookup with nearest: for extents never tuned, the schedule of the record at other
+// extents, re-costed at these and marked transferred (never served from the lookup cache,
+// never stored); an exact record is returned as it is.
+TEST_F(DaemonTest, LookupWithNearestTransfersARecordFromOtherExtents) {
+  auto stub = daemon_->Tuner();
+  const std::string matvec = "v[a] += M[a,b] * u[b]";
+  const TuneCall call = Tune(*stub, TuneRequest(matvec, "a=64,b=64", 2));
+  ASSERT_TRUE(call.status.ok()) << call.status.error_message();
+  ASSERT_TRUE(call.result.has_value() && call.result->stored());
+  const int64_t source = call.result->record().id();
+
+  v1::LookupRequest request = LookupRequest(matvec, "a=128,b=256", 2);
+  v1::LookupResponse response;
+  EXPECT_EQ(Lookup(*stub, request, &response).error_code(), StatusCode::NOT_FOUND);
+  request.set_nearest(true);
+  for (int i = 0; i < 2; ++i) {  // twice: the second is not a stale cached answer either
+    response.Clear();
+    const grpc::Status status = Lookup(*stub, request, &response);
+    ASSERT_TRUE(status.ok()) << status.error_message();
+    EXPECT_TRUE(response.transferred());
+    EXPECT_EQ(response.transferred_from(), source);
+    EXPECT_EQ(response.transferred_extents(), "a=64,b=64");
+    EXPECT_EQ(response.record().id(), 0);
+    EXPECT_EQ(response.record().problem().extents(), "a=128,b=256");
+    EXPECT_EQ(response.record().mesh(), call.result->record().mesh());
+    EXPECT_EQ(response.record().workload_mesh(), "ranks=2");
+    EXPECT_GT(response.record().predicted_s(), call.result->record().predicted_s());
+    EXPECT_FALSE(response.record().has_measured_s());
+  }
+  // Nothing was stored: without nearest it is still not found.
+  EXPECT_EQ(Lookup(*stub, LookupRequest(matvec, "a=128,b=256", 2), &response).error_code(),
+            StatusCode::NOT_FOUND);
+  // The tuned extents themselves: the record, not transferred.
+  request = LookupRequest(matvec, "a=64,b=64", 2);
+  request.set_nearest(true);
+  response.Clear();
+  ASSERT_TRUE(Lookup(*stub, request, &response).ok());
+  EXPECT_FALSE(response.transferred());
+  EXPECT_EQ(response.record().id(), source);
+}
+
 TEST_F(DaemonTest, ExplainAndCodegenAnswer) {
   auto stub = daemon_->Tuner();
   v1::ExplainResponse verdict;
