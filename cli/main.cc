@@ -366,7 +366,16 @@ int RunCodegen(const ProblemFlags& flags, const std::string& trace_path,
     if (absl::Status s = WriteTextFile(header, response->header()); !s.ok()) return Fail(s);
   }
   if (output.empty() || output == "-") {
+    // A source larger than stdout's buffer is written here, not at the final flush: keep the
+    // reason of a failed write.
+    errno = 0;
     std::cout << response->source();
+    if (!std::cout) {
+      const int error = errno;
+      return Fail(absl::UnavailableError(
+          absl::StrCat("cannot write to standard output: ",
+                       error != 0 ? std::strerror(error) : "a write failed")));
+    }
     return engine::kExitOk;
   }
   if (absl::Status s = WriteTextFile(output, response->source()); !s.ok()) return Fail(s);

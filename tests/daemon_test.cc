@@ -281,11 +281,13 @@ TEST_F(DaemonTest, TuneStreamsProgressThenResultAndLookupFindsItUnderAnyNames) {
     ClientContext context;
     v1::CodegenRequest gen;
     gen.set_record_id(result.record().id());
+    gen.set_main(true);  // the standalone program
     *gen.mutable_problem() = Problem(renamed, "i=64,j=64,l=64");
     v1::CodegenResponse source;
     const grpc::Status s = stub->Codegen(&context, gen, &source);
     ASSERT_TRUE(s.ok()) << s.error_message();
     EXPECT_NE(source.source().find("MPI_Init"), std::string::npos);
+    EXPECT_EQ(source.header(), "");
   }
 }
 
@@ -390,10 +392,17 @@ TEST_F(DaemonTest, ExplainAndCodegenAnswer) {
   *gen.mutable_problem() = Problem(kMatmul, "m=32,n=24,k=16");
   gen.mutable_mesh()->set_axes("x=2,y=2");
   gen.mutable_trace()->set_text(Summa2x2());
+  gen.set_name("summa");
   v1::CodegenResponse source;
   const grpc::Status s = stub->Codegen(&context, gen, &source);
   ASSERT_TRUE(s.ok()) << s.error_message();
-  EXPECT_NE(source.source().find("MPI_Init"), std::string::npos);
+  // The callable kernel: its header, and a self-contained source (no header name given).
+  EXPECT_NE(source.header().find("\nint summa(float* C, const float* A, const float* B, "
+                                 "MPI_Comm comm);\n"),
+            std::string::npos)
+      << source.header();
+  EXPECT_EQ(source.source().rfind(source.header(), 0), 0u);
+  EXPECT_NE(source.source().find("rt->Run("), std::string::npos);
 }
 
 // Checks that `text` contains `part`, printing `text` when it does not.
