@@ -5,6 +5,7 @@
 #include <vector>
 
 #include "absl/strings/str_cat.h"
+#include "runtime/box.h"
 #include "runtime/executor.h"
 #include "runtime/fill.h"
 #include "runtime/reference.h"
@@ -14,27 +15,6 @@ namespace meshtune::testing {
 namespace {
 
 constexpr uint64_t kSeed = 7;
-
-int64_t Linear(const std::vector<int64_t>& idx, const std::vector<int64_t>& shape) {
-  int64_t l = 0;
-  for (size_t d = 0; d < idx.size(); ++d) l = l * shape[d] + idx[d];
-  return l;
-}
-
-// Calls fn(local index) for every point of `extents`, last dim fastest.
-template <typename F>
-void ForEach(const std::vector<int64_t>& extents, F fn) {
-  for (int64_t e : extents) {
-    if (e <= 0) return;
-  }
-  std::vector<int64_t> idx(extents.size(), 0);
-  while (true) {
-    fn(idx);
-    int d = static_cast<int>(extents.size()) - 1;
-    while (d >= 0 && ++idx[d] == extents[d]) idx[d--] = 0;
-    if (d < 0) return;
-  }
-}
 
 // One rank's shards, as an application would hold them.
 template <typename T>
@@ -51,10 +31,11 @@ struct Shards {
       v[0] = static_cast<T>(runtime::ElementValue(kSeed, info.name, 0));
       return;
     }
-    ForEach(info.local_shape, [&](const std::vector<int64_t>& l) {
+    runtime::ForEachPoint(info.local_shape, [&](const std::vector<int64_t>& l) {
       std::vector<int64_t> g(l.size());
       for (size_t d = 0; d < l.size(); ++d) g[d] = start[d] + l[d];
-      v[i++] = static_cast<T>(runtime::ElementValue(kSeed, info.name, Linear(g, info.shape)));
+      v[i++] =
+          static_cast<T>(runtime::ElementValue(kSeed, info.name, runtime::Linear(g, info.shape)));
     });
   }
 };
