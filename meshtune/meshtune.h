@@ -1,0 +1,59 @@
+/* meshtune's C API for MPI applications, over meshtune/plan.h: a plan for one tensor
+ * statement on the application's communicator (opaque handle), where each rank's shard of
+ * each tensor lies, and its execution on the application's shards.
+ *
+ * Every call that can fail returns 0 or a status code (absl::StatusCode's numbers: 3
+ * invalid argument, 5 not found, 9 failed precondition, 13 internal), and
+ * meshtune_last_error() then says why. meshtune_plan_create and meshtune_plan_execute are
+ * collective over the communicator. A plan is not thread-safe; plans are independent. */
+#ifndef MESHTUNE_MESHTUNE_H_
+#define MESHTUNE_MESHTUNE_H_
+
+#include <mpi.h>
+#include <stdint.h>
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+typedef struct meshtune_plan meshtune_plan;
+
+enum meshtune_mode {
+  MESHTUNE_WISDOM = 0,   /* the workload's best record in a wisdom file */
+  MESHTUNE_ESTIMATE = 1  /* the cost model's best (nothing run) */
+};
+
+/* A plan for `expr` with `extents` ("f32" or "f64" `dtype`; NULL means "f32") on `comm`.
+ * `wisdom_file` is read in MESHTUNE_WISDOM mode; `mesh` ("x=2,y=2") may be NULL to derive
+ * the meshes from the communicator's size. On success *plan is set. */
+int meshtune_plan_create(const char* expr, const char* extents, const char* dtype,
+                         MPI_Comm comm, int mode, const char* wisdom_file, const char* mesh,
+                         meshtune_plan** plan);
+
+/* The plan's tensors, the order meshtune_plan_execute takes their shards in. */
+int meshtune_plan_num_tensors(const meshtune_plan* plan);
+const char* meshtune_plan_tensor(const meshtune_plan* plan, int i);
+
+/* This rank's shard of `tensor`: `start`, `extents` and `strides` (row-major, in elements)
+ * each receive one value per dim (at most 8). Returns the number of dims, or -1 for an
+ * unknown tensor. */
+int meshtune_plan_shard(const meshtune_plan* plan, const char* tensor, int64_t* start,
+                        int64_t* extents, int64_t* strides);
+
+/* The plan's schedule (a trace) and mesh. */
+const char* meshtune_plan_trace(const meshtune_plan* plan);
+const char* meshtune_plan_mesh(const meshtune_plan* plan);
+
+/* Runs the plan once on this rank's shards, one pointer per tensor. */
+int meshtune_plan_execute(meshtune_plan* plan, void* const* shards);
+
+void meshtune_plan_destroy(meshtune_plan* plan);
+
+/* The message of this thread's last failed call ("" when none). */
+const char* meshtune_last_error(void);
+
+#ifdef __cplusplus
+}
+#endif
+
+#endif /* MESHTUNE_MESHTUNE_H_ */

@@ -1,0 +1,162 @@
+#include "meshtune/plan.h"
+
+#include <fstream>
+#include <sstream>
+#include <utility>
+
+#include "absl/strings/str_cat.h"
+#include "absl/strings/strip.h"
+#include "engine/explain.h"
+#include "engine/local_backend.h"
+#include "engine/records.h"
+#include "engine/wisdom.h"
+#include "runtime/executor.h"
+#include "runtime/mpi_comm.h"
+#include "storage/tuning_db.h"
+
+namespace meshtune {
+namespace {
+
+struct Choice {
+  std::string trace, mesh;
+};
+
+v1::Problem ProblemOf(const std::string& expr, const std::string& extents,
+                      const PlanOptions& o) {
+  v1::Problem p;
+  p.set_expr(expr);
+  p.set_extents(extents);
+  p.set_dtype(o.dtype);
+  return p;
+}
+
+// kWisdom: the workload's best record in the wisdom file.
+absl::StatusOr<Choice> FromWisdom(const v1::Problem& problem, int ranks, const PlanOptions& o) {
+  if (o.wisdom_file.empty()) return absl::InvalidArgumentError("give a wisdom file");
+  std::ifstream in(o.wisdom_file);
+  if (!in) return absl::NotFoundError(absl::StrCat("cannot read wisdom file ", o.wisdom_file));
+  std::stringstream text;
+  text << in.rdbuf();
+  std::unique_ptr<storage::TuningDb> db = storage::NewInMemoryTuningDb();
+  absl::StatusOr<engine::ImportReport> imported = engine::ImportWisdom(*db, text.str());
+  if (!imported.ok()) {
+    return absl::Status(imported.status().code(), absl::StrCat(o.wisdom_file, ": ",
+                                                              imported.status().message()));
+  }
+  v1::LookupRequest q;
+  *q.mutable_problem() = problem;
+  q.mutable_mesh()->set_axes(o.mesh);
+  if (o.mesh.empty()) q.set_ranks(ranks);
+  q.set_profile(o.profile);
+  absl::StatusOr<v1::LookupResponse> found = engine::Lookup(*db, q);
+  if (!found.ok()) {
+    if (found.status().code() != absl::StatusCode::kNotFound) return found.status();
+    return absl::NotFoundError(
+        absl::StrCat(absl::StripSuffix(found.status().message(), "; tune it first"),
+                     " in wisdom file ", o.wisdom_file));
+  }
+  return Choice{found->record().trace().text(), found->record().mesh()};
+}
+
+// kEstimate: the cost model's best (model-only tune in this process, stored nowhere).
+absl::StatusOr<Choice> Estimate(const v1::Problem& problem, int ranks, const PlanOptions& o) {
+  engine::LocalBackendOptions options;  // no database
+  std::unique_ptr<engine::Backend> backend = engine::NewLocalBackend(std::move(options));
+  v1::TuneRequest request;
+  *request.mutable_problem() = problem;
+  request.mutable_mesh()->set_axes(o.mesh);
+  if (o.mesh.empty()) request.set_ranks(ranks);
+  request.set_model_only(true);
+  request.set_profile(o.profile);
+  absl::StatusOr<v1::TuneResult> result = backend->Tune(request, nullptr);
+  if (!result.ok()) return result.status();
+  return Choice{result->record().trace().text(), result->record().mesh()};
+}
+
+// Sends rank 0's `s` to every rank of `comm`.
+void BroadcastString(std::string* s, MPI_Comm comm) {
+  int64_t n = static_cast<int64_t>(s->size());
+  MPI_Bcast(&n, 1, MPI_INT64_T, 0, comm);
+  s->resize(static_cast<size_t>(n));
+  if (n > 0) MPI_Bcast(s->data(), static_cast<int>(n), MPI_CHAR, 0, comm);
+}
+
+}  // namespace
+
+Plan::~Plan() = default;
+
+absl::StatusOr<std::unique_ptr<Plan>> Plan::Create(const std::string& expr,
+                                                   const std::string& extents, MPI_Comm comm,
+                                                   const PlanOptions& options) {
+  int rank = 0, size = 0;
+  MPI_Comm_rank(comm, &rank);
+  MPI_Comm_size(comm, &size);
+  const v1::Problem problem = ProblemOf(expr, extents, options);
+  // Rank 0 chooses the schedule (or fails); every rank gets the same answer.
+  Choice choice;
+  int code = 0;
+  std::string error;
+  if (rank == 0) {
+    absl::StatusOr<Choice> c = options.mode == PlanMode::kWisdom
+                                   ? FromWisdom(problem, size, options)
+                                   : Estimate(problem, size, options);
+    if (c.ok()) {
+      choice = *std::move(c);
+    } else {
+      code = static_cast<int>(c.status().code());
+      error = std::string(c.status().message());
+    }
+  }
+  MPI_Bcast(&code, 1, MPI_INT, 0, comm);
+  if (code != 0) {
+    BroadcastString(&error, comm);
+    return absl::Status(static_cast<absl::StatusCode>(code), error);
+  }
+  BroadcastString(&choice.trace, comm);
+  BroadcastString(&choice.mesh, comm);
+  v1::Mesh mesh;
+  mesh.set_axes(choice.mesh);
+  v1::Trace trace;
+  trace.set_text(choice.trace);
+  absl::StatusOr<codegen::Program> program = engine::LowerTrace(problem, mesh, trace);
+  if (!program.ok()) return program.status();
+  if (program->Ranks() != size) {
+    return absl::FailedPreconditionError(
+        absl::StrCat("the schedule's mesh ", choice.mesh, " has ", program->Ranks(),
+                     " ranks but the communicator has ", size));
+  }
+  absl::StatusOr<std::unique_ptr<runtime::BoundProgram>> bound =
+      runtime::BoundProgram::Create(*program, runtime::NewMpiComm(comm, program->axis_sizes));
+  if (!bound.ok()) return bound.status();
+  std::unique_ptr<Plan> plan(new Plan());
+  for (const codegen::TensorInfo& t : program->tensors) plan->tensors_.push_back(t.name);
+  plan->trace_ = choice.trace;
+  plan->mesh_ = choice.mesh;
+  plan->program_ = *std::move(bound);
+  return plan;
+}
+
+absl::StatusOr<ShardLayout> Plan::Shard(const std::string& tensor) const {
+  for (size_t t = 0; t < tensors_.size(); ++t) {
+    if (tensors_[t] != tensor) continue;
+    ShardLayout s;
+    s.start = program_->ShardStart(t);
+    s.extents = program_->ShardExtents(t);
+    s.strides.assign(s.extents.size(), 1);
+    for (int d = static_cast<int>(s.extents.size()) - 2; d >= 0; --d)
+      s.strides[d] = s.strides[d + 1] * s.extents[d + 1];
+    return s;
+  }
+  return absl::NotFoundError(absl::StrCat("the plan has no tensor ", tensor));
+}
+
+absl::Status Plan::Execute(const std::vector<void*>& shards) {
+  if (shards.size() != tensors_.size()) {
+    return absl::InvalidArgumentError(absl::StrCat("Execute takes ", tensors_.size(),
+                                                   " shards (one per tensor), got ",
+                                                   shards.size()));
+  }
+  return program_->Run(shards);
+}
+
+}  // namespace meshtune

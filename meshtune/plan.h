@@ -1,0 +1,86 @@
+// meshtune's C++ API for MPI applications: a plan for one tensor statement on the
+// application's communicator, and its execution on the application's own shards.
+//
+//   meshtune::PlanOptions o;
+//   o.wisdom_file = "wisdom.jsonl";  // `meshtune records export > wisdom.jsonl`
+//   auto plan = meshtune::Plan::Create("C[m,n] += A[m,k] * B[k,n]", "m=2048,n=2048,k=2048",
+//                                      MPI_COMM_WORLD, o);
+//   // each rank: plan->Shard("A") says which block of A it holds (global start, extents,
+//   // row-major strides); fill the shards, then, as often as needed:
+//   plan->Execute({c, a, b});  // in plan->tensors() order
+//
+// Create and Execute are collective over the communicator. A plan is not thread-safe: one
+// Execute at a time; plans are independent of each other.
+#ifndef MESHTUNE_PLAN_H_
+#define MESHTUNE_PLAN_H_
+
+#include <mpi.h>
+
+#include <cstdint>
+#include <memory>
+#include <string>
+#include <vector>
+
+#include "absl/status/status.h"
+#include "absl/status/statusor.h"
+
+namespace meshtune {
+
+namespace runtime {
+class BoundProgram;  // runtime/executor.h
+}  // namespace runtime
+
+enum class PlanMode {
+  kWisdom,    // the best record of the workload in `wisdom_file`; NotFound when absent
+  kEstimate,  // a model-only search on rank 0 (nothing run), its winner sent to every rank
+};
+
+struct PlanOptions {
+  PlanMode mode = PlanMode::kWisdom;
+  std::string wisdom_file;  // kWisdom: a wisdom file (`meshtune records export`)
+  std::string mesh;         // e.g. "x=2,y=2"; "" derives the meshes from the communicator's size
+  std::string profile;      // hardware profile (estimate) or the records' profile; "" "default"
+  std::string dtype = "f32";
+};
+
+// Where this rank's shard of a tensor lies: the global index of its first element, its
+// extents, and its strides (row-major, in elements).
+struct ShardLayout {
+  std::vector<int64_t> start, extents, strides;
+};
+
+class Plan {
+ public:
+  // A plan for `expr` with `extents` on `comm`. InvalidArgument for a bad statement, mesh
+  // or option; NotFound "no tuning record for ... in WISDOM_FILE" for a workload the wisdom
+  // file does not hold; FailedPrecondition when the schedule's mesh does not have the
+  // communicator's size. Collective: every rank gets the same plan or the same error.
+  static absl::StatusOr<std::unique_ptr<Plan>> Create(const std::string& expr,
+                                                      const std::string& extents, MPI_Comm comm,
+                                                      const PlanOptions& options);
+  ~Plan();
+
+  // The statement's tensors, the output first: the order Execute takes their shards in.
+  const std::vector<std::string>& tensors() const { return tensors_; }
+  // This rank's shard of `tensor`; NotFound for a name not in tensors().
+  absl::StatusOr<ShardLayout> Shard(const std::string& tensor) const;
+  // The schedule and its mesh.
+  const std::string& trace() const { return trace_; }
+  const std::string& mesh() const { return mesh_; }
+
+  // Runs the schedule once on this rank's shards (one pointer per tensor, in tensors()
+  // order, each as Shard describes; f32 or f64 as the plan's dtype). Inputs are only read;
+  // the output is overwritten for `=` and added to for `+=`. Buffers are allocated at
+  // Create, none here. InvalidArgument when the number of pointers is wrong.
+  absl::Status Execute(const std::vector<void*>& shards);
+
+ private:
+  Plan() = default;
+  std::vector<std::string> tensors_;
+  std::string trace_, mesh_;
+  std::unique_ptr<runtime::BoundProgram> program_;
+};
+
+}  // namespace meshtune
+
+#endif  // MESHTUNE_PLAN_H_
