@@ -25,8 +25,8 @@ int Report(const absl::Status& status) {
 
 extern "C" {
 
-int meshtune_plan_create(const char* expr, const char* extents, const char* dtype,
-                         MPI_Comm comm, int mode, const char* wisdom_file, const char* mesh,
+int meshtune_plan_create(const char* expr, const char* extents, const char* dtype, MPI_Comm comm,
+                         int mode, const char* wisdom_file, const char* mesh,
                          meshtune_plan** plan) {
   if (expr == nullptr || extents == nullptr || plan == nullptr) {
     return Report(absl::InvalidArgumentError("expr, extents and plan must not be NULL"));
@@ -35,8 +35,8 @@ int meshtune_plan_create(const char* expr, const char* extents, const char* dtyp
     return Report(absl::InvalidArgumentError("mode must be MESHTUNE_WISDOM or MESHTUNE_ESTIMATE"));
   }
   meshtune::PlanOptions options;
-  options.mode = mode == MESHTUNE_WISDOM ? meshtune::PlanMode::kWisdom
-                                         : meshtune::PlanMode::kEstimate;
+  options.mode =
+      mode == MESHTUNE_WISDOM ? meshtune::PlanMode::kWisdom : meshtune::PlanMode::kEstimate;
   if (dtype != nullptr) options.dtype = dtype;
   if (wisdom_file != nullptr) options.wisdom_file = wisdom_file;
   if (mesh != nullptr) options.mesh = mesh;

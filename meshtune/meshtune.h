@@ -19,16 +19,15 @@ extern "C" {
 typedef struct meshtune_plan meshtune_plan;
 
 enum meshtune_mode {
-  MESHTUNE_WISDOM = 0,   /* the workload's best record in a wisdom file */
-  MESHTUNE_ESTIMATE = 1  /* the cost model's best (nothing run) */
+  MESHTUNE_WISDOM = 0,  /* the workload's best record in a wisdom file */
+  MESHTUNE_ESTIMATE = 1 /* the cost model's best (nothing run) */
 };
 
 /* A plan for `expr` with `extents` ("f32" or "f64" `dtype`; NULL means "f32") on `comm`.
  * `wisdom_file` is read in MESHTUNE_WISDOM mode; `mesh` ("x=2,y=2") may be NULL to derive
  * the meshes from the communicator's size. On success *plan is set. */
-int meshtune_plan_create(const char* expr, const char* extents, const char* dtype,
-                         MPI_Comm comm, int mode, const char* wisdom_file, const char* mesh,
-                         meshtune_plan** plan);
+int meshtune_plan_create(const char* expr, const char* extents, const char* dtype, MPI_Comm comm,
+                         int mode, const char* wisdom_file, const char* mesh, meshtune_plan** plan);
 
 /* The plan's tensors, the order meshtune_plan_execute takes their shards in. */
 int meshtune_plan_num_tensors(const meshtune_plan* plan);

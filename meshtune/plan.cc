@@ -21,8 +21,7 @@ struct Choice {
   std::string trace, mesh;
 };
 
-v1::Problem ProblemOf(const std::string& expr, const std::string& extents,
-                      const PlanOptions& o) {
+v1::Problem ProblemOf(const std::string& expr, const std::string& extents, const PlanOptions& o) {
   v1::Problem p;
   p.set_expr(expr);
   p.set_extents(extents);
@@ -40,8 +39,8 @@ absl::StatusOr<Choice> FromWisdom(const v1::Problem& problem, int ranks, const P
   std::unique_ptr<storage::TuningDb> db = storage::NewInMemoryTuningDb();
   absl::StatusOr<engine::ImportReport> imported = engine::ImportWisdom(*db, text.str());
   if (!imported.ok()) {
-    return absl::Status(imported.status().code(), absl::StrCat(o.wisdom_file, ": ",
-                                                              imported.status().message()));
+    return absl::Status(imported.status().code(),
+                        absl::StrCat(o.wisdom_file, ": ", imported.status().message()));
   }
   v1::LookupRequest q;
   *q.mutable_problem() = problem;
@@ -121,9 +120,9 @@ absl::StatusOr<std::unique_ptr<Plan>> Plan::Create(const std::string& expr,
   absl::StatusOr<codegen::Program> program = engine::LowerTrace(problem, mesh, trace);
   if (!program.ok()) return program.status();
   if (program->Ranks() != size) {
-    return absl::FailedPreconditionError(
-        absl::StrCat("the schedule's mesh ", choice.mesh, " has ", program->Ranks(),
-                     " ranks but the communicator has ", size));
+    return absl::FailedPreconditionError(absl::StrCat("the schedule's mesh ", choice.mesh, " has ",
+                                                      program->Ranks(),
+                                                      " ranks but the communicator has ", size));
   }
   absl::StatusOr<std::unique_ptr<runtime::BoundProgram>> bound =
       runtime::BoundProgram::Create(*program, runtime::NewMpiComm(comm, program->axis_sizes));
@@ -152,9 +151,8 @@ absl::StatusOr<ShardLayout> Plan::Shard(const std::string& tensor) const {
 
 absl::Status Plan::Execute(const std::vector<void*>& shards) {
   if (shards.size() != tensors_.size()) {
-    return absl::InvalidArgumentError(absl::StrCat("Execute takes ", tensors_.size(),
-                                                   " shards (one per tensor), got ",
-                                                   shards.size()));
+    return absl::InvalidArgumentError(absl::StrCat(
+        "Execute takes ", tensors_.size(), " shards (one per tensor), got ", shards.size()));
   }
   return program_->Run(shards);
 }

@@ -22,8 +22,8 @@ std::string RunMpi(int ranks, const std::string& args, int status,
   const std::string dir = tmp ? tmp : "/tmp";
   setenv("MESHTUNE_HOME", (dir + "/home").c_str(), 1);  // estimate: the built-in numbers
   const std::string out = dir + "/plan_out.txt";
-  const std::string cmd = "timeout 120 mpirun -n " + std::to_string(ranks) +
-                          " --oversubscribe " + app + " " + args + " >" + out + " 2>&1";
+  const std::string cmd = "timeout 120 mpirun -n " + std::to_string(ranks) + " --oversubscribe " +
+                          app + " " + args + " >" + out + " 2>&1";
   const int rc = std::system(cmd.c_str());
   EXPECT_EQ(WIFEXITED(rc) ? WEXITSTATUS(rc) : -1, status) << cmd;
   std::ifstream in(out);
@@ -34,8 +34,8 @@ std::string RunMpi(int ranks, const std::string& args, int status,
 
 TEST(PlanApiTest, WisdomAndEstimatePlansComputeOnTheApplicationsData) {
   for (int ranks : {1, 2, 4}) {
-    for (const std::string mode : {"--mode wisdom --wisdom tests/plan_wisdom.jsonl",
-                                   "--mode estimate"}) {
+    for (const std::string mode :
+         {"--mode wisdom --wisdom tests/plan_wisdom.jsonl", "--mode estimate"}) {
       SCOPED_TRACE(std::to_string(ranks) + " ranks, " + mode);
       const std::string out = RunMpi(ranks, mode, 0);
       EXPECT_NE(out.find("plan gemm: "), std::string::npos) << out;
