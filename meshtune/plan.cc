@@ -1,5 +1,7 @@
 #include "meshtune/plan.h"
 
+#include <algorithm>
+#include <cstring>
 #include <fstream>
 #include <sstream>
 #include <utility>
@@ -128,7 +130,12 @@ absl::StatusOr<std::unique_ptr<Plan>> Plan::Create(const std::string& expr,
       runtime::BoundProgram::Create(*program, runtime::NewMpiComm(comm, program->axis_sizes));
   if (!bound.ok()) return bound.status();
   std::unique_ptr<Plan> plan(new Plan());
-  for (const codegen::TensorInfo& t : program->tensors) plan->tensors_.push_back(t.name);
+  for (const codegen::TensorInfo& t : program->tensors) {
+    plan->tensors_.push_back(t.name);
+    plan->shapes_.push_back(t.shape);
+  }
+  plan->comm_ = comm;
+  plan->element_bytes_ = program->dtype_bytes;
   plan->trace_ = choice.trace;
   plan->mesh_ = choice.mesh;
   plan->program_ = *std::move(bound);
@@ -155,6 +162,93 @@ absl::Status Plan::Execute(const std::vector<void*>& shards) {
         "Execute takes ", tensors_.size(), " shards (one per tensor), got ", shards.size()));
   }
   return program_->Run(shards);
+}
+
+absl::StatusOr<std::vector<int64_t>> Plan::AllStarts(const std::string& tensor, ShardLayout* mine) {
+  absl::StatusOr<ShardLayout> l = Shard(tensor);
+  if (!l.ok()) return l.status();
+  *mine = *l;
+  int size = 0;
+  MPI_Comm_size(comm_, &size);
+  const int dims = static_cast<int>(l->start.size());
+  std::vector<int64_t> all(static_cast<size_t>(dims) * size);
+  if (dims > 0) {
+    MPI_Allgather(l->start.data(), dims, MPI_INT64_T, all.data(), dims, MPI_INT64_T, comm_);
+  }
+  return all;
+}
+
+void Plan::CopyBox(const ShardLayout& layout, const std::vector<int64_t>& start,
+                   const std::vector<int64_t>& shape, const char* from, char* to,
+                   bool to_global) const {
+  int64_t n = 1;
+  for (int64_t e : layout.extents) n *= e;
+  for (int64_t i = 0; i < n; ++i) {  // shard element i (row-major) and its global offset
+    int64_t rest = i, global = 0, scale = 1;
+    for (int d = static_cast<int>(shape.size()) - 1; d >= 0; --d) {
+      global += (start[d] + rest % layout.extents[d]) * scale;
+      rest /= layout.extents[d];
+      scale *= shape[d];
+    }
+    const int64_t a = to_global ? i : global, b = to_global ? global : i;
+    std::memcpy(to + b * element_bytes_, from + a * element_bytes_, element_bytes_);
+  }
+}
+
+absl::Status Plan::Scatter(const std::string& tensor, const void* global, void* shard, int root) {
+  int rank = 0, size = 0;
+  MPI_Comm_rank(comm_, &rank);
+  MPI_Comm_size(comm_, &size);
+  if (root < 0 || root >= size)
+    return absl::InvalidArgumentError(absl::StrCat("root ", root, " is not a rank of the plan"));
+  ShardLayout mine;
+  absl::StatusOr<std::vector<int64_t>> starts = AllStarts(tensor, &mine);
+  if (!starts.ok()) return starts.status();
+  const size_t t = std::find(tensors_.begin(), tensors_.end(), tensor) - tensors_.begin();
+  const size_t dims = mine.start.size();
+  int64_t n = 1;
+  for (int64_t e : mine.extents) n *= e;
+  const int bytes = static_cast<int>(n * element_bytes_);
+  if (rank == root) {
+    std::vector<char> packed(static_cast<size_t>(bytes));
+    for (int r = 0; r < size; ++r) {
+      const std::vector<int64_t> at(starts->begin() + r * dims, starts->begin() + (r + 1) * dims);
+      char* into = r == root ? static_cast<char*>(shard) : packed.data();
+      CopyBox(mine, at, shapes_[t], static_cast<const char*>(global), into, false);
+      if (r != root) MPI_Send(packed.data(), bytes, MPI_BYTE, r, 71, comm_);
+    }
+  } else {
+    MPI_Recv(shard, bytes, MPI_BYTE, root, 71, comm_, MPI_STATUS_IGNORE);
+  }
+  return absl::OkStatus();
+}
+
+absl::Status Plan::Gather(const std::string& tensor, const void* shard, void* global, int root) {
+  int rank = 0, size = 0;
+  MPI_Comm_rank(comm_, &rank);
+  MPI_Comm_size(comm_, &size);
+  if (root < 0 || root >= size)
+    return absl::InvalidArgumentError(absl::StrCat("root ", root, " is not a rank of the plan"));
+  ShardLayout mine;
+  absl::StatusOr<std::vector<int64_t>> starts = AllStarts(tensor, &mine);
+  if (!starts.ok()) return starts.status();
+  const size_t t = std::find(tensors_.begin(), tensors_.end(), tensor) - tensors_.begin();
+  const size_t dims = mine.start.size();
+  int64_t n = 1;
+  for (int64_t e : mine.extents) n *= e;
+  const int bytes = static_cast<int>(n * element_bytes_);
+  if (rank == root) {
+    std::vector<char> packed(static_cast<size_t>(bytes));
+    for (int r = 0; r < size; ++r) {
+      const std::vector<int64_t> at(starts->begin() + r * dims, starts->begin() + (r + 1) * dims);
+      if (r != root) MPI_Recv(packed.data(), bytes, MPI_BYTE, r, 72, comm_, MPI_STATUS_IGNORE);
+      const char* from = r == root ? static_cast<const char*>(shard) : packed.data();
+      CopyBox(mine, at, shapes_[t], from, static_cast<char*>(global), true);
+    }
+  } else {
+    MPI_Send(shard, bytes, MPI_BYTE, root, 72, comm_);
+  }
+  return absl::OkStatus();
 }
 
 }  // namespace meshtune

@@ -74,8 +74,26 @@ class Plan {
   // Create, none here. InvalidArgument when the number of pointers is wrong.
   absl::Status Execute(const std::vector<void*>& shards);
 
+  // Helpers for applications that hold whole tensors on one rank. Scatter: `root`'s
+  // `global` (the whole tensor, row-major; read on root only) becomes every rank's `shard`
+  // (as Shard describes). Gather: every rank's `shard` assembled into `global` on `root`
+  // (a block held by several ranks is the same on each; any copy lands). Collective;
+  // NotFound for a name not in tensors(), InvalidArgument for a root outside the
+  // communicator.
+  absl::Status Scatter(const std::string& tensor, const void* global, void* shard, int root);
+  absl::Status Gather(const std::string& tensor, const void* shard, void* global, int root);
+
  private:
   Plan() = default;
+  // Every rank's shard start of `tensor` (ndims values per rank), for the root.
+  absl::StatusOr<std::vector<int64_t>> AllStarts(const std::string& tensor, ShardLayout* mine);
+  // Copies between a shard (dense, `extents`) and the whole tensor at `start`.
+  void CopyBox(const ShardLayout& layout, const std::vector<int64_t>& start,
+               const std::vector<int64_t>& shape, const char* from, char* to, bool to_global) const;
+
+  MPI_Comm comm_ = MPI_COMM_NULL;
+  int element_bytes_ = 4;
+  std::vector<std::vector<int64_t>> shapes_;  // each tensor's global shape
   std::vector<std::string> tensors_;
   std::string trace_, mesh_;
   std::unique_ptr<runtime::BoundProgram> program_;

@@ -40,6 +40,7 @@ TEST(PlanApiTest, WisdomAndEstimatePlansComputeOnTheApplicationsData) {
       const std::string out = RunMpi(ranks, mode, 0);
       EXPECT_NE(out.find("plan gemm: "), std::string::npos) << out;
       EXPECT_NE(out.find(" verified\nplan matvec: "), std::string::npos) << out;
+      EXPECT_NE(out.find("scatter/gather: verified\n"), std::string::npos) << out;
       EXPECT_EQ(out.find("error"), std::string::npos) << out;
     }
   }

@@ -3,7 +3,9 @@
 // j=16), each planned with --mode wisdom (--wisdom FILE) or estimate, executed twice on
 // shards filled where Plan::Shard says, and checked against a serial reference after each
 // call. Rank 0 prints "plan NAME: MESH verified" per statement, or the error, e.g.
-// "plan gemm: error: no tuning record for ...". Exit status 0 when both verified, 1 if not.
+// "plan gemm: error: no tuning record for ...". Then the GEMM again from whole matrices on
+// rank 0 through Plan::Scatter and Plan::Gather ("scatter/gather: verified"). Exit status 0
+// when all verified, 1 if not.
 #include <mpi.h>
 
 #include <cmath>
@@ -86,6 +88,51 @@ std::string RunStatement(const Statement& s, const meshtune::PlanOptions& option
   return "";
 }
 
+// The GEMM with whole matrices on rank 0: Plan::Scatter of C, A and B from rank 0, one
+// Execute, Plan::Gather of C to rank 0, checked there. "" or what went wrong.
+std::string RunScattered(const meshtune::PlanOptions& options) {
+  constexpr int64_t kM = 32, kN = 24, kK = 16;
+  absl::StatusOr<std::unique_ptr<meshtune::Plan>> plan = meshtune::Plan::Create(
+      "C[m,n] += A[m,k] * B[k,n]", "m=32,n=24,k=16", MPI_COMM_WORLD, options);
+  if (!plan.ok()) return "error: " + std::string(plan.status().message());
+  int rank = 0;
+  MPI_Comm_rank(MPI_COMM_WORLD, &rank);
+  std::map<std::string, std::vector<int64_t>> shape = {
+      {"C", {kM, kN}}, {"A", {kM, kK}}, {"B", {kK, kN}}};
+  std::map<std::string, std::vector<float>> global, shard;
+  std::vector<void*> pointers;
+  for (const std::string& t : (*plan)->tensors()) {
+    std::vector<float>& g = global[t];
+    g.resize(static_cast<size_t>(shape[t][0] * shape[t][1]));
+    for (int64_t i = 0; i < shape[t][0]; ++i)
+      for (int64_t j = 0; j < shape[t][1]; ++j) g[i * shape[t][1] + j] = Value(t, {i, j});
+    const meshtune::ShardLayout l = *(*plan)->Shard(t);
+    shard[t].assign(static_cast<size_t>(l.extents[0] * l.extents[1]), -99.0f);
+    if (!(*plan)->Scatter(t, rank == 0 ? g.data() : nullptr, shard[t].data(), 0).ok())
+      return "scatter failed";
+    pointers.push_back(shard[t].data());
+  }
+  if (!(*plan)->Execute(pointers).ok()) return "execute failed";
+  std::vector<float> c(global["C"].size(), -99.0f);
+  if (!(*plan)->Gather("C", shard["C"].data(), c.data(), 0).ok()) return "gather failed";
+  if (rank != 0) return "";
+  for (int64_t i = 0; i < kM; ++i) {
+    for (int64_t j = 0; j < kN; ++j) {
+      double p = 0;
+      for (int64_t k = 0; k < kK; ++k) p += Value("A", {i, k}) * Value("B", {k, j});
+      const double expected = Value("C", {i, j}) + p;
+      if (std::fabs(c[i * kN + j] - expected) > 1e-3 * (1 + std::fabs(expected))) {
+        char buf[120];
+        std::snprintf(buf, sizeof(buf), "gathered C[%lld, %lld] is %g, the reference %g",
+                      static_cast<long long>(i), static_cast<long long>(j), c[i * kN + j],
+                      expected);
+        return buf;
+      }
+    }
+  }
+  return "";
+}
+
 }  // namespace
 
 int main(int argc, char** argv) {
@@ -124,6 +171,12 @@ int main(int argc, char** argv) {
     if (rank == 0 && !any) std::printf("plan %s: %s verified\n", s.name.c_str(), mesh.c_str());
     failed |= any;
   }
+  const std::string scattered = RunScattered(options);
+  int bad = scattered.empty() ? 0 : 1, any = 0;
+  MPI_Allreduce(&bad, &any, 1, MPI_INT, MPI_MAX, MPI_COMM_WORLD);
+  if (!scattered.empty()) std::printf("scatter/gather: rank %d: %s\n", rank, scattered.c_str());
+  if (rank == 0 && !any) std::printf("scatter/gather: verified\n");
+  failed |= any;
   MPI_Finalize();
   return failed;
 }
