@@ -190,15 +190,8 @@ absl::StatusOr<v1::LookupResponse> Lookup(storage::TuningDb& db, const v1::Looku
   if (acceptable(out.record())) return out;
   // The best does not fit the budget or comes from another machine: the best of the others
   // that is acceptable.
-  std::vector<storage::TuningRecord> all;
-  int64_t after = 0;
-  while (true) {
-    MT_ASSIGN_OR_RETURN(std::vector<storage::TuningRecord> page,
-                        db.List(w.fingerprint, storage::kMaxListLimit, after));
-    if (page.empty()) break;
-    after = page.back().id;
-    for (storage::TuningRecord& r : page) all.push_back(std::move(r));
-  }
+  MT_ASSIGN_OR_RETURN(std::vector<storage::TuningRecord> all,
+                      storage::ListAllRecords(db, w.fingerprint));
   std::sort(all.begin(), all.end(), storage::BetterRecord);
   for (const storage::TuningRecord& r : all) {
     MT_ASSIGN_OR_RETURN(v1::Record record, ToMessage(r, &w, &request.problem()));

@@ -17,15 +17,23 @@
 namespace meshtune::engine {
 namespace {
 
-// The database's ranking (storage::BetterRecord) on messages, then fields that make the
-// order total.
+// What storage::BetterRecord ranks of a message (its id cleared: wisdom has none).
+storage::TuningRecord Ranked(const v1::Record& r) {
+  storage::TuningRecord t;
+  t.verified = r.verified();
+  t.checked = r.checked();
+  t.predicted_s = r.predicted_s();
+  t.measured_s = r.measured_s();  // 0 when unset, as the message reads
+  return t;
+}
+
+// By workload, then the database's ranking (storage::BetterRecord), then fields that make
+// the order total.
 bool WisdomOrder(const v1::Record& a, const v1::Record& b) {
   if (a.fingerprint() != b.fingerprint()) return a.fingerprint() < b.fingerprint();
-  if (a.verified() != b.verified()) return a.verified();
-  if (a.checked().empty() != b.checked().empty()) return !a.checked().empty();
-  const double ta = a.verified() ? a.measured_s() : a.predicted_s();
-  const double tb = b.verified() ? b.measured_s() : b.predicted_s();
-  if (ta != tb) return ta < tb;
+  const storage::TuningRecord ra = Ranked(a), rb = Ranked(b);
+  if (storage::BetterRecord(ra, rb)) return true;
+  if (storage::BetterRecord(rb, ra)) return false;
   return std::make_tuple(a.trace().text(), a.mesh(), a.created_unix_ms(), a.machine()) <
          std::make_tuple(b.trace().text(), b.mesh(), b.created_unix_ms(), b.machine());
 }
@@ -87,19 +95,6 @@ absl::StatusOr<Line> ParseLine(absl::string_view text) {
   return line;
 }
 
-// Every record of workload `fingerprint`.
-absl::StatusOr<std::vector<storage::TuningRecord>> AllRecords(storage::TuningDb& db,
-                                                              const std::string& fingerprint) {
-  std::vector<storage::TuningRecord> all;
-  for (int64_t after = 0;;) {
-    MT_ASSIGN_OR_RETURN(std::vector<storage::TuningRecord> page,
-                        db.List(fingerprint, storage::kMaxListLimit, after));
-    if (page.empty()) return all;
-    after = page.back().id;
-    for (storage::TuningRecord& r : page) all.push_back(std::move(r));
-  }
-}
-
 }  // namespace
 
 std::string WisdomText(std::vector<v1::Record> records) {
@@ -133,7 +128,7 @@ absl::StatusOr<ImportReport> ImportWisdom(storage::TuningDb& db, const std::stri
     if (!index.count(fp)) {
       index[fp] = report.workloads.size();
       report.workloads.push_back({fp, line.description});
-      MT_ASSIGN_OR_RETURN(existing[fp], AllRecords(db, fp));
+      MT_ASSIGN_OR_RETURN(existing[fp], storage::ListAllRecords(db, fp));
     }
     ImportedWorkload& w = report.workloads[index[fp]];
     std::vector<storage::TuningRecord>& have = existing[fp];

@@ -1,7 +1,6 @@
 #include "meshtune/plan.h"
 
 #include <algorithm>
-#include <cstring>
 #include <fstream>
 #include <sstream>
 #include <utility>
@@ -12,6 +11,7 @@
 #include "engine/local_backend.h"
 #include "engine/records.h"
 #include "engine/wisdom.h"
+#include "runtime/box.h"
 #include "runtime/executor.h"
 #include "runtime/mpi_comm.h"
 #include "storage/tuning_db.h"
@@ -148,9 +148,7 @@ absl::StatusOr<ShardLayout> Plan::Shard(const std::string& tensor) const {
     ShardLayout s;
     s.start = program_->ShardStart(t);
     s.extents = program_->ShardExtents(t);
-    s.strides.assign(s.extents.size(), 1);
-    for (int d = static_cast<int>(s.extents.size()) - 2; d >= 0; --d)
-      s.strides[d] = s.strides[d + 1] * s.extents[d + 1];
+    s.strides = runtime::DenseStrides(s.extents);
     return s;
   }
   return absl::NotFoundError(absl::StrCat("the plan has no tensor ", tensor));
@@ -164,91 +162,80 @@ absl::Status Plan::Execute(const std::vector<void*>& shards) {
   return program_->Run(shards);
 }
 
-absl::StatusOr<std::vector<int64_t>> Plan::AllStarts(const std::string& tensor, ShardLayout* mine) {
-  absl::StatusOr<ShardLayout> l = Shard(tensor);
-  if (!l.ok()) return l.status();
-  *mine = *l;
-  int size = 0;
-  MPI_Comm_size(comm_, &size);
-  const int dims = static_cast<int>(l->start.size());
-  std::vector<int64_t> all(static_cast<size_t>(dims) * size);
-  if (dims > 0) {
-    MPI_Allgather(l->start.data(), dims, MPI_INT64_T, all.data(), dims, MPI_INT64_T, comm_);
+namespace {
+
+// Copies the box `extents` between a dense shard and the whole tensor (`global_strides`),
+// where the box starts at `global_offset`; elements of `bytes` bytes (4 or 8).
+void CopyBox(int bytes, const std::vector<int64_t>& extents,
+             const std::vector<int64_t>& global_strides, int64_t global_offset, const void* from,
+             void* to, bool to_global) {
+  const std::vector<int64_t> dense = runtime::DenseStrides(extents);
+  const std::vector<int64_t>& from_strides = to_global ? dense : global_strides;
+  const std::vector<int64_t>& to_strides = to_global ? global_strides : dense;
+  const int64_t from_offset = to_global ? 0 : global_offset;
+  const int64_t to_offset = to_global ? global_offset : 0;
+  if (bytes == 8) {
+    runtime::CopyStrided(static_cast<const double*>(from) + from_offset, from_strides,
+                         static_cast<double*>(to) + to_offset, to_strides, extents);
+  } else {
+    runtime::CopyStrided(static_cast<const float*>(from) + from_offset, from_strides,
+                         static_cast<float*>(to) + to_offset, to_strides, extents);
   }
-  return all;
 }
 
-void Plan::CopyBox(const ShardLayout& layout, const std::vector<int64_t>& start,
-                   const std::vector<int64_t>& shape, const char* from, char* to,
-                   bool to_global) const {
-  int64_t n = 1;
-  for (int64_t e : layout.extents) n *= e;
-  for (int64_t i = 0; i < n; ++i) {  // shard element i (row-major) and its global offset
-    int64_t rest = i, global = 0, scale = 1;
-    for (int d = static_cast<int>(shape.size()) - 1; d >= 0; --d) {
-      global += (start[d] + rest % layout.extents[d]) * scale;
-      rest /= layout.extents[d];
-      scale *= shape[d];
-    }
-    const int64_t a = to_global ? i : global, b = to_global ? global : i;
-    std::memcpy(to + b * element_bytes_, from + a * element_bytes_, element_bytes_);
+}  // namespace
+
+absl::Status Plan::Move(const std::string& tensor, int root, bool gather, const void* in,
+                        void* out) {
+  int rank = 0, size = 0;
+  MPI_Comm_rank(comm_, &rank);
+  MPI_Comm_size(comm_, &size);
+  if (root < 0 || root >= size)
+    return absl::InvalidArgumentError(absl::StrCat("root ", root, " is not a rank of the plan"));
+  absl::StatusOr<ShardLayout> mine = Shard(tensor);
+  if (!mine.ok()) return mine.status();
+  // Every rank's shard start, for the root.
+  const size_t dims = mine->start.size();
+  std::vector<int64_t> starts(dims * static_cast<size_t>(size));
+  if (dims > 0) {
+    MPI_Allgather(mine->start.data(), static_cast<int>(dims), MPI_INT64_T, starts.data(),
+                  static_cast<int>(dims), MPI_INT64_T, comm_);
   }
+  const size_t t = std::find(tensors_.begin(), tensors_.end(), tensor) - tensors_.begin();
+  const std::vector<int64_t> global_strides = runtime::DenseStrides(shapes_[t]);
+  const int bytes = static_cast<int>(runtime::Elements(mine->extents) * element_bytes_);
+  const int tag = gather ? 72 : 71;
+  if (rank != root) {
+    if (gather) {
+      MPI_Send(in, bytes, MPI_BYTE, root, tag, comm_);
+    } else {
+      MPI_Recv(out, bytes, MPI_BYTE, root, tag, comm_, MPI_STATUS_IGNORE);
+    }
+    return absl::OkStatus();
+  }
+  std::vector<char> packed(static_cast<size_t>(bytes));
+  for (int r = 0; r < size; ++r) {
+    const std::vector<int64_t> at(starts.begin() + r * dims, starts.begin() + (r + 1) * dims);
+    const int64_t offset = runtime::OffsetOf(at, global_strides);
+    if (gather) {  // rank r's shard into the whole tensor
+      if (r != root) MPI_Recv(packed.data(), bytes, MPI_BYTE, r, tag, comm_, MPI_STATUS_IGNORE);
+      CopyBox(element_bytes_, mine->extents, global_strides, offset, r == root ? in : packed.data(),
+              out, true);
+    } else {  // rank r's block of the whole tensor to its shard
+      CopyBox(element_bytes_, mine->extents, global_strides, offset, in,
+              r == root ? out : packed.data(), false);
+      if (r != root) MPI_Send(packed.data(), bytes, MPI_BYTE, r, tag, comm_);
+    }
+  }
+  return absl::OkStatus();
 }
 
 absl::Status Plan::Scatter(const std::string& tensor, const void* global, void* shard, int root) {
-  int rank = 0, size = 0;
-  MPI_Comm_rank(comm_, &rank);
-  MPI_Comm_size(comm_, &size);
-  if (root < 0 || root >= size)
-    return absl::InvalidArgumentError(absl::StrCat("root ", root, " is not a rank of the plan"));
-  ShardLayout mine;
-  absl::StatusOr<std::vector<int64_t>> starts = AllStarts(tensor, &mine);
-  if (!starts.ok()) return starts.status();
-  const size_t t = std::find(tensors_.begin(), tensors_.end(), tensor) - tensors_.begin();
-  const size_t dims = mine.start.size();
-  int64_t n = 1;
-  for (int64_t e : mine.extents) n *= e;
-  const int bytes = static_cast<int>(n * element_bytes_);
-  if (rank == root) {
-    std::vector<char> packed(static_cast<size_t>(bytes));
-    for (int r = 0; r < size; ++r) {
-      const std::vector<int64_t> at(starts->begin() + r * dims, starts->begin() + (r + 1) * dims);
-      char* into = r == root ? static_cast<char*>(shard) : packed.data();
-      CopyBox(mine, at, shapes_[t], static_cast<const char*>(global), into, false);
-      if (r != root) MPI_Send(packed.data(), bytes, MPI_BYTE, r, 71, comm_);
-    }
-  } else {
-    MPI_Recv(shard, bytes, MPI_BYTE, root, 71, comm_, MPI_STATUS_IGNORE);
-  }
-  return absl::OkStatus();
+  return Move(tensor, root, /*gather=*/false, global, shard);
 }
 
 absl::Status Plan::Gather(const std::string& tensor, const void* shard, void* global, int root) {
-  int rank = 0, size = 0;
-  MPI_Comm_rank(comm_, &rank);
-  MPI_Comm_size(comm_, &size);
-  if (root < 0 || root >= size)
-    return absl::InvalidArgumentError(absl::StrCat("root ", root, " is not a rank of the plan"));
-  ShardLayout mine;
-  absl::StatusOr<std::vector<int64_t>> starts = AllStarts(tensor, &mine);
-  if (!starts.ok()) return starts.status();
-  const size_t t = std::find(tensors_.begin(), tensors_.end(), tensor) - tensors_.begin();
-  const size_t dims = mine.start.size();
-  int64_t n = 1;
-  for (int64_t e : mine.extents) n *= e;
-  const int bytes = static_cast<int>(n * element_bytes_);
-  if (rank == root) {
-    std::vector<char> packed(static_cast<size_t>(bytes));
-    for (int r = 0; r < size; ++r) {
-      const std::vector<int64_t> at(starts->begin() + r * dims, starts->begin() + (r + 1) * dims);
-      if (r != root) MPI_Recv(packed.data(), bytes, MPI_BYTE, r, 72, comm_, MPI_STATUS_IGNORE);
-      const char* from = r == root ? static_cast<const char*>(shard) : packed.data();
-      CopyBox(mine, at, shapes_[t], from, static_cast<char*>(global), true);
-    }
-  } else {
-    MPI_Send(shard, bytes, MPI_BYTE, root, 72, comm_);
-  }
-  return absl::OkStatus();
+  return Move(tensor, root, /*gather=*/true, shard, global);
 }
 
 }  // namespace meshtune

@@ -85,11 +85,9 @@ class Plan {
 
  private:
   Plan() = default;
-  // Every rank's shard start of `tensor` (ndims values per rank), for the root.
-  absl::StatusOr<std::vector<int64_t>> AllStarts(const std::string& tensor, ShardLayout* mine);
-  // Copies between a shard (dense, `extents`) and the whole tensor at `start`.
-  void CopyBox(const ShardLayout& layout, const std::vector<int64_t>& start,
-               const std::vector<int64_t>& shape, const char* from, char* to, bool to_global) const;
+  // Scatter (`in` the whole tensor, `out` the shard) or Gather (`in` the shard, `out` the
+  // whole tensor) of `tensor` through `root`.
+  absl::Status Move(const std::string& tensor, int root, bool gather, const void* in, void* out);
 
   MPI_Comm comm_ = MPI_COMM_NULL;
   int element_bytes_ = 4;

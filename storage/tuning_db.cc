@@ -123,4 +123,16 @@ bool BetterRecord(const TuningRecord& a, const TuningRecord& b) {
   return a.id < b.id;
 }
 
+absl::StatusOr<std::vector<TuningRecord>> ListAllRecords(TuningDb& db,
+                                                         const std::string& fingerprint) {
+  std::vector<TuningRecord> all;
+  for (int64_t after = 0;;) {
+    absl::StatusOr<std::vector<TuningRecord>> page = db.List(fingerprint, kMaxListLimit, after);
+    if (!page.ok()) return page.status();
+    if (page->empty()) return all;
+    after = page->back().id;
+    for (TuningRecord& r : *page) all.push_back(std::move(r));
+  }
+}
+
 }  // namespace meshtune::storage

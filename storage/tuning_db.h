@@ -114,6 +114,11 @@ std::string DefaultDbPath();
 // newline; a negative created_unix_ms.
 absl::Status CheckRecord(const Workload& w, TuningRecord* r);
 
+// Every record of the workload `fingerprint`, ascending by id (List page by page); List's
+// errors as they come.
+absl::StatusOr<std::vector<TuningRecord>> ListAllRecords(TuningDb& db,
+                                                         const std::string& fingerprint);
+
 // OK when List may run with these arguments; else List's InvalidArgument.
 absl::Status CheckListArguments(int limit, int64_t after_id);
 
