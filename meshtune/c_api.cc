@@ -31,12 +31,14 @@ int meshtune_plan_create(const char* expr, const char* extents, const char* dtyp
   if (expr == nullptr || extents == nullptr || plan == nullptr) {
     return Report(absl::InvalidArgumentError("expr, extents and plan must not be NULL"));
   }
-  if (mode != MESHTUNE_WISDOM && mode != MESHTUNE_ESTIMATE) {
-    return Report(absl::InvalidArgumentError("mode must be MESHTUNE_WISDOM or MESHTUNE_ESTIMATE"));
+  if (mode != MESHTUNE_WISDOM && mode != MESHTUNE_ESTIMATE && mode != MESHTUNE_MEASURE) {
+    return Report(absl::InvalidArgumentError(
+        "mode must be MESHTUNE_WISDOM, MESHTUNE_ESTIMATE or MESHTUNE_MEASURE"));
   }
   meshtune::PlanOptions options;
-  options.mode =
-      mode == MESHTUNE_WISDOM ? meshtune::PlanMode::kWisdom : meshtune::PlanMode::kEstimate;
+  options.mode = mode == MESHTUNE_WISDOM     ? meshtune::PlanMode::kWisdom
+                 : mode == MESHTUNE_ESTIMATE ? meshtune::PlanMode::kEstimate
+                                             : meshtune::PlanMode::kMeasure;
   if (dtype != nullptr) options.dtype = dtype;
   if (wisdom_file != nullptr) options.wisdom_file = wisdom_file;
   if (mesh != nullptr) options.mesh = mesh;
@@ -73,6 +75,8 @@ int meshtune_plan_shard(const meshtune_plan* plan, const char* tensor, int64_t* 
 
 const char* meshtune_plan_trace(const meshtune_plan* plan) { return plan->plan->trace().c_str(); }
 const char* meshtune_plan_mesh(const meshtune_plan* plan) { return plan->plan->mesh().c_str(); }
+
+int meshtune_plan_active(const meshtune_plan* plan) { return plan->plan->active() ? 1 : 0; }
 
 int meshtune_plan_execute(meshtune_plan* plan, void* const* shards) {
   std::vector<void*> v(shards, shards + plan->plan->tensors().size());

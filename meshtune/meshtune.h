@@ -19,13 +19,16 @@ extern "C" {
 typedef struct meshtune_plan meshtune_plan;
 
 enum meshtune_mode {
-  MESHTUNE_WISDOM = 0,  /* the workload's best record in a wisdom file */
-  MESHTUNE_ESTIMATE = 1 /* the cost model's best (nothing run) */
+  MESHTUNE_WISDOM = 0,   /* the workload's best record in a wisdom file */
+  MESHTUNE_ESTIMATE = 1, /* the cost model's best (nothing run) */
+  MESHTUNE_MEASURE = 2   /* a tune on this communicator: candidates run in-process, the
+                            fastest verified wins (merged into wisdom_file when not NULL) */
 };
 
 /* A plan for `expr` with `extents` ("f32" or "f64" `dtype`; NULL means "f32") on `comm`.
- * `wisdom_file` is read in MESHTUNE_WISDOM mode; `mesh` ("x=2,y=2") may be NULL to derive
- * the meshes from the communicator's size. On success *plan is set. */
+ * `wisdom_file` is read in MESHTUNE_WISDOM mode (and written in MESHTUNE_MEASURE); `mesh`
+ * ("x=2,y=2") may be NULL to derive the meshes from the communicator's size. On success *plan is
+ * set. */
 int meshtune_plan_create(const char* expr, const char* extents, const char* dtype, MPI_Comm comm,
                          int mode, const char* wisdom_file, const char* mesh, meshtune_plan** plan);
 
@@ -38,6 +41,10 @@ const char* meshtune_plan_tensor(const meshtune_plan* plan, int i);
  * unknown tensor. */
 int meshtune_plan_shard(const meshtune_plan* plan, const char* tensor, int64_t* start,
                         int64_t* extents, int64_t* strides);
+
+/* Whether this rank runs the plan (0 on ranks beyond a smaller mesh's, which hold empty
+ * shards and return from meshtune_plan_execute at once). */
+int meshtune_plan_active(const meshtune_plan* plan);
 
 /* The plan's schedule (a trace) and mesh. */
 const char* meshtune_plan_trace(const meshtune_plan* plan);

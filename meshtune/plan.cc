@@ -11,6 +11,9 @@
 #include "engine/local_backend.h"
 #include "engine/records.h"
 #include "engine/wisdom.h"
+#include "meshtune/broadcast.h"
+#include "meshtune/comm_runner.h"
+#include "meshtune/measure.h"
 #include "runtime/box.h"
 #include "runtime/executor.h"
 #include "runtime/mpi_comm.h"
@@ -21,7 +24,12 @@ namespace {
 
 struct Choice {
   std::string trace, mesh;
+  double measured_s = -1;  // negative when not measured
 };
+
+Choice ChoiceOf(const v1::Record& r) {
+  return Choice{r.trace().text(), r.mesh(), r.has_measured_s() ? r.measured_s() : -1};
+}
 
 v1::Problem ProblemOf(const std::string& expr, const std::string& extents, const PlanOptions& o) {
   v1::Problem p;
@@ -56,7 +64,7 @@ absl::StatusOr<Choice> FromWisdom(const v1::Problem& problem, int ranks, const P
         absl::StrCat(absl::StripSuffix(found.status().message(), "; tune it first"),
                      " in wisdom file ", o.wisdom_file));
   }
-  return Choice{found->record().trace().text(), found->record().mesh()};
+  return ChoiceOf(found->record());
 }
 
 // kEstimate: the cost model's best (model-only tune in this process, stored nowhere).
@@ -69,66 +77,92 @@ absl::StatusOr<Choice> Estimate(const v1::Problem& problem, int ranks, const Pla
   if (o.mesh.empty()) request.set_ranks(ranks);
   request.set_model_only(true);
   request.set_profile(o.profile);
+  request.set_allow_idle_ranks(o.allow_idle_ranks && o.mesh.empty());
   absl::StatusOr<v1::TuneResult> result = backend->Tune(request, nullptr);
   if (!result.ok()) return result.status();
-  return Choice{result->record().trace().text(), result->record().mesh()};
+  return ChoiceOf(result->record());
 }
 
-// Sends rank 0's `s` to every rank of `comm`.
-void BroadcastString(std::string* s, MPI_Comm comm) {
-  int64_t n = static_cast<int64_t>(s->size());
-  MPI_Bcast(&n, 1, MPI_INT64_T, 0, comm);
-  s->resize(static_cast<size_t>(n));
-  if (n > 0) MPI_Bcast(s->data(), static_cast<int>(n), MPI_CHAR, 0, comm);
+// Rank 0's choice of schedule for `problem` in `o.mode` (kMeasure: the other ranks are in
+// ServeCandidates meanwhile).
+absl::StatusOr<Choice> Choose(const v1::Problem& problem, int ranks, const PlanOptions& o,
+                              MPI_Comm comm) {
+  switch (o.mode) {
+    case PlanMode::kWisdom:
+      return FromWisdom(problem, ranks, o);
+    case PlanMode::kEstimate:
+      return Estimate(problem, ranks, o);
+    case PlanMode::kMeasure: {
+      absl::StatusOr<v1::Record> r = MeasureOnComm(problem, o, comm);
+      if (!r.ok()) return r.status();
+      return ChoiceOf(*r);
+    }
+  }
+  return absl::InvalidArgumentError("unknown plan mode");
+}
+
+// OK when `o` can be used at all (checked on every rank before anything collective).
+absl::Status CheckOptions(const PlanOptions& o) {
+  if (o.mode != PlanMode::kWisdom && o.mode != PlanMode::kEstimate &&
+      o.mode != PlanMode::kMeasure) {
+    return absl::InvalidArgumentError("unknown plan mode");
+  }
+  if (o.mode == PlanMode::kMeasure && (o.top_k < 1 || o.reps < 1 || o.warmup < 0)) {
+    return absl::InvalidArgumentError(
+        absl::StrCat("measure mode needs top_k >= 1, reps >= 1 and warmup >= 0; got top_k ",
+                     o.top_k, ", reps ", o.reps, ", warmup ", o.warmup));
+  }
+  return absl::OkStatus();
 }
 
 }  // namespace
 
-Plan::~Plan() = default;
+Plan::~Plan() {
+  int finalized = 0;
+  MPI_Finalized(&finalized);
+  if (active_comm_ != MPI_COMM_NULL && !finalized) MPI_Comm_free(&active_comm_);
+}
 
 absl::StatusOr<std::unique_ptr<Plan>> Plan::Create(const std::string& expr,
                                                    const std::string& extents, MPI_Comm comm,
                                                    const PlanOptions& options) {
+  if (absl::Status ok = CheckOptions(options); !ok.ok()) return ok;
   int rank = 0, size = 0;
   MPI_Comm_rank(comm, &rank);
   MPI_Comm_size(comm, &size);
   const v1::Problem problem = ProblemOf(expr, extents, options);
   // Rank 0 chooses the schedule (or fails); every rank gets the same answer.
   Choice choice;
-  int code = 0;
-  std::string error;
+  absl::Status chosen;
   if (rank == 0) {
-    absl::StatusOr<Choice> c = options.mode == PlanMode::kWisdom
-                                   ? FromWisdom(problem, size, options)
-                                   : Estimate(problem, size, options);
+    absl::StatusOr<Choice> c = Choose(problem, size, options, comm);
     if (c.ok()) {
       choice = *std::move(c);
     } else {
-      code = static_cast<int>(c.status().code());
-      error = std::string(c.status().message());
+      chosen = c.status();
     }
+  } else if (options.mode == PlanMode::kMeasure) {
+    runtime::ExecOptions exec;
+    exec.reps = options.reps;
+    exec.warmup = options.warmup;
+    ServeCandidates(comm, problem, exec);
   }
-  MPI_Bcast(&code, 1, MPI_INT, 0, comm);
-  if (code != 0) {
-    BroadcastString(&error, comm);
-    return absl::Status(static_cast<absl::StatusCode>(code), error);
-  }
+  if (absl::Status s = BroadcastStatus(chosen, comm); !s.ok()) return s;
   BroadcastString(&choice.trace, comm);
   BroadcastString(&choice.mesh, comm);
+  MPI_Bcast(&choice.measured_s, 1, MPI_DOUBLE, 0, comm);
   v1::Mesh mesh;
   mesh.set_axes(choice.mesh);
   v1::Trace trace;
   trace.set_text(choice.trace);
   absl::StatusOr<codegen::Program> program = engine::LowerTrace(problem, mesh, trace);
   if (!program.ok()) return program.status();
-  if (program->Ranks() != size) {
+  const int64_t ranks = program->Ranks();
+  if (ranks > size) {
     return absl::FailedPreconditionError(absl::StrCat("the schedule's mesh ", choice.mesh, " has ",
-                                                      program->Ranks(),
-                                                      " ranks but the communicator has ", size));
+                                                      ranks, " ranks but the communicator has ",
+                                                      size));
   }
-  absl::StatusOr<std::unique_ptr<runtime::BoundProgram>> bound =
-      runtime::BoundProgram::Create(*program, runtime::NewMpiComm(comm, program->axis_sizes));
-  if (!bound.ok()) return bound.status();
   std::unique_ptr<Plan> plan(new Plan());
   for (const codegen::TensorInfo& t : program->tensors) {
     plan->tensors_.push_back(t.name);
@@ -138,6 +172,16 @@ absl::StatusOr<std::unique_ptr<Plan>> Plan::Create(const std::string& expr,
   plan->element_bytes_ = program->dtype_bytes;
   plan->trace_ = choice.trace;
   plan->mesh_ = choice.mesh;
+  plan->measured_s_ = choice.measured_s;
+  MPI_Comm active = comm;
+  if (ranks < size) {  // the first `ranks` ranks run it, the others are idle
+    MPI_Comm_split(comm, rank < ranks ? 0 : MPI_UNDEFINED, rank, &plan->active_comm_);
+    active = plan->active_comm_;
+  }
+  if (active == MPI_COMM_NULL) return plan;
+  absl::StatusOr<std::unique_ptr<runtime::BoundProgram>> bound =
+      runtime::BoundProgram::Create(*program, runtime::NewMpiComm(active, program->axis_sizes));
+  if (!bound.ok()) return bound.status();
   plan->program_ = *std::move(bound);
   return plan;
 }
@@ -146,8 +190,13 @@ absl::StatusOr<ShardLayout> Plan::Shard(const std::string& tensor) const {
   for (size_t t = 0; t < tensors_.size(); ++t) {
     if (tensors_[t] != tensor) continue;
     ShardLayout s;
-    s.start = program_->ShardStart(t);
-    s.extents = program_->ShardExtents(t);
+    if (program_ == nullptr) {  // idle: an empty shard
+      s.start.assign(shapes_[t].size(), 0);
+      s.extents.assign(shapes_[t].size(), 0);
+    } else {
+      s.start = program_->ShardStart(t);
+      s.extents = program_->ShardExtents(t);
+    }
     s.strides = runtime::DenseStrides(s.extents);
     return s;
   }
@@ -159,6 +208,7 @@ absl::Status Plan::Execute(const std::vector<void*>& shards) {
     return absl::InvalidArgumentError(absl::StrCat(
         "Execute takes ", tensors_.size(), " shards (one per tensor), got ", shards.size()));
   }
+  if (program_ == nullptr) return absl::OkStatus();  // an idle rank
   return program_->Run(shards);
 }
 
@@ -194,18 +244,21 @@ absl::Status Plan::Move(const std::string& tensor, int root, bool gather, const 
     return absl::InvalidArgumentError(absl::StrCat("root ", root, " is not a rank of the plan"));
   absl::StatusOr<ShardLayout> mine = Shard(tensor);
   if (!mine.ok()) return mine.status();
-  // Every rank's shard start, for the root.
+  // Every rank's shard (start, then extents), for the root; idle ranks hold nothing.
   const size_t dims = mine->start.size();
-  std::vector<int64_t> starts(dims * static_cast<size_t>(size));
+  std::vector<int64_t> box = mine->start;
+  box.insert(box.end(), mine->extents.begin(), mine->extents.end());
+  std::vector<int64_t> boxes(2 * dims * static_cast<size_t>(size));
   if (dims > 0) {
-    MPI_Allgather(mine->start.data(), static_cast<int>(dims), MPI_INT64_T, starts.data(),
-                  static_cast<int>(dims), MPI_INT64_T, comm_);
+    MPI_Allgather(box.data(), static_cast<int>(2 * dims), MPI_INT64_T, boxes.data(),
+                  static_cast<int>(2 * dims), MPI_INT64_T, comm_);
   }
   const size_t t = std::find(tensors_.begin(), tensors_.end(), tensor) - tensors_.begin();
   const std::vector<int64_t> global_strides = runtime::DenseStrides(shapes_[t]);
-  const int bytes = static_cast<int>(runtime::Elements(mine->extents) * element_bytes_);
   const int tag = gather ? 72 : 71;
   if (rank != root) {
+    const int bytes = static_cast<int>(runtime::Elements(mine->extents) * element_bytes_);
+    if (bytes == 0) return absl::OkStatus();
     if (gather) {
       MPI_Send(in, bytes, MPI_BYTE, root, tag, comm_);
     } else {
@@ -213,17 +266,21 @@ absl::Status Plan::Move(const std::string& tensor, int root, bool gather, const 
     }
     return absl::OkStatus();
   }
-  std::vector<char> packed(static_cast<size_t>(bytes));
+  std::vector<char> packed;
   for (int r = 0; r < size; ++r) {
-    const std::vector<int64_t> at(starts.begin() + r * dims, starts.begin() + (r + 1) * dims);
-    const int64_t offset = runtime::OffsetOf(at, global_strides);
+    const auto at = boxes.begin() + 2 * dims * r;
+    const std::vector<int64_t> start(at, at + dims), extents(at + dims, at + 2 * dims);
+    const int bytes = static_cast<int>(runtime::Elements(extents) * element_bytes_);
+    if (bytes == 0) continue;
+    packed.resize(static_cast<size_t>(bytes));
+    const int64_t offset = runtime::OffsetOf(start, global_strides);
     if (gather) {  // rank r's shard into the whole tensor
       if (r != root) MPI_Recv(packed.data(), bytes, MPI_BYTE, r, tag, comm_, MPI_STATUS_IGNORE);
-      CopyBox(element_bytes_, mine->extents, global_strides, offset, r == root ? in : packed.data(),
-              out, true);
+      CopyBox(element_bytes_, extents, global_strides, offset, r == root ? in : packed.data(), out,
+              true);
     } else {  // rank r's block of the whole tensor to its shard
-      CopyBox(element_bytes_, mine->extents, global_strides, offset, in,
-              r == root ? out : packed.data(), false);
+      CopyBox(element_bytes_, extents, global_strides, offset, in, r == root ? out : packed.data(),
+              false);
       if (r != root) MPI_Send(packed.data(), bytes, MPI_BYTE, r, tag, comm_);
     }
   }

@@ -10,7 +10,12 @@
 //   plan->Execute({c, a, b});  // in plan->tensors() order
 //
 // Create and Execute are collective over the communicator. A plan is not thread-safe: one
-// Execute at a time; plans are independent of each other.
+// Execute at a time; plans are independent of each other. Destroy plans before MPI_Finalize.
+//
+// A schedule may use fewer ranks than the communicator has (a record tuned with
+// `--allow-idle-ranks`, a smaller `mesh`, or allow_idle_ranks in estimate and measure
+// modes): it then runs on the communicator's first mesh-size ranks, and the others are idle
+// (active() false, empty shards, Execute returns at once).
 #ifndef MESHTUNE_PLAN_H_
 #define MESHTUNE_PLAN_H_
 
@@ -33,14 +38,24 @@ class BoundProgram;  // runtime/executor.h
 enum class PlanMode {
   kWisdom,    // the best record of the workload in `wisdom_file`; NotFound when absent
   kEstimate,  // a model-only search on rank 0 (nothing run), its winner sent to every rank
+  // A tune on this communicator: rank 0 searches, the top_k candidates run in-process on
+  // the application's ranks (verified against the reference, timed; no mpirun), the
+  // fastest verified one wins. With wisdom_file, the winner is merged into that file.
+  kMeasure,
 };
 
 struct PlanOptions {
   PlanMode mode = PlanMode::kWisdom;
-  std::string wisdom_file;  // kWisdom: a wisdom file (`meshtune records export`)
-  std::string mesh;         // e.g. "x=2,y=2"; "" derives the meshes from the communicator's size
-  std::string profile;      // hardware profile (estimate) or the records' profile; "" "default"
+  // kWisdom: a wisdom file (`meshtune records export`) to read. kMeasure: the file the
+  // winner is merged into (created when missing), or "" to keep it nowhere.
+  std::string wisdom_file;
+  std::string mesh;     // e.g. "x=2,y=2"; "" derives the meshes from the communicator's size
+  std::string profile;  // hardware profile (estimate) or the records' profile; "" "default"
   std::string dtype = "f32";
+  // kEstimate and kMeasure without a mesh: also meshes down to half the ranks (the rest idle).
+  bool allow_idle_ranks = false;
+  // kMeasure: candidates measured, and timed repetitions (after `warmup`) of each.
+  int top_k = 4, reps = 3, warmup = 1;
 };
 
 // Where this rank's shard of a tensor lies: the global index of its first element, its
@@ -53,8 +68,9 @@ class Plan {
  public:
   // A plan for `expr` with `extents` on `comm`. InvalidArgument for a bad statement, mesh
   // or option; NotFound "no tuning record for ... in WISDOM_FILE" for a workload the wisdom
-  // file does not hold; FailedPrecondition when the schedule's mesh does not have the
-  // communicator's size. Collective: every rank gets the same plan or the same error.
+  // file does not hold; FailedPrecondition when the schedule's mesh has more ranks than
+  // the communicator, or (kMeasure) when no candidate verified. Collective: every rank gets
+  // the same plan or the same error.
   static absl::StatusOr<std::unique_ptr<Plan>> Create(const std::string& expr,
                                                       const std::string& extents, MPI_Comm comm,
                                                       const PlanOptions& options);
@@ -62,16 +78,23 @@ class Plan {
 
   // The statement's tensors, the output first: the order Execute takes their shards in.
   const std::vector<std::string>& tensors() const { return tensors_; }
-  // This rank's shard of `tensor`; NotFound for a name not in tensors().
+  // This rank's shard of `tensor` (empty extents, all zero, on an idle rank); NotFound for
+  // a name not in tensors().
   absl::StatusOr<ShardLayout> Shard(const std::string& tensor) const;
   // The schedule and its mesh.
   const std::string& trace() const { return trace_; }
   const std::string& mesh() const { return mesh_; }
+  // Whether this rank runs the schedule (false on ranks beyond the mesh's, which are idle).
+  bool active() const { return program_ != nullptr; }
+  // kMeasure: the winner's measured median in seconds; kWisdom: the record's, when it was
+  // measured; otherwise (and for kEstimate) negative.
+  double measured_seconds() const { return measured_s_; }
 
   // Runs the schedule once on this rank's shards (one pointer per tensor, in tensors()
   // order, each as Shard describes; f32 or f64 as the plan's dtype). Inputs are only read;
   // the output is overwritten for `=` and added to for `+=`. Buffers are allocated at
-  // Create, none here. InvalidArgument when the number of pointers is wrong.
+  // Create, none here. InvalidArgument when the number of pointers is wrong. Collective
+  // over the active ranks; returns at once on an idle rank.
   absl::Status Execute(const std::vector<void*>& shards);
 
   // Helpers for applications that hold whole tensors on one rank. Scatter: `root`'s
@@ -90,7 +113,9 @@ class Plan {
   absl::Status Move(const std::string& tensor, int root, bool gather, const void* in, void* out);
 
   MPI_Comm comm_ = MPI_COMM_NULL;
+  MPI_Comm active_comm_ = MPI_COMM_NULL;  // the first mesh-size ranks, when fewer than comm_'s
   int element_bytes_ = 4;
+  double measured_s_ = -1;
   std::vector<std::vector<int64_t>> shapes_;  // each tensor's global shape
   std::vector<std::string> tensors_;
   std::string trace_, mesh_;

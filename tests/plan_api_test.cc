@@ -46,12 +46,58 @@ TEST(PlanApiTest, WisdomAndEstimatePlansComputeOnTheApplicationsData) {
   }
 }
 
+// Measure mode: the candidates run on the application's own ranks (no mpirun inside), the
+// winner is verified and measured, and it lands in the wisdom file, from which a plan in
+// wisdom mode then computes the same statements.
+TEST(PlanApiTest, MeasurePlansTuneOnTheApplicationsRanksAndWriteWisdom) {
+  const char* tmp = std::getenv("TEST_TMPDIR");
+  for (int ranks : {1, 2, 4}) {
+    SCOPED_TRACE(ranks);
+    const std::string wisdom =
+        std::string(tmp ? tmp : "/tmp") + "/measured" + std::to_string(ranks) + ".jsonl";
+    std::remove(wisdom.c_str());
+    const std::string measured = RunMpi(ranks, "--mode measure --wisdom " + wisdom, 0);
+    EXPECT_NE(measured.find(" (measured) verified\nplan matvec: "), std::string::npos) << measured;
+    EXPECT_NE(measured.find("scatter/gather: verified\n"), std::string::npos) << measured;
+    std::ifstream in(wisdom);
+    std::stringstream lines;
+    lines << in.rdbuf();
+    EXPECT_NE(lines.str().find("\"verified\":true"), std::string::npos) << lines.str();
+    EXPECT_NE(lines.str().find("\"measured_s\":"), std::string::npos) << lines.str();
+    const std::string reused = RunMpi(ranks, "--mode wisdom --wisdom " + wisdom, 0);
+    EXPECT_NE(reused.find(" (measured) verified\nplan matvec: "), std::string::npos) << reused;
+    EXPECT_EQ(reused.find("error"), std::string::npos) << reused;
+  }
+}
+
+// A mesh smaller than the job: its ranks compute, the others hold empty shards and return
+// at once; Scatter and Gather skip them. Also in measure mode with smaller meshes allowed.
+TEST(PlanApiTest, RanksBeyondASmallerMeshAreIdle) {
+  const std::string out = RunMpi(4, "--mode estimate --mesh p=2", 0);
+  EXPECT_NE(
+      out.find(
+          "plan gemm: p=2 (2 idle ranks) verified\nplan matvec: p=2 (2 idle ranks) verified\n"),
+      std::string::npos)
+      << out;
+  EXPECT_NE(out.find("scatter/gather: verified\n"), std::string::npos) << out;
+  const std::string measured = RunMpi(4, "--mode measure --allow-idle 1", 0);
+  EXPECT_NE(measured.find("plan gemm: "), std::string::npos) << measured;
+  EXPECT_NE(measured.find("scatter/gather: verified\n"), std::string::npos) << measured;
+  EXPECT_EQ(measured.find("error"), std::string::npos) << measured;
+  const std::string too_big = RunMpi(2, "--mode estimate --mesh x=2,y=2", 1);
+  EXPECT_NE(too_big.find("plan gemm: rank 0: error: the schedule's mesh x=2,y=2 has 4 ranks but "
+                         "the communicator has 2\n"),
+            std::string::npos)
+      << too_big;
+}
+
 // The C API (meshtune/meshtune.h) from a C program, from the same wisdom file.
 TEST(PlanApiTest, TheCApiPlansAndExecutesFromWisdom) {
   for (int ranks : {1, 2, 4}) {
     SCOPED_TRACE(ranks);
     const std::string out = RunMpi(ranks, "tests/plan_wisdom.jsonl", 0, "tests/plan_c_app");
-    EXPECT_NE(out.find("bad mode: mode must be MESHTUNE_WISDOM or MESHTUNE_ESTIMATE\n"),
+    EXPECT_NE(out.find("bad mode: mode must be MESHTUNE_WISDOM, MESHTUNE_ESTIMATE or "
+                       "MESHTUNE_MEASURE\n"),
               std::string::npos)
         << out;
     EXPECT_NE(out.find(" verified\n"), std::string::npos) << out;

@@ -1,8 +1,11 @@
 // An MPI application that computes through meshtune's C++ API (meshtune/plan.h) on its own
 // data: C[m,n] += A[m,k] * B[k,n] (m=32, n=24, k=16) and y[i] += M[i,j] * x[j] (i=24,
-// j=16), each planned with --mode wisdom (--wisdom FILE) or estimate, executed twice on
-// shards filled where Plan::Shard says, and checked against a serial reference after each
-// call. Rank 0 prints "plan NAME: MESH verified" per statement, or the error, e.g.
+// j=16), each planned with --mode wisdom (--wisdom FILE), estimate or measure (--wisdom
+// FILE: where the winner goes), optionally with --mesh M and --allow-idle 1, executed twice
+// on shards filled where Plan::Shard says, and checked against a serial reference after
+// each call. Rank 0 prints "plan NAME: MESH verified" per statement (MESH followed by
+// " (measured)" for a measured schedule, " (K idle ranks)" when the mesh is smaller than
+// the job), or the error, e.g.
 // "plan gemm: error: no tuning record for ...". Then the GEMM again from whole matrices on
 // rank 0 through Plan::Scatter and Plan::Gather ("scatter/gather: verified"). Exit status 0
 // when all verified, 1 if not.
@@ -41,6 +44,10 @@ std::string RunStatement(const Statement& s, const meshtune::PlanOptions& option
       meshtune::Plan::Create(s.expr, s.extents, MPI_COMM_WORLD, options);
   if (!plan.ok()) return "error: " + std::string(plan.status().message());
   *mesh = (*plan)->mesh();
+  if ((*plan)->measured_seconds() >= 0) *mesh += " (measured)";
+  int idle = (*plan)->active() ? 0 : 1, idle_ranks = 0;
+  MPI_Allreduce(&idle, &idle_ranks, 1, MPI_INT, MPI_SUM, MPI_COMM_WORLD);
+  if (idle_ranks > 0) *mesh += " (" + std::to_string(idle_ranks) + " idle ranks)";
   std::map<std::string, std::vector<float>> shards;
   std::map<std::string, meshtune::ShardLayout> layouts;
   std::vector<void*> pointers;
@@ -139,10 +146,15 @@ int main(int argc, char** argv) {
   MPI_Init(&argc, &argv);
   meshtune::PlanOptions options;
   for (int i = 1; i + 1 < argc; i += 2) {
-    if (!std::strcmp(argv[i], "--mode"))
-      options.mode = std::strcmp(argv[i + 1], "estimate") == 0 ? meshtune::PlanMode::kEstimate
-                                                               : meshtune::PlanMode::kWisdom;
-    if (!std::strcmp(argv[i], "--wisdom")) options.wisdom_file = argv[i + 1];
+    const std::string flag = argv[i], value = argv[i + 1];
+    if (flag == "--mode") {
+      options.mode = value == "estimate"  ? meshtune::PlanMode::kEstimate
+                     : value == "measure" ? meshtune::PlanMode::kMeasure
+                                          : meshtune::PlanMode::kWisdom;
+    }
+    if (flag == "--wisdom") options.wisdom_file = value;
+    if (flag == "--mesh") options.mesh = value;
+    if (flag == "--allow-idle") options.allow_idle_ranks = value == "1";
   }
   const std::vector<Statement> statements = {
       {"gemm", "C[m,n] += A[m,k] * B[k,n]", "m=32,n=24,k=16",

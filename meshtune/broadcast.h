@@ -1,0 +1,21 @@
+// Rank 0's values sent to every rank of a communicator (the plan's collective answers).
+#ifndef MESHTUNE_MESHTUNE_BROADCAST_H_
+#define MESHTUNE_MESHTUNE_BROADCAST_H_
+
+#include <mpi.h>
+
+#include <string>
+
+#include "absl/status/status.h"
+
+namespace meshtune {
+
+// Rank 0's `*s` on every rank of `comm`. Collective.
+void BroadcastString(std::string* s, MPI_Comm comm);
+
+// Rank 0's `status` (code and message) on every rank of `comm`. Collective.
+absl::Status BroadcastStatus(const absl::Status& status, MPI_Comm comm);
+
+}  // namespace meshtune
+
+#endif  // MESHTUNE_MESHTUNE_BROADCAST_H_

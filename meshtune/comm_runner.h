@@ -1,0 +1,54 @@
+// Measurement on the application's own ranks, for Plan's measure mode: no mpirun, no
+// worker process. Rank 0 runs the tuner (search/tuner.h) with a CommRunner; every other
+// rank of the communicator calls ServeCandidates, which runs what rank 0's CommRunner
+// sends until Finish. For each candidate every rank lowers the trace (lowering is
+// deterministic) and the first mesh.Ranks() ranks run it through runtime::Execute
+// (verified against the reference and timed, as the worker does); the rest stay idle.
+//
+// A candidate cannot be killed in-process: a hang hangs the application (the MPI runner's
+// timeout does not apply). Thread-compatible; collective over the communicator.
+#ifndef MESHTUNE_MESHTUNE_COMM_RUNNER_H_
+#define MESHTUNE_MESHTUNE_COMM_RUNNER_H_
+
+#include <mpi.h>
+
+#include <string>
+
+#include "proto/meshtune.pb.h"
+#include "runtime/executor.h"
+#include "search/runner.h"
+
+namespace meshtune {
+
+// Rank 0's runner. `problem` is the statement every rank was given.
+class CommRunner final : public search::Runner {
+ public:
+  CommRunner(MPI_Comm comm, v1::Problem problem, runtime::ExecOptions options);
+  // Calls Finish when it has not been called.
+  ~CommRunner() override;
+  CommRunner(const CommRunner&) = delete;
+  CommRunner& operator=(const CommRunner&) = delete;
+
+  bool measures() const override { return true; }
+  // Sends `input`'s trace and mesh to every rank, runs it here, returns rank 0's view:
+  // the median of the repetitions (each the slowest rank's) when verified; the error of
+  // the lowest failing rank otherwise.
+  search::CandidateRun Run(const search::MeasureInput& input) override;
+  // Releases the ranks in ServeCandidates. Idempotent.
+  void Finish();
+
+ private:
+  MPI_Comm comm_;
+  v1::Problem problem_;
+  runtime::ExecOptions options_;
+  bool finished_ = false;
+};
+
+// Every rank but 0: runs the candidates rank 0's CommRunner sends (same `problem` and
+// `options` as rank 0's) until it finishes.
+void ServeCandidates(MPI_Comm comm, const v1::Problem& problem,
+                     const runtime::ExecOptions& options);
+
+}  // namespace meshtune
+
+#endif  // MESHTUNE_MESHTUNE_COMM_RUNNER_H_

@@ -1,0 +1,102 @@
+#include "meshtune/measure.h"
+
+#include <filesystem>
+#include <fstream>
+#include <sstream>
+#include <utility>
+#include <vector>
+
+#include "absl/strings/str_cat.h"
+#include "engine/records.h"
+#include "engine/tune_messages.h"
+#include "engine/tune_run.h"
+#include "engine/wisdom.h"
+#include "meshtune/comm_runner.h"
+#include "storage/tuning_db.h"
+
+namespace meshtune {
+namespace {
+
+// Every record of `db`, in canonical names (what `records export` writes).
+absl::StatusOr<std::vector<v1::Record>> AllRecords(storage::TuningDb& db) {
+  std::vector<v1::Record> records;
+  v1::ListRecordsRequest request;
+  request.set_page_size(storage::kMaxListLimit);
+  do {
+    absl::StatusOr<v1::ListRecordsResponse> page = engine::ListRecords(db, request);
+    if (!page.ok()) return page.status();
+    records.insert(records.end(), page->records().begin(), page->records().end());
+    request.set_page_token(page->next_page_token());
+  } while (!request.page_token().empty());
+  return records;
+}
+
+// `text` as the file `path`, replaced atomically (a temporary file beside it, renamed).
+absl::Status WriteFileAtomically(const std::string& path, const std::string& text) {
+  const std::string tmp = absl::StrCat(path, ".tmp");
+  {
+    std::ofstream out(tmp, std::ios::trunc);
+    out << text;
+    if (!out.flush()) return absl::InternalError(absl::StrCat("cannot write ", tmp));
+  }
+  std::error_code ec;
+  std::filesystem::rename(tmp, path, ec);
+  if (ec) {
+    std::filesystem::remove(tmp, ec);
+    return absl::InternalError(absl::StrCat("cannot replace wisdom file ", path));
+  }
+  return absl::OkStatus();
+}
+
+}  // namespace
+
+absl::StatusOr<v1::Record> MeasureOnComm(const v1::Problem& problem, const PlanOptions& options,
+                                         MPI_Comm comm) {
+  runtime::ExecOptions exec;
+  exec.reps = options.reps;
+  exec.warmup = options.warmup;
+  CommRunner runner(comm, problem, exec);  // its destructor releases the serving ranks
+  int size = 0;
+  MPI_Comm_size(comm, &size);
+  std::unique_ptr<storage::TuningDb> db = storage::NewInMemoryTuningDb();
+  if (!options.wisdom_file.empty() && std::filesystem::exists(options.wisdom_file)) {
+    std::ifstream in(options.wisdom_file);
+    if (!in)
+      return absl::NotFoundError(absl::StrCat("cannot read wisdom file ", options.wisdom_file));
+    std::stringstream text;
+    text << in.rdbuf();
+    absl::StatusOr<engine::ImportReport> imported = engine::ImportWisdom(*db, text.str());
+    if (!imported.ok()) {
+      return absl::Status(imported.status().code(),
+                          absl::StrCat(options.wisdom_file, ": ", imported.status().message()));
+    }
+  }
+  v1::TuneRequest request;
+  *request.mutable_problem() = problem;
+  request.mutable_mesh()->set_axes(options.mesh);
+  if (options.mesh.empty()) request.set_ranks(size);
+  request.set_profile(options.profile);
+  request.set_top_k(options.top_k);
+  request.set_allow_idle_ranks(options.allow_idle_ranks);
+  std::string warning;
+  absl::StatusOr<search::TuneOptions> tune = engine::TuneOptionsFromRequest(request, &warning);
+  if (!tune.ok()) return tune.status();
+  absl::StatusOr<storage::Workload> workload = engine::RequestWorkload(
+      problem, request.mesh(), request.ranks(), engine::RequestedProfile(options.profile));
+  if (!workload.ok()) return workload.status();
+  std::string store_error;
+  absl::StatusOr<v1::TuneResult> result =
+      engine::RunAndStoreTune(*tune, *workload, request, runner, {}, db.get(), &store_error);
+  runner.Finish();
+  if (!result.ok()) return result.status();
+  if (!options.wisdom_file.empty()) {
+    absl::StatusOr<std::vector<v1::Record>> records = AllRecords(*db);
+    if (!records.ok()) return records.status();
+    absl::Status written =
+        WriteFileAtomically(options.wisdom_file, engine::WisdomText(*std::move(records)));
+    if (!written.ok()) return written;
+  }
+  return result->record();
+}
+
+}  // namespace meshtune
