@@ -44,6 +44,7 @@
 #include "cli/batch_cmd.h"
 #include "cli/calibrate_cmd.h"
 #include "cli/cli_io.h"
+#include "cli/codegen_lookup.h"
 #include "cli/record_cmds.h"
 #include "cli/remote_backend.h"
 #include "cli/run_output.h"
@@ -267,27 +268,31 @@ int RunRun(const ProblemFlags& flags, const std::string& trace_path, const RunFl
 
 // Where codegen's trace comes from besides --trace.
 struct CodegenSource {
-  bool main = false;    // --main: a standalone benchmark program
-  std::string name;     // --name: the callable kernel's name
-  std::string header;   // --header: where the callable kernel's header goes
-  int64_t record = 0;   // --record ID
-  bool lookup = false;  // --lookup: the workload's best record
-  int64_t ranks = 0;    // with --lookup, instead of --mesh
-  std::string profile;  // with --lookup
+  bool main = false;        // --main: a standalone benchmark program
+  std::string name;         // --name: the callable kernel's name
+  std::string header;       // --header: where the callable kernel's header goes
+  int64_t record = 0;       // --record ID
+  ScheduleSource schedule;  // --lookup [--wisdom FILE] [--estimate], or --estimate alone
+  int64_t ranks = 0;        // with --lookup or --estimate, instead of --mesh
+  std::string profile;      // with --lookup
 };
 
 // codegen's request: from --trace (with --expr, --extents, --mesh), --record ID (in the
 // names of --expr/--extents when given; its mesh unless --mesh) or --lookup (the
-// workload's best record, in its names). InvalidArgument naming what is missing.
+// workload's best record, in its names, from the database or --wisdom FILE) and/or
+// --estimate (cli/codegen_lookup.h). InvalidArgument naming what is missing.
 absl::StatusOr<v1::CodegenRequest> CodegenRequestOf(const ProblemFlags& flags,
                                                     const std::string& trace_path,
                                                     const CodegenSource& source,
                                                     engine::Backend& backend) {
-  if ((!trace_path.empty()) + (source.record != 0) + source.lookup != 1) {
+  const bool lookup = source.schedule.lookup || source.schedule.estimate;
+  if ((!trace_path.empty()) + (source.record != 0) + lookup != 1) {
     return absl::InvalidArgumentError(
-        "give exactly one of --trace FILE, --record ID and --lookup (with --expr, --extents "
-        "and --mesh or --ranks)");
+        "give exactly one of --trace FILE, --record ID and --lookup or --estimate (with --expr, "
+        "--extents and --mesh or --ranks)");
   }
+  if (!source.schedule.wisdom.empty() && !source.schedule.lookup)
+    return absl::InvalidArgumentError("--wisdom FILE needs --lookup");
   v1::CodegenRequest request;
   request.set_main(source.main);
   request.set_name(source.name);
@@ -297,7 +302,7 @@ absl::StatusOr<v1::CodegenRequest> CodegenRequestOf(const ProblemFlags& flags,
     MT_RETURN_IF_ERROR(flags.Fill(trace_path, request));
     return request;
   }
-  if (!flags.expr.empty() || !flags.extents.empty() || source.lookup) {
+  if (!flags.expr.empty() || !flags.extents.empty() || lookup) {
     if (flags.expr.empty() || flags.extents.empty()) {
       return absl::InvalidArgumentError(
           "give the problem: --expr (e.g. 'C[m,n] += A[m,k] * B[k,n]') and --extents");
@@ -312,14 +317,16 @@ absl::StatusOr<v1::CodegenRequest> CodegenRequestOf(const ProblemFlags& flags,
     request.mutable_mesh()->set_axes(flags.mesh);
     return request;
   }
-  v1::LookupRequest lookup;
-  *lookup.mutable_problem() = request.problem();
-  lookup.mutable_mesh()->set_axes(flags.mesh);
-  lookup.set_ranks(source.ranks);
-  lookup.set_profile(source.profile);
-  MT_ASSIGN_OR_RETURN(v1::LookupResponse found, backend.Lookup(lookup));
-  request.mutable_mesh()->set_axes(found.record().mesh());
-  *request.mutable_trace() = found.record().trace();
+  v1::LookupRequest workload;
+  *workload.mutable_problem() = request.problem();
+  workload.mutable_mesh()->set_axes(flags.mesh);
+  workload.set_ranks(source.ranks);
+  workload.set_profile(source.profile);
+  workload.mutable_mesh()->set_mem_per_rank(flags.mem_per_rank);
+  auto warn = [](const std::string& message) { std::cerr << "meshtune: " << message << "\n"; };
+  MT_ASSIGN_OR_RETURN(v1::Record found, FindSchedule(workload, source.schedule, backend, warn));
+  request.mutable_mesh()->set_axes(found.mesh());
+  *request.mutable_trace() = found.trace();
   return request;
 }
 
@@ -455,9 +462,18 @@ void AddTraceCommands(CLI::App& app, AllFlags& f, Subcommands& s) {
   s.gen->add_option("--trace", f.codegen_trace, "trace file ('-' for stdin)");
   s.gen->add_option("--record", f.codegen_source.record, "the trace of this tuning record")
       ->transform(engine::IntegerIn(1, kInt64Max));
-  s.gen->add_flag("--lookup", f.codegen_source.lookup,
+  s.gen->add_flag("--lookup", f.codegen_source.schedule.lookup,
                   "the best record of the workload (--expr, --extents, --mesh or --ranks)");
-  s.gen->add_option("--ranks", f.codegen_source.ranks, "with --lookup: the workload's rank count")
+  CLI::Option* wisdom = s.gen->add_option(
+      "--wisdom", f.codegen_source.schedule.wisdom,
+      "with --lookup: look up in this wisdom file (records export), not the database");
+  CLI::Option* estimate = s.gen->add_flag(
+      "--estimate", f.codegen_source.schedule.estimate,
+      "on a --lookup miss, or alone instead: the cost model's best with built-in machine "
+      "numbers (deterministic; reads no profile)");
+  s.gen
+      ->add_option("--ranks", f.codegen_source.ranks,
+                   "with --lookup or --estimate: the workload's rank count")
       ->transform(engine::IntegerIn(1, kInt64Max));
   s.gen->add_option("--profile", f.codegen_source.profile,
                     "with --lookup: the workload's hardware profile (default: default)");
@@ -469,6 +485,8 @@ void AddTraceCommands(CLI::App& app, AllFlags& f, Subcommands& s) {
                     "where the kernel's header goes (default: beside -o FILE, as .h)");
   s.gen->add_option("-o,--output", f.codegen_out, "output file (default: stdout)");
   f.codegen_target.Add(s.gen, true, false);
+  wisdom->excludes("--server")->excludes("--db");
+  estimate->excludes("--server");
 }
 
 // calibrate.

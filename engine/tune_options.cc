@@ -17,6 +17,42 @@ namespace {
 constexpr double kMaxBudgetS = 7 * 24 * 3600;
 constexpr int kMaxTopK = 1000;
 
+// `o.params` from flags.params, or from the profile flags.profile (the built-in numbers
+// when the default profile was never calibrated; `warning` then says so). Errors as
+// MakeTuneOptions' for profiles.
+absl::Status SetMachineNumbers(const TuneFlags& flags, search::TuneOptions& o,
+                               std::string* warning) {
+  if (flags.params) {
+    o.params = *flags.params;
+    return absl::OkStatus();
+  }
+  absl::StatusOr<v1::HardwareProfile> profile = storage::LoadProfile(flags.profile);
+  if (profile.ok()) {
+    o.params = storage::ToCostParams(*profile);
+    // Gamma is per rank with every rank busy, and on a shared node it depends on how many
+    // ranks share the cores: a profile from another rank count misjudges the trade-offs.
+    const int64_t ranks = o.meshes.empty() ? 0 : o.meshes.front().Ranks();
+    const bool overridden = flags.alpha && flags.beta && flags.gamma;
+    if (warning != nullptr && profile->ranks() > 0 && ranks > 0 && profile->ranks() != ranks &&
+        !overridden) {
+      *warning = absl::StrCat("hardware profile \"", flags.profile, "\" was calibrated on ",
+                              profile->ranks(), " ranks, this tune runs on ", ranks,
+                              ": for this rank count run `meshtune calibrate --ranks ", ranks,
+                              " --name NAME` and tune with --profile NAME");
+    }
+  } else if (profile.status().code() == absl::StatusCode::kNotFound && !flags.profile_given) {
+    o.params = BuiltinCostParams();
+    if (warning != nullptr && !(flags.alpha && flags.beta && flags.gamma)) {
+      *warning = absl::StrCat("no hardware profile \"", flags.profile,
+                              "\": using built-in machine numbers; run `meshtune calibrate --ranks "
+                              "P` for this machine's own numbers");
+    }
+  } else {
+    return profile.status();
+  }
+  return absl::OkStatus();
+}
+
 }  // namespace
 
 search::CostParams BuiltinCostParams() {
@@ -106,30 +142,7 @@ absl::StatusOr<search::TuneOptions> MakeTuneOptions(const TuneFlags& flags, std:
           absl::StrCat(name, " ", *v, " must be a finite number >= 0"));
     }
   }
-  absl::StatusOr<v1::HardwareProfile> profile = storage::LoadProfile(flags.profile);
-  if (profile.ok()) {
-    o.params = storage::ToCostParams(*profile);
-    // Gamma is per rank with every rank busy, and on a shared node it depends on how many
-    // ranks share the cores: a profile from another rank count misjudges the trade-offs.
-    const int64_t ranks = o.meshes.empty() ? 0 : o.meshes.front().Ranks();
-    const bool overridden = flags.alpha && flags.beta && flags.gamma;
-    if (warning != nullptr && profile->ranks() > 0 && ranks > 0 && profile->ranks() != ranks &&
-        !overridden) {
-      *warning = absl::StrCat("hardware profile \"", flags.profile, "\" was calibrated on ",
-                              profile->ranks(), " ranks, this tune runs on ", ranks,
-                              ": for this rank count run `meshtune calibrate --ranks ", ranks,
-                              " --name NAME` and tune with --profile NAME");
-    }
-  } else if (profile.status().code() == absl::StatusCode::kNotFound && !flags.profile_given) {
-    o.params = BuiltinCostParams();
-    if (warning != nullptr && !(flags.alpha && flags.beta && flags.gamma)) {
-      *warning = absl::StrCat("no hardware profile \"", flags.profile,
-                              "\": using built-in machine numbers; run `meshtune calibrate --ranks "
-                              "P` for this machine's own numbers");
-    }
-  } else {
-    return profile.status();
-  }
+  if (absl::Status numbers = SetMachineNumbers(flags, o, warning); !numbers.ok()) return numbers;
   if (flags.alpha) o.params.alpha = o.params.alpha_coll = *flags.alpha;
   if (flags.beta) o.params.beta = o.params.beta_coll = *flags.beta;
   if (flags.gamma) o.params.gamma = *flags.gamma;

@@ -27,6 +27,9 @@ struct TuneFlags {
   std::string profile = "default";           // hardware profile (storage/hardware_profile.h)
   bool profile_given = false;                // --profile was on the command line
   std::optional<double> alpha, beta, gamma;  // override the profile (alpha, beta: all patterns)
+  // These machine numbers instead of a profile's: no profile is read (alpha, beta and gamma
+  // above still override them).
+  std::optional<search::CostParams> params;
   int64_t max_evaluations = 1000;
   uint64_t seed = 1;
   bool allow_replication = false;

@@ -1,7 +1,9 @@
 #include "engine/wisdom.h"
 
 #include <algorithm>
+#include <fstream>
 #include <map>
+#include <sstream>
 #include <tuple>
 #include <utility>
 
@@ -154,6 +156,24 @@ absl::StatusOr<ImportReport> ImportWisdom(storage::TuningDb& db, const std::stri
     w.best_imported = from_file.count(best->id) > 0;
   }
   return report;
+}
+
+absl::StatusOr<v1::LookupResponse> LookupInWisdomFile(const std::string& path,
+                                                      const v1::LookupRequest& request) {
+  std::ifstream in(path);
+  if (!in) return absl::NotFoundError(absl::StrCat("cannot read wisdom file ", path));
+  std::stringstream text;
+  text << in.rdbuf();
+  std::unique_ptr<storage::TuningDb> db = storage::NewInMemoryTuningDb();
+  absl::StatusOr<ImportReport> imported = ImportWisdom(*db, text.str());
+  if (!imported.ok()) {
+    return absl::Status(imported.status().code(),
+                        absl::StrCat(path, ": ", imported.status().message()));
+  }
+  absl::StatusOr<v1::LookupResponse> found = Lookup(*db, request);
+  if (found.ok() || found.status().code() != absl::StatusCode::kNotFound) return found;
+  return absl::NotFoundError(absl::StrCat(
+      absl::StripSuffix(found.status().message(), "; tune it first"), " in wisdom file ", path));
 }
 
 }  // namespace meshtune::engine

@@ -46,6 +46,15 @@ struct ImportReport {
 // as they come.
 absl::StatusOr<ImportReport> ImportWisdom(storage::TuningDb& db, const std::string& text);
 
+// The best record of `request`'s workload in the wisdom file at `path`, in the request's
+// names, as engine::Lookup answers it, read into an in-memory database (no tuning database
+// or home directory is touched). NotFound "cannot read wisdom file PATH" when the file
+// cannot be read; InvalidArgument "PATH: wisdom line N: ..." for a bad line; NotFound "no
+// tuning record for WORKLOAD in wisdom file PATH" when the file has none for the workload;
+// InvalidArgument for a bad request (engine::Lookup's message).
+absl::StatusOr<v1::LookupResponse> LookupInWisdomFile(const std::string& path,
+                                                      const v1::LookupRequest& request);
+
 }  // namespace meshtune::engine
 
 #endif  // MESHTUNE_ENGINE_WISDOM_H_

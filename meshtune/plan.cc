@@ -42,28 +42,13 @@ v1::Problem ProblemOf(const std::string& expr, const std::string& extents, const
 // kWisdom: the workload's best record in the wisdom file.
 absl::StatusOr<Choice> FromWisdom(const v1::Problem& problem, int ranks, const PlanOptions& o) {
   if (o.wisdom_file.empty()) return absl::InvalidArgumentError("give a wisdom file");
-  std::ifstream in(o.wisdom_file);
-  if (!in) return absl::NotFoundError(absl::StrCat("cannot read wisdom file ", o.wisdom_file));
-  std::stringstream text;
-  text << in.rdbuf();
-  std::unique_ptr<storage::TuningDb> db = storage::NewInMemoryTuningDb();
-  absl::StatusOr<engine::ImportReport> imported = engine::ImportWisdom(*db, text.str());
-  if (!imported.ok()) {
-    return absl::Status(imported.status().code(),
-                        absl::StrCat(o.wisdom_file, ": ", imported.status().message()));
-  }
   v1::LookupRequest q;
   *q.mutable_problem() = problem;
   q.mutable_mesh()->set_axes(o.mesh);
   if (o.mesh.empty()) q.set_ranks(ranks);
   q.set_profile(o.profile);
-  absl::StatusOr<v1::LookupResponse> found = engine::Lookup(*db, q);
-  if (!found.ok()) {
-    if (found.status().code() != absl::StatusCode::kNotFound) return found.status();
-    return absl::NotFoundError(
-        absl::StrCat(absl::StripSuffix(found.status().message(), "; tune it first"),
-                     " in wisdom file ", o.wisdom_file));
-  }
+  absl::StatusOr<v1::LookupResponse> found = engine::LookupInWisdomFile(o.wisdom_file, q);
+  if (!found.ok()) return found.status();
   return ChoiceOf(found->record());
 }
 

@@ -193,8 +193,8 @@ TEST_F(ServiceCliTest, CodegenFromARecordOrALookup) {
   r = Meshtune("codegen" + kMatmul + Db());
   EXPECT_EQ(r.status, 2);
   EXPECT_EQ(r.err,
-            "meshtune: give exactly one of --trace FILE, --record ID and --lookup (with --expr, "
-            "--extents and --mesh or --ranks)\n");
+            "meshtune: give exactly one of --trace FILE, --record ID and --lookup or --estimate "
+            "(with --expr, --extents and --mesh or --ranks)\n");
   r = Meshtune("codegen --record 1 --lookup" + kMatmul + Db());
   EXPECT_EQ(r.status, 2);
   r = Meshtune("codegen --record 7" + Db());
