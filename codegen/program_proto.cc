@@ -135,8 +135,9 @@ class Reader {
   absl::StatusOr<std::vector<Expr>> ReadExprs(const google::protobuf::RepeatedPtrField<PExpr>& m,
                                               const std::string& path) const;
   absl::StatusOr<CommPattern> ReadPattern(const PPattern& m, const std::string& path) const;
-  absl::StatusOr<Slice> ReadSlice(const v1::Program::Slice& m, const std::string& path,
-                                  size_t rank) const;
+  // `offsetless`: the slice may have sizes only (an AllGather's source box).
+  absl::StatusOr<Slice> ReadSlice(const v1::Program::Slice& m, const std::string& path, size_t rank,
+                                  bool offsetless = false) const;
   absl::StatusOr<TensorInfo> ReadTensor(const v1::Program::Tensor& m, const std::string& path);
   absl::StatusOr<Alloc> ReadAlloc(const v1::Program::Alloc& m, const std::string& path) const;
   absl::StatusOr<Operand> ReadOperand(const v1::Program::Operand& m, const std::string& path) const;
@@ -253,8 +254,10 @@ absl::StatusOr<CommPattern> Reader::ReadPattern(const PPattern& m, const std::st
 }
 
 absl::StatusOr<Slice> Reader::ReadSlice(const v1::Program::Slice& m, const std::string& path,
-                                        size_t rank) const {
-  if (static_cast<size_t>(m.offset_size()) != rank || static_cast<size_t>(m.size_size()) != rank) {
+                                        size_t rank, bool offsetless) const {
+  const bool offsets_ok =
+      static_cast<size_t>(m.offset_size()) == rank || (offsetless && m.offset_size() == 0);
+  if (!offsets_ok || static_cast<size_t>(m.size_size()) != rank) {
     return Bad(path, absl::StrCat("has ", m.offset_size(), " offsets and ", m.size_size(),
                                   " sizes; the tensor has ", rank, " dims"));
   }
@@ -361,12 +364,15 @@ absl::StatusOr<Transfer> Reader::ReadTransfer(const v1::Program::Transfer& m,
   MT_RETURN_IF_ERROR(CheckBuffer(t.buffer, path));
   MT_RETURN_IF_ERROR(CheckLoop("time_loop", t.time_loop, path));
   MT_ASSIGN_OR_RETURN(t.pattern, ReadPattern(m.pattern(), path + ".pattern"));
-  if (m.source_size() != 0 && static_cast<size_t>(m.source_size()) != p_.axis_names.size()) {
+  // An AllGather's data comes from every rank along its axes: no source, no source box.
+  const bool gather = t.pattern.kind == CommPattern::Kind::kAllGather;
+  if (static_cast<size_t>(m.source_size()) != p_.axis_names.size() &&
+      !(gather && m.source_size() == 0)) {
     return Bad(path, absl::StrCat("source has ", m.source_size(), " coordinates; the mesh has ",
                                   p_.axis_names.size(), " axes"));
   }
   MT_ASSIGN_OR_RETURN(t.source, ReadExprs(m.source(), path + ".source"));
-  MT_ASSIGN_OR_RETURN(t.src, ReadSlice(m.src(), path + ".src", tensor->dims.size()));
+  MT_ASSIGN_OR_RETURN(t.src, ReadSlice(m.src(), path + ".src", tensor->dims.size(), gather));
   MT_ASSIGN_OR_RETURN(t.global, ReadSlice(m.global(), path + ".global", tensor->dims.size()));
   if (m.prefetch() != 0 && m.prefetch() != 1) {
     return Bad(path, absl::StrCat("prefetch is ", m.prefetch(), ", not 0 or 1"));

@@ -1,16 +1,11 @@
 #include "meshtune/plan.h"
 
 #include <algorithm>
-#include <fstream>
-#include <sstream>
 #include <utility>
 
 #include "absl/strings/str_cat.h"
-#include "absl/strings/strip.h"
-#include "engine/explain.h"
 #include "engine/local_backend.h"
-#include "engine/records.h"
-#include "engine/wisdom.h"
+#include "meshtune/chosen_schedule.h"
 #include "runtime/box.h"
 #include "runtime/executor.h"
 #include "runtime/mpi_comm.h"
@@ -19,9 +14,7 @@
 namespace meshtune {
 namespace {
 
-struct Choice {
-  std::string trace, mesh;
-};
+using Choice = internal::ChosenSchedule;
 
 v1::Problem ProblemOf(const std::string& expr, const std::string& extents, const PlanOptions& o) {
   v1::Problem p;
@@ -31,32 +24,14 @@ v1::Problem ProblemOf(const std::string& expr, const std::string& extents, const
   return p;
 }
 
-// kWisdom: the workload's best record in the wisdom file.
+// kWisdom: the workload's best record in the wisdom file, with its program when trusted.
 absl::StatusOr<Choice> FromWisdom(const v1::Problem& problem, int ranks, const PlanOptions& o) {
-  if (o.wisdom_file.empty()) return absl::InvalidArgumentError("give a wisdom file");
-  std::ifstream in(o.wisdom_file);
-  if (!in) return absl::NotFoundError(absl::StrCat("cannot read wisdom file ", o.wisdom_file));
-  std::stringstream text;
-  text << in.rdbuf();
-  std::unique_ptr<storage::TuningDb> db = storage::NewInMemoryTuningDb();
-  absl::StatusOr<engine::ImportReport> imported = engine::ImportWisdom(*db, text.str());
-  if (!imported.ok()) {
-    return absl::Status(imported.status().code(),
-                        absl::StrCat(o.wisdom_file, ": ", imported.status().message()));
-  }
   v1::LookupRequest q;
   *q.mutable_problem() = problem;
   q.mutable_mesh()->set_axes(o.mesh);
   if (o.mesh.empty()) q.set_ranks(ranks);
   q.set_profile(o.profile);
-  absl::StatusOr<v1::LookupResponse> found = engine::Lookup(*db, q);
-  if (!found.ok()) {
-    if (found.status().code() != absl::StatusCode::kNotFound) return found.status();
-    return absl::NotFoundError(
-        absl::StrCat(absl::StripSuffix(found.status().message(), "; tune it first"),
-                     " in wisdom file ", o.wisdom_file));
-  }
-  return Choice{found->record().trace().text(), found->record().mesh()};
+  return internal::ChooseFromWisdom(o.wisdom_file, q);
 }
 
 // kEstimate: the cost model's best (model-only tune in this process, stored nowhere).
@@ -71,7 +46,10 @@ absl::StatusOr<Choice> Estimate(const v1::Problem& problem, int ranks, const Pla
   request.set_profile(o.profile);
   absl::StatusOr<v1::TuneResult> result = backend->Tune(request, nullptr);
   if (!result.ok()) return result.status();
-  return Choice{result->record().trace().text(), result->record().mesh()};
+  Choice c;
+  c.trace = result->record().trace().text();
+  c.mesh = result->record().mesh();
+  return c;
 }
 
 // Sends rank 0's `s` to every rank of `comm`.
@@ -113,13 +91,9 @@ absl::StatusOr<std::unique_ptr<Plan>> Plan::Create(const std::string& expr,
     BroadcastString(&error, comm);
     return absl::Status(static_cast<absl::StatusCode>(code), error);
   }
-  BroadcastString(&choice.trace, comm);
-  BroadcastString(&choice.mesh, comm);
-  v1::Mesh mesh;
-  mesh.set_axes(choice.mesh);
-  v1::Trace trace;
-  trace.set_text(choice.trace);
-  absl::StatusOr<codegen::Program> program = engine::LowerTrace(problem, mesh, trace);
+  internal::BroadcastSchedule(&choice, comm);
+  std::vector<std::string> tensors;
+  absl::StatusOr<codegen::Program> program = internal::ScheduleProgram(problem, choice, &tensors);
   if (!program.ok()) return program.status();
   if (program->Ranks() != size) {
     return absl::FailedPreconditionError(absl::StrCat("the schedule's mesh ", choice.mesh, " has ",
@@ -130,10 +104,9 @@ absl::StatusOr<std::unique_ptr<Plan>> Plan::Create(const std::string& expr,
       runtime::BoundProgram::Create(*program, runtime::NewMpiComm(comm, program->axis_sizes));
   if (!bound.ok()) return bound.status();
   std::unique_ptr<Plan> plan(new Plan());
-  for (const codegen::TensorInfo& t : program->tensors) {
-    plan->tensors_.push_back(t.name);
-    plan->shapes_.push_back(t.shape);
-  }
+  plan->tensors_ = std::move(tensors);
+  for (const codegen::TensorInfo& t : program->tensors) plan->shapes_.push_back(t.shape);
+  plan->program_from_wisdom_ = !choice.program.empty();
   plan->comm_ = comm;
   plan->element_bytes_ = program->dtype_bytes;
   plan->trace_ = choice.trace;

@@ -2,7 +2,8 @@
 // data: C[m,n] += A[m,k] * B[k,n] (m=32, n=24, k=16) and y[i] += M[i,j] * x[j] (i=24,
 // j=16), each planned with --mode wisdom (--wisdom FILE) or estimate, executed twice on
 // shards filled where Plan::Shard says, and checked against a serial reference after each
-// call. Rank 0 prints "plan NAME: MESH verified" per statement, or the error, e.g.
+// call. Rank 0 prints per statement whether the plan runs "the wisdom record's program" or
+// "trace lowered", then "plan NAME: MESH verified", or the error, e.g.
 // "plan gemm: error: no tuning record for ...". Then the GEMM again from whole matrices on
 // rank 0 through Plan::Scatter and Plan::Gather ("scatter/gather: verified"). Exit status 0
 // when all verified, 1 if not.
@@ -41,6 +42,12 @@ std::string RunStatement(const Statement& s, const meshtune::PlanOptions& option
       meshtune::Plan::Create(s.expr, s.extents, MPI_COMM_WORLD, options);
   if (!plan.ok()) return "error: " + std::string(plan.status().message());
   *mesh = (*plan)->mesh();
+  int rank = 0;
+  MPI_Comm_rank(MPI_COMM_WORLD, &rank);
+  if (rank == 0) {
+    std::printf("plan %s: %s\n", s.name.c_str(),
+                (*plan)->program_from_wisdom() ? "the wisdom record's program" : "trace lowered");
+  }
   std::map<std::string, std::vector<float>> shards;
   std::map<std::string, meshtune::ShardLayout> layouts;
   std::vector<void*> pointers;

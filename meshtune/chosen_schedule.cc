@@ -1,0 +1,111 @@
+#include "meshtune/chosen_schedule.h"
+
+#include <cstdint>
+#include <fstream>
+#include <sstream>
+#include <utility>
+
+#include "absl/strings/numbers.h"
+#include "absl/strings/str_cat.h"
+#include "absl/strings/str_join.h"
+#include "absl/strings/str_split.h"
+#include "codegen/program_proto.h"
+#include "engine/explain.h"
+#include "engine/wisdom.h"
+
+namespace meshtune::internal {
+namespace {
+
+// The caller's names of `program`'s tensors, which are canonical ("T<j>" is the caller's
+// w.tensor_names[j]); empty when a name is not of that form.
+std::vector<std::string> CallerTensorNames(const v1::Program& program, const storage::Workload& w) {
+  std::vector<std::string> names;
+  for (const v1::Program::Tensor& t : program.tensors()) {
+    size_t j = 0;
+    if (t.name().size() < 2 || t.name()[0] != 'T' || !absl::SimpleAtoi(t.name().substr(1), &j) ||
+        j >= w.tensor_names.size() || absl::StrCat("T", j) != t.name()) {
+      return {};
+    }
+    names.push_back(w.tensor_names[j]);
+  }
+  return names;
+}
+
+// Sends rank 0's `s` to every rank of `comm`.
+void BroadcastString(std::string* s, MPI_Comm comm) {
+  int64_t n = static_cast<int64_t>(s->size());
+  MPI_Bcast(&n, 1, MPI_INT64_T, 0, comm);
+  s->resize(static_cast<size_t>(n));
+  if (n > 0) MPI_Bcast(s->data(), static_cast<int>(n), MPI_CHAR, 0, comm);
+}
+
+}  // namespace
+
+absl::StatusOr<ChosenSchedule> ChooseFromWisdom(const std::string& path,
+                                                const v1::LookupRequest& request) {
+  if (path.empty()) return absl::InvalidArgumentError("give a wisdom file");
+  std::ifstream in(path);
+  if (!in) return absl::NotFoundError(absl::StrCat("cannot read wisdom file ", path));
+  std::stringstream text;
+  text << in.rdbuf();
+  absl::StatusOr<engine::WisdomRecord> found = engine::LookupWisdom(text.str(), request);
+  if (!found.ok()) {
+    if (found.status().code() == absl::StatusCode::kNotFound) {
+      return absl::NotFoundError(absl::StrCat(found.status().message(), " in wisdom file ", path));
+    }
+    return absl::Status(found.status().code(), absl::StrCat(path, ": ", found.status().message()));
+  }
+  ChosenSchedule c;
+  c.trace = found->trace;
+  c.mesh = found->record.mesh();
+  if (!found->program_trusted) return c;  // no program, or not this record's: lower the trace
+  // The program is used only when it reads back here too; otherwise the trace is lowered.
+  v1::Program program;
+  if (!program.ParseFromString(found->record.program()) || !codegen::FromProto(program).ok()) {
+    return c;
+  }
+  std::vector<std::string> names = CallerTensorNames(program, found->workload);
+  if (names.empty()) return c;
+  c.program = found->record.program();
+  c.tensors = std::move(names);
+  return c;
+}
+
+void BroadcastSchedule(ChosenSchedule* c, MPI_Comm comm) {
+  BroadcastString(&c->trace, comm);
+  BroadcastString(&c->mesh, comm);
+  BroadcastString(&c->program, comm);
+  std::string names = absl::StrJoin(c->tensors, ",");
+  BroadcastString(&names, comm);
+  c->tensors = names.empty() ? std::vector<std::string>{}
+                             : std::vector<std::string>(absl::StrSplit(names, ','));
+}
+
+absl::StatusOr<codegen::Program> ScheduleProgram(const v1::Problem& problem,
+                                                 const ChosenSchedule& c,
+                                                 std::vector<std::string>* tensors) {
+  tensors->clear();
+  if (!c.program.empty()) {
+    v1::Program message;
+    if (!message.ParseFromString(c.program)) {
+      return absl::InternalError("the wisdom program sent by rank 0 does not parse");
+    }
+    absl::StatusOr<codegen::Program> program = codegen::FromProto(message);
+    if (!program.ok()) return program.status();
+    if (c.tensors.size() != program->tensors.size()) {
+      return absl::InternalError("the wisdom program's tensor names do not match it");
+    }
+    *tensors = c.tensors;
+    return program;
+  }
+  v1::Mesh mesh;
+  mesh.set_axes(c.mesh);
+  v1::Trace trace;
+  trace.set_text(c.trace);
+  absl::StatusOr<codegen::Program> program = engine::LowerTrace(problem, mesh, trace);
+  if (!program.ok()) return program.status();
+  for (const codegen::TensorInfo& t : program->tensors) tensors->push_back(t.name);
+  return program;
+}
+
+}  // namespace meshtune::internal
