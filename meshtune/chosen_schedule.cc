@@ -1,6 +1,8 @@
 #include "meshtune/chosen_schedule.h"
 
+#include <algorithm>
 #include <cstdint>
+#include <cstring>
 #include <fstream>
 #include <sstream>
 #include <utility>
@@ -31,12 +33,54 @@ std::vector<std::string> CallerTensorNames(const v1::Program& program, const sto
   return names;
 }
 
-// Sends rank 0's `s` to every rank of `comm`.
+// The first broadcast's size: a schedule with its program (a few KiB) fits, so that the
+// common case is one collective, which matters when ranks share cores.
+constexpr int kFirstChunk = 16384;
+
+// `parts`, each as an 8-byte length and its bytes.
+std::string Pack(const std::vector<const std::string*>& parts) {
+  std::string out;
+  for (const std::string* p : parts) {
+    const uint64_t n = p->size();
+    out.append(reinterpret_cast<const char*>(&n), sizeof(n));
+    out.append(*p);
+  }
+  return out;
+}
+
+// The inverse of Pack into `parts`; false when `packed` is not such a string.
+bool Unpack(absl::string_view packed, const std::vector<std::string*>& parts) {
+  for (std::string* p : parts) {
+    uint64_t n = 0;
+    if (packed.size() < sizeof(n)) return false;
+    std::memcpy(&n, packed.data(), sizeof(n));
+    packed.remove_prefix(sizeof(n));
+    if (packed.size() < n) return false;
+    p->assign(packed.data(), n);
+    packed.remove_prefix(n);
+  }
+  return packed.empty();
+}
+
+// Sends rank 0's `s` to every rank of `comm`: one broadcast of kFirstChunk bytes (its
+// length, then its start), and a second for the rest when it does not fit.
 void BroadcastString(std::string* s, MPI_Comm comm) {
-  int64_t n = static_cast<int64_t>(s->size());
-  MPI_Bcast(&n, 1, MPI_INT64_T, 0, comm);
-  s->resize(static_cast<size_t>(n));
-  if (n > 0) MPI_Bcast(s->data(), static_cast<int>(n), MPI_CHAR, 0, comm);
+  std::string chunk(kFirstChunk, '\0');
+  uint64_t n = s->size();
+  std::memcpy(chunk.data(), &n, sizeof(n));
+  const size_t head = std::min<size_t>(n, kFirstChunk - sizeof(n));
+  if (head > 0) std::memcpy(chunk.data() + sizeof(n), s->data(), head);
+  MPI_Bcast(chunk.data(), kFirstChunk, MPI_CHAR, 0, comm);
+  std::memcpy(&n, chunk.data(), sizeof(n));
+  const size_t got = std::min<size_t>(n, kFirstChunk - sizeof(n));
+  std::string out(chunk.data() + sizeof(n), got);
+  if (n > got) {
+    std::string rest = n > got ? s->substr(std::min(s->size(), got)) : std::string();
+    rest.resize(n - got);
+    MPI_Bcast(rest.data(), static_cast<int>(n - got), MPI_CHAR, 0, comm);
+    out += rest;
+  }
+  *s = std::move(out);
 }
 
 }  // namespace
@@ -72,11 +116,14 @@ absl::StatusOr<ChosenSchedule> ChooseFromWisdom(const std::string& path,
 }
 
 void BroadcastSchedule(ChosenSchedule* c, MPI_Comm comm) {
-  BroadcastString(&c->trace, comm);
-  BroadcastString(&c->mesh, comm);
-  BroadcastString(&c->program, comm);
   std::string names = absl::StrJoin(c->tensors, ",");
-  BroadcastString(&names, comm);
+  std::string packed = Pack({&c->trace, &c->mesh, &c->program, &names});
+  BroadcastString(&packed, comm);
+  if (!Unpack(packed, {&c->trace, &c->mesh, &c->program, &names})) {
+    // Cannot happen (rank 0 packed it); lower the trace rather than trust a half message.
+    c->program.clear();
+    names.clear();
+  }
   c->tensors = names.empty() ? std::vector<std::string>{}
                              : std::vector<std::string>(absl::StrSplit(names, ','));
 }

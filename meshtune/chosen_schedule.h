@@ -32,7 +32,8 @@ struct ChosenSchedule {
 absl::StatusOr<ChosenSchedule> ChooseFromWisdom(const std::string& path,
                                                 const v1::LookupRequest& request);
 
-// Rank 0's `c` on every rank of `comm`. Collective.
+// Rank 0's `c` on every rank of `comm`, in one broadcast when it fits in 16 KiB (a
+// schedule with its program does), else two. Collective.
 void BroadcastSchedule(ChosenSchedule* c, MPI_Comm comm);
 
 // The Program of `c` for `problem` (every rank): the program read back when `c` carries
