@@ -73,6 +73,12 @@ bool SameRecord(const storage::TuningRecord& a, const storage::TuningRecord& b) 
          a.created_unix_ms == b.created_unix_ms;
 }
 
+// What is wrong with a line, short: protobuf's parser quotes a bad value whole (a program's
+// base64 is kilobytes).
+std::string LineError(const absl::Status& s) {
+  return base::Excerpt(s.message(), 4 * base::kMaxExcerpt);
+}
+
 // One parsed line: its workload and its record, ready for TuningDb::Add.
 struct Line {
   storage::Workload workload;
@@ -128,7 +134,7 @@ absl::StatusOr<ImportReport> ImportWisdom(storage::TuningDb& db, const std::stri
     absl::StatusOr<Line> line = ParseLine(stripped, &message);
     if (!line.ok()) {
       return absl::InvalidArgumentError(
-          absl::StrCat("wisdom line ", number, ": ", line.status().message()));
+          absl::StrCat("wisdom line ", number, ": ", LineError(line.status())));
     }
     lines.push_back(*std::move(line));
   }
@@ -197,14 +203,18 @@ absl::Status AddProgram(v1::Record* r) {
 
 namespace {
 
-// True when `line` names, as `records export` writes it, a fingerprint other than `fp`
-// (a JSON string cannot hold the quoted key, so the match is the field).
+// True when `line` names, as `records export` writes it, a fingerprint other than `fp` (64
+// lowercase hex digits; a JSON string cannot hold the quoted key, so the match is the field).
 bool NamesOtherFingerprint(absl::string_view line, const std::string& fp) {
   constexpr absl::string_view kKey = "\"fingerprint\":\"";
   const size_t at = line.find(kKey);
   if (at == absl::string_view::npos) return false;
   const absl::string_view value = line.substr(at + kKey.size(), fp.size() + 1);
-  return value.size() == fp.size() + 1 && value.back() == '"' && value.substr(0, fp.size()) != fp;
+  if (value.size() != fp.size() + 1 || value.back() != '"') return false;
+  const absl::string_view hex = value.substr(0, fp.size());
+  return std::all_of(hex.begin(), hex.end(),
+                     [](char c) { return (c >= '0' && c <= '9') || (c >= 'a' && c <= 'f'); }) &&
+         hex != fp;
 }
 
 }  // namespace
@@ -226,7 +236,7 @@ absl::StatusOr<WisdomRecord> LookupWisdom(const std::string& text,
     absl::StatusOr<Line> line = ParseLine(stripped, &message);
     if (!line.ok()) {
       return absl::InvalidArgumentError(
-          absl::StrCat("wisdom line ", number, ": ", line.status().message()));
+          absl::StrCat("wisdom line ", number, ": ", LineError(line.status())));
     }
     if (line->workload.fingerprint != fp) continue;
     line->record.id = number;  // the database's order: the earlier line first among equals
