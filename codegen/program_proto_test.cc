@@ -84,7 +84,7 @@ std::string ErrorAfter(const std::function<void(v1::Program*)>& edit) {
   return std::string(p.status().message());
 }
 
-TEST(ProgramProtoTest, MalformedProgramsAreRefusedNamingThePart) {
+TEST(ProgramProtoTest, MalformedProgramsAndExpressionsAreRefusedNamingThePart) {
   EXPECT_EQ(ErrorAfter([](v1::Program*) {}), "ok");
   EXPECT_EQ(ErrorAfter([](v1::Program* m) { m->clear_axis_sizes(); }),
             "program: a mesh of 2 axis names and 0 sizes (one to three axes)");
@@ -164,6 +164,9 @@ TEST(ProgramProtoTest, MalformedProgramsAreRefusedNamingThePart) {
               }
             }).substr(0, at.size()),
             at);
+}
+
+TEST(ProgramProtoTest, MalformedStatementsAreRefusedNamingThePart) {
   // Statements: kinds, references, patterns, the one kernel call. `path` is set by the
   // edit, so each error is read before the expectation is built.
   std::string path, error;
