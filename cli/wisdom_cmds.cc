@@ -49,6 +49,16 @@ int RunExport(const WorkloadFlags& filter, engine::Backend& backend, std::ostrea
     }
     request.set_page_token(page->next_page_token());
   } while (!request.page_token().empty());
+  // Each record carries its lowered program (engine/wisdom.h): a plan made from the file
+  // needs no isl. A record that does not lower here goes out without one.
+  for (v1::Record& r : records) {
+    const absl::Status lowered = engine::AddProgram(&r);
+    if (!lowered.ok()) {
+      err << "meshtune: warning: a record of " << r.problem().expr() << " ("
+          << r.problem().extents() << ") on " << r.mesh()
+          << " is exported without its program: " << lowered.message() << "\n";
+    }
+  }
   out << engine::WisdomText(std::move(records));
   return engine::kExitOk;
 }

@@ -12,7 +12,9 @@
 namespace meshtune::cli {
 
 // `records export [--expr ... --extents ... --mesh|--ranks ... --profile ...]`: every
-// record of the database (of that workload when --expr is given) as a wisdom file on `out`.
+// record of the database (of that workload when --expr is given) as a wisdom file on `out`,
+// each with its trace lowered here (engine::AddProgram; a record that does not lower goes
+// out without a program, with a warning on `err`).
 // Exit status 0 (an empty file when there are none); 1 when the database cannot be read or
 // the daemon reached; 2 for bad workload flags.
 int RunExport(const WorkloadFlags& filter, engine::Backend& backend, std::ostream& out,

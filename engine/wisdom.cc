@@ -3,6 +3,7 @@
 #include <algorithm>
 #include <fstream>
 #include <map>
+#include <optional>
 #include <sstream>
 #include <tuple>
 #include <utility>
@@ -12,11 +13,37 @@
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_split.h"
 #include "absl/strings/strip.h"
+#include "base/excerpt.h"
 #include "base/json.h"
 #include "base/status_macros.h"
+#include "codegen/program_proto.h"
+#include "engine/explain.h"
 #include "engine/records.h"
+#include "storage/sha256.h"
 
 namespace meshtune::engine {
+
+absl::StatusOr<storage::Workload> RecordWorkload(const v1::Record& m) {
+  v1::Mesh mesh;
+  int64_t ranks = 0;
+  absl::string_view workload_mesh = m.workload_mesh();
+  if (absl::ConsumePrefix(&workload_mesh, "ranks=")) {
+    if (!absl::SimpleAtoi(workload_mesh, &ranks)) {
+      return absl::InvalidArgumentError(
+          absl::StrCat("workload_mesh \"", m.workload_mesh(), "\" is not ranks=N"));
+    }
+  } else {
+    mesh.set_axes(m.workload_mesh());
+  }
+  MT_ASSIGN_OR_RETURN(storage::Workload w, RequestWorkload(m.problem(), mesh, ranks, m.profile()));
+  if (!m.fingerprint().empty() && m.fingerprint() != w.fingerprint) {
+    return absl::InvalidArgumentError(
+        absl::StrCat("fingerprint ", m.fingerprint(), " is not the workload's (", w.fingerprint,
+                     "): the record names another problem than its fingerprint"));
+  }
+  return w;
+}
+
 namespace {
 
 // What storage::BetterRecord ranks of a message (its id cleared: wisdom has none).
@@ -48,6 +75,12 @@ bool SameRecord(const storage::TuningRecord& a, const storage::TuningRecord& b) 
          a.created_unix_ms == b.created_unix_ms;
 }
 
+// What is wrong with a line, short: protobuf's parser quotes a bad value whole (a program's
+// base64 is kilobytes).
+std::string LineError(const absl::Status& s) {
+  return base::Excerpt(s.message(), 4 * base::kMaxExcerpt);
+}
+
 // One parsed line: its workload and its record, ready for TuningDb::Add.
 struct Line {
   storage::Workload workload;
@@ -55,27 +88,12 @@ struct Line {
   std::string description;
 };
 
-absl::StatusOr<Line> ParseLine(absl::string_view text) {
-  v1::Record m;
-  MT_RETURN_IF_ERROR(base::FromJson(text, &m));
-  v1::Mesh mesh;
-  int64_t ranks = 0;
-  absl::string_view workload_mesh = m.workload_mesh();
-  if (absl::ConsumePrefix(&workload_mesh, "ranks=")) {
-    if (!absl::SimpleAtoi(workload_mesh, &ranks)) {
-      return absl::InvalidArgumentError(
-          absl::StrCat("workload_mesh \"", m.workload_mesh(), "\" is not ranks=N"));
-    }
-  } else {
-    mesh.set_axes(m.workload_mesh());
-  }
+// Parses a wisdom line into `*message` (the record as in the file) and checks it.
+absl::StatusOr<Line> ParseLine(absl::string_view text, v1::Record* message) {
+  const v1::Record& m = *message;
+  MT_RETURN_IF_ERROR(base::FromJson(text, message));
   Line line;
-  MT_ASSIGN_OR_RETURN(line.workload, RequestWorkload(m.problem(), mesh, ranks, m.profile()));
-  if (!m.fingerprint().empty() && m.fingerprint() != line.workload.fingerprint) {
-    return absl::InvalidArgumentError(absl::StrCat(
-        "fingerprint ", m.fingerprint(), " is not the workload's (", line.workload.fingerprint,
-        "): the record names another problem than its fingerprint"));
-  }
+  MT_ASSIGN_OR_RETURN(line.workload, RecordWorkload(m));
   storage::TuningRecord& r = line.record;
   MT_ASSIGN_OR_RETURN(r.trace, storage::ToCanonicalTrace(line.workload, m.trace().text()));
   r.mesh = m.mesh();
@@ -114,10 +132,11 @@ absl::StatusOr<ImportReport> ImportWisdom(storage::TuningDb& db, const std::stri
     ++number;
     const absl::string_view stripped = absl::StripAsciiWhitespace(raw);
     if (stripped.empty() || absl::StartsWith(stripped, "#")) continue;
-    absl::StatusOr<Line> line = ParseLine(stripped);
+    v1::Record message;
+    absl::StatusOr<Line> line = ParseLine(stripped, &message);
     if (!line.ok()) {
       return absl::InvalidArgumentError(
-          absl::StrCat("wisdom line ", number, ": ", line.status().message()));
+          absl::StrCat("wisdom line ", number, ": ", LineError(line.status())));
     }
     lines.push_back(*std::move(line));
   }
@@ -174,6 +193,92 @@ absl::StatusOr<v1::LookupResponse> LookupInWisdomFile(const std::string& path,
   if (found.ok() || found.status().code() != absl::StatusCode::kNotFound) return found;
   return absl::NotFoundError(absl::StrCat(
       absl::StripSuffix(found.status().message(), "; tune it first"), " in wisdom file ", path));
+}
+
+}  // namespace meshtune::engine
+
+namespace meshtune::engine {
+
+absl::StatusOr<std::string> ProgramDigest(const storage::Workload& w, const v1::Record& r) {
+  return storage::Sha256Hex(
+      absl::StrCat("meshtune wisdom program\nversion: ", storage::kTunerVersion, "\n", w.canonical,
+                   "\nrecord mesh: ", r.mesh(), "\ntrace (", r.trace().text().size(), " bytes):\n",
+                   r.trace().text(), "\nprogram (", r.program().size(), " bytes):\n", r.program()));
+}
+
+absl::Status AddProgram(v1::Record* r) {
+  r->clear_program();
+  r->clear_program_digest();
+  MT_ASSIGN_OR_RETURN(storage::Workload w, RecordWorkload(*r));
+  v1::Mesh mesh;
+  mesh.set_axes(r->mesh());
+  MT_ASSIGN_OR_RETURN(codegen::Program program, LowerTrace(r->problem(), mesh, r->trace()));
+  // v1::Program has no map field: its bytes are the same on every run.
+  std::string bytes = codegen::ToProto(program).SerializeAsString();
+  r->set_program(std::move(bytes));
+  MT_ASSIGN_OR_RETURN(std::string digest, ProgramDigest(w, *r));
+  r->set_program_digest(std::move(digest));
+  return absl::OkStatus();
+}
+
+namespace {
+
+// True when `line` names, as `records export` writes it, a fingerprint other than `fp` (64
+// lowercase hex digits; a JSON string cannot hold the quoted key, so the match is the field).
+bool NamesOtherFingerprint(absl::string_view line, const std::string& fp) {
+  constexpr absl::string_view kKey = "\"fingerprint\":\"";
+  const size_t at = line.find(kKey);
+  if (at == absl::string_view::npos) return false;
+  const absl::string_view value = line.substr(at + kKey.size(), fp.size() + 1);
+  if (value.size() != fp.size() + 1 || value.back() != '"') return false;
+  const absl::string_view hex = value.substr(0, fp.size());
+  return std::all_of(hex.begin(), hex.end(),
+                     [](char c) { return (c >= '0' && c <= '9') || (c >= 'a' && c <= 'f'); }) &&
+         hex != fp;
+}
+
+}  // namespace
+
+absl::StatusOr<WisdomRecord> LookupWisdom(const std::string& text,
+                                          const v1::LookupRequest& request) {
+  WisdomRecord out;
+  MT_ASSIGN_OR_RETURN(out.workload, RequestWorkload(request.problem(), request.mesh(),
+                                                    request.ranks(), request.profile()));
+  const std::string& fp = out.workload.fingerprint;
+  std::optional<Line> best;
+  int number = 0;
+  for (absl::string_view raw : absl::StrSplit(text, '\n')) {
+    ++number;
+    const absl::string_view stripped = absl::StripAsciiWhitespace(raw);
+    if (stripped.empty() || absl::StartsWith(stripped, "#")) continue;
+    if (NamesOtherFingerprint(stripped, fp)) continue;
+    v1::Record message;
+    absl::StatusOr<Line> line = ParseLine(stripped, &message);
+    if (!line.ok()) {
+      return absl::InvalidArgumentError(
+          absl::StrCat("wisdom line ", number, ": ", LineError(line.status())));
+    }
+    if (line->workload.fingerprint != fp) continue;
+    line->record.id = number;  // the database's order: the earlier line first among equals
+    if (best.has_value() && !storage::BetterRecord(line->record, best->record)) continue;
+    best = *std::move(line);
+    out.record = std::move(message);
+    out.line = number;
+  }
+  if (!best.has_value()) {
+    const v1::Problem& p = request.problem();
+    return absl::NotFoundError(
+        absl::StrCat("no tuning record for ", base::Excerpt(p.expr(), 2 * base::kMaxExcerpt), " (",
+                     base::Excerpt(p.extents(), 2 * base::kMaxExcerpt), ", ",
+                     p.dtype().empty() ? "f32" : base::Excerpt(p.dtype()), ") on ",
+                     out.workload.mesh, " with profile ", out.workload.profile));
+  }
+  MT_ASSIGN_OR_RETURN(out.trace, storage::FromCanonicalTrace(out.workload, best->record.trace));
+  if (out.record.has_program() && out.record.has_program_digest()) {
+    MT_ASSIGN_OR_RETURN(std::string digest, ProgramDigest(best->workload, out.record));
+    out.program_trusted = digest == out.record.program_digest();
+  }
+  return out;
 }
 
 }  // namespace meshtune::engine

@@ -55,6 +55,56 @@ absl::StatusOr<ImportReport> ImportWisdom(storage::TuningDb& db, const std::stri
 absl::StatusOr<v1::LookupResponse> LookupInWisdomFile(const std::string& path,
                                                       const v1::LookupRequest& request);
 
+// ---- Programs in wisdom files (FFTW-like: the wisdom carries the plan) ----
+//
+// `records export` writes, in each record, its trace lowered by the exporting meshtune
+// (judged with isl, lowered and translation-validated, as LowerTrace does) as a serialized
+// meshtune.v1.Program in the canonical names, with a digest binding it to the record. A
+// plan made from the file (meshtune/plan.h) runs that program without isl when the digest
+// is the one the reading meshtune computes; otherwise it lowers the trace. Trust model: a
+// wisdom file is trusted input, as FFTW's wisdom is — it is produced by meshtune, and a
+// program whose digest matches is not re-verified (someone who edits the program and
+// recomputes the digest is believed); what the digest catches is a program that does not
+// belong to its record: another workload, mesh, trace or meshtune version, an edit or a
+// corruption of the program, or no digest at all. The database never stores programs:
+// import drops them, export lowers again.
+
+// Lowercase hex SHA-256 of a text of storage::kTunerVersion (this meshtune's), the
+// canonical text of `w` (the record's workload), and `r`'s mesh, trace text and program
+// bytes. Internal only if hashing fails.
+absl::StatusOr<std::string> ProgramDigest(const storage::Workload& w, const v1::Record& r);
+
+// The workload a wisdom record names (problem, workload_mesh, profile), checked against its
+// fingerprint when it has one. InvalidArgument naming the field otherwise.
+absl::StatusOr<storage::Workload> RecordWorkload(const v1::Record& r);
+
+// Sets `r`'s program (its trace lowered on its problem and mesh, validated) and
+// program_digest; `r` is a record in canonical names as ListRecords returns it. A record
+// whose trace does not lower here is left without them and the error is returned.
+absl::Status AddProgram(v1::Record* r);
+
+// What a plan takes from a wisdom file: the best record of one workload as the file holds
+// it (canonical names, with its program and digest, if any).
+struct WisdomRecord {
+  storage::Workload workload;  // the request's workload, in the request's names
+  v1::Record record;           // as in the file
+  std::string trace;           // the record's trace in the request's names
+  int line = 0;                // its line in the file (1-based)
+  // Whether `record` carries a program whose digest is ProgramDigest's.
+  bool program_trusted = false;
+};
+
+// The best record of the request's workload (problem with mesh axes or ranks, profile; its
+// machine and memory budget are not looked at) in the wisdom file `text`, ranked as the
+// database ranks a workload's records (storage::BetterRecord, the earlier line first among
+// equals): what ImportWisdom into an empty database and Lookup would give. Only the lines
+// that name the workload's fingerprint (or no fingerprint) are parsed, so a big file costs
+// little more than a scan; those lines are checked as ImportWisdom checks them
+// (InvalidArgument "wisdom line N: ..."). NotFound "no tuning record for PROBLEM on MESH
+// with profile PROFILE" when the file has none; InvalidArgument for a bad request.
+absl::StatusOr<WisdomRecord> LookupWisdom(const std::string& text,
+                                          const v1::LookupRequest& request);
+
 }  // namespace meshtune::engine
 
 #endif  // MESHTUNE_ENGINE_WISDOM_H_

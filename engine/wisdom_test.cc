@@ -152,5 +152,82 @@ TEST(WisdomTest, LookupCanInsistOnTheMachine) {
             "profile default from machine elsewhere; tune it first");
 }
 
+// The records of `db` as `records export` writes them, without programs.
+std::string ExportAll(storage::TuningDb& db) {
+  absl::StatusOr<v1::ListRecordsResponse> listed = ListRecords(db, v1::ListRecordsRequest());
+  EXPECT_TRUE(listed.ok()) << listed.status();
+  return WisdomText({listed->records().begin(), listed->records().end()});
+}
+
+TEST(WisdomTest, LookupWisdomFindsWhatImportAndLookupFindReadingOnlyItsWorkload) {
+  std::unique_ptr<storage::TuningDb> db = storage::NewInMemoryTuningDb();
+  ASSERT_TRUE(ImportWisdom(*db, Wisdom({Rec("i0=64,i1=64,i2=64", 0.1, 0.2, "m1", 1),
+                                        Rec("i0=64,i1=64,i2=64", 0.1, 0.15, "m2", 2),
+                                        Rec("i0=64,i1=64,i2=64", 0.01, std::nullopt, "m3", 3),
+                                        Rec("i0=32,i1=32,i2=32", 0.1, std::nullopt, "m1", 4),
+                                        Rec("i0=32,i1=32,i2=32", 0.05, std::nullopt, "m2", 5)}))
+                  .ok());
+  const std::string text = ExportAll(*db);
+  for (const std::string extents : {"m=64,n=64,k=64", "m=32,n=32,k=32"}) {
+    SCOPED_TRACE(extents);
+    absl::StatusOr<v1::LookupResponse> want = Lookup(*db, Ask(extents));
+    ASSERT_TRUE(want.ok()) << want.status();
+    absl::StatusOr<WisdomRecord> got = LookupWisdom(text, Ask(extents));
+    ASSERT_TRUE(got.ok()) << got.status();
+    EXPECT_EQ(got->record.machine(), want->record().machine());
+    EXPECT_EQ(got->trace, want->record().trace().text());
+    EXPECT_FALSE(got->program_trusted);  // no program
+  }
+  // A bad line of another workload is not read; one without a fingerprint is.
+  const std::string other = "{\"fingerprint\":\"" + std::string(64, 'a') + "\",\"mesh\": 3}\n";
+  EXPECT_TRUE(LookupWisdom(text + other, Ask("m=64,n=64,k=64")).ok());
+  EXPECT_EQ(
+      std::string(LookupWisdom(text + "{\"mesh\": 3}\n", Ask("m=64,n=64,k=64")).status().message()),
+      "wisdom line 6: (mesh): invalid value 3 for type TYPE_STRING");
+  EXPECT_EQ(LookupWisdom(text, Ask("m=16,n=64,k=64")).status().message(),
+            "no tuning record for C[m,n] += A[m,k] * B[k,n] (m=16,n=64,k=64, f32) on x=2 with "
+            "profile default");
+}
+
+// A legal trace of the canonical matmul on x=2: T2 all-gathered before the kernel.
+constexpr char kLegalTrace[] =
+    "distribute([i0], [mo], [mi], [x])\nshard(T0, i0@x)\nshard(T1, i0@x)\nshard(T2, i1@x)\n"
+    "communicate(T2, mi)\ntensorize([mi, i1, i2], matmul)\n";
+
+TEST(WisdomTest, AnExportedProgramIsTrustedOnlyWithItsRecord) {
+  v1::Record r = Rec("i0=64,i1=64,i2=64", 0.1, 0.2, "m1", 1);
+  r.mutable_trace()->set_text(kLegalTrace);
+  // kTrace is not legal: it gets no program.
+  v1::Record illegal = Rec("i0=64,i1=64,i2=64", 0.1, 0.2, "m1", 1);
+  EXPECT_FALSE(AddProgram(&illegal).ok());
+  EXPECT_FALSE(illegal.has_program() || illegal.has_program_digest());
+  const absl::Status added = AddProgram(&r);
+  ASSERT_TRUE(added.ok()) << added;
+  ASSERT_TRUE(r.has_program() && r.has_program_digest());
+  EXPECT_EQ(r.program_digest().size(), 64u);
+  v1::Record again = Rec("i0=64,i1=64,i2=64", 0.1, 0.2, "m1", 1);
+  again.mutable_trace()->set_text(kLegalTrace);
+  ASSERT_TRUE(AddProgram(&again).ok());
+  EXPECT_EQ(WisdomText({again}), WisdomText({r}));  // deterministic
+  absl::StatusOr<WisdomRecord> found = LookupWisdom(WisdomText({r}), Ask("m=64,n=64,k=64"));
+  ASSERT_TRUE(found.ok()) << found.status();
+  EXPECT_TRUE(found->program_trusted);
+  EXPECT_EQ(found->record.program(), r.program());
+  // Not trusted: another trace text, an altered program, no digest.
+  v1::Record trace = r, program = r, digest = r;
+  trace.mutable_trace()->set_text(absl::StrCat("# the same schedule\n", kLegalTrace));
+  program.mutable_program()->back() ^= 1;
+  digest.clear_program_digest();
+  for (const v1::Record& x : {trace, program, digest}) {
+    absl::StatusOr<WisdomRecord> f = LookupWisdom(WisdomText({x}), Ask("m=64,n=64,k=64"));
+    ASSERT_TRUE(f.ok()) << f.status();
+    EXPECT_FALSE(f->program_trusted);
+  }
+  // Import drops the program; what the database lists has none until AddProgram.
+  std::unique_ptr<storage::TuningDb> db = storage::NewInMemoryTuningDb();
+  ASSERT_TRUE(ImportWisdom(*db, WisdomText({r})).ok());
+  EXPECT_FALSE(absl::StrContains(ExportAll(*db), "program"));
+}
+
 }  // namespace
 }  // namespace meshtune::engine

@@ -1,17 +1,12 @@
 #include "meshtune/plan.h"
 
 #include <algorithm>
-#include <fstream>
-#include <sstream>
 #include <utility>
 
 #include "absl/strings/str_cat.h"
-#include "absl/strings/strip.h"
-#include "engine/explain.h"
 #include "engine/local_backend.h"
-#include "engine/records.h"
-#include "engine/wisdom.h"
 #include "meshtune/broadcast.h"
+#include "meshtune/chosen_schedule.h"
 #include "meshtune/comm_runner.h"
 #include "meshtune/measure.h"
 #include "runtime/box.h"
@@ -22,13 +17,15 @@
 namespace meshtune {
 namespace {
 
-struct Choice {
-  std::string trace, mesh;
-  double measured_s = -1;  // negative when not measured
-};
+using Choice = internal::ChosenSchedule;
 
+// The schedule of `r` (in the caller's names), to be lowered on every rank.
 Choice ChoiceOf(const v1::Record& r) {
-  return Choice{r.trace().text(), r.mesh(), r.has_measured_s() ? r.measured_s() : -1};
+  Choice c;
+  c.trace = r.trace().text();
+  c.mesh = r.mesh();
+  c.measured_s = r.has_measured_s() ? r.measured_s() : -1;
+  return c;
 }
 
 v1::Problem ProblemOf(const std::string& expr, const std::string& extents, const PlanOptions& o) {
@@ -39,17 +36,14 @@ v1::Problem ProblemOf(const std::string& expr, const std::string& extents, const
   return p;
 }
 
-// kWisdom: the workload's best record in the wisdom file.
+// kWisdom: the workload's best record in the wisdom file, with its program when trusted.
 absl::StatusOr<Choice> FromWisdom(const v1::Problem& problem, int ranks, const PlanOptions& o) {
-  if (o.wisdom_file.empty()) return absl::InvalidArgumentError("give a wisdom file");
   v1::LookupRequest q;
   *q.mutable_problem() = problem;
   q.mutable_mesh()->set_axes(o.mesh);
   if (o.mesh.empty()) q.set_ranks(ranks);
   q.set_profile(o.profile);
-  absl::StatusOr<v1::LookupResponse> found = engine::LookupInWisdomFile(o.wisdom_file, q);
-  if (!found.ok()) return found.status();
-  return ChoiceOf(found->record());
+  return internal::ChooseFromWisdom(o.wisdom_file, q);
 }
 
 // kEstimate: the cost model's best (model-only tune in this process, stored nowhere).
@@ -133,14 +127,9 @@ absl::StatusOr<std::unique_ptr<Plan>> Plan::Create(const std::string& expr,
     ServeCandidates(comm, problem, exec);
   }
   if (absl::Status s = BroadcastStatus(chosen, comm); !s.ok()) return s;
-  BroadcastString(&choice.trace, comm);
-  BroadcastString(&choice.mesh, comm);
-  MPI_Bcast(&choice.measured_s, 1, MPI_DOUBLE, 0, comm);
-  v1::Mesh mesh;
-  mesh.set_axes(choice.mesh);
-  v1::Trace trace;
-  trace.set_text(choice.trace);
-  absl::StatusOr<codegen::Program> program = engine::LowerTrace(problem, mesh, trace);
+  internal::BroadcastSchedule(&choice, comm);
+  std::vector<std::string> tensors;
+  absl::StatusOr<codegen::Program> program = internal::ScheduleProgram(problem, choice, &tensors);
   if (!program.ok()) return program.status();
   const int64_t ranks = program->Ranks();
   if (ranks > size) {
@@ -149,10 +138,9 @@ absl::StatusOr<std::unique_ptr<Plan>> Plan::Create(const std::string& expr,
                                                       size));
   }
   std::unique_ptr<Plan> plan(new Plan());
-  for (const codegen::TensorInfo& t : program->tensors) {
-    plan->tensors_.push_back(t.name);
-    plan->shapes_.push_back(t.shape);
-  }
+  plan->tensors_ = std::move(tensors);
+  for (const codegen::TensorInfo& t : program->tensors) plan->shapes_.push_back(t.shape);
+  plan->program_from_wisdom_ = !choice.program.empty();
   plan->comm_ = comm;
   plan->element_bytes_ = program->dtype_bytes;
   plan->trace_ = choice.trace;

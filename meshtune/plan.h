@@ -89,6 +89,10 @@ class Plan {
   // kMeasure: the winner's measured median in seconds; kWisdom: the record's, when it was
   // measured; otherwise (and for kEstimate) negative.
   double measured_seconds() const { return measured_s_; }
+  // Whether Create took the lowered program the wisdom record carries (no isl on any rank);
+  // false when it lowered the trace (an estimate, or a record without a program whose
+  // digest matches: engine/wisdom.h).
+  bool program_from_wisdom() const { return program_from_wisdom_; }
 
   // Runs the schedule once on this rank's shards (one pointer per tensor, in tensors()
   // order, each as Shard describes; f32 or f64 as the plan's dtype). Inputs are only read;
@@ -119,6 +123,7 @@ class Plan {
   std::vector<std::vector<int64_t>> shapes_;  // each tensor's global shape
   std::vector<std::string> tensors_;
   std::string trace_, mesh_;
+  bool program_from_wisdom_ = false;
   std::unique_ptr<runtime::BoundProgram> program_;
 };
 

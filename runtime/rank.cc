@@ -1,8 +1,10 @@
 #include "runtime/rank.h"
 
 #include <algorithm>
+#include <cstdlib>
 #include <cstring>
 #include <memory>
+#include <new>
 #include <utility>
 
 #include "runtime/box.h"
@@ -39,11 +41,36 @@ struct Slot {
 // A transfer buffer: two halves allocated once (the second on first need) and reused by
 // every repetition, what the kernels read now, and at most one started transfer or
 // reduction (Async/Wait).
+// Zeroed memory from calloc: large blocks come as fresh pages that the kernel zeroes when
+// they are first touched, so sizing a buffer at a plan's creation costs no pass over it
+// (std::vector would write every element there).
+template <typename T>
+class ZeroedArray {
+ public:
+  ZeroedArray() = default;
+  ZeroedArray(const ZeroedArray&) = delete;
+  ZeroedArray& operator=(const ZeroedArray&) = delete;
+  ~ZeroedArray() { std::free(data_); }
+  T* data() const { return data_; }
+  // `n` zero elements (nothing happens when there are already `n`).
+  void resize(int64_t n) {
+    if (n == size_ && data_ != nullptr) return;
+    std::free(data_);
+    data_ = static_cast<T*>(std::calloc(static_cast<size_t>(std::max<int64_t>(n, 1)), sizeof(T)));
+    if (data_ == nullptr) throw std::bad_alloc();
+    size_ = n;
+  }
+
+ private:
+  T* data_ = nullptr;
+  int64_t size_ = 0;
+};
+
 template <typename T>
 struct TransferBuffer {
   std::vector<int64_t> shape, strides;  // strides: dense row-major
   int64_t size = 0;
-  std::vector<T> half[2];
+  ZeroedArray<T> half[2];
   Slot<T> cur;
   bool zero_pending = false;  // Zero was called: the first kernel overwrites, or zeros first
   // The started operation: its requests, what completes it, and the slot Wait makes current
@@ -105,7 +132,7 @@ class RankRuntime : public RankRuntimeBase {
       b.shape = spec.shape;
       b.strides = DenseStrides(spec.shape);
       b.size = Elements(spec.shape);
-      b.half[0].assign(b.size, T(0));
+      b.half[0].resize(b.size);
       b.cur = b.Own(b.half[0].data());
     }
   }

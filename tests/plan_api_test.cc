@@ -2,11 +2,15 @@
 // and 4 ranks: plans from a wisdom file and from a model-only estimate compute a GEMM and a
 // matrix-vector product on the application's data, verified against a serial reference;
 // a wisdom file without the workload is NotFound with its message on every rank count.
+// Plans from wisdom run the record's program (engine/wisdom.h); one whose digest does not
+// match, or that was altered, is not trusted: the trace is lowered, with the same answer;
+// a program field that is not base64 makes the line malformed, a clear error.
 #include <gtest/gtest.h>
 #include <sys/wait.h>
 
 #include <cstdlib>
 #include <fstream>
+#include <functional>
 #include <sstream>
 #include <string>
 
@@ -39,6 +43,11 @@ TEST(PlanApiTest, WisdomAndEstimatePlansComputeOnTheApplicationsData) {
       SCOPED_TRACE(std::to_string(ranks) + " ranks, " + mode);
       const std::string out = RunMpi(ranks, mode, 0);
       EXPECT_NE(out.find("plan gemm: "), std::string::npos) << out;
+      // From wisdom, every rank runs the record's program (no isl); an estimate lowers.
+      const std::string source =
+          mode == "--mode estimate" ? "trace lowered" : "the wisdom record's program";
+      EXPECT_NE(out.find("plan gemm: " + source + "\n"), std::string::npos) << out;
+      EXPECT_NE(out.find("plan matvec: " + source + "\n"), std::string::npos) << out;
       EXPECT_NE(out.find(" verified\nplan matvec: "), std::string::npos) << out;
       EXPECT_NE(out.find("scatter/gather: verified\n"), std::string::npos) << out;
       EXPECT_EQ(out.find("error"), std::string::npos) << out;
@@ -114,6 +123,62 @@ TEST(PlanApiTest, AWorkloadMissingFromTheWisdomFileIsNotFound) {
                      empty + "\n"),
             std::string::npos)
       << out;
+}
+
+// tests/plan_wisdom.jsonl with `edit` applied to each line, written to NAME in the test's
+// temporary directory; its path.
+std::string EditedWisdom(const std::string& name,
+                         const std::function<void(std::string* line)>& edit) {
+  std::ifstream in("tests/plan_wisdom.jsonl");
+  const char* tmp = std::getenv("TEST_TMPDIR");
+  const std::string path = std::string(tmp ? tmp : "/tmp") + "/" + name;
+  std::ofstream out(path);
+  for (std::string line; std::getline(in, line);) {
+    edit(&line);
+    out << line << "\n";
+  }
+  return path;
+}
+
+// Changes the character `at` characters into the value of `field` ("program_digest") to
+// another character of the same alphabet.
+void Alter(std::string* line, const std::string& field, size_t at) {
+  const size_t start = line->find("\"" + field + "\":\"");
+  ASSERT_NE(start, std::string::npos) << *line;
+  char& c = (*line)[start + field.size() + 4 + at];
+  c = c == 'a' ? 'b' : 'a';
+}
+
+TEST(PlanApiTest, AProgramWhoseDigestDoesNotMatchIsNotTrustedAndTheTraceIsLowered) {
+  const std::string digest =
+      EditedWisdom("digest.jsonl", [](std::string* l) { Alter(l, "program_digest", 10); });
+  const std::string program =
+      EditedWisdom("program.jsonl", [](std::string* l) { Alter(l, "program", 40); });
+  const std::string none = EditedWisdom(
+      "none.jsonl", [](std::string* l) { *l = l->substr(0, l->find(",\"program\":\"")) + "}"; });
+  for (const std::string& wisdom : {digest, program, none}) {
+    for (int ranks : {1, 4}) {
+      SCOPED_TRACE(wisdom + " on " + std::to_string(ranks) + " ranks");
+      const std::string out = RunMpi(ranks, "--mode wisdom --wisdom " + wisdom, 0);
+      EXPECT_NE(out.find("plan gemm: trace lowered\n"), std::string::npos) << out;
+      EXPECT_NE(out.find("plan matvec: trace lowered\n"), std::string::npos) << out;
+      EXPECT_NE(out.find(" verified\nplan matvec: "), std::string::npos) << out;
+      EXPECT_EQ(out.find("error"), std::string::npos) << out;
+    }
+  }
+}
+
+TEST(PlanApiTest, AProgramFieldThatIsNotBase64IsAClearError) {
+  const std::string wisdom = EditedWisdom("bad.jsonl", [](std::string* l) {
+    const size_t at = l->find("\"program\":\"");
+    if (at != std::string::npos) l->replace(at + 11, 4, "!!!!");
+  });
+  const std::string out = RunMpi(2, "--mode wisdom --wisdom " + wisdom, 1);
+  const size_t at = out.find("plan gemm: rank 0: error: " + wisdom + ": wisdom line ");
+  ASSERT_NE(at, std::string::npos) << out;
+  const std::string line = out.substr(at, out.find('\n', at) - at);
+  EXPECT_NE(line.find(": (program): invalid value \"!!!!"), std::string::npos) << line;
+  EXPECT_LT(line.size(), 500u) << line;  // the value is quoted short, not kilobytes of it
 }
 
 }  // namespace

@@ -5,7 +5,8 @@
 // on shards filled where Plan::Shard says, and checked against a serial reference after
 // each call. Rank 0 prints "plan NAME: MESH verified" per statement (MESH followed by
 // " (measured)" for a measured schedule, " (K idle ranks)" when the mesh is smaller than
-// the job), or the error, e.g.
+// the job) after a line saying whether the plan runs "the wisdom record's program" or
+// "trace lowered", or the error, e.g.
 // "plan gemm: error: no tuning record for ...". Then the GEMM again from whole matrices on
 // rank 0 through Plan::Scatter and Plan::Gather ("scatter/gather: verified"). Exit status 0
 // when all verified, 1 if not.
@@ -48,6 +49,12 @@ std::string RunStatement(const Statement& s, const meshtune::PlanOptions& option
   int idle = (*plan)->active() ? 0 : 1, idle_ranks = 0;
   MPI_Allreduce(&idle, &idle_ranks, 1, MPI_INT, MPI_SUM, MPI_COMM_WORLD);
   if (idle_ranks > 0) *mesh += " (" + std::to_string(idle_ranks) + " idle ranks)";
+  int rank = 0;
+  MPI_Comm_rank(MPI_COMM_WORLD, &rank);
+  if (rank == 0) {
+    std::printf("plan %s: %s\n", s.name.c_str(),
+                (*plan)->program_from_wisdom() ? "the wisdom record's program" : "trace lowered");
+  }
   std::map<std::string, std::vector<float>> shards;
   std::map<std::string, meshtune::ShardLayout> layouts;
   std::vector<void*> pointers;
