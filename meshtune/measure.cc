@@ -92,6 +92,9 @@ absl::StatusOr<v1::Record> MeasureOnComm(const v1::Problem& problem, const PlanO
   if (!options.wisdom_file.empty()) {
     absl::StatusOr<std::vector<v1::Record>> records = AllRecords(*db);
     if (!records.ok()) return records.status();
+    // As `records export` writes them: each with its lowered program (engine/wisdom.h); one
+    // that does not lower here is written without (plans from it lower the trace).
+    for (v1::Record& r : *records) engine::AddProgram(&r).IgnoreError();
     absl::Status written =
         WriteFileAtomically(options.wisdom_file, engine::WisdomText(*std::move(records)));
     if (!written.ok()) return written;
