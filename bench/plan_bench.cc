@@ -6,8 +6,9 @@
 // Plan::Create from the wisdom file.
 //
 //   bazel build -c opt //bench:plan_bench
-//   OPENBLAS_NUM_THREADS=1 mpirun -n 4 --oversubscribe --bind-to none \
+//   OPENBLAS_NUM_THREADS=1 mpirun -n 4 --oversubscribe --bind-to none
 //       bazel-bin/bench/plan_bench --wisdom bazel-bin/bench/plan_bench_wisdom.jsonl --reps 7
+//   (one command line)
 #include <mpi.h>
 
 #include <cstdio>

@@ -2,6 +2,7 @@
 # Installs meshtune into PREFIX, from what Bazel built (this script's runfiles):
 #   bin/meshtune, bin/meshtune_worker, bin/meshtune_calibrate, bin/meshtuned
 #   lib/libmeshtune_runtime.so        what a generated kernel links
+#   lib/libmeshtune.so                the plan API (meshtune/plan.h, meshtune/meshtune.h)
 #   include/runtime/..., ...          the headers it needs (dist/BUILD: runtime_headers)
 #   lib/cmake/meshtune/               meshtuneConfig.cmake and meshtuneConfigVersion.cmake
 #   share/meshtune/bazel/             a Bazel repository: meshtune_kernel, the prebuilt
@@ -43,6 +44,8 @@ for p in cli/meshtune runtime/meshtune_worker runtime/meshtune_calibrate daemon/
   put "$src/$p" "$prefix/bin/$(basename "$p")" 755
 done
 put "$src/dist/libmeshtune_runtime.so" "$prefix/lib/libmeshtune_runtime.so" 755
+put "$src/dist/libmeshtune.so" "$prefix/lib/libmeshtune.so" 755
+for h in meshtune/plan.h meshtune/meshtune.h; do put "$src/$h" "$prefix/include/$h" 644; done
 while IFS= read -r h; do
   put "$src/$h" "$prefix/include/$h" 644
 done < "$src/dist/runtime_headers.txt"

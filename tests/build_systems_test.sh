@@ -1,6 +1,7 @@
 #!/usr/bin/env bash
 # meshtune consumed as a user's project consumes it: installs meshtune (//dist:install) into
-# a fresh prefix, then copies examples/cmake_app and examples/bazel_app into fresh
+# a fresh prefix, then copies examples/cmake_app, examples/api_app (the plan API, CMake only)
+# and examples/bazel_app into fresh
 # directories and, for each, configures and builds it against the prefix (CMake's
 # find_package(meshtune); a nested Bazel with its own output root, offline, in batch mode),
 # runs the application on 4 ranks under mpirun, and checks that
@@ -36,12 +37,14 @@ expect_miss() {
 step "install into a fresh prefix"
 prefix=$tmp/prefix
 "$runfiles/dist/install" "$prefix"
-for f in bin/meshtune bin/meshtune_worker lib/libmeshtune_runtime.so include/runtime/mpi_comm.h \
+for f in bin/meshtune bin/meshtune_worker lib/libmeshtune_runtime.so lib/libmeshtune.so \
+  include/meshtune/plan.h include/meshtune/meshtune.h include/runtime/mpi_comm.h \
   include/runtime/rank.h lib/cmake/meshtune/meshtuneConfig.cmake \
   lib/cmake/meshtune/meshtuneConfigVersion.cmake share/meshtune/bazel/build_defs/meshtune_kernel.bzl; do
   [[ -e $prefix/$f ]] || fail "the install has no $f"
 done
-if ldd "$prefix/bin/meshtune" "$prefix/lib/libmeshtune_runtime.so" | grep -q "not found"; then
+if ldd "$prefix/bin/meshtune" "$prefix/lib/libmeshtune_runtime.so" "$prefix/lib/libmeshtune.so" |
+  grep -q "not found"; then
   fail "the installed program or library misses a shared library"
 fi
 
@@ -69,6 +72,19 @@ sed -i 's|  WISDOM wisdom.jsonl)|  WISDOM wisdom.jsonl ESTIMATE)|' "$app/CMakeLi
 cmake -S "$app" -B "$app/build" >/dev/null 2>&1 || fail "cmake could not reconfigure"
 cmake --build "$app/build" --target other >"$tmp/estimate.log" 2>&1 ||
   { cat "$tmp/estimate.log"; fail "ESTIMATE did not build the missing kernel"; }
+
+step "CMake: examples/api_app (the plan API from the install)"
+app=$tmp/api_app
+mkdir -p "$app"
+cp -L "$runfiles"/examples/api_app/CMakeLists.txt "$runfiles"/examples/api_app/main.cc "$app/"
+chmod -R u+w "$app"
+cmake -S "$app" -B "$app/build" -DCMAKE_PREFIX_PATH="$prefix" >"$tmp/cmake.log" 2>&1 ||
+  { cat "$tmp/cmake.log"; fail "cmake could not configure api_app"; }
+cmake --build "$app/build" >"$tmp/cmake.log" 2>&1 || { cat "$tmp/cmake.log"; fail "api_app did not build"; }
+out=$(MESHTUNE_HOME=$tmp/mthome mpirun -n 2 --oversubscribe "$app/build/api_app" 2>&1) ||
+  { echo "$out"; fail "api_app exited non-zero"; }
+grep -q "^gemm: .*, verified$" <<<"$out" && grep -q "^contraction: .*, verified$" <<<"$out" ||
+  { echo "$out"; fail "api_app did not verify"; }
 
 step "Bazel: examples/bazel_app"
 app=$tmp/bazel_app

@@ -2,6 +2,9 @@
 # meshtune's dist/install.sh). find_package(meshtune) defines:
 #   meshtune::runtime   imported library: libmeshtune_runtime.so, its headers and MPI
 #                       (MPI::MPI_CXX); what a generated kernel links
+#   meshtune::plan      imported library: libmeshtune.so, the plan API for MPI
+#                       applications (meshtune/plan.h in C++, meshtune/meshtune.h in C)
+#                       over meshtune::runtime, with Abseil's status (find_package(absl))
 #   meshtune::meshtune  imported executable: the meshtune program
 #   meshtune_kernel(NAME EXPR <expr> EXTENTS <m=64,...> (MESH <x=2,y=2> | RANKS <n>)
 #                   [WISDOM <file>] [ESTIMATE] [PROFILE <name>] [DTYPE f32|f64])
@@ -26,6 +29,15 @@ if(NOT TARGET meshtune::runtime)
     INTERFACE_INCLUDE_DIRECTORIES "${_meshtune_prefix}/include"
     INTERFACE_COMPILE_DEFINITIONS "OMPI_SKIP_MPICXX=1"
     INTERFACE_LINK_LIBRARIES "MPI::MPI_CXX")
+endif()
+if(NOT TARGET meshtune::plan)
+  find_dependency(absl CONFIG)
+  add_library(meshtune::plan SHARED IMPORTED)
+  set_target_properties(meshtune::plan PROPERTIES
+    IMPORTED_LOCATION "${_meshtune_prefix}/lib/libmeshtune.so"
+    IMPORTED_SONAME "libmeshtune.so"
+    INTERFACE_COMPILE_FEATURES cxx_std_17
+    INTERFACE_LINK_LIBRARIES "meshtune::runtime;absl::status;absl::statusor;absl::strings")
 endif()
 if(NOT TARGET meshtune::meshtune)
   add_executable(meshtune::meshtune IMPORTED)
