@@ -5,6 +5,7 @@
 
 #include "absl/strings/str_cat.h"
 #include "engine/local_backend.h"
+#include "ir/mesh.h"
 #include "meshtune/broadcast.h"
 #include "meshtune/chosen_schedule.h"
 #include "meshtune/comm_runner.h"
@@ -109,6 +110,13 @@ absl::StatusOr<std::unique_ptr<Plan>> Plan::Create(const std::string& expr,
   int rank = 0, size = 0;
   MPI_Comm_rank(comm, &rank);
   MPI_Comm_size(comm, &size);
+  // A given mesh larger than the communicator fails at once, on every rank alike (a bad
+  // mesh text fails below, with the parser's message).
+  if (absl::StatusOr<ir::Mesh> m = ir::ParseMesh(options.mesh);
+      !options.mesh.empty() && m.ok() && m->Ranks() > size) {
+    return absl::FailedPreconditionError(absl::StrCat(
+        "the mesh ", options.mesh, " has ", m->Ranks(), " ranks but the communicator has ", size));
+  }
   const v1::Problem problem = ProblemOf(expr, extents, options);
   // Rank 0 chooses the schedule (or fails); every rank gets the same answer.
   Choice choice;

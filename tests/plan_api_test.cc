@@ -91,11 +91,14 @@ TEST(PlanApiTest, RanksBeyondASmallerMeshAreIdle) {
   EXPECT_NE(measured.find("plan gemm: "), std::string::npos) << measured;
   EXPECT_NE(measured.find("scatter/gather: verified\n"), std::string::npos) << measured;
   EXPECT_EQ(measured.find("error"), std::string::npos) << measured;
-  const std::string too_big = RunMpi(2, "--mode estimate --mesh x=2,y=2", 1);
-  EXPECT_NE(too_big.find("plan gemm: rank 0: error: the schedule's mesh x=2,y=2 has 4 ranks but "
-                         "the communicator has 2\n"),
-            std::string::npos)
-      << too_big;
+  for (const std::string mode :
+       {"estimate", "measure", "wisdom --wisdom tests/plan_wisdom.jsonl"}) {
+    const std::string too_big = RunMpi(2, "--mode " + mode + " --mesh x=2,y=2", 1);
+    EXPECT_NE(too_big.find("plan gemm: rank 0: error: the mesh x=2,y=2 has 4 ranks but the "
+                           "communicator has 2\n"),
+              std::string::npos)
+        << too_big;
+  }
 }
 
 // The C API (meshtune/meshtune.h) from a C program, from the same wisdom file.
