@@ -174,8 +174,8 @@ int main(int argc, char** argv) {
 
   if (rank == 0) {
     if (program->Ranks() < size)
-      std::printf("the tuned mesh uses %d of the %d ranks; the others wait\n\n", program->Ranks(),
-                  size);
+      std::printf("the tuned mesh uses %d of the %d ranks; the others wait\n\n",
+                  static_cast<int>(program->Ranks()), size);
     std::printf("%-28s %10s %9s %8s\n", "config", "median_s", "GFLOP/s", "/best");
     for (const Config& c : configs) {
       const std::string name = "PSGEMM NB=" + std::to_string(c.nb) + " grid " +
