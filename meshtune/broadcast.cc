@@ -4,19 +4,19 @@
 
 namespace meshtune {
 
-void BroadcastString(std::string* s, MPI_Comm comm) {
+void BroadcastString(std::string* s, MPI_Comm comm, int root) {
   int64_t n = static_cast<int64_t>(s->size());
-  MPI_Bcast(&n, 1, MPI_INT64_T, 0, comm);
+  MPI_Bcast(&n, 1, MPI_INT64_T, root, comm);
   s->resize(static_cast<size_t>(n));
-  if (n > 0) MPI_Bcast(s->data(), static_cast<int>(n), MPI_CHAR, 0, comm);
+  if (n > 0) MPI_Bcast(s->data(), static_cast<int>(n), MPI_CHAR, root, comm);
 }
 
-absl::Status BroadcastStatus(const absl::Status& status, MPI_Comm comm) {
+absl::Status BroadcastStatus(const absl::Status& status, MPI_Comm comm, int root) {
   int code = static_cast<int>(status.code());
-  MPI_Bcast(&code, 1, MPI_INT, 0, comm);
+  MPI_Bcast(&code, 1, MPI_INT, root, comm);
   if (code == 0) return absl::OkStatus();
   std::string message(status.message());
-  BroadcastString(&message, comm);
+  BroadcastString(&message, comm, root);
   return absl::Status(static_cast<absl::StatusCode>(code), message);
 }
 

@@ -1,4 +1,4 @@
-// Rank 0's values sent to every rank of a communicator (the plan's collective answers).
+// One rank's values sent to every rank of a communicator (the plan's collective answers).
 #ifndef MESHTUNE_MESHTUNE_BROADCAST_H_
 #define MESHTUNE_MESHTUNE_BROADCAST_H_
 
@@ -10,11 +10,11 @@
 
 namespace meshtune {
 
-// Rank 0's `*s` on every rank of `comm`. Collective.
-void BroadcastString(std::string* s, MPI_Comm comm);
+// Rank `root`'s `*s` on every rank of `comm`. Collective.
+void BroadcastString(std::string* s, MPI_Comm comm, int root = 0);
 
-// Rank 0's `status` (code and message) on every rank of `comm`. Collective.
-absl::Status BroadcastStatus(const absl::Status& status, MPI_Comm comm);
+// Rank `root`'s `status` (code and message) on every rank of `comm`. Collective.
+absl::Status BroadcastStatus(const absl::Status& status, MPI_Comm comm, int root = 0);
 
 }  // namespace meshtune
 

@@ -7,12 +7,23 @@
 #include "absl/strings/str_cat.h"
 #include "engine/explain.h"
 #include "meshtune/broadcast.h"
+#include "runtime/memory_fit.h"
 #include "runtime/mpi_executor.h"
 
 namespace meshtune {
 namespace {
 
 enum Command : int { kDone = 0, kRun = 1 };
+
+// How many ranks of `comm` share the calling rank's node. Collective.
+int RanksOnThisNode(MPI_Comm comm) {
+  MPI_Comm node = MPI_COMM_NULL;
+  MPI_Comm_split_type(comm, MPI_COMM_TYPE_SHARED, 0, MPI_INFO_NULL, &node);
+  int n = 1;
+  MPI_Comm_size(node, &n);
+  MPI_Comm_free(&node);
+  return n;
+}
 
 // Runs the trace on `mesh` on the first mesh-size ranks of `comm` (every rank calls it);
 // the result is the same on every rank that ran, and rank 0 always runs.
@@ -50,18 +61,37 @@ runtime::RunStats RunHere(const v1::Problem& problem, const std::string& mesh_ax
 }  // namespace
 
 CommRunner::CommRunner(MPI_Comm comm, v1::Problem problem, runtime::ExecOptions options)
-    : comm_(comm), problem_(std::move(problem)), options_(std::move(options)) {}
+    : comm_(comm), problem_(std::move(problem)), options_(std::move(options)) {
+  node_ranks_ = RanksOnThisNode(comm_);  // ServeCandidates calls it too
+}
 
 CommRunner::~CommRunner() { Finish(); }
 
 search::CandidateRun CommRunner::Run(const search::MeasureInput& input) {
+  search::CandidateRun out;
+  // As the MPI runner: a candidate whose ranks cannot hold their data is not started (each
+  // rank would abort on std::bad_alloc, and the application with it).
+  runtime::RunSpec spec;
+  spec.expr = problem_.expr();
+  spec.extents = problem_.extents();
+  spec.dtype = problem_.dtype();
+  spec.mesh = input.mesh->ToString();
+  spec.trace = input.trace;
+  spec.ranks = input.mesh->Ranks();
+  runtime::LaunchOptions placement;  // all ranks on this machine, unless they span nodes
+  int size = 0;
+  MPI_Comm_size(comm_, &size);
+  if (node_ranks_ < size) placement.hostfile = "(the application's placement)";
+  if (absl::Status fits = runtime::CheckRunFitsMemory(spec, placement); !fits.ok()) {
+    out.error = absl::StrCat("not run: ", fits.message());
+    return out;
+  }
   int command = kRun;
   MPI_Bcast(&command, 1, MPI_INT, 0, comm_);
   std::string trace = input.trace, mesh = input.mesh->ToString();
   BroadcastString(&trace, comm_);
   BroadcastString(&mesh, comm_);
   const runtime::RunStats stats = RunHere(problem_, mesh, trace, comm_, options_);
-  search::CandidateRun out;
   out.repetitions = stats.seconds;
   if (!stats.error.empty()) {
     out.error = stats.error;
@@ -87,6 +117,7 @@ void CommRunner::Finish() {
 
 void ServeCandidates(MPI_Comm comm, const v1::Problem& problem,
                      const runtime::ExecOptions& options) {
+  RanksOnThisNode(comm);  // the collective CommRunner's constructor makes
   while (true) {
     int command = kDone;
     MPI_Bcast(&command, 1, MPI_INT, 0, comm);

@@ -5,8 +5,10 @@
 // deterministic) and the first mesh.Ranks() ranks run it through runtime::Execute
 // (verified against the reference and timed, as the worker does); the rest stay idle.
 //
-// A candidate cannot be killed in-process: a hang hangs the application (the MPI runner's
-// timeout does not apply). Thread-compatible; collective over the communicator.
+// A candidate whose ranks cannot hold their data is not run (runtime/memory_fit.h, counting
+// the ranks that share rank 0's node), as under mpirun. A candidate cannot be killed
+// in-process: a hang hangs the application (the MPI runner's timeout does not apply).
+// Thread-compatible; collective over the communicator.
 #ifndef MESHTUNE_MESHTUNE_COMM_RUNNER_H_
 #define MESHTUNE_MESHTUNE_COMM_RUNNER_H_
 
@@ -32,7 +34,7 @@ class CommRunner final : public search::Runner {
   bool measures() const override { return true; }
   // Sends `input`'s trace and mesh to every rank, runs it here, returns rank 0's view:
   // the median of the repetitions (each the slowest rank's) when verified; the error of
-  // the lowest failing rank otherwise.
+  // the lowest failing rank otherwise; "not run: ..." when it does not fit in memory.
   search::CandidateRun Run(const search::MeasureInput& input) override;
   // Releases the ranks in ServeCandidates. Idempotent.
   void Finish();
@@ -41,6 +43,7 @@ class CommRunner final : public search::Runner {
   MPI_Comm comm_;
   v1::Problem problem_;
   runtime::ExecOptions options_;
+  int node_ranks_ = 1;  // ranks of the communicator on rank 0's node
   bool finished_ = false;
 };
 

@@ -159,12 +159,22 @@ absl::StatusOr<std::unique_ptr<Plan>> Plan::Create(const std::string& expr,
     MPI_Comm_split(comm, rank < ranks ? 0 : MPI_UNDEFINED, rank, &plan->active_comm_);
     active = plan->active_comm_;
   }
-  if (active == MPI_COMM_NULL) return plan;
-  absl::StatusOr<std::unique_ptr<runtime::BoundProgram>> bound =
-      runtime::BoundProgram::Create(*program, runtime::NewMpiComm(active, program->axis_sizes));
-  if (!bound.ok()) return bound.status();
-  plan->program_ = *std::move(bound);
-  return plan;
+  absl::Status bound_ok;
+  if (active != MPI_COMM_NULL) {
+    absl::StatusOr<std::unique_ptr<runtime::BoundProgram>> bound =
+        runtime::BoundProgram::Create(*program, runtime::NewMpiComm(active, program->axis_sizes));
+    if (bound.ok()) {
+      plan->program_ = *std::move(bound);
+    } else {
+      bound_ok = bound.status();
+    }
+  }
+  // Every rank gets the plan or an error: the lowest rank that could not bind says why.
+  int failed = bound_ok.ok() ? size : rank, first = size;
+  MPI_Allreduce(&failed, &first, 1, MPI_INT, MPI_MIN, comm);
+  if (first == size) return plan;
+  const absl::Status why = BroadcastStatus(bound_ok, comm, first);
+  return absl::Status(why.code(), absl::StrCat("rank ", first, ": ", why.message()));
 }
 
 absl::StatusOr<ShardLayout> Plan::Shard(const std::string& tensor) const {

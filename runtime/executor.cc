@@ -1,10 +1,13 @@
 #include "runtime/executor.h"
 
 #include <memory>
+#include <new>
 #include <utility>
 
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_replace.h"
+#include "base/bytes.h"
+#include "runtime/box.h"
 #include "runtime/rank.h"
 
 namespace meshtune::runtime {
@@ -224,9 +227,18 @@ absl::StatusOr<std::unique_ptr<BoundProgram>> BoundProgram::Create(const Program
         specs.status().message(), {{"ranks but the job has", "ranks but the communicator has"}}));
   }
   const Coords coords = comm->CoordsOf(comm->rank());
-  std::unique_ptr<RankRuntimeBase> rt = MakeBoundRankRuntime(
-      owned->dtype_bytes, std::move(comm), owned->axis_names, std::move(specs->tensors),
-      std::move(specs->buffers), std::move(specs->statement), owned->accumulate);
+  int64_t buffer_bytes = 0;
+  for (const BufferSpec& b : specs->buffers) buffer_bytes += Elements(b.shape) * owned->dtype_bytes;
+  std::unique_ptr<RankRuntimeBase> rt;
+  try {
+    rt = MakeBoundRankRuntime(owned->dtype_bytes, std::move(comm), owned->axis_names,
+                              std::move(specs->tensors), std::move(specs->buffers),
+                              std::move(specs->statement), owned->accumulate);
+  } catch (const std::bad_alloc&) {
+    return absl::ResourceExhaustedError(
+        absl::StrCat("cannot allocate the schedule's transfer buffers on this rank (",
+                     base::FormatBytes(buffer_bytes), ")"));
+  }
   return std::unique_ptr<BoundProgram>(new BoundProgram(std::move(owned), coords, std::move(rt)));
 }
 

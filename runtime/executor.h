@@ -46,7 +46,8 @@ void Interpret(const codegen::Program& program, RankRuntimeBase* rt);
 class BoundProgram {
  public:
   // InvalidArgument when `comm`'s mesh is not the program's ("the mesh has 4 ranks but the
-  // communicator has 2") or the program has no kernel call.
+  // communicator has 2") or the program has no kernel call; ResourceExhausted "cannot
+  // allocate the schedule's transfer buffers on this rank (N GiB)".
   static absl::StatusOr<std::unique_ptr<BoundProgram>> Create(const codegen::Program& program,
                                                               std::unique_ptr<Comm> comm);
 

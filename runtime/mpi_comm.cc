@@ -55,6 +55,9 @@ class MpiComm : public Comm {
     MPI_Comm_rank(cart_, &rank_);
   }
   ~MpiComm() override {
+    int finalized = 0;
+    MPI_Finalized(&finalized);
+    if (finalized) return;  // freed with MPI itself (a plan kept past MPI_Finalize)
     for (auto& [mask, c] : subs_) MPI_Comm_free(&c);
     MPI_Comm_free(&cart_);
   }

@@ -101,6 +101,26 @@ TEST(PlanApiTest, RanksBeyondASmallerMeshAreIdle) {
   }
 }
 
+// A schedule whose transfer buffers a rank cannot allocate is a clear error on every rank
+// (a model-only estimate, and measure mode, whose candidates are all too big to run), not a
+// crash. It needs the kernel to refuse an allocation beyond the machine's memory
+// (vm.overcommit_memory 0 or 2, Debian's default).
+TEST(PlanApiTest, TransferBuffersThatDoNotFitAreAnError) {
+  std::ifstream overcommit("/proc/sys/vm/overcommit_memory");
+  int mode = 0;
+  overcommit >> mode;
+  if (mode == 1) GTEST_SKIP() << "vm.overcommit_memory is 1: every allocation succeeds";
+  for (const std::string mode_flag : {"estimate", "measure"}) {
+    const std::string out =
+        RunMpi(2, "--mode " + mode_flag + " --only-plan-gemm m=200000,n=200000,k=200000", 1);
+    EXPECT_NE(out.find("plan: error: rank 0: cannot allocate the schedule's transfer buffers on "
+                       "this rank ("),
+              std::string::npos)
+        << out;
+    EXPECT_EQ(out.find("bad_alloc"), std::string::npos) << out;
+  }
+}
+
 // The C API (meshtune/meshtune.h) from a C program, from the same wisdom file.
 TEST(PlanApiTest, TheCApiPlansAndExecutesFromWisdom) {
   for (int ranks : {1, 2, 4}) {

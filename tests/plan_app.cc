@@ -9,7 +9,8 @@
 // "trace lowered", or the error, e.g.
 // "plan gemm: error: no tuning record for ...". Then the GEMM again from whole matrices on
 // rank 0 through Plan::Scatter and Plan::Gather ("scatter/gather: verified"). Exit status 0
-// when all verified, 1 if not.
+// when all verified, 1 if not. With --only-plan-gemm EXTENTS, it only plans the GEMM at
+// those extents and prints "plan: MESH" or "plan: error: ..." (status 0 or 1).
 #include <mpi.h>
 
 #include <cmath>
@@ -152,6 +153,7 @@ std::string RunScattered(const meshtune::PlanOptions& options) {
 int main(int argc, char** argv) {
   MPI_Init(&argc, &argv);
   meshtune::PlanOptions options;
+  std::string only_plan_gemm;
   for (int i = 1; i + 1 < argc; i += 2) {
     const std::string flag = argv[i], value = argv[i + 1];
     if (flag == "--mode") {
@@ -162,6 +164,20 @@ int main(int argc, char** argv) {
     if (flag == "--wisdom") options.wisdom_file = value;
     if (flag == "--mesh") options.mesh = value;
     if (flag == "--allow-idle") options.allow_idle_ranks = value == "1";
+    if (flag == "--only-plan-gemm") only_plan_gemm = value;
+  }
+  if (!only_plan_gemm.empty()) {  // plans the GEMM at these extents, runs nothing
+    absl::StatusOr<std::unique_ptr<meshtune::Plan>> plan = meshtune::Plan::Create(
+        "C[m,n] += A[m,k] * B[k,n]", only_plan_gemm, MPI_COMM_WORLD, options);
+    int rank = 0;
+    MPI_Comm_rank(MPI_COMM_WORLD, &rank);
+    const std::string said =
+        plan.ok() ? (*plan)->mesh() : "error: " + std::string(plan.status().message());
+    if (rank == 0) std::printf("plan: %s\n", said.c_str());
+    const int status = plan.ok() ? 0 : 1;
+    plan = absl::InternalError("destroyed");  // plans go before MPI_Finalize
+    MPI_Finalize();
+    return status;
   }
   const std::vector<Statement> statements = {
       {"gemm", "C[m,n] += A[m,k] * B[k,n]", "m=32,n=24,k=16",
