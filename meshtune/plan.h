@@ -69,8 +69,9 @@ class Plan {
   // A plan for `expr` with `extents` on `comm`. InvalidArgument for a bad statement, mesh
   // or option; NotFound "no tuning record for ... in WISDOM_FILE" for a workload the wisdom
   // file does not hold; FailedPrecondition when the schedule's mesh has more ranks than
-  // the communicator, or (kMeasure) when no candidate verified. Collective: every rank gets
-  // the same plan or the same error.
+  // the communicator, or (kMeasure) when no candidate verified; ResourceExhausted "rank R:
+  // cannot allocate the schedule's transfer buffers on this rank (N GiB)". Collective: every
+  // rank gets the same plan or the same error.
   static absl::StatusOr<std::unique_ptr<Plan>> Create(const std::string& expr,
                                                       const std::string& extents, MPI_Comm comm,
                                                       const PlanOptions& options);
