@@ -177,18 +177,30 @@ absl::StatusOr<ImportReport> ImportWisdom(storage::TuningDb& db, const std::stri
   return report;
 }
 
-absl::StatusOr<v1::LookupResponse> LookupInWisdomFile(const std::string& path,
-                                                      const v1::LookupRequest& request) {
+absl::StatusOr<std::string> ReadWisdomFile(const std::string& path) {
   std::ifstream in(path);
   if (!in) return absl::NotFoundError(absl::StrCat("cannot read wisdom file ", path));
   std::stringstream text;
   text << in.rdbuf();
-  std::unique_ptr<storage::TuningDb> db = storage::NewInMemoryTuningDb();
-  absl::StatusOr<ImportReport> imported = ImportWisdom(*db, text.str());
+  return text.str();
+}
+
+absl::StatusOr<ImportReport> ImportWisdomFile(storage::TuningDb& db, const std::string& path) {
+  absl::StatusOr<std::string> text = ReadWisdomFile(path);
+  if (!text.ok()) return text.status();
+  absl::StatusOr<ImportReport> imported = ImportWisdom(db, *text);
   if (!imported.ok()) {
     return absl::Status(imported.status().code(),
                         absl::StrCat(path, ": ", imported.status().message()));
   }
+  return imported;
+}
+
+absl::StatusOr<v1::LookupResponse> LookupInWisdomFile(const std::string& path,
+                                                      const v1::LookupRequest& request) {
+  std::unique_ptr<storage::TuningDb> db = storage::NewInMemoryTuningDb();
+  if (absl::StatusOr<ImportReport> imported = ImportWisdomFile(*db, path); !imported.ok())
+    return imported.status();
   absl::StatusOr<v1::LookupResponse> found = Lookup(*db, request);
   if (found.ok() || found.status().code() != absl::StatusCode::kNotFound) return found;
   return absl::NotFoundError(absl::StrCat(

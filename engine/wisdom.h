@@ -46,6 +46,13 @@ struct ImportReport {
 // as they come.
 absl::StatusOr<ImportReport> ImportWisdom(storage::TuningDb& db, const std::string& text);
 
+// The text of the wisdom file at `path`; NotFound "cannot read wisdom file PATH".
+absl::StatusOr<std::string> ReadWisdomFile(const std::string& path);
+
+// ImportWisdom of the wisdom file at `path` into `db`: ReadWisdomFile's error, or
+// ImportWisdom's with "PATH: " before it.
+absl::StatusOr<ImportReport> ImportWisdomFile(storage::TuningDb& db, const std::string& path);
+
 // The best record of `request`'s workload in the wisdom file at `path`, in the request's
 // names, as engine::Lookup answers it, read into an in-memory database (no tuning database
 // or home directory is touched). NotFound "cannot read wisdom file PATH" when the file

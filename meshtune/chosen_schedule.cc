@@ -3,8 +3,6 @@
 #include <algorithm>
 #include <cstdint>
 #include <cstring>
-#include <fstream>
-#include <sstream>
 #include <utility>
 
 #include "absl/strings/numbers.h"
@@ -88,11 +86,9 @@ void BroadcastChunked(std::string* s, MPI_Comm comm) {
 absl::StatusOr<ChosenSchedule> ChooseFromWisdom(const std::string& path,
                                                 const v1::LookupRequest& request) {
   if (path.empty()) return absl::InvalidArgumentError("give a wisdom file");
-  std::ifstream in(path);
-  if (!in) return absl::NotFoundError(absl::StrCat("cannot read wisdom file ", path));
-  std::stringstream text;
-  text << in.rdbuf();
-  absl::StatusOr<engine::WisdomRecord> found = engine::LookupWisdom(text.str(), request);
+  absl::StatusOr<std::string> text = engine::ReadWisdomFile(path);
+  if (!text.ok()) return text.status();
+  absl::StatusOr<engine::WisdomRecord> found = engine::LookupWisdom(*text, request);
   if (!found.ok()) {
     if (found.status().code() == absl::StatusCode::kNotFound) {
       return absl::NotFoundError(absl::StrCat(found.status().message(), " in wisdom file ", path));

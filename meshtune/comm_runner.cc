@@ -1,14 +1,13 @@
 #include "meshtune/comm_runner.h"
 
-#include <algorithm>
 #include <utility>
-#include <vector>
 
 #include "absl/strings/str_cat.h"
 #include "engine/explain.h"
 #include "meshtune/broadcast.h"
 #include "runtime/memory_fit.h"
 #include "runtime/mpi_executor.h"
+#include "runtime/run_result.h"
 
 namespace meshtune {
 namespace {
@@ -102,9 +101,7 @@ search::CandidateRun CommRunner::Run(const search::MeasureInput& input) {
     out.error = "the output does not match the reference";
     return out;
   }
-  std::vector<double> sorted = stats.seconds;
-  std::sort(sorted.begin(), sorted.end());
-  if (!sorted.empty()) out.seconds = sorted[sorted.size() / 2];  // the upper median, as runs
+  if (!stats.seconds.empty()) out.seconds = runtime::RunResultOf(stats).median_s();
   return out;
 }
 

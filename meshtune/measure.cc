@@ -2,7 +2,6 @@
 
 #include <filesystem>
 #include <fstream>
-#include <sstream>
 #include <utility>
 #include <vector>
 
@@ -50,26 +49,24 @@ absl::Status WriteFileAtomically(const std::string& path, const std::string& tex
 
 }  // namespace
 
-absl::StatusOr<v1::Record> MeasureOnComm(const v1::Problem& problem, const PlanOptions& options,
-                                         MPI_Comm comm) {
+runtime::ExecOptions MeasureExecOptions(const PlanOptions& options) {
   runtime::ExecOptions exec;
   exec.reps = options.reps;
   exec.warmup = options.warmup;
-  CommRunner runner(comm, problem, exec);  // its destructor releases the serving ranks
+  return exec;
+}
+
+absl::StatusOr<v1::Record> MeasureOnComm(const v1::Problem& problem, const PlanOptions& options,
+                                         MPI_Comm comm) {
+  CommRunner runner(comm, problem,
+                    MeasureExecOptions(options));  // its destructor releases the serving ranks
   int size = 0;
   MPI_Comm_size(comm, &size);
   std::unique_ptr<storage::TuningDb> db = storage::NewInMemoryTuningDb();
   if (!options.wisdom_file.empty() && std::filesystem::exists(options.wisdom_file)) {
-    std::ifstream in(options.wisdom_file);
-    if (!in)
-      return absl::NotFoundError(absl::StrCat("cannot read wisdom file ", options.wisdom_file));
-    std::stringstream text;
-    text << in.rdbuf();
-    absl::StatusOr<engine::ImportReport> imported = engine::ImportWisdom(*db, text.str());
-    if (!imported.ok()) {
-      return absl::Status(imported.status().code(),
-                          absl::StrCat(options.wisdom_file, ": ", imported.status().message()));
-    }
+    absl::StatusOr<engine::ImportReport> imported =
+        engine::ImportWisdomFile(*db, options.wisdom_file);
+    if (!imported.ok()) return imported.status();
   }
   v1::TuneRequest request;
   *request.mutable_problem() = problem;

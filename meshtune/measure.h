@@ -10,8 +10,13 @@
 #include "absl/status/statusor.h"
 #include "meshtune/plan.h"
 #include "proto/meshtune.pb.h"
+#include "runtime/executor.h"
 
 namespace meshtune {
+
+// The repetitions each candidate runs in measure mode (options.reps after options.warmup),
+// the same on every rank.
+runtime::ExecOptions MeasureExecOptions(const PlanOptions& options);
 
 // Rank 0 of `comm`, while every other rank is in ServeCandidates (released on every path,
 // errors included): tunes `problem` on `options.mesh` (or on the communicator's size,

@@ -129,10 +129,7 @@ absl::StatusOr<std::unique_ptr<Plan>> Plan::Create(const std::string& expr,
       chosen = c.status();
     }
   } else if (options.mode == PlanMode::kMeasure) {
-    runtime::ExecOptions exec;
-    exec.reps = options.reps;
-    exec.warmup = options.warmup;
-    ServeCandidates(comm, problem, exec);
+    ServeCandidates(comm, problem, MeasureExecOptions(options));
   }
   if (absl::Status s = BroadcastStatus(chosen, comm); !s.ok()) return s;
   internal::BroadcastSchedule(&choice, comm);
