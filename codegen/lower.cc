@@ -171,6 +171,8 @@ Expr AxisExprToExpr(const ir::AxisExpr& e) {
   return e.modulus == 0 ? sum : Expr::Make(Expr::Op::kMod, {sum, Expr::Const(e.modulus)});
 }
 
+}  // namespace
+
 Program DescribeTensors(const Computation& c) {
   Program p;
   for (const ir::MeshAxis& a : c.mesh().axes) {
@@ -199,6 +201,8 @@ Program DescribeTensors(const Computation& c) {
   }
   return p;
 }
+
+namespace {
 
 // ---- Step 2: transfers -----------------------------------------------------------------
 

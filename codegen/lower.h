@@ -46,6 +46,10 @@ struct LowerOptions {
   bool offsets = true;
 };
 
+// Step 1 of lowering, which needs no isl: the program's mesh, dtype and tensors (shapes,
+// shards, layouts), with no body and no buffers yet.
+Program DescribeTensors(const ir::Computation& c);
+
 // Lowers `c`, which must be legal (ir/legality.h). Returns Unimplemented for schedules the
 // lowering does not handle yet (the message says which part), never crashes on them.
 absl::StatusOr<Program> Lower(const ir::Computation& c, const LowerOptions& options = {});

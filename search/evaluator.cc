@@ -291,7 +291,7 @@ std::string Evaluator::ProgramKey(const codegen::Program& p, const ir::Computati
   return key;
 }
 
-absl::StatusOr<Candidate> Evaluator::Evaluate(const Genome& g) {
+ir::Computation Evaluator::Assemble(const Genome& g) {
   NestState& s = State(g.nest, g.rotation);
   MT_CHECK(s.table.usable);
   ir::Computation c = *s.nest;
@@ -304,10 +304,19 @@ absl::StatusOr<Candidate> Evaluator::Evaluate(const Genome& g) {
     const OptionState& o = s.options[t][g.options[t]];
     if (o.transfer.has_value()) c = c.WithTransfer(*o.transfer);
   }
-  codegen::LowerOptions options;
-  options.cache = &lowering_;
-  options.offsets = false;  // costing needs no offsets; the runner lowers the trace afresh
-  absl::StatusOr<codegen::Program> p = codegen::Lower(c, options);
+  return c;
+}
+
+absl::StatusOr<Candidate> Evaluator::Evaluate(const Genome& g) {
+  const ir::Computation c = Assemble(g);
+  absl::StatusOr<codegen::Program> p = closed_form_.Lower(c);
+  if (absl::IsUnimplemented(p.status())) {
+    ++isl_lowerings_;
+    codegen::LowerOptions options;
+    options.cache = &lowering_;
+    options.offsets = false;  // costing needs no offsets; the runner lowers the trace afresh
+    p = codegen::Lower(c, options);
+  }
   if (!p.ok()) return p.status();
   Candidate out;
   out.genome = g;

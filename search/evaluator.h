@@ -31,6 +31,7 @@
 #include "codegen/program.h"
 #include "ir/computation.h"
 #include "ir/legality.h"
+#include "search/closed_form.h"
 #include "search/cost_model.h"
 #include "search/cost_params.h"
 #include "search/space.h"
@@ -83,10 +84,18 @@ class Evaluator {
   // differ stay apart.
   static std::string ProgramKey(const codegen::Program& p, const ir::Computation& c);
 
-  // Lowers and costs `g`, which must be legal. The Program is lowered without offsets
-  // (codegen::LowerOptions::offsets): the cost is the same, the isl work half. Unimplemented /
-  // Internal when lowering fails (the message says why); such points are rejected by the caller.
+  // The Computation of legal genome `g`: its nest, rotation, shardings and transfers (what
+  // ReplayTrace(ToTrace(g)) gives, without a replay).
+  ir::Computation Assemble(const Genome& g);
+
+  // Lowers and costs `g`, which must be legal. The costing Program comes from the closed
+  // forms (search/closed_form.h) or, outside them, from codegen::Lower without offsets: the
+  // cost is the same either way. Unimplemented / Internal when lowering fails (the message
+  // says why); such points are rejected by the caller.
   absl::StatusOr<Candidate> Evaluate(const Genome& g);
+
+  // Evaluations whose Program came from isl because the closed forms do not cover them.
+  int64_t isl_lowerings() const { return isl_lowerings_; }
 
   // A genome with rotation 0 and the given nest/options is the same point as one with a
   // rotation of that nest's serial loop when no tensor is communicated at that loop, and as
@@ -137,6 +146,8 @@ class Evaluator {
   CostParams params_;
   ir::LegalityCache legality_{/*messages=*/false};
   codegen::LoweringCache lowering_;
+  ClosedFormLowering closed_form_;
+  int64_t isl_lowerings_ = 0;
   std::map<std::pair<int, int>, std::unique_ptr<NestState>> states_;
   std::map<int, absl::StatusOr<ir::Computation>> nest_computations_;
   std::map<std::string, absl::StatusOr<ir::Sharding>> shardings_;

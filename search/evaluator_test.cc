@@ -66,7 +66,11 @@ codegen::Program ReplayedProgram(const ir::Computation& base, const ir::Trace& t
 std::string ReplayedKey(const ir::Computation& base, const ir::Trace& trace) {
   absl::StatusOr<ir::Verdict> v = ir::Judge(base, trace);
   if (!v.ok() || !v->legal) return "";
-  return Evaluator::ProgramKey(ReplayedProgram(base, trace, false), v->computation);
+  // The closed forms give the costing Program (search/closed_form.h), as Evaluate does.
+  ClosedFormLowering closed;
+  absl::StatusOr<codegen::Program> p = closed.Lower(v->computation);
+  if (!p.ok()) return p.status().ToString();
+  return Evaluator::ProgramKey(*p, v->computation);
 }
 
 TEST(EvaluatorTest, TableLegalityAgreesWithJudgingWholeTraces) {

@@ -1,4 +1,7 @@
-// The exhaustive strategy: every legal point of the explorer, in order.
+// The exhaustive strategy: every legal point of the explorer, in order. It is chosen for
+// spaces small enough to cost whole, so it does not stop at max_evaluations: only the
+// deadline or a cancellation cuts it short (and the tuner then says so).
+#include <limits>
 #include <memory>
 
 #include "search/strategy.h"
@@ -12,10 +15,13 @@ class Exhaustive : public SearchStrategy {
   std::string name() const override { return "exhaustive"; }
   void Search(Explorer& explorer, const SearchBudget& budget) override {
     int64_t n = 0;
+    SearchBudget whole = budget;
+    whole.max_evaluations = std::numeric_limits<int64_t>::max();
     explorer.ForEachLegal([&](const Point& p) {
-      if (budget.Spent(n)) return false;
+      if (whole.Spent(n)) return false;
       explorer.Evaluate(p);
-      if (budget.on_progress && ++n % budget.progress_every == 0) budget.on_progress();
+      ++n;
+      if (budget.on_progress && n % budget.progress_every == 0) budget.on_progress();
       return true;
     });
     if (budget.on_progress) budget.on_progress();

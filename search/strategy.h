@@ -40,7 +40,8 @@ class SearchStrategy {
   virtual void Search(Explorer& explorer, const SearchBudget& budget) = 0;
 };
 
-// Every legal point in the explorer's order until the budget is spent.
+// Every legal point in the explorer's order, whatever budget.max_evaluations says; only
+// the deadline or a cancellation stops it early.
 std::unique_ptr<SearchStrategy> NewExhaustiveStrategy();
 
 struct EvolutionOptions {
@@ -54,7 +55,8 @@ struct EvolutionOptions {
 // Random legal points, then mutations (Explorer::Mutate) of the best candidates so far.
 std::unique_ptr<SearchStrategy> NewEvolutionaryStrategy(const EvolutionOptions& options);
 
-// Exhaustive when the explorer's legal points fit in `max_exhaustive`, else evolutionary.
+// Exhaustive when the explorer's legal points fit in `max_exhaustive` (all of them are
+// then costed), else evolutionary within the budget's evaluations.
 std::unique_ptr<SearchStrategy> NewDefaultStrategy(const Explorer& explorer, int64_t max_exhaustive,
                                                    const EvolutionOptions& options);
 

@@ -76,6 +76,9 @@ absl::Status Search(TuneRun& run, Explorer& explorer, std::string* strategy) {
   budget.on_progress = [&] { run.Report("search", &explorer); };
   s->Search(explorer, budget);
   if (run.Cancelled()) return absl::CancelledError("the tune was cancelled");
+  if (*strategy == "exhaustive" && explorer.counts().evaluated < explorer.counts().legal) {
+    *strategy = "exhaustive (cut short by the time budget)";
+  }
   const std::vector<const Candidate*> ranked = explorer.Best(std::max(options.top_k, 1));
   if (ranked.empty()) {
     if (explorer.counts().evaluated == 0 && Clock::now() >= budget.deadline) {

@@ -46,8 +46,10 @@ struct TuneOptions {
   CostParams params;
   int top_k = 4;                   // candidates measured (0: none)
   double budget_s = 600;           // the whole tune; the search gets at most half
-  int64_t max_evaluations = 1000;  // points the search lowers and costs
-  int64_t max_exhaustive = 4000;   // exhaustive search up to this many legal points
+  int64_t max_evaluations = 1000;  // points the evolutionary search lowers and costs
+  // Up to this many legal points, every one is costed (exhaustive; max_evaluations does
+  // not apply, the budget does).
+  int64_t max_exhaustive = 10000;
   EvolutionOptions evolution;
   std::function<bool()> cancelled;  // polled between steps when set
   // Checks an unmeasured winner before it is returned (search/checker.h); nullptr: the
@@ -78,6 +80,8 @@ struct SearchResult {
   std::optional<double> lower_bound;        // words: matmul lower bound (search/lower_bound.h)
   std::optional<double> lower_bound_ratio;  // best.cost.comm_words_per_rank / lower_bound
   SearchCounts counts;
+  // "exhaustive" (every legal point costed), "exhaustive (cut short by the time budget)"
+  // or "evolutionary".
   std::string strategy;
   std::vector<MeasuredCandidate> measurements;  // in model order
   double seconds = 0;                           // wall time of the whole tune

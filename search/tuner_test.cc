@@ -168,6 +168,30 @@ TEST(TunerTest, SmallSpacesAreSearchedExhaustively) {
   EXPECT_EQ(r.counts.evaluated, r.counts.legal);
 }
 
+// A space within max_exhaustive is costed whole, however few evaluations are asked for:
+// x=4,y=2 for 512 cubed has 5776 legal points.
+TEST(TunerTest, ExhaustiveCostsEveryLegalPointWhateverMaxEvaluations) {
+  TuneOptions o = MatmulOnFourRanks("m=512,n=512,k=512");
+  o.meshes = {*ir::ParseMesh("x=4,y=2")};
+  o.max_evaluations = 10;
+  const SearchResult r = MustTune(o);
+  ASSERT_GT(r.counts.legal, 1000);
+  ASSERT_LE(r.counts.legal, o.max_exhaustive);
+  EXPECT_EQ(r.strategy, "exhaustive");
+  EXPECT_EQ(r.counts.evaluated, r.counts.legal);
+}
+
+// Past max_exhaustive the evolutionary search keeps to max_evaluations.
+TEST(TunerTest, LargerSpacesKeepToMaxEvaluations) {
+  TuneOptions o = MatmulOnFourRanks("m=64,n=64,k=64");
+  o.meshes = {*ir::ParseMesh("x=4,y=2")};
+  o.max_exhaustive = 100;
+  o.max_evaluations = 50;
+  const SearchResult r = MustTune(o);
+  EXPECT_EQ(r.strategy, "evolutionary");
+  EXPECT_LE(r.counts.evaluated, 50);
+}
+
 TEST(TunerTest, BadOptionsAreErrors) {
   std::unique_ptr<Runner> runner = NewModelOnlyRunner();
   TuneOptions o = MatmulOnFourRanks("m=64,n=64,k=64");

@@ -1,0 +1,546 @@
+#include "search/closed_form.h"
+
+#include <algorithm>
+#include <set>
+#include <utility>
+#include <vector>
+
+#include "absl/strings/str_cat.h"
+#include "base/excerpt.h"
+#include "base/status_macros.h"
+#include "codegen/lower.h"
+#include "codegen/patterns.h"
+#include "ir/legality.h"
+
+namespace meshtune::search {
+
+using codegen::CommPattern;
+using codegen::Expr;
+using codegen::StmtPtr;
+using ir::Computation;
+using ir::LoopKind;
+
+struct ClosedFormLowering::Plan {
+  bool output = false;
+  int depth = 0;  // serial loops around the statement
+  StmtPtr alloc, stmt;
+};
+
+namespace {
+
+// Questions decided by enumeration give up past this many points (isl answers instead).
+constexpr int64_t kMaxPoints = int64_t{1} << 22;
+
+absl::Status Outside(const std::string& what) {
+  return absl::UnimplementedError(absl::StrCat("outside the closed forms: ", what));
+}
+
+// The schedule forms the closed forms cover (see the file comment); the reason otherwise.
+absl::Status CheckForms(const Computation& c) {
+  const ir::Problem& p = c.problem();
+  std::map<std::string, int> accesses;
+  ++accesses[p.output.tensor];
+  for (const ir::TensorAccess& a : p.operands) ++accesses[a.tensor];
+  for (const auto& [tensor, n] : accesses) {
+    if (n > 1) return Outside(absl::StrCat(base::Excerpt(tensor), " is accessed more than once"));
+  }
+  const std::vector<ir::Loop>& loops = c.loops();
+  bool tensorized = false;
+  std::set<int> axes;
+  for (const ir::Loop& l : loops) {
+    if (l.kind == LoopKind::kTensorized) {
+      tensorized = true;
+    } else if (tensorized) {
+      return Outside("a loop inside the kernel's loops");
+    }
+    if (l.kind == LoopKind::kDistributed &&
+        (l.extent != c.mesh().axes[l.axis].size || !axes.insert(l.axis).second)) {
+      return Outside(absl::StrCat("loop ", base::Excerpt(l.name), " does not cover its mesh axis"));
+    }
+    for (const std::string& by : l.rotate) {
+      const int j = c.LoopIndex(by);
+      if (j < 0 || loops[j].kind != LoopKind::kDistributed)
+        return Outside(absl::StrCat("loop ", base::Excerpt(l.name), " turns with a serial loop"));
+    }
+  }
+  // Per index, its loops of several iterations form a mixed radix of its extent.
+  for (const std::string& index : p.indices) {
+    std::vector<const ir::Loop*> digits;
+    for (const ir::Loop& l : loops) {
+      if (l.origin == index && l.extent > 1) digits.push_back(&l);
+    }
+    std::sort(digits.begin(), digits.end(),
+              [](const ir::Loop* a, const ir::Loop* b) { return a->stride > b->stride; });
+    int64_t span = 1;
+    for (size_t i = digits.size(); i-- > 0;) {
+      if (digits[i]->stride != span)
+        return Outside(
+            absl::StrCat("the loops of ", base::Excerpt(index), " are not nested digits"));
+      span *= digits[i]->extent;
+    }
+    if (span != p.extents.at(index))
+      return Outside(absl::StrCat("the loops of ", base::Excerpt(index), " do not cover it"));
+  }
+  return absl::OkStatus();
+}
+
+Expr FloorDivBy(const Expr& e, int64_t d) {
+  return d == 1 ? e : Expr::Make(Expr::Op::kFloorDiv, {e, Expr::Const(d)});
+}
+Expr ModBy(const Expr& e, int64_t m) { return Expr::Make(Expr::Op::kMod, {e, Expr::Const(m)}); }
+
+// Loop j's digit of its index at a transfer: the rank's coordinate for a distributed loop,
+// the loop variable for a serial one (turned back by its rotation: the loop runs
+// (t + sum rotate) mod extent, so the digit is that).
+Expr Digit(const Computation& c, int j) {
+  const ir::Loop& l = c.loops()[j];
+  if (l.kind == LoopKind::kDistributed) return Expr::Var(c.mesh().axes[l.axis].name);
+  Expr t = Expr::Var(l.name);
+  if (l.rotate.empty()) return t;
+  for (const std::string& by : l.rotate) t = t + Digit(c, c.LoopIndex(by));
+  return ModBy(t, l.extent);
+}
+
+// The box the access `indices` touches in one instance of the first `prefix` loops: per
+// dim its size and its global origin over mesh coordinates and serial loop variables.
+struct Box {
+  std::vector<int64_t> size;
+  std::vector<Expr> origin;
+};
+
+Box AccessBox(const Computation& c, const std::vector<std::string>& indices, int prefix) {
+  Box box;
+  for (const std::string& index : indices) {
+    int64_t size = 1;
+    Expr origin = Expr::Const(0);
+    for (int j = 0; j < static_cast<int>(c.loops().size()); ++j) {
+      const ir::Loop& l = c.loops()[j];
+      if (l.origin != index || l.extent <= 1) continue;
+      const bool fixed =
+          l.kind == LoopKind::kDistributed || (l.kind == LoopKind::kSerial && j < prefix);
+      if (fixed) {
+        origin = origin + Digit(c, j) * Expr::Const(l.stride);
+      } else {
+        size += (l.extent - 1) * l.stride;
+      }
+    }
+    box.size.push_back(size);
+    box.origin.push_back(origin);
+  }
+  return box;
+}
+
+// The owner of the element at `origin`: per mesh axis its coordinate, the reader's own
+// along axes the tensor is replicated over.
+absl::StatusOr<std::vector<Expr>> Owner(const Computation& c, const std::string& tensor,
+                                        const std::vector<Expr>& origin) {
+  const ir::Mesh& mesh = c.mesh();
+  const size_t na = mesh.axes.size();
+  const ir::Sharding* s = c.sharding(tensor);
+  std::vector<std::optional<Expr>> src(na);
+  for (size_t a = 0; a < na; ++a) {
+    if (s == nullptr || s->replicated_axes[a]) src[a] = Expr::Var(mesh.axes[a].name);
+  }
+  // target(source coordinates) == block index of the origin, one equation per shard target.
+  std::vector<std::pair<const ir::AxisExpr*, Expr>> equations;
+  for (size_t d = 0; d < s->blocks.size(); ++d) {
+    int64_t outer = c.problem().Shape(tensor)[d];
+    for (const auto& [block, target] : s->blocks[d]) {
+      Expr index = FloorDivBy(origin[d], block);
+      if (outer != c.problem().Shape(tensor)[d]) index = ModBy(index, outer / block);
+      equations.emplace_back(&target, index);
+      outer = block;
+    }
+  }
+  for (bool progress = true; progress;) {
+    progress = false;
+    for (auto& [target, index] : equations) {
+      if (target == nullptr) continue;
+      int unknown = -1, count = 0;
+      int64_t coeff = 0;
+      Expr rest = Expr::Const(target->constant);
+      for (const auto& [axis, k] : target->terms) {
+        const int a = mesh.AxisIndex(axis);
+        if (src[a].has_value()) {
+          rest = rest + Expr::Const(k) * *src[a];
+        } else {
+          unknown = a;
+          coeff = k;
+          ++count;
+        }
+      }
+      if (count > 1) continue;
+      if (count == 1) {
+        const int64_t size = mesh.axes[unknown].size;
+        if ((coeff != 1 && coeff != -1) || (target->modulus != 0 && target->modulus != size))
+          return Outside(absl::StrCat("target ", target->ToString(), " of ", tensor));
+        Expr value = Expr::Const(coeff) * (index - rest);
+        src[unknown] = target->modulus != 0 ? ModBy(value, size) : value;
+      }
+      target = nullptr;  // solved, or a consistency condition that legality has checked
+      progress = true;
+    }
+  }
+  std::vector<Expr> out;
+  for (size_t a = 0; a < na; ++a) {
+    if (!src[a].has_value())
+      return Outside(
+          absl::StrCat("the owners of ", base::Excerpt(tensor), " along ", mesh.axes[a].name));
+    out.push_back(*src[a]);
+  }
+  return out;
+}
+
+// An Expr flattened for evaluation over variable slots.
+class Compiled {
+ public:
+  Compiled(const Expr& e, const std::vector<std::string>& names) { Add(e, names); }
+  int64_t operator()(const std::vector<int64_t>& vals) const { return At(nodes_.size() - 1, vals); }
+
+ private:
+  struct Node {
+    Expr::Op op;
+    int64_t value = 0;  // constant, or slot of a variable (-1: unbound, 0)
+    int args[3] = {-1, -1, -1};
+  };
+  int Add(const Expr& e, const std::vector<std::string>& names) {
+    Node n{e.op()};
+    if (e.op() == Expr::Op::kConst) {
+      n.value = e.value();
+    } else if (e.op() == Expr::Op::kVar) {
+      auto it = std::find(names.begin(), names.end(), e.name());
+      n.value = it == names.end() ? -1 : it - names.begin();
+    } else {
+      for (size_t i = 0; i < e.args().size() && i < 3; ++i) n.args[i] = Add(e.args()[i], names);
+    }
+    nodes_.push_back(n);
+    return static_cast<int>(nodes_.size()) - 1;
+  }
+  int64_t At(size_t i, const std::vector<int64_t>& vals) const {
+    const Node& n = nodes_[i];
+    if (n.op == Expr::Op::kConst) return n.value;
+    if (n.op == Expr::Op::kVar) return n.value < 0 ? 0 : vals[n.value];
+    int64_t x[3] = {0, 0, 0};
+    for (int k = 0; k < 3; ++k) {
+      if (n.args[k] >= 0) x[k] = At(n.args[k], vals);
+    }
+    return codegen::ApplyOp(n.op, x[0], x[1], x[2]);
+  }
+  std::vector<Node> nodes_;
+};
+
+// The variables of a transfer's pattern questions: every mesh axis and the serial loops of
+// its prefix, with their ranges; Each enumerates the assignments of some of them.
+class Domain {
+ public:
+  Domain(const Computation& c, int prefix) {
+    for (const ir::MeshAxis& a : c.mesh().axes) {
+      names_.push_back(a.name);
+      sizes_.push_back(a.size);
+    }
+    for (int j = 0; j < prefix; ++j) {
+      const ir::Loop& l = c.loops()[j];
+      if (l.kind != LoopKind::kSerial) continue;
+      names_.push_back(l.name);
+      sizes_.push_back(l.extent);
+    }
+  }
+  const std::vector<std::string>& names() const { return names_; }
+  int64_t size(int slot) const { return sizes_[slot]; }
+  int Slot(const std::string& name) const {
+    return static_cast<int>(std::find(names_.begin(), names_.end(), name) - names_.begin());
+  }
+
+  // The slots of the variables `exprs` mention, plus `extra`.
+  std::vector<int> SlotsOf(const std::vector<Expr>& exprs, std::vector<int> extra) const {
+    std::vector<std::string> used;
+    for (const Expr& e : exprs) e.CollectVars(&used);
+    for (const std::string& u : used) {
+      const int s = Slot(u);
+      if (s < static_cast<int>(names_.size()) &&
+          std::find(extra.begin(), extra.end(), s) == extra.end())
+        extra.push_back(s);
+    }
+    return extra;
+  }
+
+  // Calls `visit` on every assignment of `slots` (the others 0), the last slot fastest,
+  // with `last_limit` in place of the last slot's range when >= 0; stops when `visit`
+  // returns false. Unimplemented past kMaxPoints assignments.
+  absl::StatusOr<bool> Each(const std::vector<int>& slots,
+                            const std::function<bool(std::vector<int64_t>&)>& visit,
+                            int64_t last_limit = -1) const {
+    int64_t points = 1;
+    std::vector<int64_t> limit;
+    for (size_t i = 0; i < slots.size(); ++i) {
+      limit.push_back(i + 1 == slots.size() && last_limit >= 0 ? last_limit : sizes_[slots[i]]);
+      points *= std::max<int64_t>(limit.back(), 1);
+      if (points > kMaxPoints) return Outside("too many ranks and iterations to enumerate");
+    }
+    for (int64_t l : limit) {
+      if (l <= 0) return true;
+    }
+    std::vector<int64_t> vals(names_.size(), 0);
+    while (true) {
+      if (!visit(vals)) return false;
+      size_t i = slots.size();
+      while (i > 0 && ++vals[slots[i - 1]] == limit[i - 1]) vals[slots[--i]] = 0;
+      if (i == 0) return true;
+    }
+  }
+
+ private:
+  std::vector<std::string> names_;
+  std::vector<int64_t> sizes_;
+};
+
+// Whether every function of `fs` takes one value along variable `slot` for each value of
+// the others.
+absl::StatusOr<bool> Independent(const Domain& dom, const std::vector<Expr>& fs, int slot) {
+  for (const Expr& f : fs) {
+    std::vector<std::string> used;
+    f.CollectVars(&used);
+    if (std::find(used.begin(), used.end(), dom.names()[slot]) == used.end()) continue;
+    const Compiled fn(f, dom.names());
+    std::vector<int> slots = dom.SlotsOf({f}, {});
+    slots.erase(std::find(slots.begin(), slots.end(), slot));
+    slots.push_back(slot);  // fastest: compare along it
+    int64_t first = 0;
+    MT_ASSIGN_OR_RETURN(bool same, dom.Each(slots, [&](std::vector<int64_t>& v) {
+      const int64_t value = fn(v);
+      if (v[slot] == 0) first = value;
+      return value == first;
+    }));
+    if (!same) return false;
+  }
+  return true;
+}
+
+// codegen::DetectFetchPattern's answer for a single-source fetch with sources `src` and box
+// origin `origin`, both over mesh coordinates and the serial loops of `prefix`.
+absl::StatusOr<CommPattern> FetchPattern(const Computation& c, int prefix,
+                                         const std::vector<Expr>& src,
+                                         const std::vector<Expr>& origin) {
+  const Domain dom(c, prefix);
+  const int na = static_cast<int>(c.mesh().axes.size());
+  std::vector<int> moving;
+  for (int a = 0; a < na; ++a) {
+    const Compiled fn(src[a], dom.names());
+    MT_ASSIGN_OR_RETURN(bool own, dom.Each(dom.SlotsOf({src[a]}, {a}),
+                                           [&](std::vector<int64_t>& v) { return fn(v) == v[a]; }));
+    if (!own) moving.push_back(a);
+  }
+  CommPattern out;
+  if (moving.empty()) return out;  // Local
+  bool broadcast = true;
+  for (int a : moving) {
+    if (!broadcast) break;
+    MT_ASSIGN_OR_RETURN(bool s, Independent(dom, src, a));
+    MT_ASSIGN_OR_RETURN(bool o, Independent(dom, origin, a));
+    broadcast = s && o;
+  }
+  if (broadcast) {
+    out.kind = CommPattern::Kind::kBroadcast;
+    out.axes = moving;
+    return out;
+  }
+  out.kind = CommPattern::Kind::kSendRecv;
+  const ir::Loop* last = prefix > 0 ? &c.loops()[prefix - 1] : nullptr;
+  if (moving.size() != 1 || last == nullptr || last->kind != LoopKind::kSerial || last->extent <= 1)
+    return out;
+  // Shift: the source along the moving axis steps by a constant (modulo the ring) from one
+  // iteration of the last loop to the next, and the data a rank needs next is what its
+  // neighbour at that step needs now.
+  const int a = moving[0];
+  const int64_t size = c.mesh().axes[a].size;
+  const int v = dom.Slot(last->name);
+  const Compiled fa(src[a], dom.names());
+  std::set<int64_t> deltas;
+  std::vector<int> slots = dom.SlotsOf({src[a]}, {});
+  slots.erase(std::remove(slots.begin(), slots.end(), v), slots.end());
+  slots.push_back(v);
+  MT_ASSIGN_OR_RETURN(bool all, dom.Each(
+                                    slots,
+                                    [&](std::vector<int64_t>& p) {
+                                      const int64_t now = fa(p);
+                                      ++p[v];
+                                      deltas.insert(fa(p) - now);
+                                      --p[v];
+                                      return deltas.size() <= 2;
+                                    },
+                                    last->extent - 1));
+  if (!all || deltas.empty()) return out;
+  const int64_t lo = *deltas.begin(), hi = *deltas.rbegin();
+  const bool ring = lo == hi || hi - lo == size;
+  int64_t d = ((lo % size) + size) % size;
+  if (d > size / 2) d -= size;
+  if (!ring || d == 0) return out;
+  std::vector<Compiled> fo;
+  for (const Expr& e : origin) fo.emplace_back(e, dom.names());
+  slots = dom.SlotsOf(origin, {a});
+  slots.erase(std::remove(slots.begin(), slots.end(), v), slots.end());
+  slots.push_back(v);
+  MT_ASSIGN_OR_RETURN(bool neighbour, dom.Each(
+                                          slots,
+                                          [&](std::vector<int64_t>& p) {
+                                            const int64_t ra = p[a];
+                                            for (const Compiled& f : fo) {
+                                              ++p[v];
+                                              const int64_t next = f(p);
+                                              --p[v];
+                                              p[a] = ((ra + d) % size + size) % size;
+                                              const int64_t there = f(p);
+                                              p[a] = ra;
+                                              if (next != there) return false;
+                                            }
+                                            return true;
+                                          },
+                                          last->extent - 1));
+  if (neighbour) {
+    out.kind = CommPattern::Kind::kShift;
+    out.axes = {a};
+    out.shift = static_cast<int>(d);
+  }
+  return out;
+}
+
+int KernelPrefix(const Computation& c) {
+  int prefix = static_cast<int>(c.loops().size());
+  while (prefix > 0 && c.loops()[prefix - 1].kind == LoopKind::kTensorized) --prefix;
+  return prefix;
+}
+
+int SerialDepth(const Computation& c, int prefix) {
+  int d = 0;
+  for (int j = 0; j < prefix; ++j) d += c.loops()[j].kind == LoopKind::kSerial;
+  return d;
+}
+
+absl::StatusOr<std::shared_ptr<const ClosedFormLowering::Plan>> MakePlan(
+    const Computation& c, const ir::Communication& t) {
+  auto plan = std::make_shared<ClosedFormLowering::Plan>();
+  const int prefix = ir::TransferPrefix(c, t);
+  plan->output = c.problem().IsOutput(t.tensor);
+  plan->depth = SerialDepth(c, prefix);
+  const std::string buffer = (plan->output ? "Part" : "Trans") + t.tensor;
+  const Box box = AccessBox(c, c.problem().FirstAccess(t.tensor)->indices, prefix);
+  codegen::Slice global;
+  global.size = box.size;
+  plan->alloc = codegen::MakeStmt(codegen::Alloc{buffer, box.size, plan->output});
+  if (plan->output) {
+    plan->stmt = codegen::MakeStmt(codegen::Reduce{
+        t.tensor, buffer, t.loop, codegen::DetectReducePattern(c, t, box.size), global});
+    return plan;
+  }
+  codegen::Transfer x;
+  x.tensor = t.tensor;
+  x.buffer = buffer;
+  x.loop = t.loop;
+  x.src.size = box.size;
+  x.global = global;
+  if (!ir::SingleSource(c, t)) {
+    x.pattern.kind = CommPattern::Kind::kAllGather;
+    x.pattern.axes = ir::GatherAxes(c, t);
+    if (x.pattern.axes.empty()) return Outside("a transfer from several ranks");
+  } else {
+    MT_ASSIGN_OR_RETURN(x.source, Owner(c, t.tensor, box.origin));
+    MT_ASSIGN_OR_RETURN(x.pattern, FetchPattern(c, prefix, x.source, box.origin));
+    if (x.pattern.kind == CommPattern::Kind::kShift) x.time_loop = c.loops()[prefix - 1].name;
+  }
+  plan->stmt = codegen::MakeStmt(std::move(x));
+  return plan;
+}
+
+StmtPtr WithPrefetch(const StmtPtr& s, int prefetch) {
+  if (prefetch == 0) return s;
+  if (const auto* x = std::get_if<codegen::Transfer>(&s->node)) {
+    codegen::Transfer out = *x;
+    out.prefetch = prefetch;
+    return codegen::MakeStmt(std::move(out));
+  }
+  codegen::Reduce out = std::get<codegen::Reduce>(s->node);
+  out.prefetch = prefetch;
+  return codegen::MakeStmt(std::move(out));
+}
+
+// The kernel call, as codegen::Lower builds it (boxes of the kernel's loops).
+StmtPtr KernelCall(const Computation& c) {
+  const ir::Problem& prob = c.problem();
+  codegen::Compute k;
+  k.kernel = c.kernel().empty() ? "contraction" : c.kernel();
+  k.sum = prob.combine == ir::Problem::Combine::kSum;
+  for (const std::string& idx : prob.indices) {
+    int64_t extent = 1;
+    for (const ir::Loop& l : c.loops()) {
+      if (l.kind == LoopKind::kTensorized && l.origin == idx) extent *= l.extent;
+    }
+    k.tile.emplace_back(idx, extent);
+  }
+  const int prefix = KernelPrefix(c);
+  for (size_t i = 0; i <= prob.operands.size(); ++i) {
+    const ir::TensorAccess& a = i == 0 ? prob.output : prob.operands[i - 1];
+    codegen::Operand op;
+    op.tensor = a.tensor;
+    op.dims = a.indices;
+    op.buffer =
+        c.TransferOf(a.tensor) == nullptr ? a.tensor : (i == 0 ? "Part" : "Trans") + a.tensor;
+    op.slice.size = AccessBox(c, a.indices, prefix).size;
+    if (i == 0) {
+      k.out = std::move(op);
+    } else {
+      k.in.push_back(std::move(op));
+    }
+  }
+  return codegen::MakeStmt(std::move(k));
+}
+
+}  // namespace
+
+ClosedFormLowering::ClosedFormLowering() = default;
+ClosedFormLowering::~ClosedFormLowering() = default;
+
+absl::StatusOr<codegen::Program> ClosedFormLowering::Lower(const Computation& c) {
+  MT_RETURN_IF_ERROR(CheckForms(c));
+  codegen::Program p = codegen::DescribeTensors(c);
+  std::vector<int> serial;
+  for (int j = 0; j < static_cast<int>(c.loops().size()); ++j) {
+    if (c.loops()[j].kind == LoopKind::kSerial) serial.push_back(j);
+  }
+  const int q = static_cast<int>(serial.size());
+  // Per depth: fetches (alloc, transfer), zeroed partial buffers, then after the loop
+  // inside, reductions; in the order of the communicates.
+  std::vector<std::vector<StmtPtr>> before(q + 1), after(q + 1);
+  std::vector<std::vector<StmtPtr>> zeros(q + 1);
+  for (const ir::Communication& t : c.transfers()) {
+    const std::string key = absl::StrCat(c.LoopsKey(), "|", c.TensorKey(t.tensor));
+    auto it = plans_.find(key);
+    if (it == plans_.end()) it = plans_.emplace(key, MakePlan(c, t)).first;
+    if (!it->second.ok()) return it->second.status();
+    const Plan& plan = **it->second;
+    p.buffers.push_back(std::get<codegen::Alloc>(plan.alloc->node));
+    if (plan.output) {
+      zeros[plan.depth].push_back(plan.alloc);
+      after[plan.depth].push_back(WithPrefetch(plan.stmt, t.prefetch));
+    } else {
+      before[plan.depth].push_back(plan.alloc);
+      before[plan.depth].push_back(WithPrefetch(plan.stmt, t.prefetch));
+    }
+  }
+  StmtPtr inner = KernelCall(c);
+  for (int k = q; k >= 0; --k) {
+    codegen::Block body;
+    body.body = before[k];
+    body.body.insert(body.body.end(), zeros[k].begin(), zeros[k].end());
+    body.body.push_back(inner);
+    body.body.insert(body.body.end(), after[k].begin(), after[k].end());
+    inner = codegen::MakeStmt(std::move(body));
+    if (k > 0) {
+      const ir::Loop& l = c.loops()[serial[k - 1]];
+      inner = codegen::MakeStmt(codegen::For{l.name, Expr::Const(0), l.extent, inner});
+    }
+  }
+  p.body = inner;
+  return p;
+}
+
+}  // namespace meshtune::search
