@@ -1,7 +1,10 @@
 #include "search/cost_model.h"
 
 #include <algorithm>
+#include <array>
 #include <cmath>
+#include <deque>
+#include <functional>
 #include <set>
 #include <unordered_map>
 #include <utility>
@@ -26,10 +29,52 @@ using codegen::Transfer;
 using Kind = CommPattern::Kind;
 using Values = std::vector<int64_t>;  // one value per rank, by row-major rank id
 
-// Variables bound to one value per rank: the mesh coordinates, then the enclosing loops.
+// Which mesh axes the cost can depend on: an axis that no cost-relevant expression mentions
+// (a broadcast root, a point-to-point or shift source, a loop's start) other than as the
+// source's own coordinate along it gives every rank the same cost as its neighbours along
+// it: the data moves within the rank's line along that axis the same way on every line.
+// Ranks are then costed at coordinate 0 on such axes only (one class for the whole axis).
+std::vector<bool> CostAxes(const Program& p) {
+  std::vector<bool> relevant(p.axis_names.size(), false);
+  auto mention = [&](const Expr& e) {
+    std::vector<std::string> used;
+    e.CollectVars(&used);
+    for (size_t a = 0; a < p.axis_names.size(); ++a) {
+      if (std::find(used.begin(), used.end(), p.axis_names[a]) != used.end()) relevant[a] = true;
+    }
+  };
+  std::function<void(const StmtPtr&)> walk = [&](const StmtPtr& s) {
+    if (const auto* b = std::get_if<Block>(&s->node)) {
+      for (const StmtPtr& c : b->body) walk(c);
+    } else if (const auto* f = std::get_if<For>(&s->node)) {
+      mention(f->lo);
+      walk(f->body);
+    } else if (const auto* t = std::get_if<Transfer>(&s->node)) {
+      if (t->pattern.kind == Kind::kLocal || t->pattern.kind == Kind::kAllGather) return;
+      for (size_t a = 0; a < t->source.size(); ++a) {
+        const Expr& e = t->source[a];
+        if (a < p.axis_names.size() && e.op() == Expr::Op::kVar && e.name() == p.axis_names[a])
+          continue;  // the reader's own coordinate
+        if (a < relevant.size()) relevant[a] = true;
+        mention(e);
+      }
+    }
+  };
+  if (p.body) walk(p.body);
+  return relevant;
+}
+
+// Variables bound to one value per costed rank: the mesh coordinates, then the enclosing
+// loops. The costed ranks are those at coordinate 0 along the axes CostAxes leaves out,
+// numbered row-major over the others.
 class RankValues {
  public:
-  explicit RankValues(const Program& p) : sizes_(p.axis_sizes), ranks_(p.Ranks()) {
+  RankValues(const Program& p, bool classes)
+      : relevant_(classes ? CostAxes(p) : std::vector<bool>(p.axis_sizes.size(), true)) {
+    for (size_t a = 0; a < p.axis_sizes.size(); ++a) {
+      sizes_.push_back(relevant_[a] ? p.axis_sizes[a] : 1);
+      ranks_ *= sizes_.back();
+    }
     for (size_t a = 0; a < sizes_.size(); ++a) vars_.emplace_back(p.axis_names[a], Values(ranks_));
     for (int64_t r = 0; r < ranks_; ++r) {
       int64_t rest = r;
@@ -41,6 +86,26 @@ class RankValues {
   }
 
   int64_t ranks() const { return ranks_; }
+
+  // The costed rank standing for mesh rank `id` (row-major over `all_sizes`).
+  int64_t ClassOf(int64_t id, const std::vector<int64_t>& all_sizes) const {
+    int64_t out = 0, stride = 1;
+    for (size_t a = all_sizes.size(); a-- > 0;) {
+      const int64_t c = id % all_sizes[a];
+      id /= all_sizes[a];
+      if (relevant_[a]) {
+        out += c * stride;
+        stride *= sizes_[a];
+      }
+    }
+    return out;
+  }
+  // The lowest mesh rank that costed rank `r` stands for.
+  int64_t MeshRank(int64_t r, const std::vector<int64_t>& all_sizes) const {
+    int64_t id = 0;
+    for (size_t a = 0; a < all_sizes.size(); ++a) id = id * all_sizes[a] + vars_[a].second[r];
+    return id;
+  }
 
   // Binds `name` to `values` until the matching Pop; returns its slot for Set.
   size_t Push(const std::string& name, Values values) {
@@ -59,31 +124,11 @@ class RankValues {
   }
 
   // `e` on every rank; unbound variables are 0, as in the executor.
-  void Eval(const Expr& e, Values* out) const {
-    if (e.op() == Expr::Op::kConst) {
-      out->assign(ranks_, e.value());
-      return;
-    }
-    if (e.op() == Expr::Op::kVar) {
-      const Values* v = Find(e.name());
-      if (v != nullptr) {
-        *out = *v;
-      } else {
-        out->assign(ranks_, 0);
-      }
-      return;
-    }
-    const std::vector<Expr>& args = e.args();
-    std::vector<Values> a(3);
-    for (size_t i = 0; i < args.size() && i < a.size(); ++i) Eval(args[i], &a[i]);
-    for (Values& v : a) v.resize(ranks_, 0);
-    out->resize(ranks_);
-    for (int64_t r = 0; r < ranks_; ++r)
-      (*out)[r] = codegen::ApplyOp(e.op(), a[0][r], a[1][r], a[2][r]);
-  }
+  void Eval(const Expr& e, Values* out) { EvalAt(e, out, 0); }
 
-  // Each rank's row-major id of the coordinates `coords` (one per axis); -1 off the mesh.
-  void RankIds(const std::vector<Expr>& coords, Values* out) const {
+  // Each rank's row-major id of the coordinates `coords` (one per axis) among the costed
+  // ranks; -1 off the mesh.
+  void RankIds(const std::vector<Expr>& coords, Values* out) {
     out->assign(ranks_, 0);
     Values c;
     for (size_t a = 0; a < sizes_.size(); ++a) {
@@ -100,9 +145,41 @@ class RankValues {
   }
 
  private:
-  std::vector<int64_t> sizes_;
-  int64_t ranks_;
+  // Eval with scratch vectors per recursion depth (no allocation once they have grown).
+  void EvalAt(const Expr& e, Values* out, size_t depth) {
+    if (e.op() == Expr::Op::kConst) {
+      out->assign(ranks_, e.value());
+      return;
+    }
+    if (e.op() == Expr::Op::kVar) {
+      const Values* v = Find(e.name());
+      if (v != nullptr) {
+        *out = *v;
+      } else {
+        out->assign(ranks_, 0);
+      }
+      return;
+    }
+    if (scratch_.size() <= depth) scratch_.resize(depth + 1);
+    std::array<Values, 3>& a = scratch_[depth];
+    const std::vector<Expr>& args = e.args();
+    for (size_t i = 0; i < a.size(); ++i) {
+      if (i < args.size()) {
+        EvalAt(args[i], &a[i], depth + 1);
+      } else {
+        a[i].assign(ranks_, 0);
+      }
+    }
+    out->resize(ranks_);
+    for (int64_t r = 0; r < ranks_; ++r)
+      (*out)[r] = codegen::ApplyOp(e.op(), a[0][r], a[1][r], a[2][r]);
+  }
+
+  std::vector<bool> relevant_;
+  std::vector<int64_t> sizes_;  // per axis: its size, or 1 when left out
+  int64_t ranks_ = 1;
   std::vector<std::pair<std::string, Values>> vars_;
+  std::deque<std::array<Values, 3>> scratch_;  // a deque: deeper levels keep references valid
 };
 
 bool RefersTo(const std::vector<Expr>& exprs, const std::set<std::string>& vars) {
@@ -171,10 +248,10 @@ struct Tally {
 
 class CostWalker {
  public:
-  CostWalker(const Program& p, const CostParams& params)
+  CostWalker(const Program& p, const CostParams& params, bool classes)
       : p_(p),
         params_(params),
-        values_(p),
+        values_(p, classes),
         comm_(values_.ranks()),
         hidden_(values_.ranks()),
         words_(values_.ranks()) {
@@ -201,15 +278,21 @@ class CostWalker {
   CostReport Report() const {
     CostReport out;
     const int64_t n = values_.ranks();
-    out.rank_seconds.resize(n);
+    std::vector<double> seconds(n);
+    int64_t critical = 0;
     for (int64_t r = 0; r < n; ++r) {
-      out.rank_seconds[r] = comm_[r] + compute_ - hidden_[r];
-      if (out.rank_seconds[r] > out.rank_seconds[out.critical_rank])
-        out.critical_rank = static_cast<int>(r);
+      seconds[r] = comm_[r] + compute_ - hidden_[r];
+      if (seconds[r] > seconds[critical]) critical = r;
       out.comm_words_per_rank = std::max(out.comm_words_per_rank, words_[r]);
     }
-    const int c = out.critical_rank;
-    out.seconds = n > 0 ? out.rank_seconds[c] : 0;
+    // Every mesh rank costs what the costed rank standing for it does; the critical rank is
+    // the lowest of the critical class (costed ranks are in mesh-rank order).
+    out.rank_seconds.resize(p_.Ranks());
+    for (int64_t id = 0; id < p_.Ranks(); ++id)
+      out.rank_seconds[id] = seconds[values_.ClassOf(id, p_.axis_sizes)];
+    out.critical_rank = static_cast<int>(values_.MeshRank(critical, p_.axis_sizes));
+    const int64_t c = critical;
+    out.seconds = n > 0 ? seconds[c] : 0;
     out.compute_seconds = compute_;
     out.comm_seconds = n > 0 ? comm_[c] : 0;
     out.overlap_seconds = n > 0 ? hidden_[c] : 0;
@@ -479,8 +562,8 @@ class CostWalker {
 
 }  // namespace
 
-CostReport EstimateCost(const Program& p, const CostParams& params) {
-  CostWalker walker(p, params);
+CostReport EstimateCost(const Program& p, const CostParams& params, bool rank_classes) {
+  CostWalker walker(p, params, rank_classes);
   if (p.body) walker.Walk(p.body, 1);
   return walker.Report();
 }

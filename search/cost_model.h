@@ -52,7 +52,8 @@
 // (no Broadcast root, point-to-point source or Shift time loop refers to it) is costed once
 // and multiplied by its extent; one whose only dependence is the first iteration of Shifts
 // timed by it (and starting at 0) is costed at its first and second iterations, the second
-// counted extent-1 times; other loops are iterated. Thread-safe (no shared state).
+// counted extent-1 times; other loops are iterated. Ranks alike are costed once (see
+// EstimateCost). Thread-safe (no shared state).
 #ifndef MESHTUNE_SEARCH_COST_MODEL_H_
 #define MESHTUNE_SEARCH_COST_MODEL_H_
 
@@ -88,8 +89,14 @@ struct CostReport {
   int64_t comm_words_per_rank = 0;      // max over ranks of elements received
 };
 
-// The alpha-beta-gamma estimate of `p` under `params` (see the file comment).
-CostReport EstimateCost(const codegen::Program& p, const CostParams& params);
+// The alpha-beta-gamma estimate of `p` under `params` (see the file comment). With
+// `rank_classes` (the default) ranks that the program moves data among alike are costed
+// once: along a mesh axis that no broadcast root, point-to-point or shift source, or loop
+// start mentions (other than as the reader's own coordinate along it), every rank costs
+// what its neighbours do, so only coordinate 0 is walked. The report is the same as with
+// every rank walked (false; search/closed_form_test.cc checks this over whole spaces).
+CostReport EstimateCost(const codegen::Program& p, const CostParams& params,
+                        bool rank_classes = true);
 
 }  // namespace meshtune::search
 
