@@ -62,7 +62,7 @@ int main(int argc, char** argv) {
   params.gamma = 1.0 / 30e9;
 
   std::vector<double> space_s, eval_rate, tune_s, best_s;
-  int64_t enumerated = 0, legal = 0, fresh = 0, evaluated = 0;
+  int64_t enumerated = 0, legal = 0, fresh = 0, evaluated = 0, by_isl = 0;
   for (int r = 0; r < reps; ++r) {
     // Space: enumerate and judge.
     Clock::time_point t0 = Clock::now();
@@ -83,6 +83,7 @@ int main(int argc, char** argv) {
     }
     eval_rate.push_back(n / Since(t0));
     fresh = (*explorer)->counts().costed;
+    by_isl = (*explorer)->evaluator(0).isl_lowerings();
     // The whole model-only tune.
     meshtune::search::TuneOptions o;
     o.problem = *problem;
@@ -106,8 +107,8 @@ int main(int argc, char** argv) {
       enumerated / Median(space_s));
   std::printf(
       "evaluate: %.1f fresh legal candidates/s through lowering and costing (%d sampled, %lld "
-      "distinct)\n",
-      Median(eval_rate), evaluate, static_cast<long long>(fresh));
+      "distinct, %lld lowered by isl outside the closed forms)\n",
+      Median(eval_rate), evaluate, static_cast<long long>(fresh), static_cast<long long>(by_isl));
   std::printf(
       "tune:     %.3f s for the whole model-only tune (%lld evaluations), best predicted %.6g s\n",
       Median(tune_s), static_cast<long long>(evaluated), Median(best_s));

@@ -48,13 +48,6 @@ Names MakeNames(const Computation& c) {
   return n;
 }
 
-// Number of serial loops among the first `prefix` loops: the AST depth of a statement.
-int Depth(const Computation& c, int prefix) {
-  int d = 0;
-  for (int j = 0; j < prefix; ++j) d += c.loops()[j].kind == LoopKind::kSerial;
-  return d;
-}
-
 // A function on P[r..., t_0..t_{L-1}] as Exprs over mesh coordinates and serial loops.
 absl::StatusOr<std::vector<Expr>> ToExprs(const Computation& c, const Names& names,
                                           const isl::map& f, int prefix) {
@@ -202,6 +195,33 @@ Program DescribeTensors(const Computation& c) {
   return p;
 }
 
+int SerialDepth(const Computation& c, int prefix) {
+  int d = 0;
+  for (int j = 0; j < prefix; ++j) d += c.loops()[j].kind == LoopKind::kSerial;
+  return d;
+}
+
+int KernelPrefix(const Computation& c) {
+  int prefix = static_cast<int>(c.loops().size());
+  while (prefix > 0 && c.loops()[prefix - 1].kind == LoopKind::kTensorized) --prefix;
+  return prefix;
+}
+
+Compute KernelHead(const Computation& c) {
+  const ir::Problem& prob = c.problem();
+  Compute k;
+  k.kernel = c.kernel().empty() ? "contraction" : c.kernel();
+  k.sum = prob.combine == ir::Problem::Combine::kSum;
+  for (const std::string& idx : prob.indices) {
+    int64_t extent = 1;
+    for (const ir::Loop& l : c.loops()) {
+      if (l.kind == LoopKind::kTensorized && l.origin == idx) extent *= l.extent;
+    }
+    k.tile.emplace_back(idx, extent);
+  }
+  return k;
+}
+
 namespace {
 
 // ---- Step 2: transfers -----------------------------------------------------------------
@@ -277,12 +297,6 @@ absl::StatusOr<TransferPlan> PlanTransfer(const Computation& c, const Names& nam
 
 // ---- Step 3: the kernel call -------------------------------------------------------------
 
-int KernelPrefix(const Computation& c) {
-  int prefix = static_cast<int>(c.loops().size());
-  while (prefix > 0 && c.loops()[prefix - 1].kind == LoopKind::kTensorized) --prefix;
-  return prefix;
-}
-
 // Operand i of the kernel call (0: the output): its buffer and its slice there.
 absl::StatusOr<Operand> PlanOperand(const Computation& c, const Names& names, size_t i,
                                     const TransferPlan* via, bool offsets, BoxMemo* boxes) {
@@ -339,16 +353,7 @@ absl::StatusOr<StmtPtr> PlanCompute(const Computation& c, const Names& names,
                                     LoweringCache::Impl* cache, const std::string& loops_key,
                                     bool offsets) {
   const ir::Problem& prob = c.problem();
-  Compute k;
-  k.kernel = c.kernel().empty() ? "contraction" : c.kernel();
-  k.sum = prob.combine == ir::Problem::Combine::kSum;
-  for (const std::string& idx : prob.indices) {
-    int64_t extent = 1;
-    for (const ir::Loop& l : c.loops()) {
-      if (l.kind == LoopKind::kTensorized && l.origin == idx) extent *= l.extent;
-    }
-    k.tile.emplace_back(idx, extent);
-  }
+  Compute k = KernelHead(c);
   for (size_t i = 0; i <= prob.operands.size(); ++i) {
     const std::string& tensor = i == 0 ? prob.output.tensor : prob.operands[i - 1].tensor;
     const TransferPlan* via = nullptr;
@@ -453,20 +458,6 @@ StmtPtr Fill(const StmtPtr& s, const std::map<const Stmt*, std::string>& leaves,
   return s;
 }
 
-// The transfer or reduction `s` of communicate `t` with t's prefetch (plans are shared
-// by the prefetched and plain forms of a communicate).
-StmtPtr WithPrefetch(const StmtPtr& s, const ir::Communication& t) {
-  if (t.prefetch == 0) return s;
-  if (const auto* x = std::get_if<Transfer>(&s->node)) {
-    Transfer out = *x;
-    out.prefetch = t.prefetch;
-    return MakeStmt(std::move(out));
-  }
-  Reduce out = std::get<Reduce>(s->node);
-  out.prefetch = t.prefetch;
-  return MakeStmt(std::move(out));
-}
-
 // Every prefetched statement of `p` is driven by the For of its loop (PrefetchedIn): the
 // placement ir/legality's nothing_to_overlap rule promises (a serial loop of several
 // iterations gets a For, and its transfers sit in that For's body).
@@ -521,10 +512,11 @@ absl::StatusOr<Program> Lower(const ir::Computation& c, const LowerOptions& opti
                  return PlanTransfer(c, names, t, options.offsets, cache ? &cache->boxes : nullptr);
                }));
       p.buffers.push_back(std::get<Alloc>(plan.alloc->node));
-      placement.push_back({t.tensor, Depth(c, plan.prefix), plan.output});
+      placement.push_back({t.tensor, SerialDepth(c, plan.prefix), plan.output});
       absl::StrAppend(&placement_key, "|", t.tensor, ":", placement.back().depth, ":", plan.output);
       statements[(plan.output ? "Zero" : "Alloc") + t.tensor] = plan.alloc;
-      statements[(plan.output ? "Reduce" : "Fetch") + t.tensor] = WithPrefetch(plan.stmt, t);
+      statements[(plan.output ? "Reduce" : "Fetch") + t.tensor] =
+          WithPrefetch(plan.stmt, t.prefetch);
       transfers.push_back(std::move(plan));
     }
     MT_ASSIGN_OR_RETURN(statements["Compute"],

@@ -50,6 +50,16 @@ struct LowerOptions {
 // shards, layouts), with no body and no buffers yet.
 Program DescribeTensors(const ir::Computation& c);
 
+// Pieces of lowering that need no isl, shared with search/closed_form.h:
+// how many serial loops are among the first `prefix` loops (the depth of a statement
+// placed after them in the loop tree);
+int SerialDepth(const ir::Computation& c, int prefix);
+// how many loops come before the kernel's (trailing tensorized) loops;
+int KernelPrefix(const ir::Computation& c);
+// the kernel call without operands: its kernel name, sum or product, and per problem
+// index the extent it covers in one call.
+Compute KernelHead(const ir::Computation& c);
+
 // Lowers `c`, which must be legal (ir/legality.h). Returns Unimplemented for schedules the
 // lowering does not handle yet (the message says which part), never crashes on them.
 absl::StatusOr<Program> Lower(const ir::Computation& c, const LowerOptions& options = {});

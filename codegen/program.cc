@@ -65,6 +65,18 @@ StmtPtr MakeStmt(std::variant<Block, For, Alloc, Transfer, Compute, Reduce> node
   return std::make_shared<const Stmt>(Stmt{std::move(node)});
 }
 
+StmtPtr WithPrefetch(const StmtPtr& s, int prefetch) {
+  if (prefetch == 0) return s;
+  if (const auto* x = std::get_if<Transfer>(&s->node)) {
+    Transfer out = *x;
+    out.prefetch = prefetch;
+    return MakeStmt(std::move(out));
+  }
+  Reduce out = std::get<Reduce>(s->node);
+  out.prefetch = prefetch;
+  return MakeStmt(std::move(out));
+}
+
 const Compute* KernelCall(const Program& p) {
   std::function<const Compute*(const StmtPtr&)> find = [&](const StmtPtr& s) -> const Compute* {
     if (const auto* b = std::get_if<Block>(&s->node)) {

@@ -187,6 +187,10 @@ std::string RenamePatternLabel(const std::string& label,
 
 StmtPtr MakeStmt(std::variant<Block, For, Alloc, Transfer, Compute, Reduce> node);
 
+// Transfer or Reduce statement `s` with its prefetch set to `prefetch` (`s` itself when 0):
+// lowering shares one statement between the plain and prefetched forms of a communicate.
+StmtPtr WithPrefetch(const StmtPtr& s, int prefetch);
+
 // Indented tree dump of the program, for debugging and lowering logs.
 std::string Dump(const Program& p);
 

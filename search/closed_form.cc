@@ -404,24 +404,12 @@ absl::StatusOr<CommPattern> FetchPattern(const Computation& c, int prefix,
   return out;
 }
 
-int KernelPrefix(const Computation& c) {
-  int prefix = static_cast<int>(c.loops().size());
-  while (prefix > 0 && c.loops()[prefix - 1].kind == LoopKind::kTensorized) --prefix;
-  return prefix;
-}
-
-int SerialDepth(const Computation& c, int prefix) {
-  int d = 0;
-  for (int j = 0; j < prefix; ++j) d += c.loops()[j].kind == LoopKind::kSerial;
-  return d;
-}
-
 absl::StatusOr<std::shared_ptr<const ClosedFormLowering::Plan>> MakePlan(
     const Computation& c, const ir::Communication& t) {
   auto plan = std::make_shared<ClosedFormLowering::Plan>();
   const int prefix = ir::TransferPrefix(c, t);
   plan->output = c.problem().IsOutput(t.tensor);
-  plan->depth = SerialDepth(c, prefix);
+  plan->depth = codegen::SerialDepth(c, prefix);
   const std::string buffer = (plan->output ? "Part" : "Trans") + t.tensor;
   const Box box = AccessBox(c, c.problem().FirstAccess(t.tensor)->indices, prefix);
   codegen::Slice global;
@@ -451,32 +439,11 @@ absl::StatusOr<std::shared_ptr<const ClosedFormLowering::Plan>> MakePlan(
   return plan;
 }
 
-StmtPtr WithPrefetch(const StmtPtr& s, int prefetch) {
-  if (prefetch == 0) return s;
-  if (const auto* x = std::get_if<codegen::Transfer>(&s->node)) {
-    codegen::Transfer out = *x;
-    out.prefetch = prefetch;
-    return codegen::MakeStmt(std::move(out));
-  }
-  codegen::Reduce out = std::get<codegen::Reduce>(s->node);
-  out.prefetch = prefetch;
-  return codegen::MakeStmt(std::move(out));
-}
-
 // The kernel call, as codegen::Lower builds it (boxes of the kernel's loops).
 StmtPtr KernelCall(const Computation& c) {
   const ir::Problem& prob = c.problem();
-  codegen::Compute k;
-  k.kernel = c.kernel().empty() ? "contraction" : c.kernel();
-  k.sum = prob.combine == ir::Problem::Combine::kSum;
-  for (const std::string& idx : prob.indices) {
-    int64_t extent = 1;
-    for (const ir::Loop& l : c.loops()) {
-      if (l.kind == LoopKind::kTensorized && l.origin == idx) extent *= l.extent;
-    }
-    k.tile.emplace_back(idx, extent);
-  }
-  const int prefix = KernelPrefix(c);
+  codegen::Compute k = codegen::KernelHead(c);
+  const int prefix = codegen::KernelPrefix(c);
   for (size_t i = 0; i <= prob.operands.size(); ++i) {
     const ir::TensorAccess& a = i == 0 ? prob.output : prob.operands[i - 1];
     codegen::Operand op;
@@ -520,10 +487,10 @@ absl::StatusOr<codegen::Program> ClosedFormLowering::Lower(const Computation& c)
     p.buffers.push_back(std::get<codegen::Alloc>(plan.alloc->node));
     if (plan.output) {
       zeros[plan.depth].push_back(plan.alloc);
-      after[plan.depth].push_back(WithPrefetch(plan.stmt, t.prefetch));
+      after[plan.depth].push_back(codegen::WithPrefetch(plan.stmt, t.prefetch));
     } else {
       before[plan.depth].push_back(plan.alloc);
-      before[plan.depth].push_back(WithPrefetch(plan.stmt, t.prefetch));
+      before[plan.depth].push_back(codegen::WithPrefetch(plan.stmt, t.prefetch));
     }
   }
   StmtPtr inner = KernelCall(c);

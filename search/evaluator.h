@@ -12,9 +12,10 @@
 //      │  per (nest, rotation): replay the nest, then per tensor option Shard + Communicate
 //      ▼  + CheckTensor  ───▶ NestTable: legal options per tensor, rejections by reason
 //   Genome ──assemble (WithSharding/WithTransfer, no replay)──▶ Computation
-//      ──codegen::Lower (LoweringCache)──▶ Program ──EstimateCost──▶ Candidate
+//      ──ClosedFormLowering (codegen::Lower outside the forms)──▶ Program ──EstimateCost──▶
+//      Candidate
 //
-// A Candidate's Program is the one ReplayTrace(ToTrace(genome)) lowers to. One Evaluator
+// A Candidate's Program costs what the one ReplayTrace(ToTrace(genome)) lowers to does. One Evaluator
 // per base Computation, on one thread (it holds isl objects of the base's context).
 #ifndef MESHTUNE_SEARCH_EVALUATOR_H_
 #define MESHTUNE_SEARCH_EVALUATOR_H_

@@ -4,7 +4,8 @@
 //        │              tensor option checked with isl ──▶ enumerated / legal / pruned{reason}
 //        ▼
 //   SearchStrategy (exhaustive if the legal points fit, else evolutionary)
-//        │   Explorer::Evaluate: assemble ─▶ codegen::Lower ─▶ EstimateCost  (dedup by Program)
+//        │   Explorer::Evaluate: assemble ─▶ closed-form Program (isl outside the forms)
+//        │                       ─▶ EstimateCost  (dedup by Program)
 //        ▼
 //   K to measure ──▶ Runner::Run (mpirun: verify + time; model-only: nothing)
 //        │   (Explorer::ToMeasure: each mesh's best, each family's best near the top, then
