@@ -15,8 +15,8 @@
 //      ──ClosedFormLowering (codegen::Lower outside the forms)──▶ Program ──EstimateCost──▶
 //      Candidate
 //
-// A Candidate's Program costs what the one ReplayTrace(ToTrace(genome)) lowers to does. One Evaluator
-// per base Computation, on one thread (it holds isl objects of the base's context).
+// A Candidate's Program costs what the one ReplayTrace(ToTrace(genome)) lowers to does. One
+// Evaluator per base Computation, on one thread (it holds isl objects of the base's context).
 #ifndef MESHTUNE_SEARCH_EVALUATOR_H_
 #define MESHTUNE_SEARCH_EVALUATOR_H_
 
