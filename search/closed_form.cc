@@ -10,6 +10,7 @@
 #include "base/status_macros.h"
 #include "codegen/lower.h"
 #include "codegen/patterns.h"
+#include "codegen/simplify.h"
 #include "ir/legality.h"
 
 namespace meshtune::search {
@@ -404,6 +405,17 @@ absl::StatusOr<CommPattern> FetchPattern(const Computation& c, int prefix,
   return out;
 }
 
+// The ranges of the variables of the closed forms' expressions: mesh coordinates and serial
+// loop variables (the loops start at 0).
+codegen::VarRanges RangesOf(const Computation& c) {
+  codegen::VarRanges out;
+  for (const ir::MeshAxis& a : c.mesh().axes) out[a.name] = {0, a.size - 1};
+  for (const ir::Loop& l : c.loops()) {
+    if (l.kind == LoopKind::kSerial) out[l.name] = {0, l.extent - 1};
+  }
+  return out;
+}
+
 absl::StatusOr<std::shared_ptr<const ClosedFormLowering::Plan>> MakePlan(
     const Computation& c, const ir::Communication& t) {
   auto plan = std::make_shared<ClosedFormLowering::Plan>();
@@ -432,6 +444,8 @@ absl::StatusOr<std::shared_ptr<const ClosedFormLowering::Plan>> MakePlan(
     if (x.pattern.axes.empty()) return Outside("a transfer from several ranks");
   } else {
     MT_ASSIGN_OR_RETURN(x.source, Owner(c, t.tensor, box.origin));
+    const codegen::VarRanges ranges = RangesOf(c);
+    for (Expr& e : x.source) e = codegen::Simplify(e, ranges);
     MT_ASSIGN_OR_RETURN(x.pattern, FetchPattern(c, prefix, x.source, box.origin));
     if (x.pattern.kind == CommPattern::Kind::kShift) x.time_loop = c.loops()[prefix - 1].name;
   }

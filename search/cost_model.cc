@@ -130,7 +130,7 @@ class RankValues {
   // ranks; -1 off the mesh.
   void RankIds(const std::vector<Expr>& coords, Values* out) {
     out->assign(ranks_, 0);
-    Values c;
+    Values& c = coord_;
     for (size_t a = 0; a < sizes_.size(); ++a) {
       if (a < coords.size()) {
         Eval(coords[a], &c);
@@ -163,6 +163,32 @@ class RankValues {
     if (scratch_.size() <= depth) scratch_.resize(depth + 1);
     std::array<Values, 3>& a = scratch_[depth];
     const std::vector<Expr>& args = e.args();
+    out->resize(ranks_);
+    int64_t* o = out->data();
+    // The common shapes in tight loops: an operation with a constant right operand, a sum
+    // or difference; the rest through ApplyOp.
+    if (args.size() == 2 && args[1].IsConst()) {
+      EvalAt(args[0], &a[0], depth + 1);
+      const int64_t* x = a[0].data();
+      const int64_t k = args[1].value();
+      switch (e.op()) {
+        case Expr::Op::kAdd:
+          for (int64_t r = 0; r < ranks_; ++r) o[r] = x[r] + k;
+          return;
+        case Expr::Op::kMul:
+          for (int64_t r = 0; r < ranks_; ++r) o[r] = x[r] * k;
+          return;
+        case Expr::Op::kFloorDiv:
+          for (int64_t r = 0; r < ranks_; ++r) o[r] = codegen::FloorDiv(x[r], k);
+          return;
+        case Expr::Op::kMod:
+          for (int64_t r = 0; r < ranks_; ++r) o[r] = codegen::FloorMod(x[r], k);
+          return;
+        default:
+          for (int64_t r = 0; r < ranks_; ++r) o[r] = codegen::ApplyOp(e.op(), x[r], k);
+          return;
+      }
+    }
     for (size_t i = 0; i < a.size(); ++i) {
       if (i < args.size()) {
         EvalAt(args[i], &a[i], depth + 1);
@@ -170,15 +196,24 @@ class RankValues {
         a[i].assign(ranks_, 0);
       }
     }
-    out->resize(ranks_);
-    for (int64_t r = 0; r < ranks_; ++r)
-      (*out)[r] = codegen::ApplyOp(e.op(), a[0][r], a[1][r], a[2][r]);
+    const int64_t *x = a[0].data(), *y = a[1].data(), *z = a[2].data();
+    switch (e.op()) {
+      case Expr::Op::kAdd:
+        for (int64_t r = 0; r < ranks_; ++r) o[r] = x[r] + y[r];
+        return;
+      case Expr::Op::kSub:
+        for (int64_t r = 0; r < ranks_; ++r) o[r] = x[r] - y[r];
+        return;
+      default:
+        for (int64_t r = 0; r < ranks_; ++r) o[r] = codegen::ApplyOp(e.op(), x[r], y[r], z[r]);
+    }
   }
 
   std::vector<bool> relevant_;
   std::vector<int64_t> sizes_;  // per axis: its size, or 1 when left out
   int64_t ranks_ = 1;
   std::vector<std::pair<std::string, Values>> vars_;
+  Values coord_;                               // RankIds' scratch
   std::deque<std::array<Values, 3>> scratch_;  // a deque: deeper levels keep references valid
 };
 
@@ -467,7 +502,7 @@ class CostWalker {
         if (g <= 1) return;
         const double seconds =
             params_.alpha_coll * std::log2(static_cast<double>(g)) + params_.beta_coll * w;
-        Values root;
+        Values& root = source_;
         values_.RankIds(t.source, &root);
         for (int64_t r = 0; r < n; ++r) {
           const bool receives = root[r] != r;
@@ -512,7 +547,9 @@ class CostWalker {
     const int64_t elements = t.global.Elements();
     const double message =
         params_.alpha + params_.beta * static_cast<double>(elements * p_.dtype_bytes);
-    Values source, sends(n, 0);
+    Values& source = source_;
+    Values& sends = sends_;
+    sends.assign(n, 0);
     values_.RankIds(t.source, &source);
     for (int64_t r = 0; r < n; ++r) {
       if (active[r] && source[r] >= 0 && source[r] != r) ++sends[source[r]];
@@ -557,6 +594,7 @@ class CostWalker {
   std::vector<double> comm_;    // per rank
   std::vector<double> hidden_;  // per rank: communication and compute overlapping each other
   Values words_;                // per rank
+  Values source_, sends_;       // scratch of CostTransfer and PointToPoint
   double compute_ = 0;          // the same on every rank: one SPMD kernel sequence
 };
 
