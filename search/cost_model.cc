@@ -286,6 +286,7 @@ class CostWalker {
   CostWalker(const Program& p, const CostParams& params, bool classes)
       : p_(p),
         params_(params),
+        shortcuts_(classes),
         values_(p, classes),
         comm_(values_.ranks()),
         hidden_(values_.ranks()),
@@ -310,6 +311,42 @@ class CostWalker {
     }
   }
 
+  // Rank-steps the walk of `s` (visited `visits` times) evaluates: each Transfer or Reduce
+  // visit costs one per costed rank. Saturates at INT64_MAX.
+  int64_t Work(const StmtPtr& s, int64_t visits) const {
+    auto mul = [](int64_t a, int64_t b) {
+      int64_t out = 0;
+      return __builtin_mul_overflow(a, b, &out) ? INT64_MAX : out;
+    };
+    auto add = [](int64_t a, int64_t b) {
+      int64_t out = 0;
+      return __builtin_add_overflow(a, b, &out) ? INT64_MAX : out;
+    };
+    if (const auto* b = std::get_if<Block>(&s->node)) {
+      int64_t sum = 0;
+      for (const StmtPtr& c : b->body) sum = add(sum, Work(c, visits));
+      return sum;
+    }
+    if (const auto* f = std::get_if<For>(&s->node)) {
+      switch (modes_.at(f)) {
+        case LoopMode::kOnce:
+          return Work(f->body, visits);
+        case LoopMode::kFirstThenRest:
+          return mul(Work(f->body, visits), 2);
+        case LoopMode::kEach: {
+          const Parts parts = Split(*f);
+          int64_t sum = 0;
+          for (const StmtPtr& c : parts.invariant) sum = add(sum, Work(c, visits));
+          for (const StmtPtr& c : parts.varying) sum = add(sum, Work(c, mul(visits, f->extent)));
+          return sum;
+        }
+      }
+    }
+    if (std::holds_alternative<Transfer>(s->node) || std::holds_alternative<Reduce>(s->node))
+      return mul(visits, values_.ranks());
+    return 0;
+  }
+
   CostReport Report() const {
     CostReport out;
     const int64_t n = values_.ranks();
@@ -317,7 +354,8 @@ class CostWalker {
     int64_t critical = 0;
     for (int64_t r = 0; r < n; ++r) {
       seconds[r] = comm_[r] + compute_ - hidden_[r];
-      if (seconds[r] > seconds[critical]) critical = r;
+      // Ties (within rounding: sums taken in another order) go to the lowest rank.
+      if (seconds[r] > seconds[critical] * (1 + 1e-12)) critical = r;
       out.comm_words_per_rank = std::max(out.comm_words_per_rank, words_[r]);
     }
     // Every mesh rank costs what the costed rank standing for it does; the critical rank is
@@ -383,16 +421,37 @@ class CostWalker {
           Walk(f.body, times * (f.extent - 1));
         }
         break;
-      case LoopMode::kEach:
+      case LoopMode::kEach: {
+        // What does not vary with the loop is costed once for every iteration.
+        const Parts parts = Split(f);
+        for (const StmtPtr& s : parts.invariant) Walk(s, times * f.extent);
         for (int64_t i = 0; i < f.extent; ++i) {
           if (i > 0) {
             for (int64_t& v : values_.Slot(slot)) v += 1;
           }
-          Walk(f.body, times);
+          for (const StmtPtr& s : parts.varying) Walk(s, times);
         }
         break;
+      }
     }
     values_.Pop();
+  }
+
+  // The statements of a loop's body whose cost does not change with its variable, and the
+  // others.
+  struct Parts {
+    std::vector<StmtPtr> invariant, varying;
+  };
+  Parts Split(const For& f) const {
+    Parts out;
+    const auto* b = std::get_if<Block>(&f.body->node);
+    if (b == nullptr || !shortcuts_) {
+      out.varying.push_back(f.body);
+      return out;
+    }
+    for (const StmtPtr& s : b->body)
+      (Varies(s, {f.var}, "") ? out.varying : out.invariant).push_back(s);
+    return out;
   }
 
   // What one iteration of a loop with prefetched statements costs, per rank.
@@ -404,8 +463,9 @@ class CostWalker {
 
   // Walks one iteration of `f`'s body (the loop variable set), counted `count` times, and
   // returns what a single one costs.
-  Iteration WalkIteration(const For& f, const std::vector<const codegen::Stmt*>& driven,
-                          double count, int64_t times) {
+  Iteration WalkIteration(const std::vector<StmtPtr>& body,
+                          const std::vector<const codegen::Stmt*>& driven, double count,
+                          int64_t times) {
     const int64_t n = values_.ranks();
     auto prefetched = [&](bool input) {
       std::vector<double> sum(n, 0);
@@ -418,7 +478,7 @@ class CostWalker {
     };
     const double compute0 = compute_;
     const std::vector<double> hidden0 = hidden_, in0 = prefetched(true), out0 = prefetched(false);
-    Walk(f.body, times * static_cast<int64_t>(count));
+    for (const StmtPtr& s : body) Walk(s, times * static_cast<int64_t>(count));
     const double m = count * static_cast<double>(times);
     Iteration it;
     it.compute = (compute_ - compute0) / m;
@@ -445,19 +505,36 @@ class CostWalker {
     // Representative iterations: one for all (kOnce), the first and one for the rest
     // (kFirstThenRest), or each.
     std::vector<Iteration> reps;
+    const std::vector<StmtPtr> body = {f.body};
+    // Walked each: the statements that vary, once per iteration, plus the same share of
+    // those that do not (walked once for all).
+    const Parts parts = mode == LoopMode::kEach ? Split(f) : Parts{};
+    const Iteration invariant =
+        WalkIteration(parts.invariant, driven, static_cast<double>(e), times);
     for (int64_t i = 0; i < e; ++i) {
       if (i > 0) {
         for (int64_t& v : values_.Slot(slot)) v += 1;
       }
       if (mode == LoopMode::kOnce) {
-        reps.push_back(WalkIteration(f, driven, static_cast<double>(e), times));
+        reps.push_back(WalkIteration(body, driven, static_cast<double>(e), times));
         break;
       }
       if (mode == LoopMode::kFirstThenRest && i == 1) {
-        reps.push_back(WalkIteration(f, driven, static_cast<double>(e - 1), times));
+        reps.push_back(WalkIteration(body, driven, static_cast<double>(e - 1), times));
         break;
       }
-      reps.push_back(WalkIteration(f, driven, 1, times));
+      if (mode == LoopMode::kFirstThenRest) {
+        reps.push_back(WalkIteration(body, driven, 1, times));
+        continue;
+      }
+      Iteration it = WalkIteration(parts.varying, driven, 1, times);
+      it.compute += invariant.compute;
+      for (int64_t r = 0; r < values_.ranks(); ++r) {
+        it.nested[r] += invariant.nested[r];
+        it.in[r] += invariant.in[r];
+        it.out[r] += invariant.out[r];
+      }
+      reps.push_back(std::move(it));
     }
     auto rep = [&](int64_t i) -> const Iteration& {
       return reps[std::min<int64_t>(i, static_cast<int64_t>(reps.size()) - 1)];
@@ -587,6 +664,7 @@ class CostWalker {
 
   const Program& p_;
   const CostParams& params_;
+  const bool shortcuts_;  // rank classes and invariant statements hoisted out of loops
   RankValues values_;
   std::unordered_map<const For*, LoopMode> modes_;
   std::unordered_map<const codegen::Stmt*, size_t> index_;
@@ -599,6 +677,11 @@ class CostWalker {
 };
 
 }  // namespace
+
+int64_t EstimateCostWork(const Program& p, bool rank_classes) {
+  CostWalker walker(p, CostParams{}, rank_classes);
+  return p.body ? walker.Work(p.body, 1) : 0;
+}
 
 CostReport EstimateCost(const Program& p, const CostParams& params, bool rank_classes) {
   CostWalker walker(p, params, rank_classes);

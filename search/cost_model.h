@@ -93,10 +93,22 @@ struct CostReport {
 // `rank_classes` (the default) ranks that the program moves data among alike are costed
 // once: along a mesh axis that no broadcast root, point-to-point or shift source, or loop
 // start mentions (other than as the reader's own coordinate along it), every rank costs
-// what its neighbours do, so only coordinate 0 is walked. The report is the same as with
-// every rank walked (false; search/closed_form_test.cc checks this over whole spaces).
+// what its neighbours do, so only coordinate 0 is walked; and in a loop that is iterated,
+// the statements whose cost does not change with its variable are costed once for all its
+// iterations. The report is the same as with every rank and every statement walked
+// (false, the reference; search/closed_form_test.cc checks this over whole spaces).
 CostReport EstimateCost(const codegen::Program& p, const CostParams& params,
                         bool rank_classes = true);
+
+// How many rank-steps EstimateCost(p, params, rank_classes) evaluates: for each Transfer or
+// Reduce statement, the times the walk visits it (loops iterated as the file comment says)
+// times the ranks it is costed on. The walk's time is proportional to it (tens of
+// nanoseconds a rank-step). Saturates at INT64_MAX.
+int64_t EstimateCostWork(const codegen::Program& p, bool rank_classes = true);
+
+// The most rank-steps the search spends costing one schedule (about a second): beyond it a
+// schedule is not costed (search/evaluator.h).
+inline constexpr int64_t kMaxCostWork = int64_t{1} << 25;
 
 }  // namespace meshtune::search
 

@@ -92,7 +92,9 @@ class Evaluator {
   // Lowers and costs `g`, which must be legal. The costing Program comes from the closed
   // forms (search/closed_form.h) or, outside them, from codegen::Lower without offsets: the
   // cost is the same either way. Unimplemented / Internal when lowering fails (the message
-  // says why); such points are rejected by the caller.
+  // says why); ResourceExhausted when costing would take more than kMaxCostWork rank-steps
+  // (EstimateCostWork; long loops whose sources change with every rank and step, on
+  // thousands of ranks). Such points are not candidates (Explorer counts them unlowerable).
   absl::StatusOr<Candidate> Evaluate(const Genome& g);
 
   // Evaluations whose Program came from isl because the closed forms do not cover them.

@@ -42,7 +42,7 @@ struct SearchCounts {
   int64_t evaluated = 0;    // legal points lowered and costed
   int64_t costed = 0;       // distinct Programs among them (the candidates)
   int64_t duplicates = 0;   // evaluated points whose Program was already costed
-  int64_t unlowerable = 0;  // legal points the lowering refused (see the log)
+  int64_t unlowerable = 0;  // legal points the lowering refused or too costly to cost
 };
 
 class Explorer {
