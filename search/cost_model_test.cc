@@ -89,6 +89,22 @@ TEST(CostModelTest, SummaIsTwoBroadcastsPerStep) {
   }
 }
 
+// The walk's work: SUMMA's broadcast roots follow ko, so its two broadcasts are costed at
+// every step on every rank (the kernel, which does not vary, once); Cannon's shifts at the
+// first step and one more.
+TEST(CostModelTest, WorkCountsTheRankStepsTheWalkCosts) {
+  for (int s : {2, 4, 8}) {
+    SCOPED_TRACE(s);
+    const Program summa =
+        LowerText(kMatmul, "m=256,n=256,k=256", Square(s), OnSquare("summa.trace", s));
+    EXPECT_EQ(EstimateCostWork(summa), 2 * s * s * s);
+    const Program cannon =
+        LowerText(kMatmul, "m=256,n=256,k=256", Square(s), OnSquare("cannon.trace", s));
+    EXPECT_EQ(EstimateCostWork(cannon), 2 * 2 * s * s);
+  }
+  EXPECT_GT(kMaxCostWork, 2 * 64 * 64 * 64);  // SUMMA on 64 x 64 is costed
+}
+
 TEST(CostModelTest, SummaComputeIsTheLocalShareOfTheFlops) {
   CostParams c;
   c.gamma = 1e-11;
