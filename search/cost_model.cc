@@ -11,6 +11,7 @@
 #include <variant>
 #include <vector>
 
+#include "absl/strings/str_cat.h"
 #include "codegen/expr.h"
 
 namespace meshtune::search {
@@ -510,7 +511,9 @@ class CostWalker {
     // those that do not (walked once for all).
     const Parts parts = mode == LoopMode::kEach ? Split(f) : Parts{};
     const Iteration invariant =
-        WalkIteration(parts.invariant, driven, static_cast<double>(e), times);
+        mode == LoopMode::kEach
+            ? WalkIteration(parts.invariant, driven, static_cast<double>(e), times)
+            : Iteration{};
     for (int64_t i = 0; i < e; ++i) {
       if (i > 0) {
         for (int64_t& v : values_.Slot(slot)) v += 1;
@@ -679,8 +682,24 @@ class CostWalker {
 }  // namespace
 
 int64_t EstimateCostWork(const Program& p, bool rank_classes) {
-  CostWalker walker(p, CostParams{}, rank_classes);
+  const CostParams params;
+  CostWalker walker(p, params, rank_classes);
   return p.body ? walker.Work(p.body, 1) : 0;
+}
+
+absl::StatusOr<CostReport> EstimateCostWithin(const Program& p, const CostParams& params,
+                                              int64_t max_work) {
+  CostWalker walker(p, params, /*classes=*/true);
+  if (p.body) {
+    const int64_t work = walker.Work(p.body, 1);
+    if (work > max_work) {
+      return absl::ResourceExhaustedError(
+          absl::StrCat("costing it would take ", work, " rank-steps (more than ", max_work,
+                       "): sources that change with every rank and step of long loops"));
+    }
+    walker.Walk(p.body, 1);
+  }
+  return walker.Report();
 }
 
 CostReport EstimateCost(const Program& p, const CostParams& params, bool rank_classes) {

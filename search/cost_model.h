@@ -61,6 +61,7 @@
 #include <string>
 #include <vector>
 
+#include "absl/status/statusor.h"
 #include "codegen/program.h"
 #include "search/cost_params.h"
 
@@ -109,6 +110,11 @@ int64_t EstimateCostWork(const codegen::Program& p, bool rank_classes = true);
 // The most rank-steps the search spends costing one schedule (about a second): beyond it a
 // schedule is not costed (search/evaluator.h).
 inline constexpr int64_t kMaxCostWork = int64_t{1} << 25;
+
+// EstimateCost(p, params) when its walk takes at most `max_work` rank-steps
+// (EstimateCostWork); ResourceExhausted saying how many it would take otherwise.
+absl::StatusOr<CostReport> EstimateCostWithin(const codegen::Program& p, const CostParams& params,
+                                              int64_t max_work);
 
 }  // namespace meshtune::search
 

@@ -105,6 +105,19 @@ TEST(CostModelTest, WorkCountsTheRankStepsTheWalkCosts) {
   EXPECT_GT(kMaxCostWork, 2 * 64 * 64 * 64);  // SUMMA on 64 x 64 is costed
 }
 
+TEST(CostModelTest, WithinCostsUpToTheWorkLimitAndRefusesBeyond) {
+  const Program summa =
+      LowerText(kMatmul, "m=256,n=256,k=256", Square(4), OnSquare("summa.trace", 4));
+  const CostParams c = CommOnly();
+  absl::StatusOr<CostReport> r = EstimateCostWithin(summa, c, 2 * 4 * 4 * 4);
+  ASSERT_TRUE(r.ok()) << r.status();
+  EXPECT_EQ(r->seconds, EstimateCost(summa, c).seconds);
+  r = EstimateCostWithin(summa, c, 2 * 4 * 4 * 4 - 1);
+  EXPECT_EQ(r.status(), absl::ResourceExhaustedError(
+                            "costing it would take 128 rank-steps (more than 127): sources "
+                            "that change with every rank and step of long loops"));
+}
+
 TEST(CostModelTest, SummaComputeIsTheLocalShareOfTheFlops) {
   CostParams c;
   c.gamma = 1e-11;

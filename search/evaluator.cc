@@ -318,16 +318,12 @@ absl::StatusOr<Candidate> Evaluator::Evaluate(const Genome& g) {
     p = codegen::Lower(c, options);
   }
   if (!p.ok()) return p.status();
-  const int64_t work = EstimateCostWork(*p);
-  if (work > kMaxCostWork) {
-    return absl::ResourceExhaustedError(
-        absl::StrCat("costing it would take ", work, " rank-steps (more than ", kMaxCostWork,
-                     "): sources that change with every rank and step of long loops"));
-  }
+  absl::StatusOr<CostReport> cost = EstimateCostWithin(*p, params_, kMaxCostWork);
+  if (!cost.ok()) return cost.status();
   Candidate out;
   out.genome = g;
   out.trace = space_.ToTrace(g).ToString();
-  out.cost = EstimateCost(*p, params_);
+  out.cost = *std::move(cost);
   for (const TransferCost& t : out.cost.transfers) {
     out.patterns.push_back(codegen::PatternLabel(t.tensor, t.loop, t.pattern));
   }
