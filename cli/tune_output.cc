@@ -30,7 +30,8 @@ std::string TuneResultText(const v1::TuneResult& r) {
   const v1::Record& best = r.record();
   std::string out = absl::StrCat(
       "best schedule on ", best.mesh(), IdleRanks(best), " (", r.strategy(), " search; ",
-      r.enumerated(), " candidates, ", r.legal(), " legal, ", r.costed(), " costed, ",
+      r.enumerated(), " candidates, ", r.legal_estimated() ? "about " : "", r.legal(),
+      r.legal_estimated() ? " legal (estimated), " : " legal, ", r.costed(), " costed, ",
       r.measurements_size(), " measured, ", absl::StrFormat("%.2f", r.seconds()), " s):\n\n");
   absl::StrAppend(&out, best.trace().text(), "\n");
   absl::StrAppend(&out, absl::StrFormat("predicted  %.6g s\n", best.predicted_s()));
@@ -67,8 +68,9 @@ std::string TuneProgressText(const v1::TuneProgress& p) {
   int64_t pruned = 0;
   for (const auto& [reason, n] : p.pruned()) pruned += n;
   std::string line =
-      absl::StrFormat("%-7s %.1fs  enumerated %d, pruned %d, legal %d, costed %d", p.stage(),
-                      p.elapsed_s(), p.enumerated(), pruned, p.legal(), p.costed());
+      absl::StrFormat("%-7s %.1fs  enumerated %d, pruned %s%d, legal %s%d, costed %d", p.stage(),
+                      p.elapsed_s(), p.enumerated(), p.legal_estimated() ? "~" : "", pruned,
+                      p.legal_estimated() ? "~" : "", p.legal(), p.costed());
   if (p.to_measure() > 0)
     absl::StrAppend(&line, absl::StrFormat(", measured %d of %d", p.measured(), p.to_measure()));
   if (p.has_best_predicted_s())

@@ -17,6 +17,8 @@ void SetCounts(const search::SearchCounts& counts, v1::TuneResult* out) {
   for (const auto& [reason, n] : counts.pruned) (*out->mutable_pruned())[reason] = n;
   out->set_costed(counts.costed);
   out->set_duplicates(counts.duplicates);
+  out->set_legal_estimated(counts.estimated);
+  out->set_bounded(counts.bounded);
 }
 
 }  // namespace
@@ -71,6 +73,7 @@ v1::TuneProgress ProgressMessage(const search::SearchProgress& p) {
   out.set_enumerated(p.counts.enumerated);
   out.set_legal(p.counts.legal);
   for (const auto& [reason, n] : p.counts.pruned) (*out.mutable_pruned())[reason] = n;
+  out.set_legal_estimated(p.counts.estimated);
   out.set_costed(p.counts.costed);
   out.set_measured(p.measured);
   out.set_to_measure(p.to_measure);

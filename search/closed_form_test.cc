@@ -7,6 +7,7 @@
 #include "search/closed_form.h"
 
 #include <cmath>
+#include <cstdint>
 #include <map>
 #include <string>
 #include <vector>
@@ -171,6 +172,21 @@ std::string CompareCosts(const CostReport& a, const CostReport& b) {
   return "";
 }
 
+// "" when EstimateCostLowerBound of `p` over 1, 2 and 3 rank classes (a subset: receives
+// alone charged for point-to-point fetches) is at most its cost, and over as many classes
+// as there are (the whole walk) equal to it.
+std::string BoundError(const Program& p, const CostParams& params) {
+  const double cost = EstimateCost(p, params).seconds;
+  for (int64_t ranks : {1, 2, 3, 1 << 20}) {
+    const absl::StatusOr<double> bound = EstimateCostLowerBound(p, params, ranks, INT64_MAX);
+    if (!bound.ok()) return bound.status().ToString();
+    if (*bound > cost * (1 + 1e-12)) return absl::StrCat("bound ", *bound, " > cost ", cost);
+    if (ranks == (1 << 20) && Rel(*bound, cost) > 1e-9)
+      return absl::StrCat("whole bound ", *bound, " != cost ", cost);
+  }
+  return "";
+}
+
 class ClosedFormTest : public ::testing::TestWithParam<Case> {};
 
 TEST_P(ClosedFormTest, EqualsIslOnEveryLegalPoint) {
@@ -218,6 +234,7 @@ TEST_P(ClosedFormTest, EqualsIslOnEveryLegalPoint) {
     const std::string cost = CompareCosts(EstimateCost(*isl, params, /*rank_classes=*/false),
                                           EstimateCost(*fast, params));
     EXPECT_EQ(cost, "") << trace;
+    EXPECT_EQ(BoundError(*fast, params), "") << trace;
     for (const codegen::TransferSummary& s : codegen::Summarize(*fast))
       ++patterns[s.pattern.Name()];
     return tree.empty() && cost.empty();

@@ -70,15 +70,23 @@ std::vector<bool> CostAxes(const Program& p) {
 // numbered row-major over the others.
 class RankValues {
  public:
-  RankValues(const Program& p, bool classes)
+  // With `max_ranks` > 0 and more classes than that, only `max_ranks` of them are costed,
+  // evenly spaced over the class ids (the first among them): a subset, for lower bounds.
+  RankValues(const Program& p, bool classes, int64_t max_ranks = 0)
       : relevant_(classes ? CostAxes(p) : std::vector<bool>(p.axis_sizes.size(), true)) {
+    int64_t classes_n = 1;
     for (size_t a = 0; a < p.axis_sizes.size(); ++a) {
       sizes_.push_back(relevant_[a] ? p.axis_sizes[a] : 1);
-      ranks_ *= sizes_.back();
+      classes_n *= sizes_.back();
     }
+    subset_ = max_ranks > 0 && classes_n > max_ranks;
+    ranks_ = subset_ ? max_ranks : classes_n;
+    for (int64_t r = 0; r < ranks_; ++r)
+      self_.push_back(
+          subset_ ? static_cast<int64_t>((static_cast<__int128>(r) * classes_n) / ranks_) : r);
     for (size_t a = 0; a < sizes_.size(); ++a) vars_.emplace_back(p.axis_names[a], Values(ranks_));
     for (int64_t r = 0; r < ranks_; ++r) {
-      int64_t rest = r;
+      int64_t rest = self_[r];
       for (size_t a = sizes_.size(); a-- > 0;) {
         vars_[a].second[r] = rest % sizes_[a];
         rest /= sizes_[a];
@@ -87,6 +95,10 @@ class RankValues {
   }
 
   int64_t ranks() const { return ranks_; }
+  // Whether only a subset of the classes is costed (see the constructor).
+  bool subset() const { return subset_; }
+  // The class id (row-major over the class grid, as RankIds gives) of costed rank `r`.
+  int64_t Self(int64_t r) const { return self_[r]; }
 
   // The costed rank standing for mesh rank `id` (row-major over `all_sizes`).
   int64_t ClassOf(int64_t id, const std::vector<int64_t>& all_sizes) const {
@@ -213,6 +225,8 @@ class RankValues {
   std::vector<bool> relevant_;
   std::vector<int64_t> sizes_;  // per axis: its size, or 1 when left out
   int64_t ranks_ = 1;
+  bool subset_ = false;
+  Values self_;  // per costed rank, its class id
   std::vector<std::pair<std::string, Values>> vars_;
   Values coord_;                               // RankIds' scratch
   std::deque<std::array<Values, 3>> scratch_;  // a deque: deeper levels keep references valid
@@ -284,11 +298,13 @@ struct Tally {
 
 class CostWalker {
  public:
-  CostWalker(const Program& p, const CostParams& params, bool classes)
+  // With `max_ranks` > 0, costs at most that many classes and charges a point-to-point
+  // fetch only the receive (a lower bound on every costed rank: LowerBound).
+  CostWalker(const Program& p, const CostParams& params, bool classes, int64_t max_ranks = 0)
       : p_(p),
         params_(params),
         shortcuts_(classes),
-        values_(p, classes),
+        values_(p, classes, max_ranks),
         comm_(values_.ranks()),
         hidden_(values_.ranks()),
         words_(values_.ranks()) {
@@ -346,6 +362,14 @@ class CostWalker {
     if (std::holds_alternative<Transfer>(s->node) || std::holds_alternative<Reduce>(s->node))
       return mul(visits, values_.ranks());
     return 0;
+  }
+
+  // The largest total among the costed ranks.
+  double LowerBound() const {
+    double out = 0;
+    for (int64_t r = 0; r < values_.ranks(); ++r)
+      out = std::max(out, comm_[r] + compute_ - hidden_[r]);
+    return out;
   }
 
   CostReport Report() const {
@@ -585,7 +609,7 @@ class CostWalker {
         Values& root = source_;
         values_.RankIds(t.source, &root);
         for (int64_t r = 0; r < n; ++r) {
-          const bool receives = root[r] != r;
+          const bool receives = root[r] != values_.Self(r);
           Charge(tally, r, seconds, receives ? elements : 0, receives ? 1 : 0, times);
         }
         return;
@@ -631,12 +655,13 @@ class CostWalker {
     Values& sends = sends_;
     sends.assign(n, 0);
     values_.RankIds(t.source, &source);
-    for (int64_t r = 0; r < n; ++r) {
+    // On a subset of the ranks the senders are unknown: receives only (a lower bound).
+    for (int64_t r = 0; r < n && !values_.subset(); ++r) {
       if (active[r] && source[r] >= 0 && source[r] != r) ++sends[source[r]];
     }
     for (int64_t r = 0; r < n; ++r) {
       if (!active[r]) continue;
-      const int64_t receives = source[r] != r ? 1 : 0;
+      const int64_t receives = source[r] != values_.Self(r) ? 1 : 0;
       const int64_t messages = std::max(receives, sends[r]);
       if (messages > 0) Charge(tally, r, messages * message, receives * elements, receives, times);
     }
@@ -700,6 +725,20 @@ absl::StatusOr<CostReport> EstimateCostWithin(const Program& p, const CostParams
     walker.Walk(p.body, 1);
   }
   return walker.Report();
+}
+
+absl::StatusOr<double> EstimateCostLowerBound(const Program& p, const CostParams& params,
+                                              int64_t max_ranks, int64_t max_work) {
+  CostWalker walker(p, params, /*classes=*/true, max_ranks);
+  if (p.body) {
+    const int64_t work = walker.Work(p.body, 1);
+    if (work > max_work) {
+      return absl::ResourceExhaustedError(
+          absl::StrCat("bounding it would take ", work, " rank-steps (more than ", max_work, ")"));
+    }
+    walker.Walk(p.body, 1);
+  }
+  return walker.LowerBound();
 }
 
 CostReport EstimateCost(const Program& p, const CostParams& params, bool rank_classes) {

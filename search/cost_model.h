@@ -116,6 +116,17 @@ inline constexpr int64_t kMaxCostWork = int64_t{1} << 25;
 absl::StatusOr<CostReport> EstimateCostWithin(const codegen::Program& p, const CostParams& params,
                                               int64_t max_work);
 
+// A lower bound on EstimateCost(p, params).seconds that costs at most `max_ranks` rank
+// classes (evenly spaced over them; all when there are no more) and charges each
+// point-to-point fetch (SendRecv, a Shift's first step) only its receive — max(receives,
+// sends) is at least that, the critical rank costs at least what any costed rank does, and
+// overlap hides at most what it hides with the full charges. Its walk takes the rank-steps
+// of EstimateCostWork with `max_ranks` classes, independent of the mesh's size beyond them;
+// ResourceExhausted when that is more than `max_work`. The search prunes with it: a
+// schedule whose bound exceeds what could still be chosen need not be costed in full.
+absl::StatusOr<double> EstimateCostLowerBound(const codegen::Program& p, const CostParams& params,
+                                              int64_t max_ranks, int64_t max_work);
+
 }  // namespace meshtune::search
 
 #endif  // MESHTUNE_SEARCH_COST_MODEL_H_

@@ -1,5 +1,7 @@
 #include "search/evaluator.h"
 
+#include <algorithm>
+#include <cmath>
 #include <functional>
 #include <utility>
 
@@ -31,15 +33,20 @@ int64_t Product(const std::vector<int64_t>& v) {
 // Distinct under the rotation (communicated at the rotated loop; for a prefetch without
 // rotation, at a time loop): every combination, and for a rotation that is not Plain only
 // those with some tensor's option Distinct (the others equal points of a plainer rotation).
-int64_t CountPoints(const std::vector<int64_t>& total, const std::vector<int64_t>& at_loop,
-                    const Rotation& rot) {
-  int64_t n = Product(total);
+template <typename T>
+T CountPoints(const std::vector<T>& total, const std::vector<T>& at_loop, const Rotation& rot) {
+  T n = 1;
+  for (T x : total) n *= x;
   if (!Plain(rot)) {
-    std::vector<int64_t> off(total.size());
-    for (size_t t = 0; t < total.size(); ++t) off[t] = total[t] - at_loop[t];
-    n -= Product(off);
+    T off = 1;
+    for (size_t t = 0; t < total.size(); ++t) off *= total[t] - at_loop[t];
+    n -= off;
   }
   return n;
+}
+
+std::vector<double> AsDoubles(const std::vector<int64_t>& v) {
+  return std::vector<double>(v.begin(), v.end());
 }
 
 }  // namespace
@@ -78,30 +85,19 @@ const absl::StatusOr<ir::Sharding>& Evaluator::ShardingOf(
   return shardings_.emplace(std::move(key), std::move(out)).first->second;
 }
 
-Evaluator::NestState& Evaluator::State(int nest, int rotation) {
+Evaluator::NestState& Evaluator::Prepared(int nest, int rotation) {
   std::unique_ptr<NestState>& s = states_[{nest, rotation}];
-  if (s == nullptr) {
-    s = std::make_unique<NestState>();
-    Build(nest, rotation, s.get());
-  }
-  return *s;
-}
-
-const NestTable& Evaluator::Table(int nest, int rotation) { return State(nest, rotation).table; }
-
-void Evaluator::Build(int nest, int rotation, NestState* state) {
+  if (s != nullptr) return *s;
+  s = std::make_unique<NestState>();
   const NestChoices& choices = space_.nests()[nest];
   const Rotation& rot = choices.rotations[rotation];
   const size_t nt = space_.tensors().size();
-  NestTable& table = state->table;
-  const bool budget = base_.mesh().mem_per_rank_bytes.has_value();
-
-  // Per tensor: all options, those at the rotated loop, the legal ones, legal at the loop.
-  OptionCounts n;
+  OptionCounts& n = s->counts;
   n.all.assign(nt, 0);
   n.at.assign(nt, 0);
   n.legal.assign(nt, 0);
   n.legal_at.assign(nt, 0);
+  s->judged_count.assign(nt, 0);
   for (size_t t = 0; t < nt; ++t) {
     for (const TensorOption& o : choices.options[t]) {
       if (!Admissible(o, rot)) continue;
@@ -109,13 +105,11 @@ void Evaluator::Build(int nest, int rotation, NestState* state) {
       n.at[t] += Distinct(o, rot);
     }
   }
-  table.points = CountPoints(n.all, n.at, rot);
-
+  s->table.points = CountPoints(n.all, n.at, rot);
   const absl::StatusOr<ir::Computation>& nest_c = NestComputation(nest);
   if (!nest_c.ok()) {
-    table.pruned[ReasonOf(nest_c.status())] += table.points;
-    state->built = true;
-    return;
+    s->nest_reason = ReasonOf(nest_c.status());
+    return *s;
   }
   ir::Computation c = *nest_c;
   if (!rot.loop.empty()) {
@@ -123,32 +117,176 @@ void Evaluator::Build(int nest, int rotation, NestState* state) {
     loops[c.LoopIndex(rot.loop)].rotate = rot.by;
     c = c.WithLoops(std::move(loops));
   }
-  state->nest = c;
-  table.usable = true;
-  table.legal.assign(nt, {});
-  state->options.assign(nt, {});
+  s->nest = std::move(c);
+  s->usable = true;
+  s->options.resize(nt);
+  s->judged.resize(nt);
   for (size_t t = 0; t < nt; ++t) {
-    for (size_t o = 0; o < choices.options[t].size(); ++o) {
-      const TensorOption& opt = choices.options[t][o];
-      OptionState st = CheckOption(c, t, opt, rot);
-      if (st.legal) {
-        table.legal[t].push_back(static_cast<int>(o));
-        ++n.legal[t];
-        n.legal_at[t] += Distinct(opt, rot);
-      }
-      state->options[t].push_back(std::move(st));
+    s->options[t].resize(choices.options[t].size());
+    s->judged[t].assign(choices.options[t].size(), false);
+  }
+  return *s;
+}
+
+const Evaluator::OptionState& Evaluator::Judge(int nest, int rotation, NestState* state, size_t t,
+                                               int o) {
+  OptionState& st = state->options[t][o];
+  if (state->judged[t][o]) return st;
+  const NestChoices& choices = space_.nests()[nest];
+  const Rotation& rot = choices.rotations[rotation];
+  const TensorOption& opt = choices.options[t][o];
+  st = CheckOption(*state->nest, t, opt, rot);
+  state->judged[t][o] = true;
+  if (Admissible(opt, rot)) {
+    ++state->judged_count[t];
+    if (st.legal) {
+      ++state->counts.legal[t];
+      state->counts.legal_at[t] += Distinct(opt, rot);
     }
   }
-  CountRejections(choices, rot, n, state);
+  return st;
+}
+
+Evaluator::NestState& Evaluator::State(int nest, int rotation) {
+  NestState& s = Prepared(nest, rotation);
+  if (!s.built) Build(nest, rotation, &s);
+  return s;
+}
+
+const NestTable& Evaluator::Table(int nest, int rotation) { return State(nest, rotation).table; }
+
+int64_t Evaluator::Points(int nest, int rotation) const {
+  auto it = states_.find({nest, rotation});
+  if (it != states_.end()) return it->second->table.points;
+  const NestChoices& choices = space_.nests()[nest];
+  const Rotation& rot = choices.rotations[rotation];
+  std::vector<int64_t> all, at;
+  for (const std::vector<TensorOption>& options : choices.options) {
+    all.push_back(0);
+    at.push_back(0);
+    for (const TensorOption& o : options) {
+      if (!Admissible(o, rot)) continue;
+      ++all.back();
+      at.back() += Distinct(o, rot);
+    }
+  }
+  return CountPoints(all, at, rot);
+}
+
+bool Evaluator::OptionLegal(int nest, int rotation, size_t t, int o) {
+  NestState& s = Prepared(nest, rotation);
+  if (!s.usable) return false;
+  return Judge(nest, rotation, &s, t, o).legal;
+}
+
+std::optional<int> Evaluator::SampleOption(int nest, int rotation, size_t t, bool distinct,
+                                           std::mt19937_64* rng) {
+  NestState& s = Prepared(nest, rotation);
+  if (!s.usable) return std::nullopt;
+  const NestChoices& choices = space_.nests()[nest];
+  const Rotation& rot = choices.rotations[rotation];
+  std::vector<int> order;
+  for (size_t o = 0; o < choices.options[t].size(); ++o) {
+    const TensorOption& opt = choices.options[t][o];
+    if (Admissible(opt, rot) && (!distinct || Distinct(opt, rot)))
+      order.push_back(static_cast<int>(o));
+  }
+  std::shuffle(order.begin(), order.end(), *rng);
+  for (int o : order) {
+    if (Judge(nest, rotation, &s, t, o).legal) return o;
+  }
+  return std::nullopt;
+}
+
+CellEstimate Evaluator::Estimate(int nest, int rotation,
+                                 const std::vector<std::vector<int>>* sample) const {
+  CellEstimate e;
+  auto it = states_.find({nest, rotation});
+  if (it == states_.end()) {
+    e.points = Points(nest, rotation);
+    e.legal = static_cast<double>(e.points);  // nothing known yet
+    return e;
+  }
+  const NestState& s = *it->second;
+  e.points = s.table.points;
+  e.touched = true;
+  if (s.built || !s.usable) {
+    e.exact = true;
+    e.legal = static_cast<double>(s.table.legal_points);
+    for (const auto& [reason, n] : s.table.pruned) e.pruned[reason] = static_cast<double>(n);
+    if (!s.usable) e.pruned[s.nest_reason] = static_cast<double>(e.points);
+    return e;
+  }
+  const size_t nt = s.counts.all.size();
+  bool all_judged = true;
+  for (size_t t = 0; t < nt; ++t) all_judged = all_judged && s.judged_count[t] == s.counts.all[t];
+  const bool budget = base_.mesh().mem_per_rank_bytes.has_value();
+  if (!all_judged && sample == nullptr) return e;
+  const NestChoices& choices = space_.nests()[nest];
+  const Rotation& rot = choices.rotations[rotation];
+  // Per tensor the judged options taken into account: all of them, or the sample.
+  std::vector<double> legal(nt), legal_at(nt), weight(nt);
+  NestState view;  // the judged flags restricted to those options
+  view.counts = s.counts;
+  view.options = s.options;
+  view.judged.resize(nt);
+  for (size_t t = 0; t < nt; ++t) {
+    view.judged[t].assign(choices.options[t].size(), false);
+    int64_t judged = 0, ok = 0, ok_at = 0;
+    auto take = [&](int o) {
+      if (!s.judged[t][o] || !Admissible(choices.options[t][o], rot)) return;
+      view.judged[t][o] = true;
+      ++judged;
+      ok += s.options[t][o].legal;
+      ok_at += s.options[t][o].legal && Distinct(choices.options[t][o], rot);
+    };
+    if (all_judged) {
+      for (size_t o = 0; o < choices.options[t].size(); ++o) take(static_cast<int>(o));
+    } else {
+      for (int o : (*sample)[t]) take(o);
+    }
+    weight[t] = judged > 0 ? static_cast<double>(s.counts.all[t]) / judged : 0;
+    legal[t] = ok * weight[t];
+    legal_at[t] = ok_at * weight[t];
+  }
+  e.exact = all_judged && !budget;
+  e.legal = std::max(0.0, CountPoints(legal, legal_at, rot));
+  e.pruned = CountRejections(choices, rot, view, legal, legal_at, weight);
+  return e;
+}
+
+void Evaluator::Build(int nest, int rotation, NestState* state) {
+  const NestChoices& choices = space_.nests()[nest];
+  const Rotation& rot = choices.rotations[rotation];
+  const size_t nt = space_.tensors().size();
+  NestTable& table = state->table;
+  state->built = true;
+  if (!state->usable) {
+    table.pruned[state->nest_reason] += table.points;
+    return;
+  }
+  table.usable = true;
+  table.legal.assign(nt, {});
+  for (size_t t = 0; t < nt; ++t) {
+    for (size_t o = 0; o < choices.options[t].size(); ++o) {
+      if (Judge(nest, rotation, state, t, static_cast<int>(o)).legal)
+        table.legal[t].push_back(static_cast<int>(o));
+    }
+  }
+  const OptionCounts& n = state->counts;
+  const std::vector<double> ones(nt, 1.0);
+  for (const auto& [reason, points] :
+       CountRejections(choices, rot, *state, AsDoubles(n.legal), AsDoubles(n.legal_at), ones)) {
+    table.pruned[reason] += std::llround(points);
+  }
   table.legal_points = CountPoints(n.legal, n.legal_at, rot);
 
   // A memory budget couples the tensors: walk the legal combinations and add up bytes.
-  if (budget && table.legal_points > 0) {
+  if (base_.mesh().mem_per_rank_bytes.has_value() && table.legal_points > 0) {
     const int64_t over = OverBudget(nest, rotation, *state);
     table.legal_points -= over;
     if (over > 0) table.pruned[std::string(ir::kOverMemoryBudget)] += over;
   }
-  state->built = true;
 }
 
 Evaluator::OptionState Evaluator::CheckOption(const ir::Computation& c, size_t t,
@@ -194,30 +332,37 @@ Evaluator::OptionState Evaluator::CheckOption(const ir::Computation& c, size_t t
   return st;
 }
 
-void Evaluator::CountRejections(const NestChoices& choices, const Rotation& rot,
-                                const OptionCounts& n, NestState* state) {
-  // Rejections, each point by its first failing tensor: tensors before it legal, after it
-  // anything (minus, for a rotation, the points with nothing at the rotated loop).
+std::map<std::string, double> Evaluator::CountRejections(const NestChoices& choices,
+                                                         const Rotation& rot,
+                                                         const NestState& state,
+                                                         const std::vector<double>& legal,
+                                                         const std::vector<double>& legal_at,
+                                                         const std::vector<double>& weight) {
+  // Each point by its first failing tensor: tensors before it legal, after it anything
+  // (minus, for a rotation, the points with nothing Distinct).
+  std::map<std::string, double> pruned;
+  const OptionCounts& n = state.counts;
   const size_t nt = n.all.size();
   for (size_t t = 0; t < nt; ++t) {
     for (size_t o = 0; o < choices.options[t].size(); ++o) {
-      const OptionState& st = state->options[t][o];
-      if (st.legal || !Admissible(choices.options[t][o], rot)) continue;
+      const OptionState& st = state.options[t][o];
+      if (!state.judged[t][o] || st.legal || !Admissible(choices.options[t][o], rot)) continue;
       const bool o_at = Distinct(choices.options[t][o], rot);
-      int64_t points = 1, off = 1;
+      double points = 1, off = 1;
       for (size_t j = 0; j < nt; ++j) {
         if (j < t) {
-          points *= n.legal[j];
-          off *= n.legal[j] - n.legal_at[j];
+          points *= legal[j];
+          off *= legal[j] - legal_at[j];
         } else if (j > t) {
-          points *= n.all[j];
-          off *= n.all[j] - n.at[j];
+          points *= static_cast<double>(n.all[j]);
+          off *= static_cast<double>(n.all[j] - n.at[j]);
         }
       }
       if (!Plain(rot) && !o_at) points -= off;
-      state->table.pruned[st.reason] += points;
+      pruned[st.reason] += points * weight[t];
     }
   }
+  return pruned;
 }
 
 int64_t Evaluator::OverBudget(int nest, int rotation, const NestState& state) const {
@@ -260,10 +405,10 @@ int64_t Evaluator::Bytes(const NestState& s, const Genome& g) const {
 
 bool Evaluator::Legal(const Genome& g) {
   if (RedundantRotation(g)) return false;
-  NestState& s = State(g.nest, g.rotation);
-  if (!s.table.usable) return false;
+  NestState& s = Prepared(g.nest, g.rotation);
+  if (!s.usable) return false;
   for (size_t t = 0; t < g.options.size(); ++t) {
-    if (!s.options[t][g.options[t]].legal) return false;
+    if (!Judge(g.nest, g.rotation, &s, t, g.options[t]).legal) return false;
   }
   const std::optional<int64_t>& budget = base_.mesh().mem_per_rank_bytes;
   return !budget.has_value() || Bytes(s, g) <= *budget;
@@ -292,8 +437,9 @@ std::string Evaluator::ProgramKey(const codegen::Program& p, const ir::Computati
 }
 
 ir::Computation Evaluator::Assemble(const Genome& g) {
-  NestState& s = State(g.nest, g.rotation);
-  MT_CHECK(s.table.usable);
+  NestState& s = Prepared(g.nest, g.rotation);
+  MT_CHECK(s.usable);
+  for (size_t t = 0; t < g.options.size(); ++t) Judge(g.nest, g.rotation, &s, t, g.options[t]);
   ir::Computation c = *s.nest;
   const std::vector<std::string>& tensors = space_.tensors();
   for (size_t t = 0; t < tensors.size(); ++t) {
@@ -307,7 +453,7 @@ ir::Computation Evaluator::Assemble(const Genome& g) {
   return c;
 }
 
-absl::StatusOr<Candidate> Evaluator::Evaluate(const Genome& g) {
+absl::StatusOr<Candidate> Evaluator::Evaluate(const Genome& g, double cutoff) {
   const ir::Computation c = Assemble(g);
   absl::StatusOr<codegen::Program> p = closed_form_.Lower(c);
   if (absl::IsUnimplemented(p.status())) {
@@ -318,6 +464,14 @@ absl::StatusOr<Candidate> Evaluator::Evaluate(const Genome& g) {
     p = codegen::Lower(c, options);
   }
   if (!p.ok()) return p.status();
+  if (cutoff < std::numeric_limits<double>::infinity() && EstimateCostWork(*p) > kBoundWork) {
+    const absl::StatusOr<double> bound =
+        EstimateCostLowerBound(*p, params_, kBoundRanks, kMaxCostWork);
+    if (bound.ok() && *bound > cutoff) {
+      return absl::OutOfRangeError(absl::StrCat("bounded: at least ", *bound,
+                                                " s by the model, more than the cutoff ", cutoff));
+    }
+  }
   absl::StatusOr<CostReport> cost = EstimateCostWithin(*p, params_, kMaxCostWork);
   if (!cost.ok()) return cost.status();
   Candidate out;

@@ -15,15 +15,22 @@
 //      ──ClosedFormLowering (codegen::Lower outside the forms)──▶ Program ──EstimateCost──▶
 //      Candidate
 //
+// Tables are built whole (Table: every option judged, counts exact) or judged option by
+// option as a search asks (OptionLegal, SampleOption: a large space is never judged whole;
+// Estimate then extrapolates a cell's counts from the options judged so far). Points(n, r)
+// counts a cell's genomes by arithmetic, without isl.
+//
 // A Candidate's Program costs what the one ReplayTrace(ToTrace(genome)) lowers to does. One
 // Evaluator per base Computation, on one thread (it holds isl objects of the base's context).
 #ifndef MESHTUNE_SEARCH_EVALUATOR_H_
 #define MESHTUNE_SEARCH_EVALUATOR_H_
 
 #include <cstdint>
+#include <limits>
 #include <map>
 #include <memory>
 #include <optional>
+#include <random>
 #include <string>
 #include <vector>
 
@@ -53,6 +60,18 @@ struct Candidate {
 // Rejection counts by reason code.
 using ReasonCounts = std::map<std::string, int64_t>;
 
+// What is known of one (nest, rotation) cell's legal points: exact when every option of
+// every tensor has been judged (and, under a memory budget, the table built whole), else
+// extrapolated per tensor from the share of its judged options that are legal (the memory
+// budget is not applied to estimates).
+struct CellEstimate {
+  int64_t points = 0;                    // genomes of the cell (exact, by arithmetic)
+  double legal = 0;                      // legal points
+  std::map<std::string, double> pruned;  // the others by reason (see NestTable::pruned)
+  bool exact = false;
+  bool touched = false;  // any option judged (or the nest found not to replay)
+};
+
 // The legality table of one (nest, rotation): which tensor options are legal.
 struct NestTable {
   bool usable = false;                  // the nest itself replayed
@@ -61,6 +80,11 @@ struct NestTable {
   int64_t legal_points = 0;             // of which legal
   ReasonCounts pruned;                  // the others, by the first failing tensor's first reason
 };
+
+// Costing walks of more rank-steps than this are bounded first when the search gives a
+// cutoff (Evaluator::Evaluate), on at most kBoundRanks rank classes.
+inline constexpr int64_t kBoundWork = int64_t{1} << 16;
+inline constexpr int64_t kBoundRanks = 64;
 
 class Evaluator {
  public:
@@ -73,10 +97,32 @@ class Evaluator {
 
   const Space& space() const { return space_; }
 
-  // The table of (nest, rotation), built on first use (thread-compatible, not thread-safe).
+  // The table of (nest, rotation), built whole on first use: every tensor option judged
+  // (thread-compatible, not thread-safe).
   const NestTable& Table(int nest, int rotation);
 
-  // Whether `g` is legal according to the tables (and the memory budget).
+  // The genomes of (nest, rotation), by arithmetic over admissible options (no isl).
+  int64_t Points(int nest, int rotation) const;
+
+  // Whether option `o` of tensor `t` is legal in (nest, rotation) — judged on first use,
+  // without building the rest of the table. False when the nest does not replay.
+  bool OptionLegal(int nest, int rotation, size_t t, int o);
+
+  // A random legal option of tensor `t` in (nest, rotation), judging admissible options in
+  // random order until one is legal (only options Distinct under the rotation when
+  // `distinct`); nullopt when none is.
+  std::optional<int> SampleOption(int nest, int rotation, size_t t, bool distinct,
+                                  std::mt19937_64* rng);
+
+  // What the options judged so far say of (nest, rotation) (see CellEstimate): exact when
+  // all are judged; else, with `sample` (per tensor, options judged at random, independent
+  // of their verdicts), extrapolated from the sample's legal shares. Options judged by a
+  // search that stops at the first legal one would bias the shares, so without a sample
+  // an incompletely judged cell is `touched` with no estimate (legal 0, exact false).
+  CellEstimate Estimate(int nest, int rotation,
+                        const std::vector<std::vector<int>>* sample = nullptr) const;
+
+  // Whether `g` is legal (and within the memory budget), judging its options on first use.
   bool Legal(const Genome& g);
 
   // The dedup key of a costing Program `p` (lowered from `c` without offsets): its dump,
@@ -95,7 +141,11 @@ class Evaluator {
   // says why); ResourceExhausted when costing would take more than kMaxCostWork rank-steps
   // (EstimateCostWork; long loops whose sources change with every rank and step, on
   // thousands of ranks). Such points are not candidates (Explorer counts them unlowerable).
-  absl::StatusOr<Candidate> Evaluate(const Genome& g);
+  // With a finite `cutoff` (seconds), a schedule whose costing takes more than kBoundWork
+  // rank-steps is first bounded from below (EstimateCostLowerBound over kBoundRanks rank
+  // classes); OutOfRange when the bound exceeds the cutoff (it could not be chosen).
+  absl::StatusOr<Candidate> Evaluate(const Genome& g,
+                                     double cutoff = std::numeric_limits<double>::infinity());
 
   // Evaluations whose Program came from isl because the closed forms do not cover them.
   int64_t isl_lowerings() const { return isl_lowerings_; }
@@ -115,26 +165,41 @@ class Evaluator {
     std::optional<ir::Communication> transfer;  // its communicate (none: not communicated)
     int64_t bytes = 0;  // shard plus transfer buffer bytes (memory budget only)
   };
-  struct NestState {
-    NestTable table;
-    bool built = false;
-    std::vector<std::vector<OptionState>> options;  // per tensor, per option
-    std::optional<ir::Computation> nest;            // loops (rotation applied), no tensors yet
-  };
-  // Per tensor of one (nest, rotation): its admissible options, those communicated at the
-  // rotated loop, and of each the legal ones.
+  // Per tensor of one (nest, rotation): its admissible options, those Distinct under the
+  // rotation, and of each the legal ones (among those judged).
   struct OptionCounts {
     std::vector<int64_t> all, at, legal, legal_at;
   };
+  struct NestState {
+    NestTable table;
+    bool built = false;   // every option judged, table complete
+    bool usable = false;  // the nest replayed (else every point is pruned for its reason)
+    std::string nest_reason;
+    std::vector<std::vector<OptionState>> options;  // per tensor, per option
+    std::vector<std::vector<bool>> judged;          // per tensor, per option
+    OptionCounts counts;                            // all/at exact; legal among judged
+    std::vector<int64_t> judged_count;              // per tensor: admissible options judged
+    std::optional<ir::Computation> nest;            // loops (rotation applied), no tensors yet
+  };
+  // The cell's state, its nest replayed and admissible options counted (nothing judged).
+  NestState& Prepared(int nest, int rotation);
   NestState& State(int nest, int rotation);
   void Build(int nest, int rotation, NestState* state);
+  // Judges option `o` of tensor `t` of a prepared, usable cell once.
+  const OptionState& Judge(int nest, int rotation, NestState* state, size_t t, int o);
   // Option `opt` of tensor `t` on the nest's loops `c` (rotation `rot` applied): legal or
   // why not, its layout and transfer, and its bytes under a memory budget.
   OptionState CheckOption(const ir::Computation& c, size_t t, const TensorOption& opt,
                           const Rotation& rot);
-  // Adds to state->table.pruned each rejected point, by its first failing tensor's reason.
-  static void CountRejections(const NestChoices& choices, const Rotation& rot,
-                              const OptionCounts& n, NestState* state);
+  // Rejected points by the first failing tensor's reason: a judged illegal option of tensor
+  // t stands for the points whose tensors before t are legal (legal[j], legal_at[j] of them)
+  // and after t anything, times weight[t] (the share of t's options it stands for: 1 when
+  // all are judged).
+  static std::map<std::string, double> CountRejections(const NestChoices& choices,
+                                                       const Rotation& rot, const NestState& state,
+                                                       const std::vector<double>& legal,
+                                                       const std::vector<double>& legal_at,
+                                                       const std::vector<double>& weight);
   // How many legal points of (nest, rotation) exceed the memory budget.
   int64_t OverBudget(int nest, int rotation, const NestState& state) const;
   int64_t Bytes(const NestState& s, const Genome& g) const;

@@ -1,4 +1,5 @@
-// The evolutionary strategy: a survey (one random legal point of every cell, then random
+// The evolutionary strategy: a survey (a random legal point of one cell of each mesh and
+// distribution, then of other cells, within a quarter of the evaluations; then random
 // points up to the population), then children by mutation of parents drawn from the best
 // candidates so far (a share of fresh random points keeps it
 // exploring). Duplicates (points seen before, or lowering to a Program already costed)
@@ -12,6 +13,7 @@
 // parents. The model prefers the twin whenever compute can hide communication, so the
 // walk looks for schedules and prefetch is decided for each one found.
 #include <algorithm>
+#include <map>
 #include <memory>
 #include <optional>
 #include <random>
@@ -54,6 +56,23 @@ bool Prefetches(Explorer& explorer, const Point& p) {
       .prefetch;
 }
 
+// The survey's cells: one random cell of each group (Explorer::CellGroup), groups in random
+// order, then the remaining cells in random order.
+std::vector<int> SurveyOrder(const Explorer& explorer, std::mt19937_64* rng) {
+  std::map<std::string, std::vector<int>> groups;
+  for (int c = 0; c < explorer.num_cells(); ++c) groups[explorer.CellGroup(c)].push_back(c);
+  std::vector<int> first, rest;
+  for (auto& [group, cells] : groups) {
+    std::shuffle(cells.begin(), cells.end(), *rng);
+    first.push_back(cells[0]);
+    rest.insert(rest.end(), cells.begin() + 1, cells.end());
+  }
+  std::shuffle(first.begin(), first.end(), *rng);
+  std::shuffle(rest.begin(), rest.end(), *rng);
+  first.insert(first.end(), rest.begin(), rest.end());
+  return first;
+}
+
 class Evolutionary : public SearchStrategy {
  public:
   explicit Evolutionary(const EvolutionOptions& options) : options_(options) {}
@@ -78,13 +97,11 @@ class Evolutionary : public SearchStrategy {
         if (budget.on_progress && ++evaluations % budget.progress_every == 0) budget.on_progress();
       }
     };
-    // Survey: a random point of every cell (in random order), so that no loop nest or
-    // rotation goes unseen; then random points up to the population size.
-    std::vector<int> cells(explorer.num_cells());
-    for (size_t i = 0; i < cells.size(); ++i) cells[i] = static_cast<int>(i);
-    std::shuffle(cells.begin(), cells.end(), rng);
-    for (int cell : cells) {
-      if (budget.Spent(evaluations)) break;
+    // Survey: a random point of one cell of each group (mesh and distributed loops), then
+    // of the other cells, in random order, within the survey's share of the evaluations.
+    const int64_t survey = std::max<int64_t>(budget.max_evaluations / 4, options_.population);
+    for (int cell : SurveyOrder(explorer, &rng)) {
+      if (evaluations >= survey || budget.Spent(evaluations)) break;
       const std::optional<Point> p = explorer.SampleCell(cell, &rng);
       if (p.has_value() && Prefetches(explorer, *p)) continue;  // a twin, evaluated with its own
       evaluate(p);

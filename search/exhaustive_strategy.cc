@@ -40,7 +40,8 @@ std::unique_ptr<SearchStrategy> NewExhaustiveStrategy() { return std::make_uniqu
 
 std::unique_ptr<SearchStrategy> NewDefaultStrategy(const Explorer& explorer, int64_t max_exhaustive,
                                                    const EvolutionOptions& options) {
-  if (explorer.counts().legal <= max_exhaustive) return NewExhaustiveStrategy();
+  const SearchCounts& counts = explorer.counts();
+  if (!counts.estimated && counts.legal <= max_exhaustive) return NewExhaustiveStrategy();
   return NewEvolutionaryStrategy(options);
 }
 

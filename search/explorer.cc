@@ -1,6 +1,7 @@
 #include "search/explorer.h"
 
 #include <algorithm>
+#include <cmath>
 #include <map>
 #include <set>
 #include <utility>
@@ -26,11 +27,9 @@ size_t Pick(size_t n, std::mt19937_64* rng) {
 
 }  // namespace
 
-absl::StatusOr<std::unique_ptr<Explorer>> Explorer::Create(const ir::Problem& problem,
-                                                           const std::vector<ir::Mesh>& meshes,
-                                                           const SpaceOptions& options,
-                                                           const CostParams& params,
-                                                           const std::function<bool()>& cancelled) {
+absl::StatusOr<std::unique_ptr<Explorer>> Explorer::Create(
+    const ir::Problem& problem, const std::vector<ir::Mesh>& meshes, const SpaceOptions& options,
+    const CostParams& params, const std::function<bool()>& cancelled, const JudgeOptions& judge) {
   auto stop = [&] { return cancelled && cancelled(); };
   std::unique_ptr<Explorer> e(new Explorer());
   for (const ir::Mesh& mesh : meshes) {
@@ -42,25 +41,126 @@ absl::StatusOr<std::unique_ptr<Explorer>> Explorer::Create(const ir::Problem& pr
     e->evaluators_.push_back(
         std::make_unique<Evaluator>(*base, *std::move(space), ForRanks(params, mesh.Ranks())));
   }
+  // Every cell with points, counted by arithmetic.
   for (int m = 0; m < e->num_meshes(); ++m) {
-    Evaluator& ev = *e->evaluators_[m];
+    const Evaluator& ev = *e->evaluators_[m];
     for (size_t n = 0; n < ev.space().nests().size(); ++n) {
-      if (stop()) return absl::CancelledError("the tune was cancelled");
       for (size_t r = 0; r < ev.space().nests()[n].rotations.size(); ++r) {
-        const NestTable& t = ev.Table(static_cast<int>(n), static_cast<int>(r));
-        e->counts_.enumerated += t.points;
-        e->counts_.legal += t.legal_points;
-        for (const auto& [reason, count] : t.pruned) {
-          if (count > 0) e->counts_.pruned[reason] += count;
-        }
-        if (t.legal_points > 0) {
-          e->cells_.push_back({m, static_cast<int>(n), static_cast<int>(r)});
-          e->cell_weights_.push_back(t.legal_points);
-        }
+        const int64_t points = ev.Points(static_cast<int>(n), static_cast<int>(r));
+        if (points <= 0) continue;
+        e->counts_.enumerated += points;
+        e->cells_.push_back({m, static_cast<int>(n), static_cast<int>(r)});
+        e->cell_weights_.push_back(1);
       }
     }
   }
+  e->counts_.cells = static_cast<int64_t>(e->cells_.size());
+  e->dead_.assign(e->cells_.size(), false);
+  const bool whole =
+      judge.mode == JudgeOptions::Mode::kWhole ||
+      (judge.mode == JudgeOptions::Mode::kAuto && e->counts_.enumerated <= judge.whole_points);
+  e->lazy_ = !whole;
+  if (whole) {
+    if (absl::Status s = e->JudgeWhole(stop); !s.ok()) return s;
+  } else {
+    e->JudgeSample(judge);
+  }
   return e;
+}
+
+absl::Status Explorer::JudgeWhole(const std::function<bool()>& stop) {
+  std::vector<std::array<int, 3>> all = std::move(cells_);
+  cells_.clear();
+  cell_weights_.clear();
+  counts_.legal = 0;
+  counts_.pruned.clear();
+  counts_.estimated = false;
+  for (const std::array<int, 3>& cell : all) {
+    if (stop()) return absl::CancelledError("the tune was cancelled");
+    const NestTable& t = evaluators_[cell[0]]->Table(cell[1], cell[2]);
+    counts_.legal += t.legal_points;
+    for (const auto& [reason, count] : t.pruned) {
+      if (count > 0) counts_.pruned[reason] += count;
+    }
+    if (t.legal_points > 0) {
+      cells_.push_back(cell);
+      cell_weights_.push_back(t.legal_points);
+    }
+  }
+  counts_.judged_cells = counts_.cells;
+  dead_.assign(cells_.size(), false);
+  return absl::OkStatus();
+}
+
+void Explorer::JudgeSample(const JudgeOptions& judge) {
+  std::mt19937_64 rng(judge.seed);
+  std::vector<size_t> order(cells_.size());
+  for (size_t i = 0; i < order.size(); ++i) order[i] = i;
+  std::shuffle(order.begin(), order.end(), rng);
+  order.resize(std::min<size_t>(order.size(), std::max(judge.sample_cells, 0)));
+  for (size_t i : order) {
+    const std::array<int, 3>& c = cells_[i];
+    Evaluator& ev = *evaluators_[c[0]];
+    const NestChoices& choices = ev.space().nests()[c[1]];
+    const Rotation& rot = choices.rotations[c[2]];
+    for (size_t t = 0; t < choices.options.size(); ++t) {
+      std::vector<int> admissible;
+      for (size_t o = 0; o < choices.options[t].size(); ++o) {
+        if (Admissible(choices.options[t][o], rot)) admissible.push_back(static_cast<int>(o));
+      }
+      std::shuffle(admissible.begin(), admissible.end(), rng);
+      admissible.resize(std::min<size_t>(admissible.size(), judge.sample_options));
+      for (int o : admissible) ev.OptionLegal(c[1], c[2], t, o);
+      sample_[i].push_back(std::move(admissible));
+    }
+  }
+}
+
+const SearchCounts& Explorer::counts() const {
+  if (lazy_) Reestimate();
+  return counts_;
+}
+
+void Explorer::Reestimate() const {
+  // Exact cells count as they are; the sampled ones stand for every other cell.
+  double legal = 0, sampled_legal = 0, sampled_points = 0, other_points = 0;
+  std::map<std::string, double> pruned, sampled_pruned;
+  int64_t judged = 0;
+  for (size_t i = 0; i < cells_.size(); ++i) {
+    const std::array<int, 3>& c = cells_[i];
+    const Evaluator& ev = *evaluators_[c[0]];
+    CellEstimate e = ev.Estimate(c[1], c[2]);
+    judged += e.touched;
+    if (e.exact) {
+      legal += e.legal;
+      for (const auto& [reason, n] : e.pruned) pruned[reason] += n;
+      continue;
+    }
+    other_points += static_cast<double>(e.points);
+    auto s = sample_.find(i);
+    if (s == sample_.end()) continue;
+    e = ev.Estimate(c[1], c[2], &s->second);
+    sampled_points += static_cast<double>(e.points);
+    sampled_legal += e.legal;
+    for (const auto& [reason, n] : e.pruned) sampled_pruned[reason] += n;
+  }
+  const double scale = sampled_points > 0 ? other_points / sampled_points : 0;
+  legal += sampled_legal * scale;
+  for (const auto& [reason, n] : sampled_pruned) pruned[reason] += n * scale;
+  counts_.estimated = true;
+  counts_.judged_cells = judged;
+  counts_.legal = std::llround(legal);
+  counts_.pruned.clear();
+  for (const auto& [reason, n] : pruned) {
+    const int64_t v = std::llround(n);
+    if (v > 0) counts_.pruned[reason] = v;
+  }
+}
+
+std::string Explorer::CellGroup(int cell) const {
+  const std::array<int, 3>& c = cells_[cell];
+  return absl::StrCat(
+      c[0], ":", absl::StrJoin(evaluators_[c[0]]->space().nests()[c[1]].nest.distributed, ","));
 }
 
 std::string Explorer::Key(const Point& p) {
@@ -72,6 +172,7 @@ void Explorer::ForEachLegal(const std::function<bool(const Point&)>& visit) {
   for (const std::array<int, 3>& cell : cells_) {
     Evaluator& ev = *evaluators_[cell[0]];
     const NestTable& t = ev.Table(cell[1], cell[2]);
+    if (t.legal_points == 0) continue;  // lazily, cells are not known to hold legal points
     Point p;
     p.mesh = cell[0];
     p.genome.nest = cell[1];
@@ -93,23 +194,57 @@ std::optional<Point> Explorer::Sample(std::mt19937_64* rng) {
   if (cells_.empty()) return std::nullopt;
   std::discrete_distribution<size_t> cell_dist(cell_weights_.begin(), cell_weights_.end());
   for (int attempt = 0; attempt < 8; ++attempt) {
-    std::optional<Point> p = SampleCell(static_cast<int>(cell_dist(*rng)), rng);
+    const size_t cell = lazy_ ? Pick(cells_.size(), rng) : cell_dist(*rng);
+    if (dead_[cell]) continue;
+    std::optional<Point> p = SampleCell(static_cast<int>(cell), rng);
     if (p.has_value()) return p;
   }
   return std::nullopt;
 }
 
+std::optional<int> Explorer::LegalOption(const Point& q, size_t t, int keep, std::mt19937_64* rng) {
+  Evaluator& ev = *evaluators_[q.mesh];
+  if (keep >= 0 && ev.OptionLegal(q.genome.nest, q.genome.rotation, t, keep)) return keep;
+  return ev.SampleOption(q.genome.nest, q.genome.rotation, t, /*distinct=*/false, rng);
+}
+
 std::optional<Point> Explorer::SampleCell(int cell, std::mt19937_64* rng) {
   const std::array<int, 3>& c = cells_[cell];
   Evaluator& ev = *evaluators_[c[0]];
-  const NestTable& t = ev.Table(c[1], c[2]);
+  if (dead_[cell]) return std::nullopt;
+  const size_t nt = ev.space().tensors().size();
   for (int attempt = 0; attempt < 16; ++attempt) {
     Point p;
     p.mesh = c[0];
     p.genome.nest = c[1];
     p.genome.rotation = c[2];
-    for (const std::vector<int>& legal : t.legal)
-      p.genome.options.push_back(legal[Pick(legal.size(), rng)]);
+    for (size_t t = 0; t < nt; ++t) {
+      const std::optional<int> o = LegalOption(p, t, -1, rng);
+      if (!o.has_value()) {
+        dead_[cell] = true;  // a tensor with no legal option: no legal point
+        return std::nullopt;
+      }
+      p.genome.options.push_back(*o);
+    }
+    if (ev.RedundantRotation(p.genome)) {
+      // Some tensor must be one the rotation changes: try them in random order.
+      std::vector<size_t> tensors(nt);
+      for (size_t t = 0; t < nt; ++t) tensors[t] = t;
+      std::shuffle(tensors.begin(), tensors.end(), *rng);
+      bool found = false;
+      for (size_t t : tensors) {
+        const std::optional<int> o = ev.SampleOption(c[1], c[2], t, /*distinct=*/true, rng);
+        if (o.has_value()) {
+          p.genome.options[t] = *o;
+          found = true;
+          break;
+        }
+      }
+      if (!found) {
+        dead_[cell] = true;
+        return std::nullopt;
+      }
+    }
     if (ev.Legal(p.genome)) return p;
   }
   return std::nullopt;
@@ -123,36 +258,39 @@ std::optional<Point> Explorer::Mutate(const Point& p, std::mt19937_64* rng) {
     const int kind = roll < 14 ? 0 : roll < 17 ? 2 : 3;  // 0: an option; 2: rotation; 3: nest
     if (kind == 3) {
       // Another nest, possibly on another mesh; keep each tensor's layout and loop if legal.
-      const std::array<int, 3>& cell = cells_[Pick(cells_.size(), rng)];
-      q.mesh = cell[0];
+      const size_t cell = Pick(cells_.size(), rng);
+      if (dead_[cell]) continue;
+      q.mesh = cells_[cell][0];
       ev = evaluators_[q.mesh].get();
-      q.genome.nest = cell[1];
-      q.genome.rotation = cell[2];
+      q.genome.nest = cells_[cell][1];
+      q.genome.rotation = cells_[cell][2];
     } else if (kind == 2) {
       q.genome.rotation =
           static_cast<int>(Pick(ev->space().nests()[q.genome.nest].rotations.size(), rng));
     }
-    const NestTable& t = ev->Table(q.genome.nest, q.genome.rotation);
-    if (!t.usable) continue;
     const NestChoices& to = ev->space().nests()[q.genome.nest];
     const NestChoices& from = evaluators_[p.mesh]->space().nests()[p.genome.nest];
-    for (size_t i = 0; i < t.legal.size(); ++i) {
-      if (t.legal[i].empty()) break;
+    bool ok = true;
+    for (size_t i = 0; ok && i < q.genome.options.size(); ++i) {
+      int keep = q.genome.options[i];
       if (kind == 3) {
-        // The same layout and communicate level, when the new nest offers it legally.
+        // The same layout and communicate level, when the new nest offers it.
         const std::string want = from.options[i][p.genome.options[i]].Describe();
-        int keep = -1;
-        for (int o : t.legal[i]) {
-          if (to.options[i][o].Describe() == want) keep = o;
+        keep = -1;
+        for (size_t o = 0; o < to.options[i].size() && keep < 0; ++o) {
+          if (to.options[i][o].Describe() == want) keep = static_cast<int>(o);
         }
-        q.genome.options[i] = keep >= 0 ? keep : t.legal[i][Pick(t.legal[i].size(), rng)];
-      } else if (!std::binary_search(t.legal[i].begin(), t.legal[i].end(), q.genome.options[i])) {
-        q.genome.options[i] = t.legal[i][Pick(t.legal[i].size(), rng)];
       }
+      const std::optional<int> o = LegalOption(q, i, keep, rng);
+      ok = o.has_value();
+      if (ok) q.genome.options[i] = *o;
     }
-    if (kind <= 1 && !t.legal.empty()) {
-      const size_t i = Pick(t.legal.size(), rng);
-      if (!t.legal[i].empty()) q.genome.options[i] = t.legal[i][Pick(t.legal[i].size(), rng)];
+    if (!ok) continue;
+    if (kind <= 1 && !q.genome.options.empty()) {
+      const size_t i = Pick(q.genome.options.size(), rng);
+      const std::optional<int> o =
+          ev->SampleOption(q.genome.nest, q.genome.rotation, i, /*distinct=*/false, rng);
+      if (o.has_value()) q.genome.options[i] = *o;
     }
     if (!ev->Legal(q.genome) || Key(q) == Key(p)) continue;
     return q;
@@ -165,11 +303,17 @@ bool Explorer::Evaluated(const Point& p) const { return seen_points_.count(Key(p
 const Candidate* Explorer::Evaluate(const Point& p) {
   if (!seen_points_.insert(Key(p)).second) return nullptr;
   ++counts_.evaluated;
-  absl::StatusOr<Candidate> c = evaluators_[p.mesh]->Evaluate(p.genome);
+  absl::StatusOr<Candidate> c =
+      evaluators_[p.mesh]->Evaluate(p.genome, best_seconds_ * kFamilyWindow);
+  if (absl::IsOutOfRange(c.status())) {
+    ++counts_.bounded;
+    return nullptr;
+  }
   if (!c.ok()) {
     ++counts_.unlowerable;
     return nullptr;
   }
+  best_seconds_ = std::min(best_seconds_, c->cost.seconds);
   c->mesh = p.mesh;
   auto [it, fresh] =
       programs_.emplace(absl::StrCat(p.mesh, "\n", c->program_key), candidates_.size());

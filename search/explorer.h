@@ -12,12 +12,15 @@
 #include <cstdint>
 #include <deque>
 #include <functional>
+#include <limits>
+#include <map>
 #include <memory>
 #include <optional>
 #include <random>
 #include <set>
 #include <string>
 #include <unordered_map>
+#include <utility>
 #include <vector>
 
 #include "absl/status/statusor.h"
@@ -36,42 +39,82 @@ struct Point {
 };
 
 struct SearchCounts {
-  int64_t enumerated = 0;   // points of the space (all meshes)
-  int64_t legal = 0;        // of which legal
-  ReasonCounts pruned;      // the others by reason code
-  int64_t evaluated = 0;    // legal points lowered and costed
-  int64_t costed = 0;       // distinct Programs among them (the candidates)
-  int64_t duplicates = 0;   // evaluated points whose Program was already costed
-  int64_t unlowerable = 0;  // legal points the lowering refused or too costly to cost
+  int64_t enumerated = 0;  // points of the space (all meshes), always exact
+  int64_t legal = 0;       // of which legal (an estimate when `estimated`)
+  ReasonCounts pruned;     // the others by reason code (estimates when `estimated`)
+  // The space is judged lazily (Explorer): legal and pruned are extrapolated from the
+  // options judged so far (Evaluator::Estimate), not counted.
+  bool estimated = false;
+  int64_t cells = 0;         // (mesh, nest, rotation) cells with points
+  int64_t judged_cells = 0;  // of which some option has been judged
+  int64_t evaluated = 0;     // legal points lowered and costed
+  int64_t costed = 0;        // distinct Programs among them (the candidates)
+  int64_t duplicates = 0;    // evaluated points whose Program was already costed
+  int64_t unlowerable = 0;   // legal points the lowering refused or too costly to cost
+  // Legal points not costed in full because a lower bound on their cost already exceeded
+  // kFamilyWindow times the best candidate's (Evaluator::Evaluate's cutoff).
+  int64_t bounded = 0;
+};
+
+// How the Explorer judges its space.
+struct JudgeOptions {
+  enum class Mode {
+    kAuto,   // whole when small or estimated to fit max_exhaustive (below), else lazy
+    kWhole,  // every tensor option of every cell judged by Create: exact counts
+    kLazy,   // options judged as the search asks: counts estimated
+  };
+  Mode mode = Mode::kAuto;
+  // kAuto: spaces of at most this many points are judged whole (about 2 s on one core for
+  // 771,840 points of matmul on 8x8), larger ones lazily.
+  int64_t whole_points = 2000000;
+  // Lazily: the counts are estimated from this many random cells, each with this many
+  // random options of each tensor judged (unbiased shares), and the cells judged whole.
+  int sample_cells = 16;
+  int sample_options = 4;
+  uint64_t seed = 1;
 };
 
 class Explorer {
  public:
-  // Builds the space of `problem` on each of `meshes` and checks every tensor option of
-  // every nest (so counts() is complete on return). InvalidArgument when a mesh clashes
-  // with the problem's names or the problem is beyond the space's limits. Cancelled as
-  // soon as `cancelled` (polled between nests) returns true.
+  // Builds the space of `problem` on each of `meshes`, counts its points by arithmetic and
+  // judges it whole or lazily as `judge` says (counts() is exact after a whole judgement,
+  // an estimate otherwise). InvalidArgument when a mesh clashes with the problem's names or
+  // the problem is beyond the space's limits. Cancelled as soon as `cancelled` (polled
+  // between nests) returns true.
   static absl::StatusOr<std::unique_ptr<Explorer>> Create(
       const ir::Problem& problem, const std::vector<ir::Mesh>& meshes, const SpaceOptions& options,
-      const CostParams& params, const std::function<bool()>& cancelled = nullptr);
+      const CostParams& params, const std::function<bool()>& cancelled = nullptr,
+      const JudgeOptions& judge = {});
 
   int num_meshes() const { return static_cast<int>(evaluators_.size()); }
   const ir::Mesh& mesh(int i) const { return evaluators_[i]->base().mesh(); }
   Evaluator& evaluator(int i) { return *evaluators_[i]; }
-  const SearchCounts& counts() const { return counts_; }
+  // Exact when judged whole; when lazy, legal and pruned are re-estimated from what has
+  // been judged (every cell's Evaluator::Estimate, untouched cells at the touched ones'
+  // legal share).
+  const SearchCounts& counts() const;
+  // Whether the space is judged lazily.
+  bool lazy() const { return lazy_; }
 
-  // Calls `visit` on every legal point, mesh by mesh, nest by nest, in order; stops when
-  // `visit` returns false.
+  // Calls `visit` on every legal point, mesh by mesh, nest by nest, in order (judging each
+  // cell whole); stops when `visit` returns false.
   void ForEachLegal(const std::function<bool(const Point&)>& visit);
 
-  // A legal point drawn uniformly over (mesh, nest, rotation) weighted by their legal
-  // points, then per tensor a legal option; nullopt when the space has no legal point.
+  // A random legal point: judged whole, drawn uniformly over (mesh, nest, rotation)
+  // weighted by their legal points, then per tensor a legal option; lazily, a cell drawn
+  // uniformly among those not known to be empty, then SampleCell. nullopt when none turned
+  // up in a few tries.
   std::optional<Point> Sample(std::mt19937_64* rng);
 
-  // Cells: the (mesh, nest, rotation) triples that hold legal points.
+  // Cells: the (mesh, nest, rotation) triples that hold legal points (judged whole) or
+  // points not yet known to be illegal (lazily).
   int num_cells() const { return static_cast<int>(cells_.size()); }
-  // A random legal point of cell `cell`; nullopt when none turned up in a few tries.
+  // A random legal point of cell `cell` (per tensor a random legal option, judged lazily);
+  // nullopt when none turned up in a few tries (lazily, a cell found to hold no legal point
+  // is not drawn again).
   std::optional<Point> SampleCell(int cell, std::mt19937_64* rng);
+  // Cells that share a mesh and the same distributed loops (one survey group).
+  std::string CellGroup(int cell) const;
 
   // A legal neighbour of `p`: one tensor's option (70%), the rotation (15%) or the nest
   // (15%; keeping the tensors' layouts and communicate loops where the new nest has them)
@@ -80,7 +123,10 @@ class Explorer {
   std::optional<Point> Mutate(const Point& p, std::mt19937_64* rng);
 
   // Lowers and costs `p` (which must be legal) once. Returns the new candidate, or nullptr
-  // when `p` was evaluated before, lowers to an already costed Program, or does not lower.
+  // when `p` was evaluated before, lowers to an already costed Program, does not lower, or
+  // is bounded out (costing it would be long, and a lower bound on its time exceeds
+  // kFamilyWindow times the best candidate's so far: it could be neither chosen nor
+  // measured as a family's best).
   const Candidate* Evaluate(const Point& p);
   bool Evaluated(const Point& p) const;
 
@@ -97,15 +143,28 @@ class Explorer {
  private:
   Explorer() = default;
   static std::string Key(const Point& p);
+  // Judges every cell whole; cells_ keeps those with legal points.
+  absl::Status JudgeWhole(const std::function<bool()>& stop);
+  // Judges a few options of each tensor in a sample of cells (lazily, for the estimate).
+  void JudgeSample(const JudgeOptions& judge);
+  // Lazily: recomputes counts_ from every cell's estimate.
+  void Reestimate() const;
+  // A legal option of tensor `t` in `q`'s cell: `keep` when legal, else a random one.
+  std::optional<int> LegalOption(const Point& q, size_t t, int keep, std::mt19937_64* rng);
 
   std::vector<std::unique_ptr<Evaluator>> evaluators_;
-  SearchCounts counts_;
+  mutable SearchCounts counts_;
+  bool lazy_ = false;
+  std::vector<bool> dead_;  // per cell: found to hold no legal point (lazily)
+  // Lazily: the estimate's sample, per cell index: per tensor the options judged.
+  std::map<size_t, std::vector<std::vector<int>>> sample_;
   // (mesh, nest, rotation) with legal points, and their legal point counts (for Sample).
   std::vector<std::array<int, 3>> cells_;
   std::vector<int64_t> cell_weights_;
   std::set<std::string> seen_points_;
   std::unordered_map<std::string, size_t> programs_;  // program key -> candidates_ index
   std::deque<Candidate> candidates_;
+  double best_seconds_ = std::numeric_limits<double>::infinity();
 };
 
 // The schedule family of `c`, whose mesh (Candidate::mesh) is `mesh`: the mesh and its

@@ -5,6 +5,7 @@
 #include <gtest/gtest.h>
 
 #include <algorithm>
+#include <memory>
 #include <optional>
 #include <random>
 #include <set>
@@ -12,6 +13,8 @@
 #include <utility>
 #include <vector>
 
+#include "absl/strings/str_cat.h"
+#include "base/check.h"
 #include "codegen/program.h"
 #include "ir/mesh.h"
 #include "ir/problem.h"
@@ -226,6 +229,86 @@ TEST(ExplorerTest, ToMeasureOnARealSpaceTakesEachFamilysBestFirst) {
   for (size_t i = 0; i + 1 < k; ++i) EXPECT_EQ(seen.count(families[i]), 1u) << families[i];
   // Deterministic.
   EXPECT_EQ(e.ToMeasure(k), picked);
+}
+
+// The whole space of matmul on 2x2 at small extents, judged as `mode` says.
+std::unique_ptr<Explorer> SmallSpace(JudgeOptions judge) {
+  const absl::StatusOr<ir::Problem> problem =
+      ir::ParseProblem("C[m,n] += A[m,k] * B[k,n]", "m=8,n=8,k=8");
+  const absl::StatusOr<ir::Mesh> mesh = ir::ParseMesh("x=2,y=2");
+  MT_CHECK(problem.ok() && mesh.ok());
+  absl::StatusOr<std::unique_ptr<Explorer>> e =
+      Explorer::Create(*problem, {*mesh}, {}, CostParams{}, nullptr, judge);
+  MT_CHECK(e.ok());
+  return *std::move(e);
+}
+
+JudgeOptions Mode(JudgeOptions::Mode mode) {
+  JudgeOptions j;
+  j.mode = mode;
+  return j;
+}
+
+// Every point a lazily judged explorer draws or breeds is legal by the whole tables, and
+// the draws reach most of the legal points' cells.
+TEST(LazyExplorerTest, DrawsAndMutationsAreLegalByTheWholeTables) {
+  std::unique_ptr<Explorer> whole = SmallSpace(Mode(JudgeOptions::Mode::kWhole));
+  std::unique_ptr<Explorer> lazy = SmallSpace(Mode(JudgeOptions::Mode::kLazy));
+  ASSERT_FALSE(whole->lazy());
+  ASSERT_TRUE(lazy->lazy());
+  EXPECT_EQ(lazy->counts().enumerated, whole->counts().enumerated);
+  std::mt19937_64 rng(7);
+  std::set<std::string> cells;
+  int drawn = 0;
+  for (int i = 0; i < 600; ++i) {
+    const std::optional<Point> p = lazy->Sample(&rng);
+    if (!p.has_value()) continue;
+    ++drawn;
+    EXPECT_TRUE(whole->evaluator(0).Legal(p->genome))
+        << lazy->evaluator(0).space().ToTrace(p->genome).ToString();
+    cells.insert(absl::StrCat(p->genome.nest, ":", p->genome.rotation));
+    const std::optional<Point> q = lazy->Mutate(*p, &rng);
+    if (q.has_value()) {
+      EXPECT_TRUE(whole->evaluator(0).Legal(q->genome))
+          << lazy->evaluator(0).space().ToTrace(q->genome).ToString();
+    }
+  }
+  EXPECT_GT(drawn, 500);
+  EXPECT_GE(cells.size(), static_cast<size_t>(whole->num_cells()) * 3 / 4);
+}
+
+// Once every cell has been judged whole (ForEachLegal does), the lazy counts are the exact
+// ones; before, the estimate from the sample is within a factor of three of them.
+TEST(LazyExplorerTest, EstimatesBecomeTheCountsWhenEverythingIsJudged) {
+  std::unique_ptr<Explorer> whole = SmallSpace(Mode(JudgeOptions::Mode::kWhole));
+  std::unique_ptr<Explorer> lazy = SmallSpace(Mode(JudgeOptions::Mode::kLazy));
+  const SearchCounts exact = whole->counts();
+  ASSERT_GT(exact.legal, 0);
+  ASSERT_TRUE(lazy->counts().estimated);
+  EXPECT_GT(lazy->counts().legal, exact.legal / 3);
+  EXPECT_LT(lazy->counts().legal, exact.legal * 3);
+  EXPECT_LT(lazy->counts().judged_cells, lazy->counts().cells);
+  int64_t legal = 0;
+  lazy->ForEachLegal([&](const Point&) {
+    ++legal;
+    return true;
+  });
+  EXPECT_EQ(legal, exact.legal);
+  const SearchCounts judged = lazy->counts();
+  EXPECT_EQ(judged.legal, exact.legal);
+  EXPECT_EQ(judged.pruned, exact.pruned);
+  EXPECT_EQ(judged.judged_cells, judged.cells);
+}
+
+// A sample that judges every option of every cell gives the exact counts.
+TEST(LazyExplorerTest, AWholeSampleEstimatesExactly) {
+  JudgeOptions judge = Mode(JudgeOptions::Mode::kLazy);
+  judge.sample_cells = 1 << 20;
+  judge.sample_options = 1 << 20;
+  std::unique_ptr<Explorer> lazy = SmallSpace(judge);
+  std::unique_ptr<Explorer> whole = SmallSpace(Mode(JudgeOptions::Mode::kWhole));
+  EXPECT_EQ(lazy->counts().legal, whole->counts().legal);
+  EXPECT_EQ(lazy->counts().pruned, whole->counts().pruned);
 }
 
 }  // namespace

@@ -55,7 +55,8 @@ struct EvolutionOptions {
 // Random legal points, then mutations (Explorer::Mutate) of the best candidates so far.
 std::unique_ptr<SearchStrategy> NewEvolutionaryStrategy(const EvolutionOptions& options);
 
-// Exhaustive when the explorer's legal points fit in `max_exhaustive` (all of them are
+// Exhaustive when the explorer is judged whole and its legal points fit in `max_exhaustive`
+// (all of them are
 // then costed), else evolutionary within the budget's evaluations.
 std::unique_ptr<SearchStrategy> NewDefaultStrategy(const Explorer& explorer, int64_t max_exhaustive,
                                                    const EvolutionOptions& options);

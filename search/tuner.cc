@@ -81,6 +81,12 @@ absl::Status Search(TuneRun& run, Explorer& explorer, std::string* strategy) {
   }
   const std::vector<const Candidate*> ranked = explorer.Best(std::max(options.top_k, 1));
   if (ranked.empty()) {
+    if (explorer.counts().evaluated == 0 && explorer.lazy() && Clock::now() < budget.deadline) {
+      return absl::FailedPreconditionError(absl::StrCat(
+          "no legal schedule found among ", explorer.counts().enumerated,
+          " candidates (judged lazily; estimated pruned: ", PrunedText(explorer.counts().pruned),
+          ")"));
+    }
     if (explorer.counts().evaluated == 0 && Clock::now() >= budget.deadline) {
       return absl::FailedPreconditionError(
           absl::StrFormat("the time budget of %g s ran out before any schedule was evaluated (the "
@@ -198,11 +204,11 @@ absl::StatusOr<SearchResult> Tune(const TuneOptions& options, Runner& runner,
   auto cancelled = [&] { return run.Cancelled(); };
 
   run.Report("space", nullptr);
-  absl::StatusOr<std::unique_ptr<Explorer>> made =
-      Explorer::Create(options.problem, options.meshes, options.space, options.params, cancelled);
+  absl::StatusOr<std::unique_ptr<Explorer>> made = Explorer::Create(
+      options.problem, options.meshes, options.space, options.params, cancelled, options.judge);
   if (!made.ok()) return made.status();
   Explorer& explorer = **made;
-  if (explorer.counts().legal == 0) {
+  if (explorer.counts().legal == 0 && !explorer.counts().estimated) {
     return absl::FailedPreconditionError(
         absl::StrCat("no legal schedule among ", explorer.counts().enumerated,
                      " candidates (pruned: ", PrunedText(explorer.counts().pruned), ")"));

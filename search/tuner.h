@@ -51,6 +51,9 @@ struct TuneOptions {
   // Up to this many legal points, every one is costed (exhaustive; max_evaluations does
   // not apply, the budget does).
   int64_t max_exhaustive = 10000;
+  // How the space is judged: whole up to JudgeOptions::whole_points points, lazily (counts
+  // estimated, evolutionary search) beyond.
+  JudgeOptions judge;
   EvolutionOptions evolution;
   std::function<bool()> cancelled;  // polled between steps when set
   // Checks an unmeasured winner before it is returned (search/checker.h); nullptr: the

@@ -192,6 +192,36 @@ TEST(TunerTest, LargerSpacesKeepToMaxEvaluations) {
   EXPECT_LE(r.counts.evaluated, 50);
 }
 
+// Judged lazily, a space is searched by evolution with estimated counts; on a space small
+// enough for the budget to cover, it finds the exhaustive search's best.
+TEST(TunerTest, LazyJudgingFindsTheExhaustiveBestOnASmallSpace) {
+  TuneOptions o = MatmulOnFourRanks("m=16,n=16,k=16");
+  o.meshes = {*ir::ParseMesh("x=4")};
+  const SearchResult exhaustive = MustTune(o);
+  ASSERT_EQ(exhaustive.strategy, "exhaustive");
+  ASSERT_FALSE(exhaustive.counts.estimated);
+  o.judge.mode = JudgeOptions::Mode::kLazy;
+  o.max_evaluations = 4 * exhaustive.counts.legal;
+  const SearchResult lazy = MustTune(o);
+  EXPECT_EQ(lazy.strategy, "evolutionary");
+  EXPECT_TRUE(lazy.counts.estimated);
+  EXPECT_EQ(lazy.counts.enumerated, exhaustive.counts.enumerated);
+  EXPECT_EQ(lazy.best.cost.seconds, exhaustive.best.cost.seconds);
+}
+
+// A lazily judged space with no legal point says so once the search found none.
+TEST(TunerTest, LazyJudgingWithNoLegalPointSaysWhy) {
+  TuneOptions o;
+  o.problem = *ir::ParseProblem("C[m,n] += A[m,k] * B[k,n]", "m=3,n=3,k=3");
+  o.meshes = {*ir::ParseMesh("x=2")};
+  o.judge.mode = JudgeOptions::Mode::kLazy;
+  std::unique_ptr<Runner> runner = NewModelOnlyRunner();
+  const absl::StatusOr<SearchResult> r = Tune(o, *runner);
+  EXPECT_EQ(r.status().code(), absl::StatusCode::kFailedPrecondition);
+  EXPECT_TRUE(absl::StartsWith(r.status().message(), "no legal schedule found among "))
+      << r.status();
+}
+
 TEST(TunerTest, BadOptionsAreErrors) {
   std::unique_ptr<Runner> runner = NewModelOnlyRunner();
   TuneOptions o = MatmulOnFourRanks("m=64,n=64,k=64");
