@@ -233,6 +233,7 @@ absl::StatusOr<SearchResult> Tune(const TuneOptions& options, Runner& runner,
         static_cast<double>(result.best.cost.comm_words_per_rank) / *result.lower_bound;
   }
   result.counts = explorer.counts();
+  result.class_bests = BestPerClass(explorer, options.problem);
   run.Report("done", &explorer);
   result.seconds = Since(run.start);
   return result;

@@ -35,6 +35,7 @@
 #include "search/evaluator.h"
 #include "search/explorer.h"
 #include "search/runner.h"
+#include "search/schedule_class.h"
 #include "search/space.h"
 #include "search/strategy.h"
 
@@ -89,6 +90,10 @@ struct SearchResult {
   std::string strategy;
   std::vector<MeasuredCandidate> measurements;  // in model order
   double seconds = 0;                           // wall time of the whole tune
+  // Per schedule class (search/schedule_class.h: 1D, 2D, 2.5D, 3D, split-k), the best
+  // predicted candidate the search costed, over all meshes (BestPerClass); classes it costed
+  // none of are left out. Shows what the model thinks of the families the winner is not of.
+  std::vector<ClassBest> class_bests;
 };
 
 // What the tuner is doing, for progress displays.

@@ -4,13 +4,16 @@
 
 #include <gtest/gtest.h>
 
+#include <set>
 #include <string>
 
 #include "absl/strings/match.h"
 #include "ir/mesh.h"
 #include "ir/problem.h"
+#include "ir/trace.h"
 #include "search/explorer.h"
 #include "search/runner.h"
+#include "search/schedule_class.h"
 
 namespace meshtune::search {
 namespace {
@@ -340,6 +343,35 @@ TEST(TunerTest, CancellationStopsTheSpaceMidway) {
   EXPECT_EQ(e.status().code(), absl::StatusCode::kCancelled);
   EXPECT_EQ(e.status().message(), "the tune was cancelled");
   EXPECT_EQ(polls, 3);
+}
+
+// The best candidate per schedule class: the winner's class holds the winner's prediction
+// and no class does better than the winner (model-only: the winner is the model's best).
+TEST(TunerTest, ClassBestsHoldTheWinnersClassAndNoneBeatsTheWinner) {
+  const TuneOptions o = MatmulOnFourRanks("m=512,n=512,k=512");
+  const SearchResult r = MustTune(o);
+  ASSERT_FALSE(r.class_bests.empty());
+  absl::StatusOr<ir::Trace> winner_trace = ir::ParseTrace(r.best.trace);
+  ASSERT_TRUE(winner_trace.ok()) << winner_trace.status();
+  absl::StatusOr<std::string> winner_class =
+      ScheduleClassOfTrace(*winner_trace, o.problem, o.meshes[r.best.mesh]);
+  ASSERT_TRUE(winner_class.ok()) << winner_class.status();
+  bool found = false;
+  std::set<std::string> classes;
+  for (const ClassBest& b : r.class_bests) {
+    EXPECT_TRUE(classes.insert(b.schedule_class).second) << b.schedule_class << " twice";
+    EXPECT_GE(b.best.cost.seconds, r.best.cost.seconds) << b.schedule_class;
+    EXPECT_EQ(b.mesh, o.meshes[b.best.mesh].ToString());
+    absl::StatusOr<ir::Trace> t = ir::ParseTrace(b.best.trace);
+    ASSERT_TRUE(t.ok()) << t.status();
+    EXPECT_EQ(*ScheduleClassOfTrace(*t, o.problem, o.meshes[b.best.mesh]), b.schedule_class);
+    if (b.schedule_class != *winner_class) continue;
+    found = true;
+    EXPECT_EQ(b.best.cost.seconds, r.best.cost.seconds);
+  }
+  EXPECT_TRUE(found) << "no entry for the winner's class " << *winner_class;
+  // On x=4 and x=2,y=2 the search costs 1D, 2D and split-k schedules (no 3-axis mesh).
+  EXPECT_EQ(classes, (std::set<std::string>{"1D", "2D", "split-k"}));
 }
 
 }  // namespace
