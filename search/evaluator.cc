@@ -93,18 +93,10 @@ Evaluator::NestState& Evaluator::Prepared(int nest, int rotation) {
   const Rotation& rot = choices.rotations[rotation];
   const size_t nt = space_.tensors().size();
   OptionCounts& n = s->counts;
-  n.all.assign(nt, 0);
-  n.at.assign(nt, 0);
+  CountAdmissible(nest, rotation, &n.all, &n.at);
   n.legal.assign(nt, 0);
   n.legal_at.assign(nt, 0);
   s->judged_count.assign(nt, 0);
-  for (size_t t = 0; t < nt; ++t) {
-    for (const TensorOption& o : choices.options[t]) {
-      if (!Admissible(o, rot)) continue;
-      ++n.all[t];
-      n.at[t] += Distinct(o, rot);
-    }
-  }
   s->table.points = CountPoints(n.all, n.at, rot);
   const absl::StatusOr<ir::Computation>& nest_c = NestComputation(nest);
   if (!nest_c.ok()) {
@@ -155,22 +147,27 @@ Evaluator::NestState& Evaluator::State(int nest, int rotation) {
 
 const NestTable& Evaluator::Table(int nest, int rotation) { return State(nest, rotation).table; }
 
+void Evaluator::CountAdmissible(int nest, int rotation, std::vector<int64_t>* all,
+                                std::vector<int64_t>* at) const {
+  const NestChoices& choices = space_.nests()[nest];
+  const Rotation& rot = choices.rotations[rotation];
+  all->assign(choices.options.size(), 0);
+  at->assign(choices.options.size(), 0);
+  for (size_t t = 0; t < choices.options.size(); ++t) {
+    for (const TensorOption& o : choices.options[t]) {
+      if (!Admissible(o, rot)) continue;
+      ++(*all)[t];
+      (*at)[t] += Distinct(o, rot);
+    }
+  }
+}
+
 int64_t Evaluator::Points(int nest, int rotation) const {
   auto it = states_.find({nest, rotation});
   if (it != states_.end()) return it->second->table.points;
-  const NestChoices& choices = space_.nests()[nest];
-  const Rotation& rot = choices.rotations[rotation];
   std::vector<int64_t> all, at;
-  for (const std::vector<TensorOption>& options : choices.options) {
-    all.push_back(0);
-    at.push_back(0);
-    for (const TensorOption& o : options) {
-      if (!Admissible(o, rot)) continue;
-      ++all.back();
-      at.back() += Distinct(o, rot);
-    }
-  }
-  return CountPoints(all, at, rot);
+  CountAdmissible(nest, rotation, &all, &at);
+  return CountPoints(all, at, space_.nests()[nest].rotations[rotation]);
 }
 
 bool Evaluator::OptionLegal(int nest, int rotation, size_t t, int o) {
@@ -226,16 +223,13 @@ CellEstimate Evaluator::Estimate(int nest, int rotation,
   const Rotation& rot = choices.rotations[rotation];
   // Per tensor the judged options taken into account: all of them, or the sample.
   std::vector<double> legal(nt), legal_at(nt), weight(nt);
-  NestState view;  // the judged flags restricted to those options
-  view.counts = s.counts;
-  view.options = s.options;
-  view.judged.resize(nt);
+  std::vector<std::vector<bool>> taken(nt);
   for (size_t t = 0; t < nt; ++t) {
-    view.judged[t].assign(choices.options[t].size(), false);
+    taken[t].assign(choices.options[t].size(), false);
     int64_t judged = 0, ok = 0, ok_at = 0;
     auto take = [&](int o) {
       if (!s.judged[t][o] || !Admissible(choices.options[t][o], rot)) return;
-      view.judged[t][o] = true;
+      taken[t][o] = true;
       ++judged;
       ok += s.options[t][o].legal;
       ok_at += s.options[t][o].legal && Distinct(choices.options[t][o], rot);
@@ -251,7 +245,7 @@ CellEstimate Evaluator::Estimate(int nest, int rotation,
   }
   e.exact = all_judged && !budget;
   e.legal = std::max(0.0, CountPoints(legal, legal_at, rot));
-  e.pruned = CountRejections(choices, rot, view, legal, legal_at, weight);
+  e.pruned = CountRejections(choices, rot, s, taken, legal, legal_at, weight);
   return e;
 }
 
@@ -275,8 +269,8 @@ void Evaluator::Build(int nest, int rotation, NestState* state) {
   }
   const OptionCounts& n = state->counts;
   const std::vector<double> ones(nt, 1.0);
-  for (const auto& [reason, points] :
-       CountRejections(choices, rot, *state, AsDoubles(n.legal), AsDoubles(n.legal_at), ones)) {
+  for (const auto& [reason, points] : CountRejections(
+           choices, rot, *state, state->judged, AsDoubles(n.legal), AsDoubles(n.legal_at), ones)) {
     table.pruned[reason] += std::llround(points);
   }
   table.legal_points = CountPoints(n.legal, n.legal_at, rot);
@@ -332,12 +326,10 @@ Evaluator::OptionState Evaluator::CheckOption(const ir::Computation& c, size_t t
   return st;
 }
 
-std::map<std::string, double> Evaluator::CountRejections(const NestChoices& choices,
-                                                         const Rotation& rot,
-                                                         const NestState& state,
-                                                         const std::vector<double>& legal,
-                                                         const std::vector<double>& legal_at,
-                                                         const std::vector<double>& weight) {
+std::map<std::string, double> Evaluator::CountRejections(
+    const NestChoices& choices, const Rotation& rot, const NestState& state,
+    const std::vector<std::vector<bool>>& taken, const std::vector<double>& legal,
+    const std::vector<double>& legal_at, const std::vector<double>& weight) {
   // Each point by its first failing tensor: tensors before it legal, after it anything
   // (minus, for a rotation, the points with nothing Distinct).
   std::map<std::string, double> pruned;
@@ -346,7 +338,7 @@ std::map<std::string, double> Evaluator::CountRejections(const NestChoices& choi
   for (size_t t = 0; t < nt; ++t) {
     for (size_t o = 0; o < choices.options[t].size(); ++o) {
       const OptionState& st = state.options[t][o];
-      if (!state.judged[t][o] || st.legal || !Admissible(choices.options[t][o], rot)) continue;
+      if (!taken[t][o] || st.legal || !Admissible(choices.options[t][o], rot)) continue;
       const bool o_at = Distinct(choices.options[t][o], rot);
       double points = 1, off = 1;
       for (size_t j = 0; j < nt; ++j) {

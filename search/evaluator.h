@@ -181,6 +181,10 @@ class Evaluator {
     std::vector<int64_t> judged_count;              // per tensor: admissible options judged
     std::optional<ir::Computation> nest;            // loops (rotation applied), no tensors yet
   };
+  // Per tensor of (nest, rotation) its admissible options (all) and those Distinct under
+  // the rotation (at).
+  void CountAdmissible(int nest, int rotation, std::vector<int64_t>* all,
+                       std::vector<int64_t>* at) const;
   // The cell's state, its nest replayed and admissible options counted (nothing judged).
   NestState& Prepared(int nest, int rotation);
   NestState& State(int nest, int rotation);
@@ -191,12 +195,13 @@ class Evaluator {
   // why not, its layout and transfer, and its bytes under a memory budget.
   OptionState CheckOption(const ir::Computation& c, size_t t, const TensorOption& opt,
                           const Rotation& rot);
-  // Rejected points by the first failing tensor's reason: a judged illegal option of tensor
-  // t stands for the points whose tensors before t are legal (legal[j], legal_at[j] of them)
-  // and after t anything, times weight[t] (the share of t's options it stands for: 1 when
-  // all are judged).
+  // Rejected points by the first failing tensor's reason: an option of tensor t that
+  // `taken` marks and `state` judged illegal stands for the points whose tensors before t
+  // are legal (legal[j], legal_at[j] of them) and after t anything, times weight[t] (the
+  // share of t's options it stands for: 1 when all are taken).
   static std::map<std::string, double> CountRejections(const NestChoices& choices,
                                                        const Rotation& rot, const NestState& state,
+                                                       const std::vector<std::vector<bool>>& taken,
                                                        const std::vector<double>& legal,
                                                        const std::vector<double>& legal_at,
                                                        const std::vector<double>& weight);

@@ -50,7 +50,6 @@ absl::StatusOr<std::unique_ptr<Explorer>> Explorer::Create(
         if (points <= 0) continue;
         e->counts_.enumerated += points;
         e->cells_.push_back({m, static_cast<int>(n), static_cast<int>(r)});
-        e->cell_weights_.push_back(1);
       }
     }
   }
@@ -71,7 +70,6 @@ absl::StatusOr<std::unique_ptr<Explorer>> Explorer::Create(
 absl::Status Explorer::JudgeWhole(const std::function<bool()>& stop) {
   std::vector<std::array<int, 3>> all = std::move(cells_);
   cells_.clear();
-  cell_weights_.clear();
   counts_.legal = 0;
   counts_.pruned.clear();
   counts_.estimated = false;
@@ -192,9 +190,11 @@ void Explorer::ForEachLegal(const std::function<bool(const Point&)>& visit) {
 
 std::optional<Point> Explorer::Sample(std::mt19937_64* rng) {
   if (cells_.empty()) return std::nullopt;
-  std::discrete_distribution<size_t> cell_dist(cell_weights_.begin(), cell_weights_.end());
+  // Judged whole: weighted by legal points; lazily (not known): uniform.
+  std::optional<std::discrete_distribution<size_t>> cell_dist;
+  if (!lazy_) cell_dist.emplace(cell_weights_.begin(), cell_weights_.end());
   for (int attempt = 0; attempt < 8; ++attempt) {
-    const size_t cell = lazy_ ? Pick(cells_.size(), rng) : cell_dist(*rng);
+    const size_t cell = lazy_ ? Pick(cells_.size(), rng) : (*cell_dist)(*rng);
     if (dead_[cell]) continue;
     std::optional<Point> p = SampleCell(static_cast<int>(cell), rng);
     if (p.has_value()) return p;

@@ -59,7 +59,7 @@ struct SearchCounts {
 // How the Explorer judges its space.
 struct JudgeOptions {
   enum class Mode {
-    kAuto,   // whole when small or estimated to fit max_exhaustive (below), else lazy
+    kAuto,   // whole up to whole_points (below), else lazy
     kWhole,  // every tensor option of every cell judged by Create: exact counts
     kLazy,   // options judged as the search asks: counts estimated
   };
@@ -89,9 +89,9 @@ class Explorer {
   int num_meshes() const { return static_cast<int>(evaluators_.size()); }
   const ir::Mesh& mesh(int i) const { return evaluators_[i]->base().mesh(); }
   Evaluator& evaluator(int i) { return *evaluators_[i]; }
-  // Exact when judged whole; when lazy, legal and pruned are re-estimated from what has
-  // been judged (every cell's Evaluator::Estimate, untouched cells at the touched ones'
-  // legal share).
+  // Exact when judged whole; when lazy, legal and pruned are re-estimated at each call:
+  // cells judged whole count exactly, the others at the sampled cells' shares
+  // (Evaluator::Estimate).
   const SearchCounts& counts() const;
   // Whether the space is judged lazily.
   bool lazy() const { return lazy_; }
@@ -158,7 +158,8 @@ class Explorer {
   std::vector<bool> dead_;  // per cell: found to hold no legal point (lazily)
   // Lazily: the estimate's sample, per cell index: per tensor the options judged.
   std::map<size_t, std::vector<std::vector<int>>> sample_;
-  // (mesh, nest, rotation) with legal points, and their legal point counts (for Sample).
+  // (mesh, nest, rotation) with legal points, and, judged whole, their legal point counts
+  // (for Sample).
   std::vector<std::array<int, 3>> cells_;
   std::vector<int64_t> cell_weights_;
   std::set<std::string> seen_points_;
