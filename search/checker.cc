@@ -73,6 +73,36 @@ std::vector<int64_t> Divisors(int64_t n) {
   return out;
 }
 
+// Meshes with the axes of `mesh`, each size a divisor of the real one (at least 2 where the
+// real one is), of at most `max_ranks` ranks and no memory budget: the largest first, then
+// the most even reduction (the least largest factor an axis is divided by).
+std::vector<ir::Mesh> SmallerMeshes(const ir::Mesh& mesh, int64_t max_ranks) {
+  std::vector<ir::Mesh> out = {ir::Mesh{}};
+  for (const ir::MeshAxis& axis : mesh.axes) {
+    std::vector<ir::Mesh> next;
+    for (const ir::Mesh& m : out) {
+      for (int64_t d : Divisors(axis.size)) {
+        if (d == 1 && axis.size > 1) continue;
+        ir::Mesh grown = m;
+        grown.axes.push_back({axis.name, d});
+        if (grown.Ranks() <= max_ranks) next.push_back(std::move(grown));
+      }
+    }
+    out = std::move(next);
+  }
+  auto most_divided = [&](const ir::Mesh& m) {
+    int64_t worst = 1;
+    for (size_t a = 0; a < m.axes.size(); ++a)
+      worst = std::max(worst, mesh.axes[a].size / m.axes[a].size);
+    return worst;
+  };
+  std::stable_sort(out.begin(), out.end(), [&](const ir::Mesh& a, const ir::Mesh& b) {
+    if (a.Ranks() != b.Ranks()) return a.Ranks() > b.Ranks();
+    return most_divided(a) < most_divided(b);
+  });
+  return out;
+}
+
 class SimulatingChecker : public Checker {
  public:
   explicit SimulatingChecker(const SimulatingCheckerOptions& options) : options_(options) {}
@@ -100,35 +130,29 @@ class SimulatingChecker : public Checker {
       return result;
     }
     Lowered run = *std::move(real);
+    ir::Mesh sim_mesh = mesh;
+    if (mesh.Ranks() > options_.max_ranks && !ScaleMesh(problem, *trace, &sim_mesh, &run)) {
+      result.error = absl::StrCat("too many ranks to simulate (", mesh.Ranks(),
+                                  "): on no mesh of at most ", options_.max_ranks,
+                                  " ranks does the schedule keep its transfers and patterns");
+      return result;
+    }
+    const bool scale_extents = !Cheap(run);
+    if (scale_extents) ScaleExtents(problem, *trace, sim_mesh, &extents, &run);
     result.how = "simulated";
-    if (!Cheap(run)) {
-      // Each index in turn: the smallest extent (a divisor of the real one) at which the
-      // trace still applies and lowers to the same transfers and patterns, with every loop
-      // of several iterations still of several.
-      for (auto& [index, extent] : extents) {
-        const int64_t full = extent;
-        int tries = 0;
-        for (int64_t d : Divisors(full)) {
-          if (d == 1 || ++tries > 16) break;
-          extent = full / d;
-          absl::StatusOr<Lowered> scaled = LowerAt(problem, extents, mesh, *trace);
-          if (scaled.ok() && scaled->patterns == run.patterns && scaled->multiple == run.multiple) {
-            run = *std::move(scaled);
-            break;
-          }
-          extent = full;
-        }
-      }
+    if (scale_extents || sim_mesh.Ranks() != mesh.Ranks()) {
       result.how = "simulated-scaled";
       std::vector<std::string> parts;
       for (const auto& [index, extent] : extents) parts.push_back(absl::StrCat(index, "=", extent));
       result.scaled = absl::StrJoin(parts, ",");
-      if (!Cheap(run)) {
-        result.error = absl::StrCat("too large to simulate even scaled down to ", result.scaled,
-                                    " (", run.instances, " instances, ",
-                                    base::FormatBytes(run.bytes), " over all ranks)");
-        return result;
-      }
+      if (sim_mesh.Ranks() != mesh.Ranks())
+        absl::StrAppend(&result.scaled, " on ", sim_mesh.ToString());
+    }
+    if (!Cheap(run)) {
+      result.error = absl::StrCat("too large to simulate even scaled down to ", result.scaled, " (",
+                                  run.instances, " instances, ", base::FormatBytes(run.bytes),
+                                  " over all ranks)");
+      return result;
     }
     runtime::SimOptions sim;
     sim.seed = options_.seed;
@@ -144,6 +168,44 @@ class SimulatingChecker : public Checker {
  private:
   bool Cheap(const Lowered& l) const {
     return l.instances <= options_.max_instances && l.bytes <= options_.max_bytes;
+  }
+
+  // Whether `lowered` (at the problem's extents on `*mesh`) keeps its transfers and patterns
+  // on a smaller mesh (SmallerMeshes, the first 16 tried); if so, sets `*mesh` and `*run`.
+  bool ScaleMesh(const ir::Problem& problem, const ir::Trace& trace, ir::Mesh* mesh,
+                 Lowered* run) const {
+    int tries = 0;
+    for (const ir::Mesh& m : SmallerMeshes(*mesh, options_.max_ranks)) {
+      if (++tries > 16) break;
+      absl::StatusOr<Lowered> scaled = LowerAt(problem, problem.extents, m, trace);
+      if (scaled.ok() && scaled->patterns == run->patterns && scaled->multiple == run->multiple) {
+        *run = *std::move(scaled);
+        *mesh = m;
+        return true;
+      }
+    }
+    return false;
+  }
+
+  // Each index in turn: the smallest extent (a divisor of the real one) at which the trace
+  // still applies on `mesh` and lowers to the same transfers and patterns, with every loop
+  // of several iterations still of several. Updates `*extents` and `*run`.
+  void ScaleExtents(const ir::Problem& problem, const ir::Trace& trace, const ir::Mesh& mesh,
+                    std::map<std::string, int64_t>* extents, Lowered* run) const {
+    for (auto& [index, extent] : *extents) {
+      const int64_t full = extent;
+      int tries = 0;
+      for (int64_t d : Divisors(full)) {
+        if (d == 1 || ++tries > 16) break;
+        extent = full / d;
+        absl::StatusOr<Lowered> scaled = LowerAt(problem, *extents, mesh, trace);
+        if (scaled.ok() && scaled->patterns == run->patterns && scaled->multiple == run->multiple) {
+          *run = *std::move(scaled);
+          break;
+        }
+        extent = full;
+      }
+    }
   }
 
   SimulatingCheckerOptions options_;

@@ -8,10 +8,16 @@
 // otherwise on a scaled-down instance with the same divisibility structure (each index's
 // extent divided so that every divide, distribute, split and shard of the trace still
 // applies, every loop of several iterations keeps several, and the program keeps its
-// transfers and patterns). Candidates about to be measured get the validation alone.
+// transfers and patterns). The simulator runs a thread a rank, so a mesh of more than
+// SimulatingCheckerOptions::max_ranks ranks is first scaled down the same way: the trace
+// is simulated on a mesh of the same axes, each axis size divided (an axis of several
+// ranks keeps several), on which it lowers to the same transfers and patterns. The real
+// Program is still lowered and validated at full size. Candidates about to be measured get
+// the validation alone.
 //
 //   CheckResult::how   "simulated"         the real problem, every rank
-//                      "simulated-scaled"  extents scaled down (`scaled` says which)
+//                      "simulated-scaled"  extents, and maybe the mesh, scaled down
+//                                          (`scaled` says which)
 // Thread-compatible.
 #ifndef MESHTUNE_SEARCH_CHECKER_H_
 #define MESHTUNE_SEARCH_CHECKER_H_
@@ -27,9 +33,11 @@ namespace meshtune::search {
 
 struct CheckResult {
   bool ok = false;
-  std::string how;     // "simulated" or "simulated-scaled"
-  std::string scaled;  // the extents simulated when scaled, e.g. "k=12,m=8,n=8"
-  std::string error;   // why it failed: the simulator's wrong element, or what could not be run
+  std::string how;  // "simulated" or "simulated-scaled"
+  // The instance simulated when scaled: its extents, e.g. "k=12,m=8,n=8", then " on " and
+  // the mesh when that was scaled too ("k=16,m=64,n=64 on x=8,y=4,z=4").
+  std::string scaled;
+  std::string error;  // why it failed: the simulator's wrong element, or what could not be run
 };
 
 class Checker {
@@ -52,6 +60,8 @@ struct SimulatingCheckerOptions {
   // ranks' shards and buffers together take at most this many bytes.
   int64_t max_instances = int64_t{1} << 27;
   int64_t max_bytes = int64_t{512} << 20;
+  // Meshes of more ranks than this are simulated scaled down (see the file comment).
+  int64_t max_ranks = 256;
   uint64_t seed = 1;
 };
 
