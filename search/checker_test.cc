@@ -39,16 +39,14 @@ TEST(CheckerTest, AMeshAboveTheRankLimitIsSimulatedOnASmallerOne) {
   SimulatingCheckerOptions options;
   options.max_ranks = 4;
   std::unique_ptr<Checker> checker = NewSimulatingChecker(options);
-  const CheckResult r =
-      checker->Check(Matmul("m=16,n=16,k=16"), *ir::ParseMesh("x=4,y=4"), kSumma);
+  const CheckResult r = checker->Check(Matmul("m=16,n=16,k=16"), *ir::ParseMesh("x=4,y=4"), kSumma);
   EXPECT_TRUE(r.ok) << r.error;
   EXPECT_EQ(r.how, "simulated-scaled");
   EXPECT_EQ(r.scaled, "k=16,m=16,n=16 on x=2,y=2");
   // Within the limit, the real mesh.
   options.max_ranks = 16;
-  const CheckResult whole =
-      NewSimulatingChecker(options)->Check(Matmul("m=16,n=16,k=16"), *ir::ParseMesh("x=4,y=4"),
-                                           kSumma);
+  const CheckResult whole = NewSimulatingChecker(options)->Check(Matmul("m=16,n=16,k=16"),
+                                                                 *ir::ParseMesh("x=4,y=4"), kSumma);
   EXPECT_TRUE(whole.ok) << whole.error;
   EXPECT_EQ(whole.how, "simulated");
   EXPECT_EQ(whole.scaled, "");
@@ -57,8 +55,8 @@ TEST(CheckerTest, AMeshAboveTheRankLimitIsSimulatedOnASmallerOne) {
 TEST(CheckerTest, NoSmallerMeshKeepsTheTransfers) {
   SimulatingCheckerOptions options;
   options.max_ranks = 2;  // x=2,y=2 cannot shrink: each axis keeps at least two ranks
-  const CheckResult r = NewSimulatingChecker(options)->Check(
-      Matmul("m=16,n=16,k=16"), *ir::ParseMesh("x=2,y=2"), kSumma);
+  const CheckResult r = NewSimulatingChecker(options)->Check(Matmul("m=16,n=16,k=16"),
+                                                             *ir::ParseMesh("x=2,y=2"), kSumma);
   EXPECT_FALSE(r.ok);
   EXPECT_EQ(r.error,
             "too many ranks to simulate (4): on no mesh of at most 2 ranks does the schedule "
@@ -81,8 +79,7 @@ TEST(CheckerTest, EveryLegalPointOfASpaceVerifiesOnTheSmallerMesh) {
   int points = 0, on_smaller = 0;
   (*explorer)->ForEachLegal([&](const Point& p) {
     if (points++ % 16 != 0) return true;  // each check lowers a few times
-    const std::string trace =
-        (*explorer)->evaluator(p.mesh).space().ToTrace(p.genome).ToString();
+    const std::string trace = (*explorer)->evaluator(p.mesh).space().ToTrace(p.genome).ToString();
     const CheckResult r = scaled->Check(problem, meshes[0], trace);
     if (r.ok) {
       ++on_smaller;

@@ -457,11 +457,13 @@ absl::StatusOr<Candidate> Evaluator::Evaluate(const Genome& g, double cutoff) {
   }
   if (!p.ok()) return p.status();
   if (cutoff < std::numeric_limits<double>::infinity() && EstimateCostWork(*p) > kBoundWork) {
-    const absl::StatusOr<double> bound =
-        EstimateCostLowerBound(*p, params_, kBoundRanks, kMaxCostWork);
-    if (bound.ok() && *bound > cutoff) {
-      return absl::OutOfRangeError(absl::StrCat("bounded: at least ", *bound,
-                                                " s by the model, more than the cutoff ", cutoff));
+    // One rank class first (the cheapest walk), then kBoundRanks.
+    for (int64_t ranks : {int64_t{1}, kBoundRanks}) {
+      const absl::StatusOr<double> bound = EstimateCostLowerBound(*p, params_, ranks, kMaxCostWork);
+      if (bound.ok() && *bound > cutoff) {
+        return absl::OutOfRangeError(absl::StrCat(
+            "bounded: at least ", *bound, " s by the model, more than the cutoff ", cutoff));
+      }
     }
   }
   absl::StatusOr<CostReport> cost = EstimateCostWithin(*p, params_, kMaxCostWork);

@@ -82,7 +82,7 @@ struct NestTable {
 };
 
 // Costing walks of more rank-steps than this are bounded first when the search gives a
-// cutoff (Evaluator::Evaluate), on at most kBoundRanks rank classes.
+// cutoff (Evaluator::Evaluate): on one rank class, then on at most kBoundRanks.
 inline constexpr int64_t kBoundWork = int64_t{1} << 16;
 inline constexpr int64_t kBoundRanks = 64;
 
@@ -142,8 +142,8 @@ class Evaluator {
   // (EstimateCostWork; long loops whose sources change with every rank and step, on
   // thousands of ranks). Such points are not candidates (Explorer counts them unlowerable).
   // With a finite `cutoff` (seconds), a schedule whose costing takes more than kBoundWork
-  // rank-steps is first bounded from below (EstimateCostLowerBound over kBoundRanks rank
-  // classes); OutOfRange when the bound exceeds the cutoff (it could not be chosen).
+  // rank-steps is first bounded from below (EstimateCostLowerBound over one rank class, then
+  // over kBoundRanks); OutOfRange when a bound exceeds the cutoff (it could not be chosen).
   absl::StatusOr<Candidate> Evaluate(const Genome& g,
                                      double cutoff = std::numeric_limits<double>::infinity());
 

@@ -303,8 +303,19 @@ bool Explorer::Evaluated(const Point& p) const { return seen_points_.count(Key(p
 const Candidate* Explorer::Evaluate(const Point& p) {
   if (!seen_points_.insert(Key(p)).second) return nullptr;
   ++counts_.evaluated;
-  absl::StatusOr<Candidate> c =
-      evaluators_[p.mesh]->Evaluate(p.genome, best_seconds_ * kFamilyWindow);
+  double cutoff = best_seconds_ * bound_rule_.window;
+  std::string* group = nullptr;
+  if (bound_rule_.group) {
+    const std::pair<int, int> nest(p.mesh, p.genome.nest);
+    auto it = groups_.find(nest);
+    if (it == groups_.end())
+      it = groups_.emplace(nest, bound_rule_.group(p.mesh, p.genome.nest)).first;
+    group = &it->second;
+    const auto best = group_best_.find(*group);
+    cutoff = std::max(
+        cutoff, best == group_best_.end() ? std::numeric_limits<double>::infinity() : best->second);
+  }
+  absl::StatusOr<Candidate> c = evaluators_[p.mesh]->Evaluate(p.genome, cutoff);
   if (absl::IsOutOfRange(c.status())) {
     ++counts_.bounded;
     return nullptr;
@@ -314,6 +325,10 @@ const Candidate* Explorer::Evaluate(const Point& p) {
     return nullptr;
   }
   best_seconds_ = std::min(best_seconds_, c->cost.seconds);
+  if (group != nullptr) {
+    auto [it, fresh] = group_best_.emplace(*group, c->cost.seconds);
+    if (!fresh) it->second = std::min(it->second, c->cost.seconds);
+  }
   c->mesh = p.mesh;
   auto [it, fresh] =
       programs_.emplace(absl::StrCat(p.mesh, "\n", c->program_key), candidates_.size());

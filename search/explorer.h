@@ -52,7 +52,7 @@ struct SearchCounts {
   int64_t duplicates = 0;    // evaluated points whose Program was already costed
   int64_t unlowerable = 0;   // legal points the lowering refused or too costly to cost
   // Legal points not costed in full because a lower bound on their cost already exceeded
-  // kFamilyWindow times the best candidate's (Evaluator::Evaluate's cutoff).
+  // what they had to beat (BoundRule; Evaluator::Evaluate's cutoff).
   int64_t bounded = 0;
 };
 
@@ -72,6 +72,23 @@ struct JudgeOptions {
   int sample_cells = 16;
   int sample_options = 4;
   uint64_t seed = 1;
+};
+
+// How near the top a candidate must be predicted for its family to be measured: within this
+// factor of the best predicted time (see ChooseToMeasure).
+inline constexpr double kFamilyWindow = 1.5;
+
+// Which schedules the search need not cost in full. A schedule whose costing walk is long
+// (Evaluator::Evaluate) is first bounded from below; it is counted `bounded` and not costed
+// when the bound exceeds both `window` times the best candidate's time so far and, with a
+// `group` function, the best time so far among the candidates of its group. A tune that
+// measures keeps kFamilyWindow (ChooseToMeasure measures the families within it); a
+// model-only tune uses 1 (only the best is returned), with the schedule classes as groups
+// so that every class's best (search/schedule_class.h) is costed, whatever its rank.
+struct BoundRule {
+  double window = kFamilyWindow;
+  // The group of (mesh index, nest index); empty: no groups. Called once per pair.
+  std::function<std::string(int mesh, int nest)> group;
 };
 
 class Explorer {
@@ -122,11 +139,13 @@ class Explorer {
   // nullopt when no legal neighbour turned up in a few tries.
   std::optional<Point> Mutate(const Point& p, std::mt19937_64* rng);
 
+  // Which schedules Evaluate need not cost in full (see BoundRule).
+  void set_bound_rule(BoundRule rule) { bound_rule_ = std::move(rule); }
+
   // Lowers and costs `p` (which must be legal) once. Returns the new candidate, or nullptr
   // when `p` was evaluated before, lowers to an already costed Program, does not lower, or
-  // is bounded out (costing it would be long, and a lower bound on its time exceeds
-  // kFamilyWindow times the best candidate's so far: it could be neither chosen nor
-  // measured as a family's best).
+  // is bounded out (costing it would be long, and a lower bound on its time exceeds what
+  // the BoundRule says it must beat).
   const Candidate* Evaluate(const Point& p);
   bool Evaluated(const Point& p) const;
 
@@ -166,6 +185,9 @@ class Explorer {
   std::unordered_map<std::string, size_t> programs_;  // program key -> candidates_ index
   std::deque<Candidate> candidates_;
   double best_seconds_ = std::numeric_limits<double>::infinity();
+  BoundRule bound_rule_;
+  std::map<std::pair<int, int>, std::string> groups_;  // (mesh, nest) -> bound_rule_.group
+  std::map<std::string, double> group_best_;           // group -> best time costed in it
 };
 
 // The schedule family of `c`, whose mesh (Candidate::mesh) is `mesh`: the mesh and its
@@ -177,10 +199,6 @@ class Explorer {
 // way and differ in loops and block sizes, where the model's errors tend to be alike; those of
 // different families may err differently, which only measurement shows.
 std::string FamilyOf(const Candidate& c, const ir::Mesh& mesh);
-
-// How near the top a candidate must be predicted for its family to be measured: within this
-// factor of the best predicted time (see ChooseToMeasure).
-inline constexpr double kFamilyWindow = 1.5;
 
 // What to measure of `candidates` (any order; each one's mesh is meshes[c->mesh]): at most
 // `k` of them, in the model's order (Explorer::Better, ties by Candidate::order). Chosen in

@@ -18,6 +18,7 @@
 #include "codegen/program.h"
 #include "ir/mesh.h"
 #include "ir/problem.h"
+#include "search/schedule_class.h"
 
 namespace meshtune::search {
 namespace {
@@ -309,6 +310,53 @@ TEST(LazyExplorerTest, AWholeSampleEstimatesExactly) {
   std::unique_ptr<Explorer> whole = SmallSpace(Mode(JudgeOptions::Mode::kWhole));
   EXPECT_EQ(lazy->counts().legal, whole->counts().legal);
   EXPECT_EQ(lazy->counts().pruned, whole->counts().pruned);
+}
+
+// Bounding a long costing walk (BoundRule: window 1, schedule classes as groups) loses
+// nothing a model-only tune reports: evaluating the same points with and without it gives
+// the same best candidate and the same best of every schedule class, while some points are
+// bounded rather than costed.
+TEST(BoundRuleTest, TheBestAndEveryClassBestAreThoseOfTheUnboundedSearch) {
+  const ir::Problem problem = *ir::ParseProblem("C[m,n] += A[m,k] * B[k,n]", "m=64,n=64,k=2048");
+  const ir::Mesh mesh = *ir::ParseMesh("x=32,y=32");
+  CostParams params;
+  params.alpha = params.alpha_coll = 1e-6;
+  params.beta = params.beta_coll = 1e-9;
+  params.gamma = 1e-11;
+  auto make = [&] {
+    absl::StatusOr<std::unique_ptr<Explorer>> e =
+        Explorer::Create(problem, {mesh}, {}, params, nullptr, Mode(JudgeOptions::Mode::kLazy));
+    MT_CHECK(e.ok());
+    return *std::move(e);
+  };
+  std::unique_ptr<Explorer> bounded = make(), full = make();
+  BoundRule rule;
+  rule.window = 1;
+  rule.group = [&](int m, int nest) {
+    return *ScheduleClassOfCalls(bounded->evaluator(m).space().nests()[nest].nest.calls, problem,
+                                 mesh);
+  };
+  bounded->set_bound_rule(rule);
+  full->set_bound_rule(BoundRule{std::numeric_limits<double>::infinity(), nullptr});
+  std::mt19937_64 rng(3);
+  for (int i = 0; i < 400; ++i) {
+    const std::optional<Point> p = full->Sample(&rng);
+    if (!p.has_value()) continue;
+    bounded->Evaluate(*p);
+    full->Evaluate(*p);
+  }
+  EXPECT_GT(bounded->counts().bounded, 0);
+  EXPECT_EQ(full->counts().bounded, 0);
+  ASSERT_FALSE(full->candidates().empty());
+  EXPECT_EQ(bounded->Best(1)[0]->trace, full->Best(1)[0]->trace);
+  const std::vector<ClassBest> a = BestPerClass(*bounded, problem),
+                               b = BestPerClass(*full, problem);
+  ASSERT_EQ(a.size(), b.size());
+  for (size_t i = 0; i < a.size(); ++i) {
+    EXPECT_EQ(a[i].schedule_class, b[i].schedule_class);
+    EXPECT_EQ(a[i].best.trace, b[i].best.trace) << a[i].schedule_class;
+    EXPECT_EQ(a[i].best.cost.seconds, b[i].best.cost.seconds);
+  }
 }
 
 }  // namespace

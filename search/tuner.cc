@@ -8,6 +8,7 @@
 #include "absl/strings/str_format.h"
 #include "absl/strings/str_join.h"
 #include "search/lower_bound.h"
+#include "search/schedule_class.h"
 
 namespace meshtune::search {
 
@@ -208,6 +209,17 @@ absl::StatusOr<SearchResult> Tune(const TuneOptions& options, Runner& runner,
       options.problem, options.meshes, options.space, options.params, cancelled, options.judge);
   if (!made.ok()) return made.status();
   Explorer& explorer = **made;
+  // What a long costing walk must beat (BoundRule): a model-only tune returns the best, and
+  // reports each schedule class's best.
+  BoundRule bound;
+  if (!runner.measures()) bound.window = 1;
+  bound.group = [&explorer, &options](int mesh, int nest) {
+    absl::StatusOr<std::string> c =
+        ScheduleClassOfCalls(explorer.evaluator(mesh).space().nests()[nest].nest.calls,
+                             options.problem, explorer.mesh(mesh));
+    return c.ok() ? *c : std::string();
+  };
+  explorer.set_bound_rule(std::move(bound));
   if (explorer.counts().legal == 0 && !explorer.counts().estimated) {
     return absl::FailedPreconditionError(
         absl::StrCat("no legal schedule among ", explorer.counts().enumerated,
