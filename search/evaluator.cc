@@ -218,9 +218,14 @@ CellEstimate Evaluator::Estimate(int nest, int rotation,
   bool all_judged = true;
   for (size_t t = 0; t < nt; ++t) all_judged = all_judged && s.judged_count[t] == s.counts.all[t];
   const bool budget = base_.mesh().mem_per_rank_bytes.has_value();
-  if (!all_judged && sample == nullptr) return e;
   const NestChoices& choices = space_.nests()[nest];
   const Rotation& rot = choices.rotations[rotation];
+  if (!budget) {
+    std::vector<double> ok(s.counts.legal.begin(), s.counts.legal.end()),
+        ok_at(s.counts.legal_at.begin(), s.counts.legal_at.end());
+    e.known = std::max(0.0, CountPoints(ok, ok_at, rot));
+  }
+  if (!all_judged && sample == nullptr) return e;
   // Per tensor the judged options taken into account: all of them, or the sample.
   std::vector<double> legal(nt), legal_at(nt), weight(nt);
   std::vector<std::vector<bool>> taken(nt);
@@ -445,7 +450,8 @@ ir::Computation Evaluator::Assemble(const Genome& g) {
   return c;
 }
 
-absl::StatusOr<Candidate> Evaluator::Evaluate(const Genome& g, double cutoff) {
+absl::StatusOr<Candidate> Evaluator::Evaluate(
+    const Genome& g, double cutoff, const std::function<bool(const std::string&)>& known) {
   const ir::Computation c = Assemble(g);
   absl::StatusOr<codegen::Program> p = closed_form_.Lower(c);
   if (absl::IsUnimplemented(p.status())) {
@@ -456,6 +462,8 @@ absl::StatusOr<Candidate> Evaluator::Evaluate(const Genome& g, double cutoff) {
     p = codegen::Lower(c, options);
   }
   if (!p.ok()) return p.status();
+  std::string key = ProgramKey(*p, c);
+  if (known && known(key)) return absl::AlreadyExistsError("a Program already costed");
   if (cutoff < std::numeric_limits<double>::infinity() && EstimateCostWork(*p) > kBoundWork) {
     // One rank class first (the cheapest walk), then kBoundRanks.
     for (int64_t ranks : {int64_t{1}, kBoundRanks}) {
@@ -475,7 +483,7 @@ absl::StatusOr<Candidate> Evaluator::Evaluate(const Genome& g, double cutoff) {
   for (const TransferCost& t : out.cost.transfers) {
     out.patterns.push_back(codegen::PatternLabel(t.tensor, t.loop, t.pattern));
   }
-  out.program_key = ProgramKey(*p, c);
+  out.program_key = std::move(key);
   return out;
 }
 

@@ -26,6 +26,7 @@
 #define MESHTUNE_SEARCH_EVALUATOR_H_
 
 #include <cstdint>
+#include <functional>
 #include <limits>
 #include <map>
 #include <memory>
@@ -70,6 +71,9 @@ struct CellEstimate {
   std::map<std::string, double> pruned;  // the others by reason (see NestTable::pruned)
   bool exact = false;
   bool touched = false;  // any option judged (or the nest found not to replay)
+  // Legal points known for certain: those made of options judged legal (0 under a memory
+  // budget, which the options alone do not settle). At most `legal` when exact.
+  double known = 0;
 };
 
 // The legality table of one (nest, rotation): which tensor options are legal.
@@ -144,8 +148,10 @@ class Evaluator {
   // With a finite `cutoff` (seconds), a schedule whose costing takes more than kBoundWork
   // rank-steps is first bounded from below (EstimateCostLowerBound over one rank class, then
   // over kBoundRanks); OutOfRange when a bound exceeds the cutoff (it could not be chosen).
-  absl::StatusOr<Candidate> Evaluate(const Genome& g,
-                                     double cutoff = std::numeric_limits<double>::infinity());
+  // With `known`, a Program whose ProgramKey it accepts is not costed: AlreadyExists.
+  absl::StatusOr<Candidate> Evaluate(
+      const Genome& g, double cutoff = std::numeric_limits<double>::infinity(),
+      const std::function<bool(const std::string&)>& known = nullptr);
 
   // Evaluations whose Program came from isl because the closed forms do not cover them.
   int64_t isl_lowerings() const { return isl_lowerings_; }

@@ -8,6 +8,7 @@
 
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_join.h"
+#include "base/check.h"
 
 namespace meshtune::search {
 
@@ -121,7 +122,7 @@ const SearchCounts& Explorer::counts() const {
 
 void Explorer::Reestimate() const {
   // Exact cells count as they are; the sampled ones stand for every other cell.
-  double legal = 0, sampled_legal = 0, sampled_points = 0, other_points = 0;
+  double legal = 0, sampled_legal = 0, sampled_points = 0, other_points = 0, known = 0;
   std::map<std::string, double> pruned, sampled_pruned;
   int64_t judged = 0;
   for (size_t i = 0; i < cells_.size(); ++i) {
@@ -135,6 +136,7 @@ void Explorer::Reestimate() const {
       continue;
     }
     other_points += static_cast<double>(e.points);
+    known += e.known;
     auto s = sample_.find(i);
     if (s == sample_.end()) continue;
     e = ev.Estimate(c[1], c[2], &s->second);
@@ -143,8 +145,15 @@ void Explorer::Reestimate() const {
     for (const auto& [reason, n] : e.pruned) sampled_pruned[reason] += n;
   }
   const double scale = sampled_points > 0 ? other_points / sampled_points : 0;
-  legal += sampled_legal * scale;
-  for (const auto& [reason, n] : sampled_pruned) pruned[reason] += n * scale;
+  // The sample stands for the other cells, but they hold at least the points known legal
+  // (a sample of a few cells can miss where legal points gather); the pruned shares give
+  // way to them.
+  const double other_legal = std::max(sampled_legal * scale, known);
+  const double other_pruned = other_points - sampled_legal * scale;
+  const double shrink =
+      other_pruned > 0 ? std::max(0.0, other_points - other_legal) / other_pruned : 0;
+  legal += other_legal;
+  for (const auto& [reason, n] : sampled_pruned) pruned[reason] += n * scale * shrink;
   counts_.estimated = true;
   counts_.judged_cells = judged;
   counts_.legal = std::llround(legal);
@@ -312,12 +321,20 @@ const Candidate* Explorer::Evaluate(const Point& p) {
       it = groups_.emplace(nest, bound_rule_.group(p.mesh, p.genome.nest)).first;
     group = &it->second;
     const auto best = group_best_.find(*group);
-    cutoff = std::max(
-        cutoff, best == group_best_.end() ? std::numeric_limits<double>::infinity() : best->second);
+    const double group_best =
+        best == group_best_.end() ? std::numeric_limits<double>::infinity() : best->second;
+    cutoff = std::max(cutoff, std::min(group_best, best_seconds_ * bound_rule_.group_window));
   }
-  absl::StatusOr<Candidate> c = evaluators_[p.mesh]->Evaluate(p.genome, cutoff);
+  const std::string prefix = absl::StrCat(p.mesh, "\n");
+  absl::StatusOr<Candidate> c = evaluators_[p.mesh]->Evaluate(
+      p.genome, cutoff,
+      [&](const std::string& key) { return programs_.count(absl::StrCat(prefix, key)) > 0; });
   if (absl::IsOutOfRange(c.status())) {
     ++counts_.bounded;
+    return nullptr;
+  }
+  if (absl::IsAlreadyExists(c.status())) {
+    ++counts_.duplicates;
     return nullptr;
   }
   if (!c.ok()) {
@@ -330,12 +347,9 @@ const Candidate* Explorer::Evaluate(const Point& p) {
     if (!fresh) it->second = std::min(it->second, c->cost.seconds);
   }
   c->mesh = p.mesh;
-  auto [it, fresh] =
-      programs_.emplace(absl::StrCat(p.mesh, "\n", c->program_key), candidates_.size());
-  if (!fresh) {
-    ++counts_.duplicates;
-    return nullptr;
-  }
+  const bool fresh =
+      programs_.emplace(absl::StrCat(prefix, c->program_key), candidates_.size()).second;
+  MT_CHECK(fresh);  // `known` said so
   ++counts_.costed;
   c->order = static_cast<int64_t>(candidates_.size());
   candidates_.push_back(*std::move(c));

@@ -80,13 +80,16 @@ inline constexpr double kFamilyWindow = 1.5;
 
 // Which schedules the search need not cost in full. A schedule whose costing walk is long
 // (Evaluator::Evaluate) is first bounded from below; it is counted `bounded` and not costed
-// when the bound exceeds both `window` times the best candidate's time so far and, with a
-// `group` function, the best time so far among the candidates of its group. A tune that
-// measures keeps kFamilyWindow (ChooseToMeasure measures the families within it); a
-// model-only tune uses 1 (only the best is returned), with the schedule classes as groups
-// so that every class's best (search/schedule_class.h) is costed, whatever its rank.
+// when the bound exceeds `window` times the best candidate's time so far and, with a
+// `group` function, could not be its group's best within `group_window` of the best: the
+// bound exceeds min(best time so far in its group, group_window times the best). A tune
+// that measures uses kFamilyWindow (ChooseToMeasure measures the families within it); a
+// model-only tune uses 1 (only the best is returned), with the schedule classes as groups,
+// so that the best of every class within kFamilyWindow of the best is costed
+// (search/schedule_class.h: BestPerClass).
 struct BoundRule {
   double window = kFamilyWindow;
+  double group_window = kFamilyWindow;
   // The group of (mesh index, nest index); empty: no groups. Called once per pair.
   std::function<std::string(int mesh, int nest)> group;
 };

@@ -312,12 +312,12 @@ TEST(LazyExplorerTest, AWholeSampleEstimatesExactly) {
   EXPECT_EQ(lazy->counts().pruned, whole->counts().pruned);
 }
 
-// Bounding a long costing walk (BoundRule: window 1, schedule classes as groups) loses
-// nothing a model-only tune reports: evaluating the same points with and without it gives
-// the same best candidate and the same best of every schedule class, while some points are
-// bounded rather than costed.
+// Bounding a long costing walk (BoundRule: window 1, schedule classes as groups within
+// kFamilyWindow) loses nothing a model-only tune reports: evaluating the same points with
+// and without it gives the same best candidate and the same best of every schedule class
+// within kFamilyWindow of it, while some points are bounded rather than costed.
 TEST(BoundRuleTest, TheBestAndEveryClassBestAreThoseOfTheUnboundedSearch) {
-  const ir::Problem problem = *ir::ParseProblem("C[m,n] += A[m,k] * B[k,n]", "m=64,n=64,k=2048");
+  const ir::Problem problem = *ir::ParseProblem("C[m,n] += A[m,k] * B[k,n]", "m=256,n=256,k=2048");
   const ir::Mesh mesh = *ir::ParseMesh("x=32,y=32");
   CostParams params;
   params.alpha = params.alpha_coll = 1e-6;
@@ -337,7 +337,9 @@ TEST(BoundRuleTest, TheBestAndEveryClassBestAreThoseOfTheUnboundedSearch) {
                                  mesh);
   };
   bounded->set_bound_rule(rule);
-  full->set_bound_rule(BoundRule{std::numeric_limits<double>::infinity(), nullptr});
+  BoundRule none;
+  none.window = none.group_window = std::numeric_limits<double>::infinity();
+  full->set_bound_rule(none);
   std::mt19937_64 rng(3);
   for (int i = 0; i < 400; ++i) {
     const std::optional<Point> p = full->Sample(&rng);
@@ -351,12 +353,19 @@ TEST(BoundRuleTest, TheBestAndEveryClassBestAreThoseOfTheUnboundedSearch) {
   EXPECT_EQ(bounded->Best(1)[0]->trace, full->Best(1)[0]->trace);
   const std::vector<ClassBest> a = BestPerClass(*bounded, problem),
                                b = BestPerClass(*full, problem);
-  ASSERT_EQ(a.size(), b.size());
-  for (size_t i = 0; i < a.size(); ++i) {
-    EXPECT_EQ(a[i].schedule_class, b[i].schedule_class);
-    EXPECT_EQ(a[i].best.trace, b[i].best.trace) << a[i].schedule_class;
-    EXPECT_EQ(a[i].best.cost.seconds, b[i].best.cost.seconds);
+  const double window = full->Best(1)[0]->cost.seconds * kFamilyWindow;
+  int near = 0;
+  for (const ClassBest& want : b) {
+    if (want.best.cost.seconds > window) continue;
+    ++near;
+    const auto got = std::find_if(a.begin(), a.end(), [&](const ClassBest& c) {
+      return c.schedule_class == want.schedule_class;
+    });
+    ASSERT_NE(got, a.end()) << want.schedule_class;
+    EXPECT_EQ(got->best.trace, want.best.trace) << want.schedule_class;
+    EXPECT_EQ(got->best.cost.seconds, want.best.cost.seconds);
   }
+  EXPECT_GE(near, 2);
 }
 
 }  // namespace

@@ -210,7 +210,7 @@ absl::StatusOr<SearchResult> Tune(const TuneOptions& options, Runner& runner,
   if (!made.ok()) return made.status();
   Explorer& explorer = **made;
   // What a long costing walk must beat (BoundRule): a model-only tune returns the best, and
-  // reports each schedule class's best.
+  // reports each schedule class's best (exact within kFamilyWindow of the best).
   BoundRule bound;
   if (!runner.measures()) bound.window = 1;
   bound.group = [&explorer, &options](int mesh, int nest) {
