@@ -79,7 +79,8 @@ struct SearchResult {
   // How the winner is known to compute the right answer: "measured" (verified under MPI),
   // "simulated" or "simulated-scaled" (search/checker.h).
   std::string checked;
-  std::string checked_extents;  // the extents simulated when "simulated-scaled"
+  std::string
+      checked_extents;  // the instance simulated when "simulated-scaled" (CheckResult::scaled)
   // Candidates the checker refused (wrong results in the simulator), with why: never returned.
   std::vector<std::string> refused;
   std::optional<double> lower_bound;        // words: matmul lower bound (search/lower_bound.h)
