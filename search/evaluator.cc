@@ -464,10 +464,14 @@ absl::StatusOr<Candidate> Evaluator::Evaluate(
   if (!p.ok()) return p.status();
   std::string key = ProgramKey(*p, c);
   if (known && known(key)) return absl::AlreadyExistsError("a Program already costed");
-  if (cutoff < std::numeric_limits<double>::infinity() && EstimateCostWork(*p) > kBoundWork) {
-    // One rank class first (the cheapest walk), then kBoundRanks.
-    for (int64_t ranks : {int64_t{1}, kBoundRanks}) {
-      const absl::StatusOr<double> bound = EstimateCostLowerBound(*p, params_, ranks, kMaxCostWork);
+  // Too long to cost (EstimateCostWithin says so below) needs no bound; a bound is walked
+  // only when it takes at most a quarter of the full walk: on one rank class first (the
+  // cheapest), then 8, then kBoundRanks.
+  const int64_t work = EstimateCostWork(*p);
+  if (cutoff < std::numeric_limits<double>::infinity() && work > kBoundWork &&
+      work <= kMaxCostWork) {
+    for (int64_t ranks : {int64_t{1}, int64_t{8}, kBoundRanks}) {
+      const absl::StatusOr<double> bound = EstimateCostLowerBound(*p, params_, ranks, work / 4);
       if (bound.ok() && *bound > cutoff) {
         return absl::OutOfRangeError(absl::StrCat(
             "bounded: at least ", *bound, " s by the model, more than the cutoff ", cutoff));

@@ -85,8 +85,9 @@ struct NestTable {
   ReasonCounts pruned;                  // the others, by the first failing tensor's first reason
 };
 
-// Costing walks of more rank-steps than this are bounded first when the search gives a
-// cutoff (Evaluator::Evaluate): on one rank class, then on at most kBoundRanks.
+// Costing walks of more rank-steps than this (and at most kMaxCostWork) are bounded first
+// when the search gives a cutoff (Evaluator::Evaluate): on one rank class, then 8, then at
+// most kBoundRanks, each bound only when its walk is at most a quarter of the full one.
 inline constexpr int64_t kBoundWork = int64_t{1} << 16;
 inline constexpr int64_t kBoundRanks = 64;
 
@@ -146,8 +147,8 @@ class Evaluator {
   // (EstimateCostWork; long loops whose sources change with every rank and step, on
   // thousands of ranks). Such points are not candidates (Explorer counts them unlowerable).
   // With a finite `cutoff` (seconds), a schedule whose costing takes more than kBoundWork
-  // rank-steps is first bounded from below (EstimateCostLowerBound over one rank class, then
-  // over kBoundRanks); OutOfRange when a bound exceeds the cutoff (it could not be chosen).
+  // rank-steps is first bounded from below (EstimateCostLowerBound over 1, 8 and kBoundRanks
+  // rank classes); OutOfRange when a bound exceeds the cutoff (it could not be chosen).
   // With `known`, a Program whose ProgramKey it accepts is not costed: AlreadyExists.
   absl::StatusOr<Candidate> Evaluate(
       const Genome& g, double cutoff = std::numeric_limits<double>::infinity(),
