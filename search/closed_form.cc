@@ -416,8 +416,24 @@ codegen::VarRanges RangesOf(const Computation& c) {
   return out;
 }
 
+// What FetchPattern's answer depends on: the mesh, the serial loops of `prefix` (the last
+// loop's kind too), the sources and the box origin.
+std::string FetchPatternKey(const Computation& c, int prefix, const std::vector<Expr>& src,
+                            const std::vector<Expr>& origin) {
+  std::string key = c.mesh().ToString();
+  for (int j = 0; j < prefix; ++j) {
+    const ir::Loop& l = c.loops()[j];
+    absl::StrAppend(&key, ";", l.name, ":", static_cast<int>(l.kind), ":", l.extent);
+  }
+  for (const Expr& e : src) absl::StrAppend(&key, "|", e.ToString());
+  absl::StrAppend(&key, "|origin");
+  for (const Expr& e : origin) absl::StrAppend(&key, "|", e.ToString());
+  return key;
+}
+
 absl::StatusOr<std::shared_ptr<const ClosedFormLowering::Plan>> MakePlan(
-    const Computation& c, const ir::Communication& t) {
+    const Computation& c, const ir::Communication& t,
+    std::map<std::string, absl::StatusOr<CommPattern>>* patterns) {
   auto plan = std::make_shared<ClosedFormLowering::Plan>();
   const int prefix = ir::TransferPrefix(c, t);
   plan->output = c.problem().IsOutput(t.tensor);
@@ -446,7 +462,13 @@ absl::StatusOr<std::shared_ptr<const ClosedFormLowering::Plan>> MakePlan(
     MT_ASSIGN_OR_RETURN(x.source, Owner(c, t.tensor, box.origin));
     const codegen::VarRanges ranges = RangesOf(c);
     for (Expr& e : x.source) e = codegen::Simplify(e, ranges);
-    MT_ASSIGN_OR_RETURN(x.pattern, FetchPattern(c, prefix, x.source, box.origin));
+    // Memoized: the same fetch recurs in other cells (another rotation, another tensor's
+    // option), and its enumeration grows with the mesh.
+    const std::string key = FetchPatternKey(c, prefix, x.source, box.origin);
+    auto it = patterns->find(key);
+    if (it == patterns->end())
+      it = patterns->emplace(key, FetchPattern(c, prefix, x.source, box.origin)).first;
+    MT_ASSIGN_OR_RETURN(x.pattern, it->second);
     if (x.pattern.kind == CommPattern::Kind::kShift) x.time_loop = c.loops()[prefix - 1].name;
   }
   plan->stmt = codegen::MakeStmt(std::move(x));
@@ -495,7 +517,7 @@ absl::StatusOr<codegen::Program> ClosedFormLowering::Lower(const Computation& c)
   for (const ir::Communication& t : c.transfers()) {
     const std::string key = absl::StrCat(c.LoopsKey(), "|", c.TensorKey(t.tensor));
     auto it = plans_.find(key);
-    if (it == plans_.end()) it = plans_.emplace(key, MakePlan(c, t)).first;
+    if (it == plans_.end()) it = plans_.emplace(key, MakePlan(c, t, &patterns_)).first;
     if (!it->second.ok()) return it->second.status();
     const Plan& plan = **it->second;
     p.buffers.push_back(std::get<codegen::Alloc>(plan.alloc->node));

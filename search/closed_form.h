@@ -55,6 +55,7 @@ class ClosedFormLowering {
 
  private:
   std::map<std::string, absl::StatusOr<std::shared_ptr<const Plan>>> plans_;
+  std::map<std::string, absl::StatusOr<codegen::CommPattern>> patterns_;  // fetch patterns
 };
 
 }  // namespace meshtune::search
