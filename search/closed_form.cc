@@ -376,9 +376,20 @@ absl::StatusOr<CommPattern> FetchPattern(const Computation& c, int prefix,
   int64_t d = ((lo % size) + size) % size;
   if (d > size / 2) d -= size;
   if (!ring || d == 0) return out;
+  // Only the origins that mention the loop or the moving axis can differ between the two
+  // sides; the others are equal everywhere and need no enumeration.
   std::vector<Compiled> fo;
-  for (const Expr& e : origin) fo.emplace_back(e, dom.names());
-  slots = dom.SlotsOf(origin, {a});
+  std::vector<Expr> moving_origin;
+  for (const Expr& e : origin) {
+    std::vector<std::string> used;
+    e.CollectVars(&used);
+    if (std::find(used.begin(), used.end(), dom.names()[v]) == used.end() &&
+        std::find(used.begin(), used.end(), dom.names()[a]) == used.end())
+      continue;
+    fo.emplace_back(e, dom.names());
+    moving_origin.push_back(e);
+  }
+  slots = dom.SlotsOf(moving_origin, {a});
   slots.erase(std::remove(slots.begin(), slots.end(), v), slots.end());
   slots.push_back(v);
   MT_ASSIGN_OR_RETURN(bool neighbour, dom.Each(
