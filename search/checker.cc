@@ -60,6 +60,12 @@ absl::StatusOr<Lowered> LowerAt(const ir::Problem& problem,
   return out;
 }
 
+// Whether `a` and `b` (one trace lowered at two sizes) have the same transfers and patterns
+// and the same loops of several iterations.
+bool SameShape(const Lowered& a, const Lowered& b) {
+  return a.patterns == b.patterns && a.multiple == b.multiple;
+}
+
 // The divisors of n, largest first.
 std::vector<int64_t> Divisors(int64_t n) {
   std::vector<int64_t> small, large;
@@ -170,15 +176,16 @@ class SimulatingChecker : public Checker {
     return l.instances <= options_.max_instances && l.bytes <= options_.max_bytes;
   }
 
-  // Whether `lowered` (at the problem's extents on `*mesh`) keeps its transfers and patterns
-  // on a smaller mesh (SmallerMeshes, the first 16 tried); if so, sets `*mesh` and `*run`.
+  // Whether the trace, lowered as `*run` on `*mesh` at the problem's extents, keeps its
+  // transfers and patterns on a smaller mesh (SmallerMeshes, the first 16 tried); if so,
+  // sets `*mesh` and `*run` to it.
   bool ScaleMesh(const ir::Problem& problem, const ir::Trace& trace, ir::Mesh* mesh,
                  Lowered* run) const {
     int tries = 0;
     for (const ir::Mesh& m : SmallerMeshes(*mesh, options_.max_ranks)) {
       if (++tries > 16) break;
       absl::StatusOr<Lowered> scaled = LowerAt(problem, problem.extents, m, trace);
-      if (scaled.ok() && scaled->patterns == run->patterns && scaled->multiple == run->multiple) {
+      if (scaled.ok() && SameShape(*scaled, *run)) {
         *run = *std::move(scaled);
         *mesh = m;
         return true;
@@ -199,7 +206,7 @@ class SimulatingChecker : public Checker {
         if (d == 1 || ++tries > 16) break;
         extent = full / d;
         absl::StatusOr<Lowered> scaled = LowerAt(problem, *extents, mesh, trace);
-        if (scaled.ok() && scaled->patterns == run->patterns && scaled->multiple == run->multiple) {
+        if (scaled.ok() && SameShape(*scaled, *run)) {
           *run = *std::move(scaled);
           break;
         }
