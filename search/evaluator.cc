@@ -221,9 +221,8 @@ CellEstimate Evaluator::Estimate(int nest, int rotation,
   const NestChoices& choices = space_.nests()[nest];
   const Rotation& rot = choices.rotations[rotation];
   if (!budget) {
-    std::vector<double> ok(s.counts.legal.begin(), s.counts.legal.end()),
-        ok_at(s.counts.legal_at.begin(), s.counts.legal_at.end());
-    e.known = std::max(0.0, CountPoints(ok, ok_at, rot));
+    e.known =
+        std::max(0.0, CountPoints(AsDoubles(s.counts.legal), AsDoubles(s.counts.legal_at), rot));
   }
   if (!all_judged && sample == nullptr) return e;
   // Per tensor the judged options taken into account: all of them, or the sample.
@@ -467,9 +466,8 @@ absl::StatusOr<Candidate> Evaluator::Evaluate(
   // Too long to cost (EstimateCostWithin says so below) needs no bound; a bound is walked
   // only when it takes at most a quarter of the full walk: on one rank class first (the
   // cheapest), then 8, then kBoundRanks.
-  const int64_t work = EstimateCostWork(*p);
-  if (cutoff < std::numeric_limits<double>::infinity() && work > kBoundWork &&
-      work <= kMaxCostWork) {
+  const int64_t work = cutoff < std::numeric_limits<double>::infinity() ? EstimateCostWork(*p) : 0;
+  if (work > kBoundWork && work <= kMaxCostWork) {
     for (int64_t ranks : {int64_t{1}, int64_t{8}, kBoundRanks}) {
       const absl::StatusOr<double> bound = EstimateCostLowerBound(*p, params_, ranks, work / 4);
       if (bound.ok() && *bound > cutoff) {
