@@ -9,6 +9,7 @@
 #include "base/bytes.h"
 #include "base/check.h"
 #include "base/excerpt.h"
+#include "ir/legality_closed_form.h"
 
 namespace meshtune::ir {
 
@@ -549,13 +550,26 @@ const LegalityCache::TensorChecks& LegalityCache::GetPlain(const Computation& c,
   }
   auto own = ownership_.find(layout);
   if (own == ownership_.end()) {
-    std::vector<Rejection> rejections;
-    CheckOwnership(c, tensor, rejections, messages_);
-    own = ownership_.emplace(std::move(layout), std::move(rejections)).first;
+    std::optional<std::vector<Rejection>> rejections;
+    if (closed_forms_) rejections = ClosedFormOwnership(c, tensor);
+    if (!rejections.has_value()) {
+      rejections.emplace();
+      CheckOwnership(c, tensor, *rejections, messages_);
+    }
+    own = ownership_.emplace(std::move(layout), std::move(*rejections)).first;
   }
   TensorChecks checks;
   checks.ownership = own->second;
-  CheckUse(c, tensor, messages_, &checks);
+  std::optional<std::vector<Rejection>> access;
+  if (closed_forms_) access = ClosedFormAccess(c, tensor);
+  if (access.has_value()) {
+    ++closed_form_checks_;
+    checks.access = std::move(*access);
+    checks.buffer_bytes = c.TransferOf(tensor) != nullptr ? -1 : 0;  // as CheckUse, no budget
+  } else {
+    ++isl_checks_;
+    CheckUse(c, tensor, messages_, &checks);
+  }
   return checks_.emplace(std::move(key), std::move(checks)).first->second;
 }
 

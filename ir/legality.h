@@ -71,10 +71,13 @@ struct Footprint {
 // schedules of one base that share loops and per-tensor choices, and each tensor's verdict
 // depends on no more. Holds no isl objects. Use one cache per base
 // Computation, on one thread. Without `messages`, rejections carry their code and an empty
-// message (what a search needs, at a fraction of the cost).
+// message (what a search needs, at a fraction of the cost). With `closed_forms` (and no
+// messages) the checks are first asked of the closed forms (legality_closed_form.h) and of
+// isl only outside them: the verdicts are the same.
 class LegalityCache {
  public:
-  explicit LegalityCache(bool messages = true) : messages_(messages) {}
+  explicit LegalityCache(bool messages = true, bool closed_forms = false)
+      : messages_(messages), closed_forms_(closed_forms && !messages) {}
 
   struct TensorChecks {
     std::vector<Rejection> ownership;  // unowned_element
@@ -89,12 +92,17 @@ class LegalityCache {
   // are derived from those of the same transfer without prefetch.
   const TensorChecks& Get(const Computation& c, const std::string& tensor);
   size_t size() const { return checks_.size(); }
+  // Tensors' checks decided without isl by the closed forms, and by isl.
+  int64_t closed_form_checks() const { return closed_form_checks_; }
+  int64_t isl_checks() const { return isl_checks_; }
 
  private:
   // Get as if `tensor`'s transfer were not prefetched.
   const TensorChecks& GetPlain(const Computation& c, const std::string& tensor);
 
   bool messages_;
+  bool closed_forms_;
+  int64_t closed_form_checks_ = 0, isl_checks_ = 0;
   std::unordered_map<std::string, TensorChecks> checks_;
   std::unordered_map<std::string, std::vector<Rejection>> ownership_;  // by tensor and layout
 };

@@ -51,8 +51,12 @@ std::vector<double> AsDoubles(const std::vector<int64_t>& v) {
 
 }  // namespace
 
-Evaluator::Evaluator(ir::Computation base, Space space, const CostParams& params)
-    : base_(std::move(base)), space_(std::move(space)), params_(params) {}
+Evaluator::Evaluator(ir::Computation base, Space space, const CostParams& params,
+                     bool closed_form_legality)
+    : base_(std::move(base)),
+      space_(std::move(space)),
+      params_(params),
+      legality_(/*messages=*/false, closed_form_legality) {}
 
 const absl::StatusOr<ir::Computation>& Evaluator::NestComputation(int nest) {
   auto it = nest_computations_.find(nest);
@@ -174,6 +178,13 @@ bool Evaluator::OptionLegal(int nest, int rotation, size_t t, int o) {
   NestState& s = Prepared(nest, rotation);
   if (!s.usable) return false;
   return Judge(nest, rotation, &s, t, o).legal;
+}
+
+std::string Evaluator::OptionReason(int nest, int rotation, size_t t, int o) {
+  NestState& s = Prepared(nest, rotation);
+  if (!s.usable) return s.nest_reason;
+  const OptionState& st = Judge(nest, rotation, &s, t, o);
+  return st.legal ? "" : st.reason;
 }
 
 std::optional<int> Evaluator::SampleOption(int nest, int rotation, size_t t, bool distinct,

@@ -93,8 +93,11 @@ inline constexpr int64_t kBoundRanks = 64;
 
 class Evaluator {
  public:
-  // `space` must have been built from `base`.
-  Evaluator(ir::Computation base, Space space, const CostParams& params);
+  // `space` must have been built from `base`. With `closed_form_legality` (the default)
+  // tensor options in the closed forms are judged by arithmetic (ir/legality_closed_form.h),
+  // the others by isl; without it every option by isl. The verdicts are the same.
+  Evaluator(ir::Computation base, Space space, const CostParams& params,
+            bool closed_form_legality = true);
   Evaluator(const Evaluator&) = delete;
   Evaluator& operator=(const Evaluator&) = delete;
 
@@ -126,6 +129,14 @@ class Evaluator {
   // an incompletely judged cell is `touched` with no estimate (legal 0, exact false).
   CellEstimate Estimate(int nest, int rotation,
                         const std::vector<std::vector<int>>* sample = nullptr) const;
+
+  // Why option `o` of tensor `t` is illegal in (nest, rotation): the first rejection's code
+  // (the nest's own when it does not replay; "inadmissible" when `o` is not a point of the
+  // cell), or "" when it is legal. Judged on first use.
+  std::string OptionReason(int nest, int rotation, size_t t, int o);
+
+  // The per-tensor legality checks made so far: their counts, by the closed forms and isl.
+  const ir::LegalityCache& legality() const { return legality_; }
 
   // Whether `g` is legal (and within the memory budget), judging its options on first use.
   bool Legal(const Genome& g);
@@ -224,7 +235,7 @@ class Evaluator {
   ir::Computation base_;
   Space space_;
   CostParams params_;
-  ir::LegalityCache legality_{/*messages=*/false};
+  ir::LegalityCache legality_;
   codegen::LoweringCache lowering_;
   ClosedFormLowering closed_form_;
   int64_t isl_lowerings_ = 0;

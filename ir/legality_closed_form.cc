@@ -1,0 +1,452 @@
+#include "ir/legality_closed_form.h"
+
+#include <algorithm>
+#include <cstdint>
+#include <functional>
+#include <set>
+#include <utility>
+
+#include "ir/legality.h"
+
+namespace meshtune::ir {
+
+namespace {
+
+// Enumerations longer than this leave the question to isl.
+constexpr int64_t kMaxSteps = int64_t{1} << 22;
+
+// A loop of several iterations walking part of an index: its digit of the index value i is
+// floor(i / stride) mod extent.
+struct Digit {
+  int loop = 0;
+  int64_t stride = 1, extent = 1;
+};
+
+// One block level of a tensor dim: element e's block number is floor(e / block) mod parts,
+// and its holders' coordinate along `axis` is that number (plain) or, with a partner axis,
+// the number minus the partner's coordinate, mod parts (a skew (axis + partner) % parts).
+struct Comp {
+  int64_t block = 1, parts = 1;
+  int axis = -1;
+  int partner = -1;
+};
+
+// One tensor dim: its index's digits, fixed in one instance of the question or free, and
+// the block levels of its layout, outermost first (`local`: the innermost block's size).
+struct Dim {
+  std::string index;
+  int64_t extent = 1;
+  std::vector<Digit> fixed, free;
+  std::vector<Comp> comps;
+  int64_t local = 1;
+  int64_t free_max = 0;              // the largest value of F
+  std::vector<int64_t> free_values;  // F ascending, built on first use
+};
+
+// What numbers the holders' coordinate along one mesh axis.
+struct Role {
+  enum Kind { kReplicated, kPlain, kSkew } kind = kReplicated;
+  int dim = -1, comp = -1;
+};
+
+struct Form {
+  std::vector<Dim> dims;
+  std::vector<Role> roles;  // per mesh axis
+  bool skewed = false;
+};
+
+// Whether the loops are in the forms: distributed loops cover their axis, one loop an axis,
+// and rotations turn serial loops by distributed ones.
+bool LoopsInForms(const Computation& c) {
+  std::set<int> axes;
+  for (const Loop& l : c.loops()) {
+    if (l.kind == LoopKind::kDistributed) {
+      if (l.extent != c.mesh().axes[l.axis].size || !axes.insert(l.axis).second) return false;
+      if (!l.rotate.empty()) return false;
+    }
+    for (const std::string& by : l.rotate) {
+      const int j = c.LoopIndex(by);
+      if (j < 0 || c.loops()[j].kind != LoopKind::kDistributed) return false;
+    }
+  }
+  return true;
+}
+
+// The digits of `index` (its loops of several iterations), largest stride first, when their
+// strides form a mixed radix of its extent.
+std::optional<std::vector<Digit>> IndexDigits(const Computation& c, const std::string& index,
+                                              int64_t extent) {
+  std::vector<Digit> digits;
+  for (size_t j = 0; j < c.loops().size(); ++j) {
+    const Loop& l = c.loops()[j];
+    if (l.origin == index && l.extent > 1)
+      digits.push_back({static_cast<int>(j), l.stride, l.extent});
+  }
+  std::sort(digits.begin(), digits.end(),
+            [](const Digit& a, const Digit& b) { return a.stride > b.stride; });
+  int64_t span = 1;
+  for (size_t i = digits.size(); i-- > 0;) {
+    if (digits[i].stride != span) return std::nullopt;
+    span *= digits[i].extent;
+  }
+  if (span != extent) return std::nullopt;
+  return digits;
+}
+
+// Dim `d`'s block levels from the tensor's sharding into `form` (roles of plain axes set,
+// skews left with both axes for ResolveSkews); false outside the forms.
+bool AddComps(const Mesh& mesh, const Sharding& s, size_t d, Form* form) {
+  Dim& dim = form->dims[d];
+  int64_t outer = dim.extent;
+  for (const auto& [block, expr] : s.blocks[d]) {
+    Comp k;
+    k.block = block;
+    k.parts = outer / block;
+    outer = block;
+    if (expr.IsPlainAxis()) {
+      k.axis = mesh.AxisIndex(expr.terms[0].first);
+      Role& role = form->roles[k.axis];
+      if (role.kind != Role::kReplicated || k.parts != mesh.axes[k.axis].size) return false;
+      role = {Role::kPlain, static_cast<int>(d), static_cast<int>(dim.comps.size())};
+    } else {
+      if (s.blocks[d].size() != 1 || expr.terms.size() != 2 || expr.constant != 0 ||
+          expr.modulus != k.parts)
+        return false;
+      for (const auto& [axis, coeff] : expr.terms) {
+        if (coeff != 1 || mesh.axes[mesh.AxisIndex(axis)].size != k.parts) return false;
+      }
+      k.axis = mesh.AxisIndex(expr.terms[0].first);
+      k.partner = mesh.AxisIndex(expr.terms[1].first);
+      form->skewed = true;
+    }
+    dim.comps.push_back(k);
+  }
+  dim.local = outer;
+  return true;
+}
+
+// Each skew's partner is the axis of its pair that numbers a plain block level elsewhere;
+// the other axis is the skew's own. False when the pair is not one of each.
+bool ResolveSkews(Form* form) {
+  for (size_t d = 0; d < form->dims.size(); ++d) {
+    for (size_t j = 0; j < form->dims[d].comps.size(); ++j) {
+      Comp& k = form->dims[d].comps[j];
+      if (k.partner < 0) continue;
+      if (form->roles[k.axis].kind == Role::kPlain) std::swap(k.axis, k.partner);
+      if (form->roles[k.partner].kind != Role::kPlain ||
+          form->roles[k.axis].kind != Role::kReplicated)
+        return false;
+      form->roles[k.axis] = {Role::kSkew, static_cast<int>(d), static_cast<int>(j)};
+    }
+  }
+  return true;
+}
+
+// The form of `tensor` in `c` for a question whose instances fix the first `prefix` loops
+// (and always the distributed ones); nullopt outside the forms.
+std::optional<Form> MakeForm(const Computation& c, const std::string& tensor, int prefix) {
+  const Problem& p = c.problem();
+  int accesses = p.output.tensor == tensor ? 1 : 0;
+  for (const TensorAccess& a : p.operands) accesses += a.tensor == tensor ? 1 : 0;
+  if (accesses != 1 || !LoopsInForms(c)) return std::nullopt;
+  const std::vector<std::string>& indices = p.FirstAccess(tensor)->indices;
+  if (std::set<std::string>(indices.begin(), indices.end()).size() != indices.size())
+    return std::nullopt;
+  const Mesh& mesh = c.mesh();
+  Form form;
+  form.roles.assign(mesh.axes.size(), Role{});
+  form.dims.resize(indices.size());
+  const Sharding* s = c.sharding(tensor);
+  for (size_t d = 0; d < indices.size(); ++d) {
+    Dim& dim = form.dims[d];
+    dim.index = indices[d];
+    dim.extent = p.extents.at(indices[d]);
+    dim.local = dim.extent;
+    if (dim.extent > kMaxSteps) return std::nullopt;
+    const std::optional<std::vector<Digit>> digits = IndexDigits(c, indices[d], dim.extent);
+    if (!digits.has_value()) return std::nullopt;
+    for (const Digit& g : *digits) {
+      const bool fixed = g.loop < prefix || c.loops()[g.loop].kind == LoopKind::kDistributed;
+      (fixed ? dim.fixed : dim.free).push_back(g);
+      if (!fixed) dim.free_max += (g.extent - 1) * g.stride;
+    }
+    if (s != nullptr && !AddComps(mesh, *s, d, &form)) return std::nullopt;
+  }
+  if (!ResolveSkews(&form)) return std::nullopt;
+  return form;
+}
+
+const std::vector<int64_t>& FreeValues(Dim* dim) {
+  if (dim->free_values.empty()) {
+    std::vector<int64_t> values = {0};
+    for (const Digit& g : dim->free) {
+      std::vector<int64_t> next;
+      next.reserve(values.size() * g.extent);
+      for (int64_t v : values) {
+        for (int64_t k = 0; k < g.extent; ++k) next.push_back(v + k * g.stride);
+      }
+      values = std::move(next);
+    }
+    std::sort(values.begin(), values.end());
+    dim->free_values = std::move(values);
+  }
+  return dim->free_values;
+}
+
+// Calls visit(o, digit values) for every value of the dim's fixed digits (o: their sum of
+// value * stride); stops and returns false when `visit` does.
+bool ForEachOrigin(const Dim& dim,
+                   const std::function<bool(int64_t, const std::vector<int64_t>&)>& visit) {
+  std::vector<int64_t> values(dim.fixed.size(), 0);
+  while (true) {
+    int64_t o = 0;
+    for (size_t i = 0; i < values.size(); ++i) o += values[i] * dim.fixed[i].stride;
+    if (!visit(o, values)) return false;
+    size_t i = values.size();
+    while (i > 0 && ++values[i - 1] == dim.fixed[i - 1].extent) values[--i] = 0;
+    if (i == 0) return true;
+  }
+}
+
+// floor((o + f) / block) mod parts, the same for every f of F; -1 when it varies.
+int64_t ValueOver(int64_t o, Dim* dim, int64_t block, int64_t parts) {
+  const int64_t lo = o / block;
+  if (lo == (o + dim->free_max) / block) return lo % parts;
+  for (int64_t f : FreeValues(dim)) {
+    if ((o + f) / block % parts != lo % parts) return -1;
+  }
+  return lo % parts;
+}
+
+// The rank coordinate along `axis` where the dim's fixed digits are `values`: the digit of
+// the distributed loop over it; 0 on an axis of one rank; -1 when it varies independently.
+int64_t Coordinate(const Computation& c, const Dim& dim, const std::vector<int64_t>& values,
+                   int axis) {
+  for (size_t i = 0; i < dim.fixed.size(); ++i) {
+    const Loop& l = c.loops()[dim.fixed[i].loop];
+    if (l.kind == LoopKind::kDistributed && l.axis == axis) return values[i];
+  }
+  return c.mesh().axes[axis].size == 1 ? 0 : -1;
+}
+
+// Whether block level k of `dim` is the same over F for every origin.
+bool Single(Dim* dim, const Comp& k) {
+  return ForEachOrigin(*dim, [&](int64_t o, const std::vector<int64_t>&) {
+    return ValueOver(o, dim, k.block, k.parts) >= 0;
+  });
+}
+
+// Whether at every origin block level k of `dim` is the same over F and numbers the rank
+// itself: its coordinate (or, skewed, its coordinates' sum mod parts).
+bool Owned(const Computation& c, Dim* dim, const Comp& k) {
+  return ForEachOrigin(*dim, [&](int64_t o, const std::vector<int64_t>& values) {
+    const int64_t v = ValueOver(o, dim, k.block, k.parts);
+    int64_t want = Coordinate(c, *dim, values, k.axis);
+    if (v < 0 || want < 0) return false;
+    if (k.partner >= 0) {
+      const int64_t other = Coordinate(c, *dim, values, k.partner);
+      if (other < 0) return false;
+      want = (want + other) % k.parts;
+    }
+    return v == want;
+  });
+}
+
+// Whether at every origin the elements o + F span `groups` blocks of `dim`'s innermost level.
+bool Covers(Dim* dim, int64_t groups) {
+  const std::vector<int64_t>& free = FreeValues(dim);
+  return ForEachOrigin(*dim, [&](int64_t o, const std::vector<int64_t>&) {
+    int64_t count = 0, last = -1;
+    for (int64_t f : free) {
+      const int64_t q = (o + f) / dim->local;
+      count += q != last;
+      last = q;
+    }
+    return count == groups;
+  });
+}
+
+// ElementsAlignedAlong: whether the elements of one instance of a transfer whose instances
+// fix the first `prefix` loops are the same on every rank along `axis`. They move with the
+// rank's coordinate when a loop of the tensor's indices is distributed over the axis, or a
+// fixed serial loop of them is turned by it.
+bool Aligned(const Computation& c, const std::vector<std::string>& indices, int prefix,
+             int axis) {
+  if (c.mesh().axes[axis].size == 1) return true;
+  for (size_t j = 0; j < c.loops().size(); ++j) {
+    const Loop& l = c.loops()[j];
+    if (l.extent <= 1 || std::find(indices.begin(), indices.end(), l.origin) == indices.end())
+      continue;
+    if (l.kind == LoopKind::kDistributed && l.axis == axis) return false;
+    if (static_cast<int>(j) >= prefix) continue;
+    for (const std::string& by : l.rotate) {
+      if (c.loops()[c.LoopIndex(by)].axis == axis) return false;
+    }
+  }
+  return true;
+}
+
+// CheckLocal: every element a rank uses, over all its instances, it holds (a form whose
+// fixed digits are the distributed ones).
+bool Local(const Computation& c, Form* form) {
+  for (Dim& dim : form->dims) {
+    for (const Comp& k : dim.comps) {
+      if (!Owned(c, &dim, k)) return false;
+    }
+  }
+  return true;
+}
+
+// CheckOutputComplete: every holder of an output element has each update of it executed in
+// its group along `reduce` (equal coordinates elsewhere). Each distributed loop over an axis
+// outside `reduce` must then walk an output dim exactly as the holders' coordinate along it
+// numbers that dim's blocks. nullopt when a skew numbers such an axis.
+std::optional<bool> Complete(const Computation& c, const Form& form,
+                             const std::vector<std::string>& indices,
+                             const std::vector<int>& reduce) {
+  for (const Loop& l : c.loops()) {
+    if (l.kind != LoopKind::kDistributed || l.extent <= 1) continue;
+    if (std::find(reduce.begin(), reduce.end(), l.axis) != reduce.end()) continue;
+    const auto d = std::find(indices.begin(), indices.end(), l.origin) - indices.begin();
+    const Role& role = form.roles[l.axis];
+    if (role.kind == Role::kSkew) return std::nullopt;
+    if (d == static_cast<int64_t>(indices.size()) || role.kind != Role::kPlain || role.dim != d)
+      return false;
+    const Comp& k = form.dims[d].comps[role.comp];
+    if (k.block != l.stride || k.parts != l.extent) return false;
+  }
+  return true;
+}
+
+// CheckSingleSource: each reader's instance reads from one rank, or is an all-gather along
+// the axes its sources vary on. nullopt for a gather of a skewed layout.
+std::optional<bool> OneSourceOrGather(const Computation& c, const std::vector<std::string>& indices,
+                                      int prefix, Form* form) {
+  const size_t na = c.mesh().axes.size();
+  std::vector<bool> single(na, true);
+  for (size_t a = 0; a < na; ++a) {
+    const Role& role = form->roles[a];
+    if (role.kind == Role::kPlain)
+      single[a] = Single(&form->dims[role.dim], form->dims[role.dim].comps[role.comp]);
+  }
+  for (size_t a = 0; a < na; ++a) {
+    const Role& role = form->roles[a];
+    if (role.kind != Role::kSkew) continue;
+    const Comp& k = form->dims[role.dim].comps[role.comp];
+    single[a] = Single(&form->dims[role.dim], k) && single[k.partner];
+  }
+  if (std::all_of(single.begin(), single.end(), [](bool s) { return s; })) return true;
+  if (form->skewed) return std::nullopt;
+  // GatherAxesOf: along the other axes the sources are the reader's own coordinates; the
+  // data is the same along the gathered ones; the sources cover them whole.
+  for (size_t a = 0; a < na; ++a) {
+    const Role& role = form->roles[a];
+    if (single[a] && role.kind == Role::kPlain &&
+        !Owned(c, &form->dims[role.dim], form->dims[role.dim].comps[role.comp]))
+      return false;
+  }
+  for (size_t a = 0; a < na; ++a) {
+    if (!single[a] && !Aligned(c, indices, prefix, static_cast<int>(a))) return false;
+  }
+  for (Dim& dim : form->dims) {
+    int64_t groups = 1;
+    for (const Comp& k : dim.comps) groups *= single[k.axis] ? 1 : k.parts;
+    if (groups > 1 && !Covers(&dim, groups)) return false;
+  }
+  return true;
+}
+
+std::vector<Rejection> Rejected(absl::string_view code) { return {{std::string(code), ""}}; }
+
+// ClosedFormAccess for an output: local and complete when not reduced, else aligned along
+// every reduction axis and complete within the reduction groups.
+std::optional<std::vector<Rejection>> OutputAccess(const Computation& c, const std::string& tensor,
+                                                   const Communication* t) {
+  const std::vector<std::string>& indices = c.problem().FirstAccess(tensor)->indices;
+  const std::vector<int> reduce = t != nullptr ? ReductionAxes(c) : std::vector<int>{};
+  std::optional<Form> form = MakeForm(c, tensor, 0);
+  if (!form.has_value()) return std::nullopt;
+  if (reduce.empty() && !Local(c, &*form)) return Rejected(kNonLocalAccess);
+  for (int a : reduce) {
+    if (!Aligned(c, indices, TransferPrefix(c, *t), a)) return Rejected(kMisalignedReduction);
+  }
+  const std::optional<bool> complete = Complete(c, *form, indices, reduce);
+  if (!complete.has_value()) return std::nullopt;
+  if (!*complete) return Rejected(kUnreducedOutput);
+  return std::vector<Rejection>{};
+}
+
+}  // namespace
+
+std::optional<std::vector<Rejection>> ClosedFormOwnership(const Computation& c,
+                                                          const std::string& tensor) {
+  const Sharding* s = c.sharding(tensor);
+  if (s == nullptr) return std::vector<Rejection>{};
+  const Mesh& mesh = c.mesh();
+  const std::vector<int64_t> shape = c.problem().Shape(tensor);
+  int64_t ranks = 1, blocks = 1;
+  for (const MeshAxis& a : mesh.axes) ranks *= a.size;
+  for (size_t d = 0; d < shape.size(); ++d) blocks *= shape[d] / s->local_shape[d];
+  if (ranks > kMaxSteps || blocks > kMaxSteps) return std::nullopt;
+  // Per dim its levels: (blocks of the innermost level per block, terms, constant, modulus).
+  struct Level {
+    int64_t weight;
+    std::vector<std::pair<int, int64_t>> terms;
+    int64_t constant, modulus;
+  };
+  std::vector<std::vector<Level>> levels(shape.size());
+  for (size_t d = 0; d < shape.size(); ++d) {
+    for (const auto& [block, expr] : s->blocks[d]) {
+      Level v{block / s->local_shape[d], {}, expr.constant, expr.modulus};
+      for (const auto& [axis, coeff] : expr.terms) v.terms.emplace_back(mesh.AxisIndex(axis), coeff);
+      levels[d].push_back(std::move(v));
+    }
+  }
+  std::vector<bool> held(blocks, false);
+  std::vector<int64_t> coords(mesh.axes.size(), 0);
+  for (int64_t r = 0; r < ranks; ++r) {
+    int64_t rest = r;
+    for (size_t a = mesh.axes.size(); a-- > 0;) {
+      coords[a] = rest % mesh.axes[a].size;
+      rest /= mesh.axes[a].size;
+    }
+    int64_t index = 0;
+    for (size_t d = 0; d < shape.size(); ++d) {
+      int64_t q = 0;
+      for (const Level& v : levels[d]) {
+        int64_t value = v.constant;
+        for (const auto& [axis, coeff] : v.terms) value += coeff * coords[axis];
+        if (v.modulus != 0) value = ((value % v.modulus) + v.modulus) % v.modulus;
+        q += value * v.weight;
+      }
+      index = index * (shape[d] / s->local_shape[d]) + q;
+    }
+    held[index] = true;
+  }
+  if (std::all_of(held.begin(), held.end(), [](bool h) { return h; }))
+    return std::vector<Rejection>{};
+  return Rejected(kUnownedElement);
+}
+
+std::optional<std::vector<Rejection>> ClosedFormAccess(const Computation& c,
+                                                       const std::string& tensor) {
+  if (c.mesh().mem_per_rank_bytes.has_value()) return std::nullopt;
+  const Communication* t = c.TransferOf(tensor);
+  if (c.problem().IsOutput(tensor)) return OutputAccess(c, tensor, t);
+  if (t == nullptr) {
+    std::optional<Form> form = MakeForm(c, tensor, 0);
+    if (!form.has_value()) return std::nullopt;
+    if (!Local(c, &*form)) return Rejected(kNonLocalAccess);
+    return std::vector<Rejection>{};
+  }
+  const int prefix = TransferPrefix(c, *t);
+  std::optional<Form> form = MakeForm(c, tensor, prefix);
+  if (!form.has_value()) return std::nullopt;
+  const std::optional<bool> ok =
+      OneSourceOrGather(c, c.problem().FirstAccess(tensor)->indices, prefix, &*form);
+  if (!ok.has_value()) return std::nullopt;
+  if (!*ok) return Rejected(kMultiSourceTransfer);
+  return std::vector<Rejection>{};
+}
+
+}  // namespace meshtune::ir
