@@ -48,7 +48,7 @@ TEST_P(ClosedFormLegalityTest, SameVerdictAsIslOnEveryOption) {
           ++options_judged;
           ++reasons[want.empty() ? "legal" : want];
           if (got != want && ++mismatches <= 5) {
-            ADD_FAILURE() << space->ToTrace({ni, ri, {}}).ToString() << "\n"
+            ADD_FAILURE() << choices.nest.Describe() << "\n"
                           << space->tensors()[t] << ": " << choices.options[t][o].Describe()
                           << (choices.rotations[r].loop.empty()
                                   ? ""
