@@ -270,8 +270,7 @@ bool Covers(Dim* dim, int64_t groups) {
 // fix the first `prefix` loops are the same on every rank along `axis`. They move with the
 // rank's coordinate when a loop of the tensor's indices is distributed over the axis, or a
 // fixed serial loop of them is turned by it.
-bool Aligned(const Computation& c, const std::vector<std::string>& indices, int prefix,
-             int axis) {
+bool Aligned(const Computation& c, const std::vector<std::string>& indices, int prefix, int axis) {
   if (c.mesh().axes[axis].size == 1) return true;
   for (size_t j = 0; j < c.loops().size(); ++j) {
     const Loop& l = c.loops()[j];
@@ -318,10 +317,17 @@ std::optional<bool> Complete(const Computation& c, const Form& form,
   return true;
 }
 
-// CheckSingleSource: each reader's instance reads from one rank, or is an all-gather along
-// the axes its sources vary on. nullopt for a gather of a skewed layout.
-std::optional<bool> OneSourceOrGather(const Computation& c, const std::vector<std::string>& indices,
-                                      int prefix, Form* form) {
+// How a communicated input's instances read: from one rank, by an all-gather along `axes`,
+// or neither (multi_source_transfer).
+struct Reading {
+  enum Kind { kOne, kGather, kNeither } kind = kOne;
+  std::vector<int> axes;
+};
+
+// CheckSingleSource's question (SingleSource, then GatherAxes); nullopt for a gather of a
+// skewed layout.
+std::optional<Reading> Read(const Computation& c, const std::vector<std::string>& indices,
+                            int prefix, Form* form) {
   const size_t na = c.mesh().axes.size();
   std::vector<bool> single(na, true);
   for (size_t a = 0; a < na; ++a) {
@@ -335,25 +341,39 @@ std::optional<bool> OneSourceOrGather(const Computation& c, const std::vector<st
     const Comp& k = form->dims[role.dim].comps[role.comp];
     single[a] = Single(&form->dims[role.dim], k) && single[k.partner];
   }
-  if (std::all_of(single.begin(), single.end(), [](bool s) { return s; })) return true;
+  Reading out;
+  for (size_t a = 0; a < na; ++a) {
+    if (!single[a]) out.axes.push_back(static_cast<int>(a));
+  }
+  if (out.axes.empty()) return out;
   if (form->skewed) return std::nullopt;
   // GatherAxesOf: along the other axes the sources are the reader's own coordinates; the
   // data is the same along the gathered ones; the sources cover them whole.
+  out.kind = Reading::kNeither;
   for (size_t a = 0; a < na; ++a) {
     const Role& role = form->roles[a];
     if (single[a] && role.kind == Role::kPlain &&
         !Owned(c, &form->dims[role.dim], form->dims[role.dim].comps[role.comp]))
-      return false;
+      return out;
   }
-  for (size_t a = 0; a < na; ++a) {
-    if (!single[a] && !Aligned(c, indices, prefix, static_cast<int>(a))) return false;
+  for (int a : out.axes) {
+    if (!Aligned(c, indices, prefix, a)) return out;
   }
   for (Dim& dim : form->dims) {
     int64_t groups = 1;
     for (const Comp& k : dim.comps) groups *= single[k.axis] ? 1 : k.parts;
-    if (groups > 1 && !Covers(&dim, groups)) return false;
+    if (groups > 1 && !Covers(&dim, groups)) return out;
   }
-  return true;
+  out.kind = Reading::kGather;
+  return out;
+}
+
+// Read for communicated input `t`; nullopt outside the forms.
+std::optional<Reading> ReadOf(const Computation& c, const Communication& t) {
+  const int prefix = TransferPrefix(c, t);
+  std::optional<Form> form = MakeForm(c, t.tensor, prefix);
+  if (!form.has_value()) return std::nullopt;
+  return Read(c, c.problem().FirstAccess(t.tensor)->indices, prefix, &*form);
 }
 
 std::vector<Rejection> Rejected(absl::string_view code) { return {{std::string(code), ""}}; }
@@ -398,7 +418,8 @@ std::optional<std::vector<Rejection>> ClosedFormOwnership(const Computation& c,
   for (size_t d = 0; d < shape.size(); ++d) {
     for (const auto& [block, expr] : s->blocks[d]) {
       Level v{block / s->local_shape[d], {}, expr.constant, expr.modulus};
-      for (const auto& [axis, coeff] : expr.terms) v.terms.emplace_back(mesh.AxisIndex(axis), coeff);
+      for (const auto& [axis, coeff] : expr.terms)
+        v.terms.emplace_back(mesh.AxisIndex(axis), coeff);
       levels[d].push_back(std::move(v));
     }
   }
@@ -439,14 +460,17 @@ std::optional<std::vector<Rejection>> ClosedFormAccess(const Computation& c,
     if (!Local(c, &*form)) return Rejected(kNonLocalAccess);
     return std::vector<Rejection>{};
   }
-  const int prefix = TransferPrefix(c, *t);
-  std::optional<Form> form = MakeForm(c, tensor, prefix);
-  if (!form.has_value()) return std::nullopt;
-  const std::optional<bool> ok =
-      OneSourceOrGather(c, c.problem().FirstAccess(tensor)->indices, prefix, &*form);
-  if (!ok.has_value()) return std::nullopt;
-  if (!*ok) return Rejected(kMultiSourceTransfer);
+  const std::optional<Reading> read = ReadOf(c, *t);
+  if (!read.has_value()) return std::nullopt;
+  if (read->kind == Reading::kNeither) return Rejected(kMultiSourceTransfer);
   return std::vector<Rejection>{};
+}
+
+std::optional<std::vector<int>> ClosedFormGatherAxes(const Computation& c, const Communication& t) {
+  if (c.problem().IsOutput(t.tensor)) return std::nullopt;
+  const std::optional<Reading> read = ReadOf(c, t);
+  if (!read.has_value() || read->kind == Reading::kNeither) return std::nullopt;
+  return read->kind == Reading::kOne ? std::vector<int>{} : read->axes;
 }
 
 }  // namespace meshtune::ir

@@ -45,6 +45,11 @@ std::optional<std::vector<Rejection>> ClosedFormOwnership(const Computation& c,
 std::optional<std::vector<Rejection>> ClosedFormAccess(const Computation& c,
                                                        const std::string& tensor);
 
+// For communicated input `t`, legal as CheckTensor judges it: the mesh axes it all-gathers
+// along (GatherAxes), or none when it reads each instance from one rank (SingleSource).
+// nullopt outside the forms, or when `t` reads from several ranks without a gather.
+std::optional<std::vector<int>> ClosedFormGatherAxes(const Computation& c, const Communication& t);
+
 }  // namespace meshtune::ir
 
 #endif  // MESHTUNE_IR_LEGALITY_CLOSED_FORM_H_

@@ -27,7 +27,19 @@ struct Lowered {
   std::vector<bool> multiple;         // per loop: more than one iteration
   int64_t instances = 1;              // statement instances
   int64_t bytes = 0;                  // every rank's shards and buffers
+  // Per index, the least extent at which its loops keep their iterations: the loops' fixed
+  // counts (distribute and divide parts) times the least divisor above 1 of its innermost
+  // loop's extent when that is more than 1. Where scaling down starts.
+  std::map<std::string, int64_t> least_extents;
 };
+
+// The smallest divisor of n above 1 (1 for n = 1).
+int64_t LeastDivisor(int64_t n) {
+  for (int64_t d = 2; d * d <= n; ++d) {
+    if (n % d == 0) return d;
+  }
+  return n;
+}
 
 // `trace` on `problem` with `extents` and on `mesh`: judged, lowered with offsets.
 absl::StatusOr<Lowered> LowerAt(const ir::Problem& problem,
@@ -55,7 +67,14 @@ absl::StatusOr<Lowered> LowerAt(const ir::Problem& problem,
     out.patterns.push_back(codegen::PatternLabel(s.tensor, s.loop, s.pattern));
   }
   for (const ir::Loop& l : verdict.computation.loops()) out.multiple.push_back(l.extent > 1);
-  for (const auto& [index, extent] : extents) out.instances *= extent;
+  for (const auto& [index, extent] : extents) {
+    out.instances *= extent;
+    int64_t inner = 1;  // the innermost loop's extent, which scaling the index shrinks
+    for (const ir::Loop& l : verdict.computation.loops()) {
+      if (l.origin == index && l.stride == 1) inner = l.extent;
+    }
+    out.least_extents[index] = extent / inner * LeastDivisor(inner);
+  }
   out.bytes = ir::ComputeFootprint(verdict.computation).total() * mesh.Ranks();
   return out;
 }
@@ -194,16 +213,27 @@ class SimulatingChecker : public Checker {
     return false;
   }
 
-  // Each index in turn: the smallest extent (a divisor of the real one) at which the trace
-  // still applies on `mesh` and lowers to the same transfers and patterns, with every loop
-  // of several iterations still of several. Updates `*extents` and `*run`.
+  // Scaled extents at which the trace still applies on `mesh` and lowers to the same
+  // transfers and patterns, with every loop of several iterations still of several: every
+  // index at its least extent (Lowered::least_extents) when that keeps them, which is
+  // usual, else each index in turn at the smallest extent, from its least, that does.
+  // Updates `*extents` and `*run`.
   void ScaleExtents(const ir::Problem& problem, const ir::Trace& trace, const ir::Mesh& mesh,
                     std::map<std::string, int64_t>* extents, Lowered* run) const {
+    const std::map<std::string, int64_t> least = run->least_extents;
+    absl::StatusOr<Lowered> all = LowerAt(problem, least, mesh, trace);
+    if (all.ok() && SameShape(*all, *run)) {
+      *run = *std::move(all);
+      *extents = least;
+      return;
+    }
     for (auto& [index, extent] : *extents) {
       const int64_t full = extent;
       int tries = 0;
       for (int64_t d : Divisors(full)) {
-        if (d == 1 || ++tries > 16) break;
+        if (d == 1) break;
+        if (full / d < least.at(index)) continue;
+        if (++tries > 16) break;
         extent = full / d;
         absl::StatusOr<Lowered> scaled = LowerAt(problem, *extents, mesh, trace);
         if (scaled.ok() && SameShape(*scaled, *run)) {

@@ -12,6 +12,7 @@
 #include "codegen/patterns.h"
 #include "codegen/simplify.h"
 #include "ir/legality.h"
+#include "ir/legality_closed_form.h"
 
 namespace meshtune::search {
 
@@ -465,9 +466,13 @@ absl::StatusOr<std::shared_ptr<const ClosedFormLowering::Plan>> MakePlan(
   x.loop = t.loop;
   x.src.size = box.size;
   x.global = global;
-  if (!ir::SingleSource(c, t)) {
+  // One source, or an all-gather along some axes: by arithmetic, else asked of isl.
+  std::optional<std::vector<int>> gather = ir::ClosedFormGatherAxes(c, t);
+  const bool single = gather.has_value() ? gather->empty() : ir::SingleSource(c, t);
+  if (!single) {
+    if (!gather.has_value()) gather = ir::GatherAxes(c, t);
     x.pattern.kind = CommPattern::Kind::kAllGather;
-    x.pattern.axes = ir::GatherAxes(c, t);
+    x.pattern.axes = *gather;
     if (x.pattern.axes.empty()) return Outside("a transfer from several ranks");
   } else {
     MT_ASSIGN_OR_RETURN(x.source, Owner(c, t.tensor, box.origin));

@@ -75,25 +75,24 @@ TEST_P(ClosedFormLegalityTest, SameVerdictAsIslOnEveryOption) {
 
 INSTANTIATE_TEST_SUITE_P(
     Spaces, ClosedFormLegalityTest,
-    ::testing::Values(Case{"C[m,n] += A[m,k] * B[k,n]", "m=8,n=4,k=8", "x=2"},
-                      Case{"C[m,n] += A[m,k] * B[k,n]", "m=8,n=8,k=8", "x=2,y=2"},
-                      Case{"C[m,n] += A[m,k] * B[k,n]", "m=8,n=8,k=8", "x=2,y=2", true},
-                      Case{"C[m,n] += A[m,k] * B[k,n]", "m=12,n=6,k=12", "x=2,y=3"},
-                      Case{"C[m,n] += A[m,k] * B[k,n]", "m=8,n=8,k=8", "x=2,y=2,z=2"},
-                      Case{"C[m,n] += A[m,k] * B[k,n]", "m=16,n=16,k=32", "x=4,y=4"},
-                      Case{"C[m,n] += A[m,k] * B[k,n]", "m=16,n=8,k=16", "x=4,y=2", true},
-                      Case{"C[m,n] += A[m,k] * B[k,n]", "m=8,n=8,k=8", "x=1,y=4"},
-                      Case{"C[b,m,n] = A[b,m,k] * B[b,k,n]", "b=2,m=4,n=2,k=4", "x=2"},
-                      Case{"C[b,m,n] = A[b,m,k] * B[b,k,n]", "b=2,m=2,n=2,k=4", "x=2,y=2"},
-                      Case{"C[b,m,n] = A[b,m,k] * B[b,k,n]", "b=2,m=6,n=2,k=6", "x=2,y=3"},
-                      Case{"C[b,m,n] = A[b,m,k] * B[b,k,n]", "b=2,m=2,n=2,k=2", "x=2,y=2,z=2"},
-                      Case{"A[i,r] = B[i,j,k] * C[j,r] * D[k,r]", "i=2,j=4,k=2,r=2", "x=2"},
-                      Case{"A[i,r] = B[i,j,k] * C[j,r] * D[k,r]", "i=2,j=2,k=2,r=4", "x=2,y=2"},
-                      Case{"A[i,r] = B[i,j,k] * C[j,r] * D[k,r]", "i=2,j=2,k=2,r=4", "x=2,y=2",
-                           true},
-                      Case{"A[i,r] = B[i,j,k] * C[j,r] * D[k,r]", "i=6,j=2,k=3,r=6", "x=2,y=3"},
-                      Case{"A[i,r] = B[i,j,k] * C[j,r] * D[k,r]", "i=2,j=2,k=2,r=4",
-                           "x=2,y=2,z=2"}));
+    ::testing::Values(
+        Case{"C[m,n] += A[m,k] * B[k,n]", "m=8,n=4,k=8", "x=2"},
+        Case{"C[m,n] += A[m,k] * B[k,n]", "m=8,n=8,k=8", "x=2,y=2"},
+        Case{"C[m,n] += A[m,k] * B[k,n]", "m=8,n=8,k=8", "x=2,y=2", true},
+        Case{"C[m,n] += A[m,k] * B[k,n]", "m=12,n=6,k=12", "x=2,y=3"},
+        Case{"C[m,n] += A[m,k] * B[k,n]", "m=8,n=8,k=8", "x=2,y=2,z=2"},
+        Case{"C[m,n] += A[m,k] * B[k,n]", "m=16,n=16,k=32", "x=4,y=4"},
+        Case{"C[m,n] += A[m,k] * B[k,n]", "m=16,n=8,k=16", "x=4,y=2", true},
+        Case{"C[m,n] += A[m,k] * B[k,n]", "m=8,n=8,k=8", "x=1,y=4"},
+        Case{"C[b,m,n] = A[b,m,k] * B[b,k,n]", "b=2,m=4,n=2,k=4", "x=2"},
+        Case{"C[b,m,n] = A[b,m,k] * B[b,k,n]", "b=2,m=2,n=2,k=4", "x=2,y=2"},
+        Case{"C[b,m,n] = A[b,m,k] * B[b,k,n]", "b=2,m=6,n=2,k=6", "x=2,y=3"},
+        Case{"C[b,m,n] = A[b,m,k] * B[b,k,n]", "b=2,m=2,n=2,k=2", "x=2,y=2,z=2"},
+        Case{"A[i,r] = B[i,j,k] * C[j,r] * D[k,r]", "i=2,j=4,k=2,r=2", "x=2"},
+        Case{"A[i,r] = B[i,j,k] * C[j,r] * D[k,r]", "i=2,j=2,k=2,r=4", "x=2,y=2"},
+        Case{"A[i,r] = B[i,j,k] * C[j,r] * D[k,r]", "i=2,j=2,k=2,r=4", "x=2,y=2", true},
+        Case{"A[i,r] = B[i,j,k] * C[j,r] * D[k,r]", "i=6,j=2,k=3,r=6", "x=2,y=3"},
+        Case{"A[i,r] = B[i,j,k] * C[j,r] * D[k,r]", "i=2,j=2,k=2,r=4", "x=2,y=2,z=2"}));
 
 }  // namespace
 }  // namespace meshtune::search
