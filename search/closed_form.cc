@@ -193,11 +193,32 @@ absl::StatusOr<std::vector<Expr>> Owner(const Computation& c, const std::string&
   return out;
 }
 
-// An Expr flattened for evaluation over variable slots.
+// An Expr flattened for evaluation over variable slots: its nodes in post-order (arguments
+// before their node), evaluated in one pass. One thread at a time (scratch space).
 class Compiled {
  public:
-  Compiled(const Expr& e, const std::vector<std::string>& names) { Add(e, names); }
-  int64_t operator()(const std::vector<int64_t>& vals) const { return At(nodes_.size() - 1, vals); }
+  Compiled(const Expr& e, const std::vector<std::string>& names) {
+    Add(e, names);
+    scratch_.resize(nodes_.size());
+  }
+  int64_t operator()(const std::vector<int64_t>& vals) const {
+    for (size_t i = 0; i < nodes_.size(); ++i) {
+      const Node& n = nodes_[i];
+      switch (n.op) {
+        case Expr::Op::kConst:
+          scratch_[i] = n.value;
+          break;
+        case Expr::Op::kVar:
+          scratch_[i] = n.value < 0 ? 0 : vals[n.value];
+          break;
+        default:
+          scratch_[i] = codegen::ApplyOp(n.op, n.args[0] < 0 ? 0 : scratch_[n.args[0]],
+                                         n.args[1] < 0 ? 0 : scratch_[n.args[1]],
+                                         n.args[2] < 0 ? 0 : scratch_[n.args[2]]);
+      }
+    }
+    return scratch_.back();
+  }
 
  private:
   struct Node {
@@ -218,17 +239,8 @@ class Compiled {
     nodes_.push_back(n);
     return static_cast<int>(nodes_.size()) - 1;
   }
-  int64_t At(size_t i, const std::vector<int64_t>& vals) const {
-    const Node& n = nodes_[i];
-    if (n.op == Expr::Op::kConst) return n.value;
-    if (n.op == Expr::Op::kVar) return n.value < 0 ? 0 : vals[n.value];
-    int64_t x[3] = {0, 0, 0};
-    for (int k = 0; k < 3; ++k) {
-      if (n.args[k] >= 0) x[k] = At(n.args[k], vals);
-    }
-    return codegen::ApplyOp(n.op, x[0], x[1], x[2]);
-  }
   std::vector<Node> nodes_;
+  mutable std::vector<int64_t> scratch_;
 };
 
 // The variables of a transfer's pattern questions: every mesh axis and the serial loops of
@@ -268,22 +280,19 @@ class Domain {
 
   // Calls `visit` on every assignment of `slots` (the others 0), the last slot fastest,
   // with `last_limit` in place of the last slot's range when >= 0; stops when `visit`
-  // returns false. Unimplemented past kMaxPoints assignments.
+  // returns false. Unimplemented when more than kMaxPoints assignments would be visited (a
+  // larger domain is enumerated as long as `visit` may still stop it early).
   absl::StatusOr<bool> Each(const std::vector<int>& slots,
                             const std::function<bool(std::vector<int64_t>&)>& visit,
                             int64_t last_limit = -1) const {
-    int64_t points = 1;
     std::vector<int64_t> limit;
     for (size_t i = 0; i < slots.size(); ++i) {
       limit.push_back(i + 1 == slots.size() && last_limit >= 0 ? last_limit : sizes_[slots[i]]);
-      points *= std::max<int64_t>(limit.back(), 1);
-      if (points > kMaxPoints) return Outside("too many ranks and iterations to enumerate");
-    }
-    for (int64_t l : limit) {
-      if (l <= 0) return true;
+      if (limit.back() <= 0) return true;
     }
     std::vector<int64_t> vals(names_.size(), 0);
-    while (true) {
+    for (int64_t points = 1;; ++points) {
+      if (points > kMaxPoints) return Outside("too many ranks and iterations to enumerate");
       if (!visit(vals)) return false;
       size_t i = slots.size();
       while (i > 0 && ++vals[slots[i - 1]] == limit[i - 1]) vals[slots[--i]] = 0;
@@ -357,22 +366,24 @@ absl::StatusOr<CommPattern> FetchPattern(const Computation& c, int prefix,
   const int64_t size = c.mesh().axes[a].size;
   const int v = dom.Slot(last->name);
   const Compiled fa(src[a], dom.names());
-  std::set<int64_t> deltas;
+  // The steps of the source from one iteration of the last loop to the next: at most two
+  // distinct ones (a constant step, and its wrap around the ring).
+  std::vector<int64_t> deltas;
+  int64_t previous = 0;
   std::vector<int> slots = dom.SlotsOf({src[a]}, {});
   slots.erase(std::remove(slots.begin(), slots.end(), v), slots.end());
-  slots.push_back(v);
-  MT_ASSIGN_OR_RETURN(bool all, dom.Each(
-                                    slots,
-                                    [&](std::vector<int64_t>& p) {
-                                      const int64_t now = fa(p);
-                                      ++p[v];
-                                      deltas.insert(fa(p) - now);
-                                      --p[v];
-                                      return deltas.size() <= 2;
-                                    },
-                                    last->extent - 1));
+  slots.push_back(v);  // fastest: consecutive iterations follow each other
+  MT_ASSIGN_OR_RETURN(bool all, dom.Each(slots, [&](std::vector<int64_t>& p) {
+    const int64_t now = fa(p);
+    const int64_t delta = now - previous;
+    previous = now;
+    if (p[v] == 0 || std::find(deltas.begin(), deltas.end(), delta) != deltas.end()) return true;
+    deltas.push_back(delta);
+    return deltas.size() <= 2;
+  }));
   if (!all || deltas.empty()) return out;
-  const int64_t lo = *deltas.begin(), hi = *deltas.rbegin();
+  const int64_t lo = *std::min_element(deltas.begin(), deltas.end());
+  const int64_t hi = *std::max_element(deltas.begin(), deltas.end());
   const bool ring = lo == hi || hi - lo == size;
   int64_t d = ((lo % size) + size) % size;
   if (d > size / 2) d -= size;
