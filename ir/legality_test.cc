@@ -7,6 +7,7 @@
 #include <fstream>
 #include <sstream>
 
+#include "ir/legality_closed_form.h"
 #include "ir/verdict.h"
 #include "tests/test_util.h"
 
@@ -315,6 +316,53 @@ TEST(LegalityTest, IndivisibleDivideIsTheVerdict) {
   EXPECT_EQ(v.reasons[0].message,
             "instruction 1, divide(k, ko, ki, 3): loop k has extent 16, which does not divide into "
             "3 parts");
+}
+
+// The codes of `rejections`, in order.
+std::vector<std::string> Codes(const std::vector<Rejection>& rejections) {
+  std::vector<std::string> out;
+  for (const Rejection& r : rejections) out.push_back(r.code);
+  return out;
+}
+
+// Ownership by enumerating ranks agrees with isl for layouts the search never generates:
+// (2*x) numbers blocks 0 and 2 of 3, leaving block 1 to no rank; (x+y) numbers all 3, but
+// not every pair with y (x+y = 0 only where y = 0).
+TEST(LegalityClosedFormTest, OwnershipOfAnyLayoutAsIsl) {
+  for (const auto& [layout, owned] :
+       std::vector<std::pair<std::string, bool>>{{"m@(2*x), k@y", false},
+                                                 {"m@(x+y), k@y", false},
+                                                 {"m@(x+y)", true},
+                                                 {"m@x, m@y", true},
+                                                 {"k@(x+y)%2", true},
+                                                 {"m@(x+1)", true}}) {
+    const Verdict v = JudgeText(kMatmul, "m=12,n=4,k=4", "x=2,y=2", "shard(A, " + layout + ")\n");
+    const std::optional<std::vector<Rejection>> fast = ClosedFormOwnership(v.computation, "A");
+    ASSERT_TRUE(fast.has_value()) << layout;
+    const LegalityCache::TensorChecks isl = CheckTensor(v.computation, "A", /*messages=*/false);
+    EXPECT_EQ(Codes(*fast), Codes(isl.ownership)) << layout;
+    EXPECT_EQ(fast->empty(), owned) << layout;
+  }
+}
+
+// Outside the forms the closed forms answer nothing and isl decides: a tensor read twice, a
+// mesh with a memory budget (isl measures the transfer buffers), a layout numbered by
+// (x+y) without a modulus.
+TEST(LegalityClosedFormTest, OutsideTheFormsIslDecides) {
+  const Verdict twice = JudgeText("C[m,n] += A[m,k] * A[k,n]", "m=4,n=4,k=4", "x=2",
+                                  "shard(A, m@x)\nshard(C, m@x)\n");
+  EXPECT_FALSE(ClosedFormAccess(twice.computation, "A").has_value());
+  EXPECT_TRUE(ClosedFormAccess(twice.computation, "C").has_value());
+  const Verdict sum = JudgeText(kMatmul, "m=12,n=4,k=4", "x=2,y=2", "shard(A, m@(x+y), k@y)\n");
+  EXPECT_FALSE(ClosedFormAccess(sum.computation, "A").has_value());
+  absl::StatusOr<Problem> p = ParseProblem(kMatmul, "m=8,n=8,k=8");
+  absl::StatusOr<Mesh> m = ParseMesh("x=2");
+  ASSERT_TRUE(p.ok() && m.ok());
+  m->mem_per_rank_bytes = 1 << 20;
+  absl::StatusOr<Computation> c = Computation::Create(*p, *m);
+  ASSERT_TRUE(c.ok());
+  EXPECT_FALSE(ClosedFormAccess(*c, "A").has_value());
+  EXPECT_TRUE(ClosedFormOwnership(*c, "A").has_value());
 }
 
 }  // namespace

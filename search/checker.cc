@@ -221,6 +221,7 @@ class SimulatingChecker : public Checker {
   void ScaleExtents(const ir::Problem& problem, const ir::Trace& trace, const ir::Mesh& mesh,
                     std::map<std::string, int64_t>* extents, Lowered* run) const {
     const std::map<std::string, int64_t> least = run->least_extents;
+    if (least == *extents) return;  // nothing to scale
     absl::StatusOr<Lowered> all = LowerAt(problem, least, mesh, trace);
     if (all.ok() && SameShape(*all, *run)) {
       *run = *std::move(all);
