@@ -94,7 +94,8 @@ class Evolutionary : public SearchStrategy {
       for (const std::optional<Point>& q : {p, WithPrefetch(explorer, *p, true)}) {
         if (!q.has_value() || explorer.Evaluated(*q) || budget.Spent(evaluations)) continue;
         explorer.Evaluate(*q);
-        if (budget.on_progress && ++evaluations % budget.progress_every == 0) budget.on_progress();
+        ++evaluations;
+        if (budget.on_progress && evaluations % budget.progress_every == 0) budget.on_progress();
       }
     };
     // Survey: a random point of one cell of each group (mesh and distributed loops), then

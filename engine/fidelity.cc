@@ -1,0 +1,148 @@
+#include "engine/fidelity.h"
+
+#include <cmath>
+#include <map>
+#include <memory>
+#include <set>
+#include <utility>
+
+#include "absl/strings/str_cat.h"
+#include "engine/rank_stats.h"
+#include "search/explorer.h"
+#include "search/strategy.h"
+#include "search/tuner.h"
+
+namespace meshtune::engine {
+
+namespace {
+
+// The pattern kind of a transfer label "A@ko Broadcast(axes=[1])": "Broadcast".
+std::string KindOf(const std::string& label) {
+  const size_t space = label.find(' ');
+  const std::string rest = space == std::string::npos ? label : label.substr(space + 1);
+  return rest.substr(0, rest.find('('));
+}
+
+// The indices of `n` candidates spread evenly over a ranking of `size` (best, ..., worst);
+// all of them when n >= size.
+std::vector<size_t> Spread(size_t size, size_t n) {
+  std::vector<size_t> out;
+  if (n >= size) {
+    for (size_t i = 0; i < size; ++i) out.push_back(i);
+    return out;
+  }
+  for (size_t i = 0; i < n; ++i) out.push_back(i * (size - 1) / (n - 1));
+  return out;
+}
+
+v1::MeasuredCandidate ToPoint(const search::Candidate& c, const ir::Mesh& mesh,
+                              const search::CandidateRun& run) {
+  v1::MeasuredCandidate p;
+  p.mutable_trace()->set_text(c.trace);
+  p.set_mesh(mesh.ToString());
+  p.set_predicted_s(c.cost.seconds);
+  if (run.seconds.has_value()) p.set_measured_s(*run.seconds);
+  p.set_verified(run.verified);
+  if (!run.verified) p.set_error(run.error.value_or("not verified"));
+  for (const std::string& label : c.patterns) p.add_patterns(label);
+  p.set_family(search::FamilyOf(c, mesh));
+  return p;
+}
+
+}  // namespace
+
+void Summarize(v1::FidelityResult* result) {
+  std::vector<double> predicted, measured, errors;
+  std::map<std::string, std::vector<double>> by_kind;
+  for (const v1::MeasuredCandidate& p : result->points()) {
+    if (!p.verified() || !p.has_measured_s() || !(p.measured_s() > 0)) continue;
+    predicted.push_back(p.predicted_s());
+    measured.push_back(p.measured_s());
+    const double signed_error = (p.measured_s() - p.predicted_s()) / p.measured_s();
+    errors.push_back(std::fabs(signed_error));
+    std::set<std::string> kinds;
+    for (const std::string& label : p.patterns()) kinds.insert(KindOf(label));
+    if (kinds.empty()) kinds.insert("none");
+    for (const std::string& kind : kinds) by_kind[kind].push_back(signed_error);
+  }
+  result->set_verified(static_cast<int>(predicted.size()));
+  result->clear_spearman_rho();
+  result->clear_kendall_tau();
+  result->clear_median_relative_error();
+  result->clear_patterns();
+  const double rho = SpearmanRho(predicted, measured), tau = KendallTau(predicted, measured);
+  if (!std::isnan(rho)) result->set_spearman_rho(rho);
+  if (!std::isnan(tau)) result->set_kendall_tau(tau);
+  if (!errors.empty()) result->set_median_relative_error(Median(errors));
+  for (const auto& [kind, e] : by_kind) {
+    v1::PatternError* pe = result->add_patterns();
+    pe->set_pattern(kind);
+    pe->set_candidates(static_cast<int>(e.size()));
+    pe->set_median_relative_error(Median(e));
+  }
+}
+
+absl::StatusOr<v1::FidelityResult> RunFidelity(const ir::Problem& problem, const ir::Mesh& mesh,
+                                               const search::CostParams& params,
+                                               const FidelityOptions& options,
+                                               search::Runner& runner) {
+  if (options.count < 2) {
+    return absl::InvalidArgumentError(
+        absl::StrCat("a fidelity run needs at least 2 candidates to compare (got ",
+                     options.count, ")"));
+  }
+  absl::StatusOr<std::unique_ptr<search::Explorer>> explorer =
+      search::Explorer::Create(problem, {mesh}, {}, params, options.cancelled);
+  if (!explorer.ok()) return explorer.status();
+  search::SearchBudget budget;
+  budget.max_evaluations = options.max_evaluations;
+  budget.cancelled = options.cancelled;
+  search::NewDefaultStrategy(**explorer, search::TuneOptions{}.max_exhaustive, {})->Search(**explorer, budget);
+  if (options.cancelled && options.cancelled())
+    return absl::CancelledError("the fidelity run was cancelled");
+  const std::vector<const search::Candidate*> ranked =
+      (*explorer)->Best((*explorer)->candidates().size());
+  if (ranked.size() < 2) {
+    return absl::FailedPreconditionError(
+        absl::StrCat("the model ranked ", ranked.size(), " schedule", ranked.size() == 1 ? "" : "s",
+                     " of ", problem.ToString(), " on ", mesh.ToString(),
+                     "; a fidelity run compares at least 2"));
+  }
+  v1::FidelityResult result;
+  result.set_problem(absl::StrCat(problem.ToString(), " with ", problem.ExtentsString()));
+  result.set_mesh(mesh.ToString());
+  result.set_costed(static_cast<int64_t>(ranked.size()));
+  for (size_t at : Spread(ranked.size(), static_cast<size_t>(options.count))) {
+    if (options.cancelled && options.cancelled())
+      return absl::CancelledError("the fidelity run was cancelled");
+    search::MeasureInput in;
+    in.problem = &problem;
+    in.mesh = &mesh;
+    in.trace = ranked[at]->trace;
+    in.timeout_s = options.timeout_s;
+    const search::CandidateRun run = runner.Run(in);
+    *result.add_points() = ToPoint(*ranked[at], mesh, run);
+    result.add_ranks(static_cast<int64_t>(at) + 1);
+    if (options.on_measured) options.on_measured(result.points(result.points_size() - 1), at + 1);
+  }
+  Summarize(&result);
+  return result;
+}
+
+std::vector<ScatterPoint> FidelityScatter(const v1::FidelityResult& result) {
+  std::vector<ScatterPoint> out;
+  for (int i = 0; i < result.points_size(); ++i) {
+    const v1::MeasuredCandidate& p = result.points(i);
+    if (!p.verified() || !p.has_measured_s()) continue;
+    const std::string& family = p.family();
+    const size_t colon = family.find(": ");
+    out.push_back({p.predicted_s(), p.measured_s(),
+                   absl::StrCat("#", i < result.ranks_size() ? result.ranks(i) : 0, " ", family,
+                                "\npredicted ", p.predicted_s(), " s, measured ",
+                                p.measured_s(), " s"),
+                   colon == std::string::npos ? family : family.substr(colon + 2)});
+  }
+  return out;
+}
+
+}  // namespace meshtune::engine

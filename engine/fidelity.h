@@ -1,0 +1,56 @@
+// Cost-model fidelity: how well the model's ranking of schedules matches measured runs.
+//
+// A model-only search ranks the candidates of a problem on a mesh; `count` of them, spread
+// evenly over that ranking from best to worst, run under the given Runner (MPI); the
+// result holds each (trace, mesh, predicted, measured) and, over the verified runs,
+// Spearman's rho, Kendall's tau-b, the median relative error and its median per transfer
+// pattern kind. A spread sample rather than the top: the top holds near-ties that say little
+// about the model. `meshtune fidelity` prints it; bench/fidelity_bench repeats it.
+#ifndef MESHTUNE_ENGINE_FIDELITY_H_
+#define MESHTUNE_ENGINE_FIDELITY_H_
+
+#include <cstdint>
+#include <functional>
+#include <string>
+#include <vector>
+
+#include "absl/status/statusor.h"
+#include "engine/scatter_svg.h"
+#include "ir/mesh.h"
+#include "ir/problem.h"
+#include "proto/meshtune.pb.h"
+#include "search/cost_params.h"
+#include "search/runner.h"
+
+namespace meshtune::engine {
+
+struct FidelityOptions {
+  int count = 12;                  // candidates measured, at least 2
+  int64_t max_evaluations = 1000;  // of the model-only search that ranks them (as tune)
+  double timeout_s = 300;          // per measurement
+  // Polled between measurements (and by the search); true stops with Cancelled.
+  std::function<bool()> cancelled;
+  // Called after each measurement with the point and its place in the ranking.
+  std::function<void(const v1::MeasuredCandidate&, int64_t rank)> on_measured;
+};
+
+// Ranks the space of `problem` on `mesh` with `params` and measures options.count candidates
+// spread over the ranking with `runner`. InvalidArgument for a count below 2 or a mesh that
+// clashes with the problem's names; FailedPrecondition when no candidate could be costed;
+// Cancelled when options.cancelled says so.
+absl::StatusOr<v1::FidelityResult> RunFidelity(const ir::Problem& problem, const ir::Mesh& mesh,
+                                               const search::CostParams& params,
+                                               const FidelityOptions& options,
+                                               search::Runner& runner);
+
+// The statistics of `result` (verified, rho, tau, median relative errors overall and per
+// pattern kind) recomputed from its points.
+void Summarize(v1::FidelityResult* result);
+
+// Predicted against measured time of the verified points, one group per schedule family's
+// patterns ("A AllGather(x); B Shift(y)"), for `fidelity --svg` and the tuning report.
+std::vector<ScatterPoint> FidelityScatter(const v1::FidelityResult& result);
+
+}  // namespace meshtune::engine
+
+#endif  // MESHTUNE_ENGINE_FIDELITY_H_

@@ -1,0 +1,169 @@
+// RunFidelity with a fake runner whose "measurements" are a known function of the
+// prediction: the spread sample, the statistics and the per-pattern errors follow from it;
+// failed runs are kept but left out of the statistics; bad counts are refused. And the
+// scatter SVG: one circle per verified point, escaped text, a legend per family.
+#include "engine/fidelity.h"
+
+#include <gtest/gtest.h>
+
+#include <functional>
+#include <set>
+#include <string>
+
+#include "absl/strings/match.h"
+#include "engine/scatter_svg.h"
+
+namespace meshtune::engine {
+namespace {
+
+// Measures `time(predicted)` for each candidate, by the trace's predicted time looked up in
+// the order Run is called; fails every `fail_every`-th run when set.
+class FakeRunner : public search::Runner {
+ public:
+  FakeRunner(std::function<double(int)> time, int fail_every = 0)
+      : time_(std::move(time)), fail_every_(fail_every) {}
+  bool measures() const override { return true; }
+  search::CandidateRun Run(const search::MeasureInput& in) override {
+    search::CandidateRun r;
+    traces.insert(in.trace);
+    ++calls_;
+    if (fail_every_ > 0 && calls_ % fail_every_ == 0) {
+      r.error = "fake failure";
+      return r;
+    }
+    r.seconds = time_(calls_);
+    r.verified = true;
+    return r;
+  }
+  std::set<std::string> traces;
+
+ private:
+  std::function<double(int)> time_;
+  int fail_every_;
+  int calls_ = 0;
+};
+
+struct Workload {
+  ir::Problem problem;
+  ir::Mesh mesh;
+  search::CostParams params;
+};
+
+Workload Matmul() {
+  Workload s;
+  s.problem = *ir::ParseProblem("C[m,n] += A[m,k] * B[k,n]", "m=64,n=64,k=64");
+  s.mesh = *ir::ParseMesh("x=2,y=2");
+  s.params.alpha = 1e-6;
+  s.params.beta = 1e-9;
+  s.params.alpha_coll = 1e-6;
+  s.params.beta_coll = 1e-9;
+  s.params.gamma = 1e-10;
+  return s;
+}
+
+TEST(FidelityTest, MeasurementsInTheModelsOrderGiveRhoAndTauOfOne) {
+  const Workload s = Matmul();
+  // The runs come in the model's order (best first) and take longer each time: the same
+  // order as the predictions (ties in the prediction aside).
+  FakeRunner runner([](int call) { return 0.001 * call; });
+  FidelityOptions options;
+  options.count = 6;
+  options.max_evaluations = 200;
+  absl::StatusOr<v1::FidelityResult> r = RunFidelity(s.problem, s.mesh, s.params, options, runner);
+  ASSERT_TRUE(r.ok()) << r.status();
+  ASSERT_EQ(r->points_size(), 6);
+  EXPECT_EQ(runner.traces.size(), 6u);  // six distinct candidates
+  EXPECT_EQ(r->ranks(0), 1);            // the best
+  EXPECT_EQ(r->ranks(5), r->costed());  // the worst
+  for (int i = 1; i < 6; ++i) {
+    EXPECT_LT(r->ranks(i - 1), r->ranks(i));
+    EXPECT_LE(r->points(i - 1).predicted_s(), r->points(i).predicted_s());
+  }
+  EXPECT_EQ(r->verified(), 6);
+  ASSERT_TRUE(r->has_spearman_rho() && r->has_kendall_tau());
+  EXPECT_GT(r->spearman_rho(), 0.9);
+  EXPECT_GT(r->kendall_tau(), 0.8);
+  EXPECT_EQ(r->mesh(), "x=2,y=2");
+  EXPECT_EQ(r->problem(), "C[m,n] += A[m,k] * B[k,n] with k=64,m=64,n=64");
+}
+
+TEST(FidelityTest, ErrorsAreRelativeToTheMeasurement) {
+  // Every run measures twice its own prediction: relative error 0.5 overall and for every
+  // pattern kind, whatever the order.
+  v1::FidelityResult r;
+  for (double predicted : {1.0, 2.0, 3.0}) {
+    v1::MeasuredCandidate* p = r.add_points();
+    p->set_predicted_s(predicted);
+    p->set_measured_s(2 * predicted);
+    p->set_verified(true);
+    p->add_patterns(predicted == 1.0 ? "A@ko AllGather(axes=[1])" : "B@ko Shift(axis=0, +1)");
+  }
+  v1::MeasuredCandidate* failed = r.add_points();
+  failed->set_predicted_s(9);
+  failed->set_error("timeout");
+  Summarize(&r);
+  EXPECT_EQ(r.verified(), 3);
+  EXPECT_DOUBLE_EQ(r.median_relative_error(), 0.5);
+  EXPECT_DOUBLE_EQ(r.spearman_rho(), 1.0);
+  ASSERT_EQ(r.patterns_size(), 2);
+  EXPECT_EQ(r.patterns(0).pattern(), "AllGather");
+  EXPECT_EQ(r.patterns(0).candidates(), 1);
+  EXPECT_EQ(r.patterns(1).pattern(), "Shift");
+  EXPECT_EQ(r.patterns(1).candidates(), 2);
+  EXPECT_DOUBLE_EQ(r.patterns(1).median_relative_error(), 0.5);
+  // A model too slow by half: negative signed errors, the same absolute one.
+  for (v1::MeasuredCandidate& p : *r.mutable_points()) p.set_measured_s(p.predicted_s() / 2);
+  Summarize(&r);
+  EXPECT_DOUBLE_EQ(r.median_relative_error(), 1.0);
+  EXPECT_DOUBLE_EQ(r.patterns(0).median_relative_error(), -1.0);
+}
+
+TEST(FidelityTest, FailedRunsAreKeptButNotCounted) {
+  const Workload s = Matmul();
+  FakeRunner runner([](int call) { return 0.001 * call; }, /*fail_every=*/2);
+  FidelityOptions options;
+  options.count = 4;
+  options.max_evaluations = 200;
+  absl::StatusOr<v1::FidelityResult> r = RunFidelity(s.problem, s.mesh, s.params, options, runner);
+  ASSERT_TRUE(r.ok()) << r.status();
+  EXPECT_EQ(r->points_size(), 4);
+  EXPECT_EQ(r->verified(), 2);
+  EXPECT_EQ(r->points(1).error(), "fake failure");
+  EXPECT_FALSE(r->points(1).has_measured_s());
+  EXPECT_EQ(FidelityScatter(*r).size(), 2u);
+}
+
+TEST(FidelityTest, RefusesFewerThanTwo) {
+  const Workload s = Matmul();
+  FakeRunner runner([](int) { return 1.0; });
+  FidelityOptions options;
+  options.count = 1;
+  absl::StatusOr<v1::FidelityResult> r = RunFidelity(s.problem, s.mesh, s.params, options, runner);
+  EXPECT_EQ(r.status().code(), absl::StatusCode::kInvalidArgument);
+  EXPECT_EQ(r.status().message(), "a fidelity run needs at least 2 candidates to compare (got 1)");
+  EXPECT_TRUE(runner.traces.empty());
+}
+
+TEST(ScatterSvgTest, OneCirclePerPlottablePointEscaped) {
+  const std::string svg =
+      ScatterSvg({{0.001, 0.002, "a<b & \"c\"", "x"},
+                  {0.01, 0.02, "two", "y"},
+                  {0, 1, "zero", "x"},
+                  {0.1, 0.05, "three", "x"}},
+                 {"pred & meas", "predicted s", "measured s"});
+  EXPECT_TRUE(absl::StartsWith(svg, "<svg xmlns=\"http://www.w3.org/2000/svg\""));
+  EXPECT_TRUE(absl::EndsWith(svg, "</svg>\n"));
+  int circles = 0;
+  for (size_t at = svg.find("class=\"point\""); at != std::string::npos;
+       at = svg.find("class=\"point\"", at + 1))
+    ++circles;
+  EXPECT_EQ(circles, 3);
+  EXPECT_NE(svg.find("<title>a&lt;b &amp; &quot;c&quot;</title>"), std::string::npos);
+  EXPECT_NE(svg.find("pred &amp; meas"), std::string::npos);
+  EXPECT_NE(svg.find("1 not shown (no positive value)"), std::string::npos);
+  EXPECT_NE(svg.find("class=\"diagonal\""), std::string::npos);
+  EXPECT_EQ(svg.find("a<b"), std::string::npos);  // nothing unescaped
+}
+
+}  // namespace
+}  // namespace meshtune::engine
