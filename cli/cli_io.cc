@@ -3,6 +3,7 @@
 #include <cerrno>
 #include <cstdio>
 #include <cstring>
+#include <fstream>
 #include <iostream>
 
 #include "absl/strings/str_cat.h"
@@ -55,6 +56,25 @@ absl::Status FlushStdout() {
 int Fail(const absl::Status& status, std::ostream& err, engine::NotFoundIs not_found) {
   err << "meshtune: " << status.message() << "\n";
   return engine::ExitCodeFor(status, not_found);
+}
+
+absl::Status WriteTextFile(const std::string& path, const std::string& text) {
+  std::ofstream out(path);
+  if (!out) {
+    const int error = errno;
+    return absl::InvalidArgumentError(absl::StrCat("cannot open '",
+                                                   base::Excerpt(path, base::kMaxPathExcerpt),
+                                                   "' for writing: ", std::strerror(error)));
+  }
+  errno = 0;
+  out << text;
+  out.close();  // the last write happens here
+  if (!out) {
+    return absl::UnavailableError(
+        absl::StrCat("cannot write '", base::Excerpt(path, base::kMaxPathExcerpt),
+                     "': ", errno != 0 ? std::strerror(errno) : "a write failed"));
+  }
+  return absl::OkStatus();
 }
 
 }  // namespace meshtune::cli

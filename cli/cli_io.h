@@ -21,6 +21,10 @@ absl::StatusOr<std::string> ReadInput(const std::string& path, size_t max_bytes)
 // device" (or the system's other reason) when a write failed.
 absl::Status FlushStdout();
 
+// Writes `text` to the file `path`; InvalidArgument when it cannot be opened, Unavailable
+// when a write fails, each naming the path.
+absl::Status WriteTextFile(const std::string& path, const std::string& text);
+
 // A failed command's ending: "meshtune: MESSAGE" on `err`, and the exit status of `status`
 // (engine::ExitCodeFor).
 int Fail(const absl::Status& status, std::ostream& err,

@@ -3,6 +3,7 @@
 // Subcommands: explain (legality verdict, maps, transfers and pseudo-code of one trace),
 // run (one trace under MPI), codegen (the C++ MPI program of a trace), calibrate (this
 // machine's alpha-beta-gamma numbers, stored as a hardware profile; cli/calibrate_cmd.h),
+// fidelity (the cost model's ranking against measured runs; cli/fidelity_cmd.h),
 // tune (search, cost and measure schedules, store the winner; cli/tune_cmd.h), lookup
 // and records (the tuning database; cli/record_cmds.h) and batch (tunes from a JSON-lines
 // file; cli/batch_cmd.h); serve runs the daemon meshtuned. tune, lookup, records, batch, explain
@@ -11,10 +12,10 @@
 // `--server HOST:PORT`, by a meshtuned daemon; their output is the same either way.
 // With --json, each prints one message of proto/meshtune.proto in protobuf's JSON mapping
 // (base/json.h): explain an ExplainResponse, run a RunResult, calibrate a HardwareProfile,
-// tune a TuneResult, batch a BatchLine per request, lookup a Record, records a Record a line.
-// Exit status: 0 when the command ran (for run: and verified), 2 on bad input (message on
-// stderr naming the offending token), 1 on an internal error, a run that failed (its
-// result says why), a missing record, an unreachable daemon or output that could not be
+// fidelity a FidelityResult, tune a TuneResult, batch a BatchLine per request, lookup a Record,
+// records a Record a line. Exit status: 0 when the command ran (for run: and verified), 2 on bad
+// input (message on stderr naming the offending token), 1 on an internal error, a run that failed
+// (its result says why), a missing record, an unreachable daemon or output that could not be
 // written ("meshtune: cannot write to standard output: No space left on device").
 #include <signal.h>
 #include <unistd.h>
@@ -45,6 +46,7 @@
 #include "cli/calibrate_cmd.h"
 #include "cli/cli_io.h"
 #include "cli/codegen_lookup.h"
+#include "cli/fidelity_cmd.h"
 #include "cli/record_cmds.h"
 #include "cli/remote_backend.h"
 #include "cli/run_output.h"
@@ -330,27 +332,6 @@ absl::StatusOr<v1::CodegenRequest> CodegenRequestOf(const ProblemFlags& flags,
   return request;
 }
 
-// Writes `text` to the file `path`; InvalidArgument when it cannot be opened, Unavailable
-// when a write fails, each naming the path.
-absl::Status WriteTextFile(const std::string& path, const std::string& text) {
-  std::ofstream out(path);
-  if (!out) {
-    const int error = errno;
-    return absl::InvalidArgumentError(absl::StrCat("cannot open '",
-                                                   base::Excerpt(path, base::kMaxPathExcerpt),
-                                                   "' for writing: ", std::strerror(error)));
-  }
-  errno = 0;
-  out << text;
-  out.close();  // the last write happens here
-  if (!out) {
-    return absl::UnavailableError(
-        absl::StrCat("cannot write '", base::Excerpt(path, base::kMaxPathExcerpt),
-                     "': ", errno != 0 ? std::strerror(errno) : "a write failed"));
-  }
-  return absl::OkStatus();
-}
-
 // Where a callable kernel's header goes: --header, or beside `output` with the extension
 // .h; "" when the source goes to stdout without --header (one self-contained file).
 std::string HeaderPath(const std::string& output, const CodegenSource& source) {
@@ -415,6 +396,7 @@ struct AllFlags {
   TargetFlags explain_target, codegen_target, tune_target, lookup_target, records_target,
       batch_target;
   CalibrateOptions calibrate;
+  FidelityFlags fidelity;
   engine::TuneFlags tune;
   double tune_alpha = 0, tune_beta = 0, tune_gamma = 0;
   CLI::Option* profile_opt = nullptr;
@@ -434,6 +416,7 @@ struct Subcommands {
   CLI::App* run = nullptr;
   CLI::App* gen = nullptr;
   CLI::App* calibrate = nullptr;
+  CLI::App* fidelity = nullptr;
   CLI::App* tune = nullptr;
   CLI::App* lookup = nullptr;
   CLI::App* records = nullptr;
@@ -506,6 +489,42 @@ void AddCalibrateCommand(CLI::App& app, AllFlags& f, Subcommands& s) {
   s.calibrate->add_flag("--json", f.calibrate.json, "print the profile as JSON");
   s.calibrate->add_option("--calibrator", f.calibrate.calibrator,
                           "path of meshtune_calibrate (default: found beside meshtune)");
+}
+
+// fidelity.
+void AddFidelityCommand(CLI::App& app, AllFlags& f, Subcommands& s) {
+  FidelityFlags& x = f.fidelity;
+  s.fidelity = app.add_subcommand(
+      "fidelity",
+      "measure candidates spread over the cost model's ranking; rank correlation and errors");
+  s.fidelity
+      ->add_option("--expr", x.expr,
+                   "statement in index notation, e.g. 'C[m,n] += A[m,k] * B[k,n]'")
+      ->required();
+  s.fidelity->add_option("--extents", x.extents, "index extents, e.g. m=1024,n=1024,k=1024")
+      ->required();
+  s.fidelity->add_option("--dtype", x.dtype, "f32 or f64");
+  s.fidelity->add_option("--mesh", x.mesh, "mesh axes, e.g. x=2,y=2")->required();
+  s.fidelity->add_option("--count", x.count, "candidates measured, 2 to 1000 (default 12)")
+      ->transform(engine::IntegerIn(2, 1000));
+  s.fidelity
+      ->add_option("--max-evaluations", x.max_evaluations,
+                   "schedules the model ranks first (default 1000)")
+      ->transform(engine::IntegerIn(1, 100000000));
+  s.fidelity->add_option("--profile", x.profile, "hardware profile (default: default)");
+  s.fidelity->add_option("--reps", x.reps, "timed repetitions per measurement")
+      ->transform(engine::IntegerIn(1, 100000));
+  s.fidelity->add_option("--warmup", x.warmup, "untimed repetitions first")
+      ->transform(engine::IntegerIn(0, 100000));
+  s.fidelity->add_option("--timeout", x.timeout_s, "seconds before a measurement is killed")
+      ->check(engine::NumberIn(0, kMaxTimeoutS, /*min_exclusive=*/true));
+  s.fidelity->add_option("--worker", x.worker,
+                         "path of meshtune_worker (default: found beside meshtune)");
+  s.fidelity->add_option("--hostfile", x.hostfile, "MPI hostfile for a cluster");
+  s.fidelity->add_option("--launcher", x.launcher, "launcher program instead of mpirun");
+  s.fidelity->add_option("--launcher-arg", x.launcher_args, "extra launcher argument (repeatable)");
+  s.fidelity->add_flag("--json", x.json, "print meshtune.v1.FidelityResult as one JSON line");
+  s.fidelity->add_option("--svg", x.svg, "write the predicted-against-measured scatter here");
 }
 
 // tune.
@@ -651,6 +670,10 @@ int Dispatch(AllFlags& f, const Subcommands& s) {
     return RunBatch(f.batch, *f.batch_target.Make(), std::cout, std::cerr);
   }
   if (s.calibrate->parsed()) return RunCalibrate(f.calibrate, std::cout, std::cerr);
+  if (s.fidelity->parsed()) {
+    f.fidelity.progress = isatty(STDERR_FILENO) != 0;
+    return RunFidelity(f.fidelity, std::cout, std::cerr);
+  }
   if (s.tune->parsed()) {
     f.tune.profile_given = f.profile_opt->count() > 0;
     if (f.alpha_opt->count() > 0) f.tune.alpha = f.tune_alpha;
@@ -682,6 +705,7 @@ int Main(int argc, char** argv) {
   Subcommands s;
   AddTraceCommands(app, f, s);
   AddCalibrateCommand(app, f, s);
+  AddFidelityCommand(app, f, s);
   AddTuneCommand(app, f, s);
   AddRecordCommands(app, f, s);
   AddBatchAndServeCommands(app, f, s);
@@ -695,7 +719,8 @@ int Main(int argc, char** argv) {
   }
   // Commands that run MPI jobs here stop them on SIGINT/SIGTERM (see RunRun for `run`);
   // main() then ends by that signal.
-  if (s.calibrate->parsed() || (s.tune->parsed() && f.tune_target.server.empty()) ||
+  if (s.calibrate->parsed() || s.fidelity->parsed() ||
+      (s.tune->parsed() && f.tune_target.server.empty()) ||
       (s.batch->parsed() && f.batch_target.server.empty())) {
     runtime::InstallStopSignalHandlers();
   }

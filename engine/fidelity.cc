@@ -87,9 +87,8 @@ absl::StatusOr<v1::FidelityResult> RunFidelity(const ir::Problem& problem, const
                                                const FidelityOptions& options,
                                                search::Runner& runner) {
   if (options.count < 2) {
-    return absl::InvalidArgumentError(
-        absl::StrCat("a fidelity run needs at least 2 candidates to compare (got ",
-                     options.count, ")"));
+    return absl::InvalidArgumentError(absl::StrCat(
+        "a fidelity run needs at least 2 candidates to compare (got ", options.count, ")"));
   }
   absl::StatusOr<std::unique_ptr<search::Explorer>> explorer =
       search::Explorer::Create(problem, {mesh}, {}, params, options.cancelled);
@@ -97,16 +96,16 @@ absl::StatusOr<v1::FidelityResult> RunFidelity(const ir::Problem& problem, const
   search::SearchBudget budget;
   budget.max_evaluations = options.max_evaluations;
   budget.cancelled = options.cancelled;
-  search::NewDefaultStrategy(**explorer, search::TuneOptions{}.max_exhaustive, {})->Search(**explorer, budget);
+  search::NewDefaultStrategy(**explorer, search::TuneOptions{}.max_exhaustive, {})
+      ->Search(**explorer, budget);
   if (options.cancelled && options.cancelled())
     return absl::CancelledError("the fidelity run was cancelled");
   const std::vector<const search::Candidate*> ranked =
       (*explorer)->Best((*explorer)->candidates().size());
   if (ranked.size() < 2) {
-    return absl::FailedPreconditionError(
-        absl::StrCat("the model ranked ", ranked.size(), " schedule", ranked.size() == 1 ? "" : "s",
-                     " of ", problem.ToString(), " on ", mesh.ToString(),
-                     "; a fidelity run compares at least 2"));
+    return absl::FailedPreconditionError(absl::StrCat(
+        "the model ranked ", ranked.size(), " schedule", ranked.size() == 1 ? "" : "s", " of ",
+        problem.ToString(), " on ", mesh.ToString(), "; a fidelity run compares at least 2"));
   }
   v1::FidelityResult result;
   result.set_problem(absl::StrCat(problem.ToString(), " with ", problem.ExtentsString()));
@@ -136,11 +135,11 @@ std::vector<ScatterPoint> FidelityScatter(const v1::FidelityResult& result) {
     if (!p.verified() || !p.has_measured_s()) continue;
     const std::string& family = p.family();
     const size_t colon = family.find(": ");
-    out.push_back({p.predicted_s(), p.measured_s(),
-                   absl::StrCat("#", i < result.ranks_size() ? result.ranks(i) : 0, " ", family,
-                                "\npredicted ", p.predicted_s(), " s, measured ",
-                                p.measured_s(), " s"),
-                   colon == std::string::npos ? family : family.substr(colon + 2)});
+    out.push_back(
+        {p.predicted_s(), p.measured_s(),
+         absl::StrCat("#", i < result.ranks_size() ? result.ranks(i) : 0, " ", family,
+                      "\npredicted ", p.predicted_s(), " s, measured ", p.measured_s(), " s"),
+         colon == std::string::npos ? family : family.substr(colon + 2)});
   }
   return out;
 }

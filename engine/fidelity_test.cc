@@ -145,12 +145,11 @@ TEST(FidelityTest, RefusesFewerThanTwo) {
 }
 
 TEST(ScatterSvgTest, OneCirclePerPlottablePointEscaped) {
-  const std::string svg =
-      ScatterSvg({{0.001, 0.002, "a<b & \"c\"", "x"},
-                  {0.01, 0.02, "two", "y"},
-                  {0, 1, "zero", "x"},
-                  {0.1, 0.05, "three", "x"}},
-                 {"pred & meas", "predicted s", "measured s"});
+  const std::string svg = ScatterSvg({{0.001, 0.002, "a<b & \"c\"", "x"},
+                                      {0.01, 0.02, "two", "y"},
+                                      {0, 1, "zero", "x"},
+                                      {0.1, 0.05, "three", "x"}},
+                                     {"pred & meas", "predicted s", "measured s"});
   EXPECT_TRUE(absl::StartsWith(svg, "<svg xmlns=\"http://www.w3.org/2000/svg\""));
   EXPECT_TRUE(absl::EndsWith(svg, "</svg>\n"));
   int circles = 0;

@@ -22,12 +22,17 @@ std::string Escape(const std::string& s) {
       s, {{"&", "&amp;"}, {"<", "&lt;"}, {">", "&gt;"}, {"\"", "&quot;"}, {"'", "&#39;"}});
 }
 
+// `s` cut to 28 characters, marked with an ellipsis when cut (legend entries).
+std::string Shorten(const std::string& s) {
+  return s.size() <= 28 ? s : s.substr(0, 27) + "\u2026";
+}
+
 bool Plottable(double v) { return std::isfinite(v) && v > 0; }
 
 // One logarithmic axis: value to pixel.
 struct Axis {
-  double lo, hi;          // log10 of the range
-  double from, to;        // pixels
+  double lo, hi;    // log10 of the range
+  double from, to;  // pixels
   double At(double v) const { return from + (std::log10(v) - lo) / (hi - lo) * (to - from); }
 };
 
@@ -105,8 +110,7 @@ std::string ScatterSvg(const std::vector<ScatterPoint>& points, const ScatterOpt
   absl::StrAppend(&svg, "<text x=\"", (x.from + x.to) / 2, "\" y=\"", kHeight - 20,
                   "\" text-anchor=\"middle\">", Escape(options.x_label), "</text>\n");
   absl::StrAppend(&svg, "<text transform=\"translate(20,", (y.from + y.to) / 2,
-                  ") rotate(-90)\" text-anchor=\"middle\">", Escape(options.y_label),
-                  "</text>\n");
+                  ") rotate(-90)\" text-anchor=\"middle\">", Escape(options.y_label), "</text>\n");
   std::map<std::string, int> colour;  // group -> colour index, in order of first appearance
   std::vector<std::string> groups;
   for (const ScatterPoint* p : shown) {
@@ -123,12 +127,11 @@ std::string ScatterSvg(const std::vector<ScatterPoint>& points, const ScatterOpt
                           "<circle cx=\"%g\" cy=\"%g\" r=\"5\" fill=\"%s\"/><text x=\"%g\" "
                           "y=\"%g\">%s</text>\n",
                           x.to + 14, ly, kColours[colour[groups[i]]], x.to + 24, ly + 4,
-                          Escape(groups[i]));
+                          Escape(Shorten(groups[i])));
   }
   if (shown.size() < points.size()) {
     absl::StrAppend(&svg, "<text x=\"", x.from, "\" y=\"", kHeight - 4, "\">",
-                    points.size() - shown.size(),
-                    " not shown (no positive value)</text>\n");
+                    points.size() - shown.size(), " not shown (no positive value)</text>\n");
   }
   absl::StrAppend(&svg, "</svg>\n");
   return svg;

@@ -1,0 +1,142 @@
+#include "cli/fidelity_cmd.h"
+
+#include <cmath>
+
+#include "absl/strings/str_cat.h"
+#include "absl/strings/str_format.h"
+#include "absl/strings/str_join.h"
+#include "base/json.h"
+#include "cli/cli_io.h"
+#include "engine/fidelity.h"
+#include "engine/scatter_svg.h"
+#include "engine/tune_options.h"
+#include "runtime/launcher.h"
+#include "search/runner.h"
+#include "storage/hardware_profile.h"
+
+namespace meshtune::cli {
+
+namespace {
+
+// The machine numbers of `flags.profile`: the default profile's built-in stand-ins when it
+// was never calibrated (`warning` then says so); NotFound for a named profile that is not.
+absl::StatusOr<search::CostParams> MachineNumbers(const FidelityFlags& flags,
+                                                  std::string* warning) {
+  const std::string name = flags.profile.empty() ? "default" : flags.profile;
+  absl::StatusOr<v1::HardwareProfile> loaded = storage::LoadProfile(name);
+  if (loaded.ok()) return storage::ToCostParams(*loaded);
+  if (absl::IsNotFound(loaded.status()) && flags.profile.empty()) {
+    *warning =
+        "no hardware profile \"default\": using built-in machine numbers; run `meshtune "
+        "calibrate --ranks P` for this machine's own numbers";
+    return engine::BuiltinCostParams();
+  }
+  return loaded.status();
+}
+
+std::string Percent(double v) { return absl::StrFormat("%+.1f%%", 100 * v); }
+
+// One line a point: "   12   0.00123   0.00145  +15.2%  A@ko AllGather(axes=[0])".
+std::string PointLine(const v1::MeasuredCandidate& p, int64_t rank) {
+  std::string measured = "-", error;
+  if (p.verified() && p.has_measured_s()) {
+    measured = absl::StrFormat("%.6g", p.measured_s());
+    error = Percent((p.measured_s() - p.predicted_s()) / p.measured_s());
+  } else {
+    error = absl::StrCat("failed: ", p.error());
+  }
+  const std::string transfers =
+      p.patterns().empty() ? "none" : absl::StrJoin(p.patterns(), "; ");
+  return absl::StrFormat("%6d  %12.6g  %12s  %8s  %s\n", rank, p.predicted_s(), measured, error,
+                         transfers);
+}
+
+void PrintText(const v1::FidelityResult& r, const std::string& svg, std::ostream& out) {
+  out << "fidelity of " << r.problem() << " on " << r.mesh() << ": " << r.points_size()
+      << " of " << r.costed() << " costed candidates measured, spread over the model's ranking\n\n";
+  out << absl::StrFormat("%6s  %12s  %12s  %8s  %s\n", "rank", "predicted_s", "measured_s",
+                         "error", "transfers");
+  for (int i = 0; i < r.points_size(); ++i) out << PointLine(r.points(i), r.ranks(i));
+  out << "\n";
+  auto stat = [](bool has, double v) { return has ? absl::StrFormat("%.3f", v) : std::string("-"); };
+  out << "Spearman's rho   " << stat(r.has_spearman_rho(), r.spearman_rho()) << " over "
+      << r.verified() << " verified\n";
+  out << "Kendall's tau    " << stat(r.has_kendall_tau(), r.kendall_tau()) << "\n";
+  out << "median |error|   "
+      << (r.has_median_relative_error()
+              ? absl::StrFormat("%.1f%%", 100 * r.median_relative_error())
+              : std::string("-"))
+      << " of the measured time\n";
+  std::vector<std::string> kinds;
+  for (const v1::PatternError& e : r.patterns()) {
+    kinds.push_back(absl::StrCat(e.pattern(), " ", Percent(e.median_relative_error()), " (",
+                                 e.candidates(), ")"));
+  }
+  out << "per pattern      " << (kinds.empty() ? "-" : absl::StrJoin(kinds, "; "))
+      << "  (median of (measured - predicted) / measured)\n";
+  if (!svg.empty()) out << "scatter          " << svg << "\n";
+}
+
+}  // namespace
+
+int RunFidelity(const FidelityFlags& flags, std::ostream& out, std::ostream& err) {
+  absl::StatusOr<ir::Problem> problem = ir::ParseProblem(flags.expr, flags.extents, flags.dtype);
+  if (!problem.ok()) return Fail(problem.status(), err);
+  absl::StatusOr<ir::Mesh> mesh = ir::ParseMesh(flags.mesh);
+  if (!mesh.ok()) return Fail(mesh.status(), err);
+  // A scatter that cannot be written is found before the measurements, not after.
+  if (!flags.svg.empty()) {
+    if (absl::Status s = WriteTextFile(flags.svg, ""); !s.ok()) return Fail(s, err);
+  }
+  std::string warning;
+  absl::StatusOr<search::CostParams> params = MachineNumbers(flags, &warning);
+  if (!params.ok()) return Fail(params.status(), err, engine::NotFoundIs::kBadInput);
+  if (!warning.empty()) err << "meshtune: " << warning << "\n";
+  search::MpiRunnerOptions mpi;
+  mpi.reps = flags.reps;
+  mpi.warmup = flags.warmup;
+  mpi.launch.worker = flags.worker;
+  mpi.launch.hostfile = flags.hostfile;
+  mpi.launch.extra_args = flags.launcher_args;
+  if (!flags.launcher.empty()) mpi.launch.launcher = {flags.launcher};
+  std::unique_ptr<search::Runner> runner = search::NewMpiRunner(mpi);
+  engine::FidelityOptions options;
+  options.count = flags.count;
+  options.max_evaluations = flags.max_evaluations;
+  options.timeout_s = flags.timeout_s;
+  options.cancelled = [] { return runtime::StopSignal() != 0; };
+  if (flags.progress) {
+    options.on_measured = [&err](const v1::MeasuredCandidate& p, int64_t rank) {
+      err << "meshtune: measured #" << rank << ": "
+          << (p.verified() ? absl::StrFormat("%.6g s", p.measured_s()) : "failed: " + p.error())
+          << "\n";
+    };
+  }
+  absl::StatusOr<v1::FidelityResult> result =
+      engine::RunFidelity(*problem, *mesh, *params, options, *runner);
+  if (!result.ok()) return Fail(result.status(), err);
+  if (!flags.svg.empty()) {
+    const std::string svg = engine::ScatterSvg(
+        engine::FidelityScatter(*result),
+        {absl::StrCat(problem->ToString(), " on ", mesh->ToString()), "predicted s",
+         "measured s"});
+    if (absl::Status s = WriteTextFile(flags.svg, svg); !s.ok()) {
+      if (flags.json) out << base::ToJsonLine(*result) << "\n";
+      return Fail(s, err);
+    }
+  }
+  if (flags.json) {
+    out << base::ToJsonLine(*result) << "\n";
+  } else {
+    PrintText(*result, flags.svg, out);
+  }
+  if (result->verified() < 2) {
+    return Fail(absl::InternalError(absl::StrCat("only ", result->verified(), " of ",
+                                                 result->points_size(),
+                                                 " measured candidates verified; no statistics")),
+                err);
+  }
+  return engine::kExitOk;
+}
+
+}  // namespace meshtune::cli

@@ -1,0 +1,39 @@
+// `meshtune fidelity`: how well the cost model ranks schedules on this machine. Ranks the
+// space of a problem on a mesh with a hardware profile's numbers (model only), measures
+// --count candidates spread over that ranking under MPI, and prints each (rank, predicted,
+// measured, error, transfers), then Spearman's rho, Kendall's tau, the median relative
+// error and the median signed error per transfer pattern kind (engine/fidelity.h). With
+// --json, the meshtune.v1.FidelityResult message on one line; with --svg FILE, the scatter
+// of predicted against measured time written there.
+#ifndef MESHTUNE_CLI_FIDELITY_CMD_H_
+#define MESHTUNE_CLI_FIDELITY_CMD_H_
+
+#include <ostream>
+#include <string>
+#include <vector>
+
+namespace meshtune::cli {
+
+struct FidelityFlags {
+  std::string expr, extents, dtype = "f32", mesh;
+  std::string profile;  // "" for "default" (built-in numbers when it was never calibrated)
+  int count = 12;
+  int64_t max_evaluations = 1000;
+  int reps = 3, warmup = 1;
+  double timeout_s = 300;
+  std::string worker, hostfile, launcher;
+  std::vector<std::string> launcher_args;
+  bool json = false;
+  std::string svg;  // where the scatter goes; "" for none
+  bool progress = false;  // a line per measurement on stderr
+};
+
+// Runs it; output on `out`, progress, warnings and errors on `err` ("meshtune: MESSAGE").
+// Exit status: 0 when at least 2 candidates verified; 2 on bad input (a named profile that
+// does not exist included); 1 when the space has fewer than 2 candidates, fewer than 2 runs
+// verified (the result is still printed), the SVG cannot be written, or the run was stopped.
+int RunFidelity(const FidelityFlags& flags, std::ostream& out, std::ostream& err);
+
+}  // namespace meshtune::cli
+
+#endif  // MESHTUNE_CLI_FIDELITY_CMD_H_

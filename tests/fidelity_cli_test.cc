@@ -1,0 +1,126 @@
+// `meshtune fidelity` as a user runs it: a small matmul on 2 ranks, its candidates measured
+// under mpirun; the JSON line is a FidelityResult whose points are spread over the ranking
+// (the best first, the worst last) and verified, with its statistics; the text names them;
+// the SVG scatter has one circle per verified point. Bad flags exit 2 before anything runs.
+#include <gtest/gtest.h>
+#include <sys/wait.h>
+
+#include <cstdlib>
+#include <string>
+
+#include "proto/meshtune.pb.h"
+#include "tests/proto_json.h"
+#include "tests/test_util.h"
+
+namespace {
+
+using ::meshtune::testing::ReadFile;
+
+struct CliRun {
+  int status = -1;
+  std::string out, err;
+};
+
+class FidelityCliTest : public ::testing::Test {
+ protected:
+  void SetUp() override {
+    const char* tmp = std::getenv("TEST_TMPDIR");
+    dir_ = std::string(tmp ? tmp : "/tmp") + "/fidelity_" +
+           ::testing::UnitTest::GetInstance()->current_test_info()->name();
+    ASSERT_EQ(std::system(("rm -rf '" + dir_ + "' && mkdir -p '" + dir_ + "/home'").c_str()), 0);
+    setenv("MESHTUNE_HOME", (dir_ + "/home").c_str(), 1);  // no profile: built-in numbers
+    setenv("OMPI_ALLOW_RUN_AS_ROOT", "1", 1);
+    setenv("OMPI_ALLOW_RUN_AS_ROOT_CONFIRM", "1", 1);
+    setenv("OPENBLAS_NUM_THREADS", "1", 1);
+  }
+
+  CliRun Fidelity(const std::string& args) const {
+    const std::string out = dir_ + "/out.txt", err = dir_ + "/err.txt";
+    const int rc = std::system(("cli/meshtune fidelity --expr 'C[m,n] += A[m,k] * B[k,n]' " +
+                                args + " </dev/null >" + out + " 2>" + err)
+                                   .c_str());
+    CliRun r;
+    r.status = WIFEXITED(rc) ? WEXITSTATUS(rc) : -1;
+    r.out = ReadFile(out);
+    r.err = ReadFile(err);
+    return r;
+  }
+
+  std::string dir_;
+};
+
+int Count(const std::string& text, const std::string& what) {
+  int n = 0;
+  for (size_t at = text.find(what); at != std::string::npos; at = text.find(what, at + 1)) ++n;
+  return n;
+}
+
+TEST_F(FidelityCliTest, MeasuresASpreadAndReportsItsStatistics) {
+  const std::string svg = dir_ + "/scatter.svg";
+  const CliRun r = Fidelity("--extents m=32,n=32,k=32 --mesh x=2 --count 4 --reps 1 --warmup 0 "
+                            "--max-evaluations 200 --json --svg " + svg);
+  ASSERT_EQ(r.status, 0) << r.out << r.err;
+  meshtune::v1::FidelityResult result;
+  ASSERT_TRUE(meshtune::testing::ParsesAs(r.out, &result));
+  EXPECT_EQ(result.problem(), "C[m,n] += A[m,k] * B[k,n] with k=32,m=32,n=32");
+  EXPECT_EQ(result.mesh(), "x=2");
+  ASSERT_EQ(result.points_size(), 4);
+  ASSERT_EQ(result.ranks_size(), 4);
+  EXPECT_EQ(result.ranks(0), 1);
+  EXPECT_EQ(result.ranks(3), result.costed());
+  for (int i = 0; i < 4; ++i) {
+    const meshtune::v1::MeasuredCandidate& p = result.points(i);
+    EXPECT_TRUE(p.verified()) << p.error();
+    EXPECT_GT(p.measured_s(), 0);
+    EXPECT_GT(p.predicted_s(), 0);
+    EXPECT_EQ(p.mesh(), "x=2");
+    EXPECT_FALSE(p.trace().text().empty());
+    if (i > 0) EXPECT_LE(result.points(i - 1).predicted_s(), p.predicted_s());
+  }
+  EXPECT_EQ(result.verified(), 4);
+  EXPECT_TRUE(result.has_median_relative_error());
+  EXPECT_FALSE(result.patterns().empty());
+  const std::string picture = ReadFile(svg);
+  EXPECT_EQ(picture.rfind("<svg xmlns=\"http://www.w3.org/2000/svg\"", 0), 0u) << picture;
+  EXPECT_EQ(Count(picture, "class=\"point\""), 4);
+  EXPECT_NE(r.err.find("no hardware profile \"default\": using built-in machine numbers"),
+            std::string::npos)
+      << r.err;
+
+  const CliRun text = Fidelity("--extents m=32,n=32,k=32 --mesh x=2 --count 2 --reps 1 "
+                               "--warmup 0 --max-evaluations 200");
+  ASSERT_EQ(text.status, 0) << text.out << text.err;
+  EXPECT_EQ(text.out.rfind("fidelity of C[m,n] += A[m,k] * B[k,n] with k=32,m=32,n=32 on x=2: 2 "
+                           "of ",
+                           0),
+            0u)
+      << text.out;
+  EXPECT_NE(text.out.find("\nSpearman's rho   "), std::string::npos) << text.out;
+  EXPECT_NE(text.out.find("\nKendall's tau    "), std::string::npos) << text.out;
+  EXPECT_NE(text.out.find("\nmedian |error|   "), std::string::npos) << text.out;
+  EXPECT_NE(text.out.find("\nper pattern      "), std::string::npos) << text.out;
+}
+
+TEST_F(FidelityCliTest, BadInputExitsTwoBeforeMeasuring) {
+  CliRun r = Fidelity("--extents m=8,n=8,k=8 --mesh x=2 --count 1");
+  EXPECT_EQ(r.status, 2);
+  EXPECT_NE(r.err.find("--count: '1' is out of range; give an integer from 2 to 1000"),
+            std::string::npos)
+      << r.err;
+  r = Fidelity("--extents m=8,n=8,k=8 --mesh x=2 --profile nosuch");
+  EXPECT_EQ(r.status, 2);
+  EXPECT_NE(r.err.find("meshtune: no hardware profile \"nosuch\""), std::string::npos) << r.err;
+  r = Fidelity("--extents m=8,n=8,k=8 --mesh x=2 --svg /nonexistent-meshtune-dir/f.svg");
+  EXPECT_EQ(r.status, 2);
+  EXPECT_NE(r.err.find("meshtune: cannot open '/nonexistent-meshtune-dir/f.svg' for writing: No "
+                       "such file or directory"),
+            std::string::npos)
+      << r.err;
+  EXPECT_EQ(r.out, "");
+  r = Fidelity("--extents m=8,n=8 --mesh x=2");
+  EXPECT_EQ(r.status, 2);
+  EXPECT_EQ(r.err.rfind("meshtune: ", 0), 0u) << r.err;
+  EXPECT_NE(r.err.find("k"), std::string::npos) << r.err;
+}
+
+}  // namespace
