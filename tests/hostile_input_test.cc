@@ -314,7 +314,7 @@ std::vector<CliRow> CommandRows(const std::string& db) {
   };
   const std::vector<std::string> trace = {"--trace", kSumma};
   const std::string commands =
-      "explain, run, codegen, calibrate, tune, lookup, records, batch, serve";
+      "explain, run, codegen, calibrate, fidelity, tune, lookup, records, batch, serve";
 
   // Commands.
   add("unknown command", mt, {"frobnicate"},
