@@ -1,10 +1,14 @@
 #include "cli/fidelity_cmd.h"
 
+#include <cerrno>
 #include <cmath>
+#include <cstring>
+#include <fstream>
 
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_format.h"
 #include "absl/strings/str_join.h"
+#include "base/excerpt.h"
 #include "base/json.h"
 #include "cli/cli_io.h"
 #include "engine/fidelity.h"
@@ -34,6 +38,17 @@ absl::StatusOr<search::CostParams> MachineNumbers(const FidelityFlags& flags,
   return loaded.status();
 }
 
+// InvalidArgument naming `path` when it cannot be opened for writing (as WriteTextFile says
+// it); an existing file keeps its content.
+absl::Status CheckWritable(const std::string& path) {
+  std::ofstream f(path, std::ios::app);
+  if (f) return absl::OkStatus();
+  const int error = errno;
+  return absl::InvalidArgumentError(absl::StrCat("cannot open '",
+                                                 base::Excerpt(path, base::kMaxPathExcerpt),
+                                                 "' for writing: ", std::strerror(error)));
+}
+
 std::string Percent(double v) { return absl::StrFormat("%+.1f%%", 100 * v); }
 
 // One line a point: "   12   0.00123   0.00145  +15.2%  A@ko AllGather(axes=[0])".
@@ -45,27 +60,27 @@ std::string PointLine(const v1::MeasuredCandidate& p, int64_t rank) {
   } else {
     error = absl::StrCat("failed: ", p.error());
   }
-  const std::string transfers =
-      p.patterns().empty() ? "none" : absl::StrJoin(p.patterns(), "; ");
+  const std::string transfers = p.patterns().empty() ? "none" : absl::StrJoin(p.patterns(), "; ");
   return absl::StrFormat("%6d  %12.6g  %12s  %8s  %s\n", rank, p.predicted_s(), measured, error,
                          transfers);
 }
 
 void PrintText(const v1::FidelityResult& r, const std::string& svg, std::ostream& out) {
-  out << "fidelity of " << r.problem() << " on " << r.mesh() << ": " << r.points_size()
-      << " of " << r.costed() << " costed candidates measured, spread over the model's ranking\n\n";
-  out << absl::StrFormat("%6s  %12s  %12s  %8s  %s\n", "rank", "predicted_s", "measured_s",
-                         "error", "transfers");
+  out << "fidelity of " << r.problem() << " on " << r.mesh() << ": " << r.points_size() << " of "
+      << r.costed() << " costed candidates measured, spread over the model's ranking\n\n";
+  out << absl::StrFormat("%6s  %12s  %12s  %8s  %s\n", "rank", "predicted_s", "measured_s", "error",
+                         "transfers");
   for (int i = 0; i < r.points_size(); ++i) out << PointLine(r.points(i), r.ranks(i));
   out << "\n";
-  auto stat = [](bool has, double v) { return has ? absl::StrFormat("%.3f", v) : std::string("-"); };
+  auto stat = [](bool has, double v) {
+    return has ? absl::StrFormat("%.3f", v) : std::string("-");
+  };
   out << "Spearman's rho   " << stat(r.has_spearman_rho(), r.spearman_rho()) << " over "
       << r.verified() << " verified\n";
   out << "Kendall's tau    " << stat(r.has_kendall_tau(), r.kendall_tau()) << "\n";
   out << "median |error|   "
-      << (r.has_median_relative_error()
-              ? absl::StrFormat("%.1f%%", 100 * r.median_relative_error())
-              : std::string("-"))
+      << (r.has_median_relative_error() ? absl::StrFormat("%.1f%%", 100 * r.median_relative_error())
+                                        : std::string("-"))
       << " of the measured time\n";
   std::vector<std::string> kinds;
   for (const v1::PatternError& e : r.patterns()) {
@@ -86,7 +101,7 @@ int RunFidelity(const FidelityFlags& flags, std::ostream& out, std::ostream& err
   if (!mesh.ok()) return Fail(mesh.status(), err);
   // A scatter that cannot be written is found before the measurements, not after.
   if (!flags.svg.empty()) {
-    if (absl::Status s = WriteTextFile(flags.svg, ""); !s.ok()) return Fail(s, err);
+    if (absl::Status s = CheckWritable(flags.svg); !s.ok()) return Fail(s, err);
   }
   std::string warning;
   absl::StatusOr<search::CostParams> params = MachineNumbers(flags, &warning);
@@ -118,8 +133,7 @@ int RunFidelity(const FidelityFlags& flags, std::ostream& out, std::ostream& err
   if (!flags.svg.empty()) {
     const std::string svg = engine::ScatterSvg(
         engine::FidelityScatter(*result),
-        {absl::StrCat(problem->ToString(), " on ", mesh->ToString()), "predicted s",
-         "measured s"});
+        {absl::StrCat(problem->ToString(), " on ", mesh->ToString()), "predicted s", "measured s"});
     if (absl::Status s = WriteTextFile(flags.svg, svg); !s.ok()) {
       if (flags.json) out << base::ToJsonLine(*result) << "\n";
       return Fail(s, err);
@@ -131,10 +145,10 @@ int RunFidelity(const FidelityFlags& flags, std::ostream& out, std::ostream& err
     PrintText(*result, flags.svg, out);
   }
   if (result->verified() < 2) {
-    return Fail(absl::InternalError(absl::StrCat("only ", result->verified(), " of ",
-                                                 result->points_size(),
-                                                 " measured candidates verified; no statistics")),
-                err);
+    return Fail(
+        absl::InternalError(absl::StrCat("only ", result->verified(), " of ", result->points_size(),
+                                         " measured candidates verified; no statistics")),
+        err);
   }
   return engine::kExitOk;
 }

@@ -24,7 +24,7 @@ struct FidelityFlags {
   std::string worker, hostfile, launcher;
   std::vector<std::string> launcher_args;
   bool json = false;
-  std::string svg;  // where the scatter goes; "" for none
+  std::string svg;        // where the scatter goes; "" for none
   bool progress = false;  // a line per measurement on stderr
 };
 

@@ -36,8 +36,8 @@ class FidelityCliTest : public ::testing::Test {
 
   CliRun Fidelity(const std::string& args) const {
     const std::string out = dir_ + "/out.txt", err = dir_ + "/err.txt";
-    const int rc = std::system(("cli/meshtune fidelity --expr 'C[m,n] += A[m,k] * B[k,n]' " +
-                                args + " </dev/null >" + out + " 2>" + err)
+    const int rc = std::system(("cli/meshtune fidelity --expr 'C[m,n] += A[m,k] * B[k,n]' " + args +
+                                " </dev/null >" + out + " 2>" + err)
                                    .c_str());
     CliRun r;
     r.status = WIFEXITED(rc) ? WEXITSTATUS(rc) : -1;
@@ -57,8 +57,10 @@ int Count(const std::string& text, const std::string& what) {
 
 TEST_F(FidelityCliTest, MeasuresASpreadAndReportsItsStatistics) {
   const std::string svg = dir_ + "/scatter.svg";
-  const CliRun r = Fidelity("--extents m=32,n=32,k=32 --mesh x=2 --count 4 --reps 1 --warmup 0 "
-                            "--max-evaluations 200 --json --svg " + svg);
+  const CliRun r = Fidelity(
+      "--extents m=32,n=32,k=32 --mesh x=2 --count 4 --reps 1 --warmup 0 "
+      "--max-evaluations 200 --json --svg " +
+      svg);
   ASSERT_EQ(r.status, 0) << r.out << r.err;
   meshtune::v1::FidelityResult result;
   ASSERT_TRUE(meshtune::testing::ParsesAs(r.out, &result));
@@ -87,8 +89,9 @@ TEST_F(FidelityCliTest, MeasuresASpreadAndReportsItsStatistics) {
             std::string::npos)
       << r.err;
 
-  const CliRun text = Fidelity("--extents m=32,n=32,k=32 --mesh x=2 --count 2 --reps 1 "
-                               "--warmup 0 --max-evaluations 200");
+  const CliRun text = Fidelity(
+      "--extents m=32,n=32,k=32 --mesh x=2 --count 2 --reps 1 "
+      "--warmup 0 --max-evaluations 200");
   ASSERT_EQ(text.status, 0) << text.out << text.err;
   EXPECT_EQ(text.out.rfind("fidelity of C[m,n] += A[m,k] * B[k,n] with k=32,m=32,n=32 on x=2: 2 "
                            "of ",
