@@ -107,14 +107,8 @@ int RunFidelity(const FidelityFlags& flags, std::ostream& out, std::ostream& err
   absl::StatusOr<search::CostParams> params = MachineNumbers(flags, &warning);
   if (!params.ok()) return Fail(params.status(), err, engine::NotFoundIs::kBadInput);
   if (!warning.empty()) err << "meshtune: " << warning << "\n";
-  search::MpiRunnerOptions mpi;
-  mpi.reps = flags.reps;
-  mpi.warmup = flags.warmup;
-  mpi.launch.worker = flags.worker;
-  mpi.launch.hostfile = flags.hostfile;
-  mpi.launch.extra_args = flags.launcher_args;
-  if (!flags.launcher.empty()) mpi.launch.launcher = {flags.launcher};
-  std::unique_ptr<search::Runner> runner = search::NewMpiRunner(mpi);
+  std::unique_ptr<search::Runner> runner =
+      search::NewMpiRunner(engine::MpiRunnerOptionsOf(flags.run));
   engine::FidelityOptions options;
   options.count = flags.count;
   options.max_evaluations = flags.max_evaluations;

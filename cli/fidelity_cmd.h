@@ -12,6 +12,8 @@
 #include <string>
 #include <vector>
 
+#include "engine/local_backend.h"
+
 namespace meshtune::cli {
 
 struct FidelityFlags {
@@ -19,10 +21,8 @@ struct FidelityFlags {
   std::string profile;  // "" for "default" (built-in numbers when it was never calibrated)
   int count = 12;
   int64_t max_evaluations = 1000;
-  int reps = 3, warmup = 1;
   double timeout_s = 300;
-  std::string worker, hostfile, launcher;
-  std::vector<std::string> launcher_args;
+  engine::LocalTuneSettings run;  // repetitions, worker, hostfile, launcher (not alpha ...)
   bool json = false;
   std::string svg;        // where the scatter goes; "" for none
   bool progress = false;  // a line per measurement on stderr

@@ -512,17 +512,18 @@ void AddFidelityCommand(CLI::App& app, AllFlags& f, Subcommands& s) {
                    "schedules the model ranks first (default 1000)")
       ->transform(engine::IntegerIn(1, 100000000));
   s.fidelity->add_option("--profile", x.profile, "hardware profile (default: default)");
-  s.fidelity->add_option("--reps", x.reps, "timed repetitions per measurement")
+  s.fidelity->add_option("--reps", x.run.reps, "timed repetitions per measurement")
       ->transform(engine::IntegerIn(1, 100000));
-  s.fidelity->add_option("--warmup", x.warmup, "untimed repetitions first")
+  s.fidelity->add_option("--warmup", x.run.warmup, "untimed repetitions first")
       ->transform(engine::IntegerIn(0, 100000));
   s.fidelity->add_option("--timeout", x.timeout_s, "seconds before a measurement is killed")
       ->check(engine::NumberIn(0, kMaxTimeoutS, /*min_exclusive=*/true));
-  s.fidelity->add_option("--worker", x.worker,
+  s.fidelity->add_option("--worker", x.run.worker,
                          "path of meshtune_worker (default: found beside meshtune)");
-  s.fidelity->add_option("--hostfile", x.hostfile, "MPI hostfile for a cluster");
-  s.fidelity->add_option("--launcher", x.launcher, "launcher program instead of mpirun");
-  s.fidelity->add_option("--launcher-arg", x.launcher_args, "extra launcher argument (repeatable)");
+  s.fidelity->add_option("--hostfile", x.run.hostfile, "MPI hostfile for a cluster");
+  s.fidelity->add_option("--launcher", x.run.launcher, "launcher program instead of mpirun");
+  s.fidelity->add_option("--launcher-arg", x.run.launcher_args,
+                         "extra launcher argument (repeatable)");
   s.fidelity->add_flag("--json", x.json, "print meshtune.v1.FidelityResult as one JSON line");
   s.fidelity->add_option("--svg", x.svg, "write the predicted-against-measured scatter here");
 }

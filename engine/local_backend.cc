@@ -58,14 +58,7 @@ class LocalBackend final : public Backend {
     if (options->top_k == 0) {
       runner = search::NewModelOnlyRunner();
     } else {
-      search::MpiRunnerOptions mpi;
-      mpi.reps = s.reps;
-      mpi.warmup = s.warmup;
-      mpi.launch.worker = s.worker;
-      mpi.launch.hostfile = s.hostfile;
-      mpi.launch.extra_args = s.launcher_args;
-      if (!s.launcher.empty()) mpi.launch.launcher = {s.launcher};
-      runner = search::NewMpiRunner(mpi);
+      runner = search::NewMpiRunner(MpiRunnerOptionsOf(s));
     }
     storage::TuningDb* db = nullptr;
     if (!options_.db_path.empty()) {
@@ -148,6 +141,17 @@ class LocalBackend final : public Backend {
 };
 
 }  // namespace
+
+search::MpiRunnerOptions MpiRunnerOptionsOf(const LocalTuneSettings& s) {
+  search::MpiRunnerOptions mpi;
+  mpi.reps = s.reps;
+  mpi.warmup = s.warmup;
+  mpi.launch.worker = s.worker;
+  mpi.launch.hostfile = s.hostfile;
+  mpi.launch.extra_args = s.launcher_args;
+  if (!s.launcher.empty()) mpi.launch.launcher = {s.launcher};
+  return mpi;
+}
 
 std::unique_ptr<Backend> NewLocalBackend(LocalBackendOptions options) {
   return std::make_unique<LocalBackend>(std::move(options));

@@ -10,6 +10,7 @@
 #include <vector>
 
 #include "engine/backend.h"
+#include "search/runner.h"
 
 namespace meshtune::engine {
 
@@ -20,6 +21,9 @@ struct LocalTuneSettings {
   std::string worker, hostfile, launcher;    // see runtime/launcher.h
   std::vector<std::string> launcher_args;
 };
+
+// The MPI runner of measurements made with `s` (repetitions, worker, hostfile, launcher).
+search::MpiRunnerOptions MpiRunnerOptionsOf(const LocalTuneSettings& s);
 
 struct LocalBackendOptions {
   // The SQLite tuning database, opened at its first use: created when missing by a tune;
