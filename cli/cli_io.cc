@@ -58,14 +58,25 @@ int Fail(const absl::Status& status, std::ostream& err, engine::NotFoundIs not_f
   return engine::ExitCodeFor(status, not_found);
 }
 
+namespace {
+
+// InvalidArgument: `path` could not be opened for writing, for the system's reason `error`.
+absl::Status CannotOpen(const std::string& path, int error) {
+  return absl::InvalidArgumentError(absl::StrCat("cannot open '",
+                                                 base::Excerpt(path, base::kMaxPathExcerpt),
+                                                 "' for writing: ", std::strerror(error)));
+}
+
+}  // namespace
+
+absl::Status CheckWritable(const std::string& path) {
+  std::ofstream f(path, std::ios::app);
+  return f ? absl::OkStatus() : CannotOpen(path, errno);
+}
+
 absl::Status WriteTextFile(const std::string& path, const std::string& text) {
   std::ofstream out(path);
-  if (!out) {
-    const int error = errno;
-    return absl::InvalidArgumentError(absl::StrCat("cannot open '",
-                                                   base::Excerpt(path, base::kMaxPathExcerpt),
-                                                   "' for writing: ", std::strerror(error)));
-  }
+  if (!out) return CannotOpen(path, errno);
   errno = 0;
   out << text;
   out.close();  // the last write happens here

@@ -21,6 +21,11 @@ absl::StatusOr<std::string> ReadInput(const std::string& path, size_t max_bytes)
 // device" (or the system's other reason) when a write failed.
 absl::Status FlushStdout();
 
+// Whether `path` can be opened for writing (an existing file keeps its content; a missing
+// one is created empty): InvalidArgument as WriteTextFile's otherwise. For a command that
+// writes a file at its end, to refuse a bad path before its work.
+absl::Status CheckWritable(const std::string& path);
+
 // Writes `text` to the file `path`; InvalidArgument when it cannot be opened, Unavailable
 // when a write fails, each naming the path.
 absl::Status WriteTextFile(const std::string& path, const std::string& text);

@@ -1,14 +1,10 @@
 #include "cli/fidelity_cmd.h"
 
-#include <cerrno>
 #include <cmath>
-#include <cstring>
-#include <fstream>
 
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_format.h"
 #include "absl/strings/str_join.h"
-#include "base/excerpt.h"
 #include "base/json.h"
 #include "cli/cli_io.h"
 #include "engine/fidelity.h"
@@ -30,23 +26,10 @@ absl::StatusOr<search::CostParams> MachineNumbers(const FidelityFlags& flags,
   absl::StatusOr<v1::HardwareProfile> loaded = storage::LoadProfile(name);
   if (loaded.ok()) return storage::ToCostParams(*loaded);
   if (absl::IsNotFound(loaded.status()) && flags.profile.empty()) {
-    *warning =
-        "no hardware profile \"default\": using built-in machine numbers; run `meshtune "
-        "calibrate --ranks P` for this machine's own numbers";
+    *warning = engine::BuiltinNumbersNote(name);
     return engine::BuiltinCostParams();
   }
   return loaded.status();
-}
-
-// InvalidArgument naming `path` when it cannot be opened for writing (as WriteTextFile says
-// it); an existing file keeps its content.
-absl::Status CheckWritable(const std::string& path) {
-  std::ofstream f(path, std::ios::app);
-  if (f) return absl::OkStatus();
-  const int error = errno;
-  return absl::InvalidArgumentError(absl::StrCat("cannot open '",
-                                                 base::Excerpt(path, base::kMaxPathExcerpt),
-                                                 "' for writing: ", std::strerror(error)));
 }
 
 std::string Percent(double v) { return absl::StrFormat("%+.1f%%", 100 * v); }

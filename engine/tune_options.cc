@@ -43,9 +43,7 @@ absl::Status SetMachineNumbers(const TuneFlags& flags, search::TuneOptions& o,
   } else if (profile.status().code() == absl::StatusCode::kNotFound && !flags.profile_given) {
     o.params = BuiltinCostParams();
     if (warning != nullptr && !(flags.alpha && flags.beta && flags.gamma)) {
-      *warning = absl::StrCat("no hardware profile \"", flags.profile,
-                              "\": using built-in machine numbers; run `meshtune calibrate --ranks "
-                              "P` for this machine's own numbers");
+      *warning = BuiltinNumbersNote(flags.profile);
     }
   } else {
     return profile.status();
@@ -54,6 +52,12 @@ absl::Status SetMachineNumbers(const TuneFlags& flags, search::TuneOptions& o,
 }
 
 }  // namespace
+
+std::string BuiltinNumbersNote(const std::string& profile) {
+  return absl::StrCat("no hardware profile \"", profile,
+                      "\": using built-in machine numbers; run `meshtune calibrate --ranks P` for "
+                      "this machine's own numbers");
+}
 
 search::CostParams BuiltinCostParams() {
   search::CostParams p;

@@ -46,6 +46,11 @@ struct TuneFlags {
 // and no overlap credited to prefetch (unmeasured, it is not promised).
 search::CostParams BuiltinCostParams();
 
+// The note for the user when BuiltinCostParams() stands in for the uncalibrated profile
+// `profile`: "no hardware profile \"default\": using built-in machine numbers; run
+// `meshtune calibrate --ranks P` for this machine's own numbers".
+std::string BuiltinNumbersNote(const std::string& profile);
+
 // The machine fingerprint (storage/machine_fingerprint.h) of the hardware profile `name`
 // ("default" when empty) as a tune uses it: the profile's, or the built-in numbers' when it
 // does not exist; "" when it exists but cannot be read.
