@@ -4,17 +4,22 @@
 //
 //   bazel build -c opt //bench:fidelity_bench //runtime:meshtune_worker
 //   MESHTUNE_HOME=... bazel-bin/bench/fidelity_bench [--extents m=1024,n=1024,k=1024]
-//       [--mesh x=2,y=2] [--count 12] [--reps 3] [--runs 3] [--profile default]
-//       [--timeout-s 300] [--print-points]
+//       [--mesh x=2,y=2] [--count 12] [--reps 5] [--warmup 3] [--runs 3]
+//       [--profile default] [--timeout-s 300] [--print-points] [--replay FILE]
+//
+// --replay FILE costs the runs of FILE (`meshtune fidelity --json` lines) again under the
+// profile's numbers and prints the statistics, measuring nothing.
 //
 // The machine numbers come from the hardware profile (the built-in ones when "default" was
 // never calibrated), as for `meshtune tune`.
 #include <cstdio>
 #include <cstdlib>
 #include <cstring>
+#include <fstream>
 #include <string>
 #include <vector>
 
+#include "base/json.h"
 #include "engine/fidelity.h"
 #include "engine/rank_stats.h"
 #include "engine/tune_options.h"
@@ -29,13 +34,63 @@ std::string Stat(bool has, double v) {
   return buf;
 }
 
+void PrintPoints(const meshtune::v1::FidelityResult& result) {
+  for (int i = 0; i < result.points_size(); ++i) {
+    const auto& p = result.points(i);
+    std::printf("  #%lld predicted %.6g measured %s %s\n",
+                static_cast<long long>(i < result.ranks_size() ? result.ranks(i) : 0),
+                p.predicted_s(),
+                p.verified() ? std::to_string(p.measured_s()).c_str() : p.error().c_str(),
+                p.family().c_str());
+  }
+}
+
+// --replay FILE: the runs of a `meshtune fidelity --json` output file (one FidelityResult a
+// line) costed again under the profile's numbers, without measuring.
+int Replay(const std::string& path, const meshtune::search::CostParams& params, bool print) {
+  std::ifstream in(path);
+  if (!in) {
+    std::fprintf(stderr, "fidelity_bench: cannot read %s\n", path.c_str());
+    return 2;
+  }
+  std::vector<double> rhos, taus, errors;
+  int run = 0;
+  for (std::string line; std::getline(in, line);) {
+    if (line.empty() || line[0] != '{') continue;
+    meshtune::v1::FidelityResult measured;
+    if (!meshtune::base::FromJson(line, &measured).ok()) {
+      std::fprintf(stderr, "fidelity_bench: %s: a line is not a FidelityResult\n", path.c_str());
+      return 2;
+    }
+    const auto result = meshtune::engine::RecostFidelity(measured, params);
+    if (!result.ok()) {
+      std::fprintf(stderr, "fidelity_bench: %s\n", std::string(result.status().message()).c_str());
+      return 1;
+    }
+    if (print) PrintPoints(*result);
+    std::printf("run %d (replayed): %d verified; rho %s, tau %s, median |error| %s\n", ++run,
+                result->verified(),
+                Stat(result->has_spearman_rho(), result->spearman_rho()).c_str(),
+                Stat(result->has_kendall_tau(), result->kendall_tau()).c_str(),
+                Stat(result->has_median_relative_error(), result->median_relative_error()).c_str());
+    if (result->has_spearman_rho()) rhos.push_back(result->spearman_rho());
+    if (result->has_kendall_tau()) taus.push_back(result->kendall_tau());
+    if (result->has_median_relative_error()) errors.push_back(result->median_relative_error());
+  }
+  std::printf("median over runs: rho %.3f, tau %.3f, median |error| %.3f\n",
+              meshtune::engine::Median(rhos), meshtune::engine::Median(taus),
+              meshtune::engine::Median(errors));
+  return 0;
+}
+
 }  // namespace
 
 int main(int argc, char** argv) {
   std::string extents = "m=1024,n=1024,k=1024", mesh_text = "x=2,y=2", profile = "default";
-  int count = 12, reps = 3, runs = 3;
+  int count = 12, reps = 5, warmup = 3, runs = 3;
   double timeout_s = 300;
   bool print_points = false;
+  std::string replay;
   for (int i = 1; i < argc; ++i) {
     if (!std::strcmp(argv[i], "--print-points")) {
       print_points = true;
@@ -46,9 +101,11 @@ int main(int argc, char** argv) {
     if (!std::strcmp(argv[i], "--mesh")) mesh_text = argv[i + 1];
     if (!std::strcmp(argv[i], "--count")) count = std::atoi(argv[i + 1]);
     if (!std::strcmp(argv[i], "--reps")) reps = std::atoi(argv[i + 1]);
+    if (!std::strcmp(argv[i], "--warmup")) warmup = std::atoi(argv[i + 1]);
     if (!std::strcmp(argv[i], "--runs")) runs = std::atoi(argv[i + 1]);
     if (!std::strcmp(argv[i], "--profile")) profile = argv[i + 1];
     if (!std::strcmp(argv[i], "--timeout-s")) timeout_s = std::atof(argv[i + 1]);
+    if (!std::strcmp(argv[i], "--replay")) replay = argv[i + 1];
     ++i;
   }
   const auto problem = meshtune::ir::ParseProblem("C[m,n] += A[m,k] * B[k,n]", extents);
@@ -60,8 +117,10 @@ int main(int argc, char** argv) {
         !params.ok() ? std::string(params.status().message()).c_str() : "bad --extents or --mesh");
     return 2;
   }
+  if (!replay.empty()) return Replay(replay, *params, print_points);
   meshtune::search::MpiRunnerOptions mpi;
   mpi.reps = reps;
+  mpi.warmup = warmup;
   auto runner = meshtune::search::NewMpiRunner(mpi);
   meshtune::engine::FidelityOptions options;
   options.count = count;
@@ -75,15 +134,7 @@ int main(int argc, char** argv) {
       std::fprintf(stderr, "fidelity_bench: %s\n", std::string(result.status().message()).c_str());
       return 1;
     }
-    if (print_points) {
-      for (int i = 0; i < result->points_size(); ++i) {
-        const auto& p = result->points(i);
-        std::printf("  #%lld predicted %.6g measured %s %s\n",
-                    static_cast<long long>(result->ranks(i)), p.predicted_s(),
-                    p.verified() ? std::to_string(p.measured_s()).c_str() : p.error().c_str(),
-                    p.family().c_str());
-      }
-    }
+    if (print_points) PrintPoints(*result);
     std::printf("run %d: %d of %d verified of %lld costed; rho %s, tau %s, median |error| %s\n",
                 run, result->verified(), result->points_size(),
                 static_cast<long long>(result->costed()),

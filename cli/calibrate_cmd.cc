@@ -3,6 +3,7 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <chrono>
 #include <cmath>
 #include <vector>
@@ -30,19 +31,50 @@ std::string Bandwidth(double s_per_byte) {
                         : std::string("unbounded");
 }
 
+// The lines of the collectives, GEMM tiles and memory passes measured as such.
+std::string TableSummary(const v1::HardwareProfile& p) {
+  std::string out;
+  for (const v1::CollectiveFit& c : p.collectives()) {
+    absl::StrAppendFormat(&out, "  %-15s over %d ranks: alpha %.3g us, beta %.3g s/B (%s)\n",
+                          c.kind(), c.group(), c.alpha_s() * 1e6, c.beta_s_per_byte(),
+                          Bandwidth(c.beta_s_per_byte()));
+  }
+  if (p.gemm_rates_size() > 0) {
+    double lo = p.gemm_rates(0).flops_per_s(), hi = lo;
+    const v1::GemmRate* top = &p.gemm_rates(0);
+    for (const v1::GemmRate& r : p.gemm_rates()) {
+      lo = std::min(lo, r.flops_per_s());
+      if (r.flops_per_s() > hi) top = &r;
+      hi = std::max(hi, r.flops_per_s());
+    }
+    absl::StrAppendFormat(&out,
+                          "  GEMM tiles      %d shapes: %.3g to %.3g GFLOP/s per rank (fastest "
+                          "%dx%dx%d)\n",
+                          p.gemm_rates_size(), lo * 1e-9, hi * 1e-9, top->m(), top->n(), top->k());
+  }
+  if (p.copy_s_per_byte() > 0 || p.add_s_per_byte() > 0) {
+    absl::StrAppendFormat(&out, "  memory passes   pack %s, add %s per rank\n",
+                          Bandwidth(p.copy_s_per_byte()), Bandwidth(p.add_s_per_byte()));
+  }
+  return out;
+}
+
 std::string Summary(const v1::HardwareProfile& p) {
   return absl::StrFormat(
-      "hardware profile \"%s\" saved to %s\n"
-      "  measured on %s with %d ranks (%d on a node of %d cores), %s, %s\n"
-      "  point-to-point  alpha %.3g us, beta %.3g s/B (%s)\n"
-      "  broadcast       alpha_coll %.3g us per tree level, beta_coll %.3g s/B (%s)\n"
-      "  local GEMM      gamma %.3g s/flop (%.3g GFLOP/s per rank, n = %d, every rank busy)\n"
-      "  overlap         %.2f of the shorter of a GEMM and a transfer in flight with it hidden\n",
-      p.name(), storage::ProfilePath(p.name()), p.host(), p.ranks(), p.ranks_per_node(), p.cores(),
-      p.dtype(), p.created(), p.alpha_s() * 1e6, p.beta_s_per_byte(),
-      Bandwidth(p.beta_s_per_byte()), p.alpha_coll_s() * 1e6, p.beta_coll_s_per_byte(),
-      Bandwidth(p.beta_coll_s_per_byte()), p.gamma_s_per_flop(), 1e-9 / p.gamma_s_per_flop(),
-      p.gemm_n(), p.overlap());
+             "hardware profile \"%s\" saved to %s\n"
+             "  measured on %s with %d ranks (%d on a node of %d cores), %s, %s\n"
+             "  point-to-point  alpha %.3g us, beta %.3g s/B (%s)\n"
+             "  broadcast       alpha_coll %.3g us per tree level, beta_coll %.3g s/B (%s)\n"
+             "  local GEMM      gamma %.3g s/flop (%.3g GFLOP/s per rank, n = %d, every rank "
+             "busy)\n"
+             "  overlap         %.2f of the shorter of a GEMM and a transfer in flight with it "
+             "hidden\n",
+             p.name(), storage::ProfilePath(p.name()), p.host(), p.ranks(), p.ranks_per_node(),
+             p.cores(), p.dtype(), p.created(), p.alpha_s() * 1e6, p.beta_s_per_byte(),
+             Bandwidth(p.beta_s_per_byte()), p.alpha_coll_s() * 1e6, p.beta_coll_s_per_byte(),
+             Bandwidth(p.beta_coll_s_per_byte()), p.gamma_s_per_flop(), 1e-9 / p.gamma_s_per_flop(),
+             p.gemm_n(), p.overlap()) +
+         TableSummary(p);
 }
 
 // A string found only on this job's command lines, by which the launcher finds its ranks.
@@ -120,8 +152,9 @@ absl::StatusOr<v1::HardwareProfile> Calibrate(const CalibrateOptions& options) {
   const std::string job_id = JobId();
   std::vector<std::string> command = {calibrator, "--dtype", options.dtype, "--job-id", job_id};
   if (options.quick) {
-    command.insert(command.end(), {"--max-bytes", "1048576", "--reps", "10", "--gemm-n", "512",
-                                   "--gemm-reps", "3"});
+    command.insert(command.end(),
+                   {"--max-bytes", "1048576", "--reps", "10", "--gemm-n", "512", "--gemm-reps", "3",
+                    "--tile-grid", "1,64,512", "--tile-ms", "1"});
   }
   runtime::LaunchOptions launch;
   launch.timeout_s = options.timeout_s;

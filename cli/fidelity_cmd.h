@@ -22,7 +22,15 @@ struct FidelityFlags {
   int count = 12;
   int64_t max_evaluations = 1000;
   double timeout_s = 300;
-  engine::LocalTuneSettings run;  // repetitions, worker, hostfile, launcher (not alpha ...)
+  // Repetitions, worker, hostfile, launcher (not alpha ...). More warm-up than tune's: the
+  // first repetitions of a fresh job run slow on some machines (caches, clocks), and a
+  // fidelity run compares candidates whose times differ by a few percent.
+  engine::LocalTuneSettings run = [] {
+    engine::LocalTuneSettings s;
+    s.reps = 5;
+    s.warmup = 3;
+    return s;
+  }();
   bool json = false;
   std::string svg;        // where the scatter goes; "" for none
   bool progress = false;  // a line per measurement on stderr

@@ -512,9 +512,9 @@ void AddFidelityCommand(CLI::App& app, AllFlags& f, Subcommands& s) {
                    "schedules the model ranks first (default 1000)")
       ->transform(engine::IntegerIn(1, 100000000));
   s.fidelity->add_option("--profile", x.profile, "hardware profile (default: default)");
-  s.fidelity->add_option("--reps", x.run.reps, "timed repetitions per measurement")
+  s.fidelity->add_option("--reps", x.run.reps, "timed repetitions per measurement (default 5)")
       ->transform(engine::IntegerIn(1, 100000));
-  s.fidelity->add_option("--warmup", x.run.warmup, "untimed repetitions first")
+  s.fidelity->add_option("--warmup", x.run.warmup, "untimed repetitions first (default 3)")
       ->transform(engine::IntegerIn(0, 100000));
   s.fidelity->add_option("--timeout", x.timeout_s, "seconds before a measurement is killed")
       ->check(engine::NumberIn(0, kMaxTimeoutS, /*min_exclusive=*/true));

@@ -7,7 +7,12 @@
 #include <utility>
 
 #include "absl/strings/str_cat.h"
+#include "base/excerpt.h"
+#include "base/status_macros.h"
+#include "codegen/program.h"
+#include "engine/explain.h"
 #include "engine/rank_stats.h"
+#include "search/cost_model.h"
 #include "search/explorer.h"
 #include "search/strategy.h"
 #include "search/tuner.h"
@@ -126,6 +131,34 @@ absl::StatusOr<v1::FidelityResult> RunFidelity(const ir::Problem& problem, const
   }
   Summarize(&result);
   return result;
+}
+
+absl::StatusOr<v1::FidelityResult> RecostFidelity(const v1::FidelityResult& measured,
+                                                  const search::CostParams& params) {
+  const std::string& text = measured.problem();
+  const size_t with = text.rfind(" with ");
+  if (with == std::string::npos) {
+    return absl::InvalidArgumentError(absl::StrCat(
+        "fidelity result's problem \"", base::Excerpt(text), "\" is not \"EXPR with EXTENTS\""));
+  }
+  v1::Problem problem;
+  problem.set_expr(text.substr(0, with));
+  problem.set_extents(text.substr(with + 6));
+  v1::Mesh mesh;
+  mesh.set_axes(measured.mesh());
+  MT_ASSIGN_OR_RETURN(const ir::Mesh parsed, ir::ParseMesh(measured.mesh()));
+  const search::CostParams here = search::ForRanks(params, parsed.Ranks());
+  v1::FidelityResult out = measured;
+  for (v1::MeasuredCandidate& p : *out.mutable_points()) {
+    absl::StatusOr<codegen::Program> program = LowerTrace(problem, mesh, p.trace());
+    if (!program.ok()) {
+      return absl::InvalidArgumentError(
+          absl::StrCat("cannot lower a point's trace again: ", program.status().message()));
+    }
+    p.set_predicted_s(search::EstimateCost(*program, here).seconds);
+  }
+  Summarize(&out);
+  return out;
 }
 
 std::vector<ScatterPoint> FidelityScatter(const v1::FidelityResult& result) {

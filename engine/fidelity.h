@@ -43,6 +43,14 @@ absl::StatusOr<v1::FidelityResult> RunFidelity(const ir::Problem& problem, const
                                                const FidelityOptions& options,
                                                search::Runner& runner);
 
+// `measured` (a fidelity run's result: its problem text "EXPR with EXTENTS", mesh and
+// points) with every point's prediction recomputed under `params` (the point's trace
+// lowered again and costed), and the statistics with it; the measurements are kept. For
+// trying a model or a profile against runs already made, without running them again.
+// InvalidArgument when the problem, mesh or a trace does not parse or lower.
+absl::StatusOr<v1::FidelityResult> RecostFidelity(const v1::FidelityResult& measured,
+                                                  const search::CostParams& params);
+
 // The statistics of `result` (verified, rho, tau, median relative errors overall and per
 // pattern kind) recomputed from its points.
 void Summarize(v1::FidelityResult* result);

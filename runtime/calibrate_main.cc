@@ -24,6 +24,21 @@
 //              MPI_Iprobe between them, then waited for, as the runtime runs a prefetched
 //              step ("overlap_both"). Medians of the slowest rank's times.
 //
+//   collectives  per group size g (2, 4, 8, ... and P), the ranks split into groups of g
+//              consecutive ranks (the rest idle), every group at once: MPI_Bcast,
+//              MPI_Reduce (sum), MPI_Allgather, MPI_Reduce_scatter_block (sum) and
+//              MPI_Allreduce (sum) on boxes of 8 B .. --max-bytes (every fourth size);
+//              samples "coll_bcast", "coll_reduce", "coll_allgather",
+//              "coll_reduce_scatter", "coll_allreduce" (bytes: the whole box; group: g);
+//              then their nonblocking forms (MPI_Ibcast, ...) started and at once waited
+//              for, "coll_ibcast" ... "coll_iallreduce": medians of the slowest rank's times.
+//   GEMM tiles every rank at once, one m x n x k GEMM (C += A B) for every m, n, k of
+//              --tile-grid, repeated until it has run at least --tile-ms; sample
+//              "gemm_tile": the slowest rank's seconds per call, the median of 3 such runs.
+//   memory     every rank at once: a box of half the columns of a row-major matrix packed
+//              into a dense buffer ("copy") and a buffer added into another ("add"), at 256
+//              KiB .. 16 MiB; medians of the slowest rank's times.
+//
 // The profile also records rank 0's node: its online cores and how many of the job's ranks
 // share it, which tell how much the GEMM's ranks shared cores; and the MPI library's
 // version and OpenBLAS's configuration, for the machine fingerprint.
@@ -43,6 +58,7 @@
 #include <ctime>
 #include <iostream>
 #include <string>
+#include <type_traits>
 #include <vector>
 
 #include "CLI/CLI.hpp"
@@ -58,6 +74,8 @@ struct Flags {
   int gemm_n = 1024;
   int gemm_reps = 10;
   std::string job_id;
+  std::vector<int> tile_grid = {1, 16, 64, 256, 1024};
+  double tile_ms = 5;
 };
 
 double Median(std::vector<double> v) {
@@ -254,6 +272,198 @@ int OverlapGemmSize(int gemm_n, double gemm_s, double shift_s) {
   return n;
 }
 
+// The MPI datatype of the calibration's element type.
+MPI_Datatype ElementType(bool f64) { return f64 ? MPI_DOUBLE : MPI_FLOAT; }
+
+// The group sizes the collectives are measured at: 2, 4, 8, ... below `size`, and `size`.
+std::vector<int> GroupSizes(int size) {
+  std::vector<int> out;
+  for (int g = 2; g < size; g *= 2) out.push_back(g);
+  out.push_back(size);
+  return out;
+}
+
+// Median over repetitions of the slowest rank's call of collective `kind` on a box of
+// `bytes` (rounded down to whole elements, at least one per group rank) within `group`
+// (MPI_COMM_NULL on idle ranks, which time nothing); on rank 0.
+double TimeCollective(const std::string& kind, int64_t bytes, int reps, bool f64, MPI_Comm group,
+                      int rank) {
+  const int elem = f64 ? 8 : 4;
+  int g = 1, me = 0;
+  if (group != MPI_COMM_NULL) {
+    MPI_Comm_size(group, &g);
+    MPI_Comm_rank(group, &me);
+  }
+  const int piece = static_cast<int>(std::max<int64_t>(1, bytes / elem / g));
+  const int count = piece * g;  // elements of the whole box
+  std::vector<char> send(static_cast<size_t>(count) * elem, 0), recv(send.size(), 0);
+  const MPI_Datatype type = ElementType(f64);
+  // The nonblocking form ("ibcast", ...), started and waited for at once, as a prefetched
+  // statement's collective runs when the kernels beside it leave MPI no progress.
+  MPI_Request request = MPI_REQUEST_NULL;
+  auto call = [&] {
+    if (kind == "ibcast") MPI_Ibcast(send.data(), count, type, 0, group, &request);
+    if (kind == "ireduce")
+      MPI_Ireduce(send.data(), recv.data(), count, type, MPI_SUM, 0, group, &request);
+    if (kind == "iallgather")
+      MPI_Iallgather(send.data(), piece, type, recv.data(), piece, type, group, &request);
+    if (kind == "ireduce_scatter")
+      MPI_Ireduce_scatter_block(send.data(), recv.data(), piece, type, MPI_SUM, group, &request);
+    if (kind == "iallreduce")
+      MPI_Iallreduce(send.data(), recv.data(), count, type, MPI_SUM, group, &request);
+    if (request != MPI_REQUEST_NULL) MPI_Wait(&request, MPI_STATUS_IGNORE);
+    if (kind == "bcast") MPI_Bcast(send.data(), count, type, 0, group);
+    if (kind == "reduce") MPI_Reduce(send.data(), recv.data(), count, type, MPI_SUM, 0, group);
+    if (kind == "allgather")
+      MPI_Allgather(send.data(), piece, type, recv.data(), piece, type, group);
+    if (kind == "reduce_scatter")
+      MPI_Reduce_scatter_block(send.data(), recv.data(), piece, type, MPI_SUM, group);
+    if (kind == "allreduce") MPI_Allreduce(send.data(), recv.data(), count, type, MPI_SUM, group);
+  };
+  std::vector<double> local;
+  for (int i = 0; i < Warmups(reps) + reps; ++i) {
+    MPI_Barrier(MPI_COMM_WORLD);
+    const double t0 = MPI_Wtime();
+    if (group != MPI_COMM_NULL) call();
+    if (i >= Warmups(reps)) local.push_back(group != MPI_COMM_NULL ? MPI_Wtime() - t0 : 0);
+  }
+  (void)rank;
+  const std::vector<double> slowest = MaxOverRanks(local, MPI_COMM_WORLD);
+  return slowest.empty() ? 0 : Median(slowest);
+}
+
+// Seconds per call of an m x n x k GEMM (C += A B, row-major) run `calls` times.
+template <typename T>
+double TimeGemmCalls(int m, int n, int k, int calls, std::vector<T>& a, std::vector<T>& b,
+                     std::vector<T>& c) {
+  const double t0 = MPI_Wtime();
+  for (int i = 0; i < calls; ++i) {
+    if constexpr (std::is_same_v<T, float>) {
+      cblas_sgemm(CblasRowMajor, CblasNoTrans, CblasNoTrans, m, n, k, 1.0f, a.data(), k, b.data(),
+                  n, 1.0f, c.data(), n);
+    } else {
+      cblas_dgemm(CblasRowMajor, CblasNoTrans, CblasNoTrans, m, n, k, 1.0, a.data(), k, b.data(), n,
+                  1.0, c.data(), n);
+    }
+  }
+  return (MPI_Wtime() - t0) / calls;
+}
+
+// Per shape of the grid (m, n, k ascending, k fastest), the median of 3 runs of the slowest
+// rank's seconds per call, every rank at once (on rank 0; empty elsewhere).
+template <typename T>
+std::vector<double> TimeGemmTiles(const std::vector<int>& grid, double min_seconds) {
+  const size_t largest = static_cast<size_t>(grid.back());
+  std::vector<T> a(largest * largest, T(0.5)), b(largest * largest, T(0.25)),
+      c(largest * largest, T(0));
+  std::vector<double> out;
+  for (int m : grid) {
+    for (int n : grid) {
+      for (int k : grid) {
+        // Calls per run: enough for min_seconds by a first call's time (same on every rank).
+        double once = TimeGemmCalls(m, n, k, 1, a, b, c);
+        MPI_Allreduce(MPI_IN_PLACE, &once, 1, MPI_DOUBLE, MPI_MAX, MPI_COMM_WORLD);
+        const int calls = static_cast<int>(
+            std::clamp(std::ceil(min_seconds / std::max(once, 1e-9)), 1.0, 100000.0));
+        std::vector<double> local;
+        for (int run = 0; run < 3; ++run) {
+          SleepyBarrier(MPI_COMM_WORLD);
+          local.push_back(TimeGemmCalls(m, n, k, calls, a, b, c));
+        }
+        const std::vector<double> slowest = MaxOverRanks(local, MPI_COMM_WORLD);
+        if (!slowest.empty()) out.push_back(Median(slowest));
+      }
+    }
+  }
+  return out;
+}
+
+// Median over repetitions of the slowest rank's memory pass on `bytes`: "copy" packs a box
+// of half the columns of a row-major matrix into a dense buffer, "add" adds a buffer into
+// another (on rank 0).
+template <typename T>
+double TimeMemoryPass(const std::string& kind, int64_t bytes, int reps) {
+  const int64_t n = std::max<int64_t>(1, bytes / static_cast<int64_t>(sizeof(T)));
+  const int64_t cols = 256, rows = std::max<int64_t>(1, n / cols);
+  std::vector<T> from(static_cast<size_t>(2 * rows * cols), T(1)), to(static_cast<size_t>(n), T(0));
+  auto pass = [&] {
+    if (kind == "copy") {
+      for (int64_t r = 0; r < rows; ++r)
+        std::copy(from.data() + 2 * r * cols, from.data() + 2 * r * cols + cols,
+                  to.data() + r * cols);
+    } else {
+      for (int64_t i = 0; i < n; ++i) to[i] += from[i];
+    }
+  };
+  std::vector<double> local;
+  for (int i = 0; i < Warmups(reps) + reps; ++i) {
+    SleepyBarrier(MPI_COMM_WORLD);
+    const double t0 = MPI_Wtime();
+    pass();
+    if (i >= Warmups(reps)) local.push_back(MPI_Wtime() - t0);
+  }
+  volatile T sink = to[static_cast<size_t>(n) / 2];
+  (void)sink;
+  const std::vector<double> slowest = MaxOverRanks(local, MPI_COMM_WORLD);
+  return slowest.empty() ? 0 : Median(slowest);
+}
+
+// The samples of the collectives, GEMM tiles and memory passes (file comment), on rank 0.
+void CalibrateTables(const Flags& f, int rank, int size, meshtune::v1::HardwareProfile* profile) {
+  const bool f64 = f.dtype == "f64";
+  std::vector<int64_t> sizes;
+  for (int64_t b = 8; b < f.max_bytes; b *= 4) sizes.push_back(b);
+  sizes.push_back(f.max_bytes);
+  for (int g : GroupSizes(size)) {
+    MPI_Comm group;
+    const int color = rank < size / g * g ? rank / g : MPI_UNDEFINED;
+    MPI_Comm_split(MPI_COMM_WORLD, color, rank, &group);
+    for (const char* kind : {"bcast", "reduce", "allgather", "reduce_scatter", "allreduce",
+                             "ibcast", "ireduce", "iallgather", "ireduce_scatter", "iallreduce"}) {
+      for (int64_t bytes : sizes) {
+        const double s = TimeCollective(kind, bytes, f.reps, f64, group, rank);
+        if (rank != 0) continue;
+        meshtune::v1::CalibrationSample* sample = profile->add_samples();
+        sample->set_kind(std::string("coll_") + kind);
+        sample->set_group(g);
+        const int64_t elem = f64 ? 8 : 4;
+        sample->set_bytes(std::max<int64_t>(1, bytes / elem / g) * g * elem);
+        sample->set_seconds(s);
+      }
+    }
+    if (group != MPI_COMM_NULL) MPI_Comm_free(&group);
+  }
+  const std::vector<double> tiles = f64 ? TimeGemmTiles<double>(f.tile_grid, f.tile_ms * 1e-3)
+                                        : TimeGemmTiles<float>(f.tile_grid, f.tile_ms * 1e-3);
+  for (const char* kind : {"copy", "add"}) {
+    for (int64_t bytes = 256 << 10; bytes <= (16 << 20); bytes *= 4) {
+      const double s =
+          f64 ? TimeMemoryPass<double>(kind, bytes, 10) : TimeMemoryPass<float>(kind, bytes, 10);
+      if (rank != 0) continue;
+      meshtune::v1::CalibrationSample* sample = profile->add_samples();
+      sample->set_kind(kind);
+      sample->set_bytes(bytes);
+      sample->set_seconds(s);
+    }
+  }
+  if (rank != 0) return;
+  size_t i = 0;
+  for (int m : f.tile_grid) {
+    for (int n : f.tile_grid) {
+      for (int k : f.tile_grid) {
+        meshtune::v1::CalibrationSample* sample = profile->add_samples();
+        sample->set_kind("gemm_tile");
+        sample->set_m(m);
+        sample->set_n(n);
+        sample->set_k(k);
+        sample->set_bytes(int64_t{f64 ? 8 : 4} *
+                          (int64_t{m} * k + int64_t{k} * n + int64_t{m} * n));
+        sample->set_seconds(tiles[i++]);
+      }
+    }
+  }
+}
+
 // The first line of MPI_Get_library_version, e.g. "Open MPI v4.1.4, package: ...".
 std::string MpiLibrary() {
   char version[MPI_MAX_LIBRARY_VERSION_STRING] = {};
@@ -311,6 +521,7 @@ meshtune::v1::HardwareProfile Calibrate(const Flags& f, int rank, int size) {
   const OverlapTimes overlap =
       f64 ? TimeOverlap<double>(overlap_n, f.max_bytes, overlap_reps, rank, size)
           : TimeOverlap<float>(overlap_n, f.max_bytes, overlap_reps, rank, size);
+  CalibrateTables(f, rank, size, &profile);
   if (rank != 0) return profile;
 
   profile.set_ranks(size);
@@ -351,6 +562,12 @@ int main(int argc, char** argv) {
       ->check(CLI::Range(1, 100000));
   app.add_option("--gemm-n", f.gemm_n, "GEMM size n (n x n x n)")->check(CLI::Range(16, 4096));
   app.add_option("--gemm-reps", f.gemm_reps, "timed GEMMs")->check(CLI::Range(1, 1000));
+  app.add_option("--tile-grid", f.tile_grid,
+                 "GEMM tile sizes: every m, n, k of them is timed (ascending, 1 to 4096)")
+      ->delimiter(',')
+      ->check(CLI::Range(1, 4096));
+  app.add_option("--tile-ms", f.tile_ms, "least milliseconds of each GEMM tile's timed run")
+      ->check(CLI::Range(0.01, 10000.0));
   app.add_option("--job-id", f.job_id,
                  "ignored; names the job on the command line for the launcher");
   try {
@@ -360,6 +577,8 @@ int main(int argc, char** argv) {
     MPI_Finalize();
     return code == 0 ? 0 : 2;
   }
+  std::sort(f.tile_grid.begin(), f.tile_grid.end());
+  f.tile_grid.erase(std::unique(f.tile_grid.begin(), f.tile_grid.end()), f.tile_grid.end());
   if (size < 2) {
     if (rank == 0)
       std::cerr << "meshtune_calibrate: calibration needs at least 2 ranks, got " << size

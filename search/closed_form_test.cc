@@ -187,6 +187,32 @@ std::string BoundError(const Program& p, const CostParams& params) {
   return "";
 }
 
+// A GEMM table whose rate grows with each size differently (the shape matters).
+GemmTable TestGemmTable() {
+  std::vector<GemmSample> samples;
+  for (int64_t m : {1, 4, 16}) {
+    for (int64_t n : {1, 4, 16}) {
+      for (int64_t k : {1, 4, 16}) samples.push_back({m, n, k, 1e9 * (1 + m + 2 * n + 3 * k)});
+    }
+  }
+  return *GemmTable::Create(samples);
+}
+
+// Lines for every collective at 2 and 4 ranks, the nonblocking forms slower.
+CollectiveCosts TestCollectives() {
+  std::vector<std::pair<CollectiveForm, CollectiveLine>> lines;
+  for (int c = 0; c < kCollectives; ++c) {
+    for (bool nonblocking : {false, true}) {
+      for (int64_t g : {2, 4}) {
+        const double slow = nonblocking ? 2 : 1;
+        lines.push_back({{static_cast<Collective>(c), nonblocking},
+                         {g, slow * (1 + c) * 1e-6 * g, slow * (1 + c) * 1e-10}});
+      }
+    }
+  }
+  return *CollectiveCosts::Create(lines);
+}
+
 class ClosedFormTest : public ::testing::TestWithParam<Case> {};
 
 TEST_P(ClosedFormTest, EqualsIslOnEveryLegalPoint) {
@@ -201,6 +227,13 @@ TEST_P(ClosedFormTest, EqualsIslOnEveryLegalPoint) {
   params.beta_coll = 1.5e-9;
   params.gamma = 1.0 / 20e9;
   params.overlap = 0.7;
+  // Every term of the model, so that classes and bounds are checked with each of them: a
+  // GEMM table, memory passes, and collectives measured at 2 and 4 ranks (other group sizes
+  // carried by their forms), blocking and nonblocking.
+  params.copy = 3e-11;
+  params.add = 4e-11;
+  params.gemm = TestGemmTable();
+  params.collectives = TestCollectives();
   absl::StatusOr<std::unique_ptr<Explorer>> explorer =
       Explorer::Create(*problem, {*mesh}, {}, params);
   ASSERT_TRUE(explorer.ok()) << explorer.status();

@@ -281,6 +281,53 @@ LoopMode Classify(const For& f) {
   return LoopMode::kEach;
 }
 
+// Whether a box of sizes `len` is one contiguous run in a row-major array of `shape` (as
+// the runtime decides whether to pack it): after its leading dims of size 1, every dim
+// but the first is whole. Unknown shapes (`shape` shorter than `len`) count as contiguous.
+bool Contiguous(const std::vector<int64_t>& len, const std::vector<int64_t>& shape) {
+  if (shape.size() < len.size()) return true;
+  size_t d = 0;
+  while (d < len.size() && len[d] == 1) ++d;
+  for (++d; d < len.size(); ++d) {
+    if (len[d] != shape[d]) return false;
+  }
+  return true;
+}
+
+// Seconds of one kernel call `c`. A product of two operands with a GEMM table is (loops
+// of) GEMMs: its tile's indices group into M (output and first operand), N (output and
+// second), K (both operands, not the output) and batch (all three; anything else loops
+// too), and each call takes the table's time for (M, N, K); inside a loop that drives
+// prefetched statements (`chunked`) the runtime splits it into up to 8 calls of at least 64
+// rows each (runtime/rank.cc). Every other kernel: gamma per flop, flops = (operands) per
+// tile point for a product, one per point for a sum.
+double KernelSeconds(const Compute& c, const CostParams& params, bool chunked) {
+  double points = 1;
+  for (const auto& [index, extent] : c.tile) points *= static_cast<double>(extent);
+  if (params.gemm.Empty() || c.sum || c.in.size() != 2) {
+    const double flops_per_point = c.sum ? 1.0 : static_cast<double>(c.in.size());
+    return flops_per_point * points * params.gamma;
+  }
+  auto uses = [](const codegen::Operand& o, const std::string& index) {
+    return std::find(o.dims.begin(), o.dims.end(), index) != o.dims.end();
+  };
+  int64_t m = 1, n = 1, k = 1, loops = 1;
+  for (const auto& [index, extent] : c.tile) {
+    const bool out = uses(c.out, index), a = uses(c.in[0], index), b = uses(c.in[1], index);
+    if (out && a && !b) {
+      m *= extent;
+    } else if (out && b && !a) {
+      n *= extent;
+    } else if (a && b && !out) {
+      k *= extent;
+    } else {
+      loops *= extent;
+    }
+  }
+  const int64_t chunks = chunked ? std::max<int64_t>(1, std::min<int64_t>(8, m / 64)) : 1;
+  return static_cast<double>(loops * chunks) * params.gemm.Seconds(m / chunks, n, k);
+}
+
 int64_t GroupSize(const Program& p, const std::vector<int>& axes) {
   int64_t g = 1;
   for (int a : axes) g *= p.axis_sizes[a];
@@ -321,10 +368,7 @@ class CostWalker {
     } else if (const auto* r = std::get_if<Reduce>(&s->node)) {
       CostReduce(*r, tallies_[index_.at(s.get())], times);
     } else if (const auto* c = std::get_if<Compute>(&s->node)) {
-      double points = 1;
-      for (const auto& [index, extent] : c->tile) points *= static_cast<double>(extent);
-      const double flops_per_point = c->sum ? 1.0 : static_cast<double>(c->in.size());
-      compute_ += flops_per_point * points * params_.gamma * static_cast<double>(times);
+      compute_ += KernelSeconds(*c, params_, overlapped_ > 0) * static_cast<double>(times);
     }
   }
 
@@ -527,6 +571,7 @@ class CostWalker {
                       int64_t times) {
     const LoopMode mode = modes_.at(&f);
     const int64_t e = f.extent;
+    ++overlapped_;  // kernels inside run in row chunks while the transfers are in flight
     // Representative iterations: one for all (kOnce), the first and one for the rest
     // (kFirstThenRest), or each.
     std::vector<Iteration> reps;
@@ -563,6 +608,7 @@ class CostWalker {
       }
       reps.push_back(std::move(it));
     }
+    --overlapped_;
     auto rep = [&](int64_t i) -> const Iteration& {
       return reps[std::min<int64_t>(i, static_cast<int64_t>(reps.size()) - 1)];
     };
@@ -604,19 +650,22 @@ class CostWalker {
         return;
       case Kind::kBroadcast: {
         if (g <= 1) return;
-        const double seconds =
-            params_.alpha_coll * std::log2(static_cast<double>(g)) + params_.beta_coll * w;
+        const double seconds = CollectiveSeconds(Collective::kBroadcast, g, w, t.prefetch != 0);
+        // The root packs a box that is not contiguous in its shard before sending it.
+        const double pack = Contiguous(t.src.size, LocalShape(t.tensor)) ? 0 : params_.copy * w;
         Values& root = source_;
         values_.RankIds(t.source, &root);
         for (int64_t r = 0; r < n; ++r) {
           const bool receives = root[r] != values_.Self(r);
-          Charge(tally, r, seconds, receives ? elements : 0, receives ? 1 : 0, times);
+          Charge(tally, r, seconds + (receives ? 0 : pack), receives ? elements : 0,
+                 receives ? 1 : 0, times);
         }
         return;
       }
       case Kind::kAllGather: {
         if (g <= 1) return;
-        const double seconds = (g - 1) * (params_.alpha_coll + params_.beta_coll * w / g);
+        const double seconds = CollectiveSeconds(Collective::kAllGather, g, w, t.prefetch != 0) +
+                               GatherCopySeconds(t, g, w);
         for (int64_t r = 0; r < n; ++r)
           Charge(tally, r, seconds, elements * (g - 1) / g, g - 1, times);
         return;
@@ -633,8 +682,14 @@ class CostWalker {
         const int axis = t.pattern.axes.empty() ? 0 : t.pattern.axes[0];
         const bool self = p_.axis_sizes.empty() || t.pattern.shift % p_.axis_sizes[axis] == 0;
         if (self) return;
+        // The first ring step sends the data the fetch left in place: a box of the shard,
+        // packed first when it is not contiguous there.
+        const double pack = Contiguous(t.src.size, LocalShape(t.tensor)) ? 0 : params_.copy * w;
         for (int64_t r = 0; r < n; ++r) {
-          if (!first[r]) Charge(tally, r, params_.alpha + params_.beta * w, elements, 1, times);
+          if (first[r]) continue;
+          const bool second = time != nullptr && (*time)[r] == 1;
+          Charge(tally, r, params_.alpha + params_.beta * w + (second ? pack : 0), elements, 1,
+                 times);
         }
         return;
       }
@@ -649,8 +704,10 @@ class CostWalker {
                     int64_t times) {
     const int64_t n = values_.ranks();
     const int64_t elements = t.global.Elements();
-    const double message =
-        params_.alpha + params_.beta * static_cast<double>(elements * p_.dtype_bytes);
+    const double w = static_cast<double>(elements * p_.dtype_bytes);
+    const double message = params_.alpha + params_.beta * w;
+    // Each box a rank sends is packed first when it is not contiguous in its shard.
+    const double pack = Contiguous(t.src.size, LocalShape(t.tensor)) ? 0 : params_.copy * w;
     Values& source = source_;
     Values& sends = sends_;
     sends.assign(n, 0);
@@ -663,31 +720,106 @@ class CostWalker {
       if (!active[r]) continue;
       const int64_t receives = source[r] != values_.Self(r) ? 1 : 0;
       const int64_t messages = std::max(receives, sends[r]);
-      if (messages > 0) Charge(tally, r, messages * message, receives * elements, receives, times);
+      if (messages > 0)
+        Charge(tally, r, messages * message + sends[r] * pack, receives * elements, receives,
+               times);
     }
   }
 
+  // A reduction's collective, then its sums added into the holders' shards: the whole box
+  // on a reduce's root and on every rank of an all-reduce (each adds what it holds, at
+  // most the box; charged in full), a 1/g piece on each rank of a reduce-scatter, the box
+  // on every rank for a local add (no communication).
   void CostReduce(const Reduce& red, Tally& tally, int64_t times) {
     const int64_t g = GroupSize(p_, red.pattern.axes);
-    if (g <= 1) return;
     const int64_t elements = red.global.Elements();
     const double w = static_cast<double>(elements * p_.dtype_bytes);
-    const double tree = params_.alpha_coll * std::log2(static_cast<double>(g));
-    double seconds = 0;
-    switch (red.pattern.kind) {
-      case Kind::kReduce:
-        seconds = tree + params_.beta_coll * w;
-        break;
-      case Kind::kAllReduce:
-        seconds = 2 * (tree + params_.beta_coll * w);
-        break;
-      case Kind::kReduceScatter:
-        seconds = g * tree + params_.beta_coll * w;
-        break;
+    const Kind kind = g <= 1 ? Kind::kLocal : red.pattern.kind;
+    const double add = params_.add * w;
+    switch (kind) {
+      case Kind::kReduce: {
+        const double seconds = CollectiveSeconds(Collective::kReduce, g, w, red.prefetch != 0);
+        // Every rank of the group sends; the root (who holds the box) receives and adds.
+        for (int64_t r = 0; r < values_.ranks(); ++r)
+          Charge(tally, r, seconds + add, elements, 1, times);
+        return;
+      }
+      case Kind::kAllReduce: {
+        const double seconds =
+            CollectiveSeconds(Collective::kAllReduce, g, w, red.prefetch != 0) + add;
+        for (int64_t r = 0; r < values_.ranks(); ++r) Charge(tally, r, seconds, elements, 1, times);
+        return;
+      }
+      case Kind::kReduceScatter: {
+        const double seconds =
+            CollectiveSeconds(Collective::kReduceScatter, g, w, red.prefetch != 0) +
+            add / static_cast<double>(g);
+        for (int64_t r = 0; r < values_.ranks(); ++r) Charge(tally, r, seconds, elements, 1, times);
+        return;
+      }
       default:  // a local add
+        if (add > 0) {
+          for (int64_t r = 0; r < values_.ranks(); ++r) Charge(tally, r, add, 0, 0, times);
+        }
         return;
     }
-    for (int64_t r = 0; r < values_.ranks(); ++r) Charge(tally, r, seconds, elements, 1, times);
+  }
+
+  // One call of collective `c` (its nonblocking form for a prefetched statement) over `g`
+  // ranks on `w` bytes: its own calibrated line, or the broadcast's numbers in the
+  // algorithm's form (CostParams).
+  double CollectiveSeconds(Collective c, int64_t g, double w, bool nonblocking) const {
+    if (g <= 1) return 0;
+    if (params_.collectives.Has(c)) return params_.collectives.Seconds(c, g, w, nonblocking);
+    const double tree = params_.alpha_coll * std::log2(static_cast<double>(g));
+    switch (c) {
+      case Collective::kBroadcast:
+      case Collective::kReduce:
+        return tree + params_.beta_coll * w;
+      case Collective::kAllGather:
+        return (g - 1) * (params_.alpha_coll + params_.beta_coll * w / g);
+      case Collective::kAllReduce:
+        return 2 * (tree + params_.beta_coll * w);
+      case Collective::kReduceScatter:
+        return g * tree + params_.beta_coll * w;
+    }
+    return 0;
+  }
+
+  // The local shape of `tensor`'s shard (empty when unknown).
+  const std::vector<int64_t>& LocalShape(const std::string& tensor) const {
+    static const std::vector<int64_t> kNone;
+    const codegen::TensorInfo* info = p_.Tensor(tensor);
+    return info == nullptr ? kNone : info->local_shape;
+  }
+
+  // The local copies of an all-gather of `t` over `g` ranks (w bytes in all): each rank's
+  // part (the box split along the dims the gathered axes lay out) is packed when it is not
+  // contiguous in its shard, and the parts received are unpacked from a staging array when
+  // they are not contiguous in the buffer.
+  double GatherCopySeconds(const Transfer& t, int64_t g, double w) const {
+    if (params_.copy == 0) return 0;
+    const codegen::TensorInfo* info = p_.Tensor(t.tensor);
+    if (info == nullptr) return 0;
+    std::vector<std::string> axes;
+    for (int a : t.pattern.axes) axes.push_back(p_.axis_names[a]);
+    std::vector<int64_t> part = t.global.size;
+    for (size_t d = 0; d < part.size() && d < info->layout.size(); ++d) {
+      int64_t split = 1;
+      for (const auto& [block, index] : info->layout[d].blocks) {
+        std::vector<std::string> used;
+        index.CollectVars(&used);
+        for (size_t a = 0; a < axes.size(); ++a) {
+          if (std::find(used.begin(), used.end(), axes[a]) != used.end())
+            split *= p_.axis_sizes[t.pattern.axes[a]];
+        }
+      }
+      if (split > 1 && part[d] % split == 0) part[d] /= split;
+    }
+    double seconds = 0;
+    if (!Contiguous(part, info->local_shape)) seconds += params_.copy * w / g;
+    if (!Contiguous(part, t.global.size)) seconds += params_.copy * w * (g - 1) / g;
+    return seconds;
   }
 
   const Program& p_;
@@ -702,6 +834,7 @@ class CostWalker {
   Values words_;                // per rank
   Values source_, sends_;       // scratch of CostTransfer and PointToPoint
   double compute_ = 0;          // the same on every rank: one SPMD kernel sequence
+  int overlapped_ = 0;          // loops driving prefetched statements around the walk
 };
 
 }  // namespace

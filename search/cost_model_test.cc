@@ -385,6 +385,137 @@ TEST(ForRanksTest, GammaScalesWithTheRanksSharingANodesCores) {
   EXPECT_EQ(ForRanks(p, 2).gamma, 4e-11);
 }
 
+// A GEMM table over {16, 64, 256} per dim whose rate grows with every size differently, so
+// that the tile's shape, not only its flops, decides the time.
+GemmTable ShapedTable() {
+  std::vector<GemmSample> samples;
+  for (int64_t m : {16, 64, 256}) {
+    for (int64_t n : {16, 64, 256}) {
+      for (int64_t k : {16, 64, 256})
+        samples.push_back(
+            {m, n, k, 1e9 * (1 + std::log2(m) + 2 * std::log2(n) + 4 * std::log2(k))});
+    }
+  }
+  absl::StatusOr<GemmTable> t = GemmTable::Create(samples);
+  EXPECT_TRUE(t.ok()) << t.status();
+  return *t;
+}
+
+// SUMMA on 2x2 at 256 cubed with k in 8 steps: each rank runs 8 kernels of 128 x 128 x 32,
+// each the table's time for that shape; gamma no longer applies to them.
+TEST(CostModelTest, GemmTableTimesEachKernelByItsTileShape) {
+  CostParams c;
+  c.gamma = 1;  // would dwarf everything if it were used
+  c.gemm = ShapedTable();
+  const Program p =
+      LowerText(kMatmul, "m=256,n=256,k=256", "x=2,y=2", ReadFile("examples/summa.trace"));
+  const CostReport r = EstimateCost(p, c);
+  ExpectRel(r.compute_seconds, 8 * c.gemm.Seconds(128, 128, 32));
+  ExpectRel(r.seconds, r.compute_seconds);
+  // The same flops in another shape take another time: a batched matmul's batch index loops
+  // around GEMM calls, here 2 calls of 4 x 4 x 8 per rank on x=2.
+  const Program batched =
+      LowerText("C[b,m,n] = A[b,m,k] * B[b,k,n]", "b=4,m=4,n=4,k=8", "x=2",
+                "distribute([b], [bo], [bi], [x])\nshard(A, b@x)\nshard(B, b@x)\n"
+                "shard(C, b@x)\ntensorize([bi, m, n, k], contraction)\n");
+  ExpectRel(EstimateCost(batched, c).compute_seconds, 2 * c.gemm.Seconds(4, 4, 8));
+  // Element-wise sums and products of three operands keep gamma.
+  c.gamma = 1e-9;
+  const Program sum = LowerText("C[m,n] = A[m,n] + B[m,n]", "m=8,n=8", "x=2",
+                                "distribute([m], [mo], [mi], [x])\nshard(A, m@x)\n"
+                                "shard(B, m@x)\nshard(C, m@x)\ntensorize([mi, n], add)\n");
+  ExpectRel(EstimateCost(sum, c).compute_seconds, 4 * 8 * 1e-9);
+}
+
+// Inside a loop that drives prefetched transfers the runtime runs each kernel in row
+// chunks (at least 64 rows, at most 8 chunks) so that MPI progresses between them: SUMMA
+// prefetched on 2x2, 128-row tiles, 2 chunks of 64 rows per kernel.
+TEST(CostModelTest, PrefetchedKernelsRunInRowChunks) {
+  CostParams c;
+  c.gemm = ShapedTable();
+  const Program plain =
+      LowerText(kMatmul, "m=256,n=256,k=256", "x=2,y=2", ReadFile("examples/summa.trace"));
+  const Program prefetched =
+      LowerText(kMatmul, "m=256,n=256,k=256", "x=2,y=2", ReadFile("examples/summa_prefetch.trace"));
+  ExpectRel(EstimateCost(plain, c).compute_seconds, 8 * c.gemm.Seconds(128, 128, 32));
+  ExpectRel(EstimateCost(prefetched, c).compute_seconds, 8 * 2 * c.gemm.Seconds(64, 128, 32));
+  // Without a table there are no calls to split: gamma per flop either way.
+  c.gemm = GemmTable();
+  c.gamma = 1e-11;
+  ExpectRel(EstimateCost(prefetched, c).compute_seconds, EstimateCost(plain, c).compute_seconds);
+}
+
+// Collectives with lines of their own: the split-k reduce-scatter and the 3D all-reduce of
+// SplitKReduceScattersAndThreeDAllReduces, each its collective's line; adds land the sums.
+TEST(CostModelTest, CollectivesCostTheirOwnLinesAndTheAddsThatLandThem) {
+  CostParams c = CommOnly();
+  absl::StatusOr<CollectiveCosts> lines =
+      CollectiveCosts::Create({{{Collective::kReduceScatter, false}, {4, 7e-6, 3e-9}},
+                               {{Collective::kAllReduce, false}, {2, 5e-6, 4e-9}},
+                               {{Collective::kReduceScatter, true}, {4, 9e-6, 6e-9}}});
+  ASSERT_TRUE(lines.ok()) << lines.status();
+  c.collectives = *lines;
+  c.add = 1e-10;
+  const std::string split_k =
+      "distribute([k], [ko], [ki], [x])\nshard(A, k@x)\nshard(B, k@x)\nshard(C, m@x)\n"
+      "communicate(C, ki)\ntensorize([ki, m, n], matmul)\n";
+  const CostReport split = EstimateCost(LowerText(kMatmul, "m=16,n=8,k=32", "x=4", split_k), c);
+  ASSERT_EQ(split.transfers.size(), 1u);
+  // One reduce-scatter of the 512-byte box, then each rank adds its quarter.
+  ExpectRel(split.transfers[0].seconds, 7e-6 + 3e-9 * 512 + 1e-10 * 512 / 4);
+  const CostReport three = EstimateCost(
+      LowerText(kMatmul, "m=16,n=8,k=12", "x=2,y=2,z=2",
+                "distribute([m,n,k], [mo,no,ko], [mi,ni,ki], [x,y,z])\nshard(A, m@x, k@z)\n"
+                "shard(B, k@z, n@y)\nshard(C, m@x, n@y)\ncommunicate(C, ki)\n"
+                "tensorize([ki, mi, ni], contraction)\n"),
+      c);
+  ASSERT_EQ(three.transfers.size(), 1u);
+  ExpectRel(three.transfers[0].seconds, 5e-6 + 4e-9 * 128 + 1e-10 * 128);
+  // Prefetched, the reduce-scatter is the nonblocking one: 4 steps of a 4096-byte box.
+  const CostReport prefetched =
+      EstimateCost(LowerText("C[m,n] = A[m,k] * B[k,n]", "m=64,k=64,n=64", "x=4",
+                             ReadFile("examples/gemm_reducescatter.trace")),
+                   c);
+  ASSERT_EQ(prefetched.transfers.size(), 1u);
+  ExpectRel(prefetched.transfers[0].seconds, 4 * (9e-6 + 6e-9 * 4096 + 1e-10 * 4096 / 4));
+}
+
+// Packing: SUMMA on 2x2 with k in 8 steps broadcasts A's 128 x 32 boxes, not contiguous in
+// its 128 x 128 shard, so their root packs each first (4 of the 8 steps on every rank);
+// B's 32 x 128 boxes are whole rows, sent in place.
+TEST(CostModelTest, BroadcastRootsPackBoxesThatAreNotContiguous) {
+  CostParams c = CommOnly();
+  const Program p =
+      LowerText(kMatmul, "m=256,n=256,k=256", "x=2,y=2", ReadFile("examples/summa.trace"));
+  const CostReport plain = EstimateCost(p, c);
+  c.copy = 1e-10;
+  const CostReport packed = EstimateCost(p, c);
+  for (size_t r = 0; r < plain.rank_seconds.size(); ++r)
+    ExpectRel(packed.rank_seconds[r] - plain.rank_seconds[r], 4 * 1e-10 * 128 * 32 * 4, 1e-9);
+  ASSERT_EQ(packed.transfers.size(), 2u);
+  for (const TransferCost& t : packed.transfers) {
+    SCOPED_TRACE(t.tensor);
+    const TransferCost& before = plain.transfers[&t - &packed.transfers[0]];
+    ExpectRel(t.seconds - before.seconds, t.tensor == "A" ? 4 * 1e-10 * 16384 : 0.0, 1e-9);
+  }
+}
+
+// ForRanks scales the GEMM table and the memory passes as it scales gamma.
+TEST(ForRanksTest, TableAndMemoryPassesScaleLikeGamma) {
+  CostParams p;
+  p.gamma = 4e-11;
+  p.copy = 2e-10;
+  p.add = 3e-10;
+  p.gemm = ShapedTable();
+  p.cores = 2;
+  p.ranks_per_node = 4;
+  const CostParams two = ForRanks(p, 2);  // a core each instead of half a core
+  EXPECT_EQ(two.copy, 1e-10);
+  EXPECT_EQ(two.add, 1.5e-10);
+  ExpectRel(two.gemm.Rate(100, 30, 20), 2 * p.gemm.Rate(100, 30, 20));
+  ExpectRel(ForRanks(p, 4).gemm.Rate(100, 30, 20), p.gemm.Rate(100, 30, 20));
+}
+
 TEST(LowerBoundTest, SquareIn3DRegime) {
   // d = (n, n, n), P = 8 > d1 d2 / d3^2 = 1: 3 (n^3/P)^(2/3) - 3 n^2/P = 3n^2/4 - 3n^2/8.
   const double n = 1024;

@@ -2,8 +2,14 @@
 //
 // alpha is the latency of one message in seconds, beta the inverse bandwidth in seconds
 // per byte, gamma the time of one floating-point operation in seconds (so gamma = 0 makes
-// compute free). Point-to-point messages and ring shifts use (alpha, beta); broadcasts,
-// all-gathers and reductions use (alpha_coll, beta_coll), the tree collectives' own fit.
+// compute free). Point-to-point messages and ring shifts use (alpha, beta). Collectives
+// use `collectives`, lines fitted to calls of each collective itself, where the profile
+// has them; otherwise (alpha_coll, beta_coll), the broadcast's fit, carried to the other
+// collectives by their algorithms' forms. A product of two operands (a GEMM) takes the time
+// `gemm` gives for its tile shape where the profile has GEMM rates; other kernels, and
+// every kernel without them, gamma per flop. copy and add are the seconds per byte of the
+// memory passes the runtime makes around transfers: packing a box that is not contiguous
+// in its shard (or unpacking one), and adding reduced partial sums into a shard.
 // Measured by `meshtune calibrate` and stored in a hardware profile
 // (storage/hardware_profile.h). overlap is the fraction of the shorter of a kernel and a
 // transfer in flight with it that runs hidden (1: the longer of the two alone, as on a
@@ -15,31 +21,43 @@
 #include <algorithm>
 #include <cstdint>
 
+#include "search/collective_costs.h"
+#include "search/gemm_table.h"
+
 namespace meshtune::search {
 
 struct CostParams {
-  double alpha = 0;       // s per point-to-point message or shift step
-  double beta = 0;        // s per byte, point-to-point
-  double alpha_coll = 0;  // s per tree level of a broadcast / reduce / all-gather
-  double beta_coll = 0;   // s per byte, collectives
-  double gamma = 0;       // s per flop of the local kernel
-  double overlap = 0;     // in [0, 1]: what prefetch hides of min(kernel, transfer)
+  double alpha = 0;             // s per point-to-point message or shift step
+  double beta = 0;              // s per byte, point-to-point
+  double alpha_coll = 0;        // s per tree level of a broadcast / reduce / all-gather
+  double beta_coll = 0;         // s per byte, collectives
+  double gamma = 0;             // s per flop of the local kernel
+  double overlap = 0;           // in [0, 1]: what prefetch hides of min(kernel, transfer)
+  CollectiveCosts collectives;  // per collective and group size; empty: alpha_coll, beta_coll
+  GemmTable gemm;               // GEMM speed by tile shape; empty: gamma
+  double copy = 0;              // s per byte packed or unpacked locally
+  double add = 0;               // s per byte of partial sums added into a shard
   // How gamma was measured: ranks_per_node ranks on a node of `cores` cores (0: unknown).
   int cores = 0;
   int ranks_per_node = 0;
 };
 
-// `p` for a run on `ranks` ranks: gamma scaled by how much the run's ranks share a node's
-// cores against how much the calibration's did, load(n) = max(1, n / cores) with n the
-// ranks on a node (min(ranks, ranks_per_node): ranks fill a node before the next). So a
-// profile taken with 4 ranks on 2 cores halves gamma for a 2-rank mesh. `p` itself when
-// cores or ranks_per_node is unknown.
+// `p` for a run on `ranks` ranks: the work of the ranks' own cores (gamma, the GEMM rates,
+// copies and adds) scaled by how much the run's ranks share a node's cores against how
+// much the calibration's did, load(n) = max(1, n / cores) with n the ranks on a node
+// (min(ranks, ranks_per_node): ranks fill a node before the next). So a profile taken with
+// 4 ranks on 2 cores halves gamma for a 2-rank mesh. `p` itself when cores or
+// ranks_per_node is unknown.
 inline CostParams ForRanks(const CostParams& p, int64_t ranks) {
   if (p.cores <= 0 || p.ranks_per_node <= 0 || ranks <= 0) return p;
   auto load = [&p](double n) { return std::max(1.0, n / p.cores); };
+  const double factor = load(static_cast<double>(std::min<int64_t>(ranks, p.ranks_per_node))) /
+                        load(p.ranks_per_node);
   CostParams out = p;
-  out.gamma = p.gamma * load(static_cast<double>(std::min<int64_t>(ranks, p.ranks_per_node))) /
-              load(p.ranks_per_node);
+  out.gamma = p.gamma * factor;
+  out.copy = p.copy * factor;
+  out.add = p.add * factor;
+  if (factor != 1) out.gemm = p.gemm.Scaled(1 / factor);
   return out;
 }
 

@@ -6,14 +6,21 @@
 #include <algorithm>
 #include <chrono>
 #include <cmath>
+#include <cstring>
 #include <map>
 #include <string>
 #include <vector>
 
+#include "absl/strings/match.h"
 #include "absl/strings/str_cat.h"
+#include "base/status_macros.h"
+#include "search/collective_costs.h"
 
 namespace meshtune::storage {
 namespace {
+
+// Collective samples are "coll_" and the collective's name (search/collective_costs.h).
+constexpr char kCollectivePrefix[] = "coll_";
 
 struct Line {
   double intercept = 0, slope = 0;
@@ -66,6 +73,60 @@ absl::StatusOr<double> OverlapFraction(const std::map<std::string, std::vector<d
   return std::clamp(hidden, 0.0, 1.0);
 }
 
+// Whether `kind` is one of the samples FitTables fits.
+bool IsTableKind(const std::string& kind) {
+  return kind == "gemm_tile" || kind == "copy" || kind == "add" ||
+         absl::StartsWith(kind, kCollectivePrefix);
+}
+
+// The collective lines (per kind and group size), GEMM rates and memory-pass rates of
+// `measured`'s samples of those kinds, set in `profile`. DataLoss for a collective sample
+// of an unknown collective or a group below 2, or a GEMM tile without a shape.
+absl::Status FitTables(const v1::HardwareProfile& measured, v1::HardwareProfile* profile) {
+  std::map<std::pair<std::string, int>, std::pair<std::vector<double>, std::vector<double>>> coll;
+  std::map<std::string, std::pair<std::vector<double>, std::vector<double>>> pass;
+  for (const v1::CalibrationSample& s : measured.samples()) {
+    if (absl::StartsWith(s.kind(), kCollectivePrefix)) {
+      const std::string name = s.kind().substr(std::strlen(kCollectivePrefix));
+      if (!search::ParseCollective(name).has_value() || s.group() < 2) {
+        return absl::DataLossError(absl::StrCat("calibration sample \"", s.kind(), "\" over ",
+                                                s.group(),
+                                                " ranks: not a collective of 2 or more ranks"));
+      }
+      auto& line = coll[{name, s.group()}];
+      line.first.push_back(static_cast<double>(s.bytes()));
+      line.second.push_back(s.seconds());
+    } else if (s.kind() == "gemm_tile") {
+      if (s.m() < 1 || s.n() < 1 || s.k() < 1) {
+        return absl::DataLossError(absl::StrCat("calibration sample gemm_tile of shape ", s.m(),
+                                                "x", s.n(), "x", s.k(),
+                                                ": sizes must be positive"));
+      }
+      v1::GemmRate* r = profile->add_gemm_rates();
+      r->set_m(s.m());
+      r->set_n(s.n());
+      r->set_k(s.k());
+      r->set_flops_per_s(2.0 * s.m() * s.n() * s.k() / s.seconds());
+    } else if (s.kind() == "copy" || s.kind() == "add") {
+      pass[s.kind()].first.push_back(static_cast<double>(s.bytes()));
+      pass[s.kind()].second.push_back(s.seconds());
+    }
+  }
+  for (const auto& [key, samples] : coll) {
+    const Line line = FitNonNegative(samples.first, samples.second);
+    v1::CollectiveFit* f = profile->add_collectives();
+    f->set_kind(key.first);
+    f->set_group(key.second);
+    f->set_alpha_s(line.intercept);
+    f->set_beta_s_per_byte(line.slope);
+  }
+  if (pass.count("copy") > 0)
+    profile->set_copy_s_per_byte(FitNonNegative(pass["copy"].first, pass["copy"].second).slope);
+  if (pass.count("add") > 0)
+    profile->set_add_s_per_byte(FitNonNegative(pass["add"].first, pass["add"].second).slope);
+  return absl::OkStatus();
+}
+
 }  // namespace
 
 absl::StatusOr<v1::HardwareProfile> FitProfile(const v1::HardwareProfile& measured) {
@@ -101,7 +162,7 @@ absl::StatusOr<v1::HardwareProfile> FitProfile(const v1::HardwareProfile& measur
     } else if (s.kind() == "overlap_gemm" || s.kind() == "overlap_shift" ||
                s.kind() == "overlap_both") {
       overlap[s.kind()].push_back(s.seconds());
-    } else {
+    } else if (!IsTableKind(s.kind())) {
       return absl::DataLossError(absl::StrCat(what, ": unknown kind \"", s.kind(), "\""));
     }
   }
@@ -119,6 +180,9 @@ absl::StatusOr<v1::HardwareProfile> FitProfile(const v1::HardwareProfile& measur
   if (!hidden.ok()) return hidden.status();
 
   v1::HardwareProfile profile = measured;
+  profile.clear_collectives();
+  profile.clear_gemm_rates();
+  MT_RETURN_IF_ERROR(FitTables(measured, &profile));
   profile.set_overlap(*hidden);
   // Point-to-point transfers of a schedule run on every rank at once: the ring exchange
   // (profiles from before it existed have the ping-pong alone).

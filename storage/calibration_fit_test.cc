@@ -117,6 +117,75 @@ TEST(FitProfileTest, CoefficientsAreNeverNegative) {
   EXPECT_GT(p->beta_s_per_byte(), 0);
 }
 
+// Exact samples of each collective per group size, GEMM tiles on a 2 x 2 x 2 grid and the
+// memory passes: each line, rate and per-byte time recovered.
+TEST(FitProfileTest, RecoversCollectiveLinesGemmRatesAndMemoryPasses) {
+  v1::HardwareProfile measured = Exact();
+  for (const char* kind : {"bcast", "reduce", "allgather", "reduce_scatter", "allreduce", "ibcast",
+                           "ireduce", "iallgather", "ireduce_scatter", "iallreduce"}) {
+    for (int group : {2, 4}) {
+      const double alpha = (kind[0] == 'i' ? 2e-6 : 1e-6) * group;
+      const double beta = (kind[0] == 'i' ? 3e-10 : 1e-10) * group;
+      for (int64_t b = 64; b <= (1 << 22); b *= 4) {
+        Add(&measured, std::string("coll_") + kind, b, alpha + beta * b);
+        measured.mutable_samples(measured.samples_size() - 1)->set_group(group);
+      }
+    }
+  }
+  for (int m : {16, 256}) {
+    for (int n : {16, 256}) {
+      for (int k : {16, 256}) {
+        Add(&measured, "gemm_tile", 4 * (m * k + k * n + m * n), 2.0 * m * n * k / (1e9 * (m + n)));
+        v1::CalibrationSample* s = measured.mutable_samples(measured.samples_size() - 1);
+        s->set_m(m);
+        s->set_n(n);
+        s->set_k(k);
+      }
+    }
+  }
+  for (int64_t b = 1 << 18; b <= (1 << 24); b *= 4) {
+    Add(&measured, "copy", b, 2e-6 + 5e-11 * b);
+    Add(&measured, "add", b, 1e-6 + 8e-11 * b);
+  }
+  const absl::StatusOr<v1::HardwareProfile> p = FitProfile(measured);
+  ASSERT_TRUE(p.ok()) << p.status();
+  ASSERT_EQ(p->collectives_size(), 20);
+  for (const v1::CollectiveFit& f : p->collectives()) {
+    SCOPED_TRACE(f.kind() + " over " + std::to_string(f.group()));
+    EXPECT_NEAR(f.alpha_s(), (f.kind()[0] == 'i' ? 2e-6 : 1e-6) * f.group(), 1e-15);
+    EXPECT_NEAR(f.beta_s_per_byte(), (f.kind()[0] == 'i' ? 3e-10 : 1e-10) * f.group(), 1e-19);
+  }
+  ASSERT_EQ(p->gemm_rates_size(), 8);
+  for (const v1::GemmRate& r : p->gemm_rates())
+    EXPECT_NEAR(r.flops_per_s(), 1e9 * (r.m() + r.n()), 1e-3) << r.m() << "x" << r.n();
+  EXPECT_NEAR(p->copy_s_per_byte(), 5e-11, 1e-20);
+  EXPECT_NEAR(p->add_s_per_byte(), 8e-11, 1e-20);
+  // The old numbers are fitted as before.
+  EXPECT_NEAR(p->alpha_s(), 1e-6, 1e-15);
+  EXPECT_NEAR(p->beta_coll_s_per_byte(), 5e-10, 1e-19);
+  // Fitting a fitted profile again gives the same tables (they are not appended twice).
+  const absl::StatusOr<v1::HardwareProfile> again = FitProfile(*p);
+  ASSERT_TRUE(again.ok());
+  EXPECT_EQ(again->collectives_size(), 20);
+  EXPECT_EQ(again->gemm_rates_size(), 8);
+}
+
+TEST(FitProfileTest, UnusableTableSamplesAreDataLoss) {
+  v1::HardwareProfile p = Exact();
+  Add(&p, "coll_gather", 64, 1e-6);
+  p.mutable_samples(p.samples_size() - 1)->set_group(2);
+  EXPECT_EQ(FitProfile(p).status().message(),
+            "calibration sample \"coll_gather\" over 2 ranks: not a collective of 2 or more ranks");
+  p = Exact();
+  Add(&p, "coll_reduce", 64, 1e-6);  // no group
+  EXPECT_EQ(FitProfile(p).status().message(),
+            "calibration sample \"coll_reduce\" over 0 ranks: not a collective of 2 or more ranks");
+  p = Exact();
+  Add(&p, "gemm_tile", 64, 1e-6);  // no shape
+  EXPECT_EQ(FitProfile(p).status().message(),
+            "calibration sample gemm_tile of shape 0x0x0: sizes must be positive");
+}
+
 TEST(FitProfileTest, UnusableSamplesAreDataLoss) {
   v1::HardwareProfile p = Exact();
   p.mutable_samples(2)->set_seconds(0);

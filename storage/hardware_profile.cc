@@ -8,7 +8,10 @@
 #include <cstdlib>
 #include <cstring>
 #include <fstream>
+#include <optional>
 #include <sstream>
+#include <utility>
+#include <vector>
 
 #include "absl/strings/ascii.h"
 #include "absl/strings/escaping.h"
@@ -28,8 +31,35 @@ absl::Status FileError(int error, absl::string_view what, absl::string_view path
 }
 
 // DataLoss naming `path` unless every number of the profile is finite and not negative.
+// The profile's GEMM table and collective costs; InvalidArgument as their Create says.
+absl::StatusOr<search::GemmTable> GemmTableOf(const v1::HardwareProfile& p) {
+  std::vector<search::GemmSample> samples;
+  for (const v1::GemmRate& r : p.gemm_rates())
+    samples.push_back({r.m(), r.n(), r.k(), r.flops_per_s()});
+  return search::GemmTable::Create(samples);
+}
+
+absl::StatusOr<search::CollectiveCosts> CollectiveCostsOf(const v1::HardwareProfile& p) {
+  std::vector<std::pair<search::CollectiveForm, search::CollectiveLine>> lines;
+  for (const v1::CollectiveFit& f : p.collectives()) {
+    const std::optional<search::CollectiveForm> c = search::ParseCollective(f.kind());
+    if (!c.has_value()) {
+      return absl::InvalidArgumentError(
+          absl::StrCat("unknown collective \"", base::Excerpt(f.kind()), "\""));
+    }
+    lines.push_back({*c, {f.group(), f.alpha_s(), f.beta_s_per_byte()}});
+  }
+  return search::CollectiveCosts::Create(lines);
+}
+
 absl::Status CheckNumbers(const v1::HardwareProfile& p, const std::string& path) {
+  for (const absl::Status& s : {GemmTableOf(p).status(), CollectiveCostsOf(p).status()}) {
+    if (!s.ok())
+      return absl::DataLossError(absl::StrCat("hardware profile ", path, ": ", s.message()));
+  }
   const std::pair<const char*, double> fields[] = {
+      {"copy_s_per_byte", p.copy_s_per_byte()},
+      {"add_s_per_byte", p.add_s_per_byte()},
       {"alpha_s", p.alpha_s()},
       {"beta_s_per_byte", p.beta_s_per_byte()},
       {"alpha_coll_s", p.alpha_coll_s()},
@@ -171,6 +201,13 @@ search::CostParams ToCostParams(const v1::HardwareProfile& profile) {
   params.overlap = profile.overlap();
   params.cores = profile.cores();
   params.ranks_per_node = profile.ranks_per_node();
+  params.copy = profile.copy_s_per_byte();
+  params.add = profile.add_s_per_byte();
+  // A loaded profile's tables are valid (LoadProfile checks them); a bad one is left out.
+  if (absl::StatusOr<search::GemmTable> gemm = GemmTableOf(profile); gemm.ok())
+    params.gemm = *std::move(gemm);
+  if (absl::StatusOr<search::CollectiveCosts> c = CollectiveCostsOf(profile); c.ok())
+    params.collectives = *std::move(c);
   return params;
 }
 

@@ -6,6 +6,7 @@
 #include <cstdlib>
 #include <fstream>
 #include <string>
+#include <utility>
 
 namespace meshtune::storage {
 namespace {
@@ -125,6 +126,24 @@ TEST_F(HardwareProfileTest, CorruptFilesNameTheFile) {
   p = LoadProfile("bad");
   EXPECT_EQ(p.status().message(),
             "hardware profile " + path + ": overlap is 1.5; it must be at most 1");
+
+  std::ofstream(path) << "{\"copy_s_per_byte\": -2}";
+  EXPECT_EQ(LoadProfile("bad").status().message(),
+            "hardware profile " + path + ": copy_s_per_byte is -2; it must be finite and >= 0");
+  std::ofstream(path) << "{\"collectives\": [{\"kind\": \"gather\", \"group\": 2}]}";
+  EXPECT_EQ(LoadProfile("bad").status().message(),
+            "hardware profile " + path + ": unknown collective \"gather\"");
+  std::ofstream(path) << "{\"collectives\": [{\"kind\": \"ireduce\", \"group\": 1}]}";
+  EXPECT_EQ(LoadProfile("bad").status().message(),
+            "hardware profile " + path +
+                ": collective fit ireduce over 1 ranks: a group has at least 2 ranks");
+  std::ofstream(path) << "{\"gemm_rates\": [{\"m\": 8, \"n\": 8, \"k\": 8, "
+                         "\"flops_per_s\": 1e9}, {\"m\": 16, \"n\": 8, \"k\": 8, "
+                         "\"flops_per_s\": 2e9}, {\"m\": 8, \"n\": 16, \"k\": 8, "
+                         "\"flops_per_s\": 2e9}]}";
+  EXPECT_EQ(LoadProfile("bad").status().message(),
+            "hardware profile " + path +
+                ": the GEMM rates do not form a full grid: shape 16x16x8 is missing");
 }
 
 TEST(ToCostParamsTest, CarriesEveryNumberIncludingOverlap) {
@@ -141,6 +160,42 @@ TEST(ToCostParamsTest, CarriesEveryNumberIncludingOverlap) {
   EXPECT_EQ(c.overlap, 0.25);
   EXPECT_EQ(c.cores, 2);
   EXPECT_EQ(c.ranks_per_node, 4);
+  EXPECT_TRUE(c.gemm.Empty());  // a profile from before the tables: gamma, alpha_coll ...
+  EXPECT_TRUE(c.collectives.Empty());
+}
+
+TEST(ToCostParamsTest, CarriesTheCollectivesGemmRatesAndMemoryPasses) {
+  v1::HardwareProfile p = Sample("x");
+  p.set_copy_s_per_byte(5e-11);
+  p.set_add_s_per_byte(7e-11);
+  for (const auto& [kind, group] :
+       {std::pair<const char*, int>{"allgather", 2}, {"iallgather", 2}, {"allgather", 4}}) {
+    v1::CollectiveFit* f = p.add_collectives();
+    f->set_kind(kind);
+    f->set_group(group);
+    f->set_alpha_s(group * 1e-6 + (kind[0] == 'i' ? 1e-6 : 0));
+    f->set_beta_s_per_byte(1e-10);
+  }
+  for (int m : {8, 64}) {
+    for (int n : {8, 64}) {
+      for (int k : {8, 64}) {
+        v1::GemmRate* r = p.add_gemm_rates();
+        r->set_m(m);
+        r->set_n(n);
+        r->set_k(k);
+        r->set_flops_per_s(1e6 * m * n + k);
+      }
+    }
+  }
+  const search::CostParams c = ToCostParams(p);
+  EXPECT_EQ(c.copy, 5e-11);
+  EXPECT_EQ(c.add, 7e-11);
+  EXPECT_DOUBLE_EQ(c.collectives.Seconds(search::Collective::kAllGather, 2, 100), 2e-6 + 1e-8);
+  EXPECT_DOUBLE_EQ(c.collectives.Seconds(search::Collective::kAllGather, 4, 100), 4e-6 + 1e-8);
+  EXPECT_DOUBLE_EQ(c.collectives.Seconds(search::Collective::kAllGather, 2, 100, true),
+                   3e-6 + 1e-8);
+  EXPECT_DOUBLE_EQ(c.gemm.Rate(64, 8, 64), 1e6 * 64 * 8 + 64);
+  EXPECT_DOUBLE_EQ(c.gemm.Rate(8, 8, 8), 1e6 * 64 + 8);
 }
 
 }  // namespace
