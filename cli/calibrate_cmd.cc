@@ -31,26 +31,44 @@ std::string Bandwidth(double s_per_byte) {
                         : std::string("unbounded");
 }
 
-// The lines of the collectives, GEMM tiles and memory passes measured as such.
+// "0.933 us, 3.9 GB/s" for a collective's fit, or "-" when there is none.
+std::string FitText(const v1::CollectiveFit* f) {
+  return f == nullptr
+             ? std::string("-")
+             : absl::StrFormat("%.3g us, %s", f->alpha_s() * 1e6, Bandwidth(f->beta_s_per_byte()));
+}
+
+// The collectives (each at the largest group measured, blocking and nonblocking), the GEMM
+// tiles and the memory passes measured as such; "" for a profile without them.
 std::string TableSummary(const v1::HardwareProfile& p) {
   std::string out;
-  for (const v1::CollectiveFit& c : p.collectives()) {
-    absl::StrAppendFormat(&out, "  %-15s over %d ranks: alpha %.3g us, beta %.3g s/B (%s)\n",
-                          c.kind(), c.group(), c.alpha_s() * 1e6, c.beta_s_per_byte(),
-                          Bandwidth(c.beta_s_per_byte()));
+  int group = 0;
+  for (const v1::CollectiveFit& c : p.collectives()) group = std::max(group, c.group());
+  if (group > 0) {
+    absl::StrAppendFormat(&out, "  collectives     over %d ranks, blocking | nonblocking:\n",
+                          group);
+    for (const char* kind : {"bcast", "reduce", "allgather", "reduce_scatter", "allreduce"}) {
+      const v1::CollectiveFit* fit[2] = {nullptr, nullptr};
+      for (const v1::CollectiveFit& c : p.collectives()) {
+        if (c.group() != group) continue;
+        if (c.kind() == kind) fit[0] = &c;
+        if (c.kind() == absl::StrCat("i", kind)) fit[1] = &c;
+      }
+      absl::StrAppendFormat(&out, "    %-15s %s | %s\n", kind, FitText(fit[0]), FitText(fit[1]));
+    }
   }
   if (p.gemm_rates_size() > 0) {
-    double lo = p.gemm_rates(0).flops_per_s(), hi = lo;
-    const v1::GemmRate* top = &p.gemm_rates(0);
+    const v1::GemmRate* lo = &p.gemm_rates(0);
+    const v1::GemmRate* hi = lo;
     for (const v1::GemmRate& r : p.gemm_rates()) {
-      lo = std::min(lo, r.flops_per_s());
-      if (r.flops_per_s() > hi) top = &r;
-      hi = std::max(hi, r.flops_per_s());
+      if (r.flops_per_s() < lo->flops_per_s()) lo = &r;
+      if (r.flops_per_s() > hi->flops_per_s()) hi = &r;
     }
     absl::StrAppendFormat(&out,
-                          "  GEMM tiles      %d shapes: %.3g to %.3g GFLOP/s per rank (fastest "
-                          "%dx%dx%d)\n",
-                          p.gemm_rates_size(), lo * 1e-9, hi * 1e-9, top->m(), top->n(), top->k());
+                          "  GEMM tiles      %d shapes, %.3g GFLOP/s (%dx%dx%d) to %.3g GFLOP/s "
+                          "(%dx%dx%d) with a core to each rank\n",
+                          p.gemm_rates_size(), lo->flops_per_s() * 1e-9, lo->m(), lo->n(), lo->k(),
+                          hi->flops_per_s() * 1e-9, hi->m(), hi->n(), hi->k());
   }
   if (p.copy_s_per_byte() > 0 || p.add_s_per_byte() > 0) {
     absl::StrAppendFormat(&out, "  memory passes   pack %s, add %s per rank\n",

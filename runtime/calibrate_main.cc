@@ -32,9 +32,10 @@
 //              "coll_reduce_scatter", "coll_allreduce" (bytes: the whole box; group: g);
 //              then their nonblocking forms (MPI_Ibcast, ...) started and at once waited
 //              for, "coll_ibcast" ... "coll_iallreduce": medians of the slowest rank's times.
-//   GEMM tiles every rank at once, one m x n x k GEMM (C += A B) for every m, n, k of
-//              --tile-grid, repeated until it has run at least --tile-ms; sample
-//              "gemm_tile": the slowest rank's seconds per call, the median of 3 such runs.
+//   GEMM tiles one m x n x k GEMM (C += A B) for every m, n, k of --tile-grid, repeated
+//              until it has run at least --tile-ms, on as many ranks of each node at once as
+//              it has cores (the others sleep: a rank with a core to itself); sample
+//              "gemm_tile": the slowest rank's seconds per call, the fastest of 5 such runs.
 //   memory     every rank at once: a box of half the columns of a row-major matrix packed
 //              into a dense buffer ("copy") and a buffer added into another ("add"), at 256
 //              KiB .. 16 MiB; medians of the slowest rank's times.
@@ -217,6 +218,7 @@ double TimeGemm(int n, int reps, int rank) {
     x.Multiply();
     local.push_back(MPI_Wtime() - t0);
   }
+  SleepyBarrier(MPI_COMM_WORLD);  // no rank spins in the reduction while others compute
   const std::vector<double> slowest = MaxOverRanks(local, MPI_COMM_WORLD);
   return rank == 0 ? Median(slowest) : 0;
 }
@@ -349,10 +351,11 @@ double TimeGemmCalls(int m, int n, int k, int calls, std::vector<T>& a, std::vec
   return (MPI_Wtime() - t0) / calls;
 }
 
-// Per shape of the grid (m, n, k ascending, k fastest), the median of 3 runs of the slowest
-// rank's seconds per call, every rank at once (on rank 0; empty elsewhere).
+// Per shape of the grid (m, n, k ascending, k fastest), the fastest of 5 runs of the slowest
+// rank's seconds per call (a tile's own speed: the machine's noise only slows runs down), the
+// `active` ranks at once while the others sleep (on rank 0; empty elsewhere).
 template <typename T>
-std::vector<double> TimeGemmTiles(const std::vector<int>& grid, double min_seconds) {
+std::vector<double> TimeGemmTiles(const std::vector<int>& grid, double min_seconds, bool active) {
   const size_t largest = static_cast<size_t>(grid.back());
   std::vector<T> a(largest * largest, T(0.5)), b(largest * largest, T(0.25)),
       c(largest * largest, T(0));
@@ -361,17 +364,21 @@ std::vector<double> TimeGemmTiles(const std::vector<int>& grid, double min_secon
     for (int n : grid) {
       for (int k : grid) {
         // Calls per run: enough for min_seconds by a first call's time (same on every rank).
-        double once = TimeGemmCalls(m, n, k, 1, a, b, c);
+        // Idle ranks wait in sleepy barriers, never in a spinning collective, while the
+        // active ones compute.
+        double once = active ? TimeGemmCalls(m, n, k, 1, a, b, c) : 0;
+        SleepyBarrier(MPI_COMM_WORLD);
         MPI_Allreduce(MPI_IN_PLACE, &once, 1, MPI_DOUBLE, MPI_MAX, MPI_COMM_WORLD);
         const int calls = static_cast<int>(
             std::clamp(std::ceil(min_seconds / std::max(once, 1e-9)), 1.0, 100000.0));
         std::vector<double> local;
-        for (int run = 0; run < 3; ++run) {
+        for (int run = 0; run < 5; ++run) {
           SleepyBarrier(MPI_COMM_WORLD);
-          local.push_back(TimeGemmCalls(m, n, k, calls, a, b, c));
+          local.push_back(active ? TimeGemmCalls(m, n, k, calls, a, b, c) : 0);
         }
+        SleepyBarrier(MPI_COMM_WORLD);
         const std::vector<double> slowest = MaxOverRanks(local, MPI_COMM_WORLD);
-        if (!slowest.empty()) out.push_back(Median(slowest));
+        if (!slowest.empty()) out.push_back(*std::min_element(slowest.begin(), slowest.end()));
       }
     }
   }
@@ -404,6 +411,7 @@ double TimeMemoryPass(const std::string& kind, int64_t bytes, int reps) {
   }
   volatile T sink = to[static_cast<size_t>(n) / 2];
   (void)sink;
+  SleepyBarrier(MPI_COMM_WORLD);
   const std::vector<double> slowest = MaxOverRanks(local, MPI_COMM_WORLD);
   return slowest.empty() ? 0 : Median(slowest);
 }
@@ -433,8 +441,17 @@ void CalibrateTables(const Flags& f, int rank, int size, meshtune::v1::HardwareP
     }
     if (group != MPI_COMM_NULL) MPI_Comm_free(&group);
   }
-  const std::vector<double> tiles = f64 ? TimeGemmTiles<double>(f.tile_grid, f.tile_ms * 1e-3)
-                                        : TimeGemmTiles<float>(f.tile_grid, f.tile_ms * 1e-3);
+  // The tiles run on as many ranks of each node as it has cores, the rest idle: the rates
+  // of a rank with a core to itself (the cost model shares them out when ranks exceed cores).
+  MPI_Comm node;
+  MPI_Comm_split_type(MPI_COMM_WORLD, MPI_COMM_TYPE_SHARED, rank, MPI_INFO_NULL, &node);
+  int node_rank = 0;
+  MPI_Comm_rank(node, &node_rank);
+  MPI_Comm_free(&node);
+  const bool active = node_rank < sysconf(_SC_NPROCESSORS_ONLN);
+  const double min_s = f.tile_ms * 1e-3;
+  const std::vector<double> tiles = f64 ? TimeGemmTiles<double>(f.tile_grid, min_s, active)
+                                        : TimeGemmTiles<float>(f.tile_grid, min_s, active);
   for (const char* kind : {"copy", "add"}) {
     for (int64_t bytes = 256 << 10; bytes <= (16 << 20); bytes *= 4) {
       const double s =

@@ -82,9 +82,8 @@ absl::StatusOr<CollectiveCosts> CollectiveCosts::Create(
   }
   for (auto& form : out.lines_) {
     for (std::vector<CollectiveLine>& v : form) {
-      std::sort(v.begin(), v.end(), [](const CollectiveLine& a, const CollectiveLine& b) {
-        return a.group < b.group;
-      });
+      std::sort(v.begin(), v.end(),
+                [](const CollectiveLine& a, const CollectiveLine& b) { return a.group < b.group; });
     }
   }
   return out;

@@ -29,9 +29,9 @@ TEST(CollectiveCostsTest, NamesRoundTrip) {
 }
 
 TEST(CollectiveCostsTest, MeasuredGroupSizesUseTheirOwnLine) {
-  const absl::StatusOr<CollectiveCosts> c = CollectiveCosts::Create(
-      {{{Collective::kAllReduce, false}, {4, 3e-6, 2e-9}},
-       {{Collective::kAllReduce, false}, {2, 1e-6, 1e-9}}});
+  const absl::StatusOr<CollectiveCosts> c =
+      CollectiveCosts::Create({{{Collective::kAllReduce, false}, {4, 3e-6, 2e-9}},
+                               {{Collective::kAllReduce, false}, {2, 1e-6, 1e-9}}});
   ASSERT_TRUE(c.ok()) << c.status();
   EXPECT_DOUBLE_EQ(c->Seconds(Collective::kAllReduce, 2, 1000), 1e-6 + 1e-9 * 1000);
   EXPECT_DOUBLE_EQ(c->Seconds(Collective::kAllReduce, 4, 1000), 3e-6 + 2e-9 * 1000);
@@ -69,11 +69,11 @@ TEST(CollectiveCostsTest, OtherGroupSizesFollowTheAlgorithmsForm) {
 }
 
 TEST(CollectiveCostsTest, NonblockingFormsFallBackToTheBlockingLine) {
-  const absl::StatusOr<CollectiveCosts> c = CollectiveCosts::Create(
-      {{{Collective::kReduce, false}, {2, 1e-6, 1e-10}},
-       {{Collective::kReduce, true}, {2, 2e-6, 3e-10}},
-       {{Collective::kBroadcast, false}, {2, 1e-6, 1e-10}},
-       {{Collective::kAllGather, true}, {2, 4e-6, 5e-10}}});
+  const absl::StatusOr<CollectiveCosts> c =
+      CollectiveCosts::Create({{{Collective::kReduce, false}, {2, 1e-6, 1e-10}},
+                               {{Collective::kReduce, true}, {2, 2e-6, 3e-10}},
+                               {{Collective::kBroadcast, false}, {2, 1e-6, 1e-10}},
+                               {{Collective::kAllGather, true}, {2, 4e-6, 5e-10}}});
   ASSERT_TRUE(c.ok());
   EXPECT_DOUBLE_EQ(c->Seconds(Collective::kReduce, 2, 100, false), 1e-6 + 1e-8);
   EXPECT_DOUBLE_EQ(c->Seconds(Collective::kReduce, 2, 100, true), 2e-6 + 3e-8);
@@ -88,15 +88,13 @@ TEST(CollectiveCostsTest, RefusesBadFits) {
                 .status()
                 .message(),
             "collective fit bcast over 1 ranks: a group has at least 2 ranks");
-  EXPECT_EQ(CollectiveCosts::Create({{{Collective::kReduce, true}, {2, -1e-6, 1e-9}}})
-                .status()
-                .message(),
-            "collective fit ireduce over 2 ranks: alpha -1e-06 and beta 1e-09 must be "
-            "non-negative and finite");
-  EXPECT_EQ(CollectiveCosts::Create({{{Collective::kAllGather, false}, {2, 1e-6, NAN}}})
-                .status()
-                .code(),
-            absl::StatusCode::kInvalidArgument);
+  EXPECT_EQ(
+      CollectiveCosts::Create({{{Collective::kReduce, true}, {2, -1e-6, 1e-9}}}).status().message(),
+      "collective fit ireduce over 2 ranks: alpha -1e-06 and beta 1e-09 must be "
+      "non-negative and finite");
+  EXPECT_EQ(
+      CollectiveCosts::Create({{{Collective::kAllGather, false}, {2, 1e-6, NAN}}}).status().code(),
+      absl::StatusCode::kInvalidArgument);
   EXPECT_EQ(CollectiveCosts::Create({{{Collective::kAllGather, false}, {4, 1e-6, 1e-9}},
                                      {{Collective::kAllGather, false}, {4, 2e-6, 1e-9}}})
                 .status()

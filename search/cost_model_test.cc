@@ -500,8 +500,9 @@ TEST(CostModelTest, BroadcastRootsPackBoxesThatAreNotContiguous) {
   }
 }
 
-// ForRanks scales the GEMM table and the memory passes as it scales gamma.
-TEST(ForRanksTest, TableAndMemoryPassesScaleLikeGamma) {
+// ForRanks scales the memory passes as it scales gamma (against the calibration's load);
+// the GEMM rates, measured with a core to each rank, by the run's own load.
+TEST(ForRanksTest, MemoryPassesScaleLikeGammaAndGemmRatesShareTheCores) {
   CostParams p;
   p.gamma = 4e-11;
   p.copy = 2e-10;
@@ -512,7 +513,11 @@ TEST(ForRanksTest, TableAndMemoryPassesScaleLikeGamma) {
   const CostParams two = ForRanks(p, 2);  // a core each instead of half a core
   EXPECT_EQ(two.copy, 1e-10);
   EXPECT_EQ(two.add, 1.5e-10);
-  ExpectRel(two.gemm.Rate(100, 30, 20), 2 * p.gemm.Rate(100, 30, 20));
+  ExpectRel(two.gemm.Rate(100, 30, 20), p.gemm.Rate(100, 30, 20));
+  ExpectRel(ForRanks(p, 3).gemm.Rate(100, 30, 20), p.gemm.Rate(100, 30, 20) / 1.5);
+  ExpectRel(ForRanks(p, 4).gemm.Rate(100, 30, 20), p.gemm.Rate(100, 30, 20) / 2);
+  ExpectRel(ForRanks(p, 64).gemm.Rate(100, 30, 20), p.gemm.Rate(100, 30, 20) / 2);
+  p.cores = 8;  // never shared
   ExpectRel(ForRanks(p, 4).gemm.Rate(100, 30, 20), p.gemm.Rate(100, 30, 20));
 }
 

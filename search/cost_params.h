@@ -42,22 +42,24 @@ struct CostParams {
   int ranks_per_node = 0;
 };
 
-// `p` for a run on `ranks` ranks: the work of the ranks' own cores (gamma, the GEMM rates,
-// copies and adds) scaled by how much the run's ranks share a node's cores against how
-// much the calibration's did, load(n) = max(1, n / cores) with n the ranks on a node
-// (min(ranks, ranks_per_node): ranks fill a node before the next). So a profile taken with
-// 4 ranks on 2 cores halves gamma for a 2-rank mesh. `p` itself when cores or
+// `p` for a run on `ranks` ranks: the work of the ranks' own cores scaled by how much the
+// run's ranks share a node's cores, load(n) = max(1, n / cores) with n the ranks on a node
+// (min(ranks, ranks_per_node): ranks fill a node before the next). gamma, copy and add were
+// measured with every rank of the calibration busy, so they scale by the run's load
+// against the calibration's: a profile taken with 4 ranks on 2 cores halves gamma for a
+// 2-rank mesh. The GEMM rates were measured with a core to each rank, so they divide by the
+// run's load: 4 ranks on 2 cores get half the rate each. `p` itself when cores or
 // ranks_per_node is unknown.
 inline CostParams ForRanks(const CostParams& p, int64_t ranks) {
   if (p.cores <= 0 || p.ranks_per_node <= 0 || ranks <= 0) return p;
   auto load = [&p](double n) { return std::max(1.0, n / p.cores); };
-  const double factor = load(static_cast<double>(std::min<int64_t>(ranks, p.ranks_per_node))) /
-                        load(p.ranks_per_node);
+  const double run = load(static_cast<double>(std::min<int64_t>(ranks, p.ranks_per_node)));
+  const double factor = run / load(p.ranks_per_node);
   CostParams out = p;
   out.gamma = p.gamma * factor;
   out.copy = p.copy * factor;
   out.add = p.add * factor;
-  if (factor != 1) out.gemm = p.gemm.Scaled(1 / factor);
+  if (run != 1) out.gemm = p.gemm.Scaled(1 / run);
   return out;
 }
 

@@ -69,9 +69,8 @@ absl::StatusOr<GemmTable> GemmTable::Create(const std::vector<GemmSample>& sampl
       for (int64_t k : table.axis_[2]) {
         const auto it = rate.find(std::make_tuple(m, n, k));
         if (it == rate.end()) {
-          return absl::InvalidArgumentError(
-              absl::StrCat("the GEMM rates do not form a full grid: shape ", m, "x", n, "x", k,
-                           " is missing"));
+          return absl::InvalidArgumentError(absl::StrCat(
+              "the GEMM rates do not form a full grid: shape ", m, "x", n, "x", k, " is missing"));
         }
         table.rates_.push_back(it->second);
       }

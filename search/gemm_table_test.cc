@@ -28,7 +28,8 @@ double LogLinear(double m, double n, double k) {
 }
 
 TEST(GemmTableTest, ExactAtEveryMeasuredShape) {
-  const auto samples = Grid([](int64_t m, int64_t n, int64_t k) { return 1e9 * (m + 3 * n + 7 * k); });
+  const auto samples =
+      Grid([](int64_t m, int64_t n, int64_t k) { return 1e9 * (m + 3 * n + 7 * k); });
   const absl::StatusOr<GemmTable> t = GemmTable::Create(samples);
   ASSERT_TRUE(t.ok()) << t.status();
   for (const GemmSample& s : samples) {
@@ -38,10 +39,9 @@ TEST(GemmTableTest, ExactAtEveryMeasuredShape) {
 }
 
 TEST(GemmTableTest, InterpolatesInLogSpaceBetweenGridPoints) {
-  const absl::StatusOr<GemmTable> t =
-      GemmTable::Create(Grid([](int64_t m, int64_t n, int64_t k) {
-        return LogLinear(static_cast<double>(m), static_cast<double>(n), static_cast<double>(k));
-      }));
+  const absl::StatusOr<GemmTable> t = GemmTable::Create(Grid([](int64_t m, int64_t n, int64_t k) {
+    return LogLinear(static_cast<double>(m), static_cast<double>(n), static_cast<double>(k));
+  }));
   ASSERT_TRUE(t.ok()) << t.status();
   // Every shape inside the grid's range, not only midpoints.
   for (int64_t m = 16; m <= 256; m += 13) {
