@@ -118,6 +118,45 @@ TEST(FidelityTest, ErrorsAreRelativeToTheMeasurement) {
   EXPECT_DOUBLE_EQ(r.patterns(0).median_relative_error(), -1.0);
 }
 
+// RecostFidelity keeps the measurements and the points, and gives each the prediction the
+// search makes of it under the new numbers: recosting under the run's own numbers changes
+// nothing, under numbers twice as slow everywhere doubles every prediction.
+TEST(FidelityTest, RecostKeepsTheRunsAndRepredictsEachPoint) {
+  const Workload s = Matmul();
+  FakeRunner runner([](int call) { return 0.001 * (7 - call); });  // the reverse order
+  FidelityOptions options;
+  options.count = 6;
+  options.max_evaluations = 200;
+  absl::StatusOr<v1::FidelityResult> r = RunFidelity(s.problem, s.mesh, s.params, options, runner);
+  ASSERT_TRUE(r.ok()) << r.status();
+  absl::StatusOr<v1::FidelityResult> same = RecostFidelity(*r, s.params);
+  ASSERT_TRUE(same.ok()) << same.status();
+  ASSERT_EQ(same->points_size(), r->points_size());
+  for (int i = 0; i < r->points_size(); ++i) {
+    EXPECT_NEAR(same->points(i).predicted_s(), r->points(i).predicted_s(),
+                1e-9 * r->points(i).predicted_s())
+        << r->points(i).trace().text();
+    EXPECT_EQ(same->points(i).measured_s(), r->points(i).measured_s());
+  }
+  EXPECT_EQ(same->spearman_rho(), r->spearman_rho());
+  search::CostParams slow = s.params;
+  for (double* x : {&slow.alpha, &slow.beta, &slow.alpha_coll, &slow.beta_coll, &slow.gamma})
+    *x *= 2;
+  absl::StatusOr<v1::FidelityResult> doubled = RecostFidelity(*r, slow);
+  ASSERT_TRUE(doubled.ok());
+  for (int i = 0; i < r->points_size(); ++i)
+    EXPECT_NEAR(doubled->points(i).predicted_s(), 2 * r->points(i).predicted_s(),
+                1e-9 * r->points(i).predicted_s());
+  v1::FidelityResult bad = *r;
+  bad.set_problem("C[m,n] += A[m,k] * B[k,n]");
+  EXPECT_EQ(RecostFidelity(bad, s.params).status().message(),
+            "fidelity result's problem \"C[m,n] += A[m,k] * B[k,n]\" is not \"EXPR with "
+            "EXTENTS\"");
+  bad = *r;
+  bad.mutable_points(0)->mutable_trace()->set_text("shard(A, q@x)\n");
+  EXPECT_EQ(RecostFidelity(bad, s.params).status().code(), absl::StatusCode::kInvalidArgument);
+}
+
 TEST(FidelityTest, FailedRunsAreKeptButNotCounted) {
   const Workload s = Matmul();
   FakeRunner runner([](int call) { return 0.001 * call; }, /*fail_every=*/2);
