@@ -29,8 +29,8 @@ std::string HtmlEscape(const std::string& text) {
 std::string HtmlDocument(const std::string& title, const std::string& body_html) {
   return absl::StrCat("<!DOCTYPE html>\n<html lang=\"en\">\n<head>\n<meta charset=\"utf-8\">\n",
                       "<link rel=\"icon\" href=\"data:,\">\n<title>", HtmlEscape(title),
-                      "</title>\n<style>", kStyle,
-                      "</style>\n</head>\n<body>\n", body_html, "</body>\n</html>\n");
+                      "</title>\n<style>", kStyle, "</style>\n</head>\n<body>\n", body_html,
+                      "</body>\n</html>\n");
 }
 
 }  // namespace meshtune::engine

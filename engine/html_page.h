@@ -13,7 +13,8 @@ namespace meshtune::engine {
 std::string HtmlEscape(const std::string& text);
 
 // A whole HTML5 document: UTF-8, the page's `title` (escaped here), the shared inline style
-// sheet, an empty icon (so that a browser asks for no favicon), and `body_html` (already HTML) inside <body>.
+// sheet, an empty icon (so that a browser asks for no favicon), and `body_html` (already HTML)
+// inside <body>.
 std::string HtmlDocument(const std::string& title, const std::string& body_html);
 
 }  // namespace meshtune::engine

@@ -304,7 +304,8 @@ absl::Status StoreTuneResult(storage::TuningDb& db, const storage::Workload& w,
 
 absl::StatusOr<std::optional<v1::TuneSummary>> GetTuneSummary(storage::TuningDb& db, int64_t id) {
   MT_ASSIGN_OR_RETURN(std::optional<storage::TuningRecord> record, db.Get(id));
-  if (!record.has_value()) return absl::NotFoundError(absl::StrCat("no tuning record with id ", id));
+  if (!record.has_value())
+    return absl::NotFoundError(absl::StrCat("no tuning record with id ", id));
   if (record->summary.empty()) return std::nullopt;
   v1::TuneSummary summary;
   if (!summary.ParseFromString(record->summary)) {

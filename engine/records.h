@@ -10,8 +10,8 @@
 #define MESHTUNE_ENGINE_RECORDS_H_
 
 #include <cstdint>
-#include <string>
 #include <optional>
+#include <string>
 
 #include "absl/status/statusor.h"
 #include "proto/meshtune.pb.h"

@@ -42,20 +42,21 @@ std::string Missing(const char* what) {
 
 std::string ProblemSection(const ReportInput& in) {
   const v1::Record& r = in.record;
-  std::string rows = Row("problem", absl::StrCat("<code>", HtmlEscape(r.problem().expr()),
-                                                 "</code>"));
-  absl::StrAppend(&rows, Row("extents", HtmlEscape(r.problem().extents())),
-                  Row("dtype", HtmlEscape(r.problem().dtype().empty() ? "f32" : r.problem().dtype())),
-                  Row("mesh", HtmlEscape(r.mesh())));
+  std::string rows =
+      Row("problem", absl::StrCat("<code>", HtmlEscape(r.problem().expr()), "</code>"));
+  absl::StrAppend(
+      &rows, Row("extents", HtmlEscape(r.problem().extents())),
+      Row("dtype", HtmlEscape(r.problem().dtype().empty() ? "f32" : r.problem().dtype())),
+      Row("mesh", HtmlEscape(r.mesh())));
   const std::string asked = in.summary ? in.summary->mesh() : r.workload_mesh();
   if (!asked.empty()) absl::StrAppend(&rows, Row("tuned for", HtmlEscape(asked)));
   absl::StrAppend(&rows, Row("profile", HtmlEscape(r.profile().empty() ? "default" : r.profile())),
                   Row("record", HtmlEscape(in.origin)));
   if (r.created_unix_ms() > 0) {
-    absl::StrAppend(&rows, Row("created", HtmlEscape(absl::FormatTime(
-                                              "%Y-%m-%d %H:%M:%S UTC",
-                                              absl::FromUnixMillis(r.created_unix_ms()),
-                                              absl::UTCTimeZone()))));
+    absl::StrAppend(
+        &rows, Row("created", HtmlEscape(absl::FormatTime("%Y-%m-%d %H:%M:%S UTC",
+                                                          absl::FromUnixMillis(r.created_unix_ms()),
+                                                          absl::UTCTimeZone()))));
   }
   if (!r.tuner_version().empty())
     absl::StrAppend(&rows, Row("tuned by", HtmlEscape(r.tuner_version())));
@@ -69,11 +70,12 @@ std::string WinnerSection(const ReportInput& in, const absl::StatusOr<codegen::P
                           const search::CostReport* cost) {
   const v1::Record& r = in.record;
   std::string rows = Row("predicted at tune time", Seconds(r.predicted_s()));
-  absl::StrAppend(&rows, Row("measured", r.has_measured_s()
-                                             ? HtmlEscape(absl::StrCat(
-                                                   Seconds(r.measured_s()),
-                                                   r.verified() ? " (verified)" : " (not verified)"))
-                                             : "-"));
+  absl::StrAppend(
+      &rows, Row("measured",
+                 r.has_measured_s()
+                     ? HtmlEscape(absl::StrCat(Seconds(r.measured_s()),
+                                               r.verified() ? " (verified)" : " (not verified)"))
+                     : "-"));
   absl::StrAppend(&rows, Row("checked", HtmlEscape(r.checked().empty() ? "-" : r.checked())));
   std::string out = absl::StrCat("<section id=\"winner\">\n<h2>Winner</h2>\n<table>\n", rows,
                                  "</table>\n<h3>Trace</h3>\n<pre id=\"trace\">",
@@ -129,14 +131,20 @@ std::string ShardingSection(const absl::StatusOr<codegen::Program>& program) {
 std::string CurveSection(const ReportInput& in) {
   std::string out = "<section id=\"curve\">\n<h2>Tuning curve</h2>\n";
   if (!in.summary) return absl::StrCat(out, Missing("progress curve"), "</section>\n");
-  const std::vector<v1::CurvePoint> points(in.summary->curve().begin(),
-                                           in.summary->curve().end());
+  const std::vector<v1::CurvePoint> points(in.summary->curve().begin(), in.summary->curve().end());
+  const auto with = [&](bool (v1::CurvePoint::*has)() const) {
+    return std::count_if(points.begin(), points.end(),
+                         [&](const v1::CurvePoint& p) { return (p.*has)(); });
+  };
   absl::StrAppendFormat(&out,
                         "<p>The best predicted and best measured time against evaluations, "
-                        "from <span id=\"curve-points\">%d</span> progress reports (%s search, "
-                        "%.3g s).</p>\n",
-                        points.size(), HtmlEscape(in.summary->strategy()),
-                        in.summary->seconds());
+                        "from <span id=\"curve-points\">%d</span> progress reports (<span "
+                        "id=\"curve-points-predicted\">%d</span> with a best predicted time, "
+                        "<span id=\"curve-points-measured\">%d</span> with a best measured "
+                        "one; %s search, %.3g s).</p>\n",
+                        points.size(), with(&v1::CurvePoint::has_best_predicted_s),
+                        with(&v1::CurvePoint::has_best_measured_s),
+                        HtmlEscape(in.summary->strategy()), in.summary->seconds());
   return absl::StrCat(out, CurveSvg(points), "</section>\n");
 }
 
@@ -156,8 +164,8 @@ std::string MeasuredSection(const ReportInput& in) {
     absl::StrAppend(&rows, "<tr class=\"measurement\"><td class=\"num\">",
                     absl::StrFormat("%.4g", m.predicted_s()), "</td><td class=\"num\">",
                     ok ? absl::StrFormat("%.4g", m.measured_s()) : "-", "</td><td>",
-                    HtmlEscape(ok ? "verified" : absl::StrCat("failed: ", m.error())),
-                    "</td><td>", HtmlEscape(m.family()), "</td></tr>\n");
+                    HtmlEscape(ok ? "verified" : absl::StrCat("failed: ", m.error())), "</td><td>",
+                    HtmlEscape(m.family()), "</td></tr>\n");
   }
   absl::StrAppend(&out,
                   ScatterSvg(points, {"measured candidates", "predicted s", "measured s", true}),
@@ -175,8 +183,9 @@ std::string LowerBoundSection(const ReportInput& in, const search::CostReport* c
   std::optional<double> bound;
   if (problem.ok() && mesh.ok()) bound = search::MatmulCommLowerBound(*problem, mesh->Ranks());
   if (!bound || cost == nullptr) {
-    absl::StrAppend(&out, "<p class=\"note\">No lower bound: it is known for problems of "
-                          "matmul form on more than one rank, with a trace that lowers.</p>\n");
+    absl::StrAppend(&out,
+                    "<p class=\"note\">No lower bound: it is known for problems of "
+                    "matmul form on more than one rank, with a trace that lowers.</p>\n");
   } else {
     absl::StrAppendFormat(&out,
                           "<table>\n<tr><th>words received per rank (most)</th><td "
@@ -233,7 +242,8 @@ std::string ReportHtml(const ReportInput& in) {
   const search::CostReport* c = cost ? &*cost : nullptr;
   const std::string title =
       absl::StrCat("meshtune report: ", in.record.problem().expr(), " on ", in.record.mesh());
-  std::string body = absl::StrCat("<h1 id=\"title\">", HtmlEscape(title), "</h1>\n");
+  std::string body =
+      absl::StrCat(in.header_html, "<h1 id=\"title\">", HtmlEscape(title), "</h1>\n");
   absl::StrAppend(&body, ProblemSection(in), WinnerSection(in, program, c),
                   ShardingSection(program), CurveSection(in), MeasuredSection(in),
                   LowerBoundSection(in, c), PruningSection(in));
@@ -247,14 +257,16 @@ search::CostParams ReportCostParams(const std::string& profile, std::string* not
     *note = absl::StrCat("Costed with the hardware profile \"", name, "\" of this machine.");
     return storage::ToCostParams(*loaded);
   }
-  *note = absl::StrCat("Costed with built-in machine numbers: the hardware profile \"", name,
-                       "\" ", absl::IsNotFound(loaded.status()) ? "does not exist here" :
-                       absl::StrCat("cannot be read (", loaded.status().message(), ")"),
+  *note = absl::StrCat("Costed with built-in machine numbers: the hardware profile \"", name, "\" ",
+                       absl::IsNotFound(loaded.status())
+                           ? "does not exist here"
+                           : absl::StrCat("cannot be read (", loaded.status().message(), ")"),
                        " (meshtune calibrate measures one).");
   return BuiltinCostParams();
 }
 
-absl::StatusOr<std::string> RecordReportHtml(storage::TuningDb& db, int64_t id) {
+absl::StatusOr<std::string> RecordReportHtml(storage::TuningDb& db, int64_t id,
+                                             const std::string& header_html) {
   MT_ASSIGN_OR_RETURN(std::optional<v1::TuneSummary> summary, GetTuneSummary(db, id));
   v1::GetRecordRequest get;
   get.set_id(id);
@@ -270,6 +282,7 @@ absl::StatusOr<std::string> RecordReportHtml(storage::TuningDb& db, int64_t id) 
   in.summary = std::move(summary);
   in.params = ReportCostParams(in.record.profile(), &in.params_note);
   in.origin = absl::StrCat("record ", id);
+  in.header_html = header_html;
   return ReportHtml(in);
 }
 

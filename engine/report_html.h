@@ -30,6 +30,7 @@ struct ReportInput {
   search::CostParams params;               // the machine numbers to cost the winner with
   std::string params_note;                 // where they come from, said in the report
   std::string origin;                      // "record 3", "tune (not stored)", ...
+  std::string header_html;                 // HTML put first in the body (navigation)
 };
 
 // The report page of `input`. A trace that no longer lowers gets its error in the sections
@@ -43,8 +44,10 @@ search::CostParams ReportCostParams(const std::string& profile, std::string* not
 
 // The report of record `id` of `db`: in the names of the tune that wrote it when it has a
 // summary (canonical names otherwise), costed with its profile's numbers (ReportCostParams).
-// NotFound "no tuning record with id N" for an unknown id; the database's errors otherwise.
-absl::StatusOr<std::string> RecordReportHtml(storage::TuningDb& db, int64_t id);
+// `header_html` goes first in the body. NotFound "no tuning record with id N" for an unknown
+// id; the database's errors otherwise.
+absl::StatusOr<std::string> RecordReportHtml(storage::TuningDb& db, int64_t id,
+                                             const std::string& header_html = "");
 
 }  // namespace meshtune::engine
 

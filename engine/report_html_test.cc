@@ -106,6 +106,7 @@ TEST(ReportHtmlTest, HasEverySectionWithTheWinnersNumbers) {
   EXPECT_EQ(Count(html, "class=\"curve-point predicted\""), 5);
   EXPECT_EQ(Count(html, "class=\"curve-point measured\""), 2);
   EXPECT_TRUE(absl::StrContains(html, "<span id=\"curve-points\">5</span>"));
+  EXPECT_TRUE(absl::StrContains(html, "<span id=\"curve-points-measured\">2</span>"));
   // The scatter draws the verified measurement only; the table lists both.
   EXPECT_EQ(Count(html, "<circle class=\"point\""), 1);
   EXPECT_EQ(Count(html, "<tr class=\"measurement\">"), 2);

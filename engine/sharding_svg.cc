@@ -79,8 +79,9 @@ std::string ShardingSvg(const codegen::TensorInfo& tensor,
                         const std::vector<int64_t>& axis_sizes) {
   int64_t ranks = 1;
   for (int64_t s : axis_sizes) ranks *= s;
-  const std::string open = absl::StrCat("<svg xmlns=\"http://www.w3.org/2000/svg\" class=\"sharding\"",
-                                        " data-tensor=\"", HtmlEscape(tensor.name), "\"");
+  const std::string open =
+      absl::StrCat("<svg xmlns=\"http://www.w3.org/2000/svg\" class=\"sharding\"",
+                   " data-tensor=\"", HtmlEscape(tensor.name), "\"");
   if (ranks > kMaxDrawnRanks || axis_sizes.empty()) {
     return absl::StrCat(open, " width=\"560\" height=\"30\" font-family=\"sans-serif\" ",
                         "font-size=\"12\"><text x=\"4\" y=\"20\">", ranks,
@@ -146,8 +147,8 @@ std::string ShardingSvg(const codegen::TensorInfo& tensor,
   }
   double height = legend_y + 18 * shown + 8;
   if (shown < static_cast<int>(order.size())) {
-    absl::StrAppendFormat(&legend, "<text x=\"8\" y=\"%g\">and %d more blocks</text>\n",
-                          height + 6, static_cast<int>(order.size()) - shown);
+    absl::StrAppendFormat(&legend, "<text x=\"8\" y=\"%g\">and %d more blocks</text>\n", height + 6,
+                          static_cast<int>(order.size()) - shown);
     height += 18;
   }
   const double width = std::max(8 + grid_cols * gw, 420.0);
