@@ -99,8 +99,8 @@ TEST_F(ReportCliTest, TuneReportAndTheRecordsReportShowTheSameTune) {
 TEST_F(ReportCliTest, ImportedRecordWithoutSummaryGetsAReportSayingSo) {
   const std::string db = Path("first.db"), other = Path("imported.db");
   ASSERT_EQ(Meshtune(kTune + "--db " + db).status, 0);
-  ASSERT_EQ(std::system(("cli/meshtune records export --db " + db + " > " + Path("w.jsonl")).c_str()),
-            0);
+  ASSERT_EQ(
+      std::system(("cli/meshtune records export --db " + db + " > " + Path("w.jsonl")).c_str()), 0);
   ASSERT_EQ(Meshtune("records import " + Path("w.jsonl") + " --db " + other).status, 0);
   const CliRun report = Meshtune("report 1 -o " + Path("imported.html") + " --db " + other);
   ASSERT_EQ(report.status, 0) << report.err;
