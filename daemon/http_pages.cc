@@ -24,9 +24,8 @@ constexpr char kNav[] =
     "<a href=\"/tunes\">tunes in progress</a></nav>\n";
 
 HttpPage Page(int status, const std::string& title, const std::string& body) {
-  return {status, engine::HtmlDocument(
-                      title, absl::StrCat(kNav, "<h1 id=\"title\">", HtmlEscape(title), "</h1>\n",
-                                          body))};
+  return {status, engine::HtmlDocument(title, absl::StrCat(kNav, "<h1 id=\"title\">",
+                                                           HtmlEscape(title), "</h1>\n", body))};
 }
 
 std::string Time(int64_t unix_ms) {
@@ -47,8 +46,8 @@ std::string RecordRow(const v1::Record& r) {
       "class=\"num\">%.6g</td><td class=\"num\">%s</td><td>%s</td></tr>\n",
       r.id(), r.id(), HtmlEscape(Time(r.created_unix_ms())), HtmlEscape(r.problem().expr()),
       HtmlEscape(r.problem().extents()), HtmlEscape(r.problem().dtype()),
-      HtmlEscape(r.workload_mesh()), HtmlEscape(r.mesh()), HtmlEscape(r.profile()),
-      r.predicted_s(), HtmlEscape(measured), HtmlEscape(r.checked().empty() ? "-" : r.checked()));
+      HtmlEscape(r.workload_mesh()), HtmlEscape(r.mesh()), HtmlEscape(r.profile()), r.predicted_s(),
+      HtmlEscape(measured), HtmlEscape(r.checked().empty() ? "-" : r.checked()));
 }
 
 std::string TuneRow(const TuneJob::Snapshot& t) {
@@ -96,9 +95,10 @@ HttpPage HttpPages::Records(const std::map<std::string, std::string>& query) con
   if (auto it = query.find("after"); it != query.end() && !it->second.empty()) {
     int64_t after = 0;
     if (!absl::SimpleAtoi(it->second, &after) || after < 0) {
-      return Page(400, "Bad request",
-                  absl::StrCat("<p id=\"error\">after=", HtmlEscape(it->second),
-                               " is not a record id; give a number, e.g. /records?after=50.</p>\n"));
+      return Page(
+          400, "Bad request",
+          absl::StrCat("<p id=\"error\">after=", HtmlEscape(it->second),
+                       " is not a record id; give a number, e.g. /records?after=50.</p>\n"));
     }
     request.set_page_token(absl::StrCat(after));
   }
@@ -121,8 +121,9 @@ HttpPage HttpPages::Records(const std::map<std::string, std::string>& query) con
     absl::StrAppend(&body, "</table>\n");
   }
   if (!page->next_page_token().empty()) {
-    absl::StrAppend(&body, "<p><a id=\"next\" href=\"/records?after=",
-                    HtmlEscape(page->next_page_token()), "\">next page</a></p>\n");
+    absl::StrAppend(&body,
+                    "<p><a id=\"next\" href=\"/records?after=", HtmlEscape(page->next_page_token()),
+                    "\">next page</a></p>\n");
   }
   return Page(200, "Tuning records", body);
 }

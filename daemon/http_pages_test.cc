@@ -103,11 +103,13 @@ TEST_F(HttpPagesTest, UnknownPathsAndRecordsAreNotFound) {
       page.html, "Nothing at <code>/records/99</code>. no tuning record with id 99.</p>"));
   page = Pages().Get("/records/<b>", {});
   EXPECT_EQ(page.status, 404);
-  EXPECT_TRUE(absl::StrContains(page.html, "<code>/records/&lt;b&gt;</code>. A record is "
-                                           "addressed by its id, e.g. /records/1."));
+  EXPECT_TRUE(absl::StrContains(page.html,
+                                "<code>/records/&lt;b&gt;</code>. A record is "
+                                "addressed by its id, e.g. /records/1."));
   page = Pages().Get("/favicon.ico", {});
   EXPECT_EQ(page.status, 404);
-  EXPECT_TRUE(absl::StrContains(page.html, "meshtuned serves /, /records, /records/ID and /tunes."));
+  EXPECT_TRUE(
+      absl::StrContains(page.html, "meshtuned serves /, /records, /records/ID and /tunes."));
   EXPECT_EQ(MethodNotAllowedPage("POST").status, 405);
 }
 

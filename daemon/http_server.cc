@@ -60,7 +60,8 @@ absl::StatusOr<std::unique_ptr<HttpServer>> HttpServer::Start(const HttpAddress&
   httplib::Server& server = *s->server_;
   // Read-only pages: any method but GET and HEAD is refused before routing.
   server.set_pre_routing_handler([](const httplib::Request& req, httplib::Response& res) {
-    if (req.method == "GET" || req.method == "HEAD") return httplib::Server::HandlerResponse::Unhandled;
+    if (req.method == "GET" || req.method == "HEAD")
+      return httplib::Server::HandlerResponse::Unhandled;
     Send(MethodNotAllowedPage(req.method), res);
     res.set_header("Allow", "GET, HEAD");
     return httplib::Server::HandlerResponse::Handled;

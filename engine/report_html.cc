@@ -238,7 +238,9 @@ std::string ReportHtml(const ReportInput& in) {
   const absl::StatusOr<codegen::Program> program =
       LowerTrace(in.record.problem(), mesh, in.record.trace());
   std::optional<search::CostReport> cost;
-  if (program.ok()) cost = search::EstimateCost(*program, in.params);
+  // As the tuner costs a mesh: gamma scaled to how its ranks share a node's cores.
+  if (program.ok())
+    cost = search::EstimateCost(*program, search::ForRanks(in.params, program->Ranks()));
   const search::CostReport* c = cost ? &*cost : nullptr;
   const std::string title =
       absl::StrCat("meshtune report: ", in.record.problem().expr(), " on ", in.record.mesh());

@@ -27,10 +27,11 @@ namespace meshtune::engine {
 struct ReportInput {
   v1::Record record;                       // the winner, in the names to show
   std::optional<v1::TuneSummary> summary;  // how the tune went; nullopt: none recorded
-  search::CostParams params;               // the machine numbers to cost the winner with
-  std::string params_note;                 // where they come from, said in the report
-  std::string origin;                      // "record 3", "tune (not stored)", ...
-  std::string header_html;                 // HTML put first in the body (navigation)
+  search::CostParams params;  // the machine numbers to cost the winner with (as the tuner
+                              // does: scaled to the mesh's ranks, search::ForRanks)
+  std::string params_note;    // where they come from, said in the report
+  std::string origin;         // "record 3", "tune (not stored)", ...
+  std::string header_html;    // HTML put first in the body (navigation)
 };
 
 // The report page of `input`. A trace that no longer lowers gets its error in the sections

@@ -46,7 +46,7 @@ int PortOf(const std::string& url) {
   if (url.rfind(prefix, 0) != 0 || url.back() != '/') return 0;
   int port = 0;
   return absl::SimpleAtoi(url.substr(prefix.size(), url.size() - prefix.size() - 1), &port) ? port
-                                                                                           : 0;
+                                                                                            : 0;
 }
 
 TEST_F(DaemonHttpTest, ServesRecordsReportsAndTunesReadOnly) {
@@ -109,9 +109,8 @@ TEST_F(DaemonHttpTest, OffByDefaultAndBadValuesRefused) {
     EXPECT_EQ(daemon.http_url(), "");
   }
   const std::string out = dir_ + "/bad.out";
-  const int rc = std::system(("daemon/meshtuned --db " + db_ + " --http 127.0.0.1:99999 >" + out +
-                              " 2>&1")
-                                 .c_str());
+  const int rc = std::system(
+      ("daemon/meshtuned --db " + db_ + " --http 127.0.0.1:99999 >" + out + " 2>&1").c_str());
   EXPECT_EQ(WEXITSTATUS(rc), 2);
   EXPECT_EQ(meshtune::testing::ReadFile(out),
             "meshtuned: --http '127.0.0.1:99999': '99999' is not a port; give HOST:PORT, :PORT "
