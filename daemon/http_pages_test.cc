@@ -152,11 +152,14 @@ TEST(HttpAddressTest, DefaultsToLoopbackAndRefusesBadValues) {
   ASSERT_TRUE(a.ok());
   EXPECT_EQ(a->host, "::1");
   EXPECT_EQ(ParseHttpAddress("localhost:65536").status().message(),
-            "--http 'localhost:65536': '65536' is not a port; give HOST:PORT, :PORT or PORT "
-            "(port 0 to 65535, 0 for a free one; HOST defaults to 127.0.0.1)");
+            "'localhost:65536': port 65536 is out of range (0 to 65535; 0 picks a free port)");
   EXPECT_EQ(ParseHttpAddress("::1:80").status().message(),
-            "--http '::1:80': an IPv6 host goes in brackets, [::1]:8080; give HOST:PORT, :PORT "
-            "or PORT (port 0 to 65535, 0 for a free one; HOST defaults to 127.0.0.1)");
+            "'::1:80': the host is not a name, an IPv4 address or a bracketed IPv6 address "
+            "([::1])");
+  EXPECT_EQ(ParseHttpAddress("localhost").status().message(),
+            "'localhost': the port 'localhost' is not a number");
+  EXPECT_EQ(ParseHttpAddress("unix:/tmp/s").status().message(),
+            "'unix:/tmp/s': the pages are served over TCP only; give HOST:PORT, :PORT or PORT");
   EXPECT_FALSE(ParseHttpAddress("").ok());
   EXPECT_FALSE(ParseHttpAddress("host:").ok());
   EXPECT_FALSE(ParseHttpAddress("+80").ok());

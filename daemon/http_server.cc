@@ -3,9 +3,11 @@
 #include <map>
 #include <utility>
 
+#include "absl/strings/match.h"
 #include "absl/strings/numbers.h"
 #include "absl/strings/str_cat.h"
 #include "base/excerpt.h"
+#include "engine/flag_checks.h"
 #include "httplib.h"
 #include "spdlog/spdlog.h"
 
@@ -15,13 +17,6 @@ namespace {
 
 constexpr char kDefaultHost[] = "127.0.0.1";
 
-absl::Status BadAddress(const std::string& text, const std::string& why) {
-  return absl::InvalidArgumentError(absl::StrCat(
-      "--http '", base::Excerpt(text), "': ", why,
-      "; give HOST:PORT, :PORT or PORT (port 0 to 65535, 0 for a free one; HOST defaults to ",
-      kDefaultHost, ")"));
-}
-
 void Send(const HttpPage& page, httplib::Response& res) {
   res.status = page.status;
   res.set_content(page.html, "text/html; charset=utf-8");
@@ -30,26 +25,31 @@ void Send(const HttpPage& page, httplib::Response& res) {
 }  // namespace
 
 absl::StatusOr<HttpAddress> ParseHttpAddress(const std::string& text) {
-  if (text.empty()) return BadAddress(text, "the address is empty");
+  const std::string quoted = absl::StrCat("'", base::Excerpt(text), "': ");
+  if (absl::StartsWith(text, "unix:")) {
+    return absl::InvalidArgumentError(
+        absl::StrCat(quoted, "the pages are served over TCP only; give HOST:PORT, :PORT or PORT"));
+  }
+  std::string full = text;  // HOST:PORT
+  if (text.find(':') == std::string::npos) {
+    full = absl::StrCat(kDefaultHost, ":", text);
+  } else if (text.front() == ':') {
+    full = absl::StrCat(kDefaultHost, text);
+  }
+  if (absl::Status s = engine::CheckHostPort("", full, /*allow_port_zero=*/true); !s.ok()) {
+    // CheckHostPort's message is " 'FULL': WHY"; say WHY of what the user wrote.
+    const absl::string_view m = s.message();
+    const size_t at = m.find("': ");
+    return absl::InvalidArgumentError(
+        absl::StrCat(quoted, at == absl::string_view::npos ? m : m.substr(at + 3)));
+  }
+  const size_t colon = full.rfind(':');
   HttpAddress out;
-  std::string port_text = text;
-  const size_t colon = text.rfind(':');
-  if (colon != std::string::npos) {
-    out.host = text.substr(0, colon);
-    port_text = text.substr(colon + 1);
-    if (out.host.size() >= 2 && out.host.front() == '[' && out.host.back() == ']') {
-      out.host = out.host.substr(1, out.host.size() - 2);
-    } else if (out.host.find(':') != std::string::npos) {
-      return BadAddress(text, "an IPv6 host goes in brackets, [::1]:8080");
-    }
+  out.host = full.substr(0, colon);
+  if (out.host.front() == '[') out.host = out.host.substr(1, out.host.size() - 2);
+  if (!absl::SimpleAtoi(full.substr(colon + 1), &out.port)) {
+    return absl::InvalidArgumentError(absl::StrCat(quoted, "the port is not a number"));
   }
-  if (out.host.empty()) out.host = kDefaultHost;
-  int port = -1;
-  if (!absl::SimpleAtoi(port_text, &port) || port < 0 || port > 65535 ||
-      port_text.find_first_not_of("0123456789") != std::string::npos) {
-    return BadAddress(text, absl::StrCat("'", base::Excerpt(port_text), "' is not a port"));
-  }
-  out.port = port;
   return out;
 }
 

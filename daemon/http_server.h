@@ -23,9 +23,10 @@ struct HttpAddress {
   int port = 0;      // 0: a free port
 };
 
-// Parses --http's value: "HOST:PORT", ":PORT" or "PORT" (HOST then 127.0.0.1, loopback
-// only), "[IPV6]:PORT"; the port 0 to 65535. InvalidArgument "--http 'TEXT': ..." saying what
-// is wrong and what to give otherwise.
+// Parses --http's value: "HOST:PORT" as --listen takes it (a name, an IPv4 address or a
+// bracketed IPv6 address; the port 0 to 65535, 0 for a free one), or ":PORT" or "PORT" with
+// the host 127.0.0.1 (loopback only). InvalidArgument "'TEXT': WHY" otherwise (WHY as
+// engine::CheckHostPort says it), for the flag parser to prefix with "--http: ".
 absl::StatusOr<HttpAddress> ParseHttpAddress(const std::string& text);
 
 class HttpServer {

@@ -97,10 +97,17 @@ std::optional<int> ParseFlags(int argc, char** argv, Flags& flags) {
                  "seconds calls and tunes get to end after SIGTERM/SIGINT")
       ->check(engine::NumberIn(0, 3600));
   std::string http;
-  CLI::Option* http_opt = app.add_option(
-      "--http", http,
-      "also serve read-only HTML pages (records, reports, tunes) on HOST:PORT, :PORT or PORT "
-      "(HOST 127.0.0.1 unless given; port 0: any free port); off by default");
+  CLI::Option* http_opt =
+      app.add_option("--http", http,
+                     "also serve read-only HTML pages (records, reports, tunes) on HOST:PORT, "
+                     ":PORT or PORT (HOST 127.0.0.1 unless given; port 0: any free port); off by "
+                     "default")
+          ->check(CLI::Validator(
+              [](std::string& value) -> std::string {
+                const absl::StatusOr<HttpAddress> a = ParseHttpAddress(value);
+                return a.ok() ? "" : std::string(a.status().message());
+              },
+              "HOST:PORT"));
   app.failure_message(engine::ParseFailureMessage);
   try {
     app.parse(argc, argv);
@@ -108,14 +115,7 @@ std::optional<int> ParseFlags(int argc, char** argv, Flags& flags) {
     const int code = app.exit(e);
     return code == 0 ? engine::kExitOk : engine::kExitBadInput;
   }
-  if (http_opt->count() > 0) {
-    absl::StatusOr<HttpAddress> address = ParseHttpAddress(http);
-    if (!address.ok()) {
-      std::cerr << "meshtuned: " << address.status().message() << "\n";
-      return engine::kExitBadInput;
-    }
-    flags.http = *address;
-  }
+  if (http_opt->count() > 0) flags.http = *ParseHttpAddress(http);  // checked by the parser
   return std::nullopt;
 }
 

@@ -113,8 +113,8 @@ TEST_F(DaemonHttpTest, OffByDefaultAndBadValuesRefused) {
       ("daemon/meshtuned --db " + db_ + " --http 127.0.0.1:99999 >" + out + " 2>&1").c_str());
   EXPECT_EQ(WEXITSTATUS(rc), 2);
   EXPECT_EQ(meshtune::testing::ReadFile(out),
-            "meshtuned: --http '127.0.0.1:99999': '99999' is not a port; give HOST:PORT, :PORT "
-            "or PORT (port 0 to 65535, 0 for a free one; HOST defaults to 127.0.0.1)\n");
+            "--http: '127.0.0.1:99999': port 99999 is out of range (0 to 65535; 0 picks a free "
+            "port)\nRun with --help for more information.\n");
 }
 
 }  // namespace

@@ -475,6 +475,14 @@ std::vector<CliRow> CommandRows(const std::string& db) {
         exact(2,
               "--listen: '" + listen + "': " + why + "\nRun with --help for more information.\n"));
   }
+  for (const auto& [http, why] : std::vector<std::pair<std::string, std::string>>{
+           {"127.0.0.1:70000", "port 70000 is out of range (0 to 65535; 0 picks a free port)"},
+           {"localhost", "the port 'localhost' is not a number"},
+           {"a b:1", "the host is not a name, an IPv4 address or a bracketed IPv6 address ([::1])"},
+           {"unix:/tmp/s", "the pages are served over TCP only; give HOST:PORT, :PORT or PORT"}}) {
+    add("meshtuned --http " + http, md, {"--http", http, "--db", db},
+        exact(2, "--http: '" + http + "': " + why + "\nRun with --help for more information.\n"));
+  }
   add("--server port 0", mt, {"records", "--server", "127.0.0.1:0"},
       exact(2,
             "--server: '127.0.0.1:0': port 0 is out of range (1 to 65535)\nRun with --help for "
