@@ -50,7 +50,7 @@ void TuneJob::Cancel() {
 
 TuneJob::Snapshot TuneJob::Snap() const {
   std::lock_guard<std::mutex> lock(mu_);
-  return Snapshot{description_, progress_, subscribers_};
+  return Snapshot{description_, progress_, subscribers_, result_.has_value()};
 }
 
 void TuneJob::Publish(const v1::TuneProgress& progress) {
@@ -166,7 +166,9 @@ std::vector<TuneJob::Snapshot> TuneJobs::Snapshots() const {
   std::vector<TuneJob::Snapshot> out;
   for (const std::unique_ptr<Worker>& w : workers_) {  // in the order the jobs started
     const auto it = jobs_.find(w->job->key());
-    if (it != jobs_.end() && it->second == w->job) out.push_back(w->job->Snap());
+    if (it == jobs_.end() || it->second != w->job) continue;
+    TuneJob::Snapshot snap = w->job->Snap();
+    if (!snap.ended) out.push_back(std::move(snap));
   }
   return out;
 }

@@ -49,7 +49,8 @@ class TuneJob {
   struct Snapshot {
     std::string description;  // as given to TuneJobs::Join
     v1::TuneProgress progress;
-    int callers = 0;  // subscribers waiting for it
+    int callers = 0;     // subscribers waiting for it
+    bool ended = false;  // its result is in (it leaves the registry next)
   };
 
   explicit TuneJob(std::string key, std::string description = "")
@@ -105,7 +106,8 @@ class TuneJobs {
   absl::StatusOr<std::shared_ptr<TuneJob>> Join(const std::string& key, TuneJobFn run, bool* shared,
                                                 const std::string& description = "");
 
-  // The jobs running or queued, oldest first, as status pages show them.
+  // The jobs running or queued, oldest first, as status pages show them (a job whose result
+  // is in is left out).
   std::vector<TuneJob::Snapshot> Snapshots() const;
 
   // Cancels every job, refuses new ones from now on, and waits up to `grace` for the jobs'

@@ -4,8 +4,10 @@
 // records are 404 pages, other methods 405; a bad --http value is refused with exit status 2.
 #include <gtest/gtest.h>
 
+#include <chrono>
 #include <cstdlib>
 #include <string>
+#include <thread>
 
 #include "absl/strings/match.h"
 #include "absl/strings/numbers.h"
@@ -100,6 +102,40 @@ TEST_F(DaemonHttpTest, ServesRecordsReportsAndTunesReadOnly) {
   EXPECT_EQ(client.Get("/records/1")->status, 200);  // still there
 
   EXPECT_EQ(daemon.Stop(SIGTERM, 20), 0) << daemon.log();
+}
+
+TEST_F(DaemonHttpTest, TunesShowsATuneInProgress) {
+  MeshtunedProcess daemon(db_, dir_ + "/tunes.log", "", {"--http", "127.0.0.1:0"});
+  const int port = PortOf(daemon.http_url());
+  ASSERT_GT(port, 0) << daemon.http_url() << daemon.log();
+  // A model-only tune of every mesh of 1024 ranks takes seconds: long enough to be seen.
+  CliRun tune;
+  std::thread tuner([&] {
+    tune = Meshtune(
+        "tune --expr 'C[m,n] += A[m,k] * B[k,n]' --extents m=8192,n=8192,k=8192 --ranks 1024 "
+        "--model-only --server " +
+        daemon.address());
+  });
+  httplib::Client client("127.0.0.1", port);
+  std::string seen;
+  const auto deadline = std::chrono::steady_clock::now() + std::chrono::seconds(60);
+  while (seen.empty() && std::chrono::steady_clock::now() < deadline) {
+    httplib::Result page = client.Get("/tunes");
+    if (page && absl::StrContains(page->body, "<tr class=\"tune\">")) seen = page->body;
+    std::this_thread::sleep_for(std::chrono::milliseconds(20));
+  }
+  tuner.join();
+  EXPECT_EQ(tune.status, 0) << tune.err;
+  ASSERT_FALSE(seen.empty()) << "no tune seen in progress";
+  EXPECT_EQ(Count(seen, "<tr class=\"tune\">"), 1);
+  EXPECT_TRUE(absl::StrContains(
+      seen,
+      "C[m,n] += A[m,k] * B[k,n] (m=8192,n=8192,k=8192, f32) on ranks=1024, profile "
+      "default, model only</td>"))
+      << seen;
+  httplib::Result after = client.Get("/tunes");
+  ASSERT_TRUE(after);
+  EXPECT_TRUE(absl::StrContains(after->body, "No tune is running or queued."));
 }
 
 TEST_F(DaemonHttpTest, OffByDefaultAndBadValuesRefused) {
