@@ -1,9 +1,10 @@
 """Loads meshtune's HTML pages in headless Chromium (Selenium + chromedriver) and checks them.
 
-Usage: browser_check.py REPORT_FILE BASE_URL USER_DATA_DIR
+Usage: browser_check.py REPORT_FILE BASE_URL USER_DATA_DIR RANK_CELLS
 
-REPORT_FILE is a report written by `meshtune tune --report`; BASE_URL is a meshtuned --http
-address ("http://127.0.0.1:PORT/") over a database holding record 1. For each page: the
+REPORT_FILE is a report written by `meshtune tune --report` of a tune that measured
+candidates; BASE_URL is a meshtuned --http address ("http://127.0.0.1:PORT/") over a database
+holding that tune's record 1; RANK_CELLS the cells its sharding pictures have. For each page: the
 elements that must be there (by id and class), every <svg> drawn (child elements and a
 non-empty box), and no console message at level SEVERE. Prints one line per check; exit
 status 1 when any failed.
@@ -66,16 +67,25 @@ def check_report(driver, page, rank_cells):
     circles = driver.find_elements(By.CSS_SELECTOR, "svg.curve circle.curve-point.predicted")
     check(predicted > 0 and len(circles) == predicted,
           "%s: %d curve points drawn for %d stored" % (page, len(circles), predicted))
+    measured = int(driver.find_element(By.ID, "curve-points-measured").text)
+    circles = driver.find_elements(By.CSS_SELECTOR, "svg.curve circle.curve-point.measured")
+    check(measured > 0 and len(circles) == measured,
+          "%s: %d measured curve points drawn for %d stored" % (page, len(circles), measured))
+    points = driver.find_elements(By.CSS_SELECTOR, "svg.scatter circle.point")
+    rows = driver.find_elements(By.CSS_SELECTOR, "#measurements tr.measurement")
+    check(len(rows) > 0 and 0 < len(points) <= len(rows),
+          "%s: %d measured candidates, %d in the scatter" % (page, len(rows), len(points)))
     trace = driver.find_element(By.ID, "trace").text
     check("distribute(" in trace and "tensorize(" in trace, "%s: the winner's trace" % page)
     svgs = svgs_drawn(driver, page)
     classes = [s.get_attribute("class") for s in svgs]
-    check(classes.count("sharding") == 3 and "curve" in classes,
+    check(classes.count("sharding") == 3 and "curve" in classes and "scatter" in classes,
           "%s: sharding and curve svgs %s" % (page, classes))
 
 
 def main():
     report, base, user_data = sys.argv[1], sys.argv[2].rstrip("/"), sys.argv[3]
+    rank_cells = int(sys.argv[4])
     options = Options()
     options.binary_location = "/usr/bin/chromium"
     for flag in FLAGS + ["--user-data-dir=" + user_data]:
@@ -85,7 +95,7 @@ def main():
                               options=options)
     try:
         load(driver, "file://" + report, "report file")
-        check_report(driver, "report file", 12)
+        check_report(driver, "report file", rank_cells)
         console_clean(driver, "report file")
 
         load(driver, base + "/", "index")
@@ -99,7 +109,7 @@ def main():
         driver.find_element(By.LINK_TEXT, "1").click()
         check(driver.current_url == base + "/records/1", "records: link to " + driver.current_url)
         check(len(driver.find_elements(By.ID, "nav")) == 1, "record 1: navigation")
-        check_report(driver, "record 1", 12)
+        check_report(driver, "record 1", rank_cells)
         console_clean(driver, "records and record 1")
 
         load(driver, base + "/tunes", "tunes")
