@@ -18,6 +18,8 @@ std::string TuneReport(const engine::TuneFlags& flags, const v1::TuneRequest& re
                        const v1::TuneResult& result, const engine::TuneCurve& curve) {
   engine::ReportInput in;
   in.record = result.record();
+  // A record not stored carries no workload fields: the tune's own.
+  if (in.record.profile().empty()) in.record.set_profile(flags.profile);
   in.summary = engine::TuneSummaryOf(result, request, curve.points());
   in.origin = result.stored() ? absl::StrCat("record ", result.record().id())
                               : "a tune whose winner was not stored";
