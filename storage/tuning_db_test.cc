@@ -415,6 +415,20 @@ TEST_P(TuningDbTest, AddGetBestList) {
   EXPECT_FALSE(db_->Get(-1)->has_value());
 }
 
+TEST_P(TuningDbTest, SummaryIsKeptWithItsRecord) {
+  const Workload w = MakeW();
+  TuningRecord with = Rec(0.3);
+  with.summary = std::string("\x08\x01\x00binary\xff", 10);
+  const int64_t a = Add(w, with);
+  const int64_t b = Add(w, Rec(0.2));
+  EXPECT_EQ((*db_->Get(a))->summary, with.summary);
+  EXPECT_EQ((*db_->Get(b))->summary, "");
+  absl::StatusOr<std::vector<TuningRecord>> list = db_->List(w.fingerprint, 10, 0);
+  ASSERT_TRUE(list.ok() && list->size() == 2) << list.status();
+  EXPECT_EQ((*list)[0].summary, with.summary);
+  EXPECT_EQ((*db_->Best(w.fingerprint))->summary, "");  // record b, the faster
+}
+
 TEST_P(TuningDbTest, GenerationMovesWithEveryAdd) {
   const absl::StatusOr<int64_t> g0 = db_->Generation();
   ASSERT_TRUE(g0.ok()) << g0.status();
