@@ -43,7 +43,8 @@ std::string CurveSvg(const std::vector<v1::CurvePoint>& points) {
       measured.xy.push_back({x, p.best_measured_s()});
   }
   std::string svg = absl::StrFormat(
-      "<svg xmlns=\"http://www.w3.org/2000/svg\" class=\"curve\" width=\"%g\" height=\"%g\" "
+      "<svg xmlns=\"http://www.w3.org/2000/svg\" class=\"curve\" role=\"img\" aria-label=\"the "
+      "best predicted and measured time against evaluations\" width=\"%g\" height=\"%g\" "
       "viewBox=\"0 0 %g %g\" font-family=\"sans-serif\" font-size=\"12\">\n",
       kWidth, kHeight, kWidth, kHeight);
   if (predicted.xy.empty() && measured.xy.empty()) {

@@ -79,9 +79,10 @@ std::string ShardingSvg(const codegen::TensorInfo& tensor,
                         const std::vector<int64_t>& axis_sizes) {
   int64_t ranks = 1;
   for (int64_t s : axis_sizes) ranks *= s;
-  const std::string open =
-      absl::StrCat("<svg xmlns=\"http://www.w3.org/2000/svg\" class=\"sharding\"",
-                   " data-tensor=\"", HtmlEscape(tensor.name), "\"");
+  const std::string open = absl::StrCat(
+      "<svg xmlns=\"http://www.w3.org/2000/svg\" class=\"sharding\"", " data-tensor=\"",
+      HtmlEscape(tensor.name), "\" role=\"img\" aria-label=\"",
+      HtmlEscape(absl::StrCat("the block of ", tensor.name, " each rank holds")), "\"");
   if (ranks > kMaxDrawnRanks || axis_sizes.empty()) {
     return absl::StrCat(open, " width=\"560\" height=\"30\" font-family=\"sans-serif\" ",
                         "font-size=\"12\"><text x=\"4\" y=\"20\">", ranks,
