@@ -5,7 +5,8 @@
 // machine's alpha-beta-gamma numbers, stored as a hardware profile; cli/calibrate_cmd.h),
 // fidelity (the cost model's ranking against measured runs; cli/fidelity_cmd.h),
 // tune (search, cost and measure schedules, store the winner; cli/tune_cmd.h), lookup
-// and records (the tuning database; cli/record_cmds.h) and batch (tunes from a JSON-lines
+// and records (the tuning database; cli/record_cmds.h), report (a record's tuning report as
+// HTML; cli/report_cmd.h) and batch (tunes from a JSON-lines
 // file; cli/batch_cmd.h); serve runs the daemon meshtuned. tune, lookup, records, batch, explain
 // and codegen run in this process (against the tuning database `--db`, storage::DefaultDbPath() by
 // default) or, with
@@ -49,6 +50,7 @@
 #include "cli/fidelity_cmd.h"
 #include "cli/record_cmds.h"
 #include "cli/remote_backend.h"
+#include "cli/report_cmd.h"
 #include "cli/run_output.h"
 #include "cli/tune_cmd.h"
 #include "cli/wisdom_cmds.h"
@@ -407,6 +409,8 @@ struct AllFlags {
   bool lookup_json = false;
   RecordsFlags records;
   std::string import_path;
+  std::string tune_report;
+  ReportFlags report;
   BatchFlags batch;
 };
 
@@ -422,6 +426,7 @@ struct Subcommands {
   CLI::App* records = nullptr;
   CLI::App* records_export = nullptr;
   CLI::App* records_import = nullptr;
+  CLI::App* report = nullptr;
   CLI::App* batch = nullptr;
   CLI::App* serve = nullptr;
 };
@@ -548,6 +553,8 @@ void AddTuneCommand(CLI::App& app, AllFlags& f, Subcommands& s) {
       ->check(engine::NumberIn(0, kMaxTimeoutS, /*min_exclusive=*/true));
   s.tune->add_flag("--model-only", f.tune.model_only, "measure nothing: the cost model's best");
   s.tune->add_flag("--json", f.tune.json, "print the result as one JSON line");
+  s.tune->add_option("--report", f.tune_report,
+                     "also write the winner's tuning report here, one HTML file ('-': stdout)");
   f.profile_opt =
       s.tune->add_option("--profile", f.tune.profile, "hardware profile (default: default)");
   // Machine numbers: seconds per message, byte and flop; a second for any of them is absurd
@@ -627,6 +634,17 @@ void AddRecordCommands(CLI::App& app, AllFlags& f, Subcommands& s) {
       "merge a wisdom file into the database (--db); the verified faster record stays best");
   s.records_import->add_option("file", f.import_path, "wisdom file ('-' for stdin)")->required();
   s.records_import->fallthrough();
+
+  s.report = app.add_subcommand(
+      "report", "write a record's tuning report: one self-contained HTML file with pictures");
+  s.report->add_option("record", f.report.record, "record id, as `meshtune records` lists it")
+      ->required()
+      ->transform(engine::IntegerIn(1, kInt64Max));
+  s.report->add_option("-o,--output", f.report.output, "the HTML file to write ('-': stdout)")
+      ->required();
+  f.report.db = storage::DefaultDbPath();
+  s.report->add_option("--db", f.report.db,
+                       "SQLite tuning database (default: " + f.report.db + ")");
 }
 
 // batch, and serve (meshtuned's flags follow it).
@@ -666,6 +684,7 @@ int Dispatch(AllFlags& f, const Subcommands& s) {
   }
   if (s.records->parsed())
     return RunRecords(f.records, *f.records_target.Make(), std::cout, std::cerr);
+  if (s.report->parsed()) return RunReport(f.report, std::cout, std::cerr);
   if (s.batch->parsed()) {
     f.batch.progress = isatty(STDERR_FILENO) != 0;
     return RunBatch(f.batch, *f.batch_target.Make(), std::cout, std::cerr);
@@ -681,8 +700,8 @@ int Dispatch(AllFlags& f, const Subcommands& s) {
     if (f.beta_opt->count() > 0) f.tune.beta = f.tune_beta;
     if (f.gamma_opt->count() > 0) f.tune.gamma = f.tune_gamma;
     f.tune.progress = isatty(STDERR_FILENO) != 0;
-    return RunTune(f.tune, *f.tune_target.Make(TuneSettingsFromFlags(f.tune)), std::cout,
-                   std::cerr);
+    return RunTune(f.tune, f.tune_report, *f.tune_target.Make(TuneSettingsFromFlags(f.tune)),
+                   std::cout, std::cerr);
   }
   return engine::kExitBadInput;
 }

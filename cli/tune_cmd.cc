@@ -1,12 +1,44 @@
 #include "cli/tune_cmd.h"
 
 #include "absl/status/statusor.h"
+#include "absl/strings/str_cat.h"
 #include "base/json.h"
 #include "cli/cli_io.h"
 #include "cli/tune_output.h"
 #include "engine/exit_codes.h"
+#include "engine/report_html.h"
+#include "engine/tune_summary.h"
 
 namespace meshtune::cli {
+
+namespace {
+
+// The tuning report of `result` (a tune of `request` that went as `curve` says).
+std::string TuneReport(const engine::TuneFlags& flags, const v1::TuneRequest& request,
+                       const v1::TuneResult& result, const engine::TuneCurve& curve) {
+  engine::ReportInput in;
+  in.record = result.record();
+  // A record not stored carries no workload fields: the tune's own.
+  if (in.record.profile().empty()) in.record.set_profile(flags.profile);
+  in.summary = engine::TuneSummaryOf(result, request, curve.points());
+  in.origin = result.stored() ? absl::StrCat("record ", result.record().id())
+                              : "a tune whose winner was not stored";
+  // The tune's own machine numbers (flags included) where this process can tell them.
+  std::string warning;
+  absl::StatusOr<search::TuneOptions> options = engine::MakeTuneOptions(flags, &warning);
+  if (options.ok()) {
+    in.params = options->params;
+    in.params_note = warning.empty()
+                         ? absl::StrCat("Costed with the tune's machine numbers (profile \"",
+                                        flags.profile, "\" and the flags).")
+                         : absl::StrCat("Cost model: ", warning, ".");
+  } else {
+    in.params = engine::ReportCostParams(flags.profile, &in.params_note);
+  }
+  return engine::ReportHtml(in);
+}
+
+}  // namespace
 
 v1::TuneRequest TuneRequestFromFlags(const engine::TuneFlags& flags) {
   v1::TuneRequest r;
@@ -41,27 +73,40 @@ engine::LocalTuneSettings TuneSettingsFromFlags(const engine::TuneFlags& flags) 
   return s;
 }
 
-int RunTune(const engine::TuneFlags& flags, engine::Backend& backend, std::ostream& out,
-            std::ostream& err) {
+int RunTune(const engine::TuneFlags& flags, const std::string& report, engine::Backend& backend,
+            std::ostream& out, std::ostream& err) {
   if (flags.mesh.empty() == (flags.ranks == 0)) {
     err << "meshtune: give exactly one of --mesh (e.g. x=2,y=2) and --ranks (e.g. 4)\n";
     return engine::kExitBadInput;
   }
-  bool drew = false;
-  engine::TuneProgressFn progress;
-  if (flags.progress) {
-    progress = [&](const v1::TuneProgress& p) {
-      err << "\r\033[K" << TuneProgressText(p) << std::flush;
-      drew = true;
-    };
+  // A report that cannot be written is found before the tune, not after.
+  if (!report.empty() && report != "-") {
+    if (absl::Status s = CheckWritable(report); !s.ok()) return Fail(s, err);
   }
-  absl::StatusOr<v1::TuneResult> result = backend.Tune(TuneRequestFromFlags(flags), progress);
+  bool drew = false;
+  engine::TuneCurve curve;
+  engine::TuneProgressFn progress = [&](const v1::TuneProgress& p) {
+    curve.Add(p);
+    if (!flags.progress) return;
+    err << "\r\033[K" << TuneProgressText(p) << std::flush;
+    drew = true;
+  };
+  const v1::TuneRequest request = TuneRequestFromFlags(flags);
+  absl::StatusOr<v1::TuneResult> result = backend.Tune(request, progress);
   if (drew) err << "\r\033[K" << std::flush;
   if (!result.ok()) {
     // NotFound here is a --profile that does not exist.
     return Fail(result.status(), err, engine::NotFoundIs::kBadInput);
   }
   out << (flags.json ? base::ToJsonLine(*result) + "\n" : TuneResultText(*result));
+  if (report == "-") {
+    out << TuneReport(flags, request, *result, curve);
+  } else if (!report.empty()) {
+    if (absl::Status s = WriteTextFile(report, TuneReport(flags, request, *result, curve));
+        !s.ok()) {
+      return Fail(s, err);
+    }
+  }
   if (result->measurements_size() > 0 && !result->record().verified()) {
     err << "meshtune: no measured candidate verified; the result is the model's best (see "
            "measurements)\n";

@@ -8,6 +8,7 @@
 #define MESHTUNE_CLI_TUNE_CMD_H_
 
 #include <ostream>
+#include <string>
 
 #include "engine/backend.h"
 #include "engine/local_backend.h"
@@ -29,9 +30,12 @@ engine::LocalTuneSettings TuneSettingsFromFlags(const engine::TuneFlags& flags);
 // Exit status: 0 when a schedule was found (and, when measuring, verified); 2 on bad input (a
 // missing named profile included); 1 when there is no legal schedule, the tune failed, the daemon
 // cannot be reached, or no measured candidate verified (the result is then still printed,
-// with each measurement's error).
-int RunTune(const engine::TuneFlags& flags, engine::Backend& backend, std::ostream& out,
-            std::ostream& err);
+// with each measurement's error). With `report` (a path, or "-" for `out` after the
+// result), the tuning report (engine/report_html.h) of the winner is written there too: the
+// path is checked for writing before the tune (exit status 2 when it cannot be), and the
+// curve is the progress this process received.
+int RunTune(const engine::TuneFlags& flags, const std::string& report, engine::Backend& backend,
+            std::ostream& out, std::ostream& err);
 
 }  // namespace meshtune::cli
 

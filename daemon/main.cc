@@ -4,7 +4,12 @@
 //
 //   meshtuned [--listen 127.0.0.1:50051] [--db PATH] [--max-concurrent-tunes 1]
 //             [--log-level trace|debug|info|warn|error|critical|off] [--shutdown-grace-s 10]
+//             [--http HOST:PORT]
 //
+// With --http (off by default) it also serves read-only HTML pages (daemon/http_pages.h:
+// the records, each record's tuning report, the tunes in progress) on HOST:PORT — HOST
+// 127.0.0.1 when only :PORT or PORT is given — and prints "meshtuned http on
+// http://HOST:PORT/" once that listens.
 // Once it listens it prints "meshtuned listening on HOST:PORT" on stdout (the bound port:
 // --listen HOST:0 picks a free one; a port above 65535 or an address that is not HOST:PORT
 // is bad input). Logs go to stderr. SIGTERM or SIGINT stops it: health
@@ -27,9 +32,12 @@
 #include <thread>
 
 #include "CLI/CLI.hpp"
+#include "absl/strings/str_cat.h"
 #include "absl/synchronization/mutex.h"
 #include "absl/time/clock.h"
 #include "absl/time/time.h"
+#include "daemon/http_pages.h"
+#include "daemon/http_server.h"
 #include "daemon/tuner_service.h"
 #include "engine/exit_codes.h"
 #include "engine/flag_checks.h"
@@ -51,6 +59,7 @@ struct Flags {
   int max_concurrent_tunes = 1;
   std::string log_level = "info";
   double shutdown_grace_s = 10;
+  std::optional<HttpAddress> http;  // --http: the HTML pages' address
 };
 
 // "HOST:PORT" with the port actually bound.
@@ -87,6 +96,18 @@ std::optional<int> ParseFlags(int argc, char** argv, Flags& flags) {
   app.add_option("--shutdown-grace-s", flags.shutdown_grace_s,
                  "seconds calls and tunes get to end after SIGTERM/SIGINT")
       ->check(engine::NumberIn(0, 3600));
+  std::string http;
+  CLI::Option* http_opt =
+      app.add_option("--http", http,
+                     "also serve read-only HTML pages (records, reports, tunes) on HOST:PORT, "
+                     ":PORT or PORT (HOST 127.0.0.1 unless given; port 0: any free port); off by "
+                     "default")
+          ->check(CLI::Validator(
+              [](std::string& value) -> std::string {
+                const absl::StatusOr<HttpAddress> a = ParseHttpAddress(value);
+                return a.ok() ? "" : std::string(a.status().message());
+              },
+              "HOST:PORT"));
   app.failure_message(engine::ParseFailureMessage);
   try {
     app.parse(argc, argv);
@@ -94,6 +115,7 @@ std::optional<int> ParseFlags(int argc, char** argv, Flags& flags) {
     const int code = app.exit(e);
     return code == 0 ? engine::kExitOk : engine::kExitBadInput;
   }
+  if (http_opt->count() > 0) flags.http = *ParseHttpAddress(http);  // checked by the parser
   return std::nullopt;
 }
 
@@ -139,10 +161,28 @@ int Serve(const Flags& flags, storage::TuningDb* db) {
     return engine::kExitFailed;
   }
   server->GetHealthCheckService()->SetServingStatus(kServiceName, true);
+  const HttpPages pages(db, flags.db, [&service] { return service.ActiveTunes(); });
+  std::unique_ptr<HttpServer> http;
+  if (flags.http) {
+    absl::StatusOr<std::unique_ptr<HttpServer>> started = HttpServer::Start(*flags.http, &pages);
+    if (!started.ok()) {
+      spdlog::critical("{}", std::string(started.status().message()));
+      server->Shutdown();
+      return engine::kExitFailed;
+    }
+    http = *std::move(started);
+  }
   const std::string address = BoundAddress(flags.listen, port);
   spdlog::info("listening on {} (at most {} concurrent tunes)", address,
                flags.max_concurrent_tunes);
   std::cout << "meshtuned listening on " << address << std::endl;
+  if (http) {
+    const std::string host = flags.http->host.find(':') == std::string::npos
+                                 ? flags.http->host
+                                 : absl::StrCat("[", flags.http->host, "]");
+    spdlog::info("HTML pages on http://{}:{}/", host, http->port());
+    std::cout << "meshtuned http on http://" << host << ":" << http->port() << "/" << std::endl;
+  }
 
   std::thread stopper([&] {
     char received = 0;
@@ -162,6 +202,7 @@ int Serve(const Flags& flags, storage::TuningDb* db) {
   });
   server->Wait();
   stopper.join();
+  http.reset();  // before `pages` and `service` go
   server.reset();
   spdlog::debug("server released");
   return engine::kExitOk;  // `service` waits for its tune threads as it goes out of scope

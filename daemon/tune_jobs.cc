@@ -48,6 +48,11 @@ void TuneJob::Cancel() {
   cv_.notify_all();
 }
 
+TuneJob::Snapshot TuneJob::Snap() const {
+  std::lock_guard<std::mutex> lock(mu_);
+  return Snapshot{description_, progress_, subscribers_, result_.has_value()};
+}
+
 void TuneJob::Publish(const v1::TuneProgress& progress) {
   std::lock_guard<std::mutex> lock(mu_);
   progress_ = progress;
@@ -72,7 +77,8 @@ TuneJobs::~TuneJobs() {
 }
 
 absl::StatusOr<std::shared_ptr<TuneJob>> TuneJobs::Join(const std::string& key, TuneJobFn run,
-                                                        bool* shared) {
+                                                        bool* shared,
+                                                        const std::string& description) {
   std::lock_guard<std::mutex> lock(mu_);
   if (closed_) return absl::UnavailableError("the daemon is shutting down; no new tunes");
   ReapLocked();
@@ -83,7 +89,7 @@ absl::StatusOr<std::shared_ptr<TuneJob>> TuneJobs::Join(const std::string& key, 
     return it->second;
   }
   // No job, or one that is winding down after its last caller left: start afresh.
-  auto job = std::make_shared<TuneJob>(key);
+  auto job = std::make_shared<TuneJob>(key, description);
   job->Subscribe();
   jobs_[key] = job;
   auto worker = std::make_unique<Worker>();
@@ -153,6 +159,18 @@ bool TuneJobs::CancelAll(absl::Duration grace) {
   }
   ReapLocked();
   return done;
+}
+
+std::vector<TuneJob::Snapshot> TuneJobs::Snapshots() const {
+  std::lock_guard<std::mutex> lock(mu_);
+  std::vector<TuneJob::Snapshot> out;
+  for (const std::unique_ptr<Worker>& w : workers_) {  // in the order the jobs started
+    const auto it = jobs_.find(w->job->key());
+    if (it == jobs_.end() || it->second != w->job) continue;
+    TuneJob::Snapshot snap = w->job->Snap();
+    if (!snap.ended) out.push_back(std::move(snap));
+  }
+  return out;
 }
 
 int TuneJobs::active() const {

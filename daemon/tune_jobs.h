@@ -45,9 +45,21 @@ class TuneJob {
     std::optional<absl::StatusOr<v1::TuneResult>> result;  // set once the job has ended
   };
 
-  explicit TuneJob(std::string key) : key_(std::move(key)) {}
+  // What a status page shows of a job.
+  struct Snapshot {
+    std::string description;  // as given to TuneJobs::Join
+    v1::TuneProgress progress;
+    int callers = 0;     // subscribers waiting for it
+    bool ended = false;  // its result is in (it leaves the registry next)
+  };
+
+  explicit TuneJob(std::string key, std::string description = "")
+      : key_(std::move(key)), description_(std::move(description)) {}
 
   const std::string& key() const { return key_; }
+
+  // Its description, latest progress and callers, read consistently.
+  Snapshot Snap() const;
 
   // Blocks until the job has progress past `*seen` (then advances `*seen`), has ended, or
   // `timeout` has passed (then both fields are empty).
@@ -67,6 +79,7 @@ class TuneJob {
   void Finish(absl::StatusOr<v1::TuneResult> result);
 
   const std::string key_;
+  const std::string description_;
   std::atomic<bool> cancelled_{false};
   mutable std::mutex mu_;
   std::condition_variable cv_;
@@ -87,10 +100,15 @@ class TuneJobs {
   TuneJobs(const TuneJobs&) = delete;
   TuneJobs& operator=(const TuneJobs&) = delete;
 
-  // Subscribes the caller to the running job under `key`, or starts `run` as a new one.
-  // `*shared` tells which. Unavailable after CancelAll.
-  absl::StatusOr<std::shared_ptr<TuneJob>> Join(const std::string& key, TuneJobFn run,
-                                                bool* shared);
+  // Subscribes the caller to the running job under `key`, or starts `run` as a new one
+  // (described as `description` on status pages). `*shared` tells which. Unavailable after
+  // CancelAll.
+  absl::StatusOr<std::shared_ptr<TuneJob>> Join(const std::string& key, TuneJobFn run, bool* shared,
+                                                const std::string& description = "");
+
+  // The jobs running or queued, oldest first, as status pages show them (a job whose result
+  // is in is left out).
+  std::vector<TuneJob::Snapshot> Snapshots() const;
 
   // Cancels every job, refuses new ones from now on, and waits up to `grace` for the jobs'
   // threads to end. False when some job is still running at the deadline.

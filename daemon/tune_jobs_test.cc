@@ -106,6 +106,34 @@ TEST(TuneJobsTest, JobsBeyondTheLimitQueue) {
   EXPECT_EQ(second.runs.load(), 1);
 }
 
+TEST(TuneJobsTest, SnapshotsListRunningAndQueuedJobsOldestFirst) {
+  TuneJobs jobs(1);
+  FakeTune first, second;
+  bool shared = false;
+  std::shared_ptr<TuneJob> a = *jobs.Join("a", first.Fn(), &shared, "first tune");
+  std::shared_ptr<TuneJob> b = *jobs.Join("b", second.Fn(), &shared, "second tune");
+  std::shared_ptr<TuneJob> again = *jobs.Join("a", first.Fn(), &shared, "ignored: shared");
+  for (int i = 0; i < 1000 && first.runs.load() == 0; ++i)
+    std::this_thread::sleep_for(std::chrono::milliseconds(10));
+  int64_t seen = 0;
+  ASSERT_TRUE(b->Wait(&seen, absl::Seconds(10)).progress.has_value());  // queued, published
+  std::vector<TuneJob::Snapshot> snaps = jobs.Snapshots();
+  ASSERT_EQ(snaps.size(), 2u);
+  EXPECT_EQ(snaps[0].description, "first tune");
+  EXPECT_EQ(snaps[0].callers, 2);
+  EXPECT_EQ(snaps[0].progress.stage(), "search");
+  EXPECT_EQ(snaps[1].description, "second tune");
+  EXPECT_EQ(snaps[1].progress.stage(), "queued");
+  first.release = true;
+  second.release = true;
+  EXPECT_TRUE(WaitForEnd(*a).ok());
+  EXPECT_TRUE(WaitForEnd(*b).ok());
+  for (const TuneJob::Snapshot& s : jobs.Snapshots()) EXPECT_FALSE(s.ended);
+  for (int i = 0; i < 1000 && !jobs.Snapshots().empty(); ++i)
+    std::this_thread::sleep_for(std::chrono::milliseconds(5));
+  EXPECT_TRUE(jobs.Snapshots().empty());
+}
+
 TEST(TuneJobsTest, CancelAllEndsEveryJobAndRefusesNewOnes) {
   TuneJobs jobs(1);
   FakeTune running, queued;

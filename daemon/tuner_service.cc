@@ -161,6 +161,11 @@ grpc::Status TunerService::Tune(grpc::ServerContext* context, const v1::TuneRequ
     if (!workload.ok()) return workload.status();
     if (!warning.empty()) spdlog::warn("{}", warning);
     const std::string key = engine::TuneJobKey(workload->fingerprint, *options, *request);
+    const std::string description =
+        absl::StrCat(request->problem().expr(), " (", request->problem().extents(), ", ",
+                     request->problem().dtype().empty() ? "f32" : request->problem().dtype(),
+                     ") on ", workload->mesh, ", profile ", workload->profile,
+                     request->model_only() ? ", model only" : "");
     TuneJobFn run = [this, options = *std::move(options), workload = *std::move(workload),
                      request = *request,
                      warning](const std::function<bool()>& cancelled,
@@ -175,7 +180,8 @@ grpc::Status TunerService::Tune(grpc::ServerContext* context, const v1::TuneRequ
             absl::InternalError(absl::StrCat("internal error: ", e.what())));
       }
     };
-    absl::StatusOr<std::shared_ptr<TuneJob>> joined = jobs_.Join(key, std::move(run), &shared);
+    absl::StatusOr<std::shared_ptr<TuneJob>> joined =
+        jobs_.Join(key, std::move(run), &shared, description);
     if (!joined.ok()) return joined.status();
     job = *std::move(joined);
     return absl::OkStatus();

@@ -40,6 +40,9 @@ class TunerService final : public v1::Tuner::WithCallbackMethod_Lookup<v1::Tuner
   // (a measurement under MPI ends at its own timeout at the latest).
   bool Stop(absl::Duration grace);
 
+  // The tunes running or queued, oldest first (for meshtuned's HTTP status pages).
+  std::vector<TuneJob::Snapshot> ActiveTunes() const { return jobs_.Snapshots(); }
+
   grpc::Status Tune(grpc::ServerContext* context, const v1::TuneRequest* request,
                     grpc::ServerWriter<v1::TuneEvent>* writer) override;
   grpc::ServerUnaryReactor* Lookup(grpc::CallbackServerContext* context,

@@ -273,7 +273,7 @@ absl::StatusOr<v1::CodegenRequest> ResolveCodegenRequest(storage::TuningDb& db,
 }
 
 absl::Status StoreTuneResult(storage::TuningDb& db, const storage::Workload& w,
-                             v1::TuneResult* result) {
+                             v1::TuneResult* result, const v1::TuneSummary* summary) {
   v1::Record* record = result->mutable_record();
   storage::TuningRecord r;
   MT_ASSIGN_OR_RETURN(r.trace, storage::ToCanonicalTrace(w, record->trace().text()));
@@ -287,6 +287,7 @@ absl::Status StoreTuneResult(storage::TuningDb& db, const storage::Workload& w,
   const std::map<std::string, std::string> names = Renames(w, true);
   for (const std::string& p : record->patterns()) r.patterns.push_back(RenamePattern(p, names));
   r.tuner_version = storage::kTunerVersion;
+  if (summary != nullptr) r.summary = summary->SerializeAsString();
   r.created_unix_ms = std::chrono::duration_cast<std::chrono::milliseconds>(
                           std::chrono::system_clock::now().time_since_epoch())
                           .count();
@@ -299,6 +300,19 @@ absl::Status StoreTuneResult(storage::TuningDb& db, const storage::Workload& w,
   record->set_workload_mesh(w.mesh);
   result->set_stored(true);
   return absl::OkStatus();
+}
+
+absl::StatusOr<std::optional<v1::TuneSummary>> GetTuneSummary(storage::TuningDb& db, int64_t id) {
+  MT_ASSIGN_OR_RETURN(std::optional<storage::TuningRecord> record, db.Get(id));
+  if (!record.has_value())
+    return absl::NotFoundError(absl::StrCat("no tuning record with id ", id));
+  if (record->summary.empty()) return std::nullopt;
+  v1::TuneSummary summary;
+  if (!summary.ParseFromString(record->summary)) {
+    return absl::DataLossError(
+        absl::StrCat("the tune summary stored with record ", id, " does not parse"));
+  }
+  return summary;
 }
 
 }  // namespace meshtune::engine

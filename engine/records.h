@@ -10,6 +10,7 @@
 #define MESHTUNE_ENGINE_RECORDS_H_
 
 #include <cstdint>
+#include <optional>
 #include <string>
 
 #include "absl/status/statusor.h"
@@ -53,10 +54,16 @@ absl::StatusOr<v1::CodegenRequest> ResolveCodegenRequest(storage::TuningDb& db,
                                                          const v1::CodegenRequest& request);
 
 // Stores the winner of a tune of workload `w` (`result->record`, in the tuned problem's
-// names) and fills in the record's id, fingerprint, tuner version and time. Errors from the
-// database (or from translating the trace) are returned as they are.
+// names), with `summary` (how the tune went, for the tuning report) when non-null, and fills
+// in the record's id, fingerprint, tuner version and time. Errors from the database (or
+// from translating the trace) are returned as they are.
 absl::Status StoreTuneResult(storage::TuningDb& db, const storage::Workload& w,
-                             v1::TuneResult* result);
+                             v1::TuneResult* result, const v1::TuneSummary* summary = nullptr);
+
+// The summary stored with record `id` (storage::TuningRecord::summary); nullopt when the
+// record has none (it predates summaries). NotFound "no tuning record with id N" for an
+// unknown id; DataLoss when the stored bytes do not parse.
+absl::StatusOr<std::optional<v1::TuneSummary>> GetTuneSummary(storage::TuningDb& db, int64_t id);
 
 }  // namespace meshtune::engine
 

@@ -3,20 +3,36 @@
 #include "absl/strings/str_cat.h"
 #include "engine/records.h"
 #include "engine/tune_messages.h"
+#include "engine/tune_summary.h"
 
 namespace meshtune::engine {
+
+namespace {
+
+// Keeps the tuner's progress reports as the tuning curve.
+class CurveCallback : public search::SearchCallback {
+ public:
+  void OnProgress(const search::SearchProgress& p) override { curve.Add(ProgressMessage(p)); }
+  TuneCurve curve;
+};
+
+}  // namespace
 
 absl::StatusOr<v1::TuneResult> RunAndStoreTune(
     const search::TuneOptions& options, const storage::Workload& w, const v1::TuneRequest& request,
     search::Runner& runner, const std::vector<search::SearchCallback*>& callbacks,
     storage::TuningDb* db, std::string* store_error) {
-  absl::StatusOr<search::SearchResult> result = search::Tune(options, runner, callbacks);
+  CurveCallback curve;
+  std::vector<search::SearchCallback*> all = callbacks;
+  all.push_back(&curve);
+  absl::StatusOr<search::SearchResult> result = search::Tune(options, runner, all);
   if (!result.ok()) return result.status();
   if (options.cancelled && options.cancelled())
     return absl::CancelledError("the tune was cancelled");
   v1::TuneResult out = ResultMessage(*result, request);
   if (db != nullptr && (result->verified || result->measurements.empty())) {
-    const absl::Status stored = StoreTuneResult(*db, w, &out);
+    const v1::TuneSummary summary = TuneSummaryOf(out, request, curve.curve.points());
+    const absl::Status stored = StoreTuneResult(*db, w, &out, &summary);
     if (!stored.ok()) {
       out.set_stored(false);
       out.add_warnings(

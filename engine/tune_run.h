@@ -18,7 +18,9 @@ namespace meshtune::engine {
 
 // Runs search::Tune(options, runner, callbacks) for `request` (whose workload is `w`) and
 // returns the result message. The winner is stored in `db` (unless `db` is null) when it
-// verified or nothing was measured — a schedule whose measurements all failed is not
+// verified or nothing was measured, with a TuneSummary of the run (engine/tune_summary.h:
+// the curve of the tuner's progress reports, counts, measurements) — a schedule whose
+// measurements all failed is not
 // served from the cache; `stored` tells. A failure to store does not fail the tune: it is
 // described in `*store_error` (when non-null) and in the result's warnings, and `stored`
 // stays false. Errors are

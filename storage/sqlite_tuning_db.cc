@@ -71,15 +71,28 @@ ALTER TABLE records ADD COLUMN checked_extents TEXT NOT NULL DEFAULT '';
     R"sql(
 ALTER TABLE records ADD COLUMN machine TEXT NOT NULL DEFAULT '';
 )sql",
+    // 4: how the tune that wrote a record went, a serialized meshtune.v1.TuneSummary (the
+    // tuning report's curve, measurements and counts); NULL for records written before.
+    R"sql(
+ALTER TABLE records ADD COLUMN summary BLOB;
+)sql",
 };
 static_assert(sizeof(kMigrations) / sizeof(kMigrations[0]) == kTuningDbSchemaVersion,
               "one migration per schema version");
 
-constexpr char kSelectRecord[] =
-    "SELECT r.id, r.fingerprint, w.canonical, r.trace, r.mesh, r.predicted_s, r.measured_s, "
-    "r.verified, "
-    "r.patterns, r.tuner_version, r.created_unix_ms, r.checked, r.checked_extents, r.machine "
-    "FROM records r JOIN workloads w ON w.fingerprint = r.fingerprint";
+// The oldest schema a read-only connection reads: it selects NULL for the columns a newer
+// migration added (version 3 has no summary).
+constexpr int kOldestReadableSchemaVersion = 3;
+
+// The record query for a file of schema `version` (kOldestReadableSchemaVersion or newer).
+std::string SelectRecord(int64_t version) {
+  return absl::StrCat(
+      "SELECT r.id, r.fingerprint, w.canonical, r.trace, r.mesh, r.predicted_s, r.measured_s, "
+      "r.verified, r.patterns, r.tuner_version, r.created_unix_ms, r.checked, r.checked_extents, "
+      "r.machine, ",
+      version >= 4 ? "r.summary" : "NULL",
+      " FROM records r JOIN workloads w ON w.fingerprint = r.fingerprint");
+}
 
 // The status code for an SQLite result code.
 absl::StatusCode CodeOf(int rc) {
@@ -145,7 +158,7 @@ std::string ColumnText(sqlite3_stmt* s, int i) {
                      static_cast<size_t>(sqlite3_column_bytes(s, i)));
 }
 
-// The record in the current row of a kSelectRecord statement.
+// The record in the current row of a SelectRecord statement.
 TuningRecord ReadRecord(sqlite3_stmt* s) {
   TuningRecord r;
   r.id = sqlite3_column_int64(s, 0);
@@ -163,6 +176,11 @@ TuningRecord ReadRecord(sqlite3_stmt* s) {
   r.checked = ColumnText(s, 11);
   r.checked_extents = ColumnText(s, 12);
   r.machine = ColumnText(s, 13);
+  if (sqlite3_column_type(s, 14) != SQLITE_NULL) {
+    const void* blob = sqlite3_column_blob(s, 14);
+    r.summary.assign(static_cast<const char*>(blob),
+                     static_cast<size_t>(sqlite3_column_bytes(s, 14)));
+  }
   return r;
 }
 
@@ -311,7 +329,7 @@ class SqliteTuningDb : public TuningDb {
     return sqlite3_column_int64(s.get(), 0);
   }
 
-  // The record a kSelectRecord statement with bound parameters finds, if any.
+  // The record a SelectRecord statement with bound parameters finds, if any.
   absl::StatusOr<std::optional<TuningRecord>> One(sqlite3_stmt* s, absl::string_view what)
       ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_) {
     const int rc = sqlite3_step(s);
@@ -320,7 +338,7 @@ class SqliteTuningDb : public TuningDb {
     return ReadRecord(s);
   }
 
-  // Every record a kSelectRecord statement with bound parameters finds.
+  // Every record a SelectRecord statement with bound parameters finds.
   absl::StatusOr<std::vector<TuningRecord>> All(sqlite3_stmt* s, absl::string_view what)
       ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_) {
     std::vector<TuningRecord> out;
@@ -354,13 +372,13 @@ class SqliteTuningDb : public TuningDb {
             absl::StrCat("tuning database ", base::Excerpt(path_, base::kMaxPathExcerpt),
                          " holds no meshtune schema (an empty or another SQLite file)"));
       }
-      if (version < kTuningDbSchemaVersion) {
+      if (version < kOldestReadableSchemaVersion) {
         return absl::FailedPreconditionError(absl::StrCat(
             "tuning database ", base::Excerpt(path_, base::kMaxPathExcerpt), " has schema version ",
             version, "; a command that writes to it (tune, meshtuned) migrates it to ",
             kTuningDbSchemaVersion));
       }
-      return PrepareStatements();
+      return PrepareStatements(version);
     }
     {
       MT_ASSIGN_OR_RETURN(Statement wal, Prepare("PRAGMA journal_mode=WAL"));
@@ -375,10 +393,12 @@ class SqliteTuningDb : public TuningDb {
     MT_RETURN_IF_ERROR(
         Exec("PRAGMA synchronous=FULL; PRAGMA foreign_keys=ON", "set up the connection"));
     if (version < kTuningDbSchemaVersion) MT_RETURN_IF_ERROR(Migrate());
-    return PrepareStatements();
+    return PrepareStatements(kTuningDbSchemaVersion);
   }
 
-  absl::Status PrepareStatements() ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_) {
+  // The statements for a file of schema `version`.
+  absl::Status PrepareStatements(int64_t version) ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_) {
+    const std::string select_record = SelectRecord(version);
     const std::pair<Statement*, std::string> statements[] = {
         {&begin_, "BEGIN IMMEDIATE"},
         {&commit_, "COMMIT"},
@@ -387,11 +407,15 @@ class SqliteTuningDb : public TuningDb {
         {&insert_workload_,
          "INSERT INTO workloads (fingerprint, canonical, expr, extents, dtype, mesh, profile) "
          "VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7)"},
+        // A read-only connection to a version-3 file never inserts: its statement names
+        // only the columns the file has.
         {&insert_record_,
-         "INSERT INTO records (fingerprint, trace, mesh, predicted_s, measured_s, verified, "
-         "patterns, "
-         "tuner_version, created_unix_ms, checked, checked_extents, machine) VALUES (?1, ?2, ?3, "
-         "?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11, ?12)"},
+         absl::StrCat("INSERT INTO records (fingerprint, trace, mesh, predicted_s, measured_s, "
+                      "verified, patterns, tuner_version, created_unix_ms, checked, "
+                      "checked_extents, machine",
+                      version >= 4 ? ", summary" : "",
+                      ") VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11, ?12",
+                      version >= 4 ? ", ?13)" : ")")},
         // BetterRecord as SQL.
         {&select_best_id_,
          "SELECT id FROM records WHERE fingerprint = ?1 "
@@ -400,16 +424,16 @@ class SqliteTuningDb : public TuningDb {
         {&update_best_, "UPDATE workloads SET best_record_id = ?2 WHERE fingerprint = ?1"},
         {&best_,
          absl::StrCat(
-             kSelectRecord,
+             select_record,
              " WHERE r.id = (SELECT best_record_id FROM workloads WHERE fingerprint = ?1)")},
-        {&get_, absl::StrCat(kSelectRecord, " WHERE r.id = ?1")},
-        {&list_all_, absl::StrCat(kSelectRecord, " WHERE r.id > ?1 ORDER BY r.id LIMIT ?2")},
+        {&get_, absl::StrCat(select_record, " WHERE r.id = ?1")},
+        {&list_all_, absl::StrCat(select_record, " WHERE r.id > ?1 ORDER BY r.id LIMIT ?2")},
         {&list_workload_,
-         absl::StrCat(kSelectRecord,
+         absl::StrCat(select_record,
                       " WHERE r.fingerprint = ?3 AND r.id > ?1 ORDER BY r.id LIMIT ?2")},
         {&data_version_, "PRAGMA data_version"},
         {&same_structure_,
-         absl::StrCat(kSelectRecord,
+         absl::StrCat(select_record,
                       " WHERE r.id = w.best_record_id AND w.expr = ?1 AND w.dtype = ?2 AND "
                       "w.mesh = ?3 AND w.profile = ?4 AND w.fingerprint <> ?5 ORDER BY r.id")},
     };
@@ -488,6 +512,10 @@ class SqliteTuningDb : public TuningDb {
       BindText(s, 10, r.checked);
       BindText(s, 11, r.checked_extents);
       BindText(s, 12, r.machine);
+      if (!r.summary.empty()) {  // else NULL
+        sqlite3_bind_blob(s, 13, r.summary.data(), static_cast<int>(r.summary.size()),
+                          SQLITE_TRANSIENT);
+      }
       if (const int rc = sqlite3_step(s); rc != SQLITE_DONE) return Error(rc, "add a record");
       id = sqlite3_last_insert_rowid(db_);
     }

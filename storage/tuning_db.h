@@ -24,7 +24,7 @@ namespace meshtune::storage {
 
 inline constexpr char kTunerVersion[] = "meshtune 0.6";
 // The newest SQLite schema this code knows (PRAGMA user_version).
-inline constexpr int kTuningDbSchemaVersion = 3;
+inline constexpr int kTuningDbSchemaVersion = 4;
 // List returns at most this many records a call.
 inline constexpr int kMaxListLimit = 1000;
 
@@ -46,6 +46,10 @@ struct TuningRecord {
   // The machine fingerprint of the hardware profile it was tuned with (MachineFingerprint in
   // hardware_profile.h); "" when unknown (records from before meshtune 0.6).
   std::string machine;
+  // How the tune that wrote it went: a serialized meshtune.v1.TuneSummary (the tuning
+  // report's curve, measured candidates, counts); empty for records without one (written
+  // before schema version 4, imported from a wisdom file, or stored by a caller that has none).
+  std::string summary;
 };
 
 class TuningDb {
@@ -93,7 +97,8 @@ absl::StatusOr<std::unique_ptr<TuningDb>> OpenSqliteTuningDb(const std::string& 
 // Opens the existing SQLite database at `path` for reading only (SQLITE_OPEN_READONLY):
 // creates no file or directory, switches no journal, migrates nothing. NotFound "no
 // tuning database at PATH (...)" when there is no file; FailedPrecondition for a
-// directory, a file without meshtune's schema or an older schema; otherwise as
+// directory, a file without meshtune's schema or a schema older than 3 (a version-3 file is
+// read as it is, its records without summary); otherwise as
 // OpenSqliteTuningDb. Add fails (PermissionDenied) on the result.
 absl::StatusOr<std::unique_ptr<TuningDb>> OpenSqliteTuningDbReadOnly(const std::string& path);
 

@@ -415,6 +415,20 @@ TEST_P(TuningDbTest, AddGetBestList) {
   EXPECT_FALSE(db_->Get(-1)->has_value());
 }
 
+TEST_P(TuningDbTest, SummaryIsKeptWithItsRecord) {
+  const Workload w = MakeW();
+  TuningRecord with = Rec(0.3);
+  with.summary = std::string("\x08\x01\x00binary\xff", 10);
+  const int64_t a = Add(w, with);
+  const int64_t b = Add(w, Rec(0.2));
+  EXPECT_EQ((*db_->Get(a))->summary, with.summary);
+  EXPECT_EQ((*db_->Get(b))->summary, "");
+  absl::StatusOr<std::vector<TuningRecord>> list = db_->List(w.fingerprint, 10, 0);
+  ASSERT_TRUE(list.ok() && list->size() == 2) << list.status();
+  EXPECT_EQ((*list)[0].summary, with.summary);
+  EXPECT_EQ((*db_->Best(w.fingerprint))->summary, "");  // record b, the faster
+}
+
 TEST_P(TuningDbTest, GenerationMovesWithEveryAdd) {
   const absl::StatusOr<int64_t> g0 = db_->Generation();
   ASSERT_TRUE(g0.ok()) << g0.status();
@@ -661,7 +675,7 @@ TEST(SqliteTuningDbTest, RecordsPersistAcrossReopening) {
   EXPECT_EQ(QueryText(path, "PRAGMA integrity_check"), "ok");
   EXPECT_EQ(QueryText(path, "PRAGMA foreign_key_check"), "<no row>");
   EXPECT_EQ(QueryText(path, "PRAGMA journal_mode"), "wal");
-  EXPECT_EQ(QueryText(path, "PRAGMA user_version"), "3");
+  EXPECT_EQ(QueryText(path, "PRAGMA user_version"), "4");
   EXPECT_EQ(
       QueryText(path, "SELECT profile || ' ' || mesh || ' ' || best_record_id FROM workloads"),
       "default x=2,y=2 2");
@@ -688,6 +702,62 @@ TEST(SqliteTuningDbTest, CheckedRecordsPersistAndRankBeforeUncheckedOnes) {
   EXPECT_EQ((*best)->checked_extents, "k=4,m=4,n=4");
 }
 
+// The schema of meshtune 0.6 before summaries (version 3), with one record, as such a file
+// holds it.
+constexpr char kSchemaVersion3[] = R"sql(
+CREATE TABLE workloads (fingerprint TEXT PRIMARY KEY NOT NULL, canonical TEXT NOT NULL,
+  expr TEXT NOT NULL, extents TEXT NOT NULL, dtype TEXT NOT NULL, mesh TEXT NOT NULL,
+  profile TEXT NOT NULL, best_record_id INTEGER REFERENCES records(id));
+CREATE TABLE records (id INTEGER PRIMARY KEY AUTOINCREMENT,
+  fingerprint TEXT NOT NULL REFERENCES workloads(fingerprint), trace TEXT NOT NULL,
+  mesh TEXT NOT NULL, predicted_s REAL NOT NULL, measured_s REAL,
+  verified INTEGER NOT NULL CHECK (verified IN (0, 1)), patterns TEXT NOT NULL,
+  tuner_version TEXT NOT NULL, created_unix_ms INTEGER NOT NULL,
+  checked TEXT NOT NULL DEFAULT '', checked_extents TEXT NOT NULL DEFAULT '',
+  machine TEXT NOT NULL DEFAULT '');
+CREATE INDEX records_by_fingerprint ON records(fingerprint);
+PRAGMA user_version = 3;
+)sql";
+
+TEST(SqliteTuningDbTest, Version3FileIsReadAndMigratedKeepingItsRecordsWithoutSummary) {
+  const std::string path = TmpDir() + "/version3.db";
+  const Workload w = MakeW();
+  ExecSql(path, kSchemaVersion3);
+  ExecSql(path, absl::StrCat("INSERT INTO workloads VALUES ('", w.fingerprint, "', '", w.canonical,
+                             "', '", w.expr, "', '", w.extents, "', '", w.dtype, "', '", w.mesh,
+                             "', '", w.profile, "', 1); INSERT INTO records (fingerprint, trace, ",
+                             "mesh, predicted_s, verified, patterns, tuner_version, ",
+                             "created_unix_ms, checked) VALUES ('", w.fingerprint, "', '",
+                             kPummaCanonical, "', 'x=2,y=2', 0.5, 0, 'A: Shift', 'meshtune 0.6', ",
+                             "1700000000000, 'simulated');"));
+  {
+    // A reader leaves a version-3 file as it is and reads its records, without summary.
+    absl::StatusOr<std::unique_ptr<TuningDb>> reader = OpenSqliteTuningDbReadOnly(path);
+    ASSERT_TRUE(reader.ok()) << reader.status();
+    absl::StatusOr<std::optional<TuningRecord>> old = (*reader)->Get(1);
+    ASSERT_TRUE(old.ok() && old->has_value()) << old.status();
+    EXPECT_EQ((*old)->predicted_s, 0.5);
+    EXPECT_EQ((*old)->summary, "");
+    EXPECT_EQ(QueryText(path, "PRAGMA user_version"), "3");
+  }
+  absl::StatusOr<std::unique_ptr<TuningDb>> db = OpenSqliteTuningDb(path);
+  ASSERT_TRUE(db.ok()) << db.status();
+  EXPECT_EQ(QueryText(path, "PRAGMA user_version"), "4");
+  absl::StatusOr<std::optional<TuningRecord>> old = (*db)->Get(1);
+  ASSERT_TRUE(old.ok() && old->has_value()) << old.status();
+  EXPECT_EQ((*old)->trace, kPummaCanonical);
+  EXPECT_EQ((*old)->checked, "simulated");
+  EXPECT_EQ((*old)->summary, "");
+  EXPECT_EQ(QueryText(path, "SELECT summary IS NULL FROM records WHERE id = 1"), "1");
+  TuningRecord with = Rec(0.25);
+  with.checked = "simulated";
+  with.summary = std::string("\x0a\x00\xff summary bytes", 17);
+  absl::StatusOr<int64_t> id = (*db)->Add(w, with);
+  ASSERT_TRUE(id.ok()) << id.status();
+  EXPECT_EQ((*(*db)->Get(*id))->summary, with.summary);
+  EXPECT_EQ((*(*db)->Best(w.fingerprint))->id, *id);
+}
+
 TEST(SqliteTuningDbTest, NewerSchemaIsRejectedUntouched) {
   const std::string path = TmpDir() + "/future.db";
   ExecSql(path, "CREATE TABLE t (x); PRAGMA user_version = 7;");
@@ -695,7 +765,7 @@ TEST(SqliteTuningDbTest, NewerSchemaIsRejectedUntouched) {
   EXPECT_EQ(db.status().code(), absl::StatusCode::kFailedPrecondition);
   EXPECT_EQ(db.status().message(),
             "tuning database " + path +
-                " has schema version 7, but meshtune 0.6 knows versions up to 3; "
+                " has schema version 7, but meshtune 0.6 knows versions up to 4; "
                 "use a newer meshtune or another database file");
   EXPECT_EQ(QueryText(path, "PRAGMA user_version"), "7");
   EXPECT_EQ(QueryText(path, "PRAGMA journal_mode"), "delete");
@@ -763,7 +833,7 @@ TEST(SqliteTuningDbTest, ConcurrentOpensOfANewFileMigrateOnce) {
   }
   for (std::thread& t : threads) t.join();
   EXPECT_EQ(QueryText(path, "SELECT count(*) FROM records"), "6");
-  EXPECT_EQ(QueryText(path, "PRAGMA user_version"), "3");
+  EXPECT_EQ(QueryText(path, "PRAGMA user_version"), "4");
 }
 
 TEST(DefaultDbPathTest, FollowsXdgCacheHomeThenHome) {

@@ -314,7 +314,7 @@ std::vector<CliRow> CommandRows(const std::string& db) {
   };
   const std::vector<std::string> trace = {"--trace", kSumma};
   const std::string commands =
-      "explain, run, codegen, calibrate, fidelity, tune, lookup, records, batch, serve";
+      "explain, run, codegen, calibrate, fidelity, tune, lookup, records, report, batch, serve";
 
   // Commands.
   add("unknown command", mt, {"frobnicate"},
@@ -412,6 +412,15 @@ std::vector<CliRow> CommandRows(const std::string& db) {
       exact(2, "meshtune: --limit 0 is out of range: 1 to 1000\n"));
   add("records --id unknown", mt, {"records", "--db", db, "--id", "424242"},
       exact(1, "meshtune: no tuning record with id 424242\n"));
+  add("report of an unknown record", mt,
+      {"report", "424242", "-o", Dir("cache") + "/r.html", "--db", db},
+      exact(1, "meshtune: no tuning record with id 424242\n"));
+  add("report record not a number", mt, {"report", "one", "-o", Dir("cache") + "/r.html"},
+      exact(2,
+            "record: 'one' is not an integer; give an integer from 1 to 9223372036854775807\n"
+            "Run with --help for more information.\n"));
+  add("report to a directory", mt, {"report", "1", "-o", Dir("cache"), "--db", db},
+      exact(2, "meshtune: cannot open '" + Dir("cache") + "' for writing: Is a directory\n"));
   const std::string missing = Dir("cache") + "/nonexistent/dir/tuning.db";
   add("lookup with a mistyped --db", mt, Cat({"lookup"}, Cat(Problem(), {"--db", missing})),
       exact(1, "meshtune: no tuning database at " + missing +
@@ -465,6 +474,14 @@ std::vector<CliRow> CommandRows(const std::string& db) {
     add("meshtuned --listen " + listen, md, {"--listen", listen, "--db", db},
         exact(2,
               "--listen: '" + listen + "': " + why + "\nRun with --help for more information.\n"));
+  }
+  for (const auto& [http, why] : std::vector<std::pair<std::string, std::string>>{
+           {"127.0.0.1:70000", "port 70000 is out of range (0 to 65535; 0 picks a free port)"},
+           {"localhost", "the port 'localhost' is not a number"},
+           {"a b:1", "the host is not a name, an IPv4 address or a bracketed IPv6 address ([::1])"},
+           {"unix:/tmp/s", "the pages are served over TCP only; give HOST:PORT, :PORT or PORT"}}) {
+    add("meshtuned --http " + http, md, {"--http", http, "--db", db},
+        exact(2, "--http: '" + http + "': " + why + "\nRun with --help for more information.\n"));
   }
   add("--server port 0", mt, {"records", "--server", "127.0.0.1:0"},
       exact(2,

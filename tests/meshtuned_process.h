@@ -9,6 +9,7 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <chrono>
 #include <cstdlib>
 #include <string>
@@ -22,7 +23,8 @@ namespace meshtune::testing {
 // meshtuned started on 127.0.0.1:0 over the database `db`, its stderr written to
 // `err_path`, with MESHTUNE_HOME set to `home` when not empty and `extra` flags appended.
 // Its stdout stays open. The constructor waits (up to 60 s) for the "meshtuned listening on
-// HOST:PORT" line. The destructor stops a daemon still running: SIGTERM, then SIGKILL after 10 s.
+// HOST:PORT" line (and, with --http among `extra`, for the "meshtuned http on URL" line). The
+// destructor stops a daemon still running: SIGTERM, then SIGKILL after 10 s.
 class MeshtunedProcess {
  public:
   MeshtunedProcess(const std::string& db, const std::string& err_path, const std::string& home = "",
@@ -47,8 +49,10 @@ class MeshtunedProcess {
     }
     close(out[1]);
     std::string line;
+    const bool http = std::find(extra.begin(), extra.end(), "--http") != extra.end();
+    const auto lines = [&line] { return std::count(line.begin(), line.end(), '\n'); };
     const auto deadline = std::chrono::steady_clock::now() + std::chrono::seconds(60);
-    while (line.find('\n') == std::string::npos && std::chrono::steady_clock::now() < deadline) {
+    while (lines() < (http ? 2 : 1) && std::chrono::steady_clock::now() < deadline) {
       pollfd p{out[0], POLLIN, 0};
       if (poll(&p, 1, 200) <= 0) continue;
       char buf[256];
@@ -60,6 +64,11 @@ class MeshtunedProcess {
     const std::string prefix = "meshtuned listening on ";
     if (line.rfind(prefix, 0) == 0)
       address_ = line.substr(prefix.size(), line.find('\n') - prefix.size());
+    const std::string http_prefix = "\nmeshtuned http on ";
+    if (const size_t at = line.find(http_prefix); at != std::string::npos) {
+      const size_t from = at + http_prefix.size();
+      http_url_ = line.substr(from, line.find('\n', from) - from);
+    }
   }
 
   ~MeshtunedProcess() {
@@ -72,6 +81,8 @@ class MeshtunedProcess {
 
   // "127.0.0.1:PORT"; "" when the daemon did not come up.
   const std::string& address() const { return address_; }
+  // With --http: "http://127.0.0.1:PORT/"; "" otherwise or when it did not come up.
+  const std::string& http_url() const { return http_url_; }
   // What the daemon wrote on stderr so far.
   std::string log() const { return ReadFile(err_); }
 
@@ -101,7 +112,7 @@ class MeshtunedProcess {
   }
 
  private:
-  std::string err_, address_;
+  std::string err_, address_, http_url_;
   pid_t pid_ = -1;
   int out_ = -1;
 };

@@ -7,7 +7,8 @@ packages=(
   bazel-bootstrap g++ libisl-dev libabsl-dev libprotobuf-dev protobuf-compiler
   libgrpc++-dev protobuf-compiler-grpc libspdlog-dev libsqlite3-dev
   libopenmpi-dev openmpi-bin libopenblas-dev libscalapack-openmpi-dev libgtest-dev libbenchmark-dev
-  libcli11-dev clang-format cmake
+  libcli11-dev clang-format cmake libcpp-httplib-dev
+  chromium chromium-driver python3-selenium
 )
 
 missing=()

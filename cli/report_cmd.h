@@ -1,0 +1,26 @@
+// `meshtune report RECORD -o FILE`: the tuning report (engine/report_html.h) of a stored
+// record, as one self-contained HTML file.
+#ifndef MESHTUNE_CLI_REPORT_CMD_H_
+#define MESHTUNE_CLI_REPORT_CMD_H_
+
+#include <cstdint>
+#include <ostream>
+#include <string>
+
+namespace meshtune::cli {
+
+struct ReportFlags {
+  int64_t record = 0;  // the record id, as `meshtune records` lists it
+  std::string output;  // the HTML file; "-" for standard output
+  std::string db;      // the tuning database, opened read-only
+};
+
+// Writes the report of `flags.record` from `flags.db` to `flags.output` (to `out` for "-").
+// The output path is checked for writing before the database is read. Exit status: 0 when
+// written; 2 for an output that cannot be written; 1 for an unknown record ("no tuning
+// record with id N"), a missing database, or a failed write ("meshtune: MESSAGE" on `err`).
+int RunReport(const ReportFlags& flags, std::ostream& out, std::ostream& err);
+
+}  // namespace meshtune::cli
+
+#endif  // MESHTUNE_CLI_REPORT_CMD_H_

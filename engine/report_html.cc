@@ -1,0 +1,291 @@
+#include "engine/report_html.h"
+
+#include <algorithm>
+#include <vector>
+
+#include "absl/strings/str_cat.h"
+#include "absl/strings/str_format.h"
+#include "absl/strings/str_join.h"
+#include "absl/time/time.h"
+#include "base/status_macros.h"
+#include "codegen/pseudocode.h"
+#include "engine/curve_svg.h"
+#include "engine/explain.h"
+#include "engine/html_page.h"
+#include "engine/records.h"
+#include "engine/scatter_svg.h"
+#include "engine/sharding_svg.h"
+#include "engine/tune_options.h"
+#include "ir/problem.h"
+#include "search/cost_model.h"
+#include "search/lower_bound.h"
+#include "storage/hardware_profile.h"
+
+namespace meshtune::engine {
+
+namespace {
+
+constexpr char kNoSummary[] =
+    "This record predates tune summaries (written before tuning database schema 4, imported "
+    "from a wisdom file, or stored without one): the tune's %s was not kept.";
+
+std::string Seconds(double s) { return absl::StrFormat("%.6g s", s); }
+
+std::string Row(const std::string& key, const std::string& value_html) {
+  return absl::StrCat("<tr><th>", HtmlEscape(key), "</th><td>", value_html, "</td></tr>\n");
+}
+
+std::string Missing(const char* what) {
+  return absl::StrCat("<p class=\"missing\">", HtmlEscape(absl::StrFormat(kNoSummary, what)),
+                      "</p>\n");
+}
+
+std::string ProblemSection(const ReportInput& in) {
+  const v1::Record& r = in.record;
+  std::string rows =
+      Row("problem", absl::StrCat("<code>", HtmlEscape(r.problem().expr()), "</code>"));
+  absl::StrAppend(
+      &rows, Row("extents", HtmlEscape(r.problem().extents())),
+      Row("dtype", HtmlEscape(r.problem().dtype().empty() ? "f32" : r.problem().dtype())),
+      Row("mesh", HtmlEscape(r.mesh())));
+  const std::string asked = in.summary ? in.summary->mesh() : r.workload_mesh();
+  if (!asked.empty()) absl::StrAppend(&rows, Row("tuned for", HtmlEscape(asked)));
+  absl::StrAppend(&rows, Row("profile", HtmlEscape(r.profile().empty() ? "default" : r.profile())),
+                  Row("record", HtmlEscape(in.origin)));
+  if (r.created_unix_ms() > 0) {
+    absl::StrAppend(
+        &rows, Row("created", HtmlEscape(absl::FormatTime("%Y-%m-%d %H:%M:%S UTC",
+                                                          absl::FromUnixMillis(r.created_unix_ms()),
+                                                          absl::UTCTimeZone()))));
+  }
+  if (!r.tuner_version().empty())
+    absl::StrAppend(&rows, Row("tuned by", HtmlEscape(r.tuner_version())));
+  if (!r.machine().empty()) absl::StrAppend(&rows, Row("machine", HtmlEscape(r.machine())));
+  return absl::StrCat("<section id=\"problem\">\n<h2>Problem and mesh</h2>\n<table>\n", rows,
+                      "</table>\n</section>\n");
+}
+
+// The winner's facts, trace, pseudo-code and cost per transfer (from `program` and `cost`).
+std::string WinnerSection(const ReportInput& in, const absl::StatusOr<codegen::Program>& program,
+                          const search::CostReport* cost) {
+  const v1::Record& r = in.record;
+  std::string rows = Row("predicted at tune time", Seconds(r.predicted_s()));
+  absl::StrAppend(
+      &rows, Row("measured",
+                 r.has_measured_s()
+                     ? HtmlEscape(absl::StrCat(Seconds(r.measured_s()),
+                                               r.verified() ? " (verified)" : " (not verified)"))
+                     : "-"));
+  absl::StrAppend(&rows, Row("checked", HtmlEscape(r.checked().empty() ? "-" : r.checked())));
+  std::string out = absl::StrCat("<section id=\"winner\">\n<h2>Winner</h2>\n<table>\n", rows,
+                                 "</table>\n<h3>Trace</h3>\n<pre id=\"trace\">",
+                                 HtmlEscape(r.trace().text()), "</pre>\n");
+  if (!program.ok()) {
+    absl::StrAppend(&out, "<p class=\"note\" id=\"lowering-error\">The trace does not lower: ",
+                    HtmlEscape(std::string(program.status().message())), "</p>\n</section>\n");
+    return out;
+  }
+  absl::StrAppend(&out, "<h3>Program (every rank)</h3>\n<pre id=\"pseudocode\">",
+                  HtmlEscape(codegen::PseudoCode(*program)), "</pre>\n");
+  absl::StrAppend(&out, "<h3>Cost per transfer</h3>\n<p class=\"note\">",
+                  HtmlEscape(in.params_note), "</p>\n<table id=\"transfers\">\n",
+                  "<tr><th>tensor</th><th>loop</th><th>pattern</th><th>prefetched</th>"
+                  "<th>messages</th><th>bytes</th><th>seconds</th><th>share</th></tr>\n");
+  for (const search::TransferCost& t : cost->transfers) {
+    absl::StrAppendFormat(
+        &out,
+        "<tr class=\"transfer\"><td>%s</td><td>%s</td><td>%s</td><td>%s</td><td "
+        "class=\"num\">%d</td><td class=\"num\">%d</td><td class=\"num\">%.4g</td><td "
+        "class=\"num\">%.1f%%</td></tr>\n",
+        HtmlEscape(t.tensor), HtmlEscape(t.loop), HtmlEscape(t.pattern.ToString()),
+        t.prefetch ? "yes" : "no", t.messages, t.bytes, t.seconds,
+        cost->seconds > 0 ? 100 * t.seconds / cost->seconds : 0.0);
+  }
+  absl::StrAppendFormat(&out,
+                        "</table>\n<p>On the critical rank (%d): compute %.4g s, communication "
+                        "%.4g s, hidden by overlap %.4g s; total <span id=\"costed-total\">%.6g"
+                        "</span> s. Counts are what the critical rank receives over the "
+                        "whole program.</p>\n</section>\n",
+                        cost->critical_rank, cost->compute_seconds, cost->comm_seconds,
+                        cost->overlap_seconds, cost->seconds);
+  return out;
+}
+
+std::string ShardingSection(const absl::StatusOr<codegen::Program>& program) {
+  std::string out = "<section id=\"sharding\">\n<h2>Sharding on the mesh</h2>\n";
+  if (!program.ok()) {
+    return absl::StrCat(out, "<p class=\"note\">Not drawn: the trace does not lower.</p>\n",
+                        "</section>\n");
+  }
+  absl::StrAppend(&out,
+                  "<p>Which block of each tensor every rank holds at the start (global index "
+                  "ranges, half-open). Ranks holding the same block share a colour.</p>\n");
+  for (const codegen::TensorInfo& t : program->tensors) {
+    absl::StrAppend(&out, "<h3>", HtmlEscape(t.name), "[", HtmlEscape(absl::StrJoin(t.dims, ",")),
+                    "]", t.is_output ? " (output)" : "", "</h3>\n",
+                    ShardingSvg(t, program->axis_names, program->axis_sizes));
+  }
+  return absl::StrCat(out, "</section>\n");
+}
+
+std::string CurveSection(const ReportInput& in) {
+  std::string out = "<section id=\"curve\">\n<h2>Tuning curve</h2>\n";
+  if (!in.summary) return absl::StrCat(out, Missing("progress curve"), "</section>\n");
+  const std::vector<v1::CurvePoint> points(in.summary->curve().begin(), in.summary->curve().end());
+  const auto with = [&](bool (v1::CurvePoint::*has)() const) {
+    return std::count_if(points.begin(), points.end(),
+                         [&](const v1::CurvePoint& p) { return (p.*has)(); });
+  };
+  absl::StrAppendFormat(&out,
+                        "<p>The best predicted and best measured time against evaluations, "
+                        "from <span id=\"curve-points\">%d</span> progress reports (<span "
+                        "id=\"curve-points-predicted\">%d</span> with a best predicted time, "
+                        "<span id=\"curve-points-measured\">%d</span> with a best measured "
+                        "one; %s search, %.3g s).</p>\n",
+                        points.size(), with(&v1::CurvePoint::has_best_predicted_s),
+                        with(&v1::CurvePoint::has_best_measured_s),
+                        HtmlEscape(in.summary->strategy()), in.summary->seconds());
+  return absl::StrCat(out, CurveSvg(points), "</section>\n");
+}
+
+std::string MeasuredSection(const ReportInput& in) {
+  std::string out = "<section id=\"measured\">\n<h2>Predicted against measured</h2>\n";
+  if (!in.summary) return absl::StrCat(out, Missing("measured candidates"), "</section>\n");
+  if (in.summary->measurements().empty()) {
+    return absl::StrCat(out, "<p class=\"note\">Nothing was measured (a model-only tune).</p>\n",
+                        "</section>\n");
+  }
+  std::vector<ScatterPoint> points;
+  std::string rows;
+  for (const v1::MeasuredCandidate& m : in.summary->measurements()) {
+    const std::string patterns = m.patterns().empty() ? "none" : absl::StrJoin(m.patterns(), "; ");
+    const bool ok = m.verified() && m.has_measured_s();
+    if (ok) points.push_back({m.predicted_s(), m.measured_s(), patterns, m.family()});
+    absl::StrAppend(&rows, "<tr class=\"measurement\"><td class=\"num\">",
+                    absl::StrFormat("%.4g", m.predicted_s()), "</td><td class=\"num\">",
+                    ok ? absl::StrFormat("%.4g", m.measured_s()) : "-", "</td><td>",
+                    HtmlEscape(ok ? "verified" : absl::StrCat("failed: ", m.error())), "</td><td>",
+                    HtmlEscape(m.family()), "</td></tr>\n");
+  }
+  absl::StrAppend(&out,
+                  ScatterSvg(points, {"measured candidates", "predicted s", "measured s", true}),
+                  "<table id=\"measurements\">\n<tr><th>predicted s</th><th>measured s</th>"
+                  "<th>outcome</th><th>family</th></tr>\n",
+                  rows, "</table>\n</section>\n");
+  return out;
+}
+
+std::string LowerBoundSection(const ReportInput& in, const search::CostReport* cost) {
+  std::string out = "<section id=\"lower-bound\">\n<h2>Gap to the lower bound</h2>\n";
+  absl::StatusOr<ir::Problem> problem = ir::ParseProblem(
+      in.record.problem().expr(), in.record.problem().extents(), in.record.problem().dtype());
+  absl::StatusOr<ir::Mesh> mesh = ir::ParseMesh(in.record.mesh());
+  std::optional<double> bound;
+  if (problem.ok() && mesh.ok()) bound = search::MatmulCommLowerBound(*problem, mesh->Ranks());
+  if (!bound || cost == nullptr) {
+    absl::StrAppend(&out,
+                    "<p class=\"note\">No lower bound: it is known for problems of "
+                    "matmul form on more than one rank, with a trace that lowers.</p>\n");
+  } else {
+    absl::StrAppendFormat(&out,
+                          "<table>\n<tr><th>words received per rank (most)</th><td "
+                          "class=\"num\">%d</td></tr>\n<tr><th>lower bound</th><td "
+                          "class=\"num\">%.6g</td></tr>\n<tr><th>ratio</th><td class=\"num\" "
+                          "id=\"lower-bound-ratio\">%.3f</td></tr>\n</table>\n",
+                          cost->comm_words_per_rank, *bound,
+                          static_cast<double>(cost->comm_words_per_rank) / *bound);
+  }
+  if (in.summary && in.summary->has_lower_bound_ratio()) {
+    absl::StrAppendFormat(&out, "<p>At tune time: %.3f times the lower bound.</p>\n",
+                          in.summary->lower_bound_ratio());
+  }
+  return absl::StrCat(out, "</section>\n");
+}
+
+std::string PruningSection(const ReportInput& in) {
+  std::string out = "<section id=\"pruning\">\n<h2>Search space and pruning</h2>\n";
+  if (!in.summary) return absl::StrCat(out, Missing("counts"), "</section>\n");
+  const v1::TuneSummary& s = *in.summary;
+  const char* est = s.legal_estimated() ? " (estimated)" : "";
+  std::vector<std::pair<std::string, int64_t>> pruned(s.pruned().begin(), s.pruned().end());
+  std::sort(pruned.begin(), pruned.end(), [](const auto& a, const auto& b) {
+    return a.second != b.second ? a.second > b.second : a.first < b.first;
+  });
+  absl::StrAppendFormat(&out,
+                        "<table id=\"space-counts\">\n<tr><th>candidates</th><td "
+                        "class=\"num\">%d</td></tr>\n<tr><th>legal%s</th><td "
+                        "class=\"num\">%d</td></tr>\n<tr><th>costed</th><td "
+                        "class=\"num\">%d</td></tr>\n<tr><th>duplicates</th><td "
+                        "class=\"num\">%d</td></tr>\n<tr><th>bounded</th><td "
+                        "class=\"num\">%d</td></tr>\n</table>\n",
+                        s.enumerated(), est, s.legal(), s.costed(), s.duplicates(), s.bounded());
+  absl::StrAppendFormat(&out, "<h3>Pruned by reason%s</h3>\n<table id=\"pruned\">\n", est);
+  absl::StrAppend(&out, "<tr><th>reason</th><th>points</th></tr>\n");
+  for (const auto& [reason, n] : pruned) {
+    absl::StrAppendFormat(&out,
+                          "<tr class=\"pruned-reason\"><td><code>%s</code></td><td "
+                          "class=\"num\">%d</td></tr>\n",
+                          HtmlEscape(reason), n);
+  }
+  return absl::StrCat(out, "</table>\n</section>\n");
+}
+
+}  // namespace
+
+std::string ReportHtml(const ReportInput& in) {
+  v1::Mesh mesh;
+  mesh.set_axes(in.record.mesh());
+  const absl::StatusOr<codegen::Program> program =
+      LowerTrace(in.record.problem(), mesh, in.record.trace());
+  std::optional<search::CostReport> cost;
+  // As the tuner costs a mesh: gamma scaled to how its ranks share a node's cores.
+  if (program.ok())
+    cost = search::EstimateCost(*program, search::ForRanks(in.params, program->Ranks()));
+  const search::CostReport* c = cost ? &*cost : nullptr;
+  const std::string title =
+      absl::StrCat("meshtune report: ", in.record.problem().expr(), " on ", in.record.mesh());
+  std::string body =
+      absl::StrCat(in.header_html, "<h1 id=\"title\">", HtmlEscape(title), "</h1>\n");
+  absl::StrAppend(&body, ProblemSection(in), WinnerSection(in, program, c),
+                  ShardingSection(program), CurveSection(in), MeasuredSection(in),
+                  LowerBoundSection(in, c), PruningSection(in));
+  return HtmlDocument(title, body);
+}
+
+search::CostParams ReportCostParams(const std::string& profile, std::string* note) {
+  const std::string name = profile.empty() ? "default" : profile;
+  absl::StatusOr<v1::HardwareProfile> loaded = storage::LoadProfile(name);
+  if (loaded.ok()) {
+    *note = absl::StrCat("Costed with the hardware profile \"", name, "\" of this machine.");
+    return storage::ToCostParams(*loaded);
+  }
+  *note = absl::StrCat("Costed with built-in machine numbers: the hardware profile \"", name, "\" ",
+                       absl::IsNotFound(loaded.status())
+                           ? "does not exist here"
+                           : absl::StrCat("cannot be read (", loaded.status().message(), ")"),
+                       " (meshtune calibrate measures one).");
+  return BuiltinCostParams();
+}
+
+absl::StatusOr<std::string> RecordReportHtml(storage::TuningDb& db, int64_t id,
+                                             const std::string& header_html) {
+  MT_ASSIGN_OR_RETURN(std::optional<v1::TuneSummary> summary, GetTuneSummary(db, id));
+  v1::GetRecordRequest get;
+  get.set_id(id);
+  if (summary) *get.mutable_problem() = summary->problem();
+  absl::StatusOr<v1::Record> record = GetRecord(db, get);
+  if (!record.ok() && summary) {  // the summary's names do not fit: canonical names instead
+    get.clear_problem();
+    record = GetRecord(db, get);
+  }
+  if (!record.ok()) return record.status();
+  ReportInput in;
+  in.record = *std::move(record);
+  in.summary = std::move(summary);
+  in.params = ReportCostParams(in.record.profile(), &in.params_note);
+  in.origin = absl::StrCat("record ", id);
+  in.header_html = header_html;
+  return ReportHtml(in);
+}
+
+}  // namespace meshtune::engine
