@@ -35,7 +35,7 @@
 //   GEMM tiles one m x n x k GEMM (C += A B) for every m, n, k of --tile-grid, repeated
 //              until it has run at least --tile-ms, on as many ranks of each node at once as
 //              it has cores (the others sleep: a rank with a core to itself); sample
-//              "gemm_tile": the slowest rank's seconds per call, the fastest of 5 such runs.
+//              "gemm_tile": the slowest rank's seconds per call, the median of 5 such runs.
 //   memory     every rank at once: a box of half the columns of a row-major matrix packed
 //              into a dense buffer ("copy") and a buffer added into another ("add"), at 256
 //              KiB .. 16 MiB; medians of the slowest rank's times.
@@ -351,8 +351,8 @@ double TimeGemmCalls(int m, int n, int k, int calls, std::vector<T>& a, std::vec
   return (MPI_Wtime() - t0) / calls;
 }
 
-// Per shape of the grid (m, n, k ascending, k fastest), the fastest of 5 runs of the slowest
-// rank's seconds per call (a tile's own speed: the machine's noise only slows runs down), the
+// Per shape of the grid (m, n, k ascending, k fastest), the median of 5 runs of the slowest
+// rank's seconds per call, the
 // `active` ranks at once while the others sleep (on rank 0; empty elsewhere).
 template <typename T>
 std::vector<double> TimeGemmTiles(const std::vector<int>& grid, double min_seconds, bool active) {
@@ -378,7 +378,7 @@ std::vector<double> TimeGemmTiles(const std::vector<int>& grid, double min_secon
         }
         SleepyBarrier(MPI_COMM_WORLD);
         const std::vector<double> slowest = MaxOverRanks(local, MPI_COMM_WORLD);
-        if (!slowest.empty()) out.push_back(*std::min_element(slowest.begin(), slowest.end()));
+        if (!slowest.empty()) out.push_back(Median(slowest));
       }
     }
   }
