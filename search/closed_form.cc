@@ -143,9 +143,10 @@ absl::StatusOr<std::vector<Expr>> Owner(const Computation& c, const std::string&
   for (size_t a = 0; a < na; ++a) {
     if (s == nullptr || s->replicated_axes[a]) src[a] = Expr::Var(mesh.axes[a].name);
   }
-  // target(source coordinates) == block index of the origin, one equation per shard target.
+  // target(source coordinates) == block index of the origin, one equation per shard target
+  // (none for a tensor without a sharding: whole on every rank, read from the rank itself).
   std::vector<std::pair<const ir::AxisExpr*, Expr>> equations;
-  for (size_t d = 0; d < s->blocks.size(); ++d) {
+  for (size_t d = 0; s != nullptr && d < s->blocks.size(); ++d) {
     int64_t outer = c.problem().Shape(tensor)[d];
     for (const auto& [block, target] : s->blocks[d]) {
       Expr index = FloorDivBy(origin[d], block);

@@ -27,6 +27,7 @@ using codegen::StmtPtr;
 
 struct Case {
   std::string expr, extents, mesh;
+  bool replication = false;  // SpaceOptions::allow_replication
 };
 
 // Compares the statement trees `a` (isl) and `b` (closed form) in step, every For iterated,
@@ -234,8 +235,10 @@ TEST_P(ClosedFormTest, EqualsIslOnEveryLegalPoint) {
   params.add = 4e-11;
   params.gemm = TestGemmTable();
   params.collectives = TestCollectives();
+  SpaceOptions space;
+  space.allow_replication = k.replication;
   absl::StatusOr<std::unique_ptr<Explorer>> explorer =
-      Explorer::Create(*problem, {*mesh}, {}, params);
+      Explorer::Create(*problem, {*mesh}, space, params);
   ASSERT_TRUE(explorer.ok()) << explorer.status();
   Evaluator& ev = (*explorer)->evaluator(0);
   ClosedFormLowering closed;
@@ -296,8 +299,11 @@ INSTANTIATE_TEST_SUITE_P(
                       Case{"A[i,r] = B[i,j,k] * C[j,r] * D[k,r]", "i=2,j=4,k=2,r=2", "x=2"},
                       Case{"A[i,r] = B[i,j,k] * C[j,r] * D[k,r]", "i=2,j=2,k=2,r=4", "x=2,y=2"},
                       Case{"A[i,r] = B[i,j,k] * C[j,r] * D[k,r]", "i=6,j=2,k=3,r=6", "x=2,y=3"},
-                      Case{"A[i,r] = B[i,j,k] * C[j,r] * D[k,r]", "i=2,j=2,k=2,r=4",
-                           "x=2,y=2,z=2"}));
+                      Case{"A[i,r] = B[i,j,k] * C[j,r] * D[k,r]", "i=2,j=2,k=2,r=4", "x=2,y=2,z=2"},
+                      // Tensors replicated along axes, or whole on every rank (no shard).
+                      Case{"C[m,n] += A[m,k] * B[k,n]", "m=8,n=4,k=8", "x=2", true},
+                      Case{"C[m,n] += A[m,k] * B[k,n]", "m=4,n=4,k=4", "x=2,y=2", true},
+                      Case{"C[m,n] += A[m,k] * B[k,n]", "m=4,n=4,k=4", "x=2,y=2,z=2", true}));
 #else
 // The wider sweep (//search:closed_form_wide_test, run by hand: about 16 minutes on one
 // core): the same problems at larger extents, 4 million legal points in the largest space.
