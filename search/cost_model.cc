@@ -682,14 +682,16 @@ class CostWalker {
         const int axis = t.pattern.axes.empty() ? 0 : t.pattern.axes[0];
         const bool self = p_.axis_sizes.empty() || t.pattern.shift % p_.axis_sizes[axis] == 0;
         if (self) return;
-        // The first ring step sends the data the fetch left in place: a box of the shard,
-        // packed first when it is not contiguous there.
+        // The first ring step sends the data the fetch left in place, a box of the shard,
+        // packed first when it is not contiguous there: charged with the fetch, once for
+        // the ring (the first iteration is costed on its own; later ones stand for many).
         const double pack = Contiguous(t.src.size, LocalShape(t.tensor)) ? 0 : params_.copy * w;
         for (int64_t r = 0; r < n; ++r) {
-          if (first[r]) continue;
-          const bool second = time != nullptr && (*time)[r] == 1;
-          Charge(tally, r, params_.alpha + params_.beta * w + (second ? pack : 0), elements, 1,
-                 times);
+          if (first[r]) {
+            if (pack > 0 && time != nullptr) Charge(tally, r, pack, 0, 0, times);
+            continue;
+          }
+          Charge(tally, r, params_.alpha + params_.beta * w, elements, 1, times);
         }
         return;
       }

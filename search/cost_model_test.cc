@@ -500,6 +500,37 @@ TEST(CostModelTest, BroadcastRootsPackBoxesThatAreNotContiguous) {
   }
 }
 
+// A ring over y (size 4) turned by a loop of 4 steps, of an 8 x 4 box of A's 8 x 8 shard:
+// not contiguous there, so the data the first fetch leaves in place is packed before the
+// first ring step, once for the ring, not at every step.
+TEST(CostModelTest, ARingPacksANonContiguousBoxOnce) {
+  Program p =
+      OneTransfer({Kind::kShift, {1}, 1},
+                  {Expr::Var("x"),
+                   Expr::Make(Expr::Op::kMod, {Expr::Var("y") + Expr::Var("ko"), Expr::Const(4)})});
+  codegen::TensorInfo a;
+  a.name = "A";
+  a.shape = {8, 32};
+  a.local_shape = {8, 8};
+  p.tensors = {a};
+  codegen::Transfer t =
+      std::get<codegen::Transfer>(std::get<codegen::Block>(p.body->node).body[0]->node);
+  t.time_loop = "ko";
+  t.global.size = t.src.size = {8, 4};
+  p.body = codegen::MakeStmt(codegen::For{"ko", Expr::Const(0), 4, codegen::MakeStmt(t)});
+  CostParams c = CommOnly();
+  const double plain = EstimateCost(p, c).seconds;
+  c.copy = 1e-9;
+  ExpectRel(EstimateCost(p, c).seconds - plain, 1e-9 * 8 * 4 * 4, 1e-9);
+  // A whole row block is contiguous: nothing to pack.
+  t.global.size = t.src.size = {4, 8};
+  p.body = codegen::MakeStmt(codegen::For{"ko", Expr::Const(0), 4, codegen::MakeStmt(t)});
+  c.copy = 0;
+  const double rows = EstimateCost(p, c).seconds;
+  c.copy = 1e-9;
+  ExpectRel(EstimateCost(p, c).seconds, rows);
+}
+
 // ForRanks scales the memory passes as it scales gamma (against the calibration's load);
 // the GEMM rates, measured with a core to each rank, by the run's own load.
 TEST(ForRanksTest, MemoryPassesScaleLikeGammaAndGemmRatesShareTheCores) {
