@@ -85,10 +85,27 @@ TEST_F(CalibrateCliTest, QuickCalibrationStoresAProfileThatLoads) {
       EXPECT_EQ(s.bytes(), 1 << 20);
     }
   }
-  const std::map<std::string, int> expected = {
-      {"pingpong", 18}, {"shift", 18},       {"bcast", 18},  // 8 B to 1 MiB, doubling
-      {"gemm", 1},      {"overlap_gemm", 1}, {"overlap_shift", 1}, {"overlap_both", 1}};
+  std::map<std::string, int> expected = {
+      {"pingpong", 18},    {"shift", 18},       {"bcast", 18},  // 8 B to 1 MiB, doubling
+      {"gemm", 1},         {"overlap_gemm", 1}, {"overlap_shift", 1},
+      {"overlap_both", 1}, {"gemm_tile", 27},  // --quick's grid 1, 64, 512 in each of m, n, k
+      {"copy", 4},         {"add", 4}};        // 256 KiB to 16 MiB, every fourth size
+  // Each collective in both forms over the one group of 2 ranks, 8 B to 1 MiB every fourth.
+  for (const char* kind : {"bcast", "reduce", "allgather", "reduce_scatter", "allreduce"}) {
+    expected[std::string("coll_") + kind] = 10;
+    expected[std::string("coll_i") + kind] = 10;
+  }
   EXPECT_EQ(kinds, expected);
+  // Fitted: a line per collective and form, a rate per tile, the memory passes; the cost
+  // model gets them.
+  EXPECT_EQ(p->collectives_size(), 10);
+  for (const meshtune::v1::CollectiveFit& f : p->collectives()) EXPECT_EQ(f.group(), 2);
+  EXPECT_EQ(p->gemm_rates_size(), 27);
+  EXPECT_GT(p->copy_s_per_byte(), 0);
+  EXPECT_GT(p->add_s_per_byte(), 0);
+  const meshtune::search::CostParams params = meshtune::storage::ToCostParams(*p);
+  EXPECT_GT(params.gemm.Rate(512, 512, 512), 0);
+  EXPECT_TRUE(params.collectives.Has(meshtune::search::Collective::kAllReduce));
 }
 
 // --json: the stored profile, a meshtune.v1.HardwareProfile, as one line.
