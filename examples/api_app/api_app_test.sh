@@ -15,8 +15,8 @@ check() {  # ranks, then the app's arguments
   out=$(timeout 300 mpirun -n "$ranks" --oversubscribe "$app" "$@" 2>&1) || {
     echo "FAIL on $ranks ranks ($*):" && echo "$out" && exit 1
   }
-  echo "$out" | grep -q "^gemm: .*, verified$" || { echo "gemm not verified: $out" && exit 1; }
-  echo "$out" | grep -q "^contraction: .*, verified$" || {
+  grep -q "^gemm: .*, verified$" <<<"$out" || { echo "gemm not verified: $out" && exit 1; }
+  grep -q "^contraction: .*, verified$" <<<"$out" || {
     echo "contraction not verified: $out" && exit 1
   }
   echo "$ranks ranks $*: $out"
