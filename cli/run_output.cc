@@ -13,6 +13,7 @@ v1::RunResult RunResultOfLaunch(const runtime::LaunchResult& launched) {
   r.set_verified(launched.verified);
   for (double s : launched.seconds) r.add_seconds(s);
   r.set_median_s(launched.median_s);
+  r.set_kernel_median_s(launched.kernel_median_s);
   r.set_bytes_sent_max(static_cast<double>(launched.bytes_sent_max));
   r.set_bytes_copied_max(static_cast<double>(launched.bytes_copied_max));
   r.set_checksum(launched.checksum);
@@ -36,6 +37,9 @@ std::string RunResultText(const v1::RunResult& r) {
                     absl::StrFormat("median     %.6g s of %d repetition%s (%s s)\n", r.median_s(),
                                     r.seconds_size(), r.seconds_size() == 1 ? "" : "s",
                                     absl::StrJoin(seconds, ", ")),
+                    absl::StrFormat("kernels    %.6g s of it in local kernels (the slowest "
+                                    "rank's, median)\n",
+                                    r.kernel_median_s()),
                     absl::StrFormat("sent       %.0f bytes by the busiest rank in one repetition\n",
                                     r.bytes_sent_max()),
                     absl::StrFormat("copied     %.0f bytes packed or copied by the busiest rank\n",

@@ -361,6 +361,7 @@ LaunchResult Launch(const RunSpec& spec, const LaunchOptions& options) {
   result.verified = r.verified();
   result.seconds.assign(r.seconds().begin(), r.seconds().end());
   result.median_s = r.median_s();
+  result.kernel_median_s = r.kernel_median_s();
   result.bytes_sent_max = static_cast<int64_t>(r.bytes_sent_max());
   result.bytes_copied_max = static_cast<int64_t>(r.bytes_copied_max());
   result.checksum = r.checksum();

@@ -41,6 +41,7 @@ struct LaunchResult {
   bool verified = false;
   std::vector<double> seconds;
   double median_s = 0;
+  double kernel_median_s = 0;  // of it, the slowest rank's time in local kernels (median)
   int64_t bytes_sent_max = 0;
   int64_t bytes_copied_max = 0;  // bytes the busiest rank packed or copied in a repetition
   double checksum = 0;

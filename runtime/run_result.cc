@@ -14,6 +14,9 @@ v1::RunResult RunResultOf(const RunStats& m) {
   std::vector<double> sorted = m.seconds;
   std::sort(sorted.begin(), sorted.end());
   if (!sorted.empty()) r.set_median_s(sorted[sorted.size() / 2]);
+  std::vector<double> kernels = m.kernel_seconds;
+  std::sort(kernels.begin(), kernels.end());
+  if (!kernels.empty()) r.set_kernel_median_s(kernels[kernels.size() / 2]);
   r.set_bytes_sent_max(static_cast<double>(m.bytes_sent_max));
   r.set_bytes_copied_max(static_cast<double>(m.bytes_copied_max));
   r.set_checksum(m.checksum);

@@ -12,6 +12,7 @@ TEST(RunResultTest, CarriesEveryFieldAndTheUpperMedian) {
   RunStats m;
   m.verified = false;
   m.seconds = {0.5, 0.125, 0.25, 1.0};
+  m.kernel_seconds = {0.25, 0.0625, 0.125, 0.5};
   m.bytes_sent_max = 64;
   m.bytes_copied_max = 32;
   m.checksum = 1.5;
@@ -20,6 +21,7 @@ TEST(RunResultTest, CarriesEveryFieldAndTheUpperMedian) {
   EXPECT_FALSE(r.verified());
   EXPECT_EQ(r.seconds_size(), 4);
   EXPECT_EQ(r.median_s(), 0.5);  // the upper median of 0.125, 0.25, 0.5, 1.0
+  EXPECT_EQ(r.kernel_median_s(), 0.25);
   EXPECT_EQ(r.bytes_sent_max(), 64);
   EXPECT_EQ(r.bytes_copied_max(), 32);
   EXPECT_EQ(r.checksum(), 1.5);

@@ -66,6 +66,9 @@ void ExpectVerified(const Result& r) {
   EXPECT_EQ(r.run.checked(), "measured");
   EXPECT_EQ(r.run.seconds_size(), 2) << r.out;  // --reps 2
   EXPECT_GT(r.run.median_s(), 0);
+  // The kernels' share: some time, never more than the repetitions took.
+  EXPECT_GT(r.run.kernel_median_s(), 0) << r.out;
+  EXPECT_LE(r.run.kernel_median_s(), r.run.median_s()) << r.out;
 }
 
 const std::string kMatmul = "C[m,n] += A[m,k] * B[k,n]";
@@ -239,6 +242,7 @@ TEST(MpiRunTest, PlainRunPrintsText) {
   EXPECT_NE(r.out.find(" s of 2 repetitions ("), std::string::npos) << r.out;
   EXPECT_NE(r.out.find("\nsent       "), std::string::npos) << r.out;
   EXPECT_NE(r.out.find("\ncopied     "), std::string::npos) << r.out;
+  EXPECT_NE(r.out.find("\nkernels    "), std::string::npos) << r.out;
   EXPECT_NE(r.out.find("\nchecksum   "), std::string::npos) << r.out;
 
   r = MeshtuneRun(kMatmul, "m=16,n=8,k=8", "x=2,y=2", trace, "--simulate --inject-fault wrong",
