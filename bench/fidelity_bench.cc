@@ -34,6 +34,31 @@ std::string Stat(bool has, double v) {
   return buf;
 }
 
+// Each run's statistics as a line, and their medians over the runs at the end.
+class Runs {
+ public:
+  // Prints "run N<how>: <what>; rho R, tau T, median |error| E" for `result`.
+  void Add(const meshtune::v1::FidelityResult& result, const std::string& how,
+           const std::string& what) {
+    std::printf("run %d%s: %s; rho %s, tau %s, median |error| %s\n", ++runs_, how.c_str(),
+                what.c_str(), Stat(result.has_spearman_rho(), result.spearman_rho()).c_str(),
+                Stat(result.has_kendall_tau(), result.kendall_tau()).c_str(),
+                Stat(result.has_median_relative_error(), result.median_relative_error()).c_str());
+    if (result.has_spearman_rho()) rhos_.push_back(result.spearman_rho());
+    if (result.has_kendall_tau()) taus_.push_back(result.kendall_tau());
+    if (result.has_median_relative_error()) errors_.push_back(result.median_relative_error());
+  }
+  void PrintMedians() const {
+    std::printf("median over runs: rho %.3f, tau %.3f, median |error| %.3f\n",
+                meshtune::engine::Median(rhos_), meshtune::engine::Median(taus_),
+                meshtune::engine::Median(errors_));
+  }
+
+ private:
+  int runs_ = 0;
+  std::vector<double> rhos_, taus_, errors_;
+};
+
 void PrintPoints(const meshtune::v1::FidelityResult& result) {
   for (int i = 0; i < result.points_size(); ++i) {
     const auto& p = result.points(i);
@@ -53,8 +78,7 @@ int Replay(const std::string& path, const meshtune::search::CostParams& params, 
     std::fprintf(stderr, "fidelity_bench: cannot read %s\n", path.c_str());
     return 2;
   }
-  std::vector<double> rhos, taus, errors;
-  int run = 0;
+  Runs runs;
   for (std::string line; std::getline(in, line);) {
     if (line.empty() || line[0] != '{') continue;
     meshtune::v1::FidelityResult measured;
@@ -68,18 +92,9 @@ int Replay(const std::string& path, const meshtune::search::CostParams& params, 
       return 1;
     }
     if (print) PrintPoints(*result);
-    std::printf("run %d (replayed): %d verified; rho %s, tau %s, median |error| %s\n", ++run,
-                result->verified(),
-                Stat(result->has_spearman_rho(), result->spearman_rho()).c_str(),
-                Stat(result->has_kendall_tau(), result->kendall_tau()).c_str(),
-                Stat(result->has_median_relative_error(), result->median_relative_error()).c_str());
-    if (result->has_spearman_rho()) rhos.push_back(result->spearman_rho());
-    if (result->has_kendall_tau()) taus.push_back(result->kendall_tau());
-    if (result->has_median_relative_error()) errors.push_back(result->median_relative_error());
+    runs.Add(*result, " (replayed)", std::to_string(result->verified()) + " verified");
   }
-  std::printf("median over runs: rho %.3f, tau %.3f, median |error| %.3f\n",
-              meshtune::engine::Median(rhos), meshtune::engine::Median(taus),
-              meshtune::engine::Median(errors));
+  runs.PrintMedians();
   return 0;
 }
 
@@ -127,7 +142,7 @@ int main(int argc, char** argv) {
   options.timeout_s = timeout_s;
   std::printf("C[m,n] += A[m,k] * B[k,n] %s on %s, profile %s: %d candidates a run, %d runs\n",
               extents.c_str(), mesh_text.c_str(), profile.c_str(), count, runs);
-  std::vector<double> rhos, taus, errors;
+  Runs done;
   for (int run = 1; run <= runs; ++run) {
     const auto result = meshtune::engine::RunFidelity(*problem, *mesh, *params, options, *runner);
     if (!result.ok()) {
@@ -135,18 +150,10 @@ int main(int argc, char** argv) {
       return 1;
     }
     if (print_points) PrintPoints(*result);
-    std::printf("run %d: %d of %d verified of %lld costed; rho %s, tau %s, median |error| %s\n",
-                run, result->verified(), result->points_size(),
-                static_cast<long long>(result->costed()),
-                Stat(result->has_spearman_rho(), result->spearman_rho()).c_str(),
-                Stat(result->has_kendall_tau(), result->kendall_tau()).c_str(),
-                Stat(result->has_median_relative_error(), result->median_relative_error()).c_str());
-    if (result->has_spearman_rho()) rhos.push_back(result->spearman_rho());
-    if (result->has_kendall_tau()) taus.push_back(result->kendall_tau());
-    if (result->has_median_relative_error()) errors.push_back(result->median_relative_error());
+    done.Add(*result, "",
+             std::to_string(result->verified()) + " of " + std::to_string(result->points_size()) +
+                 " verified of " + std::to_string(result->costed()) + " costed");
   }
-  std::printf("median over runs: rho %.3f, tau %.3f, median |error| %.3f\n",
-              meshtune::engine::Median(rhos), meshtune::engine::Median(taus),
-              meshtune::engine::Median(errors));
+  done.PrintMedians();
   return 0;
 }

@@ -193,6 +193,14 @@ TEST(CostModelTest, AllGatherIsARing) {
   EXPECT_EQ(r.comm_words_per_rank, 64 / 2 + 48 / 2);
 }
 
+// 3D on 2x2x2 at m=16, n=8, k=12: k over z, C's partial blocks all-reduced along z.
+Program ThreeDAllReduce() {
+  return LowerText(kMatmul, "m=16,n=8,k=12", "x=2,y=2,z=2",
+                   "distribute([m,n,k], [mo,no,ko], [mi,ni,ki], [x,y,z])\nshard(A, m@x, k@z)\n"
+                   "shard(B, k@z, n@y)\nshard(C, m@x, n@y)\ncommunicate(C, ki)\n"
+                   "tensorize([ki, mi, ni], contraction)\n");
+}
+
 TEST(CostModelTest, SplitKReduceScattersAndThreeDAllReduces) {
   const CostParams c = CommOnly();
   // k over x=4; C's 16 x 8 partial sums (w = 512 B) go to their owners by 4 reduces of
@@ -208,12 +216,7 @@ TEST(CostModelTest, SplitKReduceScattersAndThreeDAllReduces) {
   EXPECT_EQ(split.comm_words_per_rank, 16 * 8);
   // 3D on 2x2x2: each rank's 8 x 4 block of C (w = 128 B) all-reduced along z (g = 2):
   // 2 (alpha log2 2 + beta w).
-  const CostReport three = EstimateCost(
-      LowerText(kMatmul, "m=16,n=8,k=12", "x=2,y=2,z=2",
-                "distribute([m,n,k], [mo,no,ko], [mi,ni,ki], [x,y,z])\nshard(A, m@x, k@z)\n"
-                "shard(B, k@z, n@y)\nshard(C, m@x, n@y)\ncommunicate(C, ki)\n"
-                "tensorize([ki, mi, ni], contraction)\n"),
-      c);
+  const CostReport three = EstimateCost(ThreeDAllReduce(), c);
   ASSERT_EQ(three.transfers.size(), 1u);
   EXPECT_EQ(three.transfers[0].pattern.kind, Kind::kAllReduce);
   ExpectRel(three.seconds, 2 * (c.alpha_coll + c.beta_coll * 128));
@@ -463,12 +466,7 @@ TEST(CostModelTest, CollectivesCostTheirOwnLinesAndTheAddsThatLandThem) {
   ASSERT_EQ(split.transfers.size(), 1u);
   // One reduce-scatter of the 512-byte box, then each rank adds its quarter.
   ExpectRel(split.transfers[0].seconds, 7e-6 + 3e-9 * 512 + 1e-10 * 512 / 4);
-  const CostReport three = EstimateCost(
-      LowerText(kMatmul, "m=16,n=8,k=12", "x=2,y=2,z=2",
-                "distribute([m,n,k], [mo,no,ko], [mi,ni,ki], [x,y,z])\nshard(A, m@x, k@z)\n"
-                "shard(B, k@z, n@y)\nshard(C, m@x, n@y)\ncommunicate(C, ki)\n"
-                "tensorize([ki, mi, ni], contraction)\n"),
-      c);
+  const CostReport three = EstimateCost(ThreeDAllReduce(), c);
   ASSERT_EQ(three.transfers.size(), 1u);
   ExpectRel(three.transfers[0].seconds, 5e-6 + 4e-9 * 128 + 1e-10 * 128);
   // Prefetched, the reduce-scatter is the nonblocking one: 4 steps of a 4096-byte box.
