@@ -11,25 +11,17 @@
 #include "engine/tune_summary.h"
 #include "gtest/gtest.h"
 #include "storage/tuning_db.h"
+#include "tests/test_util.h"
 
 namespace meshtune::engine {
 namespace {
 
-constexpr char kSumma[] =
-    "distribute([m,n], [mo,no], [mi,ni], [x,y])\n"
-    "divide(k, ko, ki, 8)\n"
-    "reorder(mo, no, ko, mi, ni, ki)\n"
-    "shard(A, m@x, k@y)\n"
-    "shard(B, k@x, n@y)\n"
-    "shard(C, m@x, n@y)\n"
-    "communicate(A, ko)\n"
-    "communicate(B, ko)\n"
-    "tensorize([mi, ni, ki], matmul)\n";
+using ::meshtune::testing::ReadFile;
 
+// SUMMA (examples/summa.trace, k in 8 steps) and how often `what` occurs in `text`.
+const std::string kSumma = ReadFile("examples/summa.trace");
 int Count(const std::string& text, const std::string& what) {
-  int n = 0;
-  for (size_t at = text.find(what); at != std::string::npos; at = text.find(what, at + 1)) ++n;
-  return n;
+  return ::meshtune::testing::Occurrences(text, what);
 }
 
 v1::Record SummaRecord() {

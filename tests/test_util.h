@@ -19,6 +19,13 @@ inline std::string ReadFile(const std::string& path) {
   return ss.str();
 }
 
+// How many times `what` occurs in `text` (overlapping occurrences counted).
+inline int Occurrences(const std::string& text, const std::string& what) {
+  int n = 0;
+  for (size_t at = text.find(what); at != std::string::npos; at = text.find(what, at + 1)) ++n;
+  return n;
+}
+
 // What a command-line run printed and how it exited.
 struct CliRun {
   int status = -1;  // exit status; -1 when killed by a signal
