@@ -6,7 +6,7 @@
 
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_format.h"
-#include "absl/strings/str_replace.h"
+#include "engine/html_page.h"
 
 namespace meshtune::engine {
 
@@ -16,11 +16,6 @@ constexpr double kWidth = 560, kHeight = 440;
 constexpr double kLeft = 80, kRight = 160, kTop = 40, kBottom = 60;  // margins
 constexpr const char* kColours[] = {"#1f77b4", "#d62728", "#2ca02c", "#9467bd",
                                     "#ff7f0e", "#8c564b", "#e377c2", "#17becf"};
-
-std::string Escape(const std::string& s) {
-  return absl::StrReplaceAll(
-      s, {{"&", "&amp;"}, {"<", "&lt;"}, {">", "&gt;"}, {"\"", "&quot;"}, {"'", "&#39;"}});
-}
 
 // `s` cut to 28 characters, marked with an ellipsis when cut (legend entries).
 std::string Shorten(const std::string& s) {
@@ -84,7 +79,7 @@ std::string ScatterSvg(const std::vector<ScatterPoint>& points, const ScatterOpt
       "viewBox=\"0 0 %g %g\" font-family=\"sans-serif\" font-size=\"12\">\n",
       kWidth, kHeight, kWidth, kHeight);
   absl::StrAppend(&svg, "<text x=\"", kWidth / 2, "\" y=\"20\" text-anchor=\"middle\" ",
-                  "font-size=\"14\">", Escape(options.title), "</text>\n");
+                  "font-size=\"14\">", HtmlEscape(options.title), "</text>\n");
   absl::StrAppendFormat(&svg,
                         "<rect x=\"%g\" y=\"%g\" width=\"%g\" height=\"%g\" fill=\"none\" "
                         "stroke=\"#888\"/>\n",
@@ -108,9 +103,10 @@ std::string ScatterSvg(const std::vector<ScatterPoint>& points, const ScatterOpt
                           x.from, y.At(std::pow(10.0, x.lo)), x.to, y.At(std::pow(10.0, x.hi)));
   }
   absl::StrAppend(&svg, "<text x=\"", (x.from + x.to) / 2, "\" y=\"", kHeight - 20,
-                  "\" text-anchor=\"middle\">", Escape(options.x_label), "</text>\n");
+                  "\" text-anchor=\"middle\">", HtmlEscape(options.x_label), "</text>\n");
   absl::StrAppend(&svg, "<text transform=\"translate(20,", (y.from + y.to) / 2,
-                  ") rotate(-90)\" text-anchor=\"middle\">", Escape(options.y_label), "</text>\n");
+                  ") rotate(-90)\" text-anchor=\"middle\">", HtmlEscape(options.y_label),
+                  "</text>\n");
   std::map<std::string, int> colour;  // group -> colour index, in order of first appearance
   std::vector<std::string> groups;
   for (const ScatterPoint* p : shown) {
@@ -119,7 +115,7 @@ std::string ScatterSvg(const std::vector<ScatterPoint>& points, const ScatterOpt
     absl::StrAppendFormat(&svg,
                           "<circle class=\"point\" cx=\"%.1f\" cy=\"%.1f\" r=\"5\" fill=\"%s\" "
                           "fill-opacity=\"0.8\"><title>%s</title></circle>\n",
-                          x.At(p->x), y.At(p->y), kColours[it->second], Escape(p->label));
+                          x.At(p->x), y.At(p->y), kColours[it->second], HtmlEscape(p->label));
   }
   for (size_t i = 0; i < groups.size(); ++i) {
     const double ly = kTop + 10 + 18 * static_cast<double>(i);
@@ -127,7 +123,7 @@ std::string ScatterSvg(const std::vector<ScatterPoint>& points, const ScatterOpt
                           "<circle cx=\"%g\" cy=\"%g\" r=\"5\" fill=\"%s\"/><text x=\"%g\" "
                           "y=\"%g\">%s</text>\n",
                           x.to + 14, ly, kColours[colour[groups[i]]], x.to + 24, ly + 4,
-                          Escape(Shorten(groups[i])));
+                          HtmlEscape(Shorten(groups[i])));
   }
   if (shown.size() < points.size()) {
     absl::StrAppend(&svg, "<text x=\"", x.from, "\" y=\"", kHeight - 4, "\">",

@@ -285,18 +285,19 @@ std::vector<int> GroupSizes(int size) {
   return out;
 }
 
+// The elements of each group rank's piece of a collective's box of about `bytes` over `g`
+// ranks: rounded down to whole elements of `elem` bytes, at least one.
+int64_t PieceElements(int64_t bytes, int g, int elem) {
+  return std::max<int64_t>(1, bytes / elem / g);
+}
+
 // Median over repetitions of the slowest rank's call of collective `kind` on a box of
-// `bytes` (rounded down to whole elements, at least one per group rank) within `group`
-// (MPI_COMM_NULL on idle ranks, which time nothing); on rank 0.
+// PieceElements(bytes, g, element size) elements per rank of `group` (g ranks;
+// MPI_COMM_NULL on idle ranks, which time nothing); on rank 0.
 double TimeCollective(const std::string& kind, int64_t bytes, int reps, bool f64, MPI_Comm group,
-                      int rank) {
+                      int g) {
   const int elem = f64 ? 8 : 4;
-  int g = 1, me = 0;
-  if (group != MPI_COMM_NULL) {
-    MPI_Comm_size(group, &g);
-    MPI_Comm_rank(group, &me);
-  }
-  const int piece = static_cast<int>(std::max<int64_t>(1, bytes / elem / g));
+  const int piece = static_cast<int>(PieceElements(bytes, g, elem));
   const int count = piece * g;  // elements of the whole box
   std::vector<char> send(static_cast<size_t>(count) * elem, 0), recv(send.size(), 0);
   const MPI_Datatype type = ElementType(f64);
@@ -329,7 +330,6 @@ double TimeCollective(const std::string& kind, int64_t bytes, int reps, bool f64
     if (group != MPI_COMM_NULL) call();
     if (i >= Warmups(reps)) local.push_back(group != MPI_COMM_NULL ? MPI_Wtime() - t0 : 0);
   }
-  (void)rank;
   const std::vector<double> slowest = MaxOverRanks(local, MPI_COMM_WORLD);
   return slowest.empty() ? 0 : Median(slowest);
 }
@@ -352,8 +352,8 @@ double TimeGemmCalls(int m, int n, int k, int calls, std::vector<T>& a, std::vec
 }
 
 // Per shape of the grid (m, n, k ascending, k fastest), the median of 5 runs of the slowest
-// rank's seconds per call, the
-// `active` ranks at once while the others sleep (on rank 0; empty elsewhere).
+// rank's seconds per call, the `active` ranks at once while the others sleep (on rank 0;
+// empty elsewhere).
 template <typename T>
 std::vector<double> TimeGemmTiles(const std::vector<int>& grid, double min_seconds, bool active) {
   const size_t largest = static_cast<size_t>(grid.back());
@@ -417,8 +417,13 @@ double TimeMemoryPass(const std::string& kind, int64_t bytes, int reps) {
 }
 
 // The samples of the collectives, GEMM tiles and memory passes (file comment), on rank 0.
-void CalibrateTables(const Flags& f, int rank, int size, meshtune::v1::HardwareProfile* profile) {
+// The tiles run on the `tile_ranks` (as many ranks of each node as it has cores, the rest
+// idle): the rates of a rank with a core to itself (the cost model shares them out when
+// ranks exceed cores).
+void CalibrateTables(const Flags& f, int rank, int size, bool tile_ranks,
+                     meshtune::v1::HardwareProfile* profile) {
   const bool f64 = f.dtype == "f64";
+  const int elem = f64 ? 8 : 4;
   std::vector<int64_t> sizes;
   for (int64_t b = 8; b < f.max_bytes; b *= 4) sizes.push_back(b);
   sizes.push_back(f.max_bytes);
@@ -429,29 +434,20 @@ void CalibrateTables(const Flags& f, int rank, int size, meshtune::v1::HardwareP
     for (const char* kind : {"bcast", "reduce", "allgather", "reduce_scatter", "allreduce",
                              "ibcast", "ireduce", "iallgather", "ireduce_scatter", "iallreduce"}) {
       for (int64_t bytes : sizes) {
-        const double s = TimeCollective(kind, bytes, f.reps, f64, group, rank);
+        const double s = TimeCollective(kind, bytes, f.reps, f64, group, g);
         if (rank != 0) continue;
         meshtune::v1::CalibrationSample* sample = profile->add_samples();
         sample->set_kind(std::string("coll_") + kind);
         sample->set_group(g);
-        const int64_t elem = f64 ? 8 : 4;
-        sample->set_bytes(std::max<int64_t>(1, bytes / elem / g) * g * elem);
+        sample->set_bytes(PieceElements(bytes, g, elem) * g * elem);
         sample->set_seconds(s);
       }
     }
     if (group != MPI_COMM_NULL) MPI_Comm_free(&group);
   }
-  // The tiles run on as many ranks of each node as it has cores, the rest idle: the rates
-  // of a rank with a core to itself (the cost model shares them out when ranks exceed cores).
-  MPI_Comm node;
-  MPI_Comm_split_type(MPI_COMM_WORLD, MPI_COMM_TYPE_SHARED, rank, MPI_INFO_NULL, &node);
-  int node_rank = 0;
-  MPI_Comm_rank(node, &node_rank);
-  MPI_Comm_free(&node);
-  const bool active = node_rank < sysconf(_SC_NPROCESSORS_ONLN);
   const double min_s = f.tile_ms * 1e-3;
-  const std::vector<double> tiles = f64 ? TimeGemmTiles<double>(f.tile_grid, min_s, active)
-                                        : TimeGemmTiles<float>(f.tile_grid, min_s, active);
+  const std::vector<double> tiles = f64 ? TimeGemmTiles<double>(f.tile_grid, min_s, tile_ranks)
+                                        : TimeGemmTiles<float>(f.tile_grid, min_s, tile_ranks);
   for (const char* kind : {"copy", "add"}) {
     for (int64_t bytes = 256 << 10; bytes <= (16 << 20); bytes *= 4) {
       const double s =
@@ -473,8 +469,7 @@ void CalibrateTables(const Flags& f, int rank, int size, meshtune::v1::HardwareP
         sample->set_m(m);
         sample->set_n(n);
         sample->set_k(k);
-        sample->set_bytes(int64_t{f64 ? 8 : 4} *
-                          (int64_t{m} * k + int64_t{k} * n + int64_t{m} * n));
+        sample->set_bytes(elem * (int64_t{m} * k + int64_t{k} * n + int64_t{m} * n));
         sample->set_seconds(tiles[i++]);
       }
     }
@@ -527,18 +522,20 @@ meshtune::v1::HardwareProfile Calibrate(const Flags& f, int rank, int size) {
   const bool f64 = f.dtype == "f64";
   const double gemm_s = f64 ? TimeGemm<double>(f.gemm_n, f.gemm_reps, rank)
                             : TimeGemm<float>(f.gemm_n, f.gemm_reps, rank);
-  // Ranks sharing rank 0's node, and its cores: how much the GEMMs above shared them.
+  // Ranks sharing rank 0's node, and its cores: how much the GEMMs above shared them; and
+  // this rank's place on its node, which decides whether it times the GEMM tiles.
   MPI_Comm node;
   MPI_Comm_split_type(MPI_COMM_WORLD, MPI_COMM_TYPE_SHARED, rank, MPI_INFO_NULL, &node);
-  int ranks_per_node = 0;
+  int ranks_per_node = 0, node_rank = 0;
   MPI_Comm_size(node, &ranks_per_node);
+  MPI_Comm_rank(node, &node_rank);
   MPI_Comm_free(&node);
   const int overlap_n = OverlapGemmSize(f.gemm_n, gemm_s, shift.back());
   const int overlap_reps = 2 * f.gemm_reps;
   const OverlapTimes overlap =
       f64 ? TimeOverlap<double>(overlap_n, f.max_bytes, overlap_reps, rank, size)
           : TimeOverlap<float>(overlap_n, f.max_bytes, overlap_reps, rank, size);
-  CalibrateTables(f, rank, size, &profile);
+  CalibrateTables(f, rank, size, node_rank < sysconf(_SC_NPROCESSORS_ONLN), &profile);
   if (rank != 0) return profile;
 
   profile.set_ranks(size);

@@ -302,9 +302,9 @@ bool Contiguous(const std::vector<int64_t>& len, const std::vector<int64_t>& sha
 // rows each (runtime/rank.cc). Every other kernel: gamma per flop, flops = (operands) per
 // tile point for a product, one per point for a sum.
 double KernelSeconds(const Compute& c, const CostParams& params, bool chunked) {
-  double points = 1;
-  for (const auto& [index, extent] : c.tile) points *= static_cast<double>(extent);
   if (params.gemm.Empty() || c.sum || c.in.size() != 2) {
+    double points = 1;
+    for (const auto& [index, extent] : c.tile) points *= static_cast<double>(extent);
     const double flops_per_point = c.sum ? 1.0 : static_cast<double>(c.in.size());
     return flops_per_point * points * params.gamma;
   }
@@ -339,6 +339,9 @@ struct Tally {
   std::string tensor, loop;
   CommPattern pattern;
   int prefetch = 0;
+  // Seconds of the local copies one instance makes (CostWalker::CopySeconds), fixed per
+  // statement: worked out once, not at every visit of the walk.
+  double copy = 0;
   std::vector<double> seconds;
   std::vector<int64_t> messages, words;
 };
@@ -367,8 +370,8 @@ class CostWalker {
       CostTransfer(*t, tallies_[index_.at(s.get())], times);
     } else if (const auto* r = std::get_if<Reduce>(&s->node)) {
       CostReduce(*r, tallies_[index_.at(s.get())], times);
-    } else if (const auto* c = std::get_if<Compute>(&s->node)) {
-      compute_ += KernelSeconds(*c, params_, overlapped_ > 0) * static_cast<double>(times);
+    } else if (std::holds_alternative<Compute>(s->node)) {
+      compute_ += kernels_.at(s.get())[overlapped_ > 0 ? 1 : 0] * static_cast<double>(times);
     }
   }
 
@@ -454,18 +457,20 @@ class CostWalker {
       modes_[f] = Classify(*f);
       Index(f->body);
     } else if (const auto* t = std::get_if<Transfer>(&s->node)) {
-      AddTally(s, t->tensor, t->loop, t->pattern, t->prefetch);
+      AddTally(s, t->tensor, t->loop, t->pattern, t->prefetch, CopySeconds(*t));
     } else if (const auto* r = std::get_if<Reduce>(&s->node)) {
-      AddTally(s, r->tensor, r->loop, r->pattern, r->prefetch);
+      AddTally(s, r->tensor, r->loop, r->pattern, r->prefetch, 0);
+    } else if (const auto* c = std::get_if<Compute>(&s->node)) {
+      kernels_[s.get()] = {KernelSeconds(*c, params_, false), KernelSeconds(*c, params_, true)};
     }
   }
 
   void AddTally(const StmtPtr& s, const std::string& tensor, const std::string& loop,
-                const CommPattern& pattern, int prefetch) {
+                const CommPattern& pattern, int prefetch, double copy) {
     const int64_t n = values_.ranks();
     index_[s.get()] = tallies_.size();
     tallies_.push_back(
-        {tensor, loop, pattern, prefetch, std::vector<double>(n), Values(n), Values(n)});
+        {tensor, loop, pattern, prefetch, copy, std::vector<double>(n), Values(n), Values(n)});
   }
 
   void WalkFor(const For& f, int64_t times) {
@@ -651,8 +656,7 @@ class CostWalker {
       case Kind::kBroadcast: {
         if (g <= 1) return;
         const double seconds = CollectiveSeconds(Collective::kBroadcast, g, w, t.prefetch != 0);
-        // The root packs a box that is not contiguous in its shard before sending it.
-        const double pack = Contiguous(t.src.size, LocalShape(t.tensor)) ? 0 : params_.copy * w;
+        const double pack = tally.copy;  // on the root, a box not contiguous in its shard
         Values& root = source_;
         values_.RankIds(t.source, &root);
         for (int64_t r = 0; r < n; ++r) {
@@ -664,8 +668,8 @@ class CostWalker {
       }
       case Kind::kAllGather: {
         if (g <= 1) return;
-        const double seconds = CollectiveSeconds(Collective::kAllGather, g, w, t.prefetch != 0) +
-                               GatherCopySeconds(t, g, w);
+        const double seconds =
+            CollectiveSeconds(Collective::kAllGather, g, w, t.prefetch != 0) + tally.copy;
         for (int64_t r = 0; r < n; ++r)
           Charge(tally, r, seconds, elements * (g - 1) / g, g - 1, times);
         return;
@@ -685,10 +689,9 @@ class CostWalker {
         // The first ring step sends the data the fetch left in place, a box of the shard,
         // packed first when it is not contiguous there: charged with the fetch, once for
         // the ring (the first iteration is costed on its own; later ones stand for many).
-        const double pack = Contiguous(t.src.size, LocalShape(t.tensor)) ? 0 : params_.copy * w;
         for (int64_t r = 0; r < n; ++r) {
           if (first[r]) {
-            if (pack > 0 && time != nullptr) Charge(tally, r, pack, 0, 0, times);
+            if (tally.copy > 0 && time != nullptr) Charge(tally, r, tally.copy, 0, 0, times);
             continue;
           }
           Charge(tally, r, params_.alpha + params_.beta * w, elements, 1, times);
@@ -706,10 +709,9 @@ class CostWalker {
                     int64_t times) {
     const int64_t n = values_.ranks();
     const int64_t elements = t.global.Elements();
-    const double w = static_cast<double>(elements * p_.dtype_bytes);
-    const double message = params_.alpha + params_.beta * w;
-    // Each box a rank sends is packed first when it is not contiguous in its shard.
-    const double pack = Contiguous(t.src.size, LocalShape(t.tensor)) ? 0 : params_.copy * w;
+    const double message =
+        params_.alpha + params_.beta * static_cast<double>(elements * p_.dtype_bytes);
+    const double pack = tally.copy;  // on each box a rank sends not contiguous in its shard
     Values& source = source_;
     Values& sends = sends_;
     sends.assign(n, 0);
@@ -728,43 +730,35 @@ class CostWalker {
     }
   }
 
-  // A reduction's collective, then its sums added into the holders' shards: the whole box
-  // on a reduce's root and on every rank of an all-reduce (each adds what it holds, at
-  // most the box; charged in full), a 1/g piece on each rank of a reduce-scatter, the box
-  // on every rank for a local add (no communication).
+  // A reduction's collective, then its sums added into the holders' shards, charged to
+  // every rank of the group: the whole box for a reduce (the root's add, on the critical
+  // path) and an all-reduce (each adds what it holds, at most the box), a 1/g piece for a
+  // reduce-scatter, the box alone for a local add (no communication).
   void CostReduce(const Reduce& red, Tally& tally, int64_t times) {
     const int64_t g = GroupSize(p_, red.pattern.axes);
     const int64_t elements = red.global.Elements();
     const double w = static_cast<double>(elements * p_.dtype_bytes);
     const Kind kind = g <= 1 ? Kind::kLocal : red.pattern.kind;
-    const double add = params_.add * w;
+    double add = params_.add * w;
+    Collective collective = Collective::kReduce;
     switch (kind) {
-      case Kind::kReduce: {
-        const double seconds = CollectiveSeconds(Collective::kReduce, g, w, red.prefetch != 0);
-        // Every rank of the group sends; the root (who holds the box) receives and adds.
-        for (int64_t r = 0; r < values_.ranks(); ++r)
-          Charge(tally, r, seconds + add, elements, 1, times);
-        return;
-      }
-      case Kind::kAllReduce: {
-        const double seconds =
-            CollectiveSeconds(Collective::kAllReduce, g, w, red.prefetch != 0) + add;
-        for (int64_t r = 0; r < values_.ranks(); ++r) Charge(tally, r, seconds, elements, 1, times);
-        return;
-      }
-      case Kind::kReduceScatter: {
-        const double seconds =
-            CollectiveSeconds(Collective::kReduceScatter, g, w, red.prefetch != 0) +
-            add / static_cast<double>(g);
-        for (int64_t r = 0; r < values_.ranks(); ++r) Charge(tally, r, seconds, elements, 1, times);
-        return;
-      }
+      case Kind::kReduce:
+        break;
+      case Kind::kAllReduce:
+        collective = Collective::kAllReduce;
+        break;
+      case Kind::kReduceScatter:
+        collective = Collective::kReduceScatter;
+        add /= static_cast<double>(g);
+        break;
       default:  // a local add
         if (add > 0) {
           for (int64_t r = 0; r < values_.ranks(); ++r) Charge(tally, r, add, 0, 0, times);
         }
         return;
     }
+    const double seconds = CollectiveSeconds(collective, g, w, red.prefetch != 0) + add;
+    for (int64_t r = 0; r < values_.ranks(); ++r) Charge(tally, r, seconds, elements, 1, times);
   }
 
   // One call of collective `c` (its nonblocking form for a prefetched statement) over `g`
@@ -788,21 +782,19 @@ class CostWalker {
     return 0;
   }
 
-  // The local shape of `tensor`'s shard (empty when unknown).
-  const std::vector<int64_t>& LocalShape(const std::string& tensor) const {
-    static const std::vector<int64_t> kNone;
-    const codegen::TensorInfo* info = p_.Tensor(tensor);
-    return info == nullptr ? kNone : info->local_shape;
-  }
-
-  // The local copies of an all-gather of `t` over `g` ranks (w bytes in all): each rank's
-  // part (the box split along the dims the gathered axes lay out) is packed when it is not
-  // contiguous in its shard, and the parts received are unpacked from a staging array when
-  // they are not contiguous in the buffer.
-  double GatherCopySeconds(const Transfer& t, int64_t g, double w) const {
-    if (params_.copy == 0) return 0;
+  // The local copies one instance of `t` makes on a rank, when copy costs anything. An
+  // all-gather over g ranks of w bytes: each rank's part (the box split along the dims the
+  // gathered axes lay out) packed when it is not contiguous in its shard (w/g), and the
+  // parts received unpacked from a staging array when they are not contiguous in the
+  // buffer (w(g-1)/g). A broadcast, point-to-point fetch or ring: the box, packed by its
+  // sender when it is not contiguous in the sender's shard. 0 otherwise.
+  double CopySeconds(const Transfer& t) const {
     const codegen::TensorInfo* info = p_.Tensor(t.tensor);
-    if (info == nullptr) return 0;
+    if (params_.copy == 0 || info == nullptr || t.pattern.kind == Kind::kLocal) return 0;
+    const double w = static_cast<double>(t.global.Elements() * p_.dtype_bytes);
+    if (t.pattern.kind != Kind::kAllGather)
+      return Contiguous(t.src.size, info->local_shape) ? 0 : params_.copy * w;
+    const int64_t g = GroupSize(p_, t.pattern.axes);
     std::vector<std::string> axes;
     for (int a : t.pattern.axes) axes.push_back(p_.axis_names[a]);
     std::vector<int64_t> part = t.global.size;
@@ -830,6 +822,8 @@ class CostWalker {
   RankValues values_;
   std::unordered_map<const For*, LoopMode> modes_;
   std::unordered_map<const codegen::Stmt*, size_t> index_;
+  // Per kernel statement: one call's seconds as is and in a prefetched loop's row chunks.
+  std::unordered_map<const codegen::Stmt*, std::array<double, 2>> kernels_;
   std::vector<Tally> tallies_;
   std::vector<double> comm_;    // per rank
   std::vector<double> hidden_;  // per rank: communication and compute overlapping each other

@@ -17,13 +17,20 @@ namespace meshtune::storage {
 //   overlap                 (G + S - B) / min(G, S) clamped to [0, 1], with G, S and B the
 //                           "overlap_gemm", "overlap_shift" and "overlap_both" samples (a
 //                           GEMM alone, a ring exchange alone, the exchange in flight
-//                           while the GEMM runs); 0 for a profile without them.
-// The lines are least-squares fits in relative error (each sample weighted by 1 / t^2, so
+//                           while the GEMM runs); 0 for a profile without them;
+//   collectives             per "coll_KIND" sample kind and group size, a line
+//                           t = alpha + beta * bytes (a CollectiveFit named KIND);
+//   gemm_rates              per "gemm_tile" sample, 2 m n k / seconds;
+//   copy_s_per_byte,        the slopes of lines over the "copy" and "add" samples (0 when
+//   add_s_per_byte          there are none).
+// The tables are rebuilt from the samples (fitting a fitted profile gives the same). The
+// lines are least-squares fits in relative error (each sample weighted by 1 / t^2, so
 // that the 8-byte latencies count as much as the megabyte transfers) with non-negative
 // coefficients: when the free fit makes one negative, it is 0 and the other is refitted
 // alone. DataLoss naming the problem when ranks < 2 or gemm_n < 1, a kind has no sample,
-// there is not exactly one gemm sample (or one of each overlap sample when any is there), or a
-// sample's bytes or seconds is not a positive finite number.
+// there is not exactly one gemm sample (or one of each overlap sample when any is there), a
+// sample's bytes or seconds is not a positive finite number, a collective sample names no
+// collective or a group below 2, or a gemm_tile sample has no shape.
 absl::StatusOr<v1::HardwareProfile> FitProfile(const v1::HardwareProfile& measured);
 
 }  // namespace meshtune::storage

@@ -30,7 +30,6 @@ absl::Status FileError(int error, absl::string_view what, absl::string_view path
   return absl::ErrnoToStatus(error, absl::StrCat("cannot ", what, " ", path));
 }
 
-// DataLoss naming `path` unless every number of the profile is finite and not negative.
 // The profile's GEMM table and collective costs; InvalidArgument as their Create says.
 absl::StatusOr<search::GemmTable> GemmTableOf(const v1::HardwareProfile& p) {
   std::vector<search::GemmSample> samples;
@@ -52,6 +51,8 @@ absl::StatusOr<search::CollectiveCosts> CollectiveCostsOf(const v1::HardwareProf
   return search::CollectiveCosts::Create(lines);
 }
 
+// DataLoss naming `path` unless every number of the profile is finite and not negative
+// and its GEMM rates and collective fits make a table (GemmTableOf, CollectiveCostsOf).
 absl::Status CheckNumbers(const v1::HardwareProfile& p, const std::string& path) {
   for (const absl::Status& s : {GemmTableOf(p).status(), CollectiveCostsOf(p).status()}) {
     if (!s.ok())
