@@ -4,8 +4,11 @@
 //
 //   bazel build -c opt //bench:fidelity_bench //runtime:meshtune_worker
 //   MESHTUNE_HOME=... bazel-bin/bench/fidelity_bench [--extents m=1024,n=1024,k=1024]
-//       [--mesh x=2,y=2] [--count 12] [--reps 5] [--warmup 3] [--runs 3]
-//       [--profile default] [--timeout-s 300] [--print-points] [--replay FILE]
+//       [--mesh x=2,y=2] [--count 12] [--rounds 3] [--reps 5] [--warmup 3] [--runs 3]
+//       [--profile default] [--timeout-s 300] [--print-points] [--json FILE] [--replay FILE]
+//
+// --json FILE appends each run's meshtune.v1.FidelityResult to FILE as a JSON line (what
+// --replay reads).
 //
 // --replay FILE costs the runs of FILE (`meshtune fidelity --json` lines) again under the
 // profile's numbers and prints the statistics, measuring nothing.
@@ -102,10 +105,10 @@ int Replay(const std::string& path, const meshtune::search::CostParams& params, 
 
 int main(int argc, char** argv) {
   std::string extents = "m=1024,n=1024,k=1024", mesh_text = "x=2,y=2", profile = "default";
-  int count = 12, reps = 5, warmup = 3, runs = 3;
+  int count = 12, rounds = 3, reps = 5, warmup = 3, runs = 3;
   double timeout_s = 300;
   bool print_points = false;
-  std::string replay;
+  std::string replay, json;
   for (int i = 1; i < argc; ++i) {
     if (!std::strcmp(argv[i], "--print-points")) {
       print_points = true;
@@ -115,6 +118,8 @@ int main(int argc, char** argv) {
     if (!std::strcmp(argv[i], "--extents")) extents = argv[i + 1];
     if (!std::strcmp(argv[i], "--mesh")) mesh_text = argv[i + 1];
     if (!std::strcmp(argv[i], "--count")) count = std::atoi(argv[i + 1]);
+    if (!std::strcmp(argv[i], "--rounds")) rounds = std::atoi(argv[i + 1]);
+    if (!std::strcmp(argv[i], "--json")) json = argv[i + 1];
     if (!std::strcmp(argv[i], "--reps")) reps = std::atoi(argv[i + 1]);
     if (!std::strcmp(argv[i], "--warmup")) warmup = std::atoi(argv[i + 1]);
     if (!std::strcmp(argv[i], "--runs")) runs = std::atoi(argv[i + 1]);
@@ -139,9 +144,13 @@ int main(int argc, char** argv) {
   auto runner = meshtune::search::NewMpiRunner(mpi);
   meshtune::engine::FidelityOptions options;
   options.count = count;
+  options.rounds = rounds;
   options.timeout_s = timeout_s;
-  std::printf("C[m,n] += A[m,k] * B[k,n] %s on %s, profile %s: %d candidates a run, %d runs\n",
-              extents.c_str(), mesh_text.c_str(), profile.c_str(), count, runs);
+  std::printf(
+      "C[m,n] += A[m,k] * B[k,n] %s on %s, profile %s: %d candidates a run, %d rounds, %d runs\n",
+      extents.c_str(), mesh_text.c_str(), profile.c_str(), count, rounds, runs);
+  std::ofstream json_out;
+  if (!json.empty()) json_out.open(json, std::ios::app);
   Runs done;
   for (int run = 1; run <= runs; ++run) {
     const auto result = meshtune::engine::RunFidelity(*problem, *mesh, *params, options, *runner);
@@ -150,6 +159,7 @@ int main(int argc, char** argv) {
       return 1;
     }
     if (print_points) PrintPoints(*result);
+    if (json_out.is_open()) json_out << meshtune::base::ToJsonLine(*result) << std::endl;
     done.Add(*result, "",
              std::to_string(result->verified()) + " of " + std::to_string(result->points_size()) +
                  " verified of " + std::to_string(result->costed()) + " costed");

@@ -70,6 +70,12 @@ std::string TableSummary(const v1::HardwareProfile& p) {
                           p.gemm_rates_size(), lo->flops_per_s() * 1e-9, lo->m(), lo->n(), lo->k(),
                           hi->flops_per_s() * 1e-9, hi->m(), hi->n(), hi->k());
   }
+  if (p.cache_flush_bytes() > 0) {
+    absl::StrAppendFormat(&out,
+                          "  cold caches     %d MiB written on each node before every timed "
+                          "transfer and memory pass\n",
+                          p.cache_flush_bytes() >> 20);
+  }
   if (p.copy_s_per_byte() > 0 || p.add_s_per_byte() > 0) {
     absl::StrAppendFormat(&out, "  memory passes   pack %s, add %s per rank\n",
                           Bandwidth(p.copy_s_per_byte()), Bandwidth(p.add_s_per_byte()));
@@ -141,6 +147,10 @@ absl::Status ValidateCalibrateOptions(const CalibrateOptions& options) {
     return absl::InvalidArgumentError(
         absl::StrCat("--dtype must be f32 or f64, not \"", options.dtype, "\""));
   }
+  if (options.flush_mib != -1 && (options.flush_mib < 0 || options.flush_mib > 65536)) {
+    return absl::InvalidArgumentError(absl::StrCat("--flush-mib ", options.flush_mib,
+                                                   " is out of range: it must be 0 to 65536 MiB"));
+  }
   if (!(options.timeout_s > 0 && options.timeout_s <= kMaxTimeoutS)) {
     return absl::InvalidArgumentError(absl::StrCat(
         "--timeout ", options.timeout_s, " is out of range: it must be positive and at most ",
@@ -174,6 +184,8 @@ absl::StatusOr<v1::HardwareProfile> Calibrate(const CalibrateOptions& options) {
                    {"--max-bytes", "1048576", "--reps", "10", "--gemm-n", "512", "--gemm-reps", "3",
                     "--tile-grid", "1,64,512", "--tile-ms", "1"});
   }
+  const int64_t flush_mib = options.flush_mib < 0 && options.quick ? 4 : options.flush_mib;
+  if (flush_mib >= 0) command.insert(command.end(), {"--flush-mib", absl::StrCat(flush_mib)});
   runtime::LaunchOptions launch;
   launch.timeout_s = options.timeout_s;
   const absl::StatusOr<runtime::CommandResult> job =

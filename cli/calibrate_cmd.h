@@ -22,14 +22,19 @@ struct CalibrateOptions {
   std::string dtype = "f32";     // element type of the GEMM: f32 or f64
   double timeout_s = 600;        // the job is killed after this; at most a week
   bool quick = false;            // messages up to 1 MiB, 10 repetitions, n = 512 GEMM: ~1 s
-  bool json = false;             // print the profile as JSON instead of a summary
-  std::string calibrator;        // path of meshtune_calibrate; "" = runtime::FindCalibrator()
+  // MiB each node writes before every timed transfer and memory pass (cold caches, as in a
+  // schedule); -1: twice its last-level cache, or 0 when its ranks outnumber its cores (4
+  // with quick); 0: warm caches.
+  int64_t flush_mib = -1;
+  bool json = false;       // print the profile as JSON instead of a summary
+  std::string calibrator;  // path of meshtune_calibrate; "" = runtime::FindCalibrator()
 };
 
 // OK when `options` can be run; otherwise InvalidArgument naming the flag and its value: a
 // bad profile name (storage::ValidateProfileName's message, which quotes the bad character),
 // ranks outside 2..65536, a dtype other than f32 or f64, a timeout that is not a positive
-// number of seconds up to a week, or a --calibrator that is not an executable file.
+// number of seconds up to a week, a --flush-mib outside 0..65536, or a --calibrator that is not an
+// executable file.
 absl::Status ValidateCalibrateOptions(const CalibrateOptions& options);
 
 // Validates `options`, runs the calibration job on options.ranks ranks, fits its samples

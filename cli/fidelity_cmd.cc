@@ -94,6 +94,7 @@ int RunFidelity(const FidelityFlags& flags, std::ostream& out, std::ostream& err
       search::NewMpiRunner(engine::MpiRunnerOptionsOf(flags.run));
   engine::FidelityOptions options;
   options.count = flags.count;
+  options.rounds = flags.rounds;
   options.max_evaluations = flags.max_evaluations;
   options.timeout_s = flags.timeout_s;
   options.cancelled = [] { return runtime::StopSignal() != 0; };

@@ -491,6 +491,12 @@ void AddCalibrateCommand(CLI::App& app, AllFlags& f, Subcommands& s) {
                    "seconds before the job is killed (default: 600)")
       ->check(engine::NumberIn(0, kMaxTimeoutS, /*min_exclusive=*/true));
   s.calibrate->add_flag("--quick", f.calibrate.quick, "fewer sizes and repetitions (~1 s)");
+  s.calibrate
+      ->add_option("--flush-mib", f.calibrate.flush_mib,
+                   "MiB each node writes before every timed transfer, to time it from cold "
+                   "caches as schedules run it (default: twice the last-level cache, 0 when ranks "
+                   "outnumber cores)")
+      ->transform(engine::IntegerIn(kInt64Min, kInt64Max));  // the range: RunCalibrate
   s.calibrate->add_flag("--json", f.calibrate.json, "print the profile as JSON");
   s.calibrate->add_option("--calibrator", f.calibrate.calibrator,
                           "path of meshtune_calibrate (default: found beside meshtune)");
@@ -512,6 +518,11 @@ void AddFidelityCommand(CLI::App& app, AllFlags& f, Subcommands& s) {
   s.fidelity->add_option("--mesh", x.mesh, "mesh axes, e.g. x=2,y=2")->required();
   s.fidelity->add_option("--count", x.count, "candidates measured, 2 to 1000 (default 12)")
       ->transform(engine::IntegerIn(2, 1000));
+  s.fidelity
+      ->add_option("--rounds", x.rounds,
+                   "measurements of each candidate, in rounds of alternating order; the median "
+                   "counts (default 3)")
+      ->transform(engine::IntegerIn(1, 1000));
   s.fidelity
       ->add_option("--max-evaluations", x.max_evaluations,
                    "schedules the model ranks first (default 1000)")

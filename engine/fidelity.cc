@@ -40,15 +40,25 @@ std::vector<size_t> Spread(size_t size, size_t n) {
   return out;
 }
 
+// The point of candidate `c` measured in `runs` (one a round): verified when every round
+// verified, its time the median of theirs, the first failure's error otherwise.
 v1::MeasuredCandidate ToPoint(const search::Candidate& c, const ir::Mesh& mesh,
-                              const search::CandidateRun& run) {
+                              const std::vector<search::CandidateRun>& runs) {
   v1::MeasuredCandidate p;
   p.mutable_trace()->set_text(c.trace);
   p.set_mesh(mesh.ToString());
   p.set_predicted_s(c.cost.seconds);
-  if (run.seconds.has_value()) p.set_measured_s(*run.seconds);
-  p.set_verified(run.verified);
-  if (!run.verified) p.set_error(run.error.value_or("not verified"));
+  std::vector<double> seconds;
+  p.set_verified(true);
+  for (const search::CandidateRun& run : runs) {
+    if (run.seconds.has_value()) seconds.push_back(*run.seconds);
+    if (runs.size() > 1 && run.seconds.has_value()) p.add_round_s(*run.seconds);
+    if (!run.verified && p.verified()) {
+      p.set_verified(false);
+      p.set_error(run.error.value_or("not verified"));
+    }
+  }
+  if (!seconds.empty()) p.set_measured_s(Median(seconds));
   for (const std::string& label : c.patterns) p.add_patterns(label);
   p.set_family(search::FamilyOf(c, mesh));
   return p;
@@ -95,6 +105,10 @@ absl::StatusOr<v1::FidelityResult> RunFidelity(const ir::Problem& problem, const
     return absl::InvalidArgumentError(absl::StrCat(
         "a fidelity run needs at least 2 candidates to compare (got ", options.count, ")"));
   }
+  if (options.rounds < 1) {
+    return absl::InvalidArgumentError(
+        absl::StrCat("a fidelity run needs at least 1 round (got ", options.rounds, ")"));
+  }
   absl::StatusOr<std::unique_ptr<search::Explorer>> explorer =
       search::Explorer::Create(problem, {mesh}, {}, params, options.cancelled);
   if (!explorer.ok()) return explorer.status();
@@ -116,18 +130,26 @@ absl::StatusOr<v1::FidelityResult> RunFidelity(const ir::Problem& problem, const
   result.set_problem(absl::StrCat(problem.ToString(), " with ", problem.ExtentsString()));
   result.set_mesh(mesh.ToString());
   result.set_costed(static_cast<int64_t>(ranked.size()));
-  for (size_t at : Spread(ranked.size(), static_cast<size_t>(options.count))) {
-    if (options.cancelled && options.cancelled())
-      return absl::CancelledError("the fidelity run was cancelled");
-    search::MeasureInput in;
-    in.problem = &problem;
-    in.mesh = &mesh;
-    in.trace = ranked[at]->trace;
-    in.timeout_s = options.timeout_s;
-    const search::CandidateRun run = runner.Run(in);
-    *result.add_points() = ToPoint(*ranked[at], mesh, run);
-    result.add_ranks(static_cast<int64_t>(at) + 1);
-    if (options.on_measured) options.on_measured(result.points(result.points_size() - 1), at + 1);
+  const std::vector<size_t> spread = Spread(ranked.size(), static_cast<size_t>(options.count));
+  std::vector<std::vector<search::CandidateRun>> runs(spread.size());
+  for (int round = 0; round < options.rounds; ++round) {
+    for (size_t j = 0; j < spread.size(); ++j) {
+      const size_t i = round % 2 == 0 ? j : spread.size() - 1 - j;
+      if (options.cancelled && options.cancelled())
+        return absl::CancelledError("the fidelity run was cancelled");
+      search::MeasureInput in;
+      in.problem = &problem;
+      in.mesh = &mesh;
+      in.trace = ranked[spread[i]]->trace;
+      in.timeout_s = options.timeout_s;
+      runs[i].push_back(runner.Run(in));
+      if (options.on_measured && round + 1 == options.rounds)
+        options.on_measured(ToPoint(*ranked[spread[i]], mesh, runs[i]), spread[i] + 1);
+    }
+  }
+  for (size_t i = 0; i < spread.size(); ++i) {
+    *result.add_points() = ToPoint(*ranked[spread[i]], mesh, runs[i]);
+    result.add_ranks(static_cast<int64_t>(spread[i]) + 1);
   }
   Summarize(&result);
   return result;

@@ -28,6 +28,11 @@ struct FidelityOptions {
   int count = 12;                  // candidates measured, at least 2
   int64_t max_evaluations = 1000;  // of the model-only search that ranks them (as tune)
   double timeout_s = 300;          // per measurement
+  // Every candidate is measured once a round, the rounds alternating best-to-worst and
+  // worst-to-best; a point's time is the median of its rounds. A slow spell of a shared
+  // machine then lands on one round of several candidates rather than on all of one
+  // candidate's repetitions. At least 1.
+  int rounds = 1;
   // Polled between measurements (and by the search); true stops with Cancelled.
   std::function<bool()> cancelled;
   // Called after each measurement with the point and its place in the ranking.
@@ -35,7 +40,8 @@ struct FidelityOptions {
 };
 
 // Ranks the space of `problem` on `mesh` with `params` and measures options.count candidates
-// spread over the ranking with `runner`. InvalidArgument for a count below 2 or a mesh that
+// spread over the ranking with `runner`, options.rounds times each. InvalidArgument for a
+// count below 2, rounds below 1 or a mesh that
 // clashes with the problem's names; FailedPrecondition when no candidate could be costed;
 // Cancelled when options.cancelled says so.
 absl::StatusOr<v1::FidelityResult> RunFidelity(const ir::Problem& problem, const ir::Mesh& mesh,

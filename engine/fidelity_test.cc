@@ -1,6 +1,7 @@
 // RunFidelity with a fake runner whose "measurements" are a known function of the
 // prediction: the spread sample, the statistics and the per-pattern errors follow from it;
-// failed runs are kept but left out of the statistics; bad counts are refused. And the
+// failed runs are kept but left out of the statistics; rounds alternate the order and keep
+// the median; bad counts are refused. And the
 // scatter SVG: one circle per verified point, escaped text, a legend per family.
 #include "engine/fidelity.h"
 
@@ -9,6 +10,7 @@
 #include <functional>
 #include <set>
 #include <string>
+#include <vector>
 
 #include "absl/strings/match.h"
 #include "engine/scatter_svg.h"
@@ -26,6 +28,7 @@ class FakeRunner : public search::Runner {
   search::CandidateRun Run(const search::MeasureInput& in) override {
     search::CandidateRun r;
     traces.insert(in.trace);
+    order.push_back(in.trace);
     ++calls_;
     if (fail_every_ > 0 && calls_ % fail_every_ == 0) {
       r.error = "fake failure";
@@ -36,6 +39,7 @@ class FakeRunner : public search::Runner {
     return r;
   }
   std::set<std::string> traces;
+  std::vector<std::string> order;  // the traces in the order they ran
 
  private:
   std::function<double(int)> time_;
@@ -170,6 +174,47 @@ TEST(FidelityTest, FailedRunsAreKeptButNotCounted) {
   EXPECT_EQ(r->points(1).error(), "fake failure");
   EXPECT_FALSE(r->points(1).has_measured_s());
   EXPECT_EQ(FidelityScatter(*r).size(), 2u);
+}
+
+// Rounds: every candidate once a round, the order reversed every other round, the median of
+// its rounds kept. A slow spell over the whole first round is outvoted; a failure in any
+// round fails the point.
+TEST(FidelityTest, RoundsAlternateTheOrderAndKeepTheMedian) {
+  const Workload s = Matmul();
+  // Round 1 (calls 1-4) runs 100 s each; later calls take 0.001 s times the call number.
+  FakeRunner runner([](int call) { return call <= 4 ? 100.0 : 0.001 * call; },
+                    /*fail_every=*/7);
+  FidelityOptions options;
+  options.count = 4;
+  options.rounds = 3;
+  options.max_evaluations = 200;
+  absl::StatusOr<v1::FidelityResult> r = RunFidelity(s.problem, s.mesh, s.params, options, runner);
+  ASSERT_TRUE(r.ok()) << r.status();
+  ASSERT_EQ(runner.order.size(), 12u);
+  ASSERT_EQ(r->points_size(), 4);
+  for (int i = 0; i < 4; ++i) {
+    const std::string& trace = r->points(i).trace().text();
+    EXPECT_EQ(runner.order[i], trace);      // round 1: best first
+    EXPECT_EQ(runner.order[7 - i], trace);  // round 2: worst first
+    EXPECT_EQ(runner.order[8 + i], trace);  // round 3: best first
+  }
+  // Candidate i ran at calls i + 1, 8 - i and 9 + i; call 7 (candidate 1, round 2) failed.
+  for (int i : {0, 2, 3}) {
+    const v1::MeasuredCandidate& p = r->points(i);
+    EXPECT_TRUE(p.verified());
+    ASSERT_EQ(p.round_s_size(), 3);
+    EXPECT_EQ(p.round_s(0), 100.0);
+    EXPECT_DOUBLE_EQ(p.round_s(1), 0.001 * (8 - i));
+    EXPECT_DOUBLE_EQ(p.measured_s(), 0.001 * (9 + i));
+  }
+  EXPECT_FALSE(r->points(1).verified());
+  EXPECT_EQ(r->points(1).error(), "fake failure");
+  EXPECT_EQ(r->verified(), 3);
+  EXPECT_DOUBLE_EQ(r->spearman_rho(), 1.0);
+
+  options.rounds = 0;
+  EXPECT_EQ(RunFidelity(s.problem, s.mesh, s.params, options, runner).status().message(),
+            "a fidelity run needs at least 1 round (got 0)");
 }
 
 TEST(FidelityTest, RefusesFewerThanTwo) {

@@ -44,6 +44,10 @@
 // share it, which tell how much the GEMM's ranks shared cores; and the MPI library's
 // version and OpenBLAS's configuration, for the machine fingerprint.
 //
+// Cold caches: before each timed repetition of the shift, broadcast, overlap, collectives
+// and memory passes, each node writes --flush-mib MiB (CacheFlush, FlushBytes), as the
+// kernels between a schedule's transfers sweep the caches.
+//
 // Every measurement is a median over --reps (--gemm-reps) repetitions after a warm-up. Bad
 // flags or fewer than 2 ranks: a message on stderr and exit status 2. A rank dies with its
 // launcher (PR_SET_PDEATHSIG).
@@ -56,7 +60,9 @@
 #include <cmath>
 #include <csignal>
 #include <cstdint>
+#include <cstring>
 #include <ctime>
+#include <fstream>
 #include <iostream>
 #include <string>
 #include <type_traits>
@@ -77,6 +83,7 @@ struct Flags {
   std::string job_id;
   std::vector<int> tile_grid = {1, 16, 64, 256, 1024};
   double tile_ms = 5;
+  int flush_mib = -1;  // -1: FlushBytes's default
 };
 
 double Median(std::vector<double> v) {
@@ -95,6 +102,63 @@ void SleepyBarrier(MPI_Comm comm) {
        MPI_Test(&request, &done, MPI_STATUS_IGNORE)) {
     usleep(100);
   }
+}
+
+// Evicts the caches before a timed communication or memory pass: in a schedule these run
+// between kernels that have swept the caches, and a message from cold caches moves at about
+// half the rate of one repeated from warm ones (2 MiB MPI_Reduce here: 3.9 against 7.9
+// GB/s). A node's first `cores` ranks write `node_bytes` between them (the others would
+// only take cores from them), then every rank waits asleep for all, so that no rank is
+// still writing, or runnable without a core, when the next barrier starts the timing.
+class CacheFlush {
+ public:
+  CacheFlush(int64_t node_bytes, int ranks_on_node, int node_rank, int cores) {
+    const int writers = std::max(1, std::min(ranks_on_node, cores));
+    if (node_rank < writers && node_bytes > 0)
+      buf_.resize(static_cast<size_t>(node_bytes / writers));
+    MPI_Allreduce(&node_bytes, &any_, 1, MPI_INT64_T, MPI_MAX, MPI_COMM_WORLD);
+  }
+  void operator()() {
+    if (any_ == 0) return;
+    if (!buf_.empty()) std::memset(buf_.data(), ++round_, buf_.size());
+    SleepyBarrier(MPI_COMM_WORLD);
+  }
+
+ private:
+  std::vector<char> buf_;
+  int64_t any_ = 0;  // the largest node_bytes of any rank: 0 when no rank flushes
+  unsigned char round_ = 0;
+};
+
+// The size of cpu0's highest-level cache as sysfs reports it ("32768K"), 0 when it does
+// not (sysconf's _SC_LEVEL3_CACHE_SIZE reads CPUID, which virtual machines misreport).
+int64_t LastLevelCacheBytes() {
+  int64_t bytes = 0;
+  for (int level = 0, index = 0;; ++index) {
+    const std::string dir = "/sys/devices/system/cpu/cpu0/cache/index" + std::to_string(index);
+    std::ifstream level_file(dir + "/level"), size_file(dir + "/size");
+    int l = 0;
+    std::string size;
+    if (!(level_file >> l) || !(size_file >> size)) return bytes;
+    const int64_t unit = size.back() == 'K' ? 1024 : size.back() == 'M' ? 1 << 20 : 1;
+    if (l >= level) {
+      level = l;
+      bytes = std::atoll(size.c_str()) * unit;
+    }
+  }
+}
+
+// `mib` MiB; by default (mib < 0) twice the last-level cache (64 MiB when the system does
+// not say), or 0 on a node with more ranks than cores. There the ranks take turns on the
+// cores, and a schedule's transfers run beside other ranks' kernels rather than after a
+// flush: 2x2 on 2 cores, cold-cache rates (0.6 to 1.3 GB/s) predicted 1024^3 schedules up
+// to 2.2 times their measured time (median error 0.45 to 0.70 a run), warm ones with a
+// median error of 0.13 to 0.19 (docs/benchmarks.md).
+int64_t FlushBytes(int mib, int ranks_on_node, int cores) {
+  if (mib >= 0) return int64_t{mib} << 20;
+  if (ranks_on_node > cores) return 0;
+  const int64_t last = LastLevelCacheBytes();
+  return last > 0 ? 2 * last : int64_t{64} << 20;
 }
 
 // Per repetition, the maximum over ranks of `local` (on rank 0; empty elsewhere).
@@ -136,7 +200,8 @@ double PingPong(char* buf, int64_t bytes, int reps, int rank) {
 
 // Median over repetitions of the slowest rank's ring exchange of `bytes`, every rank at
 // once (on rank 0).
-double Shift(char* send, char* recv, int64_t bytes, int reps, int rank, int size) {
+double Shift(char* send, char* recv, int64_t bytes, int reps, int rank, int size,
+             CacheFlush& cold) {
   const int n = static_cast<int>(bytes);
   const int to = (rank + 1) % size, from = (rank + size - 1) % size;
   auto exchange = [&] {
@@ -146,6 +211,7 @@ double Shift(char* send, char* recv, int64_t bytes, int reps, int rank, int size
   for (int i = 0; i < Warmups(reps); ++i) exchange();
   std::vector<double> local;
   for (int i = 0; i < reps; ++i) {
+    cold();
     MPI_Barrier(MPI_COMM_WORLD);
     const double t0 = MPI_Wtime();
     exchange();
@@ -156,11 +222,12 @@ double Shift(char* send, char* recv, int64_t bytes, int reps, int rank, int size
 }
 
 // Median over repetitions of the slowest rank's MPI_Bcast of `bytes` from rank 0 (on rank 0).
-double Broadcast(char* buf, int64_t bytes, int reps, int rank) {
+double Broadcast(char* buf, int64_t bytes, int reps, int rank, CacheFlush& cold) {
   const int n = static_cast<int>(bytes);
   for (int i = 0; i < Warmups(reps); ++i) MPI_Bcast(buf, n, MPI_BYTE, 0, MPI_COMM_WORLD);
   std::vector<double> local;
   for (int i = 0; i < reps; ++i) {
+    cold();
     MPI_Barrier(MPI_COMM_WORLD);
     const double t0 = MPI_Wtime();
     MPI_Bcast(buf, n, MPI_BYTE, 0, MPI_COMM_WORLD);
@@ -231,7 +298,7 @@ struct OverlapTimes {
 // Every rank at once, alternating within each repetition: an n x n x n GEMM alone, a ring
 // exchange of `bytes` alone, and the exchange in flight during the GEMM (file comment).
 template <typename T>
-OverlapTimes TimeOverlap(int n, int64_t bytes, int reps, int rank, int size) {
+OverlapTimes TimeOverlap(int n, int64_t bytes, int reps, int rank, int size, CacheFlush& cold) {
   Operands<T> x(n);
   std::vector<char> send(bytes, 1), recv(bytes, 0);
   const int count = static_cast<int>(bytes);
@@ -241,6 +308,7 @@ OverlapTimes TimeOverlap(int n, int64_t bytes, int reps, int rank, int size) {
   for (int i = 0; i < Warmups(reps) + reps; ++i) {
     for (Mode mode : {kGemm, kShift, kBoth}) {
       MPI_Request requests[2];
+      cold();
       MPI_Barrier(MPI_COMM_WORLD);
       const double t0 = MPI_Wtime();
       if (mode != kGemm) {
@@ -295,7 +363,7 @@ int64_t PieceElements(int64_t bytes, int g, int elem) {
 // PieceElements(bytes, g, element size) elements per rank of `group` (g ranks;
 // MPI_COMM_NULL on idle ranks, which time nothing); on rank 0.
 double TimeCollective(const std::string& kind, int64_t bytes, int reps, bool f64, MPI_Comm group,
-                      int g) {
+                      int g, CacheFlush& cold) {
   const int elem = f64 ? 8 : 4;
   const int piece = static_cast<int>(PieceElements(bytes, g, elem));
   const int count = piece * g;  // elements of the whole box
@@ -325,6 +393,7 @@ double TimeCollective(const std::string& kind, int64_t bytes, int reps, bool f64
   };
   std::vector<double> local;
   for (int i = 0; i < Warmups(reps) + reps; ++i) {
+    cold();
     MPI_Barrier(MPI_COMM_WORLD);
     const double t0 = MPI_Wtime();
     if (group != MPI_COMM_NULL) call();
@@ -389,7 +458,7 @@ std::vector<double> TimeGemmTiles(const std::vector<int>& grid, double min_secon
 // of half the columns of a row-major matrix into a dense buffer, "add" adds a buffer into
 // another (on rank 0).
 template <typename T>
-double TimeMemoryPass(const std::string& kind, int64_t bytes, int reps) {
+double TimeMemoryPass(const std::string& kind, int64_t bytes, int reps, CacheFlush& cold) {
   const int64_t n = std::max<int64_t>(1, bytes / static_cast<int64_t>(sizeof(T)));
   const int64_t cols = 256, rows = std::max<int64_t>(1, n / cols);
   std::vector<T> from(static_cast<size_t>(2 * rows * cols), T(1)), to(static_cast<size_t>(n), T(0));
@@ -404,6 +473,7 @@ double TimeMemoryPass(const std::string& kind, int64_t bytes, int reps) {
   };
   std::vector<double> local;
   for (int i = 0; i < Warmups(reps) + reps; ++i) {
+    cold();
     SleepyBarrier(MPI_COMM_WORLD);
     const double t0 = MPI_Wtime();
     pass();
@@ -420,7 +490,7 @@ double TimeMemoryPass(const std::string& kind, int64_t bytes, int reps) {
 // The tiles run on the `tile_ranks` (as many ranks of each node as it has cores, the rest
 // idle): the rates of a rank with a core to itself (the cost model shares them out when
 // ranks exceed cores).
-void CalibrateTables(const Flags& f, int rank, int size, bool tile_ranks,
+void CalibrateTables(const Flags& f, int rank, int size, bool tile_ranks, CacheFlush& cold,
                      meshtune::v1::HardwareProfile* profile) {
   const bool f64 = f.dtype == "f64";
   const int elem = f64 ? 8 : 4;
@@ -434,7 +504,7 @@ void CalibrateTables(const Flags& f, int rank, int size, bool tile_ranks,
     for (const char* kind : {"bcast", "reduce", "allgather", "reduce_scatter", "allreduce",
                              "ibcast", "ireduce", "iallgather", "ireduce_scatter", "iallreduce"}) {
       for (int64_t bytes : sizes) {
-        const double s = TimeCollective(kind, bytes, f.reps, f64, group, g);
+        const double s = TimeCollective(kind, bytes, f.reps, f64, group, g, cold);
         if (rank != 0) continue;
         meshtune::v1::CalibrationSample* sample = profile->add_samples();
         sample->set_kind(std::string("coll_") + kind);
@@ -450,8 +520,8 @@ void CalibrateTables(const Flags& f, int rank, int size, bool tile_ranks,
                                         : TimeGemmTiles<float>(f.tile_grid, min_s, tile_ranks);
   for (const char* kind : {"copy", "add"}) {
     for (int64_t bytes = 256 << 10; bytes <= (16 << 20); bytes *= 4) {
-      const double s =
-          f64 ? TimeMemoryPass<double>(kind, bytes, 10) : TimeMemoryPass<float>(kind, bytes, 10);
+      const double s = f64 ? TimeMemoryPass<double>(kind, bytes, 10, cold)
+                           : TimeMemoryPass<float>(kind, bytes, 10, cold);
       if (rank != 0) continue;
       meshtune::v1::CalibrationSample* sample = profile->add_samples();
       sample->set_kind(kind);
@@ -509,6 +579,17 @@ meshtune::v1::HardwareProfile Calibrate(const Flags& f, int rank, int size) {
     s->set_bytes(bytes);
     s->set_seconds(seconds);
   };
+  // This rank's node: its ranks share the cache flush; rank 0's tells how much the GEMMs
+  // shared cores; this rank's place on it decides whether it times the GEMM tiles.
+  MPI_Comm node;
+  MPI_Comm_split_type(MPI_COMM_WORLD, MPI_COMM_TYPE_SHARED, rank, MPI_INFO_NULL, &node);
+  int ranks_per_node = 0, node_rank = 0;
+  MPI_Comm_size(node, &ranks_per_node);
+  MPI_Comm_rank(node, &node_rank);
+  MPI_Comm_free(&node);
+  const int cores = static_cast<int>(sysconf(_SC_NPROCESSORS_ONLN));
+  const int64_t flush_bytes = FlushBytes(f.flush_mib, ranks_per_node, cores);
+  CacheFlush cold(flush_bytes, ranks_per_node, node_rank, cores);
   std::vector<char> buf(f.max_bytes, 1), recv(f.max_bytes, 0);
   const std::vector<int64_t> sizes = MessageSizes(f.max_bytes);
   std::vector<double> pingpong, shift, bcast;
@@ -517,36 +598,29 @@ meshtune::v1::HardwareProfile Calibrate(const Flags& f, int rank, int size) {
     SleepyBarrier(MPI_COMM_WORLD);
   }
   for (int64_t bytes : sizes)
-    shift.push_back(Shift(buf.data(), recv.data(), bytes, f.reps, rank, size));
-  for (int64_t bytes : sizes) bcast.push_back(Broadcast(buf.data(), bytes, f.reps, rank));
+    shift.push_back(Shift(buf.data(), recv.data(), bytes, f.reps, rank, size, cold));
+  for (int64_t bytes : sizes) bcast.push_back(Broadcast(buf.data(), bytes, f.reps, rank, cold));
   const bool f64 = f.dtype == "f64";
   const double gemm_s = f64 ? TimeGemm<double>(f.gemm_n, f.gemm_reps, rank)
                             : TimeGemm<float>(f.gemm_n, f.gemm_reps, rank);
-  // Ranks sharing rank 0's node, and its cores: how much the GEMMs above shared them; and
-  // this rank's place on its node, which decides whether it times the GEMM tiles.
-  MPI_Comm node;
-  MPI_Comm_split_type(MPI_COMM_WORLD, MPI_COMM_TYPE_SHARED, rank, MPI_INFO_NULL, &node);
-  int ranks_per_node = 0, node_rank = 0;
-  MPI_Comm_size(node, &ranks_per_node);
-  MPI_Comm_rank(node, &node_rank);
-  MPI_Comm_free(&node);
   const int overlap_n = OverlapGemmSize(f.gemm_n, gemm_s, shift.back());
   const int overlap_reps = 2 * f.gemm_reps;
   const OverlapTimes overlap =
-      f64 ? TimeOverlap<double>(overlap_n, f.max_bytes, overlap_reps, rank, size)
-          : TimeOverlap<float>(overlap_n, f.max_bytes, overlap_reps, rank, size);
-  CalibrateTables(f, rank, size, node_rank < sysconf(_SC_NPROCESSORS_ONLN), &profile);
+      f64 ? TimeOverlap<double>(overlap_n, f.max_bytes, overlap_reps, rank, size, cold)
+          : TimeOverlap<float>(overlap_n, f.max_bytes, overlap_reps, rank, size, cold);
+  CalibrateTables(f, rank, size, node_rank < cores, cold, &profile);
   if (rank != 0) return profile;
 
   profile.set_ranks(size);
   profile.set_ranks_per_node(ranks_per_node);
-  profile.set_cores(static_cast<int>(sysconf(_SC_NPROCESSORS_ONLN)));
+  profile.set_cores(cores);
   profile.set_mpi_library(MpiLibrary());
   profile.set_blas_config(openblas_get_config());
   profile.set_gemm_n(f.gemm_n);
   profile.set_dtype(f.dtype);
   profile.set_host(HostName());
   profile.set_created(UtcNow());
+  profile.set_cache_flush_bytes(flush_bytes);
   for (size_t i = 0; i < sizes.size(); ++i) add_sample("pingpong", sizes[i], pingpong[i]);
   for (size_t i = 0; i < sizes.size(); ++i) add_sample("shift", sizes[i], shift[i]);
   for (size_t i = 0; i < sizes.size(); ++i) add_sample("bcast", sizes[i], bcast[i]);
@@ -582,6 +656,11 @@ int main(int argc, char** argv) {
       ->check(CLI::Range(1, 4096));
   app.add_option("--tile-ms", f.tile_ms, "least milliseconds of each GEMM tile's timed run")
       ->check(CLI::Range(0.01, 10000.0));
+  app.add_option("--flush-mib", f.flush_mib,
+                 "MiB a node writes before each timed transfer or memory pass, to time them "
+                 "from cold caches as a schedule runs them (default: twice the last-level "
+                 "cache, 0 on a node with more ranks than cores; 0: warm caches)")
+      ->check(CLI::Range(0, 1 << 16));
   app.add_option("--job-id", f.job_id,
                  "ignored; names the job on the command line for the launcher");
   try {

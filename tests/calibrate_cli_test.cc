@@ -57,6 +57,11 @@ TEST_F(CalibrateCliTest, QuickCalibrationStoresAProfileThatLoads) {
   EXPECT_EQ(r.out.rfind("hardware profile \"t1\" saved to " + home_ + "/profiles/t1.json\n", 0), 0u)
       << r.out;
   EXPECT_FALSE(ReadFile(home_ + "/profiles/t1.json").empty());
+  // --quick writes 4 MiB a node before each timed transfer and memory pass.
+  EXPECT_NE(r.out.find("\n  cold caches     4 MiB written on each node before every timed "
+                       "transfer and memory pass\n"),
+            std::string::npos)
+      << r.out;
 
   const absl::StatusOr<meshtune::v1::HardwareProfile> p = meshtune::storage::LoadProfile("t1");
   ASSERT_TRUE(p.ok()) << p.status();
@@ -64,6 +69,7 @@ TEST_F(CalibrateCliTest, QuickCalibrationStoresAProfileThatLoads) {
   EXPECT_EQ(p->ranks(), 2);
   EXPECT_EQ(p->dtype(), "f32");
   EXPECT_EQ(p->gemm_n(), 512);
+  EXPECT_EQ(p->cache_flush_bytes(), 4 << 20);
   const std::pair<const char*, double> numbers[] = {
       {"alpha_s", p->alpha_s()},
       {"beta_s_per_byte", p->beta_s_per_byte()},
@@ -110,7 +116,7 @@ TEST_F(CalibrateCliTest, QuickCalibrationStoresAProfileThatLoads) {
 
 // --json: the stored profile, a meshtune.v1.HardwareProfile, as one line.
 TEST_F(CalibrateCliTest, JsonIsTheStoredHardwareProfile) {
-  const CliRun r = Calibrate("--ranks 2 --quick --name j1 --timeout 120 --json");
+  const CliRun r = Calibrate("--ranks 2 --quick --name j1 --timeout 120 --json --flush-mib 0");
   ASSERT_EQ(r.status, 0) << r.out << r.err;
   meshtune::v1::HardwareProfile printed;
   ASSERT_TRUE(meshtune::testing::ParsesAs(r.out, &printed));
@@ -119,6 +125,7 @@ TEST_F(CalibrateCliTest, JsonIsTheStoredHardwareProfile) {
   EXPECT_GT(printed.alpha_s(), 0);
   EXPECT_GT(printed.gamma_s_per_flop(), 0);
   EXPECT_FALSE(printed.samples().empty());
+  EXPECT_EQ(printed.cache_flush_bytes(), 0);  // warm caches, as asked
   const absl::StatusOr<meshtune::v1::HardwareProfile> stored = meshtune::storage::LoadProfile("j1");
   ASSERT_TRUE(stored.ok()) << stored.status();
   EXPECT_EQ(stored->SerializeAsString(), printed.SerializeAsString());
@@ -142,6 +149,15 @@ TEST_F(CalibrateCliTest, BadFlagsExitTwoAndNameTheProblem) {
   EXPECT_EQ(r.status, 2);
   EXPECT_NE(r.err.find("meshtune: --dtype must be f32 or f64, not \"bf16\""), std::string::npos)
       << r.err;
+
+  for (const char* mib : {"65537", "-2"}) {
+    r = Calibrate(std::string("--ranks 2 --quick --flush-mib ") + mib);
+    EXPECT_EQ(r.status, 2);
+    EXPECT_NE(r.err.find(std::string("meshtune: --flush-mib ") + mib +
+                         " is out of range: it must be 0 to 65536 MiB"),
+              std::string::npos)
+        << r.err;
+  }
 
   r = Calibrate("--quick");  // --ranks is required
   EXPECT_EQ(r.status, 2);

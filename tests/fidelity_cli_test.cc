@@ -58,7 +58,7 @@ int Count(const std::string& text, const std::string& what) {
 TEST_F(FidelityCliTest, MeasuresASpreadAndReportsItsStatistics) {
   const std::string svg = dir_ + "/scatter.svg";
   const CliRun r = Fidelity(
-      "--extents m=32,n=32,k=32 --mesh x=2 --count 4 --reps 1 --warmup 0 "
+      "--extents m=32,n=32,k=32 --mesh x=2 --count 4 --rounds 2 --reps 1 --warmup 0 "
       "--max-evaluations 200 --json --svg " +
       svg);
   ASSERT_EQ(r.status, 0) << r.out << r.err;
@@ -74,6 +74,8 @@ TEST_F(FidelityCliTest, MeasuresASpreadAndReportsItsStatistics) {
     const meshtune::v1::MeasuredCandidate& p = result.points(i);
     EXPECT_TRUE(p.verified()) << p.error();
     EXPECT_GT(p.measured_s(), 0);
+    ASSERT_EQ(p.round_s_size(), 2);  // one measurement a round; the median of two is the mean
+    EXPECT_DOUBLE_EQ(p.measured_s(), (p.round_s(0) + p.round_s(1)) / 2);
     EXPECT_GT(p.predicted_s(), 0);
     EXPECT_EQ(p.mesh(), "x=2");
     EXPECT_FALSE(p.trace().text().empty());
@@ -90,7 +92,7 @@ TEST_F(FidelityCliTest, MeasuresASpreadAndReportsItsStatistics) {
       << r.err;
 
   const CliRun text = Fidelity(
-      "--extents m=32,n=32,k=32 --mesh x=2 --count 2 --reps 1 "
+      "--extents m=32,n=32,k=32 --mesh x=2 --count 2 --rounds 1 --reps 1 "
       "--warmup 0 --max-evaluations 200");
   ASSERT_EQ(text.status, 0) << text.out << text.err;
   EXPECT_EQ(text.out.rfind("fidelity of C[m,n] += A[m,k] * B[k,n] with k=32,m=32,n=32 on x=2: 2 "
@@ -108,6 +110,11 @@ TEST_F(FidelityCliTest, BadInputExitsTwoBeforeMeasuring) {
   CliRun r = Fidelity("--extents m=8,n=8,k=8 --mesh x=2 --count 1");
   EXPECT_EQ(r.status, 2);
   EXPECT_NE(r.err.find("--count: '1' is out of range; give an integer from 2 to 1000"),
+            std::string::npos)
+      << r.err;
+  r = Fidelity("--extents m=8,n=8,k=8 --mesh x=2 --rounds 0");
+  EXPECT_EQ(r.status, 2);
+  EXPECT_NE(r.err.find("--rounds: '0' is out of range; give an integer from 1 to 1000"),
             std::string::npos)
       << r.err;
   r = Fidelity("--extents m=8,n=8,k=8 --mesh x=2 --profile nosuch");
