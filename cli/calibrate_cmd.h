@@ -23,8 +23,8 @@ struct CalibrateOptions {
   double timeout_s = 600;        // the job is killed after this; at most a week
   bool quick = false;            // messages up to 1 MiB, 10 repetitions, n = 512 GEMM: ~1 s
   // MiB each node writes before every timed transfer and memory pass (cold caches, as in a
-  // schedule); -1: twice its last-level cache, or 0 when its ranks outnumber its cores (4
-  // with quick); 0: warm caches.
+  // schedule); -1: twice its last-level cache (4 with quick); 0: warm caches. None on a
+  // node whose ranks outnumber its cores, whatever this says.
   int64_t flush_mib = -1;
   bool json = false;       // print the profile as JSON instead of a summary
   std::string calibrator;  // path of meshtune_calibrate; "" = runtime::FindCalibrator()

@@ -494,8 +494,8 @@ void AddCalibrateCommand(CLI::App& app, AllFlags& f, Subcommands& s) {
   s.calibrate
       ->add_option("--flush-mib", f.calibrate.flush_mib,
                    "MiB each node writes before every timed transfer, to time it from cold "
-                   "caches as schedules run it (default: twice the last-level cache, 0 when ranks "
-                   "outnumber cores)")
+                   "caches as schedules run it (default: twice the last-level cache; none where "
+                   "ranks outnumber cores)")
       ->transform(engine::IntegerIn(kInt64Min, kInt64Max));  // the range: RunCalibrate
   s.calibrate->add_flag("--json", f.calibrate.json, "print the profile as JSON");
   s.calibrate->add_option("--calibrator", f.calibrate.calibrator,

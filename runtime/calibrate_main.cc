@@ -45,8 +45,9 @@
 // version and OpenBLAS's configuration, for the machine fingerprint.
 //
 // Cold caches: before each timed repetition of the shift, broadcast, overlap, collectives
-// and memory passes, each node writes --flush-mib MiB (CacheFlush, FlushBytes), as the
-// kernels between a schedule's transfers sweep the caches.
+// and memory passes, each node writes --flush-mib MiB (CacheFlush, FlushBytes; none on a
+// node with more ranks than cores), as the kernels between a schedule's transfers sweep
+// the caches.
 //
 // Every measurement is a median over --reps (--gemm-reps) repetitions after a warm-up. Bad
 // flags or fewer than 2 ranks: a message on stderr and exit status 2. A rank dies with its
@@ -148,15 +149,16 @@ int64_t LastLevelCacheBytes() {
   }
 }
 
-// `mib` MiB; by default (mib < 0) twice the last-level cache (64 MiB when the system does
-// not say), or 0 on a node with more ranks than cores. There the ranks take turns on the
+// The bytes a node writes before each timed repetition: none on a node with more ranks
+// than cores, else `mib` MiB, by default (mib < 0) twice the last-level cache (64 MiB when
+// the system does not say). Where ranks outnumber cores they take turns on the
 // cores, and a schedule's transfers run beside other ranks' kernels rather than after a
 // flush: 2x2 on 2 cores, cold-cache rates (0.6 to 1.3 GB/s) predicted 1024^3 schedules up
-// to 2.2 times their measured time (median error 0.45 to 0.70 a run), warm ones with a
+// to 2.2 times their measured time (median error 0.38 to 0.70 a run), warm ones with a
 // median error of 0.13 to 0.19 (docs/benchmarks.md).
 int64_t FlushBytes(int mib, int ranks_on_node, int cores) {
-  if (mib >= 0) return int64_t{mib} << 20;
   if (ranks_on_node > cores) return 0;
+  if (mib >= 0) return int64_t{mib} << 20;
   const int64_t last = LastLevelCacheBytes();
   return last > 0 ? 2 * last : int64_t{64} << 20;
 }
@@ -659,7 +661,7 @@ int main(int argc, char** argv) {
   app.add_option("--flush-mib", f.flush_mib,
                  "MiB a node writes before each timed transfer or memory pass, to time them "
                  "from cold caches as a schedule runs them (default: twice the last-level "
-                 "cache, 0 on a node with more ranks than cores; 0: warm caches)")
+                 "cache; 0: warm caches; none on a node with more ranks than cores)")
       ->check(CLI::Range(0, 1 << 16));
   app.add_option("--job-id", f.job_id,
                  "ignored; names the job on the command line for the launcher");
