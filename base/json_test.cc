@@ -21,7 +21,7 @@ TEST(JsonTest, OneLineWithProtoNamesAndDefaults) {
             "{\"trace\":{\"text\":\"distribute([m], [mo], [mi], [x])\\nshard(A, "
             "m@x)\\n\"},\"mesh\":\"x=2\","
             "\"predicted_s\":0.5,\"verified\":false,\"error\":\"\",\"patterns\":[\"A@ko "
-            "\\\"Broadcast\\\"\\\\\"],\"family\":\"\"}");
+            "\\\"Broadcast\\\"\\\\\"],\"family\":\"\",\"round_s\":[]}");
   EXPECT_EQ(json.find('\n'), std::string::npos);
   v1::MeasuredCandidate back;
   ASSERT_TRUE(FromJson(json, &back).ok());
