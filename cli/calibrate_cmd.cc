@@ -13,6 +13,7 @@
 #include "absl/strings/str_split.h"
 #include "base/json.h"
 #include "base/status_macros.h"
+#include "cli/calibrate_runs.h"
 #include "cli/cli_io.h"
 #include "engine/exit_codes.h"
 #include "runtime/launcher.h"
@@ -138,6 +139,11 @@ absl::StatusOr<v1::HardwareProfile> ParseJobOutput(const runtime::CommandResult&
 
 absl::Status ValidateCalibrateOptions(const CalibrateOptions& options) {
   MT_RETURN_IF_ERROR(storage::ValidateProfileName(options.name));
+  if (options.ranks == 0) {
+    return absl::InvalidArgumentError(
+        "--ranks is required: the MPI ranks to calibrate on (or --from-runs FILE to fit an "
+        "existing profile to measured runs)");
+  }
   if (options.ranks < 2 || options.ranks > kMaxRanks) {
     return absl::InvalidArgumentError(
         absl::StrCat("--ranks ", options.ranks, " is out of range: calibrate needs 2 to ",
@@ -208,6 +214,7 @@ absl::StatusOr<v1::HardwareProfile> Calibrate(const CalibrateOptions& options) {
 }
 
 int RunCalibrate(const CalibrateOptions& options, std::ostream& out, std::ostream& err) {
+  if (!options.from_runs.empty()) return RunCalibrateFromRuns(options, out, err);
   // Only the flags are bad input: a file-system error from storing the profile may be
   // InvalidArgument too (ENAMETOOLONG), and is still a failure of the command.
   if (absl::Status s = ValidateCalibrateOptions(options); !s.ok()) {

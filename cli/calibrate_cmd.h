@@ -8,6 +8,7 @@
 #include <cstdint>
 #include <ostream>
 #include <string>
+#include <vector>
 
 #include "absl/status/status.h"
 #include "absl/status/statusor.h"
@@ -26,7 +27,10 @@ struct CalibrateOptions {
   // schedule); -1: twice its last-level cache (4 with quick); 0: warm caches. None on a
   // node whose ranks outnumber its cores, whatever this says.
   int64_t flush_mib = -1;
-  bool json = false;       // print the profile as JSON instead of a summary
+  bool json = false;  // print the profile as JSON instead of a summary
+  // Fidelity runs to fit the term scales of profile `name` to, instead of calibrating
+  // (cli/calibrate_runs.h); ranks must then be 0.
+  std::vector<std::string> from_runs;
   std::string calibrator;  // path of meshtune_calibrate; "" = runtime::FindCalibrator()
 };
 
@@ -46,11 +50,12 @@ absl::Status ValidateCalibrateOptions(const CalibrateOptions& options);
 // parse or its samples cannot be fitted; SaveProfile's errors, naming the path.
 absl::StatusOr<v1::HardwareProfile> Calibrate(const CalibrateOptions& options);
 
-// The command: Calibrate, then a summary of the profile (or, with options.json, the stored
-// meshtune.v1.HardwareProfile message as one line of protobuf's JSON mapping) on `out`. An error
-// goes to `err` as "meshtune: MESSAGE". Returns the exit status: 0 when the profile was stored, 2
-// on bad input (ValidateCalibrateOptions fails), 1 otherwise (no calibrator, a failed or timed-out
-// job, a profile that could not be fitted or written).
+// The command: with options.from_runs, RunCalibrateFromRuns; else Calibrate, then a summary of the
+// profile (or, with options.json, the stored meshtune.v1.HardwareProfile message as one line of
+// protobuf's JSON mapping) on `out`. An error goes to `err` as "meshtune: MESSAGE". Returns the
+// exit status: 0 when the profile was stored, 2 on bad input (ValidateCalibrateOptions fails), 1
+// otherwise (no calibrator, a failed or timed-out job, a profile that could not be fitted or
+// written).
 int RunCalibrate(const CalibrateOptions& options, std::ostream& out, std::ostream& err);
 
 }  // namespace meshtune::cli

@@ -11,11 +11,12 @@
 
 namespace meshtune::cli {
 
-absl::StatusOr<std::string> ReadInput(const std::string& path, size_t max_bytes) {
+absl::StatusOr<std::string> ReadInput(const std::string& path, size_t max_bytes,
+                                      const std::string& what) {
   FILE* f = path == "-" ? stdin : std::fopen(path.c_str(), "rb");
   if (f == nullptr) {
     const int error = errno;
-    return absl::InvalidArgumentError(absl::StrCat("cannot read trace file '",
+    return absl::InvalidArgumentError(absl::StrCat("cannot read ", what, " '",
                                                    base::Excerpt(path, base::kMaxPathExcerpt),
                                                    "': ", std::strerror(error)));
   }
@@ -30,7 +31,7 @@ absl::StatusOr<std::string> ReadInput(const std::string& path, size_t max_bytes)
   const int error = errno;
   if (f != stdin) std::fclose(f);
   if (failed) {
-    return absl::InvalidArgumentError(absl::StrCat("cannot read trace file '",
+    return absl::InvalidArgumentError(absl::StrCat("cannot read ", what, " '",
                                                    base::Excerpt(path, base::kMaxPathExcerpt),
                                                    "': ", std::strerror(error)));
   }

@@ -13,8 +13,10 @@
 namespace meshtune::cli {
 
 // Reads `path` ("-" for stdin), at most `max_bytes` + 1 bytes (so that callers can report
-// an oversized input themselves). InvalidArgument naming the path when it cannot be read.
-absl::StatusOr<std::string> ReadInput(const std::string& path, size_t max_bytes);
+// an oversized input themselves). InvalidArgument "cannot read WHAT 'PATH': REASON" when it
+// cannot be read.
+absl::StatusOr<std::string> ReadInput(const std::string& path, size_t max_bytes,
+                                      const std::string& what = "trace file");
 
 // Flushes stdout (std::cout and C stdio) and tells whether everything written to it
 // reached the file: Unavailable "cannot write to standard output: No space left on

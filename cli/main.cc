@@ -481,8 +481,9 @@ void AddTraceCommands(CLI::App& app, AllFlags& f, Subcommands& s) {
 void AddCalibrateCommand(CLI::App& app, AllFlags& f, Subcommands& s) {
   s.calibrate =
       app.add_subcommand("calibrate", "measure alpha, beta and gamma under MPI; store a profile");
-  s.calibrate->add_option("--ranks", f.calibrate.ranks, "MPI ranks, at least 2")
-      ->required()
+  s.calibrate
+      ->add_option("--ranks", f.calibrate.ranks,
+                   "MPI ranks, at least 2 (required unless --from-runs)")
       ->transform(engine::IntegerIn(kInt64Min, kInt64Max));  // the range: RunCalibrate
   s.calibrate->add_option("--name", f.calibrate.name, "hardware profile name (default: default)");
   s.calibrate->add_option("--dtype", f.calibrate.dtype, "GEMM element type: f32 or f64");
@@ -498,6 +499,11 @@ void AddCalibrateCommand(CLI::App& app, AllFlags& f, Subcommands& s) {
                    "ranks outnumber cores)")
       ->transform(engine::IntegerIn(kInt64Min, kInt64Max));  // the range: RunCalibrate
   s.calibrate->add_flag("--json", f.calibrate.json, "print the profile as JSON");
+  s.calibrate
+      ->add_option("--from-runs", f.calibrate.from_runs,
+                   "instead of calibrating: fit the cost model's term scales of profile --name "
+                   "to measured runs (files of `meshtune fidelity --json` lines)")
+      ->expected(1, -1);
   s.calibrate->add_option("--calibrator", f.calibrate.calibrator,
                           "path of meshtune_calibrate (default: found beside meshtune)");
 }

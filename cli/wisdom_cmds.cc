@@ -65,7 +65,7 @@ int RunExport(const WorkloadFlags& filter, engine::Backend& backend, std::ostrea
 
 int RunImport(const std::string& path, const std::string& db_path, std::ostream& out,
               std::ostream& err) {
-  absl::StatusOr<std::string> text = ReadInput(path, kMaxWisdomBytes);
+  absl::StatusOr<std::string> text = ReadInput(path, kMaxWisdomBytes, "wisdom file");
   if (!text.ok()) return Fail(text.status(), err);
   if (text->size() > kMaxWisdomBytes) {
     return Fail(

@@ -15,6 +15,7 @@
 #include "search/cost_model.h"
 #include "search/explorer.h"
 #include "search/strategy.h"
+#include "search/term_fit.h"
 #include "search/tuner.h"
 
 namespace meshtune::engine {
@@ -155,8 +156,12 @@ absl::StatusOr<v1::FidelityResult> RunFidelity(const ir::Problem& problem, const
   return result;
 }
 
-absl::StatusOr<v1::FidelityResult> RecostFidelity(const v1::FidelityResult& measured,
-                                                  const search::CostParams& params) {
+namespace {
+
+// The cost report of every point of `measured` under `params` (for the run's mesh), its
+// trace lowered again. Errors as RecostFidelity's.
+absl::StatusOr<std::vector<search::CostReport>> CostPoints(const v1::FidelityResult& measured,
+                                                           const search::CostParams& params) {
   const std::string& text = measured.problem();
   const size_t with = text.rfind(" with ");
   if (with == std::string::npos) {
@@ -170,17 +175,57 @@ absl::StatusOr<v1::FidelityResult> RecostFidelity(const v1::FidelityResult& meas
   mesh.set_axes(measured.mesh());
   MT_ASSIGN_OR_RETURN(const ir::Mesh parsed, ir::ParseMesh(measured.mesh()));
   const search::CostParams here = search::ForRanks(params, parsed.Ranks());
-  v1::FidelityResult out = measured;
-  for (v1::MeasuredCandidate& p : *out.mutable_points()) {
+  std::vector<search::CostReport> out;
+  for (const v1::MeasuredCandidate& p : measured.points()) {
     absl::StatusOr<codegen::Program> program = LowerTrace(problem, mesh, p.trace());
     if (!program.ok()) {
       return absl::InvalidArgumentError(
           absl::StrCat("cannot lower a point's trace again: ", program.status().message()));
     }
-    p.set_predicted_s(search::EstimateCost(*program, here).seconds);
+    out.push_back(search::EstimateCost(*program, here));
   }
+  return out;
+}
+
+}  // namespace
+
+absl::StatusOr<v1::FidelityResult> RecostFidelity(const v1::FidelityResult& measured,
+                                                  const search::CostParams& params) {
+  MT_ASSIGN_OR_RETURN(const std::vector<search::CostReport> reports, CostPoints(measured, params));
+  v1::FidelityResult out = measured;
+  for (int i = 0; i < out.points_size(); ++i)
+    out.mutable_points(i)->set_predicted_s(reports[static_cast<size_t>(i)].seconds);
   Summarize(&out);
   return out;
+}
+
+absl::StatusOr<RunFit> FitToRuns(const std::vector<v1::FidelityResult>& runs,
+                                 const search::CostParams& params) {
+  search::CostParams plain = params;
+  plain.scales = search::TermScales{};
+  std::vector<search::TermSample> samples;
+  RunFit fit;
+  for (const v1::FidelityResult& run : runs) {
+    MT_ASSIGN_OR_RETURN(const std::vector<search::CostReport> reports, CostPoints(run, plain));
+    for (int i = 0; i < run.points_size(); ++i) {
+      const v1::MeasuredCandidate& p = run.points(i);
+      if (!p.verified() || !p.has_measured_s() || !(p.measured_s() > 0)) continue;
+      const search::CostReport& r = reports[static_cast<size_t>(i)];
+      samples.push_back({r.compute_seconds, r.point_to_point_seconds, r.collective_seconds,
+                         r.reduction_seconds, r.overlap_seconds, p.measured_s()});
+    }
+    MT_ASSIGN_OR_RETURN(v1::FidelityResult before, RecostFidelity(run, params));
+    fit.before.push_back(std::move(before));
+  }
+  MT_ASSIGN_OR_RETURN(fit.scales, search::FitTermScales(samples));
+  fit.schedules = static_cast<int>(samples.size());
+  search::CostParams scaled = plain;
+  scaled.scales = fit.scales;
+  for (const v1::FidelityResult& run : runs) {
+    MT_ASSIGN_OR_RETURN(v1::FidelityResult after, RecostFidelity(run, scaled));
+    fit.after.push_back(std::move(after));
+  }
+  return fit;
 }
 
 std::vector<ScatterPoint> FidelityScatter(const v1::FidelityResult& result) {

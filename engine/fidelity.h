@@ -61,6 +61,23 @@ absl::StatusOr<v1::FidelityResult> RecostFidelity(const v1::FidelityResult& meas
 // pattern kind) recomputed from its points.
 void Summarize(v1::FidelityResult* result);
 
+// TermScales fitted to the verified points of fidelity runs (`meshtune fidelity --json`
+// lines, of any problems and meshes), and the runs costed again before and after.
+struct RunFit {
+  search::TermScales scales;
+  int schedules = 0;                       // verified points fitted
+  std::vector<v1::FidelityResult> before;  // each run recosted under the given params
+  std::vector<v1::FidelityResult> after;   // and with the fitted scales
+};
+
+// Costs every verified point of `runs` under `params` with its scales set to 1
+// (search::FitTermScales's samples: the critical rank's terms) and fits the scales to the
+// measured times. InvalidArgument when a run's problem, mesh or a trace does not parse or
+// lower (as RecostFidelity), or when the points cannot be fitted (FitTermScales's
+// message).
+absl::StatusOr<RunFit> FitToRuns(const std::vector<v1::FidelityResult>& runs,
+                                 const search::CostParams& params);
+
 // Predicted against measured time of the verified points, one group per schedule family's
 // patterns ("A AllGather(x); B Shift(y)"), for `fidelity --svg` and the tuning report.
 std::vector<ScatterPoint> FidelityScatter(const v1::FidelityResult& result);

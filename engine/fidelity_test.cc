@@ -217,6 +217,49 @@ TEST(FidelityTest, RoundsAlternateTheOrderAndKeepTheMedian) {
             "a fidelity run needs at least 1 round (got 0)");
 }
 
+// FitToRuns: runs whose measured times the model makes with scales (1.3, 2.5, 0.7, 3) are
+// reproduced by the fitted scales (a class the runs lack keeps 1, which costs nothing
+// there); before the fit the model is off.
+TEST(FidelityTest, FitToRunsFindsTheScalesThatMadeTheRuns) {
+  const Workload s = Matmul();
+  std::vector<v1::FidelityResult> runs;
+  search::CostParams truth = s.params;
+  truth.scales = {1.3, 2.5, 0.7, 3};
+  for (const char* mesh : {"x=2,y=2", "x=4"}) {
+    FakeRunner runner([](int) { return 1.0; });
+    FidelityOptions options;
+    options.count = 12;
+    options.max_evaluations = 400;
+    absl::StatusOr<v1::FidelityResult> r =
+        RunFidelity(s.problem, *ir::ParseMesh(mesh), s.params, options, runner);
+    ASSERT_TRUE(r.ok()) << r.status();
+    absl::StatusOr<v1::FidelityResult> made = RecostFidelity(*r, truth);
+    ASSERT_TRUE(made.ok()) << made.status();
+    for (v1::MeasuredCandidate& p : *r->mutable_points()) p.set_measured_s(0);
+    for (int i = 0; i < r->points_size(); ++i)
+      r->mutable_points(i)->set_measured_s(made->points(i).predicted_s());
+    runs.push_back(*r);
+  }
+  absl::StatusOr<RunFit> fit = FitToRuns(runs, s.params);
+  ASSERT_TRUE(fit.ok()) << fit.status();
+  EXPECT_EQ(fit->schedules, 24);
+  ASSERT_EQ(fit->before.size(), 2u);
+  ASSERT_EQ(fit->after.size(), 2u);
+  for (size_t i = 0; i < 2; ++i) {
+    EXPECT_GT(fit->before[i].median_relative_error(), 0.05);
+    EXPECT_LT(fit->after[i].median_relative_error(), 1e-6);
+    EXPECT_EQ(fit->after[i].points_size(), 12);
+  }
+  EXPECT_NEAR(fit->scales.compute, 1.3, 1e-6);
+  // Bad input: a run whose trace does not lower, too few schedules.
+  std::vector<v1::FidelityResult> bad = runs;
+  bad[0].mutable_points(0)->mutable_trace()->set_text("shard(A, q@x)\n");
+  EXPECT_EQ(FitToRuns(bad, s.params).status().code(), absl::StatusCode::kInvalidArgument);
+  std::vector<v1::FidelityResult> few = {runs[0]};
+  few[0].mutable_points()->DeleteSubrange(2, 10);
+  EXPECT_EQ(FitToRuns(few, s.params).status().code(), absl::StatusCode::kInvalidArgument);
+}
+
 TEST(FidelityTest, RefusesFewerThanTwo) {
   const Workload s = Matmul();
   FakeRunner runner([](int) { return 1.0; });

@@ -3,7 +3,7 @@
 // Program has the tree, boxes, patterns and buffers of the one codegen::Lower derives with
 // isl, sources that agree on every rank at every iteration, and the same cost — the
 // closed-form Program's costed over rank classes (EstimateCost's default), isl's with every
-// rank walked.
+// rank walked; and the cost model's term scales scale their classes of terms.
 #include "search/closed_form.h"
 
 #include <cmath>
@@ -188,6 +188,36 @@ std::string BoundError(const Program& p, const CostParams& params) {
   return "";
 }
 
+// "" when TermScales scale their classes of terms: the classes add up to the communication;
+// one scale for all scales every cost by it; with a scale each, the compute is scaled by
+// its own, the report is compute + communication - overlap, and where the critical rank
+// stays the same each class is scaled by its own.
+std::string ScaleError(const Program& p, CostParams params) {
+  params.scales = TermScales{};
+  const CostReport plain = EstimateCost(p, params);
+  auto classes = [](const CostReport& r) {
+    return r.point_to_point_seconds + r.collective_seconds + r.reduction_seconds;
+  };
+  if (Rel(classes(plain), plain.comm_seconds) > 1e-9)
+    return absl::StrCat("classes ", classes(plain), " != communication ", plain.comm_seconds);
+  params.scales = {2.5, 2.5, 2.5, 2.5};
+  const CostReport even = EstimateCost(p, params);
+  if (Rel(even.seconds, 2.5 * plain.seconds) > 1e-9 || even.critical_rank != plain.critical_rank)
+    return absl::StrCat("all scales 2.5: ", even.seconds, " vs ", plain.seconds);
+  params.scales = {2, 3, 5, 7};
+  const CostReport odd = EstimateCost(p, params);
+  if (Rel(odd.compute_seconds, 2 * plain.compute_seconds) > 1e-9) return "compute not scaled";
+  if (Rel(classes(odd), odd.comm_seconds) > 1e-9 ||
+      Rel(odd.seconds, odd.compute_seconds + odd.comm_seconds - odd.overlap_seconds) > 1e-9)
+    return "scaled report does not add up";
+  if (odd.critical_rank == plain.critical_rank &&
+      (Rel(odd.point_to_point_seconds, 3 * plain.point_to_point_seconds) > 1e-9 ||
+       Rel(odd.collective_seconds, 5 * plain.collective_seconds) > 1e-9 ||
+       Rel(odd.reduction_seconds, 7 * plain.reduction_seconds) > 1e-9))
+    return "a class not scaled by its own scale";
+  return "";
+}
+
 // A GEMM table whose rate grows with each size differently (the shape matters).
 GemmTable TestGemmTable() {
   std::vector<GemmSample> samples;
@@ -271,6 +301,7 @@ TEST_P(ClosedFormTest, EqualsIslOnEveryLegalPoint) {
                                           EstimateCost(*fast, params));
     EXPECT_EQ(cost, "") << trace;
     EXPECT_EQ(BoundError(*fast, params), "") << trace;
+    EXPECT_EQ(ScaleError(*fast, params), "") << trace;
     for (const codegen::TransferSummary& s : codegen::Summarize(*fast))
       ++patterns[s.pattern.Name()];
     return tree.empty() && cost.empty();

@@ -334,11 +334,16 @@ int64_t GroupSize(const Program& p, const std::vector<int>& axes) {
   return g;
 }
 
+// The classes of communication TermScales scales.
+enum class TermClass { kPointToPoint, kCollective, kReduction };
+
 // Per-rank totals of one Transfer or Reduce statement.
 struct Tally {
   std::string tensor, loop;
   CommPattern pattern;
   int prefetch = 0;
+  bool reduction = false;  // a Reduce statement (else a Transfer)
+  double scale = 1;        // the TermScales multiplier of its class
   // Seconds of the local copies one instance makes (CostWalker::CopySeconds), fixed per
   // statement: worked out once, not at every visit of the walk.
   double copy = 0;
@@ -444,6 +449,17 @@ class CostWalker {
     for (const Tally& t : tallies_) {
       out.transfers.push_back({t.tensor, t.loop, t.pattern, t.seconds[c], t.messages[c],
                                t.words[c] * p_.dtype_bytes, t.prefetch});
+      switch (ClassOf(t)) {
+        case TermClass::kPointToPoint:
+          out.point_to_point_seconds += t.seconds[c];
+          break;
+        case TermClass::kCollective:
+          out.collective_seconds += t.seconds[c];
+          break;
+        case TermClass::kReduction:
+          out.reduction_seconds += t.seconds[c];
+          break;
+      }
     }
     return out;
   }
@@ -457,20 +473,43 @@ class CostWalker {
       modes_[f] = Classify(*f);
       Index(f->body);
     } else if (const auto* t = std::get_if<Transfer>(&s->node)) {
-      AddTally(s, t->tensor, t->loop, t->pattern, t->prefetch, CopySeconds(*t));
+      AddTally(s, t->tensor, t->loop, t->pattern, t->prefetch, CopySeconds(*t), false);
     } else if (const auto* r = std::get_if<Reduce>(&s->node)) {
-      AddTally(s, r->tensor, r->loop, r->pattern, r->prefetch, 0);
+      AddTally(s, r->tensor, r->loop, r->pattern, r->prefetch, 0, true);
     } else if (const auto* c = std::get_if<Compute>(&s->node)) {
-      kernels_[s.get()] = {KernelSeconds(*c, params_, false), KernelSeconds(*c, params_, true)};
+      const double scale = params_.scales.compute;
+      kernels_[s.get()] = {scale * KernelSeconds(*c, params_, false),
+                           scale * KernelSeconds(*c, params_, true)};
     }
   }
 
   void AddTally(const StmtPtr& s, const std::string& tensor, const std::string& loop,
-                const CommPattern& pattern, int prefetch, double copy) {
+                const CommPattern& pattern, int prefetch, double copy, bool reduction) {
     const int64_t n = values_.ranks();
     index_[s.get()] = tallies_.size();
-    tallies_.push_back(
-        {tensor, loop, pattern, prefetch, copy, std::vector<double>(n), Values(n), Values(n)});
+    tallies_.push_back({tensor, loop, pattern, prefetch, reduction, 1, copy, std::vector<double>(n),
+                        Values(n), Values(n)});
+    Tally& t = tallies_.back();
+    const TermScales& k = params_.scales;
+    switch (ClassOf(t)) {
+      case TermClass::kPointToPoint:
+        t.scale = k.point_to_point;
+        break;
+      case TermClass::kCollective:
+        t.scale = k.collective;
+        break;
+      case TermClass::kReduction:
+        t.scale = k.reduction;
+        break;
+    }
+  }
+
+  // A reduction, a broadcast or all-gather, or else a point-to-point fetch or ring step.
+  static TermClass ClassOf(const Tally& t) {
+    if (t.reduction) return TermClass::kReduction;
+    if (t.pattern.kind == Kind::kBroadcast || t.pattern.kind == Kind::kAllGather)
+      return TermClass::kCollective;
+    return TermClass::kPointToPoint;
   }
 
   void WalkFor(const For& f, int64_t times) {
@@ -637,7 +676,7 @@ class CostWalker {
   }
 
   void Charge(Tally& t, int64_t r, double seconds, int64_t words, int64_t messages, int64_t times) {
-    const double s = seconds * static_cast<double>(times);
+    const double s = t.scale * seconds * static_cast<double>(times);
     t.seconds[r] += s;
     comm_[r] += s;
     t.words[r] += words * times;

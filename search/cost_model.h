@@ -86,6 +86,11 @@ struct CostReport {
   double comm_seconds = 0;           // the critical rank's communication time
   // What prefetching hides on the critical rank: seconds = compute + comm - overlap.
   double overlap_seconds = 0;
+  // comm_seconds by class of transfer (TermScales), on the critical rank: point-to-point
+  // fetches and ring steps, broadcasts and all-gathers, reductions with their adds.
+  double point_to_point_seconds = 0;
+  double collective_seconds = 0;
+  double reduction_seconds = 0;
   std::vector<TransferCost> transfers;  // one per Transfer/Reduce statement, in program order
   int64_t comm_words_per_rank = 0;      // max over ranks of elements received
 };

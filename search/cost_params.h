@@ -14,7 +14,8 @@
 // (storage/hardware_profile.h). overlap is the fraction of the shorter of a kernel and a
 // transfer in flight with it that runs hidden (1: the longer of the two alone, as on a
 // machine with a spare core or a NIC that moves data by itself; 0: their sum, as when the
-// ranks' cores also do the copies); calibration measures it. Plain value.
+// ranks' cores also do the copies); calibration measures it. `scales` multiply each class
+// of term as fitted to measured schedules (TermScales). Plain value.
 #ifndef MESHTUNE_SEARCH_COST_PARAMS_H_
 #define MESHTUNE_SEARCH_COST_PARAMS_H_
 
@@ -25,6 +26,18 @@
 #include "search/gemm_table.h"
 
 namespace meshtune::search {
+
+// What each class of term costs in a running schedule against what calibration measured
+// in isolation, fitted to measured runs (search/term_fit.h): the kernels, point-to-point
+// transfers and ring steps, collectives that move inputs (broadcast, all-gather) and
+// reductions (with their adds). Each multiplies its class's seconds, copies included; 1
+// leaves the calibrated numbers as they are.
+struct TermScales {
+  double compute = 1;
+  double point_to_point = 1;
+  double collective = 1;
+  double reduction = 1;
+};
 
 struct CostParams {
   double alpha = 0;             // s per point-to-point message or shift step
@@ -37,6 +50,7 @@ struct CostParams {
   GemmTable gemm;               // GEMM speed by tile shape; empty: gamma
   double copy = 0;              // s per byte packed or unpacked locally
   double add = 0;               // s per byte of partial sums added into a shard
+  TermScales scales;            // fitted to measured runs; 1 each: as calibrated
   // How gamma was measured: ranks_per_node ranks on a node of `cores` cores (0: unknown).
   int cores = 0;
   int ranks_per_node = 0;

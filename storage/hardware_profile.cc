@@ -86,6 +86,19 @@ absl::Status CheckNumbers(const v1::HardwareProfile& p, const std::string& path)
   if (p.ranks() < 0) {
     return absl::DataLossError(absl::StrCat("hardware profile ", path, ": ranks is ", p.ranks()));
   }
+  if (p.has_term_scales()) {
+    const v1::TermScales& k = p.term_scales();
+    const std::pair<const char*, double> scales[] = {{"compute", k.compute()},
+                                                     {"point_to_point", k.point_to_point()},
+                                                     {"collective", k.collective()},
+                                                     {"reduction", k.reduction()}};
+    for (const auto& [field, value] : scales) {
+      if (!std::isfinite(value) || value <= 0) {
+        return absl::DataLossError(absl::StrCat("hardware profile ", path, ": term_scales.", field,
+                                                " is ", value, "; it must be finite and > 0"));
+      }
+    }
+  }
   return absl::OkStatus();
 }
 
@@ -209,6 +222,10 @@ search::CostParams ToCostParams(const v1::HardwareProfile& profile) {
     params.gemm = *std::move(gemm);
   if (absl::StatusOr<search::CollectiveCosts> c = CollectiveCostsOf(profile); c.ok())
     params.collectives = *std::move(c);
+  if (profile.has_term_scales()) {
+    const v1::TermScales& k = profile.term_scales();
+    params.scales = {k.compute(), k.point_to_point(), k.collective(), k.reduction()};
+  }
   return params;
 }
 

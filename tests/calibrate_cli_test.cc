@@ -1,5 +1,6 @@
 // `meshtune calibrate` as a user runs it: a quick calibration on 2 ranks stores a profile
-// that loads back; bad flags exit 2 and a failing calibration job exits 1, with messages.
+// that loads back; --from-runs fits a profile's term scales to runs; bad flags exit 2 and a
+// failing calibration job exits 1, with messages.
 #include <gtest/gtest.h>
 #include <sys/stat.h>
 #include <sys/wait.h>
@@ -11,6 +12,11 @@
 #include <map>
 #include <string>
 
+#include "base/json.h"
+#include "engine/fidelity.h"
+#include "ir/mesh.h"
+#include "ir/problem.h"
+#include "search/runner.h"
 #include "storage/hardware_profile.h"
 #include "tests/proto_json.h"
 #include "tests/test_util.h"
@@ -164,6 +170,112 @@ TEST_F(CalibrateCliTest, BadFlagsExitTwoAndNameTheProblem) {
   EXPECT_NE(r.err.find("--ranks"), std::string::npos) << r.err;
 
   EXPECT_EQ(ReadFile(home_ + "/profiles/default.json"), "");  // nothing was stored
+}
+
+// A class of schedules whose runs measure what the model makes of them with term scales
+// (1.3, 2.5, 0.7, 3) under profile "fit": 2 fidelity runs of 12 schedules each.
+std::vector<meshtune::v1::FidelityResult> RunsMadeWithScales(
+    const meshtune::search::CostParams& p) {
+  class Untimed : public meshtune::search::Runner {
+   public:
+    bool measures() const override { return true; }
+    meshtune::search::CandidateRun Run(const meshtune::search::MeasureInput&) override {
+      meshtune::search::CandidateRun r;
+      r.seconds = 1;
+      r.verified = true;
+      return r;
+    }
+  } runner;
+  meshtune::search::CostParams truth = p;
+  truth.scales = {1.3, 2.5, 0.7, 3};
+  const meshtune::ir::Problem problem =
+      *meshtune::ir::ParseProblem("C[m,n] += A[m,k] * B[k,n]", "m=64,n=64,k=64");
+  std::vector<meshtune::v1::FidelityResult> runs;
+  for (const char* mesh : {"x=2,y=2", "x=4"}) {
+    meshtune::engine::FidelityOptions options;
+    options.max_evaluations = 400;
+    absl::StatusOr<meshtune::v1::FidelityResult> r =
+        meshtune::engine::RunFidelity(problem, *meshtune::ir::ParseMesh(mesh), p, options, runner);
+    EXPECT_TRUE(r.ok()) << r.status();
+    if (!r.ok()) return {};
+    const absl::StatusOr<meshtune::v1::FidelityResult> made =
+        meshtune::engine::RecostFidelity(*r, truth);
+    for (int i = 0; i < r->points_size(); ++i)
+      r->mutable_points(i)->set_measured_s(made->points(i).predicted_s());
+    runs.push_back(*r);
+  }
+  return runs;
+}
+
+// --from-runs: the term scales of an existing profile fitted to runs, stored in it.
+TEST_F(CalibrateCliTest, FromRunsFitsTheTermScalesOfAProfile) {
+  meshtune::v1::HardwareProfile profile;
+  profile.set_name("fit");
+  profile.set_ranks(4);
+  profile.set_alpha_s(2e-6);
+  profile.set_beta_s_per_byte(3e-10);
+  profile.set_alpha_coll_s(1e-6);
+  profile.set_beta_coll_s_per_byte(4e-10);
+  profile.set_gamma_s_per_flop(1e-10);
+  profile.set_add_s_per_byte(1e-10);
+  ASSERT_TRUE(meshtune::storage::SaveProfile(profile).ok());
+  const std::string runs = dir_ + "/runs.json";
+  {
+    std::ofstream f(runs);
+    for (const auto& r : RunsMadeWithScales(meshtune::storage::ToCostParams(profile)))
+      f << meshtune::base::ToJsonLine(r) << "\n";
+  }
+  CliRun r = Calibrate("--name fit --from-runs " + runs);
+  ASSERT_EQ(r.status, 0) << r.out << r.err;
+  EXPECT_EQ(r.out.rfind("term scales of hardware profile \"fit\" fitted to 24 measured schedules "
+                        "(2 runs), saved to " +
+                            home_ + "/profiles/fit.json\n  compute         x1.3\n",
+                        0),
+            0u)
+      << r.out;
+  EXPECT_NE(r.out.find("\n  run 2, C[m,n] += A[m,k] * B[k,n] with k=64,m=64,n=64 on x=4: rho "),
+            std::string::npos)
+      << r.out;
+  EXPECT_NE(r.out.find("after\n"), std::string::npos) << r.out;
+  const absl::StatusOr<meshtune::v1::HardwareProfile> stored =
+      meshtune::storage::LoadProfile("fit");
+  ASSERT_TRUE(stored.ok()) << stored.status();
+  ASSERT_TRUE(stored->has_term_scales());
+  EXPECT_NEAR(stored->term_scales().compute(), 1.3, 1e-6);
+  EXPECT_EQ(stored->term_scales().schedules(), 24);
+  EXPECT_EQ(stored->term_scales().runs(),
+            "C[m,n] += A[m,k] * B[k,n] with k=64,m=64,n=64 on x=2,y=2; "
+            "C[m,n] += A[m,k] * B[k,n] with k=64,m=64,n=64 on x=4");
+  EXPECT_EQ(stored->alpha_s(), 2e-6);  // the rest of the profile as it was
+  EXPECT_NEAR(meshtune::storage::ToCostParams(*stored).scales.compute, 1.3, 1e-6);
+
+  r = Calibrate("--name nosuch --from-runs " + runs);
+  EXPECT_EQ(r.status, 2);
+  EXPECT_NE(r.err.find("meshtune: no hardware profile \"nosuch\" to fit: calibrate it first "
+                       "(meshtune calibrate --ranks P --name nosuch)"),
+            std::string::npos)
+      << r.err;
+  r = Calibrate("--name fit --ranks 2 --from-runs " + runs);
+  EXPECT_EQ(r.status, 2);
+  EXPECT_NE(r.err.find("meshtune: --from-runs fits the term scales of an existing profile and "
+                       "runs nothing: give it without --ranks"),
+            std::string::npos)
+      << r.err;
+  {
+    std::ofstream f(dir_ + "/bad.json");
+    f << "\n{\"problem\": 3}\n";
+  }
+  r = Calibrate("--name fit --from-runs " + dir_ + "/bad.json");
+  EXPECT_EQ(r.status, 2);
+  EXPECT_NE(r.err.find("meshtune: " + dir_ +
+                       "/bad.json line 2 is not a meshtune.v1.FidelityResult "
+                       "(meshtune fidelity --json): "),
+            std::string::npos)
+      << r.err;
+  r = Calibrate("--name fit --from-runs " + dir_ + "/missing.json");
+  EXPECT_EQ(r.status, 2);
+  EXPECT_NE(r.err.find("meshtune: cannot read --from-runs file '"), std::string::npos) << r.err;
+  EXPECT_NE(r.err.find("missing.json': No such file or directory"), std::string::npos) << r.err;
 }
 
 TEST_F(CalibrateCliTest, FailingCalibrationJobExitsOneWithAMessage) {

@@ -1,0 +1,24 @@
+// `meshtune calibrate --name NAME --from-runs FILE ...`: the term scales of an existing
+// hardware profile fitted to measured schedules (engine::FitToRuns), stored in it.
+#ifndef MESHTUNE_CLI_CALIBRATE_RUNS_H_
+#define MESHTUNE_CLI_CALIBRATE_RUNS_H_
+
+#include <ostream>
+
+#include "cli/calibrate_cmd.h"
+
+namespace meshtune::cli {
+
+// Loads profile options.name, reads the fidelity runs of options.from_runs (files of
+// `meshtune fidelity --json` lines, meshtune.v1.FidelityResult; "-" for stdin), fits the
+// cost model's term scales to their verified points, stores them in the profile
+// (HardwareProfile.term_scales) and prints the scales and each run's rho and median error
+// before and after (the stored profile as one JSON line with options.json). Exit 0 when
+// stored; 2 for a bad name, a missing profile, --ranks given, a file that cannot be read
+// or holds a line that is not a FidelityResult, or runs that cannot be fitted (the message
+// says why); 1 when the profile cannot be written.
+int RunCalibrateFromRuns(const CalibrateOptions& options, std::ostream& out, std::ostream& err);
+
+}  // namespace meshtune::cli
+
+#endif  // MESHTUNE_CLI_CALIBRATE_RUNS_H_
