@@ -45,8 +45,8 @@ absl::StatusOr<std::vector<v1::FidelityResult>> ReadRuns(const std::vector<std::
     }
   }
   if (runs.empty()) {
-    return absl::InvalidArgumentError(absl::StrCat(
-        "--from-runs ", absl::StrJoin(paths, ", "), " holds no fidelity runs"));
+    return absl::InvalidArgumentError(
+        absl::StrCat("--from-runs ", absl::StrJoin(paths, ", "), " holds no fidelity runs"));
   }
   return runs;
 }
@@ -66,9 +66,8 @@ std::string FitSummary(const v1::HardwareProfile& p, const engine::RunFit& fit) 
       "saved to %s\n"
       "  compute         x%.3g\n  point-to-point  x%.3g\n  collectives     x%.3g\n"
       "  reductions      x%.3g\n",
-      p.name(), fit.schedules, static_cast<int>(fit.before.size()),
-      storage::ProfilePath(p.name()), k.compute(), k.point_to_point(), k.collective(),
-      k.reduction());
+      p.name(), fit.schedules, static_cast<int>(fit.before.size()), storage::ProfilePath(p.name()),
+      k.compute(), k.point_to_point(), k.collective(), k.reduction());
   for (size_t i = 0; i < fit.before.size(); ++i) {
     absl::StrAppend(&out, "  run ", i + 1, ", ", fit.before[i].problem(), " on ",
                     fit.before[i].mesh(), ": ", Stat(fit.before[i]), " before, ",
@@ -80,8 +79,7 @@ std::string FitSummary(const v1::HardwareProfile& p, const engine::RunFit& fit) 
 }  // namespace
 
 int RunCalibrateFromRuns(const CalibrateOptions& options, std::ostream& out, std::ostream& err) {
-  if (absl::Status s = storage::ValidateProfileName(options.name); !s.ok())
-    return Fail(s, err);
+  if (absl::Status s = storage::ValidateProfileName(options.name); !s.ok()) return Fail(s, err);
   if (options.ranks != 0) {
     return Fail(absl::InvalidArgumentError(
                     "--from-runs fits the term scales of an existing profile and runs nothing: "
@@ -90,9 +88,10 @@ int RunCalibrateFromRuns(const CalibrateOptions& options, std::ostream& out, std
   }
   absl::StatusOr<v1::HardwareProfile> profile = storage::LoadProfile(options.name);
   if (absl::IsNotFound(profile.status())) {
-    return Fail(absl::InvalidArgumentError(absl::StrCat(
-                    "no hardware profile \"", options.name, "\" to fit: calibrate it first "
-                    "(meshtune calibrate --ranks P --name ", options.name, ")")),
+    return Fail(absl::InvalidArgumentError(absl::StrCat("no hardware profile \"", options.name,
+                                                        "\" to fit: calibrate it first "
+                                                        "(meshtune calibrate --ranks P --name ",
+                                                        options.name, ")")),
                 err);
   }
   if (!profile.ok()) return Fail(profile.status(), err);
@@ -111,12 +110,12 @@ int RunCalibrateFromRuns(const CalibrateOptions& options, std::ostream& out, std
   k->set_reduction(fit->scales.reduction);
   k->set_schedules(fit->schedules);
   std::set<std::string> what;
-  for (const v1::FidelityResult& r : *runs) what.insert(absl::StrCat(r.problem(), " on ", r.mesh()));
+  for (const v1::FidelityResult& r : *runs)
+    what.insert(absl::StrCat(r.problem(), " on ", r.mesh()));
   k->set_runs(absl::StrJoin(what, "; "));
   if (absl::Status s = storage::SaveProfile(*profile); !s.ok()) {
-    return Fail(absl::InternalError(
-                    absl::StrCat("cannot store the hardware profile: ", s.message())),
-                err);
+    return Fail(
+        absl::InternalError(absl::StrCat("cannot store the hardware profile: ", s.message())), err);
   }
   out << (options.json ? base::ToJsonLine(*profile) + "\n" : FitSummary(*profile, *fit));
   return engine::kExitOk;

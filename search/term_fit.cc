@@ -68,10 +68,9 @@ absl::StatusOr<TermScales> FitTermScales(const std::vector<TermSample>& samples)
     if (total[c] >= 0.01 * all && total[c] > 0) fitted.push_back(c);
   }
   if (fitted.empty() || samples.size() < fitted.size() + 2) {
-    return absl::InvalidArgumentError(
-        absl::StrCat("fitting ", fitted.size(), " term scale", fitted.size() == 1 ? "" : "s",
-                     " needs at least ", fitted.size() + 2, " measured schedules, got ",
-                     samples.size()));
+    return absl::InvalidArgumentError(absl::StrCat(
+        "fitting ", fitted.size(), " term scale", fitted.size() == 1 ? "" : "s", " needs at least ",
+        fitted.size() + 2, " measured schedules, got ", samples.size()));
   }
   // Normal equations of min sum_j ((sum_c x_jc w_c - overlap_j) / m_j - 1)^2.
   const size_t k = fitted.size();

@@ -249,18 +249,18 @@ TEST_F(CalibrateCliTest, FromRunsFitsTheTermScalesOfAProfile) {
   EXPECT_EQ(stored->alpha_s(), 2e-6);  // the rest of the profile as it was
   EXPECT_NEAR(meshtune::storage::ToCostParams(*stored).scales.compute, 1.3, 1e-6);
 
-  r = Calibrate("--name nosuch --from-runs " + runs);
-  EXPECT_EQ(r.status, 2);
-  EXPECT_NE(r.err.find("meshtune: no hardware profile \"nosuch\" to fit: calibrate it first "
-                       "(meshtune calibrate --ranks P --name nosuch)"),
-            std::string::npos)
-      << r.err;
-  r = Calibrate("--name fit --ranks 2 --from-runs " + runs);
-  EXPECT_EQ(r.status, 2);
-  EXPECT_NE(r.err.find("meshtune: --from-runs fits the term scales of an existing profile and "
-                       "runs nothing: give it without --ranks"),
-            std::string::npos)
-      << r.err;
+  const std::pair<std::string, std::string> refused[] = {
+      {"--name nosuch --from-runs " + runs,
+       "meshtune: no hardware profile \"nosuch\" to fit: calibrate it first (meshtune "
+       "calibrate --ranks P --name nosuch)"},
+      {"--name fit --ranks 2 --from-runs " + runs,
+       "meshtune: --from-runs fits the term scales of an existing profile and runs nothing: "
+       "give it without --ranks"}};
+  for (const auto& [args, message] : refused) {
+    r = Calibrate(args);
+    EXPECT_EQ(r.status, 2) << args;
+    EXPECT_NE(r.err.find(message), std::string::npos) << r.err;
+  }
   {
     std::ofstream f(dir_ + "/bad.json");
     f << "\n{\"problem\": 3}\n";
