@@ -144,6 +144,11 @@ TEST_F(HardwareProfileTest, CorruptFilesNameTheFile) {
   EXPECT_EQ(LoadProfile("bad").status().message(),
             "hardware profile " + path +
                 ": the GEMM rates do not form a full grid: shape 16x16x8 is missing");
+  std::ofstream(path) << "{\"term_scales\": {\"compute\": 1, \"point_to_point\": 2, "
+                         "\"collective\": 0, \"reduction\": 1}}";
+  EXPECT_EQ(
+      LoadProfile("bad").status().message(),
+      "hardware profile " + path + ": term_scales.collective is 0; it must be finite and > 0");
 }
 
 TEST(ToCostParamsTest, CarriesEveryNumberIncludingOverlap) {
@@ -162,6 +167,21 @@ TEST(ToCostParamsTest, CarriesEveryNumberIncludingOverlap) {
   EXPECT_EQ(c.ranks_per_node, 4);
   EXPECT_TRUE(c.gemm.Empty());  // a profile from before the tables: gamma, alpha_coll ...
   EXPECT_TRUE(c.collectives.Empty());
+  // No term scales: 1 each; fitted ones as stored.
+  EXPECT_EQ(c.scales.compute, 1);
+  EXPECT_EQ(c.scales.point_to_point, 1);
+  EXPECT_EQ(c.scales.collective, 1);
+  EXPECT_EQ(c.scales.reduction, 1);
+  v1::TermScales* k = p.mutable_term_scales();
+  k->set_compute(1.1);
+  k->set_point_to_point(1.7);
+  k->set_collective(0.9);
+  k->set_reduction(2.5);
+  const search::CostParams scaled = ToCostParams(p);
+  EXPECT_EQ(scaled.scales.compute, 1.1);
+  EXPECT_EQ(scaled.scales.point_to_point, 1.7);
+  EXPECT_EQ(scaled.scales.collective, 0.9);
+  EXPECT_EQ(scaled.scales.reduction, 2.5);
 }
 
 TEST(ToCostParamsTest, CarriesTheCollectivesGemmRatesAndMemoryPasses) {
