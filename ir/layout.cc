@@ -1,0 +1,181 @@
+#include "ir/layout.h"
+
+#include <algorithm>
+#include <utility>
+
+#include "absl/strings/numbers.h"
+#include "absl/strings/str_cat.h"
+#include "absl/strings/str_join.h"
+#include "absl/strings/str_split.h"
+#include "absl/strings/strip.h"
+#include "base/excerpt.h"
+
+namespace meshtune::ir {
+
+namespace {
+
+constexpr int64_t kMaxBlock = 2147483647;  // ScaLAPACK's descriptors hold ints
+
+int64_t Product(const std::vector<int64_t>& v) {
+  int64_t p = 1;
+  for (int64_t x : v) p *= x;
+  return p;
+}
+
+// Row-major offset of `index` in `shape`.
+int64_t RowMajor(const std::vector<int64_t>& shape, const std::vector<int64_t>& index) {
+  int64_t offset = 0;
+  for (size_t d = 0; d < shape.size(); ++d) offset = offset * shape[d] + index[d];
+  return offset;
+}
+
+absl::Status BadSpec(absl::string_view spec) {
+  return absl::InvalidArgumentError(
+      absl::StrCat("layout '", base::Excerpt(spec),
+                   "' is not block, cyclic(MB,NB) with block sizes from 1 to 2147483647, "
+                   "replicated or root"));
+}
+
+}  // namespace
+
+std::string GivenLayout::ToString() const {
+  switch (kind) {
+    case Kind::kBlock:
+      return "block";
+    case Kind::kCyclic:
+      return absl::StrCat("cyclic(", mb, ",", nb, ")");
+    case Kind::kReplicated:
+      return "replicated";
+    case Kind::kRoot:
+      return "root";
+  }
+  return "";
+}
+
+absl::StatusOr<GivenLayout> ParseLayout(absl::string_view spec) {
+  GivenLayout out;
+  if (spec == "block") return out;
+  if (spec == "replicated" || spec == "root") {
+    out.kind = spec == "root" ? GivenLayout::Kind::kRoot : GivenLayout::Kind::kReplicated;
+    return out;
+  }
+  absl::string_view args = spec;
+  if (!absl::ConsumePrefix(&args, "cyclic(") || !absl::ConsumeSuffix(&args, ")"))
+    return BadSpec(spec);
+  const std::vector<absl::string_view> sizes = absl::StrSplit(args, ',');
+  if (sizes.size() != 2) return BadSpec(spec);
+  int64_t mb = 0, nb = 0;
+  if (!absl::SimpleAtoi(sizes[0], &mb) || !absl::SimpleAtoi(sizes[1], &nb) || mb < 1 ||
+      nb < 1 || mb > kMaxBlock || nb > kMaxBlock)
+    return BadSpec(spec);
+  out.kind = GivenLayout::Kind::kCyclic;
+  out.mb = mb;
+  out.nb = nb;
+  return out;
+}
+
+absl::StatusOr<std::map<std::string, GivenLayout>> ParseLayoutFlags(
+    const std::vector<std::string>& flags, const Problem& problem) {
+  const std::vector<std::string> tensors = problem.Tensors();
+  std::map<std::string, GivenLayout> out;
+  for (const std::string& flag : flags) {
+    const size_t eq = flag.find('=');
+    if (eq == std::string::npos) {
+      return absl::InvalidArgumentError(absl::StrCat(
+          "--layout '", base::Excerpt(flag), "' is not TENSOR=SPEC (e.g. A=cyclic(64,64))"));
+    }
+    const std::string tensor = flag.substr(0, eq);
+    if (std::find(tensors.begin(), tensors.end(), tensor) == tensors.end()) {
+      return absl::InvalidArgumentError(
+          absl::StrCat("--layout names tensor '", base::Excerpt(tensor), "', which ",
+                       problem.ToString(), " does not have (it has ",
+                       absl::StrJoin(tensors, ", "), ")"));
+    }
+    if (out.count(tensor) > 0) {
+      return absl::InvalidArgumentError(
+          absl::StrCat("--layout gives tensor ", tensor, " twice"));
+    }
+    absl::StatusOr<GivenLayout> layout = ParseLayout(absl::string_view(flag).substr(eq + 1));
+    if (!layout.ok()) {
+      return absl::InvalidArgumentError(
+          absl::StrCat("--layout ", tensor, ": ", layout.status().message()));
+    }
+    if (layout->kind == GivenLayout::Kind::kCyclic && problem.Shape(tensor).size() != 2) {
+      return absl::InvalidArgumentError(
+          absl::StrCat("--layout ", tensor, "=", layout->ToString(), ": cyclic lays out a matrix, and ",
+                       tensor, " has ", problem.Shape(tensor).size(), " dims"));
+    }
+    out[tensor] = *layout;
+  }
+  return out;
+}
+
+int64_t Numroc(int64_t n, int64_t nb, int64_t iproc, int64_t nprocs) {
+  const int64_t blocks = n / nb;             // whole blocks
+  int64_t out = (blocks / nprocs) * nb;      // every process's full rounds
+  const int64_t extra = blocks % nprocs;     // processes with one more whole block
+  if (iproc < extra) {
+    out += nb;
+  } else if (iproc == extra) {
+    out += n % nb;                           // the last, partial block
+  }
+  return out;
+}
+
+Placement::Placement(GivenLayout layout, std::vector<int64_t> shape, const Mesh& mesh)
+    : layout_(layout), shape_(std::move(shape)) {
+  if (!mesh.axes.empty()) p_ = mesh.axes[0].size;
+  if (mesh.axes.size() > 1) q_ = mesh.axes[1].size;
+}
+
+int64_t Placement::LocalElements(const std::vector<int64_t>& coords) const {
+  switch (layout_.kind) {
+    case GivenLayout::Kind::kCyclic: {
+      for (size_t a = 2; a < coords.size(); ++a) {
+        if (coords[a] != 0) return 0;
+      }
+      const int64_t p = coords.empty() ? 0 : coords[0], q = coords.size() > 1 ? coords[1] : 0;
+      return Numroc(shape_[0], layout_.mb, p, p_) * Numroc(shape_[1], layout_.nb, q, q_);
+    }
+    case GivenLayout::Kind::kRoot:
+      for (int64_t c : coords) {
+        if (c != 0) return 0;
+      }
+      return Product(shape_);
+    case GivenLayout::Kind::kReplicated:
+    case GivenLayout::Kind::kBlock:
+      return Product(shape_);
+  }
+  return 0;
+}
+
+bool Placement::Holds(const std::vector<int64_t>& coords,
+                      const std::vector<int64_t>& index) const {
+  switch (layout_.kind) {
+    case GivenLayout::Kind::kCyclic: {
+      for (size_t a = 2; a < coords.size(); ++a) {
+        if (coords[a] != 0) return false;
+      }
+      const int64_t p = coords.empty() ? 0 : coords[0], q = coords.size() > 1 ? coords[1] : 0;
+      return (index[0] / layout_.mb) % p_ == p && (index[1] / layout_.nb) % q_ == q;
+    }
+    case GivenLayout::Kind::kRoot:
+      return std::all_of(coords.begin(), coords.end(), [](int64_t c) { return c == 0; });
+    case GivenLayout::Kind::kReplicated:
+    case GivenLayout::Kind::kBlock:
+      return true;
+  }
+  return false;
+}
+
+int64_t Placement::LocalOffset(const std::vector<int64_t>& index) const {
+  if (layout_.kind != GivenLayout::Kind::kCyclic) return RowMajor(shape_, index);
+  const int64_t mb = layout_.mb, nb = layout_.nb;
+  const int64_t p = (index[0] / mb) % p_;
+  const int64_t row = (index[0] / (mb * p_)) * mb + index[0] % mb;
+  const int64_t col = (index[1] / (nb * q_)) * nb + index[1] % nb;
+  const int64_t lld = std::max<int64_t>(1, Numroc(shape_[0], mb, p, p_));
+  return row + col * lld;
+}
+
+}  // namespace meshtune::ir

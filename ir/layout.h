@@ -1,0 +1,82 @@
+// Given layouts: where an application's data already is when it asks for a schedule
+// (`--layout TENSOR=SPEC`, issue 16). A spec is one of
+//   block          the schedule lays the tensor out as it likes (today's default)
+//   cyclic(MB,NB)  ScaLAPACK's 2D block-cyclic layout of a matrix: MB x NB blocks dealt
+//                  round-robin over a P x Q process grid, P and Q the sizes of the mesh's
+//                  first two axes (Q = 1 on a one-axis mesh), process (p, q) the rank at
+//                  coordinates (p, q, 0, ...) (row-major ranks, as the runtime numbers
+//                  them); ranks off coordinate 0 on later axes hold nothing. Each process
+//                  keeps its blocks in a column-major local matrix of LOCr x LOCc
+//                  elements, leading dimension max(1, LOCr), as PSGEMM's descriptors say
+//                  (RSRC = CSRC = 0).
+//   replicated     every rank holds the whole tensor (row-major)
+//   root           rank 0 holds the whole tensor (row-major); the others nothing
+// This file parses specs and says, for the fixed layouts (all but block), which rank holds
+// which element and where in its local storage. Plain values; thread-safe to read.
+#ifndef MESHTUNE_IR_LAYOUT_H_
+#define MESHTUNE_IR_LAYOUT_H_
+
+#include <cstdint>
+#include <map>
+#include <string>
+#include <vector>
+
+#include "absl/status/statusor.h"
+#include "absl/strings/string_view.h"
+#include "ir/mesh.h"
+#include "ir/problem.h"
+
+namespace meshtune::ir {
+
+struct GivenLayout {
+  enum class Kind { kBlock, kCyclic, kReplicated, kRoot };
+  Kind kind = Kind::kBlock;
+  int64_t mb = 0, nb = 0;  // cyclic's block sizes (rows, columns); 0 otherwise
+
+  std::string ToString() const;  // "block", "cyclic(64,64)", "replicated", "root"
+  bool operator==(const GivenLayout& o) const {
+    return kind == o.kind && mb == o.mb && nb == o.nb;
+  }
+};
+
+// Parses one spec. InvalidArgument quoting it (at most 80 characters) when it is none of
+// the four, or when cyclic's block sizes are not two integers from 1 to 2^31 - 1.
+absl::StatusOr<GivenLayout> ParseLayout(absl::string_view spec);
+
+// Parses `--layout` flags "TENSOR=SPEC" for `problem`: a layout per named tensor (tensors
+// not named are block). InvalidArgument for a flag without '=', a tensor the problem does
+// not have (the message lists those it has), a tensor given twice, a bad spec, or cyclic
+// for a tensor that is not a matrix (2 dims).
+absl::StatusOr<std::map<std::string, GivenLayout>> ParseLayoutFlags(
+    const std::vector<std::string>& flags, const Problem& problem);
+
+// ScaLAPACK's NUMROC: how many of `n` elements, dealt in blocks of `nb` over `nprocs`
+// processes from process 0, process `iproc` holds.
+int64_t Numroc(int64_t n, int64_t nb, int64_t iproc, int64_t nprocs);
+
+// Where the fixed layout `layout` (not block) of a tensor of `shape` puts its elements on
+// `mesh`. For cyclic the tensor is a matrix.
+class Placement {
+ public:
+  Placement(GivenLayout layout, std::vector<int64_t> shape, const Mesh& mesh);
+
+  // The elements of the local storage of the rank at `coords` (its LOCr * LOCc for cyclic,
+  // the whole tensor's or 0 for replicated and root).
+  int64_t LocalElements(const std::vector<int64_t>& coords) const;
+  // Whether the rank at `coords` holds the element at `index` (one index per dim).
+  bool Holds(const std::vector<int64_t>& coords, const std::vector<int64_t>& index) const;
+  // The offset of the element at `index` in the local storage of a rank that holds it.
+  int64_t LocalOffset(const std::vector<int64_t>& index) const;
+  // For cyclic: the process grid's rows and columns (P, Q).
+  int64_t grid_rows() const { return p_; }
+  int64_t grid_cols() const { return q_; }
+
+ private:
+  GivenLayout layout_;
+  std::vector<int64_t> shape_;
+  int64_t p_ = 1, q_ = 1;
+};
+
+}  // namespace meshtune::ir
+
+#endif  // MESHTUNE_IR_LAYOUT_H_

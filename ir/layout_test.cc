@@ -1,0 +1,177 @@
+// Given layouts: specs and --layout flags parse or are refused with exact messages; NUMROC
+// and the fixed layouts' placements agree with brute-force references over whole spaces of
+// small matrices, block sizes and meshes: every element held once (cyclic, root) or
+// everywhere (replicated), at a distinct offset inside its holder's local storage, where
+// ScaLAPACK's column-major local matrix puts it.
+#include "ir/layout.h"
+
+#include <gtest/gtest.h>
+
+#include <set>
+#include <string>
+#include <vector>
+
+namespace meshtune::ir {
+namespace {
+
+TEST(LayoutTest, SpecsRoundTrip) {
+  for (const char* spec : {"block", "cyclic(64,64)", "cyclic(1,7)", "replicated", "root"}) {
+    absl::StatusOr<GivenLayout> l = ParseLayout(spec);
+    ASSERT_TRUE(l.ok()) << spec << ": " << l.status();
+    EXPECT_EQ(l->ToString(), spec);
+  }
+  EXPECT_EQ(ParseLayout("cyclic(64,32)")->mb, 64);
+  EXPECT_EQ(ParseLayout("cyclic(64,32)")->nb, 32);
+  EXPECT_EQ(ParseLayout("root")->kind, GivenLayout::Kind::kRoot);
+}
+
+TEST(LayoutTest, BadSpecsAreRefusedWithTheSpecQuoted) {
+  for (const char* spec : {"cyclic(64)", "cyclic(0,4)", "cyclic(a,b)", "Block", "cyclic(64,64",
+                           "cyclic(2147483648,1)", "cyclic(-1,2)", "", "cyclic(1,2,3)"}) {
+    EXPECT_EQ(ParseLayout(spec).status().message(),
+              std::string("layout '") + spec +
+                  "' is not block, cyclic(MB,NB) with block sizes from 1 to 2147483647, "
+                  "replicated or root")
+        << spec;
+  }
+  const std::string long_spec(200, 'z');
+  const std::string message(ParseLayout(long_spec).status().message());
+  EXPECT_LT(message.size(), 200u);
+  EXPECT_EQ(message.find(long_spec), std::string::npos);
+}
+
+TEST(LayoutTest, FlagsNameTensorsOfTheProblem) {
+  const Problem mm = *ParseProblem("C[m,n] += A[m,k] * B[k,n]", "m=8,n=8,k=8");
+  absl::StatusOr<std::map<std::string, GivenLayout>> l =
+      ParseLayoutFlags({"A=cyclic(4,2)", "C=root"}, mm);
+  ASSERT_TRUE(l.ok()) << l.status();
+  EXPECT_EQ(l->size(), 2u);
+  EXPECT_EQ(l->at("A").ToString(), "cyclic(4,2)");
+  EXPECT_EQ(l->at("C").ToString(), "root");
+  EXPECT_EQ(ParseLayoutFlags({"A"}, mm).status().message(),
+            "--layout 'A' is not TENSOR=SPEC (e.g. A=cyclic(64,64))");
+  EXPECT_EQ(ParseLayoutFlags({"D=root"}, mm).status().message(),
+            "--layout names tensor 'D', which C[m,n] += A[m,k] * B[k,n] does not have (it has "
+            "C, A, B)");
+  EXPECT_EQ(ParseLayoutFlags({"A=root", "A=block"}, mm).status().message(),
+            "--layout gives tensor A twice");
+  EXPECT_EQ(ParseLayoutFlags({"B=cyclic(0,1)"}, mm).status().message(),
+            "--layout B: layout 'cyclic(0,1)' is not block, cyclic(MB,NB) with block sizes from 1 "
+            "to 2147483647, replicated or root");
+  const Problem bmm = *ParseProblem("C[b,m,n] = A[b,m,k] * B[b,k,n]", "b=2,m=4,n=4,k=4");
+  EXPECT_EQ(ParseLayoutFlags({"A=cyclic(2,2)"}, bmm).status().message(),
+            "--layout A=cyclic(2,2): cyclic lays out a matrix, and A has 3 dims");
+  EXPECT_TRUE(ParseLayoutFlags({"A=replicated", "B=root", "C=block"}, bmm).ok());
+}
+
+TEST(LayoutTest, NumrocCountsWhatEachProcessHolds) {
+  for (int64_t n = 0; n <= 40; ++n) {
+    for (int64_t nb = 1; nb <= 6; ++nb) {
+      for (int64_t procs = 1; procs <= 5; ++procs) {
+        int64_t total = 0;
+        for (int64_t p = 0; p < procs; ++p) {
+          int64_t brute = 0;
+          for (int64_t i = 0; i < n; ++i) brute += (i / nb) % procs == p ? 1 : 0;
+          EXPECT_EQ(Numroc(n, nb, p, procs), brute) << n << " " << nb << " " << p << " " << procs;
+          total += Numroc(n, nb, p, procs);
+        }
+        EXPECT_EQ(total, n);
+      }
+    }
+  }
+}
+
+// Every rank's coordinates on `mesh`, row-major.
+std::vector<std::vector<int64_t>> AllCoords(const Mesh& mesh) {
+  std::vector<std::vector<int64_t>> out = {{}};
+  for (const MeshAxis& a : mesh.axes) {
+    std::vector<std::vector<int64_t>> next;
+    for (const std::vector<int64_t>& c : out) {
+      for (int64_t i = 0; i < a.size; ++i) {
+        next.push_back(c);
+        next.back().push_back(i);
+      }
+    }
+    out = next;
+  }
+  return out;
+}
+
+// The reference for cyclic: element (i, j)'s holder row p and column q are those of its
+// blocks; its local row is how many rows before i p holds, its local column how many
+// columns before j q holds; column-major with leading dimension max(1, rows p holds).
+TEST(LayoutTest, CyclicPlacesEveryElementOnceWhereScalapackDoes) {
+  int64_t checked = 0;
+  for (const char* mesh_text : {"x=1", "x=3", "x=2,y=2", "x=2,y=3", "x=3,y=1", "x=2,y=2,z=2"}) {
+    const Mesh mesh = *ParseMesh(mesh_text);
+    const std::vector<std::vector<int64_t>> ranks = AllCoords(mesh);
+    for (int64_t m = 1; m <= 9; ++m) {
+      for (int64_t n = 1; n <= 9; ++n) {
+        for (int64_t mb = 1; mb <= 4; ++mb) {
+          for (int64_t nb = 1; nb <= 4; ++nb) {
+            const Placement pl({GivenLayout::Kind::kCyclic, mb, nb}, {m, n}, mesh);
+            const int64_t prow = pl.grid_rows(), pcol = pl.grid_cols();
+            std::map<std::vector<int64_t>, std::set<int64_t>> used;
+            for (int64_t i = 0; i < m; ++i) {
+              for (int64_t j = 0; j < n; ++j) {
+                const int64_t p = (i / mb) % prow, q = (j / nb) % pcol;
+                int64_t lrow = 0, lcol = 0, rows_of_p = 0;
+                for (int64_t r = 0; r < m; ++r) {
+                  if ((r / mb) % prow != p) continue;
+                  ++rows_of_p;
+                  if (r < i) ++lrow;
+                }
+                for (int64_t c = 0; c < j; ++c) lcol += (c / nb) % pcol == q ? 1 : 0;
+                int holders = 0;
+                for (const std::vector<int64_t>& c : ranks) {
+                  if (!pl.Holds(c, {i, j})) continue;
+                  ++holders;
+                  std::vector<int64_t> expected(c.size(), 0);
+                  expected[0] = p;
+                  if (c.size() > 1) expected[1] = q;
+                  EXPECT_EQ(c, expected);
+                  const int64_t offset = pl.LocalOffset({i, j});
+                  EXPECT_EQ(offset, lrow + lcol * std::max<int64_t>(1, rows_of_p));
+                  EXPECT_LT(offset, pl.LocalElements(c));
+                  EXPECT_TRUE(used[c].insert(offset).second) << "offset used twice";
+                }
+                ASSERT_EQ(holders, 1) << mesh_text << " " << m << "x" << n << " " << mb << ","
+                                      << nb << " element " << i << "," << j;
+                ++checked;
+              }
+            }
+            // Each rank's local storage is exactly what it holds.
+            for (const std::vector<int64_t>& c : ranks)
+              EXPECT_EQ(pl.LocalElements(c), static_cast<int64_t>(used[c].size()));
+          }
+        }
+      }
+    }
+  }
+  EXPECT_GT(checked, 100000);
+}
+
+TEST(LayoutTest, RootAndReplicatedHoldTheWholeTensorRowMajor) {
+  const Mesh mesh = *ParseMesh("x=2,y=3");
+  const std::vector<int64_t> shape = {3, 4, 2};
+  const Placement root({GivenLayout::Kind::kRoot, 0, 0}, shape, mesh);
+  const Placement everywhere({GivenLayout::Kind::kReplicated, 0, 0}, shape, mesh);
+  for (const std::vector<int64_t>& c : AllCoords(mesh)) {
+    const bool zero = c[0] == 0 && c[1] == 0;
+    EXPECT_EQ(root.LocalElements(c), zero ? 24 : 0);
+    EXPECT_EQ(everywhere.LocalElements(c), 24);
+    for (int64_t i = 0; i < 3; ++i) {
+      for (int64_t j = 0; j < 4; ++j) {
+        for (int64_t k = 0; k < 2; ++k) {
+          EXPECT_EQ(root.Holds(c, {i, j, k}), zero);
+          EXPECT_TRUE(everywhere.Holds(c, {i, j, k}));
+          EXPECT_EQ(root.LocalOffset({i, j, k}), (i * 4 + j) * 2 + k);
+          EXPECT_EQ(everywhere.LocalOffset({i, j, k}), (i * 4 + j) * 2 + k);
+        }
+      }
+    }
+  }
+}
+
+}  // namespace
+}  // namespace meshtune::ir
