@@ -65,8 +65,8 @@ absl::StatusOr<GivenLayout> ParseLayout(absl::string_view spec) {
   const std::vector<absl::string_view> sizes = absl::StrSplit(args, ',');
   if (sizes.size() != 2) return BadSpec(spec);
   int64_t mb = 0, nb = 0;
-  if (!absl::SimpleAtoi(sizes[0], &mb) || !absl::SimpleAtoi(sizes[1], &nb) || mb < 1 ||
-      nb < 1 || mb > kMaxBlock || nb > kMaxBlock)
+  if (!absl::SimpleAtoi(sizes[0], &mb) || !absl::SimpleAtoi(sizes[1], &nb) || mb < 1 || nb < 1 ||
+      mb > kMaxBlock || nb > kMaxBlock)
     return BadSpec(spec);
   out.kind = GivenLayout::Kind::kCyclic;
   out.mb = mb;
@@ -86,14 +86,12 @@ absl::StatusOr<std::map<std::string, GivenLayout>> ParseLayoutFlags(
     }
     const std::string tensor = flag.substr(0, eq);
     if (std::find(tensors.begin(), tensors.end(), tensor) == tensors.end()) {
-      return absl::InvalidArgumentError(
-          absl::StrCat("--layout names tensor '", base::Excerpt(tensor), "', which ",
-                       problem.ToString(), " does not have (it has ",
-                       absl::StrJoin(tensors, ", "), ")"));
+      return absl::InvalidArgumentError(absl::StrCat(
+          "--layout names tensor '", base::Excerpt(tensor), "', which ", problem.ToString(),
+          " does not have (it has ", absl::StrJoin(tensors, ", "), ")"));
     }
     if (out.count(tensor) > 0) {
-      return absl::InvalidArgumentError(
-          absl::StrCat("--layout gives tensor ", tensor, " twice"));
+      return absl::InvalidArgumentError(absl::StrCat("--layout gives tensor ", tensor, " twice"));
     }
     absl::StatusOr<GivenLayout> layout = ParseLayout(absl::string_view(flag).substr(eq + 1));
     if (!layout.ok()) {
@@ -101,9 +99,9 @@ absl::StatusOr<std::map<std::string, GivenLayout>> ParseLayoutFlags(
           absl::StrCat("--layout ", tensor, ": ", layout.status().message()));
     }
     if (layout->kind == GivenLayout::Kind::kCyclic && problem.Shape(tensor).size() != 2) {
-      return absl::InvalidArgumentError(
-          absl::StrCat("--layout ", tensor, "=", layout->ToString(), ": cyclic lays out a matrix, and ",
-                       tensor, " has ", problem.Shape(tensor).size(), " dims"));
+      return absl::InvalidArgumentError(absl::StrCat(
+          "--layout ", tensor, "=", layout->ToString(), ": cyclic lays out a matrix, and ", tensor,
+          " has ", problem.Shape(tensor).size(), " dims"));
     }
     out[tensor] = *layout;
   }
@@ -111,13 +109,13 @@ absl::StatusOr<std::map<std::string, GivenLayout>> ParseLayoutFlags(
 }
 
 int64_t Numroc(int64_t n, int64_t nb, int64_t iproc, int64_t nprocs) {
-  const int64_t blocks = n / nb;             // whole blocks
-  int64_t out = (blocks / nprocs) * nb;      // every process's full rounds
-  const int64_t extra = blocks % nprocs;     // processes with one more whole block
+  const int64_t blocks = n / nb;          // whole blocks
+  int64_t out = (blocks / nprocs) * nb;   // every process's full rounds
+  const int64_t extra = blocks % nprocs;  // processes with one more whole block
   if (iproc < extra) {
     out += nb;
   } else if (iproc == extra) {
-    out += n % nb;                           // the last, partial block
+    out += n % nb;  // the last, partial block
   }
   return out;
 }
@@ -149,8 +147,7 @@ int64_t Placement::LocalElements(const std::vector<int64_t>& coords) const {
   return 0;
 }
 
-bool Placement::Holds(const std::vector<int64_t>& coords,
-                      const std::vector<int64_t>& index) const {
+bool Placement::Holds(const std::vector<int64_t>& coords, const std::vector<int64_t>& index) const {
   switch (layout_.kind) {
     case GivenLayout::Kind::kCyclic: {
       for (size_t a = 2; a < coords.size(); ++a) {

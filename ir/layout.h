@@ -34,9 +34,7 @@ struct GivenLayout {
   int64_t mb = 0, nb = 0;  // cyclic's block sizes (rows, columns); 0 otherwise
 
   std::string ToString() const;  // "block", "cyclic(64,64)", "replicated", "root"
-  bool operator==(const GivenLayout& o) const {
-    return kind == o.kind && mb == o.mb && nb == o.nb;
-  }
+  bool operator==(const GivenLayout& o) const { return kind == o.kind && mb == o.mb && nb == o.nb; }
 };
 
 // Parses one spec. InvalidArgument quoting it (at most 80 characters) when it is none of

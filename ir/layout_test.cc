@@ -135,8 +135,8 @@ TEST(LayoutTest, CyclicPlacesEveryElementOnceWhereScalapackDoes) {
                   EXPECT_LT(offset, pl.LocalElements(c));
                   EXPECT_TRUE(used[c].insert(offset).second) << "offset used twice";
                 }
-                ASSERT_EQ(holders, 1) << mesh_text << " " << m << "x" << n << " " << mb << ","
-                                      << nb << " element " << i << "," << j;
+                ASSERT_EQ(holders, 1) << mesh_text << " " << m << "x" << n << " " << mb << "," << nb
+                                      << " element " << i << "," << j;
                 ++checked;
               }
             }

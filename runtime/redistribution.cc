@@ -1,0 +1,187 @@
+#include "runtime/redistribution.h"
+
+#include <algorithm>
+#include <utility>
+
+#include "absl/strings/str_cat.h"
+
+namespace meshtune::runtime {
+
+namespace {
+
+int64_t Product(const std::vector<int64_t>& v, size_t from, size_t to) {
+  int64_t p = 1;
+  for (size_t i = from; i < to; ++i) p *= v[i];
+  return p;
+}
+
+// Every rank's coordinates, by row-major rank id.
+std::vector<std::vector<int64_t>> RankCoords(const ir::Mesh& mesh) {
+  std::vector<std::vector<int64_t>> out = {{}};
+  for (const ir::MeshAxis& a : mesh.axes) {
+    std::vector<std::vector<int64_t>> next;
+    for (const std::vector<int64_t>& c : out) {
+      for (int64_t i = 0; i < a.size; ++i) {
+        next.push_back(c);
+        next.back().push_back(i);
+      }
+    }
+    out = std::move(next);
+  }
+  return out;
+}
+
+// The leading indices (all but the last) of row `row` of `shape`.
+std::vector<int64_t> Leading(const std::vector<int64_t>& shape, int64_t row) {
+  std::vector<int64_t> out(shape.empty() ? 0 : shape.size() - 1);
+  for (size_t d = out.size(); d-- > 0;) {
+    out[d] = row % shape[d];
+    row /= shape[d];
+  }
+  return out;
+}
+
+class Given : public Distribution {
+ public:
+  Given(const ir::GivenLayout& layout, std::vector<int64_t> shape, const ir::Mesh& mesh)
+      : layout_(layout), shape_(std::move(shape)), coords_(RankCoords(mesh)),
+        placement_(layout, shape_, mesh) {}
+
+  int64_t rows() const override { return Product(shape_, 0, shape_.size() - 1); }
+
+  std::vector<Run> Row(int64_t row) const override {
+    const int64_t cols = shape_.back();
+    std::vector<int64_t> index = Leading(shape_, row);
+    index.push_back(0);
+    std::vector<Run> out;
+    if (layout_.kind != ir::GivenLayout::Kind::kCyclic) {
+      const int64_t offset = placement_.LocalOffset(index);
+      for (size_t r = 0; r < coords_.size(); ++r) {
+        if (placement_.Holds(coords_[r], index))
+          out.push_back({0, cols, static_cast<int>(r), offset, 1});
+      }
+      return out;
+    }
+    // Column blocks of NB, each on the grid column that deals it, in the grid row of row i.
+    const int64_t nb = layout_.nb;
+    for (int64_t begin = 0; begin < cols; begin += nb) {
+      index[1] = begin;
+      for (size_t r = 0; r < coords_.size(); ++r) {
+        if (!placement_.Holds(coords_[r], index)) continue;
+        const int64_t lld =
+            std::max<int64_t>(1, ir::Numroc(shape_[0], layout_.mb, coords_[r][0],
+                                            placement_.grid_rows()));
+        out.push_back({begin, std::min(cols, begin + nb), static_cast<int>(r),
+                       placement_.LocalOffset(index), lld});
+      }
+    }
+    return out;
+  }
+
+  int64_t LocalElements(int rank) const override {
+    return placement_.LocalElements(coords_[static_cast<size_t>(rank)]);
+  }
+
+ private:
+  ir::GivenLayout layout_;
+  std::vector<int64_t> shape_;
+  std::vector<std::vector<int64_t>> coords_;
+  ir::Placement placement_;
+};
+
+class Boxes : public Distribution {
+ public:
+  Boxes(std::vector<int64_t> shape, const ir::Mesh& mesh,
+        const std::function<Box(const std::vector<int64_t>&)>& box_of)
+      : shape_(std::move(shape)) {
+    for (const std::vector<int64_t>& c : RankCoords(mesh)) boxes_.push_back(box_of(c));
+  }
+
+  int64_t rows() const override { return Product(shape_, 0, shape_.size() - 1); }
+
+  std::vector<Run> Row(int64_t row) const override {
+    const std::vector<int64_t> lead = Leading(shape_, row);
+    const size_t last = shape_.size() - 1;
+    std::vector<Run> out;
+    for (size_t r = 0; r < boxes_.size(); ++r) {
+      const Box& b = boxes_[r];
+      if (b.extent.empty() || Product(b.extent, 0, b.extent.size()) == 0) continue;
+      int64_t offset = 0;
+      bool inside = true;
+      for (size_t d = 0; d < last && inside; ++d) {
+        inside = lead[d] >= b.start[d] && lead[d] < b.start[d] + b.extent[d];
+        offset = offset * b.extent[d] + (lead[d] - b.start[d]);
+      }
+      if (!inside) continue;
+      out.push_back({b.start[last], b.start[last] + b.extent[last], static_cast<int>(r),
+                     offset * b.extent[last], 1});
+    }
+    return out;
+  }
+
+  int64_t LocalElements(int rank) const override {
+    const Box& b = boxes_[static_cast<size_t>(rank)];
+    return b.extent.empty() ? 0 : Product(b.extent, 0, b.extent.size());
+  }
+
+ private:
+  std::vector<int64_t> shape_;
+  std::vector<Box> boxes_;
+};
+
+}  // namespace
+
+std::unique_ptr<Distribution> GivenDistribution(const ir::GivenLayout& layout,
+                                                std::vector<int64_t> shape, const ir::Mesh& mesh) {
+  return std::make_unique<Given>(layout, std::move(shape), mesh);
+}
+
+std::unique_ptr<Distribution> BoxDistribution(
+    std::vector<int64_t> shape, const ir::Mesh& mesh,
+    std::function<Box(const std::vector<int64_t>& coords)> box_of) {
+  return std::make_unique<Boxes>(std::move(shape), mesh, box_of);
+}
+
+absl::StatusOr<std::vector<Piece>> PlanRedistribution(const Distribution& from,
+                                                      const Distribution& to) {
+  if (from.rows() != to.rows()) {
+    return absl::InvalidArgumentError(absl::StrCat("the distributions have ", from.rows(),
+                                                   " and ", to.rows(), " rows"));
+  }
+  std::vector<Piece> out;
+  for (int64_t row = 0; row < to.rows(); ++row) {
+    const std::vector<Run> sources = from.Row(row);
+    for (const Run& want : to.Row(row)) {
+      // Cut [begin, end) at every source boundary inside it; each cut from one source.
+      std::vector<int64_t> cuts = {want.begin, want.end};
+      for (const Run& s : sources) {
+        for (int64_t c : {s.begin, s.end}) {
+          if (c > want.begin && c < want.end) cuts.push_back(c);
+        }
+      }
+      std::sort(cuts.begin(), cuts.end());
+      cuts.erase(std::unique(cuts.begin(), cuts.end()), cuts.end());
+      for (size_t i = 0; i + 1 < cuts.size(); ++i) {
+        const int64_t a = cuts[i], b = cuts[i + 1];
+        const Run* best = nullptr;
+        for (const Run& s : sources) {
+          if (s.begin > a || s.end < b) continue;
+          if (best == nullptr || s.rank == want.rank ||
+              (best->rank != want.rank && s.rank < best->rank))
+            best = &s;
+        }
+        if (best == nullptr) {
+          return absl::InvalidArgumentError(absl::StrCat("row ", row, " column ", a,
+                                                         " is needed by rank ", want.rank,
+                                                         " and held by no rank"));
+        }
+        out.push_back({best->rank, want.rank, b - a,
+                       best->offset + (a - best->begin) * best->stride, best->stride,
+                       want.offset + (a - want.begin) * want.stride, want.stride});
+      }
+    }
+  }
+  return out;
+}
+
+}  // namespace meshtune::runtime
