@@ -73,6 +73,11 @@ class Comm {
   // Every message of `sends` goes out, and `recv` (when its data is not null) is filled from
   // its peer; returns when all are done (Isend/Irecv/Waitall).
   virtual void Exchange(const std::vector<Message>& sends, const Message& recv, DataType type) = 0;
+  // Every message of `sends` goes out and every one of `recvs` is filled from its peer, at
+  // most one message per peer each way; returns when all are done (an all-to-all among the
+  // ranks that name each other: Isend/Irecv/Waitall).
+  virtual void Alltoallv(const std::vector<Message>& sends, const std::vector<Message>& recvs,
+                         DataType type) = 0;
   // MPI_Allreduce in place over the group along `axes` (every axis: the whole mesh).
   virtual void Allreduce(void* data, int64_t count, DataType type, ReduceOp op,
                          const std::vector<int>& axes) = 0;

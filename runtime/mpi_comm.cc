@@ -86,6 +86,20 @@ class MpiComm : public Comm {
     MPI_Waitall(static_cast<int>(reqs.size()), reqs.data(), MPI_STATUSES_IGNORE);
   }
 
+  void Alltoallv(const std::vector<Message>& sends, const std::vector<Message>& recvs,
+                 DataType type) override {
+    std::vector<MPI_Request> reqs(sends.size() + recvs.size());
+    for (size_t i = 0; i < recvs.size(); ++i) {
+      MPI_Irecv(recvs[i].data, static_cast<int>(recvs[i].count), Type(type), recvs[i].peer, 12,
+                cart_, &reqs[i]);
+    }
+    for (size_t i = 0; i < sends.size(); ++i) {
+      MPI_Isend(sends[i].data, static_cast<int>(sends[i].count), Type(type), sends[i].peer, 12,
+                cart_, &reqs[recvs.size() + i]);
+    }
+    MPI_Waitall(static_cast<int>(reqs.size()), reqs.data(), MPI_STATUSES_IGNORE);
+  }
+
   void Allreduce(void* data, int64_t count, DataType type, ReduceOp op,
                  const std::vector<int>& axes) override {
     MPI_Allreduce(MPI_IN_PLACE, data, static_cast<int>(count), Type(type), Op(op), Sub(axes));

@@ -1,6 +1,8 @@
 #include "runtime/redistribution.h"
 
 #include <algorithm>
+#include <map>
+#include <type_traits>
 #include <utility>
 
 #include "absl/strings/str_cat.h"
@@ -44,7 +46,9 @@ std::vector<int64_t> Leading(const std::vector<int64_t>& shape, int64_t row) {
 class Given : public Distribution {
  public:
   Given(const ir::GivenLayout& layout, std::vector<int64_t> shape, const ir::Mesh& mesh)
-      : layout_(layout), shape_(std::move(shape)), coords_(RankCoords(mesh)),
+      : layout_(layout),
+        shape_(std::move(shape)),
+        coords_(RankCoords(mesh)),
         placement_(layout, shape_, mesh) {}
 
   int64_t rows() const override { return Product(shape_, 0, shape_.size() - 1); }
@@ -68,9 +72,8 @@ class Given : public Distribution {
       index[1] = begin;
       for (size_t r = 0; r < coords_.size(); ++r) {
         if (!placement_.Holds(coords_[r], index)) continue;
-        const int64_t lld =
-            std::max<int64_t>(1, ir::Numroc(shape_[0], layout_.mb, coords_[r][0],
-                                            placement_.grid_rows()));
+        const int64_t lld = std::max<int64_t>(
+            1, ir::Numroc(shape_[0], layout_.mb, coords_[r][0], placement_.grid_rows()));
         out.push_back({begin, std::min(cols, begin + nb), static_cast<int>(r),
                        placement_.LocalOffset(index), lld});
       }
@@ -145,8 +148,8 @@ std::unique_ptr<Distribution> BoxDistribution(
 absl::StatusOr<std::vector<Piece>> PlanRedistribution(const Distribution& from,
                                                       const Distribution& to) {
   if (from.rows() != to.rows()) {
-    return absl::InvalidArgumentError(absl::StrCat("the distributions have ", from.rows(),
-                                                   " and ", to.rows(), " rows"));
+    return absl::InvalidArgumentError(
+        absl::StrCat("the distributions have ", from.rows(), " and ", to.rows(), " rows"));
   }
   std::vector<Piece> out;
   for (int64_t row = 0; row < to.rows(); ++row) {
@@ -183,5 +186,39 @@ absl::StatusOr<std::vector<Piece>> PlanRedistribution(const Distribution& from,
   }
   return out;
 }
+
+template <typename T>
+void Redistribute(const std::vector<Piece>& plan, const T* from, T* to, Comm& comm) {
+  const int me = comm.rank();
+  std::map<int, std::vector<T>> out, in;  // per peer, in plan order
+  for (const Piece& p : plan) {
+    if (p.from == me && p.to == me) {
+      for (int64_t k = 0; k < p.length; ++k)
+        to[p.to_offset + k * p.to_stride] = from[p.from_offset + k * p.from_stride];
+    } else if (p.from == me) {
+      std::vector<T>& buf = out[p.to];
+      for (int64_t k = 0; k < p.length; ++k) buf.push_back(from[p.from_offset + k * p.from_stride]);
+    } else if (p.to == me) {
+      in[p.from].resize(in[p.from].size() + static_cast<size_t>(p.length));
+    }
+  }
+  std::vector<Message> sends, recvs;
+  for (auto& [peer, buf] : out)
+    sends.push_back({peer, buf.data(), static_cast<int64_t>(buf.size())});
+  for (auto& [peer, buf] : in)
+    recvs.push_back({peer, buf.data(), static_cast<int64_t>(buf.size())});
+  const DataType type = std::is_same_v<T, double> ? DataType::kDouble : DataType::kFloat;
+  comm.Alltoallv(sends, recvs, type);
+  std::map<int, size_t> at;  // per peer: how much of its buffer is unpacked
+  for (const Piece& p : plan) {
+    if (p.to != me || p.from == me) continue;
+    const T* data = in[p.from].data() + at[p.from];
+    for (int64_t k = 0; k < p.length; ++k) to[p.to_offset + k * p.to_stride] = data[k];
+    at[p.from] += static_cast<size_t>(p.length);
+  }
+}
+
+template void Redistribute<float>(const std::vector<Piece>&, const float*, float*, Comm&);
+template void Redistribute<double>(const std::vector<Piece>&, const double*, double*, Comm&);
 
 }  // namespace meshtune::runtime

@@ -18,6 +18,7 @@
 #include "absl/status/statusor.h"
 #include "ir/layout.h"
 #include "ir/mesh.h"
+#include "runtime/comm.h"
 
 namespace meshtune::runtime {
 
@@ -71,6 +72,14 @@ struct Piece {
 // have different rows, or when no rank of `from` holds an element a rank of `to` needs.
 absl::StatusOr<std::vector<Piece>> PlanRedistribution(const Distribution& from,
                                                       const Distribution& to);
+
+// Runs `plan` on the rank `comm` is: packs the pieces it sends into one buffer per peer (in
+// plan order), exchanges with every peer at once (Comm::Alltoallv), copies its local pieces
+// and unpacks what it receives. `from` is this rank's local storage in the plan's source
+// distribution, `to` its storage in the target (they must not overlap). Every rank of the
+// mesh calls it with the same plan. T is float or double.
+template <typename T>
+void Redistribute(const std::vector<Piece>& plan, const T* from, T* to, Comm& comm);
 
 }  // namespace meshtune::runtime
 

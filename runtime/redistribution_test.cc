@@ -3,35 +3,27 @@
 // replicated along an axis) of every small matrix on several meshes. Applying the plan to
 // local arrays filled from a global tensor gives every rank of the target exactly its part,
 // every target slot written once; a distribution moved onto itself only copies locally.
+// And the plans run on simulated ranks through Comm::Alltoallv.
 #include "runtime/redistribution.h"
 
 #include <gtest/gtest.h>
 
 #include <map>
 #include <string>
+#include <thread>
 #include <vector>
+
+#include "runtime/sim_comm.h"
+#include "tests/redistribution_cases.h"
 
 namespace meshtune::runtime {
 namespace {
 
-using Locals = std::vector<std::vector<double>>;
-
-// Each rank's local storage filled from the tensor whose element at row-major position e is
-// e + 1; -1 where nothing lands. `collisions` counts slots written twice.
-Locals Fill(const Distribution& d, int ranks, int64_t cols, int* collisions) {
-  Locals out(static_cast<size_t>(ranks));
-  for (int r = 0; r < ranks; ++r) out[r].assign(static_cast<size_t>(d.LocalElements(r)), -1);
-  for (int64_t row = 0; row < d.rows(); ++row) {
-    for (const Run& run : d.Row(row)) {
-      for (int64_t c = run.begin; c < run.end; ++c) {
-        double& slot = out[run.rank].at(static_cast<size_t>(run.offset + (c - run.begin) * run.stride));
-        if (slot != -1) ++*collisions;
-        slot = static_cast<double>(row * cols + c + 1);
-      }
-    }
-  }
-  return out;
-}
+using testing::Distributions;
+using testing::Fill;
+using testing::Locals;
+using testing::Named;
+using testing::Split;
 
 // `to`'s local arrays after `plan` moves `from`'s; counts target slots written twice.
 Locals Apply(const std::vector<Piece>& plan, const Locals& from, const Distribution& to, int ranks,
@@ -45,50 +37,6 @@ Locals Apply(const std::vector<Piece>& plan, const Locals& from, const Distribut
       slot = from[p.from].at(static_cast<size_t>(p.from_offset + k * p.from_stride));
     }
   }
-  return out;
-}
-
-int64_t Ceil(int64_t a, int64_t b) { return (a + b - 1) / b; }
-
-// Dim `dim` of `n` split in even blocks (the last shorter) over mesh axis `axis`, at `coord`.
-void Split(Box* b, int dim, int64_t n, int64_t parts, int64_t coord) {
-  const int64_t size = Ceil(n, parts);
-  b->start[dim] = std::min(n, coord * size);
-  b->extent[dim] = std::min(n, (coord + 1) * size) - b->start[dim];
-}
-
-struct Named {
-  std::string name;
-  std::unique_ptr<Distribution> d;
-};
-
-// The distributions of an m x n matrix on `mesh` the test moves between.
-std::vector<Named> Distributions(int64_t m, int64_t n, const ir::Mesh& mesh) {
-  std::vector<Named> out;
-  for (int64_t mb : {1, 2, 3}) {
-    for (int64_t nb : {1, 2, 3}) {
-      const ir::GivenLayout l{ir::GivenLayout::Kind::kCyclic, mb, nb};
-      out.push_back({l.ToString(), GivenDistribution(l, {m, n}, mesh)});
-    }
-  }
-  for (auto kind : {ir::GivenLayout::Kind::kRoot, ir::GivenLayout::Kind::kReplicated}) {
-    const ir::GivenLayout l{kind, 0, 0};
-    out.push_back({l.ToString(), GivenDistribution(l, {m, n}, mesh)});
-  }
-  const int64_t px = mesh.axes[0].size, py = mesh.axes.size() > 1 ? mesh.axes[1].size : 1;
-  // Rows over x and columns over y (replicated along later axes): a 2D block layout.
-  out.push_back({"m@x,n@y", BoxDistribution({m, n}, mesh, [=](const std::vector<int64_t>& c) {
-                   Box b{{0, 0}, {m, n}};
-                   Split(&b, 0, m, px, c[0]);
-                   if (c.size() > 1) Split(&b, 1, n, py, c[1]);
-                   return b;
-                 })});
-  // Columns over x, replicated along y.
-  out.push_back({"n@x", BoxDistribution({m, n}, mesh, [=](const std::vector<int64_t>& c) {
-                   Box b{{0, 0}, {m, n}};
-                   Split(&b, 1, n, px, c[0]);
-                   return b;
-                 })});
   return out;
 }
 
@@ -137,8 +85,8 @@ TEST(RedistributionTest, HigherRankTensorsMoveBetweenRootReplicatedAndBoxes) {
   const std::vector<int64_t> shape = {3, 4, 5};
   std::vector<Named> all;
   for (auto kind : {ir::GivenLayout::Kind::kRoot, ir::GivenLayout::Kind::kReplicated}) {
-    all.push_back({ir::GivenLayout{kind, 0, 0}.ToString(),
-                   GivenDistribution({kind, 0, 0}, shape, mesh)});
+    all.push_back(
+        {ir::GivenLayout{kind, 0, 0}.ToString(), GivenDistribution({kind, 0, 0}, shape, mesh)});
   }
   all.push_back({"i@x,k@y", BoxDistribution(shape, mesh, [](const std::vector<int64_t>& c) {
                    Box b{{0, 0, 0}, {3, 4, 5}};
@@ -162,6 +110,52 @@ TEST(RedistributionTest, HigherRankTensorsMoveBetweenRootReplicatedAndBoxes) {
       EXPECT_EQ(twice, 0);
     }
   }
+}
+
+// Plans run on simulated ranks (a thread each, messages through the simulator's
+// mailboxes): every rank ends with its part of the target, for every pair of distributions
+// of every matrix up to 5 x 5 on two meshes.
+TEST(RedistributionTest, PlansRunOnSimulatedRanks) {
+  int64_t runs = 0;
+  for (const char* mesh_text : {"x=2,y=2", "x=2,y=3"}) {
+    const ir::Mesh mesh = *ir::ParseMesh(mesh_text);
+    const int ranks = static_cast<int>(mesh.Ranks());
+    std::vector<int64_t> sizes;
+    for (const ir::MeshAxis& a : mesh.axes) sizes.push_back(a.size);
+    for (int64_t m = 1; m <= 5; ++m) {
+      for (int64_t n = 1; n <= 5; ++n) {
+        const std::vector<Named> all = Distributions(m, n, mesh);
+        for (const Named& from : all) {
+          for (const Named& to : all) {
+            int collisions = 0;
+            const Locals a = Fill(*from.d, ranks, n, &collisions);
+            const Locals want = Fill(*to.d, ranks, n, &collisions);
+            absl::StatusOr<std::vector<Piece>> plan = PlanRedistribution(*from.d, *to.d);
+            ASSERT_TRUE(plan.ok()) << plan.status();
+            Locals got(static_cast<size_t>(ranks));
+            SimWorld world(sizes, 10);
+            std::vector<std::thread> threads;
+            for (int r = 0; r < ranks; ++r) {
+              got[r].assign(want[r].size(), -1);
+              threads.emplace_back([&, r] {
+                std::unique_ptr<Comm> comm = world.CommFor(r);
+                try {
+                  Redistribute<double>(*plan, a[r].data(), got[r].data(), *comm);
+                } catch (const SimAborted&) {
+                }
+              });
+            }
+            for (std::thread& t : threads) t.join();
+            ASSERT_EQ(world.error(), "");
+            ASSERT_EQ(got, want) << mesh_text << " " << m << "x" << n << " " << from.name << " -> "
+                                 << to.name;
+            ++runs;
+          }
+        }
+      }
+    }
+  }
+  EXPECT_EQ(runs, 2 * 25 * 13 * 13);
 }
 
 TEST(RedistributionTest, RefusesWhatCannotBeMoved) {

@@ -125,6 +125,12 @@ class SimComm : public Comm {
     if (recv.data != nullptr) Take(recv.peer, 11, recv.data, recv.count, type);
   }
 
+  void Alltoallv(const std::vector<Message>& sends, const std::vector<Message>& recvs,
+                 DataType type) override {
+    for (const Message& m : sends) Post(m.peer, 12, m.data, m.count, type);
+    for (const Message& m : recvs) Take(m.peer, 12, m.data, m.count, type);
+  }
+
   void Allreduce(void* data, int64_t count, DataType type, ReduceOp op,
                  const std::vector<int>& axes) override {
     std::vector<char> acc;
