@@ -7,19 +7,7 @@
 #include <cstddef>
 #include <vector>
 
-extern "C" {
-void Cblacs_get(int context, int request, int* value);
-void Cblacs_gridinit(int* context, const char* order, int rows, int cols);
-void Cblacs_gridinfo(int context, int* rows, int* cols, int* row, int* col);
-void Cblacs_gridexit(int context);
-int numroc_(const int* n, const int* nb, const int* iproc, const int* isrcproc, const int* nprocs);
-void descinit_(int* desc, const int* m, const int* n, const int* mb, const int* nb,
-               const int* irsrc, const int* icsrc, const int* ictxt, const int* lld, int* info);
-void psgemm_(const char* transa, const char* transb, const int* m, const int* n, const int* k,
-             const float* alpha, const float* a, const int* ia, const int* ja, const int* desca,
-             const float* b, const int* ib, const int* jb, const int* descb, const float* beta,
-             float* c, const int* ic, const int* jc, const int* descc);
-}
+#include "third_party/scalapack_api.h"
 
 namespace meshtune::bench {
 namespace {

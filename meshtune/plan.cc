@@ -150,6 +150,9 @@ absl::StatusOr<std::unique_ptr<Plan>> Plan::Create(const std::string& expr,
   plan->element_bytes_ = program->dtype_bytes;
   plan->trace_ = choice.trace;
   plan->mesh_ = choice.mesh;
+  plan->expr_ = expr;
+  plan->extents_ = extents;
+  plan->dtype_ = options.dtype;
   plan->measured_s_ = choice.measured_s;
   MPI_Comm active = comm;
   if (ranks < size) {  // the first `ranks` ranks run it, the others are idle

@@ -22,6 +22,7 @@
 #include <mpi.h>
 
 #include <cstdint>
+#include <map>
 #include <memory>
 #include <string>
 #include <vector>
@@ -102,6 +103,22 @@ class Plan {
   // over the active ranks; returns at once on an idle rank.
   absl::Status Execute(const std::vector<void*>& shards);
 
+  // Runs the schedule once on tensors the application holds in given layouts instead of
+  // the plan's shards. `layouts` maps tensor names to specs: "cyclic(MB,NB)" is ScaLAPACK's
+  // block-cyclic layout over the first two axes of the plan's mesh (process grid rows the
+  // first axis, row-major: BLACS "Row" order; each local matrix column-major, leading
+  // dimension max(1, LOCr), RSRC = CSRC = 0), "root" the whole tensor row-major on rank 0,
+  // "replicated" on every rank; a tensor not named (or "block") is in its shard as Shard
+  // says. `data` holds one pointer per tensor in tensors() order: this rank's storage of
+  // it in its layout (none needed on a rank that holds nothing of it). The inputs are
+  // redistributed into the schedule's shards, the schedule runs, and the output goes back
+  // into its layout (for `+=` what it held is added to). Allocates the shards of the
+  // tensors it redistributes at each call. InvalidArgument for a bad or unknown layout, a
+  // cyclic layout of a tensor that is not a matrix, or the wrong number of pointers;
+  // FailedPrecondition when the schedule leaves ranks idle. Collective.
+  absl::Status ExecuteInLayouts(const std::map<std::string, std::string>& layouts,
+                                const std::vector<void*>& data);
+
   // Helpers for applications that hold whole tensors on one rank. Scatter: `root`'s
   // `global` (the whole tensor, row-major; read on root only) becomes every rank's `shard`
   // (as Shard describes). Gather: every rank's `shard` assembled into `global` on `root`
@@ -124,6 +141,7 @@ class Plan {
   std::vector<std::vector<int64_t>> shapes_;  // each tensor's global shape
   std::vector<std::string> tensors_;
   std::string trace_, mesh_;
+  std::string expr_, extents_, dtype_;  // the statement, for ExecuteInLayouts
   bool program_from_wisdom_ = false;
   std::unique_ptr<runtime::BoundProgram> program_;
 };

@@ -67,12 +67,13 @@ inline std::vector<Named> Distributions(int64_t m, int64_t n, const ir::Mesh& me
   }
   const int64_t px = mesh.axes[0].size, py = mesh.axes.size() > 1 ? mesh.axes[1].size : 1;
   // Rows over x and columns over y (replicated along later axes): a 2D block layout.
-  out.push_back({"m@x,n@y", runtime::BoxDistribution({m, n}, mesh, [=](const std::vector<int64_t>& c) {
-                   Box b{{0, 0}, {m, n}};
-                   Split(&b, 0, m, px, c[0]);
-                   if (c.size() > 1) Split(&b, 1, n, py, c[1]);
-                   return b;
-                 })});
+  out.push_back(
+      {"m@x,n@y", runtime::BoxDistribution({m, n}, mesh, [=](const std::vector<int64_t>& c) {
+         Box b{{0, 0}, {m, n}};
+         Split(&b, 0, m, px, c[0]);
+         if (c.size() > 1) Split(&b, 1, n, py, c[1]);
+         return b;
+       })});
   // Columns over x, replicated along y.
   out.push_back({"n@x", runtime::BoxDistribution({m, n}, mesh, [=](const std::vector<int64_t>& c) {
                    Box b{{0, 0}, {m, n}};

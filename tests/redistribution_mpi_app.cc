@@ -25,22 +25,27 @@ int main(int argc, char** argv) {
   }
   const absl::StatusOr<meshtune::ir::Mesh> mesh = meshtune::ir::ParseMesh(mesh_text);
   if (!mesh.ok() || mesh->Ranks() != size) {
-    if (rank == 0) std::fprintf(stderr, "--mesh %s does not fit %d ranks\n", mesh_text.c_str(), size);
+    if (rank == 0)
+      std::fprintf(stderr, "--mesh %s does not fit %d ranks\n", mesh_text.c_str(), size);
     MPI_Finalize();
     return 2;
   }
   std::vector<int64_t> sizes;
   for (const meshtune::ir::MeshAxis& a : mesh->axes) sizes.push_back(a.size);
-  std::unique_ptr<meshtune::runtime::Comm> comm = meshtune::runtime::NewMpiComm(MPI_COMM_WORLD, sizes);
+  std::unique_ptr<meshtune::runtime::Comm> comm =
+      meshtune::runtime::NewMpiComm(MPI_COMM_WORLD, sizes);
   long long plans = 0, wrong = 0;
   for (int64_t m : {1, 5, 9}) {
     for (int64_t n : {2, 7}) {
-      const std::vector<meshtune::testing::Named> all = meshtune::testing::Distributions(m, n, *mesh);
+      const std::vector<meshtune::testing::Named> all =
+          meshtune::testing::Distributions(m, n, *mesh);
       for (const auto& from : all) {
         for (const auto& to : all) {
           int collisions = 0;
-          const meshtune::testing::Locals a = meshtune::testing::Fill(*from.d, size, n, &collisions);
-          const meshtune::testing::Locals want = meshtune::testing::Fill(*to.d, size, n, &collisions);
+          const meshtune::testing::Locals a =
+              meshtune::testing::Fill(*from.d, size, n, &collisions);
+          const meshtune::testing::Locals want =
+              meshtune::testing::Fill(*to.d, size, n, &collisions);
           const absl::StatusOr<std::vector<meshtune::runtime::Piece>> plan =
               meshtune::runtime::PlanRedistribution(*from.d, *to.d);
           if (!plan.ok() || collisions > 0) {
@@ -62,7 +67,8 @@ int main(int argc, char** argv) {
   }
   long long total = 0;
   MPI_Reduce(&wrong, &total, 1, MPI_LONG_LONG, MPI_SUM, 0, MPI_COMM_WORLD);
-  if (rank == 0) std::printf("redistributed %lld plans on %d ranks: %lld wrong\n", plans, size, total);
+  if (rank == 0)
+    std::printf("redistributed %lld plans on %d ranks: %lld wrong\n", plans, size, total);
   MPI_Bcast(&total, 1, MPI_LONG_LONG, 0, MPI_COMM_WORLD);
   comm.reset();
   MPI_Finalize();

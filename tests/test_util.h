@@ -47,6 +47,26 @@ inline CliRun Meshtune(const std::string& args, const std::string& stdin_path = 
   return r;
 }
 
+// Runs `program <args>` under `mpirun -n ranks --oversubscribe` (within 120 s), as root if
+// need be, one OpenBLAS thread a rank and MESHTUNE_HOME under $TEST_TMPDIR; stdout and
+// stderr together in `out`.
+inline CliRun Mpirun(int ranks, const std::string& program, const std::string& args = "") {
+  setenv("OMPI_ALLOW_RUN_AS_ROOT", "1", 1);
+  setenv("OMPI_ALLOW_RUN_AS_ROOT_CONFIRM", "1", 1);
+  setenv("OPENBLAS_NUM_THREADS", "1", 1);
+  const char* tmp = std::getenv("TEST_TMPDIR");
+  const std::string dir = tmp ? tmp : "/tmp";
+  setenv("MESHTUNE_HOME", (dir + "/home").c_str(), 1);
+  const std::string out = dir + "/mpirun_out.txt";
+  const std::string cmd = "timeout 120 mpirun -n " + std::to_string(ranks) + " --oversubscribe " +
+                          program + " " + args + " >" + out + " 2>&1";
+  const int rc = std::system(cmd.c_str());
+  CliRun r;
+  r.status = WIFEXITED(rc) ? WEXITSTATUS(rc) : -1;
+  r.out = ReadFile(out);
+  return r;
+}
+
 }  // namespace meshtune::testing
 
 #endif  // MESHTUNE_TESTS_TEST_UTIL_H_

@@ -1,0 +1,146 @@
+// ScaLAPACK interop (issue 16): on a 2x2 BLACS grid (row-major, 4 ranks), A, B and C in
+// PSGEMM's block-cyclic layout with 64 x 64 blocks; PSGEMM computes C += A B on one copy of
+// C, a meshtune plan for C[m,n] += A[m,k] * B[k,n] on mesh x=2,y=2 (the model's best
+// schedule) runs from the same layouts on another copy (Plan::ExecuteInLayouts), and every
+// rank compares its local part of the two element by element. Also with A on rank 0 and B
+// on every rank (both whole, row-major) and only C block-cyclic. Rank 0 prints a line per
+// case and "interop: N cases, largest relative difference X"; exit status 1 when a
+// difference exceeds 1e-4.
+#include <mpi.h>
+
+#include <algorithm>
+#include <cmath>
+#include <cstdio>
+#include <map>
+#include <string>
+#include <vector>
+
+#include "meshtune/plan.h"
+#include "third_party/scalapack_api.h"
+
+
+namespace {
+
+constexpr int kNb = 64, kGrid = 2;
+
+float Value(int i, int j, int salt) {
+  return static_cast<float>(((i * 7 + j * 13 + salt * 5) % 17) - 8) / 8.0f;
+}
+
+// A rows x cols matrix's local part (column-major) on grid position (row, col), with its
+// descriptor, filled with Value.
+struct Local {
+  std::vector<float> data;
+  int desc[9];
+};
+
+Local Make(int rows, int cols, int ctx, int row, int col, int salt) {
+  const int zero = 0, nb = kNb, grid = kGrid;
+  const int lr = numroc_(&rows, &nb, &row, &zero, &grid), lc = numroc_(&cols, &nb, &col, &zero, &grid);
+  const int lld = std::max(1, lr);
+  Local x;
+  int info = 0;
+  descinit_(x.desc, &rows, &cols, &nb, &nb, &zero, &zero, &ctx, &lld, &info);
+  x.data.resize(static_cast<size_t>(lld) * lc);
+  for (int lj = 0; lj < lc; ++lj) {
+    for (int li = 0; li < lr; ++li) {
+      const int i = ((li / kNb) * kGrid + row) * kNb + li % kNb;
+      const int j = ((lj / kNb) * kGrid + col) * kNb + lj % kNb;
+      x.data[static_cast<size_t>(li) + static_cast<size_t>(lj) * lld] = Value(i, j, salt);
+    }
+  }
+  return x;
+}
+
+// The whole rows x cols matrix, row-major.
+std::vector<float> Whole(int rows, int cols, int salt) {
+  std::vector<float> v(static_cast<size_t>(rows) * cols);
+  for (int i = 0; i < rows; ++i)
+    for (int j = 0; j < cols; ++j) v[static_cast<size_t>(i) * cols + j] = Value(i, j, salt);
+  return v;
+}
+
+}  // namespace
+
+int main(int argc, char** argv) {
+  MPI_Init(&argc, &argv);
+  int rank = 0;
+  MPI_Comm_rank(MPI_COMM_WORLD, &rank);
+  int ctx = 0, rows = 0, cols = 0, row = 0, col = 0;
+  Cblacs_get(-1, 0, &ctx);
+  Cblacs_gridinit(&ctx, "Row", kGrid, kGrid);
+  Cblacs_gridinfo(ctx, &rows, &cols, &row, &col);
+  double worst = 0;
+  int cases = 0, failed = 0;
+  for (const auto& [m, n, k] : {std::array<int, 3>{256, 192, 320}, {200, 130, 70}}) {
+    for (const bool whole_inputs : {false, true}) {
+      const Local a = Make(m, k, ctx, row, col, 1), b = Make(k, n, ctx, row, col, 2);
+      Local c = Make(m, n, ctx, row, col, 3);
+      std::vector<float> ours = c.data;
+      const int one = 1;
+      const float alpha = 1, beta = 1;
+      psgemm_("N", "N", &m, &n, &k, &alpha, a.data.data(), &one, &one, a.desc, b.data.data(), &one,
+              &one, b.desc, &beta, c.data.data(), &one, &one, c.desc);
+      meshtune::PlanOptions o;
+      o.mode = meshtune::PlanMode::kEstimate;
+      o.mesh = "x=2,y=2";
+      auto plan = meshtune::Plan::Create(
+          "C[m,n] += A[m,k] * B[k,n]",
+          "m=" + std::to_string(m) + ",n=" + std::to_string(n) + ",k=" + std::to_string(k),
+          MPI_COMM_WORLD, o);
+      if (!plan.ok()) {
+        std::fprintf(stderr, "rank %d: %s\n", rank, plan.status().ToString().c_str());
+        MPI_Abort(MPI_COMM_WORLD, 2);
+      }
+      std::vector<float> whole_a, whole_b;
+      std::map<std::string, std::string> layouts = {{"C", "cyclic(64,64)"}};
+      std::map<std::string, void*> data = {{"C", ours.data()}};
+      if (whole_inputs) {
+        layouts["A"] = "root";
+        layouts["B"] = "replicated";
+        if (rank == 0) whole_a = Whole(m, k, 1);
+        whole_b = Whole(k, n, 2);
+        data["A"] = whole_a.data();
+        data["B"] = whole_b.data();
+      } else {
+        layouts["A"] = layouts["B"] = "cyclic(64,64)";
+        data["A"] = const_cast<float*>(a.data.data());
+        data["B"] = const_cast<float*>(b.data.data());
+      }
+      std::vector<void*> ordered;
+      for (const std::string& t : (*plan)->tensors()) ordered.push_back(data[t]);
+      if (absl::Status s = (*plan)->ExecuteInLayouts(layouts, ordered); !s.ok()) {
+        std::fprintf(stderr, "rank %d: %s\n", rank, s.ToString().c_str());
+        MPI_Abort(MPI_COMM_WORLD, 2);
+      }
+      double mine = 0;
+      for (size_t i = 0; i < ours.size(); ++i)
+        mine = std::max(mine, std::fabs(double(ours[i]) - c.data[i]) / std::max(1.0, std::fabs(double(c.data[i]))));
+      double largest = 0;
+      MPI_Allreduce(&mine, &largest, 1, MPI_DOUBLE, MPI_MAX, MPI_COMM_WORLD);
+      worst = std::max(worst, largest);
+      ++cases;
+      if (!(largest <= 1e-4)) ++failed;
+      if (rank == 0) {
+        std::printf("%dx%dx%d, A and B %s: schedule on %s, largest relative difference %.3g\n", m, n,
+                    k, whole_inputs ? "root and replicated" : "block-cyclic",
+                    (*plan)->mesh().c_str(), largest);
+      }
+    }
+  }
+  if (rank == 0) std::printf("interop: %d cases, largest relative difference %.3g\n", cases, worst);
+  // Bad calls: their messages, on rank 0.
+  auto plan = meshtune::Plan::Create("C[m,n] += A[m,k] * B[k,n]", "m=8,n=8,k=8", MPI_COMM_WORLD,
+                                     {meshtune::PlanMode::kEstimate, "", "x=2,y=2"});
+  std::vector<float> x(64);
+  const std::vector<void*> three = {x.data(), x.data(), x.data()};
+  for (const absl::Status& s :
+       {(*plan)->ExecuteInLayouts({{"D", "root"}}, three),
+        (*plan)->ExecuteInLayouts({{"A", "cyclic(64)"}}, three),
+        (*plan)->ExecuteInLayouts({{"A", "root"}}, {x.data()})}) {
+    if (rank == 0) std::printf("refused: %s\n", std::string(s.message()).c_str());
+  }
+  Cblacs_gridexit(ctx);
+  MPI_Finalize();
+  return failed == 0 ? 0 : 1;
+}
