@@ -1,5 +1,6 @@
 #include "codegen/program.h"
 
+#include <algorithm>
 #include <functional>
 
 #include "absl/strings/str_cat.h"
@@ -201,6 +202,19 @@ std::string RenamePatternLabel(const std::string& label,
   if (at == std::string::npos || space == std::string::npos || space < at) return label;
   return absl::StrCat(rename(label.substr(0, at)), "@",
                       rename(label.substr(at + 1, space - at - 1)), label.substr(space));
+}
+
+std::vector<int> ReplicatedAxes(const Program& p, const TensorInfo& t) {
+  std::vector<std::string> used;
+  for (const DimLayout& d : t.layout) {
+    for (const auto& [block, index] : d.blocks) index.CollectVars(&used);
+  }
+  std::vector<int> out;
+  for (size_t a = 0; a < p.axis_names.size(); ++a) {
+    if (p.axis_sizes[a] > 1 && std::find(used.begin(), used.end(), p.axis_names[a]) == used.end())
+      out.push_back(static_cast<int>(a));
+  }
+  return out;
 }
 
 }  // namespace meshtune::codegen

@@ -151,6 +151,12 @@ struct Program {
   int64_t Ranks() const;
 };
 
+// The mesh axes (of size above 1) that no dim of `t`'s layout is split over: `t` is
+// replicated along them, the same shard on every rank of such a group. For an input, the
+// copies are made at each run by a broadcast from the group's rank at coordinate 0 of
+// those axes (runtime/rank.h), and costed so (search/cost_model.h); in ascending order.
+std::vector<int> ReplicatedAxes(const Program& p, const TensorInfo& t);
+
 // The program's kernel call (every Program has exactly one Compute node).
 const Compute* KernelCall(const Program& p);
 

@@ -39,8 +39,8 @@ std::vector<runtime::Box> GatherBoxes(const ShardLayout& mine, MPI_Comm comm) {
 }
 
 // Moves along `plan` in the plan's element type.
-void MoveAlong(const std::vector<runtime::Piece>& plan, const void* from, void* to, int element_bytes,
-          runtime::Comm& comm) {
+void MoveAlong(const std::vector<runtime::Piece>& plan, const void* from, void* to,
+               int element_bytes, runtime::Comm& comm) {
   if (element_bytes == 8) {
     runtime::Redistribute<double>(plan, static_cast<const double*>(from), static_cast<double*>(to),
                                   comm);
@@ -56,7 +56,8 @@ absl::Status Plan::ExecuteInLayouts(const std::map<std::string, std::string>& la
                                     const std::vector<void*>& data) {
   if (data.size() != tensors_.size()) {
     return absl::InvalidArgumentError(absl::StrCat("ExecuteInLayouts takes ", tensors_.size(),
-                                                   " pointers (one per tensor), got ", data.size()));
+                                                   " pointers (one per tensor), got ",
+                                                   data.size()));
   }
   absl::StatusOr<ir::Problem> problem = ir::ParseProblem(expr_, extents_, dtype_);
   if (!problem.ok()) return problem.status();
@@ -99,7 +100,8 @@ absl::Status Plan::ExecuteInLayouts(const std::map<std::string, std::string>& la
     shards[t] = owned[t].data();
     const bool is_output = problem->IsOutput(tensors_[t]);
     if (!is_output || problem->assign == ir::Problem::Assign::kAccumulate) {
-      absl::StatusOr<std::vector<runtime::Piece>> in = runtime::PlanRedistribution(*layout, *schedule);
+      absl::StatusOr<std::vector<runtime::Piece>> in =
+          runtime::PlanRedistribution(*layout, *schedule);
       if (!in.ok()) return in.status();
       MoveAlong(*in, data[t], shards[t], element_bytes_, *comm);
     }
@@ -112,7 +114,8 @@ absl::Status Plan::ExecuteInLayouts(const std::map<std::string, std::string>& la
     }
   }
   if (absl::Status s = program_->Run(shards); !s.ok()) return s;
-  if (output < tensors_.size()) MoveAlong(out_plan, shards[output], data[output], element_bytes_, *comm);
+  if (output < tensors_.size())
+    MoveAlong(out_plan, shards[output], data[output], element_bytes_, *comm);
   return absl::OkStatus();
 }
 

@@ -183,7 +183,8 @@ absl::StatusOr<Specs> SpecsOf(const Program& program, const Comm& comm) {
   if (compute == nullptr) return absl::InvalidArgumentError("the program has no kernel call");
   Specs s;
   for (const codegen::TensorInfo& t : program.tensors) {
-    TensorSpec spec{t.name, t.dims, t.shape, t.local_shape, t.is_output, nullptr};
+    TensorSpec spec{t.name, t.dims, t.shape, t.local_shape, t.is_output, nullptr, {}};
+    if (!t.is_output) spec.replicated_axes = codegen::ReplicatedAxes(program, t);
     spec.block_start = [&program, layout = t.layout](const Coords& coords) {
       std::vector<int64_t> start;
       for (const codegen::DimLayout& l : layout) {

@@ -3,6 +3,7 @@
 #include <algorithm>
 #include <cstdlib>
 #include <cstring>
+#include <limits>
 #include <memory>
 #include <new>
 #include <utility>
@@ -474,12 +475,14 @@ class RankRuntime : public RankRuntimeBase {
     }
     for (int i = 0; i < warmup + reps; ++i) {
       ResetOutput();
+      PoisonCopies();
       bytes_ = 0;
       copied_ = 0;
       kernel_time_ = 0;
       kernel_calls_ = 0;
       comm_->Barrier();
       const double t0 = comm_->Now();
+      MakeCopies();
       body();
       for (auto& [name, b] : buffers_) Wait(name);  // a body that left one started
       double worst[2] = {comm_->Now() - t0, kernel_time_};
@@ -629,6 +632,37 @@ class RankRuntime : public RankRuntimeBase {
       for (size_t d = 0; d < l.size(); ++d) g[d] = start[d] + l[d];
       b.data[i++] = static_cast<T>(ElementValue(seed_, t.name, Linear(g, t.shape)));
     });
+  }
+  // The copies of replicated inputs (TensorSpec::replicated_axes) made wrong before a run,
+  // on every rank off coordinate 0 of those axes, so that a run without MakeCopies cannot
+  // verify.
+  void PoisonCopies() {
+    for (const TensorSpec& t : tensors_) {
+      if (t.replicated_axes.empty() || IsCopySource(t)) continue;
+      std::vector<T>& data = shards_[t.name].data;
+      std::fill(data.begin(), data.end(), std::numeric_limits<T>::quiet_NaN());
+    }
+  }
+  // Whether this rank holds the copy of `t` the others are made from: coordinate 0 along
+  // each of its replicated axes.
+  bool IsCopySource(const TensorSpec& t) const {
+    for (int a : t.replicated_axes) {
+      if (coords_[static_cast<size_t>(a)] != 0) return false;
+    }
+    return true;
+  }
+  // Every replicated input broadcast along its replicated axes from coordinate 0 (timed:
+  // the copies are part of the schedule's cost).
+  void MakeCopies() {
+    for (const TensorSpec& t : tensors_) {
+      if (t.replicated_axes.empty()) continue;
+      Coords root = coords_;
+      for (int a : t.replicated_axes) root[static_cast<size_t>(a)] = 0;
+      std::vector<T>& data = shards_[t.name].data;
+      comm_->Bcast(data.data(), static_cast<int64_t>(data.size()), TypeOf<T>(), t.replicated_axes,
+                   root);
+      if (IsCopySource(t)) bytes_ += static_cast<int64_t>(data.size() * sizeof(T));  // sent
+    }
   }
   void ResetOutput() {
     const TensorSpec& out = Tensor(statement_.output);

@@ -29,6 +29,9 @@ struct TensorSpec {
   std::vector<int64_t> shape, local_shape;
   bool is_output = false;
   CoordsFn block_start;  // global index of the shard's first element on a rank
+  // An input's axes it is replicated along (codegen::ReplicatedAxes): at each timed run
+  // (Measure) the ranks off coordinate 0 of them get their copy by a broadcast from it.
+  std::vector<int> replicated_axes;
 };
 
 struct BufferSpec {

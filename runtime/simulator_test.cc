@@ -208,6 +208,25 @@ TEST(SimulateTest, AProgramWithoutItsReductionDoesNotVerify) {
   }
 }
 
+// The 3D algorithm on 2x2x2 replicates A along y and B along x: before each run their
+// copies off coordinate 0 are overwritten with NaN and broadcast from it (timed), so the run
+// verifies only with the copies made; the sources count what they send.
+TEST(SimulateTest, ReplicatedInputsAreBroadcastFromTheirFirstLayer) {
+  const codegen::Program p =
+      LowerOrFail("C[m,n] += A[m,k] * B[k,n]", "m=16,n=8,k=12", "f32", "x=2,y=2,z=2",
+                  "distribute([m,n,k], [mo,no,ko], [mi,ni,ki], [x,y,z])\nshard(A, m@x, k@z)\n"
+                  "shard(B, k@z, n@y)\nshard(C, m@x, n@y)\ncommunicate(C, ki)\n"
+                  "tensorize([ki, mi, ni], contraction)\n");
+  ASSERT_EQ(codegen::ReplicatedAxes(p, *p.Tensor("A")), std::vector<int>{1});
+  ASSERT_EQ(codegen::ReplicatedAxes(p, *p.Tensor("B")), std::vector<int>{0});
+  // C too is the same along z, but as the output it is all-reduced there, not copied.
+  EXPECT_EQ(codegen::ReplicatedAxes(p, *p.Tensor("C")), std::vector<int>{2});
+  const RunStats m = Simulate(p);
+  EXPECT_TRUE(m.verified) << m.error;
+  // Rank (0,0,0) sends its 8 x 6 block of A (192 B) and 6 x 4 block of B (96 B).
+  EXPECT_GE(m.bytes_sent_max, 192 + 96);
+}
+
 TEST(ExecuteTest, AJobOnAnotherMeshIsRefused) {
   const Case& summa = Cases()[0];
   const codegen::Program p = LowerOrFail(summa.expr, summa.extents, "f32", summa.mesh, summa.trace);

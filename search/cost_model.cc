@@ -363,6 +363,7 @@ class CostWalker {
         comm_(values_.ranks()),
         hidden_(values_.ranks()),
         words_(values_.ranks()) {
+    CostCopies();
     if (p.body) Index(p.body);
   }
 
@@ -740,6 +741,29 @@ class CostWalker {
       default:  // kSendRecv
         PointToPoint(t, tally, std::vector<bool>(n, true), times);
         return;
+    }
+  }
+
+  // The copies of each input the layout replicates (codegen::ReplicatedAxes), made once a
+  // run by a broadcast of the shard along those axes from their coordinate 0: charged to
+  // every rank, as a transfer "TENSOR@copies".
+  void CostCopies() {
+    for (const codegen::TensorInfo& t : p_.tensors) {
+      if (t.is_output) continue;
+      const std::vector<int> axes = codegen::ReplicatedAxes(p_, t);
+      if (axes.empty()) continue;
+      int64_t elements = 1;
+      for (int64_t e : t.local_shape) elements *= e;
+      CommPattern pattern;
+      pattern.kind = Kind::kBroadcast;
+      pattern.axes = axes;
+      const int64_t n = values_.ranks();
+      tallies_.push_back({t.name, "copies", pattern, 0, false, params_.scales.collective, 0,
+                          std::vector<double>(n), Values(n), Values(n)});
+      const double seconds =
+          CollectiveSeconds(Collective::kBroadcast, GroupSize(p_, axes),
+                            static_cast<double>(elements * p_.dtype_bytes), false);
+      for (int64_t r = 0; r < n; ++r) Charge(tallies_.back(), r, seconds, elements, 1, 1);
     }
   }
 

@@ -214,12 +214,23 @@ TEST(CostModelTest, SplitKReduceScattersAndThreeDAllReduces) {
   EXPECT_EQ(split.transfers[0].pattern.kind, Kind::kReduceScatter);
   ExpectRel(split.seconds, 4 * c.alpha_coll * 2 + c.beta_coll * 512);
   EXPECT_EQ(split.comm_words_per_rank, 16 * 8);
-  // 3D on 2x2x2: each rank's 8 x 4 block of C (w = 128 B) all-reduced along z (g = 2):
-  // 2 (alpha log2 2 + beta w).
+  // 3D on 2x2x2: the copies first, each rank's 8 x 6 block of A (192 B) broadcast along
+  // y and its 6 x 4 block of B (96 B) along x, the axes their layouts leave out (alpha
+  // log2 2 + beta w each); then each rank's 8 x 4 block of C (w = 128 B) all-reduced along
+  // z (g = 2): 2 (alpha log2 2 + beta w).
   const CostReport three = EstimateCost(ThreeDAllReduce(), c);
-  ASSERT_EQ(three.transfers.size(), 1u);
-  EXPECT_EQ(three.transfers[0].pattern.kind, Kind::kAllReduce);
-  ExpectRel(three.seconds, 2 * (c.alpha_coll + c.beta_coll * 128));
+  ASSERT_EQ(three.transfers.size(), 3u);
+  EXPECT_EQ(three.transfers[0].tensor, "A");
+  EXPECT_EQ(three.transfers[0].loop, "copies");
+  EXPECT_EQ(three.transfers[0].pattern.kind, Kind::kBroadcast);
+  EXPECT_EQ(three.transfers[0].pattern.axes, std::vector<int>{1});
+  EXPECT_EQ(three.transfers[0].bytes, 192);
+  ExpectRel(three.transfers[0].seconds, c.alpha_coll + c.beta_coll * 192);
+  EXPECT_EQ(three.transfers[1].pattern.axes, std::vector<int>{0});
+  ExpectRel(three.transfers[1].seconds, c.alpha_coll + c.beta_coll * 96);
+  EXPECT_EQ(three.transfers[2].pattern.kind, Kind::kAllReduce);
+  ExpectRel(three.seconds,
+            2 * (c.alpha_coll + c.beta_coll * 128) + 2 * c.alpha_coll + c.beta_coll * (192 + 96));
 }
 
 // A program with one transfer of an 8 x 8 f32 box (256 B) on a mesh x=1,y=4.
@@ -467,8 +478,8 @@ TEST(CostModelTest, CollectivesCostTheirOwnLinesAndTheAddsThatLandThem) {
   // One reduce-scatter of the 512-byte box, then each rank adds its quarter.
   ExpectRel(split.transfers[0].seconds, 7e-6 + 3e-9 * 512 + 1e-10 * 512 / 4);
   const CostReport three = EstimateCost(ThreeDAllReduce(), c);
-  ASSERT_EQ(three.transfers.size(), 1u);
-  ExpectRel(three.transfers[0].seconds, 5e-6 + 4e-9 * 128 + 1e-10 * 128);
+  ASSERT_EQ(three.transfers.size(), 3u);  // A's and B's copies, then C's all-reduce
+  ExpectRel(three.transfers[2].seconds, 5e-6 + 4e-9 * 128 + 1e-10 * 128);
   // Prefetched, the reduce-scatter is the nonblocking one: 4 steps of a 4096-byte box.
   const CostReport prefetched =
       EstimateCost(LowerText("C[m,n] = A[m,k] * B[k,n]", "m=64,k=64,n=64", "x=4",

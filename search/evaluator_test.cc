@@ -183,7 +183,7 @@ TEST(EvaluatorTest, SpaceHoldsTheClassicAlgorithms) {
        "x=4",
        "distribute([n], [no], [ni], [x])\nshard(B, n@x)\nshard(C, n@x)\ntensorize([m, ni, k], "
        "matmul)\n",
-       {},
+       {"A@copies Broadcast(axes=[0])"},  // A on every rank: its copies are broadcast
        true},
       {"AllGather-GEMM",
        "C[m,n] = A[k,m] * B[k,n]",
@@ -216,7 +216,7 @@ TEST(EvaluatorTest, SpaceHoldsTheClassicAlgorithms) {
        "distribute([m,n,k], [mo,no,ko], [mi,ni,ki], [x,y,z])\n"
        "shard(C, m@x, n@y)\nshard(A, m@x, k@z)\nshard(B, k@z, n@y)\n"
        "communicate(C, ki)\ntensorize([mi, ni, ki], matmul)\n",
-       {"C@ki AllReduce(axes=[2])"},
+       {"A@copies Broadcast(axes=[1])", "B@copies Broadcast(axes=[0])", "C@ki AllReduce(axes=[2])"},
        true},
       {"3D without copies",
        mm,

@@ -18,7 +18,6 @@
 #include "meshtune/plan.h"
 #include "third_party/scalapack_api.h"
 
-
 namespace {
 
 constexpr int kNb = 64, kGrid = 2;
@@ -36,7 +35,8 @@ struct Local {
 
 Local Make(int rows, int cols, int ctx, int row, int col, int salt) {
   const int zero = 0, nb = kNb, grid = kGrid;
-  const int lr = numroc_(&rows, &nb, &row, &zero, &grid), lc = numroc_(&cols, &nb, &col, &zero, &grid);
+  const int lr = numroc_(&rows, &nb, &row, &zero, &grid),
+            lc = numroc_(&cols, &nb, &col, &zero, &grid);
   const int lld = std::max(1, lr);
   Local x;
   int info = 0;
@@ -115,15 +115,16 @@ int main(int argc, char** argv) {
       }
       double mine = 0;
       for (size_t i = 0; i < ours.size(); ++i)
-        mine = std::max(mine, std::fabs(double(ours[i]) - c.data[i]) / std::max(1.0, std::fabs(double(c.data[i]))));
+        mine = std::max(mine, std::fabs(double(ours[i]) - c.data[i]) /
+                                  std::max(1.0, std::fabs(double(c.data[i]))));
       double largest = 0;
       MPI_Allreduce(&mine, &largest, 1, MPI_DOUBLE, MPI_MAX, MPI_COMM_WORLD);
       worst = std::max(worst, largest);
       ++cases;
       if (!(largest <= 1e-4)) ++failed;
       if (rank == 0) {
-        std::printf("%dx%dx%d, A and B %s: schedule on %s, largest relative difference %.3g\n", m, n,
-                    k, whole_inputs ? "root and replicated" : "block-cyclic",
+        std::printf("%dx%dx%d, A and B %s: schedule on %s, largest relative difference %.3g\n", m,
+                    n, k, whole_inputs ? "root and replicated" : "block-cyclic",
                     (*plan)->mesh().c_str(), largest);
       }
     }
@@ -134,10 +135,9 @@ int main(int argc, char** argv) {
                                      {meshtune::PlanMode::kEstimate, "", "x=2,y=2"});
   std::vector<float> x(64);
   const std::vector<void*> three = {x.data(), x.data(), x.data()};
-  for (const absl::Status& s :
-       {(*plan)->ExecuteInLayouts({{"D", "root"}}, three),
-        (*plan)->ExecuteInLayouts({{"A", "cyclic(64)"}}, three),
-        (*plan)->ExecuteInLayouts({{"A", "root"}}, {x.data()})}) {
+  for (const absl::Status& s : {(*plan)->ExecuteInLayouts({{"D", "root"}}, three),
+                                (*plan)->ExecuteInLayouts({{"A", "cyclic(64)"}}, three),
+                                (*plan)->ExecuteInLayouts({{"A", "root"}}, {x.data()})}) {
     if (rank == 0) std::printf("refused: %s\n", std::string(s.message()).c_str());
   }
   Cblacs_gridexit(ctx);
