@@ -375,9 +375,11 @@ std::string FamilyOf(const Candidate& c, const ir::Mesh& mesh) {
                                                                       : absl::StrCat(a));
     }
     // A prefetched (overlapped) transfer is another family: measurement decides overlap.
-    const std::string p = absl::StrCat(
-        t.pattern.Name(), axes.empty() ? "" : absl::StrCat("(", absl::StrJoin(axes, ","), ")"),
-        t.prefetch != 0 ? " prefetched" : "");
+    // An input's copies (TENSOR@copies) are named so, not as the broadcast that makes them.
+    const std::string p =
+        absl::StrCat(t.loop == "copies" ? "copies" : t.pattern.Name(),
+                     axes.empty() ? "" : absl::StrCat("(", absl::StrJoin(axes, ","), ")"),
+                     t.prefetch != 0 ? " prefetched" : "");
     std::vector<std::string>& of = patterns[t.tensor];
     if (std::find(of.begin(), of.end(), p) == of.end()) of.push_back(p);
   }

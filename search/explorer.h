@@ -197,10 +197,11 @@ class Explorer {
 // communication structure — per tensor, in name order, the distinct patterns of its transfers
 // and reductions in c.cost.transfers, each its kind and mesh axes by name (loops, broadcast
 // roots and shift distances left out; Local ones, which send nothing, too), a prefetched one
-// marked " prefetched". E.g. "x=2,y=2: A Shift(y); B Shift(x); C SendRecv", "x=4: A
-// AllGather(x) prefetched", "x=2: no communication". Candidates of one family move data the same
-// way and differ in loops and block sizes, where the model's errors tend to be alike; those of
-// different families may err differently, which only measurement shows.
+// marked " prefetched", an input's copies (TENSOR@copies) as "copies". E.g. "x=2,y=2: A
+// Shift(y); B Shift(x); C SendRecv", "x=4: A AllGather(x) prefetched", "x=2,y=2,z=2: A
+// copies(y); B copies(x); C AllReduce(z)", "x=2: no communication". Candidates of one family move
+// data the same way and differ in loops and block sizes, where the model's errors tend to be alike;
+// those of different families may err differently, which only measurement shows.
 std::string FamilyOf(const Candidate& c, const ir::Mesh& mesh);
 
 // What to measure of `candidates` (any order; each one's mesh is meshes[c->mesh]): at most

@@ -101,6 +101,13 @@ TEST(FamilyOfTest, TheMeshAndEachTensorsPatternsWithoutLoopsRootsOrDistances) {
   EXPECT_EQ(FamilyOf(Make(4, 0, 1, {}), *ir::ParseMesh("p=2")), "p=2: no communication");
   EXPECT_EQ(FamilyOf(Make(5, 0, 1, {Comm("A", "ko", Kind::kLocal, {})}), *ir::ParseMesh("p=2")),
             "p=2: no communication");
+  // An input's copies are named as such, not as the broadcast that makes them.
+  EXPECT_EQ(FamilyOf(Make(6, 0, 1,
+                          {Comm("A", "copies", Kind::kBroadcast, {1}),
+                           Comm("A", "ko", Kind::kBroadcast, {1}),
+                           Comm("C", "ki", Kind::kAllReduce, {0})}),
+                     square),
+            "x=2,y=2: A copies(y)+Broadcast(y); C AllReduce(x)");
 }
 
 TEST(ChooseToMeasureTest, EachFamilysBestNearTheTopBeforeASecondOfOneFamily) {
