@@ -157,6 +157,28 @@ TEST(LowerTest, PrefetchedTransfersSitInTheBodyOfTheirLoop) {
   EXPECT_EQ(s[0].buffer_bytes, 2 * 4 * 2048 * 1024);
 }
 
+// The 3D algorithm on 2x2x2 leaves y out of A's layout and x out of B's: their copies
+// come first in the summary, broadcasts of the whole shard into itself (no buffer); C,
+// the output, is all-reduced along z, not copied.
+TEST(LowerTest, ReplicatedInputsAreSummarizedAsCopies) {
+  const Program p = LowerText(kMatmul, "m=16,n=8,k=12", "x=2,y=2,z=2",
+                              "distribute([m,n,k], [mo,no,ko], [mi,ni,ki], [x,y,z])\n"
+                              "shard(A, m@x, k@z)\nshard(B, k@z, n@y)\nshard(C, m@x, n@y)\n"
+                              "communicate(C, ki)\ntensorize([ki, mi, ni], contraction)\n");
+  EXPECT_EQ(ReplicatedAxes(p, *p.Tensor("A")), std::vector<int>{1});
+  const std::vector<TransferSummary> s = Summarize(p);
+  ASSERT_EQ(s.size(), 3u);
+  EXPECT_EQ(PatternLabel(s[0].tensor, s[0].loop, s[0].pattern), "A@copies Broadcast(axes=[1])");
+  EXPECT_EQ(s[0].bytes_per_rank, 8 * 6 * 4);
+  EXPECT_EQ(s[0].buffer_bytes, 0);
+  EXPECT_EQ(PatternLabel(s[1].tensor, s[1].loop, s[1].pattern), "B@copies Broadcast(axes=[0])");
+  EXPECT_EQ(s[1].bytes_per_rank, 6 * 4 * 4);
+  EXPECT_EQ(PatternLabel(s[2].tensor, s[2].loop, s[2].pattern), "C@ki AllReduce(axes=[2])");
+  // A layout that uses every axis has no copies.
+  const Program summa = LowerFile(kMatmul, kExtents, "x=8,y=8", "summa.trace");
+  EXPECT_TRUE(ReplicatedAxes(summa, *summa.Tensor("A")).empty());
+}
+
 TEST(LowerTest, APrefetchWithNoLoopToDriveItIsAnInternalError) {
   // Legality refuses prefetch at the kernel's outermost loop (nothing_to_overlap); lowering
   // such a computation anyway does not quietly drop the prefetch.

@@ -117,6 +117,17 @@ std::vector<const Stmt*> PrefetchedIn(const For& f) {
 
 std::vector<TransferSummary> Summarize(const Program& p) {
   std::vector<TransferSummary> out;
+  // First the copies of replicated inputs (ReplicatedAxes), broadcast into their shards.
+  for (const TensorInfo& t : p.tensors) {
+    const std::vector<int> axes = t.is_output ? std::vector<int>{} : ReplicatedAxes(p, t);
+    if (axes.empty()) continue;
+    CommPattern pattern;
+    pattern.kind = CommPattern::Kind::kBroadcast;
+    pattern.axes = axes;
+    int64_t elements = 1;
+    for (int64_t e : t.local_shape) elements *= e;
+    out.push_back({t.name, "copies", pattern, elements, 1, 0, 0});
+  }
   std::function<void(const StmtPtr&, int64_t)> walk = [&](const StmtPtr& s, int64_t times) {
     if (const auto* b = std::get_if<Block>(&s->node)) {
       for (const StmtPtr& c : b->body) walk(c, times);
@@ -132,7 +143,7 @@ std::vector<TransferSummary> Summarize(const Program& p) {
   for (TransferSummary& t : out) {
     if (t.pattern.kind != CommPattern::Kind::kLocal)
       t.bytes_per_rank = t.elements * t.instances * p.dtype_bytes;
-    t.buffer_bytes = t.elements * p.dtype_bytes * (t.prefetch != 0 ? 2 : 1);
+    if (t.loop != "copies") t.buffer_bytes = t.elements * p.dtype_bytes * (t.prefetch != 0 ? 2 : 1);
   }
   return out;
 }

@@ -178,7 +178,9 @@ struct TransferSummary {
   int64_t buffer_bytes = 0;    // its buffer's memory per rank: both halves when prefetched
 };
 
-// The transfers and reductions of `p`, in program order.
+// The transfers and reductions of `p`, in program order, after the copies of its
+// replicated inputs (loop "copies": a broadcast along ReplicatedAxes into the shard, no
+// buffer).
 std::vector<TransferSummary> Summarize(const Program& p);
 
 // How answers and tuning records list a transfer: "TENSOR@LOOP PATTERN", e.g.
