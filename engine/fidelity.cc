@@ -158,10 +158,15 @@ absl::StatusOr<v1::FidelityResult> RunFidelity(const ir::Problem& problem, const
 
 namespace {
 
-// The cost report of every point of `measured` under `params` (for the run's mesh), its
-// trace lowered again. Errors as RecostFidelity's.
-absl::StatusOr<std::vector<search::CostReport>> CostPoints(const v1::FidelityResult& measured,
-                                                           const search::CostParams& params) {
+// A fidelity run's points lowered again (in order), and its mesh's rank count.
+struct LoweredRun {
+  std::vector<codegen::Program> programs;
+  int64_t ranks = 0;
+};
+
+// Every point's trace of `measured` lowered again on its problem and mesh. Errors as
+// RecostFidelity's.
+absl::StatusOr<LoweredRun> LowerPoints(const v1::FidelityResult& measured) {
   const std::string& text = measured.problem();
   const size_t with = text.rfind(" with ");
   if (with == std::string::npos) {
@@ -174,16 +179,30 @@ absl::StatusOr<std::vector<search::CostReport>> CostPoints(const v1::FidelityRes
   v1::Mesh mesh;
   mesh.set_axes(measured.mesh());
   MT_ASSIGN_OR_RETURN(const ir::Mesh parsed, ir::ParseMesh(measured.mesh()));
-  const search::CostParams here = search::ForRanks(params, parsed.Ranks());
-  std::vector<search::CostReport> out;
+  LoweredRun out;
+  out.ranks = parsed.Ranks();
   for (const v1::MeasuredCandidate& p : measured.points()) {
     absl::StatusOr<codegen::Program> program = LowerTrace(problem, mesh, p.trace());
     if (!program.ok()) {
       return absl::InvalidArgumentError(
           absl::StrCat("cannot lower a point's trace again: ", program.status().message()));
     }
-    out.push_back(search::EstimateCost(*program, here));
+    out.programs.push_back(*std::move(program));
   }
+  return out;
+}
+
+// `measured` with each point's prediction the cost of its program in `lowered` under
+// `params`, and its statistics recomputed.
+v1::FidelityResult Recost(const v1::FidelityResult& measured, const LoweredRun& lowered,
+                          const search::CostParams& params) {
+  const search::CostParams here = search::ForRanks(params, lowered.ranks);
+  v1::FidelityResult out = measured;
+  for (int i = 0; i < out.points_size(); ++i) {
+    out.mutable_points(i)->set_predicted_s(
+        search::EstimateCost(lowered.programs[static_cast<size_t>(i)], here).seconds);
+  }
+  Summarize(&out);
   return out;
 }
 
@@ -191,12 +210,8 @@ absl::StatusOr<std::vector<search::CostReport>> CostPoints(const v1::FidelityRes
 
 absl::StatusOr<v1::FidelityResult> RecostFidelity(const v1::FidelityResult& measured,
                                                   const search::CostParams& params) {
-  MT_ASSIGN_OR_RETURN(const std::vector<search::CostReport> reports, CostPoints(measured, params));
-  v1::FidelityResult out = measured;
-  for (int i = 0; i < out.points_size(); ++i)
-    out.mutable_points(i)->set_predicted_s(reports[static_cast<size_t>(i)].seconds);
-  Summarize(&out);
-  return out;
+  MT_ASSIGN_OR_RETURN(const LoweredRun lowered, LowerPoints(measured));
+  return Recost(measured, lowered, params);
 }
 
 absl::StatusOr<RunFit> FitToRuns(const std::vector<v1::FidelityResult>& runs,
@@ -204,27 +219,26 @@ absl::StatusOr<RunFit> FitToRuns(const std::vector<v1::FidelityResult>& runs,
   search::CostParams plain = params;
   plain.scales = search::TermScales{};
   std::vector<search::TermSample> samples;
+  std::vector<LoweredRun> lowered;  // each run's points lowered once, costed three times
   RunFit fit;
   for (const v1::FidelityResult& run : runs) {
-    MT_ASSIGN_OR_RETURN(const std::vector<search::CostReport> reports, CostPoints(run, plain));
+    MT_ASSIGN_OR_RETURN(LoweredRun l, LowerPoints(run));
+    const search::CostParams here = search::ForRanks(plain, l.ranks);
     for (int i = 0; i < run.points_size(); ++i) {
       const v1::MeasuredCandidate& p = run.points(i);
       if (!p.verified() || !p.has_measured_s() || !(p.measured_s() > 0)) continue;
-      const search::CostReport& r = reports[static_cast<size_t>(i)];
+      const search::CostReport r = search::EstimateCost(l.programs[static_cast<size_t>(i)], here);
       samples.push_back({r.compute_seconds, r.point_to_point_seconds, r.collective_seconds,
                          r.reduction_seconds, r.overlap_seconds, p.measured_s()});
     }
-    MT_ASSIGN_OR_RETURN(v1::FidelityResult before, RecostFidelity(run, params));
-    fit.before.push_back(std::move(before));
+    fit.before.push_back(Recost(run, l, params));
+    lowered.push_back(std::move(l));
   }
   MT_ASSIGN_OR_RETURN(fit.scales, search::FitTermScales(samples));
   fit.schedules = static_cast<int>(samples.size());
   search::CostParams scaled = plain;
   scaled.scales = fit.scales;
-  for (const v1::FidelityResult& run : runs) {
-    MT_ASSIGN_OR_RETURN(v1::FidelityResult after, RecostFidelity(run, scaled));
-    fit.after.push_back(std::move(after));
-  }
+  for (size_t r = 0; r < runs.size(); ++r) fit.after.push_back(Recost(runs[r], lowered[r], scaled));
   return fit;
 }
 

@@ -6,30 +6,23 @@
 #include <utility>
 
 #include "absl/strings/str_cat.h"
+#include "runtime/box.h"
 
 namespace meshtune::runtime {
 
 namespace {
 
-int64_t Product(const std::vector<int64_t>& v, size_t from, size_t to) {
-  int64_t p = 1;
-  for (size_t i = from; i < to; ++i) p *= v[i];
-  return p;
+// The rows of a tensor of `shape`: the product of every extent but the last.
+int64_t Rows(const std::vector<int64_t>& shape) {
+  return shape.empty() ? 1 : Elements(std::vector<int64_t>(shape.begin(), shape.end() - 1));
 }
 
 // Every rank's coordinates, by row-major rank id.
 std::vector<std::vector<int64_t>> RankCoords(const ir::Mesh& mesh) {
-  std::vector<std::vector<int64_t>> out = {{}};
-  for (const ir::MeshAxis& a : mesh.axes) {
-    std::vector<std::vector<int64_t>> next;
-    for (const std::vector<int64_t>& c : out) {
-      for (int64_t i = 0; i < a.size; ++i) {
-        next.push_back(c);
-        next.back().push_back(i);
-      }
-    }
-    out = std::move(next);
-  }
+  std::vector<int64_t> sizes;
+  for (const ir::MeshAxis& a : mesh.axes) sizes.push_back(a.size);
+  std::vector<std::vector<int64_t>> out;
+  ForEachPoint(sizes, [&](const std::vector<int64_t>& c) { out.push_back(c); });
   return out;
 }
 
@@ -51,7 +44,7 @@ class Given : public Distribution {
         coords_(RankCoords(mesh)),
         placement_(layout, shape_, mesh) {}
 
-  int64_t rows() const override { return Product(shape_, 0, shape_.size() - 1); }
+  int64_t rows() const override { return Rows(shape_); }
 
   std::vector<Run> Row(int64_t row) const override {
     const int64_t cols = shape_.back();
@@ -100,7 +93,7 @@ class Boxes : public Distribution {
     for (const std::vector<int64_t>& c : RankCoords(mesh)) boxes_.push_back(box_of(c));
   }
 
-  int64_t rows() const override { return Product(shape_, 0, shape_.size() - 1); }
+  int64_t rows() const override { return Rows(shape_); }
 
   std::vector<Run> Row(int64_t row) const override {
     const std::vector<int64_t> lead = Leading(shape_, row);
@@ -108,7 +101,7 @@ class Boxes : public Distribution {
     std::vector<Run> out;
     for (size_t r = 0; r < boxes_.size(); ++r) {
       const Box& b = boxes_[r];
-      if (b.extent.empty() || Product(b.extent, 0, b.extent.size()) == 0) continue;
+      if (b.extent.empty() || Elements(b.extent) == 0) continue;
       int64_t offset = 0;
       bool inside = true;
       for (size_t d = 0; d < last && inside; ++d) {
@@ -124,7 +117,7 @@ class Boxes : public Distribution {
 
   int64_t LocalElements(int rank) const override {
     const Box& b = boxes_[static_cast<size_t>(rank)];
-    return b.extent.empty() ? 0 : Product(b.extent, 0, b.extent.size());
+    return b.extent.empty() ? 0 : Elements(b.extent);
   }
 
  private:
