@@ -59,6 +59,7 @@
 #include "engine/explain.h"
 #include "engine/flag_checks.h"
 #include "engine/local_backend.h"
+#include "engine/requests.h"
 #include "ir/mesh.h"
 #include "ir/trace.h"
 #include "runtime/launcher.h"
@@ -110,8 +111,16 @@ struct RunFlags {
   }
 };
 
+// `--layout TENSOR=SPEC`, repeatable, on tune, explain, run and codegen.
+void AddLayoutOption(CLI::App* cmd, std::vector<std::string>* layouts) {
+  cmd->add_option("--layout", *layouts,
+                  "TENSOR=SPEC: where the application holds a tensor, block (default), "
+                  "cyclic(MB,NB) (ScaLAPACK), replicated or root (repeatable)");
+}
+
 struct ProblemFlags {
   std::string expr, extents, dtype = "f32", mesh, mem_per_rank;
+  std::vector<std::string> layouts;
 
   // `required`: --expr, --extents and --mesh must be given (codegen checks them itself).
   void Add(CLI::App* cmd, bool required = true) {
@@ -127,6 +136,7 @@ struct ProblemFlags {
       m->required();
     }
     cmd->add_option("--mem-per-rank", mem_per_rank, "memory budget per rank, e.g. 2GiB");
+    AddLayoutOption(cmd, &layouts);
   }
   // `request`'s problem and mesh from the flags, and its trace read from `trace_path`
   // ("-": stdin). The reader's error (naming the path) when it cannot be read.
@@ -137,6 +147,7 @@ struct ProblemFlags {
     request.mutable_problem()->set_dtype(dtype);
     request.mutable_mesh()->set_axes(mesh);
     request.mutable_mesh()->set_mem_per_rank(mem_per_rank);
+    MT_RETURN_IF_ERROR(engine::SetLayoutFlags(layouts, request.mutable_problem()));
     absl::StatusOr<std::string> text = ReadInput(trace_path, ir::kMaxTraceBytes);
     if (!text.ok()) return text.status();
     request.mutable_trace()->set_text(*text);
@@ -232,6 +243,7 @@ int RunRun(const ProblemFlags& flags, const std::string& trace_path, const RunFl
   spec.dtype = flags.dtype;
   spec.mesh = flags.mesh;
   spec.trace = request.trace().text();
+  spec.layouts = flags.layouts;
   spec.ranks = mesh->Ranks();
   spec.reps = rf.reps;
   spec.warmup = rf.warmup;
@@ -314,6 +326,7 @@ absl::StatusOr<v1::CodegenRequest> CodegenRequestOf(const ProblemFlags& flags,
     request.mutable_problem()->set_expr(flags.expr);
     request.mutable_problem()->set_extents(flags.extents);
     request.mutable_problem()->set_dtype(flags.dtype);
+    MT_RETURN_IF_ERROR(engine::SetLayoutFlags(flags.layouts, request.mutable_problem()));
   }
   request.mutable_mesh()->set_mem_per_rank(flags.mem_per_rank);
   if (source.record != 0) {
@@ -593,6 +606,7 @@ void AddTuneCommand(CLI::App& app, AllFlags& f, Subcommands& s) {
   s.tune->add_flag(
       "--allow-replication", f.tune.allow_replication,
       "let tensors be replicated along mesh axes (2.5D-style; bound it with --mem-per-rank)");
+  AddLayoutOption(s.tune, &f.tune.layouts);
   s.tune->add_flag("--allow-idle-ranks", f.tune.allow_idle_ranks,
                    "with --ranks P: also try meshes of fewer ranks, down to half of P, the other "
                    "ranks idle");

@@ -7,6 +7,7 @@
 #include "cli/tune_output.h"
 #include "engine/exit_codes.h"
 #include "engine/report_html.h"
+#include "engine/requests.h"
 #include "engine/tune_summary.h"
 
 namespace meshtune::cli {
@@ -56,6 +57,8 @@ v1::TuneRequest TuneRequestFromFlags(const engine::TuneFlags& flags) {
   r.set_seed(flags.seed);
   r.set_allow_replication(flags.allow_replication);
   r.set_allow_idle_ranks(flags.allow_idle_ranks);
+  // Checked again by RunTune, which says what is wrong with them.
+  engine::SetLayoutFlags(flags.layouts, r.mutable_problem()).IgnoreError();
   return r;
 }
 
@@ -91,7 +94,9 @@ int RunTune(const engine::TuneFlags& flags, const std::string& report, engine::B
     err << "\r\033[K" << TuneProgressText(p) << std::flush;
     drew = true;
   };
-  const v1::TuneRequest request = TuneRequestFromFlags(flags);
+  v1::TuneRequest request = TuneRequestFromFlags(flags);
+  if (absl::Status s = engine::SetLayoutFlags(flags.layouts, request.mutable_problem()); !s.ok())
+    return Fail(s, err);
   absl::StatusOr<v1::TuneResult> result = backend.Tune(request, progress);
   if (drew) err << "\r\033[K" << std::flush;
   if (!result.ok()) {

@@ -160,14 +160,40 @@ void Emit(const Program& p, const StmtPtr& s, const For* loop, int indent, std::
   }
 }
 
+// Whether a tensor of `p` is in a given layout (the emitted code then includes
+// runtime/given_spec.h and links //runtime:given_spec).
+bool HasGiven(const Program& p) {
+  for (const TensorInfo& t : p.tensors) {
+    if (t.given.kind != ir::GivenLayout::Kind::kBlock) return true;
+  }
+  return false;
+}
+
+// `text` including runtime/given_spec.h after runtime/rank.h when `p` has given layouts.
+std::string WithGivenInclude(const Program& p, std::string text) {
+  if (!HasGiven(p)) return text;
+  return absl::StrReplaceAll(text, {{"#include \"runtime/rank.h\"\n",
+                                     "#include \"runtime/given_spec.h\"\n#include "
+                                     "\"runtime/rank.h\"\n"}});
+}
+
 // The declarations of `tensors`, `buffers` and `statement` that MakeRankRuntime and
-// MakeBoundRankRuntime take, indented by `pad`.
-std::string Specs(const Program& p, const std::string& pad) {
+// MakeBoundRankRuntime take, indented by `pad`; a tensor in a given layout gets its
+// redistributions (runtime/given_spec.h) on its rank of `comm`.
+std::string Specs(const Program& p, const std::string& pad, const std::string& comm) {
   std::string out = absl::StrCat(pad, "std::vector<TensorSpec> tensors;\n");
+  if (HasGiven(p)) {
+    absl::StrAppend(&out, pad, "int given_rank = 0;\n", pad, "MPI_Comm_rank(", comm,
+                    ", &given_rank);\n");
+  }
   for (const TensorInfo& t : p.tensors) {
     absl::StrAppend(&out, pad, "tensors.push_back(TensorSpec{", Quote(t.name), ", ",
                     Strings(t.dims), ", ", Ints(t.shape), ", ", Ints(t.local_shape), ", ",
                     t.is_output ? "true" : "false", ", ", CoordsLambda(p, ShardStart(t)), "});\n");
+    if (t.given.kind == ir::GivenLayout::Kind::kBlock) continue;
+    absl::StrAppend(&out, pad, "tensors.back().given = GivenSpecOf(", Quote(t.given.ToString()),
+                    ", tensors.back(), ", p.accumulate ? "true" : "false", ", ", Ints(p.axis_sizes),
+                    ", given_rank, ", p.dtype_bytes, ");\n");
   }
   std::vector<std::string> buffers;
   for (const Alloc& a : p.buffers)
@@ -248,10 +274,11 @@ int main(int argc, char** argv) {
   }
   {
 )");
-  absl::StrAppend(&out, Specs(p, "    "), "    auto rt = MakeRankRuntime(", p.dtype_bytes,
-                  ", MPI_COMM_WORLD, ", Ints(p.axis_sizes), ", ", Strings(p.axis_names),
-                  ", tensors, buffers, statement, ", p.accumulate ? "true" : "false", ", seed);\n",
-                  AxisVars(p, "    "), "    const RunStats m = rt->Measure([&] {\n");
+  absl::StrAppend(&out, Specs(p, "    ", "MPI_COMM_WORLD"), "    auto rt = MakeRankRuntime(",
+                  p.dtype_bytes, ", MPI_COMM_WORLD, ", Ints(p.axis_sizes), ", ",
+                  Strings(p.axis_names), ", tensors, buffers, statement, ",
+                  p.accumulate ? "true" : "false", ", seed);\n", AxisVars(p, "    "),
+                  "    const RunStats m = rt->Measure([&] {\n");
   Emit(p, p.body, nullptr, 3, &out);
   absl::StrAppend(&out, R"(    }, warmup, reps, "");
     int rank = 0;
@@ -262,7 +289,7 @@ int main(int argc, char** argv) {
   return 0;
 }
 )");
-  return out;
+  return WithGivenInclude(p, std::move(out));
 }
 
 namespace {
@@ -294,8 +321,13 @@ std::string CallableHeader(const Program& p, const std::string& title, const std
                   "// MPI rank r at the row-major coordinates of r (the last axis fastest). Each "
                   "pointer is\n// that rank's shard of the tensor, dense and row-major:\n");
   for (const TensorInfo& t : p.tensors) {
+    const std::string where =
+        t.given.kind == ir::GivenLayout::Kind::kBlock
+            ? absl::StrCat("shard ", Ints(t.local_shape), " starting at ", StartText(t))
+            : absl::StrCat("not a shard: the rank's part in the given layout ", t.given.ToString(),
+                           " (ir/layout.h)");
     absl::StrAppend(&out, "//   ", t.name, "[", absl::StrJoin(t.dims, ","), "]: global shape ",
-                    Ints(t.shape), ", shard ", Ints(t.local_shape), " starting at ", StartText(t),
+                    Ints(t.shape), ", ", where,
                     t.is_output
                         ? (p.accumulate ? "  (output, added to)" : "  (output, overwritten)")
                         : "  (input, only read)",
@@ -398,9 +430,9 @@ static int FreeRuntime(MPI_Comm, int, void*, void*) {
       "  if (!registered) {\n    int key = MPI_KEYVAL_INVALID;\n",
       "    MPI_Comm_create_keyval(MPI_COMM_NULL_COPY_FN, FreeRuntime, &key, nullptr);\n",
       "    MPI_Comm_set_attr(MPI_COMM_SELF, key, nullptr);\n    registered = true;\n  }\n",
-      "  if (!rt || comm != built_for) {\n", Specs(p, "    "), "    rt = MakeBoundRankRuntime(",
-      p.dtype_bytes, ", comm, ", Ints(p.axis_sizes), ", ", Strings(p.axis_names),
-      ", tensors, buffers, statement, ", p.accumulate ? "true" : "false",
+      "  if (!rt || comm != built_for) {\n", Specs(p, "    ", "comm"),
+      "    rt = MakeBoundRankRuntime(", p.dtype_bytes, ", comm, ", Ints(p.axis_sizes), ", ",
+      Strings(p.axis_names), ", tensors, buffers, statement, ", p.accumulate ? "true" : "false",
       ");\n    built_for = comm;\n  }\n");
   for (const TensorInfo& t : p.tensors) {
     absl::StrAppend(&out, "  rt->Bind(", Quote(t.name), ", const_cast<", type, "*>(p_", t.name,
@@ -410,6 +442,7 @@ static int FreeRuntime(MPI_Comm, int, void*, void*) {
   Emit(p, p.body, nullptr, 2, &out);
   absl::StrAppend(&out, "  });\n  if (!error.empty()) {\n    std::fprintf(stderr, \"", name,
                   ": %s\\n\", error.c_str());\n    return 2;\n  }\n  return 0;\n}\n");
+  k.source = WithGivenInclude(p, std::move(k.source));
   return k;
 }
 

@@ -180,6 +180,7 @@ Program DescribeTensors(const Computation& c) {
     info.dims = c.problem().FirstAccess(t)->indices;
     info.shape = c.problem().Shape(t);
     info.is_output = c.problem().IsOutput(t);
+    if (const ir::GivenLayout* given = c.problem().LayoutOf(t)) info.given = *given;
     const ir::Sharding* s = c.sharding(t);
     info.local_shape = s ? s->local_shape : info.shape;
     for (size_t d = 0; d < info.shape.size(); ++d) {

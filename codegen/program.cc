@@ -5,6 +5,7 @@
 
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_join.h"
+#include "ir/layout.h"
 
 namespace meshtune::codegen {
 
@@ -128,6 +129,17 @@ std::vector<TransferSummary> Summarize(const Program& p) {
     for (int64_t e : t.local_shape) elements *= e;
     out.push_back({t.name, "copies", pattern, elements, 1, 0, 0});
   }
+  // Then the redistributions from given layouts into the shards (loop "layout"), as many
+  // elements as a shard holds (what a rank receives at most).
+  CommPattern all;
+  all.kind = CommPattern::Kind::kSendRecv;
+  for (size_t a = 0; a < p.axis_sizes.size(); ++a) all.axes.push_back(static_cast<int>(a));
+  for (const TensorInfo& t : p.tensors) {
+    if (t.given.kind == ir::GivenLayout::Kind::kBlock || (t.is_output && !p.accumulate)) continue;
+    int64_t elements = 1;
+    for (int64_t e : t.local_shape) elements *= e;
+    out.push_back({t.name, "layout", all, elements, 1, 0, 0});
+  }
   std::function<void(const StmtPtr&, int64_t)> walk = [&](const StmtPtr& s, int64_t times) {
     if (const auto* b = std::get_if<Block>(&s->node)) {
       for (const StmtPtr& c : b->body) walk(c, times);
@@ -140,10 +152,31 @@ std::vector<TransferSummary> Summarize(const Program& p) {
     }
   };
   if (p.body) walk(p.body, 1);
+  // Last the output's way back into its given layout (loop "layout-out"): as many elements
+  // as the largest storage of a rank in that layout.
+  for (const TensorInfo& t : p.tensors) {
+    if (t.given.kind == ir::GivenLayout::Kind::kBlock || !t.is_output) continue;
+    ir::Mesh mesh;
+    for (size_t a = 0; a < p.axis_sizes.size(); ++a)
+      mesh.axes.push_back({p.axis_names[a], p.axis_sizes[a]});
+    const ir::Placement placement(t.given, t.shape, mesh);
+    int64_t most = 0;
+    std::vector<int64_t> coords(p.axis_sizes.size(), 0);
+    for (int64_t r = 0; r < p.Ranks(); ++r) {
+      int64_t rest = r;
+      for (size_t a = coords.size(); a-- > 0;) {
+        coords[a] = rest % p.axis_sizes[a];
+        rest /= p.axis_sizes[a];
+      }
+      most = std::max(most, placement.LocalElements(coords));
+    }
+    out.push_back({t.name, "layout-out", all, most, 1, 0, 0});
+  }
   for (TransferSummary& t : out) {
     if (t.pattern.kind != CommPattern::Kind::kLocal)
       t.bytes_per_rank = t.elements * t.instances * p.dtype_bytes;
-    if (t.loop != "copies") t.buffer_bytes = t.elements * p.dtype_bytes * (t.prefetch != 0 ? 2 : 1);
+    if (t.loop != "copies" && t.loop != "layout" && t.loop != "layout-out")
+      t.buffer_bytes = t.elements * p.dtype_bytes * (t.prefetch != 0 ? 2 : 1);
   }
   return out;
 }

@@ -34,6 +34,7 @@
 #include <vector>
 
 #include "codegen/expr.h"
+#include "ir/given_layout.h"
 
 namespace meshtune::codegen {
 
@@ -80,6 +81,10 @@ struct TensorInfo {
   std::vector<int64_t> local_shape;
   std::vector<DimLayout> layout;  // empty blocks: dim kept whole on every holder
   bool is_output = false;
+  // Where the application holds the tensor (ir/layout.h); not block: the program starts
+  // from it (an input, or a `+=` output) and ends in it (the output), redistributing into
+  // and out of the shards above (runtime/given_layouts.h).
+  ir::GivenLayout given;
 };
 
 struct Stmt;
@@ -180,7 +185,9 @@ struct TransferSummary {
 
 // The transfers and reductions of `p`, in program order, after the copies of its
 // replicated inputs (loop "copies": a broadcast along ReplicatedAxes into the shard, no
-// buffer).
+// buffer) and the redistributions from given layouts into the shards (loop "layout"),
+// and before the output's back into its given layout (loop "layout-out"); those two are
+// SendRecv over every axis (an all-to-all exchange), no buffer.
 std::vector<TransferSummary> Summarize(const Program& p);
 
 // How answers and tuning records list a transfer: "TENSOR@LOOP PATTERN", e.g.

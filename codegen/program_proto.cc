@@ -10,6 +10,7 @@
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_join.h"
 #include "base/status_macros.h"
+#include "ir/layout.h"
 #include "ir/mesh.h"
 
 namespace meshtune::codegen {
@@ -304,6 +305,11 @@ absl::StatusOr<TensorInfo> Reader::ReadTensor(const v1::Program::Tensor& m,
     t.layout.push_back(std::move(layout));
   }
   t.is_output = m.is_output();
+  if (!m.given().empty()) {
+    absl::StatusOr<ir::GivenLayout> given = ir::ParseLayout(m.given());
+    if (!given.ok()) return Bad(path + ".given", std::string(given.status().message()));
+    t.given = *given;
+  }
   return t;
 }
 
@@ -562,6 +568,7 @@ v1::Program ToProto(const Program& p) {
       }
     }
     out->set_is_output(t.is_output);
+    if (t.given.kind != ir::GivenLayout::Kind::kBlock) out->set_given(t.given.ToString());
   }
   for (const Alloc& a : p.buffers) AllocTo(a, m.add_buffers());
   StmtTo(p.body, m.mutable_body());

@@ -139,6 +139,14 @@ std::string ExplainText(const v1::ExplainResponse& response) {
   for (const auto& [tensor, layout] : sorted) absl::StrAppend(&s, "  ", tensor, ": ", layout, "\n");
   if (response.transfers_size() > 0) s += "transfers:\n";
   for (const v1::TransferInfo& t : response.transfers()) {
+    if (t.loop() == "layout" || t.loop() == "layout-out") {
+      absl::StrAppend(&s, "  ", t.tensor(), " at ", t.loop(), ": all-to-all ",
+                      t.loop() == "layout" ? "from its given layout into the shards"
+                                           : "from the shards into its given layout",
+                      ", up to ", base::FormatBytes(static_cast<int64_t>(t.bytes_per_rank())),
+                      " per rank\n");
+      continue;
+    }
     absl::StrAppend(&s, "  ", t.tensor(), " at ", t.loop(), ": ", t.pattern(), " axes [",
                     absl::StrJoin(t.axes(), ", "), "]",
                     t.pattern() == "Shift" ? absl::StrCat(" shift ", t.shift()) : "", ", ",

@@ -33,7 +33,7 @@ std::string ProfileOrDefault(const std::string& profile) {
 
 // The fields of a workload's canonical text ("key: value" lines).
 struct CanonicalFields {
-  std::string expr, extents, dtype, mesh, profile;
+  std::string expr, extents, dtype, mesh, profile, layouts;
 };
 
 CanonicalFields ParseCanonical(const std::string& canonical) {
@@ -46,6 +46,7 @@ CanonicalFields ParseCanonical(const std::string& canonical) {
     if (kv.first == "dtype") f.dtype = std::string(kv.second);
     if (kv.first == "mesh") f.mesh = std::string(kv.second);
     if (kv.first == "profile") f.profile = std::string(kv.second);
+    if (kv.first == "layouts") f.layouts = std::string(kv.second);
   }
   return f;
 }
@@ -105,6 +106,11 @@ absl::StatusOr<v1::Record> ToMessage(const storage::TuningRecord& r, const stora
     out.mutable_problem()->set_expr(canonical.expr);
     out.mutable_problem()->set_extents(canonical.extents);
     out.mutable_problem()->set_dtype(canonical.dtype);
+    if (!canonical.layouts.empty()) {  // written by MakeWorkload: always TENSOR=SPEC
+      absl::Status set =
+          SetLayoutFlags(absl::StrSplit(canonical.layouts, ','), out.mutable_problem());
+      if (!set.ok()) return set;
+    }
   }
   out.set_mesh(r.mesh);
   out.set_predicted_s(r.predicted_s);
@@ -140,8 +146,7 @@ bool FitsBudget(const v1::Record& record, const std::string& mem) {
 
 absl::StatusOr<storage::Workload> RequestWorkload(const v1::Problem& problem, const v1::Mesh& mesh,
                                                   int64_t ranks, const std::string& profile) {
-  MT_ASSIGN_OR_RETURN(ir::Problem p,
-                      ir::ParseProblem(problem.expr(), problem.extents(), problem.dtype()));
+  MT_ASSIGN_OR_RETURN(ir::Problem p, ProblemOf(problem));
   if (mesh.axes().empty() == (ranks == 0)) {
     return absl::InvalidArgumentError(mesh.axes().empty()
                                           ? "give a mesh (e.g. x=2,y=2) or a rank count (e.g. 4)"
@@ -243,9 +248,7 @@ absl::StatusOr<v1::Record> GetRecord(storage::TuningDb& db, const v1::GetRecordR
     return absl::NotFoundError(absl::StrCat("no tuning record with id ", request.id()));
   if (!request.has_problem()) return ToMessage(*record, nullptr, nullptr);
   const CanonicalFields canonical = ParseCanonical(record->canonical_workload);
-  MT_ASSIGN_OR_RETURN(ir::Problem p,
-                      ir::ParseProblem(request.problem().expr(), request.problem().extents(),
-                                       request.problem().dtype()));
+  MT_ASSIGN_OR_RETURN(ir::Problem p, ProblemOf(request.problem()));
   MT_ASSIGN_OR_RETURN(storage::Workload w,
                       storage::MakeWorkload(p, canonical.mesh, canonical.profile));
   if (w.fingerprint != record->fingerprint) {

@@ -1,14 +1,50 @@
 #include "engine/requests.h"
 
+#include <map>
+
+#include "absl/strings/str_cat.h"
+#include "base/excerpt.h"
 #include "base/status_macros.h"
+#include "ir/layout.h"
 #include "ir/mesh.h"
 #include "ir/problem.h"
 
 namespace meshtune::engine {
 
-absl::StatusOr<ir::Computation> BaseComputation(const v1::Problem& problem, const v1::Mesh& mesh) {
+absl::Status SetLayoutFlags(const std::vector<std::string>& flags, v1::Problem* problem) {
+  problem->clear_layouts();
+  for (const std::string& flag : flags) {
+    const size_t eq = flag.find('=');
+    if (eq == std::string::npos) {
+      return absl::InvalidArgumentError(absl::StrCat(
+          "--layout '", base::Excerpt(flag), "' is not TENSOR=SPEC (e.g. A=cyclic(64,64))"));
+    }
+    const std::string tensor = flag.substr(0, eq);
+    if (!problem->mutable_layouts()->insert({tensor, flag.substr(eq + 1)}).second) {
+      return absl::InvalidArgumentError(
+          absl::StrCat("--layout gives tensor ", base::Excerpt(tensor), " twice"));
+    }
+  }
+  return absl::OkStatus();
+}
+
+std::vector<std::string> LayoutFlagsOf(const v1::Problem& problem) {
+  const std::map<std::string, std::string> sorted(problem.layouts().begin(),
+                                                  problem.layouts().end());
+  std::vector<std::string> out;
+  for (const auto& [tensor, spec] : sorted) out.push_back(tensor + "=" + spec);
+  return out;
+}
+
+absl::StatusOr<ir::Problem> ProblemOf(const v1::Problem& problem) {
   MT_ASSIGN_OR_RETURN(ir::Problem p,
                       ir::ParseProblem(problem.expr(), problem.extents(), problem.dtype()));
+  MT_RETURN_IF_ERROR(ir::SetLayouts(LayoutFlagsOf(problem), &p));
+  return p;
+}
+
+absl::StatusOr<ir::Computation> BaseComputation(const v1::Problem& problem, const v1::Mesh& mesh) {
+  MT_ASSIGN_OR_RETURN(ir::Problem p, ProblemOf(problem));
   MT_ASSIGN_OR_RETURN(ir::Mesh m, ir::ParseMesh(mesh.axes()));
   if (!mesh.mem_per_rank().empty()) {
     MT_ASSIGN_OR_RETURN(m.mem_per_rank_bytes, ir::ParseByteSize(mesh.mem_per_rank()));

@@ -5,12 +5,26 @@
 #ifndef MESHTUNE_ENGINE_REQUESTS_H_
 #define MESHTUNE_ENGINE_REQUESTS_H_
 
+#include <string>
+#include <vector>
+
 #include "absl/status/statusor.h"
 #include "ir/computation.h"
 #include "ir/trace.h"
 #include "proto/meshtune.pb.h"
 
 namespace meshtune::engine {
+
+// `--layout` flags "TENSOR=SPEC" into `problem`'s layouts. InvalidArgument for a flag
+// without '=' or a tensor given twice; tensors and specs are checked by ProblemOf.
+absl::Status SetLayoutFlags(const std::vector<std::string>& flags, v1::Problem* problem);
+
+// `problem`'s layouts as `--layout` flags, by tensor name.
+std::vector<std::string> LayoutFlagsOf(const v1::Problem& problem);
+
+// The problem with its given layouts (ir::SetLayouts): ParseProblem's and
+// ParseLayoutFlags' errors.
+absl::StatusOr<ir::Problem> ProblemOf(const v1::Problem& problem);
 
 // The problem's base Computation on the mesh (memory budget included).
 absl::StatusOr<ir::Computation> BaseComputation(const v1::Problem& problem, const v1::Mesh& mesh);

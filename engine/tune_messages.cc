@@ -5,6 +5,7 @@
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_format.h"
 #include "base/excerpt.h"
+#include "engine/requests.h"
 #include "engine/tune_options.h"
 
 namespace meshtune::engine {
@@ -44,6 +45,7 @@ TuneFlags TuneFlagsFromRequest(const v1::TuneRequest& request) {
   if (request.has_seed()) flags.seed = request.seed();
   flags.allow_replication = request.allow_replication();
   flags.allow_idle_ranks = request.allow_idle_ranks();
+  flags.layouts = LayoutFlagsOf(request.problem());
   return flags;
 }
 

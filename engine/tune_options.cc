@@ -5,6 +5,7 @@
 #include <utility>
 
 #include "absl/strings/str_cat.h"
+#include "ir/layout.h"
 #include "ir/mesh.h"
 #include "ir/problem.h"
 #include "storage/hardware_profile.h"
@@ -92,6 +93,7 @@ absl::StatusOr<search::TuneOptions> MakeTuneOptions(const TuneFlags& flags, std:
   search::TuneOptions o;
   absl::StatusOr<ir::Problem> problem = ir::ParseProblem(flags.expr, flags.extents, flags.dtype);
   if (!problem.ok()) return problem.status();
+  if (absl::Status s = ir::SetLayouts(flags.layouts, &*problem); !s.ok()) return s;
   o.problem = *std::move(problem);
   std::optional<int64_t> mem;
   if (!flags.mem_per_rank.empty()) {

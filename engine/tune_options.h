@@ -34,6 +34,8 @@ struct TuneFlags {
   uint64_t seed = 1;
   bool allow_replication = false;
   bool allow_idle_ranks = false;  // with ranks: meshes of ceil(ranks/2) .. ranks ranks
+  // `--layout TENSOR=SPEC`: where the application's tensors are (ir/layout.h).
+  std::vector<std::string> layouts;
   // Measurement.
   int reps = 3, warmup = 1;
   std::string worker, hostfile, launcher;

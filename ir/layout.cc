@@ -98,6 +98,11 @@ absl::StatusOr<std::map<std::string, GivenLayout>> ParseLayoutFlags(
       return absl::InvalidArgumentError(
           absl::StrCat("--layout ", tensor, ": ", layout.status().message()));
     }
+    if (layout->kind != GivenLayout::Kind::kBlock && problem.Shape(tensor).empty()) {
+      return absl::InvalidArgumentError(absl::StrCat("--layout ", tensor, "=", layout->ToString(),
+                                                     ": ", tensor,
+                                                     " is a scalar, kept whole on every rank"));
+    }
     if (layout->kind == GivenLayout::Kind::kCyclic && problem.Shape(tensor).size() != 2) {
       return absl::InvalidArgumentError(absl::StrCat(
           "--layout ", tensor, "=", layout->ToString(), ": cyclic lays out a matrix, and ", tensor,
@@ -106,6 +111,16 @@ absl::StatusOr<std::map<std::string, GivenLayout>> ParseLayoutFlags(
     out[tensor] = *layout;
   }
   return out;
+}
+
+absl::Status SetLayouts(const std::vector<std::string>& flags, Problem* problem) {
+  absl::StatusOr<std::map<std::string, GivenLayout>> given = ParseLayoutFlags(flags, *problem);
+  if (!given.ok()) return given.status();
+  problem->layouts.clear();
+  for (const auto& [tensor, layout] : *given) {
+    if (layout.kind != GivenLayout::Kind::kBlock) problem->layouts[tensor] = layout;
+  }
+  return absl::OkStatus();
 }
 
 int64_t Numroc(int64_t n, int64_t nb, int64_t iproc, int64_t nprocs) {

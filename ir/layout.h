@@ -23,19 +23,11 @@
 
 #include "absl/status/statusor.h"
 #include "absl/strings/string_view.h"
+#include "ir/given_layout.h"
 #include "ir/mesh.h"
 #include "ir/problem.h"
 
 namespace meshtune::ir {
-
-struct GivenLayout {
-  enum class Kind { kBlock, kCyclic, kReplicated, kRoot };
-  Kind kind = Kind::kBlock;
-  int64_t mb = 0, nb = 0;  // cyclic's block sizes (rows, columns); 0 otherwise
-
-  std::string ToString() const;  // "block", "cyclic(64,64)", "replicated", "root"
-  bool operator==(const GivenLayout& o) const { return kind == o.kind && mb == o.mb && nb == o.nb; }
-};
 
 // Parses one spec. InvalidArgument quoting it (at most 80 characters) when it is none of
 // the four, or when cyclic's block sizes are not two integers from 1 to 2^31 - 1.
@@ -47,6 +39,10 @@ absl::StatusOr<GivenLayout> ParseLayout(absl::string_view spec);
 // for a tensor that is not a matrix (2 dims).
 absl::StatusOr<std::map<std::string, GivenLayout>> ParseLayoutFlags(
     const std::vector<std::string>& flags, const Problem& problem);
+
+// ParseLayoutFlags, then the fixed layouts (not block) into `problem->layouts`, replacing
+// what it held. The same errors.
+absl::Status SetLayouts(const std::vector<std::string>& flags, Problem* problem);
 
 // ScaLAPACK's NUMROC: how many of `n` elements, dealt in blocks of `nb` over `nprocs`
 // processes from process 0, process `iproc` holds.

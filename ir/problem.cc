@@ -64,6 +64,18 @@ std::string Problem::ExtentsString() const {
   return absl::StrJoin(parts, ",");
 }
 
+std::vector<std::string> Problem::LayoutFlags() const {
+  std::vector<std::string> out;
+  for (const auto& [tensor, layout] : layouts) out.push_back(tensor + "=" + layout.ToString());
+  return out;
+}
+
+const GivenLayout* Problem::LayoutOf(const std::string& tensor) const {
+  const auto it = layouts.find(tensor);
+  return it == layouts.end() || it->second.kind == GivenLayout::Kind::kBlock ? nullptr
+                                                                             : &it->second;
+}
+
 namespace {
 
 struct ParsedAccess {

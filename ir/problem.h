@@ -14,6 +14,7 @@
 
 #include "absl/status/statusor.h"
 #include "absl/strings/string_view.h"
+#include "ir/given_layout.h"
 
 namespace meshtune::ir {
 
@@ -46,6 +47,10 @@ struct Problem {
   std::vector<std::string> indices;
   std::map<std::string, int64_t> extents;
   DType dtype = DType::kF32;
+  // Where the application's tensors already are (ir/layout.h): a fixed layout (never
+  // block) per tensor named; a tensor not named is block, laid out as the schedule likes.
+  // Set by SetLayouts; ParseProblem leaves it empty.
+  std::map<std::string, GivenLayout> layouts;
 
   // Distinct tensor names, the output first, then operands in order of appearance.
   std::vector<std::string> Tensors() const;
@@ -61,6 +66,10 @@ struct Problem {
   std::string ToString() const;
   // Canonical extents text in index order: "k=2048,m=512,n=1024".
   std::string ExtentsString() const;
+  // The given layouts as `--layout` flags, by tensor name: {"A=cyclic(64,64)", "C=root"}.
+  std::vector<std::string> LayoutFlags() const;
+  // The fixed given layout of `tensor`, or nullptr when it is block.
+  const GivenLayout* LayoutOf(const std::string& tensor) const;
 };
 
 // Parses `expr` (one statement) with extents text ("m=512,n=1024,k=2048"; commas or

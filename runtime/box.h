@@ -94,6 +94,16 @@ inline int64_t Linear(const std::vector<int64_t>& idx, const std::vector<int64_t
   return o;
 }
 
+// The index (one per dim) of row-major linear index `linear` in an array of `shape`.
+inline std::vector<int64_t> Unlinear(int64_t linear, const std::vector<int64_t>& shape) {
+  std::vector<int64_t> idx(shape.size());
+  for (size_t d = shape.size(); d-- > 0;) {
+    idx[d] = linear % shape[d];
+    linear /= shape[d];
+  }
+  return idx;
+}
+
 // Whether the box of sizes `len` in a row-major array of `shape` is one contiguous run of
 // elements: every dim after the first one longer than 1 is whole.
 inline bool Contiguous(const std::vector<int64_t>& len, const std::vector<int64_t>& shape) {

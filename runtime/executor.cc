@@ -8,6 +8,7 @@
 #include "absl/strings/str_replace.h"
 #include "base/bytes.h"
 #include "runtime/box.h"
+#include "runtime/given_layouts.h"
 #include "runtime/rank.h"
 
 namespace meshtune::runtime {
@@ -173,8 +174,10 @@ struct Specs {
   StatementSpec statement;
 };
 
-// Specs of `program`, or the error of a program Execute and BoundProgram cannot run.
-absl::StatusOr<Specs> SpecsOf(const Program& program, const Comm& comm) {
+// Specs of `program`, or the error of a program Execute and BoundProgram cannot run. With
+// `given`, tensors in given layouts carry their redistributions (Execute); else the
+// caller supplies every shard (BoundProgram).
+absl::StatusOr<Specs> SpecsOf(const Program& program, const Comm& comm, bool given) {
   if (comm.axis_sizes() != program.axis_sizes) {
     return absl::InvalidArgumentError(
         absl::StrCat("the mesh has ", program.Ranks(), " ranks but the job has ", comm.size()));
@@ -184,7 +187,13 @@ absl::StatusOr<Specs> SpecsOf(const Program& program, const Comm& comm) {
   Specs s;
   for (const codegen::TensorInfo& t : program.tensors) {
     TensorSpec spec{t.name, t.dims, t.shape, t.local_shape, t.is_output, nullptr, {}};
-    if (!t.is_output) spec.replicated_axes = codegen::ReplicatedAxes(program, t);
+    if (given && t.given.kind != ir::GivenLayout::Kind::kBlock) {
+      absl::StatusOr<GivenPlans> plans = PlanGiven(program, t);
+      if (!plans.ok()) return plans.status();
+      spec.given = MakeGivenSpec(t, *std::move(plans), comm.rank(), program.dtype_bytes);
+    } else if (!t.is_output) {
+      spec.replicated_axes = codegen::ReplicatedAxes(program, t);
+    }
     spec.block_start = [&program, layout = t.layout](const Coords& coords) {
       std::vector<int64_t> start;
       for (const codegen::DimLayout& l : layout) {
@@ -206,7 +215,7 @@ absl::StatusOr<Specs> SpecsOf(const Program& program, const Comm& comm) {
 
 RunStats Execute(const Program& program, std::unique_ptr<Comm> comm, const ExecOptions& options) {
   RunStats result;
-  absl::StatusOr<Specs> specs = SpecsOf(program, *comm);
+  absl::StatusOr<Specs> specs = SpecsOf(program, *comm, /*given=*/true);
   if (!specs.ok()) {
     result.error = std::string(specs.status().message());
     return result;
@@ -222,7 +231,7 @@ RunStats Execute(const Program& program, std::unique_ptr<Comm> comm, const ExecO
 absl::StatusOr<std::unique_ptr<BoundProgram>> BoundProgram::Create(const Program& program,
                                                                    std::unique_ptr<Comm> comm) {
   auto owned = std::make_shared<const Program>(program);
-  absl::StatusOr<Specs> specs = SpecsOf(*owned, *comm);
+  absl::StatusOr<Specs> specs = SpecsOf(*owned, *comm, /*given=*/false);
   if (!specs.ok()) {
     return absl::InvalidArgumentError(absl::StrReplaceAll(
         specs.status().message(), {{"ranks but the job has", "ranks but the communicator has"}}));

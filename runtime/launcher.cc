@@ -341,6 +341,8 @@ LaunchResult Launch(const RunSpec& spec, const LaunchOptions& options) {
                                       std::to_string(spec.seed)};
   if (!spec.inject_fault.empty())
     command.insert(command.end(), {"--inject-fault", spec.inject_fault});
+  for (const std::string& layout : spec.layouts)
+    command.insert(command.end(), {"--layout", layout});
   // The trace file's name is on every rank's command line: the marker of this run's ranks.
   absl::StatusOr<CommandResult> job = LaunchCommand(spec.ranks, command, options, trace_path);
   unlink(trace_path);

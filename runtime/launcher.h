@@ -35,6 +35,8 @@ struct RunSpec {
   int reps = 3, warmup = 1;
   uint64_t seed = 1;
   std::string inject_fault;  // tests only: crash, hang or wrong
+  // `--layout TENSOR=SPEC` flags: the run starts from and ends in these layouts.
+  std::vector<std::string> layouts;
 };
 
 struct LaunchResult {

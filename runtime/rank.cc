@@ -6,6 +6,7 @@
 #include <limits>
 #include <memory>
 #include <new>
+#include <set>
 #include <utility>
 
 #include "runtime/box.h"
@@ -123,10 +124,20 @@ class RankRuntime : public RankRuntimeBase {
         shard.shape = t.local_shape;
         shard.strides = DenseStrides(t.local_shape);
         bound_data_[t.name] = nullptr;
+        // The caller's memory is in its given layout: the shard is this runtime's own.
+        if (t.given) {
+          shard.Resize(t.local_shape);
+          internal_.insert(t.name);
+        }
         continue;
       }
       shard.Resize(t.local_shape);
-      if (!t.is_output) Fill(t);
+      if (t.given) {
+        given_[t.name].assign(t.given->global.size(), T(0));
+        if (!t.is_output) FillGiven(t);
+      } else if (!t.is_output) {
+        Fill(t);
+      }
     }
     for (const BufferSpec& spec : buffers) {
       TransferBuffer<T>& b = buffers_[spec.name];
@@ -483,8 +494,10 @@ class RankRuntime : public RankRuntimeBase {
       comm_->Barrier();
       const double t0 = comm_->Now();
       MakeCopies();
+      MoveGiven(true);
       body();
       for (auto& [name, b] : buffers_) Wait(name);  // a body that left one started
+      MoveGiven(false);
       double worst[2] = {comm_->Now() - t0, kernel_time_};
       comm_->Allreduce(worst, 2, DataType::kDouble, ReduceOp::kMax, comm_->AllAxes());
       if (i >= warmup) {
@@ -497,10 +510,13 @@ class RankRuntime : public RankRuntimeBase {
     comm_->Allreduce(most, 2, DataType::kLongLong, ReduceOp::kMax, comm_->AllAxes());
     m.bytes_sent_max = most[0];
     m.bytes_copied_max = most[1];
-    Dense<T>& out = shards_[statement_.output];
-    if (fault == "wrong" && rank_ == 0 && !out.data.empty()) out.data[out.data.size() / 2] += T(1);
+    const TensorSpec& spec = Tensor(statement_.output);
+    std::vector<T>& out = spec.given ? given_[spec.name] : shards_[statement_.output].data;
+    if (fault == "wrong" && rank_ == 0 && !out.empty()) out[out.size() / 2] += T(1);
     m.checksum = 0;
-    for (T v : out.data) m.checksum += v;
+    for (size_t i = 0; i < out.size(); ++i) {
+      if (!spec.given || spec.given->global[i] >= 0) m.checksum += out[i];
+    }
     comm_->Allreduce(&m.checksum, 1, DataType::kDouble, ReduceOp::kSum, comm_->AllAxes());
     ReferenceCheck check{&statement_,
                          &tensors_,
@@ -509,7 +525,20 @@ class RankRuntime : public RankRuntimeBase {
                          accumulate_,
                          seed_,
                          sizeof(T) == 4 ? 2e-4 : 1e-10};
-    m.error = FirstError(CheckOutputShard(check, [&out](int64_t i) { return out.data[i]; }));
+    const auto value = [&out](int64_t i) { return static_cast<double>(out[i]); };
+    if (spec.given) {
+      const std::vector<int64_t>& global = spec.given->global;
+      m.error = FirstError(CheckOutputElements(
+          check, static_cast<int64_t>(global.size()),
+          [&](int64_t i, std::vector<int64_t>* g) {
+            if (global[i] < 0) return false;
+            *g = Unlinear(global[i], spec.shape);
+            return true;
+          },
+          value));
+    } else {
+      m.error = FirstError(CheckOutputShard(check, value));
+    }
     m.verified = m.error.empty();
     return m;
   }
@@ -604,15 +633,18 @@ class RankRuntime : public RankRuntimeBase {
   std::string Run(const std::function<void()>& body) override {
     if (!bound_) return "Run needs a runtime over the caller's memory (MakeBoundRankRuntime)";
     for (const TensorSpec& t : tensors_) {
-      if (bound_data_[t.name] == nullptr && Elements(t.local_shape) > 0)
-        return "tensor " + t.name + " is not bound";
+      const int64_t held =
+          t.given ? static_cast<int64_t>(t.given->global.size()) : Elements(t.local_shape);
+      if (bound_data_[t.name] == nullptr && held > 0) return "tensor " + t.name + " is not bound";
     }
     if (!accumulate_) {
       const TensorSpec& out = Tensor(statement_.output);
       std::fill(Data(out.name), Data(out.name) + Elements(out.local_shape), T(0));
     }
+    MoveGiven(true);
     body();
     for (auto& [name, b] : buffers_) Wait(name);  // a body that left one started
+    MoveGiven(false);
     return "";
   }
 
@@ -633,11 +665,41 @@ class RankRuntime : public RankRuntimeBase {
       b.data[i++] = static_cast<T>(ElementValue(seed_, t.name, Linear(g, t.shape)));
     });
   }
+  // The application's storage of `t` in its given layout, filled from the global indices.
+  void FillGiven(const TensorSpec& t) {
+    std::vector<T>& data = given_[t.name];
+    for (size_t i = 0; i < data.size(); ++i) {
+      const int64_t g = t.given->global[i];
+      data[i] = g < 0 ? T(0) : static_cast<T>(ElementValue(seed_, t.name, g));
+    }
+  }
+  // The redistributions of tensors in given layouts: into the shards (`in`) before the
+  // body, out of the output's shard after it.
+  void MoveGiven(bool in) {
+    for (const TensorSpec& t : tensors_) {
+      if (!t.given) continue;
+      const GivenSpec::Move& move = in ? t.given->in : t.given->out;
+      if (!move) continue;
+      bytes_ += in ? t.given->in_bytes_sent : t.given->out_bytes_sent;
+      T* shard = shards_[t.name].data.data();
+      T* given = bound_ ? bound_data_[t.name] : given_[t.name].data();
+      if (in) {
+        move(given, shard, *comm_);
+      } else {
+        move(shard, given, *comm_);
+      }
+    }
+  }
   // The copies of replicated inputs (TensorSpec::replicated_axes) made wrong before a run,
   // on every rank off coordinate 0 of those axes, so that a run without MakeCopies cannot
   // verify.
   void PoisonCopies() {
     for (const TensorSpec& t : tensors_) {
+      if (t.given && t.given->in) {  // the shard comes from the given layout at each run
+        std::fill(shards_[t.name].data.begin(), shards_[t.name].data.end(),
+                  std::numeric_limits<T>::quiet_NaN());
+        continue;
+      }
       if (t.replicated_axes.empty() || IsCopySource(t)) continue;
       std::vector<T>& data = shards_[t.name].data;
       std::fill(data.begin(), data.end(), std::numeric_limits<T>::quiet_NaN());
@@ -666,6 +728,16 @@ class RankRuntime : public RankRuntimeBase {
   }
   void ResetOutput() {
     const TensorSpec& out = Tensor(statement_.output);
+    if (out.given) {  // a `+=` output's shard comes from the given storage (PoisonCopies)
+      if (accumulate_) {
+        FillGiven(out);
+      } else {
+        std::fill(given_[out.name].begin(), given_[out.name].end(),
+                  std::numeric_limits<T>::quiet_NaN());
+        std::fill(shards_[out.name].data.begin(), shards_[out.name].data.end(), T(0));
+      }
+      return;
+    }
     if (accumulate_) {
       Fill(out);
     } else {
@@ -758,12 +830,15 @@ class RankRuntime : public RankRuntimeBase {
   Coords coords_;
   // The shard of a tensor on this rank: the caller's memory when bound_, else shards_'s.
   T* Data(const std::string& tensor) {
-    return bound_ ? bound_data_[tensor] : shards_[tensor].data.data();
+    return bound_ && internal_.count(tensor) == 0 ? bound_data_[tensor]
+                                                  : shards_[tensor].data.data();
   }
 
   bool bound_ = false;                      // MakeBoundRankRuntime: shards are the caller's (Bind)
   std::map<std::string, Dense<T>> shards_;  // when bound_, shapes and strides only
+  std::map<std::string, std::vector<T>> given_;  // storage in given layouts (TensorSpec::given)
   std::map<std::string, T*> bound_data_;
+  std::set<std::string> internal_;  // bound_, in a given layout: the shard is shards_'s
   std::map<std::string, TransferBuffer<T>> buffers_;
   std::string async_;   // the buffer named by the last Async, until its transfer starts
   int pending_ = 0;     // buffers with a started transfer or reduction

@@ -23,6 +23,22 @@ namespace meshtune::runtime {
 // A function of a rank's mesh coordinates (a source rank, a slice offset, a block start).
 using CoordsFn = std::function<std::vector<int64_t>(const Coords&)>;
 
+// A tensor the application holds in a layout of its own (codegen::TensorInfo::given): a
+// timed run (Measure) starts from it, for an input or a `+=` output, and ends in it, for
+// the output; the redistributions are part of the time.
+struct GivenSpec {
+  std::string layout;  // the spec, "cyclic(64,64)"
+  // This rank's storage in that layout: per slot, the row-major global index of the
+  // element it holds (-1: a slot no element uses).
+  std::vector<int64_t> global;
+  // Moves `from` (this rank's storage in one distribution) into `to` (in the other): a
+  // collective of every rank over `comm`. `in`: given storage to shard (unset for an
+  // output assigned with `=`); `out`: shard to given storage (unset for an input).
+  using Move = std::function<void(const void* from, void* to, Comm& comm)>;
+  Move in, out;
+  int64_t in_bytes_sent = 0, out_bytes_sent = 0;  // by this rank, to other ranks
+};
+
 struct TensorSpec {
   std::string name;
   std::vector<std::string> dims;  // the index of each dim
@@ -32,6 +48,9 @@ struct TensorSpec {
   // An input's axes it is replicated along (codegen::ReplicatedAxes): at each timed run
   // (Measure) the ranks off coordinate 0 of them get their copy by a broadcast from it.
   std::vector<int> replicated_axes;
+  // Set when the application holds the tensor in a layout of its own; replicated_axes is
+  // then empty (the redistribution makes the copies).
+  std::shared_ptr<const GivenSpec> given;
 };
 
 struct BufferSpec {

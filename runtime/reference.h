@@ -28,6 +28,12 @@ struct ReferenceCheck {
 // reference — every element, or a deterministic sample when the check would cost more
 // than 4e6 multiply-adds. "" when it matches; else the first mismatch, e.g.
 // "rank (x=0, y=1): C[0, 3] = 1.5 but the reference is 2".
+// The same check of `n` elements of the output held anywhere: `index(i, g)` sets the i-th
+// element's global index (one per dim) and says whether slot i holds one at all.
+std::string CheckOutputElements(const ReferenceCheck& check, int64_t n,
+                                const std::function<bool(int64_t, std::vector<int64_t>*)>& index,
+                                const std::function<double(int64_t)>& value);
+
 std::string CheckOutputShard(const ReferenceCheck& check,
                              const std::function<double(int64_t)>& value);
 

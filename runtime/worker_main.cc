@@ -17,6 +17,7 @@
 
 #include "CLI/CLI.hpp"
 #include "codegen/lower.h"
+#include "ir/layout.h"
 #include "ir/verdict.h"
 #include "runtime/mpi_executor.h"
 #include "runtime/run_result.h"
@@ -25,6 +26,7 @@ namespace {
 
 struct Flags {
   std::string expr, extents, dtype = "f32", mesh, trace_file, inject_fault;
+  std::vector<std::string> layouts;
   int reps = 3, warmup = 1;
   uint64_t seed = 1;
 };
@@ -33,6 +35,7 @@ absl::StatusOr<meshtune::codegen::Program> Prepare(const Flags& f) {
   using namespace meshtune;
   absl::StatusOr<ir::Problem> p = ir::ParseProblem(f.expr, f.extents, f.dtype);
   if (!p.ok()) return p.status();
+  if (absl::Status s = ir::SetLayouts(f.layouts, &*p); !s.ok()) return s;
   absl::StatusOr<ir::Mesh> m = ir::ParseMesh(f.mesh);
   if (!m.ok()) return m.status();
   absl::StatusOr<ir::Computation> c = ir::Computation::Create(*p, *m);
@@ -72,6 +75,7 @@ int main(int argc, char** argv) {
   app.add_option("--dtype", f.dtype);
   app.add_option("--mesh", f.mesh)->required();
   app.add_option("--trace", f.trace_file)->required();
+  app.add_option("--layout", f.layouts, "TENSOR=SPEC: a tensor's given layout (repeatable)");
   app.add_option("--reps", f.reps);
   app.add_option("--warmup", f.warmup);
   app.add_option("--seed", f.seed);

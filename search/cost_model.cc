@@ -13,6 +13,7 @@
 
 #include "absl/strings/str_cat.h"
 #include "codegen/expr.h"
+#include "search/given_cost.h"
 
 namespace meshtune::search {
 
@@ -37,6 +38,11 @@ using Values = std::vector<int64_t>;  // one value per rank, by row-major rank i
 // Ranks are then costed at coordinate 0 on such axes only (one class for the whole axis).
 std::vector<bool> CostAxes(const Program& p) {
   std::vector<bool> relevant(p.axis_names.size(), false);
+  // A given layout's redistribution loads differ from rank to rank.
+  for (const codegen::TensorInfo& t : p.tensors) {
+    if (t.given.kind != ir::GivenLayout::Kind::kBlock)
+      return std::vector<bool>(p.axis_names.size(), true);
+  }
   auto mention = [&](const Expr& e) {
     std::vector<std::string> used;
     e.CollectVars(&used);
@@ -364,6 +370,7 @@ class CostWalker {
         hidden_(values_.ranks()),
         words_(values_.ranks()) {
     CostCopies();
+    CostGiven();
     if (p.body) Index(p.body);
   }
 
@@ -749,7 +756,7 @@ class CostWalker {
   // every rank, as a transfer "TENSOR@copies".
   void CostCopies() {
     for (const codegen::TensorInfo& t : p_.tensors) {
-      if (t.is_output) continue;
+      if (t.is_output || t.given.kind != ir::GivenLayout::Kind::kBlock) continue;
       const std::vector<int> axes = codegen::ReplicatedAxes(p_, t);
       if (axes.empty()) continue;
       int64_t elements = 1;
@@ -764,6 +771,39 @@ class CostWalker {
           CollectiveSeconds(Collective::kBroadcast, GroupSize(p_, axes),
                             static_cast<double>(elements * p_.dtype_bytes), false);
       for (int64_t r = 0; r < n; ++r) Charge(tallies_.back(), r, seconds, elements, 1, 1);
+    }
+  }
+
+  // The redistributions of tensors in given layouts (search/given_cost.h), each one
+  // all-to-all exchange a run: a rank pays a message per peer it exchanges with (the more
+  // of sends and receives), the larger of the bytes it sends and receives, and a copy
+  // pass over what it packs, unpacks and copies locally. Charged as transfers
+  // "TENSOR@layout" (into the shards) and "TENSOR@layout-out" (back), point-to-point.
+  void CostGiven() {
+    for (const codegen::TensorInfo& t : p_.tensors) {
+      if (t.given.kind == ir::GivenLayout::Kind::kBlock) continue;
+      const std::shared_ptr<const GivenLoads> loads = LoadsOf(p_, t);
+      ChargeLoads(t.name, "layout", loads->in);
+      ChargeLoads(t.name, "layout-out", loads->out);
+    }
+  }
+  void ChargeLoads(const std::string& tensor, const std::string& loop,
+                   const std::vector<runtime::RankLoad>& loads) {
+    if (loads.empty()) return;
+    CommPattern pattern;
+    pattern.kind = Kind::kSendRecv;
+    for (size_t a = 0; a < p_.axis_sizes.size(); ++a) pattern.axes.push_back(static_cast<int>(a));
+    const int64_t n = values_.ranks();
+    tallies_.push_back({tensor, loop, pattern, 0, false, params_.scales.point_to_point, 0,
+                        std::vector<double>(n), Values(n), Values(n)});
+    const double bytes = p_.dtype_bytes;
+    for (int64_t r = 0; r < n; ++r) {
+      const runtime::RankLoad& l = loads[static_cast<size_t>(values_.Self(r))];
+      const double seconds =
+          params_.alpha * static_cast<double>(std::max(l.sends, l.receives)) +
+          params_.beta * bytes * static_cast<double>(std::max(l.sent, l.received)) +
+          params_.copy * bytes * static_cast<double>(l.sent + l.received + l.copied);
+      Charge(tallies_.back(), r, seconds, l.received, std::max(l.sends, l.receives), 1);
     }
   }
 

@@ -22,6 +22,7 @@ class MpiRunner : public Runner {
     spec.dtype = std::string(ir::DTypeName(input.problem->dtype));
     spec.mesh = input.mesh->ToString();
     spec.trace = input.trace;
+    spec.layouts = input.problem->LayoutFlags();
     spec.ranks = input.mesh->Ranks();
     spec.reps = options_.reps;
     spec.warmup = options_.warmup;

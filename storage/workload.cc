@@ -218,8 +218,14 @@ absl::StatusOr<Workload> MakeWorkload(const ir::Problem& p, const std::string& m
   }
   w.extents = absl::StrJoin(extents, ",");
 
+  std::map<std::string, std::string> layouts;
+  for (const auto& [tensor, layout] : p.layouts) layouts[tensor_map.at(tensor)] = layout.ToString();
+  std::vector<std::string> given;
+  for (const auto& [tensor, spec] : layouts) given.push_back(tensor + "=" + spec);
+  w.layouts = absl::StrJoin(given, ",");
   w.canonical = absl::StrCat("expr: ", w.expr, "\nextents: ", w.extents, "\ndtype: ", w.dtype,
                              "\nmesh: ", w.mesh, "\nprofile: ", w.profile, "\n");
+  if (!w.layouts.empty()) absl::StrAppend(&w.canonical, "layouts: ", w.layouts, "\n");
   MT_ASSIGN_OR_RETURN(w.fingerprint, Sha256Hex(w.canonical));
   return w;
 }

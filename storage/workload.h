@@ -27,12 +27,16 @@ struct Workload {
   //   dtype: f32
   //   mesh: x=2,y=2
   //   profile: default
+  //   layouts: T1=cyclic(64,64)      (only with given layouts)
   std::string canonical;
   std::string expr;     // canonical expression, "T0[i0,i1] += T1[i0,i2] * T2[i2,i1]"
   std::string extents;  // canonical extents in canonical index order, "i0=1024,i1=1024,i2=512"
   std::string dtype;    // "f32" / "f64"
   std::string mesh;     // normalised mesh text: "x=2,y=2", or "ranks=4"
   std::string profile;  // hardware profile name; "" when none
+  // Given layouts in canonical tensor names, "T0=cyclic(64,64),T1=root"; "" when every
+  // tensor is block (the canonical text then has no layouts line, as before layouts).
+  std::string layouts;
   // The requester's names: index_names[j] is canonical index "i<j>", tensor_names[j] is
   // canonical tensor "T<j>" (order of first appearance, the output first).
   std::vector<std::string> index_names;

@@ -7,7 +7,9 @@
 #include <utility>
 
 #include "absl/strings/str_cat.h"
+#include "absl/strings/str_join.h"
 #include "codegen/lower.h"
+#include "ir/layout.h"
 #include "ir/mesh.h"
 #include "ir/problem.h"
 #include "ir/trace.h"
@@ -19,7 +21,8 @@
 namespace meshtune::testing {
 
 std::string SweepCase::Name() const {
-  return absl::StrCat(expr, " ", extents, " on ", mesh, allow_replication ? " (replication)" : "");
+  return absl::StrCat(expr, " ", extents, " on ", mesh, allow_replication ? " (replication)" : "",
+                      layouts.empty() ? "" : " layouts ", absl::StrJoin(layouts, ","));
 }
 
 namespace {
@@ -91,6 +94,7 @@ void CheckOne(const ir::Computation& base, const std::string& trace, const Progr
 absl::StatusOr<ir::Computation> Base(const SweepCase& c) {
   absl::StatusOr<ir::Problem> problem = ir::ParseProblem(c.expr, c.extents);
   if (!problem.ok()) return problem.status();
+  if (absl::Status s = ir::SetLayouts(c.layouts, &*problem); !s.ok()) return s;
   absl::StatusOr<ir::Mesh> mesh = ir::ParseMesh(c.mesh);
   if (!mesh.ok()) return mesh.status();
   return ir::Computation::Create(*problem, *mesh);

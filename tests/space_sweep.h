@@ -21,6 +21,8 @@ namespace meshtune::testing {
 struct SweepCase {
   std::string expr, extents, mesh;
   bool allow_replication = false;
+  // `--layout` flags: the tensors' given layouts (ir/layout.h); none: every tensor block.
+  std::vector<std::string> layouts = {};
   std::string Name() const;  // "C[m,n] += A[m,k] * B[k,n] m=4,n=4,k=6 on x=2 (replication)"
 };
 

@@ -1,0 +1,23 @@
+// A given layout: where one tensor of an application's data already is when it asks for a
+// schedule (`--layout TENSOR=SPEC`, issue 16). ir/layout.h parses specs and places the
+// elements; this header only holds the value, so that a Problem can carry its layouts.
+#ifndef MESHTUNE_IR_GIVEN_LAYOUT_H_
+#define MESHTUNE_IR_GIVEN_LAYOUT_H_
+
+#include <cstdint>
+#include <string>
+
+namespace meshtune::ir {
+
+struct GivenLayout {
+  enum class Kind { kBlock, kCyclic, kReplicated, kRoot };
+  Kind kind = Kind::kBlock;
+  int64_t mb = 0, nb = 0;  // cyclic's block sizes (rows, columns); 0 otherwise
+
+  std::string ToString() const;  // "block", "cyclic(64,64)", "replicated", "root"
+  bool operator==(const GivenLayout& o) const { return kind == o.kind && mb == o.mb && nb == o.nb; }
+};
+
+}  // namespace meshtune::ir
+
+#endif  // MESHTUNE_IR_GIVEN_LAYOUT_H_

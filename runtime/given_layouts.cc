@@ -1,0 +1,57 @@
+#include "runtime/given_layouts.h"
+
+#include <set>
+#include <string>
+#include <utility>
+
+namespace meshtune::runtime {
+
+Box ShardBox(const codegen::Program& p, const codegen::TensorInfo& t, const Coords& coords) {
+  Box box;
+  box.extent = t.local_shape;
+  for (const codegen::DimLayout& l : t.layout) {
+    int64_t start = 0;
+    for (const auto& [block, index] : l.blocks) {
+      start += block * index.Eval([&](const std::string& name) -> int64_t {
+        for (size_t a = 0; a < p.axis_names.size(); ++a) {
+          if (p.axis_names[a] == name) return coords[a];
+        }
+        return 0;
+      });
+    }
+    box.start.push_back(start);
+  }
+  return box;
+}
+
+absl::StatusOr<GivenPlans> PlanGiven(const codegen::Program& p, const codegen::TensorInfo& t) {
+  return PlanBoxes(
+      t.given, t.name, t.shape, MeshOf(p.axis_names, p.axis_sizes),
+      [&](const std::vector<int64_t>& c) { return ShardBox(p, t, c); }, t.is_output,
+      p.accumulate);
+}
+
+std::shared_ptr<const GivenSpec> MakeGivenSpec(const codegen::TensorInfo& t, GivenPlans plans,
+                                               int rank, int dtype_bytes) {
+  return SpecOf(t.given, t.shape, t.is_output, std::move(plans), rank, dtype_bytes);
+}
+
+std::vector<RankLoad> LoadOf(const std::vector<Piece>& plan, int64_t ranks) {
+  std::vector<RankLoad> load(static_cast<size_t>(ranks));
+  std::set<std::pair<int, int>> pairs;
+  for (const Piece& p : plan) {
+    if (p.from == p.to) {
+      load[static_cast<size_t>(p.to)].copied += p.length;
+      continue;
+    }
+    load[static_cast<size_t>(p.from)].sent += p.length;
+    load[static_cast<size_t>(p.to)].received += p.length;
+    if (pairs.insert({p.from, p.to}).second) {
+      ++load[static_cast<size_t>(p.from)].sends;
+      ++load[static_cast<size_t>(p.to)].receives;
+    }
+  }
+  return load;
+}
+
+}  // namespace meshtune::runtime
