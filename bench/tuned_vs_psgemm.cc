@@ -8,7 +8,9 @@
 // bench/tuned_vs_psgemm.sh gets the trace and mesh from `meshtune tune` and runs this.
 // C[m,n] += A[m,k] * B[k,n], f32. PSGEMM runs at every block size NB in {64, ..., 1024}
 // that exceeds none of m, n, k, on every prow x pcol grid of the job's ranks (2x2, 4x1 and
-// 1x4 for 4 ranks); the fastest configuration is the peer. The schedule is then judged,
+// 1x4 for 4 ranks); the fastest configuration is the peer. With --layout flags (e.g.
+// A=cyclic(64,64) for each of A, B and C), the schedule starts from those layouts and ends
+// in C's, its redistributions timed with it (ir/layout.h). The schedule is then judged,
 // lowered and executed as psgemm_bench does. Last, one process of OpenBLAS with 2 threads
 // does the whole GEMM on rank 0 while the other ranks sleep (bench/blas_peer.h). Every time
 // is a median over --reps repetitions after one warm-up, a repetition's time being the
@@ -30,6 +32,7 @@
 #include "bench/blas_peer.h"
 #include "bench/psgemm.h"
 #include "codegen/lower.h"
+#include "ir/layout.h"
 #include "ir/verdict.h"
 #include "runtime/mpi_executor.h"
 
@@ -40,6 +43,7 @@ constexpr char kExpr[] = "C[m,n] += A[m,k] * B[k,n]";
 struct Flags {
   int m = 0, n = 0, k = 0, reps = 5;
   std::string mesh, trace_file;
+  std::vector<std::string> layouts;  // --layout TENSOR=SPEC (repeatable)
 };
 
 // Parses `--name value` pairs; InvalidArgument on anything else, a missing flag, or a
@@ -61,14 +65,16 @@ absl::Status ParseFlags(int argc, char** argv, Flags* f) {
       f->mesh = value;
     else if (name == "--trace")
       f->trace_file = value;
+    else if (name == "--layout")
+      f->layouts.push_back(value);
     else
       return absl::InvalidArgumentError("unknown flag " + name);
   }
   if (f->m < 64 || f->n < 64 || f->k < 64 || f->reps < 1 || f->mesh.empty() ||
       f->trace_file.empty()) {
     return absl::InvalidArgumentError(
-        "usage: tuned_vs_psgemm --m M --n N --k K --mesh x=2,y=2 --trace FILE [--reps 5]  (M, N, K "
-        ">= 64)");
+        "usage: tuned_vs_psgemm --m M --n N --k K --mesh x=2,y=2 --trace FILE [--reps 5] "
+        "[--layout TENSOR=SPEC ...]  (M, N, K >= 64)");
   }
   return absl::OkStatus();
 }
@@ -83,8 +89,9 @@ absl::StatusOr<meshtune::codegen::Program> LowerSchedule(const Flags& flags,
   text << in.rdbuf();
   const std::string extents = "m=" + std::to_string(flags.m) + ",n=" + std::to_string(flags.n) +
                               ",k=" + std::to_string(flags.k);
-  const auto problem = meshtune::ir::ParseProblem(kExpr, extents);
+  auto problem = meshtune::ir::ParseProblem(kExpr, extents);
   if (!problem.ok()) return problem.status();
+  if (absl::Status s = meshtune::ir::SetLayouts(flags.layouts, &*problem); !s.ok()) return s;
   const auto mesh = meshtune::ir::ParseMesh(flags.mesh);
   if (!mesh.ok()) return mesh.status();
   const auto trace = meshtune::ir::ParseTrace(text.str());

@@ -9,6 +9,11 @@
 #   bash bench/tuned_vs_psgemm.sh [M,N,K ...]
 #       default shapes: 2048,2048,2048 8192,512,512 65536,256,256 512,512,65536
 #   RANKS=2 bash bench/tuned_vs_psgemm.sh ...      # 2 ranks (default 4)
+#   LAYOUT='A=cyclic(64,64) B=cyclic(64,64) C=cyclic(64,64)' MESH=x=2,y=2 \
+#       bash bench/tuned_vs_psgemm.sh 2048,2048,2048
+#       # the data given in ScaLAPACK's NB-64 layout on the mesh's 2x2 grid: the tune and
+#       # the timed run start from it and end in it (--layout); MESH fixes the mesh the
+#       # layouts are over (default: every mesh of RANKS ranks, some idle)
 #
 # Uses the hardware profile "ranksN" (N = RANKS) under $MESHTUNE_HOME (~/.meshtune when
 # unset) and calibrates it first when missing (CALIBRATE=1: always). REPS (default 5) sets each job's repetitions, RUNS
@@ -45,8 +50,12 @@ trap 'rm -rf "$work"' EXIT
 for shape in "${shapes[@]}"; do
   IFS=, read -r m n k <<<"$shape"
   echo "=== m=$m n=$n k=$k on $ranks ranks"
+  layout_args=()
+  for l in ${LAYOUT:-}; do layout_args+=(--layout "$l"); done
+  mesh_args=(--ranks "$ranks" --allow-idle-ranks)
+  [ -z "${MESH:-}" ] || mesh_args=(--mesh "$MESH")
   "$meshtune" tune --expr 'C[m,n] += A[m,k] * B[k,n]' --extents "m=$m,n=$n,k=$k" \
-    --ranks "$ranks" --allow-idle-ranks --profile "$profile" --top-k 4 --reps 3 --json >"$work/tune.json" || { cat "$work/tune.json"; exit 1; }
+    "${mesh_args[@]}" "${layout_args[@]}" --profile "$profile" --top-k 4 --reps 3 --json >"$work/tune.json" || { cat "$work/tune.json"; exit 1; }
   python3 - "$work/tune.json" "$work/best.trace" "$work/best.mesh" "$work/family" <<'PY'
 import json, sys
 # A meshtune.v1.TuneResult in protobuf's JSON mapping (64-bit integers are strings).
@@ -62,7 +71,7 @@ PY
   for run in $(seq "$runs"); do
     echo "--- run $run of $runs"
     mpirun "${mpirun_args[@]}" bazel-bin/bench/tuned_vs_psgemm --m "$m" --n "$n" --k "$k" \
-      --mesh "$(cat "$work/best.mesh")" --trace "$work/best.trace" --reps "$reps" |
+      --mesh "$(cat "$work/best.mesh")" --trace "$work/best.trace" --reps "$reps" "${layout_args[@]}" |
       tee "$work/run.txt"
     grep '^summary:' "$work/run.txt" | sed "s/^summary:/$m $n $k $(cat "$work/best.mesh")/" \
       >>"$work/summaries"

@@ -1,6 +1,7 @@
 #include "runtime/redistribution.h"
 
 #include <algorithm>
+#include <cstring>
 #include <map>
 #include <type_traits>
 #include <utility>
@@ -180,34 +181,59 @@ absl::StatusOr<std::vector<Piece>> PlanRedistribution(const Distribution& from,
   return out;
 }
 
+namespace {
+
+// Copies `length` elements `from` (stride `from_stride`) `to` (stride `to_stride`).
+template <typename T>
+void CopyRun(const T* from, int64_t from_stride, T* to, int64_t to_stride, int64_t length) {
+  if (from_stride == 1 && to_stride == 1) {
+    std::memcpy(to, from, static_cast<size_t>(length) * sizeof(T));
+    return;
+  }
+  for (int64_t k = 0; k < length; ++k) to[k * to_stride] = from[k * from_stride];
+}
+
+}  // namespace
+
 template <typename T>
 void Redistribute(const std::vector<Piece>& plan, const T* from, T* to, Comm& comm) {
   const int me = comm.rank();
-  std::map<int, std::vector<T>> out, in;  // per peer, in plan order
+  const size_t n = static_cast<size_t>(comm.size());
+  std::vector<int64_t> out_count(n, 0), in_count(n, 0);
   for (const Piece& p : plan) {
-    if (p.from == me && p.to == me) {
-      for (int64_t k = 0; k < p.length; ++k)
-        to[p.to_offset + k * p.to_stride] = from[p.from_offset + k * p.from_stride];
-    } else if (p.from == me) {
-      std::vector<T>& buf = out[p.to];
-      for (int64_t k = 0; k < p.length; ++k) buf.push_back(from[p.from_offset + k * p.from_stride]);
-    } else if (p.to == me) {
-      in[p.from].resize(in[p.from].size() + static_cast<size_t>(p.length));
+    if (p.from == me && p.to != me) out_count[static_cast<size_t>(p.to)] += p.length;
+    if (p.to == me && p.from != me) in_count[static_cast<size_t>(p.from)] += p.length;
+  }
+  std::vector<std::vector<T>> out(n), in(n);  // per peer, in plan order
+  for (size_t r = 0; r < n; ++r) {
+    out[r].resize(static_cast<size_t>(out_count[r]));
+    in[r].resize(static_cast<size_t>(in_count[r]));
+  }
+  std::vector<int64_t> at(n, 0);  // per peer: how much of its buffer is packed
+  for (const Piece& p : plan) {
+    if (p.from != me) continue;
+    const T* src = from + p.from_offset;
+    if (p.to == me) {
+      CopyRun(src, p.from_stride, to + p.to_offset, p.to_stride, p.length);
+    } else {
+      const size_t peer = static_cast<size_t>(p.to);
+      CopyRun(src, p.from_stride, out[peer].data() + at[peer], 1, p.length);
+      at[peer] += p.length;
     }
   }
   std::vector<Message> sends, recvs;
-  for (auto& [peer, buf] : out)
-    sends.push_back({peer, buf.data(), static_cast<int64_t>(buf.size())});
-  for (auto& [peer, buf] : in)
-    recvs.push_back({peer, buf.data(), static_cast<int64_t>(buf.size())});
+  for (size_t r = 0; r < n; ++r) {
+    if (out_count[r] > 0) sends.push_back({static_cast<int>(r), out[r].data(), out_count[r]});
+    if (in_count[r] > 0) recvs.push_back({static_cast<int>(r), in[r].data(), in_count[r]});
+  }
   const DataType type = std::is_same_v<T, double> ? DataType::kDouble : DataType::kFloat;
   comm.Alltoallv(sends, recvs, type);
-  std::map<int, size_t> at;  // per peer: how much of its buffer is unpacked
+  std::fill(at.begin(), at.end(), 0);  // per peer: how much of its buffer is unpacked
   for (const Piece& p : plan) {
     if (p.to != me || p.from == me) continue;
-    const T* data = in[p.from].data() + at[p.from];
-    for (int64_t k = 0; k < p.length; ++k) to[p.to_offset + k * p.to_stride] = data[k];
-    at[p.from] += static_cast<size_t>(p.length);
+    const size_t peer = static_cast<size_t>(p.from);
+    CopyRun(in[peer].data() + at[peer], 1, to + p.to_offset, p.to_stride, p.length);
+    at[peer] += p.length;
   }
 }
 
