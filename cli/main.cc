@@ -115,7 +115,7 @@ struct RunFlags {
 void AddLayoutOption(CLI::App* cmd, std::vector<std::string>* layouts) {
   cmd->add_option("--layout", *layouts,
                   "TENSOR=SPEC: where the application holds a tensor, block (default), "
-                  "cyclic(MB,NB) (ScaLAPACK), replicated or root (repeatable)");
+                  "cyclic(MB,NB) (ScaLAPACK), replicated, root or grid(AXIS or *,...) (repeatable)");
 }
 
 struct ProblemFlags {

@@ -6,6 +6,7 @@
 #include "absl/strings/str_join.h"
 #include "base/check.h"
 #include "base/excerpt.h"
+#include "ir/layout.h"
 
 namespace meshtune::ir {
 
@@ -45,6 +46,7 @@ absl::Status CheckMeshNames(const Problem& problem, const Mesh& mesh) {
 
 absl::StatusOr<Computation> Computation::Create(const Problem& problem, const Mesh& mesh) {
   if (absl::Status s = CheckMeshNames(problem, mesh); !s.ok()) return s;
+  if (absl::Status s = CheckLayoutAxes(problem, mesh); !s.ok()) return s;
   auto base = std::make_shared<Base>();
   base->isl = std::make_shared<IslContext>();
   base->problem = problem;

@@ -6,16 +6,22 @@
 
 #include <cstdint>
 #include <string>
+#include <vector>
 
 namespace meshtune::ir {
 
 struct GivenLayout {
-  enum class Kind { kBlock, kCyclic, kReplicated, kRoot };
+  enum class Kind { kBlock, kCyclic, kReplicated, kRoot, kGrid };
   Kind kind = Kind::kBlock;
   int64_t mb = 0, nb = 0;  // cyclic's block sizes (rows, columns); 0 otherwise
+  // grid's mesh axis per dim ("*": the dim kept whole); empty otherwise.
+  std::vector<std::string> axes;
 
-  std::string ToString() const;  // "block", "cyclic(64,64)", "replicated", "root"
-  bool operator==(const GivenLayout& o) const { return kind == o.kind && mb == o.mb && nb == o.nb; }
+  // "block", "cyclic(64,64)", "replicated", "root", "grid(y,x)"
+  std::string ToString() const;
+  bool operator==(const GivenLayout& o) const {
+    return kind == o.kind && mb == o.mb && nb == o.nb && axes == o.axes;
+  }
 };
 
 }  // namespace meshtune::ir

@@ -1,6 +1,7 @@
 #include "ir/layout.h"
 
 #include <algorithm>
+#include <cctype>
 #include <utility>
 
 #include "absl/strings/numbers.h"
@@ -32,8 +33,8 @@ int64_t RowMajor(const std::vector<int64_t>& shape, const std::vector<int64_t>& 
 absl::Status BadSpec(absl::string_view spec) {
   return absl::InvalidArgumentError(
       absl::StrCat("layout '", base::Excerpt(spec),
-                   "' is not block, cyclic(MB,NB) with block sizes from 1 to 2147483647, "
-                   "replicated or root"));
+                   "' is not block, cyclic(MB,NB) (MB, NB from 1 to 2147483647), replicated, "
+                   "root or grid(AXIS or *,...)"));
 }
 
 }  // namespace
@@ -48,6 +49,8 @@ std::string GivenLayout::ToString() const {
       return "replicated";
     case Kind::kRoot:
       return "root";
+    case Kind::kGrid:
+      return absl::StrCat("grid(", absl::StrJoin(axes, ","), ")");
   }
   return "";
 }
@@ -60,6 +63,22 @@ absl::StatusOr<GivenLayout> ParseLayout(absl::string_view spec) {
     return out;
   }
   absl::string_view args = spec;
+  if (absl::ConsumePrefix(&args, "grid(")) {
+    if (!absl::ConsumeSuffix(&args, ")")) return BadSpec(spec);
+    out.kind = GivenLayout::Kind::kGrid;
+    for (absl::string_view a : absl::StrSplit(args, ',')) {
+      const bool name = !a.empty() &&
+                        (std::isalpha(static_cast<unsigned char>(a[0])) || a[0] == '_') &&
+                        std::all_of(a.begin(), a.end(), [](char c) {
+                          return std::isalnum(static_cast<unsigned char>(c)) || c == '_';
+                        });
+      if (!(a == "*" || name) ||
+          (a != "*" && std::find(out.axes.begin(), out.axes.end(), a) != out.axes.end()))
+        return BadSpec(spec);
+      out.axes.emplace_back(a);
+    }
+    return out;
+  }
   if (!absl::ConsumePrefix(&args, "cyclic(") || !absl::ConsumeSuffix(&args, ")"))
     return BadSpec(spec);
   const std::vector<absl::string_view> sizes = absl::StrSplit(args, ',');
@@ -108,9 +127,30 @@ absl::StatusOr<std::map<std::string, GivenLayout>> ParseLayoutFlags(
           "--layout ", tensor, "=", layout->ToString(), ": cyclic lays out a matrix, and ", tensor,
           " has ", problem.Shape(tensor).size(), " dims"));
     }
+    if (layout->kind == GivenLayout::Kind::kGrid &&
+        layout->axes.size() != problem.Shape(tensor).size()) {
+      return absl::InvalidArgumentError(absl::StrCat(
+          "--layout ", tensor, "=", layout->ToString(), ": names ", layout->axes.size(),
+          " axes for the ", problem.Shape(tensor).size(), " dims of ", tensor));
+    }
     out[tensor] = *layout;
   }
   return out;
+}
+
+absl::Status CheckLayoutAxes(const Problem& problem, const Mesh& mesh) {
+  for (const auto& [tensor, layout] : problem.layouts) {
+    for (const std::string& a : layout.axes) {
+      if (a == "*") continue;
+      if (std::none_of(mesh.axes.begin(), mesh.axes.end(),
+                       [&](const MeshAxis& m) { return m.name == a; })) {
+        return absl::InvalidArgumentError(absl::StrCat("--layout ", tensor, "=", layout.ToString(),
+                                                       ": the mesh ", mesh.ToString(),
+                                                       " has no axis ", a));
+      }
+    }
+  }
+  return absl::OkStatus();
 }
 
 absl::Status SetLayouts(const std::vector<std::string>& flags, Problem* problem) {
@@ -136,9 +176,30 @@ int64_t Numroc(int64_t n, int64_t nb, int64_t iproc, int64_t nprocs) {
 }
 
 Placement::Placement(GivenLayout layout, std::vector<int64_t> shape, const Mesh& mesh)
-    : layout_(layout), shape_(std::move(shape)) {
+    : layout_(std::move(layout)), shape_(std::move(shape)) {
   if (!mesh.axes.empty()) p_ = mesh.axes[0].size;
   if (mesh.axes.size() > 1) q_ = mesh.axes[1].size;
+  for (size_t d = 0; d < layout_.axes.size(); ++d) {
+    int axis = -1;
+    for (size_t a = 0; a < mesh.axes.size(); ++a) {
+      if (mesh.axes[a].name == layout_.axes[d]) axis = static_cast<int>(a);
+    }
+    const int64_t parts = axis < 0 ? 1 : mesh.axes[static_cast<size_t>(axis)].size;
+    axis_.push_back(axis);
+    parts_.push_back(parts);
+    block_.push_back((shape_[d] + parts - 1) / parts);
+  }
+}
+
+void Placement::GridBox(const std::vector<int64_t>& coords, std::vector<int64_t>* start,
+                        std::vector<int64_t>* extent) const {
+  start->assign(shape_.size(), 0);
+  extent->assign(shape_.size(), 0);
+  for (size_t d = 0; d < shape_.size(); ++d) {
+    const int64_t c = axis_[d] < 0 ? 0 : coords[static_cast<size_t>(axis_[d])];
+    (*start)[d] = std::min(shape_[d], c * block_[d]);
+    (*extent)[d] = std::min(shape_[d], (*start)[d] + block_[d]) - (*start)[d];
+  }
 }
 
 int64_t Placement::LocalElements(const std::vector<int64_t>& coords) const {
@@ -155,6 +216,11 @@ int64_t Placement::LocalElements(const std::vector<int64_t>& coords) const {
         if (c != 0) return 0;
       }
       return Product(shape_);
+    case GivenLayout::Kind::kGrid: {
+      std::vector<int64_t> start, extent;
+      GridBox(coords, &start, &extent);
+      return Product(extent);
+    }
     case GivenLayout::Kind::kReplicated:
     case GivenLayout::Kind::kBlock:
       return Product(shape_);
@@ -173,6 +239,14 @@ bool Placement::Holds(const std::vector<int64_t>& coords, const std::vector<int6
     }
     case GivenLayout::Kind::kRoot:
       return std::all_of(coords.begin(), coords.end(), [](int64_t c) { return c == 0; });
+    case GivenLayout::Kind::kGrid: {
+      std::vector<int64_t> start, extent;
+      GridBox(coords, &start, &extent);
+      for (size_t d = 0; d < index.size(); ++d) {
+        if (index[d] < start[d] || index[d] >= start[d] + extent[d]) return false;
+      }
+      return true;
+    }
     case GivenLayout::Kind::kReplicated:
     case GivenLayout::Kind::kBlock:
       return true;
@@ -181,6 +255,15 @@ bool Placement::Holds(const std::vector<int64_t>& coords, const std::vector<int6
 }
 
 int64_t Placement::LocalOffset(const std::vector<int64_t>& index) const {
+  if (layout_.kind == GivenLayout::Kind::kGrid) {
+    std::vector<int64_t> local(index.size()), extent(index.size());
+    for (size_t d = 0; d < index.size(); ++d) {
+      const int64_t start = (index[d] / block_[d]) * block_[d];
+      local[d] = index[d] - start;
+      extent[d] = std::min(shape_[d], start + block_[d]) - start;
+    }
+    return RowMajor(extent, local);
+  }
   if (layout_.kind != GivenLayout::Kind::kCyclic) return RowMajor(shape_, index);
   const int64_t mb = layout_.mb, nb = layout_.nb;
   const int64_t p = (index[0] / mb) % p_;

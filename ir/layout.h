@@ -11,6 +11,11 @@
 //                  (RSRC = CSRC = 0).
 //   replicated     every rank holds the whole tensor (row-major)
 //   root           rank 0 holds the whole tensor (row-major); the others nothing
+//   grid(A0,A1,..) one mesh axis per dim (or * for a dim kept whole): dim d is cut into
+//                  ceil(extent / size) blocks over axis Ad, the rank at coordinate c holding
+//                  block c (the last ones partial or empty), row-major; ranks along axes
+//                  no dim names hold the same copy. E.g. grid(x,y) on x=2,y=2 is the
+//                  2D block layout a schedule's `shard(T, i@x, j@y)` gives.
 // This file parses specs and says, for the fixed layouts (all but block), which rank holds
 // which element and where in its local storage. Plain values; thread-safe to read.
 #ifndef MESHTUNE_IR_LAYOUT_H_
@@ -30,19 +35,24 @@
 namespace meshtune::ir {
 
 // Parses one spec. InvalidArgument quoting it (at most 80 characters) when it is none of
-// the four, or when cyclic's block sizes are not two integers from 1 to 2^31 - 1.
+// the five, when cyclic's block sizes are not two integers from 1 to 2^31 - 1, or when a
+// grid's axis is neither a name nor '*' or is named twice.
 absl::StatusOr<GivenLayout> ParseLayout(absl::string_view spec);
 
 // Parses `--layout` flags "TENSOR=SPEC" for `problem`: a layout per named tensor (tensors
 // not named are block). InvalidArgument for a flag without '=', a tensor the problem does
-// not have (the message lists those it has), a tensor given twice, a bad spec, or cyclic
-// for a tensor that is not a matrix (2 dims).
+// not have (the message lists those it has), a tensor given twice, a bad spec, cyclic
+// for a tensor that is not a matrix (2 dims), or a grid with a count of axes other than the
+// tensor's dims.
 absl::StatusOr<std::map<std::string, GivenLayout>> ParseLayoutFlags(
     const std::vector<std::string>& flags, const Problem& problem);
 
 // ParseLayoutFlags, then the fixed layouts (not block) into `problem->layouts`, replacing
 // what it held. The same errors.
 absl::Status SetLayouts(const std::vector<std::string>& flags, Problem* problem);
+
+// InvalidArgument when a grid layout of `problem` names an axis `mesh` does not have.
+absl::Status CheckLayoutAxes(const Problem& problem, const Mesh& mesh);
 
 // ScaLAPACK's NUMROC: how many of `n` elements, dealt in blocks of `nb` over `nprocs`
 // processes from process 0, process `iproc` holds.
@@ -64,11 +74,18 @@ class Placement {
   // For cyclic: the process grid's rows and columns (P, Q).
   int64_t grid_rows() const { return p_; }
   int64_t grid_cols() const { return q_; }
+  // For grid: the box the rank at `coords` holds, its first index and extent per dim
+  // (an extent 0: nothing).
+  void GridBox(const std::vector<int64_t>& coords, std::vector<int64_t>* start,
+               std::vector<int64_t>* extent) const;
 
  private:
   GivenLayout layout_;
   std::vector<int64_t> shape_;
   int64_t p_ = 1, q_ = 1;
+  // For grid, per dim: the mesh axis (-1: whole), its size and the block.
+  std::vector<int> axis_;
+  std::vector<int64_t> parts_, block_;
 };
 
 }  // namespace meshtune::ir

@@ -30,8 +30,8 @@ TEST(LayoutTest, BadSpecsAreRefusedWithTheSpecQuoted) {
                            "cyclic(2147483648,1)", "cyclic(-1,2)", "", "cyclic(1,2,3)"}) {
     EXPECT_EQ(ParseLayout(spec).status().message(),
               std::string("layout '") + spec +
-                  "' is not block, cyclic(MB,NB) with block sizes from 1 to 2147483647, "
-                  "replicated or root")
+                  "' is not block, cyclic(MB,NB) (MB, NB from 1 to 2147483647), replicated, "
+                  "root or grid(AXIS or *,...)")
         << spec;
   }
   const std::string long_spec(200, 'z');
@@ -56,8 +56,8 @@ TEST(LayoutTest, FlagsNameTensorsOfTheProblem) {
   EXPECT_EQ(ParseLayoutFlags({"A=root", "A=block"}, mm).status().message(),
             "--layout gives tensor A twice");
   EXPECT_EQ(ParseLayoutFlags({"B=cyclic(0,1)"}, mm).status().message(),
-            "--layout B: layout 'cyclic(0,1)' is not block, cyclic(MB,NB) with block sizes from 1 "
-            "to 2147483647, replicated or root");
+            "--layout B: layout 'cyclic(0,1)' is not block, cyclic(MB,NB) (MB, NB from 1 to "
+            "2147483647), replicated, root or grid(AXIS or *,...)");
   const Problem bmm = *ParseProblem("C[b,m,n] = A[b,m,k] * B[b,k,n]", "b=2,m=4,n=4,k=4");
   EXPECT_EQ(ParseLayoutFlags({"A=cyclic(2,2)"}, bmm).status().message(),
             "--layout A=cyclic(2,2): cyclic lays out a matrix, and A has 3 dims");
@@ -149,6 +149,79 @@ TEST(LayoutTest, CyclicPlacesEveryElementOnceWhereScalapackDoes) {
     }
   }
   EXPECT_GT(checked, 100000);
+}
+
+// The reference for grid: element (i, j, k) is on every rank whose coordinate along each
+// named axis is the element's block there (ceil(extent / size) per block), at its row-major
+// offset within the block's extents; ranks along unnamed axes hold copies.
+TEST(LayoutTest, GridPlacesEveryElementInItsBlockRowMajor) {
+  int64_t checked = 0;
+  for (const char* mesh_text : {"x=1", "x=3", "x=2,y=2", "x=2,y=3", "x=4,y=1,z=2"}) {
+    const Mesh mesh = *ParseMesh(mesh_text);
+    std::vector<std::string> names = {"*"};
+    for (const MeshAxis& a : mesh.axes) names.push_back(a.name);
+    for (int64_t m = 1; m <= 7; ++m) {
+      for (int64_t n = 1; n <= 5; ++n) {
+        for (const std::string& a0 : names) {
+          for (const std::string& a1 : names) {
+            if (a0 == a1 && a0 != "*") continue;
+            const std::vector<int64_t> shape = {m, 2, n};
+            const GivenLayout layout{GivenLayout::Kind::kGrid, 0, 0, {a0, "*", a1}};
+            const Placement pl(layout, shape, mesh);
+            auto part = [&](const std::string& axis, const std::vector<int64_t>& c, int64_t extent,
+                            int64_t index) {
+              if (axis == "*") return true;
+              for (size_t a = 0; a < mesh.axes.size(); ++a) {
+                if (mesh.axes[a].name != axis) continue;
+                const int64_t block = (extent + mesh.axes[a].size - 1) / mesh.axes[a].size;
+                return index / block == c[a];
+              }
+              return false;
+            };
+            std::map<std::vector<int64_t>, std::set<int64_t>> used;
+            for (const std::vector<int64_t>& c : AllCoords(mesh)) {
+              for (int64_t i = 0; i < m; ++i) {
+                for (int64_t j = 0; j < 2; ++j) {
+                  for (int64_t k = 0; k < n; ++k) {
+                    const bool holds = part(a0, c, m, i) && part(a1, c, n, k);
+                    ASSERT_EQ(pl.Holds(c, {i, j, k}), holds)
+                        << mesh_text << " " << layout.ToString();
+                    if (!holds) continue;
+                    const int64_t offset = pl.LocalOffset({i, j, k});
+                    EXPECT_LT(offset, pl.LocalElements(c));
+                    EXPECT_TRUE(used[c].insert(offset).second) << "offset used twice";
+                    ++checked;
+                  }
+                }
+              }
+              EXPECT_EQ(pl.LocalElements(c), static_cast<int64_t>(used[c].size()));
+            }
+          }
+        }
+      }
+    }
+  }
+  EXPECT_GT(checked, 10000);
+}
+
+TEST(LayoutTest, GridSpecsParseAndBadOnesAreRefused) {
+  EXPECT_EQ(ParseLayout("grid(y,x)")->ToString(), "grid(y,x)");
+  EXPECT_EQ(ParseLayout("grid(*,x)")->axes, (std::vector<std::string>{"*", "x"}));
+  for (const char* bad : {"grid(x,x)", "grid()", "grid(x,)", "grid(1x)", "grid(x", "grid(x y)"}) {
+    EXPECT_EQ(ParseLayout(bad).status().message(),
+              std::string("layout '") + bad +
+                  "' is not block, cyclic(MB,NB) (MB, NB from 1 to 2147483647), replicated, "
+                  "root or grid(AXIS or *,...)")
+        << bad;
+  }
+  const Problem p = *ParseProblem("C[m,n] += A[m,k] * B[k,n]", "m=4,n=4,k=4");
+  EXPECT_EQ(ParseLayoutFlags({"A=grid(x)"}, p).status().message(),
+            "--layout A=grid(x): names 1 axes for the 2 dims of A");
+  Problem q = p;
+  ASSERT_TRUE(SetLayouts({"A=grid(x,q)"}, &q).ok());
+  EXPECT_EQ(CheckLayoutAxes(q, *ParseMesh("x=2,y=2")).message(),
+            "--layout A=grid(x,q): the mesh x=2,y=2 has no axis q");
+  EXPECT_TRUE(CheckLayoutAxes(q, *ParseMesh("x=2,q=2")).ok());
 }
 
 TEST(LayoutTest, RootAndReplicatedHoldTheWholeTensorRowMajor) {

@@ -27,8 +27,7 @@ Box ShardBox(const codegen::Program& p, const codegen::TensorInfo& t, const Coor
 absl::StatusOr<GivenPlans> PlanGiven(const codegen::Program& p, const codegen::TensorInfo& t) {
   return PlanBoxes(
       t.given, t.name, t.shape, MeshOf(p.axis_names, p.axis_sizes),
-      [&](const std::vector<int64_t>& c) { return ShardBox(p, t, c); }, t.is_output,
-      p.accumulate);
+      [&](const std::vector<int64_t>& c) { return ShardBox(p, t, c); }, t.is_output, p.accumulate);
 }
 
 std::shared_ptr<const GivenSpec> MakeGivenSpec(const codegen::TensorInfo& t, GivenPlans plans,

@@ -99,15 +99,18 @@ std::shared_ptr<const GivenSpec> SpecOf(const ir::GivenLayout& layout,
 }
 
 std::shared_ptr<const GivenSpec> GivenSpecOf(const std::string& layout, const TensorSpec& t,
-                                             bool accumulate, const std::vector<int64_t>& axis_sizes,
-                                             int rank, int dtype_bytes) {
+                                             bool accumulate,
+                                             const std::vector<int64_t>& axis_sizes, int rank,
+                                             int dtype_bytes) {
   absl::StatusOr<ir::GivenLayout> given = ir::ParseLayout(layout);
   if (!given.ok()) return nullptr;
   std::vector<std::string> names;
   for (size_t a = 0; a < axis_sizes.size(); ++a) names.push_back(absl::StrCat("a", a));
   absl::StatusOr<GivenPlans> plans = PlanBoxes(
       *given, t.name, t.shape, MeshOf(names, axis_sizes),
-      [&](const std::vector<int64_t>& c) { return Box{t.block_start(c), t.local_shape}; },
+      [&](const std::vector<int64_t>& c) {
+        return Box{t.block_start(c), t.local_shape};
+      },
       t.is_output, accumulate);
   if (!plans.ok()) return nullptr;
   return SpecOf(*given, t.shape, t.is_output, *std::move(plans), rank, dtype_bytes);

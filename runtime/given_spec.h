@@ -50,8 +50,9 @@ std::shared_ptr<const GivenSpec> SpecOf(const ir::GivenLayout& layout,
 // when the text does not parse or cannot lay out the tensor (codegen emits only layouts
 // lowering took).
 std::shared_ptr<const GivenSpec> GivenSpecOf(const std::string& layout, const TensorSpec& t,
-                                             bool accumulate, const std::vector<int64_t>& axis_sizes,
-                                             int rank, int dtype_bytes);
+                                             bool accumulate,
+                                             const std::vector<int64_t>& axis_sizes, int rank,
+                                             int dtype_bytes);
 
 }  // namespace meshtune::runtime
 

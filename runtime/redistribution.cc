@@ -130,6 +130,14 @@ class Boxes : public Distribution {
 
 std::unique_ptr<Distribution> GivenDistribution(const ir::GivenLayout& layout,
                                                 std::vector<int64_t> shape, const ir::Mesh& mesh) {
+  if (layout.kind == ir::GivenLayout::Kind::kGrid) {  // a box per rank
+    const ir::Placement placement(layout, shape, mesh);
+    return std::make_unique<Boxes>(shape, mesh, [&](const std::vector<int64_t>& c) {
+      Box b;
+      placement.GridBox(c, &b.start, &b.extent);
+      return b;
+    });
+  }
   return std::make_unique<Given>(layout, std::move(shape), mesh);
 }
 

@@ -155,7 +155,7 @@ TEST(RedistributionTest, PlansRunOnSimulatedRanks) {
       }
     }
   }
-  EXPECT_EQ(runs, 2 * 25 * 13 * 13);
+  EXPECT_EQ(runs, 2 * 25 * 15 * 15);
 }
 
 TEST(RedistributionTest, RefusesWhatCannotBeMoved) {

@@ -1,7 +1,7 @@
 // Given layouts (issue 16): a program that starts from the application's layouts and ends
 // in the output's computes the right answer. For small problems on small meshes, every
 // legal point of the space (or a seeded sample) with A, B and C given in block-cyclic
-// layouts with partial blocks, on one rank, or on every rank, runs in the mesh simulator:
+// layouts with partial blocks, on one rank, on every rank, or in blocks over named axes, runs in the mesh simulator:
 // the inputs come only from their given storage (the shards start as NaN), the output is
 // checked in its given layout, element by element.
 #include <gtest/gtest.h>
@@ -35,14 +35,26 @@ std::vector<SweepCase> Cases() {
       }
     }
   }
+  // Block layouts over named axes (grid): the schedule's own sharding costs nothing to
+  // reach; others redistribute.
+  cases.push_back({"C[m,n] += A[m,k] * B[k,n]", "m=12,n=6,k=12", "x=2,y=2", false,
+                   {"A=grid(y,x)", "B=grid(x,*)", "C=grid(x,y)"}});
+  cases.push_back({"C[m,n] = A[m,k] * B[k,n]", "m=12,n=6,k=12", "x=3", false,
+                   {"A=grid(*,x)", "C=grid(x,*)"}});
   // Replicated schedules take their copies from the given layouts.
-  cases.push_back({"C[m,n] += A[m,k] * B[k,n]", "m=6,n=8,k=6", "x=2,y=2", true,
+  cases.push_back({"C[m,n] += A[m,k] * B[k,n]",
+                   "m=6,n=8,k=6",
+                   "x=2,y=2",
+                   true,
                    {"A=cyclic(4,4)", "B=root", "C=cyclic(3,5)"}});
   // Another problem: mat-vec and a transposed operand.
-  cases.push_back({"w[i] += A[i,j] * v[j]", "i=12,j=12", "x=2,y=2", false,
+  cases.push_back({"w[i] += A[i,j] * v[j]",
+                   "i=12,j=12",
+                   "x=2,y=2",
+                   false,
                    {"A=cyclic(5,3)", "v=root", "w=replicated"}});
-  cases.push_back({"C[m,n] += A[k,m] * B[k,n]", "m=8,n=12,k=6", "x=3", false,
-                   {"A=cyclic(4,4)", "C=root"}});
+  cases.push_back(
+      {"C[m,n] += A[k,m] * B[k,n]", "m=8,n=12,k=6", "x=3", false, {"A=cyclic(4,4)", "C=root"}});
   return cases;
 }
 

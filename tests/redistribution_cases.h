@@ -80,6 +80,14 @@ inline std::vector<Named> Distributions(int64_t m, int64_t n, const ir::Mesh& me
                    Split(&b, 1, n, px, c[0]);
                    return b;
                  })});
+  // Given 2D and 1D block layouts over named axes: rows over the last axis, columns over
+  // the first; columns over the first axis alone.
+  ir::GivenLayout grid{
+      ir::GivenLayout::Kind::kGrid, 0, 0, {mesh.axes.back().name, mesh.axes[0].name}};
+  if (mesh.axes.size() == 1) grid.axes[0] = "*";
+  out.push_back({grid.ToString(), runtime::GivenDistribution(grid, {m, n}, mesh)});
+  const ir::GivenLayout cols{ir::GivenLayout::Kind::kGrid, 0, 0, {"*", mesh.axes[0].name}};
+  out.push_back({cols.ToString(), runtime::GivenDistribution(cols, {m, n}, mesh)});
   return out;
 }
 

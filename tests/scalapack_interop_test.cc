@@ -25,7 +25,7 @@ TEST(ScalapackInteropTest, TunedScheduleFromBlockCyclicMatchesPsgemm) {
         "refused: ExecuteInLayouts: --layout names tensor 'D', which C[m,n] += A[m,k] * B[k,n] "
         "does not have (it has C, A, B)\n",
         "refused: ExecuteInLayouts: --layout A: layout 'cyclic(64)' is not block, cyclic(MB,NB) "
-        "with block sizes from 1 to 2147483647, replicated or root\n",
+        "(MB, NB from 1 to 2147483647), replicated, root or grid(AXIS or *,...)\n",
         "refused: ExecuteInLayouts takes 3 pointers (one per tensor), got 1\n"}) {
     EXPECT_NE(r.out.find(line), std::string::npos) << line << r.out;
   }
