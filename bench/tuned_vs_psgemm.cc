@@ -10,10 +10,11 @@
 // that exceeds none of m, n, k, on every prow x pcol grid of the job's ranks (2x2, 4x1 and
 // 1x4 for 4 ranks); the fastest configuration is the peer. With --layout flags (e.g.
 // A=cyclic(64,64) for each of A, B and C), the schedule starts from those layouts and ends
-// in C's, its redistributions timed with it (ir/layout.h). The schedule is then judged,
-// lowered and executed as psgemm_bench does. Last, one process of OpenBLAS with 2 threads
-// does the whole GEMM on rank 0 while the other ranks sleep (bench/blas_peer.h). Every time
-// is a median over --reps repetitions after one warm-up, a repetition's time being the
+// in C's, its redistributions timed with it (ir/layout.h); with --in-place 1 the trace is
+// of the layouts' in-place form (ir::InPlaceForm), which runs on the local arrays as they are. The
+// schedule is then judged, lowered and executed as psgemm_bench does. Last, one process of OpenBLAS
+// with 2 threads does the whole GEMM on rank 0 while the other ranks sleep (bench/blas_peer.h).
+// Every time is a median over --reps repetitions after one warm-up, a repetition's time being the
 // slowest rank's. Rank 0 prints one table, the ratios tuned / best PSGEMM and tuned /
 // OpenBLAS, a `summary:` line for scripts, and the schedule. Exit status 0 when
 // the schedule ran and verified, 1 when it did not verify, 2 on bad flags or an illegal or
@@ -44,6 +45,7 @@ struct Flags {
   int m = 0, n = 0, k = 0, reps = 5;
   std::string mesh, trace_file;
   std::vector<std::string> layouts;  // --layout TENSOR=SPEC (repeatable)
+  bool in_place = false;             // --in-place 1: the layouts' in-place form
 };
 
 // Parses `--name value` pairs; InvalidArgument on anything else, a missing flag, or a
@@ -67,6 +69,8 @@ absl::Status ParseFlags(int argc, char** argv, Flags* f) {
       f->trace_file = value;
     else if (name == "--layout")
       f->layouts.push_back(value);
+    else if (name == "--in-place")
+      f->in_place = value == "1";
     else
       return absl::InvalidArgumentError("unknown flag " + name);
   }
@@ -94,6 +98,8 @@ absl::StatusOr<meshtune::codegen::Program> LowerSchedule(const Flags& flags,
   if (absl::Status s = meshtune::ir::SetLayouts(flags.layouts, &*problem); !s.ok()) return s;
   const auto mesh = meshtune::ir::ParseMesh(flags.mesh);
   if (!mesh.ok()) return mesh.status();
+  if (flags.in_place) problem = meshtune::ir::InPlaceForm(*problem, *mesh);
+  if (!problem.ok()) return problem.status();
   const auto trace = meshtune::ir::ParseTrace(text.str());
   if (!trace.ok()) return trace.status();
   *trace_text = trace->ToString();

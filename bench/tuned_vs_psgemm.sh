@@ -14,6 +14,7 @@
 #       # the data given in ScaLAPACK's NB-64 layout on the mesh's 2x2 grid: the tune and
 #       # the timed run start from it and end in it (--layout); MESH fixes the mesh the
 #       # layouts are over (default: every mesh of RANKS ranks, some idle)
+#   IN_PLACE=1 LAYOUT=... MESH=...: tune and time the layouts' in-place form (--in-place)
 #
 # Uses the hardware profile "ranksN" (N = RANKS) under $MESHTUNE_HOME (~/.meshtune when
 # unset) and calibrates it first when missing (CALIBRATE=1: always). REPS (default 5) sets each job's repetitions, RUNS
@@ -53,9 +54,11 @@ for shape in "${shapes[@]}"; do
   layout_args=()
   for l in ${LAYOUT:-}; do layout_args+=(--layout "$l"); done
   mesh_args=(--ranks "$ranks" --allow-idle-ranks)
+  in_place=()
+  [ "${IN_PLACE:-0}" != 1 ] || in_place=(--in-place)
   [ -z "${MESH:-}" ] || mesh_args=(--mesh "$MESH")
   "$meshtune" tune --expr 'C[m,n] += A[m,k] * B[k,n]' --extents "m=$m,n=$n,k=$k" \
-    "${mesh_args[@]}" "${layout_args[@]}" --profile "$profile" --top-k 4 --reps 3 --json >"$work/tune.json" || { cat "$work/tune.json"; exit 1; }
+    "${mesh_args[@]}" "${layout_args[@]}" "${in_place[@]}" --profile "$profile" --top-k 4 --reps 3 --json >"$work/tune.json" || { cat "$work/tune.json"; exit 1; }
   python3 - "$work/tune.json" "$work/best.trace" "$work/best.mesh" "$work/family" <<'PY'
 import json, sys
 # A meshtune.v1.TuneResult in protobuf's JSON mapping (64-bit integers are strings).
@@ -71,7 +74,7 @@ PY
   for run in $(seq "$runs"); do
     echo "--- run $run of $runs"
     mpirun "${mpirun_args[@]}" bazel-bin/bench/tuned_vs_psgemm --m "$m" --n "$n" --k "$k" \
-      --mesh "$(cat "$work/best.mesh")" --trace "$work/best.trace" --reps "$reps" "${layout_args[@]}" |
+      --mesh "$(cat "$work/best.mesh")" --trace "$work/best.trace" --reps "$reps" "${layout_args[@]}" --in-place "${IN_PLACE:-0}" |
       tee "$work/run.txt"
     grep '^summary:' "$work/run.txt" | sed "s/^summary:/$m $n $k $(cat "$work/best.mesh")/" \
       >>"$work/summaries"

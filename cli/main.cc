@@ -113,9 +113,10 @@ struct RunFlags {
 
 // `--layout TENSOR=SPEC`, repeatable, on tune, explain, run and codegen.
 void AddLayoutOption(CLI::App* cmd, std::vector<std::string>* layouts) {
-  cmd->add_option("--layout", *layouts,
-                  "TENSOR=SPEC: where the application holds a tensor, block (default), "
-                  "cyclic(MB,NB) (ScaLAPACK), replicated, root or grid(AXIS or *,...) (repeatable)");
+  cmd->add_option(
+      "--layout", *layouts,
+      "TENSOR=SPEC: where the application holds a tensor, block (default), "
+      "cyclic(MB,NB) (ScaLAPACK), replicated, root or grid(AXIS or *,...) (repeatable)");
 }
 
 struct ProblemFlags {
@@ -607,6 +608,9 @@ void AddTuneCommand(CLI::App& app, AllFlags& f, Subcommands& s) {
       "--allow-replication", f.tune.allow_replication,
       "let tensors be replicated along mesh axes (2.5D-style; bound it with --mem-per-rank)");
   AddLayoutOption(s.tune, &f.tune.layouts);
+  s.tune->add_flag("--in-place", f.tune.in_place,
+                   "with cyclic layouts for every tensor and --mesh: tune the form in which the "
+                   "application's local arrays are the shards (nothing redistributed)");
   s.tune->add_flag("--allow-idle-ranks", f.tune.allow_idle_ranks,
                    "with --ranks P: also try meshes of fewer ranks, down to half of P, the other "
                    "ranks idle");

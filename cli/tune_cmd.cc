@@ -2,6 +2,7 @@
 
 #include "absl/status/statusor.h"
 #include "absl/strings/str_cat.h"
+#include "absl/strings/str_join.h"
 #include "base/json.h"
 #include "cli/cli_io.h"
 #include "cli/tune_output.h"
@@ -57,6 +58,7 @@ v1::TuneRequest TuneRequestFromFlags(const engine::TuneFlags& flags) {
   r.set_seed(flags.seed);
   r.set_allow_replication(flags.allow_replication);
   r.set_allow_idle_ranks(flags.allow_idle_ranks);
+  r.set_in_place(flags.in_place);
   // Checked again by RunTune, which says what is wrong with them.
   engine::SetLayoutFlags(flags.layouts, r.mutable_problem()).IgnoreError();
   return r;
@@ -94,6 +96,13 @@ int RunTune(const engine::TuneFlags& flags, const std::string& report, engine::B
     err << "\r\033[K" << TuneProgressText(p) << std::flush;
     drew = true;
   };
+  if (flags.in_place) {  // say what is tuned: the problem the schedule's trace names
+    absl::StatusOr<ir::Problem> in_place = engine::InPlaceProblem(flags);
+    if (!in_place.ok()) return Fail(in_place.status(), err);
+    err << "meshtune: in place: " << in_place->ToString() << " with --layout "
+        << absl::StrJoin(in_place->LayoutFlags(), " --layout ")
+        << " (indices permuted to process order, each local array a block)\n";
+  }
   v1::TuneRequest request = TuneRequestFromFlags(flags);
   if (absl::Status s = engine::SetLayoutFlags(flags.layouts, request.mutable_problem()); !s.ok())
     return Fail(s, err);

@@ -192,8 +192,9 @@ std::string Specs(const Program& p, const std::string& pad, const std::string& c
                     t.is_output ? "true" : "false", ", ", CoordsLambda(p, ShardStart(t)), "});\n");
     if (t.given.kind == ir::GivenLayout::Kind::kBlock) continue;
     absl::StrAppend(&out, pad, "tensors.back().given = GivenSpecOf(", Quote(t.given.ToString()),
-                    ", tensors.back(), ", p.accumulate ? "true" : "false", ", ", Ints(p.axis_sizes),
-                    ", given_rank, ", p.dtype_bytes, ");\n");
+                    ", tensors.back(), ", p.accumulate ? "true" : "false", ", ",
+                    Strings(p.axis_names), ", ", Ints(p.axis_sizes), ", given_rank, ",
+                    p.dtype_bytes, ");\n");
   }
   std::vector<std::string> buffers;
   for (const Alloc& a : p.buffers)

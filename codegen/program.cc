@@ -116,6 +116,37 @@ std::vector<const Stmt*> PrefetchedIn(const For& f) {
   return out;
 }
 
+bool InPlace(const Program& p, const TensorInfo& t) {
+  if (t.given.kind != ir::GivenLayout::Kind::kGrid) return false;
+  ir::Mesh mesh;
+  for (size_t a = 0; a < p.axis_sizes.size(); ++a)
+    mesh.axes.push_back({p.axis_names[a], p.axis_sizes[a]});
+  const ir::Placement placement(t.given, t.shape, mesh);
+  std::vector<int64_t> coords(p.axis_sizes.size(), 0), start, extent;
+  for (int64_t r = 0; r < p.Ranks(); ++r) {
+    int64_t rest = r;
+    for (size_t a = coords.size(); a-- > 0;) {
+      coords[a] = rest % p.axis_sizes[a];
+      rest /= p.axis_sizes[a];
+    }
+    placement.GridBox(coords, &start, &extent);
+    if (extent != t.local_shape) return false;
+    for (size_t d = 0; d < t.layout.size(); ++d) {
+      int64_t s = 0;
+      for (const auto& [block, index] : t.layout[d].blocks) {
+        s += block * index.Eval([&](const std::string& name) -> int64_t {
+          for (size_t a = 0; a < p.axis_names.size(); ++a) {
+            if (p.axis_names[a] == name) return coords[a];
+          }
+          return 0;
+        });
+      }
+      if (s != start[d]) return false;
+    }
+  }
+  return true;
+}
+
 std::vector<TransferSummary> Summarize(const Program& p) {
   std::vector<TransferSummary> out;
   // First the copies of replicated inputs (ReplicatedAxes), broadcast into their shards.
@@ -135,7 +166,9 @@ std::vector<TransferSummary> Summarize(const Program& p) {
   all.kind = CommPattern::Kind::kSendRecv;
   for (size_t a = 0; a < p.axis_sizes.size(); ++a) all.axes.push_back(static_cast<int>(a));
   for (const TensorInfo& t : p.tensors) {
-    if (t.given.kind == ir::GivenLayout::Kind::kBlock || (t.is_output && !p.accumulate)) continue;
+    if (t.given.kind == ir::GivenLayout::Kind::kBlock || (t.is_output && !p.accumulate) ||
+        InPlace(p, t))
+      continue;
     int64_t elements = 1;
     for (int64_t e : t.local_shape) elements *= e;
     out.push_back({t.name, "layout", all, elements, 1, 0, 0});
@@ -155,7 +188,7 @@ std::vector<TransferSummary> Summarize(const Program& p) {
   // Last the output's way back into its given layout (loop "layout-out"): as many elements
   // as the largest storage of a rank in that layout.
   for (const TensorInfo& t : p.tensors) {
-    if (t.given.kind == ir::GivenLayout::Kind::kBlock || !t.is_output) continue;
+    if (t.given.kind == ir::GivenLayout::Kind::kBlock || !t.is_output || InPlace(p, t)) continue;
     ir::Mesh mesh;
     for (size_t a = 0; a < p.axis_sizes.size(); ++a)
       mesh.axes.push_back({p.axis_names[a], p.axis_sizes[a]});

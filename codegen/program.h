@@ -162,6 +162,11 @@ struct Program {
 // those axes (runtime/rank.h), and costed so (search/cost_model.h); in ascending order.
 std::vector<int> ReplicatedAxes(const Program& p, const TensorInfo& t);
 
+// Whether tensor `t`'s given layout is its sharding: a grid layout (ir/layout.h) whose
+// block on every rank is the rank's shard, so that the program runs on the application's
+// storage as it is and nothing is redistributed.
+bool InPlace(const Program& p, const TensorInfo& t);
+
 // The program's kernel call (every Program has exactly one Compute node).
 const Compute* KernelCall(const Program& p);
 

@@ -46,6 +46,7 @@ TuneFlags TuneFlagsFromRequest(const v1::TuneRequest& request) {
   flags.allow_replication = request.allow_replication();
   flags.allow_idle_ranks = request.allow_idle_ranks();
   flags.layouts = LayoutFlagsOf(request.problem());
+  flags.in_place = request.in_place();
   return flags;
 }
 

@@ -89,11 +89,28 @@ absl::StatusOr<search::CostParams> ProfileCostParams(const std::string& profile)
   return loaded.status();
 }
 
+absl::StatusOr<ir::Problem> InPlaceProblem(const TuneFlags& flags) {
+  if (flags.mesh.empty()) {
+    return absl::InvalidArgumentError(
+        "--in-place needs --mesh: the cyclic layouts' process grid is the mesh's first two axes");
+  }
+  absl::StatusOr<ir::Problem> problem = ir::ParseProblem(flags.expr, flags.extents, flags.dtype);
+  if (!problem.ok()) return problem.status();
+  if (absl::Status s = ir::SetLayouts(flags.layouts, &*problem); !s.ok()) return s;
+  absl::StatusOr<ir::Mesh> mesh = ir::ParseMesh(flags.mesh);
+  if (!mesh.ok()) return mesh.status();
+  absl::StatusOr<ir::Problem> in_place = ir::InPlaceForm(*problem, *mesh);
+  if (!in_place.ok()) return absl::InvalidArgumentError(in_place.status().message());
+  return in_place;
+}
+
 absl::StatusOr<search::TuneOptions> MakeTuneOptions(const TuneFlags& flags, std::string* warning) {
   search::TuneOptions o;
   absl::StatusOr<ir::Problem> problem = ir::ParseProblem(flags.expr, flags.extents, flags.dtype);
   if (!problem.ok()) return problem.status();
   if (absl::Status s = ir::SetLayouts(flags.layouts, &*problem); !s.ok()) return s;
+  if (flags.in_place) problem = InPlaceProblem(flags);
+  if (!problem.ok()) return problem.status();
   o.problem = *std::move(problem);
   std::optional<int64_t> mem;
   if (!flags.mem_per_rank.empty()) {

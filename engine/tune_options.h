@@ -36,6 +36,8 @@ struct TuneFlags {
   bool allow_idle_ranks = false;  // with ranks: meshes of ceil(ranks/2) .. ranks ranks
   // `--layout TENSOR=SPEC`: where the application's tensors are (ir/layout.h).
   std::vector<std::string> layouts;
+  // --in-place: tune the in-place form of the cyclic layouts (ir::InPlaceForm) instead.
+  bool in_place = false;
   // Measurement.
   int reps = 3, warmup = 1;
   std::string worker, hostfile, launcher;
@@ -68,6 +70,10 @@ absl::StatusOr<search::CostParams> ProfileCostParams(const std::string& profile)
 // expression, mesh, rank count, byte size, a budget or top-k out of range, both or neither
 // of --mesh and --ranks); NotFound when a profile named with --profile does not exist.
 // `warning` receives a note when the built-in numbers stand in for a missing default profile.
+// The in-place form (ir::InPlaceForm) of the flags' problem with its layouts on --mesh.
+// InvalidArgument without --mesh; the parsers' errors; InPlaceForm's FailedPrecondition.
+absl::StatusOr<ir::Problem> InPlaceProblem(const TuneFlags& flags);
+
 absl::StatusOr<search::TuneOptions> MakeTuneOptions(const TuneFlags& flags, std::string* warning);
 
 }  // namespace meshtune::engine

@@ -163,6 +163,65 @@ absl::Status SetLayouts(const std::vector<std::string>& flags, Problem* problem)
   return absl::OkStatus();
 }
 
+absl::StatusOr<Problem> InPlaceForm(const Problem& problem, const Mesh& mesh) {
+  const auto refuse = [](const std::string& why) {
+    return absl::FailedPreconditionError("no in-place form: " + why);
+  };
+  if (mesh.axes.size() > 2) {
+    return refuse(absl::StrCat("the mesh ", mesh.ToString(),
+                               " has more than two axes (cyclic uses the first two)"));
+  }
+  const int64_t p = mesh.axes.empty() ? 1 : mesh.axes[0].size;
+  const int64_t q = mesh.axes.size() > 1 ? mesh.axes[1].size : 1;
+  struct Deal {
+    int64_t block, procs;
+    std::string where;
+  };
+  std::map<std::string, Deal> deals;  // per index: how the layouts deal it
+  for (const std::string& t : problem.Tensors()) {
+    const GivenLayout* layout = problem.LayoutOf(t);
+    if (layout == nullptr || layout->kind != GivenLayout::Kind::kCyclic) {
+      return refuse(absl::StrCat(t, " is not given in a cyclic layout"));
+    }
+    const std::vector<std::string>& dims = problem.FirstAccess(t)->indices;
+    const std::pair<int64_t, int64_t> dealt[2] = {{layout->mb, p}, {layout->nb, q}};
+    for (size_t d = 0; d < 2; ++d) {
+      const int64_t extent = problem.extents.at(dims[d]);
+      // Over one process any block size keeps the order: the identity, as one block.
+      const int64_t block = dealt[d].second == 1 ? extent : dealt[d].first;
+      const Deal deal{block, dealt[d].second,
+                      absl::StrCat(t, "=", layout->ToString(), " (", dims[d], " in blocks of ",
+                                   block, " over ", dealt[d].second, ")")};
+      if (extent % (deal.block * deal.procs) != 0) {
+        return refuse(absl::StrCat(dims[d], "=", extent, " is not a multiple of ",
+                                   deal.block * deal.procs, " in ", deal.where));
+      }
+      const auto [it, added] = deals.emplace(dims[d], deal);
+      if (!added && (it->second.block != deal.block || it->second.procs != deal.procs)) {
+        return refuse(absl::StrCat("index ", dims[d], " is dealt differently in ", it->second.where,
+                                   " and ", deal.where));
+      }
+    }
+  }
+  Problem reversed = problem;
+  std::reverse(reversed.output.indices.begin(), reversed.output.indices.end());
+  for (TensorAccess& a : reversed.operands) std::reverse(a.indices.begin(), a.indices.end());
+  // A product of two keeps the matmul form: the operand whose rows are the output's first.
+  if (reversed.combine == Problem::Combine::kProduct && reversed.operands.size() == 2 &&
+      !reversed.output.indices.empty() && !reversed.operands[1].indices.empty() &&
+      reversed.operands[1].indices[0] == reversed.output.indices[0] &&
+      reversed.operands[0].indices[0] != reversed.output.indices[0])
+    std::swap(reversed.operands[0], reversed.operands[1]);
+  absl::StatusOr<Problem> out =
+      ParseProblem(reversed.ToString(), problem.ExtentsString(), DTypeName(problem.dtype));
+  if (!out.ok()) return out.status();
+  const std::string x = mesh.axes.empty() ? "*" : mesh.axes[0].name;
+  const std::string y = mesh.axes.size() > 1 ? mesh.axes[1].name : "*";
+  for (const std::string& t : out->Tensors())
+    out->layouts[t] = GivenLayout{GivenLayout::Kind::kGrid, 0, 0, {y, x}};
+  return out;
+}
+
 int64_t Numroc(int64_t n, int64_t nb, int64_t iproc, int64_t nprocs) {
   const int64_t blocks = n / nb;          // whole blocks
   int64_t out = (blocks / nprocs) * nb;   // every process's full rounds

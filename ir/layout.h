@@ -54,6 +54,22 @@ absl::Status SetLayouts(const std::vector<std::string>& flags, Problem* problem)
 // InvalidArgument when a grid layout of `problem` names an axis `mesh` does not have.
 absl::Status CheckLayoutAxes(const Problem& problem, const Mesh& mesh);
 
+// The in-place form of a problem whose tensors are all matrices in block-cyclic layouts
+// (`--in-place`): the same computation over permuted indices and transposed tensors, in
+// which each process's column-major local matrix is, byte for byte, its block of the
+// tensor in grid(Y,X) (Y, X the mesh's second and first axes; * without a second), so that
+// a schedule of it runs on the application's arrays with nothing redistributed. Index i
+// of a tensor's rows (blocks MB over P) or columns (NB over Q) becomes i' = its position
+// among the indices in process order (those of process 0 first, each in order); the
+// statement keeps its tensors and indices with each access reversed (a product of two with
+// its operands swapped where that keeps the matmul form), e.g. C[m,n] += A[m,k] * B[k,n]
+// becomes C[n,m] += B[n,k] * A[k,m]. FailedPrecondition
+// naming the first obstacle when a tensor is not a cyclic matrix, the mesh has more than
+// two axes, an index is dealt with different block sizes or over grids of different sizes
+// in two places, or an extent is not a multiple of its block times its processes (every
+// process then holds as many).
+absl::StatusOr<Problem> InPlaceForm(const Problem& problem, const Mesh& mesh);
+
 // ScaLAPACK's NUMROC: how many of `n` elements, dealt in blocks of `nb` over `nprocs`
 // processes from process 0, process `iproc` holds.
 int64_t Numroc(int64_t n, int64_t nb, int64_t iproc, int64_t nprocs);

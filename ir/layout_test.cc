@@ -224,6 +224,63 @@ TEST(LayoutTest, GridSpecsParseAndBadOnesAreRefused) {
   EXPECT_TRUE(CheckLayoutAxes(q, *ParseMesh("x=2,q=2")).ok());
 }
 
+// The in-place form: each access reversed (matmul keeps its form), every tensor grid(y,x);
+// exact refusals for each obstacle.
+TEST(LayoutTest, InPlaceFormTransposesAndRefusesWhatItCannotPermute) {
+  const Mesh mesh = *ParseMesh("x=2,y=2");
+  auto with = [](const char* expr, const char* extents, std::vector<std::string> layouts) {
+    Problem p = *ParseProblem(expr, extents);
+    EXPECT_TRUE(SetLayouts(layouts, &p).ok());
+    return p;
+  };
+  const std::vector<std::string> all64 = {"A=cyclic(64,64)", "B=cyclic(64,64)", "C=cyclic(64,64)"};
+  absl::StatusOr<Problem> f =
+      InPlaceForm(with("C[m,n] += A[m,k] * B[k,n]", "m=256,n=512,k=128", all64), mesh);
+  ASSERT_TRUE(f.ok()) << f.status();
+  EXPECT_EQ(f->ToString(), "C[n,m] += B[n,k] * A[k,m]");
+  EXPECT_EQ(f->LayoutFlags(),
+            (std::vector<std::string>{"A=grid(y,x)", "B=grid(y,x)", "C=grid(y,x)"}));
+  EXPECT_EQ(f->ExtentsString(), "k=128,m=256,n=512");
+  // One axis: Q = 1, the columns kept whole (in any block size). A matmul's k is then A's
+  // columns, kept in order, and B's rows, permuted: no form.
+  f = InPlaceForm(with("C[m,n] = A[m,k] * B[k,n]", "m=8,n=4,k=4",
+                       {"A=cyclic(2,3)", "B=cyclic(2,4)", "C=cyclic(2,4)"}),
+                  *ParseMesh("x=2"));
+  EXPECT_EQ(f.status().message(),
+            "no in-place form: index k is dealt differently in A=cyclic(2,3) (k in blocks of 4 "
+            "over 1) and B=cyclic(2,4) (k in blocks of 2 over 2)");
+  f = InPlaceForm(with("C[i,j] = A[i,j] + B[i,j]", "i=8,j=6",
+                       {"A=cyclic(2,3)", "B=cyclic(2,5)", "C=cyclic(4,1)"}),
+                  *ParseMesh("x=2"));
+  EXPECT_EQ(f.status().message(),
+            "no in-place form: index i is dealt differently in C=cyclic(4,1) (i in blocks of 4 "
+            "over 2) and A=cyclic(2,3) (i in blocks of 2 over 2)");
+  f = InPlaceForm(with("C[i,j] = A[i,j] + B[i,j]", "i=8,j=6",
+                       {"A=cyclic(2,3)", "B=cyclic(2,5)", "C=cyclic(2,1)"}),
+                  *ParseMesh("x=2"));
+  ASSERT_TRUE(f.ok()) << f.status();
+  EXPECT_EQ(f->ToString(), "C[j,i] = A[j,i] + B[j,i]");
+  EXPECT_EQ(f->LayoutFlags(),
+            (std::vector<std::string>{"A=grid(*,x)", "B=grid(*,x)", "C=grid(*,x)"}));
+  EXPECT_EQ(InPlaceForm(with("C[m,n] += A[m,k] * B[k,n]", "m=256,n=512,k=128",
+                             {"A=cyclic(64,64)", "B=cyclic(64,64)"}),
+                        mesh)
+                .status()
+                .message(),
+            "no in-place form: C is not given in a cyclic layout");
+  EXPECT_EQ(InPlaceForm(with("C[m,n] += A[m,k] * B[k,n]", "m=200,n=512,k=128", all64), mesh)
+                .status()
+                .message(),
+            "no in-place form: m=200 is not a multiple of 128 in C=cyclic(64,64) (m in blocks of "
+            "64 over 2)");
+  EXPECT_EQ(InPlaceForm(with("C[m,n] += A[m,k] * B[k,n]", "m=256,n=512,k=128", all64),
+                        *ParseMesh("x=2,y=2,z=2"))
+                .status()
+                .message(),
+            "no in-place form: the mesh x=2,y=2,z=2 has more than two axes (cyclic uses the first "
+            "two)");
+}
+
 TEST(LayoutTest, RootAndReplicatedHoldTheWholeTensorRowMajor) {
   const Mesh mesh = *ParseMesh("x=2,y=3");
   const std::vector<int64_t> shape = {3, 4, 2};

@@ -34,6 +34,7 @@ v1::Problem ProblemOf(const std::string& expr, const std::string& extents, const
   p.set_expr(expr);
   p.set_extents(extents);
   p.set_dtype(o.dtype);
+  for (const auto& [tensor, spec] : o.layouts) (*p.mutable_layouts())[tensor] = spec;
   return p;
 }
 

@@ -57,6 +57,10 @@ struct PlanOptions {
   bool allow_idle_ranks = false;
   // kMeasure: candidates measured, and timed repetitions (after `warmup`) of each.
   int top_k = 4, reps = 3, warmup = 1;
+  // Where the application holds its tensors, as ExecuteInLayouts takes them (tensor to
+  // `--layout` spec): the choice weighs their redistributions, and prefers a schedule
+  // whose shards are the application's arrays. Part of the workload in wisdom files.
+  std::map<std::string, std::string> layouts;
 };
 
 // Where this rank's shard of a tensor lies: the global index of its first element, its

@@ -11,6 +11,7 @@
 #include "meshtune/plan.h"
 #include "runtime/box.h"
 #include "runtime/executor.h"
+#include "runtime/given_spec.h"
 #include "runtime/mpi_comm.h"
 #include "runtime/redistribution.h"
 
@@ -92,24 +93,21 @@ absl::Status Plan::ExecuteInLayouts(const std::map<std::string, std::string>& la
     const auto box_of = [&](const std::vector<int64_t>& c) {
       return boxes[static_cast<size_t>(comm->RankOf(c))];
     };
-    const std::unique_ptr<runtime::Distribution> layout =
-        runtime::GivenDistribution(it->second, shapes_[t], *mesh);
-    const std::unique_ptr<runtime::Distribution> schedule =
-        runtime::BoxDistribution(shapes_[t], *mesh, box_of);
+    const bool is_output = problem->IsOutput(tensors_[t]);
+    absl::StatusOr<runtime::GivenPlans> plans =
+        runtime::PlanBoxes(it->second, tensors_[t], shapes_[t], *mesh, box_of, is_output,
+                           problem->assign == ir::Problem::Assign::kAccumulate);
+    if (!plans.ok()) return plans.status();
+    std::vector<int64_t> shard_elements;
+    for (const runtime::Box& b : boxes) shard_elements.push_back(runtime::Elements(b.extent));
+    // The layout is the schedule's sharding (e.g. grid(y,x) of an in-place form): the
+    // application's storage is the shard.
+    if (runtime::IsIdentity(*plans, shard_elements)) continue;
     owned[t].assign(static_cast<size_t>(runtime::Elements(mine->extents) * element_bytes_), 0);
     shards[t] = owned[t].data();
-    const bool is_output = problem->IsOutput(tensors_[t]);
-    if (!is_output || problem->assign == ir::Problem::Assign::kAccumulate) {
-      absl::StatusOr<std::vector<runtime::Piece>> in =
-          runtime::PlanRedistribution(*layout, *schedule);
-      if (!in.ok()) return in.status();
-      MoveAlong(*in, data[t], shards[t], element_bytes_, *comm);
-    }
+    if (!plans->in.empty()) MoveAlong(plans->in, data[t], shards[t], element_bytes_, *comm);
     if (is_output) {
-      absl::StatusOr<std::vector<runtime::Piece>> back =
-          runtime::PlanRedistribution(*schedule, *layout);
-      if (!back.ok()) return back.status();
-      out_plan = *std::move(back);
+      out_plan = std::move(plans->out);
       output = t;
     }
   }

@@ -190,7 +190,9 @@ absl::StatusOr<Specs> SpecsOf(const Program& program, const Comm& comm, bool giv
     if (given && t.given.kind != ir::GivenLayout::Kind::kBlock) {
       absl::StatusOr<GivenPlans> plans = PlanGiven(program, t);
       if (!plans.ok()) return plans.status();
-      spec.given = MakeGivenSpec(t, *std::move(plans), comm.rank(), program.dtype_bytes);
+      // In place (the layout is the sharding): an ordinary shard, nothing moves.
+      if (!IsIdentityFor(program, t, *plans))
+        spec.given = MakeGivenSpec(t, *std::move(plans), comm.rank(), program.dtype_bytes);
     } else if (!t.is_output) {
       spec.replicated_axes = codegen::ReplicatedAxes(program, t);
     }

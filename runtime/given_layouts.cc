@@ -4,6 +4,8 @@
 #include <string>
 #include <utility>
 
+#include "runtime/box.h"
+
 namespace meshtune::runtime {
 
 Box ShardBox(const codegen::Program& p, const codegen::TensorInfo& t, const Coords& coords) {
@@ -28,6 +30,12 @@ absl::StatusOr<GivenPlans> PlanGiven(const codegen::Program& p, const codegen::T
   return PlanBoxes(
       t.given, t.name, t.shape, MeshOf(p.axis_names, p.axis_sizes),
       [&](const std::vector<int64_t>& c) { return ShardBox(p, t, c); }, t.is_output, p.accumulate);
+}
+
+bool IsIdentityFor(const codegen::Program& p, const codegen::TensorInfo& t,
+                   const GivenPlans& plans) {
+  return IsIdentity(plans,
+                    std::vector<int64_t>(static_cast<size_t>(p.Ranks()), Elements(t.local_shape)));
 }
 
 std::shared_ptr<const GivenSpec> MakeGivenSpec(const codegen::TensorInfo& t, GivenPlans plans,

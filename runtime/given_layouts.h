@@ -21,6 +21,10 @@ Box ShardBox(const codegen::Program& p, const codegen::TensorInfo& t, const Coor
 // The plans of tensor `t` of `p` (PlanBoxes over its shards).
 absl::StatusOr<GivenPlans> PlanGiven(const codegen::Program& p, const codegen::TensorInfo& t);
 
+// Whether the plans of tensor `t` of `p` move nothing (IsIdentity over its shards).
+bool IsIdentityFor(const codegen::Program& p, const codegen::TensorInfo& t,
+                   const GivenPlans& plans);
+
 // SpecOf for tensor `t`.
 std::shared_ptr<const GivenSpec> MakeGivenSpec(const codegen::TensorInfo& t, GivenPlans plans,
                                                int rank, int dtype_bytes);

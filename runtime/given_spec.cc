@@ -67,6 +67,20 @@ absl::StatusOr<GivenPlans> PlanBoxes(const ir::GivenLayout& layout, const std::s
   return plans;
 }
 
+bool IsIdentity(const GivenPlans& plans, const std::vector<int64_t>& shard_elements) {
+  for (size_t r = 0; r < shard_elements.size(); ++r) {
+    if (plans.given->LocalElements(static_cast<int>(r)) != shard_elements[r]) return false;
+  }
+  for (const std::vector<Piece>* plan : {&plans.in, &plans.out}) {
+    for (const Piece& p : *plan) {
+      if (p.from != p.to || p.from_offset != p.to_offset ||
+          (p.length > 1 && p.from_stride != p.to_stride))
+        return false;
+    }
+  }
+  return true;
+}
+
 std::shared_ptr<const GivenSpec> SpecOf(const ir::GivenLayout& layout,
                                         const std::vector<int64_t>& shape, bool is_output,
                                         GivenPlans plans, int rank, int dtype_bytes) {
@@ -100,19 +114,22 @@ std::shared_ptr<const GivenSpec> SpecOf(const ir::GivenLayout& layout,
 
 std::shared_ptr<const GivenSpec> GivenSpecOf(const std::string& layout, const TensorSpec& t,
                                              bool accumulate,
+                                             const std::vector<std::string>& axis_names,
                                              const std::vector<int64_t>& axis_sizes, int rank,
                                              int dtype_bytes) {
   absl::StatusOr<ir::GivenLayout> given = ir::ParseLayout(layout);
   if (!given.ok()) return nullptr;
-  std::vector<std::string> names;
-  for (size_t a = 0; a < axis_sizes.size(); ++a) names.push_back(absl::StrCat("a", a));
   absl::StatusOr<GivenPlans> plans = PlanBoxes(
-      *given, t.name, t.shape, MeshOf(names, axis_sizes),
+      *given, t.name, t.shape, MeshOf(axis_names, axis_sizes),
       [&](const std::vector<int64_t>& c) {
         return Box{t.block_start(c), t.local_shape};
       },
       t.is_output, accumulate);
   if (!plans.ok()) return nullptr;
+  int64_t ranks = 1;
+  for (int64_t s : axis_sizes) ranks *= s;
+  if (IsIdentity(*plans, std::vector<int64_t>(static_cast<size_t>(ranks), Elements(t.local_shape))))
+    return nullptr;
   return SpecOf(*given, t.shape, t.is_output, *std::move(plans), rank, dtype_bytes);
 }
 

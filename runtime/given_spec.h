@@ -38,6 +38,12 @@ absl::StatusOr<GivenPlans> PlanBoxes(const ir::GivenLayout& layout, const std::s
                                      const std::function<Box(const std::vector<int64_t>&)>& box_of,
                                      bool is_output, bool accumulate);
 
+// Whether `plans` move nothing: every element stays on its rank at the same offset, and
+// each rank's storage in the given layout is as large as its shard (the given layout is
+// the schedule's own sharding, e.g. grid(x,y) for shard(T, i@x, j@y)). The shard is then
+// the application's storage itself.
+bool IsIdentity(const GivenPlans& plans, const std::vector<int64_t>& shard_elements);
+
 // The runtime's spec of `plans` (of a tensor in `layout` of `shape`) on rank `rank`: the
 // storage map, and moves that run the plans in `dtype_bytes`-byte elements (4 float,
 // 8 double).
@@ -46,11 +52,13 @@ std::shared_ptr<const GivenSpec> SpecOf(const ir::GivenLayout& layout,
                                         GivenPlans plans, int rank, int dtype_bytes);
 
 // The spec from what an emitted program has: the layout's spec text (ir::ParseLayout, not
-// block) and the runtime's TensorSpec of the tensor, on a mesh of `axis_sizes`. nullptr
+// block) and the runtime's TensorSpec of the tensor, on a mesh of these axes. nullptr
+// when the plans are the identity (IsIdentity: the tensor is then an ordinary shard), and
 // when the text does not parse or cannot lay out the tensor (codegen emits only layouts
 // lowering took).
 std::shared_ptr<const GivenSpec> GivenSpecOf(const std::string& layout, const TensorSpec& t,
                                              bool accumulate,
+                                             const std::vector<std::string>& axis_names,
                                              const std::vector<int64_t>& axis_sizes, int rank,
                                              int dtype_bytes);
 

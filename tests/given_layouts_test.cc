@@ -1,9 +1,9 @@
 // Given layouts (issue 16): a program that starts from the application's layouts and ends
 // in the output's computes the right answer. For small problems on small meshes, every
 // legal point of the space (or a seeded sample) with A, B and C given in block-cyclic
-// layouts with partial blocks, on one rank, on every rank, or in blocks over named axes, runs in the mesh simulator:
-// the inputs come only from their given storage (the shards start as NaN), the output is
-// checked in its given layout, element by element.
+// layouts with partial blocks, on one rank, on every rank, or in blocks over named axes, runs in
+// the mesh simulator: the inputs come only from their given storage (the shards start as NaN), the
+// output is checked in its given layout, element by element.
 #include <gtest/gtest.h>
 
 #include <iostream>
@@ -37,10 +37,13 @@ std::vector<SweepCase> Cases() {
   }
   // Block layouts over named axes (grid): the schedule's own sharding costs nothing to
   // reach; others redistribute.
-  cases.push_back({"C[m,n] += A[m,k] * B[k,n]", "m=12,n=6,k=12", "x=2,y=2", false,
+  cases.push_back({"C[m,n] += A[m,k] * B[k,n]",
+                   "m=12,n=6,k=12",
+                   "x=2,y=2",
+                   false,
                    {"A=grid(y,x)", "B=grid(x,*)", "C=grid(x,y)"}});
-  cases.push_back({"C[m,n] = A[m,k] * B[k,n]", "m=12,n=6,k=12", "x=3", false,
-                   {"A=grid(*,x)", "C=grid(x,*)"}});
+  cases.push_back(
+      {"C[m,n] = A[m,k] * B[k,n]", "m=12,n=6,k=12", "x=3", false, {"A=grid(*,x)", "C=grid(x,*)"}});
   // Replicated schedules take their copies from the given layouts.
   cases.push_back({"C[m,n] += A[m,k] * B[k,n]",
                    "m=6,n=8,k=6",

@@ -21,7 +21,9 @@ TEST(ScalapackInteropTest, TunedScheduleFromBlockCyclicMatchesPsgemm) {
         "200x130x70, A and B block-cyclic: schedule on x=2,y=2, largest relative difference 0\n",
         "200x130x70, A and B root and replicated: schedule on x=2,y=2, largest relative "
         "difference 0\n",
-        "interop: 4 cases, largest relative difference 0\n",
+        "256x384x128 in place as C[n,m] += B[n,k] * A[k,m] (grid(y,x)): largest relative "
+        "difference 0, shards are the local arrays: yes\n",
+        "interop: 5 cases, largest relative difference 0\n",
         "refused: ExecuteInLayouts: --layout names tensor 'D', which C[m,n] += A[m,k] * B[k,n] "
         "does not have (it has C, A, B)\n",
         "refused: ExecuteInLayouts: --layout A: layout 'cyclic(64)' is not block, cyclic(MB,NB) "
