@@ -8,6 +8,8 @@
 #include <fstream>
 #include <sstream>
 #include <string>
+#include <utility>
+#include <vector>
 
 #include "proto/meshtune.pb.h"
 #include "tests/proto_json.h"
@@ -103,6 +105,77 @@ TEST(ExplainCliTest, LegalTraceReportsTransfersAndPseudoCode) {
   EXPECT_NE(r.out.find("\"pseudocode\":\"for ko in range(0, 8):\\n    TransA = alloc(64, 256)\\n"),
             std::string::npos)
       << r.out;
+}
+
+// Given layouts: the redistributions are listed and in the pseudocode, first and last; a
+// layout that is the schedule's sharding moves nothing; bad flags exit 2 with exact messages.
+TEST(ExplainCliTest, GivenLayoutsAreRedistributionsOfTheProgram) {
+  const std::string summa = "explain " + kMatmul + "--trace examples/summa.trace ";
+  CliRun r = Meshtune(summa + "--layout 'A=cyclic(64,64)' --layout C=root");
+  EXPECT_EQ(r.status, 0) << r.err;
+  EXPECT_NE(r.out.find("transfers:\n  C at layout: all-to-all from its given layout into the "
+                       "shards, up to 32 KiB per rank\n  A at layout: all-to-all from its given "
+                       "layout into the shards, up to 64 KiB per rank\n"),
+            std::string::npos)
+      << r.out;
+  EXPECT_NE(r.out.find("  C at layout-out: all-to-all from the shards into its given layout, up "
+                       "to 2 MiB per rank\n"),
+            std::string::npos)
+      << r.out;
+  EXPECT_NE(r.out.find("program:\nC = redistribute(C in root)  # all-to-all into the shards\n"
+                       "A = redistribute(A in cyclic(64,64))  # all-to-all into the shards\n"),
+            std::string::npos)
+      << r.out;
+  EXPECT_NE(r.out.find("C in root = redistribute(C)  # all-to-all out of the shards\n"),
+            std::string::npos)
+      << r.out;
+  // SUMMA shards C as grid(x,y): given so, C is the shard itself.
+  r = Meshtune(summa + "--layout 'C=grid(x,y)'");
+  EXPECT_EQ(r.status, 0) << r.err;
+  EXPECT_EQ(r.out.find("layout"), std::string::npos) << r.out;
+  EXPECT_EQ(r.out.find("redistribute"), std::string::npos) << r.out;
+  for (const auto& [flag, message] : std::vector<std::pair<std::string, std::string>>{
+           {"--layout A", "meshtune: --layout 'A' is not TENSOR=SPEC (e.g. A=cyclic(64,64))\n"},
+           {"--layout Q=root",
+            "meshtune: --layout names tensor 'Q', which C[m,n] += A[m,k] * B[k,n] does not have "
+            "(it has C, A, B)\n"},
+           {"--layout A=root --layout A=block", "meshtune: --layout gives tensor A twice\n"},
+           {"--layout 'A=grid(x,q)'",
+            "meshtune: --layout A=grid(x,q): the mesh x=8,y=8 has no axis q\n"},
+           {"--layout 'A=grid(x)'",
+            "meshtune: --layout A=grid(x): names 1 axes for the 2 dims of A\n"},
+       }) {
+    r = Meshtune(summa + flag);
+    EXPECT_EQ(r.status, 2) << flag;
+    EXPECT_EQ(r.err, message) << flag;
+  }
+}
+
+// `tune --in-place` (model only): it says the form it tunes, and the winner's shards are
+// that form's grid(y,x) layouts (nothing moves: no layout transfer); refusals exit 2.
+TEST(ExplainCliTest, TuneInPlaceTunesTheFormWhoseShardsAreTheLocalArrays) {
+  const std::string tune =
+      "tune --expr 'C[m,n] += A[m,k] * B[k,n]' --extents m=512,n=512,k=512 --mesh x=2,y=2 "
+      "--model-only --no-db --max-evaluations 300 --layout 'A=cyclic(64,64)' "
+      "--layout 'B=cyclic(64,64)' --layout 'C=cyclic(64,64)' --in-place";
+  CliRun r = Meshtune(tune + " --json");
+  EXPECT_EQ(r.status, 0) << r.err;
+  EXPECT_NE(r.err.find("meshtune: in place: C[n,m] += B[n,k] * A[k,m] with --layout A=grid(y,x) "
+                       "--layout B=grid(y,x) --layout C=grid(y,x) (indices permuted to process "
+                       "order, each local array a block)\n"),
+            std::string::npos)
+      << r.err;
+  for (const char* shard : {"shard(C, n@y, m@x)", "shard(A, k@y, m@x)", "shard(B, n@y, k@x)"})
+    EXPECT_NE(r.out.find(shard), std::string::npos) << shard << r.out;
+  EXPECT_EQ(r.out.find("@layout"), std::string::npos) << r.out;
+  r = Meshtune(
+      "tune --expr 'C[m,n] += A[m,k] * B[k,n]' --extents m=500,n=512,k=512 --mesh x=2,y=2 "
+      "--model-only --no-db --layout 'A=cyclic(64,64)' --layout 'B=cyclic(64,64)' "
+      "--layout 'C=cyclic(64,64)' --in-place");
+  EXPECT_EQ(r.status, 2);
+  EXPECT_EQ(r.err,
+            "meshtune: no in-place form: m=500 is not a multiple of 128 in C=cyclic(64,64) (m in "
+            "blocks of 64 over 2)\n");
 }
 
 TEST(ExplainCliTest, TraceFromStdin) {
