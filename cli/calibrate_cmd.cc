@@ -215,6 +215,8 @@ absl::StatusOr<v1::HardwareProfile> Calibrate(const CalibrateOptions& options) {
 
 int RunCalibrate(const CalibrateOptions& options, std::ostream& out, std::ostream& err) {
   if (!options.from_runs.empty()) return RunCalibrateFromRuns(options, out, err);
+  if (!options.inter_node.empty() || options.node_ranks != 0)
+    return RunCalibrateInterNode(options, out, err);
   // Only the flags are bad input: a file-system error from storing the profile may be
   // InvalidArgument too (ENAMETOOLONG), and is still a failure of the command.
   if (absl::Status s = ValidateCalibrateOptions(options); !s.ok()) {

@@ -32,6 +32,10 @@ struct CalibrateOptions {
   // (cli/calibrate_runs.h); ranks must then be 0.
   std::vector<std::string> from_runs;
   std::string calibrator;  // path of meshtune_calibrate; "" = runtime::FindCalibrator()
+  // The link between nodes of profile `name`, given instead of calibrating
+  // (RunCalibrateInterNode): "ALPHA_S,BETA_S_PER_BYTE" and the ranks of a node.
+  std::string inter_node;
+  int64_t node_ranks = 0;
 };
 
 // OK when `options` can be run; otherwise InvalidArgument naming the flag and its value: a

@@ -1,13 +1,16 @@
 #include "cli/calibrate_runs.h"
 
+#include <cmath>
 #include <set>
 #include <string>
 #include <vector>
 
+#include "absl/strings/numbers.h"
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_format.h"
 #include "absl/strings/str_join.h"
 #include "absl/strings/str_split.h"
+#include "base/excerpt.h"
 #include "base/json.h"
 #include "cli/cli_io.h"
 #include "engine/fidelity.h"
@@ -118,6 +121,56 @@ int RunCalibrateFromRuns(const CalibrateOptions& options, std::ostream& out, std
         absl::InternalError(absl::StrCat("cannot store the hardware profile: ", s.message())), err);
   }
   out << (options.json ? base::ToJsonLine(*profile) + "\n" : FitSummary(*profile, *fit));
+  return engine::kExitOk;
+}
+
+int RunCalibrateInterNode(const CalibrateOptions& options, std::ostream& out, std::ostream& err) {
+  if (absl::Status s = storage::ValidateProfileName(options.name); !s.ok()) return Fail(s, err);
+  const auto bad = [&](const std::string& message) {
+    return Fail(absl::InvalidArgumentError(message), err);
+  };
+  if (options.ranks != 0 || !options.from_runs.empty()) {
+    return bad(
+        "--inter-node gives the link between nodes of an existing profile and runs "
+        "nothing: give it without --ranks and --from-runs");
+  }
+  if (options.node_ranks < 1 || options.node_ranks > 65536)
+    return bad(absl::StrCat("--node-ranks ", options.node_ranks,
+                            " is not a rank count from 1 to 65536 (the ranks of one node)"));
+  const std::vector<std::string> parts = absl::StrSplit(options.inter_node, ',');
+  double alpha = -1, beta = -1;
+  if (parts.size() != 2 || !absl::SimpleAtod(parts[0], &alpha) ||
+      !absl::SimpleAtod(parts[1], &beta) || !std::isfinite(alpha) || !std::isfinite(beta) ||
+      alpha < 0 || beta < 0) {
+    return bad(absl::StrCat("--inter-node '", base::Excerpt(options.inter_node),
+                            "' is not ALPHA,BETA: seconds per message and seconds per byte "
+                            "between nodes, e.g. 2e-6,1e-10"));
+  }
+  absl::StatusOr<v1::HardwareProfile> profile = storage::LoadProfile(options.name);
+  if (absl::IsNotFound(profile.status())) {
+    return bad(absl::StrCat("no hardware profile \"", options.name,
+                            "\" to give a link between nodes: calibrate it first (meshtune "
+                            "calibrate --ranks P --name ",
+                            options.name, ")"));
+  }
+  if (!profile.ok()) return Fail(profile.status(), err);
+  v1::InterNode* link = profile->mutable_inter_node();
+  link->set_node_ranks(options.node_ranks);
+  link->set_alpha_s(alpha);
+  link->set_beta_s_per_byte(beta);
+  link->set_source("given");
+  if (absl::Status s = storage::SaveProfile(*profile); !s.ok()) {
+    return Fail(
+        absl::InternalError(absl::StrCat("cannot store the hardware profile: ", s.message())), err);
+  }
+  out << (options.json
+              ? base::ToJsonLine(*profile) + "\n"
+              : absl::StrFormat("profile %s: nodes of %d ranks; between nodes alpha %.3g s, "
+                                "beta %.3g s/byte (%.3g GB/s); within a node alpha %.3g s, "
+                                "beta %.3g s/byte\n",
+                                options.name, options.node_ranks, alpha, beta,
+                                beta > 0 ? 1e-9 / beta : 0.0, profile->alpha_s(),
+                                profile->beta_s_per_byte()));
   return engine::kExitOk;
 }
 

@@ -1,5 +1,6 @@
-// `meshtune calibrate --name NAME --from-runs FILE ...`: the term scales of an existing
-// hardware profile fitted to measured schedules (engine::FitToRuns), stored in it.
+// Edits of an existing hardware profile that run no calibration job: `meshtune calibrate
+// --name NAME --from-runs FILE ...` fits its term scales to measured schedules
+// (engine::FitToRuns); `--node-ranks N --inter-node ALPHA,BETA` gives its link between nodes.
 #ifndef MESHTUNE_CLI_CALIBRATE_RUNS_H_
 #define MESHTUNE_CLI_CALIBRATE_RUNS_H_
 
@@ -18,6 +19,15 @@ namespace meshtune::cli {
 // or holds a line that is not a FidelityResult, or runs that cannot be fitted (the message
 // says why); 1 when the profile cannot be written.
 int RunCalibrateFromRuns(const CalibrateOptions& options, std::ostream& out, std::ostream& err);
+
+// `meshtune calibrate --name NAME --node-ranks N --inter-node ALPHA,BETA`: the link between
+// nodes of an existing profile, given (a run on one node cannot measure it), stored as
+// HardwareProfile.inter_node with source "given"; prints it (the stored profile as one
+// JSON line with options.json). Exit 0 when stored; 2 for a bad name, a missing profile,
+// --ranks or --from-runs given with it, --node-ranks outside 1..65536 or missing, or
+// numbers that are not two finite non-negative seconds and seconds per byte; 1 when the
+// profile cannot be written.
+int RunCalibrateInterNode(const CalibrateOptions& options, std::ostream& out, std::ostream& err);
 
 }  // namespace meshtune::cli
 

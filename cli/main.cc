@@ -518,6 +518,13 @@ void AddCalibrateCommand(CLI::App& app, AllFlags& f, Subcommands& s) {
                    "instead of calibrating: fit the cost model's term scales of profile --name "
                    "to measured runs (files of `meshtune fidelity --json` lines)")
       ->expected(1, -1);
+  s.calibrate->add_option("--inter-node", f.calibrate.inter_node,
+                          "instead of calibrating: ALPHA,BETA, seconds per message and per byte "
+                          "between nodes, stored in profile --name (with --node-ranks)");
+  s.calibrate
+      ->add_option("--node-ranks", f.calibrate.node_ranks,
+                   "with --inter-node: the ranks of one node (ranks fill nodes in order)")
+      ->transform(engine::IntegerIn(kInt64Min, kInt64Max));  // the range: RunCalibrateInterNode
   s.calibrate->add_option("--calibrator", f.calibrate.calibrator,
                           "path of meshtune_calibrate (default: found beside meshtune)");
 }

@@ -36,6 +36,34 @@ using Values = std::vector<int64_t>;  // one value per rank, by row-major rank i
 // source's own coordinate along it gives every rank the same cost as its neighbours along
 // it: the data moves within the rank's line along that axis the same way on every line.
 // Ranks are then costed at coordinate 0 on such axes only (one class for the whole axis).
+}  // namespace
+
+int64_t NodeRanks(const Program& p, const CostParams& params) {
+  for (size_t a = 0; a < p.axis_names.size(); ++a) {
+    if (p.axis_names[a] != "node") continue;
+    int64_t inner = 1;
+    for (size_t b = a + 1; b < p.axis_sizes.size(); ++b) inner *= p.axis_sizes[b];
+    return inner;
+  }
+  return params.node_ranks;
+}
+
+std::vector<bool> OuterAxes(const Program& p, const CostParams& params) {
+  std::vector<bool> outer(p.axis_sizes.size(), false);
+  const int64_t node = NodeRanks(p, params);
+  if (node <= 0 || (params.alpha_node == 0 && params.beta_node == 0)) return outer;
+  int64_t stride = 1;  // of the axis, row-major (the last fastest)
+  for (size_t a = p.axis_sizes.size(); a-- > 0;) {
+    const int64_t span = stride * p.axis_sizes[a];
+    // Inside a node when every run of `span` ranks it moves along lies in one node.
+    outer[a] = p.axis_sizes[a] > 1 && node % span != 0;
+    stride = span;
+  }
+  return outer;
+}
+
+namespace {
+
 std::vector<bool> CostAxes(const Program& p) {
   std::vector<bool> relevant(p.axis_names.size(), false);
   // A given layout's redistribution loads differ from rank to rank.
@@ -369,6 +397,7 @@ class CostWalker {
         comm_(values_.ranks()),
         hidden_(values_.ranks()),
         words_(values_.ranks()) {
+    outer_ = OuterAxes(p, params);
     CostCopies();
     CostGiven();
     if (p.body) Index(p.body);
@@ -702,7 +731,8 @@ class CostWalker {
         return;
       case Kind::kBroadcast: {
         if (g <= 1) return;
-        const double seconds = CollectiveSeconds(Collective::kBroadcast, g, w, t.prefetch != 0);
+        const double seconds =
+            CollectiveSeconds(Collective::kBroadcast, t.pattern.axes, w, t.prefetch != 0);
         const double pack = tally.copy;  // on the root, a box not contiguous in its shard
         Values& root = source_;
         values_.RankIds(t.source, &root);
@@ -716,7 +746,8 @@ class CostWalker {
       case Kind::kAllGather: {
         if (g <= 1) return;
         const double seconds =
-            CollectiveSeconds(Collective::kAllGather, g, w, t.prefetch != 0) + tally.copy;
+            CollectiveSeconds(Collective::kAllGather, t.pattern.axes, w, t.prefetch != 0) +
+            tally.copy;
         for (int64_t r = 0; r < n; ++r)
           Charge(tally, r, seconds, elements * (g - 1) / g, g - 1, times);
         return;
@@ -741,7 +772,7 @@ class CostWalker {
             if (tally.copy > 0 && time != nullptr) Charge(tally, r, tally.copy, 0, 0, times);
             continue;
           }
-          Charge(tally, r, params_.alpha + params_.beta * w, elements, 1, times);
+          Charge(tally, r, Message(Across(t.pattern.axes), w), elements, 1, times);
         }
         return;
       }
@@ -767,9 +798,8 @@ class CostWalker {
       const int64_t n = values_.ranks();
       tallies_.push_back({t.name, "copies", pattern, 0, false, params_.scales.collective, 0,
                           std::vector<double>(n), Values(n), Values(n)});
-      const double seconds =
-          CollectiveSeconds(Collective::kBroadcast, GroupSize(p_, axes),
-                            static_cast<double>(elements * p_.dtype_bytes), false);
+      const double seconds = CollectiveSeconds(
+          Collective::kBroadcast, axes, static_cast<double>(elements * p_.dtype_bytes), false);
       for (int64_t r = 0; r < n; ++r) Charge(tallies_.back(), r, seconds, elements, 1, 1);
     }
   }
@@ -797,11 +827,15 @@ class CostWalker {
     tallies_.push_back({tensor, loop, pattern, 0, false, params_.scales.point_to_point, 0,
                         std::vector<double>(n), Values(n), Values(n)});
     const double bytes = p_.dtype_bytes;
+    // Between nodes when the mesh spans them (a rank's peers may be anywhere).
+    const bool across = Across(pattern.axes);
+    const double alpha = across ? params_.alpha_node : params_.alpha;
+    const double beta = across ? params_.beta_node : params_.beta;
     for (int64_t r = 0; r < n; ++r) {
       const runtime::RankLoad& l = loads[static_cast<size_t>(values_.Self(r))];
       const double seconds =
-          params_.alpha * static_cast<double>(std::max(l.sends, l.receives)) +
-          params_.beta * bytes * static_cast<double>(std::max(l.sent, l.received)) +
+          alpha * static_cast<double>(std::max(l.sends, l.receives)) +
+          beta * bytes * static_cast<double>(std::max(l.sent, l.received)) +
           params_.copy * bytes * static_cast<double>(l.sent + l.received + l.copied);
       Charge(tallies_.back(), r, seconds, l.received, std::max(l.sends, l.receives), 1);
     }
@@ -813,7 +847,7 @@ class CostWalker {
     const int64_t n = values_.ranks();
     const int64_t elements = t.global.Elements();
     const double message =
-        params_.alpha + params_.beta * static_cast<double>(elements * p_.dtype_bytes);
+        Message(Across(SourceAxes(t)), static_cast<double>(elements * p_.dtype_bytes));
     const double pack = tally.copy;  // on each box a rank sends not contiguous in its shard
     Values& source = source_;
     Values& sends = sends_;
@@ -860,13 +894,51 @@ class CostWalker {
         }
         return;
     }
-    const double seconds = CollectiveSeconds(collective, g, w, red.prefetch != 0) + add;
+    const double seconds =
+        CollectiveSeconds(collective, red.pattern.axes, w, red.prefetch != 0) + add;
     for (int64_t r = 0; r < values_.ranks(); ++r) Charge(tally, r, seconds, elements, 1, times);
   }
 
   // One call of collective `c` (its nonblocking form for a prefetched statement) over `g`
   // ranks on `w` bytes: its own calibrated line, or the broadcast's numbers in the
   // algorithm's form (CostParams).
+  // A collective over the ranks along `axes`, and at least its algorithm's form in the
+  // inter-node numbers when the group spans nodes.
+  double CollectiveSeconds(Collective c, const std::vector<int>& axes, double w,
+                           bool nonblocking) const {
+    const int64_t g = GroupSize(p_, axes);
+    const double within = CollectiveSeconds(c, g, w, nonblocking);
+    if (g <= 1 || !Across(axes)) return within;
+    return std::max(
+        within, params_.alpha_node * LatencyTerm(c, g) + params_.beta_node * VolumeTerm(c, g) * w);
+  }
+
+  // Whether ranks along `axes` may sit on different nodes (OuterAxes).
+  bool Across(const std::vector<int>& axes) const {
+    for (int a : axes) {
+      if (a >= 0 && static_cast<size_t>(a) < outer_.size() && outer_[static_cast<size_t>(a)])
+        return true;
+    }
+    return false;
+  }
+
+  // One message of `bytes`, between nodes when `across`.
+  double Message(bool across, double bytes) const {
+    return across ? params_.alpha_node + params_.beta_node * bytes
+                  : params_.alpha + params_.beta * bytes;
+  }
+
+  // The axes along which `t`'s source is not the reader's own coordinate.
+  std::vector<int> SourceAxes(const Transfer& t) const {
+    std::vector<int> out;
+    for (size_t a = 0; a < t.source.size() && a < p_.axis_names.size(); ++a) {
+      const Expr& e = t.source[a];
+      if (!(e.op() == Expr::Op::kVar && e.name() == p_.axis_names[a]))
+        out.push_back(static_cast<int>(a));
+    }
+    return out;
+  }
+
   double CollectiveSeconds(Collective c, int64_t g, double w, bool nonblocking) const {
     if (g <= 1) return 0;
     if (params_.collectives.Has(c)) return params_.collectives.Seconds(c, g, w, nonblocking);
@@ -931,6 +1003,7 @@ class CostWalker {
   std::vector<double> comm_;    // per rank
   std::vector<double> hidden_;  // per rank: communication and compute overlapping each other
   Values words_;                // per rank
+  std::vector<bool> outer_;     // per mesh axis: whether ranks along it may be on two nodes
   Values source_, sends_;       // scratch of CostTransfer and PointToPoint
   double compute_ = 0;          // the same on every rank: one SPMD kernel sequence
   int overlapped_ = 0;          // loops driving prefetched statements around the walk

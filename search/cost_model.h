@@ -95,6 +95,15 @@ struct CostReport {
   int64_t comm_words_per_rank = 0;      // max over ranks of elements received
 };
 
+// The ranks of a node for `p` under `params`: the ranks of the axes after an axis named
+// `node` (e.g. 8 for node=4,core=8), else params.node_ranks (0: one level).
+int64_t NodeRanks(const codegen::Program& p, const CostParams& params);
+
+// Per mesh axis of `p`, whether two ranks along it may sit on different nodes (NodeRanks
+// not a multiple of the ranks the axis and those after it span); all false without a
+// hierarchy (NodeRanks 0, or no inter-node numbers).
+std::vector<bool> OuterAxes(const codegen::Program& p, const CostParams& params);
+
 // The alpha-beta-gamma estimate of `p` under `params` (see the file comment). With
 // `rank_classes` (the default) ranks that the program moves data among alike are costed
 // once: along a mesh axis that no broadcast root, point-to-point or shift source, or loop

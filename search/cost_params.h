@@ -51,6 +51,14 @@ struct CostParams {
   double copy = 0;              // s per byte packed or unpacked locally
   double add = 0;               // s per byte of partial sums added into a shard
   TermScales scales;            // fitted to measured runs; 1 each: as calibrated
+  // A node-and-core hierarchy (issue 16): a run's ranks fill nodes of `node_ranks` ranks in
+  // row-major order (a mesh with an axis named `node`, e.g. node=4,core=8, says it itself:
+  // the ranks of the axes after it); a message between ranks of two nodes costs alpha_node
+  // + beta_node * bytes instead, and a collective over a group that spans nodes at least
+  // its algorithm's form in those numbers (search/collective_costs.h). 0 (and no `node`
+  // axis): one level, every pair of ranks alike.
+  int64_t node_ranks = 0;
+  double alpha_node = 0, beta_node = 0;
   // How gamma was measured: ranks_per_node ranks on a node of `cores` cores (0: unknown).
   int cores = 0;
   int ranks_per_node = 0;

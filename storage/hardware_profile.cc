@@ -86,6 +86,16 @@ absl::Status CheckNumbers(const v1::HardwareProfile& p, const std::string& path)
   if (p.ranks() < 0) {
     return absl::DataLossError(absl::StrCat("hardware profile ", path, ": ranks is ", p.ranks()));
   }
+  if (p.has_inter_node()) {
+    const v1::InterNode& n = p.inter_node();
+    if (n.node_ranks() < 1 || !std::isfinite(n.alpha_s()) || n.alpha_s() < 0 ||
+        !std::isfinite(n.beta_s_per_byte()) || n.beta_s_per_byte() < 0) {
+      return absl::DataLossError(
+          absl::StrCat("hardware profile ", path, ": inter_node has node_ranks ", n.node_ranks(),
+                       ", alpha_s ", n.alpha_s(), " and beta_s_per_byte ", n.beta_s_per_byte(),
+                       "; it needs node_ranks >= 1 and finite, non-negative numbers"));
+    }
+  }
   if (p.has_term_scales()) {
     const v1::TermScales& k = p.term_scales();
     const std::pair<const char*, double> scales[] = {{"compute", k.compute()},
@@ -225,6 +235,11 @@ search::CostParams ToCostParams(const v1::HardwareProfile& profile) {
   if (profile.has_term_scales()) {
     const v1::TermScales& k = profile.term_scales();
     params.scales = {k.compute(), k.point_to_point(), k.collective(), k.reduction()};
+  }
+  if (profile.has_inter_node()) {
+    params.node_ranks = profile.inter_node().node_ranks();
+    params.alpha_node = profile.inter_node().alpha_s();
+    params.beta_node = profile.inter_node().beta_s_per_byte();
   }
   return params;
 }

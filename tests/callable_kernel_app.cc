@@ -5,6 +5,9 @@
 // serial reference after each call (for '+=' the second call adds again). Exit status 0
 // when every rank's check passes; 1 with a message otherwise; the kernel's own status
 // (1: wrong communicator size) is printed as "kernel returned N" and becomes the exit status.
+// With GIVEN_ROOT defined the kernel was generated with --layout A=root --layout B=replicated
+// --layout C=root: rank 0 passes the whole A and C, every rank the whole B, the others null
+// for A and C, and rank 0 checks the whole C.
 #include <mpi.h>
 
 #include <cmath>
@@ -42,6 +45,25 @@ int main(int argc, char** argv) {
   int rank = 0;
   MPI_Comm_rank(MPI_COMM_WORLD, &rank);
   int64_t as[2], ae[2], bs[2], be[2], cs[2], ce[2];
+#ifdef GIVEN_ROOT
+  const auto whole = [](int tensor, int64_t rows, int64_t cols, int64_t* start, int64_t* ext) {
+    start[0] = start[1] = 0;
+    ext[0] = rows;
+    ext[1] = cols;
+    std::vector<float> s(static_cast<size_t>(rows * cols));
+    for (int64_t i = 0; i < rows; ++i)
+      for (int64_t j = 0; j < cols; ++j) s[i * cols + j] = Value(tensor, i, j);
+    return s;
+  };
+  std::vector<float> a = whole(1, M, K, as, ae), b = whole(2, K, N, bs, be),
+                     c = whole(0, M, N, cs, ce);
+  if (rank != 0) {  // root: only rank 0 holds A and C
+    a.clear();
+    c.clear();
+    ce[0] = ce[1] = 0;
+  }
+  int bad = b.empty() || (rank == 0 && (a.empty() || c.empty())) ? 1 : 0;
+#else
   std::vector<float> a = Shard(
       "A", rank, [](int64_t i, int64_t j) { return Value(1, i, j); }, as, ae);
   std::vector<float> b = Shard(
@@ -49,6 +71,7 @@ int main(int argc, char** argv) {
   std::vector<float> c = Shard(
       "C", rank, [](int64_t i, int64_t j) { return Value(0, i, j); }, cs, ce);
   int bad = a.empty() || b.empty() || c.empty() ? 1 : 0;
+#endif
   for (int call = 1; call <= 2 && !bad; ++call) {
     const int status = KERNEL(c.data(), a.data(), b.data(), MPI_COMM_WORLD);
     if (status != 0) {

@@ -118,7 +118,10 @@ TEST(EmittedCppTest, PrefetchedSummaAndReduceScatterMatchTheExecutor) {
 // and the prefetched GEMM-ReduceScatter (=). On a communicator of the wrong size the kernel
 // returns 1 with a message naming both sizes.
 TEST(EmittedCppTest, CallableKernelsComputeOnTheApplicationsData) {
-  for (const std::string app : {"tests/summa_kernel_app", "tests/reducescatter_kernel_app"}) {
+  // summa_root_kernel_app: the kernel generated with A and C on rank 0 and B on every rank
+  // (--layout) takes the application's arrays in those layouts.
+  for (const std::string app : {"tests/summa_kernel_app", "tests/reducescatter_kernel_app",
+                                "tests/summa_root_kernel_app"}) {
     SCOPED_TRACE(app);
     const std::string out = RunMpi(app);
     EXPECT_NE(out.find("callable kernel: verified\n"), std::string::npos) << out;
