@@ -12,6 +12,7 @@
 #include "codegen/lower.h"
 #include "ir/trace.h"
 #include "ir/verdict.h"
+#include "search/collective_costs.h"
 #include "search/lower_bound.h"
 #include "tests/lower_text.h"
 #include "tests/test_util.h"
@@ -71,6 +72,50 @@ TEST(CostModelTest, CannonIsTwoRingShiftsPerStepAfterTheFirst) {
     }
     EXPECT_EQ(r.comm_words_per_rank, static_cast<int64_t>(2 * (s - 1) * block));
   }
+}
+
+// A node-and-core hierarchy: with nodes of s ranks (a row of the s x s mesh), Cannon's
+// shift along y stays in a node and the one along x crosses nodes, at the inter-node
+// numbers; a mesh named node=s,core=s says the same without the profile's node size.
+TEST(CostModelTest, TransfersAreChargedAtTheirLevelOfTheHierarchy) {
+  CostParams c = CommOnly();
+  c.alpha_node = 5e-5;
+  c.beta_node = 3e-9;
+  const int n = 256;
+  for (int s : {2, 4}) {
+    SCOPED_TRACE(s);
+    const double block = n * n / double(s * s);
+    const double within = (s - 1) * (c.alpha + block * 4 * c.beta);
+    const double across = (s - 1) * (c.alpha_node + block * 4 * c.beta_node);
+    CostParams nodes = c;
+    nodes.node_ranks = s;
+    const Program p =
+        LowerText(kMatmul, "m=256,n=256,k=256", Square(s), OnSquare("cannon.trace", s));
+    EXPECT_EQ(OuterAxes(p, nodes), (std::vector<bool>{true, false}));
+    ExpectRel(EstimateCost(p, nodes).seconds, within + across);
+    ExpectRel(EstimateCost(p, c).seconds, 2 * within);  // one level: as before
+    std::string named =
+        absl::StrReplaceAll(OnSquare("cannon.trace", s), {{"x", "node"}, {"y", "core"}});
+    const Program q = LowerText(kMatmul, "m=256,n=256,k=256",
+                                "node=" + std::to_string(s) + ",core=" + std::to_string(s), named);
+    EXPECT_EQ(NodeRanks(q, c), s);
+    ExpectRel(EstimateCost(q, c).seconds, within + across);
+    // SUMMA: B's broadcast along x spans nodes, at least its tree form in those numbers.
+    const Program summa =
+        LowerText(kMatmul, "m=256,n=256,k=256", Square(s), OnSquare("summa.trace", s));
+    const double tree = c.alpha * std::log2(s) + block * 4 * c.beta;
+    const double tree_across =
+        std::max(tree, c.alpha_node * LatencyTerm(Collective::kBroadcast, s) +
+                           c.beta_node * VolumeTerm(Collective::kBroadcast, s) * block * 4);
+    ExpectRel(EstimateCost(summa, nodes).seconds, s * (tree + tree_across));
+  }
+  // Nodes that do not hold whole runs along an axis: both axes may cross (3 ranks a node).
+  CostParams odd = c;
+  odd.node_ranks = 3;
+  const Program p = LowerText(kMatmul, "m=256,n=256,k=256", Square(2), OnSquare("cannon.trace", 2));
+  EXPECT_EQ(OuterAxes(p, odd), (std::vector<bool>{true, true}));
+  odd.node_ranks = 4;  // the whole mesh on one node
+  EXPECT_EQ(OuterAxes(p, odd), (std::vector<bool>{false, false}));
 }
 
 TEST(CostModelTest, SummaIsTwoBroadcastsPerStep) {

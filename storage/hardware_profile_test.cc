@@ -149,6 +149,11 @@ TEST_F(HardwareProfileTest, CorruptFilesNameTheFile) {
   EXPECT_EQ(
       LoadProfile("bad").status().message(),
       "hardware profile " + path + ": term_scales.collective is 0; it must be finite and > 0");
+  std::ofstream(path) << "{\"inter_node\": {\"node_ranks\": 0, \"alpha_s\": 1e-6}}";
+  EXPECT_EQ(LoadProfile("bad").status().message(),
+            "hardware profile " + path +
+                ": inter_node has node_ranks 0, alpha_s 1e-06 and beta_s_per_byte 0; it needs "
+                "node_ranks >= 1 and finite, non-negative numbers");
 }
 
 TEST(ToCostParamsTest, CarriesEveryNumberIncludingOverlap) {

@@ -278,6 +278,51 @@ TEST_F(CalibrateCliTest, FromRunsFitsTheTermScalesOfAProfile) {
   EXPECT_NE(r.err.find("missing.json': No such file or directory"), std::string::npos) << r.err;
 }
 
+// --inter-node: the link between nodes of an existing profile, given, stored in it, and in
+// the cost model's numbers; bad values exit 2 with exact messages.
+TEST_F(CalibrateCliTest, InterNodeGivesTheLinkBetweenNodes) {
+  meshtune::v1::HardwareProfile profile;
+  profile.set_name("two");
+  profile.set_ranks(2);
+  profile.set_alpha_s(2e-6);
+  profile.set_beta_s_per_byte(3e-10);
+  ASSERT_TRUE(meshtune::storage::SaveProfile(profile).ok());
+  CliRun r = Calibrate("--name two --node-ranks 8 --inter-node 5e-6,1e-9");
+  ASSERT_EQ(r.status, 0) << r.out << r.err;
+  EXPECT_EQ(r.out,
+            "profile two: nodes of 8 ranks; between nodes alpha 5e-06 s, beta 1e-09 s/byte (1 "
+            "GB/s); within a node alpha 2e-06 s, beta 3e-10 s/byte\n");
+  const absl::StatusOr<meshtune::v1::HardwareProfile> stored =
+      meshtune::storage::LoadProfile("two");
+  ASSERT_TRUE(stored.ok()) << stored.status();
+  EXPECT_EQ(stored->inter_node().source(), "given");
+  const meshtune::search::CostParams params = meshtune::storage::ToCostParams(*stored);
+  EXPECT_EQ(params.node_ranks, 8);
+  EXPECT_EQ(params.alpha_node, 5e-6);
+  EXPECT_EQ(params.beta_node, 1e-9);
+  EXPECT_EQ(params.alpha, 2e-6);
+  const std::pair<std::string, std::string> refused[] = {
+      {"--name two --node-ranks 8 --inter-node 5e-6",
+       "meshtune: --inter-node '5e-6' is not ALPHA,BETA: seconds per message and seconds per "
+       "byte between nodes, e.g. 2e-6,1e-10\n"},
+      {"--name two --node-ranks 8 --inter-node 5e-6,-1",
+       "meshtune: --inter-node '5e-6,-1' is not ALPHA,BETA: seconds per message and seconds per "
+       "byte between nodes, e.g. 2e-6,1e-10\n"},
+      {"--name two --inter-node 5e-6,1e-9",
+       "meshtune: --node-ranks 0 is not a rank count from 1 to 65536 (the ranks of one node)\n"},
+      {"--name two --ranks 2 --node-ranks 8 --inter-node 5e-6,1e-9",
+       "meshtune: --inter-node gives the link between nodes of an existing profile and runs "
+       "nothing: give it without --ranks and --from-runs\n"},
+      {"--name nosuch --node-ranks 8 --inter-node 5e-6,1e-9",
+       "meshtune: no hardware profile \"nosuch\" to give a link between nodes: calibrate it "
+       "first (meshtune calibrate --ranks P --name nosuch)\n"}};
+  for (const auto& [args, message] : refused) {
+    r = Calibrate(args);
+    EXPECT_EQ(r.status, 2) << args;
+    EXPECT_EQ(r.err, message) << args;
+  }
+}
+
 TEST_F(CalibrateCliTest, FailingCalibrationJobExitsOneWithAMessage) {
   CliRun r = Calibrate("--ranks 2 --quick --name broken --calibrator /bin/false --timeout 60");
   EXPECT_EQ(r.status, 1) << r.out << r.err;
