@@ -26,10 +26,11 @@
 //
 //   collectives  per group size g (2, 4, 8, ... and P), the ranks split into groups of g
 //              consecutive ranks (the rest idle), every group at once: MPI_Bcast,
-//              MPI_Reduce (sum), MPI_Allgather, MPI_Reduce_scatter_block (sum) and
-//              MPI_Allreduce (sum) on boxes of 8 B .. --max-bytes (every fourth size);
-//              samples "coll_bcast", "coll_reduce", "coll_allgather",
-//              "coll_reduce_scatter", "coll_allreduce" (bytes: the whole box; group: g);
+//              MPI_Reduce (sum), MPI_Allgather, MPI_Reduce_scatter_block (sum),
+//              MPI_Allreduce (sum) and MPI_Alltoall on boxes of 8 B .. --max-bytes (every
+//              fourth size); samples "coll_bcast", "coll_reduce", "coll_allgather",
+//              "coll_reduce_scatter", "coll_allreduce", "coll_alltoall" (bytes: the whole
+//              box, a rank's send buffer for the all-to-all; group: g);
 //              then their nonblocking forms (MPI_Ibcast, ...) started and at once waited
 //              for, "coll_ibcast" ... "coll_iallreduce": medians of the slowest rank's times.
 //   GEMM tiles one m x n x k GEMM (C += A B) for every m, n, k of --tile-grid, repeated
@@ -392,6 +393,7 @@ double TimeCollective(const std::string& kind, int64_t bytes, int reps, bool f64
     if (kind == "reduce_scatter")
       MPI_Reduce_scatter_block(send.data(), recv.data(), piece, type, MPI_SUM, group);
     if (kind == "allreduce") MPI_Allreduce(send.data(), recv.data(), count, type, MPI_SUM, group);
+    if (kind == "alltoall") MPI_Alltoall(send.data(), piece, type, recv.data(), piece, type, group);
   };
   std::vector<double> local;
   for (int i = 0; i < Warmups(reps) + reps; ++i) {
@@ -503,8 +505,9 @@ void CalibrateTables(const Flags& f, int rank, int size, bool tile_ranks, CacheF
     MPI_Comm group;
     const int color = rank < size / g * g ? rank / g : MPI_UNDEFINED;
     MPI_Comm_split(MPI_COMM_WORLD, color, rank, &group);
-    for (const char* kind : {"bcast", "reduce", "allgather", "reduce_scatter", "allreduce",
-                             "ibcast", "ireduce", "iallgather", "ireduce_scatter", "iallreduce"}) {
+    for (const char* kind :
+         {"bcast", "reduce", "allgather", "reduce_scatter", "allreduce", "alltoall", "ibcast",
+          "ireduce", "iallgather", "ireduce_scatter", "iallreduce"}) {
       for (int64_t bytes : sizes) {
         const double s = TimeCollective(kind, bytes, f.reps, f64, group, g, cold);
         if (rank != 0) continue;

@@ -8,8 +8,8 @@
 namespace meshtune::search {
 
 namespace {
-constexpr const char* kNames[kCollectives] = {"bcast", "reduce", "allgather", "reduce_scatter",
-                                              "allreduce"};
+constexpr const char* kNames[kCollectives] = {"bcast",          "reduce",    "allgather",
+                                              "reduce_scatter", "allreduce", "alltoall"};
 }  // namespace
 
 const char* CollectiveName(Collective c) { return kNames[static_cast<int>(c)]; }
@@ -35,6 +35,7 @@ double LatencyTerm(Collective c, int64_t g) {
       return std::log2(n);
     case Collective::kAllGather:
     case Collective::kReduceScatter:
+    case Collective::kAllToAll:
       return n - 1;
     case Collective::kAllReduce:
       return 2 * std::log2(n);
@@ -50,6 +51,7 @@ double VolumeTerm(Collective c, int64_t g) {
       return 1;
     case Collective::kAllGather:
     case Collective::kReduceScatter:
+    case Collective::kAllToAll:
       return (n - 1) / n;
     case Collective::kAllReduce:
       return 2 * (n - 1) / n;

@@ -11,6 +11,8 @@
 //   all-gather          L = g - 1         V = (g - 1) / g    (a ring)
 //   reduce-scatter      L = g - 1         V = (g - 1) / g    (a ring)
 //   all-reduce          L = 2 log2 g      V = 2 (g - 1) / g  (reduce-scatter, all-gather)
+//   all-to-all          L = g - 1         V = (g - 1) / g    (a piece to each other rank;
+//                                                            w: a rank's whole send box)
 //
 // Each collective has a blocking and a nonblocking form (MPI_Bcast, MPI_Ibcast, ...; the
 // profile names the latter with an "i" before the name): a prefetched statement's
@@ -31,10 +33,11 @@
 
 namespace meshtune::search {
 
-enum class Collective { kBroadcast, kReduce, kAllGather, kReduceScatter, kAllReduce };
-inline constexpr int kCollectives = 5;
+enum class Collective { kBroadcast, kReduce, kAllGather, kReduceScatter, kAllReduce, kAllToAll };
+inline constexpr int kCollectives = 6;
 
-// The profile's name of `c`: "bcast", "reduce", "allgather", "reduce_scatter", "allreduce".
+// The profile's name of `c`: "bcast", "reduce", "allgather", "reduce_scatter", "allreduce",
+// "alltoall".
 const char* CollectiveName(Collective c);
 
 // The collective named `name` (CollectiveName's inverse), nonblocking when the name is

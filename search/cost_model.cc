@@ -805,9 +805,10 @@ class CostWalker {
   }
 
   // The redistributions of tensors in given layouts (search/given_cost.h), each one
-  // all-to-all exchange a run: a rank pays a message per peer it exchanges with (the more
-  // of sends and receives), the larger of the bytes it sends and receives, and a copy
-  // pass over what it packs, unpacks and copies locally. Charged as transfers
+  // all-to-all exchange a run: a rank pays the calibrated all-to-all over the mesh for the
+  // larger of the bytes it sends and receives (without a calibrated one, a message per
+  // peer it exchanges with and those bytes at beta), and a copy pass over what it packs,
+  // unpacks and copies locally. Charged as transfers
   // "TENSOR@layout" (into the shards) and "TENSOR@layout-out" (back), point-to-point.
   void CostGiven() {
     for (const codegen::TensorInfo& t : p_.tensors) {
@@ -831,12 +832,22 @@ class CostWalker {
     const bool across = Across(pattern.axes);
     const double alpha = across ? params_.alpha_node : params_.alpha;
     const double beta = across ? params_.beta_node : params_.beta;
+    // Where calibration timed MPI_Alltoall itself: its line over the mesh's ranks, for a
+    // rank's box of which it sends and receives the larger share (the exchange waits
+    // for its slowest pair as the collective does).
+    const bool calibrated = params_.collectives.Has(Collective::kAllToAll);
+    const int64_t g = p_.Ranks();
     for (int64_t r = 0; r < n; ++r) {
       const runtime::RankLoad& l = loads[static_cast<size_t>(values_.Self(r))];
+      const double moved = bytes * static_cast<double>(std::max(l.sent, l.received));
+      const double exchange =
+          calibrated && g > 1
+              ? (moved > 0 ? CollectiveSeconds(Collective::kAllToAll, pattern.axes,
+                                               moved * static_cast<double>(g) / (g - 1), false)
+                           : 0)
+              : alpha * static_cast<double>(std::max(l.sends, l.receives)) + beta * moved;
       const double seconds =
-          alpha * static_cast<double>(std::max(l.sends, l.receives)) +
-          beta * bytes * static_cast<double>(std::max(l.sent, l.received)) +
-          params_.copy * bytes * static_cast<double>(l.sent + l.received + l.copied);
+          exchange + params_.copy * bytes * static_cast<double>(l.sent + l.received + l.copied);
       Charge(tallies_.back(), r, seconds, l.received, std::max(l.sends, l.receives), 1);
     }
   }
@@ -953,6 +964,8 @@ class CostWalker {
         return 2 * (tree + params_.beta_coll * w);
       case Collective::kReduceScatter:
         return g * tree + params_.beta_coll * w;
+      case Collective::kAllToAll:  // a message to each other rank
+        return (g - 1) * (params_.alpha + params_.beta * w / g);
     }
     return 0;
   }

@@ -220,6 +220,40 @@ TEST(CostModelTest, AllGatherGemmBroadcastsAndItsRingVariant) {
   ExpectRel(s.seconds, 3 * (c.alpha + c.beta * w));
 }
 
+// Given layouts: A on rank 0 of x=4 goes to the schedule's shards (A[k,m] split over m,
+// a quarter each) by one exchange: rank 0 sends three quarters. Without a calibrated
+// all-to-all: a message to each of 3 peers and the three quarters at beta on rank 0; with
+// one: its line for the larger share's box. A layout that is the schedule's sharding
+// (grid(*,x)) costs nothing.
+TEST(CostModelTest, GivenLayoutsAreChargedTheirRedistribution) {
+  CostParams c = CommOnly();
+  const std::string expr = "C[m,n] = A[k,m] * B[k,n]";
+  Program p =
+      LowerText(expr, "m=2048,k=1024,n=4096", "x=4", ReadFile("examples/allgather_gemm.trace"));
+  ir::GivenLayout root;
+  root.kind = ir::GivenLayout::Kind::kRoot;
+  for (codegen::TensorInfo& t : p.tensors) {
+    if (t.name == "A") t.given = root;
+  }
+  const double quarter = 1024.0 * 512 * 4;  // bytes of A's shard
+  auto layout_cost = [&](const CostReport& r) {
+    for (const TransferCost& t : r.transfers) {
+      if (t.tensor == "A" && t.loop == "layout") return t.seconds;
+    }
+    return -1.0;
+  };
+  ExpectRel(layout_cost(EstimateCost(p, c)), 3 * c.alpha + c.beta * 3 * quarter);
+  c.collectives = *CollectiveCosts::Create({{{Collective::kAllToAll, false}, {4, 7e-6, 9e-10}}});
+  ExpectRel(layout_cost(EstimateCost(p, c)), 7e-6 + 9e-10 * (3 * quarter) * 4 / 3);
+  ir::GivenLayout grid;
+  grid.kind = ir::GivenLayout::Kind::kGrid;
+  grid.axes = {"*", "x"};
+  for (codegen::TensorInfo& t : p.tensors) {
+    if (t.name == "A") t.given = grid;
+  }
+  EXPECT_EQ(layout_cost(EstimateCost(p, c)), -1.0);  // in place: not even listed
+}
+
 TEST(CostModelTest, AllGatherIsARing) {
   const CostParams c = CommOnly();
   const Program p =

@@ -102,15 +102,17 @@ TEST_F(CalibrateCliTest, QuickCalibrationStoresAProfileThatLoads) {
       {"gemm", 1},         {"overlap_gemm", 1}, {"overlap_shift", 1},
       {"overlap_both", 1}, {"gemm_tile", 27},  // --quick's grid 1, 64, 512 in each of m, n, k
       {"copy", 4},         {"add", 4}};        // 256 KiB to 16 MiB, every fourth size
-  // Each collective in both forms over the one group of 2 ranks, 8 B to 1 MiB every fourth.
+  // Each collective in both forms over the one group of 2 ranks, 8 B to 1 MiB every fourth;
+  // the all-to-all (of given layouts' redistributions) blocking only.
   for (const char* kind : {"bcast", "reduce", "allgather", "reduce_scatter", "allreduce"}) {
     expected[std::string("coll_") + kind] = 10;
     expected[std::string("coll_i") + kind] = 10;
   }
+  expected["coll_alltoall"] = 10;
   EXPECT_EQ(kinds, expected);
   // Fitted: a line per collective and form, a rate per tile, the memory passes; the cost
   // model gets them.
-  EXPECT_EQ(p->collectives_size(), 10);
+  EXPECT_EQ(p->collectives_size(), 11);
   for (const meshtune::v1::CollectiveFit& f : p->collectives()) EXPECT_EQ(f.group(), 2);
   EXPECT_EQ(p->gemm_rates_size(), 27);
   EXPECT_GT(p->copy_s_per_byte(), 0);
