@@ -102,6 +102,9 @@ int RunTune(const engine::TuneFlags& flags, const std::string& report, engine::B
     err << "meshtune: in place: " << in_place->ToString() << " with --layout "
         << absl::StrJoin(in_place->LayoutFlags(), " --layout ")
         << " (indices permuted to process order, each local array a block)\n";
+  } else if (!flags.layouts.empty() && !flags.mesh.empty() && engine::InPlaceProblem(flags).ok()) {
+    err << "meshtune: these layouts have an in-place form, which redistributes nothing: try "
+           "--in-place\n";
   }
   v1::TuneRequest request = TuneRequestFromFlags(flags);
   if (absl::Status s = engine::SetLayoutFlags(flags.layouts, request.mutable_problem()); !s.ok())

@@ -168,6 +168,14 @@ TEST(ExplainCliTest, TuneInPlaceTunesTheFormWhoseShardsAreTheLocalArrays) {
   for (const char* shard : {"shard(C, n@y, m@x)", "shard(A, k@y, m@x)", "shard(B, n@y, k@x)"})
     EXPECT_NE(r.out.find(shard), std::string::npos) << shard << r.out;
   EXPECT_EQ(r.out.find("@layout"), std::string::npos) << r.out;
+  // Without --in-place the same layouts are redistributed, and the tune says the form exists.
+  r = Meshtune(tune.substr(0, tune.size() - std::string(" --in-place").size()));
+  EXPECT_EQ(r.status, 0) << r.err;
+  EXPECT_NE(r.err.find("meshtune: these layouts have an in-place form, which redistributes "
+                       "nothing: try --in-place\n"),
+            std::string::npos)
+      << r.err;
+  EXPECT_NE(r.out.find("A@layout SendRecv"), std::string::npos) << r.out;
   r = Meshtune(
       "tune --expr 'C[m,n] += A[m,k] * B[k,n]' --extents m=500,n=512,k=512 --mesh x=2,y=2 "
       "--model-only --no-db --layout 'A=cyclic(64,64)' --layout 'B=cyclic(64,64)' "
