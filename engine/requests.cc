@@ -14,13 +14,9 @@ namespace meshtune::engine {
 absl::Status SetLayoutFlags(const std::vector<std::string>& flags, v1::Problem* problem) {
   problem->clear_layouts();
   for (const std::string& flag : flags) {
-    const size_t eq = flag.find('=');
-    if (eq == std::string::npos) {
-      return absl::InvalidArgumentError(absl::StrCat(
-          "--layout '", base::Excerpt(flag), "' is not TENSOR=SPEC (e.g. A=cyclic(64,64))"));
-    }
-    const std::string tensor = flag.substr(0, eq);
-    if (!problem->mutable_layouts()->insert({tensor, flag.substr(eq + 1)}).second) {
+    std::string tensor, spec;
+    MT_RETURN_IF_ERROR(ir::SplitLayoutFlag(flag, &tensor, &spec));
+    if (!problem->mutable_layouts()->insert({tensor, spec}).second) {
       return absl::InvalidArgumentError(
           absl::StrCat("--layout gives tensor ", base::Excerpt(tensor), " twice"));
     }

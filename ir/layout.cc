@@ -93,17 +93,24 @@ absl::StatusOr<GivenLayout> ParseLayout(absl::string_view spec) {
   return out;
 }
 
+absl::Status SplitLayoutFlag(const std::string& flag, std::string* tensor, std::string* spec) {
+  const size_t eq = flag.find('=');
+  if (eq == std::string::npos) {
+    return absl::InvalidArgumentError(absl::StrCat("--layout '", base::Excerpt(flag),
+                                                   "' is not TENSOR=SPEC (e.g. A=cyclic(64,64))"));
+  }
+  *tensor = flag.substr(0, eq);
+  *spec = flag.substr(eq + 1);
+  return absl::OkStatus();
+}
+
 absl::StatusOr<std::map<std::string, GivenLayout>> ParseLayoutFlags(
     const std::vector<std::string>& flags, const Problem& problem) {
   const std::vector<std::string> tensors = problem.Tensors();
   std::map<std::string, GivenLayout> out;
   for (const std::string& flag : flags) {
-    const size_t eq = flag.find('=');
-    if (eq == std::string::npos) {
-      return absl::InvalidArgumentError(absl::StrCat(
-          "--layout '", base::Excerpt(flag), "' is not TENSOR=SPEC (e.g. A=cyclic(64,64))"));
-    }
-    const std::string tensor = flag.substr(0, eq);
+    std::string tensor, spec;
+    if (absl::Status s = SplitLayoutFlag(flag, &tensor, &spec); !s.ok()) return s;
     if (std::find(tensors.begin(), tensors.end(), tensor) == tensors.end()) {
       return absl::InvalidArgumentError(absl::StrCat(
           "--layout names tensor '", base::Excerpt(tensor), "', which ", problem.ToString(),
@@ -112,7 +119,7 @@ absl::StatusOr<std::map<std::string, GivenLayout>> ParseLayoutFlags(
     if (out.count(tensor) > 0) {
       return absl::InvalidArgumentError(absl::StrCat("--layout gives tensor ", tensor, " twice"));
     }
-    absl::StatusOr<GivenLayout> layout = ParseLayout(absl::string_view(flag).substr(eq + 1));
+    absl::StatusOr<GivenLayout> layout = ParseLayout(spec);
     if (!layout.ok()) {
       return absl::InvalidArgumentError(
           absl::StrCat("--layout ", tensor, ": ", layout.status().message()));

@@ -39,6 +39,10 @@ namespace meshtune::ir {
 // grid's axis is neither a name nor '*' or is named twice.
 absl::StatusOr<GivenLayout> ParseLayout(absl::string_view spec);
 
+// Splits one `--layout` flag "TENSOR=SPEC" at its first '='. InvalidArgument quoting it
+// when it has none.
+absl::Status SplitLayoutFlag(const std::string& flag, std::string* tensor, std::string* spec);
+
 // Parses `--layout` flags "TENSOR=SPEC" for `problem`: a layout per named tensor (tensors
 // not named are block). InvalidArgument for a flag without '=', a tensor the problem does
 // not have (the message lists those it has), a tensor given twice, a bad spec, cyclic

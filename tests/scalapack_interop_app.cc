@@ -64,6 +64,17 @@ std::vector<float> Whole(int rows, int cols, int salt) {
   return v;
 }
 
+// The largest relative difference of `ours` from `theirs` over every rank.
+double LargestDifference(const std::vector<float>& ours, const std::vector<float>& theirs) {
+  double mine = 0;
+  for (size_t i = 0; i < ours.size(); ++i)
+    mine = std::max(
+        mine, std::fabs(double(ours[i]) - theirs[i]) / std::max(1.0, std::fabs(double(theirs[i]))));
+  double largest = 0;
+  MPI_Allreduce(&mine, &largest, 1, MPI_DOUBLE, MPI_MAX, MPI_COMM_WORLD);
+  return largest;
+}
+
 }  // namespace
 
 int main(int argc, char** argv) {
@@ -117,12 +128,7 @@ int main(int argc, char** argv) {
         std::fprintf(stderr, "rank %d: %s\n", rank, s.ToString().c_str());
         MPI_Abort(MPI_COMM_WORLD, 2);
       }
-      double mine = 0;
-      for (size_t i = 0; i < ours.size(); ++i)
-        mine = std::max(mine, std::fabs(double(ours[i]) - c.data[i]) /
-                                  std::max(1.0, std::fabs(double(c.data[i]))));
-      double largest = 0;
-      MPI_Allreduce(&mine, &largest, 1, MPI_DOUBLE, MPI_MAX, MPI_COMM_WORLD);
+      const double largest = LargestDifference(ours, c.data);
       worst = std::max(worst, largest);
       ++cases;
       if (!(largest <= 1e-4)) ++failed;
@@ -174,12 +180,7 @@ int main(int argc, char** argv) {
       std::fprintf(stderr, "rank %d: %s\n", rank, s.ToString().c_str());
       MPI_Abort(MPI_COMM_WORLD, 2);
     }
-    double mine = 0;
-    for (size_t i = 0; i < ours.size(); ++i)
-      mine = std::max(mine, std::fabs(double(ours[i]) - c.data[i]) /
-                                std::max(1.0, std::fabs(double(c.data[i]))));
-    double largest = 0;
-    MPI_Allreduce(&mine, &largest, 1, MPI_DOUBLE, MPI_MAX, MPI_COMM_WORLD);
+    const double largest = LargestDifference(ours, c.data);
     worst = std::max(worst, largest);
     ++cases;
     if (!(largest <= 1e-4)) ++failed;
