@@ -78,8 +78,11 @@ std::string TableSummary(const v1::HardwareProfile& p) {
                           p.cache_flush_bytes() >> 20);
   }
   if (p.copy_s_per_byte() > 0 || p.add_s_per_byte() > 0) {
-    absl::StrAppendFormat(&out, "  memory passes   pack %s, add %s per rank\n",
-                          Bandwidth(p.copy_s_per_byte()), Bandwidth(p.add_s_per_byte()));
+    absl::StrAppendFormat(&out, "  memory passes   pack %s, add %s%s per rank\n",
+                          Bandwidth(p.copy_s_per_byte()), Bandwidth(p.add_s_per_byte()),
+                          p.gather_s_per_byte() > 0
+                              ? ", strided " + Bandwidth(p.gather_s_per_byte())
+                              : std::string());
   }
   return out;
 }

@@ -38,8 +38,11 @@
 //              it has cores (the others sleep: a rank with a core to itself); sample
 //              "gemm_tile": the slowest rank's seconds per call, the median of 5 such runs.
 //   memory     every rank at once: a box of half the columns of a row-major matrix packed
-//              into a dense buffer ("copy") and a buffer added into another ("add"), at 256
-//              KiB .. 16 MiB; medians of the slowest rank's times.
+//              into a dense buffer ("copy"), a buffer added into another ("add"), and a
+//              column-major matrix of 1024 rows copied row by row into a dense buffer
+//              ("gather": the strided reads and writes of a redistribution from or into a
+//              ScaLAPACK local matrix), at 256 KiB .. 16 MiB; medians of the slowest rank's
+//              times.
 //
 // The profile also records rank 0's node: its online cores and how many of the job's ranks
 // share it, which tell how much the GEMM's ranks shared cores; and the MPI library's
@@ -466,11 +469,21 @@ double TimeMemoryPass(const std::string& kind, int64_t bytes, int reps, CacheFlu
   const int64_t n = std::max<int64_t>(1, bytes / static_cast<int64_t>(sizeof(T)));
   const int64_t cols = 256, rows = std::max<int64_t>(1, n / cols);
   std::vector<T> from(static_cast<size_t>(2 * rows * cols), T(1)), to(static_cast<size_t>(n), T(0));
+  // gather: `to` (n elements) read from the column-major matrix `from` of 1024 rows, row
+  // by row in runs of 64 columns, as a redistribution packs block-cyclic rows.
+  const int64_t lld = 1024, lcols = std::max<int64_t>(1, n / lld);
   auto pass = [&] {
     if (kind == "copy") {
       for (int64_t r = 0; r < rows; ++r)
         std::copy(from.data() + 2 * r * cols, from.data() + 2 * r * cols + cols,
                   to.data() + r * cols);
+    } else if (kind == "gather") {
+      T* out = to.data();
+      for (int64_t r = 0; r < lld; ++r) {
+        for (int64_t c0 = 0; c0 < lcols; c0 += 64) {
+          for (int64_t c = c0; c < std::min(lcols, c0 + 64); ++c) *out++ = from[r + c * lld];
+        }
+      }
     } else {
       for (int64_t i = 0; i < n; ++i) to[i] += from[i];
     }
@@ -523,7 +536,7 @@ void CalibrateTables(const Flags& f, int rank, int size, bool tile_ranks, CacheF
   const double min_s = f.tile_ms * 1e-3;
   const std::vector<double> tiles = f64 ? TimeGemmTiles<double>(f.tile_grid, min_s, tile_ranks)
                                         : TimeGemmTiles<float>(f.tile_grid, min_s, tile_ranks);
-  for (const char* kind : {"copy", "add"}) {
+  for (const char* kind : {"copy", "add", "gather"}) {
     for (int64_t bytes = 256 << 10; bytes <= (16 << 20); bytes *= 4) {
       const double s = f64 ? TimeMemoryPass<double>(kind, bytes, 10, cold)
                            : TimeMemoryPass<float>(kind, bytes, 10, cold);

@@ -47,12 +47,17 @@ std::vector<RankLoad> LoadOf(const std::vector<Piece>& plan, int64_t ranks) {
   std::vector<RankLoad> load(static_cast<size_t>(ranks));
   std::set<std::pair<int, int>> pairs;
   for (const Piece& p : plan) {
+    const bool strided_from = p.length > 1 && p.from_stride != 1;
+    const bool strided_to = p.length > 1 && p.to_stride != 1;
     if (p.from == p.to) {
       load[static_cast<size_t>(p.to)].copied += p.length;
+      if (strided_from || strided_to) load[static_cast<size_t>(p.to)].strided += p.length;
       continue;
     }
     load[static_cast<size_t>(p.from)].sent += p.length;
     load[static_cast<size_t>(p.to)].received += p.length;
+    if (strided_from) load[static_cast<size_t>(p.from)].strided += p.length;
+    if (strided_to) load[static_cast<size_t>(p.to)].strided += p.length;
     if (pairs.insert({p.from, p.to}).second) {
       ++load[static_cast<size_t>(p.from)].sends;
       ++load[static_cast<size_t>(p.to)].receives;

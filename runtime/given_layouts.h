@@ -34,6 +34,8 @@ std::shared_ptr<const GivenSpec> MakeGivenSpec(const codegen::TensorInfo& t, Giv
 struct RankLoad {
   int64_t sends = 0, receives = 0;             // peers
   int64_t sent = 0, received = 0, copied = 0;  // elements
+  // Of the elements it packs, unpacks or copies, those read or written with a stride.
+  int64_t strided = 0;
 };
 
 // The load of `plan` on each of `ranks` ranks.

@@ -808,7 +808,8 @@ class CostWalker {
   // all-to-all exchange a run: a rank pays the calibrated all-to-all over the mesh for the
   // larger of the bytes it sends and receives (without a calibrated one, a message per
   // peer it exchanges with and those bytes at beta), and a copy pass over what it packs,
-  // unpacks and copies locally. Charged as transfers
+  // unpacks and copies locally (at the strided rate where a piece has a stride, as in a
+  // ScaLAPACK local matrix). Charged as transfers
   // "TENSOR@layout" (into the shards) and "TENSOR@layout-out" (back), point-to-point.
   void CostGiven() {
     for (const codegen::TensorInfo& t : p_.tensors) {
@@ -846,8 +847,10 @@ class CostWalker {
                                                moved * static_cast<double>(g) / (g - 1), false)
                            : 0)
               : alpha * static_cast<double>(std::max(l.sends, l.receives)) + beta * moved;
-      const double seconds =
-          exchange + params_.copy * bytes * static_cast<double>(l.sent + l.received + l.copied);
+      const double passed = bytes * static_cast<double>(l.sent + l.received + l.copied);
+      const double strided = bytes * static_cast<double>(l.strided);
+      const double gather = params_.gather > 0 ? params_.gather : params_.copy;
+      const double seconds = exchange + params_.copy * (passed - strided) + gather * strided;
       Charge(tallies_.back(), r, seconds, l.received, std::max(l.sends, l.receives), 1);
     }
   }

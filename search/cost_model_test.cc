@@ -252,6 +252,26 @@ TEST(CostModelTest, GivenLayoutsAreChargedTheirRedistribution) {
     if (t.name == "A") t.given = grid;
   }
   EXPECT_EQ(layout_cost(EstimateCost(p, c)), -1.0);  // in place: not even listed
+  // From block-cyclic (column-major local matrices): every piece is strided there, so the
+  // strided copy rate prices what is packed and copied; the root layout's rows are not.
+  ir::GivenLayout cyclic;
+  cyclic.kind = ir::GivenLayout::Kind::kCyclic;
+  cyclic.mb = cyclic.nb = 64;
+  for (codegen::TensorInfo& t : p.tensors) {
+    if (t.name == "A") t.given = cyclic;
+  }
+  c.copy = 1e-10;
+  c.gather = 1e-10;
+  const double even = layout_cost(EstimateCost(p, c));
+  c.gather = 1e-9;
+  // Each rank reads its whole local matrix (a quarter of A) with a stride: 9e-10 s/B more.
+  ExpectRel(layout_cost(EstimateCost(p, c)), even + 9e-10 * quarter, 1e-9);
+  for (codegen::TensorInfo& t : p.tensors) {
+    if (t.name == "A") t.given = root;
+  }
+  const double rows = layout_cost(EstimateCost(p, c));
+  c.gather = 1e-10;
+  EXPECT_EQ(layout_cost(EstimateCost(p, c)), rows);
 }
 
 TEST(CostModelTest, AllGatherIsARing) {

@@ -75,7 +75,7 @@ absl::StatusOr<double> OverlapFraction(const std::map<std::string, std::vector<d
 
 // Whether `kind` is one of the samples FitTables fits.
 bool IsTableKind(const std::string& kind) {
-  return kind == "gemm_tile" || kind == "copy" || kind == "add" ||
+  return kind == "gemm_tile" || kind == "copy" || kind == "add" || kind == "gather" ||
          absl::StartsWith(kind, kCollectivePrefix);
 }
 
@@ -107,7 +107,7 @@ absl::Status FitTables(const v1::HardwareProfile& measured, v1::HardwareProfile*
       r->set_n(s.n());
       r->set_k(s.k());
       r->set_flops_per_s(2.0 * s.m() * s.n() * s.k() / s.seconds());
-    } else if (s.kind() == "copy" || s.kind() == "add") {
+    } else if (s.kind() == "copy" || s.kind() == "add" || s.kind() == "gather") {
       pass[s.kind()].first.push_back(static_cast<double>(s.bytes()));
       pass[s.kind()].second.push_back(s.seconds());
     }
@@ -122,6 +122,10 @@ absl::Status FitTables(const v1::HardwareProfile& measured, v1::HardwareProfile*
   }
   if (pass.count("copy") > 0)
     profile->set_copy_s_per_byte(FitNonNegative(pass["copy"].first, pass["copy"].second).slope);
+  if (pass.count("gather") > 0) {
+    profile->set_gather_s_per_byte(
+        FitNonNegative(pass["gather"].first, pass["gather"].second).slope);
+  }
   if (pass.count("add") > 0)
     profile->set_add_s_per_byte(FitNonNegative(pass["add"].first, pass["add"].second).slope);
   return absl::OkStatus();

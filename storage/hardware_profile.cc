@@ -227,6 +227,7 @@ search::CostParams ToCostParams(const v1::HardwareProfile& profile) {
   params.ranks_per_node = profile.ranks_per_node();
   params.copy = profile.copy_s_per_byte();
   params.add = profile.add_s_per_byte();
+  params.gather = profile.gather_s_per_byte();
   // A loaded profile's tables are valid (LoadProfile checks them); a bad one is left out.
   if (absl::StatusOr<search::GemmTable> gemm = GemmTableOf(profile); gemm.ok())
     params.gemm = *std::move(gemm);

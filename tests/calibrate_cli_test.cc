@@ -101,7 +101,7 @@ TEST_F(CalibrateCliTest, QuickCalibrationStoresAProfileThatLoads) {
       {"pingpong", 18},    {"shift", 18},       {"bcast", 18},  // 8 B to 1 MiB, doubling
       {"gemm", 1},         {"overlap_gemm", 1}, {"overlap_shift", 1},
       {"overlap_both", 1}, {"gemm_tile", 27},  // --quick's grid 1, 64, 512 in each of m, n, k
-      {"copy", 4},         {"add", 4}};        // 256 KiB to 16 MiB, every fourth size
+      {"copy", 4},         {"add", 4},          {"gather", 4}};  // 256 KiB to 16 MiB, every fourth
   // Each collective in both forms over the one group of 2 ranks, 8 B to 1 MiB every fourth;
   // the all-to-all (of given layouts' redistributions) blocking only.
   for (const char* kind : {"bcast", "reduce", "allgather", "reduce_scatter", "allreduce"}) {
@@ -116,6 +116,7 @@ TEST_F(CalibrateCliTest, QuickCalibrationStoresAProfileThatLoads) {
   for (const meshtune::v1::CollectiveFit& f : p->collectives()) EXPECT_EQ(f.group(), 2);
   EXPECT_EQ(p->gemm_rates_size(), 27);
   EXPECT_GT(p->copy_s_per_byte(), 0);
+  EXPECT_GT(p->gather_s_per_byte(), 0);
   EXPECT_GT(p->add_s_per_byte(), 0);
   const meshtune::search::CostParams params = meshtune::storage::ToCostParams(*p);
   EXPECT_GT(params.gemm.Rate(512, 512, 512), 0);
