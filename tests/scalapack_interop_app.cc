@@ -75,6 +75,28 @@ double LargestDifference(const std::vector<float>& ours, const std::vector<float
   return largest;
 }
 
+// Runs `plan` on `data` (by tensor) in `layouts`; aborts the job on an error.
+void ExecuteOrAbort(meshtune::Plan& plan, const std::map<std::string, std::string>& layouts,
+                    std::map<std::string, void*> data, int rank) {
+  std::vector<void*> ordered;
+  for (const std::string& t : plan.tensors()) ordered.push_back(data[t]);
+  if (absl::Status s = plan.ExecuteInLayouts(layouts, ordered); !s.ok()) {
+    std::fprintf(stderr, "rank %d: %s\n", rank, s.ToString().c_str());
+    MPI_Abort(MPI_COMM_WORLD, 2);
+  }
+}
+
+// The cases run, those that failed (a difference over 1e-4), the largest difference.
+struct Tally {
+  double worst = 0;
+  int cases = 0, failed = 0;
+  void Add(double largest) {
+    worst = std::max(worst, largest);
+    ++cases;
+    if (!(largest <= 1e-4)) ++failed;
+  }
+};
+
 }  // namespace
 
 int main(int argc, char** argv) {
@@ -85,8 +107,7 @@ int main(int argc, char** argv) {
   Cblacs_get(-1, 0, &ctx);
   Cblacs_gridinit(&ctx, "Row", kGrid, kGrid);
   Cblacs_gridinfo(ctx, &rows, &cols, &row, &col);
-  double worst = 0;
-  int cases = 0, failed = 0;
+  Tally tally;
   for (const auto& [m, n, k] : {std::array<int, 3>{256, 192, 320}, {200, 130, 70}}) {
     for (const bool whole_inputs : {false, true}) {
       const Local a = Make(m, k, ctx, row, col, 1), b = Make(k, n, ctx, row, col, 2);
@@ -122,16 +143,9 @@ int main(int argc, char** argv) {
         data["A"] = const_cast<float*>(a.data.data());
         data["B"] = const_cast<float*>(b.data.data());
       }
-      std::vector<void*> ordered;
-      for (const std::string& t : (*plan)->tensors()) ordered.push_back(data[t]);
-      if (absl::Status s = (*plan)->ExecuteInLayouts(layouts, ordered); !s.ok()) {
-        std::fprintf(stderr, "rank %d: %s\n", rank, s.ToString().c_str());
-        MPI_Abort(MPI_COMM_WORLD, 2);
-      }
+      ExecuteOrAbort(**plan, layouts, data, rank);
       const double largest = LargestDifference(ours, c.data);
-      worst = std::max(worst, largest);
-      ++cases;
-      if (!(largest <= 1e-4)) ++failed;
+      tally.Add(largest);
       if (rank == 0) {
         std::printf("%dx%dx%d, A and B %s: schedule on %s, largest relative difference %.3g\n", m,
                     n, k, whole_inputs ? "root and replicated" : "block-cyclic",
@@ -174,16 +188,9 @@ int main(int argc, char** argv) {
     std::map<std::string, void*> data = {{"A", const_cast<float*>(a.data.data())},
                                          {"B", const_cast<float*>(b.data.data())},
                                          {"C", ours.data()}};
-    std::vector<void*> ordered;
-    for (const std::string& t : (*plan)->tensors()) ordered.push_back(data[t]);
-    if (absl::Status s = (*plan)->ExecuteInLayouts(layouts, ordered); !s.ok()) {
-      std::fprintf(stderr, "rank %d: %s\n", rank, s.ToString().c_str());
-      MPI_Abort(MPI_COMM_WORLD, 2);
-    }
+    ExecuteOrAbort(**plan, layouts, data, rank);
     const double largest = LargestDifference(ours, c.data);
-    worst = std::max(worst, largest);
-    ++cases;
-    if (!(largest <= 1e-4)) ++failed;
+    tally.Add(largest);
     // Whether the schedule's shards are the local arrays (each tensor transposed, its rows
     // over y and columns over x): then nothing was redistributed.
     int own = 1;
@@ -204,7 +211,9 @@ int main(int argc, char** argv) {
           m, n, k, form->ToString().c_str(), layouts["A"].c_str(), largest, all ? "yes" : "no");
     }
   }
-  if (rank == 0) std::printf("interop: %d cases, largest relative difference %.3g\n", cases, worst);
+  if (rank == 0) {
+    std::printf("interop: %d cases, largest relative difference %.3g\n", tally.cases, tally.worst);
+  }
   // Bad calls: their messages, on rank 0.
   auto plan = meshtune::Plan::Create("C[m,n] += A[m,k] * B[k,n]", "m=8,n=8,k=8", MPI_COMM_WORLD,
                                      {meshtune::PlanMode::kEstimate, "", "x=2,y=2"});
@@ -217,5 +226,5 @@ int main(int argc, char** argv) {
   }
   Cblacs_gridexit(ctx);
   MPI_Finalize();
-  return failed == 0 ? 0 : 1;
+  return tally.failed == 0 ? 0 : 1;
 }
