@@ -137,7 +137,7 @@ struct Child {
 
 // Forks and execs `args` in a process group of its own, with OPENBLAS_NUM_THREADS=1 and, as
 // root, Open MPI's permission to run as root. Internal when a pipe or the fork fails.
-absl::StatusOr<Child> StartChild(std::vector<std::string> args) {
+absl::StatusOr<Child> StartChild(std::vector<std::string> args, const std::string& tmpdir) {
   int out_pipe[2], err_pipe[2];
   if (pipe(out_pipe) != 0)
     return absl::InternalError(absl::StrCat("pipe failed: ", std::strerror(errno)));
@@ -155,6 +155,7 @@ absl::StatusOr<Child> StartChild(std::vector<std::string> args) {
     close(out_pipe[0]);
     close(err_pipe[0]);
     setenv("OPENBLAS_NUM_THREADS", "1", 1);
+    if (!tmpdir.empty()) setenv("TMPDIR", tmpdir.c_str(), 1);
     if (geteuid() == 0) {
       setenv("OMPI_ALLOW_RUN_AS_ROOT", "1", 1);
       setenv("OMPI_ALLOW_RUN_AS_ROOT_CONFIRM", "1", 1);
@@ -253,7 +254,7 @@ absl::StatusOr<CommandResult> LaunchCommand(int64_t ranks, const std::vector<std
     return absl::CancelledError(
         absl::StrCat("interrupted by ", SignalName(sig), "; the job was not started"));
   }
-  absl::StatusOr<Child> child = StartChild(LauncherArgs(ranks, command, options));
+  absl::StatusOr<Child> child = StartChild(LauncherArgs(ranks, command, options), options.tmpdir);
   if (!child.ok()) return child.status();
   CommandResult result;
   int interrupted = 0;  // the stop signal that ended the wait
@@ -301,13 +302,29 @@ LaunchResult Launch(const RunSpec& spec, const LaunchOptions& options) {
         absl::StrCat("cannot find a directory for temporary files ($TMPDIR): ", ec.message());
     return result;
   }
-  std::string path_template = (temp_dir / "meshtune-trace-XXXXXX").string();
-  std::vector<char> trace_path_buf(path_template.begin(), path_template.end());
-  trace_path_buf.push_back('\0');
-  char* trace_path = trace_path_buf.data();
-  const int fd = mkstemp(trace_path);
+  // A directory of this run's own: the trace file, and the job's TMPDIR (Open MPI's session
+  // directory), removed after the job whatever happened.
+  std::string dir_template = (temp_dir / "meshtune-run-XXXXXX").string();
+  std::vector<char> dir_buf(dir_template.begin(), dir_template.end());
+  dir_buf.push_back('\0');
+  if (mkdtemp(dir_buf.data()) == nullptr) {
+    result.error = absl::StrCat("cannot create a temporary directory in ", temp_dir.string(), ": ",
+                                std::strerror(errno));
+    return result;
+  }
+  const std::filesystem::path run_dir = dir_buf.data();
+  struct RemoveDir {
+    std::filesystem::path dir;
+    ~RemoveDir() {
+      std::error_code ignored;
+      std::filesystem::remove_all(dir, ignored);
+    }
+  } remove_dir{run_dir};
+  const std::string trace_file = (run_dir / "trace").string();
+  const char* trace_path = trace_file.c_str();
+  const int fd = open(trace_path, O_WRONLY | O_CREAT | O_EXCL, 0600);
   if (fd < 0) {
-    result.error = absl::StrCat("cannot create a temporary trace file in ", temp_dir.string(), ": ",
+    result.error = absl::StrCat("cannot create a temporary trace file in ", run_dir.string(), ": ",
                                 std::strerror(errno));
     return result;
   }
@@ -344,8 +361,9 @@ LaunchResult Launch(const RunSpec& spec, const LaunchOptions& options) {
   for (const std::string& layout : spec.layouts)
     command.insert(command.end(), {"--layout", layout});
   // The trace file's name is on every rank's command line: the marker of this run's ranks.
-  absl::StatusOr<CommandResult> job = LaunchCommand(spec.ranks, command, options, trace_path);
-  unlink(trace_path);
+  LaunchOptions in_dir = options;
+  in_dir.tmpdir = run_dir.string();
+  absl::StatusOr<CommandResult> job = LaunchCommand(spec.ranks, command, in_dir, trace_path);
   if (!job.ok()) {
     result.error = std::string(job.status().message());
     return result;

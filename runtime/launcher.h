@@ -26,6 +26,10 @@ struct LaunchOptions {
   // Polled about every 100 ms while the job runs; when it returns true the job is killed
   // as on a timeout (Cancelled "cancelled; the job was killed"). Unset: never.
   std::function<bool()> cancelled;
+  // TMPDIR of the job (where Open MPI makes its session directory); "" inherits this
+  // process's. Launch sets it to a directory of its own, removed after the job whatever
+  // happened, so that a job killed before mpirun cleaned up leaves nothing behind.
+  std::string tmpdir;
 };
 
 // What to run: the problem, mesh and trace as text, and the measurement settings.
@@ -50,9 +54,10 @@ struct LaunchResult {
   std::optional<std::string> error;  // set whenever the run did not verify
 };
 
-// Runs `spec` and waits for it (at most options.timeout_s). The trace goes to a temporary
-// file under std::filesystem::temp_directory_path() ($TMPDIR, else /tmp), removed when the
-// job ends, however it ends (SIGKILL of this process aside).
+// Runs `spec` and waits for it (at most options.timeout_s). The trace goes to a directory
+// of the run's own under std::filesystem::temp_directory_path() ($TMPDIR, else /tmp),
+// meshtune-run-XXXXXX, which is also the job's TMPDIR (Open MPI's session directory) and is
+// removed when the job ends, however it ends (SIGKILL of this process aside).
 LaunchResult Launch(const RunSpec& spec, const LaunchOptions& options);
 
 // Stop signals for command-line tools. After InstallStopSignalHandlers(), SIGINT and

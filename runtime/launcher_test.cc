@@ -332,9 +332,11 @@ TEST_F(LauncherTest, LaunchReadsTheWorkersResultAndRemovesTheTraceFile) {
   EXPECT_EQ(r.median_s, 0.5);
   EXPECT_EQ(r.bytes_sent_max, 64);
   EXPECT_EQ(r.checksum, 1.5);
-  // The worker saw the spec and the trace, in a file under $TMPDIR that is gone now.
+  // The worker saw the spec and the trace, in a directory of the run's own under $TMPDIR
+  // (the job's TMPDIR too) that is gone now.
   const std::string trace_path = ReadFile(scratch_ + "/trace-path");
-  EXPECT_EQ(trace_path.rfind(tmp_ + "/meshtune-trace-", 0), 0u) << trace_path;
+  EXPECT_EQ(trace_path.rfind(tmp_ + "/meshtune-run-", 0), 0u) << trace_path;
+  EXPECT_EQ(trace_path.substr(trace_path.size() - 7), "/trace\n") << trace_path;
   EXPECT_EQ(ReadFile(scratch_ + "/trace-copy"), spec.trace);
   EXPECT_EQ(
       ReadFile(scratch_ + "/args"),

@@ -137,7 +137,7 @@ std::vector<std::string> HangingRun(const std::string& seed) {
 TEST(SignalTest, CtrlCStopsARunAndItsRanks) {
   const std::string tmpdir = TestTmp() + "/sigint";
   const int status =
-      RunAndSignal(HangingRun("515001"), tmpdir, tmpdir + "/meshtune-trace-", SIGINT, true);
+      RunAndSignal(HangingRun("515001"), tmpdir, tmpdir + "/meshtune-run-", SIGINT, true);
   ASSERT_TRUE(WIFSIGNALED(status))
       << "exit status " << WEXITSTATUS(status) << ": " << ReadFile(tmpdir + ".err");
   EXPECT_EQ(WTERMSIG(status), SIGINT);
@@ -149,7 +149,7 @@ TEST(SignalTest, CtrlCStopsARunAndItsRanks) {
 TEST(SignalTest, SigtermStopsARunAndItsRanks) {
   const std::string tmpdir = TestTmp() + "/sigterm";
   const int status =
-      RunAndSignal(HangingRun("515002"), tmpdir, tmpdir + "/meshtune-trace-", SIGTERM, false);
+      RunAndSignal(HangingRun("515002"), tmpdir, tmpdir + "/meshtune-run-", SIGTERM, false);
   ASSERT_TRUE(WIFSIGNALED(status))
       << "exit status " << WEXITSTATUS(status) << ": " << ReadFile(tmpdir + ".err");
   EXPECT_EQ(WTERMSIG(status), SIGTERM);
@@ -167,7 +167,7 @@ TEST(SignalTest, SigtermStopsATuneWhileItMeasures) {
       RunAndSignal({"tune", "--expr", "C[m,n] += A[m,k] * B[k,n]", "--extents", "m=64,n=64,k=64",
                     "--mesh", "x=2", "--top-k", "1", "--no-db", "--launcher", launcher, "--alpha",
                     "1e-6", "--beta", "1e-9", "--gamma", "3e-11"},
-                   tmpdir, tmpdir + "/meshtune-trace-", SIGTERM, false);
+                   tmpdir, tmpdir + "/meshtune-run-", SIGTERM, false);
   ASSERT_TRUE(WIFSIGNALED(status))
       << "exit status " << WEXITSTATUS(status) << ": " << ReadFile(tmpdir + ".err");
   EXPECT_EQ(WTERMSIG(status), SIGTERM);
