@@ -245,6 +245,41 @@ void KillJob(pid_t pid, const std::string& marker) {
   if (!marker.empty()) KillMarked(marker);
 }
 
+// A new directory meshtune-run-XXXXXX under $TMPDIR (else /tmp), or why there is none.
+absl::StatusOr<std::filesystem::path> MakeRunDir() {
+  std::error_code ec;
+  const std::filesystem::path temp_dir = std::filesystem::temp_directory_path(ec);
+  if (ec) {
+    return absl::InternalError(
+        absl::StrCat("cannot find a directory for temporary files ($TMPDIR): ", ec.message()));
+  }
+  std::string dir_template = (temp_dir / "meshtune-run-XXXXXX").string();
+  std::vector<char> dir_buf(dir_template.begin(), dir_template.end());
+  dir_buf.push_back('\0');
+  if (mkdtemp(dir_buf.data()) == nullptr) {
+    return absl::InternalError(absl::StrCat("cannot create a temporary directory in ",
+                                            temp_dir.string(), ": ", std::strerror(errno)));
+  }
+  return std::filesystem::path(dir_buf.data());
+}
+
+// Writes `text` to the new file `path`, or says why it could not.
+absl::Status WriteFile(const std::string& path, const std::string& text) {
+  const int fd = open(path.c_str(), O_WRONLY | O_CREAT | O_EXCL, 0600);
+  if (fd < 0) {
+    return absl::InternalError(
+        absl::StrCat("cannot create the temporary trace file ", path, ": ", std::strerror(errno)));
+  }
+  const bool written = write(fd, text.data(), text.size()) == static_cast<ssize_t>(text.size());
+  const int write_errno = errno;
+  close(fd);
+  if (!written) {
+    return absl::InternalError(absl::StrCat("cannot write the temporary trace file ", path, ": ",
+                                            std::strerror(write_errno)));
+  }
+  return absl::OkStatus();
+}
+
 }  // namespace
 
 absl::StatusOr<CommandResult> LaunchCommand(int64_t ranks, const std::vector<std::string>& command,
@@ -294,48 +329,24 @@ LaunchResult Launch(const RunSpec& spec, const LaunchOptions& options) {
                                 worker, "'); set MESHTUNE_WORKER");
     return result;
   }
-  std::error_code ec;
-  const std::filesystem::path temp_dir =
-      std::filesystem::temp_directory_path(ec);  // $TMPDIR, else /tmp
-  if (ec) {
-    result.error =
-        absl::StrCat("cannot find a directory for temporary files ($TMPDIR): ", ec.message());
-    return result;
-  }
   // A directory of this run's own: the trace file, and the job's TMPDIR (Open MPI's session
   // directory), removed after the job whatever happened.
-  std::string dir_template = (temp_dir / "meshtune-run-XXXXXX").string();
-  std::vector<char> dir_buf(dir_template.begin(), dir_template.end());
-  dir_buf.push_back('\0');
-  if (mkdtemp(dir_buf.data()) == nullptr) {
-    result.error = absl::StrCat("cannot create a temporary directory in ", temp_dir.string(), ": ",
-                                std::strerror(errno));
+  absl::StatusOr<std::filesystem::path> run_dir = MakeRunDir();
+  if (!run_dir.ok()) {
+    result.error = std::string(run_dir.status().message());
     return result;
   }
-  const std::filesystem::path run_dir = dir_buf.data();
   struct RemoveDir {
     std::filesystem::path dir;
     ~RemoveDir() {
       std::error_code ignored;
       std::filesystem::remove_all(dir, ignored);
     }
-  } remove_dir{run_dir};
-  const std::string trace_file = (run_dir / "trace").string();
+  } remove_dir{*run_dir};
+  const std::string trace_file = (*run_dir / "trace").string();
   const char* trace_path = trace_file.c_str();
-  const int fd = open(trace_path, O_WRONLY | O_CREAT | O_EXCL, 0600);
-  if (fd < 0) {
-    result.error = absl::StrCat("cannot create a temporary trace file in ", run_dir.string(), ": ",
-                                std::strerror(errno));
-    return result;
-  }
-  const bool written =
-      write(fd, spec.trace.data(), spec.trace.size()) == static_cast<ssize_t>(spec.trace.size());
-  const int write_errno = errno;
-  close(fd);
-  if (!written) {
-    unlink(trace_path);
-    result.error = absl::StrCat("cannot write the temporary trace file ", trace_path, ": ",
-                                std::strerror(write_errno));
+  if (absl::Status s = WriteFile(trace_file, spec.trace); !s.ok()) {
+    result.error = std::string(s.message());
     return result;
   }
 
@@ -362,7 +373,7 @@ LaunchResult Launch(const RunSpec& spec, const LaunchOptions& options) {
     command.insert(command.end(), {"--layout", layout});
   // The trace file's name is on every rank's command line: the marker of this run's ranks.
   LaunchOptions in_dir = options;
-  in_dir.tmpdir = run_dir.string();
+  in_dir.tmpdir = run_dir->string();
   absl::StatusOr<CommandResult> job = LaunchCommand(spec.ranks, command, in_dir, trace_path);
   if (!job.ok()) {
     result.error = std::string(job.status().message());
