@@ -269,6 +269,8 @@ std::string Dump(const Program& p) {
 
 std::string PatternLabel(const std::string& tensor, const std::string& loop,
                          const CommPattern& pattern) {
+  // A given layout's redistribution (Summarize's loops "layout" and "layout-out").
+  if (loop == "layout" || loop == "layout-out") return absl::StrCat(tensor, "@", loop, " AllToAll");
   return absl::StrCat(tensor, "@", loop, " ", pattern.ToString());
 }
 

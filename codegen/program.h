@@ -196,7 +196,8 @@ struct TransferSummary {
 std::vector<TransferSummary> Summarize(const Program& p);
 
 // How answers and tuning records list a transfer: "TENSOR@LOOP PATTERN", e.g.
-// "A@ko Broadcast(axes=[1])". The one place the label is built.
+// "A@ko Broadcast(axes=[1])"; a given layout's redistribution "A@layout AllToAll". The one
+// place the label is built.
 std::string PatternLabel(const std::string& tensor, const std::string& loop,
                          const CommPattern& pattern);
 

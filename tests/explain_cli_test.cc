@@ -175,7 +175,7 @@ TEST(ExplainCliTest, TuneInPlaceTunesTheFormWhoseShardsAreTheLocalArrays) {
                        "nothing: try --in-place\n"),
             std::string::npos)
       << r.err;
-  EXPECT_NE(r.out.find("A@layout SendRecv"), std::string::npos) << r.out;
+  EXPECT_NE(r.out.find("A@layout AllToAll"), std::string::npos) << r.out;
   r = Meshtune(
       "tune --expr 'C[m,n] += A[m,k] * B[k,n]' --extents m=500,n=512,k=512 --mesh x=2,y=2 "
       "--model-only --no-db --layout 'A=cyclic(64,64)' --layout 'B=cyclic(64,64)' "
