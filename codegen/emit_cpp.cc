@@ -160,11 +160,16 @@ void Emit(const Program& p, const StmtPtr& s, const For* loop, int indent, std::
   }
 }
 
-// Whether a tensor of `p` is in a given layout (the emitted code then includes
+// Whether `t` is redistributed from a given layout (not block, not in place).
+bool Redistributed(const Program& p, const TensorInfo& t) {
+  return t.given.kind != ir::GivenLayout::Kind::kBlock && !InPlace(p, t);
+}
+
+// Whether a tensor of `p` is redistributed (the emitted code then includes
 // runtime/given_spec.h and links //runtime:given_spec).
 bool HasGiven(const Program& p) {
   for (const TensorInfo& t : p.tensors) {
-    if (t.given.kind != ir::GivenLayout::Kind::kBlock) return true;
+    if (Redistributed(p, t)) return true;
   }
   return false;
 }
@@ -190,7 +195,7 @@ std::string Specs(const Program& p, const std::string& pad, const std::string& c
     absl::StrAppend(&out, pad, "tensors.push_back(TensorSpec{", Quote(t.name), ", ",
                     Strings(t.dims), ", ", Ints(t.shape), ", ", Ints(t.local_shape), ", ",
                     t.is_output ? "true" : "false", ", ", CoordsLambda(p, ShardStart(t)), "});\n");
-    if (t.given.kind == ir::GivenLayout::Kind::kBlock) continue;
+    if (!Redistributed(p, t)) continue;
     absl::StrAppend(&out, pad, "tensors.back().given = GivenSpecOf(", Quote(t.given.ToString()),
                     ", tensors.back(), ", p.accumulate ? "true" : "false", ", ",
                     Strings(p.axis_names), ", ", Ints(p.axis_sizes), ", given_rank, ",
@@ -323,7 +328,7 @@ std::string CallableHeader(const Program& p, const std::string& title, const std
                   "pointer is\n// that rank's shard of the tensor, dense and row-major:\n");
   for (const TensorInfo& t : p.tensors) {
     const std::string where =
-        t.given.kind == ir::GivenLayout::Kind::kBlock
+        !Redistributed(p, t)
             ? absl::StrCat("shard ", Ints(t.local_shape), " starting at ", StartText(t))
             : absl::StrCat("not a shard: the rank's part in the given layout ", t.given.ToString(),
                            " (ir/layout.h)");

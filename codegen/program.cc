@@ -116,35 +116,57 @@ std::vector<const Stmt*> PrefetchedIn(const For& f) {
   return out;
 }
 
-bool InPlace(const Program& p, const TensorInfo& t) {
-  if (t.given.kind != ir::GivenLayout::Kind::kGrid) return false;
+std::vector<int64_t> ShardStartAt(const Program& p, const TensorInfo& t,
+                                  const std::vector<int64_t>& coords) {
+  std::vector<int64_t> start;
+  for (const DimLayout& l : t.layout) {
+    int64_t s = 0;
+    for (const auto& [block, index] : l.blocks) {
+      s += block * index.Eval([&](const std::string& name) -> int64_t {
+        for (size_t a = 0; a < p.axis_names.size(); ++a) {
+          if (p.axis_names[a] == name) return coords[a];
+        }
+        return 0;
+      });
+    }
+    start.push_back(s);
+  }
+  return start;
+}
+
+namespace {
+
+// `p`'s mesh, and `fn(coords)` for every rank's coordinates in row-major rank order.
+ir::Mesh MeshOf(const Program& p) {
   ir::Mesh mesh;
   for (size_t a = 0; a < p.axis_sizes.size(); ++a)
     mesh.axes.push_back({p.axis_names[a], p.axis_sizes[a]});
-  const ir::Placement placement(t.given, t.shape, mesh);
-  std::vector<int64_t> coords(p.axis_sizes.size(), 0), start, extent;
+  return mesh;
+}
+void ForEachRank(const Program& p, const std::function<void(const std::vector<int64_t>&)>& fn) {
+  std::vector<int64_t> coords(p.axis_sizes.size(), 0);
   for (int64_t r = 0; r < p.Ranks(); ++r) {
     int64_t rest = r;
     for (size_t a = coords.size(); a-- > 0;) {
       coords[a] = rest % p.axis_sizes[a];
       rest /= p.axis_sizes[a];
     }
-    placement.GridBox(coords, &start, &extent);
-    if (extent != t.local_shape) return false;
-    for (size_t d = 0; d < t.layout.size(); ++d) {
-      int64_t s = 0;
-      for (const auto& [block, index] : t.layout[d].blocks) {
-        s += block * index.Eval([&](const std::string& name) -> int64_t {
-          for (size_t a = 0; a < p.axis_names.size(); ++a) {
-            if (p.axis_names[a] == name) return coords[a];
-          }
-          return 0;
-        });
-      }
-      if (s != start[d]) return false;
-    }
+    fn(coords);
   }
-  return true;
+}
+
+}  // namespace
+
+bool InPlace(const Program& p, const TensorInfo& t) {
+  if (t.given.kind != ir::GivenLayout::Kind::kGrid) return false;
+  const ir::Placement placement(t.given, t.shape, MeshOf(p));
+  bool same = true;
+  std::vector<int64_t> start, extent;
+  ForEachRank(p, [&](const std::vector<int64_t>& coords) {
+    placement.GridBox(coords, &start, &extent);
+    same = same && extent == t.local_shape && start == ShardStartAt(p, t, coords);
+  });
+  return same;
 }
 
 std::vector<TransferSummary> Summarize(const Program& p) {
@@ -189,20 +211,11 @@ std::vector<TransferSummary> Summarize(const Program& p) {
   // as the largest storage of a rank in that layout.
   for (const TensorInfo& t : p.tensors) {
     if (t.given.kind == ir::GivenLayout::Kind::kBlock || !t.is_output || InPlace(p, t)) continue;
-    ir::Mesh mesh;
-    for (size_t a = 0; a < p.axis_sizes.size(); ++a)
-      mesh.axes.push_back({p.axis_names[a], p.axis_sizes[a]});
-    const ir::Placement placement(t.given, t.shape, mesh);
+    const ir::Placement placement(t.given, t.shape, MeshOf(p));
     int64_t most = 0;
-    std::vector<int64_t> coords(p.axis_sizes.size(), 0);
-    for (int64_t r = 0; r < p.Ranks(); ++r) {
-      int64_t rest = r;
-      for (size_t a = coords.size(); a-- > 0;) {
-        coords[a] = rest % p.axis_sizes[a];
-        rest /= p.axis_sizes[a];
-      }
+    ForEachRank(p, [&](const std::vector<int64_t>& coords) {
       most = std::max(most, placement.LocalElements(coords));
-    }
+    });
     out.push_back({t.name, "layout-out", all, most, 1, 0, 0});
   }
   for (TransferSummary& t : out) {

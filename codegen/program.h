@@ -162,6 +162,10 @@ struct Program {
 // those axes (runtime/rank.h), and costed so (search/cost_model.h); in ascending order.
 std::vector<int> ReplicatedAxes(const Program& p, const TensorInfo& t);
 
+// The global index of the first element of tensor `t`'s shard on the rank at `coords`.
+std::vector<int64_t> ShardStartAt(const Program& p, const TensorInfo& t,
+                                  const std::vector<int64_t>& coords);
+
 // Whether tensor `t`'s given layout is its sharding: a grid layout (ir/layout.h) whose
 // block on every rank is the rank's shard, so that the program runs on the application's
 // storage as it is and nothing is redistributed.

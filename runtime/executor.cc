@@ -187,12 +187,11 @@ absl::StatusOr<Specs> SpecsOf(const Program& program, const Comm& comm, bool giv
   Specs s;
   for (const codegen::TensorInfo& t : program.tensors) {
     TensorSpec spec{t.name, t.dims, t.shape, t.local_shape, t.is_output, nullptr, {}};
-    if (given && t.given.kind != ir::GivenLayout::Kind::kBlock) {
+    // In place (the layout is the sharding): an ordinary shard, nothing moves.
+    if (given && t.given.kind != ir::GivenLayout::Kind::kBlock && !codegen::InPlace(program, t)) {
       absl::StatusOr<GivenPlans> plans = PlanGiven(program, t);
       if (!plans.ok()) return plans.status();
-      // In place (the layout is the sharding): an ordinary shard, nothing moves.
-      if (!IsIdentityFor(program, t, *plans))
-        spec.given = MakeGivenSpec(t, *std::move(plans), comm.rank(), program.dtype_bytes);
+      spec.given = MakeGivenSpec(t, *std::move(plans), comm.rank(), program.dtype_bytes);
     } else if (!t.is_output) {
       spec.replicated_axes = codegen::ReplicatedAxes(program, t);
     }

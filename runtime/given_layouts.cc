@@ -9,33 +9,13 @@
 namespace meshtune::runtime {
 
 Box ShardBox(const codegen::Program& p, const codegen::TensorInfo& t, const Coords& coords) {
-  Box box;
-  box.extent = t.local_shape;
-  for (const codegen::DimLayout& l : t.layout) {
-    int64_t start = 0;
-    for (const auto& [block, index] : l.blocks) {
-      start += block * index.Eval([&](const std::string& name) -> int64_t {
-        for (size_t a = 0; a < p.axis_names.size(); ++a) {
-          if (p.axis_names[a] == name) return coords[a];
-        }
-        return 0;
-      });
-    }
-    box.start.push_back(start);
-  }
-  return box;
+  return Box{codegen::ShardStartAt(p, t, coords), t.local_shape};
 }
 
 absl::StatusOr<GivenPlans> PlanGiven(const codegen::Program& p, const codegen::TensorInfo& t) {
   return PlanBoxes(
       t.given, t.name, t.shape, MeshOf(p.axis_names, p.axis_sizes),
       [&](const std::vector<int64_t>& c) { return ShardBox(p, t, c); }, t.is_output, p.accumulate);
-}
-
-bool IsIdentityFor(const codegen::Program& p, const codegen::TensorInfo& t,
-                   const GivenPlans& plans) {
-  return IsIdentity(plans,
-                    std::vector<int64_t>(static_cast<size_t>(p.Ranks()), Elements(t.local_shape)));
 }
 
 std::shared_ptr<const GivenSpec> MakeGivenSpec(const codegen::TensorInfo& t, GivenPlans plans,

@@ -18,12 +18,9 @@ namespace meshtune::runtime {
 // The box of tensor `t` of `p` that the rank at `coords` holds (its shard).
 Box ShardBox(const codegen::Program& p, const codegen::TensorInfo& t, const Coords& coords);
 
-// The plans of tensor `t` of `p` (PlanBoxes over its shards).
+// The plans of tensor `t` of `p` (PlanBoxes over its shards). Callers skip a tensor whose
+// layout is its sharding (codegen::InPlace): nothing moves.
 absl::StatusOr<GivenPlans> PlanGiven(const codegen::Program& p, const codegen::TensorInfo& t);
-
-// Whether the plans of tensor `t` of `p` move nothing (IsIdentity over its shards).
-bool IsIdentityFor(const codegen::Program& p, const codegen::TensorInfo& t,
-                   const GivenPlans& plans);
 
 // SpecOf for tensor `t`.
 std::shared_ptr<const GivenSpec> MakeGivenSpec(const codegen::TensorInfo& t, GivenPlans plans,

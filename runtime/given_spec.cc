@@ -126,10 +126,6 @@ std::shared_ptr<const GivenSpec> GivenSpecOf(const std::string& layout, const Te
       },
       t.is_output, accumulate);
   if (!plans.ok()) return nullptr;
-  int64_t ranks = 1;
-  for (int64_t s : axis_sizes) ranks *= s;
-  if (IsIdentity(*plans, std::vector<int64_t>(static_cast<size_t>(ranks), Elements(t.local_shape))))
-    return nullptr;
   return SpecOf(*given, t.shape, t.is_output, *std::move(plans), rank, dtype_bytes);
 }
 

@@ -52,10 +52,9 @@ std::shared_ptr<const GivenSpec> SpecOf(const ir::GivenLayout& layout,
                                         GivenPlans plans, int rank, int dtype_bytes);
 
 // The spec from what an emitted program has: the layout's spec text (ir::ParseLayout, not
-// block) and the runtime's TensorSpec of the tensor, on a mesh of these axes. nullptr
-// when the plans are the identity (IsIdentity: the tensor is then an ordinary shard), and
-// when the text does not parse or cannot lay out the tensor (codegen emits only layouts
-// lowering took).
+// block) and the runtime's TensorSpec of the tensor, on a mesh of these axes (codegen emits
+// it only for tensors not in place, codegen::InPlace). nullptr when the text does not parse
+// or cannot lay out the tensor (codegen emits only layouts lowering took).
 std::shared_ptr<const GivenSpec> GivenSpecOf(const std::string& layout, const TensorSpec& t,
                                              bool accumulate,
                                              const std::vector<std::string>& axis_names,

@@ -66,9 +66,9 @@ namespace {
 
 std::vector<bool> CostAxes(const Program& p) {
   std::vector<bool> relevant(p.axis_names.size(), false);
-  // A given layout's redistribution loads differ from rank to rank.
+  // A given layout's redistribution loads differ from rank to rank (one in place has none).
   for (const codegen::TensorInfo& t : p.tensors) {
-    if (t.given.kind != ir::GivenLayout::Kind::kBlock)
+    if (t.given.kind != ir::GivenLayout::Kind::kBlock && !codegen::InPlace(p, t))
       return std::vector<bool>(p.axis_names.size(), true);
   }
   auto mention = [&](const Expr& e) {
@@ -813,7 +813,7 @@ class CostWalker {
   // "TENSOR@layout" (into the shards) and "TENSOR@layout-out" (back), point-to-point.
   void CostGiven() {
     for (const codegen::TensorInfo& t : p_.tensors) {
-      if (t.given.kind == ir::GivenLayout::Kind::kBlock) continue;
+      if (t.given.kind == ir::GivenLayout::Kind::kBlock || codegen::InPlace(p_, t)) continue;
       const std::shared_ptr<const GivenLoads> loads = LoadsOf(p_, t);
       ChargeLoads(t.name, "layout", loads->in);
       ChargeLoads(t.name, "layout-out", loads->out);

@@ -43,10 +43,8 @@ std::shared_ptr<const GivenLoads> LoadsOf(const codegen::Program& p, const codeg
   MT_CHECK(plans.ok());  // lowering only gives layouts ParseLayoutFlags took
   auto loads = std::make_shared<GivenLoads>();
   const int64_t ranks = runtime::Elements(p.axis_sizes);
-  if (!runtime::IsIdentityFor(p, t, *plans)) {  // in place: nothing to charge
-    if (!plans->in.empty()) loads->in = runtime::LoadOf(plans->in, ranks);
-    if (!plans->out.empty()) loads->out = runtime::LoadOf(plans->out, ranks);
-  }
+  if (!plans->in.empty()) loads->in = runtime::LoadOf(plans->in, ranks);
+  if (!plans->out.empty()) loads->out = runtime::LoadOf(plans->out, ranks);
   std::lock_guard<std::mutex> lock(mu);
   if (cache->size() >= kMaxCached) cache->clear();
   cache->emplace(key, loads);

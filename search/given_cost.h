@@ -15,8 +15,9 @@
 namespace meshtune::search {
 
 // The loads, by row-major rank, of the redistributions of tensor `t` of `p` (given, not
-// block): `in` (given layout to shards; empty for an output assigned with `=`) and `out`
-// (shards to given layout; empty for an input).
+// block, and not in place: codegen::InPlace tensors move nothing and are not asked about): `in`
+// (given layout to shards; empty for an output assigned with `=`) and `out` (shards to given
+// layout; empty for an input).
 struct GivenLoads {
   std::vector<runtime::RankLoad> in, out;
 };

@@ -75,6 +75,14 @@ double LargestDifference(const std::vector<float>& ours, const std::vector<float
   return largest;
 }
 
+// C += A B by PSGEMM on the local parts and descriptors.
+void Psgemm(int m, int n, int k, const Local& a, const Local& b, Local* c) {
+  const int one = 1;
+  const float alpha = 1, beta = 1;
+  psgemm_("N", "N", &m, &n, &k, &alpha, a.data.data(), &one, &one, a.desc, b.data.data(), &one,
+          &one, b.desc, &beta, c->data.data(), &one, &one, c->desc);
+}
+
 // Runs `plan` on `data` (by tensor) in `layouts`; aborts the job on an error.
 void ExecuteOrAbort(meshtune::Plan& plan, const std::map<std::string, std::string>& layouts,
                     std::map<std::string, void*> data, int rank) {
@@ -113,10 +121,7 @@ int main(int argc, char** argv) {
       const Local a = Make(m, k, ctx, row, col, 1), b = Make(k, n, ctx, row, col, 2);
       Local c = Make(m, n, ctx, row, col, 3);
       std::vector<float> ours = c.data;
-      const int one = 1;
-      const float alpha = 1, beta = 1;
-      psgemm_("N", "N", &m, &n, &k, &alpha, a.data.data(), &one, &one, a.desc, b.data.data(), &one,
-              &one, b.desc, &beta, c.data.data(), &one, &one, c.desc);
+      Psgemm(m, n, k, a, b, &c);
       meshtune::PlanOptions o;
       o.mode = meshtune::PlanMode::kEstimate;
       o.mesh = "x=2,y=2";
@@ -172,10 +177,7 @@ int main(int argc, char** argv) {
     const Local a = Make(m, k, ctx, row, col, 1), b = Make(k, n, ctx, row, col, 2);
     Local c = Make(m, n, ctx, row, col, 3);
     std::vector<float> ours = c.data;
-    const int one = 1;
-    const float alpha = 1, beta = 1;
-    psgemm_("N", "N", &m, &n, &k, &alpha, a.data.data(), &one, &one, a.desc, b.data.data(), &one,
-            &one, b.desc, &beta, c.data.data(), &one, &one, c.desc);
+    Psgemm(m, n, k, a, b, &c);
     std::map<std::string, std::string> layouts;
     for (const auto& [tensor, layout] : form->layouts) layouts[tensor] = layout.ToString();
     meshtune::PlanOptions options{meshtune::PlanMode::kEstimate, "", "x=2,y=2"};
