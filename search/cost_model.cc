@@ -413,7 +413,7 @@ class CostWalker {
     } else if (const auto* r = std::get_if<Reduce>(&s->node)) {
       CostReduce(*r, tallies_[index_.at(s.get())], times);
     } else if (std::holds_alternative<Compute>(s->node)) {
-      compute_ += kernels_.at(s.get())[overlapped_ > 0 ? 1 : 0] * static_cast<double>(times);
+      compute_ += kernels_.at(s.get())[inflight_ > 0 ? 1 : 0] * static_cast<double>(times);
     }
   }
 
@@ -647,51 +647,70 @@ class CostWalker {
   // i-1's reductions are in flight, so per rank the loop saves
   //   overlap * sum over i of min(compute_i, in_{i+1} + out_{i-1})   (in_E = out_-1 = 0),
   // i.e. with overlap 1 it costs in_0 + sum_i max(compute_i, in_{i+1} + out_{i-1}) +
-  // out_{E-1} plus its other communication, serial.
+  // out_{E-1} plus its other communication, serial. The kernels of a step with something in
+  // flight run in row chunks; without prefetched reductions the last step has nothing in
+  // flight, so it is walked on its own, with whole kernels.
   void WalkOverlapped(const For& f, const std::vector<const codegen::Stmt*>& driven, size_t slot,
                       int64_t times) {
     const LoopMode mode = modes_.at(&f);
     const int64_t e = f.extent;
-    ++overlapped_;  // kernels inside run in row chunks while the transfers are in flight
+    const bool reductions = std::any_of(driven.begin(), driven.end(), [](const codegen::Stmt* d) {
+      return !std::holds_alternative<Transfer>(d->node);
+    });
+    // The last step is walked on its own when its kernels run whole and it would otherwise
+    // share a representative iteration.
+    const bool last_apart = !reductions && e > 1 && mode != LoopMode::kEach;
     // Representative iterations: one for all (kOnce), the first and one for the rest
-    // (kFirstThenRest), or each.
+    // (kFirstThenRest), or each; then the last one if apart.
     std::vector<Iteration> reps;
     const std::vector<StmtPtr> body = {f.body};
     // Walked each: the statements that vary, once per iteration, plus the same share of
     // those that do not (walked once for all).
     const Parts parts = mode == LoopMode::kEach ? Split(f) : Parts{};
-    const Iteration invariant =
-        mode == LoopMode::kEach
-            ? WalkIteration(parts.invariant, driven, static_cast<double>(e), times)
-            : Iteration{};
+    auto walk = [&](const std::vector<StmtPtr>& stmts, double count, bool in_flight) {
+      inflight_ += in_flight ? 1 : 0;
+      Iteration it = WalkIteration(stmts, driven, count, times);
+      inflight_ -= in_flight ? 1 : 0;
+      return it;
+    };
+    // What does not vary, per iteration: with something in flight, and at the last step.
+    const bool whole_last = !reductions && e > 1;
+    Iteration invariant, invariant_last;
+    if (mode == LoopMode::kEach) {
+      invariant = walk(parts.invariant, static_cast<double>(whole_last ? e - 1 : e), true);
+      invariant_last = whole_last ? walk(parts.invariant, 1, false) : invariant;
+    }
+    const double rest = static_cast<double>(last_apart ? e - 1 : e);
     for (int64_t i = 0; i < e; ++i) {
       if (i > 0) {
         for (int64_t& v : values_.Slot(slot)) v += 1;
       }
       if (mode == LoopMode::kOnce) {
-        reps.push_back(WalkIteration(body, driven, static_cast<double>(e), times));
+        reps.push_back(walk(body, rest, true));
         break;
       }
       if (mode == LoopMode::kFirstThenRest && i == 1) {
-        reps.push_back(WalkIteration(body, driven, static_cast<double>(e - 1), times));
+        if (rest > 1) reps.push_back(walk(body, rest - 1, true));
         break;
       }
       if (mode == LoopMode::kFirstThenRest) {
-        reps.push_back(WalkIteration(body, driven, 1, times));
+        reps.push_back(walk(body, 1, e > 1));
         continue;
       }
-      Iteration it = WalkIteration(parts.varying, driven, 1, times);
-      it.compute += invariant.compute;
+      Iteration it = walk(parts.varying, 1, i + 1 < e || (reductions && i > 0));
+      const Iteration& same = i + 1 < e ? invariant : invariant_last;
+      it.compute += same.compute;
       for (int64_t r = 0; r < values_.ranks(); ++r) {
-        it.nested[r] += invariant.nested[r];
-        it.in[r] += invariant.in[r];
-        it.out[r] += invariant.out[r];
+        it.nested[r] += same.nested[r];
+        it.in[r] += same.in[r];
+        it.out[r] += same.out[r];
       }
       reps.push_back(std::move(it));
     }
-    --overlapped_;
+    if (last_apart) reps.push_back(walk(body, 1, false));
+    const int64_t shared = static_cast<int64_t>(reps.size()) - (last_apart ? 2 : 1);
     auto rep = [&](int64_t i) -> const Iteration& {
-      return reps[std::min<int64_t>(i, static_cast<int64_t>(reps.size()) - 1)];
+      return last_apart && i == e - 1 ? reps.back() : reps[std::min<int64_t>(i, shared)];
     };
     // Steps 2 .. e-3 are alike unless each is walked; the others are summed one by one.
     std::vector<std::pair<int64_t, double>> steps;  // (step, how many like it)
@@ -1022,7 +1041,9 @@ class CostWalker {
   std::vector<bool> outer_;     // per mesh axis: whether ranks along it may be on two nodes
   Values source_, sends_;       // scratch of CostTransfer and PointToPoint
   double compute_ = 0;          // the same on every rank: one SPMD kernel sequence
-  int overlapped_ = 0;          // loops driving prefetched statements around the walk
+  // Loops around the walk that drive prefetched statements and have one in flight at the
+  // walked iteration: kernels then run in row chunks (runtime/rank.cc).
+  int inflight_ = 0;
 };
 
 }  // namespace

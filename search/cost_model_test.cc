@@ -541,8 +541,9 @@ TEST(CostModelTest, GemmTableTimesEachKernelByItsTileShape) {
 }
 
 // Inside a loop that drives prefetched transfers the runtime runs each kernel in row
-// chunks (at least 64 rows, at most 8 chunks) so that MPI progresses between them: SUMMA
-// prefetched on 2x2, 128-row tiles, 2 chunks of 64 rows per kernel.
+// chunks (at least 64 rows, at most 8 chunks) so that MPI progresses between them, while a
+// transfer is in flight: SUMMA prefetched on 2x2, 128-row tiles, 2 chunks of 64 rows per
+// kernel in steps 0 to 6; the last step (7) fetches nothing, so its kernel runs whole.
 TEST(CostModelTest, PrefetchedKernelsRunInRowChunks) {
   CostParams c;
   c.gemm = ShapedTable();
@@ -551,7 +552,13 @@ TEST(CostModelTest, PrefetchedKernelsRunInRowChunks) {
   const Program prefetched =
       LowerText(kMatmul, "m=256,n=256,k=256", "x=2,y=2", ReadFile("examples/summa_prefetch.trace"));
   ExpectRel(EstimateCost(plain, c).compute_seconds, 8 * c.gemm.Seconds(128, 128, 32));
-  ExpectRel(EstimateCost(prefetched, c).compute_seconds, 8 * 2 * c.gemm.Seconds(64, 128, 32));
+  ExpectRel(EstimateCost(prefetched, c).compute_seconds,
+            7 * 2 * c.gemm.Seconds(64, 128, 32) + c.gemm.Seconds(128, 128, 32));
+  // With the output's reduce-scatter prefetched, step no-1's reduction is in flight at step
+  // no, the last one included: all 4 kernels (256 x 64 x 64) run in 4 chunks of 64 rows.
+  const Program reduced = LowerText("C[m,n] = A[m,k] * B[k,n]", "m=256,k=256,n=256", "x=4",
+                                    ReadFile("examples/gemm_reducescatter.trace"));
+  ExpectRel(EstimateCost(reduced, c).compute_seconds, 4 * 4 * c.gemm.Seconds(64, 64, 64));
   // Without a table there are no calls to split: gamma per flop either way.
   c.gemm = GemmTable();
   c.gamma = 1e-11;
