@@ -614,6 +614,10 @@ void AddTuneCommand(CLI::App& app, AllFlags& f, Subcommands& s) {
   s.tune->add_flag(
       "--allow-replication", f.tune.allow_replication,
       "let tensors be replicated along mesh axes (2.5D-style; bound it with --mem-per-rank)");
+  s.tune->add_flag("--split-distributed", f.tune.split_distributed,
+                   "also split distributed indices: an index over two mesh axes, a distributed "
+                   "index in steps, rotations by two of three axes (Tesseract, 2.5D with steps, "
+                   "2.5D Cannon); a larger space");
   AddLayoutOption(s.tune, &f.tune.layouts);
   s.tune->add_flag("--in-place", f.tune.in_place,
                    "with cyclic layouts for every tensor and --mesh: tune the form in which the "

@@ -10,9 +10,9 @@
 namespace meshtune::engine {
 
 // The cost model's best schedule for `request` (problem, mesh or ranks, memory budget,
-// seed, max_evaluations, allow_replication, allow_idle_ranks; model_only is implied) with
-// BuiltinCostParams(): a model-only search that reads no profile and no database, stores
-// nothing and measures nothing; the winner is checked on the simulator as a model-only
+// seed, max_evaluations, allow_replication, split_distributed, allow_idle_ranks; model_only
+// is implied) with BuiltinCostParams(): a model-only search that reads no profile and no database,
+// stores nothing and measures nothing; the winner is checked on the simulator as a model-only
 // tune's is. The record has the problem, workload_mesh, mesh, trace (in the request's
 // names), predicted_s, patterns and checked; no id, profile or machine. The same request
 // gives the same record on every machine unless the search reaches its time budget (half of

@@ -44,6 +44,7 @@ TuneFlags TuneFlagsFromRequest(const v1::TuneRequest& request) {
   if (request.has_max_evaluations()) flags.max_evaluations = request.max_evaluations();
   if (request.has_seed()) flags.seed = request.seed();
   flags.allow_replication = request.allow_replication();
+  flags.split_distributed = request.split_distributed();
   flags.allow_idle_ranks = request.allow_idle_ranks();
   flags.layouts = LayoutFlagsOf(request.problem());
   flags.in_place = request.in_place();
@@ -63,11 +64,11 @@ absl::StatusOr<search::TuneOptions> TuneOptionsFromRequest(const v1::TuneRequest
 
 std::string TuneJobKey(const std::string& fingerprint, const search::TuneOptions& options,
                        const v1::TuneRequest& request) {
-  return absl::StrFormat("%s|mem=%s|top_k=%d|budget=%.17g|evals=%d|seed=%d|replication=%d|idle=%d",
-                         fingerprint, request.mesh().mem_per_rank(), options.top_k,
-                         options.budget_s, options.max_evaluations, options.evolution.seed,
-                         options.space.allow_replication ? 1 : 0,
-                         request.allow_idle_ranks() ? 1 : 0);
+  return absl::StrFormat(
+      "%s|mem=%s|top_k=%d|budget=%.17g|evals=%d|seed=%d|replication=%d|idle=%d|split=%d",
+      fingerprint, request.mesh().mem_per_rank(), options.top_k, options.budget_s,
+      options.max_evaluations, options.evolution.seed, options.space.allow_replication ? 1 : 0,
+      request.allow_idle_ranks() ? 1 : 0, options.space.split_distributed ? 1 : 0);
 }
 
 v1::TuneProgress ProgressMessage(const search::SearchProgress& p) {

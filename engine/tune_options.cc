@@ -174,6 +174,7 @@ absl::StatusOr<search::TuneOptions> MakeTuneOptions(const TuneFlags& flags, std:
   o.max_evaluations = flags.max_evaluations;
   o.evolution.seed = flags.seed;
   o.space.allow_replication = flags.allow_replication;
+  o.space.split_distributed = flags.split_distributed;
   return o;
 }
 

@@ -33,7 +33,8 @@ struct TuneFlags {
   int64_t max_evaluations = 1000;
   uint64_t seed = 1;
   bool allow_replication = false;
-  bool allow_idle_ranks = false;  // with ranks: meshes of ceil(ranks/2) .. ranks ranks
+  bool split_distributed = false;  // SpaceOptions::split_distributed
+  bool allow_idle_ranks = false;   // with ranks: meshes of ceil(ranks/2) .. ranks ranks
   // `--layout TENSOR=SPEC`: where the application's tensors are (ir/layout.h).
   std::vector<std::string> layouts;
   // --in-place: tune the in-place form of the cyclic layouts (ir::InPlaceForm) instead.

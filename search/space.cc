@@ -77,14 +77,15 @@ std::vector<std::vector<ShardTarget>> Layouts(const std::vector<std::string>& di
   rec(0);
   if (!options.skew) return out;
   // Skewed variants: a dim on one axis a instead on (a + b) % s for another axis b of the
-  // same size s (Cannon's initial alignment). One skewed dim per layout.
+  // same size s (Cannon's initial alignment). One skewed dim per layout, on one axis (and
+  // unless options.split_distributed, only a dim on one axis).
   const size_t plain = out.size();
   for (size_t i = 0; i < plain; ++i) {
     for (size_t t = 0; t < out[i].size(); ++t) {
       const std::string& dim = out[i][t].dim;
       int on_dim = 0;
       for (const ShardTarget& u : out[i]) on_dim += u.dim == dim;
-      if (on_dim != 1) continue;
+      if (on_dim != 1 && !options.split_distributed) continue;
       const std::string a = out[i][t].target.terms[0].first;
       const int64_t s = mesh.axes[mesh.AxisIndex(a)].size;
       for (const ir::MeshAxis& b : mesh.axes) {
@@ -137,15 +138,33 @@ struct NestInputs {
   const ir::Problem& p;
   const ir::Mesh& mesh;
   const SpaceOptions& options;
-  bool trivial_mesh = false;                        // one rank: nothing is distributed
-  std::map<std::string, std::string> outer, inner;  // per index, its two loop names
-  std::vector<std::string> kernel_order;            // the kernel's index order
-  std::string kernel;                               // the op the innermost loops fold into
+  bool trivial_mesh = false;  // one rank: nothing is distributed
+  // Per index, the loop names of its splits: levels[i][0] = {"mo", "mi"} splits the index,
+  // levels[i][1] = {"mo2", "mi2"} splits "mi" again, and so on (kMaxSplits).
+  std::map<std::string, std::vector<std::pair<std::string, std::string>>> levels;
+  std::vector<std::string> kernel_order;  // the kernel's index order
+  std::string kernel;                     // the op the innermost loops fold into
   std::vector<std::vector<std::vector<ShardTarget>>> layouts;  // per tensor, its layouts
 };
 
 // A divided index and its number of parts.
 using Divides = std::vector<std::pair<std::string, int64_t>>;
+
+// How many times one index may be split (distributed or divided).
+constexpr int kMaxSplits = 3;
+
+// How many mesh axes of `assign` run index `index` (none on a trivial mesh).
+int Distributions(const NestInputs& in, const std::vector<std::string>& assign,
+                  const std::string& index) {
+  if (in.trivial_mesh) return 0;
+  return static_cast<int>(std::count(assign.begin(), assign.end(), index));
+}
+
+// The loop that split number `n` (0 first) of `index` splits: the index, then the inner
+// loop of the split before.
+const std::string& SplitVar(const NestInputs& in, const std::string& index, int n) {
+  return n == 0 ? index : in.levels.at(index)[n - 1].second;
+}
 
 // Per index of `p`, fresh outer ("mo") and inner ("mi") loop names clashing with no index,
 // tensor or mesh axis name.
@@ -154,9 +173,9 @@ void NameLoops(const ir::Problem& p, const std::vector<std::string>& tensors, co
   std::set<std::string> taken(p.indices.begin(), p.indices.end());
   for (const std::string& t : tensors) taken.insert(t);
   for (const ir::MeshAxis& a : mesh.axes) taken.insert(a.name);
-  for (const std::string& i : p.indices) {
-    in->outer[i] = Fresh(i + "o", &taken);
-    in->inner[i] = Fresh(i + "i", &taken);
+  for (int level = 0; level < kMaxSplits; ++level) {
+    for (const std::string& i : p.indices)
+      in->levels[i].emplace_back(Fresh(i + "o", &taken), Fresh(i + "i", &taken));
   }
 }
 
@@ -173,34 +192,41 @@ std::vector<std::string> KernelOrder(const ir::Problem& p) {
 }
 
 // The nest that distributes index assign[a] over mesh axis a (none on a trivial mesh),
-// divides `divides` and runs the time loops `serial` in that order above the kernel.
+// divides `divides` and runs the time loops `serial` in that order above the kernel. An
+// index on several axes is distributed again inside its first axis's blocks, by a
+// distribute call of its own; a divided index that is distributed divides its local loop.
 LoopNest MakeLoopNest(const NestInputs& in, const std::vector<std::string>& assign,
                       const Divides& divides, const std::vector<std::string>& serial) {
   LoopNest n;
+  std::map<std::string, int> splits;  // per index, the splits made so far
   if (!in.trivial_mesh) {
-    ir::DistributeCall dist;
+    std::vector<ir::DistributeCall> calls;  // per split number
     for (size_t a = 0; a < assign.size(); ++a) {
-      dist.vars.push_back(assign[a]);
-      dist.outers.push_back(in.outer.at(assign[a]));
-      dist.inners.push_back(in.inner.at(assign[a]));
-      dist.axes.push_back(in.mesh.axes[a].name);
-      n.distributed.push_back(in.outer.at(assign[a]));
+      const std::string& i = assign[a];
+      const int level = splits[i]++;
+      if (static_cast<int>(calls.size()) <= level) calls.resize(level + 1);
+      calls[level].vars.push_back(SplitVar(in, i, level));
+      calls[level].outers.push_back(in.levels.at(i)[level].first);
+      calls[level].inners.push_back(in.levels.at(i)[level].second);
+      calls[level].axes.push_back(in.mesh.axes[a].name);
+      n.distributed.push_back(in.levels.at(i)[level].first);
     }
-    n.calls.push_back(dist);
+    n.calls.insert(n.calls.end(), calls.begin(), calls.end());
   }
   for (const auto& [index, parts] : divides) {
-    n.calls.push_back(ir::DivideCall{index, in.outer.at(index), in.inner.at(index), parts});
+    const int level = splits[index]++;
+    const auto& [outer, inner] = in.levels.at(index)[level];
+    n.calls.push_back(ir::DivideCall{SplitVar(in, index, level), outer, inner, parts});
   }
   n.serial = serial;
   std::vector<std::string> kernel_loops;
   for (const std::string& i : in.kernel_order) {
-    const bool split =
-        std::find(assign.begin(), assign.end(), i) != assign.end() && !in.trivial_mesh;
-    bool divided = false;
-    for (const auto& d : divides) divided |= d.first == i;
-    kernel_loops.push_back(split || divided ? in.inner.at(i) : i);
+    const int made = splits[i];
+    kernel_loops.push_back(made == 0 ? i : in.levels.at(i)[made - 1].second);
   }
-  if (!divides.empty()) {
+  // Distribute calls move their loops outermost, the last call's first: a reorder puts the
+  // distributed loops back in mesh order.
+  if (!divides.empty() || n.calls.size() > 1 + divides.size()) {
     ir::ReorderCall order;
     order.order = n.distributed;
     order.order.insert(order.order.end(), serial.begin(), serial.end());
@@ -211,15 +237,19 @@ LoopNest MakeLoopNest(const NestInputs& in, const std::vector<std::string>& assi
   return n;
 }
 
-// The rotations of `n`: none first, then per time loop each distributed loop alone and,
-// with several, all of them together; then, when `n` has a time loop, each of those again
-// prefetched.
-std::vector<Rotation> Rotations(const LoopNest& n) {
+// The rotations of `n`: none first, then per time loop each distributed loop alone, with
+// options.split_distributed each two of three or more, and with several all of them
+// together; then, when `n` has a time loop, each of those again prefetched.
+std::vector<Rotation> Rotations(const LoopNest& n, const SpaceOptions& options) {
   std::vector<Rotation> rotations;
   rotations.push_back({});
+  const std::vector<std::string>& d = n.distributed;
   for (const std::string& loop : n.serial) {
-    for (const std::string& d : n.distributed) rotations.push_back({loop, {d}});
-    if (n.distributed.size() > 1) rotations.push_back({loop, n.distributed});
+    for (const std::string& one : d) rotations.push_back({loop, {one}});
+    for (size_t a = 0; options.split_distributed && d.size() > 2 && a < d.size(); ++a) {
+      for (size_t b = a + 1; b < d.size(); ++b) rotations.push_back({loop, {d[a], d[b]}});
+    }
+    if (d.size() > 1) rotations.push_back({loop, d});
   }
   if (n.serial.empty()) return rotations;
   const size_t plain = rotations.size();
@@ -232,15 +262,15 @@ std::vector<Rotation> Rotations(const LoopNest& n) {
 }
 
 // Where a tensor may be communicated in `n`: nowhere (""), at each time loop, or at the
-// kernel's outermost loop (`divided`: whether `n` divides any index).
-std::vector<std::string> CommLevels(const NestInputs& in, const LoopNest& n, bool divided) {
+// kernel's outermost loop (`reordered`: whether `n` has a reorder call).
+std::vector<std::string> CommLevels(const NestInputs& in, const LoopNest& n, bool reordered) {
   const std::vector<std::string>& kernel_loops = n.tensorize.loops;
   std::vector<std::string> levels = {""};
   levels.insert(levels.end(), n.serial.begin(), n.serial.end());
   // The kernel's outermost loop: the first in kernel order after a reorder; without
   // one, loops keep the domain's order (indices by name).
   std::string kernel_outer = kernel_loops.front();
-  if (!divided) {
+  if (!reordered) {
     const auto first = std::min_element(in.kernel_order.begin(), in.kernel_order.end(),
                                         [&](const auto& a, const auto& b) {
                                           return in.p.IndexPosition(a) < in.p.IndexPosition(b);
@@ -279,27 +309,40 @@ std::vector<std::vector<TensorOption>> TensorOptions(const NestInputs& in, const
 void AddNestsPerOrder(const NestInputs& in, const std::vector<std::string>& assign,
                       const Divides& divides, std::vector<NestChoices>* out) {
   std::vector<std::string> serial;
-  for (const auto& d : divides) serial.push_back(in.outer.at(d.first));
+  for (const auto& d : divides)
+    serial.push_back(in.levels.at(d.first)[Distributions(in, assign, d.first)].first);
   std::sort(serial.begin(), serial.end());
   do {
     NestChoices nc;
     nc.nest = MakeLoopNest(in, assign, divides, serial);
-    nc.rotations = Rotations(nc.nest);
-    nc.options = TensorOptions(in, nc.nest, CommLevels(in, nc.nest, !divides.empty()));
+    nc.rotations = Rotations(nc.nest, in.options);
+    const bool reordered = std::any_of(
+        nc.nest.calls.begin(), nc.nest.calls.end(),
+        [](const ir::Instruction& i) { return std::holds_alternative<ir::ReorderCall>(i); });
+    nc.options = TensorOptions(in, nc.nest, CommLevels(in, nc.nest, reordered));
     out->push_back(std::move(nc));
   } while (std::next_permutation(serial.begin(), serial.end()));
 }
 
 // Appends to `out` the nests of the distribution `assign` for every choice of divides: a
-// subset of `rest` (at most options.max_divided) with a factor each.
+// subset of `rest` (at most options.max_divided) with a factor each. A distributed index
+// in `rest` divides its local loop (of the extent over the product of its axes, rounded
+// up).
 void AddNestsPerDivides(const NestInputs& in, const std::vector<std::string>& assign,
                         const std::vector<std::string>& rest, std::vector<NestChoices>* out) {
   Divides divides;
+  auto local_extent = [&](const std::string& index) {
+    int64_t e = in.p.extents.at(index);
+    for (size_t a = 0; a < assign.size() && !in.trivial_mesh; ++a) {
+      if (assign[a] == index) e = (e + in.mesh.axes[a].size - 1) / in.mesh.axes[a].size;
+    }
+    return e;
+  };
   std::function<void(size_t)> divide_rec = [&](size_t r) {
     if (r < rest.size()) {
       divide_rec(r + 1);
       if (static_cast<int>(divides.size()) >= in.options.max_divided) return;
-      for (int64_t parts : DivideParts(in.p.extents.at(rest[r]), in.mesh)) {
+      for (int64_t parts : DivideParts(local_extent(rest[r]), in.mesh)) {
         divides.emplace_back(rest[r], parts);
         divide_rec(r + 1);
         divides.pop_back();
@@ -312,27 +355,42 @@ void AddNestsPerDivides(const NestInputs& in, const std::vector<std::string>& as
 }
 
 // Appends to `out` the nests of every distribution: mesh axis a runs index assign[a], all
-// distinct (on a trivial mesh, none).
+// distinct (on a trivial mesh, none) — or, with options.split_distributed, one index on two
+// axes at most once. Then the divides: of the indices not distributed, and with
+// options.split_distributed also of the local loops of those distributed.
 void AddNests(const NestInputs& in, std::vector<NestChoices>* out) {
   const int na = static_cast<int>(in.mesh.axes.size());
   std::vector<std::string> assign(na);
-  std::function<void(int)> assign_rec = [&](int a) {
+  std::function<void(int, int)> assign_rec = [&](int a, int repeats) {
     if (a < na && !in.trivial_mesh) {
       for (const std::string& i : in.p.indices) {
-        if (std::find(assign.begin(), assign.begin() + a, i) != assign.begin() + a) continue;
+        const int before = static_cast<int>(std::count(assign.begin(), assign.begin() + a, i));
+        const int more = repeats + (before > 0 ? 1 : 0);
+        if (before > 0 && (!in.options.split_distributed || more > 1)) continue;
+        // Distributed again, an index keeps at least 2 elements a rank (lowering cannot
+        // yet address a loop of one iteration inside a second distribution).
+        if (before > 0) {
+          int64_t ranks = in.mesh.axes[a].size;
+          for (int b = 0; b < a; ++b) ranks *= assign[b] == i ? in.mesh.axes[b].size : 1;
+          if (in.p.extents.at(i) < 2 * ranks) continue;
+        }
         assign[a] = i;
-        assign_rec(a + 1);
+        assign_rec(a + 1, more);
       }
       return;
     }
     std::vector<std::string> rest;
     for (const std::string& i : in.p.indices) {
-      if (in.trivial_mesh || std::find(assign.begin(), assign.end(), i) == assign.end())
-        rest.push_back(i);
+      if (Distributions(in, assign, i) == 0) rest.push_back(i);
+    }
+    // A distributed index's local loop in steps; not of one distributed twice (whose
+    // lowering can fail: "not a function").
+    for (const std::string& i : in.p.indices) {
+      if (in.options.split_distributed && Distributions(in, assign, i) == 1) rest.push_back(i);
     }
     AddNestsPerDivides(in, assign, rest, out);
   };
-  assign_rec(0);
+  assign_rec(0, 0);
 }
 
 }  // namespace

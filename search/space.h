@@ -42,6 +42,12 @@ struct SpaceOptions {
   int max_divided = 2;
   // Skewed layouts ((x+y)%s) for rotating schedules such as Cannon's.
   bool skew = true;
+  // Distributed indices split further: one index may run over two mesh axes (Tesseract's
+  // rows over [q, d]), a distributed index's local loop may be divided into time loops
+  // (2.5D: k over the layers, then in steps inside each), rotations may turn by any two
+  // distributed loops (2.5D Cannon, inside each layer), and a dim spread over several axes
+  // may be skewed on one of them. Off by default: the space grows several times over.
+  bool split_distributed = false;
 };
 
 // A loop nest: the trace's loop calls and the kernel.

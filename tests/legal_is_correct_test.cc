@@ -11,7 +11,8 @@
 // matmul, transposed operands, batched matmul, MTTKRP, C[i,j,l] += A[i,j,k] * B[k,l],
 // mat-vec (w[i] += A[i,j] * v[j]: x and y name mesh axes), element-wise add and a split-k shape,
 // with extents that divide unevenly over some meshes (6, 12: non-powers of two); meshes x=2, x=3,
-// x=4, 2x2, 2x3, 2x2x2; each with and without replicated layouts.
+// x=4, 2x2, 2x3, 2x2x2; each with and without replicated layouts. Then the spaces with
+// distributed indices split further (SpaceOptions::split_distributed) on x=4, 2x2 and 2x2x2.
 #include <gtest/gtest.h>
 
 #include <algorithm>
@@ -70,6 +71,20 @@ std::vector<SweepCase> Cases(bool wide) {
             !big || mesh.find(',') == std::string::npos ||
             (expr[0] == 'C' && expr[2] == 'b' && mesh == "x=2,y=2" && !replication);
         if (wide || in_suite) cases.push_back({expr, extents, mesh, replication});
+      }
+    }
+  }
+  // The spaces with distributed indices split further (Tesseract, 2.5D with steps, 2.5D
+  // Cannon and their neighbours): matmul on x=4 and 2x2 (no copies) in the suite, the
+  // small problems in the wide sweep, 2x2x2 too (the sweep lists every legal point before
+  // sampling: 10^7 to 10^9 of them on 2x2x2, minutes and gigabytes).
+  for (const auto& [expr, extents] : problems) {
+    const bool big = std::count(extents.begin(), extents.end(), '=') >= 4;
+    for (const std::string mesh : {"x=4", "x=2,y=2", "x=2,y=2,z=2"}) {
+      for (bool replication : {false, true}) {
+        const bool in_suite = expr == problems[0].first && extents == problems[0].second &&
+                              (mesh == "x=4" || (mesh == "x=2,y=2" && !replication));
+        if (in_suite || (wide && !big)) cases.push_back({expr, extents, mesh, replication, true});
       }
     }
   }

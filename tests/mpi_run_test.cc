@@ -160,6 +160,20 @@ TEST(MpiRunTest, ThreeDimensionalMatmulWithoutCopies) {
                   "communicate(A, ki)\ncommunicate(B, ki)\ntensorize([mi, ni, ki], matmul)\n"));
 }
 
+// The families the space holds with split_distributed (search/space.h), under mpirun on
+// 2x2x2: Tesseract (rows over x and again over the depth z, B copied over z), 2.5D with
+// steps (k over the layers, SUMMA steps inside each) and 2.5D Cannon (skewed and rotated
+// inside each layer); extents that divide evenly and unevenly.
+TEST(MpiRunTest, TesseractAndTwoAndAHalfDOn2x2x2) {
+  for (const char* f : {"tesseract.trace", "summa_25d.trace", "cannon_25d.trace"}) {
+    for (const char* extents : {"m=16,n=8,k=12", "m=20,n=6,k=16"}) {
+      SCOPED_TRACE(std::string(f) + " at " + extents);
+      ExpectVerified(
+          MeshtuneRun(kMatmul, extents, "x=2,y=2,z=2", ReadFile(std::string("examples/") + f)));
+    }
+  }
+}
+
 TEST(MpiRunTest, BatchedGemmMatrixVectorAndElementwiseSum) {
   ExpectVerified(
       MeshtuneRun("C[b,m,n] += A[b,m,k] * B[b,k,n]", "b=4,m=8,n=6,k=10", "x=2",

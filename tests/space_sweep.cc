@@ -22,7 +22,8 @@ namespace meshtune::testing {
 
 std::string SweepCase::Name() const {
   return absl::StrCat(expr, " ", extents, " on ", mesh, allow_replication ? " (replication)" : "",
-                      layouts.empty() ? "" : " layouts ", absl::StrJoin(layouts, ","));
+                      split_distributed ? " (split)" : "", layouts.empty() ? "" : " layouts ",
+                      absl::StrJoin(layouts, ","));
 }
 
 namespace {
@@ -162,6 +163,7 @@ absl::StatusOr<SweepResult> SweepSpace(const SweepCase& c, int64_t max_points, u
   if (!base.ok()) return base.status();
   search::SpaceOptions options;
   options.allow_replication = c.allow_replication;
+  options.split_distributed = c.split_distributed;
   absl::StatusOr<search::Space> space = search::Space::Build(*base, options);
   if (!space.ok()) return space.status();
   search::CostParams params;

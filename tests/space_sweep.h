@@ -21,9 +21,12 @@ namespace meshtune::testing {
 struct SweepCase {
   std::string expr, extents, mesh;
   bool allow_replication = false;
+  // The space with its distributed indices split further (SpaceOptions::split_distributed).
+  bool split_distributed = false;
   // `--layout` flags: the tensors' given layouts (ir/layout.h); none: every tensor block.
   std::vector<std::string> layouts = {};
-  std::string Name() const;  // "C[m,n] += A[m,k] * B[k,n] m=4,n=4,k=6 on x=2 (replication)"
+  // "C[m,n] += A[m,k] * B[k,n] m=4,n=4,k=6 on x=2 (replication) (split)"
+  std::string Name() const;
 };
 
 struct SweepFailure {

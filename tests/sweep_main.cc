@@ -1,6 +1,6 @@
 // space_sweep: sweeps one space (tests/space_sweep.h) and prints its counts and failures.
 //   bazel run -c opt //tests:space_sweep_main -- --expr 'C[m,n] += A[m,k] * B[k,n]'
-//       --extents m=4,n=4,k=6 --mesh x=2,y=2 [--replication] [--max 2000] [--seed 1]
+//       --extents m=4,n=4,k=6 --mesh x=2,y=2 [--replication] [--split] [--max 2000] [--seed 1]
 //       [--trace FILE: check this trace alone]
 #include <chrono>
 #include <fstream>
@@ -20,6 +20,7 @@ int main(int argc, char** argv) {
   app.add_option("--extents", c.extents)->required();
   app.add_option("--mesh", c.mesh)->required();
   app.add_flag("--replication", c.allow_replication);
+  app.add_flag("--split", c.split_distributed, "distributed indices split further");
   app.add_option("--max", max_points);
   app.add_option("--seed", seed);
   app.add_option("--show", show, "failures to print");
