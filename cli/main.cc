@@ -618,6 +618,10 @@ void AddTuneCommand(CLI::App& app, AllFlags& f, Subcommands& s) {
                    "also split distributed indices: an index over two mesh axes, a distributed "
                    "index in steps, rotations by two of three axes (Tesseract, 2.5D with steps, "
                    "2.5D Cannon); a larger space");
+  s.tune->add_flag("--rotation-steps", f.tune.rotation_steps,
+                   "also rotate in steps other than 1: a time loop of E steps turned by a "
+                   "distributed loop over s ranks in steps of E/s (each rank starts at its own "
+                   "block)");
   AddLayoutOption(s.tune, &f.tune.layouts);
   s.tune->add_flag("--in-place", f.tune.in_place,
                    "with cyclic layouts for every tensor and --mesh: tune the form in which the "

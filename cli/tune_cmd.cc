@@ -58,6 +58,7 @@ v1::TuneRequest TuneRequestFromFlags(const engine::TuneFlags& flags) {
   r.set_seed(flags.seed);
   r.set_allow_replication(flags.allow_replication);
   r.set_split_distributed(flags.split_distributed);
+  r.set_rotation_steps(flags.rotation_steps);
   r.set_allow_idle_ranks(flags.allow_idle_ranks);
   r.set_in_place(flags.in_place);
   // Checked again by RunTune, which says what is wrong with them.

@@ -10,14 +10,14 @@
 namespace meshtune::engine {
 
 // The cost model's best schedule for `request` (problem, mesh or ranks, memory budget,
-// seed, max_evaluations, allow_replication, split_distributed, allow_idle_ranks; model_only
-// is implied) with BuiltinCostParams(): a model-only search that reads no profile and no database,
-// stores nothing and measures nothing; the winner is checked on the simulator as a model-only
-// tune's is. The record has the problem, workload_mesh, mesh, trace (in the request's
-// names), predicted_s, patterns and checked; no id, profile or machine. The same request
-// gives the same record on every machine unless the search reaches its time budget (half of
-// budget_s). Errors as a tune's: InvalidArgument for bad input, FailedPrecondition when no
-// schedule is legal.
+// seed, max_evaluations, allow_replication, split_distributed, rotation_steps,
+// allow_idle_ranks; model_only is implied) with BuiltinCostParams(): a model-only search
+// that reads no profile and no database, stores nothing and measures nothing; the winner
+// is checked on the simulator as a model-only tune's is. The record has the problem, workload_mesh,
+// mesh, trace (in the request's names), predicted_s, patterns and checked; no id, profile or
+// machine. The same request gives the same record on every machine unless the search reaches its
+// time budget (half of budget_s). Errors as a tune's: InvalidArgument for bad input,
+// FailedPrecondition when no schedule is legal.
 absl::StatusOr<v1::Record> EstimateWithBuiltinNumbers(const v1::TuneRequest& request);
 
 }  // namespace meshtune::engine

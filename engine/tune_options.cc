@@ -175,6 +175,7 @@ absl::StatusOr<search::TuneOptions> MakeTuneOptions(const TuneFlags& flags, std:
   o.evolution.seed = flags.seed;
   o.space.allow_replication = flags.allow_replication;
   o.space.split_distributed = flags.split_distributed;
+  o.space.rotation_steps = flags.rotation_steps;
   return o;
 }
 

@@ -34,6 +34,7 @@ struct TuneFlags {
   uint64_t seed = 1;
   bool allow_replication = false;
   bool split_distributed = false;  // SpaceOptions::split_distributed
+  bool rotation_steps = false;     // SpaceOptions::rotation_steps
   bool allow_idle_ranks = false;   // with ranks: meshes of ceil(ranks/2) .. ranks ranks
   // `--layout TENSOR=SPEC`: where the application's tensors are (ir/layout.h).
   std::vector<std::string> layouts;

@@ -159,7 +159,7 @@ isl::aff Computation::LoopValue(size_t j) const {
   if (l.extent == 1) return Sub(index, index);
   isl::aff v = FloorDiv(index, l.stride);
   if (l.rotate.empty()) return OutermostOfIndex(j) ? v : Mod(v, l.extent);
-  for (const std::string& r : l.rotate) v = Sub(v, LoopValue(LoopIndex(r)));
+  for (const std::string& r : l.rotate) v = Sub(v, Scale(LoopValue(LoopIndex(r)), l.rotate_step));
   return Mod(v, l.extent);
 }
 
@@ -228,7 +228,8 @@ const std::string& Computation::LoopsKey() const {
     std::string key = kernel_;
     for (const Loop& l : loops_) {
       absl::StrAppend(&key, ";", l.name, ":", l.extent, ":", static_cast<int>(l.kind), ":", l.axis,
-                      ":", l.origin, ":", l.stride, ":", absl::StrJoin(l.rotate, ","));
+                      ":", l.origin, ":", l.stride, ":", absl::StrJoin(l.rotate, ","), "*",
+                      l.rotate_step);
     }
     loops_key_ = std::move(key);
   }

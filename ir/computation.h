@@ -44,7 +44,8 @@ struct Loop {
   int axis = -1;                    // mesh axis of a distributed loop
   std::string origin;               // the problem index this loop walks (part of)
   int64_t stride = 1;               // origin index = sum of stride * value over its loops
-  std::vector<std::string> rotate;  // a rotated loop runs (t + sum rotate) mod extent
+  std::vector<std::string> rotate;  // a rotated loop runs (t + step * sum rotate) mod extent
+  int64_t rotate_step = 1;          // the step of the rotation (1: neighbour to neighbour)
 };
 
 // One `dim@target` of a shard call: tensor dim (named by the index of the tensor's first
@@ -76,6 +77,7 @@ struct Communication {
   std::string loop;
   std::vector<std::string> rotate;
   int prefetch = 0;  // 0 or 1
+  int64_t step = 1;  // the rotation's step (with rotate)
 };
 
 // InvalidArgument when a mesh axis of `mesh` shares a name with an index or a tensor of

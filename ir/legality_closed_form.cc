@@ -64,6 +64,7 @@ bool LoopsInForms(const Computation& c) {
       if (l.extent != c.mesh().axes[l.axis].size || !axes.insert(l.axis).second) return false;
       if (!l.rotate.empty()) return false;
     }
+    if (l.rotate_step != 1) return false;  // steps are isl's
     for (const std::string& by : l.rotate) {
       const int j = c.LoopIndex(by);
       if (j < 0 || c.loops()[j].kind != LoopKind::kDistributed) return false;

@@ -316,8 +316,17 @@ absl::StatusOr<Computation> Shard(const Computation& c, const std::string& tenso
 
 absl::StatusOr<Computation> Communicate(const Computation& c, const std::string& tensor,
                                         const std::string& loop,
-                                        const std::vector<std::string>& rotate, int prefetch) {
+                                        const std::vector<std::string>& rotate, int prefetch,
+                                        int64_t step) {
   if (absl::Status s = CheckTensor(c, tensor); !s.ok()) return s;
+  if (step < 1) {
+    return absl::InvalidArgumentError(
+        absl::StrCat("step=", step, " is not a rotation step; a step is at least 1"));
+  }
+  if (step != 1 && rotate.empty()) {
+    return absl::InvalidArgumentError(absl::StrCat(
+        "step=", step, " without rotate: a step is that of a rotation (rotate=[...])"));
+  }
   if (prefetch != 0 && prefetch != 1) {
     return absl::InvalidArgumentError(
         absl::StrCat("prefetch=", prefetch,
@@ -357,7 +366,7 @@ absl::StatusOr<Computation> Communicate(const Computation& c, const std::string&
           absl::StrCat("loop ", base::Excerpt(r), " is named twice in rotate"));
     }
   }
-  Computation out = c.WithTransfer(Communication{tensor, loop, rotate, prefetch});
+  Computation out = c.WithTransfer(Communication{tensor, loop, rotate, prefetch, step});
   if (rotate.empty()) return out;
   if (l.kind == LoopKind::kTensorized) {
     return absl::InvalidArgumentError(
@@ -365,15 +374,19 @@ absl::StatusOr<Computation> Communicate(const Computation& c, const std::string&
   }
   if (!l.rotate.empty()) {
     const std::set<std::string> have(l.rotate.begin(), l.rotate.end());
-    if (have == seen) return out;
+    if (have == seen && l.rotate_step == step) return out;
+    auto with_step = [](const std::vector<std::string>& by, int64_t s) {
+      return absl::StrCat("[", base::ExcerptList(by), "]", s == 1 ? "" : absl::StrCat(" step ", s));
+    };
     return Reject(
         kConflictingRotation,
-        absl::StrCat("loop ", base::Excerpt(loop), " already rotates by [",
-                     base::ExcerptList(l.rotate), "]; communicate(", base::Excerpt(tensor), ", ",
-                     base::Excerpt(loop), ") asks for [", base::ExcerptList(rotate), "]"));
+        absl::StrCat("loop ", base::Excerpt(loop), " already rotates by ",
+                     with_step(l.rotate, l.rotate_step), "; communicate(", base::Excerpt(tensor),
+                     ", ", base::Excerpt(loop), ") asks for ", with_step(rotate, step)));
   }
   std::vector<Loop> loops = out.loops();
   loops[*p].rotate = rotate;
+  loops[*p].rotate_step = step;
   return out.WithLoops(std::move(loops));
 }
 

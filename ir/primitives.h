@@ -46,14 +46,16 @@ absl::StatusOr<Computation> Shard(const Computation& c, const std::string& tenso
                                   const std::vector<ShardTarget>& targets);
 
 // Communicates `tensor` at loop `loop`: inputs are fetched before each iteration, outputs
-// reduced to their holders after it. With `rotate`, the loop runs (t + sum rotate) mod
-// extent on each rank (rotate names distributed loops), for every tensor alike. With
+// reduced to their holders after it. With `rotate`, the loop runs (t + step * sum rotate)
+// mod extent on each rank (rotate names distributed loops; `step` at least 1, only with
+// rotate), for every tensor alike. With
 // `prefetch` 1 the transfer is double-buffered and overlaps the loop's next (inputs) or
 // previous (the output) step; InvalidArgument for a value other than 0 or 1. Whether there
 // is anything to overlap is a question of the final loops, answered by ir/legality.h.
 absl::StatusOr<Computation> Communicate(const Computation& c, const std::string& tensor,
                                         const std::string& loop,
-                                        const std::vector<std::string>& rotate, int prefetch = 0);
+                                        const std::vector<std::string>& rotate, int prefetch = 0,
+                                        int64_t step = 1);
 
 // Folds the innermost loops `loops` into one call of kernel `op`: matmul, matmul_ta,
 // matmul_tb, matmul_tab, mul, add or contraction. The statement over the tensorized

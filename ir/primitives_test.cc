@@ -108,6 +108,38 @@ TEST(PrimitivesTest, RotateRewritesTheLoopOnEveryRank) {
   EXPECT_EQ(AsRejection(bad.status())->code, kConflictingRotation);
 }
 
+// step=N: the loop runs (t + N * sum rotate) mod extent; the same loops with another step
+// conflict; a step needs a rotation and is at least 1.
+TEST(PrimitivesTest, RotationStepsScaleTheTurn) {
+  Computation c = Matmul();
+  c = Must(Distribute(c, {"m", "n"}, {"mo", "no"}, {"mi", "ni"}, {"x", "y"}));
+  c = Must(Divide(c, "k", "ko", "ki", 8));
+  c = Must(Reorder(c, {"mo", "no", "ko", "mi", "ni", "ki"}));
+  const Computation plain = c;
+  c = Must(Communicate(c, "A", "ko", {"no"}, 0, 3));
+  const isl::map expected(
+      c.ctx(),
+      "{ S[k, m, n] -> S[mo, no, ko, mi, ni, ki] : 0 <= k < 2048 and 0 <= m < 512 "
+      "and 0 <= n < 1024 and mi = m - 64mo and 0 <= mi < 64 and ni = n - 128no and "
+      "0 <= ni < 128 and ki = k - 256*floor(k/256) and ko = (floor(k/256) - 3no) mod 8 }");
+  EXPECT_TRUE(c.schedule().is_equal(expected)) << c.ScheduleString();
+  EXPECT_EQ(c.loops()[2].rotate_step, 3);
+  EXPECT_NE(c.LoopsKey(), Must(Communicate(plain, "A", "ko", {"no"})).LoopsKey());
+  EXPECT_TRUE(Communicate(c, "B", "ko", {"no"}, 0, 3).ok());
+  absl::StatusOr<Computation> bad = Communicate(c, "B", "ko", {"no"});
+  ASSERT_FALSE(bad.ok());
+  EXPECT_EQ(AsRejection(bad.status())->code, kConflictingRotation);
+  EXPECT_EQ(AsRejection(bad.status())->message,
+            "loop ko already rotates by [no] step 3; communicate(B, ko) asks for [no]");
+  absl::StatusOr<Computation> no_rotate = Communicate(plain, "A", "ko", {}, 0, 2);
+  ASSERT_FALSE(no_rotate.ok());
+  EXPECT_EQ(no_rotate.status().message(),
+            "step=2 without rotate: a step is that of a rotation (rotate=[...])");
+  absl::StatusOr<Computation> zero = Communicate(plain, "A", "ko", {"no"}, 0, 0);
+  ASSERT_FALSE(zero.ok());
+  EXPECT_EQ(zero.status().message(), "step=0 is not a rotation step; a step is at least 1");
+}
+
 TEST(PrimitivesTest, IndivisibleSplitsAreRejectedWithReason) {
   Computation c = Matmul();
   absl::StatusOr<Computation> d = Divide(c, "k", "ko", "ki", 3);

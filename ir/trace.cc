@@ -41,6 +41,7 @@ struct Printer {
   std::string operator()(const CommunicateCall& c) const {
     std::string s = absl::StrCat("communicate(", c.tensor, ", ", c.loop);
     if (!c.rotate.empty()) absl::StrAppend(&s, ", rotate=", List(c.rotate, ","));
+    if (c.step != 1) absl::StrAppend(&s, ", step=", c.step);
     if (c.prefetch != 0) absl::StrAppend(&s, ", prefetch=", c.prefetch);
     return s + ")";
   }
@@ -135,7 +136,7 @@ std::string Signature(const std::string& primitive) {
   if (primitive == "distribute") return "distribute([loops], [outers], [inners], [mesh axes])";
   if (primitive == "shard") return "shard(tensor, dim@target, ...)";
   if (primitive == "communicate")
-    return "communicate(tensor, loop[, rotate=[loops]][, prefetch=0|1])";
+    return "communicate(tensor, loop[, rotate=[loops]][, step=N][, prefetch=0|1])";
   if (primitive == "tensorize") return "tensorize([loops], kernel)";
   return "";
 }
@@ -206,25 +207,26 @@ absl::StatusOr<Instruction> ParseShard(CallParser& p) {
   return Instruction(call);
 }
 
-// The arguments and ')' of communicate: tensor, loop, then the keywords rotate=[...] and
-// prefetch=0|1, each at most once, in either order.
+// The arguments and ')' of communicate: tensor, loop, then the keywords rotate=[...],
+// step=N and prefetch=0|1, each at most once, in any order.
 absl::StatusOr<Instruction> ParseCommunicate(CallParser& p) {
   TokenStream& ts = p.ts();
   CommunicateCall call;
   MT_ASSIGN_OR_RETURN(call.tensor, p.Ident("a tensor name"));
   MT_RETURN_IF_ERROR(p.Comma());
   MT_ASSIGN_OR_RETURN(call.loop, p.Ident("a loop name"));
-  bool rotate = false, prefetch = false;
+  bool rotate = false, prefetch = false, step = false;
   while (!p.AtClose()) {
     MT_RETURN_IF_ERROR(p.Comma());
     const Token kw = ts.Peek();
     const bool is_rotate = kw.kind == Token::kIdent && kw.text == "rotate";
     const bool is_prefetch = kw.kind == Token::kIdent && kw.text == "prefetch";
-    if (!is_rotate && !is_prefetch) {
-      return ts.ErrorAt(
-          kw, absl::StrCat("expected rotate=[...] or prefetch=0|1 but found ", Describe(kw)));
+    const bool is_step = kw.kind == Token::kIdent && kw.text == "step";
+    if (!is_rotate && !is_prefetch && !is_step) {
+      return ts.ErrorAt(kw, absl::StrCat("expected rotate=[...], step=N or prefetch=0|1 but found ",
+                                         Describe(kw)));
     }
-    if ((is_rotate && rotate) || (is_prefetch && prefetch)) {
+    if ((is_rotate && rotate) || (is_prefetch && prefetch) || (is_step && step)) {
       return ts.ErrorAt(kw, absl::StrCat(kw.text, "= is given twice"));
     }
     ts.Next();
@@ -233,6 +235,17 @@ absl::StatusOr<Instruction> ParseCommunicate(CallParser& p) {
       rotate = true;
       MT_ASSIGN_OR_RETURN(call.rotate, p.IdentList("loops to rotate by"));
       if (call.rotate.empty()) return ts.ErrorAt(kw, "rotate=[] names no loop");
+      continue;
+    }
+    if (is_step) {
+      step = true;
+      const Token value = ts.Peek();
+      MT_ASSIGN_OR_RETURN(call.step, p.Int("the rotation's step"));
+      if (call.step < 1) {
+        return ts.ErrorAt(value, absl::StrCat("step=", call.step,
+                                              " is not a rotation step; "
+                                              "a step is at least 1"));
+      }
       continue;
     }
     prefetch = true;
@@ -300,7 +313,7 @@ struct Applier {
     return Shard(c, s.tensor, s.targets);
   }
   absl::StatusOr<Computation> operator()(const CommunicateCall& s) const {
-    return Communicate(c, s.tensor, s.loop, s.rotate, s.prefetch);
+    return Communicate(c, s.tensor, s.loop, s.rotate, s.prefetch, s.step);
   }
   absl::StatusOr<Computation> operator()(const TensorizeCall& s) const {
     return Tensorize(c, s.loops, s.op);

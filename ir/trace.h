@@ -59,8 +59,10 @@ struct CommunicateCall {
   std::string tensor, loop;
   std::vector<std::string> rotate;
   int prefetch = 0;  // 1: double-buffered, overlapping the loop's next step (prefetch=1)
+  int64_t step = 1;  // the rotation's step (step=N, with rotate)
   bool operator==(const CommunicateCall& o) const {
-    return tensor == o.tensor && loop == o.loop && rotate == o.rotate && prefetch == o.prefetch;
+    return tensor == o.tensor && loop == o.loop && rotate == o.rotate && prefetch == o.prefetch &&
+           step == o.step;
   }
 };
 struct TensorizeCall {

@@ -84,7 +84,16 @@ TEST(TraceTest, PrefetchOtherThanZeroOrOneIsRefused) {
            {"communicate(A, ko, prefetch=1, prefetch=1)",
             "trace line 1, column 32: prefetch= is given twice"},
            {"communicate(A, ko, depth=1)",
-            "trace line 1, column 20: expected rotate=[...] or prefetch=0|1 but found 'depth'"},
+            "trace line 1, column 20: expected rotate=[...], step=N or prefetch=0|1 but found "
+            "'depth'"},
+           {"communicate(A, ko, rotate=[mo], step=0)",
+            "trace line 1, column 38: step=0 is not a rotation step; a step is at least 1"},
+           {"communicate(A, ko, rotate=[mo], step=-2)",
+            "trace line 1, column 38: step=-2 is not a rotation step; a step is at least 1"},
+           {"communicate(A, ko, step=2, rotate=[mo], step=2)",
+            "trace line 1, column 41: step= is given twice"},
+           {"communicate(A, ko, rotate=[mo], step=two)",
+            "trace line 1, column 38: expected the rotation's step (an integer) but found 'two'"},
        }) {
     absl::StatusOr<Trace> t = ParseTrace(text);
     ASSERT_FALSE(t.ok()) << text;
@@ -93,9 +102,29 @@ TEST(TraceTest, PrefetchOtherThanZeroOrOneIsRefused) {
   }
 }
 
+// step=N parses before or after rotate and prints after it, only when it is not 1.
+TEST(TraceTest, RotationStepParsesInAnyOrderAndPrintsOnlyWhenNotOne) {
+  absl::StatusOr<Trace> t = ParseTrace(
+      "communicate(A, ko, step=2, prefetch=1, rotate=[no])\n"
+      "communicate(B, ko, rotate=[no], step=1)\n");
+  ASSERT_TRUE(t.ok()) << t.status();
+  EXPECT_EQ(t->ToString(),
+            "communicate(A, ko, rotate=[no], step=2, prefetch=1)\n"
+            "communicate(B, ko, rotate=[no])\n");
+  const auto& a = std::get<CommunicateCall>(t->instructions[0]);
+  EXPECT_EQ(a.step, 2);
+  CommunicateCall one = a;
+  one.step = 1;
+  EXPECT_FALSE(one == a);
+  absl::StatusOr<Trace> again = ParseTrace(t->ToString());
+  ASSERT_TRUE(again.ok());
+  EXPECT_EQ(*again, *t);
+}
+
 TEST(TraceTest, ReferenceTracesRoundTrip) {
-  for (const char* f : {"summa", "pumma", "cannon", "allgather_gemm", "summa_prefetch",
-                        "allgather_gemm_prefetch", "gemm_reducescatter"}) {
+  for (const char* f :
+       {"summa", "pumma", "cannon", "allgather_gemm", "summa_prefetch", "allgather_gemm_prefetch",
+        "gemm_reducescatter", "tesseract", "summa_25d", "cannon_25d", "pumma_steps"}) {
     absl::StatusOr<Trace> t = ParseTrace(ReadFile(std::string("examples/") + f + ".trace"));
     ASSERT_TRUE(t.ok()) << f << ": " << t.status();
     absl::StatusOr<Trace> again = ParseTrace(t->ToString());

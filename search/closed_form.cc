@@ -64,6 +64,9 @@ absl::Status CheckForms(const Computation& c) {
       if (j < 0 || loops[j].kind != LoopKind::kDistributed)
         return Outside(absl::StrCat("loop ", base::Excerpt(l.name), " turns with a serial loop"));
     }
+    if (l.rotate_step != 1)
+      return Outside(
+          absl::StrCat("loop ", base::Excerpt(l.name), " rotates in steps of ", l.rotate_step));
   }
   // Per index, its loops of several iterations form a mixed radix of its extent.
   for (const std::string& index : p.indices) {

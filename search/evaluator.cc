@@ -111,6 +111,7 @@ Evaluator::NestState& Evaluator::Prepared(int nest, int rotation) {
   if (!rot.loop.empty()) {
     std::vector<ir::Loop> loops = c.loops();
     loops[c.LoopIndex(rot.loop)].rotate = rot.by;
+    loops[c.LoopIndex(rot.loop)].rotate_step = rot.step;
     c = c.WithLoops(std::move(loops));
   }
   s->nest = std::move(c);
@@ -314,9 +315,9 @@ Evaluator::OptionState Evaluator::CheckOption(const ir::Computation& c, size_t t
     ct = sh.ok() ? absl::StatusOr<ir::Computation>(c.WithSharding(name, *sh)) : sh.status();
   }
   if (ct.ok() && !opt.comm_loop.empty()) {
-    ct = ir::Communicate(*ct, name, opt.comm_loop,
-                         opt.comm_loop == rot.loop ? rot.by : std::vector<std::string>{},
-                         rot.prefetch && opt.at_time_loop ? 1 : 0);
+    ct = ir::Communicate(
+        *ct, name, opt.comm_loop, opt.comm_loop == rot.loop ? rot.by : std::vector<std::string>{},
+        rot.prefetch && opt.at_time_loop ? 1 : 0, opt.comm_loop == rot.loop ? rot.step : 1);
   }
   if (!ct.ok()) {
     st.reason = ReasonOf(ct.status());
@@ -428,7 +429,8 @@ std::string Evaluator::ProgramKey(const codegen::Program& p, const ir::Computati
   for (const ir::Loop& l : c.loops()) {
     if (l.kind == ir::LoopKind::kTensorized) continue;
     absl::StrAppend(&key, "loop ", l.name, ":", l.extent, ":", static_cast<int>(l.kind), ":",
-                    l.axis, ":", l.origin, ":", l.stride, ":", absl::StrJoin(l.rotate, ","), "\n");
+                    l.axis, ":", l.origin, ":", l.stride, ":", absl::StrJoin(l.rotate, ","), "*",
+                    l.rotate_step, "\n");
   }
   for (const codegen::TensorInfo& t : p.tensors) {
     absl::StrAppend(&key, "layout ", t.name);

@@ -66,9 +66,15 @@ codegen::Program ReplayedProgram(const ir::Computation& base, const ir::Trace& t
 std::string ReplayedKey(const ir::Computation& base, const ir::Trace& trace) {
   absl::StatusOr<ir::Verdict> v = ir::Judge(base, trace);
   if (!v.ok() || !v->legal) return "";
-  // The closed forms give the costing Program (search/closed_form.h), as Evaluate does.
+  // The closed forms give the costing Program (search/closed_form.h), and isl's lowering
+  // outside them, as Evaluate does.
   ClosedFormLowering closed;
   absl::StatusOr<codegen::Program> p = closed.Lower(v->computation);
+  if (absl::IsUnimplemented(p.status())) {
+    codegen::LowerOptions options;
+    options.offsets = false;
+    p = codegen::Lower(v->computation, options);
+  }
   if (!p.ok()) return p.status().ToString();
   return Evaluator::ProgramKey(*p, v->computation);
 }
@@ -193,6 +199,7 @@ struct Classic {
   std::vector<std::string> patterns;
   bool replication = false;
   bool split = false;  // SpaceOptions::split_distributed: not in the space without it
+  bool steps = false;  // SpaceOptions::rotation_steps: not in the space without it
 };
 
 // The reference traces of examples/ adapted to an s x s mesh.
@@ -275,6 +282,13 @@ std::vector<Classic> Classics() {
        "x=4",
        ReadFile("examples/gemm_reducescatter.trace"),
        {"C@no ReduceScatter(axes=[0])"}},
+  };
+}
+
+// The families that need split distributed indices or rotation steps (search/space.h).
+std::vector<Classic> SplitAndStepFamilies() {
+  const std::string mm = "C[m,n] += A[m,k] * B[k,n]";
+  return {
       {"Tesseract: rows over x and again over the depth z, SUMMA in each layer",
        mm,
        "m=32,n=32,k=32",
@@ -299,26 +313,38 @@ std::vector<Classic> Classics() {
        {"A@ko2 Shift(axis=1, +1)", "B@ko2 Shift(axis=0, +1)", "C@mi ReduceScatter(axes=[2])"},
        false,
        true},
+      {"PUMMA in steps of 2: each rank starts with the k blocks it holds",
+       mm,
+       "m=32,n=32,k=32",
+       "x=2,y=2",
+       ReadFile("examples/pumma_steps.trace"),
+       {"A@ko SendRecv", "B@ko Broadcast(axes=[0])"},
+       false,
+       false,
+       true},
   };
 }
 
 TEST(EvaluatorTest, SpaceHoldsTheClassicAlgorithms) {
-  for (const Classic& c : Classics()) {
+  std::vector<Classic> all = Classics();
+  for (Classic& c : SplitAndStepFamilies()) all.push_back(std::move(c));
+  for (const Classic& c : all) {
     SCOPED_TRACE(c.name);
     const ir::Problem p = MustParse(c.expr, c.extents);
     SpaceOptions options;
     options.allow_replication = c.replication;
     absl::StatusOr<ir::Trace> trace = ir::ParseTrace(c.trace);
     ASSERT_TRUE(trace.ok()) << trace.status();
-    if (c.split) {
+    if (c.split || c.steps) {
       EXPECT_FALSE(MustExplore(p, {MustMesh(c.mesh)}, options)
                        ->evaluator(0)
                        .space()
                        .Find(*trace)
                        .has_value())
-          << "in the space without split_distributed:\n"
+          << "in the space without split_distributed or rotation_steps:\n"
           << c.trace;
-      options.split_distributed = true;
+      options.split_distributed = c.split;
+      options.rotation_steps = c.steps;
     }
     std::unique_ptr<Explorer> e = MustExplore(p, {MustMesh(c.mesh)}, options);
     Evaluator& ev = e->evaluator(0);

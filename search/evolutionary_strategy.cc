@@ -38,7 +38,7 @@ std::optional<Point> WithPrefetch(Explorer& explorer, const Point& p, bool prefe
   if (r.prefetch == prefetch) return p;
   for (size_t i = 0; i < rotations.size(); ++i) {
     const Rotation& o = rotations[i];
-    if (o.loop != r.loop || o.by != r.by || o.prefetch != prefetch) continue;
+    if (o.loop != r.loop || o.by != r.by || o.step != r.step || o.prefetch != prefetch) continue;
     Point q = p;
     q.genome.rotation = static_cast<int>(i);
     if (ev.Legal(q.genome)) return q;

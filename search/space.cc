@@ -219,6 +219,12 @@ LoopNest MakeLoopNest(const NestInputs& in, const std::vector<std::string>& assi
     n.calls.push_back(ir::DivideCall{SplitVar(in, index, level), outer, inner, parts});
   }
   n.serial = serial;
+  for (const std::string& t : serial) {
+    for (const auto& [index, parts] : divides) {
+      if (in.levels.at(index)[Distributions(in, assign, index)].first == t)
+        n.serial_extents.push_back(parts);
+    }
+  }
   std::vector<std::string> kernel_loops;
   for (const std::string& i : in.kernel_order) {
     const int made = splits[i];
@@ -237,15 +243,23 @@ LoopNest MakeLoopNest(const NestInputs& in, const std::vector<std::string>& assi
   return n;
 }
 
-// The rotations of `n`: none first, then per time loop each distributed loop alone, with
+// The rotations of `n`: none first, then per time loop each distributed loop alone (with
+// options.rotation_steps also in steps of extent / axis size where that is above 1), with
 // options.split_distributed each two of three or more, and with several all of them
 // together; then, when `n` has a time loop, each of those again prefetched.
-std::vector<Rotation> Rotations(const LoopNest& n, const SpaceOptions& options) {
+std::vector<Rotation> Rotations(const NestInputs& in, const LoopNest& n) {
+  const SpaceOptions& options = in.options;
   std::vector<Rotation> rotations;
   rotations.push_back({});
   const std::vector<std::string>& d = n.distributed;
-  for (const std::string& loop : n.serial) {
-    for (const std::string& one : d) rotations.push_back({loop, {one}});
+  for (size_t t = 0; t < n.serial.size(); ++t) {
+    const std::string& loop = n.serial[t];
+    for (size_t a = 0; a < d.size(); ++a) {
+      rotations.push_back({loop, {d[a]}});
+      const int64_t size = in.mesh.axes[a].size, extent = n.serial_extents[t];
+      if (options.rotation_steps && extent > size && extent % size == 0)
+        rotations.push_back({loop, {d[a]}, false, extent / size});
+    }
     for (size_t a = 0; options.split_distributed && d.size() > 2 && a < d.size(); ++a) {
       for (size_t b = a + 1; b < d.size(); ++b) rotations.push_back({loop, {d[a], d[b]}});
     }
@@ -315,7 +329,7 @@ void AddNestsPerOrder(const NestInputs& in, const std::vector<std::string>& assi
   do {
     NestChoices nc;
     nc.nest = MakeLoopNest(in, assign, divides, serial);
-    nc.rotations = Rotations(nc.nest, in.options);
+    nc.rotations = Rotations(in, nc.nest);
     const bool reordered = std::any_of(
         nc.nest.calls.begin(), nc.nest.calls.end(),
         [](const ir::Instruction& i) { return std::holds_alternative<ir::ReorderCall>(i); });
@@ -488,7 +502,10 @@ ir::Trace Space::ToTrace(const Genome& g) const {
     const TensorOption& o = n.options[t][g.options[t]];
     if (o.comm_loop.empty()) continue;
     ir::CommunicateCall call{tensors_[t], o.comm_loop, {}, rot.prefetch && o.at_time_loop ? 1 : 0};
-    if (!rot.loop.empty() && rot.loop == o.comm_loop) call.rotate = rot.by;
+    if (!rot.loop.empty() && rot.loop == o.comm_loop) {
+      call.rotate = rot.by;
+      call.step = rot.step;
+    }
     trace.instructions.push_back(call);
   }
   trace.instructions.push_back(n.nest.tensorize);
@@ -510,9 +527,12 @@ std::optional<Genome> Space::Find(const ir::Trace& trace) const {
       prefetch[c->tensor] = c->prefetch != 0;
       rot.prefetch = rot.prefetch || c->prefetch != 0;
       if (!c->rotate.empty()) {
-        if (!rot.loop.empty() && (rot.loop != c->loop || rot.by != c->rotate)) return std::nullopt;
+        if (!rot.loop.empty() &&
+            (rot.loop != c->loop || rot.by != c->rotate || rot.step != c->step))
+          return std::nullopt;
         rot.loop = c->loop;
         rot.by = c->rotate;
+        rot.step = c->step;
       }
     } else if (const auto* t = std::get_if<ir::TensorizeCall>(&inst)) {
       tensorize = *t;
@@ -529,7 +549,7 @@ std::optional<Genome> Space::Find(const ir::Trace& trace) const {
     g.rotation = -1;
     for (size_t r = 0; r < nc.rotations.size(); ++r) {
       if (nc.rotations[r].loop == rot.loop && nc.rotations[r].by == rot.by &&
-          nc.rotations[r].prefetch == rot.prefetch)
+          nc.rotations[r].step == rot.step && nc.rotations[r].prefetch == rot.prefetch)
         g.rotation = static_cast<int>(r);
     }
     if (g.rotation < 0) return std::nullopt;

@@ -11,7 +11,7 @@
 //   nest:      distribute([m,n], [mo,no], [mi,ni], [x,y]); divide(k, ko, ki, 8);
 //              reorder(mo, no, ko, mi, ni, ki); ... tensorize([mi, ni, ki], matmul)
 //   rotation:  ko by [mo, no], prefetched   (written on every communicate at ko; prefetch=1
-//              on every communicate at a time loop)
+//              on every communicate at a time loop; a step other than 1 as step=N)
 //   options:   A: m@x, k@(x+y)%8 at ko;  B: k@(x+y)%8, n@y at ko;  C: m@x, n@y
 //
 // The space is built from the problem and mesh alone; legality is decided elsewhere
@@ -48,6 +48,11 @@ struct SpaceOptions {
   // distributed loops (2.5D Cannon, inside each layer), and a dim spread over several axes
   // may be skewed on one of them. Off by default: the space grows several times over.
   bool split_distributed = false;
+  // Rotations in steps other than 1: a time loop of E steps turned by one distributed loop
+  // over an axis of size s (E a multiple of s, E > s) also with step E / s, so that each
+  // rank starts at its own block of a block layout (Cannon with k divided finer than the
+  // mesh). Off by default.
+  bool rotation_steps = false;
 };
 
 // A loop nest: the trace's loop calls and the kernel.
@@ -56,16 +61,19 @@ struct LoopNest {
   ir::TensorizeCall tensorize;
   std::vector<std::string> distributed;  // distributed loops, by mesh axis order of the call
   std::vector<std::string> serial;       // time loops, outermost first
+  std::vector<int64_t> serial_extents;   // their extents, in the same order
   std::string Describe() const;          // "m@x n@y | ko/8" for logs
 };
 
-// A rotation: the serial loop `loop` runs (t + sum of `by`) mod extent. Empty loop: none.
+// A rotation: the serial loop `loop` runs (t + step * sum of `by`) mod extent. Empty loop:
+// none.
 // With `prefetch`, every tensor communicated at a time loop is prefetched (all or none: the
 // space doubles at most, and the search toggles prefetch as it changes the rotation).
 struct Rotation {
   std::string loop;
   std::vector<std::string> by;
   bool prefetch = false;
+  int64_t step = 1;
 };
 
 // One tensor's layout and communication.

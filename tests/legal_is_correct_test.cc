@@ -12,7 +12,8 @@
 // mat-vec (w[i] += A[i,j] * v[j]: x and y name mesh axes), element-wise add and a split-k shape,
 // with extents that divide unevenly over some meshes (6, 12: non-powers of two); meshes x=2, x=3,
 // x=4, 2x2, 2x3, 2x2x2; each with and without replicated layouts. Then the spaces with
-// distributed indices split further (SpaceOptions::split_distributed) on x=4, 2x2 and 2x2x2.
+// distributed indices split further (SpaceOptions::split_distributed) on x=4, 2x2 and 2x2x2,
+// and with rotations in steps (SpaceOptions::rotation_steps) on 2x2 and 2x3.
 #include <gtest/gtest.h>
 
 #include <algorithm>
@@ -84,8 +85,19 @@ std::vector<SweepCase> Cases(bool wide) {
       for (bool replication : {false, true}) {
         const bool in_suite = expr == problems[0].first && extents == problems[0].second &&
                               (mesh == "x=4" || (mesh == "x=2,y=2" && !replication));
-        if (in_suite || (wide && !big)) cases.push_back({expr, extents, mesh, replication, true});
+        if (in_suite || (wide && !big))
+          cases.push_back({expr, extents, mesh, replication, {}, true});
       }
+    }
+  }
+  // Rotations in steps (SpaceOptions::rotation_steps): meshes whose time loops can run more
+  // steps than an axis has ranks (x=2 and x=4 divide only into their size).
+  for (const auto& [expr, extents] : problems) {
+    const bool big = std::count(extents.begin(), extents.end(), '=') >= 4;
+    for (const std::string mesh : {"x=2,y=2", "x=2,y=3"}) {
+      const bool in_suite = expr == problems[0].first && mesh == "x=2,y=2";
+      if (in_suite || (wide && !big))
+        cases.push_back({expr, extents, mesh, false, {}, false, true});
     }
   }
   return cases;
@@ -105,6 +117,7 @@ TEST_P(LegalIsCorrectTest, EveryCheckedLegalPointVerifies) {
             << r->prefetched << " prefetched), " << r->distinct_programs << " distinct programs, "
             << r->unlowerable << " not lowered, " << r->failures.size() << " failures\n";
   EXPECT_EQ(r->checked, std::min(r->legal_points, g_max_points));
+  if (c.rotation_steps) EXPECT_GT(r->stepped, 0) << "no point of the sample rotates in steps";
   for (size_t i = 0; i < r->failures.size() && i < 5; ++i) {
     ADD_FAILURE() << r->failures[i].error << "\n" << r->failures[i].trace;
   }

@@ -174,6 +174,15 @@ TEST(MpiRunTest, TesseractAndTwoAndAHalfDOn2x2x2) {
   }
 }
 
+// A rotation in steps of 2 (rank y runs (ko + 2y) mod 4) on 2x2, even and uneven extents.
+TEST(MpiRunTest, PummaInStepsOfTwo) {
+  for (const char* extents : {"m=8,n=8,k=16", "m=10,n=6,k=12"}) {
+    SCOPED_TRACE(extents);
+    ExpectVerified(
+        MeshtuneRun(kMatmul, extents, "x=2,y=2", ReadFile("examples/pumma_steps.trace")));
+  }
+}
+
 TEST(MpiRunTest, BatchedGemmMatrixVectorAndElementwiseSum) {
   ExpectVerified(
       MeshtuneRun("C[b,m,n] += A[b,m,k] * B[b,k,n]", "b=4,m=8,n=6,k=10", "x=2",

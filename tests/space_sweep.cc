@@ -22,8 +22,8 @@ namespace meshtune::testing {
 
 std::string SweepCase::Name() const {
   return absl::StrCat(expr, " ", extents, " on ", mesh, allow_replication ? " (replication)" : "",
-                      split_distributed ? " (split)" : "", layouts.empty() ? "" : " layouts ",
-                      absl::StrJoin(layouts, ","));
+                      split_distributed ? " (split)" : "", rotation_steps ? " (steps)" : "",
+                      layouts.empty() ? "" : " layouts ", absl::StrJoin(layouts, ","));
 }
 
 namespace {
@@ -62,6 +62,7 @@ void CheckOne(const ir::Computation& base, const std::string& trace, const Progr
               codegen::LoweringCache* cache, std::set<std::string>* programs, SweepResult* result) {
   ++result->checked;
   result->prefetched += trace.find("prefetch=1") != std::string::npos;
+  result->stepped += trace.find("step=") != std::string::npos;
   auto fail = [&](std::string error) { result->failures.push_back({trace, std::move(error)}); };
   absl::StatusOr<ir::Trace> parsed = ir::ParseTrace(trace);
   if (!parsed.ok())
@@ -164,6 +165,7 @@ absl::StatusOr<SweepResult> SweepSpace(const SweepCase& c, int64_t max_points, u
   search::SpaceOptions options;
   options.allow_replication = c.allow_replication;
   options.split_distributed = c.split_distributed;
+  options.rotation_steps = c.rotation_steps;
   absl::StatusOr<search::Space> space = search::Space::Build(*base, options);
   if (!space.ok()) return space.status();
   search::CostParams params;

@@ -21,11 +21,13 @@ namespace meshtune::testing {
 struct SweepCase {
   std::string expr, extents, mesh;
   bool allow_replication = false;
-  // The space with its distributed indices split further (SpaceOptions::split_distributed).
-  bool split_distributed = false;
   // `--layout` flags: the tensors' given layouts (ir/layout.h); none: every tensor block.
   std::vector<std::string> layouts = {};
-  // "C[m,n] += A[m,k] * B[k,n] m=4,n=4,k=6 on x=2 (replication) (split)"
+  // The space with its distributed indices split further (SpaceOptions::split_distributed).
+  bool split_distributed = false;
+  // Rotations in steps other than 1 (SpaceOptions::rotation_steps).
+  bool rotation_steps = false;
+  // "C[m,n] += A[m,k] * B[k,n] m=4,n=4,k=6 on x=2 (replication) (split) (steps)"
   std::string Name() const;
 };
 
@@ -38,6 +40,7 @@ struct SweepResult {
   int64_t legal_points = 0;            // legal points of the space
   int64_t checked = 0;                 // of which checked (all, or the sample)
   int64_t prefetched = 0;              // checked points that prefetch (communicate ... prefetch=1)
+  int64_t stepped = 0;                 // checked points that rotate in steps (step=N)
   int64_t distinct_programs = 0;       // distinct lowered Programs among the checked
   int64_t unlowerable = 0;             // legal but lowering declined (Unimplemented): never run
   std::vector<SweepFailure> failures;  // checked points that did not verify
