@@ -79,7 +79,9 @@ TEST_F(FidelityCliTest, MeasuresASpreadAndReportsItsStatistics) {
     EXPECT_GT(p.predicted_s(), 0);
     EXPECT_EQ(p.mesh(), "x=2");
     EXPECT_FALSE(p.trace().text().empty());
-    if (i > 0) EXPECT_LE(result.points(i - 1).predicted_s(), p.predicted_s());
+    if (i > 0) {
+      EXPECT_LE(result.points(i - 1).predicted_s(), p.predicted_s());
+    }
   }
   EXPECT_EQ(result.verified(), 4);
   EXPECT_TRUE(result.has_median_relative_error());

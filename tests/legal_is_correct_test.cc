@@ -117,7 +117,9 @@ TEST_P(LegalIsCorrectTest, EveryCheckedLegalPointVerifies) {
             << r->prefetched << " prefetched), " << r->distinct_programs << " distinct programs, "
             << r->unlowerable << " not lowered, " << r->failures.size() << " failures\n";
   EXPECT_EQ(r->checked, std::min(r->legal_points, g_max_points));
-  if (c.rotation_steps) EXPECT_GT(r->stepped, 0) << "no point of the sample rotates in steps";
+  if (c.rotation_steps) {
+    EXPECT_GT(r->stepped, 0) << "no point of the sample rotates in steps";
+  }
   for (size_t i = 0; i < r->failures.size() && i < 5; ++i) {
     ADD_FAILURE() << r->failures[i].error << "\n" << r->failures[i].trace;
   }
