@@ -171,7 +171,19 @@ absl::StatusOr<std::vector<Expr>> FunctionToExprs(const isl::map& m, const isl::
   isl_map* aligned = isl_map_align_params(isl_map_reset_tuple_id(m.copy(), isl_dim_in),
                                           isl_set_get_space(context.get()));
   aligned = isl_map_gist_params(aligned, context.copy());
-  isl_pw_multi_aff* pma = isl_pw_multi_aff_from_map(aligned);
+  // isl_pw_multi_aff_from_map declines some single-valued maps whose constraints nest
+  // integer divisions (a rotation of an index distributed over two axes); the lexicographic
+  // minimum of a single-valued map is the function itself.
+  isl_pw_multi_aff* pma = isl_pw_multi_aff_from_map(isl_map_copy(aligned));
+  if (pma == nullptr) {
+    // Single-valued where the loops run (the context), not necessarily outside it.
+    aligned = isl_map_intersect_params(aligned, context.copy());
+    if (isl_map_is_single_valued(aligned) == isl_bool_true) {
+      pma = isl_map_lexmin_pw_multi_aff(aligned);
+      aligned = nullptr;
+    }
+  }
+  isl_map_free(aligned);
   if (pma == nullptr) return absl::InternalError("not a function");
   isl_ast_build* build = isl_ast_build_from_context(context.copy());
   std::vector<Expr> out;

@@ -285,10 +285,11 @@ absl::StatusOr<TransferPlan> PlanTransfer(const Computation& c, const Names& nam
   MT_ASSIGN_OR_RETURN(x.source, ToExprs(c, names, sources, plan.prefix));
   x.src.size = plan.size;
   if (offsets) {
-    // The box in the source's local shard: global origin minus the source's block start.
-    const isl::pw_multi_aff start =
-        BlockStart(c, t.tensor).as_pw_multi_aff().pullback(sources.as_pw_multi_aff());
-    const isl::map local = plan.origin.as_pw_multi_aff().sub(start).as_map();
+    // The box in the source's local shard: global origin minus the source's block start,
+    // composed as relations (a pullback of the sources' pw_multi_aff could come out with
+    // overlapping pieces for a dim split over two axes).
+    const isl::map start = sources.apply_range(BlockStart(c, t.tensor));
+    const isl::map local = isl::manage(isl_map_sum(plan.origin.copy(), isl_map_neg(start.copy())));
     MT_ASSIGN_OR_RETURN(x.src.offset, ToExprs(c, names, local, plan.prefix));
   }
   x.global = std::move(global);

@@ -381,13 +381,6 @@ void AddNests(const NestInputs& in, std::vector<NestChoices>* out) {
         const int before = static_cast<int>(std::count(assign.begin(), assign.begin() + a, i));
         const int more = repeats + (before > 0 ? 1 : 0);
         if (before > 0 && (!in.options.split_distributed || more > 1)) continue;
-        // Distributed again, an index keeps at least 2 elements a rank (lowering cannot
-        // yet address a loop of one iteration inside a second distribution).
-        if (before > 0) {
-          int64_t ranks = in.mesh.axes[a].size;
-          for (int b = 0; b < a; ++b) ranks *= assign[b] == i ? in.mesh.axes[b].size : 1;
-          if (in.p.extents.at(i) < 2 * ranks) continue;
-        }
         assign[a] = i;
         assign_rec(a + 1, more);
       }
@@ -397,10 +390,8 @@ void AddNests(const NestInputs& in, std::vector<NestChoices>* out) {
     for (const std::string& i : in.p.indices) {
       if (Distributions(in, assign, i) == 0) rest.push_back(i);
     }
-    // A distributed index's local loop in steps; not of one distributed twice (whose
-    // lowering can fail: "not a function").
     for (const std::string& i : in.p.indices) {
-      if (in.options.split_distributed && Distributions(in, assign, i) == 1) rest.push_back(i);
+      if (in.options.split_distributed && Distributions(in, assign, i) > 0) rest.push_back(i);
     }
     AddNestsPerDivides(in, assign, rest, out);
   };
