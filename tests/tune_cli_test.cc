@@ -91,6 +91,23 @@ TEST_F(TuneCliTest, ModelOnlyJsonIsATuneResult) {
   EXPECT_TRUE(Has(r.out, "\"measurements\":[]")) << r.out;
 }
 
+// --rotation-steps and --split-distributed reach the space: each enumerates more points
+// than the default space of the same problem and mesh, and the winner still checks.
+TEST_F(TuneCliTest, SplitAndStepFlagsWidenTheSpace) {
+  auto enumerated = [](const std::string& flags) -> int64_t {
+    const CliRun r = Meshtune(kMatmul + "--extents m=16,n=16,k=16 --mesh x=2,y=2 --model-only " +
+                              "--json --no-db --max-evaluations 40 " + kModel + flags);
+    EXPECT_EQ(r.status, 0) << flags << r.err;
+    meshtune::v1::TuneResult result;
+    EXPECT_TRUE(ParsesAs(r.out, &result)) << flags;
+    EXPECT_EQ(result.record().checked(), "simulated") << flags << r.out;
+    return result.enumerated();
+  };
+  const int64_t plain = enumerated("");
+  EXPECT_GT(enumerated("--rotation-steps"), plain);
+  EXPECT_GT(enumerated("--split-distributed"), plain);
+}
+
 TEST_F(TuneCliTest, WithoutAProfileTheBuiltInNumbersAreUsedWithAWarning) {
   const CliRun r =
       Meshtune("tune --expr 'y[i] += A[i,j] * x[j]' --extents i=64,j=64 --ranks 2 --model-only");
