@@ -86,6 +86,21 @@ TEST(EmittedCppTest, SummaFromGivenLayoutsMatchesTheExecutor) {
   EXPECT_GT(from_emitted.bytes_sent_max(), Result(blocks).bytes_sent_max());
 }
 
+// The emitted --main `binary` and the worker running `worker_args` on `ranks` ranks both
+// verify, with the same checksum and the same bytes sent.
+void ExpectEmittedMatchesExecutor(const std::string& binary, const std::string& worker_args,
+                                  int ranks) {
+  SCOPED_TRACE(binary);
+  const std::string emitted = RunMpi(binary + " --reps 2 --seed 5", ranks);
+  const std::string executed =
+      RunMpi("runtime/meshtune_worker " + worker_args + " --reps 2 --seed 5", ranks);
+  const meshtune::v1::RunResult from_emitted = Result(emitted), from_executor = Result(executed);
+  EXPECT_TRUE(from_emitted.verified()) << emitted;
+  EXPECT_TRUE(from_executor.verified()) << executed;
+  EXPECT_EQ(from_emitted.checksum(), from_executor.checksum()) << emitted << "\n" << executed;
+  EXPECT_EQ(from_emitted.bytes_sent_max(), from_executor.bytes_sent_max());
+}
+
 // The prefetched examples: the emitted loops call rt->Async and rt->Wait around the
 // transfers and the reduction, and compute what the executor computes.
 TEST(EmittedCppTest, PrefetchedSummaAndReduceScatterMatchTheExecutor) {
@@ -100,15 +115,28 @@ TEST(EmittedCppTest, PrefetchedSummaAndReduceScatterMatchTheExecutor) {
             "--expr 'C[m,n] = A[m,k] * B[k,n]' --extents m=32,k=32,n=16 --mesh x=4 "
             "--trace examples/gemm_reducescatter.trace"},
        }) {
-    SCOPED_TRACE(c.binary);
-    const std::string emitted = RunMpi(c.binary + " --reps 2 --seed 5");
-    const std::string executed =
-        RunMpi("runtime/meshtune_worker " + c.worker_args + " --reps 2 --seed 5");
-    const meshtune::v1::RunResult from_emitted = Result(emitted), from_executor = Result(executed);
-    EXPECT_TRUE(from_emitted.verified()) << emitted;
-    EXPECT_TRUE(from_executor.verified()) << executed;
-    EXPECT_EQ(from_emitted.checksum(), from_executor.checksum()) << emitted << "\n" << executed;
-    EXPECT_EQ(from_emitted.bytes_sent_max(), from_executor.bytes_sent_max());
+    ExpectEmittedMatchesExecutor(c.binary, c.worker_args, 4);
+  }
+}
+
+// The wider space's families, emitted: 2.5D Cannon on 2x2x2 (8 ranks) and PUMMA in steps
+// of 2 on 2x2 compute what the executor computes.
+TEST(EmittedCppTest, TwoAndAHalfDCannonAndPummaInStepsMatchTheExecutor) {
+  struct Case {
+    std::string binary, worker_args;
+    int ranks;
+  };
+  for (const Case& c : std::vector<Case>{
+           {"tests/cannon_25d_emitted",
+            "--expr 'C[m,n] += A[m,k] * B[k,n]' --extents m=16,n=8,k=12 --mesh x=2,y=2,z=2 "
+            "--trace examples/cannon_25d.trace",
+            8},
+           {"tests/pumma_steps_emitted",
+            "--expr 'C[m,n] += A[m,k] * B[k,n]' --extents m=10,n=6,k=12 --mesh x=2,y=2 "
+            "--trace examples/pumma_steps.trace",
+            4},
+       }) {
+    ExpectEmittedMatchesExecutor(c.binary, c.worker_args, c.ranks);
   }
 }
 
