@@ -160,11 +160,6 @@ void Emit(const Program& p, const StmtPtr& s, const For* loop, int indent, std::
   }
 }
 
-// Whether `t` is redistributed from a given layout (not block, not in place).
-bool Redistributed(const Program& p, const TensorInfo& t) {
-  return t.given.kind != ir::GivenLayout::Kind::kBlock && !InPlace(p, t);
-}
-
 // Whether a tensor of `p` is redistributed (the emitted code then includes
 // runtime/given_spec.h and links //runtime:given_spec).
 bool HasGiven(const Program& p) {

@@ -169,6 +169,10 @@ bool InPlace(const Program& p, const TensorInfo& t) {
   return same;
 }
 
+bool Redistributed(const Program& p, const TensorInfo& t) {
+  return t.given.kind != ir::GivenLayout::Kind::kBlock && !InPlace(p, t);
+}
+
 std::vector<TransferSummary> Summarize(const Program& p) {
   std::vector<TransferSummary> out;
   // First the copies of replicated inputs (ReplicatedAxes), broadcast into their shards.
@@ -188,9 +192,7 @@ std::vector<TransferSummary> Summarize(const Program& p) {
   all.kind = CommPattern::Kind::kSendRecv;
   for (size_t a = 0; a < p.axis_sizes.size(); ++a) all.axes.push_back(static_cast<int>(a));
   for (const TensorInfo& t : p.tensors) {
-    if (t.given.kind == ir::GivenLayout::Kind::kBlock || (t.is_output && !p.accumulate) ||
-        InPlace(p, t))
-      continue;
+    if (!Redistributed(p, t) || (t.is_output && !p.accumulate)) continue;
     int64_t elements = 1;
     for (int64_t e : t.local_shape) elements *= e;
     out.push_back({t.name, "layout", all, elements, 1, 0, 0});
@@ -210,7 +212,7 @@ std::vector<TransferSummary> Summarize(const Program& p) {
   // Last the output's way back into its given layout (loop "layout-out"): as many elements
   // as the largest storage of a rank in that layout.
   for (const TensorInfo& t : p.tensors) {
-    if (t.given.kind == ir::GivenLayout::Kind::kBlock || !t.is_output || InPlace(p, t)) continue;
+    if (!Redistributed(p, t) || !t.is_output) continue;
     const ir::Placement placement(t.given, t.shape, MeshOf(p));
     int64_t most = 0;
     ForEachRank(p, [&](const std::vector<int64_t>& coords) {

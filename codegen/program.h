@@ -171,6 +171,10 @@ std::vector<int64_t> ShardStartAt(const Program& p, const TensorInfo& t,
 // storage as it is and nothing is redistributed.
 bool InPlace(const Program& p, const TensorInfo& t);
 
+// Whether tensor `t` is redistributed between its given layout and its shards at each run:
+// given (not block) and not in place.
+bool Redistributed(const Program& p, const TensorInfo& t);
+
 // The program's kernel call (every Program has exactly one Compute node).
 const Compute* KernelCall(const Program& p);
 

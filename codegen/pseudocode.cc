@@ -143,16 +143,13 @@ std::string PseudoCode(const Program& program) {
   std::string out;
   // Tensors in given layouts come into their shards first, and the output goes back last.
   for (const TensorInfo& t : program.tensors) {
-    if (t.given.kind == ir::GivenLayout::Kind::kBlock || (t.is_output && !program.accumulate) ||
-        InPlace(program, t))
-      continue;
+    if (!Redistributed(program, t) || (t.is_output && !program.accumulate)) continue;
     absl::StrAppend(&out, t.name, " = redistribute(", t.name, " in ", t.given.ToString(),
                     ")  # all-to-all into the shards\n");
   }
   Print(program, program.body, nullptr, 0, accumulate, &out);
   for (const TensorInfo& t : program.tensors) {
-    if (t.given.kind == ir::GivenLayout::Kind::kBlock || !t.is_output || InPlace(program, t))
-      continue;
+    if (!Redistributed(program, t) || !t.is_output) continue;
     absl::StrAppend(&out, t.name, " in ", t.given.ToString(), " = redistribute(", t.name,
                     ")  # all-to-all out of the shards\n");
   }

@@ -188,7 +188,7 @@ absl::StatusOr<Specs> SpecsOf(const Program& program, const Comm& comm, bool giv
   for (const codegen::TensorInfo& t : program.tensors) {
     TensorSpec spec{t.name, t.dims, t.shape, t.local_shape, t.is_output, nullptr, {}};
     // In place (the layout is the sharding): an ordinary shard, nothing moves.
-    if (given && t.given.kind != ir::GivenLayout::Kind::kBlock && !codegen::InPlace(program, t)) {
+    if (given && codegen::Redistributed(program, t)) {
       absl::StatusOr<GivenPlans> plans = PlanGiven(program, t);
       if (!plans.ok()) return plans.status();
       spec.given = MakeGivenSpec(t, *std::move(plans), comm.rank(), program.dtype_bytes);

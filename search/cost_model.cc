@@ -68,8 +68,7 @@ std::vector<bool> CostAxes(const Program& p) {
   std::vector<bool> relevant(p.axis_names.size(), false);
   // A given layout's redistribution loads differ from rank to rank (one in place has none).
   for (const codegen::TensorInfo& t : p.tensors) {
-    if (t.given.kind != ir::GivenLayout::Kind::kBlock && !codegen::InPlace(p, t))
-      return std::vector<bool>(p.axis_names.size(), true);
+    if (codegen::Redistributed(p, t)) return std::vector<bool>(p.axis_names.size(), true);
   }
   auto mention = [&](const Expr& e) {
     std::vector<std::string> used;
@@ -657,9 +656,10 @@ class CostWalker {
     const bool reductions = std::any_of(driven.begin(), driven.end(), [](const codegen::Stmt* d) {
       return !std::holds_alternative<Transfer>(d->node);
     });
-    // The last step is walked on its own when its kernels run whole and it would otherwise
-    // share a representative iteration.
-    const bool last_apart = !reductions && e > 1 && mode != LoopMode::kEach;
+    // Whether the last step runs whole kernels; it is then walked on its own where it would
+    // otherwise share a representative iteration.
+    const bool whole_last = !reductions && e > 1;
+    const bool last_apart = whole_last && mode != LoopMode::kEach;
     // Representative iterations: one for all (kOnce), the first and one for the rest
     // (kFirstThenRest), or each; then the last one if apart.
     std::vector<Iteration> reps;
@@ -674,7 +674,6 @@ class CostWalker {
       return it;
     };
     // What does not vary, per iteration: with something in flight, and at the last step.
-    const bool whole_last = !reductions && e > 1;
     Iteration invariant, invariant_last;
     if (mode == LoopMode::kEach) {
       invariant = walk(parts.invariant, static_cast<double>(whole_last ? e - 1 : e), true);
@@ -832,7 +831,7 @@ class CostWalker {
   // "TENSOR@layout" (into the shards) and "TENSOR@layout-out" (back), point-to-point.
   void CostGiven() {
     for (const codegen::TensorInfo& t : p_.tensors) {
-      if (t.given.kind == ir::GivenLayout::Kind::kBlock || codegen::InPlace(p_, t)) continue;
+      if (!codegen::Redistributed(p_, t)) continue;
       const std::shared_ptr<const GivenLoads> loads = LoadsOf(p_, t);
       ChargeLoads(t.name, "layout", loads->in);
       ChargeLoads(t.name, "layout-out", loads->out);
@@ -860,12 +859,12 @@ class CostWalker {
     for (int64_t r = 0; r < n; ++r) {
       const runtime::RankLoad& l = loads[static_cast<size_t>(values_.Self(r))];
       const double moved = bytes * static_cast<double>(std::max(l.sent, l.received));
-      const double exchange =
-          calibrated && g > 1
-              ? (moved > 0 ? CollectiveSeconds(Collective::kAllToAll, pattern.axes,
-                                               moved * static_cast<double>(g) / (g - 1), false)
-                           : 0)
-              : alpha * static_cast<double>(std::max(l.sends, l.receives)) + beta * moved;
+      double exchange = alpha * static_cast<double>(std::max(l.sends, l.receives)) + beta * moved;
+      if (calibrated && g > 1) {
+        exchange = moved > 0 ? CollectiveSeconds(Collective::kAllToAll, pattern.axes,
+                                                 moved * static_cast<double>(g) / (g - 1), false)
+                             : 0;
+      }
       const double passed = bytes * static_cast<double>(l.sent + l.received + l.copied);
       const double strided = bytes * static_cast<double>(l.strided);
       const double gather = params_.gather > 0 ? params_.gather : params_.copy;
@@ -932,9 +931,6 @@ class CostWalker {
     for (int64_t r = 0; r < values_.ranks(); ++r) Charge(tally, r, seconds, elements, 1, times);
   }
 
-  // One call of collective `c` (its nonblocking form for a prefetched statement) over `g`
-  // ranks on `w` bytes: its own calibrated line, or the broadcast's numbers in the
-  // algorithm's form (CostParams).
   // A collective over the ranks along `axes`, and at least its algorithm's form in the
   // inter-node numbers when the group spans nodes.
   double CollectiveSeconds(Collective c, const std::vector<int>& axes, double w,
@@ -972,6 +968,9 @@ class CostWalker {
     return out;
   }
 
+  // One call of collective `c` (its nonblocking form for a prefetched statement) over `g`
+  // ranks on `w` bytes: its own calibrated line, or the broadcast's numbers in the
+  // algorithm's form (CostParams).
   double CollectiveSeconds(Collective c, int64_t g, double w, bool nonblocking) const {
     if (g <= 1) return 0;
     if (params_.collectives.Has(c)) return params_.collectives.Seconds(c, g, w, nonblocking);

@@ -166,6 +166,14 @@ const std::string& SplitVar(const NestInputs& in, const std::string& index, int 
   return n == 0 ? index : in.levels.at(index)[n - 1].second;
 }
 
+// The time loop and the inner loop of dividing `index` under the distribution `assign`:
+// the split after its distributions.
+const std::pair<std::string, std::string>& DivideLoops(const NestInputs& in,
+                                                       const std::vector<std::string>& assign,
+                                                       const std::string& index) {
+  return in.levels.at(index)[Distributions(in, assign, index)];
+}
+
 // Per index of `p`, fresh outer ("mo") and inner ("mi") loop names clashing with no index,
 // tensor or mesh axis name.
 void NameLoops(const ir::Problem& p, const std::vector<std::string>& tensors, const ir::Mesh& mesh,
@@ -198,33 +206,28 @@ std::vector<std::string> KernelOrder(const ir::Problem& p) {
 LoopNest MakeLoopNest(const NestInputs& in, const std::vector<std::string>& assign,
                       const Divides& divides, const std::vector<std::string>& serial) {
   LoopNest n;
-  std::map<std::string, int> splits;  // per index, the splits made so far
-  if (!in.trivial_mesh) {
-    std::vector<ir::DistributeCall> calls;  // per split number
-    for (size_t a = 0; a < assign.size(); ++a) {
-      const std::string& i = assign[a];
-      const int level = splits[i]++;
-      if (static_cast<int>(calls.size()) <= level) calls.resize(level + 1);
-      calls[level].vars.push_back(SplitVar(in, i, level));
-      calls[level].outers.push_back(in.levels.at(i)[level].first);
-      calls[level].inners.push_back(in.levels.at(i)[level].second);
-      calls[level].axes.push_back(in.mesh.axes[a].name);
-      n.distributed.push_back(in.levels.at(i)[level].first);
-    }
-    n.calls.insert(n.calls.end(), calls.begin(), calls.end());
+  std::map<std::string, int> splits;      // per index, the splits made so far
+  std::vector<ir::DistributeCall> calls;  // per split number
+  for (size_t a = 0; a < assign.size() && !in.trivial_mesh; ++a) {
+    const std::string& i = assign[a];
+    const int level = splits[i]++;
+    if (static_cast<int>(calls.size()) <= level) calls.resize(level + 1);
+    calls[level].vars.push_back(SplitVar(in, i, level));
+    calls[level].outers.push_back(in.levels.at(i)[level].first);
+    calls[level].inners.push_back(in.levels.at(i)[level].second);
+    calls[level].axes.push_back(in.mesh.axes[a].name);
+    n.distributed.push_back(in.levels.at(i)[level].first);
   }
+  n.calls.insert(n.calls.end(), calls.begin(), calls.end());
+  std::map<std::string, int64_t> extents;  // per time loop
   for (const auto& [index, parts] : divides) {
     const int level = splits[index]++;
-    const auto& [outer, inner] = in.levels.at(index)[level];
+    const auto& [outer, inner] = DivideLoops(in, assign, index);
     n.calls.push_back(ir::DivideCall{SplitVar(in, index, level), outer, inner, parts});
+    extents[outer] = parts;
   }
   n.serial = serial;
-  for (const std::string& t : serial) {
-    for (const auto& [index, parts] : divides) {
-      if (in.levels.at(index)[Distributions(in, assign, index)].first == t)
-        n.serial_extents.push_back(parts);
-    }
-  }
+  for (const std::string& t : serial) n.serial_extents.push_back(extents.at(t));
   std::vector<std::string> kernel_loops;
   for (const std::string& i : in.kernel_order) {
     const int made = splits[i];
@@ -232,7 +235,7 @@ LoopNest MakeLoopNest(const NestInputs& in, const std::vector<std::string>& assi
   }
   // Distribute calls move their loops outermost, the last call's first: a reorder puts the
   // distributed loops back in mesh order.
-  if (!divides.empty() || n.calls.size() > 1 + divides.size()) {
+  if (!divides.empty() || calls.size() > 1) {
     ir::ReorderCall order;
     order.order = n.distributed;
     order.order.insert(order.order.end(), serial.begin(), serial.end());
@@ -276,9 +279,12 @@ std::vector<Rotation> Rotations(const NestInputs& in, const LoopNest& n) {
 }
 
 // Where a tensor may be communicated in `n`: nowhere (""), at each time loop, or at the
-// kernel's outermost loop (`reordered`: whether `n` has a reorder call).
-std::vector<std::string> CommLevels(const NestInputs& in, const LoopNest& n, bool reordered) {
+// kernel's outermost loop.
+std::vector<std::string> CommLevels(const NestInputs& in, const LoopNest& n) {
   const std::vector<std::string>& kernel_loops = n.tensorize.loops;
+  const bool reordered = std::any_of(n.calls.begin(), n.calls.end(), [](const ir::Instruction& i) {
+    return std::holds_alternative<ir::ReorderCall>(i);
+  });
   std::vector<std::string> levels = {""};
   levels.insert(levels.end(), n.serial.begin(), n.serial.end());
   // The kernel's outermost loop: the first in kernel order after a reorder; without
@@ -323,17 +329,13 @@ std::vector<std::vector<TensorOption>> TensorOptions(const NestInputs& in, const
 void AddNestsPerOrder(const NestInputs& in, const std::vector<std::string>& assign,
                       const Divides& divides, std::vector<NestChoices>* out) {
   std::vector<std::string> serial;
-  for (const auto& d : divides)
-    serial.push_back(in.levels.at(d.first)[Distributions(in, assign, d.first)].first);
+  for (const auto& d : divides) serial.push_back(DivideLoops(in, assign, d.first).first);
   std::sort(serial.begin(), serial.end());
   do {
     NestChoices nc;
     nc.nest = MakeLoopNest(in, assign, divides, serial);
     nc.rotations = Rotations(in, nc.nest);
-    const bool reordered = std::any_of(
-        nc.nest.calls.begin(), nc.nest.calls.end(),
-        [](const ir::Instruction& i) { return std::holds_alternative<ir::ReorderCall>(i); });
-    nc.options = TensorOptions(in, nc.nest, CommLevels(in, nc.nest, reordered));
+    nc.options = TensorOptions(in, nc.nest, CommLevels(in, nc.nest));
     out->push_back(std::move(nc));
   } while (std::next_permutation(serial.begin(), serial.end()));
 }
