@@ -17,11 +17,11 @@
 // never calibrated), as for `meshtune tune`.
 #include <cstdio>
 #include <cstdlib>
-#include <cstring>
 #include <fstream>
 #include <string>
 #include <vector>
 
+#include "CLI/CLI.hpp"
 #include "base/json.h"
 #include "engine/fidelity.h"
 #include "engine/rank_stats.h"
@@ -109,25 +109,21 @@ int main(int argc, char** argv) {
   double timeout_s = 300;
   bool print_points = false;
   std::string replay, json;
-  for (int i = 1; i < argc; ++i) {
-    if (!std::strcmp(argv[i], "--print-points")) {
-      print_points = true;
-      continue;
-    }
-    if (i + 1 == argc) break;
-    if (!std::strcmp(argv[i], "--extents")) extents = argv[i + 1];
-    if (!std::strcmp(argv[i], "--mesh")) mesh_text = argv[i + 1];
-    if (!std::strcmp(argv[i], "--count")) count = std::atoi(argv[i + 1]);
-    if (!std::strcmp(argv[i], "--rounds")) rounds = std::atoi(argv[i + 1]);
-    if (!std::strcmp(argv[i], "--json")) json = argv[i + 1];
-    if (!std::strcmp(argv[i], "--reps")) reps = std::atoi(argv[i + 1]);
-    if (!std::strcmp(argv[i], "--warmup")) warmup = std::atoi(argv[i + 1]);
-    if (!std::strcmp(argv[i], "--runs")) runs = std::atoi(argv[i + 1]);
-    if (!std::strcmp(argv[i], "--profile")) profile = argv[i + 1];
-    if (!std::strcmp(argv[i], "--timeout-s")) timeout_s = std::atof(argv[i + 1]);
-    if (!std::strcmp(argv[i], "--replay")) replay = argv[i + 1];
-    ++i;
-  }
+  CLI::App app{"cost-model fidelity, repeated (see the file comment)"};
+  app.add_option("--extents", extents, "index extents of C[m,n] += A[m,k] * B[k,n]");
+  app.add_option("--mesh", mesh_text, "mesh axes");
+  app.add_option("--count", count, "candidates a run")->check(CLI::Range(2, 1000));
+  app.add_option("--rounds", rounds, "rounds of measurement")->check(CLI::Range(1, 100));
+  app.add_option("--reps", reps, "timed repetitions a measurement")->check(CLI::Range(1, 1000));
+  app.add_option("--warmup", warmup, "warm-up repetitions")->check(CLI::Range(0, 1000));
+  app.add_option("--runs", runs, "fidelity runs")->check(CLI::Range(1, 100));
+  app.add_option("--profile", profile, "hardware profile");
+  app.add_option("--timeout-s", timeout_s, "seconds a candidate may run")
+      ->check(CLI::Range(1.0, 86400.0));
+  app.add_flag("--print-points", print_points, "print every point");
+  app.add_option("--json", json, "append each run's FidelityResult to FILE");
+  app.add_option("--replay", replay, "cost the runs of FILE again, measuring nothing");
+  CLI11_PARSE(app, argc, argv);
   const auto problem = meshtune::ir::ParseProblem("C[m,n] += A[m,k] * B[k,n]", extents);
   const auto mesh = meshtune::ir::ParseMesh(mesh_text);
   const auto params = meshtune::engine::ProfileCostParams(profile);

@@ -68,9 +68,9 @@ std::string FitSummary(const v1::HardwareProfile& p, const engine::RunFit& fit) 
       "term scales of hardware profile \"%s\" fitted to %d measured schedules (%d runs), "
       "saved to %s\n"
       "  compute         x%.3g\n  point-to-point  x%.3g\n  collectives     x%.3g\n"
-      "  reductions      x%.3g\n",
+      "  reductions      x%.3g\n  message wait    %.3g us a message\n",
       p.name(), fit.schedules, static_cast<int>(fit.before.size()), storage::ProfilePath(p.name()),
-      k.compute(), k.point_to_point(), k.collective(), k.reduction());
+      k.compute(), k.point_to_point(), k.collective(), k.reduction(), 1e6 * k.message_s());
   for (size_t i = 0; i < fit.before.size(); ++i) {
     absl::StrAppend(&out, "  run ", i + 1, ", ", fit.before[i].problem(), " on ",
                     fit.before[i].mesh(), ": ", Stat(fit.before[i]), " before, ",
@@ -111,6 +111,7 @@ int RunCalibrateFromRuns(const CalibrateOptions& options, std::ostream& out, std
   k->set_point_to_point(fit->scales.point_to_point);
   k->set_collective(fit->scales.collective);
   k->set_reduction(fit->scales.reduction);
+  k->set_message_s(fit->scales.message);
   k->set_schedules(fit->schedules);
   std::set<std::string> what;
   for (const v1::FidelityResult& r : *runs)

@@ -228,8 +228,10 @@ absl::StatusOr<RunFit> FitToRuns(const std::vector<v1::FidelityResult>& runs,
       const v1::MeasuredCandidate& p = run.points(i);
       if (!p.verified() || !p.has_measured_s() || !(p.measured_s() > 0)) continue;
       const search::CostReport r = search::EstimateCost(l.programs[static_cast<size_t>(i)], here);
+      double messages = 0;
+      for (const search::TransferCost& t : r.transfers) messages += static_cast<double>(t.messages);
       samples.push_back({r.compute_seconds, r.point_to_point_seconds, r.collective_seconds,
-                         r.reduction_seconds, r.overlap_seconds, p.measured_s()});
+                         r.reduction_seconds, r.overlap_seconds, p.measured_s(), messages});
     }
     fit.before.push_back(Recost(run, l, params));
     lowered.push_back(std::move(l));

@@ -730,8 +730,11 @@ class CostWalker {
     }
   }
 
+  // Adds `times` instances of `seconds` (scaled by the class) and `messages` received (each
+  // with TermScales::message's wait) to rank r's tally.
   void Charge(Tally& t, int64_t r, double seconds, int64_t words, int64_t messages, int64_t times) {
-    const double s = t.scale * seconds * static_cast<double>(times);
+    const double s = (t.scale * seconds + params_.scales.message * static_cast<double>(messages)) *
+                     static_cast<double>(times);
     t.seconds[r] += s;
     comm_[r] += s;
     t.words[r] += words * times;

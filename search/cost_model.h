@@ -29,7 +29,9 @@
 // the dtype): a broadcast's box except on its root; (g-1)/g of an all-gather's box; a
 // point-to-point fetch's box when the source is another rank; a ring step's box; a
 // reduction's box once per instance (g > 1). Messages count the instances in which a rank
-// receives data (an all-gather counts its g-1 ring steps).
+// receives data (an all-gather counts its g-1 ring steps). Term scales fitted to measured
+// runs (CostParams::scales) multiply each class's charges, and each message received costs
+// TermScales::message more (the wait for a late sender).
 //
 // Prefetch (overlap). A loop over v (E iterations) that drives prefetched transfers or
 // reductions (codegen::PrefetchedIn) runs step i's kernels while step i+1's prefetched

@@ -332,6 +332,37 @@ TEST(CostModelTest, SplitKReduceScattersAndThreeDAllReduces) {
             2 * (c.alpha_coll + c.beta_coll * 128) + 2 * c.alpha_coll + c.beta_coll * (192 + 96));
 }
 
+// TermScales::message adds its wait to every message a rank receives: each transfer costs
+// the critical rank its seconds plus wait times its messages, and the total grows by wait
+// times all of them (no prefetch here to hide any) — for rings, broadcasts, all-gathers,
+// fetches, reduce-scatters and all-reduces alike.
+TEST(CostModelTest, MessageWaitIsChargedPerMessageReceived) {
+  std::vector<Program> programs = {ThreeDAllReduce()};
+  for (const char* file : {"cannon.trace", "summa.trace", "pumma.trace"})
+    programs.push_back(LowerText(kMatmul, "m=64,n=64,k=64", Square(2), OnSquare(file, 2)));
+  programs.push_back(
+      LowerText(kMatmul, "m=16,n=8,k=32", "x=4",
+                "distribute([k], [ko], [ki], [x])\nshard(A, k@x)\nshard(B, k@x)\nshard(C, m@x)\n"
+                "communicate(C, ki)\ntensorize([ki, m, n], matmul)\n"));
+  CostParams waiting = CommOnly();
+  waiting.scales.message = 1e-5;
+  for (size_t i = 0; i < programs.size(); ++i) {
+    SCOPED_TRACE(i);
+    const CostReport plain = EstimateCost(programs[i], CommOnly());
+    const CostReport waited = EstimateCost(programs[i], waiting);
+    ASSERT_EQ(waited.transfers.size(), plain.transfers.size());
+    int64_t messages = 0;
+    for (size_t t = 0; t < plain.transfers.size(); ++t) {
+      EXPECT_EQ(waited.transfers[t].messages, plain.transfers[t].messages);
+      ExpectRel(waited.transfers[t].seconds,
+                plain.transfers[t].seconds + 1e-5 * plain.transfers[t].messages);
+      messages += plain.transfers[t].messages;
+    }
+    EXPECT_GT(messages, 0);
+    ExpectRel(waited.seconds, plain.seconds + 1e-5 * messages);
+  }
+}
+
 // A program with one transfer of an 8 x 8 f32 box (256 B) on a mesh x=1,y=4.
 Program OneTransfer(CommPattern pattern, std::vector<Expr> source) {
   Program p;

@@ -31,12 +31,16 @@ namespace meshtune::search {
 // in isolation, fitted to measured runs (search/term_fit.h): the kernels, point-to-point
 // transfers and ring steps, collectives that move inputs (broadcast, all-gather) and
 // reductions (with their adds). Each multiplies its class's seconds, copies included; 1
-// leaves the calibrated numbers as they are.
+// leaves the calibrated numbers as they are. `message` adds seconds to every message a rank
+// receives (a ring step, a fetch, a reduction's partial sums), on top of the calibrated
+// latency: in a running schedule the sender is often late (a kernel still running, its core
+// shared with another rank), and an isolated ping-pong never shows that wait; 0: none.
 struct TermScales {
   double compute = 1;
   double point_to_point = 1;
   double collective = 1;
   double reduction = 1;
+  double message = 0;  // s per message received
 };
 
 struct CostParams {

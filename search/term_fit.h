@@ -12,21 +12,37 @@
 namespace meshtune::search {
 
 // One measured schedule: its critical rank's terms as the model costs them with every
-// scale 1 (CostReport's compute, point-to-point, collective and reduction seconds and the
-// overlap prefetch hides), and its measured seconds.
+// scale 1 and no message wait (CostReport's compute, point-to-point, collective and
+// reduction seconds, the overlap prefetch hides, and the messages it receives: the sum of
+// its TransferCost::messages), and its measured seconds.
 struct TermSample {
   double compute = 0, point_to_point = 0, collective = 0, reduction = 0, overlap = 0;
   double measured = 0;
+  double messages = 0;
 };
 
-// The scales that make compute*s_c + point_to_point*s_p + collective*s_k + reduction*s_r -
-// overlap closest to the measured times in relative error (least squares over the samples,
-// each residual divided by its measured time). A class that makes up less than 1% of the
-// samples' modelled time keeps scale 1 (they say nothing of it). InvalidArgument when a
-// sample's measured time is not positive and finite, when there are fewer samples than the
-// scales fitted plus 2, or when the samples do not determine a positive scale for a class
-// (its message names the class: "the runs give point-to-point transfers a scale of -0.2;
-// measure schedules that differ in them").
+// How far, a priori, a class's scale lies from the classes' common scale. FitTermScales
+// pulls each class toward the common scale as a Gaussian prior of this spread would, against
+// the samples' noise (the spread of their relative errors under the free fit): classes that
+// noisy runs barely tell apart share a scale instead of taking opposite, large ones that fit
+// the noise of a few runs, and exact samples keep their exact scales. Fitted scales on the
+// development machine lie between 0.7 and 2.7.
+inline constexpr double kScaleSpread = 1.0;
+
+// The scales s_c and the message wait q that make
+//   compute*s_c + point_to_point*s_p + collective*s_k + reduction*s_r + messages*q - overlap
+// closest to the measured times in relative error (least squares over the samples, each
+// residual divided by its measured time), with each class's scale shrunk toward their common
+// scale as kScaleSpread says. A class that makes up less than 1% of the samples' modelled
+// time (they say nothing of it) keeps 1 when the samples are exact, else takes the common
+// scale; q is fitted when some sample receives messages, and is
+// 0 when the samples would make it negative or cannot tell it from the classes (each
+// schedule's messages in proportion to its transfers' time). InvalidArgument when a sample's
+// measured time is not positive and finite, when there are fewer samples than the classes fitted
+// (and the message wait) plus 2, when the samples' terms are all zero, when the samples do not tell
+// the classes apart, or when a scale comes out not positive (its message names the class:
+// "the runs give point-to-point transfers a scale of -0.2; measure schedules that differ
+// in them").
 absl::StatusOr<TermScales> FitTermScales(const std::vector<TermSample>& samples);
 
 }  // namespace meshtune::search

@@ -108,6 +108,11 @@ absl::Status CheckNumbers(const v1::HardwareProfile& p, const std::string& path)
                                                 " is ", value, "; it must be finite and > 0"));
       }
     }
+    if (!std::isfinite(k.message_s()) || k.message_s() < 0) {
+      return absl::DataLossError(absl::StrCat("hardware profile ", path,
+                                              ": term_scales.message_s is ", k.message_s(),
+                                              "; it must be finite and >= 0"));
+    }
   }
   return absl::OkStatus();
 }
@@ -235,7 +240,7 @@ search::CostParams ToCostParams(const v1::HardwareProfile& profile) {
     params.collectives = *std::move(c);
   if (profile.has_term_scales()) {
     const v1::TermScales& k = profile.term_scales();
-    params.scales = {k.compute(), k.point_to_point(), k.collective(), k.reduction()};
+    params.scales = {k.compute(), k.point_to_point(), k.collective(), k.reduction(), k.message_s()};
   }
   if (profile.has_inter_node()) {
     params.node_ranks = profile.inter_node().node_ranks();

@@ -149,6 +149,11 @@ TEST_F(HardwareProfileTest, CorruptFilesNameTheFile) {
   EXPECT_EQ(
       LoadProfile("bad").status().message(),
       "hardware profile " + path + ": term_scales.collective is 0; it must be finite and > 0");
+  std::ofstream(path) << "{\"term_scales\": {\"compute\": 1, \"point_to_point\": 2, "
+                         "\"collective\": 1, \"reduction\": 1, \"message_s\": -1e-06}}";
+  EXPECT_EQ(
+      LoadProfile("bad").status().message(),
+      "hardware profile " + path + ": term_scales.message_s is -1e-06; it must be finite and >= 0");
   std::ofstream(path) << "{\"inter_node\": {\"node_ranks\": 0, \"alpha_s\": 1e-6}}";
   EXPECT_EQ(LoadProfile("bad").status().message(),
             "hardware profile " + path +
@@ -177,16 +182,19 @@ TEST(ToCostParamsTest, CarriesEveryNumberIncludingOverlap) {
   EXPECT_EQ(c.scales.point_to_point, 1);
   EXPECT_EQ(c.scales.collective, 1);
   EXPECT_EQ(c.scales.reduction, 1);
+  EXPECT_EQ(c.scales.message, 0);
   v1::TermScales* k = p.mutable_term_scales();
   k->set_compute(1.1);
   k->set_point_to_point(1.7);
   k->set_collective(0.9);
   k->set_reduction(2.5);
+  k->set_message_s(4e-5);
   const search::CostParams scaled = ToCostParams(p);
   EXPECT_EQ(scaled.scales.compute, 1.1);
   EXPECT_EQ(scaled.scales.point_to_point, 1.7);
   EXPECT_EQ(scaled.scales.collective, 0.9);
   EXPECT_EQ(scaled.scales.reduction, 2.5);
+  EXPECT_EQ(scaled.scales.message, 4e-5);
 }
 
 TEST(ToCostParamsTest, CarriesTheCollectivesGemmRatesAndMemoryPasses) {

@@ -245,6 +245,7 @@ TEST_F(CalibrateCliTest, FromRunsFitsTheTermScalesOfAProfile) {
   ASSERT_TRUE(stored.ok()) << stored.status();
   ASSERT_TRUE(stored->has_term_scales());
   EXPECT_NEAR(stored->term_scales().compute(), 1.3, 1e-6);
+  EXPECT_NE(r.out.find("\n  message wait    "), std::string::npos) << r.out;
   EXPECT_EQ(stored->term_scales().schedules(), 24);
   EXPECT_EQ(stored->term_scales().runs(),
             "C[m,n] += A[m,k] * B[k,n] with k=64,m=64,n=64 on x=2,y=2; "
