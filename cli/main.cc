@@ -622,6 +622,9 @@ void AddTuneCommand(CLI::App& app, AllFlags& f, Subcommands& s) {
                    "also rotate in steps other than 1: a time loop of E steps turned by a "
                    "distributed loop over s ranks in steps of E/s (each rank starts at its own "
                    "block)");
+  s.tune->add_flag("--all-to-all", f.tune.all_to_all,
+                   "also make transfers from several ranks' shards, as an all-to-all exchange "
+                   "(steps that straddle a layout's blocks)");
   AddLayoutOption(s.tune, &f.tune.layouts);
   s.tune->add_flag("--in-place", f.tune.in_place,
                    "with cyclic layouts for every tensor and --mesh: tune the form in which the "

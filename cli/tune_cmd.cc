@@ -59,6 +59,7 @@ v1::TuneRequest TuneRequestFromFlags(const engine::TuneFlags& flags) {
   r.set_allow_replication(flags.allow_replication);
   r.set_split_distributed(flags.split_distributed);
   r.set_rotation_steps(flags.rotation_steps);
+  r.set_all_to_all(flags.all_to_all);
   r.set_allow_idle_ranks(flags.allow_idle_ranks);
   r.set_in_place(flags.in_place);
   // Checked again by RunTune, which says what is wrong with them.

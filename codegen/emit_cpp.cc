@@ -86,6 +86,10 @@ void EmitFetch(const Program& p, const Transfer& t, const Step& step, const std:
       absl::StrAppend(out, pad, "rt->AllGather(", Quote(t.tensor), ", ", Quote(t.buffer), ", ",
                       Exprs(step.Of(t.global.offset)), ", ", Ints(t.pattern.axes), ");\n");
       break;
+    case CommPattern::Kind::kAllToAll:
+      absl::StrAppend(out, pad, "rt->AllToAll(", Quote(t.tensor), ", ", Quote(t.buffer), ", ",
+                      CoordsLambda(p, step.Of(t.global.offset)), ");\n");
+      break;
     case CommPattern::Kind::kShift:
       absl::StrAppend(out, pad, "if (", step.Cpp(Expr::Var(t.time_loop)), " != 0) {\n", pad,
                       "  rt->ShiftStep(", Quote(t.buffer), ", ", t.pattern.axes[0], ", ",

@@ -269,12 +269,15 @@ absl::StatusOr<TransferPlan> PlanTransfer(const Computation& c, const Names& nam
   x.loop = t.loop;
   const isl::map sources = ir::TransferSources(c, t);
   if (!ir::SingleSource(c, t)) {
-    std::vector<int> axes = ir::GatherAxes(c, t);
-    if (axes.empty())
-      return absl::InternalError("communicate(" + t.tensor + ") reads from several ranks");
-    // Many sources: every rank along `axes` contributes the piece of the box it holds.
-    x.pattern.kind = CommPattern::Kind::kAllGather;
-    x.pattern.axes = std::move(axes);
+    // Many sources: every rank along `axes` contributes the piece of the box it holds; with
+    // no such axes, every piece comes from a rank that holds it, anywhere on the mesh.
+    x.pattern.axes = ir::GatherAxes(c, t);
+    x.pattern.kind =
+        x.pattern.axes.empty() ? CommPattern::Kind::kAllToAll : CommPattern::Kind::kAllGather;
+    // Where an all-to-all's box lies says what it costs: its offsets even for costing.
+    if (x.pattern.kind == CommPattern::Kind::kAllToAll && !offsets) {
+      MT_ASSIGN_OR_RETURN(global.offset, ToExprs(c, names, plan.origin, plan.prefix));
+    }
     x.src.size = plan.size;
     x.global = std::move(global);
     plan.stmt = MakeStmt(std::move(x));

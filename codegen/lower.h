@@ -42,7 +42,8 @@ struct LowerOptions {
   LoweringCache* cache = nullptr;
   // False: the boxes' offsets (Slice::offset of transfers and kernel operands) are left
   // empty — all the cost model needs is there (sizes, sources, patterns, loops), at a
-  // fraction of the isl work. Such a Program is for costing only, not for running.
+  // fraction of the isl work — but for an all-to-all's global box, whose place says what it
+  // costs. Such a Program is for costing only, not for running.
   bool offsets = true;
 };
 

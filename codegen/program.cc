@@ -27,6 +27,8 @@ std::string CommPattern::Name() const {
       return "ReduceScatter";
     case Kind::kAllReduce:
       return "AllReduce";
+    case Kind::kAllToAll:
+      return "AllToAll";
   }
   return "?";
 }
@@ -35,6 +37,7 @@ std::string CommPattern::ToString() const {
   switch (kind) {
     case Kind::kLocal:
     case Kind::kSendRecv:
+    case Kind::kAllToAll:
       return Name();
     case Kind::kShift:
       return absl::StrCat("Shift(axis=", axes.empty() ? -1 : axes[0], ", ", shift > 0 ? "+" : "",

@@ -48,7 +48,11 @@ struct CommPattern {
     kAllGather,
     kReduce,
     kReduceScatter,
-    kAllReduce
+    kAllReduce,
+    // A fetch whose box lies on several ranks' shards that no group along some axes shares:
+    // each rank receives every piece of its box from a rank that holds it (itself where it
+    // can), an all-to-all exchange over the whole mesh; `axes` empty.
+    kAllToAll
   };
   Kind kind = Kind::kLocal;
   std::vector<int> axes;  // mesh axes of the group (broadcast, gather, reduce) or the ring
@@ -56,6 +60,9 @@ struct CommPattern {
 
   std::string Name() const;      // "Broadcast"
   std::string ToString() const;  // "Broadcast(axes=[0])", "Shift(axis=1, +1)", "Local"
+  // An AllGather or AllToAll: the box is filled from the ranks that hold it (Transfer::global
+  // says where it lies), with no single source.
+  bool FromHolders() const { return kind == Kind::kAllGather || kind == Kind::kAllToAll; }
   bool operator==(const CommPattern& o) const {
     return kind == o.kind && axes == o.axes && shift == o.shift;
   }

@@ -229,7 +229,7 @@ absl::StatusOr<std::vector<Expr>> Reader::ReadExprs(
 
 absl::StatusOr<CommPattern> Reader::ReadPattern(const PPattern& m, const std::string& path) const {
   const int kind = static_cast<int>(m.kind());
-  if (kind < PPattern::KIND_LOCAL || kind > PPattern::KIND_ALL_REDUCE) {
+  if (kind < PPattern::KIND_LOCAL || kind > PPattern::KIND_ALL_TO_ALL) {
     return Bad(path, absl::StrCat("kind ", kind, " is not a communication pattern"));
   }
   CommPattern p;
@@ -370,8 +370,9 @@ absl::StatusOr<Transfer> Reader::ReadTransfer(const v1::Program::Transfer& m,
   MT_RETURN_IF_ERROR(CheckBuffer(t.buffer, path));
   MT_RETURN_IF_ERROR(CheckLoop("time_loop", t.time_loop, path));
   MT_ASSIGN_OR_RETURN(t.pattern, ReadPattern(m.pattern(), path + ".pattern"));
-  // An AllGather's data comes from every rank along its axes: no source, no source box.
-  const bool gather = t.pattern.kind == CommPattern::Kind::kAllGather;
+  // An AllGather's or AllToAll's data comes from the ranks that hold it: no source, no
+  // source box.
+  const bool gather = t.pattern.FromHolders();
   if (static_cast<size_t>(m.source_size()) != p_.axis_names.size() &&
       !(gather && m.source_size() == 0)) {
     return Bad(path, absl::StrCat("source has ", m.source_size(), " coordinates; the mesh has ",

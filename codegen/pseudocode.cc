@@ -65,7 +65,7 @@ std::string TransferText(const Transfer& t, const std::string& next_of = "") {
   for (Expr& e : global.offset) e = at(e);
   const Slice whole{std::vector<Expr>(t.src.size.size(), Expr::Const(0)), t.src.size};
   const std::string buffer = next_of.empty() ? t.buffer : t.buffer + ".next";
-  if (t.pattern.kind == CommPattern::Kind::kAllGather) {
+  if (t.pattern.FromHolders()) {
     return absl::StrCat(t.pattern.ToString(), " ", SliceText(t.tensor, global), " (global) -> ",
                         SliceText(buffer, whole));
   }

@@ -478,6 +478,7 @@ class Validator {
   absl::StatusOr<isl::set> LocalContent(const TransferScope& x);
   absl::StatusOr<isl::set> BroadcastContent(const TransferScope& x);
   absl::StatusOr<isl::set> AllGatherContent(const TransferScope& x);
+  absl::StatusOr<isl::set> AllToAllContent(const TransferScope& x);
   absl::StatusOr<isl::set> ShiftContent(const TransferScope& x);
   absl::Status CheckReduce(const Node& n);
   absl::Status CheckGemm(const Compute& k);
@@ -814,8 +815,7 @@ absl::Status Validator::CheckTransferFields(const Transfer& t) {
     return absl::InvalidArgumentError(absl::StrCat("a transfer moves unknown tensor ", t.tensor));
   }
   const size_t rank = prob_.Shape(t.tensor).size();
-  const std::vector<Expr>& offset =
-      t.pattern.kind == Kind::kAllGather ? t.global.offset : t.src.offset;
+  const std::vector<Expr>& offset = t.pattern.FromHolders() ? t.global.offset : t.src.offset;
   if (offset.empty() && rank > 0) return NoOffsets();
   std::string why;
   if (prob_.IsOutput(t.tensor)) {
@@ -826,12 +826,13 @@ absl::Status Validator::CheckTransferFields(const Transfer& t) {
     why = absl::StrCat("fills ", t.buffer, " of the wrong rank");
   } else if (offset.size() != rank) {
     why = "has a box of the wrong rank";
-  } else if (t.pattern.kind != Kind::kAllGather && t.source.size() != na_) {
+  } else if (!t.pattern.FromHolders() && t.source.size() != na_) {
     why = "names a source of the wrong rank";
   } else if (!ValidAxes(t.pattern.axes) ||
              ((t.pattern.kind == Kind::kShift || t.pattern.kind == Kind::kAllGather ||
                t.pattern.kind == Kind::kBroadcast) &&
-              t.pattern.axes.empty())) {
+              t.pattern.axes.empty()) ||
+             (t.pattern.kind == Kind::kAllToAll && !t.pattern.axes.empty())) {
     why = "has invalid mesh axes";
   }
   if (!why.empty()) return Unsound(t.tensor, t.loop, {}, absl::StrCat("the transfer ", why));
@@ -968,6 +969,10 @@ absl::Status Validator::CheckTransfer(const Node& n) {
     }
     case Kind::kAllGather: {
       MT_ASSIGN_OR_RETURN(content, AllGatherContent(x));
+      break;
+    }
+    case Kind::kAllToAll: {
+      MT_ASSIGN_OR_RETURN(content, AllToAllContent(x));
       break;
     }
     case Kind::kShift: {
@@ -1113,6 +1118,14 @@ absl::StatusOr<isl::set> Validator::AllGatherContent(const TransferScope& x) {
   return x.base.intersect(x.f.Equal(x.e, Plus(off, x.b)))
       .intersect(Group(x.f, x.r, x.s, axes))
       .intersect(x.s_holds_e);
+}
+
+// Each position of the box at the rank's own global offset holds its element when some rank
+// of the mesh holds it (every rank's pieces come from holders of the same input).
+absl::StatusOr<isl::set> Validator::AllToAllContent(const TransferScope& x) {
+  MT_ASSIGN_OR_RETURN(const Affs off,
+                      ToPwAffs(x.t.global.offset, x.f, MakeEnv(x.r, &x.n, x.loops)));
+  return x.base.intersect(x.f.Equal(x.e, Plus(off, x.b))).intersect(x.s_holds_e);
 }
 
 absl::StatusOr<isl::set> Validator::ShiftContent(const TransferScope& x) {
@@ -1400,7 +1413,7 @@ absl::Status Validator::ReadBuffer(const KernelScope& x, const Operand& o,
   bool total = writers.size() == all_writers.size();  // every writer defines every position
   for (const Node* w : writers) {
     const Transfer& t = std::get<Transfer>(w->stmt->node);
-    total = total && t.tensor == o.tensor && t.pattern.kind != Kind::kAllGather;
+    total = total && t.tensor == o.tensor && !t.pattern.FromHolders();
     if (t.tensor != o.tensor) continue;  // holds another tensor: no element of o's
     content = content.has_value() ? content->unite(contents_.at(w->id)) : contents_.at(w->id);
   }
@@ -1427,11 +1440,13 @@ absl::Status Validator::ExplainUnfilled(const KernelScope& x, const Operand& o,
     if (t->tensor != o.tensor) {
       why = absl::StrCat("holds ", t->tensor, " (", t->pattern.ToString(), " at ",
                          InstanceAt(lw, 0), ")");
-    } else if (t->pattern.kind == Kind::kAllGather) {
+    } else if (t->pattern.FromHolders()) {
       Point e = Eval(t->global.offset, RankOf(w, 0), &m, LoopsOf(lw, 0));
       for (size_t d = 0; d < nd; ++d) e[d] += b[d];
       why = absl::StrCat("is meant to hold ", Elem(o.tensor, e), " but no rank of its ",
-                         t->pattern.ToString(), " group holds ", Elem(o.tensor, e));
+                         t->pattern.ToString(),
+                         t->pattern.kind == Kind::kAllToAll ? " (the mesh)" : " group", " holds ",
+                         Elem(o.tensor, e));
     } else {
       why = absl::StrCat("was not filled by its ", t->pattern.ToString());
     }

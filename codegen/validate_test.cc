@@ -550,20 +550,26 @@ TEST(ValidateTest, RefusesAPrefetchedReductionWhoseHalvesAreNotZeroed) {
             "transfer or reduction; a double-buffered buffer has one");
 }
 
-// The two schedules meshtune 0.4 called legal and lowered to wrong Programs. With the
-// corrected rules the first is illegal and the second lowers right; its old fault (the
-// reduced block written at the offset of rank x=0 on every rank) is refused.
-TEST(ValidateTest, TheKnownWrongLoweringsAreIllegalOrRightAndTheOldFaultIsRefused) {
-  absl::StatusOr<ir::Problem> p = ir::ParseProblem(kMatmul, "m=64,n=64,k=64");
-  absl::StatusOr<ir::Mesh> m = ir::ParseMesh("x=2,y=2");
-  absl::StatusOr<ir::Computation> c = ir::Computation::Create(*p, *m);
-  absl::StatusOr<ir::Verdict> gather = ir::Judge(
-      *c, *ir::ParseTrace(
-              "distribute([m], [mo], [mi], [y])\ndivide(k, ko, ki, 2)\nreorder(mo, ko, mi, n, ki)\n"
-              "shard(A, m@y)\nshard(B, k@x, n@y)\nshard(C, m@y)\ncommunicate(B, ko)\n"
-              "tensorize([mi, n, ki], matmul)\n"));
-  ASSERT_TRUE(gather.ok()) << gather.status();
-  EXPECT_FALSE(gather->legal);
+// The two schedules meshtune 0.4 called legal and lowered to wrong Programs. Both lower
+// right now and their old faults are refused: the first's B lies on the ranks with x = ko,
+// not along the reader's own y group, so it is an all-to-all, and the all-gather among the
+// reader's group it once was is refused; the second's reduced block was written at the
+// offset of rank x=0 on every rank.
+TEST(ValidateTest, TheKnownWrongLoweringsAreRightAndTheirOldFaultsAreRefused) {
+  std::optional<Lowered> gather =
+      LowerText(kMatmul, "m=64,n=64,k=64", "x=2,y=2",
+                "distribute([m], [mo], [mi], [y])\ndivide(k, ko, ki, 2)\nreorder(mo, ko, mi, n, "
+                "ki)\nshard(A, m@y)\nshard(B, k@x, n@y)\nshard(C, m@y)\ncommunicate(B, ko)\n"
+                "tensorize([mi, n, ki], matmul)\n");
+  ASSERT_TRUE(gather.has_value());
+  EXPECT_TRUE(ValidateProgram(gather->c, gather->p).ok());
+  const Refusal old = Refuse(*gather, EditTransfer(gather->p, "B", [](Transfer* t) {
+    ASSERT_EQ(t->pattern.kind, CommPattern::Kind::kAllToAll);
+    t->pattern.kind = CommPattern::Kind::kAllGather;
+    t->pattern.axes = {1};
+  }));
+  EXPECT_TRUE(absl::IsFailedPrecondition(old.status)) << old.status;
+  EXPECT_EQ(old.why.tensor, "B");
   std::optional<Lowered> reduce =
       LowerText(kMatmul, "m=64,n=64,k=64", "x=2,y=2",
                 "distribute([m,k], [mo,ko], [mi,ki], [x,y])\ndivide(mi, mio, mii, 1)\nreorder(mo, "

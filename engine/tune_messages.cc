@@ -46,6 +46,7 @@ TuneFlags TuneFlagsFromRequest(const v1::TuneRequest& request) {
   flags.allow_replication = request.allow_replication();
   flags.split_distributed = request.split_distributed();
   flags.rotation_steps = request.rotation_steps();
+  flags.all_to_all = request.all_to_all();
   flags.allow_idle_ranks = request.allow_idle_ranks();
   flags.layouts = LayoutFlagsOf(request.problem());
   flags.in_place = request.in_place();
@@ -66,11 +67,12 @@ absl::StatusOr<search::TuneOptions> TuneOptionsFromRequest(const v1::TuneRequest
 std::string TuneJobKey(const std::string& fingerprint, const search::TuneOptions& options,
                        const v1::TuneRequest& request) {
   return absl::StrFormat(
-      "%s|mem=%s|top_k=%d|budget=%.17g|evals=%d|seed=%d|replication=%d|idle=%d|split=%d|steps=%d",
+      "%s|mem=%s|top_k=%d|budget=%.17g|evals=%d|seed=%d|replication=%d|idle=%d|split=%d|steps=%d|"
+      "alltoall=%d",
       fingerprint, request.mesh().mem_per_rank(), options.top_k, options.budget_s,
       options.max_evaluations, options.evolution.seed, options.space.allow_replication ? 1 : 0,
       request.allow_idle_ranks() ? 1 : 0, options.space.split_distributed ? 1 : 0,
-      options.space.rotation_steps ? 1 : 0);
+      options.space.rotation_steps ? 1 : 0, options.space.all_to_all ? 1 : 0);
 }
 
 v1::TuneProgress ProgressMessage(const search::SearchProgress& p) {

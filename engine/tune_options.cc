@@ -176,6 +176,7 @@ absl::StatusOr<search::TuneOptions> MakeTuneOptions(const TuneFlags& flags, std:
   o.space.allow_replication = flags.allow_replication;
   o.space.split_distributed = flags.split_distributed;
   o.space.rotation_steps = flags.rotation_steps;
+  o.space.all_to_all = flags.all_to_all;
   return o;
 }
 

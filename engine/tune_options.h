@@ -35,6 +35,7 @@ struct TuneFlags {
   bool allow_replication = false;
   bool split_distributed = false;  // SpaceOptions::split_distributed
   bool rotation_steps = false;     // SpaceOptions::rotation_steps
+  bool all_to_all = false;         // SpaceOptions::all_to_all
   bool allow_idle_ranks = false;   // with ranks: meshes of ceil(ranks/2) .. ranks ranks
   // `--layout TENSOR=SPEC`: where the application's tensors are (ir/layout.h).
   std::vector<std::string> layouts;

@@ -280,8 +280,9 @@ void CheckSingleSource(const Computation& c, const Communication& t, std::vector
                     RankText(c.mesh(), SamplePoint(ranks.lexmax())),
                     foreign ? absl::StrCat("; an all-gather along ", absl::StrJoin(varying, ", "),
                                            " fetches only from ranks with the reader's own ",
-                                           absl::StrJoin(others, ", "))
-                            : "; one transfer reads from one source rank")});
+                                           absl::StrJoin(others, ", "),
+                                           ", so it takes an all-to-all exchange")
+                            : "; it takes an all-to-all exchange")});
 }
 
 }  // namespace
@@ -600,7 +601,11 @@ std::vector<Rejection> CheckLegality(const Computation& c, LegalityCache* cache)
   }
   for (const LegalityCache::TensorChecks& o : owned) checks.push_back(&o);
   for (const auto* k : checks) out.insert(out.end(), k->ownership.begin(), k->ownership.end());
-  for (const auto* k : checks) out.insert(out.end(), k->access.begin(), k->access.end());
+  for (const auto* k : checks) {
+    for (const Rejection& r : k->access) {
+      if (r.code != kMultiSourceTransfer) out.push_back(r);
+    }
+  }
   if (c.mesh().mem_per_rank_bytes.has_value()) {
     const Footprint f = ComputeFootprint(c, cache);
     const int64_t budget = *c.mesh().mem_per_rank_bytes;

@@ -124,7 +124,10 @@ LegalityCache::TensorChecks CheckTensor(const Computation& c, const std::string&
                                         bool messages);
 
 // Every legality rule `c` breaks; empty when legal. With a cache, per-tensor checks are
-// looked up (the result is the same).
+// looked up (the result is the same). A transfer whose data lies on several ranks' shards
+// that no all-gather covers (the cache's multi_source_transfer) is legal: it lowers to an
+// all-to-all exchange (codegen::CommPattern::Kind::kAllToAll); the search proposes such
+// points only with SpaceOptions::all_to_all.
 std::vector<Rejection> CheckLegality(const Computation& c, LegalityCache* cache = nullptr);
 
 }  // namespace meshtune::ir

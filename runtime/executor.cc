@@ -137,6 +137,10 @@ class Interpreter {
       case CommPattern::Kind::kAllGather:
         rt_->AllGather(t.tensor, t.buffer, Eval(t.global.offset, me), t.pattern.axes);
         return;
+      case CommPattern::Kind::kAllToAll:
+        rt_->AllToAll(t.tensor, t.buffer,
+                      [&](const Coords& c) { return Eval(t.global.offset, c); });
+        return;
       case CommPattern::Kind::kShift:
         for (const auto& [var, value] : loops_) {
           if (var == t.time_loop && value != 0) {

@@ -45,6 +45,10 @@ class Recorder : public RankRuntimeBase {
     Log("AllGather ", tensor, " at [", absl::StrJoin(offset, ","), "] along [",
         absl::StrJoin(axes, ","), "] -> ", buffer);
   }
+  void AllToAll(const std::string& tensor, const std::string& buffer,
+                const CoordsFn& offset) override {
+    Log("AllToAll ", tensor, " at [", absl::StrJoin(offset(coords_), ","), "] -> ", buffer);
+  }
   void ShiftStep(const std::string& buffer, int axis, int shift) override {
     Log("ShiftStep ", buffer, " along ", axis, " by ", shift);
   }

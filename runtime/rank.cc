@@ -347,6 +347,66 @@ class RankRuntime : public RankRuntimeBase {
     Land(b, async, b.Own(to), std::move(ops), std::move(finish));
   }
 
+  void AllToAll(const std::string& tensor, const std::string& buffer,
+                const CoordsFn& offset) override {
+    const bool async = TakeAsync(buffer);
+    const TensorSpec& t = Tensor(tensor);
+    TransferBuffer<T>& b = buffers_[buffer];
+    const std::map<std::vector<int64_t>, int>& first = FirstHolders(t);
+    const std::vector<int64_t> mine = t.block_start(coords_);
+    std::vector<int64_t> lo, len;
+    // Sends: to every rank that does not hold this block, the part of its box in it, when
+    // this rank is the block's first holder.
+    std::vector<Message> sends;
+    size_t packed = 0;
+    for (int r = 0; r < size_ && first.at(mine) == rank_; ++r) {
+      const Coords c = comm_->CoordsOf(r);
+      if (r == rank_ || t.block_start(c) == mine) continue;
+      if (!Held(t, coords_, offset(c), b.shape, &lo, &len)) continue;
+      const Slot<T> box = View(tensor, Minus(lo, mine), len);
+      const int64_t n = Elements(len);
+      T* data = box.ptr;
+      if (!box.dense) {
+        if (b.packs.size() <= packed) b.packs.emplace_back();
+        data = Scratch(b.packs[packed++], n);
+        CopyStrided(box.ptr, box.strides, data, DenseStrides(len), len);
+        copied_ += n * static_cast<int64_t>(sizeof(T));
+      }
+      sends.push_back({r, data, n});
+      bytes_ += n * static_cast<int64_t>(sizeof(T));
+    }
+    // Receives: each block the box meets, from its first holder (or this shard, in place),
+    // staged and then copied to its position in the buffer.
+    const std::vector<int64_t> off = offset(coords_);
+    T* to = Target(b, async);
+    std::vector<std::pair<std::vector<int64_t>, std::vector<int64_t>>> pieces;  // (lo, len)
+    std::vector<Message> recvs;
+    int64_t staged = 0;
+    for (const auto& [start, holder] : first) {
+      if (!Held(t, comm_->CoordsOf(holder), off, b.shape, &lo, &len)) continue;
+      if (start == mine) {
+        const Slot<T> box = View(tensor, Minus(lo, mine), len);
+        CopyStrided(box.ptr, box.strides, to + OffsetOf(Minus(lo, off), b.strides), b.strides, len);
+        copied_ += Elements(len) * static_cast<int64_t>(sizeof(T));
+        continue;
+      }
+      recvs.push_back({holder, nullptr, Elements(len)});
+      pieces.emplace_back(lo, len);
+      staged += Elements(len);
+    }
+    T* stage = Scratch(b.stage, std::max<int64_t>(staged, 1));
+    for (size_t i = 0, at = 0; i < recvs.size(); at += recvs[i].count, ++i)
+      recvs[i].data = stage + at;
+    comm_->Alltoallv(sends, recvs, TypeOf<T>());
+    for (size_t i = 0; i < recvs.size(); ++i) {
+      const auto& [plo, plen] = pieces[i];
+      CopyStrided(static_cast<const T*>(recvs[i].data), DenseStrides(plen),
+                  to + OffsetOf(Minus(plo, off), b.strides), b.strides, plen);
+      copied_ += recvs[i].count * static_cast<int64_t>(sizeof(T));
+    }
+    Land(b, async, b.Own(to), {}, nullptr);
+  }
+
   void PointToPoint(const std::string& tensor, const std::string& buffer, const CoordsFn& source,
                     const CoordsFn& offset) override {
     const bool async = TakeAsync(buffer);
@@ -744,6 +804,15 @@ class RankRuntime : public RankRuntimeBase {
       std::fill(shards_[out.name].data.begin(), shards_[out.name].data.end(), T(0));
     }
   }
+  // Per block of `t` (its start), the lowest-numbered rank holding it; worked out once.
+  const std::map<std::vector<int64_t>, int>& FirstHolders(const TensorSpec& t) {
+    std::map<std::vector<int64_t>, int>& out = first_holders_[t.name];
+    if (out.empty()) {
+      for (int r = 0; r < size_; ++r) out.emplace(t.block_start(comm_->CoordsOf(r)), r);
+    }
+    return out;
+  }
+
   bool Held(const TensorSpec& t, const Coords& coords, const std::vector<int64_t>& off,
             const std::vector<int64_t>& size, std::vector<int64_t>* lo,
             std::vector<int64_t>* len) const {
@@ -836,6 +905,7 @@ class RankRuntime : public RankRuntimeBase {
 
   bool bound_ = false;                      // MakeBoundRankRuntime: shards are the caller's (Bind)
   std::map<std::string, Dense<T>> shards_;  // when bound_, shapes and strides only
+  std::map<std::string, std::map<std::vector<int64_t>, int>> first_holders_;  // FirstHolders
   std::map<std::string, std::vector<T>> given_;  // storage in given layouts (TensorSpec::given)
   std::map<std::string, T*> bound_data_;
   std::set<std::string> internal_;  // bound_, in a given layout: the shard is shards_'s

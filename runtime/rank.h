@@ -103,6 +103,13 @@ class RankRuntimeBase {
                          const std::vector<int64_t>& offset, const std::vector<int>& axes) = 0;
   // Replaces `buffer` with the one of the neighbour at +shift along `axis` (a ring).
   virtual void ShiftStep(const std::string& buffer, int axis, int shift) = 0;
+  // Fills `buffer` (on each rank the global box at offset(its coords)) piece by piece from
+  // the ranks that hold it: a piece this rank's shard holds is copied locally, each other
+  // from the lowest-numbered rank holding that shard (ranks holding the same block alike);
+  // every rank of the mesh takes part (an all-to-all exchange). Always completes at once;
+  // after Async it lands at Wait like the others.
+  virtual void AllToAll(const std::string& tensor, const std::string& buffer,
+                        const CoordsFn& offset) = 0;
   // General transfer: every rank's source and source-side offset as functions of coords.
   virtual void PointToPoint(const std::string& tensor, const std::string& buffer,
                             const CoordsFn& source, const CoordsFn& offset) = 0;

@@ -84,7 +84,9 @@ std::vector<bool> CostAxes(const Program& p) {
       mention(f->lo);
       walk(f->body);
     } else if (const auto* t = std::get_if<Transfer>(&s->node)) {
-      if (t->pattern.kind == Kind::kLocal || t->pattern.kind == Kind::kAllGather) return;
+      // An all-to-all's pieces differ from rank to rank (where its box meets the blocks).
+      if (t->pattern.kind == Kind::kAllToAll) relevant.assign(relevant.size(), true);
+      if (t->pattern.kind == Kind::kLocal || t->pattern.FromHolders()) return;
       for (size_t a = 0; a < t->source.size(); ++a) {
         const Expr& e = t->source[a];
         if (a < p.axis_names.size() && e.op() == Expr::Op::kVar && e.name() == p.axis_names[a])
@@ -296,6 +298,8 @@ bool Varies(const StmtPtr& s, std::set<std::string> varying, const std::string& 
       case Kind::kShift:
         if (t->time_loop == first_only) return false;
         return varying.count(t->time_loop) > 0 || RefersTo(t->source, varying);
+      case Kind::kAllToAll:
+        return RefersTo(t->global.offset, varying);
       default:
         return false;
     }
@@ -797,9 +801,60 @@ class CostWalker {
         }
         return;
       }
+      case Kind::kAllToAll:
+        AllToAll(t, tally, times);
+        return;
       default:  // kSendRecv
         PointToPoint(t, tally, std::vector<bool>(n, true), times);
         return;
+    }
+  }
+
+  // An all-to-all fetch: each rank receives, one message from each, the pieces of its box
+  // that the layout's other blocks hold (blocks lie at multiples of the shard's extent
+  // along each dim), and sends about as much (its pieces to the others are alike), plus
+  // the copies into the buffer (CopySeconds).
+  void AllToAll(const Transfer& t, Tally& tally, int64_t times) {
+    const codegen::TensorInfo* info = p_.Tensor(t.tensor);
+    const int64_t n = values_.ranks();
+    const size_t nd = t.global.offset.size();  // lowered with its offsets, always
+    if (nd != t.global.size.size()) {          // a program without them: one message of the box
+      const double w = static_cast<double>(t.global.Elements() * p_.dtype_bytes);
+      for (int64_t r = 0; r < n; ++r)
+        Charge(tally, r, Message(false, w), t.global.Elements(), 1, times);
+      return;
+    }
+    std::vector<Values> off(nd), start(nd);
+    Values index;
+    for (size_t d = 0; d < nd; ++d) {
+      values_.Eval(t.global.offset[d], &off[d]);
+      start[d].assign(n, 0);
+      if (info == nullptr || d >= info->layout.size()) continue;
+      for (const auto& [block, expr] : info->layout[d].blocks) {
+        values_.Eval(expr, &index);
+        for (int64_t r = 0; r < n; ++r) start[d][r] += block * index[r];
+      }
+    }
+    std::vector<int> all(p_.axis_sizes.size());
+    for (size_t a = 0; a < all.size(); ++a) all[a] = static_cast<int>(a);
+    const bool across = Across(all);
+    for (int64_t r = 0; r < n; ++r) {
+      int64_t pieces = 1, own = 1;
+      for (size_t d = 0; d < nd; ++d) {
+        const int64_t extent = info != nullptr ? std::max<int64_t>(info->local_shape[d], 1) : 1;
+        const int64_t o = off[d][r], s = t.global.size[d];
+        pieces *= codegen::FloorDiv(o + s - 1, extent) - codegen::FloorDiv(o, extent) + 1;
+        own *=
+            std::max<int64_t>(0, std::min(o + s, start[d][r] + extent) - std::max(o, start[d][r]));
+      }
+      const int64_t received = t.global.Elements() - own;
+      const int64_t messages = pieces - (own > 0 ? 1 : 0);
+      double seconds = tally.copy;
+      if (messages > 0) {
+        seconds += static_cast<double>(messages - 1) * Message(across, 0) +
+                   Message(across, static_cast<double>(received * p_.dtype_bytes));
+      }
+      Charge(tally, r, seconds, received, messages, times);
     }
   }
 
@@ -1004,6 +1059,10 @@ class CostWalker {
     const codegen::TensorInfo* info = p_.Tensor(t.tensor);
     if (params_.copy == 0 || info == nullptr || t.pattern.kind == Kind::kLocal) return 0;
     const double w = static_cast<double>(t.global.Elements() * p_.dtype_bytes);
+    // An all-to-all copies its box into the buffer (from the shard or the received pieces),
+    // and packs the pieces it sends where they are not contiguous in the shard.
+    if (t.pattern.kind == Kind::kAllToAll)
+      return params_.copy * w * (Contiguous(t.global.size, info->local_shape) ? 1 : 2);
     if (t.pattern.kind != Kind::kAllGather)
       return Contiguous(t.src.size, info->local_shape) ? 0 : params_.copy * w;
     const int64_t g = GroupSize(p_, t.pattern.axes);

@@ -363,6 +363,31 @@ TEST(CostModelTest, MessageWaitIsChargedPerMessageReceived) {
   }
 }
 
+// An all-to-all on x=4: A and B sharded k@x in blocks of 3, k fetched in 2 steps of 6, so
+// each step's box meets two blocks. At the step whose blocks include its own, a rank copies
+// its piece and receives the other (1 message); at the other step it receives both (2
+// messages). A's box is 1 x 6 (pieces of 3 elements), B's 6 x 4 (pieces of 12):
+//   A: (alpha + 12 B beta) + (2 alpha + 24 B beta),  B: (alpha + 48 B beta) + (2 alpha + 96 B
+//   beta).
+TEST(CostModelTest, AllToAllReceivesEachPieceItDoesNotHold) {
+  const CostParams c = CommOnly();
+  const CostReport r = EstimateCost(
+      LowerText(kMatmul, "m=4,n=4,k=12", "x=4",
+                "distribute([m], [mo], [mi], [x])\ndivide(k, ko, ki, 2)\n"
+                "reorder(mo, ko, mi, n, ki)\nshard(A, k@x)\nshard(B, k@x)\nshard(C, m@x)\n"
+                "communicate(A, ko)\ncommunicate(B, ko)\ntensorize([mi, n, ki], matmul)\n"),
+      c);
+  ASSERT_EQ(r.transfers.size(), 2u);
+  for (const TransferCost& t : r.transfers) EXPECT_EQ(t.pattern.kind, Kind::kAllToAll);
+  EXPECT_EQ(r.transfers[0].messages, 3);
+  EXPECT_EQ(r.transfers[0].bytes, 36);
+  ExpectRel(r.transfers[0].seconds, 3 * c.alpha + 36 * c.beta);
+  EXPECT_EQ(r.transfers[1].messages, 3);
+  EXPECT_EQ(r.transfers[1].bytes, 144);
+  ExpectRel(r.transfers[1].seconds, 3 * c.alpha + 144 * c.beta);
+  ExpectRel(r.seconds, 6 * c.alpha + 180 * c.beta);
+}
+
 // A program with one transfer of an 8 x 8 f32 box (256 B) on a mesh x=1,y=4.
 Program OneTransfer(CommPattern pattern, std::vector<Expr> source) {
   Program p;

@@ -324,10 +324,17 @@ Evaluator::OptionState Evaluator::CheckOption(const ir::Computation& c, size_t t
     return st;
   }
   const ir::LegalityCache::TensorChecks& k = legality_.Get(*ct, name);
+  // A transfer from several ranks' shards is an all-to-all, searched only when asked for.
+  const ir::Rejection* access = nullptr;
+  for (const ir::Rejection& r : k.access) {
+    if (space_.all_to_all() && r.code == ir::kMultiSourceTransfer) continue;
+    access = &r;
+    break;
+  }
   if (!k.ownership.empty()) {
     st.reason = k.ownership.front().code;
-  } else if (!k.access.empty()) {
-    st.reason = k.access.front().code;
+  } else if (access != nullptr) {
+    st.reason = access->code;
   } else {
     st.legal = true;
     if (budget) {

@@ -469,6 +469,7 @@ absl::StatusOr<Space> Space::Build(const ir::Computation& base, const SpaceOptio
   }
   Space space;
   space.tensors_ = p.Tensors();
+  space.all_to_all_ = options.all_to_all;
   NestInputs in{p, mesh, options};
   in.trivial_mesh = mesh.Ranks() == 1;
   NameLoops(p, space.tensors_, mesh, &in);

@@ -53,6 +53,11 @@ struct SpaceOptions {
   // rank starts at its own block of a block layout (Cannon with k divided finer than the
   // mesh). Off by default.
   bool rotation_steps = false;
+  // Transfers whose box lies on several ranks' shards that no all-gather covers, made as
+  // an all-to-all exchange over the mesh (CommPattern::Kind::kAllToAll): a time loop whose
+  // steps straddle the blocks of a layout, a box that needs another rank's neighbour.
+  // Legal in a trace either way; off, the search rejects them as multi_source_transfer.
+  bool all_to_all = false;
 };
 
 // A loop nest: the trace's loop calls and the kernel.
@@ -150,9 +155,13 @@ class Space {
   // schedule and to check that the space contains the classic algorithms).
   std::optional<Genome> Find(const ir::Trace& trace) const;
 
+  // SpaceOptions::all_to_all: whether transfers from several ranks' shards are points.
+  bool all_to_all() const { return all_to_all_; }
+
  private:
   std::vector<std::string> tensors_;
   std::vector<NestChoices> nests_;
+  bool all_to_all_ = false;
 };
 
 }  // namespace meshtune::search

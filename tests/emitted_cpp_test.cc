@@ -119,9 +119,9 @@ TEST(EmittedCppTest, PrefetchedSummaAndReduceScatterMatchTheExecutor) {
   }
 }
 
-// The wider space's families, emitted: 2.5D Cannon on 2x2x2 (8 ranks) and PUMMA in steps
-// of 2 on 2x2 compute what the executor computes.
-TEST(EmittedCppTest, TwoAndAHalfDCannonAndPummaInStepsMatchTheExecutor) {
+// The wider space's families, emitted: 2.5D Cannon on 2x2x2 (8 ranks), PUMMA in steps of 2
+// on 2x2 and an all-to-all on x=4 compute what the executor computes.
+TEST(EmittedCppTest, TwoAndAHalfDCannonPummaInStepsAndAllToAllMatchTheExecutor) {
   struct Case {
     std::string binary, worker_args;
     int ranks;
@@ -134,6 +134,10 @@ TEST(EmittedCppTest, TwoAndAHalfDCannonAndPummaInStepsMatchTheExecutor) {
            {"tests/pumma_steps_emitted",
             "--expr 'C[m,n] += A[m,k] * B[k,n]' --extents m=10,n=6,k=12 --mesh x=2,y=2 "
             "--trace examples/pumma_steps.trace",
+            4},
+           {"tests/all_to_all_steps_emitted",
+            "--expr 'C[m,n] += A[m,k] * B[k,n]' --extents m=8,n=6,k=20 --mesh x=4 "
+            "--trace examples/all_to_all_steps.trace",
             4},
        }) {
     ExpectEmittedMatchesExecutor(c.binary, c.worker_args, c.ranks);

@@ -38,24 +38,22 @@ TEST(ExplainCliTest, LegalTraceInText) {
 }
 
 TEST(ExplainCliTest, IllegalTraceInJsonStillExitsZero) {
-  const CliRun r =
-      Meshtune("explain " + kMatmul + "--trace examples/summa_bad_divide.trace --json");
+  const CliRun r = Meshtune("explain " + kMatmul + "--trace examples/summa_no_comm_a.trace --json");
   EXPECT_EQ(r.status, 0) << r.err;
   meshtune::v1::ExplainResponse response;
   ASSERT_TRUE(ParsesAs(r.out, &response));
   EXPECT_FALSE(response.legal());
   ASSERT_GE(response.reasons_size(), 1) << r.out;
-  EXPECT_EQ(response.reasons(0).code(), "multi_source_transfer");
+  EXPECT_EQ(response.reasons(0).code(), "non_local_access");
   EXPECT_EQ(
       response.shardings().at("A").rfind("{ A[m, k] -> A[x, y, lm = m - 64x, lk = k - 256y]", 0),
       0u)
       << r.out;
   EXPECT_TRUE(response.transfers().empty());
-  EXPECT_EQ(
-      r.out.rfind("{\"legal\":false,\"reasons\":[{\"code\":\"multi_source_transfer\",\"message\":"
-                  "\"communicate(A, ko): at ko=0 rank (x=0, y=0) needs A[0:64, 0:512]",
-                  0),
-      0u)
+  EXPECT_EQ(r.out.rfind("{\"legal\":false,\"reasons\":[{\"code\":\"non_local_access\",\"message\":"
+                        "\"rank (x=0, y=0) reads A[0, 256], which rank (x=0, y=1) holds, not it",
+                        0),
+            0u)
       << r.out;
   EXPECT_NE(r.out.find("\"schedule\":\"{ S[k, m, n] -\\u003e S[mo, no, ko, mi"), std::string::npos);
   EXPECT_NE(r.out.find("\"shardings\":{"), std::string::npos);

@@ -13,7 +13,9 @@
 // with extents that divide unevenly over some meshes (6, 12: non-powers of two); meshes x=2, x=3,
 // x=4, 2x2, 2x3, 2x2x2; each with and without replicated layouts. Then the spaces with
 // distributed indices split further (SpaceOptions::split_distributed) on x=4, 2x2 and 2x2x2,
-// and with rotations in steps (SpaceOptions::rotation_steps) on 2x2 and 2x3.
+// with rotations in steps (SpaceOptions::rotation_steps) on 2x2 and 2x3, and with all-to-all
+// transfers (SpaceOptions::all_to_all: steps that straddle a layout's blocks) on x=4, 2x2
+// and 2x3.
 #include <gtest/gtest.h>
 
 #include <algorithm>
@@ -100,6 +102,19 @@ std::vector<SweepCase> Cases(bool wide) {
         cases.push_back({expr, extents, mesh, false, {}, false, true});
     }
   }
+  // All-to-all transfers (SpaceOptions::all_to_all): uneven extents and meshes whose time
+  // loops cut a layout's blocks.
+  for (const auto& [expr, extents] : problems) {
+    const bool big = std::count(extents.begin(), extents.end(), '=') >= 4;
+    for (const std::string mesh : {"x=4", "x=2,y=2", "x=2,y=3"}) {
+      for (bool replication : {false, true}) {
+        const bool in_suite =
+            expr == problems[0].first && extents == problems[0].second && !replication;
+        if (in_suite || (wide && !big))
+          cases.push_back({expr, extents, mesh, replication, {}, false, false, true});
+      }
+    }
+  }
   return cases;
 }
 
@@ -114,11 +129,15 @@ TEST_P(LegalIsCorrectTest, EveryCheckedLegalPointVerifies) {
       [](const ir::Computation&, const codegen::Program& p) { return CheckBoundRun(p); });
   ASSERT_TRUE(r.ok()) << r.status();
   std::cout << c.Name() << ": " << r->legal_points << " legal, " << r->checked << " checked ("
-            << r->prefetched << " prefetched), " << r->distinct_programs << " distinct programs, "
-            << r->unlowerable << " not lowered, " << r->failures.size() << " failures\n";
+            << r->prefetched << " prefetched, " << r->all_to_all << " all-to-all), "
+            << r->distinct_programs << " distinct programs, " << r->unlowerable << " not lowered, "
+            << r->failures.size() << " failures\n";
   EXPECT_EQ(r->checked, std::min(r->legal_points, g_max_points));
   if (c.rotation_steps) {
     EXPECT_GT(r->stepped, 0) << "no point of the sample rotates in steps";
+  }
+  if (c.all_to_all) {
+    EXPECT_GT(r->all_to_all, 0) << "no point of the sample makes an all-to-all";
   }
   for (size_t i = 0; i < r->failures.size() && i < 5; ++i) {
     ADD_FAILURE() << r->failures[i].error << "\n" << r->failures[i].trace;

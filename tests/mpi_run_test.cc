@@ -183,6 +183,26 @@ TEST(MpiRunTest, PummaInStepsOfTwo) {
   }
 }
 
+// All-to-all transfers: k's steps cut the blocks of A and B on x=4 (and, prefetched, the
+// next step's pieces are fetched before the kernel); B's block at step ko lives on the row
+// x = ko of 2x2, not in the reader's own group.
+TEST(MpiRunTest, AllToAllTransfersOn4And2x2) {
+  const std::string steps = ReadFile("examples/all_to_all_steps.trace");
+  for (const char* extents : {"m=8,n=6,k=20", "m=4,n=10,k=12"}) {
+    SCOPED_TRACE(extents);
+    ExpectVerified(MeshtuneRun(kMatmul, extents, "x=4", steps));
+    ExpectVerified(
+        MeshtuneRun(kMatmul, extents, "x=4",
+                    Replace(Replace(steps, "communicate(A, ko)", "communicate(A, ko, prefetch=1)"),
+                            "communicate(B, ko)", "communicate(B, ko, prefetch=1)")));
+  }
+  ExpectVerified(
+      MeshtuneRun(kMatmul, "m=8,n=6,k=12", "x=2,y=2",
+                  "distribute([m], [mo], [mi], [y])\ndivide(k, ko, ki, 2)\n"
+                  "reorder(mo, ko, mi, n, ki)\nshard(A, m@y)\nshard(B, k@x, n@y)\n"
+                  "shard(C, m@y)\ncommunicate(B, ko)\ntensorize([mi, n, ki], matmul)\n"));
+}
+
 TEST(MpiRunTest, BatchedGemmMatrixVectorAndElementwiseSum) {
   ExpectVerified(
       MeshtuneRun("C[b,m,n] += A[b,m,k] * B[b,k,n]", "b=4,m=8,n=6,k=10", "x=2",

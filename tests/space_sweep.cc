@@ -23,7 +23,8 @@ namespace meshtune::testing {
 std::string SweepCase::Name() const {
   return absl::StrCat(expr, " ", extents, " on ", mesh, allow_replication ? " (replication)" : "",
                       split_distributed ? " (split)" : "", rotation_steps ? " (steps)" : "",
-                      layouts.empty() ? "" : " layouts ", absl::StrJoin(layouts, ","));
+                      all_to_all ? " (all-to-all)" : "", layouts.empty() ? "" : " layouts ",
+                      absl::StrJoin(layouts, ","));
 }
 
 namespace {
@@ -84,6 +85,12 @@ void CheckOne(const ir::Computation& base, const std::string& trace, const Progr
     return fail(absl::StrCat("lowering failed: ", program.status().message()));
   }
   programs->insert(search::Evaluator::ProgramKey(*program, verdict->computation));
+  for (const codegen::TransferSummary& t : codegen::Summarize(*program)) {
+    if (t.pattern.kind == codegen::CommPattern::Kind::kAllToAll) {
+      ++result->all_to_all;
+      break;
+    }
+  }
   if (check) {
     std::string error = check(verdict->computation, *program);
     if (!error.empty()) return fail(std::move(error));
@@ -166,6 +173,7 @@ absl::StatusOr<SweepResult> SweepSpace(const SweepCase& c, int64_t max_points, u
   options.allow_replication = c.allow_replication;
   options.split_distributed = c.split_distributed;
   options.rotation_steps = c.rotation_steps;
+  options.all_to_all = c.all_to_all;
   absl::StatusOr<search::Space> space = search::Space::Build(*base, options);
   if (!space.ok()) return space.status();
   search::CostParams params;

@@ -27,7 +27,9 @@ struct SweepCase {
   bool split_distributed = false;
   // Rotations in steps other than 1 (SpaceOptions::rotation_steps).
   bool rotation_steps = false;
-  // "C[m,n] += A[m,k] * B[k,n] m=4,n=4,k=6 on x=2 (replication) (split) (steps)"
+  // Transfers from several ranks' shards, as all-to-all exchanges (SpaceOptions::all_to_all).
+  bool all_to_all = false;
+  // "C[m,n] += A[m,k] * B[k,n] m=4,n=4,k=6 on x=2 (replication) (split) (steps) (all-to-all)"
   std::string Name() const;
 };
 
@@ -41,6 +43,7 @@ struct SweepResult {
   int64_t checked = 0;                 // of which checked (all, or the sample)
   int64_t prefetched = 0;              // checked points that prefetch (communicate ... prefetch=1)
   int64_t stepped = 0;                 // checked points that rotate in steps (step=N)
+  int64_t all_to_all = 0;              // checked points with an all-to-all transfer
   int64_t distinct_programs = 0;       // distinct lowered Programs among the checked
   int64_t unlowerable = 0;             // legal but lowering declined (Unimplemented): never run
   std::vector<SweepFailure> failures;  // checked points that did not verify

@@ -23,6 +23,7 @@ int main(int argc, char** argv) {
   app.add_flag("--replication", c.allow_replication);
   app.add_flag("--split", c.split_distributed, "distributed indices split further");
   app.add_flag("--steps", c.rotation_steps, "rotations in steps other than 1");
+  app.add_flag("--all-to-all", c.all_to_all, "transfers from several ranks' shards");
   app.add_option("--max", max_points);
   app.add_option("--seed", seed);
   app.add_option("--show", show, "failures to print");
@@ -45,9 +46,9 @@ int main(int argc, char** argv) {
     return 2;
   }
   std::cout << c.Name() << ": " << r->legal_points << " legal, " << r->checked << " checked ("
-            << r->prefetched << " prefetched, " << r->stepped << " in steps), "
-            << r->distinct_programs << " distinct programs, " << r->unlowerable << " unlowerable, "
-            << r->failures.size() << " failures, " << s << " s\n";
+            << r->prefetched << " prefetched, " << r->stepped << " in steps, " << r->all_to_all
+            << " all-to-all), " << r->distinct_programs << " distinct programs, " << r->unlowerable
+            << " unlowerable, " << r->failures.size() << " failures, " << s << " s\n";
   for (int i = 0; i < show && i < static_cast<int>(r->failures.size()); ++i) {
     std::cout << "--- " << r->failures[i].error << "\n" << r->failures[i].trace << "\n";
   }

@@ -93,19 +93,25 @@ TEST_F(TuneCliTest, ModelOnlyJsonIsATuneResult) {
 
 // --rotation-steps and --split-distributed reach the space: each enumerates more points
 // than the default space of the same problem and mesh, and the winner still checks.
-TEST_F(TuneCliTest, SplitAndStepFlagsWidenTheSpace) {
-  auto enumerated = [](const std::string& flags) -> int64_t {
+TEST_F(TuneCliTest, SplitStepAndAllToAllFlagsWidenTheSpace) {
+  auto tune = [](const std::string& flags) {
     const CliRun r = Meshtune(kMatmul + "--extents m=16,n=16,k=16 --mesh x=2,y=2 --model-only " +
                               "--json --no-db --max-evaluations 40 " + kModel + flags);
     EXPECT_EQ(r.status, 0) << flags << r.err;
     meshtune::v1::TuneResult result;
     EXPECT_TRUE(ParsesAs(r.out, &result)) << flags;
     EXPECT_EQ(result.record().checked(), "simulated") << flags << r.out;
-    return result.enumerated();
+    return result;
   };
-  const int64_t plain = enumerated("");
-  EXPECT_GT(enumerated("--rotation-steps"), plain);
-  EXPECT_GT(enumerated("--split-distributed"), plain);
+  const meshtune::v1::TuneResult plain = tune("");
+  EXPECT_GT(tune("--rotation-steps").enumerated(), plain.enumerated());
+  EXPECT_GT(tune("--split-distributed").enumerated(), plain.enumerated());
+  // The same points, and those with all-to-all transfers legal instead of pruned.
+  const meshtune::v1::TuneResult all = tune("--all-to-all");
+  EXPECT_EQ(all.enumerated(), plain.enumerated());
+  EXPECT_GT(plain.pruned().at("multi_source_transfer"), 0);
+  EXPECT_GT(all.legal(), plain.legal());
+  EXPECT_EQ(all.pruned().count("multi_source_transfer"), 0u);
 }
 
 TEST_F(TuneCliTest, WithoutAProfileTheBuiltInNumbersAreUsedWithAWarning) {

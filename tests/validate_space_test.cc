@@ -77,7 +77,7 @@ struct SpaceResult {
 // Every legal point of the space of `expr` on `mesh`, replayed, lowered with offsets and
 // validated once per distinct Program.
 SpaceResult ValidateSpace(const std::string& expr, const std::string& extents,
-                          const std::string& mesh, bool replication) {
+                          const std::string& mesh, bool replication, bool all_to_all) {
   SpaceResult out;
   absl::StatusOr<ir::Problem> p = ir::ParseProblem(expr, extents);
   absl::StatusOr<ir::Mesh> m = ir::ParseMesh(mesh);
@@ -89,6 +89,7 @@ SpaceResult ValidateSpace(const std::string& expr, const std::string& extents,
   params.gamma = 1e-10;
   search::SpaceOptions options;
   options.allow_replication = replication;
+  options.all_to_all = all_to_all;
   absl::StatusOr<std::unique_ptr<search::Explorer>> e =
       search::Explorer::Create(*p, {*m}, options, params);
   EXPECT_TRUE(e.ok()) << e.status();
@@ -136,16 +137,17 @@ SpaceResult ValidateSpace(const std::string& expr, const std::string& extents,
 
 // Validates the space and reports; at most `max_failing` legal points may fail (see top).
 void ExpectAtMostFailing(const std::string& expr, const std::string& extents,
-                         const std::string& mesh, bool replication, int64_t max_failing) {
-  const SpaceResult r = ValidateSpace(expr, extents, mesh, replication);
+                         const std::string& mesh, bool replication, int64_t max_failing,
+                         bool all_to_all = false) {
+  const SpaceResult r = ValidateSpace(expr, extents, mesh, replication, all_to_all);
   std::printf(
-      "%s (%s) on %s%s: %lld legal points, %lld lowered (%lld distinct Programs, validated in %.1f "
-      "s), "
-      "%lld unlowerable; %lld legal points fail validation (%zu distinct Programs)\n",
+      "%s (%s) on %s%s%s: %lld legal points, %lld lowered (%lld distinct Programs, validated in "
+      "%.1f s), %lld unlowerable; %lld legal points fail validation (%zu distinct Programs)\n",
       expr.c_str(), extents.c_str(), mesh.c_str(), replication ? " with replication" : "",
-      static_cast<long long>(r.legal), static_cast<long long>(r.lowered),
-      static_cast<long long>(r.distinct), r.validate_s, static_cast<long long>(r.unlowerable),
-      static_cast<long long>(r.failing_points), r.failures.size());
+      all_to_all ? " with all-to-all transfers" : "", static_cast<long long>(r.legal),
+      static_cast<long long>(r.lowered), static_cast<long long>(r.distinct), r.validate_s,
+      static_cast<long long>(r.unlowerable), static_cast<long long>(r.failing_points),
+      r.failures.size());
   const size_t shown = std::getenv("MESHTUNE_VALIDATE_ALL") != nullptr ? r.failures.size() : 3;
   for (size_t i = 0; i < r.failures.size() && i < shown; ++i)
     std::printf("--- failing\n%s\n", r.failures[i].c_str());
@@ -182,6 +184,12 @@ TEST(ValidateSpaceTest, MatmulOnASquare) {
   // axis; the corrected rules refuse those, and every one of the 9552 left validates (18712
   // with the prefetched points).
   ExpectAtMostFailing(kMatmul, "m=8,n=8,k=8", "x=2,y=2", false, 0);
+}
+
+// With all-to-all transfers (SpaceOptions::all_to_all): steps of 6 of k cut A's and B's
+// blocks of 3 on x=4.
+TEST(ValidateSpaceTest, MatmulOnALineWithAllToAll) {
+  ExpectAtMostFailing(kMatmul, "m=4,n=4,k=12", "x=4", false, 0, /*all_to_all=*/true);
 }
 
 }  // namespace
