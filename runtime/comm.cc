@@ -106,6 +106,12 @@ std::unique_ptr<CommOp> Comm::StartExchange(const std::vector<Message>& sends, c
   return std::make_unique<DoneOp>();
 }
 
+std::unique_ptr<CommOp> Comm::StartAlltoallv(const std::vector<Message>& sends,
+                                             const std::vector<Message>& recvs, DataType type) {
+  Alltoallv(sends, recvs, type);
+  return std::make_unique<DoneOp>();
+}
+
 std::unique_ptr<CommOp> Comm::StartAllreduce(void* data, int64_t count, DataType type, ReduceOp op,
                                              const std::vector<int>& axes) {
   Allreduce(data, count, type, op, axes);

@@ -103,6 +103,8 @@ class Comm {
                                                   const std::vector<int>& axes);
   virtual std::unique_ptr<CommOp> StartExchange(const std::vector<Message>& sends,
                                                 const Message& recv, DataType type);
+  virtual std::unique_ptr<CommOp> StartAlltoallv(const std::vector<Message>& sends,
+                                                 const std::vector<Message>& recvs, DataType type);
   virtual std::unique_ptr<CommOp> StartAllreduce(void* data, int64_t count, DataType type,
                                                  ReduceOp op, const std::vector<int>& axes);
   virtual std::unique_ptr<CommOp> StartReduceSum(const void* send, void* recv, int64_t count,

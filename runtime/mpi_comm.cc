@@ -81,13 +81,9 @@ class MpiComm : public Comm {
                          MPI_STATUS_IGNORE);
   }
 
-  void Exchange(const std::vector<Message>& sends, const Message& recv, DataType type) override {
-    std::vector<MPI_Request> reqs = Post(sends, recv, type);
-    MPI_Waitall(static_cast<int>(reqs.size()), reqs.data(), MPI_STATUSES_IGNORE);
-  }
-
-  void Alltoallv(const std::vector<Message>& sends, const std::vector<Message>& recvs,
-                 DataType type) override {
+  // Alltoallv's receives and sends, posted (Irecv, Isend; tag 12).
+  std::vector<MPI_Request> PostAll(const std::vector<Message>& sends,
+                                   const std::vector<Message>& recvs, DataType type) {
     std::vector<MPI_Request> reqs(sends.size() + recvs.size());
     for (size_t i = 0; i < recvs.size(); ++i) {
       MPI_Irecv(recvs[i].data, static_cast<int>(recvs[i].count), Type(type), recvs[i].peer, 12,
@@ -97,7 +93,26 @@ class MpiComm : public Comm {
       MPI_Isend(sends[i].data, static_cast<int>(sends[i].count), Type(type), sends[i].peer, 12,
                 cart_, &reqs[recvs.size() + i]);
     }
+    return reqs;
+  }
+
+  void Exchange(const std::vector<Message>& sends, const Message& recv, DataType type) override {
+    std::vector<MPI_Request> reqs = Post(sends, recv, type);
     MPI_Waitall(static_cast<int>(reqs.size()), reqs.data(), MPI_STATUSES_IGNORE);
+  }
+
+  void Alltoallv(const std::vector<Message>& sends, const std::vector<Message>& recvs,
+                 DataType type) override {
+    std::vector<MPI_Request> reqs = PostAll(sends, recvs, type);
+    MPI_Waitall(static_cast<int>(reqs.size()), reqs.data(), MPI_STATUSES_IGNORE);
+  }
+
+  std::unique_ptr<CommOp> StartAlltoallv(const std::vector<Message>& sends,
+                                         const std::vector<Message>& recvs,
+                                         DataType type) override {
+    auto op = std::make_unique<MpiOp>();
+    op->reqs = PostAll(sends, recvs, type);
+    return op;
   }
 
   void Allreduce(void* data, int64_t count, DataType type, ReduceOp op,

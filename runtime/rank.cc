@@ -397,14 +397,22 @@ class RankRuntime : public RankRuntimeBase {
     T* stage = Scratch(b.stage, std::max<int64_t>(staged, 1));
     for (size_t i = 0, at = 0; i < recvs.size(); at += recvs[i].count, ++i)
       recvs[i].data = stage + at;
-    comm_->Alltoallv(sends, recvs, TypeOf<T>());
-    for (size_t i = 0; i < recvs.size(); ++i) {
-      const auto& [plo, plen] = pieces[i];
-      CopyStrided(static_cast<const T*>(recvs[i].data), DenseStrides(plen),
-                  to + OffsetOf(Minus(plo, off), b.strides), b.strides, plen);
-      copied_ += recvs[i].count * static_cast<int64_t>(sizeof(T));
+    Ops ops;
+    if (async) {
+      ops.push_back(comm_->StartAlltoallv(sends, recvs, TypeOf<T>()));
+    } else {
+      comm_->Alltoallv(sends, recvs, TypeOf<T>());
     }
-    Land(b, async, b.Own(to), {}, nullptr);
+    // Once the pieces are in: each from its staging place to its box in the buffer.
+    std::function<void()> finish = [this, &b, to, off, recvs, pieces] {
+      for (size_t i = 0; i < recvs.size(); ++i) {
+        const auto& [plo, plen] = pieces[i];
+        CopyStrided(static_cast<const T*>(recvs[i].data), DenseStrides(plen),
+                    to + OffsetOf(Minus(plo, off), b.strides), b.strides, plen);
+        copied_ += recvs[i].count * static_cast<int64_t>(sizeof(T));
+      }
+    };
+    Land(b, async, b.Own(to), std::move(ops), std::move(finish));
   }
 
   void PointToPoint(const std::string& tensor, const std::string& buffer, const CoordsFn& source,

@@ -106,8 +106,7 @@ class RankRuntimeBase {
   // Fills `buffer` (on each rank the global box at offset(its coords)) piece by piece from
   // the ranks that hold it: a piece this rank's shard holds is copied locally, each other
   // from the lowest-numbered rank holding that shard (ranks holding the same block alike);
-  // every rank of the mesh takes part (an all-to-all exchange). Always completes at once;
-  // after Async it lands at Wait like the others.
+  // every rank of the mesh takes part (an all-to-all exchange).
   virtual void AllToAll(const std::string& tensor, const std::string& buffer,
                         const CoordsFn& offset) = 0;
   // General transfer: every rank's source and source-side offset as functions of coords.
@@ -119,8 +118,8 @@ class RankRuntimeBase {
                           const std::string& buffer, const std::vector<int64_t>& offset,
                           const std::vector<int>& axes) = 0;
   // Double buffering, for prefetched transfers. After Async(buffer), the next transfer into
-  // `buffer` (Local, Broadcast, AllGather, ShiftStep, PointToPoint) fills the buffer's other
-  // half and may return before the data has arrived; kernels and transfers keep reading the
+  // `buffer` (Local, Broadcast, AllGather, AllToAll, ShiftStep, PointToPoint) fills the buffer's
+  // other half and may return before the data has arrived; kernels and transfers keep reading the
   // current half until Wait(buffer) completes the transfer and makes the filled half
   // current. For a partial-result buffer, after Async(buffer) the next ReduceInto from it
   // may return before the sum has landed in the holders, and Zero and kernels then use the
