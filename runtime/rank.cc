@@ -359,7 +359,8 @@ class RankRuntime : public RankRuntimeBase {
     // this rank is the block's first holder.
     std::vector<Message> sends;
     size_t packed = 0;
-    for (int r = 0; r < size_ && first.at(mine) == rank_; ++r) {
+    const bool sender = first.at(mine) == rank_;
+    for (int r = 0; r < size_ && sender; ++r) {
       const Coords c = comm_->CoordsOf(r);
       if (r == rank_ || t.block_start(c) == mine) continue;
       if (!Held(t, coords_, offset(c), b.shape, &lo, &len)) continue;

@@ -38,12 +38,11 @@ bool Solve(std::vector<std::vector<double>>& a, std::vector<double>& b) {
     b[i] /= norm[i];
     for (size_t j = 0; j < n; ++j) a[i][j] /= norm[i] * norm[j];
   }
-  const double largest = 1;
   for (size_t col = 0; col < n; ++col) {
     size_t pivot = col;
     for (size_t r = col + 1; r < n; ++r)
       if (std::fabs(a[r][col]) > std::fabs(a[pivot][col])) pivot = r;
-    if (!(std::fabs(a[pivot][col]) > 1e-9 * largest)) return false;
+    if (!(std::fabs(a[pivot][col]) > 1e-9)) return false;
     std::swap(a[col], a[pivot]);
     std::swap(b[col], b[pivot]);
     for (size_t r = 0; r < n; ++r) {
