@@ -43,23 +43,27 @@ class Runs {
   // Prints "run N<how>: <what>; rho R, tau T, median |error| E" for `result`.
   void Add(const meshtune::v1::FidelityResult& result, const std::string& how,
            const std::string& what) {
-    std::printf("run %d%s: %s; rho %s, tau %s, median |error| %s\n", ++runs_, how.c_str(),
-                what.c_str(), Stat(result.has_spearman_rho(), result.spearman_rho()).c_str(),
+    std::printf("run %d%s: %s; rho %s, tau %s, median |error| %s, rounds' own rho %s\n", ++runs_,
+                how.c_str(), what.c_str(),
+                Stat(result.has_spearman_rho(), result.spearman_rho()).c_str(),
                 Stat(result.has_kendall_tau(), result.kendall_tau()).c_str(),
-                Stat(result.has_median_relative_error(), result.median_relative_error()).c_str());
+                Stat(result.has_median_relative_error(), result.median_relative_error()).c_str(),
+                Stat(result.has_round_spearman_rho(), result.round_spearman_rho()).c_str());
+    if (result.has_round_spearman_rho()) round_rhos_.push_back(result.round_spearman_rho());
     if (result.has_spearman_rho()) rhos_.push_back(result.spearman_rho());
     if (result.has_kendall_tau()) taus_.push_back(result.kendall_tau());
     if (result.has_median_relative_error()) errors_.push_back(result.median_relative_error());
   }
   void PrintMedians() const {
-    std::printf("median over runs: rho %.3f, tau %.3f, median |error| %.3f\n",
+    std::printf("median over runs: rho %.3f, tau %.3f, median |error| %.3f, rounds' own rho %s\n",
                 meshtune::engine::Median(rhos_), meshtune::engine::Median(taus_),
-                meshtune::engine::Median(errors_));
+                meshtune::engine::Median(errors_),
+                Stat(!round_rhos_.empty(), meshtune::engine::Median(round_rhos_)).c_str());
   }
 
  private:
   int runs_ = 0;
-  std::vector<double> rhos_, taus_, errors_;
+  std::vector<double> rhos_, taus_, errors_, round_rhos_;
 };
 
 void PrintPoints(const meshtune::v1::FidelityResult& result) {

@@ -61,6 +61,8 @@ void PrintText(const v1::FidelityResult& r, const std::string& svg, std::ostream
   out << "Spearman's rho   " << stat(r.has_spearman_rho(), r.spearman_rho()) << " over "
       << r.verified() << " verified\n";
   out << "Kendall's tau    " << stat(r.has_kendall_tau(), r.kendall_tau()) << "\n";
+  out << "rounds' own rho  " << stat(r.has_round_spearman_rho(), r.round_spearman_rho())
+      << "  (one round's times against another's: how far measurement itself repeats)\n";
   out << "median |error|   "
       << (r.has_median_relative_error() ? absl::StrFormat("%.1f%%", 100 * r.median_relative_error())
                                         : std::string("-"))

@@ -1,5 +1,6 @@
 #include "engine/fidelity.h"
 
+#include <algorithm>
 #include <cmath>
 #include <map>
 #include <memory>
@@ -65,6 +66,30 @@ v1::MeasuredCandidate ToPoint(const search::Candidate& c, const ir::Mesh& mesh,
   return p;
 }
 
+// FidelityResult::round_spearman_rho of `result`; NaN when it is absent.
+double RoundRho(const v1::FidelityResult& result) {
+  std::vector<const v1::MeasuredCandidate*> points;
+  int rounds = 0;
+  for (const v1::MeasuredCandidate& p : result.points()) {
+    if (!p.verified() || p.round_s_size() == 0) continue;
+    rounds = rounds == 0 ? p.round_s_size() : std::min(rounds, p.round_s_size());
+    points.push_back(&p);
+  }
+  std::vector<double> rhos;
+  for (int a = 0; a < rounds; ++a) {
+    for (int b = a + 1; b < rounds; ++b) {
+      std::vector<double> x, y;
+      for (const v1::MeasuredCandidate* p : points) {
+        x.push_back(p->round_s(a));
+        y.push_back(p->round_s(b));
+      }
+      const double rho = SpearmanRho(x, y);
+      if (!std::isnan(rho)) rhos.push_back(rho);
+    }
+  }
+  return rhos.empty() ? std::nan("") : Median(rhos);
+}
+
 }  // namespace
 
 void Summarize(v1::FidelityResult* result) {
@@ -82,6 +107,8 @@ void Summarize(v1::FidelityResult* result) {
     for (const std::string& kind : kinds) by_kind[kind].push_back(signed_error);
   }
   result->set_verified(static_cast<int>(predicted.size()));
+  result->clear_round_spearman_rho();
+  if (const double r = RoundRho(*result); !std::isnan(r)) result->set_round_spearman_rho(r);
   result->clear_spearman_rho();
   result->clear_kendall_tau();
   result->clear_median_relative_error();

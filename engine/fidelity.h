@@ -58,7 +58,7 @@ absl::StatusOr<v1::FidelityResult> RecostFidelity(const v1::FidelityResult& meas
                                                   const search::CostParams& params);
 
 // The statistics of `result` (verified, rho, tau, median relative errors overall and per
-// pattern kind) recomputed from its points.
+// pattern kind, the rounds' own rho) recomputed from its points.
 void Summarize(v1::FidelityResult* result);
 
 // TermScales fitted to the verified points of fidelity runs (`meshtune fidelity --json`

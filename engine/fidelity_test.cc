@@ -211,6 +211,9 @@ TEST(FidelityTest, RoundsAlternateTheOrderAndKeepTheMedian) {
   EXPECT_EQ(r->points(1).error(), "fake failure");
   EXPECT_EQ(r->verified(), 3);
   EXPECT_DOUBLE_EQ(r->spearman_rho(), 1.0);
+  // Round 1 is constant (no rho with it); rounds 2 and 3 order the points oppositely.
+  ASSERT_TRUE(r->has_round_spearman_rho());
+  EXPECT_DOUBLE_EQ(r->round_spearman_rho(), -1.0);
 
   options.rounds = 0;
   EXPECT_EQ(RunFidelity(s.problem, s.mesh, s.params, options, runner).status().message(),
@@ -258,6 +261,28 @@ TEST(FidelityTest, FitToRunsFindsTheScalesThatMadeTheRuns) {
   std::vector<v1::FidelityResult> few = {runs[0]};
   few[0].mutable_points()->DeleteSubrange(2, 10);
   EXPECT_EQ(FitToRuns(few, s.params).status().code(), absl::StatusCode::kInvalidArgument);
+}
+
+// The rounds' own rho: the median over pairs of rounds of the rank correlation between
+// their times, over the verified points; absent with one round.
+TEST(FidelityTest, TheRoundsOwnRhoIsTheMedianOverPairsOfRounds) {
+  v1::FidelityResult r;
+  const std::vector<std::vector<double>> rounds = {{1, 1, 4}, {2, 2, 3}, {3, 3, 2}, {4, 4, 1}};
+  for (const std::vector<double>& times : rounds) {
+    v1::MeasuredCandidate* p = r.add_points();
+    p->set_verified(true);
+    p->set_predicted_s(times[0]);
+    p->set_measured_s(times[0]);
+    for (double t : times) p->add_round_s(t);
+  }
+  v1::MeasuredCandidate* failed = r.add_points();  // not verified: left out
+  failed->add_round_s(9);
+  Summarize(&r);
+  // Pairs: (1, 2) agree, rho 1; (1, 3) and (2, 3) reverse, -1: the median is -1.
+  EXPECT_DOUBLE_EQ(r.round_spearman_rho(), -1.0);
+  for (v1::MeasuredCandidate& p : *r.mutable_points()) p.mutable_round_s()->Truncate(1);
+  Summarize(&r);
+  EXPECT_FALSE(r.has_round_spearman_rho());
 }
 
 TEST(FidelityTest, RefusesFewerThanTwo) {
