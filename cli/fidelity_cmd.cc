@@ -99,6 +99,10 @@ int RunFidelity(const FidelityFlags& flags, std::ostream& out, std::ostream& err
   options.rounds = flags.rounds;
   options.max_evaluations = flags.max_evaluations;
   options.timeout_s = flags.timeout_s;
+  options.space.allow_replication = flags.allow_replication;
+  options.space.split_distributed = flags.split_distributed;
+  options.space.rotation_steps = flags.rotation_steps;
+  options.space.all_to_all = flags.all_to_all;
   options.cancelled = [] { return runtime::StopSignal() != 0; };
   if (flags.progress) {
     options.on_measured = [&err](const v1::MeasuredCandidate& p, int64_t rank) {

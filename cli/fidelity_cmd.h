@@ -35,6 +35,9 @@ struct FidelityFlags {
   bool json = false;
   std::string svg;        // where the scatter goes; "" for none
   bool progress = false;  // a line per measurement on stderr
+  // The space ranked, with tune's flags of the same names (search::SpaceOptions).
+  bool allow_replication = false, split_distributed = false, rotation_steps = false,
+       all_to_all = false;
 };
 
 // Runs it; output on `out`, progress, warnings and errors on `err` ("meshtune: MESSAGE").

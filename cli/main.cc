@@ -567,6 +567,13 @@ void AddFidelityCommand(CLI::App& app, AllFlags& f, Subcommands& s) {
   s.fidelity->add_option("--launcher", x.run.launcher, "launcher program instead of mpirun");
   s.fidelity->add_option("--launcher-arg", x.run.launcher_args,
                          "extra launcher argument (repeatable)");
+  s.fidelity->add_flag("--allow-replication", x.allow_replication,
+                       "rank tune's space with copies (--allow-replication)");
+  s.fidelity->add_flag("--split-distributed", x.split_distributed,
+                       "rank tune's space with distributed indices split further");
+  s.fidelity->add_flag("--rotation-steps", x.rotation_steps,
+                       "rank tune's space with rotations in steps other than 1");
+  s.fidelity->add_flag("--all-to-all", x.all_to_all, "rank tune's space with all-to-all transfers");
   s.fidelity->add_flag("--json", x.json, "print meshtune.v1.FidelityResult as one JSON line");
   s.fidelity->add_option("--svg", x.svg, "write the predicted-against-measured scatter here");
 }

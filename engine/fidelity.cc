@@ -138,7 +138,7 @@ absl::StatusOr<v1::FidelityResult> RunFidelity(const ir::Problem& problem, const
         absl::StrCat("a fidelity run needs at least 1 round (got ", options.rounds, ")"));
   }
   absl::StatusOr<std::unique_ptr<search::Explorer>> explorer =
-      search::Explorer::Create(problem, {mesh}, {}, params, options.cancelled);
+      search::Explorer::Create(problem, {mesh}, options.space, params, options.cancelled);
   if (!explorer.ok()) return explorer.status();
   search::SearchBudget budget;
   budget.max_evaluations = options.max_evaluations;

@@ -21,6 +21,7 @@
 #include "proto/meshtune.pb.h"
 #include "search/cost_params.h"
 #include "search/runner.h"
+#include "search/space.h"
 
 namespace meshtune::engine {
 
@@ -33,6 +34,9 @@ struct FidelityOptions {
   // machine then lands on one round of several candidates rather than on all of one
   // candidate's repetitions. At least 1.
   int rounds = 1;
+  // The space ranked (as tune's: copies, split distributed indices, rotation steps,
+  // all-to-all transfers); the default space when left as is.
+  search::SpaceOptions space;
   // Polled between measurements (and by the search); true stops with Cancelled.
   std::function<bool()> cancelled;
   // Called after each measurement with the point and its place in the ranking.

@@ -263,6 +263,37 @@ TEST(FidelityTest, FitToRunsFindsTheScalesThatMadeTheRuns) {
   EXPECT_EQ(FitToRuns(few, s.params).status().code(), absl::StatusCode::kInvalidArgument);
 }
 
+// FidelityOptions::space ranks tune's wider spaces: with all-to-all transfers, matmul with k
+// in steps that cut the blocks on x=4 has more points to rank, and some use one.
+TEST(FidelityTest, RanksTheSpaceItIsGiven) {
+  Workload s = Matmul();
+  s.problem = *ir::ParseProblem("C[m,n] += A[m,k] * B[k,n]", "m=4,n=4,k=12");
+  s.mesh = *ir::ParseMesh("x=4");
+  FidelityOptions options;
+  options.count = 40;
+  options.max_evaluations = 1000000;  // every point ranked
+  FakeRunner plain_runner([](int call) { return 1.0 + call; });
+  absl::StatusOr<v1::FidelityResult> plain =
+      RunFidelity(s.problem, s.mesh, s.params, options, plain_runner);
+  ASSERT_TRUE(plain.ok()) << plain.status();
+  options.space.all_to_all = true;
+  FakeRunner wide_runner([](int call) { return 1.0 + call; });
+  absl::StatusOr<v1::FidelityResult> wide =
+      RunFidelity(s.problem, s.mesh, s.params, options, wide_runner);
+  ASSERT_TRUE(wide.ok()) << wide.status();
+  EXPECT_GT(wide->costed(), plain->costed());
+  auto all_to_all = [](const v1::FidelityResult& r) {
+    int n = 0;
+    for (const v1::MeasuredCandidate& p : r.points()) {
+      for (const std::string& label : p.patterns())
+        n += label.find("AllToAll") != std::string::npos;
+    }
+    return n;
+  };
+  EXPECT_EQ(all_to_all(*plain), 0);
+  EXPECT_GT(all_to_all(*wide), 0);
+}
+
 // The rounds' own rho: the median over pairs of rounds of the rank correlation between
 // their times, over the verified points; absent with one round.
 TEST(FidelityTest, TheRoundsOwnRhoIsTheMedianOverPairsOfRounds) {
