@@ -6,12 +6,14 @@
 //   MESHTUNE_HOME=... bazel-bin/bench/fidelity_bench [--extents m=1024,n=1024,k=1024]
 //       [--mesh x=2,y=2] [--count 12] [--rounds 3] [--reps 5] [--warmup 3] [--runs 3]
 //       [--profile default] [--timeout-s 300] [--print-points] [--json FILE] [--replay FILE]
+//       [--round-statistic min|median]
 //
 // --json FILE appends each run's meshtune.v1.FidelityResult to FILE as a JSON line (what
 // --replay reads).
 //
 // --replay FILE costs the runs of FILE (`meshtune fidelity --json` lines) again under the
-// profile's numbers and prints the statistics, measuring nothing.
+// profile's numbers and prints the statistics, measuring nothing; each point's time is
+// again the --round-statistic of its rounds (the fastest by default).
 //
 // The machine numbers come from the hardware profile (the built-in ones when "default" was
 // never calibrated), as for `meshtune tune`.
@@ -79,7 +81,8 @@ void PrintPoints(const meshtune::v1::FidelityResult& result) {
 
 // --replay FILE: the runs of a `meshtune fidelity --json` output file (one FidelityResult a
 // line) costed again under the profile's numbers, without measuring.
-int Replay(const std::string& path, const meshtune::search::CostParams& params, bool print) {
+int Replay(const std::string& path, const meshtune::search::CostParams& params,
+           meshtune::engine::RoundStatistic statistic, bool print) {
   std::ifstream in(path);
   if (!in) {
     std::fprintf(stderr, "fidelity_bench: cannot read %s\n", path.c_str());
@@ -93,11 +96,12 @@ int Replay(const std::string& path, const meshtune::search::CostParams& params, 
       std::fprintf(stderr, "fidelity_bench: %s: a line is not a FidelityResult\n", path.c_str());
       return 2;
     }
-    const auto result = meshtune::engine::RecostFidelity(measured, params);
+    auto result = meshtune::engine::RecostFidelity(measured, params);
     if (!result.ok()) {
       std::fprintf(stderr, "fidelity_bench: %s\n", std::string(result.status().message()).c_str());
       return 1;
     }
+    meshtune::engine::ApplyRoundStatistic(statistic, &*result);
     if (print) PrintPoints(*result);
     runs.Add(*result, " (replayed)", std::to_string(result->verified()) + " verified");
   }
@@ -127,6 +131,10 @@ int main(int argc, char** argv) {
   app.add_flag("--print-points", print_points, "print every point");
   app.add_option("--json", json, "append each run's FidelityResult to FILE");
   app.add_option("--replay", replay, "cost the runs of FILE again, measuring nothing");
+  std::string statistic = "min";
+  app.add_option("--round-statistic", statistic,
+                 "which round is a candidate's time: min or median (also for --replay)")
+      ->check(CLI::IsMember({"min", "median"}));
   CLI11_PARSE(app, argc, argv);
   const auto problem = meshtune::ir::ParseProblem("C[m,n] += A[m,k] * B[k,n]", extents);
   const auto mesh = meshtune::ir::ParseMesh(mesh_text);
@@ -137,7 +145,9 @@ int main(int argc, char** argv) {
         !params.ok() ? std::string(params.status().message()).c_str() : "bad --extents or --mesh");
     return 2;
   }
-  if (!replay.empty()) return Replay(replay, *params, print_points);
+  const auto round_statistic = statistic == "median" ? meshtune::engine::RoundStatistic::kMedian
+                                                     : meshtune::engine::RoundStatistic::kMin;
+  if (!replay.empty()) return Replay(replay, *params, round_statistic, print_points);
   meshtune::search::MpiRunnerOptions mpi;
   mpi.reps = reps;
   mpi.warmup = warmup;
@@ -146,6 +156,7 @@ int main(int argc, char** argv) {
   options.count = count;
   options.rounds = rounds;
   options.timeout_s = timeout_s;
+  options.round_statistic = round_statistic;
   std::printf(
       "C[m,n] += A[m,k] * B[k,n] %s on %s, profile %s: %d candidates a run, %d rounds, %d runs\n",
       extents.c_str(), mesh_text.c_str(), profile.c_str(), count, rounds, runs);

@@ -21,6 +21,7 @@ struct FidelityFlags {
   std::string profile;  // "" for "default" (built-in numbers when it was never calibrated)
   int count = 12;
   int rounds = 3;  // measurements of each candidate, in alternating order (FidelityOptions)
+  std::string round_statistic = "min";  // which round counts: "min" or "median"
   int64_t max_evaluations = 1000;
   double timeout_s = 300;
   // Repetitions, worker, hostfile, launcher (not alpha ...). More warm-up than tune's: the

@@ -547,9 +547,13 @@ void AddFidelityCommand(CLI::App& app, AllFlags& f, Subcommands& s) {
       ->transform(engine::IntegerIn(2, 1000));
   s.fidelity
       ->add_option("--rounds", x.rounds,
-                   "measurements of each candidate, in rounds of alternating order; the median "
-                   "counts (default 3)")
+                   "measurements of each candidate, in rounds of alternating order (default 3)")
       ->transform(engine::IntegerIn(1, 1000));
+  s.fidelity
+      ->add_option("--round-statistic", x.round_statistic,
+                   "which round is a candidate's time: min (the fastest, the least disturbed; "
+                   "default) or median")
+      ->check(CLI::IsMember({"min", "median"}));
   s.fidelity
       ->add_option("--max-evaluations", x.max_evaluations,
                    "schedules the model ranks first (default 1000)")

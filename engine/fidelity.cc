@@ -42,10 +42,16 @@ std::vector<size_t> Spread(size_t size, size_t n) {
   return out;
 }
 
+// `s` of `seconds` (not empty).
+double Statistic(RoundStatistic s, const std::vector<double>& seconds) {
+  return s == RoundStatistic::kMin ? *std::min_element(seconds.begin(), seconds.end())
+                                   : Median(seconds);
+}
+
 // The point of candidate `c` measured in `runs` (one a round): verified when every round
-// verified, its time the median of theirs, the first failure's error otherwise.
+// verified, its time `s` of theirs, the first failure's error otherwise.
 v1::MeasuredCandidate ToPoint(const search::Candidate& c, const ir::Mesh& mesh,
-                              const std::vector<search::CandidateRun>& runs) {
+                              const std::vector<search::CandidateRun>& runs, RoundStatistic s) {
   v1::MeasuredCandidate p;
   p.mutable_trace()->set_text(c.trace);
   p.set_mesh(mesh.ToString());
@@ -60,7 +66,7 @@ v1::MeasuredCandidate ToPoint(const search::Candidate& c, const ir::Mesh& mesh,
       p.set_error(run.error.value_or("not verified"));
     }
   }
-  if (!seconds.empty()) p.set_measured_s(Median(seconds));
+  if (!seconds.empty()) p.set_measured_s(Statistic(s, seconds));
   for (const std::string& label : c.patterns) p.add_patterns(label);
   p.set_family(search::FamilyOf(c, mesh));
   return p;
@@ -91,6 +97,19 @@ double RoundRho(const v1::FidelityResult& result) {
 }
 
 }  // namespace
+
+const char* RoundStatisticName(RoundStatistic s) {
+  return s == RoundStatistic::kMin ? "min" : "median";
+}
+
+void ApplyRoundStatistic(RoundStatistic s, v1::FidelityResult* result) {
+  for (v1::MeasuredCandidate& p : *result->mutable_points()) {
+    if (p.round_s_size() == 0) continue;
+    p.set_measured_s(Statistic(s, {p.round_s().begin(), p.round_s().end()}));
+  }
+  result->set_round_statistic(RoundStatisticName(s));
+  Summarize(result);
+}
 
 void Summarize(v1::FidelityResult* result) {
   std::vector<double> predicted, measured, errors;
@@ -172,13 +191,15 @@ absl::StatusOr<v1::FidelityResult> RunFidelity(const ir::Problem& problem, const
       in.timeout_s = options.timeout_s;
       runs[i].push_back(runner.Run(in));
       if (options.on_measured && round + 1 == options.rounds)
-        options.on_measured(ToPoint(*ranked[spread[i]], mesh, runs[i]), spread[i] + 1);
+        options.on_measured(ToPoint(*ranked[spread[i]], mesh, runs[i], options.round_statistic),
+                            spread[i] + 1);
     }
   }
   for (size_t i = 0; i < spread.size(); ++i) {
-    *result.add_points() = ToPoint(*ranked[spread[i]], mesh, runs[i]);
+    *result.add_points() = ToPoint(*ranked[spread[i]], mesh, runs[i], options.round_statistic);
     result.add_ranks(static_cast<int64_t>(spread[i]) + 1);
   }
+  result.set_round_statistic(RoundStatisticName(options.round_statistic));
   Summarize(&result);
   return result;
 }

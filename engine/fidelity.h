@@ -25,6 +25,18 @@
 
 namespace meshtune::engine {
 
+// Which of a candidate's rounds counts as its time: the fastest (interference on a shared
+// machine only ever slows a run, so the fastest round is the least disturbed) or the
+// median.
+enum class RoundStatistic { kMin, kMedian };
+
+// "min" or "median".
+const char* RoundStatisticName(RoundStatistic s);
+
+// `result`'s points given the time `s` says of their rounds (round_s; points without them
+// keep theirs), FidelityResult::round_statistic set and the statistics recomputed.
+void ApplyRoundStatistic(RoundStatistic s, v1::FidelityResult* result);
+
 struct FidelityOptions {
   int count = 12;                  // candidates measured, at least 2
   int64_t max_evaluations = 1000;  // of the model-only search that ranks them (as tune)
@@ -34,6 +46,7 @@ struct FidelityOptions {
   // machine then lands on one round of several candidates rather than on all of one
   // candidate's repetitions. At least 1.
   int rounds = 1;
+  RoundStatistic round_statistic = RoundStatistic::kMin;
   // The space ranked (as tune's: copies, split distributed indices, rotation steps,
   // all-to-all transfers); the default space when left as is.
   search::SpaceOptions space;

@@ -187,6 +187,7 @@ TEST(FidelityTest, RoundsAlternateTheOrderAndKeepTheMedian) {
   FidelityOptions options;
   options.count = 4;
   options.rounds = 3;
+  options.round_statistic = RoundStatistic::kMedian;
   options.max_evaluations = 200;
   absl::StatusOr<v1::FidelityResult> r = RunFidelity(s.problem, s.mesh, s.params, options, runner);
   ASSERT_TRUE(r.ok()) << r.status();
@@ -214,6 +215,13 @@ TEST(FidelityTest, RoundsAlternateTheOrderAndKeepTheMedian) {
   // Round 1 is constant (no rho with it); rounds 2 and 3 order the points oppositely.
   ASSERT_TRUE(r->has_round_spearman_rho());
   EXPECT_DOUBLE_EQ(r->round_spearman_rho(), -1.0);
+  EXPECT_EQ(r->round_statistic(), "median");
+  // The fastest round instead (the default): round 2's, 0.001 (8 - i), reversing the order.
+  v1::FidelityResult fastest = *r;
+  ApplyRoundStatistic(RoundStatistic::kMin, &fastest);
+  EXPECT_EQ(fastest.round_statistic(), "min");
+  for (int i : {0, 2, 3}) EXPECT_DOUBLE_EQ(fastest.points(i).measured_s(), 0.001 * (8 - i));
+  EXPECT_DOUBLE_EQ(fastest.spearman_rho(), -1.0);
 
   options.rounds = 0;
   EXPECT_EQ(RunFidelity(s.problem, s.mesh, s.params, options, runner).status().message(),
