@@ -352,17 +352,16 @@ class RankRuntime : public RankRuntimeBase {
     const bool async = TakeAsync(buffer);
     const TensorSpec& t = Tensor(tensor);
     TransferBuffer<T>& b = buffers_[buffer];
-    const std::map<std::vector<int64_t>, int>& first = FirstHolders(t);
+    const std::map<std::vector<int64_t>, std::vector<int>>& holders = Holders(t);
     const std::vector<int64_t> mine = t.block_start(coords_);
     std::vector<int64_t> lo, len;
     // Sends: to every rank that does not hold this block, the part of its box in it, when
-    // this rank is the block's first holder.
+    // this rank is the block's holder nearest to it.
     std::vector<Message> sends;
     size_t packed = 0;
-    const bool sender = first.at(mine) == rank_;
-    for (int r = 0; r < size_ && sender; ++r) {
+    for (int r = 0; r < size_; ++r) {
       const Coords c = comm_->CoordsOf(r);
-      if (r == rank_ || t.block_start(c) == mine) continue;
+      if (r == rank_ || t.block_start(c) == mine || Nearest(holders.at(mine), c) != rank_) continue;
       if (!Held(t, coords_, offset(c), b.shape, &lo, &len)) continue;
       const Slot<T> box = View(tensor, Minus(lo, mine), len);
       const int64_t n = Elements(len);
@@ -376,14 +375,15 @@ class RankRuntime : public RankRuntimeBase {
       sends.push_back({r, data, n});
       bytes_ += n * static_cast<int64_t>(sizeof(T));
     }
-    // Receives: each block the box meets, from its first holder (or this shard, in place),
-    // staged and then copied to its position in the buffer.
+    // Receives: each block the box meets, from its holder nearest to this rank (or this
+    // shard, in place), staged and then copied to its position in the buffer.
     const std::vector<int64_t> off = offset(coords_);
     T* to = Target(b, async);
     std::vector<std::pair<std::vector<int64_t>, std::vector<int64_t>>> pieces;  // (lo, len)
     std::vector<Message> recvs;
     int64_t staged = 0;
-    for (const auto& [start, holder] : first) {
+    for (const auto& [start, ranks] : holders) {
+      const int holder = Nearest(ranks, coords_);
       if (!Held(t, comm_->CoordsOf(holder), off, b.shape, &lo, &len)) continue;
       if (start == mine) {
         const Slot<T> box = View(tensor, Minus(lo, mine), len);
@@ -813,13 +813,30 @@ class RankRuntime : public RankRuntimeBase {
       std::fill(shards_[out.name].data.begin(), shards_[out.name].data.end(), T(0));
     }
   }
-  // Per block of `t` (its start), the lowest-numbered rank holding it; worked out once.
-  const std::map<std::vector<int64_t>, int>& FirstHolders(const TensorSpec& t) {
-    std::map<std::vector<int64_t>, int>& out = first_holders_[t.name];
+  // Per block of `t` (its start), the ranks holding it, ascending; worked out once.
+  const std::map<std::vector<int64_t>, std::vector<int>>& Holders(const TensorSpec& t) {
+    std::map<std::vector<int64_t>, std::vector<int>>& out = holders_[t.name];
     if (out.empty()) {
-      for (int r = 0; r < size_; ++r) out.emplace(t.block_start(comm_->CoordsOf(r)), r);
+      for (int r = 0; r < size_; ++r) out[t.block_start(comm_->CoordsOf(r))].push_back(r);
     }
     return out;
+  }
+
+  // Of `ranks` (ascending), the one sharing the most mesh coordinates with `reader` (the
+  // lowest on ties): an all-to-all reads each block from the copy nearest to the reader, so
+  // ranks with copies along some axes serve the readers that share their coordinate there.
+  int Nearest(const std::vector<int>& ranks, const Coords& reader) const {
+    int best = ranks.front(), best_shared = -1;
+    for (int r : ranks) {
+      const Coords c = comm_->CoordsOf(r);
+      int shared = 0;
+      for (size_t a = 0; a < c.size(); ++a) shared += c[a] == reader[a];
+      if (shared > best_shared) {
+        best = r;
+        best_shared = shared;
+      }
+    }
+    return best;
   }
 
   bool Held(const TensorSpec& t, const Coords& coords, const std::vector<int64_t>& off,
@@ -914,7 +931,7 @@ class RankRuntime : public RankRuntimeBase {
 
   bool bound_ = false;                      // MakeBoundRankRuntime: shards are the caller's (Bind)
   std::map<std::string, Dense<T>> shards_;  // when bound_, shapes and strides only
-  std::map<std::string, std::map<std::vector<int64_t>, int>> first_holders_;  // FirstHolders
+  std::map<std::string, std::map<std::vector<int64_t>, std::vector<int>>> holders_;  // Holders
   std::map<std::string, std::vector<T>> given_;  // storage in given layouts (TensorSpec::given)
   std::map<std::string, T*> bound_data_;
   std::set<std::string> internal_;  // bound_, in a given layout: the shard is shards_'s

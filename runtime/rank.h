@@ -105,8 +105,9 @@ class RankRuntimeBase {
   virtual void ShiftStep(const std::string& buffer, int axis, int shift) = 0;
   // Fills `buffer` (on each rank the global box at offset(its coords)) piece by piece from
   // the ranks that hold it: a piece this rank's shard holds is copied locally, each other
-  // from the lowest-numbered rank holding that shard (ranks holding the same block alike);
-  // every rank of the mesh takes part (an all-to-all exchange).
+  // from the rank holding that block that shares the most mesh coordinates with this one
+  // (the lowest-numbered on ties); every rank of the mesh takes part (an all-to-all
+  // exchange).
   virtual void AllToAll(const std::string& tensor, const std::string& buffer,
                         const CoordsFn& offset) = 0;
   // General transfer: every rank's source and source-side offset as functions of coords.
