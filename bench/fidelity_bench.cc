@@ -145,8 +145,8 @@ int main(int argc, char** argv) {
         !params.ok() ? std::string(params.status().message()).c_str() : "bad --extents or --mesh");
     return 2;
   }
-  const auto round_statistic = statistic == "median" ? meshtune::engine::RoundStatistic::kMedian
-                                                     : meshtune::engine::RoundStatistic::kMin;
+  const auto round_statistic = meshtune::engine::RoundStatisticNamed(statistic).value_or(
+      meshtune::engine::RoundStatistic::kMin);  // CLI11 checked the name
   if (!replay.empty()) return Replay(replay, *params, round_statistic, print_points);
   meshtune::search::MpiRunnerOptions mpi;
   mpi.reps = reps;

@@ -97,8 +97,9 @@ int RunFidelity(const FidelityFlags& flags, std::ostream& out, std::ostream& err
   engine::FidelityOptions options;
   options.count = flags.count;
   options.rounds = flags.rounds;
-  options.round_statistic = flags.round_statistic == "median" ? engine::RoundStatistic::kMedian
-                                                              : engine::RoundStatistic::kMin;
+  // CLI11 checked the name.
+  options.round_statistic =
+      engine::RoundStatisticNamed(flags.round_statistic).value_or(engine::RoundStatistic::kMin);
   options.max_evaluations = flags.max_evaluations;
   options.timeout_s = flags.timeout_s;
   options.space.allow_replication = flags.allow_replication;

@@ -102,6 +102,13 @@ const char* RoundStatisticName(RoundStatistic s) {
   return s == RoundStatistic::kMin ? "min" : "median";
 }
 
+std::optional<RoundStatistic> RoundStatisticNamed(const std::string& name) {
+  for (RoundStatistic s : {RoundStatistic::kMin, RoundStatistic::kMedian}) {
+    if (name == RoundStatisticName(s)) return s;
+  }
+  return std::nullopt;
+}
+
 void ApplyRoundStatistic(RoundStatistic s, v1::FidelityResult* result) {
   for (v1::MeasuredCandidate& p : *result->mutable_points()) {
     if (p.round_s_size() == 0) continue;

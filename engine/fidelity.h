@@ -11,6 +11,7 @@
 
 #include <cstdint>
 #include <functional>
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -32,6 +33,8 @@ enum class RoundStatistic { kMin, kMedian };
 
 // "min" or "median".
 const char* RoundStatisticName(RoundStatistic s);
+// The statistic RoundStatisticName gives `name`; nullopt for any other name.
+std::optional<RoundStatistic> RoundStatisticNamed(const std::string& name);
 
 // `result`'s points given the time `s` says of their rounds (round_s; points without them
 // keep theirs), FidelityResult::round_statistic set and the statistics recomputed.

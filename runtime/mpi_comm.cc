@@ -81,21 +81,6 @@ class MpiComm : public Comm {
                          MPI_STATUS_IGNORE);
   }
 
-  // Alltoallv's receives and sends, posted (Irecv, Isend; tag 12).
-  std::vector<MPI_Request> PostAll(const std::vector<Message>& sends,
-                                   const std::vector<Message>& recvs, DataType type) {
-    std::vector<MPI_Request> reqs(sends.size() + recvs.size());
-    for (size_t i = 0; i < recvs.size(); ++i) {
-      MPI_Irecv(recvs[i].data, static_cast<int>(recvs[i].count), Type(type), recvs[i].peer, 12,
-                cart_, &reqs[i]);
-    }
-    for (size_t i = 0; i < sends.size(); ++i) {
-      MPI_Isend(sends[i].data, static_cast<int>(sends[i].count), Type(type), sends[i].peer, 12,
-                cart_, &reqs[recvs.size() + i]);
-    }
-    return reqs;
-  }
-
   void Exchange(const std::vector<Message>& sends, const Message& recv, DataType type) override {
     std::vector<MPI_Request> reqs = Post(sends, recv, type);
     MPI_Waitall(static_cast<int>(reqs.size()), reqs.data(), MPI_STATUSES_IGNORE);
@@ -103,7 +88,7 @@ class MpiComm : public Comm {
 
   void Alltoallv(const std::vector<Message>& sends, const std::vector<Message>& recvs,
                  DataType type) override {
-    std::vector<MPI_Request> reqs = PostAll(sends, recvs, type);
+    std::vector<MPI_Request> reqs = Post(sends, recvs, type, 12);
     MPI_Waitall(static_cast<int>(reqs.size()), reqs.data(), MPI_STATUSES_IGNORE);
   }
 
@@ -111,7 +96,7 @@ class MpiComm : public Comm {
                                          const std::vector<Message>& recvs,
                                          DataType type) override {
     auto op = std::make_unique<MpiOp>();
-    op->reqs = PostAll(sends, recvs, type);
+    op->reqs = Post(sends, recvs, type, 12);
     return op;
   }
 
@@ -201,18 +186,27 @@ class MpiComm : public Comm {
 
  private:
   // Starts every send of `sends` and the receive `recv` (when its data is not null).
-  std::vector<MPI_Request> Post(const std::vector<Message>& sends, const Message& recv,
-                                DataType type) {
-    std::vector<MPI_Request> reqs(sends.size() + (recv.data != nullptr ? 1 : 0));
-    for (size_t i = 0; i < sends.size(); ++i) {
-      MPI_Isend(sends[i].data, static_cast<int>(sends[i].count), Type(type), sends[i].peer, 11,
+  // `recvs` posted (Irecv), then `sends` (Isend), with tag `tag`: Exchange's (11) and
+  // Alltoallv's (12).
+  std::vector<MPI_Request> Post(const std::vector<Message>& sends,
+                                const std::vector<Message>& recvs, DataType type, int tag) {
+    std::vector<MPI_Request> reqs(sends.size() + recvs.size());
+    for (size_t i = 0; i < recvs.size(); ++i) {
+      MPI_Irecv(recvs[i].data, static_cast<int>(recvs[i].count), Type(type), recvs[i].peer, tag,
                 cart_, &reqs[i]);
     }
-    if (recv.data != nullptr) {
-      MPI_Irecv(recv.data, static_cast<int>(recv.count), Type(type), recv.peer, 11, cart_,
-                &reqs.back());
+    for (size_t i = 0; i < sends.size(); ++i) {
+      MPI_Isend(sends[i].data, static_cast<int>(sends[i].count), Type(type), sends[i].peer, tag,
+                cart_, &reqs[recvs.size() + i]);
     }
     return reqs;
+  }
+
+  // Exchange's messages: `sends` and `recv` when it has data.
+  std::vector<MPI_Request> Post(const std::vector<Message>& sends, const Message& recv,
+                                DataType type) {
+    return Post(sends, recv.data != nullptr ? std::vector<Message>{recv} : std::vector<Message>{},
+                type, 11);
   }
 
   MPI_Comm Sub(const std::vector<int>& axes) {

@@ -835,9 +835,7 @@ class CostWalker {
         for (int64_t r = 0; r < n; ++r) start[d][r] += block * index[r];
       }
     }
-    std::vector<int> all(p_.axis_sizes.size());
-    for (size_t a = 0; a < all.size(); ++a) all[a] = static_cast<int>(a);
-    const bool across = Across(all);
+    const bool across = Across(AllAxes());
     for (int64_t r = 0; r < n; ++r) {
       int64_t pieces = 1, own = 1;
       for (size_t d = 0; d < nd; ++d) {
@@ -900,7 +898,7 @@ class CostWalker {
     if (loads.empty()) return;
     CommPattern pattern;
     pattern.kind = Kind::kSendRecv;
-    for (size_t a = 0; a < p_.axis_sizes.size(); ++a) pattern.axes.push_back(static_cast<int>(a));
+    pattern.axes = AllAxes();
     const int64_t n = values_.ranks();
     tallies_.push_back({tensor, loop, pattern, 0, false, params_.scales.point_to_point, 0,
                         std::vector<double>(n), Values(n), Values(n)});
@@ -998,6 +996,13 @@ class CostWalker {
     if (g <= 1 || !Across(axes)) return within;
     return std::max(
         within, params_.alpha_node * LatencyTerm(c, g) + params_.beta_node * VolumeTerm(c, g) * w);
+  }
+
+  // Every mesh axis, ascending.
+  std::vector<int> AllAxes() const {
+    std::vector<int> out(p_.axis_sizes.size());
+    for (size_t a = 0; a < out.size(); ++a) out[a] = static_cast<int>(a);
+    return out;
   }
 
   // Whether ranks along `axes` may sit on different nodes (OuterAxes).
