@@ -96,7 +96,16 @@ TEST(LowerTest, SplitKReducesTheOutput) {
   const Program all = LowerText(kMatmul, "m=8,n=8,k=16", "x=4",
                                 "distribute([k], [ko], [ki], [x])\nshard(A, k@x)\nshard(B, k@x)\n"
                                 "communicate(C, ki)\ntensorize([ki, m, n], matmul)\n");
-  EXPECT_EQ(Patterns(all), std::vector<std::string>{"C AllReduce(axes=[0])"});
+  // C copied on every rank ends on one of them (the layer at x=0): reduced there, unless
+  // the application keeps every copy (given replicated), which all-reduces.
+  EXPECT_EQ(Patterns(all), std::vector<std::string>{"C Reduce(axes=[0])"});
+  EXPECT_EQ(LayerAxes(all, *all.Tensor("C")), std::vector<int>{0});
+  const Program kept = LowerText(kMatmul, "m=8,n=8,k=16", "x=4",
+                                 "distribute([k], [ko], [ki], [x])\nshard(A, k@x)\nshard(B, k@x)\n"
+                                 "communicate(C, ki)\ntensorize([ki, m, n], matmul)\n",
+                                 {"C=replicated"});
+  EXPECT_EQ(Patterns(kept), std::vector<std::string>{"C AllReduce(axes=[0])"});
+  EXPECT_TRUE(LayerAxes(kept, *kept.Tensor("C")).empty());
 }
 
 // Golden pseudo-code; MESHTUNE_UPDATE_GOLDEN=1 rewrites the files in the source tree.
@@ -159,7 +168,7 @@ TEST(LowerTest, PrefetchedTransfersSitInTheBodyOfTheirLoop) {
 
 // The 3D algorithm on 2x2x2 leaves y out of A's layout and x out of B's: their copies
 // come first in the summary, broadcasts of the whole shard into itself (no buffer); C,
-// the output, is all-reduced along z, not copied.
+// the output, is reduced along z onto the layer z=0, not copied.
 TEST(LowerTest, ReplicatedInputsAreSummarizedAsCopies) {
   const Program p = LowerText(kMatmul, "m=16,n=8,k=12", "x=2,y=2,z=2",
                               "distribute([m,n,k], [mo,no,ko], [mi,ni,ki], [x,y,z])\n"
@@ -173,7 +182,9 @@ TEST(LowerTest, ReplicatedInputsAreSummarizedAsCopies) {
   EXPECT_EQ(s[0].buffer_bytes, 0);
   EXPECT_EQ(PatternLabel(s[1].tensor, s[1].loop, s[1].pattern), "B@copies Broadcast(axes=[0])");
   EXPECT_EQ(s[1].bytes_per_rank, 6 * 4 * 4);
-  EXPECT_EQ(PatternLabel(s[2].tensor, s[2].loop, s[2].pattern), "C@ki AllReduce(axes=[2])");
+  EXPECT_EQ(PatternLabel(s[2].tensor, s[2].loop, s[2].pattern), "C@ki Reduce(axes=[2])");
+  EXPECT_EQ(LayerAxes(p, *p.Tensor("C")), std::vector<int>{2});
+  EXPECT_TRUE(LayerAxes(p, *p.Tensor("A")).empty());  // inputs: copies, not layers
   // A layout that uses every axis has no copies.
   const Program summa = LowerFile(kMatmul, kExtents, "x=8,y=8", "summa.trace");
   EXPECT_TRUE(ReplicatedAxes(summa, *summa.Tensor("A")).empty());

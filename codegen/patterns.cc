@@ -108,14 +108,21 @@ CommPattern DetectReducePattern(const ir::Computation& c, const ir::Communicatio
   }
   out.axes = axes;
   const ir::Sharding* s = c.sharding(t.tensor);
+  // Copies the application keeps (a given layout that keeps copies along the axis) are each
+  // the result: all-reduced. Others end on one layer (LayerAxes): reduced onto it.
+  const ir::GivenLayout* given = c.problem().LayoutOf(t.tensor);
   bool replicated = true;
-  for (int a : axes) replicated = replicated && (s == nullptr || s->replicated_axes[a]);
+  for (int a : axes) {
+    replicated = replicated && (s == nullptr || s->replicated_axes[a]) && given != nullptr &&
+                 given->KeepsCopiesAlong(c.mesh().axes[static_cast<size_t>(a)].name);
+  }
   if (replicated) {
     out.kind = CommPattern::Kind::kAllReduce;
     return out;
   }
   bool split = false;
-  for (size_t d = 0; d < box_size.size(); ++d) split = split || box_size[d] > s->local_shape[d];
+  for (size_t d = 0; d < box_size.size() && s != nullptr; ++d)
+    split = split || box_size[d] > s->local_shape[d];
   out.kind = split ? CommPattern::Kind::kReduceScatter : CommPattern::Kind::kReduce;
   return out;
 }

@@ -314,4 +314,20 @@ std::vector<int> ReplicatedAxes(const Program& p, const TensorInfo& t) {
   return out;
 }
 
+std::vector<int> LayerAxes(const Program& p, const TensorInfo& t) {
+  if (!t.is_output) return {};
+  std::vector<int> out;
+  for (int a : ReplicatedAxes(p, t)) {
+    if (!t.given.KeepsCopiesAlong(p.axis_names[static_cast<size_t>(a)])) out.push_back(a);
+  }
+  return out;
+}
+
+bool OnLayer(const Program& p, const TensorInfo& t, const std::vector<int64_t>& coords) {
+  for (int a : LayerAxes(p, t)) {
+    if (coords[static_cast<size_t>(a)] != 0) return false;
+  }
+  return true;
+}
+
 }  // namespace meshtune::codegen

@@ -169,6 +169,17 @@ struct Program {
 // those axes (runtime/rank.h), and costed so (search/cost_model.h); in ascending order.
 std::vector<int> ReplicatedAxes(const Program& p, const TensorInfo& t);
 
+// The axes along which output `t` ends on one layer: only the ranks at coordinate 0 of
+// them hold its result, and the other copies' partial sums are reduced onto those (2.5D's
+// last step) rather than all-reduced. They are the output's ReplicatedAxes save those
+// its given layout keeps copies along (ir::GivenLayout::KeepsCopiesAlong: `replicated`,
+// a grid not naming the axis), where every copy is the result; empty for an input.
+std::vector<int> LayerAxes(const Program& p, const TensorInfo& t);
+
+// Whether the rank at `coords` holds the result of output `t` (or, for an input, its
+// shard): it sits at coordinate 0 of every LayerAxes.
+bool OnLayer(const Program& p, const TensorInfo& t, const std::vector<int64_t>& coords);
+
 // The global index of the first element of tensor `t`'s shard on the rank at `coords`.
 std::vector<int64_t> ShardStartAt(const Program& p, const TensorInfo& t,
                                   const std::vector<int64_t>& coords);

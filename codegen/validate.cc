@@ -674,8 +674,11 @@ absl::StatusOr<Affs> Validator::BlockStart(const std::string& tensor, const Fram
 absl::StatusOr<isl::set> Validator::Holds(const std::string& tensor, const Frame& f,
                                           const Affs& coords, const Affs& e) const {
   MT_ASSIGN_OR_RETURN(const Affs start, BlockStart(tensor, f, coords));
-  const std::vector<int64_t>& local = p_.Tensor(tensor)->local_shape;
+  const TensorInfo& info = *p_.Tensor(tensor);
+  const std::vector<int64_t>& local = info.local_shape;
   isl::set s = InMesh(f, coords);
+  // An output held on one layer: only its ranks at coordinate 0 there hold the result.
+  for (int a : LayerAxes(p_, info)) s = s.intersect(coords[a].eq_set(f.Cst(0)));
   for (size_t d = 0; d < e.size(); ++d) {
     s = s.intersect(e[d].ge_set(start[d])).intersect(e[d].lt_set(start[d].add(f.Cst(local[d]))));
   }

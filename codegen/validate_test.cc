@@ -413,6 +413,38 @@ TEST(ValidateTest, RefusesAMissingZero) {
             "lowering_unsound: C: rank (x=0, y=0) accumulates into PartC before it is ever zeroed");
 }
 
+// An output copied along x (split k on x=4, C on every rank) ends on the layer x=0: its
+// Reduce onto rank 0 is sound, and a local add leaves rank 0 without the others' sums.
+// Where the application keeps every copy (given replicated), the runtime's Reduce sums
+// into every holder of the group, as an AllReduce does: both are sound.
+TEST(ValidateTest, AnOutputCopiedAlongAnAxisEndsOnOneLayer) {
+  std::optional<Lowered> l =
+      LowerText(kMatmul, "m=8,n=8,k=16", "x=4",
+                "distribute([k], [ko], [ki], [x])\nshard(A, k@x)\nshard(B, k@x)\n"
+                "communicate(C, ki)\ntensorize([ki, m, n], matmul)\n");
+  ASSERT_TRUE(l.has_value());
+  const auto with_kind = [](const Program& p, CommPattern::Kind kind) {
+    return EditLeaves(p, [kind](const StmtPtr& s) {
+      const auto* red = std::get_if<Reduce>(&s->node);
+      if (red == nullptr) return s;
+      Reduce x = *red;
+      x.pattern.kind = kind;
+      if (kind == CommPattern::Kind::kLocal) x.pattern.axes.clear();
+      return MakeStmt(std::move(x));
+    });
+  };
+  EXPECT_EQ(Text(Refuse(*l, l->p)), "");
+  EXPECT_EQ(Text(Refuse(*l, with_kind(l->p, CommPattern::Kind::kLocal))),
+            "lowering_unsound: C at ki: rank (x=0) holds C[0, 0] but never receives C[0, 0] += "
+            "A[0, 4] * B[4, 0]");
+  Program kept = l->p;
+  for (TensorInfo& t : kept.tensors) {
+    if (t.is_output) t.given.kind = ir::GivenLayout::Kind::kReplicated;
+  }
+  EXPECT_EQ(Text(Refuse(*l, kept)), "");
+  EXPECT_EQ(Text(Refuse(*l, with_kind(kept, CommPattern::Kind::kAllReduce))), "");
+}
+
 TEST(ValidateTest, RefusesDuplicatedContributions) {
   const Lowered l = Summa2x2();
   const Refusal kernel = Refuse(l, Duplicate<Compute>(l.p));
@@ -429,9 +461,8 @@ TEST(ValidateTest, RefusesDuplicatedContributions) {
   EXPECT_EQ(
       Text(reduce),
       "lowering_unsound: C at ki: rank (x=0, y=0) receives C[0, 0] += A[0, 0] * B[0, 0] twice: "
-      "from "
-      "rank (x=0, y=0) through AllReduce(axes=[1]) of PartC (reduction 1 of 2) and from rank (x=0, "
-      "y=0) through AllReduce(axes=[1]) of PartC (reduction 2 of 2)");
+      "from rank (x=0, y=0) through Reduce(axes=[1]) of PartC (reduction 1 of 2) and from rank "
+      "(x=0, y=0) through Reduce(axes=[1]) of PartC (reduction 2 of 2)");
 }
 
 constexpr char kRsExpr[] = "C[m,n] = A[m,k] * B[k,n]";

@@ -19,6 +19,11 @@ struct GivenLayout {
 
   // "block", "cyclic(64,64)", "replicated", "root", "grid(y,x)"
   std::string ToString() const;
+  // Whether the application keeps a copy on every rank along mesh axis `axis`: replicated
+  // (every axis) and a grid that names no dim after it. An output the schedule copies
+  // along an axis its given layout does not keep copies along ends on one layer there
+  // (codegen::LayerAxes).
+  bool KeepsCopiesAlong(const std::string& axis) const;
   bool operator==(const GivenLayout& o) const {
     return kind == o.kind && mb == o.mb && nb == o.nb && axes == o.axes;
   }

@@ -55,6 +55,11 @@ std::string GivenLayout::ToString() const {
   return "";
 }
 
+bool GivenLayout::KeepsCopiesAlong(const std::string& axis) const {
+  if (kind == Kind::kReplicated) return true;
+  return kind == Kind::kGrid && std::find(axes.begin(), axes.end(), axis) == axes.end();
+}
+
 absl::StatusOr<GivenLayout> ParseLayout(absl::string_view spec) {
   GivenLayout out;
   if (spec == "block") return out;

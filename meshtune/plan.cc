@@ -188,6 +188,7 @@ absl::StatusOr<ShardLayout> Plan::Shard(const std::string& tensor) const {
     } else {
       s.start = program_->ShardStart(t);
       s.extents = program_->ShardExtents(t);
+      s.holds_result = program_->HoldsResult(t);
     }
     s.strides = runtime::DenseStrides(s.extents);
     return s;
@@ -236,8 +237,10 @@ absl::Status Plan::Move(const std::string& tensor, int root, bool gather, const 
     return absl::InvalidArgumentError(absl::StrCat("root ", root, " is not a rank of the plan"));
   absl::StatusOr<ShardLayout> mine = Shard(tensor);
   if (!mine.ok()) return mine.status();
-  // Every rank's shard (start, then extents), for the root; idle ranks hold nothing.
+  // Every rank's shard (start, then extents), for the root; idle ranks hold nothing, nor
+  // (to gather) the output's ranks off its layer.
   const size_t dims = mine->start.size();
+  if (gather && !mine->holds_result) mine->extents.assign(dims, 0);
   std::vector<int64_t> box = mine->start;
   box.insert(box.end(), mine->extents.begin(), mine->extents.end());
   std::vector<int64_t> boxes(2 * dims * static_cast<size_t>(size));

@@ -67,6 +67,10 @@ struct PlanOptions {
 // extents, and its strides (row-major, in elements).
 struct ShardLayout {
   std::vector<int64_t> start, extents, strides;
+  // False only for the output on a rank off the layer it ends on (a schedule that copies
+  // the output along a mesh axis reduces it onto coordinate 0 there): the shard is scratch
+  // Execute still needs, and after it holds no result; Gather skips it.
+  bool holds_result = true;
 };
 
 class Plan {

@@ -89,6 +89,8 @@ absl::Status Plan::ExecuteInLayouts(const std::map<std::string, std::string>& la
     if (it == given->end() || it->second.kind == ir::GivenLayout::Kind::kBlock) continue;
     absl::StatusOr<ShardLayout> mine = Shard(tensors_[t]);
     if (!mine.ok()) return mine.status();
+    const std::vector<int64_t> extents = mine->extents;
+    if (!mine->holds_result) mine->extents.assign(extents.size(), 0);  // no result to move
     const std::vector<runtime::Box> boxes = GatherBoxes(*mine, comm_);
     const auto box_of = [&](const std::vector<int64_t>& c) {
       return boxes[static_cast<size_t>(comm->RankOf(c))];
@@ -103,7 +105,7 @@ absl::Status Plan::ExecuteInLayouts(const std::map<std::string, std::string>& la
     // The layout is the schedule's sharding (e.g. grid(y,x) of an in-place form): the
     // application's storage is the shard.
     if (runtime::IsIdentity(*plans, shard_elements)) continue;
-    owned[t].assign(static_cast<size_t>(runtime::Elements(mine->extents) * element_bytes_), 0);
+    owned[t].assign(static_cast<size_t>(runtime::Elements(extents) * element_bytes_), 0);
     shards[t] = owned[t].data();
     if (!plans->in.empty()) MoveAlong(plans->in, data[t], shards[t], element_bytes_, *comm);
     if (is_output) {

@@ -199,6 +199,7 @@ absl::StatusOr<Specs> SpecsOf(const Program& program, const Comm& comm, bool giv
     } else if (!t.is_output) {
       spec.replicated_axes = codegen::ReplicatedAxes(program, t);
     }
+    if (t.is_output) spec.replicated_axes = codegen::LayerAxes(program, t);
     spec.block_start = [&program, layout = t.layout](const Coords& coords) {
       std::vector<int64_t> start;
       for (const codegen::DimLayout& l : layout) {
@@ -273,6 +274,10 @@ std::vector<int64_t> BoundProgram::ShardStart(size_t t) const {
 
 const std::vector<int64_t>& BoundProgram::ShardExtents(size_t t) const {
   return program_->tensors[t].local_shape;
+}
+
+bool BoundProgram::HoldsResult(size_t t) const {
+  return codegen::OnLayer(*program_, program_->tensors[t], coords_);
 }
 
 absl::Status BoundProgram::Run(const std::vector<void*>& shards) {

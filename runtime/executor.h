@@ -55,6 +55,10 @@ class BoundProgram {
   // its extents; the shard is dense and row-major (strides follow from the extents).
   std::vector<int64_t> ShardStart(size_t t) const;
   const std::vector<int64_t>& ShardExtents(size_t t) const;
+  // Whether this rank's shard of program.tensors[t] holds its values after Run: false only
+  // for the output off its layer (codegen::LayerAxes), a shard of scratch the program
+  // still needs.
+  bool HoldsResult(size_t t) const;
 
   // Runs the program once: shards[t] is this rank's shard of program.tensors[t] (inputs
   // are only read; the output is overwritten for `=`, added to for `+=`). Internal with

@@ -9,6 +9,7 @@
 namespace meshtune::runtime {
 
 Box ShardBox(const codegen::Program& p, const codegen::TensorInfo& t, const Coords& coords) {
+  if (!codegen::OnLayer(p, t, coords)) return Box{};  // holds no result (LayerAxes)
   return Box{codegen::ShardStartAt(p, t, coords), t.local_shape};
 }
 

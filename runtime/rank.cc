@@ -583,7 +583,9 @@ class RankRuntime : public RankRuntimeBase {
     std::vector<T>& out = spec.given ? given_[spec.name] : shards_[statement_.output].data;
     if (fault == "wrong" && rank_ == 0 && !out.empty()) out[out.size() / 2] += T(1);
     m.checksum = 0;
-    for (size_t i = 0; i < out.size(); ++i) {
+    // Off the output's layer a shard holds no result (its given storage, if any, does).
+    const bool holds = spec.given || IsCopySource(spec);
+    for (size_t i = 0; i < out.size() && holds; ++i) {
       if (!spec.given || spec.given->global[i] >= 0) m.checksum += out[i];
     }
     comm_->Allreduce(&m.checksum, 1, DataType::kDouble, ReduceOp::kSum, comm_->AllAxes());
@@ -605,8 +607,8 @@ class RankRuntime : public RankRuntimeBase {
             return true;
           },
           value));
-    } else {
-      m.error = FirstError(CheckOutputShard(check, value));
+    } else {  // collective: every rank takes part, with or without a result to check
+      m.error = FirstError(holds ? CheckOutputShard(check, value) : std::string());
     }
     m.verified = m.error.empty();
     return m;
@@ -761,7 +763,7 @@ class RankRuntime : public RankRuntimeBase {
   }
   // The copies of replicated inputs (TensorSpec::replicated_axes) made wrong before a run,
   // on every rank off coordinate 0 of those axes, so that a run without MakeCopies cannot
-  // verify.
+  // verify; so are an output's shards off its layer, which hold no result.
   void PoisonCopies() {
     for (const TensorSpec& t : tensors_) {
       if (t.given && t.given->in) {  // the shard comes from the given layout at each run
@@ -774,11 +776,12 @@ class RankRuntime : public RankRuntimeBase {
       std::fill(data.begin(), data.end(), std::numeric_limits<T>::quiet_NaN());
     }
   }
-  // Whether this rank holds the copy of `t` the others are made from: coordinate 0 along
-  // each of its replicated axes.
-  bool IsCopySource(const TensorSpec& t) const {
+  // Whether this rank holds the copy of input `t` the others are made from, or output `t`'s
+  // result: coordinate 0 along each of its replicated axes.
+  bool IsCopySource(const TensorSpec& t) const { return OnLayer(t, coords_); }
+  static bool OnLayer(const TensorSpec& t, const Coords& coords) {
     for (int a : t.replicated_axes) {
-      if (coords_[static_cast<size_t>(a)] != 0) return false;
+      if (coords[static_cast<size_t>(a)] != 0) return false;
     }
     return true;
   }
@@ -786,7 +789,7 @@ class RankRuntime : public RankRuntimeBase {
   // the copies are part of the schedule's cost).
   void MakeCopies() {
     for (const TensorSpec& t : tensors_) {
-      if (t.replicated_axes.empty()) continue;
+      if (t.replicated_axes.empty() || t.is_output) continue;
       Coords root = coords_;
       for (int a : t.replicated_axes) root[static_cast<size_t>(a)] = 0;
       std::vector<T>& data = shards_[t.name].data;
@@ -842,9 +845,10 @@ class RankRuntime : public RankRuntimeBase {
   bool Held(const TensorSpec& t, const Coords& coords, const std::vector<int64_t>& off,
             const std::vector<int64_t>& size, std::vector<int64_t>* lo,
             std::vector<int64_t>* len) const {
-    const std::vector<int64_t> start = t.block_start(coords);
     lo->clear();
     len->clear();
+    if (t.is_output && !OnLayer(t, coords)) return false;  // off the output's layer
+    const std::vector<int64_t> start = t.block_start(coords);
     for (size_t d = 0; d < off.size(); ++d) {
       const int64_t a = std::max(off[d], start[d]);
       const int64_t b = std::min(off[d] + size[d], start[d] + t.local_shape[d]);

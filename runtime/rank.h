@@ -47,9 +47,11 @@ struct TensorSpec {
   CoordsFn block_start;  // global index of the shard's first element on a rank
   // An input's axes it is replicated along (codegen::ReplicatedAxes): at each timed run
   // (Measure) the ranks off coordinate 0 of them get their copy by a broadcast from it.
+  // An output's axes it ends on one layer along (codegen::LayerAxes): only the ranks at
+  // coordinate 0 of them hold its result; reductions add into those alone.
   std::vector<int> replicated_axes;
-  // Set when the application holds the tensor in a layout of its own; replicated_axes is
-  // then empty (the redistribution makes the copies).
+  // Set when the application holds the tensor in a layout of its own; an input's
+  // replicated_axes is then empty (the redistribution makes the copies).
   std::shared_ptr<const GivenSpec> given;
 };
 

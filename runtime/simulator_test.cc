@@ -14,6 +14,7 @@
 
 #include "codegen/lower.h"
 #include "codegen/program.h"
+#include "ir/layout.h"
 #include "ir/mesh.h"
 #include "ir/problem.h"
 #include "ir/trace.h"
@@ -28,11 +29,15 @@ namespace {
 // parse, is illegal or does not lower.
 codegen::Program LowerOrFail(const std::string& expr, const std::string& extents,
                              const std::string& dtype, const std::string& mesh,
-                             const std::string& trace) {
+                             const std::string& trace,
+                             const std::vector<std::string>& layouts = {}) {
   absl::StatusOr<ir::Problem> p = ir::ParseProblem(expr, extents, dtype);
   absl::StatusOr<ir::Mesh> m = ir::ParseMesh(mesh);
   EXPECT_TRUE(p.ok() && m.ok()) << p.status() << " " << m.status();
   if (!p.ok() || !m.ok()) return {};
+  const absl::Status given = ir::SetLayouts(layouts, &*p);
+  EXPECT_TRUE(given.ok()) << given;
+  if (!given.ok()) return {};
   absl::StatusOr<ir::Computation> base = ir::Computation::Create(*p, *m);
   absl::StatusOr<ir::Trace> t = ir::ParseTrace(trace);
   EXPECT_TRUE(base.ok() && t.ok()) << base.status() << " " << t.status();
@@ -88,6 +93,7 @@ constexpr char kMatmulTa[] = "C[m,n] = A[k,m] * B[k,n]";
 struct Case {
   std::string name, expr, extents, mesh, trace;
   std::vector<std::string> patterns;  // what the lowering must emit, so the case tests it
+  std::vector<std::string> layouts;   // given layouts, as --layout takes them
 };
 
 const std::vector<Case>& Cases() {
@@ -126,13 +132,21 @@ const std::vector<Case>& Cases() {
        "distribute([k], [ko], [ki], [x])\nshard(A, k@x)\nshard(B, k@x)\nshard(C, m@x)\n"
        "communicate(C, ki)\ntensorize([ki, m, n], matmul)\n",
        {"C ReduceScatter(axes=[0])"}},
+      {"split-k reduce onto one layer",
+       kMatmul,
+       "m=8,n=8,k=16",
+       "x=4",
+       "distribute([k], [ko], [ki], [x])\nshard(A, k@x)\nshard(B, k@x)\n"
+       "communicate(C, ki)\ntensorize([ki, m, n], matmul)\n",
+       {"C Reduce(axes=[0])"}},
       {"split-k all-reduce",
        kMatmul,
        "m=8,n=8,k=16",
        "x=4",
        "distribute([k], [ko], [ki], [x])\nshard(A, k@x)\nshard(B, k@x)\n"
        "communicate(C, ki)\ntensorize([ki, m, n], matmul)\n",
-       {"C AllReduce(axes=[0])"}},
+       {"C AllReduce(axes=[0])"},
+       {"C=replicated"}},
       {"all-gather gemm, broadcast",
        kMatmulTa,
        "m=16,k=8,n=16",
@@ -165,7 +179,7 @@ TEST(SimulateTest, EveryPatternVerifiesInBothDtypesWithOneChecksum) {
     double checksum[2] = {0, 0};
     for (int d = 0; d < 2; ++d) {
       const std::string dtype = d == 0 ? "f32" : "f64";
-      const codegen::Program p = LowerOrFail(c.expr, c.extents, dtype, c.mesh, c.trace);
+      const codegen::Program p = LowerOrFail(c.expr, c.extents, dtype, c.mesh, c.trace, c.layouts);
       ASSERT_EQ(Patterns(p), c.patterns) << c.name;
       ASSERT_EQ(p.dtype_bytes, d == 0 ? 4 : 8) << c.name;
       SimOptions options;
@@ -185,7 +199,7 @@ TEST(SimulateTest, EveryPatternVerifiesInBothDtypesWithOneChecksum) {
 
 TEST(SimulateTest, AnInjectedWrongElementIsReportedForEveryPattern) {
   for (const Case& c : Cases()) {
-    const codegen::Program p = LowerOrFail(c.expr, c.extents, "f64", c.mesh, c.trace);
+    const codegen::Program p = LowerOrFail(c.expr, c.extents, "f64", c.mesh, c.trace, c.layouts);
     SimOptions options;
     options.inject_fault = "wrong";
     const RunStats m = Simulate(p, options);
@@ -198,7 +212,7 @@ TEST(SimulateTest, AnInjectedWrongElementIsReportedForEveryPattern) {
 TEST(SimulateTest, AProgramWithoutItsReductionDoesNotVerify) {
   for (const Case& c : Cases()) {
     if (c.name.rfind("split-k", 0) != 0) continue;
-    codegen::Program p = LowerOrFail(c.expr, c.extents, "f32", c.mesh, c.trace);
+    codegen::Program p = LowerOrFail(c.expr, c.extents, "f32", c.mesh, c.trace, c.layouts);
     ASSERT_TRUE(Simulate(p).verified) << c.name;
     p.body = WithoutReduce(p.body);
     ASSERT_EQ(Patterns(p), std::vector<std::string>{}) << c.name;
@@ -219,8 +233,10 @@ TEST(SimulateTest, ReplicatedInputsAreBroadcastFromTheirFirstLayer) {
                   "tensorize([ki, mi, ni], contraction)\n");
   ASSERT_EQ(codegen::ReplicatedAxes(p, *p.Tensor("A")), std::vector<int>{1});
   ASSERT_EQ(codegen::ReplicatedAxes(p, *p.Tensor("B")), std::vector<int>{0});
-  // C too is the same along z, but as the output it is all-reduced there, not copied.
+  // C too is the same along z, but as the output it is reduced onto the layer z=0, not
+  // copied.
   EXPECT_EQ(codegen::ReplicatedAxes(p, *p.Tensor("C")), std::vector<int>{2});
+  EXPECT_EQ(codegen::LayerAxes(p, *p.Tensor("C")), std::vector<int>{2});
   const RunStats m = Simulate(p);
   EXPECT_TRUE(m.verified) << m.error;
   // Rank (0,0,0) sends its 8 x 6 block of A (192 B) and 6 x 4 block of B (96 B).

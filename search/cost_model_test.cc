@@ -292,15 +292,19 @@ TEST(CostModelTest, AllGatherIsARing) {
   EXPECT_EQ(r.comm_words_per_rank, 64 / 2 + 48 / 2);
 }
 
-// 3D on 2x2x2 at m=16, n=8, k=12: k over z, C's partial blocks all-reduced along z.
-Program ThreeDAllReduce() {
+// 3D on 2x2x2 at m=16, n=8, k=12: k over z, C's partial blocks reduced along z onto the
+// layer z=0; with `layouts` {"C=grid(x,y)"} (the application keeps C's copies on every
+// layer, in place) all-reduced along z.
+Program ThreeD(const std::vector<std::string>& layouts = {}) {
   return LowerText(kMatmul, "m=16,n=8,k=12", "x=2,y=2,z=2",
                    "distribute([m,n,k], [mo,no,ko], [mi,ni,ki], [x,y,z])\nshard(A, m@x, k@z)\n"
                    "shard(B, k@z, n@y)\nshard(C, m@x, n@y)\ncommunicate(C, ki)\n"
-                   "tensorize([ki, mi, ni], contraction)\n");
+                   "tensorize([ki, mi, ni], contraction)\n",
+                   layouts);
 }
+const std::vector<std::string> kCopiesKept = {"C=grid(x,y)"};
 
-TEST(CostModelTest, SplitKReduceScattersAndThreeDAllReduces) {
+TEST(CostModelTest, SplitKReduceScattersAndThreeDReducesOntoALayer) {
   const CostParams c = CommOnly();
   // k over x=4; C's 16 x 8 partial sums (w = 512 B) go to their owners by 4 reduces of
   // w/4: g alpha log2 g + beta w.
@@ -315,9 +319,15 @@ TEST(CostModelTest, SplitKReduceScattersAndThreeDAllReduces) {
   EXPECT_EQ(split.comm_words_per_rank, 16 * 8);
   // 3D on 2x2x2: the copies first, each rank's 8 x 6 block of A (192 B) broadcast along
   // y and its 6 x 4 block of B (96 B) along x, the axes their layouts leave out (alpha
-  // log2 2 + beta w each); then each rank's 8 x 4 block of C (w = 128 B) all-reduced along
-  // z (g = 2): 2 (alpha log2 2 + beta w).
-  const CostReport three = EstimateCost(ThreeDAllReduce(), c);
+  // log2 2 + beta w each); then each rank's 8 x 4 block of C (w = 128 B) reduced along z
+  // (g = 2) onto the layer z=0: alpha log2 2 + beta w.
+  const CostReport onto = EstimateCost(ThreeD(), c);
+  ASSERT_EQ(onto.transfers.size(), 3u);
+  EXPECT_EQ(onto.transfers[2].pattern.kind, Kind::kReduce);
+  ExpectRel(onto.seconds,
+            c.alpha_coll + c.beta_coll * 128 + 2 * c.alpha_coll + c.beta_coll * (192 + 96));
+  // Where every layer keeps its copy of C, all-reduced: 2 (alpha log2 2 + beta w).
+  const CostReport three = EstimateCost(ThreeD(kCopiesKept), c);
   ASSERT_EQ(three.transfers.size(), 3u);
   EXPECT_EQ(three.transfers[0].tensor, "A");
   EXPECT_EQ(three.transfers[0].loop, "copies");
@@ -337,7 +347,7 @@ TEST(CostModelTest, SplitKReduceScattersAndThreeDAllReduces) {
 // times all of them (no prefetch here to hide any) — for rings, broadcasts, all-gathers,
 // fetches, reduce-scatters and all-reduces alike.
 TEST(CostModelTest, MessageWaitIsChargedPerMessageReceived) {
-  std::vector<Program> programs = {ThreeDAllReduce()};
+  std::vector<Program> programs = {ThreeD(), ThreeD(kCopiesKept)};
   for (const char* file : {"cannon.trace", "summa.trace", "pumma.trace"})
     programs.push_back(LowerText(kMatmul, "m=64,n=64,k=64", Square(2), OnSquare(file, 2)));
   programs.push_back(
@@ -622,7 +632,7 @@ TEST(CostModelTest, PrefetchedKernelsRunInRowChunks) {
 }
 
 // Collectives with lines of their own: the split-k reduce-scatter and the 3D all-reduce of
-// SplitKReduceScattersAndThreeDAllReduces, each its collective's line; adds land the sums.
+// SplitKReduceScattersAndThreeDReducesOntoALayer, each its collective's line; adds land the sums.
 TEST(CostModelTest, CollectivesCostTheirOwnLinesAndTheAddsThatLandThem) {
   CostParams c = CommOnly();
   absl::StatusOr<CollectiveCosts> lines =
@@ -639,7 +649,7 @@ TEST(CostModelTest, CollectivesCostTheirOwnLinesAndTheAddsThatLandThem) {
   ASSERT_EQ(split.transfers.size(), 1u);
   // One reduce-scatter of the 512-byte box, then each rank adds its quarter.
   ExpectRel(split.transfers[0].seconds, 7e-6 + 3e-9 * 512 + 1e-10 * 512 / 4);
-  const CostReport three = EstimateCost(ThreeDAllReduce(), c);
+  const CostReport three = EstimateCost(ThreeD(kCopiesKept), c);
   ASSERT_EQ(three.transfers.size(), 3u);  // A's and B's copies, then C's all-reduce
   ExpectRel(three.transfers[2].seconds, 5e-6 + 4e-9 * 128 + 1e-10 * 128);
   // Prefetched, the reduce-scatter is the nonblocking one: 4 steps of a 4096-byte box.

@@ -1,5 +1,6 @@
 #include "tests/bound_run.h"
 
+#include <cmath>
 #include <memory>
 #include <thread>
 #include <vector>
@@ -69,8 +70,12 @@ std::string RunRank(const codegen::Program& p, std::unique_ptr<runtime::Comm> co
       if (!p.tensors[t].is_output || p.accumulate) s.Fill(p, **bp, t);
     }
     if (!p.accumulate) std::fill(s.data[out].begin(), s.data[out].end(), T(-12345));
+    // Off the output's layer the shard is scratch: what it holds must not matter.
+    const bool holds = (*bp)->HoldsResult(out);
+    if (!holds) std::fill(s.data[out].begin(), s.data[out].end(), std::nan(""));
     const absl::Status ran = (*bp)->Run(ptrs);
     if (!ran.ok()) return std::string(ran.message());
+    if (!holds) continue;
     runtime::ReferenceCheck check{&statement, &specs, &p.axis_names, coords, p.accumulate, kSeed};
     const std::vector<T>& o = s.data[out];
     const std::string bad = runtime::CheckOutputShard(check, [&o](int64_t i) { return o[i]; });

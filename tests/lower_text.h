@@ -6,9 +6,11 @@
 
 #include <string>
 #include <utility>
+#include <vector>
 
 #include "codegen/lower.h"
 #include "codegen/program.h"
+#include "ir/layout.h"
 #include "ir/mesh.h"
 #include "ir/problem.h"
 #include "ir/trace.h"
@@ -16,14 +18,19 @@
 
 namespace meshtune::testing {
 
-// Parses, replays and judges `trace` (which must be legal), then lowers it. Any failure is
+// Parses, replays and judges `trace` (which must be legal), then lowers it, with the
+// tensors in the given `layouts` ("C=replicated", as --layout takes them). Any failure is
 // a test failure (naming the trace or the status) and gives an empty Program.
 inline codegen::Program LowerText(const std::string& expr, const std::string& extents,
-                                  const std::string& mesh, const std::string& trace) {
+                                  const std::string& mesh, const std::string& trace,
+                                  const std::vector<std::string>& layouts = {}) {
   absl::StatusOr<ir::Problem> p = ir::ParseProblem(expr, extents);
   absl::StatusOr<ir::Mesh> m = ir::ParseMesh(mesh);
   EXPECT_TRUE(p.ok() && m.ok());
   if (!p.ok() || !m.ok()) return codegen::Program{};
+  const absl::Status given = ir::SetLayouts(layouts, &*p);
+  EXPECT_TRUE(given.ok()) << given;
+  if (!given.ok()) return codegen::Program{};
   absl::StatusOr<ir::Computation> base = ir::Computation::Create(*p, *m);
   absl::StatusOr<ir::Trace> t = ir::ParseTrace(trace);
   EXPECT_TRUE(base.ok() && t.ok()) << t.status();

@@ -174,6 +174,25 @@ TEST(MpiRunTest, TesseractAndTwoAndAHalfDOn2x2x2) {
   }
 }
 
+// 2.5D with copies (examples/summa_25d_copies.trace) on 2x2x2: A and B broadcast from the
+// layer z=0, SUMMA over each layer's half of k, C's partial sums reduced onto the layer
+// z=0, which alone holds the result; also prefetched (the reduction of one step overlapping
+// the next), uneven, and with C given replicated (every layer's copy the result: all-reduced
+// and checked on every rank).
+TEST(MpiRunTest, TwoAndAHalfDWithCopiesReducesOntoOneLayer) {
+  const std::string trace = ReadFile("examples/summa_25d_copies.trace");
+  const std::string prefetched =
+      Replace(Replace(Replace(trace, "communicate(A, ko2)", "communicate(A, ko2, prefetch=1)"),
+                      "communicate(B, ko2)", "communicate(B, ko2, prefetch=1)"),
+              "communicate(C, mi)", "communicate(C, ko2, prefetch=1)");
+  for (const char* extents : {"m=16,n=8,k=12", "m=10,n=6,k=20"}) {
+    SCOPED_TRACE(extents);
+    ExpectVerified(MeshtuneRun(kMatmul, extents, "x=2,y=2,z=2", trace));
+    ExpectVerified(MeshtuneRun(kMatmul, extents, "x=2,y=2,z=2", prefetched));
+    ExpectVerified(MeshtuneRun(kMatmul, extents, "x=2,y=2,z=2", trace, "--layout C=replicated"));
+  }
+}
+
 // A rotation in steps of 2 (rank y runs (ko + 2y) mod 4) on 2x2, even and uneven extents.
 TEST(MpiRunTest, PummaInStepsOfTwo) {
   for (const char* extents : {"m=8,n=8,k=16", "m=10,n=6,k=12"}) {
