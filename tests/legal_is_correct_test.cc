@@ -130,15 +130,19 @@ TEST_P(LegalIsCorrectTest, EveryCheckedLegalPointVerifies) {
       [](const ir::Computation&, const codegen::Program& p) { return CheckBoundRun(p); });
   ASSERT_TRUE(r.ok()) << r.status();
   std::cout << c.Name() << ": " << r->legal_points << " legal, " << r->checked << " checked ("
-            << r->prefetched << " prefetched, " << r->all_to_all << " all-to-all), "
-            << r->distinct_programs << " distinct programs, " << r->unlowerable << " not lowered, "
-            << r->failures.size() << " failures\n";
+            << r->prefetched << " prefetched, " << r->all_to_all << " all-to-all, " << r->onto_layer
+            << " onto a layer), " << r->distinct_programs << " distinct programs, "
+            << r->unlowerable << " not lowered, " << r->failures.size() << " failures\n";
   EXPECT_EQ(r->checked, std::min(r->legal_points, g_max_points));
   if (c.rotation_steps) {
     EXPECT_GT(r->stepped, 0) << "no point of the sample rotates in steps";
   }
   if (c.all_to_all) {
     EXPECT_GT(r->all_to_all, 0) << "no point of the sample makes an all-to-all";
+  }
+  // With copies, some GEMMs copy C along an axis and reduce it onto one layer there.
+  if (c.allow_replication && c.expr == "C[m,n] += A[m,k] * B[k,n]") {
+    EXPECT_GT(r->onto_layer, 0) << "no point of the sample reduces C onto one layer";
   }
   for (size_t i = 0; i < r->failures.size() && i < 5; ++i) {
     ADD_FAILURE() << r->failures[i].error << "\n" << r->failures[i].trace;

@@ -91,6 +91,9 @@ void CheckOne(const ir::Computation& base, const std::string& trace, const Progr
       break;
     }
   }
+  for (const codegen::TensorInfo& t : program->tensors) {
+    if (!codegen::LayerAxes(*program, t).empty()) ++result->onto_layer;
+  }
   if (check) {
     std::string error = check(verdict->computation, *program);
     if (!error.empty()) return fail(std::move(error));

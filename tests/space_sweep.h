@@ -44,6 +44,7 @@ struct SweepResult {
   int64_t prefetched = 0;              // checked points that prefetch (communicate ... prefetch=1)
   int64_t stepped = 0;                 // checked points that rotate in steps (step=N)
   int64_t all_to_all = 0;              // checked points with an all-to-all transfer
+  int64_t onto_layer = 0;              // checked points whose output ends on one layer
   int64_t distinct_programs = 0;       // distinct lowered Programs among the checked
   int64_t unlowerable = 0;             // legal but lowering declined (Unimplemented): never run
   std::vector<SweepFailure> failures;  // checked points that did not verify

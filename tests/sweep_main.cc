@@ -47,8 +47,9 @@ int main(int argc, char** argv) {
   }
   std::cout << c.Name() << ": " << r->legal_points << " legal, " << r->checked << " checked ("
             << r->prefetched << " prefetched, " << r->stepped << " in steps, " << r->all_to_all
-            << " all-to-all), " << r->distinct_programs << " distinct programs, " << r->unlowerable
-            << " unlowerable, " << r->failures.size() << " failures, " << s << " s\n";
+            << " all-to-all, " << r->onto_layer << " onto a layer), " << r->distinct_programs
+            << " distinct programs, " << r->unlowerable << " unlowerable, " << r->failures.size()
+            << " failures, " << s << " s\n";
   for (int i = 0; i < show && i < static_cast<int>(r->failures.size()); ++i) {
     std::cout << "--- " << r->failures[i].error << "\n" << r->failures[i].trace << "\n";
   }
