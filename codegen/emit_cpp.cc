@@ -181,13 +181,6 @@ std::string WithGivenInclude(const Program& p, std::string text) {
                                      "\"runtime/rank.h\"\n"}});
 }
 
-// TensorSpec::replicated_axes of `t`, as runtime/executor.cc sets them: an input's copies
-// (none when redistributed from a given layout, which makes them), an output's layer.
-std::vector<int> CopyAxes(const Program& p, const TensorInfo& t) {
-  if (t.is_output) return LayerAxes(p, t);
-  return Redistributed(p, t) ? std::vector<int>{} : ReplicatedAxes(p, t);
-}
-
 // The declarations of `tensors`, `buffers` and `statement` that MakeRankRuntime and
 // MakeBoundRankRuntime take, indented by `pad`; a tensor in a given layout gets its
 // redistributions (runtime/given_spec.h) on its rank of `comm`.
@@ -201,7 +194,7 @@ std::string Specs(const Program& p, const std::string& pad, const std::string& c
     absl::StrAppend(&out, pad, "tensors.push_back(TensorSpec{", Quote(t.name), ", ",
                     Strings(t.dims), ", ", Ints(t.shape), ", ", Ints(t.local_shape), ", ",
                     t.is_output ? "true" : "false", ", ", CoordsLambda(p, ShardStart(t)), ", ",
-                    Ints(CopyAxes(p, t)), "});\n");
+                    Ints(CopyAxes(p, t, Redistributed(p, t))), "});\n");
     if (!Redistributed(p, t)) continue;
     absl::StrAppend(&out, pad, "tensors.back().given = GivenSpecOf(", Quote(t.given.ToString()),
                     ", tensors.back(), ", p.accumulate ? "true" : "false", ", ",

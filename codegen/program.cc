@@ -323,6 +323,11 @@ std::vector<int> LayerAxes(const Program& p, const TensorInfo& t) {
   return out;
 }
 
+std::vector<int> CopyAxes(const Program& p, const TensorInfo& t, bool redistributed) {
+  if (t.is_output) return LayerAxes(p, t);
+  return redistributed ? std::vector<int>{} : ReplicatedAxes(p, t);
+}
+
 bool OnLayer(const Program& p, const TensorInfo& t, const std::vector<int64_t>& coords) {
   for (int a : LayerAxes(p, t)) {
     if (coords[static_cast<size_t>(a)] != 0) return false;

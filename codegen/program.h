@@ -180,6 +180,11 @@ std::vector<int> LayerAxes(const Program& p, const TensorInfo& t);
 // shard): it sits at coordinate 0 of every LayerAxes.
 bool OnLayer(const Program& p, const TensorInfo& t, const std::vector<int64_t>& coords);
 
+// What a run takes as `t`'s TensorSpec::replicated_axes (runtime/rank.h): an input's
+// ReplicatedAxes, broadcast at each run, or none when `redistributed` from its given layout
+// (which makes the copies); the output's LayerAxes.
+std::vector<int> CopyAxes(const Program& p, const TensorInfo& t, bool redistributed);
+
 // The global index of the first element of tensor `t`'s shard on the rank at `coords`.
 std::vector<int64_t> ShardStartAt(const Program& p, const TensorInfo& t,
                                   const std::vector<int64_t>& coords);

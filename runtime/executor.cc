@@ -192,14 +192,13 @@ absl::StatusOr<Specs> SpecsOf(const Program& program, const Comm& comm, bool giv
   for (const codegen::TensorInfo& t : program.tensors) {
     TensorSpec spec{t.name, t.dims, t.shape, t.local_shape, t.is_output, nullptr, {}};
     // In place (the layout is the sharding): an ordinary shard, nothing moves.
-    if (given && codegen::Redistributed(program, t)) {
+    const bool redistributed = given && codegen::Redistributed(program, t);
+    if (redistributed) {
       absl::StatusOr<GivenPlans> plans = PlanGiven(program, t);
       if (!plans.ok()) return plans.status();
       spec.given = MakeGivenSpec(t, *std::move(plans), comm.rank(), program.dtype_bytes);
-    } else if (!t.is_output) {
-      spec.replicated_axes = codegen::ReplicatedAxes(program, t);
     }
-    if (t.is_output) spec.replicated_axes = codegen::LayerAxes(program, t);
+    spec.replicated_axes = codegen::CopyAxes(program, t, redistributed);
     spec.block_start = [&program, layout = t.layout](const Coords& coords) {
       std::vector<int64_t> start;
       for (const codegen::DimLayout& l : layout) {

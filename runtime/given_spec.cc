@@ -122,9 +122,7 @@ std::shared_ptr<const GivenSpec> GivenSpecOf(const std::string& layout, const Te
   absl::StatusOr<GivenPlans> plans = PlanBoxes(
       *given, t.name, t.shape, MeshOf(axis_names, axis_sizes),
       [&](const std::vector<int64_t>& c) {
-        for (int a : t.is_output ? t.replicated_axes : std::vector<int>{}) {
-          if (c[static_cast<size_t>(a)] != 0) return Box{};  // off the output's layer
-        }
+        if (t.is_output && !AtCoordinateZero(t, c)) return Box{};  // off the output's layer
         return Box{t.block_start(c), t.local_shape};
       },
       t.is_output, accumulate);

@@ -777,14 +777,8 @@ class RankRuntime : public RankRuntimeBase {
     }
   }
   // Whether this rank holds the copy of input `t` the others are made from, or output `t`'s
-  // result: coordinate 0 along each of its replicated axes.
-  bool IsCopySource(const TensorSpec& t) const { return OnLayer(t, coords_); }
-  static bool OnLayer(const TensorSpec& t, const Coords& coords) {
-    for (int a : t.replicated_axes) {
-      if (coords[static_cast<size_t>(a)] != 0) return false;
-    }
-    return true;
-  }
+  // result (AtCoordinateZero).
+  bool IsCopySource(const TensorSpec& t) const { return AtCoordinateZero(t, coords_); }
   // Every replicated input broadcast along its replicated axes from coordinate 0 (timed:
   // the copies are part of the schedule's cost).
   void MakeCopies() {
@@ -847,7 +841,7 @@ class RankRuntime : public RankRuntimeBase {
             std::vector<int64_t>* len) const {
     lo->clear();
     len->clear();
-    if (t.is_output && !OnLayer(t, coords)) return false;  // off the output's layer
+    if (t.is_output && !AtCoordinateZero(t, coords)) return false;  // off the output's layer
     const std::vector<int64_t> start = t.block_start(coords);
     for (size_t d = 0; d < off.size(); ++d) {
       const int64_t a = std::max(off[d], start[d]);
@@ -949,6 +943,13 @@ class RankRuntime : public RankRuntimeBase {
 };
 
 }  // namespace
+
+bool AtCoordinateZero(const TensorSpec& t, const Coords& coords) {
+  for (int a : t.replicated_axes) {
+    if (coords[static_cast<size_t>(a)] != 0) return false;
+  }
+  return true;
+}
 
 std::unique_ptr<RankRuntimeBase> MakeRankRuntime(int dtype_bytes, std::unique_ptr<Comm> comm,
                                                  const std::vector<std::string>& axis_names,

@@ -55,6 +55,10 @@ struct TensorSpec {
   std::shared_ptr<const GivenSpec> given;
 };
 
+// Whether the rank at `coords` sits at coordinate 0 of every axis of t.replicated_axes: it
+// holds the copy of input `t` the others are made from, or the result of output `t`.
+bool AtCoordinateZero(const TensorSpec& t, const Coords& coords);
+
 struct BufferSpec {
   std::string name;
   std::vector<int64_t> shape;
