@@ -113,6 +113,27 @@ void EmitPrefetch(const Program& p, const Transfer& t, const For& f, const std::
   absl::StrAppend(out, pad, "}\n");
 }
 
+// A ring reduction's step (CommPattern::Kind::kRingReduce) in `loop`, the innermost For
+// around it: the buffer moves one step around the ring, but at the last step, where the sums
+// land (one step further with `hop`).
+void EmitRingStep(const Reduce& r, const For* loop, const std::string& pad, std::string* out) {
+  const std::string shift = absl::StrCat("rt->ShiftStep(", Quote(r.buffer), ", ", r.pattern.axes[0],
+                                         ", ", -r.pattern.shift, ");");
+  const std::string land =
+      absl::StrCat("rt->ReduceInto(\"Local\", ", Quote(r.tensor), ", ", Quote(r.buffer), ", ",
+                   Exprs(r.global.offset), ", {});");
+  absl::StrAppend(out, pad, "// ", r.pattern.ToString(), " of ", r.tensor, "\n");
+  if (loop == nullptr || loop->var != r.loop) {
+    absl::StrAppend(out, pad, land, "\n");
+    return;
+  }
+  absl::StrAppend(out, pad, "if (", Var(loop->var), " + 1 < ",
+                  Cpp(loop->lo + Expr::Const(loop->extent)), ") {\n", pad, "  ", shift, "\n", pad,
+                  "} else {\n");
+  if (r.pattern.hop) absl::StrAppend(out, pad, "  ", shift, "\n");
+  absl::StrAppend(out, pad, "  ", land, "\n", pad, "}\n");
+}
+
 // `s`; `loop` is the innermost For around it (nullptr at the top).
 void Emit(const Program& p, const StmtPtr& s, const For* loop, int indent, std::string* out) {
   const std::string pad(indent * 2, ' ');
@@ -151,6 +172,7 @@ void Emit(const Program& p, const StmtPtr& s, const For* loop, int indent, std::
                     ", ", Strings(indices), ", {", absl::StrJoin(extents, ", "), "}, ",
                     OperandText(c->out), ", {", absl::StrJoin(ins, ", "), "});\n");
   } else if (const auto* r = std::get_if<Reduce>(&s->node)) {
+    if (r->pattern.kind == CommPattern::Kind::kRingReduce) return EmitRingStep(*r, loop, pad, out);
     if (r->prefetch != 0 && loop != nullptr && loop->var == r->loop) {
       // Prefetched: the previous step's reduction completes, this step's is started.
       absl::StrAppend(out, pad, "rt->Wait(", Quote(r->buffer), ");\n", pad, "rt->Async(",

@@ -259,7 +259,15 @@ absl::StatusOr<TransferPlan> PlanTransfer(const Computation& c, const Names& nam
   }
   plan.alloc = MakeStmt(Alloc{buffer, plan.size, plan.output});
   if (plan.output) {
-    Reduce r{t.tensor, buffer, t.loop, DetectReducePattern(c, t, plan.size), global};
+    Reduce r{t.tensor, buffer, t.loop, DetectReducePattern(c, t, plan.size), std::move(global)};
+    if (r.pattern.kind == CommPattern::Kind::kRingReduce && r.pattern.hop) {
+      // The sums land on the next rank: the box where they land is the one the rank before
+      // it (at -shift around the axis) computed.
+      const ir::MeshAxis& a = c.mesh().axes[r.pattern.axes[0]];
+      const Expr before = Expr::Make(
+          Expr::Op::kMod, {Expr::Var(a.name) + Expr::Const(a.size - r.pattern.shift), Expr::Const(a.size)});
+      for (Expr& e : r.global.offset) e = e.Substitute(a.name, before);
+    }
     plan.stmt = MakeStmt(std::move(r));
     return plan;
   }
@@ -386,6 +394,7 @@ struct Placement {
   std::string tensor;
   int depth = 0;
   bool output = false;
+  bool ring = false;  // a RingReduce: its buffer is zeroed before its loop, not in it
 };
 
 // The loop nest for `placement`, with a placeholder leaf per statement instance.
@@ -414,7 +423,7 @@ absl::StatusOr<LoweringCache::Impl::Skeleton> BuildSkeleton(
   for (const Placement& t : placement) {
     if (t.output) {
       const int j = reduces_at[t.depth]++;
-      add("Zero" + t.tensor, t.depth, 500 + j);
+      add("Zero" + t.tensor, t.ring ? t.depth - 1 : t.depth, 500 + j);
       add("Reduce" + t.tensor, t.depth, 2000 + j);
     } else {
       const int j = fetches_at[t.depth]++;
@@ -517,8 +526,11 @@ absl::StatusOr<Program> Lower(const ir::Computation& c, const LowerOptions& opti
                  return PlanTransfer(c, names, t, options.offsets, cache ? &cache->boxes : nullptr);
                }));
       p.buffers.push_back(std::get<Alloc>(plan.alloc->node));
-      placement.push_back({t.tensor, SerialDepth(c, plan.prefix), plan.output});
-      absl::StrAppend(&placement_key, "|", t.tensor, ":", placement.back().depth, ":", plan.output);
+      const auto* reduce = std::get_if<Reduce>(&plan.stmt->node);
+      const bool ring = reduce != nullptr && reduce->pattern.kind == CommPattern::Kind::kRingReduce;
+      placement.push_back({t.tensor, SerialDepth(c, plan.prefix), plan.output, ring});
+      absl::StrAppend(&placement_key, "|", t.tensor, ":", placement.back().depth, ":", plan.output,
+                      ring ? ":ring" : "");
       statements[(plan.output ? "Zero" : "Alloc") + t.tensor] = plan.alloc;
       statements[(plan.output ? "Reduce" : "Fetch") + t.tensor] =
           WithPrefetch(plan.stmt, t.prefetch);

@@ -1,10 +1,12 @@
 #include "codegen/patterns.h"
 
 #include <algorithm>
+#include <optional>
 
 #include "absl/strings/str_cat.h"
 #include "ir/isl_util.h"
 #include "ir/legality.h"
+#include "ir/ring.h"
 
 namespace meshtune::codegen {
 
@@ -104,6 +106,13 @@ CommPattern DetectReducePattern(const ir::Computation& c, const ir::Communicatio
   const std::vector<int> axes = ir::ReductionAxes(c);
   if (axes.empty()) {
     out.kind = CommPattern::Kind::kSendRecv;
+    return out;
+  }
+  if (const std::optional<ir::Ring> ring = ir::RingOf(c, t)) {
+    out.kind = CommPattern::Kind::kRingReduce;
+    out.axes = {ring->axis};
+    out.shift = ring->shift;
+    out.hop = ring->hop;
     return out;
   }
   out.axes = axes;

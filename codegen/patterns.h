@@ -5,7 +5,8 @@
 // group of ranks, all needing the same box), Shift(axis, d) (a ring: what a rank needs next
 // is what its neighbour at +d holds now), or SendRecv (general point-to-point). A reduction
 // of an output is AllReduce, Reduce or ReduceScatter over the mesh axes its reduction
-// indices are distributed over. Uses the Computation's isl context.
+// indices are distributed over, or RingReduce when its partial sums pass around a ring
+// (ir/ring.h). Uses the Computation's isl context.
 #ifndef MESHTUNE_CODEGEN_PATTERNS_H_
 #define MESHTUNE_CODEGEN_PATTERNS_H_
 

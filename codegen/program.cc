@@ -29,6 +29,8 @@ std::string CommPattern::Name() const {
       return "AllReduce";
     case Kind::kAllToAll:
       return "AllToAll";
+    case Kind::kRingReduce:
+      return "RingReduce";
   }
   return "?";
 }
@@ -42,6 +44,9 @@ std::string CommPattern::ToString() const {
     case Kind::kShift:
       return absl::StrCat("Shift(axis=", axes.empty() ? -1 : axes[0], ", ", shift > 0 ? "+" : "",
                           shift, ")");
+    case Kind::kRingReduce:
+      return absl::StrCat("RingReduce(axis=", axes.empty() ? -1 : axes[0], ", ",
+                          shift > 0 ? "+" : "", shift, hop ? ", hop)" : ")");
     default:
       return absl::StrCat(Name(), "(axes=[", absl::StrJoin(axes, ", "), "])");
   }

@@ -52,19 +52,29 @@ struct CommPattern {
     // A fetch whose box lies on several ranks' shards that no group along some axes shares:
     // each rank receives every piece of its box from a rank that holds it (itself where it
     // can), an all-to-all exchange over the whole mesh; `axes` empty.
-    kAllToAll
+    kAllToAll,
+    // A reduction whose partial sums pass around a ring along axes[0] (ir/ring.h): at every
+    // step of its loop but the last, each rank sends its buffer to the neighbour at +shift
+    // and takes the one from -shift in its place, into which the next step's kernels add;
+    // after the last step's kernels the buffer holds the whole sum of its box, added into
+    // the rank's own shard, or with `hop` sent one step further first and added there. The
+    // buffer is zeroed before the loop, not in it.
+    kRingReduce
   };
   Kind kind = Kind::kLocal;
   std::vector<int> axes;  // mesh axes of the group (broadcast, gather, reduce) or the ring
-  int shift = 0;          // Shift: data comes from the neighbour at +shift along axes[0]
+  int shift = 0;  // Shift: data comes from the neighbour at +shift along axes[0]; RingReduce:
+                  // sums go to the neighbour at +shift
+  bool hop = false;  // RingReduce: the last step's sums are added on the next rank
 
   std::string Name() const;      // "Broadcast"
-  std::string ToString() const;  // "Broadcast(axes=[0])", "Shift(axis=1, +1)", "Local"
+  // "Broadcast(axes=[0])", "Shift(axis=1, +1)", "Local", "RingReduce(axis=0, -1, hop)"
+  std::string ToString() const;
   // An AllGather or AllToAll: the box is filled from the ranks that hold it (Transfer::global
   // says where it lies), with no single source.
   bool FromHolders() const { return kind == Kind::kAllGather || kind == Kind::kAllToAll; }
   bool operator==(const CommPattern& o) const {
-    return kind == o.kind && axes == o.axes && shift == o.shift;
+    return kind == o.kind && axes == o.axes && shift == o.shift && hop == o.hop;
   }
 };
 

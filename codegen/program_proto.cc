@@ -35,6 +35,7 @@ void PatternTo(const CommPattern& p, PPattern* out) {
   out->set_kind(static_cast<PPattern::Kind>(static_cast<int>(p.kind) + 1));
   for (int a : p.axes) out->add_axes(a);
   out->set_shift(p.shift);
+  out->set_hop(p.hop);
 }
 
 void SliceTo(const Slice& s, v1::Program::Slice* out) {
@@ -229,7 +230,7 @@ absl::StatusOr<std::vector<Expr>> Reader::ReadExprs(
 
 absl::StatusOr<CommPattern> Reader::ReadPattern(const PPattern& m, const std::string& path) const {
   const int kind = static_cast<int>(m.kind());
-  if (kind < PPattern::KIND_LOCAL || kind > PPattern::KIND_ALL_TO_ALL) {
+  if (kind < PPattern::KIND_LOCAL || kind > PPattern::KIND_RING_REDUCE) {
     return Bad(path, absl::StrCat("kind ", kind, " is not a communication pattern"));
   }
   CommPattern p;
@@ -244,13 +245,19 @@ absl::StatusOr<CommPattern> Reader::ReadPattern(const PPattern& m, const std::st
     }
     p.axes.push_back(a);
   }
-  if (p.kind == CommPattern::Kind::kShift && p.axes.size() != 1) {
-    return Bad(path, "a Shift turns along exactly one axis");
+  const bool ring = p.kind == CommPattern::Kind::kRingReduce;
+  if ((p.kind == CommPattern::Kind::kShift || ring) && p.axes.size() != 1) {
+    return Bad(path, absl::StrCat("a ", p.Name(), " turns along exactly one axis"));
   }
-  if (p.kind != CommPattern::Kind::kShift && m.shift() != 0) {
+  if (p.kind != CommPattern::Kind::kShift && !ring && m.shift() != 0) {
     return Bad(path, absl::StrCat("shift ", m.shift(), " on a pattern that is not a Shift"));
   }
+  if (ring && m.shift() != 1 && m.shift() != -1) {
+    return Bad(path, absl::StrCat("a RingReduce moves by +1 or -1, not ", m.shift()));
+  }
+  if (!ring && m.hop()) return Bad(path, "hop on a pattern that is not a RingReduce");
   p.shift = m.shift();
+  p.hop = m.hop();
   return p;
 }
 

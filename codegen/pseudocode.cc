@@ -117,7 +117,12 @@ void Print(const Program& p, const StmtPtr& s, const For* loop, int indent, bool
     absl::StrAppend(out, pad, OperandText(p, c->out), accumulate ? " += " : " = ",
                     KernelText(p, *c), "\n");
   } else if (const auto* r = std::get_if<Reduce>(&s->node)) {
-    if (r->prefetch != 0 && loop != nullptr && loop->var == r->loop) {
+    if (r->pattern.kind == CommPattern::Kind::kRingReduce && loop != nullptr &&
+        loop->var == r->loop) {
+      const Expr last = loop->lo + Expr::Const(loop->extent - 1);
+      absl::StrAppend(out, pad, ReduceText(*r), "   (if ", loop->var, " == ", last.ToPython(),
+                      "; before, ", r->buffer, " moves one step around the ring)\n");
+    } else if (r->prefetch != 0 && loop != nullptr && loop->var == r->loop) {
       absl::StrAppend(out, pad, "wait ", r->buffer, "\n", pad, "start ", ReduceText(*r), "\n");
     } else {
       absl::StrAppend(out, pad, ReduceText(*r), "\n");

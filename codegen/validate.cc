@@ -481,6 +481,10 @@ class Validator {
   absl::StatusOr<isl::set> AllToAllContent(const TransferScope& x);
   absl::StatusOr<isl::set> ShiftContent(const TransferScope& x);
   absl::Status CheckReduce(const Node& n);
+  // A RingReduce (program.h) sits in the body of its loop's For, after every kernel call
+  // into its buffer, which only it reads, which no transfer fills, and which is zeroed
+  // once, before that For.
+  absl::Status CheckRing(const Node& n);
   absl::Status CheckGemm(const Compute& k);
   absl::Status CheckKernel(const Node& n);
   // ---- one kernel call's checks, each recording its reads ----
@@ -519,6 +523,9 @@ class Validator {
   // "rank (x=0, y=0) at ko=1 (kernel call 1 of 2) through AllReduce(...) of PartC" for path `w`.
   std::string PathText(const PathScope& x, const Point& w) const;
   // Every holder receives every instance of its elements, and exactly once.
+  // ReducedPaths of a RingReduce `rn`.
+  absl::StatusOr<isl::set> RingPaths(const PathScope& x, const Node& rn, const isl::set& kbase,
+                                     const Affs& pos) const;
   absl::Status CheckEachInstanceOnce(const PathScope& x, const isl::map& instance,
                                      const std::vector<std::string>& out_loops);
   absl::Status ExplainBadTuple(const isl::map& tuple_o, const isl::set& acc_range,
@@ -1171,8 +1178,43 @@ absl::StatusOr<isl::set> Validator::ShiftContent(const TransferScope& x) {
   return fetched.unite(carried);
 }
 
+absl::Status Validator::CheckRing(const Node& n) {
+  const Reduce& red = std::get<Reduce>(n.stmt->node);
+  auto unsound = [&](const std::string& why) {
+    return Unsound(red.tensor, red.loop, {}, absl::StrCat("the ring reduction ", why));
+  };
+  if (red.pattern.axes.size() != 1 || (red.pattern.shift != 1 && red.pattern.shift != -1))
+    return unsound("must move by +1 or -1 along one axis");
+  if (red.prefetch != 0) return unsound("is prefetched; each step adds into the step before's");
+  const size_t d = n.depth();
+  if (d == 0 || n.loops.back()->var != red.loop) {
+    return unsound(absl::StrCat("is not in the body of loop ", red.loop,
+                                "'s For: no step of its loop drives the ring"));
+  }
+  const std::vector<const Node*> zeros =
+      NodesWith<Alloc>([&](const Alloc& a) { return a.zero && a.buffer == red.buffer; });
+  if (zeros.size() != 1 || zeros[0]->depth() != d - 1 || CommonDepth(*zeros[0], n) != d - 1 ||
+      zeros[0]->order[d - 1] > n.order[d - 1]) {
+    return unsound(absl::StrCat("needs ", red.buffer, " zeroed once, just before loop ", red.loop,
+                                "; the sums ride the ring through all its steps"));
+  }
+  const size_t others =
+      NodesWith<Reduce>([&](const Reduce& r) { return r.buffer == red.buffer; }).size() - 1 +
+      NodesWith<Transfer>([&](const Transfer& t) { return t.buffer == red.buffer; }).size();
+  if (others > 0) return unsound(absl::StrCat("shares ", red.buffer, " with another transfer"));
+  for (const Node* k :
+       NodesWith<Compute>([&](const Compute& k) { return k.out.buffer == red.buffer; })) {
+    if (CommonDepth(*k, n) != d || k->order[d] > n.order[d]) {
+      return unsound(absl::StrCat("must follow every kernel call into ", red.buffer,
+                                  " in the body of loop ", red.loop));
+    }
+  }
+  return absl::OkStatus();
+}
+
 absl::Status Validator::CheckReduce(const Node& n) {
   const Reduce& red = std::get<Reduce>(n.stmt->node);
+  if (red.pattern.kind == Kind::kRingReduce) return CheckRing(n);
   if (red.pattern.kind != Kind::kAllReduce && red.pattern.kind != Kind::kReduce &&
       red.pattern.kind != Kind::kReduceScatter) {
     return absl::OkStatus();  // each rank adds its own partial results: nothing to agree on
@@ -1571,6 +1613,7 @@ absl::StatusOr<isl::set> Validator::ReducedPaths(const PathScope& x, const Node&
                                                  const isl::set& kbase, const Affs& pos) const {
   const Frame& f = x.f;
   const Reduce& red = std::get<Reduce>(rn.stmt->node);
+  if (red.pattern.kind == Kind::kRingReduce) return RingPaths(x, rn, kbase, pos);
   isl::map carries;
   const size_t dz = zeros.size() == 1 ? zeros[0]->depth() : 0;
   if (zeros.size() == 1 && CommonDepth(*zeros[0], rn) == dz && rn.depth() == dz &&
@@ -1601,6 +1644,46 @@ absl::StatusOr<isl::set> Validator::ReducedPaths(const PathScope& x, const Node&
     default:
       reach = reach.intersect(f.Equal(x.q, x.r));
   }
+  MT_ASSIGN_OR_RETURN(const isl::set held, Holds(x.out, f, x.q, x.o));
+  return reach.intersect(held);
+}
+
+absl::StatusOr<isl::set> Validator::RingPaths(const PathScope& x, const Node& rn,
+                                              const isl::set& kbase, const Affs& pos) const {
+  // CheckRing holds: the kernel call runs in the body of the ring's For (loop d-1), after a
+  // zero before it. A contribution at step v of rank r rides the ring to the rank s that
+  // computes at the last step L, r moved by shift * (L - v) around the axis, and lands on
+  // s, or with hop on s + shift: the reduction instance of the same outer iteration at L.
+  const Frame& f = x.f;
+  const Reduce& red = std::get<Reduce>(rn.stmt->node);
+  const size_t d = rn.depth();
+  const For& loop = *rn.loops.back();
+  const int64_t last = loop.lo.value() + loop.extent - 1;
+  const int axis = red.pattern.axes[0];
+  const int64_t size = p_.axis_sizes[axis];
+  isl::set reach = kbase.intersect(f.Var(x.r0).eq_set(f.Cst(rn.id)));
+  for (size_t l = 0; l < depth_; ++l) {
+    const isl::pw_aff v_r = f.Var(x.r0 + 1 + l);
+    if (l + 1 < d) {
+      reach = reach.intersect(v_r.eq_set(f.Var(x.na + 1 + l)));
+    } else {
+      reach = reach.intersect(v_r.eq_set(f.Cst(l + 1 == d ? last : 0)));
+    }
+  }
+  const isl::pw_aff steps = f.Cst(last).sub(f.Var(x.na + d)).add(f.Cst(red.pattern.hop ? 1 : 0));
+  for (size_t a = 0; a < x.na; ++a) {
+    if (static_cast<int>(a) != axis) {
+      reach = reach.intersect(x.q[a].eq_set(x.r[a]));
+      continue;
+    }
+    const isl::pw_aff to =
+        x.r[a].add(steps.scale(isl::val(ctx_, red.pattern.shift))).mod(isl::val(ctx_, size));
+    reach = reach.intersect(x.q[a].eq_set(to));
+  }
+  // The box lands at the landing rank's offset (lowering wrote it so).
+  const Affs rloops = LoopValues(f, x.r0 - x.na, rn);
+  MT_ASSIGN_OR_RETURN(const Affs off, ToPwAffs(red.global.offset, f, MakeEnv(x.q, &rn, rloops)));
+  reach = reach.intersect(f.Equal(x.o, Plus(off, pos)));
   MT_ASSIGN_OR_RETURN(const isl::set held, Holds(x.out, f, x.q, x.o));
   return reach.intersect(held);
 }

@@ -10,6 +10,7 @@
 #include "base/check.h"
 #include "base/excerpt.h"
 #include "ir/legality_closed_form.h"
+#include "ir/ring.h"
 
 namespace meshtune::ir {
 
@@ -157,20 +158,74 @@ void CheckOutputComplete(const Computation& c, const std::string& tensor,
                                        AxesText(c.mesh(), reduce_axes)))});
 }
 
+// "C[0:32, 32:64]": the box around the elements `elements` (P[r, serial...] -> T) gives
+// the point `w` of its domain.
+std::string BoxText(const Computation& c, const std::string& tensor, const isl::map& elements,
+                    const std::vector<int64_t>& w) {
+  const isl::set data = PointSet(c.ctx(), "P", w, 0, w.size()).apply(elements);
+  const std::vector<int64_t> lo = SamplePoint(data.lexmin()), hi = SamplePoint(data.lexmax());
+  std::vector<std::string> range;
+  for (size_t d = 0; d < lo.size(); ++d) range.push_back(absl::StrCat(lo[d], ":", hi[d] + 1));
+  return absl::StrCat(base::Excerpt(tensor), "[", absl::StrJoin(range, ", "), "]");
+}
+
+// When the partial sums of output transfer `t`, misaligned along reduction axis `a`, pass
+// around a ring there (ir/ring.h): appends why that ring cannot reduce them, if anything,
+// and returns true (the ring decided). False when they do not move as a ring.
+bool CheckRing(const Computation& c, const Communication& t, int a, std::vector<Rejection>& out,
+               bool messages) {
+  if (!messages) {
+    if (RingOf(c, t).has_value()) return true;
+    if (!ExamineRing(c, t, a).ring.has_value()) return false;
+    out.push_back({std::string(kMisalignedReduction), ""});
+    return true;
+  }
+  const RingShape shape = ExamineRing(c, t, a);
+  if (!shape.ring.has_value()) return false;
+  if (!shape.copies && shape.ends_held) return true;
+  const Mesh& mesh = c.mesh();
+  const std::string tensor = base::Excerpt(t.tensor);
+  std::string message =
+      absl::StrCat("communicate(", tensor, ", ", base::Excerpt(t.loop), "): the partial sums of ",
+                   tensor, " pass around a ring along ", mesh.axes[a].name,
+                   " (to the neighbour at ", shape.ring->shift > 0 ? "+1" : "-1", " each step)");
+  if (shape.copies) {
+    std::vector<std::string> copied;
+    const Sharding* s = c.sharding(t.tensor);
+    for (size_t b = 0; b < mesh.axes.size(); ++b) {
+      if (s == nullptr || s->replicated_axes[b]) copied.push_back(mesh.axes[b].name);
+    }
+    absl::StrAppend(&message, ", but ", tensor, " has copies along ",
+                    base::ExcerptList(copied),
+                    "; a ring ends on the one rank that holds each element");
+  } else {
+    const int prefix = TransferPrefix(c, t);
+    const isl::map elements = DropDistributedLoops(c, TransferElements(c, t), prefix);
+    const std::string step = absl::StrCat(base::Excerpt(t.loop), "=", shape.end_rank.back());
+    const std::string end = BoxText(c, t.tensor, elements, shape.end_rank);
+    if (shape.other_rank.empty()) {
+      const std::vector<int64_t> e = SamplePoint(
+          PointSet(c.ctx(), "P", shape.end_rank, 0, shape.end_rank.size()).apply(elements).lexmin());
+      absl::StrAppend(&message, ", but at ", step, " rank ", RankText(mesh, shape.end_rank),
+                      " ends with ", end, ", whose element ", ElementText(t.tensor, e, 0, e.size()),
+                      " is held by ", HolderText(c, t.tensor, e, 0, e.size()),
+                      ", neither it nor its neighbour; a ring must end on the holders");
+    } else {
+      absl::StrAppend(&message, ", but at ", step, " rank ", RankText(mesh, shape.end_rank),
+                      " ends with ", end, ", which it holds, and rank ",
+                      RankText(mesh, shape.other_rank), " with ",
+                      BoxText(c, t.tensor, elements, shape.other_rank),
+                      ", which its neighbour holds; a ring must end alike on every rank");
+    }
+  }
+  out.push_back({std::string(kMisalignedReduction), std::move(message)});
+  return true;
+}
+
 // A communicated output is summed over the reduction axes at each instance of its loop:
 // every rank of a group must hold partial sums of the same elements then, or the sums mix
 // different blocks (and the ranks disagree on the collective). Without reduction axes the
 // buffer only stages the rank's own writes, which must then be local and complete.
-// Whether every rank along mesh axis `a` handles the same elements of `t` at each instance
-// of its loop: TransferElements without the distributed loops is independent of rank
-// coordinate `a`. A question of the loops alone, so remembered per loops.
-bool ElementsAlignedAlong(const Computation& c, const Communication& t, int a) {
-  return c.MemoBool(absl::StrCat(c.LoopsKey(), "|ElementsAligned ", t.tensor, "@", t.loop, " ", a),
-                    [&] {
-                      return IndependentOfDim(
-                          DropDistributedLoops(c, TransferElements(c, t), TransferPrefix(c, t)), a);
-                    });
-}
 
 void CheckReduction(const Computation& c, const Communication& t, std::vector<Rejection>& out,
                     bool messages) {
@@ -181,8 +236,13 @@ void CheckReduction(const Computation& c, const Communication& t, std::vector<Re
     if (out.size() == before) CheckOutputComplete(c, t.tensor, axes, out, messages);
     return;
   }
+  std::vector<int> misaligned;
   for (int a : axes) {
-    if (ElementsAlignedAlong(c, t, a)) continue;
+    if (!ElementsAlignedAlong(c, t, a)) misaligned.push_back(a);
+  }
+  // Misaligned along one axis: the partial sums may still pass around a ring there.
+  if (misaligned.size() == 1 && CheckRing(c, t, misaligned[0], out, messages)) return;
+  for (int a : misaligned) {
     if (!messages) return out.push_back({std::string(kMisalignedReduction), ""});
     const int prefix = TransferPrefix(c, t);
     const isl::map elements =
@@ -205,13 +265,7 @@ void CheckReduction(const Computation& c, const Communication& t, std::vector<Re
                                  .apply(elements.reverse())
                                  .intersect(at1.apply(peers));
     const std::vector<int64_t> w2 = SamplePoint(holders.lexmin());
-    auto block = [&](const std::vector<int64_t>& w) {
-      const isl::set data = PointSet(c.ctx(), "P", w, 0, w.size()).apply(elements);
-      const std::vector<int64_t> lo = SamplePoint(data.lexmin()), hi = SamplePoint(data.lexmax());
-      std::vector<std::string> range;
-      for (size_t d = 0; d < lo.size(); ++d) range.push_back(absl::StrCat(lo[d], ":", hi[d] + 1));
-      return absl::StrCat(base::Excerpt(t.tensor), "[", absl::StrJoin(range, ", "), "]");
-    };
+    auto block = [&](const std::vector<int64_t>& w) { return BoxText(c, t.tensor, elements, w); };
     std::vector<std::string> iter;
     size_t k = na;
     for (int j = 0; j < prefix; ++j) {
@@ -402,6 +456,15 @@ std::vector<int> GatherAxesOf(const Computation& c, const Communication& t) {
 
 }  // namespace
 
+bool ElementsAlignedAlong(const Computation& c, const Communication& t, int a) {
+  // TransferElements without the distributed loops is independent of rank coordinate `a`.
+  return c.MemoBool(absl::StrCat(c.LoopsKey(), "|ElementsAligned ", t.tensor, "@", t.loop, " ", a),
+                    [&] {
+                      return IndependentOfDim(
+                          DropDistributedLoops(c, TransferElements(c, t), TransferPrefix(c, t)), a);
+                    });
+}
+
 std::vector<int> ReductionAxes(const Computation& c) {
   std::vector<int> axes;
   for (const Loop& l : c.loops()) {
@@ -439,6 +502,17 @@ void CheckOverlap(const Computation& c, const Communication& t, std::vector<Reje
                   bool messages) {
   if (t.prefetch == 0) return;
   const Loop& l = c.loops()[c.LoopIndex(t.loop)];
+  if (c.problem().IsOutput(t.tensor) && RingOf(c, t).has_value()) {
+    if (!messages) return out.push_back({std::string(kNothingToOverlap), ""});
+    const std::string tensor = base::Excerpt(t.tensor);
+    return out.push_back(
+        {std::string(kNothingToOverlap),
+         absl::StrCat("communicate(", tensor, ", ", base::Excerpt(t.loop),
+                      ", prefetch=1): the partial sums of ", tensor,
+                      " pass around a ring, and each step adds into what the step before "
+                      "sent, so there is no next step to overlap the reduction with; drop "
+                      "prefetch")});
+  }
   if (l.kind == LoopKind::kSerial && l.extent > 1) return;
   if (!messages) return out.push_back({std::string(kNothingToOverlap), ""});
   const std::string loop = base::Excerpt(t.loop);

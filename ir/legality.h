@@ -61,6 +61,11 @@ std::vector<int> GatherAxes(const Computation& c, const Communication& t);
 // communicated output sums its partial results over these axes.
 std::vector<int> ReductionAxes(const Computation& c);
 
+// Whether every rank along mesh axis `a` writes the same elements of output transfer `t`
+// at each instance of its loop (a reduction along `a` then adds up like elements).
+// Remembered per loops.
+bool ElementsAlignedAlong(const Computation& c, const Communication& t, int a);
+
 struct Footprint {
   int64_t shard_bytes = 0;   // every tensor's local part
   int64_t buffer_bytes = 0;  // every transfer's buffer (both halves of a prefetched one)

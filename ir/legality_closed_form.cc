@@ -388,8 +388,13 @@ std::optional<std::vector<Rejection>> OutputAccess(const Computation& c, const s
   std::optional<Form> form = MakeForm(c, tensor, 0);
   if (!form.has_value()) return std::nullopt;
   if (reduce.empty() && !Local(c, &*form)) return Rejected(kNonLocalAccess);
-  for (int a : reduce) {
-    if (!Aligned(c, indices, TransferPrefix(c, *t), a)) return Rejected(kMisalignedReduction);
+  int misaligned = 0;
+  for (int a : reduce) misaligned += !Aligned(c, indices, TransferPrefix(c, *t), a);
+  if (misaligned > 0) {
+    // Misaligned along one axis at a rotated loop: perhaps a ring (ir/ring.h), isl's to say.
+    const Loop& l = c.loops()[c.LoopIndex(t->loop)];
+    if (misaligned == 1 && !l.rotate.empty()) return std::nullopt;
+    return Rejected(kMisalignedReduction);
   }
   const std::optional<bool> complete = Complete(c, *form, indices, reduce);
   if (!complete.has_value()) return std::nullopt;

@@ -66,6 +66,7 @@ class Interpreter {
       for (const codegen::Operand& o : c->in) in.push_back(Spec(o));
       rt_->Kernel(c->kernel, c->sum, indices, extents, Spec(c->out), in);
     } else if (const auto* r = std::get_if<codegen::Reduce>(&s->node)) {
+      if (r->pattern.kind == CommPattern::Kind::kRingReduce) return RingStep(*r);
       if (r->prefetch != 0 && Driven(r->loop)) {
         rt_->Wait(r->buffer);  // the previous step's reduction (none at the first)
         rt_->Async(r->buffer);
@@ -107,6 +108,16 @@ class Interpreter {
   // (codegen::PrefetchedIn); elsewhere it runs as without prefetch.
   bool Driven(const std::string& loop) const {
     return !loops_.empty() && loops_.back().first == loop;
+  }
+
+  // A ring reduction at step v of its loop (codegen::CommPattern::Kind::kRingReduce): the
+  // buffer moves one step around the ring, but at the last step, where the sums land (one
+  // step further with `hop`). Outside its loop's For it only lands.
+  void RingStep(const codegen::Reduce& r) {
+    const bool last =
+        !Driven(r.loop) || loops_.back().second == fors_.back().first + fors_.back().second - 1;
+    if (!last || r.pattern.hop) rt_->ShiftStep(r.buffer, r.pattern.axes[0], -r.pattern.shift);
+    if (last) rt_->ReduceInto("Local", r.tensor, r.buffer, Eval(r.global.offset, rt_->coords()), {});
   }
 
   // A prefetched transfer at step v of its loop: the first step fetches its own data; each

@@ -210,6 +210,7 @@ class RankRuntime : public RankRuntimeBase {
   void ShiftStep(const std::string& buffer, int axis, int shift) override {
     const bool async = TakeAsync(buffer);
     TransferBuffer<T>& b = buffers_[buffer];
+    Materialize(b);  // a ring reduction's partial sums, still all zeros
     // Receive from the neighbour at +shift into the other half while sending the current
     // one to the neighbour at -shift (a ring): no copy, unless the current data is a
     // non-contiguous box of a shard, which is packed to be sent.

@@ -471,8 +471,12 @@ absl::StatusOr<std::shared_ptr<const ClosedFormLowering::Plan>> MakePlan(
   global.size = box.size;
   plan->alloc = codegen::MakeStmt(codegen::Alloc{buffer, box.size, plan->output});
   if (plan->output) {
-    plan->stmt = codegen::MakeStmt(codegen::Reduce{
-        t.tensor, buffer, t.loop, codegen::DetectReducePattern(c, t, box.size), global});
+    codegen::Reduce r{t.tensor, buffer, t.loop, codegen::DetectReducePattern(c, t, box.size),
+                      global};
+    // A ring's buffer is zeroed outside its loop: isl's lowering places it.
+    if (r.pattern.kind == CommPattern::Kind::kRingReduce)
+      return absl::UnimplementedError("a ring reduction");
+    plan->stmt = codegen::MakeStmt(std::move(r));
     return plan;
   }
   codegen::Transfer x;
