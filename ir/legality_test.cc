@@ -155,12 +155,71 @@ TEST(LegalityTest, ReductionOfDifferentBlocksAcrossItsGroupIsMisaligned) {
                               "tensorize([mi, ni, ki], matmul)\n");
   ASSERT_EQ(v.reasons.size(), 1u) << Reasons(v);
   EXPECT_EQ(v.reasons[0].code, kMisalignedReduction);
-  EXPECT_EQ(
-      v.reasons[0].message,
-      "communicate(C, no): at no=0 rank (x=0, y=0) holds partial sums of C[0:32, 0:32] but rank "
-      "(x=0, y=1) of its reduction group along y holds C[0:32, 32:64]; a reduction adds up the "
-      "same "
-      "elements across the group");
+  // The partial sums do pass around a ring along y, but the rows x=0 would end one step
+  // before their holders and the rows x=1 on them.
+  EXPECT_EQ(v.reasons[0].message,
+            "communicate(C, no): the partial sums of C pass around a ring along y (to the "
+            "neighbour at +1 each step), but at no=1 rank (x=1, y=0) ends with C[32:64, 0:32], "
+            "which it holds, and rank (x=0, y=0) with C[0:32, 32:64], which its neighbour holds; "
+            "a ring must end alike on every rank");
+}
+
+TEST(LegalityTest, PartialSumsThatMoveAsNoRingAreMisaligned) {
+  // The ring of examples/gemm_ring_reducescatter.trace turned in steps of 2 over 8 column
+  // blocks: rank x computes block (no + 2x) % 8, which no neighbour computes next.
+  std::string t = ReadFile("examples/gemm_ring_reducescatter.trace");
+  t.replace(t.find("divide(n, no, ni, 4)"), 20, "divide(n, no, ni, 8)");
+  t.replace(t.find("rotate=[ko])"), 12, "rotate=[ko], step=2)");
+  const Verdict v = JudgeText(kMatmul, "m=8,n=16,k=8", "x=4", t);
+  ASSERT_EQ(v.reasons.size(), 1u) << Reasons(v);
+  EXPECT_EQ(v.reasons[0].code, kMisalignedReduction);
+  EXPECT_EQ(v.reasons[0].message,
+            "communicate(C, no): at no=0 rank (x=0) holds partial sums of C[0:8, 0:2] but rank "
+            "(x=1) of its reduction group along x holds C[0:8, 4:6]; a reduction adds up the "
+            "same elements across the group");
+}
+
+// GEMM-ReduceScatter as a ring (examples/gemm_ring_reducescatter.trace): at step no rank x
+// adds the partial sums of column block (x + no) % 4 and passes them to x - 1. In C's block
+// layout they end one step before their holder (the last step takes them there); in the
+// layout skewed by one they end on it; skewed by two, on neither.
+TEST(LegalityTest, OutputPassedAroundARing) {
+  const std::string ring = ReadFile("examples/gemm_ring_reducescatter.trace");
+  const Verdict block = JudgeText(kMatmul, "m=8,n=16,k=8", "x=4", ring);
+  EXPECT_TRUE(block.legal) << Reasons(block);
+  const auto skewed = [&](const std::string& target) {
+    std::string t = ring;
+    t.replace(t.find("shard(C, n@x)"), 13, "shard(C, n@" + target + ")");
+    return JudgeText(kMatmul, "m=8,n=16,k=8", "x=4", t);
+  };
+  const Verdict home = skewed("(x+3)%4");
+  EXPECT_TRUE(home.legal) << Reasons(home);
+  const Verdict away = skewed("(x+2)%4");
+  ASSERT_EQ(away.reasons.size(), 1u) << Reasons(away);
+  EXPECT_EQ(away.reasons[0].code, kMisalignedReduction);
+  EXPECT_EQ(away.reasons[0].message,
+            "communicate(C, no): the partial sums of C pass around a ring along x (to the "
+            "neighbour at -1 each step), but at no=3 rank (x=0) ends with C[0:8, 12:16], whose "
+            "element C[0, 12] is held by rank (x=1), neither it nor its neighbour; a ring must "
+            "end on the holders");
+  // A ring cannot overlap its steps: each adds into what the one before sent.
+  std::string prefetched = ring;
+  prefetched.replace(prefetched.find("rotate=[ko])"), 12, "rotate=[ko], prefetch=1)");
+  const Verdict pf = JudgeText(kMatmul, "m=8,n=16,k=8", "x=4", prefetched);
+  ASSERT_EQ(pf.reasons.size(), 1u) << Reasons(pf);
+  EXPECT_EQ(pf.reasons[0].code, kNothingToOverlap);
+  EXPECT_EQ(pf.reasons[0].message,
+            "communicate(C, no, prefetch=1): the partial sums of C pass around a ring, and each "
+            "step adds into what the step before sent, so there is no next step to overlap the "
+            "reduction with; drop prefetch");
+  // Copies of C along y (every y computes the same): a ring ends on one holder.
+  const Verdict copies = JudgeText(kMatmul, "m=8,n=16,k=8", "x=4,y=2", ring);
+  ASSERT_EQ(copies.reasons.size(), 1u) << Reasons(copies);
+  EXPECT_EQ(copies.reasons[0].code, kMisalignedReduction);
+  EXPECT_EQ(copies.reasons[0].message,
+            "communicate(C, no): the partial sums of C pass around a ring along x (to the "
+            "neighbour at -1 each step), but C has copies along y; a ring ends on the one rank "
+            "that holds each element");
 }
 
 TEST(LegalityTest, ReducedOutputMustReachEveryHolder) {

@@ -471,12 +471,8 @@ absl::StatusOr<std::shared_ptr<const ClosedFormLowering::Plan>> MakePlan(
   global.size = box.size;
   plan->alloc = codegen::MakeStmt(codegen::Alloc{buffer, box.size, plan->output});
   if (plan->output) {
-    codegen::Reduce r{t.tensor, buffer, t.loop, codegen::DetectReducePattern(c, t, box.size),
-                      global};
-    // A ring's buffer is zeroed outside its loop: isl's lowering places it.
-    if (r.pattern.kind == CommPattern::Kind::kRingReduce)
-      return absl::UnimplementedError("a ring reduction");
-    plan->stmt = codegen::MakeStmt(std::move(r));
+    plan->stmt = codegen::MakeStmt(codegen::Reduce{
+        t.tensor, buffer, t.loop, codegen::DetectReducePattern(c, t, box.size), global});
     return plan;
   }
   codegen::Transfer x;
@@ -557,7 +553,10 @@ absl::StatusOr<codegen::Program> ClosedFormLowering::Lower(const Computation& c)
     const Plan& plan = **it->second;
     p.buffers.push_back(std::get<codegen::Alloc>(plan.alloc->node));
     if (plan.output) {
-      zeros[plan.depth].push_back(plan.alloc);
+      // A ring's buffer is zeroed before its loop (codegen/program.h).
+      const bool ring = std::get<codegen::Reduce>(plan.stmt->node).pattern.kind ==
+                        CommPattern::Kind::kRingReduce;
+      zeros[ring ? plan.depth - 1 : plan.depth].push_back(plan.alloc);
       after[plan.depth].push_back(codegen::WithPrefetch(plan.stmt, t.prefetch));
     } else {
       before[plan.depth].push_back(plan.alloc);

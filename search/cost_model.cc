@@ -557,9 +557,11 @@ class CostWalker {
     Values lo;
     values_.Eval(f.lo, &lo);
     const size_t slot = values_.Push(f.var, lo);
+    fors_.push_back(&f);
     const std::vector<const codegen::Stmt*> driven = codegen::PrefetchedIn(f);
     if (!driven.empty()) {
       WalkOverlapped(f, driven, slot, times);
+      fors_.pop_back();
       values_.Pop();
       return;
     }
@@ -587,6 +589,7 @@ class CostWalker {
         break;
       }
     }
+    fors_.pop_back();
     values_.Pop();
   }
 
@@ -976,6 +979,8 @@ class CostWalker {
         collective = Collective::kReduceScatter;
         add /= static_cast<double>(g);
         break;
+      case Kind::kRingReduce:
+        return CostRing(red, tally, times);
       default:  // a local add
         if (add > 0) {
           for (int64_t r = 0; r < values_.ranks(); ++r) Charge(tally, r, add, 0, 0, times);
@@ -985,6 +990,23 @@ class CostWalker {
     const double seconds =
         CollectiveSeconds(collective, red.pattern.axes, w, red.prefetch != 0) + add;
     for (int64_t r = 0; r < values_.ranks(); ++r) Charge(tally, r, seconds, elements, 1, times);
+  }
+
+  // A ring reduction (CommPattern::Kind::kRingReduce) over a loop of E steps sends its
+  // buffer to the next rank at every step but the last (and at the last too with `hop`),
+  // then adds it into the shard: E - 1 (or E) messages of the box and one add per pass of
+  // the loop, charged a 1/E share at each step (the walk may cost the steps together).
+  void CostRing(const Reduce& red, Tally& tally, int64_t times) {
+    const For* loop = fors_.empty() || fors_.back()->var != red.loop ? nullptr : fors_.back();
+    const int64_t steps = loop != nullptr ? loop->extent : 1;
+    const int64_t messages = steps - 1 + (red.pattern.hop ? 1 : 0);
+    const int64_t elements = red.global.Elements();
+    const double w = static_cast<double>(elements * p_.dtype_bytes);
+    const double seconds =
+        (Message(Across(red.pattern.axes), w) * static_cast<double>(messages) + params_.add * w) /
+        static_cast<double>(steps);
+    for (int64_t r = 0; r < values_.ranks(); ++r)
+      Charge(tally, r, seconds, messages > 0 ? elements : 0, messages > 0 ? 1 : 0, times);
   }
 
   // A collective over the ranks along `axes`, and at least its algorithm's form in the
@@ -1097,6 +1119,7 @@ class CostWalker {
   const bool shortcuts_;  // rank classes and invariant statements hoisted out of loops
   RankValues values_;
   std::unordered_map<const For*, LoopMode> modes_;
+  std::vector<const For*> fors_;  // the loops around the walk, outermost first
   std::unordered_map<const codegen::Stmt*, size_t> index_;
   // Per kernel statement: one call's seconds as is and in a prefetched loop's row chunks.
   std::unordered_map<const codegen::Stmt*, std::array<double, 2>> kernels_;
