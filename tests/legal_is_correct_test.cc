@@ -26,6 +26,7 @@
 #include <vector>
 
 #include "absl/strings/str_cat.h"
+#include "codegen/validate.h"
 #include "tests/bound_run.h"
 #include "tests/space_sweep.h"
 
@@ -167,6 +168,43 @@ TEST(LegalIsCorrectPrefetchTest, PrefetchedPointsAreSweptAndVerify) {
   EXPECT_GT(r->prefetched, 5);
   EXPECT_LT(r->prefetched, 40);
   EXPECT_TRUE(r->failures.empty()) << r->failures[0].error << "\n" << r->failures[0].trace;
+}
+
+// The points whose output is communicated at a rotated loop: a ring reduction where the
+// partial sums pass around a ring (ir/ring.h), or an ordinary one where the rotation leaves
+// the output aligned. Each checked point also passes translation validation (the second
+// proof, codegen/validate.h) and runs on the caller's memory; spaces whose ring ends one
+// step before the holders (the block layouts) and, with skewed layouts, on them.
+TEST(LegalIsCorrectRingTest, EveryRingPointVerifies) {
+  const std::vector<SweepCase> cases = {
+      {"C[m,n] += A[m,k] * B[k,n]", "m=12,n=8,k=12", "x=4"},
+      {"C[m,n] += A[m,k] * B[k,n]", "m=12,n=8,k=12", "x=2,y=2"},
+      {"C[m,n] += A[m,k] * B[k,n]", "m=6,n=12,k=6", "x=3"},
+      {"C[m,n] += A[m,k] * B[k,n]", "m=8,n=6,k=12", "x=2,y=3"},
+      {"C[m,n] += A[k,m] * B[k,n]", "m=8,n=12,k=8", "x=4"},
+      {"w[i] += A[i,j] * v[j]", "i=12,j=12", "x=3"},
+      {"C[m,n] += A[m,k] * B[k,n]", "m=8,n=8,k=16", "x=2,y=2", true},
+  };
+  int64_t rings = 0;
+  for (SweepCase c : cases) {
+    c.rings_only = true;
+    absl::StatusOr<SweepResult> r =
+        SweepSpace(c, 150, 5, [](const ir::Computation& comp, const codegen::Program& p) {
+          codegen::Unsoundness why;
+          if (!codegen::ValidateProgram(comp, p, &why).ok())
+            return "translation validation: " + why.ToString();
+          return CheckBoundRun(p);
+        });
+    ASSERT_TRUE(r.ok()) << r.status();
+    std::cout << c.Name() << ": " << r->legal_points << " communicate the output at a rotated "
+              << "loop, " << r->checked << " checked, " << r->rings << " rings, "
+              << r->failures.size() << " failures\n";
+    EXPECT_EQ(r->checked, std::min<int64_t>(r->legal_points, 150));
+    for (size_t i = 0; i < r->failures.size() && i < 5; ++i)
+      ADD_FAILURE() << r->failures[i].error << "\n" << r->failures[i].trace;
+    rings += r->rings;
+  }
+  EXPECT_GT(rings, 0);
 }
 
 INSTANTIATE_TEST_SUITE_P(Spaces, LegalIsCorrectTest, ::testing::ValuesIn(Cases(kWide)),

@@ -23,7 +23,8 @@ namespace meshtune::testing {
 std::string SweepCase::Name() const {
   return absl::StrCat(expr, " ", extents, " on ", mesh, allow_replication ? " (replication)" : "",
                       split_distributed ? " (split)" : "", rotation_steps ? " (steps)" : "",
-                      all_to_all ? " (all-to-all)" : "", layouts.empty() ? "" : " layouts ",
+                      all_to_all ? " (all-to-all)" : "", rings_only ? " (rings)" : "",
+                      layouts.empty() ? "" : " layouts ",
                       absl::StrJoin(layouts, ","));
 }
 
@@ -94,6 +95,9 @@ void CheckOne(const ir::Computation& base, const std::string& trace, const Progr
   for (const codegen::TensorInfo& t : program->tensors) {
     if (!codegen::LayerAxes(*program, t).empty()) ++result->onto_layer;
   }
+  for (const codegen::TransferSummary& t : codegen::Summarize(*program)) {
+    result->rings += t.pattern.kind == codegen::CommPattern::Kind::kRingReduce;
+  }
   if (check) {
     std::string error = check(verdict->computation, *program);
     if (!error.empty()) return fail(std::move(error));
@@ -153,6 +157,28 @@ std::vector<search::Genome> PickGenomes(search::Evaluator& ev, int64_t max, uint
   return out;
 }
 
+// The legal genomes that communicate the output at a rotated loop, all when there are at
+// most `max`, else `max` of them drawn with `seed`; `*total` is how many there are.
+std::vector<search::Genome> RotatedOutputs(search::Evaluator& ev, int64_t max, uint64_t seed,
+                                           int64_t* total) {
+  const std::string& out = ev.base().problem().output.tensor;
+  std::vector<search::Genome> rotated;
+  for (search::Genome& g : LegalGenomes(ev)) {
+    for (const ir::Instruction& i : ev.space().ToTrace(g).instructions) {
+      const auto* c = std::get_if<ir::CommunicateCall>(&i);
+      if (c != nullptr && c->tensor == out && !c->rotate.empty()) {
+        rotated.push_back(std::move(g));
+        break;
+      }
+    }
+  }
+  *total = static_cast<int64_t>(rotated.size());
+  if (*total <= max) return rotated;
+  std::shuffle(rotated.begin(), rotated.end(), std::mt19937_64(seed));
+  rotated.resize(static_cast<size_t>(max));
+  return rotated;
+}
+
 }  // namespace
 
 absl::StatusOr<SweepResult> CheckTrace(const SweepCase& c, const std::string& trace,
@@ -182,8 +208,9 @@ absl::StatusOr<SweepResult> SweepSpace(const SweepCase& c, int64_t max_points, u
   search::CostParams params;
   search::Evaluator ev(*base, *std::move(space), params);
   SweepResult result;
-  const std::vector<search::Genome> genomes =
-      PickGenomes(ev, max_points, seed, &result.legal_points);
+  std::vector<search::Genome> genomes =
+      c.rings_only ? RotatedOutputs(ev, max_points, seed, &result.legal_points)
+                   : PickGenomes(ev, max_points, seed, &result.legal_points);
   codegen::LoweringCache cache;
   std::set<std::string> programs;
   for (const search::Genome& g : genomes) {

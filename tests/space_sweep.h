@@ -29,7 +29,11 @@ struct SweepCase {
   bool rotation_steps = false;
   // Transfers from several ranks' shards, as all-to-all exchanges (SpaceOptions::all_to_all).
   bool all_to_all = false;
-  // "C[m,n] += A[m,k] * B[k,n] m=4,n=4,k=6 on x=2 (replication) (split) (steps) (all-to-all)"
+  // Only the points that communicate the output at a rotated loop (ir/ring.h: those whose
+  // partial sums pass around a ring, and the others), all of them or a sample.
+  bool rings_only = false;
+  // "C[m,n] += A[m,k] * B[k,n] m=4,n=4,k=6 on x=2 (replication) (split) (steps) (all-to-all)
+  // (rings)"
   std::string Name() const;
 };
 
@@ -45,6 +49,7 @@ struct SweepResult {
   int64_t stepped = 0;                 // checked points that rotate in steps (step=N)
   int64_t all_to_all = 0;              // checked points with an all-to-all transfer
   int64_t onto_layer = 0;              // checked points whose output ends on one layer
+  int64_t rings = 0;                   // checked points whose output passes around a ring
   int64_t distinct_programs = 0;       // distinct lowered Programs among the checked
   int64_t unlowerable = 0;             // legal but lowering declined (Unimplemented): never run
   std::vector<SweepFailure> failures;  // checked points that did not verify

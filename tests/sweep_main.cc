@@ -1,6 +1,7 @@
 // space_sweep: sweeps one space (tests/space_sweep.h) and prints its counts and failures.
 //   bazel run -c opt //tests:space_sweep_main -- --expr 'C[m,n] += A[m,k] * B[k,n]'
-//       --extents m=4,n=4,k=6 --mesh x=2,y=2 [--replication] [--split] [--steps] [--max 2000]
+//       --extents m=4,n=4,k=6 --mesh x=2,y=2 [--replication] [--split] [--steps] [--all-to-all]
+//       [--rings] [--max 2000]
 //       [--seed 1]
 //       [--trace FILE: check this trace alone]
 #include <chrono>
@@ -24,6 +25,7 @@ int main(int argc, char** argv) {
   app.add_flag("--split", c.split_distributed, "distributed indices split further");
   app.add_flag("--steps", c.rotation_steps, "rotations in steps other than 1");
   app.add_flag("--all-to-all", c.all_to_all, "transfers from several ranks' shards");
+  app.add_flag("--rings", c.rings_only, "only the points that communicate the output at a rotated loop");
   app.add_option("--max", max_points);
   app.add_option("--seed", seed);
   app.add_option("--show", show, "failures to print");
@@ -47,7 +49,8 @@ int main(int argc, char** argv) {
   }
   std::cout << c.Name() << ": " << r->legal_points << " legal, " << r->checked << " checked ("
             << r->prefetched << " prefetched, " << r->stepped << " in steps, " << r->all_to_all
-            << " all-to-all, " << r->onto_layer << " onto a layer), " << r->distinct_programs
+            << " all-to-all, " << r->onto_layer << " onto a layer, " << r->rings << " rings), "
+            << r->distinct_programs
             << " distinct programs, " << r->unlowerable << " unlowerable, " << r->failures.size()
             << " failures, " << s << " s\n";
   for (int i = 0; i < show && i < static_cast<int>(r->failures.size()); ++i) {
