@@ -121,7 +121,8 @@ TEST(EmittedCppTest, PrefetchedSummaAndReduceScatterMatchTheExecutor) {
 
 // The wider space's families, emitted: 2.5D Cannon on 2x2x2 (8 ranks), 2.5D with copies
 // (C reduced onto one layer; the checksum counts that layer's shards alone), PUMMA in
-// steps of 2 on 2x2 and an all-to-all on x=4 compute what the executor computes.
+// steps of 2 on 2x2, an all-to-all on x=4 and a ring reduce-scatter on x=4 compute what the
+// executor computes.
 TEST(EmittedCppTest, TwoAndAHalfDCannonPummaInStepsAndAllToAllMatchTheExecutor) {
   struct Case {
     std::string binary, worker_args;
@@ -136,6 +137,10 @@ TEST(EmittedCppTest, TwoAndAHalfDCannonPummaInStepsAndAllToAllMatchTheExecutor) 
             "--expr 'C[m,n] += A[m,k] * B[k,n]' --extents m=10,n=6,k=20 --mesh x=2,y=2,z=2 "
             "--trace examples/summa_25d_copies.trace",
             8},
+           {"tests/gemm_ring_emitted",
+            "--expr 'C[m,n] += A[m,k] * B[k,n]' --extents m=6,n=20,k=12 --mesh x=4 "
+            "--trace examples/gemm_ring_reducescatter.trace",
+            4},
            {"tests/pumma_steps_emitted",
             "--expr 'C[m,n] += A[m,k] * B[k,n]' --extents m=10,n=6,k=12 --mesh x=2,y=2 "
             "--trace examples/pumma_steps.trace",

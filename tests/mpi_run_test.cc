@@ -193,6 +193,26 @@ TEST(MpiRunTest, TwoAndAHalfDWithCopiesReducesOntoOneLayer) {
   }
 }
 
+// GEMM-ReduceScatter as a ring (examples/gemm_ring_reducescatter.trace) on x=4: each step's
+// partial sums of one column block pass to the neighbour at x - 1. In C's block layout they
+// end one step before their holder and take one more (4 messages of a block per rank); in
+// the layout skewed by one they end on it (3). Even and uneven extents.
+TEST(MpiRunTest, RingReduceScatterOn4) {
+  const std::string ring = ReadFile("examples/gemm_ring_reducescatter.trace");
+  const std::string skewed = Replace(ring, "shard(C, n@x)", "shard(C, n@(x+3)%4)");
+  for (const auto& [extents, block_bytes] :
+       std::vector<std::pair<std::string, int>>{{"m=8,n=16,k=8", 8 * 4 * 4},
+                                                {"m=6,n=20,k=12", 6 * 5 * 4}}) {
+    SCOPED_TRACE(extents);
+    const Result hop = MeshtuneRun(kMatmul, extents, "x=4", ring);
+    ExpectVerified(hop);
+    EXPECT_EQ(hop.run.bytes_sent_max(), 4 * block_bytes);
+    const Result home = MeshtuneRun(kMatmul, extents, "x=4", skewed);
+    ExpectVerified(home);
+    EXPECT_EQ(home.run.bytes_sent_max(), 3 * block_bytes);
+  }
+}
+
 // A rotation in steps of 2 (rank y runs (ko + 2y) mod 4) on 2x2, even and uneven extents.
 TEST(MpiRunTest, PummaInStepsOfTwo) {
   for (const char* extents : {"m=8,n=8,k=16", "m=10,n=6,k=12"}) {
