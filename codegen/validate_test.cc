@@ -445,6 +445,50 @@ TEST(ValidateTest, AnOutputCopiedAlongAnAxisEndsOnOneLayer) {
   EXPECT_EQ(Text(Refuse(*l, with_kind(kept, CommPattern::Kind::kAllReduce))), "");
 }
 
+// GEMM-ReduceScatter as a ring (examples/gemm_ring_reducescatter.trace): sound as lowered,
+// ending one step before the holders (hop) or, skewed, on them; refused when the ring turns
+// the wrong way, when the last step is left out, and when its buffer is zeroed at each step
+// (a plain reduce-scatter's placement) so that the sums do not ride the ring.
+TEST(ValidateTest, RingReductions) {
+  const std::string ring = ReadFile("examples/gemm_ring_reducescatter.trace");
+  std::optional<Lowered> hop = LowerText(kMatmul, "m=8,n=16,k=8", "x=4", ring);
+  ASSERT_TRUE(hop.has_value());
+  EXPECT_TRUE(ValidateProgram(hop->c, hop->p).ok());
+  std::optional<Lowered> home = LowerText(
+      kMatmul, "m=8,n=16,k=8", "x=4",
+      absl::StrReplaceAll(ring, {{"shard(C, n@x)", "shard(C, n@(x+3)%4)"}}));
+  ASSERT_TRUE(home.has_value());
+  EXPECT_TRUE(ValidateProgram(home->c, home->p).ok());
+
+  const Refusal turned =
+      Refuse(*hop, EditReduce(hop->p, [](Reduce* x) { x->pattern.shift = -x->pattern.shift; }));
+  ExpectRefused(turned, "C", "", {0});
+  EXPECT_EQ(Text(turned),
+            "lowering_unsound: C: rank (x=0) at no=1 computes C[0, 12] += A[0, 0] * B[0, 4], "
+            "which is no instance of the statement: either C[0, 12] should be C[0, 4] or "
+            "B[0, 4] should be B[0, 12]");
+  const Refusal short_of =
+      Refuse(*hop, EditReduce(hop->p, [](Reduce* x) { x->pattern.hop = false; }));
+  ExpectRefused(short_of, "C", "", {0});
+  EXPECT_EQ(Text(short_of),
+            "lowering_unsound: C: rank (x=0) at no=0 computes C[0, 4] += A[0, 0] * B[0, 0], "
+            "which is no instance of the statement: either C[0, 4] should be C[0, 0] or "
+            "B[0, 0] should be B[0, 4]");
+
+  std::optional<Lowered> plain = LowerText(
+      "C[m,n] = A[m,k] * B[k,n]", "m=8,n=16,k=8", "x=4",
+      absl::StrReplaceAll(ReadFile("examples/gemm_reducescatter.trace"),
+                          {{"communicate(C, no, prefetch=1)", "communicate(C, no)"}}));
+  ASSERT_TRUE(plain.has_value());
+  const Refusal zeroed = Refuse(*plain, EditReduce(plain->p, [](Reduce* x) {
+    x->pattern = CommPattern{CommPattern::Kind::kRingReduce, {0}, -1, true};
+  }));
+  ExpectRefused(zeroed, "C", "no", {});
+  EXPECT_EQ(Text(zeroed),
+            "lowering_unsound: C at no: the ring reduction needs PartC zeroed once, just before "
+            "loop no; the sums ride the ring through all its steps");
+}
+
 TEST(ValidateTest, RefusesDuplicatedContributions) {
   const Lowered l = Summa2x2();
   const Refusal kernel = Refuse(l, Duplicate<Compute>(l.p));
