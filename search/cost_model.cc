@@ -558,6 +558,7 @@ class CostWalker {
     values_.Eval(f.lo, &lo);
     const size_t slot = values_.Push(f.var, lo);
     fors_.push_back(&f);
+    CostRings(f, times);
     const std::vector<const codegen::Stmt*> driven = codegen::PrefetchedIn(f);
     if (!driven.empty()) {
       WalkOverlapped(f, driven, slot, times);
@@ -980,7 +981,9 @@ class CostWalker {
         add /= static_cast<double>(g);
         break;
       case Kind::kRingReduce:
-        return CostRing(red, tally, times);
+        // In its loop's For, costed a pass at a time (CostRings); elsewhere it only lands.
+        if (!fors_.empty() && fors_.back()->var == red.loop) return;
+        [[fallthrough]];
       default:  // a local add
         if (add > 0) {
           for (int64_t r = 0; r < values_.ranks(); ++r) Charge(tally, r, add, 0, 0, times);
@@ -992,21 +995,26 @@ class CostWalker {
     for (int64_t r = 0; r < values_.ranks(); ++r) Charge(tally, r, seconds, elements, 1, times);
   }
 
-  // A ring reduction (CommPattern::Kind::kRingReduce) over a loop of E steps sends its
-  // buffer to the next rank at every step but the last (and at the last too with `hop`),
-  // then adds it into the shard: E - 1 (or E) messages of the box and one add per pass of
-  // the loop, charged a 1/E share at each step (the walk may cost the steps together).
-  void CostRing(const Reduce& red, Tally& tally, int64_t times) {
-    const For* loop = fors_.empty() || fors_.back()->var != red.loop ? nullptr : fors_.back();
-    const int64_t steps = loop != nullptr ? loop->extent : 1;
-    const int64_t messages = steps - 1 + (red.pattern.hop ? 1 : 0);
-    const int64_t elements = red.global.Elements();
-    const double w = static_cast<double>(elements * p_.dtype_bytes);
-    const double seconds =
-        (Message(Across(red.pattern.axes), w) * static_cast<double>(messages) + params_.add * w) /
-        static_cast<double>(steps);
-    for (int64_t r = 0; r < values_.ranks(); ++r)
-      Charge(tally, r, seconds, messages > 0 ? elements : 0, messages > 0 ? 1 : 0, times);
+  // The ring reductions For `f` drives (CommPattern::Kind::kRingReduce, in its body), for
+  // `times` passes of it: each pass sends the buffer to the next rank at every step but the
+  // last (and at the last too with `hop`), then adds it into the shard: E - 1 (or E)
+  // messages of the box and one add.
+  void CostRings(const For& f, int64_t times) {
+    const auto* body = std::get_if<Block>(&f.body->node);
+    if (body == nullptr) return;
+    for (const StmtPtr& s : body->body) {
+      const auto* red = std::get_if<Reduce>(&s->node);
+      if (red == nullptr || red->pattern.kind != Kind::kRingReduce || red->loop != f.var) continue;
+      Tally& tally = tallies_[index_.at(s.get())];
+      const int64_t messages = f.extent - 1 + (red->pattern.hop ? 1 : 0);
+      const int64_t elements = red->global.Elements();
+      const double w = static_cast<double>(elements * p_.dtype_bytes);
+      const double send = Message(Across(red->pattern.axes), w);
+      for (int64_t r = 0; r < values_.ranks(); ++r) {
+        if (messages > 0) Charge(tally, r, send, elements, 1, times * messages);
+        if (params_.add > 0) Charge(tally, r, params_.add * w, 0, 0, times);
+      }
+    }
   }
 
   // A collective over the ranks along `axes`, and at least its algorithm's form in the

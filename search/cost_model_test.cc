@@ -342,6 +342,28 @@ TEST(CostModelTest, SplitKReduceScattersAndThreeDReducesOntoALayer) {
             2 * (c.alpha_coll + c.beta_coll * 128) + 2 * c.alpha_coll + c.beta_coll * (192 + 96));
 }
 
+// GEMM-ReduceScatter as a ring on x=4 (examples/gemm_ring_reducescatter.trace): each pass of
+// the 4 steps sends a 16 x 8 block of partial sums (w = 512 B) 3 times and, in C's block
+// layout, once more to its holder: (3 + 1) (alpha + beta w); skewed by one, 3 (...).
+TEST(CostModelTest, RingReduceSendsItsBlockAtEachStep) {
+  const CostParams c = CommOnly();
+  const std::string ring = ReadFile("examples/gemm_ring_reducescatter.trace");
+  for (const auto& [layout, messages] :
+       std::vector<std::pair<std::string, int>>{{"n@x", 4}, {"n@(x+3)%4", 3}}) {
+    SCOPED_TRACE(layout);
+    const CostReport r = EstimateCost(
+        LowerText(kMatmul, "m=16,n=32,k=16", "x=4",
+                  absl::StrReplaceAll(ring, {{"shard(C, n@x)", "shard(C, " + layout + ")"}})),
+        c);
+    ASSERT_EQ(r.transfers.size(), 1u);
+    EXPECT_EQ(r.transfers[0].pattern.kind, Kind::kRingReduce);
+    EXPECT_EQ(r.transfers[0].messages, messages);
+    EXPECT_EQ(r.transfers[0].bytes, messages * 512);
+    ExpectRel(r.seconds, messages * (c.alpha + c.beta * 512));
+    EXPECT_EQ(r.comm_words_per_rank, messages * 16 * 8);
+  }
+}
+
 // TermScales::message adds its wait to every message a rank receives: each transfer costs
 // the critical rank its seconds plus wait times its messages, and the total grows by wait
 // times all of them (no prefetch here to hide any) — for rings, broadcasts, all-gathers,
