@@ -129,6 +129,9 @@ TEST(LowerTest, GoldenPseudoCode) {
                "allgather_gemm_prefetch");
   ExpectGolden(LowerFile(kRsExpr, kAgExtents, "x=4", "gemm_reducescatter.trace"),
                "gemm_reducescatter");
+  // The ring: its buffer zeroed once before the loop, its sums landing at the last step.
+  ExpectGolden(LowerFile(kRsExpr, kAgExtents, "x=4", "gemm_ring_reducescatter.trace"),
+               "gemm_ring_reducescatter");
 }
 
 // The prefetched statements of `p`, as "TENSOR@LOOP" of the For that drives each.

@@ -57,7 +57,9 @@ TEST(ProgramProtoTest, TheReferenceSchedulesRoundTripExactly) {
                                          {ag, ag_extents, "x=4", "allgather_gemm.trace"},
                                          {ag, ag_extents, "x=4", "allgather_gemm_prefetch.trace"},
                                          {"C[m,n] = A[m,k] * B[k,n]", "m=2048,k=1024,n=4096", "x=4",
-                                          "gemm_reducescatter.trace"}}) {
+                                          "gemm_reducescatter.trace"},
+                                         {mm, "m=64,n=128,k=64", "x=4",
+                                          "gemm_ring_reducescatter.trace"}}) {
     SCOPED_TRACE(c.file);
     const Program p =
         testing::LowerText(c.expr, c.extents, c.mesh, testing::ReadFile("examples/" + c.file));
@@ -187,6 +189,14 @@ TEST(ProgramProtoTest, MalformedStatementsAreRefusedNamingThePart) {
     transfer(m)->mutable_pattern()->set_kind(static_cast<v1::Program::CommPattern::Kind>(42));
   });
   EXPECT_EQ(error, path + ".transfer.pattern: kind 42 is not a communication pattern");
+  error = ErrorAfter([&](v1::Program* m) { transfer(m)->mutable_pattern()->set_hop(true); });
+  EXPECT_EQ(error, path + ".transfer.pattern: hop on a pattern that is not a RingReduce");
+  error = ErrorAfter([&](v1::Program* m) {
+    v1::Program::CommPattern* p = transfer(m)->mutable_pattern();
+    p->set_kind(v1::Program::CommPattern::KIND_RING_REDUCE);
+    p->set_shift(2);
+  });
+  EXPECT_EQ(error, path + ".transfer.pattern: a RingReduce moves by +1 or -1, not 2");
   error = ErrorAfter([&](v1::Program* m) { transfer(m)->mutable_global()->clear_size(); });
   EXPECT_EQ(error, path + ".transfer.global: has 2 offsets and 0 sizes; the tensor has 2 dims");
   error = ErrorAfter([&](v1::Program* m) { compute(m)->mutable_compute()->set_kernel("gemm"); });
