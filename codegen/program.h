@@ -57,8 +57,10 @@ struct CommPattern {
     // step of its loop but the last, each rank sends its buffer to the neighbour at +shift
     // and takes the one from -shift in its place, into which the next step's kernels add;
     // after the last step's kernels the buffer holds the whole sum of its box, added into
-    // the rank's own shard, or with `hop` sent one step further first and added there. The
-    // buffer is zeroed before the loop, not in it.
+    // the rank's own shard, or with `hop` sent one step further first and added there
+    // (Reduce::global names the box on the rank that adds it). The buffer is zeroed before
+    // the loop, not in it; the statement sits in the body of its loop's For, after the
+    // kernels, and is never prefetched.
     kRingReduce
   };
   Kind kind = Kind::kLocal;

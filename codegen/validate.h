@@ -28,7 +28,11 @@
 // Assumptions and what is not modeled: every rank runs the same tree and loops start at
 // constant bounds (else Unimplemented), so collectives and messages pair up by program
 // order; a Shift must turn along the innermost loop around it, from 0, with nothing else
-// writing its buffer (else Unimplemented); a prefetched transfer or reduction
+// writing its buffer (else Unimplemented); a RingReduce sits in the body of its loop's For
+// after the kernels into its buffer, which is zeroed once before that For and which no
+// other statement reads or fills (else lowering_unsound), and a contribution made at step
+// v then lands after the last step L on the rank shift * (L - v) (+ shift with hop) around
+// the ring, at that rank's offset; a prefetched transfer or reduction
 // (codegen/program.h) means what it means without prefetch — only when its communication
 // runs changes, the data it leaves is the same — provided its loop's For drives it, its
 // buffer has no other transfer or reduction and, for a reduction, that buffer is zeroed in

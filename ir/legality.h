@@ -11,6 +11,8 @@
 //   - every access to a tensor that is not communicated is local to the executing rank;
 //   - every output element is written only on ranks that hold it, and each holder
 //     computes all of it (several writers need a communicate that reduces);
+//   - a reduced output's group adds up partial sums of the same elements at each step,
+//     or its partial sums pass around a ring that ends on their holders (ir/ring.h);
 //   - shards plus transfer buffers fit the mesh's per-rank memory budget (a prefetched
 //     transfer's buffer counts twice: it has two halves);
 //   - a prefetched communicate has a next step to overlap: its loop is serial with more

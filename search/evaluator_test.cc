@@ -297,6 +297,12 @@ std::vector<Classic> Classics() {
        "x=4",
        ReadFile("examples/gemm_reducescatter.trace"),
        {"C@no ReduceScatter(axes=[0])"}},
+      {"GEMM-ReduceScatter as a ring: C's partial sums passed from rank to rank",
+       "C[m,n] = A[m,k] * B[k,n]",
+       "m=32,n=32,k=32",
+       "x=4",
+       ReadFile("examples/gemm_ring_reducescatter.trace"),
+       {"C@no RingReduce(axis=0, -1, hop)"}},
   };
 }
 
