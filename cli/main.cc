@@ -205,10 +205,11 @@ void AddWorkloadFlags(CLI::App* cmd, WorkloadFlags* w, bool required) {
 }
 
 // `meshtune explain`: the ExplainResponse as text, or with --json as one JSON line.
-int RunExplain(const ProblemFlags& flags, const std::string& trace_path, bool json,
-               engine::Backend& backend) {
+int RunExplain(const ProblemFlags& flags, const std::string& trace_path, const std::string& profile,
+               bool json, engine::Backend& backend) {
   v1::ExplainRequest request;
   if (absl::Status read = flags.Fill(trace_path, request); !read.ok()) return Fail(read);
+  request.set_profile(profile);
   absl::StatusOr<v1::ExplainResponse> response = backend.Explain(request);
   if (!response.ok()) return Fail(response.status());
   std::cout << (json ? base::ToJsonLine(*response) + "\n" : engine::ExplainText(*response));
@@ -405,7 +406,7 @@ int RunServe(const std::vector<std::string>& args) {
 // Every subcommand's flags, filled in by CLI11 as it parses.
 struct AllFlags {
   ProblemFlags explain, run, codegen;
-  std::string explain_trace, run_trace, codegen_trace, codegen_out;
+  std::string explain_trace, explain_profile, run_trace, codegen_trace, codegen_out;
   CodegenSource codegen_source;
   bool explain_json = false;
   RunFlags run_opts;
@@ -451,6 +452,8 @@ void AddTraceCommands(CLI::App& app, AllFlags& f, Subcommands& s) {
   f.explain.Add(s.explain);
   s.explain->add_option("--trace", f.explain_trace, "trace file ('-' for stdin)")->required();
   s.explain->add_flag("--json", f.explain_json, "print JSON");
+  s.explain->add_option("--profile", f.explain_profile,
+                        "hardware profile to cost a legal schedule with (default: default)");
   f.explain_target.Add(s.explain, false, false);
 
   s.run = app.add_subcommand("run", "run a trace under MPI, verify it and time it");
@@ -729,7 +732,8 @@ void AddBatchAndServeCommands(CLI::App& app, AllFlags& f, Subcommands& s) {
 // Runs the subcommand that was given.
 int Dispatch(AllFlags& f, const Subcommands& s) {
   if (s.explain->parsed())
-    return RunExplain(f.explain, f.explain_trace, f.explain_json, *f.explain_target.Make());
+    return RunExplain(f.explain, f.explain_trace, f.explain_profile, f.explain_json,
+                      *f.explain_target.Make());
   if (s.run->parsed()) return RunRun(f.run, f.run_trace, f.run_opts);
   if (s.gen->parsed())
     return RunCodegen(f.codegen, f.codegen_trace, f.codegen_source, f.codegen_out,

@@ -205,18 +205,27 @@ std::vector<TransferSummary> Summarize(const Program& p) {
     for (int64_t e : t.local_shape) elements *= e;
     out.push_back({t.name, "layout", all, elements, 1, 0, 0});
   }
-  std::function<void(const StmtPtr&, int64_t)> walk = [&](const StmtPtr& s, int64_t times) {
+  // `loop`: the innermost For around `s`.
+  std::function<void(const StmtPtr&, int64_t, const For*)> walk = [&](const StmtPtr& s,
+                                                                      int64_t times,
+                                                                      const For* loop) {
     if (const auto* b = std::get_if<Block>(&s->node)) {
-      for (const StmtPtr& c : b->body) walk(c, times);
+      for (const StmtPtr& c : b->body) walk(c, times, loop);
     } else if (const auto* f = std::get_if<For>(&s->node)) {
-      walk(f->body, times * f->extent);
+      walk(f->body, times * f->extent, f);
     } else if (const auto* t = std::get_if<Transfer>(&s->node)) {
       out.push_back({t->tensor, t->loop, t->pattern, t->global.Elements(), times, 0, t->prefetch});
     } else if (const auto* r = std::get_if<Reduce>(&s->node)) {
       out.push_back({r->tensor, r->loop, r->pattern, r->global.Elements(), times, 0, r->prefetch});
+      // A ring sends its buffer at every step of its loop but the last (and then with hop).
+      if (r->pattern.kind == CommPattern::Kind::kRingReduce && loop != nullptr &&
+          loop->var == r->loop) {
+        const int64_t sends = times / loop->extent * (loop->extent - 1 + (r->pattern.hop ? 1 : 0));
+        out.back().bytes_per_rank = out.back().elements * sends * p.dtype_bytes;
+      }
     }
   };
-  if (p.body) walk(p.body, 1);
+  if (p.body) walk(p.body, 1, nullptr);
   // Last the output's way back into its given layout (loop "layout-out"): as many elements
   // as the largest storage of a rank in that layout.
   for (const TensorInfo& t : p.tensors) {
@@ -229,7 +238,7 @@ std::vector<TransferSummary> Summarize(const Program& p) {
     out.push_back({t.name, "layout-out", all, most, 1, 0, 0});
   }
   for (TransferSummary& t : out) {
-    if (t.pattern.kind != CommPattern::Kind::kLocal)
+    if (t.pattern.kind != CommPattern::Kind::kLocal && t.bytes_per_rank == 0)
       t.bytes_per_rank = t.elements * t.instances * p.dtype_bytes;
     if (t.loop != "copies" && t.loop != "layout" && t.loop != "layout-out")
       t.buffer_bytes = t.elements * p.dtype_bytes * (t.prefetch != 0 ? 2 : 1);

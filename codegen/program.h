@@ -226,7 +226,8 @@ struct TransferSummary {
   CommPattern pattern;
   int64_t elements = 0;        // per instance
   int64_t instances = 0;       // how often it runs (product of the enclosing loop extents)
-  int64_t bytes_per_rank = 0;  // received over the program; 0 for Local
+  int64_t bytes_per_rank = 0;  // received over the program; 0 for Local (a RingReduce: its
+                               // sends, one a step but the last, and then with hop)
   int prefetch = 0;            // the statement's prefetch
   int64_t buffer_bytes = 0;    // its buffer's memory per rank: both halves when prefetched
 };

@@ -13,8 +13,12 @@
 #include "codegen/pseudocode.h"
 #include "codegen/validate.h"
 #include "engine/requests.h"
+#include "engine/tune_options.h"
 #include "ir/legality.h"
 #include "ir/verdict.h"
+#include "search/cost_model.h"
+#include "search/cost_params.h"
+#include "storage/hardware_profile.h"
 
 namespace meshtune::engine {
 
@@ -64,6 +68,13 @@ absl::StatusOr<v1::ExplainResponse> Explain(const v1::ExplainRequest& request) {
     t->set_prefetch(s.prefetch);
   }
   out.set_pseudocode(codegen::PseudoCode(*program));
+  MT_ASSIGN_OR_RETURN(const search::CostParams params, ProfileCostParams(request.profile()));
+  const std::string name = request.profile().empty() ? "default" : request.profile();
+  out.set_predicted_s(
+      search::EstimateCost(*program, search::ForRanks(params, program->Ranks())).seconds);
+  out.set_costed_with(absl::IsNotFound(storage::LoadProfile(name).status())
+                          ? "built-in machine numbers"
+                          : absl::StrCat("hardware profile \"", name, "\""));
   return out;
 }
 
@@ -147,14 +158,19 @@ std::string ExplainText(const v1::ExplainResponse& response) {
                       " per rank\n");
       continue;
     }
+    const bool ring = t.pattern() == "Shift" || t.pattern() == "RingReduce";
     absl::StrAppend(&s, "  ", t.tensor(), " at ", t.loop(), ": ", t.pattern(), " axes [",
-                    absl::StrJoin(t.axes(), ", "), "]",
-                    t.pattern() == "Shift" ? absl::StrCat(" shift ", t.shift()) : "", ", ",
+                    absl::StrJoin(t.axes(), ", "), "]", ring ? absl::StrCat(" shift ", t.shift()) : "",
+                    ", ",
                     base::FormatBytes(static_cast<int64_t>(t.bytes_per_rank())), " per rank",
                     t.prefetch() != 0 ? ", prefetched (two buffers)" : "", "\n");
   }
   if (!response.lowering_error().empty())
     absl::StrAppend(&s, "not lowered: ", response.lowering_error(), "\n");
+  if (!response.costed_with().empty()) {
+    absl::StrAppend(&s, "predicted: ", response.predicted_s(), " s (", response.costed_with(),
+                    ")\n");
+  }
   if (!response.pseudocode().empty()) absl::StrAppend(&s, "program:\n", response.pseudocode());
   return s;
 }

@@ -62,6 +62,45 @@ TEST(ExplainCliTest, IllegalTraceInJsonStillExitsZero) {
       << r.out;
 }
 
+// A ring reduction (examples/gemm_ring_reducescatter.trace), explained and costed: its
+// pattern with its direction, and the model's time with the numbers it used. Skewing C's
+// layout by one saves the ring its last step, which the prediction shows. A profile that
+// does not exist is an error that names it.
+TEST(ExplainCliTest, ARingIsNamedAndCosted) {
+  const std::string home = std::string(std::getenv("TEST_TMPDIR")) + "/ring_home";
+  setenv("MESHTUNE_HOME", home.c_str(), 1);
+  const std::string ring = ReadFile("examples/gemm_ring_reducescatter.trace");
+  const std::string dir = std::getenv("TEST_TMPDIR");
+  std::ofstream(dir + "/skewed.trace")
+      << ring.substr(0, ring.find("shard(C, n@x)")) << "shard(C, n@(x+3)%4)"
+      << ring.substr(ring.find("shard(C, n@x)") + 13);
+  const std::string problem =
+      "explain --expr 'C[m,n] = A[m,k] * B[k,n]' --extents m=64,n=128,k=64 --mesh x=4 ";
+  const CliRun text = Meshtune(problem + "--trace examples/gemm_ring_reducescatter.trace");
+  EXPECT_EQ(text.status, 0) << text.err;
+  // Four steps of an 8 KiB block: sent at each, the last to the holder.
+  EXPECT_NE(text.out.find("  C at no: RingReduce axes [0] shift -1, 32 KiB per rank\n"),
+            std::string::npos)
+      << text.out;
+  EXPECT_NE(text.out.find(" s (built-in machine numbers)\n"), std::string::npos) << text.out;
+  meshtune::v1::ExplainResponse hop, home_end;
+  ASSERT_TRUE(ParsesAs(
+      Meshtune(problem + "--trace examples/gemm_ring_reducescatter.trace --json").out, &hop));
+  ASSERT_TRUE(ParsesAs(Meshtune(problem + "--trace " + dir + "/skewed.trace --json").out,
+                       &home_end));
+  EXPECT_EQ(hop.costed_with(), "built-in machine numbers");
+  EXPECT_GT(hop.predicted_s(), home_end.predicted_s());
+  ASSERT_EQ(home_end.transfers_size(), 1);
+  EXPECT_EQ(home_end.transfers(0).bytes_per_rank(), 3 * 8192);
+  EXPECT_GT(home_end.predicted_s(), 0);
+  const CliRun missing =
+      Meshtune(problem + "--trace examples/gemm_ring_reducescatter.trace --profile nope");
+  EXPECT_EQ(missing.status, 1);
+  EXPECT_EQ(missing.err, "meshtune: no hardware profile \"nope\" in " + home +
+                             "/profiles; run meshtune calibrate --name nope\n");
+  unsetenv("MESHTUNE_HOME");
+}
+
 TEST(ExplainCliTest, PrefetchedTransfersSayItInTextAndJson) {
   const CliRun text = Meshtune("explain " + kMatmul + "--trace examples/summa_prefetch.trace");
   EXPECT_EQ(text.status, 0) << text.err;
