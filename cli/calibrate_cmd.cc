@@ -11,6 +11,7 @@
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_format.h"
 #include "absl/strings/str_split.h"
+#include "base/excerpt.h"
 #include "base/json.h"
 #include "base/status_macros.h"
 #include "cli/calibrate_runs.h"
@@ -216,8 +217,84 @@ absl::StatusOr<v1::HardwareProfile> Calibrate(const CalibrateOptions& options) {
   return profile;
 }
 
+int RunCalibrateAcrossNodes(const CalibrateOptions& options, std::ostream& out,
+                            std::ostream& err) {
+  if (absl::Status s = storage::ValidateProfileName(options.name); !s.ok()) return Fail(s, err);
+  const auto bad = [&](const std::string& message) {
+    return Fail(absl::InvalidArgumentError(message), err);
+  };
+  if (options.ranks != 0 || !options.inter_node.empty() || !options.from_runs.empty()) {
+    return bad(
+        "--hostfile measures the link between nodes of an existing profile: give it with "
+        "--node-ranks and without --ranks, --inter-node and --from-runs");
+  }
+  if (options.node_ranks < 1 || options.node_ranks >= kMaxRanks) {
+    return bad(absl::StrCat("--node-ranks ", options.node_ranks,
+                            " is not a rank count from 1 to 65535 (the ranks of one node of the "
+                            "hostfile)"));
+  }
+  struct stat st;
+  if (stat(options.hostfile.c_str(), &st) != 0 || !S_ISREG(st.st_mode) ||
+      access(options.hostfile.c_str(), R_OK) != 0) {
+    return bad(absl::StrCat("--hostfile '", base::Excerpt(options.hostfile),
+                            "' is not a readable file"));
+  }
+  absl::StatusOr<v1::HardwareProfile> profile = storage::LoadProfile(options.name);
+  if (absl::IsNotFound(profile.status())) {
+    return bad(absl::StrCat("no hardware profile \"", options.name,
+                            "\" to measure a link between nodes for: calibrate it first "
+                            "(meshtune calibrate --ranks P --name ",
+                            options.name, ")"));
+  }
+  if (!profile.ok()) return Fail(profile.status(), err);
+  const std::string calibrator =
+      options.calibrator.empty() ? runtime::FindCalibrator() : options.calibrator;
+  const std::string job_id = JobId();
+  const std::string peer = absl::StrCat(options.node_ranks);
+  std::vector<std::string> command = {calibrator, "--link-only", "--peer", peer, "--job-id", job_id};
+  if (options.quick) command.insert(command.end(), {"--max-bytes", "1048576", "--reps", "10"});
+  runtime::LaunchOptions launch;
+  launch.timeout_s = options.timeout_s;
+  launch.hostfile = options.hostfile;
+  absl::StatusOr<v1::InterNode> link = [&]() -> absl::StatusOr<v1::InterNode> {
+    if (calibrator.empty()) {
+      return absl::NotFoundError(
+          "cannot find the calibration binary meshtune_calibrate beside meshtune or in its "
+          "runfiles; set MESHTUNE_CALIBRATOR or pass --calibrator");
+    }
+    MT_ASSIGN_OR_RETURN(const runtime::CommandResult job,
+                        runtime::LaunchCommand(options.node_ranks + 1, command, launch, job_id));
+    MT_ASSIGN_OR_RETURN(const v1::HardwareProfile measured, ParseJobOutput(job));
+    return storage::FitInterNode(
+        measured, options.node_ranks,
+        absl::StrCat("measured between rank 0 and rank ", peer, " with hostfile ",
+                     options.hostfile));
+  }();
+  if (!link.ok()) {
+    Fail(absl::Status(link.status().code(),
+                      absl::StrCat("calibration failed: ", link.status().message())),
+         err);
+    return engine::kExitFailed;
+  }
+  *profile->mutable_inter_node() = *link;
+  if (absl::Status s = storage::SaveProfile(*profile); !s.ok()) {
+    Fail(absl::InternalError(absl::StrCat("cannot store the hardware profile: ", s.message())),
+         err);
+    return engine::kExitFailed;
+  }
+  out << (options.json
+              ? base::ToJsonLine(*profile) + "\n"
+              : absl::StrFormat("profile %s: nodes of %d ranks; between nodes alpha %.3g s, beta "
+                                "%.3g s/byte (%s), %s\n",
+                                options.name, options.node_ranks, link->alpha_s(),
+                                link->beta_s_per_byte(), Bandwidth(link->beta_s_per_byte()),
+                                link->source()));
+  return engine::kExitOk;
+}
+
 int RunCalibrate(const CalibrateOptions& options, std::ostream& out, std::ostream& err) {
   if (!options.from_runs.empty()) return RunCalibrateFromRuns(options, out, err);
+  if (!options.hostfile.empty()) return RunCalibrateAcrossNodes(options, out, err);
   if (!options.inter_node.empty() || options.node_ranks != 0)
     return RunCalibrateInterNode(options, out, err);
   // Only the flags are bad input: a file-system error from storing the profile may be

@@ -36,6 +36,9 @@ struct CalibrateOptions {
   // (RunCalibrateInterNode): "ALPHA_S,BETA_S_PER_BYTE" and the ranks of a node.
   std::string inter_node;
   int64_t node_ranks = 0;
+  // An MPI hostfile whose nodes hold node_ranks ranks each: the link between nodes of
+  // profile `name` is measured instead of calibrating (RunCalibrateAcrossNodes).
+  std::string hostfile;
 };
 
 // OK when `options` can be run; otherwise InvalidArgument naming the flag and its value: a
@@ -61,6 +64,18 @@ absl::StatusOr<v1::HardwareProfile> Calibrate(const CalibrateOptions& options);
 // otherwise (no calibrator, a failed or timed-out job, a profile that could not be fitted or
 // written).
 int RunCalibrate(const CalibrateOptions& options, std::ostream& out, std::ostream& err);
+
+// `meshtune calibrate --name NAME --hostfile H --node-ranks N [--quick]`: the link between
+// nodes of an existing profile, measured. A job of N + 1 ranks under mpirun --hostfile H
+// (ranks fill the hostfile's nodes in order, so rank N is the first of the second node)
+// times a ping-pong between ranks 0 and N (meshtune_calibrate --link-only --peer N);
+// its line is stored as HardwareProfile.inter_node (storage::FitInterNode) with a source
+// naming the hostfile, and printed (the stored profile as one JSON line with
+// options.json). Exit 0 when stored; 2 for a bad name, a missing profile, a hostfile that
+// is not a readable file, --node-ranks outside 1..65535 or missing, or --ranks,
+// --inter-node or --from-runs given with it; 1 when the job fails or the profile cannot be
+// written.
+int RunCalibrateAcrossNodes(const CalibrateOptions& options, std::ostream& out, std::ostream& err);
 
 }  // namespace meshtune::cli
 

@@ -528,6 +528,9 @@ void AddCalibrateCommand(CLI::App& app, AllFlags& f, Subcommands& s) {
       ->add_option("--node-ranks", f.calibrate.node_ranks,
                    "with --inter-node: the ranks of one node (ranks fill nodes in order)")
       ->transform(engine::IntegerIn(kInt64Min, kInt64Max));  // the range: RunCalibrateInterNode
+  s.calibrate->add_option("--hostfile", f.calibrate.hostfile,
+                          "instead of calibrating: measure the link between nodes of profile "
+                          "--name with an MPI hostfile whose nodes hold --node-ranks ranks each");
   s.calibrate->add_option("--calibrator", f.calibrate.calibrator,
                           "path of meshtune_calibrate (default: found beside meshtune)");
 }

@@ -5,8 +5,11 @@
 // fits alpha, beta, alpha_coll, beta_coll and gamma to the samples (storage/calibration_fit.h)
 // and stores the profile.
 //
-//   ping-pong  ranks 0 and 1, sizes 8 B .. --max-bytes (doubling); sample "pingpong":
-//              one-way time = median round trip / 2. The other ranks sleep.
+//   ping-pong  ranks 0 and 1 (0 and --peer), sizes 8 B .. --max-bytes (doubling); sample
+//              "pingpong": one-way time = median round trip / 2. The other ranks sleep.
+//              With --link-only this alone is measured: the link between rank 0 and
+//              --peer (the first rank of another node, under a hostfile), which
+//              `meshtune calibrate --hostfile` fits and stores as the profile's inter_node.
 //   shift      every rank at once sends the same sizes to rank + 1 and receives from
 //              rank - 1 (MPI_Sendrecv), as a schedule's ring steps and point-to-point
 //              fetches do; sample "shift": the median over repetitions of the slowest
@@ -89,6 +92,8 @@ struct Flags {
   std::vector<int> tile_grid = {1, 16, 64, 256, 1024};
   double tile_ms = 5;
   int flush_mib = -1;  // -1: FlushBytes's default
+  int peer = 1;        // the ping-pong's other rank
+  bool link_only = false;
 };
 
 double Median(std::vector<double> v) {
@@ -186,17 +191,17 @@ std::vector<int64_t> MessageSizes(int64_t max_bytes) {
 
 int Warmups(int reps) { return std::max(2, reps / 5); }
 
-// Median one-way time of a `bytes` message between ranks 0 and 1 (on rank 0).
-double PingPong(char* buf, int64_t bytes, int reps, int rank) {
+// Median one-way time of a `bytes` message between ranks 0 and `peer` (on rank 0).
+double PingPong(char* buf, int64_t bytes, int reps, int rank, int peer) {
   std::vector<double> round_trips;
   const int n = static_cast<int>(bytes);
   for (int i = 0; i < Warmups(reps) + reps; ++i) {
     if (rank == 0) {
       const double t0 = MPI_Wtime();
-      MPI_Send(buf, n, MPI_BYTE, 1, 0, MPI_COMM_WORLD);
-      MPI_Recv(buf, n, MPI_BYTE, 1, 0, MPI_COMM_WORLD, MPI_STATUS_IGNORE);
+      MPI_Send(buf, n, MPI_BYTE, peer, 0, MPI_COMM_WORLD);
+      MPI_Recv(buf, n, MPI_BYTE, peer, 0, MPI_COMM_WORLD, MPI_STATUS_IGNORE);
       if (i >= Warmups(reps)) round_trips.push_back(MPI_Wtime() - t0);
-    } else if (rank == 1) {
+    } else if (rank == peer) {
       MPI_Recv(buf, n, MPI_BYTE, 0, 0, MPI_COMM_WORLD, MPI_STATUS_IGNORE);
       MPI_Send(buf, n, MPI_BYTE, 0, 0, MPI_COMM_WORLD);
     }
@@ -612,8 +617,17 @@ meshtune::v1::HardwareProfile Calibrate(const Flags& f, int rank, int size) {
   const std::vector<int64_t> sizes = MessageSizes(f.max_bytes);
   std::vector<double> pingpong, shift, bcast;
   for (int64_t bytes : sizes) {
-    pingpong.push_back(PingPong(buf.data(), bytes, f.reps, rank));
+    pingpong.push_back(PingPong(buf.data(), bytes, f.reps, rank, f.peer));
     SleepyBarrier(MPI_COMM_WORLD);
+  }
+  if (f.link_only) {
+    if (rank != 0) return profile;
+    profile.set_ranks(size);
+    profile.set_ranks_per_node(ranks_per_node);
+    profile.set_host(HostName());
+    profile.set_created(UtcNow());
+    for (size_t i = 0; i < sizes.size(); ++i) add_sample("pingpong", sizes[i], pingpong[i]);
+    return profile;
   }
   for (int64_t bytes : sizes)
     shift.push_back(Shift(buf.data(), recv.data(), bytes, f.reps, rank, size, cold));
@@ -679,6 +693,10 @@ int main(int argc, char** argv) {
                  "from cold caches as a schedule runs them (default: twice the last-level "
                  "cache; 0: warm caches; none on a node with more ranks than cores)")
       ->check(CLI::Range(0, 1 << 16));
+  app.add_option("--peer", f.peer, "the rank the ping-pong pairs with rank 0 (default 1)")
+      ->check(CLI::Range(1, 1 << 20));
+  app.add_flag("--link-only", f.link_only,
+               "time only the ping-pong between rank 0 and --peer (the link between nodes)");
   app.add_option("--job-id", f.job_id,
                  "ignored; names the job on the command line for the launcher");
   try {
@@ -690,10 +708,13 @@ int main(int argc, char** argv) {
   }
   std::sort(f.tile_grid.begin(), f.tile_grid.end());
   f.tile_grid.erase(std::unique(f.tile_grid.begin(), f.tile_grid.end()), f.tile_grid.end());
-  if (size < 2) {
-    if (rank == 0)
-      std::cerr << "meshtune_calibrate: calibration needs at least 2 ranks, got " << size
-                << std::endl;
+  if (size < 2 || f.peer >= size) {
+    if (rank == 0) {
+      std::cerr << "meshtune_calibrate: "
+                << (size < 2 ? "calibration needs at least 2 ranks, got "
+                             : "--peer names no rank of the job: it has ")
+                << size << std::endl;
+    }
     MPI_Finalize();
     return 2;
   }

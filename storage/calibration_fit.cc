@@ -201,4 +201,28 @@ absl::StatusOr<v1::HardwareProfile> FitProfile(const v1::HardwareProfile& measur
   return profile;
 }
 
+absl::StatusOr<v1::InterNode> FitInterNode(const v1::HardwareProfile& measured, int64_t node_ranks,
+                                           const std::string& source) {
+  std::vector<double> bytes, seconds;
+  for (int i = 0; i < measured.samples_size(); ++i) {
+    const v1::CalibrationSample& s = measured.samples(i);
+    if (s.kind() != "pingpong") continue;
+    if (s.bytes() <= 0 || !(s.seconds() > 0) || !std::isfinite(s.seconds())) {
+      return absl::DataLossError(absl::StrCat("calibration sample ", i, " (pingpong, ", s.bytes(),
+                                              " bytes): seconds is ", s.seconds(),
+                                              "; bytes and seconds must be positive and finite"));
+    }
+    bytes.push_back(s.bytes());
+    seconds.push_back(s.seconds());
+  }
+  if (bytes.empty()) return absl::DataLossError("the calibration has no \"pingpong\" sample");
+  const Line line = FitNonNegative(bytes, seconds);
+  v1::InterNode out;
+  out.set_node_ranks(node_ranks);
+  out.set_alpha_s(line.intercept);
+  out.set_beta_s_per_byte(line.slope);
+  out.set_source(source);
+  return out;
+}
+
 }  // namespace meshtune::storage

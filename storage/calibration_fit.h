@@ -3,6 +3,9 @@
 #ifndef MESHTUNE_STORAGE_CALIBRATION_FIT_H_
 #define MESHTUNE_STORAGE_CALIBRATION_FIT_H_
 
+#include <cstdint>
+#include <string>
+
 #include "absl/status/statusor.h"
 #include "proto/meshtune.pb.h"
 
@@ -32,6 +35,14 @@ namespace meshtune::storage {
 // sample's bytes or seconds is not a positive finite number, a collective sample names no
 // collective or a group below 2, or a gemm_tile sample has no shape.
 absl::StatusOr<v1::HardwareProfile> FitProfile(const v1::HardwareProfile& measured);
+
+// The link between nodes from a link-only calibration job (`meshtune_calibrate
+// --link-only`, its "pingpong" samples between rank 0 and the first rank of another node):
+// alpha and beta as FitProfile fits its lines, with `node_ranks` and `source` as given.
+// DataLoss naming the problem when there is no "pingpong" sample or one is not positive
+// and finite.
+absl::StatusOr<v1::InterNode> FitInterNode(const v1::HardwareProfile& measured, int64_t node_ranks,
+                                           const std::string& source);
 
 }  // namespace meshtune::storage
 

@@ -1,6 +1,7 @@
 // `meshtune calibrate` as a user runs it: a quick calibration on 2 ranks stores a profile
-// that loads back; --from-runs fits a profile's term scales to runs; bad flags exit 2 and a
-// failing calibration job exits 1, with messages.
+// that loads back; --from-runs fits a profile's term scales to runs; --inter-node gives and
+// --hostfile measures the link between nodes; bad flags exit 2 and a failing calibration
+// job exits 1, with messages.
 #include <gtest/gtest.h>
 #include <sys/stat.h>
 #include <sys/wait.h>
@@ -12,6 +13,7 @@
 #include <map>
 #include <string>
 
+#include "absl/strings/match.h"
 #include "base/json.h"
 #include "engine/fidelity.h"
 #include "ir/mesh.h"
@@ -320,6 +322,55 @@ TEST_F(CalibrateCliTest, InterNodeGivesTheLinkBetweenNodes) {
       {"--name nosuch --node-ranks 8 --inter-node 5e-6,1e-9",
        "meshtune: no hardware profile \"nosuch\" to give a link between nodes: calibrate it "
        "first (meshtune calibrate --ranks P --name nosuch)\n"}};
+  for (const auto& [args, message] : refused) {
+    r = Calibrate(args);
+    EXPECT_EQ(r.status, 2) << args;
+    EXPECT_EQ(r.err, message) << args;
+  }
+}
+
+// --hostfile: the link between nodes of an existing profile, measured by a ping-pong
+// between rank 0 and the first rank of the hostfile's second node (rank --node-ranks), and
+// stored in it. Here the hostfile's one node is this machine, so the job runs and the
+// numbers are this machine's; across real nodes they would be the network's. Bad flags
+// exit 2 with exact messages.
+TEST_F(CalibrateCliTest, HostfileMeasuresTheLinkBetweenNodes) {
+  meshtune::v1::HardwareProfile profile;
+  profile.set_name("two");
+  profile.set_ranks(2);
+  profile.set_alpha_s(2e-6);
+  profile.set_beta_s_per_byte(3e-10);
+  ASSERT_TRUE(meshtune::storage::SaveProfile(profile).ok());
+  const std::string hosts = dir_ + "/hosts";
+  std::ofstream(hosts) << "localhost slots=3\n";
+  CliRun r = Calibrate("--name two --hostfile " + hosts + " --node-ranks 2 --quick --timeout 120");
+  ASSERT_EQ(r.status, 0) << r.out << r.err;
+  const std::string source = "measured between rank 0 and rank 2 with hostfile " + hosts;
+  EXPECT_EQ(r.out.rfind("profile two: nodes of 2 ranks; between nodes alpha ", 0), 0u) << r.out;
+  EXPECT_TRUE(absl::EndsWith(r.out, ", " + source + "\n")) << r.out;
+  const absl::StatusOr<meshtune::v1::HardwareProfile> stored =
+      meshtune::storage::LoadProfile("two");
+  ASSERT_TRUE(stored.ok()) << stored.status();
+  EXPECT_EQ(stored->inter_node().source(), source);
+  EXPECT_EQ(stored->inter_node().node_ranks(), 2);
+  EXPECT_GT(stored->inter_node().alpha_s() + stored->inter_node().beta_s_per_byte(), 0);
+  const meshtune::search::CostParams params = meshtune::storage::ToCostParams(*stored);
+  EXPECT_EQ(params.node_ranks, 2);
+  EXPECT_EQ(params.alpha_node, stored->inter_node().alpha_s());
+  EXPECT_EQ(params.beta_node, stored->inter_node().beta_s_per_byte());
+  EXPECT_EQ(params.alpha, 2e-6);  // within a node: as calibrated
+  const std::pair<std::string, std::string> refused[] = {
+      {"--name two --hostfile /nonexistent/hosts --node-ranks 2",
+       "meshtune: --hostfile '/nonexistent/hosts' is not a readable file\n"},
+      {"--name two --hostfile " + hosts,
+       "meshtune: --node-ranks 0 is not a rank count from 1 to 65535 (the ranks of one node of "
+       "the hostfile)\n"},
+      {"--name two --hostfile " + hosts + " --node-ranks 2 --ranks 4",
+       "meshtune: --hostfile measures the link between nodes of an existing profile: give it "
+       "with --node-ranks and without --ranks, --inter-node and --from-runs\n"},
+      {"--name nosuch --hostfile " + hosts + " --node-ranks 2",
+       "meshtune: no hardware profile \"nosuch\" to measure a link between nodes for: calibrate "
+       "it first (meshtune calibrate --ranks P --name nosuch)\n"}};
   for (const auto& [args, message] : refused) {
     r = Calibrate(args);
     EXPECT_EQ(r.status, 2) << args;
