@@ -1,4 +1,4 @@
-// The calibration's fit (FitProfile) on synthetic samples, without MPI.
+// The calibration's fits (FitProfile, FitInterNode) on synthetic samples, without MPI.
 #include "storage/calibration_fit.h"
 
 #include <gtest/gtest.h>
@@ -39,6 +39,28 @@ TEST(FitProfileTest, RecoversExactLines) {
   EXPECT_NEAR(p->beta_coll_s_per_byte(), 5e-10, 1e-19);
   EXPECT_DOUBLE_EQ(p->gamma_s_per_flop(), 2e-3 / 2e6);
   EXPECT_EQ(p->samples_size(), Exact().samples_size());  // the samples are kept
+}
+
+// The link between nodes: a line over the ping-pong samples alone (the other kinds of a
+// full calibration are ignored), with the node size and source given; none is DataLoss.
+TEST(FitInterNodeTest, FitsThePingPongLine) {
+  v1::HardwareProfile measured;
+  for (int64_t b = 8; b <= (1 << 20); b *= 4) Add(&measured, "pingpong", b, 4e-6 + 1e-9 * b);
+  Add(&measured, "bcast", 8, 1.0);
+  const absl::StatusOr<v1::InterNode> link = FitInterNode(measured, 8, "measured here");
+  ASSERT_TRUE(link.ok()) << link.status();
+  EXPECT_NEAR(link->alpha_s(), 4e-6, 1e-15);
+  EXPECT_NEAR(link->beta_s_per_byte(), 1e-9, 1e-18);
+  EXPECT_EQ(link->node_ranks(), 8);
+  EXPECT_EQ(link->source(), "measured here");
+  v1::HardwareProfile none;
+  Add(&none, "bcast", 8, 1e-6);
+  EXPECT_EQ(FitInterNode(none, 8, "").status(),
+            absl::DataLossError("the calibration has no \"pingpong\" sample"));
+  Add(&none, "pingpong", 8, -1);
+  EXPECT_EQ(FitInterNode(none, 8, "").status().message(),
+            "calibration sample 1 (pingpong, 8 bytes): seconds is -1; bytes and seconds must be "
+            "positive and finite");
 }
 
 TEST(FitProfileTest, RingExchangeGivesThePointToPointNumbers) {
