@@ -217,8 +217,7 @@ absl::StatusOr<v1::HardwareProfile> Calibrate(const CalibrateOptions& options) {
   return profile;
 }
 
-int RunCalibrateAcrossNodes(const CalibrateOptions& options, std::ostream& out,
-                            std::ostream& err) {
+int RunCalibrateAcrossNodes(const CalibrateOptions& options, std::ostream& out, std::ostream& err) {
   if (absl::Status s = storage::ValidateProfileName(options.name); !s.ok()) return Fail(s, err);
   const auto bad = [&](const std::string& message) {
     return Fail(absl::InvalidArgumentError(message), err);
@@ -236,8 +235,8 @@ int RunCalibrateAcrossNodes(const CalibrateOptions& options, std::ostream& out,
   struct stat st;
   if (stat(options.hostfile.c_str(), &st) != 0 || !S_ISREG(st.st_mode) ||
       access(options.hostfile.c_str(), R_OK) != 0) {
-    return bad(absl::StrCat("--hostfile '", base::Excerpt(options.hostfile),
-                            "' is not a readable file"));
+    return bad(
+        absl::StrCat("--hostfile '", base::Excerpt(options.hostfile), "' is not a readable file"));
   }
   absl::StatusOr<v1::HardwareProfile> profile = storage::LoadProfile(options.name);
   if (absl::IsNotFound(profile.status())) {
@@ -251,7 +250,8 @@ int RunCalibrateAcrossNodes(const CalibrateOptions& options, std::ostream& out,
       options.calibrator.empty() ? runtime::FindCalibrator() : options.calibrator;
   const std::string job_id = JobId();
   const std::string peer = absl::StrCat(options.node_ranks);
-  std::vector<std::string> command = {calibrator, "--link-only", "--peer", peer, "--job-id", job_id};
+  std::vector<std::string> command = {calibrator, "--link-only", "--peer",
+                                      peer,       "--job-id",    job_id};
   if (options.quick) command.insert(command.end(), {"--max-bytes", "1048576", "--reps", "10"});
   runtime::LaunchOptions launch;
   launch.timeout_s = options.timeout_s;
@@ -265,10 +265,9 @@ int RunCalibrateAcrossNodes(const CalibrateOptions& options, std::ostream& out,
     MT_ASSIGN_OR_RETURN(const runtime::CommandResult job,
                         runtime::LaunchCommand(options.node_ranks + 1, command, launch, job_id));
     MT_ASSIGN_OR_RETURN(const v1::HardwareProfile measured, ParseJobOutput(job));
-    return storage::FitInterNode(
-        measured, options.node_ranks,
-        absl::StrCat("measured between rank 0 and rank ", peer, " with hostfile ",
-                     options.hostfile));
+    return storage::FitInterNode(measured, options.node_ranks,
+                                 absl::StrCat("measured between rank 0 and rank ", peer,
+                                              " with hostfile ", options.hostfile));
   }();
   if (!link.ok()) {
     Fail(absl::Status(link.status().code(),

@@ -119,9 +119,8 @@ void EmitPrefetch(const Program& p, const Transfer& t, const For& f, const std::
 void EmitRingStep(const Reduce& r, const For* loop, const std::string& pad, std::string* out) {
   const std::string shift = absl::StrCat("rt->ShiftStep(", Quote(r.buffer), ", ", r.pattern.axes[0],
                                          ", ", -r.pattern.shift, ");");
-  const std::string land =
-      absl::StrCat("rt->ReduceInto(\"Local\", ", Quote(r.tensor), ", ", Quote(r.buffer), ", ",
-                   Exprs(r.global.offset), ", {});");
+  const std::string land = absl::StrCat("rt->ReduceInto(\"Local\", ", Quote(r.tensor), ", ",
+                                        Quote(r.buffer), ", ", Exprs(r.global.offset), ", {});");
   absl::StrAppend(out, pad, "// ", r.pattern.ToString(), " of ", r.tensor, "\n");
   if (loop == nullptr || loop->var != r.loop) {
     absl::StrAppend(out, pad, land, "\n");

@@ -265,7 +265,8 @@ absl::StatusOr<TransferPlan> PlanTransfer(const Computation& c, const Names& nam
       // it (at -shift around the axis) computed.
       const ir::MeshAxis& a = c.mesh().axes[r.pattern.axes[0]];
       const Expr before = Expr::Make(
-          Expr::Op::kMod, {Expr::Var(a.name) + Expr::Const(a.size - r.pattern.shift), Expr::Const(a.size)});
+          Expr::Op::kMod,
+          {Expr::Var(a.name) + Expr::Const(a.size - r.pattern.shift), Expr::Const(a.size)});
       for (Expr& e : r.global.offset) e = e.Substitute(a.name, before);
     }
     plan.stmt = MakeStmt(std::move(r));

@@ -65,11 +65,11 @@ struct CommPattern {
   };
   Kind kind = Kind::kLocal;
   std::vector<int> axes;  // mesh axes of the group (broadcast, gather, reduce) or the ring
-  int shift = 0;  // Shift: data comes from the neighbour at +shift along axes[0]; RingReduce:
-                  // sums go to the neighbour at +shift
+  int shift = 0;     // Shift: data comes from the neighbour at +shift along axes[0]; RingReduce:
+                     // sums go to the neighbour at +shift
   bool hop = false;  // RingReduce: the last step's sums are added on the next rank
 
-  std::string Name() const;      // "Broadcast"
+  std::string Name() const;  // "Broadcast"
   // "Broadcast(axes=[0])", "Shift(axis=1, +1)", "Local", "RingReduce(axis=0, -1, hop)"
   std::string ToString() const;
   // An AllGather or AllToAll: the box is filled from the ranks that hold it (Transfer::global

@@ -50,16 +50,15 @@ TEST(ProgramProtoTest, TheReferenceSchedulesRoundTripExactly) {
   };
   const std::string mm = "C[m,n] += A[m,k] * B[k,n]", mm_extents = "m=512,n=1024,k=2048";
   const std::string ag = "C[m,n] = A[k,m] * B[k,n]", ag_extents = "m=2048,k=1024,n=4096";
-  for (const Case& c : std::vector<Case>{{mm, mm_extents, "x=8,y=8", "summa.trace"},
-                                         {mm, mm_extents, "x=8,y=8", "summa_prefetch.trace"},
-                                         {mm, mm_extents, "x=8,y=8", "pumma.trace"},
-                                         {mm, mm_extents, "x=8,y=8", "cannon.trace"},
-                                         {ag, ag_extents, "x=4", "allgather_gemm.trace"},
-                                         {ag, ag_extents, "x=4", "allgather_gemm_prefetch.trace"},
-                                         {"C[m,n] = A[m,k] * B[k,n]", "m=2048,k=1024,n=4096", "x=4",
-                                          "gemm_reducescatter.trace"},
-                                         {mm, "m=64,n=128,k=64", "x=4",
-                                          "gemm_ring_reducescatter.trace"}}) {
+  for (const Case& c : std::vector<Case>{
+           {mm, mm_extents, "x=8,y=8", "summa.trace"},
+           {mm, mm_extents, "x=8,y=8", "summa_prefetch.trace"},
+           {mm, mm_extents, "x=8,y=8", "pumma.trace"},
+           {mm, mm_extents, "x=8,y=8", "cannon.trace"},
+           {ag, ag_extents, "x=4", "allgather_gemm.trace"},
+           {ag, ag_extents, "x=4", "allgather_gemm_prefetch.trace"},
+           {"C[m,n] = A[m,k] * B[k,n]", "m=2048,k=1024,n=4096", "x=4", "gemm_reducescatter.trace"},
+           {mm, "m=64,n=128,k=64", "x=4", "gemm_ring_reducescatter.trace"}}) {
     SCOPED_TRACE(c.file);
     const Program p =
         testing::LowerText(c.expr, c.extents, c.mesh, testing::ReadFile("examples/" + c.file));

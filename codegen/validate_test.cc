@@ -454,9 +454,9 @@ TEST(ValidateTest, RingReductions) {
   std::optional<Lowered> hop = LowerText(kMatmul, "m=8,n=16,k=8", "x=4", ring);
   ASSERT_TRUE(hop.has_value());
   EXPECT_TRUE(ValidateProgram(hop->c, hop->p).ok());
-  std::optional<Lowered> home = LowerText(
-      kMatmul, "m=8,n=16,k=8", "x=4",
-      absl::StrReplaceAll(ring, {{"shard(C, n@x)", "shard(C, n@(x+3)%4)"}}));
+  std::optional<Lowered> home =
+      LowerText(kMatmul, "m=8,n=16,k=8", "x=4",
+                absl::StrReplaceAll(ring, {{"shard(C, n@x)", "shard(C, n@(x+3)%4)"}}));
   ASSERT_TRUE(home.has_value());
   EXPECT_TRUE(ValidateProgram(home->c, home->p).ok());
 
@@ -475,10 +475,10 @@ TEST(ValidateTest, RingReductions) {
             "which is no instance of the statement: either C[0, 4] should be C[0, 0] or "
             "B[0, 0] should be B[0, 4]");
 
-  std::optional<Lowered> plain = LowerText(
-      "C[m,n] = A[m,k] * B[k,n]", "m=8,n=16,k=8", "x=4",
-      absl::StrReplaceAll(ReadFile("examples/gemm_reducescatter.trace"),
-                          {{"communicate(C, no, prefetch=1)", "communicate(C, no)"}}));
+  std::optional<Lowered> plain =
+      LowerText("C[m,n] = A[m,k] * B[k,n]", "m=8,n=16,k=8", "x=4",
+                absl::StrReplaceAll(ReadFile("examples/gemm_reducescatter.trace"),
+                                    {{"communicate(C, no, prefetch=1)", "communicate(C, no)"}}));
   ASSERT_TRUE(plain.has_value());
   const Refusal zeroed = Refuse(*plain, EditReduce(plain->p, [](Reduce* x) {
     x->pattern = CommPattern{CommPattern::Kind::kRingReduce, {0}, -1, true};

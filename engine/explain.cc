@@ -160,8 +160,8 @@ std::string ExplainText(const v1::ExplainResponse& response) {
     }
     const bool ring = t.pattern() == "Shift" || t.pattern() == "RingReduce";
     absl::StrAppend(&s, "  ", t.tensor(), " at ", t.loop(), ": ", t.pattern(), " axes [",
-                    absl::StrJoin(t.axes(), ", "), "]", ring ? absl::StrCat(" shift ", t.shift()) : "",
-                    ", ",
+                    absl::StrJoin(t.axes(), ", "), "]",
+                    ring ? absl::StrCat(" shift ", t.shift()) : "", ", ",
                     base::FormatBytes(static_cast<int64_t>(t.bytes_per_rank())), " per rank",
                     t.prefetch() != 0 ? ", prefetched (two buffers)" : "", "\n");
   }

@@ -195,8 +195,7 @@ bool CheckRing(const Computation& c, const Communication& t, int a, std::vector<
     for (size_t b = 0; b < mesh.axes.size(); ++b) {
       if (s == nullptr || s->replicated_axes[b]) copied.push_back(mesh.axes[b].name);
     }
-    absl::StrAppend(&message, ", but ", tensor, " has copies along ",
-                    base::ExcerptList(copied),
+    absl::StrAppend(&message, ", but ", tensor, " has copies along ", base::ExcerptList(copied),
                     "; a ring ends on the one rank that holds each element");
   } else {
     const int prefix = TransferPrefix(c, t);
@@ -204,8 +203,10 @@ bool CheckRing(const Computation& c, const Communication& t, int a, std::vector<
     const std::string step = absl::StrCat(base::Excerpt(t.loop), "=", shape.end_rank.back());
     const std::string end = BoxText(c, t.tensor, elements, shape.end_rank);
     if (shape.other_rank.empty()) {
-      const std::vector<int64_t> e = SamplePoint(
-          PointSet(c.ctx(), "P", shape.end_rank, 0, shape.end_rank.size()).apply(elements).lexmin());
+      const std::vector<int64_t> e =
+          SamplePoint(PointSet(c.ctx(), "P", shape.end_rank, 0, shape.end_rank.size())
+                          .apply(elements)
+                          .lexmin());
       absl::StrAppend(&message, ", but at ", step, " rank ", RankText(mesh, shape.end_rank),
                       " ends with ", end, ", whose element ", ElementText(t.tensor, e, 0, e.size()),
                       " is held by ", HolderText(c, t.tensor, e, 0, e.size()),

@@ -38,8 +38,7 @@ isl::map Move(const Computation& c, unsigned ns, int axis, int shift, int dt, in
       out.push_back(v);
     }
   }
-  return isl::map(c.ctx(), absl::StrCat("{ P[", Dims(na + ns), "] -> P[",
-                                        absl::StrJoin(out, ","),
+  return isl::map(c.ctx(), absl::StrCat("{ P[", Dims(na + ns), "] -> P[", absl::StrJoin(out, ","),
                                         "] : ", absl::StrJoin(cons, " and "), " }"));
 }
 
@@ -100,8 +99,8 @@ std::optional<Ring> RingOf(const Computation& c, const Communication& t) {
     axis = a;
   }
   if (axis < 0) return std::nullopt;
-  const std::string key = absl::StrCat(c.LoopsKey(), "|Ring ", c.TensorKey(t.tensor), " via ",
-                                       t.loop, " along ", axis);
+  const std::string key =
+      absl::StrCat(c.LoopsKey(), "|Ring ", c.TensorKey(t.tensor), " via ", t.loop, " along ", axis);
   // Remembered as two answers: whether it is a legal ring, and its shift and hop.
   const auto shape = [&] { return ExamineRing(c, t, axis); };
   if (!c.MemoBool(key, [&] {

@@ -122,9 +122,9 @@ TEST(TraceTest, RotationStepParsesInAnyOrderAndPrintsOnlyWhenNotOne) {
 }
 
 TEST(TraceTest, ReferenceTracesRoundTrip) {
-  for (const char* f :
-       {"summa", "pumma", "cannon", "allgather_gemm", "summa_prefetch", "allgather_gemm_prefetch",
-        "gemm_reducescatter", "gemm_ring_reducescatter", "tesseract", "summa_25d", "cannon_25d", "pumma_steps"}) {
+  for (const char* f : {"summa", "pumma", "cannon", "allgather_gemm", "summa_prefetch",
+                        "allgather_gemm_prefetch", "gemm_reducescatter", "gemm_ring_reducescatter",
+                        "tesseract", "summa_25d", "cannon_25d", "pumma_steps"}) {
     absl::StatusOr<Trace> t = ParseTrace(ReadFile(std::string("examples/") + f + ".trace"));
     ASSERT_TRUE(t.ok()) << f << ": " << t.status();
     absl::StatusOr<Trace> again = ParseTrace(t->ToString());

@@ -117,7 +117,8 @@ class Interpreter {
     const bool last =
         !Driven(r.loop) || loops_.back().second == fors_.back().first + fors_.back().second - 1;
     if (!last || r.pattern.hop) rt_->ShiftStep(r.buffer, r.pattern.axes[0], -r.pattern.shift);
-    if (last) rt_->ReduceInto("Local", r.tensor, r.buffer, Eval(r.global.offset, rt_->coords()), {});
+    if (last)
+      rt_->ReduceInto("Local", r.tensor, r.buffer, Eval(r.global.offset, rt_->coords()), {});
   }
 
   // A prefetched transfer at step v of its loop: the first step fetches its own data; each

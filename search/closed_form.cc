@@ -554,8 +554,8 @@ absl::StatusOr<codegen::Program> ClosedFormLowering::Lower(const Computation& c)
     p.buffers.push_back(std::get<codegen::Alloc>(plan.alloc->node));
     if (plan.output) {
       // A ring's buffer is zeroed before its loop (codegen/program.h).
-      const bool ring = std::get<codegen::Reduce>(plan.stmt->node).pattern.kind ==
-                        CommPattern::Kind::kRingReduce;
+      const bool ring =
+          std::get<codegen::Reduce>(plan.stmt->node).pattern.kind == CommPattern::Kind::kRingReduce;
       zeros[ring ? plan.depth - 1 : plan.depth].push_back(plan.alloc);
       after[plan.depth].push_back(codegen::WithPrefetch(plan.stmt, t.prefetch));
     } else {

@@ -86,8 +86,8 @@ TEST(ExplainCliTest, ARingIsNamedAndCosted) {
   meshtune::v1::ExplainResponse hop, home_end;
   ASSERT_TRUE(ParsesAs(
       Meshtune(problem + "--trace examples/gemm_ring_reducescatter.trace --json").out, &hop));
-  ASSERT_TRUE(ParsesAs(Meshtune(problem + "--trace " + dir + "/skewed.trace --json").out,
-                       &home_end));
+  ASSERT_TRUE(
+      ParsesAs(Meshtune(problem + "--trace " + dir + "/skewed.trace --json").out, &home_end));
   EXPECT_EQ(hop.costed_with(), "built-in machine numbers");
   EXPECT_GT(hop.predicted_s(), home_end.predicted_s());
   ASSERT_EQ(home_end.transfers_size(), 1);

@@ -200,9 +200,8 @@ TEST(MpiRunTest, TwoAndAHalfDWithCopiesReducesOntoOneLayer) {
 TEST(MpiRunTest, RingReduceScatterOn4) {
   const std::string ring = ReadFile("examples/gemm_ring_reducescatter.trace");
   const std::string skewed = Replace(ring, "shard(C, n@x)", "shard(C, n@(x+3)%4)");
-  for (const auto& [extents, block_bytes] :
-       std::vector<std::pair<std::string, int>>{{"m=8,n=16,k=8", 8 * 4 * 4},
-                                                {"m=6,n=20,k=12", 6 * 5 * 4}}) {
+  for (const auto& [extents, block_bytes] : std::vector<std::pair<std::string, int>>{
+           {"m=8,n=16,k=8", 8 * 4 * 4}, {"m=6,n=20,k=12", 6 * 5 * 4}}) {
     SCOPED_TRACE(extents);
     const Result hop = MeshtuneRun(kMatmul, extents, "x=4", ring);
     ExpectVerified(hop);

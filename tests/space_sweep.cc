@@ -24,8 +24,7 @@ std::string SweepCase::Name() const {
   return absl::StrCat(expr, " ", extents, " on ", mesh, allow_replication ? " (replication)" : "",
                       split_distributed ? " (split)" : "", rotation_steps ? " (steps)" : "",
                       all_to_all ? " (all-to-all)" : "", rings_only ? " (rings)" : "",
-                      layouts.empty() ? "" : " layouts ",
-                      absl::StrJoin(layouts, ","));
+                      layouts.empty() ? "" : " layouts ", absl::StrJoin(layouts, ","));
 }
 
 namespace {

@@ -25,7 +25,8 @@ int main(int argc, char** argv) {
   app.add_flag("--split", c.split_distributed, "distributed indices split further");
   app.add_flag("--steps", c.rotation_steps, "rotations in steps other than 1");
   app.add_flag("--all-to-all", c.all_to_all, "transfers from several ranks' shards");
-  app.add_flag("--rings", c.rings_only, "only the points that communicate the output at a rotated loop");
+  app.add_flag("--rings", c.rings_only,
+               "only the points that communicate the output at a rotated loop");
   app.add_option("--max", max_points);
   app.add_option("--seed", seed);
   app.add_option("--show", show, "failures to print");
@@ -50,9 +51,8 @@ int main(int argc, char** argv) {
   std::cout << c.Name() << ": " << r->legal_points << " legal, " << r->checked << " checked ("
             << r->prefetched << " prefetched, " << r->stepped << " in steps, " << r->all_to_all
             << " all-to-all, " << r->onto_layer << " onto a layer, " << r->rings << " rings), "
-            << r->distinct_programs
-            << " distinct programs, " << r->unlowerable << " unlowerable, " << r->failures.size()
-            << " failures, " << s << " s\n";
+            << r->distinct_programs << " distinct programs, " << r->unlowerable << " unlowerable, "
+            << r->failures.size() << " failures, " << s << " s\n";
   for (int i = 0; i < show && i < static_cast<int>(r->failures.size()); ++i) {
     std::cout << "--- " << r->failures[i].error << "\n" << r->failures[i].trace << "\n";
   }
