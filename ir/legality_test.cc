@@ -7,6 +7,7 @@
 #include <fstream>
 #include <sstream>
 
+#include "absl/strings/str_replace.h"
 #include "ir/legality_closed_form.h"
 #include "ir/verdict.h"
 #include "tests/test_util.h"
@@ -43,6 +44,13 @@ std::string Reasons(const Verdict& v) {
   std::string s;
   for (const Rejection& r : v.reasons) s += "[" + r.code + "] " + r.message + "\n";
   return s;
+}
+
+// That `v` is illegal for one reason alone: `code`, with `message`.
+void ExpectOneReason(const Verdict& v, absl::string_view code, const std::string& message) {
+  ASSERT_EQ(v.reasons.size(), 1u) << Reasons(v);
+  EXPECT_EQ(v.reasons[0].code, code);
+  EXPECT_EQ(v.reasons[0].message, message);
 }
 
 TEST(LegalityTest, ReferenceSchedulesAreLegal) {
@@ -153,30 +161,29 @@ TEST(LegalityTest, ReductionOfDifferentBlocksAcrossItsGroupIsMisaligned) {
                               "communicate(A, no, rotate=[mo,ko])\n"
                               "communicate(B, no, rotate=[mo,ko])\n"
                               "tensorize([mi, ni, ki], matmul)\n");
-  ASSERT_EQ(v.reasons.size(), 1u) << Reasons(v);
-  EXPECT_EQ(v.reasons[0].code, kMisalignedReduction);
   // The partial sums do pass around a ring along y, but the rows x=0 would end one step
   // before their holders and the rows x=1 on them.
-  EXPECT_EQ(v.reasons[0].message,
-            "communicate(C, no): the partial sums of C pass around a ring along y (to the "
-            "neighbour at +1 each step), but at no=1 rank (x=1, y=0) ends with C[32:64, 0:32], "
-            "which it holds, and rank (x=0, y=0) with C[0:32, 32:64], which its neighbour holds; "
-            "a ring must end alike on every rank");
+  ExpectOneReason(
+      v, kMisalignedReduction,
+      "communicate(C, no): the partial sums of C pass around a ring along y (to the "
+      "neighbour at +1 each step), but at no=1 rank (x=1, y=0) ends with C[32:64, 0:32], "
+      "which it holds, and rank (x=0, y=0) with C[0:32, 32:64], which its neighbour holds; "
+      "a ring must end alike on every rank");
 }
 
 TEST(LegalityTest, PartialSumsThatMoveAsNoRingAreMisaligned) {
   // The ring of examples/gemm_ring_reducescatter.trace turned in steps of 2 over 8 column
   // blocks: rank x computes block (no + 2x) % 8, which no neighbour computes next.
-  std::string t = ReadFile("examples/gemm_ring_reducescatter.trace");
-  t.replace(t.find("divide(n, no, ni, 4)"), 20, "divide(n, no, ni, 8)");
-  t.replace(t.find("rotate=[ko])"), 12, "rotate=[ko], step=2)");
-  const Verdict v = JudgeText(kMatmul, "m=8,n=16,k=8", "x=4", t);
-  ASSERT_EQ(v.reasons.size(), 1u) << Reasons(v);
-  EXPECT_EQ(v.reasons[0].code, kMisalignedReduction);
-  EXPECT_EQ(v.reasons[0].message,
-            "communicate(C, no): at no=0 rank (x=0) holds partial sums of C[0:8, 0:2] but rank "
-            "(x=1) of its reduction group along x holds C[0:8, 4:6]; a reduction adds up the "
-            "same elements across the group");
+  const Verdict v =
+      JudgeText(kMatmul, "m=8,n=16,k=8", "x=4",
+                absl::StrReplaceAll(ReadFile("examples/gemm_ring_reducescatter.trace"),
+                                    {{"divide(n, no, ni, 4)", "divide(n, no, ni, 8)"},
+                                     {"rotate=[ko])", "rotate=[ko], step=2)"}}));
+  ExpectOneReason(
+      v, kMisalignedReduction,
+      "communicate(C, no): at no=0 rank (x=0) holds partial sums of C[0:8, 0:2] but rank "
+      "(x=1) of its reduction group along x holds C[0:8, 4:6]; a reduction adds up the "
+      "same elements across the group");
 }
 
 // GEMM-ReduceScatter as a ring (examples/gemm_ring_reducescatter.trace): at step no rank x
@@ -188,38 +195,34 @@ TEST(LegalityTest, OutputPassedAroundARing) {
   const Verdict block = JudgeText(kMatmul, "m=8,n=16,k=8", "x=4", ring);
   EXPECT_TRUE(block.legal) << Reasons(block);
   const auto skewed = [&](const std::string& target) {
-    std::string t = ring;
-    t.replace(t.find("shard(C, n@x)"), 13, "shard(C, n@" + target + ")");
-    return JudgeText(kMatmul, "m=8,n=16,k=8", "x=4", t);
+    return JudgeText(kMatmul, "m=8,n=16,k=8", "x=4",
+                     absl::StrReplaceAll(ring, {{"shard(C, n@x)", "shard(C, n@" + target + ")"}}));
   };
   const Verdict home = skewed("(x+3)%4");
   EXPECT_TRUE(home.legal) << Reasons(home);
   const Verdict away = skewed("(x+2)%4");
-  ASSERT_EQ(away.reasons.size(), 1u) << Reasons(away);
-  EXPECT_EQ(away.reasons[0].code, kMisalignedReduction);
-  EXPECT_EQ(away.reasons[0].message,
-            "communicate(C, no): the partial sums of C pass around a ring along x (to the "
-            "neighbour at -1 each step), but at no=3 rank (x=0) ends with C[0:8, 12:16], whose "
-            "element C[0, 12] is held by rank (x=1), neither it nor its neighbour; a ring must "
-            "end on the holders");
+  ExpectOneReason(
+      away, kMisalignedReduction,
+      "communicate(C, no): the partial sums of C pass around a ring along x (to the "
+      "neighbour at -1 each step), but at no=3 rank (x=0) ends with C[0:8, 12:16], whose "
+      "element C[0, 12] is held by rank (x=1), neither it nor its neighbour; a ring must "
+      "end on the holders");
   // A ring cannot overlap its steps: each adds into what the one before sent.
-  std::string prefetched = ring;
-  prefetched.replace(prefetched.find("rotate=[ko])"), 12, "rotate=[ko], prefetch=1)");
-  const Verdict pf = JudgeText(kMatmul, "m=8,n=16,k=8", "x=4", prefetched);
-  ASSERT_EQ(pf.reasons.size(), 1u) << Reasons(pf);
-  EXPECT_EQ(pf.reasons[0].code, kNothingToOverlap);
-  EXPECT_EQ(pf.reasons[0].message,
-            "communicate(C, no, prefetch=1): the partial sums of C pass around a ring, and each "
-            "step adds into what the step before sent, so there is no next step to overlap the "
-            "reduction with; drop prefetch");
+  const Verdict pf =
+      JudgeText(kMatmul, "m=8,n=16,k=8", "x=4",
+                absl::StrReplaceAll(ring, {{"rotate=[ko])", "rotate=[ko], prefetch=1)"}}));
+  ExpectOneReason(
+      pf, kNothingToOverlap,
+      "communicate(C, no, prefetch=1): the partial sums of C pass around a ring, and each "
+      "step adds into what the step before sent, so there is no next step to overlap the "
+      "reduction with; drop prefetch");
   // Copies of C along y (every y computes the same): a ring ends on one holder.
   const Verdict copies = JudgeText(kMatmul, "m=8,n=16,k=8", "x=4,y=2", ring);
-  ASSERT_EQ(copies.reasons.size(), 1u) << Reasons(copies);
-  EXPECT_EQ(copies.reasons[0].code, kMisalignedReduction);
-  EXPECT_EQ(copies.reasons[0].message,
-            "communicate(C, no): the partial sums of C pass around a ring along x (to the "
-            "neighbour at -1 each step), but C has copies along y; a ring ends on the one rank "
-            "that holds each element");
+  ExpectOneReason(
+      copies, kMisalignedReduction,
+      "communicate(C, no): the partial sums of C pass around a ring along x (to the "
+      "neighbour at -1 each step), but C has copies along y; a ring ends on the one rank "
+      "that holds each element");
 }
 
 TEST(LegalityTest, ReducedOutputMustReachEveryHolder) {

@@ -56,6 +56,16 @@ class CalibrateCliTest : public ::testing::Test {
     return r;
   }
 
+  // Stores a profile "two" of 2 ranks, alpha 2 us and beta 3e-10 s/byte, to edit.
+  static absl::Status SaveTwo() {
+    meshtune::v1::HardwareProfile profile;
+    profile.set_name("two");
+    profile.set_ranks(2);
+    profile.set_alpha_s(2e-6);
+    profile.set_beta_s_per_byte(3e-10);
+    return meshtune::storage::SaveProfile(profile);
+  }
+
   std::string dir_, home_;
 };
 
@@ -287,12 +297,7 @@ TEST_F(CalibrateCliTest, FromRunsFitsTheTermScalesOfAProfile) {
 // --inter-node: the link between nodes of an existing profile, given, stored in it, and in
 // the cost model's numbers; bad values exit 2 with exact messages.
 TEST_F(CalibrateCliTest, InterNodeGivesTheLinkBetweenNodes) {
-  meshtune::v1::HardwareProfile profile;
-  profile.set_name("two");
-  profile.set_ranks(2);
-  profile.set_alpha_s(2e-6);
-  profile.set_beta_s_per_byte(3e-10);
-  ASSERT_TRUE(meshtune::storage::SaveProfile(profile).ok());
+  ASSERT_TRUE(SaveTwo().ok());
   CliRun r = Calibrate("--name two --node-ranks 8 --inter-node 5e-6,1e-9");
   ASSERT_EQ(r.status, 0) << r.out << r.err;
   EXPECT_EQ(r.out,
@@ -335,12 +340,7 @@ TEST_F(CalibrateCliTest, InterNodeGivesTheLinkBetweenNodes) {
 // numbers are this machine's; across real nodes they would be the network's. Bad flags
 // exit 2 with exact messages.
 TEST_F(CalibrateCliTest, HostfileMeasuresTheLinkBetweenNodes) {
-  meshtune::v1::HardwareProfile profile;
-  profile.set_name("two");
-  profile.set_ranks(2);
-  profile.set_alpha_s(2e-6);
-  profile.set_beta_s_per_byte(3e-10);
-  ASSERT_TRUE(meshtune::storage::SaveProfile(profile).ok());
+  ASSERT_TRUE(SaveTwo().ok());
   const std::string hosts = dir_ + "/hosts";
   std::ofstream(hosts) << "localhost slots=3\n";
   CliRun r = Calibrate("--name two --hostfile " + hosts + " --node-ranks 2 --quick --timeout 120");
