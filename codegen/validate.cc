@@ -522,10 +522,10 @@ class Validator {
                                  const isl::map& instance, PathReads& reads);
   // "rank (x=0, y=0) at ko=1 (kernel call 1 of 2) through AllReduce(...) of PartC" for path `w`.
   std::string PathText(const PathScope& x, const Point& w) const;
-  // Every holder receives every instance of its elements, and exactly once.
   // ReducedPaths of a RingReduce `rn`.
   absl::StatusOr<isl::set> RingPaths(const PathScope& x, const Node& rn, const isl::set& kbase,
                                      const Affs& pos) const;
+  // Every holder receives every instance of its elements, and exactly once.
   absl::Status CheckEachInstanceOnce(const PathScope& x, const isl::map& instance,
                                      const std::vector<std::string>& out_loops);
   absl::Status ExplainBadTuple(const isl::map& tuple_o, const isl::set& acc_range,

@@ -77,7 +77,7 @@ RingShape ExamineRing(const Computation& c, const Communication& t, int axis) {
   const isl::map away_home = ends.subtract(held_home), away_next = ends.subtract(held_next);
   if (away_home.is_empty() || away_next.is_empty()) {
     out.ends_held = true;
-    out.ring->hop = !away_next.is_empty() ? false : !away_home.is_empty();
+    out.ring->hop = !away_home.is_empty();  // on the rank itself when it can
     return out;
   }
   const isl::set neither = away_home.intersect(away_next).domain();
