@@ -176,7 +176,7 @@ bool CheckRing(const Computation& c, const Communication& t, int a, std::vector<
                bool messages) {
   if (!messages) {
     if (RingOf(c, t).has_value()) return true;
-    if (!ExamineRing(c, t, a).ring.has_value()) return false;
+    if (!MovesAsRing(c, t, a)) return false;
     out.push_back({std::string(kMisalignedReduction), ""});
     return true;
   }

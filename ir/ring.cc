@@ -90,6 +90,37 @@ RingShape ExamineRing(const Computation& c, const Communication& t, int axis) {
   return out;
 }
 
+namespace {
+
+// ExamineRing's answers that RingOf and MovesAsRing give, remembered per loops and sharding
+// (Computation::MemoBool); on a miss ExamineRing runs once for all of them.
+struct Answers {
+  bool moves = false, legal = false, down = false, hop = false;
+};
+Answers Remembered(const Computation& c, const Communication& t, int axis) {
+  const std::string key =
+      absl::StrCat(c.LoopsKey(), "|Ring ", c.TensorKey(t.tensor), " via ", t.loop, " along ", axis);
+  std::optional<RingShape> shape;
+  const auto examined = [&]() -> const RingShape& {
+    if (!shape.has_value()) shape = ExamineRing(c, t, axis);
+    return *shape;
+  };
+  Answers out;
+  out.moves = c.MemoBool(key + " moves", [&] { return examined().ring.has_value(); });
+  if (!out.moves) return out;
+  out.legal = c.MemoBool(key, [&] { return !examined().copies && examined().ends_held; });
+  if (!out.legal) return out;
+  out.down = c.MemoBool(key + " down", [&] { return examined().ring->shift < 0; });
+  out.hop = c.MemoBool(key + " hop", [&] { return examined().ring->hop; });
+  return out;
+}
+
+}  // namespace
+
+bool MovesAsRing(const Computation& c, const Communication& t, int axis) {
+  return Remembered(c, t, axis).moves;
+}
+
 std::optional<Ring> RingOf(const Computation& c, const Communication& t) {
   if (!c.problem().IsOutput(t.tensor)) return std::nullopt;
   int axis = -1;
@@ -99,19 +130,9 @@ std::optional<Ring> RingOf(const Computation& c, const Communication& t) {
     axis = a;
   }
   if (axis < 0) return std::nullopt;
-  const std::string key =
-      absl::StrCat(c.LoopsKey(), "|Ring ", c.TensorKey(t.tensor), " via ", t.loop, " along ", axis);
-  // Remembered as two answers: whether it is a legal ring, and its shift and hop.
-  const auto shape = [&] { return ExamineRing(c, t, axis); };
-  if (!c.MemoBool(key, [&] {
-        const RingShape s = shape();
-        return s.ring.has_value() && !s.copies && s.ends_held;
-      })) {
-    return std::nullopt;
-  }
-  const bool down = c.MemoBool(key + " down", [&] { return shape().ring->shift < 0; });
-  const bool hop = c.MemoBool(key + " hop", [&] { return shape().ring->hop; });
-  return Ring{axis, down ? -1 : 1, hop};
+  const Answers a = Remembered(c, t, axis);
+  if (!a.legal) return std::nullopt;
+  return Ring{axis, a.down ? -1 : 1, a.hop};
 }
 
 }  // namespace meshtune::ir

@@ -52,6 +52,10 @@ struct RingShape {
 // partial sums move as one; see RingShape. Remembered per loops and sharding.
 RingShape ExamineRing(const Computation& c, const Communication& t, int axis);
 
+// Whether the partial sums of output transfer `t` move as a ring along reduction axis
+// `axis` (ExamineRing's ring is set), legal or not. Remembered per loops and sharding.
+bool MovesAsRing(const Computation& c, const Communication& t, int axis);
+
 // The ring output transfer `t` is reduced on, when it is a legal ring reduction: its
 // reduction group is misaligned along one axis, the sums move as a ring there, the output
 // has no copies and every rank's last sums are held as Ring::hop says. Empty otherwise
