@@ -99,8 +99,9 @@ int main(int argc, char** argv) {
       meshtune::engine::LowerTrace(problem, mesh, trace);
   meshtune::runtime::ExecOptions exec;
   exec.reps = reps;
-  const meshtune::runtime::RunStats executed =
-      meshtune::runtime::Execute(*program, MPI_COMM_WORLD, exec);
+  const meshtune::runtime::RunStats executed = meshtune::runtime::Execute(
+      meshtune::runtime::ProblemSpecOf(*meshtune::ir::ParseProblem(kExpr, kExtents)), *program,
+      MPI_COMM_WORLD, exec);
   if (rank == 0) {
     const double p = meshtune::bench::Median(planned), e = meshtune::bench::Median(emitted),
                  x = meshtune::bench::Median(executed.seconds);

@@ -118,8 +118,8 @@ int main(int argc, char** argv) {
     if (!program.ok()) continue;
     meshtune::runtime::ExecOptions options;
     options.reps = reps;
-    const meshtune::runtime::RunStats r =
-        meshtune::runtime::Execute(*program, MPI_COMM_WORLD, options);
+    const meshtune::runtime::RunStats r = meshtune::runtime::Execute(
+        meshtune::runtime::ProblemSpecOf(*problem), *program, MPI_COMM_WORLD, options);
     const double alone = SingleProcessGemm(n / 2, n / 2, n / parts, parts, reps);
     const double t = Median(r.seconds), kernel = Median(r.kernel_seconds);
     if (rank == 0) {

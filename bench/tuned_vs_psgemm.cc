@@ -177,7 +177,11 @@ int main(int argc, char** argv) {
   MPI_Comm_split(MPI_COMM_WORLD, active ? 0 : MPI_UNDEFINED, rank, &mesh_comm);
   meshtune::runtime::RunStats run;
   if (active) {
-    run = meshtune::runtime::Execute(*program, mesh_comm, options);
+    const std::string extents = "m=" + std::to_string(flags.m) + ",n=" + std::to_string(flags.n) +
+                                ",k=" + std::to_string(flags.k);
+    run = meshtune::runtime::Execute(
+        meshtune::runtime::ProblemSpecOf(*meshtune::ir::ParseProblem(kExpr, extents)), *program,
+        mesh_comm, options);
     MPI_Comm_free(&mesh_comm);
   }
   meshtune::bench::SleepyBarrier(MPI_COMM_WORLD);

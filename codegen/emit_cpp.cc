@@ -202,7 +202,7 @@ std::string WithGivenInclude(const Program& p, std::string text) {
                                      "\"runtime/rank.h\"\n"}});
 }
 
-// The declarations of `tensors`, `buffers` and `statement` that MakeRankRuntime and
+// The declarations of `tensors` and `buffers` that MakeRankRuntime and
 // MakeBoundRankRuntime take, indented by `pad`; a tensor in a given layout gets its
 // redistributions (runtime/given_spec.h) on its rank of `comm`.
 std::string Specs(const Program& p, const std::string& pad, const std::string& comm) {
@@ -225,15 +225,26 @@ std::string Specs(const Program& p, const std::string& pad, const std::string& c
   std::vector<std::string> buffers;
   for (const Alloc& a : p.buffers)
     buffers.push_back(absl::StrCat("{", Quote(a.buffer), ", ", Ints(a.shape), "}"));
-  const Compute* c = KernelCall(p);
-  std::vector<std::string> operands;
-  for (const Operand& o : c->in)
-    operands.push_back(absl::StrCat("{", Quote(o.tensor), ", ", Strings(o.dims), "}"));
   absl::StrAppend(&out, pad, "std::vector<BufferSpec> buffers = {", absl::StrJoin(buffers, ", "),
-                  "};\n", pad, "StatementSpec statement{", Quote(c->out.tensor), ", ",
-                  Strings(c->out.dims), ", {", absl::StrJoin(operands, ", "), "}, ",
-                  c->sum ? "true" : "false", "};\n");
+                  "};\n");
   return out;
+}
+
+// The declaration of `problem`, the check's ProblemSpec (runtime/oracle.h), written from
+// the problem as stated, not from the program.
+std::string ProblemDecl(const ir::Problem& problem, const std::string& pad) {
+  const auto access = [](const ir::TensorAccess& a) {
+    return absl::StrCat("{", Quote(a.tensor), ", ", Strings(a.indices), "}");
+  };
+  std::vector<std::string> operands, extents;
+  for (const ir::TensorAccess& a : problem.operands) operands.push_back(access(a));
+  for (const auto& [index, extent] : problem.extents)
+    extents.push_back(absl::StrCat("{", Quote(index), ", ", extent, "}"));
+  return absl::StrCat(pad, "const ProblemSpec problem{", access(problem.output), ", {",
+                      absl::StrJoin(operands, ", "), "}, ",
+                      problem.combine == ir::Problem::Combine::kSum ? "true" : "false", ", ",
+                      problem.assign == ir::Problem::Assign::kAccumulate ? "true" : "false", ", {",
+                      absl::StrJoin(extents, ", "), "}};\n");
 }
 
 // `const int64_t v_x = rt->coords()[0];` for every mesh axis, indented by `pad`.
@@ -263,7 +274,7 @@ std::vector<Expr> ShardStart(const TensorInfo& t) {
   return start;
 }
 
-std::string EmitCpp(const Program& p, const std::string& title) {
+std::string EmitCpp(const ir::Problem& problem, const Program& p, const std::string& title) {
   std::string out;
   for (absl::string_view line : absl::StrSplit(title, '\n'))
     absl::StrAppend(&out, "// ", line, "\n");
@@ -301,9 +312,9 @@ int main(int argc, char** argv) {
   }
   {
 )");
-  absl::StrAppend(&out, Specs(p, "    ", "MPI_COMM_WORLD"), "    auto rt = MakeRankRuntime(",
-                  p.dtype_bytes, ", MPI_COMM_WORLD, ", Ints(p.axis_sizes), ", ",
-                  Strings(p.axis_names), ", tensors, buffers, statement, ",
+  absl::StrAppend(&out, Specs(p, "    ", "MPI_COMM_WORLD"), ProblemDecl(problem, "    "),
+                  "    auto rt = MakeRankRuntime(", p.dtype_bytes, ", MPI_COMM_WORLD, ",
+                  Ints(p.axis_sizes), ", ", Strings(p.axis_names), ", tensors, buffers, problem, ",
                   p.accumulate ? "true" : "false", ", seed);\n", AxisVars(p, "    "),
                   "    const RunStats m = rt->Measure([&] {\n");
   Emit(p, p.body, nullptr, 3, &out);
@@ -459,7 +470,7 @@ static int FreeRuntime(MPI_Comm, int, void*, void*) {
       "    MPI_Comm_set_attr(MPI_COMM_SELF, key, nullptr);\n    registered = true;\n  }\n",
       "  if (!rt || comm != built_for) {\n", Specs(p, "    ", "comm"),
       "    rt = MakeBoundRankRuntime(", p.dtype_bytes, ", comm, ", Ints(p.axis_sizes), ", ",
-      Strings(p.axis_names), ", tensors, buffers, statement, ", p.accumulate ? "true" : "false",
+      Strings(p.axis_names), ", tensors, buffers, ", p.accumulate ? "true" : "false",
       ");\n    built_for = comm;\n  }\n");
   for (const TensorInfo& t : p.tensors) {
     absl::StrAppend(&out, "  rt->Bind(", Quote(t.name), ", const_cast<", type, "*>(p_", t.name,

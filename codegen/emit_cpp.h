@@ -13,11 +13,14 @@
 #include <string>
 
 #include "codegen/program.h"
+#include "ir/problem.h"
 
 namespace meshtune::codegen {
 
-// `title` goes into the header comment (e.g. the problem, mesh and trace).
-std::string EmitCpp(const Program& program, const std::string& title);
+// `title` goes into the header comment (e.g. the problem, mesh and trace). The program
+// checks its output against `problem`, the problem `program` was lowered from as stated
+// (runtime/oracle.h), not against anything read from `program`.
+std::string EmitCpp(const ir::Problem& problem, const Program& program, const std::string& title);
 
 // A callable kernel: a header declaring it, documenting each tensor's shard, and its source.
 struct CallableKernel {

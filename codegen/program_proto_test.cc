@@ -71,7 +71,8 @@ TEST(ProgramProtoTest, TheReferenceSchedulesRoundTripExactly) {
     EXPECT_EQ(ToProto(*back).SerializeAsString(), bytes);
     EXPECT_EQ(Dump(*back), Dump(p));
     EXPECT_EQ(PseudoCode(*back), PseudoCode(p));
-    EXPECT_EQ(EmitCpp(*back, "t"), EmitCpp(p, "t"));
+    const ir::Problem problem = *ir::ParseProblem(c.expr, c.extents);
+    EXPECT_EQ(EmitCpp(problem, *back, "t"), EmitCpp(problem, p, "t"));
   }
 }
 

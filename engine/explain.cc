@@ -114,7 +114,7 @@ absl::StatusOr<v1::CodegenResponse> Codegen(const v1::CodegenRequest& request) {
                    "\ntrace:\n", trace.ToString());
   v1::CodegenResponse out;
   if (request.main()) {
-    out.set_source(codegen::EmitCpp(program, title));
+    out.set_source(codegen::EmitCpp(base.problem(), program, title));
     return out;
   }
   const std::string name = request.name().empty() ? "meshtune_kernel" : request.name();
@@ -134,7 +134,8 @@ absl::StatusOr<runtime::RunStats> SimulateTrace(const v1::ExplainRequest& reques
                                                 const runtime::SimOptions& options) {
   MT_ASSIGN_OR_RETURN(codegen::Program program,
                       LowerTrace(request.problem(), request.mesh(), request.trace()));
-  return runtime::Simulate(program, options);
+  MT_ASSIGN_OR_RETURN(ir::Problem problem, ProblemOf(request.problem()));
+  return runtime::Simulate(runtime::ProblemSpecOf(problem), program, options);
 }
 
 std::string ExplainText(const v1::ExplainResponse& response) {

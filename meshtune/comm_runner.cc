@@ -4,6 +4,7 @@
 
 #include "absl/strings/str_cat.h"
 #include "engine/explain.h"
+#include "engine/requests.h"
 #include "meshtune/broadcast.h"
 #include "runtime/memory_fit.h"
 #include "runtime/mpi_executor.h"
@@ -35,6 +36,8 @@ runtime::RunStats RunHere(const v1::Problem& problem, const std::string& mesh_ax
   v1::Trace trace;
   trace.set_text(trace_text);
   absl::StatusOr<codegen::Program> program = engine::LowerTrace(problem, mesh, trace);
+  absl::StatusOr<ir::Problem> stated = engine::ProblemOf(problem);
+  if (program.ok() && !stated.ok()) program = stated.status();
   int size = 0, rank = 0;
   MPI_Comm_size(comm, &size);
   MPI_Comm_rank(comm, &rank);
@@ -52,7 +55,7 @@ runtime::RunStats RunHere(const v1::Problem& problem, const std::string& mesh_ax
   MPI_Comm active = MPI_COMM_NULL;
   MPI_Comm_split(comm, rank < ranks ? 0 : MPI_UNDEFINED, rank, &active);
   if (active == MPI_COMM_NULL) return stats;
-  stats = runtime::Execute(*program, active, options);
+  stats = runtime::Execute(runtime::ProblemSpecOf(*stated), *program, active, options);
   MPI_Comm_free(&active);
   return stats;
 }

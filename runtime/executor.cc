@@ -183,11 +183,10 @@ void Interpret(const Program& program, RankRuntimeBase* rt) {
 
 namespace {
 
-// The runtime's view of `program`: tensors (with their block starts), buffers, statement.
+// The runtime's view of `program`: tensors (with their block starts) and buffers.
 struct Specs {
   std::vector<TensorSpec> tensors;
   std::vector<BufferSpec> buffers;
-  StatementSpec statement;
 };
 
 // Specs of `program`, or the error of a program Execute and BoundProgram cannot run. With
@@ -198,8 +197,8 @@ absl::StatusOr<Specs> SpecsOf(const Program& program, const Comm& comm, bool giv
     return absl::InvalidArgumentError(
         absl::StrCat("the mesh has ", program.Ranks(), " ranks but the job has ", comm.size()));
   }
-  const Compute* compute = codegen::KernelCall(program);
-  if (compute == nullptr) return absl::InvalidArgumentError("the program has no kernel call");
+  if (codegen::KernelCall(program) == nullptr)
+    return absl::InvalidArgumentError("the program has no kernel call");
   Specs s;
   for (const codegen::TensorInfo& t : program.tensors) {
     TensorSpec spec{t.name, t.dims, t.shape, t.local_shape, t.is_output, nullptr, {}};
@@ -223,14 +222,23 @@ absl::StatusOr<Specs> SpecsOf(const Program& program, const Comm& comm, bool giv
     s.tensors.push_back(std::move(spec));
   }
   for (const codegen::Alloc& a : program.buffers) s.buffers.push_back({a.buffer, a.shape});
-  s.statement = StatementSpec{compute->out.tensor, compute->out.dims, {}, compute->sum};
-  for (const codegen::Operand& o : compute->in) s.statement.operands.emplace_back(o.tensor, o.dims);
   return s;
 }
 
 }  // namespace
 
-RunStats Execute(const Program& program, std::unique_ptr<Comm> comm, const ExecOptions& options) {
+ProblemSpec ProblemSpecOf(const ir::Problem& problem) {
+  ProblemSpec spec;
+  spec.output = {problem.output.tensor, problem.output.indices};
+  for (const ir::TensorAccess& a : problem.operands) spec.operands.push_back({a.tensor, a.indices});
+  spec.sum = problem.combine == ir::Problem::Combine::kSum;
+  spec.accumulate = problem.assign == ir::Problem::Assign::kAccumulate;
+  spec.extents = problem.extents;
+  return spec;
+}
+
+RunStats Execute(const ProblemSpec& problem, const Program& program, std::unique_ptr<Comm> comm,
+                 const ExecOptions& options) {
   RunStats result;
   absl::StatusOr<Specs> specs = SpecsOf(program, *comm, /*given=*/true);
   if (!specs.ok()) {
@@ -239,7 +247,7 @@ RunStats Execute(const Program& program, std::unique_ptr<Comm> comm, const ExecO
   }
   std::unique_ptr<RankRuntimeBase> rt = MakeRankRuntime(
       program.dtype_bytes, std::move(comm), program.axis_names, std::move(specs->tensors),
-      std::move(specs->buffers), std::move(specs->statement), program.accumulate, options.seed);
+      std::move(specs->buffers), problem, program.accumulate, options.seed);
   Interpreter interpreter(program, rt.get());
   return rt->Measure([&] { interpreter.Exec(program.body); }, options.warmup, options.reps,
                      options.inject_fault);
@@ -260,7 +268,7 @@ absl::StatusOr<std::unique_ptr<BoundProgram>> BoundProgram::Create(const Program
   try {
     rt = MakeBoundRankRuntime(owned->dtype_bytes, std::move(comm), owned->axis_names,
                               std::move(specs->tensors), std::move(specs->buffers),
-                              std::move(specs->statement), owned->accumulate);
+                              owned->accumulate);
   } catch (const std::bad_alloc&) {
     return absl::ResourceExhaustedError(
         absl::StrCat("cannot allocate the schedule's transfer buffers on this rank (",

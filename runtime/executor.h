@@ -1,8 +1,9 @@
 // The Program executor: runs one lowered Program on every rank of an MPI job.
 //
 // Each rank fills its own shards from runtime/fill.h, runs warm-up and timed repetitions
-// (a repetition's time is the slowest rank's), verifies its own output shard against an
-// f64 reference computed from the same hashes, and counts the bytes it sends. Execute is
+// (a repetition's time is the slowest rank's), verifies the output against an f64
+// reference computed from the problem and the same hashes (runtime/oracle.h: each rank's
+// elements, and that every element is held), and counts the bytes it sends. Execute is
 // collective: every rank calls it with the same program. Not thread-safe.
 #ifndef MESHTUNE_RUNTIME_EXECUTOR_H_
 #define MESHTUNE_RUNTIME_EXECUTOR_H_
@@ -14,6 +15,7 @@
 
 #include "absl/status/statusor.h"
 #include "codegen/program.h"
+#include "ir/problem.h"
 #include "runtime/comm.h"
 #include "runtime/rank.h"
 
@@ -28,10 +30,14 @@ struct ExecOptions {
 };
 
 // Runs `program` as the rank of `comm` (every rank of the mesh calls it, each with its own
-// Comm). The result carries an error when the Comm's mesh is not the program's or the
-// program has no kernel call.
-RunStats Execute(const codegen::Program& program, std::unique_ptr<Comm> comm,
-                 const ExecOptions& options);
+// Comm) and checks the output against `problem`, the problem the program was lowered from
+// as the user stated it (runtime/oracle.h). The result carries an error when the Comm's
+// mesh is not the program's or the program has no kernel call.
+RunStats Execute(const ProblemSpec& problem, const codegen::Program& program,
+                 std::unique_ptr<Comm> comm, const ExecOptions& options);
+
+// The problem as the runtime's check holds it.
+ProblemSpec ProblemSpecOf(const ir::Problem& problem);
 
 // Runs `program`'s body once on `rt` (what Execute repeats and times): every loop,
 // transfer, kernel call and reduction becomes calls of `rt`, a prefetched transfer or

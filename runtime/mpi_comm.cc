@@ -235,9 +235,9 @@ std::unique_ptr<Comm> NewMpiComm(MPI_Comm comm, const std::vector<int64_t>& axis
 std::unique_ptr<RankRuntimeBase> MakeRankRuntime(
     int dtype_bytes, MPI_Comm comm, const std::vector<int64_t>& axis_sizes,
     const std::vector<std::string>& axis_names, std::vector<TensorSpec> tensors,
-    std::vector<BufferSpec> buffers, StatementSpec statement, bool accumulate, uint64_t seed) {
+    std::vector<BufferSpec> buffers, ProblemSpec problem, bool accumulate, uint64_t seed) {
   return MakeRankRuntime(dtype_bytes, NewMpiComm(comm, axis_sizes), axis_names, std::move(tensors),
-                         std::move(buffers), std::move(statement), accumulate, seed);
+                         std::move(buffers), std::move(problem), accumulate, seed);
 }
 
 std::unique_ptr<RankRuntimeBase> MakeBoundRankRuntime(int dtype_bytes, MPI_Comm comm,
@@ -245,10 +245,9 @@ std::unique_ptr<RankRuntimeBase> MakeBoundRankRuntime(int dtype_bytes, MPI_Comm 
                                                       const std::vector<std::string>& axis_names,
                                                       std::vector<TensorSpec> tensors,
                                                       std::vector<BufferSpec> buffers,
-                                                      StatementSpec statement, bool accumulate) {
+                                                      bool accumulate) {
   return MakeBoundRankRuntime(dtype_bytes, NewMpiComm(comm, axis_sizes), axis_names,
-                              std::move(tensors), std::move(buffers), std::move(statement),
-                              accumulate);
+                              std::move(tensors), std::move(buffers), accumulate);
 }
 
 }  // namespace meshtune::runtime

@@ -24,7 +24,7 @@ std::unique_ptr<Comm> NewMpiComm(MPI_Comm comm, const std::vector<int64_t>& axis
 std::unique_ptr<RankRuntimeBase> MakeRankRuntime(
     int dtype_bytes, MPI_Comm comm, const std::vector<int64_t>& axis_sizes,
     const std::vector<std::string>& axis_names, std::vector<TensorSpec> tensors,
-    std::vector<BufferSpec> buffers, StatementSpec statement, bool accumulate, uint64_t seed);
+    std::vector<BufferSpec> buffers, ProblemSpec problem, bool accumulate, uint64_t seed);
 
 // MakeBoundRankRuntime (rank.h) over MPI: the caller's memory, `comm`'s size the mesh's ranks.
 std::unique_ptr<RankRuntimeBase> MakeBoundRankRuntime(int dtype_bytes, MPI_Comm comm,
@@ -32,7 +32,7 @@ std::unique_ptr<RankRuntimeBase> MakeBoundRankRuntime(int dtype_bytes, MPI_Comm 
                                                       const std::vector<std::string>& axis_names,
                                                       std::vector<TensorSpec> tensors,
                                                       std::vector<BufferSpec> buffers,
-                                                      StatementSpec statement, bool accumulate);
+                                                      bool accumulate);
 
 }  // namespace meshtune::runtime
 

@@ -7,7 +7,8 @@ namespace meshtune::runtime {
 
 using codegen::Program;
 
-RunStats Execute(const Program& program, MPI_Comm comm, const ExecOptions& options) {
+RunStats Execute(const ProblemSpec& problem, const Program& program, MPI_Comm comm,
+                 const ExecOptions& options) {
   int size = 0;
   MPI_Comm_size(comm, &size);
   if (size != program.Ranks()) {
@@ -15,7 +16,7 @@ RunStats Execute(const Program& program, MPI_Comm comm, const ExecOptions& optio
     result.error = absl::StrCat("the mesh has ", program.Ranks(), " ranks but the job has ", size);
     return result;
   }
-  return Execute(program, NewMpiComm(comm, program.axis_sizes), options);
+  return Execute(problem, program, NewMpiComm(comm, program.axis_sizes), options);
 }
 
 }  // namespace meshtune::runtime

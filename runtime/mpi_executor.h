@@ -11,7 +11,8 @@ namespace meshtune::runtime {
 
 // Execute (executor.h) on every rank of `comm`, whose size must equal the program's rank
 // count (otherwise the result carries an error). Collective.
-RunStats Execute(const codegen::Program& program, MPI_Comm comm, const ExecOptions& options);
+RunStats Execute(const ProblemSpec& problem, const codegen::Program& program, MPI_Comm comm,
+                 const ExecOptions& options);
 
 }  // namespace meshtune::runtime
 

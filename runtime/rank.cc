@@ -12,7 +12,7 @@
 #include "runtime/box.h"
 #include "runtime/fill.h"
 #include "runtime/kernels.h"
-#include "runtime/reference.h"
+#include "runtime/oracle.h"
 
 namespace meshtune::runtime {
 
@@ -106,12 +106,12 @@ template <typename T>
 class RankRuntime : public RankRuntimeBase {
  public:
   RankRuntime(std::unique_ptr<Comm> comm, std::vector<std::string> axis_names,
-              std::vector<TensorSpec> tensors, std::vector<BufferSpec> buffers,
-              StatementSpec statement, bool accumulate, uint64_t seed, bool bound = false)
+              std::vector<TensorSpec> tensors, std::vector<BufferSpec> buffers, ProblemSpec problem,
+              bool accumulate, uint64_t seed, bool bound = false)
       : comm_(std::move(comm)),
         names_(std::move(axis_names)),
         tensors_(std::move(tensors)),
-        statement_(std::move(statement)),
+        problem_(std::move(problem)),
         accumulate_(accumulate),
         seed_(seed),
         bound_(bound) {
@@ -580,8 +580,8 @@ class RankRuntime : public RankRuntimeBase {
     comm_->Allreduce(most, 2, DataType::kLongLong, ReduceOp::kMax, comm_->AllAxes());
     m.bytes_sent_max = most[0];
     m.bytes_copied_max = most[1];
-    const TensorSpec& spec = Tensor(statement_.output);
-    std::vector<T>& out = spec.given ? given_[spec.name] : shards_[statement_.output].data;
+    const TensorSpec& spec = Output();
+    std::vector<T>& out = spec.given ? given_[spec.name] : shards_[spec.name].data;
     if (fault == "wrong" && rank_ == 0 && !out.empty()) out[out.size() / 2] += T(1);
     m.checksum = 0;
     // Off the output's layer a shard holds no result (its given storage, if any, does).
@@ -590,29 +590,45 @@ class RankRuntime : public RankRuntimeBase {
       if (!spec.given || spec.given->global[i] >= 0) m.checksum += out[i];
     }
     comm_->Allreduce(&m.checksum, 1, DataType::kDouble, ReduceOp::kSum, comm_->AllAxes());
-    ReferenceCheck check{&statement_,
-                         &tensors_,
-                         &names_,
-                         coords_,
-                         accumulate_,
-                         seed_,
-                         sizeof(T) == 4 ? 2e-4 : 1e-10};
-    const auto value = [&out](int64_t i) { return static_cast<double>(out[i]); };
-    if (spec.given) {
-      const std::vector<int64_t>& global = spec.given->global;
-      m.error = FirstError(CheckOutputElements(
-          check, static_cast<int64_t>(global.size()),
-          [&](int64_t i, std::vector<int64_t>* g) {
-            if (global[i] < 0) return false;
-            *g = Unlinear(global[i], spec.shape);
-            return true;
-          },
-          value));
-    } else {  // collective: every rank takes part, with or without a result to check
-      m.error = FirstError(holds ? CheckOutputShard(check, value) : std::string());
-    }
+    m.error = Verify(spec, holds ? out.data() : nullptr);
     m.verified = m.error.empty();
     return m;
+  }
+
+  // Collective: the output this rank holds (`out`, its shard or given storage; nullptr when
+  // it holds none) checked against the problem's reference, then the coverage of every
+  // rank's (runtime/oracle.h). "" or the first problem, the same on every rank.
+  std::string Verify(const TensorSpec& spec, const T* out) {
+    HeldOutput held;
+    held.value = [out](int64_t i) { return static_cast<double>(out[i]); };
+    if (out == nullptr) {
+      held.global = [](int64_t) { return int64_t{-1}; };
+    } else if (spec.given) {
+      const std::vector<int64_t>& global = spec.given->global;
+      held.slots = static_cast<int64_t>(global.size());
+      held.global = [&global](int64_t i) { return global[i]; };
+    } else {
+      const std::vector<int64_t> start = spec.block_start(coords_);
+      held.slots = Elements(spec.local_shape);
+      held.global = [&spec, start](int64_t i) {
+        std::vector<int64_t> g = Unlinear(i, spec.local_shape);
+        for (size_t d = 0; d < g.size(); ++d) g[d] += start[d];
+        return Linear(g, spec.shape);
+      };
+    }
+    const double tolerance = sizeof(T) == 4 ? 2e-4 : 1e-10;
+    std::string error =
+        FirstError(CheckHeldValues(problem_, seed_, held, tolerance, RankName(names_, coords_)));
+    if (!error.empty()) return error;
+    return CheckCoverage(problem_, held, tolerance, *comm_);
+  }
+
+  // The output tensor.
+  const TensorSpec& Output() const {
+    for (const TensorSpec& t : tensors_) {
+      if (t.is_output) return t;
+    }
+    return tensors_[0];
   }
 
  private:
@@ -710,7 +726,7 @@ class RankRuntime : public RankRuntimeBase {
       if (bound_data_[t.name] == nullptr && held > 0) return "tensor " + t.name + " is not bound";
     }
     if (!accumulate_) {
-      const TensorSpec& out = Tensor(statement_.output);
+      const TensorSpec& out = Output();
       std::fill(Data(out.name), Data(out.name) + Elements(out.local_shape), T(0));
     }
     MoveGiven(true);
@@ -794,7 +810,7 @@ class RankRuntime : public RankRuntimeBase {
     }
   }
   void ResetOutput() {
-    const TensorSpec& out = Tensor(statement_.output);
+    const TensorSpec& out = Output();
     if (out.given) {  // a `+=` output's shard comes from the given storage (PoisonCopies)
       if (accumulate_) {
         FillGiven(out);
@@ -917,7 +933,7 @@ class RankRuntime : public RankRuntimeBase {
   std::unique_ptr<Comm> comm_;
   std::vector<std::string> names_;
   std::vector<TensorSpec> tensors_;
-  StatementSpec statement_;
+  ProblemSpec problem_;  // what Measure checks the output against (unused when bound_)
   bool accumulate_;
   uint64_t seed_;
   int rank_ = 0, size_ = 1;
@@ -956,15 +972,15 @@ std::unique_ptr<RankRuntimeBase> MakeRankRuntime(int dtype_bytes, std::unique_pt
                                                  const std::vector<std::string>& axis_names,
                                                  std::vector<TensorSpec> tensors,
                                                  std::vector<BufferSpec> buffers,
-                                                 StatementSpec statement, bool accumulate,
+                                                 ProblemSpec problem, bool accumulate,
                                                  uint64_t seed) {
   if (dtype_bytes == 8) {
     return std::make_unique<RankRuntime<double>>(std::move(comm), axis_names, std::move(tensors),
-                                                 std::move(buffers), std::move(statement),
-                                                 accumulate, seed);
+                                                 std::move(buffers), std::move(problem), accumulate,
+                                                 seed);
   }
   return std::make_unique<RankRuntime<float>>(std::move(comm), axis_names, std::move(tensors),
-                                              std::move(buffers), std::move(statement), accumulate,
+                                              std::move(buffers), std::move(problem), accumulate,
                                               seed);
 }
 
@@ -972,15 +988,15 @@ std::unique_ptr<RankRuntimeBase> MakeBoundRankRuntime(int dtype_bytes, std::uniq
                                                       const std::vector<std::string>& axis_names,
                                                       std::vector<TensorSpec> tensors,
                                                       std::vector<BufferSpec> buffers,
-                                                      StatementSpec statement, bool accumulate) {
+                                                      bool accumulate) {
   if (dtype_bytes == 8) {
     return std::make_unique<RankRuntime<double>>(std::move(comm), axis_names, std::move(tensors),
-                                                 std::move(buffers), std::move(statement),
-                                                 accumulate, 0, /*bound=*/true);
+                                                 std::move(buffers), ProblemSpec{}, accumulate, 0,
+                                                 /*bound=*/true);
   }
   return std::make_unique<RankRuntime<float>>(std::move(comm), axis_names, std::move(tensors),
-                                              std::move(buffers), std::move(statement), accumulate,
-                                              0, /*bound=*/true);
+                                              std::move(buffers), ProblemSpec{}, accumulate, 0,
+                                              /*bound=*/true);
 }
 
 }  // namespace meshtune::runtime

@@ -17,6 +17,7 @@
 #include <vector>
 
 #include "runtime/comm.h"
+#include "runtime/oracle.h"
 
 namespace meshtune::runtime {
 
@@ -69,14 +70,6 @@ struct OperandSpec {
   std::string tensor, buffer;
   std::vector<std::string> dims;
   std::vector<int64_t> offset;
-};
-
-// The statement, for the reference: output and operand accesses, products or a sum.
-struct StatementSpec {
-  std::string output;
-  std::vector<std::string> output_dims;
-  std::vector<std::pair<std::string, std::vector<std::string>>> operands;  // (tensor, dims)
-  bool sum = false;
 };
 
 struct RunStats {
@@ -138,7 +131,9 @@ class RankRuntimeBase {
   virtual void Kernel(const std::string& kernel, bool sum, const std::vector<std::string>& indices,
                       const std::vector<int64_t>& extents, const OperandSpec& out,
                       const std::vector<OperandSpec>& in) = 0;
-  // Runs `body` warmup + reps times (output reset before each), then verifies.
+  // Runs `body` warmup + reps times (output reset before each), then verifies the output
+  // the ranks hold against the problem's reference and checks its coverage
+  // (runtime/oracle.h); collective.
   // `inject_fault` "wrong" perturbs one output element on rank 0 (tests of the launcher).
   virtual RunStats Measure(const std::function<void()>& body, int warmup, int reps,
                            const std::string& inject_fault) = 0;
@@ -154,11 +149,14 @@ class RankRuntimeBase {
 };
 
 // A runtime for f32 (dtype_bytes 4) or f64 (8) over `comm` (one rank of the mesh).
+// `accumulate` is the program's ('+=': the output starts from its filled values); Measure
+// checks the output against `problem` (the problem as stated, not as lowered) filled from
+// `seed`.
 std::unique_ptr<RankRuntimeBase> MakeRankRuntime(int dtype_bytes, std::unique_ptr<Comm> comm,
                                                  const std::vector<std::string>& axis_names,
                                                  std::vector<TensorSpec> tensors,
                                                  std::vector<BufferSpec> buffers,
-                                                 StatementSpec statement, bool accumulate,
+                                                 ProblemSpec problem, bool accumulate,
                                                  uint64_t seed);
 
 // A runtime over the caller's memory (Bind, Run): no shards allocated or filled, no
@@ -167,7 +165,7 @@ std::unique_ptr<RankRuntimeBase> MakeBoundRankRuntime(int dtype_bytes, std::uniq
                                                       const std::vector<std::string>& axis_names,
                                                       std::vector<TensorSpec> tensors,
                                                       std::vector<BufferSpec> buffers,
-                                                      StatementSpec statement, bool accumulate);
+                                                      bool accumulate);
 
 }  // namespace meshtune::runtime
 

@@ -30,7 +30,7 @@ struct MeshProgram {
   std::vector<std::string> axis_names;
   std::vector<TensorSpec> tensors;
   std::vector<BufferSpec> buffers;
-  StatementSpec statement;
+  ProblemSpec statement;  // its extents come from the tensors' shapes, accumulate from below
   bool accumulate = false;
   int warmup = 0, reps = 1;
   std::string fault;
@@ -41,6 +41,11 @@ struct MeshProgram {
 // returns rank 0's RunStats, or one whose error is the simulated world's when a rank
 // aborted.
 RunStats RunOnMesh(const MeshProgram& program, int dtype_bytes) {
+  ProblemSpec problem = program.statement;
+  problem.accumulate = program.accumulate;
+  for (const TensorSpec& t : program.tensors) {
+    for (size_t d = 0; d < t.dims.size(); ++d) problem.extents[t.dims[d]] = t.shape[d];
+  }
   SimWorld world(program.axis_sizes, /*timeout_s=*/5);
   std::vector<RunStats> results(world.ranks());
   std::vector<std::thread> threads;
@@ -49,7 +54,7 @@ RunStats RunOnMesh(const MeshProgram& program, int dtype_bytes) {
       try {
         std::unique_ptr<RankRuntimeBase> rt =
             MakeRankRuntime(dtype_bytes, world.CommFor(r), program.axis_names, program.tensors,
-                            program.buffers, program.statement, program.accumulate, kSeed);
+                            program.buffers, problem, program.accumulate, kSeed);
         RankRuntimeBase* runtime = rt.get();
         results[r] = rt->Measure([&] { program.body(*runtime); }, program.warmup, program.reps,
                                  program.fault);
@@ -95,10 +100,9 @@ double Sum(const std::string& tensor, int64_t n, int dtype_bytes) {
 }
 
 // C[i,j] (or C[i]) += A[i,j]: the copy statement that checks a transfer.
-StatementSpec Copy(std::vector<std::string> dims) {
-  StatementSpec s;
-  s.output = "C";
-  s.output_dims = dims;
+ProblemSpec Copy(std::vector<std::string> dims) {
+  ProblemSpec s;
+  s.output = {"C", dims};
   s.operands = {{"A", dims}};
   s.sum = true;
   return s;
@@ -358,8 +362,7 @@ MeshProgram ReduceSetup(const std::string& kind, bool split_output) {
         "C", {"j"}, {6}, {6}, [](const Coords&) { return Coords{0}; }, true));
   }
   s.buffers = {{"P", {6}}};
-  s.statement.output = "C";
-  s.statement.output_dims = {"j"};
+  s.statement.output = {"C", {"j"}};
   s.statement.operands = {{"A", {"i", "j"}}};
   s.statement.sum = true;
   s.body = [kind](RankRuntimeBase& rt) {
@@ -512,8 +515,7 @@ MeshProgram MatmulSetup(bool accumulate) {
   s.tensors = {Tensor("A", {"m", "k"}, {4, 6}, {4, 6}, origin),
                Tensor("B", {"k", "n"}, {6, 5}, {6, 5}, origin),
                Tensor("C", {"m", "n"}, {4, 5}, {4, 5}, origin, true)};
-  s.statement.output = "C";
-  s.statement.output_dims = {"m", "n"};
+  s.statement.output = {"C", {"m", "n"}};
   s.statement.operands = {{"A", {"m", "k"}}, {"B", {"k", "n"}}};
   s.accumulate = accumulate;
   s.body = [](RankRuntimeBase& rt) {

@@ -10,7 +10,8 @@
 
 namespace meshtune::runtime {
 
-RunStats Simulate(const codegen::Program& program, const SimOptions& options) {
+RunStats Simulate(const ProblemSpec& problem, const codegen::Program& program,
+                  const SimOptions& options) {
   SimWorld world(program.axis_sizes, options.timeout_s);
   ExecOptions exec;
   exec.seed = options.seed;
@@ -24,7 +25,7 @@ RunStats Simulate(const codegen::Program& program, const SimOptions& options) {
   for (int r = 0; r < ranks; ++r) {
     threads.emplace_back([&, r] {
       try {
-        results[r] = Execute(program, world.CommFor(r), exec);
+        results[r] = Execute(problem, program, world.CommFor(r), exec);
       } catch (const SimAborted&) {
         // The world's error says why.
       } catch (const std::exception& e) {

@@ -11,6 +11,7 @@
 #include <string>
 
 #include "codegen/program.h"
+#include "runtime/executor.h"
 #include "runtime/rank.h"
 
 namespace meshtune::runtime {
@@ -30,7 +31,9 @@ struct SimOptions {
 // what went wrong between ranks (members of a collective disagreeing on its root or
 // sizes, a message of the wrong size, a deadlock). `seconds` are the simulation's wall
 // times per repetition.
-RunStats Simulate(const codegen::Program& program, const SimOptions& options = {});
+// The output is checked against `problem`, the problem as stated (runtime/oracle.h).
+RunStats Simulate(const ProblemSpec& problem, const codegen::Program& program,
+                  const SimOptions& options = {});
 
 }  // namespace meshtune::runtime
 

@@ -27,6 +27,11 @@ namespace {
 
 // The Program of a legal schedule (`trace` on `mesh`); a test failure when it does not
 // parse, is illegal or does not lower.
+// The problem as stated, what a run is checked against.
+ProblemSpec Stated(const std::string& expr, const std::string& extents) {
+  return ProblemSpecOf(*ir::ParseProblem(expr, extents));
+}
+
 codegen::Program LowerOrFail(const std::string& expr, const std::string& extents,
                              const std::string& dtype, const std::string& mesh,
                              const std::string& trace,
@@ -185,7 +190,7 @@ TEST(SimulateTest, EveryPatternVerifiesInBothDtypesWithOneChecksum) {
       SimOptions options;
       options.warmup = 1;
       options.reps = 2;
-      const RunStats m = Simulate(p, options);
+      const RunStats m = Simulate(Stated(c.expr, c.extents), p, options);
       EXPECT_TRUE(m.verified) << c.name << " " << dtype << ": " << m.error;
       EXPECT_EQ(m.error, "") << c.name << " " << dtype;
       EXPECT_EQ(m.seconds.size(), 2u) << c.name << " " << dtype;
@@ -202,7 +207,7 @@ TEST(SimulateTest, AnInjectedWrongElementIsReportedForEveryPattern) {
     const codegen::Program p = LowerOrFail(c.expr, c.extents, "f64", c.mesh, c.trace, c.layouts);
     SimOptions options;
     options.inject_fault = "wrong";
-    const RunStats m = Simulate(p, options);
+    const RunStats m = Simulate(Stated(c.expr, c.extents), p, options);
     EXPECT_FALSE(m.verified) << c.name;
     const std::string rank0 = c.mesh == "x=4" ? "rank (x=0): C[" : "rank (x=0, y=0): C[";
     EXPECT_EQ(m.error.rfind(rank0, 0), 0u) << c.name << ": " << m.error;
@@ -213,10 +218,10 @@ TEST(SimulateTest, AProgramWithoutItsReductionDoesNotVerify) {
   for (const Case& c : Cases()) {
     if (c.name.rfind("split-k", 0) != 0) continue;
     codegen::Program p = LowerOrFail(c.expr, c.extents, "f32", c.mesh, c.trace, c.layouts);
-    ASSERT_TRUE(Simulate(p).verified) << c.name;
+    ASSERT_TRUE(Simulate(Stated(c.expr, c.extents), p).verified) << c.name;
     p.body = WithoutReduce(p.body);
     ASSERT_EQ(Patterns(p), std::vector<std::string>{}) << c.name;
-    const RunStats m = Simulate(p);
+    const RunStats m = Simulate(Stated(c.expr, c.extents), p);
     EXPECT_FALSE(m.verified) << c.name;
     EXPECT_EQ(m.error.rfind("rank (x=0): C[", 0), 0u) << c.name << ": " << m.error;
   }
@@ -237,7 +242,7 @@ TEST(SimulateTest, ReplicatedInputsAreBroadcastFromTheirFirstLayer) {
   // copied.
   EXPECT_EQ(codegen::ReplicatedAxes(p, *p.Tensor("C")), std::vector<int>{2});
   EXPECT_EQ(codegen::LayerAxes(p, *p.Tensor("C")), std::vector<int>{2});
-  const RunStats m = Simulate(p);
+  const RunStats m = Simulate(Stated("C[m,n] += A[m,k] * B[k,n]", "m=16,n=8,k=12"), p);
   EXPECT_TRUE(m.verified) << m.error;
   // Rank (0,0,0) sends its 8 x 6 block of A (192 B) and 6 x 4 block of B (96 B).
   EXPECT_GE(m.bytes_sent_max, 192 + 96);
@@ -247,7 +252,7 @@ TEST(ExecuteTest, AJobOnAnotherMeshIsRefused) {
   const Case& summa = Cases()[0];
   const codegen::Program p = LowerOrFail(summa.expr, summa.extents, "f32", summa.mesh, summa.trace);
   SimWorld world({2});
-  const RunStats m = Execute(p, world.CommFor(0), ExecOptions{});
+  const RunStats m = Execute(Stated(summa.expr, summa.extents), p, world.CommFor(0), ExecOptions{});
   EXPECT_FALSE(m.verified);
   EXPECT_EQ(m.error, "the mesh has 4 ranks but the job has 2");
 }

@@ -31,7 +31,13 @@ struct Flags {
   uint64_t seed = 1;
 };
 
-absl::StatusOr<meshtune::codegen::Program> Prepare(const Flags& f) {
+// The problem as stated and the program lowered for it.
+struct Prepared {
+  meshtune::ir::Problem problem;
+  meshtune::codegen::Program program;
+};
+
+absl::StatusOr<Prepared> Prepare(const Flags& f) {
   using namespace meshtune;
   absl::StatusOr<ir::Problem> p = ir::ParseProblem(f.expr, f.extents, f.dtype);
   if (!p.ok()) return p.status();
@@ -52,7 +58,9 @@ absl::StatusOr<meshtune::codegen::Program> Prepare(const Flags& f) {
     return absl::FailedPreconditionError("illegal schedule: [" + v->reasons[0].code + "] " +
                                          v->reasons[0].message);
   }
-  return codegen::Lower(v->computation);
+  absl::StatusOr<codegen::Program> program = codegen::Lower(v->computation);
+  if (!program.ok()) return program.status();
+  return Prepared{*std::move(p), *std::move(program)};
 }
 
 // Rank 0 prints the one result line: meshtune.v1.RunResult in protobuf's JSON mapping.
@@ -89,9 +97,9 @@ int main(int argc, char** argv) {
     MPI_Finalize();
     return 0;
   }
-  absl::StatusOr<meshtune::codegen::Program> program = Prepare(f);
-  if (!program.ok()) {
-    result.error = std::string(program.status().message());
+  absl::StatusOr<Prepared> prepared = Prepare(f);
+  if (!prepared.ok()) {
+    result.error = std::string(prepared.status().message());
     Report(rank, result);
     MPI_Finalize();
     return 0;
@@ -105,7 +113,8 @@ int main(int argc, char** argv) {
   options.warmup = std::max(0, f.warmup);
   options.seed = f.seed;
   options.inject_fault = f.inject_fault;
-  Report(rank, meshtune::runtime::Execute(*program, MPI_COMM_WORLD, options));
+  Report(rank, meshtune::runtime::Execute(meshtune::runtime::ProblemSpecOf(prepared->problem),
+                                          prepared->program, MPI_COMM_WORLD, options));
   MPI_Finalize();
   return 0;
 }

@@ -22,6 +22,7 @@ namespace meshtune::search {
 namespace {
 
 struct Lowered {
+  ir::Problem problem;  // as stated, at the extents lowered for (what a run is checked against)
   codegen::Program program;
   std::vector<std::string> patterns;  // per transfer "A@ko Broadcast(axes=[1])"
   std::vector<bool> multiple;         // per loop: more than one iteration
@@ -56,6 +57,7 @@ absl::StatusOr<Lowered> LowerAt(const ir::Problem& problem,
         absl::StrCat("illegal: [", verdict.reasons[0].code, "] ", verdict.reasons[0].message));
   }
   Lowered out;
+  out.problem = p;
   MT_ASSIGN_OR_RETURN(out.program, codegen::Lower(verdict.computation));
   // Translation validation (codegen/validate.h): FailedPrecondition "lowering_unsound: ..."
   // refuses; constructs it does not model (Unimplemented) are left to the simulator.
@@ -181,7 +183,8 @@ class SimulatingChecker : public Checker {
     }
     runtime::SimOptions sim;
     sim.seed = options_.seed;
-    const runtime::RunStats m = runtime::Simulate(run.program, sim);
+    const runtime::RunStats m =
+        runtime::Simulate(runtime::ProblemSpecOf(run.problem), run.program, sim);
     result.ok = m.verified;
     if (!m.verified) {
       result.error = absl::StrCat(result.how, result.scaled.empty() ? "" : " at " + result.scaled,

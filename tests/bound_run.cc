@@ -9,7 +9,7 @@
 #include "runtime/box.h"
 #include "runtime/executor.h"
 #include "runtime/fill.h"
-#include "runtime/reference.h"
+#include "runtime/oracle.h"
 #include "runtime/sim_comm.h"
 
 namespace meshtune::testing {
@@ -41,8 +41,12 @@ struct Shards {
   }
 };
 
+// Runs `p` twice on one rank's shards and checks the output it holds after each run
+// against the problem's reference; *held gets what it holds after the second run.
 template <typename T>
-std::string RunRank(const codegen::Program& p, std::unique_ptr<runtime::Comm> comm) {
+std::string RunRank(const runtime::ProblemSpec& problem, const codegen::Program& p,
+                    std::unique_ptr<runtime::Comm> comm, std::vector<double>* held_values,
+                    std::vector<int64_t>* held_global) {
   const runtime::Coords coords = comm->CoordsOf(comm->rank());
   absl::StatusOr<std::unique_ptr<runtime::BoundProgram>> bp =
       runtime::BoundProgram::Create(p, std::move(comm));
@@ -50,7 +54,6 @@ std::string RunRank(const codegen::Program& p, std::unique_ptr<runtime::Comm> co
   Shards<T> s;
   std::vector<void*> ptrs;
   size_t out = 0;
-  std::vector<runtime::TensorSpec> specs;
   for (size_t t = 0; t < p.tensors.size(); ++t) {
     const codegen::TensorInfo& info = p.tensors[t];
     int64_t n = 1;
@@ -58,13 +61,15 @@ std::string RunRank(const codegen::Program& p, std::unique_ptr<runtime::Comm> co
     s.data.emplace_back(static_cast<size_t>(std::max<int64_t>(n, 1)), T(0));
     ptrs.push_back(s.data.back().data());
     if (info.is_output) out = t;
-    runtime::TensorSpec spec{info.name, info.dims, info.shape, info.local_shape, info.is_output};
-    spec.block_start = [&bp, t](const runtime::Coords&) { return (*bp)->ShardStart(t); };
-    specs.push_back(std::move(spec));
   }
-  const codegen::Compute* compute = codegen::KernelCall(p);
-  runtime::StatementSpec statement{compute->out.tensor, compute->out.dims, {}, compute->sum};
-  for (const codegen::Operand& o : compute->in) statement.operands.emplace_back(o.tensor, o.dims);
+  const codegen::TensorInfo& info = p.tensors[out];
+  const std::vector<int64_t> start = (*bp)->ShardStart(out);
+  // The shard's slots by global index, as BoundProgram says the shard lies.
+  const auto global = [&](int64_t i) {
+    std::vector<int64_t> g = runtime::Unlinear(i, info.local_shape);
+    for (size_t d = 0; d < g.size(); ++d) g[d] += start[d];
+    return runtime::Linear(g, info.shape);
+  };
   for (int run = 0; run < 2; ++run) {
     for (size_t t = 0; t < p.tensors.size(); ++t) {
       if (!p.tensors[t].is_output || p.accumulate) s.Fill(p, **bp, t);
@@ -76,32 +81,69 @@ std::string RunRank(const codegen::Program& p, std::unique_ptr<runtime::Comm> co
     const absl::Status ran = (*bp)->Run(ptrs);
     if (!ran.ok()) return std::string(ran.message());
     if (!holds) continue;
-    runtime::ReferenceCheck check{&statement, &specs, &p.axis_names, coords, p.accumulate, kSeed};
     const std::vector<T>& o = s.data[out];
-    const std::string bad = runtime::CheckOutputShard(check, [&o](int64_t i) { return o[i]; });
+    runtime::HeldOutput held{runtime::Elements(info.local_shape), global,
+                             [&o](int64_t i) { return static_cast<double>(o[i]); }};
+    const std::string bad =
+        runtime::CheckHeldValues(problem, kSeed, held, sizeof(T) == 4 ? 2e-4 : 1e-10,
+                                 runtime::RankName(p.axis_names, coords));
     if (!bad.empty()) return absl::StrCat("bound run ", run + 1, ": ", bad);
+    if (run == 1) {
+      for (int64_t i = 0; i < held.slots; ++i) {
+        held_global->push_back(global(i));
+        held_values->push_back(o[i]);
+      }
+    }
   }
   return "";
 }
 
 }  // namespace
 
-std::string CheckBoundRun(const codegen::Program& program) {
+std::string CheckBoundRun(const ir::Problem& problem, const codegen::Program& program) {
+  const runtime::ProblemSpec stated = runtime::ProblemSpecOf(problem);
+  const int ranks = static_cast<int>(program.Ranks());
+  std::vector<std::vector<double>> values(ranks);
+  std::vector<std::vector<int64_t>> globals(ranks);
+  {
+    runtime::SimWorld world(program.axis_sizes, /*timeout_s=*/20);
+    std::vector<std::string> errors(ranks);
+    std::vector<std::thread> threads;
+    for (int r = 0; r < ranks; ++r) {
+      threads.emplace_back([&, r] {
+        try {
+          errors[r] =
+              program.dtype_bytes == 8
+                  ? RunRank<double>(stated, program, world.CommFor(r), &values[r], &globals[r])
+                  : RunRank<float>(stated, program, world.CommFor(r), &values[r], &globals[r]);
+        } catch (const runtime::SimAborted&) {
+        }
+        if (!errors[r].empty()) world.Fail(errors[r]);
+      });
+    }
+    for (std::thread& t : threads) t.join();
+    if (!world.error().empty()) return world.error();
+  }
+  // Every output element held after the runs, and its copies equal (a second mesh of the
+  // same shape, for the collective check alone).
   runtime::SimWorld world(program.axis_sizes, /*timeout_s=*/20);
-  std::vector<std::string> errors(world.ranks());
+  std::vector<std::string> coverage(ranks);
   std::vector<std::thread> threads;
-  for (int r = 0; r < world.ranks(); ++r) {
+  for (int r = 0; r < ranks; ++r) {
     threads.emplace_back([&, r] {
+      const runtime::HeldOutput held{static_cast<int64_t>(values[r].size()),
+                                     [&, r](int64_t i) { return globals[r][i]; },
+                                     [&, r](int64_t i) { return values[r][i]; }};
       try {
-        errors[r] = program.dtype_bytes == 8 ? RunRank<double>(program, world.CommFor(r))
-                                             : RunRank<float>(program, world.CommFor(r));
+        coverage[r] = runtime::CheckCoverage(stated, held, program.dtype_bytes == 4 ? 2e-4 : 1e-10,
+                                             *world.CommFor(r));
       } catch (const runtime::SimAborted&) {
       }
-      if (!errors[r].empty()) world.Fail(errors[r]);
     });
   }
   for (std::thread& t : threads) t.join();
-  return world.error();
+  if (!world.error().empty()) return world.error();
+  return coverage[0].empty() ? "" : "bound run: " + coverage[0];
 }
 
 }  // namespace meshtune::testing

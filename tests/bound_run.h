@@ -6,6 +6,7 @@
 #include <string>
 
 #include "codegen/program.h"
+#include "ir/problem.h"
 
 namespace meshtune::testing {
 
@@ -13,9 +14,10 @@ namespace meshtune::testing {
 // function allocates per rank (each tensor's shard, filled with runtime/fill.h's values at
 // the shard's global indices; the output with its own values for '+=', garbage for '='),
 // twice (the output refilled in between, the same BoundProgram reused), and checks each
-// rank's output shard against the reference after each run. "" when every check passes;
-// else the first mismatch or error.
-std::string CheckBoundRun(const codegen::Program& program);
+// rank's output shard against the reference of `problem` (the problem as stated, not as
+// lowered) after each run, then that every output element is held (runtime/oracle.h). ""
+// when every check passes; else the first mismatch or error.
+std::string CheckBoundRun(const ir::Problem& problem, const codegen::Program& program);
 
 }  // namespace meshtune::testing
 

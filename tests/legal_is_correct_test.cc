@@ -127,8 +127,9 @@ TEST_P(LegalIsCorrectTest, EveryCheckedLegalPointVerifies) {
   // Each point also runs on the caller's memory (runtime::BoundProgram), as a library user's
   // and a generated callable kernel's calls do.
   absl::StatusOr<SweepResult> r = SweepSpace(
-      c, g_max_points, g_seed,
-      [](const ir::Computation&, const codegen::Program& p) { return CheckBoundRun(p); });
+      c, g_max_points, g_seed, [](const ir::Computation& comp, const codegen::Program& p) {
+        return CheckBoundRun(comp.problem(), p);
+      });
   ASSERT_TRUE(r.ok()) << r.status();
   std::cout << c.Name() << ": " << r->legal_points << " legal, " << r->checked << " checked ("
             << r->prefetched << " prefetched, " << r->all_to_all << " all-to-all, " << r->onto_layer
@@ -193,7 +194,7 @@ TEST(LegalIsCorrectRingTest, EveryRingPointVerifies) {
           codegen::Unsoundness why;
           if (!codegen::ValidateProgram(comp, p, &why).ok())
             return "translation validation: " + why.ToString();
-          return CheckBoundRun(p);
+          return CheckBoundRun(comp.problem(), p);
         });
     ASSERT_TRUE(r.ok()) << r.status();
     std::cout << c.Name() << ": " << r->legal_points << " communicate the output at a rotated "

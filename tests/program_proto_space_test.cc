@@ -31,7 +31,7 @@ namespace {
 int64_t g_max_points = 25;
 
 // "" when `p` survives the trip through bytes exactly and the copy computes the answer.
-std::string RoundTrip(const codegen::Program& p) {
+std::string RoundTrip(const ir::Problem& problem, const codegen::Program& p) {
   const std::string bytes = codegen::ToProto(p).SerializeAsString();
   v1::Program parsed;
   if (!parsed.ParseFromString(bytes)) return "the bytes do not parse";
@@ -40,11 +40,12 @@ std::string RoundTrip(const codegen::Program& p) {
   if (codegen::ToProto(*back).SerializeAsString() != bytes) return "the message differs";
   if (codegen::Dump(*back) != codegen::Dump(p)) return "the dump differs";
   if (codegen::PseudoCode(*back) != codegen::PseudoCode(p)) return "the pseudo-code differs";
-  if (codegen::EmitCpp(*back, "t") != codegen::EmitCpp(p, "t")) return "the C++ differs";
+  if (codegen::EmitCpp(problem, *back, "t") != codegen::EmitCpp(problem, p, "t"))
+    return "the C++ differs";
   const codegen::CallableKernel a = codegen::EmitCallable(*back, "t", "k", "k.h");
   const codegen::CallableKernel b = codegen::EmitCallable(p, "t", "k", "k.h");
   if (a.header != b.header || a.source != b.source) return "the callable kernel differs";
-  const std::string run = CheckBoundRun(*back);
+  const std::string run = CheckBoundRun(problem, *back);
   return run.empty() ? "" : "the program read back: " + run;
 }
 
@@ -70,8 +71,9 @@ class ProgramProtoSpaceTest : public ::testing::TestWithParam<SweepCase> {};
 TEST_P(ProgramProtoSpaceTest, EveryCheckedProgramRoundTripsAndComputes) {
   const SweepCase& c = GetParam();
   absl::StatusOr<SweepResult> r =
-      SweepSpace(c, g_max_points, 1,
-                 [](const ir::Computation&, const codegen::Program& p) { return RoundTrip(p); });
+      SweepSpace(c, g_max_points, 1, [](const ir::Computation& comp, const codegen::Program& p) {
+        return RoundTrip(comp.problem(), p);
+      });
   ASSERT_TRUE(r.ok()) << r.status();
   std::cout << c.Name() << ": " << r->checked << " checked (" << r->prefetched << " prefetched), "
             << r->distinct_programs << " distinct programs, " << r->failures.size()

@@ -19,7 +19,8 @@ namespace {
 
 struct Lowered {
   bool legal = false;
-  std::string reason;  // first rejection when illegal
+  std::string reason;   // first rejection when illegal
+  ProblemSpec problem;  // as stated: what a run is checked against
   codegen::Program program;
 };
 
@@ -36,6 +37,7 @@ Lowered LowerTrace(const std::string& expr, const std::string& extents, const st
   absl::StatusOr<ir::Verdict> v = ir::Judge(*base, *t);
   EXPECT_TRUE(v.ok()) << v.status();
   Lowered out;
+  out.problem = ProblemSpecOf(*p);
   out.legal = v->legal;
   if (!v->legal) {
     out.reason = v->reasons[0].code + ": " + v->reasons[0].message;
@@ -72,7 +74,7 @@ TEST(SimulatorTest, ReferenceSchedulesVerifyOnEveryRank) {
     }
     const Lowered l = LowerTrace(kMatmul, "m=8,n=12,k=16", "x=2,y=2", trace);
     ASSERT_TRUE(l.legal) << name << ": " << l.reason;
-    const RunStats m = Simulate(l.program);
+    const RunStats m = Simulate(l.problem, l.program);
     EXPECT_TRUE(m.verified) << name << ": " << m.error;
     EXPECT_EQ(m.error, "");
     EXPECT_GT(m.bytes_sent_max, 0) << name;
@@ -111,7 +113,7 @@ TEST(SimulatorTest, SummaCannonAllGatherGemmAndSplitKCopyNothing) {
     ASSERT_TRUE(l.legal) << c.name << ": " << l.reason;
     SimOptions options;
     options.warmup = 1;  // a second repetition reuses the buffers
-    const RunStats m = Simulate(l.program, options);
+    const RunStats m = Simulate(l.problem, l.program, options);
     EXPECT_TRUE(m.verified) << c.name << ": " << m.error;
     EXPECT_GT(m.bytes_sent_max, 0) << c.name;
     EXPECT_EQ(m.bytes_copied_max, 0) << c.name;
@@ -123,7 +125,7 @@ TEST(SimulatorTest, AWrongElementIsReportedWithItsRank) {
   ASSERT_TRUE(l.legal) << l.reason;
   SimOptions options;
   options.inject_fault = "wrong";
-  const RunStats m = Simulate(l.program, options);
+  const RunStats m = Simulate(l.problem, l.program, options);
   EXPECT_FALSE(m.verified);
   EXPECT_EQ(m.error.rfind("rank (x=0, y=0): C[", 0), 0u) << m.error;
 }
@@ -158,7 +160,7 @@ TEST(SimulatorTest, ACollectiveWithDisagreeingRootsIsReported) {
       };
   l.program.body = corrupt(l.program.body);
   ASSERT_TRUE(changed);
-  const RunStats m = Simulate(l.program);
+  const RunStats m = Simulate(l.problem, l.program);
   EXPECT_FALSE(m.verified);
   EXPECT_NE(m.error.find("simulated Bcast along [1]"), std::string::npos) << m.error;
 }
@@ -181,7 +183,7 @@ TEST(SimulatorTest, AGatherFromAnotherRowIsAnAllToAll) {
         all_to_all || (t.tensor == "B" && t.pattern.kind == codegen::CommPattern::Kind::kAllToAll);
   }
   EXPECT_TRUE(all_to_all);
-  const RunStats s = Simulate(l.program);
+  const RunStats s = Simulate(l.problem, l.program);
   EXPECT_TRUE(s.verified) << s.error;
 }
 
@@ -199,7 +201,7 @@ TEST(SimulatorTest, ALoopOfOneIterationKeepsTheBlockOffsets) {
                                      "communicate(C, mio)\n"
                                      "tensorize([mii, n, ki], matmul)\n");
     ASSERT_TRUE(l.legal) << l.reason;
-    const RunStats m = Simulate(l.program);
+    const RunStats m = Simulate(l.problem, l.program);
     EXPECT_TRUE(m.verified) << "divide by " << parts << ": " << m.error;
   }
 }
@@ -246,7 +248,7 @@ TEST(SimulatorTest, PrefetchedExamplesVerifyOnEveryRank) {
     const Lowered l = LowerTrace(c.expr, c.extents, c.mesh, c.trace);
     ASSERT_TRUE(l.legal) << l.reason;
     ASSERT_NE(codegen::Dump(l.program).find("prefetch=1"), std::string::npos);
-    const RunStats m = Simulate(l.program);
+    const RunStats m = Simulate(l.problem, l.program);
     EXPECT_TRUE(m.verified) << m.error;
     std::string without = c.trace;
     for (size_t at = without.find(", prefetch=1"); at != std::string::npos;
@@ -255,7 +257,7 @@ TEST(SimulatorTest, PrefetchedExamplesVerifyOnEveryRank) {
     }
     const Lowered plain = LowerTrace(c.expr, c.extents, c.mesh, without);
     ASSERT_TRUE(plain.legal) << plain.reason;
-    const RunStats n = Simulate(plain.program);
+    const RunStats n = Simulate(plain.problem, plain.program);
     EXPECT_TRUE(n.verified) << n.error;
     EXPECT_EQ(m.checksum, n.checksum);
     EXPECT_EQ(m.bytes_sent_max, n.bytes_sent_max);

@@ -101,7 +101,8 @@ void CheckOne(const ir::Computation& base, const std::string& trace, const Progr
     std::string error = check(verdict->computation, *program);
     if (!error.empty()) return fail(std::move(error));
   }
-  const runtime::RunStats m = runtime::Simulate(*program);
+  const runtime::RunStats m =
+      runtime::Simulate(runtime::ProblemSpecOf(verdict->computation.problem()), *program);
   if (!m.verified) fail(m.error.empty() ? "not verified" : m.error);
 }
 
