@@ -44,7 +44,8 @@ Reference::Reference(const ProblemSpec& problem, uint64_t seed)
   for (const ProblemSpec::Access& a : problem.operands) {
     Operand o{a.tensor, {}, problem.Shape(a.tensor)};
     for (const std::string& index : a.indices) {
-      o.at.push_back(static_cast<int>(std::find(point.begin(), point.end(), index) - point.begin()));
+      o.at.push_back(
+          static_cast<int>(std::find(point.begin(), point.end(), index) - point.begin()));
     }
     operands_.push_back(std::move(o));
   }

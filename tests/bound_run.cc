@@ -98,13 +98,16 @@ std::string RunRank(const runtime::ProblemSpec& problem, const codegen::Program&
   return "";
 }
 
-}  // namespace
-
-std::string CheckBoundRun(const ir::Problem& problem, const codegen::Program& program) {
-  const runtime::ProblemSpec stated = runtime::ProblemSpecOf(problem);
+// Runs `program` bound on every rank (RunRank); `values` and `globals` get, per rank, what
+// it holds of the output after the second run. "" or the first failure.
+std::string RunEveryRank(const runtime::ProblemSpec& stated, const codegen::Program& program,
+                         std::vector<std::vector<double>>* values_out,
+                         std::vector<std::vector<int64_t>>* globals_out) {
   const int ranks = static_cast<int>(program.Ranks());
-  std::vector<std::vector<double>> values(ranks);
-  std::vector<std::vector<int64_t>> globals(ranks);
+  std::vector<std::vector<double>>& values = *values_out;
+  std::vector<std::vector<int64_t>>& globals = *globals_out;
+  values.assign(ranks, {});
+  globals.assign(ranks, {});
   {
     runtime::SimWorld world(program.axis_sizes, /*timeout_s=*/20);
     std::vector<std::string> errors(ranks);
@@ -124,6 +127,24 @@ std::string CheckBoundRun(const ir::Problem& problem, const codegen::Program& pr
     for (std::thread& t : threads) t.join();
     if (!world.error().empty()) return world.error();
   }
+  return "";
+}
+
+}  // namespace
+
+std::string CheckBoundRunPerRank(const ir::Problem& problem, const codegen::Program& program) {
+  std::vector<std::vector<double>> values;
+  std::vector<std::vector<int64_t>> globals;
+  return RunEveryRank(runtime::ProblemSpecOf(problem), program, &values, &globals);
+}
+
+std::string CheckBoundRun(const ir::Problem& problem, const codegen::Program& program) {
+  const runtime::ProblemSpec stated = runtime::ProblemSpecOf(problem);
+  const int ranks = static_cast<int>(program.Ranks());
+  std::vector<std::vector<double>> values;
+  std::vector<std::vector<int64_t>> globals;
+  if (std::string error = RunEveryRank(stated, program, &values, &globals); !error.empty())
+    return error;
   // Every output element held after the runs, and its copies equal (a second mesh of the
   // same shape, for the collective check alone).
   runtime::SimWorld world(program.axis_sizes, /*timeout_s=*/20);

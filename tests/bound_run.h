@@ -19,6 +19,10 @@ namespace meshtune::testing {
 // when every check passes; else the first mismatch or error.
 std::string CheckBoundRun(const ir::Problem& problem, const codegen::Program& program);
 
+// CheckBoundRun without the coverage step: each rank's own output elements against the
+// reference, the check every run had before coverage (tests show what coverage adds).
+std::string CheckBoundRunPerRank(const ir::Problem& problem, const codegen::Program& program);
+
 }  // namespace meshtune::testing
 
 #endif  // MESHTUNE_TESTS_BOUND_RUN_H_
