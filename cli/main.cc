@@ -235,8 +235,8 @@ int RunRun(const ProblemFlags& flags, const std::string& trace_path, const RunFl
                                                         verdict->reasons(0).message())));
   }
   if (!verdict->lowering_error().empty()) {
-    return Fail(
-        absl::UnimplementedError("cannot lower the schedule: " + verdict->lowering_error()));
+    return Fail(absl::FailedPreconditionError(
+        absl::StrCat("the schedule is refused: ", verdict->lowering_error())));
   }
   absl::StatusOr<ir::Mesh> mesh = ir::ParseMesh(flags.mesh);
   runtime::RunSpec spec;

@@ -53,6 +53,7 @@
 #include <vector>
 
 #include "absl/status/status.h"
+#include "codegen/lower.h"
 #include "codegen/program.h"
 #include "ir/computation.h"
 
@@ -84,6 +85,13 @@ struct Unsoundness {
 // innermost loop around it or does not start at 0).
 absl::Status ValidateProgram(const ir::Computation& c, const Program& p,
                              Unsoundness* why = nullptr);
+
+// The gate every Program that will run passes: `c`'s legal schedule lowered (with offsets)
+// and validated. Returns the Program when ValidateProgram proves it; FailedPrecondition
+// "lowering_unsound: ..." when it is unsound, and FailedPrecondition "unvalidated: <the
+// construct the validator does not model>" when it cannot tell — a refusal, never a pass;
+// lowering's own errors (Unimplemented for schedules it declines) as they are.
+absl::StatusOr<Program> LowerValidated(const ir::Computation& c, const LowerOptions& options = {});
 
 }  // namespace meshtune::codegen
 

@@ -22,20 +22,6 @@
 
 namespace meshtune::engine {
 
-namespace {
-
-// `program` when translation validation (codegen/validate.h) accepts it or does not model
-// it; FailedPrecondition "lowering_unsound: ..." when it finds it unsound.
-absl::StatusOr<codegen::Program> Validated(const ir::Computation& c,
-                                           absl::StatusOr<codegen::Program> program) {
-  if (!program.ok()) return program;
-  absl::Status valid = codegen::ValidateProgram(c, *program);
-  if (!valid.ok() && !absl::IsUnimplemented(valid)) return valid;
-  return program;
-}
-
-}  // namespace
-
 absl::StatusOr<v1::ExplainResponse> Explain(const v1::ExplainRequest& request) {
   MT_ASSIGN_OR_RETURN(ir::Computation base, BaseComputation(request.problem(), request.mesh()));
   MT_ASSIGN_OR_RETURN(ir::Trace trace, ParseTraceMessage(request.trace()));
@@ -52,7 +38,7 @@ absl::StatusOr<v1::ExplainResponse> Explain(const v1::ExplainRequest& request) {
   for (const std::string& t : c.problem().Tensors())
     (*out.mutable_shardings())[t] = c.LayoutString(t);
   if (!verdict.legal) return out;
-  absl::StatusOr<codegen::Program> program = Validated(c, codegen::Lower(c));
+  absl::StatusOr<codegen::Program> program = codegen::LowerValidated(c);
   if (!program.ok()) {
     out.set_lowering_error(std::string(program.status().message()));
     return out;
@@ -87,7 +73,7 @@ absl::StatusOr<codegen::Program> LowerTrace(const v1::Problem& problem, const v1
     return absl::InvalidArgumentError(absl::StrCat(
         "the schedule is illegal: [", verdict.reasons[0].code, "] ", verdict.reasons[0].message));
   }
-  return Validated(verdict.computation, codegen::Lower(verdict.computation));
+  return codegen::LowerValidated(verdict.computation);
 }
 
 namespace {

@@ -16,7 +16,7 @@
 #include <sstream>
 
 #include "CLI/CLI.hpp"
-#include "codegen/lower.h"
+#include "codegen/validate.h"
 #include "ir/layout.h"
 #include "ir/verdict.h"
 #include "runtime/mpi_executor.h"
@@ -58,7 +58,8 @@ absl::StatusOr<Prepared> Prepare(const Flags& f) {
     return absl::FailedPreconditionError("illegal schedule: [" + v->reasons[0].code + "] " +
                                          v->reasons[0].message);
   }
-  absl::StatusOr<codegen::Program> program = codegen::Lower(v->computation);
+  // Validated here too: a worker runs only what translation validation proves.
+  absl::StatusOr<codegen::Program> program = codegen::LowerValidated(v->computation);
   if (!program.ok()) return program.status();
   return Prepared{*std::move(p), *std::move(program)};
 }

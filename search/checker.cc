@@ -58,13 +58,9 @@ absl::StatusOr<Lowered> LowerAt(const ir::Problem& problem,
   }
   Lowered out;
   out.problem = p;
-  MT_ASSIGN_OR_RETURN(out.program, codegen::Lower(verdict.computation));
-  // Translation validation (codegen/validate.h): FailedPrecondition "lowering_unsound: ..."
-  // refuses; constructs it does not model (Unimplemented) are left to the simulator.
-  if (absl::Status valid = codegen::ValidateProgram(verdict.computation, out.program);
-      !valid.ok() && !absl::IsUnimplemented(valid)) {
-    return valid;
-  }
+  // Translation validation (codegen/validate.h) refuses "lowering_unsound: ..." and what it
+  // cannot decide, "unvalidated: ...".
+  MT_ASSIGN_OR_RETURN(out.program, codegen::LowerValidated(verdict.computation));
   for (const codegen::TransferSummary& s : codegen::Summarize(out.program)) {
     out.patterns.push_back(codegen::PatternLabel(s.tensor, s.loop, s.pattern));
   }

@@ -1,6 +1,8 @@
 // The oracle of every run (runtime/oracle.h): a reference from the problem as stated and a
 // coverage step. Lowering bugs planted in correct Programs show what each part catches,
 // where the per-rank check runs had before coverage passes.
+#include "runtime/oracle.h"
+
 #include <gtest/gtest.h>
 
 #include <string>
@@ -9,7 +11,6 @@
 
 #include "codegen/program.h"
 #include "ir/problem.h"
-#include "runtime/oracle.h"
 #include "runtime/sim_comm.h"
 #include "runtime/simulator.h"
 #include "tests/bound_run.h"

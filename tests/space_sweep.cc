@@ -6,9 +6,11 @@
 #include <set>
 #include <utility>
 
+#include "absl/strings/match.h"
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_join.h"
 #include "codegen/lower.h"
+#include "codegen/validate.h"
 #include "ir/layout.h"
 #include "ir/mesh.h"
 #include "ir/problem.h"
@@ -76,10 +78,14 @@ void CheckOne(const ir::Computation& base, const std::string& trace, const Progr
   }
   codegen::LowerOptions lower;
   lower.cache = cache;
-  absl::StatusOr<codegen::Program> program = codegen::Lower(verdict->computation, lower);
+  absl::StatusOr<codegen::Program> program = codegen::LowerValidated(verdict->computation, lower);
   if (!program.ok()) {
     if (absl::IsUnimplemented(program.status())) {
       ++result->unlowerable;
+      const std::string why(program.status().message());
+      ++result->unlowerable_reasons[absl::StrContains(why, "is not a box of fixed size")
+                                        ? "the data of a transfer is not a box of fixed size"
+                                        : why];
       return;
     }
     return fail(absl::StrCat("lowering failed: ", program.status().message()));

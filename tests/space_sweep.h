@@ -8,6 +8,7 @@
 
 #include <cstdint>
 #include <functional>
+#include <map>
 #include <string>
 #include <vector>
 
@@ -43,15 +44,17 @@ struct SweepFailure {
 };
 
 struct SweepResult {
-  int64_t legal_points = 0;            // legal points of the space
-  int64_t checked = 0;                 // of which checked (all, or the sample)
-  int64_t prefetched = 0;              // checked points that prefetch (communicate ... prefetch=1)
-  int64_t stepped = 0;                 // checked points that rotate in steps (step=N)
-  int64_t all_to_all = 0;              // checked points with an all-to-all transfer
-  int64_t onto_layer = 0;              // checked points whose output ends on one layer
-  int64_t rings = 0;                   // checked points whose output passes around a ring
-  int64_t distinct_programs = 0;       // distinct lowered Programs among the checked
-  int64_t unlowerable = 0;             // legal but lowering declined (Unimplemented): never run
+  int64_t legal_points = 0;       // legal points of the space
+  int64_t checked = 0;            // of which checked (all, or the sample)
+  int64_t prefetched = 0;         // checked points that prefetch (communicate ... prefetch=1)
+  int64_t stepped = 0;            // checked points that rotate in steps (step=N)
+  int64_t all_to_all = 0;         // checked points with an all-to-all transfer
+  int64_t onto_layer = 0;         // checked points whose output ends on one layer
+  int64_t rings = 0;              // checked points whose output passes around a ring
+  int64_t distinct_programs = 0;  // distinct lowered Programs among the checked
+  int64_t unlowerable = 0;        // legal but lowering declined (Unimplemented): never run
+  // Why lowering declined, by reason ("the data of a transfer is not a box of fixed size").
+  std::map<std::string, int64_t> unlowerable_reasons;
   std::vector<SweepFailure> failures;  // checked points that did not verify
 };
 
@@ -60,7 +63,8 @@ using ProgramCheck = std::function<std::string(const ir::Computation&, const cod
 
 // Sweeps `c`: all legal points when there are at most `max_points`, else a sample of
 // `max_points` drawn with `seed`. Each point's trace is judged afresh (it must be legal),
-// lowered with offsets and simulated; failures name the trace and the error. Also runs
+// lowered with offsets, translation-validated (codegen::LowerValidated: an unsound or
+// unvalidated Program is a failure) and simulated; failures name the trace and the error. Also runs
 // `check` on each program when set. InvalidArgument for a malformed case.
 absl::StatusOr<SweepResult> SweepSpace(const SweepCase& c, int64_t max_points, uint64_t seed,
                                        const ProgramCheck& check = nullptr);
