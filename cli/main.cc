@@ -286,13 +286,14 @@ int RunRun(const ProblemFlags& flags, const std::string& trace_path, const RunFl
 
 // Where codegen's trace comes from besides --trace.
 struct CodegenSource {
-  bool main = false;        // --main: a standalone benchmark program
-  std::string name;         // --name: the callable kernel's name
-  std::string header;       // --header: where the callable kernel's header goes
-  int64_t record = 0;       // --record ID
-  ScheduleSource schedule;  // --lookup [--wisdom FILE] [--estimate], or --estimate alone
-  int64_t ranks = 0;        // with --lookup or --estimate, instead of --mesh
-  std::string profile;      // with --lookup
+  bool main = false;             // --main: a standalone benchmark program
+  std::string name;              // --name: the callable kernel's name
+  std::string header;            // --header: where the callable kernel's header goes
+  int64_t record = 0;            // --record ID
+  ScheduleSource schedule;       // --lookup [--wisdom FILE] [--estimate], or --estimate alone
+  int64_t ranks = 0;             // with --lookup or --estimate, instead of --mesh
+  std::string profile;           // with --lookup
+  bool result_on_layer = false;  // --result-on-layer
 };
 
 // codegen's request: from --trace (with --expr, --extents, --mesh), --record ID (in the
@@ -363,6 +364,7 @@ int RunCodegen(const ProblemFlags& flags, const std::string& trace_path,
                const CodegenSource& source, const std::string& output, engine::Backend& backend) {
   absl::StatusOr<v1::CodegenRequest> request = CodegenRequestOf(flags, trace_path, source, backend);
   if (!request.ok()) return Fail(request.status());
+  if (source.result_on_layer) request->mutable_problem()->set_result_on_layer(true);
   const std::string header = HeaderPath(output, source);
   if (!header.empty()) request->set_header_name(std::filesystem::path(header).filename().string());
   absl::StatusOr<v1::CodegenResponse> response = backend.Codegen(*request);
@@ -489,6 +491,10 @@ void AddTraceCommands(CLI::App& app, AllFlags& f, Subcommands& s) {
   s.gen->add_option("--header", f.codegen_source.header,
                     "where the kernel's header goes (default: beside -o FILE, as .h)");
   s.gen->add_option("-o,--output", f.codegen_out, "output file (default: stdout)");
+  s.gen->add_flag("--result-on-layer", f.codegen_source.result_on_layer,
+                  "an output the schedule copies along a mesh axis ends on the copies at "
+                  "coordinate 0 of it alone (saves the last step; the header and NAME_holds say "
+                  "which ranks hold it); by default every copy holds the result");
   f.codegen_target.Add(s.gen, true, false);
   wisdom->excludes("--server")->excludes("--db");
   estimate->excludes("--server");

@@ -371,10 +371,24 @@ std::string CallableHeader(const Program& p, const std::string& title, const std
                         : "  (input, only read)",
                     "\n");
   }
+  const TensorInfo* output = nullptr;
+  for (const TensorInfo& t : p.tensors) {
+    if (t.is_output) output = &t;
+  }
+  std::vector<std::string> layer;
+  for (int a : LayerAxes(p, *output)) layer.push_back(p.axis_names[static_cast<size_t>(a)]);
+  const std::string holders =
+      layer.empty()
+          ? absl::StrCat("every copy of ", output->name, " holds the result after the call")
+          : absl::StrCat("after the call only the ranks at ", absl::StrJoin(layer, "=0, "),
+                         "=0 hold ", output->name,
+                         "'s\n// result (generated with --result-on-layer; ", name,
+                         "_holds says which), the other\n// copies hold scratch");
   absl::StrAppend(
       &out, "// (on a mesh axis, x is the rank's coordinate; a tensor not split along an axis is\n",
-      "// copied on every rank along it, and every copy must hold the same values).\n",
-      "// Returns 0; 1 when comm's size is not ", p.Ranks(),
+      "// copied on every rank along it: every copy of an input must hold the same values, "
+      "and\n// ",
+      holders, ").\n", "// Returns 0; 1 when comm's size is not ", p.Ranks(),
       "; 2 when the runtime fails (a message on\n// stderr). Transfer buffers are allocated at "
       "the first call and kept for later calls on\n// the same communicator. Not thread-safe: one "
       "call at a time in a process.\n#ifndef ",
@@ -385,7 +399,36 @@ std::string CallableHeader(const Program& p, const std::string& title, const std
       "): the global index of its\n// first element and its extents, one per dim. Returns the "
       "number of dims, or -1 for\n// an unknown tensor or rank.\nint ",
       name, "_shard(const char* tensor, int rank, int64_t* start, int64_t* extents);\n\n",
-      "#ifdef __cplusplus\n}\n#endif\n\n#endif  // ", guard, "\n");
+      "// Whether MPI rank `rank`'s shard of `tensor` holds the tensor's values after a call: 1\n",
+      "// (every input; the output on every rank that holds its result), 0 (the output on a\n",
+      "// rank off the layer it ends on), or -1 for an unknown tensor or rank.\nint ", name,
+      "_holds(const char* tensor, int rank);\n\n", "#ifdef __cplusplus\n}\n#endif\n\n#endif  // ",
+      guard, "\n");
+  return out;
+}
+
+// NAME_holds's body: 0 for the output at a rank off coordinate 0 of a LayerAxes axis.
+std::string HoldsFunction(const Program& p, const std::string& name) {
+  std::string out = absl::StrCat("int ", name, "_holds(const char* tensor, int rank) {\n",
+                                 "  if (rank < 0 || rank >= ", p.Ranks(), ") return -1;\n");
+  for (const TensorInfo& t : p.tensors) {
+    std::vector<std::string> on_layer;
+    int64_t stride = p.Ranks();
+    std::vector<int64_t> strides(p.axis_sizes.size());
+    for (size_t a = 0; a < p.axis_sizes.size(); ++a) {
+      stride /= p.axis_sizes[a];
+      strides[a] = stride;
+    }
+    for (int a : LayerAxes(p, t)) {
+      on_layer.push_back(absl::StrCat("rank / ", strides[static_cast<size_t>(a)], " % ",
+                                      p.axis_sizes[static_cast<size_t>(a)], " == 0"));
+    }
+    absl::StrAppend(
+        &out, "  if (std::strcmp(tensor, ", Quote(t.name), ") == 0) return ",
+        on_layer.empty() ? "1" : absl::StrCat("(", absl::StrJoin(on_layer, " && "), ") ? 1 : 0"),
+        ";\n");
+  }
+  absl::StrAppend(&out, "  return -1;\n}\n");
   return out;
 }
 
@@ -444,7 +487,7 @@ CallableKernel EmitCallable(const Program& p, const std::string& title, const st
 using namespace meshtune::runtime;
 
 )",
-      kHelpers, "\n", ShardFunction(p, name), R"(
+      kHelpers, "\n", ShardFunction(p, name), "\n", HoldsFunction(p, name), R"(
 // The runtime of the last communicator, freed when MPI_Finalize starts (a delete callback of
 // an attribute of MPI_COMM_SELF), before MPI is gone.
 static std::unique_ptr<RankRuntimeBase>& Runtime() {

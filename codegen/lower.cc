@@ -174,6 +174,7 @@ Program DescribeTensors(const Computation& c) {
   }
   p.dtype_bytes = static_cast<int>(ir::DTypeBytes(c.problem().dtype));
   p.accumulate = c.problem().assign == ir::Problem::Assign::kAccumulate;
+  p.result_on_layer = c.problem().result_on_layer;
   for (const std::string& t : c.problem().Tensors()) {
     TensorInfo info;
     info.name = t;

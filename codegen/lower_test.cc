@@ -93,17 +93,19 @@ TEST(LowerTest, SplitKReducesTheOutput) {
                 "distribute([k], [ko], [ki], [x])\nshard(A, k@x)\nshard(B, k@x)\nshard(C, m@x)\n"
                 "communicate(C, ki)\ntensorize([ki, m, n], matmul)\n");
   EXPECT_EQ(Patterns(p), std::vector<std::string>{"C ReduceScatter(axes=[0])"});
-  const Program all = LowerText(kMatmul, "m=8,n=8,k=16", "x=4",
-                                "distribute([k], [ko], [ki], [x])\nshard(A, k@x)\nshard(B, k@x)\n"
-                                "communicate(C, ki)\ntensorize([ki, m, n], matmul)\n");
-  // C copied on every rank ends on one of them (the layer at x=0): reduced there, unless
+  const std::string copied =
+      "distribute([k], [ko], [ki], [x])\nshard(A, k@x)\nshard(B, k@x)\n"
+      "communicate(C, ki)\ntensorize([ki, m, n], matmul)\n";
+  // C copied on every rank: every copy holds the result (all-reduced)...
+  const Program all = LowerText(kMatmul, "m=8,n=8,k=16", "x=4", copied);
+  EXPECT_EQ(Patterns(all), std::vector<std::string>{"C AllReduce(axes=[0])"});
+  EXPECT_TRUE(LayerAxes(all, *all.Tensor("C")).empty());
+  // ...unless the result is left on one layer (the copies at x=0): reduced there, unless
   // the application keeps every copy (given replicated), which all-reduces.
-  EXPECT_EQ(Patterns(all), std::vector<std::string>{"C Reduce(axes=[0])"});
-  EXPECT_EQ(LayerAxes(all, *all.Tensor("C")), std::vector<int>{0});
-  const Program kept = LowerText(kMatmul, "m=8,n=8,k=16", "x=4",
-                                 "distribute([k], [ko], [ki], [x])\nshard(A, k@x)\nshard(B, k@x)\n"
-                                 "communicate(C, ki)\ntensorize([ki, m, n], matmul)\n",
-                                 {"C=replicated"});
+  const Program layer = LowerText(kMatmul, "m=8,n=8,k=16", "x=4", copied, {}, true);
+  EXPECT_EQ(Patterns(layer), std::vector<std::string>{"C Reduce(axes=[0])"});
+  EXPECT_EQ(LayerAxes(layer, *layer.Tensor("C")), std::vector<int>{0});
+  const Program kept = LowerText(kMatmul, "m=8,n=8,k=16", "x=4", copied, {"C=replicated"}, true);
   EXPECT_EQ(Patterns(kept), std::vector<std::string>{"C AllReduce(axes=[0])"});
   EXPECT_TRUE(LayerAxes(kept, *kept.Tensor("C")).empty());
 }
@@ -171,12 +173,17 @@ TEST(LowerTest, PrefetchedTransfersSitInTheBodyOfTheirLoop) {
 
 // The 3D algorithm on 2x2x2 leaves y out of A's layout and x out of B's: their copies
 // come first in the summary, broadcasts of the whole shard into itself (no buffer); C,
-// the output, is reduced along z onto the layer z=0, not copied.
+// the output, is all-reduced along z (every copy holds the result) or, with the result
+// left on one layer, reduced onto the layer z=0.
 TEST(LowerTest, ReplicatedInputsAreSummarizedAsCopies) {
-  const Program p = LowerText(kMatmul, "m=16,n=8,k=12", "x=2,y=2,z=2",
-                              "distribute([m,n,k], [mo,no,ko], [mi,ni,ki], [x,y,z])\n"
-                              "shard(A, m@x, k@z)\nshard(B, k@z, n@y)\nshard(C, m@x, n@y)\n"
-                              "communicate(C, ki)\ntensorize([ki, mi, ni], contraction)\n");
+  const std::string three_d =
+      "distribute([m,n,k], [mo,no,ko], [mi,ni,ki], [x,y,z])\n"
+      "shard(A, m@x, k@z)\nshard(B, k@z, n@y)\nshard(C, m@x, n@y)\n"
+      "communicate(C, ki)\ntensorize([ki, mi, ni], contraction)\n";
+  const Program every = LowerText(kMatmul, "m=16,n=8,k=12", "x=2,y=2,z=2", three_d);
+  EXPECT_EQ(PatternLabel("C", "ki", Summarize(every)[2].pattern), "C@ki AllReduce(axes=[2])");
+  EXPECT_TRUE(LayerAxes(every, *every.Tensor("C")).empty());
+  const Program p = LowerText(kMatmul, "m=16,n=8,k=12", "x=2,y=2,z=2", three_d, {}, true);
   EXPECT_EQ(ReplicatedAxes(p, *p.Tensor("A")), std::vector<int>{1});
   const std::vector<TransferSummary> s = Summarize(p);
   ASSERT_EQ(s.size(), 3u);

@@ -117,13 +117,16 @@ CommPattern DetectReducePattern(const ir::Computation& c, const ir::Communicatio
   }
   out.axes = axes;
   const ir::Sharding* s = c.sharding(t.tensor);
-  // Copies the application keeps (a given layout that keeps copies along the axis) are each
-  // the result: all-reduced. Others end on one layer (LayerAxes): reduced onto it.
+  // Copies along the group's axes are each the result (all-reduced), unless the problem
+  // leaves the result on one layer (result_on_layer: reduced onto it, LayerAxes) and the
+  // application does not keep copies there (a given layout that keeps copies along the axis).
   const ir::GivenLayout* given = c.problem().LayoutOf(t.tensor);
   bool replicated = true;
   for (int a : axes) {
-    replicated = replicated && (s == nullptr || s->replicated_axes[a]) && given != nullptr &&
-                 given->KeepsCopiesAlong(c.mesh().axes[static_cast<size_t>(a)].name);
+    const bool kept =
+        !c.problem().result_on_layer ||
+        (given != nullptr && given->KeepsCopiesAlong(c.mesh().axes[static_cast<size_t>(a)].name));
+    replicated = replicated && (s == nullptr || s->replicated_axes[a]) && kept;
   }
   if (replicated) {
     out.kind = CommPattern::Kind::kAllReduce;

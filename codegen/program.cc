@@ -329,7 +329,7 @@ std::vector<int> ReplicatedAxes(const Program& p, const TensorInfo& t) {
 }
 
 std::vector<int> LayerAxes(const Program& p, const TensorInfo& t) {
-  if (!t.is_output) return {};
+  if (!t.is_output || !p.result_on_layer) return {};
   std::vector<int> out;
   for (int a : ReplicatedAxes(p, t)) {
     if (!t.given.KeepsCopiesAlong(p.axis_names[static_cast<size_t>(a)])) out.push_back(a);

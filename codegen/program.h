@@ -167,6 +167,9 @@ struct Program {
   std::vector<int64_t> axis_sizes;
   int dtype_bytes = 4;
   bool accumulate = false;  // '+=': the output starts from its own values
+  // ir::Problem::result_on_layer: an output copied along mesh axes ends on the copies at
+  // coordinate 0 of them alone (LayerAxes); else every copy holds the result.
+  bool result_on_layer = false;
   std::vector<TensorInfo> tensors;
   std::vector<Alloc> buffers;  // every transfer buffer, for up-front allocation
   StmtPtr body;
@@ -183,9 +186,11 @@ std::vector<int> ReplicatedAxes(const Program& p, const TensorInfo& t);
 
 // The axes along which output `t` ends on one layer: only the ranks at coordinate 0 of
 // them hold its result, and the other copies' partial sums are reduced onto those (2.5D's
-// last step) rather than all-reduced. They are the output's ReplicatedAxes save those
-// its given layout keeps copies along (ir::GivenLayout::KeepsCopiesAlong: `replicated`,
-// a grid not naming the axis), where every copy is the result; empty for an input.
+// last step) rather than all-reduced. Empty unless the program was lowered with
+// result_on_layer (then every copy holds the result); with it, the output's ReplicatedAxes
+// save those its given layout keeps copies along (ir::GivenLayout::KeepsCopiesAlong:
+// `replicated`, a grid not naming the axis), where every copy is the result; empty for an
+// input.
 std::vector<int> LayerAxes(const Program& p, const TensorInfo& t);
 
 // Whether the rank at `coords` holds the result of output `t` (or, for an input, its

@@ -525,6 +525,7 @@ absl::StatusOr<Program> Reader::Read(const v1::Program& m) {
   }
   p_.dtype_bytes = m.dtype_bytes();
   p_.accumulate = m.accumulate();
+  p_.result_on_layer = m.result_on_layer();
   if (m.tensors_size() < 2) return Bad(path, "a program of fewer than two tensors");
   int outputs = 0;
   for (int i = 0; i < m.tensors_size(); ++i) {
@@ -561,6 +562,7 @@ v1::Program ToProto(const Program& p) {
   for (int64_t s : p.axis_sizes) m.add_axis_sizes(s);
   m.set_dtype_bytes(p.dtype_bytes);
   m.set_accumulate(p.accumulate);
+  m.set_result_on_layer(p.result_on_layer);
   for (const TensorInfo& t : p.tensors) {
     v1::Program::Tensor* out = m.add_tensors();
     out->set_name(t.name);

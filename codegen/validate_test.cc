@@ -505,8 +505,8 @@ TEST(ValidateTest, RefusesDuplicatedContributions) {
   EXPECT_EQ(
       Text(reduce),
       "lowering_unsound: C at ki: rank (x=0, y=0) receives C[0, 0] += A[0, 0] * B[0, 0] twice: "
-      "from rank (x=0, y=0) through Reduce(axes=[1]) of PartC (reduction 1 of 2) and from rank "
-      "(x=0, y=0) through Reduce(axes=[1]) of PartC (reduction 2 of 2)");
+      "from rank (x=0, y=0) through AllReduce(axes=[1]) of PartC (reduction 1 of 2) and from rank "
+      "(x=0, y=0) through AllReduce(axes=[1]) of PartC (reduction 2 of 2)");
 }
 
 constexpr char kRsExpr[] = "C[m,n] = A[m,k] * B[k,n]";

@@ -266,10 +266,13 @@ absl::StatusOr<v1::CodegenRequest> ResolveCodegenRequest(storage::TuningDb& db,
   if (request.record_id() == 0 || !request.trace().text().empty()) return request;
   v1::GetRecordRequest get;
   get.set_id(request.record_id());
-  if (request.has_problem()) *get.mutable_problem() = request.problem();
+  // A problem with no statement only carries result_on_layer: no names to check against.
+  if (request.has_problem() && !request.problem().expr().empty())
+    *get.mutable_problem() = request.problem();
   MT_ASSIGN_OR_RETURN(v1::Record record, GetRecord(db, get));
   v1::CodegenRequest out = request;
   *out.mutable_problem() = record.problem();
+  out.mutable_problem()->set_result_on_layer(request.problem().result_on_layer());
   if (out.mesh().axes().empty()) out.mutable_mesh()->set_axes(record.mesh());
   *out.mutable_trace() = record.trace();
   return out;

@@ -36,6 +36,7 @@ absl::StatusOr<ir::Problem> ProblemOf(const v1::Problem& problem) {
   MT_ASSIGN_OR_RETURN(ir::Problem p,
                       ir::ParseProblem(problem.expr(), problem.extents(), problem.dtype()));
   MT_RETURN_IF_ERROR(ir::SetLayouts(LayoutFlagsOf(problem), &p));
+  p.result_on_layer = problem.result_on_layer();
   return p;
 }
 

@@ -51,6 +51,10 @@ struct Problem {
   // block) per tensor named; a tensor not named is block, laid out as the schedule likes.
   // Set by SetLayouts; ParseProblem leaves it empty.
   std::map<std::string, GivenLayout> layouts;
+  // Where a schedule copies the output along a mesh axis: false (the default), every copy
+  // holds the result after a run; true, only the copies at coordinate 0 of the axis do (the
+  // reduction onto that layer saves the step to the others; codegen::LayerAxes).
+  bool result_on_layer = false;
 
   // Distinct tensor names, the output first, then operands in order of appearance.
   std::vector<std::string> Tensors() const;

@@ -34,8 +34,8 @@ ProblemSpec Stated(const std::string& expr, const std::string& extents) {
 
 codegen::Program LowerOrFail(const std::string& expr, const std::string& extents,
                              const std::string& dtype, const std::string& mesh,
-                             const std::string& trace,
-                             const std::vector<std::string>& layouts = {}) {
+                             const std::string& trace, const std::vector<std::string>& layouts = {},
+                             bool result_on_layer = false) {
   absl::StatusOr<ir::Problem> p = ir::ParseProblem(expr, extents, dtype);
   absl::StatusOr<ir::Mesh> m = ir::ParseMesh(mesh);
   EXPECT_TRUE(p.ok() && m.ok()) << p.status() << " " << m.status();
@@ -43,6 +43,7 @@ codegen::Program LowerOrFail(const std::string& expr, const std::string& extents
   const absl::Status given = ir::SetLayouts(layouts, &*p);
   EXPECT_TRUE(given.ok()) << given;
   if (!given.ok()) return {};
+  p->result_on_layer = result_on_layer;
   absl::StatusOr<ir::Computation> base = ir::Computation::Create(*p, *m);
   absl::StatusOr<ir::Trace> t = ir::ParseTrace(trace);
   EXPECT_TRUE(base.ok() && t.ok()) << base.status() << " " << t.status();
@@ -99,6 +100,7 @@ struct Case {
   std::string name, expr, extents, mesh, trace;
   std::vector<std::string> patterns;  // what the lowering must emit, so the case tests it
   std::vector<std::string> layouts;   // given layouts, as --layout takes them
+  bool result_on_layer = false;       // ir::Problem::result_on_layer
 };
 
 const std::vector<Case>& Cases() {
@@ -143,7 +145,16 @@ const std::vector<Case>& Cases() {
        "x=4",
        "distribute([k], [ko], [ki], [x])\nshard(A, k@x)\nshard(B, k@x)\n"
        "communicate(C, ki)\ntensorize([ki, m, n], matmul)\n",
-       {"C Reduce(axes=[0])"}},
+       {"C Reduce(axes=[0])"},
+       {},
+       true},
+      {"split-k all-reduce into every copy",
+       kMatmul,
+       "m=8,n=8,k=16",
+       "x=4",
+       "distribute([k], [ko], [ki], [x])\nshard(A, k@x)\nshard(B, k@x)\n"
+       "communicate(C, ki)\ntensorize([ki, m, n], matmul)\n",
+       {"C AllReduce(axes=[0])"}},
       {"split-k all-reduce",
        kMatmul,
        "m=8,n=8,k=16",
@@ -184,7 +195,8 @@ TEST(SimulateTest, EveryPatternVerifiesInBothDtypesWithOneChecksum) {
     double checksum[2] = {0, 0};
     for (int d = 0; d < 2; ++d) {
       const std::string dtype = d == 0 ? "f32" : "f64";
-      const codegen::Program p = LowerOrFail(c.expr, c.extents, dtype, c.mesh, c.trace, c.layouts);
+      const codegen::Program p =
+          LowerOrFail(c.expr, c.extents, dtype, c.mesh, c.trace, c.layouts, c.result_on_layer);
       ASSERT_EQ(Patterns(p), c.patterns) << c.name;
       ASSERT_EQ(p.dtype_bytes, d == 0 ? 4 : 8) << c.name;
       SimOptions options;
@@ -204,7 +216,8 @@ TEST(SimulateTest, EveryPatternVerifiesInBothDtypesWithOneChecksum) {
 
 TEST(SimulateTest, AnInjectedWrongElementIsReportedForEveryPattern) {
   for (const Case& c : Cases()) {
-    const codegen::Program p = LowerOrFail(c.expr, c.extents, "f64", c.mesh, c.trace, c.layouts);
+    const codegen::Program p =
+        LowerOrFail(c.expr, c.extents, "f64", c.mesh, c.trace, c.layouts, c.result_on_layer);
     SimOptions options;
     options.inject_fault = "wrong";
     const RunStats m = Simulate(Stated(c.expr, c.extents), p, options);
@@ -217,7 +230,8 @@ TEST(SimulateTest, AnInjectedWrongElementIsReportedForEveryPattern) {
 TEST(SimulateTest, AProgramWithoutItsReductionDoesNotVerify) {
   for (const Case& c : Cases()) {
     if (c.name.rfind("split-k", 0) != 0) continue;
-    codegen::Program p = LowerOrFail(c.expr, c.extents, "f32", c.mesh, c.trace, c.layouts);
+    codegen::Program p =
+        LowerOrFail(c.expr, c.extents, "f32", c.mesh, c.trace, c.layouts, c.result_on_layer);
     ASSERT_TRUE(Simulate(Stated(c.expr, c.extents), p).verified) << c.name;
     p.body = WithoutReduce(p.body);
     ASSERT_EQ(Patterns(p), std::vector<std::string>{}) << c.name;
@@ -238,10 +252,9 @@ TEST(SimulateTest, ReplicatedInputsAreBroadcastFromTheirFirstLayer) {
                   "tensorize([ki, mi, ni], contraction)\n");
   ASSERT_EQ(codegen::ReplicatedAxes(p, *p.Tensor("A")), std::vector<int>{1});
   ASSERT_EQ(codegen::ReplicatedAxes(p, *p.Tensor("B")), std::vector<int>{0});
-  // C too is the same along z, but as the output it is reduced onto the layer z=0, not
-  // copied.
+  // C too is the same along z: as the output, every copy holds the result (all-reduced).
   EXPECT_EQ(codegen::ReplicatedAxes(p, *p.Tensor("C")), std::vector<int>{2});
-  EXPECT_EQ(codegen::LayerAxes(p, *p.Tensor("C")), std::vector<int>{2});
+  EXPECT_TRUE(codegen::LayerAxes(p, *p.Tensor("C")).empty());
   const RunStats m = Simulate(Stated("C[m,n] += A[m,k] * B[k,n]", "m=16,n=8,k=12"), p);
   EXPECT_TRUE(m.verified) << m.error;
   // Rank (0,0,0) sends its 8 x 6 block of A (192 B) and 6 x 4 block of B (96 B).

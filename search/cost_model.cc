@@ -990,9 +990,29 @@ class CostWalker {
         }
         return;
     }
+    // A reduce (-scatter) into an output with copies along some of the group's axes (every
+    // copy holds the result, codegen::LayerAxes) reaches each copy by a reduce of its own.
+    const int64_t copies = kind == Kind::kAllReduce ? 1 : CopiesIn(red.tensor, red.pattern.axes);
     const double seconds =
-        CollectiveSeconds(collective, red.pattern.axes, w, red.prefetch != 0) + add;
-    for (int64_t r = 0; r < values_.ranks(); ++r) Charge(tally, r, seconds, elements, 1, times);
+        copies * CollectiveSeconds(collective, red.pattern.axes, w, red.prefetch != 0) + add;
+    for (int64_t r = 0; r < values_.ranks(); ++r)
+      Charge(tally, r, seconds, copies * elements, copies, times);
+  }
+
+  // How many copies of each element of `tensor` hold its result within a group along
+  // `axes`: the product of the sizes of those of `axes` it is replicated along but does not
+  // end on one layer along.
+  int64_t CopiesIn(const std::string& tensor, const std::vector<int>& axes) const {
+    const codegen::TensorInfo* t = p_.Tensor(tensor);
+    if (t == nullptr) return 1;
+    const std::vector<int> layer = codegen::LayerAxes(p_, *t);
+    int64_t copies = 1;
+    for (int a : codegen::ReplicatedAxes(p_, *t)) {
+      if (std::find(axes.begin(), axes.end(), a) != axes.end() &&
+          std::find(layer.begin(), layer.end(), a) == layer.end())
+        copies *= p_.axis_sizes[static_cast<size_t>(a)];
+    }
+    return copies;
   }
 
   // The ring reductions For `f` drives (CommPattern::Kind::kRingReduce, in its body), for

@@ -292,15 +292,15 @@ TEST(CostModelTest, AllGatherIsARing) {
   EXPECT_EQ(r.comm_words_per_rank, 64 / 2 + 48 / 2);
 }
 
-// 3D on 2x2x2 at m=16, n=8, k=12: k over z, C's partial blocks reduced along z onto the
-// layer z=0; with `layouts` {"C=grid(x,y)"} (the application keeps C's copies on every
-// layer, in place) all-reduced along z.
-Program ThreeD(const std::vector<std::string>& layouts = {}) {
+// 3D on 2x2x2 at m=16, n=8, k=12: k over z, C's partial blocks all-reduced along z (every
+// copy holds the result); with `result_on_layer` reduced along z onto the layer z=0, unless
+// `layouts` {"C=grid(x,y)"} (the application keeps C's copies on every layer, in place).
+Program ThreeD(const std::vector<std::string>& layouts = {}, bool result_on_layer = false) {
   return LowerText(kMatmul, "m=16,n=8,k=12", "x=2,y=2,z=2",
                    "distribute([m,n,k], [mo,no,ko], [mi,ni,ki], [x,y,z])\nshard(A, m@x, k@z)\n"
                    "shard(B, k@z, n@y)\nshard(C, m@x, n@y)\ncommunicate(C, ki)\n"
                    "tensorize([ki, mi, ni], contraction)\n",
-                   layouts);
+                   layouts, result_on_layer);
 }
 const std::vector<std::string> kCopiesKept = {"C=grid(x,y)"};
 
@@ -321,13 +321,19 @@ TEST(CostModelTest, SplitKReduceScattersAndThreeDReducesOntoALayer) {
   // y and its 6 x 4 block of B (96 B) along x, the axes their layouts leave out (alpha
   // log2 2 + beta w each); then each rank's 8 x 4 block of C (w = 128 B) reduced along z
   // (g = 2) onto the layer z=0: alpha log2 2 + beta w.
-  const CostReport onto = EstimateCost(ThreeD(), c);
+  const CostReport onto = EstimateCost(ThreeD({}, true), c);
   ASSERT_EQ(onto.transfers.size(), 3u);
   EXPECT_EQ(onto.transfers[2].pattern.kind, Kind::kReduce);
   ExpectRel(onto.seconds,
             c.alpha_coll + c.beta_coll * 128 + 2 * c.alpha_coll + c.beta_coll * (192 + 96));
-  // Where every layer keeps its copy of C, all-reduced: 2 (alpha log2 2 + beta w).
-  const CostReport three = EstimateCost(ThreeD(kCopiesKept), c);
+  // Where every layer keeps its copy of C, all-reduced: 2 (alpha log2 2 + beta w): by
+  // default, and where the application keeps them with the result on one layer.
+  const CostReport every = EstimateCost(ThreeD(), c);
+  ASSERT_EQ(every.transfers.size(), 3u);
+  EXPECT_EQ(every.transfers[2].pattern.kind, Kind::kAllReduce);
+  ExpectRel(every.seconds,
+            2 * (c.alpha_coll + c.beta_coll * 128) + 2 * c.alpha_coll + c.beta_coll * (192 + 96));
+  const CostReport three = EstimateCost(ThreeD(kCopiesKept, true), c);
   ASSERT_EQ(three.transfers.size(), 3u);
   EXPECT_EQ(three.transfers[0].tensor, "A");
   EXPECT_EQ(three.transfers[0].loop, "copies");

@@ -19,15 +19,18 @@
 namespace meshtune::testing {
 
 // Parses, replays and judges `trace` (which must be legal), then lowers it, with the
-// tensors in the given `layouts` ("C=replicated", as --layout takes them). Any failure is
-// a test failure (naming the trace or the status) and gives an empty Program.
+// tensors in the given `layouts` ("C=replicated", as --layout takes them) and, with
+// `result_on_layer`, the output's result left on one layer (ir::Problem::result_on_layer).
+// Any failure is a test failure (naming the trace or the status) and gives an empty Program.
 inline codegen::Program LowerText(const std::string& expr, const std::string& extents,
                                   const std::string& mesh, const std::string& trace,
-                                  const std::vector<std::string>& layouts = {}) {
+                                  const std::vector<std::string>& layouts = {},
+                                  bool result_on_layer = false) {
   absl::StatusOr<ir::Problem> p = ir::ParseProblem(expr, extents);
   absl::StatusOr<ir::Mesh> m = ir::ParseMesh(mesh);
   EXPECT_TRUE(p.ok() && m.ok());
   if (!p.ok() || !m.ok()) return codegen::Program{};
+  p->result_on_layer = result_on_layer;
   const absl::Status given = ir::SetLayouts(layouts, &*p);
   EXPECT_TRUE(given.ok()) << given;
   if (!given.ok()) return codegen::Program{};

@@ -26,6 +26,7 @@ std::string SweepCase::Name() const {
   return absl::StrCat(expr, " ", extents, " on ", mesh, allow_replication ? " (replication)" : "",
                       split_distributed ? " (split)" : "", rotation_steps ? " (steps)" : "",
                       all_to_all ? " (all-to-all)" : "", rings_only ? " (rings)" : "",
+                      result_on_layer ? " (result on layer)" : "",
                       layouts.empty() ? "" : " layouts ", absl::StrJoin(layouts, ","));
 }
 
@@ -117,6 +118,7 @@ absl::StatusOr<ir::Computation> Base(const SweepCase& c) {
   absl::StatusOr<ir::Problem> problem = ir::ParseProblem(c.expr, c.extents);
   if (!problem.ok()) return problem.status();
   if (absl::Status s = ir::SetLayouts(c.layouts, &*problem); !s.ok()) return s;
+  problem->result_on_layer = c.result_on_layer;
   absl::StatusOr<ir::Mesh> mesh = ir::ParseMesh(c.mesh);
   if (!mesh.ok()) return mesh.status();
   return ir::Computation::Create(*problem, *mesh);

@@ -33,6 +33,8 @@ struct SweepCase {
   // Only the points that communicate the output at a rotated loop (ir/ring.h: those whose
   // partial sums pass around a ring, and the others), all of them or a sample.
   bool rings_only = false;
+  // The output's result left on one layer where copied (ir::Problem::result_on_layer).
+  bool result_on_layer = false;
   // "C[m,n] += A[m,k] * B[k,n] m=4,n=4,k=6 on x=2 (replication) (split) (steps) (all-to-all)
   // (rings)"
   std::string Name() const;
