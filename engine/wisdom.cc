@@ -213,7 +213,8 @@ namespace meshtune::engine {
 
 absl::StatusOr<std::string> ProgramDigest(const storage::Workload& w, const v1::Record& r) {
   return storage::Sha256Hex(
-      absl::StrCat("meshtune wisdom program\nversion: ", storage::kTunerVersion, "\n", w.canonical,
+      absl::StrCat("meshtune wisdom program\nversion: ", storage::kTunerVersion,
+                   "\nproved by translation validation (codegen::LowerValidated)\n", w.canonical,
                    "\nrecord mesh: ", r.mesh(), "\ntrace (", r.trace().text().size(), " bytes):\n",
                    r.trace().text(), "\nprogram (", r.program().size(), " bytes):\n", r.program()));
 }
@@ -224,6 +225,8 @@ absl::Status AddProgram(v1::Record* r) {
   MT_ASSIGN_OR_RETURN(storage::Workload w, RecordWorkload(*r));
   v1::Mesh mesh;
   mesh.set_axes(r->mesh());
+  // LowerTrace validates: a program whose validation fails or cannot decide is not written,
+  // and the digest says the one written was proved.
   MT_ASSIGN_OR_RETURN(codegen::Program program, LowerTrace(r->problem(), mesh, r->trace()));
   // v1::Program has no map field: its bytes are the same on every run.
   std::string bytes = codegen::ToProto(program).SerializeAsString();

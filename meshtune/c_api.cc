@@ -73,6 +73,15 @@ int meshtune_plan_shard(const meshtune_plan* plan, const char* tensor, int64_t* 
   return static_cast<int>(s->extents.size());
 }
 
+int meshtune_plan_holds(const meshtune_plan* plan, const char* tensor) {
+  absl::StatusOr<meshtune::ShardLayout> s = plan->plan->Shard(tensor == nullptr ? "" : tensor);
+  if (!s.ok()) {
+    Report(s.status());
+    return -1;
+  }
+  return s->holds_result ? 1 : 0;
+}
+
 const char* meshtune_plan_trace(const meshtune_plan* plan) { return plan->plan->trace().c_str(); }
 const char* meshtune_plan_mesh(const meshtune_plan* plan) { return plan->plan->mesh().c_str(); }
 

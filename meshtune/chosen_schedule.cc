@@ -133,7 +133,9 @@ absl::StatusOr<codegen::Program> ScheduleProgram(const v1::Problem& problem,
                                                  const ChosenSchedule& c,
                                                  std::vector<std::string>* tensors) {
   tensors->clear();
-  if (!c.program.empty()) {
+  // A wisdom program holds the result on every copy: with the result on one layer, the
+  // trace is lowered for it.
+  if (!c.program.empty() && !problem.result_on_layer()) {
     v1::Program message;
     if (!message.ParseFromString(c.program)) {
       return absl::InternalError("the wisdom program sent by rank 0 does not parse");

@@ -42,6 +42,11 @@ const char* meshtune_plan_tensor(const meshtune_plan* plan, int i);
 int meshtune_plan_shard(const meshtune_plan* plan, const char* tensor, int64_t* start,
                         int64_t* extents, int64_t* strides);
 
+/* Whether this rank's shard of `tensor` holds the tensor's values after
+ * meshtune_plan_execute: 1 (every input; the output on every copy, unless the plan leaves
+ * the result on one layer), 0 (the output on a rank off that layer: scratch), or -1 for an
+ * unknown tensor. */
+int meshtune_plan_holds(const meshtune_plan* plan, const char* tensor);
 /* Whether this rank runs the plan (0 on ranks beyond a smaller mesh's, which hold empty
  * shards and return from meshtune_plan_execute at once). */
 int meshtune_plan_active(const meshtune_plan* plan);

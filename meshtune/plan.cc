@@ -35,6 +35,7 @@ v1::Problem ProblemOf(const std::string& expr, const std::string& extents, const
   p.set_extents(extents);
   p.set_dtype(o.dtype);
   for (const auto& [tensor, spec] : o.layouts) (*p.mutable_layouts())[tensor] = spec;
+  p.set_result_on_layer(o.result_on_layer);
   return p;
 }
 

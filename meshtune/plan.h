@@ -61,15 +61,20 @@ struct PlanOptions {
   // `--layout` spec): the choice weighs their redistributions, and prefers a schedule
   // whose shards are the application's arrays. Part of the workload in wisdom files.
   std::map<std::string, std::string> layouts;
+  // An output the schedule copies along a mesh axis ends on the copies at coordinate 0 of
+  // it alone (saves the last step; ShardLayout::holds_result says where); by default every
+  // copy holds the result after Execute.
+  bool result_on_layer = false;
 };
 
 // Where this rank's shard of a tensor lies: the global index of its first element, its
 // extents, and its strides (row-major, in elements).
 struct ShardLayout {
   std::vector<int64_t> start, extents, strides;
-  // False only for the output on a rank off the layer it ends on (a schedule that copies
-  // the output along a mesh axis reduces it onto coordinate 0 there): the shard is scratch
-  // Execute still needs, and after it holds no result; Gather skips it.
+  // False only for the output on a rank off the layer it ends on (with
+  // PlanOptions::result_on_layer, a schedule that copies the output along a mesh axis
+  // reduces it onto coordinate 0 there): the shard is scratch Execute still needs, and
+  // after it holds no result; Gather skips it.
   bool holds_result = true;
 };
 

@@ -8,6 +8,9 @@
 // With GIVEN_ROOT defined the kernel was generated with --layout A=root --layout B=replicated
 // --layout C=root: rank 0 passes the whole A and C, every rank the whole B, the others null
 // for A and C, and rank 0 checks the whole C.
+// The output is checked on every rank that KERNEL_holds says holds it after the call (every
+// copy of a copied output, unless generated with --result-on-layer); with HOLDERS defined,
+// exactly that many ranks must hold it.
 #include <mpi.h>
 
 #include <cmath>
@@ -20,6 +23,7 @@
 #define CONCAT2(a, b) a##b
 #define CONCAT(a, b) CONCAT2(a, b)
 #define KERNEL_SHARD CONCAT(KERNEL, _shard)
+#define KERNEL_HOLDS CONCAT(KERNEL, _holds)
 
 namespace {
 
@@ -79,7 +83,10 @@ int main(int argc, char** argv) {
       MPI_Finalize();
       return status;
     }
-    for (int64_t i = 0; i < ce[0] && !bad; ++i) {
+    // A rank off the layer the output ends on holds scratch, never read.
+    const int holds = KERNEL_HOLDS("C", rank);
+    if (holds < 0) bad = 1;
+    for (int64_t i = 0; i < ce[0] && !bad && holds == 1; ++i) {
       for (int64_t j = 0; j < ce[1] && !bad; ++j) {
         const int64_t gi = cs[0] + i, gj = cs[1] + j;
         double product = 0;
@@ -94,6 +101,15 @@ int main(int argc, char** argv) {
       }
     }
   }
+  int holders = 0, holds = KERNEL_HOLDS("C", rank) == 1 ? 1 : 0;
+  MPI_Allreduce(&holds, &holders, 1, MPI_INT, MPI_SUM, MPI_COMM_WORLD);
+#ifdef HOLDERS
+  if (holders != HOLDERS) {
+    if (rank == 0) std::printf("%d ranks hold C; expected %d\n", holders, HOLDERS);
+    bad = 1;
+  }
+#endif
+  if (rank == 0) std::printf("C checked on %d ranks\n", holders);
   int any = 0;
   MPI_Allreduce(&bad, &any, 1, MPI_INT, MPI_MAX, MPI_COMM_WORLD);
   if (rank == 0) std::printf(any ? "callable kernel: MISMATCH\n" : "callable kernel: verified\n");

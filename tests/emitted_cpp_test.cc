@@ -14,6 +14,7 @@
 
 #include "proto/meshtune.pb.h"
 #include "tests/proto_json.h"
+#include "tests/test_util.h"
 
 namespace {
 
@@ -167,12 +168,34 @@ TEST(EmittedCppTest, CallableKernelsComputeOnTheApplicationsData) {
     SCOPED_TRACE(app);
     const std::string out = RunMpi(app);
     EXPECT_NE(out.find("callable kernel: verified\n"), std::string::npos) << out;
+    EXPECT_NE(out.find("C checked on 4 ranks\n"), std::string::npos) << out;
   }
   const std::string wrong = RunMpi("tests/summa_kernel_app", 2, 1);
   EXPECT_NE(wrong.find("summa_kernel: the communicator has 2 ranks; the schedule needs 4\n"),
             std::string::npos)
       << wrong;
   EXPECT_NE(wrong.find("kernel returned 1"), std::string::npos) << wrong;
+}
+
+// Split-k on x=4 (m=n=64, k=1024), C copied on every rank: the application reads C on every
+// rank the header names, and every element is right there — on all four by default, on x=0
+// alone with --result-on-layer, which the header and splitk_layer_kernel_holds say.
+TEST(EmittedCppTest, ACopiedOutputIsRightOnEveryRankTheHeaderNames) {
+  const std::string every = RunMpi("tests/splitk_kernel_app");
+  EXPECT_NE(every.find("C checked on 4 ranks\ncallable kernel: verified\n"), std::string::npos)
+      << every;
+  EXPECT_NE(meshtune::testing::ReadFile("tests/splitk_kernel.h")
+                .find("every copy of an input must hold the same values, and\n// every copy of C "
+                      "holds the result after the call"),
+            std::string::npos);
+  const std::string layer = RunMpi("tests/splitk_layer_kernel_app");
+  EXPECT_NE(layer.find("C checked on 1 ranks\ncallable kernel: verified\n"), std::string::npos)
+      << layer;
+  EXPECT_NE(meshtune::testing::ReadFile("tests/splitk_layer_kernel.h")
+                .find("after the call only the ranks at x=0 hold C's\n// result (generated with "
+                      "--result-on-layer; splitk_layer_kernel_holds says which)"),
+            std::string::npos)
+      << meshtune::testing::ReadFile("tests/splitk_layer_kernel.h");
 }
 
 }  // namespace

@@ -1,7 +1,7 @@
 /* An MPI application in C through meshtune's C API (meshtune/meshtune.h):
  * C[m,n] += A[m,k] * B[k,n] (m=32, n=24, k=16) planned from the wisdom file argv[1],
  * executed twice on shards filled where meshtune_plan_shard says, checked against a serial
- * reference. Rank 0 prints "c plan MESH verified" or "c plan error N: MESSAGE"; exit 0 when
+ * reference on every rank (meshtune_plan_holds: every copy of C holds the result). Rank 0 prints "c plan MESH verified" or "c plan error N: MESSAGE"; exit 0 when
  * verified. A second plan with a bad mode must fail with status 3 and a message. */
 #include <math.h>
 #include <mpi.h>
@@ -43,6 +43,7 @@ int main(int argc, char** argv) {
     if (meshtune_plan_execute(plan, (void* const*)shards) != 0) bad = 1;
     for (int t = 0; t < n && !bad; ++t) {
       if (strcmp(meshtune_plan_tensor(plan, t), "C") != 0) continue;
+      if (meshtune_plan_holds(plan, "C") != 1) bad = 1;
       for (long i = 0; i < extents[t][0]; ++i) {
         for (long j = 0; j < extents[t][1]; ++j) {
           const long gi = start[t][0] + i, gj = start[t][1] + j;
