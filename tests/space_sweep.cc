@@ -113,7 +113,8 @@ void CheckOne(const ir::Computation& base, const std::string& trace, const Progr
   if (!m.verified) fail(m.error.empty() ? "not verified" : m.error);
 }
 
-// The base computation of `c`.
+}  // namespace
+
 absl::StatusOr<ir::Computation> Base(const SweepCase& c) {
   absl::StatusOr<ir::Problem> problem = ir::ParseProblem(c.expr, c.extents);
   if (!problem.ok()) return problem.status();
@@ -123,6 +124,8 @@ absl::StatusOr<ir::Computation> Base(const SweepCase& c) {
   if (!mesh.ok()) return mesh.status();
   return ir::Computation::Create(*problem, *mesh);
 }
+
+namespace {
 
 // Every legal genome when the space has at most `max` of them, else `max` distinct ones
 // drawn with `seed`: a (nest, rotation) cell in proportion to its legal points, then each
@@ -202,8 +205,8 @@ absl::StatusOr<SweepResult> CheckTrace(const SweepCase& c, const std::string& tr
   return result;
 }
 
-absl::StatusOr<SweepResult> SweepSpace(const SweepCase& c, int64_t max_points, uint64_t seed,
-                                       const ProgramCheck& check) {
+absl::StatusOr<std::vector<std::string>> SampleTraces(const SweepCase& c, int64_t max_points,
+                                                      uint64_t seed, int64_t* legal_points) {
   absl::StatusOr<ir::Computation> base = Base(c);
   if (!base.ok()) return base.status();
   search::SpaceOptions options;
@@ -215,15 +218,26 @@ absl::StatusOr<SweepResult> SweepSpace(const SweepCase& c, int64_t max_points, u
   if (!space.ok()) return space.status();
   search::CostParams params;
   search::Evaluator ev(*base, *std::move(space), params);
+  const std::vector<search::Genome> genomes =
+      c.rings_only ? RotatedOutputs(ev, max_points, seed, legal_points)
+                   : PickGenomes(ev, max_points, seed, legal_points);
+  std::vector<std::string> traces;
+  for (const search::Genome& g : genomes) traces.push_back(ev.space().ToTrace(g).ToString());
+  return traces;
+}
+
+absl::StatusOr<SweepResult> SweepSpace(const SweepCase& c, int64_t max_points, uint64_t seed,
+                                       const ProgramCheck& check) {
+  absl::StatusOr<ir::Computation> base = Base(c);
+  if (!base.ok()) return base.status();
   SweepResult result;
-  std::vector<search::Genome> genomes =
-      c.rings_only ? RotatedOutputs(ev, max_points, seed, &result.legal_points)
-                   : PickGenomes(ev, max_points, seed, &result.legal_points);
+  absl::StatusOr<std::vector<std::string>> traces =
+      SampleTraces(c, max_points, seed, &result.legal_points);
+  if (!traces.ok()) return traces.status();
   codegen::LoweringCache cache;
   std::set<std::string> programs;
-  for (const search::Genome& g : genomes) {
-    CheckOne(*base, ev.space().ToTrace(g).ToString(), check, &cache, &programs, &result);
-  }
+  for (const std::string& trace : *traces)
+    CheckOne(*base, trace, check, &cache, &programs, &result);
   result.distinct_programs = static_cast<int64_t>(programs.size());
   return result;
 }

@@ -71,6 +71,14 @@ using ProgramCheck = std::function<std::string(const ir::Computation&, const cod
 absl::StatusOr<SweepResult> SweepSpace(const SweepCase& c, int64_t max_points, uint64_t seed,
                                        const ProgramCheck& check = nullptr);
 
+// The legal points `SweepSpace` checks, as traces: all when there are at most `max_points`,
+// else a sample drawn with `seed`; *legal_points gets how many the space has.
+absl::StatusOr<std::vector<std::string>> SampleTraces(const SweepCase& c, int64_t max_points,
+                                                      uint64_t seed, int64_t* legal_points);
+
+// The base computation of `c`: its problem (given layouts, result_on_layer) on its mesh.
+absl::StatusOr<ir::Computation> Base(const SweepCase& c);
+
 // The same checks for one trace of the case's problem and mesh (legal_points counts 1
 // when the trace is legal).
 absl::StatusOr<SweepResult> CheckTrace(const SweepCase& c, const std::string& trace,
