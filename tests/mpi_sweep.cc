@@ -87,9 +87,8 @@ absl::StatusOr<MpiSweepResult> RunMpiSweep(const std::string& worker, int ranks,
   {
     std::ofstream f(file);
     for (const MpiPoint& p : points) {
-      f << "point " << p.space.expr << "\nextents " << p.space.extents << "\nmesh "
-        << p.space.mesh << "\nresult_on_layer " << (p.space.result_on_layer ? 1 : 0)
-        << "\ntrace\n"
+      f << "point " << p.space.expr << "\nextents " << p.space.extents << "\nmesh " << p.space.mesh
+        << "\nresult_on_layer " << (p.space.result_on_layer ? 1 : 0) << "\ntrace\n"
         << p.trace << (absl::EndsWith(p.trace, "\n") ? "" : "\n") << "end\n";
     }
     if (!f) return absl::InternalError("cannot write " + file);
@@ -97,8 +96,8 @@ absl::StatusOr<MpiSweepResult> RunMpiSweep(const std::string& worker, int ranks,
   setenv("OMPI_ALLOW_RUN_AS_ROOT", "1", 1);
   setenv("OMPI_ALLOW_RUN_AS_ROOT_CONFIRM", "1", 1);
   setenv("OPENBLAS_NUM_THREADS", "1", 1);
-  const std::string cmd = absl::StrCat("timeout 600 mpirun -n ", ranks, " --oversubscribe ",
-                                       worker, " ", file, " >", log, " 2>&1");
+  const std::string cmd = absl::StrCat("timeout 600 mpirun -n ", ranks, " --oversubscribe ", worker,
+                                       " ", file, " >", log, " 2>&1");
   const int rc = std::system(cmd.c_str());
   MpiSweepResult r;
   std::ifstream in(log);
@@ -124,8 +123,8 @@ absl::StatusOr<MpiSweepResult> RunMpiSweep(const std::string& worker, int ranks,
     }
   }
   if (r.points != static_cast<int64_t>(points.size())) {
-    return absl::InternalError(absl::StrCat("the job reported ", r.points, " of ", points.size(),
-                                            " points:\n", r.output));
+    return absl::InternalError(
+        absl::StrCat("the job reported ", r.points, " of ", points.size(), " points:\n", r.output));
   }
   return r;
 }

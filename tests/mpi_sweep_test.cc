@@ -3,14 +3,14 @@
 // the executor over MpiComm, each checked against the problem as stated and for coverage
 // (runtime/oracle.h). The suite runs a small sample on 4 ranks; the wide sweep
 // (//tests:mpi_sweep_wide, MESHTUNE_WIDE_SWEEP) more points a space, 3D meshes on 8 ranks.
+#include "tests/mpi_sweep.h"
+
 #include <gtest/gtest.h>
 
 #include <cstdlib>
 #include <iostream>
 #include <string>
 #include <vector>
-
-#include "tests/mpi_sweep.h"
 
 namespace meshtune::testing {
 namespace {

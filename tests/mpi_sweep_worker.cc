@@ -107,7 +107,8 @@ int main(int argc, char** argv) {
   MPI_Comm_rank(MPI_COMM_WORLD, &rank);
   MPI_Comm_size(MPI_COMM_WORLD, &size);
   std::string error = argc < 2 ? "usage: mpi_sweep_worker POINTS_FILE" : "";
-  const std::vector<Point> points = error.empty() ? ReadPoints(argv[1], &error) : std::vector<Point>{};
+  const std::vector<Point> points =
+      error.empty() ? ReadPoints(argv[1], &error) : std::vector<Point>{};
   if (!error.empty()) {
     if (rank == 0) std::fprintf(stderr, "mpi_sweep_worker: %s\n", error.c_str());
     MPI_Finalize();
@@ -131,8 +132,8 @@ int main(int argc, char** argv) {
         options.warmup = 0;
         options.reps = 1;
         options.seed = i + 1;
-        stats = meshtune::runtime::Execute(
-            meshtune::runtime::ProblemSpecOf(prepared->first), prepared->second, active, options);
+        stats = meshtune::runtime::Execute(meshtune::runtime::ProblemSpecOf(prepared->first),
+                                           prepared->second, active, options);
         MPI_Comm_free(&active);
       }
       outcome = stats.verified ? "verified" : "FAILED " + stats.error;
