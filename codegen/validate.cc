@@ -1964,14 +1964,18 @@ absl::Status ValidateProgram(const ir::Computation& c, const Program& p, Unsound
   return status;
 }
 
+absl::Status AdmitProgram(const ir::Computation& c, const Program& p) {
+  const absl::Status valid = ValidateProgram(c, p);
+  if (absl::IsUnimplemented(valid))
+    return absl::FailedPreconditionError(absl::StrCat("unvalidated: ", valid.message()));
+  return valid;
+}
+
 absl::StatusOr<Program> LowerValidated(const ir::Computation& c, const LowerOptions& options) {
   LowerOptions with_offsets = options;
   with_offsets.offsets = true;
   MT_ASSIGN_OR_RETURN(Program p, Lower(c, with_offsets));
-  const absl::Status valid = ValidateProgram(c, p);
-  if (absl::IsUnimplemented(valid))
-    return absl::FailedPreconditionError(absl::StrCat("unvalidated: ", valid.message()));
-  if (!valid.ok()) return valid;
+  MT_RETURN_IF_ERROR(AdmitProgram(c, p));
   return p;
 }
 

@@ -86,11 +86,15 @@ struct Unsoundness {
 absl::Status ValidateProgram(const ir::Computation& c, const Program& p,
                              Unsoundness* why = nullptr);
 
-// The gate every Program that will run passes: `c`'s legal schedule lowered (with offsets)
-// and validated. Returns the Program when ValidateProgram proves it; FailedPrecondition
-// "lowering_unsound: ..." when it is unsound, and FailedPrecondition "unvalidated: <the
-// construct the validator does not model>" when it cannot tell — a refusal, never a pass;
-// lowering's own errors (Unimplemented for schedules it declines) as they are.
+// The gate every Program that will run passes: OK when ValidateProgram proves `p`
+// computes `c`'s statement; FailedPrecondition "lowering_unsound: ..." when it is unsound,
+// and FailedPrecondition "unvalidated: <the construct the validator does not model>" when
+// it cannot tell — a refusal, never a pass; InvalidArgument as ValidateProgram.
+absl::Status AdmitProgram(const ir::Computation& c, const Program& p);
+
+// `c`'s legal schedule lowered (with offsets) and admitted (AdmitProgram): the one way a
+// Program that will run is made. Lowering's own errors (Unimplemented for schedules it
+// declines) as they are.
 absl::StatusOr<Program> LowerValidated(const ir::Computation& c, const LowerOptions& options = {});
 
 }  // namespace meshtune::codegen

@@ -677,5 +677,34 @@ TEST(ValidateTest, NeedsOffsets) {
   EXPECT_NE(st.message().find("offsets"), std::string::npos) << st;
 }
 
+// What the validator cannot decide is a refusal with its own reason, never a pass: SUMMA
+// with its k loop made to start at the rank's x coordinate (a bound the validator does not
+// model) is "unvalidated", with the loop and its bound as the witness.
+TEST(ValidateTest, WhatValidationCannotDecideIsRefusedAsUnvalidated) {
+  const Lowered l = Summa2x2();
+  EXPECT_TRUE(AdmitProgram(l.c, l.p).ok());
+  std::function<StmtPtr(const StmtPtr&)> walk = [&](const StmtPtr& s) -> StmtPtr {
+    if (const auto* b = std::get_if<Block>(&s->node)) {
+      Block out;
+      for (const StmtPtr& c : b->body) out.body.push_back(walk(c));
+      return MakeStmt(std::move(out));
+    }
+    if (const auto* f = std::get_if<For>(&s->node)) {
+      For out = *f;
+      if (out.var == "ko") out.lo = Expr::Var("x");
+      out.body = walk(f->body);
+      return MakeStmt(std::move(out));
+    }
+    return s;
+  };
+  Program moved = l.p;
+  moved.body = walk(l.p.body);
+  EXPECT_TRUE(absl::IsUnimplemented(ValidateProgram(l.c, moved)));
+  const absl::Status admitted = AdmitProgram(l.c, moved);
+  EXPECT_TRUE(absl::IsFailedPrecondition(admitted));
+  EXPECT_EQ(admitted.message(),
+            "unvalidated: validation needs constant loop bounds; loop ko starts at x");
+}
+
 }  // namespace
 }  // namespace meshtune::codegen

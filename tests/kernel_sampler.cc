@@ -84,8 +84,7 @@ int main(int argc, char** argv) {
       return 1;
     }
     const std::string name = absl::StrCat("sampled_kernel_", i);
-    const std::string title =
-        absl::StrCat(point.space.Name(), "\ntrace:\n", trace->ToString());
+    const std::string title = absl::StrCat(point.space.Name(), "\ntrace:\n", trace->ToString());
     const codegen::CallableKernel k = codegen::EmitCallable(*program, title, name, "");
     std::vector<std::string> tensors, args;
     const char* type = program->dtype_bytes == 8 ? "double" : "float";

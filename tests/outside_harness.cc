@@ -155,7 +155,8 @@ std::string RunKernel(const SampledKernel& k, const Statement& st, MPI_Comm worl
     data[t].resize(static_cast<size_t>(std::max<int64_t>(n, 1)));
     const bool garbage = k.tensors[t] == st.output.tensor && !st.accumulate;
     for (int64_t i = 0; i < n; ++i)
-      data[t][i] = garbage ? NAN : static_cast<float>(Value(k.tensors[t], Global(i, starts[t], exts[t])));
+      data[t][i] =
+          garbage ? NAN : static_cast<float>(Value(k.tensors[t], Global(i, starts[t], exts[t])));
     shards.push_back(data[t].data());
   }
   if (error.empty()) {
@@ -169,8 +170,8 @@ std::string RunKernel(const SampledKernel& k, const Statement& st, MPI_Comm worl
       const double want = Reference(st, g), got = data[t][i];
       if (!(std::fabs(got - want) <= 1e-4 * (1 + std::fabs(want)))) {
         char text[160];
-        std::snprintf(text, sizeof(text), "rank %d: %s[%lld...] = %g but the reference is %g",
-                      rank, st.output.tensor.c_str(), static_cast<long long>(g[0]), got, want);
+        std::snprintf(text, sizeof(text), "rank %d: %s[%lld...] = %g but the reference is %g", rank,
+                      st.output.tensor.c_str(), static_cast<long long>(g[0]), got, want);
         error = text;
       }
     }
@@ -195,8 +196,8 @@ std::string Coverage(const SampledKernel& k, const Statement& st) {
     int64_t n = 1;
     for (int d = 0; d < dims; ++d) n *= ext[d];
     for (int64_t i = 0; i < n; ++i) {
-      const std::vector<int64_t> g =
-          Global(i, std::vector<int64_t>(start, start + dims), std::vector<int64_t>(ext, ext + dims));
+      const std::vector<int64_t> g = Global(i, std::vector<int64_t>(start, start + dims),
+                                            std::vector<int64_t>(ext, ext + dims));
       int64_t linear = 0;
       for (size_t d = 0; d < g.size(); ++d) linear = linear * shape[d] + g[d];
       if (linear >= 0 && linear < total) held[linear] = 1;
@@ -218,7 +219,8 @@ int main(int argc, char** argv) {
   int verified = 0;
   for (const SampledKernel& k : SampledKernels()) {
     const Statement st = Parse(k.expr, k.extents);
-    std::string error = k.ranks > size ? "the job has too few ranks" : RunKernel(k, st, MPI_COMM_WORLD, rank);
+    std::string error =
+        k.ranks > size ? "the job has too few ranks" : RunKernel(k, st, MPI_COMM_WORLD, rank);
     int bad = error.empty() ? 0 : 1, any = 0;
     MPI_Allreduce(&bad, &any, 1, MPI_INT, MPI_MAX, MPI_COMM_WORLD);
     // The lowest failing rank's message.
