@@ -19,7 +19,7 @@
 #include <vector>
 
 #include "bench/psgemm.h"
-#include "codegen/lower.h"
+#include "codegen/validate.h"
 #include "ir/verdict.h"
 #include "runtime/mpi_executor.h"
 
@@ -114,7 +114,7 @@ int main(int argc, char** argv) {
         meshtune::ir::Computation::Create(*problem, *meshtune::ir::ParseMesh("x=2,y=2"));
     const auto verdict = meshtune::ir::Judge(*base, *meshtune::ir::ParseTrace(Trace(name, parts)));
     if (!verdict.ok() || !verdict->legal) continue;
-    const auto program = meshtune::codegen::Lower(verdict->computation);
+    const auto program = meshtune::codegen::LowerValidated(verdict->computation);
     if (!program.ok()) continue;
     meshtune::runtime::ExecOptions options;
     options.reps = reps;

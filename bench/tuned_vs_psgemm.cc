@@ -32,7 +32,7 @@
 
 #include "bench/blas_peer.h"
 #include "bench/psgemm.h"
-#include "codegen/lower.h"
+#include "codegen/validate.h"
 #include "ir/layout.h"
 #include "ir/verdict.h"
 #include "runtime/mpi_executor.h"
@@ -109,7 +109,7 @@ absl::StatusOr<meshtune::codegen::Program> LowerSchedule(const Flags& flags,
   if (!verdict.ok()) return verdict.status();
   if (!verdict->legal)
     return absl::InvalidArgumentError("illegal schedule: " + verdict->reasons[0].message);
-  return meshtune::codegen::Lower(verdict->computation);
+  return meshtune::codegen::LowerValidated(verdict->computation);
 }
 
 double Gflops(const Flags& f, double seconds) { return 2.0 * f.m * f.n * f.k / seconds / 1e9; }
