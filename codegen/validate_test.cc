@@ -54,8 +54,10 @@ std::optional<Lowered> LowerText(const std::string& expr, const std::string& ext
 constexpr char kMatmul[] = "C[m,n] += A[m,k] * B[k,n]";
 
 // `p` with every leaf statement replaced by edit(leaf): return the leaf to keep it, a
-// Block of several statements to duplicate it, an empty Block to drop it.
-Program EditLeaves(const Program& p, const std::function<StmtPtr(const StmtPtr&)>& edit) {
+// Block of several statements to duplicate it, an empty Block to drop it; and every loop
+// changed by `loop`, when given.
+Program EditLeaves(const Program& p, const std::function<StmtPtr(const StmtPtr&)>& edit,
+                   const std::function<void(For*)>& loop = nullptr) {
   std::function<StmtPtr(const StmtPtr&)> walk = [&](const StmtPtr& s) -> StmtPtr {
     if (const auto* b = std::get_if<Block>(&s->node)) {
       Block out;
@@ -64,6 +66,7 @@ Program EditLeaves(const Program& p, const std::function<StmtPtr(const StmtPtr&)
     }
     if (const auto* f = std::get_if<For>(&s->node)) {
       For out = *f;
+      if (loop) loop(&out);
       out.body = walk(f->body);
       return MakeStmt(std::move(out));
     }
@@ -683,22 +686,11 @@ TEST(ValidateTest, NeedsOffsets) {
 TEST(ValidateTest, WhatValidationCannotDecideIsRefusedAsUnvalidated) {
   const Lowered l = Summa2x2();
   EXPECT_TRUE(AdmitProgram(l.c, l.p).ok());
-  std::function<StmtPtr(const StmtPtr&)> walk = [&](const StmtPtr& s) -> StmtPtr {
-    if (const auto* b = std::get_if<Block>(&s->node)) {
-      Block out;
-      for (const StmtPtr& c : b->body) out.body.push_back(walk(c));
-      return MakeStmt(std::move(out));
-    }
-    if (const auto* f = std::get_if<For>(&s->node)) {
-      For out = *f;
-      if (out.var == "ko") out.lo = Expr::Var("x");
-      out.body = walk(f->body);
-      return MakeStmt(std::move(out));
-    }
-    return s;
-  };
-  Program moved = l.p;
-  moved.body = walk(l.p.body);
+  const Program moved = EditLeaves(
+      l.p, [](const StmtPtr& s) { return s; },
+      [](For* f) {
+        if (f->var == "ko") f->lo = Expr::Var("x");
+      });
   EXPECT_TRUE(absl::IsUnimplemented(ValidateProgram(l.c, moved)));
   const absl::Status admitted = AdmitProgram(l.c, moved);
   EXPECT_TRUE(absl::IsFailedPrecondition(admitted));
