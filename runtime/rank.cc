@@ -595,6 +595,7 @@ class RankRuntime : public RankRuntimeBase {
     return m;
   }
 
+ private:
   // Collective: the output this rank holds (`out`, its shard or given storage; nullptr when
   // it holds none) checked against the problem's reference, then the coverage of every
   // rank's (runtime/oracle.h). "" or the first problem, the same on every rank.
@@ -631,7 +632,6 @@ class RankRuntime : public RankRuntimeBase {
     return tensors_[0];
   }
 
- private:
   static std::vector<int64_t> Minus(const std::vector<int64_t>& a, const std::vector<int64_t>& b) {
     std::vector<int64_t> d(a.size());
     for (size_t i = 0; i < a.size(); ++i) d[i] = a[i] - b[i];
