@@ -122,6 +122,7 @@ void AddLayoutOption(CLI::App* cmd, std::vector<std::string>* layouts) {
 struct ProblemFlags {
   std::string expr, extents, dtype = "f32", mesh, mem_per_rank;
   std::vector<std::string> layouts;
+  bool result_on_layer = false;
 
   // `required`: --expr, --extents and --mesh must be given (codegen checks them itself).
   void Add(CLI::App* cmd, bool required = true) {
@@ -138,6 +139,10 @@ struct ProblemFlags {
     }
     cmd->add_option("--mem-per-rank", mem_per_rank, "memory budget per rank, e.g. 2GiB");
     AddLayoutOption(cmd, &layouts);
+    cmd->add_flag("--result-on-layer", result_on_layer,
+                  "an output the schedule copies along a mesh axis ends on the copies at "
+                  "coordinate 0 of it alone (saves the last step; codegen's header and "
+                  "NAME_holds say which ranks hold it); by default every copy holds the result");
   }
   // `request`'s problem and mesh from the flags, and its trace read from `trace_path`
   // ("-": stdin). The reader's error (naming the path) when it cannot be read.
@@ -149,6 +154,7 @@ struct ProblemFlags {
     request.mutable_mesh()->set_axes(mesh);
     request.mutable_mesh()->set_mem_per_rank(mem_per_rank);
     MT_RETURN_IF_ERROR(engine::SetLayoutFlags(layouts, request.mutable_problem()));
+    request.mutable_problem()->set_result_on_layer(result_on_layer);
     absl::StatusOr<std::string> text = ReadInput(trace_path, ir::kMaxTraceBytes);
     if (!text.ok()) return text.status();
     request.mutable_trace()->set_text(*text);
@@ -246,6 +252,7 @@ int RunRun(const ProblemFlags& flags, const std::string& trace_path, const RunFl
   spec.mesh = flags.mesh;
   spec.trace = request.trace().text();
   spec.layouts = flags.layouts;
+  spec.result_on_layer = flags.result_on_layer;
   spec.ranks = mesh->Ranks();
   spec.reps = rf.reps;
   spec.warmup = rf.warmup;
@@ -286,14 +293,13 @@ int RunRun(const ProblemFlags& flags, const std::string& trace_path, const RunFl
 
 // Where codegen's trace comes from besides --trace.
 struct CodegenSource {
-  bool main = false;             // --main: a standalone benchmark program
-  std::string name;              // --name: the callable kernel's name
-  std::string header;            // --header: where the callable kernel's header goes
-  int64_t record = 0;            // --record ID
-  ScheduleSource schedule;       // --lookup [--wisdom FILE] [--estimate], or --estimate alone
-  int64_t ranks = 0;             // with --lookup or --estimate, instead of --mesh
-  std::string profile;           // with --lookup
-  bool result_on_layer = false;  // --result-on-layer
+  bool main = false;        // --main: a standalone benchmark program
+  std::string name;         // --name: the callable kernel's name
+  std::string header;       // --header: where the callable kernel's header goes
+  int64_t record = 0;       // --record ID
+  ScheduleSource schedule;  // --lookup [--wisdom FILE] [--estimate], or --estimate alone
+  int64_t ranks = 0;        // with --lookup or --estimate, instead of --mesh
+  std::string profile;      // with --lookup
 };
 
 // codegen's request: from --trace (with --expr, --extents, --mesh), --record ID (in the
@@ -364,7 +370,7 @@ int RunCodegen(const ProblemFlags& flags, const std::string& trace_path,
                const CodegenSource& source, const std::string& output, engine::Backend& backend) {
   absl::StatusOr<v1::CodegenRequest> request = CodegenRequestOf(flags, trace_path, source, backend);
   if (!request.ok()) return Fail(request.status());
-  if (source.result_on_layer) request->mutable_problem()->set_result_on_layer(true);
+  if (flags.result_on_layer) request->mutable_problem()->set_result_on_layer(true);
   const std::string header = HeaderPath(output, source);
   if (!header.empty()) request->set_header_name(std::filesystem::path(header).filename().string());
   absl::StatusOr<v1::CodegenResponse> response = backend.Codegen(*request);
@@ -491,10 +497,6 @@ void AddTraceCommands(CLI::App& app, AllFlags& f, Subcommands& s) {
   s.gen->add_option("--header", f.codegen_source.header,
                     "where the kernel's header goes (default: beside -o FILE, as .h)");
   s.gen->add_option("-o,--output", f.codegen_out, "output file (default: stdout)");
-  s.gen->add_flag("--result-on-layer", f.codegen_source.result_on_layer,
-                  "an output the schedule copies along a mesh axis ends on the copies at "
-                  "coordinate 0 of it alone (saves the last step; the header and NAME_holds say "
-                  "which ranks hold it); by default every copy holds the result");
   f.codegen_target.Add(s.gen, true, false);
   wisdom->excludes("--server")->excludes("--db");
   estimate->excludes("--server");

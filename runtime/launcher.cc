@@ -371,6 +371,7 @@ LaunchResult Launch(const RunSpec& spec, const LaunchOptions& options) {
     command.insert(command.end(), {"--inject-fault", spec.inject_fault});
   for (const std::string& layout : spec.layouts)
     command.insert(command.end(), {"--layout", layout});
+  if (spec.result_on_layer) command.push_back("--result-on-layer");
   // The trace file's name is on every rank's command line: the marker of this run's ranks.
   LaunchOptions in_dir = options;
   in_dir.tmpdir = run_dir->string();

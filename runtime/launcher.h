@@ -41,6 +41,7 @@ struct RunSpec {
   std::string inject_fault;  // tests only: crash, hang or wrong
   // `--layout TENSOR=SPEC` flags: the run starts from and ends in these layouts.
   std::vector<std::string> layouts;
+  bool result_on_layer = false;  // ir::Problem::result_on_layer
 };
 
 struct LaunchResult {

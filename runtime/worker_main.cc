@@ -27,6 +27,7 @@ namespace {
 struct Flags {
   std::string expr, extents, dtype = "f32", mesh, trace_file, inject_fault;
   std::vector<std::string> layouts;
+  bool result_on_layer = false;
   int reps = 3, warmup = 1;
   uint64_t seed = 1;
 };
@@ -42,6 +43,7 @@ absl::StatusOr<Prepared> Prepare(const Flags& f) {
   absl::StatusOr<ir::Problem> p = ir::ParseProblem(f.expr, f.extents, f.dtype);
   if (!p.ok()) return p.status();
   if (absl::Status s = ir::SetLayouts(f.layouts, &*p); !s.ok()) return s;
+  p->result_on_layer = f.result_on_layer;
   absl::StatusOr<ir::Mesh> m = ir::ParseMesh(f.mesh);
   if (!m.ok()) return m.status();
   absl::StatusOr<ir::Computation> c = ir::Computation::Create(*p, *m);
@@ -85,6 +87,7 @@ int main(int argc, char** argv) {
   app.add_option("--mesh", f.mesh)->required();
   app.add_option("--trace", f.trace_file)->required();
   app.add_option("--layout", f.layouts, "TENSOR=SPEC: a tensor's given layout (repeatable)");
+  app.add_flag("--result-on-layer", f.result_on_layer, "a copied output ends on one layer");
   app.add_option("--reps", f.reps);
   app.add_option("--warmup", f.warmup);
   app.add_option("--seed", f.seed);

@@ -173,7 +173,9 @@ TEST_P(LegalIsCorrectTest, EveryCheckedLegalPointVerifies) {
   if (c.allow_replication && c.expr == "C[m,n] += A[m,k] * B[k,n]" && c.result_on_layer) {
     EXPECT_GT(r->onto_layer, 0) << "no point of the sample reduces C onto one layer";
   }
-  if (!c.result_on_layer) EXPECT_EQ(r->onto_layer, 0);
+  if (!c.result_on_layer) {
+    EXPECT_EQ(r->onto_layer, 0) << "a point leaves the result on one layer by default";
+  }
   for (size_t i = 0; i < r->failures.size() && i < 5; ++i) {
     ADD_FAILURE() << r->failures[i].error << "\n" << r->failures[i].trace;
   }

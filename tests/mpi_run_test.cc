@@ -175,11 +175,11 @@ TEST(MpiRunTest, TesseractAndTwoAndAHalfDOn2x2x2) {
 }
 
 // 2.5D with copies (examples/summa_25d_copies.trace) on 2x2x2: A and B broadcast from the
-// layer z=0, SUMMA over each layer's half of k, C's partial sums reduced onto the layer
-// z=0, which alone holds the result; also prefetched (the reduction of one step overlapping
-// the next), uneven, and with C given replicated (every layer's copy the result: all-reduced
-// and checked on every rank).
-TEST(MpiRunTest, TwoAndAHalfDWithCopiesReducesOntoOneLayer) {
+// layer z=0, SUMMA over each layer's half of k, C's partial sums all-reduced along z (every
+// layer's copy holds the result, checked on every rank); also prefetched (the reduction of
+// one step overlapping the next), uneven, with C given replicated, and with the result left
+// on the layer z=0 (--result-on-layer: reduced onto it, which alone holds the result).
+TEST(MpiRunTest, TwoAndAHalfDWithCopiesOnEveryCopyOrOneLayer) {
   const std::string trace = ReadFile("examples/summa_25d_copies.trace");
   const std::string prefetched =
       Replace(Replace(Replace(trace, "communicate(A, ko2)", "communicate(A, ko2, prefetch=1)"),
@@ -190,6 +190,8 @@ TEST(MpiRunTest, TwoAndAHalfDWithCopiesReducesOntoOneLayer) {
     ExpectVerified(MeshtuneRun(kMatmul, extents, "x=2,y=2,z=2", trace));
     ExpectVerified(MeshtuneRun(kMatmul, extents, "x=2,y=2,z=2", prefetched));
     ExpectVerified(MeshtuneRun(kMatmul, extents, "x=2,y=2,z=2", trace, "--layout C=replicated"));
+    ExpectVerified(MeshtuneRun(kMatmul, extents, "x=2,y=2,z=2", trace, "--result-on-layer"));
+    ExpectVerified(MeshtuneRun(kMatmul, extents, "x=2,y=2,z=2", prefetched, "--result-on-layer"));
   }
 }
 
