@@ -37,6 +37,24 @@ TEST(ExplainCliTest, LegalTraceInText) {
       << r.out;
 }
 
+// Split-k on x=4, C copied on every rank: by default its partial sums are all-reduced into
+// every copy; with --result-on-layer reduced onto x=0 alone.
+TEST(ExplainCliTest, ACopiedOutputOnEveryCopyOrOnOneLayer) {
+  const std::string split_k =
+      "explain --expr 'C[m,n] += A[m,k] * B[k,n]' --extents m=64,n=64,k=1024 --mesh x=4 "
+      "--trace tests/testdata/splitk_x4.trace";
+  const CliRun every = Meshtune(split_k);
+  EXPECT_EQ(every.status, 0) << every.err;
+  EXPECT_NE(every.out.find("transfers:\n  C at ki: AllReduce axes [0], 16 KiB per rank\n"),
+            std::string::npos)
+      << every.out;
+  const CliRun layer = Meshtune(split_k + " --result-on-layer");
+  EXPECT_EQ(layer.status, 0) << layer.err;
+  EXPECT_NE(layer.out.find("transfers:\n  C at ki: Reduce axes [0], 16 KiB per rank\n"),
+            std::string::npos)
+      << layer.out;
+}
+
 TEST(ExplainCliTest, IllegalTraceInJsonStillExitsZero) {
   const CliRun r = Meshtune("explain " + kMatmul + "--trace examples/summa_no_comm_a.trace --json");
   EXPECT_EQ(r.status, 0) << r.err;
