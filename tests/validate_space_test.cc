@@ -196,6 +196,12 @@ TEST(ValidateSpaceTest, MatmulOnASquare) {
   ExpectAtMostFailing(kMatmul, "m=8,n=8,k=8", "x=2,y=2", false, 0);
 }
 
+// The whole space of matmul on 2x2 at m=n=k=4 (fewer divisors, fewer points than at 8): in
+// the suite, where MatmulOnASquare takes too long.
+TEST(ValidateSpaceTest, SmallMatmulOnASquare) {
+  ExpectAtMostFailing(kMatmul, "m=4,n=4,k=4", "x=2,y=2", false, 0);
+}
+
 // With all-to-all transfers (SpaceOptions::all_to_all): steps of 6 of k cut A's and B's
 // blocks of 3 on x=4.
 TEST(ValidateSpaceTest, MatmulOnALineWithAllToAll) {
