@@ -411,14 +411,15 @@ std::string CallableHeader(const Program& p, const std::string& title, const std
 std::string HoldsFunction(const Program& p, const std::string& name) {
   std::string out = absl::StrCat("int ", name, "_holds(const char* tensor, int rank) {\n",
                                  "  if (rank < 0 || rank >= ", p.Ranks(), ") return -1;\n");
+  // A rank's coordinate on axis a is rank / strides[a] % size (row-major, the last fastest).
+  std::vector<int64_t> strides(p.axis_sizes.size());
+  int64_t stride = p.Ranks();
+  for (size_t a = 0; a < p.axis_sizes.size(); ++a) {
+    stride /= p.axis_sizes[a];
+    strides[a] = stride;
+  }
   for (const TensorInfo& t : p.tensors) {
     std::vector<std::string> on_layer;
-    int64_t stride = p.Ranks();
-    std::vector<int64_t> strides(p.axis_sizes.size());
-    for (size_t a = 0; a < p.axis_sizes.size(); ++a) {
-      stride /= p.axis_sizes[a];
-      strides[a] = stride;
-    }
     for (int a : LayerAxes(p, t)) {
       on_layer.push_back(absl::StrCat("rank / ", strides[static_cast<size_t>(a)], " % ",
                                       p.axis_sizes[static_cast<size_t>(a)], " == 0"));
