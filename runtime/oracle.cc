@@ -143,13 +143,13 @@ std::string CheckCoverage(const ProblemSpec& problem, const HeldOutput& held, do
     comm.Allreduce(count.data(), n, DataType::kDouble, ReduceOp::kSum, comm.AllAxes());
     comm.Allreduce(extreme.data(), 2 * n, DataType::kDouble, ReduceOp::kMax, comm.AllAxes());
     for (int64_t i = 0; i < n; ++i) {
-      const std::string name = ElementName(problem.output.tensor, shape, lo + i);
-      if (count[i] == 0) return absl::StrCat(name, " is held by no rank");
+      const auto name = [&] { return ElementName(problem.output.tensor, shape, lo + i); };
+      if (count[i] == 0) return absl::StrCat(name(), " is held by no rank");
       const double high = extreme[i], low = -extreme[n + i];
       if (!std::isfinite(high) || !std::isfinite(low))
-        return absl::StrCat(name, " is not a finite number on some rank");
+        return absl::StrCat(name(), " is not a finite number on some rank");
       if (!(high - low <= tolerance * (std::abs(high) + std::abs(low)) + 1e-6)) {
-        return absl::StrFormat("%s differs between its copies: %.6g and %.6g", name, low, high);
+        return absl::StrFormat("%s differs between its copies: %.6g and %.6g", name(), low, high);
       }
     }
   }

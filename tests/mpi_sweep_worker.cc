@@ -1,6 +1,6 @@
 // mpi_sweep_worker POINTS_FILE: one MPI job that runs many schedules, for the sweeps of
 // the MPI path (tests/mpi_sweep.h). Every rank reads the file; for each point it judges,
-// lowers and validates the trace (codegen::LowerValidated), runs the Program through the
+// lowers and validates the trace (engine::LowerTrace), runs the Program through the
 // executor over MPI on the first mesh-size ranks (the others wait), and checks it against
 // the problem as stated (runtime/oracle.h). Rank 0 prints one line a point:
 //   "point N: verified" or "point N: FAILED <why>"
@@ -24,11 +24,8 @@
 
 #include "absl/strings/match.h"
 #include "absl/strings/str_cat.h"
-#include "codegen/validate.h"
-#include "ir/computation.h"
-#include "ir/mesh.h"
-#include "ir/trace.h"
-#include "ir/verdict.h"
+#include "engine/explain.h"
+#include "engine/requests.h"
 #include "runtime/mpi_executor.h"
 
 namespace {
@@ -73,29 +70,25 @@ std::vector<Point> ReadPoints(const std::string& path, std::string* error) {
   return points;
 }
 
-// The point's validated Program and its problem, or the reason there is none (the same on
-// every rank: lowering is deterministic).
+// The point's problem as stated and its validated Program (engine::LowerTrace: judged,
+// lowered, translation-validated), or the reason there is none (the same on every rank:
+// lowering is deterministic).
 absl::StatusOr<std::pair<meshtune::ir::Problem, meshtune::codegen::Program>> Prepare(
     const Point& p) {
   using namespace meshtune;
-  absl::StatusOr<ir::Problem> problem = ir::ParseProblem(p.expr, p.extents);
-  if (!problem.ok()) return problem.status();
-  problem->result_on_layer = p.result_on_layer;
-  absl::StatusOr<ir::Mesh> mesh = ir::ParseMesh(p.mesh);
-  if (!mesh.ok()) return mesh.status();
-  absl::StatusOr<ir::Computation> base = ir::Computation::Create(*problem, *mesh);
-  if (!base.ok()) return base.status();
-  absl::StatusOr<ir::Trace> trace = ir::ParseTrace(p.trace);
-  if (!trace.ok()) return trace.status();
-  absl::StatusOr<ir::Verdict> verdict = ir::Judge(*base, *trace);
-  if (!verdict.ok()) return verdict.status();
-  if (!verdict->legal) {
-    return absl::FailedPreconditionError(
-        absl::StrCat("illegal: [", verdict->reasons[0].code, "] ", verdict->reasons[0].message));
-  }
-  absl::StatusOr<codegen::Program> program = codegen::LowerValidated(verdict->computation);
+  v1::Problem problem;
+  problem.set_expr(p.expr);
+  problem.set_extents(p.extents);
+  problem.set_result_on_layer(p.result_on_layer);
+  v1::Mesh mesh;
+  mesh.set_axes(p.mesh);
+  v1::Trace trace;
+  trace.set_text(p.trace);
+  absl::StatusOr<ir::Problem> stated = engine::ProblemOf(problem);
+  if (!stated.ok()) return stated.status();
+  absl::StatusOr<codegen::Program> program = engine::LowerTrace(problem, mesh, trace);
   if (!program.ok()) return program.status();
-  return std::make_pair(*std::move(problem), *std::move(program));
+  return std::make_pair(*std::move(stated), *std::move(program));
 }
 
 }  // namespace
