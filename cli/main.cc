@@ -233,27 +233,9 @@ void PrintRunResult(const v1::RunResult& result, bool json) {
 int RunRun(const ProblemFlags& flags, const std::string& trace_path, const RunFlags& rf) {
   v1::ExplainRequest request;
   if (absl::Status read = flags.Fill(trace_path, request); !read.ok()) return Fail(read);
-  absl::StatusOr<v1::ExplainResponse> verdict = engine::Explain(request);
-  if (!verdict.ok()) return Fail(verdict.status());
-  if (!verdict->legal()) {
-    return Fail(absl::InvalidArgumentError(absl::StrCat("the schedule is illegal: [",
-                                                        verdict->reasons(0).code(), "] ",
-                                                        verdict->reasons(0).message())));
-  }
-  if (!verdict->lowering_error().empty()) {
-    return Fail(absl::FailedPreconditionError(
-        absl::StrCat("the schedule is refused: ", verdict->lowering_error())));
-  }
-  absl::StatusOr<ir::Mesh> mesh = ir::ParseMesh(flags.mesh);
-  runtime::RunSpec spec;
-  spec.expr = flags.expr;
-  spec.extents = flags.extents;
-  spec.dtype = flags.dtype;
-  spec.mesh = flags.mesh;
-  spec.trace = request.trace().text();
-  spec.layouts = flags.layouts;
-  spec.result_on_layer = flags.result_on_layer;
-  spec.ranks = mesh->Ranks();
+  absl::StatusOr<engine::PreparedRun> prepared = engine::PrepareRun(request);
+  if (!prepared.ok()) return Fail(prepared.status());
+  runtime::RunSpec& spec = prepared->spec;
   spec.reps = rf.reps;
   spec.warmup = rf.warmup;
   spec.seed = rf.seed;
@@ -266,7 +248,10 @@ int RunRun(const ProblemFlags& flags, const std::string& trace_path, const RunFl
   if (!rf.launcher.empty()) options.launcher = {rf.launcher};
   // --mem-per-rank was checked with the legality (over_memory_budget); the machine's own
   // memory is checked here, before any worker can die of std::bad_alloc.
-  if (absl::Status fits = runtime::CheckRunFitsMemory(spec, options); !fits.ok()) return Fail(fits);
+  if (absl::Status fits = runtime::CheckRunFitsMemory(prepared->footprint, spec.ranks, options);
+      !fits.ok()) {
+    return Fail(fits);
+  }
   // Every rank in this process (the memory check above counted them all).
   if (rf.simulate) {
     runtime::SimOptions sim;
@@ -275,16 +260,15 @@ int RunRun(const ProblemFlags& flags, const std::string& trace_path, const RunFl
     sim.reps = rf.reps;
     sim.timeout_s = rf.timeout_s;
     if (rf.inject_fault == "wrong") sim.inject_fault = rf.inject_fault;
-    absl::StatusOr<runtime::RunStats> m = engine::SimulateTrace(request, sim);
-    if (!m.ok()) return Fail(m.status());
-    v1::RunResult result = runtime::RunResultOf(*m);
+    const runtime::RunStats m = runtime::Simulate(spec.problem, spec.program, sim);
+    v1::RunResult result = runtime::RunResultOf(m);
     result.set_checked("simulated");
     PrintRunResult(result, rf.json);
-    return m->verified ? engine::kExitOk : engine::kExitFailed;
+    return m.verified ? engine::kExitOk : engine::kExitFailed;
   }
   runtime::InstallStopSignalHandlers();
   const runtime::LaunchResult r = runtime::Launch(spec, options);
-  // Interrupted: the job, its ranks and the trace file are gone; main() ends by the signal.
+  // Interrupted: the job, its ranks and the job file are gone; main() ends by the signal.
   if (runtime::StopSignal() != 0)
     return Fail(absl::CancelledError(r.error.value_or("interrupted")));
   PrintRunResult(RunResultOfLaunch(r), rf.json);

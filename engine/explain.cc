@@ -10,12 +10,11 @@
 #include "base/status_macros.h"
 #include "codegen/emit_cpp.h"
 #include "codegen/lower.h"
+#include "codegen/pipeline.h"
 #include "codegen/pseudocode.h"
-#include "codegen/validate.h"
 #include "engine/requests.h"
 #include "engine/tune_options.h"
 #include "ir/legality.h"
-#include "ir/verdict.h"
 #include "search/cost_model.h"
 #include "search/cost_params.h"
 #include "storage/hardware_profile.h"
@@ -25,7 +24,8 @@ namespace meshtune::engine {
 absl::StatusOr<v1::ExplainResponse> Explain(const v1::ExplainRequest& request) {
   MT_ASSIGN_OR_RETURN(ir::Computation base, BaseComputation(request.problem(), request.mesh()));
   MT_ASSIGN_OR_RETURN(ir::Trace trace, ParseTraceMessage(request.trace()));
-  MT_ASSIGN_OR_RETURN(ir::Verdict verdict, ir::Judge(base, trace));
+  MT_ASSIGN_OR_RETURN(codegen::Prepared prepared, codegen::Prepare(base, trace));
+  const ir::Verdict& verdict = prepared.verdict;
   v1::ExplainResponse out;
   out.set_legal(verdict.legal);
   for (const ir::Rejection& r : verdict.reasons) {
@@ -38,7 +38,7 @@ absl::StatusOr<v1::ExplainResponse> Explain(const v1::ExplainRequest& request) {
   for (const std::string& t : c.problem().Tensors())
     (*out.mutable_shardings())[t] = c.LayoutString(t);
   if (!verdict.legal) return out;
-  absl::StatusOr<codegen::Program> program = codegen::LowerValidated(c);
+  const absl::StatusOr<codegen::Program>& program = prepared.program;
   if (!program.ok()) {
     out.set_lowering_error(std::string(program.status().message()));
     return out;
@@ -68,12 +68,34 @@ absl::StatusOr<codegen::Program> LowerTrace(const v1::Problem& problem, const v1
                                             const v1::Trace& trace) {
   MT_ASSIGN_OR_RETURN(ir::Computation base, BaseComputation(problem, mesh));
   MT_ASSIGN_OR_RETURN(ir::Trace parsed, ParseTraceMessage(trace));
-  MT_ASSIGN_OR_RETURN(ir::Verdict verdict, ir::Judge(base, parsed));
-  if (!verdict.legal) {
-    return absl::InvalidArgumentError(absl::StrCat(
-        "the schedule is illegal: [", verdict.reasons[0].code, "] ", verdict.reasons[0].message));
+  MT_ASSIGN_OR_RETURN(codegen::Prepared prepared, codegen::Prepare(base, parsed));
+  if (!prepared.verdict.legal) {
+    const ir::Rejection& first = prepared.verdict.reasons[0];
+    return absl::InvalidArgumentError(
+        absl::StrCat("the schedule is illegal: [", first.code, "] ", first.message));
   }
-  return codegen::LowerValidated(verdict.computation);
+  return std::move(prepared.program);
+}
+
+absl::StatusOr<PreparedRun> PrepareRun(const v1::ExplainRequest& request) {
+  MT_ASSIGN_OR_RETURN(ir::Computation base, BaseComputation(request.problem(), request.mesh()));
+  MT_ASSIGN_OR_RETURN(ir::Trace trace, ParseTraceMessage(request.trace()));
+  MT_ASSIGN_OR_RETURN(codegen::Prepared prepared, codegen::Prepare(base, trace));
+  if (!prepared.verdict.legal) {
+    const ir::Rejection& first = prepared.verdict.reasons[0];
+    return absl::InvalidArgumentError(
+        absl::StrCat("the schedule is illegal: [", first.code, "] ", first.message));
+  }
+  if (!prepared.program.ok()) {
+    return absl::FailedPreconditionError(
+        absl::StrCat("the schedule is refused: ", prepared.program.status().message()));
+  }
+  PreparedRun out;
+  out.spec.problem = runtime::ProblemSpecOf(base.problem());
+  out.spec.program = *std::move(prepared.program);
+  out.spec.ranks = base.mesh().Ranks();
+  out.footprint = prepared.footprint;
+  return out;
 }
 
 namespace {
@@ -114,14 +136,6 @@ absl::StatusOr<v1::CodegenResponse> Codegen(const v1::CodegenRequest& request) {
   out.set_source(request.header_name().empty() ? kernel.header + "\n" + kernel.source
                                                : kernel.source);
   return out;
-}
-
-absl::StatusOr<runtime::RunStats> SimulateTrace(const v1::ExplainRequest& request,
-                                                const runtime::SimOptions& options) {
-  MT_ASSIGN_OR_RETURN(codegen::Program program,
-                      LowerTrace(request.problem(), request.mesh(), request.trace()));
-  MT_ASSIGN_OR_RETURN(ir::Problem problem, ProblemOf(request.problem()));
-  return runtime::Simulate(runtime::ProblemSpecOf(problem), program, options);
 }
 
 std::string ExplainText(const v1::ExplainResponse& response) {

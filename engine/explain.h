@@ -9,7 +9,9 @@
 
 #include "absl/status/statusor.h"
 #include "codegen/program.h"
+#include "ir/footprint.h"
 #include "proto/meshtune.pb.h"
+#include "runtime/launcher.h"
 #include "runtime/simulator.h"
 
 namespace meshtune::engine {
@@ -29,11 +31,19 @@ absl::StatusOr<v1::CodegenResponse> Codegen(const v1::CodegenRequest& request);
 absl::StatusOr<codegen::Program> LowerTrace(const v1::Problem& problem, const v1::Mesh& mesh,
                                             const v1::Trace& trace);
 
-// The request's trace run on every rank of its mesh by the in-process simulator
-// (runtime/simulator.h) and verified against the reference: what `meshtune run` checks,
-// without MPI. Errors as LowerTrace's.
-absl::StatusOr<runtime::RunStats> SimulateTrace(const v1::ExplainRequest& request,
-                                                const runtime::SimOptions& options);
+// A run of a trace, ready to launch (runtime::Launch) or simulate.
+struct PreparedRun {
+  // The statement as stated, the validated Program and the ranks; measurement settings at
+  // their defaults.
+  runtime::RunSpec spec;
+  ir::Footprint footprint;  // per rank: what runtime::CheckRunFitsMemory checks
+};
+
+// The request's trace judged, lowered and validated (codegen/pipeline.h) for a run.
+// InvalidArgument for bad input or an illegal schedule ("the schedule is illegal: [code]
+// message"), FailedPrecondition "the schedule is refused: <reason>" when lowering or
+// translation validation refuses its Program.
+absl::StatusOr<PreparedRun> PrepareRun(const v1::ExplainRequest& request);
 
 // Human-readable rendering: verdict, reasons, schedule, shardings.
 std::string ExplainText(const v1::ExplainResponse& response);

@@ -13,6 +13,7 @@
 #include "codegen/program.h"
 #include "engine/explain.h"
 #include "engine/rank_stats.h"
+#include "search/checker.h"
 #include "search/cost_model.h"
 #include "search/explorer.h"
 #include "search/strategy.h"
@@ -186,6 +187,11 @@ absl::StatusOr<v1::FidelityResult> RunFidelity(const ir::Problem& problem, const
   result.set_costed(static_cast<int64_t>(ranked.size()));
   const std::vector<size_t> spread = Spread(ranked.size(), static_cast<size_t>(options.count));
   std::vector<std::vector<search::CandidateRun>> runs(spread.size());
+  // Each candidate through the pipeline once: what every round runs.
+  std::vector<absl::StatusOr<search::Runnable>> runnable;
+  for (const size_t i : spread) {
+    runnable.push_back(search::PrepareCandidate(problem, mesh, ranked[i]->trace));
+  }
   for (int round = 0; round < options.rounds; ++round) {
     for (size_t j = 0; j < spread.size(); ++j) {
       const size_t i = round % 2 == 0 ? j : spread.size() - 1 - j;
@@ -196,7 +202,15 @@ absl::StatusOr<v1::FidelityResult> RunFidelity(const ir::Problem& problem, const
       in.mesh = &mesh;
       in.trace = ranked[spread[i]]->trace;
       in.timeout_s = options.timeout_s;
-      runs[i].push_back(runner.Run(in));
+      if (runnable[i].ok()) {
+        in.program = &runnable[i]->program;
+        in.footprint = runnable[i]->footprint;
+        runs[i].push_back(runner.Run(in));
+      } else {
+        search::CandidateRun refused;
+        refused.error = absl::StrCat("not run: ", runnable[i].status().message());
+        runs[i].push_back(std::move(refused));
+      }
       if (options.on_measured && round + 1 == options.rounds)
         options.on_measured(ToPoint(*ranked[spread[i]], mesh, runs[i], options.round_statistic),
                             spread[i] + 1);

@@ -29,6 +29,7 @@
 #include <vector>
 
 #include "ir/computation.h"
+#include "ir/footprint.h"
 #include "ir/reason.h"
 
 namespace meshtune::ir {
@@ -67,12 +68,6 @@ std::vector<int> ReductionAxes(const Computation& c);
 // at each instance of its loop (a reduction along `a` then adds up like elements).
 // Remembered per loops.
 bool ElementsAlignedAlong(const Computation& c, const Communication& t, int a);
-
-struct Footprint {
-  int64_t shard_bytes = 0;   // every tensor's local part
-  int64_t buffer_bytes = 0;  // every transfer's buffer (both halves of a prefetched one)
-  int64_t total() const { return shard_bytes + buffer_bytes; }
-};
 
 // Memo of the per-tensor checks, keyed by LegalityKey: the search judges thousands of
 // schedules of one base that share loops and per-tensor choices, and each tensor's verdict

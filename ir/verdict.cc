@@ -6,7 +6,7 @@
 
 namespace meshtune::ir {
 
-absl::StatusOr<Verdict> Judge(const Computation& base, const Trace& trace) {
+absl::StatusOr<Verdict> Judge(const Computation& base, const Trace& trace, LegalityCache* cache) {
   Replay r = ReplayTrace(base, trace);
   Verdict v{std::move(r.computation), false, {}};
   if (!r.status.ok()) {
@@ -15,7 +15,7 @@ absl::StatusOr<Verdict> Judge(const Computation& base, const Trace& trace) {
     v.reasons.push_back(*std::move(rej));
     return v;
   }
-  v.reasons = CheckLegality(v.computation);
+  v.reasons = CheckLegality(v.computation, cache);
   v.legal = v.reasons.empty();
   return v;
 }

@@ -9,6 +9,7 @@
 
 #include "absl/status/statusor.h"
 #include "ir/computation.h"
+#include "ir/legality.h"
 #include "ir/reason.h"
 #include "ir/trace.h"
 
@@ -24,8 +25,10 @@ struct Verdict {
 
 // Replays `trace` on `base` and checks legality. Returns InvalidArgument (message naming
 // the instruction) when an instruction is malformed; a primitive's rejection (e.g.
-// indivisible) becomes the verdict's only reason.
-absl::StatusOr<Verdict> Judge(const Computation& base, const Trace& trace);
+// indivisible) becomes the verdict's only reason. With a cache (one per base, legality.h)
+// the per-tensor checks are looked up; the verdict is the same.
+absl::StatusOr<Verdict> Judge(const Computation& base, const Trace& trace,
+                              LegalityCache* cache = nullptr);
 
 }  // namespace meshtune::ir
 

@@ -1,9 +1,10 @@
 // Measurement on the application's own ranks, for Plan's measure mode: no mpirun, no
 // worker process. Rank 0 runs the tuner (search/tuner.h) with a CommRunner; every other
 // rank of the communicator calls ServeCandidates, which runs what rank 0's CommRunner
-// sends until Finish. For each candidate every rank lowers the trace (lowering is
-// deterministic) and the first mesh.Ranks() ranks run it through runtime::Execute
-// (verified against the reference and timed, as the worker does); the rest stay idle.
+// sends until Finish. For each candidate rank 0 sends its job (runtime/worker_job.h: the
+// statement as stated and the Program the tuner's checker validated) and the first
+// mesh.Ranks() ranks run it through runtime::Execute (verified against the reference and
+// timed, as the worker does); the rest stay idle. No rank judges or lowers a candidate.
 //
 // A candidate whose ranks cannot hold their data is not run (runtime/memory_fit.h, counting
 // the ranks that share rank 0's node), as under mpirun. A candidate cannot be killed
@@ -22,17 +23,17 @@
 
 namespace meshtune {
 
-// Rank 0's runner. `problem` is the statement every rank was given.
+// Rank 0's runner; `options` are the measurement settings every candidate runs with.
 class CommRunner final : public search::Runner {
  public:
-  CommRunner(MPI_Comm comm, v1::Problem problem, runtime::ExecOptions options);
+  CommRunner(MPI_Comm comm, runtime::ExecOptions options);
   // Calls Finish when it has not been called.
   ~CommRunner() override;
   CommRunner(const CommRunner&) = delete;
   CommRunner& operator=(const CommRunner&) = delete;
 
   bool measures() const override { return true; }
-  // Sends `input`'s trace and mesh to every rank, runs it here, returns rank 0's view:
+  // Sends `input`'s job to every rank, runs it here, returns rank 0's view:
   // the median of the repetitions (each the slowest rank's) when verified; the error of
   // the lowest failing rank otherwise; "not run: ..." when it does not fit in memory.
   search::CandidateRun Run(const search::MeasureInput& input) override;
@@ -41,16 +42,13 @@ class CommRunner final : public search::Runner {
 
  private:
   MPI_Comm comm_;
-  v1::Problem problem_;
   runtime::ExecOptions options_;
   int node_ranks_ = 1;  // ranks of the communicator on rank 0's node
   bool finished_ = false;
 };
 
-// Every rank but 0: runs the candidates rank 0's CommRunner sends (same `problem` and
-// `options` as rank 0's) until it finishes.
-void ServeCandidates(MPI_Comm comm, const v1::Problem& problem,
-                     const runtime::ExecOptions& options);
+// Every rank but 0: runs the candidates rank 0's CommRunner sends until it finishes.
+void ServeCandidates(MPI_Comm comm);
 
 }  // namespace meshtune
 

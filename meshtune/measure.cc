@@ -58,7 +58,7 @@ runtime::ExecOptions MeasureExecOptions(const PlanOptions& options) {
 
 absl::StatusOr<v1::Record> MeasureOnComm(const v1::Problem& problem, const PlanOptions& options,
                                          MPI_Comm comm) {
-  CommRunner runner(comm, problem,
+  CommRunner runner(comm,
                     MeasureExecOptions(options));  // its destructor releases the serving ranks
   int size = 0;
   MPI_Comm_size(comm, &size);

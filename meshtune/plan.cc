@@ -131,7 +131,7 @@ absl::StatusOr<std::unique_ptr<Plan>> Plan::Create(const std::string& expr,
       chosen = c.status();
     }
   } else if (options.mode == PlanMode::kMeasure) {
-    ServeCandidates(comm, problem, MeasureExecOptions(options));
+    ServeCandidates(comm);
   }
   if (absl::Status s = BroadcastStatus(chosen, comm); !s.ok()) return s;
   internal::BroadcastSchedule(&choice, comm);

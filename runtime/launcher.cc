@@ -22,6 +22,7 @@
 #include "base/json.h"
 #include "base/paths.h"
 #include "proto/meshtune.pb.h"
+#include "runtime/worker_job.h"
 
 namespace meshtune::runtime {
 
@@ -47,7 +48,7 @@ std::string Explain(const std::string& err) {
   return Tail(err, 600);
 }
 
-// Kills every process whose command line mentions `marker` (the run's own trace file):
+// Kills every process whose command line mentions `marker` (the run's own job file):
 // Open MPI gives each rank its own process group, so a group kill does not reach them.
 void KillMarked(const std::string& marker) {
   DIR* proc = opendir("/proc");
@@ -263,23 +264,6 @@ absl::StatusOr<std::filesystem::path> MakeRunDir() {
   return std::filesystem::path(dir_buf.data());
 }
 
-// Writes `text` to the new file `path`, or says why it could not.
-absl::Status WriteFile(const std::string& path, const std::string& text) {
-  const int fd = open(path.c_str(), O_WRONLY | O_CREAT | O_EXCL, 0600);
-  if (fd < 0) {
-    return absl::InternalError(
-        absl::StrCat("cannot create the temporary trace file ", path, ": ", std::strerror(errno)));
-  }
-  const bool written = write(fd, text.data(), text.size()) == static_cast<ssize_t>(text.size());
-  const int write_errno = errno;
-  close(fd);
-  if (!written) {
-    return absl::InternalError(absl::StrCat("cannot write the temporary trace file ", path, ": ",
-                                            std::strerror(write_errno)));
-  }
-  return absl::OkStatus();
-}
-
 }  // namespace
 
 absl::StatusOr<CommandResult> LaunchCommand(int64_t ranks, const std::vector<std::string>& command,
@@ -329,7 +313,7 @@ LaunchResult Launch(const RunSpec& spec, const LaunchOptions& options) {
                                 worker, "'); set MESHTUNE_WORKER");
     return result;
   }
-  // A directory of this run's own: the trace file, and the job's TMPDIR (Open MPI's session
+  // A directory of this run's own: the job file, and the job's TMPDIR (Open MPI's session
   // directory), removed after the job whatever happened.
   absl::StatusOr<std::filesystem::path> run_dir = MakeRunDir();
   if (!run_dir.ok()) {
@@ -343,39 +327,21 @@ LaunchResult Launch(const RunSpec& spec, const LaunchOptions& options) {
       std::filesystem::remove_all(dir, ignored);
     }
   } remove_dir{*run_dir};
-  const std::string trace_file = (*run_dir / "trace").string();
-  const char* trace_path = trace_file.c_str();
-  if (absl::Status s = WriteFile(trace_file, spec.trace); !s.ok()) {
+  const std::string job_file = (*run_dir / "job.pb").string();
+  WorkerJob work{spec.problem, spec.program, {}};
+  work.options.reps = spec.reps;
+  work.options.warmup = spec.warmup;
+  work.options.seed = spec.seed;
+  work.options.inject_fault = spec.inject_fault;
+  if (absl::Status s = WriteWorkerJob(work, job_file); !s.ok()) {
     result.error = std::string(s.message());
     return result;
   }
-
-  std::vector<std::string> command = {worker,
-                                      "--expr",
-                                      spec.expr,
-                                      "--extents",
-                                      spec.extents,
-                                      "--dtype",
-                                      spec.dtype,
-                                      "--mesh",
-                                      spec.mesh,
-                                      "--trace",
-                                      trace_path,
-                                      "--reps",
-                                      std::to_string(spec.reps),
-                                      "--warmup",
-                                      std::to_string(spec.warmup),
-                                      "--seed",
-                                      std::to_string(spec.seed)};
-  if (!spec.inject_fault.empty())
-    command.insert(command.end(), {"--inject-fault", spec.inject_fault});
-  for (const std::string& layout : spec.layouts)
-    command.insert(command.end(), {"--layout", layout});
-  if (spec.result_on_layer) command.push_back("--result-on-layer");
-  // The trace file's name is on every rank's command line: the marker of this run's ranks.
+  // The job file's name is on every rank's command line: the marker of this run's ranks.
   LaunchOptions in_dir = options;
   in_dir.tmpdir = run_dir->string();
-  absl::StatusOr<CommandResult> job = LaunchCommand(spec.ranks, command, in_dir, trace_path);
+  absl::StatusOr<CommandResult> job =
+      LaunchCommand(spec.ranks, {worker, "--job", job_file}, in_dir, job_file);
   if (!job.ok()) {
     result.error = std::string(job.status().message());
     return result;

@@ -14,6 +14,8 @@
 #include <vector>
 
 #include "absl/status/statusor.h"
+#include "codegen/program.h"
+#include "runtime/oracle.h"
 
 namespace meshtune::runtime {
 
@@ -32,16 +34,16 @@ struct LaunchOptions {
   std::string tmpdir;
 };
 
-// What to run: the problem, mesh and trace as text, and the measurement settings.
+// What to run: the statement as stated (what the output is checked against), the Program
+// every rank runs — judged, lowered and validated before (codegen::PrepareSchedule); the
+// worker does none of that — and the measurement settings.
 struct RunSpec {
-  std::string expr, extents, dtype = "f32", mesh, trace;
+  ProblemSpec problem;
+  codegen::Program program;
   int64_t ranks = 1;
   int reps = 3, warmup = 1;
   uint64_t seed = 1;
   std::string inject_fault;  // tests only: crash, hang or wrong
-  // `--layout TENSOR=SPEC` flags: the run starts from and ends in these layouts.
-  std::vector<std::string> layouts;
-  bool result_on_layer = false;  // ir::Problem::result_on_layer
 };
 
 struct LaunchResult {
@@ -55,10 +57,11 @@ struct LaunchResult {
   std::optional<std::string> error;  // set whenever the run did not verify
 };
 
-// Runs `spec` and waits for it (at most options.timeout_s). The trace goes to a directory
-// of the run's own under std::filesystem::temp_directory_path() ($TMPDIR, else /tmp),
-// meshtune-run-XXXXXX, which is also the job's TMPDIR (Open MPI's session directory) and is
-// removed when the job ends, however it ends (SIGKILL of this process aside).
+// Runs `spec` and waits for it (at most options.timeout_s). The job file
+// (meshtune.v1.WorkerJob, runtime/worker_job.h) goes to a directory of the run's own under
+// std::filesystem::temp_directory_path() ($TMPDIR, else /tmp), meshtune-run-XXXXXX, which is also
+// the job's TMPDIR (Open MPI's session directory) and is removed when the job ends, however it ends
+// (SIGKILL of this process aside).
 LaunchResult Launch(const RunSpec& spec, const LaunchOptions& options);
 
 // Stop signals for command-line tools. After InstallStopSignalHandlers(), SIGINT and

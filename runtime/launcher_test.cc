@@ -2,7 +2,7 @@
 // (/bin/sh dropping "-n N", as srun or mpirun would start the command) with small shell
 // commands and a shell-script worker. Covered: the arguments and environment a job gets,
 // its output and exit status, the timeout and cancellation killing every process of the
-// job (and a marked one outside its process group), the temporary trace file removed
+// job (and a marked one outside its process group), the temporary job file removed
 // however the job ends, how a worker's result line is read, and JobFailure's messages.
 #include "runtime/launcher.h"
 
@@ -24,8 +24,14 @@
 #include <thread>
 #include <vector>
 
+#include "codegen/pipeline.h"
+#include "codegen/program_proto.h"
+#include "ir/mesh.h"
+#include "ir/problem.h"
+#include "runtime/executor.h"
 #include "runtime/rank.h"
 #include "runtime/run_result.h"
+#include "runtime/worker_job.h"
 
 namespace meshtune::runtime {
 namespace {
@@ -84,7 +90,7 @@ double SecondsSince(Clock::time_point start) {
 class LauncherTest : public ::testing::Test {
  protected:
   // scratch_: scripts and what they record; tmp_: $TMPDIR while the test runs (where Launch
-  // puts its trace file).
+  // puts its job file).
   void SetUp() override {
     const char* base = std::getenv("TEST_TMPDIR");
     scratch_ = MakeDir(base ? base : "/tmp");
@@ -117,17 +123,17 @@ class LauncherTest : public ::testing::Test {
     return path;
   }
 
-  // A stand-in worker: records its arguments (args), its trace file's path (trace-path)
-  // and contents (trace-copy) and its pid (pid) in scratch_, then runs `body`.
+  // A stand-in worker: records its arguments (args), its job file's path (job-path) and
+  // contents (job-copy) and its pid (pid) in scratch_, then runs `body`.
   std::string Worker(const std::string& body) {
     return Script("worker.sh", "echo \"$@\" > " + scratch_ + "/args\n" +
                                    "while [ $# -gt 0 ]; do\n"
-                                   "  if [ \"$1\" = --trace ]; then trace=$2; fi\n"
+                                   "  if [ \"$1\" = --job ]; then job=$2; fi\n"
                                    "  shift\n"
                                    "done\n"
-                                   "echo \"$trace\" > " +
-                                   scratch_ + "/trace-path\n" + "cat \"$trace\" > " + scratch_ +
-                                   "/trace-copy\n" + "echo $$ > " + scratch_ + "/pid\n" + body);
+                                   "echo \"$job\" > " +
+                                   scratch_ + "/job-path\n" + "cat \"$job\" > " + scratch_ +
+                                   "/job-copy\n" + "echo $$ > " + scratch_ + "/pid\n" + body);
   }
 
   // The files left in tmp_.
@@ -138,12 +144,18 @@ class LauncherTest : public ::testing::Test {
     return files;
   }
 
+  // C[m,n] += A[m,k] * B[k,n] with m split over x=2, lowered and validated.
   RunSpec Spec() const {
+    absl::StatusOr<ir::Problem> problem =
+        ir::ParseProblem("C[m,n] += A[m,k] * B[k,n]", "m=8,n=8,k=8", "f32");
+    absl::StatusOr<ir::Computation> base = ir::Computation::Create(*problem, *ir::ParseMesh("x=2"));
+    absl::StatusOr<codegen::Program> program = codegen::PrepareProgram(
+        *base, *ir::ParseTrace("distribute([m], [mo], [mi], [x])\nshard(A, m@x)\nshard(C, m@x)\n"
+                               "tensorize([mi, n, k], matmul)\n"));
+    EXPECT_TRUE(program.ok()) << program.status();
     RunSpec spec;
-    spec.expr = "C[m,n] += A[m,k] * B[k,n]";
-    spec.extents = "m=8,n=8,k=8";
-    spec.mesh = "x=2";
-    spec.trace = "distribute([m], [mo], [mi], [x])\nshard(A, m@x)\n";
+    spec.problem = ProblemSpecOf(*problem);
+    if (program.ok()) spec.program = *program;
     spec.ranks = 2;
     spec.seed = 5;
     return spec;
@@ -332,16 +344,25 @@ TEST_F(LauncherTest, LaunchReadsTheWorkersResultAndRemovesTheTraceFile) {
   EXPECT_EQ(r.median_s, 0.5);
   EXPECT_EQ(r.bytes_sent_max, 64);
   EXPECT_EQ(r.checksum, 1.5);
-  // The worker saw the spec and the trace, in a directory of the run's own under $TMPDIR
-  // (the job's TMPDIR too) that is gone now.
-  const std::string trace_path = ReadFile(scratch_ + "/trace-path");
-  EXPECT_EQ(trace_path.rfind(tmp_ + "/meshtune-run-", 0), 0u) << trace_path;
-  EXPECT_EQ(trace_path.substr(trace_path.size() - 7), "/trace\n") << trace_path;
-  EXPECT_EQ(ReadFile(scratch_ + "/trace-copy"), spec.trace);
-  EXPECT_EQ(
-      ReadFile(scratch_ + "/args"),
-      "--expr C[m,n] += A[m,k] * B[k,n] --extents m=8,n=8,k=8 --dtype f32 --mesh x=2 --trace " +
-          trace_path.substr(0, trace_path.size() - 1) + " --reps 3 --warmup 1 --seed 5\n");
+  // The worker saw the job — the statement, the Program and the settings — in a directory
+  // of the run's own under $TMPDIR (the job's TMPDIR too) that is gone now.
+  const std::string job_path = ReadFile(scratch_ + "/job-path");
+  EXPECT_EQ(job_path.rfind(tmp_ + "/meshtune-run-", 0), 0u) << job_path;
+  EXPECT_EQ(job_path.substr(job_path.size() - 8), "/job.pb\n") << job_path;
+  EXPECT_EQ(ReadFile(scratch_ + "/args"), "--job " + job_path);
+  v1::WorkerJob sent;
+  ASSERT_TRUE(sent.ParseFromString(ReadFile(scratch_ + "/job-copy")));
+  absl::StatusOr<WorkerJob> job = FromProto(sent);
+  ASSERT_TRUE(job.ok()) << job.status();
+  EXPECT_EQ(job->problem.output.tensor, "C");
+  EXPECT_EQ(job->problem.operands.size(), 2u);
+  EXPECT_TRUE(job->problem.accumulate);
+  EXPECT_EQ(job->problem.extents, spec.problem.extents);
+  EXPECT_EQ(codegen::ToProto(job->program).SerializeAsString(),
+            codegen::ToProto(spec.program).SerializeAsString());
+  EXPECT_EQ(job->options.reps, 3);
+  EXPECT_EQ(job->options.warmup, 1);
+  EXPECT_EQ(job->options.seed, 5u);
   EXPECT_EQ(TempFiles(), std::vector<std::string>{});
 }
 
@@ -352,11 +373,12 @@ TEST_F(LauncherTest, LaunchPassesAnInjectedFault) {
   RunSpec spec = Spec();
   spec.inject_fault = "wrong";
   Launch(spec, options);
-  const std::string args = ReadFile(scratch_ + "/args");
-  EXPECT_EQ(args.substr(args.size() - 22), " --inject-fault wrong\n") << args;
+  v1::WorkerJob sent;
+  ASSERT_TRUE(sent.ParseFromString(ReadFile(scratch_ + "/job-copy")));
+  EXPECT_EQ(sent.inject_fault(), "wrong");
 }
 
-TEST_F(LauncherTest, AWorkerWithoutAResultIsAFailedJobAndItsTraceIsRemoved) {
+TEST_F(LauncherTest, AWorkerWithoutAResultIsAFailedJobAndItsJobFileIsRemoved) {
   LaunchOptions options;
   options.launcher = kFakeLauncher;
   options.worker = Worker("echo boom >&2\nexit 1\n");
@@ -366,7 +388,7 @@ TEST_F(LauncherTest, AWorkerWithoutAResultIsAFailedJobAndItsTraceIsRemoved) {
   EXPECT_EQ(TempFiles(), std::vector<std::string>{});
 }
 
-TEST_F(LauncherTest, AHangingWorkerIsKilledAtTheTimeoutAndItsTraceIsRemoved) {
+TEST_F(LauncherTest, AHangingWorkerIsKilledAtTheTimeoutAndItsJobFileIsRemoved) {
   LaunchOptions options;
   options.launcher = kFakeLauncher;
   options.timeout_s = 0.5;

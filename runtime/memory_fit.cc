@@ -8,11 +8,6 @@
 
 #include "absl/strings/str_cat.h"
 #include "base/bytes.h"
-#include "ir/computation.h"
-#include "ir/legality.h"
-#include "ir/mesh.h"
-#include "ir/problem.h"
-#include "ir/trace.h"
 
 namespace meshtune::runtime {
 
@@ -29,22 +24,11 @@ int64_t RanksOnThisMachine(int64_t ranks, const LaunchOptions& options) {
   return mpirun && options.hostfile.empty() && options.extra_args.empty() ? ranks : 1;
 }
 
-absl::Status CheckRunFitsMemory(const RunSpec& spec, const LaunchOptions& options,
+absl::Status CheckRunFitsMemory(const ir::Footprint& f, int64_t ranks, const LaunchOptions& options,
                                 int64_t machine_bytes) {
   if (machine_bytes <= 0) return absl::OkStatus();
-  absl::StatusOr<ir::Problem> problem = ir::ParseProblem(spec.expr, spec.extents, spec.dtype);
-  if (!problem.ok()) return problem.status();
-  absl::StatusOr<ir::Mesh> mesh = ir::ParseMesh(spec.mesh);
-  if (!mesh.ok()) return mesh.status();
-  absl::StatusOr<ir::Computation> base = ir::Computation::Create(*problem, *mesh);
-  if (!base.ok()) return base.status();
-  absl::StatusOr<ir::Trace> trace = ir::ParseTrace(spec.trace);
-  if (!trace.ok()) return trace.status();
-  ir::Replay replay = ir::ReplayTrace(*base, *trace);
-  if (!replay.status.ok()) return replay.status;
-  const ir::Footprint f = ir::ComputeFootprint(replay.computation);
-  // At least one rank: a spec without ranks must not divide by zero below.
-  const int64_t here = std::max<int64_t>(1, RanksOnThisMachine(spec.ranks, options));
+  // At least one rank: a run without ranks must not divide by zero below.
+  const int64_t here = std::max<int64_t>(1, RanksOnThisMachine(ranks, options));
   // f.total() <= 3 * 2^48 elements * 8 bytes, times at most 65536 ranks: compare without
   // multiplying.
   if (f.total() <= machine_bytes / here) return absl::OkStatus();

@@ -8,6 +8,7 @@
 #include <cstdint>
 
 #include "absl/status/status.h"
+#include "ir/footprint.h"
 #include "runtime/launcher.h"
 
 namespace meshtune::runtime {
@@ -23,13 +24,14 @@ int64_t MachineMemoryBytes();
 // launcher's (a cluster), and 1 is assumed: each rank's own need is still checked.
 int64_t RanksOnThisMachine(int64_t ranks, const LaunchOptions& options);
 
-// OK when `spec`'s ranks fit in `machine_bytes` (0: unknown, always OK): each rank's
-// shards plus transfer buffers (ir::ComputeFootprint of the replayed trace), times the
-// ranks on this machine. InvalidArgument otherwise, e.g. "each rank needs 48 GiB (shards
-// 48 GiB, transfer buffers 2.5 MiB), 192 GiB for the 4 ranks on this machine, but it has
-// 23.54 GiB of memory; use smaller extents, or more ranks on more machines (--hostfile)",
-// and InvalidArgument for a problem, mesh or trace that does not parse or replay.
-absl::Status CheckRunFitsMemory(const RunSpec& spec, const LaunchOptions& options,
+// OK when `ranks` ranks that each hold `each` (ir::ComputeFootprint of the judged
+// schedule: shards plus transfer buffers) fit in `machine_bytes` (0: unknown, always OK),
+// counting the ranks `options` starts on this machine. InvalidArgument otherwise, e.g. "each rank
+// needs 48 GiB (shards 48 GiB, transfer buffers 2.5 MiB), 192 GiB for the 4 ranks on this machine,
+// but it has 23.54 GiB of memory; use smaller extents, or more ranks on more machines
+// (--hostfile)".
+absl::Status CheckRunFitsMemory(const ir::Footprint& each, int64_t ranks,
+                                const LaunchOptions& options,
                                 int64_t machine_bytes = MachineMemoryBytes());
 
 }  // namespace meshtune::runtime

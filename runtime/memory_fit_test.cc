@@ -1,12 +1,13 @@
 // The memory check before a run: which launches put every rank on this machine, the exact
-// refusal messages (ranks on this machine, or one rank elsewhere), the boundary, and bad
-// problems, meshes and traces passed through as InvalidArgument.
+// refusal messages (ranks on this machine, or one rank elsewhere) for the footprint of a
+// replayed SUMMA, and the boundary.
 #include "runtime/memory_fit.h"
 
 #include <gtest/gtest.h>
 
 #include <string>
 
+#include "base/check.h"
 #include "ir/computation.h"
 #include "ir/legality.h"
 #include "ir/mesh.h"
@@ -19,21 +20,21 @@ namespace {
 constexpr int64_t kMiB = int64_t{1} << 20;
 
 // SUMMA on 2x2 with k in two steps: per rank 3 shards and 2 transfer buffers of
-// (extent/2)^2 elements each.
-RunSpec Summa(int64_t extent, const std::string& dtype = "f32") {
+// (extent/2)^2 elements each, as ir::ComputeFootprint counts them.
+ir::Footprint Summa(int64_t extent, const std::string& dtype = "f32") {
   const std::string e = std::to_string(extent);
-  RunSpec spec;
-  spec.expr = "C[m,n] += A[m,k] * B[k,n]";
-  spec.extents = "m=" + e + ",n=" + e + ",k=" + e;
-  spec.dtype = dtype;
-  spec.mesh = "x=2,y=2";
-  spec.trace =
+  absl::StatusOr<ir::Problem> problem =
+      ir::ParseProblem("C[m,n] += A[m,k] * B[k,n]", "m=" + e + ",n=" + e + ",k=" + e, dtype);
+  absl::StatusOr<ir::Computation> base =
+      ir::Computation::Create(*problem, *ir::ParseMesh("x=2,y=2"));
+  absl::StatusOr<ir::Trace> trace = ir::ParseTrace(
       "distribute([m,n], [mo,no], [mi,ni], [x,y])\ndivide(k, ko, ki, 2)\n"
       "reorder(mo, no, ko, mi, ni, ki)\nshard(A, m@x, k@y)\nshard(B, k@x, n@y)\nshard(C, m@x, "
       "n@y)\n"
-      "communicate(A, ko)\ncommunicate(B, ko)\ntensorize([mi, ni, ki], matmul)\n";
-  spec.ranks = 4;
-  return spec;
+      "communicate(A, ko)\ncommunicate(B, ko)\ntensorize([mi, ni, ki], matmul)\n");
+  ir::Replay replay = ir::ReplayTrace(*base, *trace);
+  MT_CHECK(replay.status.ok());
+  return ir::ComputeFootprint(replay.computation);
 }
 
 TEST(RanksOnThisMachineTest, MpirunAloneStartsEveryRankHere) {
@@ -55,7 +56,7 @@ TEST(RanksOnThisMachineTest, MpirunAloneStartsEveryRankHere) {
 
 TEST(CheckRunFitsMemoryTest, TooManyRanksHereIsRefusedWithTheirTotal) {
   // 5 MiB a rank (shards 3 MiB, buffers 2 MiB), 20 MiB for 4 ranks.
-  const absl::Status s = CheckRunFitsMemory(Summa(1024), LaunchOptions{}, 16 * kMiB);
+  const absl::Status s = CheckRunFitsMemory(Summa(1024), 4, LaunchOptions{}, 16 * kMiB);
   EXPECT_TRUE(absl::IsInvalidArgument(s)) << s;
   EXPECT_EQ(
       s.message(),
@@ -66,7 +67,7 @@ TEST(CheckRunFitsMemoryTest, TooManyRanksHereIsRefusedWithTheirTotal) {
 
 TEST(CheckRunFitsMemoryTest, SizesAreFormattedToFourDigits) {
   // 1,000,000 bytes a shard or buffer: 3,000,000 + 2,000,000 a rank.
-  const absl::Status s = CheckRunFitsMemory(Summa(1000), LaunchOptions{}, 16 * kMiB);
+  const absl::Status s = CheckRunFitsMemory(Summa(1000), 4, LaunchOptions{}, 16 * kMiB);
   EXPECT_EQ(
       s.message(),
       "each rank needs 4.768 MiB (shards 2.861 MiB, transfer buffers 1.907 MiB), 19.07 MiB for "
@@ -74,7 +75,7 @@ TEST(CheckRunFitsMemoryTest, SizesAreFormattedToFourDigits) {
       "ranks on more machines (--hostfile)");
   // f64 doubles every size.
   EXPECT_EQ(
-      CheckRunFitsMemory(Summa(1000, "f64"), LaunchOptions{}, 32 * kMiB).message(),
+      CheckRunFitsMemory(Summa(1000, "f64"), 4, LaunchOptions{}, 32 * kMiB).message(),
       "each rank needs 9.537 MiB (shards 5.722 MiB, transfer buffers 3.815 MiB), 38.15 MiB for "
       "the 4 ranks on this machine, but it has 32 MiB of memory; use smaller extents, or more "
       "ranks on more machines (--hostfile)");
@@ -83,8 +84,8 @@ TEST(CheckRunFitsMemoryTest, SizesAreFormattedToFourDigits) {
 TEST(CheckRunFitsMemoryTest, ARankElsewhereIsCheckedAlone) {
   LaunchOptions options;
   options.hostfile = "hosts";
-  EXPECT_TRUE(CheckRunFitsMemory(Summa(1024), options, 16 * kMiB).ok());
-  const absl::Status s = CheckRunFitsMemory(Summa(1024), options, 4 * kMiB);
+  EXPECT_TRUE(CheckRunFitsMemory(Summa(1024), 4, options, 16 * kMiB).ok());
+  const absl::Status s = CheckRunFitsMemory(Summa(1024), 4, options, 4 * kMiB);
   EXPECT_TRUE(absl::IsInvalidArgument(s)) << s;
   EXPECT_EQ(
       s.message(),
@@ -93,21 +94,19 @@ TEST(CheckRunFitsMemoryTest, ARankElsewhereIsCheckedAlone) {
 }
 
 TEST(CheckRunFitsMemoryTest, ExactlyEnoughFits) {
-  EXPECT_TRUE(CheckRunFitsMemory(Summa(1024), LaunchOptions{}, 20 * kMiB).ok());
-  EXPECT_FALSE(CheckRunFitsMemory(Summa(1024), LaunchOptions{}, 20 * kMiB - 1).ok());
+  EXPECT_TRUE(CheckRunFitsMemory(Summa(1024), 4, LaunchOptions{}, 20 * kMiB).ok());
+  EXPECT_FALSE(CheckRunFitsMemory(Summa(1024), 4, LaunchOptions{}, 20 * kMiB - 1).ok());
   LaunchOptions srun;
   srun.launcher = {"srun"};
-  EXPECT_TRUE(CheckRunFitsMemory(Summa(1024), srun, 5 * kMiB).ok());
-  EXPECT_FALSE(CheckRunFitsMemory(Summa(1024), srun, 5 * kMiB - 1).ok());
+  EXPECT_TRUE(CheckRunFitsMemory(Summa(1024), 4, srun, 5 * kMiB).ok());
+  EXPECT_FALSE(CheckRunFitsMemory(Summa(1024), 4, srun, 5 * kMiB - 1).ok());
 }
 
-TEST(CheckRunFitsMemoryTest, ASpecWithoutRanksIsCheckedAsOneRank) {
+TEST(CheckRunFitsMemoryTest, ARunWithoutRanksIsCheckedAsOneRank) {
   // Not a division by zero: a rank count below 1 is taken as one rank.
-  RunSpec spec = Summa(1024);
   for (const int64_t ranks : {0, -3}) {
-    spec.ranks = ranks;
-    EXPECT_TRUE(CheckRunFitsMemory(spec, LaunchOptions{}, 5 * kMiB).ok()) << ranks;
-    EXPECT_EQ(CheckRunFitsMemory(spec, LaunchOptions{}, 4 * kMiB).message(),
+    EXPECT_TRUE(CheckRunFitsMemory(Summa(1024), ranks, LaunchOptions{}, 5 * kMiB).ok()) << ranks;
+    EXPECT_EQ(CheckRunFitsMemory(Summa(1024), ranks, LaunchOptions{}, 4 * kMiB).message(),
               "each rank needs 5 MiB (shards 3 MiB, transfer buffers 2 MiB) but this machine has 4 "
               "MiB of memory; use smaller extents or more ranks")
         << ranks;
@@ -115,53 +114,11 @@ TEST(CheckRunFitsMemoryTest, ASpecWithoutRanksIsCheckedAsOneRank) {
 }
 
 TEST(CheckRunFitsMemoryTest, UnknownMemoryIsNeverRefused) {
-  RunSpec spec = Summa(1 << 20);
-  EXPECT_TRUE(CheckRunFitsMemory(spec, LaunchOptions{}, 0).ok());
-  spec.expr = "not an expression";
-  EXPECT_TRUE(CheckRunFitsMemory(spec, LaunchOptions{}, 0).ok());
+  EXPECT_TRUE(CheckRunFitsMemory(Summa(1 << 20), 4, LaunchOptions{}, 0).ok());
 }
 
 TEST(CheckRunFitsMemoryTest, ThisMachinesMemoryIsKnownAndLarge) {
   EXPECT_GT(MachineMemoryBytes(), 64 * kMiB);
-}
-
-TEST(CheckRunFitsMemoryTest, BadInputIsTheParsersOwnError) {
-  const RunSpec good = Summa(64);
-  ASSERT_TRUE(CheckRunFitsMemory(good, LaunchOptions{}, 16 * kMiB).ok());
-
-  RunSpec spec = good;
-  spec.expr = "C[m,n] += A[m,k] *";
-  absl::Status s = CheckRunFitsMemory(spec, LaunchOptions{}, 16 * kMiB);
-  EXPECT_TRUE(absl::IsInvalidArgument(s)) << s;
-  EXPECT_EQ(s, ir::ParseProblem(spec.expr, spec.extents, spec.dtype).status());
-
-  spec = good;
-  spec.dtype = "f16";
-  s = CheckRunFitsMemory(spec, LaunchOptions{}, 16 * kMiB);
-  EXPECT_TRUE(absl::IsInvalidArgument(s)) << s;
-  EXPECT_EQ(s, ir::ParseProblem(spec.expr, spec.extents, spec.dtype).status());
-
-  spec = good;
-  spec.mesh = "x=2,x=2";
-  s = CheckRunFitsMemory(spec, LaunchOptions{}, 16 * kMiB);
-  EXPECT_TRUE(absl::IsInvalidArgument(s)) << s;
-  EXPECT_EQ(s, ir::ParseMesh(spec.mesh).status());
-
-  spec = good;
-  spec.trace = "frobnicate(m)\n";
-  s = CheckRunFitsMemory(spec, LaunchOptions{}, 16 * kMiB);
-  EXPECT_TRUE(absl::IsInvalidArgument(s)) << s;
-  EXPECT_EQ(s, ir::ParseTrace(spec.trace).status());
-
-  // Parses, but does not replay: a tensor the problem does not have.
-  spec = good;
-  spec.trace = "shard(Z, m@x)\n";
-  s = CheckRunFitsMemory(spec, LaunchOptions{}, 16 * kMiB);
-  EXPECT_TRUE(absl::IsInvalidArgument(s)) << s;
-  absl::StatusOr<ir::Computation> base = ir::Computation::Create(
-      *ir::ParseProblem(spec.expr, spec.extents, spec.dtype), *ir::ParseMesh(spec.mesh));
-  ASSERT_TRUE(base.ok());
-  EXPECT_EQ(s, ir::ReplayTrace(*base, *ir::ParseTrace(spec.trace)).status);
 }
 
 }  // namespace

@@ -10,11 +10,9 @@
 #include "base/bytes.h"
 #include "base/status_macros.h"
 #include "codegen/lower.h"
+#include "codegen/pipeline.h"
 #include "codegen/program.h"
-#include "codegen/validate.h"
-#include "ir/legality.h"
 #include "ir/trace.h"
-#include "ir/verdict.h"
 #include "runtime/simulator.h"
 
 namespace meshtune::search {
@@ -46,12 +44,13 @@ int64_t LeastDivisor(int64_t n) {
 absl::StatusOr<Lowered> LowerAt(const ir::Problem& problem,
                                 const std::map<std::string, int64_t>& extents, const ir::Mesh& mesh,
                                 const ir::Trace& trace) {
-  std::vector<std::string> parts;
-  for (const auto& [index, extent] : extents) parts.push_back(absl::StrCat(index, "=", extent));
-  MT_ASSIGN_OR_RETURN(ir::Problem p, ir::ParseProblem(problem.ToString(), absl::StrJoin(parts, ","),
-                                                      ir::DTypeName(problem.dtype)));
+  ir::Problem p = problem;
+  // Scaled down, the given layouts (their block sizes are the real extents') are dropped.
+  if (extents != problem.extents) p.layouts.clear();
+  p.extents = extents;
   MT_ASSIGN_OR_RETURN(ir::Computation base, ir::Computation::Create(p, mesh));
-  MT_ASSIGN_OR_RETURN(ir::Verdict verdict, ir::Judge(base, trace));
+  MT_ASSIGN_OR_RETURN(codegen::Prepared prepared, codegen::Prepare(base, trace));
+  const ir::Verdict& verdict = prepared.verdict;
   if (!verdict.legal) {
     return absl::FailedPreconditionError(
         absl::StrCat("illegal: [", verdict.reasons[0].code, "] ", verdict.reasons[0].message));
@@ -60,7 +59,7 @@ absl::StatusOr<Lowered> LowerAt(const ir::Problem& problem,
   out.problem = p;
   // Translation validation (codegen/validate.h) refuses "lowering_unsound: ..." and what it
   // cannot decide, "unvalidated: ...".
-  MT_ASSIGN_OR_RETURN(out.program, codegen::LowerValidated(verdict.computation));
+  MT_ASSIGN_OR_RETURN(out.program, std::move(prepared.program));
   for (const codegen::TransferSummary& s : codegen::Summarize(out.program)) {
     out.patterns.push_back(codegen::PatternLabel(s.tensor, s.loop, s.pattern));
   }
@@ -73,7 +72,7 @@ absl::StatusOr<Lowered> LowerAt(const ir::Problem& problem,
     }
     out.least_extents[index] = extent / inner * LeastDivisor(inner);
   }
-  out.bytes = ir::ComputeFootprint(verdict.computation).total() * mesh.Ranks();
+  out.bytes = prepared.footprint.total() * mesh.Ranks();
   return out;
 }
 
@@ -129,14 +128,6 @@ std::vector<ir::Mesh> SmallerMeshes(const ir::Mesh& mesh, int64_t max_ranks) {
 class SimulatingChecker : public Checker {
  public:
   explicit SimulatingChecker(const SimulatingCheckerOptions& options) : options_(options) {}
-
-  std::string Validate(const ir::Problem& problem, const ir::Mesh& mesh,
-                       const std::string& text) override {
-    absl::StatusOr<ir::Trace> trace = ir::ParseTrace(text);
-    if (!trace.ok()) return std::string(trace.status().message());
-    absl::StatusOr<Lowered> lowered = LowerAt(problem, problem.extents, mesh, *trace);
-    return lowered.ok() ? "" : std::string(lowered.status().message());
-  }
 
   CheckResult Check(const ir::Problem& problem, const ir::Mesh& mesh,
                     const std::string& text) override {
@@ -249,6 +240,25 @@ class SimulatingChecker : public Checker {
 };
 
 }  // namespace
+
+absl::StatusOr<Runnable> PrepareCandidate(const ir::Problem& problem, const ir::Mesh& mesh,
+                                          const std::string& text) {
+  MT_ASSIGN_OR_RETURN(ir::Trace trace, ir::ParseTrace(text));
+  MT_ASSIGN_OR_RETURN(ir::Computation base, ir::Computation::Create(problem, mesh));
+  MT_ASSIGN_OR_RETURN(codegen::Prepared prepared, codegen::Prepare(base, trace));
+  if (!prepared.verdict.legal) {
+    const ir::Rejection& first = prepared.verdict.reasons[0];
+    return absl::FailedPreconditionError(
+        absl::StrCat("illegal: [", first.code, "] ", first.message));
+  }
+  MT_ASSIGN_OR_RETURN(codegen::Program program, std::move(prepared.program));
+  return Runnable{std::move(program), prepared.footprint};
+}
+
+absl::StatusOr<Runnable> Checker::Validate(const ir::Problem& problem, const ir::Mesh& mesh,
+                                           const std::string& trace) {
+  return PrepareCandidate(problem, mesh, trace);
+}
 
 std::unique_ptr<Checker> NewSimulatingChecker(const SimulatingCheckerOptions& options) {
   return std::make_unique<SimulatingChecker>(options);

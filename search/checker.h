@@ -26,6 +26,9 @@
 #include <memory>
 #include <string>
 
+#include "absl/status/statusor.h"
+#include "codegen/program.h"
+#include "ir/footprint.h"
 #include "ir/mesh.h"
 #include "ir/problem.h"
 
@@ -40,19 +43,29 @@ struct CheckResult {
   std::string error;  // why it failed: the simulator's wrong element, or what could not be run
 };
 
+// A candidate ready to run: its translation-validated Program and per-rank footprint.
+struct Runnable {
+  codegen::Program program;
+  ir::Footprint footprint;
+};
+
+// `trace` (canonical text) of `problem` on `mesh` through the pipeline (codegen/pipeline.h):
+// its Program, or why it cannot run ("illegal: [code] ...", "lowering_unsound: ...",
+// "unvalidated: ...").
+absl::StatusOr<Runnable> PrepareCandidate(const ir::Problem& problem, const ir::Mesh& mesh,
+                                          const std::string& trace);
+
 class Checker {
  public:
   virtual ~Checker() = default;
   // Checks `trace` (canonical text) of `problem` on `mesh`.
   virtual CheckResult Check(const ir::Problem& problem, const ir::Mesh& mesh,
                             const std::string& trace) = 0;
-  // The static part alone, for candidates about to be measured: "" when `trace` lowers to
-  // a Program that translation validation (codegen/validate.h) accepts, else why
-  // ("lowering_unsound: ..."). The default accepts everything.
-  virtual std::string Validate(const ir::Problem& problem, const ir::Mesh& mesh,
-                               const std::string& trace) {
-    return "";
-  }
+  // The static part alone, for candidates about to be measured: the Program the run
+  // executes when translation validation (codegen/validate.h) accepts it, else why
+  // ("lowering_unsound: ..."). The default is PrepareCandidate.
+  virtual absl::StatusOr<Runnable> Validate(const ir::Problem& problem, const ir::Mesh& mesh,
+                                            const std::string& trace);
 };
 
 struct SimulatingCheckerOptions {

@@ -3,6 +3,7 @@
 
 #include "absl/strings/str_cat.h"
 #include "ir/problem.h"
+#include "runtime/executor.h"
 #include "runtime/memory_fit.h"
 #include "search/runner.h"
 
@@ -16,13 +17,14 @@ class MpiRunner : public Runner {
   bool measures() const override { return true; }
 
   CandidateRun Run(const MeasureInput& input) override {
+    CandidateRun out;
+    if (input.program == nullptr) {
+      out.error = "not run: the candidate has no validated Program";
+      return out;
+    }
     runtime::RunSpec spec;
-    spec.expr = input.problem->ToString();
-    spec.extents = input.problem->ExtentsString();
-    spec.dtype = std::string(ir::DTypeName(input.problem->dtype));
-    spec.mesh = input.mesh->ToString();
-    spec.trace = input.trace;
-    spec.layouts = input.problem->LayoutFlags();
+    spec.problem = runtime::ProblemSpecOf(*input.problem);
+    spec.program = *input.program;
     spec.ranks = input.mesh->Ranks();
     spec.reps = options_.reps;
     spec.warmup = options_.warmup;
@@ -30,10 +32,10 @@ class MpiRunner : public Runner {
     runtime::LaunchOptions launch = options_.launch;
     launch.timeout_s = input.timeout_s;
     launch.cancelled = input.cancelled;
-    CandidateRun out;
     // A candidate whose ranks cannot hold their data is not started (each worker would
     // abort on std::bad_alloc).
-    if (absl::Status fits = runtime::CheckRunFitsMemory(spec, launch); !fits.ok()) {
+    if (absl::Status fits = runtime::CheckRunFitsMemory(input.footprint, spec.ranks, launch);
+        !fits.ok()) {
       out.error = absl::StrCat("not run: ", fits.message());
       return out;
     }

@@ -15,6 +15,8 @@
 #include <string>
 #include <vector>
 
+#include "codegen/program.h"
+#include "ir/footprint.h"
 #include "ir/mesh.h"
 #include "ir/problem.h"
 #include "runtime/launcher.h"
@@ -25,7 +27,11 @@ namespace meshtune::search {
 struct MeasureInput {
   const ir::Problem* problem = nullptr;
   const ir::Mesh* mesh = nullptr;
-  std::string trace;                // canonical trace text
+  std::string trace;  // canonical trace text
+  // Its translation-validated Program (Checker::Validate) and per-rank footprint: what an
+  // MPI run executes; a runner that measures nothing may ignore them.
+  const codegen::Program* program = nullptr;
+  ir::Footprint footprint;
   double timeout_s = 300;           // the run is killed after this
   std::function<bool()> cancelled;  // the run is killed as soon as this says so (unset: never)
 };

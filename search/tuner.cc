@@ -113,15 +113,18 @@ MeasuredCandidate Measure(TuneRun& run, Explorer& explorer, Runner& runner, Chec
   m.mesh = explorer.mesh(c.mesh).ToString();
   m.family = FamilyOf(c, explorer.mesh(c.mesh));
   // A Program translation validation refuses is not run, nor ever returned.
-  const std::string unsound = checker.Validate(options.problem, explorer.mesh(c.mesh), c.trace);
-  if (!unsound.empty()) {
-    m.run.error = unsound;
-    result->refused.push_back(absl::StrCat(c.trace, "\n  ", unsound));
+  const absl::StatusOr<Runnable> runnable =
+      checker.Validate(options.problem, explorer.mesh(c.mesh), c.trace);
+  if (!runnable.ok()) {
+    m.run.error = std::string(runnable.status().message());
+    result->refused.push_back(absl::StrCat(c.trace, "\n  ", runnable.status().message()));
   } else {
     MeasureInput in;
     in.problem = &options.problem;
     in.mesh = &explorer.mesh(c.mesh);
     in.trace = c.trace;
+    in.program = &runnable->program;
+    in.footprint = runnable->footprint;
     in.timeout_s = left;
     in.cancelled = options.cancelled;
     m.run = runner.Run(in);

@@ -307,10 +307,13 @@ class RefusesTheLine : public Checker {
     r.how = "simulated";
     return r;
   }
-  std::string Validate(const ir::Problem&, const ir::Mesh& mesh, const std::string&) override {
-    return mesh.axes.size() == 1
-               ? "lowering_unsound: B at no: rank (x=1) reads B[0, 0] from rank (x=0)"
-               : "";
+  absl::StatusOr<Runnable> Validate(const ir::Problem& problem, const ir::Mesh& mesh,
+                                    const std::string& trace) override {
+    if (mesh.axes.size() == 1) {
+      return absl::FailedPreconditionError(
+          "lowering_unsound: B at no: rank (x=1) reads B[0, 0] from rank (x=0)");
+    }
+    return Checker::Validate(problem, mesh, trace);
   }
 };
 

@@ -38,6 +38,20 @@ std::string RunMpi(const std::string& program_and_args, int ranks = 4, int statu
   return ss.str();
 }
 
+// `meshtune run ARGS --json`: the executor's run of a trace under mpirun (the CLI lowers and
+// validates it, the worker runs the Program); its output.
+std::string RunExecutor(const std::string& args) {
+  const char* tmp = std::getenv("TEST_TMPDIR");
+  const std::string out = std::string(tmp ? tmp : "/tmp") + "/executor_out.txt";
+  const std::string cmd = "cli/meshtune run " + args + " --json --timeout 120 >" + out + " 2>&1";
+  const int rc = std::system(cmd.c_str());
+  EXPECT_EQ(WIFEXITED(rc) ? WEXITSTATUS(rc) : -1, 0) << cmd;
+  std::ifstream in(out);
+  std::stringstream ss;
+  ss << in.rdbuf();
+  return ss.str();
+}
+
 // The RunResult of the last line of `out` that starts with '{' (mpirun may print more).
 meshtune::v1::RunResult Result(const std::string& out) {
   std::string json;
@@ -52,8 +66,8 @@ meshtune::v1::RunResult Result(const std::string& out) {
 
 TEST(EmittedCppTest, SummaMatchesTheExecutor) {
   const std::string emitted = RunMpi("tests/summa_emitted --reps 1 --seed 7");
-  const std::string executed = RunMpi(
-      "runtime/meshtune_worker --expr 'C[m,n] += A[m,k] * B[k,n]' --extents m=32,n=24,k=16 "
+  const std::string executed = RunExecutor(
+      "--expr 'C[m,n] += A[m,k] * B[k,n]' --extents m=32,n=24,k=16 "
       "--mesh x=2,y=2 --trace tests/testdata/summa_2x2.trace --reps 1 --seed 7");
   const meshtune::v1::RunResult from_emitted = Result(emitted), from_executor = Result(executed);
   EXPECT_TRUE(from_emitted.verified()) << emitted;
@@ -69,12 +83,12 @@ TEST(EmittedCppTest, SummaMatchesTheExecutor) {
 // the same layouts.
 TEST(EmittedCppTest, SummaFromGivenLayoutsMatchesTheExecutor) {
   const std::string emitted = RunMpi("tests/summa_layouts_emitted --reps 1 --seed 7");
-  const std::string executed = RunMpi(
-      "runtime/meshtune_worker --expr 'C[m,n] += A[m,k] * B[k,n]' --extents m=32,n=24,k=16 "
+  const std::string executed = RunExecutor(
+      "--expr 'C[m,n] += A[m,k] * B[k,n]' --extents m=32,n=24,k=16 "
       "--mesh x=2,y=2 --trace tests/testdata/summa_2x2.trace --layout 'A=cyclic(5,3)' "
       "--layout B=root --layout 'C=cyclic(4,4)' --reps 1 --seed 7");
-  const std::string blocks = RunMpi(
-      "runtime/meshtune_worker --expr 'C[m,n] += A[m,k] * B[k,n]' --extents m=32,n=24,k=16 "
+  const std::string blocks = RunExecutor(
+      "--expr 'C[m,n] += A[m,k] * B[k,n]' --extents m=32,n=24,k=16 "
       "--mesh x=2,y=2 --trace tests/testdata/summa_2x2.trace --reps 1 --seed 7");
   const meshtune::v1::RunResult from_emitted = Result(emitted), from_executor = Result(executed);
   EXPECT_TRUE(from_emitted.verified()) << emitted;
@@ -87,14 +101,13 @@ TEST(EmittedCppTest, SummaFromGivenLayoutsMatchesTheExecutor) {
   EXPECT_GT(from_emitted.bytes_sent_max(), Result(blocks).bytes_sent_max());
 }
 
-// The emitted --main `binary` and the worker running `worker_args` on `ranks` ranks both
-// verify, with the same checksum and the same bytes sent.
-void ExpectEmittedMatchesExecutor(const std::string& binary, const std::string& worker_args,
+// The emitted --main `binary` on `ranks` ranks and `meshtune run run_args` both verify,
+// with the same checksum and the same bytes sent.
+void ExpectEmittedMatchesExecutor(const std::string& binary, const std::string& run_args,
                                   int ranks) {
   SCOPED_TRACE(binary);
   const std::string emitted = RunMpi(binary + " --reps 2 --seed 5", ranks);
-  const std::string executed =
-      RunMpi("runtime/meshtune_worker " + worker_args + " --reps 2 --seed 5", ranks);
+  const std::string executed = RunExecutor(run_args + " --reps 2 --seed 5");
   const meshtune::v1::RunResult from_emitted = Result(emitted), from_executor = Result(executed);
   EXPECT_TRUE(from_emitted.verified()) << emitted;
   EXPECT_TRUE(from_executor.verified()) << executed;
@@ -106,7 +119,7 @@ void ExpectEmittedMatchesExecutor(const std::string& binary, const std::string& 
 // transfers and the reduction, and compute what the executor computes.
 TEST(EmittedCppTest, PrefetchedSummaAndReduceScatterMatchTheExecutor) {
   struct Case {
-    std::string binary, worker_args;
+    std::string binary, run_args;
   };
   for (const Case& c : std::vector<Case>{
            {"tests/summa_prefetch_emitted",
@@ -116,7 +129,7 @@ TEST(EmittedCppTest, PrefetchedSummaAndReduceScatterMatchTheExecutor) {
             "--expr 'C[m,n] = A[m,k] * B[k,n]' --extents m=32,k=32,n=16 --mesh x=4 "
             "--trace examples/gemm_reducescatter.trace"},
        }) {
-    ExpectEmittedMatchesExecutor(c.binary, c.worker_args, 4);
+    ExpectEmittedMatchesExecutor(c.binary, c.run_args, 4);
   }
 }
 
@@ -126,7 +139,7 @@ TEST(EmittedCppTest, PrefetchedSummaAndReduceScatterMatchTheExecutor) {
 // executor computes.
 TEST(EmittedCppTest, TwoAndAHalfDCannonPummaInStepsAndAllToAllMatchTheExecutor) {
   struct Case {
-    std::string binary, worker_args;
+    std::string binary, run_args;
     int ranks;
   };
   for (const Case& c : std::vector<Case>{
@@ -151,7 +164,7 @@ TEST(EmittedCppTest, TwoAndAHalfDCannonPummaInStepsAndAllToAllMatchTheExecutor) 
             "--trace examples/all_to_all_steps.trace",
             4},
        }) {
-    ExpectEmittedMatchesExecutor(c.binary, c.worker_args, c.ranks);
+    ExpectEmittedMatchesExecutor(c.binary, c.run_args, c.ranks);
   }
 }
 

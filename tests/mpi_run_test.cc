@@ -8,11 +8,13 @@
 #include <algorithm>
 #include <chrono>
 #include <cstdlib>
+#include <filesystem>
 #include <fstream>
 #include <sstream>
 #include <string>
 #include <thread>
 
+#include "engine/explain.h"
 #include "proto/meshtune.pb.h"
 #include "runtime/launcher.h"
 #include "tests/proto_json.h"
@@ -38,14 +40,23 @@ struct Result {
 
 // `meshtune run --json` (`json` false: without --json) with the trace text written to a
 // temporary file.
+// Where the runs' job files go: every run of this test has it as TMPDIR, so a worker whose
+// command line names it is one of ours.
+std::string RunTmp() {
+  const char* tmp = std::getenv("TEST_TMPDIR");
+  const std::string dir = std::string(tmp ? tmp : "/tmp") + "/runs";
+  std::filesystem::create_directories(dir);
+  return dir;
+}
+
 Result MeshtuneRun(const std::string& expr, const std::string& extents, const std::string& mesh,
                    const std::string& trace, const std::string& extra = "", bool json = true) {
   const char* tmp = std::getenv("TEST_TMPDIR");
   const std::string dir = tmp ? tmp : "/tmp";
   std::ofstream(dir + "/t.trace") << trace;
-  const std::string cmd = "cli/meshtune run --expr '" + expr + "' --extents " + extents +
-                          " --mesh " + mesh + " --trace " + dir + "/t.trace --reps 2 " +
-                          (json ? "--json " : "") +
+  const std::string cmd = "TMPDIR=" + RunTmp() + " cli/meshtune run --expr '" + expr +
+                          "' --extents " + extents + " --mesh " + mesh + " --trace " + dir +
+                          "/t.trace --reps 2 " + (json ? "--json " : "") +
                           (extra.find("--timeout") == std::string::npos ? "--timeout 60 " : "") +
                           extra + " >" + dir + "/out.txt 2>" + dir + "/err.txt";
   const int rc = std::system(cmd.c_str());
@@ -263,8 +274,8 @@ TEST(MpiRunTest, UntensorizedScalarLoopsVerify) {
       MeshtuneRun(kMatmul, "m=6,n=4,k=4", "x=2,y=2", summa.substr(0, summa.find("tensorize"))));
 }
 
-// Live (not zombie) worker processes started with `--seed <seed>`.
-int LiveWorkers(const std::string& seed) {
+// Live (not zombie) worker processes of this test's runs (their job file is in RunTmp()).
+int LiveWorkers() {
   int n = 0;
   DIR* proc = opendir("/proc");
   while (dirent* e = readdir(proc)) {
@@ -277,7 +288,7 @@ int LiveWorkers(const std::string& seed) {
     const bool zombie =
         paren != std::string::npos && paren + 2 < stat.size() && stat[paren + 2] == 'Z';
     if (!zombie && cmd.find("meshtune_worker") != std::string::npos &&
-        cmd.find("--seed " + seed) != std::string::npos) {
+        cmd.find(RunTmp() + "/meshtune-run-") != std::string::npos) {
       ++n;
     }
   }
@@ -285,10 +296,10 @@ int LiveWorkers(const std::string& seed) {
   return n;
 }
 
-int LiveWorkersAfterAWhile(const std::string& seed) {
-  for (int i = 0; i < 50 && LiveWorkers(seed) > 0; ++i)
+int LiveWorkersAfterAWhile() {
+  for (int i = 0; i < 50 && LiveWorkers() > 0; ++i)
     std::this_thread::sleep_for(std::chrono::milliseconds(100));
-  return LiveWorkers(seed);
+  return LiveWorkers();
 }
 
 TEST(MpiRunTest, FaultsBecomeResultsAndLeaveNoProcess) {
@@ -298,14 +309,14 @@ TEST(MpiRunTest, FaultsBecomeResultsAndLeaveNoProcess) {
   EXPECT_EQ(crash.status, 1);
   EXPECT_FALSE(crash.run.verified()) << crash.out;
   EXPECT_NE(crash.run.error().find("exited on signal 6 (Aborted)"), std::string::npos) << crash.out;
-  EXPECT_EQ(LiveWorkersAfterAWhile("424201"), 0);
+  EXPECT_EQ(LiveWorkersAfterAWhile(), 0);
 
   Result hang = MeshtuneRun(kMatmul, "m=16,n=8,k=8", "x=2,y=2", trace,
                             "--inject-fault hang --seed 424202 --timeout 3");
   EXPECT_EQ(hang.status, 1);
   EXPECT_FALSE(hang.run.verified()) << hang.out;
   EXPECT_EQ(hang.run.error(), "timed out after 3 s; the job was killed") << hang.out;
-  EXPECT_EQ(LiveWorkersAfterAWhile("424202"), 0);
+  EXPECT_EQ(LiveWorkersAfterAWhile(), 0);
 
   Result wrong =
       MeshtuneRun(kMatmul, "m=16,n=8,k=8", "x=2,y=2", trace, "--inject-fault wrong --seed 424203");
@@ -313,7 +324,7 @@ TEST(MpiRunTest, FaultsBecomeResultsAndLeaveNoProcess) {
   EXPECT_FALSE(wrong.run.verified()) << wrong.out;
   EXPECT_EQ(wrong.run.error().rfind("rank (x=0, y=0): C[", 0), 0u) << wrong.out;
   EXPECT_NE(wrong.run.error().find("but the reference is"), std::string::npos) << wrong.out;
-  EXPECT_EQ(LiveWorkersAfterAWhile("424203"), 0);
+  EXPECT_EQ(LiveWorkersAfterAWhile(), 0);
 }
 
 // Without --json, `run` prints its RunResult as text; --simulate says so.
@@ -347,14 +358,16 @@ TEST(MpiRunTest, PlainRunPrintsText) {
 }
 
 TEST(MpiRunTest, ACancelledRunIsKilledAndLeavesNoProcess) {
-  meshtune::runtime::RunSpec spec;
-  spec.expr = kMatmul;
-  spec.extents = "m=16,n=8,k=8";
-  spec.mesh = "x=2,y=2";
-  spec.ranks = 4;
-  spec.trace = OnSquare("summa.trace", 2);
+  meshtune::v1::ExplainRequest request;
+  request.mutable_problem()->set_expr(kMatmul);
+  request.mutable_problem()->set_extents("m=16,n=8,k=8");
+  request.mutable_mesh()->set_axes("x=2,y=2");
+  request.mutable_trace()->set_text(OnSquare("summa.trace", 2));
+  absl::StatusOr<meshtune::engine::PreparedRun> prepared = meshtune::engine::PrepareRun(request);
+  ASSERT_TRUE(prepared.ok()) << prepared.status();
+  meshtune::runtime::RunSpec spec = prepared->spec;
   spec.inject_fault = "hang";
-  spec.seed = 424204;
+  setenv("TMPDIR", RunTmp().c_str(), 1);  // the job file where LiveWorkers looks
   meshtune::runtime::LaunchOptions options;
   options.worker = "runtime/meshtune_worker";
   options.timeout_s = 600;  // far off: only the cancellation can end this run
@@ -365,7 +378,7 @@ TEST(MpiRunTest, ACancelledRunIsKilledAndLeavesNoProcess) {
   const meshtune::runtime::LaunchResult r = meshtune::runtime::Launch(spec, options);
   EXPECT_FALSE(r.verified);
   EXPECT_EQ(r.error.value_or("<none>"), "cancelled; the job was killed");
-  EXPECT_EQ(LiveWorkersAfterAWhile("424204"), 0);
+  EXPECT_EQ(LiveWorkersAfterAWhile(), 0);
 }
 
 TEST(MpiRunTest, IllegalTraceIsBadInput) {

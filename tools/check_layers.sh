@@ -1,35 +1,59 @@
 #!/usr/bin/env bash
 # The layering, asked of `bazel query`: no library or binary of a layer depends on a target
 # of a higher layer. Layers, lowest first (see the root BUILD's package groups):
-#   base ir codegen runtime search storage engine {cli daemon}
+#   base ir codegen runtime search storage engine {cli daemon meshtune}
+# cli, daemon and meshtune (the library) are one level, the edges: none uses another,
+# except that the meshtune binary may carry meshtuned as data.
+# Then the worker: meshtune_worker runs a Program it is given and must link no isl — none
+# of //ir's legality, //codegen's lowering or //third_party:isl.
 # Test targets are left out (a layer's test may use tests/ helpers). Prints one line per
-# layer and exits 1 at the first violation, naming the path of the dependency.
+# check and exits 1 at the first violation, naming the path of the dependency.
 set -uo pipefail
 cd "$(dirname "$0")/.."
-layers=(base ir codegen runtime search storage engine cli daemon)
+layers=(base ir codegen runtime search storage engine cli daemon meshtune)
+edges=(cli daemon meshtune)
 status=0
+
+# Whether `$1` is one of the edge packages.
+is_edge() { [[ " ${edges[*]} " == *" $1 "* ]]; }
+
+# Fails (status=1) when a cc_library or cc_binary of `$1` depends on a target of `$2`.
+check() {
+  local own="kind('cc_library|cc_binary', $1)" bad first
+  bad=$(bazel query --noshow_progress "deps($own) intersect ($2)" 2>/dev/null)
+  if [[ $? -ne 0 ]]; then echo "layers: bazel query failed for $1"; exit 1; fi
+  [[ -z $bad ]] && return 0
+  first=$(echo "$bad" | head -1)
+  echo "layers: $1 depends on $first"
+  bazel query --noshow_progress "somepath($own, $first)" 2>/dev/null | sed 's/^/  /'
+  status=1
+  return 1
+}
+
 for ((i = 0; i < ${#layers[@]}; i++)); do
   layer=${layers[$i]}
   higher=()
   for ((j = i + 1; j < ${#layers[@]}; j++)); do
-    # cli and daemon are one level: the meshtune binary may carry meshtuned as data.
-    if [[ $layer == cli && ${layers[$j]} == daemon ]]; then continue; fi
-    higher+=("//${layers[$j]}/...")
+    other=${layers[$j]}
+    # The meshtune binary may carry meshtuned as data.
+    if [[ $layer == cli && $other == daemon ]]; then continue; fi
+    higher+=("//$other/...")
   done
-  # ... but meshtuned never uses the CLI.
-  if [[ $layer == daemon ]]; then higher=("//cli/..."); fi
+  # An edge uses no other edge (cli aside, above).
+  if is_edge "$layer"; then
+    higher=()
+    for other in "${edges[@]}"; do
+      [[ $other == "$layer" || ($layer == cli && $other == daemon) ]] && continue
+      higher+=("//$other/...")
+    done
+  fi
   if ((${#higher[@]} == 0)); then echo "layers: $layer ok"; continue; fi
   upper=$(IFS=+; echo "${higher[*]}")
-  own="kind('cc_library|cc_binary', //$layer/...)"
-  bad=$(bazel query --noshow_progress "deps($own) intersect ($upper)" 2>/dev/null)
-  if [[ $? -ne 0 ]]; then echo "layers: bazel query failed for $layer"; exit 1; fi
-  if [[ -n $bad ]]; then
-    first=$(echo "$bad" | head -1)
-    echo "layers: $layer depends on a higher layer: $first"
-    bazel query --noshow_progress "somepath($own, $first)" 2>/dev/null | sed 's/^/  /'
-    status=1
-  else
-    echo "layers: $layer ok"
-  fi
+  check "//$layer/..." "$upper" && echo "layers: $layer ok"
 done
+
+# The worker runs the validated Program it is handed: no legality, lowering or isl.
+if check "//runtime:meshtune_worker" "//ir:ir + //codegen:codegen + //codegen:validate + //third_party:isl"; then
+  echo "layers: meshtune_worker links no isl"
+fi
 exit $status

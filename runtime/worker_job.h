@@ -1,0 +1,41 @@
+// The worker's job as a message (meshtune.v1.WorkerJob), and back: what the launcher writes
+// for every rank of an MPI run and what meshtune_worker reads. The job carries the Program
+// already judged, lowered and validated, so a rank needs no isl (the worker links neither
+// legality nor lowering). Stateless; thread-safe.
+#ifndef MESHTUNE_RUNTIME_WORKER_JOB_H_
+#define MESHTUNE_RUNTIME_WORKER_JOB_H_
+
+#include <string>
+
+#include "absl/status/statusor.h"
+#include "codegen/program.h"
+#include "proto/meshtune.pb.h"
+#include "runtime/executor.h"
+#include "runtime/oracle.h"
+
+namespace meshtune::runtime {
+
+// What one MPI run executes and checks.
+struct WorkerJob {
+  ProblemSpec problem;  // as the user stated it: what the output is checked against
+  codegen::Program program;
+  ExecOptions options;
+};
+
+// `job` as a message.
+v1::WorkerJob ToProto(const WorkerJob& job);
+
+// The job `m` describes; InvalidArgument naming the malformed part (the program's form is
+// checked by codegen::FromProto; a statement must name its output and at least one
+// operand, every index with a positive extent).
+absl::StatusOr<WorkerJob> FromProto(const v1::WorkerJob& m);
+
+// Writes `job` to `path` as a binary message; Internal when the file cannot be written.
+absl::Status WriteWorkerJob(const WorkerJob& job, const std::string& path);
+
+// The job in the file at `path`; InvalidArgument when it cannot be read or parsed.
+absl::StatusOr<WorkerJob> ReadWorkerJob(const std::string& path);
+
+}  // namespace meshtune::runtime
+
+#endif  // MESHTUNE_RUNTIME_WORKER_JOB_H_
