@@ -236,11 +236,27 @@ grpc::Status TunerService::Tune(grpc::ServerContext* context, const v1::TuneRequ
 }
 
 grpc::ServerUnaryReactor* TunerService::Lookup(grpc::CallbackServerContext* context,
-                                               const v1::LookupRequest* request,
-                                               v1::LookupResponse* response) {
+                                               const grpc::ByteBuffer* request,
+                                               grpc::ByteBuffer* response) {
   grpc::ServerUnaryReactor* reactor = context->DefaultReactor();
-  reactor->Finish(
-      ServeInto("Lookup", context, response, [&] { return lookups_.Lookup(*db_, *request); }));
+  reactor->Finish(Serve("Lookup", context, [&]() -> absl::Status {
+    v1::LookupRequest parsed;
+    grpc::ByteBuffer bytes(*request);  // Deserialize consumes its buffer
+    if (!grpc::SerializationTraits<v1::LookupRequest>::Deserialize(&bytes, &parsed).ok()) {
+      return absl::InvalidArgumentError(
+          "the request is not a meshtune.v1.LookupRequest (its bytes do not parse)");
+    }
+    absl::StatusOr<v1::LookupResponse> out = lookups_.Lookup(*db_, parsed);
+    if (!out.ok()) return out.status();
+    bool own_buffer = false;
+    const grpc::Status serialized =
+        grpc::SerializationTraits<v1::LookupResponse>::Serialize(*out, response, &own_buffer);
+    if (!serialized.ok()) {
+      return absl::InternalError(
+          absl::StrCat("cannot serialize the response: ", serialized.error_message()));
+    }
+    return absl::OkStatus();
+  }));
   return reactor;
 }
 

@@ -26,8 +26,11 @@
 namespace meshtune::daemon {
 
 // Lookup uses gRPC's callback API: it answers on the thread that read the request (no
-// hand-off to a worker thread), which is what keeps a cached Lookup near 100 us.
-class TunerService final : public v1::Tuner::WithCallbackMethod_Lookup<v1::Tuner::Service> {
+// hand-off to a worker thread), which is what keeps a cached Lookup near 100 us. It takes
+// the request's bytes (the raw form) and parses them itself: the typed callback API would
+// answer a request that does not parse with UNIMPLEMENTED; this one says INVALID_ARGUMENT,
+// as the other RPCs' (synchronous) handlers answer INTERNAL rather than a wrong code.
+class TunerService final : public v1::Tuner::WithRawCallbackMethod_Lookup<v1::Tuner::Service> {
  public:
   // Serves from and stores into `db`, which must outlive the service. At most
   // `max_concurrent_tunes` (>= 1) tunes run at once; later ones queue.
@@ -45,9 +48,10 @@ class TunerService final : public v1::Tuner::WithCallbackMethod_Lookup<v1::Tuner
 
   grpc::Status Tune(grpc::ServerContext* context, const v1::TuneRequest* request,
                     grpc::ServerWriter<v1::TuneEvent>* writer) override;
+  // The bytes of a meshtune.v1.LookupRequest in, of a LookupResponse out.
   grpc::ServerUnaryReactor* Lookup(grpc::CallbackServerContext* context,
-                                   const v1::LookupRequest* request,
-                                   v1::LookupResponse* response) override;
+                                   const grpc::ByteBuffer* request,
+                                   grpc::ByteBuffer* response) override;
   grpc::Status Explain(grpc::ServerContext* context, const v1::ExplainRequest* request,
                        v1::ExplainResponse* response) override;
   grpc::Status Codegen(grpc::ServerContext* context, const v1::CodegenRequest* request,

@@ -1,4 +1,4 @@
-// Exit statuses of meshtune's commands and of meshtuned, as the README documents them.
+// Exit statuses of meshtune's commands and of meshtuned, as docs/reference.md documents them.
 #ifndef MESHTUNE_ENGINE_EXIT_CODES_H_
 #define MESHTUNE_ENGINE_EXIT_CODES_H_
 

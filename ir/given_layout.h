@@ -1,5 +1,5 @@
 // A given layout: where one tensor of an application's data already is when it asks for a
-// schedule (`--layout TENSOR=SPEC`, issue 16). ir/layout.h parses specs and places the
+// schedule (`--layout TENSOR=SPEC`). ir/layout.h parses specs and places the
 // elements; this header only holds the value, so that a Problem can carry its layouts.
 #ifndef MESHTUNE_IR_GIVEN_LAYOUT_H_
 #define MESHTUNE_IR_GIVEN_LAYOUT_H_

@@ -1,5 +1,5 @@
 // Given layouts: where an application's data already is when it asks for a schedule
-// (`--layout TENSOR=SPEC`, issue 16). A spec is one of
+// (`--layout TENSOR=SPEC`). A spec is one of
 //   block          the schedule lays the tensor out as it likes (today's default)
 //   cyclic(MB,NB)  ScaLAPACK's 2D block-cyclic layout of a matrix: MB x NB blocks dealt
 //                  round-robin over a P x Q process grid, P and Q the sizes of the mesh's

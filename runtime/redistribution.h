@@ -1,6 +1,6 @@
 // Redistribution: moving a tensor from one distribution over a mesh's ranks to another —
 // from the layout an application's data has (ir/layout.h: ScaLAPACK's block-cyclic, one
-// rank, every rank) into the boxes a schedule works on, and its result back (issue 16).
+// rank, every rank) into the boxes a schedule works on, and its result back.
 //
 // A distribution is described row by row: the tensor seen as rows (every index but the
 // last, row-major) of `cols` elements (the last dim), and for each row the runs of columns

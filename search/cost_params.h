@@ -56,7 +56,7 @@ struct CostParams {
   double add = 0;               // s per byte of partial sums added into a shard
   double gather = 0;            // s per byte copied with a stride (0: at `copy`)
   TermScales scales;            // fitted to measured runs; 1 each: as calibrated
-  // A node-and-core hierarchy (issue 16): a run's ranks fill nodes of `node_ranks` ranks in
+  // A node-and-core hierarchy: a run's ranks fill nodes of `node_ranks` ranks in
   // row-major order (a mesh with an axis named `node`, e.g. node=4,core=8, says it itself:
   // the ranks of the axes after it); a message between ranks of two nodes costs alpha_node
   // + beta_node * bytes instead, and a collective over a group that spans nodes at least

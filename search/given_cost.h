@@ -1,4 +1,4 @@
-// What a program's given layouts cost to move (issue 16): the redistributions from the
+// What a program's given layouts cost to move: the redistributions from the
 // application's layouts into the schedule's shards and from the output's shards back
 // (runtime/given_layouts.h), as per-rank loads the cost model charges. Plans depend only
 // on the layout and the shards' boxes, which many schedules share, so loads are cached

@@ -1,7 +1,8 @@
 // End to end: the meshtuned daemon on a free loopback port with a temporary database,
 // driven by a gRPC client. Health and reflection, Tune streaming progress then a result,
 // Lookup (also under renamed indices and tensors), NOT_FOUND for untuned problems, Explain,
-// Codegen, records, bad input as INVALID_ARGUMENT (the daemon keeps serving), shared jobs,
+// Codegen, records, bad input as INVALID_ARGUMENT (the daemon keeps serving), bytes that do
+// not parse never UNIMPLEMENTED, shared jobs,
 // deadlines and cancellation, 8 clients looking up during a tune, and a clean SIGTERM.
 #include <gtest/gtest.h>
 #include <signal.h>
@@ -11,12 +12,15 @@
 
 #include <atomic>
 #include <chrono>
+#include <condition_variable>
 #include <cstdlib>
 #include <memory>
+#include <mutex>
 #include <string>
 #include <thread>
 #include <vector>
 
+#include "grpcpp/generic/generic_stub.h"
 #include "grpcpp/grpcpp.h"
 #include "proto/meshtune.grpc.pb.h"
 #include "tests/meshtuned_process.h"
@@ -499,6 +503,51 @@ TEST_F(DaemonTest, BadInputIsInvalidArgumentNamingTheTokenAndTheDaemonKeepsServi
       Explain(*stub, ExplainRequest(kMatmul, "m=32,n=24,k=16", "x=2,y=2", Summa2x2()), &verdict)
           .ok());
   EXPECT_TRUE(verdict.legal());
+}
+
+// A request whose bytes do not parse — 64 random bytes, or a string field of invalid
+// UTF-8 — is answered INVALID_ARGUMENT or INTERNAL by every unary RPC, never UNIMPLEMENTED
+// (the method exists), and the daemon keeps serving.
+TEST_F(DaemonTest, BytesThatDoNotParseAreNeverUnimplemented) {
+  std::string random(64, '\0');
+  uint32_t x = 12345;
+  for (char& c : random) {
+    x = x * 1664525u + 1013904223u;
+    c = static_cast<char>(x >> 24);
+  }
+  // problem (1) { expr (1): "\xff\xfe" }: a string that is not UTF-8 (GetRecordRequest has
+  // no string field).
+  const std::string bad_utf8 = std::string("\x0a\x04\x0a\x02\xff\xfe", 6);
+  grpc::GenericStub generic(daemon_->Channel());
+  for (const std::string& method : {"Lookup", "Explain", "Codegen", "ListRecords", "GetRecord"}) {
+    for (const std::string& bytes : {random, bad_utf8}) {
+      if (method == "GetRecord" && bytes == bad_utf8) continue;
+      SCOPED_TRACE(method + " with " + std::to_string(bytes.size()) + " bytes");
+      grpc::Slice slice(bytes);
+      grpc::ByteBuffer request(&slice, 1), response;
+      ClientContext context;
+      context.set_deadline(std::chrono::system_clock::now() + std::chrono::seconds(30));
+      std::mutex mu;
+      std::condition_variable done_cv;
+      bool done = false;
+      grpc::Status status;
+      generic.UnaryCall(&context, "/meshtune.v1.Tuner/" + method, grpc::StubOptions(), &request,
+                        &response, [&](grpc::Status s) {
+                          std::lock_guard<std::mutex> lock(mu);
+                          status = std::move(s);
+                          done = true;
+                          done_cv.notify_one();
+                        });
+      std::unique_lock<std::mutex> lock(mu);
+      done_cv.wait(lock, [&] { return done; });
+      EXPECT_TRUE(status.error_code() == StatusCode::INVALID_ARGUMENT ||
+                  status.error_code() == StatusCode::INTERNAL)
+          << status.error_code() << ": " << status.error_message();
+    }
+  }
+  v1::LookupResponse response;
+  EXPECT_EQ(Lookup(*daemon_->Tuner(), LookupRequest(kMatmul, kSmall), &response).error_code(),
+            StatusCode::NOT_FOUND);
 }
 
 TEST_F(DaemonTest, IdenticalConcurrentTunesShareOneJob) {

@@ -1,4 +1,4 @@
-// Given layouts (issue 16): a program that starts from the application's layouts and ends
+// Given layouts: a program that starts from the application's layouts and ends
 // in the output's computes the right answer. For small problems on small meshes, every
 // legal point of the space (or a seeded sample) with A, B and C given in block-cyclic
 // layouts with partial blocks, on one rank, on every rank, or in blocks over named axes, runs in

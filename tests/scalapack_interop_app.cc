@@ -1,4 +1,4 @@
-// ScaLAPACK interop (issue 16): on a 2x2 BLACS grid (row-major, 4 ranks), A, B and C in
+// ScaLAPACK interop: on a 2x2 BLACS grid (row-major, 4 ranks), A, B and C in
 // PSGEMM's block-cyclic layout with 64 x 64 blocks; PSGEMM computes C += A B on one copy of
 // C, a meshtune plan for C[m,n] += A[m,k] * B[k,n] on mesh x=2,y=2 (the model's best
 // schedule) runs from the same layouts on another copy (Plan::ExecuteInLayouts), and every
