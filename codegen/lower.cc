@@ -13,6 +13,7 @@
 #include "codegen/patterns.h"
 #include "ir/isl_util.h"
 #include "ir/legality.h"
+#include "ir/transfer.h"
 
 namespace meshtune::codegen {
 

@@ -6,6 +6,7 @@
 #include "absl/strings/str_cat.h"
 #include "ir/isl_util.h"
 #include "ir/legality.h"
+#include "ir/transfer.h"
 #include "ir/ring.h"
 
 namespace meshtune::codegen {

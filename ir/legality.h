@@ -34,41 +34,6 @@
 
 namespace meshtune::ir {
 
-// How many outer loops fix one instance of transfer `t`: up to and including its loop
-// when that loop is serial, up to it when it is the kernel's outermost tensorized loop
-// (the transfer then serves the whole kernel call).
-int TransferPrefix(const Computation& c, const Communication& t);
-
-// For a transfer with prefix L: P[r..., t_0..t_{L-1}] -> T[e], the elements of T that rank
-// r uses (or, for the output, writes) inside one instance.
-isl::map TransferElements(const Computation& c, const Communication& t);
-
-// P[r..., t_0..t_{L-1}] -> Mesh[s...]: the ranks holding those elements; along axes the tensor
-// is replicated over, the reader's own coordinate is taken.
-isl::map TransferSources(const Computation& c, const Communication& t);
-
-// Whether TransferSources(c, t) is single-valued: each rank reads each instance's data
-// from one rank. Remembered (Computation::MemoBool), as legality and lowering both ask.
-bool SingleSource(const Computation& c, const Communication& t);
-
-// m (domain P[r..., t_0..t_{prefix-1}]) with the distributed loops removed from its
-// domain: they equal mesh coordinates, which stay. The domain is then P[r..., serial...].
-isl::map DropDistributedLoops(const Computation& c, const isl::map& m, int prefix);
-
-// When transfer `t` reads from several ranks, the mesh axes of an all-gather: its data
-// comes from every rank along these axes (each holding a piece) and every rank along
-// them needs the same data. Empty when `t` is single-source or not such a gather.
-std::vector<int> GatherAxes(const Computation& c, const Communication& t);
-
-// The mesh axes over which a reduction index of the problem is distributed, ascending: a
-// communicated output sums its partial results over these axes.
-std::vector<int> ReductionAxes(const Computation& c);
-
-// Whether every rank along mesh axis `a` writes the same elements of output transfer `t`
-// at each instance of its loop (a reduction along `a` then adds up like elements).
-// Remembered per loops.
-bool ElementsAlignedAlong(const Computation& c, const Communication& t, int a);
-
 // Memo of the per-tensor checks, keyed by LegalityKey: the search judges thousands of
 // schedules of one base that share loops and per-tensor choices, and each tensor's verdict
 // depends on no more. Holds no isl objects. Use one cache per base

@@ -6,7 +6,7 @@
 #include <set>
 #include <utility>
 
-#include "ir/legality.h"
+#include "ir/transfer.h"
 
 namespace meshtune::ir {
 

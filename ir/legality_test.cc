@@ -1,6 +1,7 @@
 // The reference schedules of docs/design.md are legal; the illegal examples are rejected with
 // the right reason codes and messages that name a witness.
 #include "ir/legality.h"
+#include "ir/transfer.h"
 
 #include <gtest/gtest.h>
 

@@ -3,7 +3,7 @@
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_join.h"
 #include "ir/isl_util.h"
-#include "ir/legality.h"
+#include "ir/transfer.h"
 
 namespace meshtune::ir {
 

@@ -49,51 +49,35 @@ absl::Status WriteFileAtomically(const std::string& path, const std::string& tex
 
 }  // namespace
 
-runtime::ExecOptions MeasureExecOptions(const PlanOptions& options) {
-  runtime::ExecOptions exec;
-  exec.reps = options.reps;
-  exec.warmup = options.warmup;
-  return exec;
-}
-
-absl::StatusOr<v1::Record> MeasureOnComm(const v1::Problem& problem, const PlanOptions& options,
-                                         MPI_Comm comm) {
-  CommRunner runner(comm,
-                    MeasureExecOptions(options));  // its destructor releases the serving ranks
-  int size = 0;
-  MPI_Comm_size(comm, &size);
+absl::StatusOr<v1::Record> MeasureOnComm(const v1::TuneRequest& request,
+                                         const runtime::ExecOptions& exec,
+                                         const std::string& wisdom_file, MPI_Comm comm) {
+  CommRunner runner(comm, exec);  // its destructor releases the serving ranks
   std::unique_ptr<storage::TuningDb> db = storage::NewInMemoryTuningDb();
-  if (!options.wisdom_file.empty() && std::filesystem::exists(options.wisdom_file)) {
-    absl::StatusOr<engine::ImportReport> imported =
-        engine::ImportWisdomFile(*db, options.wisdom_file);
+  if (!wisdom_file.empty() && std::filesystem::exists(wisdom_file)) {
+    absl::StatusOr<engine::ImportReport> imported = engine::ImportWisdomFile(*db, wisdom_file);
     if (!imported.ok()) return imported.status();
   }
-  v1::TuneRequest request;
-  *request.mutable_problem() = problem;
-  request.mutable_mesh()->set_axes(options.mesh);
-  if (options.mesh.empty()) request.set_ranks(size);
-  request.set_profile(options.profile);
-  request.set_top_k(options.top_k);
-  request.set_allow_idle_ranks(options.allow_idle_ranks);
   std::string warning;
   absl::StatusOr<search::TuneOptions> tune = engine::TuneOptionsFromRequest(request, &warning);
   if (!tune.ok()) return tune.status();
-  absl::StatusOr<storage::Workload> workload = engine::RequestWorkload(
-      problem, request.mesh(), request.ranks(), engine::RequestedProfile(options.profile));
+  absl::StatusOr<storage::Workload> workload =
+      engine::RequestWorkload(request.problem(), request.mesh(), request.ranks(),
+                              engine::RequestedProfile(request.profile()));
   if (!workload.ok()) return workload.status();
   std::string store_error;
   absl::StatusOr<v1::TuneResult> result =
       engine::RunAndStoreTune(*tune, *workload, request, runner, {}, db.get(), &store_error);
   runner.Finish();
   if (!result.ok()) return result.status();
-  if (!options.wisdom_file.empty()) {
+  if (!wisdom_file.empty()) {
     absl::StatusOr<std::vector<v1::Record>> records = AllRecords(*db);
     if (!records.ok()) return records.status();
     // As `records export` writes them: each with its lowered program (engine/wisdom.h); one
     // that does not lower here is written without (plans from it lower the trace).
     for (v1::Record& r : *records) engine::AddProgram(&r).IgnoreError();
     absl::Status written =
-        WriteFileAtomically(options.wisdom_file, engine::WisdomText(*std::move(records)));
+        WriteFileAtomically(wisdom_file, engine::WisdomText(*std::move(records)));
     if (!written.ok()) return written;
   }
   return result->record();

@@ -8,27 +8,24 @@
 #include <string>
 
 #include "absl/status/statusor.h"
-#include "meshtune/plan.h"
 #include "proto/meshtune.pb.h"
 #include "runtime/executor.h"
 
 namespace meshtune {
 
-// The repetitions each candidate runs in measure mode (options.reps after options.warmup),
-// the same on every rank.
-runtime::ExecOptions MeasureExecOptions(const PlanOptions& options);
-
 // Rank 0 of `comm`, while every other rank is in ServeCandidates (released on every path,
-// errors included): tunes `problem` on `options.mesh` (or on the communicator's size,
-// with smaller meshes too when options.allow_idle_ranks), measuring options.top_k
-// candidates with options.reps repetitions each, verified against the reference. With
-// options.wisdom_file, the file's records are the starting database and the winner is
-// merged into it (the file is rewritten deterministically, as `records export` writes it;
-// created when missing). Returns the winning record. Errors: the tuner's
-// (FailedPrecondition when nothing is legal or nothing verified), InvalidArgument for bad
-// options, and the wisdom file's read, parse or write errors naming the file.
-absl::StatusOr<v1::Record> MeasureOnComm(const v1::Problem& problem, const PlanOptions& options,
-                                         MPI_Comm comm);
+// errors included): the tune `request` asks for (its problem on its mesh, or on its rank
+// count, with smaller meshes too when it allows idle ranks; its top_k candidates measured),
+// each candidate run with `exec`'s repetitions, verified against the reference — the same
+// tune assembly as the CLI's and the daemon's (engine::RunAndStoreTune). With
+// `wisdom_file`, the file's records are the starting database and the winner is merged
+// into it (the file is rewritten deterministically, as `records export` writes it; created
+// when missing). Returns the winning record. Errors: the tuner's (FailedPrecondition when
+// nothing is legal or nothing verified), InvalidArgument for a bad request, and the wisdom
+// file's read, parse or write errors naming the file.
+absl::StatusOr<v1::Record> MeasureOnComm(const v1::TuneRequest& request,
+                                         const runtime::ExecOptions& exec,
+                                         const std::string& wisdom_file, MPI_Comm comm);
 
 }  // namespace meshtune
 

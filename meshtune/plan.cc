@@ -49,17 +49,32 @@ absl::StatusOr<Choice> FromWisdom(const v1::Problem& problem, int ranks, const P
   return internal::ChooseFromWisdom(o.wisdom_file, q);
 }
 
-// kEstimate: the cost model's best (model-only tune in this process, stored nowhere).
-absl::StatusOr<Choice> Estimate(const v1::Problem& problem, int ranks, const PlanOptions& o) {
-  engine::LocalBackendOptions options;  // no database
-  std::unique_ptr<engine::Backend> backend = engine::NewLocalBackend(std::move(options));
+// The tune of `problem` that `o` asks for: on o.mesh, or over the meshes of `ranks` ranks.
+v1::TuneRequest TuneRequestOf(const v1::Problem& problem, int ranks, const PlanOptions& o) {
   v1::TuneRequest request;
   *request.mutable_problem() = problem;
   request.mutable_mesh()->set_axes(o.mesh);
   if (o.mesh.empty()) request.set_ranks(ranks);
-  request.set_model_only(true);
   request.set_profile(o.profile);
   request.set_allow_idle_ranks(o.allow_idle_ranks && o.mesh.empty());
+  return request;
+}
+
+// The repetitions each candidate runs in measure mode (o.reps after o.warmup), the same on
+// every rank.
+runtime::ExecOptions MeasureExecOptions(const PlanOptions& o) {
+  runtime::ExecOptions exec;
+  exec.reps = o.reps;
+  exec.warmup = o.warmup;
+  return exec;
+}
+
+// kEstimate: the cost model's best (model-only tune in this process, stored nowhere).
+absl::StatusOr<Choice> Estimate(const v1::Problem& problem, int ranks, const PlanOptions& o) {
+  engine::LocalBackendOptions options;  // no database
+  std::unique_ptr<engine::Backend> backend = engine::NewLocalBackend(std::move(options));
+  v1::TuneRequest request = TuneRequestOf(problem, ranks, o);
+  request.set_model_only(true);
   absl::StatusOr<v1::TuneResult> result = backend->Tune(request, nullptr);
   if (!result.ok()) return result.status();
   return ChoiceOf(result->record());
@@ -75,7 +90,10 @@ absl::StatusOr<Choice> Choose(const v1::Problem& problem, int ranks, const PlanO
     case PlanMode::kEstimate:
       return Estimate(problem, ranks, o);
     case PlanMode::kMeasure: {
-      absl::StatusOr<v1::Record> r = MeasureOnComm(problem, o, comm);
+      v1::TuneRequest request = TuneRequestOf(problem, ranks, o);
+      request.set_top_k(o.top_k);
+      absl::StatusOr<v1::Record> r =
+          MeasureOnComm(request, MeasureExecOptions(o), o.wisdom_file, comm);
       if (!r.ok()) return r.status();
       return ChoiceOf(*r);
     }

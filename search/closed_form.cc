@@ -12,6 +12,7 @@
 #include "codegen/patterns.h"
 #include "codegen/simplify.h"
 #include "ir/legality.h"
+#include "ir/transfer.h"
 #include "ir/legality_closed_form.h"
 
 namespace meshtune::search {
