@@ -1,10 +1,13 @@
 #include "cli/batch_cmd.h"
 
+#include <unistd.h>
+
 #include <cerrno>
 #include <cstring>
 #include <filesystem>
 #include <fstream>
 #include <iostream>
+#include <memory>
 #include <optional>
 #include <system_error>
 
@@ -12,8 +15,10 @@
 #include "absl/strings/str_cat.h"
 #include "base/excerpt.h"
 #include "base/json.h"
+#include "cli/flag_groups.h"
 #include "cli/tune_output.h"
 #include "engine/exit_codes.h"
+#include "runtime/launcher.h"
 
 namespace meshtune::cli {
 
@@ -145,6 +150,26 @@ int RunBatch(const BatchFlags& flags, engine::Backend& backend, std::ostream& ou
     return engine::kExitFailed;
   }
   return engine::kExitOk;
+}
+
+Command AddBatchCommand(CLI::App& app) {
+  struct State {
+    BatchFlags flags;
+    TargetFlags target;
+  };
+  auto state = std::make_shared<State>();
+  CLI::App* cmd =
+      app.add_subcommand("batch", "run the tunes of a JSON-lines file of meshtune.v1.TuneRequest");
+  cmd->add_option("file", state->flags.path, "JSON-lines file ('-' for stdin)")->required();
+  cmd->add_flag("--model-only", state->flags.model_only,
+                "measure nothing in any request: the cost model's best");
+  state->target.Add(cmd, TargetUse::kDatabase);
+  return {cmd, [state] {
+            // In this process: the job of a measurement is stopped by SIGINT and SIGTERM.
+            if (state->target.server.empty()) runtime::InstallStopSignalHandlers();
+            state->flags.progress = isatty(STDERR_FILENO) != 0;
+            return RunBatch(state->flags, *state->target.Make(), std::cout, std::cerr);
+          }};
 }
 
 }  // namespace meshtune::cli

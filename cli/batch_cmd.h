@@ -7,10 +7,13 @@
 #include <ostream>
 #include <string>
 
+#include "CLI/CLI.hpp"
+#include "cli/command.h"
 #include "engine/backend.h"
 
 namespace meshtune::cli {
 
+// The parsed flags of `meshtune batch` (--server and --db aside: the Backend is given).
 struct BatchFlags {
   std::string path;         // the JSON-lines file; "-" for stdin
   bool model_only = false;  // set model_only on every request
@@ -30,6 +33,11 @@ struct BatchFlags {
 // {"line":N,"error":"not sent: WHY"}.
 int RunBatch(const BatchFlags& flags, engine::Backend& backend, std::ostream& out,
              std::ostream& err);
+
+// Declares `batch` and its flags on `app`; its action is RunBatch on stdout and stderr
+// (progress when stderr is a terminal), in this process (SIGINT and SIGTERM stopping its
+// jobs) or by meshtuned with --server.
+Command AddBatchCommand(CLI::App& app);
 
 }  // namespace meshtune::cli
 

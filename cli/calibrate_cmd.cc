@@ -6,6 +6,8 @@
 #include <algorithm>
 #include <chrono>
 #include <cmath>
+#include <iostream>
+#include <memory>
 #include <vector>
 
 #include "absl/strings/str_cat.h"
@@ -16,7 +18,9 @@
 #include "base/status_macros.h"
 #include "cli/calibrate_runs.h"
 #include "cli/cli_io.h"
+#include "cli/flag_groups.h"
 #include "engine/exit_codes.h"
+#include "engine/flag_checks.h"
 #include "runtime/launcher.h"
 #include "storage/calibration_fit.h"
 #include "storage/hardware_profile.h"
@@ -25,7 +29,6 @@ namespace meshtune::cli {
 namespace {
 
 constexpr int64_t kMaxRanks = 65536;
-constexpr double kMaxTimeoutS = 7 * 24 * 3600;
 
 // "1.45 GB/s" for an inverse bandwidth in s/byte.
 std::string Bandwidth(double s_per_byte) {
@@ -310,6 +313,64 @@ int RunCalibrate(const CalibrateOptions& options, std::ostream& out, std::ostrea
   }
   out << (options.json ? base::ToJsonLine(*profile) + "\n" : Summary(*profile));
   return engine::kExitOk;
+}
+
+namespace {
+
+// calibrate's flags: --timeout and --json are the shared groups' (flag_groups.h).
+struct CalibrateFlags {
+  CalibrateOptions options;
+  MeasurementFlags measure;
+  OutputFlags output;
+};
+
+// --from-runs, --inter-node, --node-ranks, --hostfile: instead of calibrating.
+void AddInsteadFlags(CLI::App* cmd, CalibrateOptions& o) {
+  cmd->add_option("--from-runs", o.from_runs,
+                  "instead of calibrating: fit the cost model's term scales of profile --name "
+                  "to measured runs (files of `meshtune fidelity --json` lines)")
+      ->expected(1, -1);
+  cmd->add_option("--inter-node", o.inter_node,
+                  "instead of calibrating: ALPHA,BETA, seconds per message and per byte "
+                  "between nodes, stored in profile --name (with --node-ranks)");
+  cmd->add_option("--node-ranks", o.node_ranks,
+                  "with --inter-node: the ranks of one node (ranks fill nodes in order)")
+      ->transform(engine::IntegerIn(kInt64Min, kInt64Max));  // the range: RunCalibrateInterNode
+  cmd->add_option("--hostfile", o.hostfile,
+                  "instead of calibrating: measure the link between nodes of profile "
+                  "--name with an MPI hostfile whose nodes hold --node-ranks ranks each");
+}
+
+}  // namespace
+
+Command AddCalibrateCommand(CLI::App& app) {
+  auto flags = std::make_shared<CalibrateFlags>();
+  CalibrateOptions& o = flags->options;
+  flags->measure.timeout_s = o.timeout_s;
+  CLI::App* cmd =
+      app.add_subcommand("calibrate", "measure alpha, beta and gamma under MPI; store a profile");
+  cmd->add_option("--ranks", o.ranks, "MPI ranks, at least 2 (required unless --from-runs)")
+      ->transform(engine::IntegerIn(kInt64Min, kInt64Max));  // the range: RunCalibrate
+  cmd->add_option("--name", o.name, "hardware profile name (default: default)");
+  cmd->add_option("--dtype", o.dtype, "GEMM element type: f32 or f64");
+  flags->measure.AddTimeout(cmd, "seconds before the job is killed (default: 600)");
+  cmd->add_flag("--quick", o.quick, "fewer sizes and repetitions (~1 s)");
+  cmd->add_option("--flush-mib", o.flush_mib,
+                  "MiB each node writes before every timed transfer, to time it from cold "
+                  "caches as schedules run it (default: twice the last-level cache; none where "
+                  "ranks outnumber cores)")
+      ->transform(engine::IntegerIn(kInt64Min, kInt64Max));  // the range: RunCalibrate
+  flags->output.AddJson(cmd, "print the profile as JSON");
+  AddInsteadFlags(cmd, o);
+  cmd->add_option("--calibrator", o.calibrator,
+                  "path of meshtune_calibrate (default: found beside meshtune)");
+  return {cmd, [flags] {
+            CalibrateOptions options = flags->options;
+            options.timeout_s = flags->measure.timeout_s;
+            options.json = flags->output.json;
+            runtime::InstallStopSignalHandlers();  // a stop kills the job
+            return RunCalibrate(options, std::cout, std::cerr);
+          }};
 }
 
 }  // namespace meshtune::cli

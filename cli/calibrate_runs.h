@@ -6,7 +6,7 @@
 
 #include <ostream>
 
-#include "cli/calibrate_cmd.h"
+#include "cli/calibrate_options.h"
 
 namespace meshtune::cli {
 

@@ -1,6 +1,10 @@
 #include "cli/fidelity_cmd.h"
 
+#include <unistd.h>
+
 #include <cmath>
+#include <iostream>
+#include <memory>
 
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_format.h"
@@ -8,6 +12,8 @@
 #include "base/json.h"
 #include "cli/cli_io.h"
 #include "engine/fidelity.h"
+#include "engine/flag_checks.h"
+#include "engine/local_backend.h"
 #include "engine/scatter_svg.h"
 #include "engine/tune_options.h"
 #include "runtime/launcher.h"
@@ -30,6 +36,18 @@ absl::StatusOr<search::CostParams> MachineNumbers(const FidelityFlags& flags,
     return engine::BuiltinCostParams();
   }
   return loaded.status();
+}
+
+// The measurements' repetitions, worker, hostfile and launcher.
+engine::LocalTuneSettings RunSettings(const FidelityFlags& flags) {
+  engine::LocalTuneSettings s;
+  s.reps = flags.measure.reps;
+  s.warmup = flags.measure.warmup;
+  s.worker = flags.launcher.worker;
+  s.hostfile = flags.launcher.hostfile;
+  s.launcher = flags.launcher.launcher;
+  s.launcher_args = flags.launcher.launcher_args;
+  return s;
 }
 
 std::string Percent(double v) { return absl::StrFormat("%+.1f%%", 100 * v); }
@@ -80,9 +98,10 @@ void PrintText(const v1::FidelityResult& r, const std::string& svg, std::ostream
 }  // namespace
 
 int RunFidelity(const FidelityFlags& flags, std::ostream& out, std::ostream& err) {
-  absl::StatusOr<ir::Problem> problem = ir::ParseProblem(flags.expr, flags.extents, flags.dtype);
+  absl::StatusOr<ir::Problem> problem =
+      ir::ParseProblem(flags.workload.expr, flags.workload.extents, flags.workload.dtype);
   if (!problem.ok()) return Fail(problem.status(), err);
-  absl::StatusOr<ir::Mesh> mesh = ir::ParseMesh(flags.mesh);
+  absl::StatusOr<ir::Mesh> mesh = ir::ParseMesh(flags.mesh.mesh);
   if (!mesh.ok()) return Fail(mesh.status(), err);
   // A scatter that cannot be written is found before the measurements, not after.
   if (!flags.svg.empty()) {
@@ -93,7 +112,7 @@ int RunFidelity(const FidelityFlags& flags, std::ostream& out, std::ostream& err
   if (!params.ok()) return Fail(params.status(), err, engine::NotFoundIs::kBadInput);
   if (!warning.empty()) err << "meshtune: " << warning << "\n";
   std::unique_ptr<search::Runner> runner =
-      search::NewMpiRunner(engine::MpiRunnerOptionsOf(flags.run));
+      search::NewMpiRunner(engine::MpiRunnerOptionsOf(RunSettings(flags)));
   engine::FidelityOptions options;
   options.count = flags.count;
   options.rounds = flags.rounds;
@@ -101,7 +120,7 @@ int RunFidelity(const FidelityFlags& flags, std::ostream& out, std::ostream& err
   options.round_statistic =
       engine::RoundStatisticNamed(flags.round_statistic).value_or(engine::RoundStatistic::kMin);
   options.max_evaluations = flags.max_evaluations;
-  options.timeout_s = flags.timeout_s;
+  options.timeout_s = flags.measure.timeout_s;
   options.space.allow_replication = flags.allow_replication;
   options.space.split_distributed = flags.split_distributed;
   options.space.rotation_steps = flags.rotation_steps;
@@ -122,11 +141,11 @@ int RunFidelity(const FidelityFlags& flags, std::ostream& out, std::ostream& err
         engine::FidelityScatter(*result),
         {absl::StrCat(problem->ToString(), " on ", mesh->ToString()), "predicted s", "measured s"});
     if (absl::Status s = WriteTextFile(flags.svg, svg); !s.ok()) {
-      if (flags.json) out << base::ToJsonLine(*result) << "\n";
+      if (flags.output.json) out << base::ToJsonLine(*result) << "\n";
       return Fail(s, err);
     }
   }
-  if (flags.json) {
+  if (flags.output.json) {
     out << base::ToJsonLine(*result) << "\n";
   } else {
     PrintText(*result, flags.svg, out);
@@ -138,6 +157,61 @@ int RunFidelity(const FidelityFlags& flags, std::ostream& out, std::ostream& err
         err);
   }
   return engine::kExitOk;
+}
+
+namespace {
+
+// --count, --rounds, --round-statistic, --max-evaluations, --profile: what is measured.
+void AddSampleFlags(CLI::App* cmd, FidelityFlags& x) {
+  cmd->add_option("--count", x.count, "candidates measured, 2 to 1000 (default 12)")
+      ->transform(engine::IntegerIn(2, 1000));
+  cmd->add_option("--rounds", x.rounds,
+                  "measurements of each candidate, in rounds of alternating order (default 3)")
+      ->transform(engine::IntegerIn(1, 1000));
+  cmd->add_option("--round-statistic", x.round_statistic,
+                  "which round is a candidate's time: min (the fastest, the least disturbed; "
+                  "default) or median")
+      ->check(CLI::IsMember({"min", "median"}));
+  cmd->add_option("--max-evaluations", x.max_evaluations,
+                  "schedules the model ranks first (default 1000)")
+      ->transform(engine::IntegerIn(1, 100000000));
+  cmd->add_option("--profile", x.profile, "hardware profile (default: default)");
+}
+
+// --allow-replication, --split-distributed, --rotation-steps, --all-to-all: the space ranked.
+void AddSpaceFlags(CLI::App* cmd, FidelityFlags& x) {
+  cmd->add_flag("--allow-replication", x.allow_replication,
+                "rank tune's space with copies (--allow-replication)");
+  cmd->add_flag("--split-distributed", x.split_distributed,
+                "rank tune's space with distributed indices split further");
+  cmd->add_flag("--rotation-steps", x.rotation_steps,
+                "rank tune's space with rotations in steps other than 1");
+  cmd->add_flag("--all-to-all", x.all_to_all, "rank tune's space with all-to-all transfers");
+}
+
+}  // namespace
+
+Command AddFidelityCommand(CLI::App& app) {
+  auto flags = std::make_shared<FidelityFlags>();
+  FidelityFlags& x = *flags;
+  CLI::App* cmd = app.add_subcommand(
+      "fidelity",
+      "measure candidates spread over the cost model's ranking; rank correlation and errors");
+  x.workload.Add(cmd, /*required=*/true, "m=1024,n=1024,k=1024");
+  x.mesh.Add(cmd, /*required=*/true, "x=2,y=2");
+  AddSampleFlags(cmd, x);
+  x.measure.Add(cmd, "timed repetitions per measurement (default 5)",
+                "untimed repetitions first (default 3)");
+  x.measure.AddTimeout(cmd, "seconds before a measurement is killed");
+  x.launcher.Add(cmd, "launcher program instead of mpirun");
+  AddSpaceFlags(cmd, x);
+  x.output.AddJson(cmd, "print meshtune.v1.FidelityResult as one JSON line");
+  cmd->add_option("--svg", x.svg, "write the predicted-against-measured scatter here");
+  return {cmd, [flags] {
+            runtime::InstallStopSignalHandlers();  // a stop kills the running measurement
+            flags->progress = isatty(STDERR_FILENO) != 0;
+            return RunFidelity(*flags, std::cout, std::cerr);
+          }};
 }
 
 }  // namespace meshtune::cli

@@ -10,32 +10,35 @@
 
 #include <ostream>
 #include <string>
-#include <vector>
 
-#include "engine/local_backend.h"
+#include "CLI/CLI.hpp"
+#include "cli/command.h"
+#include "cli/flag_groups.h"
 
 namespace meshtune::cli {
 
+// The parsed flags of `meshtune fidelity`.
 struct FidelityFlags {
-  std::string expr, extents, dtype = "f32", mesh;
-  std::string profile;  // "" for "default" (built-in numbers when it was never calibrated)
+  WorkloadFlags workload;  // --expr, --extents, --dtype
+  MeshFlags mesh;          // --mesh
+  std::string profile;     // "" for "default" (built-in numbers when it was never calibrated)
   int count = 12;
   int rounds = 3;  // measurements of each candidate, in alternating order (FidelityOptions)
   std::string round_statistic = "min";  // which round counts: "min" or "median"
   int64_t max_evaluations = 1000;
-  double timeout_s = 300;
-  // Repetitions, worker, hostfile, launcher (not alpha ...). More warm-up than tune's: the
-  // first repetitions of a fresh job run slow on some machines (caches, clocks), and a
-  // fidelity run compares candidates whose times differ by a few percent.
-  engine::LocalTuneSettings run = [] {
-    engine::LocalTuneSettings s;
-    s.reps = 5;
-    s.warmup = 3;
-    return s;
+  // Repetitions and the timeout of each measurement. More warm-up than tune's: the first
+  // repetitions of a fresh job run slow on some machines (caches, clocks), and a fidelity
+  // run compares candidates whose times differ by a few percent.
+  MeasurementFlags measure = [] {
+    MeasurementFlags m;
+    m.reps = 5;
+    m.warmup = 3;
+    return m;
   }();
-  bool json = false;
-  std::string svg;        // where the scatter goes; "" for none
-  bool progress = false;  // a line per measurement on stderr
+  LauncherFlags launcher;  // worker, hostfile, launcher
+  OutputFlags output;      // --json
+  std::string svg;         // where the scatter goes; "" for none
+  bool progress = false;   // a line per measurement on stderr
   // The space ranked, with tune's flags of the same names (search::SpaceOptions).
   bool allow_replication = false, split_distributed = false, rotation_steps = false,
        all_to_all = false;
@@ -46,6 +49,10 @@ struct FidelityFlags {
 // does not exist included); 1 when the space has fewer than 2 candidates, fewer than 2 runs
 // verified (the result is still printed), the SVG cannot be written, or the run was stopped.
 int RunFidelity(const FidelityFlags& flags, std::ostream& out, std::ostream& err);
+
+// Declares `fidelity` and its flags on `app`; its action is RunFidelity on stdout and stderr
+// (progress when stderr is a terminal), with SIGINT and SIGTERM stopping its jobs.
+Command AddFidelityCommand(CLI::App& app);
 
 }  // namespace meshtune::cli
 

@@ -1,15 +1,23 @@
 #include "cli/tune_cmd.h"
 
+#include <unistd.h>
+
+#include <iostream>
+#include <memory>
+
 #include "absl/status/statusor.h"
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_join.h"
 #include "base/json.h"
 #include "cli/cli_io.h"
+#include "cli/flag_groups.h"
 #include "cli/tune_output.h"
 #include "engine/exit_codes.h"
+#include "engine/flag_checks.h"
 #include "engine/report_html.h"
 #include "engine/requests.h"
 #include "engine/tune_summary.h"
+#include "runtime/launcher.h"
 
 namespace meshtune::cli {
 
@@ -133,6 +141,144 @@ int RunTune(const engine::TuneFlags& flags, const std::string& report, engine::B
     return engine::kExitFailed;
   }
   return engine::kExitOk;
+}
+
+namespace {
+
+// tune's flags: the shared groups, and the rest of engine::TuneFlags set directly.
+struct TuneCommandFlags {
+  WorkloadFlags workload;  // --expr, --extents, --dtype, --layout
+  MeshFlags mesh;          // --mesh or --ranks, --mem-per-rank
+  MeasurementFlags measure;
+  LauncherFlags launcher;
+  OutputFlags output;  // --json
+  TargetFlags target;
+  engine::TuneFlags tune;  // the search's and the cost model's flags
+  std::string report;      // --report FILE
+  double alpha = 0, beta = 0, gamma = 0;
+  CLI::Option* profile_opt = nullptr;
+  CLI::Option* alpha_opt = nullptr;
+  CLI::Option* beta_opt = nullptr;
+  CLI::Option* gamma_opt = nullptr;
+
+  // engine::TuneFlags with every flag given (machine numbers only when given).
+  engine::TuneFlags Resolved() const {
+    engine::TuneFlags t = tune;
+    t.expr = workload.expr;
+    t.extents = workload.extents;
+    t.dtype = workload.dtype;
+    t.layouts = workload.layouts;
+    t.mesh = mesh.mesh;
+    t.ranks = mesh.ranks;
+    t.mem_per_rank = mesh.mem_per_rank;
+    t.json = output.json;
+    t.profile_given = profile_opt->count() > 0;
+    if (alpha_opt->count() > 0) t.alpha = alpha;
+    if (beta_opt->count() > 0) t.beta = beta;
+    if (gamma_opt->count() > 0) t.gamma = gamma;
+    t.reps = measure.reps;
+    t.warmup = measure.warmup;
+    t.worker = launcher.worker;
+    t.hostfile = launcher.hostfile;
+    t.launcher = launcher.launcher;
+    t.launcher_args = launcher.launcher_args;
+    t.progress = isatty(STDERR_FILENO) != 0;
+    return t;
+  }
+};
+
+// --top-k, --budget-s, --model-only, --json, --report: how far the tune goes, what it prints.
+void AddBudgetFlags(CLI::App* cmd, TuneCommandFlags& f) {
+  cmd->add_option("--top-k", f.tune.top_k, "candidates measured under MPI (default 4)")
+      ->transform(engine::IntegerIn(kIntMin, kIntMax));  // the range: engine::MakeTuneOptions
+  cmd->add_option("--budget-s", f.tune.budget_s, "seconds for the whole tune (default 600)")
+      ->check(engine::NumberIn(0, kMaxTimeoutS, /*min_exclusive=*/true));
+  cmd->add_flag("--model-only", f.tune.model_only, "measure nothing: the cost model's best");
+  f.output.AddJson(cmd, "print the result as one JSON line");
+  cmd->add_option("--report", f.report,
+                  "also write the winner's tuning report here, one HTML file ('-': stdout)");
+}
+
+// --profile, --alpha, --beta, --gamma: the cost model's machine numbers. A second for any of
+// them (seconds per message, byte and flop) is absurd already.
+void AddMachineFlags(CLI::App* cmd, TuneCommandFlags& f) {
+  f.profile_opt =
+      cmd->add_option("--profile", f.tune.profile, "hardware profile (default: default)");
+  f.alpha_opt =
+      cmd->add_option("--alpha", f.alpha, "latency per message, s (overrides the profile)")
+          ->check(engine::NumberIn(0, 1));
+  f.beta_opt = cmd->add_option("--beta", f.beta, "seconds per byte (overrides the profile)")
+                   ->check(engine::NumberIn(0, 1));
+  f.gamma_opt = cmd->add_option("--gamma", f.gamma, "seconds per flop (overrides the profile)")
+                    ->check(engine::NumberIn(0, 1));
+}
+
+// --max-evaluations, --seed and the flags that widen the space searched.
+void AddSearchFlags(CLI::App* cmd, TuneCommandFlags& f) {
+  cmd->add_option("--max-evaluations", f.tune.max_evaluations,
+                  "schedules lowered and costed (default 1000)")
+      ->transform(engine::IntegerIn(kInt64Min, kInt64Max));  // the range: engine::MakeTuneOptions
+  cmd->add_option("--seed", f.tune.seed, "seed of the evolutionary search")
+      ->transform(engine::Unsigned64());
+  cmd->add_flag(
+      "--allow-replication", f.tune.allow_replication,
+      "let tensors be replicated along mesh axes (2.5D-style; bound it with --mem-per-rank)");
+  cmd->add_flag("--split-distributed", f.tune.split_distributed,
+                "also split distributed indices: an index over two mesh axes, a distributed "
+                "index in steps, rotations by two of three axes (Tesseract, 2.5D with steps, "
+                "2.5D Cannon); a larger space");
+  cmd->add_flag("--rotation-steps", f.tune.rotation_steps,
+                "also rotate in steps other than 1: a time loop of E steps turned by a "
+                "distributed loop over s ranks in steps of E/s (each rank starts at its own "
+                "block)");
+  cmd->add_flag("--all-to-all", f.tune.all_to_all,
+                "also make transfers from several ranks' shards, as an all-to-all exchange "
+                "(steps that straddle a layout's blocks)");
+}
+
+// --layout, --in-place, --allow-idle-ranks: where the tensors are, which ranks may idle.
+void AddPlacementFlags(CLI::App* cmd, TuneCommandFlags& f) {
+  f.workload.AddLayouts(cmd);
+  cmd->add_flag("--in-place", f.tune.in_place,
+                "with cyclic layouts for every tensor and --mesh: tune the form in which the "
+                "application's local arrays are the shards (nothing redistributed)");
+  cmd->add_flag("--allow-idle-ranks", f.tune.allow_idle_ranks,
+                "with --ranks P: also try meshes of fewer ranks, down to half of P, the other "
+                "ranks idle");
+}
+
+// In this process: the job of a measurement is stopped by SIGINT and SIGTERM.
+int RunTuneCommand(const TuneCommandFlags& f) {
+  if (f.target.server.empty()) runtime::InstallStopSignalHandlers();
+  const engine::TuneFlags flags = f.Resolved();
+  return RunTune(flags, f.report, *f.target.Make(TuneSettingsFromFlags(flags)), std::cout,
+                 std::cerr);
+}
+
+}  // namespace
+
+Command AddTuneCommand(CLI::App& app) {
+  auto flags = std::make_shared<TuneCommandFlags>();
+  TuneCommandFlags& f = *flags;
+  CLI::App* cmd = app.add_subcommand("tune", "search, cost and measure schedules; print the best");
+  f.workload.Add(cmd, /*required=*/true);
+  f.mesh.Add(cmd, /*required=*/false);
+  // The range: engine::MakeTuneOptions.
+  f.mesh.AddRanks(cmd, "rank count: try every mesh of 1 to 3 axes");
+  f.mesh.AddMemPerRank(cmd);
+  AddBudgetFlags(cmd, f);
+  AddMachineFlags(cmd, f);
+  AddSearchFlags(cmd, f);
+  AddPlacementFlags(cmd, f);
+  f.measure.Add(cmd, "timed repetitions per measurement");
+  f.launcher.Add(cmd);
+  f.target.Add(cmd, TargetUse::kStoringDatabase);
+  // A daemon costs with its own profile and measures with its own launcher.
+  for (const char* local_only : {"--alpha", "--beta", "--gamma", "--reps", "--warmup", "--worker",
+                                 "--hostfile", "--launcher", "--launcher-arg"}) {
+    cmd->get_option(local_only)->excludes("--server");
+  }
+  return {cmd, [flags] { return RunTuneCommand(*flags); }};
 }
 
 }  // namespace meshtune::cli

@@ -10,6 +10,8 @@
 #include <ostream>
 #include <string>
 
+#include "CLI/CLI.hpp"
+#include "cli/command.h"
 #include "engine/backend.h"
 #include "engine/local_backend.h"
 #include "engine/tune_options.h"
@@ -36,6 +38,11 @@ engine::LocalTuneSettings TuneSettingsFromFlags(const engine::TuneFlags& flags);
 // curve is the progress this process received.
 int RunTune(const engine::TuneFlags& flags, const std::string& report, engine::Backend& backend,
             std::ostream& out, std::ostream& err);
+
+// Declares `tune` and its flags on `app`; its action is RunTune (with --report) on stdout and
+// stderr, progress drawn when stderr is a terminal, in this process (SIGINT and SIGTERM
+// stopping its jobs) or by meshtuned with --server.
+Command AddTuneCommand(CLI::App& app);
 
 }  // namespace meshtune::cli
 

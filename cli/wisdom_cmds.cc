@@ -23,18 +23,18 @@ std::string Times(const v1::Record& r) {
 
 }  // namespace
 
-int RunExport(const WorkloadFlags& filter, engine::Backend& backend, std::ostream& out,
+int RunExport(const RecordWorkloadFlags& filter, engine::Backend& backend, std::ostream& out,
               std::ostream& err) {
   std::string fingerprint;
-  if (!filter.expr.empty() || !filter.extents.empty()) {
+  if (!filter.problem.expr.empty() || !filter.problem.extents.empty()) {
     v1::Problem problem;
-    problem.set_expr(filter.expr);
-    problem.set_extents(filter.extents);
-    problem.set_dtype(filter.dtype);
+    problem.set_expr(filter.problem.expr);
+    problem.set_extents(filter.problem.extents);
+    problem.set_dtype(filter.problem.dtype);
     v1::Mesh mesh;
-    mesh.set_axes(filter.mesh);
+    mesh.set_axes(filter.mesh.mesh);
     absl::StatusOr<storage::Workload> w =
-        engine::RequestWorkload(problem, mesh, filter.ranks, filter.profile);
+        engine::RequestWorkload(problem, mesh, filter.mesh.ranks, filter.profile);
     if (!w.ok()) return Fail(w.status(), err);
     fingerprint = w->fingerprint;
   }

@@ -1,23 +1,24 @@
 // `meshtune records export` and `meshtune records import`: wisdom files (engine/wisdom.h)
-// out of and into a tuning database.
+// out of and into a tuning database. (records_cmd.h declares them, as subcommands of
+// `records`.)
 #ifndef MESHTUNE_CLI_WISDOM_CMDS_H_
 #define MESHTUNE_CLI_WISDOM_CMDS_H_
 
 #include <ostream>
 #include <string>
 
-#include "cli/record_cmds.h"
+#include "cli/flag_groups.h"
 #include "engine/backend.h"
 
 namespace meshtune::cli {
 
 // `records export [--expr ... --extents ... --mesh|--ranks ... --profile ...]`: every
-// record of the database (of that workload when --expr is given) as a wisdom file on `out`,
-// each with its trace lowered here (engine::AddProgram; a record that does not lower goes
-// out without a program, with a warning on `err`).
+// record of the database (of that workload when --expr or --extents is given) as a wisdom
+// file on `out`, each with its trace lowered here (engine::AddProgram; a record that does
+// not lower goes out without a program, with a warning on `err`).
 // Exit status 0 (an empty file when there are none); 1 when the database cannot be read or
 // the daemon reached; 2 for bad workload flags.
-int RunExport(const WorkloadFlags& filter, engine::Backend& backend, std::ostream& out,
+int RunExport(const RecordWorkloadFlags& filter, engine::Backend& backend, std::ostream& out,
               std::ostream& err);
 
 // `records import FILE` ('-' for stdin): merges the wisdom file into the SQLite database

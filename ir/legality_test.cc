@@ -1,7 +1,6 @@
 // The reference schedules of docs/design.md are legal; the illegal examples are rejected with
 // the right reason codes and messages that name a witness.
 #include "ir/legality.h"
-#include "ir/transfer.h"
 
 #include <gtest/gtest.h>
 
@@ -10,6 +9,7 @@
 
 #include "absl/strings/str_replace.h"
 #include "ir/legality_closed_form.h"
+#include "ir/transfer.h"
 #include "ir/verdict.h"
 #include "tests/test_util.h"
 

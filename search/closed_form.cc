@@ -12,8 +12,8 @@
 #include "codegen/patterns.h"
 #include "codegen/simplify.h"
 #include "ir/legality.h"
-#include "ir/transfer.h"
 #include "ir/legality_closed_form.h"
+#include "ir/transfer.h"
 
 namespace meshtune::search {
 

@@ -1,0 +1,127 @@
+#include "cli/run_cmd.h"
+
+#include <iostream>
+#include <memory>
+#include <string>
+
+#include "absl/status/statusor.h"
+#include "absl/strings/ascii.h"
+#include "absl/strings/str_join.h"
+#include "absl/strings/str_split.h"
+#include "base/json.h"
+#include "cli/cli_io.h"
+#include "cli/flag_groups.h"
+#include "cli/run_output.h"
+#include "engine/exit_codes.h"
+#include "engine/explain.h"
+#include "engine/flag_checks.h"
+#include "runtime/launcher.h"
+#include "runtime/memory_fit.h"
+#include "runtime/run_result.h"
+#include "runtime/simulator.h"
+
+namespace meshtune::cli {
+namespace {
+
+// run's flags.
+struct RunFlags {
+  TraceFlags trace;
+  MeasurementFlags measure;
+  LauncherFlags launcher;
+  std::string inject_fault;
+  bool simulate = false;
+  OutputFlags output;
+};
+
+// Why a run that did not verify failed, on one line: its error (the launcher's account may
+// span lines), or "the output did not verify" when it has none.
+std::string FailureLine(const v1::RunResult& result) {
+  std::vector<std::string> lines;
+  for (absl::string_view line : absl::StrSplit(result.error(), '\n')) {
+    line = absl::StripAsciiWhitespace(line);
+    if (!line.empty()) lines.emplace_back(line);
+  }
+  return lines.empty() ? "the output did not verify" : absl::StrJoin(lines, " ");
+}
+
+// Prints the RunResult on stdout (text, or with --json one JSON line); the exit status: 0
+// when it verified, else 1 with its reason on stderr too.
+int Report(const v1::RunResult& result, bool json) {
+  std::cout << (json ? base::ToJsonLine(result) + "\n" : RunResultText(result));
+  if (result.verified()) return engine::kExitOk;
+  std::cerr << "meshtune: " << FailureLine(result) << "\n";
+  return engine::kExitFailed;
+}
+
+// Every rank in this process, without MPI.
+int RunSimulated(const RunFlags& flags, const runtime::RunSpec& spec) {
+  runtime::SimOptions sim;
+  sim.seed = flags.measure.seed;
+  sim.warmup = flags.measure.warmup;
+  sim.reps = flags.measure.reps;
+  sim.timeout_s = flags.measure.timeout_s;
+  if (flags.inject_fault == "wrong") sim.inject_fault = flags.inject_fault;
+  v1::RunResult result = runtime::RunResultOf(runtime::Simulate(spec.problem, spec.program, sim));
+  result.set_checked("simulated");
+  return Report(result, flags.output.json);
+}
+
+// Legality first (an illegal trace is bad input here), then one MPI run, or with --simulate
+// one run of every rank in this process.
+int RunRun(const RunFlags& flags) {
+  v1::ExplainRequest request;
+  if (absl::Status read = flags.trace.Fill(request.mutable_problem(), request.mutable_mesh(),
+                                           request.mutable_trace());
+      !read.ok()) {
+    return Fail(read, std::cerr);
+  }
+  absl::StatusOr<engine::PreparedRun> prepared = engine::PrepareRun(request);
+  if (!prepared.ok()) return Fail(prepared.status(), std::cerr);
+  runtime::RunSpec& spec = prepared->spec;
+  spec.reps = flags.measure.reps;
+  spec.warmup = flags.measure.warmup;
+  spec.seed = flags.measure.seed;
+  spec.inject_fault = flags.inject_fault;
+  runtime::LaunchOptions options;
+  options.worker = flags.launcher.worker;
+  options.timeout_s = flags.measure.timeout_s;
+  options.hostfile = flags.launcher.hostfile;
+  options.extra_args = flags.launcher.launcher_args;
+  if (!flags.launcher.launcher.empty()) options.launcher = {flags.launcher.launcher};
+  // --mem-per-rank was checked with the legality (over_memory_budget); the machine's own
+  // memory is checked here, before any worker can die of std::bad_alloc.
+  if (absl::Status fits = runtime::CheckRunFitsMemory(prepared->footprint, spec.ranks, options);
+      !fits.ok()) {
+    return Fail(fits, std::cerr);
+  }
+  // Every rank in this process (the memory check above counted them all).
+  if (flags.simulate) return RunSimulated(flags, spec);
+  runtime::InstallStopSignalHandlers();
+  const runtime::LaunchResult r = runtime::Launch(spec, options);
+  // Interrupted: the job, its ranks and the job file are gone; main() ends by the signal.
+  if (runtime::StopSignal() != 0)
+    return Fail(absl::CancelledError(r.error.value_or("interrupted")), std::cerr);
+  return Report(RunResultOfLaunch(r), flags.output.json);
+}
+
+}  // namespace
+
+Command AddRunCommand(CLI::App& app) {
+  auto flags = std::make_shared<RunFlags>();
+  CLI::App* cmd = app.add_subcommand("run", "run a trace under MPI, verify it and time it");
+  flags->trace.Add(cmd, /*required=*/true);
+  flags->measure.Add(cmd);
+  flags->measure.AddTimeout(cmd);
+  flags->measure.AddSeed(cmd);
+  flags->launcher.Add(cmd);
+  cmd->add_option("--inject-fault", flags->inject_fault, "tests only: crash, hang or wrong")
+      ->check(engine::OneOf({"crash", "hang", "wrong"}));
+  cmd->add_flag(
+      "--simulate", flags->simulate,
+      "run every rank in this process (no MPI) and verify against the reference; times are not a "
+      "machine's");
+  flags->output.AddJson(cmd, "print the result as one JSON line (meshtune.v1.RunResult)");
+  return {cmd, [flags] { return RunRun(*flags); }};
+}
+
+}  // namespace meshtune::cli
