@@ -5,6 +5,7 @@
 #include "absl/strings/str_join.h"
 #include "absl/strings/str_replace.h"
 #include "absl/strings/str_split.h"
+#include "codegen/pattern.h"
 
 namespace meshtune::codegen {
 
@@ -66,38 +67,64 @@ struct Step {
   }
 };
 
+// The C++ of runtime call `c` (runtime/rank.h) at `step`.
+std::string CallText(const Program& p, const RuntimeCall& c, const Step& step) {
+  using Op = RuntimeCall::Op;
+  const std::string tb = absl::StrCat(Quote(c.tensor), ", ", Quote(c.buffer));
+  switch (c.op) {
+    case Op::kLocal:
+      return absl::StrCat("rt->Local(", tb, ", ", Exprs(step.Of(c.offset)), ");");
+    case Op::kBroadcast:
+      return absl::StrCat("rt->Broadcast(", tb, ", ", Exprs(step.Of(c.offset)), ", ", Ints(c.axes),
+                          ", ", Exprs(step.Of(c.source)), ");");
+    case Op::kAllGather:
+      return absl::StrCat("rt->AllGather(", tb, ", ", Exprs(step.Of(c.offset)), ", ", Ints(c.axes),
+                          ");");
+    case Op::kAllToAll:
+      return absl::StrCat("rt->AllToAll(", tb, ", ", CoordsLambda(p, step.Of(c.offset_at)), ");");
+    case Op::kShiftStep:
+      return absl::StrCat("rt->ShiftStep(", Quote(c.buffer), ", ", c.axis, ", ", c.shift, ");");
+    case Op::kPointToPoint:
+      return absl::StrCat("rt->PointToPoint(", tb, ", ", CoordsLambda(p, step.Of(c.source)), ", ",
+                          CoordsLambda(p, step.Of(c.offset_at)), ");");
+    case Op::kReduceInto:
+      return absl::StrCat("rt->ReduceInto(", Quote(c.reduce_kind), ", ", tb, ", ",
+                          Exprs(step.Of(c.offset)), ", ", Ints(c.axes), ");");
+  }
+  return "";
+}
+
+// One step of a pattern (codegen/pattern.h) at `step`: its calls, under their guard;
+// `loop` is the innermost For around it (nullptr at the top).
+void EmitSteps(const Program& p, const StepCalls& steps, const Step& step, const For* loop,
+               const std::string& pad, std::string* out) {
+  auto lines = [&](const std::vector<RuntimeCall>& calls, const std::string& in) {
+    for (const RuntimeCall& c : calls) absl::StrAppend(out, in, CallText(p, c, step), "\n");
+  };
+  std::string condition;
+  switch (steps.guard) {
+    case StepCalls::Guard::kNone:
+      return lines(steps.then, pad);
+    case StepCalls::Guard::kPastFirst:
+      condition = absl::StrCat(step.Cpp(Expr::Var(steps.loop)), " != 0");
+      break;
+    case StepCalls::Guard::kBeforeLast:
+      if (loop == nullptr || loop->var != steps.loop) return lines(steps.otherwise, pad);
+      condition =
+          absl::StrCat(Var(loop->var), " + 1 < ", Cpp(loop->lo + Expr::Const(loop->extent)));
+      break;
+  }
+  absl::StrAppend(out, pad, "if (", condition, ") {\n");
+  lines(steps.then, pad + "  ");
+  absl::StrAppend(out, pad, "} else {\n");
+  lines(steps.otherwise, pad + "  ");
+  absl::StrAppend(out, pad, "}\n");
+}
+
 // The runtime call(s) of transfer `t` at `step`.
 void EmitFetch(const Program& p, const Transfer& t, const Step& step, const std::string& pad,
                std::string* out) {
-  const std::string p2p = absl::StrCat("rt->PointToPoint(", Quote(t.tensor), ", ", Quote(t.buffer),
-                                       ", ", CoordsLambda(p, step.Of(t.source)), ", ",
-                                       CoordsLambda(p, step.Of(t.src.offset)), ");");
-  switch (t.pattern.kind) {
-    case CommPattern::Kind::kLocal:
-      absl::StrAppend(out, pad, "rt->Local(", Quote(t.tensor), ", ", Quote(t.buffer), ", ",
-                      Exprs(step.Of(t.src.offset)), ");\n");
-      break;
-    case CommPattern::Kind::kBroadcast:
-      absl::StrAppend(out, pad, "rt->Broadcast(", Quote(t.tensor), ", ", Quote(t.buffer), ", ",
-                      Exprs(step.Of(t.src.offset)), ", ", Ints(t.pattern.axes), ", ",
-                      Exprs(step.Of(t.source)), ");\n");
-      break;
-    case CommPattern::Kind::kAllGather:
-      absl::StrAppend(out, pad, "rt->AllGather(", Quote(t.tensor), ", ", Quote(t.buffer), ", ",
-                      Exprs(step.Of(t.global.offset)), ", ", Ints(t.pattern.axes), ");\n");
-      break;
-    case CommPattern::Kind::kAllToAll:
-      absl::StrAppend(out, pad, "rt->AllToAll(", Quote(t.tensor), ", ", Quote(t.buffer), ", ",
-                      CoordsLambda(p, step.Of(t.global.offset)), ");\n");
-      break;
-    case CommPattern::Kind::kShift:
-      absl::StrAppend(out, pad, "if (", step.Cpp(Expr::Var(t.time_loop)), " != 0) {\n", pad,
-                      "  rt->ShiftStep(", Quote(t.buffer), ", ", t.pattern.axes[0], ", ",
-                      t.pattern.shift, ");\n", pad, "} else {\n", pad, "  ", p2p, "\n", pad, "}\n");
-      break;
-    default:
-      absl::StrAppend(out, pad, p2p, "\n");
-  }
+  EmitSteps(p, PatternOf(t.pattern.kind).Fetch(t), step, nullptr, pad, out);
 }
 
 // A prefetched transfer driven by loop `f` (codegen/program.h): the first step fetches its
@@ -111,26 +138,6 @@ void EmitPrefetch(const Program& p, const Transfer& t, const For& f, const std::
                   ") {\n", pad, "  rt->Async(", Quote(t.buffer), ");\n");
   EmitFetch(p, t, Step{f.var}, pad + "  ", out);
   absl::StrAppend(out, pad, "}\n");
-}
-
-// A ring reduction's step (CommPattern::Kind::kRingReduce) in `loop`, the innermost For
-// around it: the buffer moves one step around the ring, but at the last step, where the sums
-// land (one step further with `hop`).
-void EmitRingStep(const Reduce& r, const For* loop, const std::string& pad, std::string* out) {
-  const std::string shift = absl::StrCat("rt->ShiftStep(", Quote(r.buffer), ", ", r.pattern.axes[0],
-                                         ", ", -r.pattern.shift, ");");
-  const std::string land = absl::StrCat("rt->ReduceInto(\"Local\", ", Quote(r.tensor), ", ",
-                                        Quote(r.buffer), ", ", Exprs(r.global.offset), ", {});");
-  absl::StrAppend(out, pad, "// ", r.pattern.ToString(), " of ", r.tensor, "\n");
-  if (loop == nullptr || loop->var != r.loop) {
-    absl::StrAppend(out, pad, land, "\n");
-    return;
-  }
-  absl::StrAppend(out, pad, "if (", Var(loop->var), " + 1 < ",
-                  Cpp(loop->lo + Expr::Const(loop->extent)), ") {\n", pad, "  ", shift, "\n", pad,
-                  "} else {\n");
-  if (r.pattern.hop) absl::StrAppend(out, pad, "  ", shift, "\n");
-  absl::StrAppend(out, pad, "  ", land, "\n", pad, "}\n");
 }
 
 // `s`; `loop` is the innermost For around it (nullptr at the top).
@@ -171,17 +178,13 @@ void Emit(const Program& p, const StmtPtr& s, const For* loop, int indent, std::
                     ", ", Strings(indices), ", {", absl::StrJoin(extents, ", "), "}, ",
                     OperandText(c->out), ", {", absl::StrJoin(ins, ", "), "});\n");
   } else if (const auto* r = std::get_if<Reduce>(&s->node)) {
-    if (r->pattern.kind == CommPattern::Kind::kRingReduce) return EmitRingStep(*r, loop, pad, out);
+    absl::StrAppend(out, pad, "// ", r->pattern.ToString(), " of ", r->tensor, "\n");
     if (r->prefetch != 0 && loop != nullptr && loop->var == r->loop) {
       // Prefetched: the previous step's reduction completes, this step's is started.
       absl::StrAppend(out, pad, "rt->Wait(", Quote(r->buffer), ");\n", pad, "rt->Async(",
                       Quote(r->buffer), ");\n");
     }
-    absl::StrAppend(
-        out, pad, "rt->ReduceInto(",
-        Quote(r->pattern.kind == CommPattern::Kind::kSendRecv ? "Local" : r->pattern.Name()), ", ",
-        Quote(r->tensor), ", ", Quote(r->buffer), ", ", Exprs(r->global.offset), ", ",
-        Ints(r->pattern.axes), ");\n");
+    EmitSteps(p, PatternOf(r->pattern.kind).Reduce(*r), Step{}, loop, pad, out);
   }
 }
 

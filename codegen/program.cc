@@ -5,52 +5,16 @@
 
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_join.h"
+#include "codegen/pattern.h"
 #include "ir/layout.h"
 
 namespace meshtune::codegen {
 
-std::string CommPattern::Name() const {
-  switch (kind) {
-    case Kind::kLocal:
-      return "Local";
-    case Kind::kBroadcast:
-      return "Broadcast";
-    case Kind::kShift:
-      return "Shift";
-    case Kind::kSendRecv:
-      return "SendRecv";
-    case Kind::kAllGather:
-      return "AllGather";
-    case Kind::kReduce:
-      return "Reduce";
-    case Kind::kReduceScatter:
-      return "ReduceScatter";
-    case Kind::kAllReduce:
-      return "AllReduce";
-    case Kind::kAllToAll:
-      return "AllToAll";
-    case Kind::kRingReduce:
-      return "RingReduce";
-  }
-  return "?";
-}
+std::string CommPattern::Name() const { return PatternOf(kind).Name(); }
 
-std::string CommPattern::ToString() const {
-  switch (kind) {
-    case Kind::kLocal:
-    case Kind::kSendRecv:
-    case Kind::kAllToAll:
-      return Name();
-    case Kind::kShift:
-      return absl::StrCat("Shift(axis=", axes.empty() ? -1 : axes[0], ", ", shift > 0 ? "+" : "",
-                          shift, ")");
-    case Kind::kRingReduce:
-      return absl::StrCat("RingReduce(axis=", axes.empty() ? -1 : axes[0], ", ",
-                          shift > 0 ? "+" : "", shift, hop ? ", hop)" : ")");
-    default:
-      return absl::StrCat(Name(), "(axes=[", absl::StrJoin(axes, ", "), "])");
-  }
-}
+std::string CommPattern::ToString() const { return PatternOf(kind).Describe(*this); }
+
+bool CommPattern::FromHolders() const { return PatternOf(kind).FromHolders(); }
 
 int64_t Slice::Elements() const {
   int64_t n = 1;

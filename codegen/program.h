@@ -69,12 +69,13 @@ struct CommPattern {
                      // sums go to the neighbour at +shift
   bool hop = false;  // RingReduce: the last step's sums are added on the next rank
 
+  // What the kind means is its Pattern's (codegen/pattern.h, PatternOf(kind)); these ask it.
   std::string Name() const;  // "Broadcast"
   // "Broadcast(axes=[0])", "Shift(axis=1, +1)", "Local", "RingReduce(axis=0, -1, hop)"
   std::string ToString() const;
   // An AllGather or AllToAll: the box is filled from the ranks that hold it (Transfer::global
   // says where it lies), with no single source.
-  bool FromHolders() const { return kind == Kind::kAllGather || kind == Kind::kAllToAll; }
+  bool FromHolders() const;
   bool operator==(const CommPattern& o) const {
     return kind == o.kind && axes == o.axes && shift == o.shift && hop == o.hop;
   }

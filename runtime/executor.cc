@@ -7,6 +7,7 @@
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_replace.h"
 #include "base/bytes.h"
+#include "codegen/pattern.h"
 #include "runtime/box.h"
 #include "runtime/given_layouts.h"
 #include "runtime/rank.h"
@@ -16,7 +17,6 @@ namespace meshtune::runtime {
 namespace {
 
 using codegen::Block;
-using codegen::CommPattern;
 using codegen::Compute;
 using codegen::Expr;
 using codegen::For;
@@ -66,13 +66,11 @@ class Interpreter {
       for (const codegen::Operand& o : c->in) in.push_back(Spec(o));
       rt_->Kernel(c->kernel, c->sum, indices, extents, Spec(c->out), in);
     } else if (const auto* r = std::get_if<codegen::Reduce>(&s->node)) {
-      if (r->pattern.kind == CommPattern::Kind::kRingReduce) return RingStep(*r);
       if (r->prefetch != 0 && Driven(r->loop)) {
         rt_->Wait(r->buffer);  // the previous step's reduction (none at the first)
         rt_->Async(r->buffer);
       }
-      rt_->ReduceInto(r->pattern.kind == CommPattern::Kind::kSendRecv ? "Local" : r->pattern.Name(),
-                      r->tensor, r->buffer, Eval(r->global.offset, rt_->coords()), r->pattern.axes);
+      Run(codegen::PatternOf(r->pattern.kind).Reduce(*r));
     }
   }
 
@@ -110,17 +108,6 @@ class Interpreter {
     return !loops_.empty() && loops_.back().first == loop;
   }
 
-  // A ring reduction at step v of its loop (codegen::CommPattern::Kind::kRingReduce): the
-  // buffer moves one step around the ring, but at the last step, where the sums land (one
-  // step further with `hop`). Outside its loop's For it only lands.
-  void RingStep(const codegen::Reduce& r) {
-    const bool last =
-        !Driven(r.loop) || loops_.back().second == fors_.back().first + fors_.back().second - 1;
-    if (!last || r.pattern.hop) rt_->ShiftStep(r.buffer, r.pattern.axes[0], -r.pattern.shift);
-    if (last)
-      rt_->ReduceInto("Local", r.tensor, r.buffer, Eval(r.global.offset, rt_->coords()), {});
-  }
-
   // A prefetched transfer at step v of its loop: the first step fetches its own data; each
   // waits for its data, then starts the next step's into the buffer's other half.
   void Prefetch(const codegen::Transfer& t) {
@@ -136,35 +123,52 @@ class Interpreter {
     }
   }
 
-  void Fetch(const codegen::Transfer& t) {
-    const Coords& me = rt_->coords();
-    switch (t.pattern.kind) {
-      case CommPattern::Kind::kLocal:
-        rt_->Local(t.tensor, t.buffer, Eval(t.src.offset, me));
-        return;
-      case CommPattern::Kind::kBroadcast:
-        rt_->Broadcast(t.tensor, t.buffer, Eval(t.src.offset, me), t.pattern.axes,
-                       Eval(t.source, me));
-        return;
-      case CommPattern::Kind::kAllGather:
-        rt_->AllGather(t.tensor, t.buffer, Eval(t.global.offset, me), t.pattern.axes);
-        return;
-      case CommPattern::Kind::kAllToAll:
-        rt_->AllToAll(t.tensor, t.buffer,
-                      [&](const Coords& c) { return Eval(t.global.offset, c); });
-        return;
-      case CommPattern::Kind::kShift:
+  void Fetch(const codegen::Transfer& t) { Run(codegen::PatternOf(t.pattern.kind).Fetch(t)); }
+
+  // Whether `steps`' guard holds at this point of the loops.
+  bool GuardHolds(const codegen::StepCalls& steps) const {
+    switch (steps.guard) {
+      case codegen::StepCalls::Guard::kNone:
+        return true;
+      case codegen::StepCalls::Guard::kPastFirst:
         for (const auto& [var, value] : loops_) {
-          if (var == t.time_loop && value != 0) {
-            rt_->ShiftStep(t.buffer, t.pattern.axes[0], t.pattern.shift);
-            return;
-          }
+          if (var == steps.loop && value != 0) return true;
         }
-        [[fallthrough]];
-      default:
-        rt_->PointToPoint(
-            t.tensor, t.buffer, [&](const Coords& c) { return Eval(t.source, c); },
-            [&](const Coords& c) { return Eval(t.src.offset, c); });
+        return false;
+      case codegen::StepCalls::Guard::kBeforeLast:
+        return Driven(steps.loop) &&
+               loops_.back().second != fors_.back().first + fors_.back().second - 1;
+    }
+    return true;
+  }
+
+  // One step of a pattern (codegen/pattern.h): its runtime calls, as the guard picks them.
+  void Run(const codegen::StepCalls& steps) {
+    for (const codegen::RuntimeCall& call : GuardHolds(steps) ? steps.then : steps.otherwise)
+      Call(call);
+  }
+
+  void Call(const codegen::RuntimeCall& c) {
+    using Op = codegen::RuntimeCall::Op;
+    const Coords& me = rt_->coords();
+    switch (c.op) {
+      case Op::kLocal:
+        return rt_->Local(c.tensor, c.buffer, Eval(c.offset, me));
+      case Op::kBroadcast:
+        return rt_->Broadcast(c.tensor, c.buffer, Eval(c.offset, me), c.axes, Eval(c.source, me));
+      case Op::kAllGather:
+        return rt_->AllGather(c.tensor, c.buffer, Eval(c.offset, me), c.axes);
+      case Op::kAllToAll:
+        return rt_->AllToAll(c.tensor, c.buffer,
+                             [&](const Coords& at) { return Eval(c.offset_at, at); });
+      case Op::kShiftStep:
+        return rt_->ShiftStep(c.buffer, c.axis, c.shift);
+      case Op::kPointToPoint:
+        return rt_->PointToPoint(
+            c.tensor, c.buffer, [&](const Coords& at) { return Eval(c.source, at); },
+            [&](const Coords& at) { return Eval(c.offset_at, at); });
+      case Op::kReduceInto:
+        return rt_->ReduceInto(c.reduce_kind, c.tensor, c.buffer, Eval(c.offset, me), c.axes);
     }
   }
 

@@ -1,0 +1,86 @@
+// A communication pattern in one place: the interface every pattern implements and the
+// registry that holds them (PatternOf). Each pattern lives in its own file under
+// codegen/patterns/ and says, for a Transfer or Reduce of its kind:
+//   - its name and the form users read ("Broadcast(axes=[0])"),
+//   - what runs on a rank at one step: the calls of the rank runtime (runtime/rank.h,
+//     RankRuntimeBase), under a guard when the step depends on where the loop is — the
+//     executor (runtime/executor.cc) makes these calls and the emitted C++ (emit_cpp.cc)
+//     prints them, from this one description.
+// CommPattern (program.h) is the value a Program holds; Pattern is what that value means.
+// Lowering's detection (patterns.h), translation validation (validate.h) and the cost model
+// (search/cost_model.h) still switch on the kind themselves (docs/design.md, "A
+// communication pattern in one place", lists what moves here next).
+// Stateless; thread-safe.
+#ifndef MESHTUNE_CODEGEN_PATTERN_H_
+#define MESHTUNE_CODEGEN_PATTERN_H_
+
+#include <string>
+#include <vector>
+
+#include "codegen/expr.h"
+#include "codegen/program.h"
+
+namespace meshtune::codegen {
+
+// One call of the rank runtime (runtime/rank.h) a pattern's step makes. Expressions are
+// in the calling rank's coordinates and the loop variables, except `source` and
+// `offset_at` of PointToPoint and AllToAll, which are functions of any rank's coordinates
+// (the runtime evaluates them for its peers).
+struct RuntimeCall {
+  enum class Op {
+    kLocal,         // Local(tensor, buffer, offset)
+    kBroadcast,     // Broadcast(tensor, buffer, offset, axes, source)
+    kAllGather,     // AllGather(tensor, buffer, offset, axes)
+    kAllToAll,      // AllToAll(tensor, buffer, offset_at)
+    kShiftStep,     // ShiftStep(buffer, axis, shift)
+    kPointToPoint,  // PointToPoint(tensor, buffer, source, offset_at)
+    kReduceInto,    // ReduceInto(reduce_kind, tensor, buffer, offset, axes)
+  };
+  Op op = Op::kLocal;
+  std::string tensor, buffer;
+  std::vector<Expr> offset;     // the box's offset on the calling rank
+  std::vector<Expr> source;     // Broadcast: the root; PointToPoint: a rank's source
+  std::vector<Expr> offset_at;  // AllToAll, PointToPoint: a rank's offset
+  std::vector<int> axes;        // the group's mesh axes
+  int axis = 0, shift = 0;      // ShiftStep
+  std::string reduce_kind;      // ReduceInto: "Local", "Reduce", "AllReduce", "ReduceScatter"
+};
+
+// What one step of a transfer or reduction runs: `then`, or, under a guard that fails,
+// `otherwise`.
+struct StepCalls {
+  enum class Guard {
+    kNone,        // always `then`
+    kPastFirst,   // `then` when loop `loop` encloses the step at a value other than 0
+    kBeforeLast,  // `then` when `loop` is the innermost loop and not at its last value
+  };
+  Guard guard = Guard::kNone;
+  std::string loop;  // the guard's loop
+  std::vector<RuntimeCall> then, otherwise;
+};
+
+// A communication pattern (see the file comment).
+class Pattern {
+ public:
+  virtual ~Pattern() = default;
+  // "Broadcast": the name in pseudo-code, transfer summaries and reports.
+  virtual std::string Name() const = 0;
+  // The form users read, e.g. "Broadcast(axes=[0])", "Shift(axis=1, +1)", "Local".
+  virtual std::string Describe(const CommPattern& p) const;
+  // Whether a fetch of this pattern fills its box from the ranks that hold it (its
+  // Transfer::global says where), with no single source.
+  virtual bool FromHolders() const { return false; }
+  // The calls of one step of fetch `t` (t.pattern is of this kind). The default: each
+  // rank receives its box from its source rank (PointToPoint).
+  virtual StepCalls Fetch(const Transfer& t) const;
+  // The calls of one step of reduction `r` (r.pattern is of this kind). The default: the
+  // runtime's reduction named Name() over the pattern's axes (ReduceInto).
+  virtual StepCalls Reduce(const codegen::Reduce& r) const;
+};
+
+// The pattern of `kind` (the registry, codegen/pattern_registry.cc).
+const Pattern& PatternOf(CommPattern::Kind kind);
+
+}  // namespace meshtune::codegen
+
+#endif  // MESHTUNE_CODEGEN_PATTERN_H_

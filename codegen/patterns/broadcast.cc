@@ -1,0 +1,29 @@
+// Broadcast(axes): one root per group of ranks along `axes` sends the box every member needs.
+#include "codegen/patterns/all.h"
+
+namespace meshtune::codegen::patterns {
+namespace {
+
+class BroadcastPattern final : public Pattern {
+ public:
+  std::string Name() const override { return "Broadcast"; }
+  StepCalls Fetch(const Transfer& t) const override {
+    RuntimeCall bcast;
+    bcast.op = RuntimeCall::Op::kBroadcast;
+    bcast.tensor = t.tensor;
+    bcast.buffer = t.buffer;
+    bcast.offset = t.src.offset;
+    bcast.axes = t.pattern.axes;
+    bcast.source = t.source;
+    return {StepCalls::Guard::kNone, "", {bcast}, {}};
+  }
+};
+
+}  // namespace
+
+const Pattern& Broadcast() {
+  static const BroadcastPattern pattern;
+  return pattern;
+}
+
+}  // namespace meshtune::codegen::patterns

@@ -1,0 +1,29 @@
+// Local: the box is on the rank already; a fetch copies it from the rank's own shard, a
+// reduction adds the buffer into it.
+#include "codegen/patterns/all.h"
+
+namespace meshtune::codegen::patterns {
+namespace {
+
+class LocalPattern final : public Pattern {
+ public:
+  std::string Name() const override { return "Local"; }
+  std::string Describe(const CommPattern&) const override { return Name(); }
+  StepCalls Fetch(const Transfer& t) const override {
+    RuntimeCall copy;
+    copy.op = RuntimeCall::Op::kLocal;
+    copy.tensor = t.tensor;
+    copy.buffer = t.buffer;
+    copy.offset = t.src.offset;
+    return {StepCalls::Guard::kNone, "", {copy}, {}};
+  }
+};
+
+}  // namespace
+
+const Pattern& Local() {
+  static const LocalPattern pattern;
+  return pattern;
+}
+
+}  // namespace meshtune::codegen::patterns

@@ -1,0 +1,20 @@
+// Reduce(axes): the partial sums of a group along `axes` added onto the rank that holds the
+// output (its root).
+#include "codegen/patterns/all.h"
+
+namespace meshtune::codegen::patterns {
+namespace {
+
+class ReducePattern final : public Pattern {
+ public:
+  std::string Name() const override { return "Reduce"; }
+};
+
+}  // namespace
+
+const Pattern& Reduce() {
+  static const ReducePattern pattern;
+  return pattern;
+}
+
+}  // namespace meshtune::codegen::patterns

@@ -1,0 +1,45 @@
+// RingReduce(axis, d[, hop]): the partial sums pass around a ring along `axis` (ir/ring.h):
+// at every step of the reduction's loop but the last, each rank sends its buffer to the
+// neighbour at +d and takes the one from -d in its place; after the last step the buffer
+// holds the whole sum of its box, added into the rank's own shard — with `hop`, sent one
+// step further first. Outside its loop's For it only lands (lowering never puts it there).
+#include "absl/strings/str_cat.h"
+#include "codegen/patterns/all.h"
+
+namespace meshtune::codegen::patterns {
+namespace {
+
+class RingReducePattern final : public Pattern {
+ public:
+  std::string Name() const override { return "RingReduce"; }
+  std::string Describe(const CommPattern& p) const override {
+    return absl::StrCat("RingReduce(axis=", p.axes.empty() ? -1 : p.axes[0], ", ",
+                        p.shift > 0 ? "+" : "", p.shift, p.hop ? ", hop)" : ")");
+  }
+  StepCalls Reduce(const codegen::Reduce& r) const override {
+    RuntimeCall pass;  // the sums go to +shift: the buffer comes from -shift
+    pass.op = RuntimeCall::Op::kShiftStep;
+    pass.buffer = r.buffer;
+    pass.axis = r.pattern.axes[0];
+    pass.shift = -r.pattern.shift;
+    RuntimeCall land;
+    land.op = RuntimeCall::Op::kReduceInto;
+    land.reduce_kind = "Local";
+    land.tensor = r.tensor;
+    land.buffer = r.buffer;
+    land.offset = r.global.offset;
+    StepCalls steps{StepCalls::Guard::kBeforeLast, r.loop, {pass}, {}};
+    if (r.pattern.hop) steps.otherwise.push_back(pass);
+    steps.otherwise.push_back(land);
+    return steps;
+  }
+};
+
+}  // namespace
+
+const Pattern& RingReduce() {
+  static const RingReducePattern pattern;
+  return pattern;
+}
+
+}  // namespace meshtune::codegen::patterns

@@ -1,0 +1,39 @@
+// Shift(axis, d): a ring along `axis`: what a rank needs next is what its neighbour at +d
+// holds now. The first step along the time loop fetches point to point; each later step
+// passes the buffer one place around the ring.
+#include "absl/strings/str_cat.h"
+#include "codegen/patterns/all.h"
+
+namespace meshtune::codegen::patterns {
+namespace {
+
+class ShiftPattern final : public Pattern {
+ public:
+  std::string Name() const override { return "Shift"; }
+  std::string Describe(const CommPattern& p) const override {
+    return absl::StrCat("Shift(axis=", p.axes.empty() ? -1 : p.axes[0], ", ",
+                        p.shift > 0 ? "+" : "", p.shift, ")");
+  }
+  StepCalls Fetch(const Transfer& t) const override {
+    StepCalls steps = Pattern::Fetch(t);  // the first step: point to point
+    steps.otherwise = std::move(steps.then);
+    RuntimeCall turn;
+    turn.op = RuntimeCall::Op::kShiftStep;
+    turn.buffer = t.buffer;
+    turn.axis = t.pattern.axes[0];
+    turn.shift = t.pattern.shift;
+    steps.then = {turn};
+    steps.guard = StepCalls::Guard::kPastFirst;
+    steps.loop = t.time_loop;
+    return steps;
+  }
+};
+
+}  // namespace
+
+const Pattern& Shift() {
+  static const ShiftPattern pattern;
+  return pattern;
+}
+
+}  // namespace meshtune::codegen::patterns
