@@ -70,6 +70,19 @@ class Pattern {
   // Whether a fetch of this pattern fills its box from the ranks that hold it (its
   // Transfer::global says where), with no single source.
   virtual bool FromHolders() const { return false; }
+  // Why `p` (of this kind) is malformed — its axes, shift and hop — or "" when it is not;
+  // e.g. "a Shift turns along exactly one axis". Read back from a message
+  // (program_proto.h), a pattern is checked by this.
+  virtual std::string CheckForm(const CommPattern& p) const;
+  // Pseudo-code: whether the source rank's coordinate along mesh axis `axis` is shown
+  // ("from rank[...]"); a Broadcast shows its group's axes alone.
+  virtual bool ShowsSourceAxis(const CommPattern& p, int axis) const { return true; }
+  // Pseudo-code: what a reduction's line adds when the innermost loop around it is its
+  // own, `loop` (whose last value is `last`); "" for nothing.
+  virtual std::string ReduceNote(const codegen::Reduce& r, const std::string& loop,
+                                 const std::string& last) const {
+    return "";
+  }
   // The calls of one step of fetch `t` (t.pattern is of this kind). The default: each
   // rank receives its box from its source rank (PointToPoint).
   virtual StepCalls Fetch(const Transfer& t) const;

@@ -39,6 +39,12 @@ std::string Pattern::Describe(const CommPattern& p) const {
   return absl::StrCat(Name(), "(axes=[", absl::StrJoin(p.axes, ", "), "])");
 }
 
+std::string Pattern::CheckForm(const CommPattern& p) const {
+  if (p.shift != 0) return absl::StrCat("shift ", p.shift, " on a pattern that is not a Shift");
+  if (p.hop) return "hop on a pattern that is not a RingReduce";
+  return "";
+}
+
 StepCalls Pattern::Fetch(const Transfer& t) const {
   // A fetch from one source rank per reader, wherever it is.
   RuntimeCall call;

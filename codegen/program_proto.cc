@@ -10,6 +10,7 @@
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_join.h"
 #include "base/status_macros.h"
+#include "codegen/pattern.h"
 #include "ir/layout.h"
 #include "ir/mesh.h"
 
@@ -245,19 +246,9 @@ absl::StatusOr<CommPattern> Reader::ReadPattern(const PPattern& m, const std::st
     }
     p.axes.push_back(a);
   }
-  const bool ring = p.kind == CommPattern::Kind::kRingReduce;
-  if ((p.kind == CommPattern::Kind::kShift || ring) && p.axes.size() != 1) {
-    return Bad(path, absl::StrCat("a ", p.Name(), " turns along exactly one axis"));
-  }
-  if (p.kind != CommPattern::Kind::kShift && !ring && m.shift() != 0) {
-    return Bad(path, absl::StrCat("shift ", m.shift(), " on a pattern that is not a Shift"));
-  }
-  if (ring && m.shift() != 1 && m.shift() != -1) {
-    return Bad(path, absl::StrCat("a RingReduce moves by +1 or -1, not ", m.shift()));
-  }
-  if (!ring && m.hop()) return Bad(path, "hop on a pattern that is not a RingReduce");
   p.shift = m.shift();
   p.hop = m.hop();
+  if (const std::string bad = PatternOf(p.kind).CheckForm(p); !bad.empty()) return Bad(path, bad);
   return p;
 }
 

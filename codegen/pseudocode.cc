@@ -4,6 +4,7 @@
 
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_join.h"
+#include "codegen/pattern.h"
 
 namespace meshtune::codegen {
 
@@ -55,10 +56,8 @@ std::string TransferText(const Transfer& t, const std::string& next_of = "") {
   };
   std::vector<std::string> rank;
   for (size_t i = 0; i < t.source.size(); ++i) {
-    const bool shown = t.pattern.kind != CommPattern::Kind::kBroadcast ||
-                       std::find(t.pattern.axes.begin(), t.pattern.axes.end(),
-                                 static_cast<int>(i)) != t.pattern.axes.end();
-    if (shown) rank.push_back(at(t.source[i]).ToPython());
+    if (PatternOf(t.pattern.kind).ShowsSourceAxis(t.pattern, static_cast<int>(i)))
+      rank.push_back(at(t.source[i]).ToPython());
   }
   Slice src = t.src, global = t.global;
   for (Expr& e : src.offset) e = at(e);
@@ -117,11 +116,13 @@ void Print(const Program& p, const StmtPtr& s, const For* loop, int indent, bool
     absl::StrAppend(out, pad, OperandText(p, c->out), accumulate ? " += " : " = ",
                     KernelText(p, *c), "\n");
   } else if (const auto* r = std::get_if<Reduce>(&s->node)) {
-    if (r->pattern.kind == CommPattern::Kind::kRingReduce && loop != nullptr &&
-        loop->var == r->loop) {
-      const Expr last = loop->lo + Expr::Const(loop->extent - 1);
-      absl::StrAppend(out, pad, ReduceText(*r), "   (if ", loop->var, " == ", last.ToPython(),
-                      "; before, ", r->buffer, " moves one step around the ring)\n");
+    const std::string note =
+        loop != nullptr && loop->var == r->loop
+            ? PatternOf(r->pattern.kind)
+                  .ReduceNote(*r, loop->var, (loop->lo + Expr::Const(loop->extent - 1)).ToPython())
+            : "";
+    if (!note.empty()) {
+      absl::StrAppend(out, pad, ReduceText(*r), note, "\n");
     } else if (r->prefetch != 0 && loop != nullptr && loop->var == r->loop) {
       absl::StrAppend(out, pad, "wait ", r->buffer, "\n", pad, "start ", ReduceText(*r), "\n");
     } else {

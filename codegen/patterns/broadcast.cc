@@ -1,4 +1,6 @@
 // Broadcast(axes): one root per group of ranks along `axes` sends the box every member needs.
+#include <algorithm>
+
 #include "codegen/patterns/all.h"
 
 namespace meshtune::codegen::patterns {
@@ -7,6 +9,9 @@ namespace {
 class BroadcastPattern final : public Pattern {
  public:
   std::string Name() const override { return "Broadcast"; }
+  bool ShowsSourceAxis(const CommPattern& p, int axis) const override {
+    return std::find(p.axes.begin(), p.axes.end(), axis) != p.axes.end();
+  }
   StepCalls Fetch(const Transfer& t) const override {
     RuntimeCall bcast;
     bcast.op = RuntimeCall::Op::kBroadcast;

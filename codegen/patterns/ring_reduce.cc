@@ -16,6 +16,18 @@ class RingReducePattern final : public Pattern {
     return absl::StrCat("RingReduce(axis=", p.axes.empty() ? -1 : p.axes[0], ", ",
                         p.shift > 0 ? "+" : "", p.shift, p.hop ? ", hop)" : ")");
   }
+  std::string CheckForm(const CommPattern& p) const override {
+    if (p.axes.size() != 1) return "a RingReduce turns along exactly one axis";
+    if (p.shift != 1 && p.shift != -1) {
+      return absl::StrCat("a RingReduce moves by +1 or -1, not ", p.shift);
+    }
+    return "";
+  }
+  std::string ReduceNote(const codegen::Reduce& r, const std::string& loop,
+                         const std::string& last) const override {
+    return absl::StrCat("   (if ", loop, " == ", last, "; before, ", r.buffer,
+                        " moves one step around the ring)");
+  }
   StepCalls Reduce(const codegen::Reduce& r) const override {
     RuntimeCall pass;  // the sums go to +shift: the buffer comes from -shift
     pass.op = RuntimeCall::Op::kShiftStep;

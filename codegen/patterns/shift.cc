@@ -14,6 +14,11 @@ class ShiftPattern final : public Pattern {
     return absl::StrCat("Shift(axis=", p.axes.empty() ? -1 : p.axes[0], ", ",
                         p.shift > 0 ? "+" : "", p.shift, ")");
   }
+  std::string CheckForm(const CommPattern& p) const override {
+    if (p.axes.size() != 1) return "a Shift turns along exactly one axis";
+    if (p.hop) return "hop on a pattern that is not a RingReduce";
+    return "";
+  }
   StepCalls Fetch(const Transfer& t) const override {
     StepCalls steps = Pattern::Fetch(t);  // the first step: point to point
     steps.otherwise = std::move(steps.then);
