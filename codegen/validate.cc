@@ -16,6 +16,7 @@
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_join.h"
 #include "base/status_macros.h"
+#include "codegen/pattern.h"
 #include "ir/isl_util.h"
 #include "ir/problem.h"
 
@@ -474,12 +475,15 @@ class Validator {
   absl::Status CheckPointToPoint(const TransferScope& x, const isl::set& exec);
   // CheckPointToPoint, then what the receiver's own fetch leaves on `exec`.
   absl::StatusOr<isl::set> FetchContent(const TransferScope& x, const isl::set& exec);
-  // Per pattern: its checks, then what it leaves in the buffer ([r, id, v, b, s, e]).
+  // Per runtime call (codegen/pattern.h): its checks, then what it leaves in the buffer
+  // ([r, id, v, b, s, e]).
   absl::StatusOr<isl::set> LocalContent(const TransferScope& x);
   absl::StatusOr<isl::set> BroadcastContent(const TransferScope& x);
   absl::StatusOr<isl::set> AllGatherContent(const TransferScope& x);
   absl::StatusOr<isl::set> AllToAllContent(const TransferScope& x);
-  absl::StatusOr<isl::set> ShiftContent(const TransferScope& x);
+  // A ring along `time_loop`: the first step's point-to-point fetch, then `turn`'s steps.
+  absl::StatusOr<isl::set> ShiftContent(const TransferScope& x, const std::string& time_loop,
+                                        const RuntimeCall& turn);
   absl::Status CheckReduce(const Node& n);
   // A RingReduce (program.h) sits in the body of its loop's For, after every kernel call
   // into its buffer, which only it reads, which no transfer fills, and which is zeroed
@@ -918,9 +922,15 @@ absl::Status Validator::CheckHolders() {
 // transfer on rank r, a position b of its buffer, and the rank s and element e copied
 // there; in `gf`, [r, id, v, g]: an instance and a member g of its group.
 struct Validator::TransferScope {
-  TransferScope(const Validator& v, const Node& node)
+  TransferScope(const Validator& v, const Node& node, const RuntimeCall& fetch)
       : n(node),
         t(std::get<Transfer>(node.stmt->node)),
+        call(fetch),
+        source(fetch.source),
+        offset(fetch.op == RuntimeCall::Op::kAllToAll || fetch.op == RuntimeCall::Op::kPointToPoint
+                   ? fetch.offset_at
+                   : fetch.offset),
+        axes(fetch.axes),
         shape(*v.BufferShape(t.buffer)),
         info(*v.p_.Tensor(t.tensor)),
         na(v.na_),
@@ -947,6 +957,13 @@ struct Validator::TransferScope {
 
   const Node& n;
   const Transfer& t;
+  // The runtime call that fills the buffer (codegen/pattern.h: what the executor runs),
+  // and what it reads: the source rank and the box's offset as its op takes them (in the
+  // source's shard, or global for a gather from the holders), and the group's axes.
+  const RuntimeCall& call;
+  const std::vector<Expr>& source;
+  const std::vector<Expr>& offset;
+  const std::vector<int>& axes;
   const std::vector<int64_t>& shape;  // the buffer's
   const TensorInfo& info;
   const unsigned na, ni, nd, b0, s0, e0;
@@ -961,37 +978,57 @@ struct Validator::TransferScope {
 };
 
 absl::Status Validator::CheckTransfer(const Node& n) {
-  TransferScope x(*this, n);
+  // What runs is the pattern's step (codegen/pattern.h): its runtime calls are modeled, by
+  // what each call does, never by the pattern's name.
+  const Transfer& t = std::get<Transfer>(n.stmt->node);
+  const StepCalls steps = PatternOf(t.pattern.kind).Fetch(t);
+  using Op = RuntimeCall::Op;
+  const bool single = steps.guard == StepCalls::Guard::kNone && steps.then.size() == 1;
+  const bool ring = steps.guard == StepCalls::Guard::kPastFirst && steps.then.size() == 1 &&
+                    steps.then[0].op == Op::kShiftStep && steps.otherwise.size() == 1 &&
+                    steps.otherwise[0].op == Op::kPointToPoint;
+  if (!single && !ring) {
+    return absl::UnimplementedError(absl::StrCat(
+        "validation models a fetch of one runtime call, or a ring of shift steps after a "
+        "point-to-point fetch; ",
+        t.pattern.ToString(), " of ", t.tensor, " is neither"));
+  }
+  TransferScope x(*this, n, ring ? steps.otherwise[0] : steps.then[0]);
   MT_ASSIGN_OR_RETURN(x.start_s, BlockStart(x.t.tensor, x.f, x.s));
   Affs local_e;
   for (size_t d = 0; d < x.nd; ++d) local_e.push_back(x.e[d].sub(x.start_s[d]));
   x.s_holds_e = InMesh(x.f, x.s).intersect(x.f.InBox(local_e, x.info.local_shape));
 
   isl::set content = x.f.None();
-  switch (x.t.pattern.kind) {
-    case Kind::kLocal: {
-      MT_ASSIGN_OR_RETURN(content, LocalContent(x));
-      break;
-    }
-    case Kind::kBroadcast: {
-      MT_ASSIGN_OR_RETURN(content, BroadcastContent(x));
-      break;
-    }
-    case Kind::kAllGather: {
-      MT_ASSIGN_OR_RETURN(content, AllGatherContent(x));
-      break;
-    }
-    case Kind::kAllToAll: {
-      MT_ASSIGN_OR_RETURN(content, AllToAllContent(x));
-      break;
-    }
-    case Kind::kShift: {
-      MT_ASSIGN_OR_RETURN(content, ShiftContent(x));
-      break;
-    }
-    default: {  // SendRecv, and any other kind: the executor's point-to-point fetch
-      MT_ASSIGN_OR_RETURN(content, FetchContent(x, x.base));
-      break;
+  if (ring) {
+    MT_ASSIGN_OR_RETURN(content, ShiftContent(x, steps.loop, steps.then[0]));
+  } else {
+    switch (x.call.op) {
+      case Op::kLocal: {
+        MT_ASSIGN_OR_RETURN(content, LocalContent(x));
+        break;
+      }
+      case Op::kBroadcast: {
+        MT_ASSIGN_OR_RETURN(content, BroadcastContent(x));
+        break;
+      }
+      case Op::kAllGather: {
+        MT_ASSIGN_OR_RETURN(content, AllGatherContent(x));
+        break;
+      }
+      case Op::kAllToAll: {
+        MT_ASSIGN_OR_RETURN(content, AllToAllContent(x));
+        break;
+      }
+      case Op::kPointToPoint: {
+        MT_ASSIGN_OR_RETURN(content, FetchContent(x, x.base));
+        break;
+      }
+      case Op::kShiftStep:
+      case Op::kReduceInto:
+        return absl::UnimplementedError(
+            absl::StrCat("validation models no fetch by a lone shift step or reduction; ",
+                         t.pattern.ToString(), " of ", t.tensor));
     }
   }
   contents_[n.id] = Split(content.coalesce(), x.b0 + x.nd);
@@ -999,7 +1036,7 @@ absl::Status Validator::CheckTransfer(const Node& n) {
 }
 
 Point Validator::SourceAt(const TransferScope& x, const Point& w) const {
-  return Eval(x.t.source, RankOf(w, 0), &x.n, LoopsOf(w, 0));
+  return Eval(x.source, RankOf(w, 0), &x.n, LoopsOf(w, 0));
 }
 
 absl::Status Validator::CheckCopy(const TransferScope& x, const isl::set& exec, const Affs& loc,
@@ -1021,8 +1058,8 @@ absl::Status Validator::CheckCopy(const TransferScope& x, const isl::set& exec, 
 absl::StatusOr<isl::set> Validator::PointToPoint(const TransferScope& x, const Affs& who,
                                                  const Affs& when, const isl::set& exec) const {
   const Env env = MakeEnv(who, &x.n, when);
-  MT_ASSIGN_OR_RETURN(const Affs src, ToPwAffs(x.t.source, x.f, env));
-  MT_ASSIGN_OR_RETURN(const Affs off, ToPwAffs(x.t.src.offset, x.f, env));
+  MT_ASSIGN_OR_RETURN(const Affs src, ToPwAffs(x.source, x.f, env));
+  MT_ASSIGN_OR_RETURN(const Affs off, ToPwAffs(x.offset, x.f, env));
   return exec.intersect(x.f.Equal(x.s, src))
       .intersect(x.f.Equal(x.e, Plus(x.start_s, Plus(off, x.b))))
       .intersect(x.s_holds_e);
@@ -1030,8 +1067,8 @@ absl::StatusOr<isl::set> Validator::PointToPoint(const TransferScope& x, const A
 
 absl::Status Validator::CheckPointToPoint(const TransferScope& x, const isl::set& exec) {
   const Env env = MakeEnv(x.r, &x.n, x.loops);
-  MT_ASSIGN_OR_RETURN(const Affs src, ToPwAffs(x.t.source, x.f, env));
-  MT_ASSIGN_OR_RETURN(const Affs off, ToPwAffs(x.t.src.offset, x.f, env));
+  MT_ASSIGN_OR_RETURN(const Affs src, ToPwAffs(x.source, x.f, env));
+  MT_ASSIGN_OR_RETURN(const Affs off, ToPwAffs(x.offset, x.f, env));
   const isl::set nowhere = exec.intersect(x.f.OutOfBox(src, p_.axis_sizes));
   if (!nowhere.is_empty()) {
     const Point w = x.WitnessOf(nowhere);
@@ -1041,7 +1078,7 @@ absl::Status Validator::CheckPointToPoint(const TransferScope& x, const isl::set
   }
   auto source_at = [&](const Point& w) { return SourceAt(x, w); };
   auto own_rank = [&](const Point& w) { return RankOf(w, 0); };
-  return CheckCopy(x, exec, Plus(off, x.b), source_at, x.t.src.offset, own_rank);
+  return CheckCopy(x, exec, Plus(off, x.b), source_at, x.offset, own_rank);
 }
 
 absl::StatusOr<isl::set> Validator::FetchContent(const TransferScope& x, const isl::set& exec) {
@@ -1051,8 +1088,8 @@ absl::StatusOr<isl::set> Validator::FetchContent(const TransferScope& x, const i
 
 absl::StatusOr<isl::set> Validator::LocalContent(const TransferScope& x) {
   auto own_rank = [&](const Point& w) { return RankOf(w, 0); };
-  MT_ASSIGN_OR_RETURN(const Affs off, ToPwAffs(x.t.src.offset, x.f, MakeEnv(x.r, &x.n, x.loops)));
-  MT_RETURN_IF_ERROR(CheckCopy(x, x.base, Plus(off, x.b), own_rank, x.t.src.offset, own_rank));
+  MT_ASSIGN_OR_RETURN(const Affs off, ToPwAffs(x.offset, x.f, MakeEnv(x.r, &x.n, x.loops)));
+  MT_RETURN_IF_ERROR(CheckCopy(x, x.base, Plus(off, x.b), own_rank, x.offset, own_rank));
   MT_ASSIGN_OR_RETURN(const Affs start_r, BlockStart(x.t.tensor, x.f, x.r));
   return x.base.intersect(x.f.Equal(x.s, x.r))
       .intersect(x.f.Equal(x.e, Plus(start_r, Plus(off, x.b))))
@@ -1063,9 +1100,9 @@ absl::StatusOr<isl::set> Validator::BroadcastContent(const TransferScope& x) {
   const Transfer& t = x.t;
   const Node& n = x.n;
   const Frame& f = x.f;
-  const std::vector<int>& axes = t.pattern.axes;
+  const std::vector<int>& axes = x.axes;
   auto source_at = [&](const Point& w) { return SourceAt(x, w); };
-  MT_ASSIGN_OR_RETURN(const Affs root, ToPwAffs(t.source, f, MakeEnv(x.r, &n, x.loops)));
+  MT_ASSIGN_OR_RETURN(const Affs root, ToPwAffs(x.source, f, MakeEnv(x.r, &n, x.loops)));
   const isl::set nowhere = x.base.intersect(f.OutOfBox(root, p_.axis_sizes));
   if (!nowhere.is_empty()) {
     const Point w = x.WitnessOf(nowhere);
@@ -1085,8 +1122,8 @@ absl::StatusOr<isl::set> Validator::BroadcastContent(const TransferScope& x) {
                    absl::StrCat(InstanceAt(w, 0), " takes root ", RankText(source_at(w)),
                                 ", which is not in its ", t.pattern.ToString(), " group"));
   }
-  MT_ASSIGN_OR_RETURN(const Affs root_r, ToPwAffs(t.source, x.gf, MakeEnv(x.gr, &n, x.gloops)));
-  MT_ASSIGN_OR_RETURN(const Affs root_g, ToPwAffs(t.source, x.gf, MakeEnv(x.gg, &n, x.gloops)));
+  MT_ASSIGN_OR_RETURN(const Affs root_r, ToPwAffs(x.source, x.gf, MakeEnv(x.gr, &n, x.gloops)));
+  MT_ASSIGN_OR_RETURN(const Affs root_g, ToPwAffs(x.source, x.gf, MakeEnv(x.gg, &n, x.gloops)));
   const isl::set disagree =
       x.g_base.intersect(Group(x.gf, x.gr, x.gg, axes)).intersect(x.gf.Differ(root_r, root_g));
   if (!disagree.is_empty()) {
@@ -1094,11 +1131,11 @@ absl::StatusOr<isl::set> Validator::BroadcastContent(const TransferScope& x) {
     return Unsound(
         t.tensor, t.loop, RankOf(w, 0),
         absl::StrCat(InstanceAt(w, 0), " takes root ", RankText(source_at(w)), " but ", RankText(g),
-                     " of its group takes ", RankText(Eval(t.source, g, &n, LoopsOf(w, 0)))));
+                     " of its group takes ", RankText(Eval(x.source, g, &n, LoopsOf(w, 0)))));
   }
   // The root copies the box at its own offset.
-  MT_ASSIGN_OR_RETURN(const Affs off, ToPwAffs(t.src.offset, f, MakeEnv(root, &n, x.loops)));
-  MT_RETURN_IF_ERROR(CheckCopy(x, x.base, Plus(off, x.b), source_at, t.src.offset, source_at));
+  MT_ASSIGN_OR_RETURN(const Affs off, ToPwAffs(x.offset, f, MakeEnv(root, &n, x.loops)));
+  MT_RETURN_IF_ERROR(CheckCopy(x, x.base, Plus(off, x.b), source_at, x.offset, source_at));
   return x.base.intersect(f.Equal(x.s, root))
       .intersect(f.Equal(x.e, Plus(x.start_s, Plus(off, x.b))))
       .intersect(x.s_holds_e);
@@ -1107,11 +1144,9 @@ absl::StatusOr<isl::set> Validator::BroadcastContent(const TransferScope& x) {
 absl::StatusOr<isl::set> Validator::AllGatherContent(const TransferScope& x) {
   const Transfer& t = x.t;
   const Node& n = x.n;
-  const std::vector<int>& axes = t.pattern.axes;
-  MT_ASSIGN_OR_RETURN(const Affs off_r,
-                      ToPwAffs(t.global.offset, x.gf, MakeEnv(x.gr, &n, x.gloops)));
-  MT_ASSIGN_OR_RETURN(const Affs off_g,
-                      ToPwAffs(t.global.offset, x.gf, MakeEnv(x.gg, &n, x.gloops)));
+  const std::vector<int>& axes = x.axes;
+  MT_ASSIGN_OR_RETURN(const Affs off_r, ToPwAffs(x.offset, x.gf, MakeEnv(x.gr, &n, x.gloops)));
+  MT_ASSIGN_OR_RETURN(const Affs off_g, ToPwAffs(x.offset, x.gf, MakeEnv(x.gg, &n, x.gloops)));
   const isl::set disagree =
       x.g_base.intersect(Group(x.gf, x.gr, x.gg, axes)).intersect(x.gf.Differ(off_r, off_g));
   if (!disagree.is_empty()) {
@@ -1119,12 +1154,12 @@ absl::StatusOr<isl::set> Validator::AllGatherContent(const TransferScope& x) {
     return Unsound(
         t.tensor, t.loop, RankOf(w, 0),
         absl::StrCat(InstanceAt(w, 0), " gathers ",
-                     Elem(t.tensor, Eval(t.global.offset, RankOf(w, 0), &n, LoopsOf(w, 0))),
-                     " +: [", Join(x.shape), "] but ", RankText(g), " of its group gathers ",
-                     Elem(t.tensor, Eval(t.global.offset, g, &n, LoopsOf(w, 0)))));
+                     Elem(t.tensor, Eval(x.offset, RankOf(w, 0), &n, LoopsOf(w, 0))), " +: [",
+                     Join(x.shape), "] but ", RankText(g), " of its group gathers ",
+                     Elem(t.tensor, Eval(x.offset, g, &n, LoopsOf(w, 0)))));
   }
   // Each position holds its element when some member of the group holds it.
-  MT_ASSIGN_OR_RETURN(const Affs off, ToPwAffs(t.global.offset, x.f, MakeEnv(x.r, &n, x.loops)));
+  MT_ASSIGN_OR_RETURN(const Affs off, ToPwAffs(x.offset, x.f, MakeEnv(x.r, &n, x.loops)));
   return x.base.intersect(x.f.Equal(x.e, Plus(off, x.b)))
       .intersect(Group(x.f, x.r, x.s, axes))
       .intersect(x.s_holds_e);
@@ -1133,18 +1168,19 @@ absl::StatusOr<isl::set> Validator::AllGatherContent(const TransferScope& x) {
 // Each position of the box at the rank's own global offset holds its element when some rank
 // of the mesh holds it (every rank's pieces come from holders of the same input).
 absl::StatusOr<isl::set> Validator::AllToAllContent(const TransferScope& x) {
-  MT_ASSIGN_OR_RETURN(const Affs off,
-                      ToPwAffs(x.t.global.offset, x.f, MakeEnv(x.r, &x.n, x.loops)));
+  MT_ASSIGN_OR_RETURN(const Affs off, ToPwAffs(x.offset, x.f, MakeEnv(x.r, &x.n, x.loops)));
   return x.base.intersect(x.f.Equal(x.e, Plus(off, x.b))).intersect(x.s_holds_e);
 }
 
-absl::StatusOr<isl::set> Validator::ShiftContent(const TransferScope& x) {
+absl::StatusOr<isl::set> Validator::ShiftContent(const TransferScope& x,
+                                                 const std::string& time_loop,
+                                                 const RuntimeCall& turn) {
   const Transfer& t = x.t;
   const Node& n = x.n;
   const Frame& f = x.f;
   std::vector<size_t> time;
   for (size_t k = 0; k < n.depth(); ++k) {
-    if (n.loops[k]->var == t.time_loop) time.push_back(k);
+    if (n.loops[k]->var == time_loop) time.push_back(k);
   }
   if (time.empty())
     return FetchContent(x, x.base);  // the ring never turns: a point-to-point fetch every time
@@ -1153,7 +1189,7 @@ absl::StatusOr<isl::set> Validator::ShiftContent(const TransferScope& x) {
     return absl::UnimplementedError(
         absl::StrCat("validation models a Shift whose time loop is the innermost loop around it "
                      "and starts at 0; ",
-                     t.tensor, "'s turns along ", t.time_loop));
+                     t.tensor, "'s turns along ", time_loop));
   }
   const std::vector<const Node*> others =
       NodesWith<Transfer>([&](const Transfer& y) { return y.buffer == t.buffer; });
@@ -1170,9 +1206,9 @@ absl::StatusOr<isl::set> Validator::ShiftContent(const TransferScope& x) {
   MT_ASSIGN_OR_RETURN(const isl::set fetched, FetchContent(x, start));
   // At time v the buffer holds what the rank v * shift further along the axis fetched
   // at time 0 (each step receives from the neighbour at +shift).
-  const int axis = t.pattern.axes[0];
+  const int axis = turn.axis;
   Affs who = x.r, when = x.loops;
-  who[axis] = x.r[axis].add(v.scale(t.pattern.shift)).mod(p_.axis_sizes[axis]);
+  who[axis] = x.r[axis].add(v.scale(turn.shift)).mod(p_.axis_sizes[axis]);
   when[k] = f.Cst(0);
   MT_ASSIGN_OR_RETURN(const isl::set carried, PointToPoint(x, who, when, turned));
   return fetched.unite(carried);
@@ -1212,11 +1248,50 @@ absl::Status Validator::CheckRing(const Node& n) {
   return absl::OkStatus();
 }
 
+// How validation models what reduction `red` runs (codegen/pattern.h, its step's runtime
+// calls): partial sums riding a ring, each rank adding into its own shard, or a collective
+// over the group along `axes` (every member ending with the sum with `all`).
+struct ReduceModel {
+  enum class Kind { kRing, kOwn, kGroup };
+  Kind kind = Kind::kOwn;
+  bool all = false;
+  std::vector<int> axes;
+};
+
+absl::StatusOr<ReduceModel> ModelOf(const Reduce& red) {
+  const StepCalls steps = PatternOf(red.pattern.kind).Reduce(red);
+  using Op = RuntimeCall::Op;
+  ReduceModel m;
+  if (steps.guard == StepCalls::Guard::kBeforeLast && steps.then.size() == 1 &&
+      steps.then[0].op == Op::kShiftStep && !steps.otherwise.empty() &&
+      steps.otherwise.back().op == Op::kReduceInto &&
+      steps.otherwise.back().reduce_kind == "Local") {
+    m.kind = ReduceModel::Kind::kRing;
+    return m;
+  }
+  if (steps.guard == StepCalls::Guard::kNone && steps.then.size() == 1 &&
+      steps.then[0].op == Op::kReduceInto) {
+    const RuntimeCall& c = steps.then[0];
+    if (c.reduce_kind == "Local") return m;
+    if (c.reduce_kind == "Reduce" || c.reduce_kind == "ReduceScatter" ||
+        c.reduce_kind == "AllReduce") {
+      m.kind = ReduceModel::Kind::kGroup;
+      m.all = c.reduce_kind == "AllReduce";
+      m.axes = c.axes;
+      return m;
+    }
+  }
+  return absl::UnimplementedError(absl::StrCat(
+      "validation models a reduction into the rank's own shard, a Reduce, ReduceScatter or "
+      "AllReduce over a group, or a ring; ",
+      red.pattern.ToString(), " of ", red.tensor, " is none of them"));
+}
+
 absl::Status Validator::CheckReduce(const Node& n) {
   const Reduce& red = std::get<Reduce>(n.stmt->node);
-  if (red.pattern.kind == Kind::kRingReduce) return CheckRing(n);
-  if (red.pattern.kind != Kind::kAllReduce && red.pattern.kind != Kind::kReduce &&
-      red.pattern.kind != Kind::kReduceScatter) {
+  MT_ASSIGN_OR_RETURN(const ReduceModel model, ModelOf(red));
+  if (model.kind == ReduceModel::Kind::kRing) return CheckRing(n);
+  if (model.kind == ReduceModel::Kind::kOwn) {
     return absl::OkStatus();  // each rank adds its own partial results: nothing to agree on
   }
   // Collectives: every member of a group reduces the same box.
@@ -1225,9 +1300,8 @@ absl::Status Validator::CheckReduce(const Node& n) {
   const Affs gr = Coords(gf, 0), gg = gf.Vars(ni, na_), loops = LoopValues(gf, 0, n);
   MT_ASSIGN_OR_RETURN(const Affs off_r, ToPwAffs(red.global.offset, gf, MakeEnv(gr, &n, loops)));
   MT_ASSIGN_OR_RETURN(const Affs off_g, ToPwAffs(red.global.offset, gf, MakeEnv(gg, &n, loops)));
-  const isl::set disagree = InstSet(gf, 0, n)
-                                .intersect(Group(gf, gr, gg, red.pattern.axes))
-                                .intersect(gf.Differ(off_r, off_g));
+  const isl::set disagree =
+      InstSet(gf, 0, n).intersect(Group(gf, gr, gg, model.axes)).intersect(gf.Differ(off_r, off_g));
   if (!disagree.is_empty()) {
     const Point w = Witness(disagree), r = RankOf(w, 0), g = Slice(w, ni, na_), v = LoopsOf(w, 0);
     return Unsound(red.tensor, red.loop, r,
@@ -1489,9 +1563,8 @@ absl::Status Validator::ExplainUnfilled(const KernelScope& x, const Operand& o,
       Point e = Eval(t->global.offset, RankOf(w, 0), &m, LoopsOf(lw, 0));
       for (size_t d = 0; d < nd; ++d) e[d] += b[d];
       why = absl::StrCat("is meant to hold ", Elem(o.tensor, e), " but no rank of its ",
-                         t->pattern.ToString(),
-                         t->pattern.kind == Kind::kAllToAll ? " (the mesh)" : " group", " holds ",
-                         Elem(o.tensor, e));
+                         t->pattern.ToString(), t->pattern.axes.empty() ? " (the mesh)" : " group",
+                         " holds ", Elem(o.tensor, e));
     } else {
       why = absl::StrCat("was not filled by its ", t->pattern.ToString());
     }
@@ -1613,7 +1686,8 @@ absl::StatusOr<isl::set> Validator::ReducedPaths(const PathScope& x, const Node&
                                                  const isl::set& kbase, const Affs& pos) const {
   const Frame& f = x.f;
   const Reduce& red = std::get<Reduce>(rn.stmt->node);
-  if (red.pattern.kind == Kind::kRingReduce) return RingPaths(x, rn, kbase, pos);
+  MT_ASSIGN_OR_RETURN(const ReduceModel model, ModelOf(red));
+  if (model.kind == ReduceModel::Kind::kRing) return RingPaths(x, rn, kbase, pos);
   isl::map carries;
   const size_t dz = zeros.size() == 1 ? zeros[0]->depth() : 0;
   if (zeros.size() == 1 && CommonDepth(*zeros[0], rn) == dz && rn.depth() == dz &&
@@ -1632,17 +1706,13 @@ absl::StatusOr<isl::set> Validator::ReducedPaths(const PathScope& x, const Node&
   const Affs rloops =
       LoopValues(f, x.r0 - x.na, rn);  // R's slot [r, id_R, v_R] starts na before id_R
   // AllReduce: each member adds the group's sum at its own offset; the others at the sender's.
-  const Affs& who = red.pattern.kind == Kind::kAllReduce ? x.q : x.r;
+  const Affs& who = model.all ? x.q : x.r;
   MT_ASSIGN_OR_RETURN(const Affs off, ToPwAffs(red.global.offset, f, MakeEnv(who, &rn, rloops)));
   isl::set reach = carried.intersect(kbase).intersect(f.Equal(x.o, Plus(off, pos)));
-  switch (red.pattern.kind) {
-    case Kind::kAllReduce:
-    case Kind::kReduce:
-    case Kind::kReduceScatter:
-      reach = reach.intersect(Group(f, x.r, x.q, red.pattern.axes));
-      break;
-    default:
-      reach = reach.intersect(f.Equal(x.q, x.r));
+  if (model.kind == ReduceModel::Kind::kGroup) {
+    reach = reach.intersect(Group(f, x.r, x.q, model.axes));
+  } else {
+    reach = reach.intersect(f.Equal(x.q, x.r));
   }
   MT_ASSIGN_OR_RETURN(const isl::set held, Holds(x.out, f, x.q, x.o));
   return reach.intersect(held);
