@@ -6,8 +6,8 @@
 #include "absl/strings/str_cat.h"
 #include "ir/isl_util.h"
 #include "ir/legality.h"
-#include "ir/transfer.h"
 #include "ir/ring.h"
+#include "ir/transfer.h"
 
 namespace meshtune::codegen {
 
