@@ -59,6 +59,29 @@ struct StepCalls {
   std::vector<RuntimeCall> then, otherwise;
 };
 
+// How a step's calls combine, as the readers that model them (translation validation, the
+// cost model) tell them apart: by the runtime calls, never by the pattern's name. A new
+// pattern that makes one of these shapes needs nothing from them.
+enum class StepShape {
+  kLocal,         // one Local copy
+  kBroadcast,     // one Broadcast
+  kAllGather,     // one AllGather
+  kAllToAll,      // one AllToAll
+  kPointToPoint,  // one PointToPoint
+  kRing,          // PointToPoint at the first step of `loop`, ShiftStep after (kPastFirst)
+  kReduceOwn,     // one ReduceInto "Local": each rank adds into its own shard
+  kReduceGroup,   // one ReduceInto "Reduce", "ReduceScatter" or "AllReduce" over `axes`
+  kReduceRing,    // ShiftStep until the last step of `loop`, then (ShiftStep and) "Local"
+  kOther,         // anything else
+};
+
+// The shape of `steps`.
+StepShape ShapeOf(const StepCalls& steps);
+
+// The call that moves the data in `steps`: the only call of a single-call step, a ring's
+// first-step fetch (kRing) or its landing (kReduceRing); nullptr for kOther.
+const RuntimeCall* DataCall(const StepCalls& steps);
+
 // A communication pattern (see the file comment).
 class Pattern {
  public:

@@ -35,6 +35,62 @@ const Pattern& PatternOf(CommPattern::Kind kind) {
   return patterns::Local();
 }
 
+StepShape ShapeOf(const StepCalls& steps) {
+  using Op = RuntimeCall::Op;
+  using Guard = StepCalls::Guard;
+  if (steps.guard == Guard::kPastFirst && steps.then.size() == 1 &&
+      steps.then[0].op == Op::kShiftStep && steps.otherwise.size() == 1 &&
+      steps.otherwise[0].op == Op::kPointToPoint) {
+    return StepShape::kRing;
+  }
+  if (steps.guard == Guard::kBeforeLast && steps.then.size() == 1 &&
+      steps.then[0].op == Op::kShiftStep && !steps.otherwise.empty() &&
+      steps.otherwise.back().op == Op::kReduceInto &&
+      steps.otherwise.back().reduce_kind == "Local") {
+    for (size_t i = 0; i + 1 < steps.otherwise.size(); ++i) {
+      if (steps.otherwise[i].op != Op::kShiftStep) return StepShape::kOther;
+    }
+    return StepShape::kReduceRing;
+  }
+  if (steps.guard != Guard::kNone || steps.then.size() != 1) return StepShape::kOther;
+  const RuntimeCall& c = steps.then[0];
+  switch (c.op) {
+    case Op::kLocal:
+      return StepShape::kLocal;
+    case Op::kBroadcast:
+      return StepShape::kBroadcast;
+    case Op::kAllGather:
+      return StepShape::kAllGather;
+    case Op::kAllToAll:
+      return StepShape::kAllToAll;
+    case Op::kPointToPoint:
+      return StepShape::kPointToPoint;
+    case Op::kReduceInto:
+      if (c.reduce_kind == "Local") return StepShape::kReduceOwn;
+      if (c.reduce_kind == "Reduce" || c.reduce_kind == "ReduceScatter" ||
+          c.reduce_kind == "AllReduce") {
+        return StepShape::kReduceGroup;
+      }
+      return StepShape::kOther;
+    case Op::kShiftStep:
+      return StepShape::kOther;
+  }
+  return StepShape::kOther;
+}
+
+const RuntimeCall* DataCall(const StepCalls& steps) {
+  switch (ShapeOf(steps)) {
+    case StepShape::kOther:
+      return nullptr;
+    case StepShape::kRing:
+      return &steps.otherwise[0];
+    case StepShape::kReduceRing:
+      return &steps.otherwise.back();
+    default:
+      return &steps.then[0];
+  }
+}
+
 std::string Pattern::Describe(const CommPattern& p) const {
   return absl::StrCat(Name(), "(axes=[", absl::StrJoin(p.axes, ", "), "])");
 }

@@ -983,17 +983,17 @@ absl::Status Validator::CheckTransfer(const Node& n) {
   const Transfer& t = std::get<Transfer>(n.stmt->node);
   const StepCalls steps = PatternOf(t.pattern.kind).Fetch(t);
   using Op = RuntimeCall::Op;
-  const bool single = steps.guard == StepCalls::Guard::kNone && steps.then.size() == 1;
-  const bool ring = steps.guard == StepCalls::Guard::kPastFirst && steps.then.size() == 1 &&
-                    steps.then[0].op == Op::kShiftStep && steps.otherwise.size() == 1 &&
-                    steps.otherwise[0].op == Op::kPointToPoint;
-  if (!single && !ring) {
+  const StepShape shape = ShapeOf(steps);
+  const bool ring = shape == StepShape::kRing;
+  const RuntimeCall* data = DataCall(steps);
+  if (data == nullptr || shape == StepShape::kReduceOwn || shape == StepShape::kReduceGroup ||
+      shape == StepShape::kReduceRing) {
     return absl::UnimplementedError(absl::StrCat(
         "validation models a fetch of one runtime call, or a ring of shift steps after a "
         "point-to-point fetch; ",
         t.pattern.ToString(), " of ", t.tensor, " is neither"));
   }
-  TransferScope x(*this, n, ring ? steps.otherwise[0] : steps.then[0]);
+  TransferScope x(*this, n, *data);
   MT_ASSIGN_OR_RETURN(x.start_s, BlockStart(x.t.tensor, x.f, x.s));
   Affs local_e;
   for (size_t d = 0; d < x.nd; ++d) local_e.push_back(x.e[d].sub(x.start_s[d]));
@@ -1260,31 +1260,24 @@ struct ReduceModel {
 
 absl::StatusOr<ReduceModel> ModelOf(const Reduce& red) {
   const StepCalls steps = PatternOf(red.pattern.kind).Reduce(red);
-  using Op = RuntimeCall::Op;
   ReduceModel m;
-  if (steps.guard == StepCalls::Guard::kBeforeLast && steps.then.size() == 1 &&
-      steps.then[0].op == Op::kShiftStep && !steps.otherwise.empty() &&
-      steps.otherwise.back().op == Op::kReduceInto &&
-      steps.otherwise.back().reduce_kind == "Local") {
-    m.kind = ReduceModel::Kind::kRing;
-    return m;
-  }
-  if (steps.guard == StepCalls::Guard::kNone && steps.then.size() == 1 &&
-      steps.then[0].op == Op::kReduceInto) {
-    const RuntimeCall& c = steps.then[0];
-    if (c.reduce_kind == "Local") return m;
-    if (c.reduce_kind == "Reduce" || c.reduce_kind == "ReduceScatter" ||
-        c.reduce_kind == "AllReduce") {
-      m.kind = ReduceModel::Kind::kGroup;
-      m.all = c.reduce_kind == "AllReduce";
-      m.axes = c.axes;
+  switch (ShapeOf(steps)) {
+    case StepShape::kReduceRing:
+      m.kind = ReduceModel::Kind::kRing;
       return m;
-    }
+    case StepShape::kReduceOwn:
+      return m;
+    case StepShape::kReduceGroup:
+      m.kind = ReduceModel::Kind::kGroup;
+      m.all = steps.then[0].reduce_kind == "AllReduce";
+      m.axes = steps.then[0].axes;
+      return m;
+    default:
+      return absl::UnimplementedError(absl::StrCat(
+          "validation models a reduction into the rank's own shard, a Reduce, ReduceScatter or "
+          "AllReduce over a group, or a ring; ",
+          red.pattern.ToString(), " of ", red.tensor, " is none of them"));
   }
-  return absl::UnimplementedError(absl::StrCat(
-      "validation models a reduction into the rank's own shard, a Reduce, ReduceScatter or "
-      "AllReduce over a group, or a ring; ",
-      red.pattern.ToString(), " of ", red.tensor, " is none of them"));
 }
 
 absl::Status Validator::CheckReduce(const Node& n) {

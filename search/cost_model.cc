@@ -13,6 +13,7 @@
 
 #include "absl/strings/str_cat.h"
 #include "codegen/expr.h"
+#include "codegen/pattern.h"
 #include "search/given_cost.h"
 
 namespace meshtune::search {
@@ -84,11 +85,14 @@ std::vector<bool> CostAxes(const Program& p) {
       mention(f->lo);
       walk(f->body);
     } else if (const auto* t = std::get_if<Transfer>(&s->node)) {
+      const codegen::StepCalls steps = codegen::PatternOf(t->pattern.kind).Fetch(*t);
+      const codegen::StepShape shape = codegen::ShapeOf(steps);
+      const codegen::RuntimeCall* data = codegen::DataCall(steps);
       // An all-to-all's pieces differ from rank to rank (where its box meets the blocks).
-      if (t->pattern.kind == Kind::kAllToAll) relevant.assign(relevant.size(), true);
-      if (t->pattern.kind == Kind::kLocal || t->pattern.FromHolders()) return;
-      for (size_t a = 0; a < t->source.size(); ++a) {
-        const Expr& e = t->source[a];
+      if (shape == codegen::StepShape::kAllToAll) relevant.assign(relevant.size(), true);
+      if (data == nullptr || data->source.empty()) return;  // the own shard, or the holders
+      for (size_t a = 0; a < data->source.size(); ++a) {
+        const Expr& e = data->source[a];
         if (a < p.axis_names.size() && e.op() == Expr::Op::kVar && e.name() == p.axis_names[a])
           continue;  // the reader's own coordinate
         if (a < relevant.size()) relevant[a] = true;
@@ -291,15 +295,17 @@ bool Varies(const StmtPtr& s, std::set<std::string> varying, const std::string& 
     return Varies(f->body, std::move(varying), first_only);
   }
   if (const auto* t = std::get_if<Transfer>(&s->node)) {
-    switch (t->pattern.kind) {
-      case Kind::kBroadcast:
-      case Kind::kSendRecv:
-        return RefersTo(t->source, varying);
-      case Kind::kShift:
-        if (t->time_loop == first_only) return false;
-        return varying.count(t->time_loop) > 0 || RefersTo(t->source, varying);
-      case Kind::kAllToAll:
-        return RefersTo(t->global.offset, varying);
+    const codegen::StepCalls steps = codegen::PatternOf(t->pattern.kind).Fetch(*t);
+    const codegen::RuntimeCall* data = codegen::DataCall(steps);
+    switch (codegen::ShapeOf(steps)) {
+      case codegen::StepShape::kBroadcast:
+      case codegen::StepShape::kPointToPoint:
+        return RefersTo(data->source, varying);
+      case codegen::StepShape::kRing:
+        if (steps.loop == first_only) return false;
+        return varying.count(steps.loop) > 0 || RefersTo(data->source, varying);
+      case codegen::StepShape::kAllToAll:
+        return RefersTo(data->offset_at, varying);
       default:
         return false;
     }
@@ -386,6 +392,9 @@ struct Tally {
   double copy = 0;
   std::vector<double> seconds;
   std::vector<int64_t> messages, words;
+  // A point-to-point fetch or ring step, a collective (a broadcast or all-gather), or a
+  // reduction: which TermScales multiplier applies and which total the seconds join.
+  TermClass term = TermClass::kPointToPoint;
 };
 
 class CostWalker {
@@ -489,7 +498,7 @@ class CostWalker {
     for (const Tally& t : tallies_) {
       out.transfers.push_back({t.tensor, t.loop, t.pattern, t.seconds[c], t.messages[c],
                                t.words[c] * p_.dtype_bytes, t.prefetch});
-      switch (ClassOf(t)) {
+      switch (t.term) {
         case TermClass::kPointToPoint:
           out.point_to_point_seconds += t.seconds[c];
           break;
@@ -513,9 +522,14 @@ class CostWalker {
       modes_[f] = Classify(*f);
       Index(f->body);
     } else if (const auto* t = std::get_if<Transfer>(&s->node)) {
-      AddTally(s, t->tensor, t->loop, t->pattern, t->prefetch, CopySeconds(*t), false);
+      const codegen::StepShape shape =
+          codegen::ShapeOf(codegen::PatternOf(t->pattern.kind).Fetch(*t));
+      const bool collective =
+          shape == codegen::StepShape::kBroadcast || shape == codegen::StepShape::kAllGather;
+      AddTally(s, t->tensor, t->loop, t->pattern, t->prefetch, CopySeconds(*t),
+               collective ? TermClass::kCollective : TermClass::kPointToPoint);
     } else if (const auto* r = std::get_if<Reduce>(&s->node)) {
-      AddTally(s, r->tensor, r->loop, r->pattern, r->prefetch, 0, true);
+      AddTally(s, r->tensor, r->loop, r->pattern, r->prefetch, 0, TermClass::kReduction);
     } else if (const auto* c = std::get_if<Compute>(&s->node)) {
       const double scale = params_.scales.compute;
       kernels_[s.get()] = {scale * KernelSeconds(*c, params_, false),
@@ -524,14 +538,14 @@ class CostWalker {
   }
 
   void AddTally(const StmtPtr& s, const std::string& tensor, const std::string& loop,
-                const CommPattern& pattern, int prefetch, double copy, bool reduction) {
+                const CommPattern& pattern, int prefetch, double copy, TermClass term) {
     const int64_t n = values_.ranks();
     index_[s.get()] = tallies_.size();
-    tallies_.push_back({tensor, loop, pattern, prefetch, reduction, 1, copy, std::vector<double>(n),
-                        Values(n), Values(n)});
+    tallies_.push_back({tensor, loop, pattern, prefetch, term == TermClass::kReduction, 1, copy,
+                        std::vector<double>(n), Values(n), Values(n), term});
     Tally& t = tallies_.back();
     const TermScales& k = params_.scales;
-    switch (ClassOf(t)) {
+    switch (t.term) {
       case TermClass::kPointToPoint:
         t.scale = k.point_to_point;
         break;
@@ -542,14 +556,6 @@ class CostWalker {
         t.scale = k.reduction;
         break;
     }
-  }
-
-  // A reduction, a broadcast or all-gather, or else a point-to-point fetch or ring step.
-  static TermClass ClassOf(const Tally& t) {
-    if (t.reduction) return TermClass::kReduction;
-    if (t.pattern.kind == Kind::kBroadcast || t.pattern.kind == Kind::kAllGather)
-      return TermClass::kCollective;
-    return TermClass::kPointToPoint;
   }
 
   void WalkFor(const For& f, int64_t times) {
@@ -750,21 +756,23 @@ class CostWalker {
     t.messages[r] += messages * times;
   }
 
+  // What the transfer's step runs (codegen/pattern.h), costed by its runtime calls.
   void CostTransfer(const Transfer& t, Tally& tally, int64_t times) {
     const int64_t n = values_.ranks();
     const int64_t elements = t.global.Elements();
     const double w = static_cast<double>(elements * p_.dtype_bytes);
-    const int64_t g = GroupSize(p_, t.pattern.axes);
-    switch (t.pattern.kind) {
-      case Kind::kLocal:
+    const codegen::StepCalls steps = codegen::PatternOf(t.pattern.kind).Fetch(t);
+    const codegen::RuntimeCall* data = codegen::DataCall(steps);
+    switch (codegen::ShapeOf(steps)) {
+      case codegen::StepShape::kLocal:
         return;
-      case Kind::kBroadcast: {
-        if (g <= 1) return;
+      case codegen::StepShape::kBroadcast: {
+        if (GroupSize(p_, data->axes) <= 1) return;
         const double seconds =
-            CollectiveSeconds(Collective::kBroadcast, t.pattern.axes, w, t.prefetch != 0);
+            CollectiveSeconds(Collective::kBroadcast, data->axes, w, t.prefetch != 0);
         const double pack = tally.copy;  // on the root, a box not contiguous in its shard
         Values& root = source_;
-        values_.RankIds(t.source, &root);
+        values_.RankIds(data->source, &root);
         for (int64_t r = 0; r < n; ++r) {
           const bool receives = root[r] != values_.Self(r);
           Charge(tally, r, seconds + (receives ? 0 : pack), receives ? elements : 0,
@@ -772,17 +780,17 @@ class CostWalker {
         }
         return;
       }
-      case Kind::kAllGather: {
+      case codegen::StepShape::kAllGather: {
+        const int64_t g = GroupSize(p_, data->axes);
         if (g <= 1) return;
         const double seconds =
-            CollectiveSeconds(Collective::kAllGather, t.pattern.axes, w, t.prefetch != 0) +
-            tally.copy;
+            CollectiveSeconds(Collective::kAllGather, data->axes, w, t.prefetch != 0) + tally.copy;
         for (int64_t r = 0; r < n; ++r)
           Charge(tally, r, seconds, elements * (g - 1) / g, g - 1, times);
         return;
       }
-      case Kind::kShift: {
-        const Values* time = values_.Find(t.time_loop);
+      case codegen::StepShape::kRing: {
+        const Values* time = values_.Find(steps.loop);
         std::vector<bool> first(n, true);
         bool any_first = false;
         for (int64_t r = 0; r < n; ++r) {
@@ -790,8 +798,9 @@ class CostWalker {
           any_first = any_first || first[r];
         }
         if (any_first) PointToPoint(t, tally, first, times);
-        const int axis = t.pattern.axes.empty() ? 0 : t.pattern.axes[0];
-        const bool self = p_.axis_sizes.empty() || t.pattern.shift % p_.axis_sizes[axis] == 0;
+        const codegen::RuntimeCall& turn = steps.then[0];
+        const int axis = turn.axis;
+        const bool self = p_.axis_sizes.empty() || turn.shift % p_.axis_sizes[axis] == 0;
         if (self) return;
         // The first ring step sends the data the fetch left in place, a box of the shard,
         // packed first when it is not contiguous there: charged with the fetch, once for
@@ -801,14 +810,14 @@ class CostWalker {
             if (tally.copy > 0 && time != nullptr) Charge(tally, r, tally.copy, 0, 0, times);
             continue;
           }
-          Charge(tally, r, Message(Across(t.pattern.axes), w), elements, 1, times);
+          Charge(tally, r, Message(Across({axis}), w), elements, 1, times);
         }
         return;
       }
-      case Kind::kAllToAll:
+      case codegen::StepShape::kAllToAll:
         AllToAll(t, tally, times);
         return;
-      default:  // kSendRecv
+      default:  // a point-to-point fetch
         PointToPoint(t, tally, std::vector<bool>(n, true), times);
         return;
     }
@@ -875,7 +884,7 @@ class CostWalker {
       pattern.axes = axes;
       const int64_t n = values_.ranks();
       tallies_.push_back({t.name, "copies", pattern, 0, false, params_.scales.collective, 0,
-                          std::vector<double>(n), Values(n), Values(n)});
+                          std::vector<double>(n), Values(n), Values(n), TermClass::kCollective});
       const double seconds = CollectiveSeconds(
           Collective::kBroadcast, axes, static_cast<double>(elements * p_.dtype_bytes), false);
       for (int64_t r = 0; r < n; ++r) Charge(tallies_.back(), r, seconds, elements, 1, 1);
@@ -964,37 +973,38 @@ class CostWalker {
   // path) and an all-reduce (each adds what it holds, at most the box), a 1/g piece for a
   // reduce-scatter, the box alone for a local add (no communication).
   void CostReduce(const Reduce& red, Tally& tally, int64_t times) {
-    const int64_t g = GroupSize(p_, red.pattern.axes);
     const int64_t elements = red.global.Elements();
     const double w = static_cast<double>(elements * p_.dtype_bytes);
-    const Kind kind = g <= 1 ? Kind::kLocal : red.pattern.kind;
+    const codegen::StepCalls steps = codegen::PatternOf(red.pattern.kind).Reduce(red);
+    const codegen::StepShape shape = codegen::ShapeOf(steps);
+    const std::vector<int>& axes =
+        shape == codegen::StepShape::kReduceGroup ? steps.then[0].axes : red.pattern.axes;
+    const int64_t g = GroupSize(p_, axes);
     double add = params_.add * w;
+    // A ring in its loop's For is costed a pass at a time (CostRings); elsewhere it only
+    // lands.
+    if (shape == codegen::StepShape::kReduceRing && g > 1 && !fors_.empty() &&
+        fors_.back()->var == red.loop) {
+      return;
+    }
+    if (shape != codegen::StepShape::kReduceGroup || g <= 1) {  // a local add
+      if (add > 0) {
+        for (int64_t r = 0; r < values_.ranks(); ++r) Charge(tally, r, add, 0, 0, times);
+      }
+      return;
+    }
+    const std::string& kind = steps.then[0].reduce_kind;
     Collective collective = Collective::kReduce;
-    switch (kind) {
-      case Kind::kReduce:
-        break;
-      case Kind::kAllReduce:
-        collective = Collective::kAllReduce;
-        break;
-      case Kind::kReduceScatter:
-        collective = Collective::kReduceScatter;
-        add /= static_cast<double>(g);
-        break;
-      case Kind::kRingReduce:
-        // In its loop's For, costed a pass at a time (CostRings); elsewhere it only lands.
-        if (!fors_.empty() && fors_.back()->var == red.loop) return;
-        [[fallthrough]];
-      default:  // a local add
-        if (add > 0) {
-          for (int64_t r = 0; r < values_.ranks(); ++r) Charge(tally, r, add, 0, 0, times);
-        }
-        return;
+    if (kind == "AllReduce") {
+      collective = Collective::kAllReduce;
+    } else if (kind == "ReduceScatter") {
+      collective = Collective::kReduceScatter;
+      add /= static_cast<double>(g);
     }
     // A reduce (-scatter) into an output with copies along some of the group's axes (every
     // copy holds the result, codegen::LayerAxes) reaches each copy by a reduce of its own.
-    const int64_t copies = kind == Kind::kAllReduce ? 1 : CopiesIn(red.tensor, red.pattern.axes);
-    const double seconds =
-        copies * CollectiveSeconds(collective, red.pattern.axes, w, red.prefetch != 0) + add;
+    const int64_t copies = kind == "AllReduce" ? 1 : CopiesIn(red.tensor, axes);
+    const double seconds = copies * CollectiveSeconds(collective, axes, w, red.prefetch != 0) + add;
     for (int64_t r = 0; r < values_.ranks(); ++r)
       Charge(tally, r, seconds, copies * elements, copies, times);
   }
@@ -1024,12 +1034,15 @@ class CostWalker {
     if (body == nullptr) return;
     for (const StmtPtr& s : body->body) {
       const auto* red = std::get_if<Reduce>(&s->node);
-      if (red == nullptr || red->pattern.kind != Kind::kRingReduce || red->loop != f.var) continue;
+      if (red == nullptr || red->loop != f.var) continue;
+      const codegen::StepCalls steps = codegen::PatternOf(red->pattern.kind).Reduce(*red);
+      if (codegen::ShapeOf(steps) != codegen::StepShape::kReduceRing) continue;
       Tally& tally = tallies_[index_.at(s.get())];
-      const int64_t messages = f.extent - 1 + (red->pattern.hop ? 1 : 0);
+      // A pass along every step but the last, and the last step's before it lands (`hop`).
+      const int64_t messages = f.extent - 1 + static_cast<int64_t>(steps.otherwise.size()) - 1;
       const int64_t elements = red->global.Elements();
       const double w = static_cast<double>(elements * p_.dtype_bytes);
-      const double send = Message(Across(red->pattern.axes), w);
+      const double send = Message(Across({steps.then[0].axis}), w);
       for (int64_t r = 0; r < values_.ranks(); ++r) {
         if (messages > 0) Charge(tally, r, send, elements, 1, times * messages);
         if (params_.add > 0) Charge(tally, r, params_.add * w, 0, 0, times);
@@ -1112,17 +1125,20 @@ class CostWalker {
   // sender when it is not contiguous in the sender's shard. 0 otherwise.
   double CopySeconds(const Transfer& t) const {
     const codegen::TensorInfo* info = p_.Tensor(t.tensor);
-    if (params_.copy == 0 || info == nullptr || t.pattern.kind == Kind::kLocal) return 0;
+    const codegen::StepCalls steps = codegen::PatternOf(t.pattern.kind).Fetch(t);
+    const codegen::StepShape shape = codegen::ShapeOf(steps);
+    if (params_.copy == 0 || info == nullptr || shape == codegen::StepShape::kLocal) return 0;
     const double w = static_cast<double>(t.global.Elements() * p_.dtype_bytes);
     // An all-to-all copies its box into the buffer (from the shard or the received pieces),
     // and packs the pieces it sends where they are not contiguous in the shard.
-    if (t.pattern.kind == Kind::kAllToAll)
+    if (shape == codegen::StepShape::kAllToAll)
       return params_.copy * w * (Contiguous(t.global.size, info->local_shape) ? 1 : 2);
-    if (t.pattern.kind != Kind::kAllGather)
+    if (shape != codegen::StepShape::kAllGather)
       return Contiguous(t.src.size, info->local_shape) ? 0 : params_.copy * w;
-    const int64_t g = GroupSize(p_, t.pattern.axes);
+    const std::vector<int>& gathered = steps.then[0].axes;
+    const int64_t g = GroupSize(p_, gathered);
     std::vector<std::string> axes;
-    for (int a : t.pattern.axes) axes.push_back(p_.axis_names[a]);
+    for (int a : gathered) axes.push_back(p_.axis_names[a]);
     std::vector<int64_t> part = t.global.size;
     for (size_t d = 0; d < part.size() && d < info->layout.size(); ++d) {
       int64_t split = 1;
