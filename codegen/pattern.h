@@ -93,6 +93,8 @@ class Pattern {
   // Whether a fetch of this pattern fills its box from the ranks that hold it (its
   // Transfer::global says where), with no single source.
   virtual bool FromHolders() const { return false; }
+  // Whether a step of it sends anything between ranks (a Local copy does not).
+  virtual bool Sends() const { return true; }
   // Why `p` (of this kind) is malformed — its axes, shift and hop — or "" when it is not;
   // e.g. "a Shift turns along exactly one axis". Read back from a message
   // (program_proto.h), a pattern is checked by this.

@@ -182,9 +182,10 @@ std::vector<TransferSummary> Summarize(const Program& p) {
     } else if (const auto* r = std::get_if<Reduce>(&s->node)) {
       out.push_back({r->tensor, r->loop, r->pattern, r->global.Elements(), times, 0, r->prefetch});
       // A ring sends its buffer at every step of its loop but the last (and then with hop).
-      if (r->pattern.kind == CommPattern::Kind::kRingReduce && loop != nullptr &&
-          loop->var == r->loop) {
-        const int64_t sends = times / loop->extent * (loop->extent - 1 + (r->pattern.hop ? 1 : 0));
+      const StepCalls steps = PatternOf(r->pattern.kind).Reduce(*r);
+      if (ShapeOf(steps) == StepShape::kReduceRing && loop != nullptr && loop->var == r->loop) {
+        const int64_t sends = times / loop->extent *
+                              (loop->extent - 1 + static_cast<int64_t>(steps.otherwise.size()) - 1);
         out.back().bytes_per_rank = out.back().elements * sends * p.dtype_bytes;
       }
     }
@@ -202,7 +203,7 @@ std::vector<TransferSummary> Summarize(const Program& p) {
     out.push_back({t.name, "layout-out", all, most, 1, 0, 0});
   }
   for (TransferSummary& t : out) {
-    if (t.pattern.kind != CommPattern::Kind::kLocal && t.bytes_per_rank == 0)
+    if (PatternOf(t.pattern.kind).Sends() && t.bytes_per_rank == 0)
       t.bytes_per_rank = t.elements * t.instances * p.dtype_bytes;
     if (t.loop != "copies" && t.loop != "layout" && t.loop != "layout-out")
       t.buffer_bytes = t.elements * p.dtype_bytes * (t.prefetch != 0 ? 2 : 1);

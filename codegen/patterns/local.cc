@@ -9,6 +9,7 @@ class LocalPattern final : public Pattern {
  public:
   std::string Name() const override { return "Local"; }
   std::string Describe(const CommPattern&) const override { return Name(); }
+  bool Sends() const override { return false; }
   StepCalls Fetch(const Transfer& t) const override {
     RuntimeCall copy;
     copy.op = RuntimeCall::Op::kLocal;
