@@ -189,6 +189,18 @@ TEST(ProgramProtoTest, MalformedStatementsAreRefusedNamingThePart) {
     transfer(m)->mutable_pattern()->set_kind(static_cast<v1::Program::CommPattern::Kind>(42));
   });
   EXPECT_EQ(error, path + ".transfer.pattern: kind 42 is not a communication pattern");
+  error = ErrorAfter([&](v1::Program* m) {
+    v1::Program::CommPattern* p = transfer(m)->mutable_pattern();
+    p->set_kind(v1::Program::CommPattern::KIND_BROADCAST);
+    p->clear_axes();
+  });
+  EXPECT_EQ(error, path + ".transfer.pattern: a Broadcast is over at least one mesh axis");
+  error = ErrorAfter([&](v1::Program* m) {
+    v1::Program::CommPattern* p = transfer(m)->mutable_pattern();
+    p->set_kind(v1::Program::CommPattern::KIND_ALL_TO_ALL);
+    p->add_axes(0);
+  });
+  EXPECT_EQ(error, path + ".transfer.pattern: an AllToAll spans the mesh: it names no axes");
   error = ErrorAfter([&](v1::Program* m) { transfer(m)->mutable_pattern()->set_hop(true); });
   EXPECT_EQ(error, path + ".transfer.pattern: hop on a pattern that is not a RingReduce");
   error = ErrorAfter([&](v1::Program* m) {

@@ -842,12 +842,10 @@ absl::Status Validator::CheckTransferFields(const Transfer& t) {
     why = "has a box of the wrong rank";
   } else if (!t.pattern.FromHolders() && t.source.size() != na_) {
     why = "names a source of the wrong rank";
-  } else if (!ValidAxes(t.pattern.axes) ||
-             ((t.pattern.kind == Kind::kShift || t.pattern.kind == Kind::kAllGather ||
-               t.pattern.kind == Kind::kBroadcast) &&
-              t.pattern.axes.empty()) ||
-             (t.pattern.kind == Kind::kAllToAll && !t.pattern.axes.empty())) {
+  } else if (!ValidAxes(t.pattern.axes)) {
     why = "has invalid mesh axes";
+  } else if (const std::string bad = PatternOf(t.pattern.kind).CheckForm(t.pattern); !bad.empty()) {
+    why = absl::StrCat("has a malformed pattern: ", bad);
   }
   if (!why.empty()) return Unsound(t.tensor, t.loop, {}, absl::StrCat("the transfer ", why));
   return absl::OkStatus();

@@ -247,6 +247,20 @@ TEST(ValidateTest, RefusesAWrongBroadcastRoot) {
       "C[0, 0] += A[0, 0] * B[8, 0], which needs B[0, 0]");
 }
 
+// A pattern's own form (codegen/pattern.h, CheckForm) is checked before what it moves.
+TEST(ValidateTest, RefusesAMalformedPattern) {
+  const Lowered l = Summa2x2();
+  Refusal r = Refuse(l, EditTransfer(l.p, "B", [](Transfer* t) { t->pattern.axes.clear(); }));
+  ExpectRefused(r, "B", "ko", {});
+  EXPECT_EQ(Text(r),
+            "lowering_unsound: B at ko: the transfer has a malformed pattern: a Broadcast is "
+            "over at least one mesh axis");
+  r = Refuse(l, EditTransfer(l.p, "B", [](Transfer* t) { t->pattern.shift = 1; }));
+  EXPECT_EQ(Text(r),
+            "lowering_unsound: B at ko: the transfer has a malformed pattern: shift 1 on a "
+            "pattern that is not a Shift");
+}
+
 TEST(ValidateTest, RefusesRootsThatDisagreeWithinAGroup) {
   const Lowered l = Summa2x2();
   // Every rank names itself as root along x: the ranks of one group disagree.

@@ -9,6 +9,7 @@
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_join.h"
 #include "base/check.h"
+#include "codegen/pattern.h"
 
 namespace meshtune::search {
 
@@ -368,7 +369,7 @@ std::string FamilyOf(const Candidate& c, const ir::Mesh& mesh) {
   // Per tensor (in name order) its distinct patterns, in the order first seen.
   std::map<std::string, std::vector<std::string>> patterns;
   for (const TransferCost& t : c.cost.transfers) {
-    if (t.pattern.kind == codegen::CommPattern::Kind::kLocal) continue;  // a copy, no message
+    if (!codegen::PatternOf(t.pattern.kind).Sends()) continue;  // a copy, no message
     std::vector<std::string> axes;
     for (int a : t.pattern.axes) {
       axes.push_back(a >= 0 && a < static_cast<int>(mesh.axes.size()) ? mesh.axes[a].name

@@ -8,6 +8,10 @@ namespace {
 class AllGatherPattern final : public Pattern {
  public:
   std::string Name() const override { return "AllGather"; }
+  std::string CheckForm(const CommPattern& p) const override {
+    if (p.axes.empty()) return "a AllGather is over at least one mesh axis";
+    return Pattern::CheckForm(p);
+  }
   bool FromHolders() const override { return true; }
   StepCalls Fetch(const Transfer& t) const override {
     RuntimeCall gather;

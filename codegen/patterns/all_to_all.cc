@@ -11,6 +11,10 @@ class AllToAllPattern final : public Pattern {
   std::string Name() const override { return "AllToAll"; }
   std::string Describe(const CommPattern&) const override { return Name(); }
   bool FromHolders() const override { return true; }
+  std::string CheckForm(const CommPattern& p) const override {
+    if (!p.axes.empty()) return "an AllToAll spans the mesh: it names no axes";
+    return Pattern::CheckForm(p);
+  }
   StepCalls Fetch(const Transfer& t) const override {
     RuntimeCall exchange;
     exchange.op = RuntimeCall::Op::kAllToAll;

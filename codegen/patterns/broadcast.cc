@@ -9,6 +9,10 @@ namespace {
 class BroadcastPattern final : public Pattern {
  public:
   std::string Name() const override { return "Broadcast"; }
+  std::string CheckForm(const CommPattern& p) const override {
+    if (p.axes.empty()) return "a Broadcast is over at least one mesh axis";
+    return Pattern::CheckForm(p);
+  }
   bool ShowsSourceAxis(const CommPattern& p, int axis) const override {
     return std::find(p.axes.begin(), p.axes.end(), axis) != p.axes.end();
   }
