@@ -176,7 +176,7 @@ std::vector<std::string> ResultCells(const search::TuneOptions& o, const search:
   }
   std::vector<std::string> cells = {
       absl::StrCat(r.strategy, ", ", r.counts.evaluated, " of ", r.counts.legal, " legal"),
-      absl::StrCat(r.mesh, " ", cls, ": ", family), Seconds(r.best.cost.seconds), words};
+      absl::StrCat(r.mesh.ToString(), " ", cls, ": ", family), Seconds(r.best.cost.seconds), words};
   for (std::string& c : ClassCells(r)) cells.push_back(std::move(c));
   return cells;
 }

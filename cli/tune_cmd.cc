@@ -24,7 +24,7 @@ namespace meshtune::cli {
 namespace {
 
 // The tuning report of `result` (a tune of `request` that went as `curve` says).
-std::string TuneReport(const engine::TuneFlags& flags, const v1::TuneRequest& request,
+std::string TuneReport(const TuneFlags& flags, const v1::TuneRequest& request,
                        const v1::TuneResult& result, const engine::TuneCurve& curve) {
   engine::ReportInput in;
   in.record = result.record();
@@ -35,7 +35,8 @@ std::string TuneReport(const engine::TuneFlags& flags, const v1::TuneRequest& re
                               : "a tune whose winner was not stored";
   // The tune's own machine numbers (flags included) where this process can tell them.
   std::string warning;
-  absl::StatusOr<search::TuneOptions> options = engine::MakeTuneOptions(flags, &warning);
+  absl::StatusOr<search::TuneOptions> options =
+      engine::TuneOptionsFromRequest(request, &warning, flags.numbers);
   if (options.ok()) {
     in.params = options->params;
     in.params_note = warning.empty()
@@ -50,7 +51,7 @@ std::string TuneReport(const engine::TuneFlags& flags, const v1::TuneRequest& re
 
 }  // namespace
 
-v1::TuneRequest TuneRequestFromFlags(const engine::TuneFlags& flags) {
+v1::TuneRequest TuneRequestFromFlags(const TuneFlags& flags) {
   v1::TuneRequest r;
   r.mutable_problem()->set_expr(flags.expr);
   r.mutable_problem()->set_extents(flags.extents);
@@ -75,11 +76,11 @@ v1::TuneRequest TuneRequestFromFlags(const engine::TuneFlags& flags) {
   return r;
 }
 
-engine::LocalTuneSettings TuneSettingsFromFlags(const engine::TuneFlags& flags) {
+engine::LocalTuneSettings TuneSettingsFromFlags(const TuneFlags& flags) {
   engine::LocalTuneSettings s;
-  s.alpha = flags.alpha;
-  s.beta = flags.beta;
-  s.gamma = flags.gamma;
+  s.alpha = flags.numbers.alpha;
+  s.beta = flags.numbers.beta;
+  s.gamma = flags.numbers.gamma;
   s.reps = flags.reps;
   s.warmup = flags.warmup;
   s.worker = flags.worker;
@@ -89,7 +90,7 @@ engine::LocalTuneSettings TuneSettingsFromFlags(const engine::TuneFlags& flags) 
   return s;
 }
 
-int RunTune(const engine::TuneFlags& flags, const std::string& report, engine::Backend& backend,
+int RunTune(const TuneFlags& flags, const std::string& report, engine::Backend& backend,
             std::ostream& out, std::ostream& err) {
   if (flags.mesh.empty() == (flags.ranks == 0)) {
     err << "meshtune: give exactly one of --mesh (e.g. x=2,y=2) and --ranks (e.g. 4)\n";
@@ -107,19 +108,20 @@ int RunTune(const engine::TuneFlags& flags, const std::string& report, engine::B
     err << "\r\033[K" << TuneProgressText(p) << std::flush;
     drew = true;
   };
+  v1::TuneRequest request = TuneRequestFromFlags(flags);
+  if (absl::Status s = engine::SetLayoutFlags(flags.layouts, request.mutable_problem()); !s.ok())
+    return Fail(s, err);
   if (flags.in_place) {  // say what is tuned: the problem the schedule's trace names
-    absl::StatusOr<ir::Problem> in_place = engine::InPlaceProblem(flags);
+    absl::StatusOr<ir::Problem> in_place = engine::InPlaceProblem(request);
     if (!in_place.ok()) return Fail(in_place.status(), err);
     err << "meshtune: in place: " << in_place->ToString() << " with --layout "
         << absl::StrJoin(in_place->LayoutFlags(), " --layout ")
         << " (indices permuted to process order, each local array a block)\n";
-  } else if (!flags.layouts.empty() && !flags.mesh.empty() && engine::InPlaceProblem(flags).ok()) {
+  } else if (!flags.layouts.empty() && !flags.mesh.empty() &&
+             engine::InPlaceProblem(request).ok()) {
     err << "meshtune: these layouts have an in-place form, which redistributes nothing: try "
            "--in-place\n";
   }
-  v1::TuneRequest request = TuneRequestFromFlags(flags);
-  if (absl::Status s = engine::SetLayoutFlags(flags.layouts, request.mutable_problem()); !s.ok())
-    return Fail(s, err);
   absl::StatusOr<v1::TuneResult> result = backend.Tune(request, progress);
   if (drew) err << "\r\033[K" << std::flush;
   if (!result.ok()) {
@@ -145,7 +147,7 @@ int RunTune(const engine::TuneFlags& flags, const std::string& report, engine::B
 
 namespace {
 
-// tune's flags: the shared groups, and the rest of engine::TuneFlags set directly.
+// tune's flags: the shared groups, and the rest of TuneFlags set directly.
 struct TuneCommandFlags {
   WorkloadFlags workload;  // --expr, --extents, --dtype, --layout
   MeshFlags mesh;          // --mesh or --ranks, --mem-per-rank
@@ -153,17 +155,17 @@ struct TuneCommandFlags {
   LauncherFlags launcher;
   OutputFlags output;  // --json
   TargetFlags target;
-  engine::TuneFlags tune;  // the search's and the cost model's flags
-  std::string report;      // --report FILE
+  TuneFlags tune;      // the search's and the cost model's flags
+  std::string report;  // --report FILE
   double alpha = 0, beta = 0, gamma = 0;
   CLI::Option* profile_opt = nullptr;
   CLI::Option* alpha_opt = nullptr;
   CLI::Option* beta_opt = nullptr;
   CLI::Option* gamma_opt = nullptr;
 
-  // engine::TuneFlags with every flag given (machine numbers only when given).
-  engine::TuneFlags Resolved() const {
-    engine::TuneFlags t = tune;
+  // TuneFlags with every flag given (machine numbers only when given).
+  TuneFlags Resolved() const {
+    TuneFlags t = tune;
     t.expr = workload.expr;
     t.extents = workload.extents;
     t.dtype = workload.dtype;
@@ -173,9 +175,9 @@ struct TuneCommandFlags {
     t.mem_per_rank = mesh.mem_per_rank;
     t.json = output.json;
     t.profile_given = profile_opt->count() > 0;
-    if (alpha_opt->count() > 0) t.alpha = alpha;
-    if (beta_opt->count() > 0) t.beta = beta;
-    if (gamma_opt->count() > 0) t.gamma = gamma;
+    if (alpha_opt->count() > 0) t.numbers.alpha = alpha;
+    if (beta_opt->count() > 0) t.numbers.beta = beta;
+    if (gamma_opt->count() > 0) t.numbers.gamma = gamma;
     t.reps = measure.reps;
     t.warmup = measure.warmup;
     t.worker = launcher.worker;
@@ -189,8 +191,9 @@ struct TuneCommandFlags {
 
 // --top-k, --budget-s, --model-only, --json, --report: how far the tune goes, what it prints.
 void AddBudgetFlags(CLI::App* cmd, TuneCommandFlags& f) {
+  // The range: engine::TuneOptionsFromRequest.
   cmd->add_option("--top-k", f.tune.top_k, "candidates measured under MPI (default 4)")
-      ->transform(engine::IntegerIn(kIntMin, kIntMax));  // the range: engine::MakeTuneOptions
+      ->transform(engine::IntegerIn(kIntMin, kIntMax));
   cmd->add_option("--budget-s", f.tune.budget_s, "seconds for the whole tune (default 600)")
       ->check(engine::NumberIn(0, kMaxTimeoutS, /*min_exclusive=*/true));
   cmd->add_flag("--model-only", f.tune.model_only, "measure nothing: the cost model's best");
@@ -215,9 +218,10 @@ void AddMachineFlags(CLI::App* cmd, TuneCommandFlags& f) {
 
 // --max-evaluations, --seed and the flags that widen the space searched.
 void AddSearchFlags(CLI::App* cmd, TuneCommandFlags& f) {
+  // The range: engine::TuneOptionsFromRequest.
   cmd->add_option("--max-evaluations", f.tune.max_evaluations,
                   "schedules lowered and costed (default 1000)")
-      ->transform(engine::IntegerIn(kInt64Min, kInt64Max));  // the range: engine::MakeTuneOptions
+      ->transform(engine::IntegerIn(kInt64Min, kInt64Max));
   cmd->add_option("--seed", f.tune.seed, "seed of the evolutionary search")
       ->transform(engine::Unsigned64());
   cmd->add_flag(
@@ -250,7 +254,7 @@ void AddPlacementFlags(CLI::App* cmd, TuneCommandFlags& f) {
 // In this process: the job of a measurement is stopped by SIGINT and SIGTERM.
 int RunTuneCommand(const TuneCommandFlags& f) {
   if (f.target.server.empty()) runtime::InstallStopSignalHandlers();
-  const engine::TuneFlags flags = f.Resolved();
+  const TuneFlags flags = f.Resolved();
   return RunTune(flags, f.report, *f.target.Make(TuneSettingsFromFlags(flags)), std::cout,
                  std::cerr);
 }
@@ -263,7 +267,7 @@ Command AddTuneCommand(CLI::App& app) {
   CLI::App* cmd = app.add_subcommand("tune", "search, cost and measure schedules; print the best");
   f.workload.Add(cmd, /*required=*/true);
   f.mesh.Add(cmd, /*required=*/false);
-  // The range: engine::MakeTuneOptions.
+  // The range: engine::TuneOptionsFromRequest.
   f.mesh.AddRanks(cmd, "rank count: try every mesh of 1 to 3 axes");
   f.mesh.AddMemPerRank(cmd);
   AddBudgetFlags(cmd, f);

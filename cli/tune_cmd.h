@@ -7,8 +7,10 @@
 #ifndef MESHTUNE_CLI_TUNE_CMD_H_
 #define MESHTUNE_CLI_TUNE_CMD_H_
 
+#include <cstdint>
 #include <ostream>
 #include <string>
+#include <vector>
 
 #include "CLI/CLI.hpp"
 #include "cli/command.h"
@@ -19,13 +21,46 @@
 
 namespace meshtune::cli {
 
+// The parsed flags of `meshtune tune`.
+struct TuneFlags {
+  std::string expr, extents, dtype = "f32";
+  std::string mesh;   // "x=2,y=2"; exactly one of mesh and ranks
+  int64_t ranks = 0;  // every factorisation into 1 to 3 axes
+  std::string mem_per_rank;
+  int top_k = 4;
+  double budget_s = 600;
+  bool model_only = false;
+  bool json = false;
+  std::string profile = "default";  // hardware profile (storage/hardware_profile.h)
+  bool profile_given = false;       // --profile was on the command line
+  // --alpha, --beta, --gamma when given: override the profile.
+  engine::MachineNumbers numbers;
+  int64_t max_evaluations = 1000;
+  uint64_t seed = 1;
+  bool allow_replication = false;
+  bool split_distributed = false;  // SpaceOptions::split_distributed
+  bool rotation_steps = false;     // SpaceOptions::rotation_steps
+  bool all_to_all = false;         // SpaceOptions::all_to_all
+  bool allow_idle_ranks = false;   // with ranks: meshes of ceil(ranks/2) .. ranks ranks
+  // `--layout TENSOR=SPEC`: where the application's tensors are (ir/layout.h).
+  std::vector<std::string> layouts;
+  // --in-place: tune the in-place form of the cyclic layouts (ir::InPlaceForm) instead.
+  bool in_place = false;
+  // Measurement.
+  int reps = 3, warmup = 1;
+  std::string worker, hostfile, launcher;
+  std::vector<std::string> launcher_args;
+  bool progress = false;  // draw progress on stderr (set when stderr is a terminal)
+};
+
 // The Tune request the flags ask for (problem, mesh or ranks, budget, top-k, evaluations,
-// seed, replication, profile when given).
-v1::TuneRequest TuneRequestFromFlags(const engine::TuneFlags& flags);
+// seed, replication, profile when given): what the engine parses, once
+// (engine::TuneOptionsFromRequest). Layouts that SetLayoutFlags refuses are left out.
+v1::TuneRequest TuneRequestFromFlags(const TuneFlags& flags);
 
 // What the flags set that a Tune request cannot carry (machine numbers, measurement
 // settings): an in-process tune applies them.
-engine::LocalTuneSettings TuneSettingsFromFlags(const engine::TuneFlags& flags);
+engine::LocalTuneSettings TuneSettingsFromFlags(const TuneFlags& flags);
 
 // Runs the tune on `backend` and prints the result on `out` (text, or the TuneResult
 // JSON line); progress (when flags.progress) and errors go to `err` ("meshtune: MESSAGE").
@@ -36,7 +71,7 @@ engine::LocalTuneSettings TuneSettingsFromFlags(const engine::TuneFlags& flags);
 // result), the tuning report (engine/report_html.h) of the winner is written there too: the
 // path is checked for writing before the tune (exit status 2 when it cannot be), and the
 // curve is the progress this process received.
-int RunTune(const engine::TuneFlags& flags, const std::string& report, engine::Backend& backend,
+int RunTune(const TuneFlags& flags, const std::string& report, engine::Backend& backend,
             std::ostream& out, std::ostream& err);
 
 // Declares `tune` and its flags on `app`; its action is RunTune (with --report) on stdout and

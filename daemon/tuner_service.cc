@@ -121,7 +121,7 @@ absl::StatusOr<v1::TuneResult> TunerService::RunTune(
                                                : search::NewMpiRunner(search::MpiRunnerOptions{});
   ProgressForwarder forwarder(progress);
   spdlog::info("tune {} on {} (profile {}): started", workload.fingerprint.substr(0, 12),
-               workload.mesh, workload.profile);
+               workload.MeshText(), workload.profile);
   std::string store_error;
   absl::StatusOr<v1::TuneResult> result =
       engine::RunAndStoreTune(options, workload, request, *runner, {&forwarder}, db_, &store_error);
@@ -164,7 +164,7 @@ grpc::Status TunerService::Tune(grpc::ServerContext* context, const v1::TuneRequ
     const std::string description =
         absl::StrCat(request->problem().expr(), " (", request->problem().extents(), ", ",
                      request->problem().dtype().empty() ? "f32" : request->problem().dtype(),
-                     ") on ", workload->mesh, ", profile ", workload->profile,
+                     ") on ", workload->MeshText(), ", profile ", workload->profile,
                      request->model_only() ? ", model only" : "");
     TuneJobFn run = [this, options = *std::move(options), workload = *std::move(workload),
                      request = *request,

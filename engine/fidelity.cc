@@ -13,6 +13,7 @@
 #include "codegen/program.h"
 #include "engine/explain.h"
 #include "engine/rank_stats.h"
+#include "engine/requests.h"
 #include "search/checker.h"
 #include "search/cost_model.h"
 #include "search/explorer.h"
@@ -190,7 +191,7 @@ absl::StatusOr<v1::FidelityResult> RunFidelity(const ir::Problem& problem, const
   // Each candidate through the pipeline once: what every round runs.
   std::vector<absl::StatusOr<search::Runnable>> runnable;
   for (const size_t i : spread) {
-    runnable.push_back(search::PrepareCandidate(problem, mesh, ranked[i]->trace));
+    runnable.push_back(search::PrepareCandidate(problem, mesh, ranked[i]->schedule));
   }
   for (int round = 0; round < options.rounds; ++round) {
     for (size_t j = 0; j < spread.size(); ++j) {
@@ -200,7 +201,7 @@ absl::StatusOr<v1::FidelityResult> RunFidelity(const ir::Problem& problem, const
       search::MeasureInput in;
       in.problem = &problem;
       in.mesh = &mesh;
-      in.trace = ranked[spread[i]]->trace;
+      in.trace = &ranked[spread[i]]->schedule;
       in.timeout_s = options.timeout_s;
       if (runnable[i].ok()) {
         in.program = &runnable[i]->program;
@@ -247,7 +248,7 @@ absl::StatusOr<LoweredRun> LowerPoints(const v1::FidelityResult& measured) {
   problem.set_extents(text.substr(with + 6));
   v1::Mesh mesh;
   mesh.set_axes(measured.mesh());
-  MT_ASSIGN_OR_RETURN(const ir::Mesh parsed, ir::ParseMesh(measured.mesh()));
+  MT_ASSIGN_OR_RETURN(const ir::Mesh parsed, MeshAxesOf(mesh));
   LoweredRun out;
   out.ranks = parsed.Ranks();
   for (const v1::MeasuredCandidate& p : measured.points()) {

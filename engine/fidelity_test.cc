@@ -27,8 +27,8 @@ class FakeRunner : public search::Runner {
   bool measures() const override { return true; }
   search::CandidateRun Run(const search::MeasureInput& in) override {
     search::CandidateRun r;
-    traces.insert(in.trace);
-    order.push_back(in.trace);
+    traces.insert(in.trace->ToString());
+    order.push_back(in.trace->ToString());
     ++calls_;
     if (fail_every_ > 0 && calls_ % fail_every_ == 0) {
       r.error = "fake failure";

@@ -4,7 +4,6 @@
 #include <utility>
 
 #include "absl/strings/str_cat.h"
-#include "base/excerpt.h"
 #include "engine/explain.h"
 #include "engine/records.h"
 #include "engine/tune_messages.h"
@@ -34,18 +33,14 @@ class LocalBackend final : public Backend {
 
   absl::StatusOr<v1::TuneResult> Tune(const v1::TuneRequest& request,
                                       const TuneProgressFn& progress) override {
-    TuneFlags flags = TuneFlagsFromRequest(request);
-    if (!flags.mesh.empty() && flags.ranks != 0) {
-      return absl::InvalidArgumentError(absl::StrCat("give exactly one of mesh (\"",
-                                                     base::Excerpt(flags.mesh), "\") and ranks (",
-                                                     flags.ranks, ")"));
-    }
     const LocalTuneSettings& s = options_.tune;
-    flags.alpha = s.alpha;
-    flags.beta = s.beta;
-    flags.gamma = s.gamma;
+    MachineNumbers numbers;
+    numbers.alpha = s.alpha;
+    numbers.beta = s.beta;
+    numbers.gamma = s.gamma;
     std::string warning;
-    absl::StatusOr<search::TuneOptions> options = MakeTuneOptions(flags, &warning);
+    absl::StatusOr<search::TuneOptions> options =
+        TuneOptionsFromRequest(request, &warning, numbers);
     if (!options.ok()) return options.status();
     absl::StatusOr<storage::Workload> workload = RequestWorkload(
         request.problem(), request.mesh(), request.ranks(), RequestedProfile(request.profile()));

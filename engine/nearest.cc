@@ -98,8 +98,7 @@ std::optional<v1::Record> Replay(const storage::TuningRecord& r, const storage::
                                  const v1::LookupRequest& request,
                                  const search::CostParams& params) {
   absl::StatusOr<std::string> trace = storage::FromCanonicalTrace(w, r.trace);
-  absl::StatusOr<ir::Mesh> parsed = ir::ParseMesh(r.mesh);
-  if (!trace.ok() || !parsed.ok()) return std::nullopt;
+  if (!trace.ok()) return std::nullopt;
   v1::Record out;
   out.set_mesh(r.mesh);
   out.mutable_trace()->set_text(*trace);
@@ -109,14 +108,14 @@ std::optional<v1::Record> Replay(const storage::TuningRecord& r, const storage::
   absl::StatusOr<codegen::Program> program = LowerTrace(request.problem(), mesh, out.trace());
   if (!program.ok()) return std::nullopt;
   out.set_predicted_s(
-      search::EstimateCost(*program, search::ForRanks(params, parsed->Ranks())).seconds);
+      search::EstimateCost(*program, search::ForRanks(params, program->Ranks())).seconds);
   for (const codegen::TransferSummary& s : codegen::Summarize(*program))
     out.add_patterns(codegen::PatternLabel(s.tensor, s.loop, s.pattern));
   *out.mutable_problem() = request.problem();
   if (out.problem().dtype().empty()) out.mutable_problem()->set_dtype("f32");
   out.set_tuner_version(storage::kTunerVersion);
   out.set_profile(w.profile);
-  out.set_workload_mesh(w.mesh);
+  out.set_workload_mesh(w.MeshText());
   return out;
 }
 

@@ -136,7 +136,7 @@ bool FitsBudget(const v1::Record& record, const std::string& mem) {
   mesh.set_mem_per_rank(mem);
   absl::StatusOr<ir::Computation> base = BaseComputation(record.problem(), mesh);
   if (!base.ok()) return false;
-  absl::StatusOr<ir::Trace> trace = ir::ParseTrace(record.trace().text());
+  absl::StatusOr<ir::Trace> trace = ParseTraceMessage(record.trace());
   if (!trace.ok()) return false;
   absl::StatusOr<ir::Verdict> verdict = ir::Judge(*base, *trace);
   return verdict.ok() && verdict->legal;
@@ -154,16 +154,10 @@ absl::StatusOr<storage::Workload> RequestWorkload(const v1::Problem& problem, co
                                                          base::Excerpt(mesh.axes()),
                                                          "\") and ranks (", ranks, ")"));
   }
-  if (!mesh.mem_per_rank().empty()) {
-    MT_ASSIGN_OR_RETURN(int64_t bytes, ir::ParseByteSize(mesh.mem_per_rank()));
-    (void)bytes;
-  }
-  if (ranks != 0 && (ranks < 1 || ranks > ir::kMaxRanks)) {
-    return absl::InvalidArgumentError(
-        absl::StrCat("ranks ", ranks, " is out of range: give 1 to ", ir::kMaxRanks, " ranks"));
-  }
-  return storage::MakeWorkload(p, ranks != 0 ? absl::StrCat("ranks=", ranks) : mesh.axes(),
-                               ProfileOrDefault(profile));
+  MT_RETURN_IF_ERROR(MemPerRankOf(mesh).status());  // checked, though no part of the workload
+  if (ranks != 0) return storage::MakeWorkload(p, ranks, ProfileOrDefault(profile));
+  MT_ASSIGN_OR_RETURN(const ir::Mesh m, MeshAxesOf(mesh));
+  return storage::MakeWorkload(p, m, ProfileOrDefault(profile));
 }
 
 absl::StatusOr<v1::LookupResponse> Lookup(storage::TuningDb& db, const v1::LookupRequest& request) {
@@ -180,8 +174,9 @@ absl::StatusOr<v1::LookupResponse> Lookup(storage::TuningDb& db, const v1::Looku
       if (transferred.has_value()) return *std::move(transferred);
     }
     return absl::NotFoundError(absl::StrCat(
-        "no tuning record for ", Describe(request.problem()), " on ", w.mesh, " with profile ",
-        w.profile, mem.empty() ? "" : absl::StrCat(" that fits ", base::Excerpt(mem), " per rank"),
+        "no tuning record for ", Describe(request.problem()), " on ", w.MeshText(),
+        " with profile ", w.profile,
+        mem.empty() ? "" : absl::StrCat(" that fits ", base::Excerpt(mem), " per rank"),
         machine.empty() ? "" : absl::StrCat(" from machine ", base::Excerpt(machine)),
         why_none.empty() ? "" : absl::StrCat(", and ", why_none), "; tune it first"));
   };
@@ -250,7 +245,7 @@ absl::StatusOr<v1::Record> GetRecord(storage::TuningDb& db, const v1::GetRecordR
   const CanonicalFields canonical = ParseCanonical(record->canonical_workload);
   MT_ASSIGN_OR_RETURN(ir::Problem p, ProblemOf(request.problem()));
   MT_ASSIGN_OR_RETURN(storage::Workload w,
-                      storage::MakeWorkload(p, canonical.mesh, canonical.profile));
+                      storage::ReadWorkload(p, canonical.mesh, canonical.profile));
   if (w.fingerprint != record->fingerprint) {
     return absl::InvalidArgumentError(absl::StrCat(
         "record ", request.id(), " is for ", canonical.expr, " (", canonical.extents, ", ",
@@ -279,10 +274,15 @@ absl::StatusOr<v1::CodegenRequest> ResolveCodegenRequest(storage::TuningDb& db,
 }
 
 absl::Status StoreTuneResult(storage::TuningDb& db, const storage::Workload& w,
-                             v1::TuneResult* result, const v1::TuneSummary* summary) {
+                             v1::TuneResult* result, const v1::TuneSummary* summary,
+                             const ir::Trace* best) {
   v1::Record* record = result->mutable_record();
   storage::TuningRecord r;
-  MT_ASSIGN_OR_RETURN(r.trace, storage::ToCanonicalTrace(w, record->trace().text()));
+  if (best != nullptr) {
+    MT_ASSIGN_OR_RETURN(r.trace, storage::ToCanonicalTrace(w, *best));
+  } else {
+    MT_ASSIGN_OR_RETURN(r.trace, storage::ToCanonicalTrace(w, record->trace().text()));
+  }
   r.mesh = record->mesh();
   r.predicted_s = record->predicted_s();
   if (record->has_measured_s()) r.measured_s = record->measured_s();
@@ -303,7 +303,7 @@ absl::Status StoreTuneResult(storage::TuningDb& db, const storage::Workload& w,
   record->set_tuner_version(r.tuner_version);
   record->set_created_unix_ms(r.created_unix_ms);
   record->set_profile(w.profile);
-  record->set_workload_mesh(w.mesh);
+  record->set_workload_mesh(w.MeshText());
   result->set_stored(true);
   return absl::OkStatus();
 }

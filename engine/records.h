@@ -14,6 +14,7 @@
 #include <string>
 
 #include "absl/status/statusor.h"
+#include "ir/trace.h"
 #include "proto/meshtune.pb.h"
 #include "storage/tuning_db.h"
 #include "storage/workload.h"
@@ -55,10 +56,12 @@ absl::StatusOr<v1::CodegenRequest> ResolveCodegenRequest(storage::TuningDb& db,
 
 // Stores the winner of a tune of workload `w` (`result->record`, in the tuned problem's
 // names), with `summary` (how the tune went, for the tuning report) when non-null, and fills
-// in the record's id, fingerprint, tuner version and time. Errors from the database (or
-// from translating the trace) are returned as they are.
+// in the record's id, fingerprint, tuner version and time. `best` is the winner's trace as
+// the tuner found it; when null, the record's trace text is parsed. Errors from the database
+// (or from translating the trace) are returned as they are.
 absl::Status StoreTuneResult(storage::TuningDb& db, const storage::Workload& w,
-                             v1::TuneResult* result, const v1::TuneSummary* summary = nullptr);
+                             v1::TuneResult* result, const v1::TuneSummary* summary = nullptr,
+                             const ir::Trace* best = nullptr);
 
 // The summary stored with record `id` (storage::TuningRecord::summary); nullopt when the
 // record has none (it predates summaries). NotFound "no tuning record with id N" for an

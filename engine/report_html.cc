@@ -13,6 +13,7 @@
 #include "engine/explain.h"
 #include "engine/html_page.h"
 #include "engine/records.h"
+#include "engine/requests.h"
 #include "engine/scatter_svg.h"
 #include "engine/sharding_svg.h"
 #include "engine/tune_options.h"
@@ -175,13 +176,17 @@ std::string MeasuredSection(const ReportInput& in) {
   return out;
 }
 
-std::string LowerBoundSection(const ReportInput& in, const search::CostReport* cost) {
+// `program` is the record's trace lowered, `cost` its cost (nullptr when it did not lower).
+std::string LowerBoundSection(const ReportInput& in,
+                              const absl::StatusOr<codegen::Program>& program,
+                              const search::CostReport* cost) {
   std::string out = "<section id=\"lower-bound\">\n<h2>Gap to the lower bound</h2>\n";
-  absl::StatusOr<ir::Problem> problem = ir::ParseProblem(
-      in.record.problem().expr(), in.record.problem().extents(), in.record.problem().dtype());
-  absl::StatusOr<ir::Mesh> mesh = ir::ParseMesh(in.record.mesh());
   std::optional<double> bound;
-  if (problem.ok() && mesh.ok()) bound = search::MatmulCommLowerBound(*problem, mesh->Ranks());
+  if (program.ok()) {
+    // The problem as lowered: it parsed when the trace lowered.
+    if (absl::StatusOr<ir::Problem> problem = ProblemOf(in.record.problem()); problem.ok())
+      bound = search::MatmulCommLowerBound(*problem, program->Ranks());
+  }
   if (!bound || cost == nullptr) {
     absl::StrAppend(&out,
                     "<p class=\"note\">No lower bound: it is known for problems of "
@@ -248,7 +253,7 @@ std::string ReportHtml(const ReportInput& in) {
       absl::StrCat(in.header_html, "<h1 id=\"title\">", HtmlEscape(title), "</h1>\n");
   absl::StrAppend(&body, ProblemSection(in), WinnerSection(in, program, c),
                   ShardingSection(program), CurveSection(in), MeasuredSection(in),
-                  LowerBoundSection(in, c), PruningSection(in));
+                  LowerBoundSection(in, program, c), PruningSection(in));
   return HtmlDocument(title, body);
 }
 

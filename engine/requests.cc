@@ -40,12 +40,18 @@ absl::StatusOr<ir::Problem> ProblemOf(const v1::Problem& problem) {
   return p;
 }
 
+absl::StatusOr<ir::Mesh> MeshAxesOf(const v1::Mesh& mesh) { return ir::ParseMesh(mesh.axes()); }
+
+absl::StatusOr<std::optional<int64_t>> MemPerRankOf(const v1::Mesh& mesh) {
+  if (mesh.mem_per_rank().empty()) return std::nullopt;
+  MT_ASSIGN_OR_RETURN(const int64_t bytes, ir::ParseByteSize(mesh.mem_per_rank()));
+  return bytes;
+}
+
 absl::StatusOr<ir::Computation> BaseComputation(const v1::Problem& problem, const v1::Mesh& mesh) {
   MT_ASSIGN_OR_RETURN(ir::Problem p, ProblemOf(problem));
-  MT_ASSIGN_OR_RETURN(ir::Mesh m, ir::ParseMesh(mesh.axes()));
-  if (!mesh.mem_per_rank().empty()) {
-    MT_ASSIGN_OR_RETURN(m.mem_per_rank_bytes, ir::ParseByteSize(mesh.mem_per_rank()));
-  }
+  MT_ASSIGN_OR_RETURN(ir::Mesh m, MeshAxesOf(mesh));
+  MT_ASSIGN_OR_RETURN(m.mem_per_rank_bytes, MemPerRankOf(mesh));
   return ir::Computation::Create(p, m);
 }
 

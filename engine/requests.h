@@ -5,11 +5,14 @@
 #ifndef MESHTUNE_ENGINE_REQUESTS_H_
 #define MESHTUNE_ENGINE_REQUESTS_H_
 
+#include <cstdint>
+#include <optional>
 #include <string>
 #include <vector>
 
 #include "absl/status/statusor.h"
 #include "ir/computation.h"
+#include "ir/mesh.h"
 #include "ir/trace.h"
 #include "proto/meshtune.pb.h"
 
@@ -25,6 +28,12 @@ std::vector<std::string> LayoutFlagsOf(const v1::Problem& problem);
 // The problem with its given layouts (ir::SetLayouts): ParseProblem's and
 // ParseLayoutFlags' errors.
 absl::StatusOr<ir::Problem> ProblemOf(const v1::Problem& problem);
+
+// The mesh's axes ("x=2,y=2"), without its memory budget: ParseMesh's errors.
+absl::StatusOr<ir::Mesh> MeshAxesOf(const v1::Mesh& mesh);
+
+// The mesh's memory budget per rank in bytes, none when not given: ParseByteSize's errors.
+absl::StatusOr<std::optional<int64_t>> MemPerRankOf(const v1::Mesh& mesh);
 
 // The problem's base Computation on the mesh (memory budget included).
 absl::StatusOr<ir::Computation> BaseComputation(const v1::Problem& problem, const v1::Mesh& mesh);

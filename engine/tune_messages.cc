@@ -4,8 +4,6 @@
 
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_format.h"
-#include "base/excerpt.h"
-#include "engine/requests.h"
 #include "engine/tune_options.h"
 
 namespace meshtune::engine {
@@ -26,42 +24,6 @@ void SetCounts(const search::SearchCounts& counts, v1::TuneResult* out) {
 
 std::string RequestedProfile(const std::string& profile) {
   return profile.empty() ? "default" : profile;
-}
-
-TuneFlags TuneFlagsFromRequest(const v1::TuneRequest& request) {
-  TuneFlags flags;
-  flags.expr = request.problem().expr();
-  flags.extents = request.problem().extents();
-  flags.dtype = request.problem().dtype().empty() ? "f32" : request.problem().dtype();
-  flags.mesh = request.mesh().axes();
-  flags.mem_per_rank = request.mesh().mem_per_rank();
-  flags.ranks = request.ranks();
-  if (request.has_top_k()) flags.top_k = request.top_k();
-  if (request.has_budget_s()) flags.budget_s = request.budget_s();
-  flags.model_only = request.model_only();
-  flags.profile = RequestedProfile(request.profile());
-  flags.profile_given = !request.profile().empty();
-  if (request.has_max_evaluations()) flags.max_evaluations = request.max_evaluations();
-  if (request.has_seed()) flags.seed = request.seed();
-  flags.allow_replication = request.allow_replication();
-  flags.split_distributed = request.split_distributed();
-  flags.rotation_steps = request.rotation_steps();
-  flags.all_to_all = request.all_to_all();
-  flags.allow_idle_ranks = request.allow_idle_ranks();
-  flags.layouts = LayoutFlagsOf(request.problem());
-  flags.in_place = request.in_place();
-  return flags;
-}
-
-absl::StatusOr<search::TuneOptions> TuneOptionsFromRequest(const v1::TuneRequest& request,
-                                                           std::string* warning) {
-  const TuneFlags flags = TuneFlagsFromRequest(request);
-  if (!flags.mesh.empty() && flags.ranks != 0) {
-    return absl::InvalidArgumentError(absl::StrCat("give exactly one of mesh (\"",
-                                                   base::Excerpt(flags.mesh), "\") and ranks (",
-                                                   flags.ranks, ")"));
-  }
-  return MakeTuneOptions(flags, warning);
 }
 
 std::string TuneJobKey(const std::string& fingerprint, const search::TuneOptions& options,
@@ -96,7 +58,7 @@ v1::TuneResult ResultMessage(const search::SearchResult& r, const v1::TuneReques
   v1::Record* record = out.mutable_record();
   *record->mutable_problem() = request.problem();
   if (record->problem().dtype().empty()) record->mutable_problem()->set_dtype("f32");
-  record->set_mesh(r.mesh);
+  record->set_mesh(r.mesh.ToString());
   record->set_workload_mesh(request.ranks() != 0 ? absl::StrCat("ranks=", request.ranks())
                                                  : request.mesh().axes());
   record->mutable_trace()->set_text(r.best.trace);
@@ -113,7 +75,7 @@ v1::TuneResult ResultMessage(const search::SearchResult& r, const v1::TuneReques
   for (const search::MeasuredCandidate& m : r.measurements) {
     v1::MeasuredCandidate* pm = out.add_measurements();
     pm->mutable_trace()->set_text(m.candidate.trace);
-    pm->set_mesh(m.mesh);
+    pm->set_mesh(m.mesh.ToString());
     pm->set_family(m.family);
     pm->set_predicted_s(m.candidate.cost.seconds);
     if (m.run.seconds) pm->set_measured_s(*m.run.seconds);

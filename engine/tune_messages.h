@@ -1,6 +1,6 @@
-// The Tune RPC's messages and the tuner's values: a TuneRequest to search::TuneOptions (with
-// the same validation and defaults as `meshtune tune`), and the tuner's progress and result
-// to TuneProgress and TuneResult messages. Stateless; thread-safe.
+// The Tune RPC's messages and the tuner's values: a TuneRequest to search::TuneOptions
+// (tune_options.h: TuneOptionsFromRequest), and the tuner's progress and result to
+// TuneProgress and TuneResult messages. Stateless; thread-safe.
 #ifndef MESHTUNE_ENGINE_TUNE_MESSAGES_H_
 #define MESHTUNE_ENGINE_TUNE_MESSAGES_H_
 
@@ -15,19 +15,6 @@ namespace meshtune::engine {
 
 // The hardware profile a request names: its `profile`, or "default" when empty.
 std::string RequestedProfile(const std::string& profile);
-
-// The `meshtune tune` flags that ask for what `request` asks (machine numbers and
-// measurement settings at their defaults). Does not check that exactly one of mesh and
-// ranks is given: TuneOptionsFromRequest and MakeTuneOptions do.
-TuneFlags TuneFlagsFromRequest(const v1::TuneRequest& request);
-
-// The tuner's options for `request`: the problem, the mesh (or every factorisation of
-// `ranks`), the profile's machine numbers (built-in ones when the profile is "default" and
-// was never calibrated; `warning` then says so), unset numbers at the CLI's defaults.
-// InvalidArgument naming the bad field or token (messages use the CLI's flag names, e.g.
-// "--ranks 1000000 is out of range"); NotFound when a named profile does not exist.
-absl::StatusOr<search::TuneOptions> TuneOptionsFromRequest(const v1::TuneRequest& request,
-                                                           std::string* warning);
 
 // A key equal for two requests that ask the tuner for the same work, given the workload's
 // fingerprint (problem up to renaming, extents, dtype, mesh or rank count, profile): it

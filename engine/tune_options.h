@@ -1,6 +1,6 @@
-// The tuner's options from `meshtune tune`'s flags (and from Tune requests, through
-// tune_messages.h): the problem and the mesh (or a rank count), the machine numbers from a
-// hardware profile or flags, the search's limits. Stateless; thread-safe.
+// The tuner's options from a Tune request (what `meshtune tune`'s flags, the daemon's Tune
+// RPC and the library ask for): the problem and the mesh (or a rank count), the machine
+// numbers from a hardware profile or flags, the search's limits. Stateless; thread-safe.
 #ifndef MESHTUNE_ENGINE_TUNE_OPTIONS_H_
 #define MESHTUNE_ENGINE_TUNE_OPTIONS_H_
 
@@ -10,42 +10,19 @@
 #include <vector>
 
 #include "absl/status/statusor.h"
+#include "ir/problem.h"
+#include "proto/meshtune.pb.h"
 #include "search/tuner.h"
 
 namespace meshtune::engine {
 
-// The parsed flags of `meshtune tune`.
-struct TuneFlags {
-  std::string expr, extents, dtype = "f32";
-  std::string mesh;   // "x=2,y=2"; exactly one of mesh and ranks
-  int64_t ranks = 0;  // every factorisation into 1 to 3 axes
-  std::string mem_per_rank;
-  int top_k = 4;
-  double budget_s = 600;
-  bool model_only = false;
-  bool json = false;
-  std::string profile = "default";           // hardware profile (storage/hardware_profile.h)
-  bool profile_given = false;                // --profile was on the command line
+// Machine numbers a tune takes over, or instead of, its profile's (what a Tune request
+// cannot carry: `meshtune tune`'s flags, an in-process backend's settings).
+struct MachineNumbers {
   std::optional<double> alpha, beta, gamma;  // override the profile (alpha, beta: all patterns)
   // These machine numbers instead of a profile's: no profile is read (alpha, beta and gamma
   // above still override them).
   std::optional<search::CostParams> params;
-  int64_t max_evaluations = 1000;
-  uint64_t seed = 1;
-  bool allow_replication = false;
-  bool split_distributed = false;  // SpaceOptions::split_distributed
-  bool rotation_steps = false;     // SpaceOptions::rotation_steps
-  bool all_to_all = false;         // SpaceOptions::all_to_all
-  bool allow_idle_ranks = false;   // with ranks: meshes of ceil(ranks/2) .. ranks ranks
-  // `--layout TENSOR=SPEC`: where the application's tensors are (ir/layout.h).
-  std::vector<std::string> layouts;
-  // --in-place: tune the in-place form of the cyclic layouts (ir::InPlaceForm) instead.
-  bool in_place = false;
-  // Measurement.
-  int reps = 3, warmup = 1;
-  std::string worker, hostfile, launcher;
-  std::vector<std::string> launcher_args;
-  bool progress = false;  // draw progress on stderr (set when stderr is a terminal)
 };
 
 // The machine numbers used when no profile was calibrated (and none named): a typical
@@ -69,15 +46,20 @@ std::string ProfileMachine(const std::string& name);
 // as storage::LoadProfile's.
 absl::StatusOr<search::CostParams> ProfileCostParams(const std::string& profile);
 
-// The tuner's options from `flags`: InvalidArgument naming the bad flag or value (a bad
-// expression, mesh, rank count, byte size, a budget or top-k out of range, both or neither
-// of --mesh and --ranks); NotFound when a profile named with --profile does not exist.
-// `warning` receives a note when the built-in numbers stand in for a missing default profile.
-// The in-place form (ir::InPlaceForm) of the flags' problem with its layouts on --mesh.
-// InvalidArgument without --mesh; the parsers' errors; InPlaceForm's FailedPrecondition.
-absl::StatusOr<ir::Problem> InPlaceProblem(const TuneFlags& flags);
+// The in-place form (ir::InPlaceForm) of the request's problem with its layouts on its mesh.
+// InvalidArgument without a mesh; the parsers' errors; InPlaceForm's FailedPrecondition.
+absl::StatusOr<ir::Problem> InPlaceProblem(const v1::TuneRequest& request);
 
-absl::StatusOr<search::TuneOptions> MakeTuneOptions(const TuneFlags& flags, std::string* warning);
+// The tuner's options for `request`: the problem (its in-place form with in_place), the
+// mesh (or every factorisation of `ranks`), the profile's machine numbers (built-in ones
+// when the profile is "default" and was never calibrated; `warning` then says so) under
+// `numbers`, unset numbers at the CLI's defaults. InvalidArgument naming the bad field or
+// token (messages use the CLI's flag names, e.g. "--ranks 1000000 is out of range"; both or
+// neither of mesh and ranks); NotFound when a named profile does not exist. The problem is
+// tuned without result_on_layer (the caller lowers the winner with it).
+absl::StatusOr<search::TuneOptions> TuneOptionsFromRequest(const v1::TuneRequest& request,
+                                                           std::string* warning,
+                                                           const MachineNumbers& numbers = {});
 
 }  // namespace meshtune::engine
 

@@ -32,7 +32,7 @@ absl::StatusOr<v1::TuneResult> RunAndStoreTune(
   v1::TuneResult out = ResultMessage(*result, request);
   if (db != nullptr && (result->verified || result->measurements.empty())) {
     const v1::TuneSummary summary = TuneSummaryOf(out, request, curve.curve.points());
-    const absl::Status stored = StoreTuneResult(*db, w, &out, &summary);
+    const absl::Status stored = StoreTuneResult(*db, w, &out, &summary, &result->best.schedule);
     if (!stored.ok()) {
       out.set_stored(false);
       out.add_warnings(

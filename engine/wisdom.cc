@@ -108,7 +108,7 @@ absl::StatusOr<Line> ParseLine(absl::string_view text, v1::Record* message) {
   r.created_unix_ms = m.created_unix_ms();
   line.description =
       absl::StrCat(line.workload.expr, " (", line.workload.extents, ", ", line.workload.dtype,
-                   ") on ", line.workload.mesh, ", profile ", line.workload.profile);
+                   ") on ", line.workload.MeshText(), ", profile ", line.workload.profile);
   // What Add would refuse, refused before anything is added.
   storage::TuningRecord checked = r;
   MT_RETURN_IF_ERROR(storage::CheckRecord(line.workload, &checked));
@@ -286,7 +286,7 @@ absl::StatusOr<WisdomRecord> LookupWisdom(const std::string& text,
         absl::StrCat("no tuning record for ", base::Excerpt(p.expr(), 2 * base::kMaxExcerpt), " (",
                      base::Excerpt(p.extents(), 2 * base::kMaxExcerpt), ", ",
                      p.dtype().empty() ? "f32" : base::Excerpt(p.dtype()), ") on ",
-                     out.workload.mesh, " with profile ", out.workload.profile));
+                     out.workload.MeshText(), " with profile ", out.workload.profile));
   }
   MT_ASSIGN_OR_RETURN(out.trace, storage::FromCanonicalTrace(out.workload, best->record.trace));
   if (out.record.has_program() && out.record.has_program_digest()) {

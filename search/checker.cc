@@ -130,29 +130,24 @@ class SimulatingChecker : public Checker {
   explicit SimulatingChecker(const SimulatingCheckerOptions& options) : options_(options) {}
 
   CheckResult Check(const ir::Problem& problem, const ir::Mesh& mesh,
-                    const std::string& text) override {
+                    const ir::Trace& trace) override {
     CheckResult result;
-    absl::StatusOr<ir::Trace> trace = ir::ParseTrace(text);
-    if (!trace.ok()) {
-      result.error = std::string(trace.status().message());
-      return result;
-    }
     std::map<std::string, int64_t> extents = problem.extents;
-    absl::StatusOr<Lowered> real = LowerAt(problem, extents, mesh, *trace);
+    absl::StatusOr<Lowered> real = LowerAt(problem, extents, mesh, trace);
     if (!real.ok()) {
       result.error = std::string(real.status().message());
       return result;
     }
     Lowered run = *std::move(real);
     ir::Mesh sim_mesh = mesh;
-    if (mesh.Ranks() > options_.max_ranks && !ScaleMesh(problem, *trace, &sim_mesh, &run)) {
+    if (mesh.Ranks() > options_.max_ranks && !ScaleMesh(problem, trace, &sim_mesh, &run)) {
       result.error = absl::StrCat("too many ranks to simulate (", mesh.Ranks(),
                                   "): on no mesh of at most ", options_.max_ranks,
                                   " ranks does the schedule keep its transfers and patterns");
       return result;
     }
     const bool scale_extents = !Cheap(run);
-    if (scale_extents) ScaleExtents(problem, *trace, sim_mesh, &extents, &run);
+    if (scale_extents) ScaleExtents(problem, trace, sim_mesh, &extents, &run);
     result.how = "simulated";
     if (scale_extents || sim_mesh.Ranks() != mesh.Ranks()) {
       result.how = "simulated-scaled";
@@ -242,8 +237,7 @@ class SimulatingChecker : public Checker {
 }  // namespace
 
 absl::StatusOr<Runnable> PrepareCandidate(const ir::Problem& problem, const ir::Mesh& mesh,
-                                          const std::string& text) {
-  MT_ASSIGN_OR_RETURN(ir::Trace trace, ir::ParseTrace(text));
+                                          const ir::Trace& trace) {
   MT_ASSIGN_OR_RETURN(ir::Computation base, ir::Computation::Create(problem, mesh));
   MT_ASSIGN_OR_RETURN(codegen::Prepared prepared, codegen::Prepare(base, trace));
   if (!prepared.verdict.legal) {
@@ -256,7 +250,7 @@ absl::StatusOr<Runnable> PrepareCandidate(const ir::Problem& problem, const ir::
 }
 
 absl::StatusOr<Runnable> Checker::Validate(const ir::Problem& problem, const ir::Mesh& mesh,
-                                           const std::string& trace) {
+                                           const ir::Trace& trace) {
   return PrepareCandidate(problem, mesh, trace);
 }
 

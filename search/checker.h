@@ -31,6 +31,7 @@
 #include "ir/footprint.h"
 #include "ir/mesh.h"
 #include "ir/problem.h"
+#include "ir/trace.h"
 
 namespace meshtune::search {
 
@@ -49,23 +50,23 @@ struct Runnable {
   ir::Footprint footprint;
 };
 
-// `trace` (canonical text) of `problem` on `mesh` through the pipeline (codegen/pipeline.h):
+// `trace` of `problem` on `mesh` through the pipeline (codegen/pipeline.h):
 // its Program, or why it cannot run ("illegal: [code] ...", "lowering_unsound: ...",
 // "unvalidated: ...").
 absl::StatusOr<Runnable> PrepareCandidate(const ir::Problem& problem, const ir::Mesh& mesh,
-                                          const std::string& trace);
+                                          const ir::Trace& trace);
 
 class Checker {
  public:
   virtual ~Checker() = default;
-  // Checks `trace` (canonical text) of `problem` on `mesh`.
+  // Checks `trace` of `problem` on `mesh`.
   virtual CheckResult Check(const ir::Problem& problem, const ir::Mesh& mesh,
-                            const std::string& trace) = 0;
+                            const ir::Trace& trace) = 0;
   // The static part alone, for candidates about to be measured: the Program the run
   // executes when translation validation (codegen/validate.h) accepts it, else why
   // ("lowering_unsound: ..."). The default is PrepareCandidate.
   virtual absl::StatusOr<Runnable> Validate(const ir::Problem& problem, const ir::Mesh& mesh,
-                                            const std::string& trace);
+                                            const ir::Trace& trace);
 };
 
 struct SimulatingCheckerOptions {

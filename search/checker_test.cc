@@ -13,12 +13,13 @@
 #include "absl/strings/match.h"
 #include "ir/mesh.h"
 #include "ir/problem.h"
+#include "ir/trace.h"
 #include "search/explorer.h"
 
 namespace meshtune::search {
 namespace {
 
-const char kSumma[] =
+const char kSummaText[] =
     "distribute([m,n], [mo,no], [mi,ni], [x,y])\n"
     "divide(k, ko, ki, 4)\n"
     "reorder(mo, no, ko, mi, ni, ki)\n"
@@ -28,6 +29,8 @@ const char kSumma[] =
     "communicate(A, ko)\n"
     "communicate(B, ko)\n"
     "tensorize([mi, ni, ki], matmul)\n";
+
+const ir::Trace kSumma = *ir::ParseTrace(kSummaText);
 
 ir::Problem Matmul(const std::string& extents) {
   absl::StatusOr<ir::Problem> p = ir::ParseProblem("C[m,n] += A[m,k] * B[k,n]", extents);
@@ -79,8 +82,9 @@ TEST(CheckerTest, EveryLegalPointOfASpaceVerifiesOnTheSmallerMesh) {
   int points = 0, on_smaller = 0;
   (*explorer)->ForEachLegal([&](const Point& p) {
     if (points++ % 16 != 0) return true;  // each check lowers a few times
-    const std::string trace = (*explorer)->evaluator(p.mesh).space().ToTrace(p.genome).ToString();
-    const CheckResult r = scaled->Check(problem, meshes[0], trace);
+    const ir::Trace schedule = (*explorer)->evaluator(p.mesh).space().ToTrace(p.genome);
+    const std::string trace = schedule.ToString();
+    const CheckResult r = scaled->Check(problem, meshes[0], schedule);
     if (r.ok) {
       ++on_smaller;
       EXPECT_EQ(r.how, "simulated-scaled") << trace;

@@ -500,7 +500,8 @@ absl::StatusOr<Candidate> Evaluator::Evaluate(
   if (!cost.ok()) return cost.status();
   Candidate out;
   out.genome = g;
-  out.trace = space_.ToTrace(g).ToString();
+  out.schedule = space_.ToTrace(g);
+  out.trace = out.schedule.ToString();
   out.cost = *std::move(cost);
   for (const TransferCost& t : out.cost.transfers) {
     out.patterns.push_back(codegen::PatternLabel(t.tensor, t.loop, t.pattern));

@@ -40,6 +40,7 @@
 #include "codegen/program.h"
 #include "ir/computation.h"
 #include "ir/legality.h"
+#include "ir/trace.h"
 #include "search/closed_form.h"
 #include "search/cost_model.h"
 #include "search/cost_params.h"
@@ -51,7 +52,8 @@ namespace meshtune::search {
 struct Candidate {
   int mesh = 0;  // which space it came from (the tuner's index; 0 for a single mesh)
   Genome genome;
-  std::string trace;                  // canonical trace text
+  ir::Trace schedule;                 // the trace, as the space builds it from the genome
+  std::string trace;                  // its canonical text (what results and records carry)
   CostReport cost;                    // the model's estimate
   std::vector<std::string> patterns;  // per transfer "A@ko Broadcast(axes=[1])"
   std::string program_key;            // equal for candidates that lower to the same Program

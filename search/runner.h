@@ -19,6 +19,7 @@
 #include "ir/footprint.h"
 #include "ir/mesh.h"
 #include "ir/problem.h"
+#include "ir/trace.h"
 #include "runtime/launcher.h"
 
 namespace meshtune::search {
@@ -27,7 +28,7 @@ namespace meshtune::search {
 struct MeasureInput {
   const ir::Problem* problem = nullptr;
   const ir::Mesh* mesh = nullptr;
-  std::string trace;  // canonical trace text
+  const ir::Trace* trace = nullptr;
   // Its translation-validated Program (Checker::Validate) and per-rank footprint: what an
   // MPI run executes; a runner that measures nothing may ignore them.
   const codegen::Program* program = nullptr;

@@ -110,11 +110,11 @@ MeasuredCandidate Measure(TuneRun& run, Explorer& explorer, Runner& runner, Chec
   const TuneOptions& options = run.options;
   MeasuredCandidate m;
   m.candidate = c;
-  m.mesh = explorer.mesh(c.mesh).ToString();
+  m.mesh = explorer.mesh(c.mesh);
   m.family = FamilyOf(c, explorer.mesh(c.mesh));
   // A Program translation validation refuses is not run, nor ever returned.
   const absl::StatusOr<Runnable> runnable =
-      checker.Validate(options.problem, explorer.mesh(c.mesh), c.trace);
+      checker.Validate(options.problem, explorer.mesh(c.mesh), c.schedule);
   if (!runnable.ok()) {
     m.run.error = std::string(runnable.status().message());
     result->refused.push_back(absl::StrCat(c.trace, "\n  ", runnable.status().message()));
@@ -122,7 +122,7 @@ MeasuredCandidate Measure(TuneRun& run, Explorer& explorer, Runner& runner, Chec
     MeasureInput in;
     in.problem = &options.problem;
     in.mesh = &explorer.mesh(c.mesh);
-    in.trace = c.trace;
+    in.trace = &c.schedule;
     in.program = &runnable->program;
     in.footprint = runnable->footprint;
     in.timeout_s = left;
@@ -179,7 +179,8 @@ absl::Status ChooseWinner(TuneRun& run, Explorer& explorer, Checker& checker,
   const Candidate* chosen = nullptr;
   for (const Candidate* c : explorer.Best(std::max(run.options.max_checked, 1))) {
     if (run.Cancelled()) return absl::CancelledError("the tune was cancelled");
-    const CheckResult check = checker.Check(run.options.problem, explorer.mesh(c->mesh), c->trace);
+    const CheckResult check =
+        checker.Check(run.options.problem, explorer.mesh(c->mesh), c->schedule);
     if (check.ok) {
       chosen = c;
       result->checked = check.how;
@@ -195,7 +196,7 @@ absl::Status ChooseWinner(TuneRun& run, Explorer& explorer, Checker& checker,
                      result->refused.empty() ? "" : result->refused[0]));
   }
   result->best = *chosen;
-  result->mesh = explorer.mesh(chosen->mesh).ToString();
+  result->mesh = explorer.mesh(chosen->mesh);
   return absl::OkStatus();
 }
 

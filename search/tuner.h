@@ -66,14 +66,14 @@ struct TuneOptions {
 // One measured candidate.
 struct MeasuredCandidate {
   Candidate candidate;
-  std::string mesh;    // "x=2,y=2"
+  ir::Mesh mesh;       // its mesh (x=2,y=2)
   std::string family;  // FamilyOf(candidate, its mesh): "x=2,y=2: A Shift(y); B Shift(x)"
   CandidateRun run;
 };
 
 struct SearchResult {
   Candidate best;
-  std::string mesh;                  // the winner's mesh
+  ir::Mesh mesh;                     // the winner's mesh
   std::optional<double> measured_s;  // the winner's measured median, when measured
   bool verified = false;             // the winner ran and verified
   // How the winner is known to compute the right answer: "measured" (verified under MPI),

@@ -52,7 +52,7 @@ TuneOptions SquareMatmulOnFourRanks() {
 
 TEST(TunerTest, SquareMatmulOnFourRanksIsTwoDimensional) {
   const SearchResult r = MustTune(SquareMatmulOnFourRanks());
-  EXPECT_EQ(r.mesh, "x=2,y=2");
+  EXPECT_EQ(r.mesh.ToString(), "x=2,y=2");
   // m and n both over the mesh, k not: a 2D algorithm (SUMMA-like: both inputs move).
   EXPECT_TRUE(Has(r.best.trace, "distribute([m,n]") || Has(r.best.trace, "distribute([n,m]"))
       << r.best.trace;
@@ -68,7 +68,7 @@ TEST(TunerTest, SquareMatmulOnFourRanksIsTwoDimensional) {
 TEST(TunerTest, TallMatmulIsOneDimensionalOverMWithoutMovingA) {
   const SearchResult r = MustTune(MatmulOnFourRanks("m=16384,n=64,k=64"));
   EXPECT_TRUE(Has(r.best.trace, "distribute([m], [mo], [mi], [x])")) << r.best.trace;
-  EXPECT_EQ(r.mesh, "x=4");
+  EXPECT_EQ(r.mesh.ToString(), "x=4");
   EXPECT_TRUE(Has(r.best.trace, "shard(A, m@x)\n")) << r.best.trace;
   // A never moves between ranks (a Local copy of its own block costs nothing, and may be).
   for (const std::string& p : r.best.patterns) {
@@ -88,8 +88,8 @@ TEST(TunerTest, DeepMatmulDistributesKAndReduces) {
 class RefusingChecker : public Checker {
  public:
   explicit RefusingChecker(int refuse) : refuse_(refuse) {}
-  CheckResult Check(const ir::Problem&, const ir::Mesh&, const std::string& trace) override {
-    asked.push_back(trace);
+  CheckResult Check(const ir::Problem&, const ir::Mesh&, const ir::Trace& trace) override {
+    asked.push_back(trace.ToString());
     CheckResult r;
     r.ok = static_cast<int>(asked.size()) > refuse_;
     r.how = "simulated";
@@ -282,33 +282,33 @@ TEST(TunerTest, EachMeshsBestIsMeasuredAndMeasurementDecides) {
   ASSERT_TRUE(r.ok()) << r.status();
   ASSERT_EQ(runner.meshes.size(), 2u);
   EXPECT_NE(runner.meshes[0], runner.meshes[1]);
-  EXPECT_EQ(r->mesh, "x=4");
+  EXPECT_EQ(r->mesh.ToString(), "x=4");
   EXPECT_EQ(r->measured_s, 1.0);
   EXPECT_TRUE(r->verified);
   // Each measurement says its family, which starts with its mesh.
   ASSERT_EQ(r->measurements.size(), 2u);
   for (const MeasuredCandidate& m : r->measurements) {
-    EXPECT_EQ(m.family, FamilyOf(m.candidate, *ir::ParseMesh(m.mesh)));
-    EXPECT_EQ(m.family.rfind(m.mesh + ": ", 0), 0u) << m.family;
+    EXPECT_EQ(m.family, FamilyOf(m.candidate, m.mesh));
+    EXPECT_EQ(m.family.rfind(m.mesh.ToString() + ": ", 0), 0u) << m.family;
   }
   // In model order: the first measured is the model's best.
   const absl::StatusOr<SearchResult> model = Tune(SquareMatmulOnFourRanks(), *NewModelOnlyRunner());
   ASSERT_TRUE(model.ok());
-  EXPECT_EQ(runner.meshes[0], model->mesh);
-  EXPECT_EQ(model->mesh, "x=2,y=2");
+  EXPECT_EQ(runner.meshes[0], model->mesh.ToString());
+  EXPECT_EQ(model->mesh.ToString(), "x=2,y=2");
 }
 
 // Validation refuses the schedules of one mesh (x=4): they are never run nor returned.
 class RefusesTheLine : public Checker {
  public:
-  CheckResult Check(const ir::Problem&, const ir::Mesh&, const std::string&) override {
+  CheckResult Check(const ir::Problem&, const ir::Mesh&, const ir::Trace&) override {
     CheckResult r;
     r.ok = true;
     r.how = "simulated";
     return r;
   }
   absl::StatusOr<Runnable> Validate(const ir::Problem& problem, const ir::Mesh& mesh,
-                                    const std::string& trace) override {
+                                    const ir::Trace& trace) override {
     if (mesh.axes.size() == 1) {
       return absl::FailedPreconditionError(
           "lowering_unsound: B at no: rank (x=1) reads B[0, 0] from rank (x=0)");
@@ -327,7 +327,7 @@ TEST(TunerTest, AMeasuredCandidateThatValidationRefusesIsNeverRunNorReturned) {
   ASSERT_TRUE(r.ok()) << r.status();
   ASSERT_EQ(runner.meshes.size(), 1u);  // x=4's best was refused before running
   EXPECT_EQ(runner.meshes[0], "x=2,y=2");
-  EXPECT_EQ(r->mesh, "x=2,y=2");
+  EXPECT_EQ(r->mesh.ToString(), "x=2,y=2");
   EXPECT_EQ(r->checked, "measured");
   ASSERT_EQ(r->refused.size(), 1u);
   EXPECT_NE(r->refused[0].find("\n  lowering_unsound: B at no: rank (x=1)"), std::string::npos)

@@ -19,7 +19,7 @@ class MemoryTuningDb : public TuningDb {
     if (absl::Status s = CheckRecord(w, &r); !s.ok()) return s;
     absl::MutexLock lock(&mu_);
     auto [it, inserted] = workloads_.try_emplace(
-        w.fingerprint, StoredWorkload{w.canonical, 0, w.expr, w.dtype, w.mesh, w.profile});
+        w.fingerprint, StoredWorkload{w.canonical, 0, w.expr, w.dtype, w.MeshText(), w.profile});
     if (!inserted && it->second.canonical != w.canonical) {
       return absl::DataLossError(absl::StrCat("tuning database (memory): workload ", w.fingerprint,
                                               " is stored with another canonical text"));
@@ -69,7 +69,7 @@ class MemoryTuningDb : public TuningDb {
     std::vector<TuningRecord> out;
     for (const auto& [fingerprint, stored] : workloads_) {
       if (fingerprint == w.fingerprint || stored.best_record_id == 0 || stored.expr != w.expr ||
-          stored.dtype != w.dtype || stored.mesh != w.mesh || stored.profile != w.profile) {
+          stored.dtype != w.dtype || stored.mesh != w.MeshText() || stored.profile != w.profile) {
         continue;
       }
       out.push_back(records_.at(stored.best_record_id));

@@ -283,7 +283,8 @@ class SqliteTuningDb : public TuningDb {
     Use use(same_structure_);
     sqlite3_stmt* s = use.get();
     int i = 1;
-    for (const std::string* field : {&w.expr, &w.dtype, &w.mesh, &w.profile, &w.fingerprint}) {
+    const std::string mesh = w.MeshText();
+    for (const std::string* field : {&w.expr, &w.dtype, &mesh, &w.profile, &w.fingerprint}) {
       BindText(s, i++, *field);
     }
     return All(s, "read the records of the problem at other extents");
@@ -488,8 +489,9 @@ class SqliteTuningDb : public TuningDb {
       } else {
         Use insert(insert_workload_);
         int i = 1;
+        const std::string mesh = w.MeshText();
         for (const std::string* field :
-             {&w.fingerprint, &w.canonical, &w.expr, &w.extents, &w.dtype, &w.mesh, &w.profile}) {
+             {&w.fingerprint, &w.canonical, &w.expr, &w.extents, &w.dtype, &mesh, &w.profile}) {
           BindText(insert.get(), i++, *field);
         }
         if (const int rc = sqlite3_step(insert.get()); rc != SQLITE_DONE)

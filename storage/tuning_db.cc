@@ -29,9 +29,10 @@ absl::Status CheckMesh(const Workload& w, TuningRecord* r) {
   if (r->mesh.empty()) {
     if (w.IsRankCount()) {
       return absl::InvalidArgumentError(absl::StrCat("tuning record: mesh is empty; a record of a ",
-                                                     w.mesh, " workload names the mesh it chose"));
+                                                     w.MeshText(),
+                                                     " workload names the mesh it chose"));
     }
-    r->mesh = w.mesh;
+    r->mesh = w.MeshText();
     return absl::OkStatus();
   }
   absl::StatusOr<ir::Mesh> mesh = ir::ParseMesh(r->mesh);
@@ -39,15 +40,14 @@ absl::Status CheckMesh(const Workload& w, TuningRecord* r) {
     return absl::InvalidArgumentError(absl::StrCat("tuning record: ", mesh.status().message()));
   r->mesh = mesh->ToString();
   if (w.IsRankCount()) {
-    int64_t ranks = 0;
-    if (!absl::SimpleAtoi(absl::StripPrefix(w.mesh, "ranks="), &ranks) || mesh->Ranks() != ranks) {
+    if (mesh->Ranks() != w.ranks) {
       return absl::InvalidArgumentError(absl::StrCat("tuning record: mesh ", r->mesh, " has ",
                                                      mesh->Ranks(), " ranks, not the workload's ",
-                                                     w.mesh));
+                                                     w.MeshText()));
     }
-  } else if (r->mesh != w.mesh) {
-    return absl::InvalidArgumentError(
-        absl::StrCat("tuning record: mesh ", r->mesh, " is not the workload's mesh ", w.mesh));
+  } else if (r->mesh != w.MeshText()) {
+    return absl::InvalidArgumentError(absl::StrCat("tuning record: mesh ", r->mesh,
+                                                   " is not the workload's mesh ", w.MeshText()));
   }
   return absl::OkStatus();
 }

@@ -82,7 +82,7 @@ ir::Problem MakeProblem(const std::string& expr, const std::string& extents,
 Workload MakeW(const std::string& expr = kMatmul, const std::string& extents = kMatmulExtents,
                const std::string& mesh = "x=2,y=2", const std::string& profile = "default",
                const std::string& dtype = "f32") {
-  absl::StatusOr<Workload> w = MakeWorkload(MakeProblem(expr, extents, dtype), mesh, profile);
+  absl::StatusOr<Workload> w = ReadWorkload(MakeProblem(expr, extents, dtype), mesh, profile);
   EXPECT_TRUE(w.ok()) << w.status();
   return *w;
 }
@@ -160,7 +160,7 @@ TEST(WorkloadTest, CanonicalTextAndNames) {
   EXPECT_EQ(w.expr, "T0[i0,i1] += T1[i0,i2] * T2[i2,i1]");
   EXPECT_EQ(w.extents, "i0=64,i1=32,i2=16");
   EXPECT_EQ(w.dtype, "f32");
-  EXPECT_EQ(w.mesh, "x=2,y=2");
+  EXPECT_EQ(w.MeshText(), "x=2,y=2");
   EXPECT_EQ(w.profile, "default");
   EXPECT_EQ(w.canonical,
             "expr: T0[i0,i1] += T1[i0,i2] * T2[i2,i1]\nextents: i0=64,i1=32,i2=16\ndtype: f32\n"
@@ -205,20 +205,30 @@ TEST(WorkloadTest, EveryPartOfTheIdentityChangesTheFingerprint) {
 
 TEST(WorkloadTest, RankCountMesh) {
   const Workload w = MakeW(kMatmul, kMatmulExtents, "ranks = 4");
-  EXPECT_EQ(w.mesh, "ranks=4");
+  EXPECT_EQ(w.MeshText(), "ranks=4");
   EXPECT_TRUE(w.IsRankCount());
+  EXPECT_EQ(w.ranks, 4);
+  EXPECT_TRUE(w.mesh.axes.empty());
+  // The same workload from the values: a rank count, not a mesh named "ranks".
+  absl::StatusOr<Workload> from_values =
+      MakeWorkload(MakeProblem(kMatmul, kMatmulExtents), int64_t{4}, "default");
+  ASSERT_TRUE(from_values.ok()) << from_values.status();
+  EXPECT_EQ(from_values->fingerprint, w.fingerprint);
+  EXPECT_EQ(
+      MakeWorkload(MakeProblem(kMatmul, kMatmulExtents), int64_t{0}, "default").status().message(),
+      "ranks 0 is out of range: give 1 to 65536 ranks");
 }
 
 TEST(WorkloadTest, BadMeshOrProfileIsInvalidArgument) {
   const ir::Problem p = MakeProblem(kMatmul, kMatmulExtents);
-  absl::StatusOr<Workload> w = MakeWorkload(p, "x=0", "default");
+  absl::StatusOr<Workload> w = ReadWorkload(p, "x=0", "default");
   EXPECT_EQ(w.status().code(), absl::StatusCode::kInvalidArgument);
-  w = MakeWorkload(p, "ranks=4,y=2", "default");
+  w = ReadWorkload(p, "ranks=4,y=2", "default");
   EXPECT_EQ(w.status().code(), absl::StatusCode::kInvalidArgument);
   EXPECT_EQ(w.status().message(),
             "mesh \"ranks=4,y=2\": ranks=N gives a rank count and stands alone; 'ranks' is not a "
             "mesh axis name");
-  w = MakeWorkload(p, "x=2", "a/b");
+  w = ReadWorkload(p, "x=2", "a/b");
   EXPECT_EQ(w.status().code(), absl::StatusCode::kInvalidArgument);
   EXPECT_NE(w.status().message().find("a/b"), absl::string_view::npos) << w.status();
 }
@@ -723,13 +733,14 @@ TEST(SqliteTuningDbTest, Version3FileIsReadAndMigratedKeepingItsRecordsWithoutSu
   const std::string path = TmpDir() + "/version3.db";
   const Workload w = MakeW();
   ExecSql(path, kSchemaVersion3);
-  ExecSql(path, absl::StrCat("INSERT INTO workloads VALUES ('", w.fingerprint, "', '", w.canonical,
-                             "', '", w.expr, "', '", w.extents, "', '", w.dtype, "', '", w.mesh,
-                             "', '", w.profile, "', 1); INSERT INTO records (fingerprint, trace, ",
-                             "mesh, predicted_s, verified, patterns, tuner_version, ",
-                             "created_unix_ms, checked) VALUES ('", w.fingerprint, "', '",
-                             kPummaCanonical, "', 'x=2,y=2', 0.5, 0, 'A: Shift', 'meshtune 0.6', ",
-                             "1700000000000, 'simulated');"));
+  ExecSql(path,
+          absl::StrCat("INSERT INTO workloads VALUES ('", w.fingerprint, "', '", w.canonical,
+                       "', '", w.expr, "', '", w.extents, "', '", w.dtype, "', '", w.MeshText(),
+                       "', '", w.profile, "', 1); INSERT INTO records (fingerprint, trace, ",
+                       "mesh, predicted_s, verified, patterns, tuner_version, ",
+                       "created_unix_ms, checked) VALUES ('", w.fingerprint, "', '",
+                       kPummaCanonical, "', 'x=2,y=2', 0.5, 0, 'A: Shift', 'meshtune 0.6', ",
+                       "1700000000000, 'simulated');"));
   {
     // A reader leaves a version-3 file as it is and reads its records, without summary.
     absl::StatusOr<std::unique_ptr<TuningDb>> reader = OpenSqliteTuningDbReadOnly(path);

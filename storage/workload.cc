@@ -19,21 +19,6 @@
 namespace meshtune::storage {
 namespace {
 
-constexpr absl::string_view kRanksPrefix = "ranks=";
-
-// "x=2,y=2" or "ranks=4", normalised.
-absl::StatusOr<std::string> NormaliseMesh(const std::string& text) {
-  absl::StatusOr<ir::Mesh> mesh = ir::ParseMesh(text);
-  if (!mesh.ok()) return mesh.status();
-  // "ranks=N" parses as one axis named "ranks"; that name is reserved for the rank count.
-  if (mesh->AxisIndex("ranks") >= 0 && mesh->axes.size() > 1) {
-    return absl::InvalidArgumentError(absl::StrCat(
-        "mesh \"", base::Excerpt(text), "\": ranks=N gives a rank count and stands alone; ",
-        "'ranks' is not a mesh axis name"));
-  }
-  return mesh->ToString();
-}
-
 // Every identifier of a trace, by role.
 struct TraceNames {
   std::set<std::string> names;  // loops, indices, shard dims, tensors
@@ -143,12 +128,11 @@ bool ReordersAll(const ir::Instruction& inst, const std::vector<std::string>& so
   return order == sorted_indices;
 }
 
-// Renames `text` with `renames`, then fixes the starting loop order: the source problem's
+// Renames `source` with `renames`, then fixes the starting loop order: the source problem's
 // loops start as `source_start` (source names), the target's as its sorted indices.
-absl::StatusOr<std::string> Translate(const std::string& text,
+absl::StatusOr<std::string> Translate(const ir::Trace& source,
                                       const std::map<std::string, std::string>& renames,
                                       const std::vector<std::string>& source_start) {
-  MT_ASSIGN_OR_RETURN(ir::Trace source, ir::ParseTrace(text));
   MT_ASSIGN_OR_RETURN(ir::Trace trace, Rename(source, renames));
   ir::ReorderCall start;
   for (const std::string& index : source_start) start.order.push_back(renames.at(index));
@@ -174,31 +158,22 @@ std::map<std::string, std::string> ToCanonicalNames(const Workload& w) {
   return m;
 }
 
-}  // namespace
-
-bool Workload::IsRankCount() const { return absl::StartsWith(mesh, kRanksPrefix); }
-
-absl::StatusOr<Workload> MakeWorkload(const ir::Problem& p, const std::string& mesh_text,
-                                      const std::string& profile) {
-  Workload w;
-  MT_ASSIGN_OR_RETURN(w.mesh, NormaliseMesh(mesh_text));
-  if (!w.IsRankCount()) {
-    // As ir::Computation::Create would say for the same problem and mesh.
-    MT_ASSIGN_OR_RETURN(ir::Mesh mesh, ir::ParseMesh(w.mesh));
-    MT_RETURN_IF_ERROR(ir::CheckMeshNames(p, mesh));
-  }
+// The rest of `*w`, whose mesh or rank count is set: the profile, `p` and its canonical
+// form, the canonical text and its fingerprint. InvalidArgument for a bad profile name.
+absl::Status Complete(const ir::Problem& p, const std::string& profile, Workload* w) {
   if (!profile.empty()) MT_RETURN_IF_ERROR(ValidateProfileName(profile));
-  w.profile = profile;
-  w.dtype = std::string(ir::DTypeName(p.dtype));
+  w->profile = profile;
+  w->problem = p;
+  w->dtype = std::string(ir::DTypeName(p.dtype));
 
   std::map<std::string, std::string> index_map, tensor_map;
   auto visit = [&](const ir::TensorAccess& a) {
     if (tensor_map.emplace(a.tensor, absl::StrCat("T", tensor_map.size())).second) {
-      w.tensor_names.push_back(a.tensor);
+      w->tensor_names.push_back(a.tensor);
     }
     for (const std::string& i : a.indices) {
       if (index_map.emplace(i, absl::StrCat("i", index_map.size())).second)
-        w.index_names.push_back(i);
+        w->index_names.push_back(i);
     }
   };
   visit(p.output);
@@ -211,23 +186,65 @@ absl::StatusOr<Workload> MakeWorkload(const ir::Problem& p, const std::string& m
   };
   rename(&canonical.output);
   for (ir::TensorAccess& a : canonical.operands) rename(&a);
-  w.expr = canonical.ToString();
+  w->expr = canonical.ToString();
   std::vector<std::string> extents;
-  for (size_t j = 0; j < w.index_names.size(); ++j) {
-    extents.push_back(absl::StrCat("i", j, "=", p.extents.at(w.index_names[j])));
+  for (size_t j = 0; j < w->index_names.size(); ++j) {
+    extents.push_back(absl::StrCat("i", j, "=", p.extents.at(w->index_names[j])));
   }
-  w.extents = absl::StrJoin(extents, ",");
+  w->extents = absl::StrJoin(extents, ",");
 
   std::map<std::string, std::string> layouts;
   for (const auto& [tensor, layout] : p.layouts) layouts[tensor_map.at(tensor)] = layout.ToString();
   std::vector<std::string> given;
   for (const auto& [tensor, spec] : layouts) given.push_back(tensor + "=" + spec);
-  w.layouts = absl::StrJoin(given, ",");
-  w.canonical = absl::StrCat("expr: ", w.expr, "\nextents: ", w.extents, "\ndtype: ", w.dtype,
-                             "\nmesh: ", w.mesh, "\nprofile: ", w.profile, "\n");
-  if (!w.layouts.empty()) absl::StrAppend(&w.canonical, "layouts: ", w.layouts, "\n");
-  MT_ASSIGN_OR_RETURN(w.fingerprint, Sha256Hex(w.canonical));
+  w->layouts = absl::StrJoin(given, ",");
+  w->canonical = absl::StrCat("expr: ", w->expr, "\nextents: ", w->extents, "\ndtype: ", w->dtype,
+                              "\nmesh: ", w->MeshText(), "\nprofile: ", w->profile, "\n");
+  if (!w->layouts.empty()) absl::StrAppend(&w->canonical, "layouts: ", w->layouts, "\n");
+  MT_ASSIGN_OR_RETURN(w->fingerprint, Sha256Hex(w->canonical));
+  return absl::OkStatus();
+}
+
+}  // namespace
+
+std::string Workload::MeshText() const {
+  return IsRankCount() ? absl::StrCat("ranks=", ranks) : mesh.ToString();
+}
+
+absl::StatusOr<Workload> MakeWorkload(const ir::Problem& p, const ir::Mesh& mesh,
+                                      const std::string& profile) {
+  // "ranks" is the key's name for a rank count: alone, the axis ranks=N is one.
+  if (mesh.AxisIndex("ranks") >= 0) {
+    if (mesh.axes.size() == 1) return MakeWorkload(p, mesh.axes[0].size, profile);
+    return absl::InvalidArgumentError(absl::StrCat(
+        "mesh \"", base::Excerpt(mesh.ToString()),
+        "\": ranks=N gives a rank count and stands alone; 'ranks' is not a mesh axis name"));
+  }
+  // As ir::Computation::Create would say for the same problem and mesh.
+  MT_RETURN_IF_ERROR(ir::CheckMeshNames(p, mesh));
+  Workload w;
+  w.mesh = mesh;
+  w.mesh.mem_per_rank_bytes.reset();
+  MT_RETURN_IF_ERROR(Complete(p, profile, &w));
   return w;
+}
+
+absl::StatusOr<Workload> MakeWorkload(const ir::Problem& p, int64_t ranks,
+                                      const std::string& profile) {
+  if (ranks < 1 || ranks > ir::kMaxRanks) {
+    return absl::InvalidArgumentError(
+        absl::StrCat("ranks ", ranks, " is out of range: give 1 to ", ir::kMaxRanks, " ranks"));
+  }
+  Workload w;
+  w.ranks = ranks;
+  MT_RETURN_IF_ERROR(Complete(p, profile, &w));
+  return w;
+}
+
+absl::StatusOr<Workload> ReadWorkload(const ir::Problem& p, const std::string& mesh_text,
+                                      const std::string& profile) {
+  MT_ASSIGN_OR_RETURN(const ir::Mesh mesh, ir::ParseMesh(mesh_text));
+  return MakeWorkload(p, mesh, profile);
 }
 
 absl::StatusOr<std::string> RenameTrace(const std::string& trace_text,
@@ -238,6 +255,11 @@ absl::StatusOr<std::string> RenameTrace(const std::string& trace_text,
 }
 
 absl::StatusOr<std::string> ToCanonicalTrace(const Workload& w, const std::string& trace) {
+  MT_ASSIGN_OR_RETURN(const ir::Trace parsed, ir::ParseTrace(trace));
+  return ToCanonicalTrace(w, parsed);
+}
+
+absl::StatusOr<std::string> ToCanonicalTrace(const Workload& w, const ir::Trace& trace) {
   std::vector<std::string> start = w.index_names;  // the requester's loops start sorted
   std::sort(start.begin(), start.end());
   return Translate(trace, ToCanonicalNames(w), start);
@@ -250,7 +272,8 @@ absl::StatusOr<std::string> FromCanonicalTrace(const Workload& w, const std::str
   for (const auto& [canonical, name] : back) {
     if (canonical[0] == 'i') start.push_back(canonical);
   }
-  return Translate(trace, back, start);
+  MT_ASSIGN_OR_RETURN(const ir::Trace parsed, ir::ParseTrace(trace));
+  return Translate(parsed, back, start);
 }
 
 }  // namespace meshtune::storage

@@ -9,12 +9,15 @@
 #ifndef MESHTUNE_STORAGE_WORKLOAD_H_
 #define MESHTUNE_STORAGE_WORKLOAD_H_
 
+#include <cstdint>
 #include <map>
 #include <string>
 #include <vector>
 
 #include "absl/status/statusor.h"
+#include "ir/mesh.h"
 #include "ir/problem.h"
+#include "ir/trace.h"
 
 namespace meshtune::storage {
 
@@ -32,7 +35,11 @@ struct Workload {
   std::string expr;     // canonical expression, "T0[i0,i1] += T1[i0,i2] * T2[i2,i1]"
   std::string extents;  // canonical extents in canonical index order, "i0=1024,i1=1024,i2=512"
   std::string dtype;    // "f32" / "f64"
-  std::string mesh;     // normalised mesh text: "x=2,y=2", or "ranks=4"
+  ir::Problem problem;  // the problem as the requester stated it (its names)
+  // Where it runs: the mesh (no memory budget: that is no part of the identity), or, when
+  // `ranks` is not 0, a rank count (a tune over every factorisation; `mesh` has no axes).
+  ir::Mesh mesh;
+  int64_t ranks = 0;
   std::string profile;  // hardware profile name; "" when none
   // Given layouts in canonical tensor names, "T0=cyclic(64,64),T1=root"; "" when every
   // tensor is block (the canonical text then has no layouts line, as before layouts).
@@ -42,19 +49,31 @@ struct Workload {
   std::vector<std::string> index_names;
   std::vector<std::string> tensor_names;
 
-  // True when the mesh is a rank count ("ranks=N"): a tune over every factorisation.
-  bool IsRankCount() const;
+  // True when the workload is a rank count: a tune over every factorisation.
+  bool IsRankCount() const { return ranks != 0; }
+  // The mesh as the canonical text and the database key it: "x=2,y=2", or "ranks=4" for a
+  // rank count.
+  std::string MeshText() const;
 };
 
-// The workload of problem `p` on `mesh_text` with hardware profile `profile`.
-// `mesh_text` is either mesh axes ("x=2,y=2", normalised by ir::ParseMesh; axis names are
-// part of the identity because traces name them in distribute and shard calls) or
-// "ranks=N" (1 <= N <= ir::kMaxRanks), a tune over every factorisation of N ranks (so no
-// mesh axis may be called "ranks").
-// `profile` is empty or a valid hardware profile name. InvalidArgument naming the
-// offending token for a bad mesh (also a mesh axis named like an index or a tensor of
-// `p`), rank count or profile name.
-absl::StatusOr<Workload> MakeWorkload(const ir::Problem& p, const std::string& mesh_text,
+// The workload of problem `p` on `mesh` with hardware profile `profile`. Axis names are part
+// of the identity because traces name them in distribute and shard calls; no axis may be
+// called "ranks" (the key's name for a rank count), except alone: a mesh of the one axis
+// ranks=N is the rank count N. `profile` is empty or a valid hardware profile name.
+// InvalidArgument naming the offending token for a bad mesh (also a mesh axis named like an
+// index or a tensor of `p`) or profile name.
+absl::StatusOr<Workload> MakeWorkload(const ir::Problem& p, const ir::Mesh& mesh,
+                                      const std::string& profile);
+
+// The workload of problem `p` over every factorisation of `ranks` ranks (1 to
+// ir::kMaxRanks). InvalidArgument for a rank count out of range or a bad profile name.
+absl::StatusOr<Workload> MakeWorkload(const ir::Problem& p, int64_t ranks,
+                                      const std::string& profile);
+
+// The workload of `p` on `mesh_text` as a database row or a file stores it: mesh axes
+// ("x=2,y=2", parsed with ir::ParseMesh) or "ranks=N". MakeWorkload's errors, and
+// ParseMesh's for text that is neither.
+absl::StatusOr<Workload> ReadWorkload(const ir::Problem& p, const std::string& mesh_text,
                                       const std::string& profile);
 
 // Renames identifiers of the trace `trace_text` (validated with ir::ParseTrace): every
@@ -68,14 +87,17 @@ absl::StatusOr<Workload> MakeWorkload(const ir::Problem& p, const std::string& m
 absl::StatusOr<std::string> RenameTrace(const std::string& trace_text,
                                         const std::map<std::string, std::string>& renames);
 
-// The trace `trace`, written with the requester's names of `w`, in canonical names
+// The trace `trace` (text, as a file or a message carries it), written with the requester's
+// names of `w`, in canonical names
 // (i0.., T0..). A problem's loops start in its indices' sorted order, which renaming can
 // change, so a `reorder` of every index that restores the requester's starting order leads
 // the result unless the orders agree (leading reorders of every index are merged).
 absl::StatusOr<std::string> ToCanonicalTrace(const Workload& w, const std::string& trace);
+// The same for a trace value (what the tuner found): no text is parsed.
+absl::StatusOr<std::string> ToCanonicalTrace(const Workload& w, const ir::Trace& trace);
 
-// The inverse: a trace in canonical names, written with the requester's names of `w`, the
-// same schedule on the requester's problem.
+// The inverse: a trace in canonical names (a database row's text), written with the requester's
+// names of `w`, the same schedule on the requester's problem.
 absl::StatusOr<std::string> FromCanonicalTrace(const Workload& w, const std::string& trace);
 
 }  // namespace meshtune::storage
