@@ -151,14 +151,11 @@ grpc::Status TunerService::Tune(grpc::ServerContext* context, const v1::TuneRequ
   std::shared_ptr<TuneJob> job;
   bool shared = false;
   grpc::Status setup = Serve("Tune request", context, [&]() -> absl::Status {
-    std::string warning;
-    absl::StatusOr<search::TuneOptions> options =
-        engine::TuneOptionsFromRequest(*request, &warning);
-    if (!options.ok()) return options.status();
-    absl::StatusOr<storage::Workload> workload =
-        engine::RequestWorkload(request->problem(), request->mesh(), request->ranks(),
-                                engine::RequestedProfile(request->profile()));
-    if (!workload.ok()) return workload.status();
+    absl::StatusOr<engine::PreparedTune> prepared = engine::PrepareTune(*request);
+    if (!prepared.ok()) return prepared.status();
+    search::TuneOptions* options = &prepared->options;
+    storage::Workload* workload = &prepared->workload;
+    const std::string warning = prepared->warning;
     if (!warning.empty()) spdlog::warn("{}", warning);
     const std::string key = engine::TuneJobKey(workload->fingerprint, *options, *request);
     const std::string description =

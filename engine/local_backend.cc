@@ -38,13 +38,11 @@ class LocalBackend final : public Backend {
     numbers.alpha = s.alpha;
     numbers.beta = s.beta;
     numbers.gamma = s.gamma;
-    std::string warning;
-    absl::StatusOr<search::TuneOptions> options =
-        TuneOptionsFromRequest(request, &warning, numbers);
-    if (!options.ok()) return options.status();
-    absl::StatusOr<storage::Workload> workload = RequestWorkload(
-        request.problem(), request.mesh(), request.ranks(), RequestedProfile(request.profile()));
-    if (!workload.ok()) return workload.status();
+    absl::StatusOr<PreparedTune> prepared = PrepareTune(request, numbers);
+    if (!prepared.ok()) return prepared.status();
+    search::TuneOptions* options = &prepared->options;
+    const storage::Workload* workload = &prepared->workload;
+    const std::string& warning = prepared->warning;
     if (!warning.empty()) Warn(warning);
     // SIGINT/SIGTERM (when the command installed runtime's handlers) stop the search and
     // kill a measurement's job.

@@ -43,4 +43,15 @@ absl::StatusOr<v1::TuneResult> RunAndStoreTune(
   return out;
 }
 
+absl::StatusOr<PreparedTune> PrepareTune(const v1::TuneRequest& request,
+                                         const MachineNumbers& numbers) {
+  std::string warning;
+  absl::StatusOr<search::TuneOptions> options = TuneOptionsFromRequest(request, &warning, numbers);
+  if (!options.ok()) return options.status();
+  absl::StatusOr<storage::Workload> workload = RequestWorkload(
+      request.problem(), request.mesh(), request.ranks(), RequestedProfile(request.profile()));
+  if (!workload.ok()) return workload.status();
+  return PreparedTune{*std::move(options), *std::move(workload), std::move(warning)};
+}
+
 }  // namespace meshtune::engine

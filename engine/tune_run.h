@@ -8,6 +8,7 @@
 #include <vector>
 
 #include "absl/status/statusor.h"
+#include "engine/tune_options.h"
 #include "proto/meshtune.pb.h"
 #include "search/runner.h"
 #include "search/tuner.h"
@@ -15,6 +16,20 @@
 #include "storage/workload.h"
 
 namespace meshtune::engine {
+
+// A tune request made ready: the tuner's options and the workload its record is stored
+// under, and `warning` when the request asks for something it will not get. The one tune
+// assembly the CLI's in-process backend, the daemon and the library's measure mode share.
+struct PreparedTune {
+  search::TuneOptions options;
+  storage::Workload workload;
+  std::string warning;
+};
+
+// `request` as a tune: TuneOptionsFromRequest (with `numbers`) and the workload of its
+// problem, mesh or rank count and profile. InvalidArgument naming the bad part.
+absl::StatusOr<PreparedTune> PrepareTune(const v1::TuneRequest& request,
+                                         const MachineNumbers& numbers = {});
 
 // Runs search::Tune(options, runner, callbacks) for `request` (whose workload is `w`) and
 // returns the result message. The winner is stored in `db` (unless `db` is null) when it

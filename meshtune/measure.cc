@@ -58,16 +58,11 @@ absl::StatusOr<v1::Record> MeasureOnComm(const v1::TuneRequest& request,
     absl::StatusOr<engine::ImportReport> imported = engine::ImportWisdomFile(*db, wisdom_file);
     if (!imported.ok()) return imported.status();
   }
-  std::string warning;
-  absl::StatusOr<search::TuneOptions> tune = engine::TuneOptionsFromRequest(request, &warning);
+  absl::StatusOr<engine::PreparedTune> tune = engine::PrepareTune(request);
   if (!tune.ok()) return tune.status();
-  absl::StatusOr<storage::Workload> workload =
-      engine::RequestWorkload(request.problem(), request.mesh(), request.ranks(),
-                              engine::RequestedProfile(request.profile()));
-  if (!workload.ok()) return workload.status();
   std::string store_error;
-  absl::StatusOr<v1::TuneResult> result =
-      engine::RunAndStoreTune(*tune, *workload, request, runner, {}, db.get(), &store_error);
+  absl::StatusOr<v1::TuneResult> result = engine::RunAndStoreTune(
+      tune->options, tune->workload, request, runner, {}, db.get(), &store_error);
   runner.Finish();
   if (!result.ok()) return result.status();
   if (!wisdom_file.empty()) {
