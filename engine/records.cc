@@ -13,6 +13,7 @@
 #include "absl/strings/strip.h"
 #include "base/excerpt.h"
 #include "base/status_macros.h"
+#include "codegen/pipeline.h"
 #include "codegen/program.h"
 #include "engine/nearest.h"
 #include "engine/requests.h"
@@ -138,8 +139,9 @@ bool FitsBudget(const v1::Record& record, const std::string& mem) {
   if (!base.ok()) return false;
   absl::StatusOr<ir::Trace> trace = ParseTraceMessage(record.trace());
   if (!trace.ok()) return false;
-  absl::StatusOr<ir::Verdict> verdict = ir::Judge(*base, *trace);
-  return verdict.ok() && verdict->legal;
+  absl::StatusOr<codegen::Prepared> judged =
+      codegen::Prepare(*base, *trace, codegen::Through::kJudge);
+  return judged.ok() && judged->verdict.legal;
 }
 
 }  // namespace
