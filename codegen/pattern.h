@@ -18,9 +18,14 @@
 #include <vector>
 
 #include "codegen/expr.h"
-#include "codegen/program.h"
 
 namespace meshtune::codegen {
+
+// The Program's statements and values a pattern describes (codegen/program.h).
+enum class PatternKind : int;
+struct CommPattern;
+struct Transfer;
+struct Reduce;
 
 // One call of the rank runtime (runtime/rank.h) a pattern's step makes. Expressions are
 // in the calling rank's coordinates and the loop variables, except `source` and
@@ -117,7 +122,7 @@ class Pattern {
 };
 
 // The pattern of `kind` (the registry, codegen/pattern_registry.cc).
-const Pattern& PatternOf(CommPattern::Kind kind);
+const Pattern& PatternOf(PatternKind kind);
 
 }  // namespace meshtune::codegen
 

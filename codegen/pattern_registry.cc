@@ -4,10 +4,11 @@
 #include "base/check.h"
 #include "codegen/pattern.h"
 #include "codegen/patterns/all.h"
+#include "codegen/program.h"
 
 namespace meshtune::codegen {
 
-const Pattern& PatternOf(CommPattern::Kind kind) {
+const Pattern& PatternOf(PatternKind kind) {
   using Kind = CommPattern::Kind;
   switch (kind) {
     case Kind::kLocal:

@@ -38,31 +38,35 @@
 
 namespace meshtune::codegen {
 
+// The kinds of communication pattern; what each means is its codegen::Pattern
+// (codegen/pattern.h).
+enum class PatternKind : int {
+  kLocal,
+  kBroadcast,
+  kShift,
+  kSendRecv,
+  kAllGather,
+  kReduce,
+  kReduceScatter,
+  kAllReduce,
+  // A fetch whose box lies on several ranks' shards that no group along some axes shares:
+  // each rank receives every piece of its box from a rank that holds it (itself where it
+  // can), an all-to-all exchange over the whole mesh; `axes` empty.
+  kAllToAll,
+  // A reduction whose partial sums pass around a ring along axes[0] (ir/ring.h): at every
+  // step of its loop but the last, each rank sends its buffer to the neighbour at +shift
+  // and takes the one from -shift in its place, into which the next step's kernels add;
+  // after the last step's kernels the buffer holds the whole sum of its box, added into
+  // the rank's own shard, or with `hop` sent one step further first and added there
+  // (Reduce::global names the box on the rank that adds it). The buffer is zeroed before
+  // the loop, not in it; the statement sits in the body of its loop's For, after the
+  // kernels, and is never prefetched.
+  kRingReduce
+};
+
 // How a transfer's data moves between ranks (codegen/patterns.h derives it).
 struct CommPattern {
-  enum class Kind {
-    kLocal,
-    kBroadcast,
-    kShift,
-    kSendRecv,
-    kAllGather,
-    kReduce,
-    kReduceScatter,
-    kAllReduce,
-    // A fetch whose box lies on several ranks' shards that no group along some axes shares:
-    // each rank receives every piece of its box from a rank that holds it (itself where it
-    // can), an all-to-all exchange over the whole mesh; `axes` empty.
-    kAllToAll,
-    // A reduction whose partial sums pass around a ring along axes[0] (ir/ring.h): at every
-    // step of its loop but the last, each rank sends its buffer to the neighbour at +shift
-    // and takes the one from -shift in its place, into which the next step's kernels add;
-    // after the last step's kernels the buffer holds the whole sum of its box, added into
-    // the rank's own shard, or with `hop` sent one step further first and added there
-    // (Reduce::global names the box on the rank that adds it). The buffer is zeroed before
-    // the loop, not in it; the statement sits in the body of its loop's For, after the
-    // kernels, and is never prefetched.
-    kRingReduce
-  };
+  using Kind = PatternKind;
   Kind kind = Kind::kLocal;
   std::vector<int> axes;  // mesh axes of the group (broadcast, gather, reduce) or the ring
   int shift = 0;     // Shift: data comes from the neighbour at +shift along axes[0]; RingReduce:

@@ -18,10 +18,6 @@
 
 namespace meshtune::codegen {
 
-std::string Unsoundness::ToString() const {
-  return absl::StrCat(code, ": ", tensor, loop.empty() ? "" : " at " + loop, ": ", message);
-}
-
 namespace validation {
 namespace {
 

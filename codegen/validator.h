@@ -22,7 +22,7 @@
 #include "base/status_macros.h"
 #include "codegen/pattern.h"
 #include "codegen/program.h"
-#include "codegen/validate.h"
+#include "codegen/unsoundness.h"
 #include "codegen/validate_support.h"
 #include "ir/computation.h"
 #include "ir/problem.h"

@@ -4,6 +4,7 @@
 #define MESHTUNE_CODEGEN_PATTERNS_ALL_H_
 
 #include "codegen/pattern.h"
+#include "codegen/program.h"
 
 namespace meshtune::codegen::patterns {
 
