@@ -6,6 +6,8 @@
 # except that the meshtune binary may carry meshtuned as data.
 # Then the worker: meshtune_worker runs a Program it is given and must link no isl — none
 # of //ir's legality, //codegen's lowering or //third_party:isl.
+# Last, no two files include each other: when X.cc or X.h includes Y.h, neither Y.cc nor Y.h
+# includes X.h (a concept that needs its user is two concepts, or one).
 # Test targets are left out (a layer's test may use tests/ helpers). Prints one line per
 # check and exits 1 at the first violation, naming the path of the dependency.
 set -uo pipefail
@@ -55,5 +57,27 @@ done
 # The worker runs the validated Program it is handed: no legality, lowering or isl.
 if check "//runtime:meshtune_worker" "//ir:ir + //codegen:codegen + //codegen:validate + //third_party:isl"; then
   echo "layers: meshtune_worker links no isl"
+fi
+# No mutual includes, over every C++ file of the tree.
+mutual=$(
+  for f in $(git ls-files '*.cc' '*.h' | grep -v '^third_party/'); do
+    [[ -f $f ]] || continue
+    own=${f%.*}
+    for h in $(grep -o '#include "[a-z_/0-9]*\.h"' "$f" | sed 's/#include "//;s/\.h"//'); do
+      [[ $h == "$own" ]] && continue
+      for g in "$h.cc" "$h.h"; do
+        if [[ -f $g ]] && grep -q "#include \"$own.h\"" "$g"; then
+          if [[ $own < $h ]]; then echo "$own <-> $h"; else echo "$h <-> $own"; fi
+        fi
+      done
+    done
+  done | sort -u
+)
+if [[ -n $mutual ]]; then
+  echo "layers: files that include each other:"
+  echo "$mutual" | sed 's/^/  /'
+  status=1
+else
+  echo "layers: no mutual includes"
 fi
 exit $status
