@@ -519,9 +519,11 @@ TEST_F(DaemonTest, BytesThatDoNotParseAreNeverUnimplemented) {
   // no string field).
   const std::string bad_utf8 = std::string("\x0a\x04\x0a\x02\xff\xfe", 6);
   grpc::GenericStub generic(daemon_->Channel());
-  for (const std::string& method : {"Lookup", "Explain", "Codegen", "ListRecords", "GetRecord"}) {
-    for (const std::string& bytes : {random, bad_utf8}) {
-      if (method == "GetRecord" && bytes == bad_utf8) continue;
+  for (const char* name : {"Lookup", "Explain", "Codegen", "ListRecords", "GetRecord"}) {
+    const std::string method = name;
+    for (const std::string* payload : std::vector<const std::string*>{&random, &bad_utf8}) {
+      const std::string& bytes = *payload;
+      if (method == "GetRecord" && payload == &bad_utf8) continue;
       SCOPED_TRACE(method + " with " + std::to_string(bytes.size()) + " bytes");
       grpc::Slice slice(bytes);
       grpc::ByteBuffer request(&slice, 1), response;
