@@ -65,46 +65,11 @@
 
 #include "absl/status/statusor.h"
 #include "codegen/program.h"
+#include "search/cost_axes.h"
 #include "search/cost_params.h"
+#include "search/cost_report.h"
 
 namespace meshtune::search {
-
-// What one Transfer or Reduce statement costs the critical rank over the whole program.
-struct TransferCost {
-  std::string tensor, loop;
-  codegen::CommPattern pattern;
-  double seconds = 0;    // on the critical rank
-  int64_t messages = 0;  // received by the critical rank over the program
-  int64_t bytes = 0;     // received by the critical rank over the program
-  int prefetch = 0;      // the statement's prefetch (1: overlapped, codegen/program.h)
-};
-
-// The model's estimate of one Program.
-struct CostReport {
-  double seconds = 0;                // critical path: max over ranks of the rank's total
-  int critical_rank = 0;             // row-major rank id (last axis fastest); lowest on ties
-  std::vector<double> rank_seconds;  // per rank, compute plus communication
-  double compute_seconds = 0;        // the critical rank's compute time
-  double comm_seconds = 0;           // the critical rank's communication time
-  // What prefetching hides on the critical rank: seconds = compute + comm - overlap.
-  double overlap_seconds = 0;
-  // comm_seconds by class of transfer (TermScales), on the critical rank: point-to-point
-  // fetches and ring steps, broadcasts and all-gathers, reductions with their adds.
-  double point_to_point_seconds = 0;
-  double collective_seconds = 0;
-  double reduction_seconds = 0;
-  std::vector<TransferCost> transfers;  // one per Transfer/Reduce statement, in program order
-  int64_t comm_words_per_rank = 0;      // max over ranks of elements received
-};
-
-// The ranks of a node for `p` under `params`: the ranks of the axes after an axis named
-// `node` (e.g. 8 for node=4,core=8), else params.node_ranks (0: one level).
-int64_t NodeRanks(const codegen::Program& p, const CostParams& params);
-
-// Per mesh axis of `p`, whether two ranks along it may sit on different nodes (NodeRanks
-// not a multiple of the ranks the axis and those after it span); all false without a
-// hierarchy (NodeRanks 0, or no inter-node numbers).
-std::vector<bool> OuterAxes(const codegen::Program& p, const CostParams& params);
 
 // The alpha-beta-gamma estimate of `p` under `params` (see the file comment). With
 // `rank_classes` (the default) ranks that the program moves data among alike are costed

@@ -1,0 +1,74 @@
+// The cost model's once-a-run charges (cost_walker.h): the copies of replicated inputs
+// and the redistributions of tensors in given layouts.
+#include <algorithm>
+#include <memory>
+
+#include "search/cost_walker.h"
+
+namespace meshtune::search::cost_internal {
+
+void CostWalker::CostCopies() {
+  for (const codegen::TensorInfo& t : p_.tensors) {
+    if (t.is_output || t.given.kind != ir::GivenLayout::Kind::kBlock) continue;
+    const std::vector<int> axes = codegen::ReplicatedAxes(p_, t);
+    if (axes.empty()) continue;
+    int64_t elements = 1;
+    for (int64_t e : t.local_shape) elements *= e;
+    CommPattern pattern;
+    pattern.kind = Kind::kBroadcast;
+    pattern.axes = axes;
+    const int64_t n = values_.ranks();
+    tallies_.push_back({t.name, "copies", pattern, 0, false, params_.scales.collective, 0,
+                        std::vector<double>(n), Values(n), Values(n), TermClass::kCollective});
+    const double seconds = CollectiveSeconds(Collective::kBroadcast, axes,
+                                             static_cast<double>(elements * p_.dtype_bytes), false);
+    for (int64_t r = 0; r < n; ++r) Charge(tallies_.back(), r, seconds, elements, 1, 1);
+  }
+}
+
+void CostWalker::CostGiven() {
+  for (const codegen::TensorInfo& t : p_.tensors) {
+    if (!codegen::Redistributed(p_, t)) continue;
+    const std::shared_ptr<const GivenLoads> loads = LoadsOf(p_, t);
+    ChargeLoads(t.name, "layout", loads->in);
+    ChargeLoads(t.name, "layout-out", loads->out);
+  }
+}
+
+void CostWalker::ChargeLoads(const std::string& tensor, const std::string& loop,
+                             const std::vector<runtime::RankLoad>& loads) {
+  if (loads.empty()) return;
+  CommPattern pattern;
+  pattern.kind = Kind::kSendRecv;
+  pattern.axes = AllAxes();
+  const int64_t n = values_.ranks();
+  tallies_.push_back({tensor, loop, pattern, 0, false, params_.scales.point_to_point, 0,
+                      std::vector<double>(n), Values(n), Values(n)});
+  const double bytes = p_.dtype_bytes;
+  // Between nodes when the mesh spans them (a rank's peers may be anywhere).
+  const bool across = Across(pattern.axes);
+  const double alpha = across ? params_.alpha_node : params_.alpha;
+  const double beta = across ? params_.beta_node : params_.beta;
+  // Where calibration timed MPI_Alltoall itself: its line over the mesh's ranks, for a
+  // rank's box of which it sends and receives the larger share (the exchange waits
+  // for its slowest pair as the collective does).
+  const bool calibrated = params_.collectives.Has(Collective::kAllToAll);
+  const int64_t g = p_.Ranks();
+  for (int64_t r = 0; r < n; ++r) {
+    const runtime::RankLoad& l = loads[static_cast<size_t>(values_.Self(r))];
+    const double moved = bytes * static_cast<double>(std::max(l.sent, l.received));
+    double exchange = alpha * static_cast<double>(std::max(l.sends, l.receives)) + beta * moved;
+    if (calibrated && g > 1) {
+      exchange = moved > 0 ? CollectiveSeconds(Collective::kAllToAll, pattern.axes,
+                                               moved * static_cast<double>(g) / (g - 1), false)
+                           : 0;
+    }
+    const double passed = bytes * static_cast<double>(l.sent + l.received + l.copied);
+    const double strided = bytes * static_cast<double>(l.strided);
+    const double gather = params_.gather > 0 ? params_.gather : params_.copy;
+    const double seconds = exchange + params_.copy * (passed - strided) + gather * strided;
+    Charge(tallies_.back(), r, seconds, l.received, std::max(l.sends, l.receives), 1);
+  }
+}
+
+}  // namespace meshtune::search::cost_internal
