@@ -153,17 +153,16 @@ grpc::Status TunerService::Tune(grpc::ServerContext* context, const v1::TuneRequ
   grpc::Status setup = Serve("Tune request", context, [&]() -> absl::Status {
     absl::StatusOr<engine::PreparedTune> prepared = engine::PrepareTune(*request);
     if (!prepared.ok()) return prepared.status();
-    search::TuneOptions* options = &prepared->options;
-    storage::Workload* workload = &prepared->workload;
-    const std::string warning = prepared->warning;
+    const std::string& warning = prepared->warning;
     if (!warning.empty()) spdlog::warn("{}", warning);
-    const std::string key = engine::TuneJobKey(workload->fingerprint, *options, *request);
+    const storage::Workload& workload = prepared->workload;
+    const std::string key = engine::TuneJobKey(workload.fingerprint, prepared->options, *request);
     const std::string description =
         absl::StrCat(request->problem().expr(), " (", request->problem().extents(), ", ",
                      request->problem().dtype().empty() ? "f32" : request->problem().dtype(),
-                     ") on ", workload->MeshText(), ", profile ", workload->profile,
+                     ") on ", workload.MeshText(), ", profile ", workload.profile,
                      request->model_only() ? ", model only" : "");
-    TuneJobFn run = [this, options = *std::move(options), workload = *std::move(workload),
+    TuneJobFn run = [this, options = std::move(prepared->options), workload = workload,
                      request = *request,
                      warning](const std::function<bool()>& cancelled,
                               const std::function<void(const v1::TuneProgress&)>& progress) {

@@ -40,15 +40,14 @@ class LocalBackend final : public Backend {
     numbers.gamma = s.gamma;
     absl::StatusOr<PreparedTune> prepared = PrepareTune(request, numbers);
     if (!prepared.ok()) return prepared.status();
-    search::TuneOptions* options = &prepared->options;
-    const storage::Workload* workload = &prepared->workload;
+    search::TuneOptions& options = prepared->options;
     const std::string& warning = prepared->warning;
     if (!warning.empty()) Warn(warning);
     // SIGINT/SIGTERM (when the command installed runtime's handlers) stop the search and
     // kill a measurement's job.
-    options->cancelled = [] { return runtime::StopSignal() != 0; };
+    options.cancelled = [] { return runtime::StopSignal() != 0; };
     std::unique_ptr<search::Runner> runner;
-    if (options->top_k == 0) {
+    if (options.top_k == 0) {
       runner = search::NewModelOnlyRunner();
     } else {
       runner = search::NewMpiRunner(MpiRunnerOptionsOf(s));
@@ -65,7 +64,7 @@ class LocalBackend final : public Backend {
     callbacks.push_back(&forwarder);
     std::string store_error;
     absl::StatusOr<v1::TuneResult> result =
-        RunAndStoreTune(*options, *workload, request, *runner, callbacks, db, &store_error);
+        RunAndStoreTune(options, prepared->workload, request, *runner, callbacks, db, &store_error);
     if (!store_error.empty())
       Warn("the result was not stored in the tuning database: " + store_error);
     if (result.ok() && !warning.empty()) result->add_warnings(warning);
