@@ -268,7 +268,7 @@ struct Operands {
   static size_t Elems(int n) { return static_cast<size_t>(n) * n; }
   void Multiply() { Gemm(n, n, a.data(), b.data(), c.data()); }
   // The same GEMM in row chunks with MPI progress between them, as the runtime runs a
-  // kernel while a transfer is in flight (runtime/rank.cc).
+  // kernel while a transfer is in flight (runtime/rank_kernel.cc).
   void MultiplyWithProgress() {
     const int chunks = std::max(1, std::min(8, n / 64));
     for (int i = 0; i < chunks; ++i) {
