@@ -10,6 +10,7 @@
 #include "base/excerpt.h"
 #include "base/status_macros.h"
 #include "codegen/isl_ast.h"
+#include "codegen/pattern.h"
 #include "codegen/patterns.h"
 #include "ir/isl_util.h"
 #include "ir/legality.h"
@@ -261,7 +262,8 @@ absl::StatusOr<TransferPlan> PlanTransfer(const Computation& c, const Names& nam
   }
   plan.alloc = MakeStmt(Alloc{buffer, plan.size, plan.output});
   if (plan.output) {
-    Reduce r{t.tensor, buffer, t.loop, DetectReducePattern(c, t, plan.size), std::move(global)};
+    MT_ASSIGN_OR_RETURN(CommPattern pattern, DetectReducePattern(c, t, plan.size));
+    Reduce r{t.tensor, buffer, t.loop, std::move(pattern), std::move(global)};
     if (r.pattern.kind == CommPattern::Kind::kRingReduce && r.pattern.hop) {
       // The sums land on the next rank: the box where they land is the one the rank before
       // it (at -shift around the axis) computed.
@@ -282,9 +284,10 @@ absl::StatusOr<TransferPlan> PlanTransfer(const Computation& c, const Names& nam
   if (!ir::SingleSource(c, t)) {
     // Many sources: every rank along `axes` contributes the piece of the box it holds; with
     // no such axes, every piece comes from a rank that holds it, anywhere on the mesh.
-    x.pattern.axes = ir::GatherAxes(c, t);
-    x.pattern.kind =
-        x.pattern.axes.empty() ? CommPattern::Kind::kAllToAll : CommPattern::Kind::kAllGather;
+    TransferFacts facts;
+    facts.role = TransferFacts::Role::kFetchMany;
+    facts.axes = ir::GatherAxes(c, t);
+    MT_ASSIGN_OR_RETURN(x.pattern, RecognizeTransfer(facts));
     // Where an all-to-all's box lies says what it costs: its offsets even for costing.
     if (x.pattern.kind == CommPattern::Kind::kAllToAll && !offsets) {
       MT_ASSIGN_OR_RETURN(global.offset, ToExprs(c, names, plan.origin, plan.prefix));
@@ -294,8 +297,9 @@ absl::StatusOr<TransferPlan> PlanTransfer(const Computation& c, const Names& nam
     plan.stmt = MakeStmt(std::move(x));
     return plan;
   }
-  x.pattern = DetectFetchPattern(c, plan.prefix, sources, plan.origin, box_key + " origin");
-  if (x.pattern.kind == CommPattern::Kind::kShift) x.time_loop = c.loops()[plan.prefix - 1].name;
+  MT_ASSIGN_OR_RETURN(
+      x.pattern, DetectFetchPattern(c, plan.prefix, sources, plan.origin, box_key + " origin"));
+  if (PatternOf(x.pattern.kind).AcrossSteps()) x.time_loop = c.loops()[plan.prefix - 1].name;
   MT_ASSIGN_OR_RETURN(x.source, ToExprs(c, names, sources, plan.prefix));
   x.src.size = plan.size;
   if (offsets) {
@@ -530,7 +534,7 @@ absl::StatusOr<Program> Lower(const ir::Computation& c, const LowerOptions& opti
                }));
       p.buffers.push_back(std::get<Alloc>(plan.alloc->node));
       const auto* reduce = std::get_if<Reduce>(&plan.stmt->node);
-      const bool ring = reduce != nullptr && reduce->pattern.kind == CommPattern::Kind::kRingReduce;
+      const bool ring = reduce != nullptr && PatternOf(reduce->pattern.kind).AcrossSteps();
       placement.push_back({t.tensor, SerialDepth(c, plan.prefix), plan.output, ring});
       absl::StrAppend(&placement_key, "|", t.tensor, ":", placement.back().depth, ":", plan.output,
                       ring ? ":ring" : "");

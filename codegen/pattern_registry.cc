@@ -1,7 +1,9 @@
-// The registry of communication patterns: one row per CommPattern::Kind.
+// The registry of communication patterns: one row per CommPattern::Kind, and the order in
+// which they are asked whether they carry a transfer.
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_join.h"
 #include "base/check.h"
+#include "base/status_macros.h"
 #include "codegen/pattern.h"
 #include "codegen/patterns/all.h"
 #include "codegen/program.h"
@@ -34,6 +36,24 @@ const Pattern& PatternOf(PatternKind kind) {
   }
   MT_CHECK(false);
   return patterns::Local();
+}
+
+absl::StatusOr<CommPattern> RecognizeTransfer(const TransferFacts& facts) {
+  using Kind = CommPattern::Kind;
+  static constexpr Kind kOrder[] = {
+      Kind::kLocal,    Kind::kBroadcast,  Kind::kShift,     Kind::kSendRecv,      Kind::kAllGather,
+      Kind::kAllToAll, Kind::kRingReduce, Kind::kAllReduce, Kind::kReduceScatter, Kind::kReduce,
+  };
+  for (Kind kind : kOrder) {
+    CommPattern out;
+    MT_ASSIGN_OR_RETURN(const bool carries, PatternOf(kind).Recognize(facts, &out));
+    if (carries) {
+      out.kind = kind;
+      return out;
+    }
+  }
+  MT_CHECK(false);  // the last pattern of each role carries whatever reaches it
+  return CommPattern{};
 }
 
 StepShape ShapeOf(const StepCalls& steps) {

@@ -1,4 +1,5 @@
-// Communication patterns of transfers, derived with isl.
+// Communication patterns of transfers, derived with isl: the facts of a transfer
+// (codegen/pattern.h, TransferFacts) for the patterns to recognise their own.
 //
 // A fetch is classified by how its source rank varies with the destination rank and, along
 // the communication loop, with time: Local (no message), Broadcast(axes) (one root per
@@ -13,7 +14,9 @@
 #include <isl/cpp.h>
 
 #include <string>
+#include <vector>
 
+#include "absl/status/statusor.h"
 #include "codegen/program.h"
 #include "ir/computation.h"
 
@@ -23,13 +26,15 @@ namespace meshtune::codegen {
 // global origin of the fetched box; `prefix` = L. When `offsets_key` is not empty it names
 // `offsets` for ir::Computation::MemoBool (offsets depend on the loops, not the sharding:
 // many candidates share them), and answers about them are remembered under it.
-CommPattern DetectFetchPattern(const ir::Computation& c, int prefix, const isl::map& sources,
-                               const isl::map& offsets, const std::string& offsets_key = "");
+absl::StatusOr<CommPattern> DetectFetchPattern(const ir::Computation& c, int prefix,
+                                               const isl::map& sources, const isl::map& offsets,
+                                               const std::string& offsets_key = "");
 
 // The pattern of reducing output transfer `t`, whose written box has `box_size` elements
 // per dim.
-CommPattern DetectReducePattern(const ir::Computation& c, const ir::Communication& t,
-                                const std::vector<int64_t>& box_size);
+absl::StatusOr<CommPattern> DetectReducePattern(const ir::Computation& c,
+                                                const ir::Communication& t,
+                                                const std::vector<int64_t>& box_size);
 
 }  // namespace meshtune::codegen
 

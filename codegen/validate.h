@@ -3,8 +3,8 @@
 //
 // The Program is the only description of what runs: its loops, shards (TensorInfo
 // layouts), transfers, kernel calls and reductions are read with the semantics of
-// runtime/executor.cc and runtime/rank.cc (every rank runs the tree; a Broadcast takes the
-// root's box at the root's offset; a SendRecv the source's box at the receiver's offset; a
+// runtime/executor.cc and runtime/rank_transfers.cc (every rank runs the tree; a Broadcast takes
+// the root's box at the root's offset; a SendRecv the source's box at the receiver's offset; a
 // Shift turns a ring along its time loop; an AllGather pieces a box together from the
 // holders along its axes; reductions add a group's partial results into the parts of the
 // box each member holds). From the ir::Computation only the statement is used: its domain,

@@ -6,7 +6,7 @@
 namespace meshtune::codegen::validation {
 
 absl::Status Validator::CheckGemm(const Compute& k) {
-  // runtime/rank.cc hands matmul-shaped calls to BLAS, which walks i, j and k only: mirror
+  // runtime/rank_kernel.cc hands matmul-shaped calls to BLAS, which walks i, j and k only: mirror
   // its choice and check that BLAS then computes the tile's product.
   if (k.kernel.rfind("matmul", 0) != 0 || k.in.size() != 2 || k.out.dims.size() < 2)
     return absl::OkStatus();

@@ -1,6 +1,7 @@
 #include "search/closed_form.h"
 
 #include <algorithm>
+#include <optional>
 #include <set>
 #include <utility>
 #include <vector>
@@ -9,6 +10,7 @@
 #include "base/excerpt.h"
 #include "base/status_macros.h"
 #include "codegen/lower.h"
+#include "codegen/pattern.h"
 #include "codegen/patterns.h"
 #include "codegen/simplify.h"
 #include "ir/legality.h"
@@ -332,44 +334,49 @@ absl::StatusOr<bool> Independent(const Domain& dom, const std::vector<Expr>& fs,
   return true;
 }
 
-// codegen::DetectFetchPattern's answer for a single-source fetch with sources `src` and box
-// origin `origin`, both over mesh coordinates and the serial loops of `prefix`.
-absl::StatusOr<CommPattern> FetchPattern(const Computation& c, int prefix,
-                                         const std::vector<Expr>& src,
-                                         const std::vector<Expr>& origin) {
-  const Domain dom(c, prefix);
-  const int na = static_cast<int>(c.mesh().axes.size());
-  std::vector<int> moving;
-  for (int a = 0; a < na; ++a) {
-    const Compiled fn(src[a], dom.names());
-    MT_ASSIGN_OR_RETURN(bool own, dom.Each(dom.SlotsOf({src[a]}, {a}),
-                                           [&](std::vector<int64_t>& v) { return fn(v) == v[a]; }));
-    if (!own) moving.push_back(a);
+// Whether the closed forms `origin` of a fetch's box, at the next iteration of loop slot `v`,
+// equal the neighbour's at +d along axis `a` (of `size` ranks) now, over domain `dom`.
+absl::StatusOr<bool> NextIsNeighbours(const Domain& dom, const std::vector<Expr>& origin, int a,
+                                      int v, int64_t d, int64_t size, int64_t last_extent) {
+  // Only the origins that mention the loop or the moving axis can differ between the two
+  // sides; the others are equal everywhere and need no enumeration.
+  std::vector<Compiled> fo;
+  std::vector<Expr> moving_origin;
+  for (const Expr& e : origin) {
+    std::vector<std::string> used;
+    e.CollectVars(&used);
+    if (std::find(used.begin(), used.end(), dom.names()[v]) == used.end() &&
+        std::find(used.begin(), used.end(), dom.names()[a]) == used.end())
+      continue;
+    fo.emplace_back(e, dom.names());
+    moving_origin.push_back(e);
   }
-  CommPattern out;
-  if (moving.empty()) return out;  // Local
-  bool broadcast = true;
-  for (int a : moving) {
-    if (!broadcast) break;
-    MT_ASSIGN_OR_RETURN(bool s, Independent(dom, src, a));
-    MT_ASSIGN_OR_RETURN(bool o, Independent(dom, origin, a));
-    broadcast = s && o;
-  }
-  if (broadcast) {
-    out.kind = CommPattern::Kind::kBroadcast;
-    out.axes = moving;
-    return out;
-  }
-  out.kind = CommPattern::Kind::kSendRecv;
-  const ir::Loop* last = prefix > 0 ? &c.loops()[prefix - 1] : nullptr;
-  if (moving.size() != 1 || last == nullptr || last->kind != LoopKind::kSerial || last->extent <= 1)
-    return out;
-  // Shift: the source along the moving axis steps by a constant (modulo the ring) from one
-  // iteration of the last loop to the next, and the data a rank needs next is what its
-  // neighbour at that step needs now.
-  const int a = moving[0];
-  const int64_t size = c.mesh().axes[a].size;
-  const int v = dom.Slot(last->name);
+  std::vector<int> slots = dom.SlotsOf(moving_origin, {a});
+  slots.erase(std::remove(slots.begin(), slots.end(), v), slots.end());
+  slots.push_back(v);
+  return dom.Each(
+      slots,
+      [&](std::vector<int64_t>& p) {
+        const int64_t ra = p[a];
+        for (const Compiled& f : fo) {
+          ++p[v];
+          const int64_t next = f(p);
+          --p[v];
+          p[a] = ((ra + d) % size + size) % size;
+          const int64_t there = f(p);
+          p[a] = ra;
+          if (next != there) return false;
+        }
+        return true;
+      },
+      last_extent - 1);
+}
+
+// The step by which the source `src` of a fetch moves along axis `a` per iteration of the
+// loop `last` around it (loop slot `v`), when it is one constant step modulo the ring of
+// `size` ranks (0 < |d| <= size / 2); nullopt otherwise.
+absl::StatusOr<std::optional<int64_t>> RingStep(const Domain& dom, const std::vector<Expr>& src,
+                                                int a, int v, int64_t size) {
   const Compiled fa(src[a], dom.names());
   // The steps of the source from one iteration of the last loop to the next: at most two
   // distinct ones (a constant step, and its wrap around the ring).
@@ -386,51 +393,58 @@ absl::StatusOr<CommPattern> FetchPattern(const Computation& c, int prefix,
     deltas.push_back(delta);
     return deltas.size() <= 2;
   }));
-  if (!all || deltas.empty()) return out;
+  if (!all || deltas.empty()) return std::nullopt;
   const int64_t lo = *std::min_element(deltas.begin(), deltas.end());
   const int64_t hi = *std::max_element(deltas.begin(), deltas.end());
-  const bool ring = lo == hi || hi - lo == size;
   int64_t d = ((lo % size) + size) % size;
   if (d > size / 2) d -= size;
-  if (!ring || d == 0) return out;
-  // Only the origins that mention the loop or the moving axis can differ between the two
-  // sides; the others are equal everywhere and need no enumeration.
-  std::vector<Compiled> fo;
-  std::vector<Expr> moving_origin;
-  for (const Expr& e : origin) {
-    std::vector<std::string> used;
-    e.CollectVars(&used);
-    if (std::find(used.begin(), used.end(), dom.names()[v]) == used.end() &&
-        std::find(used.begin(), used.end(), dom.names()[a]) == used.end())
-      continue;
-    fo.emplace_back(e, dom.names());
-    moving_origin.push_back(e);
+  if ((lo != hi && hi - lo != size) || d == 0) return std::nullopt;
+  return d;
+}
+
+// codegen::DetectFetchPattern's answer for a single-source fetch with sources `src` and box
+// origin `origin`, both over mesh coordinates and the serial loops of `prefix`: the same
+// facts (codegen/pattern.h, TransferFacts), from the closed forms.
+absl::StatusOr<CommPattern> FetchPattern(const Computation& c, int prefix,
+                                         const std::vector<Expr>& src,
+                                         const std::vector<Expr>& origin) {
+  const Domain dom(c, prefix);
+  const int na = static_cast<int>(c.mesh().axes.size());
+  codegen::TransferFacts facts;
+  facts.role = codegen::TransferFacts::Role::kFetchOne;
+  for (int a = 0; a < na; ++a) {
+    const Compiled fn(src[a], dom.names());
+    MT_ASSIGN_OR_RETURN(bool own, dom.Each(dom.SlotsOf({src[a]}, {a}),
+                                           [&](std::vector<int64_t>& v) { return fn(v) == v[a]; }));
+    if (!own) facts.axes.push_back(a);
   }
-  slots = dom.SlotsOf(moving_origin, {a});
-  slots.erase(std::remove(slots.begin(), slots.end(), v), slots.end());
-  slots.push_back(v);
-  MT_ASSIGN_OR_RETURN(bool neighbour, dom.Each(
-                                          slots,
-                                          [&](std::vector<int64_t>& p) {
-                                            const int64_t ra = p[a];
-                                            for (const Compiled& f : fo) {
-                                              ++p[v];
-                                              const int64_t next = f(p);
-                                              --p[v];
-                                              p[a] = ((ra + d) % size + size) % size;
-                                              const int64_t there = f(p);
-                                              p[a] = ra;
-                                              if (next != there) return false;
-                                            }
-                                            return true;
-                                          },
-                                          last->extent - 1));
-  if (neighbour) {
-    out.kind = CommPattern::Kind::kShift;
-    out.axes = {a};
-    out.shift = static_cast<int>(d);
-  }
-  return out;
+  facts.one_root_per_group = [&]() -> absl::StatusOr<bool> {
+    for (int a : facts.axes) {
+      MT_ASSIGN_OR_RETURN(bool s, Independent(dom, src, a));
+      if (!s) return false;
+      MT_ASSIGN_OR_RETURN(bool o, Independent(dom, origin, a));
+      if (!o) return false;
+    }
+    return true;
+  };
+  // Shift: the source along the moving axis steps by a constant (modulo the ring) from one
+  // iteration of the last loop to the next, and the data a rank needs next is what its
+  // neighbour at that step needs now.
+  facts.neighbour_step = [&]() -> absl::StatusOr<std::optional<int>> {
+    const ir::Loop* last = prefix > 0 ? &c.loops()[prefix - 1] : nullptr;
+    if (last == nullptr || last->kind != LoopKind::kSerial || last->extent <= 1)
+      return std::nullopt;
+    const int a = facts.axes[0];
+    const int64_t size = c.mesh().axes[a].size;
+    const int v = dom.Slot(last->name);
+    MT_ASSIGN_OR_RETURN(const std::optional<int64_t> d, RingStep(dom, src, a, v, size));
+    if (!d.has_value()) return std::nullopt;
+    MT_ASSIGN_OR_RETURN(const bool neighbour,
+                        NextIsNeighbours(dom, origin, a, v, *d, size, last->extent));
+    if (!neighbour) return std::nullopt;
+    return static_cast<int>(*d);
+  };
+  return codegen::RecognizeTransfer(facts);
 }
 
 // The ranges of the variables of the closed forms' expressions: mesh coordinates and serial
@@ -472,8 +486,9 @@ absl::StatusOr<std::shared_ptr<const ClosedFormLowering::Plan>> MakePlan(
   global.size = box.size;
   plan->alloc = codegen::MakeStmt(codegen::Alloc{buffer, box.size, plan->output});
   if (plan->output) {
-    plan->stmt = codegen::MakeStmt(codegen::Reduce{
-        t.tensor, buffer, t.loop, codegen::DetectReducePattern(c, t, box.size), global});
+    MT_ASSIGN_OR_RETURN(CommPattern pattern, codegen::DetectReducePattern(c, t, box.size));
+    plan->stmt =
+        codegen::MakeStmt(codegen::Reduce{t.tensor, buffer, t.loop, std::move(pattern), global});
     return plan;
   }
   codegen::Transfer x;
@@ -487,9 +502,12 @@ absl::StatusOr<std::shared_ptr<const ClosedFormLowering::Plan>> MakePlan(
   const bool single = gather.has_value() ? gather->empty() : ir::SingleSource(c, t);
   if (!single) {
     if (!gather.has_value()) gather = ir::GatherAxes(c, t);
-    x.pattern.kind = CommPattern::Kind::kAllGather;
-    x.pattern.axes = *gather;
-    if (x.pattern.axes.empty()) return Outside("a transfer from several ranks");
+    // From ranks anywhere on the mesh (an all-to-all): the closed forms do not say where.
+    if (gather->empty()) return Outside("a transfer from several ranks");
+    codegen::TransferFacts facts;
+    facts.role = codegen::TransferFacts::Role::kFetchMany;
+    facts.axes = *gather;
+    MT_ASSIGN_OR_RETURN(x.pattern, codegen::RecognizeTransfer(facts));
   } else {
     MT_ASSIGN_OR_RETURN(x.source, Owner(c, t.tensor, box.origin));
     const codegen::VarRanges ranges = RangesOf(c);
@@ -501,7 +519,7 @@ absl::StatusOr<std::shared_ptr<const ClosedFormLowering::Plan>> MakePlan(
     if (it == patterns->end())
       it = patterns->emplace(key, FetchPattern(c, prefix, x.source, box.origin)).first;
     MT_ASSIGN_OR_RETURN(x.pattern, it->second);
-    if (x.pattern.kind == CommPattern::Kind::kShift) x.time_loop = c.loops()[prefix - 1].name;
+    if (codegen::PatternOf(x.pattern.kind).AcrossSteps()) x.time_loop = c.loops()[prefix - 1].name;
   }
   plan->stmt = codegen::MakeStmt(std::move(x));
   return plan;
@@ -556,7 +574,7 @@ absl::StatusOr<codegen::Program> ClosedFormLowering::Lower(const Computation& c)
     if (plan.output) {
       // A ring's buffer is zeroed before its loop (codegen/program.h).
       const bool ring =
-          std::get<codegen::Reduce>(plan.stmt->node).pattern.kind == CommPattern::Kind::kRingReduce;
+          codegen::PatternOf(std::get<codegen::Reduce>(plan.stmt->node).pattern.kind).AcrossSteps();
       zeros[ring ? plan.depth - 1 : plan.depth].push_back(plan.alloc);
       after[plan.depth].push_back(codegen::WithPrefetch(plan.stmt, t.prefetch));
     } else {

@@ -8,6 +8,12 @@ namespace {
 class AllGatherPattern final : public Pattern {
  public:
   std::string Name() const override { return "AllGather"; }
+  // Pieces from the ranks along some axes.
+  absl::StatusOr<bool> Recognize(const TransferFacts& f, CommPattern* out) const override {
+    if (f.role != TransferFacts::Role::kFetchMany || f.axes.empty()) return false;
+    out->axes = f.axes;
+    return true;
+  }
   std::string CheckForm(const CommPattern& p) const override {
     if (p.axes.empty()) return "a AllGather is over at least one mesh axis";
     return Pattern::CheckForm(p);

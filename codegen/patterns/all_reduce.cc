@@ -8,6 +8,12 @@ namespace {
 class AllReducePattern final : public Pattern {
  public:
   std::string Name() const override { return "AllReduce"; }
+  // Every copy along the reduction's axes is to hold the result.
+  absl::StatusOr<bool> Recognize(const TransferFacts& f, CommPattern* out) const override {
+    if (f.role != TransferFacts::Role::kReduce || !f.replicated) return false;
+    out->axes = f.axes;
+    return true;
+  }
 };
 
 }  // namespace

@@ -9,6 +9,10 @@ namespace {
 class AllToAllPattern final : public Pattern {
  public:
   std::string Name() const override { return "AllToAll"; }
+  // Pieces from ranks anywhere on the mesh.
+  absl::StatusOr<bool> Recognize(const TransferFacts& f, CommPattern*) const override {
+    return f.role == TransferFacts::Role::kFetchMany;
+  }
   std::string Describe(const CommPattern&) const override { return Name(); }
   bool FromHolders() const override { return true; }
   std::string CheckForm(const CommPattern& p) const override {

@@ -1,6 +1,7 @@
 // Broadcast(axes): one root per group of ranks along `axes` sends the box every member needs.
 #include <algorithm>
 
+#include "base/status_macros.h"
 #include "codegen/patterns/all.h"
 
 namespace meshtune::codegen::patterns {
@@ -9,6 +10,13 @@ namespace {
 class BroadcastPattern final : public Pattern {
  public:
   std::string Name() const override { return "Broadcast"; }
+  // One root per group along the moving axes, every rank of it reading one box.
+  absl::StatusOr<bool> Recognize(const TransferFacts& f, CommPattern* out) const override {
+    if (f.role != TransferFacts::Role::kFetchOne) return false;
+    MT_ASSIGN_OR_RETURN(const bool one_root, f.one_root_per_group());
+    if (one_root) out->axes = f.axes;
+    return one_root;
+  }
   std::string CheckForm(const CommPattern& p) const override {
     if (p.axes.empty()) return "a Broadcast is over at least one mesh axis";
     return Pattern::CheckForm(p);

@@ -8,6 +8,10 @@ namespace {
 class LocalPattern final : public Pattern {
  public:
   std::string Name() const override { return "Local"; }
+  // A fetch from the rank's own data.
+  absl::StatusOr<bool> Recognize(const TransferFacts& f, CommPattern*) const override {
+    return f.role == TransferFacts::Role::kFetchOne && f.axes.empty();
+  }
   std::string Describe(const CommPattern&) const override { return Name(); }
   bool Sends() const override { return false; }
   StepCalls Fetch(const Transfer& t) const override {

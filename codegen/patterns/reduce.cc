@@ -8,6 +8,12 @@ namespace {
 class ReducePattern final : public Pattern {
  public:
   std::string Name() const override { return "Reduce"; }
+  // The sum onto the rank that holds the box.
+  absl::StatusOr<bool> Recognize(const TransferFacts& f, CommPattern* out) const override {
+    if (f.role != TransferFacts::Role::kReduce) return false;
+    out->axes = f.axes;
+    return true;
+  }
 };
 
 }  // namespace

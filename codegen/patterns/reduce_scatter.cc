@@ -8,6 +8,12 @@ namespace {
 class ReduceScatterPattern final : public Pattern {
  public:
   std::string Name() const override { return "ReduceScatter"; }
+  // A box wider than a rank's shard: each rank keeps its part of the sum.
+  absl::StatusOr<bool> Recognize(const TransferFacts& f, CommPattern* out) const override {
+    if (f.role != TransferFacts::Role::kReduce || !f.split) return false;
+    out->axes = f.axes;
+    return true;
+  }
 };
 
 }  // namespace

@@ -12,6 +12,15 @@ namespace {
 class RingReducePattern final : public Pattern {
  public:
   std::string Name() const override { return "RingReduce"; }
+  bool AcrossSteps() const override { return true; }
+  // Partial sums that pass around a ring.
+  absl::StatusOr<bool> Recognize(const TransferFacts& f, CommPattern* out) const override {
+    if (f.role != TransferFacts::Role::kReduce || !f.ring.has_value()) return false;
+    out->axes = {f.ring->axis};
+    out->shift = f.ring->shift;
+    out->hop = f.ring->hop;
+    return true;
+  }
   std::string Describe(const CommPattern& p) const override {
     return absl::StrCat("RingReduce(axis=", p.axes.empty() ? -1 : p.axes[0], ", ",
                         p.shift > 0 ? "+" : "", p.shift, p.hop ? ", hop)" : ")");

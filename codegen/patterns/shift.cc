@@ -1,7 +1,10 @@
 // Shift(axis, d): a ring along `axis`: what a rank needs next is what its neighbour at +d
 // holds now. The first step along the time loop fetches point to point; each later step
 // passes the buffer one place around the ring.
+#include <optional>
+
 #include "absl/strings/str_cat.h"
+#include "base/status_macros.h"
 #include "codegen/patterns/all.h"
 
 namespace meshtune::codegen::patterns {
@@ -10,6 +13,16 @@ namespace {
 class ShiftPattern final : public Pattern {
  public:
   std::string Name() const override { return "Shift"; }
+  bool AcrossSteps() const override { return true; }
+  // One moving axis along which what a rank needs next is what its neighbour needs now.
+  absl::StatusOr<bool> Recognize(const TransferFacts& f, CommPattern* out) const override {
+    if (f.role != TransferFacts::Role::kFetchOne || f.axes.size() != 1) return false;
+    MT_ASSIGN_OR_RETURN(const std::optional<int> step, f.neighbour_step());
+    if (!step.has_value()) return false;
+    out->axes = f.axes;
+    out->shift = *step;
+    return true;
+  }
   std::string Describe(const CommPattern& p) const override {
     return absl::StrCat("Shift(axis=", p.axes.empty() ? -1 : p.axes[0], ", ",
                         p.shift > 0 ? "+" : "", p.shift, ")");
