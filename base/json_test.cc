@@ -14,6 +14,9 @@ TEST(JsonTest, OneLineWithProtoNamesAndDefaults) {
   v1::MeasuredCandidate m;
   m.mutable_trace()->set_text("distribute([m], [mo], [mi], [x])\nshard(A, m@x)\n");
   m.set_mesh("x=2");
+  v1::MeshAxis* x = m.add_mesh_dims();
+  x->set_name("x");
+  x->set_size(2);
   m.set_predicted_s(0.5);
   m.add_patterns("A@ko \"Broadcast\"\\");
   const std::string json = ToJsonLine(m);
@@ -21,7 +24,8 @@ TEST(JsonTest, OneLineWithProtoNamesAndDefaults) {
             "{\"trace\":{\"text\":\"distribute([m], [mo], [mi], [x])\\nshard(A, "
             "m@x)\\n\"},\"mesh\":\"x=2\","
             "\"predicted_s\":0.5,\"verified\":false,\"error\":\"\",\"patterns\":[\"A@ko "
-            "\\\"Broadcast\\\"\\\\\"],\"family\":\"\",\"round_s\":[]}");
+            "\\\"Broadcast\\\"\\\\\"],\"family\":\"\",\"round_s\":[],"
+            "\"mesh_dims\":[{\"name\":\"x\",\"size\":2}]}");
   EXPECT_EQ(json.find('\n'), std::string::npos);
   v1::MeasuredCandidate back;
   ASSERT_TRUE(FromJson(json, &back).ok());

@@ -1,27 +1,22 @@
 #include "cli/tune_output.h"
 
-#include "absl/strings/numbers.h"
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_format.h"
 #include "absl/strings/str_join.h"
-#include "absl/strings/strip.h"
 #include "cli/record_output.h"
-#include "ir/mesh.h"
 
 namespace meshtune::cli {
 
 namespace {
 
-// " (2 of 4 ranks, 2 idle)" when the best mesh uses fewer ranks than the workload's
-// "ranks=P" (a tune with --allow-idle-ranks), else "".
+// " (2 of 4 ranks, 2 idle)" when the best mesh uses fewer ranks than the workload's rank
+// count (a tune with --allow-idle-ranks), else "".
 std::string IdleRanks(const v1::Record& best) {
-  absl::string_view workload = best.workload_mesh();
-  int64_t asked = 0;
-  if (!absl::ConsumePrefix(&workload, "ranks=") || !absl::SimpleAtoi(workload, &asked)) return "";
-  const absl::StatusOr<ir::Mesh> mesh = ir::ParseMesh(best.mesh());
-  if (!mesh.ok() || mesh->Ranks() >= asked) return "";
-  return absl::StrCat(" (", mesh->Ranks(), " of ", asked, " ranks, ", asked - mesh->Ranks(),
-                      " idle)");
+  const int64_t asked = best.workload_ranks();
+  int64_t used = 1;
+  for (const v1::MeshAxis& axis : best.mesh_dims()) used *= axis.size();
+  if (asked == 0 || used >= asked) return "";
+  return absl::StrCat(" (", used, " of ", asked, " ranks, ", asked - used, " idle)");
 }
 
 }  // namespace

@@ -3,6 +3,7 @@
 #include <memory>
 
 #include "absl/strings/str_cat.h"
+#include "engine/requests.h"
 #include "engine/tune_messages.h"
 #include "engine/tune_options.h"
 #include "search/runner.h"
@@ -24,9 +25,12 @@ absl::StatusOr<v1::Record> EstimateWithBuiltinNumbers(const v1::TuneRequest& req
   v1::Record record;
   *record.mutable_problem() = request.problem();
   if (record.problem().dtype().empty()) record.mutable_problem()->set_dtype("f32");
+  // The workload: the rank count asked, else the one mesh tuned.
   record.set_workload_mesh(request.ranks() != 0 ? absl::StrCat("ranks=", request.ranks())
-                                                : request.mesh().axes());
+                                                : options->meshes.front().ToString());
+  record.set_workload_ranks(request.ranks());
   record.set_mesh(result->mesh.ToString());
+  SetMeshDims(result->mesh, record.mutable_mesh_dims());
   record.mutable_trace()->set_text(result->best.trace);
   record.set_predicted_s(result->best.cost.seconds);
   for (const std::string& p : result->best.patterns) record.add_patterns(p);

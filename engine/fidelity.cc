@@ -57,6 +57,7 @@ v1::MeasuredCandidate ToPoint(const search::Candidate& c, const ir::Mesh& mesh,
   v1::MeasuredCandidate p;
   p.mutable_trace()->set_text(c.trace);
   p.set_mesh(mesh.ToString());
+  SetMeshDims(mesh, p.mutable_mesh_dims());
   p.set_predicted_s(c.cost.seconds);
   std::vector<double> seconds;
   p.set_verified(true);

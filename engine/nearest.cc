@@ -16,6 +16,7 @@
 #include "base/status_macros.h"
 #include "codegen/program.h"
 #include "engine/explain.h"
+#include "engine/requests.h"
 #include "engine/tune_options.h"
 #include "ir/mesh.h"
 #include "search/cost_model.h"
@@ -99,11 +100,14 @@ std::optional<v1::Record> Replay(const storage::TuningRecord& r, const storage::
                                  const search::CostParams& params) {
   absl::StatusOr<std::string> trace = storage::FromCanonicalTrace(w, r.trace);
   if (!trace.ok()) return std::nullopt;
+  absl::StatusOr<ir::Mesh> stored = ir::ParseMesh(r.mesh);  // the database's text, read once
+  if (!stored.ok()) return std::nullopt;
   v1::Record out;
-  out.set_mesh(r.mesh);
+  out.set_mesh(stored->ToString());
+  SetMeshDims(*stored, out.mutable_mesh_dims());
   out.mutable_trace()->set_text(*trace);
-  v1::Mesh mesh;
-  mesh.set_axes(r.mesh);
+  v1::Mesh mesh = MeshMessage(*stored);
+  mesh.clear_axes();
   mesh.set_mem_per_rank(request.mesh().mem_per_rank());
   absl::StatusOr<codegen::Program> program = LowerTrace(request.problem(), mesh, out.trace());
   if (!program.ok()) return std::nullopt;
@@ -116,6 +120,7 @@ std::optional<v1::Record> Replay(const storage::TuningRecord& r, const storage::
   out.set_tuner_version(storage::kTunerVersion);
   out.set_profile(w.profile);
   out.set_workload_mesh(w.MeshText());
+  if (w.IsRankCount()) out.set_workload_ranks(w.ranks);
   return out;
 }
 

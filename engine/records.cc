@@ -113,7 +113,14 @@ absl::StatusOr<v1::Record> ToMessage(const storage::TuningRecord& r, const stora
       if (!set.ok()) return set;
     }
   }
-  out.set_mesh(r.mesh);
+  // The database's texts, read here once: the record's mesh, and the workload's ("ranks=N"
+  // is a rank count).
+  MT_ASSIGN_OR_RETURN(const ir::Mesh mesh, ir::ParseMesh(r.mesh));
+  out.set_mesh(mesh.ToString());
+  SetMeshDims(mesh, out.mutable_mesh_dims());
+  MT_ASSIGN_OR_RETURN(const ir::Mesh workload_mesh, ir::ParseMesh(canonical.mesh));
+  if (workload_mesh.axes.size() == 1 && workload_mesh.axes[0].name == "ranks")
+    out.set_workload_ranks(workload_mesh.axes[0].size);
   out.set_predicted_s(r.predicted_s);
   if (r.measured_s) out.set_measured_s(*r.measured_s);
   out.set_verified(r.verified);
@@ -133,7 +140,7 @@ absl::StatusOr<v1::Record> ToMessage(const storage::TuningRecord& r, const stora
 // Whether `record` (in the requester's names) is legal on its mesh with `mem` bytes a rank.
 bool FitsBudget(const v1::Record& record, const std::string& mem) {
   v1::Mesh mesh;
-  mesh.set_axes(record.mesh());
+  *mesh.mutable_dims() = record.mesh_dims();
   mesh.set_mem_per_rank(mem);
   absl::StatusOr<ir::Computation> base = BaseComputation(record.problem(), mesh);
   if (!base.ok()) return false;
@@ -149,11 +156,11 @@ bool FitsBudget(const v1::Record& record, const std::string& mem) {
 absl::StatusOr<storage::Workload> RequestWorkload(const v1::Problem& problem, const v1::Mesh& mesh,
                                                   int64_t ranks, const std::string& profile) {
   MT_ASSIGN_OR_RETURN(ir::Problem p, ProblemOf(problem));
-  if (mesh.axes().empty() == (ranks == 0)) {
-    return absl::InvalidArgumentError(mesh.axes().empty()
+  if (!HasMeshAxes(mesh) == (ranks == 0)) {
+    return absl::InvalidArgumentError(!HasMeshAxes(mesh)
                                           ? "give a mesh (e.g. x=2,y=2) or a rank count (e.g. 4)"
                                           : absl::StrCat("give exactly one of mesh (\"",
-                                                         base::Excerpt(mesh.axes()),
+                                                         base::Excerpt(MeshText(mesh)),
                                                          "\") and ranks (", ranks, ")"));
   }
   MT_RETURN_IF_ERROR(MemPerRankOf(mesh).status());  // checked, though no part of the workload
@@ -270,7 +277,7 @@ absl::StatusOr<v1::CodegenRequest> ResolveCodegenRequest(storage::TuningDb& db,
   v1::CodegenRequest out = request;
   *out.mutable_problem() = record.problem();
   out.mutable_problem()->set_result_on_layer(request.problem().result_on_layer());
-  if (out.mesh().axes().empty()) out.mutable_mesh()->set_axes(record.mesh());
+  if (!HasMeshAxes(out.mesh())) *out.mutable_mesh()->mutable_dims() = record.mesh_dims();
   *out.mutable_trace() = record.trace();
   return out;
 }

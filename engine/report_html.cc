@@ -238,8 +238,7 @@ std::string PruningSection(const ReportInput& in) {
 }  // namespace
 
 std::string ReportHtml(const ReportInput& in) {
-  v1::Mesh mesh;
-  mesh.set_axes(in.record.mesh());
+  const v1::Mesh mesh = RecordMesh(in.record);
   const absl::StatusOr<codegen::Program> program =
       LowerTrace(in.record.problem(), mesh, in.record.trace());
   std::optional<search::CostReport> cost;

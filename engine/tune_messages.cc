@@ -4,6 +4,7 @@
 
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_format.h"
+#include "engine/requests.h"
 #include "engine/tune_options.h"
 
 namespace meshtune::engine {
@@ -53,14 +54,16 @@ v1::TuneProgress ProgressMessage(const search::SearchProgress& p) {
   return out;
 }
 
-v1::TuneResult ResultMessage(const search::SearchResult& r, const v1::TuneRequest& request) {
+v1::TuneResult ResultMessage(const search::SearchResult& r, const v1::TuneRequest& request,
+                             const storage::Workload& w) {
   v1::TuneResult out;
   v1::Record* record = out.mutable_record();
   *record->mutable_problem() = request.problem();
   if (record->problem().dtype().empty()) record->mutable_problem()->set_dtype("f32");
   record->set_mesh(r.mesh.ToString());
-  record->set_workload_mesh(request.ranks() != 0 ? absl::StrCat("ranks=", request.ranks())
-                                                 : request.mesh().axes());
+  SetMeshDims(r.mesh, record->mutable_mesh_dims());
+  record->set_workload_mesh(w.MeshText());
+  if (w.IsRankCount()) record->set_workload_ranks(w.ranks);
   record->mutable_trace()->set_text(r.best.trace);
   record->set_predicted_s(r.best.cost.seconds);
   if (r.measured_s) record->set_measured_s(*r.measured_s);
@@ -76,6 +79,7 @@ v1::TuneResult ResultMessage(const search::SearchResult& r, const v1::TuneReques
     v1::MeasuredCandidate* pm = out.add_measurements();
     pm->mutable_trace()->set_text(m.candidate.trace);
     pm->set_mesh(m.mesh.ToString());
+    SetMeshDims(m.mesh, pm->mutable_mesh_dims());
     pm->set_family(m.family);
     pm->set_predicted_s(m.candidate.cost.seconds);
     if (m.run.seconds) pm->set_measured_s(*m.run.seconds);

@@ -10,6 +10,7 @@
 #include "engine/tune_options.h"
 #include "proto/meshtune.pb.h"
 #include "search/tuner.h"
+#include "storage/workload.h"
 
 namespace meshtune::engine {
 
@@ -26,9 +27,11 @@ std::string TuneJobKey(const std::string& fingerprint, const search::TuneOptions
 // The progress message of one tuner report.
 v1::TuneProgress ProgressMessage(const search::SearchProgress& progress);
 
-// The result message of a finished tune (record.trace in the tuned problem's names; the
-// database fields of the record — id, fingerprint, version, time — are left for the caller).
-v1::TuneResult ResultMessage(const search::SearchResult& result, const v1::TuneRequest& request);
+// The result message of a finished tune of `request`, whose workload is `w` (record.trace in
+// the tuned problem's names; the database fields of the record — id, fingerprint, version,
+// time — are left for the caller).
+v1::TuneResult ResultMessage(const search::SearchResult& result, const v1::TuneRequest& request,
+                             const storage::Workload& w);
 
 }  // namespace meshtune::engine
 

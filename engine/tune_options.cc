@@ -55,7 +55,7 @@ absl::Status SetMachineNumbers(const MachineNumbers& numbers, const std::string&
 
 // InvalidArgument when an in-place tune has no mesh.
 absl::Status InPlaceHasMesh(const v1::TuneRequest& request) {
-  if (!request.mesh().axes().empty()) return absl::OkStatus();
+  if (HasMeshAxes(request.mesh())) return absl::OkStatus();
   return absl::InvalidArgumentError(
       "--in-place needs --mesh: the cyclic layouts' process grid is the mesh's first two axes");
 }
@@ -86,7 +86,7 @@ absl::Status SetMeshes(const v1::TuneRequest& request, search::TuneOptions& o) {
   absl::StatusOr<std::optional<int64_t>> mem = MemPerRankOf(request.mesh());
   if (!mem.ok()) return mem.status();
   const int64_t ranks = request.ranks();
-  if (request.mesh().axes().empty() == (ranks == 0)) {
+  if (!HasMeshAxes(request.mesh()) == (ranks == 0)) {
     return absl::InvalidArgumentError(
         "give exactly one of --mesh (e.g. x=2,y=2) and --ranks (e.g. 4)");
   }
@@ -197,9 +197,9 @@ absl::StatusOr<ir::Problem> InPlaceProblem(const v1::TuneRequest& request) {
 absl::StatusOr<search::TuneOptions> TuneOptionsFromRequest(const v1::TuneRequest& request,
                                                            std::string* warning,
                                                            const MachineNumbers& numbers) {
-  if (!request.mesh().axes().empty() && request.ranks() != 0) {
+  if (HasMeshAxes(request.mesh()) && request.ranks() != 0) {
     return absl::InvalidArgumentError(absl::StrCat("give exactly one of mesh (\"",
-                                                   base::Excerpt(request.mesh().axes()),
+                                                   base::Excerpt(MeshText(request.mesh())),
                                                    "\") and ranks (", request.ranks(), ")"));
   }
   search::TuneOptions o;

@@ -29,7 +29,7 @@ absl::StatusOr<v1::TuneResult> RunAndStoreTune(
   if (!result.ok()) return result.status();
   if (options.cancelled && options.cancelled())
     return absl::CancelledError("the tune was cancelled");
-  v1::TuneResult out = ResultMessage(*result, request);
+  v1::TuneResult out = ResultMessage(*result, request, w);
   if (db != nullptr && (result->verified || result->measurements.empty())) {
     const v1::TuneSummary summary = TuneSummaryOf(out, request, curve.curve.points());
     const absl::Status stored = StoreTuneResult(*db, w, &out, &summary, &result->best.schedule);

@@ -38,7 +38,7 @@ v1::TuneSummary TuneSummaryOf(const v1::TuneResult& result, const v1::TuneReques
                               const std::vector<v1::CurvePoint>& curve) {
   v1::TuneSummary s;
   *s.mutable_problem() = request.problem();
-  s.set_mesh(request.ranks() > 0 ? absl::StrCat("ranks=", request.ranks()) : request.mesh().axes());
+  s.set_mesh(result.record().workload_mesh());
   s.set_strategy(result.strategy());
   s.set_seconds(result.seconds());
   s.set_enumerated(result.enumerated());

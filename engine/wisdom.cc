@@ -19,20 +19,22 @@
 #include "codegen/program_proto.h"
 #include "engine/explain.h"
 #include "engine/records.h"
+#include "engine/requests.h"
 #include "storage/sha256.h"
 
 namespace meshtune::engine {
 
 absl::StatusOr<storage::Workload> RecordWorkload(const v1::Record& m) {
   v1::Mesh mesh;
-  int64_t ranks = 0;
+  int64_t ranks = m.workload_ranks();
   absl::string_view workload_mesh = m.workload_mesh();
-  if (absl::ConsumePrefix(&workload_mesh, "ranks=")) {
+  // workload_ranks, or in a file exported before it existed, workload_mesh "ranks=N".
+  if (ranks == 0 && absl::ConsumePrefix(&workload_mesh, "ranks=")) {
     if (!absl::SimpleAtoi(workload_mesh, &ranks)) {
       return absl::InvalidArgumentError(
           absl::StrCat("workload_mesh \"", m.workload_mesh(), "\" is not ranks=N"));
     }
-  } else {
+  } else if (ranks == 0) {
     mesh.set_axes(m.workload_mesh());
   }
   MT_ASSIGN_OR_RETURN(storage::Workload w, RequestWorkload(m.problem(), mesh, ranks, m.profile()));
@@ -223,8 +225,7 @@ absl::Status AddProgram(v1::Record* r) {
   r->clear_program();
   r->clear_program_digest();
   MT_ASSIGN_OR_RETURN(storage::Workload w, RecordWorkload(*r));
-  v1::Mesh mesh;
-  mesh.set_axes(r->mesh());
+  const v1::Mesh mesh = RecordMesh(*r);
   // LowerTrace validates: a program whose validation fails or cannot decide is not written,
   // and the digest says the one written was proved.
   MT_ASSIGN_OR_RETURN(codegen::Program program, LowerTrace(r->problem(), mesh, r->trace()));

@@ -35,40 +35,70 @@ std::string Mesh::ToString() const {
   return absl::StrJoin(parts, ",");
 }
 
+namespace {
+
+// Why axis `name` of `size` cannot follow `mesh`'s axes (which hold `ranks` ranks), or "".
+std::string AxisProblem(const Mesh& mesh, const std::string& name, int64_t size) {
+  if (mesh.AxisIndex(name) >= 0)
+    return absl::StrCat("mesh axis ", base::Excerpt(name), " is given twice");
+  if (static_cast<int>(mesh.axes.size()) == kMaxMeshAxes) {
+    return absl::StrCat("mesh axis ", base::Excerpt(name), " is one too many: a mesh has 1 to ",
+                        kMaxMeshAxes, " axes");
+  }
+  if (size < 1) {
+    return absl::StrCat("mesh axis ", base::Excerpt(name), " has size ", size,
+                        "; sizes must be at least 1");
+  }
+  const int64_t ranks = mesh.Ranks();
+  if (size > kMaxRanks || ranks * size > kMaxRanks)
+    return absl::StrCat("mesh axis ", base::Excerpt(name), "=", size, " makes the mesh over ",
+                        kMaxRanks, " ranks");
+  return "";
+}
+
+}  // namespace
+
+absl::StatusOr<Mesh> MeshOf(const std::vector<MeshAxis>& axes) {
+  if (axes.empty()) return absl::InvalidArgumentError("no mesh axes given (expected e.g. x=8,y=8)");
+  Mesh mesh;
+  // As long as its text may be (ParseMesh's limit).
+  size_t bytes = 0;
+  for (const MeshAxis& a : axes) bytes += a.name.size() + absl::StrCat("=", a.size, ",").size();
+  if (bytes - 1 > kMaxMeshTextBytes) {
+    return absl::InvalidArgumentError(absl::StrCat(
+        "mesh is ", bytes - 1, " bytes long; the limit is ", kMaxMeshTextBytes, " bytes"));
+  }
+  for (const MeshAxis& a : axes) {
+    if (!IsIdentifier(a.name)) {
+      return absl::InvalidArgumentError(
+          absl::StrCat("mesh axis name ", base::Excerpt(a.name), " is not an identifier (e.g. x)"));
+    }
+    if (std::string why = AxisProblem(mesh, a.name, a.size); !why.empty())
+      return absl::InvalidArgumentError(why);
+    mesh.axes.push_back(a);
+  }
+  return mesh;
+}
+
 absl::StatusOr<Mesh> ParseMesh(absl::string_view text) {
-  absl::StatusOr<std::vector<Token>> tokens = Tokenize(text, "mesh", 1024);
+  absl::StatusOr<std::vector<Token>> tokens = Tokenize(text, "mesh", kMaxMeshTextBytes);
   if (!tokens.ok()) return tokens.status();
   TokenStream ts(std::move(*tokens), "mesh");
   Mesh mesh;
   if (ts.AtEnd()) return ts.ErrorAt(ts.Peek(), "no mesh axes given (expected e.g. x=8,y=8)");
-  int64_t ranks = 1;
   while (!ts.AtEnd()) {
     const Token name_tok = ts.Peek();
     absl::StatusOr<std::string> name = ts.ExpectIdent("a mesh axis name");
     if (!name.ok()) return name.status();
-    if (mesh.AxisIndex(*name) >= 0) {
-      return ts.ErrorAt(name_tok,
-                        absl::StrCat("mesh axis ", base::Excerpt(*name), " is given twice"));
-    }
-    if (static_cast<int>(mesh.axes.size()) == kMaxMeshAxes) {
-      return ts.ErrorAt(name_tok,
-                        absl::StrCat("mesh axis ", base::Excerpt(*name),
-                                     " is one too many: a mesh has 1 to ", kMaxMeshAxes, " axes"));
-    }
+    if (std::string why = AxisProblem(mesh, *name, 1); !why.empty())
+      return ts.ErrorAt(name_tok, why);
     if (absl::Status s = ts.Expect("="); !s.ok()) return s;
     const Token size_tok = ts.Peek();
     absl::StatusOr<int64_t> size =
         ts.ExpectInt(absl::StrCat("size of mesh axis ", base::Excerpt(*name)));
     if (!size.ok()) return size.status();
-    if (*size < 1) {
-      return ts.ErrorAt(size_tok, absl::StrCat("mesh axis ", base::Excerpt(*name), " has size ",
-                                               *size, "; sizes must be at least 1"));
-    }
-    if (*size > kMaxRanks || ranks * *size > kMaxRanks) {
-      return ts.ErrorAt(size_tok, absl::StrCat("mesh axis ", base::Excerpt(*name), "=", *size,
-                                               " makes the mesh over ", kMaxRanks, " ranks"));
-    }
-    ranks *= *size;
+    if (std::string why = AxisProblem(mesh, *name, *size); !why.empty())
+      return ts.ErrorAt(size_tok, why);
     mesh.axes.push_back({*name, *size});
     ts.Accept(",");
   }

@@ -30,11 +30,17 @@ struct Mesh {
 
 inline constexpr int kMaxMeshAxes = 3;
 inline constexpr int64_t kMaxRanks = 65536;
+inline constexpr int kMaxMeshTextBytes = 1024;  // the longest mesh text ("x=8,y=8") read
 
 // Parses "x=8,y=8" (commas or spaces). Returns InvalidArgument naming the axis or token
 // for: no axes, more than 3 axes, a repeated axis, a size below 1 or overflowing, and a
 // mesh of more than kMaxRanks ranks.
 absl::StatusOr<Mesh> ParseMesh(absl::string_view text);
+
+// The mesh of `axes` (outermost first), checked as ParseMesh checks them: the same
+// InvalidArgument messages without a position, and one for an axis name that is not an
+// identifier.
+absl::StatusOr<Mesh> MeshOf(const std::vector<MeshAxis>& axes);
 
 // Parses a byte size: "2GiB", "512MiB", "64KiB", "1024", also "2G"/"512M"/"64K"/"B".
 // Returns InvalidArgument for junk, zero, negative or overflowing sizes.

@@ -4,6 +4,10 @@
 
 #include <gtest/gtest.h>
 
+#include <string>
+#include <vector>
+
+#include "absl/strings/str_cat.h"
 #include "ir/mesh.h"
 
 namespace meshtune::ir {
@@ -71,6 +75,48 @@ TEST(MeshTest, ParsesAxesAndByteSizes) {
             "unknown unit 'XB' in memory size '2XB' (use B, KiB, MiB, GiB or TiB)");
   EXPECT_EQ(ParseByteSize("0GiB").status().message(), "memory size '0GiB' is zero");
   EXPECT_EQ(ParseMesh("x=2,x=4").status().message(), "mesh column 5: mesh axis x is given twice");
+}
+
+// MeshOf (a mesh from values, as a request's dims give it) accepts exactly the axis lists
+// whose text ParseMesh accepts, with the same mesh and the same reason, over every list of
+// up to 4 axes drawn from a few names and sizes.
+TEST(MeshTest, MeshOfAgreesWithParseMeshOverSmallAxisLists) {
+  const std::vector<std::string> names = {"x", "y", "z", "w"};
+  const std::vector<int64_t> sizes = {0, 1, 3, 300};
+  std::vector<std::vector<MeshAxis>> lists = {{}};
+  int checked = 0;
+  for (int length = 0; length <= 4; ++length) {
+    std::vector<std::vector<MeshAxis>> longer;
+    for (const std::vector<MeshAxis>& axes : lists) {
+      std::string text;
+      for (const MeshAxis& a : axes)
+        absl::StrAppend(&text, text.empty() ? "" : ",", a.name, "=", a.size);
+      const absl::StatusOr<Mesh> parsed = ParseMesh(text);
+      const absl::StatusOr<Mesh> built = MeshOf(axes);
+      ASSERT_EQ(parsed.ok(), built.ok()) << text;
+      ++checked;
+      if (parsed.ok()) {
+        EXPECT_EQ(built->ToString(), parsed->ToString()) << text;
+      } else {
+        // ParseMesh says where ("mesh column 5: ..."); MeshOf has no columns.
+        absl::string_view why = parsed.status().message();
+        why.remove_prefix(why.find(": ") + 2);
+        EXPECT_EQ(built.status().message(), why) << text;
+      }
+      for (const std::string& n : names)
+        for (int64_t size : sizes) {
+          std::vector<MeshAxis> next = axes;
+          next.push_back({n, size});
+          longer.push_back(next);
+        }
+    }
+    lists = std::move(longer);
+  }
+  EXPECT_EQ(checked, 1 + 16 + 16 * 16 + 16 * 16 * 16 + 16 * 16 * 16 * 16);
+  EXPECT_EQ(MeshOf({{"2x", 2}}).status().message(),
+            "mesh axis name 2x is not an identifier (e.g. x)");
+  EXPECT_EQ(MeshOf({{"x", -2}}).status().message(),
+            "mesh axis x has size -2; sizes must be at least 1");
 }
 
 }  // namespace

@@ -20,6 +20,8 @@
 #include <thread>
 #include <vector>
 
+#include "absl/strings/str_cat.h"
+#include "absl/strings/str_join.h"
 #include "grpcpp/generic/generic_stub.h"
 #include "grpcpp/grpcpp.h"
 #include "proto/meshtune.grpc.pb.h"
@@ -212,6 +214,16 @@ TEST_F(DaemonTest, TuneStreamsProgressThenResultAndLookupFindsItUnderAnyNames) {
   EXPECT_FALSE(result.record().verified());  // model-only
   EXPECT_FALSE(result.record().trace().text().empty());
   EXPECT_EQ(result.record().workload_mesh(), "ranks=4");
+  // The meshes as values too: the rank count asked, the axes chosen.
+  EXPECT_EQ(result.record().workload_ranks(), 4);
+  std::vector<std::string> dims;
+  int64_t ranks = 1;
+  for (const v1::MeshAxis& a : result.record().mesh_dims()) {
+    dims.push_back(absl::StrCat(a.name(), "=", a.size()));
+    ranks *= a.size();
+  }
+  EXPECT_EQ(absl::StrJoin(dims, ","), result.record().mesh());
+  EXPECT_EQ(ranks, 4);
 
   v1::LookupResponse same;
   grpc::Status status = Lookup(*stub, LookupRequest(kMatmul, kSmall), &same);
@@ -219,6 +231,22 @@ TEST_F(DaemonTest, TuneStreamsProgressThenResultAndLookupFindsItUnderAnyNames) {
   EXPECT_EQ(same.record().id(), result.record().id());
   EXPECT_EQ(same.record().trace().text(), result.record().trace().text());
   EXPECT_EQ(same.record().mesh(), result.record().mesh());
+  EXPECT_EQ(same.record().mesh_dims_size(), result.record().mesh_dims_size());
+  EXPECT_EQ(same.record().workload_ranks(), 4);
+  // A request may give the mesh as values: the record's dims explain as its text does.
+  {
+    v1::ExplainRequest by_dims = ExplainRequest(kMatmul, kSmall, "", same.record().trace().text());
+    *by_dims.mutable_mesh()->mutable_dims() = same.record().mesh_dims();
+    v1::ExplainResponse legal;
+    status = Explain(*stub, by_dims, &legal);
+    ASSERT_TRUE(status.ok()) << status.error_message();
+    EXPECT_TRUE(legal.legal());
+    by_dims.mutable_mesh()->set_axes(same.record().mesh());
+    status = Explain(*stub, by_dims, &legal);
+    EXPECT_EQ(status.error_code(), StatusCode::INVALID_ARGUMENT);
+    EXPECT_EQ(status.error_message(), absl::StrCat("give the mesh's axes (\"", same.record().mesh(),
+                                                   "\") or its dims, not both"));
+  }
 
   // Renamed indices and tensors (and extents in another order): the same record, in the new names.
   const std::string renamed = "Out[i,j] += X[i,l] * Y[l,j]";

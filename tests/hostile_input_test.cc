@@ -824,6 +824,28 @@ std::vector<GrpcRow> GrpcRows(const std::string& summa) {
   clash.mutable_mesh()->set_axes("k=2");
   tune(clash, StatusCode::INVALID_ARGUMENT, "mesh axis k has the same name as an index",
        "Tune mesh clash");
+  // The mesh as values: checked as the text is.
+  v1::TuneRequest zero_dim = t;
+  zero_dim.set_ranks(0);
+  v1::MeshAxis* axis = zero_dim.mutable_mesh()->add_dims();
+  axis->set_name("x");
+  axis->set_size(0);
+  tune(zero_dim, StatusCode::INVALID_ARGUMENT, "mesh axis x has size 0; sizes must be at least 1",
+       "Tune dims size 0");
+  v1::TuneRequest bad_name = zero_dim;
+  bad_name.mutable_mesh()->mutable_dims(0)->set_name(big);
+  bad_name.mutable_mesh()->mutable_dims(0)->set_size(2);
+  tune(bad_name, StatusCode::INVALID_ARGUMENT, "mesh is 30722 bytes long; the limit is 1024 bytes",
+       "Tune dims 30 KB name");
+  v1::TuneRequest spaced = bad_name;
+  spaced.mutable_mesh()->mutable_dims(0)->set_name("x y");
+  tune(spaced, StatusCode::INVALID_ARGUMENT, "mesh axis name x y is not an identifier (e.g. x)",
+       "Tune dims name x y");
+  v1::TuneRequest both_forms = zero_dim;
+  both_forms.mutable_mesh()->mutable_dims(0)->set_size(2);
+  both_forms.mutable_mesh()->set_axes("x=2");
+  tune(both_forms, StatusCode::INVALID_ARGUMENT,
+       "give the mesh's axes (\"x=2\") or its dims, not both", "Tune axes and dims");
   v1::TuneRequest huge_expr = t;
   huge_expr.mutable_problem()->set_expr(big);
   tune(huge_expr, StatusCode::INVALID_ARGUMENT, "expression is 30720 bytes long",

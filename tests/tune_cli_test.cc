@@ -201,6 +201,10 @@ TEST_F(TuneCliTest, IdleRanksLetAnOversubscribedNodeUseFewerRanks) {
   ASSERT_TRUE(meshtune::testing::ParsesAs(r.out, &idle)) << r.out;
   EXPECT_EQ(idle.record().mesh(), "x=2");
   EXPECT_EQ(idle.record().workload_mesh(), "ranks=4");
+  EXPECT_EQ(idle.record().workload_ranks(), 4);
+  ASSERT_EQ(idle.record().mesh_dims_size(), 1);
+  EXPECT_EQ(idle.record().mesh_dims(0).name(), "x");
+  EXPECT_EQ(idle.record().mesh_dims(0).size(), 2);
   r = Meshtune(tune);
   ASSERT_EQ(r.status, 0) << r.err;
   ASSERT_TRUE(meshtune::testing::ParsesAs(r.out, &all)) << r.out;
