@@ -154,8 +154,8 @@ void AddScheduleSourceFlags(CLI::App* cmd, CodegenFlags& f) {
                 "on a --lookup miss, or alone instead: the cost model's best with built-in "
                 "machine numbers (deterministic; reads no profile)");
   f.trace.mesh.AddRanks(cmd, "with --lookup or --estimate: the workload's rank count", 1);
-  cmd->add_option("--profile", f.profile,
-                  "with --lookup: the workload's hardware profile (default: default)");
+  AddProfileFlag(cmd, &f.profile,
+                 "with --lookup: the workload's hardware profile (default: default)");
 }
 
 }  // namespace

@@ -46,8 +46,8 @@ Command AddExplainCommand(CLI::App& app) {
   CLI::App* cmd = app.add_subcommand("explain", "legality verdict, reasons and maps of a trace");
   flags->trace.Add(cmd, /*required=*/true);
   flags->output.AddJson(cmd, "print JSON");
-  cmd->add_option("--profile", flags->profile,
-                  "hardware profile to cost a legal schedule with (default: default)");
+  AddProfileFlag(cmd, &flags->profile,
+                 "hardware profile to cost a legal schedule with (default: default)");
   flags->target.Add(cmd, TargetUse::kServer);
   return {cmd, [flags] { return RunExplain(*flags, *flags->target.Make()); }};
 }

@@ -11,6 +11,7 @@
 #include "absl/strings/str_join.h"
 #include "base/json.h"
 #include "cli/cli_io.h"
+#include "cli/flag_groups.h"
 #include "engine/fidelity.h"
 #include "engine/flag_checks.h"
 #include "engine/local_backend.h"
@@ -175,7 +176,7 @@ void AddSampleFlags(CLI::App* cmd, FidelityFlags& x) {
   cmd->add_option("--max-evaluations", x.max_evaluations,
                   "schedules the model ranks first (default 1000)")
       ->transform(engine::IntegerIn(1, 100000000));
-  cmd->add_option("--profile", x.profile, "hardware profile (default: default)");
+  AddProfileFlag(cmd, &x.profile);
 }
 
 // --allow-replication, --split-distributed, --rotation-steps, --all-to-all: the space ranked.

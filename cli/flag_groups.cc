@@ -13,6 +13,10 @@
 
 namespace meshtune::cli {
 
+CLI::Option* AddProfileFlag(CLI::App* cmd, std::string* profile, const std::string& help) {
+  return cmd->add_option("--profile", *profile, help);
+}
+
 void WorkloadFlags::Add(CLI::App* cmd, bool required, const std::string& extents_example) {
   CLI::Option* e = cmd->add_option("--expr", expr,
                                    "statement in index notation, e.g. 'C[m,n] += A[m,k] * B[k,n]'");
@@ -146,7 +150,7 @@ void RecordWorkloadFlags::Add(CLI::App* cmd, bool required) {
   mesh.Add(cmd, /*required=*/false);
   // The range: engine::RequestWorkload.
   mesh.AddRanks(cmd, "rank count (a tune over every mesh of that many ranks)");
-  cmd->add_option("--profile", profile, "hardware profile (default: default)");
+  AddProfileFlag(cmd, &profile);
 }
 
 absl::Status RecordWorkloadFlags::Check() const {

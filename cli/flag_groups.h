@@ -23,6 +23,11 @@
 
 namespace meshtune::cli {
 
+// --profile: the hardware profile (storage/hardware_profile.h) into `*profile`, "" meaning
+// "default"; `help` says what this command uses it for.
+CLI::Option* AddProfileFlag(CLI::App* cmd, std::string* profile,
+                            const std::string& help = "hardware profile (default: default)");
+
 // The longest --timeout, --budget-s: a week.
 inline constexpr double kMaxTimeoutS = 7 * 24 * 3600;
 // Integer flags whose range the command checks itself (with its own message) are only

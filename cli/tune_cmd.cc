@@ -205,8 +205,7 @@ void AddBudgetFlags(CLI::App* cmd, TuneCommandFlags& f) {
 // --profile, --alpha, --beta, --gamma: the cost model's machine numbers. A second for any of
 // them (seconds per message, byte and flop) is absurd already.
 void AddMachineFlags(CLI::App* cmd, TuneCommandFlags& f) {
-  f.profile_opt =
-      cmd->add_option("--profile", f.tune.profile, "hardware profile (default: default)");
+  f.profile_opt = AddProfileFlag(cmd, &f.tune.profile);
   f.alpha_opt =
       cmd->add_option("--alpha", f.alpha, "latency per message, s (overrides the profile)")
           ->check(engine::NumberIn(0, 1));

@@ -224,9 +224,10 @@ absl::StatusOr<Problem> InPlaceForm(const Problem& problem, const Mesh& mesh) {
       reversed.operands[1].indices[0] == reversed.output.indices[0] &&
       reversed.operands[0].indices[0] != reversed.output.indices[0])
     std::swap(reversed.operands[0], reversed.operands[1]);
-  absl::StatusOr<Problem> out =
-      ParseProblem(reversed.ToString(), problem.ExtentsString(), DTypeName(problem.dtype));
-  if (!out.ok()) return out.status();
+  // The same indices, extents and dtype: only the orders changed, so it stays a valid problem.
+  absl::StatusOr<Problem> out = std::move(reversed);
+  out->layouts.clear();
+  out->result_on_layer = false;
   const std::string x = mesh.axes.empty() ? "*" : mesh.axes[0].name;
   const std::string y = mesh.axes.size() > 1 ? mesh.axes[1].name : "*";
   for (const std::string& t : out->Tensors())
