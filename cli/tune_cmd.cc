@@ -53,12 +53,10 @@ std::string TuneReport(const TuneFlags& flags, const v1::TuneRequest& request,
 
 v1::TuneRequest TuneRequestFromFlags(const TuneFlags& flags) {
   v1::TuneRequest r;
-  r.mutable_problem()->set_expr(flags.expr);
-  r.mutable_problem()->set_extents(flags.extents);
-  r.mutable_problem()->set_dtype(flags.dtype);
-  r.mutable_mesh()->set_axes(flags.mesh);
-  r.mutable_mesh()->set_mem_per_rank(flags.mem_per_rank);
-  r.set_ranks(flags.ranks);
+  // Layouts are checked again by RunTune, which says what is wrong with them.
+  flags.workload.Fill(r.mutable_problem()).IgnoreError();
+  flags.mesh.Fill(r.mutable_mesh());
+  r.set_ranks(flags.mesh.ranks);
   r.set_top_k(flags.top_k);
   r.set_budget_s(flags.budget_s);
   r.set_model_only(flags.model_only);
@@ -71,8 +69,6 @@ v1::TuneRequest TuneRequestFromFlags(const TuneFlags& flags) {
   r.set_all_to_all(flags.all_to_all);
   r.set_allow_idle_ranks(flags.allow_idle_ranks);
   r.set_in_place(flags.in_place);
-  // Checked again by RunTune, which says what is wrong with them.
-  engine::SetLayoutFlags(flags.layouts, r.mutable_problem()).IgnoreError();
   return r;
 }
 
@@ -81,18 +77,18 @@ engine::LocalTuneSettings TuneSettingsFromFlags(const TuneFlags& flags) {
   s.alpha = flags.numbers.alpha;
   s.beta = flags.numbers.beta;
   s.gamma = flags.numbers.gamma;
-  s.reps = flags.reps;
-  s.warmup = flags.warmup;
-  s.worker = flags.worker;
-  s.hostfile = flags.hostfile;
-  s.launcher = flags.launcher;
-  s.launcher_args = flags.launcher_args;
+  s.reps = flags.measure.reps;
+  s.warmup = flags.measure.warmup;
+  s.worker = flags.launcher.worker;
+  s.hostfile = flags.launcher.hostfile;
+  s.launcher = flags.launcher.launcher;
+  s.launcher_args = flags.launcher.launcher_args;
   return s;
 }
 
 int RunTune(const TuneFlags& flags, const std::string& report, engine::Backend& backend,
             std::ostream& out, std::ostream& err) {
-  if (flags.mesh.empty() == (flags.ranks == 0)) {
+  if (flags.mesh.mesh.empty() == (flags.mesh.ranks == 0)) {
     err << "meshtune: give exactly one of --mesh (e.g. x=2,y=2) and --ranks (e.g. 4)\n";
     return engine::kExitBadInput;
   }
@@ -109,7 +105,8 @@ int RunTune(const TuneFlags& flags, const std::string& report, engine::Backend& 
     drew = true;
   };
   v1::TuneRequest request = TuneRequestFromFlags(flags);
-  if (absl::Status s = engine::SetLayoutFlags(flags.layouts, request.mutable_problem()); !s.ok())
+  if (absl::Status s = engine::SetLayoutFlags(flags.workload.layouts, request.mutable_problem());
+      !s.ok())
     return Fail(s, err);
   if (flags.in_place) {  // say what is tuned: the problem the schedule's trace names
     absl::StatusOr<ir::Problem> in_place = engine::InPlaceProblem(request);
@@ -117,7 +114,7 @@ int RunTune(const TuneFlags& flags, const std::string& report, engine::Backend& 
     err << "meshtune: in place: " << in_place->ToString() << " with --layout "
         << absl::StrJoin(in_place->LayoutFlags(), " --layout ")
         << " (indices permuted to process order, each local array a block)\n";
-  } else if (!flags.layouts.empty() && !flags.mesh.empty() &&
+  } else if (!flags.workload.layouts.empty() && !flags.mesh.mesh.empty() &&
              engine::InPlaceProblem(request).ok()) {
     err << "meshtune: these layouts have an in-place form, which redistributes nothing: try "
            "--in-place\n";
@@ -128,7 +125,7 @@ int RunTune(const TuneFlags& flags, const std::string& report, engine::Backend& 
     // NotFound here is a --profile that does not exist.
     return Fail(result.status(), err, engine::NotFoundIs::kBadInput);
   }
-  out << (flags.json ? base::ToJsonLine(*result) + "\n" : TuneResultText(*result));
+  out << (flags.output.json ? base::ToJsonLine(*result) + "\n" : TuneResultText(*result));
   if (report == "-") {
     out << TuneReport(flags, request, *result, curve);
   } else if (!report.empty()) {
@@ -147,15 +144,10 @@ int RunTune(const TuneFlags& flags, const std::string& report, engine::Backend& 
 
 namespace {
 
-// tune's flags: the shared groups, and the rest of TuneFlags set directly.
+// tune's flags, and what only the command line can tell of them.
 struct TuneCommandFlags {
-  WorkloadFlags workload;  // --expr, --extents, --dtype, --layout
-  MeshFlags mesh;          // --mesh or --ranks, --mem-per-rank
-  MeasurementFlags measure;
-  LauncherFlags launcher;
-  OutputFlags output;  // --json
+  TuneFlags tune;  // the groups and the search's and the cost model's flags
   TargetFlags target;
-  TuneFlags tune;      // the search's and the cost model's flags
   std::string report;  // --report FILE
   double alpha = 0, beta = 0, gamma = 0;
   CLI::Option* profile_opt = nullptr;
@@ -163,27 +155,14 @@ struct TuneCommandFlags {
   CLI::Option* beta_opt = nullptr;
   CLI::Option* gamma_opt = nullptr;
 
-  // TuneFlags with every flag given (machine numbers only when given).
+  // TuneFlags with what the parse tells: machine numbers only when given, --profile when
+  // given, progress on a terminal.
   TuneFlags Resolved() const {
     TuneFlags t = tune;
-    t.expr = workload.expr;
-    t.extents = workload.extents;
-    t.dtype = workload.dtype;
-    t.layouts = workload.layouts;
-    t.mesh = mesh.mesh;
-    t.ranks = mesh.ranks;
-    t.mem_per_rank = mesh.mem_per_rank;
-    t.json = output.json;
     t.profile_given = profile_opt->count() > 0;
     if (alpha_opt->count() > 0) t.numbers.alpha = alpha;
     if (beta_opt->count() > 0) t.numbers.beta = beta;
     if (gamma_opt->count() > 0) t.numbers.gamma = gamma;
-    t.reps = measure.reps;
-    t.warmup = measure.warmup;
-    t.worker = launcher.worker;
-    t.hostfile = launcher.hostfile;
-    t.launcher = launcher.launcher;
-    t.launcher_args = launcher.launcher_args;
     t.progress = isatty(STDERR_FILENO) != 0;
     return t;
   }
@@ -197,7 +176,7 @@ void AddBudgetFlags(CLI::App* cmd, TuneCommandFlags& f) {
   cmd->add_option("--budget-s", f.tune.budget_s, "seconds for the whole tune (default 600)")
       ->check(engine::NumberIn(0, kMaxTimeoutS, /*min_exclusive=*/true));
   cmd->add_flag("--model-only", f.tune.model_only, "measure nothing: the cost model's best");
-  f.output.AddJson(cmd, "print the result as one JSON line");
+  f.tune.output.AddJson(cmd, "print the result as one JSON line");
   cmd->add_option("--report", f.report,
                   "also write the winner's tuning report here, one HTML file ('-': stdout)");
 }
@@ -241,7 +220,7 @@ void AddSearchFlags(CLI::App* cmd, TuneCommandFlags& f) {
 
 // --layout, --in-place, --allow-idle-ranks: where the tensors are, which ranks may idle.
 void AddPlacementFlags(CLI::App* cmd, TuneCommandFlags& f) {
-  f.workload.AddLayouts(cmd);
+  f.tune.workload.AddLayouts(cmd);
   cmd->add_flag("--in-place", f.tune.in_place,
                 "with cyclic layouts for every tensor and --mesh: tune the form in which the "
                 "application's local arrays are the shards (nothing redistributed)");
@@ -264,17 +243,17 @@ Command AddTuneCommand(CLI::App& app) {
   auto flags = std::make_shared<TuneCommandFlags>();
   TuneCommandFlags& f = *flags;
   CLI::App* cmd = app.add_subcommand("tune", "search, cost and measure schedules; print the best");
-  f.workload.Add(cmd, /*required=*/true);
-  f.mesh.Add(cmd, /*required=*/false);
+  f.tune.workload.Add(cmd, /*required=*/true);
+  f.tune.mesh.Add(cmd, /*required=*/false);
   // The range: engine::TuneOptionsFromRequest.
-  f.mesh.AddRanks(cmd, "rank count: try every mesh of 1 to 3 axes");
-  f.mesh.AddMemPerRank(cmd);
+  f.tune.mesh.AddRanks(cmd, "rank count: try every mesh of 1 to 3 axes");
+  f.tune.mesh.AddMemPerRank(cmd);
   AddBudgetFlags(cmd, f);
   AddMachineFlags(cmd, f);
   AddSearchFlags(cmd, f);
   AddPlacementFlags(cmd, f);
-  f.measure.Add(cmd, "timed repetitions per measurement");
-  f.launcher.Add(cmd);
+  f.tune.measure.Add(cmd, "timed repetitions per measurement");
+  f.tune.launcher.Add(cmd);
   f.target.Add(cmd, TargetUse::kStoringDatabase);
   // A daemon costs with its own profile and measures with its own launcher.
   for (const char* local_only : {"--alpha", "--beta", "--gamma", "--reps", "--warmup", "--worker",

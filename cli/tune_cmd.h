@@ -14,6 +14,7 @@
 
 #include "CLI/CLI.hpp"
 #include "cli/command.h"
+#include "cli/flag_groups.h"
 #include "engine/backend.h"
 #include "engine/local_backend.h"
 #include "engine/tune_options.h"
@@ -23,14 +24,14 @@ namespace meshtune::cli {
 
 // The parsed flags of `meshtune tune`.
 struct TuneFlags {
-  std::string expr, extents, dtype = "f32";
-  std::string mesh;   // "x=2,y=2"; exactly one of mesh and ranks
-  int64_t ranks = 0;  // every factorisation into 1 to 3 axes
-  std::string mem_per_rank;
+  WorkloadFlags workload;  // --expr, --extents, --dtype, --layout
+  MeshFlags mesh;          // --mesh or --ranks (exactly one), --mem-per-rank
+  MeasurementFlags measure;
+  LauncherFlags launcher;
+  OutputFlags output;  // --json
   int top_k = 4;
   double budget_s = 600;
   bool model_only = false;
-  bool json = false;
   std::string profile = "default";  // hardware profile (storage/hardware_profile.h)
   bool profile_given = false;       // --profile was on the command line
   // --alpha, --beta, --gamma when given: override the profile.
@@ -42,14 +43,8 @@ struct TuneFlags {
   bool rotation_steps = false;     // SpaceOptions::rotation_steps
   bool all_to_all = false;         // SpaceOptions::all_to_all
   bool allow_idle_ranks = false;   // with ranks: meshes of ceil(ranks/2) .. ranks ranks
-  // `--layout TENSOR=SPEC`: where the application's tensors are (ir/layout.h).
-  std::vector<std::string> layouts;
   // --in-place: tune the in-place form of the cyclic layouts (ir::InPlaceForm) instead.
   bool in_place = false;
-  // Measurement.
-  int reps = 3, warmup = 1;
-  std::string worker, hostfile, launcher;
-  std::vector<std::string> launcher_args;
   bool progress = false;  // draw progress on stderr (set when stderr is a terminal)
 };
 

@@ -264,15 +264,7 @@ absl::StatusOr<TransferPlan> PlanTransfer(const Computation& c, const Names& nam
   if (plan.output) {
     MT_ASSIGN_OR_RETURN(CommPattern pattern, DetectReducePattern(c, t, plan.size));
     Reduce r{t.tensor, buffer, t.loop, std::move(pattern), std::move(global)};
-    if (r.pattern.kind == CommPattern::Kind::kRingReduce && r.pattern.hop) {
-      // The sums land on the next rank: the box where they land is the one the rank before
-      // it (at -shift around the axis) computed.
-      const ir::MeshAxis& a = c.mesh().axes[r.pattern.axes[0]];
-      const Expr before = Expr::Make(
-          Expr::Op::kMod,
-          {Expr::Var(a.name) + Expr::Const(a.size - r.pattern.shift), Expr::Const(a.size)});
-      for (Expr& e : r.global.offset) e = e.Substitute(a.name, before);
-    }
+    PatternOf(r.pattern.kind).Land(c.mesh(), r);
     plan.stmt = MakeStmt(std::move(r));
     return plan;
   }

@@ -23,6 +23,10 @@
 #include "absl/status/statusor.h"
 #include "codegen/expr.h"
 
+namespace meshtune::ir {
+struct Mesh;
+}  // namespace meshtune::ir
+
 namespace meshtune::codegen {
 
 // The Program's statements and values a pattern describes (codegen/program.h).
@@ -141,6 +145,9 @@ class Pattern {
   // ring): lowering gives such a fetch its time loop (Transfer::time_loop) and zeroes such a
   // reduction's buffer before that loop rather than in it.
   virtual bool AcrossSteps() const { return false; }
+  // Lowering: where the sums of reduction `r` (of this kind, on `mesh`) land, written into
+  // r.global. The default keeps the box each rank computed.
+  virtual void Land(const ir::Mesh& mesh, codegen::Reduce& r) const {}
   // Why `p` (of this kind) is malformed — its axes, shift and hop — or "" when it is not;
   // e.g. "a Shift turns along exactly one axis". Read back from a message
   // (program_proto.h), a pattern is checked by this.

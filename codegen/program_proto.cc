@@ -231,7 +231,8 @@ absl::StatusOr<std::vector<Expr>> Reader::ReadExprs(
 
 absl::StatusOr<CommPattern> Reader::ReadPattern(const PPattern& m, const std::string& path) const {
   const int kind = static_cast<int>(m.kind());
-  if (kind < PPattern::KIND_LOCAL || kind > PPattern::KIND_RING_REDUCE) {
+  // Every kind of the message is a PatternKind, one apart (the enums keep one order).
+  if (kind < PPattern::KIND_LOCAL || kind > PPattern::Kind_MAX) {
     return Bad(path, absl::StrCat("kind ", kind, " is not a communication pattern"));
   }
   CommPattern p;

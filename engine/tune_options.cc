@@ -6,6 +6,7 @@
 
 #include "absl/strings/str_cat.h"
 #include "base/excerpt.h"
+#include "base/status_macros.h"
 #include "engine/requests.h"
 #include "ir/layout.h"
 #include "ir/mesh.h"
@@ -70,14 +71,12 @@ absl::StatusOr<ir::Problem> InPlaceOf(const ir::Problem& problem, const v1::Tune
   return in_place;
 }
 
-// The problem the request tunes: with its layouts, in its in-place form with in_place,
-// without result_on_layer.
-absl::StatusOr<ir::Problem> TunedProblem(const v1::TuneRequest& request) {
-  absl::StatusOr<ir::Problem> problem = ProblemOf(request.problem());
-  if (!problem.ok()) return problem.status();
-  problem->result_on_layer = false;
-  if (request.in_place()) return InPlaceOf(*problem, request);
-  return problem;
+// The problem the request tunes, from the problem it states (with its layouts): in its
+// in-place form with in_place, without result_on_layer.
+absl::StatusOr<ir::Problem> TunedProblem(ir::Problem stated, const v1::TuneRequest& request) {
+  stated.result_on_layer = false;
+  if (request.in_place()) return InPlaceOf(stated, request);
+  return stated;
 }
 
 // `o.meshes`: the request's mesh, or every factorisation of its rank count (down to half of
@@ -197,13 +196,21 @@ absl::StatusOr<ir::Problem> InPlaceProblem(const v1::TuneRequest& request) {
 absl::StatusOr<search::TuneOptions> TuneOptionsFromRequest(const v1::TuneRequest& request,
                                                            std::string* warning,
                                                            const MachineNumbers& numbers) {
+  MT_ASSIGN_OR_RETURN(const ir::Problem stated, ProblemOf(request.problem()));
+  return TuneOptionsFor(stated, request, warning, numbers);
+}
+
+absl::StatusOr<search::TuneOptions> TuneOptionsFor(const ir::Problem& stated,
+                                                   const v1::TuneRequest& request,
+                                                   std::string* warning,
+                                                   const MachineNumbers& numbers) {
   if (HasMeshAxes(request.mesh()) && request.ranks() != 0) {
     return absl::InvalidArgumentError(absl::StrCat("give exactly one of mesh (\"",
                                                    base::Excerpt(MeshText(request.mesh())),
                                                    "\") and ranks (", request.ranks(), ")"));
   }
   search::TuneOptions o;
-  absl::StatusOr<ir::Problem> problem = TunedProblem(request);
+  absl::StatusOr<ir::Problem> problem = TunedProblem(stated, request);
   if (!problem.ok()) return problem.status();
   o.problem = *std::move(problem);
   if (absl::Status s = SetMeshes(request, o); !s.ok()) return s;

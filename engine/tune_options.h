@@ -61,6 +61,12 @@ absl::StatusOr<search::TuneOptions> TuneOptionsFromRequest(const v1::TuneRequest
                                                            std::string* warning,
                                                            const MachineNumbers& numbers = {});
 
+// The same for the problem `request` states, already read (engine/requests.h, ProblemOf).
+absl::StatusOr<search::TuneOptions> TuneOptionsFor(const ir::Problem& stated,
+                                                   const v1::TuneRequest& request,
+                                                   std::string* warning,
+                                                   const MachineNumbers& numbers = {});
+
 }  // namespace meshtune::engine
 
 #endif  // MESHTUNE_ENGINE_TUNE_OPTIONS_H_

@@ -1,7 +1,9 @@
 #include "engine/tune_run.h"
 
 #include "absl/strings/str_cat.h"
+#include "base/status_macros.h"
 #include "engine/records.h"
+#include "engine/requests.h"
 #include "engine/tune_messages.h"
 #include "engine/tune_summary.h"
 
@@ -45,13 +47,18 @@ absl::StatusOr<v1::TuneResult> RunAndStoreTune(
 
 absl::StatusOr<PreparedTune> PrepareTune(const v1::TuneRequest& request,
                                          const MachineNumbers& numbers) {
+  // The request read once: the problem as stated, then the tuner's options, and the
+  // workload from the same values (the one mesh, or the rank count).
+  MT_ASSIGN_OR_RETURN(const ir::Problem stated, ProblemOf(request.problem()));
   std::string warning;
-  absl::StatusOr<search::TuneOptions> options = TuneOptionsFromRequest(request, &warning, numbers);
-  if (!options.ok()) return options.status();
-  absl::StatusOr<storage::Workload> workload = RequestWorkload(
-      request.problem(), request.mesh(), request.ranks(), RequestedProfile(request.profile()));
+  MT_ASSIGN_OR_RETURN(search::TuneOptions options,
+                      TuneOptionsFor(stated, request, &warning, numbers));
+  const std::string profile = RequestedProfile(request.profile());
+  absl::StatusOr<storage::Workload> workload =
+      request.ranks() != 0 ? storage::MakeWorkload(stated, request.ranks(), profile)
+                           : storage::MakeWorkload(stated, options.meshes.front(), profile);
   if (!workload.ok()) return workload.status();
-  return PreparedTune{*std::move(options), *std::move(workload), std::move(warning)};
+  return PreparedTune{std::move(options), *std::move(workload), std::move(warning)};
 }
 
 }  // namespace meshtune::engine

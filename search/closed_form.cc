@@ -487,8 +487,9 @@ absl::StatusOr<std::shared_ptr<const ClosedFormLowering::Plan>> MakePlan(
   plan->alloc = codegen::MakeStmt(codegen::Alloc{buffer, box.size, plan->output});
   if (plan->output) {
     MT_ASSIGN_OR_RETURN(CommPattern pattern, codegen::DetectReducePattern(c, t, box.size));
-    plan->stmt =
-        codegen::MakeStmt(codegen::Reduce{t.tensor, buffer, t.loop, std::move(pattern), global});
+    codegen::Reduce r{t.tensor, buffer, t.loop, std::move(pattern), global};
+    codegen::PatternOf(r.pattern.kind).Land(c.mesh(), r);
+    plan->stmt = codegen::MakeStmt(std::move(r));
     return plan;
   }
   codegen::Transfer x;

@@ -5,6 +5,7 @@
 // step further first. Outside its loop's For it only lands (lowering never puts it there).
 #include "absl/strings/str_cat.h"
 #include "codegen/patterns/all.h"
+#include "ir/mesh.h"
 
 namespace meshtune::codegen::patterns {
 namespace {
@@ -13,6 +14,16 @@ class RingReducePattern final : public Pattern {
  public:
   std::string Name() const override { return "RingReduce"; }
   bool AcrossSteps() const override { return true; }
+  // With hop the sums land on the next rank: the box where they land is the one the rank
+  // before it (at -shift around the axis) computed.
+  void Land(const ir::Mesh& mesh, codegen::Reduce& r) const override {
+    if (!r.pattern.hop) return;
+    const ir::MeshAxis& a = mesh.axes[r.pattern.axes[0]];
+    const Expr before = Expr::Make(
+        Expr::Op::kMod,
+        {Expr::Var(a.name) + Expr::Const(a.size - r.pattern.shift), Expr::Const(a.size)});
+    for (Expr& e : r.global.offset) e = e.Substitute(a.name, before);
+  }
   // Partial sums that pass around a ring.
   absl::StatusOr<bool> Recognize(const TransferFacts& f, CommPattern* out) const override {
     if (f.role != TransferFacts::Role::kReduce || !f.ring.has_value()) return false;
