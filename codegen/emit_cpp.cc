@@ -168,14 +168,22 @@ void Emit(const Program& p, const StmtPtr& s, const For* loop, int indent, std::
       EmitFetch(p, *t, Step{}, pad, out);
     }
   } else if (const auto* c = std::get_if<Compute>(&s->node)) {
-    std::vector<std::string> indices, extents, ins;
-    for (const auto& [idx, e] : c->tile) {
-      indices.push_back(idx);
-      extents.push_back(absl::StrCat(e));
+    std::vector<std::string> indices, extents, ins, clipped;
+    for (size_t i = 0; i < c->tile.size(); ++i) {
+      indices.push_back(c->tile[i].first);
+      extents.push_back(absl::StrCat(c->tile[i].second));
+      if (c->start.empty() || c->extent[i] == 0) continue;
+      // A ragged index: the call covers the values below the extent (codegen/program.h).
+      const std::string n = absl::StrCat("n_", c->tile[i].first);
+      absl::StrAppend(out, pad, "const int64_t ", n, " = std::max<int64_t>(0, std::min<int64_t>(",
+                      c->tile[i].second, ", ", c->extent[i], " - (", Cpp(c->start[i]), ")));\n");
+      extents.back() = n;
+      clipped.push_back(n + " > 0");
     }
     for (const Operand& o : c->in) ins.push_back(OperandText(o));
-    absl::StrAppend(out, pad, "rt->Kernel(", Quote(c->kernel), ", ", c->sum ? "true" : "false",
-                    ", ", Strings(indices), ", {", absl::StrJoin(extents, ", "), "}, ",
+    absl::StrAppend(out, pad, clipped.empty() ? "" : "if (" + absl::StrJoin(clipped, " && ") + ") ",
+                    "rt->Kernel(", Quote(c->kernel), ", ", c->sum ? "true" : "false", ", ",
+                    Strings(indices), ", {", absl::StrJoin(extents, ", "), "}, ",
                     OperandText(c->out), ", {", absl::StrJoin(ins, ", "), "});\n");
   } else if (const auto* r = std::get_if<Reduce>(&s->node)) {
     absl::StrAppend(out, pad, "// ", r->pattern.ToString(), " of ", r->tensor, "\n");
@@ -360,7 +368,12 @@ std::string CallableHeader(const Program& p, const std::string& title, const std
                   "// ", name, " is collective over `comm`, which must have ", p.Ranks(),
                   " ranks: the mesh ", absl::StrJoin(axes, ","), ",\n",
                   "// MPI rank r at the row-major coordinates of r (the last axis fastest). Each "
-                  "pointer is\n// that rank's shard of the tensor, dense and row-major:\n");
+                  "pointer is\n// that rank's shard of the tensor, dense and row-major at its "
+                  "storage's extents\n// (",
+                  name, "_storage; ", name,
+                  "_shard says which "
+                  "elements it holds: where blocks do not\n// divide an extent, the last block "
+                  "holds fewer and a block past the end none,\n// the rest is scratch):\n");
   for (const TensorInfo& t : p.tensors) {
     const std::string where =
         !Redistributed(p, t)
@@ -400,8 +413,12 @@ std::string CallableHeader(const Program& p, const std::string& title, const std
       ", MPI_Comm comm);\n\n", "// Where `tensor`'s shard lies on MPI rank `rank` (0 <= rank < ",
       p.Ranks(),
       "): the global index of its\n// first element and its extents, one per dim. Returns the "
-      "number of dims, or -1 for\n// an unknown tensor or rank.\nint ",
+      "number of dims, or -1 for\n// an unknown tensor or rank; extents 0 on a rank that "
+      "holds none of it.\nint ",
       name, "_shard(const char* tensor, int rank, int64_t* start, int64_t* extents);\n\n",
+      "// The extents of `tensor`'s storage on every rank (the pointer's array has their\n",
+      "// product of elements), one per dim. Returns the number of dims, or -1 for an\n",
+      "// unknown tensor.\nint ", name, "_storage(const char* tensor, int64_t* storage);\n\n",
       "// Whether MPI rank `rank`'s shard of `tensor` holds the tensor's values after a call: 1\n",
       "// (every input; the output on every rank that holds its result), 0 (the output on a\n",
       "// rank off the layer it ends on), or -1 for an unknown tensor or rank.\nint ", name,
@@ -449,10 +466,38 @@ std::string ShardFunction(const Program& p, const std::string& name) {
     absl::StrAppend(&out, "  if (std::strcmp(tensor, ", Quote(t.name), ") == 0) {\n");
     const std::vector<Expr> start = ShardStart(t);
     for (size_t d = 0; d < start.size(); ++d) {
-      absl::StrAppend(&out, "    start[", d, "] = ", Cpp(start[d]), ";\n    extents[", d,
-                      "] = ", t.local_shape[d], ";\n");
+      absl::StrAppend(&out, "    start[", d, "] = ", Cpp(start[d]), ";\n    extents[", d, "] = ");
+      if (t.local_shape[d] == t.shape[d]) {
+        absl::StrAppend(&out, t.shape[d], ";\n");
+      } else {
+        // The elements held: the block, clipped at the extent (codegen/program.h).
+        absl::StrAppend(&out, "std::max<int64_t>(0, std::min<int64_t>(", t.local_shape[d], ", ",
+                        t.shape[d], " - start[", d, "]));\n");
+      }
+    }
+    // A shard with no elements holds none along any dim.
+    std::vector<std::string> none;
+    for (size_t d = 0; d < start.size(); ++d) none.push_back(absl::StrCat("extents[", d, "] == 0"));
+    if (!none.empty()) {
+      absl::StrAppend(&out, "    if (", absl::StrJoin(none, " || "),
+                      ") {\n      for (int d = 0; d < ", start.size(),
+                      "; ++d) extents[d] = 0;\n    }\n");
     }
     absl::StrAppend(&out, "    return ", start.size(), ";\n  }\n");
+  }
+  absl::StrAppend(&out, "  return -1;\n}\n");
+  return out;
+}
+
+// NAME_storage's body: per tensor, the extents of every rank's storage of its shard.
+std::string StorageFunction(const Program& p, const std::string& name) {
+  std::string out =
+      absl::StrCat("int ", name, "_storage(const char* tensor, int64_t* storage) {\n");
+  for (const TensorInfo& t : p.tensors) {
+    absl::StrAppend(&out, "  if (std::strcmp(tensor, ", Quote(t.name), ") == 0) {\n");
+    for (size_t d = 0; d < t.local_shape.size(); ++d)
+      absl::StrAppend(&out, "    storage[", d, "] = ", t.local_shape[d], ";\n");
+    absl::StrAppend(&out, "    return ", t.local_shape.size(), ";\n  }\n");
   }
   absl::StrAppend(&out, "  return -1;\n}\n");
   return out;
@@ -478,6 +523,7 @@ CallableKernel EmitCallable(const Program& p, const std::string& title, const st
       &out, "// Generated by meshtune: the definition of the callable kernel ", name,
       header_name.empty() ? ".\n" : absl::StrCat(".\n#include ", Quote(header_name), "\n"),
       R"(
+#include <algorithm>
 #include <cstdint>
 #include <cstdio>
 #include <cstring>
@@ -491,7 +537,8 @@ CallableKernel EmitCallable(const Program& p, const std::string& title, const st
 using namespace meshtune::runtime;
 
 )",
-      kHelpers, "\n", ShardFunction(p, name), "\n", HoldsFunction(p, name), R"(
+      kHelpers, "\n", ShardFunction(p, name), "\n", StorageFunction(p, name), "\n",
+      HoldsFunction(p, name), R"(
 // The runtime of the last communicator, freed when MPI_Finalize starts (a delete callback of
 // an attribute of MPI_COMM_SELF), before MPI is gone.
 static std::unique_ptr<RankRuntimeBase>& Runtime() {

@@ -32,8 +32,11 @@ struct CallableKernel {
 // one pointer per tensor of program.tensors (inputs const), each this rank's shard, dense
 // and row-major; and
 //   int NAME_shard(const char* tensor, int rank, int64_t* start, int64_t* extents);
-// which tells where a tensor's shard lies on an MPI rank. `header_name` is how the source
-// includes the header (e.g. "kernel.h"); "" includes none (the caller puts the header first).
+// which tells where a tensor's shard lies on an MPI rank and which elements it holds, and
+//   int NAME_storage(const char* tensor, int64_t* storage);
+// the extents of every rank's array for it (the full block: codegen/program.h). `header_name` is
+// how the source includes the header (e.g. "kernel.h"); "" includes none (the caller puts the
+// header first).
 CallableKernel EmitCallable(const Program& program, const std::string& title,
                             const std::string& name, const std::string& header_name);
 

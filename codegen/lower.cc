@@ -1,5 +1,6 @@
 #include "codegen/lower.h"
 
+#include <algorithm>
 #include <functional>
 #include <map>
 #include <set>
@@ -98,33 +99,39 @@ isl::map Truncate(const Computation& c, int from, int to) {
 }
 
 // The box of elements `elements` (P -> T) touches in one instance: its origin as a
-// function of P (quasi-affine: rotations make it a modulo) and its constant sizes.
-absl::Status Box(const isl::map& elements, const std::string& what, isl::map* origin,
-                 std::vector<int64_t>* size) {
+// function of P (quasi-affine: rotations make it a modulo) and its constant sizes, the
+// largest over the instances. Where blocks do not divide an extent evenly (a last block
+// short or empty), the data of an instance is its box clipped to the tensor's `bounds`:
+// every element of the box within them, none outside it.
+absl::Status Box(const isl::map& elements, const isl::set& bounds, const std::string& what,
+                 isl::map* origin, std::vector<int64_t>* size) {
   size->clear();
+  const auto not_a_box = [&] {
+    return absl::UnimplementedError(absl::StrCat(
+        "the data of ", base::Excerpt(what, 2 * base::kMaxExcerpt), " is not a box of fixed size"));
+  };
+  if (elements.is_empty()) return not_a_box();
   const isl::pw_multi_aff lo = elements.lexmin_pw_multi_aff();
   const isl::pw_multi_aff hi = elements.lexmax_pw_multi_aff();
-  // Constant corner-to-corner extents...
+  // The largest corner-to-corner extent of each dim...
   const isl::set extent = hi.sub(lo).as_map().range();
-  if (extent.is_empty() || !extent.lexmin().is_equal(extent.lexmax())) {
-    return absl::UnimplementedError(absl::StrCat(
-        "the data of ", base::Excerpt(what, 2 * base::kMaxExcerpt), " is not a box of fixed size"));
+  const int dims = static_cast<int>(extent.tuple_dim());
+  for (int d = 0; d < dims; ++d) {
+    const isl::val top = extent.dim_max_val(d);
+    if (!top.is_int() || top.is_neg()) return not_a_box();
+    size->push_back(top.get_num_si() + 1);
   }
-  const std::vector<int64_t> span = ir::SamplePoint(extent);
-  for (int64_t s : span) {
-    if (s < 0)
-      return absl::UnimplementedError(absl::StrCat("the data of ",
-                                                   base::Excerpt(what, 2 * base::kMaxExcerpt),
-                                                   " is not a box of fixed size"));
-    size->push_back(s + 1);
-  }
-  // ...and every element inside [lo, lo + size): lo and hi are then the corners of the
-  // per-dim ranges (both are elements), so this is the data's bounding box.
+  // ...every element inside [lo, lo + size) (lo and hi are elements, so this is the data's
+  // bounding box)...
   const isl::set offsets = ir::MinusOrigin(elements, lo).range();
-  if (!offsets.is_subset(ir::Box(offsets.space(), *size))) {
-    return absl::UnimplementedError(absl::StrCat(
-        "the data of ", base::Excerpt(what, 2 * base::kMaxExcerpt), " is not a box of fixed size"));
-  }
+  if (!offsets.is_subset(ir::Box(offsets.space(), *size))) return not_a_box();
+  // ...and every element of that box within the bounds is data (a box clipped, not holed).
+  const isl::map corner = lo.as_map();
+  const isl::map span = isl::manage(isl_map_from_domain_and_range(
+      lo.domain().release(), ir::Box(offsets.space(), *size).release()));
+  const isl::map full =
+      isl::manage(isl_map_sum(corner.copy(), span.copy())).intersect_range(bounds);
+  if (!full.is_subset(elements)) return not_a_box();
   *origin = lo.as_map();
   return absl::OkStatus();
 }
@@ -149,11 +156,11 @@ using BoxMemo = std::map<std::string, absl::StatusOr<BoxResult>>;
 // Box(elements()) remembered in `memo` under `key` (no memo: computed each time).
 // `elements` is only called on a miss.
 absl::StatusOr<BoxResult> MemoBox(BoxMemo* memo, const std::string& key,
-                                  const std::function<isl::map()>& elements,
+                                  const std::function<isl::map()>& elements, const isl::set& bounds,
                                   const std::string& what) {
   return Memo(memo, key, [&]() -> absl::StatusOr<BoxResult> {
     BoxResult b;
-    MT_RETURN_IF_ERROR(Box(elements(), what, &b.origin, &b.size));
+    MT_RETURN_IF_ERROR(Box(elements(), bounds, what, &b.origin, &b.size));
     return b;
   });
 }
@@ -185,7 +192,7 @@ Program DescribeTensors(const Computation& c) {
     info.is_output = c.problem().IsOutput(t);
     if (const ir::GivenLayout* given = c.problem().LayoutOf(t)) info.given = *given;
     const ir::Sharding* s = c.sharding(t);
-    info.local_shape = s ? s->local_shape : info.shape;
+    info.local_shape = c.StorageShape(t);
     for (size_t d = 0; d < info.shape.size(); ++d) {
       DimLayout l;
       if (s != nullptr) {
@@ -250,9 +257,10 @@ absl::StatusOr<TransferPlan> PlanTransfer(const Computation& c, const Names& nam
   const std::string buffer = (plan.output ? "Part" : "Trans") + t.tensor;
   // The box depends on the loops and the tensor's access only: shared by all its shardings.
   const std::string box_key = absl::StrCat(c.LoopsKey(), "|transfer ", t.tensor, "@", t.loop);
-  MT_ASSIGN_OR_RETURN(BoxResult box, MemoBox(
-                                         boxes, box_key, [&] { return ir::TransferElements(c, t); },
-                                         "communicate(" + t.tensor + ", " + t.loop + ")"));
+  MT_ASSIGN_OR_RETURN(BoxResult box,
+                      MemoBox(
+                          boxes, box_key, [&] { return ir::TransferElements(c, t); },
+                          c.TensorSet(t.tensor), "communicate(" + t.tensor + ", " + t.loop + ")"));
   plan.origin = std::move(box.origin);
   plan.size = std::move(box.size);
   Slice global;
@@ -322,7 +330,7 @@ absl::StatusOr<Operand> PlanOperand(const Computation& c, const Names& names, si
   MT_ASSIGN_OR_RETURN(BoxResult box, MemoBox(
                                          boxes, absl::StrCat(c.LoopsKey(), "|operand ", i),
                                          [&] { return instances.apply_range(c.OperandAccess(i)); },
-                                         "the kernel's " + a.tensor));
+                                         c.TensorSet(a.tensor), "the kernel's " + a.tensor));
   const isl::map tile = std::move(box.origin);
   op.slice.size = std::move(box.size);
   op.buffer = via != nullptr ? (via->output ? "Part" : "Trans") + a.tensor : a.tensor;
@@ -360,12 +368,30 @@ LoweringCache::~LoweringCache() = default;
 
 namespace {
 
+// Compute::start and extent for the ragged indices of `k` (none: both stay empty): the
+// first value of each index over the instances of one call, the lexicographic minimum of
+// their box.
+absl::Status PlanClipping(const Computation& c, const Names& names, Compute* k) {
+  bool ragged = false;
+  for (const auto& [idx, size] : k->tile) ragged = ragged || c.Ragged(idx);
+  if (!ragged) return absl::OkStatus();
+  const int prefix = KernelPrefix(c);
+  const isl::map first = c.RankAndTime(prefix).reverse().lexmin();  // P -> S
+  MT_ASSIGN_OR_RETURN(const std::vector<Expr> starts, ToExprs(c, names, first, prefix));
+  for (const auto& [idx, size] : k->tile) {
+    k->start.push_back(starts[c.problem().IndexPosition(idx)]);
+    k->extent.push_back(c.Ragged(idx) ? c.problem().extents.at(idx) : 0);
+  }
+  return absl::OkStatus();
+}
+
 absl::StatusOr<StmtPtr> PlanCompute(const Computation& c, const Names& names,
                                     const std::vector<TransferPlan>& transfers,
                                     LoweringCache::Impl* cache, const std::string& loops_key,
                                     bool offsets) {
   const ir::Problem& prob = c.problem();
   Compute k = KernelHead(c);
+  if (offsets) MT_RETURN_IF_ERROR(PlanClipping(c, names, &k));
   for (size_t i = 0; i <= prob.operands.size(); ++i) {
     const std::string& tensor = i == 0 ? prob.output.tensor : prob.operands[i - 1].tensor;
     const TransferPlan* via = nullptr;

@@ -23,6 +23,21 @@
 // A prefetched statement that no For drives runs as without prefetch (translation
 // validation refuses such a Program; lowering never makes one). Every element reaches the
 // same place as without prefetch: only when the communication runs changes.
+//
+// Blocks that do not divide an extent (ragged). A split of an extent N into P parts makes
+// blocks of ceil(N/P): all full but the last, which is short, or empty past the end (ir's
+// mixed radix, ir/primitives.h). The Program is the same on every rank, with the sizes of
+// the full blocks; what is past a tensor's `shape` is padding:
+//   - A shard is stored at `local_shape` on every rank (its full block; a dim the layout
+//     keeps whole at least as long as the loops over its index reach). Local element l is
+//     the tensor's element ShardStartAt + l when that lies within `shape` on every dim,
+//     else padding: never data, starting as zeros, counted by no check.
+//   - A kernel call covers, per ragged index (Compute::start), only the values below the
+//     index's extent; the operands' slices keep their full sizes (their storage).
+//   - Copies of a whole box (a view of the shard, Broadcast, Shift, SendRecv, a replicated
+//     input's copies) move the full box, padding and all: every such box lies in the
+//     source's storage. Pieces taken from holders (AllGather, AllToAll, the parts a
+//     reduction adds into its holders) are clipped to `shape`: a rank holds only elements.
 #ifndef MESHTUNE_CODEGEN_PROGRAM_H_
 #define MESHTUNE_CODEGEN_PROGRAM_H_
 
@@ -154,7 +169,23 @@ struct Compute {
   Operand out;
   std::vector<Operand> in;
   std::vector<std::pair<std::string, int64_t>> tile;  // extent per index in this call
+  // Ragged indices (the loops over them reach past the extent; file comment): per index of
+  // `tile` (same order) the global index of the call's first value of it (`start`, over
+  // mesh coordinates and loop variables) and its extent. The call covers
+  // Clipped(tile, extent, start) values of each: none when that is not positive (the call
+  // is skipped). Both empty when no index is ragged or when lowered without offsets; an
+  // index that is not ragged has extent 0 (never clipped).
+  std::vector<Expr> start;
+  std::vector<int64_t> extent;
 };
+
+// The values of a tile index of `size` a call covers when it starts at global `start` of
+// an index of `extent` (0: not clipped): min(size, extent - start), at least 0.
+inline int64_t Clipped(int64_t size, int64_t extent, int64_t start) {
+  if (extent == 0) return size;
+  const int64_t left = extent - start;
+  return left < 0 ? 0 : (left < size ? left : size);
+}
 // Output communication: partial results in `buffer` (global box) summed into their holders.
 struct Reduce {
   std::string tensor, buffer, loop;

@@ -87,10 +87,14 @@ void StmtTo(const StmtPtr& s, v1::Program::Stmt* out) {
     m->set_sum(c->sum);
     OperandTo(c->out, m->mutable_out());
     for (const Operand& o : c->in) OperandTo(o, m->add_in());
-    for (const auto& [index, extent] : c->tile) {
+    for (size_t i = 0; i < c->tile.size(); ++i) {
       v1::Program::Tile* t = m->add_tile();
-      t->set_index(index);
-      t->set_extent(extent);
+      t->set_index(c->tile[i].first);
+      t->set_extent(c->tile[i].second);
+      if (!c->start.empty()) {
+        ExprTo(c->start[i], t->mutable_start());
+        t->set_index_extent(c->extent[i]);
+      }
     }
   } else if (const auto* r = std::get_if<Reduce>(&s->node)) {
     v1::Program::Reduce* m = out->mutable_reduce();
@@ -286,9 +290,12 @@ absl::StatusOr<TensorInfo> Reader::ReadTensor(const v1::Program::Tensor& m,
   t.shape.assign(m.shape().begin(), m.shape().end());
   t.local_shape.assign(m.local_shape().begin(), m.local_shape().end());
   for (int d = 0; d < rank; ++d) {
-    if (t.local_shape[d] > t.shape[d]) {
+    // Past the extent only by padding (program.h: blocks that do not divide), which is
+    // less than the extent again plus the ranks.
+    if (t.local_shape[d] > 2 * t.shape[d] + ir::kMaxRanks) {
       return Bad(path, absl::StrCat("tensor ", t.name, " dim ", d, ": local extent ",
-                                    t.local_shape[d], " exceeds the extent ", t.shape[d]));
+                                    t.local_shape[d], " is more than twice the extent ", t.shape[d],
+                                    " plus ", ir::kMaxRanks));
     }
   }
   for (int d = 0; d < m.layout_size(); ++d) {
@@ -411,6 +418,20 @@ absl::StatusOr<Compute> Reader::ReadCompute(const v1::Program::Compute& m,
                  absl::StrCat("extent ", m.tile(i).extent(), " of ", m.tile(i).index()));
     }
     c.tile.emplace_back(m.tile(i).index(), m.tile(i).extent());
+  }
+  // Clipping (a ragged index) is given for every tile index or for none.
+  for (int i = 0; i < m.tile_size(); ++i) {
+    const std::string at = absl::StrCat(path, ".tile[", i, "]");
+    if (m.tile(i).has_start() != m.tile(0).has_start()) {
+      return Bad(at, "a start on some tile indices only (give one on every index or on none)");
+    }
+    if (!m.tile(i).has_start()) continue;
+    if (m.tile(i).index_extent() < 0) {
+      return Bad(at, absl::StrCat("index extent ", m.tile(i).index_extent(), " is negative"));
+    }
+    MT_ASSIGN_OR_RETURN(Expr start, ReadExpr(m.tile(i).start(), at + ".start", 0));
+    c.start.push_back(std::move(start));
+    c.extent.push_back(m.tile(i).index_extent());
   }
   return c;
 }

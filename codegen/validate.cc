@@ -234,6 +234,20 @@ absl::Status Validator::CheckKernelFields(const Compute& k) {
     why = "has the wrong number of operands";
   } else if (k.sum != (prob_.combine == ir::Problem::Combine::kSum)) {
     why = k.sum ? "adds its operands" : "multiplies its operands";
+  } else if ((!k.start.empty() || !k.extent.empty()) &&
+             (k.start.size() != k.tile.size() || k.extent.size() != k.tile.size())) {
+    // Clipping (codegen/program.h) is given for every tile index or for none.
+    why = absl::StrCat("clips ", k.start.size(), " starts and ", k.extent.size(),
+                       " extents for a tile of ", k.tile.size(), " indices");
+  }
+  // As program_proto reads them: tiles of at least one value, extents not negative.
+  for (size_t j = 0; j < k.tile.size() && why.empty(); ++j) {
+    const auto& [idx, size] = k.tile[j];
+    if (size < 1) {
+      why = absl::StrCat("has a tile of ", size, " values of ", idx);
+    } else if (!k.extent.empty() && k.extent[j] < 0) {
+      why = absl::StrCat("clips ", idx, " at a negative extent ", k.extent[j]);
+    }
   }
   for (size_t i = 0; i <= k.in.size() && why.empty(); ++i) {
     const Operand& o = i == 0 ? k.out : k.in[i - 1];

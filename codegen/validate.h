@@ -13,17 +13,32 @@
 //
 // Everything is decided symbolically over mesh coordinates and loop values (isl sets and
 // maps, witnesses by lexmin), never by enumerating ranks or iterations; the cost does not
-// grow with extents or mesh sizes (milliseconds for 512^3 on 8 x 8):
-//   (1) every element a kernel operand reads is in bounds of its buffer and holds, at that
+// grow with extents or mesh sizes (milliseconds for 512^3 on 8 x 8). A kernel instance is
+// (rank, loop values, tile point) for the tile points the call executes: with blocks that
+// do not divide an extent (ragged, codegen/program.h), per clipped index j only
+// p_j < Compute::extent[j] - start_j (none when that is not positive: the call is skipped);
+// the points past it are no instances, and read and write nothing.
+//   (1) every element a kernel instance reads is in bounds of its buffer and holds, at that
 //       moment, a well-defined element of the operand's tensor, copied from a rank that
-//       holds it (every box a transfer copies lies inside the source's shard; collectives
-//       agree on root and box within each group);
-//   (2) each kernel instance (rank, loop values, tile point) multiplies (or adds) exactly
-//       the operands of one statement instance S and adds the result to out(S);
-//   (3) for every output element o and every rank q holding o, the statement instances
-//       whose results reach q's copy of o (directly, or through a partial buffer and a
-//       reduction) are exactly { S : out(S) = o }, each once; every output element has a
-//       holder.
+//       holds it (every box a transfer copies whole lies inside the source's storage,
+//       local_shape, padding and all; collectives agree on root and box within each group);
+//   (2) each kernel instance multiplies (or adds) exactly the operands of one statement
+//       instance S (in the statement's domain: no element past a tensor's shape) and adds
+//       the result to out(S);
+//   (3) for every output element o (within its shape) and every rank q holding o, the
+//       statement instances whose results reach q's copy of o (directly, or through a
+//       partial buffer and a reduction) are exactly { S : out(S) = o }, each once; every
+//       output element has a holder.
+// Ragged storage: local position l of a shard stands for the tensor's index
+// ShardStartAt + l; past `shape` that is padding (never data), which the validator names by
+// that index past the shape, so that a kernel instance touching it is no instance of the
+// statement. A whole-box copy (Local, Broadcast, Shift, SendRecv) moves padding as it is;
+// pieces from holders (AllGather, AllToAll) are clipped to `shape`, leaving the buffer's
+// positions past it as they were (not filled); a reduction's parts reach their holders
+// clipped to `shape` too. A contribution followed into a holder's padding (which the
+// runtime would drop) is refused all the same: its kernel point computes no instance of the
+// statement, a clipping the lowering got wrong.
+// Nothing assumes local_shape <= shape (a dim kept whole is stored as far as its loops reach).
 //
 // Assumptions and what is not modeled: every rank runs the same tree and loops start at
 // constant bounds (else Unimplemented), so collectives and messages pair up by program

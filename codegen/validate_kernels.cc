@@ -83,19 +83,21 @@ absl::Status Validator::CheckGemm(const Compute& k) {
 }
 
 // What the checks of one kernel call share: in `kf`, [r, id, v, p]: an instance of the
-// call on rank r and a point p of its tile; in `inst`, [r, id, v]: the instance alone.
+// call on rank r and a point p of its tile that it executes (Executed: a ragged index's
+// points past its extent are not run, and read and write nothing); in `inst`, [r, id, v]:
+// the instance alone.
 struct Validator::KernelScope {
-  KernelScope(const Validator& v, const Node& node)
+  KernelScope(const Validator& v, const Node& node, const Frame& kframe, isl::set executed)
       : n(node),
         k(std::get<Compute>(node.stmt->node)),
         na(v.na_),
         ni(v.InstDims()),
         np(v.np_),
         nk(ni + np),
-        kf(v.ctx_, nk),
+        kf(kframe),
         inst(v.ctx_, ni),
-        kbase(v.InstSet(kf, 0, n).intersect(v.TileSet(kf, ni, k))),
-        kinst(v.InstSet(inst, 0, n)),
+        kbase(std::move(executed)),
+        kinst(ProjectOut(kbase, ni, np).coalesce()),
         to_inst(Prefix(kf, inst, ni)) {}
 
   const Node& n;
@@ -103,15 +105,17 @@ struct Validator::KernelScope {
   const unsigned na, ni, np, nk;
   const Frame kf;          // [r, id, v, p]
   const Frame inst;        // [r, id, v]
-  const isl::set kbase;    // every instance and tile point
-  const isl::set kinst;    // every instance
+  const isl::set kbase;    // every instance and tile point it executes
+  const isl::set kinst;    // every instance that executes some tile point
   const isl::map to_inst;  // [r, id, v, p] -> [r, id, v]
 };
 
 absl::Status Validator::CheckKernel(const Node& n) {
   const Compute& k = std::get<Compute>(n.stmt->node);
   MT_RETURN_IF_ERROR(CheckGemm(k));
-  const KernelScope x(*this, n);
+  const Frame kf(ctx_, InstDims() + np_);
+  MT_ASSIGN_OR_RETURN(isl::set executed, Executed(kf, 0, InstDims(), n, k));
+  const KernelScope x(*this, n, kf, std::move(executed));
   for (size_t i = 0; i <= k.in.size(); ++i) {
     const Operand& o = i == 0 ? k.out : k.in[i - 1];
     MT_ASSIGN_OR_RETURN(const isl::map position, OperandPosition(x, o, i == 0));
@@ -153,7 +157,9 @@ absl::StatusOr<isl::map> Validator::OperandPosition(const KernelScope& x, const 
 }
 
 absl::Status Validator::CheckPartialOutput(const KernelScope& x, const Operand& o) {
-  // A partial-result buffer: zeroed before, and reduced after.
+  // A partial-result buffer: zeroed before, and reduced after (a call that runs nowhere
+  // writes nothing).
+  if (x.kinst.is_empty()) return absl::OkStatus();
   if (NodesWith<Reduce>([&](const Reduce& r) { return r.buffer == o.buffer; }).empty()) {
     const Point w = Witness(x.kinst);
     return Unsound(o.tensor, "", RankOf(w, 0),
@@ -205,6 +211,11 @@ absl::Status Validator::ReadBuffer(const KernelScope& x, const Operand& o,
        })) {
     all_writers.push_back(c);
   }
+  if (x.kinst.is_empty()) {  // the call runs nowhere: it reads nothing
+    last_writers_[x.n.id].push_back(std::nullopt);
+    reads_[x.n.id].push_back(Split(Frame(ctx_, nk + na + nd).None(), nk));
+    return absl::OkStatus();
+  }
   if (all_writers.empty()) {
     const Point w = Witness(x.kinst);
     return Unsound(o.tensor, "", RankOf(w, 0),
@@ -253,9 +264,19 @@ absl::Status Validator::ExplainUnfilled(const KernelScope& x, const Operand& o,
     } else if (t->pattern.FromHolders()) {
       Point e = Eval(t->global.offset, RankOf(w, 0), &m, LoopsOf(lw, 0));
       for (size_t d = 0; d < nd; ++d) e[d] += b[d];
-      why = absl::StrCat("is meant to hold ", Elem(o.tensor, e), " but no rank of its ",
-                         t->pattern.ToString(), t->pattern.axes.empty() ? " (the mesh)" : " group",
-                         " holds ", Elem(o.tensor, e));
+      const std::vector<int64_t>& shape = p_.Tensor(o.tensor)->shape;
+      bool past = false;
+      for (size_t d = 0; d < nd; ++d) past = past || e[d] < 0 || e[d] >= shape[d];
+      if (past) {
+        // Pieces from holders are clipped to the shape: the position is left as it was.
+        why = absl::StrCat("is meant to hold ", Elem(o.tensor, e), ", past ", o.tensor,
+                           "'s shape [", Join(shape), "]: its ", t->pattern.ToString(),
+                           " takes only elements, so nothing fills it");
+      } else {
+        why = absl::StrCat(
+            "is meant to hold ", Elem(o.tensor, e), " but no rank of its ", t->pattern.ToString(),
+            t->pattern.axes.empty() ? " (the mesh)" : " group", " holds ", Elem(o.tensor, e));
+      }
     } else {
       why = absl::StrCat("was not filled by its ", t->pattern.ToString());
     }

@@ -83,7 +83,7 @@ absl::StatusOr<isl::set> Validator::Paths(const PathScope& x,
   for (const Node& n : nodes_) {
     const auto* k = std::get_if<Compute>(&n.stmt->node);
     if (k == nullptr) continue;
-    const isl::set kbase = InstSet(f, 0, n).intersect(TileSet(f, x.ni, *k));
+    MT_ASSIGN_OR_RETURN(const isl::set kbase, Executed(f, 0, x.ni, n, *k));
     MT_ASSIGN_OR_RETURN(const Affs pos,
                         Positions(*k, k->out, f, x.r, n, LoopValues(f, 0, n), x.ni));
     if (k->out.buffer == k->out.tensor) {

@@ -1,6 +1,8 @@
 // Translation validation of lowered Programs: the reference schedules validate (small
 // meshes, and 512^3 on 8 x 8 quickly), and corrupted Programs — and main's two known wrong
-// lowerings — are refused with the right tensor, loop and witness. Whole search spaces:
+// lowerings — are refused with the right tensor, loop and witness; so are Programs whose
+// blocks do not divide an extent (ragged, codegen/program.h: clipped kernel calls, padded
+// storage), with their clipping removed or off by one. Whole search spaces:
 // validate_space_test.cc.
 #include "codegen/validate.h"
 
@@ -52,6 +54,28 @@ std::optional<Lowered> LowerText(const std::string& expr, const std::string& ext
 }
 
 constexpr char kMatmul[] = "C[m,n] += A[m,k] * B[k,n]";
+
+// `trace` judged legal on the problem and mesh with blocks free not to divide the extents
+// (ir::Problem::ragged), and lowered with offsets.
+std::optional<Lowered> LowerRagged(const std::string& expr, const std::string& extents,
+                                   const std::string& mesh, const std::string& trace) {
+  absl::StatusOr<ir::Problem> p = ir::ParseProblem(expr, extents);
+  absl::StatusOr<ir::Mesh> m = ir::ParseMesh(mesh);
+  EXPECT_TRUE(p.ok() && m.ok());
+  if (!p.ok() || !m.ok()) return std::nullopt;
+  p->ragged = true;
+  absl::StatusOr<ir::Computation> c = ir::Computation::Create(*p, *m);
+  absl::StatusOr<ir::Trace> t = ir::ParseTrace(trace);
+  EXPECT_TRUE(c.ok() && t.ok()) << t.status();
+  if (!c.ok() || !t.ok()) return std::nullopt;
+  absl::StatusOr<ir::Verdict> v = ir::Judge(*c, *t);
+  EXPECT_TRUE(v.ok() && v->legal) << trace;
+  if (!v.ok() || !v->legal) return std::nullopt;
+  absl::StatusOr<Program> prog = Lower(v->computation);
+  EXPECT_TRUE(prog.ok()) << prog.status();
+  if (!prog.ok()) return std::nullopt;
+  return Lowered{v->computation, *std::move(prog)};
+}
 
 // `p` with every leaf statement replaced by edit(leaf): return the leaf to keep it, a
 // Block of several statements to duplicate it, an empty Block to drop it; and every loop
@@ -710,6 +734,285 @@ TEST(ValidateTest, WhatValidationCannotDecideIsRefusedAsUnvalidated) {
   EXPECT_TRUE(absl::IsFailedPrecondition(admitted));
   EXPECT_EQ(admitted.message(),
             "unvalidated: validation needs constant loop bounds; loop ko starts at x");
+}
+
+// ---- Blocks that do not divide an extent (ragged, codegen/program.h) ----------------------
+
+// `p` with its kernel call changed by `change`.
+Program EditKernel(const Program& p, const std::function<void(Compute*)>& change) {
+  return EditLeaves(p, [&](const StmtPtr& s) {
+    const auto* k = std::get_if<Compute>(&s->node);
+    if (k == nullptr) return s;
+    Compute x = *k;
+    change(&x);
+    return MakeStmt(std::move(x));
+  });
+}
+
+// The clipped extent of the kernel call's index `index`, moved by `by`.
+Program MoveExtent(const Program& p, const std::string& index, int64_t by) {
+  return EditKernel(p, [&](Compute* k) {
+    for (size_t j = 0; j < k->tile.size(); ++j) {
+      if (k->tile[j].first == index) k->extent[j] += by;
+    }
+  });
+}
+
+// The kernel call with no clipping: it runs every point of its full tile.
+Program Unclipped(const Program& p) {
+  return EditKernel(p, [](Compute* k) {
+    k->start.clear();
+    k->extent.clear();
+  });
+}
+
+// C[m,n] += A[m,k] * B[k,n] with m=7, n=5, k=3 (or 5): rows over x in blocks of ceil(7/P).
+constexpr char kRows[] =
+    "distribute([m], [mo], [mi], [x])\nshard(C, m@x)\nshard(A, m@x)\ntensorize([mi, n, k], "
+    "matmul)\n";
+// SUMMA with k in two steps of 2 (3 = 2 + 1) on a 2 x 2 or 2 x 3 mesh.
+constexpr char kRaggedSumma[] =
+    "distribute([m,n], [mo,no], [mi,ni], [x,y])\ndivide(k, ko, ki, 2)\nreorder(mo, no, ko, mi, "
+    "ni, ki)\nshard(A, m@x, k@y)\nshard(B, k@x, n@y)\nshard(C, m@x, n@y)\ncommunicate(A, ko)\n"
+    "communicate(B, ko)\ntensorize([mi, ni, ki], matmul)\n";
+// Both operands all-gathered along the reader's group.
+constexpr char kRaggedGather[] =
+    "distribute([m,n], [mo,no], [mi,ni], [x,y])\nreorder(mo, no, mi, ni, k)\n"
+    "shard(A, m@x, k@y)\nshard(B, k@x, n@y)\nshard(C, m@x, n@y)\n"
+    "communicate(A, mi)\ncommunicate(B, mi)\ntensorize([mi, ni, k], matmul)\n";
+
+struct RaggedCase {
+  std::string name, expr, extents, mesh, trace;
+};
+
+std::vector<RaggedCase> RaggedCases() {
+  const std::string cannon =
+      "distribute([m,n], [mo,no], [mi,ni], [x,y])\ndivide(k, ko, ki, 3)\nreorder(mo, no, ko, mi, "
+      "ni, ki)\nshard(A, m@x, k@(x+y)%3)\nshard(B, k@(x+y)%3, n@y)\nshard(C, m@x, n@y)\n"
+      "communicate(A, ko, rotate=[mo,no])\ncommunicate(B, ko, rotate=[mo,no])\n"
+      "tensorize([mi, ni, ki], matmul)\n";
+  const std::string summa3 =
+      absl::StrReplaceAll(kRaggedSumma, {{"divide(k, ko, ki, 2)", "divide(k, ko, ki, 3)"}});
+  const std::string ag = absl::StrReplaceAll(ReadFile("examples/allgather_gemm.trace"),
+                                             {{"divide(n, no, ni, 4)", "divide(n, no, ni, 3)"}});
+  std::string ag_ring = ag;
+  ag_ring.replace(ag_ring.find("communicate(B, no)"), 18, "communicate(B, no, rotate=[mo])");
+  const std::string rs = absl::StrReplaceAll(ReadFile("examples/gemm_reducescatter.trace"),
+                                             {{"divide(n, no, ni, 4)", "divide(n, no, ni, 3)"}});
+  const std::string ring = absl::StrReplaceAll(ReadFile("examples/gemm_ring_reducescatter.trace"),
+                                               {{"divide(n, no, ni, 4)", "divide(n, no, ni, 3)"}});
+  const std::string a2a = ReadFile("examples/all_to_all_steps.trace");
+  return {
+      {"rows on x=2", kMatmul, "m=7,n=5,k=3", "x=2", kRows},
+      {"rows on x=3", kMatmul, "m=7,n=5,k=3", "x=3", kRows},
+      {"rows on x=4, the last block empty", kMatmul, "m=5,n=5,k=3", "x=4", kRows},
+      {"SUMMA on 2x2", kMatmul, "m=7,n=5,k=3", "x=2,y=2", kRaggedSumma},
+      {"SUMMA on 2x3 (B all-to-all)", kMatmul, "m=7,n=5,k=5", "x=2,y=3", summa3},
+      {"SUMMA on 2x3 prefetched", kMatmul, "m=7,n=5,k=5", "x=2,y=3",
+       absl::StrReplaceAll(summa3, {{"communicate(A, ko)", "communicate(A, ko, prefetch=1)"},
+                                    {"communicate(B, ko)", "communicate(B, ko, prefetch=1)"}})},
+      {"PUMMA on 2x3 (A shifted)", kMatmul, "m=7,n=5,k=5", "x=2,y=3",
+       absl::StrReplaceAll(summa3, {{"communicate(A, ko)", "communicate(A, ko, rotate=[no])"}})},
+      {"Cannon on 3x3", kMatmul, "m=7,n=5,k=5", "x=3,y=3", cannon},
+      {"all-gathers on 2x2", kMatmul, "m=7,n=5,k=3", "x=2,y=2", kRaggedGather},
+      {"split k on 2x2 (AllReduce)", kMatmul, "m=7,n=5,k=3", "x=2,y=2", kSplitK},
+      {"split k on 2x3 (AllReduce)", kMatmul, "m=7,n=5,k=5", "x=2,y=3", kSplitK},
+      {"all-to-all steps on x=3 (A stored past its shape)", kMatmul, "m=7,n=5,k=5", "x=3", a2a},
+      {"all-gather GEMM on x=3", kAgExpr, "m=7,k=5,n=11", "x=3", ag},
+      {"all-gather GEMM ring on x=3", kAgExpr, "m=7,k=5,n=11", "x=3", ag_ring},
+      {"GEMM-ReduceScatter on x=3", kRsExpr, "m=7,k=5,n=10", "x=3", rs},
+      {"GEMM ring ReduceScatter on x=3", kMatmul, "m=7,k=5,n=10", "x=3", ring},
+      {"SUMMA on 2x2, k in 4 steps (the last one empty)", kMatmul, "m=7,n=5,k=3", "x=2,y=2",
+       absl::StrReplaceAll(kRaggedSumma, {{"divide(k, ko, ki, 2)", "divide(k, ko, ki, 4)"}})},
+      {"all-gather GEMM on x=4, n in 4 steps (the last one empty)", kAgExpr, "m=7,k=5,n=5", "x=4",
+       absl::StrReplaceAll(ag, {{"divide(n, no, ni, 3)", "divide(n, no, ni, 4)"}})},
+      {"a ragged block split again (A replicated, stored past its shape)", kMatmul, "m=11,n=5,k=3",
+       "x=2",
+       "distribute([m], [mo], [mi], [x])\ndivide(mi, ma, mb, 2)\nreorder(mo, ma, mb, n, k)\n"
+       "communicate(A, ma)\nshard(C, m@x)\ntensorize([mb, n, k], matmul)\n"},
+      {"tesseract on 2x2x2", kMatmul, "m=7,n=5,k=5", "x=2,y=2,z=2",
+       "distribute([m, n], [mo, no], [mi, ni], [x, y])\ndistribute([mi], [mo2], [mi2], [z])\n"
+       "divide(k, ko, ki, 2)\nreorder(mo, no, mo2, ko, mi2, ni, ki)\n"
+       "shard(A, m@x, m@z, k@y)\nshard(B, k@x, n@y)\nshard(C, m@x, m@z, n@y)\n"
+       "communicate(A, ko)\ncommunicate(B, ko)\ntensorize([mi2, ni, ki], matmul)\n"},
+      {"2.5D on 2x2x2", kMatmul, "m=7,n=6,k=7", "x=2,y=2,z=2",
+       ReadFile("examples/summa_25d.trace")},
+      {"element-wise sum, 1000 on x=7", "o[i] = a[i] + b[i]", "i=1000", "x=7",
+       "distribute([i], [io], [ii], [x])\nshard(o, i@x)\nshard(a, i@x)\nshard(b, i@x)\n"
+       "tensorize([ii], add)\n"},
+  };
+}
+
+TEST(ValidateTest, RaggedSchedulesValidate) {
+  for (const RaggedCase& rc : RaggedCases()) {
+    SCOPED_TRACE(rc.name);
+    std::optional<Lowered> l = LowerRagged(rc.expr, rc.extents, rc.mesh, rc.trace);
+    ASSERT_TRUE(l.has_value());
+    ASSERT_FALSE(KernelCall(l->p)->start.empty()) << Dump(l->p);  // some index is ragged
+    const absl::Status st = ValidateProgram(l->c, l->p);
+    EXPECT_TRUE(st.ok()) << st << "\n" << Dump(l->p);
+    EXPECT_TRUE(AdmitProgram(l->c, l->p).ok());
+  }
+}
+
+// The cases above with the kernel unclipped are refused: every one has a rank whose call
+// runs past an extent (reading padding, or positions a gather never fills).
+TEST(ValidateTest, RaggedSchedulesUnclippedAreRefused) {
+  for (const RaggedCase& rc : RaggedCases()) {
+    SCOPED_TRACE(rc.name);
+    std::optional<Lowered> l = LowerRagged(rc.expr, rc.extents, rc.mesh, rc.trace);
+    ASSERT_TRUE(l.has_value());
+    const Refusal r = Refuse(*l, Unclipped(l->p));
+    EXPECT_TRUE(absl::IsFailedPrecondition(r.status)) << r.status;
+    EXPECT_EQ(r.why.code, "lowering_unsound");
+    const Refusal over = Refuse(*l, EditKernel(l->p, [](Compute* k) {
+      for (int64_t& e : k->extent) e += e != 0 ? 1 : 0;
+    }));
+    EXPECT_TRUE(absl::IsFailedPrecondition(over.status)) << over.status;
+    const Refusal under = Refuse(*l, EditKernel(l->p, [](Compute* k) {
+      for (int64_t& e : k->extent) e -= e != 0 ? 1 : 0;
+    }));
+    EXPECT_TRUE(absl::IsFailedPrecondition(under.status)) << under.status;
+  }
+}
+
+TEST(ValidateTest, RefusesARaggedKernelRunPastTheExtent) {
+  // m = 7 on x = 2: blocks of 4, rank 1's holds rows 4..6 and a row of padding. Unclipped,
+  // its call computes row 7, which is no row of C.
+  std::optional<Lowered> rows = LowerRagged(kMatmul, "m=7,n=5,k=3", "x=2", kRows);
+  ASSERT_TRUE(rows.has_value());
+  const Compute& k = *KernelCall(rows->p);
+  ASSERT_EQ(k.tile.size(), 3u);
+  ASSERT_EQ(k.start.size(), 3u);
+  EXPECT_EQ(k.extent, (std::vector<int64_t>{0, 7, 0}));  // tile k, m, n: m is clipped at 7
+  ASSERT_TRUE(ValidateProgram(rows->c, rows->p).ok());
+  Refusal r = Refuse(*rows, Unclipped(rows->p));
+  ExpectRefused(r, "C", "", {1});
+  EXPECT_EQ(Text(r),
+            "lowering_unsound: C: rank (x=1) computes C[7, 0] += A[7, 0] * B[0, 0], which is no "
+            "instance of the statement");
+  // On x = 4 the last block is empty: rank 3's call must be skipped, rank 2's clipped at 1.
+  std::optional<Lowered> empty = LowerRagged(kMatmul, "m=5,n=5,k=3", "x=4", kRows);
+  ASSERT_TRUE(empty.has_value());
+  r = Refuse(*empty, Unclipped(empty->p));
+  ExpectRefused(r, "C", "", {2});
+  EXPECT_EQ(Text(r),
+            "lowering_unsound: C: rank (x=2) computes C[5, 0] += A[5, 0] * B[0, 0], which is no "
+            "instance of the statement");
+  // SUMMA: k = 3 in steps of 2, the second step has one value of k; the broadcast boxes
+  // carry padding, which the unclipped kernel multiplies.
+  std::optional<Lowered> summa = LowerRagged(kMatmul, "m=7,n=5,k=3", "x=2,y=2", kRaggedSumma);
+  ASSERT_TRUE(summa.has_value());
+  r = Refuse(*summa, Unclipped(summa->p));
+  ExpectRefused(r, "C", "", {0, 0});
+  EXPECT_EQ(Text(r),
+            "lowering_unsound: C: rank (x=0, y=0) at ko=1 computes C[0, 0] += A[0, 3] * B[3, 0], "
+            "which is no instance of the statement");
+  // All-gathers take only elements: the gathered buffer's rows past m are never filled.
+  std::optional<Lowered> gather = LowerRagged(kMatmul, "m=7,n=5,k=3", "x=2,y=2", kRaggedGather);
+  ASSERT_TRUE(gather.has_value());
+  ASSERT_TRUE(ValidateProgram(gather->c, gather->p).ok());
+  r = Refuse(*gather, Unclipped(gather->p));
+  ExpectRefused(r, "A", "mi", {1, 0});
+  EXPECT_EQ(Text(r),
+            "lowering_unsound: A at mi: rank (x=1, y=0) has the kernel read TransA[3, 0], which is "
+            "meant to hold A[7, 0], past A's shape [7, 3]: its AllGather(axes=[1]) takes only "
+            "elements, so nothing fills it");
+}
+
+TEST(ValidateTest, RefusesARaggedExtentOffByOne) {
+  std::optional<Lowered> rows = LowerRagged(kMatmul, "m=7,n=5,k=3", "x=3", kRows);
+  ASSERT_TRUE(rows.has_value());
+  ASSERT_TRUE(ValidateProgram(rows->c, rows->p).ok());
+  Refusal r = Refuse(*rows, MoveExtent(rows->p, "m", 1));
+  ExpectRefused(r, "C", "", {2});
+  EXPECT_EQ(Text(r),
+            "lowering_unsound: C: rank (x=2) computes C[7, 0] += A[7, 0] * B[0, 0], which is no "
+            "instance of the statement");
+  r = Refuse(*rows, MoveExtent(rows->p, "m", -1));
+  ExpectRefused(r, "C", "", {2});
+  EXPECT_EQ(Text(r),
+            "lowering_unsound: C: rank (x=2) holds C[6, 0] but never receives C[6, 0] += "
+            "A[6, 0] * B[0, 0]");
+  // Split k on 2 x 2: rank y=1 adds k = 2 alone into the partial sums.
+  std::optional<Lowered> split = LowerRagged(kMatmul, "m=7,n=5,k=3", "x=2,y=2", kSplitK);
+  ASSERT_TRUE(split.has_value());
+  ASSERT_TRUE(ValidateProgram(split->c, split->p).ok());
+  r = Refuse(*split, MoveExtent(split->p, "k", -1));
+  ExpectRefused(r, "C", "ki", {0, 0});
+  EXPECT_EQ(Text(r),
+            "lowering_unsound: C at ki: rank (x=0, y=0) holds C[0, 0] but never receives C[0, 0] "
+            "+= A[0, 2] * B[2, 0]");
+  r = Refuse(*split, MoveExtent(split->p, "k", 1));
+  ExpectRefused(r, "C", "", {0, 1});
+  EXPECT_EQ(Text(r),
+            "lowering_unsound: C: rank (x=0, y=1) computes C[0, 0] += A[0, 3] * B[3, 0], which is "
+            "no instance of the statement");
+  // A start one too far: rank 1's call covers one value fewer (rows 4 and 5 of 4..6).
+  std::optional<Lowered> two = LowerRagged(kMatmul, "m=7,n=5,k=3", "x=2", kRows);
+  ASSERT_TRUE(two.has_value());
+  r = Refuse(*two, EditKernel(two->p, [](Compute* k) {
+    for (Expr& e : k->start) e = e + Expr::Const(1);
+  }));
+  ExpectRefused(r, "C", "", {1});
+  EXPECT_EQ(Text(r),
+            "lowering_unsound: C: rank (x=1) holds C[6, 0] but never receives C[6, 0] += "
+            "A[6, 0] * B[0, 0]");
+}
+
+TEST(ValidateTest, RefusesRaggedClippingOfTheWrongForm) {
+  std::optional<Lowered> l = LowerRagged(kMatmul, "m=7,n=5,k=3", "x=2", kRows);
+  ASSERT_TRUE(l.has_value());
+  Refusal r = Refuse(*l, EditKernel(l->p, [](Compute* k) { k->start.pop_back(); }));
+  ExpectRefused(r, "C", "", {});
+  EXPECT_EQ(Text(r),
+            "lowering_unsound: C: the kernel call clips 2 starts and 3 extents for a tile of 3 "
+            "indices");
+  r = Refuse(*l, MoveExtent(l->p, "m", -8));
+  ExpectRefused(r, "C", "", {});
+  EXPECT_EQ(Text(r), "lowering_unsound: C: the kernel call clips m at a negative extent -1");
+}
+
+// A box copied whole may carry padding but must lie in the source's storage: SUMMA's A
+// (stored [4, 2] per rank, column 1 of the ranks at y = 1 padding) moved one column on.
+TEST(ValidateTest, RefusesARaggedBoxPastTheSourceStorage) {
+  std::optional<Lowered> l = LowerRagged(kMatmul, "m=7,n=5,k=3", "x=2,y=2", kRaggedSumma);
+  ASSERT_TRUE(l.has_value());
+  const Refusal r = Refuse(*l, EditTransfer(l->p, "A", [](Transfer* t) {
+    t->src.offset[1] = t->src.offset[1] + Expr::Const(1);
+  }));
+  ExpectRefused(r, "A", "ko", {0, 0});
+  EXPECT_EQ(Text(r),
+            "lowering_unsound: A at ko: rank (x=0, y=0) at ko=0 reads A[0, 2] from rank (x=0, "
+            "y=0), which does not hold it (Broadcast(axes=[1]) into TransA)");
+}
+
+TEST(ValidateTest, RefusesADroppedRaggedReduceOffset) {
+  std::optional<Lowered> l = LowerRagged(kMatmul, "m=7,n=5,k=3", "x=2,y=2", kSplitK);
+  ASSERT_TRUE(l.has_value());
+  const Refusal r = Refuse(*l, EditReduce(l->p, [](Reduce* x) {
+    for (Expr& e : x->global.offset) e = Expr::Const(0);
+  }));
+  ExpectRefused(r, "C", "ki", {1, 0});
+  EXPECT_EQ(Text(r),
+            "lowering_unsound: C at ki: rank (x=1, y=0) holds C[4, 0] but never receives C[4, 0] "
+            "+= A[4, 0] * B[0, 0]");
+}
+
+// Ragged blocks cost no more to prove: 509^3 on 8 x 8 (blocks of 64, the last of 61).
+TEST(ValidateTest, LargeRaggedProblemsValidateQuickly) {
+  std::optional<Lowered> l =
+      LowerRagged(kMatmul, "m=509,n=509,k=509", "x=8,y=8", OnSquare("summa.trace", 8));
+  ASSERT_TRUE(l.has_value());
+  ASSERT_FALSE(KernelCall(l->p)->start.empty());
+  const auto t0 = std::chrono::steady_clock::now();
+  const absl::Status st = ValidateProgram(l->c, l->p);
+  const double ms =
+      std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - t0).count();
+  EXPECT_TRUE(st.ok()) << st;
+  EXPECT_LT(ms, 2000);
+  std::printf("summa.trace 509^3 on 8x8: %.1f ms\n", ms);
+  EXPECT_FALSE(ValidateProgram(l->c, Unclipped(l->p)).ok());
 }
 
 }  // namespace

@@ -58,7 +58,10 @@ struct Validator::TransferScope {
   const Affs r, b, s, e, loops;
   const isl::set base;  // every instance and buffer position
   Affs start_s;         // the first element of s's shard
-  isl::set s_holds_e;   // s is in the mesh and holds e
+  // s is in the mesh and stores index e in its shard (its storage, local_shape: past the
+  // tensor's shape that is padding, which a whole-box copy moves as it is and the validator
+  // names by its index past the shape; pieces from holders are clipped to the shape).
+  isl::set s_holds_e;
   const Frame gf;
   const Affs gr, gg, gloops;
   const isl::set g_base;
@@ -245,18 +248,24 @@ absl::StatusOr<isl::set> Validator::AllGatherContent(const TransferScope& x) {
                      Join(x.shape), "] but ", RankText(g), " of its group gathers ",
                      Elem(t.tensor, Eval(x.offset, g, &n, LoopsOf(w, 0)))));
   }
-  // Each position holds its element when some member of the group holds it.
+  // Each position holds its element when some member of the group holds it; the pieces are
+  // clipped to the tensor's shape (a holder's padding is no element): a position past it is
+  // left as it was.
   MT_ASSIGN_OR_RETURN(const Affs off, ToPwAffs(x.offset, x.f, MakeEnv(x.r, &n, x.loops)));
   return x.base.intersect(x.f.Equal(x.e, Plus(off, x.b)))
       .intersect(Group(x.f, x.r, x.s, axes))
-      .intersect(x.s_holds_e);
+      .intersect(x.s_holds_e)
+      .intersect(x.f.InBox(x.e, x.info.shape));
 }
 
 // Each position of the box at the rank's own global offset holds its element when some rank
-// of the mesh holds it (every rank's pieces come from holders of the same input).
+// of the mesh holds it (every rank's pieces come from holders of the same input), clipped to
+// the tensor's shape as an AllGather's.
 absl::StatusOr<isl::set> Validator::AllToAllContent(const TransferScope& x) {
   MT_ASSIGN_OR_RETURN(const Affs off, ToPwAffs(x.offset, x.f, MakeEnv(x.r, &x.n, x.loops)));
-  return x.base.intersect(x.f.Equal(x.e, Plus(off, x.b))).intersect(x.s_holds_e);
+  return x.base.intersect(x.f.Equal(x.e, Plus(off, x.b)))
+      .intersect(x.s_holds_e)
+      .intersect(x.f.InBox(x.e, x.info.shape));
 }
 
 absl::StatusOr<isl::set> Validator::ShiftContent(const TransferScope& x,

@@ -168,10 +168,14 @@ class Validator {
     }
     return s;
   }
-  // Global index of the first element of `tensor`'s shard on the rank at `coords`.
+  // Global index of the first element of `tensor`'s shard on the rank at `coords`. Local
+  // position l of the shard stands for element start + l: an element of the tensor when it
+  // lies within `shape`, else padding (codegen/program.h), which the validator names by that
+  // same index past the shape; no statement instance reads or writes it.
   absl::StatusOr<Affs> BlockStart(const std::string& tensor, const Frame& f,
                                   const Affs& coords) const;
-  // The rank at `coords` (in the mesh) holds element `e` of `tensor`.
+  // The rank at `coords` (in the mesh) stores index `e` of `tensor` in its shard (its block
+  // at local_shape; past `shape` that is padding, which no statement instance touches).
   absl::StatusOr<isl::set> Holds(const std::string& tensor, const Frame& f, const Affs& coords,
                                  const Affs& e) const;
   // Buffer positions an operand touches at tile point p (dims at p0 of `f`): offset + p
@@ -187,7 +191,8 @@ class Validator {
     }
     return pos;
   }
-  // The tile points of `k` (dims at p0 of `f`; dims past its tile are 0).
+  // The tile points of `k` (dims at p0 of `f`; dims past its tile are 0), whether the call
+  // runs them or not.
   isl::set TileSet(const Frame& f, unsigned p0, const Compute& k) const {
     isl::set s = f.All();
     for (size_t j = 0; j < np_; ++j) {
@@ -195,6 +200,23 @@ class Validator {
                                         : f.Var(p0 + j).eq_set(f.Cst(0)));
     }
     return s;
+  }
+  // What kernel node `n` (its call `k`) executes: its instances (a slot of InstDims() dims at
+  // `at` of `f`) and the tile points (dims at p0) each covers. Per ragged index j of the call
+  // (Compute::extent[j] != 0) only p_j < extent[j] - start_j(rank, loops), the values
+  // start_j .. start_j + Clipped(...) - 1 (codegen/program.h); an instance with no value
+  // left on some index covers no point (the runtime skips the call).
+  absl::StatusOr<isl::set> Executed(const Frame& f, unsigned at, unsigned p0, const Node& n,
+                                    const Compute& k) const {
+    isl::set s = InstSet(f, at, n).intersect(TileSet(f, p0, k));
+    if (k.start.empty()) return s;
+    const Env env = MakeEnv(Coords(f, at), &n, LoopValues(f, at, n));
+    for (size_t j = 0; j < k.tile.size(); ++j) {
+      if (k.extent[j] == 0) continue;  // not ragged: never clipped
+      MT_ASSIGN_OR_RETURN(const isl::pw_aff start, ToPwAff(k.start[j], f, env));
+      s = s.intersect(f.Var(p0 + j).lt_set(f.Cst(k.extent[j]).sub(start)));
+    }
+    return s.coalesce();
   }
 
   // ---- concrete evaluation for messages, as the executor evaluates ----

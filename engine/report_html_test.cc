@@ -51,7 +51,7 @@ v1::TuneSummary Summary() {
   s.set_enumerated(1000);
   s.set_legal(90);
   (*s.mutable_pruned())["non_local_access"] = 900;
-  (*s.mutable_pruned())["indivisible"] = 10;
+  (*s.mutable_pruned())["overhang"] = 10;
   s.set_costed(90);
   *s.add_curve() = Point(10, 4e-6);
   *s.add_curve() = Point(50, 3e-6);
@@ -108,7 +108,7 @@ TEST(ReportHtmlTest, HasEverySectionWithTheWinnersNumbers) {
   EXPECT_TRUE(absl::StrContains(html, "At tune time: 1.500 times the lower bound."));
   // Pruning by reason, the largest first.
   EXPECT_LT(html.find("<code>non_local_access</code></td><td class=\"num\">900"),
-            html.find("<code>indivisible</code></td><td class=\"num\">10"));
+            html.find("<code>overhang</code></td><td class=\"num\">10"));
   EXPECT_TRUE(absl::StrContains(html, "record 3 &lt;of a test&gt;"));
   EXPECT_FALSE(absl::StrContains(html, "<of a test>"));
   EXPECT_FALSE(absl::StrContains(html, "<script"));

@@ -1,5 +1,6 @@
 #include "ir/computation.h"
 
+#include <algorithm>
 #include <utility>
 
 #include "absl/strings/str_cat.h"
@@ -142,6 +143,28 @@ const Communication* Computation::TransferOf(const std::string& tensor) const {
     if (t.tensor == tensor) return &t;
   }
   return nullptr;
+}
+
+int64_t Computation::Reach(const std::string& index) const {
+  int64_t reach = 1;
+  for (const Loop& l : loops_) {
+    if (l.origin == index) reach *= l.extent;
+  }
+  return reach;
+}
+
+bool Computation::Ragged(const std::string& index) const {
+  return Reach(index) > problem().extents.at(index);
+}
+
+std::vector<int64_t> Computation::StorageShape(const std::string& tensor) const {
+  const Sharding* s = sharding(tensor);
+  std::vector<int64_t> shape = s != nullptr ? s->local_shape : problem().Shape(tensor);
+  const std::vector<std::string>& dims = problem().FirstAccess(tensor)->indices;
+  for (size_t d = 0; d < shape.size(); ++d) {
+    if (s == nullptr || s->blocks[d].empty()) shape[d] = std::max(shape[d], Reach(dims[d]));
+  }
+  return shape;
 }
 
 bool Computation::OutermostOfIndex(size_t j) const {

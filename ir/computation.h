@@ -112,7 +112,17 @@ class Computation {
   const std::vector<Communication>& transfers() const { return transfers_; }
   const Communication* TransferOf(const std::string& tensor) const;  // nullptr when none
   const std::string& kernel() const { return kernel_; }              // tensorize op, "" when none
-  // Whether loop j is the outermost loop of its index among the loops of more than one
+  // How far the loops over `index` reach: the product of their extents (they are a mixed
+  // radix), at least the index's extent; more when its blocks do not divide it (ragged:
+  // the instances past the extent are not in the domain).
+  int64_t Reach(const std::string& index) const;
+  // Whether the loops over `index` reach past its extent.
+  bool Ragged(const std::string& index) const;
+  // How `tensor` is stored on a rank: per dim its block (sharding's local_shape), or for a
+  // dim kept whole its extent or, when further, the reach of the loops over its index, so
+  // that every box of the loops lies in the storage (codegen/program.h).
+  std::vector<int64_t> StorageShape(const std::string& tensor) const;
+  // Whether the loop j is the outermost loop of its index among the loops of more than one
   // iteration: its value is then the index's block number, with no wrap-around.
   bool OutermostOfIndex(size_t j) const;
   // S[i...] -> Mesh[r...]: the ranks that execute each statement instance (every rank

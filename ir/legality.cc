@@ -1,6 +1,7 @@
 #include "ir/legality.h"
 
 #include <algorithm>
+#include <set>
 
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_format.h"
@@ -511,10 +512,8 @@ const LegalityCache::TensorChecks& LegalityCache::GetPlain(const Computation& c,
 Footprint ComputeFootprint(const Computation& c, LegalityCache* cache) {
   Footprint f;
   const int64_t bytes = DTypeBytes(c.problem().dtype);
-  for (const std::string& t : c.problem().Tensors()) {
-    const Sharding* s = c.sharding(t);
-    f.shard_bytes += bytes * Product(s ? s->local_shape : c.problem().Shape(t));
-  }
+  for (const std::string& t : c.problem().Tensors())
+    f.shard_bytes += bytes * Product(c.StorageShape(t));
   for (const Communication& t : c.transfers()) {
     const int64_t known = cache != nullptr ? cache->Get(c, t.tensor).buffer_bytes : -1;
     f.buffer_bytes += known >= 0 ? known : TransferBufferBytes(c, t) * (1 + t.prefetch);
@@ -522,8 +521,40 @@ Footprint ComputeFootprint(const Computation& c, LegalityCache* cache) {
   return f;
 }
 
+namespace {
+
+// kOverhang: the loops over an index of a dim of `tensor` reach past the blocks of its
+// sharding there (the first block's size times its parts: where its blocks end).
+void CheckOverhang(const Computation& c, const std::string& tensor, std::vector<Rejection>& out) {
+  const Sharding* s = c.sharding(tensor);
+  if (s == nullptr) return;
+  const Problem& p = c.problem();
+  const std::vector<std::string>& dims = p.FirstAccess(tensor)->indices;
+  for (size_t d = 0; d < dims.size(); ++d) {
+    if (s->blocks[d].empty()) continue;
+    const auto& [block, target] = s->blocks[d].front();
+    const auto [lo, hi] = target.Range(c.mesh());
+    const int64_t end = block * (target.modulus != 0 ? target.modulus : hi - lo + 1);
+    std::set<std::string> indices;
+    for (size_t i = 0; i <= p.operands.size(); ++i) {
+      const TensorAccess& a = i == 0 ? p.output : p.operands[i - 1];
+      if (a.tensor == tensor) indices.insert(a.indices[d]);
+    }
+    for (const std::string& index : indices) {
+      if (c.Reach(index) <= end) continue;
+      out.push_back(
+          {std::string(kOverhang),
+           absl::StrCat("the loops over ", index, " reach ", c.Reach(index), ", past the ", end,
+                        " elements the blocks of ", tensor, "'s dim ", dims[d], " cover")});
+    }
+  }
+}
+
+}  // namespace
+
 std::vector<Rejection> CheckLegality(const Computation& c, LegalityCache* cache) {
   std::vector<Rejection> out;
+  for (const std::string& t : c.problem().Tensors()) CheckOverhang(c, t, out);
   std::vector<LegalityCache::TensorChecks> owned;  // without a cache
   std::vector<const LegalityCache::TensorChecks*> checks;
   for (const std::string& t : c.problem().Tensors()) {

@@ -74,7 +74,8 @@ bool LoopsInForms(const Computation& c) {
 }
 
 // The digits of `index` (its loops of several iterations), largest stride first, when their
-// strides form a mixed radix of its extent.
+// strides form a mixed radix reaching at least its extent (past it where blocks do not
+// divide the extent: the values past it are no elements).
 std::optional<std::vector<Digit>> IndexDigits(const Computation& c, const std::string& index,
                                               int64_t extent) {
   std::vector<Digit> digits;
@@ -90,7 +91,7 @@ std::optional<std::vector<Digit>> IndexDigits(const Computation& c, const std::s
     if (digits[i].stride != span) return std::nullopt;
     span *= digits[i].extent;
   }
-  if (span != extent) return std::nullopt;
+  if (span < extent) return std::nullopt;
   return digits;
 }
 
@@ -102,7 +103,7 @@ bool AddComps(const Mesh& mesh, const Sharding& s, size_t d, Form* form) {
   for (const auto& [block, expr] : s.blocks[d]) {
     Comp k;
     k.block = block;
-    k.parts = outer / block;
+    k.parts = (outer + block - 1) / block;  // the last block short where it does not divide
     outer = block;
     if (expr.IsPlainAxis()) {
       k.axis = mesh.AxisIndex(expr.terms[0].first);
@@ -166,6 +167,15 @@ std::optional<Form> MakeForm(const Computation& c, const std::string& tensor, in
     if (dim.extent > kMaxSteps) return std::nullopt;
     const std::optional<std::vector<Digit>> digits = IndexDigits(c, indices[d], dim.extent);
     if (!digits.has_value()) return std::nullopt;
+    // Where the blocks do not divide the extent, the forms cover no distributed digit with
+    // a part past the end (a rank with nothing of the dim).
+    if (c.Ragged(indices[d])) {
+      for (const Digit& g : *digits) {
+        const Loop& l = c.loops()[g.loop];
+        if (l.kind == LoopKind::kDistributed && (g.extent - 1) * g.stride >= dim.extent)
+          return std::nullopt;
+      }
+    }
     for (const Digit& g : *digits) {
       const bool fixed = g.loop < prefix || c.loops()[g.loop].kind == LoopKind::kDistributed;
       (fixed ? dim.fixed : dim.free).push_back(g);
@@ -195,25 +205,29 @@ const std::vector<int64_t>& FreeValues(Dim* dim) {
 }
 
 // Calls visit(o, digit values) for every value of the dim's fixed digits (o: their sum of
-// value * stride); stops and returns false when `visit` does.
+// value * stride) that leaves some element (o below the extent: past it, where blocks do
+// not divide the extent, an instance has none and every question holds); stops and
+// returns false when `visit` does.
 bool ForEachOrigin(const Dim& dim,
                    const std::function<bool(int64_t, const std::vector<int64_t>&)>& visit) {
   std::vector<int64_t> values(dim.fixed.size(), 0);
   while (true) {
     int64_t o = 0;
     for (size_t i = 0; i < values.size(); ++i) o += values[i] * dim.fixed[i].stride;
-    if (!visit(o, values)) return false;
+    if (o < dim.extent && !visit(o, values)) return false;
     size_t i = values.size();
     while (i > 0 && ++values[i - 1] == dim.fixed[i - 1].extent) values[--i] = 0;
     if (i == 0) return true;
   }
 }
 
-// floor((o + f) / block) mod parts, the same for every f of F; -1 when it varies.
+// floor((o + f) / block) mod parts, the same for every f of F with o + f an element (below
+// the extent); -1 when it varies.
 int64_t ValueOver(int64_t o, Dim* dim, int64_t block, int64_t parts) {
   const int64_t lo = o / block;
-  if (lo == (o + dim->free_max) / block) return lo % parts;
+  if (lo == std::min(o + dim->free_max, dim->extent - 1) / block) return lo % parts;
   for (int64_t f : FreeValues(dim)) {
+    if (o + f >= dim->extent) break;  // ascending: the rest are past the extent too
     if ((o + f) / block % parts != lo % parts) return -1;
   }
   return lo % parts;
@@ -253,18 +267,29 @@ bool Owned(const Computation& c, Dim* dim, const Comp& k) {
   });
 }
 
-// Whether at every origin the elements o + F span `groups` blocks of `dim`'s innermost level.
-bool Covers(Dim* dim, int64_t groups) {
+// Whether at every origin the elements o + F span `groups` blocks of `dim`'s innermost
+// level; nullopt when they do everywhere but where the extent cuts them short (isl's to say).
+std::optional<bool> Covers(Dim* dim, int64_t groups) {
   const std::vector<int64_t>& free = FreeValues(dim);
-  return ForEachOrigin(*dim, [&](int64_t o, const std::vector<int64_t>&) {
+  bool short_cut = false;
+  const bool all = ForEachOrigin(*dim, [&](int64_t o, const std::vector<int64_t>&) {
     int64_t count = 0, last = -1;
     for (int64_t f : free) {
+      if (o + f >= dim->extent) break;
       const int64_t q = (o + f) / dim->local;
       count += q != last;
       last = q;
     }
-    return count == groups;
+    if (count == groups) return true;
+    if (o + dim->free_max >= dim->extent) {
+      short_cut = true;
+      return true;
+    }
+    return false;
   });
+  if (!all) return false;
+  if (short_cut) return std::nullopt;
+  return true;
 }
 
 // ElementsAlignedAlong: whether the elements of one instance of a transfer whose instances
@@ -363,7 +388,11 @@ std::optional<Reading> Read(const Computation& c, const std::vector<std::string>
   for (Dim& dim : form->dims) {
     int64_t groups = 1;
     for (const Comp& k : dim.comps) groups *= single[k.axis] ? 1 : k.parts;
-    if (groups > 1 && !Covers(&dim, groups)) return out;
+    if (groups > 1) {
+      const std::optional<bool> covers = Covers(&dim, groups);
+      if (!covers.has_value()) return std::nullopt;
+      if (!*covers) return out;
+    }
   }
   out.kind = Reading::kGather;
   return out;
@@ -410,9 +439,15 @@ std::optional<std::vector<Rejection>> ClosedFormOwnership(const Computation& c,
   if (s == nullptr) return std::vector<Rejection>{};
   const Mesh& mesh = c.mesh();
   const std::vector<int64_t> shape = c.problem().Shape(tensor);
+  // Per dim the blocks that hold elements: all of them, or where blocks do not divide the
+  // extent those up to the last, short one (the ones past the end are empty).
   int64_t ranks = 1, blocks = 1;
+  std::vector<int64_t> counts(shape.size());
   for (const MeshAxis& a : mesh.axes) ranks *= a.size;
-  for (size_t d = 0; d < shape.size(); ++d) blocks *= shape[d] / s->local_shape[d];
+  for (size_t d = 0; d < shape.size(); ++d) {
+    counts[d] = (shape[d] + s->local_shape[d] - 1) / s->local_shape[d];
+    blocks *= counts[d];
+  }
   if (ranks > kMaxSteps || blocks > kMaxSteps) return std::nullopt;
   // Per dim its levels: (blocks of the innermost level per block, terms, constant, modulus).
   struct Level {
@@ -438,6 +473,7 @@ std::optional<std::vector<Rejection>> ClosedFormOwnership(const Computation& c,
       rest /= mesh.axes[a].size;
     }
     int64_t index = 0;
+    bool empty = false;
     for (size_t d = 0; d < shape.size(); ++d) {
       int64_t q = 0;
       for (const Level& v : levels[d]) {
@@ -446,9 +482,10 @@ std::optional<std::vector<Rejection>> ClosedFormOwnership(const Computation& c,
         if (v.modulus != 0) value = ((value % v.modulus) + v.modulus) % v.modulus;
         q += value * v.weight;
       }
-      index = index * (shape[d] / s->local_shape[d]) + q;
+      empty = empty || q >= counts[d];  // a block past the end: the rank holds nothing
+      index = index * counts[d] + q;
     }
-    held[index] = true;
+    if (!empty) held[index] = true;
   }
   if (std::all_of(held.begin(), held.end(), [](bool h) { return h; }))
     return std::vector<Rejection>{};

@@ -378,13 +378,20 @@ TEST(LegalityTest, APrefetchedBufferCountsTwiceInTheMemoryBudget) {
   EXPECT_TRUE(CheckLegality(v->computation, &cache).empty());
 }
 
-TEST(LegalityTest, IndivisibleDivideIsTheVerdict) {
+TEST(LegalityTest, ADivideThatDoesNotDivideIsLegal) {
   const Verdict v = JudgeText(kMatmul, "m=8,n=8,k=16", "x=4", "divide(k, ko, ki, 3)\n");
-  ASSERT_EQ(v.reasons.size(), 1u);
-  EXPECT_EQ(v.reasons[0].code, kIndivisible);
+  EXPECT_TRUE(v.legal) << Reasons(v);
+}
+
+TEST(LegalityTest, LoopsReachingPastAShardsBlocksAreAnOverhang) {
+  // m = 10: the loops over x = 4 make blocks of 3 (reaching 12), A's blocks over y = 2 end at
+  // 10, so the box of the last block would lie past A's storage there.
+  const Verdict v = JudgeText(kMatmul, "m=10,n=4,k=4", "x=4,y=2",
+                              "distribute([m], [mo], [mi], [x])\nshard(A, m@y)\n");
+  ASSERT_FALSE(v.legal);
+  EXPECT_EQ(v.reasons[0].code, kOverhang);
   EXPECT_EQ(v.reasons[0].message,
-            "instruction 1, divide(k, ko, ki, 3): loop k has extent 16, which does not divide into "
-            "3 parts");
+            "the loops over m reach 12, past the 10 elements the blocks of A's dim m cover");
 }
 
 // The codes of `rejections`, in order.

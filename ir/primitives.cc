@@ -86,8 +86,14 @@ absl::Status CheckSplittable(const Computation& c, int p) {
   return absl::OkStatus();
 }
 
+// Loop p split into `outer` (`parts` iterations) x `inner` (`block` iterations), with
+// parts * block >= its extent: blocks of `block`, the last one short or past the end when
+// they do not divide it evenly. The loops of the index stay a mixed radix (each loop's
+// stride is the product of the extents inside it): when the blocks overshoot, the strides
+// of the loops outside p grow with them, and the instances past the index's extent are
+// simply not in the domain.
 absl::StatusOr<Computation> SplitAt(const Computation& c, int p, const std::string& outer,
-                                    const std::string& inner, int64_t factor) {
+                                    const std::string& inner, int64_t parts, int64_t block) {
   const Loop& l = c.loops()[p];
   if (outer == inner) {
     return absl::InvalidArgumentError(
@@ -95,23 +101,32 @@ absl::StatusOr<Computation> SplitAt(const Computation& c, int p, const std::stri
   }
   if (absl::Status s = CheckNewLoopName(c, outer, l.name); !s.ok()) return s;
   if (absl::Status s = CheckNewLoopName(c, inner, l.name); !s.ok()) return s;
+  const int64_t span = l.stride * l.extent;  // the stride of the index's next loop outside
+  const int64_t grown = l.stride * parts * block;
   std::vector<Loop> loops;
   for (size_t j = 0; j < c.loops().size(); ++j) {
     if (static_cast<int>(j) != p) {
-      loops.push_back(c.loops()[j]);
+      Loop q = c.loops()[j];
+      if (q.origin == l.origin && q.stride > l.stride && grown != span) {
+        MT_CHECK(q.stride % span == 0);  // the loops of an index are a mixed radix
+        q.stride = q.stride / span * grown;
+      }
+      loops.push_back(q);
       continue;
     }
     Loop o = l, i = l;
     o.name = outer;
-    o.extent = l.extent / factor;
-    o.stride = l.stride * factor;
+    o.extent = parts;
+    o.stride = l.stride * block;
     i.name = inner;
-    i.extent = factor;
+    i.extent = block;
     loops.push_back(o);
     loops.push_back(i);
   }
   return c.WithLoops(std::move(loops));
 }
+
+int64_t CeilDiv(int64_t a, int64_t b) { return (a + b - 1) / b; }
 
 }  // namespace
 
@@ -126,12 +141,7 @@ absl::StatusOr<Computation> Split(const Computation& c, const std::string& var,
         absl::StrCat("split factor must be at least 1, got ", factor));
   }
   const int64_t extent = c.loops()[*p].extent;
-  if (extent % factor != 0) {
-    return Reject(kIndivisible,
-                  absl::StrCat("loop ", base::Excerpt(var), " has extent ", extent,
-                               ", which is not divisible by the split factor ", factor));
-  }
-  return SplitAt(c, *p, outer, inner, factor);
+  return SplitAt(c, *p, outer, inner, CeilDiv(extent, factor), factor);
 }
 
 absl::StatusOr<Computation> Divide(const Computation& c, const std::string& var,
@@ -144,11 +154,7 @@ absl::StatusOr<Computation> Divide(const Computation& c, const std::string& var,
     return absl::InvalidArgumentError(absl::StrCat("divide needs at least 1 part, got ", parts));
   }
   const int64_t extent = c.loops()[*p].extent;
-  if (extent % parts != 0) {
-    return Reject(kIndivisible, absl::StrCat("loop ", base::Excerpt(var), " has extent ", extent,
-                                             ", which does not divide into ", parts, " parts"));
-  }
-  return SplitAt(c, *p, outer, inner, extent / parts);
+  return SplitAt(c, *p, outer, inner, parts, CeilDiv(extent, parts));
 }
 
 absl::StatusOr<Computation> Reorder(const Computation& c, const std::vector<std::string>& order) {
@@ -274,20 +280,23 @@ absl::StatusOr<Computation> Shard(const Computation& c, const std::string& tenso
   for (const MeshAxis& a : mesh.axes) box.push_back(a.size);
   std::vector<isl::aff> elems;
   for (size_t d = 0; d < dims.size(); ++d) {
-    int64_t block = shape[d];
-    isl::aff e = Linear(rl, {{static_cast<unsigned>(na + d), 1}}, 0);
-    sh.blocks.emplace_back();
+    // Blocks of a mixed radix: the innermost target's block is ceil(extent / all parts),
+    // each outer one the product of the blocks inside it; the last blocks are short (or
+    // past the end) when the parts do not divide the extent.
+    int64_t parts_in_dim = 1;
+    std::vector<int64_t> parts_of;
     for (const ShardTarget* t : per_dim[d]) {
       const auto [lo, hi] = t->target.Range(mesh);
-      const int64_t parts = t->target.modulus != 0 ? t->target.modulus : hi - lo + 1;
-      if (block % parts != 0) {
-        return Reject(kIndivisible,
-                      absl::StrCat("dim ", base::Excerpt(dims[d]), " of ", base::Excerpt(tensor),
-                                   " has ", block == shape[d] ? "extent " : "block size ", block,
-                                   ", which does not divide into the ", parts, " blocks of target ",
-                                   base::Excerpt(t->target.ToString())));
-      }
-      block /= parts;
+      parts_of.push_back(t->target.modulus != 0 ? t->target.modulus : hi - lo + 1);
+      parts_in_dim *= parts_of.back();
+    }
+    int64_t block = (shape[d] + parts_in_dim - 1) / parts_in_dim * parts_in_dim;
+    isl::aff e = Linear(rl, {{static_cast<unsigned>(na + d), 1}}, 0);
+    sh.blocks.emplace_back();
+    for (size_t k = 0; k < per_dim[d].size(); ++k) {
+      const ShardTarget* t = per_dim[d][k];
+      const auto [lo, hi] = t->target.Range(mesh);
+      block /= parts_of[k];
       std::vector<std::pair<unsigned, int64_t>> terms;
       for (const auto& [axis, coeff] : t->target.terms)
         terms.emplace_back(mesh.AxisIndex(axis), coeff);

@@ -4,6 +4,7 @@
 
 #include <gtest/gtest.h>
 
+#include "base/check.h"
 #include "ir/isl_util.h"
 #include "ir/reason.h"
 
@@ -140,20 +141,84 @@ TEST(PrimitivesTest, RotationStepsScaleTheTurn) {
   EXPECT_EQ(zero.status().message(), "step=0 is not a rotation step; a step is at least 1");
 }
 
-TEST(PrimitivesTest, IndivisibleSplitsAreRejectedWithReason) {
-  Computation c = Matmul();
-  absl::StatusOr<Computation> d = Divide(c, "k", "ko", "ki", 3);
-  ASSERT_FALSE(d.ok());
-  EXPECT_EQ(AsRejection(d.status())->code, kIndivisible);
-  EXPECT_EQ(Msg(d), "loop k has extent 2048, which does not divide into 3 parts");
-  absl::StatusOr<Computation> s = Split(c, "m", "mo", "mi", 7);
-  EXPECT_EQ(AsRejection(s.status())->code, kIndivisible);
+// A computation of `expr` at `extents` on `mesh`.
+Computation Make(const std::string& expr, const std::string& extents, const std::string& mesh) {
+  absl::StatusOr<Problem> p = ParseProblem(expr, extents);
+  absl::StatusOr<Mesh> m = ParseMesh(mesh);
+  absl::StatusOr<Computation> c = Computation::Create(*p, *m);
+  MT_CHECK(p.ok() && m.ok() && c.ok());
+  return *c;
+}
+
+// (extent, stride) of each loop, in order.
+std::vector<std::pair<int64_t, int64_t>> Shape(const Computation& c) {
+  std::vector<std::pair<int64_t, int64_t>> out;
+  for (const Loop& l : c.loops()) out.emplace_back(l.extent, l.stride);
+  return out;
+}
+
+using Pairs = std::vector<std::pair<int64_t, int64_t>>;
+
+TEST(PrimitivesTest, SplitsThatDoNotDivideMakeBlocksOfTheCeiling) {
+  Computation c = Make("C[m,n] += A[m,k] * B[k,n]", "m=512,n=1024,k=2048", "x=8,y=8");
+  absl::StatusOr<Computation> d = Divide(c, "k", "ko", "ki", 3);  // 2048 = 683 + 683 + 682
+  ASSERT_TRUE(d.ok()) << d.status();
+  EXPECT_EQ(Shape(*d), (Pairs{{3, 683}, {683, 1}, {512, 1}, {1024, 1}}));
+  EXPECT_EQ(d->Reach("k"), 2049);
+  EXPECT_TRUE(d->Ragged("k"));
+  EXPECT_FALSE(d->Ragged("m"));
+  absl::StatusOr<Computation> s = Split(c, "m", "mo", "mi", 7);  // 512 = 73 x 7 + 1
+  ASSERT_TRUE(s.ok()) << s.status();
+  EXPECT_EQ(Shape(*s), (Pairs{{2048, 1}, {74, 7}, {7, 1}, {1024, 1}}));
+  // 1000 over 7 ranks: 143 x 6 + 142; 5 over 4: 2, 2, 1 and an empty part.
+  Computation seven = Make("o[i] = a[i] + b[i]", "i=1000", "x=7");
+  absl::StatusOr<Computation> on7 = Distribute(seven, {"i"}, {"io"}, {"ii"}, {"x"});
+  ASSERT_TRUE(on7.ok()) << on7.status();
+  EXPECT_EQ(Shape(*on7), (Pairs{{7, 143}, {143, 1}}));
+  Computation five = Make("o[i] = a[i] + b[i]", "i=5", "x=4");
+  absl::StatusOr<Computation> on4 = Distribute(five, {"i"}, {"io"}, {"ii"}, {"x"});
+  ASSERT_TRUE(on4.ok()) << on4.status();
+  EXPECT_EQ(Shape(*on4), (Pairs{{4, 2}, {2, 1}}));
+  // The instances of the empty part are not in the schedule's image: rank 3 runs none.
+  EXPECT_TRUE(on4->Execution().intersect_range(isl::set(on4->ctx(), "{ Mesh[3] }")).is_empty());
+  EXPECT_FALSE(on4->Execution().intersect_range(isl::set(on4->ctx(), "{ Mesh[2] }")).is_empty());
+}
+
+TEST(PrimitivesTest, ASplitInsideARaggedBlockGrowsTheStridesOutsideIt) {
+  // m = 10 over x=2: blocks of 5; splitting a block by 2 makes blocks of 3 (2 x 3 = 6 > 5),
+  // so the distributed loop steps by 6: a mixed radix, the instances past 10 not in the domain.
+  Computation c = Make("o[m] = a[m] + b[m]", "m=10", "x=2");
+  absl::StatusOr<Computation> d = Distribute(c, {"m"}, {"mo"}, {"mi"}, {"x"});
+  ASSERT_TRUE(d.ok()) << d.status();
+  absl::StatusOr<Computation> s = Divide(*d, "mi", "ma", "mb", 2);
+  ASSERT_TRUE(s.ok()) << s.status();
+  EXPECT_EQ(Shape(*s), (Pairs{{2, 6}, {2, 3}, {3, 1}}));
+  EXPECT_EQ(s->Reach("m"), 12);
+  // Every element is run once: by rank 0 for 0..5, by rank 1 for 6..9.
+  EXPECT_TRUE(s->Execution().is_equal(
+      isl::map(s->ctx(), "{ S[m] -> Mesh[0] : 0 <= m < 6; S[m] -> Mesh[1] : 6 <= m < 10 }")));
+}
+
+TEST(PrimitivesTest, ShardsThatDoNotDivideMakeBlocksOfTheCeiling) {
+  Computation c = Make("C[m,n] += A[m,k] * B[k,n]", "m=512,n=1024,k=2048", "x=8,y=8");
   absl::StatusOr<Computation> sh =
       Shard(c, "A", {{"k", AxisExpr{{{"x", 1}, {"y", 1}}, 0, 0}}});  // x+y spans 15 values
-  ASSERT_FALSE(sh.ok());
-  EXPECT_EQ(AsRejection(sh.status())->code, kIndivisible);
-  EXPECT_EQ(Msg(sh),
-            "dim k of A has extent 2048, which does not divide into the 15 blocks of target (x+y)");
+  ASSERT_TRUE(sh.ok()) << sh.status();
+  EXPECT_EQ(sh->sharding("A")->local_shape, (std::vector<int64_t>{512, 137}));  // 2048/15
+  // 5 over 4 ranks: rank 2 holds element 4 alone, rank 3 nothing.
+  Computation five = Make("o[i] = a[i] + b[i]", "i=5", "x=4");
+  absl::StatusOr<Computation> s5 = Shard(five, "a", {{"i", AxisExpr{{{"x", 1}}, 0, 0}}});
+  ASSERT_TRUE(s5.ok()) << s5.status();
+  EXPECT_TRUE(s5->Owners("a").is_equal(
+      isl::map(s5->ctx(), "{ a[i] -> Mesh[x] : 0 <= i < 5 and 2x <= i < 2x + 2 and 0 <= x < 4 }")));
+  // Nested targets: the inner block is ceil(10 / (2 x 2)) = 3, the outer one 2 x 3 = 6.
+  Computation ten = Make("o[i] = a[i] + b[i]", "i=10", "x=2,y=2");
+  absl::StatusOr<Computation> s10 =
+      Shard(ten, "a", {{"i", AxisExpr{{{"x", 1}}, 0, 0}}, {"i", AxisExpr{{{"y", 1}}, 0, 0}}});
+  ASSERT_TRUE(s10.ok()) << s10.status();
+  EXPECT_EQ(s10->sharding("a")->local_shape, (std::vector<int64_t>{3}));
+  EXPECT_EQ(s10->sharding("a")->blocks[0][0].first, 6);
+  EXPECT_EQ(s10->sharding("a")->blocks[0][1].first, 3);
 }
 
 TEST(PrimitivesTest, MalformedCallsAreInvalidArgument) {

@@ -15,8 +15,9 @@
 
 namespace meshtune::ir {
 
-// A split, divide or shard whose extent does not divide evenly.
-inline constexpr absl::string_view kIndivisible = "indivisible";
+// Loops over an index that reach past the last block of a tensor sharded along it: where
+// blocks do not divide an extent, a box the loops use would lie past the shard's storage.
+inline constexpr absl::string_view kOverhang = "overhang";
 // A tensor element that no rank holds.
 inline constexpr absl::string_view kUnownedElement = "unowned_element";
 // A communicate whose data for one rank and iteration lives on several ranks.

@@ -25,7 +25,7 @@ struct Verdict {
 
 // Replays `trace` on `base` and checks legality. Returns InvalidArgument (message naming
 // the instruction) when an instruction is malformed; a primitive's rejection (e.g.
-// indivisible) becomes the verdict's only reason. With a cache (one per base, legality.h)
+// conflicting_rotation) becomes the verdict's only reason. With a cache (one per base, legality.h)
 // the per-tensor checks are looked up; the verdict is the same.
 absl::StatusOr<Verdict> Judge(const Computation& base, const Trace& trace,
                               LegalityCache* cache = nullptr);

@@ -73,6 +73,16 @@ int meshtune_plan_shard(const meshtune_plan* plan, const char* tensor, int64_t* 
   return static_cast<int>(s->extents.size());
 }
 
+int meshtune_plan_shard_storage(const meshtune_plan* plan, const char* tensor, int64_t* storage) {
+  absl::StatusOr<meshtune::ShardLayout> s = plan->plan->Shard(tensor == nullptr ? "" : tensor);
+  if (!s.ok()) {
+    Report(s.status());
+    return -1;
+  }
+  for (size_t d = 0; d < s->storage.size(); ++d) storage[d] = s->storage[d];
+  return static_cast<int>(s->storage.size());
+}
+
 int meshtune_plan_holds(const meshtune_plan* plan, const char* tensor) {
   absl::StatusOr<meshtune::ShardLayout> s = plan->plan->Shard(tensor == nullptr ? "" : tensor);
   if (!s.ok()) {

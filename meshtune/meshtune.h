@@ -36,11 +36,21 @@ int meshtune_plan_create(const char* expr, const char* extents, const char* dtyp
 int meshtune_plan_num_tensors(const meshtune_plan* plan);
 const char* meshtune_plan_tensor(const meshtune_plan* plan, int i);
 
-/* This rank's shard of `tensor`: `start`, `extents` and `strides` (row-major, in elements)
- * each receive one value per dim (at most 8). Returns the number of dims, or -1 for an
- * unknown tensor. */
+/* This rank's shard of `tensor`: `start` (global index of its first element), `extents`
+ * (the elements it holds) and `strides` (of its storage, row-major, in elements) each
+ * receive one value per dim (at most 8). Where the schedule's blocks do not divide an
+ * extent, the last block holds fewer elements and a rank past the end none (extents 0),
+ * while every rank stores the full block: see meshtune_plan_shard_storage. Returns the
+ * number of dims, or -1 for an unknown tensor. */
 int meshtune_plan_shard(const meshtune_plan* plan, const char* tensor, int64_t* start,
                         int64_t* extents, int64_t* strides);
+
+/* The extents of this rank's storage for `tensor` (one value per dim into `storage`): the
+ * shard's array must have their product of elements; its first `extents` (from
+ * meshtune_plan_shard) along each dim are the tensor's, the rest scratch the plan may
+ * write. Equal to the extents where the blocks divide. Returns the number of dims, or -1
+ * for an unknown tensor. */
+int meshtune_plan_shard_storage(const meshtune_plan* plan, const char* tensor, int64_t* storage);
 
 /* Whether this rank's shard of `tensor` holds the tensor's values after
  * meshtune_plan_execute: 1 (every input; the output on every copy, unless the plan leaves

@@ -204,12 +204,20 @@ absl::StatusOr<ShardLayout> Plan::Shard(const std::string& tensor) const {
     if (program_ == nullptr) {  // idle: an empty shard
       s.start.assign(shapes_[t].size(), 0);
       s.extents.assign(shapes_[t].size(), 0);
+      s.storage = s.extents;
     } else {
       s.start = program_->ShardStart(t);
-      s.extents = program_->ShardExtents(t);
+      s.storage = program_->ShardExtents(t);
       s.holds_result = program_->HoldsResult(t);
+      // The elements held: the storage clipped at the tensor's extents (a short last block,
+      // or none past the end).
+      for (size_t d = 0; d < s.storage.size(); ++d) {
+        s.extents.push_back(
+            std::max<int64_t>(0, std::min(s.storage[d], shapes_[t][d] - s.start[d])));
+      }
+      if (runtime::Elements(s.extents) == 0) s.extents.assign(s.extents.size(), 0);
     }
-    s.strides = runtime::DenseStrides(s.extents);
+    s.strides = runtime::DenseStrides(s.storage);
     return s;
   }
   return absl::NotFoundError(absl::StrCat("the plan has no tensor ", tensor));
@@ -226,14 +234,14 @@ absl::Status Plan::Execute(const std::vector<void*>& shards) {
 
 namespace {
 
-// Copies the box `extents` between a dense shard and the whole tensor (`global_strides`),
-// where the box starts at `global_offset`; elements of `bytes` bytes (4 or 8).
+// Copies the box `extents` between a shard (`shard_strides`) and the whole tensor
+// (`global_strides`), where the box starts at `global_offset`; elements of `bytes` bytes
+// (4 or 8).
 void CopyBox(int bytes, const std::vector<int64_t>& extents,
-             const std::vector<int64_t>& global_strides, int64_t global_offset, const void* from,
-             void* to, bool to_global) {
-  const std::vector<int64_t> dense = runtime::DenseStrides(extents);
-  const std::vector<int64_t>& from_strides = to_global ? dense : global_strides;
-  const std::vector<int64_t>& to_strides = to_global ? global_strides : dense;
+             const std::vector<int64_t>& shard_strides, const std::vector<int64_t>& global_strides,
+             int64_t global_offset, const void* from, void* to, bool to_global) {
+  const std::vector<int64_t>& from_strides = to_global ? shard_strides : global_strides;
+  const std::vector<int64_t>& to_strides = to_global ? global_strides : shard_strides;
   const int64_t from_offset = to_global ? 0 : global_offset;
   const int64_t to_offset = to_global ? global_offset : 0;
   if (bytes == 8) {
@@ -243,6 +251,14 @@ void CopyBox(int bytes, const std::vector<int64_t>& extents,
     runtime::CopyStrided(static_cast<const float*>(from) + from_offset, from_strides,
                          static_cast<float*>(to) + to_offset, to_strides, extents);
   }
+}
+
+// Copies the box `extents` between a shard (`strides`) and a dense array of it.
+void CopyDense(int bytes, const std::vector<int64_t>& extents, const std::vector<int64_t>& strides,
+               const void* from, void* to, bool to_dense) {
+  const std::vector<int64_t> dense = runtime::DenseStrides(extents);
+  CopyBox(bytes, extents, to_dense ? strides : dense, to_dense ? dense : strides, 0, from, to,
+          to_dense);
 }
 
 }  // namespace
@@ -271,12 +287,16 @@ absl::Status Plan::Move(const std::string& tensor, int root, bool gather, const 
   const std::vector<int64_t> global_strides = runtime::DenseStrides(shapes_[t]);
   const int tag = gather ? 72 : 71;
   if (rank != root) {
+    // On the wire the shard's elements are dense; in the shard at its storage's strides.
     const int bytes = static_cast<int>(runtime::Elements(mine->extents) * element_bytes_);
     if (bytes == 0) return absl::OkStatus();
+    std::vector<char> dense(static_cast<size_t>(bytes));
     if (gather) {
-      MPI_Send(in, bytes, MPI_BYTE, root, tag, comm_);
+      CopyDense(element_bytes_, mine->extents, mine->strides, in, dense.data(), true);
+      MPI_Send(dense.data(), bytes, MPI_BYTE, root, tag, comm_);
     } else {
-      MPI_Recv(out, bytes, MPI_BYTE, root, tag, comm_, MPI_STATUS_IGNORE);
+      MPI_Recv(dense.data(), bytes, MPI_BYTE, root, tag, comm_, MPI_STATUS_IGNORE);
+      CopyDense(element_bytes_, mine->extents, mine->strides, dense.data(), out, false);
     }
     return absl::OkStatus();
   }
@@ -288,13 +308,15 @@ absl::Status Plan::Move(const std::string& tensor, int root, bool gather, const 
     if (bytes == 0) continue;
     packed.resize(static_cast<size_t>(bytes));
     const int64_t offset = runtime::OffsetOf(start, global_strides);
+    // The root's own shard at its storage's strides, the others' dense (as sent).
+    const std::vector<int64_t> strides = r == root ? mine->strides : runtime::DenseStrides(extents);
     if (gather) {  // rank r's shard into the whole tensor
       if (r != root) MPI_Recv(packed.data(), bytes, MPI_BYTE, r, tag, comm_, MPI_STATUS_IGNORE);
-      CopyBox(element_bytes_, extents, global_strides, offset, r == root ? in : packed.data(), out,
-              true);
+      CopyBox(element_bytes_, extents, strides, global_strides, offset,
+              r == root ? in : packed.data(), out, true);
     } else {  // rank r's block of the whole tensor to its shard
-      CopyBox(element_bytes_, extents, global_strides, offset, in, r == root ? out : packed.data(),
-              false);
+      CopyBox(element_bytes_, extents, strides, global_strides, offset, in,
+              r == root ? out : packed.data(), false);
       if (r != root) MPI_Send(packed.data(), bytes, MPI_BYTE, r, tag, comm_);
     }
   }

@@ -68,9 +68,13 @@ struct PlanOptions {
 };
 
 // Where this rank's shard of a tensor lies: the global index of its first element, its
-// extents, and its strides (row-major, in elements).
+// extents (the elements it holds), and the strides of its storage (row-major, in
+// elements). Where the schedule's blocks do not divide an extent, every rank stores the
+// full block (`storage`: allocate Elements(storage) elements) and holds its first
+// `extents` along each dim: the last block's are fewer, and a rank past the end holds none
+// (extents 0); the rest of the storage is the schedule's, scratch it may write.
 struct ShardLayout {
-  std::vector<int64_t> start, extents, strides;
+  std::vector<int64_t> start, extents, strides, storage;
   // False only for the output on a rank off the layer it ends on (with
   // PlanOptions::result_on_layer, a schedule that copies the output along a mesh axis
   // reduces it onto coordinate 0 there): the shard is scratch Execute still needs, and

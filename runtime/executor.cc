@@ -58,9 +58,12 @@ class Interpreter {
     } else if (const auto* c = std::get_if<Compute>(&s->node)) {
       std::vector<std::string> indices;
       std::vector<int64_t> extents;
-      for (const auto& [idx, e] : c->tile) {
-        indices.push_back(idx);
-        extents.push_back(e);
+      for (size_t i = 0; i < c->tile.size(); ++i) {
+        indices.push_back(c->tile[i].first);
+        extents.push_back(c->start.empty() ? c->tile[i].second
+                                           : codegen::Clipped(c->tile[i].second, c->extent[i],
+                                                              Eval(c->start[i], rt_->coords())));
+        if (extents.back() == 0) return;  // past the extent of a ragged index: nothing to do
       }
       std::vector<OperandSpec> in;
       for (const codegen::Operand& o : c->in) in.push_back(Spec(o));

@@ -71,7 +71,7 @@ absl::Status CheckForms(const Computation& c) {
       return Outside(
           absl::StrCat("loop ", base::Excerpt(l.name), " rotates in steps of ", l.rotate_step));
   }
-  // Per index, its loops of several iterations form a mixed radix of its extent.
+  // Per index, its loops of several iterations form a mixed radix reaching its extent.
   for (const std::string& index : p.indices) {
     std::vector<const ir::Loop*> digits;
     for (const ir::Loop& l : loops) {
@@ -86,7 +86,8 @@ absl::Status CheckForms(const Computation& c) {
             absl::StrCat("the loops of ", base::Excerpt(index), " are not nested digits"));
       span *= digits[i]->extent;
     }
-    if (span != p.extents.at(index))
+    // (Past the extent where blocks do not divide it: the full blocks' sizes, as lowering.)
+    if (span < p.extents.at(index))
       return Outside(absl::StrCat("the loops of ", base::Excerpt(index), " do not cover it"));
   }
   return absl::OkStatus();
@@ -132,7 +133,9 @@ Box AccessBox(const Computation& c, const std::vector<std::string>& indices, int
         size += (l.extent - 1) * l.stride;
       }
     }
-    box.size.push_back(size);
+    // Where blocks do not divide the extent, a box never holds more than the extent (as
+    // lowering's box, the largest any instance uses: the one at origin 0).
+    box.size.push_back(std::min(size, c.problem().extents.at(index)));
     box.origin.push_back(origin);
   }
   return box;

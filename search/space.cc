@@ -114,8 +114,16 @@ std::string KernelForm(const ir::Computation& base) {
   return "contraction";
 }
 
+// Whether `parts` blocks of ceil(extent / parts) leave no part empty (past the end): a
+// schedule with an empty part leaves ranks idle, which the space offers only through
+// meshes of fewer ranks (--allow-idle-ranks).
+bool EveryPartHolds(int64_t extent, int64_t parts) {
+  return (parts - 1) * ((extent + parts - 1) / parts) < extent;
+}
+
 // Divide factors worth trying for an index of extent `extent`: the mesh's axis sizes, their
-// lcm and their product, when they divide the extent and leave more than one element.
+// lcm and their product, when they leave more than one element a part (blocks of
+// ceil(extent / parts), the last one short where they do not divide it) and none empty.
 std::vector<int64_t> DivideParts(int64_t extent, const ir::Mesh& mesh) {
   std::set<int64_t> parts;
   int64_t lcm = 1, product = 1;
@@ -128,7 +136,7 @@ std::vector<int64_t> DivideParts(int64_t extent, const ir::Mesh& mesh) {
   parts.insert(product);
   std::vector<int64_t> out;
   for (int64_t p : parts) {
-    if (p > 1 && p < extent && extent % p == 0) out.push_back(p);
+    if (p > 1 && p < extent && EveryPartHolds(extent, p)) out.push_back(p);
   }
   return out;
 }
@@ -388,6 +396,16 @@ void AddNests(const NestInputs& in, std::vector<NestChoices>* out) {
       }
       return;
     }
+    // No distribution that leaves a rank an empty part of an index.
+    for (const std::string& i : in.p.indices) {
+      int64_t extent = in.p.extents.at(i);
+      for (int a = 0; a < na && !in.trivial_mesh; ++a) {
+        if (assign[a] != i) continue;
+        const int64_t parts = in.mesh.axes[a].size;
+        if (!EveryPartHolds(extent, parts)) return;
+        extent = (extent + parts - 1) / parts;
+      }
+    }
     std::vector<std::string> rest;
     for (const std::string& i : in.p.indices) {
       if (Distributions(in, assign, i) == 0) rest.push_back(i);
@@ -477,7 +495,20 @@ absl::StatusOr<Space> Space::Build(const ir::Computation& base, const SpaceOptio
   in.kernel = KernelForm(base);
   // Per tensor, its shard layouts (independent of the nest).
   for (const std::string& t : space.tensors_) {
-    in.layouts.push_back(Layouts(p.FirstAccess(t)->indices, mesh, options));
+    // No layout that leaves a rank an empty block of a dim (EveryPartHolds).
+    std::vector<std::vector<ShardTarget>> layouts;
+    for (std::vector<ShardTarget>& layout : Layouts(p.FirstAccess(t)->indices, mesh, options)) {
+      std::map<std::string, int64_t> parts;
+      for (const ShardTarget& st : layout) {
+        const auto [lo, hi] = st.target.Range(mesh);
+        int64_t& n = parts.emplace(st.dim, 1).first->second;
+        n *= st.target.modulus != 0 ? st.target.modulus : hi - lo + 1;
+      }
+      bool holds = true;
+      for (const auto& [dim, n] : parts) holds = holds && EveryPartHolds(p.extents.at(dim), n);
+      if (holds) layouts.push_back(std::move(layout));
+    }
+    in.layouts.push_back(std::move(layouts));
   }
   AddNests(in, &space.nests_);
   return space;

@@ -215,8 +215,10 @@ TEST(TunerTest, LazyJudgingFindsTheExhaustiveBestOnASmallSpace) {
 // A lazily judged space with no legal point says so once the search found none.
 TEST(TunerTest, LazyJudgingWithNoLegalPointSaysWhy) {
   TuneOptions o;
+  // No schedule fits in 64 bytes a rank.
   o.problem = *ir::ParseProblem("C[m,n] += A[m,k] * B[k,n]", "m=3,n=3,k=3");
   o.meshes = {*ir::ParseMesh("x=2")};
+  o.meshes[0].mem_per_rank_bytes = 64;
   o.judge.mode = JudgeOptions::Mode::kLazy;
   std::unique_ptr<Runner> runner = NewModelOnlyRunner();
   const absl::StatusOr<SearchResult> r = Tune(o, *runner);
@@ -241,14 +243,15 @@ TEST(TunerTest, BadOptionsAreErrors) {
 
 TEST(TunerTest, NoLegalScheduleSaysWhy) {
   TuneOptions o;
-  // 3 does not divide 2 or 4: nothing distributes, nothing shards evenly.
+  // No schedule fits in 64 bytes a rank.
   o.problem = *ir::ParseProblem("C[m,n] += A[m,k] * B[k,n]", "m=3,n=3,k=3");
   o.meshes = {*ir::ParseMesh("x=2")};
+  o.meshes[0].mem_per_rank_bytes = 64;
   std::unique_ptr<Runner> runner = NewModelOnlyRunner();
   const absl::StatusOr<SearchResult> r = Tune(o, *runner);
   EXPECT_EQ(r.status().code(), absl::StatusCode::kFailedPrecondition);
   EXPECT_TRUE(absl::StartsWith(r.status().message(), "no legal schedule among ")) << r.status();
-  EXPECT_TRUE(Has(std::string(r.status().message()), "indivisible")) << r.status();
+  EXPECT_TRUE(Has(std::string(r.status().message()), "over_memory_budget")) << r.status();
 }
 
 TEST(TunerTest, CancellationStopsTheTune) {

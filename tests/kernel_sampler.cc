@@ -99,11 +99,12 @@ int main(int argc, char** argv) {
     if (!out) return 1;
     absl::StrAppend(&table, "int ", name, "_call(void**, MPI_Comm);\nextern \"C\" int ", name,
                     "_shard(const char*, int, int64_t*, int64_t*);\nextern \"C\" int ", name,
+                    "_storage(const char*, int64_t*);\nextern \"C\" int ", name,
                     "_holds(const char*, int);\n");
     rows.push_back(absl::StrCat("    {", Quote(name), ", ", Quote(point.space.expr), ", ",
                                 Quote(point.space.extents), ", ", Quote(point.space.mesh), ", ",
                                 program->Ranks(), ", {", absl::StrJoin(tensors, ", "), "}, ", name,
-                                "_call, ", name, "_shard, ", name, "_holds}"));
+                                "_call, ", name, "_shard, ", name, "_storage, ", name, "_holds}"));
   }
   absl::StrAppend(&table, "\nconst std::vector<SampledKernel>& SampledKernels() {\n",
                   "  static const std::vector<SampledKernel> kernels = {\n",

@@ -138,6 +138,31 @@ std::vector<SweepCase> Cases(bool wide) {
       }
     }
   }
+  // Blocks that do not divide the extents (docs/design.md): odd extents on every mesh, so
+  // that the last block is short or, past the end, empty; with and without copies.
+  const std::vector<std::pair<std::string, std::string>> ragged = {
+      {"C[m,n] += A[m,k] * B[k,n]", "m=7,n=5,k=3"},
+      {"C[m,n] += A[m,k] * B[k,n]", "m=13,n=11,k=9"},
+      {"C[m,n] += A[k,m] * B[k,n]", "m=7,n=5,k=9"},
+      {"C[b,m,n] += A[b,m,k] * B[b,k,n]", "b=3,m=5,n=7,k=3"},
+      {"O[i,l] += B[i,j,k] * C[j,l] * D[k,l]", "i=7,j=3,k=5,l=5"},
+      {"C[i,j,l] += A[i,j,k] * B[k,l]", "i=5,j=3,k=7,l=5"},
+      {"w[i] += A[i,j] * v[j]", "i=13,j=11"},
+      {"C[i,j] = A[i,j] + B[i,j]", "i=13,j=7"},
+  };
+  for (const auto& [expr, extents] : ragged) {
+    const bool big = std::count(extents.begin(), extents.end(), '=') >= 3;
+    for (const std::string mesh : {"x=2", "x=3", "x=2,y=2", "x=2,y=3", "x=2,y=2,z=2"}) {
+      for (bool replication : {false, true}) {
+        const bool in_suite =
+            mesh == "x=2" || mesh == "x=3" || (!big && !replication && mesh != "x=2,y=2,z=2");
+        if (wide || in_suite) cases.push_back({expr, extents, mesh, replication});
+      }
+    }
+    // All-to-all transfers, where the time loops cut a layout's short blocks.
+    if (expr == ragged[0].first && (wide || extents == ragged[0].second))
+      cases.push_back({expr, extents, "x=2,y=3", false, {}, false, false, true});
+  }
   return cases;
 }
 

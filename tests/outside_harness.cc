@@ -1,7 +1,8 @@
 // An application outside meshtune calling generated callable kernels
 // (tests/kernel_sampler.cc samples them from whole spaces): everything it checks with is
 // its own. It reads each kernel's statement and extents as text with its own parser, fills
-// every shard where KERNEL_shard says it lies from its own formula of the global indices,
+// every shard (an array at KERNEL_storage's extents, NaN wherever the rank holds no element)
+// where KERNEL_shard says it lies from its own formula of the global indices,
 // calls the kernel on the first `ranks` ranks, checks every output element a rank holds
 // (KERNEL_holds) against its own reference loops, and checks from KERNEL_shard and
 // KERNEL_holds alone that every output element is held by some rank. Nothing of
@@ -131,32 +132,54 @@ std::vector<int64_t> Global(int64_t i, const std::vector<int64_t>& start,
   return g;
 }
 
+// Where global element `g` of a shard at `start` lies in its array of `strides`.
+size_t At(const std::vector<int64_t>& g, const std::vector<int64_t>& start,
+          const std::vector<int64_t>& strides) {
+  int64_t at = 0;
+  for (size_t d = 0; d < g.size(); ++d) at += (g[d] - start[d]) * strides[d];
+  return static_cast<size_t>(at);
+}
+
 // Runs kernel `k` on the first k.ranks ranks of `world`; "" or what went wrong on this rank.
 std::string RunKernel(const SampledKernel& k, const Statement& st, MPI_Comm world, int rank) {
   MPI_Comm active = MPI_COMM_NULL;
   MPI_Comm_split(world, rank < k.ranks ? 0 : MPI_UNDEFINED, rank, &active);
   if (active == MPI_COMM_NULL) return "";
   std::vector<std::vector<float>> data(k.tensors.size());
-  std::vector<std::vector<int64_t>> starts(k.tensors.size()), exts(k.tensors.size());
+  std::vector<std::vector<int64_t>> starts(k.tensors.size()), exts(k.tensors.size()),
+      strides(k.tensors.size());
   std::vector<void*> shards;
   std::string error;
   for (size_t t = 0; t < k.tensors.size(); ++t) {
     const Access* a = Find(st, k.tensors[t]);
-    int64_t start[8], ext[8];
+    int64_t start[8], ext[8], storage[8];
     const int dims = k.shard(k.tensors[t].c_str(), rank, start, ext);
-    if (a == nullptr || dims != static_cast<int>(a->indices.size())) {
+    if (a == nullptr || dims != static_cast<int>(a->indices.size()) ||
+        k.storage(k.tensors[t].c_str(), storage) != dims) {
       error = "the shard of " + k.tensors[t] + " does not match the statement";
       break;
     }
     starts[t].assign(start, start + dims);
     exts[t].assign(ext, ext + dims);
+    // The array at the storage's extents, NaN wherever the rank holds no element (the
+    // padding of a short block, which the kernel must never read as data), and the
+    // held elements at the storage's row-major strides.
+    strides[t].assign(dims, 1);
+    int64_t size = 1;
+    for (int d = dims - 1; d >= 0; --d) {
+      strides[t][d] = size;
+      size *= storage[d];
+      if (ext[d] > storage[d]) error = "the shard of " + k.tensors[t] + " exceeds its storage";
+    }
+    data[t].assign(static_cast<size_t>(std::max<int64_t>(size, 1)), NAN);
+    const bool garbage = k.tensors[t] == st.output.tensor && !st.accumulate;
     int64_t n = 1;
     for (int d = 0; d < dims; ++d) n *= ext[d];
-    data[t].resize(static_cast<size_t>(std::max<int64_t>(n, 1)));
-    const bool garbage = k.tensors[t] == st.output.tensor && !st.accumulate;
-    for (int64_t i = 0; i < n; ++i)
-      data[t][i] =
-          garbage ? NAN : static_cast<float>(Value(k.tensors[t], Global(i, starts[t], exts[t])));
+    for (int64_t i = 0; i < n; ++i) {
+      const std::vector<int64_t> g = Global(i, starts[t], exts[t]);
+      data[t][At(g, starts[t], strides[t])] =
+          garbage ? NAN : static_cast<float>(Value(k.tensors[t], g));
+    }
     shards.push_back(data[t].data());
   }
   if (error.empty()) {
@@ -165,9 +188,11 @@ std::string RunKernel(const SampledKernel& k, const Statement& st, MPI_Comm worl
   }
   for (size_t t = 0; t < k.tensors.size() && error.empty(); ++t) {
     if (k.tensors[t] != st.output.tensor || k.holds(k.tensors[t].c_str(), rank) != 1) continue;
-    for (size_t i = 0; i < data[t].size() && error.empty(); ++i) {
-      const std::vector<int64_t> g = Global(static_cast<int64_t>(i), starts[t], exts[t]);
-      const double want = Reference(st, g), got = data[t][i];
+    int64_t n = 1;
+    for (int64_t e : exts[t]) n *= e;
+    for (int64_t i = 0; i < n && error.empty(); ++i) {
+      const std::vector<int64_t> g = Global(i, starts[t], exts[t]);
+      const double want = Reference(st, g), got = data[t][At(g, starts[t], strides[t])];
       if (!(std::fabs(got - want) <= 1e-4 * (1 + std::fabs(want)))) {
         char text[160];
         std::snprintf(text, sizeof(text), "rank %d: %s[%lld...] = %g but the reference is %g", rank,

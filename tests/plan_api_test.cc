@@ -134,6 +134,15 @@ TEST(PlanApiTest, TheCApiPlansAndExecutesFromWisdom) {
   }
 }
 
+// Blocks that do not divide: the C API's estimate for m=300, n=200, k=100 on 3 ranks runs
+// on shards allocated at their storage and filled where their (clipped) extents say, and
+// C is checked against a serial reference on every rank that holds it.
+TEST(PlanApiTest, TheCApiPlansShapesWhoseBlocksDoNotDivide) {
+  const std::string out = RunMpi(3, "", 0, "tests/plan_c_ragged_app");
+  EXPECT_NE(out.find("c ragged plan "), std::string::npos) << out;
+  EXPECT_NE(out.find(" verified (held: "), std::string::npos) << out;
+}
+
 TEST(PlanApiTest, AWorkloadMissingFromTheWisdomFileIsNotFound) {
   const char* tmp = std::getenv("TEST_TMPDIR");
   const std::string empty = std::string(tmp ? tmp : "/tmp") + "/empty.jsonl";

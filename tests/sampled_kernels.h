@@ -15,6 +15,7 @@ struct SampledKernel {
   std::vector<std::string> tensors;  // the kernel's parameters, in order
   int (*call)(void** shards, MPI_Comm comm);
   int (*shard)(const char* tensor, int rank, int64_t* start, int64_t* extents);
+  int (*storage)(const char* tensor, int64_t* storage);
   int (*holds)(const char* tensor, int rank);
 };
 
