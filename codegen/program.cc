@@ -243,8 +243,16 @@ void DumpStmt(const StmtPtr& s, int indent, std::string* out) {
   } else if (const auto* c = std::get_if<Compute>(&s->node)) {
     std::vector<std::string> ins;
     for (const Operand& o : c->in) ins.push_back(SliceText(o.buffer, o.slice));
+    // Ragged indices: "clipped m from 143*x below 1000".
+    std::vector<std::string> clips;
+    for (size_t i = 0; i < c->start.size(); ++i) {
+      if (c->extent[i] == 0) continue;
+      clips.push_back(absl::StrCat(c->tile[i].first, " from ", c->start[i].ToString(), " below ",
+                                   c->extent[i]));
+    }
     absl::StrAppend(out, pad, "compute ", c->kernel, " ", SliceText(c->out.buffer, c->out.slice),
-                    " <- ", absl::StrJoin(ins, c->sum ? " + " : " * "), "\n");
+                    " <- ", absl::StrJoin(ins, c->sum ? " + " : " * "),
+                    clips.empty() ? "" : " clipped " + absl::StrJoin(clips, ", "), "\n");
   } else if (const auto* r = std::get_if<Reduce>(&s->node)) {
     absl::StrAppend(out, pad, "reduce ", r->pattern.ToString(), " ", r->buffer, " -> ",
                     SliceText(r->tensor, r->global),

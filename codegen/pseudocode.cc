@@ -113,8 +113,14 @@ void Print(const Program& p, const StmtPtr& s, const For* loop, int indent, bool
       absl::StrAppend(out, pad, TransferText(*t), "\n");
     }
   } else if (const auto* c = std::get_if<Compute>(&s->node)) {
+    // Ragged indices: "  # clipped to m < 1001, n < 999" (the edge blocks' sizes).
+    std::vector<std::string> clips;
+    for (size_t i = 0; i < c->start.size(); ++i) {
+      if (c->extent[i] != 0) clips.push_back(absl::StrCat(c->tile[i].first, " < ", c->extent[i]));
+    }
     absl::StrAppend(out, pad, OperandText(p, c->out), accumulate ? " += " : " = ",
-                    KernelText(p, *c), "\n");
+                    KernelText(p, *c),
+                    clips.empty() ? "" : "  # clipped to " + absl::StrJoin(clips, ", "), "\n");
   } else if (const auto* r = std::get_if<Reduce>(&s->node)) {
     const std::string note =
         loop != nullptr && loop->var == r->loop

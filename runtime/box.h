@@ -104,6 +104,59 @@ inline std::vector<int64_t> Unlinear(int64_t linear, const std::vector<int64_t>&
   return idx;
 }
 
+// Shards where blocks do not divide an extent (codegen/program.h, "ragged"): a shard is
+// stored at its local shape on every rank, and its local element l is the tensor's element
+// start + l when that lies within the tensor's `shape` on every dim, else padding (never
+// data: not filled, not checked, not counted).
+
+// The row-major global index (in a tensor of `shape`) of element `local` of a shard whose
+// first element is the tensor's element `start`; -1 when it is padding.
+inline int64_t GlobalOf(const std::vector<int64_t>& local, const std::vector<int64_t>& start,
+                        const std::vector<int64_t>& shape) {
+  int64_t o = 0;
+  for (size_t d = 0; d < local.size(); ++d) {
+    const int64_t g = start[d] + local[d];
+    if (g < 0 || g >= shape[d]) return -1;
+    o = o * shape[d] + g;
+  }
+  return o;
+}
+
+// GlobalOf the shard's element at row-major linear index `slot` of its `local_shape`.
+inline int64_t SlotGlobal(int64_t slot, const std::vector<int64_t>& local_shape,
+                          const std::vector<int64_t>& start, const std::vector<int64_t>& shape) {
+  return GlobalOf(Unlinear(slot, local_shape), start, shape);
+}
+
+// Calls row(offset, data, length) for every row (the run along the last dim) of a shard of
+// `local_shape` whose first element is the tensor's element `start` in a tensor of `shape`:
+// the row's first local offset, how many of its first elements are data (the rest is
+// padding; 0 for a row past `shape` on another dim) and its length. A scalar is one row of
+// one element, data.
+inline void ForEachShardRow(const std::vector<int64_t>& local_shape,
+                            const std::vector<int64_t>& start, const std::vector<int64_t>& shape,
+                            const std::function<void(int64_t, int64_t, int64_t)>& row) {
+  if (local_shape.empty()) {
+    row(0, 1, 1);
+    return;
+  }
+  const size_t last = local_shape.size() - 1;
+  const int64_t length = local_shape[last];
+  int64_t data = shape[last] - start[last];
+  data = data < 0 ? 0 : (data > length ? length : data);
+  const std::vector<int64_t> outer(local_shape.begin(), local_shape.end() - 1);
+  int64_t offset = 0;
+  ForEachPoint(outer, [&](const std::vector<int64_t>& idx) {
+    bool inside = true;
+    for (size_t d = 0; d < idx.size(); ++d) {
+      const int64_t g = start[d] + idx[d];
+      inside = inside && g >= 0 && g < shape[d];
+    }
+    row(offset, inside ? data : 0, length);
+    offset += length;
+  });
+}
+
 // Whether the box of sizes `len` in a row-major array of `shape` is one contiguous run of
 // elements: every dim after the first one longer than 1 is whole.
 inline bool Contiguous(const std::vector<int64_t>& len, const std::vector<int64_t>& shape) {

@@ -58,7 +58,10 @@ class BoundProgram {
                                                               std::unique_ptr<Comm> comm);
 
   // This rank's shard of program.tensors[t]: the global index of its first element and
-  // its extents; the shard is dense and row-major (strides follow from the extents).
+  // its extents; the shard is dense and row-major (strides follow from the extents). Where
+  // blocks do not divide an extent (codegen/program.h) the extents are the full block's on
+  // every rank: a slot whose global index lies past the tensor's shape is padding, which
+  // Run never reads as data and which holds no result (any value will do).
   std::vector<int64_t> ShardStart(size_t t) const;
   const std::vector<int64_t>& ShardExtents(size_t t) const;
   // Whether this rank's shard of program.tensors[t] holds its values after Run: false only

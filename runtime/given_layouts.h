@@ -15,8 +15,9 @@
 
 namespace meshtune::runtime {
 
-// The box of tensor `t` of `p` that the rank at `coords` holds (its shard); empty off an
-// output's layer (codegen::LayerAxes), where the shard holds no result.
+// The box of tensor `t` of `p` that the rank at `coords` holds (its shard's storage, of
+// local_shape: BoxDistribution holds only its part within t.shape); empty off an output's
+// layer (codegen::LayerAxes), where the shard holds no result.
 Box ShardBox(const codegen::Program& p, const codegen::TensorInfo& t, const Coords& coords);
 
 // The plans of tensor `t` of `p` (PlanBoxes over its shards). Callers skip a tensor whose

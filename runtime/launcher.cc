@@ -194,9 +194,10 @@ Cut Collect(const Child& child, const LaunchOptions& options, CommandResult& res
   pollfd fds[2] = {{child.out, POLLIN, 0}, {child.err, POLLIN, 0}};
   int open_fds = 2;
   while (open_fds > 0) {
-    const auto left = std::chrono::duration_cast<std::chrono::milliseconds>(
-        deadline - std::chrono::steady_clock::now());
-    if (left.count() <= 0) {
+    // Rounded up: a deadline less than a millisecond away has not passed yet.
+    const auto now = std::chrono::steady_clock::now();
+    const auto left = std::chrono::ceil<std::chrono::milliseconds>(deadline - now);
+    if (now >= deadline) {
       cut = Cut::kTimedOut;
       break;
     }

@@ -43,6 +43,10 @@ struct GivenSpec {
 struct TensorSpec {
   std::string name;
   std::vector<std::string> dims;  // the index of each dim
+  // The shard is stored at local_shape on every rank; its element l is the tensor's element
+  // block_start + l when that lies within `shape`, else padding (blocks that do not divide
+  // an extent, codegen/program.h): zero in shards this runtime fills, never filled from
+  // runtime/fill.h, checked or counted; pieces taken from holders are clipped to `shape`.
   std::vector<int64_t> shape, local_shape;
   bool is_output = false;
   CoordsFn block_start;  // global index of the shard's first element on a rank
@@ -138,8 +142,8 @@ class RankRuntimeBase {
   virtual RunStats Measure(const std::function<void()>& body, int warmup, int reps,
                            const std::string& inject_fault) = 0;
   // A runtime from MakeBoundRankRuntime works on the caller's memory: Bind makes `data`
-  // (dense, row-major, the tensor's local shape; const for inputs in spirit: inputs are
-  // only read) `tensor`'s shard on this rank until bound again.
+  // (dense, row-major, the tensor's local shape, padding included; const for inputs in
+  // spirit: inputs are only read) `tensor`'s shard on this rank until bound again.
   virtual void Bind(const std::string& tensor, void* data) = 0;
   // Runs `body` once on the bound shards, the output zeroed first unless the statement
   // accumulates (+=), and completes every transfer it started. Returns "" or what is

@@ -3,10 +3,13 @@
 #include <algorithm>
 #include <functional>
 #include <memory>
+#include <stdexcept>
 #include <string>
 #include <utility>
 #include <vector>
 
+#include "absl/strings/str_cat.h"
+#include "absl/strings/str_join.h"
 #include "runtime/rank_runtime.h"
 
 namespace meshtune::runtime::internal {
@@ -57,6 +60,16 @@ template <typename T>
 Slot<T> RankRuntime<T>::View(const std::string& tensor, const std::vector<int64_t>& offset,
                              const std::vector<int64_t>& shape) {
   Dense<T>& shard = shards_[tensor];
+  // Whole boxes (a view, a broadcast's or a point-to-point source) move padding and all;
+  // lowering keeps every such box in the shard's storage (codegen/program.h), and a box
+  // that is not would read past it.
+  for (size_t d = 0; d < shape.size(); ++d) {
+    if (offset[d] < 0 || offset[d] + shape[d] > shard.shape[d]) {
+      throw std::out_of_range(absl::StrCat(
+          "a box of ", absl::StrJoin(shape, "x"), " at [", absl::StrJoin(offset, ","), "] of ",
+          tensor, "'s shard lies past its storage of ", absl::StrJoin(shard.shape, "x")));
+    }
+  }
   T* p = Data(tensor) + shard.Offset(offset);
   if (Contiguous(shape, shard.shape)) return Slot<T>{p, DenseStrides(shape), true};
   return Slot<T>{p, shard.strides, false};

@@ -15,6 +15,20 @@
 
 namespace meshtune::runtime::internal {
 
+namespace {
+
+// `t`'s shard `data` on the rank whose block starts at `start`: every data element set to
+// `value`, the padding (past t.shape, codegen/program.h) to zero.
+template <typename T>
+void SetData(const TensorSpec& t, const std::vector<int64_t>& start, T* data, T value) {
+  ForEachShardRow(t.local_shape, start, t.shape, [&](int64_t offset, int64_t n, int64_t length) {
+    std::fill(data + offset, data + offset + n, value);
+    std::fill(data + offset + n, data + offset + length, T(0));
+  });
+}
+
+}  // namespace
+
 template <typename T>
 RunStats RankRuntime<T>::Measure(const std::function<void()>& body, int warmup, int reps,
                                  const std::string& fault) {
@@ -51,12 +65,27 @@ RunStats RankRuntime<T>::Measure(const std::function<void()>& body, int warmup, 
   m.bytes_copied_max = most[1];
   const TensorSpec& spec = Output();
   std::vector<T>& out = spec.given ? given_[spec.name] : shards_[spec.name].data;
-  if (fault == "wrong" && rank_ == 0 && !out.empty()) out[out.size() / 2] += T(1);
+  // The output element each slot holds: -1 for a slot no element uses, or padding.
+  const std::vector<int64_t> start = spec.block_start(coords_);
+  const auto global = [&](size_t i) {
+    return spec.given ? spec.given->global[i]
+                      : SlotGlobal(static_cast<int64_t>(i), spec.local_shape, start, spec.shape);
+  };
+  if (fault == "wrong" && rank_ == 0 && !out.empty()) {
+    // An element rather than padding: the first from the middle on, else before it.
+    size_t at = out.size() / 2;
+    while (at < out.size() && global(at) < 0) ++at;
+    if (at == out.size()) {
+      at = out.size() / 2;
+      while (at > 0 && global(at) < 0) --at;
+    }
+    out[at] += T(1);
+  }
   m.checksum = 0;
   // Off the output's layer a shard holds no result (its given storage, if any, does).
   const bool holds = spec.given || IsCopySource(spec);
   for (size_t i = 0; i < out.size() && holds; ++i) {
-    if (!spec.given || spec.given->global[i] >= 0) m.checksum += out[i];
+    if (global(i) >= 0) m.checksum += out[i];
   }
   comm_->Allreduce(&m.checksum, 1, DataType::kDouble, ReduceOp::kSum, comm_->AllAxes());
   m.error = Verify(spec, holds ? out.data() : nullptr);
@@ -88,16 +117,15 @@ std::string RankRuntime<T>::Run(const std::function<void()>& body) {
   return "";
 }
 
+// Padding (past t.shape, codegen/program.h) is zero, never filled from the formula.
 template <typename T>
 void RankRuntime<T>::Fill(const TensorSpec& t) {
   Dense<T>& b = shards_[t.name];
   const std::vector<int64_t> start = t.block_start(coords_);
-  std::vector<int64_t> g(start.size());
   int64_t i = 0;
-  if (t.local_shape.empty()) b.data[0] = static_cast<T>(ElementValue(seed_, t.name, 0));
   ForEachPoint(t.local_shape, [&](const std::vector<int64_t>& l) {
-    for (size_t d = 0; d < l.size(); ++d) g[d] = start[d] + l[d];
-    b.data[i++] = static_cast<T>(ElementValue(seed_, t.name, Linear(g, t.shape)));
+    const int64_t g = GlobalOf(l, start, t.shape);
+    b.data[i++] = g < 0 ? T(0) : static_cast<T>(ElementValue(seed_, t.name, g));
   });
 }
 
@@ -132,18 +160,16 @@ void RankRuntime<T>::MoveGiven(bool in) {
 
 // The copies of replicated inputs (TensorSpec::replicated_axes) made wrong before a run,
 // on every rank off coordinate 0 of those axes, so that a run without MakeCopies cannot
-// verify; so are an output's shards off its layer, which hold no result.
+// verify; so are an output's shards off its layer, which hold no result. Only the data:
+// padding (codegen/program.h) stays zero, as it starts.
 template <typename T>
 void RankRuntime<T>::PoisonCopies() {
   for (const TensorSpec& t : tensors_) {
-    if (t.given && t.given->in) {  // the shard comes from the given layout at each run
-      std::fill(shards_[t.name].data.begin(), shards_[t.name].data.end(),
-                std::numeric_limits<T>::quiet_NaN());
-      continue;
-    }
-    if (t.replicated_axes.empty() || IsCopySource(t)) continue;
-    std::vector<T>& data = shards_[t.name].data;
-    std::fill(data.begin(), data.end(), std::numeric_limits<T>::quiet_NaN());
+    // A shard from the given layout at each run, or a copy made at each run.
+    const bool made = (t.given && t.given->in) || (!t.replicated_axes.empty() && !IsCopySource(t));
+    if (!made) continue;
+    SetData(t, t.block_start(coords_), shards_[t.name].data.data(),
+            std::numeric_limits<T>::quiet_NaN());
   }
 }
 
@@ -203,12 +229,11 @@ std::string RankRuntime<T>::Verify(const TensorSpec& spec, const T* out) {
     held.slots = static_cast<int64_t>(global.size());
     held.global = [&global](int64_t i) { return global[i]; };
   } else {
+    // Padding (past spec.shape, codegen/program.h) holds no element.
     const std::vector<int64_t> start = spec.block_start(coords_);
     held.slots = Elements(spec.local_shape);
     held.global = [&spec, start](int64_t i) {
-      std::vector<int64_t> g = Unlinear(i, spec.local_shape);
-      for (size_t d = 0; d < g.size(); ++d) g[d] += start[d];
-      return Linear(g, spec.shape);
+      return SlotGlobal(i, spec.local_shape, start, spec.shape);
     };
   }
   const double tolerance = sizeof(T) == 4 ? 2e-4 : 1e-10;

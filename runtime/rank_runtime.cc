@@ -83,8 +83,10 @@ bool RankRuntime<T>::Held(const TensorSpec& t, const Coords& coords,
   if (t.is_output && !AtCoordinateZero(t, coords)) return false;  // off the output's layer
   const std::vector<int64_t> start = t.block_start(coords);
   for (size_t d = 0; d < off.size(); ++d) {
-    const int64_t a = std::max(off[d], start[d]);
-    const int64_t b = std::min(off[d] + size[d], start[d] + t.local_shape[d]);
+    // The box, the rank's block and the tensor: past its shape a shard holds padding only
+    // (codegen/program.h, where blocks do not divide an extent).
+    const int64_t a = std::max({off[d], start[d], int64_t{0}});
+    const int64_t b = std::min({off[d] + size[d], start[d] + t.local_shape[d], t.shape[d]});
     if (b <= a) return false;
     lo->push_back(a);
     len->push_back(b - a);

@@ -186,8 +186,9 @@ class RankRuntime : public RankRuntimeBase {
   // The output tensor.
   const TensorSpec& Output() const;
   // Whether the rank at `coords` holds a part of the box at `off` of sizes `size` of `t`:
-  // its first global index `*lo` and sizes `*len` (empty for a scalar). Off an output's
-  // layer a rank holds none.
+  // its first global index `*lo` and sizes `*len` (empty for a scalar), the box clipped to
+  // the rank's block and to t.shape (what lies past it is padding, never data). Off an
+  // output's layer a rank holds none.
   bool Held(const TensorSpec& t, const Coords& coords, const std::vector<int64_t>& off,
             const std::vector<int64_t>& size, std::vector<int64_t>* lo,
             std::vector<int64_t>* len) const;

@@ -96,6 +96,8 @@ class Boxes : public Distribution {
 
   int64_t rows() const override { return Rows(shape_); }
 
+  // A box's storage is its full extent; it holds the part within the tensor's shape (`row`
+  // lies within it on the leading dims; the last dim's run is clipped to it).
   std::vector<Run> Row(int64_t row) const override {
     const std::vector<int64_t> lead = Leading(shape_, row);
     const size_t last = shape_.size() - 1;
@@ -110,8 +112,11 @@ class Boxes : public Distribution {
         offset = offset * b.extent[d] + (lead[d] - b.start[d]);
       }
       if (!inside) continue;
-      out.push_back({b.start[last], b.start[last] + b.extent[last], static_cast<int>(r),
-                     offset * b.extent[last], 1});
+      const int64_t begin = std::max<int64_t>(b.start[last], 0);
+      const int64_t end = std::min(b.start[last] + b.extent[last], shape_[last]);
+      if (end <= begin) continue;  // past the tensor's shape: padding only
+      out.push_back(
+          {begin, end, static_cast<int>(r), offset * b.extent[last] + (begin - b.start[last]), 1});
     }
     return out;
   }

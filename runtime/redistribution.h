@@ -53,7 +53,10 @@ struct Box {
 };
 
 // Each rank holding the box `box_of(coords)` of a tensor of `shape` (empty extents: none),
-// row-major in a local array of the box's shape, as a schedule's shards are.
+// row-major in a local array of the box's shape, as a schedule's shards are. Only the part
+// of a box within `shape` is held: where blocks do not divide an extent a shard's box
+// reaches past it (codegen/program.h), and its elements there are padding, neither sent
+// nor written.
 std::unique_ptr<Distribution> BoxDistribution(
     std::vector<int64_t> shape, const ir::Mesh& mesh,
     std::function<Box(const std::vector<int64_t>& coords)> box_of);

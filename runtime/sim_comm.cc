@@ -109,8 +109,11 @@ class SimComm : public Comm {
                             " expects ", counts[i], " elements from group member ", i,
                             ", which sends ", rv.counts[i]));
         }
-        std::memcpy(static_cast<char*>(recv) + Bytes(displs[i], type), rv.data[i],
-                    Bytes(std::min<int64_t>(counts[i], rv.counts[i]), type));
+        // A member that holds nothing of the box (an empty block) sends nothing.
+        const int64_t n = std::min<int64_t>(counts[i], rv.counts[i]);
+        if (n > 0)
+          std::memcpy(static_cast<char*>(recv) + Bytes(displs[i], type), rv.data[i],
+                      Bytes(n, type));
       }
     });
   }
@@ -164,6 +167,7 @@ class SimComm : public Comm {
     }
     Collective(axes, send, total, -1, "ReduceScatter", [&](SimWorld::Rendezvous& rv, int) {
       const int64_t n = counts[me];
+      if (n <= 0) return;  // this member receives nothing (it holds no part)
       std::memcpy(recv, static_cast<const char*>(rv.data[0]) + Bytes(at, type), Bytes(n, type));
       for (size_t i = 1; i < rv.data.size(); ++i) {
         CombineTyped(recv, static_cast<const char*>(rv.data[i]) + Bytes(at, type), n, type,

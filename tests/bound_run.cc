@@ -27,17 +27,17 @@ struct Shards {
     const codegen::TensorInfo& info = p.tensors[t];
     const std::vector<int64_t> start = bp.ShardStart(t);
     std::vector<T>& v = data[t];
-    size_t i = 0;
     if (info.local_shape.empty()) {
       v[0] = static_cast<T>(runtime::ElementValue(kSeed, info.name, 0));
       return;
     }
-    runtime::ForEachPoint(info.local_shape, [&](const std::vector<int64_t>& l) {
-      std::vector<int64_t> g(l.size());
-      for (size_t d = 0; d < l.size(); ++d) g[d] = start[d] + l[d];
-      v[i++] =
-          static_cast<T>(runtime::ElementValue(kSeed, info.name, runtime::Linear(g, info.shape)));
-    });
+    // Padding (past the tensor's shape, where blocks do not divide it) is NaN: a program
+    // that read it as data would show it.
+    for (int64_t slot = 0; slot < static_cast<int64_t>(v.size()); ++slot) {
+      const int64_t g = runtime::SlotGlobal(slot, info.local_shape, start, info.shape);
+      v[slot] = g < 0 ? static_cast<T>(std::nan(""))
+                      : static_cast<T>(runtime::ElementValue(kSeed, info.name, g));
+    }
   }
 };
 
@@ -64,11 +64,9 @@ std::string RunRank(const runtime::ProblemSpec& problem, const codegen::Program&
   }
   const codegen::TensorInfo& info = p.tensors[out];
   const std::vector<int64_t> start = (*bp)->ShardStart(out);
-  // The shard's slots by global index, as BoundProgram says the shard lies.
-  const auto global = [&](int64_t i) {
-    std::vector<int64_t> g = runtime::Unlinear(i, info.local_shape);
-    for (size_t d = 0; d < g.size(); ++d) g[d] += start[d];
-    return runtime::Linear(g, info.shape);
+  // The shard's slots by global index, as BoundProgram says the shard lies (-1: padding).
+  const auto global = [&](int64_t i) {  // -1 for padding
+    return runtime::SlotGlobal(i, info.local_shape, start, info.shape);
   };
   for (int run = 0; run < 2; ++run) {
     for (size_t t = 0; t < p.tensors.size(); ++t) {
