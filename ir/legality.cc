@@ -420,12 +420,40 @@ void CheckUse(const Computation& c, const std::string& tensor, bool messages,
     CheckOutputComplete(c, tensor, {}, out->access, messages);
 }
 
+// kOverhang: the loops over an index of a dim of `tensor` reach past the blocks of its
+// sharding there (the first block's size times its parts: where its blocks end).
+void CheckOverhang(const Computation& c, const std::string& tensor, std::vector<Rejection>& out) {
+  const Sharding* s = c.sharding(tensor);
+  if (s == nullptr) return;
+  const Problem& p = c.problem();
+  const std::vector<std::string>& dims = p.FirstAccess(tensor)->indices;
+  for (size_t d = 0; d < dims.size(); ++d) {
+    if (s->blocks[d].empty()) continue;
+    const auto& [block, target] = s->blocks[d].front();
+    const auto [lo, hi] = target.Range(c.mesh());
+    const int64_t end = block * (target.modulus != 0 ? target.modulus : hi - lo + 1);
+    std::set<std::string> indices;
+    for (size_t i = 0; i <= p.operands.size(); ++i) {
+      const TensorAccess& a = i == 0 ? p.output : p.operands[i - 1];
+      if (a.tensor == tensor) indices.insert(a.indices[d]);
+    }
+    for (const std::string& index : indices) {
+      if (c.Reach(index) <= end) continue;
+      out.push_back(
+          {std::string(kOverhang),
+           absl::StrCat("the loops over ", index, " reach ", c.Reach(index), ", past the ", end,
+                        " elements the blocks of ", tensor, "'s dim ", dims[d], " cover")});
+    }
+  }
+}
+
 }  // namespace
 
 LegalityCache::TensorChecks CheckTensor(const Computation& c, const std::string& tensor,
                                         bool messages) {
   LegalityCache::TensorChecks out;
   CheckOwnership(c, tensor, out.ownership, messages);
+  CheckOverhang(c, tensor, out.ownership);
   CheckUse(c, tensor, messages, &out);
   ApplyPrefetch(c, tensor, messages, &out);
   return out;
@@ -446,6 +474,9 @@ std::string PlainLegalityKey(const Computation& c, const std::string& tensor) {
                     l.axis, ":", l.origin, ":", l.stride, ":", c.OutermostOfIndex(j), ":",
                     absl::StrJoin(l.rotate, ","));
   }
+  // How far the loops over the tensor's indices reach (the overhang rule).
+  for (const std::string& index : c.problem().FirstAccess(tensor)->indices)
+    absl::StrAppend(&key, ";reach ", index, "=", c.Reach(index));
   return key;
 }
 
@@ -496,6 +527,7 @@ const LegalityCache::TensorChecks& LegalityCache::GetPlain(const Computation& c,
   }
   TensorChecks checks;
   checks.ownership = own->second;
+  CheckOverhang(c, tensor, checks.ownership);  // arithmetic on the loops' reach (in the key)
   std::optional<std::vector<Rejection>> access;
   if (closed_forms_) access = ClosedFormAccess(c, tensor);
   if (access.has_value()) {
@@ -521,40 +553,8 @@ Footprint ComputeFootprint(const Computation& c, LegalityCache* cache) {
   return f;
 }
 
-namespace {
-
-// kOverhang: the loops over an index of a dim of `tensor` reach past the blocks of its
-// sharding there (the first block's size times its parts: where its blocks end).
-void CheckOverhang(const Computation& c, const std::string& tensor, std::vector<Rejection>& out) {
-  const Sharding* s = c.sharding(tensor);
-  if (s == nullptr) return;
-  const Problem& p = c.problem();
-  const std::vector<std::string>& dims = p.FirstAccess(tensor)->indices;
-  for (size_t d = 0; d < dims.size(); ++d) {
-    if (s->blocks[d].empty()) continue;
-    const auto& [block, target] = s->blocks[d].front();
-    const auto [lo, hi] = target.Range(c.mesh());
-    const int64_t end = block * (target.modulus != 0 ? target.modulus : hi - lo + 1);
-    std::set<std::string> indices;
-    for (size_t i = 0; i <= p.operands.size(); ++i) {
-      const TensorAccess& a = i == 0 ? p.output : p.operands[i - 1];
-      if (a.tensor == tensor) indices.insert(a.indices[d]);
-    }
-    for (const std::string& index : indices) {
-      if (c.Reach(index) <= end) continue;
-      out.push_back(
-          {std::string(kOverhang),
-           absl::StrCat("the loops over ", index, " reach ", c.Reach(index), ", past the ", end,
-                        " elements the blocks of ", tensor, "'s dim ", dims[d], " cover")});
-    }
-  }
-}
-
-}  // namespace
-
 std::vector<Rejection> CheckLegality(const Computation& c, LegalityCache* cache) {
   std::vector<Rejection> out;
-  for (const std::string& t : c.problem().Tensors()) CheckOverhang(c, t, out);
   std::vector<LegalityCache::TensorChecks> owned;  // without a cache
   std::vector<const LegalityCache::TensorChecks*> checks;
   for (const std::string& t : c.problem().Tensors()) {

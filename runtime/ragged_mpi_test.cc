@@ -57,8 +57,10 @@ TEST(RaggedMpiTest, RaggedSchedulesVerifyUnderMpirun) {
       {"split-k reduce-scatter, an empty block", "C[m,n] = A[m,k] * B[k,n]", "m=5,n=5,k=5", "x=4",
        "distribute([k], [ko], [ki], [x])\nshard(A, k@x)\nshard(B, k@x)\nshard(C, m@x)\n"
        "communicate(C, ki)\ntensorize([ki, m, n], matmul)\n"},
-      {"all-gather rows, given layouts, 7x5x3 on 2x3", "C[m,n] = A[m,k] * B[k,n]",
-       "m=7,n=5,k=3", "x=2,y=3",
+      {"all-gather rows, given layouts, 7x5x3 on 2x3",
+       "C[m,n] = A[m,k] * B[k,n]",
+       "m=7,n=5,k=3",
+       "x=2,y=3",
        "distribute([m,n], [mo,no], [mi,ni], [x,y])\nreorder(mo, no, mi, ni, k)\n"
        "shard(A, m@x, k@y)\nshard(B, k@x, n@y)\nshard(C, m@x, n@y)\n"
        "communicate(A, mi)\ncommunicate(B, mi)\ntensorize([mi, ni, k], matmul)\n",
@@ -80,9 +82,9 @@ TEST(RaggedMpiTest, RaggedSchedulesVerifyUnderMpirun) {
       spec.reps = 1;
       const LaunchResult r = Launch(spec, options);
       EXPECT_TRUE(r.verified) << c.name << " " << dtype << ": " << r.error.value_or("");
-      std::cout << c.name << " " << dtype << " on " << spec.ranks << " ranks: "
-                << (r.verified ? "verified" : "not verified") << ", checksum " << r.checksum
-                << ", " << r.bytes_sent_max << " B sent by the busiest rank\n";
+      std::cout << c.name << " " << dtype << " on " << spec.ranks
+                << " ranks: " << (r.verified ? "verified" : "not verified") << ", checksum "
+                << r.checksum << ", " << r.bytes_sent_max << " B sent by the busiest rank\n";
     }
   }
 }

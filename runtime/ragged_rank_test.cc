@@ -70,8 +70,8 @@ class RecordingComm : public Comm {
                  const std::vector<int>& axes, const Coords& root) override {
     inner_->ReduceSum(send, recv, count, type, axes, root);
   }
-  void ReduceScatterSum(const void* send, void* recv, const std::vector<int>& counts,
-                        DataType type, const std::vector<int>& axes) override {
+  void ReduceScatterSum(const void* send, void* recv, const std::vector<int>& counts, DataType type,
+                        const std::vector<int>& axes) override {
     {
       std::lock_guard<std::mutex> lock(traffic_->mu);
       traffic_->scattered[rank()].push_back(counts);
@@ -170,7 +170,8 @@ TEST_P(RaggedRankTest, AnAllGatherTakesOnlyTheElementsOfEachBlock) {
   s.axis_sizes = {4};
   s.axis_names = {"x"};
   s.tensors = {Tensor("A", {"i"}, {5}, {2}, [](const Coords& c) { return Coords{2 * c[0]}; }),
-               Tensor("C", {"i"}, {5}, {8}, [](const Coords&) { return Coords{0}; }, true)};
+               Tensor(
+                   "C", {"i"}, {5}, {8}, [](const Coords&) { return Coords{0}; }, true)};
   s.buffers = {{"TA", {8}}};
   s.statement = Copy();
   s.body = [](RankRuntimeBase& rt) {
@@ -194,9 +195,12 @@ TEST_P(RaggedRankTest, AReduceScatterAddsOnlyIntoTheElementsOfEachBlock) {
   MeshProgram s;
   s.axis_sizes = {4};
   s.axis_names = {"x"};
-  s.tensors = {
-      Tensor("A", {"r", "i"}, {4, 5}, {1, 8}, [](const Coords& c) { return Coords{c[0], 0}; }),
-      Tensor("C", {"i"}, {5}, {2}, [](const Coords& c) { return Coords{2 * c[0]}; }, true)};
+  s.tensors = {Tensor("A", {"r", "i"}, {4, 5}, {1, 8},
+                      [](const Coords& c) {
+                        return Coords{c[0], 0};
+                      }),
+               Tensor(
+                   "C", {"i"}, {5}, {2}, [](const Coords& c) { return Coords{2 * c[0]}; }, true)};
   s.buffers = {{"PartC", {8}}};
   s.statement.output = {"C", {"i"}};
   s.statement.operands = {{"A", {"r", "i"}}};
@@ -220,8 +224,8 @@ MeshProgram ShortBlock() {
   s.axis_sizes = {2};
   s.axis_names = {"x"};
   s.tensors = {Tensor("A", {"i"}, {5}, {3}, [](const Coords& c) { return Coords{3 * c[0]}; }),
-               Tensor("C", {"i"}, {5}, {3}, [](const Coords& c) { return Coords{3 * c[0]}; },
-                      true)};
+               Tensor(
+                   "C", {"i"}, {5}, {3}, [](const Coords& c) { return Coords{3 * c[0]}; }, true)};
   s.buffers = {{"TA", {3}}};
   s.statement = Copy();
   s.body = [](RankRuntimeBase& rt) {
@@ -249,8 +253,8 @@ TEST_P(RaggedRankTest, AnInjectedFaultLandsOnAnElement) {
   EXPECT_FALSE(m.verified);
   EXPECT_EQ(m.error.rfind("rank (x=0): C[1] = ", 0), 0u) << m.error;
   s.tensors = {Tensor("A", {"i"}, {1}, {3}, [](const Coords& c) { return Coords{3 * c[0]}; }),
-               Tensor("C", {"i"}, {1}, {3}, [](const Coords& c) { return Coords{3 * c[0]}; },
-                      true)};
+               Tensor(
+                   "C", {"i"}, {1}, {3}, [](const Coords& c) { return Coords{3 * c[0]}; }, true)};
   m = RunOnMesh(s, dtype(), &traffic);
   EXPECT_FALSE(m.verified);
   EXPECT_EQ(m.error.rfind("rank (x=0): C[0] = ", 0), 0u) << m.error;

@@ -97,7 +97,8 @@ const std::vector<Schedule>& Schedules() {
       {"split-k all-reduce", 1,
        "distribute([k], [ko], [ki], [x])\nshard(A, k@x)\nshard(B, k@x)\ncommunicate(C, ki)\n"
        "tensorize([ki, m, n], matmul)\n"},
-      {"split-k reduce onto one layer", 1,
+      {"split-k reduce onto one layer",
+       1,
        "distribute([k], [ko], [ki], [x])\nshard(A, k@x)\nshard(B, k@x)\ncommunicate(C, ki)\n"
        "tensorize([ki, m, n], matmul)\n",
        {},
@@ -107,7 +108,8 @@ const std::vector<Schedule>& Schedules() {
        "shard(A, k@x)\nshard(B, k@x)\nshard(C, n@x)\ncommunicate(C, no, rotate=[ko])\n"
        "tensorize([m, ni, ki], matmul)\n"},
       // 1D: given layouts, redistributed into the shards and out of them.
-      {"rows, given layouts", 1,
+      {"rows, given layouts",
+       1,
        "distribute([m], [mo], [mi], [x])\nreorder(mo, mi, n, k)\nshard(A, m@x)\nshard(C, m@x)\n"
        "tensorize([mi, n, k], matmul)\n",
        {"A=root", "B=root", "C=root"}},
@@ -154,13 +156,15 @@ const std::vector<Schedule>& Schedules() {
        "tensorize([mi, n, ki], matmul)\n"},
       // 2D: given layouts (block-cyclic, a grid of the schedule's blocks, one rank, every
       // rank) redistributed into the ragged shards at each run and the output back.
-      {"summa, given layouts", 2,
+      {"summa, given layouts",
+       2,
        "distribute([m,n], [mo,no], [mi,ni], [x,y])\ndivide(k, ko, ki, $Q)\n"
        "reorder(mo, no, ko, mi, ni, ki)\nshard(A, m@x, k@y)\nshard(B, k@x, n@y)\n"
        "shard(C, m@x, n@y)\ncommunicate(A, ko)\ncommunicate(B, ko)\n"
        "tensorize([mi, ni, ki], matmul)\n",
        {"A=cyclic(2,2)", "B=grid(x,y)", "C=cyclic(3,2)"}},
-      {"all-gather rows, given layouts", 2,
+      {"all-gather rows, given layouts",
+       2,
        "distribute([m,n], [mo,no], [mi,ni], [x,y])\nreorder(mo, no, mi, ni, k)\n"
        "shard(A, m@x, k@y)\nshard(B, k@x, n@y)\nshard(C, m@x, n@y)\n"
        "communicate(A, mi)\ncommunicate(B, mi)\ntensorize([mi, ni, k], matmul)\n",
@@ -319,9 +323,7 @@ std::vector<Lowered> LowerAll(std::map<std::string, int>* skipped) {
   return out;
 }
 
-ProblemSpec Stated(const Lowered& l) {
-  return ProblemSpecOf(*ir::ParseProblem(l.expr, l.extents));
-}
+ProblemSpec Stated(const Lowered& l) { return ProblemSpecOf(*ir::ParseProblem(l.expr, l.extents)); }
 
 TEST(RaggedTest, EveryLegalScheduleLowersAndVerifiesOnTheSimulator) {
   std::map<std::string, int> skipped;  // by reason
@@ -451,9 +453,8 @@ std::string CheckBound(const ProblemSpec& problem, const codegen::Program& p) {
     for (int r = 0; r < ranks; ++r) {
       threads.emplace_back([&, r] {
         try {
-          errors[r] = p.dtype_bytes == 8
-                          ? BoundRank<double>(problem, p, world.CommFor(r), &held[r])
-                          : BoundRank<float>(problem, p, world.CommFor(r), &held[r]);
+          errors[r] = p.dtype_bytes == 8 ? BoundRank<double>(problem, p, world.CommFor(r), &held[r])
+                                         : BoundRank<float>(problem, p, world.CommFor(r), &held[r]);
         } catch (const SimAborted&) {
         }
         if (!errors[r].empty()) world.Fail(errors[r]);
