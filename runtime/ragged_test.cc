@@ -53,8 +53,9 @@ struct Schedule {
   bool result_on_layer = false;
 };
 
-const std::vector<Schedule>& Schedules() {
-  static const auto* out = new std::vector<Schedule>{
+// The schedules on 1D meshes.
+std::vector<Schedule> Schedules1D() {
+  return {
       // 1D: rows over x, B replicated (its copies broadcast from x=0 at each run).
       {"rows, B replicated", 1,
        "distribute([m], [mo], [mi], [x])\nreorder(mo, mi, n, k)\nshard(A, m@x)\nshard(C, m@x)\n"
@@ -113,6 +114,12 @@ const std::vector<Schedule>& Schedules() {
        "distribute([m], [mo], [mi], [x])\nreorder(mo, mi, n, k)\nshard(A, m@x)\nshard(C, m@x)\n"
        "tensorize([mi, n, k], matmul)\n",
        {"A=root", "B=root", "C=root"}},
+  };
+}
+
+// The schedules on 2D meshes.
+std::vector<Schedule> Schedules2D() {
+  return {
       // 2D: SUMMA, k in steps of the mesh's larger side.
       {"summa", 2,
        "distribute([m,n], [mo,no], [mi,ni], [x,y])\ndivide(k, ko, ki, $Q)\n"
@@ -176,6 +183,14 @@ const std::vector<Schedule>& Schedules() {
        "reorder(mo, ma, mb, n, k)\nshard(A, m@x, m@y)\nshard(C, m@x, m@y)\n"
        "tensorize([mb, n, k], matmul)\n"},
   };
+}
+
+const std::vector<Schedule>& Schedules() {
+  static const auto* out = [] {
+    auto* all = new std::vector<Schedule>(Schedules1D());
+    for (Schedule& s : Schedules2D()) all->push_back(std::move(s));
+    return all;
+  }();
   return *out;
 }
 
