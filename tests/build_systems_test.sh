@@ -73,6 +73,21 @@ cmake -S "$app" -B "$app/build" >/dev/null 2>&1 || fail "cmake could not reconfi
 cmake --build "$app/build" --target other >"$tmp/estimate.log" 2>&1 ||
   { cat "$tmp/estimate.log"; fail "ESTIMATE did not build the missing kernel"; }
 
+step "CMake: a kernel whose blocks do not divide its extents (ESTIMATE, 3 ranks)"
+app=$tmp/ragged_kernel_app
+mkdir -p "$app"
+cp -L "$runfiles"/tests/ragged_kernel_app/CMakeLists.txt "$runfiles"/tests/ragged_kernel_app/main.cc "$app/"
+chmod -R u+w "$app"
+echo "# no records" >"$app/wisdom.jsonl"
+cmake -S "$app" -B "$app/build" -DCMAKE_PREFIX_PATH="$prefix" >"$tmp/cmake.log" 2>&1 ||
+  { cat "$tmp/cmake.log"; fail "cmake could not configure ragged_kernel_app"; }
+MESHTUNE_HOME=$tmp/mthome cmake --build "$app/build" >"$tmp/cmake.log" 2>&1 ||
+  { cat "$tmp/cmake.log"; fail "ragged_kernel_app did not build"; }
+out=$(mpirun -n 3 --oversubscribe "$app/build/ragged_app" 2>&1) ||
+  { echo "$out"; fail "ragged_app exited non-zero"; }
+grep -q "^ragged: verified on 3 ranks (C held: " <<<"$out" || { echo "$out"; fail "ragged_app did not verify"; }
+echo "$out"
+
 step "CMake: examples/api_app (the plan API from the install)"
 app=$tmp/api_app
 mkdir -p "$app"
