@@ -78,8 +78,7 @@ int main(int argc, char** argv) {
     if (any) {
       std::printf("ragged: MISMATCH\n");
     } else {
-      std::printf("ragged: verified on 3 ranks (C held: %lld %lld %lld)\n", all[0], all[1],
-                  all[2]);
+      std::printf("ragged: verified on 3 ranks (C held: %lld %lld %lld)\n", all[0], all[1], all[2]);
     }
   }
   MPI_Finalize();
