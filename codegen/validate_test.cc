@@ -55,15 +55,14 @@ std::optional<Lowered> LowerText(const std::string& expr, const std::string& ext
 
 constexpr char kMatmul[] = "C[m,n] += A[m,k] * B[k,n]";
 
-// `trace` judged legal on the problem and mesh with blocks free not to divide the extents
-// (ir::Problem::ragged), and lowered with offsets.
+// `trace` judged legal on the problem and mesh (its blocks need not divide the extents),
+// and lowered with offsets.
 std::optional<Lowered> LowerRagged(const std::string& expr, const std::string& extents,
                                    const std::string& mesh, const std::string& trace) {
   absl::StatusOr<ir::Problem> p = ir::ParseProblem(expr, extents);
   absl::StatusOr<ir::Mesh> m = ir::ParseMesh(mesh);
   EXPECT_TRUE(p.ok() && m.ok());
   if (!p.ok() || !m.ok()) return std::nullopt;
-  p->ragged = true;
   absl::StatusOr<ir::Computation> c = ir::Computation::Create(*p, *m);
   absl::StatusOr<ir::Trace> t = ir::ParseTrace(trace);
   EXPECT_TRUE(c.ok() && t.ok()) << t.status();
