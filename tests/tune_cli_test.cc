@@ -222,9 +222,13 @@ TEST_F(TuneCliTest, IdleRanksLetAnOversubscribedNodeUseFewerRanks) {
 }
 
 TEST_F(TuneCliTest, NoLegalScheduleExitsOne) {
-  const CliRun r = Meshtune(kMatmul + "--extents m=3,n=3,k=3 --mesh x=2 --model-only " + kModel);
+  // Any shape has a schedule now (blocks need not divide): a memory budget below one shard
+  // leaves none.
+  const CliRun r = Meshtune(kMatmul + "--extents m=3,n=3,k=3 --mesh x=2 --mem-per-rank 64 " +
+                            "--model-only " + kModel);
   EXPECT_EQ(r.status, 1);
   EXPECT_TRUE(r.err.rfind("meshtune: no legal schedule among ", 0) == 0) << r.err;
+  EXPECT_NE(r.err.find("over_memory_budget"), std::string::npos) << r.err;
 }
 
 TEST_F(TuneCliTest, FailingWorkerBecomesMeasurementErrors) {
