@@ -19,6 +19,9 @@ void SetCounts(const search::SearchCounts& counts, v1::TuneResult* out) {
   out->set_duplicates(counts.duplicates);
   out->set_legal_estimated(counts.estimated);
   out->set_bounded(counts.bounded);
+  out->set_checks_closed_form(counts.closed_form_checks);
+  out->set_checks_isl(counts.isl_checks);
+  out->set_lowerings_isl(counts.isl_lowerings);
 }
 
 }  // namespace

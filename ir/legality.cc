@@ -175,10 +175,10 @@ std::string BoxText(const Computation& c, const std::string& tensor, const isl::
 // around a ring there (ir/ring.h): appends why that ring cannot reduce them, if anything,
 // and returns true (the ring decided). False when they do not move as a ring.
 bool CheckRing(const Computation& c, const Communication& t, int a, std::vector<Rejection>& out,
-               bool messages) {
+               bool messages, bool closed_forms) {
   if (!messages) {
-    if (RingOf(c, t).has_value()) return true;
-    if (!MovesAsRing(c, t, a)) return false;
+    if (RingOf(c, t, closed_forms).has_value()) return true;
+    if (!MovesAsRing(c, t, a, closed_forms)) return false;
     out.push_back({std::string(kMisalignedReduction), ""});
     return true;
   }
@@ -231,7 +231,7 @@ bool CheckRing(const Computation& c, const Communication& t, int a, std::vector<
 // buffer only stages the rank's own writes, which must then be local and complete.
 
 void CheckReduction(const Computation& c, const Communication& t, std::vector<Rejection>& out,
-                    bool messages) {
+                    bool messages, bool closed_forms) {
   const std::vector<int> axes = ReductionAxes(c);
   const size_t before = out.size();
   if (axes.empty()) {
@@ -244,7 +244,7 @@ void CheckReduction(const Computation& c, const Communication& t, std::vector<Re
     if (!ElementsAlignedAlong(c, t, a)) misaligned.push_back(a);
   }
   // Misaligned along one axis: the partial sums may still pass around a ring there.
-  if (misaligned.size() == 1 && CheckRing(c, t, misaligned[0], out, messages)) return;
+  if (misaligned.size() == 1 && CheckRing(c, t, misaligned[0], out, messages, closed_forms)) return;
   for (int a : misaligned) {
     if (!messages) return out.push_back({std::string(kMisalignedReduction), ""});
     const int prefix = TransferPrefix(c, t);
@@ -360,10 +360,10 @@ int64_t TransferBufferBytes(const Computation& c, const Communication& t) {
 // than one iteration. Lowering then places the transfer (or reduction) directly in the
 // body of that loop's For, which is what the runtime's double buffering turns over.
 void CheckOverlap(const Computation& c, const Communication& t, std::vector<Rejection>& out,
-                  bool messages) {
+                  bool messages, bool closed_forms) {
   if (t.prefetch == 0) return;
   const Loop& l = c.loops()[c.LoopIndex(t.loop)];
-  if (c.problem().IsOutput(t.tensor) && RingOf(c, t).has_value()) {
+  if (c.problem().IsOutput(t.tensor) && RingOf(c, t, closed_forms).has_value()) {
     if (!messages) return out.push_back({std::string(kNothingToOverlap), ""});
     const std::string tensor = base::Excerpt(t.tensor);
     return out.push_back(
@@ -394,21 +394,21 @@ void CheckOverlap(const Computation& c, const Communication& t, std::vector<Reje
 // What prefetching adds to the checks of `tensor` (`out`, computed as if not prefetched):
 // whether there is anything to overlap, and the buffer's second half.
 void ApplyPrefetch(const Computation& c, const std::string& tensor, bool messages,
-                   LegalityCache::TensorChecks* out) {
+                   bool closed_forms, LegalityCache::TensorChecks* out) {
   const Communication* t = c.TransferOf(tensor);
   if (t == nullptr || t->prefetch == 0) return;
-  CheckOverlap(c, *t, out->access, messages);
+  CheckOverlap(c, *t, out->access, messages, closed_forms);
   if (out->buffer_bytes > 0) out->buffer_bytes *= 2;
 }
 
 // The checks of how `tensor` is used (everything but ownership) into `out`.
-void CheckUse(const Computation& c, const std::string& tensor, bool messages,
+void CheckUse(const Computation& c, const std::string& tensor, bool messages, bool closed_forms,
               LegalityCache::TensorChecks* out) {
   out->buffer_bytes = c.TransferOf(tensor) != nullptr ? -1 : 0;
   const Problem& p = c.problem();
   if (const Communication* tr = c.TransferOf(tensor)) {
     if (p.IsOutput(tensor)) {
-      CheckReduction(c, *tr, out->access, messages);
+      CheckReduction(c, *tr, out->access, messages, closed_forms);
     } else {
       CheckSingleSource(c, *tr, out->access, messages);
     }
@@ -454,8 +454,8 @@ LegalityCache::TensorChecks CheckTensor(const Computation& c, const std::string&
   LegalityCache::TensorChecks out;
   CheckOwnership(c, tensor, out.ownership, messages);
   CheckOverhang(c, tensor, out.ownership);
-  CheckUse(c, tensor, messages, &out);
-  ApplyPrefetch(c, tensor, messages, &out);
+  CheckUse(c, tensor, messages, /*closed_forms=*/true, &out);
+  ApplyPrefetch(c, tensor, messages, /*closed_forms=*/true, &out);
   return out;
 }
 
@@ -500,7 +500,7 @@ const LegalityCache::TensorChecks& LegalityCache::Get(const Computation& c,
   // A prefetched transfer: the checks of the same transfer without prefetch, plus what
   // prefetching adds (no isl work).
   TensorChecks checks = plain;
-  ApplyPrefetch(c, tensor, messages_, &checks);
+  ApplyPrefetch(c, tensor, messages_, closed_forms_, &checks);
   return checks_.emplace(std::move(key), std::move(checks)).first->second;
 }
 
@@ -536,7 +536,7 @@ const LegalityCache::TensorChecks& LegalityCache::GetPlain(const Computation& c,
     checks.buffer_bytes = c.TransferOf(tensor) != nullptr ? -1 : 0;  // as CheckUse, no budget
   } else {
     ++isl_checks_;
-    CheckUse(c, tensor, messages_, &checks);
+    CheckUse(c, tensor, messages_, closed_forms_, &checks);
   }
   return checks_.emplace(std::move(key), std::move(checks)).first->second;
 }

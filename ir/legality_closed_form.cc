@@ -408,6 +408,95 @@ std::optional<Reading> ReadOf(const Computation& c, const Communication& t) {
 
 std::vector<Rejection> Rejected(absl::string_view code) { return {{std::string(code), ""}}; }
 
+// Every rank and every step of the serial loops before a transfer, as one mixed radix: at
+// each point, each index's origin (its fixed digits' values times their strides).
+class RankSteps {
+ public:
+  RankSteps(const Computation& c, int prefix) : c_(c), prefix_(prefix) {
+    const Problem& p = c.problem();
+    for (const std::string& index : p.indices) extents_.push_back(p.extents.at(index));
+    for (const Loop& l : c.loops()) {
+      index_of_.push_back(static_cast<int>(std::find(p.indices.begin(), p.indices.end(), l.origin) -
+                                           p.indices.begin()));
+      std::vector<int> by;
+      for (const std::string& name : l.rotate) by.push_back(c.loops()[c.LoopIndex(name)].axis);
+      rotate_axes_.push_back(std::move(by));
+    }
+    for (const MeshAxis& a : c.mesh().axes) radix_.push_back(a.size);
+    for (int j = 0; j < prefix; ++j) {
+      if (c.loops()[j].kind == LoopKind::kSerial) radix_.push_back(c.loops()[j].extent);
+    }
+    size_ = 1;
+    for (int64_t r : radix_) size_ = size_ > kMaxSteps / r ? kMaxSteps + 1 : size_ * r;
+  }
+  // Points to visit; past kMaxSteps the question is isl's.
+  int64_t size() const { return size_; }
+  // Point `n`'s digits: mesh coordinates, then the serial loops' steps in order.
+  std::vector<int64_t> Point(int64_t n) const {
+    std::vector<int64_t> v(radix_.size());
+    for (size_t i = radix_.size(); i-- > 0;) {
+      v[i] = n % radix_[i];
+      n /= radix_[i];
+    }
+    return v;
+  }
+  // Each index's origin at `point`; empty when some index's origin lies past its extent
+  // (the rank has no instance there).
+  std::vector<int64_t> Origins(const std::vector<int64_t>& point) const {
+    std::vector<int64_t> o(extents_.size(), 0);
+    const size_t na = c_.mesh().axes.size();
+    size_t step = na;
+    for (int j = 0; j < static_cast<int>(c_.loops().size()); ++j) {
+      const Loop& l = c_.loops()[j];
+      int64_t v;
+      if (l.kind == LoopKind::kDistributed) {
+        v = point[l.axis];
+      } else if (j < prefix_) {
+        v = point[step++];
+        for (int a : rotate_axes_[j]) v += point[a];
+        v %= l.extent;
+      } else {
+        continue;
+      }
+      if (index_of_[j] < static_cast<int>(o.size())) o[index_of_[j]] += v * l.stride;
+    }
+    for (size_t i = 0; i < o.size(); ++i) {
+      if (o[i] >= extents_[i]) return {};
+    }
+    return o;
+  }
+  // The point moved by `shift` around mesh axis `axis` and one step on the last loop.
+  std::vector<int64_t> Next(std::vector<int64_t> point, int axis, int shift) const {
+    point[axis] = (point[axis] + shift + radix_[axis]) % radix_[axis];
+    ++point.back();
+    return point;
+  }
+
+ private:
+  const Computation& c_;
+  int prefix_;
+  std::vector<int64_t> extents_, radix_;
+  std::vector<int> index_of_;
+  std::vector<std::vector<int>> rotate_axes_;
+  int64_t size_ = 1;
+};
+
+// Whether every element of `form`'s tensor at origins `o` (per index; the tensor's dims
+// take theirs) is held by the rank at mesh coordinates `q`.
+bool HeldBy(Form* form, const std::vector<int>& dim_index, const std::vector<int64_t>& o,
+            const std::vector<int64_t>& q) {
+  for (size_t d = 0; d < form->dims.size(); ++d) {
+    Dim* dim = &form->dims[d];
+    for (const Comp& k : dim->comps) {
+      const int64_t v = ValueOver(o[dim_index[d]], dim, k.block, k.parts);
+      int64_t want = q[k.axis];
+      if (k.partner >= 0) want = (want + q[k.partner]) % k.parts;
+      if (v != want) return false;
+    }
+  }
+  return true;
+}
+
 // ClosedFormAccess for an output: local and complete when not reduced, else aligned along
 // every reduction axis and complete within the reduction groups.
 std::optional<std::vector<Rejection>> OutputAccess(const Computation& c, const std::string& tensor,
@@ -420,9 +509,12 @@ std::optional<std::vector<Rejection>> OutputAccess(const Computation& c, const s
   int misaligned = 0;
   for (int a : reduce) misaligned += !Aligned(c, indices, TransferPrefix(c, *t), a);
   if (misaligned > 0) {
-    // Misaligned along one axis at a rotated loop: perhaps a ring (ir/ring.h), isl's to say.
-    const Loop& l = c.loops()[c.LoopIndex(t->loop)];
-    if (misaligned == 1 && !l.rotate.empty()) return std::nullopt;
+    // Misaligned along one axis: perhaps a ring (ir/ring.h), which reduces it.
+    if (misaligned == 1 && !c.loops()[c.LoopIndex(t->loop)].rotate.empty()) {
+      const std::optional<std::pair<int, RingAnswers>> ring = ClosedFormRingOf(c, *t);
+      if (!ring.has_value()) return std::nullopt;
+      if (ring->second.legal) return std::vector<Rejection>{};
+    }
     return Rejected(kMisalignedReduction);
   }
   const std::optional<bool> complete = Complete(c, *form, indices, reduce);
@@ -507,6 +599,88 @@ std::optional<std::vector<Rejection>> ClosedFormAccess(const Computation& c,
   if (!read.has_value()) return std::nullopt;
   if (read->kind == Reading::kNeither) return Rejected(kMultiSourceTransfer);
   return std::vector<Rejection>{};
+}
+
+std::optional<RingAnswers> ClosedFormRing(const Computation& c, const Communication& t, int axis) {
+  RingAnswers out;
+  const int prefix = TransferPrefix(c, t);
+  const Loop& loop = c.loops()[prefix - 1];
+  if (loop.name != t.loop || loop.kind != LoopKind::kSerial || loop.extent < 2) return out;
+  std::optional<Form> form = MakeForm(c, t.tensor, prefix);
+  if (!form.has_value()) return std::nullopt;
+  // A rank with no part of some index has no instances at all: isl's to say.
+  for (const Loop& l : c.loops()) {
+    if (l.kind == LoopKind::kDistributed && l.extent > 1 &&
+        (l.extent - 1) * l.stride >= c.problem().extents.at(l.origin))
+      return std::nullopt;
+  }
+  const RankSteps points(c, prefix);
+  if (points.size() > kMaxSteps) return std::nullopt;
+  const Problem& p = c.problem();
+  std::vector<int> dim_index;
+  for (const std::string& index : p.FirstAccess(t.tensor)->indices) {
+    dim_index.push_back(
+        static_cast<int>(std::find(p.indices.begin(), p.indices.end(), index) - p.indices.begin()));
+  }
+  // The elements at a point, as the origins of the tensor's dims (none: empty).
+  const auto elements = [&](const std::vector<int64_t>& point) {
+    const std::vector<int64_t> o = points.Origins(point);
+    std::vector<int64_t> e;
+    for (size_t d = 0; d < dim_index.size() && !o.empty(); ++d) e.push_back(o[dim_index[d]]);
+    return std::make_pair(!o.empty(), e);
+  };
+  // What a rank writes at step s, its neighbour at +shift writes at step s + 1.
+  for (int shift : {1, -1}) {
+    bool same = true;
+    for (int64_t n = 0; n < points.size() && same; ++n) {
+      const std::vector<int64_t> point = points.Point(n);
+      if (point.back() + 1 >= loop.extent) continue;
+      same = elements(point) == elements(points.Next(point, axis, shift));
+    }
+    if (same) {
+      out.moves = true;
+      out.shift = shift;
+      break;
+    }
+  }
+  if (!out.moves) return out;
+  const size_t na = c.mesh().axes.size();
+  for (size_t a = 0; a < na; ++a) {
+    // Copies: a ring ends on the one rank that holds each element.
+    if (c.mesh().axes[a].size > 1 && form->roles[a].kind == Role::kReplicated) return out;
+  }
+  // The last step's elements: held by the rank itself everywhere, or by its neighbour.
+  bool home = true, next = true;
+  for (int64_t n = 0; n < points.size() && (home || next); ++n) {
+    const std::vector<int64_t> point = points.Point(n);
+    if (point.back() != loop.extent - 1) continue;
+    const std::vector<int64_t> o = points.Origins(point);
+    if (o.empty()) continue;
+    std::vector<int64_t> q(point.begin(), point.begin() + static_cast<int64_t>(na));
+    home = home && HeldBy(&*form, dim_index, o, q);
+    q[axis] = (q[axis] + out.shift + c.mesh().axes[axis].size) % c.mesh().axes[axis].size;
+    next = next && HeldBy(&*form, dim_index, o, q);
+  }
+  out.legal = home || next;
+  out.hop = !home;
+  return out;
+}
+
+std::optional<std::pair<int, RingAnswers>> ClosedFormRingOf(const Computation& c,
+                                                            const Communication& t) {
+  const int prefix = TransferPrefix(c, t);
+  if (!LoopsInForms(c)) return std::nullopt;
+  const std::vector<std::string>& indices = c.problem().FirstAccess(t.tensor)->indices;
+  int axis = -1;
+  for (int a : ReductionAxes(c)) {
+    if (Aligned(c, indices, prefix, a)) continue;
+    if (axis >= 0) return std::make_pair(-1, RingAnswers{});
+    axis = a;
+  }
+  if (axis < 0) return std::make_pair(-1, RingAnswers{});
+  const std::optional<RingAnswers> ring = ClosedFormRing(c, t, axis);
+  if (!ring.has_value()) return std::nullopt;
+  return std::make_pair(axis, *ring);
 }
 
 std::optional<std::vector<int>> ClosedFormGatherAxes(const Computation& c, const Communication& t) {

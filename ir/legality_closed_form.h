@@ -27,6 +27,7 @@
 
 #include <optional>
 #include <string>
+#include <utility>
 #include <vector>
 
 #include "ir/computation.h"
@@ -49,6 +50,28 @@ std::optional<std::vector<Rejection>> ClosedFormAccess(const Computation& c,
 // along (GatherAxes), or none when it reads each instance from one rank (SingleSource).
 // nullopt outside the forms, or when `t` reads from several ranks without a gather.
 std::optional<std::vector<int>> ClosedFormGatherAxes(const Computation& c, const Communication& t);
+
+// What ExamineRing (ir/ring.h) answers about output transfer `t` along reduction axis
+// `axis`, reached by arithmetic.
+struct RingAnswers {
+  bool moves = false;  // the partial sums move as a ring (MovesAsRing)
+  bool legal = false;  // ... and it reduces them: no copies, every rank's ends held alike
+  int shift = 0;       // +1 or -1 when they move
+  bool hop = false;    // the last sums take one more step, to the neighbour that holds them
+};
+
+// ExamineRing's answers for output transfer `t` along `axis`, by enumerating every rank
+// and every step of the loops up to the transfer (the elements of one dim at a rank and
+// step are o + F as above, none where any index's o lies past its extent); nullopt outside
+// the forms, with a distributed loop that leaves a part past an extent, or past the
+// enumeration limit.
+std::optional<RingAnswers> ClosedFormRing(const Computation& c, const Communication& t, int axis);
+
+// RingOf's question for output transfer `t` (ReductionAxes, the one misaligned among them,
+// then ClosedFormRing); answers with moves false when the group is aligned or misaligned
+// along several axes. nullopt where ClosedFormRing is.
+std::optional<std::pair<int, RingAnswers>> ClosedFormRingOf(const Computation& c,
+                                                            const Communication& t);
 
 }  // namespace meshtune::ir
 

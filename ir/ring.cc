@@ -3,6 +3,7 @@
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_join.h"
 #include "ir/isl_util.h"
+#include "ir/legality_closed_form.h"
 #include "ir/transfer.h"
 
 namespace meshtune::ir {
@@ -117,12 +118,21 @@ Answers Remembered(const Computation& c, const Communication& t, int axis) {
 
 }  // namespace
 
-bool MovesAsRing(const Computation& c, const Communication& t, int axis) {
+bool MovesAsRing(const Computation& c, const Communication& t, int axis, bool closed_forms) {
+  if (closed_forms) {
+    if (const std::optional<RingAnswers> ring = ClosedFormRing(c, t, axis)) return ring->moves;
+  }
   return Remembered(c, t, axis).moves;
 }
 
-std::optional<Ring> RingOf(const Computation& c, const Communication& t) {
+std::optional<Ring> RingOf(const Computation& c, const Communication& t, bool closed_forms) {
   if (!c.problem().IsOutput(t.tensor)) return std::nullopt;
+  if (closed_forms) {
+    if (const auto ring = ClosedFormRingOf(c, t)) {
+      if (!ring->second.legal) return std::nullopt;
+      return Ring{ring->first, ring->second.shift, ring->second.hop};
+    }
+  }
   int axis = -1;
   for (int a : ReductionAxes(c)) {
     if (ElementsAlignedAlong(c, t, a)) continue;

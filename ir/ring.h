@@ -53,14 +53,17 @@ struct RingShape {
 RingShape ExamineRing(const Computation& c, const Communication& t, int axis);
 
 // Whether the partial sums of output transfer `t` move as a ring along reduction axis
-// `axis` (ExamineRing's ring is set), legal or not. Remembered per loops and sharding.
-bool MovesAsRing(const Computation& c, const Communication& t, int axis);
+// `axis` (ExamineRing's ring is set), legal or not. By arithmetic where the closed forms
+// decide (ClosedFormRing, ir/legality_closed_form.h) unless `closed_forms` is false, else
+// with isl, remembered per loops and sharding.
+bool MovesAsRing(const Computation& c, const Communication& t, int axis, bool closed_forms = true);
 
 // The ring output transfer `t` is reduced on, when it is a legal ring reduction: its
 // reduction group is misaligned along one axis, the sums move as a ring there, the output
 // has no copies and every rank's last sums are held as Ring::hop says. Empty otherwise
-// (including when its reduction is aligned: then it is an ordinary reduction).
-std::optional<Ring> RingOf(const Computation& c, const Communication& t);
+// (including when its reduction is aligned: then it is an ordinary reduction). Decided as
+// MovesAsRing is.
+std::optional<Ring> RingOf(const Computation& c, const Communication& t, bool closed_forms = true);
 
 }  // namespace meshtune::ir
 

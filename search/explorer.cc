@@ -118,6 +118,12 @@ void Explorer::JudgeSample(const JudgeOptions& judge) {
 
 const SearchCounts& Explorer::counts() const {
   if (lazy_) Reestimate();
+  counts_.closed_form_checks = counts_.isl_checks = counts_.isl_lowerings = 0;
+  for (const std::unique_ptr<Evaluator>& e : evaluators_) {
+    counts_.closed_form_checks += e->legality().closed_form_checks();
+    counts_.isl_checks += e->legality().isl_checks();
+    counts_.isl_lowerings += e->isl_lowerings();
+  }
   return counts_;
 }
 

@@ -54,6 +54,12 @@ struct SearchCounts {
   // Legal points not costed in full because a lower bound on their cost already exceeded
   // what they had to beat (BoundRule; Evaluator::Evaluate's cutoff).
   int64_t bounded = 0;
+  // The work behind the verdicts and the costs: tensor checks decided by the closed forms
+  // (ir/legality_closed_form.h) or by isl, and legal points lowered for costing by isl
+  // (codegen::Lower) because the closed-form lowering (closed_form.h) declined them.
+  int64_t closed_form_checks = 0;
+  int64_t isl_checks = 0;
+  int64_t isl_lowerings = 0;
 };
 
 // How the Explorer judges its space.
