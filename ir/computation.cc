@@ -280,6 +280,10 @@ bool Computation::MemoBool(const std::string& key, const std::function<bool()>& 
   return Remembered(base_->memo_bools, key, make);
 }
 
+int64_t Computation::MemoInt(const std::string& key, const std::function<int64_t()>& make) const {
+  return Remembered(base_->memo_ints, key, make);
+}
+
 std::string Computation::TensorKey(const std::string& tensor) const {
   std::string key = tensor;
   if (const Sharding* s = sharding(tensor)) {

@@ -150,6 +150,7 @@ class Computation {
   // miss. Like the isl context the memo is for one thread at a time.
   isl::map MemoMap(const std::string& key, const std::function<isl::map()>& make) const;
   bool MemoBool(const std::string& key, const std::function<bool()>& make) const;
+  int64_t MemoInt(const std::string& key, const std::function<int64_t()>& make) const;
 
   // Functional updates; each returns a new value.
   Computation WithLoops(std::vector<Loop> loops) const;
@@ -170,9 +171,10 @@ class Computation {
     std::map<std::string, isl::map> accesses;
     std::vector<isl::map> operand_accesses;
     std::map<std::string, isl::set> tensor_sets;
-    // MemoMap / MemoBool; isl objects of `isl`'s context.
+    // MemoMap / MemoBool / MemoInt; isl objects of `isl`'s context.
     mutable std::unordered_map<std::string, isl::map> memo_maps;
     mutable std::unordered_map<std::string, bool> memo_bools;
+    mutable std::unordered_map<std::string, int64_t> memo_ints;
   };
   Computation() = default;
   // The value of loop j at a domain point: the index's block number floor(i/stride),

@@ -6,6 +6,7 @@
 #include <set>
 #include <utility>
 
+#include "absl/strings/str_cat.h"
 #include "ir/transfer.h"
 
 namespace meshtune::ir {
@@ -350,8 +351,8 @@ struct Reading {
   std::vector<int> axes;
 };
 
-// CheckSingleSource's question (SingleSource, then GatherAxes); nullopt for a gather of a
-// skewed layout.
+// CheckSingleSource's question (SingleSource, then GatherAxes); nullopt where the extent
+// cuts a gather short.
 std::optional<Reading> Read(const Computation& c, const std::vector<std::string>& indices,
                             int prefix, Form* form) {
   const size_t na = c.mesh().axes.size();
@@ -372,13 +373,16 @@ std::optional<Reading> Read(const Computation& c, const std::vector<std::string>
     if (!single[a]) out.axes.push_back(static_cast<int>(a));
   }
   if (out.axes.empty()) return out;
-  if (form->skewed) return std::nullopt;
   // GatherAxesOf: along the other axes the sources are the reader's own coordinates; the
-  // data is the same along the gathered ones; the sources cover them whole.
+  // data is the same along the gathered ones; the sources cover them whole. A skewed level
+  // numbers its holders' coordinate along its own axis minus the partner's (mod parts):
+  // owned when it equals the reader's sum of the two, and for each coordinate along the
+  // partner a one-to-one map of the level's blocks, so that the sources cover the gathered
+  // axes exactly when the blocks cover their levels, as without a skew.
   out.kind = Reading::kNeither;
   for (size_t a = 0; a < na; ++a) {
     const Role& role = form->roles[a];
-    if (single[a] && role.kind == Role::kPlain &&
+    if (single[a] && role.kind != Role::kReplicated &&
         !Owned(c, &form->dims[role.dim], form->dims[role.dim].comps[role.comp]))
       return out;
   }
@@ -431,19 +435,20 @@ class RankSteps {
   }
   // Points to visit; past kMaxSteps the question is isl's.
   int64_t size() const { return size_; }
-  // Point `n`'s digits: mesh coordinates, then the serial loops' steps in order.
-  std::vector<int64_t> Point(int64_t n) const {
-    std::vector<int64_t> v(radix_.size());
+  // The first point (every digit 0) in `point`.
+  void First(std::vector<int64_t>* point) const { point->assign(radix_.size(), 0); }
+  // Steps `point` to the next one in order; false past the last.
+  bool Advance(std::vector<int64_t>* point) const {
     for (size_t i = radix_.size(); i-- > 0;) {
-      v[i] = n % radix_[i];
-      n /= radix_[i];
+      if (++(*point)[i] < radix_[i]) return true;
+      (*point)[i] = 0;
     }
-    return v;
+    return false;
   }
-  // Each index's origin at `point`; empty when some index's origin lies past its extent
-  // (the rank has no instance there).
-  std::vector<int64_t> Origins(const std::vector<int64_t>& point) const {
-    std::vector<int64_t> o(extents_.size(), 0);
+  // Each index's origin at `point` into `o` (sized to the indices); false when some
+  // index's origin lies past its extent (the rank has no instance there).
+  bool Origins(const std::vector<int64_t>& point, std::vector<int64_t>* o) const {
+    o->assign(extents_.size(), 0);
     const size_t na = c_.mesh().axes.size();
     size_t step = na;
     for (int j = 0; j < static_cast<int>(c_.loops().size()); ++j) {
@@ -458,18 +463,20 @@ class RankSteps {
       } else {
         continue;
       }
-      if (index_of_[j] < static_cast<int>(o.size())) o[index_of_[j]] += v * l.stride;
+      if (index_of_[j] < static_cast<int>(o->size())) (*o)[index_of_[j]] += v * l.stride;
     }
-    for (size_t i = 0; i < o.size(); ++i) {
-      if (o[i] >= extents_[i]) return {};
+    for (size_t i = 0; i < o->size(); ++i) {
+      if ((*o)[i] >= extents_[i]) return false;
     }
-    return o;
+    return true;
   }
-  // The point moved by `shift` around mesh axis `axis` and one step on the last loop.
-  std::vector<int64_t> Next(std::vector<int64_t> point, int axis, int shift) const {
-    point[axis] = (point[axis] + shift + radix_[axis]) % radix_[axis];
-    ++point.back();
-    return point;
+  // `point` moved by `shift` around mesh axis `axis` and one step on the last loop, into
+  // `next`.
+  void Next(const std::vector<int64_t>& point, int axis, int shift,
+            std::vector<int64_t>* next) const {
+    *next = point;
+    (*next)[axis] = (point[axis] + shift + radix_[axis]) % radix_[axis];
+    ++next->back();
   }
 
  private:
@@ -601,7 +608,70 @@ std::optional<std::vector<Rejection>> ClosedFormAccess(const Computation& c,
   return std::vector<Rejection>{};
 }
 
-std::optional<RingAnswers> ClosedFormRing(const Computation& c, const Communication& t, int axis) {
+namespace {
+
+// Whether the elements a rank writes at each step are its neighbour's at `shift` along
+// `axis` one step later, decided loop by loop without enumerating the ranks: when no
+// index's origin can pass its extent (no rank or step is empty) and each index's loops
+// form a mixed radix (an origin has one digit per loop), two origins are equal exactly
+// when every digit is, and a loop's digit at the two points differs only through the ring
+// axis and the transfer loop's step. nullopt where those conditions do not hold.
+std::optional<bool> MovesByLoops(const Computation& c, int prefix,
+                                 const std::vector<int>& dim_index, int axis, int shift) {
+  const Problem& p = c.problem();
+  const std::vector<Loop>& loops = c.loops();
+  const int64_t size = c.mesh().axes[axis].size;
+  // Per index: (stride, values) of the loops that set its origin before the transfer.
+  std::vector<std::vector<std::pair<int64_t, int64_t>>> digits(p.indices.size());
+  for (int j = 0; j < static_cast<int>(loops.size()); ++j) {
+    const Loop& l = loops[j];
+    if (l.kind == LoopKind::kSerial && j >= prefix) continue;
+    const size_t i = std::find(p.indices.begin(), p.indices.end(), l.origin) - p.indices.begin();
+    if (i >= p.indices.size()) continue;
+    digits[i].emplace_back(l.stride, l.extent);
+  }
+  for (size_t i = 0; i < p.indices.size(); ++i) {
+    std::sort(digits[i].begin(), digits[i].end());
+    int64_t reach = 0;  // the largest origin so far, and each stride above it
+    for (const auto& [stride, values] : digits[i]) {
+      if (values > 1 && stride <= reach) return std::nullopt;
+      reach += (values - 1) * stride;
+    }
+    if (reach >= p.extents.at(p.indices[i])) return std::nullopt;
+  }
+  const int last = prefix - 1;
+  for (int d : dim_index) {
+    for (int j = 0; j < static_cast<int>(loops.size()); ++j) {
+      const Loop& l = loops[j];
+      if (l.origin != p.indices[d] || (l.kind == LoopKind::kSerial && j >= prefix)) continue;
+      if (l.kind == LoopKind::kDistributed) {
+        // Its digit is the rank's coordinate: it moves with the ring unless the shift wraps
+        // to itself.
+        if (l.axis == axis && ((shift % size) + size) % size != 0) return false;
+        continue;
+      }
+      int64_t turns = 0;  // how often the ring axis is among its rotations
+      for (const std::string& by : l.rotate) turns += loops[c.LoopIndex(by)].axis == axis;
+      if (turns == 0 && j != last) continue;
+      // (step + turns * coordinate + others) mod extent, at the point and one step later at
+      // the neighbour: the others add the same on both sides.
+      const int64_t steps = j == last ? l.extent - 1 : l.extent;
+      for (int64_t t = 0; t < steps; ++t) {
+        for (int64_t q = 0; q < (turns == 0 ? 1 : size); ++q) {
+          const int64_t there = (q + shift + size) % size;
+          const int64_t now = (t + turns * q) % l.extent;
+          const int64_t then = (t + (j == last) + turns * there) % l.extent;
+          if (now != then) return false;
+        }
+      }
+    }
+  }
+  return true;
+}
+
+// ClosedFormRing's enumeration, unremembered.
+std::optional<RingAnswers> ExamineRingByArithmetic(const Computation& c, const Communication& t,
+                                                   int axis) {
   RingAnswers out;
   const int prefix = TransferPrefix(c, t);
   const Loop& loop = c.loops()[prefix - 1];
@@ -622,20 +692,29 @@ std::optional<RingAnswers> ClosedFormRing(const Computation& c, const Communicat
     dim_index.push_back(
         static_cast<int>(std::find(p.indices.begin(), p.indices.end(), index) - p.indices.begin()));
   }
-  // The elements at a point, as the origins of the tensor's dims (none: empty).
-  const auto elements = [&](const std::vector<int64_t>& point) {
-    const std::vector<int64_t> o = points.Origins(point);
-    std::vector<int64_t> e;
-    for (size_t d = 0; d < dim_index.size() && !o.empty(); ++d) e.push_back(o[dim_index[d]]);
-    return std::make_pair(!o.empty(), e);
+  // Whether the elements at `point` and `next` (the origins of the tensor's dims; none
+  // where the rank has no instance) are the same.
+  std::vector<int64_t> point, next, o, o_next;
+  const auto same_elements = [&]() {
+    const bool some = points.Origins(point, &o);
+    if (some != points.Origins(next, &o_next)) return false;
+    if (!some) return true;
+    for (int d : dim_index) {
+      if (o[d] != o_next[d]) return false;
+    }
+    return true;
   };
   // What a rank writes at step s, its neighbour at +shift writes at step s + 1.
   for (int shift : {1, -1}) {
-    bool same = true;
-    for (int64_t n = 0; n < points.size() && same; ++n) {
-      const std::vector<int64_t> point = points.Point(n);
-      if (point.back() + 1 >= loop.extent) continue;
-      same = elements(point) == elements(points.Next(point, axis, shift));
+    const std::optional<bool> by_loops = MovesByLoops(c, prefix, dim_index, axis, shift);
+    bool same = by_loops.value_or(true);
+    if (!by_loops.has_value()) {
+      points.First(&point);
+      do {
+        if (point.back() + 1 >= loop.extent) continue;
+        points.Next(point, axis, shift, &next);
+        same = same_elements();
+      } while (same && points.Advance(&point));
     }
     if (same) {
       out.moves = true;
@@ -650,19 +729,40 @@ std::optional<RingAnswers> ClosedFormRing(const Computation& c, const Communicat
     if (c.mesh().axes[a].size > 1 && form->roles[a].kind == Role::kReplicated) return out;
   }
   // The last step's elements: held by the rank itself everywhere, or by its neighbour.
-  bool home = true, next = true;
-  for (int64_t n = 0; n < points.size() && (home || next); ++n) {
-    const std::vector<int64_t> point = points.Point(n);
-    if (point.back() != loop.extent - 1) continue;
-    const std::vector<int64_t> o = points.Origins(point);
-    if (o.empty()) continue;
-    std::vector<int64_t> q(point.begin(), point.begin() + static_cast<int64_t>(na));
+  bool home = true, next_holds = true;
+  std::vector<int64_t> q(na);
+  points.First(&point);
+  do {
+    if (point.back() != loop.extent - 1 || !points.Origins(point, &o)) continue;
+    std::copy(point.begin(), point.begin() + static_cast<int64_t>(na), q.begin());
     home = home && HeldBy(&*form, dim_index, o, q);
     q[axis] = (q[axis] + out.shift + c.mesh().axes[axis].size) % c.mesh().axes[axis].size;
-    next = next && HeldBy(&*form, dim_index, o, q);
-  }
-  out.legal = home || next;
+    next_holds = next_holds && HeldBy(&*form, dim_index, o, q);
+  } while ((home || next_holds) && points.Advance(&point));
+  out.legal = home || next_holds;
   out.hop = !home;
+  return out;
+}
+
+}  // namespace
+
+std::optional<RingAnswers> ClosedFormRing(const Computation& c, const Communication& t, int axis) {
+  // Remembered per loops, sharding and transfer of the tensor (Computation::MemoInt), as
+  // one number: -1 for nullopt, else the answers' bits.
+  const std::string key = absl::StrCat(c.LoopsKey(), "|ClosedFormRing ", c.TensorKey(t.tensor),
+                                       " via ", t.loop, " along ", axis);
+  const int64_t bits = c.MemoInt(key, [&]() -> int64_t {
+    const std::optional<RingAnswers> ring = ExamineRingByArithmetic(c, t, axis);
+    if (!ring.has_value()) return -1;
+    return int64_t{ring->moves} | int64_t{ring->legal} << 1 | int64_t{ring->hop} << 2 |
+           int64_t{ring->shift < 0} << 3;
+  });
+  if (bits < 0) return std::nullopt;
+  RingAnswers out;
+  out.moves = (bits & 1) != 0;
+  out.legal = (bits & 2) != 0;
+  out.hop = (bits & 4) != 0;
+  out.shift = !out.moves ? 0 : (bits & 8) != 0 ? -1 : 1;
   return out;
 }
 

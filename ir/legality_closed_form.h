@@ -64,7 +64,10 @@ struct RingAnswers {
 // and every step of the loops up to the transfer (the elements of one dim at a rank and
 // step are o + F as above, none where any index's o lies past its extent); nullopt outside
 // the forms, with a distributed loop that leaves a part past an extent, or past the
-// enumeration limit.
+// enumeration limit. Whether the sums move is decided loop by loop where no rank or step is
+// empty and each index's loops form a mixed radix (a digit per loop), by enumeration
+// elsewhere; answers are remembered per loops and the tensor's sharding and transfer
+// (Computation::MemoInt).
 std::optional<RingAnswers> ClosedFormRing(const Computation& c, const Communication& t, int axis);
 
 // RingOf's question for output transfer `t` (ReductionAxes, the one misaligned among them,

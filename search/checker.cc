@@ -26,6 +26,9 @@ struct Lowered {
   std::vector<bool> multiple;         // per loop: more than one iteration
   int64_t instances = 1;              // statement instances
   int64_t bytes = 0;                  // every rank's shards and buffers
+  // The oracle's coverage count: every rank adds a count over the whole output
+  // (runtime/oracle.h), so its work is the output's size times the ranks.
+  int64_t coverage = 0;
   // Per index, the least extent at which its loops keep their iterations: the loops' fixed
   // counts (distribute and divide parts) times the least divisor above 1 of its innermost
   // loop's extent when that is more than 1. Where scaling down starts.
@@ -73,6 +76,8 @@ absl::StatusOr<Lowered> LowerAt(const ir::Problem& problem,
     out.least_extents[index] = extent / inner * LeastDivisor(inner);
   }
   out.bytes = prepared.footprint.total() * mesh.Ranks();
+  out.coverage = mesh.Ranks();
+  for (int64_t extent : p.Shape(p.output.tensor)) out.coverage *= extent;
   return out;
 }
 
@@ -177,7 +182,8 @@ class SimulatingChecker : public Checker {
 
  private:
   bool Cheap(const Lowered& l) const {
-    return l.instances <= options_.max_instances && l.bytes <= options_.max_bytes;
+    return l.instances <= options_.max_instances && l.coverage <= options_.max_instances &&
+           l.bytes <= options_.max_bytes;
   }
 
   // Whether the trace, lowered as `*run` on `*mesh` at the problem's extents, keeps its

@@ -70,9 +70,10 @@ class Checker {
 };
 
 struct SimulatingCheckerOptions {
-  // The real size is simulated when the statement has at most this many instances and all
-  // ranks' shards and buffers together take at most this many bytes.
-  int64_t max_instances = int64_t{1} << 27;
+  // The real size is simulated when the statement has at most this many instances, the
+  // oracle's coverage count (the output's elements times the ranks) is at most as many, and
+  // all ranks' shards and buffers together take at most this many bytes.
+  int64_t max_instances = int64_t{1} << 24;
   int64_t max_bytes = int64_t{512} << 20;
   // Meshes of more ranks than this are simulated scaled down (see the file comment).
   int64_t max_ranks = 256;

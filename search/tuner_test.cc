@@ -134,7 +134,7 @@ TEST(TunerTest, WhenTheCheckerRefusesEveryCandidateNothingIsReturned) {
 }
 
 TEST(TunerTest, TheSimulatingCheckerVerifiesTheDefaultWinner) {
-  const SearchResult r = MustTune(MatmulOnFourRanks("m=512,n=512,k=512"));
+  const SearchResult r = MustTune(MatmulOnFourRanks("m=256,n=256,k=256"));
   EXPECT_EQ(r.checked, "simulated");
   EXPECT_TRUE(r.refused.empty());
   // Too large for the real size: a scaled-down instance, named in checked_extents.
