@@ -430,16 +430,22 @@ class RankSteps {
     for (int j = 0; j < prefix; ++j) {
       if (c.loops()[j].kind == LoopKind::kSerial) radix_.push_back(c.loops()[j].extent);
     }
-    size_ = 1;
-    for (int64_t r : radix_) size_ = size_ > kMaxSteps / r ? kMaxSteps + 1 : size_ * r;
+    for (size_t i = 0; i < radix_.size(); ++i) {
+      const int64_t r = radix_[i];
+      if (i + 1 < radix_.size()) size_before_last_ = Capped(size_before_last_, r);
+      size_ = Capped(size_, r);
+    }
   }
-  // Points to visit; past kMaxSteps the question is isl's.
+  // Points to visit, and those with the last digit fixed (kMaxSteps + 1 past kMaxSteps:
+  // then the question is isl's).
   int64_t size() const { return size_; }
+  int64_t size_before_last() const { return size_before_last_; }
   // The first point (every digit 0) in `point`.
   void First(std::vector<int64_t>* point) const { point->assign(radix_.size(), 0); }
-  // Steps `point` to the next one in order; false past the last.
-  bool Advance(std::vector<int64_t>* point) const {
-    for (size_t i = radix_.size(); i-- > 0;) {
+  // Steps `point` to the next one in order, the last digit fastest, or with `keep_last`
+  // the last digit left as it is; false past the last point.
+  bool Advance(std::vector<int64_t>* point, bool keep_last = false) const {
+    for (size_t i = radix_.size() - (keep_last ? 1 : 0); i-- > 0;) {
       if (++(*point)[i] < radix_[i]) return true;
       (*point)[i] = 0;
     }
@@ -485,7 +491,8 @@ class RankSteps {
   std::vector<int64_t> extents_, radix_;
   std::vector<int> index_of_;
   std::vector<std::vector<int>> rotate_axes_;
-  int64_t size_ = 1;
+  static int64_t Capped(int64_t n, int64_t r) { return n > kMaxSteps / r ? kMaxSteps + 1 : n * r; }
+  int64_t size_ = 1, size_before_last_ = 1;
 };
 
 // Whether every element of `form`'s tensor at origins `o` (per index; the tensor's dims
@@ -685,7 +692,6 @@ std::optional<RingAnswers> ExamineRingByArithmetic(const Computation& c, const C
       return std::nullopt;
   }
   const RankSteps points(c, prefix);
-  if (points.size() > kMaxSteps) return std::nullopt;
   const Problem& p = c.problem();
   std::vector<int> dim_index;
   for (const std::string& index : p.FirstAccess(t.tensor)->indices) {
@@ -709,6 +715,7 @@ std::optional<RingAnswers> ExamineRingByArithmetic(const Computation& c, const C
     const std::optional<bool> by_loops = MovesByLoops(c, prefix, dim_index, axis, shift);
     bool same = by_loops.value_or(true);
     if (!by_loops.has_value()) {
+      if (points.size() > kMaxSteps) return std::nullopt;
       points.First(&point);
       do {
         if (point.back() + 1 >= loop.extent) continue;
@@ -731,14 +738,16 @@ std::optional<RingAnswers> ExamineRingByArithmetic(const Computation& c, const C
   // The last step's elements: held by the rank itself everywhere, or by its neighbour.
   bool home = true, next_holds = true;
   std::vector<int64_t> q(na);
+  if (points.size_before_last() > kMaxSteps) return std::nullopt;
   points.First(&point);
+  point.back() = loop.extent - 1;
   do {
-    if (point.back() != loop.extent - 1 || !points.Origins(point, &o)) continue;
+    if (!points.Origins(point, &o)) continue;
     std::copy(point.begin(), point.begin() + static_cast<int64_t>(na), q.begin());
     home = home && HeldBy(&*form, dim_index, o, q);
     q[axis] = (q[axis] + out.shift + c.mesh().axes[axis].size) % c.mesh().axes[axis].size;
     next_holds = next_holds && HeldBy(&*form, dim_index, o, q);
-  } while ((home || next_holds) && points.Advance(&point));
+  } while ((home || next_holds) && points.Advance(&point, /*keep_last=*/true));
   out.legal = home || next_holds;
   out.hop = !home;
   return out;

@@ -76,7 +76,7 @@ struct SimulatingCheckerOptions {
   int64_t max_instances = int64_t{1} << 24;
   int64_t max_bytes = int64_t{512} << 20;
   // Meshes of more ranks than this are simulated scaled down (see the file comment).
-  int64_t max_ranks = 256;
+  int64_t max_ranks = 64;
   uint64_t seed = 1;
 };
 

@@ -315,6 +315,96 @@ class Domain {
   std::vector<int64_t> sizes_;
 };
 
+// An expression over the domain's variables as an affine form L (coefficients per slot and
+// a constant) taken modulo `modulus` (none when 0): the shape of every source and box origin
+// the closed forms build (loop values are floormod(step + rotation, extent), sources solve
+// block levels, origins scale them by strides). A variable outside the domain counts 0, as in
+// Compiled.
+struct AffineMod {
+  std::map<int, int64_t> coeffs;
+  int64_t constant = 0;
+  int64_t modulus = 0;
+  int64_t Coeff(int slot) const {
+    auto it = coeffs.find(slot);
+    return it == coeffs.end() ? 0 : it->second;
+  }
+  bool IsConstant() const { return modulus == 0 && coeffs.empty(); }
+};
+
+AffineMod Scaled(AffineMod f, int64_t k) {
+  for (auto& [slot, c] : f.coeffs) c *= k;
+  f.constant *= k;
+  f.modulus *= k;
+  return f;
+}
+
+// `e` as an AffineMod, or nullopt when it is not one (a sum of a reduced term and anything
+// but a constant 0, a product of two variables, a negative multiple of a reduced term, a
+// modulus that does not divide the inner one, any other operation).
+std::optional<AffineMod> AffineOf(const Expr& e, const Domain& dom) {
+  using Op = Expr::Op;
+  switch (e.op()) {
+    case Op::kConst: {
+      AffineMod f;
+      f.constant = e.value();
+      return f;
+    }
+    case Op::kVar: {
+      AffineMod f;
+      const int slot = dom.Slot(e.name());
+      if (slot < static_cast<int>(dom.names().size())) f.coeffs[slot] = 1;
+      return f;
+    }
+    case Op::kNeg: {
+      std::optional<AffineMod> a = AffineOf(e.args()[0], dom);
+      if (!a.has_value() || a->modulus != 0) return std::nullopt;
+      return Scaled(*a, -1);
+    }
+    case Op::kAdd:
+    case Op::kSub: {
+      std::optional<AffineMod> a = AffineOf(e.args()[0], dom);
+      std::optional<AffineMod> b = AffineOf(e.args()[1], dom);
+      if (!a.has_value() || !b.has_value()) return std::nullopt;
+      const int64_t sign = e.op() == Op::kAdd ? 1 : -1;
+      if (b->IsConstant() && b->constant == 0) return a;
+      if (a->IsConstant() && a->constant == 0 && sign == 1) return b;
+      if (a->modulus != 0 || b->modulus != 0) return std::nullopt;
+      for (const auto& [slot, c] : b->coeffs) a->coeffs[slot] += sign * c;
+      a->constant += sign * b->constant;
+      return a;
+    }
+    case Op::kMul: {
+      std::optional<AffineMod> a = AffineOf(e.args()[0], dom);
+      std::optional<AffineMod> b = AffineOf(e.args()[1], dom);
+      if (!a.has_value() || !b.has_value()) return std::nullopt;
+      if (!a->IsConstant()) std::swap(a, b);
+      if (!a->IsConstant()) return std::nullopt;
+      const int64_t k = a->constant;
+      if (k == 0) return AffineMod{};
+      if (b->modulus != 0 && k < 0) return std::nullopt;
+      return Scaled(*b, k);  // k (L mod M) = (k L) mod (k M) for k > 0
+    }
+    case Op::kMod: {
+      std::optional<AffineMod> a = AffineOf(e.args()[0], dom);
+      std::optional<AffineMod> m = AffineOf(e.args()[1], dom);
+      if (!a.has_value() || !m.has_value() || !m->IsConstant() || m->constant <= 0)
+        return std::nullopt;
+      if (a->modulus != 0 && a->modulus % m->constant != 0) return std::nullopt;
+      a->modulus = m->constant;  // (L mod kM) mod M = L mod M
+      return a;
+    }
+    default:
+      return std::nullopt;
+  }
+}
+
+// r mod size as a step around a ring of `size`: in (-size/2, size/2].
+int64_t RingDistance(int64_t r, int64_t size) {
+  int64_t d = ((r % size) + size) % size;
+  if (d > size / 2) d -= size;
+  return d;
+}
+
 // Whether every function of `fs` takes one value along variable `slot` for each value of
 // the others.
 absl::StatusOr<bool> Independent(const Domain& dom, const std::vector<Expr>& fs, int slot) {
@@ -341,6 +431,25 @@ absl::StatusOr<bool> Independent(const Domain& dom, const std::vector<Expr>& fs,
 // equal the neighbour's at +d along axis `a` (of `size` ranks) now, over domain `dom`.
 absl::StatusOr<bool> NextIsNeighbours(const Domain& dom, const std::vector<Expr>& origin, int a,
                                       int v, int64_t d, int64_t size, int64_t last_extent) {
+  // By the affine forms when every origin has one: (L + u) mod M equals (L + w) mod M for
+  // every L exactly when u = w mod M (without a modulus: u = w). One step of the loop adds
+  // its coefficient; the neighbour adds the axis's times d, or times d - size where the
+  // ring wraps, and some rank of the ring wraps while another does not.
+  bool all_affine = true, all_equal = true;
+  for (const Expr& e : origin) {
+    const std::optional<AffineMod> f = AffineOf(e, dom);
+    if (!f.has_value()) {
+      all_affine = false;
+      break;
+    }
+    const int64_t u = f->Coeff(v), ca = f->Coeff(a);
+    const int64_t wrap = d > 0 ? d - size : d + size;
+    for (const int64_t w : {ca * d, ca * wrap}) {
+      const int64_t diff = u - w;
+      all_equal = all_equal && (f->modulus == 0 ? diff == 0 : diff % f->modulus == 0);
+    }
+  }
+  if (all_affine) return all_equal;
   // Only the origins that mention the loop or the moving axis can differ between the two
   // sides; the others are equal everywhere and need no enumeration.
   std::vector<Compiled> fo;
@@ -380,6 +489,14 @@ absl::StatusOr<bool> NextIsNeighbours(const Domain& dom, const std::vector<Expr>
 // `size` ranks (0 < |d| <= size / 2); nullopt otherwise.
 absl::StatusOr<std::optional<int64_t>> RingStep(const Domain& dom, const std::vector<Expr>& src,
                                                 int a, int v, int64_t size) {
+  // By the affine form when it has one: one iteration adds the loop's coefficient u, as it
+  // is, or taken modulo the ring (u mod size, or that minus size, where it wraps).
+  if (const std::optional<AffineMod> f = AffineOf(src[a], dom);
+      f.has_value() && (f->modulus == 0 || f->modulus == size)) {
+    const int64_t d = RingDistance(f->Coeff(v), size);
+    if (d == 0) return std::nullopt;
+    return d;
+  }
   const Compiled fa(src[a], dom.names());
   // The steps of the source from one iteration of the last loop to the next: at most two
   // distinct ones (a constant step, and its wrap around the ring).
