@@ -71,7 +71,7 @@ TEST_P(ClosedFormLegalityTest, SameVerdictAsIslOnEveryOption) {
   const int64_t closed = fast.legality().closed_form_checks();
   const int64_t fallback = fast.legality().isl_checks();
   EXPECT_EQ(isl.legality().closed_form_checks(), 0);
-  // Outside the forms are only completeness along a skew and gathers the extent cuts short;
+  // Outside the forms are only gathers the extent cuts short, a skew that an output walks;
   // and in the split spaces, loops distributed a second time (3 of 4 checks closed on 2x2).
   // Rings are decided by arithmetic (ClosedFormRing), compared here as every other rule.
   EXPECT_GT(closed, (k.split ? 2 : 4) * fallback)
