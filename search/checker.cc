@@ -151,21 +151,20 @@ class SimulatingChecker : public Checker {
                                   " ranks does the schedule keep its transfers and patterns");
       return result;
     }
-    const bool scale_extents = !Cheap(run);
-    if (scale_extents) ScaleExtents(problem, trace, sim_mesh, &extents, &run);
-    result.how = "simulated";
-    if (scale_extents || sim_mesh.Ranks() != mesh.Ranks()) {
-      result.how = "simulated-scaled";
+    if (!Small(run, options_.scale_above)) ScaleExtents(problem, trace, sim_mesh, &extents, &run);
+    const bool scaled = extents != problem.extents || sim_mesh.Ranks() != mesh.Ranks();
+    result.how = scaled ? "simulated-scaled" : "simulated";
+    if (scaled) {
       std::vector<std::string> parts;
       for (const auto& [index, extent] : extents) parts.push_back(absl::StrCat(index, "=", extent));
       result.scaled = absl::StrJoin(parts, ",");
       if (sim_mesh.Ranks() != mesh.Ranks())
         absl::StrAppend(&result.scaled, " on ", sim_mesh.ToString());
     }
-    if (!Cheap(run)) {
-      result.error = absl::StrCat("too large to simulate even scaled down to ", result.scaled, " (",
-                                  run.instances, " instances, ", base::FormatBytes(run.bytes),
-                                  " over all ranks)");
+    if (!Small(run, options_.max_instances)) {
+      result.error = absl::StrCat(
+          "too large to simulate", scaled ? " even scaled down to " + result.scaled : "", " (",
+          run.instances, " instances, ", base::FormatBytes(run.bytes), " over all ranks)");
       return result;
     }
     runtime::SimOptions sim;
@@ -181,9 +180,9 @@ class SimulatingChecker : public Checker {
   }
 
  private:
-  bool Cheap(const Lowered& l) const {
-    return l.instances <= options_.max_instances && l.coverage <= options_.max_instances &&
-           l.bytes <= options_.max_bytes;
+  // Whether `l` has at most `limit` instances and coverage counts and fits max_bytes.
+  bool Small(const Lowered& l, int64_t limit) const {
+    return l.instances <= limit && l.coverage <= limit && l.bytes <= options_.max_bytes;
   }
 
   // Whether the trace, lowered as `*run` on `*mesh` at the problem's extents, keeps its

@@ -70,10 +70,13 @@ class Checker {
 };
 
 struct SimulatingCheckerOptions {
-  // The real size is simulated when the statement has at most this many instances, the
-  // oracle's coverage count (the output's elements times the ranks) is at most as many, and
-  // all ranks' shards and buffers together take at most this many bytes.
-  int64_t max_instances = int64_t{1} << 24;
+  // A run is scaled down when the statement has more instances than `scale_above`, or the
+  // oracle's coverage count (the output's elements times the ranks) is larger; where it
+  // cannot be scaled (given layouts, extents without divisors), the real size is still
+  // simulated up to `max_instances` of each. All ranks' shards and buffers together take
+  // at most `max_bytes`.
+  int64_t scale_above = int64_t{1} << 24;
+  int64_t max_instances = int64_t{1} << 27;
   int64_t max_bytes = int64_t{512} << 20;
   // Meshes of more ranks than this are simulated scaled down (see the file comment).
   int64_t max_ranks = 64;
