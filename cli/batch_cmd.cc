@@ -91,6 +91,7 @@ LineOutcome RunLine(absl::string_view line, int number, const BatchFlags& flags,
             true};
   }
   if (flags.model_only) request.set_model_only(true);
+  if (flags.no_calibrate) request.set_no_calibrate(true);
   bool drew = false;
   engine::TuneProgressFn progress;
   if (flags.progress) {
@@ -163,6 +164,7 @@ Command AddBatchCommand(CLI::App& app) {
   cmd->add_option("file", state->flags.path, "JSON-lines file ('-' for stdin)")->required();
   cmd->add_flag("--model-only", state->flags.model_only,
                 "measure nothing in any request: the cost model's best");
+  AddNoCalibrateFlag(cmd, &state->flags.no_calibrate);
   state->target.Add(cmd, TargetUse::kDatabase);
   return {cmd, [state] {
             // In this process: the job of a measurement is stopped by SIGINT and SIGTERM.

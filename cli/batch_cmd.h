@@ -15,9 +15,10 @@ namespace meshtune::cli {
 
 // The parsed flags of `meshtune batch` (--server and --db aside: the Backend is given).
 struct BatchFlags {
-  std::string path;         // the JSON-lines file; "-" for stdin
-  bool model_only = false;  // set model_only on every request
-  bool progress = false;    // draw progress on `err` (set when stderr is a terminal)
+  std::string path;           // the JSON-lines file; "-" for stdin
+  bool model_only = false;    // set model_only on every request
+  bool no_calibrate = false;  // set no_calibrate on every request
+  bool progress = false;      // draw progress on `err` (set when stderr is a terminal)
 };
 
 // Runs every request and prints one JSON line per request line on `out`, flushed as each

@@ -4,7 +4,6 @@
 #include <unistd.h>
 
 #include <algorithm>
-#include <chrono>
 #include <cmath>
 #include <iostream>
 #include <memory>
@@ -19,6 +18,7 @@
 #include "cli/calibrate_runs.h"
 #include "cli/cli_io.h"
 #include "cli/flag_groups.h"
+#include "engine/calibration.h"
 #include "engine/exit_codes.h"
 #include "engine/flag_checks.h"
 #include "runtime/launcher.h"
@@ -109,115 +109,27 @@ std::string Summary(const v1::HardwareProfile& p) {
          TableSummary(p);
 }
 
-// A string found only on this job's command lines, by which the launcher finds its ranks.
-std::string JobId() {
-  const auto now = std::chrono::steady_clock::now().time_since_epoch();
-  return absl::StrCat("meshtune-calibrate-", getpid(), "-",
-                      std::chrono::duration_cast<std::chrono::nanoseconds>(now).count());
-}
-
-// The calibration job's profile: the last line of its stdout that starts with '{'. Internal
-// when the job failed, DataLoss when that line does not parse.
-absl::StatusOr<v1::HardwareProfile> ParseJobOutput(const runtime::CommandResult& job) {
-  std::string json;
-  for (absl::string_view line : absl::StrSplit(job.out, '\n')) {
-    if (!line.empty() && line[0] == '{') json = std::string(line);
-  }
-  if (json.empty()) {
-    return absl::InternalError(absl::StrCat("calibration failed: ", runtime::JobFailure(job)));
-  }
-  if (job.signal != 0 || job.exit_code != 0) {
-    const std::string how = job.signal != 0 ? absl::StrCat("died of signal ", job.signal)
-                                            : absl::StrCat("exited with status ", job.exit_code);
-    const std::string& tail = job.err_tail;
-    return absl::InternalError(
-        absl::StrCat("calibration failed: the job ", how, " after printing its samples: ",
-                     tail.size() > 600 ? tail.substr(tail.size() - 600) : tail));
-  }
-  v1::HardwareProfile measured;
-  if (const absl::Status status = base::FromJson(json, &measured); !status.ok()) {
-    return absl::DataLossError(
-        absl::StrCat("calibration failed: cannot parse the job's samples: ", status.message()));
-  }
-  return measured;
+// The calibration job `options` asks for.
+engine::CalibrationJob JobOf(const CalibrateOptions& options) {
+  engine::CalibrationJob job;
+  job.ranks = options.ranks;
+  job.name = options.name;
+  job.dtype = options.dtype;
+  job.timeout_s = options.timeout_s;
+  job.quick = options.quick;
+  job.flush_mib = options.flush_mib;
+  job.calibrator = options.calibrator;
+  return job;
 }
 
 }  // namespace
 
 absl::Status ValidateCalibrateOptions(const CalibrateOptions& options) {
-  MT_RETURN_IF_ERROR(storage::ValidateProfileName(options.name));
-  if (options.ranks == 0) {
-    return absl::InvalidArgumentError(
-        "--ranks is required: the MPI ranks to calibrate on (or --from-runs FILE to fit an "
-        "existing profile to measured runs)");
-  }
-  if (options.ranks < 2 || options.ranks > kMaxRanks) {
-    return absl::InvalidArgumentError(
-        absl::StrCat("--ranks ", options.ranks, " is out of range: calibrate needs 2 to ",
-                     kMaxRanks, " ranks (it times messages between two of them)"));
-  }
-  if (options.dtype != "f32" && options.dtype != "f64") {
-    return absl::InvalidArgumentError(
-        absl::StrCat("--dtype must be f32 or f64, not \"", options.dtype, "\""));
-  }
-  if (options.flush_mib != -1 && (options.flush_mib < 0 || options.flush_mib > 65536)) {
-    return absl::InvalidArgumentError(absl::StrCat("--flush-mib ", options.flush_mib,
-                                                   " is out of range: it must be 0 to 65536 MiB"));
-  }
-  if (!(options.timeout_s > 0 && options.timeout_s <= kMaxTimeoutS)) {
-    return absl::InvalidArgumentError(absl::StrCat(
-        "--timeout ", options.timeout_s, " is out of range: it must be positive and at most ",
-        kMaxTimeoutS, " s (a week)"));
-  }
-  if (!options.calibrator.empty()) {
-    struct stat st;
-    if (stat(options.calibrator.c_str(), &st) != 0 || !S_ISREG(st.st_mode) ||
-        access(options.calibrator.c_str(), X_OK) != 0) {
-      return absl::InvalidArgumentError(
-          absl::StrCat("--calibrator '", options.calibrator, "' is not an executable file"));
-    }
-  }
-  return absl::OkStatus();
+  return engine::ValidateCalibrationJob(JobOf(options));
 }
 
 absl::StatusOr<v1::HardwareProfile> Calibrate(const CalibrateOptions& options) {
-  MT_RETURN_IF_ERROR(ValidateCalibrateOptions(options));
-  const std::string calibrator =
-      options.calibrator.empty() ? runtime::FindCalibrator() : options.calibrator;
-  if (calibrator.empty()) {
-    return absl::NotFoundError(
-        "cannot find the calibration binary meshtune_calibrate beside meshtune or in its runfiles; "
-        "set MESHTUNE_CALIBRATOR or pass --calibrator");
-  }
-
-  const std::string job_id = JobId();
-  std::vector<std::string> command = {calibrator, "--dtype", options.dtype, "--job-id", job_id};
-  if (options.quick) {
-    command.insert(command.end(),
-                   {"--max-bytes", "1048576", "--reps", "10", "--gemm-n", "512", "--gemm-reps", "3",
-                    "--tile-grid", "1,64,512", "--tile-ms", "1"});
-  }
-  const int64_t flush_mib = options.flush_mib < 0 && options.quick ? 4 : options.flush_mib;
-  if (flush_mib >= 0) command.insert(command.end(), {"--flush-mib", absl::StrCat(flush_mib)});
-  runtime::LaunchOptions launch;
-  launch.timeout_s = options.timeout_s;
-  const absl::StatusOr<runtime::CommandResult> job =
-      runtime::LaunchCommand(options.ranks, command, launch, job_id);
-  if (!job.ok()) {
-    return absl::Status(job.status().code(),
-                        absl::StrCat("calibration failed: ", job.status().message()));
-  }
-  MT_ASSIGN_OR_RETURN(const v1::HardwareProfile measured, ParseJobOutput(*job));
-  if (measured.ranks() != options.ranks) {
-    return absl::InternalError(absl::StrCat("calibration failed: the job ran on ", measured.ranks(),
-                                            " ranks instead of --ranks ", options.ranks));
-  }
-  MT_ASSIGN_OR_RETURN(v1::HardwareProfile profile, storage::FitProfile(measured));
-  profile.set_name(options.name);
-  if (absl::Status s = storage::SaveProfile(profile); !s.ok()) {
-    return absl::Status(s.code(), absl::StrCat("cannot store the hardware profile: ", s.message()));
-  }
-  return profile;
+  return engine::Calibrate(JobOf(options));
 }
 
 int RunCalibrateAcrossNodes(const CalibrateOptions& options, std::ostream& out, std::ostream& err) {
@@ -251,7 +163,7 @@ int RunCalibrateAcrossNodes(const CalibrateOptions& options, std::ostream& out, 
   if (!profile.ok()) return Fail(profile.status(), err);
   const std::string calibrator =
       options.calibrator.empty() ? runtime::FindCalibrator() : options.calibrator;
-  const std::string job_id = JobId();
+  const std::string job_id = engine::CalibrationJobId();
   const std::string peer = absl::StrCat(options.node_ranks);
   std::vector<std::string> command = {calibrator, "--link-only", "--peer",
                                       peer,       "--job-id",    job_id};
@@ -267,7 +179,7 @@ int RunCalibrateAcrossNodes(const CalibrateOptions& options, std::ostream& out, 
     }
     MT_ASSIGN_OR_RETURN(const runtime::CommandResult job,
                         runtime::LaunchCommand(options.node_ranks + 1, command, launch, job_id));
-    MT_ASSIGN_OR_RETURN(const v1::HardwareProfile measured, ParseJobOutput(job));
+    MT_ASSIGN_OR_RETURN(const v1::HardwareProfile measured, engine::ParseCalibrationOutput(job));
     return storage::FitInterNode(measured, options.node_ranks,
                                  absl::StrCat("measured between rank 0 and rank ", peer,
                                               " with hostfile ", options.hostfile));

@@ -15,6 +15,7 @@
 #include "engine/fidelity.h"
 #include "engine/flag_checks.h"
 #include "engine/local_backend.h"
+#include "engine/machine_profile.h"
 #include "engine/scatter_svg.h"
 #include "engine/tune_options.h"
 #include "runtime/launcher.h"
@@ -24,20 +25,6 @@
 namespace meshtune::cli {
 
 namespace {
-
-// The machine numbers of `flags.profile`: the default profile's built-in stand-ins when it
-// was never calibrated (`warning` then says so); NotFound for a named profile that is not.
-absl::StatusOr<search::CostParams> MachineNumbers(const FidelityFlags& flags,
-                                                  std::string* warning) {
-  const std::string name = flags.profile.empty() ? "default" : flags.profile;
-  absl::StatusOr<v1::HardwareProfile> loaded = storage::LoadProfile(name);
-  if (loaded.ok()) return storage::ToCostParams(*loaded);
-  if (absl::IsNotFound(loaded.status()) && flags.profile.empty()) {
-    *warning = engine::BuiltinNumbersNote(name);
-    return engine::BuiltinCostParams();
-  }
-  return loaded.status();
-}
 
 // The measurements' repetitions, worker, hostfile and launcher.
 engine::LocalTuneSettings RunSettings(const FidelityFlags& flags) {
@@ -108,10 +95,12 @@ int RunFidelity(const FidelityFlags& flags, std::ostream& out, std::ostream& err
   if (!flags.svg.empty()) {
     if (absl::Status s = CheckWritable(flags.svg); !s.ok()) return Fail(s, err);
   }
-  std::string warning;
-  absl::StatusOr<search::CostParams> params = MachineNumbers(flags, &warning);
-  if (!params.ok()) return Fail(params.status(), err, engine::NotFoundIs::kBadInput);
-  if (!warning.empty()) err << "meshtune: " << warning << "\n";
+  absl::StatusOr<engine::ChosenProfile> chosen = engine::ChooseProfile(
+      flags.profile, mesh->Ranks(),
+      flags.no_calibrate ? engine::FirstUse::kBuiltin : engine::FirstUse::kCalibrate);
+  if (!chosen.ok()) return Fail(chosen.status(), err, engine::NotFoundIs::kBadInput);
+  if (!chosen->note.empty()) err << "meshtune: " << chosen->note << "\n";
+  const search::CostParams* params = &chosen->params;
   std::unique_ptr<search::Runner> runner =
       search::NewMpiRunner(engine::MpiRunnerOptionsOf(RunSettings(flags)));
   engine::FidelityOptions options;
@@ -177,6 +166,7 @@ void AddSampleFlags(CLI::App* cmd, FidelityFlags& x) {
                   "schedules the model ranks first (default 1000)")
       ->transform(engine::IntegerIn(1, 100000000));
   AddProfileFlag(cmd, &x.profile);
+  AddNoCalibrateFlag(cmd, &x.no_calibrate);
 }
 
 // --allow-replication, --split-distributed, --rotation-steps, --all-to-all: the space ranked.

@@ -21,7 +21,10 @@ namespace meshtune::cli {
 struct FidelityFlags {
   WorkloadFlags workload;  // --expr, --extents, --dtype
   MeshFlags mesh;          // --mesh
-  std::string profile;     // "" for "default" (built-in numbers when it was never calibrated)
+  // "": the profile for the mesh's rank count (engine/machine_profile.h), calibrated on
+  // first use unless no_calibrate.
+  std::string profile;
+  bool no_calibrate = false;
   int count = 12;
   int rounds = 3;  // measurements of each candidate, in alternating order (FidelityOptions)
   std::string round_statistic = "min";  // which round counts: "min" or "median"

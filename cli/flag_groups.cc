@@ -17,6 +17,12 @@ CLI::Option* AddProfileFlag(CLI::App* cmd, std::string* profile, const std::stri
   return cmd->add_option("--profile", *profile, help);
 }
 
+void AddNoCalibrateFlag(CLI::App* cmd, bool* no_calibrate) {
+  cmd->add_flag("--no-calibrate", *no_calibrate,
+                "without a hardware profile for the rank count, use built-in machine numbers "
+                "instead of calibrating first (a few seconds under mpirun)");
+}
+
 void WorkloadFlags::Add(CLI::App* cmd, bool required, const std::string& extents_example) {
   CLI::Option* e = cmd->add_option("--expr", expr,
                                    "statement in index notation, e.g. 'C[m,n] += A[m,k] * B[k,n]'");

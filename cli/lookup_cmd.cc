@@ -8,6 +8,7 @@
 #include "cli/cli_io.h"
 #include "cli/record_output.h"
 #include "engine/exit_codes.h"
+#include "engine/requests.h"
 #include "engine/tune_options.h"
 
 namespace meshtune::cli {
@@ -21,7 +22,12 @@ int RunLookup(const LookupFlags& flags, engine::Backend& backend, std::ostream& 
   w.mesh.Fill(request.mutable_mesh());
   request.set_ranks(w.mesh.ranks);
   request.set_profile(w.profile);
-  if (flags.same_machine) request.set_machine(engine::ProfileMachine(w.profile));
+  if (flags.same_machine) {
+    int64_t ranks = w.mesh.ranks;
+    if (absl::StatusOr<ir::Mesh> mesh = engine::MeshAxesOf(request.mesh()); mesh.ok() && ranks == 0)
+      ranks = mesh->Ranks();
+    request.set_machine(engine::ProfileMachine(w.profile, ranks));
+  }
   request.set_nearest(flags.nearest);
   absl::StatusOr<v1::LookupResponse> response = backend.Lookup(request);
   if (!response.ok()) return Fail(response.status(), err);

@@ -61,6 +61,7 @@ v1::TuneRequest TuneRequestFromFlags(const TuneFlags& flags) {
   r.set_budget_s(flags.budget_s);
   r.set_model_only(flags.model_only);
   if (flags.profile_given) r.set_profile(flags.profile);
+  r.set_no_calibrate(flags.no_calibrate);
   r.set_max_evaluations(flags.max_evaluations);
   r.set_seed(flags.seed);
   r.set_allow_replication(flags.allow_replication);
@@ -181,10 +182,11 @@ void AddBudgetFlags(CLI::App* cmd, TuneCommandFlags& f) {
                   "also write the winner's tuning report here, one HTML file ('-': stdout)");
 }
 
-// --profile, --alpha, --beta, --gamma: the cost model's machine numbers. A second for any of
-// them (seconds per message, byte and flop) is absurd already.
+// --profile, --no-calibrate, --alpha, --beta, --gamma: the cost model's machine numbers. A
+// second for any of them (seconds per message, byte and flop) is absurd already.
 void AddMachineFlags(CLI::App* cmd, TuneCommandFlags& f) {
   f.profile_opt = AddProfileFlag(cmd, &f.tune.profile);
+  AddNoCalibrateFlag(cmd, &f.tune.no_calibrate);
   f.alpha_opt =
       cmd->add_option("--alpha", f.alpha, "latency per message, s (overrides the profile)")
           ->check(engine::NumberIn(0, 1));

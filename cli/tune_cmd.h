@@ -34,6 +34,9 @@ struct TuneFlags {
   bool model_only = false;
   std::string profile = "default";  // hardware profile (storage/hardware_profile.h)
   bool profile_given = false;       // --profile was on the command line
+  // --no-calibrate: no profile for the rank count keeps the built-in numbers instead of a
+  // calibration on first use (engine/machine_profile.h).
+  bool no_calibrate = false;
   // --alpha, --beta, --gamma when given: override the profile.
   engine::MachineNumbers numbers;
   int64_t max_evaluations = 1000;

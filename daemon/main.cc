@@ -60,6 +60,7 @@ struct Flags {
   std::string log_level = "info";
   double shutdown_grace_s = 10;
   std::optional<HttpAddress> http;  // --http: the HTML pages' address
+  bool no_calibrate = false;        // --no-calibrate
 };
 
 // "HOST:PORT" with the port actually bound.
@@ -96,6 +97,9 @@ std::optional<int> ParseFlags(int argc, char** argv, Flags& flags) {
   app.add_option("--shutdown-grace-s", flags.shutdown_grace_s,
                  "seconds calls and tunes get to end after SIGTERM/SIGINT")
       ->check(engine::NumberIn(0, 3600));
+  app.add_flag("--no-calibrate", flags.no_calibrate,
+               "a tune on a rank count without a hardware profile uses built-in machine numbers "
+               "instead of calibrating one first");
   std::string http;
   CLI::Option* http_opt =
       app.add_option("--http", http,
@@ -148,7 +152,7 @@ void SetUpLogging(const std::string& level) {
 // Serves the Tuner service on `db` until a stop signal arrives, then stops the tunes and
 // the server within the grace period. kExitFailed when it cannot listen.
 int Serve(const Flags& flags, storage::TuningDb* db) {
-  TunerService service(db, flags.max_concurrent_tunes);
+  TunerService service(db, flags.max_concurrent_tunes, flags.no_calibrate);
   grpc::EnableDefaultHealthCheckService(true);
   grpc::reflection::InitProtoReflectionServerBuilderPlugin();
   grpc::ServerBuilder builder;

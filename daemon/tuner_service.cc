@@ -101,8 +101,11 @@ class ProgressForwarder : public search::SearchCallback {
 
 }  // namespace
 
-TunerService::TunerService(storage::TuningDb* db, int max_concurrent_tunes)
-    : db_(db), lookups_(/*capacity=*/4096, kLookupRecheck), jobs_(max_concurrent_tunes) {}
+TunerService::TunerService(storage::TuningDb* db, int max_concurrent_tunes, bool no_calibrate)
+    : db_(db),
+      lookups_(/*capacity=*/4096, kLookupRecheck),
+      jobs_(max_concurrent_tunes),
+      no_calibrate_(no_calibrate) {}
 
 TunerService::~TunerService() { Stop(absl::InfiniteDuration()); }
 
@@ -151,7 +154,9 @@ grpc::Status TunerService::Tune(grpc::ServerContext* context, const v1::TuneRequ
   std::shared_ptr<TuneJob> job;
   bool shared = false;
   grpc::Status setup = Serve("Tune request", context, [&]() -> absl::Status {
-    absl::StatusOr<engine::PreparedTune> prepared = engine::PrepareTune(*request);
+    v1::TuneRequest asked = *request;
+    if (no_calibrate_) asked.set_no_calibrate(true);
+    absl::StatusOr<engine::PreparedTune> prepared = engine::PrepareTune(asked);
     if (!prepared.ok()) return prepared.status();
     const std::string& warning = prepared->warning;
     if (!warning.empty()) spdlog::warn("{}", warning);

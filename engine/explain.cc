@@ -54,13 +54,13 @@ absl::StatusOr<v1::ExplainResponse> Explain(const v1::ExplainRequest& request) {
     t->set_prefetch(s.prefetch);
   }
   out.set_pseudocode(codegen::PseudoCode(*program));
-  MT_ASSIGN_OR_RETURN(const search::CostParams params, ProfileCostParams(request.profile()));
-  const std::string name = request.profile().empty() ? "default" : request.profile();
+  MT_ASSIGN_OR_RETURN(const ChosenProfile chosen,
+                      ChooseProfile(request.profile() == "default" ? "" : request.profile(),
+                                    program->Ranks(), FirstUse::kBuiltin));
   out.set_predicted_s(
-      search::EstimateCost(*program, search::ForRanks(params, program->Ranks())).seconds);
-  out.set_costed_with(absl::IsNotFound(storage::LoadProfile(name).status())
-                          ? "built-in machine numbers"
-                          : absl::StrCat("hardware profile \"", name, "\""));
+      search::EstimateCost(*program, search::ForRanks(chosen.params, program->Ranks())).seconds);
+  out.set_costed_with(chosen.name.empty() ? "built-in machine numbers"
+                                          : absl::StrCat("hardware profile \"", chosen.name, "\""));
   return out;
 }
 

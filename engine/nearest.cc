@@ -137,7 +137,9 @@ absl::StatusOr<std::optional<v1::LookupResponse>> TransferNearest(storage::Tunin
     *why_none = "no record of this problem at other extents";
     return std::nullopt;
   }
-  MT_ASSIGN_OR_RETURN(search::CostParams params, ProfileCostParams(request.profile()));
+  MT_ASSIGN_OR_RETURN(
+      search::CostParams params,
+      ProfileCostParams(request.profile(), w.IsRankCount() ? w.ranks : w.mesh.Ranks()));
   std::optional<v1::LookupResponse> best;
   for (const Candidate& c : candidates) {
     std::optional<v1::Record> record = Replay(*c.record, w, request, params);

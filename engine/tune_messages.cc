@@ -76,7 +76,7 @@ v1::TuneResult ResultMessage(const search::SearchResult& r, const v1::TuneReques
   for (const std::string& refused : r.refused) out.add_refused(refused);
   for (const std::string& p : r.best.patterns) record->add_patterns(p);
   record->set_profile(RequestedProfile(request.profile()));
-  record->set_machine(ProfileMachine(record->profile()));
+  record->set_machine(ProfileMachine(record->profile(), r.mesh.Ranks()));
   SetCounts(r.counts, &out);
   for (const search::MeasuredCandidate& m : r.measurements) {
     v1::MeasuredCandidate* pm = out.add_measurements();

@@ -1,5 +1,6 @@
 #include "engine/tune_options.h"
 
+#include <algorithm>
 #include <cmath>
 #include <set>
 #include <utility>
@@ -11,8 +12,6 @@
 #include "ir/layout.h"
 #include "ir/mesh.h"
 #include "ir/problem.h"
-#include "storage/hardware_profile.h"
-#include "storage/machine_fingerprint.h"
 
 namespace meshtune::engine {
 
@@ -21,32 +20,23 @@ namespace {
 constexpr double kMaxBudgetS = 7 * 24 * 3600;
 constexpr int kMaxTopK = 1000;
 
-// `o.params` from numbers.params, or from the profile `profile` (the built-in numbers when
-// the default profile was never calibrated and none was named; `warning` then says so), then
-// numbers' alpha, beta and gamma over them. Errors as TuneOptionsFromRequest's for profiles.
-absl::Status SetMachineNumbers(const MachineNumbers& numbers, const std::string& profile,
-                               bool profile_given, search::TuneOptions& o, std::string* warning) {
-  const bool overridden = numbers.alpha && numbers.beta && numbers.gamma;
+// `o.params` from numbers.params, or from the profile ChooseProfile picks for the tune's rank
+// count (calibrated on first use unless the request says no_calibrate; `warning` gets its
+// note), then numbers' alpha, beta and gamma over them. ChooseProfile's errors.
+absl::Status SetMachineNumbers(const MachineNumbers& numbers, const v1::TuneRequest& request,
+                               search::TuneOptions& o, std::string* warning) {
   if (numbers.params) {
     o.params = *numbers.params;
-  } else if (absl::StatusOr<v1::HardwareProfile> loaded = storage::LoadProfile(profile);
-             loaded.ok()) {
-    o.params = storage::ToCostParams(*loaded);
-    // Gamma is per rank with every rank busy, and on a shared node it depends on how many
-    // ranks share the cores: a profile from another rank count misjudges the trade-offs.
-    const int64_t ranks = o.meshes.empty() ? 0 : o.meshes.front().Ranks();
-    if (warning != nullptr && loaded->ranks() > 0 && ranks > 0 && loaded->ranks() != ranks &&
-        !overridden) {
-      *warning = absl::StrCat("hardware profile \"", profile, "\" was calibrated on ",
-                              loaded->ranks(), " ranks, this tune runs on ", ranks,
-                              ": for this rank count run `meshtune calibrate --ranks ", ranks,
-                              " --name NAME` and tune with --profile NAME");
-    }
-  } else if (loaded.status().code() == absl::StatusCode::kNotFound && !profile_given) {
-    o.params = BuiltinCostParams();
-    if (warning != nullptr && !overridden) *warning = BuiltinNumbersNote(profile);
   } else {
-    return loaded.status();
+    int64_t ranks = request.ranks();
+    for (const ir::Mesh& m : o.meshes) ranks = std::max(ranks, m.Ranks());
+    MT_ASSIGN_OR_RETURN(
+        const ChosenProfile chosen,
+        ChooseProfile(request.profile(), ranks,
+                      request.no_calibrate() ? FirstUse::kBuiltin : FirstUse::kCalibrate));
+    o.params = chosen.params;
+    const bool overridden = numbers.alpha && numbers.beta && numbers.gamma;
+    if (warning != nullptr && (!overridden || chosen.calibrated_now)) *warning = chosen.note;
   }
   if (numbers.alpha) o.params.alpha = o.params.alpha_coll = *numbers.alpha;
   if (numbers.beta) o.params.beta = o.params.beta_coll = *numbers.beta;
@@ -150,41 +140,6 @@ absl::Status SetLimits(const v1::TuneRequest& request, const MachineNumbers& num
 
 }  // namespace
 
-std::string BuiltinNumbersNote(const std::string& profile) {
-  return absl::StrCat("no hardware profile \"", profile,
-                      "\": using built-in machine numbers; run `meshtune calibrate --ranks P` for "
-                      "this machine's own numbers");
-}
-
-search::CostParams BuiltinCostParams() {
-  search::CostParams p;
-  p.alpha = 1e-6;
-  p.beta = 2.5e-10;
-  p.alpha_coll = 1e-6;
-  p.beta_coll = 5e-10;
-  p.gamma = 1.0 / 30e9;
-  return p;
-}
-
-std::string ProfileMachine(const std::string& name) {
-  const absl::StatusOr<v1::HardwareProfile> profile =
-      storage::LoadProfile(name.empty() ? "default" : name);
-  if (profile.ok()) return storage::MachineFingerprint(&*profile);
-  if (profile.status().code() == absl::StatusCode::kNotFound)
-    return storage::MachineFingerprint(nullptr);
-  return "";
-}
-
-absl::StatusOr<search::CostParams> ProfileCostParams(const std::string& profile) {
-  const std::string name = profile.empty() ? "default" : profile;
-  absl::StatusOr<v1::HardwareProfile> loaded = storage::LoadProfile(name);
-  if (loaded.ok()) return storage::ToCostParams(*loaded);
-  if (loaded.status().code() == absl::StatusCode::kNotFound && name == "default") {
-    return BuiltinCostParams();
-  }
-  return loaded.status();
-}
-
 absl::StatusOr<ir::Problem> InPlaceProblem(const v1::TuneRequest& request) {
   if (absl::Status s = InPlaceHasMesh(request); !s.ok()) return s;
   absl::StatusOr<ir::Problem> problem = ProblemOf(request.problem());
@@ -215,11 +170,7 @@ absl::StatusOr<search::TuneOptions> TuneOptionsFor(const ir::Problem& stated,
   o.problem = *std::move(problem);
   if (absl::Status s = SetMeshes(request, o); !s.ok()) return s;
   if (absl::Status s = SetLimits(request, numbers, o); !s.ok()) return s;
-  const std::string profile = request.profile().empty() ? "default" : request.profile();
-  if (absl::Status s = SetMachineNumbers(numbers, profile, !request.profile().empty(), o, warning);
-      !s.ok()) {
-    return s;
-  }
+  if (absl::Status s = SetMachineNumbers(numbers, request, o, warning); !s.ok()) return s;
   o.evolution.seed = request.has_seed() ? request.seed() : 1;
   o.space.allow_replication = request.allow_replication();
   o.space.split_distributed = request.split_distributed();

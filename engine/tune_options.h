@@ -10,6 +10,7 @@
 #include <vector>
 
 #include "absl/status/statusor.h"
+#include "engine/machine_profile.h"
 #include "ir/problem.h"
 #include "proto/meshtune.pb.h"
 #include "search/tuner.h"
@@ -25,38 +26,17 @@ struct MachineNumbers {
   std::optional<search::CostParams> params;
 };
 
-// The machine numbers used when no profile was calibrated (and none named): a typical
-// node, alpha 1 us, 4 GB/s point-to-point, 2 GB/s in collectives, 30 GFLOP/s per rank,
-// and no overlap credited to prefetch (unmeasured, it is not promised).
-search::CostParams BuiltinCostParams();
-
-// The note for the user when BuiltinCostParams() stands in for the uncalibrated profile
-// `profile`: "no hardware profile \"default\": using built-in machine numbers; run
-// `meshtune calibrate --ranks P` for this machine's own numbers".
-std::string BuiltinNumbersNote(const std::string& profile);
-
-// The machine fingerprint (storage/machine_fingerprint.h) of the hardware profile `name`
-// ("default" when empty) as a tune uses it: the profile's, or the built-in numbers' when it
-// does not exist; "" when it exists but cannot be read.
-std::string ProfileMachine(const std::string& name);
-
-// The machine numbers of the hardware profile `profile` ("" means "default"), resolved as a
-// tune resolves them: the profile's own, or BuiltinCostParams() when the profile "default"
-// was never calibrated. NotFound when another named profile does not exist; other errors
-// as storage::LoadProfile's.
-absl::StatusOr<search::CostParams> ProfileCostParams(const std::string& profile);
-
 // The in-place form (ir::InPlaceForm) of the request's problem with its layouts on its mesh.
 // InvalidArgument without a mesh; the parsers' errors; InPlaceForm's FailedPrecondition.
 absl::StatusOr<ir::Problem> InPlaceProblem(const v1::TuneRequest& request);
 
 // The tuner's options for `request`: the problem (its in-place form with in_place), the
-// mesh (or every factorisation of `ranks`), the profile's machine numbers (built-in ones
-// when the profile is "default" and was never calibrated; `warning` then says so) under
-// `numbers`, unset numbers at the CLI's defaults. InvalidArgument naming the bad field or
-// token (messages use the CLI's flag names, e.g. "--ranks 1000000 is out of range"; both or
-// neither of mesh and ranks); NotFound when a named profile does not exist. The problem is
-// tuned without result_on_layer (the caller lowers the winner with it).
+// mesh (or every factorisation of `ranks`), the machine numbers of the profile ChooseProfile
+// picks for its rank count (calibrating on first use unless request.no_calibrate; `warning`
+// gets its note: engine/machine_profile.h) under `numbers`, unset numbers at the CLI's defaults.
+// InvalidArgument naming the bad field or token (messages use the CLI's flag names, e.g. "--ranks
+// 1000000 is out of range"; both or neither of mesh and ranks); NotFound when a named profile does
+// not exist. The problem is tuned without result_on_layer (the caller lowers the winner with it).
 absl::StatusOr<search::TuneOptions> TuneOptionsFromRequest(const v1::TuneRequest& request,
                                                            std::string* warning,
                                                            const MachineNumbers& numbers = {});

@@ -1,12 +1,14 @@
 #include "meshtune/plan.h"
 
 #include <algorithm>
+#include <iostream>
 #include <utility>
 
 #include "absl/strings/str_cat.h"
 #include "engine/local_backend.h"
 #include "ir/mesh.h"
 #include "meshtune/broadcast.h"
+#include "meshtune/calibrate_on_comm.h"
 #include "meshtune/chosen_schedule.h"
 #include "meshtune/comm_runner.h"
 #include "meshtune/measure.h"
@@ -57,6 +59,9 @@ v1::TuneRequest TuneRequestOf(const v1::Problem& problem, int ranks, const PlanO
   if (o.mesh.empty()) request.set_ranks(ranks);
   request.set_profile(o.profile);
   request.set_allow_idle_ranks(o.allow_idle_ranks && o.mesh.empty());
+  // Calibrating means an mpirun job: never from inside the application (Create measures on
+  // its communicator instead, CalibrateOnFirstUse).
+  request.set_no_calibrate(true);
   return request;
 }
 
@@ -138,6 +143,10 @@ absl::StatusOr<std::unique_ptr<Plan>> Plan::Create(const std::string& expr,
         "the mesh ", options.mesh, " has ", m->Ranks(), " ranks but the communicator has ", size));
   }
   const v1::Problem problem = ProblemOf(expr, extents, options);
+  if (options.mode != PlanMode::kWisdom && options.profile.empty() && options.calibrate) {
+    const std::string note = internal::CalibrateOnFirstUse(comm);
+    if (!note.empty()) std::cerr << "meshtune: " << note << std::endl;
+  }
   // Rank 0 chooses the schedule (or fails); every rank gets the same answer.
   Choice choice;
   absl::Status chosen;

@@ -52,6 +52,11 @@ struct PlanOptions {
   std::string wisdom_file;
   std::string mesh;     // e.g. "x=2,y=2"; "" derives the meshes from the communicator's size
   std::string profile;  // hardware profile (estimate) or the records' profile; "" "default"
+  // kEstimate and kMeasure with no profile named: when no hardware profile answers for the
+  // communicator's size (engine/machine_profile.h), Create first measures one on the
+  // communicator (the quick form, a few seconds, collective), stores it as "auto-SIZE" and
+  // says so on rank 0's stderr. False, or MESHTUNE_CALIBRATE=0, keeps the built-in numbers.
+  bool calibrate = true;
   std::string dtype = "f32";
   // kEstimate and kMeasure without a mesh: also meshes down to half the ranks (the rest idle).
   bool allow_idle_ranks = false;

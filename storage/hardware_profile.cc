@@ -220,6 +220,13 @@ absl::Status SaveProfile(const v1::HardwareProfile& profile) {
   return absl::OkStatus();
 }
 
+absl::Status RemoveProfile(absl::string_view name) {
+  if (absl::Status s = ValidateProfileName(name); !s.ok()) return s;
+  const std::string path = ProfilePath(name);
+  if (unlink(path.c_str()) != 0 && errno != ENOENT) return FileError(errno, "remove", path);
+  return absl::OkStatus();
+}
+
 search::CostParams ToCostParams(const v1::HardwareProfile& profile) {
   search::CostParams params;
   params.alpha = profile.alpha_s();

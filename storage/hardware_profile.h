@@ -37,6 +37,10 @@ absl::StatusOr<v1::HardwareProfile> LoadProfile(absl::string_view name);
 // for a bad name; errors from the file system name the path.
 absl::Status SaveProfile(const v1::HardwareProfile& profile);
 
+// Removes the profile `name`'s file; OK when there is none. InvalidArgument for a bad name;
+// other errors name the path.
+absl::Status RemoveProfile(absl::string_view name);
+
 // The cost model's numbers from a profile (field for field; seconds, bytes, flops).
 search::CostParams ToCostParams(const v1::HardwareProfile& profile);
 
