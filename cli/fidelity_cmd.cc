@@ -16,11 +16,14 @@
 #include "engine/flag_checks.h"
 #include "engine/local_backend.h"
 #include "engine/machine_profile.h"
+#include "engine/runs.h"
 #include "engine/scatter_svg.h"
 #include "engine/tune_options.h"
 #include "runtime/launcher.h"
 #include "search/runner.h"
 #include "storage/hardware_profile.h"
+#include "storage/machine_fingerprint.h"
+#include "storage/tuning_db.h"
 
 namespace meshtune::cli {
 
@@ -83,6 +86,38 @@ void PrintText(const v1::FidelityResult& r, const std::string& svg, std::ostream
   if (!svg.empty()) out << "scatter          " << svg << "\n";
 }
 
+// Keeps the measured points of `result` as runs in the tuning database and refits the
+// profile's term scales when enough new runs exist; says on `err` what the refit did, or
+// what failed (the fidelity run itself stands).
+void KeepRuns(const FidelityFlags& flags, const engine::ChosenProfile& chosen,
+              const v1::FidelityResult& result, std::ostream& err) {
+  if (flags.db.empty()) return;
+  absl::StatusOr<std::unique_ptr<storage::TuningDb>> db = storage::OpenSqliteTuningDb(flags.db);
+  v1::Problem problem;
+  problem.set_expr(flags.workload.expr);
+  problem.set_extents(flags.workload.extents);
+  problem.set_dtype(flags.workload.dtype);
+  engine::RunNumbers numbers{
+      chosen.name, storage::MachineFingerprint(chosen.profile ? &*chosen.profile : nullptr),
+      chosen.params};
+  absl::Status kept = db.ok() ? engine::KeepRuns(**db, engine::RunsOf("fidelity", problem, false,
+                                                                      result.points(), numbers))
+                              : db.status();
+  if (!kept.ok()) {
+    err << "meshtune: the measured runs were not kept in the tuning database: " << kept.message()
+        << "\n";
+    return;
+  }
+  if (chosen.name.empty()) return;
+  absl::StatusOr<std::optional<engine::Refit>> refit = engine::RefitFromRuns(**db, chosen.name);
+  if (!refit.ok()) {
+    err << "meshtune: could not refit the cost model of profile \"" << chosen.name
+        << "\": " << refit.status().message() << "\n";
+  } else if (refit->has_value()) {
+    err << "meshtune: " << engine::RefitNote(**refit) << "\n";
+  }
+}
+
 }  // namespace
 
 int RunFidelity(const FidelityFlags& flags, std::ostream& out, std::ostream& err) {
@@ -126,6 +161,7 @@ int RunFidelity(const FidelityFlags& flags, std::ostream& out, std::ostream& err
   absl::StatusOr<v1::FidelityResult> result =
       engine::RunFidelity(*problem, *mesh, *params, options, *runner);
   if (!result.ok()) return Fail(result.status(), err);
+  KeepRuns(flags, *chosen, *result, err);
   if (!flags.svg.empty()) {
     const std::string svg = engine::ScatterSvg(
         engine::FidelityScatter(*result),
@@ -197,6 +233,9 @@ Command AddFidelityCommand(CLI::App& app) {
   x.launcher.Add(cmd, "launcher program instead of mpirun");
   AddSpaceFlags(cmd, x);
   x.output.AddJson(cmd, "print meshtune.v1.FidelityResult as one JSON line");
+  cmd->add_option("--db", x.db, "tuning database that keeps the measured runs");
+  cmd->add_flag_callback(
+      "--no-db", [&x] { x.db.clear(); }, "keep the measured runs nowhere");
   cmd->add_option("--svg", x.svg, "write the predicted-against-measured scatter here");
   return {cmd, [flags] {
             runtime::InstallStopSignalHandlers();  // a stop kills the running measurement

@@ -14,6 +14,7 @@
 #include "CLI/CLI.hpp"
 #include "cli/command.h"
 #include "cli/flag_groups.h"
+#include "storage/tuning_db.h"
 
 namespace meshtune::cli {
 
@@ -41,7 +42,9 @@ struct FidelityFlags {
   LauncherFlags launcher;  // worker, hostfile, launcher
   OutputFlags output;      // --json
   std::string svg;         // where the scatter goes; "" for none
-  bool progress = false;   // a line per measurement on stderr
+  // The tuning database its measured runs are kept in (engine/runs.h; "": none, --no-db).
+  std::string db = storage::DefaultDbPath();
+  bool progress = false;  // a line per measurement on stderr
   // The space ranked, with tune's flags of the same names (search::SpaceOptions).
   bool allow_replication = false, split_distributed = false, rotation_steps = false,
        all_to_all = false;

@@ -87,12 +87,24 @@ struct RecordsState {
   std::string import_path;  // records import FILE
   CLI::App* export_cmd = nullptr;
   CLI::App* import_cmd = nullptr;
+  CLI::App* runs_cmd = nullptr;
 };
 
 // Runs the subcommand given, or the list.
 int RunRecordsCommand(const RecordsState& s) {
-  if (s.export_cmd->parsed())
-    return RunExport(s.flags.workload, *s.target.Make(), std::cout, std::cerr);
+  if (s.export_cmd->parsed()) {
+    return RunExport(s.flags.workload, *s.target.Make(), s.target.server.empty() ? s.target.db : "",
+                     std::cout, std::cerr);
+  }
+  if (s.runs_cmd->parsed()) {
+    if (!s.target.server.empty()) {
+      return Fail(absl::InvalidArgumentError(
+                      "records runs reads a local database (--db), not a daemon's (--server)"),
+                  std::cerr);
+    }
+    return RunListRuns(s.target.db, s.flags.workload.profile, s.flags.output.json, std::cout,
+                       std::cerr);
+  }
   if (s.import_cmd->parsed()) {
     if (!s.target.server.empty()) {
       return Fail(absl::InvalidArgumentError(
@@ -129,6 +141,11 @@ Command AddRecordsCommand(CLI::App& app) {
   state->import_cmd->add_option("file", state->import_path, "wisdom file ('-' for stdin)")
       ->required();
   state->import_cmd->fallthrough();
+  state->runs_cmd = cmd->add_subcommand(
+      "runs",
+      "list the measured runs every tune and fidelity run keeps (of one profile with --profile; "
+      "builtin: the built-in numbers), from which the cost model is refitted");
+  state->runs_cmd->fallthrough();
   return {cmd, [state] { return RunRecordsCommand(*state); }};
 }
 

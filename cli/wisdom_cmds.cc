@@ -1,12 +1,16 @@
 #include "cli/wisdom_cmds.h"
 
+#include <memory>
+#include <optional>
 #include <vector>
 
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_format.h"
+#include "base/json.h"
 #include "cli/cli_io.h"
 #include "engine/exit_codes.h"
 #include "engine/records.h"
+#include "engine/runs.h"
 #include "engine/wisdom.h"
 #include "storage/tuning_db.h"
 
@@ -23,8 +27,8 @@ std::string Times(const v1::Record& r) {
 
 }  // namespace
 
-int RunExport(const RecordWorkloadFlags& filter, engine::Backend& backend, std::ostream& out,
-              std::ostream& err) {
+int RunExport(const RecordWorkloadFlags& filter, engine::Backend& backend,
+              const std::string& runs_db, std::ostream& out, std::ostream& err) {
   std::string fingerprint;
   if (!filter.problem.expr.empty() || !filter.problem.extents.empty()) {
     v1::Problem problem;
@@ -60,6 +64,46 @@ int RunExport(const RecordWorkloadFlags& filter, engine::Backend& backend, std::
     }
   }
   out << engine::WisdomText(std::move(records));
+  if (!fingerprint.empty() || runs_db.empty()) return engine::kExitOk;
+  absl::StatusOr<std::unique_ptr<storage::TuningDb>> db =
+      storage::OpenSqliteTuningDbReadOnly(runs_db);
+  if (absl::IsNotFound(db.status())) return engine::kExitOk;  // nothing tuned: no runs either
+  if (!db.ok()) return Fail(db.status(), err);
+  absl::StatusOr<std::vector<v1::MeasuredRun>> runs = engine::ListMeasuredRuns(**db, std::nullopt);
+  if (!runs.ok()) return Fail(runs.status(), err);
+  out << engine::WisdomRunsText(*runs);
+  return engine::kExitOk;
+}
+
+int RunListRuns(const std::string& db_path, const std::string& profile, bool json,
+                std::ostream& out, std::ostream& err) {
+  absl::StatusOr<std::unique_ptr<storage::TuningDb>> db =
+      storage::OpenSqliteTuningDbReadOnly(db_path);
+  if (absl::IsNotFound(db.status())) return engine::kExitOk;  // nothing tuned: no runs
+  if (!db.ok()) return Fail(db.status(), err);
+  std::optional<std::string> which;
+  if (!profile.empty()) which = profile == "builtin" ? "" : profile;
+  absl::StatusOr<std::vector<v1::MeasuredRun>> runs = engine::ListMeasuredRuns(**db, which);
+  if (!runs.ok()) return Fail(runs.status(), err);
+  if (!json && !runs->empty()) {
+    out << absl::StrFormat("%6s  %-8s  %-10s  %-10s  %11s  %11s  %7s  %s\n", "id", "source",
+                           "profile", "mesh", "predicted_s", "measured_s", "error", "problem");
+  }
+  for (const v1::MeasuredRun& r : *runs) {
+    if (json) {
+      out << base::ToJsonLine(r) << "\n";
+      continue;
+    }
+    const bool timed = r.verified() && r.has_measured_s() && r.measured_s() > 0;
+    out << absl::StrFormat(
+        "%6d  %-8s  %-10s  %-10s  %11.4g  %11s  %7s  %s\n", r.id(), r.source(),
+        r.profile().empty() ? "builtin" : r.profile(), r.mesh(), r.predicted_s(),
+        timed ? absl::StrFormat("%.4g", r.measured_s()) : std::string("failed"),
+        timed
+            ? absl::StrFormat("%+.1f%%", 100 * (r.measured_s() - r.predicted_s()) / r.measured_s())
+            : std::string("-"),
+        r.problem());
+  }
   return engine::kExitOk;
 }
 
@@ -78,6 +122,10 @@ int RunImport(const std::string& path, const std::string& db_path, std::ostream&
   if (!report.ok()) return Fail(report.status(), err);
   out << "imported " << report->added << (report->added == 1 ? " record" : " records") << " ("
       << report->duplicates << " already present) into " << db_path << "\n";
+  if (report->runs_added + report->runs_present > 0) {
+    out << "imported " << report->runs_added << " measured runs (" << report->runs_present
+        << " already present)\n";
+  }
   for (const engine::ImportedWorkload& w : report->workloads) {
     out << "  " << w.description << ": " << w.added << " added, " << w.duplicates
         << " present; best: record " << w.best.id() << (w.best_imported ? " from the file" : "")

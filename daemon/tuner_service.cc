@@ -116,7 +116,7 @@ bool TunerService::Stop(absl::Duration grace) {
 
 absl::StatusOr<v1::TuneResult> TunerService::RunTune(
     search::TuneOptions options, const storage::Workload& workload, const v1::TuneRequest& request,
-    const std::function<bool()>& cancelled,
+    const engine::RunNumbers& numbers, const std::function<bool()>& cancelled,
     const std::function<void(const v1::TuneProgress&)>& progress) {
   options.cancelled = cancelled;
   std::unique_ptr<search::Runner> runner = options.top_k == 0
@@ -126,8 +126,8 @@ absl::StatusOr<v1::TuneResult> TunerService::RunTune(
   spdlog::info("tune {} on {} (profile {}): started", workload.fingerprint.substr(0, 12),
                workload.MeshText(), workload.profile);
   std::string store_error;
-  absl::StatusOr<v1::TuneResult> result =
-      engine::RunAndStoreTune(options, workload, request, *runner, {&forwarder}, db_, &store_error);
+  absl::StatusOr<v1::TuneResult> result = engine::RunAndStoreTune(
+      options, workload, request, *runner, {&forwarder}, db_, &store_error, &numbers);
   lookups_.Invalidate();  // before the caller hears of the record, Lookup sees it
   if (!result.ok()) {
     spdlog::info("tune {}: {}", workload.fingerprint.substr(0, 12), result.status().ToString());
@@ -168,12 +168,12 @@ grpc::Status TunerService::Tune(grpc::ServerContext* context, const v1::TuneRequ
                      ") on ", workload.MeshText(), ", profile ", workload.profile,
                      request->model_only() ? ", model only" : "");
     TuneJobFn run = [this, options = std::move(prepared->options), workload = workload,
-                     request = *request,
+                     request = *request, numbers = prepared->numbers,
                      warning](const std::function<bool()>& cancelled,
                               const std::function<void(const v1::TuneProgress&)>& progress) {
       try {
         absl::StatusOr<v1::TuneResult> result =
-            RunTune(options, workload, request, cancelled, progress);
+            RunTune(options, workload, request, numbers, cancelled, progress);
         if (result.ok() && !warning.empty()) result->add_warnings(warning);
         return result;
       } catch (const std::exception& e) {

@@ -18,6 +18,7 @@
 #include "absl/time/time.h"
 #include "daemon/lookup_cache.h"
 #include "daemon/tune_jobs.h"
+#include "engine/runs.h"
 #include "proto/meshtune.grpc.pb.h"
 #include "search/tuner.h"
 #include "storage/tuning_db.h"
@@ -67,7 +68,8 @@ class TunerService final : public v1::Tuner::WithRawCallbackMethod_Lookup<v1::Tu
   // The body of one tune job: search::Tune, then the winner stored in the database.
   absl::StatusOr<v1::TuneResult> RunTune(
       search::TuneOptions options, const storage::Workload& workload,
-      const v1::TuneRequest& request, const std::function<bool()>& cancelled,
+      const v1::TuneRequest& request, const engine::RunNumbers& numbers,
+      const std::function<bool()>& cancelled,
       const std::function<void(const v1::TuneProgress&)>& progress);
 
   storage::TuningDb* const db_;

@@ -70,8 +70,8 @@ absl::Status ValidateCalibrationJob(const CalibrationJob& job) {
         absl::StrCat("--dtype must be f32 or f64, not \"", job.dtype, "\""));
   }
   if (job.flush_mib != -1 && (job.flush_mib < 0 || job.flush_mib > 65536)) {
-    return absl::InvalidArgumentError(absl::StrCat("--flush-mib ", job.flush_mib,
-                                                   " is out of range: it must be 0 to 65536 MiB"));
+    return absl::InvalidArgumentError(
+        absl::StrCat("--flush-mib ", job.flush_mib, " is out of range: it must be 0 to 65536 MiB"));
   }
   if (!(job.timeout_s > 0 && job.timeout_s <= kMaxCalibrationTimeoutS)) {
     return absl::InvalidArgumentError(absl::StrCat(
@@ -91,7 +91,8 @@ absl::Status ValidateCalibrationJob(const CalibrationJob& job) {
 
 absl::StatusOr<v1::HardwareProfile> Calibrate(const CalibrationJob& job) {
   MT_RETURN_IF_ERROR(ValidateCalibrationJob(job));
-  const std::string calibrator = job.calibrator.empty() ? runtime::FindCalibrator() : job.calibrator;
+  const std::string calibrator =
+      job.calibrator.empty() ? runtime::FindCalibrator() : job.calibrator;
   if (calibrator.empty()) {
     return absl::NotFoundError(
         "cannot find the calibration binary meshtune_calibrate beside meshtune or in its runfiles; "

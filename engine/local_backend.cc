@@ -64,9 +64,15 @@ class LocalBackend final : public Backend {
     callbacks.push_back(&forwarder);
     std::string store_error;
     absl::StatusOr<v1::TuneResult> result =
-        RunAndStoreTune(options, prepared->workload, request, *runner, callbacks, db, &store_error);
+        RunAndStoreTune(options, prepared->workload, request, *runner, callbacks, db, &store_error,
+                        &prepared->numbers);
     if (!store_error.empty())
       Warn("the result was not stored in the tuning database: " + store_error);
+    // What the tune's end says (the runs kept, a refit of the cost model), as the daemon's
+    // client prints it.
+    if (result.ok()) {
+      for (const std::string& w : result->warnings()) Warn(w);
+    }
     if (result.ok() && !warning.empty()) result->add_warnings(warning);
     return result;
   }

@@ -185,8 +185,8 @@ std::string ProfileMachine(const std::string& name, int64_t ranks) {
 }
 
 absl::StatusOr<search::CostParams> ProfileCostParams(const std::string& profile, int64_t ranks) {
-  MT_ASSIGN_OR_RETURN(const ChosenProfile chosen,
-                      ChooseProfile(profile == "default" ? "" : profile, ranks, FirstUse::kBuiltin));
+  MT_ASSIGN_OR_RETURN(const ChosenProfile chosen, ChooseProfile(profile == "default" ? "" : profile,
+                                                                ranks, FirstUse::kBuiltin));
   return chosen.params;
 }
 

@@ -83,8 +83,7 @@ std::string ProfileMachine(const std::string& name, int64_t ranks = 0);
 // The machine numbers ChooseProfile(profile, ranks, FirstUse::kBuiltin) gives ("default"
 // is the same as ""). NotFound when another named profile does not exist; other errors as
 // storage::LoadProfile's.
-absl::StatusOr<search::CostParams> ProfileCostParams(const std::string& profile,
-                                                     int64_t ranks = 0);
+absl::StatusOr<search::CostParams> ProfileCostParams(const std::string& profile, int64_t ranks = 0);
 
 }  // namespace meshtune::engine
 

@@ -8,6 +8,7 @@
 #include <vector>
 
 #include "absl/status/statusor.h"
+#include "engine/runs.h"
 #include "engine/tune_options.h"
 #include "proto/meshtune.pb.h"
 #include "search/runner.h"
@@ -24,6 +25,9 @@ struct PreparedTune {
   search::TuneOptions options;
   storage::Workload workload;
   std::string warning;
+  // The numbers the tune predicts with, for the runs it keeps: the profile's name when they
+  // are a stored profile's as they are (no --alpha, --beta, --gamma or given params).
+  RunNumbers numbers;
 };
 
 // `request` as a tune: TuneOptionsFromRequest (with `numbers`) and the workload of its
@@ -40,11 +44,14 @@ absl::StatusOr<PreparedTune> PrepareTune(const v1::TuneRequest& request,
 // described in `*store_error` (when non-null) and in the result's warnings, and `stored`
 // stays false. Errors are
 // search::Tune's (FailedPrecondition when no schedule is legal), and Cancelled when
-// `options.cancelled` fires (nothing is stored then).
+// `options.cancelled` fires (nothing is stored then). With `numbers` (and `db`), every
+// measured candidate is kept as a run (engine/runs.h) and, for a stored profile, the
+// profile's term scales are refitted when enough new runs exist; what the refit did is a
+// line of the result's warnings. Keeping or refitting failing is a warning too.
 absl::StatusOr<v1::TuneResult> RunAndStoreTune(
     const search::TuneOptions& options, const storage::Workload& w, const v1::TuneRequest& request,
     search::Runner& runner, const std::vector<search::SearchCallback*>& callbacks,
-    storage::TuningDb* db, std::string* store_error);
+    storage::TuningDb* db, std::string* store_error, const RunNumbers* numbers = nullptr);
 
 }  // namespace meshtune::engine
 

@@ -4,6 +4,7 @@
 #include <fstream>
 #include <map>
 #include <optional>
+#include <set>
 #include <sstream>
 #include <tuple>
 #include <utility>
@@ -20,6 +21,7 @@
 #include "engine/explain.h"
 #include "engine/records.h"
 #include "engine/requests.h"
+#include "engine/runs.h"
 #include "storage/sha256.h"
 
 namespace meshtune::engine {
@@ -91,6 +93,15 @@ struct Line {
 };
 
 // Parses a wisdom line into `*message` (the record as in the file) and checks it.
+// A measured run's line ({"run": ...}), as WisdomRunsText writes it.
+bool IsRunLine(absl::string_view line) { return absl::StartsWith(line, "{\"run\":"); }
+
+// The key by which an import knows a run it already has.
+std::string RunKey(const v1::MeasuredRun& r) {
+  return absl::StrCat(r.group(), "\n", r.trace(), "\n", r.mesh(), "\n", r.created_unix_ms(), "\n",
+                      r.predicted_s(), "\n", r.measured_s());
+}
+
 absl::StatusOr<Line> ParseLine(absl::string_view text, v1::Record* message) {
   const v1::Record& m = *message;
   MT_RETURN_IF_ERROR(base::FromJson(text, message));
@@ -129,11 +140,22 @@ std::string WisdomText(std::vector<v1::Record> records) {
 
 absl::StatusOr<ImportReport> ImportWisdom(storage::TuningDb& db, const std::string& text) {
   std::vector<Line> lines;
+  std::vector<v1::MeasuredRun> runs;
   int number = 0;
   for (absl::string_view raw : absl::StrSplit(text, '\n')) {
     ++number;
     const absl::string_view stripped = absl::StripAsciiWhitespace(raw);
     if (stripped.empty() || absl::StartsWith(stripped, "#")) continue;
+    if (IsRunLine(stripped)) {
+      v1::WisdomRunLine run;
+      if (absl::Status s = base::FromJson(stripped, &run); !s.ok()) {
+        return absl::InvalidArgumentError(absl::StrCat(
+            "wisdom line ", number, ": not a measured run (meshtune.v1.WisdomRunLine): ",
+            base::Excerpt(std::string(s.message()))));
+      }
+      runs.push_back(run.run());
+      continue;
+    }
     v1::Record message;
     absl::StatusOr<Line> line = ParseLine(stripped, &message);
     if (!line.ok()) {
@@ -168,6 +190,22 @@ absl::StatusOr<ImportReport> ImportWisdom(storage::TuningDb& db, const std::stri
     ++w.added;
     ++report.added;
   }
+  if (!runs.empty()) {
+    MT_ASSIGN_OR_RETURN(const std::vector<v1::MeasuredRun> have,
+                        ListMeasuredRuns(db, std::nullopt));
+    std::set<std::string> keys;
+    for (const v1::MeasuredRun& r : have) keys.insert(RunKey(r));
+    std::vector<v1::MeasuredRun> fresh;
+    for (const v1::MeasuredRun& r : runs) {
+      if (keys.insert(RunKey(r)).second) {
+        fresh.push_back(r);
+      } else {
+        ++report.runs_present;
+      }
+    }
+    MT_RETURN_IF_ERROR(KeepRuns(db, fresh));
+    report.runs_added = static_cast<int64_t>(fresh.size());
+  }
   for (ImportedWorkload& w : report.workloads) {
     MT_ASSIGN_OR_RETURN(std::optional<storage::TuningRecord> best, db.Best(w.fingerprint));
     if (!best.has_value()) continue;
@@ -177,6 +215,17 @@ absl::StatusOr<ImportReport> ImportWisdom(storage::TuningDb& db, const std::stri
     w.best_imported = from_file.count(best->id) > 0;
   }
   return report;
+}
+
+std::string WisdomRunsText(const std::vector<v1::MeasuredRun>& runs) {
+  std::string out;
+  for (const v1::MeasuredRun& r : runs) {
+    v1::WisdomRunLine line;
+    *line.mutable_run() = r;
+    line.mutable_run()->clear_id();
+    absl::StrAppend(&out, base::ToJsonLine(line), "\n");
+  }
+  return out;
 }
 
 absl::StatusOr<std::string> ReadWisdomFile(const std::string& path) {
@@ -242,6 +291,7 @@ namespace {
 // True when `line` names, as `records export` writes it, a fingerprint other than `fp` (64
 // lowercase hex digits; a JSON string cannot hold the quoted key, so the match is the field).
 bool NamesOtherFingerprint(absl::string_view line, const std::string& fp) {
+  if (IsRunLine(line)) return true;  // a measured run: no record of any workload
   constexpr absl::string_view kKey = "\"fingerprint\":\"";
   const size_t at = line.find(kKey);
   if (at == absl::string_view::npos) return false;

@@ -2,7 +2,9 @@
 // FFTW's wisdom export and import. A wisdom file is JSON lines, one meshtune.v1.Record a
 // line in protobuf's JSON mapping, in canonical names (T0.., i0..), with the workload in
 // each record (problem, workload_mesh, profile) and without database ids, sorted so that
-// exporting the same records gives the same bytes (a file can live in a repository).
+// exporting the same records gives the same bytes (a file can live in a repository). The
+// measured runs kept for refitting the cost model (engine/runs.h) may follow, one
+// meshtune.v1.WisdomRunLine a line ({"run": {...}}); lookups skip them.
 #ifndef MESHTUNE_ENGINE_WISDOM_H_
 #define MESHTUNE_ENGINE_WISDOM_H_
 
@@ -22,6 +24,9 @@ namespace meshtune::engine {
 // each, every line ending in '\n'.
 std::string WisdomText(std::vector<v1::Record> records);
 
+// `runs` as wisdom lines, one WisdomRunLine each (ids cleared), in the order given.
+std::string WisdomRunsText(const std::vector<v1::MeasuredRun>& runs);
+
 // What an import did with one workload of the file.
 struct ImportedWorkload {
   std::string fingerprint;
@@ -34,13 +39,16 @@ struct ImportedWorkload {
 
 struct ImportReport {
   int64_t added = 0, duplicates = 0;
-  std::vector<ImportedWorkload> workloads;  // in the order of their first line in the file
+  int64_t runs_added = 0, runs_present = 0;  // measured runs of the file
+  std::vector<ImportedWorkload> workloads;   // in the order of their first line in the file
 };
 
 // Merges the wisdom file `text` into `db`: every record not already there (same workload,
 // trace, mesh, times, verified, checked, machine and creation time) is added, so the
 // workload's best follows the database's ranking and a verified faster record stays best
-// whichever side it came from. Blank lines and lines starting with '#' are skipped.
+// whichever side it came from. Measured runs are added unless one with the same group,
+// trace, mesh, creation time and times is there. Blank lines and lines starting with '#' are
+// skipped.
 // InvalidArgument "wisdom line N: ..." for a line that is not a Record or names a bad
 // workload or trace; nothing is added then (every line is checked first). Database errors
 // as they come.

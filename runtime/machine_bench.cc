@@ -143,8 +143,7 @@ double Shift(char* send, char* recv, int64_t bytes, int reps, int rank, int size
   const int n = static_cast<int>(bytes);
   const int to = (rank + 1) % size, from = (rank + size - 1) % size;
   auto exchange = [&] {
-    MPI_Sendrecv(send, n, MPI_BYTE, to, 1, recv, n, MPI_BYTE, from, 1, Comm(),
-                 MPI_STATUS_IGNORE);
+    MPI_Sendrecv(send, n, MPI_BYTE, to, 1, recv, n, MPI_BYTE, from, 1, Comm(), MPI_STATUS_IGNORE);
   };
   for (int i = 0; i < Warmups(reps); ++i) exchange();
   std::vector<double> local;
@@ -203,8 +202,7 @@ struct Operands {
       Gemm(r1 - r0, n, a.data() + static_cast<size_t>(r0) * n, b.data(),
            c.data() + static_cast<size_t>(r0) * n);
       int flag = 0;
-      if (i + 1 < chunks)
-        MPI_Iprobe(MPI_ANY_SOURCE, MPI_ANY_TAG, Comm(), &flag, MPI_STATUS_IGNORE);
+      if (i + 1 < chunks) MPI_Iprobe(MPI_ANY_SOURCE, MPI_ANY_TAG, Comm(), &flag, MPI_STATUS_IGNORE);
     }
   }
   int n;
@@ -439,8 +437,8 @@ double TimeMemoryPass(const std::string& kind, int64_t bytes, int reps, CacheFlu
 // The tiles run on the `tile_ranks` (as many ranks of each node as it has cores, the rest
 // idle): the rates of a rank with a core to itself (the cost model shares them out when
 // ranks exceed cores).
-void CalibrateTables(const MachineBenchSettings& f, int rank, int size, bool tile_ranks, CacheFlush& cold,
-                     v1::HardwareProfile* profile) {
+void CalibrateTables(const MachineBenchSettings& f, int rank, int size, bool tile_ranks,
+                     CacheFlush& cold, v1::HardwareProfile* profile) {
   const bool f64 = f.dtype == "f64";
   const int elem = f64 ? 8 : 4;
   std::vector<int64_t> sizes;

@@ -8,6 +8,7 @@
 #include "absl/base/thread_annotations.h"
 #include "absl/strings/str_cat.h"
 #include "absl/synchronization/mutex.h"
+#include "base/status_macros.h"
 #include "storage/tuning_db.h"
 
 namespace meshtune::storage {
@@ -79,6 +80,28 @@ class MemoryTuningDb : public TuningDb {
     return out;
   }
 
+  absl::StatusOr<int64_t> AddRun(StoredRun r) override {
+    MT_RETURN_IF_ERROR(CheckRun(&r));
+    absl::MutexLock lock(&mu_);
+    r.id = ++last_run_id_;
+    const int64_t id = r.id;
+    runs_.emplace(id, std::move(r));
+    return id;
+  }
+
+  absl::StatusOr<std::vector<StoredRun>> ListRuns(const std::optional<std::string>& profile,
+                                                  int limit, int64_t after_id) override {
+    MT_RETURN_IF_ERROR(CheckListArguments(limit, after_id));
+    limit = std::min(limit, kMaxListLimit);
+    absl::MutexLock lock(&mu_);
+    std::vector<StoredRun> out;
+    for (auto it = runs_.upper_bound(after_id);
+         it != runs_.end() && static_cast<int>(out.size()) < limit; ++it) {
+      if (!profile.has_value() || it->second.profile == *profile) out.push_back(it->second);
+    }
+    return out;
+  }
+
  private:
   struct StoredWorkload {
     std::string canonical;
@@ -89,6 +112,8 @@ class MemoryTuningDb : public TuningDb {
   int64_t last_id_ ABSL_GUARDED_BY(mu_) = 0;
   std::map<std::string, StoredWorkload> workloads_ ABSL_GUARDED_BY(mu_);
   std::map<int64_t, TuningRecord> records_ ABSL_GUARDED_BY(mu_);
+  int64_t last_run_id_ ABSL_GUARDED_BY(mu_) = 0;
+  std::map<int64_t, StoredRun> runs_ ABSL_GUARDED_BY(mu_);
 };
 
 }  // namespace

@@ -76,6 +76,18 @@ ALTER TABLE records ADD COLUMN machine TEXT NOT NULL DEFAULT '';
     R"sql(
 ALTER TABLE records ADD COLUMN summary BLOB;
 )sql",
+    // 5: every measured run of every tune and fidelity run, a serialized
+    // meshtune.v1.MeasuredRun, by the profile whose numbers predicted it (engine/runs.h).
+    R"sql(
+CREATE TABLE runs (
+  id INTEGER PRIMARY KEY AUTOINCREMENT,
+  created_unix_ms INTEGER NOT NULL,
+  profile TEXT NOT NULL,
+  machine TEXT NOT NULL,
+  run BLOB NOT NULL
+);
+CREATE INDEX runs_by_profile ON runs(profile, id);
+)sql",
 };
 static_assert(sizeof(kMigrations) / sizeof(kMigrations[0]) == kTuningDbSchemaVersion,
               "one migration per schema version");
@@ -221,9 +233,10 @@ class SqliteTuningDb : public TuningDb {
   }
 
   ~SqliteTuningDb() override {
-    for (Statement* s : {&begin_, &commit_, &rollback_, &select_workload_, &insert_workload_,
-                         &insert_record_, &select_best_id_, &update_best_, &best_, &get_,
-                         &list_all_, &list_workload_, &data_version_, &same_structure_}) {
+    for (Statement* s :
+         {&begin_, &commit_, &rollback_, &select_workload_, &insert_workload_, &insert_record_,
+          &select_best_id_, &update_best_, &best_, &get_, &list_all_, &list_workload_,
+          &data_version_, &same_structure_, &insert_run_, &list_runs_all_, &list_runs_profile_}) {
       s->reset();  // finalized before the connection closes
     }
     sqlite3_close_v2(db_);
@@ -276,6 +289,52 @@ class SqliteTuningDb : public TuningDb {
     sqlite3_bind_int(s, 2, limit);
     if (!fingerprint.empty()) BindText(s, 3, fingerprint);
     return All(s, "list records");
+  }
+
+  absl::StatusOr<int64_t> AddRun(StoredRun r) override {
+    MT_RETURN_IF_ERROR(CheckRun(&r));
+    absl::MutexLock lock(&mu_);
+    if (!has_runs_) {
+      return absl::PermissionDeniedError(
+          absl::StrCat("tuning database ", path_, " is open for reading only"));
+    }
+    Use use(insert_run_);
+    sqlite3_stmt* s = use.get();
+    sqlite3_bind_int64(s, 1, r.created_unix_ms);
+    BindText(s, 2, r.profile);
+    BindText(s, 3, r.machine);
+    sqlite3_bind_blob(s, 4, r.run.data(), static_cast<int>(r.run.size()), SQLITE_TRANSIENT);
+    const int rc = sqlite3_step(s);
+    ++local_commits_;
+    if (rc != SQLITE_DONE) return Error(rc, "add a measured run");
+    return sqlite3_last_insert_rowid(db_);
+  }
+
+  absl::StatusOr<std::vector<StoredRun>> ListRuns(const std::optional<std::string>& profile,
+                                                  int limit, int64_t after_id) override {
+    MT_RETURN_IF_ERROR(CheckListArguments(limit, after_id));
+    limit = std::min(limit, kMaxListLimit);
+    absl::MutexLock lock(&mu_);
+    std::vector<StoredRun> out;
+    if (!has_runs_) return out;
+    Use use(profile.has_value() ? list_runs_profile_ : list_runs_all_);
+    sqlite3_stmt* s = use.get();
+    sqlite3_bind_int64(s, 1, after_id);
+    sqlite3_bind_int(s, 2, limit);
+    if (profile.has_value()) BindText(s, 3, *profile);
+    while (true) {
+      const int rc = sqlite3_step(s);
+      if (rc == SQLITE_DONE) return out;
+      if (rc != SQLITE_ROW) return Error(rc, "list measured runs");
+      StoredRun r;
+      r.id = sqlite3_column_int64(s, 0);
+      r.created_unix_ms = sqlite3_column_int64(s, 1);
+      r.profile = ColumnText(s, 2);
+      r.machine = ColumnText(s, 3);
+      const void* blob = sqlite3_column_blob(s, 4);
+      r.run.assign(static_cast<const char*>(blob), static_cast<size_t>(sqlite3_column_bytes(s, 4)));
+      out.push_back(std::move(r));
+    }
   }
 
   absl::StatusOr<std::vector<TuningRecord>> BestOfSameStructure(const Workload& w) override {
@@ -441,6 +500,19 @@ class SqliteTuningDb : public TuningDb {
     for (const auto& [statement, sql] : statements) {
       MT_ASSIGN_OR_RETURN(*statement, Prepare(sql));
     }
+    has_runs_ = version >= 5;
+    if (!has_runs_) return absl::OkStatus();  // a read-only connection to an older file
+    const std::string select_run = "SELECT id, created_unix_ms, profile, machine, run FROM runs";
+    const std::pair<Statement*, std::string> run_statements[] = {
+        {&insert_run_,
+         "INSERT INTO runs (created_unix_ms, profile, machine, run) VALUES (?1, ?2, ?3, ?4)"},
+        {&list_runs_all_, absl::StrCat(select_run, " WHERE id > ?1 ORDER BY id LIMIT ?2")},
+        {&list_runs_profile_,
+         absl::StrCat(select_run, " WHERE profile = ?3 AND id > ?1 ORDER BY id LIMIT ?2")},
+    };
+    for (const auto& [statement, sql] : run_statements) {
+      MT_ASSIGN_OR_RETURN(*statement, Prepare(sql));
+    }
     return absl::OkStatus();
   }
 
@@ -544,7 +616,8 @@ class SqliteTuningDb : public TuningDb {
   // mu_ guards these too.
   Statement begin_, commit_, rollback_, select_workload_, insert_workload_, insert_record_,
       select_best_id_, update_best_, best_, get_, list_all_, list_workload_, data_version_,
-      same_structure_;
+      same_structure_, insert_run_, list_runs_all_, list_runs_profile_;
+  bool has_runs_ = false;  // the file has the runs table (schema version 5)
 };
 
 }  // namespace

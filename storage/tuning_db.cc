@@ -105,6 +105,20 @@ absl::Status CheckRecord(const Workload& w, TuningRecord* r) {
   return absl::OkStatus();
 }
 
+absl::Status CheckRun(StoredRun* r) {
+  if (r->run.empty()) return absl::InvalidArgumentError("a measured run must not be empty");
+  if (r->created_unix_ms < 0) {
+    return absl::InvalidArgumentError(
+        absl::StrCat("created_unix_ms ", r->created_unix_ms, " must not be negative"));
+  }
+  if (r->created_unix_ms == 0) {
+    r->created_unix_ms = std::chrono::duration_cast<std::chrono::milliseconds>(
+                             std::chrono::system_clock::now().time_since_epoch())
+                             .count();
+  }
+  return absl::OkStatus();
+}
+
 absl::Status CheckListArguments(int limit, int64_t after_id) {
   if (limit < 1 || after_id < 0) {
     return absl::InvalidArgumentError(absl::StrCat("listing tuning records: limit is ", limit,

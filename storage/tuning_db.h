@@ -24,7 +24,7 @@ namespace meshtune::storage {
 
 inline constexpr char kTunerVersion[] = "meshtune 0.6";
 // The newest SQLite schema this code knows (PRAGMA user_version).
-inline constexpr int kTuningDbSchemaVersion = 4;
+inline constexpr int kTuningDbSchemaVersion = 5;
 // List returns at most this many records a call.
 inline constexpr int kMaxListLimit = 1000;
 
@@ -50,6 +50,16 @@ struct TuningRecord {
   // report's curve, measured candidates, counts); empty for records without one (written
   // before schema version 4, imported from a wisdom file, or stored by a caller that has none).
   std::string summary;
+};
+
+// A measured run of a schedule, kept to refit the cost model (engine/runs.h): the columns
+// it is found by, and the run itself.
+struct StoredRun {
+  int64_t id = 0;               // assigned by AddRun: 1, 2, ... never reused
+  int64_t created_unix_ms = 0;  // now when left 0
+  std::string profile;          // the hardware profile whose numbers predicted it; "" built-in
+  std::string machine;          // the machine fingerprint of those numbers
+  std::string run;              // a serialized meshtune.v1.MeasuredRun
 };
 
 class TuningDb {
@@ -84,7 +94,20 @@ class TuningDb {
   // dtype, mesh text (axes or "ranks=N") and profile as `w`, other extents (never `w`'s own
   // record), ascending by id. Empty when there is none.
   virtual absl::StatusOr<std::vector<TuningRecord>> BestOfSameStructure(const Workload& w) = 0;
+
+  // Adds the measured run `r` (its id is assigned; created_unix_ms filled in when 0) and
+  // returns its id. InvalidArgument for an empty run or a negative time; I/O errors name
+  // the file.
+  virtual absl::StatusOr<int64_t> AddRun(StoredRun r) = 0;
+
+  // Up to `limit` runs with id > `after_id`, ascending by id, of the profile `profile` (of
+  // every profile when `profile` is nullopt). InvalidArgument as List's.
+  virtual absl::StatusOr<std::vector<StoredRun>> ListRuns(const std::optional<std::string>& profile,
+                                                          int limit, int64_t after_id) = 0;
 };
+
+// AddRun's checks and defaults, shared by the implementations.
+absl::Status CheckRun(StoredRun* r);
 
 // Opens (creating when missing, with its parent directories) the SQLite database at
 // `path`: WAL journal, synchronous=FULL, a busy timeout, and schema migrations up to

@@ -439,6 +439,40 @@ TEST_P(TuningDbTest, SummaryIsKeptWithItsRecord) {
   EXPECT_EQ((*db_->Best(w.fingerprint))->summary, "");  // record b, the faster
 }
 
+TEST_P(TuningDbTest, RunsAreKeptAndListedByProfile) {
+  StoredRun a;
+  a.profile = "auto-4";
+  a.machine = "0123456789abcdef";
+  a.run = std::string("\x0a\x00run a\xff", 9);
+  StoredRun b = a;
+  b.profile = "";
+  b.run = "run b";
+  b.created_unix_ms = 1700000000000;
+  const absl::StatusOr<int64_t> ia = db_->AddRun(a), ib = db_->AddRun(b), ic = db_->AddRun(a);
+  ASSERT_TRUE(ia.ok() && ib.ok() && ic.ok()) << ia.status() << ib.status() << ic.status();
+  EXPECT_LT(*ia, *ib);
+  EXPECT_LT(*ib, *ic);
+  absl::StatusOr<std::vector<StoredRun>> all = db_->ListRuns(std::nullopt, 10, 0);
+  ASSERT_TRUE(all.ok()) << all.status();
+  ASSERT_EQ(all->size(), 3u);
+  EXPECT_EQ((*all)[0].run, a.run);
+  EXPECT_EQ((*all)[0].machine, a.machine);
+  EXPECT_GT((*all)[0].created_unix_ms, 1700000000000);  // filled in: now
+  EXPECT_EQ((*all)[1].created_unix_ms, 1700000000000);
+  absl::StatusOr<std::vector<StoredRun>> auto4 = db_->ListRuns(std::string("auto-4"), 10, 0);
+  ASSERT_TRUE(auto4.ok()) << auto4.status();
+  ASSERT_EQ(auto4->size(), 2u);
+  EXPECT_EQ((*auto4)[1].id, *ic);
+  absl::StatusOr<std::vector<StoredRun>> builtin = db_->ListRuns(std::string(""), 10, 0);
+  ASSERT_TRUE(builtin.ok() && builtin->size() == 1u) << builtin.status();
+  EXPECT_EQ((*builtin)[0].run, "run b");
+  absl::StatusOr<std::vector<StoredRun>> page = db_->ListRuns(std::nullopt, 1, *ia);
+  ASSERT_TRUE(page.ok() && page->size() == 1u);
+  EXPECT_EQ((*page)[0].id, *ib);
+  EXPECT_EQ(db_->AddRun(StoredRun{}).status().message(), "a measured run must not be empty");
+  EXPECT_FALSE(db_->ListRuns(std::nullopt, 0, 0).ok());
+}
+
 TEST_P(TuningDbTest, GenerationMovesWithEveryAdd) {
   const absl::StatusOr<int64_t> g0 = db_->Generation();
   ASSERT_TRUE(g0.ok()) << g0.status();
@@ -685,7 +719,7 @@ TEST(SqliteTuningDbTest, RecordsPersistAcrossReopening) {
   EXPECT_EQ(QueryText(path, "PRAGMA integrity_check"), "ok");
   EXPECT_EQ(QueryText(path, "PRAGMA foreign_key_check"), "<no row>");
   EXPECT_EQ(QueryText(path, "PRAGMA journal_mode"), "wal");
-  EXPECT_EQ(QueryText(path, "PRAGMA user_version"), "4");
+  EXPECT_EQ(QueryText(path, "PRAGMA user_version"), "5");
   EXPECT_EQ(
       QueryText(path, "SELECT profile || ' ' || mesh || ' ' || best_record_id FROM workloads"),
       "default x=2,y=2 2");
@@ -753,7 +787,7 @@ TEST(SqliteTuningDbTest, Version3FileIsReadAndMigratedKeepingItsRecordsWithoutSu
   }
   absl::StatusOr<std::unique_ptr<TuningDb>> db = OpenSqliteTuningDb(path);
   ASSERT_TRUE(db.ok()) << db.status();
-  EXPECT_EQ(QueryText(path, "PRAGMA user_version"), "4");
+  EXPECT_EQ(QueryText(path, "PRAGMA user_version"), "5");
   absl::StatusOr<std::optional<TuningRecord>> old = (*db)->Get(1);
   ASSERT_TRUE(old.ok() && old->has_value()) << old.status();
   EXPECT_EQ((*old)->trace, kPummaCanonical);
@@ -776,7 +810,7 @@ TEST(SqliteTuningDbTest, NewerSchemaIsRejectedUntouched) {
   EXPECT_EQ(db.status().code(), absl::StatusCode::kFailedPrecondition);
   EXPECT_EQ(db.status().message(),
             "tuning database " + path +
-                " has schema version 7, but meshtune 0.6 knows versions up to 4; "
+                " has schema version 7, but meshtune 0.6 knows versions up to 5; "
                 "use a newer meshtune or another database file");
   EXPECT_EQ(QueryText(path, "PRAGMA user_version"), "7");
   EXPECT_EQ(QueryText(path, "PRAGMA journal_mode"), "delete");
@@ -844,7 +878,7 @@ TEST(SqliteTuningDbTest, ConcurrentOpensOfANewFileMigrateOnce) {
   }
   for (std::thread& t : threads) t.join();
   EXPECT_EQ(QueryText(path, "SELECT count(*) FROM records"), "6");
-  EXPECT_EQ(QueryText(path, "PRAGMA user_version"), "4");
+  EXPECT_EQ(QueryText(path, "PRAGMA user_version"), "5");
 }
 
 TEST(DefaultDbPathTest, FollowsXdgCacheHomeThenHome) {

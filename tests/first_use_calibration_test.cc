@@ -3,12 +3,14 @@
 // "auto-P" marked automatic and says so in one line on stderr; the next tune uses it
 // silently; `meshtune calibrate --ranks P` replaces it; --no-calibrate and
 // MESHTUNE_CALIBRATE=0 keep the built-in numbers; rank counts this node cannot calibrate
-// quickly are not tried; an application's plan measures on its own communicator.
+// quickly are not tried; an application's plan measures on its own communicator. And the
+// runs a measured tune keeps: listed by `records runs`, carried by export and import.
 #include <gtest/gtest.h>
 #include <sys/stat.h>
 #include <unistd.h>
 
 #include <cstdlib>
+#include <fstream>
 #include <string>
 
 #include "absl/strings/match.h"
@@ -61,10 +63,12 @@ TEST_F(FirstUseTest, TheFirstTuneCalibratesTheNextUsesItAndCalibrateReplacesIt) 
   ASSERT_EQ(first.status, 0) << first.out << first.err;
   const std::vector<std::string> notes = Notes(first.err);
   ASSERT_EQ(notes.size(), 1u) << first.err;
-  EXPECT_TRUE(absl::StartsWith(notes[0], "meshtune: no hardware profile for 2 ranks on ")) << notes[0];
+  EXPECT_TRUE(absl::StartsWith(notes[0], "meshtune: no hardware profile for 2 ranks on "))
+      << notes[0];
   EXPECT_TRUE(absl::StrContains(
-      notes[0], " (quick form) and saved it as \"auto-2\"; `meshtune calibrate --ranks 2` measures "
-                "it fully, --no-calibrate keeps built-in numbers"))
+      notes[0],
+      " (quick form) and saved it as \"auto-2\"; `meshtune calibrate --ranks 2` measures "
+      "it fully, --no-calibrate keeps built-in numbers"))
       << notes[0];
   absl::StatusOr<meshtune::v1::HardwareProfile> made = meshtune::storage::LoadProfile("auto-2");
   ASSERT_TRUE(made.ok()) << made.status();
@@ -78,13 +82,15 @@ TEST_F(FirstUseTest, TheFirstTuneCalibratesTheNextUsesItAndCalibrateReplacesIt) 
   ASSERT_EQ(second.status, 0) << second.err;
   EXPECT_TRUE(Notes(second.err).empty()) << second.err;
   // The winner is costed with the profile's numbers, not the built-in ones.
-  const CliRun builtin = Meshtune(absl::StrCat(kTune, " --ranks 2 --no-calibrate --profile auto-2"));
+  const CliRun builtin =
+      Meshtune(absl::StrCat(kTune, " --ranks 2 --no-calibrate --profile auto-2"));
   EXPECT_EQ(builtin.status, 0);
 
   const CliRun calibrate = Meshtune("calibrate --ranks 2 --quick --timeout 120");
   ASSERT_EQ(calibrate.status, 0) << calibrate.err;
   EXPECT_FALSE(Exists("auto-2"));
-  absl::StatusOr<meshtune::v1::HardwareProfile> replaced = meshtune::storage::LoadProfile("default");
+  absl::StatusOr<meshtune::v1::HardwareProfile> replaced =
+      meshtune::storage::LoadProfile("default");
   ASSERT_TRUE(replaced.ok()) << replaced.status();
   EXPECT_FALSE(replaced->automatic());
   const CliRun third = Meshtune(absl::StrCat(kTune, " --ranks 2"));
@@ -113,10 +119,10 @@ TEST_F(FirstUseTest, RankCountsBeyondTwiceTheCoresAreNotCalibratedHere) {
   const long ranks = 2 * cores + 1;
   const CliRun r = Meshtune(absl::StrCat(kTune, " --ranks ", ranks));
   ASSERT_EQ(r.status, 0) << r.err;
-  EXPECT_EQ(Notes(r.err), std::vector<std::string>{absl::StrCat(
-                              "meshtune: no hardware profile for ", ranks,
-                              " ranks, more than this node (", cores,
-                              " cores) calibrates on first use: using built-in machine numbers")})
+  EXPECT_EQ(Notes(r.err),
+            std::vector<std::string>{absl::StrCat(
+                "meshtune: no hardware profile for ", ranks, " ranks, more than this node (", cores,
+                " cores) calibrates on first use: using built-in machine numbers")})
       << r.err;
   EXPECT_FALSE(Exists(absl::StrCat("auto-", ranks)));
 }
@@ -148,18 +154,58 @@ TEST_F(FirstUseTest, ADefaultOfAnotherRankCountIsNotTakenForThisOne) {
 
 TEST_F(FirstUseTest, APlanMeasuresOnItsOwnCommunicator) {
   // Mpirun puts MESHTUNE_HOME at $TEST_TMPDIR/home: this test's fresh home.
-  const CliRun first = ::meshtune::testing::Mpirun(2, "examples/api_app/api_app", "--mode estimate");
+  const CliRun first =
+      ::meshtune::testing::Mpirun(2, "examples/api_app/api_app", "--mode estimate");
   ASSERT_EQ(first.status, 0) << first.out;
-  EXPECT_EQ(Occurrences(first.out, "meshtune: no hardware profile for 2 ranks on "), 1) << first.out;
+  EXPECT_EQ(Occurrences(first.out, "meshtune: no hardware profile for 2 ranks on "), 1)
+      << first.out;
   EXPECT_TRUE(absl::StrContains(first.out, "saved it as \"auto-2\"")) << first.out;
   EXPECT_TRUE(absl::StrContains(first.out, "verified")) << first.out;
   absl::StatusOr<meshtune::v1::HardwareProfile> made = meshtune::storage::LoadProfile("auto-2");
   ASSERT_TRUE(made.ok()) << made.status();
   EXPECT_TRUE(made->automatic());
   EXPECT_EQ(made->ranks(), 2);
-  const CliRun second = ::meshtune::testing::Mpirun(2, "examples/api_app/api_app", "--mode estimate");
+  const CliRun second =
+      ::meshtune::testing::Mpirun(2, "examples/api_app/api_app", "--mode estimate");
   ASSERT_EQ(second.status, 0) << second.out;
   EXPECT_EQ(Occurrences(second.out, "no hardware profile"), 0) << second.out;
+}
+
+TEST_F(FirstUseTest, MeasuredTunesKeepTheirRunsWhichExportAndImport) {
+  const std::string db = home_ + "/t.db", other = home_ + "/other.db";
+  const CliRun tune = Meshtune(
+      absl::StrCat("tune --expr 'C[m,n] += A[m,k] * B[k,n]' --extents m=64,n=48,k=32 --mesh x=2 "
+                   "--top-k 2 --reps 1 --warmup 0 --db ",
+                   db));
+  ASSERT_EQ(tune.status, 0) << tune.out << tune.err;
+  const CliRun runs = Meshtune("records runs --db " + db);
+  ASSERT_EQ(runs.status, 0) << runs.err;
+  const std::vector<std::string> lines = absl::StrSplit(runs.out, '\n', absl::SkipEmpty());
+  ASSERT_EQ(lines.size(), 3u) << runs.out;  // the header and the two measured candidates
+  EXPECT_TRUE(absl::StartsWith(lines[0], "    id  source    profile     mesh")) << lines[0];
+  for (int i : {1, 2}) {
+    EXPECT_TRUE(absl::StrContains(lines[i], "  tune      auto-2      x=2  ")) << lines[i];
+    EXPECT_TRUE(absl::EndsWith(lines[i], "C[m,n] += A[m,k] * B[k,n] with m=64,n=48,k=32"))
+        << lines[i];
+  }
+  const CliRun json = Meshtune("records runs --json --profile auto-2 --db " + db);
+  EXPECT_EQ(Occurrences(json.out, "\"source\":\"tune\""), 2) << json.out;
+  EXPECT_EQ(Occurrences(json.out, "\"features\":{"), 2) << json.out;
+  EXPECT_EQ(Meshtune("records runs --profile builtin --db " + db).out, "");
+
+  const CliRun exported = Meshtune("records export --db " + db);
+  ASSERT_EQ(exported.status, 0) << exported.err;
+  EXPECT_EQ(Occurrences(exported.out, "\n{\"run\":{"), 2) << exported.out;
+  const std::string file = home_ + "/wisdom.jsonl";
+  { std::ofstream(file) << exported.out; }
+  const CliRun imported = Meshtune("records import " + file + " --db " + other);
+  ASSERT_EQ(imported.status, 0) << imported.err;
+  EXPECT_TRUE(absl::StrContains(imported.out, "\nimported 2 measured runs (0 already present)\n"))
+      << imported.out;
+  const CliRun again = Meshtune("records import " + file + " --db " + other);
+  EXPECT_TRUE(absl::StrContains(again.out, "\nimported 0 measured runs (2 already present)\n"))
+      << again.out;
+  EXPECT_EQ(Meshtune("records runs --db " + other).out, runs.out);
 }
 
 }  // namespace
