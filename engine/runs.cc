@@ -175,8 +175,7 @@ absl::StatusOr<std::vector<v1::MeasuredRun>> ListMeasuredRuns(
 }
 
 absl::StatusOr<std::optional<Refit>> RefitFromRuns(storage::TuningDb& db,
-                                                   const std::string& profile,
-                                                   int min_new_runs) {
+                                                   const std::string& profile, int min_new_runs) {
   MT_ASSIGN_OR_RETURN(v1::HardwareProfile p, storage::LoadProfile(profile));
   const std::string machine = storage::MachineFingerprint(&p);
   MT_ASSIGN_OR_RETURN(const std::vector<v1::MeasuredRun> all, ListMeasuredRuns(db, profile));

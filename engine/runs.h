@@ -36,11 +36,10 @@ struct RunNumbers {
 // One run per measured candidate of `candidates` (a tune's or fidelity's measurements) of
 // `problem` (with its dtype and layouts; in_place: the stated problem, whose runs get no
 // features), from `source` ("tune" or "fidelity"), all in one new group.
-std::vector<v1::MeasuredRun> RunsOf(const std::string& source, const v1::Problem& problem,
-                                    bool in_place,
-                                    const google::protobuf::RepeatedPtrField<v1::MeasuredCandidate>&
-                                        candidates,
-                                    const RunNumbers& numbers);
+std::vector<v1::MeasuredRun> RunsOf(
+    const std::string& source, const v1::Problem& problem, bool in_place,
+    const google::protobuf::RepeatedPtrField<v1::MeasuredCandidate>& candidates,
+    const RunNumbers& numbers);
 
 // Adds `runs` to `db` (their ids are assigned). The database's errors.
 absl::Status KeepRuns(storage::TuningDb& db, const std::vector<v1::MeasuredRun>& runs);
@@ -53,9 +52,9 @@ absl::StatusOr<std::vector<v1::MeasuredRun>> ListMeasuredRuns(
 // What a refit did.
 struct Refit {
   std::string profile;
-  bool accepted = false;       // the profile's term scales were replaced
-  int runs = 0, groups = 0;    // fitted
-  search::TermScales scales;   // the fit (stored only when accepted)
+  bool accepted = false;      // the profile's term scales were replaced
+  int runs = 0, groups = 0;   // fitted
+  search::TermScales scales;  // the fit (stored only when accepted)
   // Over the held-out runs (each group predicted by a fit to the others): the mean over
   // groups of 3 or more runs of Spearman's rho, and the median relative error, with the
   // profile's scales before and with the refit's.

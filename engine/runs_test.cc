@@ -55,8 +55,8 @@ class RunsTest : public ::testing::Test {
   // A run of group `group` whose features are `compute` seconds of compute and `p2p` of
   // point-to-point, measured at `measured` seconds, on machine `machine` (the profile's when
   // empty).
-  v1::MeasuredRun Synthetic(const std::string& group, double compute, double p2p,
-                            double measured, const std::string& machine = "") const {
+  v1::MeasuredRun Synthetic(const std::string& group, double compute, double p2p, double measured,
+                            const std::string& machine = "") const {
     v1::MeasuredRun r;
     r.set_source("tune");
     r.set_group(group);
@@ -113,13 +113,14 @@ TEST_F(RunsTest, FeaturesAddUpToThePredictionWithScalesOne) {
   const v1::RunFeatures& f = runs[0].features();
   EXPECT_GT(f.compute_s(), 0);
   EXPECT_GT(f.collective_s() + f.point_to_point_s(), 0);
-  EXPECT_NEAR(f.compute_s() + f.point_to_point_s() + f.collective_s() + f.reduction_s() -
-                  f.overlap_s(),
-              predicted, 1e-9 * predicted);
+  EXPECT_NEAR(
+      f.compute_s() + f.point_to_point_s() + f.collective_s() + f.reduction_s() - f.overlap_s(),
+      predicted, 1e-9 * predicted);
   EXPECT_FALSE(runs[1].verified());
   EXPECT_FALSE(runs[1].has_measured_s());
   // In place: the trace is of another problem; no features.
-  EXPECT_FALSE(RunsOf("tune", problem, true, candidates, {"p4", machine_, params})[0].has_features());
+  EXPECT_FALSE(
+      RunsOf("tune", problem, true, candidates, {"p4", machine_, params})[0].has_features());
 }
 
 TEST_F(RunsTest, RunsRoundTripThroughTheDatabaseAndWisdomFiles) {
@@ -203,7 +204,8 @@ TEST_F(RunsTest, ARefitThatPredictsHeldOutRunsBetterIsStored) {
   EXPECT_FALSE(none->has_value());
   // Seven new runs are not enough; the eighth starts the next refit.
   std::vector<v1::MeasuredRun> more;
-  for (int i = 0; i < 7; ++i) more.push_back(Synthetic("g9", 1e-3 * (i + 1), 1e-3, 2e-3 * (i + 1) + 1e-3));
+  for (int i = 0; i < 7; ++i)
+    more.push_back(Synthetic("g9", 1e-3 * (i + 1), 1e-3, 2e-3 * (i + 1) + 1e-3));
   ASSERT_TRUE(KeepRuns(*db, more).ok());
   EXPECT_FALSE(RefitFromRuns(*db, "p4")->has_value());
   ASSERT_TRUE(KeepRuns(*db, {Synthetic("g9", 9e-3, 1e-3, 19e-3)}).ok());
