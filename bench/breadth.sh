@@ -48,7 +48,7 @@ for p in "${problems[@]}"; do
   times=() peak=0 out=""
   for ((r = 0; r < runs; r++)); do
     out=$(/usr/bin/time -f '%e %M' -o "$home/time" "$meshtune" tune --expr "$expr" \
-      --extents "$extents" --ranks "$ranks" --model-only --no-db --json 2>/dev/null) || {
+      --extents "$extents" --ranks "$ranks" --model-only --no-db --no-calibrate --json 2>/dev/null) || {
       printf '| `%s` | %s | failed | | | | | | |\n' "$expr" "$ranks"
       continue 2
     }

@@ -46,6 +46,17 @@ std::string TuneResultText(const v1::TuneResult& r) {
   absl::StrAppend(&out, "\n");
   absl::StrAppend(&out, "record     ", r.stored() ? absl::StrCat(best.id()) : "- (not stored)",
                   "\n");
+  if (r.has_vs_library()) {
+    absl::StrAppend(
+        &out, absl::StrFormat("vs library %.3g x the fastest library run below\n", r.vs_library()));
+  }
+  for (const v1::LibraryRun& l : r.library()) {
+    absl::StrAppend(
+        &out,
+        absl::StrFormat("  library: %s %dx%d, NB %d, %s\n", l.library(), l.prow(), l.pcol(), l.nb(),
+                        l.has_measured_s() ? absl::StrFormat("measured %.4g s", l.measured_s())
+                                           : "failed: " + l.error()));
+  }
   for (const v1::MeasuredCandidate& m : r.measurements()) {
     absl::StrAppend(
         &out, absl::StrFormat(

@@ -6,6 +6,7 @@
 #include "absl/strings/str_format.h"
 #include "engine/requests.h"
 #include "engine/tune_options.h"
+#include "runtime/gemm_form.h"
 
 namespace meshtune::engine {
 
@@ -57,6 +58,34 @@ v1::TuneProgress ProgressMessage(const search::SearchProgress& p) {
   return out;
 }
 
+// The library's measurements of `r` into `out`, the winner's time over the fastest's, and a
+// warning when the library was faster beyond the measurements' noise (5%).
+void SetLibrary(const search::SearchResult& r, const std::string& name, v1::TuneResult* out) {
+  const search::LibraryMeasurement* fastest = nullptr;
+  for (const search::LibraryMeasurement& m : r.library) {
+    v1::LibraryRun* l = out->add_library();
+    l->set_library(name);
+    l->set_prow(m.config.prow);
+    l->set_pcol(m.config.pcol);
+    l->set_nb(m.config.nb);
+    if (m.run.verified && m.run.seconds) {
+      l->set_measured_s(*m.run.seconds);
+      if (fastest == nullptr || *m.run.seconds < *fastest->run.seconds) fastest = &m;
+    }
+    l->set_verified(m.run.verified);
+    if (m.run.error) l->set_error(*m.run.error);
+  }
+  if (fastest == nullptr || !r.verified || !r.measured_s || !(*fastest->run.seconds > 0)) return;
+  const double ratio = *r.measured_s / *fastest->run.seconds;
+  out->set_vs_library(ratio);
+  if (ratio > 1.05) {
+    out->add_warnings(absl::StrFormat(
+        "ScaLAPACK's %s (%s) measured %.4g s, faster than the tuned schedule's %.4g s (%.2fx the "
+        "library's time)",
+        name, runtime::ConfigText(fastest->config), *fastest->run.seconds, *r.measured_s, ratio));
+  }
+}
+
 v1::TuneResult ResultMessage(const search::SearchResult& r, const v1::TuneRequest& request,
                              const storage::Workload& w) {
   v1::TuneResult out;
@@ -90,6 +119,7 @@ v1::TuneResult ResultMessage(const search::SearchResult& r, const v1::TuneReques
     if (m.run.error) pm->set_error(*m.run.error);
     for (const std::string& p : m.candidate.patterns) pm->add_patterns(p);
   }
+  SetLibrary(r, request.problem().dtype() == "f64" ? "PDGEMM" : "PSGEMM", &out);
   out.set_strategy(r.strategy);
   out.set_seconds(r.seconds);
   if (r.lower_bound_ratio) out.set_lower_bound_ratio(*r.lower_bound_ratio);

@@ -15,6 +15,7 @@
 
 #include "absl/status/statusor.h"
 #include "codegen/program.h"
+#include "runtime/gemm_form.h"
 #include "runtime/oracle.h"
 
 namespace meshtune::runtime {
@@ -44,6 +45,10 @@ struct RunSpec {
   int reps = 3, warmup = 1;
   uint64_t seed = 1;
   std::string inject_fault;  // tests only: crash, hang or wrong
+  // Set: ScaLAPACK's GEMM on this grid (ranks = prow * pcol) instead of `program`, in f32
+  // (library_dtype_bytes 4) or f64 (8): runtime/library_gemm.h.
+  std::optional<LibraryGemmConfig> library;
+  int library_dtype_bytes = 4;
 };
 
 struct LaunchResult {

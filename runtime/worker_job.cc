@@ -44,7 +44,15 @@ v1::WorkerJob ToProto(const WorkerJob& job) {
   s.set_sum(job.problem.sum);
   s.set_accumulate(job.problem.accumulate);
   for (const auto& [index, extent] : job.problem.extents) (*s.mutable_extents())[index] = extent;
-  *m.mutable_program() = codegen::ToProto(job.program);
+  if (job.library) {
+    v1::LibraryGemm* l = m.mutable_library();
+    l->set_prow(job.library->prow);
+    l->set_pcol(job.library->pcol);
+    l->set_nb(job.library->nb);
+    l->set_dtype_bytes(job.library_dtype_bytes);
+  } else {
+    *m.mutable_program() = codegen::ToProto(job.program);
+  }
   m.set_reps(job.options.reps);
   m.set_warmup(job.options.warmup);
   m.set_seed(job.options.seed);
@@ -79,9 +87,24 @@ absl::StatusOr<WorkerJob> FromProto(const v1::WorkerJob& m) {
       return st;
     }
   }
-  absl::StatusOr<codegen::Program> program = codegen::FromProto(m.program());
-  if (!program.ok()) return program.status();
-  job.program = *std::move(program);
+  if (m.has_library()) {
+    const v1::LibraryGemm& l = m.library();
+    if (!GemmFormOf(job.problem)) {
+      return absl::InvalidArgumentError("job.library: the statement is not of matmul form");
+    }
+    if (l.prow() < 1 || l.pcol() < 1 || l.nb() < 1 ||
+        (l.dtype_bytes() != 4 && l.dtype_bytes() != 8)) {
+      return absl::InvalidArgumentError(absl::StrCat("job.library: grid ", l.prow(), "x", l.pcol(),
+                                                     ", NB ", l.nb(), ", ", l.dtype_bytes(),
+                                                     "-byte elements is not a configuration"));
+    }
+    job.library = LibraryGemmConfig{l.prow(), l.pcol(), l.nb()};
+    job.library_dtype_bytes = l.dtype_bytes();
+  } else {
+    absl::StatusOr<codegen::Program> program = codegen::FromProto(m.program());
+    if (!program.ok()) return program.status();
+    job.program = *std::move(program);
+  }
   job.options.reps = m.reps();
   job.options.warmup = m.warmup();
   job.options.seed = m.seed();

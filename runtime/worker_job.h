@@ -5,12 +5,14 @@
 #ifndef MESHTUNE_RUNTIME_WORKER_JOB_H_
 #define MESHTUNE_RUNTIME_WORKER_JOB_H_
 
+#include <optional>
 #include <string>
 
 #include "absl/status/statusor.h"
 #include "codegen/program.h"
 #include "proto/meshtune.pb.h"
 #include "runtime/executor.h"
+#include "runtime/gemm_form.h"
 #include "runtime/oracle.h"
 
 namespace meshtune::runtime {
@@ -20,6 +22,9 @@ struct WorkerJob {
   ProblemSpec problem;  // as the user stated it: what the output is checked against
   codegen::Program program;
   ExecOptions options;
+  // Set: ScaLAPACK's GEMM on this grid instead of `program` (empty then), in f32 (4) or f64 (8).
+  std::optional<LibraryGemmConfig> library;
+  int library_dtype_bytes = 4;
 };
 
 // `job` as a message.
@@ -27,7 +32,8 @@ v1::WorkerJob ToProto(const WorkerJob& job);
 
 // The job `m` describes; InvalidArgument naming the malformed part (the program's form is
 // checked by codegen::FromProto; a statement must name its output and at least one
-// operand, every index with a positive extent).
+// operand, every index with a positive extent; a library job needs a statement of matmul
+// form, a grid of at least one rank, a block size of at least 1 and 4 or 8 bytes).
 absl::StatusOr<WorkerJob> FromProto(const v1::WorkerJob& m);
 
 // Writes `job` to `path` as a binary message; Internal when the file cannot be written.

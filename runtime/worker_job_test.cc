@@ -61,6 +61,26 @@ TEST(WorkerJobTest, AJobRoundTripsThroughItsFile) {
   EXPECT_EQ(read->options.inject_fault, "wrong");
 }
 
+TEST(WorkerJobTest, ALibraryJobRoundTripsAndIsCheckedForMatmulFormAndConfiguration) {
+  WorkerJob job = Job();
+  job.program = codegen::Program{};
+  job.library = LibraryGemmConfig{1, 2, 16};
+  job.library_dtype_bytes = 8;
+  absl::StatusOr<WorkerJob> back = FromProto(ToProto(job));
+  ASSERT_TRUE(back.ok()) << back.status();
+  ASSERT_TRUE(back->library.has_value());
+  EXPECT_EQ(ConfigText(*back->library), "1x2, NB 16");
+  EXPECT_EQ(back->library_dtype_bytes, 8);
+  EXPECT_EQ(back->options.reps, 4);
+  v1::WorkerJob bad = ToProto(job);
+  bad.mutable_library()->set_nb(0);
+  EXPECT_EQ(FromProto(bad).status().message(),
+            "job.library: grid 1x2, NB 0, 8-byte elements is not a configuration");
+  bad = ToProto(job);
+  bad.mutable_statement()->set_sum(true);
+  EXPECT_EQ(FromProto(bad).status().message(), "job.library: the statement is not of matmul form");
+}
+
 TEST(WorkerJobTest, AMalformedStatementIsRefusedByName) {
   const v1::WorkerJob good = ToProto(Job());
   v1::WorkerJob m = good;

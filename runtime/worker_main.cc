@@ -2,7 +2,8 @@
 //
 // Every rank reads the job file the launcher wrote (meshtune.v1.WorkerJob: the statement as
 // the user stated it and the Program already judged, lowered and translation-validated),
-// runs the Program through the executor and checks the output against the statement; rank
+// runs the Program through the executor (or, for a library job, ScaLAPACK's GEMM:
+// runtime/library_gemm.h) and checks the output against the statement; rank
 // 0 prints one JSON line (meshtune.v1.RunResult in protobuf's JSON mapping). A rank neither
 // judges nor lowers: the worker links no isl. Failures are reported in that line, never by
 // a crash of the worker; a worker dies with its launcher (PR_SET_PDEATHSIG).
@@ -14,8 +15,10 @@
 #include <csignal>
 #include <cstdlib>
 #include <iostream>
+#include <string>
 
 #include "CLI/CLI.hpp"
+#include "runtime/library_gemm.h"
 #include "runtime/mpi_executor.h"
 #include "runtime/run_result.h"
 #include "runtime/worker_job.h"
@@ -25,6 +28,25 @@ namespace {
 // Rank 0 prints the one result line: meshtune.v1.RunResult in protobuf's JSON mapping.
 void Report(int rank, const meshtune::runtime::RunStats& m) {
   if (rank == 0) std::cout << meshtune::runtime::RunResultLine(m) << std::endl;
+}
+
+// ScaLAPACK's GEMM as the job says (runtime/library_gemm.h) on every rank of the job.
+meshtune::runtime::RunStats LibraryStats(const meshtune::runtime::WorkerJob& job, int size) {
+  meshtune::runtime::RunStats stats;
+  const meshtune::runtime::LibraryGemmConfig& config = *job.library;
+  if (config.prow * config.pcol != size) {
+    stats.error = "the library's grid " + meshtune::runtime::ConfigText(config) + " needs " +
+                  std::to_string(config.prow * config.pcol) + " ranks, the job has " +
+                  std::to_string(size);
+    return stats;
+  }
+  const meshtune::runtime::LibraryGemmRun run = meshtune::runtime::RunLibraryGemm(
+      job.problem, *meshtune::runtime::GemmFormOf(job.problem), job.library_dtype_bytes, config,
+      job.options.reps, job.options.warmup, job.options.seed, MPI_COMM_WORLD);
+  stats.seconds = run.repetitions;
+  stats.error = run.error;
+  stats.verified = run.error.empty();
+  return stats;
 }
 
 }  // namespace
@@ -61,7 +83,11 @@ int main(int argc, char** argv) {
   }
   options.reps = std::max(1, options.reps);
   options.warmup = std::max(0, options.warmup);
-  Report(rank, meshtune::runtime::Execute(job->problem, job->program, MPI_COMM_WORLD, options));
+  if (job->library) {
+    Report(rank, LibraryStats(*job, size));
+  } else {
+    Report(rank, meshtune::runtime::Execute(job->problem, job->program, MPI_COMM_WORLD, options));
+  }
   MPI_Finalize();
   return 0;
 }

@@ -47,6 +47,29 @@ class MpiRunner : public Runner {
     return out;
   }
 
+  bool measures_library() const override { return true; }
+
+  CandidateRun RunLibrary(const LibraryInput& input) override {
+    runtime::RunSpec spec;
+    spec.problem = runtime::ProblemSpecOf(*input.problem);
+    spec.library = input.config;
+    spec.library_dtype_bytes = input.problem->dtype == ir::DType::kF64 ? 8 : 4;
+    spec.ranks = int64_t{input.config.prow} * input.config.pcol;
+    spec.reps = options_.reps;
+    spec.warmup = options_.warmup;
+    spec.seed = options_.seed;
+    runtime::LaunchOptions launch = options_.launch;
+    launch.timeout_s = input.timeout_s;
+    launch.cancelled = input.cancelled;
+    const runtime::LaunchResult r = runtime::Launch(spec, launch);
+    CandidateRun out;
+    out.verified = r.verified && !r.error.has_value();
+    out.error = r.error;
+    out.repetitions = r.seconds;
+    if (out.verified) out.seconds = r.median_s;
+    return out;
+  }
+
  private:
   MpiRunnerOptions options_;
 };

@@ -20,6 +20,7 @@
 #include "ir/mesh.h"
 #include "ir/problem.h"
 #include "ir/trace.h"
+#include "runtime/gemm_form.h"
 #include "runtime/launcher.h"
 
 namespace meshtune::search {
@@ -44,12 +45,31 @@ struct CandidateRun {
   std::optional<std::string> error;
 };
 
+// What to measure of the library (runtime/library_gemm.h): ScaLAPACK's GEMM for `problem`
+// (of matmul form) with `config`.
+struct LibraryInput {
+  const ir::Problem* problem = nullptr;
+  runtime::LibraryGemmConfig config;
+  double timeout_s = 300;
+  std::function<bool()> cancelled;
+};
+
 class Runner {
  public:
   virtual ~Runner() = default;
   // False for the model-only runner: the tuner then measures nothing.
   virtual bool measures() const = 0;
   virtual CandidateRun Run(const MeasureInput& input) = 0;
+  // Whether RunLibrary measures (the MPI runner's does; the tuner then times the library
+  // beside the schedules).
+  virtual bool measures_library() const { return false; }
+  // Measures the library as Run measures a schedule: verified by the same oracle, timed the
+  // same way. Not run (error set) by a runner that does not measure libraries.
+  virtual CandidateRun RunLibrary(const LibraryInput& input) {
+    CandidateRun out;
+    out.error = "not run: this runner does not run libraries";
+    return out;
+  }
 };
 
 struct MpiRunnerOptions {

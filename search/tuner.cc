@@ -2,11 +2,14 @@
 
 #include <algorithm>
 #include <chrono>
+#include <optional>
 #include <utility>
 
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_format.h"
 #include "absl/strings/str_join.h"
+#include "runtime/executor.h"
+#include "runtime/gemm_form.h"
 #include "search/lower_bound.h"
 #include "search/schedule_class.h"
 
@@ -155,6 +158,29 @@ void MeasureTop(TuneRun& run, Explorer& explorer, Runner& runner, Checker& check
   }
 }
 
+// Measures the library at its most promising configurations into result->library (a
+// problem of matmul form, without given layouts, on a runner that measures libraries),
+// while more than a second of the budget is left.
+void MeasureLibrary(TuneRun& run, Runner& runner, SearchResult* result) {
+  const TuneOptions& o = run.options;
+  if (!o.measure_library || !runner.measures_library() || !o.problem.layouts.empty()) return;
+  const std::optional<runtime::GemmForm> form =
+      runtime::GemmFormOf(runtime::ProblemSpecOf(o.problem));
+  if (!form) return;
+  int64_t ranks = 0;
+  for (const ir::Mesh& m : o.meshes) ranks = std::max(ranks, m.Ranks());
+  for (const runtime::LibraryGemmConfig& config : runtime::LibraryGemmConfigs(*form, ranks)) {
+    const double left = o.budget_s - Since(run.start);
+    if (left <= 1 || run.Cancelled()) break;
+    LibraryInput in;
+    in.problem = &o.problem;
+    in.config = config;
+    in.timeout_s = left;
+    in.cancelled = o.cancelled;
+    result->library.push_back({config, runner.RunLibrary(in)});
+  }
+}
+
 // Sets the winner: the fastest verified measurement, else the model's best (of at most
 // max_checked) that the checker passes. FailedPrecondition when none passes; Cancelled
 // when cancelled while checking.
@@ -238,6 +264,7 @@ absl::StatusOr<SearchResult> Tune(const TuneOptions& options, Runner& runner,
   Checker* checker = options.checker;
   if (checker == nullptr) checker = (simulating = NewSimulatingChecker()).get();
   if (runner.measures()) MeasureTop(run, explorer, runner, *checker, &result);
+  if (runner.measures() && !result.measurements.empty()) MeasureLibrary(run, runner, &result);
   if (cancelled() && result.measurements.empty())
     return absl::CancelledError("the tune was cancelled");
 

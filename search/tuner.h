@@ -61,6 +61,16 @@ struct TuneOptions {
   // simulating checker. Candidates are tried in the model's order, at most `max_checked`.
   Checker* checker = nullptr;
   int max_checked = 8;
+  // For a problem of matmul form without given layouts, measured by a runner that measures
+  // libraries: also time ScaLAPACK's GEMM at its most promising configurations
+  // (runtime::LibraryGemmConfigs on the largest mesh's ranks), in the same tune.
+  bool measure_library = true;
+};
+
+// One measured configuration of the library.
+struct LibraryMeasurement {
+  runtime::LibraryGemmConfig config;
+  CandidateRun run;
 };
 
 // One measured candidate.
@@ -72,6 +82,8 @@ struct MeasuredCandidate {
 };
 
 struct SearchResult {
+  // The library's measurements (empty when it was not measured), in the order taken.
+  std::vector<LibraryMeasurement> library;
   Candidate best;
   ir::Mesh mesh;                     // the winner's mesh
   std::optional<double> measured_s;  // the winner's measured median, when measured

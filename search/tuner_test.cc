@@ -4,6 +4,7 @@
 
 #include <gtest/gtest.h>
 
+#include <optional>
 #include <set>
 #include <string>
 
@@ -11,6 +12,8 @@
 #include "ir/mesh.h"
 #include "ir/problem.h"
 #include "ir/trace.h"
+#include "runtime/executor.h"
+#include "runtime/gemm_form.h"
 #include "search/explorer.h"
 #include "search/runner.h"
 #include "search/schedule_class.h"
@@ -299,6 +302,65 @@ TEST(TunerTest, EachMeshsBestIsMeasuredAndMeasurementDecides) {
   ASSERT_TRUE(model.ok());
   EXPECT_EQ(runner.meshes[0], model->mesh.ToString());
   EXPECT_EQ(model->mesh.ToString(), "x=2,y=2");
+}
+
+// Every schedule verifies in 1 s; the library, when asked, in `library_s` seconds for a
+// block size of 64 and twice that for others (its configurations are recorded).
+class WithALibrary : public PrefersOneDimension {
+ public:
+  explicit WithALibrary(double library_s) : library_s_(library_s) {}
+  bool measures_library() const override { return true; }
+  CandidateRun RunLibrary(const LibraryInput& input) override {
+    configs.push_back(runtime::ConfigText(input.config));
+    CandidateRun r;
+    r.verified = true;
+    r.seconds = input.config.nb == 64 ? library_s_ : 2 * library_s_;
+    return r;
+  }
+  std::vector<std::string> configs;
+
+ private:
+  double library_s_;
+};
+
+TEST(TunerTest, AMatmulIsMeasuredAgainstTheLibraryAtItsMostPromisingConfigurations) {
+  TuneOptions o = SquareMatmulOnFourRanks();
+  o.top_k = 2;
+  WithALibrary runner(0.5);
+  const absl::StatusOr<SearchResult> r = Tune(o, runner);
+  ASSERT_TRUE(r.ok()) << r.status();
+  const std::optional<runtime::GemmForm> form =
+      runtime::GemmFormOf(runtime::ProblemSpecOf(o.problem));
+  ASSERT_TRUE(form.has_value());
+  std::vector<std::string> expected;
+  for (const runtime::LibraryGemmConfig& c : runtime::LibraryGemmConfigs(*form, 4))
+    expected.push_back(runtime::ConfigText(c));
+  EXPECT_EQ(runner.configs, expected);
+  ASSERT_EQ(r->library.size(), expected.size());
+  EXPECT_EQ(*r->library[0].run.seconds, 0.5);
+  // The library does not decide the winner (yet): the fastest verified schedule does.
+  EXPECT_EQ(r->measured_s, 1.0);
+
+  // Not measured: without the option, for a problem not of matmul form, model-only, or by a
+  // runner that does not run libraries.
+  o.measure_library = false;
+  WithALibrary off(0.5);
+  ASSERT_TRUE(Tune(o, off).ok());
+  EXPECT_TRUE(off.configs.empty());
+  TuneOptions batched;
+  batched.problem = *ir::ParseProblem("C[b,m,n] += A[b,m,k] * B[b,k,n]", "b=2,m=32,n=32,k=32");
+  batched.meshes = {*ir::ParseMesh("x=2")};
+  batched.top_k = 1;
+  WithALibrary not_matmul(0.5);
+  const absl::StatusOr<SearchResult> b = Tune(batched, not_matmul);
+  ASSERT_TRUE(b.ok()) << b.status();
+  EXPECT_TRUE(not_matmul.configs.empty());
+  EXPECT_TRUE(b->library.empty());
+  PrefersOneDimension plain;
+  o.measure_library = true;
+  const absl::StatusOr<SearchResult> p = Tune(o, plain);
+  ASSERT_TRUE(p.ok());
+  EXPECT_TRUE(p->library.empty());
 }
 
 // Validation refuses the schedules of one mesh (x=4): they are never run nor returned.
