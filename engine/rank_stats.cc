@@ -4,6 +4,9 @@
 #include <cmath>
 #include <limits>
 #include <numeric>
+#include <utility>
+
+#include "base/median.h"
 
 namespace meshtune::engine {
 
@@ -65,11 +68,6 @@ double KendallTau(const std::vector<double>& x, const std::vector<double>& y) {
   return (concordant - discordant) / std::sqrt(untied_x * untied_y);
 }
 
-double Median(std::vector<double> v) {
-  if (v.empty()) return kNaN;
-  std::sort(v.begin(), v.end());
-  const size_t n = v.size();
-  return n % 2 == 1 ? v[n / 2] : (v[n / 2 - 1] + v[n / 2]) / 2;
-}
+double Median(std::vector<double> v) { return base::Median(std::move(v)); }
 
 }  // namespace meshtune::engine

@@ -69,17 +69,17 @@ std::vector<LibraryGemmConfig> LibraryGemmConfigs(const GemmForm& form, int64_t 
   for (int64_t prow = 1; prow <= ranks; ++prow) {
     if (ranks % prow != 0) continue;
     const int64_t pcol = ranks / prow;
-    // The column-major view's rows are C's columns (n), its columns C's rows (m).
+    // The grid's rows split C's rows (m), its columns C's columns (n).
     const double words = static_cast<double>(form.k) *
-                         (static_cast<double>(form.n) / prow + static_cast<double>(form.m) / pcol);
+                         (static_cast<double>(form.m) / prow + static_cast<double>(form.n) / pcol);
     grids.push_back({words, static_cast<int>(prow), static_cast<int>(pcol)});
   }
   std::stable_sort(grids.begin(), grids.end(),
                    [](const Grid& a, const Grid& b) { return a.words < b.words; });
   std::vector<LibraryGemmConfig> out;
   for (size_t g = 0; g < grids.size() && g < 2; ++g) {
-    const int64_t share = std::max<int64_t>({1, (form.n + grids[g].prow - 1) / grids[g].prow,
-                                             (form.m + grids[g].pcol - 1) / grids[g].pcol});
+    const int64_t share = std::max<int64_t>({1, (form.m + grids[g].prow - 1) / grids[g].prow,
+                                             (form.n + grids[g].pcol - 1) / grids[g].pcol});
     std::set<int> sizes;
     for (int nb : {64, 256}) {
       int fit = nb;

@@ -29,8 +29,8 @@ struct GemmForm {
 // tensor read twice).
 std::optional<GemmForm> GemmFormOf(const ProblemSpec& problem);
 
-// A process grid and block size: prow x pcol ranks in row-major order, nb x nb blocks, of
-// ScaLAPACK's column-major view of the row-major tensors (its rows are C's columns).
+// A process grid and block size: prow x pcol ranks in row-major order, nb x nb blocks; the
+// grid's rows split the matrices' rows (C's first index).
 struct LibraryGemmConfig {
   int prow = 1, pcol = 1, nb = 64;
 };
@@ -39,7 +39,7 @@ struct LibraryGemmConfig {
 std::string ConfigText(const LibraryGemmConfig& c);
 
 // The most promising configurations of `form` on `ranks` ranks, best first: the two grids
-// whose ranks receive the fewest words in a SUMMA over them (k (n / prow + m / pcol)), each
+// whose ranks receive the fewest words in a SUMMA over them (k (m / prow + n / pcol)), each
 // with block sizes 64 and 256 where the blocks fit a rank's share (else the largest power of
 // two that does, at least 1); at most 4.
 std::vector<LibraryGemmConfig> LibraryGemmConfigs(const GemmForm& form, int64_t ranks);

@@ -1,89 +1,126 @@
 #include "runtime/library_gemm.h"
 
 #include <algorithm>
-#include <cstring>
+#include <climits>
 #include <utility>
 
 #include "absl/strings/str_cat.h"
+#include "base/median.h"
 #include "runtime/fill.h"
 #include "runtime/mpi_comm.h"
 #include "third_party/scalapack_api.h"
 
 namespace meshtune::runtime {
 
+CyclicPart CyclicPartOf(int64_t rows, int64_t cols, const LibraryGemmConfig& config, int64_t row,
+                        int64_t col) {
+  CyclicPart p;
+  p.rows = rows;
+  p.cols = cols;
+  p.row = row;
+  p.col = col;
+  p.prow = config.prow;
+  p.pcol = config.pcol;
+  p.nb = config.nb;
+  // numroc with the source process 0 (ir::Numroc in the given layouts' terms).
+  const auto numroc = [&p](int64_t n, int64_t me, int64_t procs) {
+    const int64_t blocks = n / p.nb;
+    int64_t local = (blocks / procs) * p.nb;
+    const int64_t extra = blocks % procs;
+    if (me < extra) {
+      local += p.nb;
+    } else if (me == extra) {
+      local += n % p.nb;
+    }
+    return local;
+  };
+  p.local_rows = numroc(rows, row, p.prow);
+  p.local_cols = numroc(cols, col, p.pcol);
+  return p;
+}
+
+absl::StatusOr<std::unique_ptr<LibraryGemmCall>> LibraryGemmCall::Create(
+    const GemmForm& form, int dtype_bytes, const LibraryGemmConfig& config, MPI_Comm comm) {
+  int size = 0;
+  MPI_Comm_size(comm, &size);
+  if (config.prow < 1 || config.pcol < 1 || config.nb < 1 || config.prow * config.pcol != size) {
+    return absl::InvalidArgumentError(absl::StrCat("the library's grid ", ConfigText(config),
+                                                   " does not fit a communicator of ", size,
+                                                   " ranks"));
+  }
+  if (std::max({form.m, form.n, form.k}) > INT_MAX) {
+    return absl::InvalidArgumentError(absl::StrCat("ScaLAPACK's GEMM takes extents up to ", INT_MAX,
+                                                   "; the problem has m=", form.m, ", n=", form.n,
+                                                   ", k=", form.k));
+  }
+  std::unique_ptr<LibraryGemmCall> call(new LibraryGemmCall());
+  call->form_ = form;
+  call->dtype_bytes_ = dtype_bytes;
+  // BLACS over `comm` (not necessarily MPI_COMM_WORLD), row-major grid.
+  call->handle_ = Csys2blacs_handle(comm);
+  call->context_ = call->handle_;
+  int rows = 0, cols = 0, row = 0, col = 0;
+  Cblacs_gridinit(&call->context_, "Row", config.prow, config.pcol);
+  Cblacs_gridinfo(call->context_, &rows, &cols, &row, &col);
+  const std::pair<int64_t, int64_t> shapes[3] = {
+      {form.m, form.n},
+      form.a_transposed ? std::make_pair(form.k, form.m) : std::make_pair(form.m, form.k),
+      form.b_transposed ? std::make_pair(form.n, form.k) : std::make_pair(form.k, form.n)};
+  for (int t = 0; t < 3; ++t) {
+    CyclicPart& p = call->parts_[t];
+    p = CyclicPartOf(shapes[t].first, shapes[t].second, config, row, col);
+    const int m = static_cast<int>(p.rows), n = static_cast<int>(p.cols), nb = config.nb, zero = 0;
+    const int lld = static_cast<int>(p.lld());
+    int info = 0;
+    descinit_(call->desc_[t], &m, &n, &nb, &nb, &zero, &zero, &call->context_, &lld, &info);
+  }
+  return call;
+}
+
+LibraryGemmCall::~LibraryGemmCall() {
+  int finalized = 0;
+  MPI_Finalized(&finalized);
+  if (finalized) return;
+  Cblacs_gridexit(context_);
+  Cfree_blacs_system_handle(handle_);
+}
+
+void LibraryGemmCall::Run(void* c, const void* a, const void* b) const {
+  const int m = static_cast<int>(form_.m), n = static_cast<int>(form_.n);
+  const int k = static_cast<int>(form_.k), one = 1;
+  const char* op_a = form_.a_transposed ? "T" : "N";
+  const char* op_b = form_.b_transposed ? "T" : "N";
+  if (dtype_bytes_ == 8) {
+    const double alpha = 1, beta = form_.accumulate ? 1 : 0;
+    pdgemm_(op_a, op_b, &m, &n, &k, &alpha, static_cast<const double*>(a), &one, &one, desc_[1],
+            static_cast<const double*>(b), &one, &one, desc_[2], &beta, static_cast<double*>(c),
+            &one, &one, desc_[0]);
+  } else {
+    const float alpha = 1, beta = form_.accumulate ? 1 : 0;
+    psgemm_(op_a, op_b, &m, &n, &k, &alpha, static_cast<const float*>(a), &one, &one, desc_[1],
+            static_cast<const float*>(b), &one, &one, desc_[2], &beta, static_cast<float*>(c), &one,
+            &one, desc_[0]);
+  }
+}
+
 namespace {
 
-// One matrix of ScaLAPACK's column-major view of a row-major tensor [d0, d1]: d1 rows, d0
-// columns, element (r, c) being the tensor's [c, r]; this rank's block-cyclic part of it.
-template <typename T>
-struct LocalMatrix {
-  int rows = 0, cols = 0;  // global (the view's)
-  int local_rows = 0, local_cols = 0;
-  std::vector<T> data;  // column-major, leading dimension max(1, local_rows)
-  int desc[9] = {};
-  int row = 0, col = 0, prow = 1, pcol = 1, nb = 1;
-
-  int GlobalRow(int li) const { return ((li / nb) * prow + row) * nb + li % nb; }
-  int GlobalCol(int lj) const { return ((lj / nb) * pcol + col) * nb + lj % nb; }
-  int lld() const { return std::max(1, local_rows); }
-  // The tensor's row-major index of local element (li, lj).
-  int64_t TensorIndex(int li, int lj) const {
-    return static_cast<int64_t>(GlobalCol(lj)) * rows + GlobalRow(li);
-  }
-};
-
-template <typename T>
-LocalMatrix<T> Distribute(int64_t d0, int64_t d1, const LibraryGemmConfig& g, int ctx, int row,
-                          int col) {
-  LocalMatrix<T> x;
-  x.rows = static_cast<int>(d1);
-  x.cols = static_cast<int>(d0);
-  x.row = row;
-  x.col = col;
-  x.prow = g.prow;
-  x.pcol = g.pcol;
-  x.nb = g.nb;
-  const int zero = 0;
-  x.local_rows = numroc_(&x.rows, &x.nb, &row, &zero, &x.prow);
-  x.local_cols = numroc_(&x.cols, &x.nb, &col, &zero, &x.pcol);
-  x.data.assign(static_cast<size_t>(x.lld()) * std::max(0, x.local_cols), T(0));
-  const int lld = x.lld();
-  int info = 0;
-  descinit_(x.desc, &x.rows, &x.cols, &x.nb, &x.nb, &zero, &zero, &ctx, &lld, &info);
-  return x;
+// The tensor's row-major index of local element (li, lj) of `p`.
+int64_t TensorIndex(const CyclicPart& p, int64_t li, int64_t lj) {
+  return p.GlobalRow(li) * p.cols + p.GlobalCol(lj);
 }
 
+// `p`'s local matrix of `tensor`, filled from the global formula.
 template <typename T>
-void Fill(LocalMatrix<T>& x, uint64_t seed, const std::string& tensor) {
-  for (int lj = 0; lj < x.local_cols; ++lj) {
-    for (int li = 0; li < x.local_rows; ++li) {
-      x.data[static_cast<size_t>(li) + static_cast<size_t>(lj) * x.lld()] =
-          static_cast<T>(ElementValue(seed, tensor, x.TensorIndex(li, lj)));
+std::vector<T> Filled(const CyclicPart& p, uint64_t seed, const std::string& tensor) {
+  std::vector<T> data(static_cast<size_t>(p.LocalElements()), T(0));
+  for (int64_t lj = 0; lj < p.local_cols; ++lj) {
+    for (int64_t li = 0; li < p.local_rows; ++li) {
+      data[static_cast<size_t>(li + lj * p.lld())] =
+          static_cast<T>(ElementValue(seed, tensor, TensorIndex(p, li, lj)));
     }
   }
-}
-
-void Gemm(const char* ta, const char* tb, const int* m, const int* n, const int* k,
-          const float* alpha, const LocalMatrix<float>& a, const LocalMatrix<float>& b,
-          const float* beta, LocalMatrix<float>& c) {
-  const int one = 1;
-  psgemm_(ta, tb, m, n, k, alpha, a.data.data(), &one, &one, a.desc, b.data.data(), &one, &one,
-          b.desc, beta, c.data.data(), &one, &one, c.desc);
-}
-
-void Gemm(const char* ta, const char* tb, const int* m, const int* n, const int* k,
-          const double* alpha, const LocalMatrix<double>& a, const LocalMatrix<double>& b,
-          const double* beta, LocalMatrix<double>& c) {
-  const int one = 1;
-  pdgemm_(ta, tb, m, n, k, alpha, a.data.data(), &one, &one, a.desc, b.data.data(), &one, &one,
-          b.desc, beta, c.data.data(), &one, &one, c.desc);
-}
-
-double Median(std::vector<double> v) {
-  if (v.empty()) return 0;
-  std::sort(v.begin(), v.end());
-  const size_t n = v.size();
-  return n % 2 == 1 ? v[n / 2] : 0.5 * (v[n / 2 - 1] + v[n / 2]);
+  return data;
 }
 
 // The error of the lowest rank of `comm` that has one ("" when none has), on every rank.
@@ -103,58 +140,51 @@ std::string FirstError(const std::string& mine, MPI_Comm comm) {
 
 template <typename T>
 LibraryGemmRun Run(const ProblemSpec& problem, const GemmForm& f, const LibraryGemmConfig& g,
-                   int reps, int warmup, uint64_t seed, MPI_Comm comm) {
-  // BLACS over `comm` (not necessarily MPI_COMM_WORLD), row-major grid.
-  int handle = Csys2blacs_handle(comm);
-  int ctx = handle, rows = 0, cols = 0, row = 0, col = 0;
-  Cblacs_gridinit(&ctx, "Row", g.prow, g.pcol);
-  Cblacs_gridinfo(ctx, &rows, &cols, &row, &col);
-  // Row-major C [m, n] is the column-major n x m matrix Ct = op(B) op(A) (see the header).
-  LocalMatrix<T> a = f.a_transposed ? Distribute<T>(f.k, f.m, g, ctx, row, col)
-                                    : Distribute<T>(f.m, f.k, g, ctx, row, col);
-  LocalMatrix<T> b = f.b_transposed ? Distribute<T>(f.n, f.k, g, ctx, row, col)
-                                    : Distribute<T>(f.k, f.n, g, ctx, row, col);
-  LocalMatrix<T> c = Distribute<T>(f.m, f.n, g, ctx, row, col);
-  Fill(a, seed, f.a);
-  Fill(b, seed, f.b);
-  const int m = static_cast<int>(f.n), n = static_cast<int>(f.m), k = static_cast<int>(f.k);
-  const T alpha = 1, beta = f.accumulate ? 1 : 0;
-  const char* op_b = f.b_transposed ? "T" : "N";
-  const char* op_a = f.a_transposed ? "T" : "N";
+                   int reps, int warmup, uint64_t seed, MPI_Comm comm,
+                   const LibraryKernel& kernel) {
   LibraryGemmRun out;
+  absl::StatusOr<std::unique_ptr<LibraryGemmCall>> call =
+      LibraryGemmCall::Create(f, sizeof(T), g, comm);
+  if (!call.ok()) {
+    out.error = std::string(call.status().message());
+    return out;
+  }
+  const CyclicPart& cp = (*call)->c();
+  std::vector<T> a = Filled<T>((*call)->a(), seed, f.a);
+  std::vector<T> b = Filled<T>((*call)->b(), seed, f.b);
+  std::vector<T> c(static_cast<size_t>(cp.LocalElements()), T(0));
   for (int r = 0; r < warmup + reps; ++r) {
-    if (f.accumulate) Fill(c, seed, f.c);
+    if (f.accumulate) c = Filled<T>(cp, seed, f.c);
     MPI_Barrier(comm);
     const double t0 = MPI_Wtime();
-    Gemm(op_b, op_a, &m, &n, &k, &alpha, b, a, &beta, c);
+    if (kernel) {
+      kernel(c.data(), a.data(), b.data(), comm);
+    } else {
+      (*call)->Run(c.data(), a.data(), b.data());
+    }
     double dt = MPI_Wtime() - t0, slowest = 0;
     MPI_Allreduce(&dt, &slowest, 1, MPI_DOUBLE, MPI_MAX, comm);
     if (r >= warmup) out.repetitions.push_back(slowest);
   }
-  out.seconds = Median(out.repetitions);
+  out.seconds = out.repetitions.empty() ? 0 : base::Median(out.repetitions);
   // The oracle: this rank's elements of C, then that every element is held.
   HeldOutput held;
-  held.slots = static_cast<int64_t>(c.local_rows) * c.local_cols;
-  held.global = [&c](int64_t i) {
-    const int li = static_cast<int>(i % std::max(1, c.local_rows));
-    const int lj = static_cast<int>(i / std::max(1, c.local_rows));
-    return c.TensorIndex(li, lj);
+  const int64_t local_rows = std::max<int64_t>(1, cp.local_rows);
+  held.slots = cp.local_rows * cp.local_cols;
+  held.global = [&cp, local_rows](int64_t i) {
+    return TensorIndex(cp, i % local_rows, i / local_rows);
   };
-  held.value = [&c](int64_t i) {
-    const int li = static_cast<int>(i % std::max(1, c.local_rows));
-    const int lj = static_cast<int>(i / std::max(1, c.local_rows));
-    return static_cast<double>(c.data[static_cast<size_t>(li) + static_cast<size_t>(lj) * c.lld()]);
+  held.value = [&cp, &c, local_rows](int64_t i) {
+    return static_cast<double>(c[static_cast<size_t>(i % local_rows + (i / local_rows) * cp.lld())]);
   };
   const double tolerance = sizeof(T) == 4 ? 2e-4 : 1e-10;
   out.error = FirstError(CheckHeldValues(problem, seed, held, tolerance,
-                                         absl::StrCat("grid row ", row, ", column ", col)),
+                                         absl::StrCat("grid row ", cp.row, ", column ", cp.col)),
                          comm);
   if (out.error.empty()) {
     std::unique_ptr<Comm> checking = NewMpiComm(comm, {g.prow, g.pcol});
     out.error = CheckCoverage(problem, held, tolerance, *checking);
   }
-  Cblacs_gridexit(ctx);
-  Cfree_blacs_system_handle(handle);
   return out;
 }
 
@@ -162,9 +192,9 @@ LibraryGemmRun Run(const ProblemSpec& problem, const GemmForm& f, const LibraryG
 
 LibraryGemmRun RunLibraryGemm(const ProblemSpec& problem, const GemmForm& form, int dtype_bytes,
                               const LibraryGemmConfig& config, int reps, int warmup, uint64_t seed,
-                              MPI_Comm comm) {
-  return dtype_bytes == 8 ? Run<double>(problem, form, config, reps, warmup, seed, comm)
-                          : Run<float>(problem, form, config, reps, warmup, seed, comm);
+                              MPI_Comm comm, const LibraryKernel& kernel) {
+  return dtype_bytes == 8 ? Run<double>(problem, form, config, reps, warmup, seed, comm, kernel)
+                          : Run<float>(problem, form, config, reps, warmup, seed, comm, kernel);
 }
 
 }  // namespace meshtune::runtime

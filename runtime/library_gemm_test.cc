@@ -72,14 +72,14 @@ TEST(LibraryGemmConfigsTest, TheGridsThatMoveFewestWordsWithBlocksThatFit) {
   for (const LibraryGemmConfig& c : LibraryGemmConfigs(square, 4)) texts.push_back(ConfigText(c));
   EXPECT_EQ(texts,
             (std::vector<std::string>{"2x2, NB 64", "2x2, NB 256", "1x4, NB 64", "1x4, NB 256"}));
-  // Tall C (m large): split m, C's rows, over the view's columns (pcol).
+  // Tall C (m large): split m, C's rows, over the grid's rows.
   GemmForm tall;
   tall.m = 65536;
   tall.n = tall.k = 256;
   texts.clear();
   for (const LibraryGemmConfig& c : LibraryGemmConfigs(tall, 4)) texts.push_back(ConfigText(c));
   EXPECT_EQ(texts,
-            (std::vector<std::string>{"1x4, NB 64", "1x4, NB 256", "2x2, NB 64", "2x2, NB 256"}));
+            (std::vector<std::string>{"4x1, NB 64", "4x1, NB 256", "2x2, NB 64", "2x2, NB 256"}));
   // Tiny: blocks shrink to a rank's share; one rank, one grid.
   GemmForm tiny;
   tiny.m = 3;

@@ -14,6 +14,8 @@
 #include <type_traits>
 #include <vector>
 
+#include "base/median.h"
+
 namespace meshtune::runtime {
 
 namespace {
@@ -23,11 +25,7 @@ namespace {
 MPI_Comm g_comm = MPI_COMM_NULL;
 MPI_Comm Comm() { return g_comm; }
 
-double Median(std::vector<double> v) {
-  std::sort(v.begin(), v.end());
-  const size_t n = v.size();
-  return n % 2 == 1 ? v[n / 2] : 0.5 * (v[n / 2 - 1] + v[n / 2]);
-}
+using base::Median;
 
 // A barrier whose waiting ranks sleep instead of spinning, so that ranks with nothing to
 // do leave the cores to the ranks being measured (the machine may be oversubscribed).
