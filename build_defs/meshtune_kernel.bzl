@@ -39,8 +39,10 @@ def meshtune_kernel(
     model's best with built-in machine numbers, a deterministic model-only search in the build.
 
     The library's header is NAME.h (`#include "NAME.h"`; it declares
-    `int NAME(OUT*, const IN*..., MPI_Comm)` and `NAME_shard(...)`); it depends on the
-    support library, so a cc_binary only adds it to its deps.
+    `int NAME(OUT*, const IN*..., MPI_Comm)` and `NAME_shard(...)`, or for a record whose
+    answer is ScaLAPACK's GEMM `NAME_local(...)` and tensors in cyclic(NB,NB)); it depends on
+    the support library and links ScaLAPACK (-lscalapack-openmpi, Debian's
+    libscalapack-openmpi-dev), so a cc_binary only adds it to its deps.
 
     Args:
       name: the library's and the kernel function's name (a C identifier).
@@ -112,6 +114,12 @@ def meshtune_kernel(
         srcs = [out + ".cc"],
         hdrs = [out + ".h"],
         includes = ["_meshtune/" + name],
+        # A record whose answer is the library gives a kernel that calls ScaLAPACK's PSGEMM or
+        # PDGEMM (codegen/emit_library.h), declaring the functions itself; which one the
+        # wisdom file holds is known only when the genrule runs, so every kernel links it.
+        # As a link flag, not //third_party:scalapack: an installed meshtune's repository has
+        # no third_party package.
+        linkopts = ["-lscalapack-openmpi"],
         deps = [Label("//build_defs:kernel_support")],
         visibility = visibility,
         **kwargs

@@ -69,6 +69,7 @@ absl::StatusOr<v1::CodegenRequest> StoredScheduleRequest(const CodegenFlags& fla
   MT_ASSIGN_OR_RETURN(v1::Record found, FindSchedule(workload, flags.schedule, backend, warn));
   request.mutable_mesh()->set_axes(found.mesh());
   *request.mutable_trace() = found.trace();
+  if (found.has_library()) *request.mutable_library() = found.library();
   return request;
 }
 

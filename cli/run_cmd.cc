@@ -9,11 +9,13 @@
 #include "absl/strings/str_join.h"
 #include "absl/strings/str_split.h"
 #include "base/json.h"
+#include "base/status_macros.h"
 #include "cli/cli_io.h"
 #include "cli/flag_groups.h"
 #include "cli/run_output.h"
 #include "engine/exit_codes.h"
 #include "engine/explain.h"
+#include "engine/library_run.h"
 #include "engine/flag_checks.h"
 #include "runtime/launcher.h"
 #include "runtime/memory_fit.h"
@@ -26,6 +28,8 @@ namespace {
 // run's flags.
 struct RunFlags {
   TraceFlags trace;
+  int64_t record = 0;  // --record ID: the record's answer, a schedule or the library
+  TargetFlags target;
   MeasurementFlags measure;
   LauncherFlags launcher;
   std::string inject_fault;
@@ -66,17 +70,53 @@ int RunSimulated(const RunFlags& flags, const runtime::RunSpec& spec) {
   return Report(result, flags.output.json);
 }
 
-// Legality first (an illegal trace is bad input here), then one MPI run, or with --simulate
-// one run of every rank in this process.
-int RunRun(const RunFlags& flags) {
-  v1::ExplainRequest request;
-  if (absl::Status read = flags.trace.Fill(request.mutable_problem(), request.mutable_mesh(),
-                                           request.mutable_trace());
-      !read.ok()) {
-    return Fail(read, std::cerr);
+// What to run: the trace of --trace with --expr, --extents and --mesh, or the record --record
+// (in the names of --expr and --extents when given). A record whose answer is the library
+// comes back with `library` set.
+absl::StatusOr<v1::Record> RunRequestOf(const RunFlags& flags) {
+  const TraceFlags& t = flags.trace;
+  if (t.trace.empty() == (flags.record == 0))
+    return absl::InvalidArgumentError("give exactly one of --trace FILE and --record ID");
+  v1::Record out;
+  if (flags.record == 0) {
+    if (t.workload.expr.empty() || t.workload.extents.empty() || t.mesh.mesh.empty())
+      return absl::InvalidArgumentError("--trace needs --expr, --extents and --mesh");
+    v1::Mesh mesh;
+    MT_RETURN_IF_ERROR(t.Fill(out.mutable_problem(), &mesh, out.mutable_trace()));
+    out.set_mesh(mesh.axes());
+    return out;
   }
-  absl::StatusOr<engine::PreparedRun> prepared = engine::PrepareRun(request);
+  v1::GetRecordRequest get;
+  get.set_id(flags.record);
+  if (!t.workload.expr.empty() || !t.workload.extents.empty()) {
+    MT_RETURN_IF_ERROR(t.workload.Fill(get.mutable_problem()));
+  }
+  MT_ASSIGN_OR_RETURN(out, flags.target.Make()->GetRecord(get));
+  if (!t.mesh.mesh.empty()) out.set_mesh(t.mesh.mesh);
+  return out;
+}
+
+// Legality first (an illegal trace is bad input here), then one MPI run, or with --simulate
+// one run of every rank in this process. A record whose answer is the library runs
+// ScaLAPACK's GEMM on its grid instead.
+int RunRun(const RunFlags& flags) {
+  absl::StatusOr<v1::Record> what = RunRequestOf(flags);
+  if (!what.ok()) return Fail(what.status(), std::cerr);
+  v1::ExplainRequest request;
+  *request.mutable_problem() = what->problem();
+  request.mutable_mesh()->set_axes(what->mesh());
+  request.mutable_mesh()->set_mem_per_rank(flags.trace.mesh.mem_per_rank);
+  *request.mutable_trace() = what->trace();
+  absl::StatusOr<engine::PreparedRun> prepared =
+      what->has_library() ? engine::PrepareLibraryRun(request.problem(), what->library())
+                          : engine::PrepareRun(request);
   if (!prepared.ok()) return Fail(prepared.status(), std::cerr);
+  if (what->has_library() && flags.simulate) {
+    return Fail(absl::InvalidArgumentError(
+                    "--simulate runs schedules; the record's answer is the library, which runs "
+                    "under MPI only"),
+                std::cerr);
+  }
   runtime::RunSpec& spec = prepared->spec;
   spec.reps = flags.measure.reps;
   spec.warmup = flags.measure.warmup;
@@ -109,7 +149,12 @@ int RunRun(const RunFlags& flags) {
 Command AddRunCommand(CLI::App& app) {
   auto flags = std::make_shared<RunFlags>();
   CLI::App* cmd = app.add_subcommand("run", "run a trace under MPI, verify it and time it");
-  flags->trace.Add(cmd, /*required=*/true);
+  flags->trace.Add(cmd, /*required=*/false);
+  cmd->add_option("--record", flags->record,
+                  "run this tuning record's answer (a schedule, or the library) instead of --trace")
+      ->transform(engine::IntegerIn(1, kInt64Max))
+      ->excludes("--trace");
+  flags->target.Add(cmd, TargetUse::kDatabase);
   flags->measure.Add(cmd);
   flags->measure.AddTimeout(cmd);
   flags->measure.AddSeed(cmd);

@@ -19,18 +19,40 @@ std::string IdleRanks(const v1::Record& best) {
   return absl::StrCat(" (", used, " of ", asked, " ranks, ", asked - used, " idle)");
 }
 
+// The fastest verified measured schedule's time; 0 when none verified.
+double FastestSchedule(const v1::TuneResult& r) {
+  double fastest = 0;
+  for (const v1::MeasuredCandidate& m : r.measurements()) {
+    if (m.verified() && m.has_measured_s() && (fastest == 0 || m.measured_s() < fastest))
+      fastest = m.measured_s();
+  }
+  return fastest;
+}
+
 }  // namespace
 
 std::string TuneResultText(const v1::TuneResult& r) {
   const v1::Record& best = r.record();
-  std::string out = absl::StrCat(
-      "best schedule on ", best.mesh(), IdleRanks(best), " (", r.strategy(), " search; ",
+  std::string out;
+  if (best.has_library()) {
+    const v1::LibraryRun& l = best.library();
+    const double schedule = FastestSchedule(r);
+    absl::StrAppend(
+        &out, absl::StrFormat("answer: ScaLAPACK's %s on a %dx%d grid, NB %d, measured %.6g s "
+                              "(verified), %.2fx faster than the fastest schedule below\n\n",
+                              l.library(), l.prow(), l.pcol(), l.nb(), l.measured_s(),
+                              schedule > 0 ? schedule / l.measured_s() : 0.0));
+  }
+  absl::StrAppend(
+      &out, best.has_library() ? "fastest schedule on " : "best schedule on ", best.mesh(), IdleRanks(best), " (", r.strategy(), " search; ",
       r.enumerated(), " candidates, ", r.legal_estimated() ? "about " : "", r.legal(),
       r.legal_estimated() ? " legal (estimated), " : " legal, ", r.costed(), " costed, ",
       r.measurements_size(), " measured, ", absl::StrFormat("%.2f", r.seconds()), " s):\n\n");
   absl::StrAppend(&out, best.trace().text(), "\n");
   absl::StrAppend(&out, absl::StrFormat("predicted  %.6g s\n", best.predicted_s()));
-  if (best.has_measured_s()) {
+  if (best.has_library()) {
+    absl::StrAppend(&out, absl::StrFormat("measured   %.6g s (verified)\n", FastestSchedule(r)));
+  } else if (best.has_measured_s()) {
     absl::StrAppend(&out, absl::StrFormat("measured   %.6g s (verified)\n", best.measured_s()));
   } else {
     absl::StrAppend(&out, "measured   -\n");

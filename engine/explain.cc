@@ -1,7 +1,10 @@
 #include "engine/explain.h"
 
+#include <algorithm>
 #include <cctype>
+#include <climits>
 #include <map>
+#include <optional>
 
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_join.h"
@@ -9,12 +12,15 @@
 #include "base/excerpt.h"
 #include "base/status_macros.h"
 #include "codegen/emit_cpp.h"
+#include "codegen/emit_library.h"
 #include "codegen/lower.h"
 #include "codegen/pipeline.h"
 #include "codegen/pseudocode.h"
 #include "engine/requests.h"
 #include "engine/tune_options.h"
 #include "ir/legality.h"
+#include "runtime/executor.h"
+#include "runtime/gemm_form.h"
 #include "search/cost_model.h"
 #include "search/cost_params.h"
 #include "storage/hardware_profile.h"
@@ -109,9 +115,100 @@ bool IsCIdentifier(const std::string& s) {
   return true;
 }
 
+// The response of a request whose answer is the library (request.library(), prow > 0):
+// ScaLAPACK's GEMM on the problem's tensors in cyclic(NB,NB), no trace lowered.
+absl::StatusOr<v1::CodegenResponse> LibraryCodegen(const v1::CodegenRequest& request) {
+  const v1::LibraryRun& library = request.library();
+  MT_ASSIGN_OR_RETURN(const ir::Problem problem, ProblemOf(request.problem()));
+  const std::optional<runtime::GemmForm> form =
+      runtime::GemmFormOf(runtime::ProblemSpecOf(problem));
+  if (!form) {
+    return absl::InvalidArgumentError(
+        absl::StrCat("the library serves problems of matmul form only; ", problem.ToString(),
+                     " is not one (C[i,j] = or += A * B of two matrices with one index summed)"));
+  }
+  codegen::LibraryKernelSpec spec;
+  spec.dtype_bytes = static_cast<int>(ir::DTypeBytes(problem.dtype));
+  const std::string routine = codegen::LibraryRoutine(spec);
+  if (!library.library().empty() && library.library() != routine) {
+    return absl::InvalidArgumentError(absl::StrCat(
+        "the library '", base::Excerpt(library.library()), "' does not serve the ",
+        ir::DTypeName(problem.dtype), " problem ", problem.ToString(), " (", routine, " does)"));
+  }
+  if (library.pcol() < 1 || library.nb() < 1) {
+    return absl::InvalidArgumentError(absl::StrCat("the library's grid ", library.prow(), "x",
+                                                   library.pcol(), ", NB ", library.nb(),
+                                                   " is not a grid and block size"));
+  }
+  const int64_t grid_ranks = int64_t{library.prow()} * library.pcol();
+  if (grid_ranks > ir::kMaxRanks) {
+    return absl::InvalidArgumentError(absl::StrCat("the library's grid ", library.prow(), "x",
+                                                   library.pcol(), " has more than ", ir::kMaxRanks,
+                                                   " ranks"));
+  }
+  std::string where = absl::StrCat(grid_ranks, " ranks");
+  if (HasMeshAxes(request.mesh())) {
+    MT_ASSIGN_OR_RETURN(const ir::Mesh mesh, MeshAxesOf(request.mesh()));
+    if (mesh.Ranks() != grid_ranks) {
+      return absl::InvalidArgumentError(
+          absl::StrCat("the library's grid ", library.prow(), "x", library.pcol(), " has ",
+                       grid_ranks, " ranks; the mesh ", mesh.ToString(), " has ", mesh.Ranks()));
+    }
+    where = absl::StrCat("mesh ", mesh.ToString());
+  }
+  if (std::max({form->m, form->n, form->k}) > INT_MAX) {
+    return absl::InvalidArgumentError(absl::StrCat("ScaLAPACK's GEMM takes extents up to ", INT_MAX,
+                                                   "; the problem has m=", form->m, ", n=", form->n,
+                                                   ", k=", form->k));
+  }
+  // The kernel takes every tensor in cyclic(NB,NB): a problem may give that layout, no other.
+  const std::string cyclic = absl::StrCat("cyclic(", library.nb(), ",", library.nb(), ")");
+  for (const auto& [tensor, layout] : problem.layouts) {
+    if (layout.ToString() != cyclic) {
+      return absl::InvalidArgumentError(absl::StrCat("the library's kernel takes every tensor in ",
+                                                     cyclic, "; the problem gives ", tensor, "=",
+                                                     layout.ToString()));
+    }
+  }
+  spec.c = form->c;
+  spec.a = form->a;
+  spec.b = form->b;
+  spec.b_first = problem.operands[0].tensor == form->b;
+  spec.m = form->m;
+  spec.n = form->n;
+  spec.k = form->k;
+  spec.a_transposed = form->a_transposed;
+  spec.b_transposed = form->b_transposed;
+  spec.accumulate = form->accumulate;
+  spec.prow = library.prow();
+  spec.pcol = library.pcol();
+  spec.nb = library.nb();
+  const std::string title = absl::StrCat(
+      problem.ToString(), " with ", problem.ExtentsString(), " (", ir::DTypeName(problem.dtype),
+      ") on ", where, "\nScaLAPACK ", routine, " on a ", library.prow(), "x", library.pcol(),
+      " grid, NB ", library.nb(), " (every tensor in ", cyclic, ")");
+  v1::CodegenResponse out;
+  if (request.main()) {
+    out.set_source(codegen::EmitLibraryCpp(problem, spec, title));
+    return out;
+  }
+  const std::string name = request.name().empty() ? "meshtune_kernel" : request.name();
+  if (!IsCIdentifier(name)) {
+    return absl::InvalidArgumentError(
+        absl::StrCat("kernel name '", base::Excerpt(name), "' is not a C identifier"));
+  }
+  codegen::CallableKernel kernel =
+      codegen::EmitLibraryCallable(spec, title, name, request.header_name());
+  out.set_header(kernel.header);
+  out.set_source(request.header_name().empty() ? kernel.header + "\n" + kernel.source
+                                               : kernel.source);
+  return out;
+}
+
 }  // namespace
 
 absl::StatusOr<v1::CodegenResponse> Codegen(const v1::CodegenRequest& request) {
+  if (request.has_library() && request.library().prow() > 0) return LibraryCodegen(request);
   MT_ASSIGN_OR_RETURN(codegen::Program program,
                       LowerTrace(request.problem(), request.mesh(), request.trace()));
   MT_ASSIGN_OR_RETURN(ir::Computation base, BaseComputation(request.problem(), request.mesh()));

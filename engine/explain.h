@@ -21,8 +21,16 @@ namespace meshtune::engine {
 // offending token); an illegal schedule is a response with legal=false, not an error.
 absl::StatusOr<v1::ExplainResponse> Explain(const v1::ExplainRequest& request);
 
-// The C++ MPI program of the request's trace. InvalidArgument for bad input or an illegal
-// schedule (the message gives the first reason), Unimplemented when it cannot be lowered.
+// The C++ of the request: a callable kernel (codegen/emit_cpp.h; request.name and
+// header_name) or, with request.main, a standalone MPI program. Of the request's trace,
+// lowered on its mesh: InvalidArgument for bad input or an illegal schedule (the message
+// gives the first reason), Unimplemented when it cannot be lowered. Of the library instead
+// when request.library is set with prow > 0 (codegen/emit_library.h: ScaLAPACK's GEMM on
+// every tensor in cyclic(NB,NB) over the prow x pcol grid; the trace is not read):
+// InvalidArgument when the problem is not of matmul form, gives a tensor a layout other than
+// cyclic(NB,NB) or an extent beyond int, the library is not the dtype's (PSGEMM for f32,
+// PDGEMM for f64; "" means the dtype's), the grid or block is empty, or a mesh is given whose
+// ranks are not prow * pcol.
 absl::StatusOr<v1::CodegenResponse> Codegen(const v1::CodegenRequest& request);
 
 // The Program every rank runs for the request's trace. InvalidArgument for bad input or an

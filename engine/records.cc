@@ -134,6 +134,10 @@ absl::StatusOr<v1::Record> ToMessage(const storage::TuningRecord& r, const stora
   out.set_created_unix_ms(r.created_unix_ms);
   out.set_profile(canonical.profile);
   out.set_workload_mesh(canonical.mesh);
+  if (!r.library.empty() && !out.mutable_library()->ParseFromString(r.library)) {
+    return absl::DataLossError(
+        absl::StrCat("the library call stored with record ", r.id, " does not parse"));
+  }
   return out;
 }
 
@@ -279,6 +283,7 @@ absl::StatusOr<v1::CodegenRequest> ResolveCodegenRequest(storage::TuningDb& db,
   out.mutable_problem()->set_result_on_layer(request.problem().result_on_layer());
   if (!HasMeshAxes(out.mesh())) *out.mutable_mesh()->mutable_dims() = record.mesh_dims();
   *out.mutable_trace() = record.trace();
+  if (record.has_library()) *out.mutable_library() = record.library();
   return out;
 }
 
@@ -303,6 +308,7 @@ absl::Status StoreTuneResult(storage::TuningDb& db, const storage::Workload& w,
   for (const std::string& p : record->patterns()) r.patterns.push_back(RenamePattern(p, names));
   r.tuner_version = storage::kTunerVersion;
   if (summary != nullptr) r.summary = summary->SerializeAsString();
+  if (record->has_library()) r.library = record->library().SerializeAsString();
   r.created_unix_ms = std::chrono::duration_cast<std::chrono::milliseconds>(
                           std::chrono::system_clock::now().time_since_epoch())
                           .count();

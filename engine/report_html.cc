@@ -207,6 +207,46 @@ std::string LowerBoundSection(const ReportInput& in,
   return absl::StrCat(out, "</section>\n");
 }
 
+// The library measured in the same tune: each configuration's time, the answer's ratio, and
+// whether the answer is the library.
+std::string LibrarySection(const ReportInput& in) {
+  std::string out = "<section id=\"library\">\n<h2>Against the library</h2>\n";
+  if (in.record.has_library()) {
+    const v1::LibraryRun& l = in.record.library();
+    absl::StrAppendFormat(&out,
+                          "<p id=\"library-answer\">The answer is the library: ScaLAPACK's %s on "
+                          "a %dx%d grid, NB %d, measured %.4g s, faster than every schedule "
+                          "beyond the noise; the schedule above is the fastest one, kept for "
+                          "reference.</p>\n",
+                          HtmlEscape(l.library()), l.prow(), l.pcol(), l.nb(), l.measured_s());
+  }
+  if (!in.summary || in.summary->library().empty()) {
+    return absl::StrCat(out,
+                        "<p class=\"note\">The library was not measured (a problem not of matmul "
+                        "form, given layouts, a model-only tune, or a record from before).</p>\n"
+                        "</section>\n");
+  }
+  if (in.summary->has_vs_library()) {
+    absl::StrAppendFormat(&out,
+                          "<p>The answer took <span id=\"vs-library\">%.3f</span> times the "
+                          "fastest library run's time.</p>\n",
+                          in.summary->vs_library());
+  }
+  absl::StrAppend(&out,
+                  "<table id=\"library-runs\">\n<tr><th>library</th><th>grid</th><th>NB</th>"
+                  "<th>measured s</th></tr>\n");
+  for (const v1::LibraryRun& l : in.summary->library()) {
+    absl::StrAppendFormat(
+        &out,
+        "<tr class=\"library-run\"><td>%s</td><td>%dx%d</td><td class=\"num\">%d</td><td "
+        "class=\"num\">%s</td></tr>\n",
+        HtmlEscape(l.library()), l.prow(), l.pcol(), l.nb(),
+        l.has_measured_s() ? absl::StrFormat("%.4g", l.measured_s())
+                           : HtmlEscape(absl::StrCat("failed: ", l.error())));
+  }
+  return absl::StrCat(out, "</table>\n</section>\n");
+}
+
 std::string PruningSection(const ReportInput& in) {
   std::string out = "<section id=\"pruning\">\n<h2>Search space and pruning</h2>\n";
   if (!in.summary) return absl::StrCat(out, Missing("counts"), "</section>\n");
@@ -252,7 +292,7 @@ std::string ReportHtml(const ReportInput& in) {
       absl::StrCat(in.header_html, "<h1 id=\"title\">", HtmlEscape(title), "</h1>\n");
   absl::StrAppend(&body, ProblemSection(in), WinnerSection(in, program, c),
                   ShardingSection(program), CurveSection(in), MeasuredSection(in),
-                  LowerBoundSection(in, program, c), PruningSection(in));
+                  LibrarySection(in), LowerBoundSection(in, program, c), PruningSection(in));
   return HtmlDocument(title, body);
 }
 

@@ -116,6 +116,30 @@ TEST(ReportHtmlTest, HasEverySectionWithTheWinnersNumbers) {
                Count(html, "http://") != Count(html, "xmlns=\"http://www.w3.org/2000/svg\""));
 }
 
+TEST(ReportHtmlTest, TheLibraryMeasuredBesideAndTheAnswerWhenItWins) {
+  ReportInput in = Input(true);
+  EXPECT_TRUE(absl::StrContains(ReportHtml(in), "The library was not measured"));
+  for (int nb : {64, 256}) {
+    v1::LibraryRun* l = in.summary->add_library();
+    l->set_library("PSGEMM");
+    l->set_prow(2);
+    l->set_pcol(2);
+    l->set_nb(nb);
+    if (nb == 64) l->set_measured_s(1.5e-5);
+    if (nb == 256) l->set_error("the output did not verify <at 3>");
+  }
+  in.summary->set_vs_library(1.0);
+  *in.record.mutable_library() = in.summary->library(0);
+  const std::string html = ReportHtml(in);
+  EXPECT_TRUE(absl::StrContains(html, "id=\"library\""));
+  EXPECT_EQ(Count(html, "<tr class=\"library-run\">"), 2);
+  EXPECT_TRUE(absl::StrContains(html, "<td class=\"num\">1.5e-05</td>"));
+  EXPECT_TRUE(absl::StrContains(html, "failed: the output did not verify &lt;at 3&gt;"));
+  EXPECT_TRUE(absl::StrContains(html, "<span id=\"vs-library\">1.000</span>"));
+  EXPECT_TRUE(absl::StrContains(html, "The answer is the library: ScaLAPACK's PSGEMM on a 2x2 "
+                                      "grid, NB 64, measured 1.5e-05 s"));
+}
+
 TEST(ReportHtmlTest, RecordWithoutSummarySaysItPredatesThem) {
   const std::string html = ReportHtml(Input(false));
   EXPECT_EQ(Count(html, "This record predates tune summaries"), 3);  // curve, measured, pruning

@@ -58,32 +58,46 @@ v1::TuneProgress ProgressMessage(const search::SearchProgress& p) {
   return out;
 }
 
-// The library's measurements of `r` into `out`, the winner's time over the fastest's, and a
-// warning when the library was faster beyond the measurements' noise (5%).
+// The library's measurements of `r` into `out`; when the fastest verified one beats the
+// winner beyond the measurements' noise (kLibraryMargin), the record becomes the library's
+// call (Record.library, with its time; the trace stays the fastest schedule's). vs_library is
+// the answer's time over the fastest library run's.
 void SetLibrary(const search::SearchResult& r, const std::string& name, v1::TuneResult* out) {
-  const search::LibraryMeasurement* fastest = nullptr;
+  const v1::LibraryRun* fastest = nullptr;
   for (const search::LibraryMeasurement& m : r.library) {
     v1::LibraryRun* l = out->add_library();
     l->set_library(name);
     l->set_prow(m.config.prow);
     l->set_pcol(m.config.pcol);
     l->set_nb(m.config.nb);
-    if (m.run.verified && m.run.seconds) {
-      l->set_measured_s(*m.run.seconds);
-      if (fastest == nullptr || *m.run.seconds < *fastest->run.seconds) fastest = &m;
-    }
+    if (m.run.verified && m.run.seconds) l->set_measured_s(*m.run.seconds);
     l->set_verified(m.run.verified);
     if (m.run.error) l->set_error(*m.run.error);
   }
-  if (fastest == nullptr || !r.verified || !r.measured_s || !(*fastest->run.seconds > 0)) return;
-  const double ratio = *r.measured_s / *fastest->run.seconds;
-  out->set_vs_library(ratio);
-  if (ratio > 1.05) {
-    out->add_warnings(absl::StrFormat(
-        "ScaLAPACK's %s (%s) measured %.4g s, faster than the tuned schedule's %.4g s (%.2fx the "
-        "library's time)",
-        name, runtime::ConfigText(fastest->config), *fastest->run.seconds, *r.measured_s, ratio));
+  for (const v1::LibraryRun& l : out->library()) {
+    if (l.has_measured_s() && l.measured_s() > 0 &&
+        (fastest == nullptr || l.measured_s() < fastest->measured_s())) {
+      fastest = &l;
+    }
   }
+  if (fastest == nullptr || !r.verified || !r.measured_s) return;
+  const double ratio = *r.measured_s / fastest->measured_s();
+  if (ratio <= kLibraryMargin) {
+    out->set_vs_library(ratio);
+    return;
+  }
+  v1::Record* record = out->mutable_record();
+  *record->mutable_library() = *fastest;
+  record->set_measured_s(fastest->measured_s());
+  record->set_verified(true);
+  record->set_checked("measured");
+  record->clear_checked_extents();
+  out->set_vs_library(1.0);
+  out->add_warnings(absl::StrFormat(
+      "the answer is ScaLAPACK's %s (%dx%d grid, NB %d): it measured %.4g s, %.2fx faster than "
+      "the fastest schedule's %.4g s",
+      name, fastest->prow(), fastest->pcol(), fastest->nb(), fastest->measured_s(), ratio,
+      *r.measured_s));
 }
 
 v1::TuneResult ResultMessage(const search::SearchResult& r, const v1::TuneRequest& request,

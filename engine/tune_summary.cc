@@ -52,6 +52,8 @@ v1::TuneSummary TuneSummaryOf(const v1::TuneResult& result, const v1::TuneReques
   *s.mutable_measurements() = result.measurements();
   if (result.has_lower_bound_ratio()) s.set_lower_bound_ratio(result.lower_bound_ratio());
   s.set_comm_words_per_rank(result.comm_words_per_rank());
+  *s.mutable_library() = result.library();
+  if (result.has_vs_library()) s.set_vs_library(result.vs_library());
   return s;
 }
 

@@ -76,7 +76,7 @@ bool SameRecord(const storage::TuningRecord& a, const storage::TuningRecord& b) 
   return a.trace == b.trace && a.mesh == b.mesh && a.predicted_s == b.predicted_s &&
          a.measured_s == b.measured_s && a.verified == b.verified && a.checked == b.checked &&
          a.checked_extents == b.checked_extents && a.machine == b.machine &&
-         a.created_unix_ms == b.created_unix_ms;
+         a.created_unix_ms == b.created_unix_ms && a.library == b.library;
 }
 
 // What is wrong with a line, short: protobuf's parser quotes a bad value whole (a program's
@@ -119,6 +119,7 @@ absl::StatusOr<Line> ParseLine(absl::string_view text, v1::Record* message) {
   r.checked_extents = m.checked_extents();
   r.machine = m.machine();
   r.created_unix_ms = m.created_unix_ms();
+  if (m.has_library()) r.library = m.library().SerializeAsString();
   line.description =
       absl::StrCat(line.workload.expr, " (", line.workload.extents, ", ", line.workload.dtype,
                    ") on ", line.workload.MeshText(), ", profile ", line.workload.profile);

@@ -99,6 +99,10 @@ absl::StatusOr<ChosenSchedule> ChooseFromWisdom(const std::string& path,
   c.trace = found->trace;
   c.mesh = found->record.mesh();
   if (found->record.has_measured_s()) c.measured_s = found->record.measured_s();
+  if (found->record.has_library()) {
+    c.library = found->record.library().SerializeAsString();
+    return c;
+  }
   if (!found->program_trusted) return c;  // no program, or not this record's: lower the trace
   // The program is used only when it reads back here too; otherwise the trace is lowered.
   v1::Program program;
@@ -115,9 +119,9 @@ absl::StatusOr<ChosenSchedule> ChooseFromWisdom(const std::string& path,
 void BroadcastSchedule(ChosenSchedule* c, MPI_Comm comm) {
   std::string names = absl::StrJoin(c->tensors, ",");
   std::string measured(reinterpret_cast<const char*>(&c->measured_s), sizeof(double));
-  std::string packed = Pack({&c->trace, &c->mesh, &c->program, &names, &measured});
+  std::string packed = Pack({&c->trace, &c->mesh, &c->program, &names, &measured, &c->library});
   BroadcastChunked(&packed, comm);
-  if (!Unpack(packed, {&c->trace, &c->mesh, &c->program, &names, &measured}) ||
+  if (!Unpack(packed, {&c->trace, &c->mesh, &c->program, &names, &measured, &c->library}) ||
       measured.size() != sizeof(double)) {
     // Cannot happen (rank 0 packed it); lower the trace rather than trust a half message.
     c->program.clear();

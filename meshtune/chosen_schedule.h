@@ -25,6 +25,10 @@ struct ChosenSchedule {
   // when the trace is to be lowered.
   std::string program;
   std::vector<std::string> tensors;
+  // When the record's answer is the library: a serialized meshtune.v1.LibraryRun (the plan
+  // calls ScaLAPACK's GEMM on block-cyclic shards; trace and program are not used). Empty
+  // for a schedule.
+  std::string library;
 };
 
 // The best record of `request`'s workload in the wisdom file at `path` (rank 0 only), with

@@ -14,6 +14,7 @@
 #include "meshtune/measure.h"
 #include "runtime/box.h"
 #include "runtime/executor.h"
+#include "runtime/library_gemm.h"
 #include "runtime/mpi_comm.h"
 #include "storage/tuning_db.h"
 
@@ -162,6 +163,16 @@ absl::StatusOr<std::unique_ptr<Plan>> Plan::Create(const std::string& expr,
   }
   if (absl::Status s = BroadcastStatus(chosen, comm); !s.ok()) return s;
   internal::BroadcastSchedule(&choice, comm);
+  if (!choice.library.empty()) {  // the record's answer is ScaLAPACK's GEMM
+    std::unique_ptr<Plan> plan(new Plan());
+    plan->comm_ = comm;
+    plan->expr_ = expr;
+    plan->extents_ = extents;
+    plan->dtype_ = options.dtype;
+    plan->measured_s_ = choice.measured_s;
+    if (absl::Status bound = plan->BindLibrary(choice.library); !bound.ok()) return bound;
+    return plan;
+  }
   std::vector<std::string> tensors;
   absl::StatusOr<codegen::Program> program = internal::ScheduleProgram(problem, choice, &tensors);
   if (!program.ok()) return program.status();
@@ -209,6 +220,7 @@ absl::StatusOr<std::unique_ptr<Plan>> Plan::Create(const std::string& expr,
 absl::StatusOr<ShardLayout> Plan::Shard(const std::string& tensor) const {
   for (size_t t = 0; t < tensors_.size(); ++t) {
     if (tensors_[t] != tensor) continue;
+    if (library_ != nullptr) return LibraryShard(t);
     ShardLayout s;
     if (program_ == nullptr) {  // idle: an empty shard
       s.start.assign(shapes_[t].size(), 0);
@@ -236,6 +248,12 @@ absl::Status Plan::Execute(const std::vector<void*>& shards) {
   if (shards.size() != tensors_.size()) {
     return absl::InvalidArgumentError(absl::StrCat(
         "Execute takes ", tensors_.size(), " shards (one per tensor), got ", shards.size()));
+  }
+  if (library_ != nullptr) {
+    void* parts[3] = {};
+    for (size_t t = 0; t < shards.size(); ++t) parts[library_part_[t]] = shards[t];
+    library_->Run(parts[0], parts[1], parts[2]);
+    return absl::OkStatus();
   }
   if (program_ == nullptr) return absl::OkStatus();  // an idle rank
   return program_->Run(shards);
@@ -281,6 +299,10 @@ absl::Status Plan::Move(const std::string& tensor, int root, bool gather, const 
     return absl::InvalidArgumentError(absl::StrCat("root ", root, " is not a rank of the plan"));
   absl::StatusOr<ShardLayout> mine = Shard(tensor);
   if (!mine.ok()) return mine.status();
+  if (library_ != nullptr) {
+    return MoveCyclic(std::find(tensors_.begin(), tensors_.end(), tensor) - tensors_.begin(), root,
+                      gather, in, out);
+  }
   // Every rank's shard (start, then extents), for the root; idle ranks hold nothing, nor
   // (to gather) the output's ranks off its layer.
   const size_t dims = mine->start.size();

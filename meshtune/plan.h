@@ -33,7 +33,8 @@
 namespace meshtune {
 
 namespace runtime {
-class BoundProgram;  // runtime/executor.h
+class BoundProgram;     // runtime/executor.h
+class LibraryGemmCall;  // runtime/library_gemm.h
 }  // namespace runtime
 
 enum class PlanMode {
@@ -78,8 +79,16 @@ struct PlanOptions {
 // full block (`storage`: allocate Elements(storage) elements) and holds its first
 // `extents` along each dim: the last block's are fewer, and a rank past the end holds none
 // (extents 0); the rest of the storage is the schedule's, scratch it may write.
+//
+// A plan that is the library call (library() not empty) holds every tensor block-cyclic
+// instead, in the layout `layout` names ("cyclic(NB,NB)", as ExecuteInLayouts takes it: the
+// tensor [i, j] is the matrix element (i, j), on the prow x pcol grid of mesh()): `extents`
+// are this rank's local rows and columns (LOCr, LOCc), `strides` {1, lld} (column-major,
+// leading dimension max(1, LOCr)), `storage` {lld, LOCc}, and `start` the global index of
+// its first element (all zero when it holds none).
 struct ShardLayout {
   std::vector<int64_t> start, extents, strides, storage;
+  std::string layout;  // "" for the schedule's block above; "cyclic(NB,NB)" for the library
   // False only for the output on a rank off the layer it ends on (with
   // PlanOptions::result_on_layer, a schedule that copies the output along a mesh axis
   // reduces it onto coordinate 0 there): the shard is scratch Execute still needs, and
@@ -105,11 +114,15 @@ class Plan {
   // This rank's shard of `tensor` (empty extents, all zero, on an idle rank); NotFound for
   // a name not in tensors().
   absl::StatusOr<ShardLayout> Shard(const std::string& tensor) const;
-  // The schedule and its mesh.
+  // The schedule and its mesh. For the library call, trace() is empty and mesh() its grid,
+  // "x=PROW,y=PCOL".
   const std::string& trace() const { return trace_; }
   const std::string& mesh() const { return mesh_; }
+  // "PSGEMM 2x2, NB 64" when the plan is ScaLAPACK's GEMM on block-cyclic shards (a wisdom
+  // record whose answer is the library); "" for a schedule.
+  const std::string& library() const { return library_text_; }
   // Whether this rank runs the schedule (false on ranks beyond the mesh's, which are idle).
-  bool active() const { return program_ != nullptr; }
+  bool active() const { return program_ != nullptr || library_ != nullptr; }
   // kMeasure: the winner's measured median in seconds; kWisdom: the record's, when it was
   // measured; otherwise (and for kEstimate) negative.
   double measured_seconds() const { return measured_s_; }
@@ -155,6 +168,16 @@ class Plan {
   // Scatter (`in` the whole tensor, `out` the shard) or Gather (`in` the shard, `out` the
   // whole tensor) of `tensor` through `root`.
   absl::Status Move(const std::string& tensor, int root, bool gather, const void* in, void* out);
+  // The same for a library plan's block-cyclic tensor `t` (plan_layouts.cc).
+  absl::Status MoveCyclic(size_t t, int root, bool gather, const void* in, void* out);
+  // ExecuteInLayouts of a library plan (plan_layouts.cc), `given` parsed from `layouts`.
+  absl::Status ExecuteLibraryInLayouts(const std::map<std::string, std::string>& layouts,
+                                       const std::vector<void*>& data);
+  // Sets this plan up as the library call `library` (a serialized meshtune.v1.LibraryRun)
+  // for `problem` on comm_ (plan_library.cc). Collective.
+  absl::Status BindLibrary(const std::string& library);
+  // The library plan's shard of tensor `t`.
+  ShardLayout LibraryShard(size_t t) const;
 
   MPI_Comm comm_ = MPI_COMM_NULL;
   MPI_Comm active_comm_ = MPI_COMM_NULL;  // the first mesh-size ranks, when fewer than comm_'s
@@ -166,6 +189,12 @@ class Plan {
   std::string expr_, extents_, dtype_;  // the statement, for ExecuteInLayouts
   bool program_from_wisdom_ = false;
   std::unique_ptr<runtime::BoundProgram> program_;
+  // A library plan: the call bound to comm_, "PSGEMM 2x2, NB 64", the grid and block size,
+  // and which of the call's matrices (0 C, 1 A, 2 B) each tensor is.
+  std::unique_ptr<runtime::LibraryGemmCall> library_;
+  std::string library_text_;
+  int64_t prow_ = 0, pcol_ = 0, nb_ = 0;
+  std::vector<int> library_part_;
 };
 
 }  // namespace meshtune

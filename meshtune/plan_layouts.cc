@@ -69,6 +69,7 @@ absl::Status Plan::ExecuteInLayouts(const std::map<std::string, std::string>& la
   if (!given.ok()) {
     return absl::InvalidArgumentError(absl::StrCat("ExecuteInLayouts: ", given.status().message()));
   }
+  if (library_ != nullptr) return ExecuteLibraryInLayouts(layouts, data);
   if (active_comm_ != MPI_COMM_NULL || program_ == nullptr) {
     return absl::FailedPreconditionError(
         absl::StrCat("ExecuteInLayouts needs a schedule on every rank; the mesh ", mesh_,
@@ -114,6 +115,91 @@ absl::Status Plan::ExecuteInLayouts(const std::map<std::string, std::string>& la
     }
   }
   if (absl::Status s = program_->Run(shards); !s.ok()) return s;
+  if (output < tensors_.size())
+    MoveAlong(out_plan, shards[output], data[output], element_bytes_, *comm);
+  return absl::OkStatus();
+}
+
+namespace {
+
+// The block-cyclic layout of a library plan with nb x nb blocks.
+ir::GivenLayout CyclicLayout(int64_t nb) {
+  ir::GivenLayout l;
+  l.kind = ir::GivenLayout::Kind::kCyclic;
+  l.mb = l.nb = nb;
+  return l;
+}
+
+}  // namespace
+
+absl::Status Plan::MoveCyclic(size_t t, int root, bool gather, const void* in, void* out) {
+  const ir::Mesh mesh = runtime::MeshOf({"x", "y"}, {prow_, pcol_});
+  const std::vector<int64_t>& shape = shapes_[t];
+  std::unique_ptr<runtime::Distribution> shards =
+      runtime::GivenDistribution(CyclicLayout(nb_), shape, mesh);
+  // The whole tensor, row-major, on `root` alone.
+  const int64_t pcol = pcol_;
+  std::unique_ptr<runtime::Distribution> whole =
+      runtime::BoxDistribution(shape, mesh, [&](const std::vector<int64_t>& c) {
+        return c[0] * pcol + c[1] == root
+                   ? runtime::Box{std::vector<int64_t>(shape.size(), 0), shape}
+                   : runtime::Box{};
+      });
+  absl::StatusOr<std::vector<runtime::Piece>> plan =
+      gather ? runtime::PlanRedistribution(*shards, *whole)
+             : runtime::PlanRedistribution(*whole, *shards);
+  if (!plan.ok()) return plan.status();
+  std::unique_ptr<runtime::Comm> comm = runtime::NewMpiComm(comm_, {prow_, pcol_});
+  MoveAlong(*plan, in, out, element_bytes_, *comm);
+  return absl::OkStatus();
+}
+
+absl::Status Plan::ExecuteLibraryInLayouts(const std::map<std::string, std::string>& layouts,
+                                           const std::vector<void*>& data) {
+  absl::StatusOr<ir::Problem> problem = ir::ParseProblem(expr_, extents_, dtype_);
+  if (!problem.ok()) return problem.status();
+  std::vector<std::string> flags;
+  for (const auto& [tensor, spec] : layouts) flags.push_back(tensor + "=" + spec);
+  absl::StatusOr<std::map<std::string, ir::GivenLayout>> given =
+      ir::ParseLayoutFlags(flags, *problem);
+  if (!given.ok()) return given.status();
+  const ir::Mesh mesh = runtime::MeshOf({"x", "y"}, {prow_, pcol_});
+  std::unique_ptr<runtime::Comm> comm = runtime::NewMpiComm(comm_, {prow_, pcol_});
+  const ir::GivenLayout cyclic = CyclicLayout(nb_);
+  std::vector<void*> shards = data;
+  std::vector<std::vector<char>> owned(tensors_.size());
+  std::vector<runtime::Piece> out_plan;
+  size_t output = tensors_.size();
+  for (size_t t = 0; t < tensors_.size(); ++t) {
+    const auto it = given->find(tensors_[t]);
+    if (it == given->end()) continue;
+    const ir::GivenLayout& l = it->second;
+    // Block means the plan's own shards; cyclic with the plan's blocks is them too.
+    if (l.kind == ir::GivenLayout::Kind::kBlock ||
+        (l.kind == ir::GivenLayout::Kind::kCyclic && l.mb == nb_ && l.nb == nb_)) {
+      continue;
+    }
+    std::unique_ptr<runtime::Distribution> theirs =
+        runtime::GivenDistribution(l, shapes_[t], mesh);
+    std::unique_ptr<runtime::Distribution> ours =
+        runtime::GivenDistribution(cyclic, shapes_[t], mesh);
+    owned[t].assign(static_cast<size_t>(runtime::Elements(LibraryShard(t).storage) * element_bytes_),
+                    0);
+    shards[t] = owned[t].data();
+    const bool is_output = problem->IsOutput(tensors_[t]);
+    if (!is_output || problem->assign == ir::Problem::Assign::kAccumulate) {
+      absl::StatusOr<std::vector<runtime::Piece>> in = runtime::PlanRedistribution(*theirs, *ours);
+      if (!in.ok()) return in.status();
+      MoveAlong(*in, data[t], shards[t], element_bytes_, *comm);
+    }
+    if (is_output) {
+      absl::StatusOr<std::vector<runtime::Piece>> out = runtime::PlanRedistribution(*ours, *theirs);
+      if (!out.ok()) return out.status();
+      out_plan = *std::move(out);
+      output = t;
+    }
+  }
+  if (absl::Status s = Execute(shards); !s.ok()) return s;
   if (output < tensors_.size())
     MoveAlong(out_plan, shards[output], data[output], element_bytes_, *comm);
   return absl::OkStatus();

@@ -56,6 +56,33 @@ std::optional<GemmForm> GemmFormOf(const ProblemSpec& p) {
   return f;
 }
 
+CyclicPart CyclicPartOf(int64_t rows, int64_t cols, const LibraryGemmConfig& config, int64_t row,
+                        int64_t col) {
+  CyclicPart p;
+  p.rows = rows;
+  p.cols = cols;
+  p.row = row;
+  p.col = col;
+  p.prow = config.prow;
+  p.pcol = config.pcol;
+  p.nb = config.nb;
+  // numroc with the source process 0 (ir::Numroc in the given layouts' terms).
+  const auto numroc = [&p](int64_t n, int64_t me, int64_t procs) {
+    const int64_t blocks = n / p.nb;
+    int64_t local = (blocks / procs) * p.nb;
+    const int64_t extra = blocks % procs;
+    if (me < extra) {
+      local += p.nb;
+    } else if (me == extra) {
+      local += n % p.nb;
+    }
+    return local;
+  };
+  p.local_rows = numroc(rows, row, p.prow);
+  p.local_cols = numroc(cols, col, p.pcol);
+  return p;
+}
+
 std::string ConfigText(const LibraryGemmConfig& c) {
   return absl::StrCat(c.prow, "x", c.pcol, ", NB ", c.nb);
 }

@@ -44,6 +44,24 @@ std::string ConfigText(const LibraryGemmConfig& c);
 // two that does, at least 1); at most 4.
 std::vector<LibraryGemmConfig> LibraryGemmConfigs(const GemmForm& form, int64_t ranks);
 
+// One rank's part of a block-cyclic matrix (the given layout cyclic(NB,NB), runtime/library_gemm.h): its local rows and columns (LOCr, LOCc), and
+// where local element (li, lj) lies in the matrix.
+struct CyclicPart {
+  int64_t rows = 0, cols = 0;              // the whole matrix's
+  int64_t local_rows = 0, local_cols = 0;  // this rank's
+  int64_t row = 0, col = 0;                // this rank's grid coordinates
+  int64_t prow = 1, pcol = 1, nb = 1;
+
+  int64_t lld() const { return local_rows > 0 ? local_rows : 1; }
+  int64_t LocalElements() const { return lld() * local_cols; }
+  int64_t GlobalRow(int64_t li) const { return ((li / nb) * prow + row) * nb + li % nb; }
+  int64_t GlobalCol(int64_t lj) const { return ((lj / nb) * pcol + col) * nb + lj % nb; }
+};
+
+// The part of a rows x cols matrix on the rank at (row, col) of `config`'s grid.
+CyclicPart CyclicPartOf(int64_t rows, int64_t cols, const LibraryGemmConfig& config, int64_t row,
+                        int64_t col);
+
 }  // namespace meshtune::runtime
 
 #endif  // MESHTUNE_RUNTIME_GEMM_FORM_H_

@@ -88,6 +88,11 @@ CREATE TABLE runs (
 );
 CREATE INDEX runs_by_profile ON runs(profile, id);
 )sql",
+    // 6: the library call a record's answer is, a serialized meshtune.v1.LibraryRun (when
+    // ScaLAPACK's GEMM was faster than every schedule of the tune); NULL for a schedule.
+    R"sql(
+ALTER TABLE records ADD COLUMN library BLOB;
+)sql",
 };
 static_assert(sizeof(kMigrations) / sizeof(kMigrations[0]) == kTuningDbSchemaVersion,
               "one migration per schema version");
@@ -102,7 +107,7 @@ std::string SelectRecord(int64_t version) {
       "SELECT r.id, r.fingerprint, w.canonical, r.trace, r.mesh, r.predicted_s, r.measured_s, "
       "r.verified, r.patterns, r.tuner_version, r.created_unix_ms, r.checked, r.checked_extents, "
       "r.machine, ",
-      version >= 4 ? "r.summary" : "NULL",
+      version >= 4 ? "r.summary" : "NULL", ", ", version >= 6 ? "r.library" : "NULL",
       " FROM records r JOIN workloads w ON w.fingerprint = r.fingerprint");
 }
 
@@ -192,6 +197,11 @@ TuningRecord ReadRecord(sqlite3_stmt* s) {
     const void* blob = sqlite3_column_blob(s, 14);
     r.summary.assign(static_cast<const char*>(blob),
                      static_cast<size_t>(sqlite3_column_bytes(s, 14)));
+  }
+  if (sqlite3_column_type(s, 15) != SQLITE_NULL) {
+    const void* blob = sqlite3_column_blob(s, 15);
+    r.library.assign(static_cast<const char*>(blob),
+                     static_cast<size_t>(sqlite3_column_bytes(s, 15)));
   }
   return r;
 }
@@ -473,9 +483,9 @@ class SqliteTuningDb : public TuningDb {
          absl::StrCat("INSERT INTO records (fingerprint, trace, mesh, predicted_s, measured_s, "
                       "verified, patterns, tuner_version, created_unix_ms, checked, "
                       "checked_extents, machine",
-                      version >= 4 ? ", summary" : "",
+                      version >= 4 ? ", summary" : "", version >= 6 ? ", library" : "",
                       ") VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11, ?12",
-                      version >= 4 ? ", ?13)" : ")")},
+                      version >= 4 ? ", ?13" : "", version >= 6 ? ", ?14" : "", ")")},
         // BetterRecord as SQL.
         {&select_best_id_,
          "SELECT id FROM records WHERE fingerprint = ?1 "
@@ -588,6 +598,10 @@ class SqliteTuningDb : public TuningDb {
       BindText(s, 12, r.machine);
       if (!r.summary.empty()) {  // else NULL
         sqlite3_bind_blob(s, 13, r.summary.data(), static_cast<int>(r.summary.size()),
+                          SQLITE_TRANSIENT);
+      }
+      if (!r.library.empty()) {  // else NULL
+        sqlite3_bind_blob(s, 14, r.library.data(), static_cast<int>(r.library.size()),
                           SQLITE_TRANSIENT);
       }
       if (const int rc = sqlite3_step(s); rc != SQLITE_DONE) return Error(rc, "add a record");

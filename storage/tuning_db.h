@@ -24,7 +24,7 @@ namespace meshtune::storage {
 
 inline constexpr char kTunerVersion[] = "meshtune 0.6";
 // The newest SQLite schema this code knows (PRAGMA user_version).
-inline constexpr int kTuningDbSchemaVersion = 5;
+inline constexpr int kTuningDbSchemaVersion = 6;
 // List returns at most this many records a call.
 inline constexpr int kMaxListLimit = 1000;
 
@@ -50,6 +50,10 @@ struct TuningRecord {
   // report's curve, measured candidates, counts); empty for records without one (written
   // before schema version 4, imported from a wisdom file, or stored by a caller that has none).
   std::string summary;
+  // When the answer is the library (meshtune.v1.Record.library): a serialized
+  // meshtune.v1.LibraryRun; empty for a schedule. `measured_s` and `verified` are then the
+  // library's, `trace` the fastest schedule's.
+  std::string library;
 };
 
 // A measured run of a schedule, kept to refit the cost model (engine/runs.h): the columns

@@ -439,6 +439,21 @@ TEST_P(TuningDbTest, SummaryIsKeptWithItsRecord) {
   EXPECT_EQ((*db_->Best(w.fingerprint))->summary, "");  // record b, the faster
 }
 
+TEST_P(TuningDbTest, LibraryIsKeptWithItsRecordAndRanksByItsTime) {
+  const Workload w = MakeW();
+  // The library measured 0.1 s; the fastest schedule was predicted 0.3 s.
+  TuningRecord library = Rec(0.3, 0.1, true);
+  library.library = std::string("\x0a\x06PSGEMM\x10\x02\x00", 11);
+  const int64_t a = Add(w, library);
+  const int64_t b = Add(w, Rec(0.2, 0.2, true));
+  EXPECT_EQ((*db_->Get(a))->library, library.library);
+  EXPECT_EQ((*db_->Get(b))->library, "");
+  absl::StatusOr<std::vector<TuningRecord>> list = db_->List(w.fingerprint, 10, 0);
+  ASSERT_TRUE(list.ok() && list->size() == 2) << list.status();
+  EXPECT_EQ((*list)[0].library, library.library);
+  EXPECT_EQ((*db_->Best(w.fingerprint))->id, a);  // 0.1 s measured beats 0.2
+}
+
 TEST_P(TuningDbTest, RunsAreKeptAndListedByProfile) {
   StoredRun a;
   a.profile = "auto-4";
@@ -719,7 +734,7 @@ TEST(SqliteTuningDbTest, RecordsPersistAcrossReopening) {
   EXPECT_EQ(QueryText(path, "PRAGMA integrity_check"), "ok");
   EXPECT_EQ(QueryText(path, "PRAGMA foreign_key_check"), "<no row>");
   EXPECT_EQ(QueryText(path, "PRAGMA journal_mode"), "wal");
-  EXPECT_EQ(QueryText(path, "PRAGMA user_version"), "5");
+  EXPECT_EQ(QueryText(path, "PRAGMA user_version"), "6");
   EXPECT_EQ(
       QueryText(path, "SELECT profile || ' ' || mesh || ' ' || best_record_id FROM workloads"),
       "default x=2,y=2 2");
@@ -787,7 +802,7 @@ TEST(SqliteTuningDbTest, Version3FileIsReadAndMigratedKeepingItsRecordsWithoutSu
   }
   absl::StatusOr<std::unique_ptr<TuningDb>> db = OpenSqliteTuningDb(path);
   ASSERT_TRUE(db.ok()) << db.status();
-  EXPECT_EQ(QueryText(path, "PRAGMA user_version"), "5");
+  EXPECT_EQ(QueryText(path, "PRAGMA user_version"), "6");
   absl::StatusOr<std::optional<TuningRecord>> old = (*db)->Get(1);
   ASSERT_TRUE(old.ok() && old->has_value()) << old.status();
   EXPECT_EQ((*old)->trace, kPummaCanonical);
@@ -810,7 +825,7 @@ TEST(SqliteTuningDbTest, NewerSchemaIsRejectedUntouched) {
   EXPECT_EQ(db.status().code(), absl::StatusCode::kFailedPrecondition);
   EXPECT_EQ(db.status().message(),
             "tuning database " + path +
-                " has schema version 7, but meshtune 0.6 knows versions up to 5; "
+                " has schema version 7, but meshtune 0.6 knows versions up to 6; "
                 "use a newer meshtune or another database file");
   EXPECT_EQ(QueryText(path, "PRAGMA user_version"), "7");
   EXPECT_EQ(QueryText(path, "PRAGMA journal_mode"), "delete");
@@ -878,7 +893,7 @@ TEST(SqliteTuningDbTest, ConcurrentOpensOfANewFileMigrateOnce) {
   }
   for (std::thread& t : threads) t.join();
   EXPECT_EQ(QueryText(path, "SELECT count(*) FROM records"), "6");
-  EXPECT_EQ(QueryText(path, "PRAGMA user_version"), "5");
+  EXPECT_EQ(QueryText(path, "PRAGMA user_version"), "6");
 }
 
 TEST(DefaultDbPathTest, FollowsXdgCacheHomeThenHome) {

@@ -13,7 +13,8 @@
 #       export`; no database or home directory is read). A workload missing from the file
 #       fails the build with the exact `meshtune tune ...` commands to run, unless ESTIMATE:
 #       then (and without WISDOM) the cost model's best with built-in machine numbers, a
-#       deterministic model-only search. Include "NAME.h"; link NAME.
+#       deterministic model-only search. Include "NAME.h"; link NAME (which links
+#       ScaLAPACK: a record whose answer is the library calls PSGEMM).
 cmake_minimum_required(VERSION 3.13)
 
 get_filename_component(_meshtune_prefix "${CMAKE_CURRENT_LIST_DIR}/../../.." ABSOLUTE)
@@ -96,6 +97,9 @@ function(meshtune_kernel NAME)
     VERBATIM)
   add_library(${NAME} STATIC "${dir}/${NAME}.cc" "${dir}/${NAME}.h")
   target_include_directories(${NAME} PUBLIC "${dir}")
-  target_link_libraries(${NAME} PUBLIC meshtune::runtime)
+  # A record whose answer is the library gives a kernel calling ScaLAPACK's GEMM; which one
+  # the wisdom file holds is known only at build time, so every kernel links it (Debian's
+  # libscalapack-openmpi-dev).
+  target_link_libraries(${NAME} PUBLIC meshtune::runtime scalapack-openmpi)
   target_compile_features(${NAME} PUBLIC cxx_std_17)
 endfunction()
