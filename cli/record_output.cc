@@ -17,7 +17,14 @@ std::string Problem(const v1::Record& r) {
 
 std::string Measured(const v1::Record& r) {
   if (!r.has_measured_s()) return "-";
-  return absl::StrFormat("%.6g s (%s)", r.measured_s(), r.verified() ? "verified" : "not verified");
+  return absl::StrFormat("%.6g s (%s%s)", r.measured_s(),
+                         r.verified() ? "verified" : "not verified",
+                         r.has_library() ? ", the library's" : "");
+}
+
+// "PSGEMM 1x4, NB 16".
+std::string Library(const v1::LibraryRun& l) {
+  return absl::StrFormat("%s %dx%d, NB %d", l.library(), l.prow(), l.pcol(), l.nb());
 }
 
 }  // namespace
@@ -35,6 +42,11 @@ std::string RecordText(const v1::Record& r) {
   std::string out = absl::StrCat("record ", r.id(), ": ", Problem(r), " on ", r.workload_mesh(),
                                  ", profile ", r.profile(), "\n", "created ",
                                  UtcTime(r.created_unix_ms()), " by ", r.tuner_version(), "\n\n");
+  if (r.has_library()) {
+    absl::StrAppend(&out, "answer     ScaLAPACK's ", Library(r.library()),
+                    " on block-cyclic shards (run, codegen and plans call it); the fastest "
+                    "schedule, kept for reference:\n\n");
+  }
   absl::StrAppend(&out, absl::StripSuffix(r.trace().text(), "\n"), "\n\n");
   absl::StrAppend(&out, "mesh       ", r.mesh(), "\n");
   absl::StrAppend(&out, absl::StrFormat("predicted  %.6g s\n", r.predicted_s()));
@@ -66,7 +78,7 @@ std::string RecordLine(const v1::Record& r) {
   return absl::StrCat(r.id(), "  ", UtcTime(r.created_unix_ms()), "  ", Problem(r), "  on ",
                       r.workload_mesh(), " -> ", r.mesh(), "  profile ", r.profile(),
                       "  predicted ", absl::StrFormat("%.6g s", r.predicted_s()), "  measured ",
-                      Measured(r));
+                      Measured(r), r.has_library() ? "  answer " + Library(r.library()) : "");
 }
 
 }  // namespace meshtune::cli

@@ -43,11 +43,12 @@ std::string TuneResultText(const v1::TuneResult& r) {
                               l.library(), l.prow(), l.pcol(), l.nb(), l.measured_s(),
                               schedule > 0 ? schedule / l.measured_s() : 0.0));
   }
-  absl::StrAppend(
-      &out, best.has_library() ? "fastest schedule on " : "best schedule on ", best.mesh(), IdleRanks(best), " (", r.strategy(), " search; ",
-      r.enumerated(), " candidates, ", r.legal_estimated() ? "about " : "", r.legal(),
-      r.legal_estimated() ? " legal (estimated), " : " legal, ", r.costed(), " costed, ",
-      r.measurements_size(), " measured, ", absl::StrFormat("%.2f", r.seconds()), " s):\n\n");
+  absl::StrAppend(&out, best.has_library() ? "fastest schedule on " : "best schedule on ",
+                  best.mesh(), IdleRanks(best), " (", r.strategy(), " search; ", r.enumerated(),
+                  " candidates, ", r.legal_estimated() ? "about " : "", r.legal(),
+                  r.legal_estimated() ? " legal (estimated), " : " legal, ", r.costed(),
+                  " costed, ", r.measurements_size(), " measured, ",
+                  absl::StrFormat("%.2f", r.seconds()), " s):\n\n");
   absl::StrAppend(&out, best.trace().text(), "\n");
   absl::StrAppend(&out, absl::StrFormat("predicted  %.6g s\n", best.predicted_s()));
   if (best.has_library()) {
@@ -68,6 +69,16 @@ std::string TuneResultText(const v1::TuneResult& r) {
   absl::StrAppend(&out, "\n");
   absl::StrAppend(&out, "record     ", r.stored() ? absl::StrCat(best.id()) : "- (not stored)",
                   "\n");
+  for (const v1::MeasuredCandidate& m : r.measurements()) {
+    absl::StrAppend(
+        &out, absl::StrFormat(
+                  "  run: predicted %.4g s, %s  %s%s\n", m.predicted_s(),
+                  m.has_measured_s()
+                      ? absl::StrFormat("measured %.4g s", m.measured_s())
+                      : "failed: " + (m.error().empty() ? std::string("not verified") : m.error()),
+                  absl::StrJoin(m.patterns(), "; "),
+                  m.family().empty() ? "" : absl::StrCat("  [family ", m.family(), "]")));
+  }
   if (r.has_vs_library()) {
     absl::StrAppend(
         &out, absl::StrFormat("vs library %.3g x the fastest library run below\n", r.vs_library()));
@@ -78,16 +89,6 @@ std::string TuneResultText(const v1::TuneResult& r) {
         absl::StrFormat("  library: %s %dx%d, NB %d, %s\n", l.library(), l.prow(), l.pcol(), l.nb(),
                         l.has_measured_s() ? absl::StrFormat("measured %.4g s", l.measured_s())
                                            : "failed: " + l.error()));
-  }
-  for (const v1::MeasuredCandidate& m : r.measurements()) {
-    absl::StrAppend(
-        &out, absl::StrFormat(
-                  "  run: predicted %.4g s, %s  %s%s\n", m.predicted_s(),
-                  m.has_measured_s()
-                      ? absl::StrFormat("measured %.4g s", m.measured_s())
-                      : "failed: " + (m.error().empty() ? std::string("not verified") : m.error()),
-                  absl::StrJoin(m.patterns(), "; "),
-                  m.family().empty() ? "" : absl::StrCat("  [family ", m.family(), "]")));
   }
   return out;
 }

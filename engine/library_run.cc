@@ -18,8 +18,8 @@ absl::StatusOr<PreparedRun> PrepareLibraryRun(const v1::Problem& problem,
   const runtime::ProblemSpec spec = runtime::ProblemSpecOf(p);
   const std::optional<runtime::GemmForm> form = runtime::GemmFormOf(spec);
   if (!form.has_value()) {
-    return absl::InvalidArgumentError(absl::StrCat(
-        "the library serves problems of matmul form only: ", p.ToString(), " is not"));
+    return absl::InvalidArgumentError(
+        absl::StrCat("the library serves problems of matmul form only: ", p.ToString(), " is not"));
   }
   if (library.prow() < 1 || library.pcol() < 1 || library.nb() < 1) {
     return absl::InvalidArgumentError(absl::StrCat("the library call's grid ", library.prow(), "x",

@@ -136,8 +136,9 @@ TEST(ReportHtmlTest, TheLibraryMeasuredBesideAndTheAnswerWhenItWins) {
   EXPECT_TRUE(absl::StrContains(html, "<td class=\"num\">1.5e-05</td>"));
   EXPECT_TRUE(absl::StrContains(html, "failed: the output did not verify &lt;at 3&gt;"));
   EXPECT_TRUE(absl::StrContains(html, "<span id=\"vs-library\">1.000</span>"));
-  EXPECT_TRUE(absl::StrContains(html, "The answer is the library: ScaLAPACK's PSGEMM on a 2x2 "
-                                      "grid, NB 64, measured 1.5e-05 s"));
+  EXPECT_TRUE(absl::StrContains(html,
+                                "The answer is the library: ScaLAPACK's PSGEMM on a 2x2 "
+                                "grid, NB 64, measured 1.5e-05 s"));
 }
 
 TEST(ReportHtmlTest, RecordWithoutSummarySaysItPredatesThem) {

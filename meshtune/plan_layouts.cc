@@ -179,12 +179,11 @@ absl::Status Plan::ExecuteLibraryInLayouts(const std::map<std::string, std::stri
         (l.kind == ir::GivenLayout::Kind::kCyclic && l.mb == nb_ && l.nb == nb_)) {
       continue;
     }
-    std::unique_ptr<runtime::Distribution> theirs =
-        runtime::GivenDistribution(l, shapes_[t], mesh);
+    std::unique_ptr<runtime::Distribution> theirs = runtime::GivenDistribution(l, shapes_[t], mesh);
     std::unique_ptr<runtime::Distribution> ours =
         runtime::GivenDistribution(cyclic, shapes_[t], mesh);
-    owned[t].assign(static_cast<size_t>(runtime::Elements(LibraryShard(t).storage) * element_bytes_),
-                    0);
+    owned[t].assign(
+        static_cast<size_t>(runtime::Elements(LibraryShard(t).storage) * element_bytes_), 0);
     shards[t] = owned[t].data();
     const bool is_output = problem->IsOutput(tensors_[t]);
     if (!is_output || problem->assign == ir::Problem::Assign::kAccumulate) {

@@ -19,11 +19,11 @@ absl::Status Plan::BindLibrary(const std::string& library) {
   }
   absl::StatusOr<ir::Problem> problem = ir::ParseProblem(expr_, extents_, dtype_);
   if (!problem.ok()) return problem.status();
-  const std::optional<runtime::GemmForm> form = runtime::GemmFormOf(runtime::ProblemSpecOf(*problem));
+  const std::optional<runtime::GemmForm> form =
+      runtime::GemmFormOf(runtime::ProblemSpecOf(*problem));
   if (!form.has_value()) {
-    return absl::InvalidArgumentError(
-        absl::StrCat("the record's answer is the library, but ", problem->ToString(),
-                     " is not of matmul form"));
+    return absl::InvalidArgumentError(absl::StrCat("the record's answer is the library, but ",
+                                                   problem->ToString(), " is not of matmul form"));
   }
   const runtime::LibraryGemmConfig config{run.prow(), run.pcol(), run.nb()};
   int size = 0;
@@ -53,8 +53,9 @@ absl::Status Plan::BindLibrary(const std::string& library) {
 
 ShardLayout Plan::LibraryShard(size_t t) const {
   const int part = library_part_[t];
-  const runtime::CyclicPart& p =
-      part == 0 ? library_->c() : part == 1 ? library_->a() : library_->b();
+  const runtime::CyclicPart& p = part == 0   ? library_->c()
+                                 : part == 1 ? library_->a()
+                                             : library_->b();
   ShardLayout s;
   s.layout = absl::StrCat("cyclic(", nb_, ",", nb_, ")");
   s.extents = {p.local_rows, p.local_cols};

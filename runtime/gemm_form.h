@@ -44,8 +44,9 @@ std::string ConfigText(const LibraryGemmConfig& c);
 // two that does, at least 1); at most 4.
 std::vector<LibraryGemmConfig> LibraryGemmConfigs(const GemmForm& form, int64_t ranks);
 
-// One rank's part of a block-cyclic matrix (the given layout cyclic(NB,NB), runtime/library_gemm.h): its local rows and columns (LOCr, LOCc), and
-// where local element (li, lj) lies in the matrix.
+// One rank's part of a block-cyclic matrix (the given layout cyclic(NB,NB),
+// runtime/library_gemm.h): its local rows and columns (LOCr, LOCc), and where local element (li,
+// lj) lies in the matrix.
 struct CyclicPart {
   int64_t rows = 0, cols = 0;              // the whole matrix's
   int64_t local_rows = 0, local_cols = 0;  // this rank's

@@ -148,7 +148,8 @@ LibraryGemmRun Run(const ProblemSpec& problem, const GemmForm& f, const LibraryG
     return TensorIndex(cp, i % local_rows, i / local_rows);
   };
   held.value = [&cp, &c, local_rows](int64_t i) {
-    return static_cast<double>(c[static_cast<size_t>(i % local_rows + (i / local_rows) * cp.lld())]);
+    return static_cast<double>(
+        c[static_cast<size_t>(i % local_rows + (i / local_rows) * cp.lld())]);
   };
   const double tolerance = sizeof(T) == 4 ? 2e-4 : 1e-10;
   out.error = FirstError(CheckHeldValues(problem, seed, held, tolerance,

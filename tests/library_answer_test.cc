@@ -25,7 +25,8 @@ std::string TmpDir() {
 
 TEST(LibraryAnswerTest, APlanFromALibraryRecordComputesOnBlockCyclicShards) {
   const std::string wisdom = "--wisdom tests/testdata/library_wisdom.jsonl";
-  CliRun four = Mpirun(4, "tests/library_plan_app", wisdom + " --mnk 37,29,23 --accumulate 1 --root 1");
+  CliRun four =
+      Mpirun(4, "tests/library_plan_app", wisdom + " --mnk 37,29,23 --accumulate 1 --root 1");
   EXPECT_EQ(four.status, 0) << four.out;
   EXPECT_NE(four.out.find("library: PSGEMM 2x2, NB 8 on x=2,y=2\n"), std::string::npos) << four.out;
   EXPECT_NE(four.out.find("verified\n"), std::string::npos) << four.out;

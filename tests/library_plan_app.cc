@@ -82,8 +82,8 @@ std::string Check(const Gemm& s, const meshtune::PlanOptions& options, int root)
   const std::string expr = s.c + "[i,j] " + (s.accumulate ? "+=" : "=") + " " + s.a +
                            (s.a_transposed ? "[k,i]" : "[i,k]") + " * " + s.b +
                            (s.b_transposed ? "[j,k]" : "[k,j]");
-  const std::string extents = "i=" + std::to_string(s.m) + ",j=" + std::to_string(s.n) +
-                              ",k=" + std::to_string(s.k);
+  const std::string extents =
+      "i=" + std::to_string(s.m) + ",j=" + std::to_string(s.n) + ",k=" + std::to_string(s.k);
   absl::StatusOr<std::unique_ptr<meshtune::Plan>> plan =
       meshtune::Plan::Create(expr, extents, MPI_COMM_WORLD, options);
   if (!plan.ok()) return "error: " + std::string(plan.status().message());
