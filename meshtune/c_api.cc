@@ -94,6 +94,9 @@ int meshtune_plan_holds(const meshtune_plan* plan, const char* tensor) {
 
 const char* meshtune_plan_trace(const meshtune_plan* plan) { return plan->plan->trace().c_str(); }
 const char* meshtune_plan_mesh(const meshtune_plan* plan) { return plan->plan->mesh().c_str(); }
+const char* meshtune_plan_library(const meshtune_plan* plan) {
+  return plan->plan->library().c_str();
+}
 
 int meshtune_plan_active(const meshtune_plan* plan) { return plan->plan->active() ? 1 : 0; }
 

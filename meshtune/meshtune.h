@@ -64,6 +64,12 @@ int meshtune_plan_active(const meshtune_plan* plan);
 /* The plan's schedule (a trace) and mesh. */
 const char* meshtune_plan_trace(const meshtune_plan* plan);
 const char* meshtune_plan_mesh(const meshtune_plan* plan);
+/* "PSGEMM 2x2, NB 64" when the plan is ScaLAPACK's GEMM (a wisdom record whose answer is the
+ * library), else "". Its shards are then block-cyclic, cyclic(NB,NB) on the grid of
+ * meshtune_plan_mesh ("x=PROW,y=PCOL"): meshtune_plan_shard gives the local matrix's rows and
+ * columns as `extents`, the global index of its first element as `start`, and column-major
+ * `strides` {1, lld}; meshtune_plan_shard_storage {lld, local columns}. */
+const char* meshtune_plan_library(const meshtune_plan* plan);
 
 /* Runs the plan once on this rank's shards, one pointer per tensor. */
 int meshtune_plan_execute(meshtune_plan* plan, void* const* shards);
