@@ -241,23 +241,6 @@ std::string Specs(const Program& p, const std::string& pad, const std::string& c
   return out;
 }
 
-// The declaration of `problem`, the check's ProblemSpec (runtime/oracle.h), written from
-// the problem as stated, not from the program.
-std::string ProblemDecl(const ir::Problem& problem, const std::string& pad) {
-  const auto access = [](const ir::TensorAccess& a) {
-    return absl::StrCat("{", Quote(a.tensor), ", ", Strings(a.indices), "}");
-  };
-  std::vector<std::string> operands, extents;
-  for (const ir::TensorAccess& a : problem.operands) operands.push_back(access(a));
-  for (const auto& [index, extent] : problem.extents)
-    extents.push_back(absl::StrCat("{", Quote(index), ", ", extent, "}"));
-  return absl::StrCat(pad, "const ProblemSpec problem{", access(problem.output), ", {",
-                      absl::StrJoin(operands, ", "), "}, ",
-                      problem.combine == ir::Problem::Combine::kSum ? "true" : "false", ", ",
-                      problem.assign == ir::Problem::Assign::kAccumulate ? "true" : "false", ", {",
-                      absl::StrJoin(extents, ", "), "}};\n");
-}
-
 // `const int64_t v_x = rt->coords()[0];` for every mesh axis, indented by `pad`.
 std::string AxisVars(const Program& p, const std::string& pad) {
   std::string out;
@@ -274,6 +257,21 @@ static inline int64_t floormod(int64_t a, int64_t b) { return a - floord(a, b) *
 )";
 
 }  // namespace
+
+std::string ProblemDecl(const ir::Problem& problem, const std::string& pad) {
+  const auto access = [](const ir::TensorAccess& a) {
+    return absl::StrCat("{", Quote(a.tensor), ", ", Strings(a.indices), "}");
+  };
+  std::vector<std::string> operands, extents;
+  for (const ir::TensorAccess& a : problem.operands) operands.push_back(access(a));
+  for (const auto& [index, extent] : problem.extents)
+    extents.push_back(absl::StrCat("{", Quote(index), ", ", extent, "}"));
+  return absl::StrCat(pad, "const ProblemSpec problem{", access(problem.output), ", {",
+                      absl::StrJoin(operands, ", "), "}, ",
+                      problem.combine == ir::Problem::Combine::kSum ? "true" : "false", ", ",
+                      problem.assign == ir::Problem::Assign::kAccumulate ? "true" : "false", ", {",
+                      absl::StrJoin(extents, ", "), "}};\n");
+}
 
 std::vector<Expr> ShardStart(const TensorInfo& t) {
   std::vector<Expr> start;

@@ -40,6 +40,11 @@ struct CallableKernel {
 CallableKernel EmitCallable(const Program& program, const std::string& title,
                             const std::string& name, const std::string& header_name);
 
+// The declaration of `problem` in an emitted program, `const ProblemSpec problem{...};`
+// (runtime/oracle.h) indented by `pad`: the check's statement, written from the problem as
+// stated, not from the program.
+std::string ProblemDecl(const ir::Problem& problem, const std::string& pad);
+
 // The global index of a tensor's first element on a rank, in the mesh axes' variables.
 std::vector<Expr> ShardStart(const TensorInfo& tensor);
 

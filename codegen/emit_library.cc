@@ -14,12 +14,6 @@ namespace {
 
 std::string Quote(const std::string& s) { return absl::StrCat("\"", s, "\""); }
 
-std::string Strings(const std::vector<std::string>& v) {
-  std::vector<std::string> q;
-  for (const std::string& s : v) q.push_back(Quote(s));
-  return absl::StrCat("{", absl::StrJoin(q, ", "), "}");
-}
-
 std::string Comment(const std::string& title) {
   std::string out;
   for (absl::string_view line : absl::StrSplit(title, '\n'))
@@ -197,23 +191,6 @@ void )",
       "  }\n  Cblacs_gridexit(context);\n  Cfree_blacs_system_handle(handle);\n",
       "  return status;\n}\n");
   return out;
-}
-
-// The check's ProblemSpec (runtime/oracle.h) of `problem` as stated, as EmitCpp's main
-// declares it.
-std::string ProblemDecl(const ir::Problem& problem, const std::string& pad) {
-  const auto access = [](const ir::TensorAccess& a) {
-    return absl::StrCat("{", Quote(a.tensor), ", ", Strings(a.indices), "}");
-  };
-  std::vector<std::string> operands, extents;
-  for (const ir::TensorAccess& a : problem.operands) operands.push_back(access(a));
-  for (const auto& [index, extent] : problem.extents)
-    extents.push_back(absl::StrCat("{", Quote(index), ", ", extent, "}"));
-  return absl::StrCat(pad, "const ProblemSpec problem{", access(problem.output), ", {",
-                      absl::StrJoin(operands, ", "), "}, ",
-                      problem.combine == ir::Problem::Combine::kSum ? "true" : "false", ", ",
-                      problem.assign == ir::Problem::Assign::kAccumulate ? "true" : "false", ", {",
-                      absl::StrJoin(extents, ", "), "}};\n");
 }
 
 std::string Bool(bool b) { return b ? "true" : "false"; }

@@ -3,6 +3,7 @@
 #include <algorithm>
 #include <cctype>
 #include <climits>
+#include <functional>
 #include <map>
 #include <optional>
 
@@ -115,6 +116,25 @@ bool IsCIdentifier(const std::string& s) {
   return true;
 }
 
+// The callable kernel `request` asks for, as `emit` writes it under the request's name
+// ("meshtune_kernel" when unset): its header, and its source (after the header when the
+// request names no header file). InvalidArgument for a name that is not a C identifier.
+absl::StatusOr<v1::CodegenResponse> CallableResponse(
+    const v1::CodegenRequest& request,
+    const std::function<codegen::CallableKernel(const std::string& name)>& emit) {
+  const std::string name = request.name().empty() ? "meshtune_kernel" : request.name();
+  if (!IsCIdentifier(name)) {
+    return absl::InvalidArgumentError(
+        absl::StrCat("kernel name '", base::Excerpt(name), "' is not a C identifier"));
+  }
+  const codegen::CallableKernel kernel = emit(name);
+  v1::CodegenResponse out;
+  out.set_header(kernel.header);
+  out.set_source(request.header_name().empty() ? kernel.header + "\n" + kernel.source
+                                               : kernel.source);
+  return out;
+}
+
 // The response of a request whose answer is the library (request.library(), prow > 0):
 // ScaLAPACK's GEMM on the problem's tensors in cyclic(NB,NB), no trace lowered.
 absl::StatusOr<v1::CodegenResponse> LibraryCodegen(const v1::CodegenRequest& request) {
@@ -192,17 +212,9 @@ absl::StatusOr<v1::CodegenResponse> LibraryCodegen(const v1::CodegenRequest& req
     out.set_source(codegen::EmitLibraryCpp(problem, spec, title));
     return out;
   }
-  const std::string name = request.name().empty() ? "meshtune_kernel" : request.name();
-  if (!IsCIdentifier(name)) {
-    return absl::InvalidArgumentError(
-        absl::StrCat("kernel name '", base::Excerpt(name), "' is not a C identifier"));
-  }
-  codegen::CallableKernel kernel =
-      codegen::EmitLibraryCallable(spec, title, name, request.header_name());
-  out.set_header(kernel.header);
-  out.set_source(request.header_name().empty() ? kernel.header + "\n" + kernel.source
-                                               : kernel.source);
-  return out;
+  return CallableResponse(request, [&](const std::string& name) {
+    return codegen::EmitLibraryCallable(spec, title, name, request.header_name());
+  });
 }
 
 }  // namespace
@@ -222,17 +234,9 @@ absl::StatusOr<v1::CodegenResponse> Codegen(const v1::CodegenRequest& request) {
     out.set_source(codegen::EmitCpp(base.problem(), program, title));
     return out;
   }
-  const std::string name = request.name().empty() ? "meshtune_kernel" : request.name();
-  if (!IsCIdentifier(name)) {
-    return absl::InvalidArgumentError(
-        absl::StrCat("kernel name '", base::Excerpt(name), "' is not a C identifier"));
-  }
-  codegen::CallableKernel kernel =
-      codegen::EmitCallable(program, title, name, request.header_name());
-  out.set_header(kernel.header);
-  out.set_source(request.header_name().empty() ? kernel.header + "\n" + kernel.source
-                                               : kernel.source);
-  return out;
+  return CallableResponse(request, [&](const std::string& name) {
+    return codegen::EmitCallable(program, title, name, request.header_name());
+  });
 }
 
 std::string ExplainText(const v1::ExplainResponse& response) {
