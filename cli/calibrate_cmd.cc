@@ -161,22 +161,17 @@ int RunCalibrateAcrossNodes(const CalibrateOptions& options, std::ostream& out, 
                             options.name, ")"));
   }
   if (!profile.ok()) return Fail(profile.status(), err);
-  const std::string calibrator =
-      options.calibrator.empty() ? runtime::FindCalibrator() : options.calibrator;
+  const absl::StatusOr<std::string> calibrator = engine::CalibratorPath(options.calibrator);
   const std::string job_id = engine::CalibrationJobId();
   const std::string peer = absl::StrCat(options.node_ranks);
-  std::vector<std::string> command = {calibrator, "--link-only", "--peer",
-                                      peer,       "--job-id",    job_id};
+  std::vector<std::string> command = {
+      calibrator.value_or(""), "--link-only", "--peer", peer, "--job-id", job_id};
   if (options.quick) command.insert(command.end(), {"--max-bytes", "1048576", "--reps", "10"});
   runtime::LaunchOptions launch;
   launch.timeout_s = options.timeout_s;
   launch.hostfile = options.hostfile;
   absl::StatusOr<v1::InterNode> link = [&]() -> absl::StatusOr<v1::InterNode> {
-    if (calibrator.empty()) {
-      return absl::NotFoundError(
-          "cannot find the calibration binary meshtune_calibrate beside meshtune or in its "
-          "runfiles; set MESHTUNE_CALIBRATOR or pass --calibrator");
-    }
+    if (!calibrator.ok()) return calibrator.status();
     MT_ASSIGN_OR_RETURN(const runtime::CommandResult job,
                         runtime::LaunchCommand(options.node_ranks + 1, command, launch, job_id));
     MT_ASSIGN_OR_RETURN(const v1::HardwareProfile measured, engine::ParseCalibrationOutput(job));

@@ -70,6 +70,11 @@ void PrintText(const v1::FidelityResult& r, const std::string& svg, std::ostream
   out << "Spearman's rho   " << stat(r.has_spearman_rho(), r.spearman_rho()) << " over "
       << r.verified() << " verified\n";
   out << "Kendall's tau    " << stat(r.has_kendall_tau(), r.kendall_tau()) << "\n";
+  if (r.pace_s() > 0) {
+    out << "at the pace      " << absl::StrFormat("%.3g ms", 1e3 * r.pace_s())
+        << " (measured times read at the machine's median pace; as measured, rho "
+        << stat(r.has_raw_spearman_rho(), r.raw_spearman_rho()) << ")\n";
+  }
   out << "rounds' own rho  " << stat(r.has_round_spearman_rho(), r.round_spearman_rho())
       << "  (one round's times against another's: how far measurement itself repeats)\n";
   out << "median |error|   "
@@ -227,7 +232,7 @@ Command AddFidelityCommand(CLI::App& app) {
   x.workload.Add(cmd, /*required=*/true, "m=1024,n=1024,k=1024");
   x.mesh.Add(cmd, /*required=*/true, "x=2,y=2");
   AddSampleFlags(cmd, x);
-  x.measure.Add(cmd, "timed repetitions per measurement (default 5)",
+  x.measure.Add(cmd, "timed repetitions per measurement (default 20)",
                 "untimed repetitions first (default 3)");
   x.measure.AddTimeout(cmd, "seconds before a measurement is killed");
   x.launcher.Add(cmd, "launcher program instead of mpirun");

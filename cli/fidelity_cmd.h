@@ -30,12 +30,13 @@ struct FidelityFlags {
   int rounds = 3;  // measurements of each candidate, in alternating order (FidelityOptions)
   std::string round_statistic = "min";  // which round counts: "min" or "median"
   int64_t max_evaluations = 1000;
-  // Repetitions and the timeout of each measurement. More warm-up than tune's: the first
+  // Repetitions and the timeout of each measurement. More than tune's: the first
   // repetitions of a fresh job run slow on some machines (caches, clocks), and a fidelity
-  // run compares candidates whose times differ by a few percent.
+  // run compares candidates whose times differ by a few percent, read at the machine's pace
+  // beside each repetition (runtime/pace.h), which a longer run samples better.
   MeasurementFlags measure = [] {
     MeasurementFlags m;
-    m.reps = 5;
+    m.reps = 20;
     m.warmup = 3;
     return m;
   }();

@@ -19,6 +19,7 @@ v1::RunResult RunResultOfLaunch(const runtime::LaunchResult& launched) {
   r.set_checksum(launched.checksum);
   r.set_error(launched.error.value_or(""));
   r.set_checked("measured");
+  r.set_pace_s(launched.pace_s);
   return r;
 }
 
@@ -45,6 +46,11 @@ std::string RunResultText(const v1::RunResult& r) {
                     absl::StrFormat("copied     %.0f bytes packed or copied by the busiest rank\n",
                                     r.bytes_copied_max()),
                     absl::StrFormat("checksum   %.17g\n", r.checksum()));
+  }
+  if (r.pace_s() > 0) {
+    absl::StrAppend(&out, absl::StrFormat("pace       %.3g ms a 256-cubed GEMM on every rank "
+                                          "between repetitions (the machine's speed meanwhile)\n",
+                                          1e3 * r.pace_s()));
   }
   return out;
 }

@@ -4,7 +4,7 @@
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_join.h"
 #include "absl/strings/str_replace.h"
-#include "absl/strings/str_split.h"
+#include "codegen/emit_text.h"
 #include "codegen/pattern.h"
 
 namespace meshtune::codegen {
@@ -16,11 +16,9 @@ std::string Var(const std::string& name) { return "v_" + name; }
 
 std::string Cpp(const Expr& e) { return e.ToString(Var); }
 
-std::string Quote(const std::string& s) { return absl::StrCat("\"", s, "\""); }
-
 std::string Strings(const std::vector<std::string>& v) {
   std::vector<std::string> q;
-  for (const std::string& s : v) q.push_back(Quote(s));
+  for (const std::string& s : v) q.push_back(CppQuote(s));
   return absl::StrCat("{", absl::StrJoin(q, ", "), "}");
 }
 
@@ -48,8 +46,8 @@ std::string CoordsLambda(const Program& p, const std::vector<Expr>& values) {
 }
 
 std::string OperandText(const Operand& o) {
-  return absl::StrCat("OperandSpec{", Quote(o.tensor), ", ", Quote(o.buffer), ", ", Strings(o.dims),
-                      ", ", Exprs(o.slice.offset), "}");
+  return absl::StrCat("OperandSpec{", CppQuote(o.tensor), ", ", CppQuote(o.buffer), ", ",
+                      Strings(o.dims), ", ", Exprs(o.slice.offset), "}");
 }
 
 // Renders expressions of the step at hand: the identity, or for a prefetched transfer's
@@ -70,7 +68,7 @@ struct Step {
 // The C++ of runtime call `c` (runtime/rank.h) at `step`.
 std::string CallText(const Program& p, const RuntimeCall& c, const Step& step) {
   using Op = RuntimeCall::Op;
-  const std::string tb = absl::StrCat(Quote(c.tensor), ", ", Quote(c.buffer));
+  const std::string tb = absl::StrCat(CppQuote(c.tensor), ", ", CppQuote(c.buffer));
   switch (c.op) {
     case Op::kLocal:
       return absl::StrCat("rt->Local(", tb, ", ", Exprs(step.Of(c.offset)), ");");
@@ -83,12 +81,12 @@ std::string CallText(const Program& p, const RuntimeCall& c, const Step& step) {
     case Op::kAllToAll:
       return absl::StrCat("rt->AllToAll(", tb, ", ", CoordsLambda(p, step.Of(c.offset_at)), ");");
     case Op::kShiftStep:
-      return absl::StrCat("rt->ShiftStep(", Quote(c.buffer), ", ", c.axis, ", ", c.shift, ");");
+      return absl::StrCat("rt->ShiftStep(", CppQuote(c.buffer), ", ", c.axis, ", ", c.shift, ");");
     case Op::kPointToPoint:
       return absl::StrCat("rt->PointToPoint(", tb, ", ", CoordsLambda(p, step.Of(c.source)), ", ",
                           CoordsLambda(p, step.Of(c.offset_at)), ");");
     case Op::kReduceInto:
-      return absl::StrCat("rt->ReduceInto(", Quote(c.reduce_kind), ", ", tb, ", ",
+      return absl::StrCat("rt->ReduceInto(", CppQuote(c.reduce_kind), ", ", tb, ", ",
                           Exprs(step.Of(c.offset)), ", ", Ints(c.axes), ");");
   }
   return "";
@@ -133,9 +131,9 @@ void EmitPrefetch(const Program& p, const Transfer& t, const For& f, const std::
                   std::string* out) {
   absl::StrAppend(out, pad, "if (", Var(f.var), " == ", Cpp(f.lo), ") {\n");
   EmitFetch(p, t, Step{}, pad + "  ", out);
-  absl::StrAppend(out, pad, "}\n", pad, "rt->Wait(", Quote(t.buffer), ");\n", pad, "if (",
+  absl::StrAppend(out, pad, "}\n", pad, "rt->Wait(", CppQuote(t.buffer), ");\n", pad, "if (",
                   Cpp(Expr::Var(f.var) + Expr::Const(1)), " < ", Cpp(f.lo + Expr::Const(f.extent)),
-                  ") {\n", pad, "  rt->Async(", Quote(t.buffer), ");\n");
+                  ") {\n", pad, "  rt->Async(", CppQuote(t.buffer), ");\n");
   EmitFetch(p, t, Step{f.var}, pad + "  ", out);
   absl::StrAppend(out, pad, "}\n");
 }
@@ -152,12 +150,12 @@ void Emit(const Program& p, const StmtPtr& s, const For* loop, int indent, std::
     absl::StrAppend(out, pad, "}\n");
     for (const Stmt* d : PrefetchedIn(*f)) {
       if (const auto* r = std::get_if<Reduce>(&d->node)) {
-        absl::StrAppend(out, pad, "rt->Wait(", Quote(r->buffer), ");  // the last step's ",
+        absl::StrAppend(out, pad, "rt->Wait(", CppQuote(r->buffer), ");  // the last step's ",
                         r->pattern.ToString(), " of ", r->tensor, "\n");
       }
     }
   } else if (const auto* a = std::get_if<Alloc>(&s->node)) {
-    if (a->zero) absl::StrAppend(out, pad, "rt->Zero(", Quote(a->buffer), ");\n");
+    if (a->zero) absl::StrAppend(out, pad, "rt->Zero(", CppQuote(a->buffer), ");\n");
   } else if (const auto* t = std::get_if<Transfer>(&s->node)) {
     const bool prefetch = t->prefetch != 0 && loop != nullptr && loop->var == t->loop;
     absl::StrAppend(out, pad, "// ", t->pattern.ToString(), " of ", t->tensor,
@@ -182,15 +180,15 @@ void Emit(const Program& p, const StmtPtr& s, const For* loop, int indent, std::
     }
     for (const Operand& o : c->in) ins.push_back(OperandText(o));
     absl::StrAppend(out, pad, clipped.empty() ? "" : "if (" + absl::StrJoin(clipped, " && ") + ") ",
-                    "rt->Kernel(", Quote(c->kernel), ", ", c->sum ? "true" : "false", ", ",
+                    "rt->Kernel(", CppQuote(c->kernel), ", ", c->sum ? "true" : "false", ", ",
                     Strings(indices), ", {", absl::StrJoin(extents, ", "), "}, ",
                     OperandText(c->out), ", {", absl::StrJoin(ins, ", "), "});\n");
   } else if (const auto* r = std::get_if<Reduce>(&s->node)) {
     absl::StrAppend(out, pad, "// ", r->pattern.ToString(), " of ", r->tensor, "\n");
     if (r->prefetch != 0 && loop != nullptr && loop->var == r->loop) {
       // Prefetched: the previous step's reduction completes, this step's is started.
-      absl::StrAppend(out, pad, "rt->Wait(", Quote(r->buffer), ");\n", pad, "rt->Async(",
-                      Quote(r->buffer), ");\n");
+      absl::StrAppend(out, pad, "rt->Wait(", CppQuote(r->buffer), ");\n", pad, "rt->Async(",
+                      CppQuote(r->buffer), ");\n");
     }
     EmitSteps(p, PatternOf(r->pattern.kind).Reduce(*r), Step{}, loop, pad, out);
   }
@@ -223,19 +221,19 @@ std::string Specs(const Program& p, const std::string& pad, const std::string& c
                     ", &given_rank);\n");
   }
   for (const TensorInfo& t : p.tensors) {
-    absl::StrAppend(&out, pad, "tensors.push_back(TensorSpec{", Quote(t.name), ", ",
+    absl::StrAppend(&out, pad, "tensors.push_back(TensorSpec{", CppQuote(t.name), ", ",
                     Strings(t.dims), ", ", Ints(t.shape), ", ", Ints(t.local_shape), ", ",
                     t.is_output ? "true" : "false", ", ", CoordsLambda(p, ShardStart(t)), ", ",
                     Ints(CopyAxes(p, t, Redistributed(p, t))), "});\n");
     if (!Redistributed(p, t)) continue;
-    absl::StrAppend(&out, pad, "tensors.back().given = GivenSpecOf(", Quote(t.given.ToString()),
+    absl::StrAppend(&out, pad, "tensors.back().given = GivenSpecOf(", CppQuote(t.given.ToString()),
                     ", tensors.back(), ", p.accumulate ? "true" : "false", ", ",
                     Strings(p.axis_names), ", ", Ints(p.axis_sizes), ", given_rank, ",
                     p.dtype_bytes, ");\n");
   }
   std::vector<std::string> buffers;
   for (const Alloc& a : p.buffers)
-    buffers.push_back(absl::StrCat("{", Quote(a.buffer), ", ", Ints(a.shape), "}"));
+    buffers.push_back(absl::StrCat("{", CppQuote(a.buffer), ", ", Ints(a.shape), "}"));
   absl::StrAppend(&out, pad, "std::vector<BufferSpec> buffers = {", absl::StrJoin(buffers, ", "),
                   "};\n");
   return out;
@@ -260,12 +258,12 @@ static inline int64_t floormod(int64_t a, int64_t b) { return a - floord(a, b) *
 
 std::string ProblemDecl(const ir::Problem& problem, const std::string& pad) {
   const auto access = [](const ir::TensorAccess& a) {
-    return absl::StrCat("{", Quote(a.tensor), ", ", Strings(a.indices), "}");
+    return absl::StrCat("{", CppQuote(a.tensor), ", ", Strings(a.indices), "}");
   };
   std::vector<std::string> operands, extents;
   for (const ir::TensorAccess& a : problem.operands) operands.push_back(access(a));
   for (const auto& [index, extent] : problem.extents)
-    extents.push_back(absl::StrCat("{", Quote(index), ", ", extent, "}"));
+    extents.push_back(absl::StrCat("{", CppQuote(index), ", ", extent, "}"));
   return absl::StrCat(pad, "const ProblemSpec problem{", access(problem.output), ", {",
                       absl::StrJoin(operands, ", "), "}, ",
                       problem.combine == ir::Problem::Combine::kSum ? "true" : "false", ", ",
@@ -284,9 +282,7 @@ std::vector<Expr> ShardStart(const TensorInfo& t) {
 }
 
 std::string EmitCpp(const ir::Problem& problem, const Program& p, const std::string& title) {
-  std::string out;
-  for (absl::string_view line : absl::StrSplit(title, '\n'))
-    absl::StrAppend(&out, "// ", line, "\n");
+  std::string out = CppComment(title);
   absl::StrAppend(&out, R"(//
 // Generated by meshtune: a standalone MPI program over runtime/rank.h. Run it with
 //   mpirun -n )",
@@ -309,25 +305,14 @@ std::string EmitCpp(const ir::Problem& problem, const Program& p, const std::str
 using namespace meshtune::runtime;
 
 )",
-                  kHelpers, R"(
-int main(int argc, char** argv) {
-  MPI_Init(&argc, &argv);
-  int reps = 3, warmup = 1;
-  uint64_t seed = 1;
-  for (int i = 1; i + 1 < argc; i += 2) {
-    if (!std::strcmp(argv[i], "--reps")) reps = std::atoi(argv[i + 1]);
-    if (!std::strcmp(argv[i], "--warmup")) warmup = std::atoi(argv[i + 1]);
-    if (!std::strcmp(argv[i], "--seed")) seed = std::strtoull(argv[i + 1], nullptr, 10);
-  }
-  {
-)");
+                  kHelpers, "\n", kMainOpening);
   absl::StrAppend(&out, Specs(p, "    ", "MPI_COMM_WORLD"), ProblemDecl(problem, "    "),
                   "    auto rt = MakeRankRuntime(", p.dtype_bytes, ", MPI_COMM_WORLD, ",
                   Ints(p.axis_sizes), ", ", Strings(p.axis_names), ", tensors, buffers, problem, ",
                   p.accumulate ? "true" : "false", ", seed);\n", AxisVars(p, "    "),
                   "    const RunStats m = rt->Measure([&] {\n");
   Emit(p, p.body, nullptr, 3, &out);
-  absl::StrAppend(&out, R"(    }, warmup, reps, "");
+  absl::StrAppend(&out, R"(    }, warmup, reps, "", nullptr);
     int rank = 0;
     MPI_Comm_rank(MPI_COMM_WORLD, &rank);
     if (rank == 0) std::printf("%s\n", RunResultLine(m).c_str());
@@ -353,9 +338,7 @@ std::string StartText(const TensorInfo& t) {
 // The header comment and declarations of the callable kernel.
 std::string CallableHeader(const Program& p, const std::string& title, const std::string& name,
                            const std::string& params) {
-  std::string out;
-  for (absl::string_view line : absl::StrSplit(title, '\n'))
-    absl::StrAppend(&out, "// ", line, "\n");
+  std::string out = CppComment(title);
   const std::string guard = absl::AsciiStrToUpper(name) + "_H_";
   std::vector<std::string> axes;
   for (size_t a = 0; a < p.axis_names.size(); ++a)
@@ -443,7 +426,7 @@ std::string HoldsFunction(const Program& p, const std::string& name) {
                                       p.axis_sizes[static_cast<size_t>(a)], " == 0"));
     }
     absl::StrAppend(
-        &out, "  if (std::strcmp(tensor, ", Quote(t.name), ") == 0) return ",
+        &out, "  if (std::strcmp(tensor, ", CppQuote(t.name), ") == 0) return ",
         on_layer.empty() ? "1" : absl::StrCat("(", absl::StrJoin(on_layer, " && "), ") ? 1 : 0"),
         ";\n");
   }
@@ -461,7 +444,7 @@ std::string ShardFunction(const Program& p, const std::string& name) {
                     ";\n  r /= ", p.axis_sizes[a], ";\n  (void)", Var(p.axis_names[a]), ";\n");
   }
   for (const TensorInfo& t : p.tensors) {
-    absl::StrAppend(&out, "  if (std::strcmp(tensor, ", Quote(t.name), ") == 0) {\n");
+    absl::StrAppend(&out, "  if (std::strcmp(tensor, ", CppQuote(t.name), ") == 0) {\n");
     const std::vector<Expr> start = ShardStart(t);
     for (size_t d = 0; d < start.size(); ++d) {
       absl::StrAppend(&out, "    start[", d, "] = ", Cpp(start[d]), ";\n    extents[", d, "] = ");
@@ -492,7 +475,7 @@ std::string StorageFunction(const Program& p, const std::string& name) {
   std::string out =
       absl::StrCat("int ", name, "_storage(const char* tensor, int64_t* storage) {\n");
   for (const TensorInfo& t : p.tensors) {
-    absl::StrAppend(&out, "  if (std::strcmp(tensor, ", Quote(t.name), ") == 0) {\n");
+    absl::StrAppend(&out, "  if (std::strcmp(tensor, ", CppQuote(t.name), ") == 0) {\n");
     for (size_t d = 0; d < t.local_shape.size(); ++d)
       absl::StrAppend(&out, "    storage[", d, "] = ", t.local_shape[d], ";\n");
     absl::StrAppend(&out, "    return ", t.local_shape.size(), ";\n  }\n");
@@ -519,7 +502,7 @@ CallableKernel EmitCallable(const Program& p, const std::string& title, const st
   std::string& out = k.source;
   absl::StrAppend(
       &out, "// Generated by meshtune: the definition of the callable kernel ", name,
-      header_name.empty() ? ".\n" : absl::StrCat(".\n#include ", Quote(header_name), "\n"),
+      header_name.empty() ? ".\n" : absl::StrCat(".\n#include ", CppQuote(header_name), "\n"),
       R"(
 #include <algorithm>
 #include <cstdint>
@@ -565,7 +548,7 @@ static int FreeRuntime(MPI_Comm, int, void*, void*) {
       Strings(p.axis_names), ", tensors, buffers, ", p.accumulate ? "true" : "false",
       ");\n    built_for = comm;\n  }\n");
   for (const TensorInfo& t : p.tensors) {
-    absl::StrAppend(&out, "  rt->Bind(", Quote(t.name), ", const_cast<", type, "*>(p_", t.name,
+    absl::StrAppend(&out, "  rt->Bind(", CppQuote(t.name), ", const_cast<", type, "*>(p_", t.name,
                     "));\n");
   }
   absl::StrAppend(&out, AxisVars(p, "  "), "  const std::string error = rt->Run([&] {\n");

@@ -89,15 +89,19 @@ absl::Status ValidateCalibrationJob(const CalibrationJob& job) {
   return absl::OkStatus();
 }
 
-absl::StatusOr<v1::HardwareProfile> Calibrate(const CalibrationJob& job) {
-  MT_RETURN_IF_ERROR(ValidateCalibrationJob(job));
-  const std::string calibrator =
-      job.calibrator.empty() ? runtime::FindCalibrator() : job.calibrator;
-  if (calibrator.empty()) {
+absl::StatusOr<std::string> CalibratorPath(const std::string& given) {
+  const std::string path = given.empty() ? runtime::FindCalibrator() : given;
+  if (path.empty()) {
     return absl::NotFoundError(
         "cannot find the calibration binary meshtune_calibrate beside meshtune or in its runfiles; "
         "set MESHTUNE_CALIBRATOR or pass --calibrator");
   }
+  return path;
+}
+
+absl::StatusOr<v1::HardwareProfile> Calibrate(const CalibrationJob& job) {
+  MT_RETURN_IF_ERROR(ValidateCalibrationJob(job));
+  MT_ASSIGN_OR_RETURN(const std::string calibrator, CalibratorPath(job.calibrator));
   const std::string job_id = CalibrationJobId();
   runtime::MachineBenchSettings settings =
       job.quick ? runtime::QuickMachineBench() : runtime::MachineBenchSettings();

@@ -52,6 +52,10 @@ absl::StatusOr<v1::HardwareProfile> Calibrate(const CalibrationJob& job);
 // A string found only on this job's command lines, by which the launcher finds its ranks.
 std::string CalibrationJobId();
 
+// The calibration binary: `given` when set (--calibrator), else runtime::FindCalibrator's;
+// NotFound saying how to point at one when there is none.
+absl::StatusOr<std::string> CalibratorPath(const std::string& given);
+
 // The calibration job's measurements: the last line of its stdout that starts with '{'.
 // Internal when the job failed, DataLoss when that line does not parse.
 absl::StatusOr<v1::HardwareProfile> ParseCalibrationOutput(const runtime::CommandResult& job);

@@ -2,7 +2,6 @@
 
 #include <algorithm>
 #include <cctype>
-#include <climits>
 #include <functional>
 #include <map>
 #include <optional>
@@ -176,11 +175,7 @@ absl::StatusOr<v1::CodegenResponse> LibraryCodegen(const v1::CodegenRequest& req
     }
     where = absl::StrCat("mesh ", mesh.ToString());
   }
-  if (std::max({form->m, form->n, form->k}) > INT_MAX) {
-    return absl::InvalidArgumentError(absl::StrCat("ScaLAPACK's GEMM takes extents up to ", INT_MAX,
-                                                   "; the problem has m=", form->m, ", n=", form->n,
-                                                   ", k=", form->k));
-  }
+  MT_RETURN_IF_ERROR(runtime::CheckLibraryExtents(*form));
   // The kernel takes every tensor in cyclic(NB,NB): a problem may give that layout, no other.
   const std::string cyclic = absl::StrCat("cyclic(", library.nb(), ",", library.nb(), ")");
   for (const auto& [tensor, layout] : problem.layouts) {

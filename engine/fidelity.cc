@@ -61,9 +61,15 @@ v1::MeasuredCandidate ToPoint(const search::Candidate& c, const ir::Mesh& mesh,
   p.set_predicted_s(c.cost.seconds);
   std::vector<double> seconds;
   p.set_verified(true);
+  const bool paced = std::all_of(runs.begin(), runs.end(), [](const search::CandidateRun& r) {
+    return !r.seconds.has_value() || r.pace_s.has_value();
+  });
   for (const search::CandidateRun& run : runs) {
-    if (run.seconds.has_value()) seconds.push_back(*run.seconds);
-    if (runs.size() > 1 && run.seconds.has_value()) p.add_round_s(*run.seconds);
+    if (run.seconds.has_value()) {
+      seconds.push_back(*run.seconds);
+      p.add_round_s(*run.seconds);
+      if (paced) p.add_round_pace_s(*run.pace_s);
+    }
     if (!run.verified && p.verified()) {
       p.set_verified(false);
       p.set_error(run.error.value_or("not verified"));
@@ -75,7 +81,32 @@ v1::MeasuredCandidate ToPoint(const search::Candidate& c, const ir::Mesh& mesh,
   return p;
 }
 
-// FidelityResult::round_spearman_rho of `result`; NaN when it is absent.
+// The median of every verified point's round paces: the pace a run's rounds are read at;
+// 0 when a verified point's rounds lack them.
+double CommonPace(const v1::FidelityResult& result) {
+  std::vector<double> paces;
+  for (const v1::MeasuredCandidate& p : result.points()) {
+    if (!p.verified() || p.round_s_size() == 0) continue;
+    if (p.round_pace_s_size() != p.round_s_size()) return 0;
+    for (double pace : p.round_pace_s()) {
+      if (!(pace > 0)) return 0;
+      paces.push_back(pace);
+    }
+  }
+  return paces.empty() ? 0 : Median(paces);
+}
+
+// The rounds of `p` read at `pace` (as measured when it is 0).
+std::vector<double> RoundTimes(const v1::MeasuredCandidate& p, double pace) {
+  std::vector<double> out(p.round_s().begin(), p.round_s().end());
+  if (pace > 0 && p.round_pace_s_size() == p.round_s_size()) {
+    for (size_t i = 0; i < out.size(); ++i) out[i] *= pace / p.round_pace_s(static_cast<int>(i));
+  }
+  return out;
+}
+
+// FidelityResult::round_spearman_rho of `result` (its rounds read at its pace); NaN when it
+// is absent.
 double RoundRho(const v1::FidelityResult& result) {
   std::vector<const v1::MeasuredCandidate*> points;
   int rounds = 0;
@@ -89,8 +120,9 @@ double RoundRho(const v1::FidelityResult& result) {
     for (int b = a + 1; b < rounds; ++b) {
       std::vector<double> x, y;
       for (const v1::MeasuredCandidate* p : points) {
-        x.push_back(p->round_s(a));
-        y.push_back(p->round_s(b));
+        const std::vector<double> times = RoundTimes(*p, result.pace_s());
+        x.push_back(times[static_cast<size_t>(a)]);
+        y.push_back(times[static_cast<size_t>(b)]);
       }
       const double rho = SpearmanRho(x, y);
       if (!std::isnan(rho)) rhos.push_back(rho);
@@ -113,11 +145,20 @@ std::optional<RoundStatistic> RoundStatisticNamed(const std::string& name) {
 }
 
 void ApplyRoundStatistic(RoundStatistic s, v1::FidelityResult* result) {
+  result->set_pace_s(CommonPace(*result));
+  std::vector<double> predicted, raw;
   for (v1::MeasuredCandidate& p : *result->mutable_points()) {
     if (p.round_s_size() == 0) continue;
-    p.set_measured_s(Statistic(s, {p.round_s().begin(), p.round_s().end()}));
+    p.set_measured_s(Statistic(s, RoundTimes(p, result->pace_s())));
+    if (p.verified() && p.measured_s() > 0) {
+      predicted.push_back(p.predicted_s());
+      raw.push_back(Statistic(s, RoundTimes(p, 0)));
+    }
   }
   result->set_round_statistic(RoundStatisticName(s));
+  result->clear_raw_spearman_rho();
+  if (const double rho = SpearmanRho(predicted, raw); !std::isnan(rho))
+    result->set_raw_spearman_rho(rho);
   Summarize(result);
 }
 
@@ -222,8 +263,7 @@ absl::StatusOr<v1::FidelityResult> RunFidelity(const ir::Problem& problem, const
     *result.add_points() = ToPoint(*ranked[spread[i]], mesh, runs[i], options.round_statistic);
     result.add_ranks(static_cast<int64_t>(spread[i]) + 1);
   }
-  result.set_round_statistic(RoundStatisticName(options.round_statistic));
-  Summarize(&result);
+  ApplyRoundStatistic(options.round_statistic, &result);
   return result;
 }
 

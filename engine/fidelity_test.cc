@@ -7,6 +7,7 @@
 
 #include <gtest/gtest.h>
 
+#include <algorithm>
 #include <functional>
 #include <set>
 #include <string>
@@ -322,6 +323,60 @@ TEST(FidelityTest, TheRoundsOwnRhoIsTheMedianOverPairsOfRounds) {
   for (v1::MeasuredCandidate& p : *r.mutable_points()) p.mutable_round_s()->Truncate(1);
   Summarize(&r);
   EXPECT_FALSE(r.has_round_spearman_rho());
+}
+
+// A runner on a machine that is three times slower every other call: its runs and its pace
+// both; candidate i (in the order first run) takes 0.001 (i + 1) s at full speed.
+class SlowSpellRunner : public search::Runner {
+ public:
+  bool measures() const override { return true; }
+  search::CandidateRun Run(const search::MeasureInput& in) override {
+    const std::string trace = in.trace->ToString();
+    if (std::find(first_.begin(), first_.end(), trace) == first_.end()) first_.push_back(trace);
+    const double index =
+        static_cast<double>(std::find(first_.begin(), first_.end(), trace) - first_.begin());
+    const double slow = ++calls_ % 2 == 0 ? 3 : 1;
+    search::CandidateRun r;
+    r.seconds = 0.001 * (index + 1) * slow;
+    r.pace_s = 0.002 * slow;
+    r.verified = true;
+    return r;
+  }
+
+ private:
+  std::vector<std::string> first_;
+  int calls_ = 0;
+};
+
+// Each round is read at the run's common pace (the median of every round's pace): the slow
+// spells cancel and the model's order comes back; as measured, the order is lost.
+TEST(FidelityTest, RoundsAreReadAtTheRunsCommonPace) {
+  const Workload s = Matmul();
+  SlowSpellRunner runner;
+  FidelityOptions options;
+  options.count = 6;
+  options.max_evaluations = 200;
+  absl::StatusOr<v1::FidelityResult> r = RunFidelity(s.problem, s.mesh, s.params, options, runner);
+  ASSERT_TRUE(r.ok()) << r.status();
+  ASSERT_EQ(r->points_size(), 6);
+  // Paces 0.002 and 0.006, three each: their median is 0.004, twice the full-speed pace.
+  EXPECT_DOUBLE_EQ(r->pace_s(), 0.004);
+  for (int i = 0; i < 6; ++i) {
+    const v1::MeasuredCandidate& p = r->points(i);
+    ASSERT_EQ(p.round_s_size(), 1);
+    ASSERT_EQ(p.round_pace_s_size(), 1);
+    EXPECT_DOUBLE_EQ(p.round_s(0), 0.001 * (i + 1) * (i % 2 == 1 ? 3 : 1));
+    EXPECT_DOUBLE_EQ(p.measured_s(), 0.002 * (i + 1));
+  }
+  EXPECT_EQ(r->spearman_rho(), 1.0);
+  ASSERT_TRUE(r->has_raw_spearman_rho());
+  EXPECT_LT(r->raw_spearman_rho(), 0.9);
+  // Points without paces count as measured.
+  for (v1::MeasuredCandidate& p : *r->mutable_points()) p.clear_round_pace_s();
+  ApplyRoundStatistic(RoundStatistic::kMin, &*r);
+  EXPECT_EQ(r->pace_s(), 0);
+  EXPECT_DOUBLE_EQ(r->points(1).measured_s(), 0.006);
+  EXPECT_DOUBLE_EQ(r->spearman_rho(), r->raw_spearman_rho());
 }
 
 TEST(FidelityTest, RefusesFewerThanTwo) {

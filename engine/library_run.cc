@@ -32,13 +32,14 @@ absl::StatusOr<PreparedRun> PrepareLibraryRun(const v1::Problem& problem,
   out.spec.library = config;
   out.spec.library_dtype_bytes = p.dtype == ir::DType::kF64 ? 8 : 4;
   out.spec.ranks = int64_t{config.prow} * config.pcol;
-  // Rank (0, 0) holds the most of every matrix: its share, in whole blocks.
+  // Rank (0, 0) holds the most of every matrix as stored (A [k, m] when transposed, B [n, k]):
+  // its share, in whole blocks.
   const auto local = [&config](int64_t rows, int64_t cols) {
     return runtime::CyclicPartOf(rows, cols, config, 0, 0).LocalElements();
   };
-  out.footprint.shard_bytes =
-      (local(form->m, form->n) + local(form->m, form->k) + local(form->k, form->n)) *
-      out.spec.library_dtype_bytes;
+  const int64_t a = form->a_transposed ? local(form->k, form->m) : local(form->m, form->k);
+  const int64_t b = form->b_transposed ? local(form->n, form->k) : local(form->k, form->n);
+  out.footprint.shard_bytes = (local(form->m, form->n) + a + b) * out.spec.library_dtype_bytes;
   return out;
 }
 

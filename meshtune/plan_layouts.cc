@@ -2,7 +2,10 @@
 // redistributions into the schedule's shards and back (runtime/redistribution.h).
 #include <algorithm>
 #include <cstring>
+#include <map>
+#include <string>
 #include <utility>
+#include <vector>
 
 #include "absl/strings/str_cat.h"
 #include "ir/layout.h"
@@ -51,6 +54,54 @@ void MoveAlong(const std::vector<runtime::Piece>& plan, const void* from, void* 
   }
 }
 
+// The plan's problem and the application's layouts of it ("A" -> "cyclic(2,2)").
+struct GivenProblem {
+  ir::Problem problem;
+  std::map<std::string, ir::GivenLayout> layouts;
+};
+
+absl::StatusOr<GivenProblem> ParseGiven(const std::string& expr, const std::string& extents,
+                                        const std::string& dtype,
+                                        const std::map<std::string, std::string>& layouts) {
+  GivenProblem out;
+  absl::StatusOr<ir::Problem> problem = ir::ParseProblem(expr, extents, dtype);
+  if (!problem.ok()) return problem.status();
+  out.problem = *std::move(problem);
+  std::vector<std::string> flags;
+  for (const auto& [tensor, spec] : layouts) flags.push_back(tensor + "=" + spec);
+  absl::StatusOr<std::map<std::string, ir::GivenLayout>> given =
+      ir::ParseLayoutFlags(flags, out.problem);
+  if (!given.ok()) {
+    return absl::InvalidArgumentError(absl::StrCat("ExecuteInLayouts: ", given.status().message()));
+  }
+  out.layouts = *std::move(given);
+  return out;
+}
+
+// The shards a plan runs on in place of the application's arrays where their layouts
+// differ, and the way back for the output.
+struct Staging {
+  explicit Staging(const std::vector<void*>& data)
+      : shards(data), owned(data.size()), output(data.size()) {}
+  // Tensor t's shard: `bytes` of the plan's own.
+  void Own(size_t t, int64_t bytes) {
+    owned[t].assign(static_cast<size_t>(bytes), 0);
+    shards[t] = owned[t].data();
+  }
+  // `run`'s status on the shards; after it, the output moved back into `data`.
+  absl::Status Finish(const absl::Status& run, const std::vector<void*>& data, int element_bytes,
+                      runtime::Comm& comm) {
+    if (!run.ok()) return run;
+    if (output < data.size())
+      MoveAlong(out_plan, shards[output], data[output], element_bytes, comm);
+    return absl::OkStatus();
+  }
+  std::vector<void*> shards;
+  std::vector<std::vector<char>> owned;
+  std::vector<runtime::Piece> out_plan;  // the output's shard to the application's layout
+  size_t output;                         // its tensor; data.size() when it runs in place
+};
+
 }  // namespace
 
 absl::Status Plan::ExecuteInLayouts(const std::map<std::string, std::string>& layouts,
@@ -60,16 +111,11 @@ absl::Status Plan::ExecuteInLayouts(const std::map<std::string, std::string>& la
                                                    " pointers (one per tensor), got ",
                                                    data.size()));
   }
-  absl::StatusOr<ir::Problem> problem = ir::ParseProblem(expr_, extents_, dtype_);
-  if (!problem.ok()) return problem.status();
-  std::vector<std::string> flags;
-  for (const auto& [tensor, spec] : layouts) flags.push_back(tensor + "=" + spec);
-  absl::StatusOr<std::map<std::string, ir::GivenLayout>> given =
-      ir::ParseLayoutFlags(flags, *problem);
-  if (!given.ok()) {
-    return absl::InvalidArgumentError(absl::StrCat("ExecuteInLayouts: ", given.status().message()));
-  }
   if (library_ != nullptr) return ExecuteLibraryInLayouts(layouts, data);
+  absl::StatusOr<GivenProblem> parsed = ParseGiven(expr_, extents_, dtype_, layouts);
+  if (!parsed.ok()) return parsed.status();
+  const ir::Problem* problem = &parsed->problem;
+  const std::map<std::string, ir::GivenLayout>* given = &parsed->layouts;
   if (active_comm_ != MPI_COMM_NULL || program_ == nullptr) {
     return absl::FailedPreconditionError(
         absl::StrCat("ExecuteInLayouts needs a schedule on every rank; the mesh ", mesh_,
@@ -81,10 +127,7 @@ absl::Status Plan::ExecuteInLayouts(const std::map<std::string, std::string>& la
   for (const ir::MeshAxis& a : mesh->axes) sizes.push_back(a.size);
   std::unique_ptr<runtime::Comm> comm = runtime::NewMpiComm(comm_, sizes);
   // Per tensor: the shard the schedule runs on, and the plans into it and back out.
-  std::vector<void*> shards = data;
-  std::vector<std::vector<char>> owned(tensors_.size());
-  std::vector<runtime::Piece> out_plan;
-  size_t output = tensors_.size();
+  Staging staging(data);
   for (size_t t = 0; t < tensors_.size(); ++t) {
     const auto it = given->find(tensors_[t]);
     if (it == given->end() || it->second.kind == ir::GivenLayout::Kind::kBlock) continue;
@@ -106,18 +149,14 @@ absl::Status Plan::ExecuteInLayouts(const std::map<std::string, std::string>& la
     // The layout is the schedule's sharding (e.g. grid(y,x) of an in-place form): the
     // application's storage is the shard.
     if (runtime::IsIdentity(*plans, shard_elements)) continue;
-    owned[t].assign(static_cast<size_t>(runtime::Elements(extents) * element_bytes_), 0);
-    shards[t] = owned[t].data();
-    if (!plans->in.empty()) MoveAlong(plans->in, data[t], shards[t], element_bytes_, *comm);
+    staging.Own(t, runtime::Elements(extents) * element_bytes_);
+    if (!plans->in.empty()) MoveAlong(plans->in, data[t], staging.shards[t], element_bytes_, *comm);
     if (is_output) {
-      out_plan = std::move(plans->out);
-      output = t;
+      staging.out_plan = std::move(plans->out);
+      staging.output = t;
     }
   }
-  if (absl::Status s = program_->Run(shards); !s.ok()) return s;
-  if (output < tensors_.size())
-    MoveAlong(out_plan, shards[output], data[output], element_bytes_, *comm);
-  return absl::OkStatus();
+  return staging.Finish(program_->Run(staging.shards), data, element_bytes_, *comm);
 }
 
 namespace {
@@ -156,20 +195,14 @@ absl::Status Plan::MoveCyclic(size_t t, int root, bool gather, const void* in, v
 
 absl::Status Plan::ExecuteLibraryInLayouts(const std::map<std::string, std::string>& layouts,
                                            const std::vector<void*>& data) {
-  absl::StatusOr<ir::Problem> problem = ir::ParseProblem(expr_, extents_, dtype_);
-  if (!problem.ok()) return problem.status();
-  std::vector<std::string> flags;
-  for (const auto& [tensor, spec] : layouts) flags.push_back(tensor + "=" + spec);
-  absl::StatusOr<std::map<std::string, ir::GivenLayout>> given =
-      ir::ParseLayoutFlags(flags, *problem);
-  if (!given.ok()) return given.status();
+  absl::StatusOr<GivenProblem> parsed = ParseGiven(expr_, extents_, dtype_, layouts);
+  if (!parsed.ok()) return parsed.status();
+  const ir::Problem* problem = &parsed->problem;
+  const std::map<std::string, ir::GivenLayout>* given = &parsed->layouts;
   const ir::Mesh mesh = runtime::MeshOf({"x", "y"}, {prow_, pcol_});
   std::unique_ptr<runtime::Comm> comm = runtime::NewMpiComm(comm_, {prow_, pcol_});
   const ir::GivenLayout cyclic = CyclicLayout(nb_);
-  std::vector<void*> shards = data;
-  std::vector<std::vector<char>> owned(tensors_.size());
-  std::vector<runtime::Piece> out_plan;
-  size_t output = tensors_.size();
+  Staging staging(data);
   for (size_t t = 0; t < tensors_.size(); ++t) {
     const auto it = given->find(tensors_[t]);
     if (it == given->end()) continue;
@@ -182,26 +215,21 @@ absl::Status Plan::ExecuteLibraryInLayouts(const std::map<std::string, std::stri
     std::unique_ptr<runtime::Distribution> theirs = runtime::GivenDistribution(l, shapes_[t], mesh);
     std::unique_ptr<runtime::Distribution> ours =
         runtime::GivenDistribution(cyclic, shapes_[t], mesh);
-    owned[t].assign(
-        static_cast<size_t>(runtime::Elements(LibraryShard(t).storage) * element_bytes_), 0);
-    shards[t] = owned[t].data();
+    staging.Own(t, runtime::Elements(LibraryShard(t).storage) * element_bytes_);
     const bool is_output = problem->IsOutput(tensors_[t]);
     if (!is_output || problem->assign == ir::Problem::Assign::kAccumulate) {
       absl::StatusOr<std::vector<runtime::Piece>> in = runtime::PlanRedistribution(*theirs, *ours);
       if (!in.ok()) return in.status();
-      MoveAlong(*in, data[t], shards[t], element_bytes_, *comm);
+      MoveAlong(*in, data[t], staging.shards[t], element_bytes_, *comm);
     }
     if (is_output) {
       absl::StatusOr<std::vector<runtime::Piece>> out = runtime::PlanRedistribution(*ours, *theirs);
       if (!out.ok()) return out.status();
-      out_plan = *std::move(out);
-      output = t;
+      staging.out_plan = *std::move(out);
+      staging.output = t;
     }
   }
-  if (absl::Status s = Execute(shards); !s.ok()) return s;
-  if (output < tensors_.size())
-    MoveAlong(out_plan, shards[output], data[output], element_bytes_, *comm);
-  return absl::OkStatus();
+  return staging.Finish(Execute(staging.shards), data, element_bytes_, *comm);
 }
 
 }  // namespace meshtune

@@ -9,6 +9,7 @@
 #define MESHTUNE_RUNTIME_EXECUTOR_H_
 
 #include <cstdint>
+#include <functional>
 #include <memory>
 #include <string>
 #include <vector>
@@ -27,6 +28,8 @@ struct ExecOptions {
   uint64_t seed = 1;
   // For tests of the launcher: "wrong" perturbs one output element on rank 0.
   std::string inject_fault;
+  // Runs before each repetition, outside its time (RankRuntimeBase::Measure).
+  std::function<void()> between_reps;
 };
 
 // Runs `program` as the rank of `comm` (every rank of the mesh calls it, each with its own

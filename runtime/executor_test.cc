@@ -73,7 +73,8 @@ class Recorder : public RankRuntimeBase {
     Log(kernel, " ", out.buffer, "[", absl::StrJoin(out.offset, ","), "] <- ",
         absl::StrJoin(ins, ", "));
   }
-  RunStats Measure(const std::function<void()>& body, int, int, const std::string&) override {
+  RunStats Measure(const std::function<void()>& body, int, int, const std::string&,
+                   const std::function<void()>&) override {
     body();
     return {};
   }

@@ -1,6 +1,7 @@
 #include "runtime/gemm_form.h"
 
 #include <algorithm>
+#include <climits>
 #include <set>
 #include <utility>
 
@@ -17,6 +18,13 @@ int Position(const std::vector<std::string>& indices, const std::string& index) 
 }
 
 }  // namespace
+
+absl::Status CheckLibraryExtents(const GemmForm& form) {
+  if (std::max({form.m, form.n, form.k}) <= INT_MAX) return absl::OkStatus();
+  return absl::InvalidArgumentError(absl::StrCat("ScaLAPACK's GEMM takes extents up to ", INT_MAX,
+                                                 "; the problem has m=", form.m, ", n=", form.n,
+                                                 ", k=", form.k));
+}
 
 std::optional<GemmForm> GemmFormOf(const ProblemSpec& p) {
   if (p.sum || p.operands.size() != 2 || p.output.indices.size() != 2) return std::nullopt;

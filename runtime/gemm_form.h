@@ -10,6 +10,7 @@
 #include <string>
 #include <vector>
 
+#include "absl/status/status.h"
 #include "runtime/oracle.h"
 
 namespace meshtune::runtime {
@@ -23,6 +24,10 @@ struct GemmForm {
   int64_t m = 0, n = 0, k = 0;
   bool accumulate = false;  // '+=': C starts from its own values
 };
+
+// OK when ScaLAPACK's GEMM (int extents) can take `form`; InvalidArgument naming its
+// extents otherwise.
+absl::Status CheckLibraryExtents(const GemmForm& form);
 
 // The matmul form of `problem`; nullopt for any other problem (a sum, more or fewer than
 // two operands, an operand or output that is not a matrix, not exactly one summed index, a

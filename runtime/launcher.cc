@@ -364,6 +364,7 @@ LaunchResult Launch(const RunSpec& spec, const LaunchOptions& options) {
   result.bytes_sent_max = static_cast<int64_t>(r.bytes_sent_max());
   result.bytes_copied_max = static_cast<int64_t>(r.bytes_copied_max());
   result.checksum = r.checksum();
+  result.pace_s = r.pace_s();
   if (!r.error().empty()) {
     result.error = r.error();
   } else if (!r.verified()) {

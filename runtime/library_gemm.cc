@@ -1,7 +1,6 @@
 #include "runtime/library_gemm.h"
 
 #include <algorithm>
-#include <climits>
 #include <utility>
 
 #include "absl/strings/str_cat.h"
@@ -21,11 +20,7 @@ absl::StatusOr<std::unique_ptr<LibraryGemmCall>> LibraryGemmCall::Create(
                                                    " does not fit a communicator of ", size,
                                                    " ranks"));
   }
-  if (std::max({form.m, form.n, form.k}) > INT_MAX) {
-    return absl::InvalidArgumentError(absl::StrCat("ScaLAPACK's GEMM takes extents up to ", INT_MAX,
-                                                   "; the problem has m=", form.m, ", n=", form.n,
-                                                   ", k=", form.k));
-  }
+  if (absl::Status s = CheckLibraryExtents(form); !s.ok()) return s;
   std::unique_ptr<LibraryGemmCall> call(new LibraryGemmCall());
   call->form_ = form;
   call->dtype_bytes_ = dtype_bytes;
@@ -113,8 +108,8 @@ std::string FirstError(const std::string& mine, MPI_Comm comm) {
 
 template <typename T>
 LibraryGemmRun Run(const ProblemSpec& problem, const GemmForm& f, const LibraryGemmConfig& g,
-                   int reps, int warmup, uint64_t seed, MPI_Comm comm,
-                   const LibraryKernel& kernel) {
+                   int reps, int warmup, uint64_t seed, MPI_Comm comm, const LibraryKernel& kernel,
+                   const std::function<void()>& between_reps) {
   LibraryGemmRun out;
   absl::StatusOr<std::unique_ptr<LibraryGemmCall>> call =
       LibraryGemmCall::Create(f, sizeof(T), g, comm);
@@ -128,6 +123,7 @@ LibraryGemmRun Run(const ProblemSpec& problem, const GemmForm& f, const LibraryG
   std::vector<T> c(static_cast<size_t>(cp.LocalElements()), T(0));
   for (int r = 0; r < warmup + reps; ++r) {
     if (f.accumulate) c = Filled<T>(cp, seed, f.c);
+    if (between_reps) between_reps();
     MPI_Barrier(comm);
     const double t0 = MPI_Wtime();
     if (kernel) {
@@ -166,9 +162,11 @@ LibraryGemmRun Run(const ProblemSpec& problem, const GemmForm& f, const LibraryG
 
 LibraryGemmRun RunLibraryGemm(const ProblemSpec& problem, const GemmForm& form, int dtype_bytes,
                               const LibraryGemmConfig& config, int reps, int warmup, uint64_t seed,
-                              MPI_Comm comm, const LibraryKernel& kernel) {
-  return dtype_bytes == 8 ? Run<double>(problem, form, config, reps, warmup, seed, comm, kernel)
-                          : Run<float>(problem, form, config, reps, warmup, seed, comm, kernel);
+                              MPI_Comm comm, const LibraryKernel& kernel,
+                              const std::function<void()>& between_reps) {
+  return dtype_bytes == 8
+             ? Run<double>(problem, form, config, reps, warmup, seed, comm, kernel, between_reps)
+             : Run<float>(problem, form, config, reps, warmup, seed, comm, kernel, between_reps);
 }
 
 }  // namespace meshtune::runtime

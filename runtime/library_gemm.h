@@ -69,10 +69,12 @@ using LibraryKernel = std::function<void(void* c, const void* a, const void* b, 
 // Collective over `comm`, whose size must be config.prow * config.pcol: every matrix of
 // `form` block-cyclic as above, filled from `seed`, C refilled before each call (outside its
 // time); the last call's output checked on every rank against the reference of `problem`.
-// `dtype_bytes` 4 (PSGEMM) or 8 (PDGEMM). `kernel` runs each call (null: LibraryGemmCall).
+// `dtype_bytes` 4 (PSGEMM) or 8 (PDGEMM). `kernel` runs each call (null: LibraryGemmCall);
+// `between_reps` (when set) before each, outside its time.
 LibraryGemmRun RunLibraryGemm(const ProblemSpec& problem, const GemmForm& form, int dtype_bytes,
                               const LibraryGemmConfig& config, int reps, int warmup, uint64_t seed,
-                              MPI_Comm comm, const LibraryKernel& kernel = nullptr);
+                              MPI_Comm comm, const LibraryKernel& kernel = nullptr,
+                              const std::function<void()>& between_reps = nullptr);
 
 }  // namespace meshtune::runtime
 

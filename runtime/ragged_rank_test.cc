@@ -113,7 +113,7 @@ RunStats RunOnMesh(const MeshProgram& program, int dtype_bytes, Traffic* traffic
             dtype_bytes, std::make_unique<RecordingComm>(world.CommFor(r), traffic),
             program.axis_names, program.tensors, program.buffers, problem, false, kSeed);
         RankRuntimeBase* runtime = rt.get();
-        results[r] = rt->Measure([&] { program.body(*runtime); }, 0, 1, program.fault);
+        results[r] = rt->Measure([&] { program.body(*runtime); }, 0, 1, program.fault, nullptr);
       } catch (const SimAborted&) {
       }
     });

@@ -88,6 +88,7 @@ struct RunStats {
   int64_t bytes_copied_max = 0;
   double checksum = 0;
   std::string error;  // the lowest failing rank's message, on every rank
+  double pace_s = 0;  // the machine's pace during the run (runtime/pace.h); 0: not measured
 };
 
 class RankRuntimeBase {
@@ -139,8 +140,11 @@ class RankRuntimeBase {
   // the ranks hold against the problem's reference and checks its coverage
   // (runtime/oracle.h); collective.
   // `inject_fault` "wrong" perturbs one output element on rank 0 (tests of the launcher).
+  // `between_reps` (when set) runs before each repetition, outside its time (the worker
+  // times the machine's pace there: runtime/pace.h).
   virtual RunStats Measure(const std::function<void()>& body, int warmup, int reps,
-                           const std::string& inject_fault) = 0;
+                           const std::string& inject_fault,
+                           const std::function<void()>& between_reps) = 0;
   // A runtime from MakeBoundRankRuntime works on the caller's memory: Bind makes `data`
   // (dense, row-major, the tensor's local shape, padding included; const for inputs in
   // spirit: inputs are only read) `tensor`'s shard on this rank until bound again.

@@ -31,7 +31,8 @@ void SetData(const TensorSpec& t, const std::vector<int64_t>& start, T* data, T 
 
 template <typename T>
 RunStats RankRuntime<T>::Measure(const std::function<void()>& body, int warmup, int reps,
-                                 const std::string& fault) {
+                                 const std::string& fault,
+                                 const std::function<void()>& between_reps) {
   RunStats m;
   if (bound_) {
     m.error = "Measure needs a runtime that owns its shards (MakeRankRuntime)";
@@ -44,6 +45,7 @@ RunStats RankRuntime<T>::Measure(const std::function<void()>& body, int warmup, 
     copied_ = 0;
     kernel_time_ = 0;
     kernel_calls_ = 0;
+    if (between_reps) between_reps();
     comm_->Barrier();
     const double t0 = comm_->Now();
     MakeCopies();

@@ -57,7 +57,7 @@ RunStats RunOnMesh(const MeshProgram& program, int dtype_bytes) {
                             program.buffers, problem, program.accumulate, kSeed);
         RankRuntimeBase* runtime = rt.get();
         results[r] = rt->Measure([&] { program.body(*runtime); }, program.warmup, program.reps,
-                                 program.fault);
+                                 program.fault, nullptr);
       } catch (const SimAborted&) {
       }
     });

@@ -21,6 +21,7 @@ v1::RunResult RunResultOf(const RunStats& m) {
   r.set_bytes_copied_max(static_cast<double>(m.bytes_copied_max));
   r.set_checksum(m.checksum);
   r.set_error(m.error);
+  r.set_pace_s(m.pace_s);
   return r;
 }
 

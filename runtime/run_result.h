@@ -12,7 +12,7 @@
 namespace meshtune::runtime {
 
 // verified, seconds, median_s (the upper median of seconds; 0 when there are none),
-// bytes_sent_max, checksum and error of `m`; `checked` is left empty.
+// bytes_sent_max, checksum, error and pace_s of `m`; `checked` is left empty.
 v1::RunResult RunResultOf(const RunStats& m);
 
 // RunResultOf(m) in protobuf's JSON mapping, one line without a newline (base/json.h).

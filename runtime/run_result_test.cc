@@ -17,6 +17,7 @@ TEST(RunResultTest, CarriesEveryFieldAndTheUpperMedian) {
   m.bytes_copied_max = 32;
   m.checksum = 1.5;
   m.error = "rank \"0\"\\\n";
+  m.pace_s = 0.002;
   const v1::RunResult r = RunResultOf(m);
   EXPECT_FALSE(r.verified());
   EXPECT_EQ(r.seconds_size(), 4);
@@ -27,6 +28,7 @@ TEST(RunResultTest, CarriesEveryFieldAndTheUpperMedian) {
   EXPECT_EQ(r.checksum(), 1.5);
   EXPECT_EQ(r.error(), m.error);
   EXPECT_EQ(r.checked(), "");
+  EXPECT_EQ(r.pace_s(), 0.002);
   EXPECT_EQ(RunResultOf(RunStats{}).median_s(), 0);
 }
 

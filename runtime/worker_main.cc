@@ -20,6 +20,7 @@
 #include "CLI/CLI.hpp"
 #include "runtime/library_gemm.h"
 #include "runtime/mpi_executor.h"
+#include "runtime/pace.h"
 #include "runtime/run_result.h"
 #include "runtime/worker_job.h"
 
@@ -42,7 +43,8 @@ meshtune::runtime::RunStats LibraryStats(const meshtune::runtime::WorkerJob& job
   }
   const meshtune::runtime::LibraryGemmRun run = meshtune::runtime::RunLibraryGemm(
       job.problem, *meshtune::runtime::GemmFormOf(job.problem), job.library_dtype_bytes, config,
-      job.options.reps, job.options.warmup, job.options.seed, MPI_COMM_WORLD);
+      job.options.reps, job.options.warmup, job.options.seed, MPI_COMM_WORLD, nullptr,
+      job.options.between_reps);
   stats.seconds = run.repetitions;
   stats.error = run.error;
   stats.verified = run.error.empty();
@@ -83,11 +85,15 @@ int main(int argc, char** argv) {
   }
   options.reps = std::max(1, options.reps);
   options.warmup = std::max(0, options.warmup);
-  if (job->library) {
-    Report(rank, LibraryStats(*job, size));
-  } else {
-    Report(rank, meshtune::runtime::Execute(job->problem, job->program, MPI_COMM_WORLD, options));
-  }
+  // The machine's pace next to each repetition: what it allowed while the run ran.
+  meshtune::runtime::Pacer pacer(MPI_COMM_WORLD);
+  options.between_reps = [&pacer] { pacer.Step(); };
+  meshtune::runtime::RunStats stats =
+      job->library
+          ? LibraryStats(*job, size)
+          : meshtune::runtime::Execute(job->problem, job->program, MPI_COMM_WORLD, options);
+  stats.pace_s = pacer.PaceOf(stats.seconds);
+  Report(rank, stats);
   MPI_Finalize();
   return 0;
 }

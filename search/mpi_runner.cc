@@ -44,6 +44,7 @@ class MpiRunner : public Runner {
     out.error = r.error;
     out.repetitions = r.seconds;
     if (out.verified) out.seconds = r.median_s;
+    if (r.pace_s > 0) out.pace_s = r.pace_s;
     return out;
   }
 
@@ -67,6 +68,7 @@ class MpiRunner : public Runner {
     out.error = r.error;
     out.repetitions = r.seconds;
     if (out.verified) out.seconds = r.median_s;
+    if (r.pace_s > 0) out.pace_s = r.pace_s;
     return out;
   }
 

@@ -43,6 +43,8 @@ struct CandidateRun {
   std::vector<double> repetitions;
   bool verified = false;  // the output matched the reference on every rank
   std::optional<std::string> error;
+  // The machine's pace during the run (runtime/pace.h), when the runner measured it.
+  std::optional<double> pace_s;
 };
 
 // What to measure of the library (runtime/library_gemm.h): ScaLAPACK's GEMM for `problem`

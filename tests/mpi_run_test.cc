@@ -77,6 +77,7 @@ void ExpectVerified(const Result& r) {
   EXPECT_EQ(r.run.checked(), "measured");
   EXPECT_EQ(r.run.seconds_size(), 2) << r.out;  // --reps 2
   EXPECT_GT(r.run.median_s(), 0);
+  EXPECT_GT(r.run.pace_s(), 0) << r.out;  // timed between the repetitions
   // The kernels' share: some time, never more than the repetitions took.
   EXPECT_GT(r.run.kernel_median_s(), 0) << r.out;
   EXPECT_LE(r.run.kernel_median_s(), r.run.median_s()) << r.out;
