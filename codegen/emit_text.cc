@@ -9,7 +9,8 @@ std::string CppQuote(const std::string& s) { return absl::StrCat("\"", s, "\"");
 
 std::string CppComment(const std::string& text) {
   std::string out;
-  for (absl::string_view line : absl::StrSplit(text, '\n')) absl::StrAppend(&out, "// ", line, "\n");
+  for (absl::string_view line : absl::StrSplit(text, '\n'))
+    absl::StrAppend(&out, "// ", line, "\n");
   return out;
 }
 

@@ -5,7 +5,7 @@
 #include "absl/strings/str_cat.h"
 #include "meshtune/broadcast.h"
 #include "runtime/memory_fit.h"
-#include "runtime/mpi_executor.h"
+#include "runtime/run_job.h"
 #include "runtime/run_result.h"
 #include "runtime/worker_job.h"
 
@@ -25,7 +25,8 @@ int RanksOnThisNode(MPI_Comm comm) {
 }
 
 // Runs rank 0's job (a serialized meshtune.v1.WorkerJob: the statement, the validated
-// Program and the settings) on the first mesh-size ranks of `comm` (every rank calls it);
+// Program or the library's grid, and the settings) on the first JobRanks ranks of `comm`
+// (every rank calls it);
 // the result is the same on every rank that ran, and rank 0 always runs. No rank judges
 // or lowers.
 runtime::RunStats RunHere(const std::string& job_bytes, MPI_Comm comm) {
@@ -43,15 +44,16 @@ runtime::RunStats RunHere(const std::string& job_bytes, MPI_Comm comm) {
     stats.error = std::string(job.status().message());
     return stats;
   }
-  const int64_t ranks = job->program.Ranks();
+  const int64_t ranks = runtime::JobRanks(*job);
   if (ranks > size) {
-    stats.error = absl::StrCat("the mesh has ", ranks, " ranks but the communicator has ", size);
+    stats.error = absl::StrCat(job->library ? "the library's grid" : "the mesh", " has ", ranks,
+                               " ranks but the communicator has ", size);
     return stats;
   }
   MPI_Comm active = MPI_COMM_NULL;
   MPI_Comm_split(comm, rank < ranks ? 0 : MPI_UNDEFINED, rank, &active);
   if (active == MPI_COMM_NULL) return stats;
-  stats = runtime::Execute(job->problem, job->program, active, job->options);
+  stats = runtime::RunJob(*job, active);
   MPI_Comm_free(&active);
   return stats;
 }
@@ -83,9 +85,19 @@ search::CandidateRun CommRunner::Run(const search::MeasureInput& input) {
     out.error = absl::StrCat("not run: ", fits.message());
     return out;
   }
+  return Serve({runtime::ProblemSpecOf(*input.problem), *input.program, options_});
+}
+
+search::CandidateRun CommRunner::RunLibrary(const search::LibraryInput& input) {
+  runtime::WorkerJob job{runtime::ProblemSpecOf(*input.problem), {}, options_, input.config};
+  job.library_dtype_bytes = input.problem->dtype == ir::DType::kF64 ? 8 : 4;
+  return Serve(job);
+}
+
+search::CandidateRun CommRunner::Serve(const runtime::WorkerJob& job) {
+  search::CandidateRun out;
   int command = kRun;
   MPI_Bcast(&command, 1, MPI_INT, 0, comm_);
-  const runtime::WorkerJob job{runtime::ProblemSpecOf(*input.problem), *input.program, options_};
   std::string bytes = runtime::ToProto(job).SerializeAsString();
   BroadcastString(&bytes, comm_);
   const runtime::RunStats stats = RunHere(bytes, comm_);
@@ -100,6 +112,7 @@ search::CandidateRun CommRunner::Run(const search::MeasureInput& input) {
     return out;
   }
   if (!stats.seconds.empty()) out.seconds = runtime::RunResultOf(stats).median_s();
+  if (stats.pace_s > 0) out.pace_s = stats.pace_s;
   return out;
 }
 

@@ -2,9 +2,10 @@
 // worker process. Rank 0 runs the tuner (search/tuner.h) with a CommRunner; every other
 // rank of the communicator calls ServeCandidates, which runs what rank 0's CommRunner
 // sends until Finish. For each candidate rank 0 sends its job (runtime/worker_job.h: the
-// statement as stated and the Program the tuner's checker validated) and the first
-// mesh.Ranks() ranks run it through runtime::Execute (verified against the reference and
-// timed, as the worker does); the rest stay idle. No rank judges or lowers a candidate.
+// statement as stated and the Program the tuner's checker validated, or ScaLAPACK's GEMM on
+// a grid) and the first mesh.Ranks() (grid) ranks run it through runtime::RunJob (verified
+// against the reference, timed and paced, as the worker does); the rest stay idle. No rank
+// judges or lowers a candidate.
 //
 // A candidate whose ranks cannot hold their data is not run (runtime/memory_fit.h, counting
 // the ranks that share rank 0's node), as under mpirun. A candidate cannot be killed
@@ -19,6 +20,7 @@
 
 #include "proto/meshtune.pb.h"
 #include "runtime/executor.h"
+#include "runtime/worker_job.h"
 #include "search/runner.h"
 
 namespace meshtune {
@@ -37,10 +39,17 @@ class CommRunner final : public search::Runner {
   // the median of the repetitions (each the slowest rank's) when verified; the error of
   // the lowest failing rank otherwise; "not run: ..." when it does not fit in memory.
   search::CandidateRun Run(const search::MeasureInput& input) override;
+  // The library is measured beside the schedules, as under mpirun.
+  bool measures_library() const override { return true; }
+  // ScaLAPACK's GEMM on input.config's grid, sent and run as Run's candidates are.
+  search::CandidateRun RunLibrary(const search::LibraryInput& input) override;
   // Releases the ranks in ServeCandidates. Idempotent.
   void Finish();
 
  private:
+  // Sends `job` to every rank and runs it here: rank 0's view of the run.
+  search::CandidateRun Serve(const runtime::WorkerJob& job);
+
   MPI_Comm comm_;
   runtime::ExecOptions options_;
   int node_ranks_ = 1;  // ranks of the communicator on rank 0's node

@@ -23,12 +23,13 @@ namespace {
 
 using Choice = internal::ChosenSchedule;
 
-// The schedule of `r` (in the caller's names), to be lowered on every rank.
+// The schedule of `r` (in the caller's names), to be lowered on every rank, or its library call.
 Choice ChoiceOf(const v1::Record& r) {
   Choice c;
   c.trace = r.trace().text();
   c.mesh = r.mesh();
   c.measured_s = r.has_measured_s() ? r.measured_s() : -1;
+  if (r.has_library()) c.library = r.library().SerializeAsString();  // the answer is the library
   return c;
 }
 

@@ -41,8 +41,10 @@ enum class PlanMode {
   kWisdom,    // the best record of the workload in `wisdom_file`; NotFound when absent
   kEstimate,  // a model-only search on rank 0 (nothing run), its winner sent to every rank
   // A tune on this communicator: rank 0 searches, the top_k candidates run in-process on
-  // the application's ranks (verified against the reference, timed; no mpirun), the
-  // fastest verified one wins. With wisdom_file, the winner is merged into that file.
+  // the application's ranks (verified against the reference, timed; no mpirun), and for a
+  // problem of matmul form ScaLAPACK's GEMM at its most promising grids beside them; the
+  // fastest verified one wins (the library when it beats every schedule by more than 5%).
+  // With wisdom_file, the winner is merged into that file.
   kMeasure,
 };
 
@@ -119,7 +121,8 @@ class Plan {
   const std::string& trace() const { return trace_; }
   const std::string& mesh() const { return mesh_; }
   // "PSGEMM 2x2, NB 64" when the plan is ScaLAPACK's GEMM on block-cyclic shards (a wisdom
-  // record whose answer is the library); "" for a schedule.
+  // record whose answer is the library, or a measure-mode tune the library won); "" for a
+  // schedule.
   const std::string& library() const { return library_text_; }
   // Whether this rank runs the schedule (false on ranks beyond the mesh's, which are idle).
   bool active() const { return program_ != nullptr || library_ != nullptr; }
@@ -170,7 +173,7 @@ class Plan {
   absl::Status Move(const std::string& tensor, int root, bool gather, const void* in, void* out);
   // The same for a library plan's block-cyclic tensor `t` (plan_layouts.cc).
   absl::Status MoveCyclic(size_t t, int root, bool gather, const void* in, void* out);
-  // ExecuteInLayouts of a library plan (plan_layouts.cc), `given` parsed from `layouts`.
+  // ExecuteInLayouts of a library plan (plan_layouts.cc).
   absl::Status ExecuteLibraryInLayouts(const std::map<std::string, std::string>& layouts,
                                        const std::vector<void*>& data);
   // Sets this plan up as the library call `library` (a serialized meshtune.v1.LibraryRun)

@@ -20,8 +20,8 @@ Pacer::Pacer(MPI_Comm comm) : comm_(comm), a_(kElems), b_(kElems), c_(kElems) {
 void Pacer::Step() {
   const int n = kPaceGemmN;
   const double t0 = MPI_Wtime();
-  cblas_sgemm(CblasRowMajor, CblasNoTrans, CblasNoTrans, n, n, n, 1.0f, a_.data(), n, b_.data(),
-              n, 0.0f, c_.data(), n);
+  cblas_sgemm(CblasRowMajor, CblasNoTrans, CblasNoTrans, n, n, n, 1.0f, a_.data(), n, b_.data(), n,
+              0.0f, c_.data(), n);
   double mine = MPI_Wtime() - t0, slowest = 0;
   MPI_Allreduce(&mine, &slowest, 1, MPI_DOUBLE, MPI_MAX, comm_);
   steps_.push_back(slowest);

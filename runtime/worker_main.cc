@@ -18,9 +18,7 @@
 #include <string>
 
 #include "CLI/CLI.hpp"
-#include "runtime/library_gemm.h"
-#include "runtime/mpi_executor.h"
-#include "runtime/pace.h"
+#include "runtime/run_job.h"
 #include "runtime/run_result.h"
 #include "runtime/worker_job.h"
 
@@ -29,26 +27,6 @@ namespace {
 // Rank 0 prints the one result line: meshtune.v1.RunResult in protobuf's JSON mapping.
 void Report(int rank, const meshtune::runtime::RunStats& m) {
   if (rank == 0) std::cout << meshtune::runtime::RunResultLine(m) << std::endl;
-}
-
-// ScaLAPACK's GEMM as the job says (runtime/library_gemm.h) on every rank of the job.
-meshtune::runtime::RunStats LibraryStats(const meshtune::runtime::WorkerJob& job, int size) {
-  meshtune::runtime::RunStats stats;
-  const meshtune::runtime::LibraryGemmConfig& config = *job.library;
-  if (config.prow * config.pcol != size) {
-    stats.error = "the library's grid " + meshtune::runtime::ConfigText(config) + " needs " +
-                  std::to_string(config.prow * config.pcol) + " ranks, the job has " +
-                  std::to_string(size);
-    return stats;
-  }
-  const meshtune::runtime::LibraryGemmRun run = meshtune::runtime::RunLibraryGemm(
-      job.problem, *meshtune::runtime::GemmFormOf(job.problem), job.library_dtype_bytes, config,
-      job.options.reps, job.options.warmup, job.options.seed, MPI_COMM_WORLD, nullptr,
-      job.options.between_reps);
-  stats.seconds = run.repetitions;
-  stats.error = run.error;
-  stats.verified = run.error.empty();
-  return stats;
 }
 
 }  // namespace
@@ -85,15 +63,7 @@ int main(int argc, char** argv) {
   }
   options.reps = std::max(1, options.reps);
   options.warmup = std::max(0, options.warmup);
-  // The machine's pace next to each repetition: what it allowed while the run ran.
-  meshtune::runtime::Pacer pacer(MPI_COMM_WORLD);
-  options.between_reps = [&pacer] { pacer.Step(); };
-  meshtune::runtime::RunStats stats =
-      job->library
-          ? LibraryStats(*job, size)
-          : meshtune::runtime::Execute(job->problem, job->program, MPI_COMM_WORLD, options);
-  stats.pace_s = pacer.PaceOf(stats.seconds);
-  Report(rank, stats);
+  Report(rank, meshtune::runtime::RunJob(*job, MPI_COMM_WORLD));
   MPI_Finalize();
   return 0;
 }

@@ -35,6 +35,13 @@ TEST(LibraryAnswerTest, APlanFromALibraryRecordComputesOnBlockCyclicShards) {
   EXPECT_EQ(three.status, 0) << three.out;
   EXPECT_NE(three.out.find("library: PSGEMM 1x3, NB 4 on x=1,y=3\n"), std::string::npos)
       << three.out;
+  // Measured on the application's own 4 ranks (no mpirun inside): at 16^3 the library wins
+  // there too, and the plan is its call.
+  CliRun measured = Mpirun(4, "tests/library_plan_app", "--mode measure --mnk 16,16,16");
+  EXPECT_EQ(measured.status, 0) << measured.out;
+  EXPECT_NE(measured.out.find("library: PSGEMM 1x4, NB 16 on x=1,y=4\n"), std::string::npos)
+      << measured.out;
+  EXPECT_NE(measured.out.find("verified\n"), std::string::npos) << measured.out;
   // The record is for 4 ranks: on 2 there is none.
   CliRun two = Mpirun(2, "tests/library_plan_app", wisdom + " --mnk 37,29,23 --accumulate 1");
   EXPECT_NE(two.status, 0);

@@ -1,5 +1,7 @@
-// An MPI application whose wisdom record's answer is the library (meshtune.v1.Record.library):
-// plans `--expr E --extents X` from `--wisdom FILE` through meshtune's C++ API, and checks
+// An MPI application whose wisdom record's answer is the library (meshtune.v1.Record.library),
+// or whose tune on its own ranks finds the library fastest (`--mode measure`): plans
+// C[m,n] (+)= A * B at `--mnk M,N,K` from `--wisdom FILE` (or by measuring) through
+// meshtune's C++ API, and checks
 // that the plan is ScaLAPACK's GEMM (Plan::library()) on block-cyclic shards that Plan::Shard
 // describes; fills each rank's local matrices from the global formula below, where the
 // block-cyclic layout puts each element (computed here from the layout's definition, not by
@@ -179,6 +181,10 @@ int main(int argc, char** argv) {
   for (int i = 1; i + 1 < argc; i += 2) {
     const std::string flag = argv[i], value = argv[i + 1];
     if (flag == "--wisdom") options.wisdom_file = value;
+    if (flag == "--mode" && value == "measure") {  // tune on these ranks, the library measured too
+      options.mode = meshtune::PlanMode::kMeasure;
+      options.top_k = 2;
+    }
     if (flag == "--root") root = std::stoi(value);
     if (flag == "--transposed") s.a_transposed = s.b_transposed = value == "1";
     if (flag == "--accumulate") s.accumulate = value == "1";

@@ -1,0 +1,52 @@
+#!/usr/bin/env bash
+# The model out of the box: in a fresh MESHTUNE_HOME, a few tunes on 2 ranks (the first
+# calibrates itself, each keeps its measured runs and may refit the profile's term scales),
+# then `meshtune fidelity` on x=2 at 1024 cubed, RUNS times, with no `calibrate` step.
+# Prints the refit notes, then per run Spearman's rho (rounds read at the machine's pace),
+# the rho of the times as measured, the rounds' own rho, the median error and the seconds
+# it took; then the medians over the runs.
+#
+#   bash bench/fidelity_first_use.sh          # RUNS=3
+set -euo pipefail
+cd "$(dirname "$0")/.."
+runs="${RUNS:-3}"
+bazel build -c opt //cli:meshtune //runtime:meshtune_worker //runtime:meshtune_calibrate >/dev/null 2>&1
+meshtune="$PWD/bazel-bin/cli/meshtune"
+export OMPI_ALLOW_RUN_AS_ROOT=1 OMPI_ALLOW_RUN_AS_ROOT_CONFIRM=1 OPENBLAS_NUM_THREADS=1
+unset MESHTUNE_CALIBRATE
+work=$(mktemp -d)
+trap 'rm -rf "$work"' EXIT
+export MESHTUNE_HOME="$work/home"
+mkdir -p "$MESHTUNE_HOME"
+expr='C[m,n] += A[m,k] * B[k,n]'
+
+for extents in m=1024,n=1024,k=1024 m=512,n=2048,k=768 m=2048,n=512,k=1024; do
+  "$meshtune" tune --expr "$expr" --extents "$extents" --ranks 2 --top-k 4 --json \
+    >/dev/null 2>"$work/err.txt" || { cat "$work/err.txt"; exit 1; }
+  grep '^meshtune: \(no hardware profile\|refitted\|kept the cost model\)' "$work/err.txt" || true
+done
+
+echo "| run | rho | rho as measured | rounds' own rho | median error | seconds |"
+echo "|---|---|---|---|---|---|"
+for ((r = 1; r <= runs; r++)); do
+  start=$(date +%s.%N)
+  "$meshtune" fidelity --expr "$expr" --extents m=1024,n=1024,k=1024 --mesh x=2 --json \
+    >"$work/f$r.json" 2>"$work/err.txt" || { cat "$work/err.txt"; exit 1; }
+  end=$(date +%s.%N)
+  grep '^meshtune: \(refitted\|kept the cost model\)' "$work/err.txt" || true
+  python3 - "$work/f$r.json" "$r" "$start" "$end" <<'PY'
+import json, sys
+d = json.load(open(sys.argv[1]))
+get = lambda k: "%.3f" % d[k] if k in d else "-"
+print("| %s | %s | %s | %s | %s | %.0f |" % (sys.argv[2], get("spearman_rho"),
+      get("raw_spearman_rho"), get("round_spearman_rho"), get("median_relative_error"),
+      float(sys.argv[4]) - float(sys.argv[3])))
+PY
+done | tee "$work/table.txt"
+python3 - "$work/table.txt" <<'PY'
+import statistics, sys
+rows = [l.split("|")[2:6] for l in open(sys.argv[1]) if l.startswith("| ") and l[2].isdigit()]
+cols = list(zip(*rows))
+med = lambda c: "%.3f" % statistics.median(float(x) for x in c if x.strip() != "-")
+print("medians: rho %s, as measured %s, rounds' own %s, median error %s" % tuple(med(c) for c in cols))
+PY

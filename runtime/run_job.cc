@@ -1,0 +1,52 @@
+#include "runtime/run_job.h"
+
+#include <string>
+
+#include "absl/strings/str_cat.h"
+#include "runtime/library_gemm.h"
+#include "runtime/mpi_executor.h"
+#include "runtime/pace.h"
+
+namespace meshtune::runtime {
+
+namespace {
+
+// ScaLAPACK's GEMM as `job` says, on every rank of `comm`.
+RunStats LibraryStats(const WorkerJob& job, const ExecOptions& options, MPI_Comm comm) {
+  RunStats stats;
+  const LibraryGemmRun run =
+      RunLibraryGemm(job.problem, *GemmFormOf(job.problem), job.library_dtype_bytes, *job.library,
+                     options.reps, options.warmup, options.seed, comm, nullptr,
+                     options.between_reps);
+  stats.seconds = run.repetitions;
+  stats.error = run.error;
+  stats.verified = run.error.empty();
+  return stats;
+}
+
+}  // namespace
+
+int64_t JobRanks(const WorkerJob& job) {
+  return job.library ? int64_t{job.library->prow} * job.library->pcol : job.program.Ranks();
+}
+
+RunStats RunJob(const WorkerJob& job, MPI_Comm comm) {
+  int size = 0;
+  MPI_Comm_size(comm, &size);
+  if (job.library && JobRanks(job) != size) {  // Execute checks a program's mesh itself
+    RunStats stats;
+    stats.error = absl::StrCat("the library's grid ", ConfigText(*job.library), " needs ",
+                               JobRanks(job), " ranks, the job has ", size);
+    return stats;
+  }
+  // The machine's pace next to each repetition: what it allowed while the run ran.
+  Pacer pacer(comm);
+  ExecOptions options = job.options;
+  options.between_reps = [&pacer] { pacer.Step(); };
+  RunStats stats = job.library ? LibraryStats(job, options, comm)
+                               : Execute(job.problem, job.program, comm, options);
+  stats.pace_s = pacer.PaceOf(stats.seconds);
+  return stats;
+}
+
+}  // namespace meshtune::runtime

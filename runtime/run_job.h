@@ -1,0 +1,27 @@
+// One MPI run of a job (runtime/worker_job.h) on the ranks of a communicator: the Program
+// through the executor, or ScaLAPACK's GEMM for a library job (runtime/library_gemm.h),
+// checked by the oracle of the statement, timed, with the machine's pace beside every
+// repetition (runtime/pace.h). What meshtune_worker runs under mpirun and what a plan in
+// measure mode runs on the application's own ranks (meshtune/comm_runner.h).
+#ifndef MESHTUNE_RUNTIME_RUN_JOB_H_
+#define MESHTUNE_RUNTIME_RUN_JOB_H_
+
+#include <mpi.h>
+
+#include <cstdint>
+
+#include "runtime/rank.h"
+#include "runtime/worker_job.h"
+
+namespace meshtune::runtime {
+
+// The ranks `job` runs on: its mesh's, or its library grid's.
+int64_t JobRanks(const WorkerJob& job);
+
+// Runs `job` on every rank of `comm`, whose size must be JobRanks(job) (else the stats carry
+// the error); the same stats on every rank. Collective over `comm`.
+RunStats RunJob(const WorkerJob& job, MPI_Comm comm);
+
+}  // namespace meshtune::runtime
+
+#endif  // MESHTUNE_RUNTIME_RUN_JOB_H_
