@@ -4,9 +4,11 @@
 # then `meshtune fidelity` on x=2 at 1024 cubed, RUNS times, with no `calibrate` step.
 # Prints the refit notes, then per run Spearman's rho (rounds read at the machine's pace),
 # the rho of the times as measured, the rounds' own rho, the median error and the seconds
-# it took; then the medians over the runs.
+# it took; then the medians over the runs. KEEP=DIR keeps each run's FidelityResult there
+# (DIR/fN.json) for `fidelity_bench --replay`.
 #
 #   bash bench/fidelity_first_use.sh          # RUNS=3
+#   RUNS=5 KEEP=/tmp/runs bash bench/fidelity_first_use.sh
 set -euo pipefail
 cd "$(dirname "$0")/.."
 runs="${RUNS:-3}"
@@ -33,6 +35,7 @@ for ((r = 1; r <= runs; r++)); do
   "$meshtune" fidelity --expr "$expr" --extents m=1024,n=1024,k=1024 --mesh x=2 --json \
     >"$work/f$r.json" 2>"$work/err.txt" || { cat "$work/err.txt"; exit 1; }
   end=$(date +%s.%N)
+  if [[ -n "${KEEP:-}" ]]; then mkdir -p "$KEEP" && cp "$work/f$r.json" "$KEEP/f$r.json"; fi
   grep '^meshtune: \(refitted\|kept the cost model\)' "$work/err.txt" || true
   python3 - "$work/f$r.json" "$r" "$start" "$end" <<'PY'
 import json, sys

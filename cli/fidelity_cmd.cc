@@ -148,7 +148,7 @@ int RunFidelity(const FidelityFlags& flags, std::ostream& out, std::ostream& err
   options.rounds = flags.rounds;
   // CLI11 checked the name.
   options.round_statistic =
-      engine::RoundStatisticNamed(flags.round_statistic).value_or(engine::RoundStatistic::kMin);
+      engine::RoundStatisticNamed(flags.round_statistic).value_or(engine::RoundStatistic::kMedian);
   options.max_evaluations = flags.max_evaluations;
   options.timeout_s = flags.measure.timeout_s;
   options.space.allow_replication = flags.allow_replication;
@@ -197,11 +197,11 @@ void AddSampleFlags(CLI::App* cmd, FidelityFlags& x) {
   cmd->add_option("--count", x.count, "candidates measured, 2 to 1000 (default 12)")
       ->transform(engine::IntegerIn(2, 1000));
   cmd->add_option("--rounds", x.rounds,
-                  "measurements of each candidate, in rounds of alternating order (default 3)")
+                  "measurements of each candidate, in rounds of alternating order (default 5)")
       ->transform(engine::IntegerIn(1, 1000));
   cmd->add_option("--round-statistic", x.round_statistic,
-                  "which round is a candidate's time: min (the fastest, the least disturbed; "
-                  "default) or median")
+                  "which round is a candidate's time, each read at the machine's pace: median "
+                  "(default) or min (the fastest)")
       ->check(CLI::IsMember({"min", "median"}));
   cmd->add_option("--max-evaluations", x.max_evaluations,
                   "schedules the model ranks first (default 1000)")

@@ -27,8 +27,8 @@ struct FidelityFlags {
   std::string profile;
   bool no_calibrate = false;
   int count = 12;
-  int rounds = 3;  // measurements of each candidate, in alternating order (FidelityOptions)
-  std::string round_statistic = "min";  // which round counts: "min" or "median"
+  int rounds = 5;  // measurements of each candidate, in alternating order (FidelityOptions)
+  std::string round_statistic = "median";  // which round counts: "median" or "min"
   int64_t max_evaluations = 1000;
   // Repetitions and the timeout of each measurement. More than tune's: the first
   // repetitions of a fresh job run slow on some machines (caches, clocks), and a fidelity

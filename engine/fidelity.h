@@ -26,9 +26,10 @@
 
 namespace meshtune::engine {
 
-// Which of a candidate's rounds counts as its time: the fastest (interference on a shared
-// machine only ever slows a run, so the fastest round is the least disturbed) or the
-// median.
+// Which of a candidate's rounds counts as its time: the median, or the fastest (interference
+// on a shared machine only ever slows a run, so for rounds as measured the fastest is the
+// least disturbed; rounds read at the machine's pace are off either way, and their median
+// ranks better: docs/benchmarks.md).
 enum class RoundStatistic { kMin, kMedian };
 
 // "min" or "median".
@@ -49,7 +50,7 @@ struct FidelityOptions {
   // machine then lands on one round of several candidates rather than on all of one
   // candidate's repetitions. At least 1.
   int rounds = 1;
-  RoundStatistic round_statistic = RoundStatistic::kMin;
+  RoundStatistic round_statistic = RoundStatistic::kMedian;
   // The space ranked (as tune's: copies, split distributed indices, rotation steps,
   // all-to-all transfers); the default space when left as is.
   search::SpaceOptions space;

@@ -75,8 +75,17 @@ TEST_F(FidelityCliTest, MeasuresASpreadAndReportsItsStatistics) {
     const meshtune::v1::MeasuredCandidate& p = result.points(i);
     EXPECT_TRUE(p.verified()) << p.error();
     EXPECT_GT(p.measured_s(), 0);
-    ASSERT_EQ(p.round_s_size(), 2);  // one measurement a round; the fastest counts
-    EXPECT_DOUBLE_EQ(p.measured_s(), std::min(p.round_s(0), p.round_s(1)));
+    // One measurement a round, each with the machine's pace beside it; the median of the
+    // rounds read at the run's common pace counts (of two, their mean).
+    ASSERT_EQ(p.round_s_size(), 2);
+    ASSERT_EQ(p.round_pace_s_size(), 2);
+    EXPECT_GT(p.round_pace_s(0), 0);
+    EXPECT_GT(p.round_pace_s(1), 0);
+    const double pace = result.pace_s();
+    EXPECT_NEAR(
+        p.measured_s(),
+        (p.round_s(0) * pace / p.round_pace_s(0) + p.round_s(1) * pace / p.round_pace_s(1)) / 2,
+        1e-12 * p.measured_s());
     EXPECT_GT(p.predicted_s(), 0);
     EXPECT_EQ(p.mesh(), "x=2");
     EXPECT_FALSE(p.trace().text().empty());
@@ -85,7 +94,9 @@ TEST_F(FidelityCliTest, MeasuresASpreadAndReportsItsStatistics) {
     }
   }
   EXPECT_EQ(result.verified(), 4);
-  EXPECT_EQ(result.round_statistic(), "min");
+  EXPECT_EQ(result.round_statistic(), "median");
+  EXPECT_GT(result.pace_s(), 0);  // the median of the rounds' paces
+  EXPECT_TRUE(result.has_raw_spearman_rho());
   EXPECT_TRUE(result.has_median_relative_error());
   EXPECT_FALSE(result.patterns().empty());
   const std::string picture = ReadFile(svg);
