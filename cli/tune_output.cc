@@ -79,6 +79,11 @@ std::string TuneResultText(const v1::TuneResult& r) {
                   absl::StrJoin(m.patterns(), "; "),
                   m.family().empty() ? "" : absl::StrCat("  [family ", m.family(), "]")));
   }
+  if (r.pace_s() > 0) {
+    absl::StrAppend(&out, absl::StrFormat("times read at the machine's median pace, %.3g ms a "
+                                          "256-cubed GEMM (each run's by the pace beside it)\n",
+                                          1e3 * r.pace_s()));
+  }
   if (r.has_vs_library()) {
     absl::StrAppend(
         &out, absl::StrFormat("vs library %.3g x the fastest library run below\n", r.vs_library()));

@@ -134,6 +134,7 @@ v1::TuneResult ResultMessage(const search::SearchResult& r, const v1::TuneReques
     for (const std::string& p : m.candidate.patterns) pm->add_patterns(p);
   }
   SetLibrary(r, request.problem().dtype() == "f64" ? "PDGEMM" : "PSGEMM", &out);
+  out.set_pace_s(r.pace_s);
   out.set_strategy(r.strategy);
   out.set_seconds(r.seconds);
   if (r.lower_bound_ratio) out.set_lower_bound_ratio(*r.lower_bound_ratio);

@@ -1,9 +1,9 @@
 // The machine's pace: how fast the ranks of a job compute right now. On a shared machine
-// the same program can take twice as long from one minute to the next (other work holds
-// the cores); a run's time read against the pace measured around it tells the program's
-// cost from the machine's mood. The worker measures it
-// (RunResult.pace_s) between the repetitions of each run; `meshtune fidelity` reads its
-// rounds at a common pace.
+// the same program can take twice as long from one second to the next (other work holds
+// the cores); a run's time read against the pace measured beside it tells the program's
+// cost from the machine's mood. Every run measures it between its repetitions
+// (runtime/run_job.h, RunResult.pace_s); `meshtune fidelity` reads its rounds at a common
+// pace.
 #ifndef MESHTUNE_RUNTIME_PACE_H_
 #define MESHTUNE_RUNTIME_PACE_H_
 

@@ -8,6 +8,7 @@
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_format.h"
 #include "absl/strings/str_join.h"
+#include "base/median.h"
 #include "runtime/executor.h"
 #include "runtime/gemm_form.h"
 #include "search/lower_bound.h"
@@ -181,6 +182,27 @@ void MeasureLibrary(TuneRun& run, Runner& runner, SearchResult* result) {
   }
 }
 
+}  // namespace
+
+void ReadAtCommonPace(SearchResult* result) {
+  std::vector<CandidateRun*> runs;
+  for (MeasuredCandidate& m : result->measurements) runs.push_back(&m.run);
+  for (LibraryMeasurement& l : result->library) runs.push_back(&l.run);
+  std::vector<double> paces;
+  for (const CandidateRun* r : runs) {
+    if (!r->verified || !r->seconds.has_value()) continue;
+    if (!r->pace_s.has_value() || !(*r->pace_s > 0)) return;
+    paces.push_back(*r->pace_s);
+  }
+  if (paces.empty()) return;
+  result->pace_s = base::Median(paces);
+  for (CandidateRun* r : runs) {
+    if (r->verified && r->seconds.has_value()) *r->seconds *= result->pace_s / *r->pace_s;
+  }
+}
+
+namespace {
+
 // Sets the winner: the fastest verified measurement, else the model's best (of at most
 // max_checked) that the checker passes. FailedPrecondition when none passes; Cancelled
 // when cancelled while checking.
@@ -265,6 +287,7 @@ absl::StatusOr<SearchResult> Tune(const TuneOptions& options, Runner& runner,
   if (checker == nullptr) checker = (simulating = NewSimulatingChecker()).get();
   if (runner.measures()) MeasureTop(run, explorer, runner, *checker, &result);
   if (runner.measures() && !result.measurements.empty()) MeasureLibrary(run, runner, &result);
+  ReadAtCommonPace(&result);
   if (cancelled() && result.measurements.empty())
     return absl::CancelledError("the tune was cancelled");
 

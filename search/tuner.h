@@ -81,13 +81,26 @@ struct MeasuredCandidate {
   CandidateRun run;
 };
 
+struct SearchResult;
+
+// Reads every verified run of `result` (measurements and library) at their common pace, the
+// median of their paces: a run's seconds becomes seconds * pace / its pace (its repetitions
+// stay as measured), so that a run taken while a shared machine was slow competes as it
+// would have at the machine's usual speed. Sets result->pace_s; changes nothing when a
+// verified run has no pace.
+void ReadAtCommonPace(SearchResult* result);
+
 struct SearchResult {
   // The library's measurements (empty when it was not measured), in the order taken.
   std::vector<LibraryMeasurement> library;
   Candidate best;
   ir::Mesh mesh;                     // the winner's mesh
   std::optional<double> measured_s;  // the winner's measured median, when measured
-  bool verified = false;             // the winner ran and verified
+  // The pace every measured time (the schedules' and the library's) is read at: the median
+  // of their runs' paces (runtime/pace.h), each run's median scaled by pace_s over its own
+  // pace (ReadAtCommonPace); 0 when a verified run carries none (times as measured).
+  double pace_s = 0;
+  bool verified = false;  // the winner ran and verified
   // How the winner is known to compute the right answer: "measured" (verified under MPI),
   // "simulated" or "simulated-scaled" (search/checker.h).
   std::string checked;

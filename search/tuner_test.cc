@@ -304,6 +304,62 @@ TEST(TunerTest, EachMeshsBestIsMeasuredAndMeasurementDecides) {
   EXPECT_EQ(model->mesh.ToString(), "x=2,y=2");
 }
 
+// As PrefersOneDimension, on a machine that ran x=4's candidates at a third of its speed:
+// x=4 takes 2.7 s at a pace of 3 ms, the others 2 s at 1 ms. Read at the tune's median
+// pace, x=4 is the faster after all (0.9 of the others' at any common pace).
+class SlowWhileOneDimensionRan : public Runner {
+ public:
+  bool measures() const override { return true; }
+  CandidateRun Run(const MeasureInput& input) override {
+    CandidateRun r;
+    r.verified = true;
+    const bool one = input.mesh->axes.size() == 1;
+    r.seconds = one ? 2.7 : 2.0;
+    r.pace_s = one ? 0.003 : 0.001;
+    return r;
+  }
+};
+
+TEST(TunerTest, MeasuredTimesAreReadAtTheTunesCommonPace) {
+  TuneOptions o = SquareMatmulOnFourRanks();
+  o.top_k = 2;
+  SlowWhileOneDimensionRan runner;
+  const absl::StatusOr<SearchResult> r = Tune(o, runner);
+  ASSERT_TRUE(r.ok()) << r.status();
+  ASSERT_EQ(r->measurements.size(), 2u);
+  EXPECT_DOUBLE_EQ(r->pace_s, 0.002);  // the median of 1 ms and 3 ms
+  EXPECT_EQ(r->mesh.ToString(), "x=4");
+  EXPECT_DOUBLE_EQ(*r->measured_s, 2.7 * 0.002 / 0.003);
+  for (const MeasuredCandidate& m : r->measurements) {
+    EXPECT_DOUBLE_EQ(*m.run.seconds, m.mesh.axes.size() == 1 ? 1.8 : 4.0);
+  }
+
+  // A verified run without a pace: every time stays as measured.
+  SearchResult mixed;
+  mixed.measurements.resize(2);
+  mixed.measurements[0].run.verified = mixed.measurements[1].run.verified = true;
+  mixed.measurements[0].run.seconds = 1.0;
+  mixed.measurements[0].run.pace_s = 0.004;
+  mixed.measurements[1].run.seconds = 2.0;
+  ReadAtCommonPace(&mixed);
+  EXPECT_EQ(mixed.pace_s, 0);
+  EXPECT_EQ(*mixed.measurements[0].run.seconds, 1.0);
+  // The library's runs are read at the same pace as the schedules'; failed runs are left.
+  mixed.measurements[1].run.pace_s = 0.001;
+  mixed.library.push_back({{2, 2, 64}, {}});
+  mixed.library[0].run.verified = true;
+  mixed.library[0].run.seconds = 0.5;
+  mixed.library[0].run.pace_s = 0.002;
+  mixed.library.push_back({{4, 1, 64}, {}});
+  mixed.library[1].run.error = "failed";
+  ReadAtCommonPace(&mixed);
+  EXPECT_DOUBLE_EQ(mixed.pace_s, 0.002);
+  EXPECT_DOUBLE_EQ(*mixed.measurements[0].run.seconds, 0.5);
+  EXPECT_DOUBLE_EQ(*mixed.measurements[1].run.seconds, 4.0);
+  EXPECT_DOUBLE_EQ(*mixed.library[0].run.seconds, 0.5);
+  EXPECT_FALSE(mixed.library[1].run.seconds.has_value());
+}
+
 // Every schedule verifies in 1 s; the library, when asked, in `library_s` seconds for a
 // block size of 64 and twice that for others (its configurations are recorded).
 class WithALibrary : public PrefersOneDimension {
