@@ -60,8 +60,8 @@ runtime::RunStats RunHere(const std::string& job_bytes, MPI_Comm comm) {
 
 }  // namespace
 
-CommRunner::CommRunner(MPI_Comm comm, runtime::ExecOptions options)
-    : comm_(comm), options_(std::move(options)) {
+CommRunner::CommRunner(MPI_Comm comm, runtime::ExecOptions options, bool library)
+    : comm_(comm), options_(std::move(options)), library_(library) {
   node_ranks_ = RanksOnThisNode(comm_);  // ServeCandidates calls it too
 }
 

@@ -28,7 +28,8 @@ namespace meshtune {
 // Rank 0's runner; `options` are the measurement settings every candidate runs with.
 class CommRunner final : public search::Runner {
  public:
-  CommRunner(MPI_Comm comm, runtime::ExecOptions options);
+  // `library`: the tuner may time ScaLAPACK's GEMM here too (measures_library).
+  CommRunner(MPI_Comm comm, runtime::ExecOptions options, bool library);
   // Calls Finish when it has not been called.
   ~CommRunner() override;
   CommRunner(const CommRunner&) = delete;
@@ -39,8 +40,8 @@ class CommRunner final : public search::Runner {
   // the median of the repetitions (each the slowest rank's) when verified; the error of
   // the lowest failing rank otherwise; "not run: ..." when it does not fit in memory.
   search::CandidateRun Run(const search::MeasureInput& input) override;
-  // The library is measured beside the schedules, as under mpirun.
-  bool measures_library() const override { return true; }
+  // Whether the library is measured beside the schedules, as under mpirun.
+  bool measures_library() const override { return library_; }
   // ScaLAPACK's GEMM on input.config's grid, sent and run as Run's candidates are.
   search::CandidateRun RunLibrary(const search::LibraryInput& input) override;
   // Releases the ranks in ServeCandidates. Idempotent.
@@ -52,6 +53,7 @@ class CommRunner final : public search::Runner {
 
   MPI_Comm comm_;
   runtime::ExecOptions options_;
+  bool library_;
   int node_ranks_ = 1;  // ranks of the communicator on rank 0's node
   bool finished_ = false;
 };

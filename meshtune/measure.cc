@@ -51,8 +51,9 @@ absl::Status WriteFileAtomically(const std::string& path, const std::string& tex
 
 absl::StatusOr<v1::Record> MeasureOnComm(const v1::TuneRequest& request,
                                          const runtime::ExecOptions& exec,
-                                         const std::string& wisdom_file, MPI_Comm comm) {
-  CommRunner runner(comm, exec);  // its destructor releases the serving ranks
+                                         const std::string& wisdom_file, MPI_Comm comm,
+                                         bool allow_library) {
+  CommRunner runner(comm, exec, allow_library);  // its destructor releases the serving ranks
   std::unique_ptr<storage::TuningDb> db = storage::NewInMemoryTuningDb();
   if (!wisdom_file.empty() && std::filesystem::exists(wisdom_file)) {
     absl::StatusOr<engine::ImportReport> imported = engine::ImportWisdomFile(*db, wisdom_file);

@@ -22,10 +22,12 @@ namespace meshtune {
 // into it (the file is rewritten deterministically, as `records export` writes it; created
 // when missing). Returns the winning record. Errors: the tuner's (FailedPrecondition when
 // nothing is legal or nothing verified), InvalidArgument for a bad request, and the wisdom
-// file's read, parse or write errors naming the file.
+// file's read, parse or write errors naming the file. `allow_library`: ScaLAPACK's GEMM is
+// timed beside the schedules (CommRunner) and may be the answer (PlanOptions::allow_library).
 absl::StatusOr<v1::Record> MeasureOnComm(const v1::TuneRequest& request,
                                          const runtime::ExecOptions& exec,
-                                         const std::string& wisdom_file, MPI_Comm comm);
+                                         const std::string& wisdom_file, MPI_Comm comm,
+                                         bool allow_library);
 
 }  // namespace meshtune
 

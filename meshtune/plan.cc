@@ -100,7 +100,7 @@ absl::StatusOr<Choice> Choose(const v1::Problem& problem, int ranks, const PlanO
       v1::TuneRequest request = TuneRequestOf(problem, ranks, o);
       request.set_top_k(o.top_k);
       absl::StatusOr<v1::Record> r =
-          MeasureOnComm(request, MeasureExecOptions(o), o.wisdom_file, comm);
+          MeasureOnComm(request, MeasureExecOptions(o), o.wisdom_file, comm, o.allow_library);
       if (!r.ok()) return r.status();
       return ChoiceOf(*r);
     }

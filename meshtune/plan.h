@@ -41,9 +41,9 @@ enum class PlanMode {
   kWisdom,    // the best record of the workload in `wisdom_file`; NotFound when absent
   kEstimate,  // a model-only search on rank 0 (nothing run), its winner sent to every rank
   // A tune on this communicator: rank 0 searches, the top_k candidates run in-process on
-  // the application's ranks (verified against the reference, timed; no mpirun), and for a
-  // problem of matmul form ScaLAPACK's GEMM at its most promising grids beside them; the
-  // fastest verified one wins (the library when it beats every schedule by more than 5%).
+  // the application's ranks (verified against the reference, timed; no mpirun), with
+  // allow_library ScaLAPACK's GEMM at its most promising grids beside them; the fastest
+  // verified one wins (the library when it beats every schedule by more than 5%).
   // With wisdom_file, the winner is merged into that file.
   kMeasure,
 };
@@ -65,6 +65,11 @@ struct PlanOptions {
   bool allow_idle_ranks = false;
   // kMeasure: candidates measured, and timed repetitions (after `warmup`) of each.
   int top_k = 4, reps = 3, warmup = 1;
+  // kMeasure, a problem of matmul form: also time ScaLAPACK's GEMM on these ranks, and plan
+  // its call when it beats every schedule by more than 5% (library() then says so, and every
+  // shard is block-cyclic: ShardLayout::layout "cyclic(NB,NB)"). Off by default: an
+  // application that reads shards as blocks (start and extents) would misread them.
+  bool allow_library = false;
   // Where the application holds its tensors, as ExecuteInLayouts takes them (tensor to
   // `--layout` spec): the choice weighs their redistributions, and prefers a schedule
   // whose shards are the application's arrays. Part of the workload in wisdom files.

@@ -184,6 +184,7 @@ int main(int argc, char** argv) {
     if (flag == "--mode" && value == "measure") {  // tune on these ranks, the library measured too
       options.mode = meshtune::PlanMode::kMeasure;
       options.top_k = 2;
+      options.allow_library = true;
     }
     if (flag == "--root") root = std::stoi(value);
     if (flag == "--transposed") s.a_transposed = s.b_transposed = value == "1";
