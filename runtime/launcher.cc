@@ -329,7 +329,8 @@ LaunchResult Launch(const RunSpec& spec, const LaunchOptions& options) {
     }
   } remove_dir{*run_dir};
   const std::string job_file = (*run_dir / "job.pb").string();
-  WorkerJob work{spec.problem, spec.program, {}, spec.library, spec.library_dtype_bytes};
+  WorkerJob work{spec.problem, spec.program, {}, spec.library, spec.library_dtype_bytes,
+                 spec.later};
   work.options.reps = spec.reps;
   work.options.warmup = spec.warmup;
   work.options.seed = spec.seed;

@@ -17,6 +17,7 @@
 #include "codegen/program.h"
 #include "runtime/gemm_form.h"
 #include "runtime/oracle.h"
+#include "runtime/statements_executor.h"
 
 namespace meshtune::runtime {
 
@@ -49,6 +50,9 @@ struct RunSpec {
   // (library_dtype_bytes 4) or f64 (8): runtime/library_gemm.h.
   std::optional<LibraryGemmConfig> library;
   int library_dtype_bytes = 4;
+  // A program of several statements: `problem` and `program` are the first, these the
+  // others, run as one (WorkerJob::later).
+  std::vector<StatementJob> later;
 };
 
 struct LaunchResult {

@@ -6,6 +6,7 @@
 
 #include "codegen/program.h"
 #include "runtime/executor.h"
+#include "runtime/statements_executor.h"
 
 namespace meshtune::runtime {
 
@@ -13,6 +14,11 @@ namespace meshtune::runtime {
 // count (otherwise the result carries an error). Collective.
 RunStats Execute(const ProblemSpec& problem, const codegen::Program& program, MPI_Comm comm,
                  const ExecOptions& options);
+
+// ExecuteStatements (statements_executor.h) on every rank of `comm`, whose size must equal
+// the statements' mesh's rank count: each channel a Cartesian communicator of its own.
+RunStats ExecuteStatements(const std::vector<StatementJob>& statements, MPI_Comm comm,
+                           const ExecOptions& options);
 
 }  // namespace meshtune::runtime
 

@@ -27,11 +27,12 @@ std::vector<int64_t> ProblemSpec::Shape(const std::string& tensor) const {
   return shape;
 }
 
-Reference::Reference(const ProblemSpec& problem, uint64_t seed)
+Reference::Reference(const ProblemSpec& problem, uint64_t seed, OperandValues values)
     : output_(problem.output.tensor),
       sum_(problem.sum),
       accumulate_(problem.accumulate),
       seed_(seed),
+      values_(std::move(values)),
       output_shape_(problem.Shape(problem.output.tensor)) {
   // A point: the output's indices, then the reduction's, in the extents' order.
   std::vector<std::string> point = problem.output.indices;
@@ -64,7 +65,9 @@ double Reference::At(const std::vector<int64_t>& g, double* magnitude) const {
                  for (const Operand& o : operands_) {
                    e.resize(o.at.size());
                    for (size_t d = 0; d < o.at.size(); ++d) e[d] = point[o.at[d]];
-                   const double v = ElementValue(seed_, o.tensor, Linear(e, o.shape));
+                   const int64_t at = Linear(e, o.shape);
+                   const double v =
+                       values_ ? values_(o.tensor, at) : ElementValue(seed_, o.tensor, at);
                    term = sum_ ? term + v : term * v;
                  }
                  ref += term;
@@ -92,12 +95,12 @@ std::string ElementName(const std::string& tensor, const std::vector<int64_t>& s
 }  // namespace
 
 std::string CheckHeldValues(const ProblemSpec& problem, uint64_t seed, const HeldOutput& held,
-                            double tolerance, const std::string& rank) {
-  const Reference reference(problem, seed);
+                            double tolerance, const std::string& rank, const OperandValues& values,
+                            int64_t limit, int64_t cost) {
+  const Reference reference(problem, seed, values);
   const std::vector<int64_t> shape = problem.Shape(problem.output.tensor);
-  constexpr int64_t kLimit = 4'000'000;
-  const int64_t work = held.slots * reference.terms();
-  const int64_t step = work > kLimit ? std::max<int64_t>(1, work / kLimit) : 1;
+  const int64_t work = held.slots * (cost > 0 ? cost : reference.terms());
+  const int64_t step = work > limit ? std::max<int64_t>(1, work / std::max<int64_t>(limit, 1)) : 1;
   for (int64_t i = 0; i < held.slots; i += step) {
     const int64_t linear = held.global(i);
     if (linear < 0) continue;

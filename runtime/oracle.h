@@ -41,10 +41,16 @@ struct ProblemSpec {
   std::vector<int64_t> Shape(const std::string& tensor) const;
 };
 
-// The expected f64 values of `problem`'s output with its inputs filled from `seed`.
+// The value of element `linear` (row-major) of operand tensor `tensor`: what a Reference
+// reads instead of the fill formula, for the statements of a program whose operands are
+// earlier statements' results (runtime/program_values.h).
+using OperandValues = std::function<double(const std::string& tensor, int64_t linear)>;
+
+// The expected f64 values of `problem`'s output with its inputs filled from `seed` (or,
+// when `values` is set, read from it; a `+=` output still starts from its filled values).
 class Reference {
  public:
-  Reference(const ProblemSpec& problem, uint64_t seed);
+  Reference(const ProblemSpec& problem, uint64_t seed, OperandValues values = nullptr);
   // The value of output element `g` (global index per dim); *magnitude gets the sum of its
   // terms' magnitudes (what a tolerance scales by).
   double At(const std::vector<int64_t>& g, double* magnitude) const;
@@ -60,6 +66,7 @@ class Reference {
   std::string output_;
   bool sum_, accumulate_;
   uint64_t seed_;
+  OperandValues values_;
   std::vector<int64_t> reduction_extents_;  // the indices the output does not carry
   std::vector<Operand> operands_;
   std::vector<int64_t> output_shape_;
@@ -78,9 +85,13 @@ struct HeldOutput {
 // sample when that would cost more than 4e6 multiply-adds; an element is right when it is
 // within `tolerance` times its terms' magnitude (plus 1e-6). "" when right; else the first
 // mismatch, "rank (x=0, y=1): C[0, 3] = 1.5 but the reference is 2" (`rank` is the text
-// in the parentheses).
+// in the parentheses). `values` and `limit`: the operands' values (Reference) and the
+// multiply-adds the check may spend, an element costing `cost` of them (default: the
+// statement's terms).
 std::string CheckHeldValues(const ProblemSpec& problem, uint64_t seed, const HeldOutput& held,
-                            double tolerance, const std::string& rank);
+                            double tolerance, const std::string& rank,
+                            const OperandValues& values = nullptr, int64_t limit = 4'000'000,
+                            int64_t cost = 0);
 
 // Collective over every rank of `comm`: every element of the output (`problem`'s) is held
 // by at least one rank, and the copies of an element held by several agree within

@@ -42,8 +42,9 @@ RunStats RunJob(const WorkerJob& job, MPI_Comm comm) {
   Pacer pacer(comm);
   ExecOptions options = job.options;
   options.between_reps = [&pacer] { pacer.Step(); };
-  RunStats stats = job.library ? LibraryStats(job, options, comm)
-                               : Execute(job.problem, job.program, comm, options);
+  RunStats stats = job.library          ? LibraryStats(job, options, comm)
+                   : !job.later.empty() ? ExecuteStatements(job.Statements(), comm, options)
+                                        : Execute(job.problem, job.program, comm, options);
   stats.pace_s = pacer.PaceOf(stats.seconds);
   return stats;
 }

@@ -13,6 +13,7 @@
 #include "codegen/program.h"
 #include "runtime/executor.h"
 #include "runtime/rank.h"
+#include "runtime/statements_executor.h"
 
 namespace meshtune::runtime {
 
@@ -34,6 +35,12 @@ struct SimOptions {
 // The output is checked against `problem`, the problem as stated (runtime/oracle.h).
 RunStats Simulate(const ProblemSpec& problem, const codegen::Program& program,
                   const SimOptions& options = {});
+
+// A program of statements (runtime/statements_executor.h) on every virtual rank: each
+// statement's runtime and the program's moves over worlds of their own, as MPI runs them
+// over communicators of their own. `error` as Simulate's.
+RunStats SimulateStatements(const std::vector<StatementJob>& statements,
+                            const SimOptions& options = {});
 
 }  // namespace meshtune::runtime
 

@@ -34,16 +34,55 @@ absl::Status CheckAccess(const ProblemSpec::Access& a, const ProblemSpec& spec,
   return absl::OkStatus();
 }
 
+v1::Statement StatementProto(const ProblemSpec& p) {
+  v1::Statement s;
+  *s.mutable_output() = AccessProto(p.output);
+  for (const ProblemSpec::Access& a : p.operands) *s.add_operands() = AccessProto(a);
+  s.set_sum(p.sum);
+  s.set_accumulate(p.accumulate);
+  for (const auto& [index, extent] : p.extents) (*s.mutable_extents())[index] = extent;
+  return s;
+}
+
+// The statement `s` says; InvalidArgument naming `where` ("job.statement") when malformed.
+absl::StatusOr<ProblemSpec> SpecOf(const v1::Statement& s, const std::string& where) {
+  ProblemSpec p;
+  p.output = AccessOf(s.output());
+  for (const v1::Statement::Access& a : s.operands()) p.operands.push_back(AccessOf(a));
+  p.sum = s.sum();
+  p.accumulate = s.accumulate();
+  for (const auto& [index, extent] : s.extents()) {
+    if (extent <= 0) {
+      return absl::InvalidArgumentError(
+          absl::StrCat(where, ": index ", index, " has extent ", extent));
+    }
+    p.extents[index] = extent;
+  }
+  if (absl::Status st = CheckAccess(p.output, p, where + ".output"); !st.ok()) return st;
+  if (p.operands.empty()) return absl::InvalidArgumentError(absl::StrCat(where, " has no operand"));
+  for (size_t i = 0; i < p.operands.size(); ++i) {
+    const std::string at = absl::StrCat(where, ".operands[", i, "]");
+    if (absl::Status st = CheckAccess(p.operands[i], p, at); !st.ok()) return st;
+  }
+  return p;
+}
+
 }  // namespace
+
+std::vector<StatementJob> WorkerJob::Statements() const {
+  std::vector<StatementJob> all{{problem, program}};
+  all.insert(all.end(), later.begin(), later.end());
+  return all;
+}
 
 v1::WorkerJob ToProto(const WorkerJob& job) {
   v1::WorkerJob m;
-  v1::Statement& s = *m.mutable_statement();
-  *s.mutable_output() = AccessProto(job.problem.output);
-  for (const ProblemSpec::Access& a : job.problem.operands) *s.add_operands() = AccessProto(a);
-  s.set_sum(job.problem.sum);
-  s.set_accumulate(job.problem.accumulate);
-  for (const auto& [index, extent] : job.problem.extents) (*s.mutable_extents())[index] = extent;
+  *m.mutable_statement() = StatementProto(job.problem);
+  for (const StatementJob& j : job.later) {
+    v1::WorkerStatement* w = m.add_later_statements();
+    *w->mutable_statement() = StatementProto(j.problem);
+    *w->mutable_program() = codegen::ToProto(j.program);
+  }
   if (job.library) {
     v1::LibraryGemm* l = m.mutable_library();
     l->set_prow(job.library->prow);
@@ -62,30 +101,19 @@ v1::WorkerJob ToProto(const WorkerJob& job) {
 
 absl::StatusOr<WorkerJob> FromProto(const v1::WorkerJob& m) {
   WorkerJob job;
-  const v1::Statement& s = m.statement();
-  job.problem.output = AccessOf(s.output());
-  for (const v1::Statement::Access& a : s.operands()) job.problem.operands.push_back(AccessOf(a));
-  job.problem.sum = s.sum();
-  job.problem.accumulate = s.accumulate();
-  for (const auto& [index, extent] : s.extents()) {
-    if (extent <= 0) {
-      return absl::InvalidArgumentError(
-          absl::StrCat("job.statement: index ", index, " has extent ", extent));
-    }
-    job.problem.extents[index] = extent;
-  }
-  if (absl::Status st = CheckAccess(job.problem.output, job.problem, "job.statement.output");
-      !st.ok()) {
-    return st;
-  }
-  if (job.problem.operands.empty()) {
-    return absl::InvalidArgumentError("job.statement has no operand");
-  }
-  for (size_t i = 0; i < job.problem.operands.size(); ++i) {
-    const std::string where = absl::StrCat("job.statement.operands[", i, "]");
-    if (absl::Status st = CheckAccess(job.problem.operands[i], job.problem, where); !st.ok()) {
-      return st;
-    }
+  absl::StatusOr<ProblemSpec> first = SpecOf(m.statement(), "job.statement");
+  if (!first.ok()) return first.status();
+  job.problem = *std::move(first);
+  for (int i = 0; i < m.later_statements_size(); ++i) {
+    const std::string where = absl::StrCat("job.later_statements[", i, "]");
+    if (m.has_library())
+      return absl::InvalidArgumentError(where + ": a library job has one statement");
+    absl::StatusOr<ProblemSpec> spec =
+        SpecOf(m.later_statements(i).statement(), where + ".statement");
+    if (!spec.ok()) return spec.status();
+    absl::StatusOr<codegen::Program> program = codegen::FromProto(m.later_statements(i).program());
+    if (!program.ok()) return program.status();
+    job.later.push_back({*std::move(spec), *std::move(program)});
   }
   if (m.has_library()) {
     const v1::LibraryGemm& l = m.library();

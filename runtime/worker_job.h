@@ -14,6 +14,7 @@
 #include "runtime/executor.h"
 #include "runtime/gemm_form.h"
 #include "runtime/oracle.h"
+#include "runtime/statements_executor.h"
 
 namespace meshtune::runtime {
 
@@ -25,6 +26,12 @@ struct WorkerJob {
   // Set: ScaLAPACK's GEMM on this grid instead of `program` (empty then), in f32 (4) or f64 (8).
   std::optional<LibraryGemmConfig> library;
   int library_dtype_bytes = 4;
+  // A program of several statements: `problem` and `program` are its first, these the ones
+  // after it, run as one by ExecuteStatements (runtime/statements_executor.h).
+  std::vector<StatementJob> later;
+
+  // Every statement of the job: {problem, program}, then `later`.
+  std::vector<StatementJob> Statements() const;
 };
 
 // `job` as a message.

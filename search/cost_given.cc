@@ -4,6 +4,7 @@
 #include <memory>
 
 #include "search/cost_walker.h"
+#include "search/move_cost.h"
 
 namespace meshtune::search::cost_internal {
 
@@ -44,29 +45,11 @@ void CostWalker::ChargeLoads(const std::string& tensor, const std::string& loop,
   const int64_t n = values_.ranks();
   tallies_.push_back({tensor, loop, pattern, 0, false, params_.scales.point_to_point, 0,
                       std::vector<double>(n), Values(n), Values(n)});
-  const double bytes = p_.dtype_bytes;
   // Between nodes when the mesh spans them (a rank's peers may be anywhere).
   const bool across = Across(pattern.axes);
-  const double alpha = across ? params_.alpha_node : params_.alpha;
-  const double beta = across ? params_.beta_node : params_.beta;
-  // Where calibration timed MPI_Alltoall itself: its line over the mesh's ranks, for a
-  // rank's box of which it sends and receives the larger share (the exchange waits
-  // for its slowest pair as the collective does).
-  const bool calibrated = params_.collectives.Has(Collective::kAllToAll);
-  const int64_t g = p_.Ranks();
   for (int64_t r = 0; r < n; ++r) {
     const runtime::RankLoad& l = loads[static_cast<size_t>(values_.Self(r))];
-    const double moved = bytes * static_cast<double>(std::max(l.sent, l.received));
-    double exchange = alpha * static_cast<double>(std::max(l.sends, l.receives)) + beta * moved;
-    if (calibrated && g > 1) {
-      exchange = moved > 0 ? CollectiveSeconds(Collective::kAllToAll, pattern.axes,
-                                               moved * static_cast<double>(g) / (g - 1), false)
-                           : 0;
-    }
-    const double passed = bytes * static_cast<double>(l.sent + l.received + l.copied);
-    const double strided = bytes * static_cast<double>(l.strided);
-    const double gather = params_.gather > 0 ? params_.gather : params_.copy;
-    const double seconds = exchange + params_.copy * (passed - strided) + gather * strided;
+    const double seconds = MoveSeconds(l, p_.dtype_bytes, params_, across, p_.Ranks());
     Charge(tallies_.back(), r, seconds, l.received, std::max(l.sends, l.receives), 1);
   }
 }

@@ -11,6 +11,17 @@ namespace meshtune::search {
 
 namespace {
 
+// A launch's result as the tuner reads it.
+CandidateRun RunOf(const runtime::LaunchResult& r) {
+  CandidateRun out;
+  out.verified = r.verified && !r.error.has_value();
+  out.error = r.error;
+  out.repetitions = r.seconds;
+  if (out.verified) out.seconds = r.median_s;
+  if (r.pace_s > 0) out.pace_s = r.pace_s;
+  return out;
+}
+
 class MpiRunner : public Runner {
  public:
   explicit MpiRunner(const MpiRunnerOptions& options) : options_(options) {}
@@ -39,13 +50,35 @@ class MpiRunner : public Runner {
       out.error = absl::StrCat("not run: ", fits.message());
       return out;
     }
-    const runtime::LaunchResult r = runtime::Launch(spec, launch);
-    out.verified = r.verified && !r.error.has_value();
-    out.error = r.error;
-    out.repetitions = r.seconds;
-    if (out.verified) out.seconds = r.median_s;
-    if (r.pace_s > 0) out.pace_s = r.pace_s;
-    return out;
+    return RunOf(runtime::Launch(spec, launch));
+  }
+
+  CandidateRun RunProgram(const ProgramMeasureInput& input) override {
+    CandidateRun out;
+    const ir::StatementProgram& program = *input.program;
+    if (input.programs.size() != program.statements.size() || input.programs.empty()) {
+      out.error = "not run: the program needs a validated Program per statement";
+      return out;
+    }
+    runtime::RunSpec spec;
+    spec.problem = runtime::ProblemSpecOf(program.statements[0]);
+    spec.program = input.programs[0];
+    for (size_t s = 1; s < input.programs.size(); ++s) {
+      spec.later.push_back({runtime::ProblemSpecOf(program.statements[s]), input.programs[s]});
+    }
+    spec.ranks = input.mesh->Ranks();
+    spec.reps = options_.reps;
+    spec.warmup = options_.warmup;
+    spec.seed = options_.seed;
+    runtime::LaunchOptions launch = options_.launch;
+    launch.timeout_s = input.timeout_s;
+    launch.cancelled = input.cancelled;
+    if (absl::Status fits = runtime::CheckRunFitsMemory(input.footprint, spec.ranks, launch);
+        !fits.ok()) {
+      out.error = absl::StrCat("not run: ", fits.message());
+      return out;
+    }
+    return RunOf(runtime::Launch(spec, launch));
   }
 
   bool measures_library() const override { return true; }
@@ -62,14 +95,7 @@ class MpiRunner : public Runner {
     runtime::LaunchOptions launch = options_.launch;
     launch.timeout_s = input.timeout_s;
     launch.cancelled = input.cancelled;
-    const runtime::LaunchResult r = runtime::Launch(spec, launch);
-    CandidateRun out;
-    out.verified = r.verified && !r.error.has_value();
-    out.error = r.error;
-    out.repetitions = r.seconds;
-    if (out.verified) out.seconds = r.median_s;
-    if (r.pace_s > 0) out.pace_s = r.pace_s;
-    return out;
+    return RunOf(runtime::Launch(spec, launch));
   }
 
  private:

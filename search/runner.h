@@ -19,6 +19,7 @@
 #include "ir/footprint.h"
 #include "ir/mesh.h"
 #include "ir/problem.h"
+#include "ir/statement_program.h"
 #include "ir/trace.h"
 #include "runtime/gemm_form.h"
 #include "runtime/launcher.h"
@@ -56,6 +57,18 @@ struct LibraryInput {
   std::function<bool()> cancelled;
 };
 
+// What to measure of a program of statements (ir::StatementProgram): each statement's
+// translation-validated Program on `mesh`, run as one job (runtime/statements_executor.h).
+struct ProgramMeasureInput {
+  const ir::StatementProgram* program = nullptr;
+  const ir::Mesh* mesh = nullptr;
+  std::vector<codegen::Program> programs;  // per statement
+  // What every rank holds at once: the statements' footprints together.
+  ir::Footprint footprint;
+  double timeout_s = 300;
+  std::function<bool()> cancelled;
+};
+
 class Runner {
  public:
   virtual ~Runner() = default;
@@ -70,6 +83,14 @@ class Runner {
   virtual CandidateRun RunLibrary(const LibraryInput& input) {
     CandidateRun out;
     out.error = "not run: this runner does not run libraries";
+    return out;
+  }
+  // Measures a program as Run measures one schedule: every statement and every move between
+  // them in one job, verified against the serial reference of the whole program, timed
+  // whole. Not run (error set) by a runner that measures nothing.
+  virtual CandidateRun RunProgram(const ProgramMeasureInput& input) {
+    CandidateRun out;
+    out.error = "not run: this runner does not run programs";
     return out;
   }
 };
