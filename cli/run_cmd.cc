@@ -17,6 +17,8 @@
 #include "engine/explain.h"
 #include "engine/flag_checks.h"
 #include "engine/library_run.h"
+#include "engine/program_run.h"
+#include "engine/program_tune.h"
 #include "runtime/launcher.h"
 #include "runtime/memory_fit.h"
 #include "runtime/run_result.h"
@@ -65,7 +67,11 @@ int RunSimulated(const RunFlags& flags, const runtime::RunSpec& spec) {
   sim.reps = flags.measure.reps;
   sim.timeout_s = flags.measure.timeout_s;
   if (flags.inject_fault == "wrong") sim.inject_fault = flags.inject_fault;
-  v1::RunResult result = runtime::RunResultOf(runtime::Simulate(spec.problem, spec.program, sim));
+  std::vector<runtime::StatementJob> jobs{{spec.problem, spec.program}};
+  jobs.insert(jobs.end(), spec.later.begin(), spec.later.end());
+  v1::RunResult result =
+      runtime::RunResultOf(spec.later.empty() ? runtime::Simulate(spec.problem, spec.program, sim)
+                                              : runtime::SimulateStatements(jobs, sim));
   result.set_checked("simulated");
   return Report(result, flags.output.json);
 }
@@ -109,7 +115,8 @@ int RunRun(const RunFlags& flags) {
   *request.mutable_trace() = what->trace();
   absl::StatusOr<engine::PreparedRun> prepared =
       what->has_library() ? engine::PrepareLibraryRun(request.problem(), what->library())
-                          : engine::PrepareRun(request);
+      : engine::IsProgramText(request.problem().expr()) ? engine::PrepareProgramRun(request)
+                                                        : engine::PrepareRun(request);
   if (!prepared.ok()) return Fail(prepared.status(), std::cerr);
   if (what->has_library() && flags.simulate) {
     return Fail(absl::InvalidArgumentError(

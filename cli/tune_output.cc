@@ -3,6 +3,7 @@
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_format.h"
 #include "absl/strings/str_join.h"
+#include "cli/program_output.h"
 #include "cli/record_output.h"
 
 namespace meshtune::cli {
@@ -32,6 +33,7 @@ double FastestSchedule(const v1::TuneResult& r) {
 }  // namespace
 
 std::string TuneResultText(const v1::TuneResult& r) {
+  if (r.has_program()) return ProgramResultText(r);
   const v1::Record& best = r.record();
   std::string out;
   if (best.has_library()) {

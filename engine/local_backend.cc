@@ -5,6 +5,7 @@
 
 #include "absl/strings/str_cat.h"
 #include "engine/explain.h"
+#include "engine/program_tune.h"
 #include "engine/records.h"
 #include "engine/tune_messages.h"
 #include "engine/tune_options.h"
@@ -38,6 +39,7 @@ class LocalBackend final : public Backend {
     numbers.alpha = s.alpha;
     numbers.beta = s.beta;
     numbers.gamma = s.gamma;
+    if (IsProgramText(request.problem().expr())) return TuneProgram(request, numbers);
     absl::StatusOr<PreparedTune> prepared = PrepareTune(request, numbers);
     if (!prepared.ok()) return prepared.status();
     search::TuneOptions& options = prepared->options;
@@ -111,6 +113,21 @@ class LocalBackend final : public Backend {
   }
 
  private:
+  // A program of several statements (engine/program_tune.h), measured as a tune measures.
+  absl::StatusOr<v1::TuneResult> TuneProgram(const v1::TuneRequest& request,
+                                             const MachineNumbers& numbers) {
+    std::unique_ptr<search::Runner> runner =
+        request.model_only() || (request.has_top_k() && request.top_k() == 0)
+            ? search::NewModelOnlyRunner()
+            : search::NewMpiRunner(MpiRunnerOptionsOf(options_.tune));
+    absl::StatusOr<v1::TuneResult> result =
+        RunProgramTune(request, numbers, *runner, [] { return runtime::StopSignal() != 0; });
+    if (result.ok()) {
+      for (const std::string& w : result->warnings()) Warn(w);
+    }
+    return result;
+  }
+
   // The database, opened at the first call that needs it: for reading only (a mistyped
   // --db must not create an empty database), or to write (created when missing).
   absl::StatusOr<storage::TuningDb*> Db(bool write) {

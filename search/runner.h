@@ -69,6 +69,13 @@ struct ProgramMeasureInput {
   std::function<bool()> cancelled;
 };
 
+// Reads the verified runs of `runs` at their common pace, the median of their paces: a
+// run's seconds becomes seconds * pace / its pace (its repetitions stay as measured), so
+// that a run taken while a shared machine was slow competes as it would have at the
+// machine's usual speed. Returns the pace; 0, changing nothing, when a verified run has
+// none.
+double ReadRunsAtCommonPace(const std::vector<CandidateRun*>& runs);
+
 class Runner {
  public:
   virtual ~Runner() = default;

@@ -188,17 +188,7 @@ void ReadAtCommonPace(SearchResult* result) {
   std::vector<CandidateRun*> runs;
   for (MeasuredCandidate& m : result->measurements) runs.push_back(&m.run);
   for (LibraryMeasurement& l : result->library) runs.push_back(&l.run);
-  std::vector<double> paces;
-  for (const CandidateRun* r : runs) {
-    if (!r->verified || !r->seconds.has_value()) continue;
-    if (!r->pace_s.has_value() || !(*r->pace_s > 0)) return;
-    paces.push_back(*r->pace_s);
-  }
-  if (paces.empty()) return;
-  result->pace_s = base::Median(paces);
-  for (CandidateRun* r : runs) {
-    if (r->verified && r->seconds.has_value()) *r->seconds *= result->pace_s / *r->pace_s;
-  }
+  result->pace_s = ReadRunsAtCommonPace(runs);
 }
 
 namespace {

@@ -1,0 +1,47 @@
+#include "engine/program_run.h"
+
+#include <string>
+#include <utility>
+
+#include "absl/strings/str_cat.h"
+#include "ir/program_trace.h"
+#include "ir/statement_program.h"
+
+namespace meshtune::engine {
+
+absl::StatusOr<PreparedRun> PrepareProgramRun(const v1::ExplainRequest& request) {
+  const v1::Problem& stated = request.problem();
+  absl::StatusOr<ir::StatementProgram> program =
+      ir::ParseStatementProgram(stated.expr(), stated.extents(), stated.dtype());
+  if (!program.ok()) return program.status();
+  if (stated.layouts_size() > 0) {
+    return absl::InvalidArgumentError(
+        "given layouts (--layout) are not supported for programs of several statements yet");
+  }
+  const int n = static_cast<int>(program->statements.size());
+  absl::StatusOr<std::vector<ir::Trace>> traces = ir::ParseProgramTrace(request.trace().text(), n);
+  if (!traces.ok()) return traces.status();
+  PreparedRun out;
+  for (int s = 0; s < n; ++s) {
+    v1::ExplainRequest one = request;
+    v1::Problem& p = *one.mutable_problem();
+    p.set_expr(program->statements[s].ToString());
+    p.set_extents(program->statements[s].ExtentsString());
+    one.mutable_trace()->set_text((*traces)[s].ToString());
+    absl::StatusOr<PreparedRun> prepared = PrepareRun(one);
+    if (!prepared.ok()) {
+      return absl::Status(prepared.status().code(),
+                          absl::StrCat("statement ", s + 1, ": ", prepared.status().message()));
+    }
+    if (s == 0) {
+      out.spec = std::move(prepared->spec);
+    } else {
+      out.spec.later.push_back({prepared->spec.problem, std::move(prepared->spec.program)});
+    }
+    out.footprint.shard_bytes += prepared->footprint.shard_bytes;
+    out.footprint.buffer_bytes += prepared->footprint.buffer_bytes;
+  }
+  return out;
+}
+
+}  // namespace meshtune::engine

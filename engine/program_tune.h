@@ -1,0 +1,34 @@
+// A tune request whose expr is a program of several statements (ir/statement_program.h):
+// read into the program tuner's options (search/program_tuner.h) — the mesh or rank
+// count, the machine numbers and the search's settings as for one statement — run, and
+// answered as a TuneResult whose `program` holds the schedules. Shared by the CLI's
+// in-process backend (and, later, the daemon).
+#ifndef MESHTUNE_ENGINE_PROGRAM_TUNE_H_
+#define MESHTUNE_ENGINE_PROGRAM_TUNE_H_
+
+#include <functional>
+
+#include "absl/status/statusor.h"
+#include "engine/tune_options.h"
+#include "proto/meshtune.pb.h"
+#include "search/runner.h"
+
+namespace meshtune::engine {
+
+// Whether `expr` states several statements (';' or a line break between two of them, '#'
+// comments aside): such a request is tuned by RunProgramTune.
+bool IsProgramText(const std::string& expr);
+
+// Tunes the program `request.problem` states with `runner` (measuring when it measures),
+// polling `cancelled` (may be empty). InvalidArgument for a malformed program (the
+// statement's number in the message), given layouts or --in-place (not for programs yet)
+// and the request's other bad fields (as for one statement); the program tuner's errors.
+// The result's `program` is set, its `record` empty, `stored` false, and a warning says the
+// program was not stored.
+absl::StatusOr<v1::TuneResult> RunProgramTune(const v1::TuneRequest& request,
+                                              const MachineNumbers& numbers, search::Runner& runner,
+                                              const std::function<bool()>& cancelled);
+
+}  // namespace meshtune::engine
+
+#endif  // MESHTUNE_ENGINE_PROGRAM_TUNE_H_

@@ -1,0 +1,468 @@
+#include "search/program_tuner.h"
+
+#include <algorithm>
+#include <chrono>
+#include <map>
+#include <memory>
+#include <utility>
+
+#include "absl/strings/str_cat.h"
+#include "absl/strings/str_format.h"
+#include "absl/strings/str_join.h"
+#include "runtime/executor.h"
+#include "runtime/simulator.h"
+#include "search/program_layouts.h"
+
+namespace meshtune::search {
+
+namespace {
+
+using Clock = std::chrono::steady_clock;
+
+double Since(Clock::time_point start) {
+  return std::chrono::duration<double>(Clock::now() - start).count();
+}
+
+// The intermediates statement `s` of `program` reads, by name.
+std::vector<std::string> ReadIntermediates(const ir::StatementProgram& program, int s) {
+  std::vector<std::string> out;
+  for (const ir::TensorAccess& a : program.statements[s].operands) {
+    const int p = program.Producer(a.tensor);
+    if (p >= 0 && p < s && std::find(out.begin(), out.end(), a.tensor) == out.end())
+      out.push_back(a.tensor);
+  }
+  std::sort(out.begin(), out.end());
+  return out;
+}
+
+// Whether statement `s` writes an intermediate (a tensor a later statement reads).
+bool WritesIntermediate(const ir::StatementProgram& program, int s) {
+  return program.RoleOf(program.statements[s].output.tensor) ==
+         ir::StatementProgram::Role::kIntermediate;
+}
+
+// The last statement reading `tensor`.
+int LastConsumer(const ir::StatementProgram& program, const std::string& tensor) {
+  const std::vector<int> c = program.Consumers(tensor);
+  return c.empty() ? -1 : c.back();
+}
+
+// A partial program of the dynamic programme: the statements chosen so far and the layouts
+// of the intermediates still to be read.
+struct Partial {
+  double seconds = 0;
+  std::vector<const Candidate*> chosen;
+  std::vector<Move> moves;
+  std::map<std::string, std::string> live;  // tensor -> layout key
+};
+
+class ProgramSearch {
+ public:
+  ProgramSearch(const ProgramTuneOptions& options, Clock::time_point start)
+      : options_(options), program_(options.program), start_(start) {}
+
+  // Every statement's space searched (its own share of half the budget).
+  absl::Status SearchStatements() {
+    const int n = static_cast<int>(program_.statements.size());
+    for (int s = 0; s < n; ++s) {
+      const ir::Problem& problem = program_.statements[s];
+      absl::StatusOr<std::unique_ptr<Explorer>> made =
+          Explorer::Create(problem, options_.meshes, options_.space, options_.params,
+                           options_.cancelled, options_.judge);
+      if (!made.ok()) return Prefixed(s, made.status());
+      Explorer& explorer = **made;
+      if (explorer.counts().legal == 0 && !explorer.counts().estimated) {
+        return absl::FailedPreconditionError(
+            absl::StrCat("statement ", s + 1, ": no legal schedule among ",
+                         explorer.counts().enumerated, " candidates"));
+      }
+      std::unique_ptr<SearchStrategy> strategy =
+          NewDefaultStrategy(explorer, options_.max_exhaustive, options_.evolution);
+      SearchBudget budget;
+      budget.max_evaluations = options_.max_evaluations;
+      budget.deadline =
+          start_ + std::chrono::duration_cast<Clock::duration>(
+                       std::chrono::duration<double>(options_.budget_s / 2 * (s + 1) / n));
+      budget.cancelled = options_.cancelled;
+      strategy->Search(explorer, budget);
+      if (Cancelled()) return absl::CancelledError("the tune was cancelled");
+      if (explorer.candidates().empty()) {
+        return absl::FailedPreconditionError(
+            absl::StrCat("statement ", s + 1, ": none of its ", explorer.counts().evaluated,
+                         " legal schedules evaluated could be lowered"));
+      }
+      strategies_.push_back(strategy->name());
+      explorers_.push_back(std::move(*made));
+    }
+    return absl::OkStatus();
+  }
+
+  // The Pareto sets: per statement and mesh, the best candidate per layouts of its
+  // intermediates; and a representative per (mesh, statement, tensor, key) for the boxes.
+  void Group() {
+    const int n = static_cast<int>(program_.statements.size());
+    groups_.assign(n, {});
+    for (int s = 0; s < n; ++s) {
+      for (const Candidate& c : explorers_[s]->candidates()) {
+        std::string key;
+        for (const std::string& t : Touched(s)) {
+          const std::string k = LayoutKey(c, program_.statements[s], t);
+          key += absl::StrCat(t, ":", k, ";");
+          representative_.emplace(std::make_tuple(c.mesh, s, t, k), &c);
+        }
+        const Candidate*& best = groups_[s][c.mesh][key];
+        if (best == nullptr || Explorer::Better(c, *best)) best = &c;
+      }
+    }
+  }
+
+  // The k best programs on mesh `m` by the dynamic programme; empty when a statement has
+  // no candidate there.
+  std::vector<ProgramCandidate> Joint(int m, size_t k) {
+    std::map<std::string, std::vector<Partial>> states{{"", {Partial{}}}};
+    for (int s = 0; s < static_cast<int>(program_.statements.size()); ++s) {
+      const auto groups = groups_[s].find(m);
+      if (groups == groups_[s].end()) return {};
+      std::map<std::string, std::vector<Partial>> next;
+      for (const auto& [state, partials] : states) {
+        for (const Partial& p : partials) {
+          for (const auto& [key, c] : groups->second) {
+            std::optional<Partial> q = Extend(p, s, *c);
+            if (!q) continue;
+            std::vector<Partial>& kept = next[StateKey(q->live)];
+            kept.push_back(*std::move(q));
+            std::sort(kept.begin(), kept.end(),
+                      [](const Partial& a, const Partial& b) { return a.seconds < b.seconds; });
+            if (kept.size() > k) kept.resize(k);
+          }
+        }
+      }
+      states = std::move(next);
+    }
+    std::vector<ProgramCandidate> out;
+    for (const auto& [state, partials] : states) {
+      for (const Partial& p : partials) out.push_back(Finished(m, p));
+    }
+    return out;
+  }
+
+  // Each statement's own best on mesh `m`, then the moves between; nullopt when a statement
+  // has no candidate there.
+  std::optional<ProgramCandidate> Separate(int m) {
+    Partial p;
+    for (int s = 0; s < static_cast<int>(program_.statements.size()); ++s) {
+      const Candidate* best = nullptr;
+      for (const Candidate& c : explorers_[s]->candidates()) {
+        if (c.mesh == m && (best == nullptr || Explorer::Better(c, *best))) best = &c;
+      }
+      if (best == nullptr) return std::nullopt;
+      std::optional<Partial> q = Extend(p, s, *best);
+      if (!q) return std::nullopt;
+      p = *std::move(q);
+    }
+    return Finished(m, p);
+  }
+
+  Explorer& explorer(int s) { return *explorers_[s]; }
+  const std::vector<std::string>& strategies() const { return strategies_; }
+
+ private:
+  bool Cancelled() const { return options_.cancelled && options_.cancelled(); }
+
+  static absl::Status Prefixed(int s, const absl::Status& status) {
+    return absl::Status(status.code(), absl::StrCat("statement ", s + 1, ": ", status.message()));
+  }
+
+  // The intermediates statement `s` reads or writes, by name.
+  std::vector<std::string> Touched(int s) const {
+    std::vector<std::string> t = ReadIntermediates(program_, s);
+    if (WritesIntermediate(program_, s)) t.push_back(program_.statements[s].output.tensor);
+    return t;
+  }
+
+  static std::string StateKey(const std::map<std::string, std::string>& live) {
+    std::string key;
+    for (const auto& [t, k] : live) key += absl::StrCat(t, ":", k, ";");
+    return key;
+  }
+
+  // `p` with statement `s` run as `c`: its time, the moves of what it reads, and the
+  // layouts left live. nullopt when a move cannot be planned.
+  std::optional<Partial> Extend(const Partial& p, int s, const Candidate& c) {
+    Partial q = p;
+    q.seconds += c.cost.seconds;
+    q.chosen.push_back(&c);
+    const ir::Problem& problem = program_.statements[s];
+    for (const std::string& t : ReadIntermediates(program_, s)) {
+      const int producer = program_.Producer(t);
+      const auto from = q.live.find(t);
+      if (from == q.live.end()) return std::nullopt;
+      const std::optional<Move> move =
+          MoveOf(c.mesh, t, producer, from->second, s, LayoutKey(c, problem, t));
+      if (!move) return std::nullopt;
+      q.seconds += move->seconds;
+      q.moves.push_back(*move);
+      if (LastConsumer(program_, t) == s) q.live.erase(t);
+    }
+    if (WritesIntermediate(program_, s))
+      q.live[problem.output.tensor] = LayoutKey(c, problem, problem.output.tensor);
+    return q;
+  }
+
+  // Moving `tensor` from statement `producer`'s layout `from` to `consumer`'s `to`, cached.
+  std::optional<Move> MoveOf(int m, const std::string& tensor, int producer,
+                             const std::string& from, int consumer, const std::string& to) {
+    const auto key = std::make_tuple(m, tensor, from, to);
+    auto it = moves_.find(key);
+    if (it == moves_.end()) {
+      std::optional<MoveCost> cost;
+      const std::optional<std::vector<runtime::Box>> a = Boxes(m, producer, tensor, from);
+      const std::optional<std::vector<runtime::Box>> b = Boxes(m, consumer, tensor, to);
+      if (a && b) {
+        const ir::Mesh& mesh = explorers_[producer]->mesh(m);
+        absl::StatusOr<MoveCost> c = CostMove(
+            program_.Shape(tensor), ir::DTypeBytes(program_.dtype), mesh, *a, *b, options_.params);
+        if (c.ok()) cost = *c;
+      }
+      it = moves_.emplace(key, cost).first;
+    }
+    if (!it->second) return std::nullopt;
+    Move move;
+    move.tensor = tensor;
+    move.producer = producer;
+    move.consumer = consumer;
+    move.in_place = it->second->in_place;
+    move.bytes_max = it->second->bytes_max;
+    move.seconds = it->second->seconds;
+    return move;
+  }
+
+  // The boxes of `tensor` in layout `key` under statement `s`'s schedules on mesh `m`.
+  std::optional<std::vector<runtime::Box>> Boxes(int m, int s, const std::string& tensor,
+                                                 const std::string& key) {
+    const auto k = std::make_tuple(m, s, tensor, key);
+    const auto cached = boxes_.find(k);
+    if (cached != boxes_.end()) return cached->second;
+    std::optional<std::vector<runtime::Box>> boxes;
+    const auto rep = representative_.find(k);
+    if (rep != representative_.end()) {
+      absl::StatusOr<std::vector<runtime::Box>> b =
+          HeldBoxes(explorers_[s]->evaluator(m).base(), rep->second->schedule, tensor);
+      if (b.ok()) boxes = *std::move(b);
+    }
+    boxes_.emplace(k, boxes);
+    return boxes;
+  }
+
+  ProgramCandidate Finished(int m, const Partial& p) const {
+    ProgramCandidate out;
+    out.mesh = m;
+    for (const Candidate* c : p.chosen) out.statements.push_back(*c);
+    out.moves = p.moves;
+    out.seconds = p.seconds;
+    return out;
+  }
+
+  const ProgramTuneOptions& options_;
+  const ir::StatementProgram& program_;
+  Clock::time_point start_;
+  std::vector<std::unique_ptr<Explorer>> explorers_;
+  std::vector<std::string> strategies_;
+  // Per statement, per mesh: layouts of its intermediates -> its best candidate.
+  std::vector<std::map<int, std::map<std::string, const Candidate*>>> groups_;
+  std::map<std::tuple<int, int, std::string, std::string>, const Candidate*> representative_;
+  std::map<std::tuple<int, int, std::string, std::string>, std::optional<std::vector<runtime::Box>>>
+      boxes_;
+  std::map<std::tuple<int, std::string, std::string, std::string>, std::optional<MoveCost>> moves_;
+};
+
+// The traces of `c`, for comparing programs.
+std::string TracesOf(const ProgramCandidate& c) {
+  std::string out = absl::StrCat(c.mesh, "\n");
+  for (const Candidate& s : c.statements) out += s.trace + "--\n";
+  return out;
+}
+
+// Every statement's Program through the checker's validation, as one job's input.
+absl::StatusOr<ProgramMeasureInput> Prepared(const ProgramTuneOptions& options, Checker& checker,
+                                             const ProgramCandidate& c, const ir::Mesh& mesh) {
+  ProgramMeasureInput in;
+  in.program = &options.program;
+  in.mesh = &mesh;
+  for (size_t s = 0; s < c.statements.size(); ++s) {
+    absl::StatusOr<Runnable> r =
+        checker.Validate(options.program.statements[s], mesh, c.statements[s].schedule);
+    if (!r.ok()) {
+      return absl::Status(r.status().code(),
+                          absl::StrCat("statement ", s + 1, ": ", r.status().message()));
+    }
+    in.programs.push_back(std::move(r->program));
+    in.footprint.shard_bytes += r->footprint.shard_bytes;
+    in.footprint.buffer_bytes += r->footprint.buffer_bytes;
+  }
+  return in;
+}
+
+// Checks an unmeasured program: the whole program in the simulator when it is small, else
+// each statement by the checker. "" when it passes, else why; `how` says which.
+std::string CheckProgram(const ProgramTuneOptions& options, Checker& checker,
+                         const ProgramCandidate& c, const ir::Mesh& mesh, std::string* how) {
+  int64_t instances = 0;
+  for (const ir::Problem& p : options.program.statements) {
+    int64_t n = 1;
+    for (const auto& [index, extent] : p.extents)
+      n = std::min<int64_t>(n * extent, int64_t{1} << 40);
+    instances += n;
+  }
+  if (instances <= options.simulate_below && mesh.Ranks() <= 64) {
+    absl::StatusOr<ProgramMeasureInput> in = Prepared(options, checker, c, mesh);
+    if (!in.ok()) return std::string(in.status().message());
+    std::vector<runtime::StatementJob> jobs;
+    for (size_t s = 0; s < in->programs.size(); ++s) {
+      jobs.push_back({runtime::ProblemSpecOf(options.program.statements[s]), in->programs[s]});
+    }
+    const runtime::RunStats stats = runtime::SimulateStatements(jobs);
+    *how = "simulated";
+    return stats.verified ? "" : stats.error;
+  }
+  for (size_t s = 0; s < c.statements.size(); ++s) {
+    const CheckResult r =
+        checker.Check(options.program.statements[s], mesh, c.statements[s].schedule);
+    if (!r.ok) return absl::StrCat("statement ", s + 1, ": ", r.error);
+  }
+  *how = "statements checked";
+  return "";
+}
+
+// Sets result->best from the measurements (the fastest verified), else from the model's
+// ranked programs that pass CheckProgram.
+absl::Status ChooseProgram(const ProgramTuneOptions& options, ProgramSearch& search,
+                           Checker& checker, ProgramTuneResult* result) {
+  const MeasuredProgram* fastest = nullptr;
+  for (const MeasuredProgram& m : result->measurements) {
+    if (m.run.verified && m.run.seconds &&
+        (fastest == nullptr || *m.run.seconds < *fastest->run.seconds))
+      fastest = &m;
+  }
+  if (fastest != nullptr) {
+    result->best = fastest->candidate;
+    result->mesh = search.explorer(0).mesh(fastest->candidate.mesh);
+    result->measured_s = fastest->run.seconds;
+    result->verified = true;
+    result->checked = "measured";
+    return absl::OkStatus();
+  }
+  for (const ProgramCandidate& c : result->ranked) {
+    if (options.cancelled && options.cancelled())
+      return absl::CancelledError("the tune was cancelled");
+    const ir::Mesh& mesh = search.explorer(0).mesh(c.mesh);
+    std::string how;
+    const std::string error = CheckProgram(options, checker, c, mesh, &how);
+    if (error.empty()) {
+      result->best = c;
+      result->mesh = mesh;
+      result->checked = how;
+      return absl::OkStatus();
+    }
+    result->refused.push_back(absl::StrCat(TracesOf(c), "  ", error));
+  }
+  return absl::FailedPreconditionError(
+      absl::StrCat("none of the model's ", result->refused.size(),
+                   " best programs passed the checks; the first: ",
+                   result->refused.empty() ? "" : result->refused[0]));
+}
+
+}  // namespace
+
+std::string LayoutKey(const Candidate& c, const ir::Problem& problem, const std::string& tensor) {
+  const ir::TensorAccess* access = problem.FirstAccess(tensor);
+  const ir::ShardCall* shard = nullptr;
+  for (const ir::Instruction& inst : c.schedule.instructions) {
+    const auto* call = std::get_if<ir::ShardCall>(&inst);
+    if (call != nullptr && call->tensor == tensor) shard = call;
+  }
+  std::vector<std::string> dims;
+  for (size_t d = 0; access != nullptr && d < access->indices.size(); ++d) {
+    std::vector<std::string> axes;
+    for (size_t t = 0; shard != nullptr && t < shard->targets.size(); ++t) {
+      if (shard->targets[t].dim == access->indices[d])
+        axes.push_back(shard->targets[t].target.ToString());
+    }
+    dims.push_back(axes.empty() ? "*" : absl::StrJoin(axes, "+"));
+  }
+  return absl::StrJoin(dims, ",");
+}
+
+absl::StatusOr<ProgramTuneResult> TuneProgram(const ProgramTuneOptions& options, Runner& runner) {
+  const Clock::time_point start = Clock::now();
+  if (options.program.statements.empty())
+    return absl::InvalidArgumentError("the program has no statement");
+  if (options.meshes.empty()) return absl::InvalidArgumentError("no mesh to tune for");
+  if (options.top_k < 0)
+    return absl::InvalidArgumentError(absl::StrCat("top-k must be >= 0, got ", options.top_k));
+  if (!(options.budget_s > 0)) {
+    return absl::InvalidArgumentError(
+        absl::StrCat("the budget must be a positive number of seconds, got ", options.budget_s));
+  }
+  ProgramSearch search(options, start);
+  if (absl::Status s = search.SearchStatements(); !s.ok()) return s;
+  search.Group();
+
+  ProgramTuneResult result;
+  const size_t k = static_cast<size_t>(std::max(options.top_k, 1));
+  std::optional<ProgramCandidate> separate;
+  for (int m = 0; m < static_cast<int>(options.meshes.size()); ++m) {
+    for (ProgramCandidate& c : search.Joint(m, k)) result.ranked.push_back(std::move(c));
+    std::optional<ProgramCandidate> s = search.Separate(m);
+    if (s && (!separate || s->seconds < separate->seconds)) separate = std::move(s);
+  }
+  if (result.ranked.empty() || !separate) {
+    return absl::FailedPreconditionError(
+        "no mesh holds a schedule of every statement whose layouts can be moved between them");
+  }
+  std::stable_sort(
+      result.ranked.begin(), result.ranked.end(),
+      [](const ProgramCandidate& a, const ProgramCandidate& b) { return a.seconds < b.seconds; });
+  if (result.ranked.size() > k) result.ranked.resize(k);
+  result.separate = *separate;
+  for (size_t s = 0; s < options.program.statements.size(); ++s)
+    result.counts.push_back(search.explorer(static_cast<int>(s)).counts());
+  result.strategies = search.strategies();
+
+  std::unique_ptr<Checker> simulating;
+  Checker* checker = options.checker;
+  if (checker == nullptr) checker = (simulating = NewSimulatingChecker()).get();
+  if (runner.measures() && options.top_k > 0) {
+    std::vector<std::pair<std::string, const ProgramCandidate*>> to_measure;
+    for (size_t i = 0; i < result.ranked.size(); ++i)
+      to_measure.emplace_back(absl::StrCat("joint ", i + 1), &result.ranked[i]);
+    bool among = false;
+    for (const ProgramCandidate& c : result.ranked)
+      among = among || TracesOf(c) == TracesOf(result.separate);
+    if (!among) to_measure.emplace_back("separate", &result.separate);
+    for (const auto& [label, c] : to_measure) {
+      const double left = options.budget_s - Since(start);
+      if (left <= 1 || (options.cancelled && options.cancelled())) break;
+      MeasuredProgram m{*c, label, {}};
+      const ir::Mesh& mesh = search.explorer(0).mesh(c->mesh);
+      absl::StatusOr<ProgramMeasureInput> in = Prepared(options, *checker, *c, mesh);
+      if (!in.ok()) {
+        m.run.error = std::string(in.status().message());
+        result.refused.push_back(absl::StrCat(TracesOf(*c), "  ", *m.run.error));
+      } else {
+        in->timeout_s = left;
+        in->cancelled = options.cancelled;
+        m.run = runner.RunProgram(*in);
+      }
+      result.measurements.push_back(std::move(m));
+    }
+    std::vector<CandidateRun*> runs;
+    for (MeasuredProgram& m : result.measurements) runs.push_back(&m.run);
+    result.pace_s = ReadRunsAtCommonPace(runs);
+  }
+  if (absl::Status s = ChooseProgram(options, search, *checker, &result); !s.ok()) return s;
+  result.seconds = Since(start);
+  return result;
+}
+
+}  // namespace meshtune::search
