@@ -1,0 +1,144 @@
+// Programs of several statements through the command line: `tune` finds a schedule per
+// statement (model only, and measured under MPI), its best program's traces are written in
+// the program trace form and `run` runs them under mpirun — the attention-like pair and a
+// TTM chain on 4 and 6 ranks (1D and 2D meshes), Megatron's MLP measured — every run
+// verified against the serial reference of the whole program; bad programs and traces get
+// their exact messages.
+#include <gtest/gtest.h>
+
+#include <cstdlib>
+#include <fstream>
+#include <string>
+
+#include "proto/meshtune.pb.h"
+#include "tests/proto_json.h"
+#include "tests/test_util.h"
+
+namespace {
+
+using ::meshtune::testing::CliRun;
+using ::meshtune::testing::Meshtune;
+using ::meshtune::testing::ParsesAs;
+
+std::string Dir() {
+  const char* tmp = std::getenv("TEST_TMPDIR");
+  return tmp ? tmp : "/tmp";
+}
+
+// Sets what every run here needs: MPI as root, one OpenBLAS thread, job files under the
+// test's directory.
+void MpiEnvironment() {
+  setenv("OMPI_ALLOW_RUN_AS_ROOT", "1", 1);
+  setenv("OMPI_ALLOW_RUN_AS_ROOT_CONFIRM", "1", 1);
+  setenv("OPENBLAS_NUM_THREADS", "1", 1);
+  setenv("TMPDIR", Dir().c_str(), 1);
+}
+
+// `tune --json` of `expr`; the parsed result.
+meshtune::v1::TuneResult Tune(const std::string& expr, const std::string& extents,
+                              const std::string& where, const std::string& extra) {
+  const CliRun r = Meshtune("tune --expr '" + expr + "' --extents " + extents + " " + where +
+                            " --no-db --json " + extra);
+  meshtune::v1::TuneResult result;
+  EXPECT_EQ(r.status, 0) << r.out << r.err;
+  EXPECT_TRUE(ParsesAs(r.out, &result)) << r.out;
+  EXPECT_TRUE(result.has_program()) << r.out;
+  return result;
+}
+
+// The best program's traces in the program trace form, written to a file; its path.
+std::string TraceFile(const meshtune::v1::ProgramResult::Schedule& best) {
+  std::string text;
+  for (int s = 0; s < best.statements_size(); ++s) {
+    if (s > 0) text += "---\n";
+    text += "# statement " + std::to_string(s + 1) + "\n" + best.statements(s).trace();
+  }
+  const std::string path = Dir() + "/program.trace";
+  std::ofstream(path) << text;
+  return path;
+}
+
+// `run --json` of the traces at `path` on `mesh` (or, with --simulate, in this process).
+meshtune::v1::RunResult RunProgram(const std::string& expr, const std::string& extents,
+                                   const std::string& mesh, const std::string& path,
+                                   const std::string& extra = "") {
+  const CliRun r = Meshtune("run --expr '" + expr + "' --extents " + extents + " --mesh " + mesh +
+                            " --trace " + path + " --reps 2 --timeout 60 --json " + extra);
+  meshtune::v1::RunResult run;
+  EXPECT_EQ(r.status, 0) << r.out << r.err;
+  EXPECT_TRUE(ParsesAs(r.out, &run)) << r.out << r.err;
+  return run;
+}
+
+struct Program {
+  std::string expr, extents;
+};
+
+const Program kAttention{"S[i,j] = Q[i,d] * K[j,d]; O[i,e] = S[i,j] * V[j,e]",
+                         "i=48,j=36,d=16,e=20"};
+const Program kTtmChain{"Y[i,b,c] = X[a,b,c] * U[a,i]; Z[i,j,c] = Y[i,b,c] * V[b,j]",
+                        "a=12,b=12,c=12,i=6,j=6"};
+
+TEST(ProgramCliTest, AttentionAndTtmChainVerifyUnderMpiOn4And6Ranks) {
+  MpiEnvironment();
+  for (const Program& p : {kAttention, kTtmChain}) {
+    for (const std::string mesh : {"x=4", "x=2,y=2", "x=6", "x=2,y=3"}) {
+      SCOPED_TRACE(p.expr + " on " + mesh);
+      const meshtune::v1::TuneResult tuned =
+          Tune(p.expr, p.extents, "--mesh " + mesh, "--model-only");
+      const meshtune::v1::ProgramResult::Schedule& best = tuned.program().best();
+      ASSERT_EQ(best.statements_size(), 2);
+      EXPECT_EQ(tuned.program().checked(), "simulated");
+      const std::string path = TraceFile(best);
+      const meshtune::v1::RunResult run = RunProgram(p.expr, p.extents, mesh, path);
+      EXPECT_TRUE(run.verified()) << run.error();
+      EXPECT_EQ(run.checked(), "measured");
+      EXPECT_EQ(run.seconds_size(), 2);
+      // What the model says moves between the statements, the run sends.
+      bool moves = false;
+      for (const auto& m : best.moves()) moves = moves || !m.in_place();
+      if (!moves) EXPECT_EQ(run.bytes_sent_max(), 0);
+      const meshtune::v1::RunResult simulated =
+          RunProgram(p.expr, p.extents, mesh, path, "--simulate");
+      EXPECT_TRUE(simulated.verified()) << simulated.error();
+      EXPECT_EQ(simulated.checked(), "simulated");
+    }
+  }
+}
+
+TEST(ProgramCliTest, MegatronsMlpIsMeasuredAndMovesNothing) {
+  MpiEnvironment();
+  const meshtune::v1::TuneResult tuned =
+      Tune("H[b,f] = X[b,d] * W1[d,f]; Y[b,e] = H[b,f] * W2[f,e]", "b=64,d=32,f=128,e=32",
+           "--ranks 4", "--top-k 2 --reps 2");
+  const meshtune::v1::ProgramResult& p = tuned.program();
+  EXPECT_EQ(p.checked(), "measured");
+  EXPECT_TRUE(p.best().verified()) << p.best().error();
+  EXPECT_TRUE(p.best().has_measured_s());
+  ASSERT_EQ(p.best().moves_size(), 1);
+  EXPECT_TRUE(p.best().moves(0).in_place());
+  EXPECT_GE(p.measured_size(), 2);
+  for (const auto& m : p.measured()) EXPECT_TRUE(m.verified()) << m.label() << ": " << m.error();
+}
+
+TEST(ProgramCliTest, BadProgramsAndTracesGetTheirMessages) {
+  CliRun r = Meshtune(
+      "tune --expr 'H[b,f] = X[b,d] * W1[d,f]; Y[b,e] = H[b,d] * W2[d,e]' --extents "
+      "b=4,d=4,f=8,e=4 --ranks 2 --model-only --no-db");
+  EXPECT_EQ(r.status, 2) << r.out << r.err;
+  EXPECT_EQ(r.err, "meshtune: tensor H is [4,8] in statement 1 but [4,4] in statement 2\n");
+  std::ofstream(Dir() + "/one.trace") << "distribute([f], [fo], [fi], [x])\n";
+  r = Meshtune("run --expr '" + kAttention.expr + "' --extents " + kAttention.extents +
+               " --mesh x=2 --trace " + Dir() + "/one.trace --simulate");
+  EXPECT_EQ(r.status, 2) << r.out << r.err;
+  EXPECT_EQ(r.err,
+            "meshtune: the trace has 1 part but the program has 2 statements; separate the "
+            "statements' traces with lines ---\n");
+  std::ofstream(Dir() + "/two.trace") << "distribute([i], [io], [ii], [x])\n---\nbogus(\n";
+  r = Meshtune("run --expr '" + kAttention.expr + "' --extents " + kAttention.extents +
+               " --mesh x=2 --trace " + Dir() + "/two.trace --simulate");
+  EXPECT_EQ(r.status, 2) << r.out << r.err;
+  EXPECT_EQ(r.err.rfind("meshtune: statement 2: ", 0), 0u) << r.err;
+}
+
+}  // namespace
