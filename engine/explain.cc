@@ -16,6 +16,8 @@
 #include "codegen/lower.h"
 #include "codegen/pipeline.h"
 #include "codegen/pseudocode.h"
+#include "engine/program_explain.h"
+#include "engine/program_tune.h"
 #include "engine/requests.h"
 #include "engine/tune_options.h"
 #include "ir/legality.h"
@@ -28,6 +30,7 @@
 namespace meshtune::engine {
 
 absl::StatusOr<v1::ExplainResponse> Explain(const v1::ExplainRequest& request) {
+  if (IsProgramText(request.problem().expr())) return ExplainProgram(request);
   MT_ASSIGN_OR_RETURN(ir::Computation base, BaseComputation(request.problem(), request.mesh()));
   MT_ASSIGN_OR_RETURN(ir::Trace trace, ParseTraceMessage(request.trace()));
   MT_ASSIGN_OR_RETURN(codegen::Prepared prepared, codegen::Prepare(base, trace));
@@ -235,6 +238,7 @@ absl::StatusOr<v1::CodegenResponse> Codegen(const v1::CodegenRequest& request) {
 }
 
 std::string ExplainText(const v1::ExplainResponse& response) {
+  if (response.statements_size() > 0) return ProgramExplainText(response);
   std::string s = absl::StrCat("verdict: ", response.legal() ? "legal" : "illegal", "\n");
   if (response.reasons_size() > 0) {
     s += "reasons:\n";
