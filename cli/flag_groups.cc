@@ -8,6 +8,7 @@
 #include "cli/remote_backend.h"
 #include "engine/flag_checks.h"
 #include "engine/requests.h"
+#include "ir/statement_program.h"
 #include "ir/trace.h"
 #include "storage/tuning_db.h"
 
@@ -25,10 +26,27 @@ void AddNoCalibrateFlag(CLI::App* cmd, bool* no_calibrate) {
 
 void WorkloadFlags::Add(CLI::App* cmd, bool required, const std::string& extents_example) {
   CLI::Option* e = cmd->add_option("--expr", expr,
-                                   "statement in index notation, e.g. 'C[m,n] += A[m,k] * B[k,n]'");
+                                   "statement in index notation, e.g. 'C[m,n] += A[m,k] * B[k,n]' "
+                                   "(several, a program: separated by ';' or line breaks)");
+  // The file is read as the command line is parsed, so that every use of `expr` sees it.
+  CLI::Option* f =
+      cmd->add_option_function<std::string>(
+             "--expr-file",
+             [this](const std::string& path) {
+               absl::StatusOr<std::string> text =
+                   ReadInput(path, ir::kMaxProgramBytes, "statements file");
+               if (!text.ok())
+                 throw CLI::ValidationError("--expr-file", std::string(text.status().message()));
+               expr = *std::move(text);
+             },
+             "the statements from this file ('-': stdin) instead of --expr")
+          ->excludes(e);
   CLI::Option* x = cmd->add_option("--extents", extents, "index extents, e.g. " + extents_example);
   if (required) {
-    e->required();
+    // --expr or --expr-file, one of them.
+    cmd->parse_complete_callback([e, f] {
+      if (e->count() == 0 && f->count() == 0) throw CLI::RequiredError("--expr (or --expr-file)");
+    });
     x->required();
   }
   cmd->add_option("--dtype", dtype, "f32 or f64");

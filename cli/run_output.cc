@@ -20,6 +20,7 @@ v1::RunResult RunResultOfLaunch(const runtime::LaunchResult& launched) {
   r.set_error(launched.error.value_or(""));
   r.set_checked("measured");
   r.set_pace_s(launched.pace_s);
+  if (launched.statements > 1) r.set_statements(launched.statements);
   return r;
 }
 
@@ -37,15 +38,27 @@ std::string RunResultText(const v1::RunResult& r) {
     absl::StrAppend(&out,
                     absl::StrFormat("median     %.6g s of %d repetition%s (%s s)\n", r.median_s(),
                                     r.seconds_size(), r.seconds_size() == 1 ? "" : "s",
-                                    absl::StrJoin(seconds, ", ")),
-                    absl::StrFormat("kernels    %.6g s of it in local kernels (the slowest "
-                                    "rank's, median)\n",
-                                    r.kernel_median_s()),
-                    absl::StrFormat("sent       %.0f bytes by the busiest rank in one repetition\n",
-                                    r.bytes_sent_max()),
-                    absl::StrFormat("copied     %.0f bytes packed or copied by the busiest rank\n",
-                                    r.bytes_copied_max()),
-                    absl::StrFormat("checksum   %.17g\n", r.checksum()));
+                                    absl::StrJoin(seconds, ", ")));
+    if (r.statements() > 1) {
+      absl::StrAppend(&out,
+                      absl::StrFormat("statements %d, run one after another on the same ranks\n",
+                                      r.statements()),
+                      absl::StrFormat("moved      %.0f bytes between statements by the busiest "
+                                      "rank in one repetition\n",
+                                      r.bytes_sent_max()),
+                      absl::StrFormat("checksum   %.17g\n", r.checksum()));
+    } else {
+      absl::StrAppend(
+          &out,
+          absl::StrFormat("kernels    %.6g s of it in local kernels (the slowest "
+                          "rank's, median)\n",
+                          r.kernel_median_s()),
+          absl::StrFormat("sent       %.0f bytes by the busiest rank in one repetition\n",
+                          r.bytes_sent_max()),
+          absl::StrFormat("copied     %.0f bytes packed or copied by the busiest rank\n",
+                          r.bytes_copied_max()),
+          absl::StrFormat("checksum   %.17g\n", r.checksum()));
+    }
   }
   if (r.pace_s() > 0) {
     absl::StrAppend(&out, absl::StrFormat("pace       %.3g ms a 256-cubed GEMM on every rank "

@@ -65,9 +65,8 @@ absl::StatusOr<v1::ProgramResult::Move> MoveOf(const v1::ExplainRequest& request
 
 absl::StatusOr<v1::ExplainResponse> ExplainProgram(const v1::ExplainRequest& request) {
   const v1::Problem& stated = request.problem();
-  MT_ASSIGN_OR_RETURN(
-      const ir::StatementProgram program,
-      ir::ParseStatementProgram(stated.expr(), stated.extents(), stated.dtype()));
+  MT_ASSIGN_OR_RETURN(const ir::StatementProgram program,
+                      ir::ParseStatementProgram(stated.expr(), stated.extents(), stated.dtype()));
   if (stated.layouts_size() > 0) {
     return absl::InvalidArgumentError(
         "given layouts (--layout) are not supported for programs of several statements yet");
@@ -122,10 +121,10 @@ std::string ProgramExplainText(const v1::ExplainResponse& response) {
                                     m.tensor(), m.producer(), m.consumer(),
                                     base::FormatBytes(m.bytes_max()), m.predicted_s()));
   }
-  absl::StrAppend(&out, response.legal() ? absl::StrFormat("program: legal, predicted %.6g s (%s)\n",
-                                                           response.predicted_s(),
-                                                           response.costed_with())
-                                         : "program: not legal (see the statements above)\n");
+  absl::StrAppend(&out, response.legal()
+                            ? absl::StrFormat("program: legal, predicted %.6g s (%s)\n",
+                                              response.predicted_s(), response.costed_with())
+                            : "program: not legal (see the statements above)\n");
   return out;
 }
 

@@ -8,6 +8,7 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <chrono>
 #include <cstdlib>
 #include <cstring>
@@ -366,6 +367,7 @@ LaunchResult Launch(const RunSpec& spec, const LaunchOptions& options) {
   result.bytes_copied_max = static_cast<int64_t>(r.bytes_copied_max());
   result.checksum = r.checksum();
   result.pace_s = r.pace_s();
+  result.statements = std::max(1, r.statements());
   if (!r.error().empty()) {
     result.error = r.error();
   } else if (!r.verified()) {

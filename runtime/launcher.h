@@ -63,7 +63,8 @@ struct LaunchResult {
   int64_t bytes_sent_max = 0;
   int64_t bytes_copied_max = 0;  // bytes the busiest rank packed or copied in a repetition
   double checksum = 0;
-  double pace_s = 0;  // the machine's pace during the run (RunResult.pace_s; 0: none)
+  double pace_s = 0;   // the machine's pace during the run (RunResult.pace_s; 0: none)
+  int statements = 1;  // RunResult.statements (a program's; 1 for one statement)
   std::optional<std::string> error;  // set whenever the run did not verify
 };
 

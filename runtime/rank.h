@@ -89,6 +89,9 @@ struct RunStats {
   double checksum = 0;
   std::string error;  // the lowest failing rank's message, on every rank
   double pace_s = 0;  // the machine's pace during the run (runtime/pace.h); 0: not measured
+  // A program's statements (RunResult.statements): above 1, bytes_sent_max counts the moves
+  // between them alone, and kernel_seconds and bytes_copied_max are not measured.
+  int statements = 1;
 };
 
 class RankRuntimeBase {

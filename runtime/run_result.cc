@@ -22,6 +22,7 @@ v1::RunResult RunResultOf(const RunStats& m) {
   r.set_checksum(m.checksum);
   r.set_error(m.error);
   r.set_pace_s(m.pace_s);
+  if (m.statements > 1) r.set_statements(m.statements);
   return r;
 }
 

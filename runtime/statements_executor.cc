@@ -126,6 +126,7 @@ class StatementsRun {
 
   RunStats Run(const CommFor& comm_for) {
     RunStats m;
+    m.statements = static_cast<int>(statements_.size());
     std::string error = CheckStatements(statements_);
     if (error.empty()) error = PlanEdges(statements_, &edges_);
     if (!error.empty()) {  // a pure function of the statements: the same on every rank
