@@ -8,9 +8,11 @@
 
 #include "absl/strings/str_cat.h"
 #include "engine/explain.h"
+#include "engine/program_tune.h"
 #include "engine/records.h"
 #include "engine/tune_messages.h"
 #include "engine/tune_run.h"
+#include "ir/statement_program.h"
 #include "search/runner.h"
 #include "spdlog/spdlog.h"
 
@@ -149,6 +151,38 @@ absl::StatusOr<v1::TuneResult> TunerService::RunTune(
   return out;
 }
 
+absl::StatusOr<std::shared_ptr<TuneJob>> TunerService::JoinProgramTune(
+    const v1::TuneRequest& request, bool* shared) {
+  const v1::Problem& p = request.problem();
+  absl::StatusOr<ir::StatementProgram> program =
+      ir::ParseStatementProgram(p.expr(), p.extents(), p.dtype());
+  if (!program.ok()) return program.status();
+  // Requests alike in every field share one job (the program up to its names is not
+  // enough: the answer's traces carry the requester's names).
+  const std::string key = absl::StrCat("program ", request.SerializeAsString());
+  const std::string description = absl::StrCat(
+      program->ToString(), " (", program->ExtentsString(), ") on ",
+      request.has_mesh() ? request.mesh().axes() : absl::StrCat("ranks=", request.ranks()),
+      request.model_only() ? ", model only" : "");
+  TuneJobFn run = [request](const std::function<bool()>& cancelled,
+                            const std::function<void(const v1::TuneProgress&)>&) {
+    try {
+      std::unique_ptr<search::Runner> runner =
+          request.model_only() || (request.has_top_k() && request.top_k() == 0)
+              ? search::NewModelOnlyRunner()
+              : search::NewMpiRunner(search::MpiRunnerOptions{});
+      absl::StatusOr<v1::TuneResult> result =
+          engine::RunProgramTune(request, {}, *runner, cancelled);
+      spdlog::info("program tune: {}", result.ok() ? "done" : result.status().ToString());
+      return result;
+    } catch (const std::exception& e) {
+      return absl::StatusOr<v1::TuneResult>(
+          absl::InternalError(absl::StrCat("internal error: ", e.what())));
+    }
+  };
+  return jobs_.Join(key, std::move(run), shared, description);
+}
+
 grpc::Status TunerService::Tune(grpc::ServerContext* context, const v1::TuneRequest* request,
                                 grpc::ServerWriter<v1::TuneEvent>* writer) {
   std::shared_ptr<TuneJob> job;
@@ -156,6 +190,12 @@ grpc::Status TunerService::Tune(grpc::ServerContext* context, const v1::TuneRequ
   grpc::Status setup = Serve("Tune request", context, [&]() -> absl::Status {
     v1::TuneRequest asked = *request;
     if (no_calibrate_) asked.set_no_calibrate(true);
+    if (engine::IsProgramText(asked.problem().expr())) {
+      absl::StatusOr<std::shared_ptr<TuneJob>> joined = JoinProgramTune(asked, &shared);
+      if (!joined.ok()) return joined.status();
+      job = *std::move(joined);
+      return absl::OkStatus();
+    }
     absl::StatusOr<engine::PreparedTune> prepared = engine::PrepareTune(asked);
     if (!prepared.ok()) return prepared.status();
     const std::string& warning = prepared->warning;

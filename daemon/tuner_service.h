@@ -71,6 +71,11 @@ class TunerService final : public v1::Tuner::WithRawCallbackMethod_Lookup<v1::Tu
       const v1::TuneRequest& request, const engine::RunNumbers& numbers,
       const std::function<bool()>& cancelled,
       const std::function<void(const v1::TuneProgress&)>& progress);
+  // A tune of a program of several statements (engine/program_tune.h) as a job, shared with
+  // a running one for the same request; InvalidArgument for a malformed program. Not
+  // stored in the database (programs are not, yet).
+  absl::StatusOr<std::shared_ptr<TuneJob>> JoinProgramTune(const v1::TuneRequest& request,
+                                                           bool* shared);
 
   storage::TuningDb* const db_;
   LookupCache lookups_;

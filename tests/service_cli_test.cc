@@ -448,6 +448,50 @@ TEST_F(ServiceCliTest, ServerAnswersAsTheInProcessEngine) {
   EXPECT_EQ(r.err, "--alpha excludes --server\nRun with --help for more information.\n");
 }
 
+// A program of several statements through the daemon: its Tune and Explain answer as the
+// engine in this process does (the same schedules, the same moves), and a bad program is
+// refused with the same message.
+TEST_F(ServiceCliTest, ProgramsThroughTheServerAsInProcess) {
+  Daemon daemon(db_);
+  ASSERT_FALSE(daemon.address().empty()) << daemon.log();
+  const std::string server = " --server " + daemon.address();
+  const std::string program =
+      " --expr 'H[b,f] = X[b,d] * W1[d,f]; Y[b,e] = H[b,f] * W2[f,e]' --extents "
+      "b=32,d=16,f=64,e=16 --mesh x=2";
+  const CliRun local = Meshtune("tune" + program + " --model-only --json --no-db");
+  const CliRun remote = Meshtune("tune" + program + " --model-only --json" + server);
+  ASSERT_EQ(local.status, 0) << local.err;
+  ASSERT_EQ(remote.status, 0) << remote.err;
+  TuneResult a, b;
+  ASSERT_TRUE(ParsesAs(local.out, &a));
+  ASSERT_TRUE(ParsesAs(remote.out, &b));
+  ASSERT_EQ(a.program().best().statements_size(), 2);
+  ASSERT_EQ(b.program().best().statements_size(), 2);
+  std::string traces;
+  for (int s = 0; s < 2; ++s) {
+    EXPECT_EQ(b.program().best().statements(s).trace(), a.program().best().statements(s).trace());
+    traces += (s > 0 ? "---\n" : "") + a.program().best().statements(s).trace();
+  }
+  EXPECT_EQ(b.program().best().moves_size(), a.program().best().moves_size());
+  EXPECT_EQ(b.program().checked(), "simulated");
+  std::ofstream(TmpDir() + "/program.trace") << traces;
+  const std::string explain = "explain" + program + " --trace " + TmpDir() + "/program.trace";
+  const CliRun here = Meshtune(explain);
+  const CliRun there = Meshtune(explain + server);
+  EXPECT_EQ(here.status, 0) << here.err;
+  EXPECT_EQ(there.out, here.out);
+  EXPECT_TRUE(Has(here.out, "== statement 2: Y[b,e] = H[b,f] * W2[f,e]")) << here.out;
+  const std::string bad =
+      "tune --expr 'H[b,f] = X[b,d] * W1[d,f]; H[b,f] = X[b,d] * W1[d,f]' --extents "
+      "b=4,d=4,f=4 --mesh x=2 --model-only";
+  const CliRun bad_here = Meshtune(bad + " --no-db");
+  const CliRun bad_there = Meshtune(bad + server);
+  EXPECT_EQ(bad_here.status, 2);
+  EXPECT_EQ(bad_there.status, 2);
+  EXPECT_EQ(bad_here.err, "meshtune: tensor H is written by statements 1 and 2\n");
+  EXPECT_EQ(bad_there.err, bad_here.err);
+}
+
 TEST_F(ServiceCliTest, ServeRunsMeshtunedWithItsFlags) {
   CliRun r = Meshtune("serve --help");
   EXPECT_EQ(r.status, 0) << r.err;
