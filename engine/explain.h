@@ -19,6 +19,10 @@ namespace meshtune::engine {
 // Replays the request's trace on its problem and mesh and judges it. Returns
 // InvalidArgument for malformed problems, meshes and traces (the message names the
 // offending token); an illegal schedule is a response with legal=false, not an error.
+// A program of several statements (its trace a trace per statement between lines ---)
+// answers with each statement's response in `statements`, the moves of its intermediates
+// between them (in place, or the busiest rank's bytes and the model's seconds) and the
+// whole program's predicted time; its errors name the statement.
 absl::StatusOr<v1::ExplainResponse> Explain(const v1::ExplainRequest& request);
 
 // The C++ of the request: a callable kernel (codegen/emit_cpp.h; request.name and

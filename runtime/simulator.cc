@@ -1,6 +1,7 @@
 #include "runtime/simulator.h"
 
 #include <exception>
+#include <functional>
 #include <memory>
 #include <thread>
 #include <utility>
@@ -12,6 +13,46 @@
 namespace meshtune::runtime {
 
 namespace {
+
+// What a world whose ranks were stopped by another world's failure records.
+constexpr char kStoppedElsewhere[] = "a rank stopped in another channel of the program";
+
+// Runs `rank(r)` for every rank r of `worlds`' mesh, each on a thread of its own; a rank that
+// fails stops every world (the others' ranks may wait for it). Each rank's stats, by rank.
+std::vector<RunStats> OnThreads(const std::vector<SimWorld*>& worlds,
+                                const std::function<RunStats(int)>& rank) {
+  const int ranks = worlds[0]->ranks();
+  std::vector<RunStats> results(ranks);
+  std::vector<std::thread> threads;
+  threads.reserve(ranks);
+  for (int r = 0; r < ranks; ++r) {
+    threads.emplace_back([&, r] {
+      try {
+        results[r] = rank(r);
+      } catch (const SimAborted&) {
+        // A world's error says why; stop the others, whose ranks may wait for this one.
+        for (SimWorld* w : worlds) w->Fail(kStoppedElsewhere);
+      } catch (const std::exception& e) {
+        for (SimWorld* w : worlds) w->Fail(std::string("simulated rank failed: ") + e.what());
+      }
+    });
+  }
+  for (std::thread& t : threads) t.join();
+  return results;
+}
+
+// Rank 0's stats with the first world's error, if any (not a stop caused by another's).
+RunStats Outcome(std::vector<RunStats> results, const std::vector<SimWorld*>& worlds) {
+  RunStats m = std::move(results[0]);
+  for (const SimWorld* w : worlds) {
+    const std::string error = w->error();
+    if (error.empty() || error == kStoppedElsewhere) continue;
+    m.verified = false;
+    m.error = error;
+    break;
+  }
+  return m;
+}
 
 ExecOptions ExecOf(const SimOptions& options) {
   ExecOptions exec;
@@ -37,63 +78,24 @@ RunStats SimulateStatements(const std::vector<StatementJob>& statements,
     worlds.push_back(
         std::make_unique<SimWorld>(statements[0].program.axis_sizes, options.timeout_s));
   }
+  std::vector<SimWorld*> all;
+  for (auto& w : worlds) all.push_back(w.get());
   const ExecOptions exec = ExecOf(options);
-  const int ranks = worlds[0]->ranks();
-  std::vector<RunStats> results(ranks);
-  std::vector<std::thread> threads;
-  threads.reserve(ranks);
-  for (int r = 0; r < ranks; ++r) {
-    threads.emplace_back([&, r] {
-      try {
-        results[r] = ExecuteStatements(
-            statements, [&](int c) { return worlds[c]->CommFor(r); }, exec);
-      } catch (const SimAborted&) {
-        // A world's error says why; stop the others, whose ranks may wait for this one.
-        for (auto& w : worlds) w->Fail("a rank stopped in another channel of the program");
-      } catch (const std::exception& e) {
-        for (auto& w : worlds) w->Fail(std::string("simulated rank failed: ") + e.what());
-      }
-    });
-  }
-  for (std::thread& t : threads) t.join();
-  RunStats m = std::move(results[0]);
-  for (const auto& w : worlds) {
-    const std::string error = w->error();
-    if (error.empty() || error == "a rank stopped in another channel of the program") continue;
-    m.verified = false;
-    m.error = error;
-    break;
-  }
-  return m;
+  return Outcome(OnThreads(all,
+                           [&](int r) {
+                             return ExecuteStatements(
+                                 statements, [&](int c) { return worlds[c]->CommFor(r); }, exec);
+                           }),
+                 all);
 }
 
 RunStats Simulate(const ProblemSpec& problem, const codegen::Program& program,
                   const SimOptions& options) {
   SimWorld world(program.axis_sizes, options.timeout_s);
   const ExecOptions exec = ExecOf(options);
-  const int ranks = world.ranks();
-  std::vector<RunStats> results(ranks);
-  std::vector<std::thread> threads;
-  threads.reserve(ranks);
-  for (int r = 0; r < ranks; ++r) {
-    threads.emplace_back([&, r] {
-      try {
-        results[r] = Execute(problem, program, world.CommFor(r), exec);
-      } catch (const SimAborted&) {
-        // The world's error says why.
-      } catch (const std::exception& e) {
-        world.Fail(std::string("simulated rank failed: ") + e.what());
-      }
-    });
-  }
-  for (std::thread& t : threads) t.join();
-  RunStats m = ranks > 0 ? std::move(results[0]) : RunStats{};
-  const std::string error = world.error();
-  if (!error.empty()) {
-    m.verified = false;
-    m.error = error;
-  }
-  return m;
+  return Outcome(
+      OnThreads({&world}, [&](int r) { return Execute(problem, program, world.CommFor(r), exec); }),
+      {&world});
 }
 
 }  // namespace meshtune::runtime

@@ -37,20 +37,7 @@ class MpiRunner : public Runner {
     spec.problem = runtime::ProblemSpecOf(*input.problem);
     spec.program = *input.program;
     spec.ranks = input.mesh->Ranks();
-    spec.reps = options_.reps;
-    spec.warmup = options_.warmup;
-    spec.seed = options_.seed;
-    runtime::LaunchOptions launch = options_.launch;
-    launch.timeout_s = input.timeout_s;
-    launch.cancelled = input.cancelled;
-    // A candidate whose ranks cannot hold their data is not started (each worker would
-    // abort on std::bad_alloc).
-    if (absl::Status fits = runtime::CheckRunFitsMemory(input.footprint, spec.ranks, launch);
-        !fits.ok()) {
-      out.error = absl::StrCat("not run: ", fits.message());
-      return out;
-    }
-    return RunOf(runtime::Launch(spec, launch));
+    return Launched(std::move(spec), input.footprint, input.timeout_s, input.cancelled);
   }
 
   CandidateRun RunProgram(const ProgramMeasureInput& input) override {
@@ -67,18 +54,7 @@ class MpiRunner : public Runner {
       spec.later.push_back({runtime::ProblemSpecOf(program.statements[s]), input.programs[s]});
     }
     spec.ranks = input.mesh->Ranks();
-    spec.reps = options_.reps;
-    spec.warmup = options_.warmup;
-    spec.seed = options_.seed;
-    runtime::LaunchOptions launch = options_.launch;
-    launch.timeout_s = input.timeout_s;
-    launch.cancelled = input.cancelled;
-    if (absl::Status fits = runtime::CheckRunFitsMemory(input.footprint, spec.ranks, launch);
-        !fits.ok()) {
-      out.error = absl::StrCat("not run: ", fits.message());
-      return out;
-    }
-    return RunOf(runtime::Launch(spec, launch));
+    return Launched(std::move(spec), input.footprint, input.timeout_s, input.cancelled);
   }
 
   bool measures_library() const override { return true; }
@@ -89,16 +65,30 @@ class MpiRunner : public Runner {
     spec.library = input.config;
     spec.library_dtype_bytes = input.problem->dtype == ir::DType::kF64 ? 8 : 4;
     spec.ranks = int64_t{input.config.prow} * input.config.pcol;
+    // The library's footprint is its own (runtime/library_gemm.h): not checked here.
+    return Launched(std::move(spec), ir::Footprint{}, input.timeout_s, input.cancelled);
+  }
+
+ private:
+  // `spec` run with this runner's repetitions and launcher — unless its ranks cannot hold
+  // `footprint` each (every worker would abort on std::bad_alloc): then not started.
+  CandidateRun Launched(runtime::RunSpec spec, const ir::Footprint& footprint, double timeout_s,
+                        const std::function<bool()>& cancelled) const {
     spec.reps = options_.reps;
     spec.warmup = options_.warmup;
     spec.seed = options_.seed;
     runtime::LaunchOptions launch = options_.launch;
-    launch.timeout_s = input.timeout_s;
-    launch.cancelled = input.cancelled;
+    launch.timeout_s = timeout_s;
+    launch.cancelled = cancelled;
+    if (absl::Status fits = runtime::CheckRunFitsMemory(footprint, spec.ranks, launch);
+        !fits.ok()) {
+      CandidateRun out;
+      out.error = absl::StrCat("not run: ", fits.message());
+      return out;
+    }
     return RunOf(runtime::Launch(spec, launch));
   }
 
- private:
   MpiRunnerOptions options_;
 };
 

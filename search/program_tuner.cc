@@ -12,6 +12,7 @@
 #include "runtime/executor.h"
 #include "runtime/simulator.h"
 #include "search/program_layouts.h"
+#include "search/tuner.h"
 
 namespace meshtune::search {
 
@@ -397,13 +398,9 @@ absl::StatusOr<ProgramTuneResult> TuneProgram(const ProgramTuneOptions& options,
   const Clock::time_point start = Clock::now();
   if (options.program.statements.empty())
     return absl::InvalidArgumentError("the program has no statement");
-  if (options.meshes.empty()) return absl::InvalidArgumentError("no mesh to tune for");
-  if (options.top_k < 0)
-    return absl::InvalidArgumentError(absl::StrCat("top-k must be >= 0, got ", options.top_k));
-  if (!(options.budget_s > 0)) {
-    return absl::InvalidArgumentError(
-        absl::StrCat("the budget must be a positive number of seconds, got ", options.budget_s));
-  }
+  if (absl::Status s = CheckTuneLimits(options.meshes.size(), options.top_k, options.budget_s);
+      !s.ok())
+    return s;
   ProgramSearch search(options, start);
   if (absl::Status s = search.SearchStatements(); !s.ok()) return s;
   search.Group();

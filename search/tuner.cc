@@ -53,17 +53,24 @@ struct TuneRun {
   }
 };
 
+}  // namespace
+
+absl::Status CheckTuneLimits(size_t meshes, int top_k, double budget_s) {
+  if (meshes == 0) return absl::InvalidArgumentError("no mesh to tune for");
+  if (top_k < 0) return absl::InvalidArgumentError(absl::StrCat("top-k must be >= 0, got ", top_k));
+  if (!(budget_s > 0)) {
+    return absl::InvalidArgumentError(
+        absl::StrCat("the budget must be a positive number of seconds, got ", budget_s));
+  }
+  return absl::OkStatus();
+}
+
+namespace {
+
 // InvalidArgument when `options` has no mesh, a negative top_k or a budget that is not a
 // positive number of seconds.
 absl::Status CheckOptions(const TuneOptions& options) {
-  if (options.meshes.empty()) return absl::InvalidArgumentError("no mesh to tune for");
-  if (options.top_k < 0)
-    return absl::InvalidArgumentError(absl::StrCat("top-k must be >= 0, got ", options.top_k));
-  if (!(options.budget_s > 0)) {
-    return absl::InvalidArgumentError(
-        absl::StrCat("the budget must be a positive number of seconds, got ", options.budget_s));
-  }
-  return absl::OkStatus();
+  return CheckTuneLimits(options.meshes.size(), options.top_k, options.budget_s);
 }
 
 // Runs the default strategy on `explorer` for at most half the budget and sets `*strategy`

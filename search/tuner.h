@@ -138,6 +138,10 @@ class SearchCallback {
   virtual void OnMeasured(const MeasuredCandidate&) {}
 };
 
+// InvalidArgument "no mesh to tune for", "top-k must be >= 0, got K" or "the budget must be
+// a positive number of seconds, got B" — what a tune of a statement or a program refuses.
+absl::Status CheckTuneLimits(size_t meshes, int top_k, double budget_s);
+
 // Tunes `options.problem`. InvalidArgument for bad options (no mesh, top_k < 0, a mesh
 // that clashes with the problem's names); FailedPrecondition "no legal schedule ..." when
 // the space has no legal point (the message gives the prune counts), or when no candidate
