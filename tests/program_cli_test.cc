@@ -37,7 +37,8 @@ void MpiEnvironment() {
 // `tune --json` of `expr`; the parsed result.
 meshtune::v1::TuneResult Tune(const std::string& expr, const std::string& extents,
                               const std::string& where, const std::string& extra) {
-  const CliRun r = Meshtune("tune --expr '" + expr + "' --extents " + extents + " " + where +
+  const std::string statements = expr.empty() ? "" : "--expr '" + expr + "' ";
+  const CliRun r = Meshtune("tune " + statements + "--extents " + extents + " " + where +
                             " --no-db --json " + extra);
   meshtune::v1::TuneResult result;
   EXPECT_EQ(r.status, 0) << r.out << r.err;
@@ -119,6 +120,28 @@ TEST(ProgramCliTest, MegatronsMlpIsMeasuredAndMovesNothing) {
   EXPECT_TRUE(p.best().moves(0).in_place());
   EXPECT_GE(p.measured_size(), 2);
   for (const auto& m : p.measured()) EXPECT_TRUE(m.verified()) << m.label() << ": " << m.error();
+}
+
+TEST(ProgramCliTest, StatementsFromAFileWithCommentsAndLineBreaks) {
+  std::ofstream(Dir() + "/mlp.expr") << "# a transformer's MLP\n"
+                                        "H[b,f] = X[b,d] * W1[d,f]   # the first layer\n"
+                                        "\n"
+                                        "Y[b,e] = H[b,f] * W2[f,e];\n";
+  const meshtune::v1::TuneResult from_file = Tune(
+      "", "b=16,d=8,f=32,e=8", "--mesh x=2", "--model-only --expr-file " + Dir() + "/mlp.expr");
+  const meshtune::v1::TuneResult from_flag =
+      Tune("H[b,f] = X[b,d] * W1[d,f]; Y[b,e] = H[b,f] * W2[f,e]", "b=16,d=8,f=32,e=8",
+           "--mesh x=2", "--model-only");
+  ASSERT_EQ(from_file.program().best().statements_size(), 2);
+  for (int s = 0; s < 2; ++s) {
+    EXPECT_EQ(from_file.program().best().statements(s).trace(),
+              from_flag.program().best().statements(s).trace());
+  }
+  EXPECT_EQ(from_file.program().best().statements(1).expr(), "Y[b,e] = H[b,f] * W2[f,e]");
+  const CliRun missing = Meshtune("tune --expr-file " + Dir() +
+                                  "/none.expr --extents b=1 --ranks 2 --model-only --no-db");
+  EXPECT_EQ(missing.status, 2);
+  EXPECT_EQ(missing.err.rfind("--expr-file: cannot read statements file '", 0), 0u) << missing.err;
 }
 
 TEST(ProgramCliTest, BadProgramsAndTracesGetTheirMessages) {
