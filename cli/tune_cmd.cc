@@ -17,6 +17,7 @@
 #include "engine/report_html.h"
 #include "engine/requests.h"
 #include "engine/tune_summary.h"
+#include "ir/statement_program.h"
 #include "runtime/launcher.h"
 
 namespace meshtune::cli {
@@ -91,6 +92,10 @@ int RunTune(const TuneFlags& flags, const std::string& report, engine::Backend& 
             std::ostream& out, std::ostream& err) {
   if (flags.mesh.mesh.empty() == (flags.mesh.ranks == 0)) {
     err << "meshtune: give exactly one of --mesh (e.g. x=2,y=2) and --ranks (e.g. 4)\n";
+    return engine::kExitBadInput;
+  }
+  if (!report.empty() && ir::HasSeveralStatements(flags.workload.expr)) {
+    err << "meshtune: --report writes one statement's tuning report; not yet a program's\n";
     return engine::kExitBadInput;
   }
   // A report that cannot be written is found before the tune, not after.

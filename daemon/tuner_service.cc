@@ -190,7 +190,7 @@ grpc::Status TunerService::Tune(grpc::ServerContext* context, const v1::TuneRequ
   grpc::Status setup = Serve("Tune request", context, [&]() -> absl::Status {
     v1::TuneRequest asked = *request;
     if (no_calibrate_) asked.set_no_calibrate(true);
-    if (engine::IsProgramText(asked.problem().expr())) {
+    if (ir::HasSeveralStatements(asked.problem().expr())) {
       absl::StatusOr<std::shared_ptr<TuneJob>> joined = JoinProgramTune(asked, &shared);
       if (!joined.ok()) return joined.status();
       job = *std::move(joined);

@@ -17,7 +17,6 @@
 #include "codegen/lower.h"
 #include "codegen/pipeline.h"
 #include "codegen/pseudocode.h"
-#include "engine/program_tune.h"
 #include "engine/requests.h"
 #include "engine/tune_options.h"
 #include "ir/legality.h"
@@ -149,7 +148,7 @@ std::string ProgramExplainText(const v1::ExplainResponse& response) {
 }  // namespace
 
 absl::StatusOr<v1::ExplainResponse> Explain(const v1::ExplainRequest& request) {
-  if (IsProgramText(request.problem().expr())) return ExplainProgram(request);
+  if (ir::HasSeveralStatements(request.problem().expr())) return ExplainProgram(request);
   MT_ASSIGN_OR_RETURN(ir::Computation base, BaseComputation(request.problem(), request.mesh()));
   MT_ASSIGN_OR_RETURN(ir::Trace trace, ParseTraceMessage(request.trace()));
   MT_ASSIGN_OR_RETURN(codegen::Prepared prepared, codegen::Prepare(base, trace));

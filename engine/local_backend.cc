@@ -10,6 +10,7 @@
 #include "engine/tune_messages.h"
 #include "engine/tune_options.h"
 #include "engine/tune_run.h"
+#include "ir/statement_program.h"
 #include "runtime/launcher.h"
 #include "search/runner.h"
 #include "storage/tuning_db.h"
@@ -39,7 +40,7 @@ class LocalBackend final : public Backend {
     numbers.alpha = s.alpha;
     numbers.beta = s.beta;
     numbers.gamma = s.gamma;
-    if (IsProgramText(request.problem().expr())) return TuneProgram(request, numbers);
+    if (ir::HasSeveralStatements(request.problem().expr())) return TuneProgram(request, numbers);
     absl::StatusOr<PreparedTune> prepared = PrepareTune(request, numbers);
     if (!prepared.ok()) return prepared.status();
     search::TuneOptions& options = prepared->options;

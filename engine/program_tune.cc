@@ -48,17 +48,6 @@ void SetRun(const search::CandidateRun& run, v1::ProgramResult::Schedule* s) {
 
 }  // namespace
 
-bool IsProgramText(const std::string& expr) {
-  int statements = 0;
-  for (absl::string_view line : absl::StrSplit(expr, '\n')) {
-    line = line.substr(0, line.find('#'));
-    for (absl::string_view part : absl::StrSplit(line, ';')) {
-      if (!absl::StripAsciiWhitespace(part).empty()) ++statements;
-    }
-  }
-  return statements > 1;
-}
-
 absl::StatusOr<v1::TuneResult> RunProgramTune(const v1::TuneRequest& request,
                                               const MachineNumbers& numbers, search::Runner& runner,
                                               const std::function<bool()>& cancelled) {

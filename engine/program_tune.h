@@ -15,10 +15,6 @@
 
 namespace meshtune::engine {
 
-// Whether `expr` states several statements (';' or a line break between two of them, '#'
-// comments aside): such a request is tuned by RunProgramTune.
-bool IsProgramText(const std::string& expr);
-
 // Tunes the program `request.problem` states with `runner` (measuring when it measures),
 // polling `cancelled` (may be empty). InvalidArgument for a malformed program (the
 // statement's number in the message), given layouts or --in-place (not for programs yet)

@@ -9,6 +9,7 @@
 #include "ir/layout.h"
 #include "ir/mesh.h"
 #include "ir/problem.h"
+#include "ir/statement_program.h"
 
 namespace meshtune::engine {
 
@@ -34,6 +35,11 @@ std::vector<std::string> LayoutFlagsOf(const v1::Problem& problem) {
 }
 
 absl::StatusOr<ir::Problem> ProblemOf(const v1::Problem& problem) {
+  if (ir::HasSeveralStatements(problem.expr())) {
+    return absl::InvalidArgumentError(
+        "this takes one statement: programs of several statements are tuned, run and "
+        "explained, but not yet stored, looked up, generated or planned");
+  }
   MT_ASSIGN_OR_RETURN(ir::Problem p,
                       ir::ParseProblem(problem.expr(), problem.extents(), problem.dtype()));
   MT_RETURN_IF_ERROR(ir::SetLayouts(LayoutFlagsOf(problem), &p));

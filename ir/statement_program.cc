@@ -298,6 +298,8 @@ absl::Status ParseStatements(const SplitText& split, absl::string_view extents,
 
 }  // namespace
 
+bool HasSeveralStatements(absl::string_view text) { return Split(text).statements.size() > 1; }
+
 absl::StatusOr<StatementProgram> ParseStatementProgram(absl::string_view expr,
                                                        absl::string_view extents,
                                                        absl::string_view dtype) {

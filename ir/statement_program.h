@@ -80,6 +80,10 @@ absl::StatusOr<StatementProgram> ParseStatementProgram(absl::string_view expr,
                                                        absl::string_view extents,
                                                        absl::string_view dtype = "f32");
 
+// Whether `text` states several statements (ParseStatementProgram's separators, comments
+// aside): what sends a request down the program path of a command.
+bool HasSeveralStatements(absl::string_view text);
+
 // One statement as a program of one (its extents and dtype).
 StatementProgram ProgramOf(const Problem& problem);
 

@@ -365,3 +365,18 @@ TEST(StatementProgramTest, FingerprintChangesWithAnyOtherChange) {
 
 }  // namespace
 }  // namespace meshtune::ir
+
+namespace meshtune::ir {
+namespace {
+
+TEST(HasSeveralStatementsTest, CountsStatementsAsTheParserSplitsThem) {
+  EXPECT_FALSE(HasSeveralStatements("C[m,n] += A[m,k] * B[k,n]"));
+  EXPECT_FALSE(HasSeveralStatements("C[m,n] += A[m,k] * B[k,n];"));
+  EXPECT_FALSE(HasSeveralStatements("C[m,n] += A[m,k] * B[k,n]  # a; b\n\n"));
+  EXPECT_FALSE(HasSeveralStatements(""));
+  EXPECT_TRUE(HasSeveralStatements("H[b,f] = X[b,d] * W1[d,f]; Y[b,e] = H[b,f] * W2[f,e]"));
+  EXPECT_TRUE(HasSeveralStatements("H[b,f] = X[b,d] * W1[d,f]\nY[b,e] = H[b,f] * W2[f,e]"));
+}
+
+}  // namespace
+}  // namespace meshtune::ir

@@ -150,6 +150,23 @@ TEST(ProgramCliTest, BadProgramsAndTracesGetTheirMessages) {
       "b=4,d=4,f=8,e=4 --ranks 2 --model-only --no-db");
   EXPECT_EQ(r.status, 2) << r.out << r.err;
   EXPECT_EQ(r.err, "meshtune: tensor H is [4,8] in statement 1 but [4,4] in statement 2\n");
+  // A database to look in: one statement's record.
+  ASSERT_EQ(Meshtune("tune --expr 'C[m,n] = A[m,k] * B[k,n]' --extents m=8,n=8,k=8 --ranks 2 "
+                     "--model-only --db " +
+                     Dir() + "/one.db")
+                .status,
+            0);
+  r = Meshtune("lookup --expr '" + kAttention.expr + "' --extents " + kAttention.extents +
+               " --ranks 2 --db " + Dir() + "/one.db");
+  EXPECT_EQ(r.status, 2) << r.out << r.err;
+  EXPECT_EQ(r.err,
+            "meshtune: this takes one statement: programs of several statements are tuned, run "
+            "and explained, but not yet stored, looked up, generated or planned\n");
+  r = Meshtune("tune --expr '" + kAttention.expr + "' --extents " + kAttention.extents +
+               " --ranks 2 --model-only --no-db --report " + Dir() + "/r.html");
+  EXPECT_EQ(r.status, 2) << r.out << r.err;
+  EXPECT_EQ(r.err,
+            "meshtune: --report writes one statement's tuning report; not yet a program's\n");
   std::ofstream(Dir() + "/one.trace") << "distribute([f], [fo], [fi], [x])\n";
   r = Meshtune("run --expr '" + kAttention.expr + "' --extents " + kAttention.extents +
                " --mesh x=2 --trace " + Dir() + "/one.trace --simulate");
