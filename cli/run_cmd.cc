@@ -67,11 +67,15 @@ int RunSimulated(const RunFlags& flags, const runtime::RunSpec& spec) {
   sim.reps = flags.measure.reps;
   sim.timeout_s = flags.measure.timeout_s;
   if (flags.inject_fault == "wrong") sim.inject_fault = flags.inject_fault;
-  std::vector<runtime::StatementJob> jobs{{spec.problem, spec.program}};
-  jobs.insert(jobs.end(), spec.later.begin(), spec.later.end());
-  v1::RunResult result =
-      runtime::RunResultOf(spec.later.empty() ? runtime::Simulate(spec.problem, spec.program, sim)
-                                              : runtime::SimulateStatements(jobs, sim));
+  runtime::RunStats stats;
+  if (spec.later.empty()) {
+    stats = runtime::Simulate(spec.problem, spec.program, sim);
+  } else {  // a program: its first statement, then the others
+    std::vector<runtime::StatementJob> jobs{{spec.problem, spec.program}};
+    jobs.insert(jobs.end(), spec.later.begin(), spec.later.end());
+    stats = runtime::SimulateStatements(jobs, sim);
+  }
+  v1::RunResult result = runtime::RunResultOf(stats);
   result.set_checked("simulated");
   return Report(result, flags.output.json);
 }

@@ -167,12 +167,8 @@ absl::StatusOr<std::shared_ptr<TuneJob>> TunerService::JoinProgramTune(
   TuneJobFn run = [request](const std::function<bool()>& cancelled,
                             const std::function<void(const v1::TuneProgress&)>&) {
     try {
-      std::unique_ptr<search::Runner> runner =
-          request.model_only() || (request.has_top_k() && request.top_k() == 0)
-              ? search::NewModelOnlyRunner()
-              : search::NewMpiRunner(search::MpiRunnerOptions{});
       absl::StatusOr<v1::TuneResult> result =
-          engine::RunProgramTune(request, {}, *runner, cancelled);
+          engine::RunProgramTune(request, {}, search::MpiRunnerOptions{}, cancelled);
       spdlog::info("program tune: {}", result.ok() ? "done" : result.status().ToString());
       return result;
     } catch (const std::exception& e) {

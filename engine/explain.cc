@@ -5,6 +5,7 @@
 #include <functional>
 #include <map>
 #include <optional>
+#include <set>
 
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_format.h"
@@ -37,39 +38,22 @@ namespace {
 // (ir/program_trace.h): each statement explained as one is, and the moves of its
 // intermediates between the statements (the program tuner's reckoning,
 // search/program_layouts.h).
-// Statement `s` of `program` as a request of its own, with trace `trace`.
-v1::ExplainRequest StatementRequest(const v1::ExplainRequest& request,
-                                    const ir::StatementProgram& program, int s,
-                                    const ir::Trace& trace) {
-  v1::ExplainRequest one = request;
-  v1::Problem& p = *one.mutable_problem();
-  p.set_expr(program.statements[s].ToString());
-  p.set_extents(program.statements[s].ExtentsString());
-  one.mutable_trace()->set_text(trace.ToString());
-  return one;
-}
 
-// The move of `tensor` from statement `producer` to `consumer` under their traces.
-absl::StatusOr<v1::ProgramResult::Move> MoveOf(const v1::ExplainRequest& request,
-                                               const ir::StatementProgram& program,
+// The move of `tensor` from statement `producer` to `consumer` under their traces, on the
+// statements' base computations `bases`, costed with `params`.
+absl::StatusOr<v1::ProgramResult::Move> MoveOf(const ir::StatementProgram& program,
+                                               const std::vector<ir::Computation>& bases,
                                                const std::vector<ir::Trace>& traces,
+                                               const search::CostParams& params,
                                                const std::string& tensor, int producer,
                                                int consumer) {
-  std::vector<std::vector<runtime::Box>> boxes;
-  ir::Mesh mesh;
-  for (int s : {producer, consumer}) {
-    const v1::ExplainRequest one = StatementRequest(request, program, s, traces[s]);
-    MT_ASSIGN_OR_RETURN(ir::Computation base, BaseComputation(one.problem(), one.mesh()));
-    mesh = base.mesh();
-    MT_ASSIGN_OR_RETURN(std::vector<runtime::Box> b, search::HeldBoxes(base, traces[s], tensor));
-    boxes.push_back(std::move(b));
-  }
-  MT_ASSIGN_OR_RETURN(const ChosenProfile chosen,
-                      ChooseProfile(request.profile() == "default" ? "" : request.profile(),
-                                    mesh.Ranks(), FirstUse::kBuiltin));
+  MT_ASSIGN_OR_RETURN(const std::vector<runtime::Box> held,
+                      search::HeldBoxes(bases[producer], traces[producer], tensor));
+  MT_ASSIGN_OR_RETURN(const std::vector<runtime::Box> read,
+                      search::HeldBoxes(bases[consumer], traces[consumer], tensor));
   MT_ASSIGN_OR_RETURN(const search::MoveCost cost,
-                      search::CostMove(program.Shape(tensor), ir::DTypeBytes(program.dtype), mesh,
-                                       boxes[0], boxes[1], chosen.params));
+                      search::CostMove(program.Shape(tensor), ir::DTypeBytes(program.dtype),
+                                       bases[consumer].mesh(), held, read, params));
   v1::ProgramResult::Move m;
   m.set_tensor(tensor);
   m.set_producer(producer + 1);
@@ -96,7 +80,7 @@ absl::StatusOr<v1::ExplainResponse> ExplainProgram(const v1::ExplainRequest& req
   double predicted = 0;
   for (int s = 0; s < n; ++s) {
     absl::StatusOr<v1::ExplainResponse> one =
-        Explain(StatementRequest(request, program, s, traces[s]));
+        Explain(StatementRequestOf(request, program, s, traces[s]));
     if (!one.ok()) {
       return absl::Status(one.status().code(),
                           absl::StrCat("statement ", s + 1, ": ", one.status().message()));
@@ -107,17 +91,28 @@ absl::StatusOr<v1::ExplainResponse> ExplainProgram(const v1::ExplainRequest& req
     out.add_statement_exprs(program.statements[s].ToString());
     *out.add_statements() = *std::move(one);
   }
-  for (int s = 0; s < n && out.legal(); ++s) {
+  if (!out.legal()) return out;
+  std::vector<ir::Computation> bases;
+  for (int s = 0; s < n; ++s) {
+    const v1::ExplainRequest one = StatementRequestOf(request, program, s, traces[s]);
+    MT_ASSIGN_OR_RETURN(ir::Computation base, BaseComputation(one.problem(), one.mesh()));
+    bases.push_back(std::move(base));
+  }
+  MT_ASSIGN_OR_RETURN(const ChosenProfile chosen,
+                      ChooseProfile(request.profile() == "default" ? "" : request.profile(),
+                                    bases[0].mesh().Ranks(), FirstUse::kBuiltin));
+  for (int s = 0; s < n; ++s) {
+    std::set<std::string> read;  // a tensor read twice moves once
     for (const ir::TensorAccess& a : program.statements[s].operands) {
       const int producer = program.Producer(a.tensor);
-      if (producer < 0 || producer >= s) continue;
+      if (producer < 0 || producer >= s || !read.insert(a.tensor).second) continue;
       MT_ASSIGN_OR_RETURN(v1::ProgramResult::Move m,
-                          MoveOf(request, program, traces, a.tensor, producer, s));
+                          MoveOf(program, bases, traces, chosen.params, a.tensor, producer, s));
       predicted += m.predicted_s();
       *out.add_moves() = std::move(m);
     }
   }
-  if (out.legal()) out.set_predicted_s(predicted);
+  out.set_predicted_s(predicted);
   return out;
 }
 

@@ -117,12 +117,9 @@ class LocalBackend final : public Backend {
   // A program of several statements (engine/program_tune.h), measured as a tune measures.
   absl::StatusOr<v1::TuneResult> TuneProgram(const v1::TuneRequest& request,
                                              const MachineNumbers& numbers) {
-    std::unique_ptr<search::Runner> runner =
-        request.model_only() || (request.has_top_k() && request.top_k() == 0)
-            ? search::NewModelOnlyRunner()
-            : search::NewMpiRunner(MpiRunnerOptionsOf(options_.tune));
     absl::StatusOr<v1::TuneResult> result =
-        RunProgramTune(request, numbers, *runner, [] { return runtime::StopSignal() != 0; });
+        RunProgramTune(request, numbers, MpiRunnerOptionsOf(options_.tune),
+                       [] { return runtime::StopSignal() != 0; });
     if (result.ok()) {
       for (const std::string& w : result->warnings()) Warn(w);
     }

@@ -4,6 +4,7 @@
 #include <utility>
 
 #include "absl/strings/str_cat.h"
+#include "engine/requests.h"
 #include "ir/program_trace.h"
 #include "ir/statement_program.h"
 
@@ -23,12 +24,8 @@ absl::StatusOr<PreparedRun> PrepareProgramRun(const v1::ExplainRequest& request)
   if (!traces.ok()) return traces.status();
   PreparedRun out;
   for (int s = 0; s < n; ++s) {
-    v1::ExplainRequest one = request;
-    v1::Problem& p = *one.mutable_problem();
-    p.set_expr(program->statements[s].ToString());
-    p.set_extents(program->statements[s].ExtentsString());
-    one.mutable_trace()->set_text((*traces)[s].ToString());
-    absl::StatusOr<PreparedRun> prepared = PrepareRun(one);
+    absl::StatusOr<PreparedRun> prepared =
+        PrepareRun(StatementRequestOf(request, *program, s, (*traces)[s]));
     if (!prepared.ok()) {
       return absl::Status(prepared.status().code(),
                           absl::StrCat("statement ", s + 1, ": ", prepared.status().message()));

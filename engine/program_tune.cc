@@ -1,11 +1,13 @@
 #include "engine/program_tune.h"
 
+#include <memory>
 #include <string>
 #include <utility>
 
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_split.h"
 #include "absl/strings/strip.h"
+#include "base/status_macros.h"
 #include "ir/statement_program.h"
 #include "search/program_tuner.h"
 
@@ -49,7 +51,8 @@ void SetRun(const search::CandidateRun& run, v1::ProgramResult::Schedule* s) {
 }  // namespace
 
 absl::StatusOr<v1::TuneResult> RunProgramTune(const v1::TuneRequest& request,
-                                              const MachineNumbers& numbers, search::Runner& runner,
+                                              const MachineNumbers& numbers,
+                                              const search::MpiRunnerOptions& mpi,
                                               const std::function<bool()>& cancelled) {
   const v1::Problem& stated = request.problem();
   absl::StatusOr<ir::StatementProgram> program =
@@ -62,39 +65,30 @@ absl::StatusOr<v1::TuneResult> RunProgramTune(const v1::TuneRequest& request,
   }
   // The search's settings, the meshes and the machine numbers as for the first statement.
   std::string warning;
-  absl::StatusOr<search::TuneOptions> first =
-      TuneOptionsFor(program->statements[0], request, &warning, numbers);
-  if (!first.ok()) return first.status();
   search::ProgramTuneOptions options;
+  MT_ASSIGN_OR_RETURN(options.search,
+                      TuneOptionsFor(program->statements[0], request, &warning, numbers));
   options.program = *program;
-  options.meshes = first->meshes;
-  options.space = first->space;
-  options.params = first->params;
-  options.judge = first->judge;
-  options.evolution = first->evolution;
-  options.max_exhaustive = first->max_exhaustive;
-  options.max_evaluations = first->max_evaluations;
-  options.top_k = first->top_k;
-  options.budget_s = first->budget_s;
-  options.cancelled = cancelled;
-  absl::StatusOr<search::ProgramTuneResult> r = search::TuneProgram(options, runner);
+  options.search.cancelled = cancelled;
+  const std::unique_ptr<search::Runner> runner =
+      options.search.top_k == 0 ? search::NewModelOnlyRunner() : search::NewMpiRunner(mpi);
+  absl::StatusOr<search::ProgramTuneResult> r = search::TuneProgram(options, *runner);
   if (!r.ok()) return r.status();
 
   v1::TuneResult out;
   v1::ProgramResult& p = *out.mutable_program();
   *p.mutable_best() = ScheduleOf(*program, r->best, r->mesh, "best");
-  const ir::Mesh& separate_mesh = options.meshes[r->separate.mesh];
+  const ir::Mesh& separate_mesh = options.search.meshes[r->separate.mesh];
   *p.mutable_separate() = ScheduleOf(*program, r->separate, separate_mesh, "separate");
-  const search::MeasuredProgram* best_run = nullptr;
   const search::MeasuredProgram* separate_run = nullptr;
   for (const search::MeasuredProgram& m : r->measurements) {
     v1::ProgramResult::Schedule* s = p.add_measured();
-    *s = ScheduleOf(*program, m.candidate, options.meshes[m.candidate.mesh], m.label);
+    *s = ScheduleOf(*program, m.candidate, options.search.meshes[m.candidate.mesh], m.label);
     SetRun(m.run, s);
     if (m.label == "separate") separate_run = &m;
-    if (r->measured_s && m.run.seconds && *m.run.seconds == *r->measured_s && best_run == nullptr)
-      best_run = &m;
   }
+  const search::MeasuredProgram* best_run =
+      r->best_measurement >= 0 ? &r->measurements[r->best_measurement] : nullptr;
   if (best_run != nullptr) {
     SetRun(best_run->run, p.mutable_best());
     p.mutable_best()->set_label(best_run->label);

@@ -15,14 +15,16 @@
 
 namespace meshtune::engine {
 
-// Tunes the program `request.problem` states with `runner` (measuring when it measures),
-// polling `cancelled` (may be empty). InvalidArgument for a malformed program (the
+// Tunes the program `request.problem` states, measuring its programs under MPI with `mpi`
+// unless the request measures nothing (model_only, top_k 0), polling `cancelled` (may be
+// empty). InvalidArgument for a malformed program (the
 // statement's number in the message), given layouts or --in-place (not for programs yet)
 // and the request's other bad fields (as for one statement); the program tuner's errors.
 // The result's `program` is set, its `record` empty, `stored` false, and a warning says the
 // program was not stored.
 absl::StatusOr<v1::TuneResult> RunProgramTune(const v1::TuneRequest& request,
-                                              const MachineNumbers& numbers, search::Runner& runner,
+                                              const MachineNumbers& numbers,
+                                              const search::MpiRunnerOptions& mpi,
                                               const std::function<bool()>& cancelled);
 
 }  // namespace meshtune::engine

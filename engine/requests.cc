@@ -34,6 +34,17 @@ std::vector<std::string> LayoutFlagsOf(const v1::Problem& problem) {
   return out;
 }
 
+v1::ExplainRequest StatementRequestOf(const v1::ExplainRequest& request,
+                                      const ir::StatementProgram& program, int s,
+                                      const ir::Trace& trace) {
+  v1::ExplainRequest one = request;
+  v1::Problem& p = *one.mutable_problem();
+  p.set_expr(program.statements[s].ToString());
+  p.set_extents(program.statements[s].ExtentsString());
+  one.mutable_trace()->set_text(trace.ToString());
+  return one;
+}
+
 absl::StatusOr<ir::Problem> ProblemOf(const v1::Problem& problem) {
   if (ir::HasSeveralStatements(problem.expr())) {
     return absl::InvalidArgumentError(

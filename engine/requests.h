@@ -13,6 +13,7 @@
 #include "absl/status/statusor.h"
 #include "ir/computation.h"
 #include "ir/mesh.h"
+#include "ir/statement_program.h"
 #include "ir/trace.h"
 #include "proto/meshtune.pb.h"
 
@@ -58,6 +59,12 @@ absl::StatusOr<std::optional<int64_t>> MemPerRankOf(const v1::Mesh& mesh);
 
 // The problem's base Computation on the mesh (memory budget included).
 absl::StatusOr<ir::Computation> BaseComputation(const v1::Problem& problem, const v1::Mesh& mesh);
+
+// Statement `s` of `program` (which `request` states, with a program trace) as a request of
+// its own: its text, its own extents and its trace `trace`; the rest as `request` has it.
+v1::ExplainRequest StatementRequestOf(const v1::ExplainRequest& request,
+                                      const ir::StatementProgram& program, int s,
+                                      const ir::Trace& trace);
 
 // The parsed trace.
 absl::StatusOr<ir::Trace> ParseTraceMessage(const v1::Trace& trace);

@@ -1,6 +1,7 @@
 #include "runtime/comm.h"
 
 #include <cstddef>
+#include <cstring>
 #include <utility>
 
 namespace meshtune::runtime {
@@ -70,6 +71,17 @@ std::vector<int> Comm::AllAxes() const {
   std::vector<int> axes;
   for (size_t a = 0; a < sizes_.size(); ++a) axes.push_back(static_cast<int>(a));
   return axes;
+}
+
+std::string FirstError(const std::string& mine, Comm& comm) {
+  int first = mine.empty() ? comm.size() : comm.rank();
+  comm.Allreduce(&first, 1, DataType::kInt, ReduceOp::kMin, comm.AllAxes());
+  if (first == comm.size()) return "";
+  std::vector<char> text(512, 0);
+  if (comm.rank() == first) std::strncpy(text.data(), mine.c_str(), text.size() - 1);
+  comm.Bcast(text.data(), static_cast<int64_t>(text.size()), DataType::kChar, comm.AllAxes(),
+             comm.CoordsOf(first));
+  return std::string(text.data());
 }
 
 }  // namespace meshtune::runtime

@@ -15,6 +15,7 @@
 
 #include <cstdint>
 #include <memory>
+#include <string>
 #include <vector>
 
 namespace meshtune::runtime {
@@ -127,6 +128,10 @@ class Comm {
  private:
   std::vector<int64_t> sizes_;
 };
+
+// Collective over every rank of `comm`: the message of the lowest rank whose `mine` is not
+// empty (at most 511 characters), on every rank; "" when every rank's is.
+std::string FirstError(const std::string& mine, Comm& comm);
 
 }  // namespace meshtune::runtime
 

@@ -3,7 +3,6 @@
 // redistributions, replicated inputs' copies and the poisoning that makes a run without
 // them fail, the output reset); verification of the output against the problem's reference.
 #include <algorithm>
-#include <cstring>
 #include <functional>
 #include <limits>
 #include <string>
@@ -239,23 +238,10 @@ std::string RankRuntime<T>::Verify(const TensorSpec& spec, const T* out) {
     };
   }
   const double tolerance = sizeof(T) == 4 ? 2e-4 : 1e-10;
-  std::string error =
-      FirstError(CheckHeldValues(problem_, seed_, held, tolerance, RankName(names_, coords_)));
+  std::string error = FirstError(
+      CheckHeldValues(problem_, seed_, held, tolerance, RankName(names_, coords_)), *comm_);
   if (!error.empty()) return error;
   return CheckCoverage(problem_, held, tolerance, *comm_);
-}
-
-// The error of the lowest rank that has one, on every rank.
-template <typename T>
-std::string RankRuntime<T>::FirstError(const std::string& mine) {
-  int first = mine.empty() ? size_ : rank_;
-  comm_->Allreduce(&first, 1, DataType::kInt, ReduceOp::kMin, comm_->AllAxes());
-  if (first == size_) return "";
-  std::vector<char> text(512, 0);
-  if (rank_ == first) std::strncpy(text.data(), mine.c_str(), text.size() - 1);
-  comm_->Bcast(text.data(), static_cast<int64_t>(text.size()), DataType::kChar, comm_->AllAxes(),
-               comm_->CoordsOf(first));
-  return std::string(text.data());
 }
 
 template class RankRuntime<float>;

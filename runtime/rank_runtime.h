@@ -260,8 +260,6 @@ class RankRuntime : public RankRuntimeBase {
   // Collective: the output this rank holds checked against the problem's reference, then
   // the coverage of every rank's. "" or the first problem, the same on every rank.
   std::string Verify(const TensorSpec& spec, const T* out);
-  // The error of the lowest rank that has one, on every rank.
-  std::string FirstError(const std::string& mine);
 
   std::unique_ptr<Comm> comm_;
   std::vector<std::string> names_;

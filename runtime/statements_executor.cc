@@ -1,7 +1,6 @@
 #include "runtime/statements_executor.h"
 
 #include <algorithm>
-#include <cstring>
 #include <string>
 #include <utility>
 
@@ -103,18 +102,6 @@ std::string PlanEdges(const std::vector<StatementJob>& statements, std::vector<E
     }
   }
   return "";
-}
-
-// The error of the lowest rank that has one, on every rank.
-std::string FirstError(const std::string& mine, Comm& comm) {
-  int first = mine.empty() ? comm.size() : comm.rank();
-  comm.Allreduce(&first, 1, DataType::kInt, ReduceOp::kMin, comm.AllAxes());
-  if (first == comm.size()) return "";
-  std::vector<char> text(512, 0);
-  if (comm.rank() == first) std::strncpy(text.data(), mine.c_str(), text.size() - 1);
-  comm.Bcast(text.data(), static_cast<int64_t>(text.size()), DataType::kChar, comm.AllAxes(),
-             comm.CoordsOf(first));
-  return std::string(text.data());
 }
 
 template <typename T>

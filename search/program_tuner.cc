@@ -12,7 +12,6 @@
 #include "runtime/executor.h"
 #include "runtime/simulator.h"
 #include "search/program_layouts.h"
-#include "search/tuner.h"
 
 namespace meshtune::search {
 
@@ -67,9 +66,9 @@ class ProgramSearch {
     const int n = static_cast<int>(program_.statements.size());
     for (int s = 0; s < n; ++s) {
       const ir::Problem& problem = program_.statements[s];
-      absl::StatusOr<std::unique_ptr<Explorer>> made =
-          Explorer::Create(problem, options_.meshes, options_.space, options_.params,
-                           options_.cancelled, options_.judge);
+      absl::StatusOr<std::unique_ptr<Explorer>> made = Explorer::Create(
+          problem, options_.search.meshes, options_.search.space, options_.search.params,
+          options_.search.cancelled, options_.search.judge);
       if (!made.ok()) return Prefixed(s, made.status());
       Explorer& explorer = **made;
       if (explorer.counts().legal == 0 && !explorer.counts().estimated) {
@@ -78,13 +77,13 @@ class ProgramSearch {
                          explorer.counts().enumerated, " candidates"));
       }
       std::unique_ptr<SearchStrategy> strategy =
-          NewDefaultStrategy(explorer, options_.max_exhaustive, options_.evolution);
+          NewDefaultStrategy(explorer, options_.search.max_exhaustive, options_.search.evolution);
       SearchBudget budget;
-      budget.max_evaluations = options_.max_evaluations;
+      budget.max_evaluations = options_.search.max_evaluations;
       budget.deadline =
           start_ + std::chrono::duration_cast<Clock::duration>(
-                       std::chrono::duration<double>(options_.budget_s / 2 * (s + 1) / n));
-      budget.cancelled = options_.cancelled;
+                       std::chrono::duration<double>(options_.search.budget_s / 2 * (s + 1) / n));
+      budget.cancelled = options_.search.cancelled;
       strategy->Search(explorer, budget);
       if (Cancelled()) return absl::CancelledError("the tune was cancelled");
       if (explorer.candidates().empty()) {
@@ -168,7 +167,7 @@ class ProgramSearch {
   const std::vector<std::string>& strategies() const { return strategies_; }
 
  private:
-  bool Cancelled() const { return options_.cancelled && options_.cancelled(); }
+  bool Cancelled() const { return options_.search.cancelled && options_.search.cancelled(); }
 
   static absl::Status Prefixed(int s, const absl::Status& status) {
     return absl::Status(status.code(), absl::StrCat("statement ", s + 1, ": ", status.message()));
@@ -221,8 +220,9 @@ class ProgramSearch {
       const std::optional<std::vector<runtime::Box>> b = Boxes(m, consumer, tensor, to);
       if (a && b) {
         const ir::Mesh& mesh = explorers_[producer]->mesh(m);
-        absl::StatusOr<MoveCost> c = CostMove(
-            program_.Shape(tensor), ir::DTypeBytes(program_.dtype), mesh, *a, *b, options_.params);
+        absl::StatusOr<MoveCost> c =
+            CostMove(program_.Shape(tensor), ir::DTypeBytes(program_.dtype), mesh, *a, *b,
+                     options_.search.params);
         if (c.ok()) cost = *c;
       }
       it = moves_.emplace(key, cost).first;
@@ -340,10 +340,13 @@ std::string CheckProgram(const ProgramTuneOptions& options, Checker& checker,
 absl::Status ChooseProgram(const ProgramTuneOptions& options, ProgramSearch& search,
                            Checker& checker, ProgramTuneResult* result) {
   const MeasuredProgram* fastest = nullptr;
-  for (const MeasuredProgram& m : result->measurements) {
+  for (size_t i = 0; i < result->measurements.size(); ++i) {
+    const MeasuredProgram& m = result->measurements[i];
     if (m.run.verified && m.run.seconds &&
-        (fastest == nullptr || *m.run.seconds < *fastest->run.seconds))
+        (fastest == nullptr || *m.run.seconds < *fastest->run.seconds)) {
       fastest = &m;
+      result->best_measurement = static_cast<int>(i);
+    }
   }
   if (fastest != nullptr) {
     result->best = fastest->candidate;
@@ -354,7 +357,7 @@ absl::Status ChooseProgram(const ProgramTuneOptions& options, ProgramSearch& sea
     return absl::OkStatus();
   }
   for (const ProgramCandidate& c : result->ranked) {
-    if (options.cancelled && options.cancelled())
+    if (options.search.cancelled && options.search.cancelled())
       return absl::CancelledError("the tune was cancelled");
     const ir::Mesh& mesh = search.explorer(0).mesh(c.mesh);
     std::string how;
@@ -398,7 +401,8 @@ absl::StatusOr<ProgramTuneResult> TuneProgram(const ProgramTuneOptions& options,
   const Clock::time_point start = Clock::now();
   if (options.program.statements.empty())
     return absl::InvalidArgumentError("the program has no statement");
-  if (absl::Status s = CheckTuneLimits(options.meshes.size(), options.top_k, options.budget_s);
+  if (absl::Status s = CheckTuneLimits(options.search.meshes.size(), options.search.top_k,
+                                       options.search.budget_s);
       !s.ok())
     return s;
   ProgramSearch search(options, start);
@@ -406,9 +410,9 @@ absl::StatusOr<ProgramTuneResult> TuneProgram(const ProgramTuneOptions& options,
   search.Group();
 
   ProgramTuneResult result;
-  const size_t k = static_cast<size_t>(std::max(options.top_k, 1));
+  const size_t k = static_cast<size_t>(std::max(options.search.top_k, 1));
   std::optional<ProgramCandidate> separate;
-  for (int m = 0; m < static_cast<int>(options.meshes.size()); ++m) {
+  for (int m = 0; m < static_cast<int>(options.search.meshes.size()); ++m) {
     for (ProgramCandidate& c : search.Joint(m, k)) result.ranked.push_back(std::move(c));
     std::optional<ProgramCandidate> s = search.Separate(m);
     if (s && (!separate || s->seconds < separate->seconds)) separate = std::move(s);
@@ -427,9 +431,9 @@ absl::StatusOr<ProgramTuneResult> TuneProgram(const ProgramTuneOptions& options,
   result.strategies = search.strategies();
 
   std::unique_ptr<Checker> simulating;
-  Checker* checker = options.checker;
+  Checker* checker = options.search.checker;
   if (checker == nullptr) checker = (simulating = NewSimulatingChecker()).get();
-  if (runner.measures() && options.top_k > 0) {
+  if (runner.measures() && options.search.top_k > 0) {
     std::vector<std::pair<std::string, const ProgramCandidate*>> to_measure;
     for (size_t i = 0; i < result.ranked.size(); ++i)
       to_measure.emplace_back(absl::StrCat("joint ", i + 1), &result.ranked[i]);
@@ -438,8 +442,8 @@ absl::StatusOr<ProgramTuneResult> TuneProgram(const ProgramTuneOptions& options,
       among = among || TracesOf(c) == TracesOf(result.separate);
     if (!among) to_measure.emplace_back("separate", &result.separate);
     for (const auto& [label, c] : to_measure) {
-      const double left = options.budget_s - Since(start);
-      if (left <= 1 || (options.cancelled && options.cancelled())) break;
+      const double left = options.search.budget_s - Since(start);
+      if (left <= 1 || (options.search.cancelled && options.search.cancelled())) break;
       MeasuredProgram m{*c, label, {}};
       const ir::Mesh& mesh = search.explorer(0).mesh(c->mesh);
       absl::StatusOr<ProgramMeasureInput> in = Prepared(options, *checker, *c, mesh);
@@ -448,7 +452,7 @@ absl::StatusOr<ProgramTuneResult> TuneProgram(const ProgramTuneOptions& options,
         result.refused.push_back(absl::StrCat(TracesOf(*c), "  ", *m.run.error));
       } else {
         in->timeout_s = left;
-        in->cancelled = options.cancelled;
+        in->cancelled = options.search.cancelled;
         m.run = runner.RunProgram(*in);
       }
       result.measurements.push_back(std::move(m));

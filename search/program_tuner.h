@@ -35,22 +35,18 @@
 #include "search/explorer.h"
 #include "search/runner.h"
 #include "search/strategy.h"
+#include "search/tuner.h"
 
 namespace meshtune::search {
 
 struct ProgramTuneOptions {
   ir::StatementProgram program;
-  std::vector<ir::Mesh> meshes;  // every statement runs on the same one of them
-  SpaceOptions space;
-  CostParams params;
-  JudgeOptions judge;
-  EvolutionOptions evolution;
-  int64_t max_exhaustive = 10000;  // per statement, as TuneOptions
-  int64_t max_evaluations = 1000;  // per statement, as TuneOptions
-  int top_k = 4;                   // programs measured (0: none), "separate" besides
-  double budget_s = 600;           // the whole tune; the statements' searches get half
-  std::function<bool()> cancelled;
-  Checker* checker = nullptr;  // nullptr: the simulating checker
+  // The search's settings as a statement's tune takes them (search.problem is not read:
+  // each statement is its own): the meshes (every statement runs on the same one of
+  // them), space, machine numbers, judging and strategy settings per statement; top_k
+  // programs measured (0: none), "separate" besides; budget_s for the whole tune, the
+  // statements' searches getting half; cancelled; the checker (nullptr: simulating).
+  TuneOptions search;
   // A program whose statements together have at most this many instances is simulated
   // whole (every statement and move) before a model-only answer is returned; larger ones
   // have each statement checked alone.
@@ -95,6 +91,7 @@ struct ProgramTuneResult {
   // tuning the statements one by one gives (the best such over the meshes).
   ProgramCandidate separate;
   std::vector<MeasuredProgram> measurements;  // in the order taken
+  int best_measurement = -1;                  // the winner's index there; -1: not measured
   double pace_s = 0;  // the common pace measured times are read at (ReadAtCommonPace)
   std::vector<SearchCounts> counts;     // per statement
   std::vector<std::string> strategies;  // per statement

@@ -29,12 +29,12 @@ ProgramTuneOptions Options(const std::string& expr, const std::string& extents,
   if (p.ok()) o.program = *std::move(p);
   absl::StatusOr<ir::Mesh> m = ir::ParseMesh(mesh);
   EXPECT_TRUE(m.ok()) << m.status();
-  if (m.ok()) o.meshes = {*m};
-  o.params.alpha = o.params.alpha_coll = 1e-6;
-  o.params.beta = o.params.beta_coll = 1e-9;
-  o.params.gamma = 1e-11;
-  o.params.copy = 1e-10;
-  o.top_k = 3;
+  if (m.ok()) o.search.meshes = {*m};
+  o.search.params.alpha = o.search.params.alpha_coll = 1e-6;
+  o.search.params.beta = o.search.params.beta_coll = 1e-9;
+  o.search.params.gamma = 1e-11;
+  o.search.params.copy = 1e-10;
+  o.search.top_k = 3;
   return o;
 }
 
@@ -44,7 +44,7 @@ runtime::RunStats Simulated(const ProgramTuneOptions& o, const ProgramCandidate&
   std::vector<runtime::StatementJob> jobs;
   for (size_t s = 0; s < c.statements.size(); ++s) {
     absl::StatusOr<Runnable> r =
-        checker->Validate(o.program.statements[s], o.meshes[0], c.statements[s].schedule);
+        checker->Validate(o.program.statements[s], o.search.meshes[0], c.statements[s].schedule);
     EXPECT_TRUE(r.ok()) << r.status() << "\n" << c.statements[s].trace;
     if (!r.ok()) return {};
     jobs.push_back({runtime::ProblemSpecOf(o.program.statements[s]), r->program});
@@ -117,8 +117,8 @@ TEST(ProgramTunerTest, EveryPairingOfAProducersLayoutWithAConsumersVerifies) {
     std::map<std::string, Candidate> first, second;
     std::vector<std::unique_ptr<Explorer>> explorers;
     for (int s = 0; s < 2; ++s) {
-      absl::StatusOr<std::unique_ptr<Explorer>> e =
-          Explorer::Create(o.program.statements[s], o.meshes, o.space, o.params);
+      absl::StatusOr<std::unique_ptr<Explorer>> e = Explorer::Create(
+          o.program.statements[s], o.search.meshes, o.search.space, o.search.params);
       ASSERT_TRUE(e.ok()) << e.status();
       NewExhaustiveStrategy()->Search(**e, SearchBudget{});
       for (const Candidate& c : (*e)->candidates()) {
@@ -139,7 +139,8 @@ TEST(ProgramTunerTest, EveryPairingOfAProducersLayoutWithAConsumersVerifies) {
         absl::StatusOr<std::vector<runtime::Box>> read =
             HeldBoxes(explorers[1]->evaluator(0).base(), b.schedule, "H");
         ASSERT_TRUE(held.ok() && read.ok());
-        absl::StatusOr<MoveCost> move = CostMove({17, 17}, 4, o.meshes[0], *held, *read, o.params);
+        absl::StatusOr<MoveCost> move =
+            CostMove({17, 17}, 4, o.search.meshes[0], *held, *read, o.search.params);
         ASSERT_TRUE(move.ok()) << move.status();
         EXPECT_EQ(move->in_place, from == to);
         ProgramCandidate c;
@@ -173,10 +174,10 @@ TEST(ProgramTunerTest, BadOptionsAndStatementsWithoutSchedulesAreErrors) {
       Options("H[b,f] = X[b,d] * W1[d,f]; Y[b,e] = H[b,f] * W2[f,e]", "b=4,d=4,f=4,e=4", "x=2");
   std::unique_ptr<Runner> runner = NewModelOnlyRunner();
   ProgramTuneOptions no_mesh = o;
-  no_mesh.meshes.clear();
+  no_mesh.search.meshes.clear();
   EXPECT_EQ(TuneProgram(no_mesh, *runner).status().message(), "no mesh to tune for");
   ProgramTuneOptions bad_k = o;
-  bad_k.top_k = -1;
+  bad_k.search.top_k = -1;
   EXPECT_EQ(TuneProgram(bad_k, *runner).status().message(), "top-k must be >= 0, got -1");
   ProgramTuneOptions empty = o;
   empty.program.statements.clear();
