@@ -284,9 +284,7 @@ void CopyBox(int bytes, const std::vector<int64_t>& extents,
 // Copies the box `extents` between a shard (`strides`) and a dense array of it.
 void CopyDense(int bytes, const std::vector<int64_t>& extents, const std::vector<int64_t>& strides,
                const void* from, void* to, bool to_dense) {
-  const std::vector<int64_t> dense = runtime::DenseStrides(extents);
-  CopyBox(bytes, extents, to_dense ? strides : dense, to_dense ? dense : strides, 0, from, to,
-          to_dense);
+  CopyBox(bytes, extents, strides, runtime::DenseStrides(extents), 0, from, to, to_dense);
 }
 
 }  // namespace

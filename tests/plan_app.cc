@@ -32,6 +32,28 @@ float Value(const std::string& tensor, const std::vector<int64_t>& idx) {
   return static_cast<float>(((h % 11) + 11) % 11 - 5) / 4.0f;
 }
 
+int64_t Elements(const std::vector<int64_t>& extents) {
+  int64_t n = 1;
+  for (int64_t e : extents) n *= e;
+  return n;
+}
+
+// Calls `f(global index, offset in the shard's storage)` for every element `l` holds.
+void ForEachHeld(const meshtune::ShardLayout& l,
+                 const std::function<void(const std::vector<int64_t>&, int64_t)>& f) {
+  const int64_t n = Elements(l.extents);
+  for (int64_t i = 0; i < n; ++i) {  // row-major over the held box
+    std::vector<int64_t> g(l.extents.size());
+    int64_t r = i, at = 0;
+    for (int d = static_cast<int>(g.size()) - 1; d >= 0; --d) {
+      g[d] = l.start[d] + r % l.extents[d];
+      at += (r % l.extents[d]) * l.strides[d];
+      r /= l.extents[d];
+    }
+    f(g, at);
+  }
+}
+
 struct Statement {
   std::string name, expr, extents;
   // The reference value of the output at `idx` after `calls` calls.
@@ -63,19 +85,11 @@ std::string RunStatement(const Statement& s, const meshtune::PlanOptions& option
     absl::StatusOr<meshtune::ShardLayout> l = (*plan)->Shard(t);
     if (!l.ok()) return "error: " + std::string(l.status().message());
     layouts[t] = *l;
-    int64_t n = 1;
-    for (int64_t e : l->extents) n *= e;
+    // The shard's storage (a short last block stores the full block), its held elements
+    // at the layout's strides.
     std::vector<float>& v = shards[t];
-    v.resize(static_cast<size_t>(n));
-    for (int64_t i = 0; i < n; ++i) {  // row-major local index -> global index
-      std::vector<int64_t> g(l->extents.size());
-      int64_t r = i;
-      for (int d = static_cast<int>(g.size()) - 1; d >= 0; --d) {
-        g[d] = l->start[d] + r % l->extents[d];
-        r /= l->extents[d];
-      }
-      v[i] = Value(t, g);
-    }
+    v.assign(static_cast<size_t>(Elements(l->storage)), -99.0f);  // padding: scratch
+    ForEachHeld(*l, [&](const std::vector<int64_t>& g, int64_t at) { v[at] = Value(t, g); });
     pointers.push_back(v.data());
   }
   const std::string& out = (*plan)->tensors()[0];
@@ -84,21 +98,18 @@ std::string RunStatement(const Statement& s, const meshtune::PlanOptions& option
     if (!ran.ok()) return "error: " + std::string(ran.message());
     const meshtune::ShardLayout& l = layouts[out];
     const std::vector<float>& v = shards[out];
-    for (size_t i = 0; i < v.size(); ++i) {
-      std::vector<int64_t> g(l.extents.size());
-      int64_t r = static_cast<int64_t>(i);
-      for (int d = static_cast<int>(g.size()) - 1; d >= 0; --d) {
-        g[d] = l.start[d] + r % l.extents[d];
-        r /= l.extents[d];
-      }
+    std::string wrong;
+    ForEachHeld(l, [&](const std::vector<int64_t>& g, int64_t at) {
       const double expected = s.reference(g, call);
-      if (std::fabs(v[i] - expected) > 1e-3 * (1 + std::fabs(expected))) {
-        char buf[160];
-        std::snprintf(buf, sizeof(buf), "call %d: %s element %zu is %g, the reference %g", call,
-                      out.c_str(), i, v[i], expected);
-        return buf;
+      if (!wrong.empty() || std::fabs(v[at] - expected) <= 1e-3 * (1 + std::fabs(expected))) {
+        return;
       }
-    }
+      char buf[160];
+      std::snprintf(buf, sizeof(buf), "call %d: %s element %lld is %g, the reference %g", call,
+                    out.c_str(), static_cast<long long>(at), v[at], expected);
+      wrong = std::string(buf) + " (mesh " + (*plan)->mesh() + ", trace " + (*plan)->trace() + ")";
+    });
+    if (!wrong.empty()) return wrong;
   }
   return "";
 }
@@ -122,7 +133,7 @@ std::string RunScattered(const meshtune::PlanOptions& options) {
     for (int64_t i = 0; i < shape[t][0]; ++i)
       for (int64_t j = 0; j < shape[t][1]; ++j) g[i * shape[t][1] + j] = Value(t, {i, j});
     const meshtune::ShardLayout l = *(*plan)->Shard(t);
-    shard[t].assign(static_cast<size_t>(l.extents[0] * l.extents[1]), -99.0f);
+    shard[t].assign(static_cast<size_t>(Elements(l.storage)), -99.0f);
     if (!(*plan)->Scatter(t, rank == 0 ? g.data() : nullptr, shard[t].data(), 0).ok())
       return "scatter failed";
     pointers.push_back(shard[t].data());

@@ -1,5 +1,6 @@
 #!/usr/bin/env bash
-# Runs the example application on 1, 2 and 4 ranks with model-estimated plans, then on 4
+# Runs the example application on 1 to 5 ranks with model-estimated plans (3 and 5: blocks
+# that do not divide, shards stored at the full block), then on 4
 # ranks measuring (the winners go to a wisdom file) and again from that wisdom file; each
 # run must verify both statements against the serial reference.
 set -euo pipefail
@@ -22,7 +23,7 @@ check() {  # ranks, then the app's arguments
   echo "$ranks ranks $*: $out"
 }
 
-for ranks in 1 2 4; do check "$ranks" --mode estimate; done
+for ranks in 1 2 3 4 5; do check "$ranks" --mode estimate; done
 check 4 --mode measure --wisdom "$wisdom"
 test "$(grep -c . "$wisdom")" -ge 2 || { echo "the wisdom file lacks the two winners" && exit 1; }
 check 4 --mode wisdom --wisdom "$wisdom"

@@ -33,20 +33,24 @@ float Value(int tensor, const std::vector<int64_t>& index) {
   return static_cast<float>(h % 9 - 4) / 8.0f;
 }
 
-// The global index of element `i` of a dense row-major shard.
-std::vector<int64_t> GlobalIndex(const meshtune::ShardLayout& s, int64_t i) {
-  std::vector<int64_t> g(s.extents.size());
-  for (int d = static_cast<int>(g.size()) - 1; d >= 0; --d) {
-    g[d] = s.start[d] + i % s.extents[d];
-    i /= s.extents[d];
-  }
-  return g;
-}
-
 int64_t Elements(const std::vector<int64_t>& extents) {
   int64_t n = 1;
   for (int64_t e : extents) n *= e;
   return n;
+}
+
+// The global index of the `i`th element a shard holds (row-major over its extents), and
+// (`at`) where it lies in the shard's storage: at the layout's strides, since a short last
+// block is stored as the full block.
+std::vector<int64_t> GlobalIndex(const meshtune::ShardLayout& s, int64_t i, int64_t* at) {
+  std::vector<int64_t> g(s.extents.size());
+  *at = 0;
+  for (int d = static_cast<int>(g.size()) - 1; d >= 0; --d) {
+    g[d] = s.start[d] + i % s.extents[d];
+    *at += i % s.extents[d] * s.strides[d];
+    i /= s.extents[d];
+  }
+  return g;
 }
 
 // Rank 0 prints what failed; returns 1.
@@ -83,20 +87,23 @@ int Gemm(const meshtune::PlanOptions& options) {
   std::vector<void*> pointers;
   for (size_t t = 0; t < (*plan)->tensors().size(); ++t) {
     layout.push_back(*(*plan)->Shard((*plan)->tensors()[t]));
-    shard.emplace_back(Elements(layout[t].extents));
-    for (int64_t i = 0; i < static_cast<int64_t>(shard[t].size()); ++i)
-      shard[t][i] = Value(static_cast<int>(t), GlobalIndex(layout[t], i));
+    shard.emplace_back(Elements(layout[t].storage));  // allocate the storage
+    int64_t at = 0;
+    for (int64_t i = 0; i < Elements(layout[t].extents); ++i) {
+      const std::vector<int64_t> g = GlobalIndex(layout[t], i, &at);
+      shard[t][at] = Value(static_cast<int>(t), g);
+    }
     pointers.push_back(shard[t].data());
   }
   for (int call = 0; call < 2; ++call) {
     if (absl::Status s = (*plan)->Execute(pointers); !s.ok()) return Fail("gemm", s);
   }
   double error = 0;  // C += A*B twice: C0 + 2 * sum_k A[m,k] B[k,n]
-  for (int64_t i = 0; i < static_cast<int64_t>(shard[0].size()); ++i) {
-    const std::vector<int64_t> g = GlobalIndex(layout[0], i);
+  for (int64_t i = 0, at = 0; i < Elements(layout[0].extents); ++i) {
+    const std::vector<int64_t> g = GlobalIndex(layout[0], i, &at);
     double p = 0;
     for (int64_t k = 0; k < kK; ++k) p += Value(1, {g[0], k}) * Value(2, {k, g[1]});
-    error = std::max(error, std::fabs(shard[0][i] - (Value(0, g) + 2 * p)));
+    error = std::max(error, std::fabs(shard[0][at] - (Value(0, g) + 2 * p)));
   }
   return Report("gemm", **plan, error);
 }
@@ -123,7 +130,7 @@ int Contraction(const meshtune::PlanOptions& options) {
   std::vector<std::vector<float>> shard;
   std::vector<void*> pointers;
   for (size_t t = 0; t < names.size(); ++t) {
-    shard.emplace_back(Elements((*plan)->Shard(names[t])->extents));
+    shard.emplace_back(Elements((*plan)->Shard(names[t])->storage));
     if (t > 0) {  // the output is written, not read: nothing to scatter
       if (absl::Status s = (*plan)->Scatter(names[t], whole[t], shard[t].data(), 0); !s.ok())
         return Fail("contraction", s);
