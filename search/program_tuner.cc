@@ -72,9 +72,7 @@ class ProgramSearch {
       if (!made.ok()) return Prefixed(s, made.status());
       Explorer& explorer = **made;
       if (explorer.counts().legal == 0 && !explorer.counts().estimated) {
-        return absl::FailedPreconditionError(
-            absl::StrCat("statement ", s + 1, ": no legal schedule among ",
-                         explorer.counts().enumerated, " candidates"));
+        return Prefixed(s, NoLegalSchedule(explorer, problem));
       }
       std::unique_ptr<SearchStrategy> strategy =
           NewDefaultStrategy(explorer, options_.search.max_exhaustive, options_.search.evolution);

@@ -494,10 +494,10 @@ absl::StatusOr<Space> Space::Build(const ir::Computation& base, const SpaceOptio
   in.kernel_order = KernelOrder(p);
   in.kernel = KernelForm(base);
   // Per tensor, its shard layouts (independent of the nest).
-  for (const std::string& t : space.tensors_) {
-    // No layout that leaves a rank an empty block of a dim (EveryPartHolds).
+  // No layout that leaves a rank an empty block of a dim (EveryPartHolds).
+  auto holding = [&](const std::string& t, const SpaceOptions& o) {
     std::vector<std::vector<ShardTarget>> layouts;
-    for (std::vector<ShardTarget>& layout : Layouts(p.FirstAccess(t)->indices, mesh, options)) {
+    for (std::vector<ShardTarget>& layout : Layouts(p.FirstAccess(t)->indices, mesh, o)) {
       std::map<std::string, int64_t> parts;
       for (const ShardTarget& st : layout) {
         const auto [lo, hi] = st.target.Range(mesh);
@@ -508,6 +508,15 @@ absl::StatusOr<Space> Space::Build(const ir::Computation& base, const SpaceOptio
       for (const auto& [dim, n] : parts) holds = holds && EveryPartHolds(p.extents.at(dim), n);
       if (holds) layouts.push_back(std::move(layout));
     }
+    return layouts;
+  };
+  SpaceOptions copies = options;
+  copies.allow_replication = true;
+  for (const std::string& t : space.tensors_) {
+    std::vector<std::vector<ShardTarget>> layouts = holding(t, options);
+    // A tensor too small to spread over every rank without an empty block (x[j], j=16, on
+    // 5 ranks) is copied along the axes it cannot fill, whatever the storage policy.
+    if (layouts.empty() && !options.allow_replication) layouts = holding(t, copies);
     in.layouts.push_back(std::move(layouts));
   }
   AddNests(in, &space.nests_);

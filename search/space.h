@@ -35,7 +35,9 @@ namespace meshtune::search {
 struct SpaceOptions {
   // Storage policy. false (default): every tensor is stored spread over all ranks with no
   // copies (as ScaLAPACK and most applications hold their data), so each layout names
-  // every mesh axis. true: tensors may also be replicated along axes (2.5D-style schedules
+  // every mesh axis — except a tensor too small for that (every such layout would leave a
+  // rank an empty block, x[j] with j=16 on 5 ranks), which is copied along the axes it
+  // cannot fill. true: tensors may also be replicated along axes (2.5D-style schedules
   // that trade memory for communication; bound them with the mesh's memory budget).
   bool allow_replication = false;
   // At most this many indices are divided into time loops.

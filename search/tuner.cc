@@ -247,6 +247,26 @@ absl::Status ChooseWinner(TuneRun& run, Explorer& explorer, Checker& checker,
 
 }  // namespace
 
+absl::Status NoLegalSchedule(const Explorer& explorer, const ir::Problem& problem) {
+  if (explorer.counts().enumerated > 0) {
+    return absl::FailedPreconditionError(
+        absl::StrCat("no legal schedule among ", explorer.counts().enumerated,
+                     " candidates (pruned: ", PrunedText(explorer.counts().pruned), ")"));
+  }
+  std::vector<std::string> meshes;
+  int64_t ranks = 0;
+  for (int m = 0; m < explorer.num_meshes(); ++m) {
+    meshes.push_back(explorer.mesh(m).ToString());
+    ranks = explorer.mesh(m).Ranks();
+  }
+  return absl::FailedPreconditionError(absl::StrCat(
+      "no schedule spreads ", problem.ToString(), " (", problem.ExtentsString(), ") over the ",
+      ranks, " ranks of ", absl::StrJoin(meshes, " or "),
+      " without leaving a rank empty (every split of an index over an axis leaves a block "
+      "past its end); a smaller mesh, or --ranks ",
+      ranks, " --allow-idle-ranks, leaves ranks idle instead"));
+}
+
 absl::StatusOr<SearchResult> Tune(const TuneOptions& options, Runner& runner,
                                   const std::vector<SearchCallback*>& callbacks) {
   TuneRun run{options, callbacks, Clock::now()};
@@ -270,9 +290,7 @@ absl::StatusOr<SearchResult> Tune(const TuneOptions& options, Runner& runner,
   };
   explorer.set_bound_rule(std::move(bound));
   if (explorer.counts().legal == 0 && !explorer.counts().estimated) {
-    return absl::FailedPreconditionError(
-        absl::StrCat("no legal schedule among ", explorer.counts().enumerated,
-                     " candidates (pruned: ", PrunedText(explorer.counts().pruned), ")"));
+    return NoLegalSchedule(explorer, options.problem);
   }
   if (cancelled()) return absl::CancelledError("the tune was cancelled");
   run.Report("search", &explorer);

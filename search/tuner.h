@@ -142,6 +142,14 @@ class SearchCallback {
 // a positive number of seconds, got B" — what a tune of a statement or a program refuses.
 absl::Status CheckTuneLimits(size_t meshes, int top_k, double budget_s);
 
+// FailedPrecondition for a space with no legal point: "no legal schedule among N
+// candidates (pruned: REASON: K, ...)", or, when no candidate could be made at all because
+// every way to spread the work leaves a rank an empty block, "no schedule spreads PROBLEM
+// (EXTENTS) over the R ranks of MESH without leaving a rank empty (every split of an index over an
+// axis leaves a block past its end); a smaller mesh, or --ranks R --allow-idle-ranks,
+// leaves ranks idle instead".
+absl::Status NoLegalSchedule(const Explorer& explorer, const ir::Problem& problem);
+
 // Tunes `options.problem`. InvalidArgument for bad options (no mesh, top_k < 0, a mesh
 // that clashes with the problem's names); FailedPrecondition "no legal schedule ..." when
 // the space has no legal point (the message gives the prune counts), or when no candidate

@@ -498,5 +498,40 @@ TEST(TunerTest, ClassBestsHoldTheWinnersClassAndNoneBeatsTheWinner) {
   EXPECT_EQ(classes, (std::set<std::string>{"1D", "2D", "split-k"}));
 }
 
+// Any extents on any rank count of one axis: the model-only tune of a matrix-vector
+// product finds a schedule, simulated against the serial reference of the statement, unless
+// every index is too short to give each of the p ranks a block (then the message says so);
+// a vector too short to spread (x[j], j < p) is copied instead.
+TEST(TunerTest, EveryShapeOnEveryRankCountHasAScheduleOrSaysWhy) {
+  std::unique_ptr<Runner> runner = NewModelOnlyRunner();
+  for (int64_t p : {2, 3, 5, 7}) {
+    for (int64_t i : {1, 2, 3, 5, 7, 9}) {
+      for (int64_t j : {1, 2, 3, 5, 7, 9}) {
+        const std::string extents = absl::StrCat("i=", i, ",j=", j);
+        SCOPED_TRACE(absl::StrCat(extents, " on p=", p));
+        TuneOptions o;
+        o.problem = *ir::ParseProblem("y[i] += M[i,j] * x[j]", extents);
+        o.meshes = {*ir::ParseMesh(absl::StrCat("p=", p))};
+        o.top_k = 0;
+        const absl::StatusOr<SearchResult> r = Tune(o, *runner);
+        // Blocks of ceil(e / p) leave no rank empty.
+        auto fills = [p](int64_t e) { return (p - 1) * ((e + p - 1) / p) < e; };
+        if (fills(i) || fills(j)) {
+          ASSERT_TRUE(r.ok()) << r.status();
+          EXPECT_TRUE(absl::StartsWith(r->checked, "simulated")) << r->checked;
+        } else {
+          EXPECT_EQ(r.status().message(),
+                    absl::StrCat("no schedule spreads y[i] += M[i,j] * x[j] (", extents,
+                                 ") over the ", p, " ranks of p=", p,
+                                 " without leaving a rank empty (every split of an index over "
+                                 "an axis leaves a block past its end); a smaller mesh, or "
+                                 "--ranks ",
+                                 p, " --allow-idle-ranks, leaves ranks idle instead"));
+        }
+      }
+    }
+  }
+}
+
 }  // namespace
 }  // namespace meshtune::search
