@@ -73,6 +73,8 @@ std::string ProgramResultText(const v1::TuneResult& r) {
   }
   for (const std::string& refused : r.refused())
     absl::StrAppend(&out, "refused    ", refused, "\n");
+  absl::StrAppend(&out, "record     ",
+                  r.stored() ? absl::StrCat(r.record().id()) : std::string("- (not stored)"), "\n");
   return out;
 }
 

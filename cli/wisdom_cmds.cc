@@ -12,6 +12,7 @@
 #include "engine/records.h"
 #include "engine/runs.h"
 #include "engine/wisdom.h"
+#include "ir/statement_program.h"
 #include "storage/tuning_db.h"
 
 namespace meshtune::cli {
@@ -54,8 +55,10 @@ int RunExport(const RecordWorkloadFlags& filter, engine::Backend& backend,
     request.set_page_token(page->next_page_token());
   } while (!request.page_token().empty());
   // Each record carries its lowered program (engine/wisdom.h): a plan made from the file
-  // needs no isl. A record that does not lower here goes out without one.
+  // needs no isl. A record that does not lower here goes out without one; a program of
+  // several statements goes out as its traces (the plan API takes one statement).
   for (v1::Record& r : records) {
+    if (ir::HasSeveralStatements(r.problem().expr())) continue;
     const absl::Status lowered = engine::AddProgram(&r);
     if (!lowered.ok()) {
       err << "meshtune: warning: a record of " << r.problem().expr() << " ("

@@ -117,9 +117,15 @@ class LocalBackend final : public Backend {
   // A program of several statements (engine/program_tune.h), measured as a tune measures.
   absl::StatusOr<v1::TuneResult> TuneProgram(const v1::TuneRequest& request,
                                              const MachineNumbers& numbers) {
-    absl::StatusOr<v1::TuneResult> result =
-        RunProgramTune(request, numbers, MpiRunnerOptionsOf(options_.tune),
-                       [] { return runtime::StopSignal() != 0; });
+    storage::TuningDb* db = nullptr;
+    if (!options_.db_path.empty()) {
+      absl::StatusOr<storage::TuningDb*> opened = Db(/*write=*/true);
+      if (!opened.ok()) return opened.status();
+      db = *opened;
+    }
+    absl::StatusOr<v1::TuneResult> result = RunProgramTune(
+        request, numbers, MpiRunnerOptionsOf(options_.tune),
+        [] { return runtime::StopSignal() != 0; }, db);
     if (result.ok()) {
       for (const std::string& w : result->warnings()) Warn(w);
     }

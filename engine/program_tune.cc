@@ -8,8 +8,12 @@
 #include "absl/strings/str_split.h"
 #include "absl/strings/strip.h"
 #include "base/status_macros.h"
+#include "engine/records.h"
+#include "engine/tune_messages.h"
+#include "ir/program_trace.h"
 #include "ir/statement_program.h"
 #include "search/program_tuner.h"
+#include "storage/workload.h"
 
 namespace meshtune::engine {
 
@@ -48,12 +52,34 @@ void SetRun(const search::CandidateRun& run, v1::ProgramResult::Schedule* s) {
   if (run.error) s->set_error(*run.error);
 }
 
+// The program's winner as a record of its workload, in the request's names.
+v1::Record RecordOf(const v1::Problem& stated, const ir::StatementProgram& program,
+                    const v1::ProgramResult& result) {
+  const v1::ProgramResult::Schedule& best = result.best();
+  std::vector<std::string> traces;
+  for (const v1::ProgramResult::Statement& s : best.statements()) traces.push_back(s.trace());
+  v1::Record record;
+  *record.mutable_problem() = stated;
+  if (stated.dtype().empty()) record.mutable_problem()->set_dtype("f32");
+  record.mutable_trace()->set_text(ir::ProgramTraceText(program, traces));
+  record.set_mesh(best.mesh());
+  record.set_predicted_s(best.predicted_s());
+  if (best.has_measured_s()) record.set_measured_s(best.measured_s());
+  record.set_verified(best.verified());
+  record.set_checked(result.checked());
+  for (const v1::ProgramResult::Statement& s : best.statements()) {
+    for (const std::string& t : s.transfers()) record.add_patterns(t);
+  }
+  return record;
+}
+
 }  // namespace
 
 absl::StatusOr<v1::TuneResult> RunProgramTune(const v1::TuneRequest& request,
                                               const MachineNumbers& numbers,
                                               const search::MpiRunnerOptions& mpi,
-                                              const std::function<bool()>& cancelled) {
+                                              const std::function<bool()>& cancelled,
+                                              storage::TuningDb* db) {
   const v1::Problem& stated = request.problem();
   absl::StatusOr<ir::StatementProgram> program =
       ir::ParseStatementProgram(stated.expr(), stated.extents(), stated.dtype());
@@ -107,7 +133,18 @@ absl::StatusOr<v1::TuneResult> RunProgramTune(const v1::TuneRequest& request,
   out.set_pace_s(r->pace_s);
   for (const std::string& refused : r->refused) out.add_refused(refused);
   if (!warning.empty()) out.add_warnings(warning);
-  out.add_warnings("programs of several statements are not stored in the tuning database yet");
+  *out.mutable_record() = RecordOf(stated, *program, p);
+  if (db != nullptr && (p.best().verified() || r->measurements.empty())) {
+    const std::string profile = RequestedProfile(request.profile());
+    absl::StatusOr<storage::Workload> w =
+        request.ranks() != 0 ? storage::MakeWorkload(*program, request.ranks(), profile)
+                             : storage::MakeWorkload(*program, options.search.meshes[0], profile);
+    const absl::Status stored = w.ok() ? StoreTuneResult(*db, *w, &out) : w.status();
+    if (!stored.ok()) {
+      out.add_warnings(
+          absl::StrCat("the result was not stored in the tuning database: ", stored.message()));
+    }
+  }
   return out;
 }
 

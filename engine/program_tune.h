@@ -12,6 +12,7 @@
 #include "engine/tune_options.h"
 #include "proto/meshtune.pb.h"
 #include "search/runner.h"
+#include "storage/tuning_db.h"
 
 namespace meshtune::engine {
 
@@ -20,12 +21,17 @@ namespace meshtune::engine {
 // empty). InvalidArgument for a malformed program (the
 // statement's number in the message), given layouts or --in-place (not for programs yet)
 // and the request's other bad fields (as for one statement); the program tuner's errors.
-// The result's `program` is set, its `record` empty, `stored` false, and a warning says the
-// program was not stored.
+// The result's `program` is set, and its `record` is the winner as one record of the
+// program's workload (storage/workload.h: the program up to renaming, on the mesh or rank
+// count, with the profile): its trace a program trace (ir/program_trace.h), in the
+// request's names. With `db`, the record is stored as a tune stores one (when it verified,
+// or when nothing was measured): `stored` and the record's id are set; a database error
+// becomes a warning "the result was not stored in the tuning database: ...".
 absl::StatusOr<v1::TuneResult> RunProgramTune(const v1::TuneRequest& request,
                                               const MachineNumbers& numbers,
                                               const search::MpiRunnerOptions& mpi,
-                                              const std::function<bool()>& cancelled);
+                                              const std::function<bool()>& cancelled,
+                                              storage::TuningDb* db = nullptr);
 
 }  // namespace meshtune::engine
 

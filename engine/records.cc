@@ -19,6 +19,7 @@
 #include "engine/requests.h"
 #include "ir/mesh.h"
 #include "ir/problem.h"
+#include "ir/statement_program.h"
 #include "ir/trace.h"
 #include "ir/verdict.h"
 
@@ -155,11 +156,9 @@ bool FitsBudget(const v1::Record& record, const std::string& mem) {
   return judged.ok() && judged->verdict.legal;
 }
 
-}  // namespace
-
-absl::StatusOr<storage::Workload> RequestWorkload(const v1::Problem& problem, const v1::Mesh& mesh,
-                                                  int64_t ranks, const std::string& profile) {
-  MT_ASSIGN_OR_RETURN(ir::Problem p, ProblemOf(problem));
+// OK when exactly one of a mesh and a rank count is given, and the mesh's memory budget
+// (no part of the workload) reads.
+absl::Status CheckMeshOrRanks(const v1::Mesh& mesh, int64_t ranks) {
   if (!HasMeshAxes(mesh) == (ranks == 0)) {
     return absl::InvalidArgumentError(!HasMeshAxes(mesh)
                                           ? "give a mesh (e.g. x=2,y=2) or a rank count (e.g. 4)"
@@ -167,7 +166,28 @@ absl::StatusOr<storage::Workload> RequestWorkload(const v1::Problem& problem, co
                                                          base::Excerpt(MeshText(mesh)),
                                                          "\") and ranks (", ranks, ")"));
   }
-  MT_RETURN_IF_ERROR(MemPerRankOf(mesh).status());  // checked, though no part of the workload
+  return MemPerRankOf(mesh).status();
+}
+
+}  // namespace
+
+absl::StatusOr<storage::Workload> RequestWorkload(const v1::Problem& problem, const v1::Mesh& mesh,
+                                                  int64_t ranks, const std::string& profile) {
+  if (ir::HasSeveralStatements(problem.expr())) {  // a program: its statements, one workload
+    if (problem.layouts_size() > 0) {
+      return absl::InvalidArgumentError(
+          "given layouts (--layout) are not supported for programs of several statements yet");
+    }
+    MT_ASSIGN_OR_RETURN(
+        const ir::StatementProgram program,
+        ir::ParseStatementProgram(problem.expr(), problem.extents(), problem.dtype()));
+    MT_RETURN_IF_ERROR(CheckMeshOrRanks(mesh, ranks));
+    if (ranks != 0) return storage::MakeWorkload(program, ranks, ProfileOrDefault(profile));
+    MT_ASSIGN_OR_RETURN(const ir::Mesh m, MeshAxesOf(mesh));
+    return storage::MakeWorkload(program, m, ProfileOrDefault(profile));
+  }
+  MT_ASSIGN_OR_RETURN(ir::Problem p, ProblemOf(problem));
+  MT_RETURN_IF_ERROR(CheckMeshOrRanks(mesh, ranks));
   if (ranks != 0) return storage::MakeWorkload(p, ranks, ProfileOrDefault(profile));
   MT_ASSIGN_OR_RETURN(const ir::Mesh m, MeshAxesOf(mesh));
   return storage::MakeWorkload(p, m, ProfileOrDefault(profile));
@@ -178,6 +198,11 @@ absl::StatusOr<v1::LookupResponse> Lookup(storage::TuningDb& db, const v1::Looku
                                                            request.ranks(), request.profile()));
   const std::string& mem = request.mesh().mem_per_rank();
   const std::string& machine = request.machine();
+  if (w.IsProgram() && (!mem.empty() || request.nearest())) {
+    return absl::InvalidArgumentError(
+        "a program's lookup takes no memory budget and no --nearest yet: those weigh one "
+        "statement's schedule");
+  }
   // With nearest, a schedule transferred from other extents instead.
   auto not_found = [&]() -> absl::StatusOr<v1::LookupResponse> {
     std::string why_none;
@@ -256,9 +281,19 @@ absl::StatusOr<v1::Record> GetRecord(storage::TuningDb& db, const v1::GetRecordR
     return absl::NotFoundError(absl::StrCat("no tuning record with id ", request.id()));
   if (!request.has_problem()) return ToMessage(*record, nullptr, nullptr);
   const CanonicalFields canonical = ParseCanonical(record->canonical_workload);
-  MT_ASSIGN_OR_RETURN(ir::Problem p, ProblemOf(request.problem()));
-  MT_ASSIGN_OR_RETURN(storage::Workload w,
-                      storage::ReadWorkload(p, canonical.mesh, canonical.profile));
+  // The record's mesh (or rank count) and profile, the request's statement or program.
+  absl::StatusOr<storage::Workload> read;
+  if (ir::HasSeveralStatements(request.problem().expr())) {
+    MT_ASSIGN_OR_RETURN(
+        const ir::StatementProgram program,
+        ir::ParseStatementProgram(request.problem().expr(), request.problem().extents(),
+                                  request.problem().dtype()));
+    read = storage::ReadWorkload(program, canonical.mesh, canonical.profile);
+  } else {
+    MT_ASSIGN_OR_RETURN(ir::Problem p, ProblemOf(request.problem()));
+    read = storage::ReadWorkload(p, canonical.mesh, canonical.profile);
+  }
+  MT_ASSIGN_OR_RETURN(storage::Workload w, std::move(read));
   if (w.fingerprint != record->fingerprint) {
     return absl::InvalidArgumentError(absl::StrCat(
         "record ", request.id(), " is for ", canonical.expr, " (", canonical.extents, ", ",

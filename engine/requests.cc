@@ -48,8 +48,9 @@ v1::ExplainRequest StatementRequestOf(const v1::ExplainRequest& request,
 absl::StatusOr<ir::Problem> ProblemOf(const v1::Problem& problem) {
   if (ir::HasSeveralStatements(problem.expr())) {
     return absl::InvalidArgumentError(
-        "this takes one statement: programs of several statements are tuned, run and "
-        "explained, but not yet stored, looked up, generated or planned");
+        "this takes one statement: programs of several statements are tuned, run, "
+        "explained, stored, looked up, exported and imported, but not yet generated or "
+        "planned");
   }
   MT_ASSIGN_OR_RETURN(ir::Problem p,
                       ir::ParseProblem(problem.expr(), problem.extents(), problem.dtype()));

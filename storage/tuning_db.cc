@@ -8,8 +8,10 @@
 #include "absl/strings/match.h"
 #include "absl/strings/numbers.h"
 #include "absl/strings/str_cat.h"
+#include "absl/strings/str_join.h"
 #include "absl/strings/strip.h"
 #include "ir/mesh.h"
+#include "ir/program_trace.h"
 #include "ir/trace.h"
 #include "storage/home_dir.h"
 
@@ -73,12 +75,24 @@ absl::Status CheckRecord(const Workload& w, TuningRecord* r) {
   }
   r->fingerprint = w.fingerprint;
   r->canonical_workload = w.canonical;
-  absl::StatusOr<ir::Trace> trace = ir::ParseTrace(r->trace);
-  if (!trace.ok())
-    return absl::InvalidArgumentError(absl::StrCat("tuning record: ", trace.status().message()));
-  if (trace->instructions.empty())
-    return absl::InvalidArgumentError("tuning record: the trace has no call");
-  r->trace = trace->ToString();
+  // One trace, or a program's: one per statement between lines "---".
+  absl::StatusOr<std::vector<ir::Trace>> parts;
+  if (w.IsProgram()) {
+    parts = ir::ParseProgramTrace(r->trace, static_cast<int>(w.statements.size()));
+  } else if (absl::StatusOr<ir::Trace> trace = ir::ParseTrace(r->trace); trace.ok()) {
+    parts = std::vector<ir::Trace>{*std::move(trace)};
+  } else {
+    parts = trace.status();
+  }
+  if (!parts.ok())
+    return absl::InvalidArgumentError(absl::StrCat("tuning record: ", parts.status().message()));
+  std::vector<std::string> texts;
+  for (const ir::Trace& trace : *parts) {
+    if (trace.instructions.empty())
+      return absl::InvalidArgumentError("tuning record: the trace has no call");
+    texts.push_back(trace.ToString());
+  }
+  r->trace = absl::StrJoin(texts, "---\n");
   if (absl::Status s = CheckMesh(w, r); !s.ok()) return s;
   if (absl::Status s = CheckSeconds("predicted_s", r->predicted_s); !s.ok()) return s;
   if (r->measured_s.has_value()) {

@@ -22,6 +22,8 @@
 #include "ir/computation.h"
 #include "ir/mesh.h"
 #include "ir/problem.h"
+#include "ir/program_trace.h"
+#include "ir/statement_program.h"
 #include "ir/trace.h"
 #include "storage/workload.h"
 
@@ -570,6 +572,63 @@ TEST_P(TuningDbTest, RenamedProblemReadsTheRecordInItsOwnNames) {
   Add(b, Rec(0.4, 0.45, true));
   EXPECT_EQ(Ids(a.fingerprint, 10, 0), (std::vector<int64_t>{1, 2}));
   EXPECT_EQ(BestId(a.fingerprint), 2);
+}
+
+// A program of statements is one workload whatever its names: the renamed program finds
+// the record, each statement's trace written in its names; a program's record holds one
+// trace per statement, and one statement alone is the statement's workload.
+TEST_P(TuningDbTest, ProgramsAreWorkloadsUpToRenamingWithATracePerStatement) {
+  const ir::Mesh mesh = *ir::ParseMesh("x=2");
+  const ir::StatementProgram mlp = *ir::ParseStatementProgram(
+      "H[b,f] = X[b,d] * W1[d,f]; Y[b,e] = H[b,f] * W2[f,e]", "b=8,d=4,f=16,e=4", "f32");
+  const ir::StatementProgram renamed = *ir::ParseStatementProgram(
+      "G[r,c] = In[r,k] * P[k,c]\nOut[r,o] = G[r,c] * Q[c,o]", "r=8,k=4,c=16,o=4", "f32");
+  const Workload a = *MakeWorkload(mlp, mesh, "default");
+  const Workload b = *MakeWorkload(renamed, mesh, "default");
+  EXPECT_EQ(a.fingerprint, b.fingerprint);
+  EXPECT_EQ(a.expr, "T0[i0,i1] = T1[i0,i2] * T2[i2,i1]; T3[i0,i3] = T0[i0,i1] * T4[i1,i3]");
+  EXPECT_EQ(a.extents, "i0=8,i1=16,i2=4,i3=4");
+  const Workload other = *MakeWorkload(
+      *ir::ParseStatementProgram("H[b,f] = X[b,d] * W1[d,f]; Y[b,e] = H[b,f] * W2[f,e]",
+                                 "b=8,d=4,f=16,e=8", "f32"),
+      mesh, "default");
+  EXPECT_NE(other.fingerprint, a.fingerprint);
+  const ir::StatementProgram one = *ir::ParseStatementProgram(kMatmul, kMatmulExtents, "f32");
+  EXPECT_EQ(MakeWorkload(one, mesh, "default")->fingerprint,
+            MakeWorkload(one.statements[0], mesh, "default")->fingerprint);
+
+  const std::string trace =
+      "distribute([f], [fo], [fi], [x])\nshard(H, f@x)\nshard(W1, f@x)\n---\n"
+      "distribute([f], [fo], [fi], [x])\nshard(H, f@x)\nshard(W2, f@x)\ncommunicate(Y, fo)\n";
+  TuningRecord r = Rec(0.5, 0.6, true);
+  absl::StatusOr<std::string> canonical = ToCanonicalTrace(a, trace);
+  ASSERT_TRUE(canonical.ok()) << canonical.status();
+  r.trace = *canonical;
+  const int64_t id = Add(a, r);
+  absl::StatusOr<std::optional<TuningRecord>> best = db_->Best(b.fingerprint);
+  ASSERT_TRUE(best.ok() && best->has_value()) << best.status();
+  EXPECT_EQ((*best)->id, id);
+  absl::StatusOr<std::string> theirs = FromCanonicalTrace(b, (*best)->trace);
+  ASSERT_TRUE(theirs.ok()) << theirs.status();
+  EXPECT_EQ(*theirs,
+            // Each statement's loops start as the tuner's did (b, d, f is r, k, c here).
+            "# statement 1: G[r,c] = In[r,k] * P[k,c]\nreorder(r, k, c)\n"
+            "distribute([c], [fo], [fi], [x])\nshard(G, c@x)\nshard(P, c@x)\n---\n"
+            "# statement 2: Out[r,o] = G[r,c] * Q[c,o]\nreorder(r, o, c)\n"
+            "distribute([c], [fo], [fi], [x])\nshard(G, c@x)\nshard(Q, c@x)\n"
+            "communicate(Out, fo)\n");
+  // Back in the tuner's names, the same trace.
+  absl::StatusOr<std::string> ours = FromCanonicalTrace(a, (*best)->trace);
+  ASSERT_TRUE(ours.ok()) << ours.status();
+  const std::vector<ir::Trace> got = *ir::ParseProgramTrace(*ours, 2);
+  const std::vector<ir::Trace> want = *ir::ParseProgramTrace(trace, 2);
+  for (int s = 0; s < 2; ++s) EXPECT_EQ(got[s].ToString(), want[s].ToString());
+
+  TuningRecord one_part = Rec(0.5, 0.6, true);
+  one_part.trace = "distribute([i1], [o], [n], [x])\n";
+  EXPECT_EQ(db_->Add(a, one_part).status().message(),
+            "tuning record: the trace has 1 part but the program has 2 statements; separate "
+            "the statements' traces with lines ---");
 }
 
 TEST_P(TuningDbTest, RankCountWorkloadsKeepTheChosenMesh) {

@@ -12,6 +12,7 @@
 #include "base/status_macros.h"
 #include "ir/computation.h"
 #include "ir/mesh.h"
+#include "ir/program_trace.h"
 #include "ir/trace.h"
 #include "storage/hardware_profile.h"
 #include "storage/sha256.h"
@@ -160,11 +161,14 @@ std::map<std::string, std::string> ToCanonicalNames(const Workload& w) {
 
 // The rest of `*w`, whose mesh or rank count is set: the profile, `p` and its canonical
 // form, the canonical text and its fingerprint. InvalidArgument for a bad profile name.
+// With `w->statements` set (a program), the statements stand for `p`, which is the first.
 absl::Status Complete(const ir::Problem& p, const std::string& profile, Workload* w) {
   if (!profile.empty()) MT_RETURN_IF_ERROR(ValidateProfileName(profile));
   w->profile = profile;
   w->problem = p;
   w->dtype = std::string(ir::DTypeName(p.dtype));
+  const std::vector<ir::Problem> statements =
+      w->IsProgram() ? w->statements : std::vector<ir::Problem>{p};
 
   std::map<std::string, std::string> index_map, tensor_map;
   auto visit = [&](const ir::TensorAccess& a) {
@@ -176,20 +180,28 @@ absl::Status Complete(const ir::Problem& p, const std::string& profile, Workload
         w->index_names.push_back(i);
     }
   };
-  visit(p.output);
-  for (const ir::TensorAccess& a : p.operands) visit(a);
+  std::map<std::string, int64_t> all_extents;
+  for (const ir::Problem& statement : statements) {
+    visit(statement.output);
+    for (const ir::TensorAccess& a : statement.operands) visit(a);
+    all_extents.insert(statement.extents.begin(), statement.extents.end());
+  }
 
-  ir::Problem canonical = p;
   auto rename = [&](ir::TensorAccess* a) {
     a->tensor = tensor_map.at(a->tensor);
     for (std::string& i : a->indices) i = index_map.at(i);
   };
-  rename(&canonical.output);
-  for (ir::TensorAccess& a : canonical.operands) rename(&a);
-  w->expr = canonical.ToString();
+  std::vector<std::string> exprs;
+  for (const ir::Problem& statement : statements) {
+    ir::Problem canonical = statement;
+    rename(&canonical.output);
+    for (ir::TensorAccess& a : canonical.operands) rename(&a);
+    exprs.push_back(canonical.ToString());
+  }
+  w->expr = absl::StrJoin(exprs, "; ");
   std::vector<std::string> extents;
   for (size_t j = 0; j < w->index_names.size(); ++j) {
-    extents.push_back(absl::StrCat("i", j, "=", p.extents.at(w->index_names[j])));
+    extents.push_back(absl::StrCat("i", j, "=", all_extents.at(w->index_names[j])));
   }
   w->extents = absl::StrJoin(extents, ",");
 
@@ -247,6 +259,41 @@ absl::StatusOr<Workload> ReadWorkload(const ir::Problem& p, const std::string& m
   return MakeWorkload(p, mesh, profile);
 }
 
+absl::StatusOr<Workload> MakeWorkload(const ir::StatementProgram& program, const ir::Mesh& mesh,
+                                      const std::string& profile) {
+  if (program.single()) return MakeWorkload(program.statements[0], mesh, profile);
+  for (const ir::Problem& statement : program.statements) {
+    MT_RETURN_IF_ERROR(MakeWorkload(statement, mesh, profile).status());
+  }
+  if (mesh.axes.size() == 1 && mesh.axes[0].name == "ranks")
+    return MakeWorkload(program, mesh.axes[0].size, profile);
+  Workload w;
+  w.mesh = mesh;
+  w.mesh.mem_per_rank_bytes.reset();
+  w.statements = program.statements;
+  MT_RETURN_IF_ERROR(Complete(program.statements[0], profile, &w));
+  return w;
+}
+
+absl::StatusOr<Workload> MakeWorkload(const ir::StatementProgram& program, int64_t ranks,
+                                      const std::string& profile) {
+  if (program.single()) return MakeWorkload(program.statements[0], ranks, profile);
+  for (const ir::Problem& statement : program.statements) {
+    MT_RETURN_IF_ERROR(MakeWorkload(statement, ranks, profile).status());
+  }
+  Workload w;
+  w.ranks = ranks;
+  w.statements = program.statements;
+  MT_RETURN_IF_ERROR(Complete(program.statements[0], profile, &w));
+  return w;
+}
+
+absl::StatusOr<Workload> ReadWorkload(const ir::StatementProgram& program,
+                                      const std::string& mesh_text, const std::string& profile) {
+  MT_ASSIGN_OR_RETURN(const ir::Mesh mesh, ir::ParseMesh(mesh_text));
+  return MakeWorkload(program, mesh, profile);
+}
+
 absl::StatusOr<std::string> RenameTrace(const std::string& trace_text,
                                         const std::map<std::string, std::string>& renames) {
   MT_ASSIGN_OR_RETURN(ir::Trace trace, ir::ParseTrace(trace_text));
@@ -255,6 +302,18 @@ absl::StatusOr<std::string> RenameTrace(const std::string& trace_text,
 }
 
 absl::StatusOr<std::string> ToCanonicalTrace(const Workload& w, const std::string& trace) {
+  if (w.IsProgram()) {
+    MT_ASSIGN_OR_RETURN(const std::vector<ir::Trace> parts,
+                        ir::ParseProgramTrace(trace, static_cast<int>(w.statements.size())));
+    const std::map<std::string, std::string> renames = ToCanonicalNames(w);
+    std::vector<std::string> out;
+    for (size_t s = 0; s < parts.size(); ++s) {
+      std::vector<std::string> start = w.statements[s].indices;  // they start sorted
+      std::sort(start.begin(), start.end());
+      MT_ASSIGN_OR_RETURN(out.emplace_back(), Translate(parts[s], renames, start));
+    }
+    return absl::StrJoin(out, "---\n");
+  }
   MT_ASSIGN_OR_RETURN(const ir::Trace parsed, ir::ParseTrace(trace));
   return ToCanonicalTrace(w, parsed);
 }
@@ -272,8 +331,23 @@ absl::StatusOr<std::string> FromCanonicalTrace(const Workload& w, const std::str
   for (const auto& [canonical, name] : back) {
     if (canonical[0] == 'i') start.push_back(canonical);
   }
-  MT_ASSIGN_OR_RETURN(const ir::Trace parsed, ir::ParseTrace(trace));
-  return Translate(parsed, back, start);
+  if (!w.IsProgram()) {
+    MT_ASSIGN_OR_RETURN(const ir::Trace parsed, ir::ParseTrace(trace));
+    return Translate(parsed, back, start);
+  }
+  MT_ASSIGN_OR_RETURN(const std::vector<ir::Trace> parts,
+                      ir::ParseProgramTrace(trace, static_cast<int>(w.statements.size())));
+  std::vector<std::string> out;
+  for (size_t s = 0; s < parts.size(); ++s) {
+    std::vector<std::string> canonical_start;  // the statement's canonical indices, sorted
+    for (const std::string& index : w.statements[s].indices)
+      canonical_start.push_back(ToCanonicalNames(w).at(index));
+    std::sort(canonical_start.begin(), canonical_start.end());
+    MT_ASSIGN_OR_RETURN(out.emplace_back(), Translate(parts[s], back, canonical_start));
+  }
+  ir::StatementProgram program;
+  program.statements = w.statements;
+  return ir::ProgramTraceText(program, out);
 }
 
 }  // namespace meshtune::storage

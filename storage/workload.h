@@ -17,6 +17,7 @@
 #include "absl/status/statusor.h"
 #include "ir/mesh.h"
 #include "ir/problem.h"
+#include "ir/statement_program.h"
 #include "ir/trace.h"
 
 namespace meshtune::storage {
@@ -45,9 +46,17 @@ struct Workload {
   // tensor is block (the canonical text then has no layouts line, as before layouts).
   std::string layouts;
   // The requester's names: index_names[j] is canonical index "i<j>", tensor_names[j] is
-  // canonical tensor "T<j>" (order of first appearance, the output first).
+  // canonical tensor "T<j>" (order of first appearance, the output first; in a program,
+  // statement by statement).
   std::vector<std::string> index_names;
   std::vector<std::string> tensor_names;
+  // A program of several statements (ir/statement_program.h), in the requester's names, in
+  // order; empty for one statement (`problem`, which is then the first statement). Its
+  // canonical expr is the statements' canonical texts joined by "; ", and its traces are
+  // program traces (ir/program_trace.h): one per statement, separated by lines "---".
+  std::vector<ir::Problem> statements;
+
+  bool IsProgram() const { return !statements.empty(); }
 
   // True when the workload is a rank count: a tune over every factorisation.
   bool IsRankCount() const { return ranks != 0; }
@@ -70,11 +79,21 @@ absl::StatusOr<Workload> MakeWorkload(const ir::Problem& p, const ir::Mesh& mesh
 absl::StatusOr<Workload> MakeWorkload(const ir::Problem& p, int64_t ranks,
                                       const std::string& profile);
 
+// The workload of a program of statements on `mesh`, or on `ranks` ranks: the workload of
+// its one statement when it has one (the same fingerprint), else a program's (above).
+// MakeWorkload's errors, for any statement.
+absl::StatusOr<Workload> MakeWorkload(const ir::StatementProgram& program, const ir::Mesh& mesh,
+                                      const std::string& profile);
+absl::StatusOr<Workload> MakeWorkload(const ir::StatementProgram& program, int64_t ranks,
+                                      const std::string& profile);
+
 // The workload of `p` on `mesh_text` as a database row or a file stores it: mesh axes
 // ("x=2,y=2", parsed with ir::ParseMesh) or "ranks=N". MakeWorkload's errors, and
 // ParseMesh's for text that is neither.
 absl::StatusOr<Workload> ReadWorkload(const ir::Problem& p, const std::string& mesh_text,
                                       const std::string& profile);
+absl::StatusOr<Workload> ReadWorkload(const ir::StatementProgram& program,
+                                      const std::string& mesh_text, const std::string& profile);
 
 // Renames identifiers of the trace `trace_text` (validated with ir::ParseTrace): every
 // loop, index, shard dim and tensor name that is a key of `renames` becomes its value, all
@@ -96,8 +115,12 @@ absl::StatusOr<std::string> ToCanonicalTrace(const Workload& w, const std::strin
 // The same for a trace value (what the tuner found): no text is parsed.
 absl::StatusOr<std::string> ToCanonicalTrace(const Workload& w, const ir::Trace& trace);
 
+// For a program's workload, `trace` is a program trace: each statement's part translated
+// so (its loops start in its own indices' order), the parts joined by lines "---".
+
 // The inverse: a trace in canonical names (a database row's text), written with the requester's
-// names of `w`, the same schedule on the requester's problem.
+// names of `w`, the same schedule on the requester's problem. For a program, each part
+// after a comment line "# statement N: STATEMENT" (ir::ProgramTraceText).
 absl::StatusOr<std::string> FromCanonicalTrace(const Workload& w, const std::string& trace);
 
 }  // namespace meshtune::storage

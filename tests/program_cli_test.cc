@@ -98,7 +98,9 @@ TEST(ProgramCliTest, AttentionAndTtmChainVerifyUnderMpiOn4And6Ranks) {
       // What the model says moves between the statements, the run sends.
       bool moves = false;
       for (const auto& m : best.moves()) moves = moves || !m.in_place();
-      if (!moves) EXPECT_EQ(run.bytes_sent_max(), 0);
+      if (!moves) {
+        EXPECT_EQ(run.bytes_sent_max(), 0);
+      }
       const meshtune::v1::RunResult simulated =
           RunProgram(p.expr, p.extents, mesh, path, "--simulate");
       EXPECT_TRUE(simulated.verified()) << simulated.error();
@@ -116,10 +118,15 @@ TEST(ProgramCliTest, MegatronsMlpIsMeasuredAndMovesNothing) {
   EXPECT_EQ(p.checked(), "measured");
   EXPECT_TRUE(p.best().verified()) << p.best().error();
   EXPECT_TRUE(p.best().has_measured_s());
-  ASSERT_EQ(p.best().moves_size(), 1);
-  EXPECT_TRUE(p.best().moves(0).in_place());
-  EXPECT_GE(p.measured_size(), 2);
-  for (const auto& m : p.measured()) EXPECT_TRUE(m.verified()) << m.label() << ": " << m.error();
+  EXPECT_GE(p.measured_size(), 3);  // two joint programs and `separate`
+  // The joint programs move nothing (at this size the times are too close to say which of
+  // them, or `separate`, is fastest: the measured best may be any of them).
+  for (const auto& m : p.measured()) {
+    EXPECT_TRUE(m.verified()) << m.label() << ": " << m.error();
+    if (m.label() == "separate") continue;
+    ASSERT_EQ(m.moves_size(), 1) << m.label();
+    EXPECT_TRUE(m.moves(0).in_place()) << m.label();
+  }
 }
 
 TEST(ProgramCliTest, StatementsFromAFileWithCommentsAndLineBreaks) {
@@ -144,24 +151,74 @@ TEST(ProgramCliTest, StatementsFromAFileWithCommentsAndLineBreaks) {
   EXPECT_EQ(missing.err.rfind("--expr-file: cannot read statements file '", 0), 0u) << missing.err;
 }
 
+// A program's tune stores its winner as one record of the program's workload: the same
+// program under other names looks it up (each statement's trace in its names), `run`
+// verifies the looked-up traces on the renamed program, `records` lists it, export and
+// import carry it to another database, and a program never tuned is not found.
+TEST(ProgramCliTest, AProgramIsStoredAndLookedUpUnderOtherNames) {
+  const std::string db = " --db " + Dir() + "/programs.db";
+  CliRun r = Meshtune(
+      "tune --expr 'H[b,f] = X[b,d] * W1[d,f]; Y[b,e] = H[b,f] * W2[f,e]' "
+      "--extents b=16,d=8,f=32,e=8 --mesh x=2 --model-only --json" +
+      db);
+  ASSERT_EQ(r.status, 0) << r.out << r.err;
+  meshtune::v1::TuneResult tuned;
+  ASSERT_TRUE(ParsesAs(r.out, &tuned)) << r.out;
+  EXPECT_TRUE(tuned.stored());
+  EXPECT_GT(tuned.record().id(), 0);
+  const std::string renamed = "G[r,c] = In[r,k] * P[k,c]; Out[r,o] = G[r,c] * Q[c,o]";
+  r = Meshtune("lookup --expr '" + renamed + "' --extents r=16,k=8,c=32,o=8 --mesh x=2 --json" +
+               db);
+  ASSERT_EQ(r.status, 0) << r.out << r.err;
+  meshtune::v1::Record found;
+  ASSERT_TRUE(ParsesAs(r.out, &found)) << r.out;
+  EXPECT_EQ(found.id(), tuned.record().id());
+  const std::string& trace = found.trace().text();
+  EXPECT_EQ(trace.rfind("# statement 1: G[r,c] = In[r,k] * P[k,c]\n", 0), 0u) << trace;
+  EXPECT_NE(trace.find("---\n# statement 2: Out[r,o] = G[r,c] * Q[c,o]\n"), std::string::npos)
+      << trace;
+  const std::string path = Dir() + "/looked_up.trace";
+  std::ofstream(path) << trace;
+  const meshtune::v1::RunResult run =
+      RunProgram(renamed, "r=16,k=8,c=32,o=8", "x=2", path, "--simulate");
+  EXPECT_TRUE(run.verified()) << run.error();
+  EXPECT_EQ(run.statements(), 2);
+  r = Meshtune(std::string("records") + db);
+  EXPECT_EQ(r.status, 0) << r.err;
+  EXPECT_NE(r.out.find("T0[i0,i1] = T1[i0,i2] * T2[i2,i1]; T3[i0,i3] = T0[i0,i1] * T4[i1,i3]"),
+            std::string::npos)
+      << r.out;
+  // Exported as a wisdom file and imported into another database, it is found there.
+  r = Meshtune("records export" + db);
+  ASSERT_EQ(r.status, 0) << r.err;
+  EXPECT_EQ(r.err, "");
+  std::ofstream(Dir() + "/programs.jsonl") << r.out;
+  const std::string other = " --db " + Dir() + "/imported.db";
+  r = Meshtune("records import " + Dir() + "/programs.jsonl" + other);
+  ASSERT_EQ(r.status, 0) << r.out << r.err;
+  r = Meshtune("lookup --expr '" + renamed + "' --extents r=16,k=8,c=32,o=8 --mesh x=2" + other);
+  EXPECT_EQ(r.status, 0) << r.out << r.err;
+  EXPECT_NE(r.out.find(trace), std::string::npos) << r.out;
+  r = Meshtune("lookup --expr '" + renamed + "' --extents r=16,k=8,c=32,o=4 --mesh x=2" + db);
+  EXPECT_EQ(r.status, 1) << r.out << r.err;
+  EXPECT_EQ(r.err.rfind("meshtune: no tuning record for G[r,c] = In[r,k] * P[k,c]; ", 0), 0u)
+      << r.err;
+}
+
 TEST(ProgramCliTest, BadProgramsAndTracesGetTheirMessages) {
   CliRun r = Meshtune(
       "tune --expr 'H[b,f] = X[b,d] * W1[d,f]; Y[b,e] = H[b,d] * W2[d,e]' --extents "
       "b=4,d=4,f=8,e=4 --ranks 2 --model-only --no-db");
   EXPECT_EQ(r.status, 2) << r.out << r.err;
   EXPECT_EQ(r.err, "meshtune: tensor H is [4,8] in statement 1 but [4,4] in statement 2\n");
-  // A database to look in: one statement's record.
-  ASSERT_EQ(Meshtune("tune --expr 'C[m,n] = A[m,k] * B[k,n]' --extents m=8,n=8,k=8 --ranks 2 "
-                     "--model-only --db " +
-                     Dir() + "/one.db")
-                .status,
-            0);
-  r = Meshtune("lookup --expr '" + kAttention.expr + "' --extents " + kAttention.extents +
-               " --ranks 2 --db " + Dir() + "/one.db");
+  std::ofstream(Dir() + "/none.trace") << "distribute([i], [io], [ii], [x])\n";
+  r = Meshtune("codegen --expr '" + kAttention.expr + "' --extents " + kAttention.extents +
+               " --mesh x=2 --trace " + Dir() + "/none.trace");
   EXPECT_EQ(r.status, 2) << r.out << r.err;
   EXPECT_EQ(r.err,
-            "meshtune: this takes one statement: programs of several statements are tuned, run "
-            "and explained, but not yet stored, looked up, generated or planned\n");
+            "meshtune: this takes one statement: programs of several statements are tuned, run, "
+            "explained, stored, looked up, exported and imported, but not yet generated or "
+            "planned\n");
   r = Meshtune("tune --expr '" + kAttention.expr + "' --extents " + kAttention.extents +
                " --ranks 2 --model-only --no-db --report " + Dir() + "/r.html");
   EXPECT_EQ(r.status, 2) << r.out << r.err;
