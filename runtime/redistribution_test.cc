@@ -65,7 +65,9 @@ TEST(RedistributionTest, EveryPairOfDistributionsOfEverySmallMatrix) {
             EXPECT_EQ(twice, 0) << what;
             ASSERT_EQ(moved, filled[j]) << what;
             for (const Piece& p : *plan) {
-              if (i == j) EXPECT_EQ(p.from, p.to) << what;  // onto itself: local copies only
+              if (i == j) {
+                EXPECT_EQ(p.from, p.to) << what;  // onto itself: local copies only
+              }
               EXPECT_GT(p.length, 0) << what;
             }
             ++plans;

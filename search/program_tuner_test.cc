@@ -56,7 +56,9 @@ runtime::RunStats Simulated(const ProgramTuneOptions& o, const ProgramCandidate&
 void ExpectMovesAsPredicted(const ProgramCandidate& c, const runtime::RunStats& run) {
   bool moves = false;
   for (const Move& m : c.moves) moves = moves || !m.in_place;
-  if (!moves) EXPECT_EQ(run.bytes_sent_max, 0);
+  if (!moves) {
+    EXPECT_EQ(run.bytes_sent_max, 0);
+  }
   int64_t predicted = 0;
   for (const Move& m : c.moves) predicted = std::max(predicted, m.bytes_max);
   // The busiest rank of the whole program sends at least the busiest of any one move.
@@ -149,7 +151,9 @@ TEST(ProgramTunerTest, EveryPairingOfAProducersLayoutWithAConsumersVerifies) {
         const runtime::RunStats run = Simulated(o, c);
         EXPECT_TRUE(run.verified) << run.error;
         ExpectMovesAsPredicted(c, run);
-        if (!move->in_place) EXPECT_EQ(run.bytes_sent_max, move->bytes_max);
+        if (!move->in_place) {
+          EXPECT_EQ(run.bytes_sent_max, move->bytes_max);
+        }
       }
     }
   }
