@@ -325,8 +325,9 @@ absl::StatusOr<std::string> ToCanonicalTrace(const Workload& w, const ir::Trace&
 }
 
 absl::StatusOr<std::string> FromCanonicalTrace(const Workload& w, const std::string& trace) {
+  const std::map<std::string, std::string> to_canonical = ToCanonicalNames(w);
   std::map<std::string, std::string> back;
-  for (const auto& [name, canonical] : ToCanonicalNames(w)) back[canonical] = name;
+  for (const auto& [name, canonical] : to_canonical) back[canonical] = name;
   std::vector<std::string> start;  // the canonical loops start sorted: i0, i1, i10, i2, ...
   for (const auto& [canonical, name] : back) {
     if (canonical[0] == 'i') start.push_back(canonical);
@@ -341,7 +342,7 @@ absl::StatusOr<std::string> FromCanonicalTrace(const Workload& w, const std::str
   for (size_t s = 0; s < parts.size(); ++s) {
     std::vector<std::string> canonical_start;  // the statement's canonical indices, sorted
     for (const std::string& index : w.statements[s].indices)
-      canonical_start.push_back(ToCanonicalNames(w).at(index));
+      canonical_start.push_back(to_canonical.at(index));
     std::sort(canonical_start.begin(), canonical_start.end());
     MT_ASSIGN_OR_RETURN(out.emplace_back(), Translate(parts[s], back, canonical_start));
   }
