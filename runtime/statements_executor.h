@@ -17,6 +17,7 @@
 #include <vector>
 
 #include "codegen/program.h"
+#include "runtime/bound_statements.h"
 #include "runtime/comm.h"
 #include "runtime/executor.h"
 #include "runtime/oracle.h"
@@ -30,11 +31,9 @@ struct StatementJob {
   codegen::Program program;
 };
 
-// This rank's Comm for channel `c`: 0 to n-1 the statements' (each statement's runtime has
-// its own, as an MPI communicator of its own), n the program's (moves, timing, checks).
-using CommFor = std::function<std::unique_ptr<Comm>(int channel)>;
-
-// Runs `statements` (at least one) as one program on this rank. The result carries an error
+// Runs `statements` (at least one) as one program on this rank (runtime/bound_statements.h:
+// one home shard per tensor; an input a later statement reads in another layout is moved
+// from its first reader's shard, and timed with the rest). The result carries an error
 // naming the statement when the statements' meshes or dtypes differ, a Program has given
 // layouts (a program's tensors are block), a statement reads a tensor an earlier one wrote
 // with another shape, or a check fails ("statement 2: rank (x=1): Y[0, 3] = ..."). The
@@ -42,12 +41,6 @@ using CommFor = std::function<std::unique_ptr<Comm>(int channel)>;
 // repetition (what the statements' own transfers send is theirs, not counted).
 RunStats ExecuteStatements(const std::vector<StatementJob>& statements, const CommFor& comm_for,
                            const ExecOptions& options);
-
-// Whether intermediate `tensor`, written by `producer` and read by `consumer`, is read in
-// place: on every rank the consumer's shard is the producer's output shard (same first
-// element and extents, and the producer's shard holds its result there).
-bool ReadInPlace(const codegen::Program& producer, const codegen::Program& consumer,
-                 const std::string& tensor);
 
 }  // namespace meshtune::runtime
 

@@ -2,8 +2,9 @@
 // intermediate is read in place (Megatron's MLP: columns, then rows of the reduction) or
 // moved between different shardings, on 2 to 5 ranks with extents that do not divide, in
 // f32 and f64; each verifies against the serial reference of the whole program, moves
-// bytes exactly when the shardings differ, and reports an injected wrong element, a
-// statement on another mesh and a wrong intermediate with the statement's number.
+// bytes exactly when the shardings differ (an input read in two layouts too), and reports an
+// injected wrong element, a statement on another mesh and a wrong intermediate with the statement's
+// number.
 #include "runtime/statements_executor.h"
 
 #include <gtest/gtest.h>
@@ -106,6 +107,33 @@ TEST(StatementsExecutorTest, AnIntermediateShardedOtherwiseMovesAndStillVerifies
       const RunStats m = SimulateStatements(jobs);
       EXPECT_TRUE(m.verified) << m.error;
       EXPECT_GT(m.bytes_sent_max, 0);
+    }
+  }
+}
+
+TEST(StatementsExecutorTest, AnInputReadInTwoLayoutsMovesFromItsFirstReader) {
+  // X by rows in statement 1, on every rank in statement 2: X lives where statement 1
+  // reads it, and statement 2's copy is gathered from there at each run.
+  constexpr char kByRows[] =
+      "distribute([b], [bo], [bi], [x])\nreorder(bo, bi, f, d)\nshard(X, b@x)\nshard(H, b@x)\n"
+      "tensorize([bi, f, d], matmul)\n";
+  constexpr char kByColumns[] =
+      "distribute([e], [eo], [ei], [x])\nreorder(eo, b, ei, d)\nshard(W3, e@x)\nshard(G, e@x)\n"
+      "tensorize([b, ei, d], matmul)\n";
+  for (int ranks = 1; ranks <= 5; ++ranks) {
+    for (const std::string extents : {"b=8,d=6,f=4,e=10", "b=7,d=5,f=3,e=11"}) {
+      SCOPED_TRACE(absl::StrCat("x=", ranks, " ", extents));
+      const std::string mesh = absl::StrCat("x=", ranks);
+      const std::vector<std::string> e = absl::StrSplit(extents, ',');
+      const std::vector<StatementJob> jobs = {
+          Lowered("H[b,f] = X[b,d] * W1[d,f]", absl::StrCat(e[0], ",", e[1], ",", e[2]), mesh,
+                  kByRows),
+          Lowered("G[b,e] = X[b,d] * W3[d,e]", absl::StrCat(e[0], ",", e[1], ",", e[3]), mesh,
+                  kByColumns)};
+      const RunStats m = SimulateStatements(jobs);
+      EXPECT_TRUE(m.verified) << m.error;
+      if (ranks > 1) EXPECT_GT(m.bytes_sent_max, 0);
+      if (ranks == 1) EXPECT_EQ(m.bytes_sent_max, 0);
     }
   }
 }
