@@ -7,11 +7,13 @@
 #include "absl/strings/str_cat.h"
 #include "engine/local_backend.h"
 #include "ir/mesh.h"
+#include "ir/statement_program.h"
 #include "meshtune/broadcast.h"
 #include "meshtune/calibrate_on_comm.h"
 #include "meshtune/chosen_schedule.h"
 #include "meshtune/comm_runner.h"
 #include "meshtune/measure.h"
+#include "runtime/bound_statements.h"
 #include "runtime/box.h"
 #include "runtime/executor.h"
 #include "runtime/library_gemm.h"
@@ -41,6 +43,15 @@ v1::Problem ProblemOf(const std::string& expr, const std::string& extents, const
   for (const auto& [tensor, spec] : o.layouts) (*p.mutable_layouts())[tensor] = spec;
   p.set_result_on_layer(o.result_on_layer);
   return p;
+}
+
+// Sets `s`'s extents, the elements it holds: its storage clipped at the tensor's `shape` (a
+// short last block, or none past the end).
+void ClipToShape(const std::vector<int64_t>& shape, ShardLayout* s) {
+  for (size_t d = 0; d < s->storage.size(); ++d) {
+    s->extents.push_back(std::max<int64_t>(0, std::min(s->storage[d], shape[d] - s->start[d])));
+  }
+  if (runtime::Elements(s->extents) == 0) s->extents.assign(s->extents.size(), 0);
 }
 
 // kWisdom: the workload's best record in the wisdom file, with its program when trusted.
@@ -134,6 +145,10 @@ absl::StatusOr<std::unique_ptr<Plan>> Plan::Create(const std::string& expr,
                                                    const std::string& extents, MPI_Comm comm,
                                                    const PlanOptions& options) {
   if (absl::Status ok = CheckOptions(options); !ok.ok()) return ok;
+  const bool several = ir::HasSeveralStatements(expr);
+  if (several) {
+    if (absl::Status ok = CheckProgramOptions(options); !ok.ok()) return ok;
+  }
   int rank = 0, size = 0;
   MPI_Comm_rank(comm, &rank);
   MPI_Comm_size(comm, &size);
@@ -174,6 +189,18 @@ absl::StatusOr<std::unique_ptr<Plan>> Plan::Create(const std::string& expr,
     if (absl::Status bound = plan->BindLibrary(choice.library); !bound.ok()) return bound;
     return plan;
   }
+  if (several) {  // a program of statements: a trace per statement
+    std::unique_ptr<Plan> plan(new Plan());
+    plan->comm_ = comm;
+    plan->expr_ = expr;
+    plan->extents_ = extents;
+    plan->dtype_ = options.dtype;
+    plan->trace_ = choice.trace;
+    plan->mesh_ = choice.mesh;
+    plan->measured_s_ = choice.measured_s;
+    if (absl::Status bound = plan->BindStatements(); !bound.ok()) return bound;
+    return plan;
+  }
   std::vector<std::string> tensors;
   absl::StatusOr<codegen::Program> program = internal::ScheduleProgram(problem, choice, &tensors);
   if (!program.ok()) return program.status();
@@ -211,11 +238,8 @@ absl::StatusOr<std::unique_ptr<Plan>> Plan::Create(const std::string& expr,
     }
   }
   // Every rank gets the plan or an error: the lowest rank that could not bind says why.
-  int failed = bound_ok.ok() ? size : rank, first = size;
-  MPI_Allreduce(&failed, &first, 1, MPI_INT, MPI_MIN, comm);
-  if (first == size) return plan;
-  const absl::Status why = BroadcastStatus(bound_ok, comm, first);
-  return absl::Status(why.code(), absl::StrCat("rank ", first, ": ", why.message()));
+  if (absl::Status agreed = FirstFailure(bound_ok, comm); !agreed.ok()) return agreed;
+  return plan;
 }
 
 absl::StatusOr<ShardLayout> Plan::Shard(const std::string& tensor) const {
@@ -223,7 +247,13 @@ absl::StatusOr<ShardLayout> Plan::Shard(const std::string& tensor) const {
     if (tensors_[t] != tensor) continue;
     if (library_ != nullptr) return LibraryShard(t);
     ShardLayout s;
-    if (program_ == nullptr) {  // idle: an empty shard
+    if (statements_ != nullptr) {
+      const size_t b = static_cast<size_t>(statements_->IndexOf(tensor));
+      s.start = statements_->ShardStart(b);
+      s.storage = statements_->ShardExtents(b);
+      s.holds_result = statements_->HoldsResult(b);
+      ClipToShape(shapes_[t], &s);
+    } else if (program_ == nullptr) {  // idle: an empty shard
       s.start.assign(shapes_[t].size(), 0);
       s.extents.assign(shapes_[t].size(), 0);
       s.storage = s.extents;
@@ -231,13 +261,7 @@ absl::StatusOr<ShardLayout> Plan::Shard(const std::string& tensor) const {
       s.start = program_->ShardStart(t);
       s.storage = program_->ShardExtents(t);
       s.holds_result = program_->HoldsResult(t);
-      // The elements held: the storage clipped at the tensor's extents (a short last block,
-      // or none past the end).
-      for (size_t d = 0; d < s.storage.size(); ++d) {
-        s.extents.push_back(
-            std::max<int64_t>(0, std::min(s.storage[d], shapes_[t][d] - s.start[d])));
-      }
-      if (runtime::Elements(s.extents) == 0) s.extents.assign(s.extents.size(), 0);
+      ClipToShape(shapes_[t], &s);
     }
     s.strides = runtime::DenseStrides(s.storage);
     return s;
@@ -255,6 +279,11 @@ absl::Status Plan::Execute(const std::vector<void*>& shards) {
     for (size_t t = 0; t < shards.size(); ++t) parts[library_part_[t]] = shards[t];
     library_->Run(parts[0], parts[1], parts[2]);
     return absl::OkStatus();
+  }
+  if (statements_ != nullptr) {  // the program's tensors in the bound statements' order
+    std::vector<void*> bound(shards.size(), nullptr);
+    for (size_t t = 0; t < shards.size(); ++t) bound[statements_->IndexOf(tensors_[t])] = shards[t];
+    return statements_->Run(bound);
   }
   if (program_ == nullptr) return absl::OkStatus();  // an idle rank
   return program_->Run(shards);

@@ -9,6 +9,11 @@
 //   // row-major strides); fill the shards, then, as often as needed:
 //   plan->Execute({c, a, b});  // in plan->tensors() order
 //
+// `expr` may be a program of several statements (ir/statement_program.h: separated by ';' or
+// newlines, sharing tensor names), planned from a wisdom record of the program (`meshtune
+// tune` of it, exported) or by estimate: tensors() are then all the program's tensors, the
+// intermediates too, and one Execute runs every statement and the moves between them.
+//
 // Create and Execute are collective over the communicator. A plan is not thread-safe: one
 // Execute at a time; plans are independent of each other. Destroy plans before MPI_Finalize.
 //
@@ -34,6 +39,7 @@ namespace meshtune {
 
 namespace runtime {
 class BoundProgram;     // runtime/executor.h
+class BoundStatements;  // runtime/bound_statements.h
 class LibraryGemmCall;  // runtime/library_gemm.h
 }  // namespace runtime
 
@@ -106,17 +112,23 @@ struct ShardLayout {
 class Plan {
  public:
   // A plan for `expr` with `extents` on `comm`. InvalidArgument for a bad statement, mesh
-  // or option; NotFound "no tuning record for ... in WISDOM_FILE" for a workload the wisdom
-  // file does not hold; FailedPrecondition when the schedule's mesh has more ranks than
-  // the communicator, or (kMeasure) when no candidate verified; ResourceExhausted "rank R:
-  // cannot allocate the schedule's transfer buffers on this rank (N GiB)". Collective: every
-  // rank gets the same plan or the same error.
+  // or option (for a program of several statements also measure mode, layouts and
+  // result_on_layer: "measure mode plans one statement, not yet a program of several: ...");
+  // NotFound "no tuning record for ... in WISDOM_FILE" for a workload the wisdom file does not
+  // hold; FailedPrecondition when the schedule's mesh has more ranks than the communicator, or
+  // (kMeasure) when no candidate verified; ResourceExhausted "rank R: cannot allocate the
+  // schedule's transfer buffers on this rank (N GiB)". Collective: every rank gets the same plan or
+  // the same error.
   static absl::StatusOr<std::unique_ptr<Plan>> Create(const std::string& expr,
                                                       const std::string& extents, MPI_Comm comm,
                                                       const PlanOptions& options);
   ~Plan();
 
-  // The statement's tensors, the output first: the order Execute takes their shards in.
+  // The statement's tensors, the output first: the order Execute takes their shards in. For
+  // a program, every tensor once in order of first appearance, statement by statement (its
+  // output, then its operands): an intermediate's shard is where the statement writing it
+  // leaves it, an input's where the first statement reading it reads it; Execute moves a
+  // tensor a later statement reads in another layout into buffers of its own.
   const std::vector<std::string>& tensors() const { return tensors_; }
   // This rank's shard of `tensor` (empty extents, all zero, on an idle rank); NotFound for
   // a name not in tensors().
@@ -130,7 +142,9 @@ class Plan {
   // schedule.
   const std::string& library() const { return library_text_; }
   // Whether this rank runs the schedule (false on ranks beyond the mesh's, which are idle).
-  bool active() const { return program_ != nullptr || library_ != nullptr; }
+  bool active() const {
+    return program_ != nullptr || statements_ != nullptr || library_ != nullptr;
+  }
   // kMeasure: the winner's measured median in seconds; kWisdom: the record's, when it was
   // measured; otherwise (and for kEstimate) negative.
   double measured_seconds() const { return measured_s_; }
@@ -181,6 +195,12 @@ class Plan {
   // ExecuteInLayouts of a library plan (plan_layouts.cc).
   absl::Status ExecuteLibraryInLayouts(const std::map<std::string, std::string>& layouts,
                                        const std::vector<void*>& data);
+  // What a program of several statements cannot take yet (plan_program.cc).
+  static absl::Status CheckProgramOptions(const PlanOptions& o);
+  // Sets this plan up as the program of several statements expr_ with the program trace
+  // trace_ on mesh_: every statement lowered on every rank, bound on the active ranks
+  // (plan_program.cc). Collective.
+  absl::Status BindStatements();
   // Sets this plan up as the library call `library` (a serialized meshtune.v1.LibraryRun)
   // for `problem` on comm_ (plan_library.cc). Collective.
   absl::Status BindLibrary(const std::string& library);
@@ -197,6 +217,10 @@ class Plan {
   std::string expr_, extents_, dtype_;  // the statement, for ExecuteInLayouts
   bool program_from_wisdom_ = false;
   std::unique_ptr<runtime::BoundProgram> program_;
+  // A program of several statements instead: its statements bound on this rank (null when
+  // idle), and their number (0 for one statement).
+  std::unique_ptr<runtime::BoundStatements> statements_;
+  int statement_count_ = 0;
   // A library plan: the call bound to comm_, "PSGEMM 2x2, NB 64", the grid and block size,
   // and which of the call's matrices (0 C, 1 A, 2 B) each tensor is.
   std::unique_ptr<runtime::LibraryGemmCall> library_;

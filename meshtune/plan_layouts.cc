@@ -112,6 +112,11 @@ absl::Status Plan::ExecuteInLayouts(const std::map<std::string, std::string>& la
                                                    data.size()));
   }
   if (library_ != nullptr) return ExecuteLibraryInLayouts(layouts, data);
+  if (statement_count_ > 0) {
+    return absl::InvalidArgumentError(
+        "ExecuteInLayouts takes a plan of one statement; a program's tensors are in its shards "
+        "(Execute)");
+  }
   absl::StatusOr<GivenProblem> parsed = ParseGiven(expr_, extents_, dtype_, layouts);
   if (!parsed.ok()) return parsed.status();
   const ir::Problem* problem = &parsed->problem;

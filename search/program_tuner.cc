@@ -23,22 +23,42 @@ double Since(Clock::time_point start) {
   return std::chrono::duration<double>(Clock::now() - start).count();
 }
 
-// The intermediates statement `s` of `program` reads, by name.
+// Where `tensor` lives for the statements after the first to touch it: the statement
+// writing it, or for an input the first statement reading it (-1 for an unknown tensor).
+int HomeOf(const ir::StatementProgram& program, const std::string& tensor) {
+  const int producer = program.Producer(tensor);
+  if (producer >= 0) return producer;
+  const std::vector<int> c = program.Consumers(tensor);
+  return c.empty() ? -1 : c.front();
+}
+
+// The tensors statement `s` of `program` reads from an earlier statement's layout (an
+// intermediate, or an input an earlier statement read first), by name.
 std::vector<std::string> ReadIntermediates(const ir::StatementProgram& program, int s) {
   std::vector<std::string> out;
   for (const ir::TensorAccess& a : program.statements[s].operands) {
-    const int p = program.Producer(a.tensor);
-    if (p >= 0 && p < s && std::find(out.begin(), out.end(), a.tensor) == out.end())
+    const int home = HomeOf(program, a.tensor);
+    if (home >= 0 && home < s && std::find(out.begin(), out.end(), a.tensor) == out.end())
       out.push_back(a.tensor);
   }
   std::sort(out.begin(), out.end());
   return out;
 }
 
-// Whether statement `s` writes an intermediate (a tensor a later statement reads).
-bool WritesIntermediate(const ir::StatementProgram& program, int s) {
-  return program.RoleOf(program.statements[s].output.tensor) ==
-         ir::StatementProgram::Role::kIntermediate;
+// The tensors whose layout statement `s` leaves for later ones: its output when a later
+// statement reads it, and the inputs it reads first that a later statement reads too.
+std::vector<std::string> LeftForLater(const ir::StatementProgram& program, int s) {
+  std::vector<std::string> out;
+  const ir::Problem& problem = program.statements[s];
+  std::vector<std::string> touched = {problem.output.tensor};
+  for (const ir::TensorAccess& a : problem.operands) touched.push_back(a.tensor);
+  for (const std::string& t : touched) {
+    const std::vector<int> c = program.Consumers(t);
+    if (HomeOf(program, t) == s && !c.empty() && c.back() > s &&
+        std::find(out.begin(), out.end(), t) == out.end())
+      out.push_back(t);
+  }
+  return out;
 }
 
 // The last statement reading `tensor`.
@@ -171,10 +191,10 @@ class ProgramSearch {
     return absl::Status(status.code(), absl::StrCat("statement ", s + 1, ": ", status.message()));
   }
 
-  // The intermediates statement `s` reads or writes, by name.
+  // The tensors statement `s` reads from or leaves for other statements, by name.
   std::vector<std::string> Touched(int s) const {
     std::vector<std::string> t = ReadIntermediates(program_, s);
-    if (WritesIntermediate(program_, s)) t.push_back(program_.statements[s].output.tensor);
+    for (const std::string& left : LeftForLater(program_, s)) t.push_back(left);
     return t;
   }
 
@@ -192,7 +212,7 @@ class ProgramSearch {
     q.chosen.push_back(&c);
     const ir::Problem& problem = program_.statements[s];
     for (const std::string& t : ReadIntermediates(program_, s)) {
-      const int producer = program_.Producer(t);
+      const int producer = HomeOf(program_, t);
       const auto from = q.live.find(t);
       if (from == q.live.end()) return std::nullopt;
       const std::optional<Move> move =
@@ -202,8 +222,7 @@ class ProgramSearch {
       q.moves.push_back(*move);
       if (LastConsumer(program_, t) == s) q.live.erase(t);
     }
-    if (WritesIntermediate(program_, s))
-      q.live[problem.output.tensor] = LayoutKey(c, problem, problem.output.tensor);
+    for (const std::string& t : LeftForLater(program_, s)) q.live[t] = LayoutKey(c, problem, t);
     return q;
   }
 

@@ -3,7 +3,8 @@
 // alone; Megatron's MLP moves nothing between its statements; and every program the tuner
 // ranks — and every pairing of a producer's layout with a consumer's that its Pareto sets
 // hold — is validated, run in the simulator against the serial reference of the whole
-// program, and moves bytes exactly when the model says the layouts differ.
+// program, and moves bytes exactly when the model says the layouts differ (intermediates,
+// and inputs read by several statements).
 #include "search/program_tuner.h"
 
 #include <gtest/gtest.h>
@@ -80,6 +81,10 @@ std::vector<Case> Programs() {
        "b=17,d=4,f=17,e=3"},
       {"B[i,k] = A[i,j] * W[j,k]; C[i,l] = B[i,k] * U[k,l]; D[i,m] = C[i,l] * V[l,m]",
        "i=17,j=17,k=17,l=17,m=3"},
+      // Inputs read by two statements: X lives where the first reads it, moved for the second.
+      {"H[b,f] = X[b,d] * W1[d,f]; G[b,e] = X[b,d] * W3[d,e]", "b=17,d=17,f=17,e=3"},
+      {"H[b,f] = X[b,d] * W1[d,f]; Y[b,d] = H[b,f] * W2[f,d]; Z[b,d] = Y[b,d] + X[b,d]",
+       "b=17,d=17,f=17"},
   };
 }
 

@@ -217,8 +217,8 @@ TEST(ProgramCliTest, BadProgramsAndTracesGetTheirMessages) {
   EXPECT_EQ(r.status, 2) << r.out << r.err;
   EXPECT_EQ(r.err,
             "meshtune: this takes one statement: programs of several statements are tuned, run, "
-            "explained, stored, looked up, exported and imported, but not yet generated or "
-            "planned\n");
+            "explained, stored, looked up, exported, imported and planned, but not yet "
+            "generated or reported\n");
   r = Meshtune("tune --expr '" + kAttention.expr + "' --extents " + kAttention.extents +
                " --ranks 2 --model-only --no-db --report " + Dir() + "/r.html");
   EXPECT_EQ(r.status, 2) << r.out << r.err;

@@ -1,0 +1,81 @@
+// A plan of a program of several statements (ir/statement_program.h): each statement's
+// trace lowered on every rank, bound together over one shard per tensor of the program
+// (runtime/bound_statements.h), one Execute running them all.
+#include <utility>
+#include <vector>
+
+#include "absl/strings/str_cat.h"
+#include "engine/program_run.h"
+#include "ir/statement_program.h"
+#include "meshtune/broadcast.h"
+#include "meshtune/plan.h"
+#include "runtime/bound_statements.h"
+#include "runtime/mpi_comm.h"
+
+namespace meshtune {
+
+absl::Status Plan::CheckProgramOptions(const PlanOptions& o) {
+  if (o.mode == PlanMode::kMeasure) {
+    return absl::InvalidArgumentError(
+        "measure mode plans one statement, not yet a program of several: plan a program from a "
+        "wisdom file (`meshtune tune` of the program, then `meshtune records export`) or by "
+        "estimate");
+  }
+  if (!o.layouts.empty()) {
+    return absl::InvalidArgumentError(
+        "given layouts are not supported for programs of several statements yet");
+  }
+  if (o.result_on_layer) {
+    return absl::InvalidArgumentError(
+        "result_on_layer takes one statement; a program's outputs are held on every copy");
+  }
+  return absl::OkStatus();
+}
+
+absl::Status Plan::BindStatements() {
+  int rank = 0, size = 0;
+  MPI_Comm_rank(comm_, &rank);
+  MPI_Comm_size(comm_, &size);
+  absl::StatusOr<ir::StatementProgram> parsed = ir::ParseStatementProgram(expr_, extents_, dtype_);
+  if (!parsed.ok()) return parsed.status();
+  v1::ExplainRequest request;
+  request.mutable_problem()->set_expr(expr_);
+  request.mutable_problem()->set_extents(extents_);
+  request.mutable_problem()->set_dtype(dtype_);
+  request.mutable_mesh()->set_axes(mesh_);
+  request.mutable_trace()->set_text(trace_);
+  // Every statement judged, lowered and validated, as a run of the program is.
+  absl::StatusOr<engine::PreparedRun> prepared = engine::PrepareProgramRun(request);
+  if (!prepared.ok()) return prepared.status();
+  std::vector<codegen::Program> programs = {std::move(prepared->spec.program)};
+  for (runtime::StatementJob& j : prepared->spec.later) programs.push_back(std::move(j.program));
+  const int64_t ranks = programs[0].Ranks();
+  if (ranks > size) {
+    return absl::FailedPreconditionError(absl::StrCat("the schedule's mesh ", mesh_, " has ", ranks,
+                                                      " ranks but the communicator has ", size));
+  }
+  tensors_ = parsed->Tensors();
+  for (const std::string& t : tensors_) shapes_.push_back(parsed->Shape(t));
+  element_bytes_ = programs[0].dtype_bytes;
+  statement_count_ = static_cast<int>(programs.size());
+  MPI_Comm active = comm_;
+  if (ranks < size) {  // the first `ranks` ranks run it, the others are idle
+    MPI_Comm_split(comm_, rank < ranks ? 0 : MPI_UNDEFINED, rank, &active_comm_);
+    active = active_comm_;
+  }
+  absl::Status bound_ok;
+  if (active != MPI_COMM_NULL) {
+    const std::vector<int64_t> sizes = programs[0].axis_sizes;
+    absl::StatusOr<std::unique_ptr<runtime::BoundStatements>> bound =
+        runtime::BoundStatements::Create(
+            programs, [active, &sizes](int) { return runtime::NewMpiComm(active, sizes); });
+    if (bound.ok()) {
+      statements_ = *std::move(bound);
+    } else {
+      bound_ok = bound.status();
+    }
+  }
+  return FirstFailure(bound_ok, comm_);
+}
+
+}  // namespace meshtune

@@ -1,0 +1,322 @@
+// An MPI application that plans a program of several statements through meshtune's C++ API
+// (meshtune/plan.h) and checks every tensor it writes against a serial reference of its
+// own: the statements parsed here and evaluated element by element on the application's
+// data, nothing of meshtune's.
+//
+//   plan_program_app --expr 'H[b,f] = X[b,d] * W1[d,f]; Y[b,e] = H[b,f] * W2[f,e]'
+//                    --extents b=7,d=5,e=3,f=11 --mode estimate|wisdom [--wisdom FILE]
+//                    [--mesh M]
+//
+// Each rank fills the inputs' shards where Plan::Shard says; Execute runs twice (a `+=`
+// output refilled before each); after each, every written tensor (intermediates too) is
+// checked on every rank where it holds its result, and gathered whole on rank 0 (every
+// element present and right). Rank 0 prints "tensors: NAMES", "plan: MESH" and
+// "program: verified", or "program: error: ...". Exit status 0 when verified, 1 if not.
+#include <mpi.h>
+
+#include <cmath>
+#include <cstdio>
+#include <cstring>
+#include <functional>
+#include <map>
+#include <sstream>
+#include <string>
+#include <vector>
+
+#include "meshtune/plan.h"
+
+namespace {
+
+struct Access {
+  std::string tensor;
+  std::vector<std::string> indices;
+};
+
+struct Statement {
+  Access output;
+  std::vector<Access> operands;
+  bool accumulate = false, sum = false;
+};
+
+std::string Trim(const std::string& s) {
+  const size_t b = s.find_first_not_of(" \t\n");
+  if (b == std::string::npos) return "";
+  return s.substr(b, s.find_last_not_of(" \t\n") - b + 1);
+}
+
+// "A[i,j]" (spaces allowed).
+Access ParseAccess(const std::string& text) {
+  Access a;
+  const std::string t = Trim(text);
+  const size_t open = t.find('[');
+  a.tensor = Trim(t.substr(0, open));
+  std::stringstream in(t.substr(open + 1, t.find(']') - open - 1));
+  for (std::string i; std::getline(in, i, ',');) a.indices.push_back(Trim(i));
+  return a;
+}
+
+// The statements of `expr`, separated by ';' or newlines: "OUT[..] = A[..] * B[..]", "+="
+// to accumulate, '+' between operands to add them.
+std::vector<Statement> ParseProgram(const std::string& expr) {
+  std::vector<Statement> out;
+  std::string text = expr;
+  for (char& c : text) c = c == '\n' ? ';' : c;
+  std::stringstream in(text);
+  for (std::string line; std::getline(in, line, ';');) {
+    if (Trim(line).empty()) continue;
+    Statement s;
+    const size_t eq = line.find('=');
+    s.accumulate = eq > 0 && line[eq - 1] == '+';
+    s.output = ParseAccess(line.substr(0, s.accumulate ? eq - 1 : eq));
+    const std::string rhs = line.substr(eq + 1);
+    s.sum = rhs.find('+') != std::string::npos;
+    std::stringstream parts(rhs);
+    for (std::string p; std::getline(parts, p, s.sum ? '+' : '*');) {
+      s.operands.push_back(ParseAccess(p));
+    }
+    out.push_back(s);
+  }
+  return out;
+}
+
+std::map<std::string, int64_t> ParseExtents(const std::string& text) {
+  std::map<std::string, int64_t> e;
+  std::stringstream in(text);
+  for (std::string kv; std::getline(in, kv, ',');) {
+    e[Trim(kv.substr(0, kv.find('=')))] = std::stoll(kv.substr(kv.find('=') + 1));
+  }
+  return e;
+}
+
+// A global element's value: small, distinct per tensor, exact in f32.
+double Value(const std::string& tensor, const std::vector<int64_t>& idx) {
+  int64_t h = 0;
+  for (char c : tensor) h = h * 31 + c;
+  for (int64_t i : idx) h = h * 7 + i * 3;
+  return static_cast<double>(((h % 11) + 11) % 11 - 5) / 4.0;
+}
+
+int64_t Elements(const std::vector<int64_t>& shape) {
+  int64_t n = 1;
+  for (int64_t e : shape) n *= e;
+  return n;
+}
+
+// Calls `f(multi-index)` for every point of `shape`, row-major.
+void ForEach(const std::vector<int64_t>& shape,
+             const std::function<void(const std::vector<int64_t>&)>& f) {
+  const int64_t n = Elements(shape);
+  std::vector<int64_t> idx(shape.size());
+  for (int64_t i = 0; i < n; ++i) {
+    int64_t r = i;
+    for (int d = static_cast<int>(shape.size()) - 1; d >= 0; --d) {
+      idx[d] = r % shape[d];
+      r /= shape[d];
+    }
+    f(idx);
+  }
+}
+
+int64_t Linear(const std::vector<int64_t>& shape, const std::vector<int64_t>& idx) {
+  int64_t at = 0;
+  for (size_t d = 0; d < shape.size(); ++d) at = at * shape[d] + idx[d];
+  return at;
+}
+
+// The serial program: every tensor's values, row-major, the inputs from Value.
+struct Reference {
+  std::map<std::string, std::vector<int64_t>> shapes;
+  std::map<std::string, std::vector<double>> values;
+  std::map<std::string, bool> written, accumulated;
+
+  Reference(const std::vector<Statement>& program, const std::map<std::string, int64_t>& extents) {
+    auto shape_of = [&](const Access& a) {
+      std::vector<int64_t> s;
+      for (const std::string& i : a.indices) s.push_back(extents.at(i));
+      return s;
+    };
+    for (const Statement& s : program) {
+      written[s.output.tensor] = true;
+      accumulated[s.output.tensor] = s.accumulate;
+      shapes[s.output.tensor] = shape_of(s.output);
+      for (const Access& a : s.operands) shapes[a.tensor] = shape_of(a);
+    }
+    for (const auto& [t, shape] : shapes) {
+      if (written[t] && !accumulated[t]) {
+        values[t].assign(Elements(shape), 0.0);
+        continue;
+      }
+      ForEach(shape,
+              [&, t = t](const std::vector<int64_t>& idx) { values[t].push_back(Value(t, idx)); });
+    }
+    for (const Statement& s : program) Evaluate(s, extents);
+  }
+
+  void Evaluate(const Statement& s, const std::map<std::string, int64_t>& extents) {
+    std::vector<std::string> all;  // every index of the statement
+    std::vector<int64_t> domain;
+    auto add = [&](const Access& a) {
+      for (const std::string& i : a.indices) {
+        bool seen = false;
+        for (const std::string& j : all) seen = seen || j == i;
+        if (!seen) {
+          all.push_back(i);
+          domain.push_back(extents.at(i));
+        }
+      }
+    };
+    add(s.output);
+    for (const Access& a : s.operands) add(a);
+    auto at = [&](const Access& a, const std::vector<int64_t>& point) {
+      std::vector<int64_t> idx;
+      for (const std::string& i : a.indices) {
+        for (size_t j = 0; j < all.size(); ++j) {
+          if (all[j] == i) idx.push_back(point[j]);
+        }
+      }
+      return Linear(shapes[a.tensor], idx);
+    };
+    ForEach(domain, [&](const std::vector<int64_t>& point) {
+      double v = s.sum ? 0.0 : 1.0;
+      for (const Access& a : s.operands) {
+        const double x = values[a.tensor][at(a, point)];
+        v = s.sum ? v + x : v * x;
+      }
+      values[s.output.tensor][at(s.output, point)] += v;
+    });
+  }
+};
+
+std::string Arg(int argc, char** argv, const std::string& name, const std::string& fallback) {
+  for (int i = 1; i + 1 < argc; ++i) {
+    if (name == argv[i]) return argv[i + 1];
+  }
+  return fallback;
+}
+
+// Calls `f(global index, offset in the storage)` for every element `l` holds.
+void ForEachHeld(const meshtune::ShardLayout& l,
+                 const std::function<void(const std::vector<int64_t>&, int64_t)>& f) {
+  ForEach(l.extents, [&](const std::vector<int64_t>& local) {
+    std::vector<int64_t> g(local.size());
+    int64_t at = 0;
+    for (size_t d = 0; d < local.size(); ++d) {
+      g[d] = l.start[d] + local[d];
+      at += local[d] * l.strides[d];
+    }
+    f(g, at);
+  });
+}
+
+// Every written tensor against the reference on this rank and, gathered, on rank 0; "" or
+// the first difference.
+std::string Check(meshtune::Plan& plan, const Reference& ref, std::vector<std::vector<float>>& data,
+                  int rank) {
+  std::string error;
+  for (size_t t = 0; t < plan.tensors().size(); ++t) {
+    const std::string& name = plan.tensors()[t];
+    if (!ref.written.at(name)) continue;
+    const meshtune::ShardLayout l = *plan.Shard(name);
+    const std::vector<int64_t>& shape = ref.shapes.at(name);
+    const std::vector<double>& want = ref.values.at(name);
+    auto differs = [](double got, double expected) {
+      return std::fabs(got - expected) > 1e-3 * (1 + std::fabs(expected));
+    };
+    if (l.holds_result) {
+      ForEachHeld(l, [&](const std::vector<int64_t>& g, int64_t at) {
+        const double got = data[t][at], expected = want[Linear(shape, g)];
+        if (error.empty() && differs(got, expected)) {
+          error = "rank " + std::to_string(rank) + ": " + name + "[" +
+                  std::to_string(Linear(shape, g)) + "] is " + std::to_string(got) + ", not " +
+                  std::to_string(expected);
+        }
+      });
+    }
+    std::vector<float> whole(rank == 0 ? Elements(shape) : 0, std::nanf(""));
+    const absl::Status gathered = plan.Gather(name, data[t].data(), whole.data(), 0);
+    if (!gathered.ok() && error.empty()) error = std::string(gathered.message());
+    for (size_t i = 0; i < whole.size() && error.empty(); ++i) {
+      if (std::isnan(whole[i]) || differs(whole[i], want[i])) {
+        error = "gathered " + name + "[" + std::to_string(i) + "] is " + std::to_string(whole[i]) +
+                ", not " + std::to_string(want[i]);
+      }
+    }
+  }
+  return error;
+}
+
+// Rank 0's error, or any rank's when rank 0 has none, on every rank.
+std::string Agree(const std::string& mine, int rank) {
+  int bad = mine.empty() ? 0 : 1, any = 0;
+  MPI_Allreduce(&bad, &any, 1, MPI_INT, MPI_MAX, MPI_COMM_WORLD);
+  if (any == 0) return "";
+  std::vector<char> text(256, '\0');
+  if (!mine.empty()) std::strncpy(text.data(), mine.c_str(), text.size() - 1);
+  int first = mine.empty() ? 1 << 30 : rank, lowest = 0;
+  MPI_Allreduce(&first, &lowest, 1, MPI_INT, MPI_MIN, MPI_COMM_WORLD);
+  MPI_Bcast(text.data(), static_cast<int>(text.size()), MPI_CHAR, lowest, MPI_COMM_WORLD);
+  return text.data();
+}
+
+int Run(int argc, char** argv, int rank) {
+  const std::string expr = Arg(argc, argv, "--expr", "");
+  const std::string extents = Arg(argc, argv, "--extents", "");
+  const std::string mode = Arg(argc, argv, "--mode", "estimate");
+  meshtune::PlanOptions o;
+  o.mode = mode == "wisdom"    ? meshtune::PlanMode::kWisdom
+           : mode == "measure" ? meshtune::PlanMode::kMeasure
+                               : meshtune::PlanMode::kEstimate;
+  o.wisdom_file = Arg(argc, argv, "--wisdom", "");
+  o.mesh = Arg(argc, argv, "--mesh", "");
+  o.calibrate = false;
+  auto plan = meshtune::Plan::Create(expr, extents, MPI_COMM_WORLD, o);
+  if (!plan.ok()) {
+    if (rank == 0)
+      std::printf("program: error: %s\n", std::string(plan.status().message()).c_str());
+    return 1;
+  }
+  meshtune::Plan& p = **plan;
+  if (rank == 0) {
+    std::string names;
+    for (const std::string& t : p.tensors()) names += (names.empty() ? "" : " ") + t;
+    std::printf("tensors: %s\nplan: %s\n", names.c_str(), p.mesh().c_str());
+  }
+  const Reference ref(ParseProgram(expr), ParseExtents(extents));
+  std::vector<std::vector<float>> data;
+  std::vector<void*> shards;
+  for (const std::string& t : p.tensors()) {
+    const meshtune::ShardLayout l = *p.Shard(t);
+    data.emplace_back(Elements(l.storage), 0.0f);
+  }
+  std::string error;
+  for (int call = 0; call < 2 && error.empty(); ++call) {
+    shards.clear();
+    for (size_t t = 0; t < p.tensors().size(); ++t) {
+      const std::string& name = p.tensors()[t];
+      if (!ref.written.at(name) || ref.accumulated.at(name)) {
+        ForEachHeld(*p.Shard(name), [&](const std::vector<int64_t>& g, int64_t at) {
+          data[t][at] = static_cast<float>(Value(name, g));
+        });
+      }
+      shards.push_back(data[t].data());
+    }
+    const absl::Status run = p.Execute(shards);
+    error = run.ok() ? Check(p, ref, data, rank) : std::string(run.message());
+    error = Agree(error, rank);
+  }
+  if (rank == 0) {
+    std::printf("program: %s\n", error.empty() ? "verified" : ("error: " + error).c_str());
+  }
+  return error.empty() ? 0 : 1;
+}
+
+}  // namespace
+
+int main(int argc, char** argv) {
+  MPI_Init(&argc, &argv);
+  int rank = 0;
+  MPI_Comm_rank(MPI_COMM_WORLD, &rank);
+  const int status = Run(argc, argv, rank);
+  MPI_Finalize();
+  return status;
+}
