@@ -179,26 +179,21 @@ absl::StatusOr<std::unique_ptr<Plan>> Plan::Create(const std::string& expr,
   }
   if (absl::Status s = BroadcastStatus(chosen, comm); !s.ok()) return s;
   internal::BroadcastSchedule(&choice, comm);
-  if (!choice.library.empty()) {  // the record's answer is ScaLAPACK's GEMM
+  if (!choice.library.empty() || several) {
     std::unique_ptr<Plan> plan(new Plan());
     plan->comm_ = comm;
     plan->expr_ = expr;
     plan->extents_ = extents;
     plan->dtype_ = options.dtype;
     plan->measured_s_ = choice.measured_s;
-    if (absl::Status bound = plan->BindLibrary(choice.library); !bound.ok()) return bound;
-    return plan;
-  }
-  if (several) {  // a program of statements: a trace per statement
-    std::unique_ptr<Plan> plan(new Plan());
-    plan->comm_ = comm;
-    plan->expr_ = expr;
-    plan->extents_ = extents;
-    plan->dtype_ = options.dtype;
-    plan->trace_ = choice.trace;
-    plan->mesh_ = choice.mesh;
-    plan->measured_s_ = choice.measured_s;
-    if (absl::Status bound = plan->BindStatements(); !bound.ok()) return bound;
+    // A program of statements (a trace each), or the record's answer is ScaLAPACK's GEMM
+    // (its trace, the fastest schedule's, kept for reference only, is not the plan's).
+    if (several) {
+      plan->trace_ = choice.trace;
+      plan->mesh_ = choice.mesh;
+    }
+    const absl::Status bound = several ? plan->BindStatements() : plan->BindLibrary(choice.library);
+    if (!bound.ok()) return bound;
     return plan;
   }
   std::vector<std::string> tensors;

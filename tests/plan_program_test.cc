@@ -7,33 +7,20 @@
 // program tune; measure mode and given layouts refused with their messages; a program the wisdom
 // file does not hold is NotFound.
 #include <gtest/gtest.h>
-#include <sys/wait.h>
 
-#include <cstdlib>
-#include <fstream>
-#include <sstream>
 #include <string>
+
+#include "tests/test_util.h"
 
 namespace {
 
 // The output of plan_program_app `args` under mpirun on `ranks` ranks, whose exit status
 // must be `status`.
 std::string RunMpi(int ranks, const std::string& args, int status) {
-  setenv("OMPI_ALLOW_RUN_AS_ROOT", "1", 1);
-  setenv("OMPI_ALLOW_RUN_AS_ROOT_CONFIRM", "1", 1);
-  setenv("OPENBLAS_NUM_THREADS", "1", 1);
-  const char* tmp = std::getenv("TEST_TMPDIR");
-  const std::string dir = tmp ? tmp : "/tmp";
-  setenv("MESHTUNE_HOME", (dir + "/home").c_str(), 1);
-  const std::string out = dir + "/plan_program_out.txt";
-  const std::string cmd = "timeout 120 mpirun -n " + std::to_string(ranks) +
-                          " --oversubscribe tests/plan_program_app " + args + " >" + out + " 2>&1";
-  const int rc = std::system(cmd.c_str());
-  EXPECT_EQ(WIFEXITED(rc) ? WEXITSTATUS(rc) : -1, status) << cmd;
-  std::ifstream in(out);
-  std::stringstream ss;
-  ss << in.rdbuf();
-  return ss.str();
+  const meshtune::testing::CliRun r =
+      meshtune::testing::Mpirun(ranks, "tests/plan_program_app", args);
+  EXPECT_EQ(r.status, status) << args;
+  return r.out;
 }
 
 constexpr char kMlp[] = "--expr 'H[b,f] = X[b,d] * W1[d,f]; Y[b,e] = H[b,f] * W2[f,e]' ";
