@@ -103,10 +103,14 @@ std::string TuneResultText(const v1::TuneResult& r) {
 std::string TuneProgressText(const v1::TuneProgress& p) {
   int64_t pruned = 0;
   for (const auto& [reason, n] : p.pruned()) pruned += n;
-  std::string line =
+  std::string line = p.statement() > 0
+                         ? absl::StrFormat("statement %d of %d: ", p.statement(), p.statements())
+                         : "";
+  absl::StrAppend(
+      &line,
       absl::StrFormat("%-7s %.1fs  enumerated %d, pruned %s%d, legal %s%d, costed %d", p.stage(),
                       p.elapsed_s(), p.enumerated(), p.legal_estimated() ? "~" : "", pruned,
-                      p.legal_estimated() ? "~" : "", p.legal(), p.costed());
+                      p.legal_estimated() ? "~" : "", p.legal(), p.costed()));
   if (p.to_measure() > 0)
     absl::StrAppend(&line, absl::StrFormat(", measured %d of %d", p.measured(), p.to_measure()));
   if (p.has_best_predicted_s())

@@ -164,11 +164,12 @@ absl::StatusOr<std::shared_ptr<TuneJob>> TunerService::JoinProgramTune(
       program->ToString(), " (", program->ExtentsString(), ") on ",
       request.has_mesh() ? request.mesh().axes() : absl::StrCat("ranks=", request.ranks()),
       request.model_only() ? ", model only" : "");
-  TuneJobFn run = [request, db = db_](const std::function<bool()>& cancelled,
-                                      const std::function<void(const v1::TuneProgress&)>&) {
+  TuneJobFn run = [request, db = db_](
+                      const std::function<bool()>& cancelled,
+                      const std::function<void(const v1::TuneProgress&)>& progress) {
     try {
       absl::StatusOr<v1::TuneResult> result =
-          engine::RunProgramTune(request, {}, search::MpiRunnerOptions{}, cancelled, db);
+          engine::RunProgramTune(request, {}, search::MpiRunnerOptions{}, cancelled, db, progress);
       spdlog::info("program tune: {}", result.ok() ? "done" : result.status().ToString());
       return result;
     } catch (const std::exception& e) {

@@ -40,7 +40,8 @@ class LocalBackend final : public Backend {
     numbers.alpha = s.alpha;
     numbers.beta = s.beta;
     numbers.gamma = s.gamma;
-    if (ir::HasSeveralStatements(request.problem().expr())) return TuneProgram(request, numbers);
+    if (ir::HasSeveralStatements(request.problem().expr()))
+      return TuneProgram(request, numbers, progress);
     absl::StatusOr<PreparedTune> prepared = PrepareTune(request, numbers);
     if (!prepared.ok()) return prepared.status();
     search::TuneOptions& options = prepared->options;
@@ -116,7 +117,8 @@ class LocalBackend final : public Backend {
  private:
   // A program of several statements (engine/program_tune.h), measured as a tune measures.
   absl::StatusOr<v1::TuneResult> TuneProgram(const v1::TuneRequest& request,
-                                             const MachineNumbers& numbers) {
+                                             const MachineNumbers& numbers,
+                                             const TuneProgressFn& progress) {
     storage::TuningDb* db = nullptr;
     if (!options_.db_path.empty()) {
       absl::StatusOr<storage::TuningDb*> opened = Db(/*write=*/true);
@@ -125,7 +127,7 @@ class LocalBackend final : public Backend {
     }
     absl::StatusOr<v1::TuneResult> result = RunProgramTune(
         request, numbers, MpiRunnerOptionsOf(options_.tune),
-        [] { return runtime::StopSignal() != 0; }, db);
+        [] { return runtime::StopSignal() != 0; }, db, progress);
     if (result.ok()) {
       for (const std::string& w : result->warnings()) Warn(w);
     }

@@ -79,7 +79,8 @@ absl::StatusOr<v1::TuneResult> RunProgramTune(const v1::TuneRequest& request,
                                               const MachineNumbers& numbers,
                                               const search::MpiRunnerOptions& mpi,
                                               const std::function<bool()>& cancelled,
-                                              storage::TuningDb* db) {
+                                              storage::TuningDb* db,
+                                              const TuneProgressFn& progress) {
   const v1::Problem& stated = request.problem();
   absl::StatusOr<ir::StatementProgram> program =
       ir::ParseStatementProgram(stated.expr(), stated.extents(), stated.dtype());
@@ -96,6 +97,11 @@ absl::StatusOr<v1::TuneResult> RunProgramTune(const v1::TuneRequest& request,
                       TuneOptionsFor(program->statements[0], request, &warning, numbers));
   options.program = *program;
   options.search.cancelled = cancelled;
+  if (progress) {
+    options.progress = [&progress](const search::SearchProgress& p) {
+      progress(ProgressMessage(p));
+    };
+  }
   const std::unique_ptr<search::Runner> runner =
       options.search.top_k == 0 ? search::NewModelOnlyRunner() : search::NewMpiRunner(mpi);
   absl::StatusOr<search::ProgramTuneResult> r = search::TuneProgram(options, *runner);

@@ -9,6 +9,7 @@
 #include <functional>
 
 #include "absl/status/statusor.h"
+#include "engine/backend.h"
 #include "engine/tune_options.h"
 #include "proto/meshtune.pb.h"
 #include "search/runner.h"
@@ -18,7 +19,8 @@ namespace meshtune::engine {
 
 // Tunes the program `request.problem` states, measuring its programs under MPI with `mpi`
 // unless the request measures nothing (model_only, top_k 0), polling `cancelled` (may be
-// empty). InvalidArgument for a malformed program (the
+// empty), telling `progress` (may be empty) after each statement's search, around each
+// measured program and at the end. InvalidArgument for a malformed program (the
 // statement's number in the message), given layouts or --in-place (not for programs yet)
 // and the request's other bad fields (as for one statement); the program tuner's errors.
 // The result's `program` is set, and its `record` is the winner as one record of the
@@ -31,7 +33,8 @@ absl::StatusOr<v1::TuneResult> RunProgramTune(const v1::TuneRequest& request,
                                               const MachineNumbers& numbers,
                                               const search::MpiRunnerOptions& mpi,
                                               const std::function<bool()>& cancelled,
-                                              storage::TuningDb* db = nullptr);
+                                              storage::TuningDb* db = nullptr,
+                                              const TuneProgressFn& progress = nullptr);
 
 }  // namespace meshtune::engine
 

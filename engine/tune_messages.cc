@@ -55,6 +55,8 @@ v1::TuneProgress ProgressMessage(const search::SearchProgress& p) {
   if (p.best_predicted_s) out.set_best_predicted_s(*p.best_predicted_s);
   if (p.best_measured_s) out.set_best_measured_s(*p.best_measured_s);
   out.set_elapsed_s(p.elapsed_s);
+  out.set_statement(p.statement);
+  out.set_statements(p.statements);
   return out;
 }
 

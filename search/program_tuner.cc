@@ -111,6 +111,18 @@ class ProgramSearch {
       }
       strategies_.push_back(strategy->name());
       explorers_.push_back(std::move(*made));
+      if (options_.progress) {
+        SearchProgress p;
+        p.stage = "search";
+        p.counts = explorer.counts();
+        p.best_predicted_s = explorer.candidates().front().cost.seconds;
+        for (const Candidate& c : explorer.candidates())
+          p.best_predicted_s = std::min(*p.best_predicted_s, c.cost.seconds);
+        p.elapsed_s = Since(start_);
+        p.statement = s + 1;
+        p.statements = n;
+        options_.progress(p);
+      }
     }
     return absl::OkStatus();
   }
@@ -414,6 +426,37 @@ std::string LayoutKey(const Candidate& c, const ir::Problem& problem, const std:
   return absl::StrJoin(dims, ",");
 }
 
+namespace {
+
+// Tells options.progress of `stage`: the statements' counts summed, the programs measured
+// so far of `to_measure`, the best predicted and measured program.
+void Report(const ProgramTuneOptions& options, const std::string& stage,
+            const ProgramTuneResult& result, int to_measure, Clock::time_point start) {
+  if (!options.progress) return;
+  SearchProgress p;
+  p.stage = stage;
+  for (const SearchCounts& c : result.counts) {
+    p.counts.enumerated += c.enumerated;
+    p.counts.legal += c.legal;
+    p.counts.costed += c.costed;
+    p.counts.estimated = p.counts.estimated || c.estimated;
+    for (const auto& [reason, n] : c.pruned) p.counts.pruned[reason] += n;
+  }
+  p.to_measure = to_measure;
+  p.measured = static_cast<int>(result.measurements.size());
+  if (!result.ranked.empty()) p.best_predicted_s = result.ranked[0].seconds;
+  for (const MeasuredProgram& m : result.measurements) {
+    if (m.run.verified && m.run.seconds &&
+        (!p.best_measured_s || *m.run.seconds < *p.best_measured_s))
+      p.best_measured_s = *m.run.seconds;
+  }
+  p.elapsed_s = Since(start);
+  p.statements = static_cast<int>(options.program.statements.size());
+  options.progress(p);
+}
+
+}  // namespace
+
 absl::StatusOr<ProgramTuneResult> TuneProgram(const ProgramTuneOptions& options, Runner& runner) {
   const Clock::time_point start = Clock::now();
   if (options.program.statements.empty())
@@ -459,6 +502,7 @@ absl::StatusOr<ProgramTuneResult> TuneProgram(const ProgramTuneOptions& options,
       among = among || TracesOf(c) == TracesOf(result.separate);
     if (!among) to_measure.emplace_back("separate", &result.separate);
     for (const auto& [label, c] : to_measure) {
+      Report(options, "measure", result, static_cast<int>(to_measure.size()), start);
       const double left = options.search.budget_s - Since(start);
       if (left <= 1 || (options.search.cancelled && options.search.cancelled())) break;
       MeasuredProgram m{*c, label, {}};
@@ -480,6 +524,7 @@ absl::StatusOr<ProgramTuneResult> TuneProgram(const ProgramTuneOptions& options,
   }
   if (absl::Status s = ChooseProgram(options, search, *checker, &result); !s.ok()) return s;
   result.seconds = Since(start);
+  Report(options, "done", result, static_cast<int>(result.measurements.size()), start);
   return result;
 }
 

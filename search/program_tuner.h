@@ -51,6 +51,10 @@ struct ProgramTuneOptions {
   // whole (every statement and move) before a model-only answer is returned; larger ones
   // have each statement checked alone.
   int64_t simulate_below = int64_t{1} << 22;
+  // Called after each statement's search ("search", its counts, `statement` N of n), before
+  // and after each measured program ("measure", measured k of K) and at the end ("done");
+  // may be empty.
+  std::function<void(const SearchProgress&)> progress;
 };
 
 // An intermediate between two statements of a program.

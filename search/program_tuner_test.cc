@@ -178,6 +178,35 @@ TEST(ProgramTunerTest, MegatronsMlpMovesNothingBetweenItsStatements) {
   }
 }
 
+TEST(ProgramTunerTest, ProgressIsReportedPerStatementThenForTheProgram) {
+  ProgramTuneOptions o =
+      Options("H[b,f] = X[b,d] * W1[d,f]; G[b,f] = H[b,f] + B[b,f]; Y[b,e] = G[b,f] * W2[f,e]",
+              "b=16,d=8,f=16,e=4", "x=4");
+  std::vector<SearchProgress> seen;
+  o.progress = [&seen](const SearchProgress& p) { seen.push_back(p); };
+  std::unique_ptr<Runner> runner = NewModelOnlyRunner();
+  absl::StatusOr<ProgramTuneResult> r = TuneProgram(o, *runner);
+  ASSERT_TRUE(r.ok()) << r.status();
+  ASSERT_EQ(seen.size(), 4u);
+  int64_t enumerated = 0;
+  for (int s = 0; s < 3; ++s) {
+    EXPECT_EQ(seen[s].stage, "search");
+    EXPECT_EQ(seen[s].statement, s + 1);
+    EXPECT_EQ(seen[s].statements, 3);
+    EXPECT_EQ(seen[s].counts.enumerated, r->counts[s].enumerated);
+    ASSERT_TRUE(seen[s].best_predicted_s.has_value());
+    EXPECT_GT(*seen[s].best_predicted_s, 0);
+    enumerated += seen[s].counts.enumerated;
+  }
+  EXPECT_EQ(seen[3].stage, "done");
+  EXPECT_EQ(seen[3].statement, 0);
+  EXPECT_EQ(seen[3].statements, 3);
+  EXPECT_EQ(seen[3].counts.enumerated, enumerated);
+  ASSERT_TRUE(seen[3].best_predicted_s.has_value());
+  EXPECT_EQ(*seen[3].best_predicted_s, r->ranked[0].seconds);
+  EXPECT_EQ(seen[3].to_measure, 0);
+}
+
 TEST(ProgramTunerTest, BadOptionsAndStatementsWithoutSchedulesAreErrors) {
   ProgramTuneOptions o =
       Options("H[b,f] = X[b,d] * W1[d,f]; Y[b,e] = H[b,f] * W2[f,e]", "b=4,d=4,f=4,e=4", "x=2");

@@ -129,6 +129,9 @@ struct SearchProgress {
   int measured = 0, to_measure = 0;
   std::optional<double> best_predicted_s, best_measured_s;
   double elapsed_s = 0;
+  // A program's tune: the statement searched (1-based; 0 once the whole program is
+  // chosen or measured) of `statements`; both 0 for one statement's tune.
+  int statement = 0, statements = 0;
 };
 
 class SearchCallback {
