@@ -2,6 +2,9 @@
 
 #include <algorithm>
 #include <functional>
+#include <string>
+#include <utility>
+#include <vector>
 
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_join.h"
@@ -320,6 +323,51 @@ bool OnLayer(const Program& p, const TensorInfo& t, const std::vector<int64_t>& 
     if (coords[static_cast<size_t>(a)] != 0) return false;
   }
   return true;
+}
+
+namespace {
+
+// Every coordinate of a mesh of `sizes`, row-major.
+std::vector<std::vector<int64_t>> AllCoords(const std::vector<int64_t>& sizes) {
+  std::vector<std::vector<int64_t>> all(1);
+  for (int64_t size : sizes) {
+    std::vector<std::vector<int64_t>> next;
+    for (const std::vector<int64_t>& c : all) {
+      for (int64_t i = 0; i < size; ++i) {
+        next.push_back(c);
+        next.back().push_back(i);
+      }
+    }
+    all = std::move(next);
+  }
+  return all;
+}
+
+int TensorIndex(const Program& p, const std::string& tensor) {
+  for (size_t t = 0; t < p.tensors.size(); ++t) {
+    if (p.tensors[t].name == tensor) return static_cast<int>(t);
+  }
+  return -1;
+}
+
+}  // namespace
+
+bool SameShards(const Program& a, const TensorInfo& ta, const Program& b, const TensorInfo& tb) {
+  if (ta.shape != tb.shape || ta.local_shape != tb.local_shape) return false;
+  for (const std::vector<int64_t>& c : AllCoords(b.axis_sizes)) {
+    if (ShardStartAt(a, ta, c) != ShardStartAt(b, tb, c)) return false;
+  }
+  return true;
+}
+
+bool ReadInPlace(const Program& producer, const Program& consumer, const std::string& tensor) {
+  const int from = TensorIndex(producer, tensor), to = TensorIndex(consumer, tensor);
+  if (from < 0 || to < 0) return false;
+  const TensorInfo& f = producer.tensors[from];
+  for (const std::vector<int64_t>& c : AllCoords(consumer.axis_sizes)) {
+    if (!OnLayer(producer, f, c)) return false;
+  }
+  return SameShards(producer, f, consumer, consumer.tensors[to]);
 }
 
 }  // namespace meshtune::codegen

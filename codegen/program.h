@@ -242,6 +242,15 @@ std::vector<int> CopyAxes(const Program& p, const TensorInfo& t, bool redistribu
 std::vector<int64_t> ShardStartAt(const Program& p, const TensorInfo& t,
                                   const std::vector<int64_t>& coords);
 
+// Whether `a`'s tensor `ta` and `b`'s `tb` (the same tensor in two Programs on one mesh)
+// are the same boxes on every rank: same shape, local shape and first element.
+bool SameShards(const Program& a, const TensorInfo& ta, const Program& b, const TensorInfo& tb);
+
+// Whether intermediate `tensor`, written by `producer` and read by `consumer` (two
+// statements of a program on one mesh), is read in place: on every rank the consumer's
+// shard is the producer's output shard and the producer's shard holds its result there.
+bool ReadInPlace(const Program& producer, const Program& consumer, const std::string& tensor);
+
 // Whether tensor `t`'s given layout is its sharding: a grid layout (ir/layout.h) whose
 // block on every rank is the rank's shard, so that the program runs on the application's
 // storage as it is and nothing is redistributed.

@@ -15,21 +15,6 @@ namespace {
 using codegen::Program;
 using codegen::TensorInfo;
 
-// Every coordinate of a mesh of `sizes`, row-major.
-std::vector<Coords> AllCoords(const std::vector<int64_t>& sizes) {
-  std::vector<Coords> all;
-  ForEachPoint(sizes.empty() ? std::vector<int64_t>{1} : sizes,
-               [&](const std::vector<int64_t>& c) { all.push_back(sizes.empty() ? Coords{} : c); });
-  return all;
-}
-
-int TensorIndex(const Program& p, const std::string& tensor) {
-  for (size_t t = 0; t < p.tensors.size(); ++t) {
-    if (p.tensors[t].name == tensor) return static_cast<int>(t);
-  }
-  return -1;
-}
-
 // What must hold before the statements can run together; "" when it does.
 std::string CheckPrograms(const std::vector<Program>& programs) {
   if (programs.empty()) return "the program has no statement";
@@ -50,26 +35,7 @@ std::string CheckPrograms(const std::vector<Program>& programs) {
   return "";
 }
 
-// Whether `a`'s tensor `ta` and `b`'s `tb` are the same boxes on every rank.
-bool SameShards(const Program& a, const TensorInfo& ta, const Program& b, const TensorInfo& tb) {
-  if (ta.shape != tb.shape || ta.local_shape != tb.local_shape) return false;
-  for (const Coords& c : AllCoords(b.axis_sizes)) {
-    if (codegen::ShardStartAt(a, ta, c) != codegen::ShardStartAt(b, tb, c)) return false;
-  }
-  return true;
-}
-
 }  // namespace
-
-bool ReadInPlace(const Program& producer, const Program& consumer, const std::string& tensor) {
-  const int from = TensorIndex(producer, tensor), to = TensorIndex(consumer, tensor);
-  if (from < 0 || to < 0) return false;
-  const TensorInfo& f = producer.tensors[from];
-  for (const Coords& c : AllCoords(consumer.axis_sizes)) {
-    if (!codegen::OnLayer(producer, f, c)) return false;
-  }
-  return SameShards(producer, f, consumer, consumer.tensors[to]);
-}
 
 std::string BoundStatements::Plan() {
   // Homes: the writer's output shard, else the first reader's.
@@ -104,7 +70,8 @@ std::string BoundStatements::Plan() {
                             " it");
       }
       Read r{static_cast<int>(c), to, tensor, false, {}, {}};
-      r.in_place = ft.is_output ? ReadInPlace(p, consumer, t.name) : SameShards(p, ft, consumer, t);
+      r.in_place = ft.is_output ? codegen::ReadInPlace(p, consumer, t.name)
+                                : codegen::SameShards(p, ft, consumer, t);
       if (!r.in_place) {
         const ir::Mesh mesh = MeshOf(p.axis_names, p.axis_sizes);
         auto source = BoxDistribution(t.shape, mesh,

@@ -7,7 +7,7 @@
 // Every tensor of the program has one shard on each rank, its home: a tensor a statement
 // writes lives where that statement leaves it (the producer's output shard), an input where
 // the first statement reading it reads it. A statement reads an intermediate in place when
-// its shard is the producer's on every rank (runtime/statements_executor.h, ReadInPlace),
+// its shard is the producer's on every rank (codegen::ReadInPlace),
 // an input in place when its shard is the first reader's; otherwise the tensor is moved
 // from its home into scratch this object owns (runtime/redistribution.h) before the
 // statement runs. Not thread-safe; one Run at a time.
@@ -102,12 +102,6 @@ class BoundStatements {
   std::vector<std::unique_ptr<BoundProgram>> bound_;
   std::unique_ptr<Comm> comm_;
 };
-
-// Whether intermediate `tensor`, written by `producer` and read by `consumer`, is read in
-// place: on every rank the consumer's shard is the producer's output shard (same first
-// element and extents, and the producer's shard holds its result there).
-bool ReadInPlace(const codegen::Program& producer, const codegen::Program& consumer,
-                 const std::string& tensor);
 
 }  // namespace meshtune::runtime
 

@@ -88,7 +88,7 @@ TEST(StatementsExecutorTest, MegatronMlpReadsTheIntermediateInPlaceOnEveryRankCo
       for (const std::string extents : {"b=8,d=6,f=12,e=4", "b=7,d=5,f=11,e=3"}) {
         SCOPED_TRACE(absl::StrCat(dtype, " x=", ranks, " ", extents));
         const std::vector<StatementJob> jobs = Mlp(extents, ranks, kSplitF, dtype);
-        EXPECT_TRUE(ReadInPlace(jobs[0].program, jobs[1].program, "H"));
+        EXPECT_TRUE(codegen::ReadInPlace(jobs[0].program, jobs[1].program, "H"));
         const RunStats m = SimulateStatements(jobs);
         EXPECT_TRUE(m.verified) << m.error;
         EXPECT_EQ(m.bytes_sent_max, 0);
@@ -103,7 +103,7 @@ TEST(StatementsExecutorTest, AnIntermediateShardedOtherwiseMovesAndStillVerifies
     for (const std::string extents : {"b=8,d=6,f=12,e=4", "b=7,d=5,f=11,e=3"}) {
       SCOPED_TRACE(absl::StrCat("x=", ranks, " ", extents));
       const std::vector<StatementJob> jobs = Mlp(extents, ranks, kRows);
-      EXPECT_FALSE(ReadInPlace(jobs[0].program, jobs[1].program, "H"));
+      EXPECT_FALSE(codegen::ReadInPlace(jobs[0].program, jobs[1].program, "H"));
       const RunStats m = SimulateStatements(jobs);
       EXPECT_TRUE(m.verified) << m.error;
       EXPECT_GT(m.bytes_sent_max, 0);
