@@ -40,6 +40,15 @@ struct CallableKernel {
 CallableKernel EmitCallable(const Program& program, const std::string& title,
                             const std::string& name, const std::string& header_name);
 
+// The #include lines (and using-declaration) a callable kernel's definitions need.
+extern const char kCallableIncludes[];
+
+// The definitions of the callable kernel `name` of `program` (a block-layout one: no given
+// layouts), without includes: NAME, NAME_shard, NAME_storage, NAME_holds and the helpers they
+// use, as EmitCallable's source holds them (a program's kernel puts each statement's in a
+// namespace of its own: codegen/emit_program.h).
+std::string CallableDefinitions(const Program& program, const std::string& name);
+
 // The declaration of `problem` in an emitted program, `const ProblemSpec problem{...};`
 // (runtime/oracle.h) indented by `pad`: the check's statement, written from the problem as
 // stated, not from the program.

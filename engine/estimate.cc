@@ -3,9 +3,11 @@
 #include <memory>
 
 #include "absl/strings/str_cat.h"
+#include "engine/program_tune.h"
 #include "engine/requests.h"
 #include "engine/tune_messages.h"
 #include "engine/tune_options.h"
+#include "ir/statement_program.h"
 #include "search/runner.h"
 #include "search/tuner.h"
 
@@ -16,6 +18,14 @@ absl::StatusOr<v1::Record> EstimateWithBuiltinNumbers(const v1::TuneRequest& req
   model_only.set_model_only(true);
   MachineNumbers numbers;
   numbers.params = BuiltinCostParams();
+  if (ir::HasSeveralStatements(request.problem().expr())) {  // a program: its joint best
+    absl::StatusOr<v1::TuneResult> tuned =
+        RunProgramTune(model_only, numbers, search::MpiRunnerOptions{}, nullptr);
+    if (!tuned.ok()) return tuned.status();
+    v1::Record record = tuned->record();
+    record.clear_id();
+    return record;
+  }
   absl::StatusOr<search::TuneOptions> options =
       TuneOptionsFromRequest(model_only, nullptr, numbers);
   if (!options.ok()) return options.status();

@@ -10,14 +10,17 @@
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_format.h"
 #include "absl/strings/str_join.h"
+#include "absl/strings/strip.h"
 #include "base/bytes.h"
 #include "base/excerpt.h"
 #include "base/status_macros.h"
 #include "codegen/emit_cpp.h"
 #include "codegen/emit_library.h"
+#include "codegen/emit_program.h"
 #include "codegen/lower.h"
 #include "codegen/pipeline.h"
 #include "codegen/pseudocode.h"
+#include "engine/program_run.h"
 #include "engine/requests.h"
 #include "engine/tune_options.h"
 #include "ir/legality.h"
@@ -25,6 +28,7 @@
 #include "ir/statement_program.h"
 #include "runtime/executor.h"
 #include "runtime/gemm_form.h"
+#include "runtime/given_spec.h"
 #include "search/cost_model.h"
 #include "search/cost_params.h"
 #include "search/program_layouts.h"
@@ -328,10 +332,41 @@ absl::StatusOr<v1::CodegenResponse> LibraryCodegen(const v1::CodegenRequest& req
   });
 }
 
+// The callable kernel of a program of several statements: each statement's trace judged,
+// lowered and validated as a run of the program's is (engine/program_run.h).
+absl::StatusOr<v1::CodegenResponse> ProgramCodegen(const v1::CodegenRequest& request) {
+  if (request.main()) {
+    return absl::InvalidArgumentError(
+        "--main writes one statement's standalone program; a program of several statements is "
+        "generated as a callable kernel (without --main)");
+  }
+  MT_ASSIGN_OR_RETURN(
+      const ir::StatementProgram program,
+      ir::ParseStatementProgram(request.problem().expr(), request.problem().extents(),
+                                request.problem().dtype()));
+  v1::ExplainRequest explain;
+  *explain.mutable_problem() = request.problem();
+  *explain.mutable_mesh() = request.mesh();
+  *explain.mutable_trace() = request.trace();
+  MT_ASSIGN_OR_RETURN(PreparedRun prepared, PrepareProgramRun(explain));
+  std::vector<codegen::Program> statements = {std::move(prepared.spec.program)};
+  for (runtime::StatementJob& j : prepared.spec.later) statements.push_back(std::move(j.program));
+  const ir::Mesh mesh = runtime::MeshOf(statements[0].axis_names, statements[0].axis_sizes);
+  const std::string title =
+      absl::StrCat(program.ToString(), " with ", program.ExtentsString(), " (",
+                   ir::DTypeName(program.dtype), ") on mesh ", mesh.ToString(), "\ntrace:\n",
+                   absl::StripTrailingAsciiWhitespace(request.trace().text()));
+  return CallableResponse(request, [&](const std::string& name) {
+    return codegen::EmitProgramCallable(statements, program.Tensors(), title, name,
+                                        request.header_name());
+  });
+}
+
 }  // namespace
 
 absl::StatusOr<v1::CodegenResponse> Codegen(const v1::CodegenRequest& request) {
   if (request.has_library() && request.library().prow() > 0) return LibraryCodegen(request);
+  if (ir::HasSeveralStatements(request.problem().expr())) return ProgramCodegen(request);
   MT_ASSIGN_OR_RETURN(codegen::Program program,
                       LowerTrace(request.problem(), request.mesh(), request.trace()));
   MT_ASSIGN_OR_RETURN(ir::Computation base, BaseComputation(request.problem(), request.mesh()));

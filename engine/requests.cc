@@ -49,8 +49,8 @@ absl::StatusOr<ir::Problem> ProblemOf(const v1::Problem& problem) {
   if (ir::HasSeveralStatements(problem.expr())) {
     return absl::InvalidArgumentError(
         "this takes one statement: programs of several statements are tuned, run, "
-        "explained, stored, looked up, exported, imported and planned, but not yet "
-        "generated or reported");
+        "explained, stored, looked up, exported, imported, planned and generated (a callable "
+        "kernel), but not yet reported");
   }
   MT_ASSIGN_OR_RETURN(ir::Problem p,
                       ir::ParseProblem(problem.expr(), problem.extents(), problem.dtype()));

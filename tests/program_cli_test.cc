@@ -216,9 +216,14 @@ TEST(ProgramCliTest, BadProgramsAndTracesGetTheirMessages) {
                " --mesh x=2 --trace " + Dir() + "/none.trace");
   EXPECT_EQ(r.status, 2) << r.out << r.err;
   EXPECT_EQ(r.err,
-            "meshtune: this takes one statement: programs of several statements are tuned, run, "
-            "explained, stored, looked up, exported, imported and planned, but not yet "
-            "generated or reported\n");
+            "meshtune: the trace has 1 part but the program has 2 statements; separate the "
+            "statements' traces with lines ---\n");
+  r = Meshtune("codegen --expr '" + kAttention.expr + "' --extents " + kAttention.extents +
+               " --mesh x=2 --trace " + Dir() + "/none.trace --main");
+  EXPECT_EQ(r.status, 2) << r.out << r.err;
+  EXPECT_EQ(r.err,
+            "meshtune: --main writes one statement's standalone program; a program of several "
+            "statements is generated as a callable kernel (without --main)\n");
   r = Meshtune("tune --expr '" + kAttention.expr + "' --extents " + kAttention.extents +
                " --ranks 2 --model-only --no-db --report " + Dir() + "/r.html");
   EXPECT_EQ(r.status, 2) << r.out << r.err;
