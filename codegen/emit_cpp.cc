@@ -339,7 +339,6 @@ std::string StartText(const TensorInfo& t) {
 std::string CallableHeader(const Program& p, const std::string& title, const std::string& name,
                            const std::string& params) {
   std::string out = CppComment(title);
-  const std::string guard = absl::AsciiStrToUpper(name) + "_H_";
   std::vector<std::string> axes;
   for (size_t a = 0; a < p.axis_names.size(); ++a)
     axes.push_back(absl::StrCat(p.axis_names[a], "=", p.axis_sizes[a]));
@@ -388,23 +387,8 @@ std::string CallableHeader(const Program& p, const std::string& title, const std
       holders, ").\n", "// Returns 0; 1 when comm's size is not ", p.Ranks(),
       "; 2 when the runtime fails (a message on\n// stderr). Transfer buffers are allocated at "
       "the first call and kept for later calls on\n// the same communicator. Not thread-safe: one "
-      "call at a time in a process.\n#ifndef ",
-      guard, "\n#define ", guard, "\n\n#include <mpi.h>\n#include <stdint.h>\n\n",
-      "#ifdef __cplusplus\nextern \"C\" {\n#endif\n\nint ", name, "(", params,
-      ", MPI_Comm comm);\n\n", "// Where `tensor`'s shard lies on MPI rank `rank` (0 <= rank < ",
-      p.Ranks(),
-      "): the global index of its\n// first element and its extents, one per dim. Returns the "
-      "number of dims, or -1 for\n// an unknown tensor or rank; extents 0 on a rank that "
-      "holds none of it.\nint ",
-      name, "_shard(const char* tensor, int rank, int64_t* start, int64_t* extents);\n\n",
-      "// The extents of `tensor`'s storage on every rank (the pointer's array has their\n",
-      "// product of elements), one per dim. Returns the number of dims, or -1 for an\n",
-      "// unknown tensor.\nint ", name, "_storage(const char* tensor, int64_t* storage);\n\n",
-      "// Whether MPI rank `rank`'s shard of `tensor` holds the tensor's values after a call: 1\n",
-      "// (every input; the output on every rank that holds its result), 0 (the output on a\n",
-      "// rank off the layer it ends on), or -1 for an unknown tensor or rank.\nint ", name,
-      "_holds(const char* tensor, int rank);\n\n", "#ifdef __cplusplus\n}\n#endif\n\n#endif  // ",
-      guard, "\n");
+      "call at a time in a process.\n",
+      CallableDeclarations(name, p.Ranks(), params));
   return out;
 }
 
@@ -485,6 +469,28 @@ std::string StorageFunction(const Program& p, const std::string& name) {
 }
 
 }  // namespace
+
+std::string CallableDeclarations(const std::string& name, int64_t ranks,
+                                 const std::string& params) {
+  const std::string guard = absl::AsciiStrToUpper(name) + "_H_";
+  return absl::StrCat(
+      "#ifndef ", guard, "\n#define ", guard, "\n\n#include <mpi.h>\n#include <stdint.h>\n\n",
+      "#ifdef __cplusplus\nextern \"C\" {\n#endif\n\nint ", name, "(", params,
+      ", MPI_Comm comm);\n\n", "// Where `tensor`'s shard lies on MPI rank `rank` (0 <= rank < ",
+      ranks,
+      "): the global index of its\n// first element and its extents, one per dim. Returns the "
+      "number of dims, or -1 for\n// an unknown tensor or rank; extents 0 on a rank that "
+      "holds none of it.\nint ",
+      name, "_shard(const char* tensor, int rank, int64_t* start, int64_t* extents);\n\n",
+      "// The extents of `tensor`'s storage on every rank (the pointer's array has their\n",
+      "// product of elements), one per dim. Returns the number of dims, or -1 for an\n",
+      "// unknown tensor.\nint ", name, "_storage(const char* tensor, int64_t* storage);\n\n",
+      "// Whether MPI rank `rank`'s shard of `tensor` holds the tensor's values after a call: 1\n",
+      "// (every input; the output on every rank that holds its result), 0 (the output on a\n",
+      "// rank off the layer it ends on), or -1 for an unknown tensor or rank.\nint ", name,
+      "_holds(const char* tensor, int rank);\n\n", "#ifdef __cplusplus\n}\n#endif\n\n#endif  // ",
+      guard, "\n");
+}
 
 const char kCallableIncludes[] = R"(
 #include <algorithm>

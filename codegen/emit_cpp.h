@@ -40,6 +40,10 @@ struct CallableKernel {
 CallableKernel EmitCallable(const Program& program, const std::string& title,
                             const std::string& name, const std::string& header_name);
 
+// A callable kernel header's declarations, in an include guard: `int NAME(params, MPI_Comm
+// comm)`, NAME_shard, NAME_storage and NAME_holds (documented), for a mesh of `ranks` ranks.
+std::string CallableDeclarations(const std::string& name, int64_t ranks, const std::string& params);
+
 // The #include lines (and using-declaration) a callable kernel's definitions need.
 extern const char kCallableIncludes[];
 

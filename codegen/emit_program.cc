@@ -1,6 +1,5 @@
 #include "codegen/emit_program.h"
 
-#include "absl/strings/ascii.h"
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_join.h"
 #include "codegen/emit_text.h"
@@ -80,7 +79,6 @@ std::string Header(const std::vector<Program>& statements, const std::vector<std
                    const Layouts& l, const std::string& title, const std::string& name,
                    const std::string& params) {
   const Program& p = statements[0];
-  const std::string guard = absl::AsciiStrToUpper(name) + "_H_";
   std::vector<std::string> axes;
   for (size_t a = 0; a < p.axis_names.size(); ++a)
     axes.push_back(absl::StrCat(p.axis_names[a], "=", p.axis_sizes[a]));
@@ -115,22 +113,8 @@ std::string Header(const std::vector<Program>& statements, const std::vector<std
       &out, "// Returns 0; 1 when comm's size is not ", p.Ranks(),
       "; 2 when the runtime fails; 3 when a move\n// cannot be planned (a message on stderr). "
       "Buffers are allocated at the first call and\n// kept for later calls on the same "
-      "communicator. Not thread-safe: one call at a time.\n#ifndef ",
-      guard, "\n#define ", guard, "\n\n#include <mpi.h>\n#include <stdint.h>\n\n",
-      "#ifdef __cplusplus\nextern \"C\" {\n#endif\n\nint ", name, "(", params,
-      ", MPI_Comm comm);\n\n", "// Where `tensor`'s shard lies on MPI rank `rank` (0 <= rank < ",
-      p.Ranks(),
-      "): the global index of its\n// first element and its extents, one per dim. Returns the "
-      "number of dims, or -1 for\n// an unknown tensor or rank; extents 0 on a rank that holds "
-      "none of it.\nint ",
-      name, "_shard(const char* tensor, int rank, int64_t* start, int64_t* extents);\n\n",
-      "// The extents of `tensor`'s storage on every rank, one per dim. Returns the number of\n",
-      "// dims, or -1 for an unknown tensor.\nint ", name,
-      "_storage(const char* tensor, int64_t* storage);\n\n",
-      "// Whether MPI rank `rank`'s shard of `tensor` holds its values after a call: 1, 0, or\n",
-      "// -1 for an unknown tensor or rank.\nint ", name,
-      "_holds(const char* tensor, int rank);\n\n", "#ifdef __cplusplus\n}\n#endif\n\n#endif  // ",
-      guard, "\n");
+      "communicator. Not thread-safe: one call at a time.\n",
+      CallableDeclarations(name, p.Ranks(), params));
   return out;
 }
 
