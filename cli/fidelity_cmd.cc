@@ -16,6 +16,7 @@
 #include "engine/flag_checks.h"
 #include "engine/local_backend.h"
 #include "engine/machine_profile.h"
+#include "engine/requests.h"
 #include "engine/runs.h"
 #include "engine/scatter_svg.h"
 #include "engine/tune_options.h"
@@ -126,8 +127,12 @@ void KeepRuns(const FidelityFlags& flags, const engine::ChosenProfile& chosen,
 }  // namespace
 
 int RunFidelity(const FidelityFlags& flags, std::ostream& out, std::ostream& err) {
-  absl::StatusOr<ir::Problem> problem =
-      ir::ParseProblem(flags.workload.expr, flags.workload.extents, flags.workload.dtype);
+  // One statement, said as every command that takes one says it (engine/requests.h).
+  v1::Problem stated;
+  stated.set_expr(flags.workload.expr);
+  stated.set_extents(flags.workload.extents);
+  stated.set_dtype(flags.workload.dtype);
+  absl::StatusOr<ir::Problem> problem = engine::ProblemOf(stated);
   if (!problem.ok()) return Fail(problem.status(), err);
   absl::StatusOr<ir::Mesh> mesh = ir::ParseMesh(flags.mesh.mesh);
   if (!mesh.ok()) return Fail(mesh.status(), err);

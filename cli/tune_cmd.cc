@@ -31,7 +31,11 @@ std::string TuneReport(const TuneFlags& flags, const v1::TuneRequest& request,
   in.record = result.record();
   // A record not stored carries no workload fields: the tune's own.
   if (in.record.profile().empty()) in.record.set_profile(flags.profile);
-  in.summary = engine::TuneSummaryOf(result, request, curve.points());
+  if (result.has_program()) {  // a program's: its schedules and the moves between
+    in.program = result.program();
+  } else {
+    in.summary = engine::TuneSummaryOf(result, request, curve.points());
+  }
   in.origin = result.stored() ? absl::StrCat("record ", result.record().id())
                               : "a tune whose winner was not stored";
   // The tune's own machine numbers (flags included) where this process can tell them.
@@ -92,10 +96,6 @@ int RunTune(const TuneFlags& flags, const std::string& report, engine::Backend& 
             std::ostream& out, std::ostream& err) {
   if (flags.mesh.mesh.empty() == (flags.mesh.ranks == 0)) {
     err << "meshtune: give exactly one of --mesh (e.g. x=2,y=2) and --ranks (e.g. 4)\n";
-    return engine::kExitBadInput;
-  }
-  if (!report.empty() && ir::HasSeveralStatements(flags.workload.expr)) {
-    err << "meshtune: --report writes one statement's tuning report; not yet a program's\n";
     return engine::kExitBadInput;
   }
   // A report that cannot be written is found before the tune, not after.

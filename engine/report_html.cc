@@ -6,8 +6,10 @@
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_format.h"
 #include "absl/strings/str_join.h"
+#include "absl/strings/str_replace.h"
 #include "absl/time/time.h"
 #include "base/status_macros.h"
+#include "codegen/program.h"
 #include "codegen/pseudocode.h"
 #include "engine/curve_svg.h"
 #include "engine/explain.h"
@@ -18,6 +20,8 @@
 #include "engine/sharding_svg.h"
 #include "engine/tune_options.h"
 #include "ir/problem.h"
+#include "ir/program_trace.h"
+#include "ir/statement_program.h"
 #include "search/cost_model.h"
 #include "search/lower_bound.h"
 #include "storage/hardware_profile.h"
@@ -275,9 +279,137 @@ std::string PruningSection(const ReportInput& in) {
   return absl::StrCat(out, "</table>\n</section>\n");
 }
 
+// The schedules a program's tune ranked and measured.
+std::string ProgramSchedulesSection(const ReportInput& in) {
+  std::string out = "<section id=\"schedules\">\n<h2>Schedules of the program</h2>\n";
+  if (!in.program) {
+    return absl::StrCat(out,
+                        "<p class=\"missing\">A stored program record keeps its winner only: "
+                        "the schedules its tune ranked and measured are in the tune's own "
+                        "report (tune --report).</p>\n</section>\n");
+  }
+  absl::StrAppend(&out,
+                  "<table id=\"program-schedules\">\n<tr><th>schedule</th><th>mesh</th>"
+                  "<th>predicted s</th><th>measured s</th><th>outcome</th></tr>\n");
+  std::vector<const v1::ProgramResult::Schedule*> rows = {&in.program->best(),
+                                                          &in.program->separate()};
+  for (const v1::ProgramResult::Schedule& m : in.program->measured()) rows.push_back(&m);
+  for (const v1::ProgramResult::Schedule* s : rows) {
+    absl::StrAppend(
+        &out, "<tr class=\"program-schedule\"><td>", HtmlEscape(s->label()), "</td><td>",
+        HtmlEscape(s->mesh()), "</td><td class=\"num\">", absl::StrFormat("%.4g", s->predicted_s()),
+        "</td><td class=\"num\">",
+        s->has_measured_s() ? absl::StrFormat("%.4g", s->measured_s()) : "-", "</td><td>",
+        HtmlEscape(s->has_measured_s() || !s->error().empty()
+                       ? (s->verified() ? "verified" : absl::StrCat("failed: ", s->error()))
+                       : "not measured"),
+        "</td></tr>\n");
+  }
+  absl::StrAppend(&out, "</table>\n");
+  if (in.program->has_separate_over_best()) {
+    absl::StrAppendFormat(&out,
+                          "<p>Tuning each statement alone, then moving: measured <span "
+                          "id=\"separate-over-best\">%.3f</span> times the best's time.</p>\n",
+                          in.program->separate_over_best());
+  }
+  return absl::StrCat(out, "</section>\n");
+}
+
+// Each tensor one statement leaves for a later one: read there in place or moved.
+std::string LayoutsBetweenSection(const ReportInput& in, const ir::StatementProgram& program,
+                                  const std::vector<absl::StatusOr<codegen::Program>>& lowered) {
+  std::string out = absl::StrCat(
+      "<section id=\"layouts-between\">\n<h2>Layouts between the statements</h2>\n",
+      "<table id=\"moves\">\n<tr><th>tensor</th><th>from statement</th><th>to "
+      "statement</th><th>read</th><th>bytes (busiest rank)</th><th>predicted s</th></tr>\n");
+  for (const std::string& t : program.Tensors()) {
+    const std::vector<int> consumers = program.Consumers(t);
+    const int producer = program.Producer(t);
+    const int home = producer >= 0 ? producer : (consumers.empty() ? -1 : consumers.front());
+    for (int c : consumers) {
+      if (c <= home) continue;
+      std::string read = "-";
+      if (lowered[home].ok() && lowered[c].ok()) {
+        const codegen::TensorInfo* from = nullptr;
+        const codegen::TensorInfo* to = nullptr;
+        for (const codegen::TensorInfo& i : lowered[home]->tensors) from = i.name == t ? &i : from;
+        for (const codegen::TensorInfo& i : lowered[c]->tensors) to = i.name == t ? &i : to;
+        const bool in_place =
+            from != nullptr && to != nullptr &&
+            (producer >= 0 ? codegen::ReadInPlace(*lowered[home], *lowered[c], t)
+                           : codegen::SameShards(*lowered[home], *from, *lowered[c], *to));
+        read = in_place ? "in place" : "moved";
+      }
+      std::string bytes = "-", seconds = "-";
+      for (int m = 0; in.program && m < in.program->best().moves_size(); ++m) {
+        const v1::ProgramResult::Move& move = in.program->best().moves(m);
+        if (move.tensor() != t || move.consumer() != c + 1) continue;
+        bytes = absl::StrCat(move.bytes_max());
+        seconds = absl::StrFormat("%.4g", move.predicted_s());
+      }
+      absl::StrAppend(&out, "<tr class=\"move\"><td>", HtmlEscape(t), "</td><td class=\"num\">",
+                      home + 1, "</td><td class=\"num\">", c + 1, "</td><td>", read,
+                      "</td><td class=\"num\">", bytes, "</td><td class=\"num\">", seconds,
+                      "</td></tr>\n");
+    }
+  }
+  return absl::StrCat(out, "</table>\n</section>\n");
+}
+
+// The report of a program of several statements.
+std::string ProgramReportHtml(const ReportInput& in, const ir::StatementProgram& program) {
+  const v1::Mesh mesh = RecordMesh(in.record);
+  const int n = static_cast<int>(program.statements.size());
+  absl::StatusOr<std::vector<ir::Trace>> traces =
+      ir::ParseProgramTrace(in.record.trace().text(), n);
+  std::vector<absl::StatusOr<codegen::Program>> lowered;
+  std::vector<std::string> statement_html;
+  for (int s = 0; s < n; ++s) {
+    ReportInput one = in;
+    one.record.mutable_problem()->set_expr(program.statements[s].ToString());
+    one.record.mutable_problem()->set_extents(program.statements[s].ExtentsString());
+    one.record.mutable_trace()->set_text(traces.ok() ? (*traces)[s].ToString() : "");
+    one.record.clear_measured_s();
+    one.record.set_predicted_s(in.program && s < in.program->best().statements_size()
+                                   ? in.program->best().statements(s).predicted_s()
+                                   : 0);
+    lowered.push_back(traces.ok() ? LowerTrace(one.record.problem(), mesh, one.record.trace())
+                                  : absl::StatusOr<codegen::Program>(traces.status()));
+    std::optional<search::CostReport> cost;
+    if (lowered.back().ok()) {
+      cost = search::EstimateCost(*lowered.back(),
+                                  search::ForRanks(in.params, lowered.back()->Ranks()));
+    }
+    const std::string sections =
+        absl::StrCat(WinnerSection(one, lowered.back(), cost ? &*cost : nullptr),
+                     ShardingSection(lowered.back()));
+    statement_html.push_back(
+        absl::StrCat("<section id=\"statement-", s + 1, "\">\n<h2>Statement ", s + 1, ": <code>",
+                     HtmlEscape(program.statements[s].ToString()), "</code></h2>\n",
+                     absl::StrReplaceAll(sections, {{" id=\"", absl::StrCat(" id=\"s", s + 1, "-")},
+                                                    {"<h2>Winner</h2>", "<h3>Its schedule</h3>"},
+                                                    {"<h2>", "<h3>"},
+                                                    {"</h2>", "</h3>"}}),
+                     "</section>\n"));
+  }
+  const std::string title =
+      absl::StrCat("meshtune report: ", in.record.problem().expr(), " on ", in.record.mesh());
+  std::string body = absl::StrCat(in.header_html, "<h1 id=\"title\">", HtmlEscape(title), "</h1>\n",
+                                  ProblemSection(in), ProgramSchedulesSection(in),
+                                  LayoutsBetweenSection(in, program, lowered));
+  for (const std::string& html : statement_html) absl::StrAppend(&body, html);
+  return HtmlDocument(title, body);
+}
+
 }  // namespace
 
 std::string ReportHtml(const ReportInput& in) {
+  if (ir::HasSeveralStatements(in.record.problem().expr())) {
+    const v1::Problem& p = in.record.problem();
+    absl::StatusOr<ir::StatementProgram> program =
+        ir::ParseStatementProgram(p.expr(), p.extents(), p.dtype());
+    if (program.ok()) return ProgramReportHtml(in, *program);
+  }
   const v1::Mesh mesh = RecordMesh(in.record);
   const absl::StatusOr<codegen::Program> program =
       LowerTrace(in.record.problem(), mesh, in.record.trace());

@@ -32,10 +32,18 @@ struct ReportInput {
   std::string params_note;    // where they come from, said in the report
   std::string origin;         // "record 3", "tune (not stored)", ...
   std::string header_html;    // HTML put first in the body (navigation)
+  // A program's tune (the record's problem a program of several statements): the schedules
+  // it ranked and measured, and the moves between the statements; nullopt for a stored
+  // record, whose report says what it cannot show without it.
+  std::optional<v1::ProgramResult> program;
 };
 
 // The report page of `input`. A trace that no longer lowers gets its error in the sections
-// that need the program; the others are drawn.
+// that need the program; the others are drawn. For a program of several statements: the
+// program and mesh, the schedules of its tune (input.program), the layouts between the
+// statements (each intermediate, and each input read by several, read in place or moved),
+// then a section per statement ("statement-N": its trace, pseudo-code, cost per transfer
+// and sharding, element ids prefixed "sN-").
 std::string ReportHtml(const ReportInput& input);
 
 // The machine numbers of the hardware profile `profile` ("" means "default") for a report,

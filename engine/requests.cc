@@ -48,9 +48,8 @@ v1::ExplainRequest StatementRequestOf(const v1::ExplainRequest& request,
 absl::StatusOr<ir::Problem> ProblemOf(const v1::Problem& problem) {
   if (ir::HasSeveralStatements(problem.expr())) {
     return absl::InvalidArgumentError(
-        "this takes one statement: programs of several statements are tuned, run, "
-        "explained, stored, looked up, exported, imported, planned and generated (a callable "
-        "kernel), but not yet reported");
+        "this takes one statement (programs of several statements are taken by tune, run, "
+        "explain, batch, lookup, records, codegen, report and the plan API)");
   }
   MT_ASSIGN_OR_RETURN(ir::Problem p,
                       ir::ParseProblem(problem.expr(), problem.extents(), problem.dtype()));

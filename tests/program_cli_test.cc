@@ -18,7 +18,9 @@ namespace {
 
 using ::meshtune::testing::CliRun;
 using ::meshtune::testing::Meshtune;
+using ::meshtune::testing::Occurrences;
 using ::meshtune::testing::ParsesAs;
+using ::meshtune::testing::ReadFile;
 
 std::string Dir() {
   const char* tmp = std::getenv("TEST_TMPDIR");
@@ -205,6 +207,38 @@ TEST(ProgramCliTest, AProgramIsStoredAndLookedUpUnderOtherNames) {
       << r.err;
 }
 
+TEST(ProgramCliTest, AProgramsReportHasASectionPerStatementAndTheLayoutsBetween) {
+  const std::string db = " --db " + Dir() + "/report.db";
+  CliRun r = Meshtune(
+      "tune --expr 'H[b,f] = X[b,d] * W1[d,f]; Y[b,e] = H[b,f] * W2[f,e]' --extents "
+      "b=64,d=32,f=128,e=32 --mesh x=4 --model-only --report " +
+      Dir() + "/mlp.html" + db);
+  ASSERT_EQ(r.status, 0) << r.out << r.err;
+  const std::string html = ReadFile(Dir() + "/mlp.html");
+  for (const std::string part :
+       {"<h2>Statement 1: <code>H[b,f] = X[b,d] * W1[d,f]</code></h2>",
+        "<h2>Statement 2: <code>Y[b,e] = H[b,f] * W2[f,e]</code></h2>", "<pre id=\"s1-trace\">",
+        "<pre id=\"s2-pseudocode\">", "<table id=\"s2-transfers\">",
+        // Megatron's MLP: H read where statement 1 leaves it.
+        "<tr class=\"move\"><td>H</td><td class=\"num\">1</td><td class=\"num\">2</td><td>in "
+        "place</td><td class=\"num\">0</td>",
+        "<tr class=\"program-schedule\"><td>best</td><td>x=4</td>",
+        "<tr class=\"program-schedule\"><td>separate</td><td>x=4</td>"}) {
+    EXPECT_NE(html.find(part), std::string::npos) << part;
+  }
+  EXPECT_EQ(Occurrences(html, " id=\"pseudocode\""), 0);
+  // The stored record's report: the same statements, in canonical names, without the tune.
+  r = Meshtune("report 1 -o " + Dir() + "/record.html" + db);
+  ASSERT_EQ(r.status, 0) << r.out << r.err;
+  const std::string stored = ReadFile(Dir() + "/record.html");
+  EXPECT_NE(stored.find("<h2>Statement 2: <code>T3[i0,i3] = T0[i0,i1] * T4[i1,i3]</code></h2>"),
+            std::string::npos);
+  EXPECT_NE(stored.find("<td>T0</td><td class=\"num\">1</td><td class=\"num\">2</td><td>in "
+                        "place</td><td class=\"num\">-</td>"),
+            std::string::npos);
+  EXPECT_NE(stored.find("A stored program record keeps its winner only"), std::string::npos);
+}
+
 TEST(ProgramCliTest, BadProgramsAndTracesGetTheirMessages) {
   CliRun r = Meshtune(
       "tune --expr 'H[b,f] = X[b,d] * W1[d,f]; Y[b,e] = H[b,d] * W2[d,e]' --extents "
@@ -224,11 +258,12 @@ TEST(ProgramCliTest, BadProgramsAndTracesGetTheirMessages) {
   EXPECT_EQ(r.err,
             "meshtune: --main writes one statement's standalone program; a program of several "
             "statements is generated as a callable kernel (without --main)\n");
-  r = Meshtune("tune --expr '" + kAttention.expr + "' --extents " + kAttention.extents +
-               " --ranks 2 --model-only --no-db --report " + Dir() + "/r.html");
+  r = Meshtune("fidelity --expr '" + kAttention.expr + "' --extents " + kAttention.extents +
+               " --mesh x=2");
   EXPECT_EQ(r.status, 2) << r.out << r.err;
   EXPECT_EQ(r.err,
-            "meshtune: --report writes one statement's tuning report; not yet a program's\n");
+            "meshtune: this takes one statement (programs of several statements are taken by "
+            "tune, run, explain, batch, lookup, records, codegen, report and the plan API)\n");
   std::ofstream(Dir() + "/one.trace") << "distribute([f], [fo], [fi], [x])\n";
   r = Meshtune("run --expr '" + kAttention.expr + "' --extents " + kAttention.extents +
                " --mesh x=2 --trace " + Dir() + "/one.trace --simulate");
