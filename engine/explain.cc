@@ -10,17 +10,16 @@
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_format.h"
 #include "absl/strings/str_join.h"
-#include "absl/strings/strip.h"
 #include "base/bytes.h"
 #include "base/excerpt.h"
 #include "base/status_macros.h"
 #include "codegen/emit_cpp.h"
 #include "codegen/emit_library.h"
-#include "codegen/emit_program.h"
 #include "codegen/lower.h"
 #include "codegen/pipeline.h"
 #include "codegen/pseudocode.h"
-#include "engine/program_run.h"
+#include "engine/callable_response.h"
+#include "engine/program_codegen.h"
 #include "engine/requests.h"
 #include "engine/tune_options.h"
 #include "ir/legality.h"
@@ -28,7 +27,6 @@
 #include "ir/statement_program.h"
 #include "runtime/executor.h"
 #include "runtime/gemm_form.h"
-#include "runtime/given_spec.h"
 #include "search/cost_model.h"
 #include "search/cost_params.h"
 #include "search/program_layouts.h"
@@ -226,34 +224,6 @@ absl::StatusOr<PreparedRun> PrepareRun(const v1::ExplainRequest& request) {
 
 namespace {
 
-// A letter or '_', then letters, digits or '_'; at most 128 characters.
-bool IsCIdentifier(const std::string& s) {
-  if (s.empty() || s.size() > 128 || std::isdigit(static_cast<unsigned char>(s[0]))) return false;
-  for (char c : s) {
-    if (!std::isalnum(static_cast<unsigned char>(c)) && c != '_') return false;
-  }
-  return true;
-}
-
-// The callable kernel `request` asks for, as `emit` writes it under the request's name
-// ("meshtune_kernel" when unset): its header, and its source (after the header when the
-// request names no header file). InvalidArgument for a name that is not a C identifier.
-absl::StatusOr<v1::CodegenResponse> CallableResponse(
-    const v1::CodegenRequest& request,
-    const std::function<codegen::CallableKernel(const std::string& name)>& emit) {
-  const std::string name = request.name().empty() ? "meshtune_kernel" : request.name();
-  if (!IsCIdentifier(name)) {
-    return absl::InvalidArgumentError(
-        absl::StrCat("kernel name '", base::Excerpt(name), "' is not a C identifier"));
-  }
-  const codegen::CallableKernel kernel = emit(name);
-  v1::CodegenResponse out;
-  out.set_header(kernel.header);
-  out.set_source(request.header_name().empty() ? kernel.header + "\n" + kernel.source
-                                               : kernel.source);
-  return out;
-}
-
 // The response of a request whose answer is the library (request.library(), prow > 0):
 // ScaLAPACK's GEMM on the problem's tensors in cyclic(NB,NB), no trace lowered.
 absl::StatusOr<v1::CodegenResponse> LibraryCodegen(const v1::CodegenRequest& request) {
@@ -329,36 +299,6 @@ absl::StatusOr<v1::CodegenResponse> LibraryCodegen(const v1::CodegenRequest& req
   }
   return CallableResponse(request, [&](const std::string& name) {
     return codegen::EmitLibraryCallable(spec, title, name, request.header_name());
-  });
-}
-
-// The callable kernel of a program of several statements: each statement's trace judged,
-// lowered and validated as a run of the program's is (engine/program_run.h).
-absl::StatusOr<v1::CodegenResponse> ProgramCodegen(const v1::CodegenRequest& request) {
-  if (request.main()) {
-    return absl::InvalidArgumentError(
-        "--main writes one statement's standalone program; a program of several statements is "
-        "generated as a callable kernel (without --main)");
-  }
-  MT_ASSIGN_OR_RETURN(
-      const ir::StatementProgram program,
-      ir::ParseStatementProgram(request.problem().expr(), request.problem().extents(),
-                                request.problem().dtype()));
-  v1::ExplainRequest explain;
-  *explain.mutable_problem() = request.problem();
-  *explain.mutable_mesh() = request.mesh();
-  *explain.mutable_trace() = request.trace();
-  MT_ASSIGN_OR_RETURN(PreparedRun prepared, PrepareProgramRun(explain));
-  std::vector<codegen::Program> statements = {std::move(prepared.spec.program)};
-  for (runtime::StatementJob& j : prepared.spec.later) statements.push_back(std::move(j.program));
-  const ir::Mesh mesh = runtime::MeshOf(statements[0].axis_names, statements[0].axis_sizes);
-  const std::string title =
-      absl::StrCat(program.ToString(), " with ", program.ExtentsString(), " (",
-                   ir::DTypeName(program.dtype), ") on mesh ", mesh.ToString(), "\ntrace:\n",
-                   absl::StripTrailingAsciiWhitespace(request.trace().text()));
-  return CallableResponse(request, [&](const std::string& name) {
-    return codegen::EmitProgramCallable(statements, program.Tensors(), title, name,
-                                        request.header_name());
   });
 }
 
