@@ -139,11 +139,11 @@ std::string HomeFunctions(const std::vector<std::string>& tensors, const Layouts
 
 // The moves' support: boxes from a statement's kernel functions, the planned moves and the
 // communicator they run on (freed when MPI_Finalize starts).
-std::string MoveSupport(const Program& p) {
+std::string MoveSupport(const Program& p, bool any_move) {
   std::vector<std::string> names;
   for (const std::string& a : p.axis_names) names.push_back(CppQuote(a));
-  return absl::StrCat(R"(namespace {
-
+  const std::string boxes =
+      absl::StrCat(R"(
 using ShardFn = int (*)(const char*, int, int64_t*, int64_t*);
 using StorageFn = int (*)(const char*, int64_t*);
 using HoldsFn = int (*)(const char*, int);
@@ -152,9 +152,9 @@ using HoldsFn = int (*)(const char*, int);
 std::unique_ptr<Distribution> Boxes(const char* tensor, const std::vector<int64_t>& shape,
                                     ShardFn shard, StorageFn storage, HoldsFn holds) {
   const std::vector<int64_t> sizes = )",
-                      Ints(p.axis_sizes), R"(;
+                   Ints(p.axis_sizes), R"(;
   return BoxDistribution(shape, MeshOf({)",
-                      absl::StrJoin(names, ", "), R"(}, sizes), [=](const std::vector<int64_t>& c) {
+                   absl::StrJoin(names, ", "), R"(}, sizes), [=](const std::vector<int64_t>& c) {
     int rank = 0;
     for (size_t a = 0; a < sizes.size(); ++a) rank = rank * static_cast<int>(sizes[a]) + static_cast<int>(c[a]);
     std::vector<int64_t> start(shape.size()), extents(shape.size()), stored(shape.size());
@@ -165,7 +165,9 @@ std::unique_ptr<Distribution> Boxes(const char* tensor, const std::vector<int64_
   });
 }
 
-struct Move {
+)");
+  // A program whose statements read everything in place plans no move: no Boxes.
+  return absl::StrCat("namespace {\n\n", any_move ? boxes : "", R"(struct Move {
   std::vector<Piece> plan;
   std::vector<char> scratch;
 };
@@ -268,7 +270,8 @@ CallableKernel EmitProgramCallable(const std::vector<Program>& statements,
                     " {\n\n", CallableDefinitions(statements[s], "kernel"), "\n}  // namespace ",
                     name, "_s", s + 1, "\n\n");
   }
-  absl::StrAppend(&out, HomeFunctions(tensors, l, name), MoveSupport(statements[0]),
+  absl::StrAppend(&out, HomeFunctions(tensors, l, name),
+                  MoveSupport(statements[0], !l.moves.empty()),
                   Driver(statements, l, name, absl::StrJoin(source_params, ", ")));
   return k;
 }
