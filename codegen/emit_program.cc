@@ -60,9 +60,7 @@ Layouts LayoutsOf(const std::vector<Program>& statements, const std::vector<std:
       size_t i = 0;
       while (tensors[i] != t.name) ++i;
       const Program& home = statements[l.home[i]];
-      const bool in_place = l.home[i] == static_cast<int>(s) ||
-                            (l.info[i]->is_output ? ReadInPlace(home, p, t.name)
-                                                  : SameShards(home, *l.info[i], p, t));
+      const bool in_place = l.home[i] == static_cast<int>(s) || ReadsWhereItLives(home, p, t.name);
       if (in_place) {
         l.args.back().push_back("p_" + t.name);
         continue;

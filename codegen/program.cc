@@ -370,4 +370,11 @@ bool ReadInPlace(const Program& producer, const Program& consumer, const std::st
   return SameShards(producer, f, consumer, consumer.tensors[to]);
 }
 
+bool ReadsWhereItLives(const Program& home, const Program& reader, const std::string& tensor) {
+  const int from = TensorIndex(home, tensor), to = TensorIndex(reader, tensor);
+  if (from < 0 || to < 0) return false;
+  if (home.tensors[from].is_output) return ReadInPlace(home, reader, tensor);
+  return SameShards(home, home.tensors[from], reader, reader.tensors[to]);
+}
+
 }  // namespace meshtune::codegen

@@ -251,6 +251,11 @@ bool SameShards(const Program& a, const TensorInfo& ta, const Program& b, const 
 // shard is the producer's output shard and the producer's shard holds its result there.
 bool ReadInPlace(const Program& producer, const Program& consumer, const std::string& tensor);
 
+// Whether `reader` reads `tensor` where it lives in `home` (two statements of a program on
+// one mesh): ReadInPlace when `home` writes it, SameShards when it is an input `home` reads;
+// false when either Program lacks the tensor.
+bool ReadsWhereItLives(const Program& home, const Program& reader, const std::string& tensor);
+
 // Whether tensor `t`'s given layout is its sharding: a grid layout (ir/layout.h) whose
 // block on every rank is the rank's shard, so that the program runs on the application's
 // storage as it is and nothing is redistributed.

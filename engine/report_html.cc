@@ -323,22 +323,12 @@ std::string LayoutsBetweenSection(const ReportInput& in, const ir::StatementProg
       "<table id=\"moves\">\n<tr><th>tensor</th><th>from statement</th><th>to "
       "statement</th><th>read</th><th>bytes (busiest rank)</th><th>predicted s</th></tr>\n");
   for (const std::string& t : program.Tensors()) {
-    const std::vector<int> consumers = program.Consumers(t);
-    const int producer = program.Producer(t);
-    const int home = producer >= 0 ? producer : (consumers.empty() ? -1 : consumers.front());
-    for (int c : consumers) {
+    const int home = program.Home(t);
+    for (int c : program.Consumers(t)) {
       if (c <= home) continue;
       std::string read = "-";
       if (lowered[home].ok() && lowered[c].ok()) {
-        const codegen::TensorInfo* from = nullptr;
-        const codegen::TensorInfo* to = nullptr;
-        for (const codegen::TensorInfo& i : lowered[home]->tensors) from = i.name == t ? &i : from;
-        for (const codegen::TensorInfo& i : lowered[c]->tensors) to = i.name == t ? &i : to;
-        const bool in_place =
-            from != nullptr && to != nullptr &&
-            (producer >= 0 ? codegen::ReadInPlace(*lowered[home], *lowered[c], t)
-                           : codegen::SameShards(*lowered[home], *from, *lowered[c], *to));
-        read = in_place ? "in place" : "moved";
+        read = codegen::ReadsWhereItLives(*lowered[home], *lowered[c], t) ? "in place" : "moved";
       }
       std::string bytes = "-", seconds = "-";
       for (int m = 0; in.program && m < in.program->best().moves_size(); ++m) {

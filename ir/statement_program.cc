@@ -58,6 +58,13 @@ std::vector<int> StatementProgram::Consumers(const std::string& tensor) const {
   return out;
 }
 
+int StatementProgram::Home(const std::string& tensor) const {
+  const int producer = Producer(tensor);
+  if (producer >= 0) return producer;
+  const std::vector<int> c = Consumers(tensor);
+  return c.empty() ? -1 : c.front();
+}
+
 std::vector<int64_t> StatementProgram::Shape(const std::string& tensor) const {
   for (const Problem& p : statements) {
     if (p.FirstAccess(tensor) != nullptr) return p.Shape(tensor);

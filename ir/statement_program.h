@@ -41,6 +41,9 @@ struct StatementProgram {
   Role RoleOf(const std::string& tensor) const;
   // Index of the statement writing `tensor`, -1 for an input (or an unknown tensor).
   int Producer(const std::string& tensor) const;
+  // Where `tensor` lives for the statements after the first to touch it: the statement
+  // writing it, or for an input the first statement reading it (-1 for an unknown tensor).
+  int Home(const std::string& tensor) const;
   // Indices of the statements reading `tensor`, ascending (empty for an unknown tensor).
   std::vector<int> Consumers(const std::string& tensor) const;
   // Extents of `tensor`'s dims. CHECK-fails for an unknown tensor.

@@ -70,8 +70,7 @@ std::string BoundStatements::Plan() {
                             " it");
       }
       Read r{static_cast<int>(c), to, tensor, false, {}, {}};
-      r.in_place = ft.is_output ? codegen::ReadInPlace(p, consumer, t.name)
-                                : codegen::SameShards(p, ft, consumer, t);
+      r.in_place = codegen::ReadsWhereItLives(p, consumer, t.name);
       if (!r.in_place) {
         const ir::Mesh mesh = MeshOf(p.axis_names, p.axis_sizes);
         auto source = BoxDistribution(t.shape, mesh,

@@ -23,21 +23,12 @@ double Since(Clock::time_point start) {
   return std::chrono::duration<double>(Clock::now() - start).count();
 }
 
-// Where `tensor` lives for the statements after the first to touch it: the statement
-// writing it, or for an input the first statement reading it (-1 for an unknown tensor).
-int HomeOf(const ir::StatementProgram& program, const std::string& tensor) {
-  const int producer = program.Producer(tensor);
-  if (producer >= 0) return producer;
-  const std::vector<int> c = program.Consumers(tensor);
-  return c.empty() ? -1 : c.front();
-}
-
 // The tensors statement `s` of `program` reads from an earlier statement's layout (an
 // intermediate, or an input an earlier statement read first), by name.
 std::vector<std::string> ReadIntermediates(const ir::StatementProgram& program, int s) {
   std::vector<std::string> out;
   for (const ir::TensorAccess& a : program.statements[s].operands) {
-    const int home = HomeOf(program, a.tensor);
+    const int home = program.Home(a.tensor);
     if (home >= 0 && home < s && std::find(out.begin(), out.end(), a.tensor) == out.end())
       out.push_back(a.tensor);
   }
@@ -54,7 +45,7 @@ std::vector<std::string> LeftForLater(const ir::StatementProgram& program, int s
   for (const ir::TensorAccess& a : problem.operands) touched.push_back(a.tensor);
   for (const std::string& t : touched) {
     const std::vector<int> c = program.Consumers(t);
-    if (HomeOf(program, t) == s && !c.empty() && c.back() > s &&
+    if (program.Home(t) == s && !c.empty() && c.back() > s &&
         std::find(out.begin(), out.end(), t) == out.end())
       out.push_back(t);
   }
@@ -224,7 +215,7 @@ class ProgramSearch {
     q.chosen.push_back(&c);
     const ir::Problem& problem = program_.statements[s];
     for (const std::string& t : ReadIntermediates(program_, s)) {
-      const int producer = HomeOf(program_, t);
+      const int producer = program_.Home(t);
       const auto from = q.live.find(t);
       if (from == q.live.end()) return std::nullopt;
       const std::optional<Move> move =
