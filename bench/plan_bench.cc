@@ -3,7 +3,8 @@
 // C[m,n] += A[m,k] * B[k,n], 2048 cubed, f32, on 4 ranks by default (the record and the
 // kernel are made at build time, //bench:plan_bench_inputs). Prints the medians over
 // --reps of the slowest rank's time, the ratios to the plan's, and the median time of
-// Plan::Create from the wisdom file.
+// Plan::Create from the wisdom file. With --plan-only 1, only the plan's Execute is timed
+// (what bench/python_vs_cpp.sh compares meshtune.Plan.execute from Python with).
 //
 //   bazel build -c opt //bench:plan_bench
 //   OPENBLAS_NUM_THREADS=1 mpirun -n 4 --oversubscribe --bind-to none
@@ -44,9 +45,11 @@ int main(int argc, char** argv) {
   MPI_Init(&argc, &argv);
   std::string wisdom;
   int reps = 5;
+  bool plan_only = false;
   for (int i = 1; i + 1 < argc; i += 2) {
     if (!std::strcmp(argv[i], "--wisdom")) wisdom = argv[i + 1];
     if (!std::strcmp(argv[i], "--reps")) reps = std::atoi(argv[i + 1]);
+    if (!std::strcmp(argv[i], "--plan-only")) plan_only = std::atoi(argv[i + 1]) != 0;
   }
   int rank = 0;
   MPI_Comm_rank(MPI_COMM_WORLD, &rank);
@@ -82,6 +85,16 @@ int main(int argc, char** argv) {
   };
   std::vector<double> planned, emitted;
   (void)plan->Execute(pointers);  // warm-up
+  if (plan_only) {
+    for (int r = 0; r < reps; ++r) planned.push_back(Timed([&] { (void)plan->Execute(pointers); }));
+    if (rank == 0) {
+      std::printf("C++ Plan::Execute, mesh %s: median %.4f s of %d\n", plan->mesh().c_str(),
+                  meshtune::bench::Median(planned), reps);
+    }
+    plan.reset();
+    MPI_Finalize();
+    return 0;
+  }
   kernel();
   for (int r = 0; r < reps; ++r) {  // alternating, so that drift hits both alike
     planned.push_back(Timed([&] { (void)plan->Execute(pointers); }));

@@ -7,6 +7,7 @@
 #   lib/cmake/meshtune/               meshtuneConfig.cmake and meshtuneConfigVersion.cmake
 #   share/meshtune/bazel/             a Bazel repository: meshtune_kernel, the prebuilt
 #                                     library, and the offline stand-ins Bazel 4 needs
+#   lib/pythonX.Y/dist-packages/meshtune/   the Python package (python/), for Debian's python3
 # Usage: bazel run -c opt //dist:install -- PREFIX   (a relative PREFIX is taken from the
 # directory bazel was started in). Overwrites what an earlier install put there.
 set -euo pipefail
@@ -74,4 +75,14 @@ for repo in rules_cc rules_java remote_coverage_tools; do
     put "$root/$repo/$f" "$bz/third_party/$repo/$f" 644
   done
 done
-echo "meshtune $version installed in $prefix"
+# The Python package, where Debian's python3 looks under /usr/local (another prefix: add the
+# directory to PYTHONPATH).
+pyversion=$(cat "$root/system_python/version.txt")
+pydir=$prefix/lib/python$pyversion/dist-packages/meshtune
+rm -rf "$pydir"
+for f in "$src"/python/meshtune/*; do
+  mode=644
+  [[ $f == *.so ]] && mode=755
+  put "$f" "$pydir/$(basename "$f")" $mode
+done
+echo "meshtune $version installed in $prefix (Python: $(dirname "$pydir"))"

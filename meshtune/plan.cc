@@ -184,7 +184,7 @@ absl::StatusOr<std::unique_ptr<Plan>> Plan::Create(const std::string& expr,
     plan->comm_ = comm;
     plan->expr_ = expr;
     plan->extents_ = extents;
-    plan->dtype_ = options.dtype;
+    plan->dtype_ = options.dtype.empty() ? "f32" : options.dtype;
     plan->measured_s_ = choice.measured_s;
     // A program of statements (a trace each), or the record's answer is ScaLAPACK's GEMM
     // (its trace, the fastest schedule's, kept for reference only, is not the plan's).
@@ -215,7 +215,7 @@ absl::StatusOr<std::unique_ptr<Plan>> Plan::Create(const std::string& expr,
   plan->mesh_ = choice.mesh;
   plan->expr_ = expr;
   plan->extents_ = extents;
-  plan->dtype_ = options.dtype;
+  plan->dtype_ = options.dtype.empty() ? "f32" : options.dtype;
   plan->measured_s_ = choice.measured_s;
   MPI_Comm active = comm;
   if (ranks < size) {  // the first `ranks` ranks run it, the others are idle
@@ -260,6 +260,13 @@ absl::StatusOr<ShardLayout> Plan::Shard(const std::string& tensor) const {
     }
     s.strides = runtime::DenseStrides(s.storage);
     return s;
+  }
+  return absl::NotFoundError(absl::StrCat("the plan has no tensor ", tensor));
+}
+
+absl::StatusOr<std::vector<int64_t>> Plan::Shape(const std::string& tensor) const {
+  for (size_t t = 0; t < tensors_.size(); ++t) {
+    if (tensors_[t] == tensor) return shapes_[t];
   }
   return absl::NotFoundError(absl::StrCat("the plan has no tensor ", tensor));
 }

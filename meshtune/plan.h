@@ -133,6 +133,11 @@ class Plan {
   // This rank's shard of `tensor` (empty extents, all zero, on an idle rank); NotFound for
   // a name not in tensors().
   absl::StatusOr<ShardLayout> Shard(const std::string& tensor) const;
+  // The global shape of `tensor` (its extents along its indices, in order); NotFound for a
+  // name not in tensors().
+  absl::StatusOr<std::vector<int64_t>> Shape(const std::string& tensor) const;
+  // "f32" or "f64": the element type of every shard.
+  const std::string& dtype() const { return dtype_; }
   // The schedule and its mesh. For the library call, trace() is empty and mesh() its grid,
   // "x=PROW,y=PCOL".
   const std::string& trace() const { return trace_; }

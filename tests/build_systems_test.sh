@@ -1,6 +1,7 @@
 #!/usr/bin/env bash
 # meshtune consumed as a user's project consumes it: installs meshtune (//dist:install) into
-# a fresh prefix, then copies examples/cmake_app, examples/api_app (the plan API, CMake only)
+# a fresh prefix, runs examples/python/gemm.py on the installed Python package, then copies
+# examples/cmake_app, examples/api_app (the plan API, CMake only)
 # and examples/bazel_app into fresh
 # directories and, for each, configures and builds it against the prefix (CMake's
 # find_package(meshtune); a nested Bazel with its own output root, offline, in batch mode),
@@ -47,6 +48,16 @@ if ldd "$prefix/bin/meshtune" "$prefix/lib/libmeshtune_runtime.so" "$prefix/lib/
   grep -q "not found"; then
   fail "the installed program or library misses a shared library"
 fi
+
+step "Python: the installed package runs examples/python/gemm.py on 4 ranks"
+pydir=$(echo "$prefix"/lib/python3.*/dist-packages)
+[[ -f $pydir/meshtune/__init__.py && -f $pydir/meshtune/_meshtune.so && -f $pydir/meshtune/meshtune_pb2_grpc.py ]] ||
+  fail "the install has no Python package under $prefix/lib/python3.*/dist-packages"
+if ldd "$pydir/meshtune/_meshtune.so" | grep -q "not found"; then fail "_meshtune.so misses a shared library"; fi
+out=$(cd "$tmp" && PYTHONPATH=$pydir MESHTUNE_HOME=$tmp/pyhome MESHTUNE_CALIBRATE=0 \
+  mpirun -n 4 --oversubscribe /usr/bin/python3 "$runfiles/examples/python/gemm.py" 2>&1) ||
+  { echo "$out"; fail "gemm.py on the installed package exited non-zero"; }
+grep -qE "^gemm: verified on 4 ranks \(estimate, mesh " <<<"$out" || { echo "$out"; fail "gemm.py did not verify"; }
 
 step "CMake: examples/cmake_app"
 app=$tmp/cmake_app

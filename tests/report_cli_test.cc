@@ -62,7 +62,7 @@ TEST_F(ReportCliTest, TuneReportAndTheRecordsReportShowTheSameTune) {
   const CliRun report = Meshtune("report 1 -o " + Path("record.html") + " --db " + db);
   ASSERT_EQ(report.status, 0) << report.err;
   EXPECT_EQ(report.out, "");
-  for (const std::string& name : {"tune.html", "record.html"}) {
+  for (const char* name : {"tune.html", "record.html"}) {
     const std::string html = ReadFile(Path(name));
     SCOPED_TRACE(name);
     EXPECT_TRUE(absl::StartsWith(html, "<!DOCTYPE html>"));

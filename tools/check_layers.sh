@@ -1,9 +1,10 @@
 #!/usr/bin/env bash
 # The layering, asked of `bazel query`: no library or binary of a layer depends on a target
 # of a higher layer. Layers, lowest first (see the root BUILD's package groups):
-#   base ir codegen runtime search storage engine {cli daemon meshtune}
+#   base ir codegen runtime search storage engine {cli daemon meshtune} python
 # cli, daemon and meshtune (the library) are one level, the edges: none uses another,
-# except that the meshtune binary may carry meshtuned as data.
+# except that the meshtune binary may carry meshtuned as data. python (the Python package)
+# is over the library, and nothing uses it.
 # Then the worker: meshtune_worker runs a Program it is given and must link no isl — none
 # of //ir's legality, //codegen's lowering or //third_party:isl.
 # Last, no two files include each other: when X.cc or X.h includes Y.h, neither Y.cc nor Y.h
@@ -12,7 +13,7 @@
 # check and exits 1 at the first violation, naming the path of the dependency.
 set -uo pipefail
 cd "$(dirname "$0")/.."
-layers=(base ir codegen runtime search storage engine cli daemon meshtune)
+layers=(base ir codegen runtime search storage engine cli daemon meshtune python)
 edges=(cli daemon meshtune)
 status=0
 
@@ -41,10 +42,10 @@ for ((i = 0; i < ${#layers[@]}; i++)); do
     if [[ $layer == cli && $other == daemon ]]; then continue; fi
     higher+=("//$other/...")
   done
-  # An edge uses no other edge (cli aside, above).
+  # An edge uses no other edge (cli aside, above), nor python.
   if is_edge "$layer"; then
     higher=()
-    for other in "${edges[@]}"; do
+    for other in "${edges[@]}" python; do
       [[ $other == "$layer" || ($layer == cli && $other == daemon) ]] && continue
       higher+=("//$other/...")
     done
