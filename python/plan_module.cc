@@ -132,7 +132,7 @@ class PyPlan {
     const ShardLayout layout = Layout(tensor);
     void* data = nullptr;
     absl::Status mine = CheckRoot(root);
-    if (mine.ok()) mine = Assign(ShardData(tensor, shard, layout, dtype_), &data);
+    if (mine.ok()) mine = Assign(ShardData(tensor, shard, layout, dtype_, true), &data);
     Agree(mine);
     py::object whole = py::none();
     void* global = nullptr;

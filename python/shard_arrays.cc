@@ -86,7 +86,8 @@ py::array NewShard(const ShardLayout& shard, const py::dtype& dtype) {
 }
 
 absl::StatusOr<void*> ShardData(const std::string& tensor, py::handle array,
-                                const ShardLayout& shard, const py::dtype& dtype) {
+                                const ShardLayout& shard, const py::dtype& dtype,
+                                bool read_only_ok) {
   absl::StatusOr<py::array> typed = TypedArray(tensor, array, dtype, shard.extents.size());
   if (!typed.ok()) return typed.status();
   py::array a = *typed;
@@ -113,7 +114,7 @@ absl::StatusOr<void*> ShardData(const std::string& tensor, py::handle array,
           TupleText(want), ": pass plan.empty_shards()['", tensor, "'] or ", other));
     }
   }
-  if (!a.writeable()) {
+  if (!a.writeable() && !read_only_ok) {
     return absl::InvalidArgumentError(
         absl::StrCat(tensor, ": the array is read-only (the plan writes its shards)"));
   }
@@ -124,7 +125,7 @@ absl::StatusOr<void*> ShardData(const std::string& tensor, py::handle array,
                      ", which the schedule uses: pass plan.empty_shards()['", tensor,
                      "'] or an array of shape ", TupleText(shard.storage)));
   }
-  return static_cast<void*>(a.mutable_data());
+  return const_cast<void*>(a.data());
 }
 
 absl::StatusOr<void*> WholeData(const std::string& tensor, py::handle array,

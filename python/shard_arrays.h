@@ -23,11 +23,12 @@ pybind11::dtype DtypeOf(const std::string& dtype);
 pybind11::array NewShard(const ShardLayout& shard, const pybind11::dtype& dtype);
 
 // `array`'s data when it can be `tensor`'s shard as `shard` lays it out: a numpy.ndarray of
-// `dtype`, writable, shaped as the shard's extents or as its storage, with the storage's
-// strides, over memory that holds the whole storage. Otherwise InvalidArgument, the message
-// starting with `tensor` and saying what differs.
+// `dtype`, writable unless `read_only_ok`, shaped as the shard's extents or as its storage,
+// with the storage's strides, over memory that holds the whole storage. Otherwise
+// InvalidArgument, the message starting with `tensor` and saying what differs.
 absl::StatusOr<void*> ShardData(const std::string& tensor, pybind11::handle array,
-                                const ShardLayout& shard, const pybind11::dtype& dtype);
+                                const ShardLayout& shard, const pybind11::dtype& dtype,
+                                bool read_only_ok = false);
 
 // `array`'s data when it is the whole of `tensor`: a C-contiguous numpy.ndarray of `dtype`
 // and `shape`. Otherwise InvalidArgument, as above.

@@ -187,6 +187,7 @@ def bad_arrays_raise_the_same_error_on_every_rank():
     frozen.setflags(write=False)
     raises("INVALID_ARGUMENT", "A: the array is read-only (the plan writes its shards)",
            plan.execute, with_a(frozen))
+    plan.gather("A", frozen)  # gather only reads its shard
     raises("INVALID_ARGUMENT", "execute: Q is not a tensor of the plan (C, A, B)",
            plan.execute, dict(good, Q=good["A"]))
     raises("INVALID_ARGUMENT", "execute: no array for B (the plan's tensors: C, A, B)",
