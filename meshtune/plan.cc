@@ -160,6 +160,7 @@ absl::StatusOr<std::unique_ptr<Plan>> Plan::Create(const std::string& expr,
         "the mesh ", options.mesh, " has ", m->Ranks(), " ranks but the communicator has ", size));
   }
   const v1::Problem problem = ProblemOf(expr, extents, options);
+  const std::string dtype = options.dtype.empty() ? "f32" : options.dtype;
   if (options.mode != PlanMode::kWisdom && options.profile.empty() && options.calibrate) {
     const std::string note = internal::CalibrateOnFirstUse(comm);
     if (!note.empty()) std::cerr << "meshtune: " << note << std::endl;
@@ -184,7 +185,7 @@ absl::StatusOr<std::unique_ptr<Plan>> Plan::Create(const std::string& expr,
     plan->comm_ = comm;
     plan->expr_ = expr;
     plan->extents_ = extents;
-    plan->dtype_ = options.dtype.empty() ? "f32" : options.dtype;
+    plan->dtype_ = dtype;
     plan->measured_s_ = choice.measured_s;
     // A program of statements (a trace each), or the record's answer is ScaLAPACK's GEMM
     // (its trace, the fastest schedule's, kept for reference only, is not the plan's).
@@ -215,7 +216,7 @@ absl::StatusOr<std::unique_ptr<Plan>> Plan::Create(const std::string& expr,
   plan->mesh_ = choice.mesh;
   plan->expr_ = expr;
   plan->extents_ = extents;
-  plan->dtype_ = options.dtype.empty() ? "f32" : options.dtype;
+  plan->dtype_ = dtype;
   plan->measured_s_ = choice.measured_s;
   MPI_Comm active = comm;
   if (ranks < size) {  // the first `ranks` ranks run it, the others are idle

@@ -224,7 +224,7 @@ absl::Status PyPlan::ArraysInOrder(py::handle arrays, const std::vector<std::str
     return absl::InvalidArgumentError(absl::StrCat(
         "execute: expected a dict of arrays by tensor name (plan.empty_shards()) or a list in "
         "plan.tensors order, got ",
-        std::string(py::str(arrays.get_type().attr("__name__")))));
+        TypeName(arrays)));
   }
   for (size_t t = 0; t < tensors.size(); ++t) {
     absl::StatusOr<void*> p = ShardData(tensors[t], in_order[t], Layout(tensors[t]), dtype_);

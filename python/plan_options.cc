@@ -14,8 +14,6 @@ namespace py = pybind11;
 namespace meshtune::python {
 namespace {
 
-std::string TypeName(py::handle h) { return py::str(h.get_type().attr("__name__")); }
-
 // `value` as T, or TypeError naming the keyword and the type given.
 template <typename T>
 T As(const std::string& keyword, py::handle value, const char* wanted) {

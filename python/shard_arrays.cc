@@ -4,6 +4,7 @@
 
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_join.h"
+#include "python/status_error.h"
 
 namespace py = pybind11;
 
@@ -49,11 +50,10 @@ absl::StatusOr<py::array> TypedArray(const std::string& tensor, py::handle h,
                                      const py::dtype& dtype, size_t dims) {
   if (!py::isinstance<py::array>(h)) {
     return absl::InvalidArgumentError(
-        absl::StrCat(tensor, ": expected a numpy.ndarray, got ",
-                     std::string(py::str(h.get_type().attr("__name__")))));
+        absl::StrCat(tensor, ": expected a numpy.ndarray, got ", TypeName(h)));
   }
   py::array a = py::reinterpret_borrow<py::array>(h);
-  if (!a.dtype().is(dtype) && !a.dtype().equal(dtype)) {
+  if (!a.dtype().equal(dtype)) {
     return absl::InvalidArgumentError(absl::StrCat(tensor, ": dtype ", DtypeName(a.dtype()),
                                                    ", but the plan's is ", DtypeName(dtype)));
   }

@@ -17,6 +17,8 @@ void ThrowInvalid(const std::string& message) {
   throw StatusError(absl::InvalidArgumentError(message));
 }
 
+std::string TypeName(py::handle h) { return py::str(h.get_type().attr("__name__")); }
+
 void RegisterStatusErrors() {
   py::register_exception_translator([](std::exception_ptr p) {
     try {

@@ -4,6 +4,8 @@
 #ifndef MESHTUNE_PYTHON_STATUS_ERROR_H_
 #define MESHTUNE_PYTHON_STATUS_ERROR_H_
 
+#include <pybind11/pybind11.h>
+
 #include <exception>
 #include <string>
 
@@ -28,6 +30,9 @@ void ThrowIfFailed(const absl::Status& status);
 
 // Throws StatusError(InvalidArgument(message)).
 [[noreturn]] void ThrowInvalid(const std::string& message);
+
+// The Python type name of `h` ("list", "NoneType"), for messages.
+std::string TypeName(pybind11::handle h);
 
 // Registers the translation of StatusError into meshtune.Error with pybind11 (once, at the
 // module's import).

@@ -14,16 +14,17 @@ export MESHTUNE_HOME=${TEST_TMPDIR:-$(mktemp -d)}/home
 python=/usr/bin/python3
 failures=0
 
-# expect LINE COMMAND...: runs COMMAND, which must exit 0 and print LINE.
+# expect PATTERN COMMAND...: runs COMMAND, which must exit 0 and print a line that PATTERN (an
+# extended regular expression) matches whole.
 expect() {
   local want=$1 out
   shift
   out=$("$@" 2>&1)
   local status=$?
-  if [[ $status -eq 0 ]] && grep -qxF "$want" <<<"$out"; then
-    echo "ok    $want"
+  if [[ $status -eq 0 ]] && grep -qxE "$want" <<<"$out"; then
+    echo "ok    $(grep -xE "$want" <<<"$out" | head -1)"
   else
-    echo "FAIL  $* (exit $status), wanted the line: $want"
+    echo "FAIL  $* (exit $status), wanted a line: $want"
     echo "$out" | tail -30
     failures=$((failures + 1))
   fi
@@ -39,14 +40,7 @@ case ${1:-} in
       for mode in $modes; do
         args=(--mode "$mode")
         [[ $mode == wisdom ]] && args+=(--wisdom "$wisdom")
-        out=$(run "$ranks" "${args[@]}" 2>&1)
-        if [[ $? -eq 0 ]] && grep -qE "^gemm: verified on $ranks ranks \($mode, mesh [a-z0-9=,]+\)$" <<<"$out"; then
-          echo "ok    $(grep '^gemm:' <<<"$out")"
-        else
-          echo "FAIL  gemm.py on $ranks ranks, $mode mode:"
-          echo "$out" | tail -30
-          failures=$((failures + 1))
-        fi
+        expect "gemm: verified on $ranks ranks \($mode, mesh [a-z0-9=,]+\)" run "$ranks" "${args[@]}"
       done
     done
     for ranks in 2 3; do
