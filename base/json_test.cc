@@ -25,7 +25,7 @@ TEST(JsonTest, OneLineWithProtoNamesAndDefaults) {
             "m@x)\\n\"},\"mesh\":\"x=2\","
             "\"predicted_s\":0.5,\"verified\":false,\"error\":\"\",\"patterns\":[\"A@ko "
             "\\\"Broadcast\\\"\\\\\"],\"family\":\"\",\"round_s\":[],"
-            "\"mesh_dims\":[{\"name\":\"x\",\"size\":2}],\"round_pace_s\":[]}");
+            "\"mesh_dims\":[{\"name\":\"x\",\"size\":2}],\"implausible\":\"\"}");
   EXPECT_EQ(json.find('\n'), std::string::npos);
   v1::MeasuredCandidate back;
   ASSERT_TRUE(FromJson(json, &back).ok());

@@ -2,6 +2,7 @@
 
 #include <unistd.h>
 
+#include <algorithm>
 #include <cmath>
 #include <iostream>
 #include <memory>
@@ -30,16 +31,19 @@ namespace meshtune::cli {
 
 namespace {
 
-// The measurements' repetitions, worker, hostfile and launcher.
-engine::LocalTuneSettings RunSettings(const FidelityFlags& flags) {
+// The runner of the measurement: its rounds (--rounds at least, --reps at most), warm-ups,
+// worker, hostfile and launcher.
+search::MpiRunnerOptions RunnerOptions(const FidelityFlags& flags) {
   engine::LocalTuneSettings s;
-  s.reps = flags.measure.reps;
   s.warmup = flags.measure.warmup;
   s.worker = flags.launcher.worker;
   s.hostfile = flags.launcher.hostfile;
   s.launcher = flags.launcher.launcher;
   s.launcher_args = flags.launcher.launcher_args;
-  return s;
+  search::MpiRunnerOptions mpi = engine::MpiRunnerOptionsOf(s);
+  mpi.reps = flags.rounds;
+  mpi.max_rounds = std::max(flags.rounds, flags.measure.reps);
+  return mpi;
 }
 
 std::string Percent(double v) { return absl::StrFormat("%+.1f%%", 100 * v); }
@@ -58,9 +62,31 @@ std::string PointLine(const v1::MeasuredCandidate& p, int64_t rank) {
                          transfers);
 }
 
+// "0.912, 95% interval [0.801, 0.970] (bootstrap)": a statistic and its interval; "-"
+// when absent.
+std::string WithInterval(bool has, double v, bool has_interval, double low, double high) {
+  if (!has) return "-";
+  return has_interval
+             ? absl::StrFormat("%.3f, 95%% interval [%.3f, %.3f] (bootstrap)", v, low, high)
+             : absl::StrFormat("%.3f", v);
+}
+
+// "separable pairs: 4 of 5 ordered right by the model (80.0%)", or none.
+std::string SeparableLine(const v1::FidelityResult& r) {
+  if (r.separable_pairs() == 0) {
+    return "separable pairs: none (no two verified times differ beyond the noise; more "
+           "--rounds may tell them apart)";
+  }
+  return absl::StrFormat("separable pairs: %d of %d ordered right by the model (%.1f%%)",
+                         r.separable_agree(), r.separable_pairs(), 100 * r.separable_share());
+}
+
 void PrintText(const v1::FidelityResult& r, const std::string& svg, std::ostream& out) {
+  int rounds = 0;
+  for (const v1::MeasuredCandidate& p : r.points()) rounds = std::max(rounds, p.round_s_size());
   out << "fidelity of " << r.problem() << " on " << r.mesh() << ": " << r.points_size() << " of "
-      << r.costed() << " costed candidates measured, spread over the model's ranking\n\n";
+      << r.costed() << " costed candidates measured in " << rounds << " round"
+      << (rounds == 1 ? "" : "s") << ", spread over the model's ranking\n\n";
   out << absl::StrFormat("%6s  %12s  %12s  %8s  %s\n", "rank", "predicted_s", "measured_s", "error",
                          "transfers");
   for (int i = 0; i < r.points_size(); ++i) out << PointLine(r.points(i), r.ranks(i));
@@ -68,14 +94,15 @@ void PrintText(const v1::FidelityResult& r, const std::string& svg, std::ostream
   auto stat = [](bool has, double v) {
     return has ? absl::StrFormat("%.3f", v) : std::string("-");
   };
-  out << "Spearman's rho   " << stat(r.has_spearman_rho(), r.spearman_rho()) << " over "
-      << r.verified() << " verified\n";
-  out << "Kendall's tau    " << stat(r.has_kendall_tau(), r.kendall_tau()) << "\n";
-  if (r.pace_s() > 0) {
-    out << "at the pace      " << absl::StrFormat("%.3g ms", 1e3 * r.pace_s())
-        << " (measured times read at the machine's median pace; as measured, rho "
-        << stat(r.has_raw_spearman_rho(), r.raw_spearman_rho()) << ")\n";
-  }
+  out << "Spearman's rho   "
+      << WithInterval(r.has_spearman_rho(), r.spearman_rho(), r.has_spearman_rho_ci_low(),
+                      r.spearman_rho_ci_low(), r.spearman_rho_ci_high())
+      << " over " << r.verified() << " verified\n";
+  out << "Kendall's tau    "
+      << WithInterval(r.has_kendall_tau(), r.kendall_tau(), r.has_kendall_tau_ci_low(),
+                      r.kendall_tau_ci_low(), r.kendall_tau_ci_high())
+      << "\n";
+  out << SeparableLine(r) << "\n";
   out << "rounds' own rho  " << stat(r.has_round_spearman_rho(), r.round_spearman_rho())
       << "  (one round's times against another's: how far measurement itself repeats)\n";
   out << "median |error|   "
@@ -146,11 +173,9 @@ int RunFidelity(const FidelityFlags& flags, std::ostream& out, std::ostream& err
   if (!chosen.ok()) return Fail(chosen.status(), err, engine::NotFoundIs::kBadInput);
   if (!chosen->note.empty()) err << "meshtune: " << chosen->note << "\n";
   const search::CostParams* params = &chosen->params;
-  std::unique_ptr<search::Runner> runner =
-      search::NewMpiRunner(engine::MpiRunnerOptionsOf(RunSettings(flags)));
+  std::unique_ptr<search::Runner> runner = search::NewMpiRunner(RunnerOptions(flags));
   engine::FidelityOptions options;
   options.count = flags.count;
-  options.rounds = flags.rounds;
   // CLI11 checked the name.
   options.round_statistic =
       engine::RoundStatisticNamed(flags.round_statistic).value_or(engine::RoundStatistic::kMedian);
@@ -202,11 +227,14 @@ void AddSampleFlags(CLI::App* cmd, FidelityFlags& x) {
   cmd->add_option("--count", x.count, "candidates measured, 2 to 1000 (default 12)")
       ->transform(engine::IntegerIn(2, 1000));
   cmd->add_option("--rounds", x.rounds,
-                  "measurements of each candidate, in rounds of alternating order (default 5)")
+                  "rounds at least of the candidates measured side by side, each round one "
+                  "sample of every candidate in a fresh random order (default 10; 6 give a 95% "
+                  "interval of a median); they go on until the fastest is faster than the "
+                  "second beyond the noise, or --reps rounds")
       ->transform(engine::IntegerIn(1, 1000));
   cmd->add_option("--round-statistic", x.round_statistic,
-                  "which round is a candidate's time, each read at the machine's pace: median "
-                  "(default) or min (the fastest)")
+                  "which of a candidate's samples is its time, as measured: median (default) "
+                  "or min (the fastest)")
       ->check(CLI::IsMember({"min", "median"}));
   cmd->add_option("--max-evaluations", x.max_evaluations,
                   "schedules the model ranks first (default 1000)")
@@ -237,9 +265,12 @@ Command AddFidelityCommand(CLI::App& app) {
   x.workload.Add(cmd, /*required=*/true, "m=1024,n=1024,k=1024");
   x.mesh.Add(cmd, /*required=*/true, "x=2,y=2");
   AddSampleFlags(cmd, x);
-  x.measure.Add(cmd, "timed repetitions per measurement (default 20)",
-                "untimed repetitions first (default 3)");
-  x.measure.AddTimeout(cmd, "seconds before a measurement is killed");
+  x.measure.Add(
+      cmd, "rounds at most of the candidates measured side by side (default 20; at least --rounds)",
+      "untimed repetitions of each candidate first (default 3)");
+  x.measure.AddTimeout(cmd,
+                       "seconds before the measurement (one job of every candidate) is killed; "
+                       "its rounds stop at 80% of them");
   x.launcher.Add(cmd, "launcher program instead of mpirun");
   AddSpaceFlags(cmd, x);
   x.output.AddJson(cmd, "print meshtune.v1.FidelityResult as one JSON line");

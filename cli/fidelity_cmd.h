@@ -1,10 +1,13 @@
 // `meshtune fidelity`: how well the cost model ranks schedules on this machine. Ranks the
 // space of a problem on a mesh with a hardware profile's numbers (model only), measures
-// --count candidates spread over that ranking under MPI, and prints each (rank, predicted,
-// measured, error, transfers), then Spearman's rho, Kendall's tau, the median relative
-// error and the median signed error per transfer pattern kind (engine/fidelity.h). With
-// --json, the meshtune.v1.FidelityResult message on one line; with --svg FILE, the scatter
-// of predicted against measured time written there.
+// --count candidates spread over that ranking side by side under MPI (one job in rounds,
+// each round one sample of every candidate in a fresh random order; times as measured),
+// and prints each (rank, predicted, measured, error, transfers), then Spearman's rho and
+// Kendall's tau with their 95% bootstrap intervals, how many of the pairs that differ
+// beyond the noise the model orders right, the rounds' own rho, the median relative error
+// and the median signed error per transfer pattern kind (engine/fidelity.h). With --json,
+// the meshtune.v1.FidelityResult message on one line; with --svg FILE, the scatter of
+// predicted against measured time written there.
 #ifndef MESHTUNE_CLI_FIDELITY_CMD_H_
 #define MESHTUNE_CLI_FIDELITY_CMD_H_
 
@@ -27,13 +30,15 @@ struct FidelityFlags {
   std::string profile;
   bool no_calibrate = false;
   int count = 12;
-  int rounds = 5;  // measurements of each candidate, in alternating order (FidelityOptions)
-  std::string round_statistic = "median";  // which round counts: "median" or "min"
+  // Rounds at least of the candidates measured side by side (MpiRunnerOptions::reps: also
+  // the samples of a candidate measured alone); 6 give a 95% interval of a median.
+  int rounds = 10;
+  std::string round_statistic = "median";  // which sample counts: "median" or "min"
   int64_t max_evaluations = 1000;
-  // Repetitions and the timeout of each measurement. More than tune's: the first
-  // repetitions of a fresh job run slow on some machines (caches, clocks), and a fidelity
-  // run compares candidates whose times differ by a few percent, read at the machine's pace
-  // beside each repetition (runtime/pace.h), which a longer run samples better.
+  // measure.reps: rounds at most (MpiRunnerOptions::max_rounds; at least `rounds`). Warm-ups
+  // more than tune's: the first repetitions of a fresh job run slow on some machines
+  // (caches, clocks), and a fidelity run compares candidates whose times differ by a few
+  // percent. The timeout bounds the one job of every candidate.
   MeasurementFlags measure = [] {
     MeasurementFlags m;
     m.reps = 20;

@@ -24,6 +24,8 @@ std::string UtcTime(int64_t unix_ms);
 //   mesh       x=2,y=2
 //   predicted  1.2e-05 s
 //   measured   - | 0.0123 s (verified) | 0.0123 s (not verified)
+//              | 0.0123 s (verified; median of 12 samples, 95% CI 0.0121-0.0125 s)
+//              | 0.0123 s (verified; paced, written before meshtune 0.9: not a measurement)
 //   transfers  A@k AllGather(axes=[0]); ...
 // How the record's schedule is known to be right: "measured", "simulated" or
 // "simulated-scaled at k=8,m=8,n=8" ("" for records written before meshtune 0.5).
@@ -45,7 +47,7 @@ std::string RecordText(const v1::Record& record);
 std::string TransferredText(const v1::LookupResponse& response);
 
 // The record as one line (no newline): id, time, problem, workload mesh, winner's mesh,
-// profile, predicted and measured seconds.
+// profile, predicted and measured seconds (with its sample or paced mark, as RecordText).
 std::string RecordLine(const v1::Record& record);
 
 }  // namespace meshtune::cli

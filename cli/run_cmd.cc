@@ -1,13 +1,16 @@
 #include "cli/run_cmd.h"
 
+#include <cstdio>
 #include <iostream>
 #include <memory>
 #include <string>
 
 #include "absl/status/statusor.h"
 #include "absl/strings/ascii.h"
+#include "absl/strings/str_cat.h"
 #include "absl/strings/str_join.h"
 #include "absl/strings/str_split.h"
+#include "base/excerpt.h"
 #include "base/json.h"
 #include "base/status_macros.h"
 #include "cli/cli_io.h"
@@ -31,6 +34,7 @@ namespace {
 struct RunFlags {
   TraceFlags trace;
   int64_t record = 0;  // --record ID: the record's answer, a schedule or the library
+  std::string library;  // --library PxQ,NB: ScaLAPACK's GEMM on that grid (a tune's peer)
   TargetFlags target;
   MeasurementFlags measure;
   LauncherFlags launcher;
@@ -83,10 +87,39 @@ int RunSimulated(const RunFlags& flags, const runtime::RunSpec& spec) {
 // What to run: the trace of --trace with --expr, --extents and --mesh, or the record --record
 // (in the names of --expr and --extents when given). A record whose answer is the library
 // comes back with `library` set.
+// "2x2,64" as the library run on a 2 x 2 grid with 64 x 64 blocks; InvalidArgument quoting
+// the text otherwise.
+absl::StatusOr<v1::LibraryRun> LibraryOf(const std::string& text, const std::string& dtype) {
+  int prow = 0, pcol = 0, nb = 0;
+  char x = 0, comma = 0, rest = 0;
+  if (std::sscanf(text.c_str(), "%d%c%d%c%d%c", &prow, &x, &pcol, &comma, &nb, &rest) != 5 ||
+      x != 'x' || comma != ',' || prow < 1 || pcol < 1 || nb < 1) {
+    return absl::InvalidArgumentError(absl::StrCat(
+        "--library ", base::Excerpt(text, base::kMaxExcerpt),
+        ": give a grid and a block size, e.g. 2x2,64 (PROWSxPCOLS,NB, each at least 1)"));
+  }
+  v1::LibraryRun l;
+  l.set_library(dtype == "f64" ? "PDGEMM" : "PSGEMM");
+  l.set_prow(prow);
+  l.set_pcol(pcol);
+  l.set_nb(nb);
+  return l;
+}
+
 absl::StatusOr<v1::Record> RunRequestOf(const RunFlags& flags) {
   const TraceFlags& t = flags.trace;
+  if (!flags.library.empty()) {
+    if (t.workload.expr.empty() || t.workload.extents.empty())
+      return absl::InvalidArgumentError("--library needs --expr and --extents");
+    v1::Record out;
+    MT_RETURN_IF_ERROR(t.workload.Fill(out.mutable_problem()));
+    MT_ASSIGN_OR_RETURN(*out.mutable_library(),
+                        LibraryOf(flags.library, out.problem().dtype()));
+    return out;
+  }
   if (t.trace.empty() == (flags.record == 0))
-    return absl::InvalidArgumentError("give exactly one of --trace FILE and --record ID");
+    return absl::InvalidArgumentError(
+        "give exactly one of --trace FILE, --record ID and --library PxQ,NB");
   v1::Record out;
   if (flags.record == 0) {
     if (t.workload.expr.empty() || t.workload.extents.empty() || t.mesh.mesh.empty())
@@ -165,6 +198,11 @@ Command AddRunCommand(CLI::App& app) {
                   "run this tuning record's answer (a schedule, or the library) instead of --trace")
       ->transform(engine::IntegerIn(1, kInt64Max))
       ->excludes("--trace");
+  cmd->add_option("--library", flags->library,
+                  "run ScaLAPACK's GEMM (PSGEMM, PDGEMM for f64) for --expr and --extents on "
+                  "this grid and block size, e.g. 2x2,64, as a tune measures it")
+      ->excludes("--trace")
+      ->excludes("--record");
   flags->target.Add(cmd, TargetUse::kDatabase);
   flags->measure.Add(cmd);
   flags->measure.AddTimeout(cmd);

@@ -5,6 +5,7 @@
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_format.h"
 #include "absl/strings/str_join.h"
+#include "runtime/run_result.h"
 
 namespace meshtune::cli {
 
@@ -19,7 +20,9 @@ v1::RunResult RunResultOfLaunch(const runtime::LaunchResult& launched) {
   r.set_checksum(launched.checksum);
   r.set_error(launched.error.value_or(""));
   r.set_checked("measured");
-  r.set_pace_s(launched.pace_s);
+  if (!launched.samples.empty()) {
+    *r.mutable_sample() = runtime::TimeSampleOf(launched.samples, launched.batch);
+  }
   if (launched.statements > 1) r.set_statements(launched.statements);
   return r;
 }
@@ -33,12 +36,20 @@ std::string RunResultText(const v1::RunResult& r) {
                                  how.empty() ? "" : " (" + how + ")", "\n");
   if (!r.error().empty()) absl::StrAppend(&out, "error      ", r.error(), "\n");
   if (r.seconds_size() > 0) {
-    std::vector<std::string> seconds;
-    for (double s : r.seconds()) seconds.push_back(absl::StrFormat("%.6g", s));
-    absl::StrAppend(&out,
-                    absl::StrFormat("median     %.6g s of %d repetition%s (%s s)\n", r.median_s(),
-                                    r.seconds_size(), r.seconds_size() == 1 ? "" : "s",
-                                    absl::StrJoin(seconds, ", ")));
+    const v1::TimeSample& t = r.sample();
+    std::vector<std::string> samples;
+    for (double s : t.samples_s()) samples.push_back(absl::StrFormat("%.6g", s));
+    absl::StrAppend(&out, absl::StrFormat("median     %.6g s of %d sample%s of %d repetition%s "
+                                          "each (%s s)\n",
+                                          r.median_s(), t.n(), t.n() == 1 ? "" : "s", t.batch(),
+                                          t.batch() == 1 ? "" : "s", absl::StrJoin(samples, ", ")));
+    if (t.n() > 0) {
+      absl::StrAppend(
+          &out, absl::StrFormat("spread     min %.6g, quartiles %.6g-%.6g, max %.6g s; the "
+                                "median within %.6g-%.6g s at %.0f%% confidence\n",
+                                t.min_s(), t.q1_s(), t.q3_s(), t.max_s(), t.ci_low_s(),
+                                t.ci_high_s(), 100 * t.ci_level()));
+    }
     if (r.statements() > 1) {
       absl::StrAppend(&out,
                       absl::StrFormat("statements %d, run one after another on the same ranks\n",
@@ -59,11 +70,6 @@ std::string RunResultText(const v1::RunResult& r) {
                           r.bytes_copied_max()),
           absl::StrFormat("checksum   %.17g\n", r.checksum()));
     }
-  }
-  if (r.pace_s() > 0) {
-    absl::StrAppend(&out, absl::StrFormat("pace       %.3g ms a 256-cubed GEMM on every rank "
-                                          "between repetitions (the machine's speed meanwhile)\n",
-                                          1e3 * r.pace_s()));
   }
   return out;
 }

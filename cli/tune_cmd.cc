@@ -85,6 +85,7 @@ engine::LocalTuneSettings TuneSettingsFromFlags(const TuneFlags& flags) {
   s.gamma = flags.numbers.gamma;
   s.reps = flags.measure.reps;
   s.warmup = flags.measure.warmup;
+  s.max_rounds = flags.max_rounds;
   s.worker = flags.launcher.worker;
   s.hostfile = flags.launcher.hostfile;
   s.launcher = flags.launcher.launcher;
@@ -259,11 +260,19 @@ Command AddTuneCommand(CLI::App& app) {
   AddMachineFlags(cmd, f);
   AddSearchFlags(cmd, f);
   AddPlacementFlags(cmd, f);
-  f.tune.measure.Add(cmd, "timed repetitions per measurement");
+  f.tune.measure.reps = 6;
+  f.tune.measure.Add(cmd,
+                     "rounds at least of the candidates measured side by side (each round one "
+                     "sample of every candidate, a batch of repetitions of at least 1 ms; 6 "
+                     "give a 95% interval of a median); rounds go on until the fastest is "
+                     "faster than the second beyond the noise, or --max-rounds");
+  cmd->add_option("--max-rounds", f.tune.max_rounds,
+                  "rounds at most of the candidates measured side by side")
+      ->transform(engine::IntegerIn(1, 100000));
   f.tune.launcher.Add(cmd);
   f.target.Add(cmd, TargetUse::kStoringDatabase);
   // A daemon costs with its own profile and measures with its own launcher.
-  for (const char* local_only : {"--alpha", "--beta", "--gamma", "--reps", "--warmup", "--worker",
+  for (const char* local_only : {"--alpha", "--beta", "--gamma", "--reps", "--warmup", "--max-rounds", "--worker",
                                  "--hostfile", "--launcher", "--launcher-arg"}) {
     cmd->get_option(local_only)->excludes("--server");
   }

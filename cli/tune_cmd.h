@@ -30,6 +30,7 @@ struct TuneFlags {
   LauncherFlags launcher;
   OutputFlags output;  // --json
   int top_k = 4;
+  int max_rounds = 30;  // --max-rounds: of the candidates measured side by side
   double budget_s = 600;
   bool model_only = false;
   std::string profile = "default";  // hardware profile (storage/hardware_profile.h)

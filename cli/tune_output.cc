@@ -20,14 +20,35 @@ std::string IdleRanks(const v1::Record& best) {
   return absl::StrCat(" (", used, " of ", asked, " ranks, ", asked - used, " idle)");
 }
 
-// The fastest verified measured schedule's time; 0 when none verified.
-double FastestSchedule(const v1::TuneResult& r) {
-  double fastest = 0;
+// The measured schedule the record's trace is (the chosen one); nullptr when none is.
+const v1::MeasuredCandidate* ChosenSchedule(const v1::TuneResult& r) {
   for (const v1::MeasuredCandidate& m : r.measurements()) {
-    if (m.verified() && m.has_measured_s() && (fastest == 0 || m.measured_s() < fastest))
-      fastest = m.measured_s();
+    if (m.verified() && m.has_measured_s() && m.trace().text() == r.record().trace().text() &&
+        m.mesh() == r.record().mesh())
+      return &m;
   }
-  return fastest;
+  return nullptr;
+}
+
+// "0.0153 s (median of 12, 95% CI 0.0151-0.0156 s)" of a measured time and its sample.
+std::string Timed(double median_s, const v1::TimeSample& s) {
+  if (s.n() == 0) return absl::StrFormat("%.4g s", median_s);
+  const int level = s.ci_level() >= 0.95 ? 95 : static_cast<int>(100 * s.ci_level());
+  return absl::StrFormat("%.4g s (median of %d, %d%% CI %.4g-%.4g s)", median_s, s.n(), level,
+                         s.ci_low_s(), s.ci_high_s());
+}
+
+// "decision   tie within noise: x=2,y=2 #1 against PSGEMM 2x2 NB 64, 0.98x (95% interval
+// 0.95-1.03, 12 rounds side by side)".
+std::string DecisionText(const v1::TuneResult& r) {
+  if (r.decision().empty()) return "";
+  const v1::Comparison& c = r.comparison();
+  return absl::StrFormat(
+      "decision   %s: %s against %s, %.3gx (95%% interval %.3g-%.3g, %d rounds)%s\n", r.decision(),
+      c.leader(), c.runner_up(), c.ratio(), c.ratio_ci_low(), c.ratio_ci_high(), c.rounds(),
+      c.separated() ? ""
+                    : "; the rule picks: the library unless a schedule is faster beyond the "
+                      "noise, else the model's first of the schedules tied with the fastest");
 }
 
 }  // namespace
@@ -36,16 +57,15 @@ std::string TuneResultText(const v1::TuneResult& r) {
   if (r.has_program()) return ProgramResultText(r);
   const v1::Record& best = r.record();
   std::string out;
+  const v1::MeasuredCandidate* chosen = ChosenSchedule(r);
   if (best.has_library()) {
     const v1::LibraryRun& l = best.library();
-    const double schedule = FastestSchedule(r);
-    absl::StrAppend(
-        &out, absl::StrFormat("answer: ScaLAPACK's %s on a %dx%d grid, NB %d, measured %.6g s "
-                              "(verified), %.2fx faster than the fastest schedule below\n\n",
-                              l.library(), l.prow(), l.pcol(), l.nb(), l.measured_s(),
-                              schedule > 0 ? schedule / l.measured_s() : 0.0));
+    absl::StrAppend(&out, absl::StrFormat("answer: ScaLAPACK's %s on a %dx%d grid, NB %d, measured "
+                                          "%s, verified; no schedule is faster beyond the noise\n\n",
+                                          l.library(), l.prow(), l.pcol(), l.nb(),
+                                          Timed(l.measured_s(), l.sample())));
   }
-  absl::StrAppend(&out, best.has_library() ? "fastest schedule on " : "best schedule on ",
+  absl::StrAppend(&out, best.has_library() ? "chosen schedule on " : "best schedule on ",
                   best.mesh(), IdleRanks(best), " (", r.strategy(), " search; ", r.enumerated(),
                   " candidates, ", r.legal_estimated() ? "about " : "", r.legal(),
                   r.legal_estimated() ? " legal (estimated), " : " legal, ", r.costed(),
@@ -53,10 +73,9 @@ std::string TuneResultText(const v1::TuneResult& r) {
                   absl::StrFormat("%.2f", r.seconds()), " s):\n\n");
   absl::StrAppend(&out, best.trace().text(), "\n");
   absl::StrAppend(&out, absl::StrFormat("predicted  %.6g s\n", best.predicted_s()));
-  if (best.has_library()) {
-    absl::StrAppend(&out, absl::StrFormat("measured   %.6g s (verified)\n", FastestSchedule(r)));
-  } else if (best.has_measured_s()) {
-    absl::StrAppend(&out, absl::StrFormat("measured   %.6g s (verified)\n", best.measured_s()));
+  if (chosen != nullptr) {
+    absl::StrAppend(&out, "measured   ", Timed(chosen->measured_s(), chosen->sample()),
+                    ", verified\n");
   } else {
     absl::StrAppend(&out, "measured   -\n");
   }
@@ -72,30 +91,33 @@ std::string TuneResultText(const v1::TuneResult& r) {
   absl::StrAppend(&out, "record     ", r.stored() ? absl::StrCat(best.id()) : "- (not stored)",
                   "\n");
   for (const v1::MeasuredCandidate& m : r.measurements()) {
-    absl::StrAppend(
-        &out, absl::StrFormat(
-                  "  run: predicted %.4g s, %s  %s%s\n", m.predicted_s(),
-                  m.has_measured_s()
-                      ? absl::StrFormat("measured %.4g s", m.measured_s())
-                      : "failed: " + (m.error().empty() ? std::string("not verified") : m.error()),
-                  absl::StrJoin(m.patterns(), "; "),
-                  m.family().empty() ? "" : absl::StrCat("  [family ", m.family(), "]")));
-  }
-  if (r.pace_s() > 0) {
-    absl::StrAppend(&out, absl::StrFormat("times read at the machine's median pace, %.3g ms a "
-                                          "256-cubed GEMM (each run's by the pace beside it)\n",
-                                          1e3 * r.pace_s()));
-  }
-  if (r.has_vs_library()) {
-    absl::StrAppend(
-        &out, absl::StrFormat("vs library %.3g x the fastest library run below\n", r.vs_library()));
-  }
-  for (const v1::LibraryRun& l : r.library()) {
+    const std::string failed =
+        !m.implausible().empty() ? m.implausible()
+                                 : (m.error().empty() ? std::string("not verified") : m.error());
     absl::StrAppend(
         &out,
-        absl::StrFormat("  library: %s %dx%d, NB %d, %s\n", l.library(), l.prow(), l.pcol(), l.nb(),
-                        l.has_measured_s() ? absl::StrFormat("measured %.4g s", l.measured_s())
-                                           : "failed: " + l.error()));
+        absl::StrFormat("  run: predicted %.4g s, %s  %s%s\n", m.predicted_s(),
+                        m.has_measured_s() ? "measured " + Timed(m.measured_s(), m.sample())
+                                           : "failed: " + failed,
+                        absl::StrJoin(m.patterns(), "; "),
+                        m.family().empty() ? "" : absl::StrCat("  [family ", m.family(), "]")));
+  }
+  absl::StrAppend(&out, DecisionText(r));
+  if (r.has_vs_library()) {
+    absl::StrAppend(&out, absl::StrFormat("vs library %.3g x the fastest library run below", r.vs_library()));
+    if (r.has_vs_library_ci_low()) {
+      absl::StrAppend(&out, absl::StrFormat(" (95%% interval %.3g-%.3g)", r.vs_library_ci_low(),
+                                            r.vs_library_ci_high()));
+    }
+    absl::StrAppend(&out, "\n");
+  }
+  for (const v1::LibraryRun& l : r.library()) {
+    const std::string failed = !l.implausible().empty() ? l.implausible() : l.error();
+    absl::StrAppend(&out, absl::StrFormat("  library: %s %dx%d, NB %d, %s\n", l.library(), l.prow(),
+                                          l.pcol(), l.nb(),
+                                          l.has_measured_s()
+                                              ? "measured " + Timed(l.measured_s(), l.sample())
+                                              : "failed: " + failed));
   }
   return out;
 }

@@ -4,16 +4,19 @@
 #include <cmath>
 #include <map>
 #include <memory>
+#include <random>
 #include <set>
 #include <utility>
 
 #include "absl/strings/str_cat.h"
 #include "base/excerpt.h"
+#include "base/sample_stats.h"
 #include "base/status_macros.h"
 #include "codegen/program.h"
 #include "engine/explain.h"
 #include "engine/rank_stats.h"
 #include "engine/requests.h"
+#include "engine/tune_messages.h"
 #include "search/checker.h"
 #include "search/cost_model.h"
 #include "search/explorer.h"
@@ -50,63 +53,35 @@ double Statistic(RoundStatistic s, const std::vector<double>& seconds) {
                                    : Median(seconds);
 }
 
-// The point of candidate `c` measured in `runs` (one a round): verified when every round
-// verified, its time `s` of theirs, the first failure's error otherwise.
+// The point of candidate `c` measured in `run`: verified as the run, its samples as
+// measured (round_s, sample), its time `s` of them; the run's error otherwise.
 v1::MeasuredCandidate ToPoint(const search::Candidate& c, const ir::Mesh& mesh,
-                              const std::vector<search::CandidateRun>& runs, RoundStatistic s) {
+                              const search::CandidateRun& run, RoundStatistic s) {
   v1::MeasuredCandidate p;
   p.mutable_trace()->set_text(c.trace);
   p.set_mesh(mesh.ToString());
   SetMeshDims(mesh, p.mutable_mesh_dims());
   p.set_predicted_s(c.cost.seconds);
-  std::vector<double> seconds;
-  p.set_verified(true);
-  const bool paced = std::all_of(runs.begin(), runs.end(), [](const search::CandidateRun& r) {
-    return !r.seconds.has_value() || r.pace_s.has_value();
-  });
-  for (const search::CandidateRun& run : runs) {
-    if (run.seconds.has_value()) {
-      seconds.push_back(*run.seconds);
-      p.add_round_s(*run.seconds);
-      if (paced) p.add_round_pace_s(*run.pace_s);
-    }
-    if (!run.verified && p.verified()) {
-      p.set_verified(false);
-      p.set_error(run.error.value_or("not verified"));
-    }
+  p.set_verified(run.verified);
+  if (!run.verified) p.set_error(run.error.value_or("not verified"));
+  for (double x : run.samples) p.add_round_s(x);
+  if (!run.samples.empty()) *p.mutable_sample() = SampleMessage(run);
+  if (run.verified && !run.samples.empty()) {
+    p.set_measured_s(Statistic(s, run.samples));
+  } else if (run.verified && run.seconds.has_value()) {
+    p.set_measured_s(*run.seconds);
   }
-  if (!seconds.empty()) p.set_measured_s(Statistic(s, seconds));
   for (const std::string& label : c.patterns) p.add_patterns(label);
   p.set_family(search::FamilyOf(c, mesh));
   return p;
 }
 
-// The median of every verified point's round paces: the pace a run's rounds are read at;
-// 0 when a verified point's rounds lack them.
-double CommonPace(const v1::FidelityResult& result) {
-  std::vector<double> paces;
-  for (const v1::MeasuredCandidate& p : result.points()) {
-    if (!p.verified() || p.round_s_size() == 0) continue;
-    if (p.round_pace_s_size() != p.round_s_size()) return 0;
-    for (double pace : p.round_pace_s()) {
-      if (!(pace > 0)) return 0;
-      paces.push_back(pace);
-    }
-  }
-  return paces.empty() ? 0 : Median(paces);
+// Whether `p` counts in the statistics: verified, with a positive time.
+bool Counts(const v1::MeasuredCandidate& p) {
+  return p.verified() && p.has_measured_s() && p.measured_s() > 0;
 }
 
-// The rounds of `p` read at `pace` (as measured when it is 0).
-std::vector<double> RoundTimes(const v1::MeasuredCandidate& p, double pace) {
-  std::vector<double> out(p.round_s().begin(), p.round_s().end());
-  if (pace > 0 && p.round_pace_s_size() == p.round_s_size()) {
-    for (size_t i = 0; i < out.size(); ++i) out[i] *= pace / p.round_pace_s(static_cast<int>(i));
-  }
-  return out;
-}
-
-// FidelityResult::round_spearman_rho of `result` (its rounds read at its pace); NaN when it
-// is absent.
+// FidelityResult::round_spearman_rho of `result`; NaN when it is absent.
 double RoundRho(const v1::FidelityResult& result) {
   std::vector<const v1::MeasuredCandidate*> points;
   int rounds = 0;
@@ -120,15 +95,100 @@ double RoundRho(const v1::FidelityResult& result) {
     for (int b = a + 1; b < rounds; ++b) {
       std::vector<double> x, y;
       for (const v1::MeasuredCandidate* p : points) {
-        const std::vector<double> times = RoundTimes(*p, result.pace_s());
-        x.push_back(times[static_cast<size_t>(a)]);
-        y.push_back(times[static_cast<size_t>(b)]);
+        x.push_back(p->round_s(a));
+        y.push_back(p->round_s(b));
       }
       const double rho = SpearmanRho(x, y);
       if (!std::isnan(rho)) rhos.push_back(rho);
     }
   }
   return rhos.empty() ? std::nan("") : Median(rhos);
+}
+
+// The bootstrap of FidelityResult's intervals: resamples and their seed.
+constexpr int kResamples = 1000;
+constexpr uint64_t kBootstrapSeed = 1;
+
+// The type-7 quantile q of `v` (not empty), sorted here.
+double Percentile(std::vector<double> v, double q) {
+  std::sort(v.begin(), v.end());
+  const double h = (static_cast<double>(v.size()) - 1) * q;
+  const size_t lo = static_cast<size_t>(std::floor(h));
+  const size_t hi = std::min(lo + 1, v.size() - 1);
+  return v[lo] + (h - static_cast<double>(lo)) * (v[hi] - v[lo]);
+}
+
+// The bootstrap intervals of rho and tau of (`x`, `y`) set in `result` (those of a
+// statistic no resample has are left unset): kResamples resamples of the pairs with
+// replacement, each index drawn as rng() % n of std::mt19937_64 seeded with kBootstrapSeed
+// (the same on every platform, unlike the standard distributions).
+void SetBootstrapIntervals(const std::vector<double>& x, const std::vector<double>& y,
+                           v1::FidelityResult* result) {
+  if (x.size() < 2) return;
+  std::mt19937_64 rng(kBootstrapSeed);
+  std::vector<double> rhos, taus, rx(x.size()), ry(y.size());
+  for (int r = 0; r < kResamples; ++r) {
+    for (size_t i = 0; i < x.size(); ++i) {
+      const size_t at = static_cast<size_t>(rng() % x.size());
+      rx[i] = x[at];
+      ry[i] = y[at];
+    }
+    if (const double rho = SpearmanRho(rx, ry); !std::isnan(rho)) rhos.push_back(rho);
+    if (const double tau = KendallTau(rx, ry); !std::isnan(tau)) taus.push_back(tau);
+  }
+  const double tail = (1 - base::kConfidence) / 2;
+  if (result->has_spearman_rho() && !rhos.empty()) {
+    result->set_spearman_rho_ci_low(Percentile(rhos, tail));
+    result->set_spearman_rho_ci_high(Percentile(rhos, 1 - tail));
+  }
+  if (result->has_kendall_tau() && !taus.empty()) {
+    result->set_kendall_tau_ci_low(Percentile(taus, tail));
+    result->set_kendall_tau_ci_high(Percentile(taus, 1 - tail));
+  }
+}
+
+// How the samples `a` and `b` of two points compare beyond the noise: -1 when a is the
+// faster, 1 when b is, 0 when they do not separate (FidelityResult::separable_pairs: paired
+// when they have as many samples, else unpaired with kSamplesFor95 each at least).
+int Separation(const std::vector<double>& a, const std::vector<double>& b) {
+  if (a.size() == b.size()) {
+    const base::PairedComparison c = base::ComparePaired(a, b);
+    if (!c.separated) return 0;
+    return c.ratio.ci_high < 1 ? -1 : 1;
+  }
+  const base::SampleStats sa = base::Summarize(a), sb = base::Summarize(b);
+  if (sa.n < base::kSamplesFor95 || sb.n < base::kSamplesFor95 ||
+      !base::IntervalsSeparate(sa, sb)) {
+    return 0;
+  }
+  return sa.ci_high < sb.ci_low ? -1 : 1;
+}
+
+// FidelityResult's separable_pairs, separable_agree and separable_share of `result`.
+void SetSeparable(v1::FidelityResult* result) {
+  std::vector<std::vector<double>> samples;
+  std::vector<double> predicted;
+  for (const v1::MeasuredCandidate& p : result->points()) {
+    if (!Counts(p) || p.round_s_size() == 0) continue;
+    samples.emplace_back(p.round_s().begin(), p.round_s().end());
+    predicted.push_back(p.predicted_s());
+  }
+  int pairs = 0, agree = 0;
+  for (size_t i = 0; i < samples.size(); ++i) {
+    for (size_t j = i + 1; j < samples.size(); ++j) {
+      const int faster = Separation(samples[i], samples[j]);
+      if (faster == 0) continue;
+      ++pairs;
+      if ((faster < 0 && predicted[i] < predicted[j]) ||
+          (faster > 0 && predicted[j] < predicted[i])) {
+        ++agree;
+      }
+    }
+  }
+  result->set_separable_pairs(pairs);
+  result->set_separable_agree(agree);
+  result->clear_separable_share();
+  if (pairs > 0) result->set_separable_share(static_cast<double>(agree) / pairs);
 }
 
 }  // namespace
@@ -145,20 +205,11 @@ std::optional<RoundStatistic> RoundStatisticNamed(const std::string& name) {
 }
 
 void ApplyRoundStatistic(RoundStatistic s, v1::FidelityResult* result) {
-  result->set_pace_s(CommonPace(*result));
-  std::vector<double> predicted, raw;
   for (v1::MeasuredCandidate& p : *result->mutable_points()) {
-    if (p.round_s_size() == 0) continue;
-    p.set_measured_s(Statistic(s, RoundTimes(p, result->pace_s())));
-    if (p.verified() && p.measured_s() > 0) {
-      predicted.push_back(p.predicted_s());
-      raw.push_back(Statistic(s, RoundTimes(p, 0)));
-    }
+    if (!p.verified() || p.round_s_size() == 0) continue;
+    p.set_measured_s(Statistic(s, std::vector<double>(p.round_s().begin(), p.round_s().end())));
   }
   result->set_round_statistic(RoundStatisticName(s));
-  result->clear_raw_spearman_rho();
-  if (const double rho = SpearmanRho(predicted, raw); !std::isnan(rho))
-    result->set_raw_spearman_rho(rho);
   Summarize(result);
 }
 
@@ -166,7 +217,7 @@ void Summarize(v1::FidelityResult* result) {
   std::vector<double> predicted, measured, errors;
   std::map<std::string, std::vector<double>> by_kind;
   for (const v1::MeasuredCandidate& p : result->points()) {
-    if (!p.verified() || !p.has_measured_s() || !(p.measured_s() > 0)) continue;
+    if (!Counts(p)) continue;
     predicted.push_back(p.predicted_s());
     measured.push_back(p.measured_s());
     const double signed_error = (p.measured_s() - p.predicted_s()) / p.measured_s();
@@ -181,11 +232,17 @@ void Summarize(v1::FidelityResult* result) {
   if (const double r = RoundRho(*result); !std::isnan(r)) result->set_round_spearman_rho(r);
   result->clear_spearman_rho();
   result->clear_kendall_tau();
+  result->clear_spearman_rho_ci_low();
+  result->clear_spearman_rho_ci_high();
+  result->clear_kendall_tau_ci_low();
+  result->clear_kendall_tau_ci_high();
   result->clear_median_relative_error();
   result->clear_patterns();
   const double rho = SpearmanRho(predicted, measured), tau = KendallTau(predicted, measured);
   if (!std::isnan(rho)) result->set_spearman_rho(rho);
   if (!std::isnan(tau)) result->set_kendall_tau(tau);
+  SetBootstrapIntervals(predicted, measured, result);
+  SetSeparable(result);
   if (!errors.empty()) result->set_median_relative_error(Median(errors));
   for (const auto& [kind, e] : by_kind) {
     v1::PatternError* pe = result->add_patterns();
@@ -202,10 +259,6 @@ absl::StatusOr<v1::FidelityResult> RunFidelity(const ir::Problem& problem, const
   if (options.count < 2) {
     return absl::InvalidArgumentError(absl::StrCat(
         "a fidelity run needs at least 2 candidates to compare (got ", options.count, ")"));
-  }
-  if (options.rounds < 1) {
-    return absl::InvalidArgumentError(
-        absl::StrCat("a fidelity run needs at least 1 round (got ", options.rounds, ")"));
   }
   absl::StatusOr<std::unique_ptr<search::Explorer>> explorer =
       search::Explorer::Create(problem, {mesh}, options.space, params, options.cancelled);
@@ -229,41 +282,44 @@ absl::StatusOr<v1::FidelityResult> RunFidelity(const ir::Problem& problem, const
   result.set_mesh(mesh.ToString());
   result.set_costed(static_cast<int64_t>(ranked.size()));
   const std::vector<size_t> spread = Spread(ranked.size(), static_cast<size_t>(options.count));
-  std::vector<std::vector<search::CandidateRun>> runs(spread.size());
-  // Each candidate through the pipeline once: what every round runs.
+  // Each candidate through the pipeline once; those it refuses are not run.
   std::vector<absl::StatusOr<search::Runnable>> runnable;
-  for (const size_t i : spread) {
-    runnable.push_back(search::PrepareCandidate(problem, mesh, ranked[i]->schedule));
-  }
-  for (int round = 0; round < options.rounds; ++round) {
-    for (size_t j = 0; j < spread.size(); ++j) {
-      const size_t i = round % 2 == 0 ? j : spread.size() - 1 - j;
-      if (options.cancelled && options.cancelled())
-        return absl::CancelledError("the fidelity run was cancelled");
-      search::MeasureInput in;
-      in.problem = &problem;
-      in.mesh = &mesh;
-      in.trace = &ranked[spread[i]]->schedule;
-      in.timeout_s = options.timeout_s;
-      if (runnable[i].ok()) {
-        in.program = &runnable[i]->program;
-        in.footprint = runnable[i]->footprint;
-        runs[i].push_back(runner.Run(in));
-      } else {
-        search::CandidateRun refused;
-        refused.error = absl::StrCat("not run: ", runnable[i].status().message());
-        runs[i].push_back(std::move(refused));
-      }
-      if (options.on_measured && round + 1 == options.rounds)
-        options.on_measured(ToPoint(*ranked[spread[i]], mesh, runs[i], options.round_statistic),
-                            spread[i] + 1);
-    }
+  std::vector<search::MeasureInput> inputs(spread.size());
+  std::vector<search::MeasureItem> items;
+  std::vector<int> item_of;  // per candidate, its item (-1: refused)
+  for (size_t i = 0; i < spread.size(); ++i) {
+    runnable.push_back(search::PrepareCandidate(problem, mesh, ranked[spread[i]]->schedule));
   }
   for (size_t i = 0; i < spread.size(); ++i) {
-    *result.add_points() = ToPoint(*ranked[spread[i]], mesh, runs[i], options.round_statistic);
-    result.add_ranks(static_cast<int64_t>(spread[i]) + 1);
+    item_of.push_back(runnable[i].ok() ? static_cast<int>(items.size()) : -1);
+    if (!runnable[i].ok()) continue;
+    search::MeasureInput& in = inputs[i];
+    in.problem = &problem;
+    in.mesh = &mesh;
+    in.trace = &ranked[spread[i]]->schedule;
+    in.program = &runnable[i]->program;
+    in.footprint = runnable[i]->footprint;
+    in.timeout_s = options.timeout_s;
+    in.cancelled = options.cancelled;
+    items.push_back({&in, nullptr, nullptr});
   }
-  ApplyRoundStatistic(options.round_statistic, &result);
+  const std::vector<search::CandidateRun> runs =
+      items.empty() ? std::vector<search::CandidateRun>{}
+                    : runner.RunSideBySide(items, kRoundsShareOfTimeout * options.timeout_s);
+  if (options.cancelled && options.cancelled())
+    return absl::CancelledError("the fidelity run was cancelled");
+  for (size_t i = 0; i < spread.size(); ++i) {
+    const bool ran = item_of[i] >= 0 && static_cast<size_t>(item_of[i]) < runs.size();
+    search::CandidateRun not_run;
+    not_run.error = runnable[i].ok() ? "not run: the runner returned no run of it"
+                                     : absl::StrCat("not run: ", runnable[i].status().message());
+    const search::CandidateRun& run = ran ? runs[static_cast<size_t>(item_of[i])] : not_run;
+    *result.add_points() = ToPoint(*ranked[spread[i]], mesh, run, options.round_statistic);
+    result.add_ranks(static_cast<int64_t>(spread[i]) + 1);
+    if (options.on_measured) options.on_measured(result.points(static_cast<int>(i)), spread[i] + 1);
+  }
+  result.set_round_statistic(RoundStatisticName(options.round_statistic));
+  Summarize(&result);
   return result;
 }
 

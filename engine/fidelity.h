@@ -1,9 +1,12 @@
 // Cost-model fidelity: how well the model's ranking of schedules matches measured runs.
 //
 // A model-only search ranks the candidates of a problem on a mesh; `count` of them, spread
-// evenly over that ranking from best to worst, run under the given Runner (MPI); the
-// result holds each (trace, mesh, predicted, measured) and, over the verified runs,
-// Spearman's rho, Kendall's tau-b, the median relative error and its median per transfer
+// evenly over that ranking from best to worst, are measured side by side under the given
+// Runner (Runner::RunSideBySide: with MPI, one job in rounds, each round one sample of every
+// candidate in a fresh random order); every time is as measured. The result holds each
+// (trace, mesh, predicted, measured, its samples) and, over the verified runs, Spearman's rho
+// and Kendall's tau-b with bootstrap intervals, the share of the pairs that differ beyond the
+// noise which the model orders right, the median relative error and its median per transfer
 // pattern kind. A spread sample rather than the top: the top holds near-ties that say little
 // about the model. `meshtune fidelity` prints it; bench/fidelity_bench repeats it.
 #ifndef MESHTUNE_ENGINE_FIDELITY_H_
@@ -26,10 +29,9 @@
 
 namespace meshtune::engine {
 
-// Which of a candidate's rounds counts as its time: the median, or the fastest (interference
-// on a shared machine only ever slows a run, so for rounds as measured the fastest is the
-// least disturbed; rounds read at the machine's pace are off either way, and their median
-// ranks better: docs/benchmarks.md).
+// Which of a candidate's samples (one a round, as measured) counts as its time: the median,
+// or the fastest (interference on a shared machine only ever slows a run, so the fastest is
+// the least disturbed, but one lucky sample decides it).
 enum class RoundStatistic { kMin, kMedian };
 
 // "min" or "median".
@@ -37,34 +39,44 @@ const char* RoundStatisticName(RoundStatistic s);
 // The statistic RoundStatisticName gives `name`; nullopt for any other name.
 std::optional<RoundStatistic> RoundStatisticNamed(const std::string& name);
 
-// `result`'s points given the time `s` says of their rounds (round_s; points without them
-// keep theirs), FidelityResult::round_statistic set and the statistics recomputed.
+// `result`'s verified points given the time `s` says of their samples (round_s; points
+// without them keep theirs), FidelityResult::round_statistic set and the statistics
+// recomputed.
 void ApplyRoundStatistic(RoundStatistic s, v1::FidelityResult* result);
+
+// The share of FidelityOptions::timeout_s the rounds of a fidelity run may take.
+inline constexpr double kRoundsShareOfTimeout = 0.8;
 
 struct FidelityOptions {
   int count = 12;                  // candidates measured, at least 2
   int64_t max_evaluations = 1000;  // of the model-only search that ranks them (as tune)
-  double timeout_s = 300;          // per measurement
-  // Every candidate is measured once a round, the rounds alternating best-to-worst and
-  // worst-to-best; a point's time is the median of its rounds. A slow spell of a shared
-  // machine then lands on one round of several candidates rather than on all of one
-  // candidate's repetitions. At least 1.
-  int rounds = 1;
+  // The measurement's bound: the side-by-side job is killed after this, and its rounds
+  // stop at kRoundsShareOfTimeout of it (the rest is for set-up and the output checks).
+  double timeout_s = 300;
+  // The candidates are measured side by side, every one once a round in a fresh random
+  // order, so that a slow spell of a shared machine lands on one round of several
+  // candidates rather than on all of one candidate's samples. How many rounds is the
+  // runner's to say (the MPI runner's: MpiRunnerOptions::reps at least, max_rounds at most).
+  // Which of a point's samples is its time:
   RoundStatistic round_statistic = RoundStatistic::kMedian;
   // The space ranked (as tune's: copies, split distributed indices, rotation steps,
   // all-to-all transfers); the default space when left as is.
   search::SpaceOptions space;
-  // Polled between measurements (and by the search); true stops with Cancelled.
+  // Polled by the search and by the measurement (which kills its job); true stops with
+  // Cancelled.
   std::function<bool()> cancelled;
-  // Called after each measurement with the point and its place in the ranking.
+  // Called after the measurement with each point, in the model's order, and its place in
+  // the ranking.
   std::function<void(const v1::MeasuredCandidate&, int64_t rank)> on_measured;
 };
 
 // Ranks the space of `problem` on `mesh` with `params` and measures options.count candidates
-// spread over the ranking with `runner`, options.rounds times each. InvalidArgument for a
-// count below 2, rounds below 1 or a mesh that
-// clashes with the problem's names; FailedPrecondition when no candidate could be costed;
-// Cancelled when options.cancelled says so.
+// spread over the ranking with one runner.RunSideBySide call. Each point's round_s is its
+// run's samples, `sample` their TimeSample, measured_s their median (or fastest, as
+// options.round_statistic says) when it verified (a run with seconds but no samples: those
+// seconds). InvalidArgument for a count below 2 or a mesh that clashes with the problem's
+// names; FailedPrecondition when no candidate could be costed; Cancelled when
+// options.cancelled says so.
 absl::StatusOr<v1::FidelityResult> RunFidelity(const ir::Problem& problem, const ir::Mesh& mesh,
                                                const search::CostParams& params,
                                                const FidelityOptions& options,
@@ -78,8 +90,10 @@ absl::StatusOr<v1::FidelityResult> RunFidelity(const ir::Problem& problem, const
 absl::StatusOr<v1::FidelityResult> RecostFidelity(const v1::FidelityResult& measured,
                                                   const search::CostParams& params);
 
-// The statistics of `result` (verified, rho, tau, median relative errors overall and per
-// pattern kind, the rounds' own rho) recomputed from its points.
+// The statistics of `result` (verified; rho and tau with their bootstrap intervals; the
+// separable pairs, those ordered right and their share; median relative errors overall and
+// per pattern kind; the rounds' own rho) recomputed from its points: their predicted_s,
+// measured_s and round_s.
 void Summarize(v1::FidelityResult* result);
 
 // TermScales fitted to the verified points of fidelity runs (`meshtune fidelity --json`

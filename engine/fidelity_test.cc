@@ -1,8 +1,10 @@
-// RunFidelity with a fake runner whose "measurements" are a known function of the
-// prediction: the spread sample, the statistics and the per-pattern errors follow from it;
-// failed runs are kept but left out of the statistics; rounds alternate the order and keep
-// the median; bad counts are refused. And the
-// scatter SVG: one circle per verified point, escaped text, a legend per family.
+// RunFidelity with fake runners whose "measurements" are known: the spread sample, the
+// statistics and the per-pattern errors follow from it; the candidates are measured side by
+// side in one call, each point's time its samples' median as measured (no scaling); rho and
+// tau with bootstrap intervals, and the pairs beyond the noise the model orders right, as
+// computed by hand; failed runs are kept but left out of the statistics; bad counts are
+// refused. And the scatter SVG: one circle per verified point, escaped text, a legend per
+// family.
 #include "engine/fidelity.h"
 
 #include <gtest/gtest.h>
@@ -15,12 +17,14 @@
 
 #include "absl/strings/match.h"
 #include "engine/scatter_svg.h"
+#include "search/runner.h"
 
 namespace meshtune::engine {
 namespace {
 
-// Measures `time(predicted)` for each candidate, by the trace's predicted time looked up in
-// the order Run is called; fails every `fail_every`-th run when set.
+// Measures `time(call)` for each candidate, one sample, by the order Run is called (the
+// default RunSideBySide: the candidates in the model's order); fails every `fail_every`-th
+// run when set.
 class FakeRunner : public search::Runner {
  public:
   FakeRunner(std::function<double(int)> time, int fail_every = 0)
@@ -35,8 +39,8 @@ class FakeRunner : public search::Runner {
       r.error = "fake failure";
       return r;
     }
-    r.seconds = time_(calls_);
     r.verified = true;
+    search::SetSamples({time_(calls_)}, 1, &r);
     return r;
   }
   std::set<std::string> traces;
@@ -177,56 +181,221 @@ TEST(FidelityTest, FailedRunsAreKeptButNotCounted) {
   EXPECT_EQ(FidelityScatter(*r).size(), 2u);
 }
 
-// Rounds: every candidate once a round, the order reversed every other round, the median of
-// its rounds kept. A slow spell over the whole first round is outvoted; a failure in any
-// round fails the point.
-TEST(FidelityTest, RoundsAlternateTheOrderAndKeepTheMedian) {
+// Measures every candidate side by side: RunSideBySide gives item i (in the model's order)
+// `samples(i)`, one a round of batches of 4, verified unless i is in `failing` (then "fake
+// failure", the samples kept). Run is never to be called. Keeps what it was asked.
+class SideBySideRunner : public search::Runner {
+ public:
+  explicit SideBySideRunner(std::function<std::vector<double>(size_t)> samples,
+                            std::set<size_t> failing = {})
+      : samples_(std::move(samples)), failing_(std::move(failing)) {}
+  bool measures() const override { return true; }
+  search::CandidateRun Run(const search::MeasureInput&) override {
+    ADD_FAILURE() << "Run called: the candidates are to be measured side by side";
+    return {};
+  }
+  std::vector<search::CandidateRun> RunSideBySide(const std::vector<search::MeasureItem>& items,
+                                                  double budget_s) override {
+    ++calls;
+    budget = budget_s;
+    std::vector<search::CandidateRun> out;
+    for (size_t i = 0; i < items.size(); ++i) {
+      traces.push_back(items[i].schedule->trace->ToString());
+      timeouts.push_back(items[i].schedule->timeout_s);
+      search::CandidateRun r;
+      r.verified = failing_.count(i) == 0;
+      if (!r.verified) r.error = "fake failure";
+      search::SetSamples(samples_(i), 4, &r);
+      out.push_back(std::move(r));
+    }
+    return out;
+  }
+  int calls = 0;
+  double budget = 0;
+  std::vector<std::string> traces;  // of the items, in order
+  std::vector<double> timeouts;
+
+ private:
+  std::function<std::vector<double>(size_t)> samples_;
+  std::set<size_t> failing_;
+};
+
+// The predictions of `r`'s points strictly increase (the spread of Matmul() has no ties,
+// which the hand-computed ranks below assume).
+void ExpectStrictlyIncreasingPredictions(const v1::FidelityResult& r) {
+  for (int i = 1; i < r.points_size(); ++i)
+    ASSERT_LT(r.points(i - 1).predicted_s(), r.points(i).predicted_s()) << i;
+}
+
+// One RunSideBySide call measures every candidate, each item bounded by the timeout and the
+// rounds by kRoundsShareOfTimeout of it; each point keeps its samples exactly as measured
+// (round_s, `sample`), its time their median (or their fastest); a failed one keeps its
+// samples but no time.
+TEST(FidelityTest, TheCandidatesAreMeasuredSideBySideInOneCall) {
   const Workload s = Matmul();
-  // Round 1 (calls 1-4) runs 100 s each; later calls take 0.001 s times the call number.
-  FakeRunner runner([](int call) { return call <= 4 ? 100.0 : 0.001 * call; },
-                    /*fail_every=*/7);
+  SideBySideRunner runner(
+      [](size_t i) {
+        const double k = static_cast<double>(i + 1);
+        return std::vector<double>{0.003 * k, 0.001 * k, 0.002 * k, 0.005 * k};
+      },
+      /*failing=*/{1});
   FidelityOptions options;
   options.count = 4;
-  options.rounds = 3;
-  options.round_statistic = RoundStatistic::kMedian;
   options.max_evaluations = 200;
+  options.timeout_s = 50;
+  std::vector<int64_t> reported;
+  options.on_measured = [&](const v1::MeasuredCandidate&, int64_t rank) {
+    reported.push_back(rank);
+  };
   absl::StatusOr<v1::FidelityResult> r = RunFidelity(s.problem, s.mesh, s.params, options, runner);
   ASSERT_TRUE(r.ok()) << r.status();
-  ASSERT_EQ(runner.order.size(), 12u);
+  EXPECT_EQ(runner.calls, 1);
+  EXPECT_DOUBLE_EQ(runner.budget, 40);
+  EXPECT_EQ(runner.timeouts, std::vector<double>(4, 50));
   ASSERT_EQ(r->points_size(), 4);
-  for (int i = 0; i < 4; ++i) {
-    const std::string& trace = r->points(i).trace().text();
-    EXPECT_EQ(runner.order[i], trace);      // round 1: best first
-    EXPECT_EQ(runner.order[7 - i], trace);  // round 2: worst first
-    EXPECT_EQ(runner.order[8 + i], trace);  // round 3: best first
-  }
-  // Candidate i ran at calls i + 1, 8 - i and 9 + i; call 7 (candidate 1, round 2) failed.
+  ASSERT_EQ(runner.traces.size(), 4u);
+  EXPECT_EQ(reported, std::vector<int64_t>(r->ranks().begin(), r->ranks().end()));
+  ExpectStrictlyIncreasingPredictions(*r);
   for (int i : {0, 2, 3}) {
     const v1::MeasuredCandidate& p = r->points(i);
+    const double k = i + 1;
+    EXPECT_EQ(runner.traces[i], p.trace().text());
     EXPECT_TRUE(p.verified());
-    ASSERT_EQ(p.round_s_size(), 3);
-    EXPECT_EQ(p.round_s(0), 100.0);
-    EXPECT_DOUBLE_EQ(p.round_s(1), 0.001 * (8 - i));
-    EXPECT_DOUBLE_EQ(p.measured_s(), 0.001 * (9 + i));
+    EXPECT_EQ(std::vector<double>(p.round_s().begin(), p.round_s().end()),
+              (std::vector<double>{0.003 * k, 0.001 * k, 0.002 * k, 0.005 * k}));
+    EXPECT_DOUBLE_EQ(p.measured_s(), 0.0025 * k);
+    EXPECT_EQ(p.sample().n(), 4);
+    EXPECT_EQ(p.sample().batch(), 4);
+    EXPECT_DOUBLE_EQ(p.sample().median_s(), 0.0025 * k);
+    EXPECT_DOUBLE_EQ(p.sample().min_s(), 0.001 * k);
+    EXPECT_DOUBLE_EQ(p.sample().max_s(), 0.005 * k);
+    EXPECT_DOUBLE_EQ(p.sample().ci_level(), 0.875);  // 4 samples: the whole range, 1 - 2^-3
+    EXPECT_EQ(p.sample().samples_s_size(), 4);
   }
   EXPECT_FALSE(r->points(1).verified());
   EXPECT_EQ(r->points(1).error(), "fake failure");
+  EXPECT_FALSE(r->points(1).has_measured_s());
+  EXPECT_EQ(r->points(1).round_s_size(), 4);
   EXPECT_EQ(r->verified(), 3);
-  EXPECT_DOUBLE_EQ(r->spearman_rho(), 1.0);
-  // Round 1 is constant (no rho with it); rounds 2 and 3 order the points oppositely.
-  ASSERT_TRUE(r->has_round_spearman_rho());
-  EXPECT_DOUBLE_EQ(r->round_spearman_rho(), -1.0);
   EXPECT_EQ(r->round_statistic(), "median");
-  // The fastest round instead (the default): round 2's, 0.001 (8 - i), reversing the order.
+  EXPECT_DOUBLE_EQ(r->spearman_rho(), 1.0);
+  // Four rounds: no pair separates (ComparePaired needs 6).
+  EXPECT_EQ(r->separable_pairs(), 0);
+  EXPECT_FALSE(r->has_separable_share());
+  // Their fastest instead: 0.001 (i + 1), the samples unchanged.
   v1::FidelityResult fastest = *r;
   ApplyRoundStatistic(RoundStatistic::kMin, &fastest);
   EXPECT_EQ(fastest.round_statistic(), "min");
-  for (int i : {0, 2, 3}) EXPECT_DOUBLE_EQ(fastest.points(i).measured_s(), 0.001 * (8 - i));
-  EXPECT_DOUBLE_EQ(fastest.spearman_rho(), -1.0);
+  for (int i : {0, 2, 3}) EXPECT_DOUBLE_EQ(fastest.points(i).measured_s(), 0.001 * (i + 1));
+  EXPECT_FALSE(fastest.points(1).has_measured_s());
+  EXPECT_EQ(fastest.points(0).round_s_size(), 4);
+}
 
-  options.rounds = 0;
-  EXPECT_EQ(RunFidelity(s.problem, s.mesh, s.params, options, runner).status().message(),
-            "a fidelity run needs at least 1 round (got 0)");
+// Six rounds of four candidates (the model's order 0 < 1 < 2 < 3), of medians 1, 3, 2 and
+// 3.05: measured order 0, 2, 1, 3. Ranks (1, 3, 2, 4) against (1, 2, 3, 4): rho = 1 -
+// 6 * 2 / (4 * 15) = 0.8; one discordant pair of six: tau = (5 - 1) / 6. Per-round ratios:
+// 1 against 3 straddle 1 (3.0/3.2 = 0.94 to 3.0/2.9 = 1.03), every other pair's lie on one
+// side: 5 separable pairs, of which the model orders 1 against 2 wrong: 4 of 5.
+TEST(FidelityTest, RhoTauAndTheSeparableShareAsComputedByHand) {
+  const Workload s = Matmul();
+  const std::vector<std::vector<double>> table = {{1.0, 1.1, 1.0, 1.05, 0.95, 1.0},
+                                                  {3.0, 3.1, 2.9, 3.0, 3.2, 2.8},
+                                                  {2.0, 2.1, 1.9, 2.0, 2.2, 1.8},
+                                                  {3.2, 3.0, 3.1, 2.9, 3.4, 2.9}};
+  SideBySideRunner runner([&](size_t i) { return table[i]; });
+  FidelityOptions options;
+  options.count = 4;
+  options.max_evaluations = 200;
+  absl::StatusOr<v1::FidelityResult> r = RunFidelity(s.problem, s.mesh, s.params, options, runner);
+  ASSERT_TRUE(r.ok()) << r.status();
+  ASSERT_EQ(r->points_size(), 4);
+  ExpectStrictlyIncreasingPredictions(*r);
+  EXPECT_DOUBLE_EQ(r->points(1).measured_s(), 3.0);
+  EXPECT_DOUBLE_EQ(r->points(3).measured_s(), 3.05);
+  EXPECT_DOUBLE_EQ(r->spearman_rho(), 0.8);
+  EXPECT_DOUBLE_EQ(r->kendall_tau(), 4.0 / 6);
+  EXPECT_EQ(r->separable_pairs(), 5);
+  EXPECT_EQ(r->separable_agree(), 4);
+  ASSERT_TRUE(r->has_separable_share());
+  EXPECT_DOUBLE_EQ(r->separable_share(), 0.8);
+  // The bootstrap intervals: inside [-1, 1], in order, and the same again (a fixed seed).
+  ASSERT_TRUE(r->has_spearman_rho_ci_low() && r->has_spearman_rho_ci_high());
+  ASSERT_TRUE(r->has_kendall_tau_ci_low() && r->has_kendall_tau_ci_high());
+  EXPECT_LE(-1, r->spearman_rho_ci_low());
+  EXPECT_LE(r->spearman_rho_ci_low(), r->spearman_rho_ci_high());
+  EXPECT_LE(r->spearman_rho_ci_high(), 1);
+  EXPECT_LE(-1, r->kendall_tau_ci_low());
+  EXPECT_LE(r->kendall_tau_ci_low(), r->kendall_tau_ci_high());
+  EXPECT_LE(r->kendall_tau_ci_high(), 1);
+  EXPECT_LT(r->spearman_rho_ci_low(), 0.8);  // four points: a wide interval
+  v1::FidelityResult again = *r;
+  Summarize(&again);
+  EXPECT_EQ(again.spearman_rho_ci_low(), r->spearman_rho_ci_low());
+  EXPECT_EQ(again.spearman_rho_ci_high(), r->spearman_rho_ci_high());
+  EXPECT_EQ(again.kendall_tau_ci_low(), r->kendall_tau_ci_low());
+  EXPECT_EQ(again.kendall_tau_ci_high(), r->kendall_tau_ci_high());
+}
+
+// Noise so large that no pair separates: each candidate's six rounds are 1, ..., 6 rotated
+// by its place (plus 0.001 per place), so any two candidates' per-round ratios lie on both
+// sides of 1. The medians still follow the model: rho and tau 1, and every resample that
+// has them agrees (intervals [1, 1]); but no separable pair, and no share.
+TEST(FidelityTest, NoiseSoLargeThatNoPairSeparatesGivesNoShare) {
+  const Workload s = Matmul();
+  SideBySideRunner runner([](size_t i) {
+    std::vector<double> v;
+    for (size_t r = 0; r < 6; ++r) v.push_back(1.0 + static_cast<double>((r + i) % 6) + 0.001 * i);
+    return v;
+  });
+  FidelityOptions options;
+  options.count = 4;
+  options.max_evaluations = 200;
+  absl::StatusOr<v1::FidelityResult> r = RunFidelity(s.problem, s.mesh, s.params, options, runner);
+  ASSERT_TRUE(r.ok()) << r.status();
+  ExpectStrictlyIncreasingPredictions(*r);
+  EXPECT_EQ(r->verified(), 4);
+  EXPECT_DOUBLE_EQ(r->spearman_rho(), 1.0);
+  EXPECT_DOUBLE_EQ(r->kendall_tau(), 1.0);
+  EXPECT_DOUBLE_EQ(r->spearman_rho_ci_low(), 1.0);
+  EXPECT_DOUBLE_EQ(r->spearman_rho_ci_high(), 1.0);
+  EXPECT_DOUBLE_EQ(r->kendall_tau_ci_low(), 1.0);
+  EXPECT_DOUBLE_EQ(r->kendall_tau_ci_high(), 1.0);
+  EXPECT_EQ(r->separable_pairs(), 0);
+  EXPECT_EQ(r->separable_agree(), 0);
+  EXPECT_FALSE(r->has_separable_share());
+}
+
+// Points of different sample counts compare by the intervals of their medians (unpaired),
+// those of the same count by their per-round ratios, and fewer than 6 samples never
+// separate. P0 ~1 (6 samples) and P3 ~3 (6, predicted fastest): paired, apart, ordered
+// wrong; P1 ~2 (7): apart from both, unpaired, right against P0, wrong against P3; P2 (3
+// samples) separates from none. 1 of 3; and no intervals with one verified point.
+TEST(FidelityTest, DifferentSampleCountsCompareUnpaired) {
+  v1::FidelityResult r;
+  const std::vector<std::pair<double, std::vector<double>>> points = {
+      {1.0, {1.0, 1.1, 1.2, 1.0, 1.05, 1.15}},
+      {2.0, {2.0, 2.1, 1.9, 2.2, 2.0, 2.05, 1.95}},
+      {3.0, {10, 10, 10}},
+      {0.5, {3.0, 2.9, 3.1, 3.2, 2.8, 3.0}}};
+  for (const auto& [predicted, samples] : points) {
+    v1::MeasuredCandidate* p = r.add_points();
+    p->set_verified(true);
+    p->set_predicted_s(predicted);
+    for (double x : samples) p->add_round_s(x);
+  }
+  ApplyRoundStatistic(RoundStatistic::kMedian, &r);
+  EXPECT_EQ(r.verified(), 4);
+  EXPECT_EQ(r.separable_pairs(), 3);
+  EXPECT_EQ(r.separable_agree(), 1);
+  EXPECT_DOUBLE_EQ(r.separable_share(), 1.0 / 3);
+  r.mutable_points()->DeleteSubrange(1, 3);
+  Summarize(&r);
+  EXPECT_EQ(r.verified(), 1);
+  EXPECT_FALSE(r.has_spearman_rho());
+  EXPECT_FALSE(r.has_spearman_rho_ci_low());
+  EXPECT_FALSE(r.has_kendall_tau_ci_high());
+  EXPECT_EQ(r.separable_pairs(), 0);
+  EXPECT_FALSE(r.has_separable_share());
 }
 
 // FitToRuns: runs whose measured times the model makes with scales (1.3, 2.5, 0.7, 3) are
@@ -325,58 +494,33 @@ TEST(FidelityTest, TheRoundsOwnRhoIsTheMedianOverPairsOfRounds) {
   EXPECT_FALSE(r.has_round_spearman_rho());
 }
 
-// A runner on a machine that is three times slower every other call: its runs and its pace
-// both; candidate i (in the order first run) takes 0.001 (i + 1) s at full speed.
-class SlowSpellRunner : public search::Runner {
- public:
-  bool measures() const override { return true; }
-  search::CandidateRun Run(const search::MeasureInput& in) override {
-    const std::string trace = in.trace->ToString();
-    if (std::find(first_.begin(), first_.end(), trace) == first_.end()) first_.push_back(trace);
-    const double index =
-        static_cast<double>(std::find(first_.begin(), first_.end(), trace) - first_.begin());
-    const double slow = ++calls_ % 2 == 0 ? 3 : 1;
-    search::CandidateRun r;
-    r.seconds = 0.001 * (index + 1) * slow;
-    r.pace_s = 0.002 * slow;
-    r.verified = true;
-    return r;
-  }
-
- private:
-  std::vector<std::string> first_;
-  int calls_ = 0;
-};
-
-// Each round is read at the run's common pace (the median of every round's pace): the slow
-// spells cancel and the model's order comes back; as measured, the order is lost.
-TEST(FidelityTest, RoundsAreReadAtTheRunsCommonPace) {
+// A machine three times slower every other call: the times stay as measured, slow spells
+// and all (nothing reads them at a pace). Candidate i takes 0.001 (i + 1) s at full speed,
+// three times that for odd i: measured 1, 6, 3, 12, 5, 18 ms, ranks (1, 4, 2, 5, 3, 6)
+// against the model's (1, ..., 6): rho = 1 - 6 * 10 / (6 * 35) = 5/7.
+TEST(FidelityTest, TimesAreAsMeasured) {
   const Workload s = Matmul();
-  SlowSpellRunner runner;
+  FakeRunner runner([](int call) { return 0.001 * call * (call % 2 == 0 ? 3 : 1); });
   FidelityOptions options;
   options.count = 6;
   options.max_evaluations = 200;
   absl::StatusOr<v1::FidelityResult> r = RunFidelity(s.problem, s.mesh, s.params, options, runner);
   ASSERT_TRUE(r.ok()) << r.status();
   ASSERT_EQ(r->points_size(), 6);
-  // Paces 0.002 and 0.006, three each: their median is 0.004, twice the full-speed pace.
-  EXPECT_DOUBLE_EQ(r->pace_s(), 0.004);
+  ExpectStrictlyIncreasingPredictions(*r);
   for (int i = 0; i < 6; ++i) {
     const v1::MeasuredCandidate& p = r->points(i);
+    const double measured = 0.001 * (i + 1) * (i % 2 == 1 ? 3 : 1);
     ASSERT_EQ(p.round_s_size(), 1);
-    ASSERT_EQ(p.round_pace_s_size(), 1);
-    EXPECT_DOUBLE_EQ(p.round_s(0), 0.001 * (i + 1) * (i % 2 == 1 ? 3 : 1));
-    EXPECT_DOUBLE_EQ(p.measured_s(), 0.002 * (i + 1));
+    EXPECT_EQ(p.round_s(0), measured);
+    EXPECT_EQ(p.measured_s(), measured);
+    EXPECT_EQ(p.sample().median_s(), measured);
   }
-  EXPECT_EQ(r->spearman_rho(), 1.0);
-  ASSERT_TRUE(r->has_raw_spearman_rho());
-  EXPECT_LT(r->raw_spearman_rho(), 0.9);
-  // Points without paces count as measured.
-  for (v1::MeasuredCandidate& p : *r->mutable_points()) p.clear_round_pace_s();
+  EXPECT_DOUBLE_EQ(r->spearman_rho(), 5.0 / 7);
+  // The fastest of one sample is the sample.
   ApplyRoundStatistic(RoundStatistic::kMin, &*r);
-  EXPECT_EQ(r->pace_s(), 0);
   EXPECT_DOUBLE_EQ(r->points(1).measured_s(), 0.006);
-  EXPECT_DOUBLE_EQ(r->spearman_rho(), r->raw_spearman_rho());
+  EXPECT_DOUBLE_EQ(r->spearman_rho(), 5.0 / 7);
 }
 
 TEST(FidelityTest, RefusesFewerThanTwo) {

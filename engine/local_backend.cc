@@ -1,5 +1,6 @@
 #include "engine/local_backend.h"
 
+#include <algorithm>
 #include <set>
 #include <utility>
 
@@ -167,6 +168,7 @@ search::MpiRunnerOptions MpiRunnerOptionsOf(const LocalTuneSettings& s) {
   search::MpiRunnerOptions mpi;
   mpi.reps = s.reps;
   mpi.warmup = s.warmup;
+  mpi.max_rounds = std::max(s.reps, s.max_rounds);
   mpi.launch.worker = s.worker;
   mpi.launch.hostfile = s.hostfile;
   mpi.launch.extra_args = s.launcher_args;

@@ -17,7 +17,9 @@ namespace meshtune::engine {
 // What a tune in this process may set beyond a TuneRequest (the CLI's flags).
 struct LocalTuneSettings {
   std::optional<double> alpha, beta, gamma;  // override the profile's machine numbers
-  int reps = 3, warmup = 1;                  // per measurement
+  // Samples of a run alone; rounds at least (and at most max_rounds) of the candidates a
+  // tune measures side by side (search::MpiRunnerOptions).
+  int reps = 6, warmup = 1, max_rounds = 30;
   std::string worker, hostfile, launcher;    // see runtime/launcher.h
   std::vector<std::string> launcher_args;
 };

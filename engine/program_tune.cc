@@ -45,11 +45,17 @@ v1::ProgramResult::Schedule ScheduleOf(const ir::StatementProgram& program,
   return out;
 }
 
-void SetRun(const search::CandidateRun& run, v1::ProgramResult::Schedule* s) {
-  if (run.seconds) s->set_measured_s(*run.seconds);
+void SetRun(const search::MeasuredProgram& m, v1::ProgramResult::Schedule* s) {
+  const search::CandidateRun& run = m.run;
+  if (run.seconds && !m.implausible) s->set_measured_s(*run.seconds);
   for (double r : run.repetitions) s->add_repetitions(r);
-  s->set_verified(run.verified);
-  if (run.error) s->set_error(*run.error);
+  s->set_verified(run.verified && !m.implausible);
+  if (m.implausible) {
+    s->set_error(*m.implausible);
+  } else if (run.error) {
+    s->set_error(*run.error);
+  }
+  if (!run.samples.empty()) *s->mutable_sample() = SampleMessage(run);
 }
 
 // The program's winner as a record of its workload, in the request's names.
@@ -64,7 +70,11 @@ v1::Record RecordOf(const v1::Problem& stated, const ir::StatementProgram& progr
   record.mutable_trace()->set_text(ir::ProgramTraceText(program, traces));
   record.set_mesh(best.mesh());
   record.set_predicted_s(best.predicted_s());
-  if (best.has_measured_s()) record.set_measured_s(best.measured_s());
+  if (best.has_measured_s()) {
+    record.set_measured_s(best.measured_s());
+    record.set_timing("measured");
+    *record.mutable_sample() = best.sample();
+  }
   record.set_verified(best.verified());
   record.set_checked(result.checked());
   for (const v1::ProgramResult::Statement& s : best.statements()) {
@@ -116,27 +126,36 @@ absl::StatusOr<v1::TuneResult> RunProgramTune(const v1::TuneRequest& request,
   for (const search::MeasuredProgram& m : r->measurements) {
     v1::ProgramResult::Schedule* s = p.add_measured();
     *s = ScheduleOf(*program, m.candidate, options.search.meshes[m.candidate.mesh], m.label);
-    SetRun(m.run, s);
+    SetRun(m, s);
     if (m.label == "separate") separate_run = &m;
   }
   const search::MeasuredProgram* best_run =
       r->best_measurement >= 0 ? &r->measurements[r->best_measurement] : nullptr;
   if (best_run != nullptr) {
-    SetRun(best_run->run, p.mutable_best());
+    SetRun(*best_run, p.mutable_best());
     p.mutable_best()->set_label(best_run->label);
   }
-  if (separate_run != nullptr) SetRun(separate_run->run, p.mutable_separate());
+  if (separate_run != nullptr) SetRun(*separate_run, p.mutable_separate());
   if (best_run != nullptr && separate_run != nullptr && separate_run->run.verified &&
       separate_run->run.seconds && best_run->run.seconds) {
     p.set_separate_over_best(*separate_run->run.seconds / *best_run->run.seconds);
   }
   p.set_checked(r->checked);
-  p.set_pace_s(r->pace_s);
   for (const search::SearchCounts& c : r->counts) p.add_costed(c.costed);
   for (const std::string& s : r->strategies) p.add_strategies(s);
   p.set_extents(program->ExtentsString());
   out.set_seconds(r->seconds);
-  out.set_pace_s(r->pace_s);
+  out.set_decision(r->verdict);
+  if (r->leader) {
+    v1::Comparison* c = out.mutable_comparison();
+    c->set_leader(r->measurements[r->leader->a].label);
+    c->set_runner_up(r->measurements[r->leader->b].label);
+    c->set_rounds(r->leader->rounds);
+    c->set_ratio(r->leader->ratio);
+    c->set_ratio_ci_low(r->leader->ratio_low);
+    c->set_ratio_ci_high(r->leader->ratio_high);
+    c->set_separated(r->leader->separated);
+  }
   for (const std::string& refused : r->refused) out.add_refused(refused);
   if (!warning.empty()) out.add_warnings(warning);
   *out.mutable_record() = RecordOf(stated, *program, p);

@@ -139,6 +139,11 @@ absl::StatusOr<v1::Record> ToMessage(const storage::TuningRecord& r, const stora
     return absl::DataLossError(
         absl::StrCat("the library call stored with record ", r.id, " does not parse"));
   }
+  out.set_timing(std::string(storage::TimingName(r.timing)));
+  if (!r.sample.empty() && !out.mutable_sample()->ParseFromString(r.sample)) {
+    return absl::DataLossError(
+        absl::StrCat("the time sample stored with record ", r.id, " does not parse"));
+  }
   return out;
 }
 
@@ -335,6 +340,11 @@ absl::Status StoreTuneResult(storage::TuningDb& db, const storage::Workload& w,
   r.mesh = record->mesh();
   r.predicted_s = record->predicted_s();
   if (record->has_measured_s()) r.measured_s = record->measured_s();
+  MT_ASSIGN_OR_RETURN(r.timing, storage::ParseTiming(record->timing()));
+  // A tune's times are as measured: timing left empty is "measured" when there is a time.
+  if (r.measured_s.has_value() && r.timing == storage::Timing::kNone)
+    r.timing = storage::Timing::kMeasured;
+  if (record->has_sample()) r.sample = record->sample().SerializeAsString();
   r.verified = record->verified();
   r.machine = record->machine();
   r.checked = record->checked();
@@ -352,6 +362,7 @@ absl::Status StoreTuneResult(storage::TuningDb& db, const storage::Workload& w,
   record->set_fingerprint(w.fingerprint);
   record->set_tuner_version(r.tuner_version);
   record->set_created_unix_ms(r.created_unix_ms);
+  record->set_timing(std::string(storage::TimingName(r.timing)));
   record->set_profile(w.profile);
   record->set_workload_mesh(w.MeshText());
   result->set_stored(true);

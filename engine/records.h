@@ -56,9 +56,12 @@ absl::StatusOr<v1::CodegenRequest> ResolveCodegenRequest(storage::TuningDb& db,
 
 // Stores the winner of a tune of workload `w` (`result->record`, in the tuned problem's
 // names), with `summary` (how the tune went, for the tuning report) when non-null, and fills
-// in the record's id, fingerprint, tuner version and time. `best` is the winner's trace as
-// the tuner found it; when null, the record's trace text is parsed. Errors from the database
-// (or from translating the trace) are returned as they are.
+// in the record's id, fingerprint, tuner version and time. The record's sample and timing
+// are stored with it: a tune's times are as measured, so a record with measured_s and
+// timing left "" is stored, and filled in, as "measured". `best` is the winner's trace as
+// the tuner found it; when null, the record's trace text is parsed. InvalidArgument for a
+// timing other than "measured", "paced" or ""; errors from the database (or from
+// translating the trace) are returned as they are.
 absl::Status StoreTuneResult(storage::TuningDb& db, const storage::Workload& w,
                              v1::TuneResult* result, const v1::TuneSummary* summary = nullptr,
                              const ir::Trace* best = nullptr);

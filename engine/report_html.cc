@@ -11,6 +11,7 @@
 #include "base/status_macros.h"
 #include "codegen/program.h"
 #include "codegen/pseudocode.h"
+#include "engine/box_svg.h"
 #include "engine/curve_svg.h"
 #include "engine/explain.h"
 #include "engine/html_page.h"
@@ -178,6 +179,100 @@ std::string MeasuredSection(const ReportInput& in) {
                   "<th>outcome</th><th>family</th></tr>\n",
                   rows, "</table>\n</section>\n");
   return out;
+}
+
+// A ratio of times for a sentence: "0.93" (two decimals from 0.1 to 100, else 3 digits).
+std::string Ratio(double r) {
+  return r >= 0.095 && r < 100 ? absl::StrFormat("%.2f", r) : absl::StrFormat("%.3g", r);
+}
+
+// The label (engine/box_svg.h) of the tune's answer among the summary's rows: the record's
+// library configuration, or the verified measurement of its trace on its mesh; "" for none.
+std::string AnswerLabel(const v1::Record& r, const v1::TuneSummary& s) {
+  if (r.has_library()) return LibraryLabel(r.library());
+  for (int i = 0; i < s.measurements_size(); ++i) {
+    const v1::MeasuredCandidate& m = s.measurements(i);
+    if (m.verified() && m.mesh() == r.mesh() && m.trace().text() == r.trace().text())
+      return CandidateLabel(m, i + 1);
+  }
+  return "";
+}
+
+// The decision of the tune in a sentence: the fastest against the second fastest, by their
+// ratio and its interval; "" when the summary has no comparison.
+std::string DecisionSentence(const v1::TuneSummary& s) {
+  if (!s.has_comparison()) return "";
+  const v1::Comparison& c = s.comparison();
+  const std::string numbers = absl::StrFormat(
+      "%sx, 95%% interval %s-%s over %d round%s", Ratio(c.ratio()), Ratio(c.ratio_ci_low()),
+      Ratio(c.ratio_ci_high()), c.rounds(), c.rounds() == 1 ? "" : "s");
+  if (c.separated()) {
+    return absl::StrCat(c.leader(), " is faster than ", c.runner_up(),
+                        " beyond the noise: ", numbers, ".");
+  }
+  return absl::StrCat("tie within noise: ", c.leader(), " against ", c.runner_up(), ", ", numbers,
+                      "; the interval holds 1, so the rule chose: the library unless a schedule "
+                      "is faster than it beyond the noise, else, of the schedules tied with the "
+                      "fastest, the one the model ranks first.");
+}
+
+// Every measured candidate and library configuration side by side: their samples as boxes
+// on one time axis (engine/box_svg.h), the decision, and the answer against the library.
+std::string SideBySideSection(const ReportInput& in) {
+  std::string out = "<section id=\"side-by-side\">\n<h2>Measured side by side</h2>\n";
+  if (!in.summary) return absl::StrCat(out, Missing("measured samples"), "</section>\n");
+  const v1::TuneSummary& s = *in.summary;
+  if (s.measurements().empty() && s.library().empty()) {
+    return absl::StrCat(out, "<p class=\"note\">Nothing was measured (a model-only tune).</p>\n",
+                        "</section>\n");
+  }
+  bool sampled = false, unsampled = false;
+  const auto look = [&](bool usable, bool has_measured, const v1::TimeSample& sample) {
+    if (!usable) return;
+    if (sample.n() > 0) sampled = true;
+    if (sample.n() == 0 && has_measured) unsampled = true;
+  };
+  for (const v1::MeasuredCandidate& m : s.measurements())
+    look(m.verified() && m.implausible().empty(), m.has_measured_s(), m.sample());
+  for (const v1::LibraryRun& l : s.library())
+    look(l.verified() && l.implausible().empty(), l.has_measured_s(), l.sample());
+  absl::StrAppend(&out,
+                  "<p>Each candidate measured and each library configuration, one row each on "
+                  "one time axis: the spread of its runs where their sample was kept; runs that "
+                  "failed or were refused as implausible, with their reason. Where two dark "
+                  "bands (the medians' 95% intervals) overlap, the difference may be noise.</p>\n");
+  if (unsampled) {
+    absl::StrAppend(&out, "<p class=\"note\" id=\"no-samples\">",
+                    sampled ? "Some of these times" : "These times",
+                    " were taken before samples were kept: each is a median alone, with no "
+                    "spread to show.</p>\n");
+  }
+  absl::StrAppend(&out, BoxSvg(s, AnswerLabel(in.record, s)));
+  if (const std::string decision = DecisionSentence(s); !decision.empty()) {
+    absl::StrAppend(&out, "<p id=\"decision\">", HtmlEscape(decision), "</p>\n");
+  } else if (sampled) {
+    absl::StrAppend(&out,
+                    "<p id=\"decision\">Fewer than two candidates verified: nothing to "
+                    "compare.</p>\n");
+  }
+  if (s.has_vs_library()) {
+    if (in.record.has_library()) {
+      absl::StrAppend(&out,
+                      "<p id=\"vs-library-interval\">The answer is the library: no schedule "
+                      "was faster than it beyond the noise.</p>\n");
+    } else {
+      absl::StrAppendFormat(
+          &out,
+          "<p id=\"vs-library-interval\">Against the library: the answer took %sx the fastest "
+          "library configuration's time%s.</p>\n",
+          Ratio(s.vs_library()),
+          s.has_vs_library_ci_low() && s.has_vs_library_ci_high()
+              ? absl::StrFormat(", 95%% interval %s-%s", Ratio(s.vs_library_ci_low()),
+                                Ratio(s.vs_library_ci_high()))
+              : std::string(" (no interval recorded)"));
+    }
+  }
+  return absl::StrCat(out, "</section>\n");
 }
 
 // `program` is the record's trace lowered, `cost` its cost (nullptr when it did not lower).
@@ -414,7 +509,8 @@ std::string ReportHtml(const ReportInput& in) {
       absl::StrCat(in.header_html, "<h1 id=\"title\">", HtmlEscape(title), "</h1>\n");
   absl::StrAppend(&body, ProblemSection(in), WinnerSection(in, program, c),
                   ShardingSection(program), CurveSection(in), MeasuredSection(in),
-                  LibrarySection(in), LowerBoundSection(in, program, c), PruningSection(in));
+                  SideBySideSection(in), LibrarySection(in), LowerBoundSection(in, program, c),
+                  PruningSection(in));
   return HtmlDocument(title, body);
 }
 

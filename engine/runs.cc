@@ -125,7 +125,11 @@ std::vector<v1::MeasuredRun> RunsOf(
     r.set_profile(numbers.profile);
     r.set_machine(numbers.machine);
     r.set_predicted_s(c.predicted_s());
-    if (c.has_measured_s()) r.set_measured_s(c.measured_s());
+    if (c.has_measured_s()) {
+      r.set_measured_s(c.measured_s());
+      r.set_timing("measured");
+    }
+    if (c.has_sample()) *r.mutable_sample() = c.sample();
     r.set_verified(c.verified());
     if (!in_place) {
       if (std::optional<v1::RunFeatures> f =
@@ -136,6 +140,10 @@ std::vector<v1::MeasuredRun> RunsOf(
     runs.push_back(std::move(r));
   }
   return runs;
+}
+
+void MarkPacedRun(v1::MeasuredRun* run) {
+  if (run->has_measured_s() && run->timing().empty()) run->set_timing("paced");
 }
 
 absl::Status KeepRuns(storage::TuningDb& db, const std::vector<v1::MeasuredRun>& runs) {
@@ -168,6 +176,7 @@ absl::StatusOr<std::vector<v1::MeasuredRun>> ListMeasuredRuns(
       }
       r.set_id(s.id);
       r.set_created_unix_ms(s.created_unix_ms);
+      MarkPacedRun(&r);
       out.push_back(std::move(r));
       after = s.id;
     }

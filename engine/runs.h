@@ -35,17 +35,23 @@ struct RunNumbers {
 
 // One run per measured candidate of `candidates` (a tune's or fidelity's measurements) of
 // `problem` (with its dtype and layouts; in_place: the stated problem, whose runs get no
-// features), from `source` ("tune" or "fidelity"), all in one new group.
+// features), from `source` ("tune" or "fidelity"), all in one new group. A measured one
+// carries the candidate's sample and timing "measured".
 std::vector<v1::MeasuredRun> RunsOf(
     const std::string& source, const v1::Problem& problem, bool in_place,
     const google::protobuf::RepeatedPtrField<v1::MeasuredCandidate>& candidates,
     const RunNumbers& numbers);
 
+// Marks a run kept before meshtune 0.9 — measured_s without timing — "paced" (its time was
+// scaled by the machine's pace: not a measurement); leaves any other run as it is.
+void MarkPacedRun(v1::MeasuredRun* run);
+
 // Adds `runs` to `db` (their ids are assigned). The database's errors.
 absl::Status KeepRuns(storage::TuningDb& db, const std::vector<v1::MeasuredRun>& runs);
 
-// Every kept run of `profile` (of every profile when nullopt), ascending by id, ids set.
-// DataLoss for a stored run that does not parse; the database's errors.
+// Every kept run of `profile` (of every profile when nullopt), ascending by id, ids set, and
+// those kept before meshtune 0.9 marked "paced" (MarkPacedRun). DataLoss for a stored run
+// that does not parse; the database's errors.
 absl::StatusOr<std::vector<v1::MeasuredRun>> ListMeasuredRuns(
     storage::TuningDb& db, const std::optional<std::string>& profile);
 

@@ -7,6 +7,7 @@
 #include "engine/requests.h"
 #include "engine/tune_options.h"
 #include "runtime/gemm_form.h"
+#include "runtime/run_result.h"
 
 namespace meshtune::engine {
 
@@ -42,6 +43,10 @@ std::string TuneJobKey(const std::string& fingerprint, const search::TuneOptions
       options.space.rotation_steps ? 1 : 0, options.space.all_to_all ? 1 : 0);
 }
 
+v1::TimeSample SampleMessage(const search::CandidateRun& run) {
+  return runtime::TimeSampleOf(run.samples, run.batch);
+}
+
 v1::TuneProgress ProgressMessage(const search::SearchProgress& p) {
   v1::TuneProgress out;
   out.set_stage(p.stage);
@@ -60,46 +65,71 @@ v1::TuneProgress ProgressMessage(const search::SearchProgress& p) {
   return out;
 }
 
-// The library's measurements of `r` into `out`; when the fastest verified one beats the
-// winner beyond the measurements' noise (kLibraryMargin), the record becomes the library's
-// call (Record.library, with its time; the trace stays the fastest schedule's). vs_library is
-// the answer's time over the fastest library run's.
+// The comparison `c` (indices into labels) as a message.
+v1::Comparison ComparisonMessage(const search::Compared& c,
+                                 const std::vector<std::string>& labels) {
+  v1::Comparison out;
+  out.set_leader(labels[c.a]);
+  out.set_runner_up(labels[c.b]);
+  out.set_rounds(c.rounds);
+  out.set_ratio(c.ratio);
+  out.set_ratio_ci_low(c.ratio_low);
+  out.set_ratio_ci_high(c.ratio_high);
+  out.set_separated(c.separated);
+  return out;
+}
+
+// The library's measurements of `r` into `out`; when the tuner chose the library
+// (search/decision.h: no schedule faster beyond the noise), the record becomes the library's
+// call (Record.library, with its time and sample; the trace stays the chosen schedule's).
+// vs_library is the answer's time over the fastest library configuration's, with its interval.
 void SetLibrary(const search::SearchResult& r, const std::string& name, v1::TuneResult* out) {
-  const v1::LibraryRun* fastest = nullptr;
   for (const search::LibraryMeasurement& m : r.library) {
     v1::LibraryRun* l = out->add_library();
     l->set_library(name);
     l->set_prow(m.config.prow);
     l->set_pcol(m.config.pcol);
     l->set_nb(m.config.nb);
-    if (m.run.verified && m.run.seconds) l->set_measured_s(*m.run.seconds);
-    l->set_verified(m.run.verified);
+    if (m.run.verified && m.run.seconds && !m.implausible) l->set_measured_s(*m.run.seconds);
+    l->set_verified(m.run.verified && !m.implausible);
     if (m.run.error) l->set_error(*m.run.error);
+    if (m.implausible) l->set_implausible(*m.implausible);
+    if (!m.run.samples.empty()) *l->mutable_sample() = SampleMessage(m.run);
   }
-  for (const v1::LibraryRun& l : out->library()) {
-    if (l.has_measured_s() && l.measured_s() > 0 &&
-        (fastest == nullptr || l.measured_s() < fastest->measured_s())) {
-      fastest = &l;
+  const search::MeasuredChoice& choice = r.choice;
+  if (choice.leader) *out->mutable_comparison() = ComparisonMessage(*choice.leader, choice.labels);
+  out->set_decision(choice.verdict);
+  if (choice.vs_library) {
+    out->set_vs_library(choice.library_answer >= 0 ? 1.0 : choice.vs_library->ratio);
+    if (choice.library_answer < 0) {
+      out->set_vs_library_ci_low(choice.vs_library->ratio_low);
+      out->set_vs_library_ci_high(choice.vs_library->ratio_high);
     }
   }
-  if (fastest == nullptr || !r.verified || !r.measured_s) return;
-  const double ratio = *r.measured_s / fastest->measured_s();
-  if (ratio <= kLibraryMargin) {
-    out->set_vs_library(ratio);
-    return;
-  }
+  if (choice.library_answer < 0) return;
+  const v1::LibraryRun& answer = out->library(choice.library_answer);
   v1::Record* record = out->mutable_record();
-  *record->mutable_library() = *fastest;
-  record->set_measured_s(fastest->measured_s());
+  *record->mutable_library() = answer;
+  record->set_measured_s(answer.measured_s());
+  *record->mutable_sample() = answer.sample();
   record->set_verified(true);
   record->set_checked("measured");
   record->clear_checked_extents();
-  out->set_vs_library(1.0);
+  std::string against = "no schedule verified";
+  if (r.measured_s) {
+    // The chosen schedule against the library, from the other side of vs_library.
+    const search::Compared& v = *choice.vs_library;
+    against = absl::StrFormat(
+        "the chosen schedule's %.4g s is %.3gx its time (95%% interval %.3g-%.3g, %d rounds): "
+        "%s",
+        *r.measured_s, v.ratio, v.ratio_low, v.ratio_high, v.rounds,
+        v.separated ? "slower beyond the noise" : "a tie within noise, and the library stays");
+  }
   out->add_warnings(absl::StrFormat(
-      "the answer is ScaLAPACK's %s (%dx%d grid, NB %d): it measured %.4g s, %.2fx faster than "
-      "the fastest schedule's %.4g s",
-      name, fastest->prow(), fastest->pcol(), fastest->nb(), fastest->measured_s(), ratio,
-      *r.measured_s));
+      "the answer is ScaLAPACK's %s (%dx%d grid, NB %d): it measured %.4g s (median of %d, 95%% "
+      "interval %.4g-%.4g s); %s",
+      name, answer.prow(), answer.pcol(), answer.nb(), answer.measured_s(), answer.sample().n(),
+      answer.sample().ci_low_s(), answer.sample().ci_high_s(), against));
 }
 
 v1::TuneResult ResultMessage(const search::SearchResult& r, const v1::TuneRequest& request,
@@ -114,7 +144,16 @@ v1::TuneResult ResultMessage(const search::SearchResult& r, const v1::TuneReques
   if (w.IsRankCount()) record->set_workload_ranks(w.ranks);
   record->mutable_trace()->set_text(r.best.trace);
   record->set_predicted_s(r.best.cost.seconds);
-  if (r.measured_s) record->set_measured_s(*r.measured_s);
+  if (r.measured_s) {
+    record->set_measured_s(*r.measured_s);
+    record->set_timing("measured");
+    for (const search::MeasuredCandidate& m : r.measurements) {
+      if (m.candidate.trace == r.best.trace && m.mesh.ToString() == r.mesh.ToString() &&
+          m.run.seconds == r.measured_s) {
+        *record->mutable_sample() = SampleMessage(m.run);
+      }
+    }
+  }
   record->set_verified(r.verified);
   record->set_checked(r.checked);
   record->set_checked_extents(r.checked_extents);
@@ -130,13 +169,14 @@ v1::TuneResult ResultMessage(const search::SearchResult& r, const v1::TuneReques
     SetMeshDims(m.mesh, pm->mutable_mesh_dims());
     pm->set_family(m.family);
     pm->set_predicted_s(m.candidate.cost.seconds);
-    if (m.run.seconds) pm->set_measured_s(*m.run.seconds);
-    pm->set_verified(m.run.verified);
+    if (m.run.seconds && !m.implausible) pm->set_measured_s(*m.run.seconds);
+    pm->set_verified(m.run.verified && !m.implausible);
     if (m.run.error) pm->set_error(*m.run.error);
+    if (m.implausible) pm->set_implausible(*m.implausible);
+    if (!m.run.samples.empty()) *pm->mutable_sample() = SampleMessage(m.run);
     for (const std::string& p : m.candidate.patterns) pm->add_patterns(p);
   }
   SetLibrary(r, request.problem().dtype() == "f64" ? "PDGEMM" : "PSGEMM", &out);
-  out.set_pace_s(r.pace_s);
   out.set_strategy(r.strategy);
   out.set_seconds(r.seconds);
   if (r.lower_bound_ratio) out.set_lower_bound_ratio(*r.lower_bound_ratio);

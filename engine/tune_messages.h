@@ -27,15 +27,15 @@ std::string TuneJobKey(const std::string& fingerprint, const search::TuneOptions
 // The progress message of one tuner report.
 v1::TuneProgress ProgressMessage(const search::SearchProgress& progress);
 
-// How much faster than the tuned schedule the library must measure for the answer to be the
-// library (the noise of a median of a few repetitions on a shared machine): 5%.
-inline constexpr double kLibraryMargin = 1.05;
+// `run`'s samples as the TimeSample message (runtime::TimeSampleOf).
+v1::TimeSample SampleMessage(const search::CandidateRun& run);
 
 // The result message of a finished tune of `request`, whose workload is `w` (record.trace in
 // the tuned problem's names; the database fields of the record — id, fingerprint, version,
-// time — are left for the caller). When the library measured faster than the winner by more
-// than kLibraryMargin, the record is the library's call (Record.library) and a warning says
-// so; vs_library is the answer's time over the fastest library run's.
+// time — are left for the caller). When the tuner chose the library (no schedule faster
+// beyond the noise: search/decision.h), the record is the library's call (Record.library)
+// and a warning says so; vs_library is the answer's time over the fastest library
+// configuration's, with its interval; comparison and decision say how the answer was chosen.
 v1::TuneResult ResultMessage(const search::SearchResult& result, const v1::TuneRequest& request,
                              const storage::Workload& w);
 

@@ -54,6 +54,10 @@ v1::TuneSummary TuneSummaryOf(const v1::TuneResult& result, const v1::TuneReques
   s.set_comm_words_per_rank(result.comm_words_per_rank());
   *s.mutable_library() = result.library();
   if (result.has_vs_library()) s.set_vs_library(result.vs_library());
+  if (result.has_comparison()) *s.mutable_comparison() = result.comparison();
+  s.set_decision(result.decision());
+  if (result.has_vs_library_ci_low()) s.set_vs_library_ci_low(result.vs_library_ci_low());
+  if (result.has_vs_library_ci_high()) s.set_vs_library_ci_high(result.vs_library_ci_high());
   return s;
 }
 

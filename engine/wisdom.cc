@@ -50,6 +50,14 @@ absl::StatusOr<storage::Workload> RecordWorkload(const v1::Record& m) {
 
 namespace {
 
+// The timing of a wisdom record as an import reads it: a measured time without timing is
+// from a file written before meshtune 0.9, "paced". InvalidArgument for an unknown timing.
+absl::StatusOr<storage::Timing> ImportedTiming(const v1::Record& r) {
+  MT_ASSIGN_OR_RETURN(storage::Timing timing, storage::ParseTiming(r.timing()));
+  if (timing == storage::Timing::kNone && r.has_measured_s()) return storage::Timing::kPaced;
+  return timing;
+}
+
 // What storage::BetterRecord ranks of a message (its id cleared: wisdom has none).
 storage::TuningRecord Ranked(const v1::Record& r) {
   storage::TuningRecord t;
@@ -57,6 +65,7 @@ storage::TuningRecord Ranked(const v1::Record& r) {
   t.checked = r.checked();
   t.predicted_s = r.predicted_s();
   t.measured_s = r.measured_s();  // 0 when unset, as the message reads
+  t.timing = ImportedTiming(r).value_or(storage::Timing::kPaced);
   return t;
 }
 
@@ -76,7 +85,8 @@ bool SameRecord(const storage::TuningRecord& a, const storage::TuningRecord& b) 
   return a.trace == b.trace && a.mesh == b.mesh && a.predicted_s == b.predicted_s &&
          a.measured_s == b.measured_s && a.verified == b.verified && a.checked == b.checked &&
          a.checked_extents == b.checked_extents && a.machine == b.machine &&
-         a.created_unix_ms == b.created_unix_ms && a.library == b.library;
+         a.created_unix_ms == b.created_unix_ms && a.library == b.library && a.sample == b.sample &&
+         a.timing == b.timing;
 }
 
 // What is wrong with a line, short: protobuf's parser quotes a bad value whole (a program's
@@ -92,7 +102,6 @@ struct Line {
   std::string description;
 };
 
-// Parses a wisdom line into `*message` (the record as in the file) and checks it.
 // A measured run's line ({"run": ...}), as WisdomRunsText writes it.
 bool IsRunLine(absl::string_view line) { return absl::StartsWith(line, "{\"run\":"); }
 
@@ -102,9 +111,13 @@ std::string RunKey(const v1::MeasuredRun& r) {
                       r.predicted_s(), "\n", r.measured_s());
 }
 
+// Parses a wisdom line into `*message` (the record as in the file, but for its timing: a
+// measured time without one is marked "paced", ImportedTiming) and checks it.
 absl::StatusOr<Line> ParseLine(absl::string_view text, v1::Record* message) {
   const v1::Record& m = *message;
   MT_RETURN_IF_ERROR(base::FromJson(text, message));
+  MT_ASSIGN_OR_RETURN(const storage::Timing timing, ImportedTiming(m));
+  message->set_timing(std::string(storage::TimingName(timing)));
   Line line;
   MT_ASSIGN_OR_RETURN(line.workload, RecordWorkload(m));
   storage::TuningRecord& r = line.record;
@@ -120,6 +133,8 @@ absl::StatusOr<Line> ParseLine(absl::string_view text, v1::Record* message) {
   r.machine = m.machine();
   r.created_unix_ms = m.created_unix_ms();
   if (m.has_library()) r.library = m.library().SerializeAsString();
+  r.timing = timing;
+  if (m.has_sample()) r.sample = m.sample().SerializeAsString();
   line.description =
       absl::StrCat(line.workload.expr, " (", line.workload.extents, ", ", line.workload.dtype,
                    ") on ", line.workload.MeshText(), ", profile ", line.workload.profile);
@@ -155,6 +170,7 @@ absl::StatusOr<ImportReport> ImportWisdom(storage::TuningDb& db, const std::stri
             base::Excerpt(std::string(s.message()))));
       }
       runs.push_back(run.run());
+      MarkPacedRun(&runs.back());
       continue;
     }
     v1::Record message;

@@ -2,7 +2,10 @@
 // FFTW's wisdom export and import. A wisdom file is JSON lines, one meshtune.v1.Record a
 // line in protobuf's JSON mapping, in canonical names (T0.., i0..), with the workload in
 // each record (problem, workload_mesh, profile) and without database ids, sorted so that
-// exporting the same records gives the same bytes (a file can live in a repository). The
+// exporting the same records gives the same bytes (a file can live in a repository). A
+// record's timing says how its measured_s was taken: a line with measured_s but no timing
+// was written before meshtune 0.9, and reads as "paced" (its time scaled by the machine's
+// pace, not a measurement; storage::Timing). The
 // measured runs kept for refitting the cost model (engine/runs.h) may follow, one
 // meshtune.v1.WisdomRunLine a line ({"run": {...}}); lookups skip them.
 #ifndef MESHTUNE_ENGINE_WISDOM_H_
@@ -20,7 +23,8 @@ namespace meshtune::engine {
 
 // `records` (canonical names, as ListRecords returns them without a problem) as a wisdom
 // file: ids cleared, sorted by workload fingerprint, then best first (the database's
-// ranking: verified, checked, faster), then trace, mesh and creation time; one JSON line
+// ranking: verified, checked, measured before paced, faster), then trace, mesh and creation
+// time; one JSON line
 // each, every line ending in '\n'.
 std::string WisdomText(std::vector<v1::Record> records);
 
@@ -44,14 +48,15 @@ struct ImportReport {
 };
 
 // Merges the wisdom file `text` into `db`: every record not already there (same workload,
-// trace, mesh, times, verified, checked, machine and creation time) is added, so the
+// trace, mesh, times, sample, timing, verified, checked, machine and creation time) is
+// added, with its sample and timing (a measured record without timing as "paced"), so the
 // workload's best follows the database's ranking and a verified faster record stays best
 // whichever side it came from. Measured runs are added unless one with the same group,
-// trace, mesh, creation time and times is there. Blank lines and lines starting with '#' are
-// skipped.
+// trace, mesh, creation time and times is there (one without timing as "paced",
+// MarkPacedRun). Blank lines and lines starting with '#' are skipped.
 // InvalidArgument "wisdom line N: ..." for a line that is not a Record or names a bad
-// workload or trace; nothing is added then (every line is checked first). Database errors
-// as they come.
+// workload, trace or timing; nothing is added then (every line is checked first). Database
+// errors as they come.
 absl::StatusOr<ImportReport> ImportWisdom(storage::TuningDb& db, const std::string& text);
 
 // The text of the wisdom file at `path`; NotFound "cannot read wisdom file PATH".
@@ -102,7 +107,7 @@ absl::Status AddProgram(v1::Record* r);
 // it (canonical names, with its program and digest, if any).
 struct WisdomRecord {
   storage::Workload workload;  // the request's workload, in the request's names
-  v1::Record record;           // as in the file
+  v1::Record record;           // as in the file (a measured one without timing: "paced")
   std::string trace;           // the record's trace in the request's names
   int line = 0;                // its line in the file (1-based)
   // Whether `record` carries a program whose digest is ProgramDigest's.

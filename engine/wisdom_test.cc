@@ -11,6 +11,7 @@
 #include "absl/strings/match.h"
 #include "absl/strings/str_cat.h"
 #include "engine/records.h"
+#include "engine/runs.h"
 #include "storage/tuning_db.h"
 
 namespace meshtune::engine {
@@ -187,6 +188,176 @@ TEST(WisdomTest, LookupWisdomFindsWhatImportAndLookupFindReadingOnlyItsWorkload)
   EXPECT_EQ(LookupWisdom(text, Ask("m=16,n=64,k=64")).status().message(),
             "no tuning record for C[m,n] += A[m,k] * B[k,n] (m=16,n=64,k=64, f32) on x=2 with "
             "profile default");
+}
+
+// A sample of 12 repetitions around 0.0153 s, as a tune measures one.
+v1::TimeSample Sample() {
+  v1::TimeSample s;
+  s.set_n(12);
+  s.set_batch(3);
+  s.set_min_s(0.015);
+  s.set_q1_s(0.0152);
+  s.set_median_s(0.0153);
+  s.set_q3_s(0.0155);
+  s.set_max_s(0.0161);
+  s.set_ci_low_s(0.0151);
+  s.set_ci_high_s(0.0156);
+  s.set_ci_level(0.9807);
+  for (double x : {0.0153, 0.015, 0.0152, 0.0161, 0.0155, 0.0153, 0.0151, 0.0156, 0.0152, 0.0154,
+                   0.0153, 0.0155}) {
+    s.add_samples_s(x);
+  }
+  return s;
+}
+
+// Rec measured at `measured` s as every tune measures now: timing "measured", with a sample.
+v1::Record Measured(const std::string& extents, double measured, const std::string& machine,
+                    int64_t created) {
+  v1::Record r = Rec(extents, 0.1, measured, machine, created);
+  r.set_timing("measured");
+  v1::TimeSample* s = r.mutable_sample();
+  *s = Sample();
+  s->set_median_s(measured);
+  return r;
+}
+
+TEST(WisdomTest, ALineWrittenBeforeTimingsIsImportedAsPaced) {
+  std::unique_ptr<storage::TuningDb> db = storage::NewInMemoryTuningDb();
+  // Lines as a meshtune before 0.9 wrote them: measured_s and no timing; and one not measured.
+  const std::string old = Wisdom({Rec("i0=64,i1=64,i2=64", 0.1, 0.2, "m1", 1),
+                                  Rec("i0=64,i1=64,i2=64", 0.05, std::nullopt, "m1", 2)});
+  ASSERT_FALSE(absl::StrContains(old, "timing")) << old;
+  absl::StatusOr<ImportReport> report = ImportWisdom(*db, old);
+  ASSERT_TRUE(report.ok()) << report.status();
+  EXPECT_EQ(report->added, 2);
+  absl::StatusOr<v1::ListRecordsResponse> listed = ListRecords(*db, v1::ListRecordsRequest());
+  ASSERT_TRUE(listed.ok()) << listed.status();
+  ASSERT_EQ(listed->records_size(), 2);
+  EXPECT_EQ(listed->records(0).measured_s(), 0.2);
+  EXPECT_EQ(listed->records(0).timing(), "paced");
+  EXPECT_FALSE(listed->records(0).has_sample());
+  EXPECT_FALSE(listed->records(1).has_measured_s());
+  EXPECT_EQ(listed->records(1).timing(), "");
+  // The file read directly says the same.
+  absl::StatusOr<WisdomRecord> found = LookupWisdom(old, Ask("m=64,n=64,k=64"));
+  ASSERT_TRUE(found.ok()) << found.status();
+  EXPECT_EQ(found->record.measured_s(), 0.2);
+  EXPECT_EQ(found->record.timing(), "paced");
+  // Imported again, the paced record is a duplicate: it is the same record.
+  absl::StatusOr<ImportReport> again = ImportWisdom(*db, old);
+  ASSERT_TRUE(again.ok()) << again.status();
+  EXPECT_EQ(again->added, 0);
+  EXPECT_EQ(again->duplicates, 2);
+  // A timing that is neither is refused, naming the line.
+  v1::Record odd = Rec("i0=64,i1=64,i2=64", 0.1, 0.2, "m1", 3);
+  odd.set_timing("scaled");
+  EXPECT_EQ(ImportWisdom(*db, Wisdom({odd})).status().message(),
+            "wisdom line 1: timing \"scaled\" is not \"measured\", \"paced\" or empty");
+}
+
+TEST(WisdomTest, SampleAndTimingRoundTripAndAMeasuredRecordRanksBeforeAFasterPacedOne) {
+  std::unique_ptr<storage::TuningDb> db = storage::NewInMemoryTuningDb();
+  // A paced record at 0.001 s from an old file; a measured one at 0.0153 s, 15 times slower.
+  const v1::Record paced = Rec("i0=64,i1=64,i2=64", 0.1, 0.001, "m1", 1);
+  const v1::Record measured = Measured("i0=64,i1=64,i2=64", 0.0153, "m2", 2);
+  const std::string text = Wisdom({paced, measured});
+  // The measured record first: the database's ranking.
+  EXPECT_LT(text.find("\"machine\":\"m2\""), text.find("\"machine\":\"m1\"")) << text;
+  EXPECT_TRUE(absl::StrContains(text, "\"timing\":\"measured\"")) << text;
+  EXPECT_TRUE(absl::StrContains(text, "\"sample\":{\"n\":12,\"batch\":3,")) << text;
+  absl::StatusOr<ImportReport> report = ImportWisdom(*db, text);
+  ASSERT_TRUE(report.ok()) << report.status();
+  ASSERT_EQ(report->workloads.size(), 1u);
+  const v1::Record& best = report->workloads[0].best;
+  EXPECT_EQ(best.machine(), "m2");
+  EXPECT_EQ(best.measured_s(), 0.0153);
+  EXPECT_EQ(best.timing(), "measured");
+  EXPECT_EQ(best.sample().SerializeAsString(), measured.sample().SerializeAsString());
+  EXPECT_EQ(best.sample().n(), 12);
+  EXPECT_EQ(best.sample().ci_low_s(), 0.0151);
+  EXPECT_EQ(best.sample().ci_high_s(), 0.0156);
+  EXPECT_EQ(best.sample().samples_s_size(), 12);
+  EXPECT_EQ(best.sample().samples_s(3), 0.0161);
+  absl::StatusOr<v1::LookupResponse> looked = Lookup(*db, Ask("m=64,n=64,k=64"));
+  ASSERT_TRUE(looked.ok()) << looked.status();
+  EXPECT_EQ(looked->record().machine(), "m2");
+  absl::StatusOr<WisdomRecord> found = LookupWisdom(text, Ask("m=64,n=64,k=64"));
+  ASSERT_TRUE(found.ok()) << found.status();
+  EXPECT_EQ(found->record.machine(), "m2");
+  // Exported from the database and imported into another, the same bytes, and duplicates
+  // when imported again.
+  const std::string exported = ExportAll(*db);
+  std::unique_ptr<storage::TuningDb> other = storage::NewInMemoryTuningDb();
+  ASSERT_TRUE(ImportWisdom(*other, exported).ok());
+  EXPECT_EQ(ExportAll(*other), exported);
+  absl::StatusOr<ImportReport> again = ImportWisdom(*other, exported);
+  ASSERT_TRUE(again.ok()) << again.status();
+  EXPECT_EQ(again->duplicates, 2);
+  EXPECT_EQ(again->added, 0);
+  // The export marks the old record paced.
+  EXPECT_TRUE(absl::StrContains(exported, "\"measured_s\":0.001,")) << exported;
+  EXPECT_TRUE(absl::StrContains(exported, "\"timing\":\"paced\"")) << exported;
+}
+
+TEST(WisdomTest, RunsCarryTheirSampleAndTimingAndOldOnesReadPaced) {
+  std::unique_ptr<storage::TuningDb> db = storage::NewInMemoryTuningDb();
+  v1::MeasuredRun measured;
+  measured.set_group("tune-1");
+  measured.set_trace(kTrace);
+  measured.set_mesh("x=2");
+  measured.set_predicted_s(0.01);
+  measured.set_measured_s(0.0153);
+  measured.set_verified(true);
+  measured.set_timing("measured");
+  *measured.mutable_sample() = Sample();
+  v1::MeasuredRun old = measured;  // as kept before meshtune 0.9
+  old.set_group("tune-0");
+  old.clear_timing();
+  old.clear_sample();
+  v1::MeasuredRun unmeasured = old;
+  unmeasured.set_group("tune-2");
+  unmeasured.clear_measured_s();
+  unmeasured.set_verified(false);
+  const std::string text = WisdomRunsText({old, measured, unmeasured});
+  absl::StatusOr<ImportReport> report = ImportWisdom(*db, text);
+  ASSERT_TRUE(report.ok()) << report.status();
+  EXPECT_EQ(report->runs_added, 3);
+  absl::StatusOr<std::vector<v1::MeasuredRun>> runs = ListMeasuredRuns(*db, std::nullopt);
+  ASSERT_TRUE(runs.ok()) << runs.status();
+  ASSERT_EQ(runs->size(), 3u);
+  EXPECT_EQ((*runs)[0].group(), "tune-0");
+  EXPECT_EQ((*runs)[0].timing(), "paced");
+  EXPECT_FALSE((*runs)[0].has_sample());
+  EXPECT_EQ((*runs)[1].timing(), "measured");
+  EXPECT_EQ((*runs)[1].sample().SerializeAsString(), Sample().SerializeAsString());
+  EXPECT_EQ((*runs)[2].timing(), "");
+  // A run stored without timing (kept before meshtune 0.9) reads paced too.
+  ASSERT_TRUE(KeepRuns(*db, {old}).ok());
+  runs = ListMeasuredRuns(*db, std::nullopt);
+  ASSERT_TRUE(runs.ok() && runs->size() == 4u) << runs.status();
+  EXPECT_EQ((*runs)[3].timing(), "paced");
+  // A tune's candidates become runs with their sample, timed "measured".
+  google::protobuf::RepeatedPtrField<v1::MeasuredCandidate> candidates;
+  v1::MeasuredCandidate* c = candidates.Add();
+  c->mutable_trace()->set_text(kTrace);
+  c->set_mesh("x=2");
+  c->set_predicted_s(0.01);
+  c->set_measured_s(0.0153);
+  c->set_verified(true);
+  *c->mutable_sample() = Sample();
+  v1::MeasuredCandidate* failed = candidates.Add();
+  failed->mutable_trace()->set_text(kTrace);
+  failed->set_mesh("x=2");
+  v1::Problem problem;
+  problem.set_expr("C[m,n] += A[m,k] * B[k,n]");
+  problem.set_extents("m=64,n=64,k=64");
+  const std::vector<v1::MeasuredRun> made =
+      RunsOf("tune", problem, /*in_place=*/true, candidates, RunNumbers{});
+  ASSERT_EQ(made.size(), 2u);
+  EXPECT_EQ(made[0].timing(), "measured");
+  EXPECT_EQ(made[0].sample().SerializeAsString(), Sample().SerializeAsString());
+  EXPECT_EQ(made[1].timing(), "");
+  EXPECT_FALSE(made[1].has_sample());
 }
 
 // A legal trace of the canonical matmul on x=2: T2 all-gathered before the kernel.

@@ -111,8 +111,8 @@ search::CandidateRun CommRunner::Serve(const runtime::WorkerJob& job) {
     out.error = "the output does not match the reference";
     return out;
   }
-  if (!stats.seconds.empty()) out.seconds = runtime::RunResultOf(stats).median_s();
-  if (stats.pace_s > 0) out.pace_s = stats.pace_s;
+  out.bytes_sent_max = stats.bytes_sent_max;
+  search::SetSamples(runtime::SamplesOf(stats.seconds, stats.batch), stats.batch, &out);
   return out;
 }
 

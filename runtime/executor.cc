@@ -257,7 +257,7 @@ RunStats Execute(const ProblemSpec& problem, const Program& program, std::unique
       std::move(specs->buffers), problem, program.accumulate, options.seed);
   Interpreter interpreter(program, rt.get());
   return rt->Measure([&] { interpreter.Exec(program.body); }, options.warmup, options.reps,
-                     options.inject_fault, options.between_reps);
+                     options.inject_fault, options.gate);
 }
 
 absl::StatusOr<std::unique_ptr<BoundProgram>> BoundProgram::Create(const Program& program,

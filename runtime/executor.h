@@ -28,8 +28,9 @@ struct ExecOptions {
   uint64_t seed = 1;
   // For tests of the launcher: "wrong" perturbs one output element on rank 0.
   std::string inject_fault;
-  // Runs before each repetition, outside its time (RankRuntimeBase::Measure).
-  std::function<void()> between_reps;
+  // Decides the repetitions instead of warmup and reps when set (runtime/repetitions.h);
+  // not owned.
+  RepetitionGate* gate = nullptr;
 };
 
 // Runs `program` as the rank of `comm` (every rank of the mesh calls it, each with its own

@@ -307,21 +307,57 @@ absl::StatusOr<CommandResult> LaunchCommand(int64_t ranks, const std::vector<std
   return result;
 }
 
-LaunchResult Launch(const RunSpec& spec, const LaunchOptions& options) {
+namespace {
+
+// The job's result line `r` as a LaunchResult; `job` tells how the launcher ended.
+LaunchResult ResultOf(const v1::RunResult& r, const CommandResult& job) {
   LaunchResult result;
+  result.verified = r.verified();
+  result.seconds.assign(r.seconds().begin(), r.seconds().end());
+  result.samples.assign(r.sample().samples_s().begin(), r.sample().samples_s().end());
+  result.batch = std::max(1, r.sample().batch());
+  result.median_s = r.median_s();
+  result.kernel_median_s = r.kernel_median_s();
+  result.bytes_sent_max = static_cast<int64_t>(r.bytes_sent_max());
+  result.bytes_copied_max = static_cast<int64_t>(r.bytes_copied_max());
+  result.checksum = r.checksum();
+  result.statements = std::max(1, r.statements());
+  if (!r.error().empty()) {
+    result.error = r.error();
+  } else if (!r.verified()) {
+    result.error = "the output did not verify";
+  } else if (job.signal == 0 && job.exit_code != 0) {
+    result.verified = false;
+    result.error =
+        absl::StrCat("the job exited with status ", job.exit_code, ": ", Tail(job.err_tail, 600));
+  }
+  return result;
+}
+
+}  // namespace
+
+LaunchResult Launch(const RunSpec& spec, const LaunchOptions& options) {
+  return LaunchRounds({spec}, RoundsOptions{}, options)[0];
+}
+
+std::vector<LaunchResult> LaunchRounds(const std::vector<RunSpec>& specs,
+                                       const RoundsOptions& rounds, const LaunchOptions& options) {
+  // Every spec's result is `error` when the job could not run.
+  const auto all_failed = [&specs](const std::string& error) {
+    std::vector<LaunchResult> out(specs.size());
+    for (LaunchResult& r : out) r.error = error;
+    return out;
+  };
+  if (specs.empty()) return {};
   const std::string worker = options.worker.empty() ? FindWorker() : options.worker;
   if (!Executable(worker)) {
-    result.error = absl::StrCat("cannot find the worker binary meshtune_worker (looked for '",
-                                worker, "'); set MESHTUNE_WORKER");
-    return result;
+    return all_failed(absl::StrCat("cannot find the worker binary meshtune_worker (looked for '",
+                                   worker, "'); set MESHTUNE_WORKER"));
   }
   // A directory of this run's own: the job file, and the job's TMPDIR (Open MPI's session
   // directory), removed after the job whatever happened.
   absl::StatusOr<std::filesystem::path> run_dir = MakeRunDir();
-  if (!run_dir.ok()) {
-    result.error = std::string(run_dir.status().message());
-    return result;
-  }
+  if (!run_dir.ok()) return all_failed(std::string(run_dir.status().message()));
   struct RemoveDir {
     std::filesystem::path dir;
     ~RemoveDir() {
@@ -330,54 +366,46 @@ LaunchResult Launch(const RunSpec& spec, const LaunchOptions& options) {
     }
   } remove_dir{*run_dir};
   const std::string job_file = (*run_dir / "job.pb").string();
-  WorkerJob work{spec.problem, spec.program, {}, spec.library, spec.library_dtype_bytes,
-                 spec.later};
-  work.options.reps = spec.reps;
-  work.options.warmup = spec.warmup;
-  work.options.seed = spec.seed;
-  work.options.inject_fault = spec.inject_fault;
-  if (absl::Status s = WriteWorkerJob(work, job_file); !s.ok()) {
-    result.error = std::string(s.message());
-    return result;
+  WorkerJobSet set;
+  set.rounds = rounds;
+  for (const RunSpec& spec : specs) {
+    if (spec.ranks != specs[0].ranks) {
+      return all_failed(absl::StrCat("jobs side by side need one rank count; got ",
+                                     specs[0].ranks, " and ", spec.ranks));
+    }
+    WorkerJob work{spec.problem, spec.program, {}, spec.library, spec.library_dtype_bytes,
+                   spec.later};
+    work.options.reps = spec.reps;
+    work.options.warmup = spec.warmup;
+    work.options.seed = spec.seed;
+    work.options.inject_fault = spec.inject_fault;
+    set.jobs.push_back(std::move(work));
+  }
+  if (absl::Status s = WriteWorkerJobs(set, job_file); !s.ok()) {
+    return all_failed(std::string(s.message()));
   }
   // The job file's name is on every rank's command line: the marker of this run's ranks.
   LaunchOptions in_dir = options;
   in_dir.tmpdir = run_dir->string();
   absl::StatusOr<CommandResult> job =
-      LaunchCommand(spec.ranks, {worker, "--job", job_file}, in_dir, job_file);
-  if (!job.ok()) {
-    result.error = std::string(job.status().message());
-    return result;
-  }
+      LaunchCommand(specs[0].ranks, {worker, "--job", job_file}, in_dir, job_file);
+  if (!job.ok()) return all_failed(std::string(job.status().message()));
 
-  std::string json;
+  std::vector<v1::RunResult> lines;
   for (absl::string_view line : absl::StrSplit(job->out, '\n')) {
-    if (!line.empty() && line[0] == '{') json = std::string(line);
+    if (line.empty() || line[0] != '{') continue;
+    v1::RunResult r;
+    if (!base::FromJson(std::string(line), &r).ok()) break;
+    lines.push_back(std::move(r));
   }
-  v1::RunResult r;
-  if (json.empty() || !base::FromJson(json, &r).ok()) {
-    result.error = JobFailure(*job);
-    return result;
+  // One line for a job file the worker refused (its error), else one per job.
+  if (lines.size() == 1 && specs.size() > 1 && !lines[0].error().empty()) {
+    return all_failed(lines[0].error());
   }
-  result.verified = r.verified();
-  result.seconds.assign(r.seconds().begin(), r.seconds().end());
-  result.median_s = r.median_s();
-  result.kernel_median_s = r.kernel_median_s();
-  result.bytes_sent_max = static_cast<int64_t>(r.bytes_sent_max());
-  result.bytes_copied_max = static_cast<int64_t>(r.bytes_copied_max());
-  result.checksum = r.checksum();
-  result.pace_s = r.pace_s();
-  result.statements = std::max(1, r.statements());
-  if (!r.error().empty()) {
-    result.error = r.error();
-  } else if (!r.verified()) {
-    result.error = "the output did not verify";
-  } else if (job->signal == 0 && job->exit_code != 0) {
-    result.verified = false;
-    result.error =
-        absl::StrCat("the job exited with status ", job->exit_code, ": ", Tail(job->err_tail, 600));
-  }
-  return result;
+  if (lines.size() != specs.size()) return all_failed(JobFailure(*job));
+  std::vector<LaunchResult> out;
+  for (const v1::RunResult& r : lines) out.push_back(ResultOf(r, *job));
+  return out;
 }
 
 }  // namespace meshtune::runtime

@@ -17,6 +17,7 @@
 #include "codegen/program.h"
 #include "runtime/gemm_form.h"
 #include "runtime/oracle.h"
+#include "runtime/repetitions.h"
 #include "runtime/statements_executor.h"
 
 namespace meshtune::runtime {
@@ -63,7 +64,10 @@ struct LaunchResult {
   int64_t bytes_sent_max = 0;
   int64_t bytes_copied_max = 0;  // bytes the busiest rank packed or copied in a repetition
   double checksum = 0;
-  double pace_s = 0;   // the machine's pace during the run (RunResult.pace_s; 0: none)
+  // The timed repetitions as samples (RunResult.sample.samples_s): each the mean of
+  // `batch` consecutive repetitions; in a run of several side by side, one a round.
+  std::vector<double> samples;
+  int batch = 1;
   int statements = 1;  // RunResult.statements (a program's; 1 for one statement)
   std::optional<std::string> error;  // set whenever the run did not verify
 };
@@ -74,6 +78,14 @@ struct LaunchResult {
 // the job's TMPDIR (Open MPI's session directory) and is removed when the job ends, however it ends
 // (SIGKILL of this process aside).
 LaunchResult Launch(const RunSpec& spec, const LaunchOptions& options);
+
+// Runs `specs` (at least one, all of one rank count) as one job, side by side in `rounds`
+// when there are several (runtime/rounds.h; one alone takes its reps samples), and waits
+// for it (at most options.timeout_s for the whole job): one result per spec, in order.
+// When the job fails as a whole (a rank crashed, the timeout, a launcher that cannot
+// start), every result carries that error: the caller may then run them one at a time.
+std::vector<LaunchResult> LaunchRounds(const std::vector<RunSpec>& specs,
+                                       const RoundsOptions& rounds, const LaunchOptions& options);
 
 // Stop signals for command-line tools. After InstallStopSignalHandlers(), SIGINT and
 // SIGTERM no longer end this process at once: the handler only records the signal, and

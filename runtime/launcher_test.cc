@@ -342,6 +342,8 @@ TEST_F(LauncherTest, LaunchReadsTheWorkersResultAndRemovesTheTraceFile) {
   EXPECT_TRUE(r.verified);
   EXPECT_EQ(r.seconds, (std::vector<double>{0.5, 0.25, 0.75}));
   EXPECT_EQ(r.median_s, 0.5);
+  EXPECT_EQ(r.samples, (std::vector<double>{0.5, 0.25, 0.75}));
+  EXPECT_EQ(r.batch, 1);
   EXPECT_EQ(r.bytes_sent_max, 64);
   EXPECT_EQ(r.checksum, 1.5);
   // The worker saw the job — the statement, the Program and the settings — in a directory
@@ -350,9 +352,10 @@ TEST_F(LauncherTest, LaunchReadsTheWorkersResultAndRemovesTheTraceFile) {
   EXPECT_EQ(job_path.rfind(tmp_ + "/meshtune-run-", 0), 0u) << job_path;
   EXPECT_EQ(job_path.substr(job_path.size() - 8), "/job.pb\n") << job_path;
   EXPECT_EQ(ReadFile(scratch_ + "/args"), "--job " + job_path);
-  v1::WorkerJob sent;
-  ASSERT_TRUE(sent.ParseFromString(ReadFile(scratch_ + "/job-copy")));
-  absl::StatusOr<WorkerJob> job = FromProto(sent);
+  v1::WorkerJobs sent_set;
+  ASSERT_TRUE(sent_set.ParseFromString(ReadFile(scratch_ + "/job-copy")));
+  ASSERT_EQ(sent_set.jobs_size(), 1);
+  absl::StatusOr<WorkerJob> job = FromProto(sent_set.jobs(0));
   ASSERT_TRUE(job.ok()) << job.status();
   EXPECT_EQ(job->problem.output.tensor, "C");
   EXPECT_EQ(job->problem.operands.size(), 2u);
@@ -373,9 +376,50 @@ TEST_F(LauncherTest, LaunchPassesAnInjectedFault) {
   RunSpec spec = Spec();
   spec.inject_fault = "wrong";
   Launch(spec, options);
-  v1::WorkerJob sent;
+  v1::WorkerJobs sent;
   ASSERT_TRUE(sent.ParseFromString(ReadFile(scratch_ + "/job-copy")));
-  EXPECT_EQ(sent.inject_fault(), "wrong");
+  ASSERT_EQ(sent.jobs_size(), 1);
+  EXPECT_EQ(sent.jobs(0).inject_fault(), "wrong");
+}
+
+// Several specs go to one worker as one job file, with the rounds' settings; its lines
+// are the results in order, and a job that ends without a line per spec fails every spec.
+TEST_F(LauncherTest, LaunchRoundsSendsEverySpecAndReadsALinePerSpec) {
+  RunStats a, b;
+  a.verified = b.verified = true;
+  a.seconds = {0.5, 0.25, 0.75};
+  b.seconds = {2, 4, 6, 8};
+  b.batch = 2;
+  LaunchOptions options;
+  options.launcher = kFakeLauncher;
+  options.worker = Worker("echo '" + RunResultLine(a) + "'\necho '" + RunResultLine(b) + "'\n");
+  RoundsOptions rounds;
+  rounds.min_rounds = 8;
+  rounds.max_rounds = 9;
+  rounds.budget_s = 3;
+  rounds.seed = 11;
+  const std::vector<LaunchResult> r = LaunchRounds({Spec(), Spec()}, rounds, options);
+  ASSERT_EQ(r.size(), 2u);
+  EXPECT_EQ(r[0].samples, (std::vector<double>{0.5, 0.25, 0.75}));
+  EXPECT_EQ(r[1].samples, (std::vector<double>{3, 7}));
+  EXPECT_EQ(r[1].batch, 2);
+  EXPECT_EQ(r[1].median_s, 5);
+  v1::WorkerJobs sent;
+  ASSERT_TRUE(sent.ParseFromString(ReadFile(scratch_ + "/job-copy")));
+  EXPECT_EQ(sent.jobs_size(), 2);
+  EXPECT_EQ(sent.min_rounds(), 8);
+  EXPECT_EQ(sent.max_rounds(), 9);
+  EXPECT_EQ(sent.budget_s(), 3);
+  EXPECT_EQ(sent.order_seed(), 11u);
+  // One line for three specs: the job failed as a whole.
+  const std::vector<LaunchResult> short_of =
+      LaunchRounds({Spec(), Spec(), Spec()}, rounds, options);
+  ASSERT_EQ(short_of.size(), 3u);
+  for (const LaunchResult& s : short_of) {
+    ASSERT_TRUE(s.error.has_value());
+    EXPECT_FALSE(s.verified);
+  }
+  EXPECT_EQ(TempFiles(), std::vector<std::string>{});
 }
 
 TEST_F(LauncherTest, AWorkerWithoutAResultIsAFailedJobAndItsJobFileIsRemoved) {

@@ -109,7 +109,7 @@ std::string FirstError(const std::string& mine, MPI_Comm comm) {
 template <typename T>
 LibraryGemmRun Run(const ProblemSpec& problem, const GemmForm& f, const LibraryGemmConfig& g,
                    int reps, int warmup, uint64_t seed, MPI_Comm comm, const LibraryKernel& kernel,
-                   const std::function<void()>& between_reps) {
+                   RepetitionGate* gate) {
   LibraryGemmRun out;
   absl::StatusOr<std::unique_ptr<LibraryGemmCall>> call =
       LibraryGemmCall::Create(f, sizeof(T), g, comm);
@@ -121,9 +121,10 @@ LibraryGemmRun Run(const ProblemSpec& problem, const GemmForm& f, const LibraryG
   std::vector<T> a = Filled<T>((*call)->a(), seed, f.a);
   std::vector<T> b = Filled<T>((*call)->b(), seed, f.b);
   std::vector<T> c(static_cast<size_t>(cp.LocalElements()), T(0));
-  for (int r = 0; r < warmup + reps; ++r) {
+  for (int r = 0;; ++r) {
+    const Repetition rep = NextRepetition(gate, r, warmup, reps);
+    if (rep == Repetition::kStop) break;
     if (f.accumulate) c = Filled<T>(cp, seed, f.c);
-    if (between_reps) between_reps();
     MPI_Barrier(comm);
     const double t0 = MPI_Wtime();
     if (kernel) {
@@ -133,7 +134,8 @@ LibraryGemmRun Run(const ProblemSpec& problem, const GemmForm& f, const LibraryG
     }
     double dt = MPI_Wtime() - t0, slowest = 0;
     MPI_Allreduce(&dt, &slowest, 1, MPI_DOUBLE, MPI_MAX, comm);
-    if (r >= warmup) out.repetitions.push_back(slowest);
+    if (gate != nullptr) gate->Timed(slowest);
+    if (rep == Repetition::kTimed) out.repetitions.push_back(slowest);
   }
   out.seconds = out.repetitions.empty() ? 0 : base::Median(out.repetitions);
   // The oracle: this rank's elements of C, then that every element is held.
@@ -163,10 +165,9 @@ LibraryGemmRun Run(const ProblemSpec& problem, const GemmForm& f, const LibraryG
 LibraryGemmRun RunLibraryGemm(const ProblemSpec& problem, const GemmForm& form, int dtype_bytes,
                               const LibraryGemmConfig& config, int reps, int warmup, uint64_t seed,
                               MPI_Comm comm, const LibraryKernel& kernel,
-                              const std::function<void()>& between_reps) {
-  return dtype_bytes == 8
-             ? Run<double>(problem, form, config, reps, warmup, seed, comm, kernel, between_reps)
-             : Run<float>(problem, form, config, reps, warmup, seed, comm, kernel, between_reps);
+                              RepetitionGate* gate) {
+  return dtype_bytes == 8 ? Run<double>(problem, form, config, reps, warmup, seed, comm, kernel, gate)
+                          : Run<float>(problem, form, config, reps, warmup, seed, comm, kernel, gate);
 }
 
 }  // namespace meshtune::runtime

@@ -20,6 +20,7 @@
 #include "absl/status/statusor.h"
 #include "runtime/gemm_form.h"
 #include "runtime/oracle.h"
+#include "runtime/repetitions.h"
 
 namespace meshtune::runtime {
 
@@ -70,11 +71,12 @@ using LibraryKernel = std::function<void(void* c, const void* a, const void* b, 
 // `form` block-cyclic as above, filled from `seed`, C refilled before each call (outside its
 // time); the last call's output checked on every rank against the reference of `problem`.
 // `dtype_bytes` 4 (PSGEMM) or 8 (PDGEMM). `kernel` runs each call (null: LibraryGemmCall);
-// `between_reps` (when set) before each, outside its time.
+// `gate` (when not nullptr) decides the calls instead of warmup and reps
+// (runtime/repetitions.h).
 LibraryGemmRun RunLibraryGemm(const ProblemSpec& problem, const GemmForm& form, int dtype_bytes,
                               const LibraryGemmConfig& config, int reps, int warmup, uint64_t seed,
                               MPI_Comm comm, const LibraryKernel& kernel = nullptr,
-                              const std::function<void()>& between_reps = nullptr);
+                              RepetitionGate* gate = nullptr);
 
 }  // namespace meshtune::runtime
 

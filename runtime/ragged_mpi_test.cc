@@ -89,5 +89,61 @@ TEST(RaggedMpiTest, RaggedSchedulesVerifyUnderMpirun) {
   }
 }
 
+// Candidates side by side (runtime/rounds.h): two schedules and the library in one job on
+// 2 ranks, timed in rounds; each verifies, and their samples pair up one a round.
+TEST(RaggedMpiTest, CandidatesSideBySideTakeTheSameRounds) {
+  const std::string expr = "C[m,n] += A[m,k] * B[k,n]", extents = "m=64,n=64,k=48";
+  const std::vector<Case> cases = {
+      {"rows", expr, extents, "x=2",
+       "distribute([m], [mo], [mi], [x])\nshard(A, m@x)\nshard(B)\nshard(C, m@x)\n"
+       "tensorize([mi, n, k], matmul)\n"},
+      {"split-k", expr, extents, "x=2",
+       "distribute([k], [ko], [ki], [x])\nshard(A, k@x)\nshard(B, k@x)\nshard(C, m@x)\n"
+       "communicate(C, ki)\ntensorize([ki, m, n], matmul)\n"},
+  };
+  std::vector<RunSpec> specs;
+  for (const Case& c : cases) {
+    RunSpec spec;
+    spec.problem = ProblemSpecOf(*ir::ParseProblem(c.expr, c.extents));
+    spec.program = LowerOrFail(c, "f32");
+    ASSERT_NE(spec.program.body, nullptr) << c.name;
+    spec.ranks = 2;
+    specs.push_back(spec);
+  }
+  RunSpec library = specs[0];
+  library.program = {};
+  library.library = LibraryGemmConfig{1, 2, 16};
+  specs.push_back(library);
+  RoundsOptions rounds;
+  rounds.min_rounds = 6;
+  rounds.max_rounds = 8;
+  rounds.budget_s = 60;
+  LaunchOptions options;
+  options.timeout_s = 120;
+  const std::vector<LaunchResult> r = LaunchRounds(specs, rounds, options);
+  ASSERT_EQ(r.size(), 3u);
+  for (const LaunchResult& x : r) {
+    EXPECT_TRUE(x.verified) << x.error.value_or("");
+    EXPECT_EQ(x.samples.size(), r[0].samples.size());  // one a round, for each
+    EXPECT_GE(x.samples.size(), 6u);
+    EXPECT_LE(x.samples.size(), 8u);
+    EXPECT_EQ(x.seconds.size(), x.samples.size() * x.batch);
+    for (double s : x.samples) EXPECT_GT(s, 0);
+  }
+  // A crash of one rank in the job: every candidate of it fails, with the job's account.
+  specs[1].inject_fault = "crash";
+  for (const LaunchResult& x : LaunchRounds(specs, rounds, options)) {
+    EXPECT_FALSE(x.verified);
+    ASSERT_TRUE(x.error.has_value());
+  }
+  // Rank counts differ: nothing starts.
+  specs[1].inject_fault = "";
+  specs[2].library = LibraryGemmConfig{1, 1, 16};
+  specs[2].ranks = 1;
+  for (const LaunchResult& x : LaunchRounds(specs, rounds, options)) {
+    EXPECT_EQ(x.error, "jobs side by side need one rank count; got 2 and 1");
+  }
+}
+
 }  // namespace
 }  // namespace meshtune::runtime

@@ -18,6 +18,7 @@
 
 #include "runtime/comm.h"
 #include "runtime/oracle.h"
+#include "runtime/repetitions.h"
 
 namespace meshtune::runtime {
 
@@ -88,7 +89,9 @@ struct RunStats {
   int64_t bytes_copied_max = 0;
   double checksum = 0;
   std::string error;  // the lowest failing rank's message, on every rank
-  double pace_s = 0;  // the machine's pace during the run (runtime/pace.h); 0: not measured
+  // The timed repetitions form samples of `batch` consecutive repetitions each (the
+  // sample's time the mean of its repetitions: runtime/repetitions.h, SamplesOf).
+  int batch = 1;
   // A program's statements (RunResult.statements): above 1, bytes_sent_max counts the moves
   // between them alone, and kernel_seconds and bytes_copied_max are not measured.
   int statements = 1;
@@ -143,11 +146,10 @@ class RankRuntimeBase {
   // the ranks hold against the problem's reference and checks its coverage
   // (runtime/oracle.h); collective.
   // `inject_fault` "wrong" perturbs one output element on rank 0 (tests of the launcher).
-  // `between_reps` (when set) runs before each repetition, outside its time (the worker
-  // times the machine's pace there: runtime/pace.h).
+  // `gate` (when not nullptr) decides the repetitions instead of warmup and reps
+  // (runtime/repetitions.h).
   virtual RunStats Measure(const std::function<void()>& body, int warmup, int reps,
-                           const std::string& inject_fault,
-                           const std::function<void()>& between_reps) = 0;
+                           const std::string& inject_fault, RepetitionGate* gate) = 0;
   // A runtime from MakeBoundRankRuntime works on the caller's memory: Bind makes `data`
   // (dense, row-major, the tensor's local shape, padding included; const for inputs in
   // spirit: inputs are only read) `tensor`'s shard on this rank until bound again.

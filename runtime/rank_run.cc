@@ -30,21 +30,21 @@ void SetData(const TensorSpec& t, const std::vector<int64_t>& start, T* data, T 
 
 template <typename T>
 RunStats RankRuntime<T>::Measure(const std::function<void()>& body, int warmup, int reps,
-                                 const std::string& fault,
-                                 const std::function<void()>& between_reps) {
+                                 const std::string& fault, RepetitionGate* gate) {
   RunStats m;
   if (bound_) {
     m.error = "Measure needs a runtime that owns its shards (MakeRankRuntime)";
     return m;
   }
-  for (int i = 0; i < warmup + reps; ++i) {
+  for (int i = 0;; ++i) {
+    const Repetition rep = NextRepetition(gate, i, warmup, reps);
+    if (rep == Repetition::kStop) break;
     ResetOutput();
     PoisonCopies();
     bytes_ = 0;
     copied_ = 0;
     kernel_time_ = 0;
     kernel_calls_ = 0;
-    if (between_reps) between_reps();
     comm_->Barrier();
     const double t0 = comm_->Now();
     MakeCopies();
@@ -54,7 +54,8 @@ RunStats RankRuntime<T>::Measure(const std::function<void()>& body, int warmup, 
     MoveGiven(false);
     double worst[2] = {comm_->Now() - t0, kernel_time_};
     comm_->Allreduce(worst, 2, DataType::kDouble, ReduceOp::kMax, comm_->AllAxes());
-    if (i >= warmup) {
+    if (gate != nullptr) gate->Timed(worst[0]);
+    if (rep == Repetition::kTimed) {
       m.seconds.push_back(worst[0]);
       m.kernel_seconds.push_back(worst[1]);
     }

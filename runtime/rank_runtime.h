@@ -175,7 +175,7 @@ class RankRuntime : public RankRuntimeBase {
 
   // Runs (rank_run.cc).
   RunStats Measure(const std::function<void()>& body, int warmup, int reps,
-                   const std::string& fault, const std::function<void()>& between_reps) override;
+                   const std::string& fault, RepetitionGate* gate) override;
   void Bind(const std::string& tensor, void* data) override;
   std::string Run(const std::function<void()>& body) override;
 

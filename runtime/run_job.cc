@@ -1,11 +1,11 @@
 #include "runtime/run_job.h"
 
+#include <algorithm>
 #include <string>
 
 #include "absl/strings/str_cat.h"
 #include "runtime/library_gemm.h"
 #include "runtime/mpi_executor.h"
-#include "runtime/pace.h"
 
 namespace meshtune::runtime {
 
@@ -16,7 +16,7 @@ RunStats LibraryStats(const WorkerJob& job, const ExecOptions& options, MPI_Comm
   RunStats stats;
   const LibraryGemmRun run = RunLibraryGemm(
       job.problem, *GemmFormOf(job.problem), job.library_dtype_bytes, *job.library, options.reps,
-      options.warmup, options.seed, comm, nullptr, options.between_reps);
+      options.warmup, options.seed, comm, nullptr, options.gate);
   stats.seconds = run.repetitions;
   stats.error = run.error;
   stats.verified = run.error.empty();
@@ -38,14 +38,14 @@ RunStats RunJob(const WorkerJob& job, MPI_Comm comm) {
                                JobRanks(job), " ranks, the job has ", size);
     return stats;
   }
-  // The machine's pace next to each repetition: what it allowed while the run ran.
-  Pacer pacer(comm);
+  // Alone (no gate given): warm-ups, then `reps` samples of at least kMinSampleS each.
   ExecOptions options = job.options;
-  options.between_reps = [&pacer] { pacer.Step(); };
+  CountGate alone(std::max(0, options.warmup), std::max(1, options.reps));
+  if (options.gate == nullptr) options.gate = &alone;
   RunStats stats = job.library          ? LibraryStats(job, options, comm)
                    : !job.later.empty() ? ExecuteStatements(job.Statements(), comm, options)
                                         : Execute(job.problem, job.program, comm, options);
-  stats.pace_s = pacer.PaceOf(stats.seconds);
+  if (options.gate == &alone) stats.batch = alone.batch();
   return stats;
 }
 

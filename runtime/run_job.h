@@ -1,8 +1,8 @@
 // One MPI run of a job (runtime/worker_job.h) on the ranks of a communicator: the Program
 // through the executor, or ScaLAPACK's GEMM for a library job (runtime/library_gemm.h),
-// checked by the oracle of the statement, timed, with the machine's pace beside every
-// repetition (runtime/pace.h). What meshtune_worker runs under mpirun and what a plan in
-// measure mode runs on the application's own ranks (meshtune/comm_runner.h).
+// checked by the oracle of the statement, timed in samples (runtime/repetitions.h). What
+// meshtune_worker runs under mpirun (alone, or beside others: runtime/rounds.h) and what a
+// plan in measure mode runs on the application's own ranks (meshtune/comm_runner.h).
 #ifndef MESHTUNE_RUNTIME_RUN_JOB_H_
 #define MESHTUNE_RUNTIME_RUN_JOB_H_
 
@@ -19,7 +19,9 @@ namespace meshtune::runtime {
 int64_t JobRanks(const WorkerJob& job);
 
 // Runs `job` on every rank of `comm`, whose size must be JobRanks(job) (else the stats carry
-// the error); the same stats on every rank. Collective over `comm`.
+// the error); the same stats on every rank. Without a gate in job.options, job.options.warmup
+// warm-ups and then job.options.reps samples (CountGate; stats.batch repetitions a sample).
+// Collective over `comm`.
 RunStats RunJob(const WorkerJob& job, MPI_Comm comm);
 
 }  // namespace meshtune::runtime

@@ -5,15 +5,21 @@
 #define MESHTUNE_RUNTIME_RUN_RESULT_H_
 
 #include <string>
+#include <vector>
 
 #include "proto/meshtune.pb.h"
 #include "runtime/rank.h"
 
 namespace meshtune::runtime {
 
-// verified, seconds, median_s (the upper median of seconds; 0 when there are none),
-// bytes_sent_max, checksum, error and pace_s of `m`; `checked` is left empty.
+// verified, seconds, sample (SamplesOf(seconds, batch) summarized), median_s (the sample's
+// median; 0 when there are none), bytes_sent_max, checksum and error of `m`; `checked` is
+// left empty.
 v1::RunResult RunResultOf(const RunStats& m);
+
+// `samples` (seconds each, in the order taken; `batch` repetitions a sample) as the
+// TimeSample message (base/sample_stats.h); n = 0 and nothing else set when empty.
+v1::TimeSample TimeSampleOf(const std::vector<double>& samples, int batch);
 
 // RunResultOf(m) in protobuf's JSON mapping, one line without a newline (base/json.h).
 std::string RunResultLine(const RunStats& m);

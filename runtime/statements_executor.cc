@@ -72,11 +72,12 @@ class StatementsRun {
   // Warm-up and timed repetitions of the whole program.
   void Time(RunStats* m) {
     Comm& comm = bound_->comm();
-    for (int i = 0; i < options_.warmup + options_.reps; ++i) {
+    for (int i = 0;; ++i) {
+      const Repetition rep = NextRepetition(options_.gate, i, options_.warmup, options_.reps);
+      if (rep == Repetition::kStop) break;
       for (size_t t = 0; t < storage_.size(); ++t) {
         if (Info(t).is_output && bound_->program(bound_->HomeStatement(t)).accumulate) Fill(t);
       }
-      if (options_.between_reps) options_.between_reps();
       comm.Barrier();
       const double t0 = comm.Now();
       const absl::Status status = bound_->Run(shards_);
@@ -86,7 +87,8 @@ class StatementsRun {
       }
       double worst = comm.Now() - t0;
       comm.Allreduce(&worst, 1, DataType::kDouble, ReduceOp::kMax, comm.AllAxes());
-      if (i >= options_.warmup) m->seconds.push_back(worst);
+      if (options_.gate != nullptr) options_.gate->Timed(worst);
+      if (rep == Repetition::kTimed) m->seconds.push_back(worst);
     }
     long long most = bound_->ElementsSent() * statements_[0].program.dtype_bytes;
     comm.Allreduce(&most, 1, DataType::kLongLong, ReduceOp::kMax, comm.AllAxes());

@@ -1,5 +1,6 @@
 #include "runtime/worker_job.h"
 
+#include <algorithm>
 #include <fstream>
 #include <utility>
 
@@ -140,23 +141,45 @@ absl::StatusOr<WorkerJob> FromProto(const v1::WorkerJob& m) {
   return job;
 }
 
-absl::Status WriteWorkerJob(const WorkerJob& job, const std::string& path) {
+absl::Status WriteWorkerJobs(const WorkerJobSet& set, const std::string& path) {
+  v1::WorkerJobs m;
+  for (const WorkerJob& job : set.jobs) *m.add_jobs() = ToProto(job);
+  m.set_min_rounds(set.rounds.min_rounds);
+  m.set_max_rounds(set.rounds.max_rounds);
+  m.set_budget_s(set.rounds.budget_s);
+  m.set_order_seed(set.rounds.seed);
   std::ofstream out(path, std::ios::binary | std::ios::trunc);
-  if (!out || !ToProto(job).SerializeToOstream(&out) || !out.flush()) {
+  if (!out || !m.SerializeToOstream(&out) || !out.flush()) {
     return absl::InternalError(absl::StrCat("cannot write the worker's job to ", path));
   }
   return absl::OkStatus();
 }
 
-absl::StatusOr<WorkerJob> ReadWorkerJob(const std::string& path) {
+absl::StatusOr<WorkerJobSet> ReadWorkerJobs(const std::string& path) {
   std::ifstream in(path, std::ios::binary);
   if (!in) return absl::InvalidArgumentError(absl::StrCat("cannot read the job file ", path));
-  v1::WorkerJob m;
+  v1::WorkerJobs m;
   if (!m.ParseFromIstream(&in)) {
     return absl::InvalidArgumentError(
-        absl::StrCat("the job file ", path, " is not a meshtune.v1.WorkerJob"));
+        absl::StrCat("the job file ", path, " is not a meshtune.v1.WorkerJobs"));
   }
-  return FromProto(m);
+  if (m.jobs().empty()) {
+    return absl::InvalidArgumentError(absl::StrCat("the job file ", path, " holds no job"));
+  }
+  WorkerJobSet set;
+  for (int i = 0; i < m.jobs_size(); ++i) {
+    absl::StatusOr<WorkerJob> job = FromProto(m.jobs(i));
+    if (!job.ok()) {
+      if (m.jobs_size() == 1) return job.status();
+      return absl::InvalidArgumentError(absl::StrCat("job ", i + 1, ": ", job.status().message()));
+    }
+    set.jobs.push_back(*std::move(job));
+  }
+  set.rounds.min_rounds = std::max(1, m.min_rounds());
+  set.rounds.max_rounds = std::max(set.rounds.min_rounds, m.max_rounds());
+  set.rounds.budget_s = m.budget_s() > 0 ? m.budget_s() : 60;
+  set.rounds.seed = m.order_seed();
+  return set;
 }
 
 }  // namespace meshtune::runtime

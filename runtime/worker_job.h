@@ -14,6 +14,7 @@
 #include "runtime/executor.h"
 #include "runtime/gemm_form.h"
 #include "runtime/oracle.h"
+#include "runtime/repetitions.h"
 #include "runtime/statements_executor.h"
 
 namespace meshtune::runtime {
@@ -43,11 +44,21 @@ v1::WorkerJob ToProto(const WorkerJob& job);
 // form, a grid of at least one rank, a block size of at least 1 and 4 or 8 bytes).
 absl::StatusOr<WorkerJob> FromProto(const v1::WorkerJob& m);
 
-// Writes `job` to `path` as a binary message; Internal when the file cannot be written.
-absl::Status WriteWorkerJob(const WorkerJob& job, const std::string& path);
+// What one worker run executes: its jobs (at least one), measured side by side in `rounds`
+// when there are several (runtime/rounds.h).
+struct WorkerJobSet {
+  std::vector<WorkerJob> jobs;
+  RoundsOptions rounds;
+};
 
-// The job in the file at `path`; InvalidArgument when it cannot be read or parsed.
-absl::StatusOr<WorkerJob> ReadWorkerJob(const std::string& path);
+// Writes `set` to `path` as a binary meshtune.v1.WorkerJobs; Internal when the file cannot
+// be written.
+absl::Status WriteWorkerJobs(const WorkerJobSet& set, const std::string& path);
+
+// The jobs in the file at `path`; InvalidArgument when it cannot be read or parsed, holds no
+// job ("the job file F holds no job"), or a job is malformed ("job 2: ..." for the second
+// of several).
+absl::StatusOr<WorkerJobSet> ReadWorkerJobs(const std::string& path);
 
 }  // namespace meshtune::runtime
 

@@ -42,9 +42,21 @@ std::string TempPath(const std::string& name) {
 TEST(WorkerJobTest, AJobRoundTripsThroughItsFile) {
   const WorkerJob job = Job();
   const std::string path = TempPath("job.pb");
-  ASSERT_TRUE(WriteWorkerJob(job, path).ok());
-  absl::StatusOr<WorkerJob> read = ReadWorkerJob(path);
-  ASSERT_TRUE(read.ok()) << read.status();
+  WorkerJobSet set;
+  set.jobs = {job, job};
+  set.rounds.min_rounds = 7;
+  set.rounds.max_rounds = 21;
+  set.rounds.budget_s = 12.5;
+  set.rounds.seed = 5;
+  ASSERT_TRUE(WriteWorkerJobs(set, path).ok());
+  absl::StatusOr<WorkerJobSet> read_set = ReadWorkerJobs(path);
+  ASSERT_TRUE(read_set.ok()) << read_set.status();
+  ASSERT_EQ(read_set->jobs.size(), 2u);
+  EXPECT_EQ(read_set->rounds.min_rounds, 7);
+  EXPECT_EQ(read_set->rounds.max_rounds, 21);
+  EXPECT_EQ(read_set->rounds.budget_s, 12.5);
+  EXPECT_EQ(read_set->rounds.seed, 5u);
+  const WorkerJob* read = &read_set->jobs[1];
   EXPECT_EQ(read->problem.output.tensor, "C");
   EXPECT_EQ(read->problem.output.indices, (std::vector<std::string>{"m", "n"}));
   ASSERT_EQ(read->problem.operands.size(), 2u);
@@ -107,12 +119,23 @@ TEST(WorkerJobTest, AMalformedProgramIsProgramProtosError) {
 }
 
 TEST(WorkerJobTest, AMissingOrForeignFileIsRefused) {
-  EXPECT_EQ(ReadWorkerJob("/nonexistent/job.pb").status().message(),
+  EXPECT_EQ(ReadWorkerJobs("/nonexistent/job.pb").status().message(),
             "cannot read the job file /nonexistent/job.pb");
   const std::string path = TempPath("not_a_job.pb");
   std::ofstream(path) << "\x0a\xff\xff\xff\xff\xff";
-  EXPECT_EQ(ReadWorkerJob(path).status().message(),
-            "the job file " + path + " is not a meshtune.v1.WorkerJob");
+  EXPECT_EQ(ReadWorkerJobs(path).status().message(),
+            "the job file " + path + " is not a meshtune.v1.WorkerJobs");
+  const std::string empty = TempPath("no_job.pb");
+  std::ofstream(empty) << "";
+  EXPECT_EQ(ReadWorkerJobs(empty).status().message(), "the job file " + empty + " holds no job");
+  // The second of two jobs malformed: named by its place.
+  v1::WorkerJobs two;
+  *two.add_jobs() = ToProto(Job());
+  *two.add_jobs() = ToProto(Job());
+  two.mutable_jobs(1)->mutable_statement()->mutable_output()->clear_tensor();
+  const std::string bad = TempPath("bad_second.pb");
+  std::ofstream(bad, std::ios::binary) << two.SerializeAsString();
+  EXPECT_EQ(ReadWorkerJobs(bad).status().message(), "job 2: job.statement.output names no tensor");
 }
 
 }  // namespace

@@ -1,10 +1,11 @@
 // meshtune_worker: one rank of an MPI run of a schedule. mpirun starts P of these.
 //
-// Every rank reads the job file the launcher wrote (meshtune.v1.WorkerJob: the statement as
-// the user stated it and the Program already judged, lowered and translation-validated),
-// runs the Program through the executor (or, for a library job, ScaLAPACK's GEMM:
-// runtime/library_gemm.h) and checks the output against the statement; rank
-// 0 prints one JSON line (meshtune.v1.RunResult in protobuf's JSON mapping). A rank neither
+// Every rank reads the job file the launcher wrote (meshtune.v1.WorkerJobs: each job the
+// statement as the user stated it and the Program already judged, lowered and
+// translation-validated), runs the Program through the executor (or, for a library job,
+// ScaLAPACK's GEMM: runtime/library_gemm.h) and checks the output against the statement —
+// several jobs side by side in rounds (runtime/rounds.h); rank 0 prints one JSON line per
+// job, in order (meshtune.v1.RunResult in protobuf's JSON mapping). A rank neither
 // judges nor lowers: the worker links no isl. Failures are reported in that line, never by
 // a crash of the worker; a worker dies with its launcher (PR_SET_PDEATHSIG).
 #include <mpi.h>
@@ -18,6 +19,7 @@
 #include <string>
 
 #include "CLI/CLI.hpp"
+#include "runtime/rounds.h"
 #include "runtime/run_job.h"
 #include "runtime/run_result.h"
 #include "runtime/worker_job.h"
@@ -33,7 +35,9 @@ void Report(int rank, const meshtune::runtime::RunStats& m) {
 
 int main(int argc, char** argv) {
   prctl(PR_SET_PDEATHSIG, SIGKILL);
-  MPI_Init(&argc, &argv);
+  // Jobs side by side run in threads that take turns calling MPI (runtime/rounds.h).
+  int provided = MPI_THREAD_SINGLE;
+  MPI_Init_thread(&argc, &argv, MPI_THREAD_SERIALIZED, &provided);
   int rank = 0, size = 1;
   MPI_Comm_rank(MPI_COMM_WORLD, &rank);
   MPI_Comm_size(MPI_COMM_WORLD, &size);
@@ -49,21 +53,31 @@ int main(int argc, char** argv) {
     MPI_Finalize();
     return 0;
   }
-  absl::StatusOr<meshtune::runtime::WorkerJob> job = meshtune::runtime::ReadWorkerJob(job_file);
-  if (!job.ok()) {
-    result.error = std::string(job.status().message());
+  absl::StatusOr<meshtune::runtime::WorkerJobSet> set =
+      meshtune::runtime::ReadWorkerJobs(job_file);
+  if (!set.ok()) {
+    result.error = std::string(set.status().message());
     Report(rank, result);
     MPI_Finalize();
     return 0;
   }
-  meshtune::runtime::ExecOptions& options = job->options;
-  if (options.inject_fault == "crash" && rank == size - 1) std::abort();
-  if (options.inject_fault == "hang" && rank == size - 1) {
-    while (true) pause();
+  for (meshtune::runtime::WorkerJob& job : set->jobs) {
+    meshtune::runtime::ExecOptions& options = job.options;
+    if (options.inject_fault == "crash" && rank == size - 1) std::abort();
+    if (options.inject_fault == "hang" && rank == size - 1) {
+      while (true) pause();
+    }
+    options.reps = std::max(1, options.reps);
+    options.warmup = std::max(0, options.warmup);
   }
-  options.reps = std::max(1, options.reps);
-  options.warmup = std::max(0, options.warmup);
-  Report(rank, meshtune::runtime::RunJob(*job, MPI_COMM_WORLD));
+  if (set->jobs.size() == 1) {
+    Report(rank, meshtune::runtime::RunJob(set->jobs[0], MPI_COMM_WORLD));
+  } else {
+    for (const meshtune::runtime::RunStats& stats :
+         meshtune::runtime::RunJobsInRounds(set->jobs, set->rounds, MPI_COMM_WORLD)) {
+      Report(rank, stats);
+    }
+  }
   MPI_Finalize();
   return 0;
 }

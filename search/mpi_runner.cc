@@ -1,5 +1,10 @@
 // The MPI runner: one runtime::Launch per candidate that fits in memory.
+#include <algorithm>
+#include <map>
 #include <memory>
+#include <optional>
+#include <string>
+#include <vector>
 
 #include "absl/strings/str_cat.h"
 #include "ir/problem.h"
@@ -17,8 +22,15 @@ CandidateRun RunOf(const runtime::LaunchResult& r) {
   out.verified = r.verified && !r.error.has_value();
   out.error = r.error;
   out.repetitions = r.seconds;
-  if (out.verified) out.seconds = r.median_s;
-  if (r.pace_s > 0) out.pace_s = r.pace_s;
+  out.bytes_sent_max = r.bytes_sent_max;
+  SetSamples(r.samples, r.batch, &out);
+  return out;
+}
+
+// `error` as a run that did not run.
+CandidateRun NotRun(const std::string& error) {
+  CandidateRun out;
+  out.error = error;
   return out;
 }
 
@@ -28,65 +40,141 @@ class MpiRunner : public Runner {
   bool measures() const override { return true; }
 
   CandidateRun Run(const MeasureInput& input) override {
-    CandidateRun out;
-    if (input.program == nullptr) {
-      out.error = "not run: the candidate has no validated Program";
-      return out;
-    }
-    runtime::RunSpec spec;
-    spec.problem = runtime::ProblemSpecOf(*input.problem);
-    spec.program = *input.program;
-    spec.ranks = input.mesh->Ranks();
-    return Launched(std::move(spec), input.footprint, input.timeout_s, input.cancelled);
+    return RunPrepared(Prepare({&input, nullptr, nullptr}));
   }
-
   CandidateRun RunProgram(const ProgramMeasureInput& input) override {
-    CandidateRun out;
-    const ir::StatementProgram& program = *input.program;
-    if (input.programs.size() != program.statements.size() || input.programs.empty()) {
-      out.error = "not run: the program needs a validated Program per statement";
-      return out;
-    }
-    runtime::RunSpec spec;
-    spec.problem = runtime::ProblemSpecOf(program.statements[0]);
-    spec.program = input.programs[0];
-    for (size_t s = 1; s < input.programs.size(); ++s) {
-      spec.later.push_back({runtime::ProblemSpecOf(program.statements[s]), input.programs[s]});
-    }
-    spec.ranks = input.mesh->Ranks();
-    return Launched(std::move(spec), input.footprint, input.timeout_s, input.cancelled);
+    return RunPrepared(Prepare({nullptr, nullptr, &input}));
+  }
+  bool measures_library() const override { return true; }
+  CandidateRun RunLibrary(const LibraryInput& input) override {
+    return RunPrepared(Prepare({nullptr, &input, nullptr}));
   }
 
-  bool measures_library() const override { return true; }
-
-  CandidateRun RunLibrary(const LibraryInput& input) override {
-    runtime::RunSpec spec;
-    spec.problem = runtime::ProblemSpecOf(*input.problem);
-    spec.library = input.config;
-    spec.library_dtype_bytes = input.problem->dtype == ir::DType::kF64 ? 8 : 4;
-    spec.ranks = int64_t{input.config.prow} * input.config.pcol;
-    // The library's footprint is its own (runtime/library_gemm.h): not checked here.
-    return Launched(std::move(spec), ir::Footprint{}, input.timeout_s, input.cancelled);
+  // The items that fit in memory, by rank count, each group one job in rounds; a group's
+  // job that fails as a whole (a crash, a timeout) is measured again one item at a time,
+  // so that one candidate's crash costs the others nothing but time.
+  std::vector<CandidateRun> RunSideBySide(const std::vector<MeasureItem>& items,
+                                          double budget_s) override {
+    std::vector<CandidateRun> out(items.size());
+    std::vector<Prepared> prepared;
+    for (const MeasureItem& item : items) prepared.push_back(Prepare(item));
+    std::map<int64_t, std::vector<size_t>> groups;  // by ranks: the items that can run
+    for (size_t i = 0; i < items.size(); ++i) {
+      if (prepared[i].error) {
+        out[i] = NotRun(*prepared[i].error);
+      } else {
+        groups[prepared[i].spec.ranks].push_back(i);
+      }
+    }
+    for (const auto& [ranks, group] : groups) {
+      std::vector<runtime::RunSpec> specs;
+      double timeout_s = 0;
+      ir::Footprint together;  // every item of the group held at once
+      for (size_t i : group) {
+        specs.push_back(prepared[i].spec);
+        timeout_s = std::max(timeout_s, prepared[i].timeout_s);
+        together.shard_bytes += prepared[i].footprint.shard_bytes;
+        together.buffer_bytes += prepared[i].footprint.buffer_bytes;
+      }
+      if (group.size() == 1 ||
+          !runtime::CheckRunFitsMemory(together, ranks, options_.launch).ok()) {
+        for (size_t i : group) out[i] = RunPrepared(prepared[i]);
+        continue;
+      }
+      runtime::LaunchOptions launch = options_.launch;
+      launch.timeout_s = timeout_s;
+      launch.cancelled = prepared[group[0]].cancelled;
+      runtime::RoundsOptions rounds;
+      rounds.min_rounds = std::max(1, options_.reps);
+      rounds.max_rounds = std::max(rounds.min_rounds, options_.max_rounds);
+      rounds.budget_s = std::max(1.0, budget_s);
+      rounds.seed = options_.seed;
+      const std::vector<runtime::LaunchResult> results =
+          runtime::LaunchRounds(specs, rounds, launch);
+      const bool whole_job_failed =
+          group.size() > 1 && std::all_of(results.begin(), results.end(), [&](const auto& r) {
+            return r.error.has_value() && r.error == results[0].error && r.seconds.empty();
+          });
+      for (size_t g = 0; g < group.size(); ++g) {
+        out[group[g]] = whole_job_failed ? RunPrepared(prepared[group[g]]) : RunOf(results[g]);
+      }
+    }
+    return out;
   }
 
  private:
-  // `spec` run with this runner's repetitions and launcher — unless its ranks cannot hold
-  // `footprint` each (every worker would abort on std::bad_alloc): then not started.
-  CandidateRun Launched(runtime::RunSpec spec, const ir::Footprint& footprint, double timeout_s,
-                        const std::function<bool()>& cancelled) const {
-    spec.reps = options_.reps;
-    spec.warmup = options_.warmup;
-    spec.seed = options_.seed;
-    runtime::LaunchOptions launch = options_.launch;
-    launch.timeout_s = timeout_s;
-    launch.cancelled = cancelled;
-    if (absl::Status fits = runtime::CheckRunFitsMemory(footprint, spec.ranks, launch);
-        !fits.ok()) {
-      CandidateRun out;
-      out.error = absl::StrCat("not run: ", fits.message());
-      return out;
+  // A run ready to launch, or why it cannot run.
+  struct Prepared {
+    runtime::RunSpec spec;
+    double timeout_s = 300;
+    std::function<bool()> cancelled;
+    ir::Footprint footprint;  // each rank's (none counted for the library)
+    std::optional<std::string> error;
+  };
+
+  // `item` as a RunSpec with this runner's repetitions — unless its ranks cannot hold its
+  // footprint each (every worker would abort on std::bad_alloc): then an error.
+  Prepared Prepare(const MeasureItem& item) const {
+    Prepared p;
+    ir::Footprint footprint;  // the library's is its own (runtime/library_gemm.h): unchecked
+    if (item.schedule != nullptr) {
+      const MeasureInput& in = *item.schedule;
+      if (in.program == nullptr) {
+        p.error = "not run: the candidate has no validated Program";
+        return p;
+      }
+      p.spec.problem = runtime::ProblemSpecOf(*in.problem);
+      p.spec.program = *in.program;
+      p.spec.ranks = in.mesh->Ranks();
+      footprint = in.footprint;
+      p.timeout_s = in.timeout_s;
+      p.cancelled = in.cancelled;
+    } else if (item.program != nullptr) {
+      const ProgramMeasureInput& in = *item.program;
+      const ir::StatementProgram& program = *in.program;
+      if (in.programs.size() != program.statements.size() || in.programs.empty()) {
+        p.error = "not run: the program needs a validated Program per statement";
+        return p;
+      }
+      p.spec.problem = runtime::ProblemSpecOf(program.statements[0]);
+      p.spec.program = in.programs[0];
+      for (size_t s = 1; s < in.programs.size(); ++s) {
+        p.spec.later.push_back({runtime::ProblemSpecOf(program.statements[s]), in.programs[s]});
+      }
+      p.spec.ranks = in.mesh->Ranks();
+      footprint = in.footprint;
+      p.timeout_s = in.timeout_s;
+      p.cancelled = in.cancelled;
+    } else if (item.library != nullptr) {
+      const LibraryInput& in = *item.library;
+      p.spec.problem = runtime::ProblemSpecOf(*in.problem);
+      p.spec.library = in.config;
+      p.spec.library_dtype_bytes = in.problem->dtype == ir::DType::kF64 ? 8 : 4;
+      p.spec.ranks = int64_t{in.config.prow} * in.config.pcol;
+      p.timeout_s = in.timeout_s;
+      p.cancelled = in.cancelled;
+    } else {
+      p.error = "not run: nothing to measure";
+      return p;
     }
-    return RunOf(runtime::Launch(spec, launch));
+    p.spec.reps = options_.reps;
+    p.spec.warmup = options_.warmup;
+    p.spec.seed = options_.seed;
+    p.footprint = footprint;
+    if (absl::Status fits = runtime::CheckRunFitsMemory(footprint, p.spec.ranks, options_.launch);
+        !fits.ok()) {
+      p.error = absl::StrCat("not run: ", fits.message());
+    }
+    return p;
+  }
+
+  // `p` alone, with its own timeout.
+  CandidateRun RunPrepared(const Prepared& p) const {
+    if (p.error) return NotRun(*p.error);
+    runtime::LaunchOptions launch = options_.launch;
+    launch.timeout_s = p.timeout_s;
+    launch.cancelled = p.cancelled;
+    return RunOf(runtime::Launch(p.spec, launch));
   }
 
   MpiRunnerOptions options_;

@@ -11,6 +11,7 @@
 #include "absl/strings/str_join.h"
 #include "runtime/executor.h"
 #include "runtime/simulator.h"
+#include "search/plausibility.h"
 #include "search/program_layouts.h"
 
 namespace meshtune::search {
@@ -359,14 +360,28 @@ std::string CheckProgram(const ProgramTuneOptions& options, Checker& checker,
 // ranked programs that pass CheckProgram.
 absl::Status ChooseProgram(const ProgramTuneOptions& options, ProgramSearch& search,
                            Checker& checker, ProgramTuneResult* result) {
-  const MeasuredProgram* fastest = nullptr;
+  // Physics (search/plausibility.h) and noise (search/decision.h) as for one statement:
+  // among programs tied within noise with the fastest, the model's first.
+  double flops = 0;
+  for (const ir::Problem& p : options.program.statements) flops += ProblemFlops(p);
+  std::vector<Contender> contenders;
   for (size_t i = 0; i < result->measurements.size(); ++i) {
-    const MeasuredProgram& m = result->measurements[i];
-    if (m.run.verified && m.run.seconds &&
-        (fastest == nullptr || *m.run.seconds < *fastest->run.seconds)) {
-      fastest = &m;
-      result->best_measurement = static_cast<int>(i);
+    MeasuredProgram& m = result->measurements[i];
+    const int64_t ranks = search.explorer(0).mesh(m.candidate.mesh).Ranks();
+    if (m.run.verified && !m.run.samples.empty()) {
+      const double fastest = *std::min_element(m.run.samples.begin(), m.run.samples.end());
+      m.implausible =
+          ImplausibleTime(fastest, flops, m.run.bytes_sent_max, options.search.params, ranks);
     }
+    contenders.push_back({m.label, false, static_cast<int>(i), &m.run, m.implausible.has_value()});
+  }
+  const Decision d = Decide(contenders);
+  result->verdict = d.verdict;
+  result->leader = d.leader;
+  const MeasuredProgram* fastest = nullptr;
+  if (d.schedule >= 0) {
+    fastest = &result->measurements[d.schedule];
+    result->best_measurement = d.schedule;
   }
   if (fastest != nullptr) {
     result->best = fastest->candidate;
@@ -492,9 +507,13 @@ absl::StatusOr<ProgramTuneResult> TuneProgram(const ProgramTuneOptions& options,
     for (const ProgramCandidate& c : result.ranked)
       among = among || TracesOf(c) == TracesOf(result.separate);
     if (!among) to_measure.emplace_back("separate", &result.separate);
+    Report(options, "measure", result, static_cast<int>(to_measure.size()), start);
+    const double left = options.search.budget_s - Since(start);
+    std::vector<ProgramMeasureInput> inputs;  // kept while the items point into them
+    inputs.reserve(to_measure.size());
+    std::vector<MeasureItem> items;
+    std::vector<int> item_of;  // per measurement, its item (-1: refused, not run)
     for (const auto& [label, c] : to_measure) {
-      Report(options, "measure", result, static_cast<int>(to_measure.size()), start);
-      const double left = options.search.budget_s - Since(start);
       if (left <= 1 || (options.search.cancelled && options.search.cancelled())) break;
       MeasuredProgram m{*c, label, {}};
       const ir::Mesh& mesh = search.explorer(0).mesh(c->mesh);
@@ -502,16 +521,20 @@ absl::StatusOr<ProgramTuneResult> TuneProgram(const ProgramTuneOptions& options,
       if (!in.ok()) {
         m.run.error = std::string(in.status().message());
         result.refused.push_back(absl::StrCat(TracesOf(*c), "  ", *m.run.error));
+        item_of.push_back(-1);
       } else {
         in->timeout_s = left;
         in->cancelled = options.search.cancelled;
-        m.run = runner.RunProgram(*in);
+        inputs.push_back(*std::move(in));
+        item_of.push_back(static_cast<int>(items.size()));
+        items.push_back({nullptr, nullptr, &inputs.back()});
       }
       result.measurements.push_back(std::move(m));
     }
-    std::vector<CandidateRun*> runs;
-    for (MeasuredProgram& m : result.measurements) runs.push_back(&m.run);
-    result.pace_s = ReadRunsAtCommonPace(runs);
+    std::vector<CandidateRun> runs = runner.RunSideBySide(items, left - 1);
+    for (size_t i = 0; i < result.measurements.size(); ++i) {
+      if (item_of[i] >= 0) result.measurements[i].run = std::move(runs[item_of[i]]);
+    }
   }
   if (absl::Status s = ChooseProgram(options, search, *checker, &result); !s.ok()) return s;
   result.seconds = Since(start);

@@ -32,6 +32,7 @@
 #include "ir/statement_program.h"
 #include "search/checker.h"
 #include "search/cost_params.h"
+#include "search/decision.h"
 #include "search/explorer.h"
 #include "search/runner.h"
 #include "search/strategy.h"
@@ -79,6 +80,8 @@ struct MeasuredProgram {
   ProgramCandidate candidate;
   std::string label;  // "joint 1", "joint 2", ..., "separate"
   CandidateRun run;
+  // Refused by the physics guard: "implausible_time: ..." (search/plausibility.h).
+  std::optional<std::string> implausible;
 };
 
 struct ProgramTuneResult {
@@ -96,7 +99,10 @@ struct ProgramTuneResult {
   ProgramCandidate separate;
   std::vector<MeasuredProgram> measurements;  // in the order taken
   int best_measurement = -1;                  // the winner's index there; -1: not measured
-  double pace_s = 0;  // the common pace measured times are read at (ReadAtCommonPace)
+  // How the winner was chosen (search/decision.h): the fastest measured program against the
+  // second (indices into measurements), and "separated", "tie within noise" or "".
+  std::optional<Compared> leader;
+  std::string verdict;
   std::vector<SearchCounts> counts;     // per statement
   std::vector<std::string> strategies;  // per statement
   std::vector<std::string> refused;     // programs a check refused, with why

@@ -40,13 +40,21 @@ struct MeasureInput {
 };
 
 struct CandidateRun {
-  std::optional<double> seconds;  // median over repetitions of the slowest rank; none when not run
-  std::vector<double> repetitions;
-  bool verified = false;  // the output matched the reference on every rank
+  // The median of `samples`, as measured, when the run verified; none when not run.
+  std::optional<double> seconds;
+  std::vector<double> repetitions;  // every timed repetition, the slowest rank's
+  // The repetitions as samples (runtime/repetitions.h): each the mean of `batch`
+  // consecutive ones; measured side by side, one a round (NaN-free, in the order taken).
+  std::vector<double> samples;
+  int batch = 1;
+  int64_t bytes_sent_max = 0;  // by the busiest rank in one repetition
+  bool verified = false;       // the output matched the reference on every rank
   std::optional<std::string> error;
-  // The machine's pace during the run (runtime/pace.h), when the runner measured it.
-  std::optional<double> pace_s;
 };
+
+// `run` with `samples` (of `batch` repetitions each) as its measurement: seconds their
+// median when verified. For runners that time candidates themselves.
+void SetSamples(std::vector<double> samples, int batch, CandidateRun* run);
 
 // What to measure of the library (runtime/library_gemm.h): ScaLAPACK's GEMM for `problem`
 // (of matmul form) with `config`.
@@ -69,12 +77,12 @@ struct ProgramMeasureInput {
   std::function<bool()> cancelled;
 };
 
-// Reads the verified runs of `runs` at their common pace, the median of their paces: a
-// run's seconds becomes seconds * pace / its pace (its repetitions stay as measured), so
-// that a run taken while a shared machine was slow competes as it would have at the
-// machine's usual speed. Returns the pace; 0, changing nothing, when a verified run has
-// none.
-double ReadRunsAtCommonPace(const std::vector<CandidateRun*>& runs);
+// One candidate of a side-by-side measurement: exactly one of the three is set (not owned).
+struct MeasureItem {
+  const MeasureInput* schedule = nullptr;
+  const LibraryInput* library = nullptr;
+  const ProgramMeasureInput* program = nullptr;
+};
 
 class Runner {
  public:
@@ -100,12 +108,23 @@ class Runner {
     out.error = "not run: this runner does not run programs";
     return out;
   }
+  // Measures `items` side by side, within `budget_s` seconds (warm-ups and rounds; each
+  // item's own timeout_s bounds the job): one run per item, in order. The MPI runner times
+  // those of one rank count in rounds inside one job (runtime/rounds.h), so that their
+  // samples pair up round by round; this default measures each alone, one after another.
+  virtual std::vector<CandidateRun> RunSideBySide(const std::vector<MeasureItem>& items,
+                                                  double budget_s);
 };
+
+// One item alone through `runner` (Run, RunLibrary or RunProgram); a verified run that has
+// seconds but no samples gets them as its one sample.
+CandidateRun RunAlone(Runner& runner, const MeasureItem& item);
 
 struct MpiRunnerOptions {
   runtime::LaunchOptions launch;  // launcher, worker, hostfile; timeout_s comes per run
-  int reps = 3;
-  int warmup = 1;
+  int reps = 3;    // samples of a run alone; rounds at least of runs side by side
+  int warmup = 1;  // warm-ups of each (side by side: at least 1)
+  int max_rounds = 30;  // rounds at most of runs side by side
   uint64_t seed = 1;
 };
 

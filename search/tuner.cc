@@ -11,7 +11,9 @@
 #include "base/median.h"
 #include "runtime/executor.h"
 #include "runtime/gemm_form.h"
+#include "search/decision.h"
 #include "search/lower_bound.h"
+#include "search/plausibility.h"
 #include "search/schedule_class.h"
 
 namespace meshtune::search {
@@ -143,60 +145,141 @@ MeasuredCandidate Measure(TuneRun& run, Explorer& explorer, Runner& runner, Chec
   return m;
 }
 
-// Measures the candidates the explorer picks for the top_k, in order, into
-// result->measurements, while more than a second of the budget is left and the tune is
-// not cancelled.
-void MeasureTop(TuneRun& run, Explorer& explorer, Runner& runner, Checker& checker,
-                SearchResult* result) {
-  const std::vector<const Candidate*> measure = explorer.ToMeasure(run.options.top_k);
+// The library's most promising configurations to measure: a problem of matmul form without
+// given layouts, on a runner that measures libraries, unless the options leave it out.
+std::vector<runtime::LibraryGemmConfig> LibraryConfigs(const TuneOptions& o, Runner& runner) {
+  if (!o.measure_library || !runner.measures_library() || !o.problem.layouts.empty()) return {};
+  const std::optional<runtime::GemmForm> form =
+      runtime::GemmFormOf(runtime::ProblemSpecOf(o.problem));
+  if (!form) return {};
+  int64_t ranks = 0;
+  for (const ir::Mesh& m : o.meshes) ranks = std::max(ranks, m.Ranks());
+  return runtime::LibraryGemmConfigs(*form, ranks);
+}
+
+// Measures the candidates the explorer picks for the top_k (in the model's order, into
+// result->measurements) and the library's configurations (into result->library) side by
+// side (Runner::RunSideBySide), within what is left of the budget; a candidate translation
+// validation refuses is not run (its refusal is the error and joins result->refused).
+void MeasureSideBySide(TuneRun& run, Explorer& explorer, Runner& runner, Checker& checker,
+                       SearchResult* result) {
+  const TuneOptions& options = run.options;
+  const double left = options.budget_s - Since(run.start);
+  if (left <= 1 || run.Cancelled()) return;
+  const std::vector<const Candidate*> picks = explorer.ToMeasure(options.top_k);
+  std::vector<runtime::LibraryGemmConfig> configs = LibraryConfigs(options, runner);
+  if (picks.empty()) configs.clear();
+  std::vector<Runnable> runnables;  // kept while the inputs point into them
+  std::vector<MeasureInput> inputs;
+  std::vector<LibraryInput> libraries;
+  runnables.reserve(picks.size());
+  inputs.reserve(picks.size());
+  libraries.reserve(configs.size());
+  std::vector<MeasureItem> items;
+  std::vector<int> item_of;  // per measurement, its item (-1: refused, not run)
+  for (const Candidate* c : picks) {
+    MeasuredCandidate m;
+    m.candidate = *c;
+    m.mesh = explorer.mesh(c->mesh);
+    m.family = FamilyOf(*c, m.mesh);
+    absl::StatusOr<Runnable> runnable = checker.Validate(options.problem, m.mesh, c->schedule);
+    if (!runnable.ok()) {
+      m.run.error = std::string(runnable.status().message());
+      result->refused.push_back(absl::StrCat(c->trace, "\n  ", runnable.status().message()));
+      item_of.push_back(-1);
+    } else {
+      runnables.push_back(*std::move(runnable));
+      MeasureInput in;
+      in.problem = &options.problem;
+      in.mesh = &explorer.mesh(c->mesh);
+      in.trace = &c->schedule;
+      in.program = &runnables.back().program;
+      in.footprint = runnables.back().footprint;
+      in.timeout_s = left;
+      in.cancelled = options.cancelled;
+      inputs.push_back(in);
+      item_of.push_back(static_cast<int>(items.size()));
+      items.push_back({&inputs.back(), nullptr, nullptr});
+    }
+    result->measurements.push_back(std::move(m));
+  }
+  for (const runtime::LibraryGemmConfig& config : configs) {
+    LibraryInput in;
+    in.problem = &options.problem;
+    in.config = config;
+    in.timeout_s = left;
+    in.cancelled = options.cancelled;
+    libraries.push_back(in);
+    items.push_back({nullptr, &libraries.back(), nullptr});
+  }
+  run.progress.to_measure = static_cast<int>(items.size());
+  run.Report("measure", &explorer);
+  std::vector<CandidateRun> runs = runner.RunSideBySide(items, left - 1);
+  for (size_t i = 0; i < result->measurements.size(); ++i) {
+    if (item_of[i] >= 0) result->measurements[i].run = std::move(runs[item_of[i]]);
+  }
+  for (size_t l = 0; l < configs.size(); ++l) {
+    result->library.push_back({configs[l], std::move(runs[inputs.size() + l])});
+  }
   SearchProgress& progress = run.progress;
-  progress.to_measure = static_cast<int>(measure.size());
-  for (int i = 0; i < progress.to_measure; ++i) {
-    const double left = run.options.budget_s - Since(run.start);
-    if (left <= 1 || run.Cancelled()) break;
-    run.Report("measure", &explorer);
-    MeasuredCandidate m = Measure(run, explorer, runner, checker, *measure[i], left, result);
+  for (const MeasuredCandidate& m : result->measurements) {
     ++progress.measured;
     if (m.run.verified && m.run.seconds.has_value() &&
         (!progress.best_measured_s.has_value() || *m.run.seconds < *progress.best_measured_s)) {
       progress.best_measured_s = m.run.seconds;
     }
     for (SearchCallback* cb : run.callbacks) cb->OnMeasured(m);
-    result->measurements.push_back(std::move(m));
   }
+  progress.measured += static_cast<int>(configs.size());
 }
 
-// Measures the library at its most promising configurations into result->library (a
-// problem of matmul form, without given layouts, on a runner that measures libraries),
-// while more than a second of the budget is left.
-void MeasureLibrary(TuneRun& run, Runner& runner, SearchResult* result) {
+// The physics guard (search/plausibility.h) on the verified run `r` on `ranks` ranks: when
+// its fastest sample is below the floor, it is measured again alone (`again`); when that is
+// still below, `implausible` says why (the run is never chosen).
+void Guard(TuneRun& run, CandidateRun& r, int64_t ranks, const std::function<CandidateRun()>& again,
+           std::optional<std::string>* implausible) {
   const TuneOptions& o = run.options;
-  if (!o.measure_library || !runner.measures_library() || !o.problem.layouts.empty()) return;
-  const std::optional<runtime::GemmForm> form =
-      runtime::GemmFormOf(runtime::ProblemSpecOf(o.problem));
-  if (!form) return;
-  int64_t ranks = 0;
-  for (const ir::Mesh& m : o.meshes) ranks = std::max(ranks, m.Ranks());
-  for (const runtime::LibraryGemmConfig& config : runtime::LibraryGemmConfigs(*form, ranks)) {
-    const double left = o.budget_s - Since(run.start);
-    if (left <= 1 || run.Cancelled()) break;
-    LibraryInput in;
-    in.problem = &o.problem;
-    in.config = config;
-    in.timeout_s = left;
-    in.cancelled = o.cancelled;
-    result->library.push_back({config, runner.RunLibrary(in)});
+  const double flops = ProblemFlops(o.problem);
+  const auto below = [&](const CandidateRun& x) {
+    if (!x.verified || x.samples.empty()) return std::optional<std::string>();
+    const double fastest = *std::min_element(x.samples.begin(), x.samples.end());
+    return ImplausibleTime(fastest, flops, x.bytes_sent_max, o.params, ranks);
+  };
+  if (!below(r)) return;
+  if (o.budget_s - Since(run.start) > 1 && !run.Cancelled()) r = again();
+  *implausible = below(r);
+}
+
+// The guard on every verified run of `result` (no floor without a calibrated profile).
+void GuardPhysics(TuneRun& run, Explorer& explorer, Runner& runner, Checker& checker,
+                  SearchResult* result) {
+  const TuneOptions& o = run.options;
+  for (MeasuredCandidate& m : result->measurements) {
+    Guard(
+        run, m.run, m.mesh.Ranks(),
+        [&] {
+          return Measure(run, explorer, runner, checker, m.candidate,
+                         o.budget_s - Since(run.start), result)
+              .run;
+        },
+        &m.implausible);
+  }
+  for (LibraryMeasurement& l : result->library) {
+    Guard(
+        run, l.run, int64_t{l.config.prow} * l.config.pcol,
+        [&] {
+          LibraryInput in;
+          in.problem = &o.problem;
+          in.config = l.config;
+          in.timeout_s = o.budget_s - Since(run.start);
+          in.cancelled = o.cancelled;
+          return runner.RunLibrary(in);
+        },
+        &l.implausible);
   }
 }
 
 }  // namespace
-
-void ReadAtCommonPace(SearchResult* result) {
-  std::vector<CandidateRun*> runs;
-  for (MeasuredCandidate& m : result->measurements) runs.push_back(&m.run);
-  for (LibraryMeasurement& l : result->library) runs.push_back(&l.run);
-  result->pace_s = ReadRunsAtCommonPace(runs);
-}
 
 namespace {
 
@@ -205,13 +288,29 @@ namespace {
 // when cancelled while checking.
 absl::Status ChooseWinner(TuneRun& run, Explorer& explorer, Checker& checker,
                           SearchResult* result) {
-  const MeasuredCandidate* fastest = nullptr;
-  for (const MeasuredCandidate& m : result->measurements) {
-    if (m.run.verified && m.run.seconds.has_value() &&
-        (fastest == nullptr || *m.run.seconds < *fastest->run.seconds)) {
-      fastest = &m;
-    }
+  std::vector<Contender> contenders;
+  for (size_t i = 0; i < result->measurements.size(); ++i) {
+    const MeasuredCandidate& m = result->measurements[i];
+    contenders.push_back({absl::StrCat(m.mesh.ToString(), " #", i + 1), false,
+                          static_cast<int>(i), &m.run, m.implausible.has_value()});
   }
+  for (const LibraryMeasurement& l : result->library) {
+    contenders.push_back({absl::StrCat(run.options.problem.dtype == ir::DType::kF64 ? "PDGEMM "
+                                                                                      : "PSGEMM ",
+                                       runtime::ConfigText(l.config)),
+                          true, 0, &l.run, l.implausible.has_value()});
+  }
+  const Decision d = Decide(contenders);
+  MeasuredChoice& choice = result->choice;
+  for (const Contender& c : contenders) choice.labels.push_back(c.label);
+  choice.verdict = d.verdict;
+  choice.leader = d.leader;
+  choice.vs_library = d.vs_library;
+  if (d.answer >= 0 && contenders[d.answer].library) {
+    choice.library_answer = d.answer - static_cast<int>(result->measurements.size());
+  }
+  const MeasuredCandidate* fastest =
+      d.schedule >= 0 ? &result->measurements[d.schedule] : nullptr;
   if (fastest != nullptr) {
     result->best = fastest->candidate;
     result->mesh = fastest->mesh;
@@ -300,9 +399,10 @@ absl::StatusOr<SearchResult> Tune(const TuneOptions& options, Runner& runner,
   std::unique_ptr<Checker> simulating;
   Checker* checker = options.checker;
   if (checker == nullptr) checker = (simulating = NewSimulatingChecker()).get();
-  if (runner.measures()) MeasureTop(run, explorer, runner, *checker, &result);
-  if (runner.measures() && !result.measurements.empty()) MeasureLibrary(run, runner, &result);
-  ReadAtCommonPace(&result);
+  if (runner.measures()) {
+    MeasureSideBySide(run, explorer, runner, *checker, &result);
+    GuardPhysics(run, explorer, runner, *checker, &result);
+  }
   if (cancelled() && result.measurements.empty())
     return absl::CancelledError("the tune was cancelled");
 

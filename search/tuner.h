@@ -7,11 +7,13 @@
 //        │   Explorer::Evaluate: assemble ─▶ closed-form Program (isl outside the forms)
 //        │                       ─▶ EstimateCost  (dedup by Program)
 //        ▼
-//   K to measure ──▶ Runner::Run (mpirun: verify + time; model-only: nothing)
-//        │   (Explorer::ToMeasure: each mesh's best, each family's best near the top, then
-//        │   the model's order)   each result ─▶ callbacks (progress, measured)
+//   K to measure + the library ──▶ Runner::RunSideBySide (mpirun: one job in rounds,
+//        │   verify + time; model-only: nothing) (Explorer::ToMeasure: each mesh's best,
+//        │   each family's best near the top, then the model's order); a run below the
+//        │   machine's floor measured again, then refused (search/plausibility.h)
 //        ▼
-//   winner: the fastest verified measurement; with no runner or no verified run, the
+//   winner: by search/decision.h (the library unless a schedule beats it beyond the noise;
+//   among schedules tied within noise, the model's first); with no runner or no verified run, the
 //   model's best that the Checker verifies in the mesh simulator (measured_s empty,
 //   verified false, checked "simulated" or "simulated-scaled"); a candidate the checker
 //   refuses is counted and never returned
@@ -32,6 +34,7 @@
 #include "ir/problem.h"
 #include "search/checker.h"
 #include "search/cost_params.h"
+#include "search/decision.h"
 #include "search/evaluator.h"
 #include "search/explorer.h"
 #include "search/runner.h"
@@ -71,6 +74,8 @@ struct TuneOptions {
 struct LibraryMeasurement {
   runtime::LibraryGemmConfig config;
   CandidateRun run;
+  // Refused by the physics guard: "implausible_time: ..." (search/plausibility.h).
+  std::optional<std::string> implausible;
 };
 
 // One measured candidate.
@@ -79,27 +84,29 @@ struct MeasuredCandidate {
   ir::Mesh mesh;       // its mesh (x=2,y=2)
   std::string family;  // FamilyOf(candidate, its mesh): "x=2,y=2: A Shift(y); B Shift(x)"
   CandidateRun run;
+  std::optional<std::string> implausible;  // as LibraryMeasurement::implausible
 };
 
-struct SearchResult;
-
-// Reads every verified run of `result` (measurements and library) at their common pace, the
-// median of their paces: a run's seconds becomes seconds * pace / its pace (its repetitions
-// stay as measured), so that a run taken while a shared machine was slow competes as it
-// would have at the machine's usual speed. Sets result->pace_s; changes nothing when a
-// verified run has no pace.
-void ReadAtCommonPace(SearchResult* result);
+// How the answer was chosen among what was measured (search/decision.h).
+struct MeasuredChoice {
+  // The contenders: "x=2,y=2 #1" per measurement (its place in the model's order), then
+  // "PSGEMM 2x2 NB 64" per library configuration; Compared indices point here.
+  std::vector<std::string> labels;
+  std::optional<Compared> leader;  // the fastest against the second fastest
+  std::string verdict;             // "separated", "tie within noise" or ""
+  // The answer is SearchResult::library[library_answer] (-1: a schedule, or none).
+  int library_answer = -1;
+  // The chosen schedule against the fastest library configuration.
+  std::optional<Compared> vs_library;
+};
 
 struct SearchResult {
   // The library's measurements (empty when it was not measured), in the order taken.
   std::vector<LibraryMeasurement> library;
   Candidate best;
   ir::Mesh mesh;                     // the winner's mesh
-  std::optional<double> measured_s;  // the winner's measured median, when measured
-  // The pace every measured time (the schedules' and the library's) is read at: the median
-  // of their runs' paces (runtime/pace.h), each run's median scaled by pace_s over its own
-  // pace (ReadAtCommonPace); 0 when a verified run carries none (times as measured).
-  double pace_s = 0;
+  std::optional<double> measured_s;  // the chosen schedule's measured median, when measured
+  MeasuredChoice choice;
   bool verified = false;  // the winner ran and verified
   // How the winner is known to compute the right answer: "measured" (verified under MPI),
   // "simulated" or "simulated-scaled" (search/checker.h).

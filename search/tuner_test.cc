@@ -264,16 +264,24 @@ TEST(TunerTest, CancellationStopsTheTune) {
   EXPECT_EQ(Tune(o, *runner).status().code(), absl::StatusCode::kCancelled);
 }
 
-// Measures nothing for real: every run verifies, 1 s on a 1D mesh (x=4 alone), 2 s on others.
+// A verified run of eight samples: `seconds` in each, times 1 + jitter[i % 4].
+CandidateRun Verified(double seconds, std::vector<double> jitter = {0, 0, 0, 0}) {
+  CandidateRun r;
+  r.verified = true;
+  std::vector<double> samples;
+  for (int i = 0; i < 8; ++i) samples.push_back(seconds * (1 + jitter[i % 4]));
+  SetSamples(samples, 1, &r);
+  return r;
+}
+
+// Measures nothing for real: every run verifies, 1 s on a 1D mesh (x=4 alone), 2 s on others,
+// the same in each of eight rounds.
 class PrefersOneDimension : public Runner {
  public:
   bool measures() const override { return true; }
   CandidateRun Run(const MeasureInput& input) override {
     meshes.push_back(input.mesh->ToString());
-    CandidateRun r;
-    r.verified = true;
-    r.seconds = input.mesh->axes.size() == 1 ? 1.0 : 2.0;
-    return r;
+    return Verified(input.mesh->axes.size() == 1 ? 1.0 : 2.0);
   }
   std::vector<std::string> meshes;
 };
@@ -304,60 +312,74 @@ TEST(TunerTest, EachMeshsBestIsMeasuredAndMeasurementDecides) {
   EXPECT_EQ(model->mesh.ToString(), "x=2,y=2");
 }
 
-// As PrefersOneDimension, on a machine that ran x=4's candidates at a third of its speed:
-// x=4 takes 2.7 s at a pace of 3 ms, the others 2 s at 1 ms. Read at the tune's median
-// pace, x=4 is the faster after all (0.9 of the others' at any common pace).
-class SlowWhileOneDimensionRan : public Runner {
+// Every run verifies at 1 s on a 1D mesh and 1.01 s on others, give or take 10% a round: a
+// difference inside the noise.
+class WithinTheNoise : public Runner {
  public:
   bool measures() const override { return true; }
   CandidateRun Run(const MeasureInput& input) override {
-    CandidateRun r;
-    r.verified = true;
     const bool one = input.mesh->axes.size() == 1;
-    r.seconds = one ? 2.7 : 2.0;
-    r.pace_s = one ? 0.003 : 0.001;
-    return r;
+    return Verified(one ? 1.0 : 1.01, one ? std::vector<double>{0, 0.1, 0, 0.1}
+                                          : std::vector<double>{0.1, 0, 0.1, 0});
   }
 };
 
-TEST(TunerTest, MeasuredTimesAreReadAtTheTunesCommonPace) {
+TEST(TunerTest, ATieWithinTheNoiseGoesToTheModelsFirst) {
   TuneOptions o = SquareMatmulOnFourRanks();
   o.top_k = 2;
-  SlowWhileOneDimensionRan runner;
+  WithinTheNoise runner;
   const absl::StatusOr<SearchResult> r = Tune(o, runner);
   ASSERT_TRUE(r.ok()) << r.status();
   ASSERT_EQ(r->measurements.size(), 2u);
-  EXPECT_DOUBLE_EQ(r->pace_s, 0.002);  // the median of 1 ms and 3 ms
-  EXPECT_EQ(r->mesh.ToString(), "x=4");
-  EXPECT_DOUBLE_EQ(*r->measured_s, 2.7 * 0.002 / 0.003);
-  for (const MeasuredCandidate& m : r->measurements) {
-    EXPECT_DOUBLE_EQ(*m.run.seconds, m.mesh.axes.size() == 1 ? 1.8 : 4.0);
-  }
+  // x=4 has the lower median, but not beyond the noise: the model's first (x=2,y=2) stays.
+  EXPECT_EQ(r->choice.verdict, "tie within noise");
+  ASSERT_TRUE(r->choice.leader.has_value());
+  EXPECT_FALSE(r->choice.leader->separated);
+  EXPECT_TRUE(r->choice.leader->paired);
+  EXPECT_EQ(r->choice.leader->rounds, 8);
+  EXPECT_EQ(r->mesh.ToString(), "x=2,y=2");
+  EXPECT_DOUBLE_EQ(*r->measured_s, 1.01 * 1.05);  // its median, as measured: never scaled
+  EXPECT_EQ(r->choice.labels[r->choice.leader->a].rfind("x=4 #", 0), 0u);
+}
 
-  // A verified run without a pace: every time stays as measured.
-  SearchResult mixed;
-  mixed.measurements.resize(2);
-  mixed.measurements[0].run.verified = mixed.measurements[1].run.verified = true;
-  mixed.measurements[0].run.seconds = 1.0;
-  mixed.measurements[0].run.pace_s = 0.004;
-  mixed.measurements[1].run.seconds = 2.0;
-  ReadAtCommonPace(&mixed);
-  EXPECT_EQ(mixed.pace_s, 0);
-  EXPECT_EQ(*mixed.measurements[0].run.seconds, 1.0);
-  // The library's runs are read at the same pace as the schedules'; failed runs are left.
-  mixed.measurements[1].run.pace_s = 0.001;
-  mixed.library.push_back({{2, 2, 64}, {}});
-  mixed.library[0].run.verified = true;
-  mixed.library[0].run.seconds = 0.5;
-  mixed.library[0].run.pace_s = 0.002;
-  mixed.library.push_back({{4, 1, 64}, {}});
-  mixed.library[1].run.error = "failed";
-  ReadAtCommonPace(&mixed);
-  EXPECT_DOUBLE_EQ(mixed.pace_s, 0.002);
-  EXPECT_DOUBLE_EQ(*mixed.measurements[0].run.seconds, 0.5);
-  EXPECT_DOUBLE_EQ(*mixed.measurements[1].run.seconds, 4.0);
-  EXPECT_DOUBLE_EQ(*mixed.library[0].run.seconds, 0.5);
-  EXPECT_FALSE(mixed.library[1].run.seconds.has_value());
+// x=4 runs faster than any machine could: 0.1 ms for 512^3 (the floor of 2 ranks' worth of
+// cores at 20 GF/s each is 5.4 ms); the others 2 s. Counts its runs.
+class FasterThanPhysics : public PrefersOneDimension {
+ public:
+  CandidateRun Run(const MeasureInput& input) override {
+    const bool one = input.mesh->axes.size() == 1;
+    runs += one ? 1 : 0;
+    return Verified(one ? 1e-4 : 2.0);
+  }
+  int runs = 0;
+};
+
+TEST(TunerTest, ATimeBelowTheMachinesFloorIsMeasuredAgainThenRefused) {
+  TuneOptions o = SquareMatmulOnFourRanks();
+  o.top_k = 2;
+  // A calibrated machine: 2 cores; each of 4 ranks computed at 10 GF/s with all 4 busy.
+  o.params.cores = 2;
+  o.params.ranks_per_node = 4;
+  o.params.gamma = 1e-10;
+  FasterThanPhysics runner;
+  const absl::StatusOr<SearchResult> r = Tune(o, runner);
+  ASSERT_TRUE(r.ok()) << r.status();
+  EXPECT_EQ(runner.runs, 2);  // measured, then again alone
+  EXPECT_EQ(r->mesh.ToString(), "x=2,y=2");
+  EXPECT_EQ(r->measured_s, 2.0);
+  const MeasuredCandidate& line =
+      r->measurements[0].mesh.axes.size() == 1 ? r->measurements[0] : r->measurements[1];
+  ASSERT_TRUE(line.implausible.has_value());
+  EXPECT_EQ(*line.implausible,
+            "implausible_time: measured 0.0001 s, below the floor of 0.005369 s (2.68e+08 flop at "
+            "the peak of 40 GF/s of 4 ranks on 2 cores a node, with 25% headroom)");
+  // Without a calibrated machine there is no floor: the time stands (and wins).
+  o.params.cores = 0;
+  FasterThanPhysics unknown;
+  const absl::StatusOr<SearchResult> u = Tune(o, unknown);
+  ASSERT_TRUE(u.ok());
+  EXPECT_EQ(unknown.runs, 1);
+  EXPECT_EQ(u->mesh.ToString(), "x=4");
 }
 
 // Every schedule verifies in 1 s; the library, when asked, in `library_s` seconds for a
@@ -368,10 +390,7 @@ class WithALibrary : public PrefersOneDimension {
   bool measures_library() const override { return true; }
   CandidateRun RunLibrary(const LibraryInput& input) override {
     configs.push_back(runtime::ConfigText(input.config));
-    CandidateRun r;
-    r.verified = true;
-    r.seconds = input.config.nb == 64 ? library_s_ : 2 * library_s_;
-    return r;
+    return Verified(input.config.nb == 64 ? library_s_ : 2 * library_s_);
   }
   std::vector<std::string> configs;
 
@@ -394,8 +413,26 @@ TEST(TunerTest, AMatmulIsMeasuredAgainstTheLibraryAtItsMostPromisingConfiguratio
   EXPECT_EQ(runner.configs, expected);
   ASSERT_EQ(r->library.size(), expected.size());
   EXPECT_EQ(*r->library[0].run.seconds, 0.5);
-  // The library does not decide the winner (yet): the fastest verified schedule does.
+  // The library beats every schedule beyond the noise: it is the answer (the fastest
+  // configuration, NB 64), and the schedule chosen is still the fastest one.
   EXPECT_EQ(r->measured_s, 1.0);
+  ASSERT_GE(r->choice.library_answer, 0);
+  EXPECT_EQ(r->library[r->choice.library_answer].config.nb, 64);
+  ASSERT_TRUE(r->choice.vs_library.has_value());
+  EXPECT_TRUE(r->choice.vs_library->separated);
+  EXPECT_EQ(r->choice.vs_library->ratio, 2.0);  // the chosen schedule against the library
+  // A library as fast as the fastest schedule stays the answer (a tie within the noise);
+  // one twice as slow does not.
+  WithALibrary tie(1.0);
+  const absl::StatusOr<SearchResult> t = Tune(o, tie);
+  ASSERT_TRUE(t.ok());
+  EXPECT_GE(t->choice.library_answer, 0);
+  WithALibrary slow(2.0);
+  const absl::StatusOr<SearchResult> s = Tune(o, slow);
+  ASSERT_TRUE(s.ok());
+  EXPECT_EQ(s->choice.library_answer, -1);
+  EXPECT_EQ(s->mesh.ToString(), "x=4");
+  EXPECT_EQ(s->choice.vs_library->ratio, 0.5);
 
   // Not measured: without the option, for a problem not of matmul form, model-only, or by a
   // runner that does not run libraries.

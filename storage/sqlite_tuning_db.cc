@@ -93,12 +93,21 @@ CREATE INDEX runs_by_profile ON runs(profile, id);
     R"sql(
 ALTER TABLE records ADD COLUMN library BLOB;
 )sql",
+    // 7: how each record's measured_s was taken (meshtune 0.9): 'measured' (as measured, a
+    // sample of timed repetitions), 'paced' (every measured record written before: its time
+    // was scaled by the machine's pace, no measurement) or '' (not measured); and the
+    // sample, a serialized meshtune.v1.TimeSample, NULL when none.
+    R"sql(
+ALTER TABLE records ADD COLUMN timing TEXT NOT NULL DEFAULT 'paced';
+ALTER TABLE records ADD COLUMN sample BLOB;
+UPDATE records SET timing = '' WHERE measured_s IS NULL;
+)sql",
 };
 static_assert(sizeof(kMigrations) / sizeof(kMigrations[0]) == kTuningDbSchemaVersion,
               "one migration per schema version");
 
-// The oldest schema a read-only connection reads: it selects NULL for the columns a newer
-// migration added (version 3 has no summary).
+// The oldest schema a read-only connection reads: it selects NULL (or what the migration
+// would have filled in) for the columns a newer migration added (version 3 has no summary).
 constexpr int kOldestReadableSchemaVersion = 3;
 
 // The record query for a file of schema `version` (kOldestReadableSchemaVersion or newer).
@@ -107,7 +116,8 @@ std::string SelectRecord(int64_t version) {
       "SELECT r.id, r.fingerprint, w.canonical, r.trace, r.mesh, r.predicted_s, r.measured_s, "
       "r.verified, r.patterns, r.tuner_version, r.created_unix_ms, r.checked, r.checked_extents, "
       "r.machine, ",
-      version >= 4 ? "r.summary" : "NULL", ", ", version >= 6 ? "r.library" : "NULL",
+      version >= 4 ? "r.summary" : "NULL", ", ", version >= 6 ? "r.library" : "NULL", ", ",
+      version >= 7 ? "r.timing, r.sample" : "'paced', NULL",
       " FROM records r JOIN workloads w ON w.fingerprint = r.fingerprint");
 }
 
@@ -175,6 +185,20 @@ std::string ColumnText(sqlite3_stmt* s, int i) {
                      static_cast<size_t>(sqlite3_column_bytes(s, i)));
 }
 
+// The bytes of blob column `i`; empty when NULL.
+std::string ColumnBlob(sqlite3_stmt* s, int i) {
+  const void* blob = sqlite3_column_blob(s, i);
+  if (blob == nullptr) return "";  // NULL, or no bytes
+  return std::string(static_cast<const char*>(blob),
+                     static_cast<size_t>(sqlite3_column_bytes(s, i)));
+}
+
+// Binds `bytes` as a blob, or leaves NULL when empty.
+void BindBlobOrNull(sqlite3_stmt* s, int i, const std::string& bytes) {
+  if (bytes.empty()) return;
+  sqlite3_bind_blob(s, i, bytes.data(), static_cast<int>(bytes.size()), SQLITE_TRANSIENT);
+}
+
 // The record in the current row of a SelectRecord statement.
 TuningRecord ReadRecord(sqlite3_stmt* s) {
   TuningRecord r;
@@ -193,16 +217,14 @@ TuningRecord ReadRecord(sqlite3_stmt* s) {
   r.checked = ColumnText(s, 11);
   r.checked_extents = ColumnText(s, 12);
   r.machine = ColumnText(s, 13);
-  if (sqlite3_column_type(s, 14) != SQLITE_NULL) {
-    const void* blob = sqlite3_column_blob(s, 14);
-    r.summary.assign(static_cast<const char*>(blob),
-                     static_cast<size_t>(sqlite3_column_bytes(s, 14)));
-  }
-  if (sqlite3_column_type(s, 15) != SQLITE_NULL) {
-    const void* blob = sqlite3_column_blob(s, 15);
-    r.library.assign(static_cast<const char*>(blob),
-                     static_cast<size_t>(sqlite3_column_bytes(s, 15)));
-  }
+  r.summary = ColumnBlob(s, 14);
+  r.library = ColumnBlob(s, 15);
+  // Column 16 is 'measured' for a record measured as a sample; any other text ('paced', in a
+  // migrated file or selected for an older one) reads as paced: never taken for a
+  // measurement.
+  if (r.measured_s.has_value())
+    r.timing = ColumnText(s, 16) == "measured" ? Timing::kMeasured : Timing::kPaced;
+  r.sample = ColumnBlob(s, 17);
   return r;
 }
 
@@ -484,13 +506,18 @@ class SqliteTuningDb : public TuningDb {
                       "verified, patterns, tuner_version, created_unix_ms, checked, "
                       "checked_extents, machine",
                       version >= 4 ? ", summary" : "", version >= 6 ? ", library" : "",
+                      version >= 7 ? ", timing, sample" : "",
                       ") VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11, ?12",
-                      version >= 4 ? ", ?13" : "", version >= 6 ? ", ?14" : "", ")")},
-        // BetterRecord as SQL.
+                      version >= 4 ? ", ?13" : "", version >= 6 ? ", ?14" : "",
+                      version >= 7 ? ", ?15, ?16" : "", ")")},
+        // BetterRecord as SQL: among verified records, a paced one (timing other than
+        // 'measured') after the measured ones. (A file older than version 7 has no timing
+        // column; only a read-only connection, which never adds, prepares it for one.)
         {&select_best_id_,
-         "SELECT id FROM records WHERE fingerprint = ?1 "
-         "ORDER BY verified DESC, checked = '', CASE WHEN verified THEN measured_s ELSE "
-         "predicted_s END, id LIMIT 1"},
+         absl::StrCat("SELECT id FROM records WHERE fingerprint = ?1 "
+                      "ORDER BY verified DESC, checked = '', ",
+                      version >= 7 ? "verified AND timing <> 'measured', " : "",
+                      "CASE WHEN verified THEN measured_s ELSE predicted_s END, id LIMIT 1")},
         {&update_best_, "UPDATE workloads SET best_record_id = ?2 WHERE fingerprint = ?1"},
         {&best_,
          absl::StrCat(
@@ -596,14 +623,11 @@ class SqliteTuningDb : public TuningDb {
       BindText(s, 10, r.checked);
       BindText(s, 11, r.checked_extents);
       BindText(s, 12, r.machine);
-      if (!r.summary.empty()) {  // else NULL
-        sqlite3_bind_blob(s, 13, r.summary.data(), static_cast<int>(r.summary.size()),
-                          SQLITE_TRANSIENT);
-      }
-      if (!r.library.empty()) {  // else NULL
-        sqlite3_bind_blob(s, 14, r.library.data(), static_cast<int>(r.library.size()),
-                          SQLITE_TRANSIENT);
-      }
+      BindBlobOrNull(s, 13, r.summary);
+      BindBlobOrNull(s, 14, r.library);
+      const absl::string_view timing = TimingName(r.timing);
+      sqlite3_bind_text(s, 15, timing.data(), static_cast<int>(timing.size()), SQLITE_STATIC);
+      BindBlobOrNull(s, 16, r.sample);
       if (const int rc = sqlite3_step(s); rc != SQLITE_DONE) return Error(rc, "add a record");
       id = sqlite3_last_insert_rowid(db_);
     }

@@ -56,6 +56,26 @@ absl::Status CheckMesh(const Workload& w, TuningRecord* r) {
 
 }  // namespace
 
+absl::string_view TimingName(Timing t) {
+  switch (t) {
+    case Timing::kPaced:
+      return "paced";
+    case Timing::kMeasured:
+      return "measured";
+    case Timing::kNone:
+      break;
+  }
+  return "";
+}
+
+absl::StatusOr<Timing> ParseTiming(absl::string_view text) {
+  if (text.empty()) return Timing::kNone;
+  if (text == "paced") return Timing::kPaced;
+  if (text == "measured") return Timing::kMeasured;
+  return absl::InvalidArgumentError(absl::StrCat("timing \"", absl::CHexEscape(text),
+                                                 "\" is not \"measured\", \"paced\" or empty"));
+}
+
 std::string DefaultDbPath() {
   if (const char* cache = std::getenv("XDG_CACHE_HOME"); cache != nullptr && cache[0] == '/') {
     return absl::StrCat(cache, "/meshtune/tuning.db");
@@ -97,8 +117,14 @@ absl::Status CheckRecord(const Workload& w, TuningRecord* r) {
   if (absl::Status s = CheckSeconds("predicted_s", r->predicted_s); !s.ok()) return s;
   if (r->measured_s.has_value()) {
     if (absl::Status s = CheckSeconds("measured_s", *r->measured_s); !s.ok()) return s;
+    if (r->timing == Timing::kNone) r->timing = Timing::kMeasured;
   } else if (r->verified) {
     return absl::InvalidArgumentError("tuning record: verified without measured_s");
+  } else if (!r->sample.empty()) {
+    return absl::InvalidArgumentError("tuning record: a sample without measured_s");
+  } else if (r->timing != Timing::kNone) {
+    return absl::InvalidArgumentError(
+        absl::StrCat("tuning record: timing ", TimingName(r->timing), " without measured_s"));
   }
   for (const std::string& p : r->patterns) {
     if (p.empty() || absl::StrContains(p, '\n')) {
@@ -145,6 +171,10 @@ absl::Status CheckListArguments(int limit, int64_t after_id) {
 bool BetterRecord(const TuningRecord& a, const TuningRecord& b) {
   if (a.verified != b.verified) return a.verified;
   if (a.checked.empty() != b.checked.empty()) return !a.checked.empty();
+  // Verified (both or neither): a paced time is no measurement, it ranks after measured ones.
+  const bool paced_a = a.verified && a.timing != Timing::kMeasured;
+  const bool paced_b = b.verified && b.timing != Timing::kMeasured;
+  if (paced_a != paced_b) return paced_b;
   const double ta = a.verified ? *a.measured_s : a.predicted_s;
   const double tb = b.verified ? *b.measured_s : b.predicted_s;
   if (ta != tb) return ta < tb;

@@ -18,15 +18,31 @@
 
 #include "absl/status/status.h"
 #include "absl/status/statusor.h"
+#include "absl/strings/string_view.h"
 #include "storage/workload.h"
 
 namespace meshtune::storage {
 
 inline constexpr char kTunerVersion[] = "meshtune 0.6";
 // The newest SQLite schema this code knows (PRAGMA user_version).
-inline constexpr int kTuningDbSchemaVersion = 6;
+inline constexpr int kTuningDbSchemaVersion = 7;
 // List returns at most this many records a call.
 inline constexpr int kMaxListLimit = 1000;
+
+// How a record's measured_s was taken (meshtune.v1.Record.timing).
+enum class Timing {
+  kNone,      // "": not measured (no measured_s)
+  kPaced,     // "paced": written before meshtune 0.9, the time scaled by the machine's pace
+              // (a GEMM timed beside each run): not a measurement
+  kMeasured,  // "measured": as measured, a sample of timed repetitions
+};
+
+// The text of `t` in meshtune.v1.Record.timing: "", "paced" or "measured".
+absl::string_view TimingName(Timing t);
+
+// The timing whose text is `text` ("", "paced" or "measured"); InvalidArgument "timing
+// \"TEXT\" is not \"measured\", \"paced\" or empty" otherwise.
+absl::StatusOr<Timing> ParseTiming(absl::string_view text);
 
 struct TuningRecord {
   int64_t id = 0;                     // assigned by Add: 1, 2, ... never reused
@@ -54,6 +70,13 @@ struct TuningRecord {
   // meshtune.v1.LibraryRun; empty for a schedule. `measured_s` and `verified` are then the
   // library's, `trace` the fastest schedule's.
   std::string library;
+  // measured_s as a sample: a serialized meshtune.v1.TimeSample (its median is measured_s);
+  // empty when not measured, or for records written before schema version 7.
+  std::string sample;
+  // How measured_s was taken. Add stores kMeasured when measured_s is set and this is left
+  // kNone (every record written from now on is measured); records written before schema
+  // version 7 with a measured_s read back kPaced; records without measured_s read kNone.
+  Timing timing = Timing::kNone;
 };
 
 // A measured run of a schedule, kept to refit the cost model (engine/runs.h): the columns
@@ -124,9 +147,10 @@ absl::StatusOr<std::unique_ptr<TuningDb>> OpenSqliteTuningDb(const std::string& 
 // Opens the existing SQLite database at `path` for reading only (SQLITE_OPEN_READONLY):
 // creates no file or directory, switches no journal, migrates nothing. NotFound "no
 // tuning database at PATH (...)" when there is no file; FailedPrecondition for a
-// directory, a file without meshtune's schema or a schema older than 3 (a version-3 file is
-// read as it is, its records without summary); otherwise as
-// OpenSqliteTuningDb. Add fails (PermissionDenied) on the result.
+// directory, a file without meshtune's schema or a schema older than 3 (an older file is
+// read as it is: a version-3 file's records without summary, and before version 7 without
+// sample, a measured one with timing kPaced); otherwise as OpenSqliteTuningDb. Add fails
+// (PermissionDenied) on the result.
 absl::StatusOr<std::unique_ptr<TuningDb>> OpenSqliteTuningDbReadOnly(const std::string& path);
 
 // An empty database in memory, gone with the object.
@@ -143,7 +167,9 @@ std::string DefaultDbPath();
 // fingerprint that differs from `w`'s; a trace that does not parse; a mesh that does not
 // parse, differs from `w`'s axes, or does not have `w`'s rank count; a negative or
 // non-finite time; verified without measured_s; a pattern that is empty or holds a
-// newline; a negative created_unix_ms.
+// newline; a negative created_unix_ms; a sample or a timing other than kNone without
+// measured_s ("tuning record: a sample without measured_s", "tuning record: timing paced
+// without measured_s"). Sets timing to kMeasured when measured_s is set and timing kNone.
 absl::Status CheckRecord(const Workload& w, TuningRecord* r);
 
 // Every record of the workload `fingerprint`, ascending by id (List page by page); List's
@@ -156,8 +182,9 @@ absl::Status CheckListArguments(int limit, int64_t after_id);
 
 // True when `a` ranks before `b` as a workload's best: a verified record before an
 // unverified one, then a checked one (Record.checked set) before one written before checks
-// existed; among verified ones the lower measured_s, among unverified ones the lower
-// predicted_s; then the lower id.
+// existed; among verified ones a measured one (timing kMeasured) before a paced one, whatever
+// their times (a paced time is no measurement to compare), then the lower measured_s; among
+// unverified ones the lower predicted_s; then the lower id.
 bool BetterRecord(const TuningRecord& a, const TuningRecord& b);
 
 }  // namespace meshtune::storage

@@ -382,6 +382,49 @@ class TuningDbTest : public ::testing::TestWithParam<std::string> {
   std::unique_ptr<TuningDb> db_;
 };
 
+TEST(TimingTest, NamesAndTheirParse) {
+  EXPECT_EQ(TimingName(Timing::kNone), "");
+  EXPECT_EQ(TimingName(Timing::kPaced), "paced");
+  EXPECT_EQ(TimingName(Timing::kMeasured), "measured");
+  for (Timing t : {Timing::kNone, Timing::kPaced, Timing::kMeasured})
+    EXPECT_EQ(*ParseTiming(TimingName(t)), t);
+  EXPECT_EQ(ParseTiming("scaled").status().message(),
+            "timing \"scaled\" is not \"measured\", \"paced\" or empty");
+  EXPECT_EQ(ParseTiming("scaled").status().code(), absl::StatusCode::kInvalidArgument);
+}
+
+TEST(BetterRecordTest, VerifiedThenCheckedThenMeasuredBeforePacedThenTimeThenId) {
+  auto rec = [](int64_t id, bool verified, const std::string& checked, Timing timing,
+                double measured, double predicted) {
+    TuningRecord r;
+    r.id = id;
+    r.verified = verified;
+    r.checked = checked;
+    r.timing = timing;
+    if (verified || timing != Timing::kNone) r.measured_s = measured;
+    r.predicted_s = predicted;
+    return r;
+  };
+  const TuningRecord paced_fast = rec(1, true, "measured", Timing::kPaced, 0.001, 0.1);
+  const TuningRecord measured_slow = rec(2, true, "measured", Timing::kMeasured, 0.5, 0.1);
+  const TuningRecord measured_fast = rec(3, true, "measured", Timing::kMeasured, 0.4, 0.1);
+  const TuningRecord unchecked = rec(4, true, "", Timing::kMeasured, 0.0001, 0.1);
+  const TuningRecord unverified = rec(5, false, "simulated", Timing::kNone, 0, 0.0001);
+  EXPECT_TRUE(BetterRecord(measured_slow, paced_fast));
+  EXPECT_FALSE(BetterRecord(paced_fast, measured_slow));
+  EXPECT_TRUE(BetterRecord(measured_fast, measured_slow));
+  EXPECT_TRUE(BetterRecord(paced_fast, unchecked));   // checked first
+  EXPECT_TRUE(BetterRecord(paced_fast, unverified));  // verified first
+  // Among unverified records timing does not rank: their predictions do.
+  const TuningRecord unverified_paced = rec(6, false, "simulated", Timing::kPaced, 0.01, 0.2);
+  const TuningRecord unverified_measured = rec(7, false, "simulated", Timing::kMeasured, 0.01, 0.3);
+  EXPECT_TRUE(BetterRecord(unverified_paced, unverified_measured));
+  // Equal in everything but the id: the lower id.
+  const TuningRecord twin = rec(8, true, "measured", Timing::kMeasured, 0.4, 0.1);
+  EXPECT_TRUE(BetterRecord(measured_fast, twin));
+  EXPECT_FALSE(BetterRecord(twin, measured_fast));
+}
+
 TEST_P(TuningDbTest, AddGetBestList) {
   const Workload w = MakeW();
   EXPECT_FALSE(db_->Best(w.fingerprint)->has_value());
@@ -410,6 +453,7 @@ TEST_P(TuningDbTest, AddGetBestList) {
   EXPECT_EQ(g.patterns, r.patterns);
   EXPECT_EQ(g.tuner_version, kTunerVersion);
   EXPECT_EQ(g.created_unix_ms, 1700000000123);
+  EXPECT_EQ(g.timing, Timing::kMeasured);  // filled in: a new record's time is measured
 
   got = db_->Get(2);
   ASSERT_TRUE(got.ok() && got->has_value()) << got.status();
@@ -668,6 +712,12 @@ TEST_P(TuningDbTest, BadRecordsAreRejectedAndNothingIsStored) {
       {[](TuningRecord* r) { r->fingerprint = "abc"; },
        "tuning record: fingerprint abc is not the workload's"},
       {[](TuningRecord* r) { r->created_unix_ms = -5; }, "tuning record: created_unix_ms is -5"},
+      {[](TuningRecord* r) { r->sample = "\x08\x0c"; },
+       "tuning record: a sample without measured_s"},
+      {[](TuningRecord* r) { r->timing = Timing::kPaced; },
+       "tuning record: timing paced without measured_s"},
+      {[](TuningRecord* r) { r->timing = Timing::kMeasured; },
+       "tuning record: timing measured without measured_s"},
   };
   for (const Case& c : cases) {
     TuningRecord r = Rec(1.0);
@@ -678,6 +728,63 @@ TEST_P(TuningDbTest, BadRecordsAreRejectedAndNothingIsStored) {
   }
   EXPECT_TRUE(Ids("", 10, 0).empty());
   EXPECT_EQ(Add(w, Rec(1.0)), 1);
+}
+
+TEST_P(TuningDbTest, SampleAndTimingAreKeptWithTheRecord) {
+  const Workload w = MakeW();
+  TuningRecord sampled = Rec(0.5, 0.0153, true);
+  sampled.sample = std::string("\x08\x0c\x10\x01\x00\xff", 6);  // bytes, kept as they are
+  const int64_t a = Add(w, sampled);    // timing left kNone: a new record is measured
+  const int64_t b = Add(w, Rec(0.25));  // not measured
+  TuningRecord paced = Rec(0.5, 0.02, true);
+  paced.timing = Timing::kPaced;
+  const int64_t c = Add(w, paced);
+  TuningRecord measured = Rec(0.5, 0.03, false);
+  measured.timing = Timing::kMeasured;
+  const int64_t d = Add(w, measured);
+  const TuningRecord ga = **db_->Get(a), gb = **db_->Get(b), gc = **db_->Get(c), gd = **db_->Get(d);
+  EXPECT_EQ(ga.timing, Timing::kMeasured);
+  EXPECT_EQ(ga.sample, sampled.sample);
+  EXPECT_EQ(ga.measured_s, 0.0153);
+  EXPECT_EQ(gb.timing, Timing::kNone);
+  EXPECT_EQ(gb.sample, "");
+  EXPECT_EQ(gc.timing, Timing::kPaced);
+  EXPECT_EQ(gc.sample, "");
+  EXPECT_EQ(gd.timing, Timing::kMeasured);
+  EXPECT_EQ(gd.sample, "");
+  absl::StatusOr<std::vector<TuningRecord>> list = db_->List(w.fingerprint, 10, 0);
+  ASSERT_TRUE(list.ok() && list->size() == 4) << list.status();
+  EXPECT_EQ((*list)[0].sample, sampled.sample);
+  EXPECT_EQ((*list)[0].timing, Timing::kMeasured);
+  EXPECT_EQ((*list)[2].timing, Timing::kPaced);
+  absl::StatusOr<std::optional<TuningRecord>> best = db_->Best(w.fingerprint);
+  ASSERT_TRUE(best.ok() && best->has_value()) << best.status();
+  EXPECT_EQ((*best)->id, a);  // measured 0.0153 s; the paced 0.02 s ranks after it anyway
+  EXPECT_EQ((*best)->sample, sampled.sample);
+}
+
+TEST_P(TuningDbTest, AMeasuredRecordRanksAboveAFasterPacedOne) {
+  const Workload w = MakeW();
+  TuningRecord paced = Rec(0.1, 0.001, true);  // paced at 1 ms: no measurement
+  paced.timing = Timing::kPaced;
+  const int64_t fast_paced = Add(w, paced);
+  EXPECT_EQ(BestId(w.fingerprint), fast_paced);  // the only verified record
+  Add(w, Rec(0.001));                            // unverified: after every verified one
+  EXPECT_EQ(BestId(w.fingerprint), fast_paced);
+  const int64_t slow_measured = Add(w, Rec(0.9, 0.5, true));
+  EXPECT_EQ(BestId(w.fingerprint), slow_measured);  // 0.5 s measured beats 1 ms paced
+  paced.measured_s = 0.0001;
+  Add(w, paced);  // a faster paced one still ranks after
+  EXPECT_EQ(BestId(w.fingerprint), slow_measured);
+  const int64_t fast_measured = Add(w, Rec(0.9, 0.4, true));
+  EXPECT_EQ(BestId(w.fingerprint), fast_measured);  // among measured ones, the faster
+  // Unverified records rank by their predictions, however their time was taken.
+  const Workload other = MakeW(kMatmul, "m=8,n=8,k=8");
+  TuningRecord unverified_paced = Rec(0.2, 0.001);
+  unverified_paced.timing = Timing::kPaced;
+  const int64_t lower_prediction = Add(other, unverified_paced);
+  Add(other, Rec(0.3, 0.002));
+  EXPECT_EQ(BestId(other.fingerprint), lower_prediction);
 }
 
 TEST_P(TuningDbTest, ConcurrentAddsAllLand) {
@@ -793,7 +900,7 @@ TEST(SqliteTuningDbTest, RecordsPersistAcrossReopening) {
   EXPECT_EQ(QueryText(path, "PRAGMA integrity_check"), "ok");
   EXPECT_EQ(QueryText(path, "PRAGMA foreign_key_check"), "<no row>");
   EXPECT_EQ(QueryText(path, "PRAGMA journal_mode"), "wal");
-  EXPECT_EQ(QueryText(path, "PRAGMA user_version"), "6");
+  EXPECT_EQ(QueryText(path, "PRAGMA user_version"), "7");
   EXPECT_EQ(
       QueryText(path, "SELECT profile || ' ' || mesh || ' ' || best_record_id FROM workloads"),
       "default x=2,y=2 2");
@@ -861,7 +968,7 @@ TEST(SqliteTuningDbTest, Version3FileIsReadAndMigratedKeepingItsRecordsWithoutSu
   }
   absl::StatusOr<std::unique_ptr<TuningDb>> db = OpenSqliteTuningDb(path);
   ASSERT_TRUE(db.ok()) << db.status();
-  EXPECT_EQ(QueryText(path, "PRAGMA user_version"), "6");
+  EXPECT_EQ(QueryText(path, "PRAGMA user_version"), "7");
   absl::StatusOr<std::optional<TuningRecord>> old = (*db)->Get(1);
   ASSERT_TRUE(old.ok() && old->has_value()) << old.status();
   EXPECT_EQ((*old)->trace, kPummaCanonical);
@@ -877,16 +984,94 @@ TEST(SqliteTuningDbTest, Version3FileIsReadAndMigratedKeepingItsRecordsWithoutSu
   EXPECT_EQ((*(*db)->Best(w.fingerprint))->id, *id);
 }
 
+// The schema of a meshtune before sampled times (version 6): version 3's, a summary and a
+// library column, and the runs table.
+constexpr char kSchemaVersion6[] = R"sql(
+CREATE TABLE workloads (fingerprint TEXT PRIMARY KEY NOT NULL, canonical TEXT NOT NULL,
+  expr TEXT NOT NULL, extents TEXT NOT NULL, dtype TEXT NOT NULL, mesh TEXT NOT NULL,
+  profile TEXT NOT NULL, best_record_id INTEGER REFERENCES records(id));
+CREATE TABLE records (id INTEGER PRIMARY KEY AUTOINCREMENT,
+  fingerprint TEXT NOT NULL REFERENCES workloads(fingerprint), trace TEXT NOT NULL,
+  mesh TEXT NOT NULL, predicted_s REAL NOT NULL, measured_s REAL,
+  verified INTEGER NOT NULL CHECK (verified IN (0, 1)), patterns TEXT NOT NULL,
+  tuner_version TEXT NOT NULL, created_unix_ms INTEGER NOT NULL,
+  checked TEXT NOT NULL DEFAULT '', checked_extents TEXT NOT NULL DEFAULT '',
+  machine TEXT NOT NULL DEFAULT '', summary BLOB, library BLOB);
+CREATE INDEX records_by_fingerprint ON records(fingerprint);
+CREATE TABLE runs (id INTEGER PRIMARY KEY AUTOINCREMENT, created_unix_ms INTEGER NOT NULL,
+  profile TEXT NOT NULL, machine TEXT NOT NULL, run BLOB NOT NULL);
+CREATE INDEX runs_by_profile ON runs(profile, id);
+PRAGMA user_version = 6;
+)sql";
+
+TEST(SqliteTuningDbTest, Version6FileIsMigratedItsMeasuredRecordsReadingPaced) {
+  const std::string path = TmpDir() + "/version6.db";
+  const Workload w = MakeW();
+  ExecSql(path, kSchemaVersion6);
+  // Record 1 paced at 0.001 s and verified (the best), record 2 not measured.
+  ExecSql(path,
+          absl::StrCat("INSERT INTO workloads VALUES ('", w.fingerprint, "', '", w.canonical,
+                       "', '", w.expr, "', '", w.extents, "', '", w.dtype, "', '", w.MeshText(),
+                       "', '", w.profile, "', 1); INSERT INTO records (fingerprint, trace, mesh, ",
+                       "predicted_s, measured_s, verified, patterns, tuner_version, ",
+                       "created_unix_ms, checked) VALUES ('", w.fingerprint, "', '",
+                       kPummaCanonical, "', 'x=2,y=2', 0.5, 0.001, 1, 'A: Shift', 'meshtune 0.6', ",
+                       "1700000000000, 'measured'), ('", w.fingerprint, "', '", kPummaCanonical,
+                       "', 'x=2,y=2', 0.25, NULL, 0, '', 'meshtune 0.6', 1700000000001, ",
+                       "'simulated');"));
+  {
+    // A reader leaves the file at version 6 and reads the measured record as paced.
+    absl::StatusOr<std::unique_ptr<TuningDb>> reader = OpenSqliteTuningDbReadOnly(path);
+    ASSERT_TRUE(reader.ok()) << reader.status();
+    absl::StatusOr<std::optional<TuningRecord>> best = (*reader)->Best(w.fingerprint);
+    ASSERT_TRUE(best.ok() && best->has_value()) << best.status();
+    EXPECT_EQ((*best)->id, 1);
+    EXPECT_EQ((*best)->measured_s, 0.001);
+    EXPECT_EQ((*best)->timing, Timing::kPaced);
+    EXPECT_EQ((*best)->sample, "");
+    EXPECT_EQ((*(*reader)->Get(2))->timing, Timing::kNone);
+    EXPECT_EQ(QueryText(path, "PRAGMA user_version"), "6");
+  }
+  absl::StatusOr<std::unique_ptr<TuningDb>> db = OpenSqliteTuningDb(path);
+  ASSERT_TRUE(db.ok()) << db.status();
+  EXPECT_EQ(QueryText(path, "PRAGMA user_version"), "7");
+  EXPECT_EQ(QueryText(path,
+                      "SELECT group_concat(id || ':' || timing || ':' || "
+                      "coalesce(sample, 'NULL'), ' ') FROM records"),
+            "1:paced:NULL 2::NULL");
+  absl::StatusOr<std::optional<TuningRecord>> old = (*db)->Get(1);
+  ASSERT_TRUE(old.ok() && old->has_value()) << old.status();
+  EXPECT_EQ((*old)->timing, Timing::kPaced);
+  EXPECT_EQ((*old)->measured_s, 0.001);
+  EXPECT_EQ((*old)->sample, "");
+  EXPECT_EQ((*(*db)->Get(2))->timing, Timing::kNone);
+  EXPECT_EQ((*(*db)->Best(w.fingerprint))->id, 1);
+  // A new measured record, 500 times slower than the paced one, is the best.
+  TuningRecord measured = Rec(0.5, 0.5, true);
+  measured.checked = "measured";
+  measured.sample = std::string("\x08\x0c\x29\x00\x00\x00\x00\x00\x00\xe0\x3f", 11);
+  absl::StatusOr<int64_t> id = (*db)->Add(w, measured);
+  ASSERT_TRUE(id.ok()) << id.status();
+  EXPECT_EQ(*id, 3);
+  const TuningRecord got = **(*db)->Get(3);
+  EXPECT_EQ(got.timing, Timing::kMeasured);
+  EXPECT_EQ(got.sample, measured.sample);
+  EXPECT_EQ((*(*db)->Best(w.fingerprint))->id, 3);
+  EXPECT_EQ(QueryText(path, "SELECT timing || ' ' || length(sample) FROM records WHERE id = 3"),
+            "measured 11");
+  EXPECT_EQ(QueryText(path, "SELECT best_record_id FROM workloads"), "3");
+}
+
 TEST(SqliteTuningDbTest, NewerSchemaIsRejectedUntouched) {
   const std::string path = TmpDir() + "/future.db";
-  ExecSql(path, "CREATE TABLE t (x); PRAGMA user_version = 7;");
+  ExecSql(path, "CREATE TABLE t (x); PRAGMA user_version = 8;");
   absl::StatusOr<std::unique_ptr<TuningDb>> db = OpenSqliteTuningDb(path);
   EXPECT_EQ(db.status().code(), absl::StatusCode::kFailedPrecondition);
   EXPECT_EQ(db.status().message(),
             "tuning database " + path +
-                " has schema version 7, but meshtune 0.6 knows versions up to 6; "
+                " has schema version 8, but meshtune 0.6 knows versions up to 7; "
                 "use a newer meshtune or another database file");
-  EXPECT_EQ(QueryText(path, "PRAGMA user_version"), "7");
+  EXPECT_EQ(QueryText(path, "PRAGMA user_version"), "8");
   EXPECT_EQ(QueryText(path, "PRAGMA journal_mode"), "delete");
 }
 
@@ -952,7 +1137,7 @@ TEST(SqliteTuningDbTest, ConcurrentOpensOfANewFileMigrateOnce) {
   }
   for (std::thread& t : threads) t.join();
   EXPECT_EQ(QueryText(path, "SELECT count(*) FROM records"), "6");
-  EXPECT_EQ(QueryText(path, "PRAGMA user_version"), "6");
+  EXPECT_EQ(QueryText(path, "PRAGMA user_version"), "7");
 }
 
 TEST(DefaultDbPathTest, FollowsXdgCacheHomeThenHome) {

@@ -7,5 +7,5 @@ set -euo pipefail
 cd "$(dirname "$0")/.."
 bash tools/deps.sh
 bazel build -c opt //cli:meshtune //runtime:meshtune_worker
-exec bazel-bin/cli/meshtune tune \
+exec bazel-out/k8-opt/bin/cli/meshtune tune \
   --expr 'C[m,n] += A[m,k] * B[k,n]' --extents m=1024,n=1024,k=1024 --ranks 4 --top-k 3 "$@"

@@ -1,0 +1,71 @@
+#!/usr/bin/env bash
+# The main job again and again: `bash tools/main.sh` (1024^3 on 4 ranks, every mesh, the
+# model's top 3 and ScaLAPACK's PSGEMM measured side by side) RUNS times in a row, each
+# answer with its decision ("separated" or "tie within noise") and vs_library with its
+# interval; then the truth measured alone: the chosen schedule of the last run and the
+# fastest PSGEMM configuration, each by `meshtune run --reps 12`, and their ratio, which
+# every run's vs_library interval should hold.
+#
+#   bash bench/main_repeat.sh          # RUNS=5
+set -euo pipefail
+cd "$(dirname "$0")/.."
+runs="${RUNS:-5}"
+bash tools/deps.sh
+bazel build -c opt //cli:meshtune //runtime:meshtune_worker //runtime:meshtune_calibrate >/dev/null
+meshtune="$PWD/bazel-out/k8-opt/bin/cli/meshtune"  # not bazel-bin: the last build's mode
+export OMPI_ALLOW_RUN_AS_ROOT=1 OMPI_ALLOW_RUN_AS_ROOT_CONFIRM=1 OPENBLAS_NUM_THREADS=1
+work=$(mktemp -d)
+trap 'rm -rf "$work"' EXIT
+expr='C[m,n] += A[m,k] * B[k,n]'
+extents='m=1024,n=1024,k=1024'
+echo "| run | answer | decision | leader vs runner-up (95% CI) | vs_library (95% CI) |"
+echo "|---|---|---|---|---|"
+for ((r = 1; r <= runs; r++)); do
+  bash tools/main.sh --json --no-db >"$work/tune-$r.json" 2>"$work/err.txt" ||
+    { echo "| $r | failed: $(tail -1 "$work/err.txt") |"; continue; }
+  python3 - "$work/tune-$r.json" "$r" <<'PY'
+import json, sys
+t = json.load(open(sys.argv[1]))
+rec = t["record"]
+lib = rec.get("library")
+answer = ("PSGEMM %dx%d NB %d" % (lib["prow"], lib["pcol"], lib["nb"]) if lib
+          else "schedule on %s" % rec["mesh"])
+c = t.get("comparison", {})
+cmp = "%s vs %s: %.3f (%.3f-%.3f, %d rounds)" % (
+    c.get("leader", "-"), c.get("runner_up", "-"), c.get("ratio", 0), c.get("ratio_ci_low", 0),
+    c.get("ratio_ci_high", 0), c.get("rounds", 0))
+vs = "-"
+if "vs_library" in t:
+    vs = "%.3f" % t["vs_library"]
+    if "vs_library_ci_low" in t:
+        vs += " (%.3f-%.3f)" % (t["vs_library_ci_low"], t["vs_library_ci_high"])
+print("| %s | %s | %s | %s | %s |" % (sys.argv[2], answer, t.get("decision", ""), cmp, vs))
+PY
+done
+last="$work/tune-$runs.json"
+[ -f "$last" ] || exit 0
+python3 - "$last" "$work" <<'PY'
+import json, sys
+t = json.load(open(sys.argv[1]))
+rec = t["record"]
+open(sys.argv[2] + "/trace", "w").write(rec["trace"]["text"])
+open(sys.argv[2] + "/mesh", "w").write(rec["mesh"])
+libs = [l for l in t.get("library", []) if "measured_s" in l]
+best = min(libs, key=lambda l: l["measured_s"])
+open(sys.argv[2] + "/library", "w").write("%dx%d,%d" % (best["prow"], best["pcol"], best["nb"]))
+PY
+"$meshtune" run --expr "$expr" --extents "$extents" --mesh "$(cat "$work/mesh")" \
+  --trace "$work/trace" --reps 12 --json >"$work/schedule.json"
+"$meshtune" run --expr "$expr" --extents "$extents" --library "$(cat "$work/library")" \
+  --reps 12 --json >"$work/library.json"
+python3 - "$work/schedule.json" "$work/library.json" "$(cat "$work/mesh")" \
+  "$(cat "$work/library")" <<'PY'
+import json, sys
+s, l = json.load(open(sys.argv[1])), json.load(open(sys.argv[2]))
+def show(r):
+    x = r["sample"]
+    return "%.4g s (95%% CI %.4g-%.4g, n %d)" % (r["median_s"], x["ci_low_s"], x["ci_high_s"], x["n"])
+print()
+print("alone: the chosen schedule on %s %s; PSGEMM %s %s; ratio %.3f" % (
+    sys.argv[3], show(s), sys.argv[4], show(l), s["median_s"] / l["median_s"]))
+PY
