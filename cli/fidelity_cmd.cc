@@ -268,9 +268,10 @@ Command AddFidelityCommand(CLI::App& app) {
   x.measure.Add(
       cmd, "rounds at most of the candidates measured side by side (default 20; at least --rounds)",
       "untimed repetitions of each candidate first (default 3)");
-  x.measure.AddTimeout(cmd,
-                       "seconds before the measurement (one job of every candidate) is killed; "
-                       "its rounds stop at 80% of them");
+  x.measure.AddTimeout(
+      cmd, absl::StrFormat("seconds before the measurement (one job of every candidate) is "
+                           "killed; its rounds stop at %.0f%% of them",
+                           100 * engine::kRoundsShareOfTimeout));
   x.launcher.Add(cmd, "launcher program instead of mpirun");
   AddSpaceFlags(cmd, x);
   x.output.AddJson(cmd, "print meshtune.v1.FidelityResult as one JSON line");

@@ -6,6 +6,8 @@
 #include "absl/strings/str_format.h"
 #include "absl/strings/str_join.h"
 #include "base/bytes.h"
+#include "cli/record_output.h"
+#include "cli/tune_output.h"
 
 namespace meshtune::cli {
 
@@ -25,7 +27,7 @@ std::string MoveText(const v1::ProgramResult::Move& m) {
 }
 
 std::string Measured(const v1::ProgramResult::Schedule& s) {
-  if (s.has_measured_s()) return absl::StrFormat("%.6g s (verified)", s.measured_s());
+  if (s.has_measured_s()) return Timed(s.measured_s(), s.sample()) + ", verified";
   if (!s.error().empty()) return absl::StrCat("- (", s.error(), ")");
   return "-";
 }
@@ -71,6 +73,7 @@ std::string ProgramResultText(const v1::TuneResult& r) {
     absl::StrAppend(&out, absl::StrFormat("run        %-9s predicted %.6g s, measured %s\n",
                                           m.label(), m.predicted_s(), Measured(m)));
   }
+  absl::StrAppend(&out, DecisionText(r));
   for (const std::string& refused : r.refused())
     absl::StrAppend(&out, "refused    ", refused, "\n");
   absl::StrAppend(&out, "record     ",

@@ -15,21 +15,32 @@ std::string Problem(const v1::Record& r) {
                       ")");
 }
 
+}  // namespace
+
+std::string SampleText(const v1::TimeSample& s) {
+  if (s.n() == 0) return "";
+  // At least 95% from 6 samples (TimeSample.ci_level); fewer give less, rounded down.
+  const int level = s.ci_level() >= 0.95 ? 95 : static_cast<int>(100 * s.ci_level());
+  return absl::StrFormat("median of %d sample%s, %d%% CI %.4g-%.4g s", s.n(), s.n() == 1 ? "" : "s",
+                         level, s.ci_low_s(), s.ci_high_s());
+}
+
+std::string Timed(double median_s, const v1::TimeSample& s) {
+  if (s.n() == 0) return absl::StrFormat("%.4g s", median_s);
+  return absl::StrFormat("%.4g s (%s)", median_s, SampleText(s));
+}
+
+namespace {
+
 // "0.0123 s (verified)", then how the time was taken: "; median of 12 samples, 95% CI
-// 0.0121-0.0125 s" with a sample, "; paced, written before meshtune 0.9: not a measurement"
-// for a paced record.
+// 0.0121-0.0125 s" with a sample, "; paced: ..." for a paced record.
 std::string Measured(const v1::Record& r) {
   if (!r.has_measured_s()) return "-";
   std::string how;
   if (r.timing() == "paced") {
-    how = "; paced, written before meshtune 0.9: not a measurement";
-  } else if (r.has_sample()) {
-    const v1::TimeSample& s = r.sample();
-    // The interval's coverage is at least 95% from 6 samples (TimeSample.ci_level); below,
-    // rounded down.
-    const int level = s.ci_level() >= 0.95 ? 95 : static_cast<int>(100 * s.ci_level());
-    how = absl::StrFormat("; median of %d sample%s, %d%% CI %.4g-%.4g s", s.n(),
-                          s.n() == 1 ? "" : "s", level, s.ci_low_s(), s.ci_high_s());
+    how = "; paced: scaled by the machine's pace when it was written, not a measurement";
+  } else if (r.sample().n() > 0) {
+    how = "; " + SampleText(r.sample());
   }
   return absl::StrFormat("%.6g s (%s%s%s)", r.measured_s(),
                          r.verified() ? "verified" : "not verified",

@@ -25,7 +25,8 @@ std::string UtcTime(int64_t unix_ms);
 //   predicted  1.2e-05 s
 //   measured   - | 0.0123 s (verified) | 0.0123 s (not verified)
 //              | 0.0123 s (verified; median of 12 samples, 95% CI 0.0121-0.0125 s)
-//              | 0.0123 s (verified; paced, written before meshtune 0.9: not a measurement)
+//              | 0.0123 s (verified; paced: scaled by the machine's pace when it was
+//                written, not a measurement)
 //   transfers  A@k AllGather(axes=[0]); ...
 // How the record's schedule is known to be right: "measured", "simulated" or
 // "simulated-scaled at k=8,m=8,n=8" ("" for records written before meshtune 0.5).
@@ -49,6 +50,14 @@ std::string TransferredText(const v1::LookupResponse& response);
 // The record as one line (no newline): id, time, problem, workload mesh, winner's mesh,
 // profile, predicted and measured seconds (with its sample or paced mark, as RecordText).
 std::string RecordLine(const v1::Record& record);
+
+// "median of 12 samples, 95% CI 0.0121-0.0125 s" of a sample (its interval's coverage when
+// below 95%: fewer than 6 samples); "" when it has none.
+std::string SampleText(const v1::TimeSample& sample);
+
+// "0.0153 s (median of 12 samples, 95% CI 0.0151-0.0156 s)": a measured time with its
+// sample, or "0.0153 s" without one.
+std::string Timed(double median_s, const v1::TimeSample& sample);
 
 }  // namespace meshtune::cli
 

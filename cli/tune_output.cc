@@ -30,28 +30,20 @@ const v1::MeasuredCandidate* ChosenSchedule(const v1::TuneResult& r) {
   return nullptr;
 }
 
-// "0.0153 s (median of 12, 95% CI 0.0151-0.0156 s)" of a measured time and its sample.
-std::string Timed(double median_s, const v1::TimeSample& s) {
-  if (s.n() == 0) return absl::StrFormat("%.4g s", median_s);
-  const int level = s.ci_level() >= 0.95 ? 95 : static_cast<int>(100 * s.ci_level());
-  return absl::StrFormat("%.4g s (median of %d, %d%% CI %.4g-%.4g s)", median_s, s.n(), level,
-                         s.ci_low_s(), s.ci_high_s());
-}
+}  // namespace
 
-// "decision   tie within noise: x=2,y=2 #1 against PSGEMM 2x2 NB 64, 0.98x (95% interval
-// 0.95-1.03, 12 rounds side by side)".
 std::string DecisionText(const v1::TuneResult& r) {
   if (r.decision().empty()) return "";
   const v1::Comparison& c = r.comparison();
   return absl::StrFormat(
-      "decision   %s: %s against %s, %.3gx (95%% interval %.3g-%.3g, %d rounds)%s\n", r.decision(),
-      c.leader(), c.runner_up(), c.ratio(), c.ratio_ci_low(), c.ratio_ci_high(), c.rounds(),
+      "decision   %s: %s %s against %s %s: %.3gx (95%% interval %.3g-%.3g, %d rounds)%s\n",
+      r.decision(), c.leader(), Timed(c.leader_sample().median_s(), c.leader_sample()),
+      c.runner_up(), Timed(c.runner_up_sample().median_s(), c.runner_up_sample()), c.ratio(),
+      c.ratio_ci_low(), c.ratio_ci_high(), c.rounds(),
       c.separated() ? ""
                     : "; the rule picks: the library unless a schedule is faster beyond the "
                       "noise, else the model's first of the schedules tied with the fastest");
 }
-
-}  // namespace
 
 std::string TuneResultText(const v1::TuneResult& r) {
   if (r.has_program()) return ProgramResultText(r);

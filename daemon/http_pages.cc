@@ -38,8 +38,15 @@ std::string Optional(bool has, double v) {
 
 std::string RecordRow(const v1::Record& r) {
   std::string measured = "-";
-  if (r.has_measured_s())
+  if (r.has_measured_s()) {
     measured = absl::StrFormat("%.6g%s", r.measured_s(), r.verified() ? " (verified)" : "");
+    if (r.timing() == "paced") {
+      absl::StrAppend(&measured, " paced: not a measurement");
+    } else if (r.sample().n() > 0) {
+      absl::StrAppend(&measured, absl::StrFormat(" n %d, 95%% CI %.4g-%.4g", r.sample().n(),
+                                                 r.sample().ci_low_s(), r.sample().ci_high_s()));
+    }
+  }
   return absl::StrFormat(
       "<tr class=\"record\"><td class=\"num\"><a href=\"/records/%d\">%d</a></td><td>%s</td>"
       "<td><code>%s</code> (%s, %s)</td><td>%s</td><td>%s</td><td>%s</td><td "

@@ -14,10 +14,10 @@ namespace meshtune::engine {
 
 namespace {
 
-constexpr double kWidth = 760;
+constexpr double kWidth = 840;
 constexpr double kLabels = 170;  // the label column, left of the plot
-constexpr double kStats = 200;   // the n and median column, right of the plot
-constexpr double kTop = 10, kRowHeight = 30, kBottom = 66;
+constexpr double kStats = 260;   // the n and median column, right of the plot
+constexpr double kTop = 10, kRowHeight = 30, kBottom = 96;
 constexpr double kMinBoxPx = 2;  // a box of no width (one sample, or all equal) still shows
 constexpr size_t kMaxReason = 90;
 constexpr const char* kScheduleColour = "#1f77b4";
@@ -67,9 +67,16 @@ BoxRow RowOf(std::string label, bool library, bool verified, const std::string& 
   return row;
 }
 
-// `s` seconds for a reader: "15.3 ms", or "1.23 s" from 1 s up.
+// `s` seconds for a reader: "15.3 ms"; "1.23 s" from 1 s up, "962 µs" below 1 ms.
 std::string Duration(double s) {
-  return s >= 1 ? absl::StrFormat("%.3g s", s) : absl::StrFormat("%.3g ms", 1e3 * s);
+  if (s >= 1) return absl::StrFormat("%.3g s", s);
+  if (s >= 1e-3) return absl::StrFormat("%.3g ms", 1e3 * s);
+  return absl::StrFormat("%.3g \u00b5s", 1e6 * s);
+}
+
+// "95%" for an interval's level of 0.95 or more (as the legend says), else its own.
+std::string Level(double level) {
+  return level >= 0.95 ? "95%" : absl::StrFormat("%.0f%%", 100 * level);
 }
 
 // The shared time axis: seconds to pixels, and its ticks.
@@ -108,13 +115,17 @@ TimeAxis AxisOver(double smallest, double largest, double from, double to) {
     a.hi = hi + pad;
   } else {
     double span = largest - smallest;
-    if (span <= 0) span = 0.1 * largest;
+    if (span <= 0) span = 0.2 * largest;
     a.lo = std::max(0.0, smallest - 0.08 * span);
     a.hi = largest + 0.08 * span;
   }
-  if ((a.log ? std::pow(10.0, a.hi) : a.hi) >= 1) {
+  const double top = a.log ? std::pow(10.0, a.hi) : a.hi;
+  if (top >= 1) {
     a.factor = 1;
     a.unit = "s";
+  } else if (top < 1e-3) {
+    a.factor = 1e6;
+    a.unit = "\u00b5s";
   }
   return a;
 }
@@ -146,21 +157,20 @@ std::string Shorten(const std::string& s) {
   return s.size() <= kMaxReason ? s : s.substr(0, kMaxReason - 1) + "\u2026";
 }
 
-// What the marks of `rows` mean.
-std::string Legend(const std::vector<BoxRow>& rows) {
+// What the marks of `rows` mean, a line each.
+std::vector<std::string> Legend(const std::vector<BoxRow>& rows) {
   const auto any = [&](BoxRow::Kind kind) {
     return std::any_of(rows.begin(), rows.end(), [&](const BoxRow& r) { return r.kind == kind; });
   };
-  std::string out;
+  std::vector<std::string> out;
   if (any(BoxRow::kBox)) {
-    out =
-        "whiskers: fastest to slowest run; box: quartiles; dark band: the median's 95% "
-        "interval; bar: the median";
+    out.push_back(
+        "whiskers: fastest to slowest run; box: quartiles; dark band: the median's 95% interval; "
+        "bar: the median");
   }
-  if (any(BoxRow::kMedianOnly)) {
-    absl::StrAppend(&out, out.empty() ? "" : "; ", "diamond: a median alone (no sample kept)");
-  }
-  return absl::StrCat(out, "; highlighted: the answer");
+  if (any(BoxRow::kMedianOnly)) out.push_back("diamond: a median alone (no sample kept)");
+  out.push_back("highlighted: the answer");
+  return out;
 }
 
 std::string Attr(double s) { return absl::StrFormat("%.6g", s); }
@@ -226,9 +236,12 @@ std::string BoxSvg(const v1::TuneSummary& summary, const std::string& answer) {
                           "text-anchor=\"middle\">time of one run, %s%s</text>\n",
                           axis.from, axis_y, axis.to, axis_y, (axis.from + axis.to) / 2,
                           axis_y + 34, axis.unit, axis.log ? " (logarithmic)" : "");
-    absl::StrAppendFormat(&svg,
-                          "<text class=\"legend\" x=\"10\" y=\"%g\" fill=\"#555\">%s</text>\n",
-                          axis_y + 56, Legend(rows));
+    const std::vector<std::string> legend = Legend(rows);
+    for (size_t i = 0; i < legend.size(); ++i) {
+      absl::StrAppendFormat(&svg,
+                            "<text class=\"legend\" x=\"10\" y=\"%g\" fill=\"#555\">%s</text>\n",
+                            axis_y + 56 + 15 * static_cast<double>(i), HtmlEscape(legend[i]));
+    }
   }
   for (size_t i = 0; i < rows.size(); ++i) {
     const BoxRow& row = rows[i];
@@ -293,9 +306,9 @@ std::string BoxSvg(const v1::TuneSummary& summary, const std::string& answer) {
       absl::StrAppendFormat(
           &svg,
           "<title>%s: %d runs, fastest %s, quartiles %s and %s, median %s, slowest %s; the "
-          "median's %.0f%% interval %s to %s</title>\n",
+          "median's %s interval %s to %s</title>\n",
           label, s.n(), Duration(s.min_s()), Duration(s.q1_s()), Duration(s.q3_s()),
-          Duration(s.median_s()), Duration(s.max_s()), 100 * s.ci_level(), Duration(s.ci_low_s()),
+          Duration(s.median_s()), Duration(s.max_s()), Level(s.ci_level()), Duration(s.ci_low_s()),
           Duration(s.ci_high_s()));
       absl::StrAppendFormat(&svg,
                             "<line class=\"whisker\" x1=\"%.1f\" y1=\"%g\" x2=\"%.1f\" y2=\"%g\" "

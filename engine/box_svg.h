@@ -30,7 +30,7 @@ std::string LibraryLabel(const v1::LibraryRun& l);
 // The row labelled `answer` (CandidateLabel or LibraryLabel of the tune's answer; "" for
 // none) has the class "answer" too and is highlighted. The time axis is logarithmic when the
 // largest time drawn is more than 10 times the smallest, else linear; ticks in ms (s from
-// 1 s up). Text is escaped.
+// 1 s up, µs below 1 ms). Text is escaped.
 std::string BoxSvg(const v1::TuneSummary& summary, const std::string& answer);
 
 }  // namespace meshtune::engine

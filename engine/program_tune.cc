@@ -155,6 +155,8 @@ absl::StatusOr<v1::TuneResult> RunProgramTune(const v1::TuneRequest& request,
     c->set_ratio_ci_low(r->leader->ratio_low);
     c->set_ratio_ci_high(r->leader->ratio_high);
     c->set_separated(r->leader->separated);
+    *c->mutable_leader_sample() = SampleMessage(r->measurements[r->leader->a].run);
+    *c->mutable_runner_up_sample() = SampleMessage(r->measurements[r->leader->b].run);
   }
   for (const std::string& refused : r->refused) out.add_refused(refused);
   if (!warning.empty()) out.add_warnings(warning);

@@ -220,7 +220,11 @@ std::string DecisionSentence(const v1::TuneSummary& s) {
 // on one time axis (engine/box_svg.h), the decision, and the answer against the library.
 std::string SideBySideSection(const ReportInput& in) {
   std::string out = "<section id=\"side-by-side\">\n<h2>Measured side by side</h2>\n";
-  if (!in.summary) return absl::StrCat(out, Missing("measured samples"), "</section>\n");
+  if (!in.summary) {  // why: said in the sections of the curve and the measurements
+    return absl::StrCat(out,
+                        "<p class=\"missing\">Without the tune's summary, its measured samples "
+                        "are not known either.</p>\n</section>\n");
+  }
   const v1::TuneSummary& s = *in.summary;
   if (s.measurements().empty() && s.library().empty()) {
     return absl::StrCat(out, "<p class=\"note\">Nothing was measured (a model-only tune).</p>\n",

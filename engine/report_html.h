@@ -1,8 +1,10 @@
 // The tuning report: one self-contained HTML page (inline SVG and style, no scripts, no
 // network references) about one tuned schedule — the problem and mesh; the winner's trace,
 // pseudo-code and the cost model's cost per transfer; each tensor's sharding on the mesh;
-// the tuning curve; predicted against measured time of the measured candidates; the gap to
-// the communication lower bound; the pruning counts by reason. `meshtune tune --report`,
+// the tuning curve; predicted against measured time of the measured candidates; the measured
+// candidates and library configurations side by side (their samples as boxes on one time
+// axis, engine/box_svg.h, and the tune's decision between the fastest two); the library; the
+// gap to the communication lower bound; the pruning counts by reason. `meshtune tune --report`,
 // `meshtune report` and meshtuned's HTTP pages write it.
 //
 // The winner's program, costs and shardings are recomputed from its trace when the report is

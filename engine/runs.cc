@@ -55,11 +55,14 @@ std::optional<v1::RunFeatures> FeaturesOf(const v1::Problem& problem, const std:
   return f;
 }
 
-// The fit's sample of a run (with features).
+// The fit's sample of a run (with features): its raw median, weighted by how closely its
+// sample knows it (search::SpreadWeight).
 search::TermSample SampleOf(const v1::MeasuredRun& r) {
   const v1::RunFeatures& f = r.features();
+  const double weight =
+      search::SpreadWeight(r.measured_s(), r.sample().ci_low_s(), r.sample().ci_high_s());
   return {f.compute_s(), f.point_to_point_s(), f.collective_s(), f.reduction_s(),
-          f.overlap_s(), r.measured_s(),       f.messages()};
+          f.overlap_s(), r.measured_s(),       f.messages(),      weight};
 }
 
 // The time `scales` predict for a run: FitTermScales's model.
@@ -192,8 +195,9 @@ absl::StatusOr<std::optional<Refit>> RefitFromRuns(storage::TuningDb& db,
   int fresh = 0;
   int64_t newest = p.term_scales().last_run_id();
   for (const v1::MeasuredRun& r : all) {
+    // A paced run's time is not a measurement: it is never fitted beside measured ones.
     if (r.machine() != machine || !r.verified() || !r.has_measured_s() || !(r.measured_s() > 0) ||
-        !r.has_features()) {
+        !r.has_features() || r.timing() != "measured") {
       continue;
     }
     by_group[r.group()].push_back(&r);

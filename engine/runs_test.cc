@@ -67,6 +67,7 @@ class RunsTest : public ::testing::Test {
     r.set_machine(machine.empty() ? machine_ : machine);
     r.set_predicted_s(compute + p2p);
     r.set_measured_s(measured);
+    r.set_timing("measured");
     r.set_verified(true);
     r.mutable_features()->set_compute_s(compute);
     r.mutable_features()->set_point_to_point_s(p2p);
@@ -172,8 +173,13 @@ TEST_F(RunsTest, ARefitThatPredictsHeldOutRunsBetterIsStored) {
       runs.push_back(Synthetic("g" + std::to_string(g), compute, p2p, 2 * compute + p2p));
     }
   }
-  // Runs of another machine (the profile recalibrated since) take no part.
+  // Runs of another machine (the profile recalibrated since) take no part, nor runs whose
+  // times were read at the machine's pace (not measurements).
   runs.push_back(Synthetic("old", 1, 1, 100, "0000000000000000"));
+  for (int i = 0; i < 3; ++i) {
+    runs.push_back(Synthetic("paced", 1e-3, 1e-3, 1e-2));
+    runs.back().set_timing("paced");
+  }
   ASSERT_TRUE(KeepRuns(*db, runs).ok());
   absl::StatusOr<std::optional<Refit>> refit = RefitFromRuns(*db, "p4");
   ASSERT_TRUE(refit.ok()) << refit.status();
@@ -192,7 +198,7 @@ TEST_F(RunsTest, ARefitThatPredictsHeldOutRunsBetterIsStored) {
   EXPECT_NEAR(stored->term_scales().compute(), 2, 0.05);
   EXPECT_TRUE(stored->term_scales().automatic());
   EXPECT_EQ(stored->term_scales().schedules(), 12);
-  EXPECT_EQ(stored->term_scales().last_run_id(), 12);
+  EXPECT_EQ(stored->term_scales().last_run_id(), 12);  // the paced ones (14 to 16) not fitted
   EXPECT_EQ(RefitNote(r).rfind("refitted the cost model of profile \"p4\" to 12 measured runs of "
                                "4 tunes: held-out rho ",
                                0),

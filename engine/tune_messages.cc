@@ -65,12 +65,18 @@ v1::TuneProgress ProgressMessage(const search::SearchProgress& p) {
   return out;
 }
 
-// The comparison `c` (indices into labels) as a message.
-v1::Comparison ComparisonMessage(const search::Compared& c,
-                                 const std::vector<std::string>& labels) {
+// The comparison `c` (indices into choice.labels: r's measurements, then its library runs)
+// as a message.
+v1::Comparison ComparisonMessage(const search::Compared& c, const search::SearchResult& r) {
+  const auto run = [&r](int i) -> const search::CandidateRun& {
+    const int measured = static_cast<int>(r.measurements.size());
+    return i < measured ? r.measurements[i].run : r.library[i - measured].run;
+  };
   v1::Comparison out;
-  out.set_leader(labels[c.a]);
-  out.set_runner_up(labels[c.b]);
+  out.set_leader(r.choice.labels[c.a]);
+  out.set_runner_up(r.choice.labels[c.b]);
+  *out.mutable_leader_sample() = SampleMessage(run(c.a));
+  *out.mutable_runner_up_sample() = SampleMessage(run(c.b));
   out.set_rounds(c.rounds);
   out.set_ratio(c.ratio);
   out.set_ratio_ci_low(c.ratio_low);
@@ -97,7 +103,7 @@ void SetLibrary(const search::SearchResult& r, const std::string& name, v1::Tune
     if (!m.run.samples.empty()) *l->mutable_sample() = SampleMessage(m.run);
   }
   const search::MeasuredChoice& choice = r.choice;
-  if (choice.leader) *out->mutable_comparison() = ComparisonMessage(*choice.leader, choice.labels);
+  if (choice.leader) *out->mutable_comparison() = ComparisonMessage(*choice.leader, r);
   out->set_decision(choice.verdict);
   if (choice.vs_library) {
     out->set_vs_library(choice.library_answer >= 0 ? 1.0 : choice.vs_library->ratio);

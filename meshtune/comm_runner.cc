@@ -1,10 +1,13 @@
 #include "meshtune/comm_runner.h"
 
+#include <algorithm>
+#include <map>
 #include <utility>
 
 #include "absl/strings/str_cat.h"
 #include "meshtune/broadcast.h"
 #include "runtime/memory_fit.h"
+#include "runtime/rounds.h"
 #include "runtime/run_job.h"
 #include "runtime/run_result.h"
 #include "runtime/worker_job.h"
@@ -13,6 +16,9 @@ namespace meshtune {
 namespace {
 
 enum Command : int { kDone = 0, kRun = 1 };
+
+// Rounds at most of candidates side by side.
+constexpr int kMaxRounds = 30;
 
 // How many ranks of `comm` share the calling rank's node. Collective.
 int RanksOnThisNode(MPI_Comm comm) {
@@ -24,39 +30,60 @@ int RanksOnThisNode(MPI_Comm comm) {
   return n;
 }
 
-// Runs rank 0's job (a serialized meshtune.v1.WorkerJob: the statement, the validated
-// Program or the library's grid, and the settings) on the first JobRanks ranks of `comm`
-// (every rank calls it);
-// the result is the same on every rank that ran, and rank 0 always runs. No rank judges
-// or lowers.
-runtime::RunStats RunHere(const std::string& job_bytes, MPI_Comm comm) {
-  runtime::RunStats stats;
-  v1::WorkerJob message;
-  absl::StatusOr<runtime::WorkerJob> job =
-      message.ParseFromString(job_bytes)
-          ? runtime::FromProto(message)
-          : absl::InvalidArgumentError("the candidate is not a meshtune.v1.WorkerJob");
+// Runs rank 0's jobs (a serialized meshtune.v1.WorkerJobs: each the statement, the
+// validated Program or the library's grid, and the settings; all of one rank count) on the
+// first JobRanks ranks of `comm`, side by side in its rounds when there are several
+// (runtime/rounds.h; every rank calls it); the results are the same on every rank that ran,
+// and rank 0 always runs. No rank judges or lowers.
+std::vector<runtime::RunStats> RunSetHere(const std::string& set_bytes, MPI_Comm comm) {
+  v1::WorkerJobs message;
+  std::vector<runtime::WorkerJob> jobs;
+  std::string error;
+  if (!message.ParseFromString(set_bytes) || message.jobs().empty()) {
+    error = "the candidate is not a meshtune.v1.WorkerJob";
+  }
+  for (const v1::WorkerJob& m : message.jobs()) {
+    absl::StatusOr<runtime::WorkerJob> job = runtime::FromProto(m);
+    if (!job.ok()) {
+      error = std::string(job.status().message());
+      break;
+    }
+    jobs.push_back(*std::move(job));
+  }
   int size = 0, rank = 0;
   MPI_Comm_size(comm, &size);
   MPI_Comm_rank(comm, &rank);
+  std::vector<runtime::RunStats> out(std::max<size_t>(1, jobs.size()));
   // Every rank got the same bytes: every rank fails or none does.
-  if (!job.ok()) {
-    stats.error = std::string(job.status().message());
-    return stats;
+  const int64_t ranks = jobs.empty() ? 0 : runtime::JobRanks(jobs[0]);
+  for (const runtime::WorkerJob& job : jobs) {
+    if (!error.empty()) break;
+    if (runtime::JobRanks(job) > size) {
+      error = absl::StrCat(job.library ? "the library's grid" : "the mesh", " has ",
+                           runtime::JobRanks(job), " ranks but the communicator has ", size);
+    } else if (runtime::JobRanks(job) != ranks) {
+      error = "jobs side by side need one rank count";
+    }
   }
-  const int64_t ranks = runtime::JobRanks(*job);
-  if (ranks > size) {
-    stats.error = absl::StrCat(job->library ? "the library's grid" : "the mesh", " has ", ranks,
-                               " ranks but the communicator has ", size);
-    return stats;
+  if (!error.empty()) {
+    for (runtime::RunStats& s : out) s.error = error;
+    return out;
   }
   MPI_Comm active = MPI_COMM_NULL;
   MPI_Comm_split(comm, rank < ranks ? 0 : MPI_UNDEFINED, rank, &active);
-  if (active == MPI_COMM_NULL) return stats;
-  stats = runtime::RunJob(*job, active);
+  if (active == MPI_COMM_NULL) return out;
+  runtime::RoundsOptions rounds;
+  rounds.min_rounds = std::max(1, message.min_rounds());
+  rounds.max_rounds = std::max(rounds.min_rounds, message.max_rounds());
+  rounds.budget_s = message.budget_s() > 0 ? message.budget_s() : 60;
+  rounds.seed = message.order_seed();
+  out = jobs.size() == 1 ? std::vector<runtime::RunStats>{runtime::RunJob(jobs[0], active)}
+                         : runtime::RunJobsInRounds(jobs, rounds, active);
   MPI_Comm_free(&active);
-  return stats;
+  return out;
 }
+
+
 
 }  // namespace
 
@@ -68,39 +95,98 @@ CommRunner::CommRunner(MPI_Comm comm, runtime::ExecOptions options, bool library
 CommRunner::~CommRunner() { Finish(); }
 
 search::CandidateRun CommRunner::Run(const search::MeasureInput& input) {
-  search::CandidateRun out;
-  // As the MPI runner: a candidate whose ranks cannot hold their data is not started (each
-  // rank would abort on std::bad_alloc, and the application with it).
-  if (input.program == nullptr) {
-    out.error = "not run: the candidate has no validated Program";
-    return out;
-  }
+  return RunSideBySide({{&input, nullptr, nullptr}}, 0)[0];
+}
+
+search::CandidateRun CommRunner::RunLibrary(const search::LibraryInput& input) {
+  return RunSideBySide({{nullptr, &input, nullptr}}, 0)[0];
+}
+
+std::optional<std::string> CommRunner::Unfit(const ir::Footprint& footprint,
+                                             int64_t ranks) const {
   runtime::LaunchOptions placement;  // all ranks on this machine, unless they span nodes
   int size = 0;
   MPI_Comm_size(comm_, &size);
   if (node_ranks_ < size) placement.hostfile = "(the application's placement)";
-  if (absl::Status fits =
-          runtime::CheckRunFitsMemory(input.footprint, input.mesh->Ranks(), placement);
-      !fits.ok()) {
-    out.error = absl::StrCat("not run: ", fits.message());
-    return out;
+  if (absl::Status fits = runtime::CheckRunFitsMemory(footprint, ranks, placement); !fits.ok()) {
+    return absl::StrCat("not run: ", fits.message());
   }
-  return Serve({runtime::ProblemSpecOf(*input.problem), *input.program, options_});
+  return std::nullopt;
 }
 
-search::CandidateRun CommRunner::RunLibrary(const search::LibraryInput& input) {
-  runtime::WorkerJob job{runtime::ProblemSpecOf(*input.problem), {}, options_, input.config};
-  job.library_dtype_bytes = input.problem->dtype == ir::DType::kF64 ? 8 : 4;
-  return Serve(job);
+std::optional<runtime::WorkerJob> CommRunner::JobOf(const search::MeasureItem& item,
+                                                    search::CandidateRun* refused) const {
+  if (item.schedule != nullptr) {
+    const search::MeasureInput& in = *item.schedule;
+    if (in.program == nullptr) {
+      refused->error = "not run: the candidate has no validated Program";
+      return std::nullopt;
+    }
+    if (std::optional<std::string> unfit = Unfit(in.footprint, in.mesh->Ranks())) {
+      refused->error = unfit;
+      return std::nullopt;
+    }
+    return runtime::WorkerJob{runtime::ProblemSpecOf(*in.problem), *in.program, options_};
+  }
+  if (item.library != nullptr) {
+    runtime::WorkerJob job{runtime::ProblemSpecOf(*item.library->problem), {}, options_,
+                           item.library->config};
+    job.library_dtype_bytes = item.library->problem->dtype == ir::DType::kF64 ? 8 : 4;
+    return job;
+  }
+  refused->error = "not run: plans measure one statement's schedules and the library";
+  return std::nullopt;
 }
 
-search::CandidateRun CommRunner::Serve(const runtime::WorkerJob& job) {
-  search::CandidateRun out;
+std::vector<search::CandidateRun> CommRunner::RunSideBySide(
+    const std::vector<search::MeasureItem>& items, double budget_s) {
+  std::vector<search::CandidateRun> out(items.size());
+  std::map<int64_t, std::vector<size_t>> groups;  // by ranks: the items that can run
+  std::vector<runtime::WorkerJob> jobs(items.size());
+  ir::Footprint together;
+  for (size_t i = 0; i < items.size(); ++i) {
+    std::optional<runtime::WorkerJob> job = JobOf(items[i], &out[i]);
+    if (!job) continue;
+    if (items[i].schedule != nullptr) {
+      together.shard_bytes += items[i].schedule->footprint.shard_bytes;
+      together.buffer_bytes += items[i].schedule->footprint.buffer_bytes;
+    }
+    jobs[i] = *std::move(job);
+    groups[runtime::JobRanks(jobs[i])].push_back(i);
+  }
+  for (const auto& [ranks, group] : groups) {
+    // Every candidate of the group held at once must fit, else one at a time.
+    if (group.size() == 1 || Unfit(together, ranks)) {
+      for (size_t i : group) out[i] = Serve({jobs[i]}, 0)[0];
+      continue;
+    }
+    std::vector<runtime::WorkerJob> set;
+    for (size_t i : group) set.push_back(jobs[i]);
+    std::vector<search::CandidateRun> runs = Serve(set, budget_s);
+    for (size_t g = 0; g < group.size(); ++g) out[group[g]] = std::move(runs[g]);
+  }
+  return out;
+}
+
+std::vector<search::CandidateRun> CommRunner::Serve(const std::vector<runtime::WorkerJob>& jobs,
+                                                    double budget_s) {
   int command = kRun;
   MPI_Bcast(&command, 1, MPI_INT, 0, comm_);
-  std::string bytes = runtime::ToProto(job).SerializeAsString();
+  v1::WorkerJobs set;
+  for (const runtime::WorkerJob& job : jobs) *set.add_jobs() = runtime::ToProto(job);
+  set.set_min_rounds(std::max(1, options_.reps));
+  set.set_max_rounds(std::max(options_.reps, kMaxRounds));
+  set.set_budget_s(budget_s);
+  set.set_order_seed(options_.seed);
+  std::string bytes = set.SerializeAsString();
   BroadcastString(&bytes, comm_);
-  const runtime::RunStats stats = RunHere(bytes, comm_);
+  std::vector<search::CandidateRun> out;
+  for (const runtime::RunStats& stats : RunSetHere(bytes, comm_)) out.push_back(RunOf(stats));
+  return out;
+}
+
+search::CandidateRun CommRunner::RunOf(const runtime::RunStats& stats) {
+  search::CandidateRun out;
   out.repetitions = stats.seconds;
   if (!stats.error.empty()) {
     out.error = stats.error;
@@ -129,9 +215,9 @@ void ServeCandidates(MPI_Comm comm) {
     int command = kDone;
     MPI_Bcast(&command, 1, MPI_INT, 0, comm);
     if (command != kRun) return;
-    std::string job;
-    BroadcastString(&job, comm);
-    RunHere(job, comm);
+    std::string jobs;
+    BroadcastString(&jobs, comm);
+    RunSetHere(jobs, comm);
   }
 }
 

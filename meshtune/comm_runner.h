@@ -4,7 +4,8 @@
 // sends until Finish. For each candidate rank 0 sends its job (runtime/worker_job.h: the
 // statement as stated and the Program the tuner's checker validated, or ScaLAPACK's GEMM on
 // a grid) and the first mesh.Ranks() (grid) ranks run it through runtime::RunJob (verified
-// against the reference, timed and paced, as the worker does); the rest stay idle. No rank
+// against the reference, timed in samples, as the worker does; several candidates side by
+// side in rounds, runtime/rounds.h); the rest stay idle. No rank
 // judges or lowers a candidate.
 //
 // A candidate whose ranks cannot hold their data is not run (runtime/memory_fit.h, counting
@@ -16,7 +17,10 @@
 
 #include <mpi.h>
 
+#include <cstdint>
+#include <optional>
 #include <string>
+#include <vector>
 
 #include "proto/meshtune.pb.h"
 #include "runtime/executor.h"
@@ -37,19 +41,34 @@ class CommRunner final : public search::Runner {
 
   bool measures() const override { return true; }
   // Sends `input`'s job to every rank, runs it here, returns rank 0's view:
-  // the median of the repetitions (each the slowest rank's) when verified; the error of
-  // the lowest failing rank otherwise; "not run: ..." when it does not fit in memory.
+  // its samples and their median when verified; the error of the lowest failing rank
+  // otherwise; "not run: ..." when it does not fit in memory.
   search::CandidateRun Run(const search::MeasureInput& input) override;
   // Whether the library is measured beside the schedules, as under mpirun.
   bool measures_library() const override { return library_; }
   // ScaLAPACK's GEMM on input.config's grid, sent and run as Run's candidates are.
   search::CandidateRun RunLibrary(const search::LibraryInput& input) override;
+  // The items of one rank count side by side in rounds (runtime/rounds.h; one after
+  // another when the application's MPI gives less than MPI_THREAD_SERIALIZED), at least
+  // options.reps rounds; those that do not all fit in memory at once one at a time.
+  // Programs of several statements are not run here.
+  std::vector<search::CandidateRun> RunSideBySide(const std::vector<search::MeasureItem>& items,
+                                                  double budget_s) override;
   // Releases the ranks in ServeCandidates. Idempotent.
   void Finish();
 
  private:
-  // Sends `job` to every rank and runs it here: rank 0's view of the run.
-  search::CandidateRun Serve(const runtime::WorkerJob& job);
+  // Sends `jobs` (of one rank count) to every rank and runs them here, side by side within
+  // `budget_s` (0: a minute) when there are several: rank 0's view of each.
+  std::vector<search::CandidateRun> Serve(const std::vector<runtime::WorkerJob>& jobs,
+                                          double budget_s);
+  // A run's stats as the tuner reads them.
+  static search::CandidateRun RunOf(const runtime::RunStats& stats);
+  // "not run: ..." when `ranks` ranks holding `footprint` each do not fit in memory.
+  std::optional<std::string> Unfit(const ir::Footprint& footprint, int64_t ranks) const;
+  // The job of `item`; nullopt with refused->error set when it cannot run here.
+  std::optional<runtime::WorkerJob> JobOf(const search::MeasureItem& item,
+                                          search::CandidateRun* refused) const;
 
   MPI_Comm comm_;
   runtime::ExecOptions options_;

@@ -69,10 +69,12 @@ struct PlanOptions {
   std::string dtype = "f32";
   // kEstimate and kMeasure without a mesh: also meshes down to half the ranks (the rest idle).
   bool allow_idle_ranks = false;
-  // kMeasure: candidates measured, and timed repetitions (after `warmup`) of each.
-  int top_k = 4, reps = 3, warmup = 1;
+  // kMeasure: candidates measured side by side, and rounds at least (after `warmup`) of
+  // them, each round a sample of every candidate (runtime/rounds.h; 6 give a 95% interval).
+  int top_k = 4, reps = 6, warmup = 1;
   // kMeasure, a problem of matmul form: also time ScaLAPACK's GEMM on these ranks, and plan
-  // its call when it beats every schedule by more than 5% (library() then says so, and every
+  // its call unless a schedule beats it beyond the noise (search/decision.h; library() then
+  // says so, and every
   // shard is block-cyclic: ShardLayout::layout "cyclic(NB,NB)"). Off by default: an
   // application that reads shards as blocks (start and extents) would misread them.
   bool allow_library = false;

@@ -73,6 +73,16 @@ std::vector<int> Comm::AllAxes() const {
   return axes;
 }
 
+double StepSeconds(double start, double end, Comm& comm) {
+  double span[2] = {-start, end};  // the max of -start is -(the first start)
+  if (!comm.SharedClock()) {
+    span[0] = 0;
+    span[1] = end - start;
+  }
+  comm.Allreduce(span, 2, DataType::kDouble, ReduceOp::kMax, comm.AllAxes());
+  return span[0] + span[1];
+}
+
 std::string FirstError(const std::string& mine, Comm& comm) {
   int first = mine.empty() ? comm.size() : comm.rank();
   comm.Allreduce(&first, 1, DataType::kInt, ReduceOp::kMin, comm.AllAxes());

@@ -121,6 +121,9 @@ class Comm {
 
   // Seconds from a fixed point (MPI_Wtime).
   virtual double Now() const = 0;
+  // Whether Now() reads one clock on every rank (every rank on one node), so that readings
+  // of two ranks compare.
+  virtual bool SharedClock() const { return true; }
 
   // Every axis of the mesh, for collectives over all ranks.
   std::vector<int> AllAxes() const;
@@ -132,6 +135,14 @@ class Comm {
 // Collective over every rank of `comm`: the message of the lowest rank whose `mine` is not
 // empty (at most 511 characters), on every rank; "" when every rank's is.
 std::string FirstError(const std::string& mine, Comm& comm);
+
+// The time a step every rank took lasted, from each rank's Now() at its `start` and `end`:
+// from the first rank's start to the last rank's end when the clock is shared (a rank the
+// scheduler let start late is counted from when the first one started: with more ranks than
+// cores, the slowest rank's own span undercounts the step), else the slowest rank's own
+// end - start (the clocks of two nodes do not compare). The same on every rank; collective
+// over every rank of `comm`.
+double StepSeconds(double start, double end, Comm& comm);
 
 }  // namespace meshtune::runtime
 

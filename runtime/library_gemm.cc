@@ -121,6 +121,7 @@ LibraryGemmRun Run(const ProblemSpec& problem, const GemmForm& f, const LibraryG
   std::vector<T> a = Filled<T>((*call)->a(), seed, f.a);
   std::vector<T> b = Filled<T>((*call)->b(), seed, f.b);
   std::vector<T> c(static_cast<size_t>(cp.LocalElements()), T(0));
+  const bool one_node = OnOneNode(comm);  // a repetition from the first start to the last end
   for (int r = 0;; ++r) {
     const Repetition rep = NextRepetition(gate, r, warmup, reps);
     if (rep == Repetition::kStop) break;
@@ -132,8 +133,7 @@ LibraryGemmRun Run(const ProblemSpec& problem, const GemmForm& f, const LibraryG
     } else {
       (*call)->Run(c.data(), a.data(), b.data());
     }
-    double dt = MPI_Wtime() - t0, slowest = 0;
-    MPI_Allreduce(&dt, &slowest, 1, MPI_DOUBLE, MPI_MAX, comm);
+    const double slowest = StepSeconds(t0, MPI_Wtime(), one_node, comm);
     if (gate != nullptr) gate->Timed(slowest);
     if (rep == Repetition::kTimed) out.repetitions.push_back(slowest);
   }

@@ -5,6 +5,28 @@
 
 namespace meshtune::runtime {
 
+bool OnOneNode(MPI_Comm comm) {
+  MPI_Comm node = MPI_COMM_NULL;
+  MPI_Comm_split_type(comm, MPI_COMM_TYPE_SHARED, 0, MPI_INFO_NULL, &node);
+  int here = 0, all = 0;
+  MPI_Comm_size(node, &here);
+  MPI_Comm_size(comm, &all);
+  MPI_Comm_free(&node);
+  int one = here == all ? 1 : 0, every = 0;
+  MPI_Allreduce(&one, &every, 1, MPI_INT, MPI_MIN, comm);
+  return every == 1;
+}
+
+double StepSeconds(double start, double end, bool one_node, MPI_Comm comm) {
+  double span[2] = {-start, end}, out[2] = {0, 0};
+  if (!one_node) {
+    span[0] = 0;
+    span[1] = end - start;
+  }
+  MPI_Allreduce(span, out, 2, MPI_DOUBLE, MPI_MAX, comm);
+  return out[0] + out[1];
+}
+
 namespace {
 
 MPI_Datatype Type(DataType t) {
@@ -53,6 +75,7 @@ class MpiComm : public Comm {
     std::vector<int> dims(sizes.begin(), sizes.end()), periods(dims.size(), 1);
     MPI_Cart_create(comm, static_cast<int>(dims.size()), dims.data(), periods.data(), 0, &cart_);
     MPI_Comm_rank(cart_, &rank_);
+    shared_clock_ = OnOneNode(cart_);
   }
   ~MpiComm() override {
     int finalized = 0;
@@ -183,6 +206,7 @@ class MpiComm : public Comm {
     MPI_Iprobe(MPI_ANY_SOURCE, MPI_ANY_TAG, cart_, &flag, MPI_STATUS_IGNORE);
   }
   double Now() const override { return MPI_Wtime(); }
+  bool SharedClock() const override { return shared_clock_; }
 
  private:
   // Starts every send of `sends` and the receive `recv` (when its data is not null).
@@ -223,6 +247,7 @@ class MpiComm : public Comm {
 
   MPI_Comm cart_;
   int rank_ = 0;
+  bool shared_clock_ = true;  // every rank on one node (OnOneNode)
   std::map<int, MPI_Comm> subs_;
 };
 

@@ -20,6 +20,14 @@ namespace meshtune::runtime {
 // rank of `comm` calls it).
 std::unique_ptr<Comm> NewMpiComm(MPI_Comm comm, const std::vector<int64_t>& axis_sizes);
 
+// Whether every rank of `comm` shares one node (MPI_COMM_TYPE_SHARED): their MPI_Wtime
+// readings compare (Comm::SharedClock). Collective.
+bool OnOneNode(MPI_Comm comm);
+
+// StepSeconds (comm.h) over an MPI communicator, `one_node` as OnOneNode(comm) said.
+// Collective.
+double StepSeconds(double start, double end, bool one_node, MPI_Comm comm);
+
 // MakeRankRuntime (rank.h) over MPI: `comm`'s size must equal the mesh's ranks.
 std::unique_ptr<RankRuntimeBase> MakeRankRuntime(
     int dtype_bytes, MPI_Comm comm, const std::vector<int64_t>& axis_sizes,

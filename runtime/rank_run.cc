@@ -52,8 +52,8 @@ RunStats RankRuntime<T>::Measure(const std::function<void()>& body, int warmup, 
     body();
     for (auto& [name, b] : buffers_) Wait(name);  // a body that left one started
     MoveGiven(false);
-    double worst[2] = {comm_->Now() - t0, kernel_time_};
-    comm_->Allreduce(worst, 2, DataType::kDouble, ReduceOp::kMax, comm_->AllAxes());
+    double worst[2] = {StepSeconds(t0, comm_->Now(), *comm_), kernel_time_};
+    comm_->Allreduce(&worst[1], 1, DataType::kDouble, ReduceOp::kMax, comm_->AllAxes());
     if (gate != nullptr) gate->Timed(worst[0]);
     if (rep == Repetition::kTimed) {
       m.seconds.push_back(worst[0]);

@@ -85,8 +85,7 @@ class StatementsRun {
         m->error = std::string(status.message());  // the same on every rank
         return;
       }
-      double worst = comm.Now() - t0;
-      comm.Allreduce(&worst, 1, DataType::kDouble, ReduceOp::kMax, comm.AllAxes());
+      const double worst = StepSeconds(t0, comm.Now(), comm);
       if (options_.gate != nullptr) options_.gate->Timed(worst);
       if (rep == Repetition::kTimed) m->seconds.push_back(worst);
     }

@@ -108,8 +108,8 @@ std::optional<Solution> SolveColumns(const std::vector<TermSample>& samples, con
     const std::vector<double> row = Row(s, cols);
     const double target = Target(s, cols);
     for (size_t i = 0; i < k; ++i) {
-      atb[i] += row[i] * target;
-      for (size_t j = 0; j < k; ++j) ata[i][j] += row[i] * row[j];
+      atb[i] += s.weight * row[i] * target;
+      for (size_t j = 0; j < k; ++j) ata[i][j] += s.weight * row[i] * row[j];
     }
   }
   if (cols.common) {
@@ -122,7 +122,7 @@ std::optional<Solution> SolveColumns(const std::vector<TermSample>& samples, con
     const std::vector<double> row = Row(s, cols);
     double r = -Target(s, cols);
     for (size_t i = 0; i < k; ++i) r += row[i] * out.x[i];
-    out.residual += r * r;
+    out.residual += s.weight * r * r;
   }
   return out;
 }
@@ -141,7 +141,26 @@ std::optional<Solution> SolveWaitingOrNot(const std::vector<TermSample>& samples
 
 }  // namespace
 
-absl::StatusOr<TermScales> FitTermScales(const std::vector<TermSample>& samples) {
+double SpreadWeight(double median, double low, double high) {
+  double h = 0.05;
+  if (median > 0 && high > low && std::isfinite(low) && std::isfinite(high)) {
+    h = std::max(0.01, (high - low) / (2 * median));
+  }
+  return 1 / (h * h);
+}
+
+absl::StatusOr<TermScales> FitTermScales(const std::vector<TermSample>& given) {
+  // The weights over their mean: the shrinkage and the noise stay in the units of a sample.
+  std::vector<TermSample> samples = given;
+  double weights = 0;
+  for (size_t i = 0; i < samples.size(); ++i) {
+    if (!(samples[i].weight > 0 && std::isfinite(samples[i].weight))) {
+      return absl::InvalidArgumentError(absl::StrCat("sample ", i + 1, " has weight ",
+                                                     samples[i].weight, "; it must be positive"));
+    }
+    weights += samples[i].weight;
+  }
+  for (TermSample& s : samples) s.weight *= static_cast<double>(samples.size()) / weights;
   std::array<double, kClasses> total{};
   double all = 0;
   Columns cols;

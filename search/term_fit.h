@@ -19,7 +19,16 @@ struct TermSample {
   double compute = 0, point_to_point = 0, collective = 0, reduction = 0, overlap = 0;
   double measured = 0;
   double messages = 0;
+  // How much the sample counts against the others (positive; 1 each: alike): a run whose
+  // median is known closely counts more (SpreadWeight).
+  double weight = 1;
 };
+
+// The weight of a measured time whose median's 95% interval is [low, high] around
+// `median`: 1 / h^2 with h the interval's half-width relative to the median, at least 1%
+// (a tighter interval is not believed further); h = 5% when the interval is unknown (a
+// median of fewer than two samples, or from before samples were kept).
+double SpreadWeight(double median, double low, double high);
 
 // How far, a priori, a class's scale lies from the classes' common scale. FitTermScales
 // pulls each class toward the common scale as a Gaussian prior of this spread would, against
@@ -32,7 +41,8 @@ inline constexpr double kScaleSpread = 1.0;
 // The scales s_c and the message wait q that make
 //   compute*s_c + point_to_point*s_p + collective*s_k + reduction*s_r + messages*q - overlap
 // closest to the measured times in relative error (least squares over the samples, each
-// residual divided by its measured time), with each class's scale shrunk toward their common
+// residual divided by its measured time and weighted by the sample's weight over their
+// mean), with each class's scale shrunk toward their common
 // scale as kScaleSpread says. A class that makes up less than 1% of the samples' modelled
 // time (they say nothing of it) keeps 1 when the samples are exact, else takes the common
 // scale; q is fitted when some sample receives messages, and is

@@ -1,15 +1,18 @@
 """Loads meshtune's HTML pages in headless Chromium (Selenium + chromedriver) and checks them.
 
-Usage: browser_check.py REPORT_FILE BASE_URL USER_DATA_DIR RANK_CELLS
+Usage: browser_check.py REPORT_FILE BASE_URL USER_DATA_DIR RANK_CELLS TUNE_JSON
 
 REPORT_FILE is a report written by `meshtune tune --report` of a tune that measured
 candidates; BASE_URL is a meshtuned --http address ("http://127.0.0.1:PORT/") over a database
-holding that tune's record 1; RANK_CELLS the cells its sharding pictures have. For each page: the
-elements that must be there (by id and class), every <svg> drawn (child elements and a
-non-empty box), and no console message at level SEVERE. Prints one line per check; exit
-status 1 when any failed.
+holding that tune's record 1; RANK_CELLS the cells its sharding pictures have; TUNE_JSON that
+tune's result (`tune --json`, a TuneResult). For each page: the elements that must be there
+(by id and class), every <svg> drawn (child elements and a non-empty box), a box drawn with a
+width per measured run with a sample (candidates and library configurations of TUNE_JSON),
+and no console message at level SEVERE. Prints one line per check; exit status 1 when any
+failed.
 """
 
+import json
 import sys
 
 from selenium import webdriver
@@ -24,7 +27,7 @@ FLAGS = [
 ]
 
 REPORT_IDS = ["problem", "winner", "trace", "pseudocode", "transfers", "sharding", "curve",
-              "measured", "lower-bound", "pruning", "lower-bound-ratio"]
+              "measured", "side-by-side", "lower-bound", "pruning", "lower-bound-ratio"]
 
 failures = []
 
@@ -58,7 +61,47 @@ def load(driver, url, page):
           "%s: loaded %s" % (page, url))
 
 
-def check_report(driver, page, rank_cells):
+def sampled_runs(result):
+    """The sample sizes of the runs of `result` (a TuneResult as JSON) the report draws as
+    boxes: verified, not refused as implausible, with a sample; candidates, then the library."""
+    runs = list(result.get("measurements", [])) + list(result.get("library", []))
+    return [r["sample"]["n"] for r in runs
+            if r.get("verified") and not r.get("implausible") and r.get("sample", {}).get("n", 0) > 0]
+
+
+def check_boxes(driver, page, result):
+    want = sampled_runs(result)
+    boxes = driver.find_elements(By.CSS_SELECTOR, "#side-by-side svg.boxes g.box")
+    check(len(want) > 0 and len(boxes) == len(want),
+          "%s: %d boxes for %d measured runs with a sample" % (page, len(boxes), len(want)))
+    ns = [int(b.get_attribute("data-n")) for b in boxes]
+    check(ns == want, "%s: boxes of n %s (want %s)" % (page, ns, want))
+    for b in boxes:
+        label = b.get_attribute("data-label")
+        iqr = b.find_element(By.CSS_SELECTOR, "rect.iqr")
+        band = b.find_element(By.CSS_SELECTOR, "rect.median-ci")
+        widths = [driver.execute_script("return arguments[0].getBoundingClientRect().width", e)
+                  for e in (b, iqr, band)]
+        check(all(w > 0 for w in widths),
+              "%s: box %s drawn, widths %s (row, quartiles, median's interval)" %
+              (page, label, ["%.1f" % w for w in widths]))
+        median = float(b.get_attribute("data-median"))
+        check(float(b.get_attribute("data-q1")) <= median <= float(b.get_attribute("data-q3")),
+              "%s: box %s: its median within its quartiles" % (page, label))
+    answers = driver.find_elements(By.CSS_SELECTOR, "#side-by-side svg.boxes g.answer")
+    check(len(answers) == 1, "%s: %d highlighted answer" % (page, len(answers)))
+    labels = [b.get_attribute("data-label") for b in boxes]
+    comparison = result.get("comparison")
+    if comparison:
+        check(comparison["leader"] in labels and comparison["runner_up"] in labels,
+              "%s: the compared %s and %s among the boxes %s" %
+              (page, comparison["leader"], comparison["runner_up"], labels))
+        decision = driver.find_element(By.ID, "decision").text
+        check(comparison["leader"] in decision and "95% interval" in decision,
+              "%s: the decision: %s" % (page, decision))
+
+
+def check_report(driver, page, rank_cells, result):
     for element_id in REPORT_IDS:
         check(len(driver.find_elements(By.ID, element_id)) == 1, "%s: #%s" % (page, element_id))
     cells = driver.find_elements(By.CSS_SELECTOR, "svg.sharding rect.rank-cell")
@@ -79,13 +122,16 @@ def check_report(driver, page, rank_cells):
     check("distribute(" in trace and "tensorize(" in trace, "%s: the winner's trace" % page)
     svgs = svgs_drawn(driver, page)
     classes = [s.get_attribute("class") for s in svgs]
-    check(classes.count("sharding") == 3 and "curve" in classes and "scatter" in classes,
-          "%s: sharding and curve svgs %s" % (page, classes))
+    check(classes.count("sharding") == 3 and "curve" in classes and "scatter" in classes and
+          "boxes" in classes, "%s: sharding, curve, scatter and boxes svgs %s" % (page, classes))
+    check_boxes(driver, page, result)
 
 
 def main():
     report, base, user_data = sys.argv[1], sys.argv[2].rstrip("/"), sys.argv[3]
     rank_cells = int(sys.argv[4])
+    with open(sys.argv[5]) as f:
+        result = json.loads(f.read())
     options = Options()
     options.binary_location = "/usr/bin/chromium"
     for flag in FLAGS + ["--user-data-dir=" + user_data]:
@@ -95,7 +141,7 @@ def main():
                               options=options)
     try:
         load(driver, "file://" + report, "report file")
-        check_report(driver, "report file", rank_cells)
+        check_report(driver, "report file", rank_cells, result)
         console_clean(driver, "report file")
 
         load(driver, base + "/", "index")
@@ -109,7 +155,7 @@ def main():
         driver.find_element(By.LINK_TEXT, "1").click()
         check(driver.current_url == base + "/records/1", "records: link to " + driver.current_url)
         check(len(driver.find_elements(By.ID, "nav")) == 1, "record 1: navigation")
-        check_report(driver, "record 1", rank_cells)
+        check_report(driver, "record 1", rank_cells, result)
         console_clean(driver, "records and record 1")
 
         load(driver, base + "/tunes", "tunes")

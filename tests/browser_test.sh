@@ -1,9 +1,11 @@
 #!/usr/bin/env bash
 # The tuning report and meshtuned's HTML pages in a real browser: Debian's Chromium, headless,
 # driven by Selenium through chromedriver (tests/browser_check.py). A small tune (one
-# candidate measured under MPI on 2 ranks) writes a report with --report and stores record 1; meshtuned --http serves the database on
-# a free loopback port; the browser loads the report file and the daemon's pages and checks
-# their elements, that every SVG is drawn, and that the console has no errors.
+# candidate measured under MPI on 2 ranks, beside the library) writes a report with --report,
+# its result as JSON (what the boxes of "Measured side by side" must show) and stores record
+# 1; meshtuned --http serves the database on a free loopback port; the browser loads the
+# report file and the daemon's pages and checks their elements, that every SVG is drawn, a
+# box per measured run with a sample, and that the console has no errors.
 # 6: the sharding pictures' cells, 2 ranks x 3 tensors.
 # Installs chromium, chromium-driver and python3-selenium when missing (as tools/deps.sh).
 set -euo pipefail
@@ -32,8 +34,8 @@ report="$tmp/report.html"
 # measured and a measured curve.
 export OPENBLAS_NUM_THREADS=1 OMPI_ALLOW_RUN_AS_ROOT=1 OMPI_ALLOW_RUN_AS_ROOT_CONFIRM=1
 cli/meshtune tune --expr 'C[m,n] += A[m,k] * B[k,n]' --extents m=32,n=32,k=32 --mesh x=2 \
-  --top-k 1 --reps 1 --warmup 0 --max-evaluations 200 --db "$db" --report "$report" \
-  >/dev/null 2>"$tmp/tune.err" || { cat "$tmp/tune.err"; exit 1; }
+  --top-k 1 --reps 1 --warmup 0 --max-evaluations 200 --db "$db" --report "$report" --json \
+  >"$tmp/tune.json" 2>"$tmp/tune.err" || { cat "$tmp/tune.err"; exit 1; }
 
 daemon/meshtuned --listen 127.0.0.1:0 --db "$db" --http 127.0.0.1:0 >"$tmp/daemon.out" \
   2>"$tmp/daemon.err" &
@@ -48,4 +50,4 @@ done
 [ -n "$url" ] || { echo "meshtuned did not serve HTTP:"; cat "$tmp/daemon.err"; exit 1; }
 
 profile=$(mktemp -d "$tmp/chromium.XXXXXX")
-/usr/bin/python3 tests/browser_check.py "$report" "$url" "$profile" 6
+/usr/bin/python3 tests/browser_check.py "$report" "$url" "$profile" 6 "$tmp/tune.json"

@@ -1,13 +1,16 @@
 // `meshtune fidelity` as a user runs it: a small matmul on 2 ranks, its candidates measured
-// under mpirun; the JSON line is a FidelityResult whose points are spread over the ranking
-// (the best first, the worst last) and verified, with its statistics; the text names them;
-// the SVG scatter has one circle per verified point. Bad flags exit 2 before anything runs.
+// side by side under mpirun; the JSON line is a FidelityResult whose points are spread over
+// the ranking (the best first, the worst last) and verified, each time its samples' median as
+// measured, with its statistics (rho and tau with intervals, the separable pairs); the text
+// names them and never a pace; the SVG scatter has one circle per verified point. Bad flags
+// exit 2 before anything runs.
 #include <gtest/gtest.h>
 #include <sys/wait.h>
 
 #include <algorithm>
 #include <cstdlib>
 #include <string>
+#include <vector>
 
 #include "proto/meshtune.pb.h"
 #include "tests/proto_json.h"
@@ -59,7 +62,7 @@ int Count(const std::string& text, const std::string& what) {
 TEST_F(FidelityCliTest, MeasuresASpreadAndReportsItsStatistics) {
   const std::string svg = dir_ + "/scatter.svg";
   const CliRun r = Fidelity(
-      "--extents m=32,n=32,k=32 --mesh x=2 --count 4 --rounds 2 --reps 1 --warmup 0 "
+      "--extents m=32,n=32,k=32 --mesh x=2 --count 4 --rounds 6 --reps 6 --warmup 0 "
       "--max-evaluations 200 --json --svg " +
       svg);
   ASSERT_EQ(r.status, 0) << r.out << r.err;
@@ -75,17 +78,18 @@ TEST_F(FidelityCliTest, MeasuresASpreadAndReportsItsStatistics) {
     const meshtune::v1::MeasuredCandidate& p = result.points(i);
     EXPECT_TRUE(p.verified()) << p.error();
     EXPECT_GT(p.measured_s(), 0);
-    // One measurement a round, each with the machine's pace beside it; the median of the
-    // rounds read at the run's common pace counts (of two, their mean).
-    ASSERT_EQ(p.round_s_size(), 2);
-    ASSERT_EQ(p.round_pace_s_size(), 2);
-    EXPECT_GT(p.round_pace_s(0), 0);
-    EXPECT_GT(p.round_pace_s(1), 0);
-    const double pace = result.pace_s();
-    EXPECT_NEAR(
-        p.measured_s(),
-        (p.round_s(0) * pace / p.round_pace_s(0) + p.round_s(1) * pace / p.round_pace_s(1)) / 2,
-        1e-12 * p.measured_s());
+    // One sample a round, exactly 6 (--rounds 6 --reps 6); the time is their median as
+    // measured (of six, the mean of the middle two).
+    ASSERT_EQ(p.round_s_size(), 6);
+    EXPECT_EQ(p.sample().n(), 6);
+    EXPECT_GE(p.sample().batch(), 1);
+    ASSERT_EQ(p.sample().samples_s_size(), 6);
+    std::vector<double> sorted(p.round_s().begin(), p.round_s().end());
+    std::sort(sorted.begin(), sorted.end());
+    EXPECT_NEAR(p.measured_s(), (sorted[2] + sorted[3]) / 2, 1e-12 * p.measured_s());
+    EXPECT_EQ(p.sample().median_s(), p.measured_s());
+    EXPECT_LE(p.sample().ci_low_s(), p.measured_s());
+    EXPECT_GE(p.sample().ci_high_s(), p.measured_s());
     EXPECT_GT(p.predicted_s(), 0);
     EXPECT_EQ(p.mesh(), "x=2");
     EXPECT_FALSE(p.trace().text().empty());
@@ -95,8 +99,19 @@ TEST_F(FidelityCliTest, MeasuresASpreadAndReportsItsStatistics) {
   }
   EXPECT_EQ(result.verified(), 4);
   EXPECT_EQ(result.round_statistic(), "median");
-  EXPECT_GT(result.pace_s(), 0);  // the median of the rounds' paces
-  EXPECT_TRUE(result.has_raw_spearman_rho());
+  ASSERT_TRUE(result.has_spearman_rho() && result.has_kendall_tau());
+  ASSERT_TRUE(result.has_spearman_rho_ci_low() && result.has_spearman_rho_ci_high());
+  EXPECT_LE(result.spearman_rho_ci_low(), result.spearman_rho_ci_high());
+  ASSERT_TRUE(result.has_kendall_tau_ci_low() && result.has_kendall_tau_ci_high());
+  EXPECT_LE(result.kendall_tau_ci_low(), result.kendall_tau_ci_high());
+  // Of the 6 pairs, those apart beyond the noise, and of them those ordered right.
+  EXPECT_LE(result.separable_pairs(), 6);
+  EXPECT_LE(result.separable_agree(), result.separable_pairs());
+  EXPECT_EQ(result.has_separable_share(), result.separable_pairs() > 0);
+  if (result.separable_pairs() > 0) {
+    EXPECT_DOUBLE_EQ(result.separable_share(),
+                     static_cast<double>(result.separable_agree()) / result.separable_pairs());
+  }
   EXPECT_TRUE(result.has_median_relative_error());
   EXPECT_FALSE(result.patterns().empty());
   const std::string picture = ReadFile(svg);
@@ -116,7 +131,17 @@ TEST_F(FidelityCliTest, MeasuresASpreadAndReportsItsStatistics) {
             0u)
       << text.out;
   EXPECT_NE(text.out.find("\nSpearman's rho   "), std::string::npos) << text.out;
+  EXPECT_NE(text.out.find(" costed candidates measured in 1 round, spread over the model's "
+                          "ranking\n"),
+            std::string::npos)
+      << text.out;
   EXPECT_NE(text.out.find("\nKendall's tau    "), std::string::npos) << text.out;
+  // One sample each: nothing is apart beyond the noise.
+  EXPECT_NE(text.out.find("\nseparable pairs: none (no two verified times differ beyond the "
+                          "noise; more --rounds may tell them apart)\n"),
+            std::string::npos)
+      << text.out;
+  EXPECT_EQ(text.out.find(" pace"), std::string::npos) << text.out;
   EXPECT_NE(text.out.find("\nrounds' own rho  -  (one round's times against another's"),
             std::string::npos)
       << text.out;  // one round: nothing to compare
@@ -125,6 +150,10 @@ TEST_F(FidelityCliTest, MeasuresASpreadAndReportsItsStatistics) {
 }
 
 TEST_F(FidelityCliTest, BadInputExitsTwoBeforeMeasuring) {
+  const CliRun help = Fidelity("--help");
+  EXPECT_EQ(help.status, 0) << help.err;
+  EXPECT_NE(help.out.find("--rounds"), std::string::npos) << help.out;
+  EXPECT_EQ(help.out.find(" pace"), std::string::npos) << help.out;  // "space" aside
   CliRun r = Fidelity("--extents m=8,n=8,k=8 --mesh x=2 --count 1");
   EXPECT_EQ(r.status, 2);
   EXPECT_NE(r.err.find("--count: '1' is out of range; give an integer from 2 to 1000"),
