@@ -40,8 +40,9 @@ int main(int argc, char** argv) {
   const double flops = 2.0 * m * n * k;
   const double median = meshtune::base::Median(seconds);
   const double best = *std::min_element(seconds.begin(), seconds.end());
-  std::printf("{\"m\":%d,\"n\":%d,\"k\":%d,\"threads\":%d,\"median_s\":%.6g,\"best_s\":%.6g,"
-              "\"median_gflops\":%.4g,\"best_gflops\":%.4g}\n",
-              m, n, k, threads, median, best, flops / median / 1e9, flops / best / 1e9);
+  std::printf(
+      "{\"m\":%d,\"n\":%d,\"k\":%d,\"threads\":%d,\"median_s\":%.6g,\"best_s\":%.6g,"
+      "\"median_gflops\":%.4g,\"best_gflops\":%.4g}\n",
+      m, n, k, threads, median, best, flops / median / 1e9, flops / best / 1e9);
   return 0;
 }

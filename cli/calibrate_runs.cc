@@ -5,6 +5,7 @@
 #include <string>
 #include <vector>
 
+#include "absl/strings/match.h"
 #include "absl/strings/numbers.h"
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_format.h"
@@ -37,6 +38,14 @@ absl::StatusOr<std::vector<v1::FidelityResult>> ReadRuns(const std::vector<std::
     for (absl::string_view line : absl::StrSplit(*text, '\n')) {
       ++line_number;
       if (line.find_first_not_of(" \t\r") == absl::string_view::npos) continue;
+      // A run of an earlier meshtune read its times at the machine's pace (a GEMM timed
+      // beside each run): they are not measurements, and the fit takes none of them.
+      if (absl::StrContains(line, "\"pace_s\"") || absl::StrContains(line, "\"paceS\"")) {
+        return absl::InvalidArgumentError(absl::StrCat(
+            path, " line ", line_number,
+            " holds times read at the machine's pace (a fidelity run of an earlier meshtune), "
+            "not measurements; run meshtune fidelity again"));
+      }
       v1::FidelityResult run;
       if (absl::Status s = base::FromJson(line, &run); !s.ok()) {
         return absl::InvalidArgumentError(absl::StrCat(path, " line ", line_number,

@@ -6,8 +6,7 @@
 #include "absl/strings/str_format.h"
 #include "absl/strings/str_join.h"
 #include "base/bytes.h"
-#include "cli/record_output.h"
-#include "cli/tune_output.h"
+#include "cli/measured_output.h"
 
 namespace meshtune::cli {
 

@@ -5,6 +5,7 @@
 #include "absl/strings/str_join.h"
 #include "absl/strings/strip.h"
 #include "absl/time/time.h"
+#include "cli/measured_output.h"
 
 namespace meshtune::cli {
 
@@ -14,23 +15,6 @@ std::string Problem(const v1::Record& r) {
   return absl::StrCat(r.problem().expr(), " (", r.problem().extents(), ", ", r.problem().dtype(),
                       ")");
 }
-
-}  // namespace
-
-std::string SampleText(const v1::TimeSample& s) {
-  if (s.n() == 0) return "";
-  // At least 95% from 6 samples (TimeSample.ci_level); fewer give less, rounded down.
-  const int level = s.ci_level() >= 0.95 ? 95 : static_cast<int>(100 * s.ci_level());
-  return absl::StrFormat("median of %d sample%s, %d%% CI %.4g-%.4g s", s.n(), s.n() == 1 ? "" : "s",
-                         level, s.ci_low_s(), s.ci_high_s());
-}
-
-std::string Timed(double median_s, const v1::TimeSample& s) {
-  if (s.n() == 0) return absl::StrFormat("%.4g s", median_s);
-  return absl::StrFormat("%.4g s (%s)", median_s, SampleText(s));
-}
-
-namespace {
 
 // "0.0123 s (verified)", then how the time was taken: "; median of 12 samples, 95% CI
 // 0.0121-0.0125 s" with a sample, "; paced: ..." for a paced record.

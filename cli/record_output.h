@@ -51,14 +51,6 @@ std::string TransferredText(const v1::LookupResponse& response);
 // profile, predicted and measured seconds (with its sample or paced mark, as RecordText).
 std::string RecordLine(const v1::Record& record);
 
-// "median of 12 samples, 95% CI 0.0121-0.0125 s" of a sample (its interval's coverage when
-// below 95%: fewer than 6 samples); "" when it has none.
-std::string SampleText(const v1::TimeSample& sample);
-
-// "0.0153 s (median of 12 samples, 95% CI 0.0151-0.0156 s)": a measured time with its
-// sample, or "0.0153 s" without one.
-std::string Timed(double median_s, const v1::TimeSample& sample);
-
 }  // namespace meshtune::cli
 
 #endif  // MESHTUNE_CLI_RECORD_OUTPUT_H_

@@ -33,7 +33,7 @@ namespace {
 // run's flags.
 struct RunFlags {
   TraceFlags trace;
-  int64_t record = 0;  // --record ID: the record's answer, a schedule or the library
+  int64_t record = 0;   // --record ID: the record's answer, a schedule or the library
   std::string library;  // --library PxQ,NB: ScaLAPACK's GEMM on that grid (a tune's peer)
   TargetFlags target;
   MeasurementFlags measure;
@@ -113,8 +113,7 @@ absl::StatusOr<v1::Record> RunRequestOf(const RunFlags& flags) {
       return absl::InvalidArgumentError("--library needs --expr and --extents");
     v1::Record out;
     MT_RETURN_IF_ERROR(t.workload.Fill(out.mutable_problem()));
-    MT_ASSIGN_OR_RETURN(*out.mutable_library(),
-                        LibraryOf(flags.library, out.problem().dtype()));
+    MT_ASSIGN_OR_RETURN(*out.mutable_library(), LibraryOf(flags.library, out.problem().dtype()));
     return out;
   }
   if (t.trace.empty() == (flags.record == 0))

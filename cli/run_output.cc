@@ -44,11 +44,11 @@ std::string RunResultText(const v1::RunResult& r) {
                                           r.median_s(), t.n(), t.n() == 1 ? "" : "s", t.batch(),
                                           t.batch() == 1 ? "" : "s", absl::StrJoin(samples, ", ")));
     if (t.n() > 0) {
-      absl::StrAppend(
-          &out, absl::StrFormat("spread     min %.6g, quartiles %.6g-%.6g, max %.6g s; the "
-                                "median within %.6g-%.6g s at %.0f%% confidence\n",
-                                t.min_s(), t.q1_s(), t.q3_s(), t.max_s(), t.ci_low_s(),
-                                t.ci_high_s(), 100 * t.ci_level()));
+      absl::StrAppend(&out,
+                      absl::StrFormat("spread     min %.6g, quartiles %.6g-%.6g, max %.6g s; the "
+                                      "median within %.6g-%.6g s at %.0f%% confidence\n",
+                                      t.min_s(), t.q1_s(), t.q3_s(), t.max_s(), t.ci_low_s(),
+                                      t.ci_high_s(), 100 * t.ci_level()));
     }
     if (r.statements() > 1) {
       absl::StrAppend(&out,

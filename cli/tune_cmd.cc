@@ -272,8 +272,9 @@ Command AddTuneCommand(CLI::App& app) {
   f.tune.launcher.Add(cmd);
   f.target.Add(cmd, TargetUse::kStoringDatabase);
   // A daemon costs with its own profile and measures with its own launcher.
-  for (const char* local_only : {"--alpha", "--beta", "--gamma", "--reps", "--warmup", "--max-rounds", "--worker",
-                                 "--hostfile", "--launcher", "--launcher-arg"}) {
+  for (const char* local_only :
+       {"--alpha", "--beta", "--gamma", "--reps", "--warmup", "--max-rounds", "--worker",
+        "--hostfile", "--launcher", "--launcher-arg"}) {
     cmd->get_option(local_only)->excludes("--server");
   }
   return {cmd, [flags] { return RunTuneCommand(*flags); }};

@@ -3,6 +3,7 @@
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_format.h"
 #include "absl/strings/str_join.h"
+#include "cli/measured_output.h"
 #include "cli/program_output.h"
 #include "cli/record_output.h"
 
@@ -32,19 +33,6 @@ const v1::MeasuredCandidate* ChosenSchedule(const v1::TuneResult& r) {
 
 }  // namespace
 
-std::string DecisionText(const v1::TuneResult& r) {
-  if (r.decision().empty()) return "";
-  const v1::Comparison& c = r.comparison();
-  return absl::StrFormat(
-      "decision   %s: %s %s against %s %s: %.3gx (95%% interval %.3g-%.3g, %d rounds)%s\n",
-      r.decision(), c.leader(), Timed(c.leader_sample().median_s(), c.leader_sample()),
-      c.runner_up(), Timed(c.runner_up_sample().median_s(), c.runner_up_sample()), c.ratio(),
-      c.ratio_ci_low(), c.ratio_ci_high(), c.rounds(),
-      c.separated() ? ""
-                    : "; the rule picks: the library unless a schedule is faster beyond the "
-                      "noise, else the model's first of the schedules tied with the fastest");
-}
-
 std::string TuneResultText(const v1::TuneResult& r) {
   if (r.has_program()) return ProgramResultText(r);
   const v1::Record& best = r.record();
@@ -52,10 +40,11 @@ std::string TuneResultText(const v1::TuneResult& r) {
   const v1::MeasuredCandidate* chosen = ChosenSchedule(r);
   if (best.has_library()) {
     const v1::LibraryRun& l = best.library();
-    absl::StrAppend(&out, absl::StrFormat("answer: ScaLAPACK's %s on a %dx%d grid, NB %d, measured "
-                                          "%s, verified; no schedule is faster beyond the noise\n\n",
-                                          l.library(), l.prow(), l.pcol(), l.nb(),
-                                          Timed(l.measured_s(), l.sample())));
+    absl::StrAppend(&out,
+                    absl::StrFormat("answer: ScaLAPACK's %s on a %dx%d grid, NB %d, measured "
+                                    "%s, verified; no schedule is faster beyond the noise\n\n",
+                                    l.library(), l.prow(), l.pcol(), l.nb(),
+                                    Timed(l.measured_s(), l.sample())));
   }
   absl::StrAppend(&out, best.has_library() ? "chosen schedule on " : "best schedule on ",
                   best.mesh(), IdleRanks(best), " (", r.strategy(), " search; ", r.enumerated(),
@@ -83,9 +72,9 @@ std::string TuneResultText(const v1::TuneResult& r) {
   absl::StrAppend(&out, "record     ", r.stored() ? absl::StrCat(best.id()) : "- (not stored)",
                   "\n");
   for (const v1::MeasuredCandidate& m : r.measurements()) {
-    const std::string failed =
-        !m.implausible().empty() ? m.implausible()
-                                 : (m.error().empty() ? std::string("not verified") : m.error());
+    const std::string failed = !m.implausible().empty()
+                                   ? m.implausible()
+                                   : (m.error().empty() ? std::string("not verified") : m.error());
     absl::StrAppend(
         &out,
         absl::StrFormat("  run: predicted %.4g s, %s  %s%s\n", m.predicted_s(),
@@ -96,7 +85,8 @@ std::string TuneResultText(const v1::TuneResult& r) {
   }
   absl::StrAppend(&out, DecisionText(r));
   if (r.has_vs_library()) {
-    absl::StrAppend(&out, absl::StrFormat("vs library %.3g x the fastest library run below", r.vs_library()));
+    absl::StrAppend(
+        &out, absl::StrFormat("vs library %.3g x the fastest library run below", r.vs_library()));
     if (r.has_vs_library_ci_low()) {
       absl::StrAppend(&out, absl::StrFormat(" (95%% interval %.3g-%.3g)", r.vs_library_ci_low(),
                                             r.vs_library_ci_high()));
@@ -105,11 +95,11 @@ std::string TuneResultText(const v1::TuneResult& r) {
   }
   for (const v1::LibraryRun& l : r.library()) {
     const std::string failed = !l.implausible().empty() ? l.implausible() : l.error();
-    absl::StrAppend(&out, absl::StrFormat("  library: %s %dx%d, NB %d, %s\n", l.library(), l.prow(),
-                                          l.pcol(), l.nb(),
-                                          l.has_measured_s()
-                                              ? "measured " + Timed(l.measured_s(), l.sample())
-                                              : "failed: " + failed));
+    absl::StrAppend(
+        &out,
+        absl::StrFormat("  library: %s %dx%d, NB %d, %s\n", l.library(), l.prow(), l.pcol(), l.nb(),
+                        l.has_measured_s() ? "measured " + Timed(l.measured_s(), l.sample())
+                                           : "failed: " + failed));
   }
   return out;
 }

@@ -16,12 +16,6 @@ namespace meshtune::cli {
 // (predicted and measured seconds or the failure, transfers, and the schedule family).
 std::string TuneResultText(const v1::TuneResult& result);
 
-// How the answer was chosen among what was measured, one line with its newline, e.g.
-// "decision   tie within noise: x=4 #1 0.0152 s (median of 12, 95% CI 0.0150-0.0155 s)
-// against PSGEMM 2x2, NB 64 0.0153 s (...): 0.99x (95% interval 0.97-1.02, 12 rounds); the
-// rule picks: ..."; "" when fewer than two candidates were measured.
-std::string DecisionText(const v1::TuneResult& result);
-
 // One line (no newline) of a tune's progress: stage, seconds, counts, measured k of K,
 // best predicted and measured seconds so far.
 std::string TuneProgressText(const v1::TuneProgress& progress);

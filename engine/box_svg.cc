@@ -175,6 +175,161 @@ std::vector<std::string> Legend(const std::vector<BoxRow>& rows) {
 
 std::string Attr(double s) { return absl::StrFormat("%.6g", s); }
 
+// The axis, its ticks and the legend under the rows (a note instead when nothing was
+// measured: `largest` 0), the axis at height `axis_y`.
+std::string AxisSvg(const TimeAxis& axis, double axis_y, double largest,
+                    const std::vector<BoxRow>& rows) {
+  std::string svg;
+  if (largest <= 0) {
+    absl::StrAppendFormat(&svg,
+                          "<text class=\"note\" x=\"20\" y=\"%g\">no measured time to "
+                          "draw</text>\n",
+                          axis_y + 20);
+  } else {
+    for (const auto& [v, text] : Ticks(axis)) {
+      absl::StrAppendFormat(&svg,
+                            "<line class=\"grid\" x1=\"%.1f\" y1=\"%g\" x2=\"%.1f\" y2=\"%g\" "
+                            "stroke=\"#e4e4e4\"/><text class=\"tick\" x=\"%.1f\" y=\"%g\" "
+                            "text-anchor=\"middle\">%s</text>\n",
+                            axis.At(v), kTop, axis.At(v), axis_y, axis.At(v), axis_y + 16, text);
+    }
+    absl::StrAppendFormat(&svg,
+                          "<line class=\"axis\" x1=\"%g\" y1=\"%g\" x2=\"%g\" y2=\"%g\" "
+                          "stroke=\"#888\"/>\n<text class=\"axis-title\" x=\"%g\" y=\"%g\" "
+                          "text-anchor=\"middle\">time of one run, %s%s</text>\n",
+                          axis.from, axis_y, axis.to, axis_y, (axis.from + axis.to) / 2,
+                          axis_y + 34, axis.unit, axis.log ? " (logarithmic)" : "");
+    const std::vector<std::string> legend = Legend(rows);
+    for (size_t i = 0; i < legend.size(); ++i) {
+      absl::StrAppendFormat(&svg,
+                            "<text class=\"legend\" x=\"10\" y=\"%g\" fill=\"#555\">%s</text>\n",
+                            axis_y + 56 + 15 * static_cast<double>(i), HtmlEscape(legend[i]));
+    }
+  }
+  return svg;
+}
+
+// The marks of a row with a sample, centred at height `cy`: whiskers from the fastest to
+// the slowest, the quartiles' box, the median's interval and the median.
+std::string SampleMarks(const BoxRow& row, const TimeAxis& axis, double cy, const char* colour,
+                        const std::string& label, const std::string& answer_note) {
+  std::string svg;
+  const v1::TimeSample& s = *row.sample;
+  // Each rect at least kMinBoxPx wide, centred on what it spans.
+  auto span = [&](double a, double b) {
+    double x0 = axis.At(a), x1 = axis.At(b);
+    if (x1 - x0 < kMinBoxPx) {
+      const double mid = (x0 + x1) / 2;
+      x0 = mid - kMinBoxPx / 2;
+      x1 = mid + kMinBoxPx / 2;
+    }
+    return std::make_pair(x0, x1 - x0);
+  };
+  const auto [iqr_x, iqr_w] = span(s.q1_s(), s.q3_s());
+  const auto [ci_x, ci_w] = span(s.ci_low_s(), s.ci_high_s());
+  const double xmin = axis.At(s.min_s()), xmax = axis.At(s.max_s());
+  const double xmed = axis.At(s.median_s());
+  absl::StrAppendFormat(
+      &svg,
+      "<title>%s: %d runs, fastest %s, quartiles %s and %s, median %s, slowest %s; the "
+      "median's %s interval %s to %s</title>\n",
+      label, s.n(), Duration(s.min_s()), Duration(s.q1_s()), Duration(s.q3_s()),
+      Duration(s.median_s()), Duration(s.max_s()), Level(s.ci_level()), Duration(s.ci_low_s()),
+      Duration(s.ci_high_s()));
+  absl::StrAppendFormat(&svg,
+                        "<line class=\"whisker\" x1=\"%.1f\" y1=\"%g\" x2=\"%.1f\" y2=\"%g\" "
+                        "stroke=\"%s\"/>\n",
+                        xmin, cy, xmax, cy, colour);
+  for (double x : {xmin, xmax}) {
+    absl::StrAppendFormat(&svg,
+                          "<line class=\"whisker-end\" x1=\"%.1f\" y1=\"%g\" x2=\"%.1f\" "
+                          "y2=\"%g\" stroke=\"%s\"/>\n",
+                          x, cy - 5, x, cy + 5, colour);
+  }
+  absl::StrAppendFormat(&svg,
+                        "<rect class=\"iqr\" x=\"%.1f\" y=\"%g\" width=\"%.1f\" height=\"16\" "
+                        "fill=\"%s\" fill-opacity=\"0.3\" stroke=\"%s\"/>\n",
+                        iqr_x, cy - 8, iqr_w, colour, colour);
+  absl::StrAppendFormat(&svg,
+                        "<rect class=\"median-ci\" x=\"%.1f\" y=\"%g\" width=\"%.1f\" "
+                        "height=\"6\" fill=\"%s\" fill-opacity=\"0.85\"/>\n",
+                        ci_x, cy - 3, ci_w, colour);
+  absl::StrAppendFormat(&svg,
+                        "<line class=\"median\" x1=\"%.1f\" y1=\"%g\" x2=\"%.1f\" y2=\"%g\" "
+                        "stroke=\"#222\" stroke-width=\"2\"/>\n",
+                        xmed, cy - 10, xmed, cy + 10);
+  absl::StrAppendFormat(&svg,
+                        "<text class=\"row-stats\" x=\"%g\" y=\"%g\">n %d, median %s%s</text>\n",
+                        axis.to + 10, cy + 4, s.n(), Duration(s.median_s()), answer_note);
+  return svg;
+}
+
+// Row `row` of the plot, its top at `top`.
+std::string RowSvg(const BoxRow& row, double top, const TimeAxis& axis) {
+  std::string svg;
+  const double cy = top + kRowHeight / 2;
+  const char* colour = row.library ? kLibraryColour : kScheduleColour;
+  const char* kind = row.library ? "library" : "schedule";
+  const std::string label = HtmlEscape(row.label);
+  const std::string cls = absl::StrCat(row.kind == BoxRow::kBox          ? "box"
+                                       : row.kind == BoxRow::kMedianOnly ? "median-only"
+                                                                         : "unmeasured",
+                                       row.answer ? " answer" : "");
+  if (row.kind == BoxRow::kBox) {
+    const v1::TimeSample& s = *row.sample;
+    absl::StrAppendFormat(&svg,
+                          "<g class=\"%s\" data-label=\"%s\" data-kind=\"%s\" data-n=\"%d\" "
+                          "data-min=\"%s\" data-q1=\"%s\" data-median=\"%s\" data-q3=\"%s\" "
+                          "data-max=\"%s\" data-ci-low=\"%s\" data-ci-high=\"%s\" "
+                          "data-ci-level=\"%s\">\n",
+                          cls, label, kind, s.n(), Attr(s.min_s()), Attr(s.q1_s()),
+                          Attr(s.median_s()), Attr(s.q3_s()), Attr(s.max_s()), Attr(s.ci_low_s()),
+                          Attr(s.ci_high_s()), Attr(s.ci_level()));
+  } else if (row.kind == BoxRow::kMedianOnly) {
+    absl::StrAppendFormat(&svg,
+                          "<g class=\"%s\" data-label=\"%s\" data-kind=\"%s\" "
+                          "data-median=\"%s\">\n",
+                          cls, label, kind, Attr(row.median));
+  } else {
+    absl::StrAppendFormat(&svg,
+                          "<g class=\"%s\" data-label=\"%s\" data-kind=\"%s\" "
+                          "data-reason=\"%s\">\n",
+                          cls, label, kind, HtmlEscape(row.reason));
+  }
+  if (row.answer) {
+    absl::StrAppendFormat(&svg,
+                          "<rect class=\"answer-band\" x=\"0\" y=\"%g\" width=\"%g\" "
+                          "height=\"%g\" fill=\"#ffe680\" fill-opacity=\"0.45\"/>\n",
+                          top, kWidth, kRowHeight);
+  }
+  absl::StrAppendFormat(&svg,
+                        "<text class=\"row-label\" x=\"%g\" y=\"%g\" text-anchor=\"end\"%s%s>"
+                        "%s</text>\n",
+                        kLabels - 10, cy + 4, row.answer ? " font-weight=\"bold\"" : "",
+                        row.kind == BoxRow::kUnmeasured ? " fill=\"#888\"" : "", label);
+  const std::string answer_note = row.answer ? ", the answer" : "";
+  if (row.kind == BoxRow::kBox) {
+    absl::StrAppend(&svg, SampleMarks(row, axis, cy, colour, label, answer_note));
+  } else if (row.kind == BoxRow::kMedianOnly) {
+    const double x = axis.At(row.median);
+    absl::StrAppendFormat(
+        &svg,
+        "<title>%s: median %s (no sample kept)</title>\n<path class=\"median-mark\" d=\"M%.1f "
+        "%g l6 6 l-6 6 l-6 -6 z\" fill=\"%s\"/>\n<text class=\"row-stats\" x=\"%g\" y=\"%g\">"
+        "median %s, no sample%s</text>\n",
+        label, Duration(row.median), x, cy - 6, colour, axis.to + 10, cy + 4, Duration(row.median),
+        answer_note);
+  } else {
+    absl::StrAppendFormat(&svg,
+                          "<title>%s: %s</title>\n<text class=\"reason\" x=\"%g\" y=\"%g\" "
+                          "fill=\"#888\" font-style=\"italic\">%s</text>\n",
+                          label, HtmlEscape(row.reason), kLabels, cy + 4,
+                          HtmlEscape(Shorten(row.reason)));
+  }
+  absl::StrAppend(&svg, "</g>\n");
+  return svg;
+}
+
 }  // namespace
 
 std::string CandidateLabel(const v1::MeasuredCandidate& m, int place) {
@@ -217,141 +372,9 @@ std::string BoxSvg(const v1::TuneSummary& summary, const std::string& answer) {
   const double axis_y = kTop + kRowHeight * static_cast<double>(rows.size());
   const TimeAxis axis = AxisOver(largest > 0 ? smallest : 1e-3, largest > 0 ? largest : 1e-2,
                                  kLabels, kWidth - kStats);
-  if (largest <= 0) {
-    absl::StrAppendFormat(&svg,
-                          "<text class=\"note\" x=\"20\" y=\"%g\">no measured time to "
-                          "draw</text>\n",
-                          axis_y + 20);
-  } else {
-    for (const auto& [v, text] : Ticks(axis)) {
-      absl::StrAppendFormat(&svg,
-                            "<line class=\"grid\" x1=\"%.1f\" y1=\"%g\" x2=\"%.1f\" y2=\"%g\" "
-                            "stroke=\"#e4e4e4\"/><text class=\"tick\" x=\"%.1f\" y=\"%g\" "
-                            "text-anchor=\"middle\">%s</text>\n",
-                            axis.At(v), kTop, axis.At(v), axis_y, axis.At(v), axis_y + 16, text);
-    }
-    absl::StrAppendFormat(&svg,
-                          "<line class=\"axis\" x1=\"%g\" y1=\"%g\" x2=\"%g\" y2=\"%g\" "
-                          "stroke=\"#888\"/>\n<text class=\"axis-title\" x=\"%g\" y=\"%g\" "
-                          "text-anchor=\"middle\">time of one run, %s%s</text>\n",
-                          axis.from, axis_y, axis.to, axis_y, (axis.from + axis.to) / 2,
-                          axis_y + 34, axis.unit, axis.log ? " (logarithmic)" : "");
-    const std::vector<std::string> legend = Legend(rows);
-    for (size_t i = 0; i < legend.size(); ++i) {
-      absl::StrAppendFormat(&svg,
-                            "<text class=\"legend\" x=\"10\" y=\"%g\" fill=\"#555\">%s</text>\n",
-                            axis_y + 56 + 15 * static_cast<double>(i), HtmlEscape(legend[i]));
-    }
-  }
+  absl::StrAppend(&svg, AxisSvg(axis, axis_y, largest, rows));
   for (size_t i = 0; i < rows.size(); ++i) {
-    const BoxRow& row = rows[i];
-    const double top = kTop + kRowHeight * static_cast<double>(i);
-    const double cy = top + kRowHeight / 2;
-    const char* colour = row.library ? kLibraryColour : kScheduleColour;
-    const char* kind = row.library ? "library" : "schedule";
-    const std::string label = HtmlEscape(row.label);
-    const std::string cls = absl::StrCat(row.kind == BoxRow::kBox          ? "box"
-                                         : row.kind == BoxRow::kMedianOnly ? "median-only"
-                                                                           : "unmeasured",
-                                         row.answer ? " answer" : "");
-    if (row.kind == BoxRow::kBox) {
-      const v1::TimeSample& s = *row.sample;
-      absl::StrAppendFormat(&svg,
-                            "<g class=\"%s\" data-label=\"%s\" data-kind=\"%s\" data-n=\"%d\" "
-                            "data-min=\"%s\" data-q1=\"%s\" data-median=\"%s\" data-q3=\"%s\" "
-                            "data-max=\"%s\" data-ci-low=\"%s\" data-ci-high=\"%s\" "
-                            "data-ci-level=\"%s\">\n",
-                            cls, label, kind, s.n(), Attr(s.min_s()), Attr(s.q1_s()),
-                            Attr(s.median_s()), Attr(s.q3_s()), Attr(s.max_s()), Attr(s.ci_low_s()),
-                            Attr(s.ci_high_s()), Attr(s.ci_level()));
-    } else if (row.kind == BoxRow::kMedianOnly) {
-      absl::StrAppendFormat(&svg,
-                            "<g class=\"%s\" data-label=\"%s\" data-kind=\"%s\" "
-                            "data-median=\"%s\">\n",
-                            cls, label, kind, Attr(row.median));
-    } else {
-      absl::StrAppendFormat(&svg,
-                            "<g class=\"%s\" data-label=\"%s\" data-kind=\"%s\" "
-                            "data-reason=\"%s\">\n",
-                            cls, label, kind, HtmlEscape(row.reason));
-    }
-    if (row.answer) {
-      absl::StrAppendFormat(&svg,
-                            "<rect class=\"answer-band\" x=\"0\" y=\"%g\" width=\"%g\" "
-                            "height=\"%g\" fill=\"#ffe680\" fill-opacity=\"0.45\"/>\n",
-                            top, kWidth, kRowHeight);
-    }
-    absl::StrAppendFormat(&svg,
-                          "<text class=\"row-label\" x=\"%g\" y=\"%g\" text-anchor=\"end\"%s%s>"
-                          "%s</text>\n",
-                          kLabels - 10, cy + 4, row.answer ? " font-weight=\"bold\"" : "",
-                          row.kind == BoxRow::kUnmeasured ? " fill=\"#888\"" : "", label);
-    const std::string answer_note = row.answer ? ", the answer" : "";
-    if (row.kind == BoxRow::kBox) {
-      const v1::TimeSample& s = *row.sample;
-      // Each rect at least kMinBoxPx wide, centred on what it spans.
-      auto span = [&](double a, double b) {
-        double x0 = axis.At(a), x1 = axis.At(b);
-        if (x1 - x0 < kMinBoxPx) {
-          const double mid = (x0 + x1) / 2;
-          x0 = mid - kMinBoxPx / 2;
-          x1 = mid + kMinBoxPx / 2;
-        }
-        return std::make_pair(x0, x1 - x0);
-      };
-      const auto [iqr_x, iqr_w] = span(s.q1_s(), s.q3_s());
-      const auto [ci_x, ci_w] = span(s.ci_low_s(), s.ci_high_s());
-      const double xmin = axis.At(s.min_s()), xmax = axis.At(s.max_s());
-      const double xmed = axis.At(s.median_s());
-      absl::StrAppendFormat(
-          &svg,
-          "<title>%s: %d runs, fastest %s, quartiles %s and %s, median %s, slowest %s; the "
-          "median's %s interval %s to %s</title>\n",
-          label, s.n(), Duration(s.min_s()), Duration(s.q1_s()), Duration(s.q3_s()),
-          Duration(s.median_s()), Duration(s.max_s()), Level(s.ci_level()), Duration(s.ci_low_s()),
-          Duration(s.ci_high_s()));
-      absl::StrAppendFormat(&svg,
-                            "<line class=\"whisker\" x1=\"%.1f\" y1=\"%g\" x2=\"%.1f\" y2=\"%g\" "
-                            "stroke=\"%s\"/>\n",
-                            xmin, cy, xmax, cy, colour);
-      for (double x : {xmin, xmax}) {
-        absl::StrAppendFormat(&svg,
-                              "<line class=\"whisker-end\" x1=\"%.1f\" y1=\"%g\" x2=\"%.1f\" "
-                              "y2=\"%g\" stroke=\"%s\"/>\n",
-                              x, cy - 5, x, cy + 5, colour);
-      }
-      absl::StrAppendFormat(&svg,
-                            "<rect class=\"iqr\" x=\"%.1f\" y=\"%g\" width=\"%.1f\" height=\"16\" "
-                            "fill=\"%s\" fill-opacity=\"0.3\" stroke=\"%s\"/>\n",
-                            iqr_x, cy - 8, iqr_w, colour, colour);
-      absl::StrAppendFormat(&svg,
-                            "<rect class=\"median-ci\" x=\"%.1f\" y=\"%g\" width=\"%.1f\" "
-                            "height=\"6\" fill=\"%s\" fill-opacity=\"0.85\"/>\n",
-                            ci_x, cy - 3, ci_w, colour);
-      absl::StrAppendFormat(&svg,
-                            "<line class=\"median\" x1=\"%.1f\" y1=\"%g\" x2=\"%.1f\" y2=\"%g\" "
-                            "stroke=\"#222\" stroke-width=\"2\"/>\n",
-                            xmed, cy - 10, xmed, cy + 10);
-      absl::StrAppendFormat(
-          &svg, "<text class=\"row-stats\" x=\"%g\" y=\"%g\">n %d, median %s%s</text>\n",
-          axis.to + 10, cy + 4, s.n(), Duration(s.median_s()), answer_note);
-    } else if (row.kind == BoxRow::kMedianOnly) {
-      const double x = axis.At(row.median);
-      absl::StrAppendFormat(
-          &svg,
-          "<title>%s: median %s (no sample kept)</title>\n<path class=\"median-mark\" d=\"M%.1f "
-          "%g l6 6 l-6 6 l-6 -6 z\" fill=\"%s\"/>\n<text class=\"row-stats\" x=\"%g\" y=\"%g\">"
-          "median %s, no sample%s</text>\n",
-          label, Duration(row.median), x, cy - 6, colour, axis.to + 10, cy + 4,
-          Duration(row.median), answer_note);
-    } else {
-      absl::StrAppendFormat(&svg,
-                            "<title>%s: %s</title>\n<text class=\"reason\" x=\"%g\" y=\"%g\" "
-                            "fill=\"#888\" font-style=\"italic\">%s</text>\n",
-                            label, HtmlEscape(row.reason), kLabels, cy + 4,
-                            HtmlEscape(Shorten(row.reason)));
-    }
-    absl::StrAppend(&svg, "</g>\n");
+    absl::StrAppend(&svg, RowSvg(rows[i], kTop + kRowHeight * static_cast<double>(i), axis));
   }
   absl::StrAppend(&svg, "</svg>\n");
   return svg;

@@ -62,7 +62,7 @@ search::TermSample SampleOf(const v1::MeasuredRun& r) {
   const double weight =
       search::SpreadWeight(r.measured_s(), r.sample().ci_low_s(), r.sample().ci_high_s());
   return {f.compute_s(), f.point_to_point_s(), f.collective_s(), f.reduction_s(),
-          f.overlap_s(), r.measured_s(),       f.messages(),      weight};
+          f.overlap_s(), r.measured_s(),       f.messages(),     weight};
 }
 
 // The time `scales` predict for a run: FitTermScales's model.

@@ -70,11 +70,11 @@ struct Refit {
 // Refits the term scales of the stored profile `profile` when at least `min_new_runs` of
 // its runs (verified, with features, of its current machine, timed as measured: paced runs
 // never count) are newer than its TermScales.last_run_id, over at least kRefitMinGroups
-// groups, each run's raw median weighted by its spread (search::SpreadWeight): leave-one-group-out, each
-// group predicted by a fit to the others, with the profile's scales and with the refit's;
-// the fit to all of them is stored (TermScales.automatic) when neither the held-out rho nor
-// the median error gets worse. last_run_id moves either way. nullopt when there were too
-// few runs. LoadProfile's, SaveProfile's and the database's errors.
+// groups, each run's raw median weighted by its spread (search::SpreadWeight): leave-one-group-out,
+// each group predicted by a fit to the others, with the profile's scales and with the refit's; the
+// fit to all of them is stored (TermScales.automatic) when neither the held-out rho nor the median
+// error gets worse. last_run_id moves either way. nullopt when there were too few runs.
+// LoadProfile's, SaveProfile's and the database's errors.
 absl::StatusOr<std::optional<Refit>> RefitFromRuns(storage::TuningDb& db,
                                                    const std::string& profile,
                                                    int min_new_runs = kRefitAfterRuns);

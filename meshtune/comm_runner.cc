@@ -83,8 +83,6 @@ std::vector<runtime::RunStats> RunSetHere(const std::string& set_bytes, MPI_Comm
   return out;
 }
 
-
-
 }  // namespace
 
 CommRunner::CommRunner(MPI_Comm comm, runtime::ExecOptions options, bool library)
@@ -102,8 +100,7 @@ search::CandidateRun CommRunner::RunLibrary(const search::LibraryInput& input) {
   return RunSideBySide({{nullptr, &input, nullptr}}, 0)[0];
 }
 
-std::optional<std::string> CommRunner::Unfit(const ir::Footprint& footprint,
-                                             int64_t ranks) const {
+std::optional<std::string> CommRunner::Unfit(const ir::Footprint& footprint, int64_t ranks) const {
   runtime::LaunchOptions placement;  // all ranks on this machine, unless they span nodes
   int size = 0;
   MPI_Comm_size(comm_, &size);
@@ -129,8 +126,8 @@ std::optional<runtime::WorkerJob> CommRunner::JobOf(const search::MeasureItem& i
     return runtime::WorkerJob{runtime::ProblemSpecOf(*in.problem), *in.program, options_};
   }
   if (item.library != nullptr) {
-    runtime::WorkerJob job{runtime::ProblemSpecOf(*item.library->problem), {}, options_,
-                           item.library->config};
+    runtime::WorkerJob job{
+        runtime::ProblemSpecOf(*item.library->problem), {}, options_, item.library->config};
     job.library_dtype_bytes = item.library->problem->dtype == ir::DType::kF64 ? 8 : 4;
     return job;
   }

@@ -370,8 +370,8 @@ std::vector<LaunchResult> LaunchRounds(const std::vector<RunSpec>& specs,
   set.rounds = rounds;
   for (const RunSpec& spec : specs) {
     if (spec.ranks != specs[0].ranks) {
-      return all_failed(absl::StrCat("jobs side by side need one rank count; got ",
-                                     specs[0].ranks, " and ", spec.ranks));
+      return all_failed(absl::StrCat("jobs side by side need one rank count; got ", specs[0].ranks,
+                                     " and ", spec.ranks));
     }
     WorkerJob work{spec.problem, spec.program, {}, spec.library, spec.library_dtype_bytes,
                    spec.later};

@@ -68,7 +68,7 @@ struct LaunchResult {
   // `batch` consecutive repetitions; in a run of several side by side, one a round.
   std::vector<double> samples;
   int batch = 1;
-  int statements = 1;  // RunResult.statements (a program's; 1 for one statement)
+  int statements = 1;                // RunResult.statements (a program's; 1 for one statement)
   std::optional<std::string> error;  // set whenever the run did not verify
 };
 

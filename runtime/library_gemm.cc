@@ -164,10 +164,10 @@ LibraryGemmRun Run(const ProblemSpec& problem, const GemmForm& f, const LibraryG
 
 LibraryGemmRun RunLibraryGemm(const ProblemSpec& problem, const GemmForm& form, int dtype_bytes,
                               const LibraryGemmConfig& config, int reps, int warmup, uint64_t seed,
-                              MPI_Comm comm, const LibraryKernel& kernel,
-                              RepetitionGate* gate) {
-  return dtype_bytes == 8 ? Run<double>(problem, form, config, reps, warmup, seed, comm, kernel, gate)
-                          : Run<float>(problem, form, config, reps, warmup, seed, comm, kernel, gate);
+                              MPI_Comm comm, const LibraryKernel& kernel, RepetitionGate* gate) {
+  return dtype_bytes == 8
+             ? Run<double>(problem, form, config, reps, warmup, seed, comm, kernel, gate)
+             : Run<float>(problem, form, config, reps, warmup, seed, comm, kernel, gate);
 }
 
 }  // namespace meshtune::runtime

@@ -41,7 +41,9 @@ struct RoundsOptions {
 // then timed ones while i < warmup + reps.
 inline Repetition NextRepetition(RepetitionGate* gate, int i, int warmup, int reps) {
   if (gate != nullptr) return gate->Next();
-  return i < warmup ? Repetition::kWarmup : i < warmup + reps ? Repetition::kTimed : Repetition::kStop;
+  return i < warmup          ? Repetition::kWarmup
+         : i < warmup + reps ? Repetition::kTimed
+                             : Repetition::kStop;
 }
 
 // The rule for the size of a sample (RunStats::batch): repetitions shorter than

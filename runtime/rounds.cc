@@ -38,43 +38,52 @@ class Baton {
   int holder_ = kScheduler;
 };
 
-// A job's gate in the rounds: runs the scheduler's command (count repetitions of a kind,
-// or stop), then hands the baton back and waits for the next.
+// A job's gate in the rounds: runs the scheduler's command (`warm` untimed repetitions,
+// then `timed` timed ones; none of either: stop), then hands the baton back and waits for
+// the next.
 class RoundGate : public RepetitionGate {
  public:
   RoundGate(int index, Baton* baton) : index_(index), baton_(baton) {}
 
   // Set by the scheduler before it passes the baton.
-  void Command(Repetition kind, int count) {
-    kind_ = kind;
-    count_ = count;
+  void Command(int warm, int timed) {
+    warm_ = warm;
+    timed_ = timed;
     times_.clear();
   }
-  // The times of the last command's repetitions.
+  // The times of the last command's timed repetitions, and of its last warm-up (0: none).
   const std::vector<double>& times() const { return times_; }
+  double last_warm() const { return last_warm_; }
 
   Repetition Next() override {
-    if (left_ == 0) {
-      if (started_) {
-        baton_->PassTo(kScheduler);
-        baton_->WaitFor(index_);
-      }
-      started_ = true;
-      if (kind_ == Repetition::kStop) return Repetition::kStop;
-      left_ = count_;
+    // The first call runs the command the job's thread started with; later ones hand the
+    // baton back once the command is done, and wait for the next.
+    if (warm_ == 0 && timed_ == 0 && started_) {
+      baton_->PassTo(kScheduler);
+      baton_->WaitFor(index_);
     }
-    --left_;
-    return kind_;
+    started_ = true;
+    if (warm_ == 0 && timed_ == 0) return Repetition::kStop;
+    current_ = warm_ > 0 ? Repetition::kWarmup : Repetition::kTimed;
+    --(warm_ > 0 ? warm_ : timed_);
+    return current_;
   }
-  void Timed(double seconds) override { times_.push_back(seconds); }
+  void Timed(double seconds) override {
+    if (current_ == Repetition::kTimed) {
+      times_.push_back(seconds);
+    } else {
+      last_warm_ = seconds;
+    }
+  }
 
  private:
   int index_;
   Baton* baton_;
   bool started_ = false;
-  Repetition kind_ = Repetition::kStop;
-  int count_ = 0, left_ = 0;
+  int warm_ = 0, timed_ = 0;
+  Repetition current_ = Repetition::kStop;
   std::vector<double> times_;
+  double last_warm_ = 0;
 };
 
 double Mean(const std::vector<double>& v) {
@@ -98,8 +107,13 @@ std::vector<RunStats> RunInTurn(const std::vector<WorkerJob>& jobs, const Rounds
 class Rounds {
  public:
   Rounds(const std::vector<WorkerJob>& jobs, const RoundsOptions& options, MPI_Comm comm)
-      : jobs_(jobs), options_(options), comm_(comm), stats_(jobs.size()), done_(jobs.size()),
-        samples_(jobs.size()), batch_(jobs.size(), 1) {
+      : jobs_(jobs),
+        options_(options),
+        comm_(comm),
+        stats_(jobs.size()),
+        done_(jobs.size()),
+        samples_(jobs.size()),
+        batch_(jobs.size(), 1) {
     for (size_t j = 0; j < jobs.size(); ++j) {
       gates_.push_back(std::make_unique<RoundGate>(static_cast<int>(j), &baton_));
     }
@@ -109,9 +123,10 @@ class Rounds {
     std::vector<std::thread> threads;
     for (size_t j = 0; j < jobs_.size(); ++j) threads.emplace_back([this, j] { JobThread(j); });
     const double start = MPI_Wtime();
+    // Warm-ups: at least two, so that the batch is sized on a warm repetition.
     for (size_t j = 0; j < jobs_.size(); ++j) {
-      Step(j, Repetition::kWarmup, std::max(1, jobs_[j].options.warmup));
-      if (!done_[j] && !gates_[j]->times().empty()) batch_[j] = BatchFor(gates_[j]->times().back());
+      Step(j, std::max(2, jobs_[j].options.warmup), 0);
+      if (!done_[j]) batch_[j] = BatchFor(gates_[j]->last_warm());
     }
     std::vector<size_t> order(jobs_.size());
     std::iota(order.begin(), order.end(), 0);
@@ -123,14 +138,16 @@ class Rounds {
           samples_[j].push_back(std::numeric_limits<double>::quiet_NaN());
           continue;
         }
-        Step(j, Repetition::kTimed, batch_[j]);
+        // One untimed repetition first: the candidate's data and code back in the caches
+        // the others' samples took, as a run alone has them.
+        Step(j, 1, batch_[j]);
         samples_[j].push_back(done_[j] ? std::numeric_limits<double>::quiet_NaN()
                                        : Mean(gates_[j]->times()));
       }
       if (Stop(round + 1, MPI_Wtime() - start)) break;
     }
     for (size_t j = 0; j < jobs_.size(); ++j) {
-      if (!done_[j]) Step(j, Repetition::kStop, 0);  // the job checks its output and ends
+      if (!done_[j]) Step(j, 0, 0);  // stop: the job checks its output and ends
     }
     for (std::thread& t : threads) t.join();
     for (size_t j = 0; j < jobs_.size(); ++j) stats_[j].batch = batch_[j];
@@ -148,9 +165,10 @@ class Rounds {
     baton_.PassTo(kScheduler);
   }
 
-  // Gives job j `count` repetitions of `kind` and waits until it hands the baton back.
-  void Step(size_t j, Repetition kind, int count) {
-    gates_[j]->Command(kind, count);
+  // Gives job j `warm` untimed and then `timed` timed repetitions (none of either: stop)
+  // and waits until it hands the baton back.
+  void Step(size_t j, int warm, int timed) {
+    gates_[j]->Command(warm, timed);
     baton_.PassTo(static_cast<int>(j));
     baton_.WaitFor(kScheduler);
   }

@@ -1,6 +1,7 @@
 // Candidates measured side by side: several jobs of the same rank count in one MPI job,
 // timed in rounds. Each job is set up once (shards filled, communicators made) and warmed
-// up; then every round runs one sample of each (a batch of repetitions of at least
+// up (at least twice); then every round runs one sample of each (an untimed repetition to
+// bring its data back into the caches, then a batch of repetitions of at least
 // kMinSampleS, runtime/repetitions.h) in a fresh random order, so that a slow second of a
 // shared machine lands on all of them rather than on one; rounds go on until the fastest
 // candidate is faster than the second beyond the noise (the 95% interval of their paired
@@ -30,7 +31,7 @@ bool LeaderSeparated(const std::vector<std::vector<double>>& samples);
 // Runs every job of `jobs` (each of JobRanks(job) == the size of `comm`, else that job's
 // stats carry the error) in rounds on every rank of `comm`; the same stats on every rank,
 // one per job, in order: each with its timed repetitions (seconds, batch of them a sample,
-// a sample a round), or its error. A job's warm-up count is at least 1. Collective.
+// a sample a round), or its error. A job's warm-up count is at least 2. Collective.
 std::vector<RunStats> RunJobsInRounds(const std::vector<WorkerJob>& jobs,
                                       const RoundsOptions& options, MPI_Comm comm);
 

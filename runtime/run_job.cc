@@ -14,9 +14,9 @@ namespace {
 // ScaLAPACK's GEMM as `job` says, on every rank of `comm`.
 RunStats LibraryStats(const WorkerJob& job, const ExecOptions& options, MPI_Comm comm) {
   RunStats stats;
-  const LibraryGemmRun run = RunLibraryGemm(
-      job.problem, *GemmFormOf(job.problem), job.library_dtype_bytes, *job.library, options.reps,
-      options.warmup, options.seed, comm, nullptr, options.gate);
+  const LibraryGemmRun run =
+      RunLibraryGemm(job.problem, *GemmFormOf(job.problem), job.library_dtype_bytes, *job.library,
+                     options.reps, options.warmup, options.seed, comm, nullptr, options.gate);
   stats.seconds = run.repetitions;
   stats.error = run.error;
   stats.verified = run.error.empty();

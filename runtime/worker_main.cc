@@ -53,8 +53,7 @@ int main(int argc, char** argv) {
     MPI_Finalize();
     return 0;
   }
-  absl::StatusOr<meshtune::runtime::WorkerJobSet> set =
-      meshtune::runtime::ReadWorkerJobs(job_file);
+  absl::StatusOr<meshtune::runtime::WorkerJobSet> set = meshtune::runtime::ReadWorkerJobs(job_file);
   if (!set.ok()) {
     result.error = std::string(set.status().message());
     Report(rank, result);

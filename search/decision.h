@@ -32,7 +32,7 @@ struct Contender {
 
 // How candidate a compares with b: their ratio a / b, separated when its interval excludes 1.
 struct Compared {
-  int a = -1, b = -1;  // indices into the contenders
+  int a = -1, b = -1;   // indices into the contenders
   bool paired = false;  // by per-round ratios (both measured side by side, same rounds)
   int rounds = 0;       // pairs (paired) or the smaller sample
   double ratio = 0, ratio_low = 0, ratio_high = 0;
@@ -45,9 +45,9 @@ struct Compared {
 Compared Compare(const std::vector<Contender>& c, int a, int b);
 
 struct Decision {
-  int answer = -1;          // the contender that is the answer; -1: none usable
-  int schedule = -1;        // the chosen schedule (rule 2, or 3 when it answers)
-  int library = -1;         // the fastest library configuration
+  int answer = -1;                 // the contender that is the answer; -1: none usable
+  int schedule = -1;               // the chosen schedule (rule 2, or 3 when it answers)
+  int library = -1;                // the fastest library configuration
   std::optional<Compared> leader;  // the fastest usable against the second fastest
   // "separated" (the fastest beats the second beyond the noise), "tie within noise", or ""
   // with fewer than two usable contenders.

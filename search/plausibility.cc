@@ -23,7 +23,8 @@ std::optional<double> PeakFlopsPerSecond(const CostParams& params, int64_t ranks
   const GemmTable& g = params.gemm;
   for (size_t i = 0; i < g.ms().size(); ++i) {
     for (size_t j = 0; j < g.ns().size(); ++j) {
-      for (size_t l = 0; l < g.ks().size(); ++l) per_core = std::max(per_core, g.Rate(g.ms()[i], g.ns()[j], g.ks()[l]));
+      for (size_t l = 0; l < g.ks().size(); ++l)
+        per_core = std::max(per_core, g.Rate(g.ms()[i], g.ns()[j], g.ks()[l]));
     }
   }
   if (per_core == 0 && params.gamma > 0 && params.ranks_per_node > 0) {
@@ -55,9 +56,10 @@ std::optional<std::string> ImplausibleTime(double fastest, double flops, int64_t
   const double compute = flops / (kPeakHeadroom * peak);
   const std::string why =
       compute >= *floor
-          ? absl::StrFormat("%.3g flop at the peak of %.3g GF/s of %d ranks on %d cores a node, "
-                            "with %.0f%% headroom",
-                            flops, peak / 1e9, ranks, params.cores, (kPeakHeadroom - 1) * 100)
+          ? absl::StrFormat(
+                "%.3g flop at the peak of %.3g GF/s of %d ranks on %d cores a node, "
+                "with %.0f%% headroom",
+                flops, peak / 1e9, ranks, params.cores, (kPeakHeadroom - 1) * 100)
           : absl::StrFormat("%d bytes sent by the busiest rank at %.3g GB/s, with %.0fx headroom",
                             bytes_sent, 1e-9 / params.beta, kBandwidthHeadroom);
   return absl::StrFormat("implausible_time: measured %.4g s, below the floor of %.4g s (%s)",

@@ -1,9 +1,10 @@
 // What every runner shares (runner.h): a run's samples, one item alone, and the default
 // side-by-side measurement (one item after another).
+#include "search/runner.h"
+
 #include <utility>
 
 #include "base/median.h"
-#include "search/runner.h"
 
 namespace meshtune::search {
 

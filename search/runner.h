@@ -122,9 +122,9 @@ CandidateRun RunAlone(Runner& runner, const MeasureItem& item);
 
 struct MpiRunnerOptions {
   runtime::LaunchOptions launch;  // launcher, worker, hostfile; timeout_s comes per run
-  int reps = 3;    // samples of a run alone; rounds at least of runs side by side
-  int warmup = 1;  // warm-ups of each (side by side: at least 1)
-  int max_rounds = 30;  // rounds at most of runs side by side
+  int reps = 3;                   // samples of a run alone; rounds at least of runs side by side
+  int warmup = 1;                 // warm-ups of each (side by side: at least 1)
+  int max_rounds = 30;            // rounds at most of runs side by side
   uint64_t seed = 1;
 };
 

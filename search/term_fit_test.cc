@@ -159,7 +159,7 @@ TEST(TermFitTest, RefusesWhatCannotBeFitted) {
 // weighted fit follows the tight ones, the unweighted one lands between.
 TEST(TermFitTest, WeightsFollowTheSpread) {
   EXPECT_DOUBLE_EQ(SpreadWeight(1.0, 0.9, 1.1), 1 / (0.1 * 0.1));
-  EXPECT_DOUBLE_EQ(SpreadWeight(1.0, 0.999, 1.001), 1e4);   // at least 1%
+  EXPECT_DOUBLE_EQ(SpreadWeight(1.0, 0.999, 1.001), 1e4);     // at least 1%
   EXPECT_DOUBLE_EQ(SpreadWeight(1.0, 1.0, 1.0), 1 / 0.0025);  // unknown: 5%
   std::vector<TermSample> samples;
   const double compute[] = {1, 2, 3, 1.5, 2.5, 0.5}, transfers[] = {2, 0.5, 1, 1, 3, 2};
@@ -167,8 +167,8 @@ TEST(TermFitTest, WeightsFollowTheSpread) {
     TermSample s;
     s.compute = compute[i];
     s.point_to_point = transfers[i];
-    s.measured = i < 3 ? 1.2 * s.compute + 0.8 * s.point_to_point
-                       : 2 * (s.compute + s.point_to_point);
+    s.measured =
+        i < 3 ? 1.2 * s.compute + 0.8 * s.point_to_point : 2 * (s.compute + s.point_to_point);
     s.weight = i < 3 ? 1e4 : 1;
     samples.push_back(s);
   }
@@ -182,7 +182,8 @@ TEST(TermFitTest, WeightsFollowTheSpread) {
   EXPECT_GT(std::fabs(equal->compute - 1.2) + std::fabs(equal->point_to_point - 0.8), 0.2)
       << equal->compute << " " << equal->point_to_point;
   samples[2].weight = 0;
-  EXPECT_EQ(FitTermScales(samples).status().message(), "sample 3 has weight 0; it must be positive");
+  EXPECT_EQ(FitTermScales(samples).status().message(),
+            "sample 3 has weight 0; it must be positive");
 }
 
 }  // namespace

@@ -258,8 +258,8 @@ void GuardPhysics(TuneRun& run, Explorer& explorer, Runner& runner, Checker& che
     Guard(
         run, m.run, m.mesh.Ranks(),
         [&] {
-          return Measure(run, explorer, runner, checker, m.candidate,
-                         o.budget_s - Since(run.start), result)
+          return Measure(run, explorer, runner, checker, m.candidate, o.budget_s - Since(run.start),
+                         result)
               .run;
         },
         &m.implausible);
@@ -291,14 +291,14 @@ absl::Status ChooseWinner(TuneRun& run, Explorer& explorer, Checker& checker,
   std::vector<Contender> contenders;
   for (size_t i = 0; i < result->measurements.size(); ++i) {
     const MeasuredCandidate& m = result->measurements[i];
-    contenders.push_back({absl::StrCat(m.mesh.ToString(), " #", i + 1), false,
-                          static_cast<int>(i), &m.run, m.implausible.has_value()});
+    contenders.push_back({absl::StrCat(m.mesh.ToString(), " #", i + 1), false, static_cast<int>(i),
+                          &m.run, m.implausible.has_value()});
   }
   for (const LibraryMeasurement& l : result->library) {
-    contenders.push_back({absl::StrCat(run.options.problem.dtype == ir::DType::kF64 ? "PDGEMM "
-                                                                                      : "PSGEMM ",
-                                       runtime::ConfigText(l.config)),
-                          true, 0, &l.run, l.implausible.has_value()});
+    contenders.push_back(
+        {absl::StrCat(run.options.problem.dtype == ir::DType::kF64 ? "PDGEMM " : "PSGEMM ",
+                      runtime::ConfigText(l.config)),
+         true, 0, &l.run, l.implausible.has_value()});
   }
   const Decision d = Decide(contenders);
   MeasuredChoice& choice = result->choice;
@@ -309,8 +309,7 @@ absl::Status ChooseWinner(TuneRun& run, Explorer& explorer, Checker& checker,
   if (d.answer >= 0 && contenders[d.answer].library) {
     choice.library_answer = d.answer - static_cast<int>(result->measurements.size());
   }
-  const MeasuredCandidate* fastest =
-      d.schedule >= 0 ? &result->measurements[d.schedule] : nullptr;
+  const MeasuredCandidate* fastest = d.schedule >= 0 ? &result->measurements[d.schedule] : nullptr;
   if (fastest != nullptr) {
     result->best = fastest->candidate;
     result->mesh = fastest->mesh;

@@ -288,6 +288,16 @@ TEST_F(CalibrateCliTest, FromRunsFitsTheTermScalesOfAProfile) {
                        "(meshtune fidelity --json): "),
             std::string::npos)
       << r.err;
+  {
+    std::ofstream f(dir_ + "/paced.json");
+    f << "{\"problem\": \"C[m,n] += A[m,k] * B[k,n]\", \"pace_s\": 0.002}\n";
+  }
+  r = Calibrate("--name fit --from-runs " + dir_ + "/paced.json");
+  EXPECT_EQ(r.status, 2);
+  EXPECT_EQ(r.err, "meshtune: " + dir_ +
+                       "/paced.json line 1 holds times read at the machine's pace (a fidelity "
+                       "run of an earlier meshtune), not measurements; run meshtune fidelity "
+                       "again\n");
   r = Calibrate("--name fit --from-runs " + dir_ + "/missing.json");
   EXPECT_EQ(r.status, 2);
   EXPECT_NE(r.err.find("meshtune: cannot read --from-runs file '"), std::string::npos) << r.err;

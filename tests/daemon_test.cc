@@ -336,10 +336,14 @@ TEST_F(DaemonTest, AMeasuredTuneRunsUnderMpiAndLookupPrefersTheVerifiedRecord) {
   EXPECT_TRUE(call.result->record().verified());
   EXPECT_TRUE(call.result->record().has_measured_s());
   EXPECT_TRUE(call.result->stored());
+  // The schedule and the library's configurations, measured side by side.
+  const int side_by_side = call.result->measurements_size() + call.result->library_size();
   bool measuring = false;
   for (const v1::TuneProgress& p : call.progress)
-    measuring |= p.stage() == "measure" && p.to_measure() == 1;
+    measuring |= p.stage() == "measure" && p.to_measure() == side_by_side;
   EXPECT_TRUE(measuring);
+  EXPECT_EQ(call.result->record().timing(), "measured");
+  EXPECT_EQ(call.result->record().sample().n(), call.result->measurements(0).sample().n());
 
   // A model-only tune of the same workload adds an unverified record; Lookup keeps the verified
   // one.

@@ -86,7 +86,8 @@ TEST(LibraryAnswerTest, ATuneTheLibraryWinsIsServedByRunCodegenAndPlans) {
             "under MPI only\n");
   CliRun neither = Meshtune(std::string("run ") + kGemm + " --extents m=2,n=2,k=2 " + db);
   EXPECT_EQ(neither.status, 2);
-  EXPECT_EQ(neither.err, "meshtune: give exactly one of --trace FILE, --record ID and --library PxQ,NB\n");
+  EXPECT_EQ(neither.err,
+            "meshtune: give exactly one of --trace FILE, --record ID and --library PxQ,NB\n");
 
   CliRun kernel = Meshtune("codegen --record " + id + " " + db);
   EXPECT_EQ(kernel.status, 0) << kernel.err;

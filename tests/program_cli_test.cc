@@ -96,7 +96,8 @@ TEST(ProgramCliTest, AttentionAndTtmChainVerifyUnderMpiOn4And6Ranks) {
       const meshtune::v1::RunResult run = RunProgram(p.expr, p.extents, mesh, path);
       EXPECT_TRUE(run.verified()) << run.error();
       EXPECT_EQ(run.checked(), "measured");
-      EXPECT_EQ(run.seconds_size(), 2);
+      EXPECT_EQ(run.sample().n(), 2);  // two samples, of a batch of repetitions each
+      EXPECT_EQ(run.seconds_size(), 2 * run.sample().batch());
       // What the model says moves between the statements, the run sends.
       bool moves = false;
       for (const auto& m : best.moves()) moves = moves || !m.in_place();

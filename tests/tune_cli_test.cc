@@ -68,8 +68,69 @@ TEST_F(TuneCliTest, MeasuredTuneOnFourRanksVerifiesItsWinner) {
   }
   EXPECT_EQ(configs, (std::vector<std::string>{"PSGEMM 2x2 NB 64", "PSGEMM 2x2 NB 256",
                                                "PSGEMM 1x4 NB 64", "PSGEMM 1x4 NB 256"}));
+  // Measured side by side: every candidate has a sample of the same rounds.
+  for (const meshtune::v1::MeasuredCandidate& m : result.measurements()) {
+    EXPECT_EQ(m.sample().n(), result.library(0).sample().n()) << r.out;
+    EXPECT_EQ(m.measured_s(), m.sample().median_s());
+    EXPECT_LE(m.sample().ci_low_s(), m.measured_s());
+    EXPECT_GE(m.sample().ci_high_s(), m.measured_s());
+  }
+  EXPECT_TRUE(result.decision() == "separated" || result.decision() == "tie within noise") << r.out;
+  EXPECT_EQ(result.comparison().separated(), result.decision() == "separated");
   ASSERT_TRUE(result.has_vs_library()) << r.out;
-  EXPECT_DOUBLE_EQ(result.vs_library(), best.measured_s() / fastest);
+  if (best.has_library()) {
+    EXPECT_EQ(result.vs_library(), 1);  // the answer is the library
+  } else {
+    // The chosen schedule against the fastest configuration, faster beyond the noise.
+    ASSERT_TRUE(result.has_vs_library_ci_high()) << r.out;
+    EXPECT_LT(result.vs_library_ci_high(), 1) << r.out;
+    EXPECT_LE(result.vs_library_ci_low(), result.vs_library());
+  }
+  EXPECT_EQ(best.timing(), "measured");
+  EXPECT_EQ(best.measured_s(), best.sample().median_s());
+}
+
+// Physics as a guard: a profile that says the machine computes at 2 MF/s makes every real
+// run of 64^3 (0.52 MFLOP) faster than the floor of 0.21 s: each is measured again, then
+// refused as implausible_time, and nothing measured is returned or stored.
+TEST_F(TuneCliTest, ARunFasterThanTheMachineCanComputeIsRefused) {
+  const std::string dir = std::string(std::getenv("MESHTUNE_HOME")) + "/profiles";
+  ASSERT_EQ(std::system(("mkdir -p " + dir).c_str()), 0);
+  {
+    std::ofstream f(dir + "/slow.json");
+    f << R"({"name": "slow", "ranks": 2, "alphaS": 2e-6, "betaSPerByte": 1e-9, "alphaCollS": 2e-6,
+             "betaCollSPerByte": 1e-9, "gammaSPerFlop": 1e-6, "dtype": "f32", "cores": 2,
+             "ranksPerNode": 2})";
+  }
+  const CliRun r = Meshtune(kMatmul +
+                            "--extents m=64,n=64,k=64 --mesh x=2 --top-k 2 --profile slow "
+                            "--max-evaluations 50 --no-db --json");
+  // Nothing measured stands: exit 1, the model's best (as when no candidate verifies).
+  ASSERT_EQ(r.status, 1) << r.err << r.out;
+  EXPECT_EQ(r.err,
+            "meshtune: no measured candidate verified; the result is the model's best (see "
+            "measurements)\n");
+  meshtune::v1::TuneResult result;
+  ASSERT_TRUE(ParsesAs(r.out, &result));
+  ASSERT_GT(result.measurements_size(), 0);
+  for (const meshtune::v1::MeasuredCandidate& m : result.measurements()) {
+    EXPECT_TRUE(absl::StartsWith(m.implausible(), "implausible_time: measured ")) << r.out;
+    EXPECT_TRUE(Has(m.implausible(),
+                    " s, below the floor of 0.2097 s (5.24e+05 flop at the "
+                    "peak of 0.002 GF/s of 2 ranks on 2 cores a node, with "
+                    "25% headroom)"))
+        << m.implausible();
+    EXPECT_FALSE(m.verified());
+    EXPECT_FALSE(m.has_measured_s());
+  }
+  for (const meshtune::v1::LibraryRun& l : result.library()) {
+    EXPECT_TRUE(absl::StartsWith(l.implausible(), "implausible_time: ")) << r.out;
+    EXPECT_FALSE(l.has_measured_s());
+  }
+  // The answer is the model's best, checked in the simulator: never a refused time.
+  EXPECT_FALSE(result.record().has_measured_s()) << r.out;
+  EXPECT_FALSE(result.record().has_library());
+  EXPECT_EQ(result.record().checked(), "simulated");
 }
 
 // `tune --json` is one line of protobuf's JSON mapping of meshtune.v1.TuneResult (parsed

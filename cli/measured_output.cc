@@ -1,0 +1,33 @@
+#include "cli/measured_output.h"
+
+#include "absl/strings/str_format.h"
+
+namespace meshtune::cli {
+
+std::string SampleText(const v1::TimeSample& s) {
+  if (s.n() == 0) return "";
+  // At least 95% from 6 samples (TimeSample.ci_level); fewer give less, rounded down.
+  const int level = s.ci_level() >= 0.95 ? 95 : static_cast<int>(100 * s.ci_level());
+  return absl::StrFormat("median of %d sample%s, %d%% CI %.4g-%.4g s", s.n(), s.n() == 1 ? "" : "s",
+                         level, s.ci_low_s(), s.ci_high_s());
+}
+
+std::string Timed(double median_s, const v1::TimeSample& s) {
+  if (s.n() == 0) return absl::StrFormat("%.4g s", median_s);
+  return absl::StrFormat("%.4g s (%s)", median_s, SampleText(s));
+}
+
+std::string DecisionText(const v1::TuneResult& r) {
+  if (r.decision().empty()) return "";
+  const v1::Comparison& c = r.comparison();
+  return absl::StrFormat(
+      "decision   %s: %s %s against %s %s: %.3gx (95%% interval %.3g-%.3g, %d rounds)%s\n",
+      r.decision(), c.leader(), Timed(c.leader_sample().median_s(), c.leader_sample()),
+      c.runner_up(), Timed(c.runner_up_sample().median_s(), c.runner_up_sample()), c.ratio(),
+      c.ratio_ci_low(), c.ratio_ci_high(), c.rounds(),
+      c.separated() ? ""
+                    : "; the rule picks: the library unless a schedule is faster beyond the "
+                      "noise, else the model's first of the schedules tied with the fastest");
+}
+
+}  // namespace meshtune::cli
