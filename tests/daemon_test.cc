@@ -354,6 +354,12 @@ TEST_F(DaemonTest, AMeasuredTuneRunsUnderMpiAndLookupPrefersTheVerifiedRecord) {
   ASSERT_TRUE(Lookup(*stub, LookupRequest(kMatmul, "m=32,n=32,k=64", 2), &found).ok());
   EXPECT_EQ(found.record().id(), call.result->record().id());
   EXPECT_TRUE(found.record().verified());
+  // Lookup's record carries the sample it was measured with: n, median, interval.
+  EXPECT_EQ(found.record().timing(), "measured");
+  EXPECT_EQ(found.record().sample().n(), call.result->record().sample().n());
+  EXPECT_EQ(found.record().sample().median_s(), found.record().measured_s());
+  EXPECT_LE(found.record().sample().ci_low_s(), found.record().measured_s());
+  EXPECT_GE(found.record().sample().ci_high_s(), found.record().measured_s());
 }
 
 TEST_F(DaemonTest, LookupOfAnUntunedProblemIsNotFound) {
