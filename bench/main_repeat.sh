@@ -3,13 +3,16 @@
 # model's top 3 and ScaLAPACK's PSGEMM measured side by side) RUNS times in a row, each
 # answer with its decision ("separated" or "tie within noise") and vs_library with its
 # interval; then the truth measured alone: the chosen schedule of the last run and the
-# fastest PSGEMM configuration, each by `meshtune run --reps 12`, and their ratio, which
-# every run's vs_library interval should hold.
+# fastest PSGEMM configuration, each by `meshtune run --reps 4` in its own job, the two
+# alternating PAIRS times (so that a slow spell of the machine falls on both), and the
+# median of the pairs' ratios with its 95% interval, which every run's vs_library should
+# match.
 #
 #   bash bench/main_repeat.sh          # RUNS=5
 set -euo pipefail
 cd "$(dirname "$0")/.."
 runs="${RUNS:-5}"
+pairs="${PAIRS:-8}"
 bash tools/deps.sh
 bazel build -c opt //cli:meshtune //runtime:meshtune_worker //runtime:meshtune_calibrate >/dev/null
 meshtune="$PWD/bazel-out/k8-opt/bin/cli/meshtune"  # not bazel-bin: the last build's mode
@@ -28,8 +31,10 @@ import json, sys
 t = json.load(open(sys.argv[1]))
 rec = t["record"]
 lib = rec.get("library")
+place = [i + 1 for i, m in enumerate(t["measurements"])
+         if m["trace"]["text"] == rec["trace"]["text"] and m["mesh"] == rec["mesh"]]
 answer = ("PSGEMM %dx%d NB %d" % (lib["prow"], lib["pcol"], lib["nb"]) if lib
-          else "schedule on %s" % rec["mesh"])
+          else "%s #%s" % (rec["mesh"], place[0] if place else "?"))
 c = t.get("comparison", {})
 cmp = "%s vs %s: %.3f (%.3f-%.3f, %d rounds)" % (
     c.get("leader", "-"), c.get("runner_up", "-"), c.get("ratio", 0), c.get("ratio_ci_low", 0),
@@ -54,18 +59,30 @@ libs = [l for l in t.get("library", []) if "measured_s" in l]
 best = min(libs, key=lambda l: l["measured_s"])
 open(sys.argv[2] + "/library", "w").write("%dx%d,%d" % (best["prow"], best["pcol"], best["nb"]))
 PY
-"$meshtune" run --expr "$expr" --extents "$extents" --mesh "$(cat "$work/mesh")" \
-  --trace "$work/trace" --reps 12 --json >"$work/schedule.json"
-"$meshtune" run --expr "$expr" --extents "$extents" --library "$(cat "$work/library")" \
-  --reps 12 --json >"$work/library.json"
-python3 - "$work/schedule.json" "$work/library.json" "$(cat "$work/mesh")" \
-  "$(cat "$work/library")" <<'PY'
-import json, sys
-s, l = json.load(open(sys.argv[1])), json.load(open(sys.argv[2]))
-def show(r):
-    x = r["sample"]
-    return "%.4g s (95%% CI %.4g-%.4g, n %d)" % (r["median_s"], x["ci_low_s"], x["ci_high_s"], x["n"])
+for ((p = 1; p <= pairs; p++)); do
+  "$meshtune" run --expr "$expr" --extents "$extents" --mesh "$(cat "$work/mesh")" \
+    --trace "$work/trace" --reps 4 --json >"$work/schedule-$p.json"
+  "$meshtune" run --expr "$expr" --extents "$extents" --library "$(cat "$work/library")" \
+    --reps 4 --json >"$work/library-$p.json"
+done
+python3 - "$work" "$pairs" "$(cat "$work/mesh")" "$(cat "$work/library")" <<'PY'
+import json, math, sys
+work, pairs = sys.argv[1], int(sys.argv[2])
+s = [json.load(open("%s/schedule-%d.json" % (work, p)))["median_s"] for p in range(1, pairs + 1)]
+l = [json.load(open("%s/library-%d.json" % (work, p)))["median_s"] for p in range(1, pairs + 1)]
+r = sorted(a / b for a, b in zip(s, l))
+n = len(r)
+# The median's 95% interval from order statistics (as base/sample_stats.h).
+def cdf(k):
+    return sum(math.comb(n, i) for i in range(k + 1)) / 2.0 ** n
+j = 1
+while j + 1 <= (n + 1) // 2 and cdf(j) <= 0.025:
+    j += 1
+med = r[n // 2] if n % 2 else (r[n // 2 - 1] + r[n // 2]) / 2
 print()
-print("alone: the chosen schedule on %s %s; PSGEMM %s %s; ratio %.3f" % (
-    sys.argv[3], show(s), sys.argv[4], show(l), s["median_s"] / l["median_s"]))
+print("alone, alternating %d pairs: the chosen schedule on %s median %.4g s (%.4g-%.4g), "
+      "PSGEMM %s median %.4g s (%.4g-%.4g); their ratio %.3f (95%% interval %.3f-%.3f, "
+      "coverage %.2f)" % (n, sys.argv[3], sorted(s)[n // 2], min(s), max(s), sys.argv[4],
+                         sorted(l)[n // 2], min(l), max(l), med, r[j - 1], r[n - j],
+                         1 - 2 * cdf(j - 1)))
 PY

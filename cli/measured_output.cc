@@ -26,8 +26,8 @@ std::string DecisionText(const v1::TuneResult& r) {
       c.runner_up(), Timed(c.runner_up_sample().median_s(), c.runner_up_sample()), c.ratio(),
       c.ratio_ci_low(), c.ratio_ci_high(), c.rounds(),
       c.separated() ? ""
-                    : "; the rule picks: the library unless a schedule is faster beyond the "
-                      "noise, else the model's first of the schedules tied with the fastest");
+                    : "; the rule picks: the lower median, and the library unless a schedule "
+                      "is faster than it beyond the noise");
 }
 
 }  // namespace meshtune::cli

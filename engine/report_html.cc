@@ -211,9 +211,8 @@ std::string DecisionSentence(const v1::TuneSummary& s) {
                         " beyond the noise: ", numbers, ".");
   }
   return absl::StrCat("tie within noise: ", c.leader(), " against ", c.runner_up(), ", ", numbers,
-                      "; the interval holds 1, so the rule chose: the library unless a schedule "
-                      "is faster than it beyond the noise, else, of the schedules tied with the "
-                      "fastest, the one the model ranks first.");
+                      "; the interval holds 1, so the rule chose: the lower median, and the "
+                      "library unless a schedule is faster than it beyond the noise.");
 }
 
 // Every measured candidate and library configuration side by side: their samples as boxes

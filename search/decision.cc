@@ -52,24 +52,15 @@ Decision Decide(const std::vector<Contender>& c) {
     d.leader = Compare(c, usable[0], usable[1]);
     d.verdict = d.leader->separated ? "separated" : "tie within noise";
   }
-  int fastest_schedule = -1;
   for (int i : usable) {
     if (c[i].library && d.library < 0) d.library = i;
-    if (!c[i].library && fastest_schedule < 0) fastest_schedule = i;
+    if (!c[i].library && d.schedule < 0) d.schedule = i;
   }
-  // Faster than the fastest library beyond the noise (or no library measured).
-  const auto beats_library = [&](int s) {
-    if (d.library < 0) return true;
-    const Compared v = Compare(c, s, d.library);
-    return v.separated && v.ratio_high < 1;
-  };
-  const bool schedule_answers = fastest_schedule >= 0 && beats_library(fastest_schedule);
-  // Rule 2 (and 3): the model's first among the schedules tied with the fastest.
-  for (int i : usable) {
-    if (c[i].library) continue;
-    if (i != fastest_schedule && Compare(c, fastest_schedule, i).separated) continue;
-    if (schedule_answers && !beats_library(i)) continue;
-    if (d.schedule < 0 || c[i].model_order < c[d.schedule].model_order) d.schedule = i;
+  // Rule 3: faster than the fastest library beyond the noise (or no library measured).
+  bool schedule_answers = d.schedule >= 0;
+  if (schedule_answers && d.library >= 0) {
+    const Compared v = Compare(c, d.schedule, d.library);
+    schedule_answers = v.separated && v.ratio_high < 1;
   }
   d.answer = schedule_answers ? d.schedule : d.library;
   if (d.library >= 0 && d.schedule >= 0) d.vs_library = Compare(c, d.schedule, d.library);

@@ -2,12 +2,11 @@
 // side, two candidates compare by their paired per-round ratios (base::ComparePaired);
 // measured apart, by their medians' intervals. The rule, in order:
 //   1. Only runs that verified and were not refused as implausible count.
-//   2. Among the schedules, the fastest (lowest median) and every schedule not separated
-//      from it tie; of those, the one the model ranks first is the schedule chosen (a stable
-//      answer when the differences are noise).
-//   3. The library is the answer unless the fastest schedule is faster than the fastest
-//      library configuration beyond the noise; then the answer is the chosen schedule among
-//      those that are.
+//   2. The schedule chosen is the fastest (lowest median) — when it is not faster than the
+//      second beyond the noise the verdict says "tie within noise", and the median still
+//      picks: a small true difference then points the same way in most tunes.
+//   3. The library is the answer unless the chosen schedule is faster than the fastest
+//      library configuration beyond the noise.
 // Stateless; thread-safe.
 #ifndef MESHTUNE_SEARCH_DECISION_H_
 #define MESHTUNE_SEARCH_DECISION_H_
@@ -25,7 +24,6 @@ namespace meshtune::search {
 struct Contender {
   std::string label;  // for messages: "x=2,y=2 #1" or "PSGEMM 2x2 NB 64"
   bool library = false;
-  int model_order = 0;  // its place in the model's ranking (schedules; lower is better)
   const CandidateRun* run = nullptr;
   bool implausible = false;  // refused by the physics guard (search/plausibility.h)
 };
@@ -46,7 +44,7 @@ Compared Compare(const std::vector<Contender>& c, int a, int b);
 
 struct Decision {
   int answer = -1;                 // the contender that is the answer; -1: none usable
-  int schedule = -1;               // the chosen schedule (rule 2, or 3 when it answers)
+  int schedule = -1;               // the chosen schedule (rule 2)
   int library = -1;                // the fastest library configuration
   std::optional<Compared> leader;  // the fastest usable against the second fastest
   // "separated" (the fastest beats the second beyond the noise), "tie within noise", or ""

@@ -361,7 +361,7 @@ std::string CheckProgram(const ProgramTuneOptions& options, Checker& checker,
 absl::Status ChooseProgram(const ProgramTuneOptions& options, ProgramSearch& search,
                            Checker& checker, ProgramTuneResult* result) {
   // Physics (search/plausibility.h) and noise (search/decision.h) as for one statement:
-  // among programs tied within noise with the fastest, the model's first.
+  // the fastest program, a tie within noise said so.
   double flops = 0;
   for (const ir::Problem& p : options.program.statements) flops += ProblemFlops(p);
   std::vector<Contender> contenders;
@@ -373,7 +373,7 @@ absl::Status ChooseProgram(const ProgramTuneOptions& options, ProgramSearch& sea
       m.implausible =
           ImplausibleTime(fastest, flops, m.run.bytes_sent_max, options.search.params, ranks);
     }
-    contenders.push_back({m.label, false, static_cast<int>(i), &m.run, m.implausible.has_value()});
+    contenders.push_back({m.label, false, &m.run, m.implausible.has_value()});
   }
   const Decision d = Decide(contenders);
   result->verdict = d.verdict;

@@ -291,14 +291,14 @@ absl::Status ChooseWinner(TuneRun& run, Explorer& explorer, Checker& checker,
   std::vector<Contender> contenders;
   for (size_t i = 0; i < result->measurements.size(); ++i) {
     const MeasuredCandidate& m = result->measurements[i];
-    contenders.push_back({absl::StrCat(m.mesh.ToString(), " #", i + 1), false, static_cast<int>(i),
-                          &m.run, m.implausible.has_value()});
+    contenders.push_back(
+        {absl::StrCat(m.mesh.ToString(), " #", i + 1), false, &m.run, m.implausible.has_value()});
   }
   for (const LibraryMeasurement& l : result->library) {
     contenders.push_back(
         {absl::StrCat(run.options.problem.dtype == ir::DType::kF64 ? "PDGEMM " : "PSGEMM ",
                       runtime::ConfigText(l.config)),
-         true, 0, &l.run, l.implausible.has_value()});
+         true, &l.run, l.implausible.has_value()});
   }
   const Decision d = Decide(contenders);
   MeasuredChoice& choice = result->choice;

@@ -12,8 +12,8 @@
 //        │   each family's best near the top, then the model's order); a run below the
 //        │   machine's floor measured again, then refused (search/plausibility.h)
 //        ▼
-//   winner: by search/decision.h (the library unless a schedule beats it beyond the noise;
-//   among schedules tied within noise, the model's first); with no runner or no verified run, the
+//   winner: by search/decision.h (the fastest schedule, a tie within noise said so; the
+//   library unless that schedule beats it beyond the noise); with no runner or no verified run, the
 //   model's best that the Checker verifies in the mesh simulator (measured_s empty,
 //   verified false, checked "simulated" or "simulated-scaled"); a candidate the checker
 //   refuses is counted and never returned
