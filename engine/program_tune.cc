@@ -147,16 +147,9 @@ absl::StatusOr<v1::TuneResult> RunProgramTune(const v1::TuneRequest& request,
   out.set_seconds(r->seconds);
   out.set_decision(r->verdict);
   if (r->leader) {
-    v1::Comparison* c = out.mutable_comparison();
-    c->set_leader(r->measurements[r->leader->a].label);
-    c->set_runner_up(r->measurements[r->leader->b].label);
-    c->set_rounds(r->leader->rounds);
-    c->set_ratio(r->leader->ratio);
-    c->set_ratio_ci_low(r->leader->ratio_low);
-    c->set_ratio_ci_high(r->leader->ratio_high);
-    c->set_separated(r->leader->separated);
-    *c->mutable_leader_sample() = SampleMessage(r->measurements[r->leader->a].run);
-    *c->mutable_runner_up_sample() = SampleMessage(r->measurements[r->leader->b].run);
+    const search::MeasuredProgram& a = r->measurements[r->leader->a];
+    const search::MeasuredProgram& b = r->measurements[r->leader->b];
+    *out.mutable_comparison() = ComparisonMessage(*r->leader, a.label, a.run, b.label, b.run);
   }
   for (const std::string& refused : r->refused) out.add_refused(refused);
   if (!warning.empty()) out.add_warnings(warning);

@@ -65,24 +65,33 @@ v1::TuneProgress ProgressMessage(const search::SearchProgress& p) {
   return out;
 }
 
-// The comparison `c` (indices into choice.labels: r's measurements, then its library runs)
-// as a message.
-v1::Comparison ComparisonMessage(const search::Compared& c, const search::SearchResult& r) {
-  const auto run = [&r](int i) -> const search::CandidateRun& {
-    const int measured = static_cast<int>(r.measurements.size());
-    return i < measured ? r.measurements[i].run : r.library[i - measured].run;
-  };
+v1::Comparison ComparisonMessage(const search::Compared& c, const std::string& leader,
+                                 const search::CandidateRun& leader_run,
+                                 const std::string& runner_up,
+                                 const search::CandidateRun& runner_up_run) {
   v1::Comparison out;
-  out.set_leader(r.choice.labels[c.a]);
-  out.set_runner_up(r.choice.labels[c.b]);
-  *out.mutable_leader_sample() = SampleMessage(run(c.a));
-  *out.mutable_runner_up_sample() = SampleMessage(run(c.b));
+  out.set_leader(leader);
+  out.set_runner_up(runner_up);
+  *out.mutable_leader_sample() = SampleMessage(leader_run);
+  *out.mutable_runner_up_sample() = SampleMessage(runner_up_run);
   out.set_rounds(c.rounds);
   out.set_ratio(c.ratio);
   out.set_ratio_ci_low(c.ratio_low);
   out.set_ratio_ci_high(c.ratio_high);
   out.set_separated(c.separated);
   return out;
+}
+
+namespace {
+
+// The comparison `c` (indices into choice.labels: r's measurements, then its library runs)
+// as a message.
+v1::Comparison TuneComparison(const search::Compared& c, const search::SearchResult& r) {
+  const auto run = [&r](int i) -> const search::CandidateRun& {
+    const int measured = static_cast<int>(r.measurements.size());
+    return i < measured ? r.measurements[i].run : r.library[i - measured].run;
+  };
+  return ComparisonMessage(c, r.choice.labels[c.a], run(c.a), r.choice.labels[c.b], run(c.b));
 }
 
 // The library's measurements of `r` into `out`; when the tuner chose the library
@@ -103,7 +112,7 @@ void SetLibrary(const search::SearchResult& r, const std::string& name, v1::Tune
     if (!m.run.samples.empty()) *l->mutable_sample() = SampleMessage(m.run);
   }
   const search::MeasuredChoice& choice = r.choice;
-  if (choice.leader) *out->mutable_comparison() = ComparisonMessage(*choice.leader, r);
+  if (choice.leader) *out->mutable_comparison() = TuneComparison(*choice.leader, r);
   out->set_decision(choice.verdict);
   if (choice.vs_library) {
     out->set_vs_library(choice.library_answer >= 0 ? 1.0 : choice.vs_library->ratio);
@@ -137,6 +146,8 @@ void SetLibrary(const search::SearchResult& r, const std::string& name, v1::Tune
       name, answer.prow(), answer.pcol(), answer.nb(), answer.measured_s(), answer.sample().n(),
       answer.sample().ci_low_s(), answer.sample().ci_high_s(), against));
 }
+
+}  // namespace
 
 v1::TuneResult ResultMessage(const search::SearchResult& r, const v1::TuneRequest& request,
                              const storage::Workload& w) {

@@ -30,6 +30,13 @@ v1::TuneProgress ProgressMessage(const search::SearchProgress& progress);
 // `run`'s samples as the TimeSample message (runtime::TimeSampleOf).
 v1::TimeSample SampleMessage(const search::CandidateRun& run);
 
+// The comparison `c` of candidate `leader` (measured in `leader_run`) with `runner_up` as
+// the Comparison message: labels, both samples, rounds, the ratio and its interval.
+v1::Comparison ComparisonMessage(const search::Compared& c, const std::string& leader,
+                                 const search::CandidateRun& leader_run,
+                                 const std::string& runner_up,
+                                 const search::CandidateRun& runner_up_run);
+
 // The result message of a finished tune of `request`, whose workload is `w` (record.trace in
 // the tuned problem's names; the database fields of the record — id, fingerprint, version,
 // time — are left for the caller). When the tuner chose the library (no schedule faster
