@@ -85,7 +85,10 @@ struct MeasurementFlags {
   uint64_t seed = 1;
 
   // --reps (1 to 100000) and --warmup (0 to 100000).
-  void Add(CLI::App* cmd, const std::string& reps_help = "timed repetitions",
+  void Add(CLI::App* cmd,
+           const std::string& reps_help =
+               "timed samples, each a batch of repetitions of at least 1 ms (its median and "
+               "95% interval reported)",
            const std::string& warmup_help = "untimed repetitions first");
   // --timeout: seconds, more than 0 and at most kMaxTimeoutS.
   void AddTimeout(CLI::App* cmd, const std::string& help = "seconds before the job is killed");

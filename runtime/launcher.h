@@ -44,7 +44,7 @@ struct RunSpec {
   ProblemSpec problem;
   codegen::Program program;
   int64_t ranks = 1;
-  int reps = 3, warmup = 1;
+  int reps = 3, warmup = 1;  // samples (runtime/repetitions.h) after warm-ups
   uint64_t seed = 1;
   std::string inject_fault;  // tests only: crash, hang or wrong
   // Set: ScaLAPACK's GEMM on this grid (ranks = prow * pcol) instead of `program`, in f32
