@@ -370,13 +370,14 @@ namespace {
 
 // Compute::start and extent for the ragged indices of `k` (none: both stay empty): the
 // first value of each index over the instances of one call, the lexicographic minimum of
-// their box.
+// their box, taken over the loops' padded reach so that it is defined on every rank (a
+// rank whose block lies wholly past the end starts past it and computes nothing).
 absl::Status PlanClipping(const Computation& c, const Names& names, Compute* k) {
   bool ragged = false;
   for (const auto& [idx, size] : k->tile) ragged = ragged || c.Ragged(idx);
   if (!ragged) return absl::OkStatus();
   const int prefix = KernelPrefix(c);
-  const isl::map first = c.RankAndTime(prefix).reverse().lexmin();  // P -> S
+  const isl::map first = c.RankAndTime(prefix, /*padded=*/true).reverse().lexmin();  // P -> S
   MT_ASSIGN_OR_RETURN(const std::vector<Expr> starts, ToExprs(c, names, first, prefix));
   for (const auto& [idx, size] : k->tile) {
     k->start.push_back(starts[c.problem().IndexPosition(idx)]);

@@ -186,7 +186,7 @@ isl::aff Computation::LoopValue(size_t j) const {
   return Mod(v, l.extent);
 }
 
-isl::map Computation::PlacedMap(const std::string& tuple, int depth) const {
+isl::map Computation::PlacedMap(const std::string& tuple, int depth, bool padded) const {
   const Mesh& m = mesh();
   std::vector<isl::aff> fs;
   std::vector<bool> free(m.axes.size(), true);
@@ -201,7 +201,13 @@ isl::map Computation::PlacedMap(const std::string& tuple, int depth) const {
     }
   }
   for (int j = 0; j < depth; ++j) fs.push_back(LoopValue(j));
-  isl::map out = MapFromAffs(domain().space(), tuple, fs).intersect_domain(domain());
+  isl::set points = domain();
+  if (padded) {
+    std::vector<int64_t> reach;
+    for (const std::string& index : problem().indices) reach.push_back(Reach(index));
+    points = Box(domain().space(), reach);
+  }
+  isl::map out = MapFromAffs(domain().space(), tuple, fs).intersect_domain(points);
   std::vector<int64_t> bounds(m.axes.size() + depth, 0);
   bool any_free = false;
   for (size_t a = 0; a < m.axes.size(); ++a) {
@@ -228,9 +234,9 @@ const isl::map& Computation::schedule() const {
   return *schedule_;
 }
 
-isl::map Computation::RankAndTime(int depth) const {
-  return MemoMap(absl::StrCat(LoopsKey(), "|RankAndTime ", depth),
-                 [&] { return PlacedMap("P", depth); });
+isl::map Computation::RankAndTime(int depth, bool padded) const {
+  return MemoMap(absl::StrCat(LoopsKey(), "|RankAndTime ", depth, padded ? " padded" : ""),
+                 [&] { return PlacedMap("P", depth, padded); });
 }
 
 isl::map Computation::Execution() const {

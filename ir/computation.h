@@ -130,7 +130,9 @@ class Computation {
   isl::map Execution() const;
   // S[i...] -> P[r..., t_0..t_{depth-1}]: the rank executing each instance and the values
   // of the outermost `depth` loops (distributed loops equal their rank coordinate).
-  isl::map RankAndTime(int depth) const;
+  // `padded`: over the loops' whole reach, the points past an extent included (a rank
+  // whose blocks all lie past the end still has its first point there).
+  isl::map RankAndTime(int depth, bool padded = false) const;
   // The schedule with loop names, in isl notation.
   std::string ScheduleString() const;
   std::string LayoutString(const std::string& tensor) const;  // "replicated" or isl text
@@ -182,8 +184,9 @@ class Computation {
   // by its rotation; 0 for a loop of one iteration.
   isl::aff LoopValue(size_t j) const;
   // S[i...] -> tuple[r..., t_0..t_{depth-1}]: executing rank (every coordinate along axes
-  // no loop is distributed over) and the outermost `depth` loop values.
-  isl::map PlacedMap(const std::string& tuple, int depth) const;
+  // no loop is distributed over) and the outermost `depth` loop values; on the domain, or
+  // when `padded` on the box of every index's Reach.
+  isl::map PlacedMap(const std::string& tuple, int depth, bool padded = false) const;
 
   std::shared_ptr<const Base> base_;
   std::vector<Loop> loops_;

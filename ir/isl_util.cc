@@ -34,6 +34,16 @@ isl::map MapFromDomainAndRange(const isl::set& domain, const isl::set& range) {
   return isl::manage(isl_map_from_domain_and_range(domain.copy(), range.copy()));
 }
 
+namespace {
+
+// `v` as an isl value in `a`'s context (the _si/_ui setters of isl take int and unsigned:
+// every integer goes through an isl_val so 64-bit extents are never cut).
+isl_val* Val(const isl::aff& a, int64_t v) {
+  return isl_val_int_from_si(isl_aff_get_ctx(a.get()), v);
+}
+
+}  // namespace
+
 isl::aff DomainVar(const isl::space& set_space, unsigned pos) {
   return isl::manage(
       isl_aff_var_on_domain(isl_local_space_from_space(set_space.copy()), isl_dim_set, pos));
@@ -41,11 +51,11 @@ isl::aff DomainVar(const isl::space& set_space, unsigned pos) {
 
 isl::aff FloorDiv(const isl::aff& a, int64_t d) {
   if (d == 1) return a;
-  return isl::manage(isl_aff_floor(isl_aff_scale_down_ui(a.copy(), static_cast<unsigned>(d))));
+  return isl::manage(isl_aff_floor(isl_aff_scale_down_val(a.copy(), Val(a, d))));
 }
 
 isl::aff Mod(const isl::aff& a, int64_t m) {
-  return isl::manage(isl_aff_mod_val(a.copy(), isl_val_int_from_si(isl_aff_get_ctx(a.get()), m)));
+  return isl::manage(isl_aff_mod_val(a.copy(), Val(a, m)));
 }
 
 isl::aff Sub(const isl::aff& a, const isl::aff& b) {
@@ -58,13 +68,15 @@ isl::aff Add(const isl::aff& a, const isl::aff& b) {
 
 isl::aff Linear(const isl::space& set_space, const std::vector<std::pair<unsigned, int64_t>>& terms,
                 int64_t constant) {
+  isl_ctx* ctx = isl_space_get_ctx(set_space.get());
   isl_aff* a = isl_aff_zero_on_domain(isl_local_space_from_space(set_space.copy()));
-  for (const auto& [pos, coeff] : terms) a = isl_aff_add_coefficient_si(a, isl_dim_in, pos, coeff);
-  return isl::manage(isl_aff_add_constant_si(a, constant));
+  for (const auto& [pos, coeff] : terms)
+    a = isl_aff_add_coefficient_val(a, isl_dim_in, pos, isl_val_int_from_si(ctx, coeff));
+  return isl::manage(isl_aff_add_constant_val(a, isl_val_int_from_si(ctx, constant)));
 }
 
 isl::aff Scale(const isl::aff& a, int64_t k) {
-  return isl::manage(isl_aff_scale_val(a.copy(), isl_val_int_from_si(isl_aff_get_ctx(a.get()), k)));
+  return isl::manage(isl_aff_scale_val(a.copy(), Val(a, k)));
 }
 
 isl::map MapFromAffs(const isl::space& set_space, const std::string& tuple,
@@ -83,11 +95,12 @@ isl::space SetSpace(isl::ctx ctx, const std::string& tuple, unsigned n) {
 }
 
 isl::set Box(const isl::space& set_space, const std::vector<int64_t>& upper) {
+  isl_ctx* ctx = isl_space_get_ctx(set_space.get());
   isl_set* s = isl_set_universe(set_space.copy());
   for (size_t d = 0; d < upper.size(); ++d) {
     if (upper[d] <= 0) continue;
-    s = isl_set_lower_bound_si(s, isl_dim_set, d, 0);
-    s = isl_set_upper_bound_si(s, isl_dim_set, d, upper[d] - 1);
+    s = isl_set_lower_bound_val(s, isl_dim_set, d, isl_val_zero(ctx));
+    s = isl_set_upper_bound_val(s, isl_dim_set, d, isl_val_int_from_si(ctx, upper[d] - 1));
   }
   return isl::manage(s);
 }

@@ -1,6 +1,7 @@
 #include "ir/primitives.h"
 
 #include <algorithm>
+#include <optional>
 #include <set>
 #include <utility>
 
@@ -87,6 +88,38 @@ absl::Status CheckSplittable(const Computation& c, int p) {
 }
 
 // Loop p split into `outer` (`parts` iterations) x `inner` (`block` iterations), with
+// a * b, or nullopt when it overflows int64_t.
+std::optional<int64_t> Times(int64_t a, int64_t b) {
+  int64_t out = 0;
+  if (__builtin_mul_overflow(a, b, &out)) return std::nullopt;
+  return out;
+}
+
+// Refuses a split of loop p into `parts` blocks of `block` whose padded extent (parts *
+// block, past the loop's extent when the blocks do not divide it) exceeds the largest
+// extent a tensor may have (kMaxTensorElements), or whose loops then span more than an
+// iteration space may (kMaxIterationPoints): beyond them, counts of points overflow.
+absl::Status CheckPaddedSpace(const Computation& c, int p, int64_t parts, int64_t block) {
+  const Loop& l = c.loops()[p];
+  const std::optional<int64_t> padded = Times(parts, block);
+  if (!padded || *padded > kMaxTensorElements) {
+    return absl::InvalidArgumentError(absl::StrCat(parts, " blocks of ", block, " would cover ",
+                                                   padded ? absl::StrCat(*padded) : "over 2^63",
+                                                   " iterations of ", l.name, " (extent ", l.extent,
+                                                   "); at most 2^48 = ", kMaxTensorElements));
+  }
+  std::optional<int64_t> points = 1;
+  for (size_t j = 0; j < c.loops().size() && points; ++j)
+    points = Times(*points, static_cast<int>(j) == p ? *padded : c.loops()[j].extent);
+  if (!points || *points > kMaxIterationPoints) {
+    return absl::InvalidArgumentError(
+        absl::StrCat(parts, " blocks of ", block, " of ", l.name, " would make the loops span ",
+                     points ? absl::StrCat(*points) : "over 2^63",
+                     " iterations; at most 2^62 = ", kMaxIterationPoints));
+  }
+  return absl::OkStatus();
+}
+
 // parts * block >= its extent: blocks of `block`, the last one short or past the end when
 // they do not divide it evenly. The loops of the index stay a mixed radix (each loop's
 // stride is the product of the extents inside it): when the blocks overshoot, the strides
@@ -101,6 +134,7 @@ absl::StatusOr<Computation> SplitAt(const Computation& c, int p, const std::stri
   }
   if (absl::Status s = CheckNewLoopName(c, outer, l.name); !s.ok()) return s;
   if (absl::Status s = CheckNewLoopName(c, inner, l.name); !s.ok()) return s;
+  if (absl::Status s = CheckPaddedSpace(c, p, parts, block); !s.ok()) return s;
   const int64_t span = l.stride * l.extent;  // the stride of the index's next loop outside
   const int64_t grown = l.stride * parts * block;
   std::vector<Loop> loops;
@@ -126,7 +160,7 @@ absl::StatusOr<Computation> SplitAt(const Computation& c, int p, const std::stri
   return c.WithLoops(std::move(loops));
 }
 
-int64_t CeilDiv(int64_t a, int64_t b) { return (a + b - 1) / b; }
+int64_t CeilDiv(int64_t a, int64_t b) { return a / b + (a % b != 0 ? 1 : 0); }
 
 }  // namespace
 
