@@ -41,8 +41,24 @@ struct Dim {
   std::vector<Comp> comps;
   int64_t local = 1;
   int64_t free_max = 0;              // the largest value of F
-  std::vector<int64_t> free_values;  // F ascending, built on first use
+  bool free_dense = false;           // F is every integer of [0, free_max]
+  std::vector<int64_t> free_values;  // F ascending, built on first use (unless dense)
 };
+
+// Whether the values of `digits` (sum of value * stride) are every integer from 0 to their
+// largest: sorted by stride, each digit's stride is the span of those inside it (a mixed
+// radix with no digit missing).
+bool Dense(std::vector<Digit> digits) {
+  std::sort(digits.begin(), digits.end(),
+            [](const Digit& a, const Digit& b) { return a.stride < b.stride; });
+  int64_t span = 1;
+  for (const Digit& g : digits) {
+    if (g.extent == 1) continue;
+    if (g.stride != span) return false;
+    span *= g.extent;
+  }
+  return true;
+}
 
 // What numbers the holders' coordinate along one mesh axis.
 struct Role {
@@ -165,7 +181,6 @@ std::optional<Form> MakeForm(const Computation& c, const std::string& tensor, in
     dim.index = indices[d];
     dim.extent = p.extents.at(indices[d]);
     dim.local = dim.extent;
-    if (dim.extent > kMaxSteps) return std::nullopt;
     const std::optional<std::vector<Digit>> digits = IndexDigits(c, indices[d], dim.extent);
     if (!digits.has_value()) return std::nullopt;
     // Where the blocks do not divide the extent, the forms cover no distributed digit with
@@ -182,6 +197,14 @@ std::optional<Form> MakeForm(const Computation& c, const std::string& tensor, in
       (fixed ? dim.fixed : dim.free).push_back(g);
       if (!fixed) dim.free_max += (g.extent - 1) * g.stride;
     }
+    dim.free_dense = Dense(dim.free);
+    // The questions walk the fixed digits' values, and F itself unless it is dense.
+    int64_t origins = 1;
+    for (const Digit& g : dim.fixed) {
+      if (origins > kMaxSteps / g.extent) return std::nullopt;
+      origins *= g.extent;
+    }
+    if (!dim.free_dense && dim.extent > kMaxSteps) return std::nullopt;
     if (s != nullptr && !AddComps(mesh, *s, d, &form)) return std::nullopt;
   }
   if (!ResolveSkews(&form)) return std::nullopt;
@@ -227,6 +250,8 @@ bool ForEachOrigin(const Dim& dim,
 int64_t ValueOver(int64_t o, Dim* dim, int64_t block, int64_t parts) {
   const int64_t lo = o / block;
   if (lo == std::min(o + dim->free_max, dim->extent - 1) / block) return lo % parts;
+  // Dense: o + F holds consecutive elements over two blocks or more, numbered apart.
+  if (dim->free_dense) return parts == 1 ? 0 : -1;
   for (int64_t f : FreeValues(dim)) {
     if (o + f >= dim->extent) break;  // ascending: the rest are past the extent too
     if ((o + f) / block % parts != lo % parts) return -1;
@@ -271,10 +296,14 @@ bool Owned(const Computation& c, Dim* dim, const Comp& k) {
 // Whether at every origin the elements o + F span `groups` blocks of `dim`'s innermost
 // level; nullopt when they do everywhere but where the extent cuts them short (isl's to say).
 std::optional<bool> Covers(Dim* dim, int64_t groups) {
-  const std::vector<int64_t>& free = FreeValues(dim);
+  static const std::vector<int64_t>* const kNone = new std::vector<int64_t>();
+  const std::vector<int64_t>& free = dim->free_dense ? *kNone : FreeValues(dim);
   bool short_cut = false;
   const bool all = ForEachOrigin(*dim, [&](int64_t o, const std::vector<int64_t>&) {
     int64_t count = 0, last = -1;
+    if (dim->free_dense) {  // the blocks of o to the last element of o + F
+      count = std::min(o + dim->free_max, dim->extent - 1) / dim->local - o / dim->local + 1;
+    }
     for (int64_t f : free) {
       if (o + f >= dim->extent) break;
       const int64_t q = (o + f) / dim->local;

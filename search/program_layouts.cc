@@ -1,9 +1,13 @@
 #include "search/program_layouts.h"
 
 #include <algorithm>
+#include <set>
+#include <utility>
+#include <vector>
 
 #include "runtime/box.h"
 #include "runtime/given_layouts.h"
+#include "runtime/redistribution.h"
 #include "search/move_cost.h"
 
 namespace meshtune::search {
@@ -21,6 +25,87 @@ std::vector<int64_t> SizesOf(const ir::Mesh& mesh) {
   std::vector<int64_t> sizes;
   for (const ir::MeshAxis& a : mesh.axes) sizes.push_back(a.size);
   return sizes;
+}
+
+// Row `row` of another distribution, alone.
+class OneRow : public runtime::Distribution {
+ public:
+  OneRow(const runtime::Distribution& d, int64_t row) : d_(d), row_(row) {}
+  int64_t rows() const override { return 1; }
+  std::vector<runtime::Run> Row(int64_t) const override { return d_.Row(row_); }
+  int64_t LocalElements(int rank) const override { return d_.LocalElements(rank); }
+
+ private:
+  const runtime::Distribution& d_;
+  int64_t row_;
+};
+
+// A class of rows whose runs are alike in both distributions: its first row and its size.
+struct RowClass {
+  int64_t row = 0, rows = 0;
+};
+
+// The rows of a tensor of `shape` (every dim but the last) in classes: per dim, the cuts
+// at every box's start and end split it into intervals, and the rows of one product of
+// intervals lie in the same boxes, so their runs differ only in their offsets. At most
+// the product of (2 x boxes + 1) over those dims, however large the extents.
+std::vector<RowClass> RowClasses(const std::vector<int64_t>& shape,
+                                 const std::vector<runtime::Box>& from,
+                                 const std::vector<runtime::Box>& to) {
+  const size_t dims = shape.empty() ? 0 : shape.size() - 1;
+  std::vector<std::vector<int64_t>> cuts(dims);
+  for (size_t d = 0; d < dims; ++d) {
+    cuts[d] = {0, shape[d]};
+    for (const std::vector<runtime::Box>* boxes : {&from, &to}) {
+      for (const runtime::Box& b : *boxes) {
+        if (b.start.size() <= d) continue;
+        for (int64_t c : {b.start[d], b.start[d] + b.extent[d]})
+          cuts[d].push_back(std::clamp<int64_t>(c, 0, shape[d]));
+      }
+    }
+    std::sort(cuts[d].begin(), cuts[d].end());
+    cuts[d].erase(std::unique(cuts[d].begin(), cuts[d].end()), cuts[d].end());
+  }
+  std::vector<RowClass> out = {{0, 1}};
+  for (size_t d = 0; d < dims; ++d) {
+    std::vector<RowClass> next;
+    for (const RowClass& c : out) {
+      for (size_t i = 0; i + 1 < cuts[d].size(); ++i) {
+        next.push_back({c.row * shape[d] + cuts[d][i], c.rows * (cuts[d][i + 1] - cuts[d][i])});
+      }
+    }
+    out = std::move(next);
+  }
+  return out;
+}
+
+// runtime::LoadOf(PlanRedistribution(source, target)) without planning every row: one row
+// of each class planned, its elements counted as many times as the class has rows.
+absl::StatusOr<std::vector<runtime::RankLoad>> LoadOfRows(const runtime::Distribution& source,
+                                                          const runtime::Distribution& target,
+                                                          const std::vector<RowClass>& classes,
+                                                          int64_t ranks) {
+  std::vector<runtime::RankLoad> load(static_cast<size_t>(ranks));
+  std::set<std::pair<int, int>> pairs;
+  for (const RowClass& c : classes) {
+    absl::StatusOr<std::vector<runtime::Piece>> plan =
+        runtime::PlanRedistribution(OneRow(source, c.row), OneRow(target, c.row));
+    if (!plan.ok()) return plan.status();
+    const std::vector<runtime::RankLoad> row = runtime::LoadOf(*plan, ranks);
+    for (size_t r = 0; r < row.size(); ++r) {
+      load[r].sent += row[r].sent * c.rows;
+      load[r].received += row[r].received * c.rows;
+      load[r].copied += row[r].copied * c.rows;
+      load[r].strided += row[r].strided * c.rows;
+    }
+    for (const runtime::Piece& p : *plan) {
+      if (p.from != p.to && pairs.insert({p.from, p.to}).second) {
+        ++load[static_cast<size_t>(p.from)].sends;
+        ++load[static_cast<size_t>(p.to)].receives;
+      }
+    }
+  }
+  return load;
 }
 
 }  // namespace
@@ -69,11 +154,12 @@ absl::StatusOr<MoveCost> CostMove(const std::vector<int64_t>& shape, int dtype_b
   auto target = runtime::BoxDistribution(shape, mesh, [&](const std::vector<int64_t>& c) {
     return to[static_cast<size_t>(RankAt(sizes, c))];
   });
-  absl::StatusOr<std::vector<runtime::Piece>> plan = runtime::PlanRedistribution(*source, *target);
-  if (!plan.ok()) return plan.status();
+  absl::StatusOr<std::vector<runtime::RankLoad>> loads =
+      LoadOfRows(*source, *target, RowClasses(shape, from, to), mesh.Ranks());
+  if (!loads.ok()) return loads.status();
   const CostParams p = ForRanks(params, mesh.Ranks());
   const bool across = p.node_ranks > 0 && mesh.Ranks() > p.node_ranks;
-  for (const runtime::RankLoad& l : runtime::LoadOf(*plan, mesh.Ranks())) {
+  for (const runtime::RankLoad& l : *loads) {
     cost.bytes_max = std::max(cost.bytes_max, l.sent * dtype_bytes);
     cost.seconds = std::max(cost.seconds, MoveSeconds(l, dtype_bytes, p, across, mesh.Ranks()));
   }

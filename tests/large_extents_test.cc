@@ -112,8 +112,8 @@ TEST(LargeExtentsTest, SplitsPastTheLimitsAreBadInput) {
     EXPECT_EQ(r.status().message(), c.message);
   }
   // At the limits themselves: a divide into 2^48 parts of an extent of 2^48 is judged.
-  absl::StatusOr<v1::ExplainResponse> at = Explain(kGemm, "m=281474976710656,n=1,k=1", "x=2",
-                                                   "divide(m, mo, mi, 281474976710656)\n");
+  absl::StatusOr<v1::ExplainResponse> at =
+      Explain(kGemm, "m=281474976710656,n=1,k=1", "x=2", "divide(m, mo, mi, 281474976710656)\n");
   ASSERT_TRUE(at.ok()) << at.status();
   EXPECT_TRUE(at->legal());
 }
