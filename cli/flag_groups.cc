@@ -8,6 +8,7 @@
 #include "cli/remote_backend.h"
 #include "engine/flag_checks.h"
 #include "engine/requests.h"
+#include "ir/program_trace.h"
 #include "ir/statement_program.h"
 #include "ir/trace.h"
 #include "storage/tuning_db.h"
@@ -37,6 +38,10 @@ void WorkloadFlags::Add(CLI::App* cmd, bool required, const std::string& extents
                    ReadInput(path, ir::kMaxProgramBytes, "statements file");
                if (!text.ok())
                  throw CLI::ValidationError("--expr-file", std::string(text.status().message()));
+               // A binary file is refused as one before it is split into statements.
+               if (absl::Status s = CheckText(*text, path, "statements file", ir::kMaxProgramBytes);
+                   !s.ok())
+                 throw CLI::ValidationError("--expr-file", std::string(s.message()));
                expr = *std::move(text);
              },
              "the statements from this file ('-': stdin) instead of --expr")
@@ -163,7 +168,10 @@ void TraceFlags::Add(CLI::App* cmd, bool required) {
 absl::Status TraceFlags::Fill(v1::Problem* problem, v1::Mesh* out_mesh, v1::Trace* out) const {
   mesh.Fill(out_mesh);
   MT_RETURN_IF_ERROR(workload.Fill(problem));
-  absl::StatusOr<std::string> text = ReadInput(trace, ir::kMaxTraceBytes);
+  // A program's trace may be longer than a statement's: each part is held to
+  // kMaxTraceBytes when parsed, the whole to kMaxProgramTraceBytes (one byte more is read,
+  // so that a longer file is refused, never cut).
+  absl::StatusOr<std::string> text = ReadInput(trace, ir::kMaxProgramTraceBytes);
   if (!text.ok()) return text.status();
   out->set_text(*text);
   return absl::OkStatus();

@@ -19,6 +19,11 @@ std::string ProgramTraceText(const StatementProgram& program,
 }
 
 absl::StatusOr<std::vector<Trace>> ParseProgramTrace(absl::string_view text, int statements) {
+  if (text.size() > kMaxProgramTraceBytes) {
+    return absl::InvalidArgumentError(absl::StrCat("the program's trace is ", text.size(),
+                                                   " bytes long; the limit is ",
+                                                   kMaxProgramTraceBytes, " bytes"));
+  }
   std::vector<std::string> parts(1);
   for (absl::string_view line : absl::StrSplit(text, '\n')) {
     if (absl::StripAsciiWhitespace(line) == "---") {

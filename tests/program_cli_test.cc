@@ -10,6 +10,7 @@
 #include <fstream>
 #include <string>
 
+#include "absl/strings/str_split.h"
 #include "proto/meshtune.pb.h"
 #include "tests/proto_json.h"
 #include "tests/test_util.h"
@@ -294,6 +295,33 @@ TEST(ProgramCliTest, BadProgramsAndTracesGetTheirMessages) {
                " --mesh x=2 --trace " + Dir() + "/two.trace --simulate");
   EXPECT_EQ(r.status, 2) << r.out << r.err;
   EXPECT_EQ(r.err.rfind("meshtune: statement 2: ", 0), 0u) << r.err;
+}
+
+// A program's trace is read whole, up to a statement's limit for each of the most
+// statements: 80 KB of comments over two parts, each within a statement's 64 KiB, and the
+// bad line after them is read and refused (it was once cut at 64 KiB, unread); past 1 MiB
+// the whole is refused for its size.
+TEST(ProgramCliTest, AProgramsTraceIsReadWholeOrRefusedForItsSize) {
+  const std::string comments(40 * 1024, '#');
+  std::string trace = meshtune::testing::ReadFile("examples/mlp_megatron.trace");
+  const std::string mlp = "H[b,f] = X[b,d] * W1[d,f]; Y[b,e] = H[b,f] * W2[f,e]";
+  const std::string at = "--extents b=8,d=4,f=8,e=4 --mesh x=4 --trace ";
+  std::string commented;
+  for (absl::string_view part : absl::StrSplit(trace, "---\n")) {
+    commented += (commented.empty() ? "" : "---\n") + ("#" + comments + "\n") + std::string(part);
+  }
+  std::ofstream(Dir() + "/commented.trace") << commented;
+  CliRun r = Meshtune("explain --expr '" + mlp + "' " + at + Dir() + "/commented.trace");
+  EXPECT_EQ(r.status, 0) << r.out << r.err;
+  std::ofstream(Dir() + "/bad_after.trace") << commented << "bogus(1)\n";
+  r = Meshtune("explain --expr '" + mlp + "' " + at + Dir() + "/bad_after.trace");
+  EXPECT_EQ(r.status, 2) << r.out << r.err;
+  EXPECT_EQ(r.err.rfind("meshtune: statement 2: trace line ", 0), 0u) << r.err;
+  EXPECT_NE(r.err.find("bogus"), std::string::npos) << r.err;
+  std::ofstream(Dir() + "/huge.trace") << std::string(1024 * 1024 + 10, '#') << "\n";
+  r = Meshtune("explain --expr '" + mlp + "' " + at + Dir() + "/huge.trace");
+  EXPECT_EQ(r.status, 2) << r.out << r.err;
+  EXPECT_EQ(r.err, "meshtune: the program's trace is 1048577 bytes long; the limit is 1048576 bytes\n");
 }
 
 }  // namespace
