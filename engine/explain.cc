@@ -219,6 +219,7 @@ absl::StatusOr<PreparedRun> PrepareRun(const v1::ExplainRequest& request) {
   out.spec.program = *std::move(prepared.program);
   out.spec.ranks = base.mesh().Ranks();
   out.footprint = prepared.footprint;
+  out.computation = std::move(prepared.verdict.computation);
   return out;
 }
 

@@ -5,10 +5,12 @@
 #ifndef MESHTUNE_ENGINE_EXPLAIN_H_
 #define MESHTUNE_ENGINE_EXPLAIN_H_
 
+#include <optional>
 #include <string>
 
 #include "absl/status/statusor.h"
 #include "codegen/program.h"
+#include "ir/computation.h"
 #include "ir/footprint.h"
 #include "proto/meshtune.pb.h"
 #include "runtime/launcher.h"
@@ -49,6 +51,8 @@ struct PreparedRun {
   // their defaults.
   runtime::RunSpec spec;
   ir::Footprint footprint;  // per rank: what runtime::CheckRunFitsMemory checks
+  // The judged computation (a program's run adds its statements' into one footprint).
+  std::optional<ir::Computation> computation;
 };
 
 // The request's trace judged, lowered and validated (codegen/pipeline.h) for a run.

@@ -1,11 +1,15 @@
 #include "engine/program_run.h"
 
+#include <optional>
 #include <string>
 #include <utility>
+#include <vector>
 
 #include "absl/strings/str_cat.h"
 #include "engine/requests.h"
+#include "ir/program_footprint.h"
 #include "ir/program_trace.h"
+#include "ir/reason.h"
 #include "ir/statement_program.h"
 
 namespace meshtune::engine {
@@ -23,6 +27,7 @@ absl::StatusOr<PreparedRun> PrepareProgramRun(const v1::ExplainRequest& request)
   absl::StatusOr<std::vector<ir::Trace>> traces = ir::ParseProgramTrace(request.trace().text(), n);
   if (!traces.ok()) return traces.status();
   PreparedRun out;
+  std::vector<ir::Computation> judged;
   for (int s = 0; s < n; ++s) {
     absl::StatusOr<PreparedRun> prepared =
         PrepareRun(StatementRequestOf(request, *program, s, (*traces)[s]));
@@ -35,9 +40,15 @@ absl::StatusOr<PreparedRun> PrepareProgramRun(const v1::ExplainRequest& request)
     } else {
       out.spec.later.push_back({prepared->spec.problem, std::move(prepared->spec.program)});
     }
-    out.footprint.shard_bytes += prepared->footprint.shard_bytes;
-    out.footprint.buffer_bytes += prepared->footprint.buffer_bytes;
+    judged.push_back(*std::move(prepared->computation));
   }
+  std::vector<const ir::Computation*> statements;
+  for (const ir::Computation& c : judged) statements.push_back(&c);
+  if (std::optional<std::string> over = ir::ProgramOverBudget(*program, statements)) {
+    return absl::InvalidArgumentError(
+        absl::StrCat("the schedule is illegal: [", ir::kOverMemoryBudget, "] ", *over));
+  }
+  out.footprint = ir::ProgramFootprint(*program, statements);
   return out;
 }
 

@@ -8,6 +8,7 @@
 
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_format.h"
+#include "ir/program_footprint.h"
 #include "absl/strings/str_join.h"
 #include "runtime/executor.h"
 #include "runtime/simulator.h"
@@ -87,7 +88,8 @@ class ProgramSearch {
         return Prefixed(s, NoLegalSchedule(explorer, problem));
       }
       std::unique_ptr<SearchStrategy> strategy =
-          NewDefaultStrategy(explorer, options_.search.max_exhaustive, options_.search.evolution);
+          NewDefaultStrategy(explorer, options_.search.max_exhaustive, options_.search.evolution,
+                             options_.search.max_evaluations);
       SearchBudget budget;
       budget.max_evaluations = options_.search.max_evaluations;
       budget.deadline =
@@ -183,6 +185,22 @@ class ProgramSearch {
       p = *std::move(q);
     }
     return Finished(m, p);
+  }
+
+  // Why program `c` is over the memory budget of its mesh (ir::ProgramOverBudget), if it is.
+  std::optional<std::string> OverBudget(const ProgramCandidate& c) const {
+    const ir::Computation& first = explorers_[0]->evaluator(c.mesh).base();
+    if (!first.mesh().mem_per_rank_bytes.has_value()) return std::nullopt;
+    std::vector<ir::Computation> replayed;
+    for (size_t s = 0; s < c.statements.size(); ++s) {
+      const ir::Replay r =
+          ir::ReplayTrace(explorers_[s]->evaluator(c.mesh).base(), c.statements[s].schedule);
+      if (!r.status.ok()) return absl::StrCat("statement ", s + 1, ": ", r.status.message());
+      replayed.push_back(r.computation);
+    }
+    std::vector<const ir::Computation*> statements;
+    for (const ir::Computation& x : replayed) statements.push_back(&x);
+    return ir::ProgramOverBudget(program_, statements);
   }
 
   Explorer& explorer(int s) { return *explorers_[s]; }
@@ -478,10 +496,27 @@ absl::StatusOr<ProgramTuneResult> TuneProgram(const ProgramTuneOptions& options,
   ProgramTuneResult result;
   const size_t k = static_cast<size_t>(std::max(options.search.top_k, 1));
   std::optional<ProgramCandidate> separate;
+  // Programs over the memory budget as a whole (every tensor kept, the largest statement's
+  // additions) are dropped, though each statement alone fits.
+  std::optional<std::string> over;
   for (int m = 0; m < static_cast<int>(options.search.meshes.size()); ++m) {
-    for (ProgramCandidate& c : search.Joint(m, k)) result.ranked.push_back(std::move(c));
+    for (ProgramCandidate& c : search.Joint(m, k)) {
+      std::optional<std::string> why = search.OverBudget(c);
+      if (!why) result.ranked.push_back(std::move(c));
+      if (why && !over) over = why;
+    }
     std::optional<ProgramCandidate> s = search.Separate(m);
+    if (std::optional<std::string> why = s ? search.OverBudget(*s) : std::nullopt) {
+      if (!over) over = why;
+      s.reset();
+    }
     if (s && (!separate || s->seconds < separate->seconds)) separate = std::move(s);
+  }
+  if (over && (result.ranked.empty() || !separate)) {
+    return absl::FailedPreconditionError(absl::StrCat(
+        result.ranked.empty() ? "every program" : "each statement's own best (the separate "
+                                                  "program a tune compares with)",
+        " is over the memory budget as a whole: ", *over));
   }
   if (result.ranked.empty() || !separate) {
     return absl::FailedPreconditionError(

@@ -324,4 +324,31 @@ TEST(ProgramCliTest, AProgramsTraceIsReadWholeOrRefusedForItsSize) {
   EXPECT_EQ(r.err, "meshtune: the program's trace is 1048577 bytes long; the limit is 1048576 bytes\n");
 }
 
+// --mem-per-rank bounds what a rank holds over the whole program: Megatron's MLP at
+// b=8,d=4,f=8,e=4 on x=4 (f32) keeps 192 B of blocks (X, W1, H, W2 and Y) and statement 1
+// adds X's all-gather buffer, 128 B: 320 B, over 300 B though each statement alone holds
+// 256 B. The tuner drops programs over it, and refuses when none is within it.
+TEST(ProgramCliTest, MemPerRankBoundsTheWholeProgram) {
+  const std::string mlp = "H[b,f] = X[b,d] * W1[d,f]; Y[b,e] = H[b,f] * W2[f,e]";
+  const std::string at = "--expr '" + mlp + "' --extents b=8,d=4,f=8,e=4 ";
+  CliRun r = Meshtune("run --simulate " + at +
+                      "--mesh x=4 --mem-per-rank 300B --trace examples/mlp_megatron.trace");
+  EXPECT_EQ(r.status, 2) << r.out << r.err;
+  EXPECT_EQ(r.err,
+            "meshtune: the schedule is illegal: [over_memory_budget] program footprint 320 B a "
+            "rank (blocks of its tensors 192 B, the most one statement adds 128 B: statement 1) "
+            "exceeds the memory budget of 300 B\n");
+  r = Meshtune("run --simulate " + at +
+               "--mesh x=4 --mem-per-rank 320B --trace examples/mlp_megatron.trace");
+  EXPECT_EQ(r.status, 0) << r.out << r.err;
+  r = Meshtune("tune --model-only --no-db " + at + "--ranks 4 --mem-per-rank 250B");
+  EXPECT_EQ(r.status, 0) << r.out << r.err;
+  r = Meshtune("tune --model-only --no-db " + at + "--ranks 4 --mem-per-rank 200B");
+  EXPECT_NE(r.status, 0) << r.out << r.err;
+  EXPECT_EQ(r.err,
+            "meshtune: every program is over the memory budget as a whole: program footprint "
+            "224 B a rank (blocks of its tensors 192 B, the most one statement adds 32 B: "
+            "statement 1) exceeds the memory budget of 200 B\n");
+}
+
 }  // namespace

@@ -1,0 +1,74 @@
+#include "ir/program_footprint.h"
+
+#include <algorithm>
+
+#include "absl/strings/str_cat.h"
+#include "base/bytes.h"
+#include "base/check.h"
+#include "ir/legality.h"
+#include "ir/problem.h"
+
+namespace meshtune::ir {
+
+namespace {
+
+int64_t StorageBytes(const Computation& c, const std::string& tensor) {
+  int64_t n = DTypeBytes(c.problem().dtype);
+  for (int64_t e : c.StorageShape(tensor)) n *= e;
+  return n;
+}
+
+// The most statement s adds: its buffers and its copies of tensors laid out otherwise than
+// at home.
+int64_t Added(const StatementProgram& program, const std::vector<const Computation*>& statements,
+              size_t s) {
+  const Computation& c = *statements[s];
+  int64_t bytes = ComputeFootprint(c).buffer_bytes;
+  for (const std::string& t : c.problem().Tensors()) {
+    const int home = program.Home(t);
+    if (home < 0 || static_cast<size_t>(home) == s) continue;
+    const Computation& h = *statements[static_cast<size_t>(home)];
+    if (h.LayoutString(t) != c.LayoutString(t) || h.StorageShape(t) != c.StorageShape(t))
+      bytes += StorageBytes(c, t);
+  }
+  return bytes;
+}
+
+}  // namespace
+
+Footprint ProgramFootprint(const StatementProgram& program,
+                           const std::vector<const Computation*>& statements) {
+  MT_CHECK(statements.size() == program.statements.size());
+  Footprint f;
+  for (const std::string& t : program.Tensors()) {
+    const int home = program.Home(t);
+    MT_CHECK(home >= 0);
+    f.shard_bytes += StorageBytes(*statements[static_cast<size_t>(home)], t);
+  }
+  for (size_t s = 0; s < statements.size(); ++s)
+    f.buffer_bytes = std::max(f.buffer_bytes, Added(program, statements, s));
+  return f;
+}
+
+std::optional<std::string> ProgramOverBudget(const StatementProgram& program,
+                                             const std::vector<const Computation*>& statements) {
+  if (statements.empty() || !statements[0]->mesh().mem_per_rank_bytes.has_value())
+    return std::nullopt;
+  const int64_t budget = *statements[0]->mesh().mem_per_rank_bytes;
+  const Footprint f = ProgramFootprint(program, statements);
+  if (f.total() <= budget) return std::nullopt;
+  size_t most = 0;
+  for (size_t s = 0; s < statements.size(); ++s) {
+    if (Added(program, statements, s) == f.buffer_bytes) {
+      most = s;
+      break;
+    }
+  }
+  return absl::StrCat("program footprint ", base::FormatBytes(f.total()),
+                      " a rank (blocks of its tensors ", base::FormatBytes(f.shard_bytes),
+                      ", the most one statement adds ", base::FormatBytes(f.buffer_bytes),
+                      ": statement ", most + 1, ") exceeds the memory budget of ",
+                      base::FormatBytes(budget));
+}
+
+}  // namespace meshtune::ir
