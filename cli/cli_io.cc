@@ -1,5 +1,6 @@
 #include "cli/cli_io.h"
 
+#include <algorithm>
 #include <cerrno>
 #include <cstdio>
 #include <cstring>
@@ -7,6 +8,7 @@
 #include <iostream>
 
 #include "absl/strings/str_cat.h"
+#include "absl/strings/str_format.h"
 #include "base/excerpt.h"
 
 namespace meshtune::cli {
@@ -37,6 +39,60 @@ absl::StatusOr<std::string> ReadInput(const std::string& path, size_t max_bytes,
   }
   if (data.size() > max_bytes + 1) data.resize(max_bytes + 1);
   return data;
+}
+
+namespace {
+
+// The length of the UTF-8 sequence at data[i] (1 to 4), or 0 when no valid sequence starts
+// there (a stray continuation byte, an overlong form, a surrogate, past U+10FFFF, or cut short).
+size_t Utf8Length(const std::string& data, size_t i) {
+  const auto byte = [&](size_t k) { return static_cast<unsigned char>(data[k]); };
+  const unsigned char b = byte(i);
+  if (b < 0x80) return 1;
+  size_t n = 0;
+  unsigned char low = 0x80, high = 0xBF;  // the range of the second byte
+  if (b >= 0xC2 && b <= 0xDF) {
+    n = 2;
+  } else if (b >= 0xE0 && b <= 0xEF) {
+    n = 3;
+    if (b == 0xE0) low = 0xA0;
+    if (b == 0xED) high = 0x9F;
+  } else if (b >= 0xF0 && b <= 0xF4) {
+    n = 4;
+    if (b == 0xF0) low = 0x90;
+    if (b == 0xF4) high = 0x8F;
+  } else {
+    return 0;
+  }
+  if (i + n > data.size()) return 0;
+  if (byte(i + 1) < low || byte(i + 1) > high) return 0;
+  for (size_t k = 2; k < n; ++k) {
+    if (byte(i + k) < 0x80 || byte(i + k) > 0xBF) return 0;
+  }
+  return n;
+}
+
+}  // namespace
+
+absl::Status CheckText(const std::string& data, const std::string& path, const std::string& what,
+                       size_t max_bytes) {
+  const std::string named =
+      absl::StrCat(what, " '", base::Excerpt(path, base::kMaxPathExcerpt), "' is not text: ");
+  // Past the limit the caller reports the size; a sequence cut there is not this file's.
+  const size_t end = std::min(data.size(), max_bytes);
+  for (size_t i = 0; i < end;) {
+    if (data[i] == '\0') {
+      return absl::InvalidArgumentError(absl::StrCat(named, "it holds a NUL byte at offset ", i));
+    }
+    const size_t n = Utf8Length(data, i);
+    if (n == 0 && !(data.size() > max_bytes && i + 4 > data.size())) {
+      return absl::InvalidArgumentError(absl::StrFormat("%sbyte 0x%02X at offset %d is not UTF-8",
+                                                        named, static_cast<unsigned char>(data[i]),
+                                                        i));
+    }
+    i += n == 0 ? 1 : n;
+  }
+  return absl::OkStatus();
 }
 
 absl::Status FlushStdout() {

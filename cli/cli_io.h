@@ -18,6 +18,15 @@ namespace meshtune::cli {
 absl::StatusOr<std::string> ReadInput(const std::string& path, size_t max_bytes,
                                       const std::string& what = "trace file");
 
+// OK when `data`, read from `path` as WHAT, is text: UTF-8 without a NUL byte. Otherwise
+// InvalidArgument naming the first byte that is not (offsets from 0): "WHAT 'PATH' is not
+// text: it holds a NUL byte at offset N" or "WHAT 'PATH' is not text: byte 0xHH at offset N
+// is not UTF-8". For a file read whole before it is split up (a binary file is said to be
+// one, not taken for a long list of statements). A multi-byte sequence cut short at the end
+// of `data` counts as text when `data` holds more than `max_bytes` (ReadInput's extra byte).
+absl::Status CheckText(const std::string& data, const std::string& path, const std::string& what,
+                       size_t max_bytes);
+
 // Flushes stdout (std::cout and C stdio) and tells whether everything written to it
 // reached the file: Unavailable "cannot write to standard output: No space left on
 // device" (or the system's other reason) when a write failed.

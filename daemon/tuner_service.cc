@@ -180,6 +180,49 @@ absl::StatusOr<std::shared_ptr<TuneJob>> TunerService::JoinProgramTune(
   return jobs_.Join(key, std::move(run), shared, description);
 }
 
+absl::StatusOr<std::shared_ptr<TuneJob>> TunerService::JoinStatementTune(
+    const v1::TuneRequest& asked, const v1::TuneRequest& request, bool* shared) {
+  // Read without calibrating: the request's errors come back at once, and the job's key
+  // (which does not depend on the machine numbers) is known. The tune's own reading,
+  // which may calibrate a profile on first use (seconds under mpirun), is the job's first
+  // step, where the caller's deadline and cancellation are watched.
+  v1::TuneRequest quick = asked;
+  quick.set_no_calibrate(true);
+  absl::StatusOr<engine::PreparedTune> prepared = engine::PrepareTune(quick);
+  if (!prepared.ok()) return prepared.status();
+  const storage::Workload& workload = prepared->workload;
+  const std::string key = engine::TuneJobKey(workload.fingerprint, prepared->options, request);
+  const std::string description =
+      absl::StrCat(request.problem().expr(), " (", request.problem().extents(), ", ",
+                   request.problem().dtype().empty() ? "f32" : request.problem().dtype(), ") on ",
+                   workload.MeshText(), ", profile ", workload.profile,
+                   request.model_only() ? ", model only" : "");
+  TuneJobFn run = [this, asked, request, prepared = *std::move(prepared)](
+                      const std::function<bool()>& cancelled,
+                      const std::function<void(const v1::TuneProgress&)>& progress) mutable {
+    try {
+      if (!asked.no_calibrate()) {
+        absl::StatusOr<engine::PreparedTune> full = engine::PrepareTune(asked);
+        if (!full.ok()) return absl::StatusOr<v1::TuneResult>(full.status());
+        prepared = *std::move(full);
+      }
+      const std::string& warning = prepared.warning;
+      if (!warning.empty()) spdlog::warn("{}", warning);
+      if (cancelled()) {
+        return absl::StatusOr<v1::TuneResult>(absl::CancelledError("the tune was cancelled"));
+      }
+      absl::StatusOr<v1::TuneResult> result = RunTune(prepared.options, prepared.workload, request,
+                                                      prepared.numbers, cancelled, progress);
+      if (result.ok() && !warning.empty()) result->add_warnings(warning);
+      return result;
+    } catch (const std::exception& e) {
+      return absl::StatusOr<v1::TuneResult>(
+          absl::InternalError(absl::StrCat("internal error: ", e.what())));
+    }
+  };
+  return jobs_.Join(key, std::move(run), shared, description);
+}
+
 grpc::Status TunerService::Tune(grpc::ServerContext* context, const v1::TuneRequest* request,
                                 grpc::ServerWriter<v1::TuneEvent>* writer) {
   std::shared_ptr<TuneJob> job;
@@ -187,39 +230,10 @@ grpc::Status TunerService::Tune(grpc::ServerContext* context, const v1::TuneRequ
   grpc::Status setup = Serve("Tune request", context, [&]() -> absl::Status {
     v1::TuneRequest asked = *request;
     if (no_calibrate_) asked.set_no_calibrate(true);
-    if (ir::HasSeveralStatements(asked.problem().expr())) {
-      absl::StatusOr<std::shared_ptr<TuneJob>> joined = JoinProgramTune(asked, &shared);
-      if (!joined.ok()) return joined.status();
-      job = *std::move(joined);
-      return absl::OkStatus();
-    }
-    absl::StatusOr<engine::PreparedTune> prepared = engine::PrepareTune(asked);
-    if (!prepared.ok()) return prepared.status();
-    const std::string& warning = prepared->warning;
-    if (!warning.empty()) spdlog::warn("{}", warning);
-    const storage::Workload& workload = prepared->workload;
-    const std::string key = engine::TuneJobKey(workload.fingerprint, prepared->options, *request);
-    const std::string description =
-        absl::StrCat(request->problem().expr(), " (", request->problem().extents(), ", ",
-                     request->problem().dtype().empty() ? "f32" : request->problem().dtype(),
-                     ") on ", workload.MeshText(), ", profile ", workload.profile,
-                     request->model_only() ? ", model only" : "");
-    TuneJobFn run = [this, options = std::move(prepared->options), workload = workload,
-                     request = *request, numbers = prepared->numbers,
-                     warning](const std::function<bool()>& cancelled,
-                              const std::function<void(const v1::TuneProgress&)>& progress) {
-      try {
-        absl::StatusOr<v1::TuneResult> result =
-            RunTune(options, workload, request, numbers, cancelled, progress);
-        if (result.ok() && !warning.empty()) result->add_warnings(warning);
-        return result;
-      } catch (const std::exception& e) {
-        return absl::StatusOr<v1::TuneResult>(
-            absl::InternalError(absl::StrCat("internal error: ", e.what())));
-      }
-    };
     absl::StatusOr<std::shared_ptr<TuneJob>> joined =
-        jobs_.Join(key, std::move(run), &shared, description);
+        ir::HasSeveralStatements(asked.problem().expr())
+            ? JoinProgramTune(asked, &shared)
+            : JoinStatementTune(asked, *request, &shared);
     if (!joined.ok()) return joined.status();
     job = *std::move(joined);
     return absl::OkStatus();

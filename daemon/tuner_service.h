@@ -5,7 +5,9 @@
 //
 // Tune runs each distinct request as one shared job on its own thread (TuneJobs); the
 // handler streams the job's progress and then its result, and leaves when its client
-// cancels or its deadline passes (the job is cancelled when no caller is left). Every
+// cancels or its deadline passes, answering CANCELLED or DEADLINE_EXCEEDED (the job is
+// cancelled when no caller is left). Everything slow, a calibration on first use too,
+// runs in the job: the handler itself only reads the request. Every
 // handler turns an exception into INTERNAL: a request never takes the daemon down.
 // Thread-safe: gRPC calls the handlers concurrently.
 #ifndef MESHTUNE_DAEMON_TUNER_SERVICE_H_
@@ -71,6 +73,15 @@ class TunerService final : public v1::Tuner::WithRawCallbackMethod_Lookup<v1::Tu
       const v1::TuneRequest& request, const engine::RunNumbers& numbers,
       const std::function<bool()>& cancelled,
       const std::function<void(const v1::TuneProgress&)>& progress);
+  // A tune of one statement as a job, shared with a running one for the same work:
+  // `asked` is the request as the daemon runs it (no_calibrate forced by the daemon's
+  // flag), `request` as the client sent it. The request is read here without calibrating
+  // (its errors, InvalidArgument naming the bad part, come back at once); a calibration on
+  // first use runs in the job, so the caller's deadline and cancellation end the call while
+  // it runs.
+  absl::StatusOr<std::shared_ptr<TuneJob>> JoinStatementTune(const v1::TuneRequest& asked,
+                                                             const v1::TuneRequest& request,
+                                                             bool* shared);
   // A tune of a program of several statements (engine/program_tune.h) as a job, shared with
   // a running one for the same request; InvalidArgument for a malformed program. Not
   // stored in the database (programs are not, yet).

@@ -12,6 +12,7 @@
 #include "ir/layout.h"
 #include "ir/mesh.h"
 #include "ir/problem.h"
+#include "ir/statement_program.h"
 
 namespace meshtune::engine {
 
@@ -142,6 +143,11 @@ absl::Status SetLimits(const v1::TuneRequest& request, const MachineNumbers& num
 
 absl::StatusOr<ir::Problem> InPlaceProblem(const v1::TuneRequest& request) {
   if (absl::Status s = InPlaceHasMesh(request); !s.ok()) return s;
+  if (ir::HasSeveralStatements(request.problem().expr())) {
+    return absl::InvalidArgumentError(
+        "--in-place takes one statement: programs of several statements are not tuned in place "
+        "yet");
+  }
   absl::StatusOr<ir::Problem> problem = ProblemOf(request.problem());
   if (!problem.ok()) return problem.status();
   problem->result_on_layer = false;

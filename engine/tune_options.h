@@ -27,7 +27,9 @@ struct MachineNumbers {
 };
 
 // The in-place form (ir::InPlaceForm) of the request's problem with its layouts on its mesh.
-// InvalidArgument without a mesh; the parsers' errors; InPlaceForm's FailedPrecondition.
+// InvalidArgument without a mesh, and for a program of several statements ("--in-place takes
+// one statement: programs of several statements are not tuned in place yet"); the parsers'
+// errors; InPlaceForm's FailedPrecondition.
 absl::StatusOr<ir::Problem> InPlaceProblem(const v1::TuneRequest& request);
 
 // The tuner's options for `request`: the problem (its in-place form with in_place), the

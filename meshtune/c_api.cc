@@ -83,6 +83,10 @@ int meshtune_plan_shard_storage(const meshtune_plan* plan, const char* tensor, i
   return static_cast<int>(s->storage.size());
 }
 
+int meshtune_plan_provide_storage(meshtune_plan* plan, int provides) {
+  return Report(plan->plan->ProvideStorage(provides != 0));
+}
+
 int meshtune_plan_holds(const meshtune_plan* plan, const char* tensor) {
   absl::StatusOr<meshtune::ShardLayout> s = plan->plan->Shard(tensor == nullptr ? "" : tensor);
   if (!s.ok()) {

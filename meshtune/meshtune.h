@@ -3,8 +3,8 @@
  * each tensor lies, and its execution on the application's shards.
  *
  * Every call that can fail returns 0 or a status code (absl::StatusCode's numbers: 3
- * invalid argument, 5 not found, 9 failed precondition, 13 internal), and
- * meshtune_last_error() then says why. meshtune_plan_create and meshtune_plan_execute are
+ * invalid argument, 5 not found, 8 resource exhausted, 9 failed precondition, 13 internal),
+ * and meshtune_last_error() then says why. meshtune_plan_create and meshtune_plan_execute are
  * collective over the communicator. A plan is not thread-safe; plans are independent. */
 #ifndef MESHTUNE_MESHTUNE_H_
 #define MESHTUNE_MESHTUNE_H_
@@ -37,20 +37,31 @@ int meshtune_plan_num_tensors(const meshtune_plan* plan);
 const char* meshtune_plan_tensor(const meshtune_plan* plan, int i);
 
 /* This rank's shard of `tensor`: `start` (global index of its first element), `extents`
- * (the elements it holds) and `strides` (of its storage, row-major, in elements) each
- * receive one value per dim (at most 8). Where the schedule's blocks do not divide an
- * extent, the last block holds fewer elements and a rank past the end none (extents 0),
- * while every rank stores the full block: see meshtune_plan_shard_storage. Returns the
- * number of dims, or -1 for an unknown tensor. */
+ * (the elements it holds) and `strides` (of the application's array of it, row-major, in
+ * elements) each receive one value per dim (at most 8). The array holds the product of
+ * `extents` elements, dense at those strides: no call of the plan reads or writes past it.
+ * Where the schedule's blocks do not divide an extent, the last block holds fewer elements
+ * and a rank past the end none (extents 0, an array of no elements); the plan then runs on
+ * storage of its own (meshtune_plan_shard_storage), copying the shard in and out, unless the
+ * application provides the storage (meshtune_plan_provide_storage). Returns the number of
+ * dims, or -1 for an unknown tensor. */
 int meshtune_plan_shard(const meshtune_plan* plan, const char* tensor, int64_t* start,
                         int64_t* extents, int64_t* strides);
 
-/* The extents of this rank's storage for `tensor` (one value per dim into `storage`): the
- * shard's array must have their product of elements; its first `extents` (from
- * meshtune_plan_shard) along each dim are the tensor's, the rest scratch the plan may
- * write. Equal to the extents where the blocks divide. Returns the number of dims, or -1
- * for an unknown tensor. */
+/* The extents of the schedule's storage of this rank's shard of `tensor` (one value per dim
+ * into `storage`): its full block, equal to the extents where the blocks divide. Returns the
+ * number of dims, or -1 for an unknown tensor. */
 int meshtune_plan_shard_storage(const meshtune_plan* plan, const char* tensor, int64_t* storage);
+
+/* Which arrays this rank passes (to meshtune_plan_execute): `provides` 0 (the default, set
+ * at meshtune_plan_create) arrays of the shards' extents, as meshtune_plan_shard says; 1
+ * arrays of the whole storage, the product of meshtune_plan_shard_storage's extents each,
+ * its first `extents` along each dim the tensor's and the rest scratch the plan may write,
+ * used in place (no copy; the plan's own storage is released). meshtune_plan_shard's
+ * `strides` are then the storage's. Local to this rank; returns 0, or 8 (resource
+ * exhausted) when going back to 0 cannot allocate the plan's storage (the contract is then
+ * unchanged). */
+int meshtune_plan_provide_storage(meshtune_plan* plan, int provides);
 
 /* Whether this rank's shard of `tensor` holds the tensor's values after
  * meshtune_plan_execute: 1 (every input; the output on every copy, unless the plan leaves
@@ -71,7 +82,8 @@ const char* meshtune_plan_mesh(const meshtune_plan* plan);
  * `strides` {1, lld}; meshtune_plan_shard_storage {lld, local columns}. */
 const char* meshtune_plan_library(const meshtune_plan* plan);
 
-/* Runs the plan once on this rank's shards, one pointer per tensor. */
+/* Runs the plan once on this rank's shards, one pointer per tensor, each an array as
+ * meshtune_plan_shard (or meshtune_plan_provide_storage) says. */
 int meshtune_plan_execute(meshtune_plan* plan, void* const* shards);
 
 void meshtune_plan_destroy(meshtune_plan* plan);

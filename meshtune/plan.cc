@@ -13,6 +13,7 @@
 #include "meshtune/chosen_schedule.h"
 #include "meshtune/comm_runner.h"
 #include "meshtune/measure.h"
+#include "meshtune/shard_staging.h"
 #include "runtime/bound_statements.h"
 #include "runtime/box.h"
 #include "runtime/executor.h"
@@ -133,6 +134,17 @@ absl::Status CheckOptions(const PlanOptions& o) {
   return absl::OkStatus();
 }
 
+// Per tensor of `program`: its shape, whether the schedule reads its values (an input, a
+// `+=` output) and whether it writes it.
+void TensorFacts(const codegen::Program& program, std::vector<std::vector<int64_t>>* shapes,
+                 std::vector<bool>* reads, std::vector<bool>* writes) {
+  for (const codegen::TensorInfo& t : program.tensors) {
+    shapes->push_back(t.shape);
+    reads->push_back(!t.is_output || program.accumulate);
+    writes->push_back(t.is_output);
+  }
+}
+
 }  // namespace
 
 Plan::~Plan() {
@@ -195,6 +207,7 @@ absl::StatusOr<std::unique_ptr<Plan>> Plan::Create(const std::string& expr,
     }
     const absl::Status bound = several ? plan->BindStatements() : plan->BindLibrary(choice.library);
     if (!bound.ok()) return bound;
+    if (absl::Status staged = plan->StageShards(); !staged.ok()) return staged;
     return plan;
   }
   std::vector<std::string> tensors;
@@ -208,7 +221,7 @@ absl::StatusOr<std::unique_ptr<Plan>> Plan::Create(const std::string& expr,
   }
   std::unique_ptr<Plan> plan(new Plan());
   plan->tensors_ = std::move(tensors);
-  for (const codegen::TensorInfo& t : program->tensors) plan->shapes_.push_back(t.shape);
+  TensorFacts(*program, &plan->shapes_, &plan->reads_, &plan->writes_);
   plan->program_from_wisdom_ = !choice.program.empty();
   plan->comm_ = comm;
   plan->element_bytes_ = program->dtype_bytes;
@@ -235,34 +248,43 @@ absl::StatusOr<std::unique_ptr<Plan>> Plan::Create(const std::string& expr,
   }
   // Every rank gets the plan or an error: the lowest rank that could not bind says why.
   if (absl::Status agreed = FirstFailure(bound_ok, comm); !agreed.ok()) return agreed;
+  if (absl::Status staged = plan->StageShards(); !staged.ok()) return staged;
   return plan;
 }
 
 absl::StatusOr<ShardLayout> Plan::Shard(const std::string& tensor) const {
   for (size_t t = 0; t < tensors_.size(); ++t) {
     if (tensors_[t] != tensor) continue;
-    if (library_ != nullptr) return LibraryShard(t);
-    ShardLayout s;
-    if (statements_ != nullptr) {
-      const size_t b = static_cast<size_t>(statements_->IndexOf(tensor));
-      s.start = statements_->ShardStart(b);
-      s.storage = statements_->ShardExtents(b);
-      s.holds_result = statements_->HoldsResult(b);
-      ClipToShape(shapes_[t], &s);
-    } else if (program_ == nullptr) {  // idle: an empty shard
-      s.start.assign(shapes_[t].size(), 0);
-      s.extents.assign(shapes_[t].size(), 0);
-      s.storage = s.extents;
-    } else {
-      s.start = program_->ShardStart(t);
-      s.storage = program_->ShardExtents(t);
-      s.holds_result = program_->HoldsResult(t);
-      ClipToShape(shapes_[t], &s);
-    }
-    s.strides = runtime::DenseStrides(s.storage);
+    ShardLayout s = StoredShard(t);
+    // By default the application's array is dense at the extents (a library plan's
+    // column-major strides are its extents' already).
+    if (!provides_storage_ && library_ == nullptr) s.strides = runtime::DenseStrides(s.extents);
     return s;
   }
   return absl::NotFoundError(absl::StrCat("the plan has no tensor ", tensor));
+}
+
+ShardLayout Plan::StoredShard(size_t t) const {
+  if (library_ != nullptr) return LibraryShard(t);
+  ShardLayout s;
+  if (statements_ != nullptr) {
+    const size_t b = static_cast<size_t>(statements_->IndexOf(tensors_[t]));
+    s.start = statements_->ShardStart(b);
+    s.storage = statements_->ShardExtents(b);
+    s.holds_result = statements_->HoldsResult(b);
+    ClipToShape(shapes_[t], &s);
+  } else if (program_ == nullptr) {  // idle: an empty shard
+    s.start.assign(shapes_[t].size(), 0);
+    s.extents.assign(shapes_[t].size(), 0);
+    s.storage = s.extents;
+  } else {
+    s.start = program_->ShardStart(t);
+    s.storage = program_->ShardExtents(t);
+    s.holds_result = program_->HoldsResult(t);
+    ClipToShape(shapes_[t], &s);
+  }
+  s.strides = runtime::DenseStrides(s.storage);
+  return s;
 }
 
 absl::StatusOr<std::vector<int64_t>> Plan::Shape(const std::string& tensor) const {
@@ -277,19 +299,8 @@ absl::Status Plan::Execute(const std::vector<void*>& shards) {
     return absl::InvalidArgumentError(absl::StrCat(
         "Execute takes ", tensors_.size(), " shards (one per tensor), got ", shards.size()));
   }
-  if (library_ != nullptr) {
-    void* parts[3] = {};
-    for (size_t t = 0; t < shards.size(); ++t) parts[library_part_[t]] = shards[t];
-    library_->Run(parts[0], parts[1], parts[2]);
-    return absl::OkStatus();
-  }
-  if (statements_ != nullptr) {  // the program's tensors in the bound statements' order
-    std::vector<void*> bound(shards.size(), nullptr);
-    for (size_t t = 0; t < shards.size(); ++t) bound[statements_->IndexOf(tensors_[t])] = shards[t];
-    return statements_->Run(bound);
-  }
-  if (program_ == nullptr) return absl::OkStatus();  // an idle rank
-  return program_->Run(shards);
+  if (!active()) return absl::OkStatus();  // an idle rank
+  return RunStaged(shards, std::vector<bool>(shards.size(), provides_storage_));
 }
 
 namespace {

@@ -6,7 +6,8 @@
 //   auto plan = meshtune::Plan::Create("C[m,n] += A[m,k] * B[k,n]", "m=2048,n=2048,k=2048",
 //                                      MPI_COMM_WORLD, o);
 //   // each rank: plan->Shard("A") says which block of A it holds (global start, extents,
-//   // row-major strides); fill the shards, then, as often as needed:
+//   // row-major strides); allocate each shard's array (Elements(extents) elements, the
+//   // plan writes nothing past them: ShardLayout), fill it, then, as often as needed:
 //   plan->Execute({c, a, b});  // in plan->tensors() order
 //
 // `expr` may be a program of several statements (ir/statement_program.h: separated by ';' or
@@ -37,6 +38,9 @@
 
 namespace meshtune {
 
+namespace internal {
+class ShardStaging;  // meshtune/shard_staging.h
+}  // namespace internal
 namespace runtime {
 class BoundProgram;     // runtime/executor.h
 class BoundStatements;  // runtime/bound_statements.h
@@ -89,18 +93,26 @@ struct PlanOptions {
 };
 
 // Where this rank's shard of a tensor lies: the global index of its first element, its
-// extents (the elements it holds), and the strides of its storage (row-major, in
-// elements). Where the schedule's blocks do not divide an extent, every rank stores the
-// full block (`storage`: allocate Elements(storage) elements) and holds its first
-// `extents` along each dim: the last block's are fewer, and a rank past the end holds none
-// (extents 0); the rest of the storage is the schedule's, scratch it may write.
+// extents (the elements it holds), and the strides of the application's array of it
+// (row-major, in elements). Where the schedule's blocks do not divide an extent, every rank
+// stores the full block (`storage`) and holds its first `extents` along each dim: the last
+// block's are fewer, and a rank past the end holds none (extents 0).
+//
+// The application's arrays (Plan::ProvideStorage says which contract): by default each is
+// dense at the extents, Elements(extents) elements at the strides of the extents, and no
+// call of the plan reads or writes past them (where the storage is larger the plan runs the
+// schedule on storage of its own, copying the shard in and out). With ProvideStorage(true)
+// each holds the whole storage, Elements(storage) elements at the storage's strides, the
+// part past the extents the schedule's scratch, and the schedule runs on it in place.
 //
 // A plan that is the library call (library() not empty) holds every tensor block-cyclic
 // instead, in the layout `layout` names ("cyclic(NB,NB)", as ExecuteInLayouts takes it: the
 // tensor [i, j] is the matrix element (i, j), on the prow x pcol grid of mesh()): `extents`
 // are this rank's local rows and columns (LOCr, LOCc), `strides` {1, lld} (column-major,
 // leading dimension max(1, LOCr)), `storage` {lld, LOCc}, and `start` the global index of
-// its first element (all zero when it holds none).
+// its first element (all zero when it holds none). Its arrays hold Elements(extents)
+// elements by default, Elements(storage) with ProvideStorage(true) (they differ only on a
+// rank that holds none).
 struct ShardLayout {
   std::vector<int64_t> start, extents, strides, storage;
   std::string layout;  // "" for the schedule's block above; "cyclic(NB,NB)" for the library
@@ -160,11 +172,23 @@ class Plan {
   // digest matches: engine/wisdom.h).
   bool program_from_wisdom() const { return program_from_wisdom_; }
 
+  // Which arrays this rank's application passes (ShardLayout): false (the default, set at
+  // Create) arrays of the extents, dense at Shard's strides, never written or read past
+  // them (the plan keeps storage of its own for shards whose storage is larger, allocated
+  // here and at Create); true arrays of the whole storage, used in place (the plan's own
+  // storage released). Changes Shard's strides and what Execute, ExecuteInLayouts (for the
+  // tensors in their shards), Scatter and Gather take. Local to this rank (every rank may
+  // choose); ResourceExhausted "cannot allocate the plan's storage of ragged shards on this
+  // rank (N)" when switching back to false fails (the contract is then unchanged).
+  absl::Status ProvideStorage(bool provides);
+  bool provides_storage() const { return provides_storage_; }
+
   // Runs the schedule once on this rank's shards (one pointer per tensor, in tensors()
-  // order, each as Shard describes; f32 or f64 as the plan's dtype). Inputs are only read;
-  // the output is overwritten for `=` and added to for `+=`. Buffers are allocated at
-  // Create, none here. InvalidArgument when the number of pointers is wrong. Collective
-  // over the active ranks; returns at once on an idle rank.
+  // order, each as Shard describes under the ProvideStorage contract; f32 or f64 as the
+  // plan's dtype). Inputs are only read; the output is overwritten for `=` and added to for
+  // `+=`; nothing is written outside the arrays the contract asks for. Buffers are
+  // allocated at Create, none here. InvalidArgument when the number of pointers is wrong.
+  // Collective over the active ranks; returns at once on an idle rank.
   absl::Status Execute(const std::vector<void*>& shards);
 
   // Runs the schedule once on tensors the application holds in given layouts instead of
@@ -173,22 +197,23 @@ class Plan {
   // first axis, row-major: BLACS "Row" order; each local matrix column-major, leading
   // dimension max(1, LOCr), RSRC = CSRC = 0), "root" the whole tensor row-major on rank 0,
   // "replicated" on every rank; a tensor not named (or "block") is in its shard as Shard
-  // says. `data` holds one pointer per tensor in tensors() order: this rank's storage of
-  // it in its layout (none needed on a rank that holds nothing of it). The inputs are
-  // redistributed into the schedule's shards, the schedule runs, and the output goes back
-  // into its layout (for `+=` what it held is added to). Allocates the shards of the
-  // tensors it redistributes at each call. InvalidArgument for a bad or unknown layout, a
-  // cyclic layout of a tensor that is not a matrix, or the wrong number of pointers;
-  // FailedPrecondition when the schedule leaves ranks idle. Collective.
+  // says (under the ProvideStorage contract). `data` holds one pointer per tensor in
+  // tensors() order: this rank's storage of it in its layout (none needed on a rank that
+  // holds nothing of it). The inputs are redistributed into the schedule's shards, the
+  // schedule runs, and the output goes back into its layout (for `+=` what it held is added
+  // to). Allocates the shards of the tensors it redistributes at each call. InvalidArgument
+  // for a bad or unknown layout, a cyclic layout of a tensor that is not a matrix, or the
+  // wrong number of pointers; FailedPrecondition when the schedule leaves ranks idle.
+  // Collective.
   absl::Status ExecuteInLayouts(const std::map<std::string, std::string>& layouts,
                                 const std::vector<void*>& data);
 
   // Helpers for applications that hold whole tensors on one rank. Scatter: `root`'s
   // `global` (the whole tensor, row-major; read on root only) becomes every rank's `shard`
-  // (as Shard describes). Gather: every rank's `shard` assembled into `global` on `root`
-  // (a block held by several ranks is the same on each; any copy lands). Collective;
-  // NotFound for a name not in tensors(), InvalidArgument for a root outside the
-  // communicator.
+  // (as Shard describes, under the ProvideStorage contract: only its extents are written).
+  // Gather: every rank's `shard` assembled into `global` on `root` (a block held by several
+  // ranks is the same on each; any copy lands). Collective; NotFound for a name not in
+  // tensors(), InvalidArgument for a root outside the communicator.
   absl::Status Scatter(const std::string& tensor, const void* global, void* shard, int root);
   absl::Status Gather(const std::string& tensor, const void* shard, void* global, int root);
 
@@ -213,6 +238,17 @@ class Plan {
   absl::Status BindLibrary(const std::string& library);
   // The library plan's shard of tensor `t`.
   ShardLayout LibraryShard(size_t t) const;
+  // Tensor t's shard at its storage's strides (what the schedule runs on).
+  ShardLayout StoredShard(size_t t) const;
+  // Sets staging_ up from the shards and reads_/writes_, the plan's own storage kept
+  // (plan_staging.cc); the lowest failing rank's status on every rank. Collective.
+  absl::Status StageShards();
+  // Runs the schedule (program_, statements_ or library_) on `shards` in tensors() order,
+  // through staging_: shards[t] holds tensor t's storage when at_storage[t], else its
+  // extents (plan_staging.cc).
+  absl::Status RunStaged(const std::vector<void*>& shards, const std::vector<bool>& at_storage);
+  // The schedule run once on `stored`, each tensor's storage in tensors() order.
+  absl::Status RunSchedule(const std::vector<void*>& stored);
 
   MPI_Comm comm_ = MPI_COMM_NULL;
   MPI_Comm active_comm_ = MPI_COMM_NULL;  // the first mesh-size ranks, when fewer than comm_'s
@@ -234,6 +270,12 @@ class Plan {
   std::string library_text_;
   int64_t prow_ = 0, pcol_ = 0, nb_ = 0;
   std::vector<int> library_part_;
+  // Per tensor: whether the schedule reads its values (an input, a `+=` output) and writes
+  // it; this rank's shards as the application holds them and the plan's storage of the
+  // ragged ones (plan_staging.cc); the ProvideStorage contract.
+  std::vector<bool> reads_, writes_;
+  std::unique_ptr<internal::ShardStaging> staging_;
+  bool provides_storage_ = false;
 };
 
 }  // namespace meshtune

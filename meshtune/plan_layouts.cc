@@ -131,11 +131,15 @@ absl::Status Plan::ExecuteInLayouts(const std::map<std::string, std::string>& la
   std::vector<int64_t> sizes;
   for (const ir::MeshAxis& a : mesh->axes) sizes.push_back(a.size);
   std::unique_ptr<runtime::Comm> comm = runtime::NewMpiComm(comm_, sizes);
-  // Per tensor: the shard the schedule runs on, and the plans into it and back out.
+  // Per tensor: the shard the schedule runs on, and the plans into it and back out. A
+  // tensor in its shard is as the ProvideStorage contract says; one in a given layout (its
+  // redistribution, or the application's storage when that is the shard) holds the extents.
   Staging staging(data);
+  std::vector<bool> at_storage(tensors_.size(), provides_storage_);
   for (size_t t = 0; t < tensors_.size(); ++t) {
     const auto it = given->find(tensors_[t]);
     if (it == given->end() || it->second.kind == ir::GivenLayout::Kind::kBlock) continue;
+    at_storage[t] = false;
     absl::StatusOr<ShardLayout> mine = Shard(tensors_[t]);
     if (!mine.ok()) return mine.status();
     const std::vector<int64_t> extents = mine->extents;
@@ -161,7 +165,7 @@ absl::Status Plan::ExecuteInLayouts(const std::map<std::string, std::string>& la
       staging.output = t;
     }
   }
-  return staging.Finish(program_->Run(staging.shards), data, element_bytes_, *comm);
+  return staging.Finish(RunStaged(staging.shards, at_storage), data, element_bytes_, *comm);
 }
 
 namespace {

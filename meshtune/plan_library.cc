@@ -47,6 +47,8 @@ absl::Status Plan::BindLibrary(const std::string& library) {
   for (const std::string& t : tensors_) {
     shapes_.push_back(problem->Shape(t));
     library_part_.push_back(t == form->c ? 0 : t == form->a ? 1 : 2);
+    reads_.push_back(true);  // C too: its shards are staged only where they hold nothing
+    writes_.push_back(t == form->c);
   }
   return absl::OkStatus();
 }

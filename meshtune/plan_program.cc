@@ -1,6 +1,7 @@
 // A plan of a program of several statements (ir/statement_program.h): each statement's
 // trace lowered on every rank, bound together over one shard per tensor of the program
 // (runtime/bound_statements.h), one Execute running them all.
+#include <string>
 #include <utility>
 #include <vector>
 
@@ -13,6 +14,23 @@
 #include "runtime/mpi_comm.h"
 
 namespace meshtune {
+namespace {
+
+// Whether any of the statements' `programs` reads tensor `name`'s values (an operand, a
+// `+=` output) and whether one writes it.
+void ReadsAndWrites(const std::vector<codegen::Program>& programs, const std::string& name,
+                    bool* reads, bool* writes) {
+  *reads = *writes = false;
+  for (const codegen::Program& p : programs) {
+    for (const codegen::TensorInfo& t : p.tensors) {
+      if (t.name != name) continue;
+      *reads = *reads || !t.is_output || p.accumulate;
+      *writes = *writes || t.is_output;
+    }
+  }
+}
+
+}  // namespace
 
 absl::Status Plan::CheckProgramOptions(const PlanOptions& o) {
   if (o.mode == PlanMode::kMeasure) {
@@ -55,7 +73,13 @@ absl::Status Plan::BindStatements() {
                                                       " ranks but the communicator has ", size));
   }
   tensors_ = parsed->Tensors();
-  for (const std::string& t : tensors_) shapes_.push_back(parsed->Shape(t));
+  for (const std::string& t : tensors_) {
+    shapes_.push_back(parsed->Shape(t));
+    bool reads = true, writes = true;
+    ReadsAndWrites(programs, t, &reads, &writes);
+    reads_.push_back(reads);
+    writes_.push_back(writes);
+  }
   element_bytes_ = programs[0].dtype_bytes;
   statement_count_ = static_cast<int>(programs.size());
   MPI_Comm active = comm_;

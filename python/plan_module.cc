@@ -89,9 +89,14 @@ class PyPlan {
 
   py::dict EmptyShards() const {
     py::dict shards;
-    for (const std::string& t : plan().tensors()) shards[py::str(t)] = NewShard(Layout(t), dtype_);
+    for (const std::string& t : plan().tensors())
+      shards[py::str(t)] = NewShard(Layout(t), dtype_, Provides());
     return shards;
   }
+
+  // Plan::ProvideStorage: whether this rank passes arrays of the shards' whole storage.
+  bool Provides() const { return plan().provides_storage(); }
+  void ProvideStorage(bool provides) { ThrowIfFailed(plan().ProvideStorage(provides)); }
 
   void Execute(py::handle arrays) {
     const std::vector<std::string>& tensors = plan().tensors();
@@ -108,11 +113,11 @@ class PyPlan {
 
   py::array Scatter(const std::string& tensor, py::handle whole, int root, py::object out) {
     const ShardLayout layout = Layout(tensor);
-    if (out.is_none()) out = NewShard(layout, dtype_);
+    if (out.is_none()) out = NewShard(layout, dtype_, Provides());
     void* shard = nullptr;
     const void* global = nullptr;
     absl::Status mine = CheckRoot(root);
-    if (mine.ok()) mine = Assign(ShardData(tensor, out, layout, dtype_), &shard);
+    if (mine.ok()) mine = Assign(ShardData(tensor, out, layout, dtype_, Provides()), &shard);
     if (mine.ok() && Rank() == root) {
       void* g = nullptr;
       mine = Assign(WholeData(tensor, whole, Shape(tensor), dtype_), &g);
@@ -132,7 +137,7 @@ class PyPlan {
     const ShardLayout layout = Layout(tensor);
     void* data = nullptr;
     absl::Status mine = CheckRoot(root);
-    if (mine.ok()) mine = Assign(ShardData(tensor, shard, layout, dtype_, true), &data);
+    if (mine.ok()) mine = Assign(ShardData(tensor, shard, layout, dtype_, Provides(), true), &data);
     Agree(mine);
     py::object whole = py::none();
     void* global = nullptr;
@@ -227,7 +232,8 @@ absl::Status PyPlan::ArraysInOrder(py::handle arrays, const std::vector<std::str
         TypeName(arrays)));
   }
   for (size_t t = 0; t < tensors.size(); ++t) {
-    absl::StatusOr<void*> p = ShardData(tensors[t], in_order[t], Layout(tensors[t]), dtype_);
+    absl::StatusOr<void*> p =
+        ShardData(tensors[t], in_order[t], Layout(tensors[t]), dtype_, Provides());
     if (!p.ok()) return p.status();
     (*data)[t] = *p;
   }
@@ -270,6 +276,8 @@ PYBIND11_MODULE(_meshtune, m) {
             return py::tuple(py::cast(p.Layout(t).storage));
           },
           py::arg("tensor"))
+      .def("provide_storage", &PyPlan::ProvideStorage, py::arg("provides"))
+      .def_property_readonly("provides_storage", &PyPlan::Provides)
       .def("empty_shards", &PyPlan::EmptyShards)
       .def("execute", &PyPlan::Execute, py::arg("arrays"))
       .def("scatter", &PyPlan::Scatter, py::arg("tensor"), py::arg("whole") = py::none(),

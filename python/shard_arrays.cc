@@ -74,30 +74,47 @@ py::dtype DtypeOf(const std::string& dtype) {
   return dtype == "f64" ? py::dtype::of<double>() : py::dtype::of<float>();
 }
 
-py::array NewShard(const ShardLayout& shard, const py::dtype& dtype) {
+py::array NewShard(const ShardLayout& shard, const py::dtype& dtype, bool provides_storage) {
   const int64_t item = dtype.itemsize();
   std::vector<int64_t> strides;
   for (int64_t s : shard.strides) strides.push_back(s * item);
   int64_t elements = 1;
-  for (int64_t e : shard.storage) elements *= e;
+  for (int64_t e : provides_storage ? shard.storage : shard.extents) elements *= e;
   py::array buffer(dtype, std::vector<int64_t>{elements});
   if (elements > 0) std::memset(buffer.mutable_data(), 0, elements * item);
   return py::array(dtype, shard.extents, strides, buffer.data(), buffer);
 }
 
+namespace {
+
+// InvalidArgument for an array of `shape` that is not `tensor`'s shard.
+absl::Status ShapeError(const std::string& tensor, const std::vector<int64_t>& shape,
+                        const ShardLayout& shard, bool provides_storage) {
+  const bool ragged = shard.storage != shard.extents;
+  const std::string stored =
+      provides_storage && ragged ? absl::StrCat(", stored as ", TupleText(shard.storage)) : "";
+  // An array of the storage under the default contract: say how to pass it.
+  const std::string opt_in = !provides_storage && ragged && shape == shard.storage
+                                 ? "; an array of its storage needs plan.provide_storage(True)"
+                                 : "";
+  return absl::InvalidArgumentError(absl::StrCat(
+      tensor, ": shape ", TupleText(shape), ", but this rank's shard of ", tensor, " is ",
+      TupleText(shard.extents), stored, " (plan.shard('", tensor, "'))", opt_in));
+}
+
+}  // namespace
+
 absl::StatusOr<void*> ShardData(const std::string& tensor, py::handle array,
                                 const ShardLayout& shard, const py::dtype& dtype,
-                                bool read_only_ok) {
+                                bool provides_storage, bool read_only_ok) {
   absl::StatusOr<py::array> typed = TypedArray(tensor, array, dtype, shard.extents.size());
   if (!typed.ok()) return typed.status();
   py::array a = *typed;
   const std::vector<int64_t> shape = ShapeOf(a);
-  const std::string stored =
-      shard.storage == shard.extents ? "" : absl::StrCat(", stored as ", TupleText(shard.storage));
-  if (shape != shard.extents && shape != shard.storage) {
-    return absl::InvalidArgumentError(
-        absl::StrCat(tensor, ": shape ", TupleText(shape), ", but this rank's shard of ", tensor,
-                     " is ", TupleText(shard.extents), stored, " (plan.shard('", tensor, "'))"));
+  // What the array's memory must hold: the extents, or the storage when provided.
+  const bool stored = provides_storage && shard.storage != shard.extents;
+  if (shape != shard.extents && !(stored && shape == shard.storage)) {
+    return ShapeError(tensor, shape, shard, provides_storage);
   }
   const int64_t item = dtype.itemsize();
   std::vector<int64_t> want;
@@ -105,7 +122,7 @@ absl::StatusOr<void*> ShardData(const std::string& tensor, py::handle array,
   const std::vector<int64_t> strides = StridesOf(a);
   for (size_t d = 0; d < shape.size(); ++d) {
     if (shape[d] > 1 && strides[d] != want[d]) {
-      const std::string other = shard.storage == shard.extents
+      const std::string other = !stored
                                     ? "a contiguous copy (numpy.ascontiguousarray)"
                                     : absl::StrCat("an array of shape ", TupleText(shard.storage),
                                                    " (plan.storage('", tensor, "'))");
@@ -118,12 +135,13 @@ absl::StatusOr<void*> ShardData(const std::string& tensor, py::handle array,
     return absl::InvalidArgumentError(
         absl::StrCat(tensor, ": the array is read-only (the plan writes its shards)"));
   }
-  if (!HoldsBytes(a, SpanBytes(shard.storage, shard.strides, item))) {
+  if (stored && !HoldsBytes(a, SpanBytes(shard.storage, shard.strides, item))) {
     return absl::InvalidArgumentError(
         absl::StrCat(tensor, ": the array holds the shard's ", TupleText(shard.extents),
                      " but not the rest of its storage ", TupleText(shard.storage),
-                     ", which the schedule uses: pass plan.empty_shards()['", tensor,
-                     "'] or an array of shape ", TupleText(shard.storage)));
+                     ", which the schedule uses (plan.provide_storage(True)): pass "
+                     "plan.empty_shards()['",
+                     tensor, "'] or an array of shape ", TupleText(shard.storage)));
   }
   return const_cast<void*>(a.data());
 }

@@ -4,15 +4,18 @@
 #include <utility>
 
 #include "runtime/box.h"
-#include "runtime/fill.h"
 
 namespace meshtune::runtime {
 
-ProgramValues::ProgramValues(std::vector<ProblemSpec> statements, uint64_t seed)
-    : statements_(std::move(statements)), seed_(seed), kept_(statements_.size()) {
+ProgramValues::ProgramValues(std::vector<ProblemSpec> statements, uint64_t seed,
+                             Precision precision)
+    : statements_(std::move(statements)),
+      seed_(seed),
+      precision_(precision),
+      kept_(statements_.size()) {
   for (size_t s = 0; s < statements_.size(); ++s) {
-    references_.push_back(
-        std::make_unique<Reference>(statements_[s], seed_, OperandsOf(static_cast<int>(s))));
+    references_.push_back(std::make_unique<Reference>(statements_[s], seed_, precision_,
+                                                      OperandsOf(static_cast<int>(s))));
   }
 }
 
@@ -23,13 +26,12 @@ int ProgramValues::Writer(const std::string& tensor, int before) const {
   return -1;
 }
 
-double ProgramValues::Value(const std::string& tensor, int64_t linear, int before) {
+Expected ProgramValues::Value(const std::string& tensor, int64_t linear, int before) {
   const int s = Writer(tensor, before);
-  if (s < 0) return ElementValue(seed_, tensor, linear);
+  if (s < 0) return FilledValue(seed_, tensor, linear, precision_);
   const auto it = kept_[s].find(linear);
   if (it != kept_[s].end()) return it->second;
-  const double v =
-      references_[s]->At(Unlinear(linear, statements_[s].Shape(tensor)), /*magnitude=*/nullptr);
+  const Expected v = references_[s]->At(Unlinear(linear, statements_[s].Shape(tensor)));
   kept_[s].emplace(linear, v);
   return v;
 }

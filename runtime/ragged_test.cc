@@ -444,8 +444,9 @@ std::string BoundRank(const ProblemSpec& problem, const codegen::Program& p,
     const std::vector<T>& values = data[out];
     const HeldOutput h{Elements(o.local_shape), global,
                        [&values](int64_t i) { return static_cast<double>(values[i]); }};
-    const std::string bad = CheckHeldValues(problem, kSeed, h, sizeof(T) == 4 ? 2e-4 : 1e-10,
-                                            RankName(p.axis_names, coords));
+    const std::string bad =
+        CheckHeldValues(problem, kSeed, h, PrecisionOf(static_cast<int>(sizeof(T))),
+                        RankName(p.axis_names, coords));
     if (!bad.empty()) return absl::StrCat("bound run ", run + 1, ": ", bad);
     if (run == 1) {
       for (int64_t i = 0; i < h.slots; ++i) {
@@ -488,7 +489,7 @@ std::string CheckBound(const ProblemSpec& problem, const codegen::Program& p) {
                          [&, r](int64_t i) { return held[r][i].second; }};
       try {
         coverage[r] =
-            CheckCoverage(problem, h, p.dtype_bytes == 4 ? 2e-4 : 1e-10, *world.CommFor(r));
+            CheckCoverage(problem, kSeed, h, PrecisionOf(p.dtype_bytes), *world.CommFor(r));
       } catch (const SimAborted&) {
       }
     });

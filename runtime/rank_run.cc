@@ -238,11 +238,12 @@ std::string RankRuntime<T>::Verify(const TensorSpec& spec, const T* out) {
       return SlotGlobal(i, spec.local_shape, start, spec.shape);
     };
   }
-  const double tolerance = sizeof(T) == 4 ? 2e-4 : 1e-10;
+  // The bound of runtime/oracle.h for a run in T.
+  const Precision precision = PrecisionOf(static_cast<int>(sizeof(T)));
   std::string error = FirstError(
-      CheckHeldValues(problem_, seed_, held, tolerance, RankName(names_, coords_)), *comm_);
+      CheckHeldValues(problem_, seed_, held, precision, RankName(names_, coords_)), *comm_);
   if (!error.empty()) return error;
-  return CheckCoverage(problem_, held, tolerance, *comm_);
+  return CheckCoverage(problem_, seed_, held, precision, *comm_);
 }
 
 template class RankRuntime<float>;

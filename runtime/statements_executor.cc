@@ -134,27 +134,29 @@ class StatementsRun {
     comm.Allreduce(&m->checksum, 1, DataType::kDouble, ReduceOp::kSum, comm.AllAxes());
     std::vector<ProblemSpec> specs;
     for (const StatementJob& j : statements_) specs.push_back(j.problem);
-    ProgramValues values(specs, options_.seed);
-    const double base = statements_[0].program.dtype_bytes == 4 ? 2e-4 : 1e-10;
+    // Every statement's bound over the chain it is computed from (runtime/oracle.h).
+    const Precision precision = PrecisionOf(statements_[0].program.dtype_bytes);
+    ProgramValues values(specs, options_.seed, precision);
     const std::string rank =
         RankName(statements_[0].program.axis_names, comm.CoordsOf(comm.rank()));
     for (size_t s = 0; s < statements_.size() && m->error.empty(); ++s) {
       const HeldOutput held = Held(OutputOf(s));
-      // Results computed from results: the rounding of each statement before adds up.
-      const double tolerance = base * static_cast<double>(1 + Depth(s));
+      const ProblemSpec& problem = statements_[s].problem;
+      const OperandValues operands = values.OperandsOf(static_cast<int>(s));
       const int64_t cost = values.ElementCost(static_cast<int>(s));
       const int64_t limit = Depth(s) > 0 ? 100'000'000 : 4'000'000;
       std::string error =
-          CheckHeldValues(statements_[s].problem, options_.seed, held, tolerance, rank,
-                          values.OperandsOf(static_cast<int>(s)), limit, cost);
+          CheckHeldValues(problem, options_.seed, held, precision, rank, operands, limit, cost);
       error = FirstError(error, comm);
-      if (error.empty()) error = CheckCoverage(statements_[s].problem, held, tolerance, comm);
+      if (error.empty())
+        error = CheckCoverage(problem, options_.seed, held, precision, comm, operands);
       if (!error.empty()) m->error = absl::StrCat("statement ", s + 1, ": ", error);
     }
     m->verified = m->error.empty();
   }
 
-  // How many statements' results statement `s`'s result is computed from, at most (0: none).
+  // How many statements' results statement `s`'s result is computed from, at most (0: none):
+  // a deeper check may spend more (its elements cost more).
   int Depth(size_t s) const {
     int depth = 0;
     for (const ProblemSpec::Access& a : statements_[s].problem.operands) {

@@ -1,5 +1,6 @@
 // The MPI runner: one runtime::Launch per candidate that fits in memory.
 #include <algorithm>
+#include <functional>
 #include <map>
 #include <memory>
 #include <optional>
@@ -76,14 +77,15 @@ class MpiRunner : public Runner {
         together.shard_bytes += prepared[i].footprint.shard_bytes;
         together.buffer_bytes += prepared[i].footprint.buffer_bytes;
       }
-      if (group.size() == 1 ||
+      const std::function<bool()>& cancelled = prepared[group[0]].cancelled;
+      if (group.size() == 1 || (cancelled && cancelled()) ||
           !runtime::CheckRunFitsMemory(together, ranks, options_.launch).ok()) {
         for (size_t i : group) out[i] = RunPrepared(prepared[i]);
         continue;
       }
       runtime::LaunchOptions launch = options_.launch;
       launch.timeout_s = timeout_s;
-      launch.cancelled = prepared[group[0]].cancelled;
+      launch.cancelled = cancelled;
       runtime::RoundsOptions rounds;
       rounds.min_rounds = std::max(1, options_.reps);
       rounds.max_rounds = std::max(rounds.min_rounds, options_.max_rounds);
@@ -168,9 +170,11 @@ class MpiRunner : public Runner {
     return p;
   }
 
-  // `p` alone, with its own timeout.
+  // `p` alone, with its own timeout; not started once its tune is cancelled (a group's job
+  // the cancellation killed is not measured again one item at a time).
   CandidateRun RunPrepared(const Prepared& p) const {
     if (p.error) return NotRun(*p.error);
+    if (p.cancelled && p.cancelled()) return NotRun("cancelled; the job was not started");
     runtime::LaunchOptions launch = options_.launch;
     launch.timeout_s = p.timeout_s;
     launch.cancelled = p.cancelled;

@@ -79,8 +79,8 @@ absl::Status CheckOptions(const TuneOptions& options) {
 // to its name. Cancelled when cancelled; FailedPrecondition when no candidate came out.
 absl::Status Search(TuneRun& run, Explorer& explorer, std::string* strategy) {
   const TuneOptions& options = run.options;
-  std::unique_ptr<SearchStrategy> s =
-      NewDefaultStrategy(explorer, options.max_exhaustive, options.evolution);
+  std::unique_ptr<SearchStrategy> s = NewDefaultStrategy(
+      explorer, options.max_exhaustive, options.evolution, options.max_evaluations);
   *strategy = s->name();
   SearchBudget budget;
   budget.max_evaluations = options.max_evaluations;
@@ -352,17 +352,33 @@ absl::Status NoLegalSchedule(const Explorer& explorer, const ir::Problem& proble
                      " candidates (pruned: ", PrunedText(explorer.counts().pruned), ")"));
   }
   std::vector<std::string> meshes;
-  int64_t ranks = 0;
+  int64_t fewest = 0, most = 0;
   for (int m = 0; m < explorer.num_meshes(); ++m) {
     meshes.push_back(explorer.mesh(m).ToString());
-    ranks = explorer.mesh(m).Ranks();
+    const int64_t ranks = explorer.mesh(m).Ranks();
+    fewest = m == 0 ? ranks : std::min(fewest, ranks);
+    most = std::max(most, ranks);
   }
+  const std::string what =
+      absl::StrCat("no schedule spreads ", problem.ToString(), " (", problem.ExtentsString(), ")");
+  constexpr char kWhy[] =
+      " without leaving a rank empty (every split of an index over an axis leaves a block past "
+      "its end)";
+  // Meshes of several rank counts: idle ranks were allowed (--allow-idle-ranks), and none
+  // of them would do.
+  if (fewest < most) {
+    return absl::FailedPreconditionError(
+        absl::StrCat(what, " over ", fewest, " to ", most, " ranks (",
+                     absl::StrJoin(meshes, " or "), "), idle ranks allowed,", kWhy, "; fewer than ",
+                     fewest, " ranks (a smaller --ranks or mesh) leave more ranks idle"));
+  }
+  // On 2 ranks allowing idle ones adds no mesh: only one rank is left.
+  const std::string instead =
+      most <= 2 ? "one rank (--ranks 1, or a mesh of one rank) leaves the other idle instead"
+                : absl::StrCat("a smaller mesh, or --ranks ", most,
+                               " --allow-idle-ranks, leaves ranks idle instead");
   return absl::FailedPreconditionError(absl::StrCat(
-      "no schedule spreads ", problem.ToString(), " (", problem.ExtentsString(), ") over the ",
-      ranks, " ranks of ", absl::StrJoin(meshes, " or "),
-      " without leaving a rank empty (every split of an index over an axis leaves a block "
-      "past its end); a smaller mesh, or --ranks ",
-      ranks, " --allow-idle-ranks, leaves ranks idle instead"));
+      what, " over the ", most, " ranks of ", absl::StrJoin(meshes, " or "), kWhy, "; ", instead));
 }
 
 absl::StatusOr<SearchResult> Tune(const TuneOptions& options, Runner& runner,

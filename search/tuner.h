@@ -53,7 +53,9 @@ struct TuneOptions {
   double budget_s = 600;           // the whole tune; the search gets at most half
   int64_t max_evaluations = 1000;  // points the evolutionary search lowers and costs
   // Up to this many legal points, every one is costed (exhaustive; max_evaluations does
-  // not apply, the budget does).
+  // not apply, the budget does) on meshes of up to kExhaustiveRanks ranks; on larger ones
+  // fewer, in proportion to the ranks, and never fewer than max_evaluations
+  // (search/strategy.h: ExhaustiveLimit).
   int64_t max_exhaustive = 10000;
   // How the space is judged: whole up to JudgeOptions::whole_points points, lazily (counts
   // estimated, evolutionary search) beyond.
@@ -157,7 +159,11 @@ absl::Status CheckTuneLimits(size_t meshes, int top_k, double budget_s);
 // every way to spread the work leaves a rank an empty block, "no schedule spreads PROBLEM
 // (EXTENTS) over the R ranks of MESH without leaving a rank empty (every split of an index over an
 // axis leaves a block past its end); a smaller mesh, or --ranks R --allow-idle-ranks,
-// leaves ranks idle instead".
+// leaves ranks idle instead" (on 2 ranks, where idle ones add no mesh: "...; one rank
+// (--ranks 1, or a mesh of one rank) leaves the other idle instead"). When the meshes are of
+// several rank counts, idle ranks were allowed: "no schedule spreads PROBLEM (EXTENTS) over
+// F to R ranks (MESH or MESH ...), idle ranks allowed, without leaving a rank empty (...);
+// fewer than F ranks (a smaller --ranks or mesh) leave more ranks idle".
 absl::Status NoLegalSchedule(const Explorer& explorer, const ir::Problem& problem);
 
 // Tunes `options.problem`. InvalidArgument for bad options (no mesh, top_k < 0, a mesh

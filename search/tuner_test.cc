@@ -257,6 +257,23 @@ TEST(TunerTest, NoLegalScheduleSaysWhy) {
   EXPECT_TRUE(Has(std::string(r.status().message()), "over_memory_budget")) << r.status();
 }
 
+// Meshes of several rank counts (idle ranks allowed) that all leave a rank empty: the
+// message names the range of rank counts tried, and does not advise allowing idle ranks.
+TEST(TunerTest, NoScheduleOverMeshesOfSeveralRankCountsSaysIdleRanksWereAllowed) {
+  TuneOptions o;
+  o.problem = *ir::ParseProblem("C[m,n] += A[m,k] * B[k,n]", "m=1,n=1,k=1");
+  o.meshes = {*ir::ParseMesh("x=3"), *ir::ParseMesh("x=2")};
+  o.top_k = 0;
+  std::unique_ptr<Runner> runner = NewModelOnlyRunner();
+  const absl::StatusOr<SearchResult> r = Tune(o, *runner);
+  EXPECT_EQ(r.status().code(), absl::StatusCode::kFailedPrecondition);
+  EXPECT_EQ(r.status().message(),
+            "no schedule spreads C[m,n] += A[m,k] * B[k,n] (k=1,m=1,n=1) over 2 to 3 ranks (x=3 "
+            "or x=2), idle ranks allowed, without leaving a rank empty (every split of an index "
+            "over an axis leaves a block past its end); fewer than 2 ranks (a smaller --ranks or "
+            "mesh) leave more ranks idle");
+}
+
 TEST(TunerTest, CancellationStopsTheTune) {
   TuneOptions o = MatmulOnFourRanks("m=64,n=64,k=64");
   o.cancelled = [] { return true; };
@@ -558,13 +575,17 @@ TEST(TunerTest, EveryShapeOnEveryRankCountHasAScheduleOrSaysWhy) {
           ASSERT_TRUE(r.ok()) << r.status();
           EXPECT_TRUE(absl::StartsWith(r->checked, "simulated")) << r->checked;
         } else {
+          // On 2 ranks, allowing idle ones adds no mesh: the message does not advise it.
+          const std::string instead =
+              p == 2 ? "one rank (--ranks 1, or a mesh of one rank) leaves the other idle instead"
+                     : absl::StrCat("a smaller mesh, or --ranks ", p,
+                                    " --allow-idle-ranks, leaves ranks idle instead");
           EXPECT_EQ(r.status().message(),
                     absl::StrCat("no schedule spreads y[i] += M[i,j] * x[j] (", extents,
                                  ") over the ", p, " ranks of p=", p,
                                  " without leaving a rank empty (every split of an index over "
-                                 "an axis leaves a block past its end); a smaller mesh, or "
-                                 "--ranks ",
-                                 p, " --allow-idle-ranks, leaves ranks idle instead"));
+                                 "an axis leaves a block past its end); ",
+                                 instead));
         }
       }
     }

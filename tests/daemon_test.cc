@@ -3,7 +3,9 @@
 // Lookup (also under renamed indices and tensors), NOT_FOUND for untuned problems, Explain,
 // Codegen, records, bad input as INVALID_ARGUMENT (the daemon keeps serving), bytes that do
 // not parse never UNIMPLEMENTED, shared jobs,
-// deadlines and cancellation, 8 clients looking up during a tune, and a clean SIGTERM.
+// deadlines and cancellation (a measured tune's mpirun gone soon after its deadline, a
+// calibration on first use not holding the call past it), 8 clients looking up during a
+// tune, and a clean SIGTERM.
 #include <gtest/gtest.h>
 #include <signal.h>
 #include <sqlite3.h>
@@ -11,9 +13,13 @@
 #include <unistd.h>
 
 #include <atomic>
+#include <cctype>
 #include <chrono>
 #include <condition_variable>
+#include <cstdio>
 #include <cstdlib>
+#include <filesystem>
+#include <functional>
 #include <memory>
 #include <mutex>
 #include <string>
@@ -154,6 +160,34 @@ grpc::health::v1::HealthCheckResponse::ServingStatus Health(const Daemon& d,
 }
 
 std::string Summa2x2() { return testing::ReadFile("tests/testdata/summa_2x2.trace"); }
+
+// How many processes named `name` (their comm) have `parent` as their parent, from /proc.
+int ChildrenNamed(pid_t parent, const std::string& name) {
+  int n = 0;
+  for (const std::filesystem::directory_entry& e : std::filesystem::directory_iterator("/proc")) {
+    const std::string pid = e.path().filename().string();
+    if (pid.empty() || !std::isdigit(static_cast<unsigned char>(pid[0]))) continue;
+    // "PID (COMM) STATE PPID ...": COMM may hold spaces and parentheses, so read around the
+    // last ')'.
+    const std::string stat = testing::ReadFile(e.path().string() + "/stat");
+    const size_t open = stat.find('('), close = stat.rfind(')');
+    if (open == std::string::npos || close == std::string::npos || close < open) continue;
+    int ppid = 0;
+    if (std::sscanf(stat.c_str() + close + 1, " %*c %d", &ppid) != 1) continue;
+    if (ppid == parent && stat.substr(open + 1, close - open - 1) == name) ++n;
+  }
+  return n;
+}
+
+// Polls `done` every 50 ms for up to `timeout`; whether it came true.
+bool WaitFor(const std::function<bool()>& done, std::chrono::seconds timeout) {
+  const auto deadline = std::chrono::steady_clock::now() + timeout;
+  while (!done()) {
+    if (std::chrono::steady_clock::now() >= deadline) return false;
+    std::this_thread::sleep_for(std::chrono::milliseconds(50));
+  }
+  return true;
+}
 
 // The daemon every test but the shutdown ones shares, started once.
 class DaemonTest : public ::testing::Test {
@@ -635,6 +669,44 @@ TEST_F(DaemonTest, DeadlinesAndCancellationEndTheCall) {
   EXPECT_EQ(Health(*daemon_, ""), grpc::health::v1::HealthCheckResponse::SERVING);
 }
 
+// A measured tune past its deadline: DEADLINE_EXCEEDED at about the deadline (far below
+// the seconds it takes unhindered), and its work stops: the measurement under way is killed
+// and none is started again, so no mpirun of the daemon's is left a few seconds later, and
+// the daemon serves the next tune.
+TEST_F(DaemonTest, AMeasuredTunePastItsDeadlineEndsAndStopsMeasuring) {
+  auto stub = daemon_->Tuner();
+  // A short search (50 evaluations), then seconds of measurements under MPI.
+  v1::TuneRequest measured = TuneRequest(kMatmul, "m=256,n=256,k=256", 4);
+  measured.set_model_only(false);
+  measured.set_seed(11);
+  const size_t logged = daemon_->log().size();
+  ClientContext context;
+  context.set_deadline(std::chrono::system_clock::now() + std::chrono::milliseconds(1500));
+  const auto start = std::chrono::steady_clock::now();
+  const TuneCall call = Tune(*stub, measured, &context);
+  EXPECT_EQ(call.status.error_code(), StatusCode::DEADLINE_EXCEEDED) << call.status.error_message();
+  EXPECT_LT(std::chrono::steady_clock::now() - start, std::chrono::seconds(5));
+  EXPECT_FALSE(call.result.has_value());
+  bool measuring = false;
+  for (const v1::TuneProgress& p : call.progress) measuring |= p.stage() == "measure";
+  EXPECT_TRUE(measuring) << "the deadline came before the measurements";
+
+  // The job's end, as the daemon logs it: "tune FINGERPRINT: CANCELLED: ...".
+  const std::string since = daemon_->log().substr(logged);
+  const size_t started = since.find(" on ranks=4 (profile default): started");
+  ASSERT_NE(started, std::string::npos) << since;
+  const size_t from = since.rfind("tune ", started);
+  ASSERT_NE(from, std::string::npos) << since;
+  const std::string ended = absl::StrCat(since.substr(from, started - from), ": CANCELLED");
+  EXPECT_TRUE(WaitFor([&] { return daemon_->log().find(ended, logged) != std::string::npos; },
+                      std::chrono::seconds(6)))
+      << "the tune still runs seconds after its deadline";
+  EXPECT_EQ(ChildrenNamed(daemon_->pid(), "mpirun"), 0);
+  EXPECT_EQ(Health(*daemon_, ""), grpc::health::v1::HealthCheckResponse::SERVING);
+  const TuneCall next = Tune(*stub, TuneRequest(kMatmul, "m=32,n=64,k=32", 2));
+  EXPECT_TRUE(next.status.ok()) << next.status.error_message();
+}
+
 TEST_F(DaemonTest, EightClientsLookUpWhileATuneRuns) {
   auto stub = daemon_->Tuner();
   // A record to look up.
@@ -726,6 +798,35 @@ TEST(DaemonShutdownTest, SigtermCancelsTunesAndLeavesAConsistentDatabase) {
       &integrity, nullptr);
   sqlite3_close(db);
   EXPECT_EQ(integrity, "ok");
+}
+
+// A tune that calibrates a hardware profile on first use (seconds under mpirun) still ends
+// at its deadline: the calibration runs in the tune's job, not in the handler, which answers
+// DEADLINE_EXCEEDED while it runs; the job, cancelled, does not search once it is done.
+TEST(DaemonFirstUseTest, ATuneThatCalibratesFirstEndsAtItsDeadline) {
+  unsetenv("MESHTUNE_CALIBRATE");  // the suite sets it to 0 (.bazelrc)
+  Daemon daemon("first_use");
+  setenv("MESHTUNE_CALIBRATE", "0", 1);
+  ASSERT_FALSE(daemon.address().empty()) << daemon.log();
+  auto stub = daemon.Tuner();
+  ClientContext context;
+  context.set_deadline(std::chrono::system_clock::now() + std::chrono::milliseconds(500));
+  const TuneCall call = Tune(*stub, TuneRequest(kMatmul, kSmall, 2), &context);
+  EXPECT_EQ(call.status.error_code(), StatusCode::DEADLINE_EXCEEDED) << call.status.error_message();
+
+  ASSERT_TRUE(WaitFor([&] { return daemon.log().find("calibrated one in") != std::string::npos; },
+                      std::chrono::seconds(120)))
+      << daemon.log();
+  const std::string log = daemon.log();
+  const size_t late = log.find(": deadline exceeded");
+  ASSERT_NE(late, std::string::npos) << log;
+  EXPECT_LT(late, log.find("calibrated one in")) << log;
+  EXPECT_EQ(log.find("(profile default): started"), std::string::npos) << log;
+
+  // Still serving; the next tune uses the profile made.
+  const TuneCall next = Tune(*stub, TuneRequest(kMatmul, kSmall, 2));
+  ASSERT_TRUE(next.status.ok()) << next.status.error_message() << daemon.log();
+  EXPECT_EQ(testing::Occurrences(daemon.log(), "calibrated one in"), 1) << daemon.log();
 }
 
 TEST(DaemonShutdownTest, SigintStopsAnIdleDaemon) {

@@ -538,6 +538,46 @@ std::vector<CliRow> CommandRows(const std::string& db) {
       Cat(Cat({"explain"}, Problem()), {"--trace", binary_trace}),
       exact(2, "meshtune: trace line 2, column 1: byte 0x1B is not printable ASCII\n"));
 
+  // Statements files that are not text: refused as such, before they are split into
+  // statements (a binary file was "N statements; the limit is 16").
+  const std::string nul_expr = TestTmp() + "/nul.expr";
+  std::ofstream(nul_expr, std::ios::binary) << kExpr << std::string(1, '\0') << "junk";
+  add("NUL byte in --expr-file", mt,
+      {"tune", "--expr-file", nul_expr, "--extents", "m=4,n=4,k=4", "--ranks", "2"},
+      exact(2, "--expr-file: statements file '" + nul_expr +
+                   "' is not text: it holds a NUL byte at offset 25\nRun with --help for more "
+                   "information.\n"));
+  const std::string binary_expr = TestTmp() + "/binary.expr";
+  std::string junk;
+  for (int i = 0; i < 40; ++i) junk += "x;";  // 41 statements, were it text
+  std::ofstream(binary_expr, std::ios::binary) << junk << "\x89PNG\r\n\x1a\n";
+  add("binary --expr-file", mt,
+      {"tune", "--expr-file", binary_expr, "--extents", "m=4,n=4,k=4", "--ranks", "2"},
+      exact(2, "--expr-file: statements file '" + binary_expr +
+                   "' is not text: byte 0x89 at offset 80 is not UTF-8\nRun with --help for "
+                   "more information.\n"));
+  const std::string cut_expr = TestTmp() + "/cut.expr";
+  std::ofstream(cut_expr, std::ios::binary) << kExpr << "\xC3";
+  add("UTF-8 sequence cut short in --expr-file", mt,
+      {"tune", "--expr-file", cut_expr, "--extents", "m=4,n=4,k=4", "--ranks", "2"},
+      exact(2, "--expr-file: statements file '" + cut_expr +
+                   "' is not text: byte 0xC3 at offset 25 is not UTF-8\nRun with --help for "
+                   "more information.\n"));
+  // Text that is UTF-8 but not ASCII reaches the parser, which says where.
+  const std::string utf8_expr = TestTmp() + "/utf8.expr";
+  std::ofstream(utf8_expr, std::ios::binary) << kExpr << "   # caf\xC3\xA9\n";
+  add("non-ASCII text in --expr-file", mt,
+      {"tune", "--expr-file", utf8_expr, "--extents", "m=4,n=4,k=4", "--ranks", "2"},
+      exact(2, "meshtune: expression line 1, column 34: byte 0xC3 is not printable ASCII\n"));
+
+  // --in-place with a program of several statements: the refusal names --in-place.
+  add("--in-place with a program", mt,
+      {"tune", "--expr", "H[b,f] = X[b,d] * W1[d,f]; Y[b,e] = H[b,f] * W2[f,e]", "--extents",
+       "b=8,d=8,e=8,f=8", "--mesh", "x=2,y=2", "--in-place", "--model-only", "--no-db"},
+      exact(2,
+            "meshtune: --in-place takes one statement: programs of several statements are not "
+            "tuned in place yet\n"));
+
   // Batch: the file itself.
   add("batch a directory", mt, {"batch", Dir("tmp"), "--db", db},
       exact(2, "meshtune: cannot read batch file '" + Dir("tmp") + "': it is a directory\n"));

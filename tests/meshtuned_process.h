@@ -83,6 +83,8 @@ class MeshtunedProcess {
   const std::string& address() const { return address_; }
   // With --http: "http://127.0.0.1:PORT/"; "" otherwise or when it did not come up.
   const std::string& http_url() const { return http_url_; }
+  // The daemon's process id; -1 once it was stopped (or when it did not start).
+  pid_t pid() const { return pid_; }
   // What the daemon wrote on stderr so far.
   std::string log() const { return ReadFile(err_); }
 

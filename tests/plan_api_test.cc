@@ -1,11 +1,12 @@
 // meshtune's C++ API (meshtune/plan.h) in an MPI application (tests/plan_app.cc) on 1, 2,
-// 3 and 4 ranks (on 3, blocks that do not divide: shards stored at the full block, filled,
-// scattered and gathered at the layout's strides): plans from a wisdom file and from a model-only
-// estimate compute a GEMM and a matrix-vector product on the application's data, verified against a
-// serial reference; a wisdom file without the workload is NotFound with its message on every rank
-// count. Plans from wisdom run the record's program (engine/wisdom.h); one whose digest does not
-// match, or that was altered, is not trusted: the trace is lowered, with the same answer;
-// a program field that is not base64 makes the line malformed, a clear error.
+// 3 and 4 ranks (on 3, blocks that do not divide: shards allocated at the full block, more
+// than the extents the plan needs, filled, scattered and gathered at the layout's strides):
+// plans from a wisdom file and from a model-only estimate compute a GEMM and a matrix-vector
+// product on the application's data, verified against a serial reference; a wisdom file
+// without the workload is NotFound with its message on every rank count. Plans from wisdom
+// run the record's program (engine/wisdom.h); one whose digest does not match, or that was
+// altered, is not trusted: the trace is lowered, with the same answer; a program field that
+// is not base64 makes the line malformed, a clear error.
 #include <gtest/gtest.h>
 #include <sys/wait.h>
 
@@ -141,8 +142,10 @@ TEST(PlanApiTest, TheCApiPlansAndExecutesFromWisdom) {
 }
 
 // Blocks that do not divide: the C API's estimate for m=300, n=200, k=100 on 3 ranks runs
-// on shards allocated at their storage and filled where their (clipped) extents say, and
-// C is checked against a serial reference on every rank that holds it.
+// on shards the application allocates at their storage, having opted in to provide it
+// (meshtune_plan_provide_storage), filled where their (clipped) extents say, and C is
+// checked against a serial reference on every rank that holds it. (The default contract,
+// arrays of the extents alone, is //tests:plan_c_asan_test's.)
 TEST(PlanApiTest, TheCApiPlansShapesWhoseBlocksDoNotDivide) {
   const std::string out = RunMpi(3, "", 0, "tests/plan_c_ragged_app");
   EXPECT_NE(out.find("c ragged plan "), std::string::npos) << out;

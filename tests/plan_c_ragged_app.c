@@ -1,11 +1,13 @@
 /* An MPI application in C through meshtune's C API (meshtune/meshtune.h) at a shape whose
  * blocks do not divide evenly: C[m,n] += A[m,k] * B[k,n] with m=300, n=200, k=100 planned
- * in MESHTUNE_ESTIMATE mode on however many ranks it runs on (3 in the test). Each shard
- * is allocated at meshtune_plan_shard_storage's extents and filled where meshtune_plan_shard
- * says (its extents: the elements held, fewer on the last block), executed twice, and
- * checked against a serial reference on every rank that holds C. Rank 0 prints
- * "c ragged plan MESH verified (held: E0 E1 ...)" with each rank's element count of C, or
- * an error; exit 0 when verified. */
+ * in MESHTUNE_ESTIMATE mode on however many ranks it runs on (3 in the test). The
+ * application opts in to provide the storage (meshtune_plan_provide_storage): each shard is
+ * allocated at meshtune_plan_shard_storage's extents, the schedule runs on it in place, and
+ * it is filled where meshtune_plan_shard says (its extents: the elements held, fewer on the
+ * last block; its strides then the storage's), executed twice, and checked against a serial
+ * reference on every rank that holds C. Rank 0 prints "c ragged plan MESH verified (held:
+ * E0 E1 ...)" with each rank's element count of C, or an error; exit 0 when verified.
+ * (tests/plan_c_extents_app.c is the default contract: arrays of the extents alone.) */
 #include <math.h>
 #include <mpi.h>
 #include <stdio.h>
@@ -33,6 +35,7 @@ int main(int argc, char** argv) {
     MPI_Finalize();
     return 1;
   }
+  if (meshtune_plan_provide_storage(plan, 1) != 0) bad = 1;
   const int n = meshtune_plan_num_tensors(plan);
   float* shards[8];
   int64_t start[8][8], extents[8][8], strides[8][8], storage[8][8];
@@ -42,6 +45,7 @@ int main(int argc, char** argv) {
     if (meshtune_plan_shard(plan, name, start[t], extents[t], strides[t]) != 2) bad = 1;
     if (meshtune_plan_shard_storage(plan, name, storage[t]) != 2) bad = 1;
     if (extents[t][0] > storage[t][0] || extents[t][1] > storage[t][1]) bad = 1;
+    if (strides[t][0] != storage[t][1] || strides[t][1] != 1) bad = 1; /* the storage's */
     if (name[0] == 'C') held_c = (long)(extents[t][0] * extents[t][1]);
     shards[t] = calloc((size_t)(storage[t][0] * storage[t][1]) + 1, sizeof(float));
     for (long i = 0; i < extents[t][0]; ++i)

@@ -44,7 +44,7 @@ case ${1:-} in
       done
     done
     for ranks in 2 3; do
-      expect "plan_checks: 7 checks passed on $ranks ranks" \
+      expect "plan_checks: 8 checks passed on $ranks ranks" \
         mpirun -n "$ranks" --oversubscribe "$python" -m mpi4py tests/python/plan_checks.py
     done
     ;;

@@ -298,6 +298,32 @@ TEST_F(TuneCliTest, IdleRanksLetAnOversubscribedNodeUseFewerRanks) {
             "ranks\n");
 }
 
+// A problem too small for every mesh of 2 or more ranks: without --allow-idle-ranks the
+// refusal advises it; with it, it names the rank counts tried (idle ranks allowed) and
+// advises fewer ranks instead; on 2 ranks, where idle ranks add no mesh, it advises one rank.
+TEST_F(TuneCliTest, TooSmallForTheRanksAdvisesIdleRanksOnlyWhenTheyWereNotAllowed) {
+  const std::string tune = kMatmul + "--extents m=1,n=1,k=1 --model-only --no-db " + kModel;
+  const std::string what =
+      "meshtune: no schedule spreads C[m,n] += A[m,k] * B[k,n] (k=1,m=1,n=1) over ";
+  const std::string why =
+      " without leaving a rank empty (every split of an index over an axis leaves a block past its "
+      "end); ";
+  CliRun r = Meshtune(tune + "--ranks 4");
+  EXPECT_EQ(r.status, 1);
+  EXPECT_EQ(r.err, what + "the 4 ranks of x=4 or x=2,y=2" + why +
+                       "a smaller mesh, or --ranks 4 --allow-idle-ranks, leaves ranks idle "
+                       "instead\n");
+  r = Meshtune(tune + "--ranks 4 --allow-idle-ranks");
+  EXPECT_EQ(r.status, 1);
+  EXPECT_EQ(r.err, what + "2 to 4 ranks (x=4 or x=2,y=2 or x=3 or x=2), idle ranks allowed," + why +
+                       "fewer than 2 ranks (a smaller --ranks or mesh) leave more ranks idle\n");
+  r = Meshtune(tune + "--ranks 2 --allow-idle-ranks");
+  EXPECT_EQ(r.status, 1);
+  EXPECT_EQ(r.err, what + "the 2 ranks of x=2" + why +
+                       "one rank (--ranks 1, or a mesh of one rank) leaves the other idle "
+                       "instead\n");
+}
+
 TEST_F(TuneCliTest, NoLegalScheduleExitsOne) {
   // Any shape has a schedule now (blocks need not divide): a memory budget below one shard
   // leaves none.

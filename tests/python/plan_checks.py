@@ -3,7 +3,8 @@ that a failed check aborts the job instead of leaving ranks waiting).
 
 Each check compares with a reference the check computes itself with NumPy from the problem
 and the data (numpy.einsum on whole tensors), never with meshtune's own: GEMMs of odd
-extents (shards of short last blocks), f32 and f64, arrays by name and in order, a program
+extents (shards of short last blocks: arrays of the extents by default, of the whole storage
+after plan.provide_storage(True)), f32 and f64, arrays by name and in order, a program
 of two statements, a plan leaving a rank idle; and the exact meshtune.Error (code and
 message) for each kind of bad input, also when only one rank's input is bad. Rank 0 prints
 "plan_checks: N checks passed on R ranks".
@@ -82,9 +83,23 @@ def gemms_of_odd_extents_in_f32_and_f64():
             assert_close(got, gemm_reference(w), tol * k)
 
 
+def run_filled(plan, shards):
+    """Fills A and B of `shards` by plan.shard from whole tensors every rank builds, C from
+    zero; executes once; checks C gathered on rank 0."""
+    w = wholes({"A": (13, 5), "B": (5, 7)}, np.float32)
+    for t in ("A", "B"):
+        (i, j), (r, c) = plan.shard(t)
+        shards[t][:r, :c] = w[t][i:i + r, j:j + c]
+    plan.execute([shards[t] for t in plan.tensors])  # a list in tensors order works too
+    got = plan.gather("C", shards["C"])
+    w["C"] = np.zeros((13, 7), np.float32)
+    assert_close(got, gemm_reference(w), 1e-4 * 5)
+
+
 @check
-def shards_are_views_of_the_whole_storage_and_placed_where_shard_says():
+def shards_are_their_extents_or_with_provide_storage_the_whole_storage():
     plan = meshtune.Plan(GEMM, "m=13,n=7,k=5", comm=comm, mode="estimate", calibrate=False)
+    assert not plan.provides_storage
     shards = plan.empty_shards()
     for t in plan.tensors:
         start, shape = plan.shard(t)
@@ -92,17 +107,20 @@ def shards_are_views_of_the_whole_storage_and_placed_where_shard_says():
         assert len(start) == 2 and all(s >= 0 for s in start)
         storage = plan.storage(t)
         assert all(e <= s for e, s in zip(shape, storage)), (t, shape, storage)
+        # By default a shard is its extents alone, C-contiguous: the plan keeps the rest.
+        assert shards[t].flags.c_contiguous and shards[t].base.size == shards[t].size, t
+        shards[t] = np.zeros(shape, np.float32) if t == "C" else shards[t]
+    run_filled(plan, shards)
+    # Opted in: arrays of the whole storage, the schedule running on them in place.
+    plan.provide_storage(True)
+    assert plan.provides_storage
+    shards = plan.empty_shards()
+    for t in plan.tensors:
+        storage, shape = plan.storage(t), plan.shard(t)[1]
+        assert shards[t].shape == shape and shards[t].base.size == storage[0] * storage[1], t
         # An array of the storage's shape is taken as well as the view empty_shards gives.
         shards[t] = np.zeros(storage, np.float32) if t == "C" else shards[t]
-    # Fill A and B by plan.shard from whole tensors every rank builds; C from zero.
-    w = wholes({"A": (13, 5), "B": (5, 7)}, np.float32)
-    for t in ("A", "B"):
-        (i, j), (r, c) = plan.shard(t)
-        shards[t][...] = w[t][i:i + r, j:j + c]
-    plan.execute([shards[t] for t in plan.tensors])  # a list in tensors order works too
-    got = plan.gather("C", shards["C"])
-    w["C"] = np.zeros((13, 7), np.float32)
-    assert_close(got, gemm_reference(w), 1e-4 * 5)
+    run_filled(plan, shards)
 
 
 @check
@@ -130,6 +148,24 @@ def a_smaller_mesh_leaves_ranks_idle():
 
 
 @check
+def too_small_for_the_ranks_with_idle_ranks_allowed_says_so():
+    # Every mesh of 2 or more ranks leaves one a block past the end of a 1x1x1 problem. With
+    # idle ranks allowed the refusal names the rank counts tried and does not advise them.
+    where = ("the 2 ranks of x=2" if size == 2
+             else "2 to %d ranks (%s), idle ranks allowed," % (
+                 size, {3: "x=3 or x=2", 4: "x=4 or x=2,y=2 or x=3 or x=2"}[size]))
+    advice = ("one rank (--ranks 1, or a mesh of one rank) leaves the other idle instead"
+              if size == 2 else
+              "fewer than 2 ranks (a smaller --ranks or mesh) leave more ranks idle")
+    raises("FAILED_PRECONDITION",
+           "no schedule spreads C[m,n] += A[m,k] * B[k,n] (k=1,m=1,n=1) over %s without "
+           "leaving a rank empty (every split of an index over an axis leaves a block past its "
+           "end); %s" % (where, advice),
+           meshtune.Plan, GEMM, "m=1,n=1,k=1", comm=comm, mode="estimate",
+           allow_idle_ranks=True, calibrate=False)
+
+
+@check
 def the_gil_is_released_while_a_plan_runs():
     plan = meshtune.Plan(GEMM, "m=640,n=640,k=640", comm=comm, mode="estimate", dtype="f64",
                          calibrate=False)
@@ -153,6 +189,14 @@ def the_gil_is_released_while_a_plan_runs():
         "%d ticks of the other thread during an execute of %.3f s" % (len(inside), t1 - t0))
 
 
+def raises_where(bad, code, message, fn, arrays):
+    """fn(arrays) must raise on every rank: `message` (this rank's, when `bad` here) on the
+    ranks where `bad`, the lowest such rank's message after "rank R: " on the others."""
+    first = comm.allgather(message if bad else None)
+    lowest = min(r for r, m in enumerate(first) if m is not None)
+    raises(code, message if bad else "rank %d: %s" % (lowest, first[lowest]), fn, arrays)
+
+
 @check
 def bad_arrays_raise_the_same_error_on_every_rank():
     plan = meshtune.Plan(GEMM, "m=13,n=7,k=5", comm=comm, mode="estimate", calibrate=False)
@@ -163,31 +207,47 @@ def bad_arrays_raise_the_same_error_on_every_rank():
         return dict(good, A=a)
 
     storage = plan.storage("A")
-    stored = "" if storage == (r, c) else ", stored as (%d, %d)" % storage
     wrong = (storage[0] + 1, c)  # neither the shard's shape nor its storage's
-    shape_message = "A: shape (%d, %d), but this rank's shard of A is (%d, %d)%s" % (
-        wrong + (r, c, stored))
+    shape_message = "A: shape (%d, %d), but this rank's shard of A is (%d, %d)" % (wrong + (r, c))
     raises("INVALID_ARGUMENT", shape_message + " (plan.shard('A'))",
            plan.execute, with_a(np.zeros(wrong, np.float32)))
     raises("INVALID_ARGUMENT", "A: dtype float64, but the plan's is float32",
-           plan.execute, with_a(np.zeros(storage, np.float64)))
+           plan.execute, with_a(np.zeros((r, c), np.float64)))
     raises("INVALID_ARGUMENT", "A: 1 dimensions, but A has 2",
-           plan.execute, with_a(np.zeros(storage[0] * storage[1], np.float32)))
+           plan.execute, with_a(np.zeros(r * c, np.float32)))
     raises("INVALID_ARGUMENT", "A: expected a numpy.ndarray, got list",
            plan.execute, with_a([[0.0] * c] * r))
-    other = ("a contiguous copy (numpy.ascontiguousarray)" if not stored
-             else "an array of shape (%d, %d) (plan.storage('A'))" % storage)
     if r > 1 and c > 1:
         t = np.zeros((c, r), np.float32).T
         raises("INVALID_ARGUMENT",
                "A: the array's strides (4, %d) (bytes) are not the shard's (%d, 4): pass "
-               "plan.empty_shards()['A'] or %s" % (4 * r, 4 * storage[1], other),
-               plan.execute, with_a(t))
-    frozen = np.zeros(storage, np.float32)
+               "plan.empty_shards()['A'] or a contiguous copy (numpy.ascontiguousarray)"
+               % (4 * r, 4 * c), plan.execute, with_a(t))
+    frozen = np.zeros((r, c), np.float32)
     frozen.setflags(write=False)
     raises("INVALID_ARGUMENT", "A: the array is read-only (the plan writes its shards)",
            plan.execute, with_a(frozen))
     plan.gather("A", frozen)  # gather only reads its shard
+    # An array of the storage, by default: refused where it is larger than the shard, with
+    # the way to opt in; then, opted in, taken, and the storage's layout asked for.
+    ragged = any(comm.allgather(storage != (r, c)))
+    if ragged:
+        raises_where(storage != (r, c), "INVALID_ARGUMENT",
+                     "A: shape (%d, %d), but this rank's shard of A is (%d, %d) (plan.shard('A'))"
+                     "; an array of its storage needs plan.provide_storage(True)"
+                     % (storage + (r, c)), plan.execute, with_a(np.zeros(storage, np.float32)))
+    plan.provide_storage(True)
+    stored = plan.empty_shards()
+    plan.execute(dict(stored, A=np.zeros(storage, np.float32)))
+    here = r > 1 and c > 1  # a transposed array has other strides
+    if any(comm.allgather(here)):
+        other = ("an array of shape (%d, %d) (plan.storage('A'))" % storage
+                 if storage != (r, c) else "a contiguous copy (numpy.ascontiguousarray)")
+        message = ("A: the array's strides (4, %d) (bytes) are not the shard's (%d, 4): pass "
+                   "plan.empty_shards()['A'] or %s" % (4 * r, 4 * storage[1], other))
+        a = np.zeros((c, r), np.float32).T if here else stored["A"]
+        raises_where(here, "INVALID_ARGUMENT", message, plan.execute, dict(stored, A=a))
+    plan.provide_storage(False)
     raises("INVALID_ARGUMENT", "execute: Q is not a tensor of the plan (C, A, B)",
            plan.execute, dict(good, Q=good["A"]))
     raises("INVALID_ARGUMENT", "execute: no array for B (the plan's tensors: C, A, B)",
