@@ -32,8 +32,8 @@ CostParams Params() {
 
 // Per rank, a random box within `shape` (some empty); every element held by rank 0 too
 // when `cover`, so that every target element has a source.
-std::vector<runtime::Box> RandomBoxes(const std::vector<int64_t>& shape, int64_t ranks,
-                                      bool cover, std::mt19937_64* rng) {
+std::vector<runtime::Box> RandomBoxes(const std::vector<int64_t>& shape, int64_t ranks, bool cover,
+                                      std::mt19937_64* rng) {
   std::vector<runtime::Box> out(static_cast<size_t>(ranks));
   for (int64_t r = 0; r < ranks; ++r) {
     runtime::Box& b = out[static_cast<size_t>(r)];

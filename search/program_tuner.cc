@@ -8,8 +8,8 @@
 
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_format.h"
-#include "ir/program_footprint.h"
 #include "absl/strings/str_join.h"
+#include "ir/program_footprint.h"
 #include "runtime/executor.h"
 #include "runtime/simulator.h"
 #include "search/plausibility.h"
@@ -513,10 +513,11 @@ absl::StatusOr<ProgramTuneResult> TuneProgram(const ProgramTuneOptions& options,
     if (s && (!separate || s->seconds < separate->seconds)) separate = std::move(s);
   }
   if (over && (result.ranked.empty() || !separate)) {
-    return absl::FailedPreconditionError(absl::StrCat(
-        result.ranked.empty() ? "every program" : "each statement's own best (the separate "
-                                                  "program a tune compares with)",
-        " is over the memory budget as a whole: ", *over));
+    return absl::FailedPreconditionError(
+        absl::StrCat(result.ranked.empty() ? "every program"
+                                           : "each statement's own best (the separate "
+                                             "program a tune compares with)",
+                     " is over the memory budget as a whole: ", *over));
   }
   if (result.ranked.empty() || !separate) {
     return absl::FailedPreconditionError(

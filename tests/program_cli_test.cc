@@ -321,7 +321,8 @@ TEST(ProgramCliTest, AProgramsTraceIsReadWholeOrRefusedForItsSize) {
   std::ofstream(Dir() + "/huge.trace") << std::string(1024 * 1024 + 10, '#') << "\n";
   r = Meshtune("explain --expr '" + mlp + "' " + at + Dir() + "/huge.trace");
   EXPECT_EQ(r.status, 2) << r.out << r.err;
-  EXPECT_EQ(r.err, "meshtune: the program's trace is 1048577 bytes long; the limit is 1048576 bytes\n");
+  EXPECT_EQ(r.err,
+            "meshtune: the program's trace is 1048577 bytes long; the limit is 1048576 bytes\n");
 }
 
 // --mem-per-rank bounds what a rank holds over the whole program: Megatron's MLP at
