@@ -1,6 +1,8 @@
 // The exhaustive strategy: every legal point of the explorer, in order. It is chosen for
-// spaces small enough to cost whole, so it does not stop at max_evaluations: only the
-// deadline or a cancellation cuts it short (and the tuner then says so).
+// spaces small enough to cost whole (few points on a small enough mesh: ExhaustiveLimit),
+// so it does not stop at max_evaluations: only the deadline or a cancellation cuts it short
+// (and the tuner then says so).
+#include <algorithm>
 #include <limits>
 #include <memory>
 
@@ -38,10 +40,24 @@ bool SearchBudget::Spent(int64_t evaluations) const {
 
 std::unique_ptr<SearchStrategy> NewExhaustiveStrategy() { return std::make_unique<Exhaustive>(); }
 
+int64_t ExhaustiveLimit(int64_t max_exhaustive, int64_t max_evaluations, int64_t ranks) {
+  int64_t limit = max_exhaustive;
+  if (ranks > kExhaustiveRanks) {
+    limit = static_cast<int64_t>(static_cast<double>(max_exhaustive) * kExhaustiveRanks / ranks);
+  }
+  return std::max(limit, max_evaluations);
+}
+
 std::unique_ptr<SearchStrategy> NewDefaultStrategy(const Explorer& explorer, int64_t max_exhaustive,
-                                                   const EvolutionOptions& options) {
+                                                   const EvolutionOptions& options,
+                                                   int64_t max_evaluations) {
   const SearchCounts& counts = explorer.counts();
-  if (!counts.estimated && counts.legal <= max_exhaustive) return NewExhaustiveStrategy();
+  int64_t ranks = 1;
+  for (int m = 0; m < explorer.num_meshes(); ++m) ranks = std::max(ranks, explorer.mesh(m).Ranks());
+  if (!counts.estimated &&
+      counts.legal <= ExhaustiveLimit(max_exhaustive, max_evaluations, ranks)) {
+    return NewExhaustiveStrategy();
+  }
   return NewEvolutionaryStrategy(options);
 }
 

@@ -55,11 +55,25 @@ struct EvolutionOptions {
 // Random legal points, then mutations (Explorer::Mutate) of the best candidates so far.
 std::unique_ptr<SearchStrategy> NewEvolutionaryStrategy(const EvolutionOptions& options);
 
-// Exhaustive when the explorer is judged whole and its legal points fit in `max_exhaustive`
-// (all of them are
-// then costed), else evolutionary within the budget's evaluations.
+// The scale guard. Costing a point walks its ranks (EstimateCostWork's rank-steps), so
+// the work of costing every legal point grows with the mesh as well as with the count: for
+// 8192^3 matmul on every mesh of P ranks the median of 300 random legal points walks about
+// 4e3 rank-steps at P = 256, 1e4 at 4,096, 2e6 at 16,384 and 2e7 at 65,536. Up to
+// `max_exhaustive` legal points are costed whole on meshes of up to kExhaustiveRanks ranks;
+// on larger ones the limit shrinks in proportion to the ranks, but never below
+// `max_evaluations` (what the evolutionary search would cost anyway; 0: no such floor).
+inline constexpr int64_t kExhaustiveRanks = 256;
+int64_t ExhaustiveLimit(int64_t max_exhaustive, int64_t max_evaluations, int64_t ranks);
+
+// Exhaustive when the explorer is judged whole and its legal points fit in ExhaustiveLimit
+// on its largest mesh (all of them are then costed), else evolutionary within the budget's
+// evaluations. The count of points alone is no guard: a space without the layouts that
+// leave a rank an empty block holds 1,022,784 points on the meshes of 65,536 ranks for
+// 8192^3 matmul (16,679,424 with them, judged lazily), 8,352 of them legal, which under a
+// limit of 10,000 whatever the ranks were all costed: 104 s on an idle machine, not 15.
 std::unique_ptr<SearchStrategy> NewDefaultStrategy(const Explorer& explorer, int64_t max_exhaustive,
-                                                   const EvolutionOptions& options);
+                                                   const EvolutionOptions& options,
+                                                   int64_t max_evaluations = 0);
 
 }  // namespace meshtune::search
 
