@@ -526,7 +526,7 @@ std::vector<CliRow> CommandRows(const std::string& db) {
   const std::string big_trace = TestTmp() + "/big.trace";
   std::ofstream(big_trace) << std::string(100 * 1024, '#');
   add("100 KB trace on stdin", mt, Cat(Cat({"explain"}, Problem()), {"--trace", "-"}),
-      exact(2, "meshtune: trace is 65537 bytes long; the limit is 65536 bytes\n"), big_trace);
+      exact(2, "meshtune: trace is 102400 bytes long; the limit is 65536 bytes\n"), big_trace);
   add("trace is a directory", mt, Cat(Cat({"explain"}, Problem()), {"--trace", Dir("tmp")}),
       exact(2, "meshtune: cannot read trace file '" + Dir("tmp") + "': Is a directory\n"));
   add("trace is missing", mt, Cat(Cat({"explain"}, Problem()), {"--trace", "/nonexistent.trace"}),

@@ -192,18 +192,18 @@ TEST_F(NearestLookupTest, NotFoundSaysWhyWhenNothingReplaysLegally) {
             "no tuning record for C[m,n] += A[m,k] * B[k,n] (m=64,n=64,k=64, f32) on x=2,y=2 "
             "with profile default, and no record of this problem at other extents; tune it first");
   Store("m=16,n=16,k=16", kSumma);
-  r = Nearest("m=1,n=1,k=1");  // smaller than the mesh
+  r = Nearest("m=1,n=1,k=2");  // rows wholly past the end: not lowered
   EXPECT_EQ(r.status().code(), absl::StatusCode::kNotFound);
   EXPECT_EQ(r.status().message(),
-            "no tuning record for C[m,n] += A[m,k] * B[k,n] (m=1,n=1,k=1, f32) on x=2,y=2 with "
+            "no tuning record for C[m,n] += A[m,k] * B[k,n] (m=1,n=1,k=2, f32) on x=2,y=2 with "
             "profile default, and the one record of this problem at other extents does not "
-            "replay legally at m=1,n=1,k=1; tune it first");
+            "replay legally at m=1,n=1,k=2; tune it first");
   Store("m=32,n=32,k=32", kCannon);
-  r = Nearest("m=1,n=1,k=1");
+  r = Nearest("m=1,n=1,k=2");
   EXPECT_EQ(r.status().message(),
-            "no tuning record for C[m,n] += A[m,k] * B[k,n] (m=1,n=1,k=1, f32) on x=2,y=2 with "
+            "no tuning record for C[m,n] += A[m,k] * B[k,n] (m=1,n=1,k=2, f32) on x=2,y=2 with "
             "profile default, and none of the 2 records of this problem at other extents "
-            "replays legally at m=1,n=1,k=1; tune it first");
+            "replays legally at m=1,n=1,k=2; tune it first");
 }
 
 }  // namespace
