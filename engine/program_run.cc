@@ -44,11 +44,13 @@ absl::StatusOr<PreparedRun> PrepareProgramRun(const v1::ExplainRequest& request)
   }
   std::vector<const ir::Computation*> statements;
   for (const ir::Computation& c : judged) statements.push_back(&c);
-  if (std::optional<std::string> over = ir::ProgramOverBudget(*program, statements)) {
+  size_t most = 0;
+  out.footprint = ir::ProgramFootprint(*program, statements, &most);
+  if (std::optional<std::string> over =
+          ir::ProgramOverBudget(out.footprint, most, judged.front().mesh().mem_per_rank_bytes)) {
     return absl::InvalidArgumentError(
         absl::StrCat("the schedule is illegal: [", ir::kOverMemoryBudget, "] ", *over));
   }
-  out.footprint = ir::ProgramFootprint(*program, statements);
   return out;
 }
 

@@ -296,19 +296,18 @@ bool Owned(const Computation& c, Dim* dim, const Comp& k) {
 // Whether at every origin the elements o + F span `groups` blocks of `dim`'s innermost
 // level; nullopt when they do everywhere but where the extent cuts them short (isl's to say).
 std::optional<bool> Covers(Dim* dim, int64_t groups) {
-  static const std::vector<int64_t>* const kNone = new std::vector<int64_t>();
-  const std::vector<int64_t>& free = dim->free_dense ? *kNone : FreeValues(dim);
   bool short_cut = false;
   const bool all = ForEachOrigin(*dim, [&](int64_t o, const std::vector<int64_t>&) {
     int64_t count = 0, last = -1;
     if (dim->free_dense) {  // the blocks of o to the last element of o + F
       count = std::min(o + dim->free_max, dim->extent - 1) / dim->local - o / dim->local + 1;
-    }
-    for (int64_t f : free) {
-      if (o + f >= dim->extent) break;
-      const int64_t q = (o + f) / dim->local;
-      count += q != last;
-      last = q;
+    } else {
+      for (int64_t f : FreeValues(dim)) {
+        if (o + f >= dim->extent) break;
+        const int64_t q = (o + f) / dim->local;
+        count += q != last;
+        last = q;
+      }
     }
     if (count == groups) return true;
     if (o + dim->free_max >= dim->extent) {

@@ -37,7 +37,7 @@ int64_t Added(const StatementProgram& program, const std::vector<const Computati
 }  // namespace
 
 Footprint ProgramFootprint(const StatementProgram& program,
-                           const std::vector<const Computation*>& statements) {
+                           const std::vector<const Computation*>& statements, size_t* most) {
   MT_CHECK(statements.size() == program.statements.size());
   Footprint f;
   for (const std::string& t : program.Tensors()) {
@@ -45,30 +45,24 @@ Footprint ProgramFootprint(const StatementProgram& program,
     MT_CHECK(home >= 0);
     f.shard_bytes += StorageBytes(*statements[static_cast<size_t>(home)], t);
   }
-  for (size_t s = 0; s < statements.size(); ++s)
-    f.buffer_bytes = std::max(f.buffer_bytes, Added(program, statements, s));
+  if (most != nullptr) *most = 0;
+  for (size_t s = 0; s < statements.size(); ++s) {
+    const int64_t added = Added(program, statements, s);
+    if (added <= f.buffer_bytes) continue;
+    f.buffer_bytes = added;
+    if (most != nullptr) *most = s;
+  }
   return f;
 }
 
-std::optional<std::string> ProgramOverBudget(const StatementProgram& program,
-                                             const std::vector<const Computation*>& statements) {
-  if (statements.empty() || !statements[0]->mesh().mem_per_rank_bytes.has_value())
-    return std::nullopt;
-  const int64_t budget = *statements[0]->mesh().mem_per_rank_bytes;
-  const Footprint f = ProgramFootprint(program, statements);
-  if (f.total() <= budget) return std::nullopt;
-  size_t most = 0;
-  for (size_t s = 0; s < statements.size(); ++s) {
-    if (Added(program, statements, s) == f.buffer_bytes) {
-      most = s;
-      break;
-    }
-  }
+std::optional<std::string> ProgramOverBudget(const Footprint& f, size_t most,
+                                             std::optional<int64_t> budget) {
+  if (!budget.has_value() || f.total() <= *budget) return std::nullopt;
   return absl::StrCat("program footprint ", base::FormatBytes(f.total()),
                       " a rank (blocks of its tensors ", base::FormatBytes(f.shard_bytes),
                       ", the most one statement adds ", base::FormatBytes(f.buffer_bytes),
                       ": statement ", most + 1, ") exceeds the memory budget of ",
-                      base::FormatBytes(budget));
+                      base::FormatBytes(*budget));
 }
 
 }  // namespace meshtune::ir

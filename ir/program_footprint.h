@@ -19,15 +19,17 @@ namespace meshtune::ir {
 // from its first statement to the end (shard_bytes); and, the most over the statements
 // (buffer_bytes), what statement s adds while it runs — its transfer buffers, and a copy of
 // each tensor it touches in another layout than its home's (the executor's staging).
+// `most`, when given, gets the index of the first statement adding that most.
 Footprint ProgramFootprint(const StatementProgram& program,
-                           const std::vector<const Computation*>& statements);
+                           const std::vector<const Computation*>& statements,
+                           size_t* most = nullptr);
 
 // "program footprint 12 KiB a rank (blocks of its tensors 8 KiB, the most one statement
-// adds 4 KiB: statement 2) exceeds the memory budget of 10 KiB" when `program`'s
-// footprint is over the statements' mesh's mem_per_rank_bytes; nullopt when within it or
-// when there is no budget.
-std::optional<std::string> ProgramOverBudget(const StatementProgram& program,
-                                             const std::vector<const Computation*>& statements);
+// adds 4 KiB: statement 2) exceeds the memory budget of 10 KiB" when footprint `f`
+// (ProgramFootprint, its statement `most` adding the most) is over `budget`; nullopt when
+// within it or when there is no budget.
+std::optional<std::string> ProgramOverBudget(const Footprint& f, size_t most,
+                                             std::optional<int64_t> budget);
 
 }  // namespace meshtune::ir
 

@@ -200,7 +200,9 @@ class ProgramSearch {
     }
     std::vector<const ir::Computation*> statements;
     for (const ir::Computation& x : replayed) statements.push_back(&x);
-    return ir::ProgramOverBudget(program_, statements);
+    size_t most = 0;
+    const ir::Footprint f = ir::ProgramFootprint(program_, statements, &most);
+    return ir::ProgramOverBudget(f, most, first.mesh().mem_per_rank_bytes);
   }
 
   Explorer& explorer(int s) { return *explorers_[s]; }
