@@ -114,7 +114,7 @@ void PrintPoints(const meshtune::v1::FidelityResult& result) {
 
 // --replay FILE: the runs of a `meshtune fidelity --json` output file (one FidelityResult a
 // line) costed again under the profile's numbers, without measuring.
-int Replay(const std::string& path, const meshtune::search::CostParams& params,
+int Replay(const std::string& path, const meshtune::cost::CostParams& params,
            meshtune::engine::RoundStatistic statistic, bool print) {
   std::ifstream in(path);
   if (!in) {

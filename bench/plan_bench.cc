@@ -19,7 +19,7 @@
 
 #include "bench/plan_bench_kernel.h"
 #include "bench/psgemm.h"
-#include "engine/explain.h"
+#include "engine/prepare.h"
 #include "meshtune/plan.h"
 #include "runtime/mpi_executor.h"
 

@@ -26,7 +26,7 @@
 namespace {
 
 using Clock = std::chrono::steady_clock;
-using meshtune::search::CostParams;
+using meshtune::cost::CostParams;
 
 double Median(std::vector<double> v) {
   std::sort(v.begin(), v.end());

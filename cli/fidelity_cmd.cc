@@ -15,6 +15,7 @@
 #include "cli/flag_groups.h"
 #include "engine/fidelity.h"
 #include "engine/flag_checks.h"
+#include "engine/job.h"
 #include "engine/local_backend.h"
 #include "engine/machine_profile.h"
 #include "engine/requests.h"
@@ -172,7 +173,7 @@ int RunFidelity(const FidelityFlags& flags, std::ostream& out, std::ostream& err
       flags.no_calibrate ? engine::FirstUse::kBuiltin : engine::FirstUse::kCalibrate);
   if (!chosen.ok()) return Fail(chosen.status(), err, engine::NotFoundIs::kBadInput);
   if (!chosen->note.empty()) err << "meshtune: " << chosen->note << "\n";
-  const search::CostParams* params = &chosen->params;
+  const cost::CostParams* params = &chosen->params;
   std::unique_ptr<search::Runner> runner = search::NewMpiRunner(RunnerOptions(flags));
   engine::FidelityOptions options;
   options.count = flags.count;

@@ -20,7 +20,7 @@
 #include "engine/explain.h"
 #include "engine/flag_checks.h"
 #include "engine/library_run.h"
-#include "engine/program_run.h"
+#include "engine/prepare.h"
 #include "ir/statement_program.h"
 #include "runtime/launcher.h"
 #include "runtime/memory_fit.h"
@@ -151,8 +151,7 @@ int RunRun(const RunFlags& flags) {
   *request.mutable_trace() = what->trace();
   absl::StatusOr<engine::PreparedRun> prepared =
       what->has_library() ? engine::PrepareLibraryRun(request.problem(), what->library())
-      : ir::HasSeveralStatements(request.problem().expr()) ? engine::PrepareProgramRun(request)
-                                                           : engine::PrepareRun(request);
+                          : engine::PrepareRun(request);
   if (!prepared.ok()) return Fail(prepared.status(), std::cerr);
   if (what->has_library() && flags.simulate) {
     return Fail(absl::InvalidArgumentError(

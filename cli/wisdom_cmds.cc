@@ -56,9 +56,8 @@ int RunExport(const RecordWorkloadFlags& filter, engine::Backend& backend,
   } while (!request.page_token().empty());
   // Each record carries its lowered program (engine/wisdom.h): a plan made from the file
   // needs no isl. A record that does not lower here goes out without one; a program of
-  // several statements goes out as its traces (the plan API takes one statement).
+  // several statements goes out as its traces (engine::AddProgram).
   for (v1::Record& r : records) {
-    if (ir::HasSeveralStatements(r.problem().expr())) continue;
     const absl::Status lowered = engine::AddProgram(&r);
     if (!lowered.ok()) {
       err << "meshtune: warning: a record of " << r.problem().expr() << " ("

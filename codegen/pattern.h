@@ -9,7 +9,7 @@
 //     RankRuntimeBase), under a guard when the step depends on where the loop is — the
 //     executor (runtime/executor.cc) makes these calls and the emitted C++ (emit_cpp.cc)
 //     prints them, from this one description; translation validation (validate.h) and the
-//     cost model (search/cost_model.h) model those calls by their shape (ShapeOf).
+//     cost model (cost/cost_model.h) model those calls by their shape (ShapeOf).
 // CommPattern (program.h) is the value a Program holds; Pattern is what that value means.
 // Stateless; thread-safe.
 #ifndef MESHTUNE_CODEGEN_PATTERN_H_

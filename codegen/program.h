@@ -217,7 +217,7 @@ struct Program {
 // The mesh axes (of size above 1) that no dim of `t`'s layout is split over: `t` is
 // replicated along them, the same shard on every rank of such a group. For an input, the
 // copies are made at each run by a broadcast from the group's rank at coordinate 0 of
-// those axes (runtime/rank.h), and costed so (search/cost_model.h); in ascending order.
+// those axes (runtime/rank.h), and costed so (cost/cost_model.h); in ascending order.
 std::vector<int> ReplicatedAxes(const Program& p, const TensorInfo& t);
 
 // The axes along which output `t` ends on one layer: only the ranks at coordinate 0 of

@@ -9,6 +9,7 @@
 
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_join.h"
+#include "base/check.h"
 #include "base/status_macros.h"
 #include "codegen/pattern.h"
 #include "ir/layout.h"
@@ -23,17 +24,52 @@ using PPattern = v1::Program::CommPattern;
 // Statements and expressions nest at most this deep (lowered programs: a few levels).
 constexpr int kMaxDepth = 64;
 
+// The one mapping of expression operators to the message's, both ways.
+struct OpRow {
+  Expr::Op op;
+  PExpr::Op proto;
+};
+constexpr OpRow kOps[] = {
+    {Expr::Op::kConst, PExpr::OP_CONST}, {Expr::Op::kVar, PExpr::OP_VAR},
+    {Expr::Op::kAdd, PExpr::OP_ADD},     {Expr::Op::kSub, PExpr::OP_SUB},
+    {Expr::Op::kMul, PExpr::OP_MUL},     {Expr::Op::kFloorDiv, PExpr::OP_FLOOR_DIV},
+    {Expr::Op::kMod, PExpr::OP_MOD},     {Expr::Op::kNeg, PExpr::OP_NEG},
+    {Expr::Op::kMin, PExpr::OP_MIN},     {Expr::Op::kMax, PExpr::OP_MAX},
+    {Expr::Op::kEq, PExpr::OP_EQ},       {Expr::Op::kLe, PExpr::OP_LE},
+    {Expr::Op::kLt, PExpr::OP_LT},       {Expr::Op::kGe, PExpr::OP_GE},
+    {Expr::Op::kGt, PExpr::OP_GT},       {Expr::Op::kAnd, PExpr::OP_AND},
+    {Expr::Op::kOr, PExpr::OP_OR},       {Expr::Op::kSelect, PExpr::OP_SELECT},
+};
+
+// The one mapping of communication pattern kinds to the message's, both ways.
+struct KindRow {
+  PatternKind kind;
+  PPattern::Kind proto;
+};
+constexpr KindRow kKinds[] = {
+    {PatternKind::kLocal, PPattern::KIND_LOCAL},
+    {PatternKind::kBroadcast, PPattern::KIND_BROADCAST},
+    {PatternKind::kShift, PPattern::KIND_SHIFT},
+    {PatternKind::kSendRecv, PPattern::KIND_SEND_RECV},
+    {PatternKind::kAllGather, PPattern::KIND_ALL_GATHER},
+    {PatternKind::kReduce, PPattern::KIND_REDUCE},
+    {PatternKind::kReduceScatter, PPattern::KIND_REDUCE_SCATTER},
+    {PatternKind::kAllReduce, PPattern::KIND_ALL_REDUCE},
+    {PatternKind::kAllToAll, PPattern::KIND_ALL_TO_ALL},
+    {PatternKind::kRingReduce, PPattern::KIND_RING_REDUCE},
+};
+
 // ---- To the message ----
 
 void ExprTo(const Expr& e, PExpr* out) {
-  out->set_op(static_cast<PExpr::Op>(static_cast<int>(e.op()) + 1));
+  out->set_op(OpToProto(e.op()));
   if (e.op() == Expr::Op::kConst) out->set_value(e.value());
   if (e.op() == Expr::Op::kVar) out->set_name(e.name());
   for (const Expr& a : e.args()) ExprTo(a, out->add_args());
 }
 
 void PatternTo(const CommPattern& p, PPattern* out) {
-  out->set_kind(static_cast<PPattern::Kind>(static_cast<int>(p.kind) + 1));
+  out->set_kind(PatternKindToProto(p.kind));
   for (int a : p.axes) out->add_axes(a);
   out->set_shift(p.shift);
   out->set_hop(p.hop);
@@ -168,11 +204,9 @@ class Reader {
 
 absl::StatusOr<Expr> Reader::ReadExpr(const PExpr& m, const std::string& path, int depth) const {
   if (depth > kMaxDepth) return Bad(path, absl::StrCat("nested deeper than ", kMaxDepth));
-  const int op = static_cast<int>(m.op());
-  if (op < PExpr::OP_CONST || op > PExpr::OP_SELECT) {
-    return Bad(path, absl::StrCat("op ", op, " is not an operator"));
-  }
-  const Expr::Op kind = static_cast<Expr::Op>(op - 1);
+  const absl::StatusOr<Expr::Op> op = OpFromProto(m.op());
+  if (!op.ok()) return Bad(path, std::string(op.status().message()));
+  const Expr::Op kind = *op;
   const size_t want = kind == Expr::Op::kConst || kind == Expr::Op::kVar ? 0
                       : kind == Expr::Op::kNeg                           ? 1
                       : kind == Expr::Op::kSelect                        ? 3
@@ -234,13 +268,10 @@ absl::StatusOr<std::vector<Expr>> Reader::ReadExprs(
 }
 
 absl::StatusOr<CommPattern> Reader::ReadPattern(const PPattern& m, const std::string& path) const {
-  const int kind = static_cast<int>(m.kind());
-  // Every kind of the message is a PatternKind, one apart (the enums keep one order).
-  if (kind < PPattern::KIND_LOCAL || kind > PPattern::Kind_MAX) {
-    return Bad(path, absl::StrCat("kind ", kind, " is not a communication pattern"));
-  }
+  const absl::StatusOr<PatternKind> kind = PatternKindFromProto(m.kind());
+  if (!kind.ok()) return Bad(path, std::string(kind.status().message()));
   CommPattern p;
-  p.kind = static_cast<CommPattern::Kind>(kind - 1);
+  p.kind = *kind;
   for (int a : m.axes()) {
     if (a < 0 || a >= static_cast<int>(p_.axis_names.size())) {
       return Bad(path, absl::StrCat("axis ", a, " is not an axis of the mesh (0 to ",
@@ -599,5 +630,37 @@ v1::Program ToProto(const Program& p) {
 }
 
 absl::StatusOr<Program> FromProto(const v1::Program& m) { return Reader().Read(m); }
+
+v1::Program::Expr::Op OpToProto(Expr::Op op) {
+  for (const OpRow& row : kOps) {
+    if (row.op == op) return row.proto;
+  }
+  MT_CHECK(false);  // an operator missing from kOps
+  return PExpr::OP_UNSPECIFIED;
+}
+
+absl::StatusOr<Expr::Op> OpFromProto(v1::Program::Expr::Op op) {
+  for (const OpRow& row : kOps) {
+    if (row.proto == op) return row.op;
+  }
+  return absl::InvalidArgumentError(
+      absl::StrCat("op ", static_cast<int>(op), " is not an operator"));
+}
+
+v1::Program::CommPattern::Kind PatternKindToProto(PatternKind kind) {
+  for (const KindRow& row : kKinds) {
+    if (row.kind == kind) return row.proto;
+  }
+  MT_CHECK(false);  // a pattern kind missing from kKinds
+  return PPattern::KIND_UNSPECIFIED;
+}
+
+absl::StatusOr<PatternKind> PatternKindFromProto(v1::Program::CommPattern::Kind kind) {
+  for (const KindRow& row : kKinds) {
+    if (row.proto == kind) return row.kind;
+  }
+  return absl::InvalidArgumentError(
+      absl::StrCat("kind ", static_cast<int>(kind), " is not a communication pattern"));
+}
 
 }  // namespace meshtune::codegen

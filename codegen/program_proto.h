@@ -28,6 +28,23 @@ v1::Program ToProto(const Program& p);
 // of the program's buffers".
 absl::StatusOr<Program> FromProto(const v1::Program& m);
 
+// The enums of the message, each mapped by one explicit table (program_proto.cc) to
+// codegen's, both ways; the message's *_UNSPECIFIED (0) maps to nothing.
+
+// The message's operator for `op`. Every Expr::Op has one.
+v1::Program::Expr::Op OpToProto(Expr::Op op);
+
+// The Expr::Op the message's `op` names; InvalidArgument "op N is not an operator" for
+// OP_UNSPECIFIED and any number the table does not hold.
+absl::StatusOr<Expr::Op> OpFromProto(v1::Program::Expr::Op op);
+
+// The message's kind for pattern kind `kind`. Every PatternKind has one.
+v1::Program::CommPattern::Kind PatternKindToProto(PatternKind kind);
+
+// The PatternKind the message's `kind` names; InvalidArgument "kind N is not a
+// communication pattern" for KIND_UNSPECIFIED and any number the table does not hold.
+absl::StatusOr<PatternKind> PatternKindFromProto(v1::Program::CommPattern::Kind kind);
+
 }  // namespace meshtune::codegen
 
 #endif  // MESHTUNE_CODEGEN_PROGRAM_PROTO_H_

@@ -5,6 +5,7 @@
 
 #include <gtest/gtest.h>
 
+#include <set>
 #include <string>
 
 #include "absl/strings/str_cat.h"
@@ -246,6 +247,64 @@ TEST(ProgramProtoTest, AnEmptyOrForeignMessageIsRefused) {
   EXPECT_FALSE(m.ParseFromString("not a program, just text"));
   EXPECT_EQ(FromProto(v1::Program()).status().message(),
             "program: a mesh of 0 axis names and 0 sizes (one to three axes)");
+}
+
+// The enum tables: every codegen value maps to a distinct message value and back, and every
+// message value but the unspecified 0 maps to a codegen value. codegen's enums are dense
+// from 0; their last members, kRingReduce and kSelect, bound the loops.
+TEST(ProgramProtoTest, EveryPatternKindMapsToADistinctMessageKindAndBack) {
+  using PKind = v1::Program::CommPattern::Kind;
+  std::set<int> seen;
+  for (int k = 0; k <= static_cast<int>(PatternKind::kRingReduce); ++k) {
+    const PatternKind kind = static_cast<PatternKind>(k);
+    const PKind proto = PatternKindToProto(kind);
+    EXPECT_NE(proto, v1::Program::CommPattern::KIND_UNSPECIFIED) << k;
+    EXPECT_TRUE(seen.insert(proto).second) << "kind " << k << " maps to " << proto << " again";
+    const absl::StatusOr<PatternKind> back = PatternKindFromProto(proto);
+    ASSERT_TRUE(back.ok()) << back.status();
+    EXPECT_EQ(*back, kind) << k;
+  }
+  const google::protobuf::EnumDescriptor* d = v1::Program::CommPattern::Kind_descriptor();
+  EXPECT_EQ(static_cast<int>(seen.size()), d->value_count() - 1);
+  for (int i = 0; i < d->value_count(); ++i) {
+    const PKind proto = static_cast<PKind>(d->value(i)->number());
+    const absl::StatusOr<PatternKind> kind = PatternKindFromProto(proto);
+    if (d->value(i)->number() == 0) {
+      EXPECT_EQ(kind.status().code(), absl::StatusCode::kInvalidArgument);
+      EXPECT_EQ(kind.status().message(), "kind 0 is not a communication pattern");
+      continue;
+    }
+    ASSERT_TRUE(kind.ok()) << d->value(i)->name() << ": " << kind.status();
+    EXPECT_EQ(PatternKindToProto(*kind), proto) << d->value(i)->name();
+  }
+  EXPECT_EQ(PatternKindFromProto(static_cast<PKind>(42)).status().message(),
+            "kind 42 is not a communication pattern");
+}
+
+TEST(ProgramProtoTest, EveryExprOpMapsToADistinctMessageOpAndBack) {
+  std::set<int> seen;
+  for (int o = 0; o <= static_cast<int>(Expr::Op::kSelect); ++o) {
+    const Expr::Op op = static_cast<Expr::Op>(o);
+    const PExpr::Op proto = OpToProto(op);
+    EXPECT_NE(proto, PExpr::OP_UNSPECIFIED) << o;
+    EXPECT_TRUE(seen.insert(proto).second) << "op " << o << " maps to " << proto << " again";
+    const absl::StatusOr<Expr::Op> back = OpFromProto(proto);
+    ASSERT_TRUE(back.ok()) << back.status();
+    EXPECT_EQ(*back, op) << o;
+  }
+  const google::protobuf::EnumDescriptor* d = PExpr::Op_descriptor();
+  EXPECT_EQ(static_cast<int>(seen.size()), d->value_count() - 1);
+  for (int i = 0; i < d->value_count(); ++i) {
+    const PExpr::Op proto = static_cast<PExpr::Op>(d->value(i)->number());
+    const absl::StatusOr<Expr::Op> op = OpFromProto(proto);
+    if (d->value(i)->number() == 0) {
+      EXPECT_EQ(op.status().code(), absl::StatusCode::kInvalidArgument);
+      EXPECT_EQ(op.status().message(), "op 0 is not an operator");
+      continue;
+    }
+    ASSERT_TRUE(op.ok()) << d->value(i)->name() << ": " << op.status();
+    EXPECT_EQ(OpToProto(*op), proto) << d->value(i)->name();
+  }
 }
 
 }  // namespace

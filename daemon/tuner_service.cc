@@ -7,7 +7,9 @@
 #include <vector>
 
 #include "absl/strings/str_cat.h"
+#include "engine/codegen.h"
 #include "engine/explain.h"
+#include "engine/job.h"
 #include "engine/program_tune.h"
 #include "engine/records.h"
 #include "engine/tune_messages.h"
@@ -230,10 +232,10 @@ grpc::Status TunerService::Tune(grpc::ServerContext* context, const v1::TuneRequ
   grpc::Status setup = Serve("Tune request", context, [&]() -> absl::Status {
     v1::TuneRequest asked = *request;
     if (no_calibrate_) asked.set_no_calibrate(true);
+    const absl::StatusOr<ir::StatementProgram> program = engine::ProgramOf(asked.problem());
     absl::StatusOr<std::shared_ptr<TuneJob>> joined =
-        ir::HasSeveralStatements(asked.problem().expr())
-            ? JoinProgramTune(asked, &shared)
-            : JoinStatementTune(asked, *request, &shared);
+        program.ok() && !program->single() ? JoinProgramTune(asked, &shared)
+                                           : JoinStatementTune(asked, *request, &shared);
     if (!joined.ok()) return joined.status();
     job = *std::move(joined);
     return absl::OkStatus();

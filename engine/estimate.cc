@@ -3,6 +3,7 @@
 #include <memory>
 
 #include "absl/strings/str_cat.h"
+#include "engine/job.h"
 #include "engine/program_tune.h"
 #include "engine/requests.h"
 #include "engine/tune_messages.h"
@@ -18,7 +19,8 @@ absl::StatusOr<v1::Record> EstimateWithBuiltinNumbers(const v1::TuneRequest& req
   model_only.set_model_only(true);
   MachineNumbers numbers;
   numbers.params = BuiltinCostParams();
-  if (ir::HasSeveralStatements(request.problem().expr())) {  // a program: its joint best
+  if (absl::StatusOr<ir::StatementProgram> program = ProgramOf(request.problem());
+      program.ok() && !program->single()) {  // a program: its joint best
     absl::StatusOr<v1::TuneResult> tuned =
         RunProgramTune(model_only, numbers, search::MpiRunnerOptions{}, nullptr);
     if (!tuned.ok()) return tuned.status();

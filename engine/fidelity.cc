@@ -13,15 +13,15 @@
 #include "base/sample_stats.h"
 #include "base/status_macros.h"
 #include "codegen/program.h"
-#include "engine/explain.h"
+#include "cost/cost_model.h"
+#include "cost/term_fit.h"
+#include "engine/prepare.h"
 #include "engine/rank_stats.h"
 #include "engine/requests.h"
 #include "engine/tune_messages.h"
 #include "search/checker.h"
-#include "search/cost_model.h"
 #include "search/explorer.h"
 #include "search/strategy.h"
-#include "search/term_fit.h"
 #include "search/tuner.h"
 
 namespace meshtune::engine {
@@ -253,7 +253,7 @@ void Summarize(v1::FidelityResult* result) {
 }
 
 absl::StatusOr<v1::FidelityResult> RunFidelity(const ir::Problem& problem, const ir::Mesh& mesh,
-                                               const search::CostParams& params,
+                                               const cost::CostParams& params,
                                                const FidelityOptions& options,
                                                search::Runner& runner) {
   if (options.count < 2) {
@@ -362,12 +362,12 @@ absl::StatusOr<LoweredRun> LowerPoints(const v1::FidelityResult& measured) {
 // `measured` with each point's prediction the cost of its program in `lowered` under
 // `params`, and its statistics recomputed.
 v1::FidelityResult Recost(const v1::FidelityResult& measured, const LoweredRun& lowered,
-                          const search::CostParams& params) {
-  const search::CostParams here = search::ForRanks(params, lowered.ranks);
+                          const cost::CostParams& params) {
+  const cost::CostParams here = cost::ForRanks(params, lowered.ranks);
   v1::FidelityResult out = measured;
   for (int i = 0; i < out.points_size(); ++i) {
     out.mutable_points(i)->set_predicted_s(
-        search::EstimateCost(lowered.programs[static_cast<size_t>(i)], here).seconds);
+        cost::EstimateCost(lowered.programs[static_cast<size_t>(i)], here).seconds);
   }
   Summarize(&out);
   return out;
@@ -376,36 +376,36 @@ v1::FidelityResult Recost(const v1::FidelityResult& measured, const LoweredRun& 
 }  // namespace
 
 absl::StatusOr<v1::FidelityResult> RecostFidelity(const v1::FidelityResult& measured,
-                                                  const search::CostParams& params) {
+                                                  const cost::CostParams& params) {
   MT_ASSIGN_OR_RETURN(const LoweredRun lowered, LowerPoints(measured));
   return Recost(measured, lowered, params);
 }
 
 absl::StatusOr<RunFit> FitToRuns(const std::vector<v1::FidelityResult>& runs,
-                                 const search::CostParams& params) {
-  search::CostParams plain = params;
-  plain.scales = search::TermScales{};
-  std::vector<search::TermSample> samples;
+                                 const cost::CostParams& params) {
+  cost::CostParams plain = params;
+  plain.scales = cost::TermScales{};
+  std::vector<cost::TermSample> samples;
   std::vector<LoweredRun> lowered;  // each run's points lowered once, costed three times
   RunFit fit;
   for (const v1::FidelityResult& run : runs) {
     MT_ASSIGN_OR_RETURN(LoweredRun l, LowerPoints(run));
-    const search::CostParams here = search::ForRanks(plain, l.ranks);
+    const cost::CostParams here = cost::ForRanks(plain, l.ranks);
     for (int i = 0; i < run.points_size(); ++i) {
       const v1::MeasuredCandidate& p = run.points(i);
       if (!p.verified() || !p.has_measured_s() || !(p.measured_s() > 0)) continue;
-      const search::CostReport r = search::EstimateCost(l.programs[static_cast<size_t>(i)], here);
+      const cost::CostReport r = cost::EstimateCost(l.programs[static_cast<size_t>(i)], here);
       double messages = 0;
-      for (const search::TransferCost& t : r.transfers) messages += static_cast<double>(t.messages);
+      for (const cost::TransferCost& t : r.transfers) messages += static_cast<double>(t.messages);
       samples.push_back({r.compute_seconds, r.point_to_point_seconds, r.collective_seconds,
                          r.reduction_seconds, r.overlap_seconds, p.measured_s(), messages});
     }
     fit.before.push_back(Recost(run, l, params));
     lowered.push_back(std::move(l));
   }
-  MT_ASSIGN_OR_RETURN(fit.scales, search::FitTermScales(samples));
+  MT_ASSIGN_OR_RETURN(fit.scales, cost::FitTermScales(samples));
   fit.schedules = static_cast<int>(samples.size());
-  search::CostParams scaled = plain;
+  cost::CostParams scaled = plain;
   scaled.scales = fit.scales;
   for (size_t r = 0; r < runs.size(); ++r) fit.after.push_back(Recost(runs[r], lowered[r], scaled));
   return fit;

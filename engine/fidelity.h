@@ -19,11 +19,11 @@
 #include <vector>
 
 #include "absl/status/statusor.h"
+#include "cost/cost_params.h"
 #include "engine/scatter_svg.h"
 #include "ir/mesh.h"
 #include "ir/problem.h"
 #include "proto/meshtune.pb.h"
-#include "search/cost_params.h"
 #include "search/runner.h"
 #include "search/space.h"
 
@@ -78,7 +78,7 @@ struct FidelityOptions {
 // names; FailedPrecondition when no candidate could be costed; Cancelled when
 // options.cancelled says so.
 absl::StatusOr<v1::FidelityResult> RunFidelity(const ir::Problem& problem, const ir::Mesh& mesh,
-                                               const search::CostParams& params,
+                                               const cost::CostParams& params,
                                                const FidelityOptions& options,
                                                search::Runner& runner);
 
@@ -88,7 +88,7 @@ absl::StatusOr<v1::FidelityResult> RunFidelity(const ir::Problem& problem, const
 // trying a model or a profile against runs already made, without running them again.
 // InvalidArgument when the problem, mesh or a trace does not parse or lower.
 absl::StatusOr<v1::FidelityResult> RecostFidelity(const v1::FidelityResult& measured,
-                                                  const search::CostParams& params);
+                                                  const cost::CostParams& params);
 
 // The statistics of `result` (verified; rho and tau with their bootstrap intervals; the
 // separable pairs, those ordered right and their share; median relative errors overall and
@@ -99,19 +99,19 @@ void Summarize(v1::FidelityResult* result);
 // TermScales fitted to the verified points of fidelity runs (`meshtune fidelity --json`
 // lines, of any problems and meshes), and the runs costed again before and after.
 struct RunFit {
-  search::TermScales scales;
+  cost::TermScales scales;
   int schedules = 0;                       // verified points fitted
   std::vector<v1::FidelityResult> before;  // each run recosted under the given params
   std::vector<v1::FidelityResult> after;   // and with the fitted scales
 };
 
 // Costs every verified point of `runs` under `params` with its scales set to 1
-// (search::FitTermScales's samples: the critical rank's terms) and fits the scales to the
+// (cost::FitTermScales's samples: the critical rank's terms) and fits the scales to the
 // measured times. InvalidArgument when a run's problem, mesh or a trace does not parse or
 // lower (as RecostFidelity), or when the points cannot be fitted (FitTermScales's
 // message).
 absl::StatusOr<RunFit> FitToRuns(const std::vector<v1::FidelityResult>& runs,
-                                 const search::CostParams& params);
+                                 const cost::CostParams& params);
 
 // Predicted against measured time of the verified points, one group per schedule family's
 // patterns ("A AllGather(x); B Shift(y)"), for `fidelity --svg` and the tuning report.

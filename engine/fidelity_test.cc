@@ -55,7 +55,7 @@ class FakeRunner : public search::Runner {
 struct Workload {
   ir::Problem problem;
   ir::Mesh mesh;
-  search::CostParams params;
+  cost::CostParams params;
 };
 
 Workload Matmul() {
@@ -148,7 +148,7 @@ TEST(FidelityTest, RecostKeepsTheRunsAndRepredictsEachPoint) {
     EXPECT_EQ(same->points(i).measured_s(), r->points(i).measured_s());
   }
   EXPECT_EQ(same->spearman_rho(), r->spearman_rho());
-  search::CostParams slow = s.params;
+  cost::CostParams slow = s.params;
   for (double* x : {&slow.alpha, &slow.beta, &slow.alpha_coll, &slow.beta_coll, &slow.gamma})
     *x *= 2;
   absl::StatusOr<v1::FidelityResult> doubled = RecostFidelity(*r, slow);
@@ -404,7 +404,7 @@ TEST(FidelityTest, DifferentSampleCountsCompareUnpaired) {
 TEST(FidelityTest, FitToRunsFindsTheScalesThatMadeTheRuns) {
   const Workload s = Matmul();
   std::vector<v1::FidelityResult> runs;
-  search::CostParams truth = s.params;
+  cost::CostParams truth = s.params;
   truth.scales = {1.3, 2.5, 0.7, 3};
   for (const char* mesh : {"x=2,y=2", "x=4"}) {
     FakeRunner runner([](int) { return 1.0; });

@@ -2,6 +2,7 @@
 
 #include "absl/strings/str_cat.h"
 #include "base/status_macros.h"
+#include "engine/job.h"
 #include "engine/requests.h"
 #include "runtime/executor.h"
 #include "runtime/gemm_form.h"

@@ -4,7 +4,7 @@
 #define MESHTUNE_ENGINE_LIBRARY_RUN_H_
 
 #include "absl/status/statusor.h"
-#include "engine/explain.h"
+#include "engine/prepare.h"
 #include "proto/meshtune.pb.h"
 
 namespace meshtune::engine {

@@ -5,7 +5,9 @@
 #include <utility>
 
 #include "absl/strings/str_cat.h"
+#include "engine/codegen.h"
 #include "engine/explain.h"
+#include "engine/job.h"
 #include "engine/program_tune.h"
 #include "engine/records.h"
 #include "engine/tune_messages.h"
@@ -41,8 +43,12 @@ class LocalBackend final : public Backend {
     numbers.alpha = s.alpha;
     numbers.beta = s.beta;
     numbers.gamma = s.gamma;
-    if (ir::HasSeveralStatements(request.problem().expr()))
+    // A program of several statements has the program tuner; one statement (and a request
+    // that does not parse: PrepareTune says why), the statement's.
+    if (absl::StatusOr<ir::StatementProgram> program = ProgramOf(request.problem());
+        program.ok() && !program->single()) {
       return TuneProgram(request, numbers, progress);
+    }
     absl::StatusOr<PreparedTune> prepared = PrepareTune(request, numbers);
     if (!prepared.ok()) return prepared.status();
     search::TuneOptions& options = prepared->options;

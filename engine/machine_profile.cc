@@ -165,8 +165,8 @@ std::string BuiltinNumbersNote(const std::string& profile) {
                       "this machine's own numbers");
 }
 
-search::CostParams BuiltinCostParams() {
-  search::CostParams p;
+cost::CostParams BuiltinCostParams() {
+  cost::CostParams p;
   p.alpha = 1e-6;
   p.beta = 2.5e-10;
   p.alpha_coll = 1e-6;
@@ -184,7 +184,7 @@ std::string ProfileMachine(const std::string& name, int64_t ranks) {
   return storage::MachineFingerprint(chosen->profile ? &*chosen->profile : nullptr);
 }
 
-absl::StatusOr<search::CostParams> ProfileCostParams(const std::string& profile, int64_t ranks) {
+absl::StatusOr<cost::CostParams> ProfileCostParams(const std::string& profile, int64_t ranks) {
   MT_ASSIGN_OR_RETURN(const ChosenProfile chosen, ChooseProfile(profile == "default" ? "" : profile,
                                                                 ranks, FirstUse::kBuiltin));
   return chosen.params;

@@ -15,8 +15,8 @@
 #include <string>
 
 #include "absl/status/statusor.h"
+#include "cost/cost_params.h"
 #include "proto/meshtune.pb.h"
-#include "search/cost_params.h"
 
 namespace meshtune::engine {
 
@@ -36,7 +36,7 @@ int64_t MaxFirstUseRanks();
 
 // The numbers a tune uses and where they came from.
 struct ChosenProfile {
-  search::CostParams params;
+  cost::CostParams params;
   // The profile read or made ("" for the built-in numbers) and the profile itself.
   std::string name;
   std::optional<v1::HardwareProfile> profile;
@@ -67,7 +67,7 @@ absl::StatusOr<ChosenProfile> StoreFirstUseProfile(const v1::HardwareProfile& me
 // The machine numbers used when no profile was calibrated (and none named): a typical
 // node, alpha 1 us, 4 GB/s point-to-point, 2 GB/s in collectives, 30 GFLOP/s per rank,
 // and no overlap credited to prefetch (unmeasured, it is not promised).
-search::CostParams BuiltinCostParams();
+cost::CostParams BuiltinCostParams();
 
 // The note for the user when BuiltinCostParams() stands in for the uncalibrated profile
 // `profile`: "no hardware profile \"default\": using built-in machine numbers; run
@@ -83,7 +83,7 @@ std::string ProfileMachine(const std::string& name, int64_t ranks = 0);
 // The machine numbers ChooseProfile(profile, ranks, FirstUse::kBuiltin) gives ("default"
 // is the same as ""). NotFound when another named profile does not exist; other errors as
 // storage::LoadProfile's.
-absl::StatusOr<search::CostParams> ProfileCostParams(const std::string& profile, int64_t ranks = 0);
+absl::StatusOr<cost::CostParams> ProfileCostParams(const std::string& profile, int64_t ranks = 0);
 
 }  // namespace meshtune::engine
 

@@ -15,12 +15,12 @@
 #include "base/excerpt.h"
 #include "base/status_macros.h"
 #include "codegen/program.h"
-#include "engine/explain.h"
+#include "cost/cost_model.h"
+#include "cost/cost_params.h"
+#include "engine/prepare.h"
 #include "engine/requests.h"
 #include "engine/tune_options.h"
 #include "ir/mesh.h"
-#include "search/cost_model.h"
-#include "search/cost_params.h"
 
 namespace meshtune::engine {
 
@@ -96,8 +96,7 @@ std::vector<Candidate> Order(const std::vector<storage::TuningRecord>& records,
 // The schedule of `r` on the request's problem (workload `w`) at its extents, costed with
 // `params`; nullopt when it does not replay legally there or cannot be lowered.
 std::optional<v1::Record> Replay(const storage::TuningRecord& r, const storage::Workload& w,
-                                 const v1::LookupRequest& request,
-                                 const search::CostParams& params) {
+                                 const v1::LookupRequest& request, const cost::CostParams& params) {
   absl::StatusOr<std::string> trace = storage::FromCanonicalTrace(w, r.trace);
   if (!trace.ok()) return std::nullopt;
   absl::StatusOr<ir::Mesh> stored = ir::ParseMesh(r.mesh);  // the database's text, read once
@@ -112,7 +111,7 @@ std::optional<v1::Record> Replay(const storage::TuningRecord& r, const storage::
   absl::StatusOr<codegen::Program> program = LowerTrace(request.problem(), mesh, out.trace());
   if (!program.ok()) return std::nullopt;
   out.set_predicted_s(
-      search::EstimateCost(*program, search::ForRanks(params, program->Ranks())).seconds);
+      cost::EstimateCost(*program, cost::ForRanks(params, program->Ranks())).seconds);
   for (const codegen::TransferSummary& s : codegen::Summarize(*program))
     out.add_patterns(codegen::PatternLabel(s.tensor, s.loop, s.pattern));
   *out.mutable_problem() = request.problem();
@@ -138,7 +137,7 @@ absl::StatusOr<std::optional<v1::LookupResponse>> TransferNearest(storage::Tunin
     return std::nullopt;
   }
   MT_ASSIGN_OR_RETURN(
-      search::CostParams params,
+      cost::CostParams params,
       ProfileCostParams(request.profile(), w.IsRankCount() ? w.ranks : w.mesh.Ranks()));
   std::optional<v1::LookupResponse> best;
   for (const Candidate& c : candidates) {

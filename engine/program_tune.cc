@@ -8,6 +8,7 @@
 #include "absl/strings/str_split.h"
 #include "absl/strings/strip.h"
 #include "base/status_macros.h"
+#include "engine/job.h"
 #include "engine/records.h"
 #include "engine/tune_messages.h"
 #include "ir/program_trace.h"
@@ -92,13 +93,10 @@ absl::StatusOr<v1::TuneResult> RunProgramTune(const v1::TuneRequest& request,
                                               storage::TuningDb* db,
                                               const TuneProgressFn& progress) {
   const v1::Problem& stated = request.problem();
-  absl::StatusOr<ir::StatementProgram> program =
-      ir::ParseStatementProgram(stated.expr(), stated.extents(), stated.dtype());
+  absl::StatusOr<ir::StatementProgram> program = ProgramOf(stated);
   if (!program.ok()) return program.status();
-  if (stated.layouts_size() > 0 || request.in_place()) {
-    return absl::InvalidArgumentError(
-        "given layouts (--layout, --in-place) are not supported for programs of several "
-        "statements yet");
+  if (request.in_place()) {
+    return absl::InvalidArgumentError(std::string(kLayoutsTakeOneStatement));
   }
   // The search's settings, the meshes and the machine numbers as for the first statement.
   std::string warning;

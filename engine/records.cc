@@ -15,6 +15,7 @@
 #include "base/status_macros.h"
 #include "codegen/pipeline.h"
 #include "codegen/program.h"
+#include "engine/job.h"
 #include "engine/nearest.h"
 #include "engine/requests.h"
 #include "ir/mesh.h"
@@ -178,24 +179,11 @@ absl::Status CheckMeshOrRanks(const v1::Mesh& mesh, int64_t ranks) {
 
 absl::StatusOr<storage::Workload> RequestWorkload(const v1::Problem& problem, const v1::Mesh& mesh,
                                                   int64_t ranks, const std::string& profile) {
-  if (ir::HasSeveralStatements(problem.expr())) {  // a program: its statements, one workload
-    if (problem.layouts_size() > 0) {
-      return absl::InvalidArgumentError(
-          "given layouts (--layout) are not supported for programs of several statements yet");
-    }
-    MT_ASSIGN_OR_RETURN(
-        const ir::StatementProgram program,
-        ir::ParseStatementProgram(problem.expr(), problem.extents(), problem.dtype()));
-    MT_RETURN_IF_ERROR(CheckMeshOrRanks(mesh, ranks));
-    if (ranks != 0) return storage::MakeWorkload(program, ranks, ProfileOrDefault(profile));
-    MT_ASSIGN_OR_RETURN(const ir::Mesh m, MeshAxesOf(mesh));
-    return storage::MakeWorkload(program, m, ProfileOrDefault(profile));
-  }
-  MT_ASSIGN_OR_RETURN(ir::Problem p, ProblemOf(problem));
+  MT_ASSIGN_OR_RETURN(const ir::StatementProgram program, ProgramOf(problem));
   MT_RETURN_IF_ERROR(CheckMeshOrRanks(mesh, ranks));
-  if (ranks != 0) return storage::MakeWorkload(p, ranks, ProfileOrDefault(profile));
+  if (ranks != 0) return storage::MakeWorkload(program, ranks, ProfileOrDefault(profile));
   MT_ASSIGN_OR_RETURN(const ir::Mesh m, MeshAxesOf(mesh));
-  return storage::MakeWorkload(p, m, ProfileOrDefault(profile));
+  return storage::MakeWorkload(program, m, ProfileOrDefault(profile));
 }
 
 absl::StatusOr<v1::LookupResponse> Lookup(storage::TuningDb& db, const v1::LookupRequest& request) {
@@ -287,18 +275,9 @@ absl::StatusOr<v1::Record> GetRecord(storage::TuningDb& db, const v1::GetRecordR
   if (!request.has_problem()) return ToMessage(*record, nullptr, nullptr);
   const CanonicalFields canonical = ParseCanonical(record->canonical_workload);
   // The record's mesh (or rank count) and profile, the request's statement or program.
-  absl::StatusOr<storage::Workload> read;
-  if (ir::HasSeveralStatements(request.problem().expr())) {
-    MT_ASSIGN_OR_RETURN(
-        const ir::StatementProgram program,
-        ir::ParseStatementProgram(request.problem().expr(), request.problem().extents(),
-                                  request.problem().dtype()));
-    read = storage::ReadWorkload(program, canonical.mesh, canonical.profile);
-  } else {
-    MT_ASSIGN_OR_RETURN(ir::Problem p, ProblemOf(request.problem()));
-    read = storage::ReadWorkload(p, canonical.mesh, canonical.profile);
-  }
-  MT_ASSIGN_OR_RETURN(storage::Workload w, std::move(read));
+  MT_ASSIGN_OR_RETURN(const ir::StatementProgram program, ProgramOf(request.problem()));
+  MT_ASSIGN_OR_RETURN(storage::Workload w,
+                      storage::ReadWorkload(program, canonical.mesh, canonical.profile));
   if (w.fingerprint != record->fingerprint) {
     return absl::InvalidArgumentError(absl::StrCat(
         "record ", request.id(), " is for ", canonical.expr, " (", canonical.extents, ", ",

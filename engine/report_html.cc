@@ -11,10 +11,12 @@
 #include "base/status_macros.h"
 #include "codegen/program.h"
 #include "codegen/pseudocode.h"
+#include "cost/cost_model.h"
 #include "engine/box_svg.h"
 #include "engine/curve_svg.h"
-#include "engine/explain.h"
 #include "engine/html_page.h"
+#include "engine/job.h"
+#include "engine/prepare.h"
 #include "engine/records.h"
 #include "engine/requests.h"
 #include "engine/scatter_svg.h"
@@ -23,7 +25,6 @@
 #include "ir/problem.h"
 #include "ir/program_trace.h"
 #include "ir/statement_program.h"
-#include "search/cost_model.h"
 #include "search/lower_bound.h"
 #include "storage/hardware_profile.h"
 
@@ -73,7 +74,7 @@ std::string ProblemSection(const ReportInput& in) {
 
 // The winner's facts, trace, pseudo-code and cost per transfer (from `program` and `cost`).
 std::string WinnerSection(const ReportInput& in, const absl::StatusOr<codegen::Program>& program,
-                          const search::CostReport* cost) {
+                          const cost::CostReport* cost) {
   const v1::Record& r = in.record;
   std::string rows = Row("predicted at tune time", Seconds(r.predicted_s()));
   absl::StrAppend(
@@ -97,7 +98,7 @@ std::string WinnerSection(const ReportInput& in, const absl::StatusOr<codegen::P
                   HtmlEscape(in.params_note), "</p>\n<table id=\"transfers\">\n",
                   "<tr><th>tensor</th><th>loop</th><th>pattern</th><th>prefetched</th>"
                   "<th>messages</th><th>bytes</th><th>seconds</th><th>share</th></tr>\n");
-  for (const search::TransferCost& t : cost->transfers) {
+  for (const cost::TransferCost& t : cost->transfers) {
     absl::StrAppendFormat(
         &out,
         "<tr class=\"transfer\"><td>%s</td><td>%s</td><td>%s</td><td>%s</td><td "
@@ -281,7 +282,7 @@ std::string SideBySideSection(const ReportInput& in) {
 // `program` is the record's trace lowered, `cost` its cost (nullptr when it did not lower).
 std::string LowerBoundSection(const ReportInput& in,
                               const absl::StatusOr<codegen::Program>& program,
-                              const search::CostReport* cost) {
+                              const cost::CostReport* cost) {
   std::string out = "<section id=\"lower-bound\">\n<h2>Gap to the lower bound</h2>\n";
   std::optional<double> bound;
   if (program.ok()) {
@@ -463,10 +464,10 @@ std::string ProgramReportHtml(const ReportInput& in, const ir::StatementProgram&
                                    : 0);
     lowered.push_back(traces.ok() ? LowerTrace(one.record.problem(), mesh, one.record.trace())
                                   : absl::StatusOr<codegen::Program>(traces.status()));
-    std::optional<search::CostReport> cost;
+    std::optional<cost::CostReport> cost;
     if (lowered.back().ok()) {
-      cost = search::EstimateCost(*lowered.back(),
-                                  search::ForRanks(in.params, lowered.back()->Ranks()));
+      cost =
+          cost::EstimateCost(*lowered.back(), cost::ForRanks(in.params, lowered.back()->Ranks()));
     }
     const std::string sections =
         absl::StrCat(WinnerSection(one, lowered.back(), cost ? &*cost : nullptr),
@@ -492,20 +493,18 @@ std::string ProgramReportHtml(const ReportInput& in, const ir::StatementProgram&
 }  // namespace
 
 std::string ReportHtml(const ReportInput& in) {
-  if (ir::HasSeveralStatements(in.record.problem().expr())) {
-    const v1::Problem& p = in.record.problem();
-    absl::StatusOr<ir::StatementProgram> program =
-        ir::ParseStatementProgram(p.expr(), p.extents(), p.dtype());
-    if (program.ok()) return ProgramReportHtml(in, *program);
+  if (absl::StatusOr<ir::StatementProgram> program = ProgramOf(in.record.problem());
+      program.ok() && !program->single()) {
+    return ProgramReportHtml(in, *program);
   }
   const v1::Mesh mesh = RecordMesh(in.record);
   const absl::StatusOr<codegen::Program> program =
       LowerTrace(in.record.problem(), mesh, in.record.trace());
-  std::optional<search::CostReport> cost;
+  std::optional<cost::CostReport> cost;
   // As the tuner costs a mesh: gamma scaled to how its ranks share a node's cores.
   if (program.ok())
-    cost = search::EstimateCost(*program, search::ForRanks(in.params, program->Ranks()));
-  const search::CostReport* c = cost ? &*cost : nullptr;
+    cost = cost::EstimateCost(*program, cost::ForRanks(in.params, program->Ranks()));
+  const cost::CostReport* c = cost ? &*cost : nullptr;
   const std::string title =
       absl::StrCat("meshtune report: ", in.record.problem().expr(), " on ", in.record.mesh());
   std::string body =
@@ -517,7 +516,7 @@ std::string ReportHtml(const ReportInput& in) {
   return HtmlDocument(title, body);
 }
 
-search::CostParams ReportCostParams(const std::string& profile, std::string* note) {
+cost::CostParams ReportCostParams(const std::string& profile, std::string* note) {
   const std::string name = profile.empty() ? "default" : profile;
   absl::StatusOr<v1::HardwareProfile> loaded = storage::LoadProfile(name);
   if (loaded.ok()) {

@@ -19,8 +19,8 @@
 #include <string>
 
 #include "absl/status/statusor.h"
+#include "cost/cost_params.h"
 #include "proto/meshtune.pb.h"
-#include "search/cost_params.h"
 #include "storage/tuning_db.h"
 
 namespace meshtune::engine {
@@ -29,11 +29,11 @@ namespace meshtune::engine {
 struct ReportInput {
   v1::Record record;                       // the winner, in the names to show
   std::optional<v1::TuneSummary> summary;  // how the tune went; nullopt: none recorded
-  search::CostParams params;  // the machine numbers to cost the winner with (as the tuner
-                              // does: scaled to the mesh's ranks, search::ForRanks)
-  std::string params_note;    // where they come from, said in the report
-  std::string origin;         // "record 3", "tune (not stored)", ...
-  std::string header_html;    // HTML put first in the body (navigation)
+  cost::CostParams params;  // the machine numbers to cost the winner with (as the tuner
+                            // does: scaled to the mesh's ranks, cost::ForRanks)
+  std::string params_note;  // where they come from, said in the report
+  std::string origin;       // "record 3", "tune (not stored)", ...
+  std::string header_html;  // HTML put first in the body (navigation)
   // A program's tune (the record's problem a program of several statements): the schedules
   // it ranked and measured, and the moves between the statements; nullopt for a stored
   // record, whose report says what it cannot show without it.
@@ -51,7 +51,7 @@ std::string ReportHtml(const ReportInput& input);
 // The machine numbers of the hardware profile `profile` ("" means "default") for a report,
 // and in `note` where they come from: the profile's own, or the built-in numbers when it
 // does not exist (or cannot be read), which the note then says.
-search::CostParams ReportCostParams(const std::string& profile, std::string* note);
+cost::CostParams ReportCostParams(const std::string& profile, std::string* note);
 
 // The report of record `id` of `db`: in the names of the tune that wrote it when it has a
 // summary (canonical names otherwise), costed with its profile's numbers (ReportCostParams).

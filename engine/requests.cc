@@ -9,7 +9,6 @@
 #include "ir/layout.h"
 #include "ir/mesh.h"
 #include "ir/problem.h"
-#include "ir/statement_program.h"
 
 namespace meshtune::engine {
 
@@ -32,30 +31,6 @@ std::vector<std::string> LayoutFlagsOf(const v1::Problem& problem) {
   std::vector<std::string> out;
   for (const auto& [tensor, spec] : sorted) out.push_back(tensor + "=" + spec);
   return out;
-}
-
-v1::ExplainRequest StatementRequestOf(const v1::ExplainRequest& request,
-                                      const ir::StatementProgram& program, int s,
-                                      const ir::Trace& trace) {
-  v1::ExplainRequest one = request;
-  v1::Problem& p = *one.mutable_problem();
-  p.set_expr(program.statements[s].ToString());
-  p.set_extents(program.statements[s].ExtentsString());
-  one.mutable_trace()->set_text(trace.ToString());
-  return one;
-}
-
-absl::StatusOr<ir::Problem> ProblemOf(const v1::Problem& problem) {
-  if (ir::HasSeveralStatements(problem.expr())) {
-    return absl::InvalidArgumentError(
-        "this takes one statement (programs of several statements are taken by tune, run, "
-        "explain, batch, lookup, records, codegen, report and the plan API)");
-  }
-  MT_ASSIGN_OR_RETURN(ir::Problem p,
-                      ir::ParseProblem(problem.expr(), problem.extents(), problem.dtype()));
-  MT_RETURN_IF_ERROR(ir::SetLayouts(LayoutFlagsOf(problem), &p));
-  p.result_on_layer = problem.result_on_layer();
-  return p;
 }
 
 bool HasMeshAxes(const v1::Mesh& mesh) { return !mesh.axes().empty() || mesh.dims_size() > 0; }
@@ -112,13 +87,6 @@ absl::StatusOr<std::optional<int64_t>> MemPerRankOf(const v1::Mesh& mesh) {
   if (mesh.mem_per_rank().empty()) return std::nullopt;
   MT_ASSIGN_OR_RETURN(const int64_t bytes, ir::ParseByteSize(mesh.mem_per_rank()));
   return bytes;
-}
-
-absl::StatusOr<ir::Computation> BaseComputation(const v1::Problem& problem, const v1::Mesh& mesh) {
-  MT_ASSIGN_OR_RETURN(ir::Problem p, ProblemOf(problem));
-  MT_ASSIGN_OR_RETURN(ir::Mesh m, MeshAxesOf(mesh));
-  MT_ASSIGN_OR_RETURN(m.mem_per_rank_bytes, MemPerRankOf(mesh));
-  return ir::Computation::Create(p, m);
 }
 
 absl::StatusOr<ir::Trace> ParseTraceMessage(const v1::Trace& trace) {

@@ -11,9 +11,7 @@
 #include <vector>
 
 #include "absl/status/statusor.h"
-#include "ir/computation.h"
 #include "ir/mesh.h"
-#include "ir/statement_program.h"
 #include "ir/trace.h"
 #include "proto/meshtune.pb.h"
 
@@ -25,10 +23,6 @@ absl::Status SetLayoutFlags(const std::vector<std::string>& flags, v1::Problem* 
 
 // `problem`'s layouts as `--layout` flags, by tensor name.
 std::vector<std::string> LayoutFlagsOf(const v1::Problem& problem);
-
-// The problem with its given layouts (ir::SetLayouts): ParseProblem's and
-// ParseLayoutFlags' errors.
-absl::StatusOr<ir::Problem> ProblemOf(const v1::Problem& problem);
 
 // Whether `mesh` gives axes (as text or as dims).
 bool HasMeshAxes(const v1::Mesh& mesh);
@@ -56,15 +50,6 @@ v1::Mesh MeshMessage(const ir::Mesh& mesh);
 
 // The mesh's memory budget per rank in bytes, none when not given: ParseByteSize's errors.
 absl::StatusOr<std::optional<int64_t>> MemPerRankOf(const v1::Mesh& mesh);
-
-// The problem's base Computation on the mesh (memory budget included).
-absl::StatusOr<ir::Computation> BaseComputation(const v1::Problem& problem, const v1::Mesh& mesh);
-
-// Statement `s` of `program` (which `request` states, with a program trace) as a request of
-// its own: its text, its own extents and its trace `trace`; the rest as `request` has it.
-v1::ExplainRequest StatementRequestOf(const v1::ExplainRequest& request,
-                                      const ir::StatementProgram& program, int s,
-                                      const ir::Trace& trace);
 
 // The parsed trace.
 absl::StatusOr<ir::Trace> ParseTraceMessage(const v1::Trace& trace);

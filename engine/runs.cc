@@ -11,10 +11,10 @@
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_format.h"
 #include "base/status_macros.h"
-#include "engine/explain.h"
+#include "cost/cost_model.h"
+#include "cost/term_fit.h"
+#include "engine/prepare.h"
 #include "engine/rank_stats.h"
-#include "search/cost_model.h"
-#include "search/term_fit.h"
 #include "storage/hardware_profile.h"
 #include "storage/machine_fingerprint.h"
 
@@ -32,19 +32,18 @@ int64_t NowMs() {
 // it does not lower.
 std::optional<v1::RunFeatures> FeaturesOf(const v1::Problem& problem, const std::string& mesh,
                                           const std::string& trace,
-                                          const search::CostParams& params) {
+                                          const cost::CostParams& params) {
   v1::Mesh m;
   m.set_axes(mesh);
   v1::Trace t;
   t.set_text(trace);
   absl::StatusOr<codegen::Program> program = LowerTrace(problem, m, t);
   if (!program.ok()) return std::nullopt;
-  search::CostParams plain = params;
-  plain.scales = search::TermScales{};
-  const search::CostReport r =
-      search::EstimateCost(*program, search::ForRanks(plain, program->Ranks()));
+  cost::CostParams plain = params;
+  plain.scales = cost::TermScales{};
+  const cost::CostReport r = cost::EstimateCost(*program, cost::ForRanks(plain, program->Ranks()));
   double messages = 0;
-  for (const search::TransferCost& x : r.transfers) messages += static_cast<double>(x.messages);
+  for (const cost::TransferCost& x : r.transfers) messages += static_cast<double>(x.messages);
   v1::RunFeatures f;
   f.set_compute_s(r.compute_seconds);
   f.set_point_to_point_s(r.point_to_point_seconds);
@@ -56,17 +55,17 @@ std::optional<v1::RunFeatures> FeaturesOf(const v1::Problem& problem, const std:
 }
 
 // The fit's sample of a run (with features): its raw median, weighted by how closely its
-// sample knows it (search::SpreadWeight).
-search::TermSample SampleOf(const v1::MeasuredRun& r) {
+// sample knows it (cost::SpreadWeight).
+cost::TermSample SampleOf(const v1::MeasuredRun& r) {
   const v1::RunFeatures& f = r.features();
   const double weight =
-      search::SpreadWeight(r.measured_s(), r.sample().ci_low_s(), r.sample().ci_high_s());
+      cost::SpreadWeight(r.measured_s(), r.sample().ci_low_s(), r.sample().ci_high_s());
   return {f.compute_s(), f.point_to_point_s(), f.collective_s(), f.reduction_s(),
           f.overlap_s(), r.measured_s(),       f.messages(),     weight};
 }
 
 // The time `scales` predict for a run: FitTermScales's model.
-double Predict(const v1::MeasuredRun& r, const search::TermScales& k) {
+double Predict(const v1::MeasuredRun& r, const cost::TermScales& k) {
   const v1::RunFeatures& f = r.features();
   return f.compute_s() * k.compute + f.point_to_point_s() * k.point_to_point +
          f.collective_s() * k.collective + f.reduction_s() * k.reduction +
@@ -101,7 +100,7 @@ HeldOut Score(const std::vector<std::vector<const v1::MeasuredRun*>>& groups,
   return h;
 }
 
-search::TermScales ScalesOf(const v1::HardwareProfile& p) {
+cost::TermScales ScalesOf(const v1::HardwareProfile& p) {
   if (!p.has_term_scales()) return {};
   const v1::TermScales& k = p.term_scales();
   return {k.compute(), k.point_to_point(), k.collective(), k.reduction(), k.message_s()};
@@ -212,16 +211,16 @@ absl::StatusOr<std::optional<Refit>> RefitFromRuns(storage::TuningDb& db,
   Refit refit;
   refit.profile = profile;
   refit.groups = static_cast<int>(groups.size());
-  const search::TermScales current = ScalesOf(p);
+  const cost::TermScales current = ScalesOf(p);
   std::vector<std::vector<double>> before(groups.size()), after(groups.size());
-  std::vector<search::TermSample> everything;
+  std::vector<cost::TermSample> everything;
   for (size_t g = 0; g < groups.size(); ++g) {
-    std::vector<search::TermSample> others;
+    std::vector<cost::TermSample> others;
     for (size_t h = 0; h < groups.size(); ++h) {
       if (h == g) continue;
       for (const v1::MeasuredRun* r : groups[h]) others.push_back(SampleOf(*r));
     }
-    const absl::StatusOr<search::TermScales> fold = search::FitTermScales(others);
+    const absl::StatusOr<cost::TermScales> fold = cost::FitTermScales(others);
     for (const v1::MeasuredRun* r : groups[g]) {
       before[g].push_back(Predict(*r, current));
       after[g].push_back(Predict(*r, fold.ok() ? *fold : current));
@@ -234,14 +233,14 @@ absl::StatusOr<std::optional<Refit>> RefitFromRuns(storage::TuningDb& db,
   refit.rho_after = now.rho;
   refit.error_before = was.error;
   refit.error_after = now.error;
-  const absl::StatusOr<search::TermScales> fit = search::FitTermScales(everything);
+  const absl::StatusOr<cost::TermScales> fit = cost::FitTermScales(everything);
   refit.accepted = fit.ok() && now.rho >= was.rho && now.error <= was.error;
   if (fit.ok()) refit.scales = *fit;
   // Writing last_run_id makes term_scales present: scales absent meant 1 each, and stay so.
   const bool had_scales = p.has_term_scales();
   v1::TermScales* k = p.mutable_term_scales();
   if (refit.accepted || !had_scales) {
-    const search::TermScales& s = refit.accepted ? *fit : current;
+    const cost::TermScales& s = refit.accepted ? *fit : current;
     k->set_compute(s.compute);
     k->set_point_to_point(s.point_to_point);
     k->set_collective(s.collective);

@@ -2,7 +2,7 @@
 // keeps each schedule it measured in the tuning database (storage::StoredRun, a
 // meshtune.v1.MeasuredRun) with its predicted time and its features — the critical rank's
 // terms under the profile's numbers with term scales 1. Once enough new runs of a profile
-// exist, RefitFromRuns fits the profile's term scales to them (search::FitTermScales, as
+// exist, RefitFromRuns fits the profile's term scales to them (cost::FitTermScales, as
 // `meshtune calibrate --from-runs` does by hand) and keeps the fit only when it does not
 // make held-out runs worse. Stateless; thread-compatible over a thread-safe database.
 #ifndef MESHTUNE_ENGINE_RUNS_H_
@@ -14,8 +14,8 @@
 #include <vector>
 
 #include "absl/status/statusor.h"
+#include "cost/cost_params.h"
 #include "proto/meshtune.pb.h"
-#include "search/cost_params.h"
 #include "storage/tuning_db.h"
 
 namespace meshtune::engine {
@@ -30,7 +30,7 @@ inline constexpr int kRefitMinGroups = 3;
 struct RunNumbers {
   std::string profile;
   std::string machine;
-  search::CostParams params;
+  cost::CostParams params;
 };
 
 // One run per measured candidate of `candidates` (a tune's or fidelity's measurements) of
@@ -58,9 +58,9 @@ absl::StatusOr<std::vector<v1::MeasuredRun>> ListMeasuredRuns(
 // What a refit did.
 struct Refit {
   std::string profile;
-  bool accepted = false;      // the profile's term scales were replaced
-  int runs = 0, groups = 0;   // fitted
-  search::TermScales scales;  // the fit (stored only when accepted)
+  bool accepted = false;     // the profile's term scales were replaced
+  int runs = 0, groups = 0;  // fitted
+  cost::TermScales scales;   // the fit (stored only when accepted)
   // Over the held-out runs (each group predicted by a fit to the others): the mean over
   // groups of 3 or more runs of Spearman's rho, and the median relative error, with the
   // profile's scales before and with the refit's.
@@ -70,7 +70,7 @@ struct Refit {
 // Refits the term scales of the stored profile `profile` when at least `min_new_runs` of
 // its runs (verified, with features, of its current machine, timed as measured: paced runs
 // never count) are newer than its TermScales.last_run_id, over at least kRefitMinGroups
-// groups, each run's raw median weighted by its spread (search::SpreadWeight): leave-one-group-out,
+// groups, each run's raw median weighted by its spread (cost::SpreadWeight): leave-one-group-out,
 // each group predicted by a fit to the others, with the profile's scales and with the refit's; the
 // fit to all of them is stored (TermScales.automatic) when neither the held-out rho nor the median
 // error gets worse. last_run_id moves either way. nullopt when there were too few runs.

@@ -11,10 +11,10 @@
 #include <string>
 #include <vector>
 
-#include "engine/explain.h"
+#include "cost/cost_model.h"
 #include "engine/machine_profile.h"
+#include "engine/prepare.h"
 #include "engine/wisdom.h"
-#include "search/cost_model.h"
 #include "storage/hardware_profile.h"
 #include "storage/machine_fingerprint.h"
 #include "storage/tuning_db.h"
@@ -88,9 +88,9 @@ TEST_F(RunsTest, FeaturesAddUpToThePredictionWithScalesOne) {
   trace.set_text(kSumma);
   absl::StatusOr<codegen::Program> program = LowerTrace(problem, mesh, trace);
   ASSERT_TRUE(program.ok()) << program.status();
-  const search::CostParams params = storage::ToCostParams(profile_);
+  const cost::CostParams params = storage::ToCostParams(profile_);
   const double predicted =
-      search::EstimateCost(*program, search::ForRanks(params, program->Ranks())).seconds;
+      cost::EstimateCost(*program, cost::ForRanks(params, program->Ranks())).seconds;
   google::protobuf::RepeatedPtrField<v1::MeasuredCandidate> candidates;
   v1::MeasuredCandidate* c = candidates.Add();
   c->mutable_trace()->set_text(kSumma);

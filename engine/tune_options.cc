@@ -8,6 +8,7 @@
 #include "absl/strings/str_cat.h"
 #include "base/excerpt.h"
 #include "base/status_macros.h"
+#include "engine/job.h"
 #include "engine/requests.h"
 #include "ir/layout.h"
 #include "ir/mesh.h"
@@ -143,15 +144,12 @@ absl::Status SetLimits(const v1::TuneRequest& request, const MachineNumbers& num
 
 absl::StatusOr<ir::Problem> InPlaceProblem(const v1::TuneRequest& request) {
   if (absl::Status s = InPlaceHasMesh(request); !s.ok()) return s;
-  if (ir::HasSeveralStatements(request.problem().expr())) {
-    return absl::InvalidArgumentError(
-        "--in-place takes one statement: programs of several statements are not tuned in place "
-        "yet");
-  }
-  absl::StatusOr<ir::Problem> problem = ProblemOf(request.problem());
-  if (!problem.ok()) return problem.status();
-  problem->result_on_layer = false;
-  return InPlaceOf(*problem, request);
+  absl::StatusOr<ir::StatementProgram> program = ProgramOf(request.problem());
+  if (!program.ok()) return program.status();
+  if (!program->single()) return absl::InvalidArgumentError(std::string(kLayoutsTakeOneStatement));
+  ir::Problem& problem = program->statements[0];
+  problem.result_on_layer = false;
+  return InPlaceOf(problem, request);
 }
 
 absl::StatusOr<search::TuneOptions> TuneOptionsFromRequest(const v1::TuneRequest& request,

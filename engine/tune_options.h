@@ -23,13 +23,13 @@ struct MachineNumbers {
   std::optional<double> alpha, beta, gamma;  // override the profile (alpha, beta: all patterns)
   // These machine numbers instead of a profile's: no profile is read (alpha, beta and gamma
   // above still override them).
-  std::optional<search::CostParams> params;
+  std::optional<cost::CostParams> params;
 };
 
 // The in-place form (ir::InPlaceForm) of the request's problem with its layouts on its mesh.
-// InvalidArgument without a mesh, and for a program of several statements ("--in-place takes
-// one statement: programs of several statements are not tuned in place yet"); the parsers'
-// errors; InPlaceForm's FailedPrecondition.
+// InvalidArgument without a mesh, and for a program of several statements
+// (kLayoutsTakeOneStatement, engine/job.h); the parsers' errors; InPlaceForm's
+// FailedPrecondition.
 absl::StatusOr<ir::Problem> InPlaceProblem(const v1::TuneRequest& request);
 
 // The tuner's options for `request`: the problem (its in-place form with in_place), the

@@ -5,6 +5,7 @@
 
 #include "absl/strings/str_cat.h"
 #include "base/status_macros.h"
+#include "engine/job.h"
 #include "engine/records.h"
 #include "engine/requests.h"
 #include "engine/tune_messages.h"

@@ -18,7 +18,8 @@
 #include "base/json.h"
 #include "base/status_macros.h"
 #include "codegen/program_proto.h"
-#include "engine/explain.h"
+#include "engine/job.h"
+#include "engine/prepare.h"
 #include "engine/records.h"
 #include "engine/requests.h"
 #include "engine/runs.h"
@@ -290,6 +291,8 @@ absl::StatusOr<std::string> ProgramDigest(const storage::Workload& w, const v1::
 absl::Status AddProgram(v1::Record* r) {
   r->clear_program();
   r->clear_program_digest();
+  MT_ASSIGN_OR_RETURN(const ir::StatementProgram statements, ProgramOf(r->problem()));
+  if (!statements.single()) return absl::OkStatus();  // a program goes out as its traces
   MT_ASSIGN_OR_RETURN(storage::Workload w, RecordWorkload(*r));
   const v1::Mesh mesh = RecordMesh(*r);
   // LowerTrace validates: a program whose validation fails or cannot decide is not written,

@@ -100,7 +100,8 @@ absl::StatusOr<storage::Workload> RecordWorkload(const v1::Record& r);
 
 // Sets `r`'s program (its trace lowered on its problem and mesh, validated) and
 // program_digest; `r` is a record in canonical names as ListRecords returns it. A record
-// whose trace does not lower here is left without them and the error is returned.
+// whose trace does not lower here is left without them and the error is returned. A record
+// of a program of several statements is left as its traces (OK: plans lower them).
 absl::Status AddProgram(v1::Record* r);
 
 // What a plan takes from a wisdom file: the best record of one workload as the file holds

@@ -19,6 +19,11 @@ std::string ProgramTraceText(const StatementProgram& program,
 }
 
 absl::StatusOr<std::vector<Trace>> ParseProgramTrace(absl::string_view text, int statements) {
+  if (statements == 1) {  // a statement's trace, as ParseTrace reads it
+    absl::StatusOr<Trace> t = ParseTrace(text);
+    if (!t.ok()) return t.status();
+    return std::vector<Trace>{*std::move(t)};
+  }
   if (text.size() > kMaxProgramTraceBytes) {
     return absl::InvalidArgumentError(absl::StrCat("the program's trace is ", text.size(),
                                                    " bytes long; the limit is ",

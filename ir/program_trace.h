@@ -31,13 +31,13 @@ std::string ProgramTraceText(const StatementProgram& program,
 // of the most statements a program may have (kMaxStatements).
 inline constexpr size_t kMaxProgramTraceBytes = kMaxTraceBytes * kMaxStatements;
 
-// The traces of program trace text for a program of `statements` statements: the text
-// split at its "---" lines, each part parsed by ParseTrace. InvalidArgument when the text
-// is over kMaxProgramTraceBytes ("the program's trace is N bytes long; the limit is M
-// bytes"), when the parts
-// and the statements differ in number ("the trace has 1 part but the program has 2
-// statements; separate the statements' traces with lines ---") or a part does not parse
-// (ParseTrace's message after "statement N: ").
+// The traces of program trace text for a program of `statements` statements. For one
+// statement the text is its trace: ParseTrace's result and errors, as they are. For several,
+// the text is split at its "---" lines, each part parsed by ParseTrace; InvalidArgument when
+// the text is over kMaxProgramTraceBytes ("the program's trace is N bytes long; the limit is
+// M bytes"), when the parts and the statements differ in number ("the trace has 1 part but
+// the program has 2 statements; separate the statements' traces with lines ---") or a part
+// does not parse (ParseTrace's message after "statement N: ").
 absl::StatusOr<std::vector<Trace>> ParseProgramTrace(absl::string_view text, int statements);
 
 }  // namespace meshtune::ir

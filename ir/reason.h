@@ -3,7 +3,8 @@
 // A primitive or the legality check that finds a schedule illegal (as opposed to a
 // malformed request) returns FailedPrecondition with a reason code attached as a status
 // payload; Rejection pairs the code with the human message. The search counts prunes by
-// code, `meshtune explain` prints them.
+// code, `meshtune explain` prints them. Where an illegal verdict becomes the error of a
+// request (run, codegen, the checker), it is IllegalSchedule: one code, one message form.
 #ifndef MESHTUNE_IR_REASON_H_
 #define MESHTUNE_IR_REASON_H_
 
@@ -46,7 +47,14 @@ struct Rejection {
 // FailedPrecondition with `message`, carrying `code` as its reason.
 absl::Status Reject(absl::string_view code, absl::string_view message);
 
-// The rejection a status carries, or nullopt for OK and for other errors (bad input).
+// The error of a request whose schedule is illegal, `first` being its first reason:
+// InvalidArgument "the schedule is illegal: [<code>] <message>", carrying first.code as
+// Reject does, so that AsRejection(IllegalSchedule(r)) == r.
+absl::Status IllegalSchedule(const Rejection& first);
+
+// The rejection a status carries (Reject's or IllegalSchedule's, the latter with its
+// message as given to IllegalSchedule), or nullopt for OK and for other errors (bad input,
+// which carries no code).
 std::optional<Rejection> AsRejection(const absl::Status& status);
 
 }  // namespace meshtune::ir

@@ -305,25 +305,24 @@ absl::Status ParseStatements(const SplitText& split, absl::string_view extents,
 
 }  // namespace
 
-bool HasSeveralStatements(absl::string_view text) { return Split(text).statements.size() > 1; }
-
 absl::StatusOr<StatementProgram> ParseStatementProgram(absl::string_view expr,
                                                        absl::string_view extents,
                                                        absl::string_view dtype) {
+  const SplitText split = Split(expr);
+  if (split.statements.size() <= 1 && !split.has_semicolon) {
+    // One statement (or none): exactly ParseProblem (its limits, its positions, its handling
+    // of comments and blank lines, its message for an empty expression).
+    MT_ASSIGN_OR_RETURN(Problem p, ParseProblem(expr, extents, dtype));
+    return ProgramOf(p);
+  }
   if (expr.size() > kMaxProgramBytes) {
     return absl::InvalidArgumentError(absl::StrFormat(
         "the program is %d bytes long; the limit is %d bytes", expr.size(), kMaxProgramBytes));
   }
-  const SplitText split = Split(expr);
   if (split.statements.empty()) return absl::InvalidArgumentError("the program has no statement");
   if (split.statements.size() > static_cast<size_t>(kMaxStatements)) {
     return absl::InvalidArgumentError(absl::StrFormat(
         "the program has %d statements; the limit is %d", split.statements.size(), kMaxStatements));
-  }
-  if (split.statements.size() == 1 && !split.has_semicolon) {
-    // Exactly ParseProblem (its positions, its handling of comments and blank lines).
-    MT_ASSIGN_OR_RETURN(Problem p, ParseProblem(expr, extents, dtype));
-    return ProgramOf(p);
   }
   MT_RETURN_IF_ERROR(split.comment_bytes);
   if (split.statements.size() == 1) {

@@ -74,18 +74,15 @@ struct StatementProgram {
 // by index name across the statements) and dtype ("f32"/"f64"/empty = f32). Each statement
 // is parsed with ParseProblem given only the extents of its own indices, and its errors are
 // returned prefixed with "statement N: " (1-based) when there are several statements; a
-// program of one statement parses exactly as ParseProblem would. InvalidArgument naming the
-// offending tensor, index or statement for: no statement at all, more than kMaxStatements
+// program of one statement (or of none, without a ';') parses exactly as ParseProblem
+// would, its limits and messages included. InvalidArgument naming the offending tensor,
+// index or statement for: separators with no statement, more than kMaxStatements
 // statements, text over kMaxProgramBytes, an extent for an index no statement uses, a tensor
 // with two shapes (or ranks) in two statements, a tensor written by two statements, a tensor
 // read by a statement and written by a later one, and an intermediate written with '+='.
 absl::StatusOr<StatementProgram> ParseStatementProgram(absl::string_view expr,
                                                        absl::string_view extents,
                                                        absl::string_view dtype = "f32");
-
-// Whether `text` states several statements (ParseStatementProgram's separators, comments
-// aside): what sends a request down the program path of a command.
-bool HasSeveralStatements(absl::string_view text);
 
 // One statement as a program of one (its extents and dtype).
 StatementProgram ProgramOf(const Problem& problem);

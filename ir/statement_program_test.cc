@@ -207,14 +207,20 @@ std::string Chain(int n) {
 }
 
 TEST(StatementProgramTest, ProgramErrors) {
-  EXPECT_EQ(Error("", "i=4"), "the program has no statement");
+  // No statement and no separator is no expression: ParseProblem's message, as for one.
+  EXPECT_EQ(Error("", "i=4"),
+            "expression column 1: empty expression (expected e.g. C[m,n] += A[m,k] * B[k,n])");
   EXPECT_EQ(Error(" ;;\n# only a comment\n\t;\n", "i=4"), "the program has no statement");
   EXPECT_EQ(Parse(Chain(kMaxStatements), "i=4").statements.size(), 16u);
   EXPECT_EQ(Error(Chain(kMaxStatements + 1), "i=4"),
             "the program has 17 statements; the limit is 16");
-  std::string big = "C[i] = A[i] # ";
+  std::string big = "C[i] = A[i]; D[i] = C[i] + B[i] # ";
   big.resize(kMaxProgramBytes + 1, 'x');
   EXPECT_EQ(Error(big, "i=4"), "the program is 16385 bytes long; the limit is 16384 bytes");
+  // One statement keeps ParseProblem's limit and message.
+  std::string one = "C[i] = A[i] # ";
+  one.resize(kMaxProgramBytes + 1, 'x');
+  EXPECT_EQ(Error(one, "i=4"), "expression is 16385 bytes long; the limit is 4096 bytes");
   EXPECT_EQ(Error(kMlp, "b=2048,d=1024,e=1024,f=4096,q=3"), "extent for unknown index 'q'");
   EXPECT_EQ(Error(kMlp, "b=2048,d=1024,e=1024"),
             "statement 1: index f has no extent (add f=<size> to the extents)");
@@ -361,21 +367,6 @@ TEST(StatementProgramTest, FingerprintChangesWithAnyOtherChange) {
     EXPECT_TRUE(seen.insert(fp).second)
         << v.expr << " " << v.extents << " " << v.dtype << ": " << fp;
   }
-}
-
-}  // namespace
-}  // namespace meshtune::ir
-
-namespace meshtune::ir {
-namespace {
-
-TEST(HasSeveralStatementsTest, CountsStatementsAsTheParserSplitsThem) {
-  EXPECT_FALSE(HasSeveralStatements("C[m,n] += A[m,k] * B[k,n]"));
-  EXPECT_FALSE(HasSeveralStatements("C[m,n] += A[m,k] * B[k,n];"));
-  EXPECT_FALSE(HasSeveralStatements("C[m,n] += A[m,k] * B[k,n]  # a; b\n\n"));
-  EXPECT_FALSE(HasSeveralStatements(""));
-  EXPECT_TRUE(HasSeveralStatements("H[b,f] = X[b,d] * W1[d,f]; Y[b,e] = H[b,f] * W2[f,e]"));
-  EXPECT_TRUE(HasSeveralStatements("H[b,f] = X[b,d] * W1[d,f]\nY[b,e] = H[b,f] * W2[f,e]"));
 }
 
 }  // namespace

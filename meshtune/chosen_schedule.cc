@@ -10,7 +10,7 @@
 #include "absl/strings/str_join.h"
 #include "absl/strings/str_split.h"
 #include "codegen/program_proto.h"
-#include "engine/explain.h"
+#include "engine/prepare.h"
 #include "engine/wisdom.h"
 
 namespace meshtune::internal {

@@ -157,7 +157,9 @@ absl::StatusOr<std::unique_ptr<Plan>> Plan::Create(const std::string& expr,
                                                    const std::string& extents, MPI_Comm comm,
                                                    const PlanOptions& options) {
   if (absl::Status ok = CheckOptions(options); !ok.ok()) return ok;
-  const bool several = ir::HasSeveralStatements(expr);
+  const absl::StatusOr<ir::StatementProgram> parsed =
+      ir::ParseStatementProgram(expr, extents, options.dtype.empty() ? "f32" : options.dtype);
+  const bool several = parsed.ok() && !parsed->single();
   if (several) {
     if (absl::Status ok = CheckProgramOptions(options); !ok.ok()) return ok;
   }

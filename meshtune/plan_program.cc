@@ -6,7 +6,7 @@
 #include <vector>
 
 #include "absl/strings/str_cat.h"
-#include "engine/program_run.h"
+#include "engine/prepare.h"
 #include "ir/statement_program.h"
 #include "meshtune/broadcast.h"
 #include "meshtune/plan.h"
@@ -40,8 +40,7 @@ absl::Status Plan::CheckProgramOptions(const PlanOptions& o) {
         "estimate");
   }
   if (!o.layouts.empty()) {
-    return absl::InvalidArgumentError(
-        "given layouts are not supported for programs of several statements yet");
+    return absl::InvalidArgumentError(std::string(engine::kLayoutsTakeOneStatement));
   }
   if (o.result_on_layer) {
     return absl::InvalidArgumentError(
@@ -63,7 +62,7 @@ absl::Status Plan::BindStatements() {
   request.mutable_mesh()->set_axes(mesh_);
   request.mutable_trace()->set_text(trace_);
   // Every statement judged, lowered and validated, as a run of the program is.
-  absl::StatusOr<engine::PreparedRun> prepared = engine::PrepareProgramRun(request);
+  absl::StatusOr<engine::PreparedRun> prepared = engine::PrepareRun(request);
   if (!prepared.ok()) return prepared.status();
   std::vector<codegen::Program> programs = {std::move(prepared->spec.program)};
   for (runtime::StatementJob& j : prepared->spec.later) programs.push_back(std::move(j.program));

@@ -12,6 +12,7 @@
 #include "codegen/lower.h"
 #include "codegen/pipeline.h"
 #include "codegen/program.h"
+#include "ir/reason.h"
 #include "ir/trace.h"
 #include "runtime/simulator.h"
 
@@ -54,10 +55,7 @@ absl::StatusOr<Lowered> LowerAt(const ir::Problem& problem,
   MT_ASSIGN_OR_RETURN(ir::Computation base, ir::Computation::Create(p, mesh));
   MT_ASSIGN_OR_RETURN(codegen::Prepared prepared, codegen::Prepare(base, trace));
   const ir::Verdict& verdict = prepared.verdict;
-  if (!verdict.legal) {
-    return absl::FailedPreconditionError(
-        absl::StrCat("illegal: [", verdict.reasons[0].code, "] ", verdict.reasons[0].message));
-  }
+  if (!verdict.legal) return ir::IllegalSchedule(verdict.reasons[0]);
   Lowered out;
   out.problem = p;
   // Translation validation (codegen/validate.h) refuses "lowering_unsound: ..." and what it
@@ -245,11 +243,7 @@ absl::StatusOr<Runnable> PrepareCandidate(const ir::Problem& problem, const ir::
                                           const ir::Trace& trace) {
   MT_ASSIGN_OR_RETURN(ir::Computation base, ir::Computation::Create(problem, mesh));
   MT_ASSIGN_OR_RETURN(codegen::Prepared prepared, codegen::Prepare(base, trace));
-  if (!prepared.verdict.legal) {
-    const ir::Rejection& first = prepared.verdict.reasons[0];
-    return absl::FailedPreconditionError(
-        absl::StrCat("illegal: [", first.code, "] ", first.message));
-  }
+  if (!prepared.verdict.legal) return ir::IllegalSchedule(prepared.verdict.reasons[0]);
   MT_ASSIGN_OR_RETURN(codegen::Program program, std::move(prepared.program));
   return Runnable{std::move(program), prepared.footprint};
 }

@@ -51,8 +51,9 @@ struct Runnable {
 };
 
 // `trace` of `problem` on `mesh` through the pipeline (codegen/pipeline.h):
-// its Program, or why it cannot run ("illegal: [code] ...", "lowering_unsound: ...",
-// "unvalidated: ...").
+// its Program, or why it cannot run: ir::IllegalSchedule's InvalidArgument ("the schedule
+// is illegal: [code] ...", its code for ir::AsRejection) when the verdict is illegal,
+// else FailedPrecondition "lowering_unsound: ..." or "unvalidated: ...".
 absl::StatusOr<Runnable> PrepareCandidate(const ir::Problem& problem, const ir::Mesh& mesh,
                                           const ir::Trace& trace);
 

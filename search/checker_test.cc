@@ -72,7 +72,7 @@ TEST(CheckerTest, NoSmallerMeshKeepsTheTransfers) {
 TEST(CheckerTest, EveryLegalPointOfASpaceVerifiesOnTheSmallerMesh) {
   const ir::Problem problem = Matmul("m=8,n=8,k=8");
   const std::vector<ir::Mesh> meshes = {*ir::ParseMesh("x=2,y=4")};
-  CostParams params;
+  cost::CostParams params;
   absl::StatusOr<std::unique_ptr<Explorer>> explorer =
       Explorer::Create(problem, meshes, SpaceOptions{}, params);
   ASSERT_TRUE(explorer.ok()) << explorer.status();

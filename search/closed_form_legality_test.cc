@@ -50,8 +50,8 @@ TEST_P(ClosedFormLegalityTest, SameVerdictAsIslOnEveryOption) {
   ASSERT_TRUE(space.ok()) << space.status();
   ASSERT_TRUE(isl_space.ok()) << isl_space.status();
   ASSERT_EQ(space->nests().size(), isl_space->nests().size());
-  Evaluator fast(*base, *space, CostParams{}, /*closed_form_legality=*/true);
-  Evaluator isl(*isl_base, *isl_space, CostParams{}, /*closed_form_legality=*/false);
+  Evaluator fast(*base, *space, cost::CostParams{}, /*closed_form_legality=*/true);
+  Evaluator isl(*isl_base, *isl_space, cost::CostParams{}, /*closed_form_legality=*/false);
   std::map<std::string, int64_t> reasons;
   int64_t options_judged = 0, mismatches = 0;
   for (size_t n = 0; n < space->nests().size(); ++n) {

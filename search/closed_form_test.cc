@@ -2,7 +2,7 @@
 // batched matmul and MTTKRP on x=2, 2x2, 2x3 and 2x2x2), the closed-form costing
 // Program has the tree, boxes, patterns and buffers of the one codegen::Lower derives with
 // isl, sources that agree on every rank at every iteration, and the same cost — the
-// closed-form Program's costed over rank classes (EstimateCost's default), isl's with every
+// closed-form Program's costed over rank classes (cost::EstimateCost's default), isl's with every
 // rank walked; and the cost model's term scales scale their classes of terms.
 #include "search/closed_form.h"
 
@@ -14,8 +14,8 @@
 
 #include "absl/strings/str_cat.h"
 #include "codegen/lower.h"
+#include "cost/cost_model.h"
 #include "gtest/gtest.h"
-#include "search/cost_model.h"
 #include "search/explorer.h"
 
 namespace meshtune::search {
@@ -155,7 +155,7 @@ double Rel(double a, double b) {
 }
 
 // "" when the two reports agree.
-std::string CompareCosts(const CostReport& a, const CostReport& b) {
+std::string CompareCosts(const cost::CostReport& a, const cost::CostReport& b) {
   if (Rel(a.seconds, b.seconds) > 1e-9)
     return absl::StrCat("predicted ", a.seconds, " vs ", b.seconds);
   if (a.critical_rank != b.critical_rank || a.comm_words_per_rank != b.comm_words_per_rank ||
@@ -165,7 +165,7 @@ std::string CompareCosts(const CostReport& a, const CostReport& b) {
     if (Rel(a.rank_seconds[r], b.rank_seconds[r]) > 1e-9) return absl::StrCat("rank ", r);
   }
   for (size_t i = 0; i < a.transfers.size(); ++i) {
-    const TransferCost &x = a.transfers[i], &y = b.transfers[i];
+    const cost::TransferCost &x = a.transfers[i], &y = b.transfers[i];
     if (!(x.pattern == y.pattern) || x.messages != y.messages || x.bytes != y.bytes ||
         Rel(x.seconds, y.seconds) > 1e-9)
       return absl::StrCat("transfer ", x.tensor, "@", x.loop);
@@ -173,13 +173,13 @@ std::string CompareCosts(const CostReport& a, const CostReport& b) {
   return "";
 }
 
-// "" when EstimateCostLowerBound of `p` over 1, 2 and 3 rank classes (a subset: receives
+// "" when cost::EstimateCostLowerBound of `p` over 1, 2 and 3 rank classes (a subset: receives
 // alone charged for point-to-point fetches) is at most its cost, and over as many classes
 // as there are (the whole walk) equal to it.
-std::string BoundError(const Program& p, const CostParams& params) {
-  const double cost = EstimateCost(p, params).seconds;
+std::string BoundError(const Program& p, const cost::CostParams& params) {
+  const double cost = cost::EstimateCost(p, params).seconds;
   for (int64_t ranks : {1, 2, 3, 1 << 20}) {
-    const absl::StatusOr<double> bound = EstimateCostLowerBound(p, params, ranks, INT64_MAX);
+    const absl::StatusOr<double> bound = cost::EstimateCostLowerBound(p, params, ranks, INT64_MAX);
     if (!bound.ok()) return bound.status().ToString();
     if (*bound > cost * (1 + 1e-12)) return absl::StrCat("bound ", *bound, " > cost ", cost);
     if (ranks == (1 << 20) && Rel(*bound, cost) > 1e-9)
@@ -188,24 +188,24 @@ std::string BoundError(const Program& p, const CostParams& params) {
   return "";
 }
 
-// "" when TermScales scale their classes of terms: the classes add up to the communication;
+// "" when cost::TermScales scale their classes of terms: the classes add up to the communication;
 // one scale for all scales every cost by it; with a scale each, the compute is scaled by
 // its own, the report is compute + communication - overlap, and where the critical rank
 // stays the same each class is scaled by its own.
-std::string ScaleError(const Program& p, CostParams params) {
-  params.scales = TermScales{};
-  const CostReport plain = EstimateCost(p, params);
-  auto classes = [](const CostReport& r) {
+std::string ScaleError(const Program& p, cost::CostParams params) {
+  params.scales = cost::TermScales{};
+  const cost::CostReport plain = cost::EstimateCost(p, params);
+  auto classes = [](const cost::CostReport& r) {
     return r.point_to_point_seconds + r.collective_seconds + r.reduction_seconds;
   };
   if (Rel(classes(plain), plain.comm_seconds) > 1e-9)
     return absl::StrCat("classes ", classes(plain), " != communication ", plain.comm_seconds);
   params.scales = {2.5, 2.5, 2.5, 2.5};
-  const CostReport even = EstimateCost(p, params);
+  const cost::CostReport even = cost::EstimateCost(p, params);
   if (Rel(even.seconds, 2.5 * plain.seconds) > 1e-9 || even.critical_rank != plain.critical_rank)
     return absl::StrCat("all scales 2.5: ", even.seconds, " vs ", plain.seconds);
   params.scales = {2, 3, 5, 7};
-  const CostReport odd = EstimateCost(p, params);
+  const cost::CostReport odd = cost::EstimateCost(p, params);
   if (Rel(odd.compute_seconds, 2 * plain.compute_seconds) > 1e-9) return "compute not scaled";
   if (Rel(classes(odd), odd.comm_seconds) > 1e-9 ||
       Rel(odd.seconds, odd.compute_seconds + odd.comm_seconds - odd.overlap_seconds) > 1e-9)
@@ -219,29 +219,29 @@ std::string ScaleError(const Program& p, CostParams params) {
 }
 
 // A GEMM table whose rate grows with each size differently (the shape matters).
-GemmTable TestGemmTable() {
-  std::vector<GemmSample> samples;
+cost::GemmTable TestGemmTable() {
+  std::vector<cost::GemmSample> samples;
   for (int64_t m : {1, 4, 16}) {
     for (int64_t n : {1, 4, 16}) {
       for (int64_t k : {1, 4, 16}) samples.push_back({m, n, k, 1e9 * (1 + m + 2 * n + 3 * k)});
     }
   }
-  return *GemmTable::Create(samples);
+  return *cost::GemmTable::Create(samples);
 }
 
 // Lines for every collective at 2 and 4 ranks, the nonblocking forms slower.
-CollectiveCosts TestCollectives() {
-  std::vector<std::pair<CollectiveForm, CollectiveLine>> lines;
-  for (int c = 0; c < kCollectives; ++c) {
+cost::CollectiveCosts TestCollectives() {
+  std::vector<std::pair<cost::CollectiveForm, cost::CollectiveLine>> lines;
+  for (int c = 0; c < cost::kCollectives; ++c) {
     for (bool nonblocking : {false, true}) {
       for (int64_t g : {2, 4}) {
         const double slow = nonblocking ? 2 : 1;
-        lines.push_back({{static_cast<Collective>(c), nonblocking},
+        lines.push_back({{static_cast<cost::Collective>(c), nonblocking},
                          {g, slow * (1 + c) * 1e-6 * g, slow * (1 + c) * 1e-10}});
       }
     }
   }
-  return *CollectiveCosts::Create(lines);
+  return *cost::CollectiveCosts::Create(lines);
 }
 
 class ClosedFormTest : public ::testing::TestWithParam<Case> {};
@@ -251,7 +251,7 @@ TEST_P(ClosedFormTest, EqualsIslOnEveryLegalPoint) {
   absl::StatusOr<ir::Problem> problem = ir::ParseProblem(k.expr, k.extents);
   absl::StatusOr<ir::Mesh> mesh = ir::ParseMesh(k.mesh);
   ASSERT_TRUE(problem.ok() && mesh.ok());
-  CostParams params;
+  cost::CostParams params;
   params.alpha = 2e-6;
   params.alpha_coll = 3e-6;
   params.beta = 1e-9;
@@ -297,8 +297,8 @@ TEST_P(ClosedFormTest, EqualsIslOnEveryLegalPoint) {
     const std::string tree = TreeComparer(*isl).Compare(isl->body, fast->body);
     EXPECT_EQ(tree, "") << trace << "\n" << codegen::Dump(*isl) << "\n" << codegen::Dump(*fast);
     // The closed-form Program costed over rank classes against isl's costed rank by rank.
-    const std::string cost = CompareCosts(EstimateCost(*isl, params, /*rank_classes=*/false),
-                                          EstimateCost(*fast, params));
+    const std::string cost = CompareCosts(cost::EstimateCost(*isl, params, /*rank_classes=*/false),
+                                          cost::EstimateCost(*fast, params));
     EXPECT_EQ(cost, "") << trace;
     EXPECT_EQ(BoundError(*fast, params), "") << trace;
     EXPECT_EQ(ScaleError(*fast, params), "") << trace;

@@ -51,7 +51,7 @@ std::vector<double> AsDoubles(const std::vector<int64_t>& v) {
 
 }  // namespace
 
-Evaluator::Evaluator(ir::Computation base, Space space, const CostParams& params,
+Evaluator::Evaluator(ir::Computation base, Space space, const cost::CostParams& params,
                      bool closed_form_legality)
     : base_(std::move(base)),
       space_(std::move(space)),
@@ -483,27 +483,29 @@ absl::StatusOr<Candidate> Evaluator::Evaluate(
   if (!p.ok()) return p.status();
   std::string key = ProgramKey(*p, c);
   if (known && known(key)) return absl::AlreadyExistsError("a Program already costed");
-  // Too long to cost (EstimateCostWithin says so below) needs no bound; a bound is walked
+  // Too long to cost (cost::EstimateCostWithin says so below) needs no bound; a bound is walked
   // only when it takes at most a quarter of the full walk: on one rank class first (the
   // cheapest), then 8, then kBoundRanks.
-  const int64_t work = cutoff < std::numeric_limits<double>::infinity() ? EstimateCostWork(*p) : 0;
-  if (work > kBoundWork && work <= kMaxCostWork) {
+  const int64_t work =
+      cutoff < std::numeric_limits<double>::infinity() ? cost::EstimateCostWork(*p) : 0;
+  if (work > kBoundWork && work <= cost::kMaxCostWork) {
     for (int64_t ranks : {int64_t{1}, int64_t{8}, kBoundRanks}) {
-      const absl::StatusOr<double> bound = EstimateCostLowerBound(*p, params_, ranks, work / 4);
+      const absl::StatusOr<double> bound =
+          cost::EstimateCostLowerBound(*p, params_, ranks, work / 4);
       if (bound.ok() && *bound > cutoff) {
         return absl::OutOfRangeError(absl::StrCat(
             "bounded: at least ", *bound, " s by the model, more than the cutoff ", cutoff));
       }
     }
   }
-  absl::StatusOr<CostReport> cost = EstimateCostWithin(*p, params_, kMaxCostWork);
+  absl::StatusOr<cost::CostReport> cost = cost::EstimateCostWithin(*p, params_, cost::kMaxCostWork);
   if (!cost.ok()) return cost.status();
   Candidate out;
   out.genome = g;
   out.schedule = space_.ToTrace(g);
   out.trace = out.schedule.ToString();
   out.cost = *std::move(cost);
-  for (const TransferCost& t : out.cost.transfers) {
+  for (const cost::TransferCost& t : out.cost.transfers) {
     out.patterns.push_back(codegen::PatternLabel(t.tensor, t.loop, t.pattern));
   }
   out.program_key = std::move(key);

@@ -12,7 +12,7 @@
 //      │  per (nest, rotation): replay the nest, then per tensor option Shard + Communicate
 //      ▼  + CheckTensor  ───▶ NestTable: legal options per tensor, rejections by reason
 //   Genome ──assemble (WithSharding/WithTransfer, no replay)──▶ Computation
-//      ──ClosedFormLowering (codegen::Lower outside the forms)──▶ Program ──EstimateCost──▶
+//      ──ClosedFormLowering (codegen::Lower outside the forms)──▶ Program ──cost::EstimateCost──▶
 //      Candidate
 //
 // Tables are built whole (Table: every option judged, counts exact) or judged option by
@@ -38,12 +38,12 @@
 #include "absl/status/statusor.h"
 #include "codegen/lower.h"
 #include "codegen/program.h"
+#include "cost/cost_model.h"
+#include "cost/cost_params.h"
 #include "ir/computation.h"
 #include "ir/legality.h"
 #include "ir/trace.h"
 #include "search/closed_form.h"
-#include "search/cost_model.h"
-#include "search/cost_params.h"
 #include "search/space.h"
 
 namespace meshtune::search {
@@ -54,7 +54,7 @@ struct Candidate {
   Genome genome;
   ir::Trace schedule;                 // the trace, as the space builds it from the genome
   std::string trace;                  // its canonical text (what results and records carry)
-  CostReport cost;                    // the model's estimate
+  cost::CostReport cost;              // the model's estimate
   std::vector<std::string> patterns;  // per transfer "A@ko Broadcast(axes=[1])"
   std::string program_key;            // equal for candidates that lower to the same Program
   int64_t order = 0;                  // evaluation order among the explorer's candidates
@@ -87,7 +87,7 @@ struct NestTable {
   ReasonCounts pruned;                  // the others, by the first failing tensor's first reason
 };
 
-// Costing walks of more rank-steps than this (and at most kMaxCostWork) are bounded first
+// Costing walks of more rank-steps than this (and at most cost::kMaxCostWork) are bounded first
 // when the search gives a cutoff (Evaluator::Evaluate): on one rank class, then 8, then at
 // most kBoundRanks, each bound only when its walk is at most a quarter of the full one.
 inline constexpr int64_t kBoundWork = int64_t{1} << 16;
@@ -98,7 +98,7 @@ class Evaluator {
   // `space` must have been built from `base`. With `closed_form_legality` (the default)
   // tensor options in the closed forms are judged by arithmetic (ir/legality_closed_form.h),
   // the others by isl; without it every option by isl. The verdicts are the same.
-  Evaluator(ir::Computation base, Space space, const CostParams& params,
+  Evaluator(ir::Computation base, Space space, const cost::CostParams& params,
             bool closed_form_legality = true);
   Evaluator(const Evaluator&) = delete;
   Evaluator& operator=(const Evaluator&) = delete;
@@ -156,11 +156,11 @@ class Evaluator {
   // Lowers and costs `g`, which must be legal. The costing Program comes from the closed
   // forms (search/closed_form.h) or, outside them, from codegen::Lower without offsets: the
   // cost is the same either way. Unimplemented / Internal when lowering fails (the message
-  // says why); ResourceExhausted when costing would take more than kMaxCostWork rank-steps
-  // (EstimateCostWork; long loops whose sources change with every rank and step, on
+  // says why); ResourceExhausted when costing would take more than cost::kMaxCostWork rank-steps
+  // (cost::EstimateCostWork; long loops whose sources change with every rank and step, on
   // thousands of ranks). Such points are not candidates (Explorer counts them unlowerable).
   // With a finite `cutoff` (seconds), a schedule whose costing takes more than kBoundWork
-  // rank-steps is first bounded from below (EstimateCostLowerBound over 1, 8 and kBoundRanks
+  // rank-steps is first bounded from below (cost::EstimateCostLowerBound over 1, 8 and kBoundRanks
   // rank classes); OutOfRange when a bound exceeds the cutoff (it could not be chosen).
   // With `known`, a Program whose ProgramKey it accepts is not costed: AlreadyExists.
   absl::StatusOr<Candidate> Evaluate(
@@ -236,7 +236,7 @@ class Evaluator {
 
   ir::Computation base_;
   Space space_;
-  CostParams params_;
+  cost::CostParams params_;
   ir::LegalityCache legality_;
   codegen::LoweringCache lowering_;
   ClosedFormLowering closed_form_;

@@ -35,8 +35,8 @@ ir::Mesh MustMesh(const std::string& text) {
 }
 
 // Fixed machine numbers for every explorer of these tests.
-CostParams TestParams() {
-  CostParams params;
+cost::CostParams TestParams() {
+  cost::CostParams params;
   params.alpha = params.alpha_coll = 1e-6;
   params.beta = params.beta_coll = 1e-9;
   params.gamma = 1e-10;
@@ -185,9 +185,9 @@ TEST_P(SpaceCaseTest, CountsAddUpAndCandidatesAreTheirTracesPrograms) {
     // The costing program without offsets costs what the runnable one does (up to the
     // rounding of sums taken in another order).
     const codegen::Program full = ReplayedProgram(e->evaluator(0).base(), trace, true);
-    const double want = EstimateCost(full, TestParams()).seconds;
+    const double want = cost::EstimateCost(full, TestParams()).seconds;
     EXPECT_NEAR(c->cost.seconds, want, 1e-12 * want) << c->trace;
-    EXPECT_EQ(c->cost.transfers.size(), EstimateCost(full, TestParams()).transfers.size())
+    EXPECT_EQ(c->cost.transfers.size(), cost::EstimateCost(full, TestParams()).transfers.size())
         << c->trace;
   }
 }
@@ -386,7 +386,7 @@ TEST(EvaluatorTest, SpaceHoldsTheClassicAlgorithms) {
     EXPECT_EQ(cand->patterns, c.patterns);
     EXPECT_EQ(cand->program_key, ReplayedKey(ev.base(), *trace));
     EXPECT_EQ(cand->cost.seconds,
-              EstimateCost(ReplayedProgram(ev.base(), *trace, true), TestParams()).seconds);
+              cost::EstimateCost(ReplayedProgram(ev.base(), *trace, true), TestParams()).seconds);
   }
 }
 

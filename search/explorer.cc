@@ -29,9 +29,12 @@ size_t Pick(size_t n, std::mt19937_64* rng) {
 
 }  // namespace
 
-absl::StatusOr<std::unique_ptr<Explorer>> Explorer::Create(
-    const ir::Problem& problem, const std::vector<ir::Mesh>& meshes, const SpaceOptions& options,
-    const CostParams& params, const std::function<bool()>& cancelled, const JudgeOptions& judge) {
+absl::StatusOr<std::unique_ptr<Explorer>> Explorer::Create(const ir::Problem& problem,
+                                                           const std::vector<ir::Mesh>& meshes,
+                                                           const SpaceOptions& options,
+                                                           const cost::CostParams& params,
+                                                           const std::function<bool()>& cancelled,
+                                                           const JudgeOptions& judge) {
   auto stop = [&] { return cancelled && cancelled(); };
   std::unique_ptr<Explorer> e(new Explorer());
   for (const ir::Mesh& mesh : meshes) {
@@ -40,8 +43,8 @@ absl::StatusOr<std::unique_ptr<Explorer>> Explorer::Create(
     if (!base.ok()) return base.status();
     absl::StatusOr<Space> space = Space::Build(*base, options);
     if (!space.ok()) return space.status();
-    e->evaluators_.push_back(
-        std::make_unique<Evaluator>(*base, *std::move(space), ForRanks(params, mesh.Ranks())));
+    e->evaluators_.push_back(std::make_unique<Evaluator>(*base, *std::move(space),
+                                                         cost::ForRanks(params, mesh.Ranks())));
   }
   // Every cell with points, counted by arithmetic.
   for (int m = 0; m < e->num_meshes(); ++m) {
@@ -374,7 +377,7 @@ std::vector<const Candidate*> Explorer::ToMeasure(size_t k) const {
 std::string FamilyOf(const Candidate& c, const ir::Mesh& mesh) {
   // Per tensor (in name order) its distinct patterns, in the order first seen.
   std::map<std::string, std::vector<std::string>> patterns;
-  for (const TransferCost& t : c.cost.transfers) {
+  for (const cost::TransferCost& t : c.cost.transfers) {
     if (!codegen::PatternOf(t.pattern.kind).Sends()) continue;  // a copy, no message
     std::vector<std::string> axes;
     for (int a : t.pattern.axes) {

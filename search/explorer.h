@@ -24,9 +24,9 @@
 #include <vector>
 
 #include "absl/status/statusor.h"
+#include "cost/cost_params.h"
 #include "ir/mesh.h"
 #include "ir/problem.h"
-#include "search/cost_params.h"
 #include "search/evaluator.h"
 #include "search/space.h"
 
@@ -109,7 +109,7 @@ class Explorer {
   // between nests) returns true.
   static absl::StatusOr<std::unique_ptr<Explorer>> Create(
       const ir::Problem& problem, const std::vector<ir::Mesh>& meshes, const SpaceOptions& options,
-      const CostParams& params, const std::function<bool()>& cancelled = nullptr,
+      const cost::CostParams& params, const std::function<bool()>& cancelled = nullptr,
       const JudgeOptions& judge = {});
 
   int num_meshes() const { return static_cast<int>(evaluators_.size()); }

@@ -25,9 +25,9 @@ namespace {
 
 using Kind = codegen::CommPattern::Kind;
 
-TransferCost Comm(const std::string& tensor, const std::string& loop, Kind kind,
-                  std::vector<int> axes, int shift = 0) {
-  TransferCost t;
+cost::TransferCost Comm(const std::string& tensor, const std::string& loop, Kind kind,
+                        std::vector<int> axes, int shift = 0) {
+  cost::TransferCost t;
   t.tensor = tensor;
   t.loop = loop;
   t.pattern.kind = kind;
@@ -36,7 +36,7 @@ TransferCost Comm(const std::string& tensor, const std::string& loop, Kind kind,
   return t;
 }
 
-Candidate Make(int64_t order, int mesh, double seconds, std::vector<TransferCost> transfers) {
+Candidate Make(int64_t order, int mesh, double seconds, std::vector<cost::TransferCost> transfers) {
   Candidate c;
   c.order = order;
   c.mesh = mesh;
@@ -46,7 +46,7 @@ Candidate Make(int64_t order, int mesh, double seconds, std::vector<TransferCost
 }
 
 // Families by name: a single transfer of A with the given pattern kind along axis 0.
-std::vector<TransferCost> Family(int f) {
+std::vector<cost::TransferCost> Family(int f) {
   static const Kind kinds[] = {Kind::kBroadcast, Kind::kShift,         Kind::kAllGather,
                                Kind::kSendRecv,  Kind::kReduceScatter, Kind::kReduce};
   return {Comm("A", "ko", kinds[f % 6], {0})};
@@ -168,7 +168,7 @@ TEST(ChooseToMeasureTest, MoreSlotsThanCandidatesAndNoSlots) {
 
 TEST(ChooseToMeasureTest, TiesGoToFewerTransfersThenEvaluationOrder) {
   const std::vector<ir::Mesh> one = Meshes({"x=2,y=2"});
-  std::vector<TransferCost> two_transfers = Family(1);
+  std::vector<cost::TransferCost> two_transfers = Family(1);
   two_transfers.push_back(Comm("B", "ko", Kind::kBroadcast, {0}));
   const std::vector<Candidate> cs = {
       Make(0, 0, 1.0, two_transfers),  // tied in time, more transfers: after 1 and 2
@@ -188,7 +188,7 @@ TEST(ChooseToMeasureTest, TiesGoToFewerTransfersThenEvaluationOrder) {
 TEST(ExplorerTest, ToMeasureOnARealSpaceTakesEachFamilysBestFirst) {
   const ir::Problem problem = *ir::ParseProblem("C[m,n] += A[m,k] * B[k,n]", "m=8,n=8,k=8");
   const std::vector<ir::Mesh> meshes = Meshes({"x=2,y=2", "x=4"});
-  CostParams params;
+  cost::CostParams params;
   params.alpha = params.alpha_coll = 1e-6;
   params.beta = params.beta_coll = 1e-9;
   params.gamma = 1e-11;
@@ -246,7 +246,7 @@ std::unique_ptr<Explorer> SmallSpace(JudgeOptions judge) {
   const absl::StatusOr<ir::Mesh> mesh = ir::ParseMesh("x=2,y=2");
   MT_CHECK(problem.ok() && mesh.ok());
   absl::StatusOr<std::unique_ptr<Explorer>> e =
-      Explorer::Create(*problem, {*mesh}, {}, CostParams{}, nullptr, judge);
+      Explorer::Create(*problem, {*mesh}, {}, cost::CostParams{}, nullptr, judge);
   MT_CHECK(e.ok());
   return *std::move(e);
 }
@@ -326,7 +326,7 @@ TEST(LazyExplorerTest, AWholeSampleEstimatesExactly) {
 TEST(BoundRuleTest, TheBestAndEveryClassBestAreThoseOfTheUnboundedSearch) {
   const ir::Problem problem = *ir::ParseProblem("C[m,n] += A[m,k] * B[k,n]", "m=256,n=256,k=2048");
   const ir::Mesh mesh = *ir::ParseMesh("x=32,y=32");
-  CostParams params;
+  cost::CostParams params;
   params.alpha = params.alpha_coll = 1e-6;
   params.beta = params.beta_coll = 1e-9;
   params.gamma = 1e-11;

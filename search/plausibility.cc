@@ -17,10 +17,10 @@ double ProblemFlops(const ir::Problem& problem) {
   return points;
 }
 
-std::optional<double> PeakFlopsPerSecond(const CostParams& params, int64_t ranks) {
+std::optional<double> PeakFlopsPerSecond(const cost::CostParams& params, int64_t ranks) {
   if (params.cores <= 0 || ranks <= 0) return std::nullopt;
   double per_core = 0;
-  const GemmTable& g = params.gemm;
+  const cost::GemmTable& g = params.gemm;
   for (size_t i = 0; i < g.ms().size(); ++i) {
     for (size_t j = 0; j < g.ns().size(); ++j) {
       for (size_t l = 0; l < g.ks().size(); ++l)
@@ -39,7 +39,7 @@ std::optional<double> PeakFlopsPerSecond(const CostParams& params, int64_t ranks
   return per_core * static_cast<double>(std::min<int64_t>(ranks, cores));
 }
 
-std::optional<double> FloorSeconds(double flops, int64_t bytes_sent, const CostParams& params,
+std::optional<double> FloorSeconds(double flops, int64_t bytes_sent, const cost::CostParams& params,
                                    int64_t ranks) {
   const std::optional<double> peak = PeakFlopsPerSecond(params, ranks);
   if (!peak) return std::nullopt;
@@ -49,7 +49,7 @@ std::optional<double> FloorSeconds(double flops, int64_t bytes_sent, const CostP
 }
 
 std::optional<std::string> ImplausibleTime(double fastest, double flops, int64_t bytes_sent,
-                                           const CostParams& params, int64_t ranks) {
+                                           const cost::CostParams& params, int64_t ranks) {
   const std::optional<double> floor = FloorSeconds(flops, bytes_sent, params, ranks);
   if (!floor || !(fastest < *floor)) return std::nullopt;
   const double peak = *PeakFlopsPerSecond(params, ranks);

@@ -11,8 +11,8 @@
 #include <optional>
 #include <string>
 
+#include "cost/cost_params.h"
 #include "ir/problem.h"
-#include "search/cost_params.h"
 
 namespace meshtune::search {
 
@@ -32,19 +32,19 @@ double ProblemFlops(const ir::Problem& problem);
 // times the cores the ranks can use (min(ranks, cores), per node where params.node_ranks
 // says ranks fill nodes). nullopt when the profile does not know the machine (built-in
 // numbers: no cores recorded).
-std::optional<double> PeakFlopsPerSecond(const CostParams& params, int64_t ranks);
+std::optional<double> PeakFlopsPerSecond(const cost::CostParams& params, int64_t ranks);
 
 // The least time a run of `flops` on `ranks` ranks whose busiest rank sends `bytes_sent`
 // bytes can take: max(flops / (kPeakHeadroom * peak), bytes_sent * beta / kBandwidthHeadroom).
 // nullopt when the profile does not know the machine.
-std::optional<double> FloorSeconds(double flops, int64_t bytes_sent, const CostParams& params,
+std::optional<double> FloorSeconds(double flops, int64_t bytes_sent, const cost::CostParams& params,
                                    int64_t ranks);
 
 // "implausible_time: measured 0.0012 s, below the floor of 0.0104 s (2.15e+09 flop at the
 // peak of 165 GF/s of 4 ranks on 2 cores, with 25% headroom)" when `fastest` (a run's fastest
 // sample) is below FloorSeconds; nullopt when it is not, or the floor is unknown.
 std::optional<std::string> ImplausibleTime(double fastest, double flops, int64_t bytes_sent,
-                                           const CostParams& params, int64_t ranks);
+                                           const cost::CostParams& params, int64_t ranks);
 
 }  // namespace meshtune::search
 

@@ -5,10 +5,10 @@
 #include <utility>
 #include <vector>
 
+#include "cost/move_cost.h"
 #include "runtime/box.h"
 #include "runtime/given_layouts.h"
 #include "runtime/redistribution.h"
-#include "search/move_cost.h"
 
 namespace meshtune::search {
 
@@ -140,7 +140,8 @@ absl::StatusOr<std::vector<runtime::Box>> HeldBoxes(const ir::Computation& base,
 
 absl::StatusOr<MoveCost> CostMove(const std::vector<int64_t>& shape, int dtype_bytes,
                                   const ir::Mesh& mesh, const std::vector<runtime::Box>& from,
-                                  const std::vector<runtime::Box>& to, const CostParams& params) {
+                                  const std::vector<runtime::Box>& to,
+                                  const cost::CostParams& params) {
   MoveCost cost;
   cost.in_place = true;
   for (size_t r = 0; r < from.size() && r < to.size(); ++r) {
@@ -157,11 +158,12 @@ absl::StatusOr<MoveCost> CostMove(const std::vector<int64_t>& shape, int dtype_b
   absl::StatusOr<std::vector<runtime::RankLoad>> loads =
       LoadOfRows(*source, *target, RowClasses(shape, from, to), mesh.Ranks());
   if (!loads.ok()) return loads.status();
-  const CostParams p = ForRanks(params, mesh.Ranks());
+  const cost::CostParams p = cost::ForRanks(params, mesh.Ranks());
   const bool across = p.node_ranks > 0 && mesh.Ranks() > p.node_ranks;
   for (const runtime::RankLoad& l : *loads) {
     cost.bytes_max = std::max(cost.bytes_max, l.sent * dtype_bytes);
-    cost.seconds = std::max(cost.seconds, MoveSeconds(l, dtype_bytes, p, across, mesh.Ranks()));
+    cost.seconds =
+        std::max(cost.seconds, cost::MoveSeconds(l, dtype_bytes, p, across, mesh.Ranks()));
   }
   return cost;
 }

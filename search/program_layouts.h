@@ -2,7 +2,7 @@
 // an intermediate each rank holds under a statement's schedule (from the replayed
 // computation's sharding: ir::Sharding, the lowering's source), and what moving it from
 // the producer's boxes to a consumer's costs (runtime::PlanRedistribution's per-rank loads,
-// MoveSeconds) — nothing when the boxes are the same on every rank. Moves are cached by
+// cost::MoveSeconds) — nothing when the boxes are the same on every rank. Moves are cached by
 // (mesh, tensor, layouts). Not thread-safe.
 #ifndef MESHTUNE_SEARCH_PROGRAM_LAYOUTS_H_
 #define MESHTUNE_SEARCH_PROGRAM_LAYOUTS_H_
@@ -13,10 +13,10 @@
 #include <vector>
 
 #include "absl/status/statusor.h"
+#include "cost/cost_params.h"
 #include "ir/computation.h"
 #include "ir/trace.h"
 #include "runtime/redistribution.h"
-#include "search/cost_params.h"
 
 namespace meshtune::search {
 
@@ -37,7 +37,8 @@ struct MoveCost {
 };
 absl::StatusOr<MoveCost> CostMove(const std::vector<int64_t>& shape, int dtype_bytes,
                                   const ir::Mesh& mesh, const std::vector<runtime::Box>& from,
-                                  const std::vector<runtime::Box>& to, const CostParams& params);
+                                  const std::vector<runtime::Box>& to,
+                                  const cost::CostParams& params);
 
 }  // namespace meshtune::search
 

@@ -12,16 +12,16 @@
 #include <random>
 #include <vector>
 
+#include "cost/move_cost.h"
 #include "ir/mesh.h"
 #include "runtime/given_layouts.h"
 #include "runtime/redistribution.h"
-#include "search/move_cost.h"
 
 namespace meshtune::search {
 namespace {
 
-CostParams Params() {
-  CostParams p;
+cost::CostParams Params() {
+  cost::CostParams p;
   p.alpha = 2e-6;
   p.beta = 1e-9;
   p.alpha_coll = 3e-6;
@@ -76,10 +76,10 @@ TEST(ProgramLayoutsTest, CostMoveEqualsTheLoadOfEveryRowPlanned) {
         if (got->in_place) continue;
         int64_t bytes = 0;
         double seconds = 0;
-        const CostParams p = Params();
+        const cost::CostParams p = Params();
         for (const runtime::RankLoad& l : runtime::LoadOf(*plan, mesh.Ranks())) {
           bytes = std::max(bytes, l.sent * 4);
-          seconds = std::max(seconds, MoveSeconds(l, 4, p, false, mesh.Ranks()));
+          seconds = std::max(seconds, cost::MoveSeconds(l, 4, p, false, mesh.Ranks()));
         }
         EXPECT_EQ(got->bytes_max, bytes) << text << " trial " << trial;
         EXPECT_DOUBLE_EQ(got->seconds, seconds) << text << " trial " << trial;

@@ -10,7 +10,7 @@
 //        ▼  dynamic programming in statement order, the state the layouts of the
 //   joint:  intermediates still to be read, each step adding a statement's schedule and the
 //        │  moves of what it reads (runtime::PlanRedistribution, costed per rank by
-//        │  MoveSeconds; nothing when the consumer's shards are the producer's) — exact
+//        │  cost::MoveSeconds; nothing when the consumer's shards are the producer's) — exact
 //        ▼  along chains and over small DAGs, the k best per state
 //   ranked programs + "separate" (each statement's own best on the mesh, then the moves)
 //        │
@@ -28,10 +28,10 @@
 #include <vector>
 
 #include "absl/status/statusor.h"
+#include "cost/cost_params.h"
 #include "ir/mesh.h"
 #include "ir/statement_program.h"
 #include "search/checker.h"
-#include "search/cost_params.h"
 #include "search/decision.h"
 #include "search/explorer.h"
 #include "search/runner.h"
@@ -65,7 +65,7 @@ struct Move {
   // The consumer's shards are the producer's on every rank: read in place, nothing moves.
   bool in_place = false;
   int64_t bytes_max = 0;  // sent by the busiest rank
-  double seconds = 0;     // predicted (MoveSeconds of the busiest rank)
+  double seconds = 0;     // predicted (cost::MoveSeconds of the busiest rank)
 };
 
 // A schedule of a program: one candidate per statement, all on mesh `mesh`.

@@ -147,7 +147,7 @@ class RealSpaceTest : public ::testing::Test {
     problem_ = *ir::ParseProblem(kMatmul, "m=64,n=64,k=64");
     for (const char* m : {"x=4,y=2", "x=8", "x=4,y=4", "x=4,y=4,z=2"})
       meshes_.push_back(*ir::ParseMesh(m));
-    CostParams params;
+    cost::CostParams params;
     params.alpha = params.alpha_coll = 1e-6;
     params.beta = params.beta_coll = 1e-9;
     params.gamma = 1e-11;

@@ -55,7 +55,7 @@ struct EvolutionOptions {
 // Random legal points, then mutations (Explorer::Mutate) of the best candidates so far.
 std::unique_ptr<SearchStrategy> NewEvolutionaryStrategy(const EvolutionOptions& options);
 
-// The scale guard. Costing a point walks its ranks (EstimateCostWork's rank-steps), so
+// The scale guard. Costing a point walks its ranks (cost::EstimateCostWork's rank-steps), so
 // the work of costing every legal point grows with the mesh as well as with the count: for
 // 8192^3 matmul on every mesh of P ranks the median of 300 random legal points walks about
 // 4e3 rank-steps at P = 256, 1e4 at 4,096, 2e6 at 16,384 and 2e7 at 65,536. Up to

@@ -5,7 +5,7 @@
 //        ▼
 //   SearchStrategy (exhaustive if the legal points fit, else evolutionary)
 //        │   Explorer::Evaluate: assemble ─▶ closed-form Program (isl outside the forms)
-//        │                       ─▶ EstimateCost  (dedup by Program)
+//        │                       ─▶ cost::EstimateCost  (dedup by Program)
 //        ▼
 //   K to measure + the library ──▶ Runner::RunSideBySide (mpirun: one job in rounds,
 //        │   verify + time; model-only: nothing) (Explorer::ToMeasure: each mesh's best,
@@ -30,10 +30,10 @@
 #include <vector>
 
 #include "absl/status/statusor.h"
+#include "cost/cost_params.h"
 #include "ir/mesh.h"
 #include "ir/problem.h"
 #include "search/checker.h"
-#include "search/cost_params.h"
 #include "search/decision.h"
 #include "search/evaluator.h"
 #include "search/explorer.h"
@@ -48,7 +48,7 @@ struct TuneOptions {
   ir::Problem problem;
   std::vector<ir::Mesh> meshes;  // one (--mesh), or every factorisation of --ranks
   SpaceOptions space;
-  CostParams params;
+  cost::CostParams params;
   int top_k = 4;                   // candidates measured (0: none)
   double budget_s = 600;           // the whole tune; the search gets at most half
   int64_t max_evaluations = 1000;  // points the evolutionary search lowers and costs

@@ -516,9 +516,9 @@ TEST(TunerTest, AMeasuredCandidateThatValidationRefusesIsNeverRunNorReturned) {
 TEST(TunerTest, CancellationStopsTheSpaceMidway) {
   // Polled between nests: the third poll says stop, and there is no fourth.
   int polls = 0;
-  const absl::StatusOr<std::unique_ptr<Explorer>> e =
-      Explorer::Create(*ir::ParseProblem("C[m,n] += A[m,k] * B[k,n]", "m=64,n=64,k=64"),
-                       {*ir::ParseMesh("x=2,y=2")}, {}, CostParams{}, [&] { return ++polls >= 3; });
+  const absl::StatusOr<std::unique_ptr<Explorer>> e = Explorer::Create(
+      *ir::ParseProblem("C[m,n] += A[m,k] * B[k,n]", "m=64,n=64,k=64"), {*ir::ParseMesh("x=2,y=2")},
+      {}, cost::CostParams{}, [&] { return ++polls >= 3; });
   EXPECT_EQ(e.status().code(), absl::StatusCode::kCancelled);
   EXPECT_EQ(e.status().message(), "the tune was cancelled");
   EXPECT_EQ(polls, 3);

@@ -31,8 +31,8 @@ struct Case {
 
 // Fixed machine numbers (alpha 1 us, beta 1 ns/B, gamma 100 GFLOP/s), so that costs compare
 // and long costing walks can be bounded against the best so far.
-CostParams FixedParams() {
-  CostParams p;
+cost::CostParams FixedParams() {
+  cost::CostParams p;
   p.alpha = p.alpha_coll = 1e-6;
   p.beta = p.beta_coll = 1e-9;
   p.gamma = 1e-11;

@@ -14,12 +14,12 @@
 #include "absl/strings/match.h"
 #include "absl/strings/str_cat.h"
 #include "base/status_macros.h"
-#include "search/collective_costs.h"
+#include "cost/collective_costs.h"
 
 namespace meshtune::storage {
 namespace {
 
-// Collective samples are "coll_" and the collective's name (search/collective_costs.h).
+// Collective samples are "coll_" and the collective's name (cost/collective_costs.h).
 constexpr char kCollectivePrefix[] = "coll_";
 
 struct Line {
@@ -88,7 +88,7 @@ absl::Status FitTables(const v1::HardwareProfile& measured, v1::HardwareProfile*
   for (const v1::CalibrationSample& s : measured.samples()) {
     if (absl::StartsWith(s.kind(), kCollectivePrefix)) {
       const std::string name = s.kind().substr(std::strlen(kCollectivePrefix));
-      if (!search::ParseCollective(name).has_value() || s.group() < 2) {
+      if (!cost::ParseCollective(name).has_value() || s.group() < 2) {
         return absl::DataLossError(absl::StrCat("calibration sample \"", s.kind(), "\" over ",
                                                 s.group(),
                                                 " ranks: not a collective of 2 or more ranks"));

@@ -31,24 +31,24 @@ absl::Status FileError(int error, absl::string_view what, absl::string_view path
 }
 
 // The profile's GEMM table and collective costs; InvalidArgument as their Create says.
-absl::StatusOr<search::GemmTable> GemmTableOf(const v1::HardwareProfile& p) {
-  std::vector<search::GemmSample> samples;
+absl::StatusOr<cost::GemmTable> GemmTableOf(const v1::HardwareProfile& p) {
+  std::vector<cost::GemmSample> samples;
   for (const v1::GemmRate& r : p.gemm_rates())
     samples.push_back({r.m(), r.n(), r.k(), r.flops_per_s()});
-  return search::GemmTable::Create(samples);
+  return cost::GemmTable::Create(samples);
 }
 
-absl::StatusOr<search::CollectiveCosts> CollectiveCostsOf(const v1::HardwareProfile& p) {
-  std::vector<std::pair<search::CollectiveForm, search::CollectiveLine>> lines;
+absl::StatusOr<cost::CollectiveCosts> CollectiveCostsOf(const v1::HardwareProfile& p) {
+  std::vector<std::pair<cost::CollectiveForm, cost::CollectiveLine>> lines;
   for (const v1::CollectiveFit& f : p.collectives()) {
-    const std::optional<search::CollectiveForm> c = search::ParseCollective(f.kind());
+    const std::optional<cost::CollectiveForm> c = cost::ParseCollective(f.kind());
     if (!c.has_value()) {
       return absl::InvalidArgumentError(
           absl::StrCat("unknown collective \"", base::Excerpt(f.kind()), "\""));
     }
     lines.push_back({*c, {f.group(), f.alpha_s(), f.beta_s_per_byte()}});
   }
-  return search::CollectiveCosts::Create(lines);
+  return cost::CollectiveCosts::Create(lines);
 }
 
 // DataLoss naming `path` unless every number of the profile is finite and not negative
@@ -227,8 +227,8 @@ absl::Status RemoveProfile(absl::string_view name) {
   return absl::OkStatus();
 }
 
-search::CostParams ToCostParams(const v1::HardwareProfile& profile) {
-  search::CostParams params;
+cost::CostParams ToCostParams(const v1::HardwareProfile& profile) {
+  cost::CostParams params;
   params.alpha = profile.alpha_s();
   params.beta = profile.beta_s_per_byte();
   params.alpha_coll = profile.alpha_coll_s();
@@ -241,9 +241,9 @@ search::CostParams ToCostParams(const v1::HardwareProfile& profile) {
   params.add = profile.add_s_per_byte();
   params.gather = profile.gather_s_per_byte();
   // A loaded profile's tables are valid (LoadProfile checks them); a bad one is left out.
-  if (absl::StatusOr<search::GemmTable> gemm = GemmTableOf(profile); gemm.ok())
+  if (absl::StatusOr<cost::GemmTable> gemm = GemmTableOf(profile); gemm.ok())
     params.gemm = *std::move(gemm);
-  if (absl::StatusOr<search::CollectiveCosts> c = CollectiveCostsOf(profile); c.ok())
+  if (absl::StatusOr<cost::CollectiveCosts> c = CollectiveCostsOf(profile); c.ok())
     params.collectives = *std::move(c);
   if (profile.has_term_scales()) {
     const v1::TermScales& k = profile.term_scales();

@@ -10,8 +10,8 @@
 #include "absl/status/status.h"
 #include "absl/status/statusor.h"
 #include "absl/strings/string_view.h"
+#include "cost/cost_params.h"
 #include "proto/meshtune.pb.h"
-#include "search/cost_params.h"
 
 namespace meshtune::storage {
 
@@ -42,7 +42,7 @@ absl::Status SaveProfile(const v1::HardwareProfile& profile);
 absl::Status RemoveProfile(absl::string_view name);
 
 // The cost model's numbers from a profile (field for field; seconds, bytes, flops).
-search::CostParams ToCostParams(const v1::HardwareProfile& profile);
+cost::CostParams ToCostParams(const v1::HardwareProfile& profile);
 
 }  // namespace meshtune::storage
 

@@ -87,7 +87,7 @@ TEST_F(HardwareProfileTest, SaveThenLoadRoundTrips) {
   ASSERT_TRUE(SaveProfile(changed).ok());  // replaces the file
   EXPECT_EQ(LoadProfile("round-trip")->alpha_s(), 9e-6);
 
-  const search::CostParams params = ToCostParams(*loaded);
+  const cost::CostParams params = ToCostParams(*loaded);
   EXPECT_EQ(params.alpha, 1.5e-6);
   EXPECT_EQ(params.beta, 1e-10);
   EXPECT_EQ(params.alpha_coll, 2.5e-6);
@@ -166,7 +166,7 @@ TEST(ToCostParamsTest, CarriesEveryNumberIncludingOverlap) {
   p.set_overlap(0.25);
   p.set_cores(2);
   p.set_ranks_per_node(4);
-  const search::CostParams c = ToCostParams(p);
+  const cost::CostParams c = ToCostParams(p);
   EXPECT_EQ(c.alpha, 1.5e-6);
   EXPECT_EQ(c.beta, 1e-10);
   EXPECT_EQ(c.alpha_coll, 2.5e-6);
@@ -189,7 +189,7 @@ TEST(ToCostParamsTest, CarriesEveryNumberIncludingOverlap) {
   k->set_collective(0.9);
   k->set_reduction(2.5);
   k->set_message_s(4e-5);
-  const search::CostParams scaled = ToCostParams(p);
+  const cost::CostParams scaled = ToCostParams(p);
   EXPECT_EQ(scaled.scales.compute, 1.1);
   EXPECT_EQ(scaled.scales.point_to_point, 1.7);
   EXPECT_EQ(scaled.scales.collective, 0.9);
@@ -220,13 +220,12 @@ TEST(ToCostParamsTest, CarriesTheCollectivesGemmRatesAndMemoryPasses) {
       }
     }
   }
-  const search::CostParams c = ToCostParams(p);
+  const cost::CostParams c = ToCostParams(p);
   EXPECT_EQ(c.copy, 5e-11);
   EXPECT_EQ(c.add, 7e-11);
-  EXPECT_DOUBLE_EQ(c.collectives.Seconds(search::Collective::kAllGather, 2, 100), 2e-6 + 1e-8);
-  EXPECT_DOUBLE_EQ(c.collectives.Seconds(search::Collective::kAllGather, 4, 100), 4e-6 + 1e-8);
-  EXPECT_DOUBLE_EQ(c.collectives.Seconds(search::Collective::kAllGather, 2, 100, true),
-                   3e-6 + 1e-8);
+  EXPECT_DOUBLE_EQ(c.collectives.Seconds(cost::Collective::kAllGather, 2, 100), 2e-6 + 1e-8);
+  EXPECT_DOUBLE_EQ(c.collectives.Seconds(cost::Collective::kAllGather, 4, 100), 4e-6 + 1e-8);
+  EXPECT_DOUBLE_EQ(c.collectives.Seconds(cost::Collective::kAllGather, 2, 100, true), 3e-6 + 1e-8);
   EXPECT_DOUBLE_EQ(c.gemm.Rate(64, 8, 64), 1e6 * 64 * 8 + 64);
   EXPECT_DOUBLE_EQ(c.gemm.Rate(8, 8, 8), 1e6 * 64 + 8);
 }

@@ -130,9 +130,9 @@ TEST_F(CalibrateCliTest, QuickCalibrationStoresAProfileThatLoads) {
   EXPECT_GT(p->copy_s_per_byte(), 0);
   EXPECT_GT(p->gather_s_per_byte(), 0);
   EXPECT_GT(p->add_s_per_byte(), 0);
-  const meshtune::search::CostParams params = meshtune::storage::ToCostParams(*p);
+  const meshtune::cost::CostParams params = meshtune::storage::ToCostParams(*p);
   EXPECT_GT(params.gemm.Rate(512, 512, 512), 0);
-  EXPECT_TRUE(params.collectives.Has(meshtune::search::Collective::kAllReduce));
+  EXPECT_TRUE(params.collectives.Has(meshtune::cost::Collective::kAllReduce));
 }
 
 // --json: the stored profile, a meshtune.v1.HardwareProfile, as one line.
@@ -189,8 +189,7 @@ TEST_F(CalibrateCliTest, BadFlagsExitTwoAndNameTheProblem) {
 
 // A class of schedules whose runs measure what the model makes of them with term scales
 // (1.3, 2.5, 0.7, 3) under profile "fit": 2 fidelity runs of 12 schedules each.
-std::vector<meshtune::v1::FidelityResult> RunsMadeWithScales(
-    const meshtune::search::CostParams& p) {
+std::vector<meshtune::v1::FidelityResult> RunsMadeWithScales(const meshtune::cost::CostParams& p) {
   class Untimed : public meshtune::search::Runner {
    public:
     bool measures() const override { return true; }
@@ -201,7 +200,7 @@ std::vector<meshtune::v1::FidelityResult> RunsMadeWithScales(
       return r;
     }
   } runner;
-  meshtune::search::CostParams truth = p;
+  meshtune::cost::CostParams truth = p;
   truth.scales = {1.3, 2.5, 0.7, 3};
   const meshtune::ir::Problem problem =
       *meshtune::ir::ParseProblem("C[m,n] += A[m,k] * B[k,n]", "m=64,n=64,k=64");
@@ -317,7 +316,7 @@ TEST_F(CalibrateCliTest, InterNodeGivesTheLinkBetweenNodes) {
       meshtune::storage::LoadProfile("two");
   ASSERT_TRUE(stored.ok()) << stored.status();
   EXPECT_EQ(stored->inter_node().source(), "given");
-  const meshtune::search::CostParams params = meshtune::storage::ToCostParams(*stored);
+  const meshtune::cost::CostParams params = meshtune::storage::ToCostParams(*stored);
   EXPECT_EQ(params.node_ranks, 8);
   EXPECT_EQ(params.alpha_node, 5e-6);
   EXPECT_EQ(params.beta_node, 1e-9);
@@ -364,7 +363,7 @@ TEST_F(CalibrateCliTest, HostfileMeasuresTheLinkBetweenNodes) {
   EXPECT_EQ(stored->inter_node().source(), source);
   EXPECT_EQ(stored->inter_node().node_ranks(), 2);
   EXPECT_GT(stored->inter_node().alpha_s() + stored->inter_node().beta_s_per_byte(), 0);
-  const meshtune::search::CostParams params = meshtune::storage::ToCostParams(*stored);
+  const meshtune::cost::CostParams params = meshtune::storage::ToCostParams(*stored);
   EXPECT_EQ(params.node_ranks, 2);
   EXPECT_EQ(params.alpha_node, stored->inter_node().alpha_s());
   EXPECT_EQ(params.beta_node, stored->inter_node().beta_s_per_byte());

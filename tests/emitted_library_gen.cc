@@ -11,7 +11,7 @@
 #include <fstream>
 #include <string>
 
-#include "engine/explain.h"
+#include "engine/codegen.h"
 #include "proto/meshtune.pb.h"
 
 int main(int argc, char** argv) {

@@ -14,7 +14,7 @@
 #include <sstream>
 #include <string>
 
-#include "engine/explain.h"
+#include "engine/codegen.h"
 #include "proto/meshtune.pb.h"
 #include "tests/proto_json.h"
 

@@ -575,8 +575,8 @@ std::vector<CliRow> CommandRows(const std::string& db) {
       {"tune", "--expr", "H[b,f] = X[b,d] * W1[d,f]; Y[b,e] = H[b,f] * W2[f,e]", "--extents",
        "b=8,d=8,e=8,f=8", "--mesh", "x=2,y=2", "--in-place", "--model-only", "--no-db"},
       exact(2,
-            "meshtune: --in-place takes one statement: programs of several statements are not "
-            "tuned in place yet\n"));
+            "meshtune: given layouts (--layout, --in-place) take one statement: the tensors of a "
+            "program of several statements are laid out by its schedules\n"));
 
   // Batch: the file itself.
   add("batch a directory", mt, {"batch", Dir("tmp"), "--db", db},

@@ -14,7 +14,7 @@
 #include <string>
 #include <thread>
 
-#include "engine/explain.h"
+#include "engine/prepare.h"
 #include "proto/meshtune.pb.h"
 #include "runtime/launcher.h"
 #include "tests/proto_json.h"

@@ -24,7 +24,8 @@
 
 #include "absl/strings/match.h"
 #include "absl/strings/str_cat.h"
-#include "engine/explain.h"
+#include "engine/job.h"
+#include "engine/prepare.h"
 #include "engine/requests.h"
 #include "runtime/mpi_executor.h"
 

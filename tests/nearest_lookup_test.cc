@@ -10,12 +10,12 @@
 #include <memory>
 #include <string>
 
-#include "engine/explain.h"
+#include "cost/cost_model.h"
+#include "cost/cost_params.h"
+#include "engine/prepare.h"
 #include "engine/records.h"
 #include "engine/tune_options.h"
 #include "ir/mesh.h"
-#include "search/cost_model.h"
-#include "search/cost_params.h"
 #include "storage/tuning_db.h"
 
 namespace meshtune::engine {
@@ -100,7 +100,7 @@ double ModelSeconds(const std::string& extents, const std::string& trace) {
   absl::StatusOr<codegen::Program> p = LowerTrace(Problem(extents), Mesh(), t);
   EXPECT_TRUE(p.ok()) << p.status();
   if (!p.ok()) return -1;
-  return search::EstimateCost(*p, search::ForRanks(BuiltinCostParams(), 4)).seconds;
+  return cost::EstimateCost(*p, cost::ForRanks(BuiltinCostParams(), 4)).seconds;
 }
 
 TEST_F(NearestLookupTest, TransfersTheRecordReCostedAtTheNewExtents) {

@@ -216,7 +216,7 @@ absl::StatusOr<std::vector<std::string>> SampleTraces(const SweepCase& c, int64_
   options.all_to_all = c.all_to_all;
   absl::StatusOr<search::Space> space = search::Space::Build(*base, options);
   if (!space.ok()) return space.status();
-  search::CostParams params;
+  cost::CostParams params;
   search::Evaluator ev(*base, *std::move(space), params);
   const std::vector<search::Genome> genomes =
       c.rings_only ? RotatedOutputs(ev, max_points, seed, legal_points)

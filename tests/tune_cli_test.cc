@@ -260,7 +260,7 @@ TEST_F(TuneCliTest, BadFlagsNameTheProblem) {
 }
 
 // --allow-idle-ranks: meshes of fewer ranks too. With a profile taken by 4 ranks on a node
-// of 2 cores, a 2-rank mesh's ranks each have a core (gamma halves, search::ForRanks), so
+// of 2 cores, a 2-rank mesh's ranks each have a core (gamma halves, cost::ForRanks), so
 // it computes as fast as the 4 ranks and moves less: the model's best leaves 2 ranks idle.
 TEST_F(TuneCliTest, IdleRanksLetAnOversubscribedNodeUseFewerRanks) {
   const std::string dir = std::string(std::getenv("MESHTUNE_HOME")) + "/profiles";

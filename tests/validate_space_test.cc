@@ -94,7 +94,7 @@ SpaceResult ValidateSpace(const std::string& expr, const std::string& extents,
   absl::StatusOr<ir::Mesh> m = ir::ParseMesh(mesh);
   EXPECT_TRUE(p.ok() && m.ok());
   if (!p.ok() || !m.ok()) return out;
-  search::CostParams params;
+  cost::CostParams params;
   params.alpha = params.alpha_coll = 1e-6;
   params.beta = params.beta_coll = 1e-9;
   params.gamma = 1e-10;
@@ -167,9 +167,8 @@ void ExpectAtMostFailing(const std::string& expr, const std::string& extents,
       expr.c_str(), extents.c_str(), mesh.c_str(), replication ? " with replication" : "",
       all_to_all ? " with all-to-all transfers" : "", static_cast<long long>(r.legal),
       static_cast<long long>(r.lowered), static_cast<long long>(r.distinct),
-      static_cast<long long>(r.validated), r.validate_s,
-      static_cast<long long>(r.unlowerable), static_cast<long long>(r.failing_points),
-      r.failures.size());
+      static_cast<long long>(r.validated), r.validate_s, static_cast<long long>(r.unlowerable),
+      static_cast<long long>(r.failing_points), r.failures.size());
   const size_t shown = std::getenv("MESHTUNE_VALIDATE_ALL") != nullptr ? r.failures.size() : 3;
   for (size_t i = 0; i < r.failures.size() && i < shown; ++i)
     std::printf("--- failing\n%s\n", r.failures[i].c_str());

@@ -1,19 +1,20 @@
 #!/usr/bin/env bash
 # The layering, asked of `bazel query`: no library or binary of a layer depends on a target
 # of a higher layer. Layers, lowest first (see the root BUILD's package groups):
-#   base ir codegen runtime search storage engine {cli daemon meshtune} python
+#   base ir codegen runtime cost search storage engine {cli daemon meshtune} python
 # cli, daemon and meshtune (the library) are one level, the edges: none uses another,
 # except that the meshtune binary may carry meshtuned as data. python (the Python package)
 # is over the library, and nothing uses it.
 # Then the worker: meshtune_worker runs a Program it is given and must link no isl — none
 # of //ir's legality, //codegen's lowering or //third_party:isl.
 # Last, no two files include each other: when X.cc or X.h includes Y.h, neither Y.cc nor Y.h
-# includes X.h (a concept that needs its user is two concepts, or one).
+# includes X.h (a concept that needs its user is two concepts, or one). Nor is there a longer
+# include cycle, within a folder or across (tools/include_cycles.py: X.h and X.cc are one node).
 # Test targets are left out (a layer's test may use tests/ helpers). Prints one line per
 # check and exits 1 at the first violation, naming the path of the dependency.
 set -uo pipefail
 cd "$(dirname "$0")/.."
-layers=(base ir codegen runtime search storage engine cli daemon meshtune python)
+layers=(base ir codegen runtime cost search storage engine cli daemon meshtune python)
 edges=(cli daemon meshtune)
 status=0
 
@@ -81,4 +82,6 @@ if [[ -n $mutual ]]; then
 else
   echo "layers: no mutual includes"
 fi
+# No include cycle of any length, within a folder or across.
+python3 tools/include_cycles.py || status=1
 exit $status

@@ -3,7 +3,7 @@
 #
 #   bash tools/long_functions.sh [--max N] [--all] [DIR_OR_FILE ...]
 #
-# Defaults to the layers (base ir codegen runtime search storage engine cli daemon). Prints "NAME<tab>FILE:LINE<tab>N lines" for every function
+# Defaults to the layers (base ir codegen runtime cost search storage engine cli daemon). Prints "NAME<tab>FILE:LINE<tab>N lines" for every function
 # (definition at namespace or class scope, including TEST bodies) longer than N lines,
 # longest first; --all prints every function. A function's length counts the lines from its
 # name to its closing brace. Exits 1 when any function is over the limit, 0 otherwise.
@@ -23,7 +23,7 @@ while [ $# -gt 0 ]; do
     *) paths+=("$1"); shift ;;
   esac
 done
-[ ${#paths[@]} -eq 0 ] && paths=(base ir codegen runtime search storage engine cli daemon)
+[ ${#paths[@]} -eq 0 ] && paths=(base ir codegen runtime cost search storage engine cli daemon)
 
 files=()
 while IFS= read -r f; do files+=("$f"); done < <(

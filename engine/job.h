@@ -1,0 +1,68 @@
+// The engine's door: a request's problem, mesh and trace read into values once.
+//
+// A statement is a program of one (ir::StatementProgram) and its trace a program trace of
+// one (ir/program_trace.h), so every command — explain, run, codegen, the library's plans —
+// takes a ScheduleJob and walks its statements; nothing below the door writes a value to
+// text to parse it again. Plain values; thread-safe to read.
+#ifndef MESHTUNE_ENGINE_JOB_H_
+#define MESHTUNE_ENGINE_JOB_H_
+
+#include <vector>
+
+#include "absl/status/statusor.h"
+#include "absl/strings/string_view.h"
+#include "ir/computation.h"
+#include "ir/mesh.h"
+#include "ir/statement_program.h"
+#include "ir/trace.h"
+#include "proto/meshtune.pb.h"
+
+namespace meshtune::engine {
+
+// Why a program of several statements takes no given layouts: its tensors live in the block
+// layouts its schedules choose (runtime/statements_executor.h).
+inline constexpr absl::string_view kLayoutsTakeOneStatement =
+    "given layouts (--layout, --in-place) take one statement: the tensors of a program of "
+    "several statements are laid out by its schedules";
+
+// The program `problem` states (ir::ParseStatementProgram's errors): one statement with its
+// given layouts (ir::SetLayouts' errors) and result_on_layer, or several statements, for
+// which given layouts are InvalidArgument kLayoutsTakeOneStatement.
+absl::StatusOr<ir::StatementProgram> ProgramOf(const v1::Problem& problem);
+
+// The one statement `problem` states, with its given layouts and result_on_layer:
+// ProgramOf's errors, and InvalidArgument for a program of several statements (for what
+// takes one statement only: the library's kernel, calibration, fidelity).
+absl::StatusOr<ir::Problem> ProblemOf(const v1::Problem& problem);
+
+// The one statement's base Computation on the mesh (memory budget included): ProblemOf's and
+// MeshOf's errors.
+absl::StatusOr<ir::Computation> BaseComputation(const v1::Problem& problem, const v1::Mesh& mesh);
+
+// The mesh a request gives: its axes (as text or dims, MeshAxesOf's errors) and its memory
+// budget (MemPerRankOf's).
+absl::StatusOr<ir::Mesh> MeshOf(const v1::Mesh& mesh);
+
+// A schedule as a request states it: the program, the mesh and a trace per statement.
+struct ScheduleJob {
+  ir::StatementProgram program;
+  ir::Mesh mesh;                  // with its memory budget
+  std::vector<ir::Trace> traces;  // traces[s] schedules program.statements[s]
+};
+
+// The job of `problem`, `mesh` and `trace` (the statement's trace, or for a program a trace
+// per statement between lines ---: ir::ParseProgramTrace). ProgramOf's, MeshOf's and the
+// trace parser's errors, all InvalidArgument.
+absl::StatusOr<ScheduleJob> JobOf(const v1::Problem& problem, const v1::Mesh& mesh,
+                                  const v1::Trace& trace);
+
+// The job of a program already read, with the request's mesh and trace.
+absl::StatusOr<ScheduleJob> JobOf(ir::StatementProgram program, const v1::Mesh& mesh,
+                                  const v1::Trace& trace);
+
+// Statement `s`'s base computation on the job's mesh (ir::Computation::Create's errors).
+absl::StatusOr<ir::Computation> StatementBase(const ScheduleJob& job, int s);
+
+}  // namespace meshtune::engine
+
+#endif  // MESHTUNE_ENGINE_JOB_H_
