@@ -329,7 +329,7 @@ INSTANTIATE_TEST_SUITE_P(
                       Case{"C[b,m,n] = A[b,m,k] * B[b,k,n]", "b=2,m=2,n=2,k=2", "x=2,y=2,z=2"},
                       Case{"A[i,r] = B[i,j,k] * C[j,r] * D[k,r]", "i=2,j=4,k=2,r=2", "x=2"},
                       Case{"A[i,r] = B[i,j,k] * C[j,r] * D[k,r]", "i=2,j=2,k=2,r=4", "x=2,y=2"},
-                      Case{"A[i,r] = B[i,j,k] * C[j,r] * D[k,r]", "i=6,j=2,k=3,r=6", "x=2,y=3"},
+                      Case{"A[i,r] = B[i,j,k] * C[j,r] * D[k,r]", "i=6,j=2,k=3,r=3", "x=2,y=3"},
                       Case{"A[i,r] = B[i,j,k] * C[j,r] * D[k,r]", "i=2,j=2,k=2,r=4", "x=2,y=2,z=2"},
                       // Tensors replicated along axes, or whole on every rank (no shard).
                       Case{"C[m,n] += A[m,k] * B[k,n]", "m=8,n=4,k=8", "x=2", true},
