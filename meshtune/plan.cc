@@ -5,8 +5,10 @@
 #include <utility>
 
 #include "absl/strings/str_cat.h"
+#include "engine/job.h"
 #include "engine/local_backend.h"
 #include "ir/mesh.h"
+#include "ir/program_trace.h"
 #include "ir/statement_program.h"
 #include "meshtune/broadcast.h"
 #include "meshtune/calibrate_on_comm.h"
@@ -44,6 +46,26 @@ v1::Problem ProblemOf(const std::string& expr, const std::string& extents, const
   for (const auto& [tensor, spec] : o.layouts) (*p.mutable_layouts())[tensor] = spec;
   p.set_result_on_layer(o.result_on_layer);
   return p;
+}
+
+// The plan's values (Plan::job_): the program as stated, the chosen schedule's mesh and, for
+// a program of several statements, their traces (one statement's schedule is bound as its
+// Program, ScheduleProgram; the library's grid is set when it is bound). The parsers'
+// errors.
+absl::StatusOr<std::unique_ptr<engine::ScheduleJob>> JobOfChoice(ir::StatementProgram stated,
+                                                                 const Choice& choice) {
+  auto job = std::make_unique<engine::ScheduleJob>();
+  job->program = std::move(stated);
+  if (!choice.library.empty()) return job;
+  absl::StatusOr<ir::Mesh> mesh = ir::ParseMesh(choice.mesh);
+  if (!mesh.ok()) return mesh.status();
+  job->mesh = *std::move(mesh);
+  if (job->program.single()) return job;
+  absl::StatusOr<std::vector<ir::Trace>> traces =
+      ir::ParseProgramTrace(choice.trace, static_cast<int>(job->program.statements.size()));
+  if (!traces.ok()) return traces.status();
+  job->traces = *std::move(traces);
+  return job;
 }
 
 // Sets `s`'s extents, the elements it holds: its storage clipped at the tensor's `shape` (a
@@ -194,12 +216,14 @@ absl::StatusOr<std::unique_ptr<Plan>> Plan::Create(const std::string& expr,
   }
   if (absl::Status s = BroadcastStatus(chosen, comm); !s.ok()) return s;
   internal::BroadcastSchedule(&choice, comm);
+  if (!parsed.ok()) return parsed.status();  // the same on every rank (Choose refused it too)
+  absl::StatusOr<std::unique_ptr<engine::ScheduleJob>> job = JobOfChoice(*parsed, choice);
+  if (!job.ok()) return job.status();
   if (!choice.library.empty() || several) {
     std::unique_ptr<Plan> plan(new Plan());
     plan->comm_ = comm;
-    plan->expr_ = expr;
-    plan->extents_ = extents;
     plan->dtype_ = dtype;
+    plan->job_ = *std::move(job);
     plan->measured_s_ = choice.measured_s;
     // A program of statements (a trace each), or the record's answer is ScaLAPACK's GEMM
     // (its trace, the fastest schedule's, kept for reference only, is not the plan's).
@@ -229,9 +253,8 @@ absl::StatusOr<std::unique_ptr<Plan>> Plan::Create(const std::string& expr,
   plan->element_bytes_ = program->dtype_bytes;
   plan->trace_ = choice.trace;
   plan->mesh_ = choice.mesh;
-  plan->expr_ = expr;
-  plan->extents_ = extents;
   plan->dtype_ = dtype;
+  plan->job_ = *std::move(job);
   plan->measured_s_ = choice.measured_s;
   MPI_Comm active = comm;
   if (ranks < size) {  // the first `ranks` ranks run it, the others are idle

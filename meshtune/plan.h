@@ -41,6 +41,9 @@ namespace meshtune {
 namespace internal {
 class ShardStaging;  // meshtune/shard_staging.h
 }  // namespace internal
+namespace engine {
+struct ScheduleJob;  // engine/job.h
+}  // namespace engine
 namespace runtime {
 class BoundProgram;     // runtime/executor.h
 class BoundStatements;  // runtime/bound_statements.h
@@ -229,8 +232,8 @@ class Plan {
                                        const std::vector<void*>& data);
   // What a program of several statements cannot take yet (plan_program.cc).
   static absl::Status CheckProgramOptions(const PlanOptions& o);
-  // Sets this plan up as the program of several statements expr_ with the program trace
-  // trace_ on mesh_: every statement lowered on every rank, bound on the active ranks
+  // Sets this plan up as the program of several statements job_ holds, with its traces on
+  // its mesh: every statement lowered on every rank, bound on the active ranks
   // (plan_program.cc). Collective.
   absl::Status BindStatements();
   // Sets this plan up as the library call `library` (a serialized meshtune.v1.LibraryRun)
@@ -256,8 +259,10 @@ class Plan {
   double measured_s_ = -1;
   std::vector<std::vector<int64_t>> shapes_;  // each tensor's global shape
   std::vector<std::string> tensors_;
-  std::string trace_, mesh_;
-  std::string expr_, extents_, dtype_;  // the statement, for ExecuteInLayouts
+  std::string trace_, mesh_, dtype_;  // as trace(), mesh() and dtype() show them
+  // The plan's values, read once in Create: the program as stated (without given layouts),
+  // the schedule's mesh and a program's traces (plan.cc, JobOfChoice).
+  std::unique_ptr<engine::ScheduleJob> job_;
   bool program_from_wisdom_ = false;
   std::unique_ptr<runtime::BoundProgram> program_;
   // A program of several statements instead: its statements bound on this rank (null when

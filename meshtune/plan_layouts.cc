@@ -8,6 +8,7 @@
 #include <vector>
 
 #include "absl/strings/str_cat.h"
+#include "engine/job.h"
 #include "ir/layout.h"
 #include "ir/mesh.h"
 #include "ir/problem.h"
@@ -60,13 +61,10 @@ struct GivenProblem {
   std::map<std::string, ir::GivenLayout> layouts;
 };
 
-absl::StatusOr<GivenProblem> ParseGiven(const std::string& expr, const std::string& extents,
-                                        const std::string& dtype,
+absl::StatusOr<GivenProblem> ParseGiven(const ir::Problem& problem,
                                         const std::map<std::string, std::string>& layouts) {
   GivenProblem out;
-  absl::StatusOr<ir::Problem> problem = ir::ParseProblem(expr, extents, dtype);
-  if (!problem.ok()) return problem.status();
-  out.problem = *std::move(problem);
+  out.problem = problem;
   std::vector<std::string> flags;
   for (const auto& [tensor, spec] : layouts) flags.push_back(tensor + "=" + spec);
   absl::StatusOr<std::map<std::string, ir::GivenLayout>> given =
@@ -117,7 +115,7 @@ absl::Status Plan::ExecuteInLayouts(const std::map<std::string, std::string>& la
         "ExecuteInLayouts takes a plan of one statement; a program's tensors are in its shards "
         "(Execute)");
   }
-  absl::StatusOr<GivenProblem> parsed = ParseGiven(expr_, extents_, dtype_, layouts);
+  absl::StatusOr<GivenProblem> parsed = ParseGiven(job_->program.statements[0], layouts);
   if (!parsed.ok()) return parsed.status();
   const ir::Problem* problem = &parsed->problem;
   const std::map<std::string, ir::GivenLayout>* given = &parsed->layouts;
@@ -126,8 +124,7 @@ absl::Status Plan::ExecuteInLayouts(const std::map<std::string, std::string>& la
         absl::StrCat("ExecuteInLayouts needs a schedule on every rank; the mesh ", mesh_,
                      " leaves ranks of the communicator idle"));
   }
-  absl::StatusOr<ir::Mesh> mesh = ir::ParseMesh(mesh_);
-  if (!mesh.ok()) return mesh.status();
+  const ir::Mesh* mesh = &job_->mesh;
   std::vector<int64_t> sizes;
   for (const ir::MeshAxis& a : mesh->axes) sizes.push_back(a.size);
   std::unique_ptr<runtime::Comm> comm = runtime::NewMpiComm(comm_, sizes);
@@ -204,7 +201,7 @@ absl::Status Plan::MoveCyclic(size_t t, int root, bool gather, const void* in, v
 
 absl::Status Plan::ExecuteLibraryInLayouts(const std::map<std::string, std::string>& layouts,
                                            const std::vector<void*>& data) {
-  absl::StatusOr<GivenProblem> parsed = ParseGiven(expr_, extents_, dtype_, layouts);
+  absl::StatusOr<GivenProblem> parsed = ParseGiven(job_->program.statements[0], layouts);
   if (!parsed.ok()) return parsed.status();
   const ir::Problem* problem = &parsed->problem;
   const std::map<std::string, ir::GivenLayout>* given = &parsed->layouts;

@@ -3,6 +3,7 @@
 #include <utility>
 
 #include "absl/strings/str_cat.h"
+#include "engine/job.h"
 #include "ir/problem.h"
 #include "meshtune/plan.h"
 #include "proto/meshtune.pb.h"
@@ -17,8 +18,7 @@ absl::Status Plan::BindLibrary(const std::string& library) {
   if (!run.ParseFromString(library)) {
     return absl::InternalError("the library call sent by rank 0 does not parse");
   }
-  absl::StatusOr<ir::Problem> problem = ir::ParseProblem(expr_, extents_, dtype_);
-  if (!problem.ok()) return problem.status();
+  const ir::Problem* problem = &job_->program.statements[0];
   const std::optional<runtime::GemmForm> form =
       runtime::GemmFormOf(runtime::ProblemSpecOf(*problem));
   if (!form.has_value()) {

@@ -53,16 +53,9 @@ absl::Status Plan::BindStatements() {
   int rank = 0, size = 0;
   MPI_Comm_rank(comm_, &rank);
   MPI_Comm_size(comm_, &size);
-  absl::StatusOr<ir::StatementProgram> parsed = ir::ParseStatementProgram(expr_, extents_, dtype_);
-  if (!parsed.ok()) return parsed.status();
-  v1::ExplainRequest request;
-  request.mutable_problem()->set_expr(expr_);
-  request.mutable_problem()->set_extents(extents_);
-  request.mutable_problem()->set_dtype(dtype_);
-  request.mutable_mesh()->set_axes(mesh_);
-  request.mutable_trace()->set_text(trace_);
+  const ir::StatementProgram& program = job_->program;
   // Every statement judged, lowered and validated, as a run of the program is.
-  absl::StatusOr<engine::PreparedRun> prepared = engine::PrepareRun(request);
+  absl::StatusOr<engine::PreparedRun> prepared = engine::PrepareRun(*job_);
   if (!prepared.ok()) return prepared.status();
   std::vector<codegen::Program> programs = {std::move(prepared->spec.program)};
   for (runtime::StatementJob& j : prepared->spec.later) programs.push_back(std::move(j.program));
@@ -71,9 +64,9 @@ absl::Status Plan::BindStatements() {
     return absl::FailedPreconditionError(absl::StrCat("the schedule's mesh ", mesh_, " has ", ranks,
                                                       " ranks but the communicator has ", size));
   }
-  tensors_ = parsed->Tensors();
+  tensors_ = program.Tensors();
   for (const std::string& t : tensors_) {
-    shapes_.push_back(parsed->Shape(t));
+    shapes_.push_back(program.Shape(t));
     bool reads = true, writes = true;
     ReadsAndWrites(programs, t, &reads, &writes);
     reads_.push_back(reads);
