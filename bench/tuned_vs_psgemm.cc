@@ -34,6 +34,7 @@
 #include "bench/psgemm.h"
 #include "codegen/validate.h"
 #include "ir/layout.h"
+#include "ir/reason.h"
 #include "ir/verdict.h"
 #include "runtime/mpi_executor.h"
 
@@ -107,8 +108,7 @@ absl::StatusOr<meshtune::codegen::Program> LowerSchedule(const Flags& flags,
   if (!base.ok()) return base.status();
   const auto verdict = meshtune::ir::Judge(*base, *trace);
   if (!verdict.ok()) return verdict.status();
-  if (!verdict->legal)
-    return absl::InvalidArgumentError("illegal schedule: " + verdict->reasons[0].message);
+  if (!verdict->legal) return meshtune::ir::IllegalSchedule(verdict->reasons[0]);
   return meshtune::codegen::LowerValidated(verdict->computation);
 }
 

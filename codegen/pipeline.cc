@@ -2,8 +2,8 @@
 
 #include <utility>
 
-#include "absl/strings/str_cat.h"
 #include "codegen/validate.h"
+#include "ir/reason.h"
 
 namespace meshtune::codegen {
 
@@ -15,9 +15,7 @@ absl::StatusOr<Prepared> Prepare(const ir::Computation& base, const ir::Trace& t
   out.footprint = ir::ComputeFootprint(out.verdict.computation, cache);
   if (through == Through::kJudge) return out;
   if (!out.verdict.legal) {
-    const ir::Rejection& first = out.verdict.reasons[0];
-    out.program = absl::FailedPreconditionError(
-        absl::StrCat("illegal schedule: [", first.code, "] ", first.message));
+    out.program = ir::IllegalSchedule(out.verdict.reasons[0]);
     return out;
   }
   out.program = LowerValidated(out.verdict.computation);

@@ -32,8 +32,8 @@ struct Prepared {
   ir::Verdict verdict;  // the replayed computation; legal, or its reasons
   // Per rank, the shards and transfer buffers of verdict.computation.
   ir::Footprint footprint;
-  // kValidate only: the validated Program; FailedPrecondition with the schedule's first
-  // reason, "illegal schedule: [code] message", when the verdict is illegal; the
+  // kValidate only: the validated Program; ir::IllegalSchedule of the schedule's first
+  // reason ("the schedule is illegal: [code] message") when the verdict is illegal; the
   // validator's refusal ("lowering_unsound: ...", "unvalidated: ...") or lowering's error
   // otherwise.
   absl::StatusOr<Program> program = absl::FailedPreconditionError("not lowered");
