@@ -3,8 +3,8 @@
 // Each returns the transformed value, InvalidArgument when the call itself is malformed
 // (unknown loop, tensor or axis; a name already in use; a rotate by a loop that is not
 // distributed), or FailedPrecondition with a reason code (reason.h) when the call is
-// well-formed but makes the schedule illegal (an extent that does not divide, rotations
-// that conflict). The input is never modified.
+// well-formed but makes the schedule illegal (rotations that conflict). Any extent splits:
+// blocks that do not divide it leave a short last block. The input is never modified.
 #ifndef MESHTUNE_IR_PRIMITIVES_H_
 #define MESHTUNE_IR_PRIMITIVES_H_
 

@@ -56,7 +56,8 @@ enum class PlanMode {
   // A tune on this communicator: rank 0 searches, the top_k candidates run in-process on
   // the application's ranks (verified against the reference, timed; no mpirun), with
   // allow_library ScaLAPACK's GEMM at its most promising grids beside them; the fastest
-  // verified one wins (the library when it beats every schedule by more than 5%).
+  // verified one wins (the library unless a schedule is faster beyond the noise:
+  // search/decision.h).
   // With wisdom_file, the winner is merged into that file.
   kMeasure,
 };

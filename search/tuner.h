@@ -1,7 +1,8 @@
 // The tuner: from a problem and a mesh (or a rank count) to the fastest verified schedule.
 //
 //   problem + meshes ─▶ Explorer::Create ── per mesh a Space; per (nest, rotation) every
-//        │              tensor option checked with isl ──▶ enumerated / legal / pruned{reason}
+//        │              tensor option judged (closed forms, isl outside them)
+//        │              ──▶ enumerated / legal / pruned{reason}
 //        ▼
 //   SearchStrategy (exhaustive if the legal points fit, else evolutionary)
 //        │   Explorer::Evaluate: assemble ─▶ closed-form Program (isl outside the forms)

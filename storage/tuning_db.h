@@ -60,7 +60,7 @@ struct TuningRecord {
   std::string checked_extents;  // the extents simulated when "simulated-scaled"
   int64_t created_unix_ms = 0;  // now when left 0
   // The machine fingerprint of the hardware profile it was tuned with (MachineFingerprint in
-  // hardware_profile.h); "" when unknown (records from before meshtune 0.6).
+  // machine_fingerprint.h); "" when unknown (records from before meshtune 0.6).
   std::string machine;
   // How the tune that wrote it went: a serialized meshtune.v1.TuneSummary (the tuning
   // report's curve, measured candidates, counts); empty for records without one (written
