@@ -53,13 +53,14 @@ absl::StatusOr<v1::ProgramResult::Move> MoveOf(const ir::StatementProgram& progr
   return m;
 }
 
-// Statement `s` of `job` explained: its verdict and reasons, schedule and shardings, and when
-// legal and lowered its transfers, pseudo-code and the time the model predicts with the
-// hardware profile `profile` ("" or "default": the built-in numbers).
-absl::StatusOr<v1::ExplainResponse> ExplainStatement(const ScheduleJob& job, int s,
+// A statement's `trace` on its base computation explained: its verdict and reasons,
+// schedule and shardings, and when legal and lowered its transfers, pseudo-code and the time
+// the model predicts with the hardware profile `profile` ("" or "default": the built-in
+// numbers).
+absl::StatusOr<v1::ExplainResponse> ExplainStatement(const ir::Computation& base,
+                                                     const ir::Trace& trace,
                                                      const std::string& profile) {
-  MT_ASSIGN_OR_RETURN(ir::Computation base, StatementBase(job, s));
-  MT_ASSIGN_OR_RETURN(codegen::Prepared prepared, codegen::Prepare(base, job.traces[s]));
+  MT_ASSIGN_OR_RETURN(codegen::Prepared prepared, codegen::Prepare(base, trace));
   const ir::Verdict& verdict = prepared.verdict;
   v1::ExplainResponse out;
   out.set_legal(verdict.legal);
@@ -109,8 +110,12 @@ absl::StatusOr<v1::ExplainResponse> ExplainProgram(const ScheduleJob& job,
   v1::ExplainResponse out;
   out.set_legal(true);
   double predicted = 0;
+  std::vector<ir::Computation> bases;  // each statement's, judged and then moved between
   for (int s = 0; s < n; ++s) {
-    absl::StatusOr<v1::ExplainResponse> one = ExplainStatement(job, s, profile);
+    absl::StatusOr<ir::Computation> base = StatementBase(job, s);
+    absl::StatusOr<v1::ExplainResponse> one =
+        base.ok() ? ExplainStatement(*base, job.traces[s], profile)
+                  : absl::StatusOr<v1::ExplainResponse>(base.status());
     if (!one.ok()) {
       return absl::Status(one.status().code(),
                           absl::StrCat("statement ", s + 1, ": ", one.status().message()));
@@ -120,13 +125,9 @@ absl::StatusOr<v1::ExplainResponse> ExplainProgram(const ScheduleJob& job,
     out.set_costed_with(one->costed_with());
     out.add_statement_exprs(program.statements[s].ToString());
     *out.add_statements() = *std::move(one);
+    bases.push_back(*std::move(base));
   }
   if (!out.legal()) return out;
-  std::vector<ir::Computation> bases;
-  for (int s = 0; s < n; ++s) {
-    MT_ASSIGN_OR_RETURN(ir::Computation base, StatementBase(job, s));
-    bases.push_back(std::move(base));
-  }
   MT_ASSIGN_OR_RETURN(
       const ChosenProfile chosen,
       ChooseProfile(profile == "default" ? "" : profile, job.mesh.Ranks(), FirstUse::kBuiltin));
@@ -172,7 +173,9 @@ std::string ProgramExplainText(const v1::ExplainResponse& response) {
 }  // namespace
 
 absl::StatusOr<v1::ExplainResponse> Explain(const ScheduleJob& job, const std::string& profile) {
-  return job.program.single() ? ExplainStatement(job, 0, profile) : ExplainProgram(job, profile);
+  if (!job.program.single()) return ExplainProgram(job, profile);
+  MT_ASSIGN_OR_RETURN(const ir::Computation base, StatementBase(job, 0));
+  return ExplainStatement(base, job.traces[0], profile);
 }
 
 absl::StatusOr<v1::ExplainResponse> Explain(const v1::ExplainRequest& request) {

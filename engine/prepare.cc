@@ -9,7 +9,6 @@
 #include "base/status_macros.h"
 #include "codegen/pipeline.h"
 #include "ir/program_footprint.h"
-#include "ir/program_trace.h"
 #include "ir/reason.h"
 #include "runtime/executor.h"
 
@@ -84,10 +83,7 @@ absl::StatusOr<PreparedRun> PrepareRun(const v1::ExplainRequest& request) {
 absl::StatusOr<codegen::Program> LowerTrace(const v1::Problem& problem, const v1::Mesh& mesh,
                                             const v1::Trace& trace) {
   MT_ASSIGN_OR_RETURN(const ir::Problem statement, ProblemOf(problem));
-  ScheduleJob job;
-  job.program = ir::ProgramOf(statement);
-  MT_ASSIGN_OR_RETURN(job.mesh, MeshOf(mesh));
-  MT_ASSIGN_OR_RETURN(job.traces, ir::ParseProgramTrace(trace.text(), 1));
+  MT_ASSIGN_OR_RETURN(const ScheduleJob job, JobOf(ir::ProgramOf(statement), mesh, trace));
   MT_ASSIGN_OR_RETURN(codegen::Prepared prepared, PrepareStatement(job, 0));
   return std::move(prepared.program);
 }

@@ -180,7 +180,7 @@ absl::StatusOr<std::unique_ptr<Plan>> Plan::Create(const std::string& expr,
                                                    const PlanOptions& options) {
   if (absl::Status ok = CheckOptions(options); !ok.ok()) return ok;
   const absl::StatusOr<ir::StatementProgram> parsed =
-      ir::ParseStatementProgram(expr, extents, options.dtype.empty() ? "f32" : options.dtype);
+      ir::ParseStatementProgram(expr, extents, options.dtype);
   const bool several = parsed.ok() && !parsed->single();
   if (several) {
     if (absl::Status ok = CheckProgramOptions(options); !ok.ok()) return ok;
