@@ -168,7 +168,7 @@ std::vector<std::string> ResultCells(const search::TuneOptions& o, const search:
   if (family.rfind(prefix, 0) == 0) family = family.substr(prefix.size());
   std::string cls = "?";
   if (absl::StatusOr<ir::Trace> t = ir::ParseTrace(r.best.trace); t.ok())
-    cls = search::ScheduleClassOfTrace(*t, o.problem, mesh).value_or("?");
+    cls = search::ScheduleClassOfTrace(*t, o.program.statements[0], mesh).value_or("?");
   std::string words = absl::StrFormat("%.3g", static_cast<double>(r.best.cost.comm_words_per_rank));
   if (r.lower_bound.has_value()) {
     absl::StrAppend(&words, absl::StrFormat(" / %.3g = ", *r.lower_bound),
@@ -186,9 +186,9 @@ absl::StatusOr<search::SearchResult> RunTune(const Flags& flags, int64_t ranks,
                                              const std::string& extents, search::TuneOptions* o) {
   absl::StatusOr<ir::Problem> problem = ir::ParseProblem(kExpr, extents);
   if (!problem.ok()) return problem.status();
-  o->problem = *problem;
-  std::set<std::string> taken(o->problem.indices.begin(), o->problem.indices.end());
-  for (const std::string& t : o->problem.Tensors()) taken.insert(t);
+  o->program = ir::ProgramOf(*problem);
+  std::set<std::string> taken(problem->indices.begin(), problem->indices.end());
+  for (const std::string& t : problem->Tensors()) taken.insert(t);
   o->meshes = search::MeshFactorisations(ranks, std::nullopt, taken);
   o->params.alpha = o->params.alpha_coll = 1e-6;
   o->params.beta = o->params.beta_coll = 1e-9;

@@ -86,7 +86,7 @@ int main(int argc, char** argv) {
     by_isl = (*explorer)->evaluator(0).isl_lowerings();
     // The whole model-only tune.
     meshtune::search::TuneOptions o;
-    o.problem = *problem;
+    o.program = meshtune::ir::ProgramOf(*problem);
     o.meshes = {*mesh};
     o.params = params;
     o.top_k = 0;

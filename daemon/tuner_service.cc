@@ -10,7 +10,6 @@
 #include "engine/codegen.h"
 #include "engine/explain.h"
 #include "engine/job.h"
-#include "engine/program_tune.h"
 #include "engine/records.h"
 #include "engine/tune_messages.h"
 #include "engine/tune_run.h"
@@ -153,37 +152,9 @@ absl::StatusOr<v1::TuneResult> TunerService::RunTune(
   return out;
 }
 
-absl::StatusOr<std::shared_ptr<TuneJob>> TunerService::JoinProgramTune(
-    const v1::TuneRequest& request, bool* shared) {
-  const v1::Problem& p = request.problem();
-  absl::StatusOr<ir::StatementProgram> program =
-      ir::ParseStatementProgram(p.expr(), p.extents(), p.dtype());
-  if (!program.ok()) return program.status();
-  // Requests alike in every field share one job (the program up to its names is not
-  // enough: the answer's traces carry the requester's names).
-  const std::string key = absl::StrCat("program ", request.SerializeAsString());
-  const std::string description = absl::StrCat(
-      program->ToString(), " (", program->ExtentsString(), ") on ",
-      request.has_mesh() ? request.mesh().axes() : absl::StrCat("ranks=", request.ranks()),
-      request.model_only() ? ", model only" : "");
-  TuneJobFn run = [request, db = db_](
-                      const std::function<bool()>& cancelled,
-                      const std::function<void(const v1::TuneProgress&)>& progress) {
-    try {
-      absl::StatusOr<v1::TuneResult> result =
-          engine::RunProgramTune(request, {}, search::MpiRunnerOptions{}, cancelled, db, progress);
-      spdlog::info("program tune: {}", result.ok() ? "done" : result.status().ToString());
-      return result;
-    } catch (const std::exception& e) {
-      return absl::StatusOr<v1::TuneResult>(
-          absl::InternalError(absl::StrCat("internal error: ", e.what())));
-    }
-  };
-  return jobs_.Join(key, std::move(run), shared, description);
-}
-
-absl::StatusOr<std::shared_ptr<TuneJob>> TunerService::JoinStatementTune(
-    const v1::TuneRequest& asked, const v1::TuneRequest& request, bool* shared) {
+absl::StatusOr<std::shared_ptr<TuneJob>> TunerService::JoinTune(const v1::TuneRequest& asked,
+                                                                const v1::TuneRequest& request,
+                                                                bool* shared) {
   // Read without calibrating: the request's errors come back at once, and the job's key
   // (which does not depend on the machine numbers) is known. The tune's own reading,
   // which may calibrate a profile on first use (seconds under mpirun), is the job's first
@@ -232,10 +203,7 @@ grpc::Status TunerService::Tune(grpc::ServerContext* context, const v1::TuneRequ
   grpc::Status setup = Serve("Tune request", context, [&]() -> absl::Status {
     v1::TuneRequest asked = *request;
     if (no_calibrate_) asked.set_no_calibrate(true);
-    const absl::StatusOr<ir::StatementProgram> program = engine::ProgramOf(asked.problem());
-    absl::StatusOr<std::shared_ptr<TuneJob>> joined =
-        program.ok() && !program->single() ? JoinProgramTune(asked, &shared)
-                                           : JoinStatementTune(asked, *request, &shared);
+    absl::StatusOr<std::shared_ptr<TuneJob>> joined = JoinTune(asked, *request, &shared);
     if (!joined.ok()) return joined.status();
     job = *std::move(joined);
     return absl::OkStatus();

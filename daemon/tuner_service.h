@@ -73,20 +73,14 @@ class TunerService final : public v1::Tuner::WithRawCallbackMethod_Lookup<v1::Tu
       const v1::TuneRequest& request, const engine::RunNumbers& numbers,
       const std::function<bool()>& cancelled,
       const std::function<void(const v1::TuneProgress&)>& progress);
-  // A tune of one statement as a job, shared with a running one for the same work:
-  // `asked` is the request as the daemon runs it (no_calibrate forced by the daemon's
-  // flag), `request` as the client sent it. The request is read here without calibrating
-  // (its errors, InvalidArgument naming the bad part, come back at once); a calibration on
-  // first use runs in the job, so the caller's deadline and cancellation end the call while
-  // it runs.
-  absl::StatusOr<std::shared_ptr<TuneJob>> JoinStatementTune(const v1::TuneRequest& asked,
-                                                             const v1::TuneRequest& request,
-                                                             bool* shared);
-  // A tune of a program of several statements (engine/program_tune.h) as a job, shared with
-  // a running one for the same request; InvalidArgument for a malformed program. Not
-  // stored in the database (programs are not, yet).
-  absl::StatusOr<std::shared_ptr<TuneJob>> JoinProgramTune(const v1::TuneRequest& request,
-                                                           bool* shared);
+  // A tune (of a statement or a program of several) as a job, shared with a running one
+  // for the same work (engine::TuneJobKey): `asked` is the request as the daemon runs it
+  // (no_calibrate forced by the daemon's flag), `request` as the client sent it. The
+  // request is read here without calibrating (its errors, InvalidArgument naming the bad
+  // part, come back at once); a calibration on first use runs in the job, so the caller's
+  // deadline and cancellation end the call while it runs.
+  absl::StatusOr<std::shared_ptr<TuneJob>> JoinTune(const v1::TuneRequest& asked,
+                                                    const v1::TuneRequest& request, bool* shared);
 
   storage::TuningDb* const db_;
   LookupCache lookups_;

@@ -17,8 +17,8 @@ namespace meshtune::engine {
 // mesh, trace (in the request's names), predicted_s, patterns and checked; no id, profile or
 // machine. The same request gives the same record on every machine unless the search reaches its
 // time budget (half of budget_s). Errors as a tune's: InvalidArgument for bad input,
-// FailedPrecondition when no schedule is legal. A program of several statements gets the
-// program tuner's joint best (engine/program_tune.h), its trace a program trace.
+// FailedPrecondition when no schedule is legal. A program of several statements gets its
+// joint best (search/program_search.h), its trace a program trace.
 absl::StatusOr<v1::Record> EstimateWithBuiltinNumbers(const v1::TuneRequest& request);
 
 }  // namespace meshtune::engine

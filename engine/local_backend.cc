@@ -8,12 +8,10 @@
 #include "engine/codegen.h"
 #include "engine/explain.h"
 #include "engine/job.h"
-#include "engine/program_tune.h"
 #include "engine/records.h"
 #include "engine/tune_messages.h"
 #include "engine/tune_options.h"
 #include "engine/tune_run.h"
-#include "ir/statement_program.h"
 #include "runtime/launcher.h"
 #include "search/runner.h"
 #include "storage/tuning_db.h"
@@ -43,12 +41,6 @@ class LocalBackend final : public Backend {
     numbers.alpha = s.alpha;
     numbers.beta = s.beta;
     numbers.gamma = s.gamma;
-    // A program of several statements has the program tuner; one statement (and a request
-    // that does not parse: PrepareTune says why), the statement's.
-    if (absl::StatusOr<ir::StatementProgram> program = ProgramOf(request.problem());
-        program.ok() && !program->single()) {
-      return TuneProgram(request, numbers, progress);
-    }
     absl::StatusOr<PreparedTune> prepared = PrepareTune(request, numbers);
     if (!prepared.ok()) return prepared.status();
     search::TuneOptions& options = prepared->options;
@@ -122,25 +114,6 @@ class LocalBackend final : public Backend {
   }
 
  private:
-  // A program of several statements (engine/program_tune.h), measured as a tune measures.
-  absl::StatusOr<v1::TuneResult> TuneProgram(const v1::TuneRequest& request,
-                                             const MachineNumbers& numbers,
-                                             const TuneProgressFn& progress) {
-    storage::TuningDb* db = nullptr;
-    if (!options_.db_path.empty()) {
-      absl::StatusOr<storage::TuningDb*> opened = Db(/*write=*/true);
-      if (!opened.ok()) return opened.status();
-      db = *opened;
-    }
-    absl::StatusOr<v1::TuneResult> result = RunProgramTune(
-        request, numbers, MpiRunnerOptionsOf(options_.tune),
-        [] { return runtime::StopSignal() != 0; }, db, progress);
-    if (result.ok()) {
-      for (const std::string& w : result->warnings()) Warn(w);
-    }
-    return result;
-  }
-
   // The database, opened at the first call that needs it: for reading only (a mistyped
   // --db must not create an empty database), or to write (created when missing).
   absl::StatusOr<storage::TuningDb*> Db(bool write) {

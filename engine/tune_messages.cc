@@ -1,11 +1,15 @@
 #include "engine/tune_messages.h"
 
 #include <optional>
+#include <string>
+#include <vector>
 
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_format.h"
 #include "engine/requests.h"
 #include "engine/tune_options.h"
+#include "ir/program_trace.h"
+#include "ir/statement_program.h"
 #include "runtime/gemm_form.h"
 #include "runtime/run_result.h"
 
@@ -34,6 +38,9 @@ std::string RequestedProfile(const std::string& profile) {
 
 std::string TuneJobKey(const std::string& fingerprint, const search::TuneOptions& options,
                        const v1::TuneRequest& request) {
+  // A program's answer carries the requester's names in its program trace: only requests
+  // alike in every field share its job.
+  if (!options.program.single()) return absl::StrCat("program ", request.SerializeAsString());
   return absl::StrFormat(
       "%s|mem=%s|top_k=%d|budget=%.17g|evals=%d|seed=%d|replication=%d|idle=%d|split=%d|steps=%d|"
       "alltoall=%d",
@@ -147,10 +154,121 @@ void SetLibrary(const search::SearchResult& r, const std::string& name, v1::Tune
       answer.sample().ci_low_s(), answer.sample().ci_high_s(), against));
 }
 
+v1::ProgramResult::Schedule ScheduleOf(const ir::StatementProgram& program,
+                                       const search::ProgramCandidate& c, const ir::Mesh& mesh,
+                                       const std::string& label) {
+  v1::ProgramResult::Schedule out;
+  out.set_label(label);
+  out.set_mesh(mesh.ToString());
+  for (size_t s = 0; s < c.statements.size(); ++s) {
+    v1::ProgramResult::Statement* st = out.add_statements();
+    st->set_expr(program.statements[s].ToString());
+    st->set_trace(c.statements[s].trace);
+    st->set_predicted_s(c.statements[s].cost.seconds);
+    for (const std::string& p : c.statements[s].patterns) st->add_transfers(p);
+  }
+  for (const search::Move& m : c.moves) {
+    v1::ProgramResult::Move* mv = out.add_moves();
+    mv->set_tensor(m.tensor);
+    mv->set_producer(m.producer + 1);
+    mv->set_consumer(m.consumer + 1);
+    mv->set_in_place(m.in_place);
+    mv->set_bytes_max(m.bytes_max);
+    mv->set_predicted_s(m.seconds);
+  }
+  out.set_predicted_s(c.seconds);
+  return out;
+}
+
+void SetRun(const search::MeasuredProgram& m, v1::ProgramResult::Schedule* s) {
+  const search::CandidateRun& run = m.run;
+  if (run.seconds && !m.implausible) s->set_measured_s(*run.seconds);
+  for (double r : run.repetitions) s->add_repetitions(r);
+  s->set_verified(run.verified && !m.implausible);
+  if (m.implausible) {
+    s->set_error(*m.implausible);
+  } else if (run.error) {
+    s->set_error(*run.error);
+  }
+  if (!run.samples.empty()) *s->mutable_sample() = SampleMessage(run);
+}
+
+// The program's winner as a record of its workload, in the request's names.
+v1::Record RecordOf(const v1::Problem& stated, const ir::StatementProgram& program,
+                    const v1::ProgramResult& result) {
+  const v1::ProgramResult::Schedule& best = result.best();
+  std::vector<std::string> traces;
+  for (const v1::ProgramResult::Statement& s : best.statements()) traces.push_back(s.trace());
+  v1::Record record;
+  *record.mutable_problem() = stated;
+  if (stated.dtype().empty()) record.mutable_problem()->set_dtype("f32");
+  record.mutable_trace()->set_text(ir::ProgramTraceText(program, traces));
+  record.set_mesh(best.mesh());
+  record.set_predicted_s(best.predicted_s());
+  if (best.has_measured_s()) {
+    record.set_measured_s(best.measured_s());
+    record.set_timing("measured");
+    *record.mutable_sample() = best.sample();
+  }
+  record.set_verified(best.verified());
+  record.set_checked(result.checked());
+  for (const v1::ProgramResult::Statement& s : best.statements()) {
+    for (const std::string& t : s.transfers()) record.add_patterns(t);
+  }
+  return record;
+}
+
+// The result message of a tune of a program of several statements: its `program` the
+// schedules (best, separate, those measured), `record` the winner as one record of the
+// program's workload, its trace a program trace (ir/program_trace.h) in the request's names.
+v1::TuneResult ProgramResultMessage(const search::SearchResult& r, const v1::TuneRequest& request,
+                                    const ir::StatementProgram& program,
+                                    const std::vector<ir::Mesh>& meshes) {
+  const search::ProgramAnswer& answer = *r.program;
+  v1::TuneResult out;
+  v1::ProgramResult& p = *out.mutable_program();
+  *p.mutable_best() = ScheduleOf(program, answer.best, r.mesh, "best");
+  *p.mutable_separate() =
+      ScheduleOf(program, answer.separate, meshes[answer.separate.mesh], "separate");
+  const search::MeasuredProgram* separate_run = nullptr;
+  for (const search::MeasuredProgram& m : answer.measurements) {
+    v1::ProgramResult::Schedule* s = p.add_measured();
+    *s = ScheduleOf(program, m.candidate, meshes[m.candidate.mesh], m.label);
+    SetRun(m, s);
+    if (m.label == "separate") separate_run = &m;
+  }
+  const search::MeasuredProgram* best_run =
+      answer.best_measurement >= 0 ? &answer.measurements[answer.best_measurement] : nullptr;
+  if (best_run != nullptr) {
+    SetRun(*best_run, p.mutable_best());
+    p.mutable_best()->set_label(best_run->label);
+  }
+  if (separate_run != nullptr) SetRun(*separate_run, p.mutable_separate());
+  if (best_run != nullptr && separate_run != nullptr && separate_run->run.verified &&
+      separate_run->run.seconds && best_run->run.seconds) {
+    p.set_separate_over_best(*separate_run->run.seconds / *best_run->run.seconds);
+  }
+  p.set_checked(r.checked);
+  for (const search::SearchCounts& c : answer.counts) p.add_costed(c.costed);
+  for (const std::string& s : answer.strategies) p.add_strategies(s);
+  p.set_extents(program.ExtentsString());
+  out.set_seconds(r.seconds);
+  out.set_decision(r.choice.verdict);
+  if (r.choice.leader) {
+    const search::MeasuredProgram& a = answer.measurements[r.choice.leader->a];
+    const search::MeasuredProgram& b = answer.measurements[r.choice.leader->b];
+    *out.mutable_comparison() = ComparisonMessage(*r.choice.leader, a.label, a.run, b.label, b.run);
+  }
+  for (const std::string& refused : r.refused) out.add_refused(refused);
+  *out.mutable_record() = RecordOf(request.problem(), program, p);
+  return out;
+}
+
 }  // namespace
 
 v1::TuneResult ResultMessage(const search::SearchResult& r, const v1::TuneRequest& request,
-                             const storage::Workload& w) {
+                             const storage::Workload& w, const search::TuneOptions& options) {
+  if (r.program) return ProgramResultMessage(r, request, options.program, options.meshes);
   v1::TuneResult out;
   v1::Record* record = out.mutable_record();
   *record->mutable_problem() = request.problem();

@@ -20,7 +20,7 @@ std::string RequestedProfile(const std::string& profile);
 // A key equal for two requests that ask the tuner for the same work, given the workload's
 // fingerprint (problem up to renaming, extents, dtype, mesh or rank count, profile): it
 // adds every option that changes the search (memory budget, top-k, budget, model-only,
-// evaluations, seed, replication).
+// evaluations, seed, replication). For a program of several statements, the whole request.
 std::string TuneJobKey(const std::string& fingerprint, const search::TuneOptions& options,
                        const v1::TuneRequest& request);
 
@@ -43,8 +43,11 @@ v1::Comparison ComparisonMessage(const search::Compared& c, const std::string& l
 // beyond the noise: search/decision.h), the record is the library's call (Record.library)
 // and a warning says so; vs_library is the answer's time over the fastest library
 // configuration's, with its interval; comparison and decision say how the answer was chosen.
+// A program's tune (result.program set; `options` the tune's) answers with the result's
+// `program`: the best, separate and measured schedules, the moves, and the record of the
+// winner, its trace a program trace (ir/program_trace.h) in the request's names.
 v1::TuneResult ResultMessage(const search::SearchResult& result, const v1::TuneRequest& request,
-                             const storage::Workload& w);
+                             const storage::Workload& w, const search::TuneOptions& options);
 
 }  // namespace meshtune::engine
 

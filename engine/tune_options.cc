@@ -96,8 +96,11 @@ absl::Status SetMeshes(const v1::TuneRequest& request, search::TuneOptions& o) {
     return absl::InvalidArgumentError(
         absl::StrCat("--ranks ", ranks, " is out of range: give 1 to ", ir::kMaxRanks, " ranks"));
   }
-  std::set<std::string> taken(o.problem.indices.begin(), o.problem.indices.end());
-  for (const std::string& t : o.problem.Tensors()) taken.insert(t);
+  std::set<std::string> taken;
+  for (const ir::Problem& p : o.program.statements) {
+    taken.insert(p.indices.begin(), p.indices.end());
+    for (const std::string& t : p.Tensors()) taken.insert(t);
+  }
   // With idle ranks allowed, fewer ranks down to half: the full count's meshes first.
   const int64_t fewest = request.allow_idle_ranks() ? (ranks + 1) / 2 : ranks;
   for (int64_t r = ranks; r >= std::max<int64_t>(fewest, 2); --r) {
@@ -155,11 +158,11 @@ absl::StatusOr<ir::Problem> InPlaceProblem(const v1::TuneRequest& request) {
 absl::StatusOr<search::TuneOptions> TuneOptionsFromRequest(const v1::TuneRequest& request,
                                                            std::string* warning,
                                                            const MachineNumbers& numbers) {
-  MT_ASSIGN_OR_RETURN(const ir::Problem stated, ProblemOf(request.problem()));
+  MT_ASSIGN_OR_RETURN(const ir::StatementProgram stated, ProgramOf(request.problem()));
   return TuneOptionsFor(stated, request, warning, numbers);
 }
 
-absl::StatusOr<search::TuneOptions> TuneOptionsFor(const ir::Problem& stated,
+absl::StatusOr<search::TuneOptions> TuneOptionsFor(const ir::StatementProgram& stated,
                                                    const v1::TuneRequest& request,
                                                    std::string* warning,
                                                    const MachineNumbers& numbers) {
@@ -169,9 +172,14 @@ absl::StatusOr<search::TuneOptions> TuneOptionsFor(const ir::Problem& stated,
                                                    "\") and ranks (", request.ranks(), ")"));
   }
   search::TuneOptions o;
-  absl::StatusOr<ir::Problem> problem = TunedProblem(stated, request);
-  if (!problem.ok()) return problem.status();
-  o.problem = *std::move(problem);
+  if (stated.single()) {
+    MT_ASSIGN_OR_RETURN(ir::Problem problem, TunedProblem(stated.statements[0], request));
+    o.program = ir::ProgramOf(problem);
+  } else if (request.in_place()) {
+    return absl::InvalidArgumentError(std::string(kLayoutsTakeOneStatement));
+  } else {
+    o.program = stated;
+  }
   if (absl::Status s = SetMeshes(request, o); !s.ok()) return s;
   if (absl::Status s = SetLimits(request, numbers, o); !s.ok()) return s;
   if (absl::Status s = SetMachineNumbers(numbers, request, o, warning); !s.ok()) return s;

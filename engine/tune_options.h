@@ -12,6 +12,7 @@
 #include "absl/status/statusor.h"
 #include "engine/machine_profile.h"
 #include "ir/problem.h"
+#include "ir/statement_program.h"
 #include "proto/meshtune.pb.h"
 #include "search/tuner.h"
 
@@ -43,8 +44,9 @@ absl::StatusOr<search::TuneOptions> TuneOptionsFromRequest(const v1::TuneRequest
                                                            std::string* warning,
                                                            const MachineNumbers& numbers = {});
 
-// The same for the problem `request` states, already read (engine/requests.h, ProblemOf).
-absl::StatusOr<search::TuneOptions> TuneOptionsFor(const ir::Problem& stated,
+// The same for the program `request` states, already read (engine/job.h, ProgramOf). A
+// program of several statements takes no --in-place (kLayoutsTakeOneStatement).
+absl::StatusOr<search::TuneOptions> TuneOptionsFor(const ir::StatementProgram& stated,
                                                    const v1::TuneRequest& request,
                                                    std::string* warning,
                                                    const MachineNumbers& numbers = {});

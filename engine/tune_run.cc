@@ -58,10 +58,13 @@ absl::StatusOr<v1::TuneResult> RunAndStoreTune(
   if (!result.ok()) return result.status();
   if (options.cancelled && options.cancelled())
     return absl::CancelledError("the tune was cancelled");
-  v1::TuneResult out = ResultMessage(*result, request, w);
+  v1::TuneResult out = ResultMessage(*result, request, w, options);
   if (db != nullptr && (result->verified || result->measurements.empty())) {
+    // A program's record holds its program trace (no summary: its report draws the program).
     const v1::TuneSummary summary = TuneSummaryOf(out, request, curve.curve.points());
-    const absl::Status stored = StoreTuneResult(*db, w, &out, &summary, &result->best.schedule);
+    const absl::Status stored =
+        result->program ? StoreTuneResult(*db, w, &out)
+                        : StoreTuneResult(*db, w, &out, &summary, &result->best.schedule);
     if (!stored.ok()) {
       out.set_stored(false);
       out.add_warnings(
@@ -79,7 +82,7 @@ absl::StatusOr<PreparedTune> PrepareTune(const v1::TuneRequest& request,
                                          const MachineNumbers& numbers) {
   // The request read once: the problem as stated, then the tuner's options, and the
   // workload from the same values (the one mesh, or the rank count).
-  MT_ASSIGN_OR_RETURN(const ir::Problem stated, ProblemOf(request.problem()));
+  MT_ASSIGN_OR_RETURN(const ir::StatementProgram stated, ProgramOf(request.problem()));
   std::string warning;
   MT_ASSIGN_OR_RETURN(search::TuneOptions options,
                       TuneOptionsFor(stated, request, &warning, numbers));

@@ -131,7 +131,23 @@ std::optional<runtime::WorkerJob> CommRunner::JobOf(const search::MeasureItem& i
     job.library_dtype_bytes = item.library->problem->dtype == ir::DType::kF64 ? 8 : 4;
     return job;
   }
-  refused->error = "not run: plans measure one statement's schedules and the library";
+  if (item.program != nullptr) {
+    const search::ProgramMeasureInput& in = *item.program;
+    const ir::StatementProgram& program = *in.program;
+    if (in.programs.empty() || in.programs.size() != program.statements.size()) {
+      refused->error = "not run: the program needs a validated Program per statement";
+      return std::nullopt;
+    }
+    if (std::optional<std::string> unfit = Unfit(in.footprint, in.mesh->Ranks())) {
+      refused->error = unfit;
+      return std::nullopt;
+    }
+    runtime::WorkerJob job{runtime::ProblemSpecOf(program.statements[0]), in.programs[0], options_};
+    for (size_t s = 1; s < in.programs.size(); ++s)
+      job.later.push_back({runtime::ProblemSpecOf(program.statements[s]), in.programs[s]});
+    return job;
+  }
+  refused->error = "not run: nothing to measure";
   return std::nullopt;
 }
 
@@ -144,9 +160,12 @@ std::vector<search::CandidateRun> CommRunner::RunSideBySide(
   for (size_t i = 0; i < items.size(); ++i) {
     std::optional<runtime::WorkerJob> job = JobOf(items[i], &out[i]);
     if (!job) continue;
-    if (items[i].schedule != nullptr) {
-      together.shard_bytes += items[i].schedule->footprint.shard_bytes;
-      together.buffer_bytes += items[i].schedule->footprint.buffer_bytes;
+    const ir::Footprint* footprint = items[i].schedule != nullptr  ? &items[i].schedule->footprint
+                                     : items[i].program != nullptr ? &items[i].program->footprint
+                                                                   : nullptr;
+    if (footprint != nullptr) {
+      together.shard_bytes += footprint->shard_bytes;
+      together.buffer_bytes += footprint->buffer_bytes;
     }
     jobs[i] = *std::move(job);
     groups[runtime::JobRanks(jobs[i])].push_back(i);

@@ -2,8 +2,8 @@
 // worker process. Rank 0 runs the tuner (search/tuner.h) with a CommRunner; every other
 // rank of the communicator calls ServeCandidates, which runs what rank 0's CommRunner
 // sends until Finish. For each candidate rank 0 sends its job (runtime/worker_job.h: the
-// statement as stated and the Program the tuner's checker validated, or ScaLAPACK's GEMM on
-// a grid) and the first mesh.Ranks() (grid) ranks run it through runtime::RunJob (verified
+// statement as stated and the Program the tuner's checker validated, a program's statements
+// each so, or ScaLAPACK's GEMM on a grid) and the first mesh.Ranks() (grid) ranks run it through runtime::RunJob (verified
 // against the reference, timed in samples, as the worker does; several candidates side by
 // side in rounds, runtime/rounds.h); the rest stay idle. No rank
 // judges or lowers a candidate.
@@ -50,8 +50,8 @@ class CommRunner final : public search::Runner {
   search::CandidateRun RunLibrary(const search::LibraryInput& input) override;
   // The items of one rank count side by side in rounds (runtime/rounds.h; one after
   // another when the application's MPI gives less than MPI_THREAD_SERIALIZED), at least
-  // options.reps rounds; those that do not all fit in memory at once one at a time.
-  // Programs of several statements are not run here.
+  // options.reps rounds; those that do not all fit in memory at once one at a time. A
+  // program of several statements runs as one job (runtime::WorkerJob::later).
   std::vector<search::CandidateRun> RunSideBySide(const std::vector<search::MeasureItem>& items,
                                                   double budget_s) override;
   // Releases the ranks in ServeCandidates. Idempotent.

@@ -130,8 +130,8 @@ struct ShardLayout {
 class Plan {
  public:
   // A plan for `expr` with `extents` on `comm`. InvalidArgument for a bad statement, mesh
-  // or option (for a program of several statements also measure mode, layouts and
-  // result_on_layer: "measure mode plans one statement, not yet a program of several: ...");
+  // or option (for a program of several statements also layouts, engine::kLayoutsTakeOneStatement,
+  // and result_on_layer);
   // NotFound "no tuning record for ... in WISDOM_FILE" for a workload the wisdom file does not
   // hold; FailedPrecondition when the schedule's mesh has more ranks than the communicator, or
   // (kMeasure) when no candidate verified; ResourceExhausted "rank R: cannot allocate the
@@ -231,7 +231,8 @@ class Plan {
   // ExecuteInLayouts of a library plan (plan_layouts.cc).
   absl::Status ExecuteLibraryInLayouts(const std::map<std::string, std::string>& layouts,
                                        const std::vector<void*>& data);
-  // What a program of several statements cannot take yet (plan_program.cc).
+  // What a program of several statements cannot take: given layouts, result_on_layer
+  // (plan_program.cc).
   static absl::Status CheckProgramOptions(const PlanOptions& o);
   // Sets this plan up as the program of several statements job_ holds, with its traces on
   // its mesh: every statement lowered on every rank, bound on the active ranks

@@ -33,12 +33,6 @@ void ReadsAndWrites(const std::vector<codegen::Program>& programs, const std::st
 }  // namespace
 
 absl::Status Plan::CheckProgramOptions(const PlanOptions& o) {
-  if (o.mode == PlanMode::kMeasure) {
-    return absl::InvalidArgumentError(
-        "measure mode plans one statement, not yet a program of several: plan a program from a "
-        "wisdom file (`meshtune tune` of the program, then `meshtune records export`) or by "
-        "estimate");
-  }
   if (!o.layouts.empty()) {
     return absl::InvalidArgumentError(std::string(engine::kLayoutsTakeOneStatement));
   }

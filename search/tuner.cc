@@ -9,12 +9,15 @@
 #include "absl/strings/str_format.h"
 #include "absl/strings/str_join.h"
 #include "base/median.h"
+#include "base/status_macros.h"
 #include "runtime/executor.h"
 #include "runtime/gemm_form.h"
 #include "search/decision.h"
 #include "search/lower_bound.h"
 #include "search/plausibility.h"
+#include "search/program_search.h"
 #include "search/schedule_class.h"
+#include "search/statement_search.h"
 
 namespace meshtune::search {
 
@@ -26,15 +29,10 @@ double Since(Clock::time_point start) {
   return std::chrono::duration<double>(Clock::now() - start).count();
 }
 
-std::string PrunedText(const ReasonCounts& pruned) {
-  std::vector<std::string> parts;
-  for (const auto& [reason, n] : pruned) parts.push_back(absl::StrCat(reason, ": ", n));
-  return parts.empty() ? "none" : absl::StrJoin(parts, ", ");
-}
-
 // What the stages of one Tune call share: its options, callbacks, start and progress.
 struct TuneRun {
   const TuneOptions& options;
+  const ir::Problem& problem;  // the one statement of options.program
   const std::vector<SearchCallback*>& callbacks;
   Clock::time_point start;
   SearchProgress progress;
@@ -75,46 +73,6 @@ absl::Status CheckOptions(const TuneOptions& options) {
   return CheckTuneLimits(options.meshes.size(), options.top_k, options.budget_s);
 }
 
-// Runs the default strategy on `explorer` for at most half the budget and sets `*strategy`
-// to its name. Cancelled when cancelled; FailedPrecondition when no candidate came out.
-absl::Status Search(TuneRun& run, Explorer& explorer, std::string* strategy) {
-  const TuneOptions& options = run.options;
-  std::unique_ptr<SearchStrategy> s = NewDefaultStrategy(
-      explorer, options.max_exhaustive, options.evolution, options.max_evaluations);
-  *strategy = s->name();
-  SearchBudget budget;
-  budget.max_evaluations = options.max_evaluations;
-  budget.deadline = run.start + std::chrono::duration_cast<Clock::duration>(
-                                    std::chrono::duration<double>(options.budget_s / 2));
-  budget.cancelled = options.cancelled;
-  budget.on_progress = [&] { run.Report("search", &explorer); };
-  s->Search(explorer, budget);
-  if (run.Cancelled()) return absl::CancelledError("the tune was cancelled");
-  if (*strategy == "exhaustive" && explorer.counts().evaluated < explorer.counts().legal) {
-    *strategy = "exhaustive (cut short by the time budget)";
-  }
-  const std::vector<const Candidate*> ranked = explorer.Best(std::max(options.top_k, 1));
-  if (ranked.empty()) {
-    if (explorer.counts().evaluated == 0 && explorer.lazy() && Clock::now() < budget.deadline) {
-      return absl::FailedPreconditionError(absl::StrCat(
-          "no legal schedule found among ", explorer.counts().enumerated,
-          " candidates (judged lazily; estimated pruned: ", PrunedText(explorer.counts().pruned),
-          ")"));
-    }
-    if (explorer.counts().evaluated == 0 && Clock::now() >= budget.deadline) {
-      return absl::FailedPreconditionError(
-          absl::StrFormat("the time budget of %g s ran out before any schedule was evaluated (the "
-                          "search gets half of it); "
-                          "give a larger budget (--budget-s)",
-                          options.budget_s));
-    }
-    return absl::FailedPreconditionError(
-        absl::StrCat("none of the ", explorer.counts().evaluated,
-                     " legal schedules evaluated could be lowered"));
-  }
-  return absl::OkStatus();
-}
-
 // Candidate `c` measured by `runner` within `left` seconds — or, when translation
 // validation refuses its Program, not run: the refusal is the error and joins
 // result->refused.
@@ -127,13 +85,13 @@ MeasuredCandidate Measure(TuneRun& run, Explorer& explorer, Runner& runner, Chec
   m.family = FamilyOf(c, explorer.mesh(c.mesh));
   // A Program translation validation refuses is not run, nor ever returned.
   const absl::StatusOr<Runnable> runnable =
-      checker.Validate(options.problem, explorer.mesh(c.mesh), c.schedule);
+      checker.Validate(run.problem, explorer.mesh(c.mesh), c.schedule);
   if (!runnable.ok()) {
     m.run.error = std::string(runnable.status().message());
     result->refused.push_back(absl::StrCat(c.trace, "\n  ", runnable.status().message()));
   } else {
     MeasureInput in;
-    in.problem = &options.problem;
+    in.problem = &run.problem;
     in.mesh = &explorer.mesh(c.mesh);
     in.trace = &c.schedule;
     in.program = &runnable->program;
@@ -147,10 +105,11 @@ MeasuredCandidate Measure(TuneRun& run, Explorer& explorer, Runner& runner, Chec
 
 // The library's most promising configurations to measure: a problem of matmul form without
 // given layouts, on a runner that measures libraries, unless the options leave it out.
-std::vector<runtime::LibraryGemmConfig> LibraryConfigs(const TuneOptions& o, Runner& runner) {
-  if (!o.measure_library || !runner.measures_library() || !o.problem.layouts.empty()) return {};
+std::vector<runtime::LibraryGemmConfig> LibraryConfigs(const TuneRun& run, Runner& runner) {
+  const TuneOptions& o = run.options;
+  if (!o.measure_library || !runner.measures_library() || !run.problem.layouts.empty()) return {};
   const std::optional<runtime::GemmForm> form =
-      runtime::GemmFormOf(runtime::ProblemSpecOf(o.problem));
+      runtime::GemmFormOf(runtime::ProblemSpecOf(run.problem));
   if (!form) return {};
   int64_t ranks = 0;
   for (const ir::Mesh& m : o.meshes) ranks = std::max(ranks, m.Ranks());
@@ -167,7 +126,7 @@ void MeasureSideBySide(TuneRun& run, Explorer& explorer, Runner& runner, Checker
   const double left = options.budget_s - Since(run.start);
   if (left <= 1 || run.Cancelled()) return;
   const std::vector<const Candidate*> picks = explorer.ToMeasure(options.top_k);
-  std::vector<runtime::LibraryGemmConfig> configs = LibraryConfigs(options, runner);
+  std::vector<runtime::LibraryGemmConfig> configs = LibraryConfigs(run, runner);
   if (picks.empty()) configs.clear();
   std::vector<Runnable> runnables;  // kept while the inputs point into them
   std::vector<MeasureInput> inputs;
@@ -182,7 +141,7 @@ void MeasureSideBySide(TuneRun& run, Explorer& explorer, Runner& runner, Checker
     m.candidate = *c;
     m.mesh = explorer.mesh(c->mesh);
     m.family = FamilyOf(*c, m.mesh);
-    absl::StatusOr<Runnable> runnable = checker.Validate(options.problem, m.mesh, c->schedule);
+    absl::StatusOr<Runnable> runnable = checker.Validate(run.problem, m.mesh, c->schedule);
     if (!runnable.ok()) {
       m.run.error = std::string(runnable.status().message());
       result->refused.push_back(absl::StrCat(c->trace, "\n  ", runnable.status().message()));
@@ -190,7 +149,7 @@ void MeasureSideBySide(TuneRun& run, Explorer& explorer, Runner& runner, Checker
     } else {
       runnables.push_back(*std::move(runnable));
       MeasureInput in;
-      in.problem = &options.problem;
+      in.problem = &run.problem;
       in.mesh = &explorer.mesh(c->mesh);
       in.trace = &c->schedule;
       in.program = &runnables.back().program;
@@ -205,7 +164,7 @@ void MeasureSideBySide(TuneRun& run, Explorer& explorer, Runner& runner, Checker
   }
   for (const runtime::LibraryGemmConfig& config : configs) {
     LibraryInput in;
-    in.problem = &options.problem;
+    in.problem = &run.problem;
     in.config = config;
     in.timeout_s = left;
     in.cancelled = options.cancelled;
@@ -239,7 +198,7 @@ void MeasureSideBySide(TuneRun& run, Explorer& explorer, Runner& runner, Checker
 void Guard(TuneRun& run, CandidateRun& r, int64_t ranks, const std::function<CandidateRun()>& again,
            std::optional<std::string>* implausible) {
   const TuneOptions& o = run.options;
-  const double flops = ProblemFlops(o.problem);
+  const double flops = ProblemFlops(run.problem);
   const auto below = [&](const CandidateRun& x) {
     if (!x.verified || x.samples.empty()) return std::optional<std::string>();
     const double fastest = *std::min_element(x.samples.begin(), x.samples.end());
@@ -269,7 +228,7 @@ void GuardPhysics(TuneRun& run, Explorer& explorer, Runner& runner, Checker& che
         run, l.run, int64_t{l.config.prow} * l.config.pcol,
         [&] {
           LibraryInput in;
-          in.problem = &o.problem;
+          in.problem = &run.problem;
           in.config = l.config;
           in.timeout_s = o.budget_s - Since(run.start);
           in.cancelled = o.cancelled;
@@ -295,10 +254,9 @@ absl::Status ChooseWinner(TuneRun& run, Explorer& explorer, Checker& checker,
         {absl::StrCat(m.mesh.ToString(), " #", i + 1), false, &m.run, m.implausible.has_value()});
   }
   for (const LibraryMeasurement& l : result->library) {
-    contenders.push_back(
-        {absl::StrCat(run.options.problem.dtype == ir::DType::kF64 ? "PDGEMM " : "PSGEMM ",
-                      runtime::ConfigText(l.config)),
-         true, &l.run, l.implausible.has_value()});
+    contenders.push_back({absl::StrCat(run.problem.dtype == ir::DType::kF64 ? "PDGEMM " : "PSGEMM ",
+                                       runtime::ConfigText(l.config)),
+                          true, &l.run, l.implausible.has_value()});
   }
   const Decision d = Decide(contenders);
   MeasuredChoice& choice = result->choice;
@@ -322,8 +280,7 @@ absl::Status ChooseWinner(TuneRun& run, Explorer& explorer, Checker& checker,
   const Candidate* chosen = nullptr;
   for (const Candidate* c : explorer.Best(std::max(run.options.max_checked, 1))) {
     if (run.Cancelled()) return absl::CancelledError("the tune was cancelled");
-    const CheckResult check =
-        checker.Check(run.options.problem, explorer.mesh(c->mesh), c->schedule);
+    const CheckResult check = checker.Check(run.problem, explorer.mesh(c->mesh), c->schedule);
     if (check.ok) {
       chosen = c;
       result->checked = check.how;
@@ -345,72 +302,37 @@ absl::Status ChooseWinner(TuneRun& run, Explorer& explorer, Checker& checker,
 
 }  // namespace
 
-absl::Status NoLegalSchedule(const Explorer& explorer, const ir::Problem& problem) {
-  if (explorer.counts().enumerated > 0) {
-    return absl::FailedPreconditionError(
-        absl::StrCat("no legal schedule among ", explorer.counts().enumerated,
-                     " candidates (pruned: ", PrunedText(explorer.counts().pruned), ")"));
-  }
-  std::vector<std::string> meshes;
-  int64_t fewest = 0, most = 0;
-  for (int m = 0; m < explorer.num_meshes(); ++m) {
-    meshes.push_back(explorer.mesh(m).ToString());
-    const int64_t ranks = explorer.mesh(m).Ranks();
-    fewest = m == 0 ? ranks : std::min(fewest, ranks);
-    most = std::max(most, ranks);
-  }
-  const std::string what =
-      absl::StrCat("no schedule spreads ", problem.ToString(), " (", problem.ExtentsString(), ")");
-  constexpr char kWhy[] =
-      " without leaving a rank empty (every split of an index over an axis leaves a block past "
-      "its end)";
-  // Meshes of several rank counts: idle ranks were allowed (--allow-idle-ranks), and none
-  // of them would do.
-  if (fewest < most) {
-    return absl::FailedPreconditionError(
-        absl::StrCat(what, " over ", fewest, " to ", most, " ranks (",
-                     absl::StrJoin(meshes, " or "), "), idle ranks allowed,", kWhy, "; fewer than ",
-                     fewest, " ranks (a smaller --ranks or mesh) leave more ranks idle"));
-  }
-  // On 2 ranks allowing idle ones adds no mesh: only one rank is left.
-  const std::string instead =
-      most <= 2 ? "one rank (--ranks 1, or a mesh of one rank) leaves the other idle instead"
-                : absl::StrCat("a smaller mesh, or --ranks ", most,
-                               " --allow-idle-ranks, leaves ranks idle instead");
-  return absl::FailedPreconditionError(absl::StrCat(
-      what, " over the ", most, " ranks of ", absl::StrJoin(meshes, " or "), kWhy, "; ", instead));
-}
-
 absl::StatusOr<SearchResult> Tune(const TuneOptions& options, Runner& runner,
                                   const std::vector<SearchCallback*>& callbacks) {
-  TuneRun run{options, callbacks, Clock::now()};
+  if (options.program.statements.empty())
+    return absl::InvalidArgumentError("the program has no statement");
   if (absl::Status s = CheckOptions(options); !s.ok()) return s;
-  auto cancelled = [&] { return run.Cancelled(); };
-
-  run.Report("space", nullptr);
-  absl::StatusOr<std::unique_ptr<Explorer>> made = Explorer::Create(
-      options.problem, options.meshes, options.space, options.params, cancelled, options.judge);
-  if (!made.ok()) return made.status();
-  Explorer& explorer = **made;
+  if (!options.program.single()) return TuneStatements(options, runner, callbacks);
+  TuneRun run{options, options.program.statements[0], callbacks, Clock::now()};
+  const ir::Problem& problem = run.problem;
   // What a long costing walk must beat (BoundRule): a model-only tune returns the best, and
   // reports each schedule class's best (exact within kFamilyWindow of the best).
-  BoundRule bound;
-  if (!runner.measures()) bound.window = 1;
-  bound.group = [&explorer, &options](int mesh, int nest) {
-    absl::StatusOr<std::string> c =
-        ScheduleClassOfCalls(explorer.evaluator(mesh).space().nests()[nest].nest.calls,
-                             options.problem, explorer.mesh(mesh));
-    return c.ok() ? *c : std::string();
+  const auto bound = [&](Explorer& explorer) {
+    BoundRule rule;
+    if (!runner.measures()) rule.window = 1;
+    rule.group = [&explorer, &problem](int mesh, int nest) {
+      absl::StatusOr<std::string> c = ScheduleClassOfCalls(
+          explorer.evaluator(mesh).space().nests()[nest].nest.calls, problem, explorer.mesh(mesh));
+      return c.ok() ? *c : std::string();
+    };
+    return rule;
   };
-  explorer.set_bound_rule(std::move(bound));
-  if (explorer.counts().legal == 0 && !explorer.counts().estimated) {
-    return NoLegalSchedule(explorer, options.problem);
-  }
-  if (cancelled()) return absl::CancelledError("the tune was cancelled");
-  run.Report("search", &explorer);
-
+  const Clock::time_point deadline =
+      run.start + std::chrono::duration_cast<Clock::duration>(
+                      std::chrono::duration<double>(options.budget_s / 2));
+  MT_ASSIGN_OR_RETURN(SearchedStatement searched,
+                      SearchStatement(problem, options, deadline, bound,
+                                      [&run](const std::string& stage, const Explorer* explorer) {
+                                        run.Report(stage, explorer);
+                                      }));
+  Explorer& explorer = *searched.explorer;
   SearchResult result;
-  if (absl::Status s = Search(run, explorer, &result.strategy); !s.ok()) return s;
+  result.strategy = searched.strategy;
   std::unique_ptr<Checker> simulating;
   Checker* checker = options.checker;
   if (checker == nullptr) checker = (simulating = NewSimulatingChecker()).get();
@@ -418,18 +340,17 @@ absl::StatusOr<SearchResult> Tune(const TuneOptions& options, Runner& runner,
     MeasureSideBySide(run, explorer, runner, *checker, &result);
     GuardPhysics(run, explorer, runner, *checker, &result);
   }
-  if (cancelled() && result.measurements.empty())
+  if (run.Cancelled() && result.measurements.empty())
     return absl::CancelledError("the tune was cancelled");
 
   if (absl::Status s = ChooseWinner(run, explorer, *checker, &result); !s.ok()) return s;
-  result.lower_bound =
-      MatmulCommLowerBound(options.problem, explorer.mesh(result.best.mesh).Ranks());
+  result.lower_bound = MatmulCommLowerBound(problem, explorer.mesh(result.best.mesh).Ranks());
   if (result.lower_bound.has_value() && *result.lower_bound > 0) {
     result.lower_bound_ratio =
         static_cast<double>(result.best.cost.comm_words_per_rank) / *result.lower_bound;
   }
   result.counts = explorer.counts();
-  result.class_bests = BestPerClass(explorer, options.problem);
+  result.class_bests = BestPerClass(explorer, problem);
   run.Report("done", &explorer);
   result.seconds = Since(run.start);
   return result;

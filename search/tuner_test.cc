@@ -25,7 +25,7 @@ TuneOptions MatmulOnFourRanks(const std::string& extents) {
   TuneOptions o;
   absl::StatusOr<ir::Problem> p = ir::ParseProblem("C[m,n] += A[m,k] * B[k,n]", extents);
   EXPECT_TRUE(p.ok()) << p.status();
-  o.problem = *p;
+  o.program = ir::ProgramOf(*p);
   o.meshes = MeshFactorisations(4, std::nullopt);  // x=4 and x=2,y=2
   o.params.alpha = o.params.alpha_coll = 1e-6;
   o.params.beta = o.params.beta_coll = 1e-9;
@@ -164,7 +164,7 @@ TEST(TunerTest, CountsAreConsistentAndTheSearchIsDeterministic) {
 
 TEST(TunerTest, SmallSpacesAreSearchedExhaustively) {
   TuneOptions o;
-  o.problem = *ir::ParseProblem("y[i] += A[i,j] * x[j]", "i=64,j=64");
+  o.program = ir::ProgramOf(*ir::ParseProblem("y[i] += A[i,j] * x[j]", "i=64,j=64"));
   o.meshes = MeshFactorisations(2, std::nullopt, {"y", "A", "x", "i", "j"});
   ASSERT_EQ(o.meshes.size(), 1u);
   EXPECT_EQ(o.meshes[0].ToString(), "p=2");  // x is a tensor here
@@ -219,7 +219,7 @@ TEST(TunerTest, LazyJudgingFindsTheExhaustiveBestOnASmallSpace) {
 TEST(TunerTest, LazyJudgingWithNoLegalPointSaysWhy) {
   TuneOptions o;
   // No schedule fits in 64 bytes a rank.
-  o.problem = *ir::ParseProblem("C[m,n] += A[m,k] * B[k,n]", "m=3,n=3,k=3");
+  o.program = ir::ProgramOf(*ir::ParseProblem("C[m,n] += A[m,k] * B[k,n]", "m=3,n=3,k=3"));
   o.meshes = {*ir::ParseMesh("x=2")};
   o.meshes[0].mem_per_rank_bytes = 64;
   o.judge.mode = JudgeOptions::Mode::kLazy;
@@ -247,7 +247,7 @@ TEST(TunerTest, BadOptionsAreErrors) {
 TEST(TunerTest, NoLegalScheduleSaysWhy) {
   TuneOptions o;
   // No schedule fits in 64 bytes a rank.
-  o.problem = *ir::ParseProblem("C[m,n] += A[m,k] * B[k,n]", "m=3,n=3,k=3");
+  o.program = ir::ProgramOf(*ir::ParseProblem("C[m,n] += A[m,k] * B[k,n]", "m=3,n=3,k=3"));
   o.meshes = {*ir::ParseMesh("x=2")};
   o.meshes[0].mem_per_rank_bytes = 64;
   std::unique_ptr<Runner> runner = NewModelOnlyRunner();
@@ -261,7 +261,7 @@ TEST(TunerTest, NoLegalScheduleSaysWhy) {
 // message names the range of rank counts tried, and does not advise allowing idle ranks.
 TEST(TunerTest, NoScheduleOverMeshesOfSeveralRankCountsSaysIdleRanksWereAllowed) {
   TuneOptions o;
-  o.problem = *ir::ParseProblem("C[m,n] += A[m,k] * B[k,n]", "m=1,n=1,k=1");
+  o.program = ir::ProgramOf(*ir::ParseProblem("C[m,n] += A[m,k] * B[k,n]", "m=1,n=1,k=1"));
   o.meshes = {*ir::ParseMesh("x=3"), *ir::ParseMesh("x=2")};
   o.top_k = 0;
   std::unique_ptr<Runner> runner = NewModelOnlyRunner();
@@ -423,7 +423,7 @@ TEST(TunerTest, AMatmulIsMeasuredAgainstTheLibraryAtItsMostPromisingConfiguratio
   const absl::StatusOr<SearchResult> r = Tune(o, runner);
   ASSERT_TRUE(r.ok()) << r.status();
   const std::optional<runtime::GemmForm> form =
-      runtime::GemmFormOf(runtime::ProblemSpecOf(o.problem));
+      runtime::GemmFormOf(runtime::ProblemSpecOf(o.program.statements[0]));
   ASSERT_TRUE(form.has_value());
   std::vector<std::string> expected;
   for (const runtime::LibraryGemmConfig& c : runtime::LibraryGemmConfigs(*form, 4))
@@ -459,7 +459,8 @@ TEST(TunerTest, AMatmulIsMeasuredAgainstTheLibraryAtItsMostPromisingConfiguratio
   ASSERT_TRUE(Tune(o, off).ok());
   EXPECT_TRUE(off.configs.empty());
   TuneOptions batched;
-  batched.problem = *ir::ParseProblem("C[b,m,n] += A[b,m,k] * B[b,k,n]", "b=2,m=32,n=32,k=32");
+  batched.program =
+      ir::ProgramOf(*ir::ParseProblem("C[b,m,n] += A[b,m,k] * B[b,k,n]", "b=2,m=32,n=32,k=32"));
   batched.meshes = {*ir::ParseMesh("x=2")};
   batched.top_k = 1;
   WithALibrary not_matmul(0.5);
@@ -533,7 +534,7 @@ TEST(TunerTest, ClassBestsHoldTheWinnersClassAndNoneBeatsTheWinner) {
   absl::StatusOr<ir::Trace> winner_trace = ir::ParseTrace(r.best.trace);
   ASSERT_TRUE(winner_trace.ok()) << winner_trace.status();
   absl::StatusOr<std::string> winner_class =
-      ScheduleClassOfTrace(*winner_trace, o.problem, o.meshes[r.best.mesh]);
+      ScheduleClassOfTrace(*winner_trace, o.program.statements[0], o.meshes[r.best.mesh]);
   ASSERT_TRUE(winner_class.ok()) << winner_class.status();
   bool found = false;
   std::set<std::string> classes;
@@ -543,7 +544,8 @@ TEST(TunerTest, ClassBestsHoldTheWinnersClassAndNoneBeatsTheWinner) {
     EXPECT_EQ(b.mesh, o.meshes[b.best.mesh].ToString());
     absl::StatusOr<ir::Trace> t = ir::ParseTrace(b.best.trace);
     ASSERT_TRUE(t.ok()) << t.status();
-    EXPECT_EQ(*ScheduleClassOfTrace(*t, o.problem, o.meshes[b.best.mesh]), b.schedule_class);
+    EXPECT_EQ(*ScheduleClassOfTrace(*t, o.program.statements[0], o.meshes[b.best.mesh]),
+              b.schedule_class);
     if (b.schedule_class != *winner_class) continue;
     found = true;
     EXPECT_EQ(b.best.cost.seconds, r.best.cost.seconds);
@@ -565,7 +567,7 @@ TEST(TunerTest, EveryShapeOnEveryRankCountHasAScheduleOrSaysWhy) {
         const std::string extents = absl::StrCat("i=", i, ",j=", j);
         SCOPED_TRACE(absl::StrCat(extents, " on p=", p));
         TuneOptions o;
-        o.problem = *ir::ParseProblem("y[i] += M[i,j] * x[j]", extents);
+        o.program = ir::ProgramOf(*ir::ParseProblem("y[i] += M[i,j] * x[j]", extents));
         o.meshes = {*ir::ParseMesh(absl::StrCat("p=", p))};
         o.top_k = 0;
         const absl::StatusOr<SearchResult> r = Tune(o, *runner);

@@ -46,7 +46,7 @@ TEST_P(WorkCountTest, IslWorkStaysWithinItsBound) {
   absl::StatusOr<ir::Problem> problem = ir::ParseProblem(k.expr, k.extents);
   ASSERT_TRUE(problem.ok()) << problem.status();
   TuneOptions o;
-  o.problem = *problem;
+  o.program = ir::ProgramOf(*problem);
   o.meshes = MeshFactorisations(k.ranks, std::nullopt);
   o.params = FixedParams();
   o.top_k = 0;
@@ -105,7 +105,7 @@ TEST_P(ScaleGuardTest, ManyRanksCostNoMoreThanMaxEvaluations) {
       ir::ParseProblem("C[m,n] += A[m,k] * B[k,n]", "m=8192,n=8192,k=8192");
   ASSERT_TRUE(problem.ok()) << problem.status();
   TuneOptions o;
-  o.problem = *problem;
+  o.program = ir::ProgramOf(*problem);
   o.meshes = MeshFactorisations(ranks, std::nullopt);
   o.params = FixedParams();
   o.top_k = 0;

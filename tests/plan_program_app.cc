@@ -4,13 +4,14 @@
 // data, nothing of meshtune's.
 //
 //   plan_program_app --expr 'H[b,f] = X[b,d] * W1[d,f]; Y[b,e] = H[b,f] * W2[f,e]'
-//                    --extents b=7,d=5,e=3,f=11 --mode estimate|wisdom [--wisdom FILE]
+//                    --extents b=7,d=5,e=3,f=11 --mode estimate|wisdom|measure [--wisdom FILE]
 //                    [--mesh M]
 //
 // Each rank fills the inputs' shards where Plan::Shard says; Execute runs twice (a `+=`
 // output refilled before each); after each, every written tensor (intermediates too) is
 // checked on every rank where it holds its result, and gathered whole on rank 0 (every
-// element present and right). Rank 0 prints "tensors: NAMES", "plan: MESH" and
+// element present and right). Rank 0 prints "tensors: NAMES", "plan: MESH", in measure
+// mode "measured: SECONDS s" (the winner's time on the application's ranks), and
 // "program: verified", or "program: error: ...". Exit status 0 when verified, 1 if not.
 #include <mpi.h>
 
@@ -129,6 +130,7 @@ int Run(int argc, char** argv, int rank) {
     std::string names;
     for (const std::string& t : p.tensors()) names += (names.empty() ? "" : " ") + t;
     std::printf("tensors: %s\nplan: %s\n", names.c_str(), p.mesh().c_str());
+    if (p.measured_seconds() > 0) std::printf("measured: %.3g s\n", p.measured_seconds());
   }
   const Reference ref(ParseProgram(expr), ParseExtents(extents));
   std::vector<std::vector<float>> data;

@@ -1,11 +1,11 @@
-// The program tuner over small programs of two and three statements on 2 to 6 ranks, odd
+// The tune of small programs of two and three statements on 2 to 6 ranks, odd
 // extents included: the joint answer is never predicted slower than tuning each statement
 // alone; Megatron's MLP moves nothing between its statements; and every program the tuner
 // ranks — and every pairing of a producer's layout with a consumer's that its Pareto sets
 // hold — is validated, run in the simulator against the serial reference of the whole
 // program, and moves bytes exactly when the model says the layouts differ (intermediates,
 // and inputs read by several statements).
-#include "search/program_tuner.h"
+#include "search/program_search.h"
 
 #include <gtest/gtest.h>
 
@@ -18,34 +18,34 @@
 #include "runtime/executor.h"
 #include "runtime/simulator.h"
 #include "search/program_layouts.h"
+#include "search/tuner.h"
 
 namespace meshtune::search {
 namespace {
 
-ProgramTuneOptions Options(const std::string& expr, const std::string& extents,
-                           const std::string& mesh) {
-  ProgramTuneOptions o;
+TuneOptions Options(const std::string& expr, const std::string& extents, const std::string& mesh) {
+  TuneOptions o;
   absl::StatusOr<ir::StatementProgram> p = ir::ParseStatementProgram(expr, extents);
   EXPECT_TRUE(p.ok()) << p.status();
   if (p.ok()) o.program = *std::move(p);
   absl::StatusOr<ir::Mesh> m = ir::ParseMesh(mesh);
   EXPECT_TRUE(m.ok()) << m.status();
-  if (m.ok()) o.search.meshes = {*m};
-  o.search.params.alpha = o.search.params.alpha_coll = 1e-6;
-  o.search.params.beta = o.search.params.beta_coll = 1e-9;
-  o.search.params.gamma = 1e-11;
-  o.search.params.copy = 1e-10;
-  o.search.top_k = 3;
+  if (m.ok()) o.meshes = {*m};
+  o.params.alpha = o.params.alpha_coll = 1e-6;
+  o.params.beta = o.params.beta_coll = 1e-9;
+  o.params.gamma = 1e-11;
+  o.params.copy = 1e-10;
+  o.top_k = 3;
   return o;
 }
 
 // `c` run in the simulator: its statements validated and executed as one program.
-runtime::RunStats Simulated(const ProgramTuneOptions& o, const ProgramCandidate& c) {
+runtime::RunStats Simulated(const TuneOptions& o, const ProgramCandidate& c) {
   std::unique_ptr<Checker> checker = NewSimulatingChecker();
   std::vector<runtime::StatementJob> jobs;
   for (size_t s = 0; s < c.statements.size(); ++s) {
     absl::StatusOr<Runnable> r =
-        checker->Validate(o.program.statements[s], o.search.meshes[0], c.statements[s].schedule);
+        checker->Validate(o.program.statements[s], o.meshes[0], c.statements[s].schedule);
     EXPECT_TRUE(r.ok()) << r.status() << "\n" << c.statements[s].trace;
     if (!r.ok()) return {};
     jobs.push_back({runtime::ProblemSpecOf(o.program.statements[s]), r->program});
@@ -88,19 +88,19 @@ std::vector<Case> Programs() {
   };
 }
 
-TEST(ProgramTunerTest, EveryRankedProgramVerifiesInTheSimulatorAndMovesAsPredicted) {
+TEST(ProgramSearchTest, EveryRankedProgramVerifiesInTheSimulatorAndMovesAsPredicted) {
   for (const Case& p : Programs()) {
     for (int ranks = 2; ranks <= 6; ++ranks) {
       SCOPED_TRACE(absl::StrCat(p.expr, " with ", p.extents, " on x=", ranks));
-      const ProgramTuneOptions o = Options(p.expr, p.extents, absl::StrCat("x=", ranks));
+      const TuneOptions o = Options(p.expr, p.extents, absl::StrCat("x=", ranks));
       std::unique_ptr<Runner> runner = NewModelOnlyRunner();
-      absl::StatusOr<ProgramTuneResult> r = TuneProgram(o, *runner);
-      ASSERT_TRUE(r.ok()) << r.status();
+      absl::StatusOr<SearchResult> r = Tune(o, *runner);
+      ASSERT_TRUE(r.ok() && r->program.has_value()) << r.status();
       EXPECT_EQ(r->checked, "simulated");
-      EXPECT_LE(r->ranked[0].seconds, r->separate.seconds * (1 + 1e-12));
-      EXPECT_EQ(r->best.seconds, r->ranked[0].seconds);
-      std::vector<const ProgramCandidate*> all{&r->separate};
-      for (const ProgramCandidate& c : r->ranked) all.push_back(&c);
+      EXPECT_LE(r->program->ranked[0].seconds, r->program->separate.seconds * (1 + 1e-12));
+      EXPECT_EQ(r->program->best.seconds, r->program->ranked[0].seconds);
+      std::vector<const ProgramCandidate*> all{&r->program->separate};
+      for (const ProgramCandidate& c : r->program->ranked) all.push_back(&c);
       for (const ProgramCandidate* c : all) {
         const runtime::RunStats run = Simulated(o, *c);
         EXPECT_TRUE(run.verified) << run.error;
@@ -114,18 +114,18 @@ TEST(ProgramTunerTest, EveryRankedProgramVerifiesInTheSimulatorAndMovesAsPredict
   }
 }
 
-TEST(ProgramTunerTest, EveryPairingOfAProducersLayoutWithAConsumersVerifies) {
+TEST(ProgramSearchTest, EveryPairingOfAProducersLayoutWithAConsumersVerifies) {
   // Two statements on 3 and 4 ranks: each layout of H the first statement's candidates leave
   // it in, against each layout the second's read it in (their best candidate for it).
   for (int ranks : {3, 4}) {
     SCOPED_TRACE(absl::StrCat("x=", ranks));
-    ProgramTuneOptions o = Options("H[b,f] = X[b,d] * W1[d,f]; Y[b,e] = H[b,f] * W2[f,e]",
-                                   "b=17,d=3,f=17,e=2", absl::StrCat("x=", ranks));
+    TuneOptions o = Options("H[b,f] = X[b,d] * W1[d,f]; Y[b,e] = H[b,f] * W2[f,e]",
+                            "b=17,d=3,f=17,e=2", absl::StrCat("x=", ranks));
     std::map<std::string, Candidate> first, second;
     std::vector<std::unique_ptr<Explorer>> explorers;
     for (int s = 0; s < 2; ++s) {
-      absl::StatusOr<std::unique_ptr<Explorer>> e = Explorer::Create(
-          o.program.statements[s], o.search.meshes, o.search.space, o.search.params);
+      absl::StatusOr<std::unique_ptr<Explorer>> e =
+          Explorer::Create(o.program.statements[s], o.meshes, o.space, o.params);
       ASSERT_TRUE(e.ok()) << e.status();
       NewExhaustiveStrategy()->Search(**e, SearchBudget{});
       for (const Candidate& c : (*e)->candidates()) {
@@ -146,8 +146,7 @@ TEST(ProgramTunerTest, EveryPairingOfAProducersLayoutWithAConsumersVerifies) {
         absl::StatusOr<std::vector<runtime::Box>> read =
             HeldBoxes(explorers[1]->evaluator(0).base(), b.schedule, "H");
         ASSERT_TRUE(held.ok() && read.ok());
-        absl::StatusOr<MoveCost> move =
-            CostMove({17, 17}, 4, o.search.meshes[0], *held, *read, o.search.params);
+        absl::StatusOr<MoveCost> move = CostMove({17, 17}, 4, o.meshes[0], *held, *read, o.params);
         ASSERT_TRUE(move.ok()) << move.status();
         EXPECT_EQ(move->in_place, from == to);
         ProgramCandidate c;
@@ -164,28 +163,33 @@ TEST(ProgramTunerTest, EveryPairingOfAProducersLayoutWithAConsumersVerifies) {
   }
 }
 
-TEST(ProgramTunerTest, MegatronsMlpMovesNothingBetweenItsStatements) {
+TEST(ProgramSearchTest, MegatronsMlpMovesNothingBetweenItsStatements) {
   for (int ranks : {2, 4}) {
-    const ProgramTuneOptions o = Options("H[b,f] = X[b,d] * W1[d,f]; Y[b,e] = H[b,f] * W2[f,e]",
-                                         "b=64,d=32,f=128,e=32", absl::StrCat("x=", ranks));
+    const TuneOptions o = Options("H[b,f] = X[b,d] * W1[d,f]; Y[b,e] = H[b,f] * W2[f,e]",
+                                  "b=64,d=32,f=128,e=32", absl::StrCat("x=", ranks));
     std::unique_ptr<Runner> runner = NewModelOnlyRunner();
-    absl::StatusOr<ProgramTuneResult> r = TuneProgram(o, *runner);
-    ASSERT_TRUE(r.ok()) << r.status();
-    ASSERT_EQ(r->best.moves.size(), 1u);
-    EXPECT_TRUE(r->best.moves[0].in_place) << r->best.statements[0].trace << "--\n"
-                                           << r->best.statements[1].trace;
-    EXPECT_EQ(r->best.moves[0].bytes_max, 0);
+    absl::StatusOr<SearchResult> r = Tune(o, *runner);
+    ASSERT_TRUE(r.ok() && r->program.has_value()) << r.status();
+    ASSERT_EQ(r->program->best.moves.size(), 1u);
+    EXPECT_TRUE(r->program->best.moves[0].in_place)
+        << r->program->best.statements[0].trace << "--\n"
+        << r->program->best.statements[1].trace;
+    EXPECT_EQ(r->program->best.moves[0].bytes_max, 0);
   }
 }
 
-TEST(ProgramTunerTest, ProgressIsReportedPerStatementThenForTheProgram) {
-  ProgramTuneOptions o =
+TEST(ProgramSearchTest, ProgressIsReportedPerStatementThenForTheProgram) {
+  TuneOptions o =
       Options("H[b,f] = X[b,d] * W1[d,f]; G[b,f] = H[b,f] + B[b,f]; Y[b,e] = G[b,f] * W2[f,e]",
               "b=16,d=8,f=16,e=4", "x=4");
-  std::vector<SearchProgress> seen;
-  o.progress = [&seen](const SearchProgress& p) { seen.push_back(p); };
+  struct Seen : SearchCallback {
+    void OnProgress(const SearchProgress& p) override { all.push_back(p); }
+    std::vector<SearchProgress> all;
+  } callback;
+  const std::vector<SearchProgress>& seen = callback.all;
   std::unique_ptr<Runner> runner = NewModelOnlyRunner();
-  absl::StatusOr<ProgramTuneResult> r = TuneProgram(o, *runner);
+  absl::StatusOr<SearchResult> r = Tune(o, *runner, {&callback});
+  ASSERT_TRUE(r.ok() && r->program.has_value()) << r.status();
   ASSERT_TRUE(r.ok()) << r.status();
   ASSERT_EQ(seen.size(), 4u);
   int64_t enumerated = 0;
@@ -193,7 +197,7 @@ TEST(ProgramTunerTest, ProgressIsReportedPerStatementThenForTheProgram) {
     EXPECT_EQ(seen[s].stage, "search");
     EXPECT_EQ(seen[s].statement, s + 1);
     EXPECT_EQ(seen[s].statements, 3);
-    EXPECT_EQ(seen[s].counts.enumerated, r->counts[s].enumerated);
+    EXPECT_EQ(seen[s].counts.enumerated, r->program->counts[s].enumerated);
     ASSERT_TRUE(seen[s].best_predicted_s.has_value());
     EXPECT_GT(*seen[s].best_predicted_s, 0);
     enumerated += seen[s].counts.enumerated;
@@ -203,23 +207,23 @@ TEST(ProgramTunerTest, ProgressIsReportedPerStatementThenForTheProgram) {
   EXPECT_EQ(seen[3].statements, 3);
   EXPECT_EQ(seen[3].counts.enumerated, enumerated);
   ASSERT_TRUE(seen[3].best_predicted_s.has_value());
-  EXPECT_EQ(*seen[3].best_predicted_s, r->ranked[0].seconds);
+  EXPECT_EQ(*seen[3].best_predicted_s, r->program->ranked[0].seconds);
   EXPECT_EQ(seen[3].to_measure, 0);
 }
 
-TEST(ProgramTunerTest, BadOptionsAndStatementsWithoutSchedulesAreErrors) {
-  ProgramTuneOptions o =
+TEST(ProgramSearchTest, BadOptionsAndStatementsWithoutSchedulesAreErrors) {
+  TuneOptions o =
       Options("H[b,f] = X[b,d] * W1[d,f]; Y[b,e] = H[b,f] * W2[f,e]", "b=4,d=4,f=4,e=4", "x=2");
   std::unique_ptr<Runner> runner = NewModelOnlyRunner();
-  ProgramTuneOptions no_mesh = o;
-  no_mesh.search.meshes.clear();
-  EXPECT_EQ(TuneProgram(no_mesh, *runner).status().message(), "no mesh to tune for");
-  ProgramTuneOptions bad_k = o;
-  bad_k.search.top_k = -1;
-  EXPECT_EQ(TuneProgram(bad_k, *runner).status().message(), "top-k must be >= 0, got -1");
-  ProgramTuneOptions empty = o;
+  TuneOptions no_mesh = o;
+  no_mesh.meshes.clear();
+  EXPECT_EQ(Tune(no_mesh, *runner).status().message(), "no mesh to tune for");
+  TuneOptions bad_k = o;
+  bad_k.top_k = -1;
+  EXPECT_EQ(Tune(bad_k, *runner).status().message(), "top-k must be >= 0, got -1");
+  TuneOptions empty = o;
   empty.program.statements.clear();
-  EXPECT_EQ(TuneProgram(empty, *runner).status().message(), "the program has no statement");
+  EXPECT_EQ(Tune(empty, *runner).status().message(), "the program has no statement");
 }
 
 }  // namespace

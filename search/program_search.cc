@@ -1,4 +1,4 @@
-#include "search/program_tuner.h"
+#include "search/program_search.h"
 
 #include <algorithm>
 #include <chrono>
@@ -14,6 +14,7 @@
 #include "runtime/simulator.h"
 #include "search/plausibility.h"
 #include "search/program_layouts.h"
+#include "search/statement_search.h"
 
 namespace meshtune::search {
 
@@ -71,52 +72,34 @@ struct Partial {
 
 class ProgramSearch {
  public:
-  ProgramSearch(const ProgramTuneOptions& options, Clock::time_point start)
-      : options_(options), program_(options.program), start_(start) {}
+  ProgramSearch(const TuneOptions& options, const std::vector<SearchCallback*>& callbacks,
+                Clock::time_point start)
+      : options_(options), callbacks_(callbacks), program_(options.program), start_(start) {}
 
   // Every statement's space searched (its own share of half the budget).
   absl::Status SearchStatements() {
     const int n = static_cast<int>(program_.statements.size());
     for (int s = 0; s < n; ++s) {
-      const ir::Problem& problem = program_.statements[s];
-      absl::StatusOr<std::unique_ptr<Explorer>> made = Explorer::Create(
-          problem, options_.search.meshes, options_.search.space, options_.search.params,
-          options_.search.cancelled, options_.search.judge);
-      if (!made.ok()) return Prefixed(s, made.status());
-      Explorer& explorer = **made;
-      if (explorer.counts().legal == 0 && !explorer.counts().estimated) {
-        return Prefixed(s, NoLegalSchedule(explorer, problem));
-      }
-      std::unique_ptr<SearchStrategy> strategy =
-          NewDefaultStrategy(explorer, options_.search.max_exhaustive, options_.search.evolution,
-                             options_.search.max_evaluations);
-      SearchBudget budget;
-      budget.max_evaluations = options_.search.max_evaluations;
-      budget.deadline =
+      const Clock::time_point deadline =
           start_ + std::chrono::duration_cast<Clock::duration>(
-                       std::chrono::duration<double>(options_.search.budget_s / 2 * (s + 1) / n));
-      budget.cancelled = options_.search.cancelled;
-      strategy->Search(explorer, budget);
-      if (Cancelled()) return absl::CancelledError("the tune was cancelled");
-      if (explorer.candidates().empty()) {
-        return absl::FailedPreconditionError(
-            absl::StrCat("statement ", s + 1, ": none of its ", explorer.counts().evaluated,
-                         " legal schedules evaluated could be lowered"));
+                       std::chrono::duration<double>(options_.budget_s / 2 * (s + 1) / n));
+      absl::StatusOr<SearchedStatement> searched =
+          SearchStatement(program_.statements[s], options_, deadline, nullptr, nullptr);
+      if (!searched.ok()) return Prefixed(s, searched.status());
+      const Explorer& explorer = *searched->explorer;
+      SearchProgress p;
+      p.stage = "search";
+      p.counts = explorer.counts();
+      for (const Candidate& c : explorer.candidates()) {
+        if (!p.best_predicted_s || c.cost.seconds < *p.best_predicted_s)
+          p.best_predicted_s = c.cost.seconds;
       }
-      strategies_.push_back(strategy->name());
-      explorers_.push_back(std::move(*made));
-      if (options_.progress) {
-        SearchProgress p;
-        p.stage = "search";
-        p.counts = explorer.counts();
-        p.best_predicted_s = explorer.candidates().front().cost.seconds;
-        for (const Candidate& c : explorer.candidates())
-          p.best_predicted_s = std::min(*p.best_predicted_s, c.cost.seconds);
-        p.elapsed_s = Since(start_);
-        p.statement = s + 1;
-        p.statements = n;
-        options_.progress(p);
-      }
+      p.elapsed_s = Since(start_);
+      p.statement = s + 1;
+      p.statements = n;
+      for (SearchCallback* cb : callbacks_) cb->OnProgress(p);
+      strategies_.push_back(searched->strategy);
+      explorers_.push_back(std::move(searched->explorer));
     }
     return absl::OkStatus();
   }
@@ -209,8 +192,6 @@ class ProgramSearch {
   const std::vector<std::string>& strategies() const { return strategies_; }
 
  private:
-  bool Cancelled() const { return options_.search.cancelled && options_.search.cancelled(); }
-
   static absl::Status Prefixed(int s, const absl::Status& status) {
     return absl::Status(status.code(), absl::StrCat("statement ", s + 1, ": ", status.message()));
   }
@@ -261,9 +242,8 @@ class ProgramSearch {
       const std::optional<std::vector<runtime::Box>> b = Boxes(m, consumer, tensor, to);
       if (a && b) {
         const ir::Mesh& mesh = explorers_[producer]->mesh(m);
-        absl::StatusOr<MoveCost> c =
-            CostMove(program_.Shape(tensor), ir::DTypeBytes(program_.dtype), mesh, *a, *b,
-                     options_.search.params);
+        absl::StatusOr<MoveCost> c = CostMove(
+            program_.Shape(tensor), ir::DTypeBytes(program_.dtype), mesh, *a, *b, options_.params);
         if (c.ok()) cost = *c;
       }
       it = moves_.emplace(key, cost).first;
@@ -305,7 +285,8 @@ class ProgramSearch {
     return out;
   }
 
-  const ProgramTuneOptions& options_;
+  const TuneOptions& options_;
+  const std::vector<SearchCallback*>& callbacks_;
   const ir::StatementProgram& program_;
   Clock::time_point start_;
   std::vector<std::unique_ptr<Explorer>> explorers_;
@@ -326,7 +307,7 @@ std::string TracesOf(const ProgramCandidate& c) {
 }
 
 // Every statement's Program through the checker's validation, as one job's input.
-absl::StatusOr<ProgramMeasureInput> Prepared(const ProgramTuneOptions& options, Checker& checker,
+absl::StatusOr<ProgramMeasureInput> Prepared(const TuneOptions& options, Checker& checker,
                                              const ProgramCandidate& c, const ir::Mesh& mesh) {
   ProgramMeasureInput in;
   in.program = &options.program;
@@ -347,8 +328,8 @@ absl::StatusOr<ProgramMeasureInput> Prepared(const ProgramTuneOptions& options, 
 
 // Checks an unmeasured program: the whole program in the simulator when it is small, else
 // each statement by the checker. "" when it passes, else why; `how` says which.
-std::string CheckProgram(const ProgramTuneOptions& options, Checker& checker,
-                         const ProgramCandidate& c, const ir::Mesh& mesh, std::string* how) {
+std::string CheckProgram(const TuneOptions& options, Checker& checker, const ProgramCandidate& c,
+                         const ir::Mesh& mesh, std::string* how) {
   int64_t instances = 0;
   for (const ir::Problem& p : options.program.statements) {
     int64_t n = 1;
@@ -376,49 +357,46 @@ std::string CheckProgram(const ProgramTuneOptions& options, Checker& checker,
   return "";
 }
 
-// Sets result->best from the measurements (the fastest verified), else from the model's
+// Sets the answer from the measurements (the fastest verified), else from the model's
 // ranked programs that pass CheckProgram.
-absl::Status ChooseProgram(const ProgramTuneOptions& options, ProgramSearch& search,
-                           Checker& checker, ProgramTuneResult* result) {
+absl::Status ChooseProgram(const TuneOptions& options, ProgramSearch& search, Checker& checker,
+                           SearchResult* result) {
+  ProgramAnswer& answer = *result->program;
   // Physics (search/plausibility.h) and noise (search/decision.h) as for one statement:
   // the fastest program, a tie within noise said so.
   double flops = 0;
   for (const ir::Problem& p : options.program.statements) flops += ProblemFlops(p);
   std::vector<Contender> contenders;
-  for (size_t i = 0; i < result->measurements.size(); ++i) {
-    MeasuredProgram& m = result->measurements[i];
+  for (MeasuredProgram& m : answer.measurements) {
     const int64_t ranks = search.explorer(0).mesh(m.candidate.mesh).Ranks();
     if (m.run.verified && !m.run.samples.empty()) {
       const double fastest = *std::min_element(m.run.samples.begin(), m.run.samples.end());
-      m.implausible =
-          ImplausibleTime(fastest, flops, m.run.bytes_sent_max, options.search.params, ranks);
+      m.implausible = ImplausibleTime(fastest, flops, m.run.bytes_sent_max, options.params, ranks);
     }
     contenders.push_back({m.label, false, &m.run, m.implausible.has_value()});
+    result->choice.labels.push_back(m.label);
   }
   const Decision d = Decide(contenders);
-  result->verdict = d.verdict;
-  result->leader = d.leader;
-  const MeasuredProgram* fastest = nullptr;
+  result->choice.verdict = d.verdict;
+  result->choice.leader = d.leader;
   if (d.schedule >= 0) {
-    fastest = &result->measurements[d.schedule];
-    result->best_measurement = d.schedule;
-  }
-  if (fastest != nullptr) {
-    result->best = fastest->candidate;
-    result->mesh = search.explorer(0).mesh(fastest->candidate.mesh);
-    result->measured_s = fastest->run.seconds;
+    const MeasuredProgram& fastest = answer.measurements[d.schedule];
+    answer.best_measurement = d.schedule;
+    answer.best = fastest.candidate;
+    result->mesh = search.explorer(0).mesh(fastest.candidate.mesh);
+    result->measured_s = fastest.run.seconds;
     result->verified = true;
     result->checked = "measured";
     return absl::OkStatus();
   }
-  for (const ProgramCandidate& c : result->ranked) {
-    if (options.search.cancelled && options.search.cancelled())
+  for (const ProgramCandidate& c : answer.ranked) {
+    if (options.cancelled && options.cancelled())
       return absl::CancelledError("the tune was cancelled");
     const ir::Mesh& mesh = search.explorer(0).mesh(c.mesh);
     std::string how;
     const std::string error = CheckProgram(options, checker, c, mesh, &how);
     if (error.empty()) {
-      result->best = c;
+      answer.best = c;
       result->mesh = mesh;
       result->checked = how;
       return absl::OkStatus();
@@ -454,57 +432,54 @@ std::string LayoutKey(const Candidate& c, const ir::Problem& problem, const std:
 
 namespace {
 
-// Tells options.progress of `stage`: the statements' counts summed, the programs measured
-// so far of `to_measure`, the best predicted and measured program.
-void Report(const ProgramTuneOptions& options, const std::string& stage,
-            const ProgramTuneResult& result, int to_measure, Clock::time_point start) {
-  if (!options.progress) return;
+// Tells the callbacks of `stage`: the statements' counts summed, the programs measured so
+// far of `to_measure`, the best predicted and measured program.
+void Report(const std::vector<SearchCallback*>& callbacks, const std::string& stage,
+            const SearchResult& result, int to_measure, Clock::time_point start) {
+  const ProgramAnswer& answer = *result.program;
   SearchProgress p;
   p.stage = stage;
-  for (const SearchCounts& c : result.counts) {
-    p.counts.enumerated += c.enumerated;
-    p.counts.legal += c.legal;
-    p.counts.costed += c.costed;
-    p.counts.estimated = p.counts.estimated || c.estimated;
-    for (const auto& [reason, n] : c.pruned) p.counts.pruned[reason] += n;
-  }
+  p.counts = result.counts;
   p.to_measure = to_measure;
-  p.measured = static_cast<int>(result.measurements.size());
-  if (!result.ranked.empty()) p.best_predicted_s = result.ranked[0].seconds;
-  for (const MeasuredProgram& m : result.measurements) {
+  p.measured = static_cast<int>(answer.measurements.size());
+  if (!answer.ranked.empty()) p.best_predicted_s = answer.ranked[0].seconds;
+  for (const MeasuredProgram& m : answer.measurements) {
     if (m.run.verified && m.run.seconds &&
         (!p.best_measured_s || *m.run.seconds < *p.best_measured_s))
-      p.best_measured_s = *m.run.seconds;
+      p.best_measured_s = m.run.seconds;
   }
   p.elapsed_s = Since(start);
-  p.statements = static_cast<int>(options.program.statements.size());
-  options.progress(p);
+  p.statements = static_cast<int>(answer.counts.size());
+  for (SearchCallback* cb : callbacks) cb->OnProgress(p);
 }
 
-}  // namespace
+// The statements' counts summed.
+SearchCounts Summed(const std::vector<SearchCounts>& counts) {
+  SearchCounts out;
+  for (const SearchCounts& c : counts) {
+    out.enumerated += c.enumerated;
+    out.legal += c.legal;
+    out.costed += c.costed;
+    out.evaluated += c.evaluated;
+    out.estimated = out.estimated || c.estimated;
+    for (const auto& [reason, n] : c.pruned) out.pruned[reason] += n;
+  }
+  return out;
+}
 
-absl::StatusOr<ProgramTuneResult> TuneProgram(const ProgramTuneOptions& options, Runner& runner) {
-  const Clock::time_point start = Clock::now();
-  if (options.program.statements.empty())
-    return absl::InvalidArgumentError("the program has no statement");
-  if (absl::Status s = CheckTuneLimits(options.search.meshes.size(), options.search.top_k,
-                                       options.search.budget_s);
-      !s.ok())
-    return s;
-  ProgramSearch search(options, start);
-  if (absl::Status s = search.SearchStatements(); !s.ok()) return s;
-  search.Group();
-
-  ProgramTuneResult result;
-  const size_t k = static_cast<size_t>(std::max(options.search.top_k, 1));
+// The joint search's k best programs over every mesh into answer->ranked, and the best
+// separate program into answer->separate. FailedPrecondition when none fits the memory
+// budget or no mesh holds a schedule of every statement.
+absl::Status RankPrograms(const TuneOptions& options, ProgramSearch& search, size_t k,
+                          ProgramAnswer* answer) {
   std::optional<ProgramCandidate> separate;
   // Programs over the memory budget as a whole (every tensor kept, the largest statement's
   // additions) are dropped, though each statement alone fits.
   std::optional<std::string> over;
-  for (int m = 0; m < static_cast<int>(options.search.meshes.size()); ++m) {
+  for (int m = 0; m < static_cast<int>(options.meshes.size()); ++m) {
     for (ProgramCandidate& c : search.Joint(m, k)) {
       std::optional<std::string> why = search.OverBudget(c);
-      if (!why) result.ranked.push_back(std::move(c));
+      if (!why) answer->ranked.push_back(std::move(c));
       if (why && !over) over = why;
     }
     std::optional<ProgramCandidate> s = search.Separate(m);
@@ -514,69 +489,96 @@ absl::StatusOr<ProgramTuneResult> TuneProgram(const ProgramTuneOptions& options,
     }
     if (s && (!separate || s->seconds < separate->seconds)) separate = std::move(s);
   }
-  if (over && (result.ranked.empty() || !separate)) {
+  if (over && (answer->ranked.empty() || !separate)) {
     return absl::FailedPreconditionError(
-        absl::StrCat(result.ranked.empty() ? "every program"
-                                           : "each statement's own best (the separate "
-                                             "program a tune compares with)",
+        absl::StrCat(answer->ranked.empty() ? "every program"
+                                            : "each statement's own best (the separate "
+                                              "program a tune compares with)",
                      " is over the memory budget as a whole: ", *over));
   }
-  if (result.ranked.empty() || !separate) {
+  if (answer->ranked.empty() || !separate) {
     return absl::FailedPreconditionError(
         "no mesh holds a schedule of every statement whose layouts can be moved between them");
   }
   std::stable_sort(
-      result.ranked.begin(), result.ranked.end(),
+      answer->ranked.begin(), answer->ranked.end(),
       [](const ProgramCandidate& a, const ProgramCandidate& b) { return a.seconds < b.seconds; });
-  if (result.ranked.size() > k) result.ranked.resize(k);
-  result.separate = *separate;
+  if (answer->ranked.size() > k) answer->ranked.resize(k);
+  answer->separate = *separate;
+  return absl::OkStatus();
+}
+
+// The ranked programs (and "separate", unless among them) measured side by side within
+// what is left of the budget; a program a check refuses is not run.
+void MeasurePrograms(const TuneOptions& options, const std::vector<SearchCallback*>& callbacks,
+                     ProgramSearch& search, Runner& runner, Checker& checker,
+                     Clock::time_point start, SearchResult* result) {
+  ProgramAnswer& answer = *result->program;
+  std::vector<std::pair<std::string, const ProgramCandidate*>> to_measure;
+  for (size_t i = 0; i < answer.ranked.size(); ++i)
+    to_measure.emplace_back(absl::StrCat("joint ", i + 1), &answer.ranked[i]);
+  bool among = false;
+  for (const ProgramCandidate& c : answer.ranked)
+    among = among || TracesOf(c) == TracesOf(answer.separate);
+  if (!among) to_measure.emplace_back("separate", &answer.separate);
+  Report(callbacks, "measure", *result, static_cast<int>(to_measure.size()), start);
+  const double left = options.budget_s - Since(start);
+  std::vector<ProgramMeasureInput> inputs;  // kept while the items point into them
+  inputs.reserve(to_measure.size());
+  std::vector<MeasureItem> items;
+  std::vector<int> item_of;  // per measurement, its item (-1: refused, not run)
+  for (const auto& [label, c] : to_measure) {
+    if (left <= 1 || (options.cancelled && options.cancelled())) break;
+    MeasuredProgram m{*c, label, {}};
+    const ir::Mesh& mesh = search.explorer(0).mesh(c->mesh);
+    absl::StatusOr<ProgramMeasureInput> in = Prepared(options, checker, *c, mesh);
+    if (!in.ok()) {
+      m.run.error = std::string(in.status().message());
+      result->refused.push_back(absl::StrCat(TracesOf(*c), "  ", *m.run.error));
+      item_of.push_back(-1);
+    } else {
+      in->timeout_s = left;
+      in->cancelled = options.cancelled;
+      inputs.push_back(*std::move(in));
+      item_of.push_back(static_cast<int>(items.size()));
+      items.push_back({nullptr, nullptr, &inputs.back()});
+    }
+    answer.measurements.push_back(std::move(m));
+  }
+  std::vector<CandidateRun> runs = runner.RunSideBySide(items, left - 1);
+  for (size_t i = 0; i < answer.measurements.size(); ++i) {
+    if (item_of[i] >= 0) answer.measurements[i].run = std::move(runs[item_of[i]]);
+  }
+}
+
+}  // namespace
+
+absl::StatusOr<SearchResult> TuneStatements(const TuneOptions& options, Runner& runner,
+                                            const std::vector<SearchCallback*>& callbacks) {
+  const Clock::time_point start = Clock::now();
+  ProgramSearch search(options, callbacks, start);
+  if (absl::Status s = search.SearchStatements(); !s.ok()) return s;
+  search.Group();
+
+  SearchResult result;
+  ProgramAnswer& answer = result.program.emplace();
+  const size_t k = static_cast<size_t>(std::max(options.top_k, 1));
+  if (absl::Status s = RankPrograms(options, search, k, &answer); !s.ok()) return s;
   for (size_t s = 0; s < options.program.statements.size(); ++s)
-    result.counts.push_back(search.explorer(static_cast<int>(s)).counts());
-  result.strategies = search.strategies();
+    answer.counts.push_back(search.explorer(static_cast<int>(s)).counts());
+  answer.strategies = search.strategies();
+  result.counts = Summed(answer.counts);
+  result.strategy = absl::StrJoin(answer.strategies, ", ");
 
   std::unique_ptr<Checker> simulating;
-  Checker* checker = options.search.checker;
+  Checker* checker = options.checker;
   if (checker == nullptr) checker = (simulating = NewSimulatingChecker()).get();
-  if (runner.measures() && options.search.top_k > 0) {
-    std::vector<std::pair<std::string, const ProgramCandidate*>> to_measure;
-    for (size_t i = 0; i < result.ranked.size(); ++i)
-      to_measure.emplace_back(absl::StrCat("joint ", i + 1), &result.ranked[i]);
-    bool among = false;
-    for (const ProgramCandidate& c : result.ranked)
-      among = among || TracesOf(c) == TracesOf(result.separate);
-    if (!among) to_measure.emplace_back("separate", &result.separate);
-    Report(options, "measure", result, static_cast<int>(to_measure.size()), start);
-    const double left = options.search.budget_s - Since(start);
-    std::vector<ProgramMeasureInput> inputs;  // kept while the items point into them
-    inputs.reserve(to_measure.size());
-    std::vector<MeasureItem> items;
-    std::vector<int> item_of;  // per measurement, its item (-1: refused, not run)
-    for (const auto& [label, c] : to_measure) {
-      if (left <= 1 || (options.search.cancelled && options.search.cancelled())) break;
-      MeasuredProgram m{*c, label, {}};
-      const ir::Mesh& mesh = search.explorer(0).mesh(c->mesh);
-      absl::StatusOr<ProgramMeasureInput> in = Prepared(options, *checker, *c, mesh);
-      if (!in.ok()) {
-        m.run.error = std::string(in.status().message());
-        result.refused.push_back(absl::StrCat(TracesOf(*c), "  ", *m.run.error));
-        item_of.push_back(-1);
-      } else {
-        in->timeout_s = left;
-        in->cancelled = options.search.cancelled;
-        inputs.push_back(*std::move(in));
-        item_of.push_back(static_cast<int>(items.size()));
-        items.push_back({nullptr, nullptr, &inputs.back()});
-      }
-      result.measurements.push_back(std::move(m));
-    }
-    std::vector<CandidateRun> runs = runner.RunSideBySide(items, left - 1);
-    for (size_t i = 0; i < result.measurements.size(); ++i) {
-      if (item_of[i] >= 0) result.measurements[i].run = std::move(runs[item_of[i]]);
-    }
+  if (runner.measures() && options.top_k > 0) {
+    MeasurePrograms(options, callbacks, search, runner, *checker, start, &result);
   }
   if (absl::Status s = ChooseProgram(options, search, *checker, &result); !s.ok()) return s;
   result.seconds = Since(start);
-  Report(options, "done", result, static_cast<int>(result.measurements.size()), start);
+  Report(callbacks, "done", result, static_cast<int>(answer.measurements.size()), start);
   return result;
 }
 
