@@ -20,6 +20,7 @@
 #include "engine/requests.h"
 #include "ir/mesh.h"
 #include "ir/problem.h"
+#include "ir/program_footprint.h"
 #include "ir/statement_program.h"
 #include "ir/trace.h"
 #include "ir/verdict.h"
@@ -148,18 +149,34 @@ absl::StatusOr<v1::Record> ToMessage(const storage::TuningRecord& r, const stora
   return out;
 }
 
-// Whether `record` (in the requester's names) is legal on its mesh with `mem` bytes a rank.
-bool FitsBudget(const v1::Record& record, const std::string& mem) {
+// Whether the schedule of `record` of `program` (the request's, read once: the record is in
+// the requester's names) fits on its mesh with `mem` bytes a rank: each statement's schedule
+// judged legal under the budget, and a program of several statements' footprint as a whole
+// within it (ir::ProgramOverBudget, as its tune judged it).
+bool FitsBudget(const ir::StatementProgram& program, const v1::Record& record,
+                const std::string& mem) {
   v1::Mesh mesh;
   *mesh.mutable_dims() = record.mesh_dims();
   mesh.set_mem_per_rank(mem);
-  absl::StatusOr<ir::Computation> base = BaseComputation(record.problem(), mesh);
-  if (!base.ok()) return false;
-  absl::StatusOr<ir::Trace> trace = ParseTraceMessage(record.trace());
-  if (!trace.ok()) return false;
-  absl::StatusOr<codegen::Prepared> judged =
-      codegen::Prepare(*base, *trace, codegen::Through::kJudge);
-  return judged.ok() && judged->verdict.legal;
+  absl::StatusOr<ScheduleJob> job = JobOf(program, mesh, record.trace());
+  if (!job.ok()) return false;
+  std::vector<ir::Computation> replayed;
+  for (size_t s = 0; s < job->traces.size(); ++s) {
+    absl::StatusOr<ir::Computation> base = StatementBase(*job, static_cast<int>(s));
+    if (!base.ok()) return false;
+    absl::StatusOr<codegen::Prepared> judged =
+        codegen::Prepare(*base, job->traces[s], codegen::Through::kJudge);
+    if (!judged.ok() || !judged->verdict.legal) return false;
+    if (program.single()) return true;
+    const ir::Replay r = ir::ReplayTrace(*base, job->traces[s]);
+    if (!r.status.ok()) return false;
+    replayed.push_back(r.computation);
+  }
+  std::vector<const ir::Computation*> statements;
+  for (const ir::Computation& c : replayed) statements.push_back(&c);
+  size_t most = 0;
+  const ir::Footprint f = ir::ProgramFootprint(program, statements, &most);
+  return !ir::ProgramOverBudget(f, most, job->mesh.mem_per_rank_bytes).has_value();
 }
 
 // OK when exactly one of a mesh and a rank count is given, and the mesh's memory budget
@@ -189,12 +206,13 @@ absl::StatusOr<storage::Workload> RequestWorkload(const v1::Problem& problem, co
 absl::StatusOr<v1::LookupResponse> Lookup(storage::TuningDb& db, const v1::LookupRequest& request) {
   MT_ASSIGN_OR_RETURN(storage::Workload w, RequestWorkload(request.problem(), request.mesh(),
                                                            request.ranks(), request.profile()));
+  MT_ASSIGN_OR_RETURN(const ir::StatementProgram program, ProgramOf(request.problem()));
   const std::string& mem = request.mesh().mem_per_rank();
   const std::string& machine = request.machine();
-  if (w.IsProgram() && (!mem.empty() || request.nearest())) {
+  if (w.IsProgram() && request.nearest()) {
     return absl::InvalidArgumentError(
-        "a program's lookup takes no memory budget and no --nearest yet: those weigh one "
-        "statement's schedule");
+        "a program's lookup takes no --nearest yet: it replays one statement's schedule at "
+        "other extents");
   }
   // With nearest, a schedule transferred from other extents instead.
   auto not_found = [&]() -> absl::StatusOr<v1::LookupResponse> {
@@ -212,7 +230,8 @@ absl::StatusOr<v1::LookupResponse> Lookup(storage::TuningDb& db, const v1::Looku
         why_none.empty() ? "" : absl::StrCat(", and ", why_none), "; tune it first"));
   };
   auto acceptable = [&](const v1::Record& r) {
-    return (machine.empty() || r.machine() == machine) && (mem.empty() || FitsBudget(r, mem));
+    return (machine.empty() || r.machine() == machine) &&
+           (mem.empty() || FitsBudget(program, r, mem));
   };
   MT_ASSIGN_OR_RETURN(std::optional<storage::TuningRecord> best, db.Best(w.fingerprint));
   if (!best.has_value()) return not_found();

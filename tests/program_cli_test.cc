@@ -277,12 +277,6 @@ TEST(ProgramCliTest, BadProgramsAndTracesGetTheirMessages) {
   EXPECT_EQ(r.err,
             "meshtune: --main writes one statement's standalone program; a program of several "
             "statements is generated as a callable kernel (without --main)\n");
-  r = Meshtune("fidelity --expr '" + kAttention.expr + "' --extents " + kAttention.extents +
-               " --mesh x=2");
-  EXPECT_EQ(r.status, 2) << r.out << r.err;
-  EXPECT_EQ(r.err,
-            "meshtune: this takes one statement (programs of several statements are taken by "
-            "tune, run, explain, batch, lookup, records, codegen, report and the plan API)\n");
   std::ofstream(Dir() + "/one.trace") << "distribute([f], [fo], [fi], [x])\n";
   r = Meshtune("run --expr '" + kAttention.expr + "' --extents " + kAttention.extents +
                " --mesh x=2 --trace " + Dir() + "/one.trace --simulate");
@@ -350,6 +344,16 @@ TEST(ProgramCliTest, MemPerRankBoundsTheWholeProgram) {
             "meshtune: every program is over the memory budget as a whole: program footprint "
             "224 B a rank (blocks of its tensors 192 B, the most one statement adds 32 B: "
             "statement 1) exceeds the memory budget of 200 B\n");
+  // A stored program's record is looked up under a budget its whole footprint fits, and
+  // not under one it does not.
+  const std::string db = " --db " + Dir() + "/budget.db";
+  r = Meshtune("tune --model-only " + at + "--mesh x=4" + db);
+  ASSERT_EQ(r.status, 0) << r.out << r.err;
+  r = Meshtune("lookup " + at + "--mesh x=4 --mem-per-rank 1MiB" + db);
+  EXPECT_EQ(r.status, 0) << r.out << r.err;
+  r = Meshtune("lookup " + at + "--mesh x=4 --mem-per-rank 200B" + db);
+  EXPECT_NE(r.status, 0) << r.out << r.err;
+  EXPECT_NE(r.err.find("no tuning record"), std::string::npos) << r.err;
 }
 
 }  // namespace
