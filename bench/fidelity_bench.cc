@@ -33,6 +33,7 @@
 #include "engine/fidelity.h"
 #include "engine/rank_stats.h"
 #include "engine/tune_options.h"
+#include "ir/statement_program.h"
 #include "search/runner.h"
 
 namespace {
@@ -200,7 +201,8 @@ int main(int argc, char** argv) {
   if (!json.empty()) json_out.open(json, std::ios::app);
   Runs done;
   for (int run = 1; run <= runs; ++run) {
-    const auto result = meshtune::engine::RunFidelity(*problem, *mesh, *params, options, *runner);
+    const auto result = meshtune::engine::RunFidelity(meshtune::ir::ProgramOf(*problem), *mesh,
+                                                      *params, options, *runner);
     if (!result.ok()) {
       std::fprintf(stderr, "fidelity_bench: %s\n", std::string(result.status().message()).c_str());
       return 1;

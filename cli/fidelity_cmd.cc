@@ -6,6 +6,8 @@
 #include <cmath>
 #include <iostream>
 #include <memory>
+#include <string>
+#include <vector>
 
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_format.h"
@@ -22,6 +24,7 @@
 #include "engine/runs.h"
 #include "engine/scatter_svg.h"
 #include "engine/tune_options.h"
+#include "ir/statement_program.h"
 #include "runtime/launcher.h"
 #include "search/runner.h"
 #include "storage/hardware_profile.h"
@@ -49,8 +52,17 @@ search::MpiRunnerOptions RunnerOptions(const FidelityFlags& flags) {
 
 std::string Percent(double v) { return absl::StrFormat("%+.1f%%", 100 * v); }
 
-// One line a point: "   12   0.00123   0.00145  +15.2%  A@ko AllGather(axes=[0])".
-std::string PointLine(const v1::MeasuredCandidate& p, int64_t rank) {
+// What the last column says of a program's point: each statement's family, " | " between,
+// then the intermediates that move (its family after the mesh): "A Shift(x); B Shift(x) |
+// no communication | moved: T".
+std::string ProgramColumn(const v1::MeasuredCandidate& p) {
+  const size_t colon = p.family().find(": ");
+  return colon == std::string::npos ? p.family() : p.family().substr(colon + 2);
+}
+
+// One line a point: "   12   0.00123   0.00145  +15.2%  A@ko AllGather(axes=[0])"; for a
+// program's point, ProgramColumn last.
+std::string PointLine(const v1::MeasuredCandidate& p, int64_t rank, bool program) {
   std::string measured = "-", error;
   if (p.verified() && p.has_measured_s()) {
     measured = absl::StrFormat("%.6g", p.measured_s());
@@ -58,7 +70,9 @@ std::string PointLine(const v1::MeasuredCandidate& p, int64_t rank) {
   } else {
     error = absl::StrCat("failed: ", p.error());
   }
-  const std::string transfers = p.patterns().empty() ? "none" : absl::StrJoin(p.patterns(), "; ");
+  const std::string transfers = program                ? ProgramColumn(p)
+                                : p.patterns().empty() ? "none"
+                                                       : absl::StrJoin(p.patterns(), "; ");
   return absl::StrFormat("%6d  %12.6g  %12s  %8s  %s\n", rank, p.predicted_s(), measured, error,
                          transfers);
 }
@@ -82,15 +96,22 @@ std::string SeparableLine(const v1::FidelityResult& r) {
                          r.separable_agree(), r.separable_pairs(), 100 * r.separable_share());
 }
 
-void PrintText(const v1::FidelityResult& r, const std::string& svg, std::ostream& out) {
+// The result of a fidelity run of a program of `statements` statements (1: a statement),
+// as text.
+void PrintText(const v1::FidelityResult& r, const std::string& svg, int statements,
+               std::ostream& out) {
   int rounds = 0;
   for (const v1::MeasuredCandidate& p : r.points()) rounds = std::max(rounds, p.round_s_size());
+  const bool program = statements > 1;
   out << "fidelity of " << r.problem() << " on " << r.mesh() << ": " << r.points_size() << " of "
-      << r.costed() << " costed candidates measured in " << rounds << " round"
-      << (rounds == 1 ? "" : "s") << ", spread over the model's ranking\n\n";
+      << r.costed() << (program ? " ranked programs" : " costed candidates") << " measured in "
+      << rounds << " round" << (rounds == 1 ? "" : "s") << ", spread over the model's ranking"
+      << (program ? " (each program one job: every statement, every move)" : "") << "\n\n";
+  std::vector<std::string> columns;
+  for (int s = 1; s <= statements; ++s) columns.push_back(absl::StrCat("statement ", s));
   out << absl::StrFormat("%6s  %12s  %12s  %8s  %s\n", "rank", "predicted_s", "measured_s", "error",
-                         "transfers");
-  for (int i = 0; i < r.points_size(); ++i) out << PointLine(r.points(i), r.ranks(i));
+                         program ? absl::StrJoin(columns, " | ") : "transfers");
+  for (int i = 0; i < r.points_size(); ++i) out << PointLine(r.points(i), r.ranks(i), program);
   out << "\n";
   auto stat = [](bool has, double v) {
     return has ? absl::StrFormat("%.3f", v) : std::string("-");
@@ -155,13 +176,14 @@ void KeepRuns(const FidelityFlags& flags, const engine::ChosenProfile& chosen,
 }  // namespace
 
 int RunFidelity(const FidelityFlags& flags, std::ostream& out, std::ostream& err) {
-  // One statement, said as every command that takes one says it (engine/requests.h).
+  // A statement or a program of several, said as every command that takes one says it
+  // (engine/job.h: given layouts take one statement).
   v1::Problem stated;
   stated.set_expr(flags.workload.expr);
   stated.set_extents(flags.workload.extents);
   stated.set_dtype(flags.workload.dtype);
-  absl::StatusOr<ir::Problem> problem = engine::ProblemOf(stated);
-  if (!problem.ok()) return Fail(problem.status(), err);
+  absl::StatusOr<ir::StatementProgram> program = engine::ProgramOf(stated);
+  if (!program.ok()) return Fail(program.status(), err);
   absl::StatusOr<ir::Mesh> mesh = ir::ParseMesh(flags.mesh.mesh);
   if (!mesh.ok()) return Fail(mesh.status(), err);
   // A scatter that cannot be written is found before the measurements, not after.
@@ -195,13 +217,13 @@ int RunFidelity(const FidelityFlags& flags, std::ostream& out, std::ostream& err
     };
   }
   absl::StatusOr<v1::FidelityResult> result =
-      engine::RunFidelity(*problem, *mesh, *params, options, *runner);
+      engine::RunFidelity(*program, *mesh, *params, options, *runner);
   if (!result.ok()) return Fail(result.status(), err);
   KeepRuns(flags, *chosen, *result, err);
   if (!flags.svg.empty()) {
     const std::string svg = engine::ScatterSvg(
         engine::FidelityScatter(*result),
-        {absl::StrCat(problem->ToString(), " on ", mesh->ToString()), "predicted s", "measured s"});
+        {absl::StrCat(program->ToString(), " on ", mesh->ToString()), "predicted s", "measured s"});
     if (absl::Status s = WriteTextFile(flags.svg, svg); !s.ok()) {
       if (flags.output.json) out << base::ToJsonLine(*result) << "\n";
       return Fail(s, err);
@@ -210,7 +232,7 @@ int RunFidelity(const FidelityFlags& flags, std::ostream& out, std::ostream& err
   if (flags.output.json) {
     out << base::ToJsonLine(*result) << "\n";
   } else {
-    PrintText(*result, flags.svg, out);
+    PrintText(*result, flags.svg, static_cast<int>(program->statements.size()), out);
   }
   if (result->verified() < 2) {
     return Fail(

@@ -1,8 +1,10 @@
 // `meshtune fidelity`: how well the cost model ranks schedules on this machine. Ranks the
-// space of a problem on a mesh with a hardware profile's numbers (model only), measures
-// --count candidates spread over that ranking side by side under MPI (one job in rounds,
-// each round one sample of every candidate in a fresh random order; times as measured),
-// and prints each (rank, predicted, measured, error, transfers), then Spearman's rho and
+// space of a problem (a statement, or a program of several: whole programs, as tune ranks
+// them) on a mesh with a hardware profile's numbers (model only), measures --count
+// candidates spread over that ranking side by side under MPI (one job in rounds, each round
+// one sample of every candidate in a fresh random order; times as measured), and prints
+// each (rank, predicted, measured, error, transfers; a program's: each statement's family
+// and the intermediates that move), then Spearman's rho and
 // Kendall's tau with their 95% bootstrap intervals, how many of the pairs that differ
 // beyond the noise the model orders right, the rounds' own rho, the median relative error
 // and the median signed error per transfer pattern kind (engine/fidelity.h). With --json,

@@ -8,19 +8,25 @@
 #include <set>
 #include <utility>
 
+#include "absl/strings/match.h"
 #include "absl/strings/str_cat.h"
+#include "absl/strings/str_join.h"
 #include "base/excerpt.h"
 #include "base/sample_stats.h"
 #include "base/status_macros.h"
 #include "codegen/program.h"
 #include "cost/cost_model.h"
 #include "cost/term_fit.h"
+#include "engine/job.h"
 #include "engine/prepare.h"
 #include "engine/rank_stats.h"
 #include "engine/requests.h"
 #include "engine/tune_messages.h"
+#include "ir/program_trace.h"
 #include "search/checker.h"
 #include "search/explorer.h"
+#include "search/program_candidate.h"
+#include "search/program_layouts.h"
 #include "search/strategy.h"
 #include "search/tuner.h"
 
@@ -53,8 +59,21 @@ double Statistic(RoundStatistic s, const std::vector<double>& seconds) {
                                    : Median(seconds);
 }
 
-// The point of candidate `c` measured in `run`: verified as the run, its samples as
-// measured (round_s, sample), its time `s` of them; the run's error otherwise.
+// `p` measured in `run`: verified as the run, its samples as measured (round_s, sample),
+// its time `s` of them; the run's error otherwise.
+void SetRun(const search::CandidateRun& run, RoundStatistic s, v1::MeasuredCandidate* p) {
+  p->set_verified(run.verified);
+  if (!run.verified) p->set_error(run.error.value_or("not verified"));
+  for (double x : run.samples) p->add_round_s(x);
+  if (!run.samples.empty()) *p->mutable_sample() = SampleMessage(run);
+  if (run.verified && !run.samples.empty()) {
+    p->set_measured_s(Statistic(s, run.samples));
+  } else if (run.verified && run.seconds.has_value()) {
+    p->set_measured_s(*run.seconds);
+  }
+}
+
+// The point of candidate `c` measured in `run` (SetRun).
 v1::MeasuredCandidate ToPoint(const search::Candidate& c, const ir::Mesh& mesh,
                               const search::CandidateRun& run, RoundStatistic s) {
   v1::MeasuredCandidate p;
@@ -62,15 +81,7 @@ v1::MeasuredCandidate ToPoint(const search::Candidate& c, const ir::Mesh& mesh,
   p.set_mesh(mesh.ToString());
   SetMeshDims(mesh, p.mutable_mesh_dims());
   p.set_predicted_s(c.cost.seconds);
-  p.set_verified(run.verified);
-  if (!run.verified) p.set_error(run.error.value_or("not verified"));
-  for (double x : run.samples) p.add_round_s(x);
-  if (!run.samples.empty()) *p.mutable_sample() = SampleMessage(run);
-  if (run.verified && !run.samples.empty()) {
-    p.set_measured_s(Statistic(s, run.samples));
-  } else if (run.verified && run.seconds.has_value()) {
-    p.set_measured_s(*run.seconds);
-  }
+  SetRun(run, s, &p);
   for (const std::string& label : c.patterns) p.add_patterns(label);
   p.set_family(search::FamilyOf(c, mesh));
   return p;
@@ -252,14 +263,63 @@ void Summarize(v1::FidelityResult* result) {
   }
 }
 
-absl::StatusOr<v1::FidelityResult> RunFidelity(const ir::Problem& problem, const ir::Mesh& mesh,
-                                               const cost::CostParams& params,
-                                               const FidelityOptions& options,
-                                               search::Runner& runner) {
-  if (options.count < 2) {
-    return absl::InvalidArgumentError(absl::StrCat(
-        "a fidelity run needs at least 2 candidates to compare (got ", options.count, ")"));
+namespace {
+
+// The least number of programs the model ranks for a fidelity run of a program (the
+// model-only tune's top_k: at least 4 times the count).
+constexpr int kProgramsRanked = 64;
+
+absl::Status FidelityCancelled() { return absl::CancelledError("the fidelity run was cancelled"); }
+
+bool IsCancelled(const FidelityOptions& options) {
+  return options.cancelled && options.cancelled();
+}
+
+// One run per candidate of a spread: those of `items` measured side by side in one
+// runner.RunSideBySide call; item_of[i] is candidate i's item, or -1 when the pipeline
+// refused it (refused[i] says why). Cancelled when options.cancelled says so.
+absl::StatusOr<std::vector<search::CandidateRun>> MeasureSpread(
+    search::Runner& runner, const std::vector<search::MeasureItem>& items,
+    const std::vector<int>& item_of, const std::vector<std::string>& refused,
+    const FidelityOptions& options) {
+  const std::vector<search::CandidateRun> runs =
+      items.empty() ? std::vector<search::CandidateRun>{}
+                    : runner.RunSideBySide(items, kRoundsShareOfTimeout * options.timeout_s);
+  if (IsCancelled(options)) return FidelityCancelled();
+  std::vector<search::CandidateRun> out;
+  for (size_t i = 0; i < item_of.size(); ++i) {
+    if (item_of[i] >= 0 && static_cast<size_t>(item_of[i]) < runs.size()) {
+      out.push_back(runs[static_cast<size_t>(item_of[i])]);
+      continue;
+    }
+    search::CandidateRun not_run;
+    not_run.error = item_of[i] >= 0 ? "not run: the runner returned no run of it"
+                                    : absl::StrCat("not run: ", refused[i]);
+    out.push_back(std::move(not_run));
   }
+  return out;
+}
+
+// `result` with `points` (the candidates at spread[i] of the ranking, in the model's order)
+// and their ranks, each told to options.on_measured, and its statistics.
+void AddPoints(std::vector<v1::MeasuredCandidate> points, const std::vector<size_t>& spread,
+               const FidelityOptions& options, v1::FidelityResult* result) {
+  for (size_t i = 0; i < points.size(); ++i) {
+    *result->add_points() = std::move(points[i]);
+    result->add_ranks(static_cast<int64_t>(spread[i]) + 1);
+    if (options.on_measured)
+      options.on_measured(result->points(static_cast<int>(i)), spread[i] + 1);
+  }
+  result->set_round_statistic(RoundStatisticName(options.round_statistic));
+  Summarize(result);
+}
+
+// RunFidelity of one statement: the explorer's ranking of its schedules.
+absl::StatusOr<v1::FidelityResult> RunStatementFidelity(const ir::Problem& problem,
+                                                        const ir::Mesh& mesh,
+                                                        const cost::CostParams& params,
+                                                        const FidelityOptions& options,
+                                                        search::Runner& runner) {
   absl::StatusOr<std::unique_ptr<search::Explorer>> explorer =
       search::Explorer::Create(problem, {mesh}, options.space, params, options.cancelled);
   if (!explorer.ok()) return explorer.status();
@@ -268,8 +328,7 @@ absl::StatusOr<v1::FidelityResult> RunFidelity(const ir::Problem& problem, const
   budget.cancelled = options.cancelled;
   search::NewDefaultStrategy(**explorer, search::TuneOptions{}.max_exhaustive, {})
       ->Search(**explorer, budget);
-  if (options.cancelled && options.cancelled())
-    return absl::CancelledError("the fidelity run was cancelled");
+  if (IsCancelled(options)) return FidelityCancelled();
   const std::vector<const search::Candidate*> ranked =
       (*explorer)->Best((*explorer)->candidates().size());
   if (ranked.size() < 2) {
@@ -287,12 +346,16 @@ absl::StatusOr<v1::FidelityResult> RunFidelity(const ir::Problem& problem, const
   std::vector<search::MeasureInput> inputs(spread.size());
   std::vector<search::MeasureItem> items;
   std::vector<int> item_of;  // per candidate, its item (-1: refused)
+  std::vector<std::string> refused(spread.size());
   for (size_t i = 0; i < spread.size(); ++i) {
     runnable.push_back(search::PrepareCandidate(problem, mesh, ranked[spread[i]]->schedule));
   }
   for (size_t i = 0; i < spread.size(); ++i) {
     item_of.push_back(runnable[i].ok() ? static_cast<int>(items.size()) : -1);
-    if (!runnable[i].ok()) continue;
+    if (!runnable[i].ok()) {
+      refused[i] = std::string(runnable[i].status().message());
+      continue;
+    }
     search::MeasureInput& in = inputs[i];
     in.problem = &problem;
     in.mesh = &mesh;
@@ -303,36 +366,268 @@ absl::StatusOr<v1::FidelityResult> RunFidelity(const ir::Problem& problem, const
     in.cancelled = options.cancelled;
     items.push_back({&in, nullptr, nullptr});
   }
-  const std::vector<search::CandidateRun> runs =
-      items.empty() ? std::vector<search::CandidateRun>{}
-                    : runner.RunSideBySide(items, kRoundsShareOfTimeout * options.timeout_s);
-  if (options.cancelled && options.cancelled())
-    return absl::CancelledError("the fidelity run was cancelled");
-  for (size_t i = 0; i < spread.size(); ++i) {
-    const bool ran = item_of[i] >= 0 && static_cast<size_t>(item_of[i]) < runs.size();
-    search::CandidateRun not_run;
-    not_run.error = runnable[i].ok() ? "not run: the runner returned no run of it"
-                                     : absl::StrCat("not run: ", runnable[i].status().message());
-    const search::CandidateRun& run = ran ? runs[static_cast<size_t>(item_of[i])] : not_run;
-    *result.add_points() = ToPoint(*ranked[spread[i]], mesh, run, options.round_statistic);
-    result.add_ranks(static_cast<int64_t>(spread[i]) + 1);
-    if (options.on_measured) options.on_measured(result.points(static_cast<int>(i)), spread[i] + 1);
-  }
-  result.set_round_statistic(RoundStatisticName(options.round_statistic));
-  Summarize(&result);
+  MT_ASSIGN_OR_RETURN(const std::vector<search::CandidateRun> runs,
+                      MeasureSpread(runner, items, item_of, refused, options));
+  std::vector<v1::MeasuredCandidate> points;
+  for (size_t i = 0; i < spread.size(); ++i)
+    points.push_back(ToPoint(*ranked[spread[i]], mesh, runs[i], options.round_statistic));
+  AddPoints(std::move(points), spread, options, &result);
   return result;
+}
+
+// Passes every statement unchecked: the model-only tune that ranks a fidelity run's programs
+// chooses no winner worth simulating.
+class UncheckedChecker : public search::Checker {
+ public:
+  search::CheckResult Check(const ir::Problem&, const ir::Mesh&, const ir::Trace&) override {
+    search::CheckResult r;
+    r.ok = true;
+    r.how = "not checked";
+    return r;
+  }
+};
+
+// Whether programs `a` and `b` schedule every statement alike.
+bool SameTraces(const search::ProgramCandidate& a, const search::ProgramCandidate& b) {
+  if (a.statements.size() != b.statements.size()) return false;
+  for (size_t s = 0; s < a.statements.size(); ++s) {
+    if (a.statements[s].trace != b.statements[s].trace) return false;
+  }
+  return true;
+}
+
+// The model's ranking of whole programs of `program` on `mesh`, best first: the tuner run
+// model-only (search::Tune of the program), its joint programs (its top_k best:
+// kProgramsRanked, or 4 times the count), with "separate" (each statement's own best, then
+// the moves) in its place among them when it is not one of them. Tune's errors; Cancelled
+// when cancelled.
+absl::StatusOr<std::vector<search::ProgramCandidate>> RankPrograms(
+    const ir::StatementProgram& program, const ir::Mesh& mesh, const cost::CostParams& params,
+    const FidelityOptions& options) {
+  search::TuneOptions tune;
+  tune.program = program;
+  tune.meshes = {mesh};
+  tune.space = options.space;
+  tune.params = params;
+  tune.max_evaluations = options.max_evaluations;
+  tune.cancelled = options.cancelled;
+  tune.top_k = std::max(kProgramsRanked, 4 * options.count);
+  UncheckedChecker checker;
+  tune.checker = &checker;
+  tune.simulate_below = 0;  // each statement to the checker, not the whole program simulated
+  const std::unique_ptr<search::Runner> model_only = search::NewModelOnlyRunner();
+  absl::StatusOr<search::SearchResult> tuned = search::Tune(tune, *model_only);
+  if (IsCancelled(options)) return FidelityCancelled();
+  if (!tuned.ok()) return tuned.status();
+  if (!tuned->program.has_value())
+    return absl::InternalError("the tune of a program of several statements gave no programs");
+  search::ProgramAnswer& answer = *tuned->program;
+  std::vector<search::ProgramCandidate> ranked = std::move(answer.ranked);
+  const bool among = std::any_of(
+      ranked.begin(), ranked.end(),
+      [&](const search::ProgramCandidate& c) { return SameTraces(c, answer.separate); });
+  if (!among) {
+    const auto at = std::upper_bound(
+        ranked.begin(), ranked.end(), answer.separate.seconds,
+        [](double seconds, const search::ProgramCandidate& c) { return seconds < c.seconds; });
+    ranked.insert(at, answer.separate);
+  }
+  return ranked;
+}
+
+// Every statement of program `c` through the pipeline (search::PrepareCandidate), as one
+// job's input; the first refusal's error after "statement N: " otherwise.
+absl::StatusOr<search::ProgramMeasureInput> PrepareProgram(const ir::StatementProgram& program,
+                                                           const ir::Mesh& mesh,
+                                                           const search::ProgramCandidate& c,
+                                                           const FidelityOptions& options) {
+  search::ProgramMeasureInput in;
+  in.program = &program;
+  in.mesh = &mesh;
+  for (size_t s = 0; s < c.statements.size(); ++s) {
+    absl::StatusOr<search::Runnable> r =
+        search::PrepareCandidate(program.statements[s], mesh, c.statements[s].schedule);
+    if (!r.ok()) {
+      return absl::Status(r.status().code(),
+                          absl::StrCat("statement ", s + 1, ": ", r.status().message()));
+    }
+    in.programs.push_back(std::move(r->program));
+    in.footprint.shard_bytes += r->footprint.shard_bytes;
+    in.footprint.buffer_bytes += r->footprint.buffer_bytes;
+  }
+  in.timeout_s = options.timeout_s;
+  in.cancelled = options.cancelled;
+  return in;
+}
+
+// The point of program `c` of `program` measured in `run` (SetRun): its program trace, its
+// prediction (the statements' and the moves'), every statement's transfers, and as its
+// family the mesh, each statement's family (search::FamilyOf) between " | " and the
+// intermediates that move: "x=2: A Shift(x); B Shift(x) | no communication | moved: T".
+v1::MeasuredCandidate ProgramPoint(const ir::StatementProgram& program,
+                                   const search::ProgramCandidate& c, const ir::Mesh& mesh,
+                                   const search::CandidateRun& run, RoundStatistic s) {
+  v1::MeasuredCandidate p;
+  const std::string prefix = absl::StrCat(mesh.ToString(), ": ");
+  std::vector<std::string> traces, families, moved;
+  for (const search::Candidate& statement : c.statements) {
+    traces.push_back(statement.trace);
+    for (const std::string& label : statement.patterns) p.add_patterns(label);
+    const std::string family = search::FamilyOf(statement, mesh);
+    families.push_back(absl::StartsWith(family, prefix) ? family.substr(prefix.size()) : family);
+  }
+  for (const search::Move& m : c.moves) {
+    if (!m.in_place && std::find(moved.begin(), moved.end(), m.tensor) == moved.end())
+      moved.push_back(m.tensor);
+  }
+  p.mutable_trace()->set_text(ir::ProgramTraceText(program, traces));
+  p.set_mesh(mesh.ToString());
+  SetMeshDims(mesh, p.mutable_mesh_dims());
+  p.set_predicted_s(c.seconds);
+  SetRun(run, s, &p);
+  p.set_family(absl::StrCat(prefix, absl::StrJoin(families, " | "),
+                            moved.empty() ? "" : " | moved: ", absl::StrJoin(moved, ", ")));
+  return p;
+}
+
+// RunFidelity of a program of several statements: the model-only tune's ranking of whole
+// programs, each measured as one job.
+absl::StatusOr<v1::FidelityResult> RunProgramFidelity(const ir::StatementProgram& program,
+                                                      const ir::Mesh& mesh,
+                                                      const cost::CostParams& params,
+                                                      const FidelityOptions& options,
+                                                      search::Runner& runner) {
+  MT_ASSIGN_OR_RETURN(const std::vector<search::ProgramCandidate> ranked,
+                      RankPrograms(program, mesh, params, options));
+  if (ranked.size() < 2) {
+    return absl::FailedPreconditionError(absl::StrCat(
+        "the model ranked ", ranked.size(), " program", ranked.size() == 1 ? "" : "s", " of ",
+        program.ToString(), " on ", mesh.ToString(), "; a fidelity run compares at least 2"));
+  }
+  v1::FidelityResult result;
+  result.set_problem(absl::StrCat(program.ToString(), " with ", program.ExtentsString()));
+  result.set_mesh(mesh.ToString());
+  result.set_costed(static_cast<int64_t>(ranked.size()));
+  const std::vector<size_t> spread = Spread(ranked.size(), static_cast<size_t>(options.count));
+  std::vector<search::ProgramMeasureInput> inputs;  // kept while the items point into them
+  inputs.reserve(spread.size());
+  std::vector<search::MeasureItem> items;
+  std::vector<int> item_of;  // per program, its item (-1: refused)
+  std::vector<std::string> refused(spread.size());
+  for (size_t i = 0; i < spread.size(); ++i) {
+    absl::StatusOr<search::ProgramMeasureInput> in =
+        PrepareProgram(program, mesh, ranked[spread[i]], options);
+    item_of.push_back(in.ok() ? static_cast<int>(items.size()) : -1);
+    if (!in.ok()) {
+      refused[i] = std::string(in.status().message());
+      continue;
+    }
+    inputs.push_back(*std::move(in));
+    items.push_back({nullptr, nullptr, &inputs.back()});
+  }
+  MT_ASSIGN_OR_RETURN(const std::vector<search::CandidateRun> runs,
+                      MeasureSpread(runner, items, item_of, refused, options));
+  std::vector<v1::MeasuredCandidate> points;
+  for (size_t i = 0; i < spread.size(); ++i) {
+    points.push_back(
+        ProgramPoint(program, ranked[spread[i]], mesh, runs[i], options.round_statistic));
+  }
+  AddPoints(std::move(points), spread, options, &result);
+  return result;
+}
+
+}  // namespace
+
+absl::StatusOr<v1::FidelityResult> RunFidelity(const ir::StatementProgram& program,
+                                               const ir::Mesh& mesh, const cost::CostParams& params,
+                                               const FidelityOptions& options,
+                                               search::Runner& runner) {
+  if (options.count < 2) {
+    return absl::InvalidArgumentError(absl::StrCat(
+        "a fidelity run needs at least 2 candidates to compare (got ", options.count, ")"));
+  }
+  if (program.statements.empty()) return absl::InvalidArgumentError("the program has no statement");
+  if (program.single())
+    return RunStatementFidelity(program.statements[0], mesh, params, options, runner);
+  return RunProgramFidelity(program, mesh, params, options, runner);
 }
 
 namespace {
 
-// A fidelity run's points lowered again (in order), and its mesh's rank count.
-struct LoweredRun {
-  std::vector<codegen::Program> programs;
-  int64_t ranks = 0;
+// A move between two statements of a program's point, lowered again: `tensor` (of `shape`,
+// elements of `dtype_bytes`) from the boxes of the statement it lives in
+// (StatementProgram::Home) to those statement `consumer` reads it in, by row-major rank.
+struct LoweredMove {
+  std::string tensor;
+  int consumer = 0;
+  std::vector<int64_t> shape;
+  int dtype_bytes = 4;
+  std::vector<runtime::Box> from, to;
 };
 
-// Every point's trace of `measured` lowered again on its problem and mesh. Errors as
-// RecostFidelity's.
+// A point's trace lowered again: each statement's Program (one for a statement), and the
+// moves between them by consumer (none for a statement).
+struct LoweredPoint {
+  std::vector<codegen::Program> statements;
+  std::vector<LoweredMove> moves;
+};
+
+// A fidelity run's points lowered again (in order), and its mesh.
+struct LoweredRun {
+  std::vector<LoweredPoint> points;
+  ir::Mesh mesh;
+};
+
+// The tensors statement `s` of `program` reads in the layout of an earlier statement (an
+// intermediate, or an input an earlier statement read first), sorted: those the program
+// tuner moves to it (search/program_search.h).
+std::vector<std::string> ReadFromEarlier(const ir::StatementProgram& program, int s) {
+  std::vector<std::string> out;
+  for (const ir::TensorAccess& a : program.statements[static_cast<size_t>(s)].operands) {
+    const int home = program.Home(a.tensor);
+    if (home >= 0 && home < s && std::find(out.begin(), out.end(), a.tensor) == out.end())
+      out.push_back(a.tensor);
+  }
+  std::sort(out.begin(), out.end());
+  return out;
+}
+
+// Program trace `trace` of `program` lowered again on `mesh`: every statement through the
+// pipeline (PrepareRun), and the boxes of each tensor a statement reads from an earlier
+// one's layout, in both layouts (search::HeldBoxes).
+absl::StatusOr<LoweredPoint> LowerProgramPoint(const ir::StatementProgram& program,
+                                               const v1::Mesh& mesh, const v1::Trace& trace) {
+  MT_ASSIGN_OR_RETURN(const ScheduleJob job, JobOf(program, mesh, trace));
+  MT_ASSIGN_OR_RETURN(PreparedRun run, PrepareRun(job));
+  LoweredPoint out;
+  out.statements.push_back(std::move(run.spec.program));
+  for (runtime::StatementJob& later : run.spec.later)
+    out.statements.push_back(std::move(later.program));
+  std::vector<ir::Computation> bases;
+  for (int s = 0; s < static_cast<int>(program.statements.size()); ++s) {
+    MT_ASSIGN_OR_RETURN(ir::Computation base, StatementBase(job, s));
+    bases.push_back(std::move(base));
+  }
+  for (int s = 0; s < static_cast<int>(program.statements.size()); ++s) {
+    for (const std::string& tensor : ReadFromEarlier(program, s)) {
+      const int home = program.Home(tensor);
+      LoweredMove m;
+      m.tensor = tensor;
+      m.consumer = s;
+      m.shape = program.Shape(tensor);
+      m.dtype_bytes = static_cast<int>(ir::DTypeBytes(program.dtype));
+      MT_ASSIGN_OR_RETURN(m.from, search::HeldBoxes(bases[static_cast<size_t>(home)],
+                                                    job.traces[static_cast<size_t>(home)], tensor));
+      MT_ASSIGN_OR_RETURN(m.to, search::HeldBoxes(bases[static_cast<size_t>(s)],
+                                                  job.traces[static_cast<size_t>(s)], tensor));
+      out.moves.push_back(std::move(m));
+    }
+  }
+  return out;
+}
+
+// Every point's trace of `measured` lowered again on its problem and mesh: a statement's
+// with LowerTrace, a program's with LowerProgramPoint. Errors as RecostFidelity's.
 absl::StatusOr<LoweredRun> LowerPoints(const v1::FidelityResult& measured) {
   const std::string& text = measured.problem();
   const size_t with = text.rfind(" with ");
@@ -345,29 +640,83 @@ absl::StatusOr<LoweredRun> LowerPoints(const v1::FidelityResult& measured) {
   problem.set_extents(text.substr(with + 6));
   v1::Mesh mesh;
   mesh.set_axes(measured.mesh());
-  MT_ASSIGN_OR_RETURN(const ir::Mesh parsed, MeshAxesOf(mesh));
   LoweredRun out;
-  out.ranks = parsed.Ranks();
+  MT_ASSIGN_OR_RETURN(out.mesh, MeshAxesOf(mesh));
+  // A statement's problem that does not parse fails each point as LowerTrace says.
+  const absl::StatusOr<ir::StatementProgram> program = ProgramOf(problem);
+  const bool several = program.ok() && !program->single();
   for (const v1::MeasuredCandidate& p : measured.points()) {
-    absl::StatusOr<codegen::Program> program = LowerTrace(problem, mesh, p.trace());
-    if (!program.ok()) {
-      return absl::InvalidArgumentError(
-          absl::StrCat("cannot lower a point's trace again: ", program.status().message()));
+    absl::StatusOr<LoweredPoint> point;
+    if (several) {
+      point = LowerProgramPoint(*program, mesh, p.trace());
+    } else if (absl::StatusOr<codegen::Program> lowered = LowerTrace(problem, mesh, p.trace());
+               lowered.ok()) {
+      point = LoweredPoint{};
+      point->statements.push_back(*std::move(lowered));
+    } else {
+      point = lowered.status();
     }
-    out.programs.push_back(*std::move(program));
+    if (!point.ok()) {
+      return absl::InvalidArgumentError(
+          absl::StrCat("cannot lower a point's trace again: ", point.status().message()));
+    }
+    out.points.push_back(*std::move(point));
   }
   return out;
 }
 
-// `measured` with each point's prediction the cost of its program in `lowered` under
-// `params`, and its statistics recomputed.
-v1::FidelityResult Recost(const v1::FidelityResult& measured, const LoweredRun& lowered,
-                          const cost::CostParams& params) {
-  const cost::CostParams here = cost::ForRanks(params, lowered.ranks);
+// What the model gives a lowered point under `params`: its seconds — its statements' and
+// the moves before each, summed in the order a tune of the program sums them — and the terms
+// cost::FitTermScales fits (its statements' critical ranks' terms summed; `measured` unset),
+// with the moves' seconds apart (no term scale multiplies a move).
+struct PointCost {
+  double seconds = 0;
+  double moves = 0;
+  cost::TermSample terms;
+};
+
+// PointCost of `point` on `mesh` under `params`. InvalidArgument when a move between
+// statements cannot be planned.
+absl::StatusOr<PointCost> CostPoint(const LoweredPoint& point, const ir::Mesh& mesh,
+                                    const cost::CostParams& params) {
+  const cost::CostParams here = cost::ForRanks(params, mesh.Ranks());
+  PointCost out;
+  for (size_t s = 0; s < point.statements.size(); ++s) {
+    const cost::CostReport r = cost::EstimateCost(point.statements[s], here);
+    out.seconds += r.seconds;
+    out.terms.compute += r.compute_seconds;
+    out.terms.point_to_point += r.point_to_point_seconds;
+    out.terms.collective += r.collective_seconds;
+    out.terms.reduction += r.reduction_seconds;
+    out.terms.overlap += r.overlap_seconds;
+    for (const cost::TransferCost& t : r.transfers)
+      out.terms.messages += static_cast<double>(t.messages);
+    for (const LoweredMove& m : point.moves) {
+      if (m.consumer != static_cast<int>(s)) continue;
+      absl::StatusOr<search::MoveCost> c =
+          search::CostMove(m.shape, m.dtype_bytes, mesh, m.from, m.to, params);
+      if (!c.ok()) {
+        return absl::InvalidArgumentError(absl::StrCat("cannot cost the move of ", m.tensor,
+                                                       " to statement ", s + 1,
+                                                       " again: ", c.status().message()));
+      }
+      out.seconds += c->seconds;
+      out.moves += c->seconds;
+    }
+  }
+  return out;
+}
+
+// `measured` with each point's prediction the cost of its lowered point in `lowered` under
+// `params`, and its statistics recomputed. CostPoint's errors.
+absl::StatusOr<v1::FidelityResult> Recost(const v1::FidelityResult& measured,
+                                          const LoweredRun& lowered,
+                                          const cost::CostParams& params) {
   v1::FidelityResult out = measured;
   for (int i = 0; i < out.points_size(); ++i) {
-    out.mutable_points(i)->set_predicted_s(
-        cost::EstimateCost(lowered.programs[static_cast<size_t>(i)], here).seconds);
+    MT_ASSIGN_OR_RETURN(const PointCost c,
+                        CostPoint(lowered.points[static_cast<size_t>(i)], lowered.mesh, params));
+    out.mutable_points(i)->set_predicted_s(c.seconds);
   }
   Summarize(&out);
   return out;
@@ -390,24 +739,35 @@ absl::StatusOr<RunFit> FitToRuns(const std::vector<v1::FidelityResult>& runs,
   RunFit fit;
   for (const v1::FidelityResult& run : runs) {
     MT_ASSIGN_OR_RETURN(LoweredRun l, LowerPoints(run));
-    const cost::CostParams here = cost::ForRanks(plain, l.ranks);
     for (int i = 0; i < run.points_size(); ++i) {
       const v1::MeasuredCandidate& p = run.points(i);
       if (!p.verified() || !p.has_measured_s() || !(p.measured_s() > 0)) continue;
-      const cost::CostReport r = cost::EstimateCost(l.programs[static_cast<size_t>(i)], here);
-      double messages = 0;
-      for (const cost::TransferCost& t : r.transfers) messages += static_cast<double>(t.messages);
-      samples.push_back({r.compute_seconds, r.point_to_point_seconds, r.collective_seconds,
-                         r.reduction_seconds, r.overlap_seconds, p.measured_s(), messages});
+      MT_ASSIGN_OR_RETURN(const PointCost c,
+                          CostPoint(l.points[static_cast<size_t>(i)], l.mesh, plain));
+      // The statements' terms are fitted to what the moves leave of the measured time.
+      cost::TermSample sample = c.terms;
+      sample.measured = p.measured_s() - c.moves;
+      if (!(sample.measured > 0)) {
+        return absl::InvalidArgumentError(absl::StrCat(
+            "point ", i + 1, " of the run of ", base::Excerpt(run.problem()), " measured ",
+            p.measured_s(), " s, no more than the ", c.moves,
+            " s the model gives its moves between statements: its statements' terms cannot be "
+            "fitted to it"));
+      }
+      samples.push_back(sample);
     }
-    fit.before.push_back(Recost(run, l, params));
+    MT_ASSIGN_OR_RETURN(v1::FidelityResult before, Recost(run, l, params));
+    fit.before.push_back(std::move(before));
     lowered.push_back(std::move(l));
   }
   MT_ASSIGN_OR_RETURN(fit.scales, cost::FitTermScales(samples));
   fit.schedules = static_cast<int>(samples.size());
   cost::CostParams scaled = plain;
   scaled.scales = fit.scales;
-  for (size_t r = 0; r < runs.size(); ++r) fit.after.push_back(Recost(runs[r], lowered[r], scaled));
+  for (size_t r = 0; r < runs.size(); ++r) {
+    MT_ASSIGN_OR_RETURN(v1::FidelityResult after, Recost(runs[r], lowered[r], scaled));
+    fit.after.push_back(std::move(after));
+  }
   return fit;
 }
 

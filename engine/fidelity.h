@@ -9,6 +9,15 @@
 // noise which the model orders right, the median relative error and its median per transfer
 // pattern kind. A spread sample rather than the top: the top holds near-ties that say little
 // about the model. `meshtune fidelity` prints it; bench/fidelity_bench repeats it.
+//
+// A problem is a program of statements (ir::StatementProgram); a statement is a program of
+// one, ranked by the explorer over its schedules. A program of several statements is ranked
+// as `tune` ranks it (search::Tune, model-only: search/program_search.h): whole programs, one
+// schedule per statement with the moves between them, the joint search's best and "separate" (each
+// statement's own best) among them; each candidate is a program, measured as one job (every
+// statement and every move, verified against the whole program's serial reference), its
+// trace a program trace (ir/program_trace.h) and its prediction the program's: the
+// statements' plus the moves'.
 #ifndef MESHTUNE_ENGINE_FIDELITY_H_
 #define MESHTUNE_ENGINE_FIDELITY_H_
 
@@ -23,6 +32,7 @@
 #include "engine/scatter_svg.h"
 #include "ir/mesh.h"
 #include "ir/problem.h"
+#include "ir/statement_program.h"
 #include "proto/meshtune.pb.h"
 #include "search/runner.h"
 #include "search/space.h"
@@ -70,23 +80,40 @@ struct FidelityOptions {
   std::function<void(const v1::MeasuredCandidate&, int64_t rank)> on_measured;
 };
 
-// Ranks the space of `problem` on `mesh` with `params` and measures options.count candidates
-// spread over the ranking with one runner.RunSideBySide call. Each point's round_s is its
-// run's samples, `sample` their TimeSample, measured_s their median (or fastest, as
-// options.round_statistic says) when it verified (a run with seconds but no samples: those
-// seconds). InvalidArgument for a count below 2 or a mesh that clashes with the problem's
-// names; FailedPrecondition when no candidate could be costed; Cancelled when
-// options.cancelled says so.
-absl::StatusOr<v1::FidelityResult> RunFidelity(const ir::Problem& problem, const ir::Mesh& mesh,
-                                               const cost::CostParams& params,
+// Ranks the space of `program` on `mesh` with `params` and measures options.count
+// candidates spread over the ranking with one runner.RunSideBySide call. For one statement
+// the ranking is every schedule the explorer costed (FidelityResult::costed of them), each
+// item a MeasureInput; for several it is the model-only tune's best programs
+// (search::ProgramAnswer::ranked, its top_k max(64, 4 * count), with `separate` in its
+// place when it is not one of them), each item a ProgramMeasureInput of every statement
+// through the pipeline (one that refuses a statement is not run: "not run: statement N:
+// ..."). The result's problem is "EXPR with EXTENTS" (StatementProgram::ToString, ';'
+// between statements, and ExtentsString). Each point's trace is its schedule's (a
+// program's: ir::ProgramTraceText), predicted_s the model's seconds (a program's:
+// ProgramCandidate::seconds, its statements' and its moves'), patterns its transfers (a
+// program's: every statement's, in order), family search::FamilyOf (a program's: the mesh,
+// each statement's family after it between " | ", then " | moved: T, ..." for the
+// intermediates that move); round_s its run's samples, `sample` their TimeSample,
+// measured_s their median (or fastest, as options.round_statistic says) when it verified (a
+// run with seconds but no samples: those seconds). InvalidArgument for a count below 2, a
+// program of no statement or a mesh that clashes with the problem's names; FailedPrecondition
+// when fewer than 2 candidates could be costed (for a program also search::Tune's: a
+// statement without a legal schedule, "statement N: ..."); Cancelled when options.cancelled
+// says so.
+absl::StatusOr<v1::FidelityResult> RunFidelity(const ir::StatementProgram& program,
+                                               const ir::Mesh& mesh, const cost::CostParams& params,
                                                const FidelityOptions& options,
                                                search::Runner& runner);
 
 // `measured` (a fidelity run's result: its problem text "EXPR with EXTENTS", mesh and
 // points) with every point's prediction recomputed under `params` (the point's trace
-// lowered again and costed), and the statistics with it; the measurements are kept. For
-// trying a model or a profile against runs already made, without running them again.
-// InvalidArgument when the problem, mesh or a trace does not parse or lower.
+// lowered again and costed; a program's: every statement of its program trace lowered
+// again (PrepareRun) and costed, plus each move between statements as a tune of the program
+// costs it, search::CostMove of the boxes the two statements hold the tensor in), and the
+// statistics with it; the measurements are kept. For trying a model or a profile against
+// runs already made, without running them again. The problem is read in f32 (the result
+// does not say its dtype). InvalidArgument when the problem, mesh or a trace does not parse
+// or lower ("cannot lower a point's trace again: ..."), or a move cannot be planned.
 absl::StatusOr<v1::FidelityResult> RecostFidelity(const v1::FidelityResult& measured,
                                                   const cost::CostParams& params);
 
@@ -106,10 +133,12 @@ struct RunFit {
 };
 
 // Costs every verified point of `runs` under `params` with its scales set to 1
-// (cost::FitTermScales's samples: the critical rank's terms) and fits the scales to the
-// measured times. InvalidArgument when a run's problem, mesh or a trace does not parse or
-// lower (as RecostFidelity), or when the points cannot be fitted (FitTermScales's
-// message).
+// (cost::FitTermScales's samples: the critical rank's terms; a program's: its statements'
+// critical ranks' terms summed, fitted to its measured time less its moves' predicted
+// seconds, which no scale multiplies) and fits the scales to the measured times.
+// InvalidArgument when a run's problem, mesh or a trace does not parse or lower (as
+// RecostFidelity), when a program's point measured no more than its moves' predicted
+// seconds, or when the points cannot be fitted (FitTermScales's message).
 absl::StatusOr<RunFit> FitToRuns(const std::vector<v1::FidelityResult>& runs,
                                  const cost::CostParams& params);
 

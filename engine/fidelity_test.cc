@@ -11,13 +11,20 @@
 
 #include <algorithm>
 #include <functional>
+#include <map>
+#include <memory>
 #include <set>
 #include <string>
 #include <vector>
 
 #include "absl/strings/match.h"
+#include "absl/strings/str_cat.h"
+#include "engine/job.h"
 #include "engine/scatter_svg.h"
+#include "ir/program_trace.h"
+#include "ir/statement_program.h"
 #include "search/runner.h"
+#include "search/tuner.h"
 
 namespace meshtune::engine {
 namespace {
@@ -78,7 +85,8 @@ TEST(FidelityTest, MeasurementsInTheModelsOrderGiveRhoAndTauOfOne) {
   FidelityOptions options;
   options.count = 6;
   options.max_evaluations = 200;
-  absl::StatusOr<v1::FidelityResult> r = RunFidelity(s.problem, s.mesh, s.params, options, runner);
+  absl::StatusOr<v1::FidelityResult> r =
+      RunFidelity(ir::ProgramOf(s.problem), s.mesh, s.params, options, runner);
   ASSERT_TRUE(r.ok()) << r.status();
   ASSERT_EQ(r->points_size(), 6);
   EXPECT_EQ(runner.traces.size(), 6u);  // six distinct candidates
@@ -136,7 +144,8 @@ TEST(FidelityTest, RecostKeepsTheRunsAndRepredictsEachPoint) {
   FidelityOptions options;
   options.count = 6;
   options.max_evaluations = 200;
-  absl::StatusOr<v1::FidelityResult> r = RunFidelity(s.problem, s.mesh, s.params, options, runner);
+  absl::StatusOr<v1::FidelityResult> r =
+      RunFidelity(ir::ProgramOf(s.problem), s.mesh, s.params, options, runner);
   ASSERT_TRUE(r.ok()) << r.status();
   absl::StatusOr<v1::FidelityResult> same = RecostFidelity(*r, s.params);
   ASSERT_TRUE(same.ok()) << same.status();
@@ -172,7 +181,8 @@ TEST(FidelityTest, FailedRunsAreKeptButNotCounted) {
   FidelityOptions options;
   options.count = 4;
   options.max_evaluations = 200;
-  absl::StatusOr<v1::FidelityResult> r = RunFidelity(s.problem, s.mesh, s.params, options, runner);
+  absl::StatusOr<v1::FidelityResult> r =
+      RunFidelity(ir::ProgramOf(s.problem), s.mesh, s.params, options, runner);
   ASSERT_TRUE(r.ok()) << r.status();
   EXPECT_EQ(r->points_size(), 4);
   EXPECT_EQ(r->verified(), 2);
@@ -247,7 +257,8 @@ TEST(FidelityTest, TheCandidatesAreMeasuredSideBySideInOneCall) {
   options.on_measured = [&](const v1::MeasuredCandidate&, int64_t rank) {
     reported.push_back(rank);
   };
-  absl::StatusOr<v1::FidelityResult> r = RunFidelity(s.problem, s.mesh, s.params, options, runner);
+  absl::StatusOr<v1::FidelityResult> r =
+      RunFidelity(ir::ProgramOf(s.problem), s.mesh, s.params, options, runner);
   ASSERT_TRUE(r.ok()) << r.status();
   EXPECT_EQ(runner.calls, 1);
   EXPECT_DOUBLE_EQ(runner.budget, 40);
@@ -306,7 +317,8 @@ TEST(FidelityTest, RhoTauAndTheSeparableShareAsComputedByHand) {
   FidelityOptions options;
   options.count = 4;
   options.max_evaluations = 200;
-  absl::StatusOr<v1::FidelityResult> r = RunFidelity(s.problem, s.mesh, s.params, options, runner);
+  absl::StatusOr<v1::FidelityResult> r =
+      RunFidelity(ir::ProgramOf(s.problem), s.mesh, s.params, options, runner);
   ASSERT_TRUE(r.ok()) << r.status();
   ASSERT_EQ(r->points_size(), 4);
   ExpectStrictlyIncreasingPredictions(*r);
@@ -350,7 +362,8 @@ TEST(FidelityTest, NoiseSoLargeThatNoPairSeparatesGivesNoShare) {
   FidelityOptions options;
   options.count = 4;
   options.max_evaluations = 200;
-  absl::StatusOr<v1::FidelityResult> r = RunFidelity(s.problem, s.mesh, s.params, options, runner);
+  absl::StatusOr<v1::FidelityResult> r =
+      RunFidelity(ir::ProgramOf(s.problem), s.mesh, s.params, options, runner);
   ASSERT_TRUE(r.ok()) << r.status();
   ExpectStrictlyIncreasingPredictions(*r);
   EXPECT_EQ(r->verified(), 4);
@@ -412,7 +425,7 @@ TEST(FidelityTest, FitToRunsFindsTheScalesThatMadeTheRuns) {
     options.count = 12;
     options.max_evaluations = 400;
     absl::StatusOr<v1::FidelityResult> r =
-        RunFidelity(s.problem, *ir::ParseMesh(mesh), s.params, options, runner);
+        RunFidelity(ir::ProgramOf(s.problem), *ir::ParseMesh(mesh), s.params, options, runner);
     ASSERT_TRUE(r.ok()) << r.status();
     absl::StatusOr<v1::FidelityResult> made = RecostFidelity(*r, truth);
     ASSERT_TRUE(made.ok()) << made.status();
@@ -452,12 +465,12 @@ TEST(FidelityTest, RanksTheSpaceItIsGiven) {
   options.max_evaluations = 1000000;  // every point ranked
   FakeRunner plain_runner([](int call) { return 1.0 + call; });
   absl::StatusOr<v1::FidelityResult> plain =
-      RunFidelity(s.problem, s.mesh, s.params, options, plain_runner);
+      RunFidelity(ir::ProgramOf(s.problem), s.mesh, s.params, options, plain_runner);
   ASSERT_TRUE(plain.ok()) << plain.status();
   options.space.all_to_all = true;
   FakeRunner wide_runner([](int call) { return 1.0 + call; });
   absl::StatusOr<v1::FidelityResult> wide =
-      RunFidelity(s.problem, s.mesh, s.params, options, wide_runner);
+      RunFidelity(ir::ProgramOf(s.problem), s.mesh, s.params, options, wide_runner);
   ASSERT_TRUE(wide.ok()) << wide.status();
   EXPECT_GT(wide->costed(), plain->costed());
   auto all_to_all = [](const v1::FidelityResult& r) {
@@ -504,7 +517,8 @@ TEST(FidelityTest, TimesAreAsMeasured) {
   FidelityOptions options;
   options.count = 6;
   options.max_evaluations = 200;
-  absl::StatusOr<v1::FidelityResult> r = RunFidelity(s.problem, s.mesh, s.params, options, runner);
+  absl::StatusOr<v1::FidelityResult> r =
+      RunFidelity(ir::ProgramOf(s.problem), s.mesh, s.params, options, runner);
   ASSERT_TRUE(r.ok()) << r.status();
   ASSERT_EQ(r->points_size(), 6);
   ExpectStrictlyIncreasingPredictions(*r);
@@ -523,12 +537,207 @@ TEST(FidelityTest, TimesAreAsMeasured) {
   EXPECT_DOUBLE_EQ(r->spearman_rho(), 5.0 / 7);
 }
 
+// Measures programs side by side: RunSideBySide gives item i (in the model's order) six
+// samples of 0.001 (i + 1) s, verified. Keeps what it was asked; Run is never to be called.
+class ProgramRunner : public search::Runner {
+ public:
+  bool measures() const override { return true; }
+  search::CandidateRun Run(const search::MeasureInput&) override {
+    ADD_FAILURE() << "Run called: the programs are to be measured side by side";
+    return {};
+  }
+  std::vector<search::CandidateRun> RunSideBySide(const std::vector<search::MeasureItem>& items,
+                                                  double) override {
+    ++calls;
+    std::vector<search::CandidateRun> out;
+    for (size_t i = 0; i < items.size(); ++i) {
+      const search::MeasureItem& item = items[i];
+      EXPECT_EQ(item.schedule, nullptr);
+      EXPECT_EQ(item.library, nullptr);
+      programs += item.program != nullptr;
+      if (item.program != nullptr) {
+        statements.push_back(static_cast<int>(item.program->programs.size()));
+        EXPECT_EQ(item.program->program->statements.size(), 2u);
+        EXPECT_EQ(item.program->mesh->ToString(), "x=2,y=2");
+        EXPECT_GT(item.program->footprint.shard_bytes, 0);
+      }
+      search::CandidateRun r;
+      r.verified = true;
+      const double k = static_cast<double>(i + 1);
+      search::SetSamples({0.001 * k, 0.0011 * k, 0.0009 * k, 0.001 * k, 0.00105 * k, 0.00095 * k},
+                         1, &r);
+      out.push_back(std::move(r));
+    }
+    return out;
+  }
+  int calls = 0;
+  int programs = 0;             // items that were programs
+  std::vector<int> statements;  // each program item's statements
+};
+
+// A two-statement program (T an intermediate between them) on x=2,y=2.
+ir::StatementProgram TwoMatmuls() {
+  return *ir::ParseStatementProgram("T[i,k] = A[i,j] * B[j,k]; C[i,l] += T[i,k] * D[k,l]",
+                                    "i=8,j=8,k=8,l=8");
+}
+
+// The model-only tune's predicted seconds of every program it ranks (the joint programs and
+// "separate"), by program trace: what a fidelity run's points are to predict.
+std::map<std::string, double> TunedPredictions(const ir::StatementProgram& program,
+                                               const Workload& s, int64_t max_evaluations) {
+  search::TuneOptions tune;
+  tune.program = program;
+  tune.meshes = {s.mesh};
+  tune.params = s.params;
+  tune.max_evaluations = max_evaluations;
+  tune.top_k = 64;
+  std::unique_ptr<search::Runner> none = search::NewModelOnlyRunner();
+  absl::StatusOr<search::SearchResult> r = search::Tune(tune, *none);
+  EXPECT_TRUE(r.ok()) << r.status();
+  std::map<std::string, double> out;
+  if (!r.ok() || !r->program) return out;
+  std::vector<search::ProgramCandidate> all = r->program->ranked;
+  all.push_back(r->program->separate);
+  for (const search::ProgramCandidate& c : all) {
+    std::vector<std::string> traces;
+    for (const search::Candidate& statement : c.statements) traces.push_back(statement.trace);
+    out[ir::ProgramTraceText(program, traces)] = c.seconds;
+  }
+  return out;
+}
+
+// A program of several statements: its candidates are whole programs of the tune's
+// ranking, measured as program items in one RunSideBySide call; each point's trace is a
+// program trace of both statements, its prediction the tune's of that program (statements
+// and moves); the statistics follow. Its problem reads back as the program; recosting under
+// the same numbers changes nothing, under numbers twice as slow doubles every prediction.
+TEST(FidelityTest, AProgramsCandidatesAreWholeProgramsMeasuredSideBySide) {
+  Workload s = Matmul();
+  const ir::StatementProgram program = TwoMatmuls();
+  ProgramRunner runner;
+  FidelityOptions options;
+  options.count = 4;
+  options.max_evaluations = 100;
+  absl::StatusOr<v1::FidelityResult> r = RunFidelity(program, s.mesh, s.params, options, runner);
+  ASSERT_TRUE(r.ok()) << r.status();
+  EXPECT_EQ(runner.calls, 1);
+  EXPECT_EQ(runner.programs, 4);
+  EXPECT_EQ(runner.statements, std::vector<int>(4, 2));
+  EXPECT_EQ(r->problem(),
+            "T[i,k] = A[i,j] * B[j,k]; C[i,l] += T[i,k] * D[k,l] with i=8,j=8,k=8,l=8");
+  const size_t with = r->problem().rfind(" with ");
+  v1::Problem stated;
+  stated.set_expr(r->problem().substr(0, with));
+  stated.set_extents(r->problem().substr(with + 6));
+  absl::StatusOr<ir::StatementProgram> back = ProgramOf(stated);
+  ASSERT_TRUE(back.ok()) << back.status();
+  EXPECT_EQ(back->Fingerprint(), program.Fingerprint());
+  const std::map<std::string, double> tuned = TunedPredictions(program, s, options.max_evaluations);
+  ASSERT_EQ(r->points_size(), 4);
+  EXPECT_EQ(r->ranks(0), 1);
+  EXPECT_EQ(r->ranks(3), r->costed());
+  EXPECT_GE(r->costed(), 4);
+  EXPECT_LE(r->costed(), static_cast<int64_t>(tuned.size()));
+  for (int i = 0; i < 4; ++i) {
+    const v1::MeasuredCandidate& p = r->points(i);
+    absl::StatusOr<std::vector<ir::Trace>> traces = ir::ParseProgramTrace(p.trace().text(), 2);
+    ASSERT_TRUE(traces.ok()) << traces.status() << "\n" << p.trace().text();
+    EXPECT_EQ(traces->size(), 2u);
+    EXPECT_NE(p.trace().text().find("# statement 2: C[i,l] += T[i,k] * D[k,l]\n"),
+              std::string::npos)
+        << p.trace().text();
+    const auto predicted = tuned.find(p.trace().text());
+    ASSERT_NE(predicted, tuned.end()) << p.trace().text();
+    EXPECT_EQ(p.predicted_s(), predicted->second);
+    EXPECT_TRUE(p.verified());
+    EXPECT_DOUBLE_EQ(p.measured_s(), 0.001 * (i + 1));
+    EXPECT_EQ(p.round_s_size(), 6);
+    EXPECT_EQ(p.mesh(), "x=2,y=2");
+    EXPECT_TRUE(absl::StartsWith(p.family(), "x=2,y=2: ")) << p.family();
+    EXPECT_NE(p.family().find(" | "), std::string::npos) << p.family();
+    if (i > 0) EXPECT_LE(r->points(i - 1).predicted_s(), p.predicted_s());
+  }
+  EXPECT_EQ(r->verified(), 4);
+  ASSERT_TRUE(r->has_spearman_rho() && r->has_kendall_tau());
+  EXPECT_GT(r->spearman_rho(), 0.5);  // the measured order is the model's, but for ties
+  EXPECT_TRUE(r->has_median_relative_error());
+  EXPECT_FALSE(r->patterns().empty());
+
+  absl::StatusOr<v1::FidelityResult> same = RecostFidelity(*r, s.params);
+  ASSERT_TRUE(same.ok()) << same.status();
+  cost::CostParams slow = s.params;
+  for (double* x : {&slow.alpha, &slow.beta, &slow.alpha_coll, &slow.beta_coll, &slow.gamma})
+    *x *= 2;
+  absl::StatusOr<v1::FidelityResult> doubled = RecostFidelity(*r, slow);
+  ASSERT_TRUE(doubled.ok()) << doubled.status();
+  for (int i = 0; i < 4; ++i) {
+    const double predicted = r->points(i).predicted_s();
+    EXPECT_NEAR(same->points(i).predicted_s(), predicted, 1e-9 * predicted);
+    EXPECT_EQ(same->points(i).measured_s(), r->points(i).measured_s());
+    EXPECT_NEAR(doubled->points(i).predicted_s(), 2 * predicted, 1e-9 * predicted);
+  }
+  EXPECT_EQ(same->spearman_rho(), r->spearman_rho());
+  v1::FidelityResult bad = *r;
+  bad.mutable_points(0)->mutable_trace()->set_text(
+      r->points(0).trace().text().substr(0, r->points(0).trace().text().find("---")));
+  EXPECT_EQ(RecostFidelity(bad, s.params).status().message(),
+            "cannot lower a point's trace again: the trace has 1 part but the program has 2 "
+            "statements; separate the statements' traces with lines ---");
+}
+
+// FitToRuns of programs' runs: times the model makes with scales (1.3, 2.5, 0.7, 3) on the
+// statements, the moves as costed (no scale multiplies them), are made again by the fitted
+// scales; a point measured in no more than its moves take cannot be fitted, and says so.
+TEST(FidelityTest, FitToRunsOfAProgramFitsItsStatementsBesideItsMoves) {
+  Workload s = Matmul();
+  ProgramRunner runner;
+  FidelityOptions options;
+  options.count = 8;
+  options.max_evaluations = 100;
+  absl::StatusOr<v1::FidelityResult> r =
+      RunFidelity(TwoMatmuls(), s.mesh, s.params, options, runner);
+  ASSERT_TRUE(r.ok()) << r.status();
+  cost::CostParams truth = s.params;
+  truth.scales = {1.3, 2.5, 0.7, 3};
+  absl::StatusOr<v1::FidelityResult> made = RecostFidelity(*r, truth);
+  ASSERT_TRUE(made.ok()) << made.status();
+  for (int i = 0; i < r->points_size(); ++i)
+    r->mutable_points(i)->set_measured_s(made->points(i).predicted_s());
+  absl::StatusOr<RunFit> fit = FitToRuns({*r}, s.params);
+  ASSERT_TRUE(fit.ok()) << fit.status();
+  EXPECT_EQ(fit->schedules, r->points_size());
+  // One problem's programs (the same flops each) barely tell the classes apart, so the
+  // scales are not those exactly; the times they make are.
+  EXPECT_GT(fit->before[0].median_relative_error(), 0.05);
+  EXPECT_LT(fit->after[0].median_relative_error(), 1e-4);
+  // A point whose program moves T (its moves predicted above zero), measured in no time.
+  int moving = -1;
+  for (int i = 0; i < r->points_size() && moving < 0; ++i) {
+    if (absl::StrContains(r->points(i).family(), "moved: T")) moving = i;
+  }
+  ASSERT_GE(moving, 0) << "no point moves T";
+  v1::FidelityResult fast = *r;
+  fast.mutable_points(moving)->set_measured_s(1e-12);
+  const absl::Status refused = FitToRuns({fast}, s.params).status();
+  EXPECT_EQ(refused.code(), absl::StatusCode::kInvalidArgument);
+  const std::string message(refused.message());
+  EXPECT_TRUE(
+      absl::StartsWith(message, absl::StrCat("point ", moving + 1, " of the run of ", r->problem(),
+                                             " measured 1e-12 s, no more than the ")))
+      << message;
+  EXPECT_TRUE(absl::EndsWith(message,
+                             " s the model gives its moves between statements: its statements' "
+                             "terms cannot be fitted to it"))
+      << message;
+}
+
 TEST(FidelityTest, RefusesFewerThanTwo) {
   const Workload s = Matmul();
   FakeRunner runner([](int) { return 1.0; });
   FidelityOptions options;
   options.count = 1;
-  absl::StatusOr<v1::FidelityResult> r = RunFidelity(s.problem, s.mesh, s.params, options, runner);
+  absl::StatusOr<v1::FidelityResult> r =
+      RunFidelity(ir::ProgramOf(s.problem), s.mesh, s.params, options, runner);
   EXPECT_EQ(r.status().code(), absl::StatusCode::kInvalidArgument);
   EXPECT_EQ(r.status().message(), "a fidelity run needs at least 2 candidates to compare (got 1)");
   EXPECT_TRUE(runner.traces.empty());

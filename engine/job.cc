@@ -30,7 +30,7 @@ absl::StatusOr<ir::Problem> ProblemOf(const v1::Problem& problem) {
   if (!program.single()) {
     return absl::InvalidArgumentError(
         "this takes one statement (programs of several statements are taken by tune, run, "
-        "explain, batch, lookup, records, codegen, report and the plan API)");
+        "explain, batch, lookup, records, codegen, report, fidelity and the plan API)");
   }
   return std::move(program.statements[0]);
 }

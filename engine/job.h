@@ -32,7 +32,7 @@ absl::StatusOr<ir::StatementProgram> ProgramOf(const v1::Problem& problem);
 
 // The one statement `problem` states, with its given layouts and result_on_layer:
 // ProgramOf's errors, and InvalidArgument for a program of several statements (for what
-// takes one statement only: the library's kernel, calibration, fidelity).
+// takes one statement only: the library's kernel, calibration).
 absl::StatusOr<ir::Problem> ProblemOf(const v1::Problem& problem);
 
 // The one statement's base Computation on the mesh (memory budget included): ProblemOf's and

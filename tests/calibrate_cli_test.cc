@@ -18,6 +18,7 @@
 #include "engine/fidelity.h"
 #include "ir/mesh.h"
 #include "ir/problem.h"
+#include "ir/statement_program.h"
 #include "search/runner.h"
 #include "storage/hardware_profile.h"
 #include "tests/proto_json.h"
@@ -208,8 +209,8 @@ std::vector<meshtune::v1::FidelityResult> RunsMadeWithScales(const meshtune::cos
   for (const char* mesh : {"x=2,y=2", "x=4"}) {
     meshtune::engine::FidelityOptions options;
     options.max_evaluations = 400;
-    absl::StatusOr<meshtune::v1::FidelityResult> r =
-        meshtune::engine::RunFidelity(problem, *meshtune::ir::ParseMesh(mesh), p, options, runner);
+    absl::StatusOr<meshtune::v1::FidelityResult> r = meshtune::engine::RunFidelity(
+        meshtune::ir::ProgramOf(problem), *meshtune::ir::ParseMesh(mesh), p, options, runner);
     EXPECT_TRUE(r.ok()) << r.status();
     if (!r.ok()) return {};
     const absl::StatusOr<meshtune::v1::FidelityResult> made =

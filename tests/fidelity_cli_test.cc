@@ -2,8 +2,9 @@
 // side by side under mpirun; the JSON line is a FidelityResult whose points are spread over
 // the ranking (the best first, the worst last) and verified, each time its samples' median as
 // measured, with its statistics (rho and tau with intervals, the separable pairs); the text
-// names them and never a pace; the SVG scatter has one circle per verified point. Bad flags
-// exit 2 before anything runs.
+// names them and never a pace; the SVG scatter has one circle per verified point. A program
+// of two statements: whole programs measured, each one job, their traces program traces.
+// Bad flags exit 2 before anything runs.
 #include <gtest/gtest.h>
 #include <sys/wait.h>
 
@@ -39,8 +40,13 @@ class FidelityCliTest : public ::testing::Test {
   }
 
   CliRun Fidelity(const std::string& args) const {
+    return FidelityOf("C[m,n] += A[m,k] * B[k,n]", args);
+  }
+
+  // `meshtune fidelity --expr 'EXPR' ARGS`.
+  CliRun FidelityOf(const std::string& expr, const std::string& args) const {
     const std::string out = dir_ + "/out.txt", err = dir_ + "/err.txt";
-    const int rc = std::system(("cli/meshtune fidelity --expr 'C[m,n] += A[m,k] * B[k,n]' " + args +
+    const int rc = std::system(("cli/meshtune fidelity --expr '" + expr + "' " + args +
                                 " </dev/null >" + out + " 2>" + err)
                                    .c_str());
     CliRun r;
@@ -147,6 +153,52 @@ TEST_F(FidelityCliTest, MeasuresASpreadAndReportsItsStatistics) {
       << text.out;  // one round: nothing to compare
   EXPECT_NE(text.out.find("\nmedian |error|   "), std::string::npos) << text.out;
   EXPECT_NE(text.out.find("\nper pattern      "), std::string::npos) << text.out;
+}
+
+// A program of two statements: its candidates are whole programs, each measured as one job
+// (every statement and the move between them) and verified; the points' traces are program
+// traces; the text names the programs and each statement's family.
+TEST_F(FidelityCliTest, MeasuresAProgramsWholePrograms) {
+  const std::string program = "T[i,k] = A[i,j] * B[j,k]; C[i,l] += T[i,k] * D[k,l]";
+  const CliRun r = FidelityOf(program,
+                              "--extents i=16,j=16,k=16,l=16 --mesh x=2 --count 3 --rounds 2 "
+                              "--reps 2 --warmup 0 --max-evaluations 100 --no-db --json");
+  ASSERT_EQ(r.status, 0) << r.out << r.err;
+  meshtune::v1::FidelityResult result;
+  ASSERT_TRUE(meshtune::testing::ParsesAs(r.out, &result));
+  EXPECT_EQ(result.problem(), program + " with i=16,j=16,k=16,l=16");
+  EXPECT_EQ(result.mesh(), "x=2");
+  ASSERT_EQ(result.points_size(), 3);
+  EXPECT_EQ(result.ranks(0), 1);
+  EXPECT_EQ(result.ranks(2), result.costed());
+  for (const meshtune::v1::MeasuredCandidate& p : result.points()) {
+    EXPECT_TRUE(p.verified()) << p.error();
+    EXPECT_GT(p.measured_s(), 0);
+    EXPECT_EQ(p.round_s_size(), 2);
+    EXPECT_GT(p.predicted_s(), 0);
+    EXPECT_EQ(p.trace().text().rfind("# statement 1: T[i,k] = A[i,j] * B[j,k]\n", 0), 0u)
+        << p.trace().text();
+    EXPECT_NE(p.trace().text().find("\n---\n# statement 2: C[i,l] += T[i,k] * D[k,l]\n"),
+              std::string::npos)
+        << p.trace().text();
+    EXPECT_EQ(p.family().rfind("x=2: ", 0), 0u) << p.family();
+  }
+  EXPECT_EQ(result.verified(), 3);
+  EXPECT_TRUE(result.has_spearman_rho());
+
+  const CliRun text = FidelityOf(program,
+                                 "--extents i=16,j=16,k=16,l=16 --mesh x=2 --count 2 --rounds 1 "
+                                 "--reps 1 --warmup 0 --max-evaluations 100 --no-db");
+  ASSERT_EQ(text.status, 0) << text.out << text.err;
+  EXPECT_EQ(text.out.rfind("fidelity of " + program + " with i=16,j=16,k=16,l=16 on x=2: 2 of ", 0),
+            0u)
+      << text.out;
+  EXPECT_NE(text.out.find(" ranked programs measured in 1 round, spread over the model's ranking "
+                          "(each program one job: every statement, every move)\n"),
+            std::string::npos)
+      << text.out;
+  EXPECT_NE(text.out.find("  error  statement 1 | statement 2\n"), std::string::npos) << text.out;
+  EXPECT_NE(text.out.find("\nSpearman's rho   "), std::string::npos) << text.out;
 }
 
 TEST_F(FidelityCliTest, BadInputExitsTwoBeforeMeasuring) {
