@@ -3,10 +3,10 @@
 // rank of the communicator calls ServeCandidates, which runs what rank 0's CommRunner
 // sends until Finish. For each candidate rank 0 sends its job (runtime/worker_job.h: the
 // statement as stated and the Program the tuner's checker validated, a program's statements
-// each so, or ScaLAPACK's GEMM on a grid) and the first mesh.Ranks() (grid) ranks run it through runtime::RunJob (verified
-// against the reference, timed in samples, as the worker does; several candidates side by
-// side in rounds, runtime/rounds.h); the rest stay idle. No rank
-// judges or lowers a candidate.
+// each so, or ScaLAPACK's GEMM on a grid) and the first mesh.Ranks() (grid) ranks run it through
+// runtime::RunJob (verified against the reference, timed in samples, as the worker does; several
+// candidates side by side in rounds, runtime/rounds.h); the rest stay idle. No rank judges or
+// lowers a candidate.
 //
 // A candidate whose ranks cannot hold their data is not run (runtime/memory_fit.h, counting
 // the ranks that share rank 0's node), as under mpirun. A candidate cannot be killed
