@@ -27,6 +27,7 @@
 #include "search/explorer.h"
 #include "search/program_candidate.h"
 #include "search/program_layouts.h"
+#include "search/program_search.h"
 #include "search/strategy.h"
 #include "search/tuner.h"
 
@@ -441,20 +442,8 @@ absl::StatusOr<search::ProgramMeasureInput> PrepareProgram(const ir::StatementPr
                                                            const ir::Mesh& mesh,
                                                            const search::ProgramCandidate& c,
                                                            const FidelityOptions& options) {
-  search::ProgramMeasureInput in;
-  in.program = &program;
-  in.mesh = &mesh;
-  for (size_t s = 0; s < c.statements.size(); ++s) {
-    absl::StatusOr<search::Runnable> r =
-        search::PrepareCandidate(program.statements[s], mesh, c.statements[s].schedule);
-    if (!r.ok()) {
-      return absl::Status(r.status().code(),
-                          absl::StrCat("statement ", s + 1, ": ", r.status().message()));
-    }
-    in.programs.push_back(std::move(r->program));
-    in.footprint.shard_bytes += r->footprint.shard_bytes;
-    in.footprint.buffer_bytes += r->footprint.buffer_bytes;
-  }
+  MT_ASSIGN_OR_RETURN(search::ProgramMeasureInput in,
+                      search::ProgramInputOf(program, mesh, c, search::PrepareCandidate));
   in.timeout_s = options.timeout_s;
   in.cancelled = options.cancelled;
   return in;

@@ -309,21 +309,10 @@ std::string TracesOf(const ProgramCandidate& c) {
 // Every statement's Program through the checker's validation, as one job's input.
 absl::StatusOr<ProgramMeasureInput> Prepared(const TuneOptions& options, Checker& checker,
                                              const ProgramCandidate& c, const ir::Mesh& mesh) {
-  ProgramMeasureInput in;
-  in.program = &options.program;
-  in.mesh = &mesh;
-  for (size_t s = 0; s < c.statements.size(); ++s) {
-    absl::StatusOr<Runnable> r =
-        checker.Validate(options.program.statements[s], mesh, c.statements[s].schedule);
-    if (!r.ok()) {
-      return absl::Status(r.status().code(),
-                          absl::StrCat("statement ", s + 1, ": ", r.status().message()));
-    }
-    in.programs.push_back(std::move(r->program));
-    in.footprint.shard_bytes += r->footprint.shard_bytes;
-    in.footprint.buffer_bytes += r->footprint.buffer_bytes;
-  }
-  return in;
+  return ProgramInputOf(options.program, mesh, c,
+                        [&checker](const ir::Problem& p, const ir::Mesh& m, const ir::Trace& t) {
+                          return checker.Validate(p, m, t);
+                        });
 }
 
 // Checks an unmeasured program: the whole program in the simulator when it is small, else
@@ -552,6 +541,25 @@ void MeasurePrograms(const TuneOptions& options, const std::vector<SearchCallbac
 }
 
 }  // namespace
+
+absl::StatusOr<ProgramMeasureInput> ProgramInputOf(const ir::StatementProgram& program,
+                                                   const ir::Mesh& mesh, const ProgramCandidate& c,
+                                                   const MakeRunnable& runnable) {
+  ProgramMeasureInput in;
+  in.program = &program;
+  in.mesh = &mesh;
+  for (size_t s = 0; s < c.statements.size(); ++s) {
+    absl::StatusOr<Runnable> r = runnable(program.statements[s], mesh, c.statements[s].schedule);
+    if (!r.ok()) {
+      return absl::Status(r.status().code(),
+                          absl::StrCat("statement ", s + 1, ": ", r.status().message()));
+    }
+    in.programs.push_back(std::move(r->program));
+    in.footprint.shard_bytes += r->footprint.shard_bytes;
+    in.footprint.buffer_bytes += r->footprint.buffer_bytes;
+  }
+  return in;
+}
 
 absl::StatusOr<SearchResult> TuneStatements(const TuneOptions& options, Runner& runner,
                                             const std::vector<SearchCallback*>& callbacks) {

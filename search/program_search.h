@@ -21,9 +21,16 @@
 #ifndef MESHTUNE_SEARCH_PROGRAM_SEARCH_H_
 #define MESHTUNE_SEARCH_PROGRAM_SEARCH_H_
 
+#include <functional>
 #include <vector>
 
 #include "absl/status/statusor.h"
+#include "ir/mesh.h"
+#include "ir/problem.h"
+#include "ir/statement_program.h"
+#include "ir/trace.h"
+#include "search/checker.h"
+#include "search/program_candidate.h"
 #include "search/runner.h"
 #include "search/tune_types.h"
 
@@ -35,6 +42,17 @@ namespace meshtune::search {
 // also FailedPrecondition when a statement has no legal schedule (its message prefixed
 // with "statement N: "), when no mesh holds a schedule of every statement, or when no
 // program measured or passed the checks.
+// Makes a statement's schedule runnable: its validated Program and footprint.
+using MakeRunnable = std::function<absl::StatusOr<Runnable>(
+    const ir::Problem& statement, const ir::Mesh& mesh, const ir::Trace& schedule)>;
+
+// Every statement of `c` (a schedule of `program` on `mesh`) made runnable by `runnable`,
+// as one job's input: the Programs in statement order, the footprints summed. The first
+// refusal's error, with its code, after "statement N: ".
+absl::StatusOr<ProgramMeasureInput> ProgramInputOf(const ir::StatementProgram& program,
+                                                   const ir::Mesh& mesh, const ProgramCandidate& c,
+                                                   const MakeRunnable& runnable);
+
 absl::StatusOr<SearchResult> TuneStatements(const TuneOptions& options, Runner& runner,
                                             const std::vector<SearchCallback*>& callbacks);
 
