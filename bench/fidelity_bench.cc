@@ -32,7 +32,7 @@
 #include "base/json.h"
 #include "engine/fidelity.h"
 #include "engine/rank_stats.h"
-#include "engine/tune_options.h"
+#include "engine/tune/tune_options.h"
 #include "ir/statement_program.h"
 #include "search/runner.h"
 

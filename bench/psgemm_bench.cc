@@ -19,7 +19,7 @@
 #include <vector>
 
 #include "bench/psgemm.h"
-#include "codegen/validate.h"
+#include "codegen/validate/validate.h"
 #include "ir/verdict.h"
 #include "runtime/mpi_executor.h"
 

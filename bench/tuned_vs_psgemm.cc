@@ -32,7 +32,7 @@
 
 #include "bench/blas_peer.h"
 #include "bench/psgemm.h"
-#include "codegen/validate.h"
+#include "codegen/validate/validate.h"
 #include "ir/layout.h"
 #include "ir/reason.h"
 #include "ir/verdict.h"

@@ -115,7 +115,7 @@ def meshtune_kernel(
         hdrs = [out + ".h"],
         includes = ["_meshtune/" + name],
         # A record whose answer is the library gives a kernel that calls ScaLAPACK's PSGEMM or
-        # PDGEMM (codegen/emit_library.h), declaring the functions itself; which one the
+        # PDGEMM (codegen/emit/emit_library.h), declaring the functions itself; which one the
         # wisdom file holds is known only when the genrule runs, so every kernel links it.
         # As a link flag, not //third_party:scalapack: an installed meshtune's repository has
         # no third_party package.

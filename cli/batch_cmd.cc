@@ -18,7 +18,7 @@
 #include "cli/flag_groups.h"
 #include "cli/tune_output.h"
 #include "engine/exit_codes.h"
-#include "runtime/launcher.h"
+#include "runtime/launch/launcher.h"
 
 namespace meshtune::cli {
 

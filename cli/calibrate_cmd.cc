@@ -18,10 +18,10 @@
 #include "cli/calibrate_runs.h"
 #include "cli/cli_io.h"
 #include "cli/flag_groups.h"
-#include "engine/calibration.h"
 #include "engine/exit_codes.h"
 #include "engine/flag_checks.h"
-#include "runtime/launcher.h"
+#include "engine/tune/calibration.h"
+#include "runtime/launch/launcher.h"
 #include "storage/calibration_fit.h"
 #include "storage/hardware_profile.h"
 

@@ -27,7 +27,7 @@ namespace meshtune::cli {
 struct FidelityFlags {
   WorkloadFlags workload;  // --expr, --extents, --dtype
   MeshFlags mesh;          // --mesh
-  // "": the profile for the mesh's rank count (engine/machine_profile.h), calibrated on
+  // "": the profile for the mesh's rank count (engine/tune/machine_profile.h), calibrated on
   // first use unless no_calibrate.
   std::string profile;
   bool no_calibrate = false;

@@ -29,7 +29,7 @@ CLI::Option* AddProfileFlag(CLI::App* cmd, std::string* profile,
                             const std::string& help = "hardware profile (default: default)");
 
 // --no-calibrate into `*no_calibrate`: with no hardware profile for the rank count, keep
-// the built-in numbers rather than calibrate on first use (engine/machine_profile.h).
+// the built-in numbers rather than calibrate on first use (engine/tune/machine_profile.h).
 void AddNoCalibrateFlag(CLI::App* cmd, bool* no_calibrate);
 
 // The longest --timeout, --budget-s: a week.

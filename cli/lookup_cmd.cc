@@ -9,7 +9,7 @@
 #include "cli/record_output.h"
 #include "engine/exit_codes.h"
 #include "engine/requests.h"
-#include "engine/tune_options.h"
+#include "engine/tune/tune_options.h"
 
 namespace meshtune::cli {
 

@@ -45,7 +45,7 @@
 #include "cli/tune_cmd.h"
 #include "engine/exit_codes.h"
 #include "engine/flag_checks.h"
-#include "runtime/launcher.h"
+#include "runtime/launch/launcher.h"
 
 namespace meshtune::cli {
 namespace {

@@ -8,7 +8,7 @@
 #include "cli/cli_io.h"
 #include "engine/exit_codes.h"
 #include "engine/flag_checks.h"
-#include "engine/report_html.h"
+#include "engine/report/report_html.h"
 #include "storage/tuning_db.h"
 
 namespace meshtune::cli {

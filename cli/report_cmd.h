@@ -1,4 +1,4 @@
-// `meshtune report RECORD -o FILE`: the tuning report (engine/report_html.h) of a stored
+// `meshtune report RECORD -o FILE`: the tuning report (engine/report/report_html.h) of a stored
 // record, as one self-contained HTML file.
 #ifndef MESHTUNE_CLI_REPORT_CMD_H_
 #define MESHTUNE_CLI_REPORT_CMD_H_

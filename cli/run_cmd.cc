@@ -22,9 +22,9 @@
 #include "engine/library_run.h"
 #include "engine/prepare.h"
 #include "ir/statement_program.h"
-#include "runtime/launcher.h"
-#include "runtime/memory_fit.h"
-#include "runtime/run_result.h"
+#include "runtime/launch/launcher.h"
+#include "runtime/launch/memory_fit.h"
+#include "runtime/launch/run_result.h"
 #include "runtime/simulator.h"
 
 namespace meshtune::cli {

@@ -1,6 +1,6 @@
 // `meshtune run`: one trace of a problem on a mesh, judged and lowered first (an illegal or
 // refused schedule is bad input here), then run under MPI (meshtune_worker on every rank,
-// runtime/launcher.h) or, with --simulate, every rank in this process (runtime/
+// runtime/launch/launcher.h) or, with --simulate, every rank in this process (runtime/
 // simulator.h), verified against the reference and timed. Prints the meshtune.v1.RunResult
 // (checked "measured" or "simulated"; run_output.h): text, or with --json one JSON line.
 #ifndef MESHTUNE_CLI_RUN_CMD_H_

@@ -5,7 +5,7 @@
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_format.h"
 #include "absl/strings/str_join.h"
-#include "runtime/run_result.h"
+#include "runtime/launch/run_result.h"
 
 namespace meshtune::cli {
 

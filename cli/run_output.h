@@ -6,7 +6,7 @@
 #include <string>
 
 #include "proto/meshtune.pb.h"
-#include "runtime/launcher.h"
+#include "runtime/launch/launcher.h"
 
 namespace meshtune::cli {
 

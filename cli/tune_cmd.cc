@@ -14,11 +14,11 @@
 #include "cli/tune_output.h"
 #include "engine/exit_codes.h"
 #include "engine/flag_checks.h"
-#include "engine/report_html.h"
+#include "engine/report/report_html.h"
 #include "engine/requests.h"
-#include "engine/tune_summary.h"
+#include "engine/tune/tune_summary.h"
 #include "ir/statement_program.h"
-#include "runtime/launcher.h"
+#include "runtime/launch/launcher.h"
 
 namespace meshtune::cli {
 

@@ -17,7 +17,7 @@
 #include "cli/flag_groups.h"
 #include "engine/backend.h"
 #include "engine/local_backend.h"
-#include "engine/tune_options.h"
+#include "engine/tune/tune_options.h"
 #include "proto/meshtune.pb.h"
 
 namespace meshtune::cli {
@@ -36,7 +36,7 @@ struct TuneFlags {
   std::string profile = "default";  // hardware profile (storage/hardware_profile.h)
   bool profile_given = false;       // --profile was on the command line
   // --no-calibrate: no profile for the rank count keeps the built-in numbers instead of a
-  // calibration on first use (engine/machine_profile.h).
+  // calibration on first use (engine/tune/machine_profile.h).
   bool no_calibrate = false;
   // --alpha, --beta, --gamma when given: override the profile.
   engine::MachineNumbers numbers;
@@ -67,7 +67,7 @@ engine::LocalTuneSettings TuneSettingsFromFlags(const TuneFlags& flags);
 // missing named profile included); 1 when there is no legal schedule, the tune failed, the daemon
 // cannot be reached, or no measured candidate verified (the result is then still printed,
 // with each measurement's error). With `report` (a path, or "-" for `out` after the
-// result), the tuning report (engine/report_html.h) of the winner is written there too: the
+// result), the tuning report (engine/report/report_html.h) of the winner is written there too: the
 // path is checked for writing before the tune (exit status 2 when it cannot be), and the
 // curve is the progress this process received.
 int RunTune(const TuneFlags& flags, const std::string& report, engine::Backend& backend,

@@ -86,7 +86,7 @@ int64_t FloorMod(int64_t a, int64_t b);
 // operands, x, y and z in order (those it does not take are ignored). + - * and unary - on
 // int64_t; kFloorDiv and kMod are FloorDiv and FloorMod; comparisons, kAnd and kOr give 0
 // or 1; kSelect is x ? y : z. kConst and kVar take no operands and give 0. Expr::Eval and
-// the cost model's per-rank evaluation both use it (codegen/validate.cc's ToPwAff is its
+// the cost model's per-rank evaluation both use it (codegen/validate/validate.cc's ToPwAff is its
 // isl counterpart, emit_cpp.cc's prelude its counterpart in emitted C++).
 int64_t ApplyOp(Expr::Op op, int64_t x, int64_t y = 0, int64_t z = 0);
 

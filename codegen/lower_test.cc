@@ -8,7 +8,7 @@
 #include <fstream>
 #include <sstream>
 
-#include "codegen/pseudocode.h"
+#include "codegen/emit/pseudocode.h"
 #include "ir/verdict.h"
 #include "tests/lower_text.h"
 #include "tests/test_util.h"

@@ -5,7 +5,7 @@
 //     (TransferFacts, from isl in codegen/patterns.cc or from closed forms in
 //     search/closed_form.cc) and the registry asks the patterns in its order,
 //   - its name and the form users read ("Broadcast(axes=[0])"),
-//   - what runs on a rank at one step: the calls of the rank runtime (runtime/rank.h,
+//   - what runs on a rank at one step: the calls of the rank runtime (runtime/rank/rank.h,
 //     RankRuntimeBase), under a guard when the step depends on where the loop is — the
 //     executor (runtime/executor.cc) makes these calls and the emitted C++ (emit_cpp.cc)
 //     prints them, from this one description; translation validation (validate.h) and the
@@ -35,7 +35,7 @@ struct CommPattern;
 struct Transfer;
 struct Reduce;
 
-// One call of the rank runtime (runtime/rank.h) a pattern's step makes. Expressions are
+// One call of the rank runtime (runtime/rank/rank.h) a pattern's step makes. Expressions are
 // in the calling rank's coordinates and the loop variables, except `source` and
 // `offset_at` of PointToPoint and AllToAll, which are functions of any rank's coordinates
 // (the runtime evaluates them for its peers).

@@ -2,7 +2,7 @@
 
 #include <utility>
 
-#include "codegen/validate.h"
+#include "codegen/validate/validate.h"
 #include "ir/reason.h"
 
 namespace meshtune::codegen {

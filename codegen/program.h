@@ -8,7 +8,7 @@
 // Prefetch (overlap of communication with computation). A Transfer or Reduce with
 // prefetch = 1 is driven by the innermost For around it when that For's variable is the
 // statement's loop (PrefetchedIn); the tree is the same as without prefetch, its buffer has
-// two halves (runtime/rank.h: Async, Wait), and the statement means, for that For over v
+// two halves (runtime/rank/rank.h: Async, Wait), and the statement means, for that For over v
 // in lo .. lo+E-1:
 //   Transfer: at v == lo, the transfer for v is done (started and waited); then at every v,
 //     where the statement sits: wait for v's data (started at v-1; nothing to wait for at
@@ -217,7 +217,7 @@ struct Program {
 // The mesh axes (of size above 1) that no dim of `t`'s layout is split over: `t` is
 // replicated along them, the same shard on every rank of such a group. For an input, the
 // copies are made at each run by a broadcast from the group's rank at coordinate 0 of
-// those axes (runtime/rank.h), and costed so (cost/cost_model.h); in ascending order.
+// those axes (runtime/rank/rank.h), and costed so (cost/cost_model.h); in ascending order.
 std::vector<int> ReplicatedAxes(const Program& p, const TensorInfo& t);
 
 // The axes along which output `t` ends on one layer: only the ranks at coordinate 0 of
@@ -233,7 +233,7 @@ std::vector<int> LayerAxes(const Program& p, const TensorInfo& t);
 // shard): it sits at coordinate 0 of every LayerAxes.
 bool OnLayer(const Program& p, const TensorInfo& t, const std::vector<int64_t>& coords);
 
-// What a run takes as `t`'s TensorSpec::replicated_axes (runtime/rank.h): an input's
+// What a run takes as `t`'s TensorSpec::replicated_axes (runtime/rank/rank.h): an input's
 // ReplicatedAxes, broadcast at each run, or none when `redistributed` from its given layout
 // (which makes the copies); the output's LayerAxes.
 std::vector<int> CopyAxes(const Program& p, const TensorInfo& t, bool redistributed);

@@ -9,8 +9,8 @@
 #include <string>
 
 #include "absl/strings/str_cat.h"
-#include "codegen/emit_cpp.h"
-#include "codegen/pseudocode.h"
+#include "codegen/emit/emit_cpp.h"
+#include "codegen/emit/pseudocode.h"
 #include "tests/lower_text.h"
 #include "tests/test_util.h"
 

@@ -65,8 +65,8 @@ LoopMode Classify(const For& f) {
 // second), K (both operands, not the output) and batch (all three; anything else loops
 // too), and each call takes the table's time for (M, N, K); inside a loop that drives
 // prefetched statements (`chunked`) the runtime splits it into up to 8 calls of at least 64
-// rows each (runtime/rank_kernel.cc). Every other kernel: gamma per flop, flops = (operands) per
-// tile point for a product, one per point for a sum.
+// rows each (runtime/rank/rank_kernel.cc). Every other kernel: gamma per flop, flops = (operands)
+// per tile point for a product, one per point for a sum.
 double KernelSeconds(const Compute& c, const CostParams& params, bool chunked) {
   if (params.gemm.Empty() || c.sum || c.in.size() != 2) {
     double points = 1;

@@ -214,7 +214,7 @@ class CostWalker {
   Values source_, sends_;       // scratch of CostTransfer and PointToPoint
   double compute_ = 0;          // the same on every rank: one SPMD kernel sequence
   // Loops around the walk that drive prefetched statements and have one in flight at the
-  // walked iteration: kernels then run in row chunks (runtime/rank_kernel.cc).
+  // walked iteration: kernels then run in row chunks (runtime/rank/rank_kernel.cc).
   int inflight_ = 0;
 };
 

@@ -7,9 +7,9 @@
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_format.h"
 #include "absl/time/time.h"
-#include "engine/html_page.h"
 #include "engine/records.h"
-#include "engine/report_html.h"
+#include "engine/report/html_page.h"
+#include "engine/report/report_html.h"
 
 namespace meshtune::daemon {
 

@@ -3,7 +3,7 @@
 //
 //   /                 index: links to the pages below, the database path
 //   /records          the records, 50 a page by id (?after=ID pages on)
-//   /records/ID       the tuning report of record ID (engine/report_html.h)
+//   /records/ID       the tuning report of record ID (engine/report/report_html.h)
 //   /tunes            the tunes running or queued, with their progress numbers
 //
 // Anything else, and an unknown record, is 404 with a page that says what was asked and

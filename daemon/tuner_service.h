@@ -37,7 +37,7 @@ class TunerService final : public v1::Tuner::WithRawCallbackMethod_Lookup<v1::Tu
  public:
   // Serves from and stores into `db`, which must outlive the service. At most
   // `max_concurrent_tunes` (>= 1) tunes run at once; later ones queue. A tune whose rank
-  // count has no hardware profile calibrates one first (engine/machine_profile.h) unless
+  // count has no hardware profile calibrates one first (engine/tune/machine_profile.h) unless
   // its request or `no_calibrate` says not to.
   TunerService(storage::TuningDb* db, int max_concurrent_tunes, bool no_calibrate = false);
   // Cancels the running tunes and waits for their threads.

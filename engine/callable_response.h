@@ -7,7 +7,7 @@
 #include <string>
 
 #include "absl/status/statusor.h"
-#include "codegen/emit_cpp.h"
+#include "codegen/emit/emit_cpp.h"
 #include "proto/meshtune.pb.h"
 
 namespace meshtune::engine {

@@ -9,15 +9,15 @@
 #include "absl/strings/strip.h"
 #include "base/excerpt.h"
 #include "base/status_macros.h"
-#include "codegen/emit_cpp.h"
-#include "codegen/emit_library.h"
-#include "codegen/emit_program.h"
+#include "codegen/emit/emit_cpp.h"
+#include "codegen/emit/emit_library.h"
+#include "codegen/emit/emit_program.h"
 #include "engine/callable_response.h"
 #include "engine/job.h"
 #include "engine/prepare.h"
 #include "engine/requests.h"
 #include "runtime/executor.h"
-#include "runtime/gemm_form.h"
+#include "runtime/library/gemm_form.h"
 
 namespace meshtune::engine {
 

@@ -6,8 +6,8 @@
 #include "absl/strings/str_cat.h"
 #include "base/status_macros.h"
 #include "engine/requests.h"
-#include "engine/tune_messages.h"
-#include "engine/tune_run.h"
+#include "engine/tune/tune_messages.h"
+#include "engine/tune/tune_run.h"
 #include "search/runner.h"
 #include "search/tuner.h"
 

@@ -11,11 +11,11 @@
 #include "absl/strings/str_join.h"
 #include "base/bytes.h"
 #include "base/status_macros.h"
+#include "codegen/emit/pseudocode.h"
 #include "codegen/pipeline.h"
-#include "codegen/pseudocode.h"
 #include "cost/cost_model.h"
 #include "cost/cost_params.h"
-#include "engine/machine_profile.h"
+#include "engine/tune/machine_profile.h"
 #include "ir/statement_program.h"
 #include "search/program_layouts.h"
 

@@ -21,7 +21,7 @@
 #include "engine/prepare.h"
 #include "engine/rank_stats.h"
 #include "engine/requests.h"
-#include "engine/tune_messages.h"
+#include "engine/tune/tune_messages.h"
 #include "ir/program_trace.h"
 #include "search/checker.h"
 #include "search/explorer.h"

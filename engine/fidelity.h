@@ -29,7 +29,7 @@
 
 #include "absl/status/statusor.h"
 #include "cost/cost_params.h"
-#include "engine/scatter_svg.h"
+#include "engine/report/scatter_svg.h"
 #include "ir/mesh.h"
 #include "ir/problem.h"
 #include "ir/statement_program.h"

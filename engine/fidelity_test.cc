@@ -20,7 +20,7 @@
 #include "absl/strings/match.h"
 #include "absl/strings/str_cat.h"
 #include "engine/job.h"
-#include "engine/scatter_svg.h"
+#include "engine/report/scatter_svg.h"
 #include "ir/program_trace.h"
 #include "ir/statement_program.h"
 #include "search/runner.h"

@@ -5,7 +5,7 @@
 #include "engine/job.h"
 #include "engine/requests.h"
 #include "runtime/executor.h"
-#include "runtime/gemm_form.h"
+#include "runtime/library/gemm_form.h"
 
 namespace meshtune::engine {
 

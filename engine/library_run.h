@@ -1,5 +1,5 @@
 // The library call a record's answer can be (meshtune.v1.Record.library: ScaLAPACK's GEMM
-// on block-cyclic shards, runtime/library_gemm.h), ready for `meshtune run`.
+// on block-cyclic shards, runtime/library/library_gemm.h), ready for `meshtune run`.
 #ifndef MESHTUNE_ENGINE_LIBRARY_RUN_H_
 #define MESHTUNE_ENGINE_LIBRARY_RUN_H_
 

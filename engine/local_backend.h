@@ -20,7 +20,7 @@ struct LocalTuneSettings {
   // Samples of a run alone; rounds at least (and at most max_rounds) of the candidates a
   // tune measures side by side (search::MpiRunnerOptions).
   int reps = 6, warmup = 1, max_rounds = 30;
-  std::string worker, hostfile, launcher;  // see runtime/launcher.h
+  std::string worker, hostfile, launcher;  // see runtime/launch/launcher.h
   std::vector<std::string> launcher_args;
 };
 

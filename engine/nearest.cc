@@ -19,7 +19,7 @@
 #include "cost/cost_params.h"
 #include "engine/prepare.h"
 #include "engine/requests.h"
-#include "engine/tune_options.h"
+#include "engine/tune/tune_options.h"
 #include "ir/mesh.h"
 
 namespace meshtune::engine {

@@ -10,7 +10,7 @@
 #include "engine/job.h"
 #include "ir/footprint.h"
 #include "proto/meshtune.pb.h"
-#include "runtime/launcher.h"
+#include "runtime/launch/launcher.h"
 
 namespace meshtune::engine {
 

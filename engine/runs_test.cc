@@ -12,8 +12,8 @@
 #include <vector>
 
 #include "cost/cost_model.h"
-#include "engine/machine_profile.h"
 #include "engine/prepare.h"
+#include "engine/tune/machine_profile.h"
 #include "engine/wisdom.h"
 #include "storage/hardware_profile.h"
 #include "storage/machine_fingerprint.h"

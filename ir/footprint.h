@@ -1,6 +1,6 @@
 // What one rank of a schedule holds in memory: its shards and its transfer buffers.
 // Computed from a replayed schedule by ir::ComputeFootprint (legality.h); checked against
-// a machine's memory before a run (runtime/memory_fit.h).
+// a machine's memory before a run (runtime/launch/memory_fit.h).
 #ifndef MESHTUNE_IR_FOOTPRINT_H_
 #define MESHTUNE_IR_FOOTPRINT_H_
 

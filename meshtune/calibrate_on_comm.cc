@@ -3,8 +3,8 @@
 #include <chrono>
 
 #include "absl/strings/str_cat.h"
-#include "engine/machine_profile.h"
-#include "runtime/machine_bench.h"
+#include "engine/tune/machine_profile.h"
+#include "runtime/launch/machine_bench.h"
 
 namespace meshtune::internal {
 

@@ -1,7 +1,7 @@
 // A plan's calibration on first use: when no hardware profile answers for the
 // communicator's size, the plan measures one on the communicator itself (no mpirun from
 // inside an application) and stores it as the automatic profile of that size
-// (engine/machine_profile.h), before rank 0 searches.
+// (engine/tune/machine_profile.h), before rank 0 searches.
 #ifndef MESHTUNE_MESHTUNE_CALIBRATE_ON_COMM_H_
 #define MESHTUNE_MESHTUNE_CALIBRATE_ON_COMM_H_
 

@@ -6,11 +6,11 @@
 
 #include "absl/strings/str_cat.h"
 #include "meshtune/broadcast.h"
-#include "runtime/memory_fit.h"
-#include "runtime/rounds.h"
-#include "runtime/run_job.h"
-#include "runtime/run_result.h"
-#include "runtime/worker_job.h"
+#include "runtime/launch/memory_fit.h"
+#include "runtime/launch/rounds.h"
+#include "runtime/launch/run_job.h"
+#include "runtime/launch/run_result.h"
+#include "runtime/launch/worker_job.h"
 
 namespace meshtune {
 namespace {
@@ -33,7 +33,7 @@ int RanksOnThisNode(MPI_Comm comm) {
 // Runs rank 0's jobs (a serialized meshtune.v1.WorkerJobs: each the statement, the
 // validated Program or the library's grid, and the settings; all of one rank count) on the
 // first JobRanks ranks of `comm`, side by side in its rounds when there are several
-// (runtime/rounds.h; every rank calls it); the results are the same on every rank that ran,
+// (runtime/launch/rounds.h; every rank calls it); the results are the same on every rank that ran,
 // and rank 0 always runs. No rank judges or lowers.
 std::vector<runtime::RunStats> RunSetHere(const std::string& set_bytes, MPI_Comm comm) {
   v1::WorkerJobs message;

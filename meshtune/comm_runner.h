@@ -1,14 +1,14 @@
 // Measurement on the application's own ranks, for Plan's measure mode: no mpirun, no
 // worker process. Rank 0 runs the tuner (search/tuner.h) with a CommRunner; every other
 // rank of the communicator calls ServeCandidates, which runs what rank 0's CommRunner
-// sends until Finish. For each candidate rank 0 sends its job (runtime/worker_job.h: the
+// sends until Finish. For each candidate rank 0 sends its job (runtime/launch/worker_job.h: the
 // statement as stated and the Program the tuner's checker validated, a program's statements
 // each so, or ScaLAPACK's GEMM on a grid) and the first mesh.Ranks() (grid) ranks run it through
 // runtime::RunJob (verified against the reference, timed in samples, as the worker does; several
-// candidates side by side in rounds, runtime/rounds.h); the rest stay idle. No rank judges or
-// lowers a candidate.
+// candidates side by side in rounds, runtime/launch/rounds.h); the rest stay idle. No rank judges
+// or lowers a candidate.
 //
-// A candidate whose ranks cannot hold their data is not run (runtime/memory_fit.h, counting
+// A candidate whose ranks cannot hold their data is not run (runtime/launch/memory_fit.h, counting
 // the ranks that share rank 0's node), as under mpirun. A candidate cannot be killed
 // in-process: a hang hangs the application (the MPI runner's timeout does not apply).
 // Thread-compatible; collective over the communicator.
@@ -24,7 +24,7 @@
 
 #include "proto/meshtune.pb.h"
 #include "runtime/executor.h"
-#include "runtime/worker_job.h"
+#include "runtime/launch/worker_job.h"
 #include "search/runner.h"
 
 namespace meshtune {
@@ -48,7 +48,7 @@ class CommRunner final : public search::Runner {
   bool measures_library() const override { return library_; }
   // ScaLAPACK's GEMM on input.config's grid, sent and run as Run's candidates are.
   search::CandidateRun RunLibrary(const search::LibraryInput& input) override;
-  // The items of one rank count side by side in rounds (runtime/rounds.h; one after
+  // The items of one rank count side by side in rounds (runtime/launch/rounds.h; one after
   // another when the application's MPI gives less than MPI_THREAD_SERIALIZED), at least
   // options.reps rounds; those that do not all fit in memory at once one at a time. A
   // program of several statements runs as one job (runtime::WorkerJob::later).

@@ -7,8 +7,8 @@
 
 #include "absl/strings/str_cat.h"
 #include "engine/records.h"
-#include "engine/tune_messages.h"
-#include "engine/tune_run.h"
+#include "engine/tune/tune_messages.h"
+#include "engine/tune/tune_run.h"
 #include "engine/wisdom.h"
 #include "meshtune/comm_runner.h"
 #include "storage/tuning_db.h"

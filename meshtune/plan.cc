@@ -19,7 +19,7 @@
 #include "runtime/bound_statements.h"
 #include "runtime/box.h"
 #include "runtime/executor.h"
-#include "runtime/library_gemm.h"
+#include "runtime/library/library_gemm.h"
 #include "runtime/mpi_comm.h"
 #include "storage/tuning_db.h"
 

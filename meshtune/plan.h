@@ -47,7 +47,7 @@ struct ScheduleJob;  // engine/job.h
 namespace runtime {
 class BoundProgram;     // runtime/executor.h
 class BoundStatements;  // runtime/bound_statements.h
-class LibraryGemmCall;  // runtime/library_gemm.h
+class LibraryGemmCall;  // runtime/library/library_gemm.h
 }  // namespace runtime
 
 enum class PlanMode {
@@ -70,7 +70,7 @@ struct PlanOptions {
   std::string mesh;     // e.g. "x=2,y=2"; "" derives the meshes from the communicator's size
   std::string profile;  // hardware profile (estimate) or the records' profile; "" "default"
   // kEstimate and kMeasure with no profile named: when no hardware profile answers for the
-  // communicator's size (engine/machine_profile.h), Create first measures one on the
+  // communicator's size (engine/tune/machine_profile.h), Create first measures one on the
   // communicator (the quick form, a few seconds, collective), stores it as "auto-SIZE" and
   // says so on rank 0's stderr. False, or MESHTUNE_CALIBRATE=0, keeps the built-in numbers.
   bool calibrate = true;
@@ -78,7 +78,7 @@ struct PlanOptions {
   // kEstimate and kMeasure without a mesh: also meshes down to half the ranks (the rest idle).
   bool allow_idle_ranks = false;
   // kMeasure: candidates measured side by side, and rounds at least (after `warmup`) of
-  // them, each round a sample of every candidate (runtime/rounds.h; 6 give a 95% interval).
+  // them, each round a sample of every candidate (runtime/launch/rounds.h; 6 give a 95% interval).
   int top_k = 4, reps = 6, warmup = 1;
   // kMeasure, a problem of matmul form: also time ScaLAPACK's GEMM on these ranks, and plan
   // its call unless a schedule beats it beyond the noise (search/decision.h; library() then

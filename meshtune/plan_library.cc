@@ -8,8 +8,8 @@
 #include "meshtune/plan.h"
 #include "proto/meshtune.pb.h"
 #include "runtime/executor.h"
-#include "runtime/gemm_form.h"
-#include "runtime/library_gemm.h"
+#include "runtime/library/gemm_form.h"
+#include "runtime/library/library_gemm.h"
 
 namespace meshtune {
 

@@ -10,7 +10,7 @@
 #include "codegen/pattern.h"
 #include "runtime/box.h"
 #include "runtime/given_layouts.h"
-#include "runtime/rank.h"
+#include "runtime/rank/rank.h"
 
 namespace meshtune::runtime {
 

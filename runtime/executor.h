@@ -18,7 +18,7 @@
 #include "codegen/program.h"
 #include "ir/problem.h"
 #include "runtime/comm.h"
-#include "runtime/rank.h"
+#include "runtime/rank/rank.h"
 
 namespace meshtune::runtime {
 
@@ -28,7 +28,7 @@ struct ExecOptions {
   uint64_t seed = 1;
   // For tests of the launcher: "wrong" perturbs one output element on rank 0.
   std::string inject_fault;
-  // Decides the repetitions instead of warmup and reps when set (runtime/repetitions.h);
+  // Decides the repetitions instead of warmup and reps when set (runtime/launch/repetitions.h);
   // not owned.
   RepetitionGate* gate = nullptr;
 };

@@ -1,8 +1,8 @@
 // Given layouts at run time, without a Program: the redistributions of one tensor between
 // the layout the application holds it in (ir/layout.h) and the boxes a schedule's ranks
 // hold (runtime/redistribution.h), and the runtime's GivenSpec that runs them
-// (runtime/rank.h). runtime/given_layouts.h derives the same from a lowered Program;
-// emitted programs (codegen/emit_cpp.h) call GivenSpecOf. Plain values; thread-safe to read.
+// (runtime/rank/rank.h). runtime/given_layouts.h derives the same from a lowered Program;
+// emitted programs (codegen/emit/emit_cpp.h) call GivenSpecOf. Plain values; thread-safe to read.
 #ifndef MESHTUNE_RUNTIME_GIVEN_SPEC_H_
 #define MESHTUNE_RUNTIME_GIVEN_SPEC_H_
 
@@ -15,7 +15,7 @@
 #include "absl/status/statusor.h"
 #include "ir/given_layout.h"
 #include "ir/mesh.h"
-#include "runtime/rank.h"
+#include "runtime/rank/rank.h"
 #include "runtime/redistribution.h"
 
 namespace meshtune::runtime {

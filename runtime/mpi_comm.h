@@ -12,7 +12,7 @@
 #include <vector>
 
 #include "runtime/comm.h"
-#include "runtime/rank.h"
+#include "runtime/rank/rank.h"
 
 namespace meshtune::runtime {
 

@@ -1,6 +1,6 @@
 // Ragged schedules (blocks that do not divide an extent, codegen/program.h) under mpirun:
 // a few legal traces at odd extents, judged and lowered here (no translation validation),
-// sent to meshtune_worker as jobs (runtime/worker_job.h: the Program through its proto
+// sent to meshtune_worker as jobs (runtime/launch/worker_job.h: the Program through its proto
 // form) and run on real MPI ranks (oversubscribed on a small machine), each verified by
 // the oracle on every rank. runtime/ragged_test.cc runs many more on the simulator.
 #include <gtest/gtest.h>
@@ -17,7 +17,7 @@
 #include "ir/trace.h"
 #include "ir/verdict.h"
 #include "runtime/executor.h"
-#include "runtime/launcher.h"
+#include "runtime/launch/launcher.h"
 
 namespace meshtune::runtime {
 namespace {
@@ -89,7 +89,7 @@ TEST(RaggedMpiTest, RaggedSchedulesVerifyUnderMpirun) {
   }
 }
 
-// Candidates side by side (runtime/rounds.h): two schedules and the library in one job on
+// Candidates side by side (runtime/launch/rounds.h): two schedules and the library in one job on
 // 2 ranks, timed in rounds; each verifies, and their samples pair up one a round.
 TEST(RaggedMpiTest, CandidatesSideBySideTakeTheSameRounds) {
   const std::string expr = "C[m,n] += A[m,k] * B[k,n]", extents = "m=64,n=64,k=48";

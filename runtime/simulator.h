@@ -12,7 +12,7 @@
 
 #include "codegen/program.h"
 #include "runtime/executor.h"
-#include "runtime/rank.h"
+#include "runtime/rank/rank.h"
 #include "runtime/statements_executor.h"
 
 namespace meshtune::runtime {

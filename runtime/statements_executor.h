@@ -21,7 +21,7 @@
 #include "runtime/comm.h"
 #include "runtime/executor.h"
 #include "runtime/oracle.h"
-#include "runtime/rank.h"
+#include "runtime/rank/rank.h"
 
 namespace meshtune::runtime {
 

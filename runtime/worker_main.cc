@@ -3,8 +3,8 @@
 // Every rank reads the job file the launcher wrote (meshtune.v1.WorkerJobs: each job the
 // statement as the user stated it and the Program already judged, lowered and
 // translation-validated), runs the Program through the executor (or, for a library job,
-// ScaLAPACK's GEMM: runtime/library_gemm.h) and checks the output against the statement —
-// several jobs side by side in rounds (runtime/rounds.h); rank 0 prints one JSON line per
+// ScaLAPACK's GEMM: runtime/library/library_gemm.h) and checks the output against the statement —
+// several jobs side by side in rounds (runtime/launch/rounds.h); rank 0 prints one JSON line per
 // job, in order (meshtune.v1.RunResult in protobuf's JSON mapping). A rank neither
 // judges nor lowers: the worker links no isl. Failures are reported in that line, never by
 // a crash of the worker; a worker dies with its launcher (PR_SET_PDEATHSIG).
@@ -19,10 +19,10 @@
 #include <string>
 
 #include "CLI/CLI.hpp"
-#include "runtime/rounds.h"
-#include "runtime/run_job.h"
-#include "runtime/run_result.h"
-#include "runtime/worker_job.h"
+#include "runtime/launch/rounds.h"
+#include "runtime/launch/run_job.h"
+#include "runtime/launch/run_result.h"
+#include "runtime/launch/worker_job.h"
 
 namespace {
 
@@ -35,7 +35,7 @@ void Report(int rank, const meshtune::runtime::RunStats& m) {
 
 int main(int argc, char** argv) {
   prctl(PR_SET_PDEATHSIG, SIGKILL);
-  // Jobs side by side run in threads that take turns calling MPI (runtime/rounds.h).
+  // Jobs side by side run in threads that take turns calling MPI (runtime/launch/rounds.h).
   int provided = MPI_THREAD_SINGLE;
   MPI_Init_thread(&argc, &argv, MPI_THREAD_SERIALIZED, &provided);
   int rank = 0, size = 1;

@@ -58,8 +58,8 @@ absl::StatusOr<Lowered> LowerAt(const ir::Problem& problem,
   if (!verdict.legal) return ir::IllegalSchedule(verdict.reasons[0]);
   Lowered out;
   out.problem = p;
-  // Translation validation (codegen/validate.h) refuses "lowering_unsound: ..." and what it
-  // cannot decide, "unvalidated: ...".
+  // Translation validation (codegen/validate/validate.h) refuses "lowering_unsound: ..." and what
+  // it cannot decide, "unvalidated: ...".
   MT_ASSIGN_OR_RETURN(out.program, std::move(prepared.program));
   for (const codegen::TransferSummary& s : codegen::Summarize(out.program)) {
     out.patterns.push_back(codegen::PatternLabel(s.tensor, s.loop, s.pattern));

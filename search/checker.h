@@ -2,7 +2,7 @@
 //
 // Model-only tunes (and a measured tune whose measurements all failed) return the model's
 // best. Before that answer is returned or stored, the checker validates its lowered
-// Program (translation validation, codegen/validate.h: an unsound Program is refused with
+// Program (translation validation, codegen/validate/validate.h: an unsound Program is refused with
 // its "lowering_unsound: ..." reason) and runs it on every rank of the mesh simulator
 // (runtime/simulator.h) against the reference — at the real size when that is cheap,
 // otherwise on a scaled-down instance with the same divisibility structure (each index's
@@ -64,7 +64,7 @@ class Checker {
   virtual CheckResult Check(const ir::Problem& problem, const ir::Mesh& mesh,
                             const ir::Trace& trace) = 0;
   // The static part alone, for candidates about to be measured: the Program the run
-  // executes when translation validation (codegen/validate.h) accepts it, else why
+  // executes when translation validation (codegen/validate/validate.h) accepts it, else why
   // ("lowering_unsound: ..."). The default is PrepareCandidate.
   virtual absl::StatusOr<Runnable> Validate(const ir::Problem& problem, const ir::Mesh& mesh,
                                             const ir::Trace& trace);

@@ -10,7 +10,7 @@
 #include "absl/strings/str_cat.h"
 #include "ir/problem.h"
 #include "runtime/executor.h"
-#include "runtime/memory_fit.h"
+#include "runtime/launch/memory_fit.h"
 #include "search/runner.h"
 
 namespace meshtune::search {
@@ -118,7 +118,8 @@ class MpiRunner : public Runner {
   // footprint each (every worker would abort on std::bad_alloc): then an error.
   Prepared Prepare(const MeasureItem& item) const {
     Prepared p;
-    ir::Footprint footprint;  // the library's is its own (runtime/library_gemm.h): unchecked
+    ir::Footprint
+        footprint;  // the library's is its own (runtime/library/library_gemm.h): unchecked
     if (item.schedule != nullptr) {
       const MeasureInput& in = *item.schedule;
       if (in.program == nullptr) {

@@ -21,8 +21,8 @@
 #include "ir/problem.h"
 #include "ir/statement_program.h"
 #include "ir/trace.h"
-#include "runtime/gemm_form.h"
-#include "runtime/launcher.h"
+#include "runtime/launch/launcher.h"
+#include "runtime/library/gemm_form.h"
 
 namespace meshtune::search {
 
@@ -43,7 +43,7 @@ struct CandidateRun {
   // The median of `samples`, as measured, when the run verified; none when not run.
   std::optional<double> seconds;
   std::vector<double> repetitions;  // every timed repetition, the slowest rank's
-  // The repetitions as samples (runtime/repetitions.h): each the mean of `batch`
+  // The repetitions as samples (runtime/launch/repetitions.h): each the mean of `batch`
   // consecutive ones; measured side by side, one a round (NaN-free, in the order taken).
   std::vector<double> samples;
   int batch = 1;
@@ -56,7 +56,7 @@ struct CandidateRun {
 // median when verified. For runners that time candidates themselves.
 void SetSamples(std::vector<double> samples, int batch, CandidateRun* run);
 
-// What to measure of the library (runtime/library_gemm.h): ScaLAPACK's GEMM for `problem`
+// What to measure of the library (runtime/library/library_gemm.h): ScaLAPACK's GEMM for `problem`
 // (of matmul form) with `config`.
 struct LibraryInput {
   const ir::Problem* problem = nullptr;
@@ -110,7 +110,7 @@ class Runner {
   }
   // Measures `items` side by side, within `budget_s` seconds (warm-ups and rounds; each
   // item's own timeout_s bounds the job): one run per item, in order. The MPI runner times
-  // those of one rank count in rounds inside one job (runtime/rounds.h), so that their
+  // those of one rank count in rounds inside one job (runtime/launch/rounds.h), so that their
   // samples pair up round by round; this default measures each alone, one after another.
   virtual std::vector<CandidateRun> RunSideBySide(const std::vector<MeasureItem>& items,
                                                   double budget_s);

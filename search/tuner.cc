@@ -11,7 +11,7 @@
 #include "base/median.h"
 #include "base/status_macros.h"
 #include "runtime/executor.h"
-#include "runtime/gemm_form.h"
+#include "runtime/library/gemm_form.h"
 #include "search/decision.h"
 #include "search/lower_bound.h"
 #include "search/plausibility.h"

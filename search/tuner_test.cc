@@ -13,7 +13,7 @@
 #include "ir/problem.h"
 #include "ir/trace.h"
 #include "runtime/executor.h"
-#include "runtime/gemm_form.h"
+#include "runtime/library/gemm_form.h"
 #include "search/explorer.h"
 #include "search/runner.h"
 #include "search/schedule_class.h"

@@ -1,5 +1,5 @@
 // Calibration's fit: the alpha-beta-gamma numbers of a hardware profile from the samples
-// the calibration job (runtime/calibrate_main.cc) measured.
+// the calibration job (runtime/launch/calibrate_main.cc) measured.
 #ifndef MESHTUNE_STORAGE_CALIBRATION_FIT_H_
 #define MESHTUNE_STORAGE_CALIBRATION_FIT_H_
 

@@ -40,7 +40,7 @@ prefix=$tmp/prefix
 "$runfiles/dist/install" "$prefix"
 for f in bin/meshtune bin/meshtune_worker lib/libmeshtune_runtime.so lib/libmeshtune.so \
   include/meshtune/plan.h include/meshtune/meshtune.h include/runtime/mpi_comm.h \
-  include/runtime/rank.h lib/cmake/meshtune/meshtuneConfig.cmake \
+  include/runtime/rank/rank.h lib/cmake/meshtune/meshtuneConfig.cmake \
   lib/cmake/meshtune/meshtuneConfigVersion.cmake share/meshtune/bazel/build_defs/meshtune_kernel.bzl; do
   [[ -e $prefix/$f ]] || fail "the install has no $f"
 done

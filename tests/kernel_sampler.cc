@@ -13,8 +13,8 @@
 
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_join.h"
-#include "codegen/emit_cpp.h"
-#include "codegen/validate.h"
+#include "codegen/emit/emit_cpp.h"
+#include "codegen/validate/validate.h"
 #include "ir/trace.h"
 #include "ir/verdict.h"
 #include "tests/mpi_sweep.h"

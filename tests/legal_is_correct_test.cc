@@ -28,7 +28,7 @@
 
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_format.h"
-#include "codegen/validate.h"
+#include "codegen/validate/validate.h"
 #include "tests/bound_run.h"
 #include "tests/space_sweep.h"
 
@@ -232,7 +232,7 @@ TEST(LegalIsCorrectPrefetchTest, PrefetchedPointsAreSweptAndVerify) {
 // The points whose output is communicated at a rotated loop: a ring reduction where the
 // partial sums pass around a ring (ir/ring.h), or an ordinary one where the rotation leaves
 // the output aligned. Each checked point also passes translation validation (the second
-// proof, codegen/validate.h) and runs on the caller's memory; spaces whose ring ends one
+// proof, codegen/validate/validate.h) and runs on the caller's memory; spaces whose ring ends one
 // step before the holders (the block layouts) and, with skewed layouts, on them.
 TEST(LegalIsCorrectRingTest, EveryRingPointVerifies) {
   const std::vector<SweepCase> cases = {

@@ -16,7 +16,7 @@
 
 #include "engine/prepare.h"
 #include "proto/meshtune.pb.h"
-#include "runtime/launcher.h"
+#include "runtime/launch/launcher.h"
 #include "tests/proto_json.h"
 #include "tests/test_util.h"
 
@@ -75,7 +75,7 @@ void ExpectVerified(const Result& r) {
   EXPECT_TRUE(r.run.verified()) << r.out << r.err;
   EXPECT_EQ(r.run.error(), "") << r.out;
   EXPECT_EQ(r.run.checked(), "measured");
-  // --reps 2: two samples, each a batch of repetitions (runtime/repetitions.h), as measured.
+  // --reps 2: two samples, each a batch of repetitions (runtime/launch/repetitions.h), as measured.
   EXPECT_EQ(r.run.sample().n(), 2) << r.out;
   EXPECT_GE(r.run.sample().batch(), 1) << r.out;
   EXPECT_EQ(r.run.seconds_size(), 2 * r.run.sample().batch()) << r.out;

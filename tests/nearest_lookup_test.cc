@@ -14,7 +14,7 @@
 #include "cost/cost_params.h"
 #include "engine/prepare.h"
 #include "engine/records.h"
-#include "engine/tune_options.h"
+#include "engine/tune/tune_options.h"
 #include "ir/mesh.h"
 #include "storage/tuning_db.h"
 

@@ -16,9 +16,9 @@
 #include <vector>
 
 #include "absl/strings/str_cat.h"
-#include "codegen/emit_cpp.h"
+#include "codegen/emit/emit_cpp.h"
+#include "codegen/emit/pseudocode.h"
 #include "codegen/program_proto.h"
-#include "codegen/pseudocode.h"
 #include "tests/bound_run.h"
 #include "tests/space_sweep.h"
 

@@ -10,7 +10,7 @@
 #include <vector>
 
 #include "codegen/lower.h"
-#include "codegen/validate.h"
+#include "codegen/validate/validate.h"
 #include "ir/mesh.h"
 #include "ir/problem.h"
 #include "ir/trace.h"

@@ -10,7 +10,7 @@
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_join.h"
 #include "codegen/lower.h"
-#include "codegen/validate.h"
+#include "codegen/validate/validate.h"
 #include "ir/layout.h"
 #include "ir/mesh.h"
 #include "ir/problem.h"

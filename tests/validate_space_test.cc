@@ -26,7 +26,7 @@
 #include "absl/strings/str_join.h"
 #include "codegen/lower.h"
 #include "codegen/program.h"
-#include "codegen/validate.h"
+#include "codegen/validate/validate.h"
 #include "ir/trace.h"
 #include "ir/verdict.h"
 #include "search/explorer.h"
