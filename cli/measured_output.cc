@@ -1,5 +1,6 @@
 #include "cli/measured_output.h"
 
+#include "absl/strings/str_cat.h"
 #include "absl/strings/str_format.h"
 
 namespace meshtune::cli {
@@ -28,6 +29,37 @@ std::string DecisionText(const v1::TuneResult& r) {
       c.separated() ? ""
                     : "; the rule picks: the lower median, and the library unless a schedule "
                       "is faster than it beyond the noise");
+}
+
+std::string LibraryAnswerText(const v1::Record& record) {
+  if (!record.has_library()) return "";
+  const v1::LibraryRun& l = record.library();
+  return absl::StrFormat(
+      "answer: ScaLAPACK's %s on a %dx%d grid, NB %d, measured %s, verified; no schedule is "
+      "faster beyond the noise\n\n",
+      l.library(), l.prow(), l.pcol(), l.nb(), Timed(l.measured_s(), l.sample()));
+}
+
+std::string LibraryRunsText(const v1::TuneResult& r) {
+  std::string out;
+  if (r.has_vs_library()) {
+    absl::StrAppend(
+        &out, absl::StrFormat("vs library %.3g x the fastest library run below", r.vs_library()));
+    if (r.has_vs_library_ci_low()) {
+      absl::StrAppend(&out, absl::StrFormat(" (95%% interval %.3g-%.3g)", r.vs_library_ci_low(),
+                                            r.vs_library_ci_high()));
+    }
+    absl::StrAppend(&out, "\n");
+  }
+  for (const v1::LibraryRun& l : r.library()) {
+    const std::string failed = !l.implausible().empty() ? l.implausible() : l.error();
+    absl::StrAppend(
+        &out,
+        absl::StrFormat("  library: %s %dx%d, NB %d, %s\n", l.library(), l.prow(), l.pcol(), l.nb(),
+                        l.has_measured_s() ? "measured " + Timed(l.measured_s(), l.sample())
+                                           : "failed: " + failed));
+  }
+  return out;
 }
 
 }  // namespace meshtune::cli

@@ -24,6 +24,14 @@ std::string Timed(double median_s, const v1::TimeSample& sample);
 // rule picks: ..."; "" when fewer than two candidates were measured.
 std::string DecisionText(const v1::TuneResult& result);
 
+// "answer: ScaLAPACK's PSGEMM on a 2x2 grid, NB 64, measured ..., verified; no schedule is
+// faster beyond the noise" and a blank line, when the record's answer is the library; else "".
+std::string LibraryAnswerText(const v1::Record& record);
+
+// The answer against the fastest library run ("vs library 1.2 x ...") and a line per library
+// run measured ("  library: PSGEMM 2x2, NB 64, measured ..."); "" when none was.
+std::string LibraryRunsText(const v1::TuneResult& result);
+
 }  // namespace meshtune::cli
 
 #endif  // MESHTUNE_CLI_MEASURED_OUTPUT_H_

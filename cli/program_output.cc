@@ -36,10 +36,12 @@ std::string Measured(const v1::ProgramResult::Schedule& s) {
 std::string ProgramResultText(const v1::TuneResult& r) {
   const v1::ProgramResult& p = r.program();
   const v1::ProgramResult::Schedule& best = p.best();
-  std::string out = absl::StrFormat(
-      "best program on %s (%d statements with %s; %s costed; %d measured; %.2f s):\n\n",
-      best.mesh(), best.statements_size(), p.extents(), absl::StrJoin(p.costed(), " + "),
-      p.measured_size(), r.seconds());
+  std::string out = LibraryAnswerText(r.record());
+  absl::StrAppend(
+      &out, absl::StrFormat(
+                "%s program on %s (%d statements with %s; %s costed; %d measured; %.2f s):\n\n",
+                r.record().has_library() ? "chosen" : "best", best.mesh(), best.statements_size(),
+                p.extents(), absl::StrJoin(p.costed(), " + "), p.measured_size(), r.seconds()));
   for (int s = 0; s < best.statements_size(); ++s) {
     const v1::ProgramResult::Statement& st = best.statements(s);
     if (s > 0) out += "---\n";
@@ -72,7 +74,7 @@ std::string ProgramResultText(const v1::TuneResult& r) {
     absl::StrAppend(&out, absl::StrFormat("run        %-9s predicted %.6g s, measured %s\n",
                                           m.label(), m.predicted_s(), Measured(m)));
   }
-  absl::StrAppend(&out, DecisionText(r));
+  absl::StrAppend(&out, DecisionText(r), LibraryRunsText(r));
   for (const std::string& refused : r.refused())
     absl::StrAppend(&out, "refused    ", refused, "\n");
   absl::StrAppend(&out, "record     ",

@@ -38,14 +38,7 @@ std::string TuneResultText(const v1::TuneResult& r) {
   const v1::Record& best = r.record();
   std::string out;
   const v1::MeasuredCandidate* chosen = ChosenSchedule(r);
-  if (best.has_library()) {
-    const v1::LibraryRun& l = best.library();
-    absl::StrAppend(&out,
-                    absl::StrFormat("answer: ScaLAPACK's %s on a %dx%d grid, NB %d, measured "
-                                    "%s, verified; no schedule is faster beyond the noise\n\n",
-                                    l.library(), l.prow(), l.pcol(), l.nb(),
-                                    Timed(l.measured_s(), l.sample())));
-  }
+  absl::StrAppend(&out, LibraryAnswerText(best));
   absl::StrAppend(&out, best.has_library() ? "chosen schedule on " : "best schedule on ",
                   best.mesh(), IdleRanks(best), " (", r.strategy(), " search; ", r.enumerated(),
                   " candidates, ", r.legal_estimated() ? "about " : "", r.legal(),
@@ -83,24 +76,7 @@ std::string TuneResultText(const v1::TuneResult& r) {
                         absl::StrJoin(m.patterns(), "; "),
                         m.family().empty() ? "" : absl::StrCat("  [family ", m.family(), "]")));
   }
-  absl::StrAppend(&out, DecisionText(r));
-  if (r.has_vs_library()) {
-    absl::StrAppend(
-        &out, absl::StrFormat("vs library %.3g x the fastest library run below", r.vs_library()));
-    if (r.has_vs_library_ci_low()) {
-      absl::StrAppend(&out, absl::StrFormat(" (95%% interval %.3g-%.3g)", r.vs_library_ci_low(),
-                                            r.vs_library_ci_high()));
-    }
-    absl::StrAppend(&out, "\n");
-  }
-  for (const v1::LibraryRun& l : r.library()) {
-    const std::string failed = !l.implausible().empty() ? l.implausible() : l.error();
-    absl::StrAppend(
-        &out,
-        absl::StrFormat("  library: %s %dx%d, NB %d, %s\n", l.library(), l.prow(), l.pcol(), l.nb(),
-                        l.has_measured_s() ? "measured " + Timed(l.measured_s(), l.sample())
-                                           : "failed: " + failed));
-  }
+  absl::StrAppend(&out, DecisionText(r), LibraryRunsText(r));
   return out;
 }
 

@@ -27,7 +27,14 @@ namespace {
 // ScaLAPACK's GEMM on the problem's tensors in cyclic(NB,NB), no trace lowered.
 absl::StatusOr<v1::CodegenResponse> LibraryCodegen(const v1::CodegenRequest& request) {
   const v1::LibraryRun& library = request.library();
-  MT_ASSIGN_OR_RETURN(const ir::Problem problem, ProblemOf(request.problem()));
+  MT_ASSIGN_OR_RETURN(ir::StatementProgram program, ProgramOf(request.problem()));
+  if (!program.single()) {
+    return absl::InvalidArgumentError(
+        "the answer is the library, a chain of its calls over the program's statements, which "
+        "`meshtune run` and plans execute; codegen writes the library's kernel for one "
+        "statement (give the program's --trace to generate its schedules' kernel)");
+  }
+  const ir::Problem problem = std::move(program.statements[0]);
   const std::optional<runtime::GemmForm> form =
       runtime::GemmFormOf(runtime::ProblemSpecOf(problem));
   if (!form) {

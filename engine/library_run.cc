@@ -1,9 +1,12 @@
 #include "engine/library_run.h"
 
+#include <algorithm>
+#include <string>
+#include <vector>
+
 #include "absl/strings/str_cat.h"
 #include "base/status_macros.h"
 #include "engine/job.h"
-#include "engine/requests.h"
 #include "runtime/executor.h"
 #include "runtime/library/gemm_form.h"
 
@@ -11,16 +14,22 @@ namespace meshtune::engine {
 
 absl::StatusOr<PreparedRun> PrepareLibraryRun(const v1::Problem& problem,
                                               const v1::LibraryRun& library) {
-  MT_ASSIGN_OR_RETURN(ir::Problem p, ProblemOf(problem));
-  if (!p.layouts.empty()) {
-    return absl::InvalidArgumentError(
-        "the library runs on its own block-cyclic shards; give no --layout");
+  MT_ASSIGN_OR_RETURN(ir::StatementProgram program, ProgramOf(problem));
+  std::vector<runtime::ProblemSpec> statements;
+  for (const ir::Problem& p : program.statements) {
+    if (!p.layouts.empty()) {
+      return absl::InvalidArgumentError(
+          "the library runs on its own block-cyclic shards; give no --layout");
+    }
+    statements.push_back(runtime::ProblemSpecOf(p));
   }
-  const runtime::ProblemSpec spec = runtime::ProblemSpecOf(p);
-  const std::optional<runtime::GemmForm> form = runtime::GemmFormOf(spec);
-  if (!form.has_value()) {
+  absl::StatusOr<std::vector<runtime::GemmForm>> forms = runtime::GemmChainOf(statements);
+  if (!forms.ok()) {
     return absl::InvalidArgumentError(
-        absl::StrCat("the library serves problems of matmul form only: ", p.ToString(), " is not"));
+        program.single() ? absl::StrCat("the library serves problems of matmul form only: ",
+                                        program.statements[0].ToString(), " is not")
+                         : absl::StrCat("the library serves programs of matmul form only: ",
+                                        forms.status().message()));
   }
   if (library.prow() < 1 || library.pcol() < 1 || library.nb() < 1) {
     return absl::InvalidArgumentError(absl::StrCat("the library call's grid ", library.prow(), "x",
@@ -29,18 +38,35 @@ absl::StatusOr<PreparedRun> PrepareLibraryRun(const v1::Problem& problem,
   }
   const runtime::LibraryGemmConfig config{library.prow(), library.pcol(), library.nb()};
   PreparedRun out;
-  out.spec.problem = spec;
+  out.spec.problem = statements[0];
+  for (size_t s = 1; s < statements.size(); ++s) out.spec.later.push_back({statements[s], {}});
   out.spec.library = config;
-  out.spec.library_dtype_bytes = p.dtype == ir::DType::kF64 ? 8 : 4;
+  out.spec.library_dtype_bytes = program.statements[0].dtype == ir::DType::kF64 ? 8 : 4;
   out.spec.ranks = int64_t{config.prow} * config.pcol;
   // Rank (0, 0) holds the most of every matrix as stored (A [k, m] when transposed, B [n, k]):
-  // its share, in whole blocks.
+  // its share of every tensor of the chain, once each, in whole blocks.
   const auto local = [&config](int64_t rows, int64_t cols) {
     return runtime::CyclicPartOf(rows, cols, config, 0, 0).LocalElements();
   };
-  const int64_t a = form->a_transposed ? local(form->k, form->m) : local(form->m, form->k);
-  const int64_t b = form->b_transposed ? local(form->n, form->k) : local(form->k, form->n);
-  out.footprint.shard_bytes = (local(form->m, form->n) + a + b) * out.spec.library_dtype_bytes;
+  std::vector<std::string> counted;
+  int64_t elements = 0;
+  const auto count = [&](const std::string& name, int64_t rows, int64_t cols) {
+    if (std::find(counted.begin(), counted.end(), name) != counted.end()) return;
+    counted.push_back(name);
+    elements += local(rows, cols);
+  };
+  for (const runtime::GemmForm& f : *forms) {
+    count(f.c, f.m, f.n);
+    if (f.a_transposed)
+      count(f.a, f.k, f.m);
+    else
+      count(f.a, f.m, f.k);
+    if (f.b_transposed)
+      count(f.b, f.n, f.k);
+    else
+      count(f.b, f.k, f.n);
+  }
+  out.footprint.shard_bytes = elements * out.spec.library_dtype_bytes;
   return out;
 }
 

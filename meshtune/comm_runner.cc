@@ -126,9 +126,10 @@ std::optional<runtime::WorkerJob> CommRunner::JobOf(const search::MeasureItem& i
     return runtime::WorkerJob{runtime::ProblemSpecOf(*in.problem), *in.program, options_};
   }
   if (item.library != nullptr) {
-    runtime::WorkerJob job{
-        runtime::ProblemSpecOf(*item.library->problem), {}, options_, item.library->config};
-    job.library_dtype_bytes = item.library->problem->dtype == ir::DType::kF64 ? 8 : 4;
+    std::vector<runtime::ProblemSpec> statements = search::LibraryStatements(*item.library);
+    runtime::WorkerJob job{statements[0], {}, options_, item.library->config};
+    for (size_t s = 1; s < statements.size(); ++s) job.later.push_back({statements[s], {}});
+    job.library_dtype_bytes = search::LibraryDtypeBytes(*item.library);
     return job;
   }
   if (item.program != nullptr) {

@@ -19,7 +19,7 @@
 #include "runtime/bound_statements.h"
 #include "runtime/box.h"
 #include "runtime/executor.h"
-#include "runtime/library/library_gemm.h"
+#include "runtime/library/library_run.h"
 #include "runtime/mpi_comm.h"
 #include "storage/tuning_db.h"
 
@@ -227,11 +227,12 @@ absl::StatusOr<std::unique_ptr<Plan>> Plan::Create(const std::string& expr,
     plan->measured_s_ = choice.measured_s;
     // A program of statements (a trace each), or the record's answer is ScaLAPACK's GEMM
     // (its trace, the fastest schedule's, kept for reference only, is not the plan's).
-    if (several) {
+    if (choice.library.empty()) {
       plan->trace_ = choice.trace;
       plan->mesh_ = choice.mesh;
     }
-    const absl::Status bound = several ? plan->BindStatements() : plan->BindLibrary(choice.library);
+    const absl::Status bound =
+        choice.library.empty() ? plan->BindStatements() : plan->BindLibrary(choice.library);
     if (!bound.ok()) return bound;
     if (absl::Status staged = plan->StageShards(); !staged.ok()) return staged;
     return plan;

@@ -47,7 +47,7 @@ struct ScheduleJob;  // engine/job.h
 namespace runtime {
 class BoundProgram;     // runtime/executor.h
 class BoundStatements;  // runtime/bound_statements.h
-class LibraryGemmCall;  // runtime/library/library_gemm.h
+class LibraryChain;     // runtime/library/library_run.h
 }  // namespace runtime
 
 enum class PlanMode {
@@ -271,9 +271,9 @@ class Plan {
   // idle), and their number (0 for one statement).
   std::unique_ptr<runtime::BoundStatements> statements_;
   int statement_count_ = 0;
-  // A library plan: the call bound to comm_, "PSGEMM 2x2, NB 64", the grid and block size,
-  // and which of the call's matrices (0 C, 1 A, 2 B) each tensor is.
-  std::unique_ptr<runtime::LibraryGemmCall> library_;
+  // A library plan: the calls bound to comm_ (one a statement), "PSGEMM 2x2, NB 64", the
+  // grid and block size, and which of the chain's tensors each tensor is.
+  std::unique_ptr<runtime::LibraryChain> library_;
   std::string library_text_;
   int64_t prow_ = 0, pcol_ = 0, nb_ = 0;
   std::vector<int> library_part_;

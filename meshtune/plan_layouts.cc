@@ -109,12 +109,12 @@ absl::Status Plan::ExecuteInLayouts(const std::map<std::string, std::string>& la
                                                    " pointers (one per tensor), got ",
                                                    data.size()));
   }
-  if (library_ != nullptr) return ExecuteLibraryInLayouts(layouts, data);
   if (statement_count_ > 0) {
     return absl::InvalidArgumentError(
         "ExecuteInLayouts takes a plan of one statement; a program's tensors are in its shards "
         "(Execute)");
   }
+  if (library_ != nullptr) return ExecuteLibraryInLayouts(layouts, data);
   absl::StatusOr<GivenProblem> parsed = ParseGiven(job_->program.statements[0], layouts);
   if (!parsed.ok()) return parsed.status();
   const ir::Problem* problem = &parsed->problem;

@@ -1,6 +1,8 @@
-// A plan that is the library call: ScaLAPACK's GEMM on block-cyclic shards, for a wisdom
-// record whose answer is the library (meshtune.v1.Record.library).
+// A plan that is the library call: ScaLAPACK's GEMM on block-cyclic shards, or a chain of them
+// for a program of several statements (runtime/library/library_run.h), for a wisdom record
+// whose answer is the library (meshtune.v1.Record.library).
 #include <utility>
+#include <vector>
 
 #include "absl/strings/str_cat.h"
 #include "engine/job.h"
@@ -9,7 +11,7 @@
 #include "proto/meshtune.pb.h"
 #include "runtime/executor.h"
 #include "runtime/library/gemm_form.h"
-#include "runtime/library/library_gemm.h"
+#include "runtime/library/library_run.h"
 
 namespace meshtune {
 
@@ -18,12 +20,16 @@ absl::Status Plan::BindLibrary(const std::string& library) {
   if (!run.ParseFromString(library)) {
     return absl::InternalError("the library call sent by rank 0 does not parse");
   }
-  const ir::Problem* problem = &job_->program.statements[0];
-  const std::optional<runtime::GemmForm> form =
-      runtime::GemmFormOf(runtime::ProblemSpecOf(*problem));
-  if (!form.has_value()) {
-    return absl::InvalidArgumentError(absl::StrCat("the record's answer is the library, but ",
-                                                   problem->ToString(), " is not of matmul form"));
+  const ir::StatementProgram& program = job_->program;
+  std::vector<runtime::ProblemSpec> statements;
+  for (const ir::Problem& p : program.statements) statements.push_back(runtime::ProblemSpecOf(p));
+  absl::StatusOr<std::vector<runtime::GemmForm>> forms = runtime::GemmChainOf(statements);
+  if (!forms.ok()) {
+    return absl::InvalidArgumentError(
+        program.single()
+            ? absl::StrCat("the record's answer is the library, but ",
+                           program.statements[0].ToString(), " is not of matmul form")
+            : absl::StrCat("the record's answer is the library, but ", forms.status().message()));
   }
   const runtime::LibraryGemmConfig config{run.prow(), run.pcol(), run.nb()};
   int size = 0;
@@ -33,31 +39,30 @@ absl::Status Plan::BindLibrary(const std::string& library) {
         "the record's answer is ", run.library(), " on a ", config.prow, "x", config.pcol,
         " grid (", config.prow * config.pcol, " ranks) but the communicator has ", size));
   }
-  element_bytes_ = problem->dtype == ir::DType::kF64 ? 8 : 4;
-  absl::StatusOr<std::unique_ptr<runtime::LibraryGemmCall>> call =
-      runtime::LibraryGemmCall::Create(*form, element_bytes_, config, comm_);
-  if (!call.ok()) return call.status();
-  library_ = *std::move(call);
+  element_bytes_ = program.statements[0].dtype == ir::DType::kF64 ? 8 : 4;
+  absl::StatusOr<std::unique_ptr<runtime::LibraryChain>> chain =
+      runtime::LibraryChain::Create(*forms, element_bytes_, config, comm_);
+  if (!chain.ok()) return chain.status();
+  library_ = *std::move(chain);
   library_text_ = absl::StrCat(run.library(), " ", runtime::ConfigText(config));
   prow_ = config.prow;
   pcol_ = config.pcol;
   nb_ = config.nb;
   mesh_ = absl::StrCat("x=", prow_, ",y=", pcol_);
-  tensors_ = problem->Tensors();
+  statement_count_ = program.single() ? 0 : static_cast<int>(program.statements.size());
+  tensors_ = program.Tensors();
   for (const std::string& t : tensors_) {
-    shapes_.push_back(problem->Shape(t));
-    library_part_.push_back(t == form->c ? 0 : t == form->a ? 1 : 2);
-    reads_.push_back(true);  // C too: its shards are staged only where they hold nothing
-    writes_.push_back(t == form->c);
+    const int index = library_->IndexOf(t);
+    shapes_.push_back(program.Shape(t));
+    library_part_.push_back(index);
+    reads_.push_back(true);  // an output too: its shards are staged only where they hold nothing
+    writes_.push_back(library_->tensors()[index].written);
   }
   return absl::OkStatus();
 }
 
 ShardLayout Plan::LibraryShard(size_t t) const {
-  const int part = library_part_[t];
-  const runtime::CyclicPart& p = part == 0   ? library_->c()
-                                 : part == 1 ? library_->a()
-                                             : library_->b();
+  const runtime::CyclicPart& p = library_->tensors()[library_part_[t]].part;
   ShardLayout s;
   s.layout = absl::StrCat("cyclic(", nb_, ",", nb_, ")");
   s.extents = {p.local_rows, p.local_cols};

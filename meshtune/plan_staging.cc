@@ -10,7 +10,7 @@
 #include "runtime/bound_statements.h"
 #include "runtime/box.h"
 #include "runtime/executor.h"
-#include "runtime/library/library_gemm.h"
+#include "runtime/library/library_run.h"
 
 namespace meshtune {
 
@@ -48,10 +48,10 @@ absl::Status Plan::RunStaged(const std::vector<void*>& shards,
 }
 
 absl::Status Plan::RunSchedule(const std::vector<void*>& stored) {
-  if (library_ != nullptr) {
-    void* parts[3] = {};
-    for (size_t t = 0; t < stored.size(); ++t) parts[library_part_[t]] = stored[t];
-    library_->Run(parts[0], parts[1], parts[2]);
+  if (library_ != nullptr) {  // the program's tensors in the chain's order
+    std::vector<void*> locals(stored.size(), nullptr);
+    for (size_t t = 0; t < stored.size(); ++t) locals[library_part_[t]] = stored[t];
+    library_->Run(locals, comm_);
     return absl::OkStatus();
   }
   if (statements_ != nullptr) {  // the program's tensors in the bound statements' order

@@ -150,9 +150,11 @@ class MpiRunner : public Runner {
       p.cancelled = in.cancelled;
     } else if (item.library != nullptr) {
       const LibraryInput& in = *item.library;
-      p.spec.problem = runtime::ProblemSpecOf(*in.problem);
+      std::vector<runtime::ProblemSpec> statements = LibraryStatements(in);
+      p.spec.problem = statements[0];
+      for (size_t s = 1; s < statements.size(); ++s) p.spec.later.push_back({statements[s], {}});
       p.spec.library = in.config;
-      p.spec.library_dtype_bytes = in.problem->dtype == ir::DType::kF64 ? 8 : 4;
+      p.spec.library_dtype_bytes = LibraryDtypeBytes(in);
       p.spec.ranks = int64_t{in.config.prow} * in.config.pcol;
       p.timeout_s = in.timeout_s;
       p.cancelled = in.cancelled;

@@ -11,6 +11,7 @@
 #include "absl/strings/str_join.h"
 #include "ir/program_footprint.h"
 #include "runtime/executor.h"
+#include "runtime/library/gemm_form.h"
 #include "runtime/simulator.h"
 #include "search/plausibility.h"
 #include "search/program_layouts.h"
@@ -365,9 +366,24 @@ absl::Status ChooseProgram(const TuneOptions& options, ProgramSearch& search, Ch
     contenders.push_back({m.label, false, &m.run, m.implausible.has_value()});
     result->choice.labels.push_back(m.label);
   }
+  for (LibraryMeasurement& l : result->library) {
+    if (l.run.verified && !l.run.samples.empty()) {
+      const double fastest = *std::min_element(l.run.samples.begin(), l.run.samples.end());
+      l.implausible = ImplausibleTime(fastest, flops, l.run.bytes_sent_max, options.params,
+                                      int64_t{l.config.prow} * l.config.pcol);
+    }
+    const std::string label = absl::StrCat(LibraryName(options.program.statements[0]), " ",
+                                           runtime::ConfigText(l.config));
+    contenders.push_back({label, true, &l.run, l.implausible.has_value()});
+    result->choice.labels.push_back(label);
+  }
   const Decision d = Decide(contenders);
   result->choice.verdict = d.verdict;
   result->choice.leader = d.leader;
+  result->choice.vs_library = d.vs_library;
+  if (d.answer >= 0 && contenders[d.answer].library) {
+    result->choice.library_answer = d.answer - static_cast<int>(answer.measurements.size());
+  }
   if (d.schedule >= 0) {
     const MeasuredProgram& fastest = answer.measurements[d.schedule];
     answer.best_measurement = d.schedule;
@@ -497,6 +513,30 @@ absl::Status RankPrograms(const TuneOptions& options, ProgramSearch& search, siz
   return absl::OkStatus();
 }
 
+// The library's configurations a program is measured at: when every statement is of
+// matmul form (a chain of GEMMs on one grid, runtime/library/library_run.h) and none has
+// given layouts, on a runner that measures libraries, unless the options leave it out; the
+// most promising grids and blocks of its largest statement.
+std::vector<runtime::LibraryGemmConfig> ProgramLibraryConfigs(const TuneOptions& options,
+                                                              Runner& runner) {
+  if (!options.measure_library || !runner.measures_library()) return {};
+  std::vector<runtime::ProblemSpec> statements;
+  for (const ir::Problem& p : options.program.statements) {
+    if (!p.layouts.empty()) return {};
+    statements.push_back(runtime::ProblemSpecOf(p));
+  }
+  absl::StatusOr<std::vector<runtime::GemmForm>> forms = runtime::GemmChainOf(statements);
+  if (!forms.ok()) return {};
+  const runtime::GemmForm* largest = &(*forms)[0];
+  for (const runtime::GemmForm& f : *forms) {
+    const auto work = [](const runtime::GemmForm& g) { return 1.0 * g.m * g.n * g.k; };
+    if (work(f) > work(*largest)) largest = &f;
+  }
+  int64_t ranks = 0;
+  for (const ir::Mesh& m : options.meshes) ranks = std::max(ranks, m.Ranks());
+  return runtime::LibraryGemmConfigs(*largest, ranks);
+}
+
 // The ranked programs (and "separate", unless among them) measured side by side within
 // what is left of the budget; a program a check refuses is not run.
 void MeasurePrograms(const TuneOptions& options, const std::vector<SearchCallback*>& callbacks,
@@ -534,9 +574,25 @@ void MeasurePrograms(const TuneOptions& options, const std::vector<SearchCallbac
     }
     answer.measurements.push_back(std::move(m));
   }
+  std::vector<runtime::LibraryGemmConfig> configs = ProgramLibraryConfigs(options, runner);
+  if (items.empty()) configs.clear();
+  std::vector<LibraryInput> libraries;  // kept while the items point into them
+  libraries.reserve(configs.size());
+  for (const runtime::LibraryGemmConfig& config : configs) {
+    LibraryInput in;
+    in.program = &options.program;
+    in.config = config;
+    in.timeout_s = left;
+    in.cancelled = options.cancelled;
+    libraries.push_back(in);
+    items.push_back({nullptr, &libraries.back(), nullptr});
+  }
   std::vector<CandidateRun> runs = runner.RunSideBySide(items, left - 1);
   for (size_t i = 0; i < answer.measurements.size(); ++i) {
     if (item_of[i] >= 0) answer.measurements[i].run = std::move(runs[item_of[i]]);
+  }
+  for (size_t l = 0; l < configs.size(); ++l) {
+    result->library.push_back({configs[l], std::move(runs[inputs.size() + l])});
   }
 }
 

@@ -16,6 +16,7 @@
 #include "absl/strings/str_cat.h"
 #include "ir/statement_program.h"
 #include "runtime/executor.h"
+#include "runtime/library/gemm_form.h"
 #include "runtime/simulator.h"
 #include "search/program_layouts.h"
 #include "search/tuner.h"
@@ -224,6 +225,87 @@ TEST(ProgramSearchTest, BadOptionsAndStatementsWithoutSchedulesAreErrors) {
   TuneOptions empty = o;
   empty.program.statements.clear();
   EXPECT_EQ(Tune(empty, *runner).status().message(), "the program has no statement");
+}
+
+// Every program verifies in 1 s, in eight equal samples; the library's chain, when asked, in
+// `library_s` seconds (the programs and configurations it is asked for are recorded).
+class ProgramsAndALibrary : public Runner {
+ public:
+  explicit ProgramsAndALibrary(double library_s) : library_s_(library_s) {}
+  bool measures() const override { return true; }
+  bool measures_library() const override { return true; }
+  CandidateRun Run(const MeasureInput& input) override { return Timed(1.0); }
+  CandidateRun RunProgram(const ProgramMeasureInput& input) override { return Timed(1.0); }
+  CandidateRun RunLibrary(const LibraryInput& input) override {
+    EXPECT_EQ(input.problem, nullptr);
+    statements.push_back(input.program == nullptr ? 0 : input.program->statements.size());
+    configs.push_back(runtime::ConfigText(input.config));
+    return Timed(library_s_);
+  }
+  std::vector<size_t> statements;
+  std::vector<std::string> configs;
+
+ private:
+  static CandidateRun Timed(double seconds) {
+    CandidateRun r;
+    r.verified = true;
+    SetSamples(std::vector<double>(8, seconds), 1, &r);
+    return r;
+  }
+  double library_s_;
+};
+
+TEST(ProgramSearchTest, AProgramOfMatmulsIsMeasuredAgainstTheLibrarysChain) {
+  TuneOptions o =
+      Options("H[b,f] = X[b,d] * W1[d,f]; Y[b,e] = H[b,f] * W2[f,e]", "b=64,d=32,f=64,e=16", "x=4");
+  o.top_k = 2;
+  ProgramsAndALibrary fast(0.5);
+  const absl::StatusOr<SearchResult> r = Tune(o, fast);
+  ASSERT_TRUE(r.ok()) << r.status();
+  ASSERT_TRUE(r->program.has_value());
+  // The grids and blocks of the largest statement (the first: 64x64x32), each a chain of
+  // both statements.
+  const std::optional<runtime::GemmForm> first =
+      runtime::GemmFormOf(runtime::ProblemSpecOf(o.program.statements[0]));
+  ASSERT_TRUE(first.has_value());
+  std::vector<std::string> expected;
+  for (const runtime::LibraryGemmConfig& c : runtime::LibraryGemmConfigs(*first, 4))
+    expected.push_back(runtime::ConfigText(c));
+  EXPECT_EQ(fast.configs, expected);
+  EXPECT_EQ(fast.statements, std::vector<size_t>(expected.size(), 2));
+  ASSERT_EQ(r->library.size(), expected.size());
+  // Twice as fast beyond the noise: the library is the answer; the program chosen is still
+  // the fastest one measured, and the comparison against the library says by how much.
+  ASSERT_GE(r->choice.library_answer, 0);
+  EXPECT_EQ(*r->library[r->choice.library_answer].run.seconds, 0.5);
+  EXPECT_EQ(r->measured_s, 1.0);
+  ASSERT_TRUE(r->choice.vs_library.has_value());
+  EXPECT_TRUE(r->choice.vs_library->separated);
+  EXPECT_EQ(r->choice.vs_library->ratio, 2.0);
+  EXPECT_EQ(r->choice.labels.back().rfind("PSGEMM ", 0), 0u) << r->choice.labels.back();
+
+  // Twice as slow: the program stays the answer.
+  ProgramsAndALibrary slow(2.0);
+  const absl::StatusOr<SearchResult> s = Tune(o, slow);
+  ASSERT_TRUE(s.ok()) << s.status();
+  EXPECT_EQ(s->choice.library_answer, -1);
+  EXPECT_EQ(s->choice.vs_library->ratio, 0.5);
+
+  // Not measured: a statement not of matmul form (an element-wise add), or without the
+  // option.
+  TuneOptions add =
+      Options("H[b,f] = X[b,d] * W1[d,f]; G[b,f] = H[b,f] + B[b,f]", "b=64,d=32,f=64", "x=4");
+  add.top_k = 1;
+  ProgramsAndALibrary not_matmul(0.5);
+  const absl::StatusOr<SearchResult> a = Tune(add, not_matmul);
+  ASSERT_TRUE(a.ok()) << a.status();
+  EXPECT_TRUE(not_matmul.configs.empty());
+  EXPECT_TRUE(a->library.empty());
+  EXPECT_EQ(a->choice.library_answer, -1);
+  o.measure_library = false;
+  ProgramsAndALibrary off(0.5);
+  ASSERT_TRUE(Tune(o, off).ok());
+  EXPECT_TRUE(off.configs.empty());
 }
 
 }  // namespace

@@ -5,6 +5,7 @@
 #include <utility>
 
 #include "base/median.h"
+#include "runtime/executor.h"
 
 namespace meshtune::search {
 
@@ -13,6 +14,22 @@ void SetSamples(std::vector<double> samples, int batch, CandidateRun* run) {
   run->samples = std::move(samples);
   run->seconds.reset();
   if (run->verified && !run->samples.empty()) run->seconds = base::Median(run->samples);
+}
+
+std::vector<runtime::ProblemSpec> LibraryStatements(const LibraryInput& in) {
+  if (in.program == nullptr) return {runtime::ProblemSpecOf(*in.problem)};
+  std::vector<runtime::ProblemSpec> out;
+  for (const ir::Problem& p : in.program->statements) out.push_back(runtime::ProblemSpecOf(p));
+  return out;
+}
+
+int LibraryDtypeBytes(const LibraryInput& in) {
+  const ir::Problem& first = in.program != nullptr ? in.program->statements[0] : *in.problem;
+  return first.dtype == ir::DType::kF64 ? 8 : 4;
+}
+
+std::string LibraryName(const ir::Problem& problem) {
+  return problem.dtype == ir::DType::kF64 ? "PDGEMM" : "PSGEMM";
 }
 
 CandidateRun RunAlone(Runner& runner, const MeasureItem& item) {

@@ -56,14 +56,22 @@ struct CandidateRun {
 // median when verified. For runners that time candidates themselves.
 void SetSamples(std::vector<double> samples, int batch, CandidateRun* run);
 
-// What to measure of the library (runtime/library/library_gemm.h): ScaLAPACK's GEMM for `problem`
-// (of matmul form) with `config`.
+// What to measure of the library (runtime/library/library_run.h) with `config`: ScaLAPACK's
+// GEMM for `problem` (of matmul form), or for a program whose statements all are, the chain
+// of GEMMs over `program` (exactly one of the two is set; not owned).
 struct LibraryInput {
   const ir::Problem* problem = nullptr;
+  const ir::StatementProgram* program = nullptr;
   runtime::LibraryGemmConfig config;
   double timeout_s = 300;
   std::function<bool()> cancelled;
 };
+
+// The statements `in` runs, as the runtime states them; and their element size (4 or 8).
+std::vector<runtime::ProblemSpec> LibraryStatements(const LibraryInput& in);
+int LibraryDtypeBytes(const LibraryInput& in);
+// The routine the library runs for `problem`'s dtype: "PDGEMM" for f64, else "PSGEMM".
+std::string LibraryName(const ir::Problem& problem);
 
 // What to measure of a program of statements (ir::StatementProgram): each statement's
 // translation-validated Program on `mesh`, run as one job (runtime/statements_executor.h).

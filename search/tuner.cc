@@ -254,9 +254,9 @@ absl::Status ChooseWinner(TuneRun& run, Explorer& explorer, Checker& checker,
         {absl::StrCat(m.mesh.ToString(), " #", i + 1), false, &m.run, m.implausible.has_value()});
   }
   for (const LibraryMeasurement& l : result->library) {
-    contenders.push_back({absl::StrCat(run.problem.dtype == ir::DType::kF64 ? "PDGEMM " : "PSGEMM ",
-                                       runtime::ConfigText(l.config)),
-                          true, &l.run, l.implausible.has_value()});
+    contenders.push_back(
+        {absl::StrCat(LibraryName(run.problem), " ", runtime::ConfigText(l.config)), true, &l.run,
+         l.implausible.has_value()});
   }
   const Decision d = Decide(contenders);
   MeasuredChoice& choice = result->choice;

@@ -233,9 +233,10 @@ TEST(LegalIsCorrectPrefetchTest, PrefetchedPointsAreSweptAndVerify) {
 // partial sums pass around a ring (ir/ring.h), or an ordinary one where the rotation leaves
 // the output aligned. Each checked point also passes translation validation (the second
 // proof, codegen/validate/validate.h) and runs on the caller's memory; spaces whose ring ends one
-// step before the holders (the block layouts) and, with skewed layouts, on them.
-TEST(LegalIsCorrectRingTest, EveryRingPointVerifies) {
-  const std::vector<SweepCase> cases = {
+// step before the holders (the block layouts) and, with skewed layouts, on them. One test per
+// space (so that the shards share them out); the sample of each holds rings.
+std::vector<SweepCase> RingCases() {
+  std::vector<SweepCase> cases = {
       {"C[m,n] += A[m,k] * B[k,n]", "m=12,n=8,k=12", "x=4"},
       {"C[m,n] += A[m,k] * B[k,n]", "m=12,n=8,k=12", "x=2,y=2"},
       {"C[m,n] += A[m,k] * B[k,n]", "m=6,n=12,k=6", "x=3"},
@@ -244,29 +245,37 @@ TEST(LegalIsCorrectRingTest, EveryRingPointVerifies) {
       {"w[i] += A[i,j] * v[j]", "i=12,j=12", "x=3"},
       {"C[m,n] += A[m,k] * B[k,n]", "m=8,n=8,k=16", "x=2,y=2", true},
   };
-  // 60 points of each space in the suite, 150 in the wide sweep.
-  const int64_t points = kWide ? 150 : 60;
-  int64_t rings = 0;
-  for (SweepCase c : cases) {
-    c.rings_only = true;
-    absl::StatusOr<SweepResult> r =
-        SweepSpace(c, points, 5, [](const ir::Computation& comp, const codegen::Program& p) {
-          codegen::Unsoundness why;
-          if (!codegen::ValidateProgram(comp, p, &why).ok())
-            return "translation validation: " + why.ToString();
-          return CheckBoundRun(comp.problem(), p);
-        });
-    ASSERT_TRUE(r.ok()) << r.status();
-    std::cout << c.Name() << ": " << r->legal_points << " communicate the output at a rotated "
-              << "loop, " << r->checked << " checked, " << r->rings << " rings, "
-              << r->failures.size() << " failures\n";
-    EXPECT_EQ(r->checked, std::min<int64_t>(r->legal_points, points));
-    for (size_t i = 0; i < r->failures.size() && i < 5; ++i)
-      ADD_FAILURE() << r->failures[i].error << "\n" << r->failures[i].trace;
-    rings += r->rings;
-  }
-  EXPECT_GT(rings, 0);
+  for (SweepCase& c : cases) c.rings_only = true;
+  return cases;
 }
+
+class LegalIsCorrectRingTest : public ::testing::TestWithParam<SweepCase> {};
+
+TEST_P(LegalIsCorrectRingTest, EveryRingPointVerifies) {
+  const SweepCase& c = GetParam();
+  // 60 points of each space in the suite, 150 in the wide sweep.
+  const int64_t points = getenv("RP") ? atoi(getenv("RP")) : (kWide ? 150 : 60);
+  absl::StatusOr<SweepResult> r =
+      SweepSpace(c, points, 5, [](const ir::Computation& comp, const codegen::Program& p) {
+        codegen::Unsoundness why;
+        if (!codegen::ValidateProgram(comp, p, &why).ok())
+          return "translation validation: " + why.ToString();
+        return CheckBoundRun(comp.problem(), p);
+      });
+  ASSERT_TRUE(r.ok()) << r.status();
+  std::cout << c.Name() << ": " << r->legal_points << " communicate the output at a rotated "
+            << "loop, " << r->checked << " checked, " << r->rings << " rings, "
+            << r->failures.size() << " failures\n";
+  EXPECT_EQ(r->checked, std::min<int64_t>(r->legal_points, points));
+  EXPECT_GT(r->rings, 0) << "no point of the sample passes partial sums around a ring";
+  for (size_t i = 0; i < r->failures.size() && i < 5; ++i)
+    ADD_FAILURE() << r->failures[i].error << "\n" << r->failures[i].trace;
+}
+
+INSTANTIATE_TEST_SUITE_P(Rings, LegalIsCorrectRingTest, ::testing::ValuesIn(RingCases()),
+                         [](const ::testing::TestParamInfo<SweepCase>& info) {
+                           return absl::StrCat("ring", info.index);
+                         });
 
 INSTANTIATE_TEST_SUITE_P(Spaces, LegalIsCorrectTest, ::testing::ValuesIn(Cases(kWide)),
                          [](const ::testing::TestParamInfo<SweepCase>& info) {

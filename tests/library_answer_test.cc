@@ -3,7 +3,10 @@
 // runs PSGEMM under MPI (checked by the oracle), `codegen --record` writes a kernel that
 // calls it, `records export` carries it, and a plan from that wisdom file computes with it
 // on block-cyclic shards, checked here against a serial reference (tests/library_plan_app.cc,
-// at odd extents, 3 and 4 ranks, a transposed form, a scatter from a root other than 0).
+// at odd extents, 3 and 4 ranks, a transposed form, a scatter from a root other than 0). A
+// program whose statements are all of matmul form is measured against the library's chain
+// (one grid, every matrix block-cyclic): when the chain wins, `run` and plans execute it and
+// codegen says it writes one statement's library kernel.
 #include <gtest/gtest.h>
 
 #include <cstdlib>
@@ -112,6 +115,67 @@ TEST(LibraryAnswerTest, ATuneTheLibraryWinsIsServedByRunCodegenAndPlans) {
   EXPECT_NE(plan.out.find("library: PSGEMM 1x4, NB 16 on x=1,y=4\n"), std::string::npos)
       << plan.out;
   EXPECT_NE(plan.out.find("verified\n"), std::string::npos) << plan.out;
+}
+
+TEST(LibraryAnswerTest, AProgramOfMatmulsTheLibraryWinsIsServedByRunAndPlans) {
+  setenv("OMPI_ALLOW_RUN_AS_ROOT", "1", 1);
+  setenv("OMPI_ALLOW_RUN_AS_ROOT_CONFIRM", "1", 1);
+  setenv("OPENBLAS_NUM_THREADS", "1", 1);
+  setenv("MESHTUNE_HOME", (TmpDir() + "/home").c_str(), 1);
+  const std::string db = "--db " + TmpDir() + "/program_library.db";
+  const std::string mlp =
+      "--expr 'H[b,f] = X[b,d] * W1[d,f]; Y[b,e] = H[b,f] * W2[f,e]' --extents "
+      "b=16,d=16,f=16,e=16";
+  // The chain of two PSGEMMs on one grid, measured beside the joint programs: every matrix
+  // fits a block of a rank, and every program communicates.
+  CliRun tune = Meshtune("tune " + mlp + " --ranks 4 --top-k 2 --no-calibrate " + db);
+  ASSERT_EQ(tune.status, 0) << tune.out << tune.err;
+  EXPECT_NE(tune.out.find("answer: ScaLAPACK's PSGEMM on a "), std::string::npos) << tune.out;
+  EXPECT_NE(tune.out.find("chosen program on "), std::string::npos) << tune.out;
+  EXPECT_NE(tune.out.find("  library: PSGEMM "), std::string::npos) << tune.out;
+  const size_t at = tune.out.find("record     ");
+  ASSERT_NE(at, std::string::npos) << tune.out;
+  const std::string id = tune.out.substr(at + 11, tune.out.find('\n', at) - at - 11);
+  int64_t number = 0;
+  ASSERT_TRUE(absl::SimpleAtoi(id, &number)) << id;
+
+  // `run` runs the chain under MPI, checked against the program's serial reference; so
+  // does a chain given by hand.
+  CliRun run = Meshtune("run --record " + id + " --json " + db);
+  EXPECT_EQ(run.status, 0) << run.out << run.err;
+  EXPECT_NE(run.out.find("\"verified\":true"), std::string::npos) << run.out;
+  CliRun by_hand = Meshtune("run " + mlp + " --library 2x2,4 --json " + db);
+  EXPECT_EQ(by_hand.status, 0) << by_hand.out << by_hand.err;
+  EXPECT_NE(by_hand.out.find("\"verified\":true"), std::string::npos) << by_hand.out;
+  CliRun not_matmul = Meshtune(
+      "run --expr 'H[b,f] = X[b,d] * W1[d,f]; G[b,f] = H[b,f] + B[b,f]' --extents b=4,d=4,f=4 "
+      "--library 2x2,4 " +
+      db);
+  EXPECT_EQ(not_matmul.status, 2);
+  EXPECT_EQ(not_matmul.err,
+            "meshtune: the library serves programs of matmul form only: statement 2 (G) is not "
+            "of matmul form\n");
+  // codegen writes one statement's library kernel, and says so.
+  CliRun kernel = Meshtune("codegen --record " + id + " " + db);
+  EXPECT_EQ(kernel.status, 2);
+  EXPECT_EQ(kernel.err,
+            "meshtune: the answer is the library, a chain of its calls over the program's "
+            "statements, which `meshtune run` and plans execute; codegen writes the library's "
+            "kernel for one statement (give the program's --trace to generate its schedules' "
+            "kernel)\n");
+
+  // Exported, the record carries the chain's call; a plan from it computes with it on
+  // block-cyclic shards, every tensor checked against the application's own reference.
+  const std::string wisdom = TmpDir() + "/program_library.jsonl";
+  CliRun exported = Meshtune("records export " + db);
+  ASSERT_EQ(exported.status, 0) << exported.err;
+  std::ofstream(wisdom) << exported.out;
+  EXPECT_NE(exported.out.find("\"library\":{\"library\":\"PSGEMM\""), std::string::npos)
+      << exported.out;
+  CliRun plan = Mpirun(4, "tests/plan_program_app", mlp + " --mode wisdom --wisdom " + wisdom);
+  EXPECT_EQ(plan.status, 0) << plan.out;
+  EXPECT_NE(plan.out.find("library: PSGEMM "), std::string::npos) << plan.out;
+  EXPECT_NE(plan.out.find("program: verified\n"), std::string::npos) << plan.out;
 }
 
 }  // namespace

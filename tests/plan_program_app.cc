@@ -10,8 +10,10 @@
 // Each rank fills the inputs' shards where Plan::Shard says; Execute runs twice (a `+=`
 // output refilled before each); after each, every written tensor (intermediates too) is
 // checked on every rank where it holds its result, and gathered whole on rank 0 (every
-// element present and right). Rank 0 prints "tensors: NAMES", "plan: MESH", in measure
-// mode "measured: SECONDS s" (the winner's time on the application's ranks), and
+// element present and right). A plan whose answer is the library holds its tensors
+// block-cyclic (Plan::Shard's layout), placed here by ScaLAPACK's rule. Rank 0 prints
+// "tensors: NAMES", "plan: MESH", "library: TEXT" when the plan is the library's chain, in
+// measure mode "measured: SECONDS s" (the winner's time on the application's ranks), and
 // "program: verified", or "program: error: ...". Exit status 0 when verified, 1 if not.
 #include <mpi.h>
 
@@ -44,14 +46,41 @@ std::string Arg(int argc, char** argv, const std::string& name, const std::strin
   return fallback;
 }
 
-// Calls `f(global index, offset in the storage)` for every element `l` holds.
-void ForEachHeld(const meshtune::ShardLayout& l,
+// The plan's process grid for a block-cyclic shard ("cyclic(NB,NB)", a plan whose answer is
+// the library): P x Q ranks in row-major order, this rank's row and column; nb 0 for a box.
+struct Grid {
+  int64_t nb = 0, p = 1, q = 1, row = 0, col = 0;
+};
+
+Grid GridOf(const meshtune::Plan& plan, const meshtune::ShardLayout& l, int rank) {
+  Grid g;
+  long long nb = 0, p = 0, q = 0;
+  if (std::sscanf(l.layout.c_str(), "cyclic(%lld,", &nb) != 1 ||
+      std::sscanf(plan.mesh().c_str(), "x=%lld,y=%lld", &p, &q) != 2)
+    return g;
+  g.nb = nb;
+  g.p = p;
+  g.q = q;
+  g.row = rank / q;
+  g.col = rank % q;
+  return g;
+}
+
+// Calls `f(global index, offset in the storage)` for every element `l` holds: a box from its
+// start, or block-cyclic on `grid` (ScaLAPACK's rule, from the layout's definition: local
+// block b of a dim lies at global block b * P + this rank's coordinate).
+void ForEachHeld(const meshtune::ShardLayout& l, const Grid& grid,
                  const std::function<void(const std::vector<int64_t>&, int64_t)>& f) {
   ForEach(l.extents, [&](const std::vector<int64_t>& local) {
     std::vector<int64_t> g(local.size());
     int64_t at = 0;
     for (size_t d = 0; d < local.size(); ++d) {
-      g[d] = l.start[d] + local[d];
+      if (grid.nb > 0) {
+        const int64_t ranks = d == 0 ? grid.p : grid.q, mine = d == 0 ? grid.row : grid.col;
+        g[d] = ((local[d] / grid.nb) * ranks + mine) * grid.nb + local[d] % grid.nb;
+      } else {
+        g[d] = l.start[d] + local[d];
+      }
       at += local[d] * l.strides[d];
     }
     f(g, at);
@@ -73,7 +102,7 @@ std::string Check(meshtune::Plan& plan, const Reference& ref, std::vector<std::v
       return std::fabs(got - expected) > 1e-3 * (1 + std::fabs(expected));
     };
     if (l.holds_result) {
-      ForEachHeld(l, [&](const std::vector<int64_t>& g, int64_t at) {
+      ForEachHeld(l, GridOf(plan, l, rank), [&](const std::vector<int64_t>& g, int64_t at) {
         const double got = data[t][at], expected = want[Linear(shape, g)];
         if (error.empty() && differs(got, expected)) {
           error = "rank " + std::to_string(rank) + ": " + name + "[" +
@@ -130,6 +159,7 @@ int Run(int argc, char** argv, int rank) {
     std::string names;
     for (const std::string& t : p.tensors()) names += (names.empty() ? "" : " ") + t;
     std::printf("tensors: %s\nplan: %s\n", names.c_str(), p.mesh().c_str());
+    if (!p.library().empty()) std::printf("library: %s\n", p.library().c_str());
     if (p.measured_seconds() > 0) std::printf("measured: %.3g s\n", p.measured_seconds());
   }
   const Reference ref(ParseProgram(expr), ParseExtents(extents));
@@ -145,7 +175,8 @@ int Run(int argc, char** argv, int rank) {
     for (size_t t = 0; t < p.tensors().size(); ++t) {
       const std::string& name = p.tensors()[t];
       if (!ref.written.at(name) || ref.accumulated.at(name)) {
-        ForEachHeld(*p.Shard(name), [&](const std::vector<int64_t>& g, int64_t at) {
+        const meshtune::ShardLayout l = *p.Shard(name);
+        ForEachHeld(l, GridOf(p, l, rank), [&](const std::vector<int64_t>& g, int64_t at) {
           data[t][at] = static_cast<float>(Value(name, g));
         });
       }

@@ -225,8 +225,8 @@ std::string MainHead(const LibraryKernelSpec& s, const std::string& title,
 #include <optional>
 #include <string>
 
-#include "runtime/library/library_gemm.h"
 #include "runtime/launch/run_result.h"
+#include "runtime/library/library_run.h"
 
 )em",
       kernel.header, "\n", kernel.source, "\nusing namespace meshtune::runtime;\n\n", kMainOpening);

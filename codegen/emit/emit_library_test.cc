@@ -151,7 +151,7 @@ TEST(EmitLibraryTest, TheProgramRunsTheKernelThroughTheOracle) {
   const std::string main = EmitLibraryCpp(*problem, s, "the title\nsecond line");
   EXPECT_EQ(main.rfind("// the title\n// second line\n", 0), 0u) << main;
   EXPECT_TRUE(Has(main, "//   mpirun -n 3 ./program [--reps N] [--warmup N] [--seed S]"));
-  EXPECT_TRUE(Has(main, "#include \"runtime/library/library_gemm.h\"\n"));
+  EXPECT_TRUE(Has(main, "#include \"runtime/library/library_run.h\"\n"));
   EXPECT_TRUE(Has(main, "#include \"runtime/launch/run_result.h\"\n"));
   EXPECT_TRUE(Has(main,
                   "const ProblemSpec problem{{\"C\", {\"i\", \"j\"}}, "

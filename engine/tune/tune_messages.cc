@@ -12,6 +12,7 @@
 #include "ir/statement_program.h"
 #include "runtime/launch/run_result.h"
 #include "runtime/library/gemm_form.h"
+#include "search/runner.h"
 
 namespace meshtune::engine {
 
@@ -91,12 +92,14 @@ v1::Comparison ComparisonMessage(const search::Compared& c, const std::string& l
 
 namespace {
 
-// The comparison `c` (indices into choice.labels: r's measurements, then its library runs)
-// as a message.
+// The comparison `c` (indices into choice.labels: r's measurements, a program's when r is
+// one, then its library runs) as a message.
 v1::Comparison TuneComparison(const search::Compared& c, const search::SearchResult& r) {
   const auto run = [&r](int i) -> const search::CandidateRun& {
-    const int measured = static_cast<int>(r.measurements.size());
-    return i < measured ? r.measurements[i].run : r.library[i - measured].run;
+    const int measured =
+        static_cast<int>(r.program ? r.program->measurements.size() : r.measurements.size());
+    if (i >= measured) return r.library[i - measured].run;
+    return r.program ? r.program->measurements[i].run : r.measurements[i].run;
   };
   return ComparisonMessage(c, r.choice.labels[c.a], run(c.a), r.choice.labels[c.b], run(c.b));
 }
@@ -253,14 +256,9 @@ v1::TuneResult ProgramResultMessage(const search::SearchResult& r, const v1::Tun
   for (const std::string& s : answer.strategies) p.add_strategies(s);
   p.set_extents(program.ExtentsString());
   out.set_seconds(r.seconds);
-  out.set_decision(r.choice.verdict);
-  if (r.choice.leader) {
-    const search::MeasuredProgram& a = answer.measurements[r.choice.leader->a];
-    const search::MeasuredProgram& b = answer.measurements[r.choice.leader->b];
-    *out.mutable_comparison() = ComparisonMessage(*r.choice.leader, a.label, a.run, b.label, b.run);
-  }
   for (const std::string& refused : r.refused) out.add_refused(refused);
   *out.mutable_record() = RecordOf(request.problem(), program, p);
+  SetLibrary(r, search::LibraryName(program.statements[0]), &out);
   return out;
 }
 
@@ -311,7 +309,7 @@ v1::TuneResult ResultMessage(const search::SearchResult& r, const v1::TuneReques
     if (!m.run.samples.empty()) *pm->mutable_sample() = SampleMessage(m.run);
     for (const std::string& p : m.candidate.patterns) pm->add_patterns(p);
   }
-  SetLibrary(r, request.problem().dtype() == "f64" ? "PDGEMM" : "PSGEMM", &out);
+  SetLibrary(r, search::LibraryName(options.program.statements[0]), &out);
   out.set_strategy(r.strategy);
   out.set_seconds(r.seconds);
   if (r.lower_bound_ratio) out.set_lower_bound_ratio(*r.lower_bound_ratio);

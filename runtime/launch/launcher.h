@@ -48,7 +48,8 @@ struct RunSpec {
   uint64_t seed = 1;
   std::string inject_fault;  // tests only: crash, hang or wrong
   // Set: ScaLAPACK's GEMM on this grid (ranks = prow * pcol) instead of `program`, in f32
-  // (library_dtype_bytes 4) or f64 (8): runtime/library_gemm.h.
+  // (library_dtype_bytes 4) or f64 (8), a chain of GEMMs when `later` is set too:
+  // runtime/library/library_run.h.
   std::optional<LibraryGemmConfig> library;
   int library_dtype_bytes = 4;
   // A program of several statements: `problem` and `program` are the first, these the

@@ -2,9 +2,10 @@
 
 #include <algorithm>
 #include <string>
+#include <vector>
 
 #include "absl/strings/str_cat.h"
-#include "runtime/library/library_gemm.h"
+#include "runtime/library/library_run.h"
 #include "runtime/mpi_executor.h"
 
 namespace meshtune::runtime {
@@ -14,9 +15,16 @@ namespace {
 // ScaLAPACK's GEMM as `job` says, on every rank of `comm`.
 RunStats LibraryStats(const WorkerJob& job, const ExecOptions& options, MPI_Comm comm) {
   RunStats stats;
+  std::vector<ProblemSpec> statements;
+  for (const StatementJob& s : job.Statements()) statements.push_back(s.problem);
+  absl::StatusOr<std::vector<GemmForm>> forms = GemmChainOf(statements);
+  if (!forms.ok()) {  // FromProto refuses such a job
+    stats.error = std::string(forms.status().message());
+    return stats;
+  }
   const LibraryGemmRun run =
-      RunLibraryGemm(job.problem, *GemmFormOf(job.problem), job.library_dtype_bytes, *job.library,
-                     options.reps, options.warmup, options.seed, comm, nullptr, options.gate);
+      RunLibraryChain(statements, *forms, job.library_dtype_bytes, *job.library, options.reps,
+                      options.warmup, options.seed, comm, nullptr, options.gate);
   stats.seconds = run.repetitions;
   stats.error = run.error;
   stats.verified = run.error.empty();

@@ -82,7 +82,7 @@ v1::WorkerJob ToProto(const WorkerJob& job) {
   for (const StatementJob& j : job.later) {
     v1::WorkerStatement* w = m.add_later_statements();
     *w->mutable_statement() = StatementProto(j.problem);
-    *w->mutable_program() = codegen::ToProto(j.program);
+    if (!job.library) *w->mutable_program() = codegen::ToProto(j.program);
   }
   if (job.library) {
     v1::LibraryGemm* l = m.mutable_library();
@@ -107,19 +107,24 @@ absl::StatusOr<WorkerJob> FromProto(const v1::WorkerJob& m) {
   job.problem = *std::move(first);
   for (int i = 0; i < m.later_statements_size(); ++i) {
     const std::string where = absl::StrCat("job.later_statements[", i, "]");
-    if (m.has_library())
-      return absl::InvalidArgumentError(where + ": a library job has one statement");
     absl::StatusOr<ProblemSpec> spec =
         SpecOf(m.later_statements(i).statement(), where + ".statement");
     if (!spec.ok()) return spec.status();
+    job.later.push_back({*std::move(spec), {}});
+    if (m.has_library()) continue;  // the library's chain runs no Program
     absl::StatusOr<codegen::Program> program = codegen::FromProto(m.later_statements(i).program());
     if (!program.ok()) return program.status();
-    job.later.push_back({*std::move(spec), *std::move(program)});
+    job.later.back().program = *std::move(program);
   }
   if (m.has_library()) {
     const v1::LibraryGemm& l = m.library();
-    if (!GemmFormOf(job.problem)) {
+    if (job.later.empty() && !GemmFormOf(job.problem)) {
       return absl::InvalidArgumentError("job.library: the statement is not of matmul form");
+    }
+    std::vector<ProblemSpec> statements;
+    for (const StatementJob& s : job.Statements()) statements.push_back(s.problem);
+    if (absl::StatusOr<std::vector<GemmForm>> forms = GemmChainOf(statements); !forms.ok()) {
+      return absl::InvalidArgumentError(absl::StrCat("job.library: ", forms.status().message()));
     }
     if (l.prow() < 1 || l.pcol() < 1 || l.nb() < 1 ||
         (l.dtype_bytes() != 4 && l.dtype_bytes() != 8)) {

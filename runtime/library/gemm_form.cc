@@ -126,4 +126,30 @@ std::vector<LibraryGemmConfig> LibraryGemmConfigs(const GemmForm& form, int64_t 
   return out;
 }
 
+absl::StatusOr<std::vector<GemmForm>> GemmChainOf(const std::vector<ProblemSpec>& statements) {
+  std::vector<GemmForm> forms;
+  for (size_t s = 0; s < statements.size(); ++s) {
+    std::optional<GemmForm> form = GemmFormOf(statements[s]);
+    if (!form) {
+      return absl::InvalidArgumentError(absl::StrCat(
+          "statement ", s + 1, " (", statements[s].output.tensor, ") is not of matmul form"));
+    }
+    for (size_t p = 0; p < s; ++p) {
+      if (statements[p].output.tensor == form->c) {
+        return absl::InvalidArgumentError(absl::StrCat("statement ", s + 1, " writes ", form->c,
+                                                       ", which statement ", p + 1, " writes too"));
+      }
+      for (const ProblemSpec::Access& a : statements[p].operands) {
+        if (a.tensor == form->c) {
+          return absl::InvalidArgumentError(absl::StrCat("statement ", p + 1, " reads ", form->c,
+                                                         ", which statement ", s + 1,
+                                                         " writes after it"));
+        }
+      }
+    }
+    forms.push_back(*std::move(form));
+  }
+  return forms;
+}
+
 }  // namespace meshtune::runtime

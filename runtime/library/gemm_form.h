@@ -11,6 +11,7 @@
 #include <vector>
 
 #include "absl/status/status.h"
+#include "absl/status/statusor.h"
 #include "runtime/oracle.h"
 
 namespace meshtune::runtime {
@@ -33,6 +34,13 @@ absl::Status CheckLibraryExtents(const GemmForm& form);
 // two operands, an operand or output that is not a matrix, not exactly one summed index, a
 // tensor read twice).
 std::optional<GemmForm> GemmFormOf(const ProblemSpec& problem);
+
+// The matmul forms of a program's statements, in order, as a chain of library calls runs
+// them (runtime/library/library_run.h). InvalidArgument naming the statement that is not of
+// matmul form ("statement 2 (Y) is not of matmul form"), a tensor written twice ("statement
+// 2 writes H, which statement 1 writes too") or read by a statement before a later one
+// writes it ("statement 1 reads Y, which statement 2 writes after it").
+absl::StatusOr<std::vector<GemmForm>> GemmChainOf(const std::vector<ProblemSpec>& statements);
 
 // A process grid and block size: prow x pcol ranks in row-major order, nb x nb blocks; the
 // grid's rows split the matrices' rows (C's first index).

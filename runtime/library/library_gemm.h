@@ -3,22 +3,18 @@
 // form (runtime/library/gemm_form.h). Every matrix is in the given layout cyclic(NB,NB) on the
 // prow x pcol grid (ir/given_layout.h: the tensor [i, j] is the matrix's element (i, j);
 // grid row-major over the ranks; each local matrix column-major, leading dimension
-// max(1, LOCr)). A measured run's inputs are filled from the same global formula as every
-// run (runtime/fill.h) and its output is checked by the same oracle (runtime/oracle.h): the
-// values each rank holds, and that every element is held. Not thread-safe (BLACS).
+// max(1, LOCr)). runtime/library/library_run.h runs it, alone or in a chain, filled and
+// checked like every run. Not thread-safe (BLACS).
 #ifndef MESHTUNE_RUNTIME_LIBRARY_LIBRARY_GEMM_H_
 #define MESHTUNE_RUNTIME_LIBRARY_LIBRARY_GEMM_H_
 
 #include <mpi.h>
 
 #include <cstdint>
-#include <functional>
 #include <memory>
 #include <string>
-#include <vector>
 
 #include "absl/status/statusor.h"
-#include "runtime/launch/repetitions.h"
 #include "runtime/library/gemm_form.h"
 #include "runtime/oracle.h"
 
@@ -53,30 +49,6 @@ class LibraryGemmCall {
   CyclicPart parts_[3];
   int desc_[3][9] = {};
 };
-
-// How a library call went: the median over `reps` timed calls (after `warmup`) of the
-// slowest rank's time, each call's, and "" or the first error the oracle found (the lowest
-// rank's).
-struct LibraryGemmRun {
-  double seconds = 0;
-  std::vector<double> repetitions;
-  std::string error;
-};
-
-// A GEMM on this rank's local matrices (c, a, b), as LibraryGemmCall::Run or an emitted
-// kernel (codegen/emit/emit_library.h) calls it.
-using LibraryKernel = std::function<void(void* c, const void* a, const void* b, MPI_Comm comm)>;
-
-// Collective over `comm`, whose size must be config.prow * config.pcol: every matrix of
-// `form` block-cyclic as above, filled from `seed`, C refilled before each call (outside its
-// time); the last call's output checked on every rank against the reference of `problem`.
-// `dtype_bytes` 4 (PSGEMM) or 8 (PDGEMM). `kernel` runs each call (null: LibraryGemmCall);
-// `gate` (when not nullptr) decides the calls instead of warmup and reps
-// (runtime/launch/repetitions.h).
-LibraryGemmRun RunLibraryGemm(const ProblemSpec& problem, const GemmForm& form, int dtype_bytes,
-                              const LibraryGemmConfig& config, int reps, int warmup, uint64_t seed,
-                              MPI_Comm comm, const LibraryKernel& kernel = nullptr,
-                              RepetitionGate* gate = nullptr);
 
 }  // namespace meshtune::runtime
 
