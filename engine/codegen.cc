@@ -140,6 +140,13 @@ absl::StatusOr<v1::CodegenResponse> ScheduleCodegen(const ScheduleJob& job,
 absl::StatusOr<v1::CodegenResponse> Codegen(const v1::CodegenRequest& request) {
   if (request.has_library() && request.library().prow() > 0) return LibraryCodegen(request);
   MT_ASSIGN_OR_RETURN(ir::StatementProgram program, ProgramOf(request.problem()));
+  for (const ir::Problem& statement : program.statements) {
+    if (!program.single() && !statement.layouts.empty()) {
+      return absl::InvalidArgumentError(
+          "codegen writes a program's kernel over its schedules' shards: give a program no "
+          "--layout here (tune and run take its inputs' and outputs' layouts)");
+    }
+  }
   if (request.main() && !program.single()) {
     return absl::InvalidArgumentError(
         "--main writes one statement's standalone program; a program of several statements is "

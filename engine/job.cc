@@ -1,8 +1,15 @@
 #include "engine/job.h"
 
+#include <algorithm>
+#include <optional>
+#include <set>
 #include <string>
 #include <utility>
+#include <vector>
 
+#include "absl/strings/str_cat.h"
+#include "absl/strings/str_join.h"
+#include "base/excerpt.h"
 #include "base/status_macros.h"
 #include "engine/requests.h"
 #include "ir/layout.h"
@@ -10,13 +17,65 @@
 
 namespace meshtune::engine {
 
+namespace {
+
+// The statement of `program` a given layout of `tensor` attaches to: its writer, else its
+// first reader; InvalidArgument for an intermediate (written, then read).
+absl::StatusOr<size_t> LayoutHome(const ir::StatementProgram& program, const std::string& tensor) {
+  std::optional<size_t> writer, reader;
+  for (size_t s = 0; s < program.statements.size(); ++s) {
+    const ir::Problem& p = program.statements[s];
+    if (p.output.tensor == tensor && !writer) writer = s;
+    for (const ir::TensorAccess& a : p.operands) {
+      if (a.tensor != tensor) continue;
+      if (writer && !reader) {
+        return absl::InvalidArgumentError(absl::StrCat(
+            tensor, " is an intermediate of the program (statement ", *writer + 1,
+            " writes it, statement ", s + 1,
+            " reads it): its layout is the schedules'; give layouts of the program's inputs and "
+            "outputs"));
+      }
+      if (!reader) reader = s;
+    }
+  }
+  return writer ? *writer : *reader;
+}
+
+// Each --layout flag of `flags` onto the statement of `program` its tensor lives in.
+absl::Status SetProgramLayouts(const std::vector<std::string>& flags,
+                               ir::StatementProgram* program) {
+  const std::vector<std::string> tensors = program->Tensors();
+  std::vector<std::vector<std::string>> per_statement(program->statements.size());
+  std::set<std::string> given;
+  for (const std::string& flag : flags) {
+    std::string tensor, spec;
+    MT_RETURN_IF_ERROR(ir::SplitLayoutFlag(flag, &tensor, &spec));
+    if (std::find(tensors.begin(), tensors.end(), tensor) == tensors.end()) {
+      return absl::InvalidArgumentError(
+          absl::StrCat("--layout ", base::Excerpt(flag), ": the program has no tensor ",
+                       base::Excerpt(tensor), " (it has ", absl::StrJoin(tensors, ", "), ")"));
+    }
+    if (!given.insert(tensor).second) {
+      return absl::InvalidArgumentError(
+          absl::StrCat("--layout: tensor ", tensor, " is given twice"));
+    }
+    MT_ASSIGN_OR_RETURN(const size_t home, LayoutHome(*program, tensor));
+    per_statement[home].push_back(flag);
+  }
+  for (size_t s = 0; s < per_statement.size(); ++s) {
+    MT_RETURN_IF_ERROR(ir::SetLayouts(per_statement[s], &program->statements[s]));
+  }
+  return absl::OkStatus();
+}
+
+}  // namespace
+
 absl::StatusOr<ir::StatementProgram> ProgramOf(const v1::Problem& problem) {
   MT_ASSIGN_OR_RETURN(
       ir::StatementProgram program,
       ir::ParseStatementProgram(problem.expr(), problem.extents(), problem.dtype()));
   if (!program.single()) {
-    if (problem.layouts_size() > 0)
-      return absl::InvalidArgumentError(std::string(kLayoutsTakeOneStatement));
+    MT_RETURN_IF_ERROR(SetProgramLayouts(LayoutFlagsOf(problem), &program));
     return program;
   }
   ir::Problem& statement = program.statements[0];

@@ -19,15 +19,20 @@
 
 namespace meshtune::engine {
 
-// Why a program of several statements takes no given layouts: its tensors live in the block
-// layouts its schedules choose (runtime/statements_executor.h).
-inline constexpr absl::string_view kLayoutsTakeOneStatement =
-    "given layouts (--layout, --in-place) take one statement: the tensors of a program of "
-    "several statements are laid out by its schedules";
+// Why a program of several statements takes no --in-place: it is tuned into the layouts its
+// schedules choose, and its given layouts (--layout) name where its inputs come from and its
+// outputs go.
+inline constexpr absl::string_view kInPlaceTakesOneStatement =
+    "--in-place takes one statement: a program of several statements takes its inputs' and "
+    "outputs' layouts with --layout";
 
-// The program `problem` states (ir::ParseStatementProgram's errors): one statement with its
-// given layouts (ir::SetLayouts' errors) and result_on_layer, or several statements, for
-// which given layouts are InvalidArgument kLayoutsTakeOneStatement.
+// The program `problem` states (ir::ParseStatementProgram's errors), with its given layouts
+// (--layout; ir::SetLayouts' errors): for one statement on it, with result_on_layer; for a
+// program, a layout of an input is attached to the first statement reading it and one of an
+// output to the statement writing it (where the tensor lives, runtime/bound_statements.h),
+// and InvalidArgument names a tensor the program does not have, a tensor given twice, and an
+// intermediate ("H is an intermediate of the program (statement 1 writes it, statement 2
+// reads it): its layout is the schedules'; give layouts of the program's inputs and outputs").
 absl::StatusOr<ir::StatementProgram> ProgramOf(const v1::Problem& problem);
 
 // The one statement `problem` states, with its given layouts and result_on_layer:

@@ -40,6 +40,22 @@ struct CanonicalFields {
   std::string expr, extents, dtype, mesh, profile, layouts;
 };
 
+// The TENSOR=SPEC entries of a workload's layouts, "T0=cyclic(2,2),T3=root": split at the
+// commas outside a spec's parentheses.
+std::vector<std::string> LayoutList(const std::string& text) {
+  std::vector<std::string> out(1);
+  int depth = 0;
+  for (char c : text) {
+    if (c == ',' && depth == 0) {
+      out.emplace_back();
+      continue;
+    }
+    depth += c == '(' ? 1 : c == ')' ? -1 : 0;
+    out.back() += c;
+  }
+  return out;
+}
+
 CanonicalFields ParseCanonical(const std::string& canonical) {
   CanonicalFields f;
   for (absl::string_view line : absl::StrSplit(canonical, '\n')) {
@@ -111,8 +127,7 @@ absl::StatusOr<v1::Record> ToMessage(const storage::TuningRecord& r, const stora
     out.mutable_problem()->set_extents(canonical.extents);
     out.mutable_problem()->set_dtype(canonical.dtype);
     if (!canonical.layouts.empty()) {  // written by MakeWorkload: always TENSOR=SPEC
-      absl::Status set =
-          SetLayoutFlags(absl::StrSplit(canonical.layouts, ','), out.mutable_problem());
+      absl::Status set = SetLayoutFlags(LayoutList(canonical.layouts), out.mutable_problem());
       if (!set.ok()) return set;
     }
   }

@@ -130,8 +130,8 @@ struct ShardLayout {
 class Plan {
  public:
   // A plan for `expr` with `extents` on `comm`. InvalidArgument for a bad statement, mesh
-  // or option (for a program of several statements also layouts, engine::kLayoutsTakeOneStatement,
-  // and result_on_layer);
+  // or option (for a program of several statements also layouts, "a plan of a program of
+  // several statements takes no layouts: ...", and result_on_layer);
   // NotFound "no tuning record for ... in WISDOM_FILE" for a workload the wisdom file does not
   // hold; FailedPrecondition when the schedule's mesh has more ranks than the communicator, or
   // (kMeasure) when no candidate verified; ResourceExhausted "rank R: cannot allocate the

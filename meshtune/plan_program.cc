@@ -34,7 +34,9 @@ void ReadsAndWrites(const std::vector<codegen::Program>& programs, const std::st
 
 absl::Status Plan::CheckProgramOptions(const PlanOptions& o) {
   if (!o.layouts.empty()) {
-    return absl::InvalidArgumentError(std::string(engine::kLayoutsTakeOneStatement));
+    return absl::InvalidArgumentError(
+        "a plan of a program of several statements takes no layouts: its tensors are in the "
+        "plan's shards (Plan::Shard, Scatter, Gather)");
   }
   if (o.result_on_layer) {
     return absl::InvalidArgumentError(

@@ -26,11 +26,6 @@ std::string CheckPrograms(const std::vector<Program>& programs) {
       return absl::StrCat(name, " runs on another mesh than statement 1");
     if (p.dtype_bytes != first.dtype_bytes)
       return absl::StrCat(name, " has another dtype than statement 1");
-    for (const TensorInfo& t : p.tensors) {
-      if (t.given.kind != ir::GivenLayout::Kind::kBlock)
-        return absl::StrCat(name, ": tensor ", t.name, " has a given layout (", t.given.ToString(),
-                            "); a program's tensors are block");
-    }
   }
   return "";
 }

@@ -10,7 +10,9 @@
 // its shard is the producer's on every rank (codegen::ReadInPlace),
 // an input in place when its shard is the first reader's; otherwise the tensor is moved
 // from its home into scratch this object owns (runtime/redistribution.h) before the
-// statement runs. Not thread-safe; one Run at a time.
+// statement runs. A given layout (codegen::TensorInfo::given) binds nothing here: the home
+// is the shard all the same, and the caller moves the application's data in and out of it
+// (runtime/statements_executor.h). Not thread-safe; one Run at a time.
 #ifndef MESHTUNE_RUNTIME_BOUND_STATEMENTS_H_
 #define MESHTUNE_RUNTIME_BOUND_STATEMENTS_H_
 
@@ -38,11 +40,10 @@ class BoundStatements {
   // The statements' Programs (at least one, in program order) bound on this rank. Calls
   // comm_for for every channel, 0 to n, before anything can fail on one rank alone, so
   // that every rank makes the same collective calls. InvalidArgument naming the statement
-  // when the Programs' meshes or dtypes differ, a Program has given layouts (a program's
-  // tensors are block), a tensor is written twice or read with another shape than it is
-  // written; the lowest failing rank's BoundProgram::Create error after "statement N: "
-  // (ResourceExhausted for "cannot allocate ...", else InvalidArgument). Every rank
-  // returns the same error.
+  // when the Programs' meshes or dtypes differ, a tensor is written twice or read with another
+  // shape than it is written; the lowest failing rank's BoundProgram::Create error after "statement
+  // N: " (ResourceExhausted for "cannot allocate ...", else InvalidArgument). Every rank returns
+  // the same error.
   static absl::StatusOr<std::unique_ptr<BoundStatements>> Create(
       const std::vector<codegen::Program>& programs, const CommFor& comm_for);
 

@@ -7,7 +7,10 @@
 #include "absl/strings/str_cat.h"
 #include "runtime/box.h"
 #include "runtime/fill.h"
+#include "runtime/given_layouts.h"
+#include "runtime/given_spec.h"
 #include "runtime/program_values.h"
+#include "runtime/redistribution.h"
 
 namespace meshtune::runtime {
 
@@ -35,6 +38,10 @@ class StatementsRun {
     }
     bound_ = *std::move(bound);
     Allocate();
+    if (std::string error = SetUpGiven(); !error.empty()) {  // the same on every rank
+      m.error = error;
+      return m;
+    }
     Time(&m);
     if (!m.error.empty()) return m;
     Finish(&m);
@@ -42,6 +49,17 @@ class StatementsRun {
   }
 
  private:
+  // A tensor the application holds in a given layout: its storage there, each slot's global
+  // index (-1 where nothing lies), the moves into its home and back, and whether its values
+  // are the fill's (an input, a `+=` output).
+  struct GivenTensor {
+    size_t t = 0;
+    std::vector<T> storage;
+    std::vector<int64_t> global;
+    std::vector<Piece> in, out;
+    bool filled = false;
+  };
+
   const TensorInfo& Info(size_t t) const { return bound_->info(t); }
 
   // Storage for every tensor's home shard; the program's inputs and `+=` outputs filled.
@@ -69,7 +87,49 @@ class StatementsRun {
     }
   }
 
-  // Warm-up and timed repetitions of the whole program.
+  // The tensors the application holds in given layouts (their home statement's Program's
+  // TensorInfo::given, not in place): storage in that layout, inputs and `+=` outputs
+  // filled there; "" or why a layout cannot be planned.
+  std::string SetUpGiven() {
+    const int rank = bound_->comm().rank();
+    for (size_t t = 0; t < bound_->tensors().size(); ++t) {
+      const Program& home = bound_->program(bound_->HomeStatement(t));
+      const TensorInfo& info = Info(t);
+      if (!codegen::Redistributed(home, info)) continue;
+      absl::StatusOr<GivenPlans> plans = PlanGiven(home, info);
+      if (!plans.ok()) return absl::StrCat(info.name, ": ", plans.status().message());
+      GivenTensor g;
+      g.t = t;
+      g.in = std::move(plans->in);
+      g.out = std::move(plans->out);
+      g.storage.assign(static_cast<size_t>(plans->given->LocalElements(rank)), T(0));
+      g.global.assign(g.storage.size(), -1);
+      const int64_t cols = info.shape.empty() ? 1 : info.shape.back();
+      for (int64_t row = 0; row < plans->given->rows(); ++row) {
+        for (const runtime::Run& r : plans->given->Row(row)) {
+          if (r.rank != rank) continue;
+          for (int64_t c = r.begin; c < r.end; ++c)
+            g.global[static_cast<size_t>(r.offset + (c - r.begin) * r.stride)] = row * cols + c;
+        }
+      }
+      g.filled = !info.is_output || home.accumulate;
+      given_.push_back(std::move(g));
+      FillGiven(given_.back());
+    }
+    return "";
+  }
+
+  void FillGiven(GivenTensor& g) {
+    if (!g.filled) return;
+    const std::string& name = Info(g.t).name;
+    for (size_t i = 0; i < g.storage.size(); ++i) {
+      if (g.global[i] >= 0)
+        g.storage[i] = static_cast<T>(ElementValue(options_.seed, name, g.global[i]));
+    }
+  }
+
+  // Warm-up and timed repetitions of the whole program; a given tensor moved from the
+  // application's layout into its home before, and an output's back after, inside the time.
   void Time(RunStats* m) {
     Comm& comm = bound_->comm();
     for (int i = 0;; ++i) {
@@ -78,12 +138,21 @@ class StatementsRun {
       for (size_t t = 0; t < storage_.size(); ++t) {
         if (Info(t).is_output && bound_->program(bound_->HomeStatement(t)).accumulate) Fill(t);
       }
+      for (GivenTensor& g : given_) {
+        if (Info(g.t).is_output) FillGiven(g);
+      }
       comm.Barrier();
       const double t0 = comm.Now();
+      for (GivenTensor& g : given_) {
+        if (!g.in.empty()) Redistribute(g.in, g.storage.data(), storage_[g.t].data(), comm);
+      }
       const absl::Status status = bound_->Run(shards_);
       if (!status.ok()) {
         m->error = std::string(status.message());  // the same on every rank
         return;
+      }
+      for (GivenTensor& g : given_) {
+        if (!g.out.empty()) Redistribute(g.out, storage_[g.t].data(), g.storage.data(), comm);
       }
       const double worst = StepSeconds(t0, comm.Now(), comm);
       if (options_.gate != nullptr) options_.gate->Timed(worst);
@@ -94,8 +163,26 @@ class StatementsRun {
     m->bytes_sent_max = most;
   }
 
-  // What program tensor `t` (a statement's output) holds on this rank, for the checks.
-  HeldOutput Held(size_t t) const {
+  // The given layout of program tensor `t`, or nullptr when it has none.
+  GivenTensor* GivenOf(size_t t) {
+    for (GivenTensor& g : given_) {
+      if (g.t == t) return &g;
+    }
+    return nullptr;
+  }
+
+  // What program tensor `t` (a statement's output) holds on this rank, for the checks: in
+  // the application's layout when it has a given one.
+  HeldOutput Held(size_t t) {
+    if (const GivenTensor* g = GivenOf(t); g != nullptr && !g->out.empty()) {
+      HeldOutput held;
+      const T* data = g->storage.data();
+      const std::vector<int64_t>* global = &g->global;
+      held.slots = static_cast<int64_t>(g->storage.size());
+      held.value = [data](int64_t i) { return static_cast<double>(data[i]); };
+      held.global = [global](int64_t i) { return (*global)[static_cast<size_t>(i)]; };
+      return held;
+    }
     const T* data = storage_[t].data();
     HeldOutput held;
     held.value = [data](int64_t i) { return static_cast<double>(data[i]); };
@@ -123,7 +210,8 @@ class StatementsRun {
     if (options_.inject_fault == "wrong" && comm.rank() == 0) {
       for (int64_t i = final_held.slots / 2; i < final_held.slots; ++i) {
         if (final_held.global(i) < 0) continue;
-        storage_[out][i] += T(1);
+        GivenTensor* g = GivenOf(out);
+        (g != nullptr && !g->out.empty() ? g->storage : storage_[out])[i] += T(1);
         break;
       }
     }
@@ -169,6 +257,7 @@ class StatementsRun {
 
   const std::vector<StatementJob>& statements_;
   const ExecOptions& options_;
+  std::vector<GivenTensor> given_;
   std::unique_ptr<BoundStatements> bound_;
   std::vector<std::vector<T>> storage_;  // each program tensor's home shard
   std::vector<void*> shards_;            // what the statements' Run binds

@@ -33,9 +33,11 @@ struct StatementJob {
 
 // Runs `statements` (at least one) as one program on this rank (runtime/bound_statements.h:
 // one home shard per tensor; an input a later statement reads in another layout is moved
-// from its first reader's shard, and timed with the rest). The result carries an error
-// naming the statement when the statements' meshes or dtypes differ, a Program has given
-// layouts (a program's tensors are block), a statement reads a tensor an earlier one wrote
+// from its first reader's shard, and timed with the rest). A tensor whose home statement's
+// Program gives it a layout (an input's first reader, an output's writer) is held in that
+// layout, moved into its home before the statements and an output back after, inside the
+// time, and an output checked there. The result carries an error naming the statement when
+// the statements' meshes or dtypes differ, a statement reads a tensor an earlier one wrote
 // with another shape, or a check fails ("statement 2: rank (x=1): Y[0, 3] = ..."). The
 // stats' bytes_sent_max counts the bytes the busiest rank sends between statements in one
 // repetition (what the statements' own transfers send is theirs, not counted).

@@ -2,13 +2,14 @@
 // intermediate is read in place (Megatron's MLP: columns, then rows of the reduction) or
 // moved between different shardings, on 2 to 5 ranks with extents that do not divide, in
 // f32 and f64; each verifies against the serial reference of the whole program, moves
-// bytes exactly when the shardings differ (an input read in two layouts too), and reports an
-// injected wrong element, a statement on another mesh and a wrong intermediate with the statement's
-// number.
+// bytes exactly when the shardings differ (an input read in two layouts too), takes inputs and
+// outputs in given layouts at the program's edges, and reports an injected wrong element, a
+// statement on another mesh and a wrong intermediate with the statement's number.
 #include "runtime/statements_executor.h"
 
 #include <gtest/gtest.h>
 
+#include <cmath>
 #include <map>
 #include <string>
 #include <vector>
@@ -17,6 +18,7 @@
 #include "absl/strings/str_join.h"
 #include "absl/strings/str_split.h"
 #include "codegen/lower.h"
+#include "ir/layout.h"
 #include "ir/mesh.h"
 #include "ir/problem.h"
 #include "ir/trace.h"
@@ -28,11 +30,14 @@ namespace {
 
 // One statement lowered with `trace` on `mesh`; a test failure when it is not legal.
 StatementJob Lowered(const std::string& expr, const std::string& extents, const std::string& mesh,
-                     const std::string& trace, const std::string& dtype = "f32") {
+                     const std::string& trace, const std::string& dtype = "f32",
+                     const std::vector<std::string>& layouts = {}) {
   absl::StatusOr<ir::Problem> p = ir::ParseProblem(expr, extents, dtype);
   absl::StatusOr<ir::Mesh> m = ir::ParseMesh(mesh);
   EXPECT_TRUE(p.ok() && m.ok()) << p.status() << " " << m.status();
   if (!p.ok() || !m.ok()) return {};
+  const absl::Status given = ir::SetLayouts(layouts, &*p);
+  EXPECT_TRUE(given.ok()) << given;
   absl::StatusOr<ir::Computation> base = ir::Computation::Create(*p, *m);
   absl::StatusOr<ir::Trace> t = ir::ParseTrace(trace);
   EXPECT_TRUE(base.ok() && t.ok()) << base.status() << " " << t.status();
@@ -68,7 +73,9 @@ constexpr char kRows[] =
     "tensorize([bi, e, f], matmul)\n";
 
 std::vector<StatementJob> Mlp(const std::string& extents, int ranks, const std::string& second,
-                              const std::string& dtype = "f32") {
+                              const std::string& dtype = "f32",
+                              const std::vector<std::string>& first_layouts = {},
+                              const std::vector<std::string>& second_layouts = {}) {
   const std::string mesh = absl::StrCat("x=", ranks);
   auto own = [&](const std::string& expr) {
     // Each statement's own extents: the program's, less the indices it does not use.
@@ -81,8 +88,8 @@ std::vector<StatementJob> Mlp(const std::string& extents, int ranks, const std::
     }
     return absl::StrJoin(kept, ",");
   };
-  return {Lowered(kFirst, own(kFirst), mesh, kColumns, dtype),
-          Lowered(kSecond, own(kSecond), mesh, second, dtype)};
+  return {Lowered(kFirst, own(kFirst), mesh, kColumns, dtype, first_layouts),
+          Lowered(kSecond, own(kSecond), mesh, second, dtype, second_layouts)};
 }
 
 TEST(StatementsExecutorTest, MegatronMlpReadsTheIntermediateInPlaceOnEveryRankCount) {
@@ -182,6 +189,35 @@ TEST(StatementsExecutorTest, AChainThroughAnElementWiseAddVerifiesOnTwoAndEightR
       EXPECT_EQ(m.bytes_sent_max, 0);  // H and G read in place
     }
   }
+}
+
+TEST(StatementsExecutorTest, InputsAndOutputsInGivenLayoutsMoveAtTheProgramsEdges) {
+  // X block-cyclic and W1 on rank 0 for the statement that reads them first, Y block-cyclic
+  // and W2 on every rank (replicated) for the one that writes and reads them: each moved between
+  // the application's layout and its home inside the run, Y checked where the application holds it;
+  // the values are the block program's (its checksum).
+  const std::vector<std::string> first = {"X=cyclic(2,3)", "W1=root"};
+  const std::vector<std::string> second = {"Y=cyclic(3,2)", "W2=replicated"};
+  for (const std::string dtype : {"f32", "f64"}) {
+    for (int ranks = 1; ranks <= 4; ++ranks) {
+      for (const char* trace : {kSplitF, kRows}) {
+        SCOPED_TRACE(absl::StrCat(dtype, " x=", ranks, "\n", trace));
+        const std::string extents = "b=7,d=5,f=11,e=3";
+        const RunStats given = SimulateStatements(Mlp(extents, ranks, trace, dtype, first, second));
+        EXPECT_TRUE(given.verified) << given.error;
+        const RunStats block = SimulateStatements(Mlp(extents, ranks, trace, dtype));
+        ASSERT_TRUE(block.verified) << block.error;
+        EXPECT_NEAR(given.checksum, block.checksum, 1e-9 * (1 + std::abs(block.checksum)));
+      }
+    }
+  }
+  // A wrong element where the application holds Y is caught there.
+  SimOptions options;
+  options.inject_fault = "wrong";
+  const RunStats wrong =
+      SimulateStatements(Mlp("b=8,d=6,f=12,e=4", 3, kSplitF, "f32", first, second), options);
+  EXPECT_FALSE(wrong.verified);
+  EXPECT_EQ(wrong.error.rfind("statement 2: rank (x=0): Y[", 0), 0u) << wrong.error;
 }
 
 TEST(StatementsExecutorTest, AWrongFinalElementIsReportedWithItsStatement) {

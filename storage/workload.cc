@@ -206,7 +206,10 @@ absl::Status Complete(const ir::Problem& p, const std::string& profile, Workload
   w->extents = absl::StrJoin(extents, ",");
 
   std::map<std::string, std::string> layouts;
-  for (const auto& [tensor, layout] : p.layouts) layouts[tensor_map.at(tensor)] = layout.ToString();
+  for (const ir::Problem& statement : statements) {
+    for (const auto& [tensor, layout] : statement.layouts)
+      layouts[tensor_map.at(tensor)] = layout.ToString();
+  }
   std::vector<std::string> given;
   for (const auto& [tensor, spec] : layouts) given.push_back(tensor + "=" + spec);
   w->layouts = absl::StrJoin(given, ",");

@@ -575,8 +575,22 @@ std::vector<CliRow> CommandRows(const std::string& db) {
       {"tune", "--expr", "H[b,f] = X[b,d] * W1[d,f]; Y[b,e] = H[b,f] * W2[f,e]", "--extents",
        "b=8,d=8,e=8,f=8", "--mesh", "x=2,y=2", "--in-place", "--model-only", "--no-db"},
       exact(2,
-            "meshtune: given layouts (--layout, --in-place) take one statement: the tensors of a "
-            "program of several statements are laid out by its schedules\n"));
+            "meshtune: --in-place takes one statement: a program of several statements takes "
+            "its inputs' and outputs' layouts with --layout\n"));
+  // A given layout on a program's intermediate: its layout is the schedules'.
+  add("--layout of a program's intermediate", mt,
+      {"tune", "--expr", "H[b,f] = X[b,d] * W1[d,f]; Y[b,e] = H[b,f] * W2[f,e]", "--extents",
+       "b=8,d=8,e=8,f=8", "--ranks", "4", "--layout", "H=cyclic(2,2)", "--model-only", "--no-db"},
+      exact(2,
+            "meshtune: H is an intermediate of the program (statement 1 writes it, statement 2 "
+            "reads it): its layout is the schedules'; give layouts of the program's inputs and "
+            "outputs\n"));
+  add("--layout of a tensor the program lacks", mt,
+      {"tune", "--expr", "H[b,f] = X[b,d] * W1[d,f]; Y[b,e] = H[b,f] * W2[f,e]", "--extents",
+       "b=8,d=8,e=8,f=8", "--ranks", "4", "--layout", "Q=cyclic(2,2)", "--model-only", "--no-db"},
+      exact(2,
+            "meshtune: --layout Q=cyclic(2,2): the program has no tensor Q (it has H, X, W1, Y, "
+            "W2)\n"));
 
   // Batch: the file itself.
   add("batch a directory", mt, {"batch", Dir("tmp"), "--db", db},

@@ -10,6 +10,7 @@
 #include <fstream>
 #include <string>
 
+#include "absl/strings/match.h"
 #include "absl/strings/str_split.h"
 #include "proto/meshtune.pb.h"
 #include "tests/proto_json.h"
@@ -354,6 +355,45 @@ TEST(ProgramCliTest, MemPerRankBoundsTheWholeProgram) {
   r = Meshtune("lookup " + at + "--mesh x=4 --mem-per-rank 200B" + db);
   EXPECT_NE(r.status, 0) << r.out << r.err;
   EXPECT_NE(r.err.find("no tuning record"), std::string::npos) << r.err;
+}
+
+TEST(ProgramCliTest, InputsAndOutputsInGivenLayoutsAreTunedRunAndStored) {
+  // X block-cyclic, W2 on rank 0 and Y block-cyclic: measured on 2 ranks under mpirun, the
+  // moves from and to the application's layouts in the statements that read X and W2 first
+  // and write Y, every run verified where the application holds Y.
+  const std::string mlp = "H[b,f] = X[b,d] * W1[d,f]; Y[b,e] = H[b,f] * W2[f,e]";
+  const std::string at = "--expr '" + mlp + "' --extents b=12,d=10,f=9,e=6 ";
+  const std::string given = "--layout 'X=cyclic(2,2)' --layout W2=root --layout 'Y=cyclic(3,2)' ";
+  const std::string db = " --db " + Dir() + "/given.db";
+  CliRun r = Meshtune("tune --no-calibrate --top-k 2 " + at + given + "--ranks 2" + db);
+  ASSERT_EQ(r.status, 0) << r.out << r.err;
+  EXPECT_NE(r.out.find("X@layout "), std::string::npos) << r.out;
+  EXPECT_NE(r.out.find("W2@layout "), std::string::npos) << r.out;
+  EXPECT_NE(r.out.find("Y@layout-out "), std::string::npos) << r.out;
+  int runs = 0;
+  for (absl::string_view line : absl::StrSplit(r.out, '\n')) {
+    if (!absl::StartsWith(line, "run        ")) continue;
+    ++runs;
+    EXPECT_TRUE(absl::EndsWith(line, ", verified")) << line;
+  }
+  EXPECT_GE(runs, 2) << r.out;
+  // Its record (the workload with its layouts, cyclic's commas and all) runs under mpirun,
+  // and a wrong element of Y is caught where the application holds it.
+  const size_t at_record = r.out.find("record     ");
+  ASSERT_NE(at_record, std::string::npos) << r.out;
+  const std::string id = r.out.substr(at_record + 11, r.out.find('\n', at_record) - at_record - 11);
+  r = Meshtune("run --record " + id + db);
+  EXPECT_EQ(r.status, 0) << r.out << r.err;
+  r = Meshtune("run --record " + id + " --inject-fault wrong" + db);
+  EXPECT_EQ(r.status, 1) << r.out << r.err;
+  // (In the record's own names: Y is T3.)
+  EXPECT_NE(r.err.find("statement 2: rank (x=0): T3["), std::string::npos) << r.err;
+  // codegen writes a program's kernel over its shards only.
+  r = Meshtune("codegen " + at + given + "--mesh x=2 --trace examples/mlp_megatron.trace");
+  EXPECT_EQ(r.status, 2);
+  EXPECT_EQ(r.err,
+            "meshtune: codegen writes a program's kernel over its schedules' shards: give a "
+            "program no --layout here (tune and run take its inputs' and outputs' layouts)\n");
 }
 
 }  // namespace

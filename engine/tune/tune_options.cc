@@ -149,7 +149,7 @@ absl::StatusOr<ir::Problem> InPlaceProblem(const v1::TuneRequest& request) {
   if (absl::Status s = InPlaceHasMesh(request); !s.ok()) return s;
   absl::StatusOr<ir::StatementProgram> program = ProgramOf(request.problem());
   if (!program.ok()) return program.status();
-  if (!program->single()) return absl::InvalidArgumentError(std::string(kLayoutsTakeOneStatement));
+  if (!program->single()) return absl::InvalidArgumentError(std::string(kInPlaceTakesOneStatement));
   ir::Problem& problem = program->statements[0];
   problem.result_on_layer = false;
   return InPlaceOf(problem, request);
@@ -176,7 +176,7 @@ absl::StatusOr<search::TuneOptions> TuneOptionsFor(const ir::StatementProgram& s
     MT_ASSIGN_OR_RETURN(ir::Problem problem, TunedProblem(stated.statements[0], request));
     o.program = ir::ProgramOf(problem);
   } else if (request.in_place()) {
-    return absl::InvalidArgumentError(std::string(kLayoutsTakeOneStatement));
+    return absl::InvalidArgumentError(std::string(kInPlaceTakesOneStatement));
   } else {
     o.program = stated;
   }

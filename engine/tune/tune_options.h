@@ -29,7 +29,7 @@ struct MachineNumbers {
 
 // The in-place form (ir::InPlaceForm) of the request's problem with its layouts on its mesh.
 // InvalidArgument without a mesh, and for a program of several statements
-// (kLayoutsTakeOneStatement, engine/job.h); the parsers' errors; InPlaceForm's
+// (kInPlaceTakesOneStatement, engine/job.h); the parsers' errors; InPlaceForm's
 // FailedPrecondition.
 absl::StatusOr<ir::Problem> InPlaceProblem(const v1::TuneRequest& request);
 
@@ -46,7 +46,7 @@ absl::StatusOr<search::TuneOptions> TuneOptionsFromRequest(const v1::TuneRequest
                                                            const MachineNumbers& numbers = {});
 
 // The same for the program `request` states, already read (engine/job.h, ProgramOf). A
-// program of several statements takes no --in-place (kLayoutsTakeOneStatement).
+// program of several statements takes no --in-place (kInPlaceTakesOneStatement).
 absl::StatusOr<search::TuneOptions> TuneOptionsFor(const ir::StatementProgram& stated,
                                                    const v1::TuneRequest& request,
                                                    std::string* warning,

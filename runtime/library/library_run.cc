@@ -30,10 +30,9 @@ absl::StatusOr<std::unique_ptr<LibraryChain>> LibraryChain::Create(
       }
       const CyclicPart& held = chain->tensors_[t].part;
       if (held.rows != parts[w]->rows || held.cols != parts[w]->cols) {
-        return absl::InvalidArgumentError(
-            absl::StrCat("statement ", chain->calls_.size() + 1, " reads ", *names[w], " as a ",
-                         parts[w]->rows, "x", parts[w]->cols, " matrix, an earlier one as ",
-                         held.rows, "x", held.cols));
+        return absl::InvalidArgumentError(absl::StrCat(
+            "statement ", chain->calls_.size() + 1, " reads ", *names[w], " as a ", parts[w]->rows,
+            "x", parts[w]->cols, " matrix, an earlier one as ", held.rows, "x", held.cols));
       }
       if (w == 0) {
         chain->tensors_[t].written = true;
@@ -129,11 +128,11 @@ std::string CheckChain(const std::vector<ProblemSpec>& statements, const Library
           c[static_cast<size_t>(i % local_rows + (i / local_rows) * cp.lld())]);
     };
     const OperandValues operands = values.OperandsOf(static_cast<int>(s));
-    std::string error = FirstError(
-        CheckHeldValues(statements[s], seed, held, precision,
-                        absl::StrCat("grid row ", cp.row, ", column ", cp.col), operands,
-                        4'000'000, values.ElementCost(static_cast<int>(s))),
-        comm);
+    std::string error =
+        FirstError(CheckHeldValues(statements[s], seed, held, precision,
+                                   absl::StrCat("grid row ", cp.row, ", column ", cp.col), operands,
+                                   4'000'000, values.ElementCost(static_cast<int>(s))),
+                   comm);
     if (error.empty())
       error = CheckCoverage(statements[s], seed, held, precision, *checking, operands);
     if (!error.empty()) {
@@ -188,9 +187,8 @@ LibraryGemmRun Run(const std::vector<ProblemSpec>& statements, const std::vector
 
 LibraryGemmRun RunLibraryChain(const std::vector<ProblemSpec>& statements,
                                const std::vector<GemmForm>& forms, int dtype_bytes,
-                               const LibraryGemmConfig& config, int reps, int warmup,
-                               uint64_t seed, MPI_Comm comm, const LibraryKernel& kernel,
-                               RepetitionGate* gate) {
+                               const LibraryGemmConfig& config, int reps, int warmup, uint64_t seed,
+                               MPI_Comm comm, const LibraryKernel& kernel, RepetitionGate* gate) {
   return dtype_bytes == 8
              ? Run<double>(statements, forms, config, reps, warmup, seed, comm, kernel, gate)
              : Run<float>(statements, forms, config, reps, warmup, seed, comm, kernel, gate);

@@ -88,8 +88,8 @@ struct LibraryGemmRun {
 // warmup and reps (runtime/launch/repetitions.h).
 LibraryGemmRun RunLibraryChain(const std::vector<ProblemSpec>& statements,
                                const std::vector<GemmForm>& forms, int dtype_bytes,
-                               const LibraryGemmConfig& config, int reps, int warmup,
-                               uint64_t seed, MPI_Comm comm, const LibraryKernel& kernel = nullptr,
+                               const LibraryGemmConfig& config, int reps, int warmup, uint64_t seed,
+                               MPI_Comm comm, const LibraryKernel& kernel = nullptr,
                                RepetitionGate* gate = nullptr);
 
 // One statement's GEMM: RunLibraryChain of `problem` alone, called as `form` says (a form
