@@ -13,7 +13,6 @@
 #include <fstream>
 #include <string>
 
-#include "absl/strings/numbers.h"
 #include "tests/test_util.h"
 
 namespace meshtune::testing {
@@ -72,11 +71,8 @@ TEST(LibraryAnswerTest, ATuneTheLibraryWinsIsServedByRunCodegenAndPlans) {
   EXPECT_NE(tune.err.find("meshtune: the answer is ScaLAPACK's PSGEMM (1x4 grid, NB 16)"),
             std::string::npos)
       << tune.err;
-  const size_t at = tune.out.find("record     ");
-  ASSERT_NE(at, std::string::npos) << tune.out;
-  const std::string id = tune.out.substr(at + 11, tune.out.find('\n', at) - at - 11);
-  int64_t number = 0;
-  ASSERT_TRUE(absl::SimpleAtoi(id, &number)) << id;
+  const std::string id = RecordIdOf(tune.out);
+  ASSERT_FALSE(id.empty()) << tune.out;
 
   CliRun run = Meshtune("run --record " + id + " --json " + db);
   EXPECT_EQ(run.status, 0) << run.out << run.err;
@@ -133,11 +129,8 @@ TEST(LibraryAnswerTest, AProgramOfMatmulsTheLibraryWinsIsServedByRunAndPlans) {
   EXPECT_NE(tune.out.find("answer: ScaLAPACK's PSGEMM on a "), std::string::npos) << tune.out;
   EXPECT_NE(tune.out.find("chosen program on "), std::string::npos) << tune.out;
   EXPECT_NE(tune.out.find("  library: PSGEMM "), std::string::npos) << tune.out;
-  const size_t at = tune.out.find("record     ");
-  ASSERT_NE(at, std::string::npos) << tune.out;
-  const std::string id = tune.out.substr(at + 11, tune.out.find('\n', at) - at - 11);
-  int64_t number = 0;
-  ASSERT_TRUE(absl::SimpleAtoi(id, &number)) << id;
+  const std::string id = RecordIdOf(tune.out);
+  ASSERT_FALSE(id.empty()) << tune.out;
 
   // `run` runs the chain under MPI, checked against the program's serial reference; so
   // does a chain given by hand.

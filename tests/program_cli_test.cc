@@ -379,9 +379,8 @@ TEST(ProgramCliTest, InputsAndOutputsInGivenLayoutsAreTunedRunAndStored) {
   EXPECT_GE(runs, 2) << r.out;
   // Its record (the workload with its layouts, cyclic's commas and all) runs under mpirun,
   // and a wrong element of Y is caught where the application holds it.
-  const size_t at_record = r.out.find("record     ");
-  ASSERT_NE(at_record, std::string::npos) << r.out;
-  const std::string id = r.out.substr(at_record + 11, r.out.find('\n', at_record) - at_record - 11);
+  const std::string id = meshtune::testing::RecordIdOf(r.out);
+  ASSERT_FALSE(id.empty()) << r.out;
   r = Meshtune("run --record " + id + db);
   EXPECT_EQ(r.status, 0) << r.out << r.err;
   r = Meshtune("run --record " + id + " --inject-fault wrong" + db);

@@ -26,6 +26,14 @@ inline int Occurrences(const std::string& text, const std::string& what) {
   return n;
 }
 
+// The record id a tune's text names on its "record     N" line; "" when it stored none.
+inline std::string RecordIdOf(const std::string& tune_text) {
+  const size_t at = tune_text.find("record     ");
+  if (at == std::string::npos) return "";
+  const std::string id = tune_text.substr(at + 11, tune_text.find('\n', at) - at - 11);
+  return id.find_first_not_of("0123456789") == std::string::npos ? id : "";
+}
+
 // What a command-line run printed and how it exited.
 struct CliRun {
   int status = -1;  // exit status; -1 when killed by a signal
