@@ -75,6 +75,8 @@ absl::StatusOr<ir::StatementProgram> ProgramOf(const v1::Problem& problem) {
       ir::StatementProgram program,
       ir::ParseStatementProgram(problem.expr(), problem.extents(), problem.dtype()));
   if (!program.single()) {
+    if (problem.result_on_layer())
+      return absl::InvalidArgumentError(std::string(kResultOnLayerTakesOneStatement));
     MT_RETURN_IF_ERROR(SetProgramLayouts(LayoutFlagsOf(problem), &program));
     return program;
   }

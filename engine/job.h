@@ -26,13 +26,18 @@ inline constexpr absl::string_view kInPlaceTakesOneStatement =
     "--in-place takes one statement: a program of several statements takes its inputs' and "
     "outputs' layouts with --layout";
 
+// Why a program of several statements takes no result_on_layer.
+inline constexpr absl::string_view kResultOnLayerTakesOneStatement =
+    "result_on_layer takes one statement; a program's outputs are held on every copy";
+
 // The program `problem` states (ir::ParseStatementProgram's errors), with its given layouts
 // (--layout; ir::SetLayouts' errors): for one statement on it, with result_on_layer; for a
 // program, a layout of an input is attached to the first statement reading it and one of an
 // output to the statement writing it (where the tensor lives, runtime/bound_statements.h),
 // and InvalidArgument names a tensor the program does not have, a tensor given twice, and an
 // intermediate ("H is an intermediate of the program (statement 1 writes it, statement 2
-// reads it): its layout is the schedules'; give layouts of the program's inputs and outputs").
+// reads it): its layout is the schedules'; give layouts of the program's inputs and outputs"),
+// and result_on_layer is InvalidArgument kResultOnLayerTakesOneStatement.
 absl::StatusOr<ir::StatementProgram> ProgramOf(const v1::Problem& problem);
 
 // The one statement `problem` states, with its given layouts and result_on_layer:

@@ -39,8 +39,7 @@ absl::Status Plan::CheckProgramOptions(const PlanOptions& o) {
         "plan's shards (Plan::Shard, Scatter, Gather)");
   }
   if (o.result_on_layer) {
-    return absl::InvalidArgumentError(
-        "result_on_layer takes one statement; a program's outputs are held on every copy");
+    return absl::InvalidArgumentError(std::string(engine::kResultOnLayerTakesOneStatement));
   }
   return absl::OkStatus();
 }

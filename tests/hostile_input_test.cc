@@ -577,6 +577,13 @@ std::vector<CliRow> CommandRows(const std::string& db) {
       exact(2,
             "meshtune: --in-place takes one statement: a program of several statements takes "
             "its inputs' and outputs' layouts with --layout\n"));
+  add("--result-on-layer with a program", mt,
+      {"explain", "--expr", "H[b,f] = X[b,d] * W1[d,f]; Y[b,e] = H[b,f] * W2[f,e]", "--extents",
+       "b=8,d=4,e=4,f=8", "--mesh", "x=4", "--trace", "examples/mlp_megatron.trace",
+       "--result-on-layer"},
+      exact(2,
+            "meshtune: result_on_layer takes one statement; a program's outputs are held on "
+            "every copy\n"));
   // A given layout on a program's intermediate: its layout is the schedules'.
   add("--layout of a program's intermediate", mt,
       {"tune", "--expr", "H[b,f] = X[b,d] * W1[d,f]; Y[b,e] = H[b,f] * W2[f,e]", "--extents",
