@@ -83,11 +83,21 @@ std::string ReplayedKey(const ir::Computation& base, const ir::Trace& trace) {
 
 // The spaces the table and closed-form tests run on: the default one on 2x2, with
 // all-to-all transfers on 2x2, and on 2x2 and 2x2x2 with distributed indices split further
-// (with copies on 2x2x2).
+// (with copies on 2x2x2). `sampled` points the table calls legal are judged whole, and
+// `costed` sampled candidates compared with their replayed programs. The split cube judges
+// its cells lazily as they are sampled (about 0.6 s a sampled cell on 2 cores): the suite
+// samples fewer of its points; //search:evaluator_full_test samples as many as elsewhere.
 struct SpaceCase {
   std::string mesh;
   SpaceOptions options;
+  int sampled = 60;
+  int costed = 25;
 };
+#ifdef MESHTUNE_WIDE_SWEEP
+constexpr bool kWide = true;
+#else
+constexpr bool kWide = false;
+#endif
 std::vector<SpaceCase> SpaceCases() {
   SpaceOptions split;
   split.split_distributed = true;
@@ -95,8 +105,10 @@ std::vector<SpaceCase> SpaceCases() {
   split_copies.allow_replication = true;
   SpaceOptions all_to_all;
   all_to_all.all_to_all = true;
-  return {
-      {"x=2,y=2", {}}, {"x=2,y=2", all_to_all}, {"x=2,y=2", split}, {"x=2,y=2,z=2", split_copies}};
+  return {{"x=2,y=2", {}},
+          {"x=2,y=2", all_to_all},
+          {"x=2,y=2", split},
+          {"x=2,y=2,z=2", split_copies, kWide ? 60 : 12, kWide ? 25 : 8}};
 }
 
 class SpaceCaseTest : public ::testing::TestWithParam<SpaceCase> {};
@@ -141,7 +153,7 @@ TEST_P(SpaceCaseTest, TableLegalityAgreesWithJudgingWholeTraces) {
     (searched ? legal : illegal)++;
   }
   // Legal points are rare among random ones: also the points the table calls legal.
-  for (int i = 0; i < 60; ++i) {
+  for (int i = 0; i < GetParam().sampled; ++i) {
     const std::optional<Point> point = e->Sample(&rng);
     ASSERT_TRUE(point.has_value());
     const ir::Trace trace = ev.space().ToTrace(point->genome);
@@ -152,7 +164,7 @@ TEST_P(SpaceCaseTest, TableLegalityAgreesWithJudgingWholeTraces) {
   }
   // The sampled points, all legal, and the random ones that are; most random points of the
   // split cube are inadmissible or redundant (skipped), so fewer are judged illegal there.
-  EXPECT_GE(legal, 60);
+  EXPECT_GE(legal, GetParam().sampled);
   EXPECT_GT(illegal, 30);
 }
 
@@ -174,7 +186,7 @@ TEST_P(SpaceCaseTest, CountsAddUpAndCandidatesAreTheirTracesPrograms) {
   }
 
   std::mt19937_64 rng(3);
-  for (int i = 0; i < 25; ++i) {
+  for (int i = 0; i < GetParam().costed; ++i) {
     std::optional<Point> pt = e->Sample(&rng);
     ASSERT_TRUE(pt.has_value());
     absl::StatusOr<Candidate> c = e->evaluator(0).Evaluate(pt->genome);
