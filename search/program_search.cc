@@ -356,22 +356,20 @@ absl::Status ChooseProgram(const TuneOptions& options, ProgramSearch& search, Ch
   // the fastest program, a tie within noise said so.
   double flops = 0;
   for (const ir::Problem& p : options.program.statements) flops += ProblemFlops(p);
+  // Why the verified `run` on `ranks` ranks is implausible: its fastest sample below the floor.
+  const auto implausible = [&](const CandidateRun& run, int64_t ranks) {
+    if (!run.verified || run.samples.empty()) return std::optional<std::string>();
+    const double fastest = *std::min_element(run.samples.begin(), run.samples.end());
+    return ImplausibleTime(fastest, flops, run.bytes_sent_max, options.params, ranks);
+  };
   std::vector<Contender> contenders;
   for (MeasuredProgram& m : answer.measurements) {
-    const int64_t ranks = search.explorer(0).mesh(m.candidate.mesh).Ranks();
-    if (m.run.verified && !m.run.samples.empty()) {
-      const double fastest = *std::min_element(m.run.samples.begin(), m.run.samples.end());
-      m.implausible = ImplausibleTime(fastest, flops, m.run.bytes_sent_max, options.params, ranks);
-    }
+    m.implausible = implausible(m.run, search.explorer(0).mesh(m.candidate.mesh).Ranks());
     contenders.push_back({m.label, false, &m.run, m.implausible.has_value()});
     result->choice.labels.push_back(m.label);
   }
   for (LibraryMeasurement& l : result->library) {
-    if (l.run.verified && !l.run.samples.empty()) {
-      const double fastest = *std::min_element(l.run.samples.begin(), l.run.samples.end());
-      l.implausible = ImplausibleTime(fastest, flops, l.run.bytes_sent_max, options.params,
-                                      int64_t{l.config.prow} * l.config.pcol);
-    }
+    l.implausible = implausible(l.run, int64_t{l.config.prow} * l.config.pcol);
     const std::string label = absl::StrCat(LibraryName(options.program.statements[0]), " ",
                                            runtime::ConfigText(l.config));
     contenders.push_back({label, true, &l.run, l.implausible.has_value()});
