@@ -18,6 +18,7 @@
 #include "cli/calibrate_runs.h"
 #include "cli/cli_io.h"
 #include "cli/flag_groups.h"
+#include "engine/cluster.h"
 #include "engine/exit_codes.h"
 #include "engine/flag_checks.h"
 #include "engine/tune/calibration.h"
@@ -119,6 +120,7 @@ engine::CalibrationJob JobOf(const CalibrateOptions& options) {
   job.quick = options.quick;
   job.flush_mib = options.flush_mib;
   job.calibrator = options.calibrator;
+  job.cluster = engine::ClusterOf(options.hostfile, options.launcher, options.launcher_args);
   return job;
 }
 
@@ -132,67 +134,83 @@ absl::StatusOr<v1::HardwareProfile> Calibrate(const CalibrateOptions& options) {
   return engine::Calibrate(JobOf(options));
 }
 
-int RunCalibrateAcrossNodes(const CalibrateOptions& options, std::ostream& out, std::ostream& err) {
-  if (absl::Status s = storage::ValidateProfileName(options.name); !s.ok()) return Fail(s, err);
-  const auto bad = [&](const std::string& message) {
-    return Fail(absl::InvalidArgumentError(message), err);
-  };
-  if (options.ranks != 0 || !options.inter_node.empty() || !options.from_runs.empty()) {
-    return bad(
-        "--hostfile measures the link between nodes of an existing profile: give it with "
-        "--node-ranks and without --ranks, --inter-node and --from-runs");
-  }
+namespace {
+
+// The cluster `options` names (--hostfile, --launcher, --launcher-arg).
+v1::Cluster ClusterOfOptions(const CalibrateOptions& options) {
+  return engine::ClusterOf(options.hostfile, options.launcher, options.launcher_args);
+}
+
+// InvalidArgument when --node-ranks or --hostfile cannot serve a measurement of the link
+// between nodes.
+absl::Status CheckLinkOptions(const CalibrateOptions& options) {
   if (options.node_ranks < 1 || options.node_ranks >= kMaxRanks) {
-    return bad(absl::StrCat("--node-ranks ", options.node_ranks,
-                            " is not a rank count from 1 to 65535 (the ranks of one node of the "
-                            "hostfile)"));
+    return absl::InvalidArgumentError(
+        absl::StrCat("--node-ranks ", options.node_ranks,
+                     " is not a rank count from 1 to 65535 (the ranks of one node of the "
+                     "hostfile)"));
   }
+  if (options.ranks != 0 && options.node_ranks >= options.ranks) {
+    return absl::InvalidArgumentError(absl::StrCat(
+        "--node-ranks ", options.node_ranks, " is not below --ranks ", options.ranks,
+        ": the link between nodes is timed from rank 0 to rank --node-ranks, on the second node"));
+  }
+  if (options.hostfile.empty()) return absl::OkStatus();
   struct stat st;
   if (stat(options.hostfile.c_str(), &st) != 0 || !S_ISREG(st.st_mode) ||
       access(options.hostfile.c_str(), R_OK) != 0) {
-    return bad(
+    return absl::InvalidArgumentError(
         absl::StrCat("--hostfile '", base::Excerpt(options.hostfile), "' is not a readable file"));
   }
-  absl::StatusOr<v1::HardwareProfile> profile = storage::LoadProfile(options.name);
-  if (absl::IsNotFound(profile.status())) {
-    return bad(absl::StrCat("no hardware profile \"", options.name,
-                            "\" to measure a link between nodes for: calibrate it first "
-                            "(meshtune calibrate --ranks P --name ",
-                            options.name, ")"));
-  }
-  if (!profile.ok()) return Fail(profile.status(), err);
-  const absl::StatusOr<std::string> calibrator = engine::CalibratorPath(options.calibrator);
+  return absl::OkStatus();
+}
+
+// The link between the cluster's nodes: a ping-pong from rank 0 to rank node_ranks (the
+// first of the second node), fitted as storage::FitInterNode fits it.
+absl::StatusOr<v1::InterNode> MeasureLink(const CalibrateOptions& options) {
+  MT_ASSIGN_OR_RETURN(const std::string calibrator, engine::CalibratorPath(options.calibrator));
   const std::string job_id = engine::CalibrationJobId();
   const std::string peer = absl::StrCat(options.node_ranks);
-  std::vector<std::string> command = {
-      calibrator.value_or(""), "--link-only", "--peer", peer, "--job-id", job_id};
-  if (options.quick) command.insert(command.end(), {"--max-bytes", "1048576", "--reps", "10"});
-  runtime::LaunchOptions launch;
+  std::vector<std::string> command = {calibrator, "--link-only", "--peer",
+                                      peer,       "--job-id",    job_id};
+  // Messages to 16 MiB (4 MiB quick): the slope over the largest is the link's steady rate
+  // (storage::FitInterNode), past the burst a shaped link sends at the line's speed.
+  if (options.quick) {
+    command.insert(command.end(), {"--max-bytes", "4194304", "--reps", "10"});
+  } else {
+    command.insert(command.end(), {"--max-bytes", "16777216", "--reps", "20"});
+  }
+  const v1::Cluster cluster = ClusterOfOptions(options);
+  runtime::LaunchOptions launch = engine::ClusterLaunch(cluster);
   launch.timeout_s = options.timeout_s;
-  launch.hostfile = options.hostfile;
-  absl::StatusOr<v1::InterNode> link = [&]() -> absl::StatusOr<v1::InterNode> {
-    if (!calibrator.ok()) return calibrator.status();
-    MT_ASSIGN_OR_RETURN(const runtime::CommandResult job,
-                        runtime::LaunchCommand(options.node_ranks + 1, command, launch, job_id));
-    MT_ASSIGN_OR_RETURN(const v1::HardwareProfile measured, engine::ParseCalibrationOutput(job));
-    return storage::FitInterNode(measured, options.node_ranks,
-                                 absl::StrCat("measured between rank 0 and rank ", peer,
-                                              " with hostfile ", options.hostfile));
-  }();
+  MT_ASSIGN_OR_RETURN(const runtime::CommandResult job,
+                      runtime::LaunchCommand(options.node_ranks + 1, command, launch, job_id));
+  MT_ASSIGN_OR_RETURN(const v1::HardwareProfile measured, engine::ParseCalibrationOutput(job));
+  return storage::FitInterNode(measured, options.node_ranks,
+                               absl::StrCat("measured between rank 0 and rank ", peer, " with ",
+                                            engine::ClusterText(cluster)));
+}
+
+// `profile` with the link between its cluster's nodes measured (MeasureLink) and the
+// cluster stored, saved; prints the link (or the profile as JSON). Exit status.
+int StoreLink(const CalibrateOptions& options, v1::HardwareProfile profile, std::ostream& out,
+              std::ostream& err) {
+  absl::StatusOr<v1::InterNode> link = MeasureLink(options);
   if (!link.ok()) {
     Fail(absl::Status(link.status().code(),
                       absl::StrCat("calibration failed: ", link.status().message())),
          err);
     return engine::kExitFailed;
   }
-  *profile->mutable_inter_node() = *link;
-  if (absl::Status s = storage::SaveProfile(*profile); !s.ok()) {
+  *profile.mutable_inter_node() = *link;
+  *profile.mutable_cluster() = ClusterOfOptions(options);
+  if (absl::Status s = storage::SaveProfile(profile); !s.ok()) {
     Fail(absl::InternalError(absl::StrCat("cannot store the hardware profile: ", s.message())),
          err);
     return engine::kExitFailed;
   }
   out << (options.json
-              ? base::ToJsonLine(*profile) + "\n"
+              ? base::ToJsonLine(profile) + "\n"
               : absl::StrFormat("profile %s: nodes of %d ranks; between nodes alpha %.3g s, beta "
                                 "%.3g s/byte (%s), %s\n",
                                 options.name, options.node_ranks, link->alpha_s(),
@@ -201,15 +219,47 @@ int RunCalibrateAcrossNodes(const CalibrateOptions& options, std::ostream& out, 
   return engine::kExitOk;
 }
 
+}  // namespace
+
+int RunCalibrateAcrossNodes(const CalibrateOptions& options, std::ostream& out, std::ostream& err) {
+  if (absl::Status s = storage::ValidateProfileName(options.name); !s.ok()) return Fail(s, err);
+  if (options.ranks != 0 || !options.inter_node.empty() || !options.from_runs.empty()) {
+    return Fail(absl::InvalidArgumentError(
+                    "--hostfile without --ranks measures the link between nodes of an existing "
+                    "profile: give it with --node-ranks and without --inter-node and --from-runs"),
+                err);
+  }
+  if (absl::Status s = CheckLinkOptions(options); !s.ok()) return Fail(s, err);
+  absl::StatusOr<v1::HardwareProfile> profile = storage::LoadProfile(options.name);
+  if (absl::IsNotFound(profile.status())) {
+    return Fail(absl::InvalidArgumentError(
+                    absl::StrCat("no hardware profile \"", options.name,
+                                 "\" to measure a link between nodes for: calibrate it first "
+                                 "(meshtune calibrate --ranks P --name ",
+                                 options.name, ")")),
+                err);
+  }
+  if (!profile.ok()) return Fail(profile.status(), err);
+  return StoreLink(options, *std::move(profile), out, err);
+}
+
 int RunCalibrate(const CalibrateOptions& options, std::ostream& out, std::ostream& err) {
   if (!options.from_runs.empty()) return RunCalibrateFromRuns(options, out, err);
-  if (!options.hostfile.empty()) return RunCalibrateAcrossNodes(options, out, err);
-  if (!options.inter_node.empty() || options.node_ranks != 0)
+  const bool cluster = engine::IsCluster(ClusterOfOptions(options));
+  if (cluster && options.ranks == 0) return RunCalibrateAcrossNodes(options, out, err);
+  if (!cluster && (!options.inter_node.empty() || options.node_ranks != 0))
     return RunCalibrateInterNode(options, out, err);
   // Only the flags are bad input: a file-system error from storing the profile may be
   // InvalidArgument too (ENAMETOOLONG), and is still a failure of the command.
-  if (absl::Status s = ValidateCalibrateOptions(options); !s.ok()) {
-    err << "meshtune: " << s.message() << "\n";
+  absl::Status valid = ValidateCalibrateOptions(options);
+  if (valid.ok() && !options.inter_node.empty()) {
+    valid = absl::InvalidArgumentError(
+        "--inter-node gives the link between nodes instead of measuring it: give it without "
+        "--ranks, --hostfile, --launcher and --launcher-arg");
+  }
+  if (valid.ok() && options.node_ranks != 0) valid = CheckLinkOptions(options);
+  if (!valid.ok()) {
+    err << "meshtune: " << valid.message() << "\n";
     return engine::kExitBadInput;
   }
   const absl::StatusOr<v1::HardwareProfile> profile = Calibrate(options);
@@ -217,6 +267,10 @@ int RunCalibrate(const CalibrateOptions& options, std::ostream& out, std::ostrea
     // A file-system error may be InvalidArgument too (ENAMETOOLONG): still a failure here.
     Fail(profile.status(), err);
     return engine::kExitFailed;
+  }
+  if (options.node_ranks != 0) {  // then the link between the cluster's nodes
+    if (!options.json) out << Summary(*profile);
+    return StoreLink(options, *profile, out, err);
   }
   out << (options.json ? base::ToJsonLine(*profile) + "\n" : Summary(*profile));
   return engine::kExitOk;
@@ -240,12 +294,20 @@ void AddInsteadFlags(CLI::App* cmd, CalibrateOptions& o) {
   cmd->add_option("--inter-node", o.inter_node,
                   "instead of calibrating: ALPHA,BETA, seconds per message and per byte "
                   "between nodes, stored in profile --name (with --node-ranks)");
-  cmd->add_option("--node-ranks", o.node_ranks,
-                  "with --inter-node: the ranks of one node (ranks fill nodes in order)")
-      ->transform(engine::IntegerIn(kInt64Min, kInt64Max));  // the range: RunCalibrateInterNode
+  cmd->add_option(
+         "--node-ranks", o.node_ranks,
+         "with --inter-node or --hostfile: the ranks of one node (ranks fill nodes in order)")
+      ->transform(engine::IntegerIn(
+          kInt64Min, kInt64Max));  // the range: CheckLinkOptions, RunCalibrateInterNode
   cmd->add_option("--hostfile", o.hostfile,
-                  "instead of calibrating: measure the link between nodes of profile "
-                  "--name with an MPI hostfile whose nodes hold --node-ranks ranks each");
+                  "MPI hostfile of a cluster whose nodes hold --node-ranks ranks each: with "
+                  "--ranks, calibrate there and then measure the link between its nodes; "
+                  "without, measure only that link for profile --name. Runs with the profile "
+                  "launch there");
+  cmd->add_option("--launcher", o.launcher,
+                  "launcher program of the cluster instead of mpirun (e.g. srun)");
+  cmd->add_option("--launcher-arg", o.launcher_args,
+                  "extra launcher argument of the cluster (repeatable)");
 }
 
 }  // namespace

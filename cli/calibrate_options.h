@@ -29,9 +29,12 @@ struct CalibrateOptions {
   // (RunCalibrateInterNode): "ALPHA_S,BETA_S_PER_BYTE" and the ranks of a node.
   std::string inter_node;
   int64_t node_ranks = 0;
-  // An MPI hostfile whose nodes hold node_ranks ranks each: the link between nodes of
-  // profile `name` is measured instead of calibrating (RunCalibrateAcrossNodes).
-  std::string hostfile;
+  // The cluster (engine/cluster.h): an MPI hostfile whose nodes hold node_ranks ranks each,
+  // a launcher and its arguments. With ranks, the calibration runs there and then, with
+  // node_ranks, measures the link between its nodes; without, only that link is measured
+  // for profile `name` (RunCalibrateAcrossNodes). Stored as HardwareProfile.cluster.
+  std::string hostfile, launcher;
+  std::vector<std::string> launcher_args;
 };
 
 }  // namespace meshtune::cli

@@ -36,15 +36,15 @@ namespace meshtune::cli {
 namespace {
 
 // The runner of the measurement: its rounds (--rounds at least, --reps at most), warm-ups,
-// worker, hostfile and launcher.
-search::MpiRunnerOptions RunnerOptions(const FidelityFlags& flags) {
+// worker, and where it launches: the flags' cluster, else the cluster `profile` (nullptr:
+// none) was calibrated on.
+search::MpiRunnerOptions RunnerOptions(const FidelityFlags& flags,
+                                       const v1::HardwareProfile* profile) {
   engine::LocalTuneSettings s;
   s.warmup = flags.measure.warmup;
   s.worker = flags.launcher.worker;
-  s.hostfile = flags.launcher.hostfile;
-  s.launcher = flags.launcher.launcher;
-  s.launcher_args = flags.launcher.launcher_args;
-  search::MpiRunnerOptions mpi = engine::MpiRunnerOptionsOf(s);
+  s.cluster = flags.launcher.Cluster();
+  search::MpiRunnerOptions mpi = engine::MpiRunnerOptionsOf(s, profile);
   mpi.reps = flags.rounds;
   mpi.max_rounds = std::max(flags.rounds, flags.measure.reps);
   return mpi;
@@ -196,7 +196,8 @@ int RunFidelity(const FidelityFlags& flags, std::ostream& out, std::ostream& err
   if (!chosen.ok()) return Fail(chosen.status(), err, engine::NotFoundIs::kBadInput);
   if (!chosen->note.empty()) err << "meshtune: " << chosen->note << "\n";
   const cost::CostParams* params = &chosen->params;
-  std::unique_ptr<search::Runner> runner = search::NewMpiRunner(RunnerOptions(flags));
+  std::unique_ptr<search::Runner> runner =
+      search::NewMpiRunner(RunnerOptions(flags, chosen->profile ? &*chosen->profile : nullptr));
   engine::FidelityOptions options;
   options.count = flags.count;
   // CLI11 checked the name.

@@ -6,6 +6,7 @@
 #include "base/status_macros.h"
 #include "cli/cli_io.h"
 #include "cli/remote_backend.h"
+#include "engine/cluster.h"
 #include "engine/flag_checks.h"
 #include "engine/requests.h"
 #include "ir/program_trace.h"
@@ -111,6 +112,10 @@ void MeasurementFlags::AddTimeout(CLI::App* cmd, const std::string& help) {
 
 void MeasurementFlags::AddSeed(CLI::App* cmd) {
   cmd->add_option("--seed", seed, "seed of the input values")->transform(engine::Unsigned64());
+}
+
+v1::Cluster LauncherFlags::Cluster() const {
+  return engine::ClusterOf(hostfile, launcher, launcher_args);
 }
 
 void LauncherFlags::Add(CLI::App* cmd, const std::string& launcher_help) {

@@ -101,6 +101,8 @@ struct LauncherFlags {
   std::string worker, hostfile, launcher;
   std::vector<std::string> launcher_args;
 
+  // --hostfile, --launcher and --launcher-arg as a cluster (engine/cluster.h).
+  v1::Cluster Cluster() const;
   // --worker, --hostfile, --launcher (with the help `launcher_help`), --launcher-arg.
   void Add(CLI::App* cmd,
            const std::string& launcher_help = "launcher program instead of mpirun (e.g. srun)");

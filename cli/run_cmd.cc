@@ -3,6 +3,7 @@
 #include <cstdio>
 #include <iostream>
 #include <memory>
+#include <optional>
 #include <string>
 
 #include "absl/status/statusor.h"
@@ -16,6 +17,7 @@
 #include "cli/cli_io.h"
 #include "cli/flag_groups.h"
 #include "cli/run_output.h"
+#include "engine/cluster.h"
 #include "engine/exit_codes.h"
 #include "engine/explain.h"
 #include "engine/flag_checks.h"
@@ -26,6 +28,7 @@
 #include "runtime/launch/memory_fit.h"
 #include "runtime/launch/run_result.h"
 #include "runtime/simulator.h"
+#include "storage/hardware_profile.h"
 
 namespace meshtune::cli {
 namespace {
@@ -38,6 +41,7 @@ struct RunFlags {
   TargetFlags target;
   MeasurementFlags measure;
   LauncherFlags launcher;
+  std::string profile;  // --profile: its cluster (engine/cluster.h)
   std::string inject_fault;
   bool simulate = false;
   OutputFlags output;
@@ -164,12 +168,16 @@ int RunRun(const RunFlags& flags) {
   spec.warmup = flags.measure.warmup;
   spec.seed = flags.measure.seed;
   spec.inject_fault = flags.inject_fault;
-  runtime::LaunchOptions options;
+  std::optional<v1::HardwareProfile> profile;
+  if (!flags.profile.empty()) {
+    absl::StatusOr<v1::HardwareProfile> loaded = storage::LoadProfile(flags.profile);
+    if (!loaded.ok()) return Fail(loaded.status(), std::cerr, engine::NotFoundIs::kBadInput);
+    profile = *std::move(loaded);
+  }
+  runtime::LaunchOptions options = engine::ClusterLaunch(
+      engine::LaunchCluster(flags.launcher.Cluster(), profile ? &*profile : nullptr));
   options.worker = flags.launcher.worker;
   options.timeout_s = flags.measure.timeout_s;
-  options.hostfile = flags.launcher.hostfile;
-  options.extra_args = flags.launcher.launcher_args;
-  if (!flags.launcher.launcher.empty()) options.launcher = {flags.launcher.launcher};
   // --mem-per-rank was checked with the legality (over_memory_budget); the machine's own
   // memory is checked here, before any worker can die of std::bad_alloc.
   if (absl::Status fits = runtime::CheckRunFitsMemory(prepared->footprint, spec.ranks, options);
@@ -206,6 +214,10 @@ Command AddRunCommand(CLI::App& app) {
   flags->measure.AddTimeout(cmd);
   flags->measure.AddSeed(cmd);
   flags->launcher.Add(cmd);
+  cmd->add_option("--profile", flags->profile,
+                  "launch on the cluster this hardware profile was calibrated on "
+                  "(`meshtune calibrate --hostfile`), unless --hostfile, --launcher or "
+                  "--launcher-arg say otherwise");
   cmd->add_option("--inject-fault", flags->inject_fault, "tests only: crash, hang or wrong")
       ->check(engine::OneOf({"crash", "hang", "wrong"}));
   cmd->add_flag(

@@ -87,9 +87,7 @@ engine::LocalTuneSettings TuneSettingsFromFlags(const TuneFlags& flags) {
   s.warmup = flags.measure.warmup;
   s.max_rounds = flags.max_rounds;
   s.worker = flags.launcher.worker;
-  s.hostfile = flags.launcher.hostfile;
-  s.launcher = flags.launcher.launcher;
-  s.launcher_args = flags.launcher.launcher_args;
+  s.cluster = flags.launcher.Cluster();
   return s;
 }
 

@@ -5,6 +5,7 @@
 #include <utility>
 
 #include "absl/strings/str_cat.h"
+#include "engine/cluster.h"
 #include "engine/codegen.h"
 #include "engine/explain.h"
 #include "engine/job.h"
@@ -53,7 +54,8 @@ class LocalBackend final : public Backend {
     if (options.top_k == 0) {
       runner = search::NewModelOnlyRunner();
     } else {
-      runner = search::NewMpiRunner(MpiRunnerOptionsOf(s));
+      runner = search::NewMpiRunner(
+          MpiRunnerOptionsOf(s, prepared->profile ? &*prepared->profile : nullptr));
     }
     storage::TuningDb* db = nullptr;
     if (!options_.db_path.empty()) {
@@ -143,15 +145,14 @@ class LocalBackend final : public Backend {
 
 }  // namespace
 
-search::MpiRunnerOptions MpiRunnerOptionsOf(const LocalTuneSettings& s) {
+search::MpiRunnerOptions MpiRunnerOptionsOf(const LocalTuneSettings& s,
+                                            const v1::HardwareProfile* profile) {
   search::MpiRunnerOptions mpi;
   mpi.reps = s.reps;
   mpi.warmup = s.warmup;
   mpi.max_rounds = std::max(s.reps, s.max_rounds);
+  mpi.launch = ClusterLaunch(LaunchCluster(s.cluster, profile));
   mpi.launch.worker = s.worker;
-  mpi.launch.hostfile = s.hostfile;
-  mpi.launch.extra_args = s.launcher_args;
-  if (!s.launcher.empty()) mpi.launch.launcher = {s.launcher};
   return mpi;
 }
 

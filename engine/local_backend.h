@@ -10,6 +10,7 @@
 #include <vector>
 
 #include "engine/backend.h"
+#include "proto/meshtune.pb.h"
 #include "search/runner.h"
 
 namespace meshtune::engine {
@@ -20,12 +21,16 @@ struct LocalTuneSettings {
   // Samples of a run alone; rounds at least (and at most max_rounds) of the candidates a
   // tune measures side by side (search::MpiRunnerOptions).
   int reps = 6, warmup = 1, max_rounds = 30;
-  std::string worker, hostfile, launcher;  // see runtime/launch/launcher.h
-  std::vector<std::string> launcher_args;
+  std::string worker;  // see runtime/launch/launcher.h
+  // Where runs launch (engine/cluster.h): empty, the cluster of the tune's profile, if any.
+  v1::Cluster cluster;
 };
 
-// The MPI runner of measurements made with `s` (repetitions, worker, hostfile, launcher).
-search::MpiRunnerOptions MpiRunnerOptionsOf(const LocalTuneSettings& s);
+// The MPI runner of measurements made with `s` (repetitions, worker) on
+// LaunchCluster(s.cluster, profile): the cluster `profile` (the tune's, nullptr for none)
+// was calibrated on when `s` names none.
+search::MpiRunnerOptions MpiRunnerOptionsOf(const LocalTuneSettings& s,
+                                            const v1::HardwareProfile* profile = nullptr);
 
 struct LocalBackendOptions {
   // The SQLite tuning database, opened at its first use: created when missing by a tune;

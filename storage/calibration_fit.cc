@@ -131,6 +131,41 @@ absl::Status FitTables(const v1::HardwareProfile& measured, v1::HardwareProfile*
   return absl::OkStatus();
 }
 
+// The line of a link between nodes: beta the least-squares slope over the messages of at
+// least a sixteenth of the largest (its steady rate: a shaped or switched link sends a
+// burst at the line's speed first, which bends a line through every size), alpha the
+// median of the messages of at most 1 KiB less their bytes at that slope (its latency). FitNonNegative when fewer
+// than two sizes are that large or none that small.
+Line FitLink(const std::vector<double>& bytes, const std::vector<double>& seconds) {
+  const double largest = *std::max_element(bytes.begin(), bytes.end());
+  std::vector<double> big_x, big_t, small_t;
+  for (size_t i = 0; i < bytes.size(); ++i) {
+    if (bytes[i] >= largest / 16) {
+      big_x.push_back(bytes[i]);
+      big_t.push_back(seconds[i]);
+    }
+  }
+  const double n = static_cast<double>(big_x.size());
+  double sx = 0, st = 0, sxx = 0, sxt = 0;
+  for (size_t i = 0; i < big_x.size(); ++i) {
+    sx += big_x[i];
+    st += big_t[i];
+    sxx += big_x[i] * big_x[i];
+    sxt += big_x[i] * big_t[i];
+  }
+  const double det = n * sxx - sx * sx;
+  if (big_x.size() < 2 || !(det > 0)) return FitNonNegative(bytes, seconds);
+  Line line;
+  line.slope = std::max(0.0, (n * sxt - sx * st) / det);
+  for (size_t i = 0; i < bytes.size(); ++i) {
+    if (bytes[i] <= 1024) small_t.push_back(std::max(0.0, seconds[i] - line.slope * bytes[i]));
+  }
+  if (small_t.empty()) return FitNonNegative(bytes, seconds);
+  std::sort(small_t.begin(), small_t.end());
+  line.intercept = small_t[small_t.size() / 2];
+  return line;
+}
+
 }  // namespace
 
 absl::StatusOr<v1::HardwareProfile> FitProfile(const v1::HardwareProfile& measured) {
@@ -216,7 +251,7 @@ absl::StatusOr<v1::InterNode> FitInterNode(const v1::HardwareProfile& measured, 
     seconds.push_back(s.seconds());
   }
   if (bytes.empty()) return absl::DataLossError("the calibration has no \"pingpong\" sample");
-  const Line line = FitNonNegative(bytes, seconds);
+  const Line line = FitLink(bytes, seconds);
   v1::InterNode out;
   out.set_node_ranks(node_ranks);
   out.set_alpha_s(line.intercept);

@@ -38,7 +38,9 @@ absl::StatusOr<v1::HardwareProfile> FitProfile(const v1::HardwareProfile& measur
 
 // The link between nodes from a link-only calibration job (`meshtune_calibrate
 // --link-only`, its "pingpong" samples between rank 0 and the first rank of another node):
-// alpha and beta as FitProfile fits its lines, with `node_ranks` and `source` as given.
+// beta the slope over the largest messages (the link's steady rate, past any burst),
+// alpha the median time of the messages of at most 1 KiB, with `node_ranks` and `source`
+// as given.
 // DataLoss naming the problem when there is no "pingpong" sample or one is not positive
 // and finite.
 absl::StatusOr<v1::InterNode> FitInterNode(const v1::HardwareProfile& measured, int64_t node_ranks,

@@ -63,6 +63,22 @@ TEST(FitInterNodeTest, FitsThePingPongLine) {
             "positive and finite");
 }
 
+// A link shaped by a token bucket (tc tbf) sends its first 128 KiB at the line's speed
+// and the rest at the bucket's rate: beta is the rate, not a line bent through the burst,
+// and alpha the small messages' latency.
+TEST(FitInterNodeTest, AShapedLinksBetaIsItsRatePastTheBurst) {
+  v1::HardwareProfile measured;
+  const double latency = 7e-6, line = 1 / 2e9, rate = 1 / 125e6, burst = 128 << 10;
+  for (int64_t b = 8; b <= (16 << 20); b *= 2) {
+    const double t = b <= burst ? latency + b * line : latency + burst * line + (b - burst) * rate;
+    Add(&measured, "pingpong", b, t);
+  }
+  const absl::StatusOr<v1::InterNode> link = FitInterNode(measured, 1, "tbf");
+  ASSERT_TRUE(link.ok()) << link.status();
+  EXPECT_NEAR(link->beta_s_per_byte(), rate, rate * 1e-9);
+  EXPECT_NEAR(link->alpha_s(), latency, 1e-6);
+}
+
 TEST(FitProfileTest, RingExchangeGivesThePointToPointNumbers) {
   // Schedules send on every rank at once: with "shift" samples, alpha and beta are theirs.
   v1::HardwareProfile measured = Exact();

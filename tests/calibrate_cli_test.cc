@@ -375,9 +375,15 @@ TEST_F(CalibrateCliTest, HostfileMeasuresTheLinkBetweenNodes) {
       {"--name two --hostfile " + hosts,
        "meshtune: --node-ranks 0 is not a rank count from 1 to 65535 (the ranks of one node of "
        "the hostfile)\n"},
-      {"--name two --hostfile " + hosts + " --node-ranks 2 --ranks 4",
-       "meshtune: --hostfile measures the link between nodes of an existing profile: give it "
-       "with --node-ranks and without --ranks, --inter-node and --from-runs\n"},
+      {"--name two --hostfile " + hosts + " --node-ranks 4 --ranks 4",
+       "meshtune: --node-ranks 4 is not below --ranks 4: the link between nodes is timed from "
+       "rank 0 to rank --node-ranks, on the second node\n"},
+      {"--name two --hostfile " + hosts + " --node-ranks 2 --inter-node 5e-6,1e-9",
+       "meshtune: --hostfile without --ranks measures the link between nodes of an existing "
+       "profile: give it with --node-ranks and without --inter-node and --from-runs\n"},
+      {"--name two --ranks 2 --launcher-arg=--oversubscribe --inter-node 5e-6,1e-9",
+       "meshtune: --inter-node gives the link between nodes instead of measuring it: give it "
+       "without --ranks, --hostfile, --launcher and --launcher-arg\n"},
       {"--name nosuch --hostfile " + hosts + " --node-ranks 2",
        "meshtune: no hardware profile \"nosuch\" to measure a link between nodes for: calibrate "
        "it first (meshtune calibrate --ranks P --name nosuch)\n"}};
@@ -386,6 +392,30 @@ TEST_F(CalibrateCliTest, HostfileMeasuresTheLinkBetweenNodes) {
     EXPECT_EQ(r.status, 2) << args;
     EXPECT_EQ(r.err, message) << args;
   }
+}
+
+// --ranks with a cluster (here a hostfile whose one node is this machine): the whole
+// calibration runs there, then the link between nodes, and the profile keeps the cluster,
+// so that runs with it launch there.
+TEST_F(CalibrateCliTest, RanksWithAHostfileCalibratesOnTheClusterAndKeepsIt) {
+  const std::string hosts = dir_ + "/hosts";
+  std::ofstream(hosts) << "localhost slots=3\n";
+  const CliRun r = Calibrate("--name cl --ranks 3 --hostfile " + hosts +
+                             " --launcher-arg=--bind-to --launcher-arg=none --node-ranks 2 "
+                             "--quick --timeout 120");
+  ASSERT_EQ(r.status, 0) << r.out << r.err;
+  const std::string source =
+      "measured between rank 0 and rank 2 with hostfile " + hosts + ", mpirun --bind-to none";
+  EXPECT_TRUE(absl::EndsWith(r.out, ", " + source + "\n")) << r.out;
+  const absl::StatusOr<meshtune::v1::HardwareProfile> stored = meshtune::storage::LoadProfile("cl");
+  ASSERT_TRUE(stored.ok()) << stored.status();
+  EXPECT_EQ(stored->inter_node().source(), source);
+  EXPECT_EQ(stored->inter_node().node_ranks(), 2);
+  EXPECT_EQ(stored->ranks(), 3);
+  EXPECT_EQ(stored->cluster().hostfile(), hosts);
+  EXPECT_EQ(stored->cluster().launcher(), "");
+  ASSERT_EQ(stored->cluster().launcher_args_size(), 2);
+  EXPECT_EQ(stored->cluster().launcher_args(1), "none");
 }
 
 TEST_F(CalibrateCliTest, FailingCalibrationJobExitsOneWithAMessage) {

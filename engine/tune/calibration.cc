@@ -11,6 +11,7 @@
 #include "absl/strings/str_split.h"
 #include "base/json.h"
 #include "base/status_macros.h"
+#include "engine/cluster.h"
 #include "runtime/launch/machine_bench_settings.h"
 #include "storage/calibration_fit.h"
 #include "storage/hardware_profile.h"
@@ -109,7 +110,7 @@ absl::StatusOr<v1::HardwareProfile> Calibrate(const CalibrationJob& job) {
   if (job.flush_mib >= 0) settings.flush_mib = static_cast<int>(job.flush_mib);
   std::vector<std::string> command = {calibrator, "--job-id", job_id};
   for (std::string& arg : runtime::MachineBenchArgs(settings)) command.push_back(std::move(arg));
-  runtime::LaunchOptions launch;
+  runtime::LaunchOptions launch = ClusterLaunch(job.cluster);
   launch.timeout_s = job.timeout_s;
   const absl::StatusOr<runtime::CommandResult> ran =
       runtime::LaunchCommand(job.ranks, command, launch, job_id);
@@ -125,6 +126,7 @@ absl::StatusOr<v1::HardwareProfile> Calibrate(const CalibrationJob& job) {
   MT_ASSIGN_OR_RETURN(v1::HardwareProfile profile, storage::FitProfile(measured));
   profile.set_name(job.name);
   profile.set_automatic(job.automatic);
+  if (IsCluster(job.cluster)) *profile.mutable_cluster() = job.cluster;
   if (absl::Status s = storage::SaveProfile(profile); !s.ok()) {
     return absl::Status(s.code(), absl::StrCat("cannot store the hardware profile: ", s.message()));
   }

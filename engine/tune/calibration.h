@@ -31,6 +31,9 @@ struct CalibrationJob {
   int64_t flush_mib = -1;
   std::string calibrator;  // path of meshtune_calibrate; "" = runtime::FindCalibrator()
   bool automatic = false;  // stored as HardwareProfile.automatic (made on first use)
+  // Where the job runs: empty, this node; else the cluster's hostfile and launcher, stored
+  // as HardwareProfile.cluster so that runs with the profile launch there too.
+  v1::Cluster cluster;
 };
 
 // OK when `job` can be run; otherwise InvalidArgument naming the flag and its value: a bad

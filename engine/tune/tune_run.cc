@@ -93,19 +93,19 @@ absl::StatusOr<PreparedTune> PrepareTune(const v1::TuneRequest& request,
   if (!workload.ok()) return workload.status();
   RunNumbers used;
   used.params = options.params;
-  if (!numbers.params && !numbers.alpha && !numbers.beta && !numbers.gamma) {
-    int64_t ranks = request.ranks();
-    for (const ir::Mesh& m : options.meshes) ranks = std::max(ranks, m.Ranks());
-    // The tune's own choice, made (and calibrated, if need be) by TuneOptionsFor above.
-    absl::StatusOr<ChosenProfile> chosen =
-        ChooseProfile(request.profile(), ranks, FirstUse::kBuiltin);
-    if (chosen.ok()) {
-      used.profile = chosen->name;
-      used.machine = storage::MachineFingerprint(chosen->profile ? &*chosen->profile : nullptr);
-    }
+  int64_t ranks = request.ranks();
+  for (const ir::Mesh& m : options.meshes) ranks = std::max(ranks, m.Ranks());
+  // The tune's own choice, made (and calibrated, if need be) by TuneOptionsFor above.
+  absl::StatusOr<ChosenProfile> chosen =
+      ChooseProfile(request.profile(), ranks, FirstUse::kBuiltin);
+  std::optional<v1::HardwareProfile> chosen_profile;
+  if (chosen.ok()) chosen_profile = chosen->profile;
+  if (chosen.ok() && !numbers.params && !numbers.alpha && !numbers.beta && !numbers.gamma) {
+    used.profile = chosen->name;
+    used.machine = storage::MachineFingerprint(chosen->profile ? &*chosen->profile : nullptr);
   }
-  return PreparedTune{std::move(options), *std::move(workload), std::move(warning),
-                      std::move(used)};
+  return PreparedTune{std::move(options), *std::move(workload), std::move(warning), std::move(used),
+                      std::move(chosen_profile)};
 }
 
 }  // namespace meshtune::engine

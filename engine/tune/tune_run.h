@@ -4,6 +4,7 @@
 #ifndef MESHTUNE_ENGINE_TUNE_TUNE_RUN_H_
 #define MESHTUNE_ENGINE_TUNE_TUNE_RUN_H_
 
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -28,6 +29,9 @@ struct PreparedTune {
   // The numbers the tune predicts with, for the runs it keeps: the profile's name when they
   // are a stored profile's as they are (no --alpha, --beta, --gamma or given params).
   RunNumbers numbers;
+  // The hardware profile chosen for the tune's rank count, if any: its cluster is where the
+  // measurements launch unless the caller names one (engine/cluster.h).
+  std::optional<v1::HardwareProfile> profile;
 };
 
 // `request` as a tune: TuneOptionsFromRequest (with `numbers`) and the workload of its
