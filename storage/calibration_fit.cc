@@ -134,8 +134,8 @@ absl::Status FitTables(const v1::HardwareProfile& measured, v1::HardwareProfile*
 // The line of a link between nodes: beta the least-squares slope over the messages of at
 // least a sixteenth of the largest (its steady rate: a shaped or switched link sends a
 // burst at the line's speed first, which bends a line through every size), alpha the
-// median of the messages of at most 1 KiB less their bytes at that slope (its latency). FitNonNegative when fewer
-// than two sizes are that large or none that small.
+// median of the messages of at most 1 KiB less their bytes at that slope (its latency).
+// FitNonNegative when fewer than two sizes are that large or none that small.
 Line FitLink(const std::vector<double>& bytes, const std::vector<double>& seconds) {
   const double largest = *std::max_element(bytes.begin(), bytes.end());
   std::vector<double> big_x, big_t, small_t;
