@@ -342,6 +342,8 @@ TEST(ProgramCliTest, MemPerRankBoundsTheWholeProgram) {
   r = Meshtune("tune --model-only --no-db " + at + "--ranks 4 --mem-per-rank 200B");
   EXPECT_NE(r.status, 0) << r.out << r.err;
   EXPECT_EQ(r.err,
+            "meshtune: no hardware profile \"default\": using built-in machine numbers; run "
+            "`meshtune calibrate --ranks P` for this machine's own numbers\n"
             "meshtune: every program is over the memory budget as a whole: program footprint "
             "224 B a rank (blocks of its tensors 192 B, the most one statement adds 32 B: "
             "statement 1) exceeds the memory budget of 200 B\n");

@@ -41,12 +41,18 @@ struct CliRun {
 };
 
 // Runs `cli/meshtune <args>` through the shell (args are shell text), stdin from
-// `stdin_path`, capturing stdout and stderr in files under $TEST_TMPDIR.
+// `stdin_path`, capturing stdout and stderr in files under $TEST_TMPDIR. Unless the test set
+// MESHTUNE_HOME, the command's is $TEST_TMPDIR/meshtune_home: profiles of the machine's
+// own home never reach a test.
 inline CliRun Meshtune(const std::string& args, const std::string& stdin_path = "/dev/null") {
   const char* tmp = std::getenv("TEST_TMPDIR");
   const std::string dir = tmp ? tmp : "/tmp";
   const std::string out = dir + "/out.txt", err = dir + "/err.txt";
-  const std::string cmd = "cli/meshtune " + args + " <" + stdin_path + " >" + out + " 2>" + err;
+  const char* home = std::getenv("MESHTUNE_HOME");
+  const std::string env =
+      home != nullptr && *home != '\0' ? "" : "MESHTUNE_HOME='" + dir + "/meshtune_home' ";
+  const std::string cmd =
+      env + "cli/meshtune " + args + " <" + stdin_path + " >" + out + " 2>" + err;
   const int rc = std::system(cmd.c_str());
   CliRun r;
   r.status = WIFEXITED(rc) ? WEXITSTATUS(rc) : -1;
