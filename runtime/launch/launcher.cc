@@ -20,6 +20,7 @@
 
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_split.h"
+#include "absl/strings/strip.h"
 #include "base/json.h"
 #include "base/paths.h"
 #include "proto/meshtune.pb.h"
@@ -45,6 +46,17 @@ std::string Explain(const std::string& err) {
     std::string line = err.substr(start == std::string::npos ? 0 : start + 1,
                                   end == std::string::npos ? std::string::npos : end - start - 1);
     return line;
+  }
+  // Open MPI could not start orted on some node: what the launch agent said before Open
+  // MPI's box of advice names the node and why (a cluster's agent: "agent: no node N").
+  const size_t daemons = err.find("was unable to reliably start one or more daemons");
+  if (daemons != std::string::npos) {
+    const size_t box = err.rfind("\n---", daemons);
+    const std::string said(
+        absl::StripAsciiWhitespace(box == std::string::npos ? "" : err.substr(0, box)));
+    return absl::StrCat(
+        "Open MPI could not start its daemon on every node",
+        said.empty() ? "" : absl::StrCat(" (the launcher said: ", Tail(said, 300), ")"));
   }
   return Tail(err, 600);
 }

@@ -317,6 +317,25 @@ TEST(JobFailureTest, QuotesOpenMpisLineAboutTheRankThatDied) {
       "exited on signal 6");
 }
 
+TEST(JobFailureTest, NamesWhatTheLauncherSaidWhenADaemonDidNotStart) {
+  CommandResult r;
+  r.exit_code = 255;
+  const std::string box =
+      "-----------------------------------------------------------------\n"
+      "ORTE was unable to reliably start one or more daemons.\n"
+      "This usually is caused by:\n\n* not finding the required libraries\n"
+      "-----------------------------------------------------------------\n"
+      "ORTE does not know how to route a message to the specified daemon\n";
+  r.err_tail = "agent: no node mtc-gone\n" + box;
+  EXPECT_EQ(JobFailure(r),
+            "the job failed (exit status 255) without a result: Open MPI could not start its "
+            "daemon on every node (the launcher said: agent: no node mtc-gone)");
+  r.err_tail = box;
+  EXPECT_EQ(JobFailure(r),
+            "the job failed (exit status 255) without a result: Open MPI could not start its "
+            "daemon on every node");
+}
+
 TEST(JobFailureTest, QuotesTheLast600CharactersOfAnyOtherStderr) {
   CommandResult r;
   r.exit_code = 2;
