@@ -57,6 +57,11 @@ std::string ProgramResultText(const v1::TuneResult& r) {
   absl::StrAppend(&out, absl::StrFormat("predicted  %.6g s\n", best.predicted_s()));
   absl::StrAppend(&out, "measured   ", Measured(best), "\n");
   absl::StrAppend(&out, "checked    ", p.checked(), "\n");
+  if (r.has_lower_bound_words()) {
+    absl::StrAppend(&out, absl::StrFormat("bound      %.6g words some rank must receive (the "
+                                          "largest statement's lower bound)\n",
+                                          r.lower_bound_words()));
+  }
   const v1::ProgramResult::Schedule& sep = p.separate();
   int64_t most = 0;
   for (const v1::ProgramResult::Move& m : sep.moves()) most = std::max(most, m.bytes_max());

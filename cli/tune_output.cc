@@ -59,8 +59,11 @@ std::string TuneResultText(const v1::TuneResult& r) {
   absl::StrAppend(&out, "transfers  ",
                   best.patterns().empty() ? "none" : absl::StrJoin(best.patterns(), "; "), "\n");
   absl::StrAppend(&out, "words      ", r.comm_words_per_rank(), " per rank");
-  if (r.has_lower_bound_ratio())
+  if (r.has_lower_bound_ratio()) {
     absl::StrAppend(&out, absl::StrFormat(" (%.3g x the lower bound)", r.lower_bound_ratio()));
+  } else if (r.has_lower_bound_words()) {
+    absl::StrAppend(&out, " (the lower bound is 0: the statement splits without communication)");
+  }
   absl::StrAppend(&out, "\n");
   absl::StrAppend(&out, "record     ", r.stored() ? absl::StrCat(best.id()) : "- (not stored)",
                   "\n");

@@ -13,6 +13,7 @@
 #include "runtime/executor.h"
 #include "runtime/library/gemm_form.h"
 #include "runtime/simulator.h"
+#include "search/lower_bound.h"
 #include "search/plausibility.h"
 #include "search/program_layouts.h"
 #include "search/statement_search.h"
@@ -639,6 +640,12 @@ absl::StatusOr<SearchResult> TuneStatements(const TuneOptions& options, Runner& 
     MeasurePrograms(options, callbacks, search, runner, *checker, start, &result);
   }
   if (absl::Status s = ChooseProgram(options, search, *checker, &result); !s.ok()) return s;
+  // A program moves at least what its hungriest statement must (each tensor held once).
+  for (const ir::Problem& statement : options.program.statements) {
+    const std::optional<double> bound = CommLowerBound(statement, result.mesh.Ranks());
+    if (!bound) continue;
+    result.lower_bound = std::max(result.lower_bound.value_or(0), *bound);
+  }
   result.seconds = Since(start);
   Report(callbacks, "done", result, static_cast<int>(answer.measurements.size()), start);
   return result;

@@ -137,7 +137,7 @@ std::vector<ClassBest> BestPerClass(Explorer& explorer, const ir::Problem& probl
     cb.best = *it->second;
     const ir::Mesh& mesh = explorer.mesh(cb.best.mesh);
     cb.mesh = mesh.ToString();
-    const std::optional<double> bound = MatmulCommLowerBound(problem, mesh.Ranks());
+    const std::optional<double> bound = CommLowerBound(problem, mesh.Ranks());
     if (bound.has_value() && *bound > 0) {
       cb.lower_bound_ratio = static_cast<double>(cb.best.cost.comm_words_per_rank) / *bound;
     }

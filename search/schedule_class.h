@@ -70,7 +70,7 @@ struct ClassBest {
   std::string schedule_class;  // one of kScheduleClasses
   Candidate best;              // by Explorer::Better
   std::string mesh;            // best's mesh, "x=4,y=4,z=2"
-  // best.cost.comm_words_per_rank over MatmulCommLowerBound (search/lower_bound.h) for the
+  // best.cost.comm_words_per_rank over CommLowerBound (search/lower_bound.h) for the
   // mesh's rank count; empty when the problem is not of matmul form.
   std::optional<double> lower_bound_ratio;
 };

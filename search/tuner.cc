@@ -344,7 +344,7 @@ absl::StatusOr<SearchResult> Tune(const TuneOptions& options, Runner& runner,
     return absl::CancelledError("the tune was cancelled");
 
   if (absl::Status s = ChooseWinner(run, explorer, *checker, &result); !s.ok()) return s;
-  result.lower_bound = MatmulCommLowerBound(problem, explorer.mesh(result.best.mesh).Ranks());
+  result.lower_bound = CommLowerBound(problem, explorer.mesh(result.best.mesh).Ranks());
   if (result.lower_bound.has_value() && *result.lower_bound > 0) {
     result.lower_bound_ratio =
         static_cast<double>(result.best.cost.comm_words_per_rank) / *result.lower_bound;

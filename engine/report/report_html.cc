@@ -288,12 +288,17 @@ std::string LowerBoundSection(const ReportInput& in,
   if (program.ok()) {
     // The problem as lowered: it parsed when the trace lowered.
     if (absl::StatusOr<ir::Problem> problem = ProblemOf(in.record.problem()); problem.ok())
-      bound = search::MatmulCommLowerBound(*problem, program->Ranks());
+      bound = search::CommLowerBound(*problem, program->Ranks());
   }
-  if (!bound || cost == nullptr) {
+  if (bound && *bound <= 0 && cost != nullptr) {
+    absl::StrAppendFormat(&out,
+                          "<p>The lower bound is 0 words: the statement splits without "
+                          "communication. This schedule receives %d words a rank.</p>\n",
+                          cost->comm_words_per_rank);
+  } else if (!bound || cost == nullptr) {
     absl::StrAppend(&out,
-                    "<p class=\"note\">No lower bound: it is known for problems of "
-                    "matmul form on more than one rank, with a trace that lowers.</p>\n");
+                    "<p class=\"note\">No lower bound: it is known on more than one rank, "
+                    "for a statement that names each tensor once and a trace that lowers.</p>\n");
   } else {
     absl::StrAppendFormat(&out,
                           "<table>\n<tr><th>words received per rank (most)</th><td "

@@ -259,6 +259,7 @@ v1::TuneResult ProgramResultMessage(const search::SearchResult& r, const v1::Tun
   for (const std::string& refused : r.refused) out.add_refused(refused);
   *out.mutable_record() = RecordOf(request.problem(), program, p);
   SetLibrary(r, search::LibraryName(program.statements[0]), &out);
+  if (r.lower_bound) out.set_lower_bound_words(*r.lower_bound);
   return out;
 }
 
@@ -313,6 +314,7 @@ v1::TuneResult ResultMessage(const search::SearchResult& r, const v1::TuneReques
   out.set_strategy(r.strategy);
   out.set_seconds(r.seconds);
   if (r.lower_bound_ratio) out.set_lower_bound_ratio(*r.lower_bound_ratio);
+  if (r.lower_bound) out.set_lower_bound_words(*r.lower_bound);
   out.set_comm_words_per_rank(r.best.cost.comm_words_per_rank);
   return out;
 }
