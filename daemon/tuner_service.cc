@@ -7,6 +7,7 @@
 #include <vector>
 
 #include "absl/strings/str_cat.h"
+#include "engine/cluster.h"
 #include "engine/codegen.h"
 #include "engine/explain.h"
 #include "engine/job.h"
@@ -119,12 +120,15 @@ bool TunerService::Stop(absl::Duration grace) {
 
 absl::StatusOr<v1::TuneResult> TunerService::RunTune(
     search::TuneOptions options, const storage::Workload& workload, const v1::TuneRequest& request,
-    const engine::RunNumbers& numbers, const std::function<bool()>& cancelled,
+    const engine::RunNumbers& numbers, const v1::HardwareProfile* profile,
+    const std::function<bool()>& cancelled,
     const std::function<void(const v1::TuneProgress&)>& progress) {
   options.cancelled = cancelled;
-  std::unique_ptr<search::Runner> runner = options.top_k == 0
-                                               ? search::NewModelOnlyRunner()
-                                               : search::NewMpiRunner(search::MpiRunnerOptions{});
+  // Measured where the profile was calibrated: its cluster, else this node.
+  search::MpiRunnerOptions mpi;
+  mpi.launch = engine::ClusterLaunch(engine::LaunchCluster(v1::Cluster(), profile));
+  std::unique_ptr<search::Runner> runner =
+      options.top_k == 0 ? search::NewModelOnlyRunner() : search::NewMpiRunner(mpi);
   ProgressForwarder forwarder(progress);
   spdlog::info("tune {} on {} (profile {}): started", workload.fingerprint.substr(0, 12),
                workload.MeshText(), workload.profile);
@@ -184,8 +188,9 @@ absl::StatusOr<std::shared_ptr<TuneJob>> TunerService::JoinTune(const v1::TuneRe
       if (cancelled()) {
         return absl::StatusOr<v1::TuneResult>(absl::CancelledError("the tune was cancelled"));
       }
-      absl::StatusOr<v1::TuneResult> result = RunTune(prepared.options, prepared.workload, request,
-                                                      prepared.numbers, cancelled, progress);
+      absl::StatusOr<v1::TuneResult> result =
+          RunTune(prepared.options, prepared.workload, request, prepared.numbers,
+                  prepared.profile ? &*prepared.profile : nullptr, cancelled, progress);
       if (result.ok() && !warning.empty()) result->add_warnings(warning);
       return result;
     } catch (const std::exception& e) {

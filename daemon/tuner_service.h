@@ -67,11 +67,12 @@ class TunerService final : public v1::Tuner::WithRawCallbackMethod_Lookup<v1::Tu
                          v1::Record* response) override;
 
  private:
-  // The body of one tune job: search::Tune, then the winner stored in the database.
+  // The body of one tune job: search::Tune, measured on `profile`'s cluster (nullptr or
+  // none: this node), then the winner stored in the database.
   absl::StatusOr<v1::TuneResult> RunTune(
       search::TuneOptions options, const storage::Workload& workload,
       const v1::TuneRequest& request, const engine::RunNumbers& numbers,
-      const std::function<bool()>& cancelled,
+      const v1::HardwareProfile* profile, const std::function<bool()>& cancelled,
       const std::function<void(const v1::TuneProgress&)>& progress);
   // A tune (of a statement or a program of several) as a job, shared with a running one
   // for the same work (engine::TuneJobKey): `asked` is the request as the daemon runs it

@@ -106,7 +106,8 @@ struct SearchResult {
       checked_extents;  // the instance simulated when "simulated-scaled" (CheckResult::scaled)
   // Candidates the checker refused (wrong results in the simulator), with why: never returned.
   std::vector<std::string> refused;
-  std::optional<double> lower_bound;        // words: CommLowerBound (search/lower_bound.h); a program: its statements' largest
+  std::optional<double> lower_bound;  // words: CommLowerBound (search/lower_bound.h); a program:
+                                      // its statements' largest
   std::optional<double> lower_bound_ratio;  // best.cost.comm_words_per_rank / lower_bound
   SearchCounts counts;
   // "exhaustive" (every legal point costed), "exhaustive (cut short by the time budget)"

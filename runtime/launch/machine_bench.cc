@@ -503,6 +503,32 @@ std::string MpiLibrary() {
   return text;
 }
 
+// The ranks of `comm` on this rank's machine: those that read the same kernel boot id
+// (/proc/sys/kernel/random/boot_id, one per running kernel and not per network
+// namespace), else the same host name. They share its cores and caches, whatever MPI
+// counts as a node: the nodes of a test cluster of namespaces are one machine.
+MPI_Comm MachineComm(MPI_Comm comm) {
+  constexpr int kIdBytes = 64;
+  char id[kIdBytes] = {};
+  std::ifstream("/proc/sys/kernel/random/boot_id").getline(id, kIdBytes);
+  if (id[0] == '\0') gethostname(id, kIdBytes - 1);
+  int rank = 0, size = 0;
+  MPI_Comm_rank(comm, &rank);
+  MPI_Comm_size(comm, &size);
+  std::vector<char> all(static_cast<size_t>(size) * kIdBytes);
+  MPI_Allgather(id, kIdBytes, MPI_CHAR, all.data(), kIdBytes, MPI_CHAR, comm);
+  int color = rank;
+  for (int r = 0; r < size; ++r) {
+    if (std::memcmp(all.data() + static_cast<size_t>(r) * kIdBytes, id, kIdBytes) == 0) {
+      color = r;
+      break;
+    }
+  }
+  MPI_Comm machine;
+  MPI_Comm_split(comm, color, rank, &machine);
+  return machine;
+}
+
 std::string HostName() {
   char buf[256] = {};
   return gethostname(buf, sizeof(buf) - 1) == 0 ? buf : "";
@@ -525,10 +551,9 @@ v1::HardwareProfile Measure(const MachineBenchSettings& f, int rank, int size) {
     s->set_bytes(bytes);
     s->set_seconds(seconds);
   };
-  // This rank's node: its ranks share the cache flush; rank 0's tells how much the GEMMs
+  // This rank's machine: its ranks share the cache flush; rank 0's tells how much the GEMMs
   // shared cores; this rank's place on it decides whether it times the GEMM tiles.
-  MPI_Comm node;
-  MPI_Comm_split_type(Comm(), MPI_COMM_TYPE_SHARED, rank, MPI_INFO_NULL, &node);
+  MPI_Comm node = MachineComm(Comm());
   int ranks_per_node = 0, node_rank = 0;
   MPI_Comm_size(node, &ranks_per_node);
   MPI_Comm_rank(node, &node_rank);
