@@ -29,7 +29,24 @@ double BinomialHalfCdf(int n, int k) {
   return std::min(1.0, sum);
 }
 
+// The largest j with P(X <= j - 1) <= alpha / 2 for a sample of n: the interval [x_(j),
+// x_(n+1-j)] misses the median only when j - 1 or fewer samples fall on one side.
+int MedianCiRank(int n) {
+  const double tail = (1 - kConfidence) / 2;
+  int j = 1;
+  while (j + 1 <= (n + 1) / 2 && BinomialHalfCdf(n, j) <= tail) ++j;
+  return j;
+}
+
 }  // namespace
+
+double MedianCiLevel(int n) { return n < 1 ? 0 : 1 - 2 * BinomialHalfCdf(n, MedianCiRank(n) - 1); }
+
+int CiPercent(double level) {
+  if (!(level > 0)) return 0;
+  return level >= kConfidence ? static_cast<int>(100 * kConfidence + 0.5)
+                              : static_cast<int>(100 * level);
+}
 
 SampleStats Summarize(std::vector<double> v) {
   SampleStats s;
@@ -46,14 +63,10 @@ SampleStats Summarize(std::vector<double> v) {
   s.q1 = Quantile(v, 0.25);
   s.q3 = Quantile(v, 0.75);
   s.median = n % 2 == 1 ? v[n / 2] : (v[n / 2 - 1] + v[n / 2]) / 2;
-  // The largest j with P(X <= j - 1) <= alpha / 2: the interval [x_(j), x_(n+1-j)] misses
-  // the median only when j - 1 or fewer samples fall on one side.
-  const double tail = (1 - kConfidence) / 2;
-  int j = 1;
-  while (j + 1 <= (n + 1) / 2 && BinomialHalfCdf(n, j) <= tail) ++j;
+  const int j = MedianCiRank(n);
   s.ci_low = v[j - 1];
   s.ci_high = v[n - j];
-  s.ci_level = 1 - 2 * BinomialHalfCdf(n, j - 1);
+  s.ci_level = MedianCiLevel(n);
   return s;
 }
 

@@ -31,6 +31,14 @@ struct SampleStats {
   double ci_level = 0;
 };
 
+// The coverage of the median interval Summarize gives a sample of n (SampleStats::ci_level):
+// at least kConfidence from kSamplesFor95; 0 for n < 2.
+double MedianCiLevel(int n);
+
+// A coverage probability (SampleStats::ci_level) as messages print it, in whole percent:
+// 95 from kConfidence up (an interval meant as 95% is called so), else rounded down.
+int CiPercent(double level);
+
 // `v` summarized: quartiles interpolated between order statistics as R's type 7 (and
 // NumPy's default) does; the median the middle value or the mean of the middle two.
 SampleStats Summarize(std::vector<double> v);

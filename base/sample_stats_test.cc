@@ -22,6 +22,22 @@ TEST(SampleStatsTest, OrderStatisticsOfASmallSample) {
   EXPECT_DOUBLE_EQ(s.ci_level, 1 - 2.0 / 32);
 }
 
+TEST(SampleStatsTest, CoverageByCountAndAsMessagesPrintIt) {
+  EXPECT_EQ(MedianCiLevel(0), 0);
+  EXPECT_EQ(MedianCiLevel(1), 0);
+  EXPECT_DOUBLE_EQ(MedianCiLevel(3), 0.75);
+  EXPECT_DOUBLE_EQ(MedianCiLevel(5), 1 - 2.0 / 32);
+  EXPECT_DOUBLE_EQ(MedianCiLevel(6), 1 - 2.0 / 64);
+  for (int n = 1; n <= 40; ++n) {
+    EXPECT_DOUBLE_EQ(MedianCiLevel(n), Summarize(std::vector<double>(n, 1.0)).ci_level) << n;
+    EXPECT_EQ(MedianCiLevel(n) >= kConfidence, n >= kSamplesFor95) << n;
+  }
+  EXPECT_EQ(CiPercent(0.75), 75);
+  EXPECT_EQ(CiPercent(0.9375), 93);
+  EXPECT_EQ(CiPercent(0.96875), 95);
+  EXPECT_EQ(CiPercent(0), 0);
+}
+
 TEST(SampleStatsTest, EvenCountsInterpolate) {
   const SampleStats s = Summarize({4, 1, 3, 2});
   EXPECT_EQ(s.median, 2.5);

@@ -2,13 +2,14 @@
 
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_format.h"
+#include "base/sample_stats.h"
 
 namespace meshtune::cli {
 
 std::string SampleText(const v1::TimeSample& s) {
   if (s.n() == 0) return "";
   // At least 95% from 6 samples (TimeSample.ci_level); fewer give less, rounded down.
-  const int level = s.ci_level() >= 0.95 ? 95 : static_cast<int>(100 * s.ci_level());
+  const int level = base::CiPercent(s.ci_level());
   return absl::StrFormat("median of %d sample%s, %d%% CI %.4g-%.4g s", s.n(), s.n() == 1 ? "" : "s",
                          level, s.ci_low_s(), s.ci_high_s());
 }
@@ -22,9 +23,11 @@ std::string DecisionText(const v1::TuneResult& r) {
   if (r.decision().empty()) return "";
   const v1::Comparison& c = r.comparison();
   return absl::StrFormat(
-      "decision   %s: %s %s against %s %s: %.3gx (95%% interval %.3g-%.3g, %d rounds)%s\n",
+      "decision   %s: %s %s against %s %s: %.3gx (%d%% interval %.3g-%.3g, %d rounds)%s\n",
       r.decision(), c.leader(), Timed(c.leader_sample().median_s(), c.leader_sample()),
       c.runner_up(), Timed(c.runner_up_sample().median_s(), c.runner_up_sample()), c.ratio(),
+      base::CiPercent(c.has_ratio_ci_level() ? c.ratio_ci_level()
+                                             : base::MedianCiLevel(c.rounds())),
       c.ratio_ci_low(), c.ratio_ci_high(), c.rounds(),
       c.separated() ? ""
                     : "; the rule picks: the lower median, and the library unless a schedule "
@@ -46,8 +49,10 @@ std::string LibraryRunsText(const v1::TuneResult& r) {
     absl::StrAppend(
         &out, absl::StrFormat("vs library %.3g x the fastest library run below", r.vs_library()));
     if (r.has_vs_library_ci_low()) {
-      absl::StrAppend(&out, absl::StrFormat(" (95%% interval %.3g-%.3g)", r.vs_library_ci_low(),
-                                            r.vs_library_ci_high()));
+      // Results from before the level was kept called their interval 95%.
+      const double level = r.has_vs_library_ci_level() ? r.vs_library_ci_level() : 0.95;
+      absl::StrAppend(&out, absl::StrFormat(" (%d%% interval %.3g-%.3g)", base::CiPercent(level),
+                                            r.vs_library_ci_low(), r.vs_library_ci_high()));
     }
     absl::StrAppend(&out, "\n");
   }

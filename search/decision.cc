@@ -26,6 +26,7 @@ Compared Compare(const std::vector<Contender>& c, int a, int b) {
     out.ratio = p.ratio.median;
     out.ratio_low = p.ratio.ci_low;
     out.ratio_high = p.ratio.ci_high;
+    out.ratio_level = p.ratio.ci_level;
     out.separated = p.separated;
     return out;
   }
@@ -34,6 +35,7 @@ Compared Compare(const std::vector<Contender>& c, int a, int b) {
   out.ratio = x.median / y.median;
   out.ratio_low = x.ci_low / y.ci_high;
   out.ratio_high = x.ci_high / y.ci_low;
+  out.ratio_level = x.ci_level * y.ci_level;
   out.separated = std::min(x.n, y.n) >= base::kSamplesFor95 && base::IntervalsSeparate(x, y);
   return out;
 }

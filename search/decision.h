@@ -34,6 +34,10 @@ struct Compared {
   bool paired = false;  // by per-round ratios (both measured side by side, same rounds)
   int rounds = 0;       // pairs (paired) or the smaller sample
   double ratio = 0, ratio_low = 0, ratio_high = 0;
+  // The probability that [ratio_low, ratio_high] holds the true ratio: the paired ratios'
+  // ci_level (at least base::kConfidence from base::kSamplesFor95 rounds), else the
+  // product of the two intervals' levels (both hold their medians).
+  double ratio_level = 0;
   bool separated = false;
 };
 

@@ -355,6 +355,9 @@ TEST(TunerTest, ATieWithinTheNoiseIsSaidAndTheLowerMedianPicks) {
   EXPECT_FALSE(r->choice.leader->separated);
   EXPECT_TRUE(r->choice.leader->paired);
   EXPECT_EQ(r->choice.leader->rounds, 8);
+  // Eight paired ratios: their whole range (x_(2) to x_(7) would hold the median only with
+  // 1 - 2 * 9/256 < 0.95) holds it with 1 - 2/256.
+  EXPECT_DOUBLE_EQ(r->choice.leader->ratio_level, 1 - 2.0 / 256);
   EXPECT_EQ(r->mesh.ToString(), "x=4");
   EXPECT_DOUBLE_EQ(*r->measured_s, 1.05);  // its median, as measured: never scaled
   EXPECT_EQ(r->choice.labels[r->choice.leader->a].rfind("x=4 #", 0), 0u);

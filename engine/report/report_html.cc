@@ -8,6 +8,7 @@
 #include "absl/strings/str_join.h"
 #include "absl/strings/str_replace.h"
 #include "absl/time/time.h"
+#include "base/sample_stats.h"
 #include "base/status_macros.h"
 #include "codegen/emit/pseudocode.h"
 #include "codegen/program.h"
@@ -205,8 +206,10 @@ std::string DecisionSentence(const v1::TuneSummary& s) {
   if (!s.has_comparison()) return "";
   const v1::Comparison& c = s.comparison();
   const std::string numbers = absl::StrFormat(
-      "%sx, 95%% interval %s-%s over %d round%s", Ratio(c.ratio()), Ratio(c.ratio_ci_low()),
-      Ratio(c.ratio_ci_high()), c.rounds(), c.rounds() == 1 ? "" : "s");
+      "%sx, %d%% interval %s-%s over %d round%s", Ratio(c.ratio()),
+      base::CiPercent(c.has_ratio_ci_level() ? c.ratio_ci_level()
+                                             : base::MedianCiLevel(c.rounds())),
+      Ratio(c.ratio_ci_low()), Ratio(c.ratio_ci_high()), c.rounds(), c.rounds() == 1 ? "" : "s");
   if (c.separated()) {
     return absl::StrCat(c.leader(), " is faster than ", c.runner_up(),
                         " beyond the noise: ", numbers, ".");
@@ -271,8 +274,10 @@ std::string SideBySideSection(const ReportInput& in) {
           "library configuration's time%s.</p>\n",
           Ratio(s.vs_library()),
           s.has_vs_library_ci_low() && s.has_vs_library_ci_high()
-              ? absl::StrFormat(", 95%% interval %s-%s", Ratio(s.vs_library_ci_low()),
-                                Ratio(s.vs_library_ci_high()))
+              ? absl::StrFormat(
+                    ", %d%% interval %s-%s",
+                    base::CiPercent(s.has_vs_library_ci_level() ? s.vs_library_ci_level() : 0.95),
+                    Ratio(s.vs_library_ci_low()), Ratio(s.vs_library_ci_high()))
               : std::string(" (no interval recorded)"));
     }
   }

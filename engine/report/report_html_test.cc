@@ -119,11 +119,13 @@ v1::TuneSummary SampledSummary() {
   c->set_ratio(0.93);
   c->set_ratio_ci_low(0.9);
   c->set_ratio_ci_high(0.96);
+  c->set_ratio_ci_level(0.96);
   c->set_separated(true);
   s.set_decision("separated");
   s.set_vs_library(0.93);
   s.set_vs_library_ci_low(0.9);
   s.set_vs_library_ci_high(0.96);
+  s.set_vs_library_ci_level(0.96);
   return s;
 }
 
@@ -265,6 +267,14 @@ TEST(ReportHtmlTest, MeasuredSideBySideAsBoxesOnOneAxis) {
       ReportHtml(in),
       "<p id=\"decision\">tie within noise: x=2,y=2 #1 against PSGEMM 2x2, NB 64, 0.93x, 95% "
       "interval 0.90-1.02 over 12 rounds; the interval holds 1, so the rule chose: "));
+
+  // Three rounds: their whole range holds the median with probability 1 - 2^-2, and the
+  // sentence says 75%; a record from before the level was kept gets that of its rounds.
+  in.summary->mutable_comparison()->set_rounds(3);
+  in.summary->mutable_comparison()->set_ratio_ci_level(0.75);
+  EXPECT_TRUE(absl::StrContains(ReportHtml(in), "0.93x, 75% interval 0.90-1.02 over 3 rounds;"));
+  in.summary->mutable_comparison()->clear_ratio_ci_level();
+  EXPECT_TRUE(absl::StrContains(ReportHtml(in), "0.93x, 75% interval 0.90-1.02 over 3 rounds;"));
 }
 
 TEST(ReportHtmlTest, TimesFromBeforeSamplesAreMediansAlone) {

@@ -6,6 +6,7 @@
 
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_format.h"
+#include "base/sample_stats.h"
 #include "engine/requests.h"
 #include "engine/tune/tune_options.h"
 #include "ir/program_trace.h"
@@ -86,6 +87,7 @@ v1::Comparison ComparisonMessage(const search::Compared& c, const std::string& l
   out.set_ratio(c.ratio);
   out.set_ratio_ci_low(c.ratio_low);
   out.set_ratio_ci_high(c.ratio_high);
+  out.set_ratio_ci_level(c.ratio_level);
   out.set_separated(c.separated);
   return out;
 }
@@ -129,6 +131,7 @@ void SetLibrary(const search::SearchResult& r, const std::string& name, v1::Tune
     if (choice.library_answer < 0) {
       out->set_vs_library_ci_low(choice.vs_library->ratio_low);
       out->set_vs_library_ci_high(choice.vs_library->ratio_high);
+      out->set_vs_library_ci_level(choice.vs_library->ratio_level);
     }
   }
   if (choice.library_answer < 0) return;
@@ -145,9 +148,9 @@ void SetLibrary(const search::SearchResult& r, const std::string& name, v1::Tune
     // The chosen schedule against the library, from the other side of vs_library.
     const search::Compared& v = *choice.vs_library;
     against = absl::StrFormat(
-        "the chosen schedule's %.4g s is %.3gx its time (95%% interval %.3g-%.3g, %d rounds): "
+        "the chosen schedule's %.4g s is %.3gx its time (%d%% interval %.3g-%.3g, %d rounds): "
         "%s",
-        *r.measured_s, v.ratio, v.ratio_low, v.ratio_high, v.rounds,
+        *r.measured_s, v.ratio, base::CiPercent(v.ratio_level), v.ratio_low, v.ratio_high, v.rounds,
         v.separated ? "slower beyond the noise" : "a tie within noise, and the library stays");
   }
   out->add_warnings(absl::StrFormat(

@@ -58,6 +58,7 @@ v1::TuneSummary TuneSummaryOf(const v1::TuneResult& result, const v1::TuneReques
   s.set_decision(result.decision());
   if (result.has_vs_library_ci_low()) s.set_vs_library_ci_low(result.vs_library_ci_low());
   if (result.has_vs_library_ci_high()) s.set_vs_library_ci_high(result.vs_library_ci_high());
+  if (result.has_vs_library_ci_level()) s.set_vs_library_ci_level(result.vs_library_ci_level());
   return s;
 }
 
