@@ -655,7 +655,9 @@ TEST(FidelityTest, AProgramsCandidatesAreWholeProgramsMeasuredSideBySide) {
     EXPECT_EQ(p.mesh(), "x=2,y=2");
     EXPECT_TRUE(absl::StartsWith(p.family(), "x=2,y=2: ")) << p.family();
     EXPECT_NE(p.family().find(" | "), std::string::npos) << p.family();
-    if (i > 0) EXPECT_LE(r->points(i - 1).predicted_s(), p.predicted_s());
+    if (i > 0) {
+      EXPECT_LE(r->points(i - 1).predicted_s(), p.predicted_s());
+    }
   }
   EXPECT_EQ(r->verified(), 4);
   ASSERT_TRUE(r->has_spearman_rho() && r->has_kendall_tau());

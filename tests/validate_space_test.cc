@@ -192,7 +192,9 @@ void ExpectAtMostFailing(const std::string& expr, const std::string& extents,
     std::printf("  not lowered (%lld): %s\n", static_cast<long long>(n), why.c_str());
   EXPECT_GT(r.legal, 0);
   // Every point of a space of at most kMaxPoints, else about kMaxPoints of them.
-  if (r.legal <= kMaxPoints) EXPECT_EQ(r.sampled, r.legal);
+  if (r.legal <= kMaxPoints) {
+    EXPECT_EQ(r.sampled, r.legal);
+  }
   EXPECT_GT(r.sampled, std::min<int64_t>(r.legal, kMaxPoints) * 9 / 10);
   // Every (sampled) legal point of these spaces lowers: none is left out of the validation.
   EXPECT_EQ(r.unlowerable, 0);
