@@ -3,6 +3,7 @@
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_format.h"
 #include "base/sample_stats.h"
+#include "engine/tune/tune_messages.h"
 
 namespace meshtune::cli {
 
@@ -26,9 +27,7 @@ std::string DecisionText(const v1::TuneResult& r) {
       "decision   %s: %s %s against %s %s: %.3gx (%d%% interval %.3g-%.3g, %d rounds)%s\n",
       r.decision(), c.leader(), Timed(c.leader_sample().median_s(), c.leader_sample()),
       c.runner_up(), Timed(c.runner_up_sample().median_s(), c.runner_up_sample()), c.ratio(),
-      base::CiPercent(c.has_ratio_ci_level() ? c.ratio_ci_level()
-                                             : base::MedianCiLevel(c.rounds())),
-      c.ratio_ci_low(), c.ratio_ci_high(), c.rounds(),
+      base::CiPercent(engine::RatioCiLevel(c)), c.ratio_ci_low(), c.ratio_ci_high(), c.rounds(),
       c.separated() ? ""
                     : "; the rule picks: the lower median, and the library unless a schedule "
                       "is faster than it beyond the noise");

@@ -22,6 +22,7 @@
 #include "engine/report/scatter_svg.h"
 #include "engine/report/sharding_svg.h"
 #include "engine/requests.h"
+#include "engine/tune/tune_messages.h"
 #include "engine/tune/tune_options.h"
 #include "ir/problem.h"
 #include "ir/program_trace.h"
@@ -205,11 +206,10 @@ std::string AnswerLabel(const v1::Record& r, const v1::TuneSummary& s) {
 std::string DecisionSentence(const v1::TuneSummary& s) {
   if (!s.has_comparison()) return "";
   const v1::Comparison& c = s.comparison();
-  const std::string numbers = absl::StrFormat(
-      "%sx, %d%% interval %s-%s over %d round%s", Ratio(c.ratio()),
-      base::CiPercent(c.has_ratio_ci_level() ? c.ratio_ci_level()
-                                             : base::MedianCiLevel(c.rounds())),
-      Ratio(c.ratio_ci_low()), Ratio(c.ratio_ci_high()), c.rounds(), c.rounds() == 1 ? "" : "s");
+  const std::string numbers =
+      absl::StrFormat("%sx, %d%% interval %s-%s over %d round%s", Ratio(c.ratio()),
+                      base::CiPercent(RatioCiLevel(c)), Ratio(c.ratio_ci_low()),
+                      Ratio(c.ratio_ci_high()), c.rounds(), c.rounds() == 1 ? "" : "s");
   if (c.separated()) {
     return absl::StrCat(c.leader(), " is faster than ", c.runner_up(),
                         " beyond the noise: ", numbers, ".");

@@ -74,6 +74,10 @@ v1::TuneProgress ProgressMessage(const search::SearchProgress& p) {
   return out;
 }
 
+double RatioCiLevel(const v1::Comparison& c) {
+  return c.has_ratio_ci_level() ? c.ratio_ci_level() : base::MedianCiLevel(c.rounds());
+}
+
 v1::Comparison ComparisonMessage(const search::Compared& c, const std::string& leader,
                                  const search::CandidateRun& leader_run,
                                  const std::string& runner_up,

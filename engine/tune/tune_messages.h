@@ -30,6 +30,10 @@ v1::TuneProgress ProgressMessage(const search::SearchProgress& progress);
 // `run`'s samples as the TimeSample message (runtime::TimeSampleOf).
 v1::TimeSample SampleMessage(const search::CandidateRun& run);
 
+// The coverage of `c`'s ratio interval: its ratio_ci_level, or for a record from before
+// that was kept, the coverage of `rounds` paired ratios (base::MedianCiLevel).
+double RatioCiLevel(const v1::Comparison& c);
+
 // The comparison `c` of candidate `leader` (measured in `leader_run`) with `runner_up` as
 // the Comparison message: labels, both samples, rounds, the ratio and its interval.
 v1::Comparison ComparisonMessage(const search::Compared& c, const std::string& leader,
