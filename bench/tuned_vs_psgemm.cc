@@ -8,7 +8,10 @@
 // bench/tuned_vs_psgemm.sh gets the trace and mesh from `meshtune tune` and runs this.
 // C[m,n] += A[m,k] * B[k,n], f32. PSGEMM runs at every block size NB in {64, ..., 1024}
 // that exceeds none of m, n, k, on every prow x pcol grid of the job's ranks (2x2, 4x1 and
-// 1x4 for 4 ranks); the fastest configuration is the peer. With --layout flags (e.g.
+// 1x4 for 4 ranks); the sweep's fastest configuration, measured again in 2 * reps + 1 rounds of
+// its own (the fastest of many medians is biased low), is the peer. With --answer NB=64,4x1 (the
+// tune's answer when it is PSGEMM) that configuration alternates with the peer in those rounds,
+// and the median of the rounds' ratios is the answer's ratio to the peer. With --layout flags (e.g.
 // A=cyclic(64,64) for each of A, B and C), the schedule starts from those layouts and ends
 // in C's, its redistributions timed with it (ir/layout.h); with --in-place 1 the trace is
 // of the layouts' in-place form (ir::InPlaceForm), which runs on the local arrays as they are. The
@@ -45,8 +48,9 @@ constexpr char kExpr[] = "C[m,n] += A[m,k] * B[k,n]";
 struct Flags {
   int m = 0, n = 0, k = 0, reps = 5;
   std::string mesh, trace_file;
-  std::vector<std::string> layouts;  // --layout TENSOR=SPEC (repeatable)
-  bool in_place = false;             // --in-place 1: the layouts' in-place form
+  std::vector<std::string> layouts;                     // --layout TENSOR=SPEC (repeatable)
+  bool in_place = false;                                // --in-place 1: the layouts' in-place form
+  int answer_nb = 0, answer_prow = 0, answer_pcol = 0;  // --answer NB=64,4x1 (0: none)
 };
 
 // Parses `--name value` pairs; InvalidArgument on anything else, a missing flag, or a
@@ -72,14 +76,21 @@ absl::Status ParseFlags(int argc, char** argv, Flags* f) {
       f->layouts.push_back(value);
     else if (name == "--in-place")
       f->in_place = value == "1";
-    else
+    else if (name == "--answer") {
+      char rest = 0;
+      if (std::sscanf(value.c_str(), "NB=%d,%dx%d%c", &f->answer_nb, &f->answer_prow,
+                      &f->answer_pcol, &rest) != 3 ||
+          f->answer_nb < 1 || f->answer_prow < 1 || f->answer_pcol < 1)
+        return absl::InvalidArgumentError("--answer takes NB=64,4x1 (block size, grid), not " +
+                                          value);
+    } else
       return absl::InvalidArgumentError("unknown flag " + name);
   }
   if (f->m < 64 || f->n < 64 || f->k < 64 || f->reps < 1 || f->mesh.empty() ||
       f->trace_file.empty()) {
     return absl::InvalidArgumentError(
         "usage: tuned_vs_psgemm --m M --n N --k K --mesh x=2,y=2 --trace FILE [--reps 5] "
-        "[--layout TENSOR=SPEC ...]  (M, N, K >= 64)");
+        "[--layout TENSOR=SPEC ...] [--answer NB=64,4x1]  (M, N, K >= 64)");
   }
   return absl::OkStatus();
 }
@@ -114,6 +125,54 @@ absl::StatusOr<meshtune::codegen::Program> LowerSchedule(const Flags& flags,
 
 double Gflops(const Flags& f, double seconds) { return 2.0 * f.m * f.n * f.k / seconds / 1e9; }
 
+struct Config {
+  int nb, prow, pcol;
+  double seconds;
+};
+
+// The final of PSGEMM: the sweep's fastest configuration and the answer's (when the tune's
+// answer is PSGEMM at another one), measured again in `rounds` rounds that alternate them.
+// The fastest of many medians is an estimate biased low (the noisiest configuration tends
+// to win the sweep), so the peer's time and the answer's ratio come from these rounds, not
+// from the sweep.
+struct Final {
+  Config best;              // the finalist with the lower median over the rounds
+  double answer_s = 0;      // the answer's median over the rounds (0: no --answer)
+  double answer_ratio = 0;  // median over rounds of answer / best (0: no --answer)
+  int rounds = 0;
+};
+
+Final PsgemmFinal(const Flags& f, const Config& sweep_best, int rounds) {
+  std::vector<Config> finalists = {sweep_best};
+  if (f.answer_nb > 0 && (f.answer_nb != sweep_best.nb || f.answer_prow != sweep_best.prow ||
+                          f.answer_pcol != sweep_best.pcol)) {
+    finalists.push_back({f.answer_nb, f.answer_prow, f.answer_pcol, 0});
+  }
+  std::vector<std::vector<double>> times(finalists.size());
+  for (int r = 0; r < rounds; ++r) {
+    for (size_t i = 0; i < finalists.size(); ++i) {
+      const Config& c = finalists[i];
+      times[i].push_back(
+          meshtune::bench::PsgemmSeconds(f.m, f.n, f.k, c.nb, c.prow, c.pcol, /*reps=*/1));
+    }
+  }
+  for (size_t i = 0; i < finalists.size(); ++i) {
+    finalists[i].seconds = meshtune::bench::Median(times[i]);
+  }
+  Final out;
+  out.rounds = rounds;
+  const size_t best = finalists.size() > 1 && finalists[1].seconds < finalists[0].seconds ? 1 : 0;
+  out.best = finalists[best];
+  if (f.answer_nb > 0) {
+    const size_t answer = finalists.size() - 1;
+    out.answer_s = finalists[answer].seconds;
+    std::vector<double> ratios;
+    for (int r = 0; r < rounds; ++r) ratios.push_back(times[answer][r] / times[best][r]);
+    out.answer_ratio = meshtune::bench::Median(ratios);
+  }
+  return out;
+}
+
 }  // namespace
 
 int main(int argc, char** argv) {
@@ -143,10 +202,13 @@ int main(int argc, char** argv) {
                 flags.k, size, flags.reps);
     std::fflush(stdout);
   }
-  struct Config {
-    int nb, prow, pcol;
-    double seconds;
-  };
+  if (flags.answer_nb > 0 && flags.answer_prow * flags.answer_pcol != size) {
+    if (rank == 0)
+      std::fprintf(stderr, "tuned_vs_psgemm: --answer's grid %dx%d is not of the job's %d ranks\n",
+                   flags.answer_prow, flags.answer_pcol, size);
+    MPI_Finalize();
+    return 2;
+  }
   std::vector<Config> configs;
   std::vector<std::pair<int, int>> grids;  // every prow x pcol = size, squarest first
   for (int prow = 1; prow <= size; ++prow) {
@@ -163,10 +225,12 @@ int main(int argc, char** argv) {
            meshtune::bench::PsgemmSeconds(flags.m, flags.n, flags.k, nb, prow, pcol, flags.reps)});
     }
   }
-  const Config* best = &configs[0];
+  const Config* sweep_best = &configs[0];
   for (const Config& c : configs) {
-    if (c.seconds < best->seconds) best = &c;
+    if (c.seconds < sweep_best->seconds) sweep_best = &c;
   }
+  const Final final = PsgemmFinal(flags, *sweep_best, 2 * flags.reps + 1);
+  const Config* best = &final.best;
 
   meshtune::runtime::ExecOptions options;
   options.reps = flags.reps;
@@ -200,6 +264,17 @@ int main(int argc, char** argv) {
       std::printf("%-28s %10.4f %9.2f %8.3f\n", name.c_str(), c.seconds, Gflops(flags, c.seconds),
                   c.seconds / best->seconds);
     }
+    std::printf("%-28s %10.4f %9.2f %8.3f  (again, %d rounds)\n",
+                ("PSGEMM NB=" + std::to_string(best->nb) + " grid " + std::to_string(best->prow) +
+                 "x" + std::to_string(best->pcol))
+                    .c_str(),
+                best->seconds, Gflops(flags, best->seconds), 1.0, final.rounds);
+    if (final.answer_s > 0)
+      std::printf("%-28s %10.4f %9.2f %8.3f  (the answer, alternating with it)\n",
+                  ("PSGEMM NB=" + std::to_string(flags.answer_nb) + " grid " +
+                   std::to_string(flags.answer_prow) + "x" + std::to_string(flags.answer_pcol))
+                      .c_str(),
+                  final.answer_s, Gflops(flags, final.answer_s), final.answer_ratio);
     std::printf("%-28s %10.4f %9.2f %8.3f\n", ("tuned, mesh " + flags.mesh).c_str(), tuned,
                 Gflops(flags, tuned), tuned / best->seconds);
     std::printf("\nbest PSGEMM: NB=%d grid %dx%d, %.4f s\n", best->nb, best->prow, best->pcol,
@@ -212,9 +287,10 @@ int main(int argc, char** argv) {
                 openblas, tuned / openblas);
     std::printf(
         "summary: tuned %.6f best_psgemm %.6f openblas2 %.6f psgemm_config NB=%d,%dx%d "
-        "verified %d copied %lld\n",
+        "verified %d copied %lld sweep_best %.6f answer_psgemm %.6f answer_ratio %.6f\n",
         tuned, best->seconds, openblas, best->nb, best->prow, best->pcol, run.verified ? 1 : 0,
-        static_cast<long long>(run.bytes_copied_max));
+        static_cast<long long>(run.bytes_copied_max), sweep_best->seconds, final.answer_s,
+        final.answer_ratio);
     std::printf("\ntrace (mesh %s):\n%s", flags.mesh.c_str(), trace_text.c_str());
     std::printf("transfers:\n");
     for (const auto& t : meshtune::codegen::Summarize(*program)) {
