@@ -1,5 +1,6 @@
 // The MPI runner: one runtime::Launch per candidate that fits in memory.
 #include <algorithm>
+#include <chrono>
 #include <functional>
 #include <map>
 #include <memory>
@@ -53,9 +54,25 @@ class MpiRunner : public Runner {
 
   // The items that fit in memory, by rank count, each group one job in rounds; a group's
   // job that fails as a whole (a crash, a timeout) is measured again one item at a time,
-  // so that one candidate's crash costs the others nothing but time.
+  // so that one candidate's crash costs the others nothing but time. Every job after the
+  // first gets at most what is left of `budget_s` (a link down that hangs each job until
+  // its timeout then costs the budget once, not once a job); an item with nothing left
+  // keeps the failure of the job it was in.
   std::vector<CandidateRun> RunSideBySide(const std::vector<MeasureItem>& items,
                                           double budget_s) override {
+    const auto start = std::chrono::steady_clock::now();
+    const auto left_s = [&] {
+      return budget_s -
+             std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
+    };
+    // `p` with its timeout cut to what is left, or nullopt when less than a second is.
+    const auto within_budget = [&](const Prepared& p) -> std::optional<Prepared> {
+      const double left = left_s();
+      if (left < 1) return std::nullopt;
+      Prepared cut = p;
+      cut.timeout_s = std::min(p.timeout_s, left);
+      return cut;
+    };
     std::vector<CandidateRun> out(items.size());
     std::vector<Prepared> prepared;
     for (const MeasureItem& item : items) prepared.push_back(Prepare(item));
@@ -80,16 +97,19 @@ class MpiRunner : public Runner {
       const std::function<bool()>& cancelled = prepared[group[0]].cancelled;
       if (group.size() == 1 || (cancelled && cancelled()) ||
           !runtime::CheckRunFitsMemory(together, ranks, options_.launch).ok()) {
-        for (size_t i : group) out[i] = RunPrepared(prepared[i]);
+        for (size_t i : group) {
+          const std::optional<Prepared> cut = within_budget(prepared[i]);
+          out[i] = cut ? RunPrepared(*cut) : NotRun("not measured: the time budget was spent");
+        }
         continue;
       }
       runtime::LaunchOptions launch = options_.launch;
-      launch.timeout_s = timeout_s;
+      launch.timeout_s = std::max(1.0, std::min(timeout_s, left_s()));
       launch.cancelled = cancelled;
       runtime::RoundsOptions rounds;
       rounds.min_rounds = std::max(1, options_.reps);
       rounds.max_rounds = std::max(rounds.min_rounds, options_.max_rounds);
-      rounds.budget_s = std::max(1.0, budget_s);
+      rounds.budget_s = std::max(1.0, left_s());
       rounds.seed = options_.seed;
       const std::vector<runtime::LaunchResult> results =
           runtime::LaunchRounds(specs, rounds, launch);
@@ -98,7 +118,9 @@ class MpiRunner : public Runner {
             return r.error.has_value() && r.error == results[0].error && r.seconds.empty();
           });
       for (size_t g = 0; g < group.size(); ++g) {
-        out[group[g]] = whole_job_failed ? RunPrepared(prepared[group[g]]) : RunOf(results[g]);
+        const std::optional<Prepared> cut =
+            whole_job_failed ? within_budget(prepared[group[g]]) : std::nullopt;
+        out[group[g]] = cut ? RunPrepared(*cut) : RunOf(results[g]);
       }
     }
     return out;

@@ -66,6 +66,11 @@ check_left "a killed run"
 dir="$tmp/c"
 trap '"$cluster" down "$dir"' EXIT
 "$cluster" up "$dir" --nodes 2 --ranks-per-node 1 --rate 1gbit >/dev/null
+# Each node has a hostname of its own (Open MPI names its session directories in the
+# shared /tmp after it; two daemons of one job under one name took each other's).
+while read -r node _; do
+  [ "$("$dir/agent" "$node" hostname)" = "$node" ] || fail "node $node's hostname is not $node"
+done <"$dir/nodes"
 launch=(--hostfile "$dir/hostfile")
 while read -r arg; do launch+=("--launcher-arg=$arg"); done <"$dir/mpirun.args"
 db="$tmp/tune.db"

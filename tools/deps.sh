@@ -8,6 +8,7 @@ packages=(
   libgrpc++-dev protobuf-compiler-grpc libspdlog-dev libsqlite3-dev
   libopenmpi-dev openmpi-bin libopenblas-dev libscalapack-openmpi-dev libgtest-dev libbenchmark-dev
   libcli11-dev clang-format cmake libcpp-httplib-dev
+  slurmctld slurmd slurm-client munge
   chromium chromium-driver python3-selenium
   python3-dev pybind11-dev python3-mpi4py python3-numpy python3-grpcio python3-protobuf
 )

@@ -61,19 +61,10 @@ std::string Explain(const std::string& err) {
   return Tail(err, 600);
 }
 
-// Kills every process whose command line mentions `marker` (the run's own job file):
-// Open MPI gives each rank its own process group, so a group kill does not reach them.
-void KillMarked(const std::string& marker) {
-  DIR* proc = opendir("/proc");
-  if (proc == nullptr) return;
-  while (dirent* e = readdir(proc)) {
-    const int pid = std::atoi(e->d_name);
-    if (pid <= 0) continue;
-    std::ifstream in(std::string("/proc/") + e->d_name + "/cmdline", std::ios::binary);
-    std::string cmd((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
-    if (cmd.find(marker) != std::string::npos) kill(pid, SIGKILL);
-  }
-  closedir(proc);
+// The whole of /proc/<pid>/<name> ("" when unreadable).
+std::string ProcFile(const std::string& proc, const std::string& pid, const char* name) {
+  std::ifstream in(proc + "/" + pid + "/" + name, std::ios::binary);
+  return std::string((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
 }
 
 constexpr size_t kErrTailBytes = 64 << 10;
@@ -122,7 +113,63 @@ std::string JobFailure(const CommandResult& result) {
                       ") without a result: ", Explain(result.err_tail));
 }
 
+std::vector<pid_t> JobProcesses(const std::string& marker, const std::string& tmpdir,
+                                const std::string& proc) {
+  struct Entry {
+    pid_t pid, ppid;
+    std::string comm;
+    bool marked;
+  };
+  std::vector<Entry> entries;
+  const std::string tmpdir_var = absl::StrCat("TMPDIR=", tmpdir);
+  DIR* dir = opendir(proc.c_str());
+  if (dir == nullptr) return {};
+  while (dirent* e = readdir(dir)) {
+    const pid_t pid = std::atoi(e->d_name);
+    if (pid <= 0 || pid == getpid()) continue;
+    // stat: "PID (COMM) STATE PPID ...", COMM up to the last ')'.
+    const std::string stat = ProcFile(proc, e->d_name, "stat");
+    const size_t open = stat.find('('), close = stat.rfind(')');
+    if (open == std::string::npos || close == std::string::npos || close < open) continue;
+    Entry entry{pid, 0, stat.substr(open + 1, close - open - 1), false};
+    if (close + 4 < stat.size()) entry.ppid = std::atoi(stat.c_str() + close + 4);
+    if (!marker.empty() && ProcFile(proc, e->d_name, "cmdline").find(marker) != std::string::npos) {
+      entry.marked = true;
+    }
+    if (!entry.marked && !tmpdir.empty()) {
+      for (absl::string_view var : absl::StrSplit(ProcFile(proc, e->d_name, "environ"), '\0')) {
+        if (var == tmpdir_var) entry.marked = true;
+      }
+    }
+    entries.push_back(std::move(entry));
+  }
+  closedir(dir);
+  std::vector<pid_t> out;
+  for (const Entry& e : entries) {
+    if (e.marked) out.push_back(e.pid);
+  }
+  // The daemons of marked ranks: Open MPI's orted (--daemonize: a session of its own).
+  for (const Entry& e : entries) {
+    if (e.marked || e.comm != "orted") continue;
+    for (const Entry& child : entries) {
+      if (child.marked && child.ppid == e.pid) {
+        out.push_back(e.pid);
+        break;
+      }
+    }
+  }
+  std::sort(out.begin(), out.end());
+  return out;
+}
+
 namespace {
+
+// Kills (SIGKILL) what is left of a job: JobProcesses(marker, tmpdir), nothing when both are
+// empty.
+void KillLeftovers(const std::string& marker, const std::string& tmpdir) {
+  if (marker.empty() && tmpdir.empty()) return;
+  for (const pid_t pid : JobProcesses(marker, tmpdir)) kill(pid, SIGKILL);
+}
 
 // The launcher's command line: options.launcher, the rank count (oversubscribed past the
 // cores, OPENBLAS_NUM_THREADS passed on, under mpirun), the hostfile, extra arguments, then
@@ -166,8 +213,11 @@ absl::StatusOr<Child> StartChild(std::vector<std::string> args, const std::strin
     setsid();  // a process group of its own, killed as one on timeout
     dup2(out_pipe[1], 1);
     dup2(err_pipe[1], 2);
-    close(out_pipe[0]);
-    close(err_pipe[0]);
+    // Only 1 and 2 are the pipes: a process of the job that leaves (a daemon) and keeps
+    // them must not hold another copy open.
+    for (const int fd : {out_pipe[0], err_pipe[0], out_pipe[1], err_pipe[1]}) {
+      if (fd > 2) close(fd);
+    }
     setenv("OPENBLAS_NUM_THREADS", "1", 1);
     if (!tmpdir.empty()) setenv("TMPDIR", tmpdir.c_str(), 1);
     if (geteuid() == 0) {
@@ -246,9 +296,9 @@ Cut Collect(const Child& child, const LaunchOptions& options, CommandResult& res
 }
 
 // Ends a job cut short: SIGTERM to its group, two seconds to exit, then SIGKILL to the group
-// and to every process whose command line holds `marker` (mpirun's ranks each have a group
-// of their own). Reaps the child.
-void KillJob(pid_t pid, const std::string& marker) {
+// and to what is left of the job elsewhere (KillLeftovers: mpirun's ranks each have a group
+// of their own, orted a session of its own). Reaps the child.
+void KillJob(pid_t pid, const std::string& marker, const std::string& tmpdir) {
   int status = 0;
   kill(-pid, SIGTERM);
   for (int i = 0; i < 20 && waitpid(pid, &status, WNOHANG) == 0; ++i) {
@@ -257,7 +307,7 @@ void KillJob(pid_t pid, const std::string& marker) {
   kill(-pid, SIGKILL);
   waitpid(pid, &status, 0);
   kill(-pid, SIGKILL);  // anything of the group still alive
-  if (!marker.empty()) KillMarked(marker);
+  KillLeftovers(marker, tmpdir);
 }
 
 // A new directory meshtune-run-XXXXXX under $TMPDIR (else /tmp), or why there is none.
@@ -293,14 +343,14 @@ absl::StatusOr<CommandResult> LaunchCommand(int64_t ranks, const std::vector<std
   int interrupted = 0;  // the stop signal that ended the wait
   switch (Collect(*child, options, result, &interrupted)) {
     case Cut::kInterrupted:
-      KillJob(child->pid, marker);
+      KillJob(child->pid, marker, options.tmpdir);
       return absl::CancelledError(
           absl::StrCat("interrupted by ", SignalName(interrupted), "; the job was killed"));
     case Cut::kCancelled:
-      KillJob(child->pid, marker);
+      KillJob(child->pid, marker, options.tmpdir);
       return absl::CancelledError("cancelled; the job was killed");
     case Cut::kTimedOut:
-      KillJob(child->pid, marker);
+      KillJob(child->pid, marker, options.tmpdir);
       return absl::DeadlineExceededError(
           absl::StrCat("timed out after ", options.timeout_s, " s; the job was killed"));
     case Cut::kNone:
@@ -308,6 +358,9 @@ absl::StatusOr<CommandResult> LaunchCommand(int64_t ranks, const std::vector<std
   }
   int status = 0;
   waitpid(child->pid, &status, 0);
+  // A launcher that ended may leave its daemons and ranks behind on a node it lost (a link
+  // down): they are killed now, not left to hang.
+  KillLeftovers(marker, options.tmpdir);
   std::string& err = result.err_tail;
   if (err.size() > kErrTailBytes) err.erase(0, err.size() - kErrTailBytes);
   if (WIFSIGNALED(status)) {

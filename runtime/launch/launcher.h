@@ -1,11 +1,14 @@
 // The launcher: runs a schedule under MPI (mpirun, or another launcher such as srun) and
 // turns whatever happens into a LaunchResult — a verified run, a wrong answer, a crash, a
 // hang past the timeout — never a crash of the caller. On timeout the whole process group
-// is killed; workers also die with their launcher, so no process is left behind.
+// is killed, and so are the job's ranks and Open MPI daemons on this machine wherever they
+// run (JobProcesses), so no process is left behind.
 // LaunchCommand gives any other MPI job (the calibration) the same treatment.
 // Thread-compatible: each call forks its own job.
 #ifndef MESHTUNE_RUNTIME_LAUNCH_LAUNCHER_H_
 #define MESHTUNE_RUNTIME_LAUNCH_LAUNCHER_H_
+
+#include <sys/types.h>
 
 #include <cstdint>
 #include <functional>
@@ -91,9 +94,10 @@ std::vector<LaunchResult> LaunchRounds(const std::vector<RunSpec>& specs,
 // Stop signals for command-line tools. After InstallStopSignalHandlers(), SIGINT and
 // SIGTERM no longer end this process at once: the handler only records the signal, and
 // every LaunchCommand (so every Launch) running or starting then kills its job as on a
-// timeout — the launcher's process group, and every rank found by its marker — and
-// returns Cancelled "interrupted by SIGINT; the job was killed". The caller then cleans up
-// and ends itself by StopSignal() (e.g. re-raising it with the default disposition).
+// timeout — the launcher's process group, and every rank and daemon of the job
+// (JobProcesses) — and returns Cancelled "interrupted by SIGINT; the job was killed". The
+// caller then cleans up and ends itself by StopSignal() (e.g. re-raising it with the
+// default disposition).
 // Ctrl-C in a terminal reaches only this process: each job runs in a session of its own.
 // Idempotent; async-signal-safe handlers. Not for processes that take signals otherwise
 // (meshtuned blocks them and waits for them in a thread).
@@ -122,11 +126,13 @@ struct CommandResult {
 // Runs `<options.launcher> -n ranks [--oversubscribe] [--hostfile H] <options.extra_args>
 // command...` (command[0] is the binary run on every rank) in a process group of its
 // own, with OPENBLAS_NUM_THREADS=1 and Open MPI's run-as-root variables for root, and
-// waits at most options.timeout_s. On expiry the group is killed, and so is every
-// process whose command line contains `marker` (when not empty; Open MPI puts each rank
-// in a process group of its own): DeadlineExceeded "timed out after S s; the job was
-// killed". Likewise when options.cancelled says so: Cancelled "cancelled; the job was
-// killed". Internal when the job cannot be started. A failed job is a CommandResult.
+// waits at most options.timeout_s. On expiry the group is killed, and so is every process
+// left of the job (JobProcesses(marker, options.tmpdir): Open MPI puts each rank in a
+// process group of its own, and orted in a session of its own): DeadlineExceeded "timed out
+// after S s; the job was killed". Likewise when options.cancelled says so: Cancelled
+// "cancelled; the job was killed". When the launcher ends by itself, what it left of the
+// job on this machine (a daemon and ranks on a node it lost) is killed as well. Internal
+// when the job cannot be started. A failed job is a CommandResult.
 absl::StatusOr<CommandResult> LaunchCommand(int64_t ranks, const std::vector<std::string>& command,
                                             const LaunchOptions& options,
                                             const std::string& marker);
@@ -134,6 +140,16 @@ absl::StatusOr<CommandResult> LaunchCommand(int64_t ranks, const std::vector<std
 // Why a job that printed no result failed, for messages: its exit status or signal and
 // Open MPI's account of a rank that died, else the end of its stderr.
 std::string JobFailure(const CommandResult& result);
+
+// The processes of this machine (`proc`: its /proc) that are left of a job, in pid order:
+// every one whose command line contains `marker` (when not empty) or whose environment
+// holds TMPDIR=`tmpdir` (when not empty: the job's own directory, which a launch agent that
+// starts Open MPI's daemons on this machine, such as a test cluster's, passes on to them and
+// their ranks), and every orted that is the parent of such a process (orted --daemonize
+// runs in a session of its own, out of reach of a kill of the launcher's group). Never this
+// process. LaunchCommand kills them (SIGKILL) when its job ends, however it ends.
+std::vector<pid_t> JobProcesses(const std::string& marker, const std::string& tmpdir,
+                                const std::string& proc = "/proc");
 
 }  // namespace meshtune::runtime
 

@@ -267,6 +267,88 @@ TEST_F(LauncherTest, TheTimeoutKillsMarkedProcessesOutsideTheJobsProcessGroup) {
   if (!ProcessEnded(stray)) kill(stray, SIGKILL);
 }
 
+TEST_F(LauncherTest, TheTimeoutKillsADetachedProcessOfTheJobsTmpdir) {
+  // As orted --daemonize does on a test cluster's node: a session of its own, no marker on
+  // its command line, the job's TMPDIR in its environment.
+  const std::string pid_file = scratch_ + "/daemon";
+  LaunchOptions options;
+  options.launcher = kFakeLauncher;
+  options.timeout_s = 1.0;
+  options.tmpdir = tmp_;
+  absl::StatusOr<CommandResult> r =
+      LaunchCommand(1,
+                    {"/bin/sh", "-c",
+                     "setsid /bin/sh -c 'echo $$ > " + pid_file + "; exec /bin/sleep 30' & wait"},
+                    options, "no-such-marker");
+  EXPECT_TRUE(absl::IsDeadlineExceeded(r.status())) << r.status();
+  const std::vector<pid_t> pids = ReadPids(pid_file);
+  ASSERT_EQ(pids.size(), 1u) << "the detached process did not start";
+  EXPECT_TRUE(ProcessEnded(pids[0])) << "the detached process " << pids[0] << " survived";
+  if (!ProcessEnded(pids[0])) kill(pids[0], SIGKILL);
+}
+
+TEST_F(LauncherTest, WhatALauncherThatEndedLeftOfItsJobIsKilled) {
+  // A launcher that exits while a rank of its job still runs elsewhere (on a node whose
+  // link is down, mpirun gives up on it): the rank is killed when the job ends.
+  const std::string marker = "meshtune-launcher-test-left-" + std::to_string(getpid());
+  const std::string pid_file = scratch_ + "/left";
+  LaunchOptions options;
+  options.launcher = kFakeLauncher;
+  options.timeout_s = 10;
+  absl::StatusOr<CommandResult> r =
+      LaunchCommand(1,
+                    {"/bin/sh", "-c",
+                     "setsid /bin/bash -c 'echo $$ > " + pid_file + "; exec -a " + marker +
+                         " /bin/sleep 30' </dev/null >/dev/null 2>&1 &\n"
+                         "while [ ! -s " +
+                         pid_file + " ]; do sleep 0.01; done; exit 7"},
+                    options, marker);
+  ASSERT_TRUE(r.ok()) << r.status();
+  EXPECT_EQ(r->exit_code, 7);
+  const std::vector<pid_t> pids = ReadPids(pid_file);
+  ASSERT_EQ(pids.size(), 1u);
+  EXPECT_TRUE(ProcessEnded(pids[0])) << "the rank " << pids[0] << " outlived its launcher";
+  if (!ProcessEnded(pids[0])) kill(pids[0], SIGKILL);
+}
+
+// A stand-in /proc under `root`: process `pid` with its stat line, command line and
+// environment ('\0'-separated, as Linux writes them).
+void FakeProc(const std::string& root, pid_t pid, const std::string& comm, pid_t ppid,
+              const std::string& cmdline, const std::string& environ) {
+  const std::string dir = root + "/" + std::to_string(pid);
+  fs::create_directories(dir);
+  std::ofstream(dir + "/stat") << pid << " (" << comm << ") S " << ppid << " " << pid
+                               << " 0 0 -1\n";
+  std::ofstream(dir + "/cmdline", std::ios::binary) << cmdline;
+  std::ofstream(dir + "/environ", std::ios::binary) << environ;
+}
+
+TEST_F(LauncherTest, JobProcessesAreTheMarkedTheJobsTmpdirsAndTheirDaemons) {
+  using std::string_literals::operator""s;
+  const std::string proc = scratch_ + "/proc";
+  const std::string job = "/tmp/meshtune-run-abc/job.pb";
+  // Open MPI's daemon (daemonized: parent 1) and its rank on a node.
+  FakeProc(proc, 100, "orted", 1, "orted\0--daemonize\0-mca\0ess\0env\0"s, "HOME=/root\0"s);
+  FakeProc(proc, 101, "meshtune_worker", 100, "/w/meshtune_worker\0--job\0"s + job + "\0"s,
+           "HOME=/root\0"s);
+  // A daemon whose ranks are gone, found by the job's TMPDIR.
+  FakeProc(proc, 200, "orted", 1, "orted\0--daemonize\0"s,
+           "A=1\0TMPDIR=/tmp/meshtune-run-abc\0B=2\0"s);
+  // Another job's daemon and rank, and a TMPDIR that only starts like the job's.
+  FakeProc(proc, 300, "orted", 1, "orted\0"s, "TMPDIR=/tmp/meshtune-run-xyz\0"s);
+  FakeProc(proc, 301, "meshtune_worker", 300, "w\0--job\0/tmp/meshtune-run-xyz/job.pb\0"s, ""s);
+  FakeProc(proc, 400, "sh", 1, "sh\0"s, "TMPDIR=/tmp/meshtune-run-abc/sub\0"s);
+  // A comm with a parenthesis and a space.
+  FakeProc(proc, 500, "a) b", 1, "x\0"s + job + "\0"s, ""s);
+  fs::create_directories(proc + "/self");
+  EXPECT_EQ(JobProcesses(job, "/tmp/meshtune-run-abc", proc),
+            (std::vector<pid_t>{100, 101, 200, 500}));
+  EXPECT_EQ(JobProcesses(job, "", proc), (std::vector<pid_t>{100, 101, 500}));
+  EXPECT_EQ(JobProcesses("", "/tmp/meshtune-run-abc", proc), (std::vector<pid_t>{200}));
+  EXPECT_EQ(JobProcesses("", "", proc), std::vector<pid_t>{});
+  EXPECT_EQ(JobProcesses(job, "", scratch_ + "/no-proc"), std::vector<pid_t>{});
+}
+
 TEST_F(LauncherTest, CancellingKillsTheJob) {
   LaunchOptions options;
   options.launcher = kFakeLauncher;
