@@ -36,7 +36,7 @@ runs="${RUNS:-3}"
 reps="${REPS:-3}"
 shapes=("$@")
 [ ${#shapes[@]} -gt 0 ] || shapes=(1024,1024,1024 256,256,32768 8192,256,256)
-default_programs='mttkrp|O[i,l] += B[i,j,k] * C[j,l] * D[k,l]|i=2048,j=64,k=64,l=64
+default_programs='mttkrp|O[i,l] += B[i,j,k] * C[j,l] * D[k,l]|i=1024,j=32,k=32,l=32
 mlp|H[b,f] = X[b,d] * W1[d,f]; Y[b,e] = H[b,f] * W2[f,e]|b=1024,d=512,f=2048,e=512'
 programs="${PROGRAMS-$default_programs}"
 
@@ -100,7 +100,7 @@ PY
   answer_flag=()
   [ "$answer" = schedule ] || answer_flag=(--answer "$answer")
   for run in $(seq "$runs"); do
-    mpirun -n "$nodes" "${mpirun_args[@]}" -x OPENBLAS_NUM_THREADS --bind-to none \
+    mpirun -n "$nodes" "${mpirun_args[@]}" -x OPENBLAS_NUM_THREADS \
       bazel-bin/bench/tuned_vs_psgemm --m "$m" --n "$n" --k "$k" \
       --mesh "$(cat "$work/best.mesh")" --trace "$work/best.trace" --reps "$reps" \
       "${answer_flag[@]}" >"$work/run.txt"
