@@ -1,6 +1,7 @@
 #!/usr/bin/env bash
-# The tuner on a test cluster (tools/cluster/cluster.sh: NODES network namespaces, one rank
-# each, every node's link shaped to RATE) against ScaLAPACK PSGEMM and the machine's limits.
+# The tuner on a test cluster (tools/cluster/cluster.sh: NODES network namespaces of
+# RANKS_PER_NODE ranks, every node's link shaped to RATE) against ScaLAPACK PSGEMM and the
+# machine's limits.
 # It brings the cluster up, calibrates a profile on it (`meshtune calibrate --quick --ranks
 # NODES --hostfile ...`: the node and the link between nodes), then for each shape tunes
 # C[m,n] += A[m,k] * B[k,n] (f32) on it and times the pick against PSGEMM at its best grid
@@ -12,6 +13,9 @@
 #   bash bench/cluster_vs_psgemm.sh [M,N,K ...]
 #       default shapes: 1024,1024,1024 256,256,32768 8192,256,256
 #   NODES=4 RATE=1gbit RUNS=3 REPS=3 bash bench/cluster_vs_psgemm.sh ...
+#   NODES=2 RANKS_PER_NODE=2 MESH=node=2,core=2 bash bench/cluster_vs_psgemm.sh ...
+#       R ranks a node (calibrate --node-ranks R: the link within a node and between
+#       nodes); MESH: every tune on that mesh (default: --ranks NODES*R --allow-idle-ranks)
 #   PROGRAMS='name|expr|extents' a line (default: an MTTKRP and the two-GEMM MLP; "" for none)
 #
 # The GEMM table per shape, medians over the runs of each job's medians: the tune's answer
@@ -31,6 +35,10 @@ set -euo pipefail
 cd "$(dirname "$0")/.."
 
 nodes="${NODES:-4}"
+per_node="${RANKS_PER_NODE:-1}"
+ranks=$((nodes * per_node))
+mesh="${MESH:-}"
+if [ -n "$mesh" ]; then where=(--mesh "$mesh"); else where=(--ranks "$ranks" --allow-idle-ranks); fi
 rate="${RATE:-1gbit}"
 runs="${RUNS:-3}"
 reps="${REPS:-3}"
@@ -48,7 +56,7 @@ work="$(mktemp -d)"
 export MESHTUNE_HOME="$work/home"
 cluster="$work/cluster"
 trap 'tools/cluster/cluster.sh down "$cluster"; [ -n "${KEEP:-}" ] && cp -r "$work" "$KEEP"; rm -rf "$work"' EXIT
-tools/cluster/cluster.sh up "$cluster" --nodes "$nodes" --ranks-per-node 1 --rate "$rate" \
+tools/cluster/cluster.sh up "$cluster" --nodes "$nodes" --ranks-per-node "$per_node" --rate "$rate" \
   >/dev/null
 mpirun_args=(--hostfile "$cluster/hostfile")
 launcher_args=()
@@ -58,8 +66,8 @@ while read -r arg; do
 done <"$cluster/mpirun.args"
 
 start=$(date +%s)
-"$meshtune" calibrate --name cluster --quick --ranks "$nodes" --hostfile "$cluster/hostfile" \
-  --node-ranks 1 "${launcher_args[@]}" >"$work/calibrate.txt"
+"$meshtune" calibrate --name cluster --quick --ranks "$ranks" --hostfile "$cluster/hostfile" \
+  --node-ranks "$per_node" "${launcher_args[@]}" >"$work/calibrate.txt"
 echo "calibrated on the cluster in $(($(date +%s) - start)) s"
 python3 - "$MESHTUNE_HOME/profiles/cluster.json" "$rate" <<'PY'
 import json, re, sys
@@ -79,7 +87,7 @@ for shape in "${shapes[@]}"; do
   IFS=, read -r m n k <<<"$shape"
   echo "=== m=$m n=$n k=$k on $nodes nodes at $rate"
   "$meshtune" tune --expr 'C[m,n] += A[m,k] * B[k,n]' --extents "m=$m,n=$n,k=$k" \
-    --ranks "$nodes" --allow-idle-ranks --profile cluster --top-k 4 --reps 6 --no-db --json \
+    "${where[@]}" --profile cluster --top-k 4 --reps 6 --no-db --json \
     >"$work/tune.json" || { cat "$work/tune.json"; exit 1; }
   python3 - "$work/tune.json" "$work/best" "$m $n $k" >>"$work/tunes" <<'PY'
 import json, sys
@@ -100,7 +108,7 @@ PY
   answer_flag=()
   [ "$answer" = schedule ] || answer_flag=(--answer "$answer")
   for run in $(seq "$runs"); do
-    mpirun -n "$nodes" "${mpirun_args[@]}" -x OPENBLAS_NUM_THREADS \
+    mpirun -n "$ranks" "${mpirun_args[@]}" -x OPENBLAS_NUM_THREADS \
       bazel-bin/bench/tuned_vs_psgemm --m "$m" --n "$n" --k "$k" \
       --mesh "$(cat "$work/best.mesh")" --trace "$work/best.trace" --reps "$reps" \
       "${answer_flag[@]}" >"$work/run.txt"
@@ -108,7 +116,7 @@ PY
   done
 done
 
-echo "=== medians over $runs runs per shape ($nodes nodes of 1 rank, $rate links, f32; each run a median of $reps)"
+echo "=== medians over $runs runs per shape ($nodes nodes of $per_node ranks, $rate links, f32; each run a median of $reps)"
 python3 - "$work/tunes" "$work/summaries" "$rate" "$work/gemm_rate" <<'PY'
 import re, statistics, sys
 tunes = {}
@@ -153,7 +161,7 @@ echo "=== programs, each tuned once on $nodes nodes at $rate (the tune's rounds)
 while IFS= read -r entry; do
   [ -n "$entry" ] || continue
   IFS='|' read -r name expr extents <<<"$entry"
-  "$meshtune" tune --expr "$expr" --extents "$extents" --ranks "$nodes" --allow-idle-ranks \
+  "$meshtune" tune --expr "$expr" --extents "$extents" "${where[@]}" \
     --profile cluster --top-k 3 --reps 6 --no-db --json </dev/null >"$work/$name.json" ||
     { cat "$work/$name.json"; exit 1; }
   echo "$name|$expr|$extents|$work/$name.json" >>"$work/programs"
