@@ -56,6 +56,11 @@ work="$(mktemp -d)"
 export MESHTUNE_HOME="$work/home"
 cluster="$work/cluster"
 trap 'tools/cluster/cluster.sh down "$cluster"; [ -n "${KEEP:-}" ] && cp -r "$work" "$KEEP"; rm -rf "$work"' EXIT
+# The shaped rate in bytes per second (0 for "none"), for the lower bound's time.
+rate_bytes=$(python3 -c '
+import re, sys
+m = re.fullmatch(r"(\d+(?:\.\d+)?)([kmg]?)bit", sys.argv[1])
+print(float(m.group(1)) * {"": 1, "k": 1e3, "m": 1e6, "g": 1e9}[m.group(2)] / 8 if m else 0)' "$rate")
 tools/cluster/cluster.sh up "$cluster" --nodes "$nodes" --ranks-per-node "$per_node" --rate "$rate" \
   >/dev/null
 mpirun_args=(--hostfile "$cluster/hostfile")
@@ -69,12 +74,11 @@ start=$(date +%s)
 "$meshtune" calibrate --name cluster --quick --ranks "$ranks" --hostfile "$cluster/hostfile" \
   --node-ranks "$per_node" "${launcher_args[@]}" >"$work/calibrate.txt"
 echo "calibrated on the cluster in $(($(date +%s) - start)) s"
-python3 - "$MESHTUNE_HOME/profiles/cluster.json" "$rate" <<'PY'
-import json, re, sys
+python3 - "$MESHTUNE_HOME/profiles/cluster.json" "$rate_bytes" <<'PY'
+import json, sys
 p = json.load(open(sys.argv[1]))
 link = p["inter_node"]
-m = re.fullmatch(r"(\d+(?:\.\d+)?)([kmg]?)bit", sys.argv[2])
-rate = float(m.group(1)) * {"": 1, "k": 1e3, "m": 1e6, "g": 1e9}[m.group(2)] / 8 if m else 0
+rate = float(sys.argv[2])
 fitted = 1 / link["beta_s_per_byte"]
 print("link between nodes: alpha %.1f us, %.1f MB/s (shaped: %.1f MB/s, %+.1f%%)"
       % (link["alpha_s"] * 1e6, fitted / 1e6, rate / 1e6, 100 * (fitted / rate - 1) if rate else 0))
@@ -117,7 +121,7 @@ PY
 done
 
 echo "=== medians over $runs runs per shape ($nodes nodes of $per_node ranks, $rate links, f32; each run a median of $reps)"
-python3 - "$work/tunes" "$work/summaries" "$rate" "$work/gemm_rate" <<'PY'
+python3 - "$work/tunes" "$work/summaries" "$rate_bytes" "$work/gemm_rate" <<'PY'
 import re, statistics, sys
 tunes = {}
 for line in open(sys.argv[1]):
@@ -127,8 +131,7 @@ rows = {}
 for line in open(sys.argv[2]):
     f = line.split()
     rows.setdefault(tuple(f[:3]), []).append(dict(zip(f[3::2], f[4::2])))
-g = re.fullmatch(r"(\d+(?:\.\d+)?)([kmg]?)bit", sys.argv[3])
-rate = float(g.group(1)) * {"": 1, "k": 1e3, "m": 1e6, "g": 1e9}[g.group(2)] / 8
+rate = float(sys.argv[3])
 print("| shape | answer | answer / best PSGEMM | best schedule | its time (spread) | best PSGEMM "
       "| OpenBLAS every core | comm lower bound | predicted | predicted / measured |")
 print("|---|---|---|---|---|---|---|---|---|---|")
@@ -151,7 +154,7 @@ for key, runs in rows.items():
     print("| %s x %s x %s | %s | %.2f (%.2f-%.2f) | %s | %.4f s (%.4f-%.4f) | %.4f s (%s) | "
           "%.4f s | %.4f s | %.4f s | %.2f |"
           % (*key, label, statistics.median(ratios), min(ratios), max(ratios), family, tuned,
-             min(t), max(t), ps, configs, ob, words * 4 / rate, predicted, predicted / tuned))
+             min(t), max(t), ps, configs, ob, words * 4 / rate if rate else 0, predicted, predicted / tuned))
 open(sys.argv[4], "w").write("%g\n" % statistics.median(rates))
 PY
 
@@ -166,11 +169,10 @@ while IFS= read -r entry; do
     { cat "$work/$name.json"; exit 1; }
   echo "$name|$expr|$extents|$work/$name.json" >>"$work/programs"
 done <<<"$programs"
-python3 - "$work/programs" "$work/gemm_rate" "$rate" <<'PY'
+python3 - "$work/programs" "$work/gemm_rate" "$rate_bytes" <<'PY'
 import json, math, re, sys
 gemm_rate = float(open(sys.argv[2]).read())
-g = re.fullmatch(r"(\d+(?:\.\d+)?)([kmg]?)bit", sys.argv[3])
-rate = float(g.group(1)) * {"": 1, "k": 1e3, "m": 1e6, "g": 1e9}[g.group(2)] / 8
+rate = float(sys.argv[3])
 print("| program | answer | answer / library's chain (interval) | fastest schedule | its median "
       "(q1-q3) | best library | compute limit | comm lower bound | predicted | predicted / measured |")
 print("|---|---|---|---|---|---|---|---|---|---|")
@@ -199,5 +201,5 @@ for line in open(sys.argv[1]):
     print("| %s | %s | %s | %s on %s | %.4f s (%.4f-%.4f) | %s | %.4f s | %.4f s | %.4f s | %.2f |"
           % (name, answer, vs_text, family, mesh, sample["median_s"], sample["q1_s"], sample["q3_s"],
              "%.4f s" % min(lib) if lib else "-", flops / gemm_rate,
-             r.get("lower_bound_words", 0) * 4 / rate, predicted, predicted / sample["median_s"]))
+             r.get("lower_bound_words", 0) * 4 / rate if rate else 0, predicted, predicted / sample["median_s"]))
 PY

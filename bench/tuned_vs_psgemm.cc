@@ -130,6 +130,12 @@ struct Config {
   double seconds;
 };
 
+// "PSGEMM NB=64 grid 4x1".
+std::string ConfigName(int nb, int prow, int pcol) {
+  return "PSGEMM NB=" + std::to_string(nb) + " grid " + std::to_string(prow) + "x" +
+         std::to_string(pcol);
+}
+
 // The final of PSGEMM: the sweep's fastest configuration and the answer's (when the tune's
 // answer is PSGEMM at another one), measured again in `rounds` rounds that alternate them.
 // The fastest of many medians is an estimate biased low (the noisiest configuration tends
@@ -259,21 +265,15 @@ int main(int argc, char** argv) {
                   static_cast<int>(program->Ranks()), size);
     std::printf("%-28s %10s %9s %8s\n", "config", "median_s", "GFLOP/s", "/best");
     for (const Config& c : configs) {
-      const std::string name = "PSGEMM NB=" + std::to_string(c.nb) + " grid " +
-                               std::to_string(c.prow) + "x" + std::to_string(c.pcol);
-      std::printf("%-28s %10.4f %9.2f %8.3f\n", name.c_str(), c.seconds, Gflops(flags, c.seconds),
-                  c.seconds / best->seconds);
+      std::printf("%-28s %10.4f %9.2f %8.3f\n", ConfigName(c.nb, c.prow, c.pcol).c_str(), c.seconds,
+                  Gflops(flags, c.seconds), c.seconds / best->seconds);
     }
     std::printf("%-28s %10.4f %9.2f %8.3f  (again, %d rounds)\n",
-                ("PSGEMM NB=" + std::to_string(best->nb) + " grid " + std::to_string(best->prow) +
-                 "x" + std::to_string(best->pcol))
-                    .c_str(),
-                best->seconds, Gflops(flags, best->seconds), 1.0, final.rounds);
+                ConfigName(best->nb, best->prow, best->pcol).c_str(), best->seconds,
+                Gflops(flags, best->seconds), 1.0, final.rounds);
     if (final.answer_s > 0)
       std::printf("%-28s %10.4f %9.2f %8.3f  (the answer, alternating with it)\n",
-                  ("PSGEMM NB=" + std::to_string(flags.answer_nb) + " grid " +
-                   std::to_string(flags.answer_prow) + "x" + std::to_string(flags.answer_pcol))
-                      .c_str(),
+                  ConfigName(flags.answer_nb, flags.answer_prow, flags.answer_pcol).c_str(),
                   final.answer_s, Gflops(flags, final.answer_s), final.answer_ratio);
     std::printf("%-28s %10.4f %9.2f %8.3f\n", ("tuned, mesh " + flags.mesh).c_str(), tuned,
                 Gflops(flags, tuned), tuned / best->seconds);
